@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Set up everything flux-dws needs on a Debian bookworm machine, idempotently:
+# Debian packages, a Python venv (.venv) with the build and test tools, a
+# meson build tree (build/) and flux-dws installed into the venv.
+#
+#   bash scripts/setup.sh            # run as root (or with sudo available)
+#
+# Environment: FLUX_DWS_VENV (default .venv), PYTHON (default python3).
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+venv=${FLUX_DWS_VENV:-$top/.venv}
+python=${PYTHON:-python3}
+
+log() { printf 'setup: %s\n' "$*" >&2; }
+
+# --- Debian packages -------------------------------------------------------
+debs=(gcc pkg-config libjansson-dev sharness perl curl)
+missing=()
+for p in "${debs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' \
+        || missing+=("$p")
+done
+# kubectl: Debian's kubernetes-client, unless some kubectl is already there
+# (it conflicts with other kubectl packages).
+command -v kubectl >/dev/null 2>&1 || missing+=(kubernetes-client)
+if [ ${#missing[@]} -gt 0 ]; then
+    log "installing Debian packages: ${missing[*]}"
+    sudo_cmd=""
+    [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+    $sudo_cmd apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# --- Python venv -------------------------------------------------------------
+if [ ! -x "$venv/bin/python" ]; then
+    log "creating venv $venv"
+    "$python" -m venv "$venv"
+fi
+# shellcheck disable=SC1091
+. "$venv/bin/activate"
+stamp="$venv/.requirements-dev.sha"
+want=$(sha256sum requirements-dev.txt | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    log "installing Python packages into $venv"
+    python -m pip install -q --upgrade pip
+    python -m pip install -q -r requirements-dev.txt
+    echo "$want" > "$stamp"
+fi
+
+# --- build -------------------------------------------------------------------
+if [ ! -f build/build.ninja ]; then
+    meson setup build >/dev/null
+else
+    meson setup --reconfigure build >/dev/null
+fi
+meson compile -C build >/dev/null
+log "installing flux-dws into $venv"
+python -m pip install -q --no-build-isolation --no-deps \
+    -Cbuild-dir=build/pip .
+log "ready: $(flux-dws version)"

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Set everything up (scripts/setup.sh), then run every test flux-dws has:
+#   lint (ruff, mypy, vermin), C unit tests (meson test), pytest, the C and
+#   cffi tests again under ASan+UBSan, a bounded fuzz run, sharness t/t*.t.
+# Exits non-zero on any failure.  The last line is a total:
+#   "total: N passed, M failed"
+#
+# Environment: FUZZ_SECONDS (default 30, split over the fuzz targets),
+#   SKIP_SANITIZERS=1 / SKIP_FUZZ=1 to shorten a local run (CI sets neither).
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+bash scripts/setup.sh || { echo "setup failed"; exit 1; }
+# shellcheck disable=SC1091
+. "${FLUX_DWS_VENV:-$top/.venv}/bin/activate"
+
+results="$top/build/test-results"
+rm -rf "$results"; mkdir -p "$results"
+failed_steps=()
+step() {  # step NAME CMD...: run a step, remember failures
+    local name=$1; shift
+    printf '\n===== %s =====\n' "$name"
+    if "$@"; then
+        printf -- '----- %s: ok\n' "$name"
+    else
+        printf -- '----- %s: FAILED\n' "$name"
+        failed_steps+=("$name")
+    fi
+}
+
+export PYTHONPATH="$top/src/python:$top/build/src/python"
+
+step "lint: ruff" ruff check src/python t/python
+step "lint: mypy" mypy src/python/flux_dws
+if [ -d src/pbs ] && ls src/pbs/*.PY >/dev/null 2>&1; then
+    step "lint: vermin (PBS hook is Python 3.6)" \
+        vermin --no-tips --violations --target=3.6- --backport typing src/pbs/*.PY
+fi
+
+step "C unit tests" meson test -C build --print-errorlogs
+step "pytest" python -m pytest -q -p no:cacheprovider \
+    --junitxml="$results/pytest.xml" t/python
+
+if [ "${SKIP_SANITIZERS:-0}" != 1 ]; then
+    asan_build() {
+        if [ ! -f build-asan/build.ninja ]; then
+            meson setup build-asan -Dsanitizers=true >/dev/null
+        fi
+        meson compile -C build-asan >/dev/null
+    }
+    asan_pytest() {
+        LD_PRELOAD="$(gcc -print-file-name=libasan.so)" \
+        ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
+        UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        PYTHONPATH="$top/src/python:$top/build-asan/src/python" \
+            python -m pytest -q -p no:cacheprovider -m "not slow" \
+            --junitxml="$results/pytest-asan.xml" t/python/libdws
+    }
+    step "ASan+UBSan build" asan_build
+    step "ASan+UBSan C unit tests" meson test -C build-asan --print-errorlogs
+    step "ASan+UBSan cffi tests" asan_pytest
+fi
+
+if [ "${SKIP_FUZZ:-0}" != 1 ] && ls t/fuzz/fuzz_*.py >/dev/null 2>&1; then
+    step "fuzz (${FUZZ_SECONDS:-30}s)" python t/fuzz/run.py --seconds "${FUZZ_SECONDS:-30}"
+fi
+
+if ls t/t[0-9]*.t >/dev/null 2>&1; then
+    sharness() {
+        (cd t && prove --timer t[0-9]*.t) 2>&1 | tee "$results/sharness.log"
+        return "${PIPESTATUS[0]}"
+    }
+    step "sharness" sharness
+fi
+
+python t/summarize.py "$results" build/meson-logs/testlog.json \
+    build-asan/meson-logs/testlog.json
+if [ ${#failed_steps[@]} -gt 0 ]; then
+    printf 'FAILED steps: %s\n' "${failed_steps[*]}"
+    exit 1
+fi
+exit 0

@@ -1,0 +1,15 @@
+/* dws.h - umbrella header for libdws.
+ *
+ * libdws is the decision core of flux-dws: pure C11 + jansson, no Flux, no
+ * I/O.  Each module has its own documented header; include this one to get
+ * all of them (the cffi extension does).
+ *
+ * SPDX-License-Identifier: LGPL-3.0-or-later
+ */
+#ifndef DWS_H
+#define DWS_H
+
+#include "error.h"
+#include "memory.h"
+
+#endif /* !DWS_H */

@@ -1,0 +1,1 @@
+"""The ``flux-dws`` command (also ``flux dws`` where Flux is installed)."""

@@ -1,0 +1,5 @@
+"""Exceptions raised by flux_dws."""
+
+
+class DwsError(Exception):
+    """A libdws call failed; str(exc) is libdws' message naming the input."""
