@@ -1,0 +1,41 @@
+"""Run the flux-dws benchmarks and print their figures.
+
+    PYTHONPATH=src/python:build/src/python python t/bench/run.py [NAME...]
+
+Every t/bench/bench_<name>.py defines ``main() -> None`` which prints one
+line per figure: "<what>: <value> <unit>".  Benchmarks measure; they never
+assert on speed (speed goals are stated in their docstrings and in the
+issue notes, not enforced by the test suite).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import platform
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def main(argv: list[str]) -> int:
+    wanted = set(argv[1:])
+    print(f"# {platform.node()} python {platform.python_version()} "
+          f"{time.strftime('%Y-%m-%d %H:%M:%S')}")
+    for path in sorted(HERE.glob("bench_*.py")):
+        name = path.stem[len("bench_"):]
+        if wanted and name not in wanted:
+            continue
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        assert spec and spec.loader
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        print(f"== {name}")
+        sys.stdout.flush()
+        mod.main()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
