@@ -10,6 +10,12 @@
 #define DWS_H
 
 #include "error.h"
+#include "hostindex.h"
+#include "hostlist.h"
+#include "idset.h"
+#include "jgf.h"
 #include "memory.h"
+#include "outbuf.h"
+#include "rconfig.h"
 
 #endif /* !DWS_H */

@@ -1,0 +1,90 @@
+/* hostlist.h - ordered lists of host names in Flux RFC 29 form.
+ *
+ * Text form: comma-separated host names and bracketed numeric ranges,
+ * "elcap[1001-1016,1020],login1,rzadams[01-08]".  Zero padding is kept
+ * ("[01-08]" gives rzadams01 .. rzadams08).  A list keeps its order and
+ * may hold a host more than once, as in flux-core; dws_hostlist_uniq() and
+ * dws_hostlist_sort() normalise it.
+ *
+ * Internally a list is a run of ranges (prefix, lo-hi, width), so
+ * "elcap[1001-12136]" is one range: decoding, counting and encoding cost
+ * the number of ranges, not hosts.  Encoding merges consecutive numbers of
+ * the same prefix and width and groups neighbouring ranges of one prefix in
+ * one bracket, like flux-core's hostlist_encode().
+ *
+ * SPDX-License-Identifier: LGPL-3.0-or-later
+ */
+#ifndef DWS_HOSTLIST_H
+#define DWS_HOSTLIST_H
+
+#include <stddef.h>
+
+#include "error.h"
+
+/* Largest number of hosts one list may hold. */
+#define DWS_HOSTLIST_MAX (1L << 24)
+
+struct dws_hostlist;
+
+struct dws_hostlist *dws_hostlist_create (void);
+void dws_hostlist_destroy (struct dws_hostlist *hl);
+struct dws_hostlist *dws_hostlist_copy (const struct dws_hostlist *hl);
+
+/* Parse s.  Errors quote the offending element, e.g.
+ * "invalid range '3-1' in 'foo[3-1]' (end before start)".
+ */
+struct dws_hostlist *dws_hostlist_decode (const char *s, dws_error_t *err);
+
+/* Append the hosts of s / one host name.  Returns -1 with a message. */
+int dws_hostlist_append (struct dws_hostlist *hl, const char *s, dws_error_t *err);
+int dws_hostlist_append_host (struct dws_hostlist *hl, const char *host, dws_error_t *err);
+int dws_hostlist_append_list (struct dws_hostlist *hl,
+                              const struct dws_hostlist *other,
+                              dws_error_t *err);
+
+/* malloc'd RFC 29 text ("" when empty); NULL on ENOMEM. */
+char *dws_hostlist_encode (const struct dws_hostlist *hl);
+
+size_t dws_hostlist_count (const struct dws_hostlist *hl);
+
+/* Write host n (0-based) into buf.  Returns its length, or -1 if n is out
+ * of range or buf (of size len) is too small.
+ */
+int dws_hostlist_nth (const struct dws_hostlist *hl, size_t n, char *buf, size_t len);
+
+/* Position of the first occurrence of host, or -1. */
+long dws_hostlist_find (const struct dws_hostlist *hl, const char *host);
+
+/* New lists (NULL with a message on error):
+ * union: a, then the hosts of b not in a; intersect: hosts of a also in b;
+ * difference: hosts of a not in b.  All keep a's order, without repeats.
+ */
+struct dws_hostlist *dws_hostlist_union (const struct dws_hostlist *a,
+                                         const struct dws_hostlist *b,
+                                         dws_error_t *err);
+struct dws_hostlist *dws_hostlist_intersect (const struct dws_hostlist *a,
+                                             const struct dws_hostlist *b,
+                                             dws_error_t *err);
+struct dws_hostlist *dws_hostlist_difference (const struct dws_hostlist *a,
+                                              const struct dws_hostlist *b,
+                                              dws_error_t *err);
+
+/* Drop repeated hosts (keeping the first) / sort by prefix, then number. */
+struct dws_hostlist *dws_hostlist_uniq (const struct dws_hostlist *hl, dws_error_t *err);
+struct dws_hostlist *dws_hostlist_sort (const struct dws_hostlist *hl, dws_error_t *err);
+
+/* All names of hl, malloc'd, in a NULL-terminated malloc'd array. */
+char **dws_hostlist_names (const struct dws_hostlist *hl, dws_error_t *err);
+
+/* Decode s into names (see dws_hostlist_names); *count set. */
+char **dws_hostlist_expand (const char *s, size_t *count, dws_error_t *err);
+
+/* Encode n names (any order, repeats kept) as RFC 29 text (malloc'd). */
+char *dws_hostlist_compress (const char **names, size_t n, dws_error_t *err);
+
+void dws_hostlist_free_names (char **names);
+
+/* cffi entry point: the names of s as a JSON array (malloc'd text). */
+char *dws_hostlist_names_json (const struct dws_hostlist *hl, dws_error_t *err);
+
+#endif /* !DWS_HOSTLIST_H */

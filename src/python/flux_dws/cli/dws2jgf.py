@@ -1,0 +1,129 @@
+"""``flux dws2jgf``: add rabbit storage to Fluxion's resource graph.
+
+Reads R (RFC 20) from standard input, or builds it from a TOML
+``[resource]`` configuration with --from-config, and writes R with a
+``scheduling`` key holding the JGF graph (only the graph with
+--only-sched).  The rabbitmapping (see ``flux rabbitmapping``) is the
+RABBITMAPPING argument or ``rabbit.mapping`` of the enclosing Flux instance.
+The graph is written by libdws, streaming; on any error nothing is written
+to standard output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from flux_dws import fluxutil, jgf, rconfig
+
+
+class InputError(Exception):
+    pass
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 (got {value})")
+    return value
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-validate", action="store_true",
+                   help="skip mapping compute nodes that are not in R instead of failing")
+    p.add_argument("-c", "--chunks-per-nnf", type=positive_int, default=jgf.DEFAULT_CHUNKS,
+                   metavar="N", help="ssd vertices per rabbit (default: %(default)s)")
+    p.add_argument("--cluster-name", metavar="NAME",
+                   help="name of the cluster vertex (default: host name without digits)")
+    p.add_argument("--from-config", metavar="FILE",
+                   help="build R from this TOML [resource] config instead of reading stdin")
+    p.add_argument("--only-sched", action="store_true",
+                   help="write only the scheduling graph, not R")
+    p.add_argument("rabbitmapping", nargs="?", metavar="RABBITMAPPING",
+                   help="rabbitmapping file (default: rabbit.mapping from Flux config)")
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("dws2jgf", help="add rabbit storage to the Fluxion resource graph")
+    add_arguments(p)
+    p.set_defaults(func=run)
+
+
+def _read_json(path: str, what: str) -> Any:
+    try:
+        text = Path(path).read_text()
+    except OSError as exc:
+        raise InputError(f"{what} {path}: {exc.strerror}") from None
+    return text
+
+
+def _R_and_exclude(args: argparse.Namespace) -> tuple[str, str | None]:
+    if args.from_config:
+        resource = rconfig.load_resource_table(args.from_config)
+        exclude = resource.get("exclude")
+        try:
+            R = json.dumps(fluxutil.parse_config_R(args.from_config))
+        except fluxutil.FluxUnavailable:
+            R = rconfig.R_from_config(resource.get("config"), source=args.from_config)
+        return R, exclude if isinstance(exclude, str) else None
+    if sys.stdin.isatty():
+        raise InputError("reading R from standard input (a terminal): pipe R in or use "
+                         "--from-config")
+    R = sys.stdin.read()
+    exclude = None
+    try:
+        value = fluxutil.config_get(fluxutil.open_flux(), "resource.exclude")
+        exclude = value if isinstance(value, str) else None
+    except fluxutil.FluxUnavailable:
+        pass
+    return R, exclude
+
+
+def _mapping(args: argparse.Namespace) -> str:
+    path = args.rabbitmapping
+    if path is None:
+        try:
+            path = fluxutil.config_get_or_root("rabbit.mapping")
+        except fluxutil.FluxUnavailable:
+            path = None
+        if not isinstance(path, str):
+            raise InputError("no RABBITMAPPING given and rabbit.mapping is not configured")
+    text: str = _read_json(path, "rabbitmapping")
+    return text
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        mapping = _mapping(args)
+        R, exclude = _R_and_exclude(args)
+        sys.stdout.flush()
+        jgf.write_jgf(
+            sys.stdout.fileno(),
+            R,
+            mapping,
+            chunks=args.chunks_per_nnf,
+            cluster=args.cluster_name,
+            exclude=exclude,
+            validate=not args.no_validate,
+            only_sched=args.only_sched,
+        )
+    except (InputError, jgf.JGFError, rconfig.ConfigError) as exc:
+        print(f"flux-dws2jgf: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="flux-dws2jgf", description=__doc__.splitlines()[0])
+    add_arguments(p)
+    return run(p.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

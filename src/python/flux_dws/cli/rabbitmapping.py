@@ -1,0 +1,86 @@
+"""``flux rabbitmapping``: write the rabbitmapping JSON from a Kubernetes API.
+
+Reads the DWS SystemConfiguration ``default/default``, every Storage and
+(unless --ignore-external-allocations) every Servers object, and prints the
+mapping described in flux_dws.rabbitmapping.  Also installed as the command
+``flux-rabbitmapping`` (``flux rabbitmapping`` where Flux is installed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from flux_dws import rabbitmapping
+from flux_dws.k8s import crd
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-k", "--kubeconfig", metavar="FILE",
+                   help="kubeconfig to use (default: $KUBECONFIG or ~/.kube/config)")
+    p.add_argument("-i", "--indent", type=int, metavar="N", default=None,
+                   help="indent the JSON output by N spaces (default: compact)")
+    p.add_argument("--nosort", dest="sort_keys", action="store_false",
+                   help="keep the API's order instead of sorting keys")
+    p.add_argument("--ignore-external-allocations", action="store_true",
+                   help="do not subtract storage held by Servers not created by Flux")
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("rabbitmapping", help="write the rabbit mapping from Kubernetes")
+    add_arguments(p)
+    p.set_defaults(func=run)
+
+
+def fetch(api: Any, ignore_external: bool) -> dict[str, Any]:
+    """Read the DWS objects through ``api`` (a CustomObjectsApi) and build the mapping."""
+    version = crd.probe_dws_version(api)
+    g = crd.DWS_GROUP
+    sysconfig = api.get_namespaced_custom_object(
+        g, version, "default", "systemconfigurations", "default"
+    )
+    storages = crd.items(api.list_cluster_custom_object(g, version, "storages"))
+    servers: list[dict[str, Any]] = []
+    if not ignore_external:
+        servers = crd.items(api.list_cluster_custom_object(g, version, "servers"))
+    return rabbitmapping.build_mapping(sysconfig, storages, servers, ignore_external)
+
+
+def run(args: argparse.Namespace) -> int:
+    from kubernetes import client, config
+    from kubernetes.client.exceptions import ApiException
+    from kubernetes.config.config_exception import ConfigException
+
+    try:
+        api = client.CustomObjectsApi(
+            config.new_client_from_config(args.kubeconfig)  # type: ignore[no-untyped-call]
+        )
+    except (ConfigException, OSError) as exc:
+        print(f"flux-rabbitmapping: cannot load kubeconfig: {exc}", file=sys.stderr)
+        return 1
+    try:
+        mapping = fetch(api, args.ignore_external_allocations)
+    except ApiException as exc:
+        print(f"flux-rabbitmapping: Kubernetes API error {exc.status}: {exc.reason}",
+              file=sys.stderr)
+        return 1
+    except (rabbitmapping.MappingError, crd.CRDVersionError) as exc:
+        print(f"flux-rabbitmapping: {exc}", file=sys.stderr)
+        return 1
+    except Exception as exc:  # urllib3 connection errors and the like
+        print(f"flux-rabbitmapping: cannot reach the Kubernetes API: {exc}", file=sys.stderr)
+        return 1
+    print(json.dumps(mapping, indent=args.indent, sort_keys=args.sort_keys))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="flux-rabbitmapping", description=__doc__.splitlines()[0])
+    add_arguments(p)
+    return run(p.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,95 @@
+"""Optional access to a running Flux instance (flux-core Python bindings).
+
+flux-dws' command-line tools work without Flux when given explicit inputs;
+where Flux is installed and an instance is reachable they read its
+configuration and job data.  Everything here raises FluxUnavailable with a
+message saying what was needed when Flux is not there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from typing import Any
+
+
+class FluxUnavailable(Exception):
+    """flux-core (or a running instance) is needed but not available."""
+
+
+def open_flux(uri: str | None = None) -> Any:
+    if uri is None and "FLUX_URI" not in os.environ:
+        raise FluxUnavailable("not running inside a Flux instance (FLUX_URI is not set)")
+    try:
+        import flux
+    except ImportError:
+        raise FluxUnavailable("the flux Python bindings are not installed") from None
+    try:
+        return flux.Flux(uri) if uri else flux.Flux()
+    except OSError as exc:
+        raise FluxUnavailable(f"cannot connect to Flux: {exc.strerror}") from None
+
+
+def config_get(handle: Any, dotted_key: str) -> Any:
+    """Value of ``dotted_key`` in the instance's configuration, or None."""
+    conf = handle.rpc("config.get").get()
+    for part in dotted_key.split("."):
+        if not isinstance(conf, dict) or part not in conf:
+            return None
+        conf = conf[part]
+    return conf
+
+
+def root_handle(handle: Any) -> Any:
+    """A handle on the root instance (following ``parent-uri`` upward)."""
+    import flux
+
+    current = handle
+    while True:
+        try:
+            parent = current.attr_get("parent-uri")
+        except OSError:
+            return current
+        if not parent:
+            return current
+        current = flux.Flux(parent)
+
+
+def config_get_or_root(key: str) -> Any:
+    """Look ``key`` up in this instance, falling back to the root instance."""
+    h = open_flux()
+    value = config_get(h, key)
+    if value is None:
+        value = config_get(root_handle(h), key)
+    return value
+
+
+def job_annotations(jobid: str) -> dict[str, Any]:
+    """The annotations of a job (memos live under ``user``)."""
+    h = open_flux()
+    import flux.job
+
+    try:
+        jid = flux.job.JobID(jobid)
+    except (ValueError, OSError):
+        raise FluxUnavailable(f"invalid job id '{jobid}'") from None
+    resp = h.rpc("job-list.list-id", {"id": int(jid), "attrs": ["annotations"]}).get()
+    job = resp.get("job", {}) if isinstance(resp, dict) else {}
+    annotations = job.get("annotations", {})
+    return annotations if isinstance(annotations, dict) else {}
+
+
+def parse_config_R(path: str) -> dict[str, Any]:
+    """``flux R parse-config PATH``: R from a [resource] TOML config."""
+    flux_cmd = shutil.which("flux")
+    if flux_cmd is None:
+        raise FluxUnavailable("the 'flux' command is not on PATH")
+    proc = subprocess.run(
+        [flux_cmd, "R", "parse-config", path], capture_output=True, text=True, check=False
+    )
+    if proc.returncode != 0:
+        raise FluxUnavailable(f"flux R parse-config {path}: {proc.stderr.strip()}")
+    result: dict[str, Any] = json.loads(proc.stdout)
+    return result

@@ -1,0 +1,1 @@
+"""The Kubernetes-facing layer of flux-dws (official ``kubernetes`` client)."""

@@ -1,0 +1,60 @@
+"""R from a TOML ``[resource]`` configuration, without flux-core.
+
+``flux dws2jgf --from-config`` uses ``flux R parse-config`` where Flux is
+installed; elsewhere it reads the TOML here and builds the same R with
+libdws (src/common/libdws/rconfig.h describes the rules).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from flux_dws import _ffi
+from flux_dws.errors import DwsError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on older Pythons only
+    import tomli as tomllib
+
+
+class ConfigError(DwsError):
+    """The configuration file or its [resource] table is invalid."""
+
+
+def load_resource_table(path: str | Path) -> dict[str, Any]:
+    """The ``[resource]`` table of a TOML file (or of a directory of them)."""
+    p = Path(path)
+    files = sorted(p.glob("*.toml")) if p.is_dir() else [p]
+    resource: dict[str, Any] = {}
+    for f in files:
+        try:
+            with open(f, "rb") as fh:
+                doc = tomllib.load(fh)
+        except OSError as exc:
+            raise ConfigError(f"{f}: {exc.strerror}") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{f}: {exc}") from None
+        table = doc.get("resource")
+        if table is None:
+            continue
+        if not isinstance(table, dict):
+            raise ConfigError(f"{f}: 'resource' must be a table")
+        resource.update(table)
+    if not resource:
+        raise ConfigError(f"{path}: no [resource] table")
+    return resource
+
+
+def R_from_config(config: Any, source: str = "resource.config") -> str:
+    """R (as JSON text) for a ``resource.config`` array."""
+    if config is None:
+        raise ConfigError(f"{source}: no resource.config array")
+    err = _ffi.new_error()
+    ptr = _ffi.lib.dws_rconfig_to_R_json(_ffi.to_c(json.dumps(config)), err)
+    if ptr == _ffi.ffi.NULL:
+        raise ConfigError(f"{source}: {_ffi.error_text(err)}")
+    return _ffi.take_string(ptr)
