@@ -459,30 +459,142 @@ int dws_hostlist_nth (const struct dws_hostlist *hl, size_t n, char *buf, size_t
     return -1;
 }
 
+/* Does host name a member of numeric range r?  The host is split at r's
+ * own prefix (a range may use any split: "n1[2-3]" holds n12 and n13).
+ */
+static bool range_has (const struct range *r, const char *host, size_t len, size_t *offset)
+{
+    unsigned long long num;
+    size_t d = len - r->plen;
+
+    if (len <= r->plen || memcmp (host, r->prefix, r->plen) != 0
+        || parse_num (host + r->plen, d, &num) < 0 || num < r->lo || num > r->hi)
+        return false;
+    int want = digits (num);
+    if (r->width > want)
+        want = r->width;
+    if ((size_t)want != d)
+        return false;
+    *offset = (size_t)(num - r->lo);
+    return true;
+}
+
 long dws_hostlist_find (const struct dws_hostlist *hl, const char *host)
 {
-    struct hostname h;
     size_t pos = 0;
     size_t len = strlen (host);
 
-    split_host (host, len, &h);
     for (size_t i = 0; i < hl->n; i++) {
         const struct range *r = &hl->r[i];
+        size_t offset;
         if (!r->numeric) {
             if (r->plen == len && !memcmp (r->prefix, host, len))
                 return (long)pos;
         }
-        else if (h.numeric && r->plen == h.plen && !memcmp (r->prefix, host, h.plen)
-                 && h.num >= r->lo && h.num <= r->hi) {
-            /* the digits must print exactly as the range prints them */
-            int d = digits (h.num);
-            int want = r->width > d ? r->width : d;
-            if ((size_t)want == len - h.plen)
-                return (long)(pos + (size_t)(h.num - r->lo));
-        }
+        else if (range_has (r, host, len, &offset))
+            return (long)(pos + offset);
         pos += range_count (r);
     }
     return -1;
+}
+
+/* Every host of hl formatted once into one arena: names[i] points into it,
+ * and (rng[i], num[i]) say where host i came from.
+ */
+struct flat {
+    char *arena;
+    const char **names;
+    const struct range **rng;
+    unsigned long long *num;
+    size_t n;
+};
+
+static void flat_free (struct flat *f)
+{
+    free (f->arena);
+    free (f->names);
+    free (f->rng);
+    free (f->num);
+}
+
+static size_t put_num (char *p, unsigned long long v, int width)
+{
+    char tmp[24];
+    int n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (n < width)
+        tmp[n++] = '0';
+    for (int i = 0; i < n; i++)
+        p[i] = tmp[n - 1 - i];
+    return (size_t)n;
+}
+
+static int flatten (const struct dws_hostlist *hl, struct flat *f)
+{
+    size_t bytes = 0, k = 0;
+    char *p;
+
+    memset (f, 0, sizeof (*f));
+    for (size_t i = 0; i < hl->n; i++) {
+        const struct range *r = &hl->r[i];
+        int w = digits (r->hi) > r->width ? digits (r->hi) : r->width;
+        bytes += range_count (r) * (r->plen + (r->numeric ? (size_t)w : 0) + 1);
+    }
+    f->n = hl->count;
+    if (!(f->arena = malloc (bytes + 1)) || !(f->names = malloc ((f->n + 1) * sizeof (char *)))
+        || !(f->rng = malloc ((f->n + 1) * sizeof (*f->rng)))
+        || !(f->num = malloc ((f->n + 1) * sizeof (*f->num)))) {
+        flat_free (f);
+        return -1;
+    }
+    p = f->arena;
+    for (size_t i = 0; i < hl->n; i++) {
+        const struct range *r = &hl->r[i];
+        for (unsigned long long v = r->lo;; v++) {
+            f->names[k] = p;
+            f->rng[k] = r;
+            f->num[k++] = v;
+            memcpy (p, r->prefix, r->plen);
+            p += r->plen;
+            if (r->numeric)
+                p += put_num (p, v, r->width);
+            *p++ = '\0';
+            if (!r->numeric || v == r->hi)
+                break;
+        }
+    }
+    return 0;
+}
+
+char *dws_hostlist_names_text (const struct dws_hostlist *hl, dws_error_t *err)
+{
+    struct flat f;
+    char *s;
+    size_t len = 0;
+
+    if (flatten (hl, &f) < 0) {
+        dws_errorf (err, "out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < f.n; i++)
+        len += strlen (f.names[i]) + 1;
+    if ((s = malloc (len + 1))) {
+        char *p = s;
+        for (size_t i = 0; i < f.n; i++) {
+            size_t l = strlen (f.names[i]);
+            memcpy (p, f.names[i], l);
+            p += l;
+            *p++ = '\n';
+        }
+        *(len ? p - 1 : p) = '\0';
+    }
+    else
+        dws_errorf (err, "out of memory");
+    flat_free (&f);
+    return s;
 }
 
 char **dws_hostlist_names (const struct dws_hostlist *hl, dws_error_t *err)
@@ -579,43 +691,49 @@ done:
 
 enum setop { OP_UNION, OP_INTERSECT, OP_DIFFERENCE, OP_UNIQ };
 
+/* Append host i of f to out unless `seen` already has it. */
+static int keep_host (struct dws_hostlist *out,
+                      struct hostindex *seen,
+                      const struct flat *f,
+                      size_t i,
+                      dws_error_t *err)
+{
+    long prev = dws_hostindex_insert (seen, f->names[i], i);
+    const struct range *r = f->rng[i];
+    if (prev == -2)
+        return dws_errorf (err, "out of memory");
+    if (prev != -1)
+        return 0;
+    return push_range (out, r->prefix, r->plen, r->numeric, f->num[i], f->num[i], r->width, err);
+}
+
 static struct dws_hostlist *setop (const struct dws_hostlist *a,
                                    const struct dws_hostlist *b,
                                    enum setop op,
                                    dws_error_t *err)
 {
-    char **an = NULL, **bn = NULL;
+    struct flat fa = {0}, fb = {0};
     struct hostindex *inb = NULL, *seen = NULL;
     struct dws_hostlist *out = NULL;
 
-    if (!(an = dws_hostlist_names (a, err)) || (b && !(bn = dws_hostlist_names (b, err))))
-        goto done;
-    if (!(seen = dws_hostindex_create (a->count + (b ? b->count : 0)))
-        || (b && !(inb = dws_hostindex_create (b->count)))
+    if (flatten (a, &fa) < 0 || (b && flatten (b, &fb) < 0)
+        || !(seen = dws_hostindex_create (fa.n + fb.n))
+        || (b && !(inb = dws_hostindex_create (fb.n)))
         || !(out = dws_hostlist_create ()))
         goto nomem;
-    for (size_t i = 0; bn && bn[i]; i++)
-        if (dws_hostindex_insert (inb, bn[i], i) == -2)
+    for (size_t i = 0; i < fb.n; i++)
+        if (dws_hostindex_insert (inb, fb.names[i], i) == -2)
             goto nomem;
-    for (size_t i = 0; an[i]; i++) {
-        bool in_b = inb && dws_hostindex_find (inb, an[i]) >= 0;
+    for (size_t i = 0; i < fa.n; i++) {
+        bool in_b = inb && dws_hostindex_find (inb, fa.names[i]) >= 0;
         bool keep = op == OP_UNION || op == OP_UNIQ || (op == OP_INTERSECT ? in_b : !in_b);
-        long prev;
-        if (!keep)
-            continue;
-        if ((prev = dws_hostindex_insert (seen, an[i], i)) == -2)
-            goto nomem;
-        if (prev == -1 && dws_hostlist_append_host (out, an[i], err) < 0)
+        if (keep && keep_host (out, seen, &fa, i, err) < 0)
             goto fail;
     }
     if (op == OP_UNION) {
-        for (size_t i = 0; bn[i]; i++) {
-            long prev = dws_hostindex_insert (seen, bn[i], i);
-            if (prev == -2)
-                goto nomem;
-            if (prev == -1 && dws_hostlist_append_host (out, bn[i], err) < 0)
+        for (size_t i = 0; i < fb.n; i++)
+            if (keep_host (out, seen, &fb, i, err) < 0)
                 goto fail;
-        }
     }
     goto done;
 nomem:
@@ -626,8 +744,8 @@ fail:
 done:
     dws_hostindex_destroy (inb);
     dws_hostindex_destroy (seen);
-    dws_hostlist_free_names (an);
-    dws_hostlist_free_names (bn);
+    flat_free (&fa);
+    flat_free (&fb);
     return out;
 }
 

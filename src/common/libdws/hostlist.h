@@ -84,7 +84,10 @@ char *dws_hostlist_compress (const char **names, size_t n, dws_error_t *err);
 
 void dws_hostlist_free_names (char **names);
 
-/* cffi entry point: the names of s as a JSON array (malloc'd text). */
+/* cffi entry points: the names of hl as a JSON array, or joined by
+ * newlines (malloc'd text).
+ */
 char *dws_hostlist_names_json (const struct dws_hostlist *hl, dws_error_t *err);
+char *dws_hostlist_names_text (const struct dws_hostlist *hl, dws_error_t *err);
 
 #endif /* !DWS_HOSTLIST_H */

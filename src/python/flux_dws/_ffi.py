@@ -30,10 +30,10 @@ def raise_error(err: Any, exc: type[Exception] = DwsError) -> None:
     raise exc(error_text(err))
 
 
-def to_c(text: str) -> bytes:
-    """Encode a Python str for a ``const char *`` argument."""
+def to_c(text: str, exc: type[Exception] = DwsError) -> bytes:
+    """Encode a Python str for a ``const char *`` argument (exc on a NUL)."""
     if "\0" in text:
-        raise DwsError("string contains a NUL character")
+        raise exc(f"string contains a NUL character: {text!r}")
     return text.encode("utf-8", "surrogatepass")
 
 

@@ -20,6 +20,9 @@ from flux_dws.errors import DwsError
 _NAME_MAX = 1024
 
 
+_SPECIAL = "[] \t\n\0"
+
+
 class HostlistError(DwsError, ValueError):
     """A hostlist or host name is malformed."""
 
@@ -31,28 +34,38 @@ def _check(handle: Any, err: Any) -> Any:
 
 
 class Hostlist:
-    __slots__ = ("_h", "_names")
+    __slots__ = ("_h", "_index", "_names")
     _h: Any
 
     def __init__(self, hosts: str | Hostlist | Iterable[str] = "") -> None:
         lib, err = _ffi.lib, _ffi.new_error()
         self._names: list[str] | None = None
+        self._index: dict[str, int] | None = None
+        if not isinstance(hosts, (str, Hostlist)):
+            hosts = list(hosts)
+            # One decode of "a,b,c" is much faster than a call per name;
+            # names that could read as syntax take the checked path below.
+            if hosts and all(isinstance(h, str) and h for h in hosts):
+                joined = ",".join(hosts)
+                if joined.count(",") == len(hosts) - 1 and not any(c in joined for c in _SPECIAL):
+                    hosts = joined
         if isinstance(hosts, Hostlist):
             self._h = _check(lib.dws_hostlist_copy(hosts._h), err)
         elif isinstance(hosts, str):
-            self._h = _check(lib.dws_hostlist_decode(_ffi.to_c(hosts), err), err)
+            self._h = _check(lib.dws_hostlist_decode(_ffi.to_c(hosts, HostlistError), err), err)
         else:
             self._h = _check(lib.dws_hostlist_create(), err)
             for host in hosts:
                 if not isinstance(host, str):
                     raise HostlistError(f"host names must be strings, not {type(host).__name__}")
-                if lib.dws_hostlist_append_host(self._h, _ffi.to_c(host), err) < 0:
+                if lib.dws_hostlist_append_host(self._h, _ffi.to_c(host, HostlistError), err) < 0:
                     _ffi.raise_error(err, HostlistError)
 
     @classmethod
     def _wrap(cls, handle: Any, err: Any) -> Hostlist:
         obj = cls.__new__(cls)
         obj._names = None
+        obj._index = None
         obj._h = _check(handle, err)
         return obj
 
@@ -71,7 +84,8 @@ class Hostlist:
     def _all(self) -> list[str]:
         if self._names is None:
             err = _ffi.new_error()
-            self._names = _ffi.take_json(_ffi.lib.dws_hostlist_names_json(self._h, err), err)
+            text = _ffi.take_string(_ffi.lib.dws_hostlist_names_text(self._h, err), err)
+            self._names = text.split("\n") if text else []
         return self._names
 
     def __iter__(self) -> Iterator[str]:
@@ -96,13 +110,20 @@ class Hostlist:
 
     def index(self, host: str) -> int:
         """Position of the first occurrence of host (ValueError if absent)."""
-        pos = int(_ffi.lib.dws_hostlist_find(self._h, _ffi.to_c(host)))
-        if pos < 0:
-            raise ValueError(f"'{host}' is not in the hostlist")
-        return pos
+        if self._index is None:
+            index: dict[str, int] = {}
+            for i, name in enumerate(self._all()):
+                index.setdefault(name, i)
+            self._index = index
+        try:
+            return self._index[host]
+        except KeyError:
+            raise ValueError(f"'{host}' is not in the hostlist") from None
 
     def __contains__(self, host: object) -> bool:
-        return isinstance(host, str) and _ffi.lib.dws_hostlist_find(self._h, _ffi.to_c(host)) >= 0
+        if not isinstance(host, str) or "\0" in host:
+            return False
+        return bool(_ffi.lib.dws_hostlist_find(self._h, _ffi.to_c(host)) >= 0)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Hostlist):
@@ -120,6 +141,7 @@ class Hostlist:
         if _ffi.lib.dws_hostlist_append_list(self._h, other._h, err) < 0:
             _ffi.raise_error(err, HostlistError)
         self._names = None
+        self._index = None
 
     def _op(self, fn: Any, other: str | Hostlist | Iterable[str]) -> Hostlist:
         o = other if isinstance(other, Hostlist) else Hostlist(other)

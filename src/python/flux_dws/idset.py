@@ -43,7 +43,7 @@ class IDset:
         if isinstance(ids, IDset):
             self._h = _check(lib.dws_idset_copy(ids._h))
         elif isinstance(ids, str):
-            self._h = _check(lib.dws_idset_decode(_ffi.to_c(ids), err), err)
+            self._h = _check(lib.dws_idset_decode(_ffi.to_c(ids, IDsetError), err), err)
         else:
             self._h = _check(lib.dws_idset_create())
             for i in ids:

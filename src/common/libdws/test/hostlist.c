@@ -93,6 +93,11 @@ static void test_access (void)
     cmp_ok (dws_hostlist_find (hl, "elcap01001"), ==, -1, "padding must match");
     cmp_ok (dws_hostlist_find (hl, "elcap999"), ==, -1, "number out of range");
     cmp_ok (dws_hostlist_find (hl, "nosuch"), ==, -1, "unknown name");
+    struct dws_hostlist *odd = dws_hostlist_decode ("elca-121p38[6],n1[2-3]", &err);
+    cmp_ok (dws_hostlist_find (odd, "elca-121p386"), ==, 0,
+            "find works whatever split the range uses (fuzz regression)");
+    cmp_ok (dws_hostlist_find (odd, "n13"), ==, 2, "n1[2-3] holds n13");
+    dws_hostlist_destroy (odd);
 
     size_t n;
     char **names = dws_hostlist_expand ("a[1-3],b", &n, &err);

@@ -1,0 +1,50 @@
+"""Hostlist and idset costs at El Capitan size (11,136 hosts), per call in µs.
+
+The C calls are timed through the cffi wrapper, so each figure includes the
+Python call overhead (about 0.1-0.3 µs).
+"""
+
+from __future__ import annotations
+
+import timeit
+
+from flux_dws.hostlist import Hostlist
+from flux_dws.idset import IDset
+
+N = 11136
+
+
+def per_call_us(stmt: object, number: int) -> float:
+    return min(timeit.repeat(stmt, number=number, repeat=3)) / number * 1e6  # type: ignore[arg-type]
+
+
+def main() -> None:
+    compressed = f"elcap[1001-{1000 + N}]"
+    names = list(Hostlist(compressed))
+    expanded = ",".join(names)
+    hl = Hostlist(compressed)
+    fragmented = Hostlist(names[::2] + names[1::2])
+    print(f"hostlist decode+encode '{compressed}': "
+          f"{per_call_us(lambda: Hostlist(compressed).encode(), 2000):.2f} µs")
+    print(f"hostlist decode+encode of the 11,136 names spelled out: "
+          f"{per_call_us(lambda: Hostlist(expanded).encode(), 5):.0f} µs")
+    print(f"hostlist from a Python list of 11,136 names: "
+          f"{per_call_us(lambda: Hostlist(names), 5):.0f} µs")
+    print(f"hostlist count: {per_call_us(lambda: len(hl), 20000):.2f} µs")
+    print(f"hostlist index-of (compressed list), per host: "
+          f"{per_call_us(lambda: [hl.index(n) for n in names], 3) / N:.3f} µs")
+    print(f"hostlist index-of (5,568 ranges), per host: "
+          f"{per_call_us(lambda: [fragmented.index(n) for n in names[:500]], 3) / 500:.2f} µs")
+    print(f"hostlist expand to 11,136 names: {per_call_us(lambda: list(Hostlist(compressed)), 20):.0f} µs")
+    other = Hostlist(f"elcap[{1000 + N // 2}-{1000 + N + 100}]")
+    print(f"hostlist union / intersection / difference (11,136 x 5,668): "
+          f"{per_call_us(lambda: hl | other, 5):.0f} / {per_call_us(lambda: hl & other, 5):.0f}"
+          f" / {per_call_us(lambda: hl - other, 5):.0f} µs")
+    print(f"idset decode+encode '0-11135': "
+          f"{per_call_us(lambda: IDset('0-11135').encode(), 5000):.2f} µs")
+    a, b = IDset("0-11135"), IDset(range(0, N, 2))
+    print(f"idset union of 0-11135 and 5,568 single ids: {per_call_us(lambda: a | b, 200):.1f} µs")
+
+
+if __name__ == "__main__":
+    main()
