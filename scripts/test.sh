@@ -55,7 +55,7 @@ if [ "${SKIP_SANITIZERS:-0}" != 1 ]; then
         UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
         PYTHONPATH="$top/src/python:$top/build-asan/src/python" \
             python -m pytest -q -p no:cacheprovider -m "not slow" \
-            --junitxml="$results/pytest-asan.xml" t/python/libdws
+            --junitxml="$results/pytest-asan.xml" t/python/libdws t/python/jgf
     }
     step "ASan+UBSan build" asan_build
     step "ASan+UBSan C unit tests" meson test -C build-asan --print-errorlogs
