@@ -9,6 +9,8 @@
 #ifndef DWS_H
 #define DWS_H
 
+#include "capacity.h"
+#include "directive.h"
 #include "error.h"
 #include "hostindex.h"
 #include "hostlist.h"
@@ -16,6 +18,8 @@
 #include "jgf.h"
 #include "memory.h"
 #include "outbuf.h"
+#include "policy.h"
 #include "rconfig.h"
+#include "ruleset.h"
 
 #endif /* !DWS_H */

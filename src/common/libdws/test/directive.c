@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "directive.h"
+#include "tap.h"
+
+/* Compare JSON by value when `expect` is JSON, else as text. */
+static void json_is (const char *got, const char *expect, const char *what)
+{
+    json_t *g = got ? json_loads (got, JSON_DECODE_ANY, NULL) : NULL;
+    json_t *e = json_loads (expect, JSON_DECODE_ANY, NULL);
+    if (g && e) {
+        if (!ok (json_equal (g, e), "%s", what)) {
+            diag ("     got: %s", got);
+            diag ("expected: %s", expect);
+        }
+    }
+    else
+        is (got, expect, "%s", what);
+    json_decref (g);
+    json_decref (e);
+}
+
+static void split_is (const char *dw, const char *presets, const char *expect)
+{
+    dws_error_t err;
+    char *s = dws_dw_split_json (dw, presets, &err);
+    json_is (s ? s : err.text, expect, dw);
+    free (s);
+}
+
+static void parse_is (const char *d, const char *expect)
+{
+    dws_error_t err;
+    char *s = dws_dw_parse_json (d, &err);
+    json_is (s ? s : err.text, expect, d);
+    free (s);
+}
+
+int main (void)
+{
+    split_is ("\"#DW jobdw type=xfs capacity=1GiB name=a\"", NULL,
+              "[\"#DW jobdw type=xfs capacity=1GiB name=a\"]");
+    split_is ("\"#DW jobdw a=1 #DW copy_in b=2\\n  #DW copy_out c=3\"", NULL,
+              "[\"#DW jobdw a=1\", \"#DW copy_in b=2\", \"#DW copy_out c=3\"]");
+    split_is ("[\"#DW a #DW b\", \"#DW c\"]", NULL, "[\"#DW a\", \"#DW b\", \"#DW c\"]");
+    split_is ("\"x#DW a\"", NULL, "[\"x#DW a\"]");
+    split_is ("\"junk #DW a\"", NULL, "[\"junk\", \"#DW a\"]");
+    split_is ("\"\"", NULL, "[]");
+    split_is ("\"  small  \"", "{\"small\": \"#DW jobdw x #DW copy_in y\"}",
+              "[\"#DW jobdw x\", \"#DW copy_in y\"]");
+    split_is ("[\"big\", \"#DW z\"]", "{\"big\": [\"#DW a\", \"#DW b\"]}",
+              "[\"#DW a\", \"#DW b\", \"#DW z\"]");
+    split_is ("\"notapreset\"", "{\"small\": \"#DW x\"}", "[\"notapreset\"]");
+    split_is ("5", NULL,
+              "Malformed #DW directives: dw must be a string or a list of strings");
+    split_is ("[\"#DW a\", 5]", NULL,
+              "Malformed #DW directives: dw must be a string or a list of strings");
+    split_is ("\"#DW a\"", "{\"p\": 3}",
+              "rabbit.presets.p must be a string or a list of strings");
+    split_is ("\"#DW a\"", "[]", "rabbit.presets must be a table");
+    split_is ("{", NULL, "dw: invalid JSON: string or '}' expected near end of file");
+
+    parse_is ("#DW jobdw type=xfs capacity=1GiB name=a",
+              "{\"args\": [[\"type\", \"xfs\"], [\"capacity\", \"1GiB\"], [\"name\", \"a\"]], "
+              "\"command\": \"jobdw\"}");
+    parse_is ("  #DW   copy_in\tsource=a=b  flag",
+              "{\"args\": [[\"source\", \"a=b\"], [\"flag\", null]], \"command\": \"copy_in\"}");
+    parse_is ("jobdw type=xfs", "missing '#DW' prefix in directive 'jobdw type=xfs'");
+    parse_is ("#DWjobdw", "missing '#DW' prefix in directive '#DWjobdw'");
+    parse_is ("", "missing '#DW' prefix in directive ''");
+    parse_is ("#DW", "invalid directive '#DW'");
+    parse_is ("#DW jobdw a=1 a=2", "repeated argument 'a' in directive '#DW jobdw a=1 a=2'");
+    parse_is ("#DW jobdw command=x",
+              "repeated argument 'command' in directive '#DW jobdw command=x'");
+    parse_is ("#DW jobdw k=", "{\"args\": [[\"k\", \"\"]], \"command\": \"jobdw\"}");
+
+    dws_error_t err;
+    json_t *p = dws_dw_parse ("#DW jobdw type=xfs bare", &err);
+    is (dws_dw_arg (p, "type"), "xfs", "dws_dw_arg finds a value");
+    is (dws_dw_arg (p, "bare"), "", "a bare key reads as empty");
+    ok (dws_dw_arg (p, "nope") == NULL, "a missing key is NULL");
+    json_decref (p);
+    return done_testing ();
+}
