@@ -43,12 +43,12 @@ def test_presets():
 
 @pytest.mark.parametrize("dw", [5, None, {"a": 1}, [XFS, 3], [[XFS]]])
 def test_malformed_dw(dw):
-    with pytest.raises(DirectiveError, match="^Malformed #DW directives: dw must be a string"):
+    with pytest.raises(DirectiveError, match=r"^Malformed #DW directives: dw must be a string"):
         split_directives(dw)
 
 
 def test_bad_presets():
-    with pytest.raises(DirectiveError, match="rabbit.presets.x must be a string or a list"):
+    with pytest.raises(DirectiveError, match=r"rabbit\.presets\.x must be a string or a list"):
         split_directives(XFS, {"x": [1]})
 
 
@@ -125,7 +125,7 @@ def test_invalid_workflows(dws, message):
 
 
 def test_empty_ruleset():
-    with pytest.raises(DirectiveError, match="^unable to find ruleset in namespace: dws-system$"):
+    with pytest.raises(DirectiveError, match=r"^unable to find ruleset in namespace: dws-system$"):
         Ruleset([]).validate([XFS])
 
 

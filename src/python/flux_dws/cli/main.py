@@ -12,6 +12,10 @@ import importlib
 import sys
 
 SUBCOMMANDS: list[str] = [
+    "check",
+    "dws2jgf",
+    "getrabbit",
+    "rabbitmapping",
     "version",
 ]
 

@@ -1,0 +1,140 @@
+"""``flux-dws check``: validate #DW directives as a job submission would.
+
+Directives come from the arguments (each a dw string, which may hold several
+#DW), from -f FILE (``-`` for stdin), or from job scripts given with -s
+(their lines that begin with ``#DW``).  They are split, preset-expanded,
+checked against the nnf ruleset (or --rules FILE) and, with --nodes, against
+[rabbit.policy.maximums].  An error is printed exactly as the job's
+exception would carry it, and the exit status is 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from flux_dws import directives as dw
+from flux_dws.rconfig import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+#: Prefix of the exception note a job gets when its directives are refused.
+EXCEPTION_PREFIX = "DWS workflow interactions failed: "
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("directives", nargs="*", metavar="DW",
+                   help="a dw attribute value (one or more #DW directives)")
+    p.add_argument("-f", "--file", action="append", default=[], metavar="FILE",
+                   help="read the dw value from FILE ('-' for standard input)")
+    p.add_argument("-s", "--script", action="append", default=[], metavar="SCRIPT",
+                   help="take the #DW lines of a job script")
+    p.add_argument("-c", "--config", metavar="TOML",
+                   help="Flux config with a [rabbit] table (presets, policy.maximums)")
+    p.add_argument("-N", "--nodes", type=int, metavar="N",
+                   help="node count of the job, to apply [rabbit.policy.maximums]")
+    p.add_argument("--rules", metavar="FILE",
+                   help="DWDirectiveRule JSON to validate against (default: nnf)")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="print each directive after splitting")
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("check", help="validate #DW directives")
+    add_arguments(p)
+    p.set_defaults(func=run)
+
+
+class InputError(Exception):
+    pass
+
+
+def _read(path: str) -> str:
+    if path == "-":
+        return sys.stdin.read()
+    try:
+        return Path(path).read_text()
+    except OSError as exc:
+        raise InputError(f"{path}: {exc.strerror}") from None
+
+
+def script_directives(text: str) -> list[str]:
+    """The lines of a job script that begin with #DW."""
+    return [line.strip() for line in text.splitlines() if line.lstrip().startswith("#DW")]
+
+
+def _rabbit_table(path: str) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as fh:
+            doc = tomllib.load(fh)
+    except OSError as exc:
+        raise InputError(f"{path}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{path}: {exc}") from None
+    rabbit = doc.get("rabbit", {})
+    if not isinstance(rabbit, dict):
+        raise InputError(f"{path}: [rabbit] must be a table")
+    return rabbit
+
+
+def collect(args: argparse.Namespace) -> list[Any]:
+    """The dw values to check, each as a job would carry it."""
+    values: list[Any] = list(args.directives)
+    values += [_read(f) for f in args.file]
+    for s in args.script:
+        lines = script_directives(_read(s))
+        if not lines:
+            raise InputError(f"{s}: no #DW lines")
+        values.append(lines)
+    if not values:
+        raise InputError("no directives given (arguments, -f FILE or -s SCRIPT)")
+    return values
+
+
+def check(value: Any, rabbit: dict[str, Any], nodes: int | None,
+          rules: dw.Ruleset | None) -> list[str]:
+    presets = rabbit.get("presets")
+    directives = dw.split_directives(value, presets)
+    if not directives:
+        raise dw.DirectiveError("Malformed #DW directives: no #DW directive found")
+    try:
+        dw.validate(directives, rules)
+    except dw.DirectiveError as exc:
+        raise dw.DirectiveError(dw.ADMISSION_PREFIX + str(exc)) from None
+    if nodes is not None:
+        maximums = rabbit.get("policy", {}).get("maximums")
+        dw.check_maximums(directives, nodes, maximums)
+    return directives
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        rabbit = _rabbit_table(args.config) if args.config else {}
+        rules = dw.Ruleset(json.loads(_read(args.rules))) if args.rules else None
+        values = collect(args)
+    except (InputError, ConfigError, dw.DirectiveError, json.JSONDecodeError) as exc:
+        print(f"flux-dws check: {exc}", file=sys.stderr)
+        return 2
+    failed = 0
+    total = 0
+    for value in values:
+        try:
+            directives = check(value, rabbit, args.nodes, rules)
+        except dw.DirectiveError as exc:
+            print(EXCEPTION_PREFIX + str(exc))
+            failed += 1
+            continue
+        total += len(directives)
+        if args.verbose:
+            for d in directives:
+                print(f"  {d}")
+    if failed:
+        return 1
+    print(f"OK: {total} directive{'s' if total != 1 else ''}")
+    return 0
