@@ -1,0 +1,6 @@
+"""What DWS and nnf-sos decide, as pure functions (no I/O, no clock).
+
+The emulator's controllers feed these with objects from its API store and
+write back what they return; tests feed them directly.  Each module follows
+spec/dws-nnf-behaviour.md and cites the section it implements.
+"""
