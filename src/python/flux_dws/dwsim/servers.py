@@ -1,0 +1,58 @@
+"""nnf-sos: checks of the Servers allocations a WLM wrote (§3.5).
+
+``validate_allocations`` is validateServerAllocations, run at the start of
+Setup; every failure is Fatal.  ``status_for`` is what the Servers
+controller reports once the storage is allocated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from flux_dws.dwsim import resource_error as rerr
+
+NOT_MET = "Allocation request does not meet directive requirements"
+NOT_SATISFIED = "storage directive requirements were not satisfied"
+
+
+def validate_allocations(breakdown_sets: list[dict[str, Any]],
+                         servers_spec: dict[str, Any],
+                         storages: Iterable[str]) -> None:
+    """Raise ResourceError unless the Servers spec satisfies the breakdown."""
+    wanted = servers_spec.get("allocationSets") or []
+    if len(wanted) != len(breakdown_sets):
+        raise rerr.wlm(NOT_MET)
+    known = set(storages)
+    by_label = {s.get("label"): s for s in wanted}
+    for bset in breakdown_sets:
+        got = by_label.get(bset["label"])
+        if got is None:
+            raise rerr.wlm(NOT_SATISFIED)
+        entries = got.get("storage") or []
+        size = got.get("allocationSize", 0)
+        strategy = bset["allocationStrategy"]
+        if strategy == "AllocateSingleServer" and (
+                len(entries) != 1 or entries[0].get("allocationCount") != 1):
+            raise rerr.wlm(NOT_SATISFIED)
+        if strategy == "AllocateAcrossServers":
+            total = sum(size * e.get("allocationCount", 0) for e in entries)
+            if total < bset["minimumCapacity"]:
+                raise rerr.wlm(NOT_SATISFIED)
+        elif size < bset["minimumCapacity"]:
+            raise rerr.wlm(NOT_SATISFIED)
+        for e in entries:
+            if e.get("name") not in known:
+                raise rerr.internal(NOT_SATISFIED)
+
+
+def status_for(servers_spec: dict[str, Any], ready: bool) -> list[dict[str, Any]]:
+    """Servers status.allocationSets: per rabbit, the bytes allocated."""
+    out = []
+    for aset in servers_spec.get("allocationSets") or []:
+        storage = {}
+        for e in aset.get("storage") or []:
+            allocated = aset.get("allocationSize", 0) * e.get("allocationCount", 0)
+            storage[e["name"]] = {"allocationSize": allocated if ready else 0, "ready": ready}
+        out.append({"label": aset.get("label"), "storage": storage})
+    return out
