@@ -33,11 +33,15 @@ def main() -> int:
         name = t.stem
         work = TOP / "build" / "fuzz" / name
         work.mkdir(parents=True, exist_ok=True)
-        corpus = HERE / "corpus" / name
+        seeds = HERE / "corpus" / name
+        # libFuzzer writes new inputs into its first corpus directory: give
+        # it one under build/ and read the committed seeds from the second.
+        grown = work / "corpus"
+        grown.mkdir(exist_ok=True)
         cmd = [sys.executable, str(t), f"-max_total_time={per}", "-timeout=10",
-               "-rss_limit_mb=2048", f"-artifact_prefix={work}/"]
-        if corpus.is_dir():
-            cmd.append(str(corpus))
+               "-rss_limit_mb=2048", f"-artifact_prefix={work}/", str(grown)]
+        if seeds.is_dir():
+            cmd.append(str(seeds))
         print(f"fuzz: {name} for {per}s", flush=True)
         proc = subprocess.run(cmd, capture_output=True, text=True)
         tail = [ln for ln in proc.stderr.splitlines() if ln.startswith(("#", "Done", "=="))]

@@ -46,7 +46,7 @@ int dws_policy_check_maximums (json_t *directives,
                                json_t *maximums,
                                dws_error_t *err)
 {
-    int64_t bytes[NTYPES] = {0};
+    int64_t gib[NTYPES] = {0};
     int order[NTYPES];
     int norder = 0;
     size_t i;
@@ -65,7 +65,8 @@ int dws_policy_check_maximums (json_t *directives,
         if (!parsed)
             return -1;
         const char *cmd = json_string_value (json_object_get (parsed, "command"));
-        if (!strcmp (cmd, "jobdw") && (t = type_index (dws_dw_arg (parsed, "type"))) >= 0) {
+        if ((!strcmp (cmd, "jobdw") || !strcmp (cmd, "create_persistent"))
+            && (t = type_index (dws_dw_arg (parsed, "type"))) >= 0) {
             if (dws_capacity_parse (dws_dw_arg (parsed, "capacity"), &cap, err) < 0) {
                 json_decref (parsed);
                 return -1;
@@ -75,22 +76,23 @@ int dws_policy_check_maximums (json_t *directives,
                 seen = seen || order[k] == t;
             if (!seen)
                 order[norder++] = t;
-            bytes[t] += cap;
+            /* per-node GiB of this directive, rounded up, as the incumbent
+             * sums its breakdowns' per-node figures */
+            if (!strcmp (types[t], "lustre"))
+                gib[t] += dws_gib_ceil (cap / nnodes + (cap % nnodes ? 1 : 0));
+            else
+                gib[t] += dws_gib_ceil (cap);
         }
         json_decref (parsed);
     }
     for (int k = 0; k < norder; k++) {
         int t = order[k];
         json_t *max = json_object_get (maximums, types[t]);
-        int64_t per_node = !strcmp (types[t], "lustre") ? bytes[t] / nnodes : bytes[t];
-        if (bytes[t] % nnodes && !strcmp (types[t], "lustre"))
-            per_node++;
-        int64_t gib = dws_gib_ceil (per_node);
-        if (max && gib > json_integer_value (max))
+        if (max && gib[t] > json_integer_value (max))
             return dws_errorf (err,
                                "Requested a total of %lld GiB of %s storage per node but max"
                                " is %lld GiB per node",
-                               (long long)gib,
+                               (long long)gib[t],
                                types[t],
                                (long long)json_integer_value (max));
     }

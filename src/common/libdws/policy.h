@@ -1,12 +1,14 @@
 /* policy.h - site limits on #DW requests ([rabbit.policy.maximums]).
  *
  * maximums is {"xfs": GiB, "gfs2": GiB, "raw": GiB, "lustre": GiB}, each an
- * optional per-compute-node limit.  For a job's jobdw directives:
- *   xfs, gfs2, raw: their capacities are per compute node; directives of
- *                   one type add up;
- *   lustre:         capacity is the file system total, so the per-node
- *                   figure is the sum over lustre directives / nnodes.
- * Per-node figures are rounded up to whole GiB.  The first type over its
+ * optional per-compute-node limit.  For a job's jobdw and create_persistent
+ * directives (the ones DWS breaks down into storage), each directive's
+ * per-node figure is rounded up to whole GiB and the figures of one type
+ * add up:
+ *   xfs, gfs2, raw: the capacity is per compute node;
+ *   lustre:         the capacity is the file system total, so the per-node
+ *                   figure is capacity / nnodes.
+ * The first type over its
  * limit (in directive order) gives the message users see:
  *   "Requested a total of X GiB of T storage per node but max is Y GiB per node"
  *

@@ -28,8 +28,11 @@ int main (void)
            " \"#DW persistentdw name=p\"]",
            1, "{\"raw\": 931}",
            "Requested a total of 932 GiB of raw storage per node but max is 931 GiB per node");
-    check ("[\"#DW create_persistent type=xfs capacity=10TiB name=p\"]", 1, "{\"xfs\": 1}",
-           "ok");
+    check ("[\"#DW create_persistent type=xfs capacity=10GiB name=pp\"]", 1, "{\"xfs\": 1}",
+           "Requested a total of 10 GiB of xfs storage per node but max is 1 GiB per node");
+    check ("[\"#DW jobdw type=xfs capacity=1500MiB name=aa\","
+           " \"#DW jobdw type=xfs capacity=1500MiB name=bb\"]", 1, "{\"xfs\": 3}",
+           "Requested a total of 4 GiB of xfs storage per node but max is 3 GiB per node");
     check (two_xfs, 0, "{\"xfs\": 1}", "cannot apply rabbit.policy.maximums: job has no nodes");
     check (two_xfs, 1, "{\"zfs\": 1}",
            "rabbit.policy.maximums.zfs: unknown file system type (expected xfs, gfs2, raw or"
