@@ -72,7 +72,7 @@ class System:
 
 def _dirs() -> list[Path]:
     here = Path(__file__).resolve()
-    out = [here.parents[3] / "etc" / "systems"]  # source tree: src/python/flux_dws/dwsim
+    out = [here.parents[4] / "etc" / "systems"]  # source tree: <top>/src/python/flux_dws/dwsim
     try:
         out.append(Path(str(resources.files("flux_dws").joinpath("data/systems"))))
     except (ModuleNotFoundError, TypeError):
@@ -135,22 +135,22 @@ def parse_system(doc: dict[str, Any], where: str = "system") -> System:
             if per < 1 or len(computes) > per * len(names):
                 raise SystemError_(f"{where}: {len(computes)} computes do not fit"
                                    f" {len(names)} rabbits of {per}")
-            for i, r in enumerate(names):
+            for i, rname in enumerate(names):
                 mine = computes[i * per:(i + 1) * per]
-                rabbits.append(Rabbit(r, 0, [(c, k) for k, c in enumerate(mine)]))
+                rabbits.append(Rabbit(rname, 0, [(c, k) for k, c in enumerate(mine)]))
         elif isinstance(spec, list):
-            for i, r in enumerate(spec):
-                if not isinstance(r, dict) or not isinstance(r.get("name"), str):
+            for i, entry in enumerate(spec):
+                if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
                     raise SystemError_(f"{where}: rabbits[{i}] needs a name")
                 comp = []
-                for j, c in enumerate(r.get("computes") or []):
+                for j, c in enumerate(entry.get("computes") or []):
                     if isinstance(c, str):
                         comp.append((c, j))
                     elif isinstance(c, dict) and isinstance(c.get("name"), str):
-                        comp.append((c["name"], _int(c, "index", f"{where}: {r['name']}", j)))
+                        comp.append((c["name"], _int(c, "index", f"{where}: {entry['name']}", j)))
                     else:
                         raise SystemError_(f"{where}: rabbits[{i}].computes[{j}] is invalid")
-                rabbits.append(Rabbit(r["name"], _int(r, "capacity", where, 0), comp))
+                rabbits.append(Rabbit(entry["name"], _int(entry, "capacity", where, 0), comp))
         else:
             raise SystemError_(f"{where}: rabbits must be a pattern or a list")
     except HostlistError as exc:
