@@ -31,7 +31,7 @@ step() {  # step NAME CMD...: run a step, remember failures
 
 export PYTHONPATH="$top/src/python:$top/build/src/python"
 
-step "lint: ruff" ruff check src/python t/python
+step "lint: ruff" ruff check src/python t/python t/bench t/fuzz
 step "lint: mypy" mypy src/python/flux_dws
 if [ -d src/pbs ] && ls src/pbs/*.PY >/dev/null 2>&1; then
     step "lint: vermin (PBS hook is Python 3.6)" \

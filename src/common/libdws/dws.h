@@ -9,6 +9,7 @@
 #ifndef DWS_H
 #define DWS_H
 
+#include "breakdown.h"
 #include "capacity.h"
 #include "directive.h"
 #include "error.h"
@@ -19,7 +20,9 @@
 #include "memory.h"
 #include "outbuf.h"
 #include "policy.h"
+#include "rabbitmap.h"
 #include "rconfig.h"
 #include "ruleset.h"
+#include "servers.h"
 
 #endif /* !DWS_H */
