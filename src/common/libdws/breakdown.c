@@ -196,7 +196,7 @@ static json_t *top_entry (json_t *resources, dws_error_t *err)
 int64_t dws_jobspec_node_count (json_t *resources, dws_error_t *err)
 {
     json_t *top = top_entry (resources, err);
-    int64_t n, per;
+    int64_t n = 0, per = 0;
 
     if (!top)
         return -1;
