@@ -107,7 +107,8 @@ int main (void)
                 "bad resources JSON");
 
     dws_error_t err;
-    ok (dws_breakdown_gib_per_node (json_array (), 0, 4, &err) == -1, "zero nodes: %s",
-        err.text);
+    json_t *empty = json_array ();
+    ok (dws_breakdown_gib_per_node (empty, 0, 4, &err) == -1, "zero nodes: %s", err.text);
+    json_decref (empty);
     return done_testing ();
 }
