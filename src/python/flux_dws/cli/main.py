@@ -14,6 +14,7 @@ import sys
 SUBCOMMANDS: list[str] = [
     "check",
     "dws2jgf",
+    "emulator",
     "getrabbit",
     "rabbitmapping",
     "version",

@@ -1,0 +1,66 @@
+"""``flux-dws emulator``: run the emulated Rabbit management cluster.
+
+Serves the Kubernetes API for the DWS/NNF resources on ADDR:PORT (TLS with a
+generated CA and a bearer token unless told otherwise), writes a kubeconfig
+naming the port actually used, and runs in the foreground until interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from types import FrameType
+
+from flux_dws.emulator import Emulator
+
+
+def _listen(text: str) -> tuple[str, int]:
+    host, _, port = text.rpartition(":")
+    try:
+        return host or "127.0.0.1", int(port)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected ADDR:PORT, not '{text}'") from None
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("emulator", help="run the emulated DWS/NNF Kubernetes API")
+    p.add_argument("--listen", type=_listen, default=("127.0.0.1", 0), metavar="ADDR:PORT",
+                   help="address to serve on (default 127.0.0.1:0, a free port)")
+    p.add_argument("--kubeconfig", metavar="OUT", default="kubeconfig",
+                   help="write a kubeconfig for clients here (default ./kubeconfig)")
+    p.add_argument("--state", metavar="FILE",
+                   help="keep objects in this SQLite file across restarts")
+    p.add_argument("--plain-http", action="store_true", help="serve HTTP, not HTTPS")
+    p.add_argument("--no-auth", action="store_true", help="do not require a bearer token")
+    p.add_argument("--history", type=int, default=1000, metavar="N",
+                   help="watch events kept for resuming (older gives 410 Gone)")
+    p.add_argument("--bookmark-interval", type=float, default=60.0, metavar="S",
+                   help="seconds between BOOKMARK events on watches that ask for them")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    host, port = args.listen
+    emu = Emulator(host, port, use_tls=not args.plain_http,
+                   token=None if args.no_auth else "auto", kubeconfig=args.kubeconfig,
+                   state=args.state, history=args.history,
+                   bookmark_interval=args.bookmark_interval)
+    done = threading.Event()
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        done.set()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    try:
+        emu.start()
+    except OSError as exc:
+        print(f"flux-dws emulator: cannot listen on {host}:{port}: {exc.strerror}",
+              file=sys.stderr)
+        return 1
+    print(f"flux-dws emulator: serving {emu.url}, kubeconfig {emu.kubeconfig}", flush=True)
+    done.wait()
+    emu.stop()
+    return 0

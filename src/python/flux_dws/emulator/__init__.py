@@ -1,0 +1,141 @@
+"""An emulated Rabbit management cluster: a Kubernetes API server for the
+DWS/NNF resources (and, with a system and controllers, DWS and nnf-sos
+behaviour).
+
+    with Emulator() as emu:                 # TLS + token, a free port
+        api = emu.custom_objects_api()      # the official client
+        ...
+
+``Emulator.start()`` runs the server in a thread of this process;
+``start_subprocess()`` runs ``flux-dws emulator`` as a child.  Either way a
+kubeconfig is written (``emu.kubeconfig``) for kubectl and clients.
+See doc/guide/emulator.rst.
+"""
+
+from __future__ import annotations
+
+import secrets
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from flux_dws.emulator import kubeconfig as kc
+from flux_dws.emulator import tls
+from flux_dws.emulator.persist import SQLiteState
+from flux_dws.emulator.server import ApiServer, Settings, make_server
+from flux_dws.emulator.store import Store
+
+__all__ = ["Emulator", "start_subprocess"]
+
+
+class Emulator:
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, *, use_tls: bool = True,
+                 token: str | None = "auto", kubeconfig: str | Path | None = None,
+                 state: str | Path | None = None, history: int = 1000,
+                 bookmark_interval: float = 60.0) -> None:
+        self.host = host
+        self.port = port
+        self.use_tls = use_tls
+        self.token = secrets.token_hex(16) if token == "auto" else token
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        if kubeconfig is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="flux-dws-emu-")
+            kubeconfig = Path(self._tmp.name) / "kubeconfig"
+        self.kubeconfig = Path(kubeconfig)
+        self._persist = SQLiteState(str(state)) if state else None
+        self.store = Store(history=history, persist=self._persist)
+        self.settings = Settings(self.token, bookmark_interval=bookmark_interval)
+        self.server: ApiServer | None = None
+        self._thread: threading.Thread | None = None
+        self.certs: tls.Certs | None = None
+
+    @property
+    def url(self) -> str:
+        scheme = "https" if self.use_tls else "http"
+        return f"{scheme}://{self.host}:{self.port}"
+
+    def start(self) -> Emulator:
+        ctx = None
+        if self.use_tls:
+            self.certs = tls.generate([self.host])
+            ctx = tls.server_context(self.certs)
+        self.server = make_server(self.store, self.host, self.port, self.settings, ctx)
+        self.port = self.server.server_address[1]
+        kc.write(self.kubeconfig, kc.kubeconfig(
+            self.url, self.certs.ca_pem if self.certs else None, self.token))
+        self._thread = threading.Thread(target=self.server.serve_forever,
+                                        kwargs={"poll_interval": 0.05},
+                                        name="emulator-http", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.settings.stopping.set()
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
+            self.server = None
+        if self._persist is not None:
+            self._persist.close()
+            self._persist = None
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    def __enter__(self) -> Emulator:
+        return self.start() if self.server is None else self
+
+    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+    def api_client(self) -> Any:
+        from kubernetes import config
+
+        return config.new_client_from_config(str(self.kubeconfig))  # type: ignore[no-untyped-call]
+
+    def custom_objects_api(self) -> Any:
+        from kubernetes import client
+
+        return client.CustomObjectsApi(self.api_client())
+
+    def core_v1_api(self) -> Any:
+        from kubernetes import client
+
+        return client.CoreV1Api(self.api_client())
+
+
+def start_subprocess(kubeconfig: str | Path, *args: str,
+                     timeout: float = 20.0) -> subprocess.Popen[bytes]:
+    """Run ``flux-dws emulator --kubeconfig KUBECONFIG ARGS`` until it serves."""
+    path = Path(kubeconfig)
+    path.unlink(missing_ok=True)
+    proc = subprocess.Popen([sys.executable, "-m", "flux_dws", "emulator", "--listen",
+                             "127.0.0.1:0", "--kubeconfig", str(path), *args])
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"emulator exited with status {proc.returncode}")
+        if path.exists():
+            try:
+                import yaml
+
+                server = yaml.safe_load(path.read_text())["clusters"][0]["cluster"]["server"]
+                import ssl
+
+                ctx = ssl.create_default_context()
+                ctx.check_hostname = False
+                ctx.verify_mode = ssl.CERT_NONE
+                urllib.request.urlopen(f"{server}/readyz", timeout=1, context=ctx)
+                return proc
+            except (OSError, KeyError, TypeError):
+                pass
+        time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError("emulator did not start")

@@ -1,0 +1,445 @@
+"""The emulator's Kubernetes API over HTTP(S) (standard library server).
+
+Speaks what the official client and kubectl use: discovery (/api, /apis,
+/version), OpenAPI stubs for kubectl, get/list/watch/create/replace/patch/
+delete/deletecollection on every resource of resources.RESOURCES, status
+subresources, pods/log, bearer-token authentication and Kubernetes Status
+objects on every error.  Each connection is a thread (HTTP/1.1 keep-alive,
+TCP_NODELAY: without it keep-alive requests stall ~40 ms on delayed ACKs).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import ssl
+import threading
+import time
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from flux_dws.emulator import resources as res
+from flux_dws.emulator.resources import Resource
+from flux_dws.emulator.selectors import SelectorError
+from flux_dws.emulator.store import ApiError, Store
+
+MAX_BODY = 3 * 1024 * 1024
+KUBE_VERSION = {"major": "1", "minor": "30", "gitVersion": "v1.30.0-flux-dws-emulator",
+                "gitCommit": "", "gitTreeState": "clean", "buildDate": "2026-11-22T00:00:00Z",
+                "goVersion": "go1.22", "compiler": "gc", "platform": "linux/amd64"}
+UNAUTHENTICATED = ("/version", "/healthz", "/readyz", "/livez")
+VERBS_NS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+# kubectl 1.20 needs /openapi/v2 as protobuf (served as octet-stream): a
+# minimal openapi_v2.Document {swagger: "2.0", info: {title, version}, paths: {}}
+OPENAPI_V2 = b"\x0a\x032.0\x12\x0f\x0a\x08emulator\x12\x031.0\x42\x00"
+
+
+def status_body(code: int, reason: str, message: str,
+                details: dict[str, Any] | None = None) -> dict[str, Any]:
+    body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {},
+                            "status": "Failure", "message": message, "reason": reason,
+                            "code": code}
+    if details:
+        body["details"] = details
+    return body
+
+
+class Settings:
+    """Server knobs shared by all handler threads."""
+
+    def __init__(self, token: str | None, bookmark_interval: float = 60.0,
+                 default_watch_timeout: float = 1800.0) -> None:
+        self.token = token
+        self.bookmark_interval = bookmark_interval
+        self.default_watch_timeout = default_watch_timeout
+        self.stopping = threading.Event()
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "flux-dws-emulator"
+    store: Store
+    settings: Settings
+
+    # quiet: the emulator logs through its own logger, not stderr per request
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def setup(self) -> None:
+        super().setup()
+        try:
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except OSError:
+            pass
+
+    # --- responses -------------------------------------------------------
+
+    def _send(self, code: int, body: bytes, ctype: str = "application/json") -> None:
+        self.send_response(code)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _json(self, code: int, obj: Any) -> None:
+        self._send(code, json.dumps(obj, separators=(",", ":")).encode())
+
+    def _error(self, code: int, reason: str, message: str,
+               details: dict[str, Any] | None = None) -> None:
+        self._json(code, status_body(code, reason, message, details))
+
+    def _not_found(self) -> None:
+        self._error(404, "NotFound", "the server could not find the requested resource")
+
+    # --- request plumbing --------------------------------------------------
+
+    def _authorized(self, path: str) -> bool:
+        if self.settings.token is None or path in UNAUTHENTICATED:
+            return True
+        auth = self.headers.get("Authorization", "")
+        return auth == f"Bearer {self.settings.token}"
+
+    def _body(self) -> Any:
+        length = int(self.headers.get("Content-Length") or 0)
+        if length > MAX_BODY:
+            self.rfile.read(length)
+            raise ApiError(413, "RequestEntityTooLarge",
+                           f"Request entity too large: limit is {MAX_BODY}")
+        raw = self.rfile.read(length) if length else b""
+        if not raw:
+            raise ApiError(400, "BadRequest", "the request has no body")
+        try:
+            return json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise ApiError(400, "BadRequest",
+                           f"couldn't get version/kind; json parse error: {exc}") from None
+
+    def do_GET(self) -> None:
+        self._dispatch("GET")
+
+    def do_HEAD(self) -> None:
+        self._dispatch("GET")
+
+    def do_POST(self) -> None:
+        self._dispatch("POST")
+
+    def do_PUT(self) -> None:
+        self._dispatch("PUT")
+
+    def do_PATCH(self) -> None:
+        self._dispatch("PATCH")
+
+    def do_DELETE(self) -> None:
+        self._dispatch("DELETE")
+
+    def _dispatch(self, method: str) -> None:
+        url = urllib.parse.urlsplit(self.path)
+        path = url.path.rstrip("/") or "/"
+        query = {k: v[-1] for k, v in urllib.parse.parse_qs(url.query).items()}
+        if not self._authorized(path):
+            self._error(401, "Unauthorized", "Unauthorized")
+            return
+        try:
+            if path == "/_emulator/compact" and method == "POST":
+                self.store.compact()  # test hook: drop watch history as etcd compaction
+                self._json(200, {"resourceVersion": str(self.store.rv)})
+            elif not self._discovery(method, path):
+                self._resource(method, path, query)
+        except ApiError as exc:
+            if exc.code in (400, 413) and method in ("POST", "PUT", "PATCH"):
+                self.close_connection = exc.code == 413
+            self._error(exc.code, exc.reason, exc.message, exc.details)
+        except SelectorError as exc:
+            self._error(400, "BadRequest", str(exc))
+        except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
+            self.close_connection = True
+
+    # --- discovery ---------------------------------------------------------
+
+    def _discovery(self, method: str, path: str) -> bool:
+        if method != "GET":
+            return False
+        if path == "/version":
+            self._json(200, KUBE_VERSION)
+        elif path in UNAUTHENTICATED:
+            self._send(200, b"ok", "text/plain")
+        elif path == "/api":
+            self._json(200, {"kind": "APIVersions", "versions": ["v1"],
+                             "serverAddressByClientCIDRs": [
+                                 {"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}]})
+        elif path == "/api/v1":
+            self._json(200, resource_list("", "v1"))
+        elif path == "/apis":
+            self._json(200, {"kind": "APIGroupList", "apiVersion": "v1",
+                             "groups": [group_doc(g, vs) for g, vs in res.groups().items()]})
+        elif path.startswith("/apis/") and path.count("/") == 2:
+            g = path.split("/")[2]
+            if g not in res.groups():
+                self._not_found()
+            else:
+                self._json(200, {"kind": "APIGroup", "apiVersion": "v1",
+                                 **group_doc(g, res.groups()[g])})
+        elif path.startswith("/apis/") and path.count("/") == 3:
+            _, _, g, v = path.split("/")
+            if v not in res.groups().get(g, ()):
+                self._not_found()
+            else:
+                self._json(200, resource_list(g, v))
+        elif path == "/openapi/v2":
+            self._send(200, OPENAPI_V2, "application/octet-stream")
+        elif path == "/openapi/v3":
+            paths = {"api/v1": {"serverRelativeURL": "/openapi/v3/api/v1"}}
+            for g, vs in res.groups().items():
+                for v in vs:
+                    paths[f"apis/{g}/{v}"] = {"serverRelativeURL": f"/openapi/v3/apis/{g}/{v}"}
+            self._json(200, {"paths": paths})
+        elif path.startswith("/openapi/v3/"):
+            parts = path[len("/openapi/v3/"):].split("/")
+            g, v = ("", parts[1]) if parts[0] == "api" else (parts[1], parts[2])
+            self._json(200, openapi_v3(g, v))
+        else:
+            return False
+        return True
+
+    # --- resources -----------------------------------------------------------
+
+    def _route(self, path: str) -> tuple[Resource, str | None, str | None, str | None, bool]:
+        """(resource, namespace or None, name, subresource, is a watch path)."""
+        parts = [urllib.parse.unquote(p) for p in path.strip("/").split("/")]
+        if parts[0] == "api" and len(parts) >= 2:
+            group, version, rest = "", parts[1], parts[2:]
+        elif parts[0] == "apis" and len(parts) >= 3:
+            group, version, rest = parts[1], parts[2], parts[3:]
+        else:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        watch_path = bool(rest) and rest[0] == "watch"
+        if watch_path:
+            rest = rest[1:]
+        ns = None
+        if len(rest) >= 3 and rest[0] == "namespaces" and not (group == "" and len(rest) < 3):
+            ns, rest = rest[1], rest[2:]
+        if not rest:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        r = res.lookup(group, version, rest[0])
+        if r is None:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        if ns is not None and not r.namespaced:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        name = rest[1] if len(rest) > 1 else None
+        sub = rest[2] if len(rest) > 2 else None
+        if len(rest) > 3 or (sub is not None and sub not in ("status", "log")):
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        if sub == "status" and not r.status:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        if sub == "log" and r.plural != "pods":
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        return r, ns, name, sub, watch_path
+
+    def _resource(self, method: str, path: str, q: dict[str, str]) -> None:
+        r, ns, name, sub, watch_path = self._route(path)
+        st = self.store
+        if r.plural == "customresourcedefinitions":
+            return self._crds(method, name)
+        nsv = ns or ""
+        if method == "GET" and name and sub == "log":
+            st.get_raw(r, nsv, name)
+            return self._send(200, b"", "text/plain")
+        if method == "GET" and name and not watch_path:
+            return self._send(200, st.get_raw(r, nsv, name))
+        if method == "GET":
+            if watch_path or q.get("watch") in ("1", "true", "True"):
+                if name:
+                    q["fieldSelector"] = f"metadata.name={name}"
+                return self._watch(r, ns, q)
+            return self._list(r, ns, q)
+        if method == "POST" and not name:
+            if r.namespaced and ns is None:
+                raise ApiError(405, "MethodNotAllowed", "create needs a namespace in the URL")
+            body = self._check_kind(r, self._body())
+            obj = st.create(r, nsv, body, dry_run=q.get("dryRun") == "All")
+            return self._json(201, obj)
+        if method == "PUT" and name:
+            body = self._check_kind(r, self._body())
+            return self._json(200, st.replace(r, nsv, name, body, sub))
+        if method == "PATCH" and name:
+            ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip()
+            kinds = {"application/merge-patch+json": "merge",
+                     "application/json-patch+json": "json"}
+            ptype = kinds.get(ctype)
+            if ptype is None and ctype == "application/strategic-merge-patch+json" and not r.group:
+                ptype = "merge"  # core kinds: our objects hold no merge-keyed lists we need
+            body = self._body()
+            return self._json(200, st.patch(r, nsv, name, ptype or ctype, body, sub))
+        if method == "DELETE" and name:
+            pre = None
+            length = int(self.headers.get("Content-Length") or 0)
+            if length:
+                opts = self._body()
+                pre = opts.get("preconditions") if isinstance(opts, dict) else None
+            deleted, obj = st.delete(r, nsv, name, pre)
+            if deleted:
+                md = obj["metadata"]
+                return self._json(200, {"kind": "Status", "apiVersion": "v1", "metadata": {},
+                                        "status": "Success",
+                                        "details": {"name": md["name"], "group": r.group,
+                                                    "kind": r.plural, "uid": md.get("uid")}})
+            return self._json(200, obj)
+        if method == "DELETE" and not name:
+            gone = st.delete_collection(r, ns, q.get("labelSelector"), q.get("fieldSelector"))
+            return self._json(200, {"kind": f"{r.kind}List", "apiVersion": r.api_version(),
+                                    "metadata": {"resourceVersion": str(st.rv)}, "items": gone})
+        raise ApiError(405, "MethodNotAllowed",
+                       "the server does not allow this method on the requested resource")
+
+    def _check_kind(self, r: Resource, body: Any) -> dict[str, Any]:
+        if not isinstance(body, dict):
+            raise ApiError(400, "BadRequest", "the object provided is not a JSON object")
+        kind = body.get("kind")
+        if kind is not None and kind != r.kind:
+            raise ApiError(400, "BadRequest", f"the kind in the data ({kind}) does not match"
+                                              f" the expected kind ({r.kind})")
+        api = body.get("apiVersion")
+        if api is not None and api not in [r.api_version(v) for v in r.versions]:
+            raise ApiError(400, "BadRequest", f"the API version in the data ({api}) does not"
+                                              f" match the expected API version"
+                                              f" ({r.api_version()})")
+        return body
+
+    def _list(self, r: Resource, ns: str | None, q: dict[str, str]) -> None:
+        try:
+            limit = int(q.get("limit") or 0)
+        except ValueError:
+            raise ApiError(400, "BadRequest", f"invalid limit {q.get('limit')!r}") from None
+        items, rv, token = self.store.list_raw(r, ns, q.get("labelSelector"),
+                                               q.get("fieldSelector"), limit, q.get("continue"))
+        meta: dict[str, Any] = {"resourceVersion": str(rv)}
+        if token:
+            meta["continue"] = token
+        head = json.dumps({"kind": f"{r.kind}List", "apiVersion": r.api_version(),
+                           "metadata": meta}, separators=(",", ":"))
+        body = head[:-1].encode() + b',"items":[' + b",".join(items) + b"]}"
+        self._send(200, body)
+
+    def _watch(self, r: Resource, ns: str | None, q: dict[str, str]) -> None:
+        try:
+            rv = int(q["resourceVersion"]) if q.get("resourceVersion") else None
+            timeout = float(q.get("timeoutSeconds") or self.settings.default_watch_timeout)
+        except ValueError:
+            raise ApiError(400, "BadRequest", "invalid resourceVersion or timeoutSeconds") from None
+        bookmarks = q.get("allowWatchBookmarks") in ("1", "true", "True")
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        try:
+            w = self.store.watch(r, ns, rv, q.get("labelSelector"), q.get("fieldSelector"))
+        except ApiError as exc:  # 410 Gone arrives as an ERROR event, as from the watch cache
+            self._chunk(json.dumps({"type": "ERROR", "object": status_body(
+                exc.code, exc.reason, exc.message)}).encode() + b"\n")
+            self._chunk(b"")
+            return
+        deadline = time.monotonic() + timeout
+        next_bookmark = time.monotonic() + min(self.settings.bookmark_interval, timeout - 2)
+        try:
+            while not self.settings.stopping.is_set():
+                now = time.monotonic()
+                if now >= deadline:
+                    break
+                if bookmarks and now >= next_bookmark:
+                    self._bookmark(r)
+                    next_bookmark = now + self.settings.bookmark_interval
+                wait = min(deadline, next_bookmark if bookmarks else deadline) - now
+                ev = w.next(max(0.0, min(wait, 0.5)))
+                if ev is None:
+                    continue
+                self._chunk(b'{"type":"' + ev.type.encode() + b'","object":' + ev.raw + b"}\n")
+            self._chunk(b"")
+        finally:
+            w.close()
+
+    def _bookmark(self, r: Resource) -> None:
+        obj = {"kind": r.kind, "apiVersion": r.api_version(),
+               "metadata": {"resourceVersion": str(self.store.rv)}}
+        self._chunk(json.dumps({"type": "BOOKMARK", "object": obj}).encode() + b"\n")
+
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+    def _crds(self, method: str, name: str | None) -> None:
+        crds = [res.crd_object(r) for r in res.RESOURCES if r.group and
+                r.group != res.CRD_GROUP]
+        if method != "GET":
+            raise ApiError(405, "MethodNotAllowed", "the emulator's CRDs are built in")
+        if name:
+            for c in crds:
+                if c["metadata"]["name"] == name:  # type: ignore[index]
+                    return self._json(200, c)
+            raise ApiError(404, "NotFound",
+                           f'customresourcedefinitions.apiextensions.k8s.io "{name}" not found')
+        self._json(200, {"kind": "CustomResourceDefinitionList",
+                         "apiVersion": "apiextensions.k8s.io/v1",
+                         "metadata": {"resourceVersion": str(self.store.rv)}, "items": crds})
+
+
+def group_doc(g: str, versions: tuple[str, ...]) -> dict[str, Any]:
+    return {"name": g,
+            "versions": [{"groupVersion": f"{g}/{v}", "version": v} for v in versions],
+            "preferredVersion": {"groupVersion": f"{g}/{versions[0]}", "version": versions[0]}}
+
+
+def resource_list(g: str, v: str) -> dict[str, Any]:
+    items: list[dict[str, Any]] = []
+    for r in res.in_group_version(g, v):
+        entry = {"name": r.plural, "singularName": r.singular, "namespaced": r.namespaced,
+                 "kind": r.kind, "verbs": VERBS_NS}
+        if r.short_names:
+            entry["shortNames"] = list(r.short_names)
+        items.append(entry)
+        if r.status:
+            items.append({"name": f"{r.plural}/status", "singularName": "",
+                          "namespaced": r.namespaced, "kind": r.kind,
+                          "verbs": ["get", "patch", "update"]})
+        if r.plural == "pods":
+            items.append({"name": "pods/log", "singularName": "", "namespaced": True,
+                          "kind": "Pod", "verbs": ["get"]})
+    return {"kind": "APIResourceList", "apiVersion": "v1",
+            "groupVersion": f"{g}/{v}" if g else v, "resources": items}
+
+
+def openapi_v3(g: str, v: str) -> dict[str, Any]:
+    """Enough OpenAPI for kubectl create/apply: GVKs and fieldValidation."""
+    paths: dict[str, Any] = {}
+    schemas: dict[str, Any] = {}
+    prefix = f"/apis/{g}/{v}" if g else f"/api/{v}"
+    for r in res.in_group_version(g, v):
+        gvk = {"group": r.group, "version": v, "kind": r.kind}
+        ref = f"{g or 'core'}.{v}.{r.kind}"
+        schemas[ref] = {"type": "object", "x-kubernetes-preserve-unknown-fields": True,
+                        "x-kubernetes-group-version-kind": [gvk]}
+        op = {"parameters": [{"name": "fieldValidation", "in": "query",
+                              "schema": {"type": "string"}}],
+              "x-kubernetes-group-version-kind": gvk,
+              "responses": {"200": {"description": "OK"}}}
+        base = f"{prefix}/namespaces/{{namespace}}/{r.plural}" if r.namespaced else \
+            f"{prefix}/{r.plural}"
+        paths[base] = {"post": op, "get": op}
+        paths[f"{base}/{{name}}"] = {"put": op, "patch": op, "get": op, "delete": op}
+    return {"openapi": "3.0.0", "info": {"title": "flux-dws emulator", "version": v},
+            "paths": paths, "components": {"schemas": schemas}}
+
+
+class ApiServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+def make_server(store: Store, host: str, port: int, settings: Settings,
+                ssl_context: ssl.SSLContext | None = None) -> ApiServer:
+    handler = type("BoundHandler", (Handler,), {"store": store, "settings": settings})
+    srv = ApiServer((host, port), handler)
+    if ssl_context is not None:
+        srv.socket = ssl_context.wrap_socket(srv.socket, server_side=True)
+    return srv
