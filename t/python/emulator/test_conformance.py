@@ -14,7 +14,6 @@ import pytest
 import urllib3
 from kubernetes import client, watch
 from kubernetes.client.exceptions import ApiException
-
 from t.python.emulator.conftest import G, V, storage, workflow
 
 

@@ -270,8 +270,14 @@ class Handler(BaseHTTPRequestHandler):
             ptype = kinds.get(ctype)
             if ptype is None and ctype == "application/strategic-merge-patch+json" and not r.group:
                 ptype = "merge"  # core kinds: our objects hold no merge-keyed lists we need
+            if ptype is None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                raise ApiError(415, "UnsupportedMediaType",
+                               f"the body of the request was in an unknown format - accepted"
+                               f" media types include: application/json-patch+json,"
+                               f" application/merge-patch+json ({ctype} given)")
             body = self._body()
-            return self._json(200, st.patch(r, nsv, name, ptype or ctype, body, sub))
+            return self._json(200, st.patch(r, nsv, name, ptype, body, sub))
         if method == "DELETE" and name:
             pre = None
             length = int(self.headers.get("Content-Length") or 0)
