@@ -23,3 +23,25 @@ skip_all_unless_flux() {
         test_done
     fi
 }
+
+# start_emulator [ARGS...]: run `flux-dws emulator` in the background with
+# KUBECONFIG=$(pwd)/kubeconfig; it is stopped when the script ends.
+start_emulator() {
+    rm -f kubeconfig
+    flux-dws emulator --kubeconfig "$(pwd)/kubeconfig" "$@" >emulator.log 2>&1 &
+    EMULATOR_PID=$!
+    export KUBECONFIG="$(pwd)/kubeconfig"
+    i=0
+    while ! test -s kubeconfig; do
+        i=$((i + 1))
+        test $i -gt 200 && { cat emulator.log; return 1; }
+        kill -0 $EMULATOR_PID 2>/dev/null || { cat emulator.log; return 1; }
+        sleep 0.05
+    done
+}
+
+stop_emulator() {
+    test -n "$EMULATOR_PID" && kill $EMULATOR_PID 2>/dev/null && wait $EMULATOR_PID 2>/dev/null
+    EMULATOR_PID=
+    return 0
+}

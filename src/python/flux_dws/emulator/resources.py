@@ -7,7 +7,10 @@ Computes, SystemStatus, DWDirectiveRule and the NNF profiles have none).
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
+
+STARTED = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 DWS = "dataworkflowservices.github.io"
 NNF = "nnf.cray.hpe.com"
@@ -107,7 +110,7 @@ def crd_object(r: Resource) -> dict[str, object]:
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{r.plural}.{r.group}"},
+        "metadata": {"name": f"{r.plural}.{r.group}", "creationTimestamp": STARTED},
         "spec": {
             "group": r.group,
             "names": {"plural": r.plural, "singular": r.singular, "kind": r.kind,
