@@ -38,15 +38,26 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="watch events kept for resuming (older gives 410 Gone)")
     p.add_argument("--bookmark-interval", type=float, default=60.0, metavar="S",
                    help="seconds between BOOKMARK events on watches that ask for them")
+    p.add_argument("--system", metavar="NAME|FILE",
+                   help="seed a Rabbit system (kind, rzadams, tuolumne, elcap or a file)"
+                        " and run the DWS/nnf-sos controllers")
+    p.add_argument("--latency", default="zero", metavar="PRESET",
+                   help="per-state latency of the controllers: zero (default) or demo")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     host, port = args.listen
-    emu = Emulator(host, port, use_tls=not args.plain_http,
-                   token=None if args.no_auth else "auto", kubeconfig=args.kubeconfig,
-                   state=args.state, history=args.history,
-                   bookmark_interval=args.bookmark_interval)
+    from flux_dws.dwsim.systems import SystemError_
+    try:
+        emu = Emulator(host, port, use_tls=not args.plain_http,
+                       token=None if args.no_auth else "auto", kubeconfig=args.kubeconfig,
+                       state=args.state, history=args.history,
+                       bookmark_interval=args.bookmark_interval, system=args.system,
+                       latency=args.latency)
+    except (SystemError_, ValueError) as exc:
+        print(f"flux-dws emulator: {exc}", file=sys.stderr)
+        return 1
     done = threading.Event()
 
     def stop(signum: int, frame: FrameType | None) -> None:

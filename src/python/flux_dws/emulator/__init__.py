@@ -27,6 +27,7 @@ from typing import Any
 
 from flux_dws.emulator import kubeconfig as kc
 from flux_dws.emulator import tls
+from flux_dws.emulator.controllers import LATENCY_PRESETS, Controllers, seed_system
 from flux_dws.emulator.persist import SQLiteState
 from flux_dws.emulator.server import ApiServer, Settings, make_server
 from flux_dws.emulator.store import Store
@@ -38,7 +39,8 @@ class Emulator:
     def __init__(self, host: str = "127.0.0.1", port: int = 0, *, use_tls: bool = True,
                  token: str | None = "auto", kubeconfig: str | Path | None = None,
                  state: str | Path | None = None, history: int = 1000,
-                 bookmark_interval: float = 60.0) -> None:
+                 bookmark_interval: float = 60.0, system: str | None = None,
+                 latency: str | dict[str, float] = "zero") -> None:
         self.host = host
         self.port = port
         self.use_tls = use_tls
@@ -54,6 +56,17 @@ class Emulator:
         self.server: ApiServer | None = None
         self._thread: threading.Thread | None = None
         self.certs: tls.Certs | None = None
+        self.system = system
+        if isinstance(latency, str):
+            if latency not in LATENCY_PRESETS:
+                raise ValueError(f"unknown latency preset '{latency}' (known:"
+                                 f" {', '.join(LATENCY_PRESETS)})")
+            latency = LATENCY_PRESETS[latency]
+        self.controllers: Controllers | None = None
+        if system is not None:
+            seed_system(self.store, system)
+            self.controllers = Controllers(self.store, latency)
+            self.settings.controllers = self.controllers
 
     @property
     def url(self) -> str:
@@ -73,10 +86,14 @@ class Emulator:
                                         kwargs={"poll_interval": 0.05},
                                         name="emulator-http", daemon=True)
         self._thread.start()
+        if self.controllers is not None:
+            self.controllers.start()
         return self
 
     def stop(self) -> None:
         self.settings.stopping.set()
+        if self.controllers is not None:
+            self.controllers.stop()
         if self.server is not None:
             self.server.shutdown()
             self.server.server_close()

@@ -54,6 +54,7 @@ class Settings:
         self.bookmark_interval = bookmark_interval
         self.default_watch_timeout = default_watch_timeout
         self.stopping = threading.Event()
+        self.controllers: Any = None  # emulator.controllers.Controllers, with a system
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -145,6 +146,8 @@ class Handler(BaseHTTPRequestHandler):
             if path == "/_emulator/compact" and method == "POST":
                 self.store.compact()  # test hook: drop watch history as etcd compaction
                 self._json(200, {"resourceVersion": str(self.store.rv)})
+            elif path == "/_emulator/faults":
+                self._faults(method)
             elif not self._discovery(method, path):
                 self._resource(method, path, query)
         except ApiError as exc:
@@ -155,6 +158,33 @@ class Handler(BaseHTTPRequestHandler):
             self._error(400, "BadRequest", str(exc))
         except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
             self.close_connection = True
+
+    def _faults(self, method: str) -> None:
+        """Admin endpoint: POST a fault, GET the list, DELETE them all."""
+        ctl = self.settings.controllers
+        if ctl is None:
+            raise ApiError(404, "NotFound", "this emulator runs no controllers (no --system)")
+        from dataclasses import asdict
+
+        from flux_dws.emulator.controllers import Fault
+        if method == "POST":
+            body = self._body()
+            if not isinstance(body, dict):
+                raise ApiError(400, "BadRequest", "a fault is a JSON object")
+            try:
+                fault = Fault(**body)
+                ctl.faults.add(fault)
+            except (TypeError, ValueError) as exc:
+                raise ApiError(400, "BadRequest", f"invalid fault: {exc}") from None
+            self._json(201, asdict(fault))
+        elif method == "DELETE":
+            ctl.faults.clear()
+            self._json(200, {"faults": []})
+        elif method == "GET":
+            with ctl.faults.lock:
+                self._json(200, {"faults": [asdict(f) for f in ctl.faults.items]})
+        else:
+            raise ApiError(405, "MethodNotAllowed", "use GET, POST or DELETE")
 
     # --- discovery ---------------------------------------------------------
 

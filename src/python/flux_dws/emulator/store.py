@@ -161,6 +161,11 @@ class Store:
             if ("", "namespaces", "", ns) not in self.objects:
                 self.create(BY_GROUP_PLURAL[("", "namespaces")], "", {"metadata": {"name": ns}})
 
+    def subscribe(self, fn: Callable[[Event], None]) -> None:
+        """Call fn(event) after every committed change (under the lock)."""
+        with self.cond:
+            self.subscribers.append(fn)
+
     # --- helpers -----------------------------------------------------------
 
     @staticmethod

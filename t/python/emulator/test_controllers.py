@@ -1,0 +1,220 @@
+"""Workflows driven through every state by the emulated DWS and nnf-sos
+(the kind system), with the WLM side done by flux-dws' own libdws code."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from kubernetes.client.exceptions import ApiException
+from t.python.emulator.conftest import G, V
+
+from flux_dws.breakdown import RabbitMap, allocation_sets
+from flux_dws.dwsim.gotime import parse_microtime
+from flux_dws.emulator import Emulator
+from flux_dws.emulator.controllers import Fault
+
+STATES = ["Proposal", "Setup", "DataIn", "PreRun", "PostRun", "DataOut", "Teardown"]
+FLUX_FINALIZER = "flux-framework.readthedocs.io/workflow"
+KIND_MAP = {"compute-01": "kind-worker2", "compute-02": "kind-worker2",
+            "compute-03": "kind-worker2", "compute-04": "kind-worker3"}
+
+
+@pytest.fixture
+def kind():
+    with Emulator(system="kind") as emu:
+        yield emu
+
+
+def new_workflow(api, name, directives):
+    return api.create_namespaced_custom_object(G, V, "default", "workflows", {
+        "apiVersion": f"{G}/{V}", "kind": "Workflow",
+        "metadata": {"name": name, "finalizers": [FLUX_FINALIZER]},
+        "spec": {"desiredState": "Proposal", "dwDirectives": directives, "wlmID": "flux",
+                 "jobID": "f1", "userID": 1000, "groupID": 1000}})
+
+
+def wait(api, name, state, timeout=10.0, want="ready"):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        wf = api.get_namespaced_custom_object(G, V, "default", "workflows", name)
+        st = wf.get("status", {})
+        if st.get("state") == state and (st.get("ready") if want == "ready"
+                                         else st.get("status") == want):
+            return wf
+        time.sleep(0.02)
+    raise AssertionError(f"{name} never reached {state}/{want}: {wf.get('status')}")
+
+
+def advance(api, name, state):
+    api.patch_namespaced_custom_object(G, V, "default", "workflows", name,
+                                       {"spec": {"desiredState": state}})
+    return wait(api, name, state)
+
+
+def fill_servers(api, name, hosts):
+    """What flux-dws' dws.setup does: Servers from the breakdowns and R's hosts."""
+    counts = RabbitMap(KIND_MAP).counts(hosts)
+    for ref in api.get_namespaced_custom_object(G, V, "default", "workflows", name)[
+            "status"]["directiveBreakdowns"]:
+        dbd = api.get_namespaced_custom_object(G, V, "default", "directivebreakdowns",
+                                               ref["name"])
+        storage = dbd["status"].get("storage")
+        if storage:
+            api.patch_namespaced_custom_object(
+                G, V, "default", "servers", storage["reference"]["name"],
+                {"spec": {"allocationSets": allocation_sets(storage, counts)}})
+
+
+def test_xfs_workflow_through_every_state(kind):
+    api = kind.custom_objects_api()
+    core = kind.core_v1_api()
+    new_workflow(api, "fluxjob-1", ["#DW jobdw type=xfs capacity=10GiB name=scratch"])
+    wf = wait(api, "fluxjob-1", "Proposal")
+    assert wf["status"]["env"]["DW_WORKFLOW_NAME"] == "fluxjob-1"
+    assert wf["status"]["elapsedTimeLastState"].endswith("s")
+    dbd = api.get_namespaced_custom_object(G, V, "default", "directivebreakdowns", "fluxjob-1-0")
+    assert dbd["status"]["storage"]["allocationSets"][0]["minimumCapacity"] == 10 << 30
+    fill_servers(api, "fluxjob-1", "compute-[01-02]")
+    advance(api, "fluxjob-1", "Setup")
+    srv = api.get_namespaced_custom_object(G, V, "default", "servers", "fluxjob-1-0")
+    assert srv["status"]["ready"] is True
+    api.patch_namespaced_custom_object(G, V, "default", "computes", "fluxjob-1",
+                                       {"data": [{"name": "compute-01"}, {"name": "compute-02"}]})
+    advance(api, "fluxjob-1", "DataIn")
+    wf = advance(api, "fluxjob-1", "PreRun")
+    uid = wf["metadata"]["uid"]
+    assert wf["status"]["env"]["DW_JOB_scratch"] == f"/mnt/nnf/{uid}-0"
+    assert wf["status"]["env"]["DW_JOBS"] == f"scratch:/mnt/nnf/{uid}-0"
+    cms = api.list_cluster_custom_object(
+        G, V, "clientmounts", label_selector="dataworkflowservices.github.io/workflow.name="
+                                             "fluxjob-1")["items"]
+    assert sorted(c["metadata"]["namespace"] for c in cms) == ["compute-01", "compute-02"]
+    assert all(c["status"]["mounts"][0]["state"] == "mounted" for c in cms)
+    advance(api, "fluxjob-1", "PostRun")
+    cm = api.get_namespaced_custom_object(G, V, "compute-01", "clientmounts",
+                                          cms[0]["metadata"]["name"])
+    assert cm["spec"]["desiredState"] == "unmounted"
+    advance(api, "fluxjob-1", "DataOut")
+    advance(api, "fluxjob-1", "Teardown")
+    assert api.list_namespaced_custom_object(G, V, "default", "servers")["items"] == []
+    api.delete_namespaced_custom_object(G, V, "default", "workflows", "fluxjob-1")
+    api.patch_namespaced_custom_object(G, V, "default", "workflows", "fluxjob-1",
+                                       {"metadata": {"finalizers": [
+                                           f for f in api.get_namespaced_custom_object(
+                                               G, V, "default", "workflows", "fluxjob-1")[
+                                               "metadata"]["finalizers"]
+                                           if f != FLUX_FINALIZER]}})
+    end = time.monotonic() + 5
+    while time.monotonic() < end:
+        try:
+            api.get_namespaced_custom_object(G, V, "default", "workflows", "fluxjob-1")
+        except ApiException as exc:
+            assert exc.status == 404
+            break
+        time.sleep(0.02)
+    else:
+        raise AssertionError("the workflow was never deleted")
+    assert api.list_namespaced_custom_object(G, V, "default", "computes")["items"] == []
+    del core
+
+
+def test_lustre_and_persistent(kind):
+    api = kind.custom_objects_api()
+    new_workflow(api, "fluxjob-2", ["#DW jobdw type=lustre capacity=1TiB name=lus",
+                                    "#DW copy_in source=/lus/global/in destination=$DW_JOB_lus/"])
+    wait(api, "fluxjob-2", "Proposal")
+    fill_servers(api, "fluxjob-2", "compute-[01-04]")
+    srv = api.get_namespaced_custom_object(G, V, "default", "servers", "fluxjob-2-0")
+    labels = [s["label"] for s in srv["spec"]["allocationSets"]]
+    assert labels == ["ost", "mgtmdt"]
+    advance(api, "fluxjob-2", "Setup")
+    advance(api, "fluxjob-2", "DataIn")
+
+
+def test_admission_refusals(kind):
+    api = kind.custom_objects_api()
+    with pytest.raises(ApiException) as exc:
+        new_workflow(api, "bad", ["#DW jobdw type=zfs capacity=1GiB name=aa"])
+    assert exc.value.status == 403
+    assert json.loads(exc.value.body)["message"] == (
+        'admission webhook "vworkflow.kb.io" denied the request: argument \'type\' invalid'
+        " string 'zfs'")
+    new_workflow(api, "w", ["#DW jobdw type=xfs capacity=1GiB name=aa"])
+    wait(api, "w", "Proposal")
+    with pytest.raises(ApiException) as exc:
+        api.patch_namespaced_custom_object(G, V, "default", "workflows", "w",
+                                           {"spec": {"desiredState": "PreRun"}})
+    assert exc.value.status == 403 and "states cannot be skipped" in exc.value.body
+    with pytest.raises(ApiException) as exc:
+        api.patch_namespaced_custom_object(G, V, "default", "workflows", "w",
+                                           {"spec": {"userID": 1}})
+    assert "Spec.UserID: Forbidden: field is immutable" in exc.value.body
+
+
+def test_proposal_errors_reach_the_workflow(kind):
+    api = kind.custom_objects_api()
+    new_workflow(api, "w", ["#DW jobdw type=xfs capacity=1GiB name=aa",
+                            "#DW copy_in source=/nowhere/x destination=$DW_JOB_aa/"])
+    wf = wait(api, "w", "Proposal", want="Error")
+    assert wf["status"]["message"] == ("DW Directive 0: User error: global Lustre file system"
+                                       " containing '/nowhere/x' not found")
+    assert wf["status"]["ready"] is False
+    advance_to_teardown = api.patch_namespaced_custom_object(
+        G, V, "default", "workflows", "w", {"spec": {"desiredState": "Teardown"}})
+    assert advance_to_teardown["spec"]["desiredState"] == "Teardown"
+    wait(api, "w", "Teardown")
+
+
+def test_bad_servers_fail_setup(kind):
+    api = kind.custom_objects_api()
+    new_workflow(api, "w", ["#DW jobdw type=xfs capacity=10GiB name=aa"])
+    wait(api, "w", "Proposal")
+    api.patch_namespaced_custom_object(G, V, "default", "servers", "w-0", {"spec": {
+        "allocationSets": [{"label": "xfs", "allocationSize": 1,
+                            "storage": [{"name": "kind-worker2", "allocationCount": 1}]}]}})
+    api.patch_namespaced_custom_object(G, V, "default", "workflows", "w",
+                                       {"spec": {"desiredState": "Setup"}})
+    wf = wait(api, "w", "Setup", want="Error")
+    assert wf["status"]["message"] == ("DW Directive 0: WLM error: storage directive"
+                                       " requirements were not satisfied")
+
+
+def test_injected_faults(kind):
+    api = kind.custom_objects_api()
+    ctl = kind.controllers
+    ctl.faults.add(Fault(workflow="w", state="Proposal", severity="Major",
+                         message="PersistentStorage 'p' not found", type="User"))
+    new_workflow(api, "w", ["#DW jobdw type=xfs capacity=1GiB name=aa"])
+    wf = wait(api, "w", "Proposal", want="TransientCondition")
+    assert wf["status"]["message"] == "DW Directive 0: User error: PersistentStorage 'p' not found"
+    time.sleep(0.2)
+    assert api.get_namespaced_custom_object(G, V, "default", "workflows", "w")["status"][
+        "status"] == "TransientCondition"  # it persists while the condition does
+    ctl.faults.clear()  # the condition goes away: the next reconcile completes the state
+    ctl.enqueue("default", "w")
+    wait(api, "w", "Proposal")
+    ctl.faults.add(Fault(state="Setup", severity="stall"))
+    fill_servers(api, "w", "compute-01")
+    api.patch_namespaced_custom_object(G, V, "default", "workflows", "w",
+                                       {"spec": {"desiredState": "Setup"}})
+    time.sleep(0.3)
+    wf = api.get_namespaced_custom_object(G, V, "default", "workflows", "w")
+    assert wf["status"]["state"] == "Setup" and wf["status"]["status"] == "DriverWait"
+    with pytest.raises(ValueError):
+        ctl.faults.add(Fault(severity="Catastrophic"))
+
+
+def test_latency_preset():
+    with Emulator(system="kind", latency={"Proposal": 0.5}) as emu:
+        api = emu.custom_objects_api()
+        t0 = time.monotonic()
+        new_workflow(api, "w", ["#DW jobdw type=xfs capacity=1GiB name=aa"])
+        wf = wait(api, "w", "Proposal")
+        assert time.monotonic() - t0 >= 0.45
+        st = wf["status"]
+        took = parse_microtime(st["readyChange"]) - parse_microtime(st["desiredStateChange"])
+        assert took.total_seconds() >= 0.45 and st["elapsedTimeLastState"].endswith("ms")
+    with pytest.raises(ValueError, match="unknown latency preset"):
+        Emulator(system="kind", latency="warp")
