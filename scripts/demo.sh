@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Set everything up (scripts/setup.sh), then run the main job.
 #
-# Until the emulator's Workflow walk-through exists, the main job checks the
+# The main job: start the emulated Rabbit system (kind) and walk a job's
+# Workflow through every DWS state with the official Kubernetes client,
+# printing each state and its timing (`flux-dws demo`).  Then check the
 # sample job scripts in etc/examples/ with `flux-dws check`: each script's
 # #DW lines are validated exactly as a job submission's would be, and a
 # refusal is printed as the job's exception would read.  Scripts named
@@ -13,6 +15,9 @@ bash scripts/setup.sh
 # shellcheck disable=SC1091
 . "${FLUX_DWS_VENV:-$top/.venv}/bin/activate"
 flux-dws version
+
+printf '\n== a Workflow on the emulated kind system\n'
+flux-dws demo --system kind --latency demo
 
 status=0
 for script in etc/examples/*.sh; do

@@ -218,3 +218,22 @@ def test_latency_preset():
         assert took.total_seconds() >= 0.45 and st["elapsedTimeLastState"].endswith("ms")
     with pytest.raises(ValueError, match="unknown latency preset"):
         Emulator(system="kind", latency="warp")
+
+
+def test_demo_command(capsys):
+    from flux_dws.cli.main import main
+    assert main(["demo", "--latency", "zero", "--nodes", "3"]) == 0
+    out = capsys.readouterr().out
+    for state in ("Proposal", "Setup", "DataIn", "PreRun", "PostRun", "DataOut", "Teardown"):
+        assert f"   {state}" in out
+    assert "DW_JOB_scratch=/mnt/nnf/" in out and "job on compute-[01-03]" in out
+
+
+def test_demo_errors(capsys):
+    from flux_dws.cli.main import main
+    assert main(["demo", "--system", "nosuch"]) == 1
+    assert "unknown system 'nosuch'" in capsys.readouterr().err
+    assert main(["demo", "--latency", "zero", "-d", "#DW jobdw type=xfs capacity=1GiB name=aa",
+                 "-d", "#DW copy_in source=/elsewhere destination=$DW_JOB_aa/"]) == 1
+    assert "global Lustre file system containing '/elsewhere' not found" in \
+        capsys.readouterr().err

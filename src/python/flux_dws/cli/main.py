@@ -13,6 +13,7 @@ import sys
 
 SUBCOMMANDS: list[str] = [
     "check",
+    "demo",
     "dws2jgf",
     "emulator",
     "getrabbit",
