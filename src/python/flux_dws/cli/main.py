@@ -16,6 +16,7 @@ SUBCOMMANDS: list[str] = [
     "demo",
     "dws2jgf",
     "emulator",
+    "fault",
     "getrabbit",
     "rabbitmapping",
     "version",

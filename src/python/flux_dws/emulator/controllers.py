@@ -152,6 +152,8 @@ class Controllers:
         group, plural, ns, name = ev.key
         if (group, plural) == (DWS, "workflows"):
             self.enqueue(ns, name)
+        elif (group, plural) == (DWS, "storages") and ev.type != "DELETED":
+            self.enqueue("storage:" + ns, name)
 
     def _run(self) -> None:
         while not self._stopping.is_set():
@@ -161,7 +163,10 @@ class Controllers:
             with self._lock:
                 self._pending.discard(key)
             try:
-                self.reconcile(*key)
+                if key[0].startswith("storage:"):
+                    self.reconcile_storage(key[0][len("storage:"):], key[1])
+                else:
+                    self.reconcile(*key)
             except ApiError as exc:
                 if exc.code in (404, 409):
                     if exc.code == 409:
@@ -244,6 +249,58 @@ class Controllers:
         except ApiError as exc:
             if exc.code != 404:
                 raise
+
+    # --- rabbit health (nnf-sos' Storage controller) -------------------------
+
+    def reconcile_storage(self, ns: str, name: str) -> None:
+        """spec.state Disabled shows as status Disabled; re-enabling restores."""
+        try:
+            obj = self.store.get(R["storage"], ns, name)
+        except ApiError:
+            return
+        spec, status = obj.get("spec") or {}, obj.get("status") or {}
+        if spec.get("mode") == "Testing":
+            return  # tests own the status of a Storage in Testing mode
+        new = dict(status)
+        if spec.get("state") == "Disabled":
+            new.update(status="Disabled", message="Storage node manually disabled")
+        elif status.get("status") == "Disabled":
+            new.update(status="Ready", message="", rebootRequired=False)
+        if new != status:
+            self.store.patch(R["storage"], ns, name, "merge", {"status": new}, "status")
+
+    def set_health(self, name: str, status: str | None = None,
+                   links: dict[str, str] | None = None, fenced: bool = False,
+                   k8s_ready: bool = True, drain_taint: str | None = None) -> dict[str, Any]:
+        """Change a rabbit's health as its node manager would report it."""
+        from flux_dws.dwsim.storage import storage_status
+
+        obj = self.store.get(R["storage"], "default", name)
+        old = obj.get("status") or {}
+        computes = {c["name"]: c["status"] for c in old.get("access", {}).get("computes", [])}
+        unknown = set(links or {}) - set(computes)
+        if unknown:
+            raise ValueError(f"rabbit '{name}' has no compute '{sorted(unknown)[0]}'")
+        computes.update(links or {})
+        new = storage_status(obj.get("spec") or {}, name, old.get("capacity", 0), computes,
+                             node_status=status or old.get("access", {}).get("servers", [{}])[0]
+                             .get("status", "Ready"),
+                             k8s_ready=k8s_ready, fenced=fenced, drain_taint=drain_taint)
+        new["devices"] = old.get("devices", [])
+        return self.store.patch(R["storage"], "default", name, "merge", {"status": new},
+                                "status")
+
+    def vanish(self, ns: str, name: str) -> None:
+        """Delete a workflow behind the WLM's back (finalizers ignored)."""
+        wf = self.store.get(R["workflow"], ns, name)
+        self._remove_children(wf, None)
+        self.store.patch(R["workflow"], ns, name, "merge", {"metadata": {"finalizers": None}})
+        try:
+            self.store.delete(R["workflow"], ns, name)
+        except ApiError as exc:
+            if exc.code != 404:
+                raise
+        self._delete_quiet(R["computes"], ns, name)
 
     # --- the nnf driver -----------------------------------------------------
 

@@ -148,6 +148,8 @@ class Handler(BaseHTTPRequestHandler):
                 self._json(200, {"resourceVersion": str(self.store.rv)})
             elif path == "/_emulator/faults":
                 self._faults(method)
+            elif path in ("/_emulator/health", "/_emulator/vanish") and method == "POST":
+                self._admin(path.rsplit("/", 1)[1])
             elif not self._discovery(method, path):
                 self._resource(method, path, query)
         except ApiError as exc:
@@ -185,6 +187,26 @@ class Handler(BaseHTTPRequestHandler):
                 self._json(200, {"faults": [asdict(f) for f in ctl.faults.items]})
         else:
             raise ApiError(405, "MethodNotAllowed", "use GET, POST or DELETE")
+
+    def _admin(self, action: str) -> None:
+        """Admin endpoints: rabbit health changes, workflows vanishing."""
+        ctl = self.settings.controllers
+        if ctl is None:
+            raise ApiError(404, "NotFound", "this emulator runs no controllers (no --system)")
+        body = self._body()
+        if not isinstance(body, dict) or not isinstance(body.get("name"), str):
+            raise ApiError(400, "BadRequest", f"{action}: a JSON object with a name is needed")
+        try:
+            if action == "health":
+                obj = ctl.set_health(body["name"], body.get("status"), body.get("links"),
+                                     bool(body.get("fenced")), bool(body.get("k8sReady", True)),
+                                     body.get("drainTaint"))
+                self._json(200, obj)
+            else:
+                ctl.vanish(body.get("namespace", "default"), body["name"])
+                self._json(200, {"deleted": body["name"]})
+        except ValueError as exc:
+            raise ApiError(400, "BadRequest", str(exc)) from None
 
     # --- discovery ---------------------------------------------------------
 

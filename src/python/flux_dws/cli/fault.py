@@ -1,0 +1,124 @@
+"""``flux-dws fault``: inject faults into a running emulator.
+
+    flux-dws fault add --state Setup --severity Fatal --message "disk died" [--workflow W]
+                       [--index I] [--type User|WLM|Internal] [--once]
+    flux-dws fault stall --state PreRun [--workflow W]
+    flux-dws fault list | clear
+    flux-dws fault health RABBIT [--status Offline] [--link COMPUTE=Offline ...]
+                       [--fenced] [--k8s-not-ready] [--drain-taint KEY]
+    flux-dws fault vanish WORKFLOW [--namespace NS]
+
+The emulator is found through --kubeconfig (default $KUBECONFIG or
+./kubeconfig); it must run with --system (its controllers take the faults).
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import os
+import ssl
+import sys
+import tempfile
+import urllib.error
+import urllib.request
+from typing import Any
+
+import yaml
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("fault", help="inject faults into a running emulator")
+    p.add_argument("--kubeconfig", default=os.environ.get("KUBECONFIG", "kubeconfig"))
+    act = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    add = act.add_parser("add", help="a driver error for a state")
+    stall = act.add_parser("stall", help="a state that never completes")
+    for q in (add, stall):
+        q.add_argument("--workflow", default="*")
+        q.add_argument("--state", default="*")
+        q.add_argument("--index", type=int)
+        q.add_argument("--once", action="store_true")
+    add.add_argument("--severity", default="Fatal", choices=["Minor", "Major", "Fatal"])
+    add.add_argument("--type", default="Internal", choices=["Internal", "User", "WLM"])
+    add.add_argument("--message", default="injected fault")
+    act.add_parser("list", help="the faults in force")
+    act.add_parser("clear", help="remove every fault")
+    h = act.add_parser("health", help="change a rabbit's health")
+    h.add_argument("rabbit")
+    h.add_argument("--status", help="node manager status (Ready, Offline, Failed, ...)")
+    h.add_argument("--link", action="append", default=[], metavar="COMPUTE=STATUS",
+                   help="a compute's PCIe link status")
+    h.add_argument("--fenced", action="store_true")
+    h.add_argument("--k8s-not-ready", action="store_true")
+    h.add_argument("--drain-taint", metavar="KEY")
+    v = act.add_parser("vanish", help="delete a workflow behind the WLM's back")
+    v.add_argument("workflow")
+    v.add_argument("--namespace", default="default")
+    p.set_defaults(func=run)
+
+
+def _call(kubeconfig: str, method: str, path: str, body: Any = None) -> Any:
+    try:
+        cfg = yaml.safe_load(open(kubeconfig).read())
+        cluster = cfg["clusters"][0]["cluster"]
+        token = (cfg["users"][0].get("user") or {}).get("token")
+    except (OSError, yaml.YAMLError, KeyError, IndexError, TypeError) as exc:
+        raise SystemExit(f"flux-dws fault: cannot read kubeconfig {kubeconfig}: {exc}") from None
+    ctx = None
+    if cluster.get("certificate-authority-data"):
+        with tempfile.NamedTemporaryFile("wb", suffix=".pem", delete=False) as f:
+            f.write(base64.b64decode(cluster["certificate-authority-data"]))
+        ctx = ssl.create_default_context(cafile=f.name)
+        os.unlink(f.name)
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(cluster["server"] + path, data=data, method=method,
+                                 headers=headers)
+    try:
+        with urllib.request.urlopen(req, context=ctx, timeout=10) as r:
+            return json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        try:
+            msg = json.loads(e.read()).get("message")
+        except ValueError:
+            msg = e.reason
+        raise SystemExit(f"flux-dws fault: {msg}") from None
+    except OSError as e:
+        raise SystemExit(f"flux-dws fault: cannot reach the emulator: {e}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    kc = args.kubeconfig
+    if args.action in ("add", "stall"):
+        body = {"workflow": args.workflow, "state": args.state, "index": args.index,
+                "once": args.once}
+        if args.action == "add":
+            body.update(severity=args.severity, type=args.type, message=args.message)
+        else:
+            body["severity"] = "stall"
+        out = _call(kc, "POST", "/_emulator/faults", body)
+    elif args.action == "list":
+        out = _call(kc, "GET", "/_emulator/faults")
+    elif args.action == "clear":
+        out = _call(kc, "DELETE", "/_emulator/faults")
+    elif args.action == "health":
+        links = {}
+        for item in args.link:
+            c, sep, st = item.partition("=")
+            if not sep:
+                print(f"flux-dws fault: --link wants COMPUTE=STATUS, not '{item}'",
+                      file=sys.stderr)
+                return 2
+            links[c] = st
+        out = _call(kc, "POST", "/_emulator/health", {
+            "name": args.rabbit, "status": args.status, "links": links,
+            "fenced": args.fenced, "k8sReady": not args.k8s_not_ready,
+            "drainTaint": args.drain_taint})
+    else:
+        out = _call(kc, "POST", "/_emulator/vanish",
+                    {"name": args.workflow, "namespace": args.namespace})
+    print(json.dumps(out, indent=1))
+    return 0
