@@ -8,26 +8,14 @@ from pathlib import Path
 import pytest
 
 from flux_dws.cli import rabbitmapping as cli
-from flux_dws.dwsim.systems import load_system, seed_objects
 from flux_dws.emulator import Emulator
-from flux_dws.emulator.resources import BY_KIND
+from flux_dws.emulator.controllers import seed_system
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "rabbitmapping"
 
 
 def seed(emu: Emulator, system: str) -> None:
-    for obj in seed_objects(load_system(system)):
-        group = obj["apiVersion"].rpartition("/")[0]
-        r = BY_KIND[(group, obj["kind"])]
-        ns = obj["metadata"].get("namespace", "")
-        if r.plural == "namespaces" and ("", "namespaces", "", obj["metadata"]["name"]) in \
-                emu.store.objects:
-            continue
-        status = obj.pop("status", None)
-        emu.store.create(r, ns, obj)
-        if status is not None:
-            emu.store.patch(r, ns, obj["metadata"]["name"], "merge", {"status": status},
-                            "status" if r.status else None)
+    seed_system(emu.store, system)
 
 
 @pytest.fixture

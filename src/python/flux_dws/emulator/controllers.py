@@ -114,6 +114,7 @@ class Controllers:
         self._thread: threading.Thread | None = None
         self._timers: list[threading.Timer] = []
         self._stopping = threading.Event()
+        self._ruleset: tuple[tuple[tuple[str, str], ...], Ruleset] | None = None
         store.admission[(DWS, "workflows")] = self._admit
         store.subscribe(self._on_event)
 
@@ -179,10 +180,14 @@ class Controllers:
     # --- admission -------------------------------------------------------------
 
     def _rules(self) -> Ruleset | None:
+        """The DWDirectiveRules of dws-system, compiled once per version."""
         objs = self.store.list_objects(R["rules"], "dws-system")
         if not objs:
             return None
-        return Ruleset(objs)
+        version = tuple((o["metadata"]["name"], o["metadata"]["resourceVersion"]) for o in objs)
+        if self._ruleset is None or self._ruleset[0] != version:
+            self._ruleset = (version, Ruleset(objs))
+        return self._ruleset[1]
 
     def _admit(self, op: str, old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -536,21 +541,11 @@ LATENCY_PRESETS: dict[str, dict[str, float]] = {
 
 
 def seed_system(store: Store, system: str) -> int:
-    """Create the objects a fresh cluster for ``system`` holds; returns how many."""
+    """Load the objects a fresh cluster for ``system`` holds; returns how many."""
     from flux_dws.dwsim.systems import load_system, seed_objects
 
-    n = 0
-    for obj in seed_objects(load_system(system)):
-        group = obj["apiVersion"].rpartition("/")[0]
-        r = next(x for x in BY_GROUP_PLURAL.values() if x.group == group and x.kind == obj["kind"])
-        ns = obj["metadata"].get("namespace", "")
-        if (r.group, r.plural, ns if r.namespaced else "", obj["metadata"]["name"]) in \
-                store.objects:
-            continue
-        status = obj.pop("status", None)
-        store.create(r, ns, obj)
-        if status is not None:
-            store.patch(r, ns, obj["metadata"]["name"], "merge", {"status": status},
-                        "status" if r.status else None)
-        n += 1
-    return n
+    by_kind = {(r.group, r.kind): r for r in BY_GROUP_PLURAL.values()}
+    objs = seed_objects(load_system(system))
+    for obj in objs:
+        store.load(by_kind[(obj["apiVersion"].rpartition("/")[0], obj["kind"])], obj)
+    return len(objs)

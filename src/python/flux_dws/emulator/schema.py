@@ -159,8 +159,15 @@ def _typeok(s: S, v: Any) -> bool:
             "number": isinstance(v, (int, float)) and not isinstance(v, bool)}[s.type]
 
 
+_SCALARS = {"string": str, "boolean": bool}
+
+
 def _walk(s: S, v: Any, path: str, errors: list[tuple[str, str]]) -> Any:
     if v is None:
+        return v
+    # fast path: a plain string or boolean field (most leaves)
+    scalar = _SCALARS.get(s.type)
+    if scalar is not None and not s.enum and type(v) is scalar:
         return v
     if not _typeok(s, v):
         errors.append((path, f'Invalid value: "{_go_type(v)}": {path} in body must be of type'

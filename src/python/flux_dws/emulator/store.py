@@ -288,7 +288,7 @@ class Store:
                dry_run: bool = False) -> dict[str, Any]:
         if not isinstance(body, dict) or not isinstance(body.get("metadata", {}), dict):
             raise ApiError(400, "BadRequest", "the object has no metadata")
-        obj = copy.deepcopy(body)
+        obj = json.loads(json.dumps(body))  # a private copy (faster than deepcopy)
         md = obj.setdefault("metadata", {})
         bns = md.get("namespace")
         if r.namespaced:
@@ -332,6 +332,32 @@ class Store:
                 return obj
             entry = self._commit("ADDED", key, obj)
             return json.loads(entry.raw)  # type: ignore[no-any-return]
+
+    def load(self, r: Resource, obj: dict[str, Any]) -> None:
+        """Store a trusted object as a freshly started cluster holds it.
+
+        For seeding at start-up: metadata is filled in and the CRD schema
+        applied, but no admission runs and no events are sent (nothing can
+        be watching yet).  An existing object of the same name is kept.
+        """
+        md = obj["metadata"]
+        ns = md.get("namespace", "") if r.namespaced else ""
+        key = self._key(r, ns, md["name"])
+        with self.cond:
+            if key in self.objects:
+                return
+            obj = self._schema(r, {**obj, "apiVersion": obj.get("apiVersion") or
+                                   r.api_version(), "kind": r.kind})
+            self.rv += 1
+            obj["metadata"] = {**md, "uid": str(uuid.uuid4()),
+                               "creationTimestamp": now_rfc3339(), "generation": 1,
+                               "resourceVersion": str(self.rv)}
+            if r.namespaced:
+                obj["metadata"]["namespace"] = ns
+            self.objects[key] = Entry(obj, self._encode(obj), self.rv)
+            if self.persist is not None:
+                self.persist.save(self.rv, key, obj)
+            self.floor = self.rv
 
     def _finish_update(self, r: Resource, key: Key, old: Entry, new: dict[str, Any]
                        ) -> dict[str, Any]:
