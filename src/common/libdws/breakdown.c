@@ -6,6 +6,7 @@
 
 #include "breakdown.h"
 #include "capacity.h"
+#include "jsonio.h"
 
 static const struct {
     const char *label;
@@ -275,16 +276,13 @@ char *dws_breakdown_rewrite_json (const char *resources_json,
                                   int64_t min_gib,
                                   dws_error_t *err)
 {
-    json_error_t jerr;
     json_t *res = NULL, *bds = NULL, *out = NULL;
     bool unchanged;
     char *s = NULL;
 
-    if (!(res = json_loads (resources_json ? resources_json : "", JSON_DECODE_ANY, &jerr)))
-        dws_errorf (err, "resources: invalid JSON: %s", jerr.text);
-    else if (!(bds = json_loads (breakdowns_json ? breakdowns_json : "", JSON_DECODE_ANY,
-                                 &jerr)))
-        dws_errorf (err, "breakdowns: invalid JSON: %s", jerr.text);
+    if (!(res = dws_json_load ("resources", resources_json, 0, err))
+        || !(bds = dws_json_load ("breakdowns", breakdowns_json, 0, err)))
+        ;
     else if ((out = dws_breakdown_rewrite (res, bds, min_gib, &unchanged, err))) {
         if (!(s = unchanged ? strdup ("null") : json_dumps (out, JSON_COMPACT)))
             dws_errorf (err, "out of memory");

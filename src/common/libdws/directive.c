@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "directive.h"
+#include "jsonio.h"
 
 #define MALFORMED "Malformed #DW directives: dw must be a string or a list of strings"
 
@@ -266,32 +267,15 @@ const char *dws_dw_arg (json_t *parsed, const char *key)
     return NULL;
 }
 
-static char *dump (json_t *o, dws_error_t *err)
-{
-    char *s = NULL;
-    if (o && !(s = json_dumps (o, JSON_COMPACT)))
-        dws_errorf (err, "out of memory");
-    json_decref (o);
-    return s;
-}
-
-static json_t *load (const char *what, const char *text, dws_error_t *err)
-{
-    json_error_t jerr;
-    json_t *o = json_loads (text ? text : "", JSON_DECODE_ANY, &jerr);
-    if (!o)
-        dws_errorf (err, "%s: invalid JSON: %s", what, jerr.text);
-    return o;
-}
-
 char *dws_dw_split_json (const char *dw_json, const char *presets_json, dws_error_t *err)
 {
-    json_t *dw = load ("dw", dw_json, err);
+    json_t *dw = dws_json_load ("dw", dw_json, 0, err);
     json_t *presets = NULL;
     char *s = NULL;
 
-    if (dw && (!presets_json || (presets = load ("presets", presets_json, err))))
-        s = dump (dws_dw_split (dw, json_is_null (presets) ? NULL : presets, err), err);
+    if (dw && (!presets_json || (presets = dws_json_load ("presets", presets_json, 0, err))))
+        s = dws_json_dump_take (dws_dw_split (dw, json_is_null (presets) ? NULL : presets, err),
+                                err);
     json_decref (dw);
     json_decref (presets);
     return s;
@@ -299,5 +283,5 @@ char *dws_dw_split_json (const char *dw_json, const char *presets_json, dws_erro
 
 char *dws_dw_parse_json (const char *directive, dws_error_t *err)
 {
-    return dump (dws_dw_parse (directive, err), err);
+    return dws_json_dump_take (dws_dw_parse (directive, err), err);
 }

@@ -17,6 +17,7 @@
 #include "hostlist.h"
 #include "idset.h"
 #include "jgf.h"
+#include "jsonio.h"
 #include "outbuf.h"
 
 #define GiB (1024LL * 1024 * 1024)
@@ -896,25 +897,6 @@ done:
     return rc;
 }
 
-static json_t *load (const char *what, const char *text, dws_error_t *err)
-{
-    json_error_t jerr;
-    json_t *o;
-
-    if (!text) {
-        dws_errorf (err, "%s: no input", what);
-        return NULL;
-    }
-    if (!(o = json_loads (text, JSON_REJECT_DUPLICATES, &jerr)))
-        dws_errorf (err,
-                    "%s: invalid JSON: %s (line %d, column %d)",
-                    what,
-                    jerr.text,
-                    jerr.line,
-                    jerr.column);
-    return o;
-}
-
 int dws_jgf_write_fd (int fd,
                       const char *R_json,
                       const char *mapping_json,
@@ -928,8 +910,9 @@ int dws_jgf_write_fd (int fd,
     struct dws_jgf *g = NULL;
     int rc = -1;
 
-    if (!(R = load ("R", R_json, err))
-        || !(mapping = load ("rabbitmapping", mapping_json, err))
+    if (!(R = dws_json_load ("R", R_json, JSON_REJECT_DUPLICATES, err))
+        || !(mapping = dws_json_load ("rabbitmapping", mapping_json, JSON_REJECT_DUPLICATES,
+                                      err))
         || !(g = dws_jgf_prepare (R, mapping, exclude, cluster, chunks, flags, err)))
         goto done;
     rc = dws_jgf_write (g, fd, err);

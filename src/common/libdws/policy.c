@@ -4,6 +4,7 @@
 
 #include "capacity.h"
 #include "directive.h"
+#include "jsonio.h"
 #include "policy.h"
 
 static const char *types[] = {"xfs", "gfs2", "raw", "lustre"};
@@ -104,15 +105,14 @@ int dws_policy_check_maximums_json (const char *directives_json,
                                     const char *maximums_json,
                                     dws_error_t *err)
 {
-    json_error_t jerr;
-    json_t *dirs = json_loads (directives_json ? directives_json : "", 0, &jerr);
+    json_t *dirs = dws_json_load ("directives", directives_json, 0, err);
     json_t *max = NULL;
     int rc = -1;
 
     if (!dirs)
-        return dws_errorf (err, "directives: invalid JSON: %s", jerr.text);
-    if (maximums_json && !(max = json_loads (maximums_json, JSON_DECODE_ANY, &jerr)))
-        dws_errorf (err, "maximums: invalid JSON: %s", jerr.text);
+        return -1;
+    if (maximums_json && !(max = dws_json_load ("maximums", maximums_json, 0, err)))
+        ;
     else
         rc = dws_policy_check_maximums (dirs, nnodes, json_is_null (max) ? NULL : max, err);
     json_decref (dirs);

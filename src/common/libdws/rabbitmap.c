@@ -7,6 +7,7 @@
 
 #include "hostindex.h"
 #include "hostlist.h"
+#include "jsonio.h"
 #include "rabbitmap.h"
 
 struct dws_rabbitmap {
@@ -130,13 +131,10 @@ done:
 
 struct dws_rabbitmap *dws_rabbitmap_create_json (const char *mapping_json, dws_error_t *err)
 {
-    json_error_t jerr;
-    json_t *o = json_loads (mapping_json ? mapping_json : "", 0, &jerr);
+    json_t *o = dws_json_load ("rabbitmapping", mapping_json, 0, err);
     struct dws_rabbitmap *map;
-    if (!o) {
-        dws_errorf (err, "rabbitmapping: invalid JSON: %s", jerr.text);
+    if (!o)
         return NULL;
-    }
     map = dws_rabbitmap_create (o, err);
     json_decref (o);
     return map;
@@ -144,10 +142,5 @@ struct dws_rabbitmap *dws_rabbitmap_create_json (const char *mapping_json, dws_e
 
 char *dws_rabbitmap_counts_json (struct dws_rabbitmap *map, const char *hosts, dws_error_t *err)
 {
-    json_t *o = dws_rabbitmap_counts (map, hosts, err);
-    char *s = NULL;
-    if (o && !(s = json_dumps (o, JSON_COMPACT)))
-        dws_errorf (err, "out of memory");
-    json_decref (o);
-    return s;
+    return dws_json_dump_take (dws_rabbitmap_counts (map, hosts, err), err);
 }

@@ -9,6 +9,7 @@
 #include "hostindex.h"
 #include "hostlist.h"
 #include "idset.h"
+#include "jsonio.h"
 #include "rconfig.h"
 
 struct idlist {
@@ -439,19 +440,12 @@ done:
 
 char *dws_rconfig_to_R_json (const char *config_json, dws_error_t *err)
 {
-    json_error_t jerr;
-    json_t *config, *R;
-    char *s = NULL;
+    json_t *config = dws_json_load ("resource.config", config_json, 0, err);
+    char *s;
 
-    if (!(config = json_loads (config_json ? config_json : "", 0, &jerr))) {
-        dws_errorf (err, "resource.config: invalid JSON: %s", jerr.text);
+    if (!config)
         return NULL;
-    }
-    if ((R = dws_rconfig_to_R (config, err))) {
-        if (!(s = json_dumps (R, JSON_COMPACT)))
-            dws_errorf (err, "out of memory");
-    }
-    json_decref (R);
+    s = dws_json_dump_take (dws_rconfig_to_R (config, err), err);
     json_decref (config);
     return s;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "directive.h"
+#include "jsonio.h"
 #include "ruleset.h"
 
 enum ruletype { T_STRING, T_INTEGER, T_BOOL, T_LIST, T_UNSUPPORTED };
@@ -579,13 +580,10 @@ struct dws_ruleset *dws_ruleset_create_json (const char *rules_json,
                                              const char *ns,
                                              dws_error_t *err)
 {
-    json_error_t jerr;
-    json_t *rules = json_loads (rules_json ? rules_json : "", 0, &jerr);
+    json_t *rules = dws_json_load ("rules", rules_json, 0, err);
     struct dws_ruleset *rs;
-    if (!rules) {
-        dws_errorf (err, "rules: invalid JSON: %s", jerr.text);
+    if (!rules)
         return NULL;
-    }
     rs = dws_ruleset_create (rules, ns, err);
     json_decref (rules);
     return rs;
@@ -595,18 +593,12 @@ char *dws_ruleset_validate_json (struct dws_ruleset *rs,
                                  const char *directives_json,
                                  dws_error_t *err)
 {
-    json_error_t jerr;
-    json_t *dirs = json_loads (directives_json ? directives_json : "", 0, &jerr);
-    json_t *out;
-    char *s = NULL;
+    json_t *dirs = dws_json_load ("directives", directives_json, 0, err);
+    char *s;
 
-    if (!dirs) {
-        dws_errorf (err, "directives: invalid JSON: %s", jerr.text);
+    if (!dirs)
         return NULL;
-    }
-    if ((out = dws_ruleset_validate (rs, dirs, err)) && !(s = json_dumps (out, JSON_COMPACT)))
-        dws_errorf (err, "out of memory");
-    json_decref (out);
+    s = dws_json_dump_take (dws_ruleset_validate (rs, dirs, err), err);
     json_decref (dirs);
     return s;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonio.h"
 #include "servers.h"
 
 struct rcount {
@@ -178,34 +179,17 @@ error:
     return NULL;
 }
 
-static json_t *load (const char *what, const char *text, dws_error_t *err)
-{
-    json_error_t jerr;
-    json_t *o = json_loads (text ? text : "", JSON_DECODE_ANY, &jerr);
-    if (!o)
-        dws_errorf (err, "%s: invalid JSON: %s", what, jerr.text);
-    return o;
-}
-
-static char *finish (json_t *o, dws_error_t *err)
-{
-    char *s = NULL;
-    if (o && !(s = json_dumps (o, JSON_COMPACT)))
-        dws_errorf (err, "out of memory");
-    json_decref (o);
-    return s;
-}
-
 char *dws_servers_allocation_sets_json (const char *storage_json,
                                         const char *rabbit_counts_json,
                                         int64_t min_bytes,
                                         dws_error_t *err)
 {
-    json_t *storage = load ("storage", storage_json, err);
-    json_t *counts = storage ? load ("rabbit counts", rabbit_counts_json, err) : NULL;
-    char *s = counts
-                  ? finish (dws_servers_allocation_sets (storage, counts, min_bytes, err), err)
-                  : NULL;
+    json_t *storage = dws_json_load ("storage", storage_json, 0, err);
+    json_t *counts = storage ? dws_json_load ("rabbit counts", rabbit_counts_json, 0, err) : NULL;
+    char *s = counts ? dws_json_dump_take (dws_servers_allocation_sets (storage, counts,
+                                                                       min_bytes, err),
+                                           err)
+                     : NULL;
     json_decref (storage);
     json_decref (counts);
     return s;

@@ -5,24 +5,8 @@
 #include <jansson.h>
 
 #include "directive.h"
-#include "tap.h"
+#include "jsontap.h"
 
-/* Compare JSON by value when `expect` is JSON, else as text. */
-static void json_is (const char *got, const char *expect, const char *what)
-{
-    json_t *g = got ? json_loads (got, JSON_DECODE_ANY, NULL) : NULL;
-    json_t *e = json_loads (expect, JSON_DECODE_ANY, NULL);
-    if (g && e) {
-        if (!ok (json_equal (g, e), "%s", what)) {
-            diag ("     got: %s", got);
-            diag ("expected: %s", expect);
-        }
-    }
-    else
-        is (got, expect, "%s", what);
-    json_decref (g);
-    json_decref (e);
-}
 
 static void split_is (const char *dw, const char *presets, const char *expect)
 {
@@ -62,7 +46,7 @@ int main (void)
     split_is ("\"#DW a\"", "{\"p\": 3}",
               "rabbit.presets.p must be a string or a list of strings");
     split_is ("\"#DW a\"", "[]", "rabbit.presets must be a table");
-    split_is ("{", NULL, "dw: invalid JSON: string or '}' expected near end of file");
+    split_is ("{", NULL, "dw: invalid JSON: string or '}' expected near end of file (line 1, column 1)");
 
     parse_is ("#DW jobdw type=xfs capacity=1GiB name=a",
               "{\"args\": [[\"type\", \"xfs\"], [\"capacity\", \"1GiB\"], [\"name\", \"a\"]], "

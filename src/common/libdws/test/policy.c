@@ -45,6 +45,6 @@ int main (void)
     check ("[\"#DW jobdw type=xfs capacity=lots name=a\"]", 1, "{\"xfs\": 1}",
            "invalid capacity string, lots");
     check ("[\"jobdw\"]", 1, "{\"xfs\": 1}", "missing '#DW' prefix in directive 'jobdw'");
-    check ("{", 1, NULL, "directives: invalid JSON: string or '}' expected near end of file");
+    check ("{", 1, NULL, "directives: invalid JSON: string or '}' expected near end of file (line 1, column 1)");
     return done_testing ();
 }

@@ -3,24 +3,8 @@
 #include <string.h>
 
 #include "ruleset.h"
-#include "tap.h"
+#include "jsontap.h"
 
-/* Compare JSON by value when `expect` is JSON, else as text. */
-static void json_is (const char *got, const char *expect, const char *what)
-{
-    json_t *g = got ? json_loads (got, JSON_DECODE_ANY, NULL) : NULL;
-    json_t *e = json_loads (expect, JSON_DECODE_ANY, NULL);
-    if (g && e) {
-        if (!ok (json_equal (g, e), "%s", what)) {
-            diag ("     got: %s", got);
-            diag ("expected: %s", expect);
-        }
-    }
-    else
-        is (got, expect, "%s", what);
-    json_decref (g);
-    json_decref (e);
-}
 
 static const char *RULES =
     "{\"metadata\": {\"name\": \"test\"}, \"spec\": ["
