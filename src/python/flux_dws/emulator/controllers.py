@@ -403,16 +403,26 @@ class Controllers:
         if command in STORAGE_COMMANDS:
             profile = self._profile(args.get("profile"))
             sets = nnf_breakdown.storage_breakdown(directive, profile)
+            servers_name = dbd_name if command == "jobdw" else args["name"]
             status["storage"] = {
                 "lifetime": "job" if command == "jobdw" else "persistent",
-                "reference": {"kind": "Servers", "name": dbd_name, "namespace": ns},
+                "reference": {"kind": "Servers", "name": servers_name, "namespace": ns},
                 "allocationSets": sets}
             if command == "jobdw":
                 status["compute"] = nnf_breakdown.compute_breakdown(directive, profile, dbd_name,
                                                                     ns, sets)
+                srv_owner, srv_labels = owner, labels
+            else:
+                psi = self._create_psi(wf, args, directive, labels, owner)
+                srv_owner = [{"apiVersion": f"{DWS}/v1alpha7",
+                              "kind": "PersistentStorageInstance", "name": args["name"],
+                              "uid": psi["metadata"]["uid"], "controller": True}]
+                srv_labels = {"dataworkflowservices.github.io/persistentstorage.name":
+                              args["name"],
+                              "dataworkflowservices.github.io/persistentstorage.namespace": ns}
             servers = {"apiVersion": f"{DWS}/v1alpha7", "kind": "Servers",
-                       "metadata": {"name": dbd_name, "labels": labels,
-                                    "ownerReferences": owner}, "spec": {}}
+                       "metadata": {"name": servers_name, "labels": srv_labels,
+                                    "ownerReferences": srv_owner}, "spec": {}}
             self._create_quiet(R["servers"], ns, servers)
         if args.get("requires"):
             status["requires"] = args["requires"].split(",")
@@ -428,11 +438,14 @@ class Controllers:
 
     def _setup(self, wf: dict[str, Any], index: int, command: str, args: dict[str, str],
                directive: str) -> None:
+        if command == "persistentdw":
+            return self._consume(wf, index, args["name"], add=True)
         if command not in STORAGE_COMMANDS:
-            return
-        ns, name = wf["metadata"]["namespace"], f"{wf['metadata']['name']}-{index}"
+            return None
+        ns, dbd_name = wf["metadata"]["namespace"], f"{wf['metadata']['name']}-{index}"
+        name = dbd_name if command == "jobdw" else args["name"]
         try:
-            dbd = self.store.get(R["breakdown"], ns, name)
+            dbd = self.store.get(R["breakdown"], ns, dbd_name)
             servers = self.store.get(R["servers"], ns, name)
         except ApiError:
             raise rerr.internal("storage directive requirements were not satisfied",
@@ -445,6 +458,73 @@ class Controllers:
             "ready": True, "lastUpdate": _micro(dt.datetime.now(dt.timezone.utc)),
             "allocationSets": nnf_servers.status_for(servers.get("spec", {}), True)}},
             "status")
+        if command == "create_persistent":
+            self.store.patch(R["psi"], ns, name, "merge", {"status": {"state": "Active"}},
+                             "status")
+        return None
+
+    # --- persistent storage (PSI) ---------------------------------------------
+
+    def _create_psi(self, wf: dict[str, Any], args: dict[str, str], directive: str,
+                    labels: dict[str, str], owner: list[dict[str, Any]]) -> dict[str, Any]:
+        ns, name = wf["metadata"]["namespace"], args["name"]
+        if self._exists(R["psi"], ns, name):
+            psi = self.store.get(R["psi"], ns, name)
+            if psi.get("spec", {}).get("userID") != wf["spec"].get("userID"):
+                raise rerr.user("User ID does not match existing persistent storage")
+            return psi
+        psi = self.store.create(R["psi"], ns, {
+            "apiVersion": f"{DWS}/v1alpha7", "kind": "PersistentStorageInstance",
+            "metadata": {"name": name, "labels": labels, "ownerReferences": owner},
+            "spec": {"name": name, "fsType": args.get("type", ""), "dwDirective": directive,
+                     "userID": wf["spec"].get("userID"), "state": "Active",
+                     "consumerReferences": []}})
+        self.store.patch(R["psi"], ns, name, "merge", {"status": {
+            "state": "Creating", "servers": {"kind": "Servers", "name": name,
+                                             "namespace": ns}}}, "status")
+        return psi
+
+    def _consume(self, wf: dict[str, Any], index: int, name: str, add: bool) -> None:
+        """Add (Setup) or remove (Teardown) a persistentdw consumer reference."""
+        ns = wf["metadata"]["namespace"]
+        try:
+            psi = self.store.get(R["psi"], ns, name)
+        except ApiError:
+            if not add:
+                return
+            raise rerr.user(f"PersistentStorage '{name}' not found", severity="Major") from None
+        if add and psi.get("status", {}).get("state") not in (None, "Active", "Creating"):
+            raise rerr.user("PersistentStorage is not active")
+        ref = {"kind": "Workflow", "name": f"{wf['metadata']['name']}-{index}",
+               "namespace": ns}
+        refs = [r for r in psi["spec"].get("consumerReferences") or [] if r != ref]
+        if add:
+            refs.append(ref)
+        self.store.patch(R["psi"], ns, name, "merge", {"spec": {"consumerReferences": refs}})
+
+    def _release_psi(self, wf: dict[str, Any], name: str) -> None:
+        """create_persistent at Teardown: the PSI outlives the workflow."""
+        ns = wf["metadata"]["namespace"]
+        drivers = wf["status"].get("drivers") or []
+        if not all(d["completed"] for d in drivers if d["watchState"] != "Teardown"):
+            return  # the creation never finished: the storage goes with the workflow
+        if self._exists(R["psi"], ns, name):
+            self.store.patch(R["psi"], ns, name, "merge", {"metadata": {
+                "ownerReferences": None, "labels": None}})
+
+    def _destroy_psi(self, wf: dict[str, Any], name: str) -> None:
+        ns = wf["metadata"]["namespace"]
+        try:
+            psi = self.store.get(R["psi"], ns, name)
+        except ApiError:
+            return  # already gone: success
+        if psi["spec"].get("userID") != wf["spec"].get("userID"):
+            raise rerr.user("user ID does not match existing persistent storage")
+        if psi["spec"].get("consumerReferences"):
+            raise rerr.user("persistent storage cannot be deleted while in use")
+        self.store.patch(R["psi"], ns, name, "merge", {"spec": {"state": "Destroying"}})
+        self._delete_quiet(R["servers"], ns, name)
+        self._delete_quiet(R["psi"], ns, name)
 
     def _computes(self, wf: dict[str, Any]) -> list[str]:
         try:
@@ -500,6 +580,12 @@ class Controllers:
 
     def _teardown(self, wf: dict[str, Any], index: int, command: str, args: dict[str, str],
                   directive: str) -> None:
+        if command == "create_persistent":
+            self._release_psi(wf, args["name"])
+        elif command == "destroy_persistent":
+            self._destroy_psi(wf, args["name"])
+        elif command == "persistentdw":
+            self._consume(wf, index, args["name"], add=False)
         self._remove_children(wf, index)
 
     def _remove_children(self, wf: dict[str, Any], index: int | None) -> None:

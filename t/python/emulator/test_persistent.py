@@ -1,0 +1,120 @@
+"""Persistent storage through the emulated nnf-sos: create, use, destroy."""
+
+from __future__ import annotations
+
+import pytest
+from kubernetes.client.exceptions import ApiException
+from t.python.emulator.conftest import G, V
+from t.python.emulator.test_controllers import advance, fill_servers, new_workflow, wait
+from t.python.emulator.test_faults_health import eventually
+
+from flux_dws.emulator import Emulator
+
+
+@pytest.fixture
+def kind():
+    with Emulator(system="kind") as emu:
+        yield emu
+
+
+def finish(api, name):
+    """Teardown, then delete as the WLM does (drop its finalizer)."""
+    from flux_dws.cli.demo import remove_finalizer
+    wf = api.get_namespaced_custom_object(G, V, "default", "workflows", name)
+    if wf["status"]["state"] != "Teardown":
+        advance(api, name, "Teardown")  # Teardown is legal from any state
+    api.delete_namespaced_custom_object(G, V, "default", "workflows", name)
+    remove_finalizer(api, name)
+
+    def gone():
+        try:
+            api.get_namespaced_custom_object(G, V, "default", "workflows", name)
+        except ApiException as exc:
+            return exc.status == 404
+        return False
+    eventually(gone)
+
+
+def psi(api, name):
+    return api.get_namespaced_custom_object(G, V, "default", "persistentstorageinstances", name)
+
+
+def test_persistent_lifecycle(kind):
+    api = kind.custom_objects_api()
+    # create
+    new_workflow(api, "mk", ["#DW create_persistent type=lustre capacity=1TiB name=proj"])
+    wait(api, "mk", "Proposal")
+    p = psi(api, "proj")
+    assert p["spec"]["fsType"] == "lustre" and p["status"]["state"] == "Creating"
+    dbd = api.get_namespaced_custom_object(G, V, "default", "directivebreakdowns", "mk-0")
+    assert dbd["status"]["storage"]["lifetime"] == "persistent"
+    assert dbd["status"]["storage"]["reference"]["name"] == "proj"
+    fill_servers(api, "mk", "compute-[01-04]")
+    advance(api, "mk", "Setup")
+    assert psi(api, "proj")["status"]["state"] == "Active"
+    for s in ("DataIn", "PreRun", "PostRun", "DataOut", "Teardown"):
+        advance(api, "mk", s)
+    finish(api, "mk")
+    p = psi(api, "proj")  # it outlives the workflow that made it
+    assert not p["metadata"].get("ownerReferences")
+    assert api.get_namespaced_custom_object(G, V, "default", "servers", "proj")
+
+    # use
+    new_workflow(api, "use", ["#DW persistentdw name=proj"])
+    wait(api, "use", "Proposal")
+    advance(api, "use", "Setup")
+    assert psi(api, "proj")["spec"]["consumerReferences"] == [
+        {"kind": "Workflow", "name": "use-0", "namespace": "default"}]
+    api.patch_namespaced_custom_object(G, V, "default", "computes", "use",
+                                       {"data": [{"name": "compute-01"}]})
+    advance(api, "use", "DataIn")
+    wf = advance(api, "use", "PreRun")
+    assert wf["status"]["env"]["DW_PERSISTENT_proj"].startswith("/mnt/nnf/")
+    assert "DW_PERSISTENT_" in wf["status"]["env"]  # nnf-sos' quirk
+
+    # destroy while in use fails; after the consumer leaves it works
+    new_workflow(api, "rm", ["#DW destroy_persistent name=proj"])
+    wait(api, "rm", "Proposal")
+    api.patch_namespaced_custom_object(G, V, "default", "workflows", "rm",
+                                       {"spec": {"desiredState": "Teardown"}})
+    wf = wait(api, "rm", "Teardown", want="Error")
+    assert wf["status"]["message"] == ("DW Directive 0: User error: persistent storage cannot be"
+                                       " deleted while in use")
+    for s in ("PostRun", "DataOut", "Teardown"):
+        advance(api, "use", s)
+    assert psi(api, "proj")["spec"]["consumerReferences"] == []
+    finish(api, "rm")
+    new_workflow(api, "rm2", ["#DW destroy_persistent name=proj"])
+    wait(api, "rm2", "Proposal")
+    advance(api, "rm2", "Teardown")
+    with pytest.raises(ApiException) as exc:
+        psi(api, "proj")
+    assert exc.value.status == 404
+    assert api.list_namespaced_custom_object(G, V, "default", "servers")["items"] == []
+
+
+def test_persistentdw_needs_an_instance(kind):
+    api = kind.custom_objects_api()
+    new_workflow(api, "w", ["#DW persistentdw name=nope"])
+    wf = wait(api, "w", "Proposal", want="Error")
+    assert wf["status"]["message"] == ("DW Directive 0: User error: PersistentStorageInstance"
+                                       " 'nope' not found")
+
+
+def test_destroy_of_someone_elses_storage(kind):
+    api = kind.custom_objects_api()
+    new_workflow(api, "mk", ["#DW create_persistent type=xfs capacity=10GiB name=mine"])
+    wait(api, "mk", "Proposal")
+    fill_servers(api, "mk", "compute-01")
+    advance(api, "mk", "Setup")
+    for s in ("DataIn", "PreRun", "PostRun", "DataOut", "Teardown"):
+        advance(api, "mk", s)
+    api.create_namespaced_custom_object(G, V, "default", "workflows", {
+        "apiVersion": f"{G}/{V}", "kind": "Workflow", "metadata": {"name": "thief"},
+        "spec": {"desiredState": "Proposal", "dwDirectives": ["#DW destroy_persistent name=mine"],
+                 "wlmID": "flux", "jobID": "f9", "userID": 4242, "groupID": 4242}})
+    wait(api, "thief", "Proposal")
+    api.patch_namespaced_custom_object(G, V, "default", "workflows", "thief",
+                                       {"spec": {"desiredState": "Teardown"}})
+    wf = wait(api, "thief", "Teardown", want="Error")
+    assert "user ID does not match existing persistent storage" in wf["status"]["message"]
