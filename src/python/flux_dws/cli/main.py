@@ -12,6 +12,7 @@ import importlib
 import sys
 
 SUBCOMMANDS: list[str] = [
+    "atom_emulator",
     "check",
     "demo",
     "dws2jgf",
