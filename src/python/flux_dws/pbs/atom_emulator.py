@@ -156,7 +156,10 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
-    def _send(self, code: int, body: bytes = b"", length: int | None = None) -> str:
+    def _send(self, req: Request, code: int, body: bytes = b"",
+              length: int | None = None, reply: str | None = None) -> None:
+        # record the answer before giving it: a client may look right after
+        req.reply = reply or str(code)
         try:
             self.send_response(code)
             if code != 204:
@@ -169,7 +172,6 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
         except OSError:
             self.close_connection = True
-        return str(code)
 
     def _close(self) -> None:
         self.close_connection = True
@@ -197,16 +199,16 @@ class Handler(BaseHTTPRequestHandler):
         with self.state.lock:
             self.state.requests.append(req)
             queue = self.state.faults.get(method)
-            action = queue.popleft() if queue else None
+            action = queue.popleft() if queue and length >= 0 else None
         if length < 0:
             self.close_connection = True
-            req.reply = self._send(400, _error(f"bad Content-Length {raw_length!r}"))
+            self._send(req, 400, _error(f"bad Content-Length {raw_length!r}"))
         else:
-            req.reply = self._answer(action, method, path, req)
+            self._answer(action, method, path, req)
         if self.state.on_request is not None:
             self.state.on_request(req)
 
-    def _answer(self, action: Action | None, method: str, path: str, req: Request) -> str:
+    def _answer(self, action: Action | None, method: str, path: str, req: Request) -> None:
         if action is None or action.kind == "delay":
             if action is not None:
                 self.state.stopping.wait(action.seconds)
@@ -214,39 +216,39 @@ class Handler(BaseHTTPRequestHandler):
         if action.kind == "status":
             body = (action.body if action.body is not None
                     else json.dumps({"error": f"scripted {action.code}"}))
-            return self._send(action.code, body.encode())
+            return self._send(req, action.code, body.encode())
+        req.reply = action.kind
         if action.kind == "garbage":
             try:
                 self.wfile.write(b"this is not HTTP\r\n\r\n")
             except OSError:
                 pass
         elif action.kind == "truncate":
-            self._send(200, b'{"jobid": ', length=100)
+            self._send(req, 200, b'{"jobid": ', length=100, reply=action.kind)
         self._close()
-        return action.kind
 
-    def _default(self, method: str, path: str, req: Request) -> str:
+    def _default(self, method: str, path: str, req: Request) -> None:
         jobs = self.state.jobs
         if path == JOBS:
             if method == "GET":
                 with self.state.lock:
                     listing = list(jobs.values())
-                return self._send(200, json.dumps({"jobs": listing}).encode())
+                return self._send(req, 200, json.dumps({"jobs": listing}).encode())
             if method != "POST":
-                return self._send(405, _error(f"{method} is not allowed on {JOBS}"))
+                return self._send(req, 405, _error(f"{method} is not allowed on {JOBS}"))
             j = req.json
             if (not isinstance(j, dict) or not isinstance(j.get("jobid"), str)
                     or not isinstance(j.get("uid"), int) or isinstance(j.get("uid"), bool)
                     or not isinstance(j.get("exclusive"), bool)):
-                return self._send(400, _error("expected a JSON object with jobid (string),"
+                return self._send(req, 400, _error("expected a JSON object with jobid (string),"
                                               " uid (integer) and exclusive (boolean)"))
             with self.state.lock:
                 known = j["jobid"] in jobs
                 if not known:
                     jobs[j["jobid"]] = j
             if known:
-                return self._send(400, _error(f"job {j['jobid']} already exists"))
-            return self._send(200, json.dumps(j).encode())
+                return self._send(req, 400, _error(f"job {j['jobid']} already exists"))
+            return self._send(req, 200, json.dumps(j).encode())
         if path.startswith(JOBS + "/"):
             jobid = path[len(JOBS) + 1:]
             with self.state.lock:
@@ -254,12 +256,12 @@ class Handler(BaseHTTPRequestHandler):
                 if method == "DELETE" and job is not None:
                     del jobs[jobid]
             if method not in ("GET", "DELETE"):
-                return self._send(405, _error(f"{method} is not allowed on a job"))
+                return self._send(req, 405, _error(f"{method} is not allowed on a job"))
             if job is None:
-                return self._send(404, _error(f"job {jobid} not found"))
-            return self._send(200, json.dumps(job).encode()) if method == "GET" \
-                else self._send(204)
-        return self._send(404, _error(f"no resource {path}"))
+                return self._send(req, 404, _error(f"job {jobid} not found"))
+            return self._send(req, 200, json.dumps(job).encode()) if method == "GET" \
+                else self._send(req, 204)
+        return self._send(req, 404, _error(f"no resource {path}"))
 
     def do_GET(self) -> None:
         self._handle("GET")
@@ -413,8 +415,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, prog: str) -> int:
+    out_lock = threading.Lock()
+
     def show(req: Request) -> None:
-        print(json.dumps({"time": round(time.time(), 3), **req.to_json()}), flush=True)
+        line = json.dumps({"time": round(time.time(), 3), **req.to_json()})
+        with out_lock:
+            print(line, flush=True)
 
     atom = AtomEmulator(args.socket, mode=args.mode, on_request=None if args.quiet else show)
     for method, action in args.fault:
