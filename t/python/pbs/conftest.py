@@ -66,3 +66,11 @@ def end(atom, **kw) -> Result:
 
 def reqs(atom) -> list[tuple[str, str]]:
     return [(r.method, r.path) for r in atom.requests]
+
+
+def pytest_collection_modifyitems(items) -> None:
+    """A per-test ceiling for this directory (delays here are at most 1 s)."""
+    here = os.path.dirname(__file__)
+    for item in items:
+        if str(item.fspath).startswith(here) and item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(15))

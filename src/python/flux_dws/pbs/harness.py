@@ -26,6 +26,7 @@ import signal
 import sys
 import tempfile
 import threading
+import time
 import traceback
 import types
 from dataclasses import dataclass, field
@@ -141,8 +142,11 @@ def _exec(code: types.CodeType, event: Event, pbs: types.ModuleType, config_path
     def on_alarm(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt
 
+    # Another user of SIGALRM (pytest-timeout, say) gets its handler and
+    # the rest of its timer back afterwards.
     old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, alarm)
+    outer, _ = signal.setitimer(signal.ITIMER_REAL, alarm)
+    started = time.monotonic()
     etype = next((k for k, v in EVENTS.items() if v == event.type), str(event.type))
     try:
         exec(code, {"__builtins__": builtins})
@@ -162,6 +166,9 @@ def _exec(code: types.CodeType, event: Event, pbs: types.ModuleType, config_path
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
+        if outer > 0:
+            signal.setitimer(signal.ITIMER_REAL,
+                             max(outer - (time.monotonic() - started), 0.001))
         if saved_pbs is None:
             sys.modules.pop("pbs", None)
         else:
