@@ -136,3 +136,19 @@ def test_cli_errors(sockdir, capsys):
     assert "invalid syntax" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["begin"])  # --config or --no-config is required
+
+
+def test_site_hook_name(atom, sockdir, capsys):
+    """Installed as a site hook under another name, the hook logs and
+    rejects under that name, and PBS' offline comment names it."""
+    atom.fault("DELETE", Action.status(500))
+    r = run_hook("execjob_end", config=cfg(atom), hook_name="cray_atom")
+    assert r.reject_msg == "cray_atom: DELETE job failed: status 500"
+    assert r.logged("cray_atom:1.pbs01:execjob_end: DELETE job failed")
+    conf = sockdir / "c.CF"
+    conf.write_text(cfg(atom))
+    atom.fault("POST", Action.status(500))
+    assert main(["begin", "--config", str(conf), "--name", "cray_atom"]) == 2
+    out = capsys.readouterr().out
+    assert "offlined: node01 (offlined by hook 'cray_atom' due to hook error)" in out
+    assert "execjob_begin hook 'cray_atom' encountered an exception" in out

@@ -53,6 +53,11 @@ OFFLINE_EVENTS = (CONSTANTS["EXECJOB_BEGIN"], CONSTANTS["EXECJOB_PROLOGUE"])
 OFFLINE_COMMENT = f"offlined by hook '{HOOK}' due to hook error"
 
 
+def offline_comment(hook_name: str) -> str:
+    """The comment PBS puts on vnodes its fail_action offlined."""
+    return f"offlined by hook '{hook_name}' due to hook error"
+
+
 class _Accept(SystemExit):
     pass
 
@@ -157,12 +162,14 @@ def _exec(code: types.CodeType, event: Event, pbs: types.ModuleType, config_path
     except KeyboardInterrupt:
         result.outcome = "alarm"
         result.logs.append((CONSTANTS["EVENT_ERROR"], f"alarm call while running {etype}"
-                                                      f" hook '{HOOK}', request rejected"))
+                                                      f" hook '{event.hook_name}', request"
+                                                      f" rejected"))
     except Exception:
         result.outcome = "error"
         result.traceback = traceback.format_exc()
-        result.logs.append((CONSTANTS["EVENT_ERROR"], f"{etype} hook '{HOOK}' encountered"
-                                                      f" an exception, request rejected"))
+        result.logs.append((CONSTANTS["EVENT_ERROR"], f"{etype} hook '{event.hook_name}'"
+                                                      f" encountered an exception, request"
+                                                      f" rejected"))
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
@@ -182,13 +189,15 @@ def run_hook(event_type: str, jobid: str = "1.pbs01", euser: str | None = None,
              place: str | None = None, sharing: int | None = None,
              config: str | None = "{}", config_path: str | None = None,
              alarm: float = 300.0, fail_action: str = "offline_vnodes",
-             vnodes: tuple[str, ...] = ("node01",), source: str | None = None) -> Result:
+             vnodes: tuple[str, ...] = ("node01",), source: str | None = None,
+             hook_name: str = HOOK) -> Result:
     """Run the hook for one event ('execjob_begin', 'execjob_end', ...).
 
     ``config`` is the configuration file's text (None: no file is set);
     ``config_path`` names an existing file to use instead.  ``sharing`` is
     the local vnode's (the first of ``vnodes``) sharing attribute.
-    ``source`` is the hook's text (default: the shipped PBS_cray_atom.PY).
+    ``source`` is the hook's text (default: the shipped PBS_cray_atom.PY);
+    ``hook_name`` the name the site created it under.
     """
     if threading.current_thread() is not threading.main_thread():
         raise RuntimeError("run_hook arms SIGALRM, so it must run in the main thread")
@@ -201,7 +210,7 @@ def run_hook(event_type: str, jobid: str = "1.pbs01", euser: str | None = None,
     etype = EVENTS.get(event_type, 0)
     vnode_list = {n: Vnode(n) for n in vnodes}
     vnode_list[vnodes[0]].sharing = sharing
-    event = Event(etype, Job(jobid, euser, {"place": place}), vnode_list)
+    event = Event(etype, Job(jobid, euser, {"place": place}), vnode_list, hook_name=hook_name)
     result = Result("accept")
     text = source if source is not None else (hook_dir() / f"{HOOK}.PY").read_text()
     code = compile(text, f"{HOOK}.PY", "exec")
@@ -215,7 +224,7 @@ def run_hook(event_type: str, jobid: str = "1.pbs01", euser: str | None = None,
             and etype in OFFLINE_EVENTS):
         for v in event.vnode_list.values():
             v.state |= CONSTANTS["ND_OFFLINE"]
-            v.comment = OFFLINE_COMMENT
+            v.comment = offline_comment(hook_name)
             result.offlined.append(v.name)
     return result
 
@@ -247,6 +256,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="the MoM's vnodes, the local node first (default node01)")
     p.add_argument("--alarm", type=float, default=300.0, metavar="SECONDS",
                    help="the hook's alarm (default 300)")
+    p.add_argument("--name", default=HOOK,
+                   help=f"the name the hook was created under (default {HOOK})")
     p.add_argument("--fail-action", choices=["offline_vnodes", "none"],
                    default="offline_vnodes", help="the hook's fail_action")
     args = p.parse_args(argv)
@@ -259,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
                      sharing=SHARING.get(args.sharing or ""), config=None,
                      config_path=args.config, alarm=args.alarm,
                      fail_action=args.fail_action, vnodes=tuple(args.vnode or ["node01"]),
-                     source=source)
+                     source=source, hook_name=args.name)
     except (OSError, ValueError, SyntaxError) as exc:
         print(f"{p.prog}: {exc}", file=sys.stderr)
         return 2
@@ -269,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
         print(r.traceback, end="")
     print(f"outcome: {r.outcome}" + (f" ({r.reject_msg})" if r.reject_msg else ""))
     for name in r.offlined:
-        print(f"offlined: {name} ({OFFLINE_COMMENT})")
+        print(f"offlined: {name} ({offline_comment(args.name)})")
     return EXIT[r.outcome]
 
 
