@@ -266,3 +266,20 @@ def test_command_line_errors(sockdir, capsys):
     plain.write_text("")
     assert flux_dws_main(["atom-emulator", "--socket", str(plain)]) == 1
     assert "exists and is not a socket" in capsys.readouterr().err
+
+
+def test_hook_sends_what_requests_sends(atom, http):
+    """The stdlib transport puts the same request on the wire as the
+    requests + requests-unixsocket pair the specification names."""
+    jid = "123[4].srv"
+    body = {"jobid": jid, "uid": os.getuid(), "exclusive": False}
+    assert http("POST", "/jobs", json=body).status_code == 200
+    assert http("DELETE", f"/jobs/{jid}").status_code == 204
+    assert run_hook("execjob_begin", jobid=jid, config=cfg(atom)).outcome == "accept"
+    assert run_hook("execjob_end", jobid=jid, config=cfg(atom)).outcome == "accept"
+    theirs, ours = atom.requests[:2], atom.requests[2:]
+    for a, b in zip(ours, theirs, strict=True):
+        assert (a.method, a.raw_path, a.json, a.body) == (b.method, b.raw_path, b.json, b.body)
+        for h in ("Host", "Content-Type", "Content-Length"):
+            assert a.headers.get(h) == b.headers.get(h), h
+    assert ours[1].headers["Content-Length"] == "0"
