@@ -5,7 +5,7 @@ fails, each ending in a hook error that offlines all of the MoM's vnodes."""
 from __future__ import annotations
 
 import pytest
-from t.python.pbs.conftest import DBG, DBG2, ERR, ME, begin, cfg, reqs
+from t.python.pbs.conftest import DBG, DBG2, ERR, HOOK_PATH, ME, begin, cfg, reqs
 
 from flux_dws.pbs.atom_emulator import Action
 from flux_dws.pbs.harness import OFFLINE_COMMENT
@@ -209,3 +209,17 @@ def test_array_subjob_id(atom):
     assert post.json["jobid"] == jid  # the body carries the id as it is
     assert delete.raw_path == "/rm/v1/jobs/123%5B4%5D.srv"
     assert delete.path == "/rm/v1/jobs/123[4].srv"
+
+
+def test_server_query_failure_rejects_without_offline(atom):
+    """pbs.server().vnode() is a server query from the MoM; if it fails the
+    node is not at fault: reject (the job is requeued), with the reason."""
+    src = HOOK_PATH.read_text().replace(
+        "sharing = ctx.pbs.server().vnode(node).sharing",
+        "sharing = ctx.pbs.server().vnode('no-such-vnode-' + node).comment.sharing")
+    assert "no-such-vnode-" in src
+    r = begin(atom, source=src, vnodes=("nid4",))
+    assert r.outcome == "reject" and r.offlined == [] and atom.requests == []
+    assert r.reject_msg == "PBS_cray_atom: cannot read the sharing attribute of vnode nid4"
+    assert r.logged("cannot read the sharing attribute of vnode nid4 from the server:"
+                    " AttributeError", ERR)
