@@ -173,9 +173,11 @@ static int push_range (struct dws_hostlist *hl,
     return 0;
 }
 
+/* RFC 29: printable, non-white-space ASCII other than "[", "]" and ",". */
 static bool valid_name_char (char c)
 {
-    return c > ' ' && c != ',' && c != '[' && c != ']' && c != 0x7f;
+    unsigned char u = (unsigned char)c;
+    return u > ' ' && u < 0x7f && c != ',' && c != '[' && c != ']';
 }
 
 static bool name_ok (const char *s, size_t len)

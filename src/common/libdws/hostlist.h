@@ -12,8 +12,9 @@
  * more than once, as in flux-core; dws_hostlist_uniq() and
  * dws_hostlist_sort() normalise it.
  *
- * Stricter than flux-core: white space, empty names ("a,,b") and leading
- * or trailing commas are errors, not skipped.
+ * Names are printable ASCII other than "[ ] ," (RFC 29).  Stricter than
+ * flux-core: white space, other bytes, empty names ("a,,b") and leading or
+ * trailing commas are errors, not skipped or passed through.
  *
  * Internally a list is a run of ranges (prefix, lo-hi, width), so
  * "elcap[1001-12136]" is one range: decoding, counting and encoding cost

@@ -135,6 +135,9 @@ static void test_errors (void)
     bad ("foo bar", "invalid character in host name 'foo bar'");
     bad ("a,foo\tbar,b", "invalid character in host name 'foo\tbar'");
     bad ("fo o[1]", "invalid character in host name 'fo o[1]'");
+    bad ("n\xc5\x93ud1", "invalid character in host name 'n\xc5\x93ud1'");
+    bad ("a\x7f", "invalid character in host name 'a\x7f'");
+    bad ("n[1]\x01", "invalid character in host name 'n[1]\x01'");
     bad ("foo[1] x", "invalid character in host name 'foo[1] x'");
     bad ("foo[1-99999999999999999999]",
          "invalid range '1-99999999999999999999' in 'foo[1-99999999999999999999]' (more than 18 "
