@@ -23,8 +23,9 @@
 #define FIND_SCAN_MAX 8
 
 struct range {
-    char *prefix;
+    char *prefix; /* NUL-terminated; shared with the range before if equal */
     size_t plen;
+    bool owner;   /* this range allocated prefix */
     unsigned long long lo, hi; /* inclusive; unused when !numeric */
     int width;                 /* zero-padded width, 0 = natural */
     bool numeric;
@@ -60,7 +61,8 @@ void dws_hostlist_destroy (struct dws_hostlist *hl)
 {
     if (hl) {
         for (size_t i = 0; i < hl->n; i++)
-            free (hl->r[i].prefix);
+            if (hl->r[i].owner)
+                free (hl->r[i].prefix);
         free (hl->r);
         dws_hostfind_destroy (atomic_load (&hl->find));
         free (hl);
@@ -160,8 +162,21 @@ static int push_range (struct dws_hostlist *hl,
             return 0;
         }
     }
-    if (reserve (hl) < 0 || !(hl->r[hl->n].prefix = strndup (prefix, plen)))
+    if (reserve (hl) < 0)
         return dws_errorf (err, "out of memory");
+    /* ranges are only ever appended, so a range may borrow the prefix
+     * string of the one before it (the common "n[1,3,5,...]" case)
+     */
+    struct range *prev = hl->n > 0 ? &hl->r[hl->n - 1] : NULL;
+    if (prev && prev->plen == plen && !memcmp (prev->prefix, prefix, plen)) {
+        hl->r[hl->n].prefix = prev->prefix;
+        hl->r[hl->n].owner = false;
+    }
+    else {
+        if (!(hl->r[hl->n].prefix = strndup (prefix, plen)))
+            return dws_errorf (err, "out of memory");
+        hl->r[hl->n].owner = true;
+    }
     hl->r[hl->n].plen = plen;
     hl->r[hl->n].numeric = numeric;
     hl->r[hl->n].lo = lo;
@@ -519,9 +534,8 @@ static void sb_put (struct strbuf *sb, const char *txt, size_t n)
 
 static void sb_num (struct strbuf *sb, unsigned long long v, int width)
 {
-    char tmp[32];
-    int n = snprintf (tmp, sizeof (tmp), "%0*llu", width, v);
-    sb_put (sb, tmp, (size_t)n);
+    char tmp[MAX_DIGITS + 4];
+    sb_put (sb, tmp, put_num (tmp, v, width));
 }
 
 static void sb_range (struct strbuf *sb, const struct range *r)

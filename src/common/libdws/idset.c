@@ -306,8 +306,16 @@ static int sb_put (struct strbuf *sb, const char *txt, size_t n)
 static int sb_id (struct strbuf *sb, const char *sep, unsigned int v)
 {
     char tmp[16];
-    int n = snprintf (tmp, sizeof (tmp), "%s%u", sep, v);
-    return sb_put (sb, tmp, (size_t)n);
+    size_t n = strlen (sep), k = 0;
+    char digit[12];
+    memcpy (tmp, sep, n);
+    do {
+        digit[k++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (k > 0)
+        tmp[n++] = digit[--k];
+    return sb_put (sb, tmp, n);
 }
 
 char *dws_idset_encode (const struct dws_idset *ids, int flags)
