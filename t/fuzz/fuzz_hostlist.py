@@ -1,28 +1,44 @@
-"""atheris target: hostlist decode/encode/lookups never crash on any input."""
+"""atheris target: hostlist decode/encode/lookups/set operations never crash,
+and bad input only ever raises DwsError (HostlistError)."""
 
 import sys
 
 import atheris
 
 with atheris.instrument_imports():
-    from flux_dws.hostlist import Hostlist, HostlistError
+    from flux_dws.errors import DwsError
+    from flux_dws.hostlist import Hostlist
 
 
 def test_one(data: bytes) -> None:
     fdp = atheris.FuzzedDataProvider(data)
-    text = fdp.ConsumeUnicodeNoSurrogates(200).replace("\0", "")
+    text = fdp.ConsumeUnicodeNoSurrogates(200)
+    probe = fdp.ConsumeUnicodeNoSurrogates(20)
     try:
         hl = Hostlist(text)
-    except HostlistError:
+    except DwsError:
         return
+    try:
+        probe in hl  # noqa: B015 - any string, even one with a NUL
+        Hostlist(probe)
+    except DwsError:
+        pass
     if len(hl) > 5000:
         return
+    names = list(hl)
     again = Hostlist(hl.encode())
-    assert list(again) == list(hl), (text, hl.encode())
-    for i, name in enumerate(hl):
-        assert hl.index(name) <= i
-    other = Hostlist(list(hl)[::2])
-    assert set(hl - other) == set(hl) - set(other)
+    assert list(again) == names, (text, hl.encode())
+    first: dict[str, int] = {}
+    for i, name in enumerate(names):
+        first.setdefault(name, i)
+        assert hl[i] == name
+    for name, i in first.items():
+        assert hl.index(name) == i, (text, name)
+    other = Hostlist(names[::2])
+    assert list(hl - other) == [n for n in first if n not in set(names[::2])]
+    assert list(hl | other) == list(first)
+    assert sorted(hl.sorted()) == sorted(names)
+    assert list(hl.uniq()) == list(first)
 
 
 atheris.Setup(sys.argv, test_one)

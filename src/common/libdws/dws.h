@@ -13,6 +13,7 @@
 #include "capacity.h"
 #include "directive.h"
 #include "error.h"
+#include "hostfind.h"
 #include "hostindex.h"
 #include "hostlist.h"
 #include "idset.h"

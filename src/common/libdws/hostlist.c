@@ -3,6 +3,8 @@
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
 #include <errno.h>
+#include <limits.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,23 +12,35 @@
 
 #include <jansson.h>
 
+#include "hostfind.h"
 #include "hostindex.h"
 #include "hostlist.h"
 
-#define MAX_DIGITS 18 /* numeric parts longer than this are plain names */
+/* numeric parts longer than this are plain names */
+#define MAX_DIGITS DWS_HOSTFIND_MAX_DIGITS
+
+/* Lists with more ranges than this get a lookup index on first find. */
+#define FIND_SCAN_MAX 8
 
 struct range {
-    char *prefix;
+    char *prefix; /* NUL-terminated; shared with the range before if equal */
     size_t plen;
+    bool owner;   /* this range allocated prefix */
     unsigned long long lo, hi; /* inclusive; unused when !numeric */
     int width;                 /* zero-padded width, 0 = natural */
     bool numeric;
+    size_t pos; /* position of the range's first host in the list */
 };
 
 struct dws_hostlist {
     struct range *r;
     size_t n, cap;
     size_t count; /* hosts */
+    /* Built by the first dws_hostlist_find() on a list of many ranges and
+     * dropped by any change; published atomically so concurrent finds on
+     * an unchanging list are safe.
+     */
+    _Atomic (struct dws_hostfind *) find;
 };
 
 /* A host split into prefix and numeric suffix. */
@@ -47,8 +61,10 @@ void dws_hostlist_destroy (struct dws_hostlist *hl)
 {
     if (hl) {
         for (size_t i = 0; i < hl->n; i++)
-            free (hl->r[i].prefix);
+            if (hl->r[i].owner)
+                free (hl->r[i].prefix);
         free (hl->r);
+        dws_hostfind_destroy (atomic_load (&hl->find));
         free (hl);
     }
 }
@@ -134,6 +150,7 @@ static int push_range (struct dws_hostlist *hl,
     size_t n = numeric ? (size_t)(hi - lo) + 1 : 1;
     if (too_many (hl, n, err) < 0)
         return -1;
+    dws_hostfind_destroy (atomic_exchange (&hl->find, NULL));
     if (numeric && hl->n > 0) {
         struct range *last = &hl->r[hl->n - 1];
         if (last->numeric && last->plen == plen && !memcmp (last->prefix, prefix, plen)
@@ -145,28 +162,51 @@ static int push_range (struct dws_hostlist *hl,
             return 0;
         }
     }
-    if (reserve (hl) < 0 || !(hl->r[hl->n].prefix = strndup (prefix, plen)))
+    if (reserve (hl) < 0)
         return dws_errorf (err, "out of memory");
+    /* ranges are only ever appended, so a range may borrow the prefix
+     * string of the one before it (the common "n[1,3,5,...]" case)
+     */
+    struct range *prev = hl->n > 0 ? &hl->r[hl->n - 1] : NULL;
+    if (prev && prev->plen == plen && !memcmp (prev->prefix, prefix, plen)) {
+        hl->r[hl->n].prefix = prev->prefix;
+        hl->r[hl->n].owner = false;
+    }
+    else {
+        if (!(hl->r[hl->n].prefix = strndup (prefix, plen)))
+            return dws_errorf (err, "out of memory");
+        hl->r[hl->n].owner = true;
+    }
     hl->r[hl->n].plen = plen;
     hl->r[hl->n].numeric = numeric;
     hl->r[hl->n].lo = lo;
     hl->r[hl->n].hi = hi;
     hl->r[hl->n].width = width;
+    hl->r[hl->n].pos = hl->count;
     hl->n++;
     hl->count += n;
     return 0;
 }
 
+/* RFC 29: printable, non-white-space ASCII other than "[", "]" and ",". */
 static bool valid_name_char (char c)
 {
-    return c > ' ' && c != ',' && c != '[' && c != ']' && c != 0x7f;
+    unsigned char u = (unsigned char)c;
+    return u > ' ' && u < 0x7f && c != ',' && c != '[' && c != ']';
+}
+
+static bool name_ok (const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (!valid_name_char (s[i]))
+            return false;
+    return true;
 }
 
 static int check_name (const char *s, size_t len, const char *item, dws_error_t *err)
 {
-    for (size_t i = 0; i < len; i++)
-        if (!valid_name_char (s[i]))
-            return dws_errorf (err, "invalid character in host name '%s'", item);
+    if (!name_ok (s, len))
+        return dws_errorf (err, "invalid character in host name '%s'", item);
     return 0;
 }
 
@@ -196,73 +236,174 @@ static int parse_num (const char *s, size_t len, unsigned long long *v)
     return 0;
 }
 
-/* item = prefix "[" ranges "]" */
+static bool all_digits (const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+    return true;
+}
+
+static size_t put_num (char *p, unsigned long long v, int width)
+{
+    char tmp[24];
+    int n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (n < width)
+        tmp[n++] = '0';
+    for (int i = 0; i < n; i++)
+        p[i] = tmp[n - 1 - i];
+    return (size_t)n;
+}
+
+/* One bracket element "lo" or "lo-hi" (len bytes at p) of item. */
+static int parse_element (const char *p,
+                          size_t len,
+                          const char *item,
+                          unsigned long long *lo,
+                          unsigned long long *hi,
+                          int *width,
+                          dws_error_t *err)
+{
+    const char *dash = memchr (p, '-', len);
+    size_t lolen = dash ? (size_t)(dash - p) : len;
+    size_t hilen = dash ? len - lolen - 1 : 0;
+    const char *hs = dash ? dash + 1 : NULL;
+
+    if (len == 0)
+        return dws_errorf (err, "empty range in brackets of '%s'", item);
+    if (lolen == 0 || (dash && hilen == 0))
+        return dws_errorf (err, "invalid range '%.*s' in '%s' (missing number)", (int)len, p, item);
+    if (!all_digits (p, lolen) || (dash && !all_digits (hs, hilen)))
+        return dws_errorf (err, "invalid range '%.*s' in '%s' (not a number)", (int)len, p, item);
+    if (lolen > MAX_DIGITS || hilen > MAX_DIGITS)
+        return dws_errorf (err,
+                           "invalid range '%.*s' in '%s' (more than %d digits)",
+                           (int)len,
+                           p,
+                           item,
+                           MAX_DIGITS);
+    parse_num (p, lolen, lo);
+    *hi = *lo;
+    if (dash)
+        parse_num (hs, hilen, hi);
+    *width = (p[0] == '0' && lolen > 1) ? (int)lolen : 0;
+    if (dash && hs[0] == '0' && hilen > 1 && hilen != lolen)
+        return dws_errorf (err,
+                           "invalid range '%.*s' in '%s' (zero padding of '%.*s' and '%.*s' differs)",
+                           (int)len,
+                           p,
+                           item,
+                           (int)lolen,
+                           p,
+                           (int)hilen,
+                           hs);
+    if (*hi < *lo)
+        return dws_errorf (err,
+                           "invalid range '%.*s' in '%s' (end before start)",
+                           (int)len,
+                           p,
+                           item);
+    return 0;
+}
+
+/* prefix[lo-hi]suffix: a non-empty suffix makes every host a name of its
+ * own, split at its trailing digits like any single host (as flux-core
+ * does), so "foo[1-2]-eth0" holds foo1-eth0 and foo2-eth0.
+ */
+static int push_suffixed (struct dws_hostlist *hl,
+                          const char *prefix,
+                          size_t plen,
+                          unsigned long long lo,
+                          unsigned long long hi,
+                          int width,
+                          const char *suffix,
+                          size_t slen,
+                          dws_error_t *err)
+{
+    char *buf;
+
+    if (too_many (hl, (size_t)(hi - lo) + 1, err) < 0)
+        return -1;
+    if (!(buf = malloc (plen + slen + MAX_DIGITS + 2)))
+        return dws_errorf (err, "out of memory");
+    for (unsigned long long v = lo;; v++) {
+        struct hostname h;
+        size_t n = plen;
+        memcpy (buf, prefix, plen);
+        n += put_num (buf + n, v, width);
+        memcpy (buf + n, suffix, slen);
+        n += slen;
+        split_host (buf, n, &h);
+        if (push_range (hl, h.prefix, h.plen, h.numeric, h.num, h.num, h.width, err) < 0) {
+            free (buf);
+            return -1;
+        }
+        if (v == hi)
+            break;
+    }
+    free (buf);
+    return 0;
+}
+
+/* item = prefix "[" elements "]" [suffix], len bytes; open is its '['. */
 static int append_bracketed (struct dws_hostlist *hl,
                              const char *item,
                              size_t len,
                              const char *open,
                              dws_error_t *err)
 {
-    const char *close = memchr (open, ']', (size_t)(item + len - open));
+    const char *end = item + len;
+    const char *close = memchr (open, ']', (size_t)(end - open));
+    const char *suffix = close ? close + 1 : end;
+    size_t slen = (size_t)(end - suffix);
     size_t plen = (size_t)(open - item);
     char *copy = strndup (item, len);
     int rc = -1;
 
     if (!copy)
         return dws_errorf (err, "out of memory");
-    if (!close || memchr (open + 1, '[', (size_t)(close - open - 1)))
+    if (close && !memchr (open + 1, '[', (size_t)(close - open - 1))
+        && memchr (suffix, '[', slen))
+        dws_errorf (err, "more than one bracketed range in '%s'", copy);
+    else if (!close || memchr (open + 1, '[', (size_t)(close - open - 1))
+             || memchr (suffix, ']', slen))
         dws_errorf (err, "unbalanced brackets in '%s'", copy);
-    else if (close != item + len - 1)
-        dws_errorf (err, "unexpected text after ']' in '%s'", copy);
-    else if (check_name (item, plen, copy, err) < 0)
+    else if (check_name (item, plen, copy, err) < 0 || check_name (suffix, slen, copy, err) < 0)
         ;
     else if (close == open + 1)
         dws_errorf (err, "empty brackets in '%s'", copy);
     else {
         const char *p = open + 1;
         rc = 0;
-        while (rc == 0 && p < close) {
+        while (rc == 0 && p <= close) {
             const char *comma = memchr (p, ',', (size_t)(close - p));
-            const char *end = comma ? comma : close;
-            const char *dash = memchr (p, '-', (size_t)(end - p));
-            unsigned long long lo, hi;
-            size_t lolen = dash ? (size_t)(dash - p) : (size_t)(end - p);
-            int width;
+            const char *stop = comma ? comma : close;
+            unsigned long long lo = 0, hi = 0;
+            int width = 0;
 
-            if (parse_num (p, lolen, &lo) < 0
-                || (dash && parse_num (dash + 1, (size_t)(end - dash - 1), &hi) < 0)) {
-                rc = dws_errorf (err, "invalid range '%.*s' in '%s'", (int)(end - p), p, copy);
-                break;
-            }
-            if (!dash)
-                hi = lo;
-            if (hi < lo) {
-                rc = dws_errorf (err,
-                                 "invalid range '%.*s' in '%s' (end before start)",
-                                 (int)(end - p),
-                                 p,
-                                 copy);
-                break;
-            }
-            width = (p[0] == '0' && lolen > 1) ? (int)lolen : 0;
-            rc = push_range (hl, item, plen, true, lo, hi, width, err);
             if (comma && comma + 1 == close)
                 rc = dws_errorf (err, "trailing comma in brackets of '%s'", copy);
-            p = end + 1;
+            else if (parse_element (p, (size_t)(stop - p), copy, &lo, &hi, &width, err) < 0)
+                rc = -1;
+            else if (slen == 0)
+                rc = push_range (hl, item, plen, true, lo, hi, width, err);
+            else
+                rc = push_suffixed (hl, item, plen, lo, hi, width, suffix, slen, err);
+            p = stop + 1;
         }
     }
     free (copy);
     return rc;
 }
 
-int dws_hostlist_append (struct dws_hostlist *hl, const char *s, dws_error_t *err)
+static int parse_into (struct dws_hostlist *hl, const char *s, dws_error_t *err)
 {
     const char *p = s;
 
-    if (!s)
-        return dws_errorf (err, "no hostlist given");
-    if (!*s)
-        return 0;
     while (*p) {
         /* find the end of this item: a comma outside brackets */
         const char *q = p;
@@ -288,13 +429,11 @@ int dws_hostlist_append (struct dws_hostlist *hl, const char *s, dws_error_t *er
                 return -1;
         }
         else {
-            char *host = strndup (p, len);
-            int rc;
-            if (!host)
-                return dws_errorf (err, "out of memory");
-            rc = dws_hostlist_append_host (hl, host, err);
-            free (host);
-            if (rc < 0)
+            struct hostname h;
+            if (!name_ok (p, len))
+                return dws_errorf (err, "invalid character in host name '%.*s'", (int)len, p);
+            split_host (p, len, &h);
+            if (push_range (hl, h.prefix, h.plen, h.numeric, h.num, h.num, h.width, err) < 0)
                 return -1;
         }
         if (*q == ',' && q[1] == '\0')
@@ -306,22 +445,41 @@ int dws_hostlist_append (struct dws_hostlist *hl, const char *s, dws_error_t *er
 
 struct dws_hostlist *dws_hostlist_decode (const char *s, dws_error_t *err)
 {
-    struct dws_hostlist *hl = dws_hostlist_create ();
-    if (!hl) {
+    struct dws_hostlist *hl;
+
+    if (!s) {
+        dws_errorf (err, "no hostlist given");
+        return NULL;
+    }
+    if (!(hl = dws_hostlist_create ())) {
         dws_errorf (err, "out of memory");
         return NULL;
     }
-    if (dws_hostlist_append (hl, s, err) < 0) {
+    if (parse_into (hl, s, err) < 0) {
         dws_hostlist_destroy (hl);
         return NULL;
     }
     return hl;
 }
 
+int dws_hostlist_append (struct dws_hostlist *hl, const char *s, dws_error_t *err)
+{
+    struct dws_hostlist *tmp = dws_hostlist_decode (s, err);
+    int rc;
+
+    if (!tmp)
+        return -1;
+    rc = dws_hostlist_append_list (hl, tmp, err);
+    dws_hostlist_destroy (tmp);
+    return rc;
+}
+
 int dws_hostlist_append_list (struct dws_hostlist *hl,
                               const struct dws_hostlist *other,
                               dws_error_t *err)
 {
+    if (too_many (hl, other->count, err) < 0)
+        return -1;
     for (size_t i = 0; i < other->n; i++) {
         const struct range *r = &other->r[i];
         if (push_range (hl, r->prefix, r->plen, r->numeric, r->lo, r->hi, r->width, err) < 0)
@@ -376,9 +534,8 @@ static void sb_put (struct strbuf *sb, const char *txt, size_t n)
 
 static void sb_num (struct strbuf *sb, unsigned long long v, int width)
 {
-    char tmp[32];
-    int n = snprintf (tmp, sizeof (tmp), "%0*llu", width, v);
-    sb_put (sb, tmp, (size_t)n);
+    char tmp[MAX_DIGITS + 4];
+    sb_put (sb, tmp, put_num (tmp, v, width));
 }
 
 static void sb_range (struct strbuf *sb, const struct range *r)
@@ -435,28 +592,58 @@ char *dws_hostlist_encode (const struct dws_hostlist *hl)
 
 /* --- access ------------------------------------------------------------- */
 
-static int format_host (const struct range *r,
-                        unsigned long long num,
-                        char *buf,
-                        size_t len)
+/* Length of host `num` of numeric range r (without the NUL). */
+static size_t host_len (const struct range *r, unsigned long long num)
 {
-    int n;
+    int d = digits (num);
+    return r->plen + (r->numeric ? (size_t)(d > r->width ? d : r->width) : 0);
+}
+
+/* Write host num of r (host_len + 1 bytes) into p. */
+static void write_host (const struct range *r, unsigned long long num, char *p)
+{
+    memcpy (p, r->prefix, r->plen);
+    p += r->plen;
     if (r->numeric)
-        n = snprintf (buf, len, "%.*s%0*llu", (int)r->plen, r->prefix, r->width, num);
-    else
-        n = snprintf (buf, len, "%.*s", (int)r->plen, r->prefix);
-    return (n < 0 || (size_t)n >= len) ? -1 : n;
+        p += put_num (p, num, r->width);
+    *p = '\0';
+}
+
+/* Index of the range holding host n (n < count). */
+static size_t range_of (const struct dws_hostlist *hl, size_t n)
+{
+    size_t lo = 0, hi = hl->n; /* first range with pos > n */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (hl->r[mid].pos <= n)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo - 1;
 }
 
 int dws_hostlist_nth (const struct dws_hostlist *hl, size_t n, char *buf, size_t len)
 {
-    for (size_t i = 0; i < hl->n; i++) {
-        size_t c = range_count (&hl->r[i]);
-        if (n < c)
-            return format_host (&hl->r[i], hl->r[i].lo + n, buf, len);
-        n -= c;
+    if (n >= hl->count)
+        return -1;
+    const struct range *r = &hl->r[range_of (hl, n)];
+    unsigned long long num = r->lo + (n - r->pos);
+    size_t need = host_len (r, num);
+    if (need > INT_MAX)
+        return -1;
+    if (need < len)
+        write_host (r, num, buf);
+    else if (len > 0) {
+        char *tmp = malloc (need + 1);
+        if (!tmp)
+            return -1;
+        write_host (r, num, tmp);
+        memcpy (buf, tmp, len - 1);
+        buf[len - 1] = '\0';
+        free (tmp);
     }
-    return -1;
+    return (int)need;
 }
 
 /* Does host name a member of numeric range r?  The host is split at r's
@@ -479,9 +666,8 @@ static bool range_has (const struct range *r, const char *host, size_t len, size
     return true;
 }
 
-long dws_hostlist_find (const struct dws_hostlist *hl, const char *host)
+static long find_scan (const struct dws_hostlist *hl, const char *host)
 {
-    size_t pos = 0;
     size_t len = strlen (host);
 
     for (size_t i = 0; i < hl->n; i++) {
@@ -489,13 +675,49 @@ long dws_hostlist_find (const struct dws_hostlist *hl, const char *host)
         size_t offset;
         if (!r->numeric) {
             if (r->plen == len && !memcmp (r->prefix, host, len))
-                return (long)pos;
+                return (long)r->pos;
         }
         else if (range_has (r, host, len, &offset))
-            return (long)(pos + offset);
-        pos += range_count (r);
+            return (long)(r->pos + offset);
     }
     return -1;
+}
+
+static struct dws_hostfind *build_find (const struct dws_hostlist *hl)
+{
+    struct dws_hostfind_range *fr = malloc (hl->n * sizeof (*fr));
+    struct dws_hostfind *f = NULL;
+
+    if (fr) {
+        for (size_t i = 0; i < hl->n; i++) {
+            const struct range *r = &hl->r[i];
+            fr[i] = (struct dws_hostfind_range){
+                r->prefix, r->plen, r->numeric, r->lo, r->hi, r->width, r->pos,
+            };
+        }
+        f = dws_hostfind_create (fr, hl->n);
+        free (fr);
+    }
+    return f;
+}
+
+long dws_hostlist_find (const struct dws_hostlist *hl, const char *host)
+{
+    struct dws_hostlist *mut = (struct dws_hostlist *)hl; /* the cache only */
+    struct dws_hostfind *f;
+
+    if (hl->n <= FIND_SCAN_MAX)
+        return find_scan (hl, host);
+    if (!(f = atomic_load (&mut->find))) {
+        struct dws_hostfind *expected = NULL;
+        if (!(f = build_find (hl)))
+            return find_scan (hl, host); /* ENOMEM: still answer */
+        if (!atomic_compare_exchange_strong (&mut->find, &expected, f)) {
+            dws_hostfind_destroy (f); /* another thread won */
+            f = expected;
+        }
+    }
+    return dws_hostfind_lookup (f, host);
 }
 
 /* Every host of hl formatted once into one arena: names[i] points into it,
@@ -515,21 +737,6 @@ static void flat_free (struct flat *f)
     free (f->names);
     free (f->rng);
     free (f->num);
-}
-
-static size_t put_num (char *p, unsigned long long v, int width)
-{
-    char tmp[24];
-    int n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    while (n < width)
-        tmp[n++] = '0';
-    for (int i = 0; i < n; i++)
-        p[i] = tmp[n - 1 - i];
-    return (size_t)n;
 }
 
 static int flatten (const struct dws_hostlist *hl, struct flat *f)
@@ -601,21 +808,15 @@ char **dws_hostlist_names (const struct dws_hostlist *hl, dws_error_t *err)
 {
     char **names = calloc (hl->count + 1, sizeof (char *));
     size_t k = 0;
-    char buf[1024];
 
     if (!names)
         goto nomem;
     for (size_t i = 0; i < hl->n; i++) {
         const struct range *r = &hl->r[i];
         for (unsigned long long v = r->lo;; v++) {
-            int n = format_host (r, v, buf, sizeof (buf));
-            if (n < 0) {
-                dws_errorf (err, "host name too long: '%.*s...'", 64, r->prefix);
-                dws_hostlist_free_names (names);
-                return NULL;
-            }
-            if (!(names[k++] = strdup (buf)))
+            if (!(names[k] = malloc (host_len (r, v) + 1)))
                 goto nomem;
+            write_host (r, v, names[k++]);
             if (!r->numeric || v == r->hi)
                 break;
         }
@@ -775,12 +976,15 @@ struct dws_hostlist *dws_hostlist_uniq (const struct dws_hostlist *hl, dws_error
     return setop (hl, NULL, OP_UNIQ, err);
 }
 
-/* Sort key of one host: prefix, then numeric before plain, then number,
- * then width (so "n01" and "n1" order consistently).
+/* Sort key of one host, as flux-core's hostlist_sort() orders them:
+ * prefix, then plain names before numbered ones, then printed width, then
+ * number ("n9,n10,n09" sorts as n9,n09,n10; "x45,x015" as x45,x015).
+ * Equal keys are equal names, so sorting puts repeats side by side.
  */
 struct sortkey {
     const struct range *r;
     unsigned long long num;
+    int width; /* printed digits */
 };
 
 static int cmp_sortkey (const void *x, const void *y)
@@ -793,10 +997,10 @@ static int cmp_sortkey (const void *x, const void *y)
     if (a->r->plen != b->r->plen)
         return a->r->plen < b->r->plen ? -1 : 1;
     if (a->r->numeric != b->r->numeric)
-        return a->r->numeric ? -1 : 1;
-    if (a->num != b->num)
-        return a->num < b->num ? -1 : 1;
-    return (a->r->width > b->r->width) - (a->r->width < b->r->width);
+        return a->r->numeric ? 1 : -1;
+    if (a->width != b->width)
+        return a->width < b->width ? -1 : 1;
+    return (a->num > b->num) - (a->num < b->num);
 }
 
 struct dws_hostlist *dws_hostlist_sort (const struct dws_hostlist *hl, dws_error_t *err)
@@ -810,6 +1014,7 @@ struct dws_hostlist *dws_hostlist_sort (const struct dws_hostlist *hl, dws_error
     for (size_t i = 0; i < hl->n; i++)
         for (unsigned long long v = hl->r[i].lo;; v++) {
             keys[k].r = &hl->r[i];
+            keys[k].width = (int)(host_len (&hl->r[i], v) - hl->r[i].plen);
             keys[k++].num = v;
             if (!hl->r[i].numeric || v == hl->r[i].hi)
                 break;
@@ -830,3 +1035,4 @@ fail:
     dws_hostlist_destroy (out);
     return NULL;
 }
+

@@ -2,9 +2,19 @@
  *
  * Text form: comma-separated host names and bracketed numeric ranges,
  * "elcap[1001-1016,1020],login1,rzadams[01-08]".  Zero padding is kept
- * ("[01-08]" gives rzadams01 .. rzadams08).  A list keeps its order and
- * may hold a host more than once, as in flux-core; dws_hostlist_uniq() and
+ * ("[01-08]" gives rzadams01 .. rzadams08); each bracket element takes the
+ * width of its first number ("[005,4]" is 005 and 4, as in flux-core), a
+ * number that outgrows it prints in full ("[98-100]"), and an end padded
+ * differently from its start ("[1-05]") is an error.  Text after the
+ * bracket is a suffix: "foo[0-2]-eth0" is foo0-eth0, foo1-eth0, foo2-eth0,
+ * kept as names of their own (encoded spelled out, like flux-core).  One
+ * bracket per host expression.  A list keeps its order and may hold a host
+ * more than once, as in flux-core; dws_hostlist_uniq() and
  * dws_hostlist_sort() normalise it.
+ *
+ * Names are printable ASCII other than "[ ] ," (RFC 29).  Stricter than
+ * flux-core: white space, other bytes, empty names ("a,,b") and leading or
+ * trailing commas are errors, not skipped or passed through.
  *
  * Internally a list is a run of ranges (prefix, lo-hi, width), so
  * "elcap[1001-12136]" is one range: decoding, counting and encoding cost
@@ -47,12 +57,18 @@ char *dws_hostlist_encode (const struct dws_hostlist *hl);
 
 size_t dws_hostlist_count (const struct dws_hostlist *hl);
 
-/* Write host n (0-based) into buf.  Returns its length, or -1 if n is out
- * of range or buf (of size len) is too small.
+/* Write host n (0-based) into buf (of size len), like snprintf: returns
+ * the name's full length; if that is >= len, buf holds a truncated name
+ * (nothing if len is 0).  Returns -1 if n >= count.  O(log ranges).
  */
 int dws_hostlist_nth (const struct dws_hostlist *hl, size_t n, char *buf, size_t len);
 
-/* Position of the first occurrence of host, or -1. */
+/* Position of the first occurrence of host, or -1.  A list of more than a
+ * few ranges builds a lookup index on the first call (see hostfind.h), so
+ * each call costs O(log ranges) and nothing more until the list changes.
+ * Concurrent finds on an unchanging list are safe; changing a list while
+ * another thread reads it is not (as for any libdws object).
+ */
 long dws_hostlist_find (const struct dws_hostlist *hl, const char *host);
 
 /* New lists (NULL with a message on error):
@@ -69,7 +85,11 @@ struct dws_hostlist *dws_hostlist_difference (const struct dws_hostlist *a,
                                               const struct dws_hostlist *b,
                                               dws_error_t *err);
 
-/* Drop repeated hosts (keeping the first) / sort by prefix, then number. */
+/* uniq: drop repeated hosts, keeping the first (flux-core's hostlist_uniq
+ * also sorts: use sort, then uniq).  sort: as flux-core orders hosts --
+ * by prefix, plain names before numbered ones, then printed width, then
+ * number ("n9,n09,n10"); repeats are kept, side by side.
+ */
 struct dws_hostlist *dws_hostlist_uniq (const struct dws_hostlist *hl, dws_error_t *err);
 struct dws_hostlist *dws_hostlist_sort (const struct dws_hostlist *hl, dws_error_t *err);
 

@@ -184,25 +184,33 @@ unsigned int dws_idset_next (const struct dws_idset *ids, unsigned int prev)
 
 /* --- text --------------------------------------------------------------- */
 
+/* Returns 0, -1 (not a number) or -2 (too large). */
 static int parse_uint (const char *s, size_t len, unsigned int *out)
 {
     unsigned long long v = 0;
-    if (len == 0 || len > 10)
+    if (len == 0)
         return -1;
     for (size_t i = 0; i < len; i++) {
         if (s[i] < '0' || s[i] > '9')
             return -1;
-        v = v * 10 + (unsigned)(s[i] - '0');
+        if (v < UINT_MAX)
+            v = v * 10 + (unsigned)(s[i] - '0');
     }
     if (v >= UINT_MAX)
-        return -1;
+        return -2;
     *out = (unsigned int)v;
     return 0;
+}
+
+static const char *why (int rc)
+{
+    return rc == -2 ? " (ids are at most 4294967294)" : "";
 }
 
 struct dws_idset *dws_idset_decode (const char *s, dws_error_t *err)
 {
     struct dws_idset *ids;
+    const char *orig = s;
     size_t len;
 
     if (!s) {
@@ -215,7 +223,7 @@ struct dws_idset *dws_idset_decode (const char *s, dws_error_t *err)
         len -= 2;
     }
     if (memchr (s, '[', len) || memchr (s, ']', len)) {
-        dws_errorf (err, "invalid idset '%s': unbalanced brackets", s);
+        dws_errorf (err, "invalid idset '%s': unbalanced brackets", orig);
         return NULL;
     }
     if (!(ids = dws_idset_create ())) {
@@ -229,15 +237,18 @@ struct dws_idset *dws_idset_decode (const char *s, dws_error_t *err)
         size_t toklen = (size_t)(tok_end - p);
         const char *dash = memchr (p, '-', toklen);
         unsigned int lo, hi;
+        int rc;
 
         if (toklen == 0) {
-            dws_errorf (err, "invalid idset '%.*s': empty element", (int)len, s);
+            dws_errorf (err, "invalid idset '%s': empty element", orig);
             goto error;
         }
         if (dash) {
-            if (parse_uint (p, (size_t)(dash - p), &lo) < 0
-                || parse_uint (dash + 1, (size_t)(tok_end - dash - 1), &hi) < 0) {
-                dws_errorf (err, "invalid range '%.*s'", (int)toklen, p);
+            int rc = parse_uint (p, (size_t)(dash - p), &lo);
+            if (rc == 0)
+                rc = parse_uint (dash + 1, (size_t)(tok_end - dash - 1), &hi);
+            if (rc < 0) {
+                dws_errorf (err, "invalid range '%.*s'%s", (int)toklen, p, why (rc));
                 goto error;
             }
             if (hi < lo) {
@@ -245,8 +256,8 @@ struct dws_idset *dws_idset_decode (const char *s, dws_error_t *err)
                 goto error;
             }
         }
-        else if (parse_uint (p, toklen, &lo) < 0) {
-            dws_errorf (err, "invalid id '%.*s'", (int)toklen, p);
+        else if ((rc = parse_uint (p, toklen, &lo)) < 0) {
+            dws_errorf (err, "invalid id '%.*s'%s", (int)toklen, p, why (rc));
             goto error;
         }
         else
@@ -259,7 +270,7 @@ struct dws_idset *dws_idset_decode (const char *s, dws_error_t *err)
             break;
         p = comma + 1;
         if (p == end) {
-            dws_errorf (err, "invalid idset '%.*s': trailing comma", (int)len, s);
+            dws_errorf (err, "invalid idset '%s': trailing comma", orig);
             goto error;
         }
     }
@@ -295,8 +306,16 @@ static int sb_put (struct strbuf *sb, const char *txt, size_t n)
 static int sb_id (struct strbuf *sb, const char *sep, unsigned int v)
 {
     char tmp[16];
-    int n = snprintf (tmp, sizeof (tmp), "%s%u", sep, v);
-    return sb_put (sb, tmp, (size_t)n);
+    size_t n = strlen (sep), k = 0;
+    char digit[12];
+    memcpy (tmp, sep, n);
+    do {
+        digit[k++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (k > 0)
+        tmp[n++] = digit[--k];
+    return sb_put (sb, tmp, n);
 }
 
 char *dws_idset_encode (const struct dws_idset *ids, int flags)
@@ -304,6 +323,11 @@ char *dws_idset_encode (const struct dws_idset *ids, int flags)
     struct strbuf sb = {0};
     bool brackets = (flags & DWS_IDSET_BRACKETS) && dws_idset_count (ids) > 1;
     const char *sep = "";
+
+    if ((flags & DWS_IDSET_NORANGE) && dws_idset_count (ids) > DWS_IDSET_EXPAND_MAX) {
+        errno = E2BIG;
+        return NULL;
+    }
 
     if (sb_put (&sb, brackets ? "[" : "", brackets ? 1 : 0) < 0)
         goto nomem;

@@ -32,13 +32,22 @@ void dws_idset_destroy (struct dws_idset *ids);
 struct dws_idset *dws_idset_copy (const struct dws_idset *ids);
 
 /* Parse s.  Errors name the offending token, e.g.
- * "invalid range '3-1' (end before start)".
+ * "invalid range '3-1' (end before start)", "invalid id '4294967295' (ids
+ * are at most 4294967294)", "invalid idset '1,,2': empty element".  Ids in
+ * any order, repeats and leading zeros are accepted (RFC 22 asks encoders
+ * for ascending ids without leading zeros; flux-core's decoder accepts
+ * them too).
  */
 struct dws_idset *dws_idset_decode (const char *s, dws_error_t *err);
 
-/* malloc'd text ("" for the empty set); NULL on ENOMEM. */
+/* malloc'd text ("" for the empty set); NULL on ENOMEM, or with errno
+ * E2BIG for DWS_IDSET_NORANGE on a set of more than DWS_IDSET_EXPAND_MAX ids.
+ */
 char *dws_idset_encode (const struct dws_idset *ids, int flags);
 
+/* Add id / lo..hi; -1 with errno EINVAL for lo > hi or DWS_IDSET_INVALID,
+ * ENOMEM.  remove: -1 on ENOMEM (splitting a range).
+ */
 int dws_idset_add (struct dws_idset *ids, unsigned int id);
 int dws_idset_add_range (struct dws_idset *ids, unsigned int lo, unsigned int hi);
 int dws_idset_remove (struct dws_idset *ids, unsigned int id);
@@ -54,7 +63,7 @@ unsigned int dws_idset_first (const struct dws_idset *ids);
 unsigned int dws_idset_next (const struct dws_idset *ids, unsigned int prev);
 unsigned int dws_idset_last (const struct dws_idset *ids);
 
-/* New sets (NULL on ENOMEM). */
+/* New sets (NULL on ENOMEM), computed range by range: O(ranges). */
 struct dws_idset *dws_idset_union (const struct dws_idset *a, const struct dws_idset *b);
 struct dws_idset *dws_idset_intersect (const struct dws_idset *a, const struct dws_idset *b);
 struct dws_idset *dws_idset_difference (const struct dws_idset *a, const struct dws_idset *b);

@@ -5,8 +5,9 @@
     (5, 'elcap1001', 4, 'elcap[1001-1004],login1')
 
 A Hostlist keeps order and repeats, like flux-core's.  Set operations keep
-the left operand's order and drop repeats.  Bad input raises HostlistError
-naming the offending element.
+the left operand's order and drop repeats.  ``index`` and ``in`` cost
+O(log ranges) (libdws builds a lookup index on first use).  Bad input raises
+HostlistError naming the offending element.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any, overload
 from flux_dws import _ffi
 from flux_dws.errors import DwsError
 
-_NAME_MAX = 1024
+_NAME_BUF = 256
 
 
 _SPECIAL = "[] \t\n\0"
@@ -34,13 +35,14 @@ def _check(handle: Any, err: Any) -> Any:
 
 
 class Hostlist:
-    __slots__ = ("_h", "_index", "_names")
+    """An ordered list of host names (RFC 29): str, Hostlist or names in."""
+
+    __slots__ = ("_h", "_names")
     _h: Any
 
     def __init__(self, hosts: str | Hostlist | Iterable[str] = "") -> None:
         lib, err = _ffi.lib, _ffi.new_error()
         self._names: list[str] | None = None
-        self._index: dict[str, int] | None = None
         if not isinstance(hosts, (str, Hostlist)):
             hosts = list(hosts)
             # One decode of "a,b,c" is much faster than a call per name;
@@ -65,7 +67,6 @@ class Hostlist:
     def _wrap(cls, handle: Any, err: Any) -> Hostlist:
         obj = cls.__new__(cls)
         obj._names = None
-        obj._index = None
         obj._h = _check(handle, err)
         return obj
 
@@ -103,27 +104,32 @@ class Hostlist:
             index += n
         if not 0 <= index < n:
             raise IndexError("hostlist index out of range")
-        buf = _ffi.ffi.new("char[]", _NAME_MAX)
-        if _ffi.lib.dws_hostlist_nth(self._h, index, buf, _NAME_MAX) < 0:
-            raise HostlistError(f"host {index} does not fit in {_NAME_MAX} bytes")
-        return str(_ffi.ffi.string(buf).decode())
+        if self._names is not None:
+            return self._names[index]
+        size = _NAME_BUF
+        while True:
+            buf = _ffi.ffi.new("char[]", size)
+            n = _ffi.lib.dws_hostlist_nth(self._h, index, buf, size)
+            if n < 0:
+                raise MemoryError("out of memory")
+            if n < size:
+                return str(_ffi.ffi.string(buf).decode("utf-8", "surrogatepass"))
+            size = n + 1
+
+    def _find(self, host: object) -> int:
+        if not isinstance(host, str) or "\0" in host:
+            return -1
+        return int(_ffi.lib.dws_hostlist_find(self._h, _ffi.to_c(host)))
 
     def index(self, host: str) -> int:
         """Position of the first occurrence of host (ValueError if absent)."""
-        if self._index is None:
-            index: dict[str, int] = {}
-            for i, name in enumerate(self._all()):
-                index.setdefault(name, i)
-            self._index = index
-        try:
-            return self._index[host]
-        except KeyError:
-            raise ValueError(f"'{host}' is not in the hostlist") from None
+        i = self._find(host)
+        if i < 0:
+            raise ValueError(f"{host!r} is not in the hostlist")
+        return i
 
     def __contains__(self, host: object) -> bool:
-        if not isinstance(host, str) or "\0" in host:
-            return False
-        return bool(_ffi.lib.dws_hostlist_find(self._h, _ffi.to_c(host)) >= 0)
+        return self._find(host) >= 0
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Hostlist):
@@ -141,7 +147,6 @@ class Hostlist:
         if _ffi.lib.dws_hostlist_append_list(self._h, other._h, err) < 0:
             _ffi.raise_error(err, HostlistError)
         self._names = None
-        self._index = None
 
     def _op(self, fn: Any, other: str | Hostlist | Iterable[str]) -> Hostlist:
         o = other if isinstance(other, Hostlist) else Hostlist(other)
@@ -166,7 +171,8 @@ class Hostlist:
         return Hostlist._wrap(_ffi.lib.dws_hostlist_uniq(self._h, err), err)
 
     def sorted(self) -> Hostlist:
-        """Sorted by prefix then number (repeats kept)."""
+        """Sorted as flux-core sorts: prefix, plain names first, printed
+        width, number ("n9,n09,n10"); repeats kept."""
         err = _ffi.new_error()
         return Hostlist._wrap(_ffi.lib.dws_hostlist_sort(self._h, err), err)
 
@@ -177,4 +183,5 @@ def encode(hosts: Iterable[str]) -> str:
 
 
 def expand(hostlist: str) -> list[str]:
+    """The host names of an RFC 29 string, in order."""
     return list(Hostlist(hostlist))

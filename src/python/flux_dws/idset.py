@@ -35,6 +35,8 @@ def _valid_id(i: object) -> int:
 
 
 class IDset:
+    """A set of ids (RFC 22): str, IDset or ints in."""
+
     __slots__ = ("_h",)
     _h: Any
 
@@ -57,7 +59,14 @@ class IDset:
         return obj
 
     def encode(self, brackets: bool = False, ranges: bool = True) -> str:
+        """RFC 22 text: ranges ("1-3,5") or every id ("1,2,3,5"); brackets
+        around a set of more than one id."""
         lib = _ffi.lib
+        if not ranges and len(self) > lib.DWS_IDSET_EXPAND_MAX:
+            raise IDsetError(
+                f"idset of {len(self)} ids is too large to spell out "
+                f"(at most {lib.DWS_IDSET_EXPAND_MAX})"
+            )
         flags = (lib.DWS_IDSET_BRACKETS if brackets else 0) | (
             0 if ranges else lib.DWS_IDSET_NORANGE
         )

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from flux_dws.errors import DwsError
 from flux_dws.idset import IDset, IDsetError
 
 
@@ -34,13 +37,41 @@ def test_mutation_and_ops():
 
 @pytest.mark.parametrize(
     ("text", "message"),
-    [("3-1", r"invalid range '3-1' \(end before start\)"), ("x", "invalid id 'x'"),
-     ("1,", "trailing comma"), ("1,,2", "empty element"), ("[1", "unbalanced"),
-     ("4294967295", "invalid id")],
+    [
+        ("3-1", "invalid range '3-1' (end before start)"),
+        ("x", "invalid id 'x'"),
+        (" 1", "invalid id ' 1'"),
+        ("1-2-3", "invalid range '1-2-3'"),
+        ("-1", "invalid range '-1'"),
+        ("1,", "invalid idset '1,': trailing comma"),
+        ("1,,2", "invalid idset '1,,2': empty element"),
+        ("[1", "invalid idset '[1': unbalanced brackets"),
+        ("[[1]]", "invalid idset '[[1]]': unbalanced brackets"),
+        ("4294967295", "invalid id '4294967295' (ids are at most 4294967294)"),
+        ("0-99999999999", "invalid range '0-99999999999' (ids are at most 4294967294)"),
+    ],
 )
 def test_bad_idsets(text, message):
-    with pytest.raises(IDsetError, match=message):
+    with pytest.raises(IDsetError, match=re.escape(message)) as exc:
         IDset(text)
+    assert isinstance(exc.value, DwsError)
+
+
+def test_bad_operands():
+    with pytest.raises(IDsetError, match="invalid id 'x'"):
+        IDset("1") | "x"
+    with pytest.raises(IDsetError, match="invalid id -1"):
+        IDset("1") & [-1]
+
+
+def test_largest_set():
+    ids = IDset("0-4294967294")
+    assert len(ids) == 2**32 - 1 and ids.last() == 2**32 - 2
+    assert ids.encode(brackets=True) == "[0-4294967294]"
+    with pytest.raises(IDsetError, match="too large to spell out"):
+        ids.encode(ranges=False)
+    ids.discard(5)
+    assert str(ids) == "0-4,6-4294967294" and 5 not in ids and 2**32 - 2 in ids
 
 
 @pytest.mark.parametrize("bad", [-1, 2**32 - 1, 1.5, True, "1"])
@@ -70,6 +101,20 @@ def test_set_laws(a, b):
     assert set(IDset(a) | IDset(b)) == a | b
     assert set(IDset(a) & IDset(b)) == a & b
     assert set(IDset(a) - IDset(b)) == a - b
+    assert IDset(a) | IDset(b) == IDset(b) | IDset(a)
+    assert (IDset(a) - IDset(b)) | (IDset(a) & IDset(b)) == IDset(a)
+
+
+@given(ids_strategy)
+def test_queries_agree(s):
+    ids = IDset(s)
+    assert ids.first() == (min(s) if s else None)
+    assert ids.last() == (max(s) if s else None)
+    assert all(i in ids for i in s)
+    assert all((i in ids) == (i in s) for i in range(0, 2001, 7))
+    text = ids.encode(brackets=True)
+    assert (text.startswith("[") and text.endswith("]")) == (len(s) > 1)
+    assert IDset(text) == ids
 
 
 @given(st.text(alphabet="0123456789-,[] x", max_size=30))
