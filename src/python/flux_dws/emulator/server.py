@@ -11,6 +11,7 @@ TCP_NODELAY: without it keep-alive requests stall ~40 ms on delayed ACKs).
 from __future__ import annotations
 
 import email.utils
+import functools
 import http
 import json
 import logging
@@ -133,6 +134,8 @@ class Handler(socketserver.StreamRequestHandler):
             return  # the client went away (or spoke TLS/HTTP wrongly)
 
     def _one_request(self) -> bool:
+        self._warnings: list[str] = []
+        self.command = ""
         line = self.rfile.readline(MAX_LINE + 1)
         if not line:
             return False
@@ -168,7 +171,6 @@ class Handler(socketserver.StreamRequestHandler):
         self.close_connection = conn == "close" or (version == "HTTP/1.0"
                                                      and conn != "keep-alive")
         self._body_read = False
-        self._warnings: list[str] = []
         method = "GET" if self.command == "HEAD" else self.command
         if method not in ("GET", "POST", "PUT", "PATCH", "DELETE"):
             self._skip_body()
@@ -291,9 +293,8 @@ class Handler(socketserver.StreamRequestHandler):
                            f"couldn't get version/kind; json parse error: {exc}") from None
 
     def _dispatch(self, method: str) -> None:
-        url = urllib.parse.urlsplit(self.path)
-        path = url.path.rstrip("/") or "/"
-        query = {k: v[-1] for k, v in urllib.parse.parse_qs(url.query).items()}
+        path, items = split_target(self.path)
+        query = dict(items)
         if not self._authorized(path):
             self._error(401, "Unauthorized", "Unauthorized")
             return
@@ -414,43 +415,13 @@ class Handler(socketserver.StreamRequestHandler):
 
     # --- resources -----------------------------------------------------------
 
-    def _route(self, path: str) -> tuple[Resource, str | None, str | None, str | None, bool]:
-        """(resource, namespace or None, name, subresource, is a watch path)."""
-        parts = [urllib.parse.unquote(p) for p in path.strip("/").split("/")]
-        if parts[0] == "api" and len(parts) >= 2:
-            group, version, rest = "", parts[1], parts[2:]
-        elif parts[0] == "apis" and len(parts) >= 3:
-            group, version, rest = parts[1], parts[2], parts[3:]
-        else:
-            raise ApiError(404, "NotFound", "the server could not find the requested resource")
-        watch_path = bool(rest) and rest[0] == "watch"
-        if watch_path:
-            rest = rest[1:]
-        ns = None
-        if len(rest) >= 3 and rest[0] == "namespaces" and not (group == "" and len(rest) < 3):
-            ns, rest = rest[1], rest[2:]
-        if not rest:
-            raise ApiError(404, "NotFound", "the server could not find the requested resource")
-        r = res.lookup(group, version, rest[0])
-        if r is None:
-            raise ApiError(404, "NotFound", "the server could not find the requested resource")
-        if ns is not None and not r.namespaced:
-            raise ApiError(404, "NotFound", "the server could not find the requested resource")
-        name = rest[1] if len(rest) > 1 else None
-        sub = rest[2] if len(rest) > 2 else None
-        if len(rest) > 3 or (sub is not None and sub not in ("status", "log")):
-            raise ApiError(404, "NotFound", "the server could not find the requested resource")
-        if sub == "status" and not r.status:
-            raise ApiError(404, "NotFound", "the server could not find the requested resource")
-        if sub == "log" and r.plural != "pods":
-            raise ApiError(404, "NotFound", "the server could not find the requested resource")
-        return r, ns, name, sub, watch_path
-
     def _resource(self, method: str, path: str, q: dict[str, str]) -> None:
-        r, ns, name, sub, watch_path = self._route(path)
+        r, ns, name, sub, watch_path = route(path)
         st = self.store
-        if r.plural == "customresourcedefinitions":
-            return self._crds(method, name)
+        if r.group == res.CRD_GROUP and method != "GET":
+            raise ApiError(405, "MethodNotAllowed", "the emulator's CustomResourceDefinitions"
+                                                    " are built in: it serves the DWS, NNF and"
+                                                    " Lustre resources itself")
         nsv = ns or ""
         if method == "GET" and name and sub == "log":
             st.get_raw(r, nsv, name)
@@ -609,20 +580,48 @@ class Handler(socketserver.StreamRequestHandler):
     def _chunk(self, data: bytes) -> None:
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
 
-    def _crds(self, method: str, name: str | None) -> None:
-        crds = [res.crd_object(r) for r in res.RESOURCES if r.group and
-                r.group != res.CRD_GROUP]
-        if method != "GET":
-            raise ApiError(405, "MethodNotAllowed", "the emulator's CRDs are built in")
-        if name:
-            for c in crds:
-                if c["metadata"]["name"] == name:  # type: ignore[index]
-                    return self._json(200, c)
-            raise ApiError(404, "NotFound",
-                           f'customresourcedefinitions.apiextensions.k8s.io "{name}" not found')
-        self._json(200, {"kind": "CustomResourceDefinitionList",
-                         "apiVersion": "apiextensions.k8s.io/v1",
-                         "metadata": {"resourceVersion": str(self.store.rv)}, "items": crds})
+
+
+@functools.lru_cache(maxsize=8192)
+def route(path: str) -> tuple[Resource, str | None, str | None, str | None, bool]:
+    """(resource, namespace or None, name, subresource, is a watch path)."""
+    parts = [urllib.parse.unquote(p) for p in path.strip("/").split("/")]
+    if parts[0] == "api" and len(parts) >= 2:
+        group, version, rest = "", parts[1], parts[2:]
+    elif parts[0] == "apis" and len(parts) >= 3:
+        group, version, rest = parts[1], parts[2], parts[3:]
+    else:
+        raise ApiError(404, "NotFound", "the server could not find the requested resource")
+    watch_path = bool(rest) and rest[0] == "watch"
+    if watch_path:
+        rest = rest[1:]
+    ns = None
+    if len(rest) >= 3 and rest[0] == "namespaces" and not (group == "" and len(rest) < 3):
+        ns, rest = rest[1], rest[2:]
+    if not rest:
+        raise ApiError(404, "NotFound", "the server could not find the requested resource")
+    r = res.lookup(group, version, rest[0])
+    if r is None:
+        raise ApiError(404, "NotFound", "the server could not find the requested resource")
+    if ns is not None and not r.namespaced:
+        raise ApiError(404, "NotFound", "the server could not find the requested resource")
+    name = rest[1] if len(rest) > 1 else None
+    sub = rest[2] if len(rest) > 2 else None
+    if len(rest) > 3 or (sub is not None and sub not in ("status", "log")):
+        raise ApiError(404, "NotFound", "the server could not find the requested resource")
+    if sub == "status" and not r.status:
+        raise ApiError(404, "NotFound", "the server could not find the requested resource")
+    if sub == "log" and r.plural != "pods":
+        raise ApiError(404, "NotFound", "the server could not find the requested resource")
+    return r, ns, name, sub, watch_path
+
+
+@functools.lru_cache(maxsize=8192)
+def split_target(target: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """(path without trailing slash, query parameters) of a request target."""
+    url = urllib.parse.urlsplit(target)
+    query = {k: v[-1] for k, v in urllib.parse.parse_qs(url.query).items()}
+    return url.path.rstrip("/") or "/", tuple(query.items())
 
 
 def group_doc(g: str, versions: tuple[str, ...]) -> dict[str, Any]:

@@ -46,7 +46,13 @@ from typing import Any
 
 from flux_dws.emulator import schema, selectors
 from flux_dws.emulator.patch import PatchError, json_patch, merge_patch
-from flux_dws.emulator.resources import BY_GROUP_PLURAL, Resource
+from flux_dws.emulator.resources import (
+    BY_GROUP_PLURAL,
+    CRD_GROUP,
+    Resource,
+    crd_object,
+    custom_resources,
+)
 
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "dws-system", "nnf-system",
                       "nnf-dm-system")
@@ -206,6 +212,9 @@ class Store:
         for ns in DEFAULT_NAMESPACES:
             if ("", "namespaces", "", ns) not in self.objects:
                 self.create(BY_GROUP_PLURAL[("", "namespaces")], "", {"metadata": {"name": ns}})
+        crd = BY_GROUP_PLURAL[(CRD_GROUP, "customresourcedefinitions")]
+        for r in custom_resources():
+            self.load(crd, crd_object(r))
 
     def subscribe(self, fn: Callable[[Event], None],
                   kinds: Iterable[Kind] | None = None) -> None:
