@@ -84,7 +84,7 @@ def k8s() -> Iterator[Target]:
     ns = f"flux-dws-test-{secrets.token_hex(4)}"
     target = Target(None, real, ns)
     core = client.CoreV1Api(target.api_client())
-    core.create_namespace({"metadata": {"name": ns}})
+    core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=ns)))
     try:
         yield target
     finally:
