@@ -126,6 +126,8 @@ PRINTER_COLUMNS = {
         _column("UID", "string", ".spec.userID", 1),
         _column("GID", "string", ".spec.groupID", 1),
     ],
+    "namespaces": [_column("Status", "string", ".status.phase"),
+                   _column("Age", "date", ".metadata.creationTimestamp")],
 }
 
 

@@ -24,7 +24,7 @@ import urllib.parse
 from typing import Any
 
 from flux_dws.emulator import resources as res
-from flux_dws.emulator import selectors
+from flux_dws.emulator import selectors, table
 from flux_dws.emulator.resources import Resource
 from flux_dws.emulator.selectors import SelectorError
 from flux_dws.emulator.store import ApiError, Store
@@ -427,7 +427,13 @@ class Handler(socketserver.StreamRequestHandler):
             st.get_raw(r, nsv, name)
             return self._send(200, b"", "text/plain")
         if method == "GET" and name and not watch_path:
-            return self._send(200, st.get_raw(r, nsv, name))
+            raw = st.get_raw(r, nsv, name)
+            if self._table():
+                obj = json.loads(raw)
+                return self._json(200, table.table(r, [obj], {
+                    "resourceVersion": obj["metadata"]["resourceVersion"]},
+                    q.get("includeObject") or "Metadata"))
+            return self._send(200, raw)
         if method == "GET":
             if watch_path or q.get("watch") in ("1", "true", "True"):
                 if name:
@@ -517,6 +523,10 @@ class Handler(socketserver.StreamRequestHandler):
                                               f" ({r.api_version()})")
         return body
 
+    def _table(self) -> bool:
+        """The client asked for server-side printing (kubectl get)."""
+        return table.wants_table(self.headers.get("Accept"))
+
     def _list(self, r: Resource, ns: str | None, q: dict[str, str]) -> None:
         try:
             limit = int(q.get("limit") or 0)
@@ -527,6 +537,9 @@ class Handler(socketserver.StreamRequestHandler):
         meta: dict[str, Any] = {"resourceVersion": str(rv)}
         if token:
             meta["continue"] = token
+        if self._table():
+            return self._json(200, table.table(r, [json.loads(i) for i in items], meta,
+                                               q.get("includeObject") or "Metadata"))
         head = json.dumps({"kind": f"{r.kind}List", "apiVersion": r.api_version(),
                            "metadata": meta}, separators=(",", ":"))
         body = head[:-1].encode() + b',"items":[' + b",".join(items) + b"]}"
@@ -543,6 +556,7 @@ class Handler(socketserver.StreamRequestHandler):
         selectors.label_matcher(q.get("labelSelector"))  # refuse bad ones before the 200
         selectors.field_matcher(q.get("fieldSelector"))
         bookmarks = q.get("allowWatchBookmarks") in ("1", "true", "True")
+        as_table = self._table()
         self.wfile.write(f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                          f"Cache-Control: no-cache, private\r\nDate: {_Date.now()}\r\n"
                          f"Transfer-Encoding: chunked\r\n\r\n".encode())
@@ -565,7 +579,12 @@ class Handler(socketserver.StreamRequestHandler):
                     next_bookmark = now + self.settings.bookmark_interval
                 wait = min(deadline, next_bookmark if bookmarks else deadline) - now
                 events = w.drain(max(0.0, min(wait, 0.5)))
-                if events:
+                if events and as_table:
+                    self._chunk(b"".join(json.dumps({"type": ev.type, "object": table.table(
+                        r, [ev.obj], {"resourceVersion": str(ev.rv)},
+                        q.get("includeObject") or "Metadata")}).encode() + b"\n"
+                        for ev in events))
+                elif events:
                     self._chunk(b"".join(b'{"type":"' + ev.type.encode() + b'","object":'
                                          + ev.raw + b"}\n" for ev in events))
             self._chunk(b"")
