@@ -66,21 +66,23 @@ def test_field_validation_on_patch(api, ns):
 
 
 def test_crd_defaults(api, ns):
+    # profiles are pinned: nnf-sos' webhooks keep unpinned ones in nnf-system
     o = api.create_namespaced_custom_object(G, V, ns, "workflows", workflow())
     assert o["spec"]["hurry"] is False and o["spec"]["forceReady"] is False
     s = api.create_namespaced_custom_object(G, V, ns, "storages", storage())
     assert (s["spec"]["state"], s["spec"]["mode"]) == ("Enabled", "Live")
     cp = api.create_namespaced_custom_object(NNF, NV, ns, "nnfcontainerprofiles", {
         "apiVersion": f"{NNF}/{NV}", "kind": "NnfContainerProfile", "metadata": {"name": "c"},
-        "data": {"storages": [{"name": "DW_JOB_foo"}], "spec": {"containers": [{"name": "x"}]}}})
+        "data": {"pinned": True, "storages": [{"name": "DW_JOB_foo"}],
+                 "spec": {"containers": [{"name": "x"}]}}})
     d = cp["data"]
     assert (d["createContainer"], d["preRunTimeoutSeconds"], d["postRunTimeoutSeconds"],
             d["retryLimit"], d["storages"][0]["optional"]) == (True, 300, 300, 6, False)
     assert d["spec"] == {"containers": [{"name": "x"}]}  # preserved as given
     sp = api.create_namespaced_custom_object(NNF, NV, ns, "nnfstorageprofiles", {
         "apiVersion": f"{NNF}/{NV}", "kind": "NnfStorageProfile", "metadata": {"name": "p"},
-        "data": {"xfsStorage": {}, "lustreStorage": {"mgtOptions": {}, "mdtOptions": {},
-                                                     "ostOptions": {}}}})
+        "data": {"pinned": True, "xfsStorage": {},
+                 "lustreStorage": {"mgtOptions": {}, "mdtOptions": {}, "ostOptions": {}}}})
     d = sp["data"]
     assert d["xfsStorage"]["capacityScalingFactor"] == "1.0"
     assert d["lustreStorage"]["mdtOptions"]["capacity"] == "5GiB"
