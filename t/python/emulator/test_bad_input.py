@@ -45,6 +45,17 @@ WF = f"/apis/{G}/{V}/namespaces/default/workflows"
      "spec.desiredState: Required value"),
     ("POST", WF, {"metadata": {}}, "application/json", 422, "Invalid",
      "metadata.name: Required value"),
+    ("POST", WF, workflow("Bad_Name"), "application/json", 422, "Invalid",
+     'metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain'),
+    ("POST", WF, {**workflow(), "metadata": {"name": "w", "labels": {"a": "x y"}}},
+     "application/json", 422, "Invalid", 'metadata.labels: Invalid value: "x y": a valid'
+                                         " label must be an empty string"),
+    ("POST", WF, {**workflow(), "metadata": {"name": "w", "labels": {"a": "v" * 64}}},
+     "application/json", 422, "Invalid", "must be no more than 63 characters"),
+    ("POST", WF, {**workflow(), "metadata": {"name": "w", "labels": {"ƒ/b": "1"}}},
+     "application/json", 422, "Invalid", "prefix part a lowercase RFC 1123 subdomain"),
+    ("POST", "/api/v1/namespaces", {"metadata": {"name": "compute.01"}}, "application/json",
+     422, "Invalid", "a lowercase RFC 1123 label must consist of"),
     ("POST", f"/apis/{G}/{V}/namespaces/nosuch/workflows", workflow(), "application/json",
      404, "NotFound", 'namespaces "nosuch" not found'),
     ("POST", WF, {**workflow(), "metadata": {"name": "w", "namespace": "other"}},
@@ -88,6 +99,9 @@ def test_bad_patches(emu, api):
     st, out = raw(emu, "PATCH", path, {"spec": {"desiredState": "Nope"}},
                   "application/merge-patch+json")
     assert st == 422 and "Unsupported value" in out["message"]
+    st, out = raw(emu, "PATCH", path, {"metadata": {"labels": {"job": "ƒAbc"}}},
+                  "application/merge-patch+json")
+    assert st == 422 and 'Invalid value: "ƒAbc": a valid label' in out["message"]
 
 
 def test_oversized_body(emu):

@@ -38,6 +38,7 @@ import collections
 import datetime as dt
 import json
 import queue
+import re
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -124,6 +125,71 @@ def strict_error(r: Resource, unknown: list[str]) -> ApiError:
     return ApiError(400, "BadRequest", f'{r.kind} in version "{r.storage_version}" cannot be'
                                        f" handled as a {r.kind}: strict decoding error:"
                                        f" {fields}")
+
+
+_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_QNAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric"
+                 " characters, '-' or '.', and must start and end with an alphanumeric"
+                 " character (e.g. 'example.com', regex used for validation is"
+                 " '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
+LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters"
+             " or '-', and must start and end with an alphanumeric character (e.g. 'my-name', "
+             " or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
+VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters,"
+             " '-', '_' or '.', and must start and end with an alphanumeric character (e.g."
+             " 'MyValue',  or 'my_value',  or '12345', regex used for validation is"
+             " '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
+KEY_MSG = ("name part must consist of alphanumeric characters, '-', '_' or '.', and must"
+           " start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name', "
+           " or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?"
+           "[A-Za-z0-9]')")
+
+
+def name_errors(r: Resource, name: str) -> list[tuple[str, str]]:
+    """What ObjectMeta validation says of a name (namespaces: a DNS label,
+    everything else: a DNS subdomain)."""
+    if r.plural == "namespaces" and not r.group:
+        if len(name) > 63:
+            return [("metadata.name", f'Invalid value: "{name}": must be no more than 63'
+                                      " characters")]
+        if not _LABEL.fullmatch(name):
+            return [("metadata.name", f'Invalid value: "{name}": {LABEL_MSG}')]
+        return []
+    if len(name) > 253:
+        return [("metadata.name", f'Invalid value: "{name}": must be no more than 253'
+                                  " characters")]
+    if not _SUBDOMAIN.fullmatch(name):
+        return [("metadata.name", f'Invalid value: "{name}": {SUBDOMAIN_MSG}')]
+    return []
+
+
+def label_errors(labels: Any) -> list[tuple[str, str]]:
+    """What ObjectMeta validation says of metadata.labels."""
+    if labels is None:
+        return []
+    if not isinstance(labels, dict):
+        return [("metadata.labels", "Invalid value: must be a map of strings")]
+    errors: list[tuple[str, str]] = []
+    for key, value in labels.items():
+        prefix, _, name = key.rpartition("/")
+        if prefix and (len(prefix) > 253 or not _SUBDOMAIN.fullmatch(prefix)):
+            errors.append(("metadata.labels", f'Invalid value: "{key}": prefix part'
+                                              f" {SUBDOMAIN_MSG}"))
+        elif not name or len(name) > 63 or not _QNAME.fullmatch(name):
+            errors.append(("metadata.labels", f'Invalid value: "{key}": {KEY_MSG}'
+                           if len(name) <= 63 else
+                           f'Invalid value: "{key}": name part must be no more than 63'
+                           " characters"))
+        if not isinstance(value, str):
+            errors.append((f"metadata.labels[{key}]", "Invalid value: must be a string"))
+        elif len(value) > 63:
+            errors.append(("metadata.labels", f'Invalid value: "{value}": must be no more'
+                                              " than 63 characters"))
+        elif value and not _QNAME.fullmatch(value):
+            errors.append(("metadata.labels", f'Invalid value: "{value}": {VALUE_MSG}'))
+    return errors
 
 
 @dataclass
@@ -446,6 +512,9 @@ class Store:
             if not isinstance(name, str):
                 raise invalid(r, str(name), [("metadata.name", "Invalid value: must be a"
                                                                " string")])
+            errors = name_errors(r, name) + label_errors(md.get("labels"))
+            if errors:
+                raise invalid(r, name, errors)
             key = self._key(r, ns, name)
             if key in self.objects:
                 raise ApiError(409, "AlreadyExists", f'{qualified(r)} "{name}" already exists',
@@ -509,6 +578,10 @@ class Store:
             else:
                 nmd.pop(k, None)
         new["apiVersion"], new["kind"] = old.obj.get("apiVersion"), r.kind
+        if nmd.get("labels") is not omd.get("labels"):
+            errors = label_errors(nmd.get("labels"))
+            if errors:
+                raise invalid(r, omd["name"], errors)
         if omd.get("deletionTimestamp"):
             added = set(nmd.get("finalizers") or []) - set(omd.get("finalizers") or [])
             if added:
