@@ -44,8 +44,9 @@ OPENAPI_V2 = b"\x0a\x032.0\x12\x0f\x0a\x08emulator\x12\x031.0\x42\x00"
 def status_body(code: int, reason: str, message: str,
                 details: dict[str, Any] | None = None) -> dict[str, Any]:
     body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {},
-                            "status": "Failure", "message": message, "reason": reason,
-                            "code": code}
+                            "status": "Failure", "message": message, "code": code}
+    if reason:
+        body["reason"] = reason
     if details:
         body["details"] = details
     return body

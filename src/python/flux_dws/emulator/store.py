@@ -500,6 +500,13 @@ class Store:
             md.pop("namespace", None)
             ns = ""
         name = md.get("name")
+        try:  # etcd3 store.Create; an unparsable resourceVersion is ignored there
+            stale_rv = int(md.get("resourceVersion") or 0)
+        except (TypeError, ValueError):
+            stale_rv = 0
+        if stale_rv:
+            raise ApiError(500, "", "resourceVersion should not be set on objects to be"
+                                    " created")
         with self.cond:
             self._check_namespace(r, ns)
             if not name:
