@@ -66,6 +66,94 @@ test_expect_success 'a finalizer holds deletion until removed' '
 	test_must_fail kubectl get workflow wf1
 '
 
+test_expect_success 'kubectl replace: current resourceVersion works, a stale one conflicts' '
+	kubectl create -f wf.yaml &&
+	kubectl get workflow wf1 -o yaml >cur.yaml &&
+	sed "s/forceReady: false/forceReady: true/" cur.yaml >new.yaml &&
+	kubectl replace -f new.yaml &&
+	kubectl get workflow wf1 -o jsonpath="{.spec.forceReady}" >out &&
+	test "$(cat out)" = true &&
+	test_must_fail kubectl replace -f cur.yaml 2>err &&
+	grep "the object has been modified" err
+'
+
+test_expect_success 'kubectl refuses unknown fields (fieldValidation=Strict)' '
+	sed "s/wlmID: flux/wlmID: flux\n  colour: blue/; s/wf1/wf3/" wf.yaml >unknown.yaml &&
+	grep colour unknown.yaml &&
+	test_must_fail kubectl create -f unknown.yaml 2>err &&
+	grep "strict decoding error: unknown field \"spec.colour\"" err &&
+	kubectl create --validate=false -f unknown.yaml &&
+	kubectl get workflow wf3 -o json >wf3.json &&
+	! grep colour wf3.json
+'
+
+test_expect_success 'kubectl get across namespaces, by field, in chunks' '
+	kubectl create namespace other &&
+	sed "s/wf1/wf4/" wf.yaml | kubectl create -n other -f - &&
+	kubectl get workflows -A -o name >all &&
+	test "$(wc -l <all)" -eq 3 &&
+	kubectl get workflows --field-selector metadata.name=wf3 -o name >one &&
+	test "$(cat one)" = "workflow.dataworkflowservices.github.io/wf3" &&
+	kubectl get workflows -A --chunk-size=1 -o name >chunked &&
+	test_cmp all chunked
+'
+
+test_expect_success 'kubectl get shows the Workflow printer columns' '
+	kubectl get workflows >table &&
+	head -1 table | grep "^NAME *STATE *READY *STATUS *JOBID *AGE$" &&
+	grep "^wf1 .*f1 *[0-9]*s$" table &&
+	kubectl get workflows -o wide >wide &&
+	head -1 wide | grep "DESIREDSTATE.*UID *GID$" &&
+	kubectl get namespaces >ns &&
+	head -1 ns | grep "^NAME *STATUS *AGE$" &&
+	grep "^default *Active " ns
+'
+
+test_expect_success 'kubectl patch --subresource=status (Storage has one, Workflow none)' '
+	cat >st.yaml <<-EOF &&
+	apiVersion: dataworkflowservices.github.io/v1alpha7
+	kind: Storage
+	metadata:
+	  name: rabbit-1
+	EOF
+	kubectl create -f st.yaml &&
+	kubectl patch storage rabbit-1 --subresource=status --type merge \
+		-p "{\"status\":{\"status\":\"Ready\",\"capacity\":42}}" &&
+	kubectl get storage rabbit-1 -o jsonpath="{.status.status}/{.spec.state}" >out &&
+	test "$(cat out)" = Ready/Enabled &&
+	kubectl get storages >plain &&
+	head -1 plain | grep "^NAME *AGE$" &&
+	test_must_fail kubectl patch workflow wf1 --subresource=status --type merge \
+		-p "{\"status\":{\"ready\":true}}" 2>err &&
+	grep "the server could not find the requested resource" err
+'
+
+test_expect_success 'kubectl get -w streams changes' '
+	kubectl get workflow wf1 -w -o jsonpath="{.spec.desiredState}{\"\\n\"}" \
+		--request-timeout=3s >watch.out 2>&1 &
+	watcher=$! &&
+	sleep 1 &&
+	kubectl patch workflow wf1 --type merge -p "{\"spec\":{\"desiredState\":\"Setup\"}}" &&
+	wait $watcher;
+	grep Setup watch.out
+'
+
+test_expect_success 'kubectl wait for CRDs to be established and for a deletion' '
+	kubectl wait --for condition=established --timeout=5s \
+		crd/workflows.dataworkflowservices.github.io &&
+	kubectl delete workflow wf3 --wait=false &&
+	kubectl wait --for=delete --timeout=5s workflow/wf3
+'
+
+test_expect_success 'kubectl delete by label and --all (deletecollection)' '
+	kubectl label workflow wf1 doomed=yes &&
+	kubectl delete workflows -l doomed=yes &&
+	test_must_fail kubectl get workflow wf1 &&
+	kubectl delete workflows --all -n other &&
+	kubectl get workflows -A -o name >left &&
+	test "$(wc -l <left)" -eq 0
+'
+
 test_expect_success 'state survives an emulator restart' '
 	stop_emulator &&
 	start_emulator --state state.db &&

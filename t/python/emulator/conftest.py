@@ -7,19 +7,25 @@ from collections.abc import Iterator
 import pytest
 
 from flux_dws.emulator import Emulator
+from flux_dws.emulator.testing import Target, emulator, k8s, k8s_api  # noqa: F401
 
 G, V = "dataworkflowservices.github.io", "v1alpha7"
 
 
 @pytest.fixture
-def emu() -> Iterator[Emulator]:
-    with Emulator(bookmark_interval=0.3) as e:
-        yield e
+def emu(k8s: Target) -> Iterator[Emulator]:  # noqa: F811
+    """The emulator under test (a skip when FLUX_DWS_TEST_KUBECONFIG names a cluster)."""
+    yield k8s.need_emulator()
 
 
 @pytest.fixture
-def api(emu):
-    return emu.custom_objects_api()
+def api(k8s: Target):  # noqa: F811
+    return k8s.custom_objects_api()
+
+
+@pytest.fixture
+def ns(k8s: Target) -> str:  # noqa: F811
+    return k8s.namespace
 
 
 def workflow(name="w1", **spec):

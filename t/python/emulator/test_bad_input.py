@@ -45,6 +45,17 @@ WF = f"/apis/{G}/{V}/namespaces/default/workflows"
      "spec.desiredState: Required value"),
     ("POST", WF, {"metadata": {}}, "application/json", 422, "Invalid",
      "metadata.name: Required value"),
+    ("POST", WF, workflow("Bad_Name"), "application/json", 422, "Invalid",
+     'metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain'),
+    ("POST", WF, {**workflow(), "metadata": {"name": "w", "labels": {"a": "x y"}}},
+     "application/json", 422, "Invalid", 'metadata.labels: Invalid value: "x y": a valid'
+                                         " label must be an empty string"),
+    ("POST", WF, {**workflow(), "metadata": {"name": "w", "labels": {"a": "v" * 64}}},
+     "application/json", 422, "Invalid", "must be no more than 63 characters"),
+    ("POST", WF, {**workflow(), "metadata": {"name": "w", "labels": {"ƒ/b": "1"}}},
+     "application/json", 422, "Invalid", "prefix part a lowercase RFC 1123 subdomain"),
+    ("POST", "/api/v1/namespaces", {"metadata": {"name": "compute.01"}}, "application/json",
+     422, "Invalid", "a lowercase RFC 1123 label must consist of"),
     ("POST", f"/apis/{G}/{V}/namespaces/nosuch/workflows", workflow(), "application/json",
      404, "NotFound", 'namespaces "nosuch" not found'),
     ("POST", WF, {**workflow(), "metadata": {"name": "w", "namespace": "other"}},
@@ -88,6 +99,19 @@ def test_bad_patches(emu, api):
     st, out = raw(emu, "PATCH", path, {"spec": {"desiredState": "Nope"}},
                   "application/merge-patch+json")
     assert st == 422 and "Unsupported value" in out["message"]
+    st, out = raw(emu, "PATCH", path, {"metadata": {"labels": {"job": "ƒAbc"}}},
+                  "application/merge-patch+json")
+    assert st == 422 and 'Invalid value: "ƒAbc": a valid label' in out["message"]
+
+
+def test_resource_version_on_create(emu):
+    # kube-apiserver (etcd3 store): a 500 without a reason; an unparsable one is ignored
+    body = {**workflow(), "metadata": {"name": "w", "resourceVersion": "17"}}
+    status, out = raw(emu, "POST", WF, body)
+    assert (status, out["code"]) == (500, 500) and "reason" not in out
+    assert out["message"] == "resourceVersion should not be set on objects to be created"
+    body["metadata"]["resourceVersion"] = "junk"
+    assert raw(emu, "POST", WF, body)[0] == 201
 
 
 def test_oversized_body(emu):
@@ -122,3 +146,99 @@ def test_stale_watch_resource_version_is_410(emu, api):
     with pytest.raises(ApiException):
         api.list_namespaced_custom_object(G, V, "default", "workflows", watch=False,
                                           limit=1, _continue="eyJydiI6MSwibnMiOiIiLCJuYW1lIjoiIn0=")
+
+
+def raw_exchange(emu, data: bytes) -> bytes:
+    """Send bytes on a fresh TLS connection; everything the server answers
+    until it closes the connection or goes quiet."""
+    import socket
+
+    ctx = ssl.create_default_context(cadata=emu.certs.ca_pem.decode())
+    with socket.create_connection((emu.host, emu.port), timeout=5) as s, \
+            ctx.wrap_socket(s, server_hostname=emu.host) as t:
+        t.sendall(data)
+        t.settimeout(0.5)
+        out = b""
+        while True:
+            try:
+                got = t.recv(65536)
+            except (TimeoutError, ssl.SSLError, OSError):
+                break
+            if not got:
+                break
+            out += got
+        return out
+
+
+def status_of(reply: bytes) -> tuple[int, dict]:
+    head, _, body = reply.partition(b"\r\n\r\n")
+    code = int(head.split()[1])
+    return code, json.loads(body) if body.startswith(b"{") else {}
+
+
+@pytest.mark.parametrize(("request_bytes", "code", "text"), [
+    (b"NONSENSE\r\n\r\n", 400, "malformed request line"),
+    (b"GET /version HTTP/1.1\r\nno colon here\r\n\r\n", 400, "malformed request header"),
+    (b"POST " + WF.encode() + b" HTTP/1.1\r\nContent-Length: -5\r\n\r\n", 400,
+     "invalid Content-Length"),
+    (b"POST " + WF.encode() + b" HTTP/1.1\r\nContent-Length: many\r\n\r\n", 400,
+     "invalid Content-Length"),
+    (b"BREW /version HTTP/1.1\r\nContent-Length: 0\r\n\r\n", 405, "method BREW"),
+    (b"GET /version HTTP/1.1\r\n" + b"X-A: b\r\n" * 300 + b"\r\n", 431, "too many"),
+])
+def test_malformed_http(emu, request_bytes, code, text):
+    line, sep, rest = request_bytes.partition(b"\r\n")
+    if sep:
+        request_bytes = line + f"\r\nAuthorization: Bearer {emu.token}\r\n".encode() + rest
+    got, body = status_of(raw_exchange(emu, request_bytes))
+    assert got == code and text in body["message"] and body["kind"] == "Status"
+    assert raw(emu, "GET", WF)[0] == 200  # still serving
+
+
+def test_chunked_body_and_expect_continue(emu):
+    body = json.dumps(workflow()).encode()
+    chunks = b"".join(f"{len(p):x}\r\n".encode() + p + b"\r\n"
+                      for p in (body[:10], body[10:])) + b"0\r\n\r\n"
+    req = (f"POST {WF} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {emu.token}\r\n"
+           f"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
+           f"Expect: 100-continue\r\nConnection: close\r\n\r\n").encode() + chunks
+    reply = raw_exchange(emu, req)
+    assert reply.startswith(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created")
+    assert json.loads(reply.split(b"\r\n\r\n", 2)[2])["metadata"]["name"] == "w1"
+
+
+@pytest.mark.parametrize(("path", "text"), [
+    (f"{WF}?fieldValidation=Loud", "fieldValidation parameter unsupported"),
+    (f"{WF}?limit=-1", "invalid limit"),
+    (f"{WF}?watch=1&labelSelector=a%20in%20(", "unable to parse requirement"),
+    (f"{WF}?watch=1&timeoutSeconds=-3", "invalid timeoutSeconds"),
+    (f"{WF}?watch=1&resourceVersion=abc", "invalid resourceVersion"),
+])
+def test_bad_query_parameters(emu, path, text):
+    method = "POST" if "fieldValidation" in path else "GET"
+    status, out = raw(emu, method, path, workflow() if method == "POST" else None)
+    assert status == 400 and text in out["message"]
+
+
+def test_writes_to_crds_are_refused(emu):
+    status, out = raw(emu, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                      {"metadata": {"name": "x.example.com"}})
+    assert status == 405 and "built in" in out["message"]
+
+
+def test_silent_tls_client_does_not_block_others(emu):
+    import socket
+
+    with socket.create_connection((emu.host, emu.port)):  # never says a word
+        assert raw(emu, "GET", WF)[0] == 200
+
+
+def test_unknown_kind_schema_errors_in_json_patch_result(emu, api):
+    api.create_namespaced_custom_object(G, V, "default", "workflows", workflow())
+    st, out = raw(emu, "PATCH", f"{WF}/w1",
+                  [{"op": "replace", "path": "/spec/userID", "value": "root"}],
+                  "application/json-patch+json")
+    assert st == 422 and "spec.userID: Invalid value" in out["message"]
+    st, out = raw(emu, "PATCH", f"{WF}/w1", [{"op": "remove", "path": "/metadata"}],
+                  "application/json-patch+json")
+    assert st == 422

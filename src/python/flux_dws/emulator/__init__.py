@@ -83,7 +83,7 @@ class Emulator:
         kc.write(self.kubeconfig, kc.kubeconfig(
             self.url, self.certs.ca_pem if self.certs else None, self.token))
         self._thread = threading.Thread(target=self.server.serve_forever,
-                                        kwargs={"poll_interval": 0.05},
+                                        kwargs={"poll_interval": 0.02},
                                         name="emulator-http", daemon=True)
         self._thread.start()
         if self.controllers is not None:

@@ -105,24 +105,66 @@ def lookup(group: str, version: str, plural: str) -> Resource | None:
     return r if r is not None and version in r.versions else None
 
 
+def _column(name: str, type_: str, path: str, priority: int = 0) -> dict[str, object]:
+    col: dict[str, object] = {"name": name, "type": type_, "jsonPath": path}
+    if priority:
+        col["priority"] = priority
+    return col
+
+
+# what `kubectl get` shows for the kinds people look at most (from the CRDs)
+PRINTER_COLUMNS = {
+    "workflows": [
+        _column("STATE", "string", ".status.state"),
+        _column("READY", "boolean", ".status.ready"),
+        _column("STATUS", "string", ".status.status"),
+        _column("JOBID", "string", ".spec.jobID"),
+        _column("AGE", "date", ".metadata.creationTimestamp"),
+        _column("DESIREDSTATE", "string", ".spec.desiredState", 1),
+        _column("DESIREDSTATECHANGE", "date", ".status.desiredStateChange", 1),
+        _column("ELAPSEDTIMELASTSTATE", "string", ".status.elapsedTimeLastState", 1),
+        _column("UID", "string", ".spec.userID", 1),
+        _column("GID", "string", ".spec.groupID", 1),
+    ],
+    "namespaces": [_column("Status", "string", ".status.phase"),
+                   _column("Age", "date", ".metadata.creationTimestamp")],
+}
+
+
 def crd_object(r: Resource) -> dict[str, object]:
     """A CustomResourceDefinition describing r (for `kubectl get crd`)."""
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{r.plural}.{r.group}", "creationTimestamp": STARTED},
+        "metadata": {"name": f"{r.plural}.{r.group}"},
         "spec": {
             "group": r.group,
             "names": {"plural": r.plural, "singular": r.singular, "kind": r.kind,
                       "listKind": f"{r.kind}List"},
             "scope": "Namespaced" if r.namespaced else "Cluster",
             "versions": [{"name": v, "served": True, "storage": v == r.storage_version,
+                          **({"additionalPrinterColumns": PRINTER_COLUMNS[r.plural]}
+                             if r.plural in PRINTER_COLUMNS else {}),
                           "subresources": {"status": {}} if r.status else {},
                           "schema": {"openAPIV3Schema": {"type": "object",
                                                          "x-kubernetes-preserve-unknown-fields":
                                                              True}}}
                          for v in r.versions],
         },
-        "status": {"acceptedNames": {"plural": r.plural, "kind": r.kind},
-                   "storedVersions": [r.storage_version]},
+        "status": {"acceptedNames": {"plural": r.plural, "singular": r.singular,
+                                     "kind": r.kind, "listKind": f"{r.kind}List"},
+                   "storedVersions": [r.storage_version],
+                   "conditions": [{"type": t, "status": "True", "reason": reason,
+                                   "message": message, "lastTransitionTime": STARTED}
+                                  for t, reason, message in CRD_CONDITIONS]},
     }
+
+
+CRD_CONDITIONS = (("NamesAccepted", "NoConflicts", "no conflicts found"),
+                  ("Established", "InitialNamesAccepted", "the initial names have been"
+                                                          " accepted"))
+
+
+def custom_resources() -> list[Resource]:
+    """The resources that CustomResourceDefinitions describe."""
+    return [r for r in RESOURCES if r.group and r.group != CRD_GROUP]

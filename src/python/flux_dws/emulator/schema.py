@@ -2,10 +2,16 @@
 and pruning of fields the schema does not know (as a real API server does
 for structural schemas).
 
-Schemas are written in a compact form here for the fields a workload
-manager and the NNF controllers use (spec/dws-nnf-behaviour.md §1); a
-sub-tree marked PRESERVE keeps whatever it holds.  Violations become
-``422 Invalid`` with Kubernetes' wording, e.g.
+Schemas are written in a compact form here (our own reading of the DWS
+and nnf-sos CRDs) for the fields of spec/dws-nnf-behaviour.md §1; a
+sub-tree marked ``preserve`` keeps fields it does not list (as
+``x-kubernetes-preserve-unknown-fields``), and kinds without a schema here
+keep everything.  What is checked: JSON types (integer, string, boolean,
+object, array, int-or-string), enums, required fields, minimum, maxLength;
+``default`` values are filled in where the field is missing.  Unknown
+fields are dropped (pruned) and reported to the caller so that the API
+server can warn (fieldValidation=Warn) or refuse (Strict).  Violations
+become ``422 Invalid`` with Kubernetes' wording, e.g.
 ``Workflow.dataworkflowservices.github.io "w" is invalid:
 spec.desiredState: Unsupported value: "Bogus": supported values: ...``.
 """
@@ -38,6 +44,9 @@ class S:
     preserve: bool = False                 # x-kubernetes-preserve-unknown-fields
     int_or_string: bool = False
     minimum: int | None = None
+    maximum: int | None = None
+    min_length: int | None = None
+    max_length: int | None = None
 
 
 def obj(required: tuple[str, ...] = (), preserve: bool = False, **props: S) -> S:
@@ -65,7 +74,8 @@ WORKFLOW = obj(
                   "wlmID"),
         desiredState=S("string", enum=tuple(STATES)),
         wlmID=STR, jobID=S("any", int_or_string=True), userID=INT, groupID=INT,
-        dwDirectives=arr(STR), forceReady=S("boolean", default=False), hurry=BOOL,
+        dwDirectives=arr(STR), forceReady=S("boolean", default=False),
+        hurry=S("boolean", default=False),
     ),
     status=obj(
         state=S("string", enum=tuple(STATES)), ready=BOOL,
@@ -130,6 +140,82 @@ SYSTEM_CONFIGURATION = obj(
     status=obj(ready=BOOL, error=RESOURCE_ERROR),
 )
 
+PSI = obj(
+    spec=obj(required=("dwDirective", "fsType", "name", "state", "userID"),
+             name=STR, dwDirective=STR, userID=INT,
+             fsType=S("string", enum=("raw", "xfs", "gfs2", "lustre")),
+             state=S("string", enum=("Active", "Destroying")),
+             consumerReferences=arr(REF)),
+    status=obj(servers=REF, error=RESOURCE_ERROR,
+               state=S("string", enum=("Creating", "Active", "Destroying", "Degraded"))),
+)
+CLIENT_MOUNT = obj(
+    spec=obj(required=("node", "desiredState", "mounts"),
+             node=STR, desiredState=S("string", enum=("mounted", "unmounted")),
+             mounts=S("array", items=obj(
+                 required=("options", "setPermissions"),
+                 preserve=True, mountPath=STR, userID=INT, groupID=INT,
+                 setPermissions=BOOL, options=STR, compute=STR,
+                 type=S("string", enum=("lustre", "xfs", "gfs2", "none")),
+                 targetType=S("string", enum=("file", "directory")),
+                 device=obj(preserve=True,
+                            type=S("string", enum=("lustre", "lvm", "reference"))))),
+             ),
+    status=obj(preserve=True, allReady=BOOL, error=RESOURCE_ERROR,
+               mounts=arr(obj(preserve=True, state=S("string", enum=("mounted", "unmounted")),
+                              ready=BOOL))),
+)
+SYSTEM_STATUS = obj(data=obj(preserve=True, nodes=m(S("string", enum=("Enabled", "Disabled")))))
+LUSTRE_FS = obj(
+    spec=obj(required=("name", "mgsNids", "mountRoot"), preserve=True,
+             name=S("string", min_length=1, max_length=8), mgsNids=STR, mountRoot=STR,
+             storageClassName=STR, namespaces=m(obj(preserve=True))),
+    status=obj(preserve=True),
+)
+_FS_STORAGE = obj(preserve=True, capacityScalingFactor=S("string", default="1.0"),
+                  allocationPadding=STR, storageLabels=arr(STR), sharedAllocation=BOOL)
+STORAGE_PROFILE = obj(data=obj(
+    preserve=True, default=BOOL, pinned=BOOL,
+    xfsStorage=_FS_STORAGE, gfs2Storage=_FS_STORAGE, rawStorage=_FS_STORAGE,
+    lustreStorage=obj(
+        preserve=True, combinedMgtMdt=BOOL,
+        mgtOptions=obj(preserve=True, externalMgs=STR, standaloneMgtPoolName=STR,
+                       capacity=S("string", default="5GiB"), colocateComputes=BOOL,
+                       count=S("integer", minimum=1), scale=S("integer", minimum=1, maximum=10)),
+        mdtOptions=obj(preserve=True, capacity=S("string", default="5GiB"), exclusive=BOOL,
+                       colocateComputes=BOOL, count=S("integer", minimum=1),
+                       scale=S("integer", minimum=1, maximum=10)),
+        mgtMdtOptions=obj(preserve=True, capacity=S("string", default="5GiB")),
+        ostOptions=obj(preserve=True, capacityScalingFactor=S("string", default="1.0"),
+                       colocateComputes=BOOL, count=S("integer", minimum=1),
+                       scale=S("integer", minimum=1, maximum=10)))))
+CONTAINER_PROFILE = obj(data=obj(
+    preserve=True, pinned=BOOL, createContainer=S("boolean", default=True),
+    storages=arr(obj(preserve=True, required=("name",), name=STR,
+                     optional=S("boolean", default=False),
+                     pvcMode=S("string", enum=("ReadWriteMany", "ReadWriteOnce", "ReadOnlyMany",
+                                               "ReadWriteOncePod")))),
+    preRunTimeoutSeconds=S("integer", default=300, minimum=0),
+    postRunTimeoutSeconds=S("integer", default=300, minimum=0),
+    retryLimit=S("integer", default=6, minimum=0),
+    userID=INT, groupID=INT, numPorts=S("integer", minimum=0),
+    spec=obj(preserve=True), mpiSpec=obj(preserve=True)))
+PORT_MANAGER = obj(
+    spec=obj(preserve=True, systemConfiguration=REF,
+             allocations=arr(obj(preserve=True, requester=REF, count=INT))),
+    status=obj(preserve=True, status=S("string", enum=("Ready", "SystemConfigurationNotFound")),
+               allocations=arr(obj(preserve=True, requester=REF, ports=arr(INT),
+                                   status=S("string", enum=(
+                                       "InUse", "Free", "Cooldown", "InvalidConfiguration",
+                                       "InsufficientResources"))))),
+)
+DATA_MOVEMENT = obj(
+    spec=obj(preserve=True, userId=INT, groupId=INT, cancel=BOOL),
+    status=obj(preserve=True, state=S("string", enum=("Starting", "Running", "Finished")),
+               status=S("string", enum=("Success", "Failed", "Invalid", "Cancelled")),
+               message=STR, restarts=INT),
+)
+
 SCHEMAS: dict[tuple[str, str], S] = {
     ("dataworkflowservices.github.io", "Workflow"): WORKFLOW,
     ("dataworkflowservices.github.io", "DirectiveBreakdown"): DIRECTIVE_BREAKDOWN,
@@ -137,7 +223,17 @@ SCHEMAS: dict[tuple[str, str], S] = {
     ("dataworkflowservices.github.io", "Computes"): COMPUTES,
     ("dataworkflowservices.github.io", "Storage"): STORAGE,
     ("dataworkflowservices.github.io", "SystemConfiguration"): SYSTEM_CONFIGURATION,
+    ("dataworkflowservices.github.io", "SystemStatus"): SYSTEM_STATUS,
+    ("dataworkflowservices.github.io", "PersistentStorageInstance"): PSI,
+    ("dataworkflowservices.github.io", "ClientMount"): CLIENT_MOUNT,
+    ("lus.cray.hpe.com", "LustreFileSystem"): LUSTRE_FS,
+    ("nnf.cray.hpe.com", "NnfStorageProfile"): STORAGE_PROFILE,
+    ("nnf.cray.hpe.com", "NnfContainerProfile"): CONTAINER_PROFILE,
+    ("nnf.cray.hpe.com", "NnfPortManager"): PORT_MANAGER,
+    ("nnf.cray.hpe.com", "NnfDataMovement"): DATA_MOVEMENT,
 }
+# top-level fields every object may carry besides those of its schema
+TYPE_META = ("apiVersion", "kind", "metadata")
 
 
 class SchemaError(Exception):
@@ -162,12 +258,29 @@ def _typeok(s: S, v: Any) -> bool:
 _SCALARS = {"string": str, "boolean": bool}
 
 
-def _walk(s: S, v: Any, path: str, errors: list[tuple[str, str]]) -> Any:
+def _bounds(s: S, v: Any, path: str, errors: list[tuple[str, str]]) -> None:
+    if isinstance(v, int) and not isinstance(v, bool):
+        if s.minimum is not None and v < s.minimum:
+            errors.append((path, f"Invalid value: {v}: {path} in body should be greater than or"
+                                 f" equal to {s.minimum}"))
+        if s.maximum is not None and v > s.maximum:
+            errors.append((path, f"Invalid value: {v}: {path} in body should be less than or"
+                                 f" equal to {s.maximum}"))
+    if isinstance(v, str):
+        if s.max_length is not None and len(v) > s.max_length:
+            errors.append((path, f'Too long: may not be longer than {s.max_length}'))
+        if s.min_length is not None and len(v) < s.min_length:
+            errors.append((path, f'Invalid value: "{v}": {path} in body should be at least'
+                                 f" {s.min_length} chars long"))
+
+
+def _walk(s: S, v: Any, path: str, errors: list[tuple[str, str]], unknown: list[str]) -> Any:
     if v is None:
         return v
     # fast path: a plain string or boolean field (most leaves)
     scalar = _SCALARS.get(s.type)
-    if scalar is not None and not s.enum and type(v) is scalar:
+    if scalar is not None and not s.enum and type(v) is scalar and s.max_length is None \
+            and s.min_length is None:
         return v
     if not _typeok(s, v):
         errors.append((path, f'Invalid value: "{_go_type(v)}": {path} in body must be of type'
@@ -175,23 +288,21 @@ def _walk(s: S, v: Any, path: str, errors: list[tuple[str, str]]) -> Any:
         return v
     if s.enum and v not in s.enum:
         allowed = ", ".join(f'"{e}"' for e in s.enum)
-        errors.append((path, f'Unsupported value: "{v}": supported values: {allowed}'))
-    if s.minimum is not None and isinstance(v, int) and v < s.minimum:
-        errors.append((path, f"Invalid value: {v}: {path} in body should be greater than or"
-                             f" equal to {s.minimum}"))
+        errors.append((path, f'Unsupported value: {_go_value(v)}: supported values: {allowed}'))
+    _bounds(s, v, path, errors)
     if s.type == "object" and isinstance(v, dict):
         if s.values is not None:
-            return {k: _walk(s.values, x, f"{path}.{k}", errors) for k, x in v.items()}
+            return {k: _walk(s.values, x, f"{path}.{k}", errors, unknown) for k, x in v.items()}
         if s.props or not s.preserve:
-            if s.props or s.required:
-                out = {}
-                for k, x in v.items():
-                    if k in s.props:
-                        out[k] = _walk(s.props[k], x, f"{path}.{k}", errors)
-                    elif s.preserve:
-                        out[k] = x
-                    # else: pruned, as a structural schema prunes unknown fields
-                v = out
+            out = {}
+            for k, x in v.items():
+                if k in s.props:
+                    out[k] = _walk(s.props[k], x, f"{path}.{k}", errors, unknown)
+                elif s.preserve:
+                    out[k] = x
+                else:  # pruned, as a structural schema prunes unknown fields
+                    unknown.append(f"{path}.{k}")
+            v = out
             for k, sub in s.props.items():
                 if k not in v and sub.default is not None:
                     v[k] = copy.deepcopy(sub.default)
@@ -200,7 +311,7 @@ def _walk(s: S, v: Any, path: str, errors: list[tuple[str, str]]) -> Any:
                     errors.append((f"{path}.{k}", "Required value"))
         return v
     if s.type == "array" and isinstance(v, list) and s.items is not None:
-        return [_walk(s.items, x, f"{path}[{i}]", errors) for i, x in enumerate(v)]
+        return [_walk(s.items, x, f"{path}[{i}]", errors, unknown) for i, x in enumerate(v)]
     return v
 
 
@@ -209,22 +320,41 @@ def _go_type(v: Any) -> str:
             float: "number"}.get(type(v), "null")
 
 
-def apply(group: str, kind: str, body: dict[str, Any]) -> dict[str, Any]:
-    """Default, prune and validate ``spec``/``status``/``data`` of body.
+def _go_value(v: Any) -> str:
+    return f'"{v}"' if isinstance(v, str) else str(v).lower() if isinstance(v, bool) else str(v)
 
-    Returns the new body or raises SchemaError.
+
+def apply(group: str, kind: str, body: dict[str, Any], old: dict[str, Any] | None = None,
+          unknown: list[str] | None = None) -> dict[str, Any]:
+    """Default, prune and validate the fields of body outside metadata.
+
+    Top-level sub-trees that are the very objects of ``old`` (an update
+    that did not touch them) were checked when old was written and are
+    skipped.  Paths of pruned fields are appended to ``unknown``.  Returns
+    the new body or raises SchemaError.
     """
     schema = SCHEMAS.get((group, kind))
     if schema is None:
         return body
-    out = dict(body)
+    pruned: list[str] = [] if unknown is None else unknown
+    out: dict[str, Any] = {}
     errors: list[tuple[str, str]] = []
+    for top, value in body.items():
+        sub = schema.props.get(top)
+        if sub is None:
+            if top in TYPE_META:
+                out[top] = value
+            else:
+                pruned.append(top)
+        elif old is not None and old.get(top) is value:
+            out[top] = value
+        else:
+            out[top] = _walk(sub, value, top, errors, pruned)
     for top, sub in schema.props.items():
-        if top in out:
-            out[top] = _walk(sub, out[top], top, errors)
-        elif sub.required or any(p.default is not None for p in sub.props.values()):
+        if top not in out and (sub.required or any(p.default is not None
+                                                   for p in sub.props.values())):
             if top == "spec":
-                out[top] = _walk(sub, {}, top, errors)
+                out[top] = _walk(sub, {}, top, errors, pruned)
     if errors:
         raise SchemaError(errors)
     return out

@@ -10,20 +10,26 @@ TCP_NODELAY: without it keep-alive requests stall ~40 ms on delayed ACKs).
 
 from __future__ import annotations
 
+import email.utils
+import functools
+import http
 import json
+import logging
 import socket
+import socketserver
 import ssl
 import threading
 import time
 import urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from flux_dws.emulator import resources as res
+from flux_dws.emulator import selectors, table
 from flux_dws.emulator.resources import Resource
 from flux_dws.emulator.selectors import SelectorError
 from flux_dws.emulator.store import ApiError, Store
 
+log = logging.getLogger("flux_dws.emulator")
 MAX_BODY = 3 * 1024 * 1024
 KUBE_VERSION = {"major": "1", "minor": "30", "gitVersion": "v1.30.0-flux-dws-emulator",
                 "gitCommit": "", "gitTreeState": "clean", "buildDate": "2026-11-22T00:00:00Z",
@@ -38,8 +44,9 @@ OPENAPI_V2 = b"\x0a\x032.0\x12\x0f\x0a\x08emulator\x12\x031.0\x42\x00"
 def status_body(code: int, reason: str, message: str,
                 details: dict[str, Any] | None = None) -> dict[str, Any]:
     body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {},
-                            "status": "Failure", "message": message, "reason": reason,
-                            "code": code}
+                            "status": "Failure", "message": message, "code": code}
+    if reason:
+        body["reason"] = reason
     if details:
         body["details"] = details
     return body
@@ -57,32 +64,136 @@ class Settings:
         self.controllers: Any = None  # emulator.controllers.Controllers, with a system
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server_version = "flux-dws-emulator"
+REASONS = {code.value: code.phrase for code in http.HTTPStatus}
+MAX_LINE = 65536
+HANDSHAKE_TIMEOUT = 10.0
+DISCARD_LIMIT = 64 * 1024 * 1024  # oversized bodies up to this are read before the 413
+MAX_HEADERS = 200
+
+
+class Headers:
+    """Request headers, looked up without regard to case."""
+
+    def __init__(self, items: dict[str, str]) -> None:
+        self._items = items
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        return self._items.get(name.lower(), default)
+
+
+class _Date:
+    """The Date header, formatted once a second."""
+
+    _second = 0
+    _value = ""
+
+    @classmethod
+    def now(cls) -> str:
+        t = int(time.time())
+        if t != cls._second:
+            cls._value = email.utils.formatdate(t, usegmt=True)
+            cls._second = t
+        return cls._value
+
+
+class Handler(socketserver.StreamRequestHandler):
+    """One client connection: HTTP/1.1 requests, kept alive, one at a time.
+
+    A small HTTP/1.1 reader of our own (BaseHTTPRequestHandler's
+    email-based header parsing and two writes per response halved the
+    request rate); each response goes out in one write.
+    """
+
+    rbufsize = 65536
+    wbufsize = 0
+    disable_nagle_algorithm = True
+    timeout = None
     store: Store
     settings: Settings
-
-    # quiet: the emulator logs through its own logger, not stderr per request
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
+    command = ""
+    path = ""
+    headers = Headers({})
 
     def setup(self) -> None:
+        if isinstance(self.request, ssl.SSLSocket):
+            self.request.settimeout(HANDSHAKE_TIMEOUT)
+            try:
+                self.request.do_handshake()
+            except (OSError, ssl.SSLError):
+                self.request.close()
+                raise
+            self.request.settimeout(None)
         super().setup()
+
+    def handle(self) -> None:
+        self.close_connection = False
         try:
-            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        except OSError:
-            pass
+            while not self.close_connection:
+                if not self._one_request():
+                    return
+        except (OSError, ssl.SSLError, ValueError):
+            return  # the client went away (or spoke TLS/HTTP wrongly)
+
+    def _one_request(self) -> bool:
+        self._warnings: list[str] = []
+        self.command = ""
+        line = self.rfile.readline(MAX_LINE + 1)
+        if not line:
+            return False
+        if len(line) > MAX_LINE:
+            self.close_connection = True
+            self._error(414, "RequestURITooLong", "the request line is too long")
+            return False
+        parts = line.decode("latin-1").split()
+        if not parts:
+            return True  # a stray empty line between requests
+        if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
+            self.close_connection = True
+            self._error(400, "BadRequest", f"malformed request line {line[:80]!r}")
+            return False
+        self.command, self.path, version = parts
+        items: dict[str, str] = {}
+        for _ in range(MAX_HEADERS + 1):
+            h = self.rfile.readline(MAX_LINE + 1)
+            if h in (b"\r\n", b"\n", b""):
+                break
+            name, sep, value = h.decode("latin-1").partition(":")
+            if not sep or len(h) > MAX_LINE:
+                self.close_connection = True
+                self._error(400, "BadRequest", "malformed request header")
+                return False
+            items[name.strip().lower()] = value.strip()
+        else:
+            self.close_connection = True
+            self._error(431, "RequestHeaderFieldsTooLarge", "too many request headers")
+            return False
+        self.headers = Headers(items)
+        conn = items.get("connection", "").lower()
+        self.close_connection = conn == "close" or (version == "HTTP/1.0"
+                                                     and conn != "keep-alive")
+        self._body_read = False
+        method = "GET" if self.command == "HEAD" else self.command
+        if method not in ("GET", "POST", "PUT", "PATCH", "DELETE"):
+            self._skip_body()
+            self._error(405, "MethodNotAllowed", f"method {self.command} is not supported")
+            return True
+        self._dispatch(method)
+        if not self._body_read and not self.close_connection:
+            self._skip_body()
+        return True
 
     # --- responses -------------------------------------------------------
 
     def _send(self, code: int, body: bytes, ctype: str = "application/json") -> None:
-        self.send_response(code)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
+        head = [f"HTTP/1.1 {code} {REASONS.get(code, 'Unknown')}",
+                f"Content-Type: {ctype}", f"Content-Length: {len(body)}",
+                "Cache-Control: no-cache, private", f"Date: {_Date.now()}"]
+        for w in self._warnings:
+            head.append(f"Warning: 299 - {json.dumps(w)}")
+        if self.close_connection:
+            head.append("Connection: close")
+        data = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1")
+        self.wfile.write(data + body if self.command != "HEAD" else data)
 
     def _json(self, code: int, obj: Any) -> None:
         self._send(code, json.dumps(obj, separators=(",", ":")).encode())
@@ -102,13 +213,78 @@ class Handler(BaseHTTPRequestHandler):
         auth = self.headers.get("Authorization", "")
         return auth == f"Bearer {self.settings.token}"
 
-    def _body(self) -> Any:
-        length = int(self.headers.get("Content-Length") or 0)
-        if length > MAX_BODY:
-            self.rfile.read(length)
+    def _length(self) -> int:
+        text = self.headers.get("Content-Length")
+        if text is None:
+            return -1 if (self.headers.get("Transfer-Encoding") or "").lower() == "chunked" \
+                else 0
+        try:
+            n = int(text)
+        except ValueError:
+            n = -2
+        if n < 0:
+            self.close_connection = True
+            self._body_read = True
+            raise ApiError(400, "BadRequest", f"invalid Content-Length {text!r}")
+        return n
+
+    def _skip_body(self) -> None:
+        try:
+            n = self._length()
+        except ApiError:
+            return
+        if n > MAX_BODY or n == -1:
+            self.close_connection = True
+        elif n:
+            self.rfile.read(n)
+        self._body_read = True
+
+    def _read_raw(self) -> bytes:
+        n = self._length()
+        self._body_read = True
+        if n > MAX_BODY:
+            # read (and drop) a body of moderate size so that a client that
+            # sends it all before reading gets the answer; then hang up
+            self.close_connection = True
+            left = n if n <= DISCARD_LIMIT else 0
+            while left > 0:
+                got = len(self.rfile.read(min(left, 1 << 20)))
+                if not got:
+                    break
+                left -= got
             raise ApiError(413, "RequestEntityTooLarge",
                            f"Request entity too large: limit is {MAX_BODY}")
-        raw = self.rfile.read(length) if length else b""
+        if (self.headers.get("Expect") or "").lower() == "100-continue":
+            self.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        if n >= 0:
+            raw = self.rfile.read(n) if n else b""
+            if len(raw) < n:
+                self.close_connection = True
+                raise ApiError(400, "BadRequest", "the request body ended early")
+            return raw
+        chunks: list[bytes] = []  # Transfer-Encoding: chunked
+        total = 0
+        while True:
+            size_line = self.rfile.readline(MAX_LINE)
+            try:
+                size = int(size_line.split(b";")[0].strip(), 16)
+            except ValueError:
+                self.close_connection = True
+                raise ApiError(400, "BadRequest", "malformed chunked request body") from None
+            total += size
+            if total > MAX_BODY:
+                self.close_connection = True
+                raise ApiError(413, "RequestEntityTooLarge",
+                               f"Request entity too large: limit is {MAX_BODY}")
+            if size == 0:
+                while self.rfile.readline(MAX_LINE) not in (b"\r\n", b"\n", b""):
+                    pass
+                return b"".join(chunks)
+            chunks.append(self.rfile.read(size))
+            self.rfile.readline(MAX_LINE)
+
+    def _body(self) -> Any:
+        raw = self._read_raw()
         if not raw:
             raise ApiError(400, "BadRequest", "the request has no body")
         try:
@@ -117,31 +293,13 @@ class Handler(BaseHTTPRequestHandler):
             raise ApiError(400, "BadRequest",
                            f"couldn't get version/kind; json parse error: {exc}") from None
 
-    def do_GET(self) -> None:
-        self._dispatch("GET")
-
-    def do_HEAD(self) -> None:
-        self._dispatch("GET")
-
-    def do_POST(self) -> None:
-        self._dispatch("POST")
-
-    def do_PUT(self) -> None:
-        self._dispatch("PUT")
-
-    def do_PATCH(self) -> None:
-        self._dispatch("PATCH")
-
-    def do_DELETE(self) -> None:
-        self._dispatch("DELETE")
-
     def _dispatch(self, method: str) -> None:
-        url = urllib.parse.urlsplit(self.path)
-        path = url.path.rstrip("/") or "/"
-        query = {k: v[-1] for k, v in urllib.parse.parse_qs(url.query).items()}
+        path, items = split_target(self.path)
+        query = dict(items)
         if not self._authorized(path):
             self._error(401, "Unauthorized", "Unauthorized")
             return
+        self.store.take_warnings()
         try:
             if path == "/_emulator/compact" and method == "POST":
                 self.store.compact()  # test hook: drop watch history as etcd compaction
@@ -153,13 +311,14 @@ class Handler(BaseHTTPRequestHandler):
             elif not self._discovery(method, path):
                 self._resource(method, path, query)
         except ApiError as exc:
-            if exc.code in (400, 413) and method in ("POST", "PUT", "PATCH"):
-                self.close_connection = exc.code == 413
             self._error(exc.code, exc.reason, exc.message, exc.details)
         except SelectorError as exc:
             self._error(400, "BadRequest", str(exc))
         except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
             self.close_connection = True
+        except Exception as exc:  # a bug of ours: say so, keep serving
+            log.exception("%s %s", self.command, self.path)
+            self._error(500, "InternalError", f"Internal error occurred: {exc!r}")
 
     def _faults(self, method: str) -> None:
         """Admin endpoint: POST a fault, GET the list, DELETE them all."""
@@ -257,64 +416,48 @@ class Handler(BaseHTTPRequestHandler):
 
     # --- resources -----------------------------------------------------------
 
-    def _route(self, path: str) -> tuple[Resource, str | None, str | None, str | None, bool]:
-        """(resource, namespace or None, name, subresource, is a watch path)."""
-        parts = [urllib.parse.unquote(p) for p in path.strip("/").split("/")]
-        if parts[0] == "api" and len(parts) >= 2:
-            group, version, rest = "", parts[1], parts[2:]
-        elif parts[0] == "apis" and len(parts) >= 3:
-            group, version, rest = parts[1], parts[2], parts[3:]
-        else:
-            raise ApiError(404, "NotFound", "the server could not find the requested resource")
-        watch_path = bool(rest) and rest[0] == "watch"
-        if watch_path:
-            rest = rest[1:]
-        ns = None
-        if len(rest) >= 3 and rest[0] == "namespaces" and not (group == "" and len(rest) < 3):
-            ns, rest = rest[1], rest[2:]
-        if not rest:
-            raise ApiError(404, "NotFound", "the server could not find the requested resource")
-        r = res.lookup(group, version, rest[0])
-        if r is None:
-            raise ApiError(404, "NotFound", "the server could not find the requested resource")
-        if ns is not None and not r.namespaced:
-            raise ApiError(404, "NotFound", "the server could not find the requested resource")
-        name = rest[1] if len(rest) > 1 else None
-        sub = rest[2] if len(rest) > 2 else None
-        if len(rest) > 3 or (sub is not None and sub not in ("status", "log")):
-            raise ApiError(404, "NotFound", "the server could not find the requested resource")
-        if sub == "status" and not r.status:
-            raise ApiError(404, "NotFound", "the server could not find the requested resource")
-        if sub == "log" and r.plural != "pods":
-            raise ApiError(404, "NotFound", "the server could not find the requested resource")
-        return r, ns, name, sub, watch_path
-
     def _resource(self, method: str, path: str, q: dict[str, str]) -> None:
-        r, ns, name, sub, watch_path = self._route(path)
+        r, ns, name, sub, watch_path = route(path)
         st = self.store
-        if r.plural == "customresourcedefinitions":
-            return self._crds(method, name)
+        if r.group == res.CRD_GROUP and method != "GET":
+            raise ApiError(405, "MethodNotAllowed", "the emulator's CustomResourceDefinitions"
+                                                    " are built in: it serves the DWS, NNF and"
+                                                    " Lustre resources itself")
         nsv = ns or ""
         if method == "GET" and name and sub == "log":
             st.get_raw(r, nsv, name)
             return self._send(200, b"", "text/plain")
         if method == "GET" and name and not watch_path:
-            return self._send(200, st.get_raw(r, nsv, name))
+            raw = st.get_raw(r, nsv, name)
+            if self._table():
+                obj = json.loads(raw)
+                return self._json(200, table.table(r, [obj], {
+                    "resourceVersion": obj["metadata"]["resourceVersion"]},
+                    q.get("includeObject") or "Metadata"))
+            return self._send(200, raw)
         if method == "GET":
             if watch_path or q.get("watch") in ("1", "true", "True"):
                 if name:
                     q["fieldSelector"] = f"metadata.name={name}"
                 return self._watch(r, ns, q)
             return self._list(r, ns, q)
+        validation = q.get("fieldValidation") or "Warn"
+        if validation not in ("Ignore", "Warn", "Strict"):
+            raise ApiError(400, "BadRequest", f"fieldValidation parameter unsupported:"
+                                              f' "{validation}": must be one of "Ignore",'
+                                              f' "Warn" or "Strict"')
         if method == "POST" and not name:
             if r.namespaced and ns is None:
                 raise ApiError(405, "MethodNotAllowed", "create needs a namespace in the URL")
             body = self._check_kind(r, self._body())
-            obj = st.create(r, nsv, body, dry_run=q.get("dryRun") == "All")
-            return self._json(201, obj)
+            raw = st.create_raw(r, nsv, body, q.get("dryRun") == "All", validation)
+            self._warnings = st.take_warnings()
+            return self._send(201, raw)
         if method == "PUT" and name:
             body = self._check_kind(r, self._body())
-            return self._json(200, st.replace(r, nsv, name, body, sub))
+            raw = st.replace_raw(r, nsv, name, body, sub, validation)
+            self._warnings = st.take_warnings()
+            return self._send(200, raw)
         if method == "PATCH" and name:
             ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip()
             kinds = {"application/merge-patch+json": "merge",
@@ -323,33 +466,49 @@ class Handler(BaseHTTPRequestHandler):
             if ptype is None and ctype == "application/strategic-merge-patch+json" and not r.group:
                 ptype = "merge"  # core kinds: our objects hold no merge-keyed lists we need
             if ptype is None:
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                self._skip_body()
                 raise ApiError(415, "UnsupportedMediaType",
                                f"the body of the request was in an unknown format - accepted"
                                f" media types include: application/json-patch+json,"
                                f" application/merge-patch+json ({ctype} given)")
             body = self._body()
-            return self._json(200, st.patch(r, nsv, name, ptype, body, sub))
-        if method == "DELETE" and name:
-            pre = None
-            length = int(self.headers.get("Content-Length") or 0)
-            if length:
-                opts = self._body()
-                pre = opts.get("preconditions") if isinstance(opts, dict) else None
-            deleted, obj = st.delete(r, nsv, name, pre)
-            if deleted:
-                md = obj["metadata"]
-                return self._json(200, {"kind": "Status", "apiVersion": "v1", "metadata": {},
-                                        "status": "Success",
-                                        "details": {"name": md["name"], "group": r.group,
-                                                    "kind": r.plural, "uid": md.get("uid")}})
-            return self._json(200, obj)
-        if method == "DELETE" and not name:
-            gone = st.delete_collection(r, ns, q.get("labelSelector"), q.get("fieldSelector"))
+            raw = st.patch_raw(r, nsv, name, ptype, body, sub, validation)
+            self._warnings = st.take_warnings()
+            return self._send(200, raw)
+        if method == "DELETE":
+            pre, propagation = self._delete_options(q)
+            if name:
+                deleted, obj = st.delete(r, nsv, name, pre, propagation)
+                if deleted:
+                    md = obj["metadata"]
+                    return self._json(200, {"kind": "Status", "apiVersion": "v1",
+                                            "metadata": {}, "status": "Success",
+                                            "details": {"name": md["name"], "group": r.group,
+                                                        "kind": r.plural,
+                                                        "uid": md.get("uid")}})
+                return self._json(200, obj)
+            gone = st.delete_collection(r, ns, q.get("labelSelector"), q.get("fieldSelector"),
+                                        propagation)
             return self._json(200, {"kind": f"{r.kind}List", "apiVersion": r.api_version(),
                                     "metadata": {"resourceVersion": str(st.rv)}, "items": gone})
         raise ApiError(405, "MethodNotAllowed",
                        "the server does not allow this method on the requested resource")
+
+    def _delete_options(self, q: dict[str, str]) -> tuple[dict[str, Any] | None, str]:
+        """(preconditions, propagation policy) from DeleteOptions and the query."""
+        pre = None
+        propagation = q.get("propagationPolicy") or ""
+        if q.get("orphanDependents") in ("true", "1"):
+            propagation = propagation or "Orphan"
+        if self._length():
+            opts = self._body()
+            if not isinstance(opts, dict):
+                raise ApiError(400, "BadRequest", "DeleteOptions must be a JSON object")
+            pre = opts.get("preconditions")
+            propagation = opts.get("propagationPolicy") or propagation
+            if opts.get("orphanDependents") is True:
+                propagation = propagation or "Orphan"
+        return pre, propagation or "Background"
 
     def _check_kind(self, r: Resource, body: Any) -> dict[str, Any]:
         if not isinstance(body, dict):
@@ -365,6 +524,10 @@ class Handler(BaseHTTPRequestHandler):
                                               f" ({r.api_version()})")
         return body
 
+    def _table(self) -> bool:
+        """The client asked for server-side printing (kubectl get)."""
+        return table.wants_table(self.headers.get("Accept"))
+
     def _list(self, r: Resource, ns: str | None, q: dict[str, str]) -> None:
         try:
             limit = int(q.get("limit") or 0)
@@ -375,6 +538,9 @@ class Handler(BaseHTTPRequestHandler):
         meta: dict[str, Any] = {"resourceVersion": str(rv)}
         if token:
             meta["continue"] = token
+        if self._table():
+            return self._json(200, table.table(r, [json.loads(i) for i in items], meta,
+                                               q.get("includeObject") or "Metadata"))
         head = json.dumps({"kind": f"{r.kind}List", "apiVersion": r.api_version(),
                            "metadata": meta}, separators=(",", ":"))
         body = head[:-1].encode() + b',"items":[' + b",".join(items) + b"]}"
@@ -386,11 +552,15 @@ class Handler(BaseHTTPRequestHandler):
             timeout = float(q.get("timeoutSeconds") or self.settings.default_watch_timeout)
         except ValueError:
             raise ApiError(400, "BadRequest", "invalid resourceVersion or timeoutSeconds") from None
+        if timeout < 0:
+            raise ApiError(400, "BadRequest", f"invalid timeoutSeconds {timeout}")
+        selectors.label_matcher(q.get("labelSelector"))  # refuse bad ones before the 200
+        selectors.field_matcher(q.get("fieldSelector"))
         bookmarks = q.get("allowWatchBookmarks") in ("1", "true", "True")
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
+        as_table = self._table()
+        self.wfile.write(f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                         f"Cache-Control: no-cache, private\r\nDate: {_Date.now()}\r\n"
+                         f"Transfer-Encoding: chunked\r\n\r\n".encode())
         try:
             w = self.store.watch(r, ns, rv, q.get("labelSelector"), q.get("fieldSelector"))
         except ApiError as exc:  # 410 Gone arrives as an ERROR event, as from the watch cache
@@ -409,10 +579,15 @@ class Handler(BaseHTTPRequestHandler):
                     self._bookmark(r)
                     next_bookmark = now + self.settings.bookmark_interval
                 wait = min(deadline, next_bookmark if bookmarks else deadline) - now
-                ev = w.next(max(0.0, min(wait, 0.5)))
-                if ev is None:
-                    continue
-                self._chunk(b'{"type":"' + ev.type.encode() + b'","object":' + ev.raw + b"}\n")
+                events = w.drain(max(0.0, min(wait, 0.5)))
+                if events and as_table:
+                    self._chunk(b"".join(json.dumps({"type": ev.type, "object": table.table(
+                        r, [ev.obj], {"resourceVersion": str(ev.rv)},
+                        q.get("includeObject") or "Metadata")}).encode() + b"\n"
+                        for ev in events))
+                elif events:
+                    self._chunk(b"".join(b'{"type":"' + ev.type.encode() + b'","object":'
+                                         + ev.raw + b"}\n" for ev in events))
             self._chunk(b"")
         finally:
             w.close()
@@ -424,22 +599,49 @@ class Handler(BaseHTTPRequestHandler):
 
     def _chunk(self, data: bytes) -> None:
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-        self.wfile.flush()
 
-    def _crds(self, method: str, name: str | None) -> None:
-        crds = [res.crd_object(r) for r in res.RESOURCES if r.group and
-                r.group != res.CRD_GROUP]
-        if method != "GET":
-            raise ApiError(405, "MethodNotAllowed", "the emulator's CRDs are built in")
-        if name:
-            for c in crds:
-                if c["metadata"]["name"] == name:  # type: ignore[index]
-                    return self._json(200, c)
-            raise ApiError(404, "NotFound",
-                           f'customresourcedefinitions.apiextensions.k8s.io "{name}" not found')
-        self._json(200, {"kind": "CustomResourceDefinitionList",
-                         "apiVersion": "apiextensions.k8s.io/v1",
-                         "metadata": {"resourceVersion": str(self.store.rv)}, "items": crds})
+
+
+@functools.lru_cache(maxsize=8192)
+def route(path: str) -> tuple[Resource, str | None, str | None, str | None, bool]:
+    """(resource, namespace or None, name, subresource, is a watch path)."""
+    parts = [urllib.parse.unquote(p) for p in path.strip("/").split("/")]
+    if parts[0] == "api" and len(parts) >= 2:
+        group, version, rest = "", parts[1], parts[2:]
+    elif parts[0] == "apis" and len(parts) >= 3:
+        group, version, rest = parts[1], parts[2], parts[3:]
+    else:
+        raise ApiError(404, "NotFound", "the server could not find the requested resource")
+    watch_path = bool(rest) and rest[0] == "watch"
+    if watch_path:
+        rest = rest[1:]
+    ns = None
+    if len(rest) >= 3 and rest[0] == "namespaces" and not (group == "" and len(rest) < 3):
+        ns, rest = rest[1], rest[2:]
+    if not rest:
+        raise ApiError(404, "NotFound", "the server could not find the requested resource")
+    r = res.lookup(group, version, rest[0])
+    if r is None:
+        raise ApiError(404, "NotFound", "the server could not find the requested resource")
+    if ns is not None and not r.namespaced:
+        raise ApiError(404, "NotFound", "the server could not find the requested resource")
+    name = rest[1] if len(rest) > 1 else None
+    sub = rest[2] if len(rest) > 2 else None
+    if len(rest) > 3 or (sub is not None and sub not in ("status", "log")):
+        raise ApiError(404, "NotFound", "the server could not find the requested resource")
+    if sub == "status" and not r.status:
+        raise ApiError(404, "NotFound", "the server could not find the requested resource")
+    if sub == "log" and r.plural != "pods":
+        raise ApiError(404, "NotFound", "the server could not find the requested resource")
+    return r, ns, name, sub, watch_path
+
+
+@functools.lru_cache(maxsize=8192)
+def split_target(target: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """(path without trailing slash, query parameters) of a request target."""
+    url = urllib.parse.urlsplit(target)
+    query = {k: v[-1] for k, v in urllib.parse.parse_qs(url.query).items()}
+    return url.path.rstrip("/") or "/", tuple(query.items())
 
 
 def group_doc(g: str, versions: tuple[str, ...]) -> dict[str, Any]:
@@ -489,15 +691,29 @@ def openapi_v3(g: str, v: str) -> dict[str, Any]:
             "paths": paths, "components": {"schemas": schemas}}
 
 
-class ApiServer(ThreadingHTTPServer):
+class ApiServer(socketserver.ThreadingTCPServer):
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 128
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        log.debug("connection from %s failed", client_address, exc_info=True)
+
+
+class ApiServer6(ApiServer):
+    address_family = socket.AF_INET6
 
 
 def make_server(store: Store, host: str, port: int, settings: Settings,
                 ssl_context: ssl.SSLContext | None = None) -> ApiServer:
+    """A threading server for store on host:port (TLS with ssl_context).
+
+    The TLS handshake happens in the connection's thread (Handler.setup),
+    so a client that connects and stays silent cannot stall the others."""
     handler = type("BoundHandler", (Handler,), {"store": store, "settings": settings})
-    srv = ApiServer((host, port), handler)
+    cls = ApiServer6 if ":" in host else ApiServer
+    srv = cls((host, port), handler)
     if ssl_context is not None:
-        srv.socket = ssl_context.wrap_socket(srv.socket, server_side=True)
+        srv.socket = ssl_context.wrap_socket(srv.socket, server_side=True,
+                                             do_handshake_on_connect=False)
     return srv

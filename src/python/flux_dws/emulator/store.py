@@ -2,56 +2,81 @@
 
 One lock, one global resourceVersion counter (etcd-like) and a bounded,
 ordered event history.  Stored objects are never mutated: every write puts a
-new dict (and its JSON encoding, reused by lists and watches).
+new dict (and its JSON encoding, reused by gets, lists and watches).
 
-In-process API for controllers (the DWS/NNF emulation, tests):
+In-process API for controllers (the DWS/NNF emulation, tests) -- the HTTP
+layer uses exactly these calls, so both see the same semantics:
 
-- ``create / get / list / replace / patch / delete / delete_collection``
-  with the API server's semantics (resourceVersion conflicts, status
-  subresource rules, generation, finalizers and deletionTimestamp,
-  ownerReference cascade, CRD defaulting/validation/pruning);
-- ``subscribe(fn)``: fn(Event) is called after every committed change,
-  under the store lock (it must only queue work);
-- ``admission[(group, plural)] = fn(op, old, new) -> new``: called before a
-  create ("CREATE", None, new) or update ("UPDATE", old, new) is committed;
-  it may return a changed object or raise ApiError (e.g. 403 Forbidden for
-  the DWS webhooks);
+- ``create / get / list_objects / replace / patch / delete /
+  delete_collection`` (and ``*_raw`` variants returning the JSON bytes the
+  API would send): resourceVersion conflicts (409), status subresource
+  rules, generation, no-op updates keeping their resourceVersion,
+  finalizers and deletionTimestamp, ownerReference garbage collection,
+  CRD defaulting/validation/pruning (``schema``).  Errors are
+  ``ApiError(code, reason, message)``, which the HTTP layer turns into
+  Kubernetes Status objects.  Dicts returned are private copies.
+- ``subscribe(fn, kinds=None)``: ``fn(event)`` after every committed change
+  (of the given ``(group, plural)`` kinds, or all), called under the store
+  lock in commit order: it must only queue work.  ``subscribe_queue(kinds)``
+  returns a ``queue.SimpleQueue`` of Events instead.
+- ``admission[(group, plural)] = fn(op, old, new) -> new``: called with the
+  lock held before a create ("CREATE", None, new) or an update ("UPDATE",
+  old, new) is committed, after defaulting and schema validation.  It gets
+  its own copy of ``new`` and may change and return it (a mutating
+  webhook) or raise ``ApiError`` (e.g. ``ApiError(403, "Forbidden", msg)``
+  as the DWS webhooks do).  It must not change ``old``.
 - ``watch(...)`` returns a Watch to read events from;
-- ``compact()`` drops the event history, as etcd compaction does.
-
-Errors are ApiError(code, reason, message), turned into Kubernetes Status
-objects by the HTTP layer.
+  ``compact()`` drops the event history, as etcd compaction does.
+- ``load(r, obj)`` stores a trusted object without events or admission
+  (seeding a system at start-up).
 """
 
 from __future__ import annotations
 
 import base64
 import collections
-import copy
 import datetime as dt
 import json
+import queue
+import re
 import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from flux_dws.emulator import schema, selectors
 from flux_dws.emulator.patch import PatchError, json_patch, merge_patch
-from flux_dws.emulator.resources import BY_GROUP_PLURAL, Resource
+from flux_dws.emulator.resources import (
+    BY_GROUP_PLURAL,
+    CRD_GROUP,
+    Resource,
+    crd_object,
+    custom_resources,
+)
 
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "dws-system", "nnf-system",
                       "nnf-dm-system")
 PROTECTED = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
              "generation", "resourceVersion", "namespace", "name")
+# ObjectMeta fields a client may send; anything else in metadata is unknown
+OBJECT_META = frozenset(PROTECTED) | {"generateName", "labels", "annotations", "finalizers",
+                                      "ownerReferences", "managedFields", "selfLink"}
+FIELD_VALIDATION = ("Ignore", "Warn", "Strict")
 
 Key = tuple[str, str, str, str]  # group, plural, namespace ("" if cluster), name
+Kind = tuple[str, str]           # group, plural
 Admission = Callable[[str, "dict[str, Any] | None", "dict[str, Any]"], "dict[str, Any]"]
 
 
 def _content(obj: dict[str, Any], status_is_subresource: bool) -> dict[str, Any]:
     skip = ("metadata", "status") if status_is_subresource else ("metadata",)
     return {k: v for k, v in obj.items() if k not in skip}
+
+
+def _copy(obj: Any) -> Any:
+    """A deep copy of JSON data (faster than copy.deepcopy)."""
+    return json.loads(json.dumps(obj))
 
 
 class ApiError(Exception):
@@ -94,6 +119,79 @@ def invalid(r: Resource, name: str, causes: list[tuple[str, str]]) -> ApiError:
                                 for f, m in causes]})
 
 
+def strict_error(r: Resource, unknown: list[str]) -> ApiError:
+    """What fieldValidation=Strict answers for unknown fields (a 400)."""
+    fields = ", ".join(f'unknown field "{f}"' for f in unknown)
+    return ApiError(400, "BadRequest", f'{r.kind} in version "{r.storage_version}" cannot be'
+                                       f" handled as a {r.kind}: strict decoding error:"
+                                       f" {fields}")
+
+
+_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_QNAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric"
+                 " characters, '-' or '.', and must start and end with an alphanumeric"
+                 " character (e.g. 'example.com', regex used for validation is"
+                 " '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
+LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters"
+             " or '-', and must start and end with an alphanumeric character (e.g. 'my-name', "
+             " or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
+VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters,"
+             " '-', '_' or '.', and must start and end with an alphanumeric character (e.g."
+             " 'MyValue',  or 'my_value',  or '12345', regex used for validation is"
+             " '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
+KEY_MSG = ("name part must consist of alphanumeric characters, '-', '_' or '.', and must"
+           " start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name', "
+           " or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?"
+           "[A-Za-z0-9]')")
+
+
+def name_errors(r: Resource, name: str) -> list[tuple[str, str]]:
+    """What ObjectMeta validation says of a name (namespaces: a DNS label,
+    everything else: a DNS subdomain)."""
+    if r.plural == "namespaces" and not r.group:
+        if len(name) > 63:
+            return [("metadata.name", f'Invalid value: "{name}": must be no more than 63'
+                                      " characters")]
+        if not _LABEL.fullmatch(name):
+            return [("metadata.name", f'Invalid value: "{name}": {LABEL_MSG}')]
+        return []
+    if len(name) > 253:
+        return [("metadata.name", f'Invalid value: "{name}": must be no more than 253'
+                                  " characters")]
+    if not _SUBDOMAIN.fullmatch(name):
+        return [("metadata.name", f'Invalid value: "{name}": {SUBDOMAIN_MSG}')]
+    return []
+
+
+def label_errors(labels: Any) -> list[tuple[str, str]]:
+    """What ObjectMeta validation says of metadata.labels."""
+    if labels is None:
+        return []
+    if not isinstance(labels, dict):
+        return [("metadata.labels", "Invalid value: must be a map of strings")]
+    errors: list[tuple[str, str]] = []
+    for key, value in labels.items():
+        prefix, _, name = key.rpartition("/")
+        if prefix and (len(prefix) > 253 or not _SUBDOMAIN.fullmatch(prefix)):
+            errors.append(("metadata.labels", f'Invalid value: "{key}": prefix part'
+                                              f" {SUBDOMAIN_MSG}"))
+        elif not name or len(name) > 63 or not _QNAME.fullmatch(name):
+            errors.append(("metadata.labels", f'Invalid value: "{key}": {KEY_MSG}'
+                           if len(name) <= 63 else
+                           f'Invalid value: "{key}": name part must be no more than 63'
+                           " characters"))
+        if not isinstance(value, str):
+            errors.append((f"metadata.labels[{key}]", "Invalid value: must be a string"))
+        elif len(value) > 63:
+            errors.append(("metadata.labels", f'Invalid value: "{value}": must be no more'
+                                              " than 63 characters"))
+        elif value and not _QNAME.fullmatch(value):
+            errors.append(("metadata.labels", f'Invalid value: "{value}": {VALUE_MSG}'))
+    return errors
+
+
 @dataclass
 class Entry:
     obj: dict[str, Any]
@@ -105,7 +203,7 @@ class Entry:
 class Event:
     type: str           # ADDED MODIFIED DELETED
     key: Key
-    obj: dict[str, Any]
+    obj: dict[str, Any]  # shared with the store: read it, never change it
     raw: bytes
     rv: int
 
@@ -117,27 +215,43 @@ class Watch:
         self._store = store
         self._match = match
         self._queue: collections.deque[Event] = collections.deque()
+        self._cv = threading.Condition(threading.Lock())
         self.closed = False
 
     def _offer(self, ev: Event) -> None:
         if self._match(ev):
-            self._queue.append(ev)
+            with self._cv:
+                self._queue.append(ev)
+                self._cv.notify()
 
     def next(self, timeout: float) -> Event | None:
         """The next event, or None after timeout (or when closed)."""
-        with self._store.cond:
+        with self._cv:
             if not self._queue and not self.closed:
-                self._store.cond.wait(timeout)
-            if self._queue:
-                return self._queue.popleft()
-            return None
+                self._cv.wait(timeout)
+            return self._queue.popleft() if self._queue else None
+
+    def drain(self, timeout: float) -> list[Event]:
+        """Every queued event (waiting up to timeout for the first)."""
+        with self._cv:
+            if not self._queue and not self.closed:
+                self._cv.wait(timeout)
+            out = list(self._queue)
+            self._queue.clear()
+            return out
 
     def close(self) -> None:
         with self._store.cond:
-            self.closed = True
             if self in self._store.watches:
                 self._store.watches.remove(self)
-            self._store.cond.notify_all()
+        with self._cv:
+            self.closed = True
+            self._cv.notify_all()
+
+
+def _owner_uids(obj: dict[str, Any]) -> set[str]:
+    return {o["uid"] for o in obj["metadata"].get("ownerReferences") or []
+            if isinstance(o, dict) and isinstance(o.get("uid"), str)}
 
 
 class Store:
@@ -148,23 +262,45 @@ class Store:
         self.events: collections.deque[Event] = collections.deque(maxlen=history)
         self.floor = 0
         self.watches: list[Watch] = []
-        self.admission: dict[tuple[str, str], Admission] = {}
+        self.admission: dict[Kind, Admission] = {}
         self.subscribers: list[Callable[[Event], None]] = []
         self.persist = persist
+        self._kinds: dict[Kind, set[Key]] = collections.defaultdict(set)
+        self._uids: dict[str, Key] = {}
+        self._owned: dict[str, set[Key]] = collections.defaultdict(set)
         if persist is not None:
             self.rv, entries = persist.load()
             for key, obj in entries:
+                self._index(key, None, obj)
                 self.objects[key] = Entry(obj, self._encode(obj),
                                           int(obj["metadata"]["resourceVersion"]))
             self.floor = self.rv
         for ns in DEFAULT_NAMESPACES:
             if ("", "namespaces", "", ns) not in self.objects:
                 self.create(BY_GROUP_PLURAL[("", "namespaces")], "", {"metadata": {"name": ns}})
+        crd = BY_GROUP_PLURAL[(CRD_GROUP, "customresourcedefinitions")]
+        for r in custom_resources():
+            self.load(crd, crd_object(r))
 
-    def subscribe(self, fn: Callable[[Event], None]) -> None:
-        """Call fn(event) after every committed change (under the lock)."""
+    def subscribe(self, fn: Callable[[Event], None],
+                  kinds: Iterable[Kind] | None = None) -> None:
+        """Call fn(event) after every committed change of the given
+        (group, plural) kinds, or of all (under the lock: only queue work)."""
+        if kinds is not None:
+            wanted = frozenset(kinds)
+            inner = fn
+
+            def fn(ev: Event) -> None:
+                if ev.key[:2] in wanted:
+                    inner(ev)
         with self.cond:
             self.subscribers.append(fn)
+
+    def subscribe_queue(self, kinds: Iterable[Kind] | None = None) -> queue.SimpleQueue[Event]:
+        """A queue receiving every committed Event of the given kinds (or all)."""
+        q: queue.SimpleQueue[Event] = queue.SimpleQueue()
+        self.subscribe(q.put, kinds)
+        return q
 
     # --- helpers -----------------------------------------------------------
 
@@ -175,13 +311,34 @@ class Store:
     def _key(self, r: Resource, ns: str, name: str) -> Key:
         return (r.group, r.plural, ns if r.namespaced else "", name)
 
-    def _commit(self, etype: str, key: Key, obj: dict[str, Any], bump: bool = True) -> Entry:
-        """Store obj (or remove it for DELETED) with a new resourceVersion."""
-        if bump:
-            self.rv += 1
-            obj["metadata"]["resourceVersion"] = str(self.rv)
+    def _index(self, key: Key, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
+        """Keep the kind, uid and owner indexes in step with a change."""
+        if old is not None:
+            self._uids.pop(old["metadata"].get("uid", ""), None)
+            for u in _owner_uids(old):
+                self._owned[u].discard(key)
+                if not self._owned[u]:
+                    del self._owned[u]
+        if new is None:
+            self._kinds[key[:2]].discard(key)
+            return
+        self._kinds[key[:2]].add(key)
+        uid = new["metadata"].get("uid")
+        if uid:
+            self._uids[uid] = key
+        for u in _owner_uids(new):
+            self._owned[u].add(key)
+
+    def _commit(self, etype: str, key: Key, obj: dict[str, Any]) -> Entry:
+        """Store obj (or remove it for DELETED) with a new resourceVersion.
+
+        obj (and its metadata dict) must be new: it is changed here."""
+        self.rv += 1
+        obj["metadata"]["resourceVersion"] = str(self.rv)
         raw = self._encode(obj)
         entry = Entry(obj, raw, self.rv)
+        prev = self.objects.get(key)
+        self._index(key, prev.obj if prev else None, None if etype == "DELETED" else obj)
         if etype == "DELETED":
             self.objects.pop(key, None)
         else:
@@ -210,28 +367,64 @@ class Store:
             if not ns:
                 raise ApiError(400, "BadRequest", "the server could not find the requested"
                                                   " resource: a namespace is required")
-            if ("", "namespaces", "", ns) not in self.objects:
+            ns_entry = self.objects.get(("", "namespaces", "", ns))
+            if ns_entry is None:
                 raise ApiError(404, "NotFound", f'namespaces "{ns}" not found',
                                {"name": ns, "kind": "namespaces"})
+            if ns_entry.obj["metadata"].get("deletionTimestamp"):
+                raise ApiError(403, "Forbidden", f'unable to create new content in namespace'
+                                                 f" {ns} because it is being terminated")
 
     def _admit(self, r: Resource, op: str, old: dict[str, Any] | None,
                new: dict[str, Any]) -> dict[str, Any]:
         fn = self.admission.get((r.group, r.plural))
-        return fn(op, old, new) if fn else new
+        return fn(op, old, _copy(new)) if fn else new
 
-    def _schema(self, r: Resource, obj: dict[str, Any]) -> dict[str, Any]:
+    def _schema(self, r: Resource, obj: dict[str, Any], old: dict[str, Any] | None,
+                validation: str) -> dict[str, Any]:
+        """Default, prune and validate obj (subtrees identical to old's are
+        skipped); unknown fields are dropped, and with fieldValidation=Strict
+        refused (400) or with Warn noted in ``warnings``."""
+        unknown: list[str] = []
+        md = obj.get("metadata") or {}
+        if not isinstance(md, dict):
+            raise invalid(r, "", [("metadata", "Invalid value: must be an object")])
+        extra = [k for k in md if k not in OBJECT_META]
+        if extra:
+            unknown += [f"metadata.{k}" for k in extra]
+            obj["metadata"] = {k: v for k, v in md.items() if k in OBJECT_META}
         try:
-            return schema.apply(r.group, r.kind, obj)
+            out = schema.apply(r.group, r.kind, obj, old, unknown)
         except schema.SchemaError as exc:
             raise invalid(r, obj["metadata"].get("name", ""), exc.causes) from None
+        if unknown:
+            if validation == "Strict":
+                raise strict_error(r, unknown)
+            if validation == "Warn":
+                self.warnings.extend(f'unknown field "{f}"' for f in unknown)
+        return out
+
+    # per-thread warnings of the current request (fieldValidation=Warn)
+    _tls = threading.local()
+
+    @property
+    def warnings(self) -> list[str]:
+        w: list[str] | None = getattr(self._tls, "warnings", None)
+        if w is None:
+            w = self._tls.warnings = []
+        return w
+
+    def take_warnings(self) -> list[str]:
+        """The warnings of this thread's last writes (and forget them)."""
+        w = self.warnings
+        self._tls.warnings = []
+        return w
 
     # --- reads ---------------------------------------------------------------
 
     def get(self, r: Resource, ns: str, name: str) -> dict[str, Any]:
         """A private copy of the object (raises 404)."""
-        with self.cond:
-            raw = self._entry(r, ns, name).raw
-        result: dict[str, Any] = json.loads(raw)
+        result: dict[str, Any] = json.loads(self.get_raw(r, ns, name))
         return result
 
     def get_raw(self, r: Resource, ns: str, name: str) -> bytes:
@@ -244,12 +437,14 @@ class Store:
         """(encoded items, list resourceVersion, continue token)."""
         lmatch, fmatch = selectors.label_matcher(label), selectors.field_matcher(field)
         start: tuple[str, str] | None = None
+        if limit < 0:
+            raise ApiError(400, "BadRequest", f"invalid limit {limit}: must not be negative")
         with self.cond:
             rv = self.rv
             if cont:
                 try:
                     state = json.loads(base64.urlsafe_b64decode(cont.encode()))
-                    start = (state["ns"], state["name"])
+                    start = (str(state["ns"]), str(state["name"]))
                     rv = int(state["rv"])
                 except (ValueError, KeyError, TypeError):
                     raise ApiError(400, "BadRequest", "continue key is not valid") from None
@@ -257,9 +452,8 @@ class Store:
                     raise ApiError(410, "Expired", "The provided continue parameter is too old"
                                    " to display a consistent list result. You can start a new"
                                    " list without the continue parameter.")
-            keys = sorted(k for k in self.objects
-                          if k[0] == r.group and k[1] == r.plural
-                          and (ns is None or not r.namespaced or k[2] == ns))
+            keys = sorted(k for k in self._kinds.get((r.group, r.plural), ())
+                          if ns is None or not r.namespaced or k[2] == ns)
             items: list[bytes] = []
             token = None
             last: Key | None = None
@@ -278,17 +472,22 @@ class Store:
         return items, rv, token
 
     def list_objects(self, r: Resource, ns: str | None, label: str | None = None,
-             field: str | None = None) -> list[dict[str, Any]]:
+                     field: str | None = None) -> list[dict[str, Any]]:
         items, _, _ = self.list_raw(r, ns, label, field)
         return [json.loads(i) for i in items]
 
     # --- writes --------------------------------------------------------------
 
-    def create(self, r: Resource, ns: str, body: dict[str, Any],
-               dry_run: bool = False) -> dict[str, Any]:
+    def create(self, r: Resource, ns: str, body: dict[str, Any], dry_run: bool = False,
+               validation: str = "Ignore") -> dict[str, Any]:
+        result: dict[str, Any] = json.loads(self.create_raw(r, ns, body, dry_run, validation))
+        return result
+
+    def create_raw(self, r: Resource, ns: str, body: dict[str, Any], dry_run: bool = False,
+                   validation: str = "Ignore") -> bytes:
         if not isinstance(body, dict) or not isinstance(body.get("metadata", {}), dict):
             raise ApiError(400, "BadRequest", "the object has no metadata")
-        obj = json.loads(json.dumps(body))  # a private copy (faster than deepcopy)
+        obj = _copy(body)  # a private copy
         md = obj.setdefault("metadata", {})
         bns = md.get("namespace")
         if r.namespaced:
@@ -301,11 +500,18 @@ class Store:
             md.pop("namespace", None)
             ns = ""
         name = md.get("name")
+        try:  # etcd3 store.Create; an unparsable resourceVersion is ignored there
+            stale_rv = int(md.get("resourceVersion") or 0)
+        except (TypeError, ValueError):
+            stale_rv = 0
+        if stale_rv:
+            raise ApiError(500, "", "resourceVersion should not be set on objects to be"
+                                    " created")
         with self.cond:
             self._check_namespace(r, ns)
             if not name:
                 gen = md.get("generateName")
-                if not gen:
+                if not gen or not isinstance(gen, str):
                     raise invalid(r, "", [("metadata.name", "Required value: name or"
                                                             " generateName is required")])
                 name = gen + uuid.uuid4().hex[:5]
@@ -313,6 +519,9 @@ class Store:
             if not isinstance(name, str):
                 raise invalid(r, str(name), [("metadata.name", "Invalid value: must be a"
                                                                " string")])
+            errors = name_errors(r, name) + label_errors(md.get("labels"))
+            if errors:
+                raise invalid(r, name, errors)
             key = self._key(r, ns, name)
             if key in self.objects:
                 raise ApiError(409, "AlreadyExists", f'{qualified(r)} "{name}" already exists',
@@ -326,12 +535,14 @@ class Store:
             md["uid"] = str(uuid.uuid4())
             md["creationTimestamp"] = now_rfc3339()
             md["generation"] = 1
-            obj = self._schema(r, obj)
+            if r.plural == "namespaces" and not r.group:
+                obj["spec"] = {"finalizers": ["kubernetes"]}
+                obj["status"] = {"phase": "Active"}
+            obj = self._schema(r, obj, None, validation)
             obj = self._admit(r, "CREATE", None, obj)
             if dry_run:
-                return obj
-            entry = self._commit("ADDED", key, obj)
-            return json.loads(entry.raw)  # type: ignore[no-any-return]
+                return self._encode(obj)
+            return self._commit("ADDED", key, obj).raw
 
     def load(self, r: Resource, obj: dict[str, Any]) -> None:
         """Store a trusted object as a freshly started cluster holds it.
@@ -347,57 +558,67 @@ class Store:
             if key in self.objects:
                 return
             obj = self._schema(r, {**obj, "apiVersion": obj.get("apiVersion") or
-                                   r.api_version(), "kind": r.kind})
+                                   r.api_version(), "kind": r.kind}, None, "Ignore")
             self.rv += 1
             obj["metadata"] = {**md, "uid": str(uuid.uuid4()),
                                "creationTimestamp": now_rfc3339(), "generation": 1,
                                "resourceVersion": str(self.rv)}
             if r.namespaced:
                 obj["metadata"]["namespace"] = ns
+            self._index(key, None, obj)
             self.objects[key] = Entry(obj, self._encode(obj), self.rv)
             if self.persist is not None:
                 self.persist.save(self.rv, key, obj)
             self.floor = self.rv
 
-    def _finish_update(self, r: Resource, key: Key, old: Entry, new: dict[str, Any]
-                       ) -> dict[str, Any]:
-        """Common tail of replace/patch (lock held)."""
-        omd, nmd = old.obj["metadata"], new.setdefault("metadata", {})
+    def _finish_update(self, r: Resource, key: Key, old: Entry, new: dict[str, Any],
+                       validation: str) -> bytes:
+        """Common tail of replace/patch (lock held); new is a fresh dict."""
+        omd = old.obj["metadata"]
+        nmd = new.get("metadata")
+        if not isinstance(nmd, dict):
+            raise invalid(r, omd["name"], [("metadata", "Invalid value: must be an object")])
+        nmd = new["metadata"] = dict(nmd)  # never change the stored object's metadata
         for k in PROTECTED:
             if k in omd:
                 nmd[k] = omd[k]
             else:
                 nmd.pop(k, None)
         new["apiVersion"], new["kind"] = old.obj.get("apiVersion"), r.kind
-        if omd.get("deletionTimestamp") and set(nmd.get("finalizers") or []) - set(
-                omd.get("finalizers") or []):
-            raise invalid(r, omd["name"], [("metadata.finalizers", "Forbidden: no new"
-                                            " finalizers can be added if the object is being"
-                                            " deleted")])
-        new = self._schema(r, new)
+        if nmd.get("labels") is not omd.get("labels"):
+            errors = label_errors(nmd.get("labels"))
+            if errors:
+                raise invalid(r, omd["name"], errors)
+        if omd.get("deletionTimestamp"):
+            added = set(nmd.get("finalizers") or []) - set(omd.get("finalizers") or [])
+            if added:
+                raise invalid(r, omd["name"], [(
+                    "metadata.finalizers", "Forbidden: no new finalizers can be added if the"
+                    f" object is being deleted, found new finalizers {sorted(added)}")])
+        new = self._schema(r, new, old.obj, validation)
         new = self._admit(r, "UPDATE", old.obj, new)
         # generation counts changes outside metadata -- and outside status only
         # when status is a subresource (for other kinds status is content)
         if _content(old.obj, r.status) != _content(new, r.status):
             new["metadata"]["generation"] = omd.get("generation", 1) + 1
         if new == old.obj:
-            return json.loads(old.raw)  # type: ignore[no-any-return]  # no-op: same rv
+            return old.raw  # no-op: same resourceVersion, no event
         if omd.get("deletionTimestamp") and not new["metadata"].get("finalizers"):
-            self._commit("DELETED", key, new)
-            self._cascade(omd.get("uid"))
-            return new
-        entry = self._commit("MODIFIED", key, new)
-        return json.loads(entry.raw)  # type: ignore[no-any-return]
+            raw = self._commit("DELETED", key, new).raw
+            self._collect(omd.get("uid"))
+            return raw
+        return self._commit("MODIFIED", key, new).raw
 
     def _merge_subresource(self, r: Resource, old: dict[str, Any], new: dict[str, Any],
                            subresource: str | None) -> dict[str, Any]:
         if subresource == "status":
             if not r.status:
                 raise not_found(r, old["metadata"]["name"])
-            merged = copy.deepcopy(old)
-            merged["status"] = new.get("status")
-            if merged["status"] is None:
-                merged.pop("status")
+            merged = dict(old)
+            if new.get("status") is None:
+                merged.pop("status", None)
+            else:
+                merged["status"] = new["status"]
             return merged
         if r.status:
             new = dict(new)
@@ -408,13 +629,24 @@ class Store:
         return new
 
     def replace(self, r: Resource, ns: str, name: str, body: dict[str, Any],
-                subresource: str | None = None) -> dict[str, Any]:
+                subresource: str | None = None, validation: str = "Ignore") -> dict[str, Any]:
+        result: dict[str, Any] = json.loads(
+            self.replace_raw(r, ns, name, body, subresource, validation))
+        return result
+
+    def replace_raw(self, r: Resource, ns: str, name: str, body: dict[str, Any],
+                    subresource: str | None = None, validation: str = "Ignore") -> bytes:
         if not isinstance(body, dict):
             raise ApiError(400, "BadRequest", "the body is not an object")
         md = body.get("metadata") or {}
+        if not isinstance(md, dict):
+            raise ApiError(400, "BadRequest", "the object's metadata is not an object")
         if md.get("name") and md["name"] != name:
             raise ApiError(400, "BadRequest", "the name of the object does not match the name"
                                               " on the URL")
+        if r.namespaced and md.get("namespace") and md["namespace"] != ns:
+            raise ApiError(400, "BadRequest", "the namespace of the provided object does not"
+                                              " match the namespace sent on the request")
         with self.cond:
             key = self._key(r, ns, name)
             old = self._entry(r, ns, name)
@@ -425,11 +657,18 @@ class Store:
                                                                      " update")])
             if str(rv) != old.obj["metadata"]["resourceVersion"]:
                 raise conflict(r, name)
-            new = self._merge_subresource(r, old.obj, copy.deepcopy(body), subresource)
-            return self._finish_update(r, key, old, new)
+            new = self._merge_subresource(r, old.obj, _copy(body), subresource)
+            return self._finish_update(r, key, old, new, validation)
 
     def patch(self, r: Resource, ns: str, name: str, patch_type: str, patch: Any,
-              subresource: str | None = None) -> dict[str, Any]:
+              subresource: str | None = None, validation: str = "Ignore") -> dict[str, Any]:
+        """patch_type: "merge" (RFC 7386) or "json" (RFC 6902)."""
+        result: dict[str, Any] = json.loads(
+            self.patch_raw(r, ns, name, patch_type, patch, subresource, validation))
+        return result
+
+    def patch_raw(self, r: Resource, ns: str, name: str, patch_type: str, patch: Any,
+                  subresource: str | None = None, validation: str = "Ignore") -> bytes:
         with self.cond:
             key = self._key(r, ns, name)
             old = self._entry(r, ns, name)
@@ -450,20 +689,32 @@ class Store:
                                str(exc)) from None
             if not isinstance(patched, dict):
                 raise ApiError(422, "Invalid", "the patch made the object not an object")
-            rv = (patched.get("metadata") or {}).get("resourceVersion")
+            rv = (patched.get("metadata") or {}).get("resourceVersion") \
+                if isinstance(patched.get("metadata"), dict) else None
             if rv and str(rv) != old.obj["metadata"]["resourceVersion"]:
                 raise conflict(r, name)
             new = self._merge_subresource(r, old.obj, patched, subresource)
-            return self._finish_update(r, key, old, new)
+            return self._finish_update(r, key, old, new, validation)
 
     def delete(self, r: Resource, ns: str, name: str,
-               preconditions: dict[str, Any] | None = None) -> tuple[bool, dict[str, Any]]:
-        """(deleted now, the object as it stands)."""
+               preconditions: dict[str, Any] | None = None,
+               propagation: str = "Background") -> tuple[bool, dict[str, Any]]:
+        """(deleted now, the object as it stands).
+
+        propagation: Background (dependents are garbage-collected at once),
+        Foreground (the same, dependents first) or Orphan (dependents keep
+        living, their ownerReferences to this object are removed)."""
+        if propagation not in ("Background", "Foreground", "Orphan"):
+            raise ApiError(400, "BadRequest", f'unsupported propagationPolicy "{propagation}":'
+                                              ' supported values: "Background", "Foreground",'
+                                              ' "Orphan"')
         with self.cond:
             key = self._key(r, ns, name)
             e = self._entry(r, ns, name)
             md = e.obj["metadata"]
             pre = preconditions or {}
+            if not isinstance(pre, dict):
+                raise ApiError(400, "BadRequest", "preconditions must be an object")
             if pre.get("uid") and pre["uid"] != md["uid"]:
                 raise ApiError(409, "Conflict", f"Precondition failed: UID in precondition:"
                                                 f" {pre['uid']}, UID in object meta: {md['uid']}")
@@ -475,62 +726,90 @@ class Store:
             if md.get("finalizers"):
                 if md.get("deletionTimestamp"):
                     return False, json.loads(e.raw)
-                new = copy.deepcopy(e.obj)
-                new["metadata"]["deletionTimestamp"] = now_rfc3339()
-                new["metadata"]["deletionGracePeriodSeconds"] = 0
+                new = {**e.obj, "metadata": {**md, "deletionTimestamp": now_rfc3339(),
+                                             "deletionGracePeriodSeconds": 0}}
                 entry = self._commit("MODIFIED", key, new)
+                if r.plural == "namespaces" and not r.group:
+                    self._delete_namespace(name)
                 return False, json.loads(entry.raw)
-            gone = copy.deepcopy(e.obj)
-            self._commit("DELETED", key, gone)
             if r.plural == "namespaces" and not r.group:
                 self._delete_namespace(name)
-            self._cascade(md.get("uid"))
+            if propagation == "Orphan":
+                self._orphan(md.get("uid"))
+            elif propagation == "Foreground":
+                self._collect(md.get("uid"), exclude=key)
+            if key not in self.objects:  # a dependent owned its owner
+                return True, json.loads(e.raw)
+            gone = {**e.obj, "metadata": dict(md)}
+            self._commit("DELETED", key, gone)
+            self._collect(md.get("uid"))
             return True, gone
 
-    def _cascade(self, uid: str | None) -> None:
-        """Delete (background propagation) objects owned by uid."""
+    def _collect(self, uid: str | None, exclude: Key | None = None) -> None:
+        """Garbage collection after the owner uid went away: dependents whose
+        owners are all gone are deleted; the others lose that owner."""
         if not uid:
             return
-        owned = [k for k, e in self.objects.items()
-                 if any(o.get("uid") == uid for o in e.obj["metadata"].get("ownerReferences")
-                        or [])]
-        for k in owned:
+        for k in sorted(self._owned.get(uid, ())):
+            e = self.objects.get(k)
+            if e is None or k == exclude:
+                continue
+            refs = e.obj["metadata"].get("ownerReferences") or []
+            alive = [o for o in refs if isinstance(o, dict) and o.get("uid") != uid
+                     and o.get("uid") in self._uids]
             res = BY_GROUP_PLURAL[(k[0], k[1])]
-            if k in self.objects:
+            if alive:
+                keep = [o for o in refs if not (isinstance(o, dict) and o.get("uid") == uid)]
+                self._commit("MODIFIED", k, {**e.obj, "metadata": {
+                    **e.obj["metadata"], "ownerReferences": keep}})
+            else:
                 self.delete(res, k[2], k[3])
 
+    def _orphan(self, uid: str | None) -> None:
+        if not uid:
+            return
+        for k in sorted(self._owned.get(uid, ())):
+            e = self.objects[k]
+            refs = [o for o in e.obj["metadata"].get("ownerReferences") or []
+                    if not (isinstance(o, dict) and o.get("uid") == uid)]
+            md = {**e.obj["metadata"], "ownerReferences": refs}
+            if not refs:
+                del md["ownerReferences"]
+            self._commit("MODIFIED", k, {**e.obj, "metadata": md})
+
     def _delete_namespace(self, ns: str) -> None:
-        for k in [k for k in self.objects if k[2] == ns]:
+        for k in sorted(k for k in self.objects if k[2] == ns and k[0:2] != ("", "namespaces")):
             if k in self.objects:
                 self.delete(BY_GROUP_PLURAL[(k[0], k[1])], k[2], k[3])
 
     def delete_collection(self, r: Resource, ns: str | None, label: str | None = None,
-                          field: str | None = None) -> list[dict[str, Any]]:
+                          field: str | None = None,
+                          propagation: str = "Background") -> list[dict[str, Any]]:
         with self.cond:
             targets = [json.loads(raw) for raw in self.list_raw(r, ns, label, field)[0]]
             for o in targets:
                 md = o["metadata"]
                 if self._key(r, md.get("namespace", ""), md["name"]) in self.objects:
-                    self.delete(r, md.get("namespace", ""), md["name"])
+                    self.delete(r, md.get("namespace", ""), md["name"], None, propagation)
             return targets
 
     # --- watches -------------------------------------------------------------
 
     def watch(self, r: Resource, ns: str | None, rv: int | None, label: str | None = None,
               field: str | None = None) -> Watch:
-        """A Watch from rv (None: ADDED for the current objects first)."""
+        """A Watch from rv (None or 0: ADDED for the current objects first)."""
         lmatch, fmatch = selectors.label_matcher(label), selectors.field_matcher(field)
+        kind = (r.group, r.plural)
 
         def match(ev: Event) -> bool:
             k = ev.key
-            return (k[0] == r.group and k[1] == r.plural
-                    and (ns is None or not r.namespaced or k[2] == ns)
+            return (k[:2] == kind and (ns is None or not r.namespaced or k[2] == ns)
                     and lmatch(ev.obj) and fmatch(ev.obj))
 
         w = Watch(self, match)
         with self.cond:
             if rv is None or rv == 0:
-                for k in sorted(self.objects):
+                for k in sorted(self._kinds.get(kind, ())):
                     e = self.objects[k]
                     w._offer(Event("ADDED", k, e.obj, e.raw, e.rv))
             else:
