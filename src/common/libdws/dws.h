@@ -17,6 +17,7 @@
 #include "hostlist.h"
 #include "idset.h"
 #include "jgf.h"
+#include "labels.h"
 #include "memory.h"
 #include "outbuf.h"
 #include "policy.h"
