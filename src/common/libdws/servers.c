@@ -85,8 +85,8 @@ struct placement {
 };
 
 /* Decide one set's placement over rc[0..nr) (rc is reordered). */
-static int place (enum dws_strategy strategy, json_t *count, int64_t cap, struct rcount *rc,
-                  size_t nr, int64_t total, struct placement *p, dws_error_t *err)
+static void place (enum dws_strategy strategy, int64_t count, int64_t cap, struct rcount *rc,
+                   size_t nr, int64_t total, struct placement *p)
 {
     int64_t k = 0;
 
@@ -98,10 +98,7 @@ static int place (enum dws_strategy strategy, json_t *count, int64_t cap, struct
             rc[i].alloc = rc[i].nodes;
     }
     else if (strategy == DWS_ALLOCATE_SINGLE_SERVER || count) {
-        if (strategy == DWS_ALLOCATE_SINGLE_SERVER)
-            k = 1;
-        else if (!json_is_integer (count) || (k = json_integer_value (count)) < 1)
-            return dws_errorf (err, "constraints.count must be an integer >= 1");
+        k = strategy == DWS_ALLOCATE_SINGLE_SERVER ? 1 : count;
         p->size = ceil_div (cap, k);
         /* the rabbits with the most job nodes first; when K exceeds the
          * rabbits, the extra allocations go round-robin in that order */
@@ -121,7 +118,6 @@ static int place (enum dws_strategy strategy, json_t *count, int64_t cap, struct
         for (size_t i = 0; i < nr; i++)
             rc[i].alloc = rc[i].nodes / g;
     }
-    return 0;
 }
 
 static json_t *storage_list (struct rcount *rc, const struct placement *p)
@@ -184,13 +180,13 @@ static struct rcount *load_counts (json_t *counts, size_t *nr, int64_t *total, d
     return rc;
 }
 
-/* Check set i of the storage; sets its fields. */
+/* Check set i of the storage; sets its fields (*count 0: none given). */
 static int check_set (json_t *set, size_t i, const char **label, enum dws_strategy *strategy,
-                      int64_t *cap, json_t **count, dws_error_t *err)
+                      int64_t *cap, int64_t *count, dws_error_t *err)
 {
     const char *sname = NULL;
     json_int_t c = 0;
-    json_t *constraints;
+    json_t *constraints, *k;
 
     if (json_unpack (set, "{s:s s:s s:I}", "label", label, "allocationStrategy", &sname,
                      "minimumCapacity", &c)
@@ -206,9 +202,12 @@ static int check_set (json_t *set, size_t i, const char **label, enum dws_strate
     if (constraints && !json_is_object (constraints) && !json_is_null (constraints))
         return dws_errorf (err, "allocation set %zu (%s): constraints must be an object", i,
                            *label);
-    *count = json_object_get (constraints, "count");
-    if (json_is_null (*count))
-        *count = NULL;
+    k = json_object_get (constraints, "count");
+    if (k && !json_is_null (k) && (!json_is_integer (k) || json_integer_value (k) < 1))
+        return dws_errorf (err,
+                           "allocation set %zu (%s): constraints.count must be an integer >= 1",
+                           i, *label);
+    *count = json_is_integer (k) ? json_integer_value (k) : 0;
     *cap = c;
     return 0;
 }
@@ -241,15 +240,13 @@ json_t *dws_servers_allocation_sets (json_t *storage,
         const char *label = NULL;
         enum dws_strategy strategy = DWS_ALLOCATE_PER_COMPUTE;
         int64_t cap = 0, sum = 0;
-        json_t *count = NULL, *list;
+        int64_t count = 0;
+        json_t *list;
         struct placement p = {.size = 1};
 
         if (check_set (set, i, &label, &strategy, &cap, &count, err) < 0)
             goto error;
-        if (place (strategy, count, cap, rc, nr, total, &p, err) < 0) {
-            dws_error_prefix (err, "allocation set %zu (%s): ", i, label);
-            goto error;
-        }
+        place (strategy, count, cap, rc, nr, total, &p);
         if (p.size < min_bytes)
             p.size = min_bytes;
         for (size_t j = p.first; j < p.first + p.n; j++) {

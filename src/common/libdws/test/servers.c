@@ -69,6 +69,10 @@ static void strategies (void)
     sets_is (SET ("mgt", "AllocateSingleServer", "5368709120", ""), counts,
              "[{\"label\":\"mgt\",\"allocationSize\":5368709120,\"storage\":[" E ("r1", 1) "]}]",
              "single server: the rabbit with most nodes (ties by name)");
+    sets_is (SET ("xfs", "AllocatePerCompute", "1", ",\"constraints\":{\"count\":2}"), counts,
+             "[{\"label\":\"xfs\",\"allocationSize\":4294967296,\"storage\":["
+             E ("r1", 16) "," E ("r2", 3) "," E ("r3", 16) "]}]",
+             "per compute ignores a count");
     sets_is (SET ("mgt", "AllocateSingleServer", "5368709120", ",\"constraints\":{\"count\":3}"),
              counts,
              "[{\"label\":\"mgt\",\"allocationSize\":5368709120,\"storage\":[" E ("r1", 1) "]}]",
@@ -150,6 +154,9 @@ static void errors (void)
     sets_is (SET ("ost", "AllocateAcrossServers", "1", ",\"constraints\":{\"count\":2.5}"),
              counts, "allocation set 0 (ost): constraints.count must be an integer >= 1",
              "real count");
+    sets_is (SET ("xfs", "AllocatePerCompute", "1", ",\"constraints\":{\"count\":\"2\"}"),
+             counts, "allocation set 0 (xfs): constraints.count must be an integer >= 1",
+             "a bad count is refused whatever the strategy");
     sets_is (SET ("ost", "AllocateAcrossServers", "1", ",\"constraints\":[1]"), counts,
              "allocation set 0 (ost): constraints must be an object", "constraints a list");
     sets_is (SET ("ost", "AllocateAcrossServers", "1",
