@@ -25,5 +25,6 @@
 #include "rconfig.h"
 #include "ruleset.h"
 #include "servers.h"
+#include "strbuf.h"
 
 #endif /* !DWS_H */

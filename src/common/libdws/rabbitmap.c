@@ -208,6 +208,49 @@ json_t *dws_rabbitmap_counts (struct dws_rabbitmap *map, const char *hosts, dws_
     return out;
 }
 
+int dws_rabbitmap_tally (struct dws_rabbitmap *map,
+                         const char *hosts,
+                         struct dws_rabbit_count **counts,
+                         size_t *n,
+                         dws_error_t *err)
+{
+    size_t count = 0, i;
+    char **names;
+    struct tally t;
+    int rc = -1;
+
+    *counts = NULL;
+    *n = 0;
+    if (!map)
+        return dws_errorf (err, "no rabbit map");
+    if (!hosts)
+        return dws_errorf (err, "job hosts: no hostlist");
+    if (!(names = dws_hostlist_expand (hosts, &count, err)))
+        return dws_error_prefix (err, "job hosts: ");
+    if (tally_init (&t, map) < 0) {
+        dws_hostlist_free_names (names);
+        return dws_errorf (err, "out of memory");
+    }
+    for (i = 0; i < count; i++)
+        if (tally_add (&t, map, names[i], err) < 0)
+            break;
+    if (i == count) {
+        if (!(*counts = calloc (t.norder + 1, sizeof (**counts))))
+            dws_errorf (err, "out of memory");
+        else {
+            for (size_t j = 0; j < t.norder; j++) {
+                (*counts)[j].name = map->rabbits[t.order[j]];
+                (*counts)[j].nodes = t.count[t.order[j]];
+            }
+            *n = t.norder;
+            rc = 0;
+        }
+    }
+    tally_free (&t);
+    dws_hostlist_free_names (names);
+    return rc;
+}
+
 json_t *dws_rabbitmap_counts_list (struct dws_rabbitmap *map, json_t *hosts, dws_error_t *err)
 {
     struct tally t;

@@ -20,7 +20,16 @@
 
 #include "error.h"
 
+#include <stddef.h>
+#include <stdint.h>
+
 struct dws_rabbitmap;
+
+/* One rabbit's share of a job: `name` is owned by the map. */
+struct dws_rabbit_count {
+    const char *name;
+    int64_t nodes;
+};
 
 /* Returns NULL with a message naming the bad entry. */
 struct dws_rabbitmap *dws_rabbitmap_create (json_t *mapping, dws_error_t *err);
@@ -28,6 +37,16 @@ void dws_rabbitmap_destroy (struct dws_rabbitmap *map);
 
 /* {rabbit: count} for the hosts of an RFC 29 hostlist. */
 json_t *dws_rabbitmap_counts (struct dws_rabbitmap *map, const char *hosts, dws_error_t *err);
+
+/* The same counts as a malloc'd array (*n entries, first-use order) for
+ * the hosts of an RFC 29 hostlist; free() it.  Returns 0, or -1 with a
+ * message.
+ */
+int dws_rabbitmap_tally (struct dws_rabbitmap *map,
+                         const char *hosts,
+                         struct dws_rabbit_count **counts,
+                         size_t *n,
+                         dws_error_t *err);
 
 /* {rabbit: count} for a JSON array of host names. */
 json_t *dws_rabbitmap_counts_list (struct dws_rabbitmap *map, json_t *hosts, dws_error_t *err);

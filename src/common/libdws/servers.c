@@ -8,7 +8,9 @@
 
 #include "breakdown.h"
 #include "labels.h"
+#include "rabbitmap.h"
 #include "servers.h"
+#include "strbuf.h"
 
 struct rcount {
     const char *name;
@@ -120,21 +122,6 @@ static void place (enum dws_strategy strategy, int64_t count, int64_t cap, struc
     }
 }
 
-static json_t *storage_list (struct rcount *rc, const struct placement *p)
-{
-    json_t *list = json_array ();
-    qsort (rc + p->first, p->n, sizeof (*rc), by_name);
-    for (size_t i = p->first; list && i < p->first + p->n; i++) {
-        json_t *e = json_pack ("{s:s s:I}", "name", rc[i].name, "allocationCount",
-                               (json_int_t)rc[i].alloc);
-        if (json_array_append_new (list, e) < 0) {
-            json_decref (list);
-            list = NULL;
-        }
-    }
-    return list;
-}
-
 /* The status.storage object, given it, its status or the breakdown. */
 static json_t *storage_object (json_t *o)
 {
@@ -146,7 +133,7 @@ static json_t *storage_object (json_t *o)
     return json_is_object (storage) ? storage : o;
 }
 
-static struct rcount *load_counts (json_t *counts, size_t *nr, int64_t *total, dws_error_t *err)
+static struct rcount *load_counts (json_t *counts, size_t *nr, dws_error_t *err)
 {
     struct rcount *rc;
     const char *name;
@@ -164,7 +151,6 @@ static struct rcount *load_counts (json_t *counts, size_t *nr, int64_t *total, d
         return NULL;
     }
     *nr = 0;
-    *total = 0;
     json_object_foreach (counts, name, v) {
         if (!json_is_integer (v) || json_integer_value (v) < 1
             || json_integer_value (v) > DWS_BREAKDOWN_MAX_COUNT) {
@@ -175,7 +161,6 @@ static struct rcount *load_counts (json_t *counts, size_t *nr, int64_t *total, d
         }
         rc[*nr].name = name;
         rc[(*nr)++].nodes = json_integer_value (v);
-        *total += json_integer_value (v);
     }
     return rc;
 }
@@ -212,68 +197,156 @@ static int check_set (json_t *set, size_t i, const char **label, enum dws_strate
     return 0;
 }
 
+/* What to do with each decided set: rc[first..first+n) sorted by name. */
+struct emitter {
+    int (*set) (struct emitter *em, const char *label, int64_t size, const struct rcount *rc,
+                size_t n);
+};
+
+/* Decide every set of `storage` for the rabbits rc[0..nr), in order. */
+static int plan (json_t *storage, struct rcount *rc, size_t nr, int64_t min_bytes,
+                 struct emitter *em, dws_error_t *err)
+{
+    json_t *sets, *set;
+    int64_t total = 0;
+    size_t i;
+
+    if (min_bytes < 0)
+        return dws_errorf (err, "the minimum allocation size must be >= 0 bytes");
+    storage = storage_object (storage);
+    if (!json_is_object (storage) || !json_is_array (sets = json_object_get (storage,
+                                                                            "allocationSets")))
+        return dws_errorf (err, "status.storage must have an allocationSets list");
+    if (nr == 0)
+        return dws_errorf (err, "the job has no compute nodes attached to rabbits");
+    for (i = 0; i < nr; i++)
+        total += rc[i].nodes;
+    json_array_foreach (sets, i, set) {
+        const char *label = NULL;
+        enum dws_strategy strategy = DWS_ALLOCATE_PER_COMPUTE;
+        int64_t cap = 0, sum = 0, count = 0;
+        struct placement p = {.size = 1};
+
+        if (check_set (set, i, &label, &strategy, &cap, &count, err) < 0)
+            return -1;
+        place (strategy, count, cap, rc, nr, total, &p);
+        if (p.size < min_bytes)
+            p.size = min_bytes;
+        for (size_t j = p.first; j < p.first + p.n; j++) {
+            if (rc[j].alloc > (INT64_MAX - sum) / p.size)
+                return dws_errorf (err,
+                                   "allocation set %zu (%s): the allocations add up to more"
+                                   " than %lld bytes",
+                                   i, label, (long long)INT64_MAX);
+            sum += rc[j].alloc * p.size;
+        }
+        qsort (rc + p.first, p.n, sizeof (*rc), by_name);
+        if (em->set (em, label, p.size, rc + p.first, p.n) < 0)
+            return dws_errorf (err, "out of memory");
+    }
+    return 0;
+}
+
+/* Emit as jansson objects. */
+struct json_emitter {
+    struct emitter em;
+    json_t *out;
+};
+
+static int json_set (struct emitter *em, const char *label, int64_t size,
+                     const struct rcount *rc, size_t n)
+{
+    json_t *out = ((struct json_emitter *)em)->out;
+    json_t *list = json_array ();
+    json_t *set = json_object ();
+
+    if (!list || !set || json_object_set_new_nocheck (set, "label", json_string (label)) < 0
+        || json_object_set_new_nocheck (set, "allocationSize", json_integer (size)) < 0
+        || json_object_set_new_nocheck (set, "storage", json_incref (list)) < 0)
+        goto nomem;
+    for (size_t i = 0; i < n; i++) {
+        json_t *e = json_object ();
+        if (!e || json_array_append_new (list, e) < 0
+            || json_object_set_new_nocheck (e, "name", json_string (rc[i].name)) < 0
+            || json_object_set_new_nocheck (e, "allocationCount", json_integer (rc[i].alloc))
+                   < 0)
+            goto nomem;
+    }
+    json_decref (list);
+    return json_array_append_new (out, set);
+nomem:
+    json_decref (list);
+    json_decref (set);
+    return -1;
+}
+
+/* Emit JSON text. */
+struct text_emitter {
+    struct emitter em;
+    struct dws_strbuf sb;
+    size_t nsets;
+};
+
+static int text_set (struct emitter *em, const char *label, int64_t size,
+                     const struct rcount *rc, size_t n)
+{
+    struct text_emitter *te = (struct text_emitter *)em;
+    struct dws_strbuf *sb = &te->sb;
+
+    dws_strbuf_puts (sb, te->nsets++ ? ",{\"label\":" : "{\"label\":");
+    dws_strbuf_json_string (sb, label);
+    dws_strbuf_puts (sb, ",\"allocationSize\":");
+    dws_strbuf_int (sb, size);
+    dws_strbuf_puts (sb, ",\"storage\":[");
+    for (size_t i = 0; i < n; i++) {
+        dws_strbuf_puts (sb, i ? ",{\"name\":" : "{\"name\":");
+        dws_strbuf_json_string (sb, rc[i].name);
+        dws_strbuf_puts (sb, ",\"allocationCount\":");
+        dws_strbuf_int (sb, rc[i].alloc);
+        dws_strbuf_puts (sb, "}");
+    }
+    dws_strbuf_puts (sb, "]}");
+    return sb->nomem ? -1 : 0;
+}
+
+/* JSON text for storage and rc[0..nr) (NULL with a message). */
+static char *plan_text (json_t *storage, struct rcount *rc, size_t nr, int64_t min_bytes,
+                        dws_error_t *err)
+{
+    struct text_emitter te = {.em = {.set = text_set}};
+    char *s;
+
+    dws_strbuf_init (&te.sb);
+    dws_strbuf_puts (&te.sb, "[");
+    if (plan (storage, rc, nr, min_bytes, &te.em, err) < 0) {
+        dws_strbuf_release (&te.sb);
+        return NULL;
+    }
+    dws_strbuf_puts (&te.sb, "]");
+    if (!(s = dws_strbuf_finish (&te.sb)))
+        dws_errorf (err, "out of memory");
+    return s;
+}
+
 json_t *dws_servers_allocation_sets (json_t *storage,
                                      json_t *rabbit_counts,
                                      int64_t min_bytes,
                                      dws_error_t *err)
 {
-    json_t *sets, *set, *out = NULL;
-    struct rcount *rc = NULL;
-    size_t nr = 0, i;
-    int64_t total = 0;
+    struct json_emitter je = {.em = {.set = json_set}};
+    struct rcount *rc;
+    size_t nr = 0;
 
-    if (min_bytes < 0) {
-        dws_errorf (err, "the minimum allocation size must be >= 0 bytes");
+    if (!(rc = load_counts (rabbit_counts, &nr, err)))
         return NULL;
-    }
-    storage = storage_object (storage);
-    if (!json_is_object (storage) || !json_is_array (sets = json_object_get (storage,
-                                                                            "allocationSets"))) {
-        dws_errorf (err, "status.storage must have an allocationSets list");
-        return NULL;
-    }
-    if (!(rc = load_counts (rabbit_counts, &nr, &total, err)))
-        return NULL;
-    if (!(out = json_array ()))
-        goto nomem;
-    json_array_foreach (sets, i, set) {
-        const char *label = NULL;
-        enum dws_strategy strategy = DWS_ALLOCATE_PER_COMPUTE;
-        int64_t cap = 0, sum = 0;
-        int64_t count = 0;
-        json_t *list;
-        struct placement p = {.size = 1};
-
-        if (check_set (set, i, &label, &strategy, &cap, &count, err) < 0)
-            goto error;
-        place (strategy, count, cap, rc, nr, total, &p);
-        if (p.size < min_bytes)
-            p.size = min_bytes;
-        for (size_t j = p.first; j < p.first + p.n; j++) {
-            if (rc[j].alloc > (INT64_MAX - sum) / p.size) {
-                dws_errorf (err,
-                            "allocation set %zu (%s): the allocations add up to more than"
-                            " %lld bytes",
-                            i, label, (long long)INT64_MAX);
-                goto error;
-            }
-            sum += rc[j].alloc * p.size;
-        }
-        if (!(list = storage_list (rc, &p))
-            || json_array_append_new (out, json_pack ("{s:s s:I s:o}", "label", label,
-                                                      "allocationSize", (json_int_t)p.size,
-                                                      "storage", list))
-                   < 0)
-            goto nomem;
+    if (!(je.out = json_array ()))
+        dws_errorf (err, "out of memory");
+    else if (plan (storage, rc, nr, min_bytes, &je.em, err) < 0) {
+        json_decref (je.out);
+        je.out = NULL;
     }
     free (rc);
-    return out;
-nomem:
-    dws_errorf (err, "out of memory");
-error:
-    free (rc);
-    json_decref (out);
-    return NULL;
+    return je.out;
 }
 
 static json_t *load (const char *what, const char *text, dws_error_t *err)
@@ -292,13 +365,43 @@ char *dws_servers_allocation_sets_json (const char *storage_json,
 {
     json_t *storage = load ("storage", storage_json, err);
     json_t *counts = storage ? load ("rabbit counts", rabbit_counts_json, err) : NULL;
-    json_t *out = counts ? dws_servers_allocation_sets (storage, counts, min_bytes, err) : NULL;
+    struct rcount *rc = NULL;
+    size_t nr = 0;
     char *s = NULL;
 
-    if (out && !(s = json_dumps (out, JSON_COMPACT)))
-        dws_errorf (err, "out of memory");
-    json_decref (out);
+    if (counts && (rc = load_counts (counts, &nr, err)))
+        s = plan_text (storage, rc, nr, min_bytes, err);
+    free (rc);
     json_decref (storage);
     json_decref (counts);
+    return s;
+}
+
+char *dws_servers_allocation_sets_hosts_json (struct dws_rabbitmap *map,
+                                              const char *hosts,
+                                              const char *storage_json,
+                                              int64_t min_bytes,
+                                              dws_error_t *err)
+{
+    struct dws_rabbit_count *counts = NULL;
+    struct rcount *rc = NULL;
+    size_t n = 0;
+    json_t *storage = load ("storage", storage_json, err);
+    char *s = NULL;
+
+    if (storage && dws_rabbitmap_tally (map, hosts, &counts, &n, err) == 0) {
+        if (!(rc = calloc (n + 1, sizeof (*rc))))
+            dws_errorf (err, "out of memory");
+        else {
+            for (size_t i = 0; i < n; i++) {
+                rc[i].name = counts[i].name;
+                rc[i].nodes = counts[i].nodes;
+            }
+            s = plan_text (storage, rc, n, min_bytes, err);
+        }
+    }
+    free (rc);
+    free (counts);
+    json_decref (storage);
     return s;
 }

@@ -56,6 +56,17 @@ json_t *dws_servers_allocation_sets (json_t *storage,
                                      int64_t min_bytes,
                                      dws_error_t *err);
 
+/* The same as JSON text for the hosts of an RFC 29 hostlist, counted by a
+ * prepared rabbit map (rabbitmap.h) without building the counts object:
+ * what dws.setup needs per breakdown.
+ */
+struct dws_rabbitmap;
+char *dws_servers_allocation_sets_hosts_json (struct dws_rabbitmap *map,
+                                              const char *hosts,
+                                              const char *storage_json,
+                                              int64_t min_bytes,
+                                              dws_error_t *err);
+
 /* Natural order of two host names (digit runs compare as numbers). */
 int dws_hostname_cmp (const char *a, const char *b);
 

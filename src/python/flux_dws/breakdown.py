@@ -97,6 +97,18 @@ class RabbitMap:
                         _text(list(hosts), "hosts", ServersError))
         return out
 
+    def allocation_sets(self, storage: Any, hosts: str,
+                        min_allocation_bytes: int = MIN_ALLOCATION_BYTES) -> list[dict[str, Any]]:
+        """Servers ``spec.allocationSets`` for one breakdown's storage and the
+        job's hosts (an RFC 29 hostlist, e.g. R's nodelist), counted by this
+        map: the same as ``allocation_sets(storage, self.counts(hosts))``
+        in one call."""
+        minimum = _int64(min_allocation_bytes, "min_allocation_bytes", ServersError)
+        out: list[dict[str, Any]] = _call(
+            ServersError, _ffi.lib.dws_servers_allocation_sets_hosts_json, self._h,
+            _ffi.to_c(hosts, ServersError), _text(storage, "storage", ServersError), minimum)
+        return out
+
 
 def rabbit_counts(hosts: Any, compute_to_rabbit: Any) -> dict[str, int]:
     """{rabbit: number of the job's compute nodes it serves}, for a list of

@@ -64,6 +64,8 @@ def test_breakdown_files_on_kind(name: str) -> None:
     out = allocation_sets(bd["status"]["storage"], counts)
     assert out == EXPECTED[name]
     check_servers(storage_sets(bd), out, KIND["rabbits"])
+    # from the hosts in one call
+    assert RabbitMap(KIND).allocation_sets(bd, "compute-[01-04]") == out
     # the breakdown object or its status give the same
     assert allocation_sets(bd, counts) == out
     assert allocation_sets(bd["status"], counts) == out
@@ -121,6 +123,8 @@ def test_rabbit_counts_at_el_capitan_scale() -> None:
     assert out[0]["storage"][0] == e("elcap201", 1) and len(out[0]["storage"]) == 696
     assert out[0]["allocationSize"] == 4 * GiB  # 1 TiB / 696 = 1.47 GiB, raised
     check_servers(storage_sets(load("lustre_default")), out, counts)
+    rmap = RabbitMap({"computes": mapping})
+    assert rmap.allocation_sets(load("lustre_default"), "elcap[201-896,1001-12136]") == out
 
 
 @pytest.mark.parametrize(("hosts", "mapping", "message"), [
@@ -144,6 +148,10 @@ def test_rabbit_map_errors() -> None:
         RabbitMap(KIND).counts("compute-[01")
     with pytest.raises(ServersError, match="NUL"):
         RabbitMap(KIND).counts("compute-01\0")
+    with pytest.raises(ServersError, match="compute node 'x1' is not attached"):
+        RabbitMap(KIND).allocation_sets(load("xfs"), "compute-01,x1")
+    with pytest.raises(ServersError, match="min_allocation_bytes must be an integer"):
+        RabbitMap(KIND).allocation_sets(load("xfs"), "compute-01", -4)
 
 
 XFS = {"label": "xfs", "allocationStrategy": "AllocatePerCompute", "minimumCapacity": GiB}
@@ -250,7 +258,9 @@ def test_arbitrary_input_only_raises_servers_error(storage: Any, counts: Any, ho
     for call in (lambda: allocation_sets(storage, counts),
                  lambda: rabbit_counts(hosts, mapping),
                  lambda: RabbitMap(mapping).counts(hosts if isinstance(hosts, (str, list))
-                                                   else [])):
+                                                   else []),
+                 lambda: RabbitMap(KIND).allocation_sets(storage, hosts if isinstance(
+                     hosts, str) else "compute-[01-04]")):
         try:
             call()
         except ServersError as exc:

@@ -5,6 +5,7 @@
 
 #include <jansson.h>
 
+#include "rabbitmap.h"
 #include "servers.h"
 #include "tap.h"
 
@@ -209,9 +210,57 @@ static void names (void)
     cmp_ok (dws_hostname_cmp ("0", "00"), <, 0, "0 < 00");
 }
 
+static void from_hosts (void)
+{
+    dws_error_t err;
+    struct dws_rabbitmap *map = dws_rabbitmap_create_json (
+        "{\"c1\":\"r10\",\"c2\":\"r10\",\"c3\":\"r9\",\"c4\":\"r9\",\"c5\":\"r9\"}",
+        &err);
+    const char *lustre = "{\"allocationSets\":["
+        SET1 ("ost", "AllocateAcrossServers", "10737418240", "") ","
+        SET1 ("mgt", "AllocateSingleServer", "5368709120", "") "]}";
+
+    json_is (dws_servers_allocation_sets_hosts_json (map, "c[1-5],r9", lustre, 0, &err),
+             "[{\"label\":\"ost\",\"allocationSize\":2147483648,\"storage\":["
+             E ("r9", 3) "," E ("r10", 2) "]},"
+             "{\"label\":\"mgt\",\"allocationSize\":5368709120,\"storage\":[" E ("r9", 1) "]}]",
+             &err, "from a hostlist and a prepared map");
+    char *want = dws_servers_allocation_sets_json (lustre, "{\"r10\":2,\"r9\":3}", 0, &err);
+    json_is (dws_servers_allocation_sets_hosts_json (map, "c[1-5]", lustre, 0, &err), want, &err,
+             "... the same as from the counts");
+    free (want);
+    json_is (dws_servers_allocation_sets_hosts_json (map, "c6", lustre, 0, &err),
+             "compute node 'c6' is not attached to any rabbit", &err, "unknown host");
+    json_is (dws_servers_allocation_sets_hosts_json (map, "r9", lustre, 0, &err),
+             "the job has no compute nodes attached to rabbits", &err, "only rabbits");
+    json_is (dws_servers_allocation_sets_hosts_json (map, "c1", "[", 0, &err),
+             "storage: invalid JSON: ']' expected near end of file", &err, "bad storage");
+    json_is (dws_servers_allocation_sets_hosts_json (map, NULL, lustre, 0, &err),
+             "job hosts: no hostlist", &err, "NULL hosts");
+    json_is (dws_servers_allocation_sets_hosts_json (NULL, "c1", lustre, 0, &err),
+             "no rabbit map", &err, "NULL map");
+    json_is (dws_servers_allocation_sets_hosts_json (map, "c1", "{}", 0, &err),
+             "status.storage must have an allocationSets list", &err, "no sets");
+    json_is (dws_servers_allocation_sets_hosts_json (map, "c1", lustre, -1, &err),
+             "the minimum allocation size must be >= 0 bytes", &err, "negative minimum");
+    dws_rabbitmap_destroy (map);
+
+    json_t *st = json_loads (lustre, 0, NULL);
+    json_t *c = json_loads ("{\"a\\\"b\":4}", 0, NULL);
+    json_t *o = dws_servers_allocation_sets (st, c, 0, &err);
+    char *got = json_dumps (o, JSON_COMPACT);
+    json_is (dws_servers_allocation_sets_json (lustre, "{\"a\\\"b\":4}", 0, &err), got, &err,
+             "json_t and text results agree (escaped names too)");
+    free (got);
+    json_decref (o);
+    json_decref (st);
+    json_decref (c);
+}
+
 int main (void)
 {
     strategies ();
+    from_hosts ();
     errors ();
     names ();
     return done_testing ();
