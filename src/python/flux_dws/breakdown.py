@@ -22,8 +22,15 @@ MIN_ALLOCATION_BYTES = MIN_ALLOCATION_GIB * GiB
 _INT64_MAX = (1 << 63) - 1
 
 __all__ = [
-    "GiB", "MIN_ALLOCATION_BYTES", "MIN_ALLOCATION_GIB", "BreakdownError", "RabbitMap",
-    "ServersError", "allocation_sets", "rabbit_counts", "rewrite_resources",
+    "MIN_ALLOCATION_BYTES",
+    "MIN_ALLOCATION_GIB",
+    "BreakdownError",
+    "GiB",
+    "RabbitMap",
+    "ServersError",
+    "allocation_sets",
+    "rabbit_counts",
+    "rewrite_resources",
 ]
 
 

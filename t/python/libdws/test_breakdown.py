@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from t.python.libdws.breakdown_data import GiB, load, storage_sets
 
 from flux_dws.breakdown import BreakdownError, rewrite_resources
 from flux_dws.dwsim import breakdown as nnf
 from flux_dws.errors import DwsError
-from t.python.libdws.breakdown_data import GiB, load, storage_sets
 
 TASKS = [{"type": "slot", "count": 1, "label": "task", "with": [{"type": "core", "count": 1}]}]
 

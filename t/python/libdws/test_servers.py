@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from t.python.libdws.breakdown_data import GiB, check_servers, load, storage_sets
 
 from flux_dws.breakdown import (
     BreakdownError,
@@ -19,7 +20,6 @@ from flux_dws.breakdown import (
     allocation_sets,
     rabbit_counts,
 )
-from t.python.libdws.breakdown_data import GiB, check_servers, load, storage_sets
 
 # the kind test cluster: compute-[01-03] on kind-worker2, compute-04 on kind-worker3
 KIND = {
@@ -116,7 +116,7 @@ def test_rabbit_counts() -> None:
 def test_rabbit_counts_at_el_capitan_scale() -> None:
     hosts = [f"elcap{1001 + i}" for i in range(11136)]
     mapping = {h: f"elcap{201 + i // 16}" for i, h in enumerate(hosts)}
-    counts = rabbit_counts(hosts + ["elcap201", "elcap896"], mapping)
+    counts = rabbit_counts([*hosts, "elcap201", "elcap896"], mapping)
     assert len(counts) == 696 and set(counts.values()) == {16}
     assert RabbitMap({"computes": mapping}).counts("elcap[1001-12136]") == counts
     out = allocation_sets(load("lustre_default"), counts)
@@ -210,8 +210,10 @@ set_st = st.builds(
 def test_servers_always_pass_nnf_checks(sets: list[dict[str, Any]], counts: dict[str, int],
                                         minimum: int, rnd: Any) -> None:
     # labels are unique within a breakdown, as nnf-sos makes them
-    seen: set[str] = set()
-    sets = [s for s in sets if not (s["label"] in seen or seen.add(s["label"]))]  # type: ignore[func-returns-value]
+    by_label: dict[str, dict[str, Any]] = {}
+    for s in sets:
+        by_label.setdefault(s["label"], s)
+    sets = list(by_label.values())
     out = allocation_sets({"allocationSets": sets}, counts, minimum)
     check_servers(sets, out, counts.keys(), minimum)
     total = sum(counts.values())
