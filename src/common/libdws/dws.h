@@ -19,6 +19,7 @@
 #include "idset.h"
 #include "jgf.h"
 #include "jsonio.h"
+#include "labels.h"
 #include "memory.h"
 #include "outbuf.h"
 #include "policy.h"
@@ -26,5 +27,6 @@
 #include "rconfig.h"
 #include "ruleset.h"
 #include "servers.h"
+#include "strbuf.h"
 
 #endif /* !DWS_H */

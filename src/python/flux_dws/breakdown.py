@@ -1,7 +1,10 @@
 """DirectiveBreakdowns -> jobspec resources and Servers allocations (libdws).
 
-See src/common/libdws/breakdown.h and servers.h for the rules (per-node GiB,
-minimum allocation size, rabbit choice and rounding).
+The rules (per-node GiB, minimum allocation size, rabbit choice, rounding
+and ordering) are in src/common/libdws/breakdown.h and servers.h and in
+doc/guide/breakdown.rst.  Every function takes and returns plain JSON-like
+Python values; bad input of any kind raises BreakdownError (or its subclass
+ServersError) carrying libdws' message.
 """
 
 from __future__ import annotations
@@ -12,67 +15,123 @@ from typing import Any
 
 from flux_dws import _ffi
 from flux_dws.errors import DwsError
-from flux_dws.hostlist import Hostlist
 
 GiB = 1 << 30
 MIN_ALLOCATION_GIB = 4
+MIN_ALLOCATION_BYTES = MIN_ALLOCATION_GIB * GiB
+_INT64_MAX = (1 << 63) - 1
+
+__all__ = [
+    "MIN_ALLOCATION_BYTES",
+    "MIN_ALLOCATION_GIB",
+    "BreakdownError",
+    "GiB",
+    "RabbitMap",
+    "ServersError",
+    "allocation_sets",
+    "rabbit_counts",
+    "rewrite_resources",
+]
 
 
 class BreakdownError(DwsError):
-    """A breakdown, jobspec or allocation input is unusable (message names it)."""
+    """A breakdown or jobspec is unusable (the message names it)."""
 
 
-def _call(fn: Any, *args: Any) -> Any:
+class ServersError(BreakdownError):
+    """Servers allocation inputs (storage, rabbit counts, hosts, mapping) are unusable."""
+
+
+def _call(exc: type[DwsError], fn: Any, *args: Any) -> Any:
     err = _ffi.new_error()
     ptr = fn(*args, err)
     if ptr == _ffi.ffi.NULL:
-        _ffi.raise_error(err, BreakdownError)
+        _ffi.raise_error(err, exc)
     return _ffi.take_json(ptr, err)
 
 
-def _text(value: Any) -> bytes:
-    return _ffi.to_c(json.dumps(value), BreakdownError)
+def _text(value: Any, what: str, exc: type[DwsError]) -> bytes:
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError) as e:
+        raise exc(f"{what}: not JSON: {e}") from None
+    return _ffi.to_c(text, exc)
 
 
-def rewrite_resources(resources: list[Any], breakdowns: list[Any],
+def _int64(value: Any, what: str, exc: type[DwsError]) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _INT64_MAX:
+        raise exc(f"{what} must be an integer from 0 to {_INT64_MAX}, not {value!r}")
+    return value
+
+
+def rewrite_resources(resources: Any, breakdowns: Any,
                       min_allocation_gib: int = MIN_ALLOCATION_GIB) -> list[Any] | None:
-    """The jobspec resources asking for rabbit storage, or None to leave
-    them alone (they hold ssd already, or no breakdown needs storage).
-    ``breakdowns`` are DirectiveBreakdown objects or their status objects.
+    """The jobspec ``resources`` asking for rabbit storage, or None to leave
+    them alone (they hold ``ssd`` already, or no breakdown needs storage).
+
+    ``breakdowns`` lists DirectiveBreakdown objects or their ``status``
+    objects.  ``min_allocation_gib`` is the minimum allocation size in GiB.
     """
-    out: list[Any] | None = _call(_ffi.lib.dws_breakdown_rewrite_json, _text(resources),
-                                  _text(breakdowns), min_allocation_gib)
+    minimum = _int64(min_allocation_gib, "min_allocation_gib", BreakdownError)
+    out: list[Any] | None = _call(BreakdownError, _ffi.lib.dws_breakdown_rewrite_json,
+                                  _text(resources, "resources", BreakdownError),
+                                  _text(breakdowns, "breakdowns", BreakdownError), minimum)
     return out
 
 
 class RabbitMap:
-    """compute -> rabbit, prepared once (a rabbitmapping or its computes)."""
+    """compute -> rabbit, prepared once from a rabbitmapping document (or a
+    bare ``{compute: rabbit}`` object) for many per-job lookups."""
 
-    def __init__(self, mapping: Mapping[str, Any]) -> None:
+    def __init__(self, mapping: Any) -> None:
         err = _ffi.new_error()
-        h = _ffi.lib.dws_rabbitmap_create_json(_text(dict(mapping)), err)
+        h = _ffi.lib.dws_rabbitmap_create_json(_text(mapping, "rabbitmapping", ServersError), err)
         if h == _ffi.ffi.NULL:
-            _ffi.raise_error(err, BreakdownError)
+            _ffi.raise_error(err, ServersError)
         self._h = _ffi.ffi.gc(h, _ffi.lib.dws_rabbitmap_destroy)
 
     def counts(self, hosts: str | Iterable[str]) -> dict[str, int]:
-        """{rabbit: number of these hosts it serves} (a hostlist or names)."""
-        text = hosts if isinstance(hosts, str) else Hostlist(hosts).encode()
-        out: dict[str, int] = _call(_ffi.lib.dws_rabbitmap_counts_json, self._h,
-                                    _ffi.to_c(text, BreakdownError))
+        """{rabbit: how many of ``hosts`` it serves}, rabbits in order of first
+        use.  ``hosts`` is an RFC 29 hostlist string or host names; hosts
+        that are rabbits are skipped, a repeated host counts once, a host
+        no rabbit serves raises ServersError."""
+        out: dict[str, int]
+        if isinstance(hosts, str):
+            out = _call(ServersError, _ffi.lib.dws_rabbitmap_counts_json, self._h,
+                        _ffi.to_c(hosts, ServersError))
+        else:
+            out = _call(ServersError, _ffi.lib.dws_rabbitmap_counts_list_json, self._h,
+                        _text(list(hosts), "hosts", ServersError))
+        return out
+
+    def allocation_sets(self, storage: Any, hosts: str,
+                        min_allocation_bytes: int = MIN_ALLOCATION_BYTES) -> list[dict[str, Any]]:
+        """Servers ``spec.allocationSets`` for one breakdown's storage and the
+        job's hosts (an RFC 29 hostlist, e.g. R's nodelist), counted by this
+        map: the same as ``allocation_sets(storage, self.counts(hosts))``
+        in one call."""
+        minimum = _int64(min_allocation_bytes, "min_allocation_bytes", ServersError)
+        out: list[dict[str, Any]] = _call(
+            ServersError, _ffi.lib.dws_servers_allocation_sets_hosts_json, self._h,
+            _ffi.to_c(hosts, ServersError), _text(storage, "storage", ServersError), minimum)
         return out
 
 
-def rabbit_counts(hosts: str | Iterable[str], compute_to_rabbit: Mapping[str, str]
-                  ) -> dict[str, int]:
-    """{rabbit: number of the job's compute nodes it serves} (one-off)."""
-    return RabbitMap(compute_to_rabbit).counts(hosts)
+def rabbit_counts(hosts: Any, compute_to_rabbit: Any) -> dict[str, int]:
+    """{rabbit: number of the job's compute nodes it serves}, for a list of
+    host names and a ``{compute: rabbit}`` object (or a rabbitmapping)."""
+    out: dict[str, int] = _call(ServersError, _ffi.lib.dws_rabbit_counts_json,
+                                _text(hosts, "hosts", ServersError),
+                                _text(compute_to_rabbit, "rabbitmapping", ServersError))
+    return out
 
 
-def allocation_sets(storage: Mapping[str, Any], counts: Mapping[str, int],
-                    min_allocation_bytes: int = MIN_ALLOCATION_GIB * GiB) -> list[dict[str, Any]]:
-    """Servers spec.allocationSets for one breakdown's status.storage."""
-    out: list[dict[str, Any]] = _call(_ffi.lib.dws_servers_allocation_sets_json,
-                                      _text(dict(storage)), _text(dict(counts)),
-                                      min_allocation_bytes)
+def allocation_sets(storage: Any, counts: Mapping[str, int] | Any,
+                    min_allocation_bytes: int = MIN_ALLOCATION_BYTES) -> list[dict[str, Any]]:
+    """Servers ``spec.allocationSets`` for one breakdown's ``status.storage``
+    (or the breakdown, or its status) and the job's ``{rabbit: nodes}``."""
+    minimum = _int64(min_allocation_bytes, "min_allocation_bytes", ServersError)
+    out: list[dict[str, Any]] = _call(ServersError, _ffi.lib.dws_servers_allocation_sets_json,
+                                      _text(storage, "storage", ServersError),
+                                      _text(counts, "rabbit counts", ServersError), minimum)
     return out
