@@ -198,6 +198,8 @@ def seed_objects(system: System) -> list[dict[str, Any]]:
         out.append(_obj("v1", "Namespace", ns, None))
     for c in system.computes + system.external_computes:
         out.append(_obj("v1", "Namespace", c, None))
+    for r in system.rabbits:  # each rabbit's nnf-sos objects (and its data movement)
+        out.append(_obj("v1", "Namespace", r.name, None))
     out.append(_obj(DWS, "SystemConfiguration", "default", "default", spec={
         "storageNodes": [{"type": "Rabbit", "name": r.name,
                           "computesAccess": [{"name": c, "index": i} for c, i in r.computes]}

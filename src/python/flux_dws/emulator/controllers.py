@@ -1,31 +1,29 @@
 """DWS and nnf-sos controllers for the emulator: Workflows move for real.
 
-The decisions are dwsim's pure functions; this module only reads the store,
-calls them and writes back.  One worker thread reconciles Workflows from a
-queue fed by store events (and by timers for latency).
+The decisions are dwsim's pure functions; the nnf-sos drivers live in one
+module per family of #DW commands (emulator/driver.py says what a driver
+is): nnf_storage (jobdw, create_persistent, persistentdw,
+destroy_persistent, with the compute nodes' clientmountd),
+nnf_datamovement (copy_in, copy_out, with the nnf-dm workers) and
+nnf_container (container).  This module is the core: it reads the store,
+runs DWS' admission and controller step, walks each state's nnf drivers in
+directive order, and writes back.  One worker thread reconciles Workflows
+from a queue fed by store events (a Workflow, or an object labelled with a
+Workflow's name and namespace) and by timers (latency, waits, retries).
 
 - Admission: DWS' mutating and validating webhooks on Workflow create and
   update (403 with DWS' texts).
 - DWS controller: finalizer, state copy, Computes, driver aggregation,
   forceReady, timestamps (dwsim.workflow.reconcile).
-- nnf driver, per directive and state:
-    Proposal  whole-workflow checks (dwsim.proposal); DirectiveBreakdown
-              ``<wf>-<i>`` (ready, storage from the pinned profile, compute
-              constraints) and an empty Servers ``<wf>-<i>`` for jobdw and
-              create_persistent; ``status.directiveBreakdowns``.
-    Setup     the WLM's Servers are checked (dwsim.servers) and reported
-              allocated and ready.
-    PreRun    one ClientMount per compute of the Computes object (namespace
-              = compute), mounted; the environment (dwsim.env).
-    PostRun   the ClientMounts are unmounted.
-    Teardown  the workflow's ClientMounts, Servers and breakdowns go.
-  DataIn/DataOut (copy_in/copy_out) and container directives complete
-  without creating data-movement or container objects: that part of nnf-sos
-  is not emulated yet.
-- Latency: ``latency[state] = seconds`` before a state's drivers complete.
-- Faults: ``faults.add(...)``: a driver error of any severity (Minor ->
-  DriverWait, Major -> TransientCondition, Fatal -> Error) or a stall, for a
-  workflow (or all), a state and a directive index (or all).
+- nnf: Proposal checks the whole workflow (dwsim.proposal) before any
+  driver; a driver error stops the state's drivers at that directive, as
+  nnf-sos does; Minor and Major errors are retried after a back-off
+  (a TransientCondition clears when its cause does).
+- Latency: ``latency[state] = seconds`` before a state's drivers run.
+- Faults (``faults.add``): per workflow, state and directive, a driver
+  error of any severity (Minor -> DriverWait, Major -> TransientCondition,
+  Fatal -> Error), a stall, or a delay; per compute, ClientMount failures
+  or stalls; per workflow and directive, data-movement failures or stalls.
 """
 
 from __future__ import annotations
@@ -35,46 +33,75 @@ import datetime as dt
 import logging
 import queue
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from flux_dws.directives import DirectiveError, Ruleset, parse_directive
-from flux_dws.dwsim import breakdown as nnf_breakdown
-from flux_dws.dwsim import env as nnf_env
 from flux_dws.dwsim import proposal as nnf_proposal
 from flux_dws.dwsim import resource_error as rerr
-from flux_dws.dwsim import servers as nnf_servers
 from flux_dws.dwsim import workflow as dws
 from flux_dws.dwsim.fielderr import AdmissionError
+from flux_dws.emulator.driver import Directive, Driver, R, Wait
+from flux_dws.emulator.nnf_container import ContainerCluster, ContainerDriver, PortManager
+from flux_dws.emulator.nnf_datamovement import DataMovementDriver, DataMovementWorker
+from flux_dws.emulator.nnf_storage import ClientMountDaemon, StorageDriver
 from flux_dws.emulator.resources import BY_GROUP_PLURAL, DWS, NNF
 from flux_dws.emulator.store import ApiError, Event, Store
 
 log = logging.getLogger("flux_dws.emulator")
 NNF_FINALIZER = "nnf.cray.hpe.com/nnf_workflow"
-R = {name: BY_GROUP_PLURAL[key] for name, key in {
-    "workflow": (DWS, "workflows"), "computes": (DWS, "computes"),
-    "breakdown": (DWS, "directivebreakdowns"), "servers": (DWS, "servers"),
-    "storage": (DWS, "storages"), "rules": (DWS, "dwdirectiverules"),
-    "psi": (DWS, "persistentstorageinstances"), "clientmount": (DWS, "clientmounts"),
-    "profile": (NNF, "nnfstorageprofiles"), "cprofile": (NNF, "nnfcontainerprofiles"),
-    "lustre": ("lus.cray.hpe.com", "lustrefilesystems"),
-}.items()}
-STORAGE_COMMANDS = ("jobdw", "create_persistent")
+FAULT_KINDS = ("driver", "clientmount", "datamovement", "container")
+SEVERITIES = ("Minor", "Major", "Fatal", "stall", "delay")
 
 
 @dataclass
 class Fault:
-    workflow: str = "*"          # workflow name or *
+    """One injected fault.
+
+    kind ``driver``: the nnf driver of ``state`` (and directive ``index``)
+    fails with ``severity`` (Minor, Major, Fatal), never completes
+    (``stall``) or completes ``seconds`` after the state was asked for
+    (``delay``).  Kind ``clientmount``: the ClientMounts of ``compute`` fail
+    with ``message`` (any severity but stall) or stay pending (``stall``).
+    Kind ``datamovement``: the NnfDataMovements of directive ``index`` end
+    Failed with ``message``, stay Running (``stall``) or take ``seconds``
+    (``delay``).  Kind ``container``: at ``state`` PreRun the workflow's
+    containers never start (``stall``) or fail at once (other severities);
+    at PostRun they ignore shutdown (``stall``: the deadline ends them) or
+    fail.  ``workflow`` "*" matches every workflow; ``once`` faults are used
+    up by their first match.
+    """
+
+    workflow: str = "*"
     state: str = "*"
-    index: int | None = None     # directive index or None for all
-    severity: str = "Fatal"      # Minor Major Fatal, or "stall"
+    index: int | None = None
+    severity: str = "Fatal"
     message: str = "injected fault"
     type: str = "Internal"
     once: bool = False
+    kind: str = "driver"
+    compute: str | None = None
+    seconds: float = 0.0
 
-    def matches(self, wf: str, state: str, index: int) -> bool:
-        return (self.workflow in ("*", wf) and self.state in ("*", state)
-                and self.index in (None, index))
+    def __post_init__(self) -> None:
+        if self.kind not in FAULT_KINDS:
+            raise ValueError(f"kind must be one of {', '.join(FAULT_KINDS)}, not {self.kind!r}")
+        if self.severity not in SEVERITIES:
+            raise ValueError(f"severity must be Minor, Major, Fatal, stall or delay, not"
+                             f" {self.severity!r}")
+        if self.type not in ("Internal", "User", "WLM"):
+            raise ValueError(f"type must be Internal, User or WLM, not {self.type!r}")
+        if self.kind == "clientmount" and not self.compute:
+            raise ValueError("a clientmount fault needs a compute")
+        if self.severity == "delay" and not (0 < self.seconds <= 86400):
+            raise ValueError("a delay fault needs seconds between 0 and 86400")
+
+    def matches(self, kind: str, wf: str, state: str, index: int | None,
+                compute: str | None = None) -> bool:
+        return (self.kind == kind and self.workflow in ("*", wf)
+                and self.state in ("*", state) and self.index in (None, index)
+                and (kind != "clientmount" or self.compute == compute))
 
 
 @dataclass
@@ -83,9 +110,6 @@ class Faults:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def add(self, fault: Fault) -> None:
-        if fault.severity not in ("Minor", "Major", "Fatal", "stall"):
-            raise ValueError(f"severity must be Minor, Major, Fatal or stall, not"
-                             f" {fault.severity!r}")
         with self.lock:
             self.items.append(fault)
 
@@ -93,14 +117,28 @@ class Faults:
         with self.lock:
             self.items.clear()
 
-    def take(self, wf: str, state: str, index: int) -> Fault | None:
+    def _take(self, kind: str, wf: str, state: str, index: int | None,
+              compute: str | None = None) -> Fault | None:
         with self.lock:
             for f in self.items:
-                if f.matches(wf, state, index):
+                if f.matches(kind, wf, state, index, compute):
                     if f.once:
                         self.items.remove(f)
                     return f
         return None
+
+    def take(self, wf: str, state: str, index: int) -> Fault | None:
+        """A driver fault for this workflow, state and directive."""
+        return self._take("driver", wf, state, index)
+
+    def take_mount(self, wf: str, compute: str) -> Fault | None:
+        return self._take("clientmount", wf, "*", None, compute)
+
+    def take_dm(self, wf: str, state: str, index: int) -> Fault | None:
+        return self._take("datamovement", wf, state, index)
+
+    def take_container(self, wf: str, state: str) -> Fault | None:
+        return self._take("container", wf, state, None)
 
 
 class Controllers:
@@ -115,6 +153,15 @@ class Controllers:
         self._timers: list[threading.Timer] = []
         self._stopping = threading.Event()
         self._ruleset: tuple[tuple[tuple[str, str], ...], Ruleset] | None = None
+        self.retry_seconds = 1.0   # back-off before a Minor/Major error is retried
+        self.clientmountd = ClientMountDaemon(self, delay=self.latency.get("ClientMount", 0.0))
+        self.dmworker = DataMovementWorker(self, self.latency.get("DataMovement", 0.0))
+        self.cluster = ContainerCluster(self, self.latency.get("Container", 0.0))
+        self.ports = PortManager(self)
+        self.child_timeout = 300.0  # NNF_CHILD_RESOURCE_TIMEOUT_SECONDS
+        self._driver_list: list[Driver] = [StorageDriver(self), DataMovementDriver(self),
+                                           ContainerDriver(self)]
+        self.drivers = {c: d for d in self._driver_list for c in d.commands}
         store.admission[(DWS, "workflows")] = self._admit
         store.subscribe(self._on_event)
 
@@ -155,6 +202,20 @@ class Controllers:
             self.enqueue(ns, name)
         elif (group, plural) == (DWS, "storages") and ev.type != "DELETED":
             self.enqueue("storage:" + ns, name)
+        elif (group, plural) in ((NNF, "nnfportmanagers"), (DWS, "systemconfigurations")):
+            if ev.type != "DELETED":
+                self.enqueue("portmanager:", "")
+        else:
+            if (group, plural) == ("nnf.cray.hpe.com", "nnfdatamovements") \
+                    and ev.type == "MODIFIED" and (ev.obj.get("spec") or {}).get("cancel") \
+                    and (ev.obj.get("status") or {}).get("state") != "Finished":
+                self.after(0, lambda: self.dmworker.finish(ns, name, None))
+            # a child the nnf drivers wait on (ClientMount, data movement, ...)
+            labels = (ev.obj.get("metadata") or {}).get("labels") or {}
+            wf_name = labels.get(dws.WORKFLOW_LABELS[0])
+            wf_ns = labels.get(dws.WORKFLOW_LABELS[1])
+            if wf_name and wf_ns:
+                self.enqueue(wf_ns, wf_name)
 
     def _run(self) -> None:
         while not self._stopping.is_set():
@@ -166,10 +227,14 @@ class Controllers:
             try:
                 if key[0].startswith("storage:"):
                     self.reconcile_storage(key[0][len("storage:"):], key[1])
+                elif key[0] == "portmanager:":
+                    self.ports.reconcile()
                 else:
                     self.reconcile(*key)
             except ApiError as exc:
                 if exc.code in (404, 409):
+                    # the object changed or went while we looked: look again
+                    log.debug("reconcile %s/%s: %s", *key, exc)
                     if exc.code == 409:
                         self.enqueue(*key)
                     continue
@@ -298,7 +363,8 @@ class Controllers:
     def vanish(self, ns: str, name: str) -> None:
         """Delete a workflow behind the WLM's back (finalizers ignored)."""
         wf = self.store.get(R["workflow"], ns, name)
-        self._remove_children(wf, None)
+        for driver in self._driver_list:
+            driver.delete(wf)
         self.store.patch(R["workflow"], ns, name, "merge", {"metadata": {"finalizers": None}})
         try:
             self.store.delete(R["workflow"], ns, name)
@@ -310,7 +376,7 @@ class Controllers:
     # --- the nnf driver -----------------------------------------------------
 
     def _drive(self, wf: dict[str, Any], now: dt.datetime) -> None:
-        st, spec, status = self.store, wf["spec"], wf.get("status") or {}
+        spec, status = wf["spec"], wf.get("status") or {}
         state = status.get("state")
         if state != spec.get("desiredState") or status.get("ready"):
             return
@@ -319,50 +385,85 @@ class Controllers:
                 if d["watchState"] == state and d["driverID"] == "nnf" and not d["completed"]]
         if not mine:
             return
-        started = status.get("desiredStateChange")
+        ns, name = wf["metadata"]["namespace"], wf["metadata"]["name"]
+        waited = self._waited(status, now)
         delay = self.latency.get(state, 0.0)
-        if delay and started:
-            from flux_dws.dwsim.gotime import parse_microtime
-            waited = (now - parse_microtime(started)).total_seconds()
-            if waited < delay:
-                self._later(delay - waited, wf["metadata"]["namespace"], wf["metadata"]["name"])
-                return
+        if delay and waited < delay:
+            self._later(delay - waited, ns, name)
+            return
         new = copy.deepcopy(wf)
         ndrivers = new["status"]["drivers"]
         changed = False
         for i in mine:
             d = ndrivers[i]
             idx = d["dwdIndex"]
-            fault = self.faults.take(wf["metadata"]["name"], state, idx)
-            if fault is not None:
-                if fault.severity == "stall":
-                    continue
-                err = rerr.ResourceError(fault.message, type=fault.type,
-                                         severity=fault.severity)
-                ndrivers[i] = rerr.apply_to_driver(d, err)
-                changed = True
-                break  # nnf-sos stops a state's drivers at the first error
             try:
+                fault = self.faults.take(name, state, idx)
+                if fault is not None and fault.severity == "stall":
+                    break
+                if fault is not None and fault.severity == "delay":
+                    if waited < fault.seconds:
+                        self._later(fault.seconds - waited, ns, name)
+                        break
+                elif fault is not None:
+                    raise rerr.ResourceError(fault.message, type=fault.type,
+                                             severity=fault.severity)
                 self._run_driver(new, state, idx)
+            except Wait as w:
+                if d.get("status") != "Running" or d.get("message"):
+                    d.update(status="Running", message="", error="")
+                    changed = True
+                if w.after is not None:
+                    self._later(w.after, ns, name)
+                break  # drivers run in directive order
             except rerr.ResourceError as err:
                 ndrivers[i] = rerr.apply_to_driver(d, err)
                 changed = True
-                break
+                if err.severity != "Fatal":
+                    self._later(self.retry_seconds, ns, name)
+                break  # nnf-sos stops a state's drivers at the first error
             d.update(status="Completed", completed=True, message="", error="",
                      completeTime=_micro(now))
             changed = True
-        if changed:
-            st.replace(R["workflow"], wf["metadata"]["namespace"], wf["metadata"]["name"], new)
+        if changed or new["status"] != status:
+            self.store.replace(R["workflow"], ns, name, new)
+
+    def waited(self, wf: dict[str, Any]) -> float:
+        """Seconds since the workflow's current state was asked for."""
+        return self._waited(wf.get("status") or {}, dt.datetime.now(dt.timezone.utc))
+
+    @staticmethod
+    def _waited(status: dict[str, Any], now: dt.datetime) -> float:
+        """Seconds since the current state was asked for."""
+        from flux_dws.dwsim.gotime import parse_microtime
+
+        started = status.get("desiredStateChange")
+        if not started:
+            return 0.0
+        return (now - parse_microtime(started)).total_seconds()
+
+    def directives(self, wf: dict[str, Any]) -> list[Directive]:
+        out = []
+        for index, text in enumerate(wf["spec"].get("dwDirectives") or []):
+            try:
+                command, args = parse_directive(text)
+            except DirectiveError:
+                continue  # admission refused it already
+            out.append(Directive(index, command, {k: (v or "") for k, v in args}, text))
+        return out
 
     def _run_driver(self, wf: dict[str, Any], state: str, index: int) -> None:
         directive = wf["spec"]["dwDirectives"][index]
         command, args = parse_directive(directive)
-        argmap = {k: (v or "") for k, v in args}
-        handler = getattr(self, f"_{state.lower()}", None)
+        d = Directive(index, command, {k: (v or "") for k, v in args}, directive)
+        if state == "Proposal":
+            nnf_proposal.validate_workflow(wf, self._cluster(wf["metadata"]["namespace"]))
+        driver = self.drivers.get(command)
+        handler = getattr(driver, state.lower(), None) if driver is not None else None
         if handler is not None:
-            handler(wf, index, command, argmap, directive)
+            handler(wf, d)
 
-    # per-state handlers: they raise ResourceError, or return when done
+    # --- what drivers share ------------------------------------------------------
 
     def _cluster(self, ns: str) -> nnf_proposal.Cluster:
         st = self.store
@@ -374,7 +475,8 @@ class Controllers:
                                 for o in st.list_objects(R["cprofile"], "nnf-system")},
         )
 
-    def _profile(self, name: str | None) -> dict[str, Any]:
+    def storage_profile(self, name: str | None) -> dict[str, Any]:
+        """The data of the named NnfStorageProfile, or of the default one."""
         profiles = self.store.list_objects(R["profile"], "nnf-system")
         if name:
             for p in profiles:
@@ -386,147 +488,8 @@ class Controllers:
             raise rerr.internal("Unable to find a default NnfStorageProfile to use")
         return defaults[0].get("data", {})  # type: ignore[no-any-return]
 
-    def _proposal(self, wf: dict[str, Any], index: int, command: str, args: dict[str, str],
-                  directive: str) -> None:
-        ns, name = wf["metadata"]["namespace"], wf["metadata"]["name"]
-        nnf_proposal.validate_workflow(wf, self._cluster(ns))
-        if command not in (*STORAGE_COMMANDS, "persistentdw"):
-            return
-        dbd_name = f"{name}-{index}"
-        labels = {dws.WORKFLOW_LABELS[0]: name, dws.WORKFLOW_LABELS[1]: ns,
-                  dws.WORKFLOW_LABELS[2]: wf["metadata"].get("uid", ""),
-                  "nnf.cray.hpe.com/directive_index": str(index),
-                  "nnf.cray.hpe.com/job_id": str(wf["spec"].get("jobID", "")).replace(" ", "-")}
-        owner = [{"apiVersion": wf.get("apiVersion", f"{DWS}/v1alpha7"), "kind": "Workflow",
-                  "name": name, "uid": wf["metadata"].get("uid", ""), "controller": True}]
-        status: dict[str, Any] = {"ready": True}
-        if command in STORAGE_COMMANDS:
-            profile = self._profile(args.get("profile"))
-            sets = nnf_breakdown.storage_breakdown(directive, profile)
-            servers_name = dbd_name if command == "jobdw" else args["name"]
-            status["storage"] = {
-                "lifetime": "job" if command == "jobdw" else "persistent",
-                "reference": {"kind": "Servers", "name": servers_name, "namespace": ns},
-                "allocationSets": sets}
-            if command == "jobdw":
-                status["compute"] = nnf_breakdown.compute_breakdown(directive, profile, dbd_name,
-                                                                    ns, sets)
-                srv_owner, srv_labels = owner, labels
-            else:
-                psi = self._create_psi(wf, args, directive, labels, owner)
-                srv_owner = [{"apiVersion": f"{DWS}/v1alpha7",
-                              "kind": "PersistentStorageInstance", "name": args["name"],
-                              "uid": psi["metadata"]["uid"], "controller": True}]
-                srv_labels = {"dataworkflowservices.github.io/persistentstorage.name":
-                              args["name"],
-                              "dataworkflowservices.github.io/persistentstorage.namespace": ns}
-            servers = {"apiVersion": f"{DWS}/v1alpha7", "kind": "Servers",
-                       "metadata": {"name": servers_name, "labels": srv_labels,
-                                    "ownerReferences": srv_owner}, "spec": {}}
-            self._create_quiet(R["servers"], ns, servers)
-        if args.get("requires"):
-            status["requires"] = args["requires"].split(",")
-        dbd = {"apiVersion": f"{DWS}/v1alpha7", "kind": "DirectiveBreakdown",
-               "metadata": {"name": dbd_name, "labels": labels, "ownerReferences": owner},
-               "spec": {"directive": directive, "userID": wf["spec"].get("userID")}}
-        self._create_quiet(R["breakdown"], ns, dbd)
-        self.store.patch(R["breakdown"], ns, dbd_name, "merge", {"status": status}, "status")
-        refs = wf["status"].setdefault("directiveBreakdowns", [])
-        ref = {"kind": "DirectiveBreakdown", "name": dbd_name, "namespace": ns}
-        if ref not in refs:
-            refs.append(ref)
-
-    def _setup(self, wf: dict[str, Any], index: int, command: str, args: dict[str, str],
-               directive: str) -> None:
-        if command == "persistentdw":
-            return self._consume(wf, index, args["name"], add=True)
-        if command not in STORAGE_COMMANDS:
-            return None
-        ns, dbd_name = wf["metadata"]["namespace"], f"{wf['metadata']['name']}-{index}"
-        name = dbd_name if command == "jobdw" else args["name"]
-        try:
-            dbd = self.store.get(R["breakdown"], ns, dbd_name)
-            servers = self.store.get(R["servers"], ns, name)
-        except ApiError:
-            raise rerr.internal("storage directive requirements were not satisfied",
-                                f"breakdown or Servers {name} not found") from None
-        sets = dbd.get("status", {}).get("storage", {}).get("allocationSets", [])
-        rabbits = [o["metadata"]["name"] for o in self.store.list_objects(R["storage"],
-                                                                          "default")]
-        nnf_servers.validate_allocations(sets, servers.get("spec", {}), rabbits)
-        self.store.patch(R["servers"], ns, name, "merge", {"status": {
-            "ready": True, "lastUpdate": _micro(dt.datetime.now(dt.timezone.utc)),
-            "allocationSets": nnf_servers.status_for(servers.get("spec", {}), True)}},
-            "status")
-        if command == "create_persistent":
-            self.store.patch(R["psi"], ns, name, "merge", {"status": {"state": "Active"}},
-                             "status")
-        return None
-
-    # --- persistent storage (PSI) ---------------------------------------------
-
-    def _create_psi(self, wf: dict[str, Any], args: dict[str, str], directive: str,
-                    labels: dict[str, str], owner: list[dict[str, Any]]) -> dict[str, Any]:
-        ns, name = wf["metadata"]["namespace"], args["name"]
-        if self._exists(R["psi"], ns, name):
-            psi = self.store.get(R["psi"], ns, name)
-            if psi.get("spec", {}).get("userID") != wf["spec"].get("userID"):
-                raise rerr.user("User ID does not match existing persistent storage")
-            return psi
-        psi = self.store.create(R["psi"], ns, {
-            "apiVersion": f"{DWS}/v1alpha7", "kind": "PersistentStorageInstance",
-            "metadata": {"name": name, "labels": labels, "ownerReferences": owner},
-            "spec": {"name": name, "fsType": args.get("type", ""), "dwDirective": directive,
-                     "userID": wf["spec"].get("userID"), "state": "Active",
-                     "consumerReferences": []}})
-        self.store.patch(R["psi"], ns, name, "merge", {"status": {
-            "state": "Creating", "servers": {"kind": "Servers", "name": name,
-                                             "namespace": ns}}}, "status")
-        return psi
-
-    def _consume(self, wf: dict[str, Any], index: int, name: str, add: bool) -> None:
-        """Add (Setup) or remove (Teardown) a persistentdw consumer reference."""
-        ns = wf["metadata"]["namespace"]
-        try:
-            psi = self.store.get(R["psi"], ns, name)
-        except ApiError:
-            if not add:
-                return
-            raise rerr.user(f"PersistentStorage '{name}' not found", severity="Major") from None
-        if add and psi.get("status", {}).get("state") not in (None, "Active", "Creating"):
-            raise rerr.user("PersistentStorage is not active")
-        ref = {"kind": "Workflow", "name": f"{wf['metadata']['name']}-{index}",
-               "namespace": ns}
-        refs = [r for r in psi["spec"].get("consumerReferences") or [] if r != ref]
-        if add:
-            refs.append(ref)
-        self.store.patch(R["psi"], ns, name, "merge", {"spec": {"consumerReferences": refs}})
-
-    def _release_psi(self, wf: dict[str, Any], name: str) -> None:
-        """create_persistent at Teardown: the PSI outlives the workflow."""
-        ns = wf["metadata"]["namespace"]
-        drivers = wf["status"].get("drivers") or []
-        if not all(d["completed"] for d in drivers if d["watchState"] != "Teardown"):
-            return  # the creation never finished: the storage goes with the workflow
-        if self._exists(R["psi"], ns, name):
-            self.store.patch(R["psi"], ns, name, "merge", {"metadata": {
-                "ownerReferences": None, "labels": None}})
-
-    def _destroy_psi(self, wf: dict[str, Any], name: str) -> None:
-        ns = wf["metadata"]["namespace"]
-        try:
-            psi = self.store.get(R["psi"], ns, name)
-        except ApiError:
-            return  # already gone: success
-        if psi["spec"].get("userID") != wf["spec"].get("userID"):
-            raise rerr.user("user ID does not match existing persistent storage")
-        if psi["spec"].get("consumerReferences"):
-            raise rerr.user("persistent storage cannot be deleted while in use")
-        self.store.patch(R["psi"], ns, name, "merge", {"spec": {"state": "Destroying"}})
-        self._delete_quiet(R["servers"], ns, name)
-        self._delete_quiet(R["psi"], ns, name)
-
-    def _computes(self, wf: dict[str, Any]) -> list[str]:
+    def computes(self, wf: dict[str, Any]) -> list[str]:
+        """The compute names of the Workflow's Computes object, in order."""
         try:
             c = self.store.get(R["computes"], wf["metadata"]["namespace"],
                                wf["metadata"]["name"])
@@ -534,80 +497,44 @@ class Controllers:
             return []
         return [d["name"] for d in c.get("data") or [] if isinstance(d, dict) and "name" in d]
 
-    def _prerun(self, wf: dict[str, Any], index: int, command: str, args: dict[str, str],
-                directive: str) -> None:
-        if command not in ("jobdw", "persistentdw"):
-            return
-        fs = args.get("type", "")
-        profile = self._profile(args.get("profile")) if command == "jobdw" else {}
-        path = nnf_env.mount_path(wf, profile, fs, index)
-        wf["status"]["env"] = nnf_env.add_storage_env(wf["status"].get("env") or {},
-                                                      directive, path)
-        self._clientmounts(wf, index, "mounted", path, fs)
+    def unreachable_computes(self) -> set[str]:
+        """Computes whose link is Offline or Fenced in a Storage, or Disabled in
+        SystemStatus: nnf-sos skips their ClientMounts when unmounting."""
+        out = set()
+        for s in self.store.list_objects(R["storage"], "default"):
+            for c in (s.get("status") or {}).get("access", {}).get("computes") or []:
+                if c.get("status") in ("Offline", "Fenced"):
+                    out.add(c.get("name"))
+        for ss in self.store.list_objects(R["sysstatus"], None):
+            for n, st in ((ss.get("data") or {}).get("nodes") or {}).items():
+                if st == "Disabled":
+                    out.add(n)
+        return out
 
-    def _postrun(self, wf: dict[str, Any], index: int, command: str, args: dict[str, str],
-                 directive: str) -> None:
-        if command in ("jobdw", "persistentdw"):
-            self._clientmounts(wf, index, "unmounted", None, args.get("type", ""))
-
-    def _clientmounts(self, wf: dict[str, Any], index: int, desired: str, path: str | None,
-                      fs: str) -> None:
-        ns, name = wf["metadata"]["namespace"], wf["metadata"]["name"]
-        labels = {dws.WORKFLOW_LABELS[0]: name, dws.WORKFLOW_LABELS[1]: ns,
-                  dws.WORKFLOW_LABELS[2]: wf["metadata"].get("uid", ""),
-                  "nnf.cray.hpe.com/target_directive_index": str(index)}
-        cm_name = f"{ns}-{name}-{index}-computes"
-        for compute in self._computes(wf):
-            if ("", "namespaces", "", compute) not in self.store.objects:
-                raise rerr.internal("could not mount file system on compute nodes",
-                                    f"compute node '{compute}' has no namespace")
-            mount = {"mountPath": path or "", "userID": wf["spec"].get("userID", 0),
-                     "groupID": wf["spec"].get("groupID", 0), "setPermissions": True,
-                     "options": "", "type": fs if fs in ("lustre", "xfs", "gfs2") else "none",
-                     "targetType": "directory", "compute": compute}
-            if desired == "mounted":
-                self._create_quiet(R["clientmount"], compute, {
-                    "apiVersion": f"{DWS}/v1alpha7", "kind": "ClientMount",
-                    "metadata": {"name": cm_name, "labels": labels},
-                    "spec": {"node": compute, "desiredState": "mounted", "mounts": [mount]}})
-            elif not self._exists(R["clientmount"], compute, cm_name):
-                continue
-            else:
-                self.store.patch(R["clientmount"], compute, cm_name, "merge",
-                                 {"spec": {"desiredState": desired}})
-            self.store.patch(R["clientmount"], compute, cm_name, "merge", {"status": {
-                "allReady": True, "mounts": [{"state": desired, "ready": True}]}}, "status")
-
-    def _teardown(self, wf: dict[str, Any], index: int, command: str, args: dict[str, str],
-                  directive: str) -> None:
-        if command == "create_persistent":
-            self._release_psi(wf, args["name"])
-        elif command == "destroy_persistent":
-            self._destroy_psi(wf, args["name"])
-        elif command == "persistentdw":
-            self._consume(wf, index, args["name"], add=False)
-        self._remove_children(wf, index)
-
-    def _remove_children(self, wf: dict[str, Any], index: int | None) -> None:
-        ns, name = wf["metadata"]["namespace"], wf["metadata"]["name"]
-        sel = f"{dws.WORKFLOW_LABELS[0]}={name}"
-        for cm in self.store.list_objects(R["clientmount"], None, sel):
-            if index is None or cm["metadata"]["labels"].get(
-                    "nnf.cray.hpe.com/target_directive_index") == str(index):
-                self._delete_quiet(R["clientmount"], cm["metadata"]["namespace"],
-                                   cm["metadata"]["name"])
-        names = [f"{name}-{index}"] if index is not None else [
-            o["metadata"]["name"] for o in self.store.list_objects(R["breakdown"], ns, sel)]
-        for n in names:
-            self._delete_quiet(R["servers"], ns, n)
-            self._delete_quiet(R["breakdown"], ns, n)
+    def after(self, seconds: float, fn: Callable[[], Any]) -> None:
+        """Run fn on a timer thread (errors are logged)."""
+        def run() -> None:
+            if self._stopping.is_set():
+                return
+            try:
+                fn()
+            except ApiError as exc:
+                if exc.code not in (404, 409):
+                    log.exception("timer")
+            except Exception:
+                log.exception("timer")
+        t = threading.Timer(seconds, run)
+        t.daemon = True
+        self._timers = [x for x in self._timers if x.is_alive()] + [t]
+        t.start()
 
     def _delete(self, wf: dict[str, Any]) -> None:
-        """nnf's part of a Workflow deletion: children, then its finalizer."""
+        """nnf's part of a Workflow deletion: each driver's objects, then its finalizer."""
         md = wf["metadata"]
         if NNF_FINALIZER not in (md.get("finalizers") or []):
             return
-        self._remove_children(wf, None)
+        for driver in self._driver_list:
+            driver.delete(wf)
         fins = [f for f in md["finalizers"] if f != NNF_FINALIZER]
         self.store.patch(R["workflow"], md["namespace"], md["name"], "merge", {"metadata": {
             "finalizers": fins or None, "resourceVersion": md["resourceVersion"]}})
@@ -622,7 +549,7 @@ LATENCY_PRESETS: dict[str, dict[str, float]] = {
     "zero": {},
     # roughly what a small xfs job sees on real hardware, shortened 10x
     "demo": {"Proposal": 0.2, "Setup": 1.0, "DataIn": 0.2, "PreRun": 0.6, "PostRun": 0.4,
-             "DataOut": 0.2, "Teardown": 0.8},
+             "DataOut": 0.2, "Teardown": 0.8, "ClientMount": 0.3, "DataMovement": 1.0},
 }
 
 

@@ -80,6 +80,10 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("", ("v1",), "namespaces", "Namespace", namespaced=False, short_names=("ns",)),
     Resource("", ("v1",), "secrets", "Secret", status=False),
     Resource("", ("v1",), "pods", "Pod", short_names=("po",)),
+    Resource("", ("v1",), "services", "Service", short_names=("svc",)),
+    # what nnf-sos runs user containers with (batch Jobs, mpi-operator MPIJobs)
+    Resource("batch", ("v1",), "jobs", "Job"),
+    Resource("kubeflow.org", ("v2beta1",), "mpijobs", "MPIJob"),
     Resource(CRD_GROUP, ("v1",), "customresourcedefinitions", "CustomResourceDefinition",
              namespaced=False, short_names=("crd", "crds")),
 )
@@ -167,4 +171,7 @@ CRD_CONDITIONS = (("NamesAccepted", "NoConflicts", "no conflicts found"),
 
 def custom_resources() -> list[Resource]:
     """The resources that CustomResourceDefinitions describe."""
-    return [r for r in RESOURCES if r.group and r.group != CRD_GROUP]
+    return [r for r in RESOURCES if r.group and r.group not in BUILTIN_GROUPS]
+
+
+BUILTIN_GROUPS = (CRD_GROUP, "batch")  # served by kube-apiserver itself, not CRDs

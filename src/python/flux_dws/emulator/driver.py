@@ -1,0 +1,133 @@
+"""What an emulated nnf-sos driver is: one class per family of #DW commands.
+
+The Controllers core (controllers.py) walks a Workflow's nnf drivers of
+the current state in directive order and calls, for each, the method named
+after the state (``proposal``, ``setup``, ``datain``, ``prerun``,
+``postrun``, ``dataout``, ``teardown``) of the driver registered for the
+directive's command.  A method returns when the driver is done, raises a
+``ResourceError`` (dwsim.resource_error) when it failed, or raises ``Wait``
+when it started something that has not finished yet; the core then leaves
+the driver Running and looks again when a child object changes or when
+``Wait.after`` seconds have passed.
+
+``delete`` is called when the Workflow is being deleted (from any state) and
+removes whatever the driver created for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from flux_dws.dwsim import workflow as dws
+from flux_dws.emulator.resources import BY_GROUP_PLURAL, DWS, NNF, Resource
+
+__all__ = ["DWS", "NNF", "Directive", "Driver", "R", "Wait"]
+from flux_dws.emulator.store import ApiError, Store
+
+if TYPE_CHECKING:
+    from flux_dws.emulator.controllers import Controllers
+
+R: dict[str, Resource] = {name: BY_GROUP_PLURAL[key] for name, key in {
+    "workflow": (DWS, "workflows"), "computes": (DWS, "computes"),
+    "breakdown": (DWS, "directivebreakdowns"), "servers": (DWS, "servers"),
+    "storage": (DWS, "storages"), "rules": (DWS, "dwdirectiverules"),
+    "sysconfig": (DWS, "systemconfigurations"), "sysstatus": (DWS, "systemstatuses"),
+    "psi": (DWS, "persistentstorageinstances"), "clientmount": (DWS, "clientmounts"),
+    "profile": (NNF, "nnfstorageprofiles"), "cprofile": (NNF, "nnfcontainerprofiles"),
+    "dmprofile": (NNF, "nnfdatamovementprofiles"), "nnfstorage": (NNF, "nnfstorages"),
+    "dm": (NNF, "nnfdatamovements"),
+    "dmmanager": (NNF, "nnfdatamovementmanagers"), "portmanager": (NNF, "nnfportmanagers"),
+    "containerdata": (NNF, "nnfcontainerdata"), "secret": ("", "secrets"),
+    "lustre": ("lus.cray.hpe.com", "lustrefilesystems"),
+}.items()}
+
+DIRECTIVE_INDEX_LABEL = "nnf.cray.hpe.com/directive_index"
+JOB_ID_LABEL = "nnf.cray.hpe.com/job_id"
+OWNER_LABELS = ("dataworkflowservices.github.io/owner.kind",
+                "dataworkflowservices.github.io/owner.name",
+                "dataworkflowservices.github.io/owner.namespace",
+                "dataworkflowservices.github.io/owner.uid")
+
+
+class Wait(Exception):
+    """The driver's work is under way; look again later (or on a child event)."""
+
+    def __init__(self, why: str, after: float | None = None) -> None:
+        super().__init__(why)
+        self.after = after
+
+
+@dataclass(frozen=True)
+class Directive:
+    index: int
+    command: str
+    args: dict[str, str]
+    text: str
+
+
+def workflow_labels(wf: dict[str, Any]) -> dict[str, str]:
+    md = wf["metadata"]
+    return {dws.WORKFLOW_LABELS[0]: md["name"], dws.WORKFLOW_LABELS[1]: md["namespace"],
+            dws.WORKFLOW_LABELS[2]: md.get("uid", "")}
+
+
+def child_labels(wf: dict[str, Any], index: int | None = None) -> dict[str, str]:
+    """Workflow labels, nnf owner labels and (given an index) the directive's."""
+    md = wf["metadata"]
+    out = workflow_labels(wf)
+    out.update(zip(OWNER_LABELS, ("Workflow", md["name"], md["namespace"], md.get("uid", "")),
+                   strict=True))
+    if index is not None:
+        out[DIRECTIVE_INDEX_LABEL] = str(index)
+    return out
+
+
+def owner_refs(wf: dict[str, Any]) -> list[dict[str, Any]]:
+    md = wf["metadata"]
+    return [{"apiVersion": wf.get("apiVersion", f"{DWS}/v1alpha7"), "kind": "Workflow",
+             "name": md["name"], "uid": md.get("uid", ""), "controller": True,
+             "blockOwnerDeletion": True}]
+
+
+class Driver:
+    """Base class: store helpers shared by the drivers."""
+
+    commands: tuple[str, ...] = ()
+
+    def __init__(self, ctl: Controllers) -> None:
+        self.ctl = ctl
+
+    @property
+    def store(self) -> Store:
+        return self.ctl.store
+
+    def exists(self, r: Resource, ns: str, name: str) -> bool:
+        return (r.group, r.plural, ns, name) in self.store.objects
+
+    def create_quiet(self, r: Resource, ns: str, obj: dict[str, Any]) -> None:
+        """Create obj unless it exists (a reconcile may run twice)."""
+        try:
+            self.store.create(r, ns, obj)
+        except ApiError as exc:
+            if exc.code != 409:
+                raise
+
+    def delete_quiet(self, r: Resource, ns: str, name: str) -> None:
+        try:
+            self.store.delete(r, ns, name)
+        except ApiError as exc:
+            if exc.code != 404:
+                raise
+
+    def delete_labelled(self, r: Resource, wf: dict[str, Any], index: int | None) -> None:
+        """Delete the workflow's objects of kind r (of one directive, or all)."""
+        sel = f"{dws.WORKFLOW_LABELS[0]}={wf['metadata']['name']}," \
+              f"{dws.WORKFLOW_LABELS[1]}={wf['metadata']['namespace']}"
+        if index is not None:
+            sel += f",{DIRECTIVE_INDEX_LABEL}={index}"
+        for o in self.store.list_objects(r, None, sel):
+            self.delete_quiet(r, o["metadata"].get("namespace", ""), o["metadata"]["name"])
+
+    def delete(self, wf: dict[str, Any]) -> None:
+        """The Workflow is going: remove what this driver made for it."""

@@ -1,0 +1,288 @@
+"""nnf-sos' data-movement driver (copy_in, copy_out) and the nnf-dm workers.
+
+Per state (spec/dws-nnf-behaviour.md §4.4, P3):
+
+Proposal  the workflow checks ran already (staging paths); the data-movement
+          profile (``profile=`` or the default one in nnf-system) is pinned:
+          copied to ``<wf>-<i>`` in the workflow's namespace with
+          ``pinned: true``, owned by the Workflow.
+DataIn /  each staging argument is resolved: ``$DW_JOB_<name>/path`` to the
+DataOut   NnfStorage of that jobdw, ``$DW_PERSISTENT_<name>/path`` to the
+          persistent one, anything else to a LustreFileSystem whose
+          mountRoot holds it ("Staging parameter '...' is invalid"
+          otherwise).  The NnfDataMovementManager must exist.  Then:
+          xfs/gfs2 -> one NnfDataMovement per allocation, ``<wf>-<i>-<k>`` in
+          the rabbit's namespace; lustre -> one ``<wf>-<i>`` in
+          ``nnf-dm-system``.  The driver finishes when all are Finished; any
+          that did not end in Success fails the state (Fatal,
+          ``data movement operation failed during '<State>', message: <m>``).
+Teardown  the directive's NnfDataMovements are deleted (that is how nnf-sos
+          cancels data movement).
+
+``DataMovementWorker`` plays nnf-dm: a new NnfDataMovement is Starting,
+then Running, then Finished/Success after the ``DataMovement`` latency;
+``spec.cancel`` ends it Cancelled; ``datamovement`` faults end it Failed
+with their message, leave it Running (stall) or slow it (delay).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import posixpath
+from typing import Any
+
+from flux_dws.dwsim import resource_error as rerr
+from flux_dws.dwsim.gotime import microtime
+from flux_dws.dwsim.proposal import staging_name
+from flux_dws.emulator.driver import (
+    DIRECTIVE_INDEX_LABEL,
+    JOB_ID_LABEL,
+    NNF,
+    OWNER_LABELS,
+    Directive,
+    Driver,
+    R,
+    Wait,
+    child_labels,
+    owner_refs,
+)
+from flux_dws.emulator.store import ApiError
+
+DM_NAMESPACE = "nnf-dm-system"
+DM_MANAGER = "nnf-dm-manager-controller-manager"
+PROFILE_NAMESPACE = "nnf-system"
+TEARDOWN_STATE_LABEL = "nnf.cray.hpe.com/teardown_state"
+INITIATOR_LABEL = "dm.cray.hpe.com/initiator"
+SERVER_MOUNT_PREFIX = "/mnt/nnf"
+
+
+def split_staging(arg: str) -> tuple[str, str]:
+    """``$DW_JOB_my_fs/a/b`` -> (``my-fs``, ``/a/b``); other paths -> ("", arg)."""
+    if arg.startswith(("$DW_JOB_", "$DW_PERSISTENT_")):
+        _, sep, rest = arg.partition("/")
+        return staging_name(arg), sep + rest
+    return "", arg
+
+
+class DataMovementDriver(Driver):
+    commands = ("copy_in", "copy_out")
+
+    # --- Proposal: pin the profile ------------------------------------------
+
+    def proposal(self, wf: dict[str, Any], d: Directive) -> None:
+        ns, pinned = wf["metadata"]["namespace"], f"{wf['metadata']['name']}-{d.index}"
+        try:
+            existing = self.store.get(R["dmprofile"], ns, pinned)
+        except ApiError:
+            existing = None
+        if existing is not None:
+            if not (existing.get("data") or {}).get("pinned"):
+                raise rerr.internal("", f"Expected pinned NnfDataMovementProfile, but it was"
+                                        f" not pinned: {pinned}")
+            return
+        source = self._profile_to_use(d.args.get("profile"))
+        data = dict(source.get("data") or {})
+        data.update(pinned=True, default=False)
+        labels = {k: v for k, v in child_labels(wf).items() if k in OWNER_LABELS}
+        self.create_quiet(R["dmprofile"], ns, {
+            "apiVersion": f"{NNF}/v1alpha11", "kind": "NnfDataMovementProfile",
+            "metadata": {"name": pinned, "labels": labels, "ownerReferences": owner_refs(wf)},
+            "data": data})
+
+    def _profile_to_use(self, name: str | None) -> dict[str, Any]:
+        if name:
+            try:
+                return self.store.get(R["dmprofile"], PROFILE_NAMESPACE, name)
+            except ApiError:
+                raise rerr.user(f"Unable to find NnfDataMovementProfile: {name}") from None
+        defaults = [p["metadata"]["name"]
+                    for p in self.store.list_objects(R["dmprofile"], PROFILE_NAMESPACE)
+                    if (p.get("data") or {}).get("default")]
+        if not defaults:
+            raise rerr.internal("Unable to find a default NnfDataMovementProfile to use")
+        if len(defaults) > 1:
+            raise rerr.internal(f"More than one default NnfDataMovementProfile found; unable"
+                                f" to pick one: [{' '.join(sorted(defaults))}]")
+        return self.store.get(R["dmprofile"], PROFILE_NAMESPACE, defaults[0])
+
+    # --- DataIn / DataOut ------------------------------------------------------
+
+    def datain(self, wf: dict[str, Any], d: Directive) -> None:
+        self._stage(wf, d, "DataIn")
+
+    def dataout(self, wf: dict[str, Any], d: Directive) -> None:
+        self._stage(wf, d, "DataOut")
+
+    def _stage(self, wf: dict[str, Any], d: Directive, state: str) -> None:
+        sel = ",".join(f"{k}={v}" for k, v in {
+            **{k: v for k, v in child_labels(wf).items() if k in OWNER_LABELS},
+            DIRECTIVE_INDEX_LABEL: str(d.index), TEARDOWN_STATE_LABEL: state}.items())
+        dms = self.store.list_objects(R["dm"], None, sel)
+        if not dms:
+            self._start(wf, d, state)
+            dms = self.store.list_objects(R["dm"], None, sel)
+            if not dms:
+                raise Wait("pending data movement", after=2.0)
+        for dm in dms:
+            if (dm.get("status") or {}).get("state") != "Finished":
+                raise Wait(f"pending data movement {dm['metadata']['name']}")
+        for dm in dms:
+            status = dm.get("status") or {}
+            if status.get("status") != "Success":
+                raise rerr.internal(f"data movement operation failed during '{state}',"
+                                    f" message: {status.get('message', '')}")
+
+    def _resolve(self, wf: dict[str, Any], param: str) -> tuple[dict[str, Any], str, str, str]:
+        """(storage reference, file system type, rabbit mount, path) of a staging
+        argument; the mount is "" for a global Lustre path."""
+        ns = wf["metadata"]["namespace"]
+        name, path = split_staging(param)
+        if name:
+            persistent = param.startswith("$DW_PERSISTENT_")
+            command = "persistentdw" if persistent else "jobdw"
+            parent = next((x for x in self.ctl.directives(wf)
+                           if x.command == command and x.args.get("name") == name), None)
+            if parent is None:
+                raise rerr.user(f"no directive matching '{name}' found in workflow")
+            storage_name = name if persistent else f"{wf['metadata']['name']}-{parent.index}"
+            try:
+                storage = self.store.get(R["nnfstorage"], ns, storage_name)
+            except ApiError:
+                raise rerr.internal("could not find storage allocation",
+                                    f"could not get NnfStorage {ns}/{storage_name}") from None
+            fs = str(storage.get("spec", {}).get("fileSystemType", ""))
+            mount = posixpath.normpath(
+                f"/{SERVER_MOUNT_PREFIX}/{wf['metadata'].get('uid', '')}-{parent.index}")
+            ref = {"kind": "NnfStorage", "name": storage_name, "namespace": ns}
+            return ref, fs, mount, path
+        for lus in self.store.list_objects(R["lustre"], None):
+            root = str(lus.get("spec", {}).get("mountRoot", ""))
+            if root and (param == root or param.startswith(root.rstrip("/") + "/")):
+                return ({"kind": "LustreFileSystem", "name": lus["metadata"]["name"],
+                         "namespace": lus["metadata"].get("namespace", "")}, "lustre", "",
+                        param)
+        raise rerr.user(f"Staging parameter '{param}' is invalid")
+
+    def _start(self, wf: dict[str, Any], d: Directive, state: str) -> None:
+        ns, name = wf["metadata"]["namespace"], wf["metadata"]["name"]
+        try:
+            src_ref, src_fs, src_mount, src_path = self._resolve(wf, d.args.get("source", ""))
+            dst_ref, dst_fs, dst_mount, dst_path = self._resolve(wf,
+                                                                 d.args.get("destination", ""))
+        except rerr.ResourceError as err:
+            raise rerr.ResourceError(err.user_message or "could not prepare data movement"
+                                     " resources", err.debug_message, err.type,
+                                     err.severity) from None
+        if not self.exists(R["dmmanager"], DM_NAMESPACE, DM_MANAGER):
+            raise rerr.internal("could not determine data movement readiness",
+                                f"could not get NnfDataMovementManager"
+                                f" {DM_NAMESPACE}/{DM_MANAGER}")
+        target_ref, fs = (dst_ref, dst_fs) if state == "DataIn" else (src_ref, src_fs)
+        pinned = f"{name}-{d.index}"
+        if not self.exists(R["dmprofile"], ns, pinned):
+            raise rerr.internal("could not find data movement profile",
+                                f"could not get NnfDataMovementProfile {pinned}")
+        labels = {**child_labels(wf, d.index), TEARDOWN_STATE_LABEL: state,
+                  INITIATOR_LABEL: d.command,
+                  JOB_ID_LABEL: str(wf["spec"].get("jobID", "")).replace(" ", "-")}
+
+        def dm(dm_name: str, dm_ns: str, src: str, dst: str) -> dict[str, Any]:
+            return {"apiVersion": f"{NNF}/v1alpha11", "kind": "NnfDataMovement",
+                    "metadata": {"name": dm_name, "namespace": dm_ns, "labels": labels},
+                    "spec": {"source": {"path": src, "storageReference": src_ref},
+                             "destination": {"path": dst, "storageReference": dst_ref},
+                             "userId": wf["spec"].get("userID", 0),
+                             "groupId": wf["spec"].get("groupID", 0), "cancel": False,
+                             "profileReference": {"kind": "NnfDataMovementProfile",
+                                                  "name": pinned, "namespace": ns}}}
+
+        def rel(mount: str, path: str, subdir: str) -> str:
+            """The path as the rabbit sees it (getRabbitRelativePath)."""
+            if not mount:
+                return path  # a global Lustre path
+            out = posixpath.join(mount, subdir, path.lstrip("/")) if subdir else \
+                posixpath.join(mount, path.lstrip("/"))
+            out = posixpath.normpath(out)
+            return out + "/" if path.endswith("/") else out
+
+        created: list[tuple[str, str]] = []
+        if target_ref["kind"] == "NnfStorage" and fs in ("xfs", "gfs2"):
+            storage = self.store.get(R["nnfstorage"], ns, target_ref["name"])
+            sets = storage.get("spec", {}).get("allocationSets") or []
+            if len(sets) != 1:
+                raise rerr.internal("unexpected allocation count",
+                                    f"file system {fs} has unexpected allocation sets"
+                                    f" {len(sets)}")
+            for node in sets[0].get("nodes") or []:
+                rabbit = node["name"]
+                for k in range(int(node.get("count", 1))):
+                    sub = f"{rabbit}-{k}"
+                    self.create_quiet(R["dm"], rabbit, dm(
+                        f"{pinned}-{k}", rabbit,
+                        rel(src_mount, src_path, sub if src_fs in ("xfs", "gfs2") else ""),
+                        rel(dst_mount, dst_path, sub if dst_fs in ("xfs", "gfs2") else "")))
+                    created.append((rabbit, f"{pinned}-{k}"))
+        else:
+            self.create_quiet(R["dm"], DM_NAMESPACE, dm(pinned, DM_NAMESPACE,
+                                                        rel(src_mount, src_path, ""),
+                                                        rel(dst_mount, dst_path, "")))
+            created.append((DM_NAMESPACE, pinned))
+        for dm_ns, dm_name in created:
+            self.ctl.dmworker.start(dm_ns, dm_name, name, state, d.index)
+
+    # --- Teardown and deletion -------------------------------------------------
+
+    def teardown(self, wf: dict[str, Any], d: Directive) -> None:
+        self.delete_labelled(R["dm"], wf, d.index)
+
+    def delete(self, wf: dict[str, Any]) -> None:
+        self.delete_labelled(R["dm"], wf, None)
+        self.delete_labelled(R["dmprofile"], wf, None)
+
+
+class DataMovementWorker:
+    """nnf-dm: runs (pretends to run) each NnfDataMovement."""
+
+    def __init__(self, ctl: Any, seconds: float = 0.0) -> None:
+        self.ctl = ctl
+        self.seconds = seconds
+
+    def start(self, ns: str, name: str, wf: str, state: str, index: int) -> None:
+        fault = self.ctl.faults.take_dm(wf, state, index)
+        now = microtime(dt.datetime.now(dt.timezone.utc))
+        self._status(ns, name, {"state": "Running", "startTime": now, "restarts": 0,
+                                "commandStatus": {"command": "mpirun dcp", "progress": 0}})
+        if fault is not None and fault.severity == "stall":
+            return
+        seconds = fault.seconds if fault is not None and fault.severity == "delay" \
+            else self.seconds
+        failed = fault.message if fault is not None and fault.severity != "delay" else None
+        if seconds > 0:
+            self.ctl.after(seconds, lambda: self.finish(ns, name, failed))
+        else:
+            self.finish(ns, name, failed)
+
+    def finish(self, ns: str, name: str, failed: str | None) -> None:
+        try:
+            dm = self.ctl.store.get(R["dm"], ns, name)
+        except ApiError:
+            return  # deleted: cancelled by Teardown
+        if (dm.get("status") or {}).get("state") == "Finished":
+            return
+        now = microtime(dt.datetime.now(dt.timezone.utc))
+        if dm.get("spec", {}).get("cancel"):
+            status = {"status": "Cancelled", "message": "data movement was cancelled"}
+        elif failed is not None:
+            status = {"status": "Failed", "message": failed}
+        else:
+            status = {"status": "Success", "message": ""}
+        self._status(ns, name, {"state": "Finished", "endTime": now, **status,
+                                "commandStatus": {"command": "mpirun dcp",
+                                                  "progress": 100 if failed is None else 0}})
+
+    def _status(self, ns: str, name: str, status: dict[str, Any]) -> None:
+        try:
+            self.ctl.store.patch(R["dm"], ns, name, "merge", {"status": status}, "status")
+        except ApiError as exc:
+            if exc.code != 404:
+                raise

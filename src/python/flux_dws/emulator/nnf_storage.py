@@ -1,0 +1,422 @@
+"""nnf-sos' storage drivers: jobdw, create_persistent, persistentdw, destroy_persistent.
+
+Per state (spec/dws-nnf-behaviour.md §3, §4.4):
+
+Proposal  DirectiveBreakdown ``<wf>-<i>`` (ready, storage from the pinned
+          profile, compute constraints) and an empty Servers (``<wf>-<i>``,
+          or the PSI's name for create_persistent, owned by the PSI);
+          ``status.directiveBreakdowns``.
+Setup     the WLM's Servers are checked (dwsim.servers) and reported
+          allocated; create_persistent's PSI goes Creating -> Active;
+          persistentdw adds its consumer reference.
+PreRun    one ClientMount per compute of the Computes object (namespace =
+          compute), mounted by the emulated clientmountd; the environment
+          (dwsim.env).
+PostRun   the ClientMounts are unmounted.
+Teardown  the directive's ClientMounts, Servers and breakdown go;
+          create_persistent leaves the PSI alive, destroy_persistent removes
+          it (owner and in-use checks), persistentdw drops its reference.
+
+ClientMounts are mounted and unmounted by ``ClientMountDaemon`` (below),
+which honours per-compute faults and a mount delay; the driver waits for
+every ClientMount of the directive to report ready, and fails with the
+ClientMount's error as nnf-sos does.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+from flux_dws.dwsim import breakdown as nnf_breakdown
+from flux_dws.dwsim import env as nnf_env
+from flux_dws.dwsim import resource_error as rerr
+from flux_dws.dwsim import servers as nnf_servers
+from flux_dws.dwsim import workflow as dws
+from flux_dws.dwsim.gotime import microtime, parse_microtime
+from flux_dws.emulator.driver import (
+    DIRECTIVE_INDEX_LABEL,
+    DWS,
+    JOB_ID_LABEL,
+    NNF,
+    OWNER_LABELS,
+    Directive,
+    Driver,
+    R,
+    Wait,
+    child_labels,
+    owner_refs,
+    workflow_labels,
+)
+from flux_dws.emulator.store import ApiError
+
+STORAGE_COMMANDS = ("jobdw", "create_persistent")
+TARGET_INDEX_LABEL = "nnf.cray.hpe.com/target_directive_index"
+IGNORE_UID = "dataworkflowservices.github.io/ignore-uid"
+STANDALONE_MGT_LABEL = "nnf.cray.hpe.com/standalone_mgt"
+
+
+class StorageDriver(Driver):
+    commands = ("jobdw", "create_persistent", "persistentdw", "destroy_persistent")
+
+    # --- Proposal ------------------------------------------------------------
+
+    def proposal(self, wf: dict[str, Any], d: Directive) -> None:
+        if d.command == "destroy_persistent":
+            return
+        ns, name = wf["metadata"]["namespace"], wf["metadata"]["name"]
+        dbd_name = f"{name}-{d.index}"
+        labels = {**workflow_labels(wf), DIRECTIVE_INDEX_LABEL: str(d.index),
+                  JOB_ID_LABEL: str(wf["spec"].get("jobID", "")).replace(" ", "-")}
+        owner = owner_refs(wf)
+        status: dict[str, Any] = {"ready": True}
+        if d.command in STORAGE_COMMANDS:
+            profile = self.ctl.storage_profile(d.args.get("profile"))
+            sets = nnf_breakdown.storage_breakdown(d.text, profile)
+            servers_name = dbd_name if d.command == "jobdw" else d.args["name"]
+            status["storage"] = {
+                "lifetime": "job" if d.command == "jobdw" else "persistent",
+                "reference": {"kind": "Servers", "name": servers_name, "namespace": ns},
+                "allocationSets": sets}
+            if d.command == "jobdw":
+                status["compute"] = nnf_breakdown.compute_breakdown(d.text, profile, dbd_name,
+                                                                    ns, sets)
+                srv_owner, srv_labels = owner, labels
+            else:
+                psi = self._create_psi(wf, d, profile, {**labels, **child_labels(wf, d.index)},
+                                       owner)
+                srv_owner = [{"apiVersion": f"{DWS}/v1alpha7",
+                              "kind": "PersistentStorageInstance", "name": d.args["name"],
+                              "uid": psi["metadata"]["uid"], "controller": True}]
+                srv_labels = {"dataworkflowservices.github.io/persistentstorage.name":
+                              d.args["name"],
+                              "dataworkflowservices.github.io/persistentstorage.namespace": ns}
+            servers = {"apiVersion": f"{DWS}/v1alpha7", "kind": "Servers",
+                       "metadata": {"name": servers_name, "labels": srv_labels,
+                                    "ownerReferences": srv_owner}, "spec": {}}
+            self.create_quiet(R["servers"], ns, servers)
+        if d.args.get("requires"):
+            status["requires"] = d.args["requires"].split(",")
+        dbd = {"apiVersion": f"{DWS}/v1alpha7", "kind": "DirectiveBreakdown",
+               "metadata": {"name": dbd_name, "labels": labels, "ownerReferences": owner},
+               "spec": {"directive": d.text, "userID": wf["spec"].get("userID")}}
+        self.create_quiet(R["breakdown"], ns, dbd)
+        self.store.patch(R["breakdown"], ns, dbd_name, "merge", {"status": status}, "status")
+        refs = wf["status"].setdefault("directiveBreakdowns", [])
+        ref = {"kind": "DirectiveBreakdown", "name": dbd_name, "namespace": ns}
+        if ref not in refs:
+            refs.append(ref)
+
+    # --- Setup ---------------------------------------------------------------
+
+    def setup(self, wf: dict[str, Any], d: Directive) -> None:
+        if d.command == "persistentdw":
+            return self._consume(wf, d.index, d.args["name"], add=True)
+        if d.command not in STORAGE_COMMANDS:
+            return None
+        ns, dbd_name = wf["metadata"]["namespace"], f"{wf['metadata']['name']}-{d.index}"
+        name = dbd_name if d.command == "jobdw" else d.args["name"]
+        try:
+            dbd = self.store.get(R["breakdown"], ns, dbd_name)
+            servers = self.store.get(R["servers"], ns, name)
+        except ApiError:
+            raise rerr.internal("storage directive requirements were not satisfied",
+                                f"breakdown or Servers {name} not found") from None
+        sets = dbd.get("status", {}).get("storage", {}).get("allocationSets", [])
+        rabbits = [o["metadata"]["name"] for o in self.store.list_objects(R["storage"],
+                                                                          "default")]
+        nnf_servers.validate_allocations(sets, servers.get("spec", {}), rabbits)
+        self._nnf_storage(wf, d, name, servers, dbd)
+        if not (servers.get("status") or {}).get("ready"):
+            self.store.patch(R["servers"], ns, name, "merge", {"status": {
+                "ready": True, "lastUpdate": microtime(dt.datetime.now(dt.timezone.utc)),
+                "allocationSets": nnf_servers.status_for(servers.get("spec", {}), True)}},
+                "status")
+        if d.command == "create_persistent":
+            self.store.patch(R["psi"], ns, name, "merge", {"status": {"state": "Active"}},
+                             "status")
+        return None
+
+    def _nnf_storage(self, wf: dict[str, Any], d: Directive, name: str,
+                     servers: dict[str, Any], dbd: dict[str, Any]) -> None:
+        """The NnfStorage nnf-sos makes from the Servers (data movement reads it)."""
+        ns = wf["metadata"]["namespace"]
+        if self.exists(R["nnfstorage"], ns, name):
+            return
+        sets = dbd.get("status", {}).get("storage", {}).get("allocationSets", [])
+        labels = {**child_labels(wf, d.index),
+                  JOB_ID_LABEL: str(wf["spec"].get("jobID", "")).replace(" ", "-")}
+        owner = owner_refs(wf)
+        if d.command == "create_persistent":
+            psi = self.store.get(R["psi"], ns, name)
+            owner = [{"apiVersion": f"{DWS}/v1alpha7", "kind": "PersistentStorageInstance",
+                      "name": name, "uid": psi["metadata"]["uid"], "controller": True,
+                      "blockOwnerDeletion": True}]
+        spec_sets = []
+        for i, s in enumerate(servers.get("spec", {}).get("allocationSets") or []):
+            label = s.get("label") or (sets[i].get("label") if i < len(sets) else "")
+            spec_sets.append({
+                "name": label, "capacity": s.get("allocationSize", 0),
+                "targetType": label if d.args.get("type") == "lustre" else "",
+                "sharedAllocation": False,
+                "nodes": [{"name": n.get("name"), "count": n.get("allocationCount", 1)}
+                          for n in s.get("storage") or []]})
+        self.store.create(R["nnfstorage"], ns, {
+            "apiVersion": f"{NNF}/v1alpha11", "kind": "NnfStorage",
+            "metadata": {"name": name, "labels": labels, "ownerReferences": owner},
+            "spec": {"fileSystemType": d.args.get("type", ""),
+                     "userID": wf["spec"].get("userID", 0),
+                     "groupID": wf["spec"].get("groupID", 0), "allocationSets": spec_sets}})
+        self.store.patch(R["nnfstorage"], ns, name, "merge", {"status": {
+            "ready": True, "allocationSets": [{"allocationCount": sum(
+                n["count"] for n in s["nodes"])} for s in spec_sets]}}, "status")
+
+    # --- persistent storage (PSI) ---------------------------------------------
+
+    def _create_psi(self, wf: dict[str, Any], d: Directive, profile: dict[str, Any],
+                    labels: dict[str, str], owner: list[dict[str, Any]]) -> dict[str, Any]:
+        ns, name = wf["metadata"]["namespace"], d.args["name"]
+        if self.exists(R["psi"], ns, name):
+            psi = self.store.get(R["psi"], ns, name)
+            if psi.get("spec", {}).get("userID") != wf["spec"].get("userID"):
+                raise rerr.user("User ID does not match existing persistent storage")
+            return psi
+        labels = dict(labels)
+        pool = (profile.get("lustreStorage") or {}).get("mgtOptions", {}).get(
+            "standaloneMgtPoolName")
+        if d.args.get("type") == "lustre" and pool:
+            # a standalone MGT for a pool: other file systems find it by this label
+            labels[STANDALONE_MGT_LABEL] = pool
+        psi = self.store.create(R["psi"], ns, {
+            "apiVersion": f"{DWS}/v1alpha7", "kind": "PersistentStorageInstance",
+            "metadata": {"name": name, "labels": labels, "ownerReferences": owner},
+            "spec": {"name": name, "fsType": d.args.get("type", ""), "dwDirective": d.text,
+                     "userID": wf["spec"].get("userID"), "state": "Active",
+                     "consumerReferences": []}})
+        self.store.patch(R["psi"], ns, name, "merge", {"status": {
+            "state": "Creating", "servers": {"kind": "Servers", "name": name,
+                                             "namespace": ns}}}, "status")
+        return psi
+
+    def _consume(self, wf: dict[str, Any], index: int, name: str, add: bool) -> None:
+        """Add (Setup) or remove (Teardown) a persistentdw consumer reference."""
+        ns = wf["metadata"]["namespace"]
+        try:
+            psi = self.store.get(R["psi"], ns, name)
+        except ApiError:
+            if not add:
+                return
+            raise rerr.user(f"PersistentStorage '{name}' not found", severity="Major") from None
+        if add:
+            if (psi.get("spec", {}).get("userID") != wf["spec"].get("userID")
+                    and (psi["metadata"].get("annotations") or {}).get(IGNORE_UID) != "true"):
+                raise rerr.user("user ID does not match existing persistent storage")
+            if (psi.get("status") or {}).get("state") not in (None, "Active", "Creating"):
+                raise rerr.user("PersistentStorage is not active")
+        ref = {"kind": "Workflow", "name": f"{wf['metadata']['name']}-{index}",
+               "namespace": ns}
+        refs = [r for r in psi["spec"].get("consumerReferences") or [] if r != ref]
+        if add:
+            refs.append(ref)
+        if refs != (psi["spec"].get("consumerReferences") or []):
+            self.store.patch(R["psi"], ns, name, "merge",
+                             {"spec": {"consumerReferences": refs}})
+
+    def _release_psi(self, wf: dict[str, Any], name: str) -> None:
+        """create_persistent at Teardown: the PSI outlives the workflow."""
+        ns = wf["metadata"]["namespace"]
+        drivers = wf["status"].get("drivers") or []
+        if not all(d["completed"] for d in drivers if d["watchState"] != "Teardown"):
+            return  # the creation never finished: the storage goes with the workflow
+        if self.exists(R["psi"], ns, name):
+            psi = self.store.get(R["psi"], ns, name)
+            drop = {*OWNER_LABELS, DIRECTIVE_INDEX_LABEL}
+            self.store.patch(R["psi"], ns, name, "merge", {"metadata": {
+                "ownerReferences": None,
+                "labels": {k: None for k in psi["metadata"].get("labels") or {} if k in drop}}})
+
+    def _destroy_psi(self, wf: dict[str, Any], name: str) -> None:
+        ns = wf["metadata"]["namespace"]
+        try:
+            psi = self.store.get(R["psi"], ns, name)
+        except ApiError:
+            return  # already gone: success
+        if psi["spec"].get("userID") != wf["spec"].get("userID"):
+            raise rerr.user("user ID does not match existing persistent storage")
+        if psi["spec"].get("consumerReferences"):
+            raise rerr.user("persistent storage cannot be deleted while in use")
+        self.store.patch(R["psi"], ns, name, "merge", {"spec": {"state": "Destroying"}})
+        self.store.patch(R["psi"], ns, name, "merge", {"status": {"state": "Destroying"}},
+                         "status")
+        self.delete_quiet(R["servers"], ns, name)
+        self.delete_quiet(R["psi"], ns, name)
+
+    # --- PreRun / PostRun: ClientMounts ---------------------------------------
+
+    def prerun(self, wf: dict[str, Any], d: Directive) -> None:
+        if d.command not in ("jobdw", "persistentdw"):
+            return
+        fs = d.args.get("type", "")
+        if d.command == "persistentdw":
+            fs = self._psi_type(wf, d.args["name"])
+        profile = self.ctl.storage_profile(d.args.get("profile")) if d.command == "jobdw" \
+            else {}
+        path = nnf_env.mount_path(wf, profile, fs, d.index)
+        # nnf-sos publishes the environment before the mounts are done
+        wf["status"]["env"] = nnf_env.add_storage_env(wf["status"].get("env") or {},
+                                                      d.text, path)
+        self._clientmounts(wf, d.index, "mounted", path, fs)
+
+    def postrun(self, wf: dict[str, Any], d: Directive) -> None:
+        if d.command in ("jobdw", "persistentdw"):
+            self._clientmounts(wf, d.index, "unmounted", None, d.args.get("type", ""))
+
+    def _psi_type(self, wf: dict[str, Any], name: str) -> str:
+        try:
+            psi = self.store.get(R["psi"], wf["metadata"]["namespace"], name)
+        except ApiError:
+            return ""
+        return str(psi.get("spec", {}).get("fsType", ""))
+
+    def _clientmounts(self, wf: dict[str, Any], index: int, desired: str, path: str | None,
+                      fs: str) -> None:
+        """Ask for every compute's ClientMount to reach ``desired``; wait for it."""
+        ns, name = wf["metadata"]["namespace"], wf["metadata"]["name"]
+        labels = {**workflow_labels(wf), TARGET_INDEX_LABEL: str(index)}
+        cm_name = f"{ns}-{name}-{index}-computes"
+        waiting: list[str] = []
+        errors: list[tuple[str, dict[str, Any]]] = []
+        skip = self.ctl.unreachable_computes() if desired == "unmounted" else set()
+        for compute in self.ctl.computes(wf):
+            if ("", "namespaces", "", compute) not in self.store.objects:
+                raise rerr.internal("could not mount file system on compute nodes",
+                                    f"compute node '{compute}' has no namespace")
+            if compute in skip:
+                continue  # an Offline or Fenced compute cannot unmount: nnf-sos skips it
+            try:
+                cm = self.store.get(R["clientmount"], compute, cm_name)
+            except ApiError:
+                if desired != "mounted":
+                    continue
+                mount = {"mountPath": path or "", "userID": wf["spec"].get("userID", 0),
+                         "groupID": wf["spec"].get("groupID", 0), "setPermissions": True,
+                         "options": "",
+                         "type": fs if fs in ("lustre", "xfs", "gfs2") else "none",
+                         "targetType": "directory", "compute": compute}
+                cm = self.store.create(R["clientmount"], compute, {
+                    "apiVersion": f"{DWS}/v1alpha7", "kind": "ClientMount",
+                    "metadata": {"name": cm_name, "labels": labels},
+                    "spec": {"node": compute, "desiredState": "mounted", "mounts": [mount]}})
+                cm = self.ctl.clientmountd.kick(compute, cm_name) or cm
+            if cm["spec"].get("desiredState") != desired:
+                cm = self.store.patch(R["clientmount"], compute, cm_name, "merge",
+                                      {"spec": {"desiredState": desired}})
+                cm = self.ctl.clientmountd.kick(compute, cm_name) or cm
+            status = cm.get("status") or {}
+            if status.get("error"):
+                errors.append((compute, status["error"]))
+            elif not (status.get("allReady") and all(
+                    m.get("state") == desired for m in status.get("mounts") or [])):
+                waiting.append(compute)
+                if self._overdue(cm):
+                    raise rerr.internal("", f"Node: {compute}: ClientMount has not been"
+                                            f" reconciled after {self.ctl.child_timeout:g}"
+                                            f" seconds", severity="Major")
+        if errors:
+            # NnfAccess passes the first ClientMount error up as it is, prefixed
+            compute, e = errors[0]
+            raise rerr.ResourceError(str(e.get("userMessage") or ""),
+                                     f"Node: {compute}: {e.get('debugMessage', '')}",
+                                     str(e.get("type") or "Internal"),
+                                     str(e.get("severity") or "Major"))
+        if waiting:
+            raise Wait(f"ClientMounts not {desired}: {','.join(waiting[:4])}",
+                       after=self.ctl.child_timeout)
+
+    def _overdue(self, cm: dict[str, Any]) -> bool:
+        created = cm["metadata"].get("creationTimestamp")
+        if not created:
+            return False
+        age = (dt.datetime.now(dt.timezone.utc) - parse_microtime(created)).total_seconds()
+        return age > self.ctl.child_timeout
+
+    # --- Teardown and deletion -------------------------------------------------
+
+    def teardown(self, wf: dict[str, Any], d: Directive) -> None:
+        if d.command == "create_persistent":
+            self._release_psi(wf, d.args["name"])
+        elif d.command == "destroy_persistent":
+            self._destroy_psi(wf, d.args["name"])
+        elif d.command == "persistentdw":
+            self._consume(wf, d.index, d.args["name"], add=False)
+        self._remove(wf, d.index)
+
+    def delete(self, wf: dict[str, Any]) -> None:
+        for d in self.ctl.directives(wf):
+            if d.command == "persistentdw":
+                self._consume(wf, d.index, d.args["name"], add=False)
+        self._remove(wf, None)
+
+    def _remove(self, wf: dict[str, Any], index: int | None) -> None:
+        ns, name = wf["metadata"]["namespace"], wf["metadata"]["name"]
+        sel = f"{dws.WORKFLOW_LABELS[0]}={name},{dws.WORKFLOW_LABELS[1]}={ns}"
+        for cm in self.store.list_objects(R["clientmount"], None, sel):
+            if index is None or (cm["metadata"].get("labels") or {}).get(
+                    TARGET_INDEX_LABEL) == str(index):
+                self.delete_quiet(R["clientmount"], cm["metadata"]["namespace"],
+                                  cm["metadata"]["name"])
+        names = [f"{name}-{index}"] if index is not None else [
+            o["metadata"]["name"] for o in self.store.list_objects(R["breakdown"], ns, sel)]
+        for n in names:
+            self.delete_quiet(R["nnfstorage"], ns, n)
+            self.delete_quiet(R["servers"], ns, n)
+            self.delete_quiet(R["breakdown"], ns, n)
+
+
+@dataclass
+class ClientMountDaemon:
+    """The compute nodes' clientmountd: (un)mounts after ``delay`` seconds.
+
+    A ``clientmount`` fault for a compute (Controllers.faults) makes its
+    mounts fail with the fault's message in ``status.error``, as clientmountd
+    reports a failed mount; a ``stall`` fault leaves them pending.
+    """
+
+    ctl: Any
+    delay: float = 0.0
+
+    def kick(self, compute: str, name: str) -> dict[str, Any] | None:
+        """Start (un)mounting; with no delay it is done at once (the new object)."""
+        if self.delay > 0:
+            self.ctl.after(self.delay, lambda: self.settle(compute, name))
+            return None
+        return self.settle(compute, name)
+
+    def settle(self, compute: str, name: str) -> dict[str, Any] | None:
+        store = self.ctl.store
+        try:
+            cm = store.get(R["clientmount"], compute, name)
+        except ApiError:
+            return None
+        desired = cm["spec"].get("desiredState", "mounted")
+        wf = (cm["metadata"].get("labels") or {}).get(
+            "dataworkflowservices.github.io/workflow.name", "")
+        fault = self.ctl.faults.take_mount(wf, compute)
+        mounts = cm["spec"].get("mounts") or []
+        if fault is not None and fault.severity == "stall":
+            return None
+        if fault is not None:
+            # as clientmountd words it: "mount/unmount failed: unable to mount ..."
+            verb = "mount" if desired == "mounted" else "unmount"
+            status: dict[str, Any] = {"allReady": False, "mounts": [
+                {"state": desired, "ready": False} for _ in mounts],
+                "error": {"debugMessage": f"mount/unmount failed: unable to {verb} file"
+                                          f" system: {fault.message}",
+                          "type": "Internal", "severity": "Major"}}
+        else:
+            status = {"allReady": True, "error": None,
+                      "mounts": [{"state": desired, "ready": True} for _ in mounts]}
+        out: dict[str, Any] = store.patch(R["clientmount"], compute, name, "merge",
+                                          {"status": status}, "status")
+        return out
