@@ -2,7 +2,9 @@
 
     flux-dws fault add --state Setup --severity Fatal --message "disk died" [--workflow W]
                        [--index I] [--type User|WLM|Internal] [--once]
-    flux-dws fault stall --state PreRun [--workflow W]
+                       [--kind driver|clientmount|datamovement|container] [--compute C]
+    flux-dws fault stall --state PreRun [--workflow W] [--kind ...] [--compute C]
+    flux-dws fault delay --state Setup --seconds 30 [--workflow W] [--kind ...]
     flux-dws fault list | clear
     flux-dws fault health RABBIT [--status Offline] [--link COMPUTE=Offline ...]
                        [--fenced] [--k8s-not-ready] [--drain-taint KEY]
@@ -32,13 +34,19 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("fault", help="inject faults into a running emulator")
     p.add_argument("--kubeconfig", default=os.environ.get("KUBECONFIG", "kubeconfig"))
     act = p.add_subparsers(dest="action", metavar="ACTION", required=True)
-    add = act.add_parser("add", help="a driver error for a state")
-    stall = act.add_parser("stall", help="a state that never completes")
-    for q in (add, stall):
+    add = act.add_parser("add", help="an error (driver, ClientMount, data movement,"
+                                     " container)")
+    stall = act.add_parser("stall", help="something that never completes")
+    delay = act.add_parser("delay", help="a state or data movement that takes --seconds")
+    for q in (add, stall, delay):
         q.add_argument("--workflow", default="*")
         q.add_argument("--state", default="*")
         q.add_argument("--index", type=int)
         q.add_argument("--once", action="store_true")
+        q.add_argument("--kind", default="driver",
+                       choices=["driver", "clientmount", "datamovement", "container"])
+        q.add_argument("--compute", help="the compute node (kind clientmount)")
+    delay.add_argument("--seconds", type=float, required=True)
     add.add_argument("--severity", default="Fatal", choices=["Minor", "Major", "Fatal"])
     add.add_argument("--type", default="Internal", choices=["Internal", "User", "WLM"])
     add.add_argument("--message", default="injected fault")
@@ -92,11 +100,13 @@ def _call(kubeconfig: str, method: str, path: str, body: Any = None) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     kc = args.kubeconfig
-    if args.action in ("add", "stall"):
+    if args.action in ("add", "stall", "delay"):
         body = {"workflow": args.workflow, "state": args.state, "index": args.index,
-                "once": args.once}
+                "once": args.once, "kind": args.kind, "compute": args.compute}
         if args.action == "add":
             body.update(severity=args.severity, type=args.type, message=args.message)
+        elif args.action == "delay":
+            body.update(severity="delay", seconds=args.seconds)
         else:
             body["severity"] = "stall"
         out = _call(kc, "POST", "/_emulator/faults", body)

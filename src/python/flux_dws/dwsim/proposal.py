@@ -82,7 +82,7 @@ def _check_persistentdw(wf: dict[str, Any], cluster: Cluster, name: str) -> None
     md = psi.get("metadata", {})
     if md.get("deletionTimestamp"):
         raise rerr.user(f"Persistent storage instance '{name}' is deleting")
-    if (md.get("annotations", {}).get(IGNORE_UID) != "true"
+    if (str((md.get("annotations") or {}).get(IGNORE_UID, "")).lower() != "true"
             and psi.get("spec", {}).get("userID") != wf["spec"].get("userID")):
         raise rerr.user("User ID does not match existing persistent storage")
 

@@ -85,6 +85,18 @@ class Fault:
     seconds: float = 0.0
 
     def __post_init__(self) -> None:
+        for name in ("workflow", "state", "message", "type", "kind", "severity"):
+            if not isinstance(getattr(self, name), str):
+                raise ValueError(f"{name} must be a string")
+        if self.index is not None and (isinstance(self.index, bool)
+                                       or not isinstance(self.index, int) or self.index < 0):
+            raise ValueError("index must be a directive index (an integer >= 0)")
+        if self.compute is not None and not isinstance(self.compute, str):
+            raise ValueError("compute must be a string")
+        if isinstance(self.seconds, bool) or not isinstance(self.seconds, (int, float)):
+            raise ValueError("seconds must be a number")
+        if not isinstance(self.once, bool):
+            raise ValueError("once must be true or false")
         if self.kind not in FAULT_KINDS:
             raise ValueError(f"kind must be one of {', '.join(FAULT_KINDS)}, not {self.kind!r}")
         if self.severity not in SEVERITIES:

@@ -64,6 +64,12 @@ def split_staging(arg: str) -> tuple[str, str]:
     return "", arg
 
 
+def go_clean(path: str) -> str:
+    """Go's filepath.Clean: posixpath.normpath, but '//' at the start is '/' too."""
+    out = posixpath.normpath(path)
+    return "/" + out.lstrip("/") if out.startswith("//") else out
+
+
 class DataMovementDriver(Driver):
     commands = ("copy_in", "copy_out")
 
@@ -149,10 +155,11 @@ class DataMovementDriver(Driver):
                 storage = self.store.get(R["nnfstorage"], ns, storage_name)
             except ApiError:
                 raise rerr.internal("could not find storage allocation",
-                                    f"could not get NnfStorage {ns}/{storage_name}") from None
+                                    f"could not get NnfStorage {ns}/{storage_name}",
+                                    severity="Minor") from None
             fs = str(storage.get("spec", {}).get("fileSystemType", ""))
-            mount = posixpath.normpath(
-                f"/{SERVER_MOUNT_PREFIX}/{wf['metadata'].get('uid', '')}-{parent.index}")
+            mount = go_clean(f"/{SERVER_MOUNT_PREFIX}/{wf['metadata'].get('uid', '')}"
+                             f"-{parent.index}")
             ref = {"kind": "NnfStorage", "name": storage_name, "namespace": ns}
             return ref, fs, mount, path
         for lus in self.store.list_objects(R["lustre"], None):
@@ -176,12 +183,13 @@ class DataMovementDriver(Driver):
         if not self.exists(R["dmmanager"], DM_NAMESPACE, DM_MANAGER):
             raise rerr.internal("could not determine data movement readiness",
                                 f"could not get NnfDataMovementManager"
-                                f" {DM_NAMESPACE}/{DM_MANAGER}")
+                                f" {DM_NAMESPACE}/{DM_MANAGER}", severity="Minor")
         target_ref, fs = (dst_ref, dst_fs) if state == "DataIn" else (src_ref, src_fs)
         pinned = f"{name}-{d.index}"
         if not self.exists(R["dmprofile"], ns, pinned):
             raise rerr.internal("could not find data movement profile",
-                                f"could not get NnfDataMovementProfile {pinned}")
+                                f"could not get NnfDataMovementProfile {pinned}",
+                                severity="Minor")
         labels = {**child_labels(wf, d.index), TEARDOWN_STATE_LABEL: state,
                   INITIATOR_LABEL: d.command,
                   JOB_ID_LABEL: str(wf["spec"].get("jobID", "")).replace(" ", "-")}
@@ -202,7 +210,7 @@ class DataMovementDriver(Driver):
                 return path  # a global Lustre path
             out = posixpath.join(mount, subdir, path.lstrip("/")) if subdir else \
                 posixpath.join(mount, path.lstrip("/"))
-            out = posixpath.normpath(out)
+            out = go_clean(out)
             return out + "/" if path.endswith("/") else out
 
         created: list[tuple[str, str]] = []

@@ -53,7 +53,6 @@ from flux_dws.emulator.store import ApiError
 
 STORAGE_COMMANDS = ("jobdw", "create_persistent")
 TARGET_INDEX_LABEL = "nnf.cray.hpe.com/target_directive_index"
-IGNORE_UID = "dataworkflowservices.github.io/ignore-uid"
 STANDALONE_MGT_LABEL = "nnf.cray.hpe.com/standalone_mgt"
 
 
@@ -208,12 +207,10 @@ class StorageDriver(Driver):
             if not add:
                 return
             raise rerr.user(f"PersistentStorage '{name}' not found", severity="Major") from None
-        if add:
-            if (psi.get("spec", {}).get("userID") != wf["spec"].get("userID")
-                    and (psi["metadata"].get("annotations") or {}).get(IGNORE_UID) != "true"):
-                raise rerr.user("user ID does not match existing persistent storage")
-            if (psi.get("status") or {}).get("state") not in (None, "Active", "Creating"):
-                raise rerr.user("PersistentStorage is not active")
+        if add and (psi.get("status") or {}).get("state") != "Active":
+            # Creating, Degraded or Destroying (the user ID was checked at Proposal,
+            # where the ignore-uid annotation applies)
+            raise rerr.user("PersistentStorage is not active")
         ref = {"kind": "Workflow", "name": f"{wf['metadata']['name']}-{index}",
                "namespace": ns}
         refs = [r for r in psi["spec"].get("consumerReferences") or [] if r != ref]

@@ -1,0 +1,230 @@
+"""copy_in / copy_out through the emulated nnf-sos and nnf-dm (P3)."""
+
+from __future__ import annotations
+
+import pytest
+from kubernetes.client.exceptions import ApiException
+from t.python.emulator.conftest import G, V
+from t.python.emulator.test_controllers import advance, fill_servers, new_workflow, wait
+from t.python.emulator.test_faults_health import eventually
+from t.python.emulator.test_persistent import finish
+
+from flux_dws.emulator import Emulator
+from flux_dws.emulator.controllers import Fault
+from flux_dws.emulator.nnf_datamovement import split_staging
+
+NNF, NV = "nnf.cray.hpe.com", "v1alpha11"
+JOBDW_XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
+COPY_IN = "#DW copy_in source=/lus/global/input destination=$DW_JOB_scratch/"
+
+
+@pytest.fixture
+def kind():
+    with Emulator(system="kind") as emu:
+        yield emu
+
+
+def dms(api, wf):
+    items = api.list_cluster_custom_object(
+        NNF, NV, "nnfdatamovements",
+        label_selector=f"dataworkflowservices.github.io/workflow.name={wf}")["items"]
+    return sorted(items, key=lambda d: (d["metadata"]["namespace"], d["metadata"]["name"]))
+
+
+def to_setup(api, name, directives, hosts="compute-[01-04]"):
+    new_workflow(api, name, directives)
+    wait(api, name, "Proposal")
+    fill_servers(api, name, hosts)
+    advance(api, name, "Setup")
+
+
+def test_split_staging():
+    assert split_staging("$DW_JOB_my_fs/a/b") == ("my-fs", "/a/b")
+    assert split_staging("$DW_JOB_scratch/") == ("scratch", "/")
+    assert split_staging("$DW_PERSISTENT_proj") == ("proj", "")
+    assert split_staging("/lus/global/x") == ("", "/lus/global/x")
+
+
+def test_copy_in_xfs_one_movement_per_allocation(kind):
+    api = kind.custom_objects_api()
+    new_workflow(api, "dm1", [JOBDW_XFS, COPY_IN])
+    wf = wait(api, "dm1", "Proposal")
+    pinned = api.get_namespaced_custom_object(NNF, NV, "default", "nnfdatamovementprofiles",
+                                              "dm1-1")
+    assert pinned["data"]["pinned"] is True and pinned["data"]["default"] is False
+    assert pinned["metadata"]["ownerReferences"][0]["name"] == "dm1"
+    assert pinned["metadata"]["labels"]["dataworkflowservices.github.io/owner.name"] == "dm1"
+    fill_servers(api, "dm1", "compute-[01-04]")
+    advance(api, "dm1", "Setup")
+    storage = api.get_namespaced_custom_object(NNF, NV, "default", "nnfstorages", "dm1-0")
+    assert storage["spec"]["fileSystemType"] == "xfs" and storage["status"]["ready"]
+    assert {n["name"]: n["count"] for n in storage["spec"]["allocationSets"][0]["nodes"]} == \
+        {"kind-worker2": 3, "kind-worker3": 1}
+    advance(api, "dm1", "DataIn")
+    got = dms(api, "dm1")
+    assert [(d["metadata"]["namespace"], d["metadata"]["name"]) for d in got] == [
+        ("kind-worker2", "dm1-1-0"), ("kind-worker2", "dm1-1-1"), ("kind-worker2", "dm1-1-2"),
+        ("kind-worker3", "dm1-1-0")]
+    uid = wf["metadata"]["uid"]
+    first = got[0]
+    labels = first["metadata"]["labels"]
+    assert labels["nnf.cray.hpe.com/teardown_state"] == "DataIn"
+    assert labels["dm.cray.hpe.com/initiator"] == "copy_in"
+    assert labels["nnf.cray.hpe.com/directive_index"] == "1"
+    assert labels["dataworkflowservices.github.io/owner.kind"] == "Workflow"
+    assert first["spec"]["source"] == {"path": "/lus/global/input", "storageReference": {
+        "kind": "LustreFileSystem", "name": "lushtx", "namespace": "default"}}
+    assert first["spec"]["destination"]["path"] == f"/mnt/nnf/{uid}-0/kind-worker2-0/"
+    assert first["spec"]["destination"]["storageReference"] == {
+        "kind": "NnfStorage", "name": "dm1-0", "namespace": "default"}
+    assert first["spec"]["profileReference"]["name"] == "dm1-1"
+    assert first["spec"]["userId"] == 1000
+    assert all(d["status"]["state"] == "Finished" and d["status"]["status"] == "Success"
+               for d in got)
+    for s in ("PreRun", "PostRun", "DataOut", "Teardown"):
+        advance(api, "dm1", s)
+    assert dms(api, "dm1") == []  # Teardown deletes them
+    finish(api, "dm1")
+    with pytest.raises(ApiException):
+        api.get_namespaced_custom_object(NNF, NV, "default", "nnfdatamovementprofiles", "dm1-1")
+
+
+def test_copy_out_lustre_one_movement_in_dm_namespace(kind):
+    api = kind.custom_objects_api()
+    to_setup(api, "dm2", ["#DW jobdw type=lustre capacity=100GiB name=lus",
+                          "#DW copy_out source=$DW_JOB_lus/out destination=/lus/global/out"])
+    for s in ("DataIn", "PreRun", "PostRun"):
+        advance(api, "dm2", s)
+    assert dms(api, "dm2") == []
+    wf = advance(api, "dm2", "DataOut")
+    (dm,) = dms(api, "dm2")
+    assert (dm["metadata"]["namespace"], dm["metadata"]["name"]) == ("nnf-dm-system", "dm2-1")
+    assert dm["spec"]["source"]["path"] == f"/mnt/nnf/{wf['metadata']['uid']}-0/out"
+    assert dm["spec"]["destination"]["path"] == "/lus/global/out"
+    assert dm["metadata"]["labels"]["dm.cray.hpe.com/initiator"] == "copy_out"
+    assert dm["metadata"]["labels"]["nnf.cray.hpe.com/teardown_state"] == "DataOut"
+    finish(api, "dm2")
+
+
+def test_copy_into_persistent_storage(kind):
+    api = kind.custom_objects_api()
+    to_setup(api, "mk", ["#DW create_persistent type=lustre capacity=1TiB name=proj"])
+    for s in ("DataIn", "PreRun", "PostRun", "DataOut", "Teardown"):
+        advance(api, "mk", s)
+    finish(api, "mk")
+    to_setup(api, "use", ["#DW persistentdw name=proj",
+                          "#DW copy_in source=/lus/global/in destination=$DW_PERSISTENT_proj/x"])
+    advance(api, "use", "DataIn")
+    (dm,) = dms(api, "use")
+    assert dm["metadata"]["namespace"] == "nnf-dm-system"
+    assert dm["spec"]["destination"]["storageReference"]["name"] == "proj"
+    finish(api, "use")
+
+
+def test_failed_data_movement_fails_the_state(kind):
+    api = kind.custom_objects_api()
+    kind.controllers.faults.add(Fault(kind="datamovement", workflow="bad", state="DataIn",
+                                      message="dcp: No such file or directory"))
+    to_setup(api, "bad", [JOBDW_XFS, COPY_IN])
+    api.patch_namespaced_custom_object(G, V, "default", "workflows", "bad",
+                                       {"spec": {"desiredState": "DataIn"}})
+    wf = wait(api, "bad", "DataIn", want="Error")
+    assert wf["status"]["message"] == (
+        "DW Directive 1: Internal error: data movement operation failed during 'DataIn',"
+        " message: dcp: No such"
+        " file or directory")
+    assert {d["status"]["status"] for d in dms(api, "bad")} == {"Failed"}
+    finish(api, "bad")
+    assert dms(api, "bad") == []
+
+
+def test_stalled_data_movement_is_cancelled_by_teardown(kind):
+    api = kind.custom_objects_api()
+    kind.controllers.faults.add(Fault(kind="datamovement", severity="stall"))
+    to_setup(api, "slow", [JOBDW_XFS, COPY_IN])
+    api.patch_namespaced_custom_object(G, V, "default", "workflows", "slow",
+                                       {"spec": {"desiredState": "DataIn"}})
+    wait(api, "slow", "DataIn", want="DriverWait")
+    eventually(lambda: len(dms(api, "slow")) == 4
+               and all(d["status"]["state"] == "Running" for d in dms(api, "slow")))
+    advance(api, "slow", "Teardown")  # legal mid-DataIn
+    assert dms(api, "slow") == []
+    finish(api, "slow")
+
+
+def test_cancel_ends_a_movement_cancelled(kind):
+    api = kind.custom_objects_api()
+    kind.controllers.faults.add(Fault(kind="datamovement", severity="stall"))
+    to_setup(api, "cx", [JOBDW_XFS, COPY_IN])
+    api.patch_namespaced_custom_object(G, V, "default", "workflows", "cx",
+                                       {"spec": {"desiredState": "DataIn"}})
+    eventually(lambda: len(dms(api, "cx")) == 4)
+    for d in dms(api, "cx"):
+        api.patch_namespaced_custom_object(NNF, NV, d["metadata"]["namespace"],
+                                           "nnfdatamovements", d["metadata"]["name"],
+                                           {"spec": {"cancel": True}})
+    eventually(lambda: {d["status"].get("status") for d in dms(api, "cx")} == {"Cancelled"})
+    wf = wait(api, "cx", "DataIn", want="Error")
+    assert "data movement operation failed during 'DataIn'" in wf["status"]["message"]
+    finish(api, "cx")
+
+
+def test_slow_data_movement_finishes(kind):
+    api = kind.custom_objects_api()
+    kind.controllers.faults.add(Fault(kind="datamovement", severity="delay", seconds=0.3))
+    to_setup(api, "dly", [JOBDW_XFS, COPY_IN])
+    api.patch_namespaced_custom_object(G, V, "default", "workflows", "dly",
+                                       {"spec": {"desiredState": "DataIn"}})
+    wait(api, "dly", "DataIn", timeout=10)
+    finish(api, "dly")
+
+
+def test_lustre_vanishing_after_proposal(kind):
+    """The staging path's file system is gone by DataIn: nnf-sos' text."""
+    api = kind.custom_objects_api()
+    to_setup(api, "gone", [JOBDW_XFS, COPY_IN])
+    api.delete_namespaced_custom_object("lus.cray.hpe.com", "v1beta1", "default",
+                                        "lustrefilesystems", "lushtx")
+    api.patch_namespaced_custom_object(G, V, "default", "workflows", "gone",
+                                       {"spec": {"desiredState": "DataIn"}})
+    wf = wait(api, "gone", "DataIn", want="Error")
+    assert wf["status"]["message"] == ("DW Directive 1: User error: Staging parameter"
+                                       " '/lus/global/input' is invalid")
+    finish(api, "gone")
+
+
+def test_no_data_movement_manager_waits_then_recovers(kind):
+    api = kind.custom_objects_api()
+    mgr = api.get_namespaced_custom_object(NNF, NV, "nnf-dm-system", "nnfdatamovementmanagers",
+                                           "nnf-dm-manager-controller-manager")
+    api.delete_namespaced_custom_object(NNF, NV, "nnf-dm-system", "nnfdatamovementmanagers",
+                                        "nnf-dm-manager-controller-manager")
+    kind.controllers.retry_seconds = 0.2
+    to_setup(api, "nomgr", [JOBDW_XFS, COPY_IN])
+    api.patch_namespaced_custom_object(G, V, "default", "workflows", "nomgr",
+                                       {"spec": {"desiredState": "DataIn"}})
+    wf = wait(api, "nomgr", "DataIn", want="DriverWait")
+    eventually(lambda: "data movement readiness" in api.get_namespaced_custom_object(
+        G, V, "default", "workflows", "nomgr")["status"]["message"])
+    for k in ("resourceVersion", "uid", "creationTimestamp", "generation"):
+        mgr["metadata"].pop(k, None)
+    api.create_namespaced_custom_object(NNF, NV, "nnf-dm-system", "nnfdatamovementmanagers",
+                                        mgr)
+    wf = wait(api, "nomgr", "DataIn")
+    assert wf["status"]["ready"]
+    finish(api, "nomgr")
+
+
+def test_missing_default_dm_profile(kind):
+    api = kind.custom_objects_api()
+    api.patch_namespaced_custom_object(NNF, NV, "nnf-system", "nnfdatamovementprofiles",
+                                       "default", {"data": {"default": False}})
+    new_workflow(api, "nop", [JOBDW_XFS, COPY_IN])
+    wf = wait(api, "nop", "Proposal", want="Error")
+    assert wf["status"]["message"] == ("DW Directive 1: Internal error: Unable to find a"
+                                       " default NnfDataMovementProfile to use")
+    new_workflow(api, "named", [JOBDW_XFS, "#DW copy_in source=/lus/global/input"
+                                " destination=$DW_JOB_scratch/ profile=nosuch"])
+    wf = wait(api, "named", "Proposal", want="Error")
+    assert wf["status"]["message"] == ("DW Directive 1: User error: Unable to find"
+                                       " NnfDataMovementProfile: nosuch")
