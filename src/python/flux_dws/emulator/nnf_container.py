@@ -248,10 +248,11 @@ class ContainerDriver(Driver):
                 rabbits = self._rabbits(wf)
             except rerr.ResourceError as err:
                 # nnf-sos wraps twice and puts the inner error text in the user message
-                inner = f"{err.type.lower()} error: error obtaining the target NNF nodes" \
-                        f" for containers: {err.debug_message}"
-                raise rerr.ResourceError(f"unable to create/update Container Jobs: {inner}",
-                                         inner, err.type, err.severity) from None
+                debug = f"error obtaining the target NNF nodes for containers:" \
+                        f" {err.debug_message}"
+                raise rerr.ResourceError(f"unable to create/update Container Jobs:"
+                                         f" {err.type.lower()} error: {debug}",
+                                         debug, err.type, err.severity) from None
             self._publish_env(wf, data, rabbits, mpi)
             self._create_workload(wf, d, profile, rabbits, mpi)
         if not data.get("createContainer", True):

@@ -49,6 +49,7 @@ from flux_dws.emulator.driver import (
     owner_refs,
     workflow_labels,
 )
+from flux_dws.emulator.nnf_container import TLS_SECRET, interpret_requires
 from flux_dws.emulator.store import ApiError
 
 STORAGE_COMMANDS = ("jobdw", "create_persistent")
@@ -65,6 +66,8 @@ class StorageDriver(Driver):
         if d.command == "destroy_persistent":
             return
         ns, name = wf["metadata"]["namespace"], wf["metadata"]["name"]
+        if d.args.get("requires"):
+            self._requires(wf, d.args["requires"])
         dbd_name = f"{name}-{d.index}"
         labels = {**workflow_labels(wf), DIRECTIVE_INDEX_LABEL: str(d.index),
                   JOB_ID_LABEL: str(wf["spec"].get("jobID", "")).replace(" ", "-")}
@@ -106,6 +109,18 @@ class StorageDriver(Driver):
         ref = {"kind": "DirectiveBreakdown", "name": dbd_name, "namespace": ns}
         if ref not in refs:
             refs.append(ref)
+
+    def _requires(self, wf: dict[str, Any], requires: str) -> None:
+        """requires=copy-offload / user-container-auth: status.requires words,
+        which need the site's user-container TLS secret."""
+        words = interpret_requires(requires)
+        have = wf["status"].setdefault("requires", [])
+        have += [w for w in words if w not in have]
+        if not have:
+            del wf["status"]["requires"]
+        if words and not self.exists(R["secret"], *TLS_SECRET):
+            raise rerr.internal("", "the administrator must configure the user container TLS"
+                                    " secret for the system. See the copy-offload docs")
 
     # --- Setup ---------------------------------------------------------------
 
