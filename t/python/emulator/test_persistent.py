@@ -118,3 +118,100 @@ def test_destroy_of_someone_elses_storage(kind):
                                        {"spec": {"desiredState": "Teardown"}})
     wf = wait(api, "thief", "Teardown", want="Error")
     assert "user ID does not match existing persistent storage" in wf["status"]["message"]
+
+
+def make_persistent(api, name, directive):
+    new_workflow(api, name, [directive])
+    wait(api, name, "Proposal")
+    fill_servers(api, name, "compute-01")
+    advance(api, name, "Setup")
+    for s in ("DataIn", "PreRun", "PostRun", "DataOut", "Teardown"):
+        advance(api, name, s)
+    finish(api, name)
+
+
+def other_user(api, name, directives, uid=4242):
+    api.create_namespaced_custom_object(G, V, "default", "workflows", {
+        "apiVersion": f"{G}/{V}", "kind": "Workflow", "metadata": {"name": name},
+        "spec": {"desiredState": "Proposal", "dwDirectives": directives,
+                 "wlmID": "flux", "jobID": "f9", "userID": uid, "groupID": uid}})
+
+
+def test_ignore_uid_lets_others_use_but_not_destroy(kind):
+    api = kind.custom_objects_api()
+    make_persistent(api, "mk", "#DW create_persistent type=lustre capacity=1TiB name=shared")
+    other_user(api, "o1", ["#DW persistentdw name=shared"])
+    wf = wait(api, "o1", "Proposal", want="Error")
+    assert wf["status"]["message"] == ("DW Directive 0: User error: User ID does not match"
+                                       " existing persistent storage")
+    api.patch_namespaced_custom_object(G, V, "default", "persistentstorageinstances", "shared", {
+        "metadata": {"annotations": {"dataworkflowservices.github.io/ignore-uid": "True"}}})
+    other_user(api, "o2", ["#DW persistentdw name=shared"])
+    wait(api, "o2", "Proposal")
+    advance(api, "o2", "Setup")
+    assert psi(api, "shared")["spec"]["consumerReferences"] == [
+        {"kind": "Workflow", "name": "o2-0", "namespace": "default"}]
+    advance(api, "o2", "Teardown")
+    other_user(api, "o3", ["#DW destroy_persistent name=shared"])
+    wait(api, "o3", "Proposal")
+    api.patch_namespaced_custom_object(G, V, "default", "workflows", "o3",
+                                       {"spec": {"desiredState": "Teardown"}})
+    wf = wait(api, "o3", "Teardown", want="Error")
+    assert wf["status"]["message"] == ("DW Directive 0: User error: user ID does not match"
+                                       " existing persistent storage")
+
+
+@pytest.mark.parametrize("state", ["Degraded", "Creating"])
+def test_persistentdw_of_an_instance_that_is_not_active(kind, state):
+    api = kind.custom_objects_api()
+    make_persistent(api, "mk", "#DW create_persistent type=xfs capacity=10GiB name=flaky")
+    api.patch_namespaced_custom_object_status(G, V, "default", "persistentstorageinstances",
+                                              "flaky", {"status": {"state": state}})
+    new_workflow(api, "u", ["#DW persistentdw name=flaky"])
+    wait(api, "u", "Proposal")
+    api.patch_namespaced_custom_object(G, V, "default", "workflows", "u",
+                                       {"spec": {"desiredState": "Setup"}})
+    wf = wait(api, "u", "Setup", want="Error")
+    assert wf["status"]["message"] == "DW Directive 0: User error: PersistentStorage is not active"
+
+
+def test_persistent_instance_that_vanished_before_setup(kind):
+    """Gone between Proposal and Setup: Major, a TransientCondition."""
+    api = kind.custom_objects_api()
+    make_persistent(api, "mk", "#DW create_persistent type=xfs capacity=10GiB name=brief")
+    new_workflow(api, "u", ["#DW persistentdw name=brief"])
+    wait(api, "u", "Proposal")
+    api.patch_namespaced_custom_object(G, V, "default", "persistentstorageinstances", "brief",
+                                       {"metadata": {"finalizers": None}})
+    api.delete_namespaced_custom_object(G, V, "default", "persistentstorageinstances", "brief")
+    api.patch_namespaced_custom_object(G, V, "default", "workflows", "u",
+                                       {"spec": {"desiredState": "Setup"}})
+    wf = wait(api, "u", "Setup", want="TransientCondition")
+    assert wf["status"]["message"] == ("DW Directive 0: User error: PersistentStorage 'brief'"
+                                       " not found")
+
+
+def test_standalone_mgt_pool_label(kind):
+    api = kind.custom_objects_api()
+    api.create_namespaced_custom_object("nnf.cray.hpe.com", "v1alpha11", "nnf-system",
+                                        "nnfstorageprofiles", {
+        "apiVersion": "nnf.cray.hpe.com/v1alpha11", "kind": "NnfStorageProfile",
+        "metadata": {"name": "mgtpool"},
+        "data": {"default": False, "lustreStorage": {
+            "combinedMgtMdt": False,
+            "mgtOptions": {"standaloneMgtPoolName": "pool1", "capacity": "1GiB"}}}})
+    new_workflow(api, "mgt", ["#DW create_persistent type=lustre name=mgt1 profile=mgtpool"
+                              " capacity=1GiB"])
+    wait(api, "mgt", "Proposal")
+    p = psi(api, "mgt1")
+    assert p["metadata"]["labels"]["nnf.cray.hpe.com/standalone_mgt"] == "pool1"
+    fill_servers(api, "mgt", "compute-01")
+    advance(api, "mgt", "Setup")
+    for s in ("DataIn", "PreRun", "PostRun", "DataOut", "Teardown"):
+        advance(api, "mgt", s)
+    finish(api, "mgt")
+    labels = psi(api, "mgt1")["metadata"]["labels"]
+    # the owner and index labels go with the workflow; the pool label stays
+    assert labels["nnf.cray.hpe.com/standalone_mgt"] == "pool1"
+    assert "dataworkflowservices.github.io/owner.name" not in labels
+    assert "nnf.cray.hpe.com/directive_index" not in labels

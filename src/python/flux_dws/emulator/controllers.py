@@ -405,7 +405,6 @@ class Controllers:
             return
         new = copy.deepcopy(wf)
         ndrivers = new["status"]["drivers"]
-        changed = False
         for i in mine:
             d = ndrivers[i]
             idx = d["dwdIndex"]
@@ -424,20 +423,17 @@ class Controllers:
             except Wait as w:
                 if d.get("status") != "Running" or d.get("message"):
                     d.update(status="Running", message="", error="")
-                    changed = True
                 if w.after is not None:
                     self._later(w.after, ns, name)
                 break  # drivers run in directive order
             except rerr.ResourceError as err:
                 ndrivers[i] = rerr.apply_to_driver(d, err)
-                changed = True
                 if err.severity != "Fatal":
                     self._later(self.retry_seconds, ns, name)
                 break  # nnf-sos stops a state's drivers at the first error
             d.update(status="Completed", completed=True, message="", error="",
                      completeTime=_micro(now))
-            changed = True
-        if changed or new["status"] != status:
+        if new != wf:  # an unchanged write would only wake us again
             self.store.replace(R["workflow"], ns, name, new)
 
     def waited(self, wf: dict[str, Any]) -> float:

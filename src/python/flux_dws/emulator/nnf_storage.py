@@ -326,6 +326,9 @@ class StorageDriver(Driver):
                                       {"spec": {"desiredState": desired}})
                 cm = self.ctl.clientmountd.kick(compute, cm_name) or cm
             status = cm.get("status") or {}
+            if status.get("error"):  # clientmountd tries again on each reconcile
+                cm = self.ctl.clientmountd.kick(compute, cm_name) or cm
+                status = cm.get("status") or {}
             if status.get("error"):
                 errors.append((compute, status["error"]))
             elif not (status.get("allReady") and all(
@@ -429,6 +432,8 @@ class ClientMountDaemon:
         else:
             status = {"allReady": True, "error": None,
                       "mounts": [{"state": desired, "ready": True} for _ in mounts]}
+        if all((cm.get("status") or {}).get(k) == v for k, v in status.items()):
+            return cm  # nothing changed: no write, no event
         out: dict[str, Any] = store.patch(R["clientmount"], compute, name, "merge",
                                           {"status": status}, "status")
         return out

@@ -1,0 +1,148 @@
+"""ClientMounts and the emulated clientmountd (P6): failures on named
+computes, slow mounts, unmount skipping of unreachable computes, retries;
+the fault CLI's new kinds."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from t.python.emulator.conftest import G, V
+from t.python.emulator.test_controllers import advance, fill_servers, new_workflow, wait
+from t.python.emulator.test_persistent import finish
+
+from flux_dws.cli.main import main
+from flux_dws.emulator import Emulator
+from flux_dws.emulator.controllers import Fault
+
+XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
+
+
+@pytest.fixture
+def kind():
+    with Emulator(system="kind") as emu:
+        emu.controllers.retry_seconds = 0.1
+        yield emu
+
+
+def to_prerun(api, name, hosts=("compute-01", "compute-02")):
+    new_workflow(api, name, [XFS])
+    wait(api, name, "Proposal")
+    fill_servers(api, name, "compute-[01-04]")
+    advance(api, name, "Setup")
+    api.patch_namespaced_custom_object(G, V, "default", "computes", name,
+                                       {"data": [{"name": h} for h in hosts]})
+    advance(api, name, "DataIn")
+    api.patch_namespaced_custom_object(G, V, "default", "workflows", name,
+                                       {"spec": {"desiredState": "PreRun"}})
+
+
+def clientmount(api, compute, name):
+    return api.get_namespaced_custom_object(G, V, compute, "clientmounts",
+                                            f"default-{name}-0-computes")
+
+
+def test_mount_failure_on_one_compute(kind):
+    api = kind.custom_objects_api()
+    kind.controllers.faults.add(Fault(kind="clientmount", compute="compute-02",
+                                      message="mount: /mnt/nnf: no such device"))
+    to_prerun(api, "cm1")
+    wf = wait(api, "cm1", "PreRun", want="TransientCondition")
+    # as nnf-sos reports it: no user message, the node in the debug text
+    assert wf["status"]["message"] == "DW Directive 0: Internal error: "
+    (driver,) = [d for d in wf["status"]["drivers"] if d["status"] == "TransientCondition"]
+    assert driver["error"] == ("internal error: Node: compute-02: mount/unmount failed:"
+                               " unable to mount file system: mount: /mnt/nnf: no such device")
+    assert clientmount(api, "compute-01", "cm1")["status"]["allReady"] is True
+    bad = clientmount(api, "compute-02", "cm1")["status"]
+    assert bad["allReady"] is False and bad["error"]["severity"] == "Major"
+    # the environment is published before the mounts finish, as nnf-sos does
+    assert "DW_JOB_scratch" in wf["status"]["env"]
+    kind.controllers.faults.clear()  # the node recovers: the retry mounts it
+    wait(api, "cm1", "PreRun")
+    assert clientmount(api, "compute-02", "cm1")["status"]["allReady"] is True
+    finish(api, "cm1")
+
+
+def test_once_fault_clears_by_itself(kind):
+    api = kind.custom_objects_api()
+    kind.controllers.faults.add(Fault(kind="clientmount", compute="compute-01", once=True))
+    to_prerun(api, "cm2")
+    wait(api, "cm2", "PreRun")  # the TransientCondition clears on the retry
+    finish(api, "cm2")
+
+
+def test_slow_mounts(kind):
+    kind.controllers.clientmountd.delay = 0.4
+    api = kind.custom_objects_api()
+    to_prerun(api, "slow")
+    time.sleep(0.1)
+    wf = api.get_namespaced_custom_object(G, V, "default", "workflows", "slow")
+    assert not wf["status"]["ready"] and wf["status"]["status"] == "DriverWait"
+    wait(api, "slow", "PreRun")
+    advance(api, "slow", "PostRun")
+    finish(api, "slow")
+
+
+def test_stalled_mount_reaches_the_child_timeout(kind):
+    kind.controllers.child_timeout = 0.5
+    api = kind.custom_objects_api()
+    kind.controllers.faults.add(Fault(kind="clientmount", compute="compute-02",
+                                      severity="stall"))
+    to_prerun(api, "stuck")
+    wf = wait(api, "stuck", "PreRun", want="TransientCondition")
+    (driver,) = [d for d in wf["status"]["drivers"] if d["status"] == "TransientCondition"]
+    assert driver["error"] == ("internal error: Node: compute-02: ClientMount has not been"
+                               " reconciled after 0.5 seconds")
+    finish(api, "stuck")
+
+
+def test_unmount_skips_offline_computes(kind):
+    api = kind.custom_objects_api()
+    to_prerun(api, "off")
+    wait(api, "off", "PreRun")
+    kind.controllers.set_health("kind-worker2", links={"compute-02": "Offline"})
+    kind.controllers.faults.add(Fault(kind="clientmount", compute="compute-02",
+                                      severity="stall"))
+    advance(api, "off", "PostRun")  # compute-02 cannot answer; nnf-sos skips it
+    assert clientmount(api, "compute-01", "off")["spec"]["desiredState"] == "unmounted"
+    assert clientmount(api, "compute-02", "off")["spec"]["desiredState"] == "mounted"
+    finish(api, "off")
+
+
+def test_fault_cli_kinds(kind, capsys):
+    kc = str(kind.kubeconfig)
+    assert main(["fault", "--kubeconfig", kc, "add", "--kind", "clientmount", "--compute",
+                 "compute-03", "--message", "ENODEV"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["kind"] == "clientmount" and out["compute"] == "compute-03"
+    assert main(["fault", "--kubeconfig", kc, "delay", "--kind", "datamovement", "--seconds",
+                 "2"]) == 0
+    assert json.loads(capsys.readouterr().out)["severity"] == "delay"
+    assert main(["fault", "--kubeconfig", kc, "stall", "--kind", "container", "--state",
+                 "PreRun"]) == 0
+    capsys.readouterr()
+    with pytest.raises(SystemExit, match="a clientmount fault needs a compute"):
+        main(["fault", "--kubeconfig", kc, "add", "--kind", "clientmount"])
+    with pytest.raises(SystemExit, match="seconds between 0 and 86400"):
+        main(["fault", "--kubeconfig", kc, "delay", "--seconds", "0"])
+    assert main(["fault", "--kubeconfig", kc, "list"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["faults"]) == 3
+
+
+@pytest.mark.parametrize("body, why", [
+    ({"kind": "disk"}, "kind must be one of"),
+    ({"index": "x"}, "index must be a directive index"),
+    ({"index": -1}, "index must be a directive index"),
+    ({"once": "yes"}, "once must be true or false"),
+    ({"seconds": "5"}, "seconds must be a number"),
+    ({"type": "Cosmic"}, "type must be Internal, User or WLM"),
+    ({"bogus": 1}, "unexpected keyword"),
+    ({"workflow": 7}, "workflow must be a string"),
+])
+def test_bad_faults_are_refused(kind, body, why):
+    from flux_dws.cli.fault import _call
+    with pytest.raises(SystemExit, match=why):
+        _call(str(kind.kubeconfig), "POST", "/_emulator/faults", body)
+    assert kind.controllers.faults.items == []
