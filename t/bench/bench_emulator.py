@@ -57,7 +57,10 @@ def _watch(server: str, events: queue.Queue) -> None:  # type: ignore[type-arg]
     buf = b""
     seen: set[tuple[str, str]] = set()
     while True:
-        chunk = r.read1(1 << 16)  # type: ignore[attr-defined]
+        try:
+            chunk = r.read1(1 << 16)  # type: ignore[attr-defined]
+        except http.client.IncompleteRead:
+            return  # the emulator was stopped
         if not chunk:
             return
         buf += chunk

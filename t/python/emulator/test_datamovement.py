@@ -228,3 +228,35 @@ def test_missing_default_dm_profile(kind):
     wf = wait(api, "named", "Proposal", want="Error")
     assert wf["status"]["message"] == ("DW Directive 1: User error: Unable to find"
                                        " NnfDataMovementProfile: nosuch")
+
+
+def test_post_run_waits_for_copy_offload_movements(kind):
+    """A movement the job's copy-offload server made (labelled for PostRun)."""
+    api = kind.custom_objects_api()
+    to_setup(api, "off", [JOBDW_XFS])
+    api.patch_namespaced_custom_object(G, V, "default", "computes", "off",
+                                       {"data": [{"name": "compute-01"}]})
+    wf = advance(api, "off", "DataIn")
+    advance(api, "off", "PreRun")
+    uid = wf["metadata"]["uid"]
+    labels = {"dataworkflowservices.github.io/owner.kind": "Workflow",
+              "dataworkflowservices.github.io/owner.name": "off",
+              "dataworkflowservices.github.io/owner.namespace": "default",
+              "dataworkflowservices.github.io/owner.uid": uid,
+              "dataworkflowservices.github.io/workflow.name": "off",
+              "dataworkflowservices.github.io/workflow.namespace": "default",
+              "nnf.cray.hpe.com/teardown_state": "PostRun"}
+    api.create_namespaced_custom_object(NNF, NV, "kind-worker2", "nnfdatamovements", {
+        "apiVersion": f"{NNF}/{NV}", "kind": "NnfDataMovement",
+        "metadata": {"name": "offload-1", "labels": labels},
+        "spec": {"source": {"path": "/a"}, "destination": {"path": "/b"}}})
+    api.patch_namespaced_custom_object(G, V, "default", "workflows", "off",
+                                       {"spec": {"desiredState": "PostRun"}})
+    wait(api, "off", "PostRun", want="DriverWait")
+    api.patch_namespaced_custom_object_status(NNF, NV, "kind-worker2", "nnfdatamovements",
+                                              "offload-1", {"status": {
+                                                  "state": "Finished", "status": "Failed",
+                                                  "message": "dcp failed"}})
+    wf = wait(api, "off", "PostRun", want="Error")
+    assert wf["status"]["message"] == "DW Directive 0: Internal error: data movement failed"
+    finish(api, "off")

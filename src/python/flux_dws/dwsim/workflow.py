@@ -9,13 +9,13 @@ new dicts and never mutate their arguments.
 
 from __future__ import annotations
 
-import copy
 import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
 from flux_dws.directives import DirectiveError, Ruleset
 from flux_dws.dwsim import fielderr, gotime
+from flux_dws.jsondata import copy_json
 
 STATES = ("Proposal", "Setup", "DataIn", "PreRun", "PostRun", "DataOut", "Teardown")
 FINALIZER = "dataworkflowservices.github.io/workflow"
@@ -65,7 +65,7 @@ def admit_create(wf: dict[str, Any], rules: Ruleset | None) -> dict[str, Any]:
             matches = rules.validate(directives)
         except DirectiveError as exc:
             raise fielderr.AdmissionError(str(exc)) from None
-    out = copy.deepcopy(wf)
+    out = copy_json(wf)
     st = out.setdefault("status", {})
     drivers: list[dict[str, Any]] = st.setdefault("drivers", []) or []
     st["drivers"] = drivers
@@ -193,7 +193,7 @@ def reconcile(wf: dict[str, Any], now: dt.datetime, computes_exist: bool = False
         if computes_exist:
             return Step(delete_computes=True)
         return Step(remove_finalizer=True)
-    out = copy.deepcopy(wf)
+    out = copy_json(wf)
     if FINALIZER not in finalizers:
         out["metadata"]["finalizers"] = [*finalizers, FINALIZER]
         return Step(workflow=out)
@@ -218,7 +218,7 @@ def reconcile(wf: dict[str, Any], now: dt.datetime, computes_exist: bool = False
             return step
     if st.get("ready"):
         return step
-    before = copy.deepcopy(st)
+    before = copy_json(st)
     st["ready"] = True
     st["status"] = "Completed"
     st["message"] = ""

@@ -28,8 +28,8 @@ Workflow's name and namespace) and by timers (latency, waits, retries).
 
 from __future__ import annotations
 
-import copy
 import datetime as dt
+import functools
 import logging
 import queue
 import threading
@@ -48,6 +48,7 @@ from flux_dws.emulator.nnf_datamovement import DataMovementDriver, DataMovementW
 from flux_dws.emulator.nnf_storage import ClientMountDaemon, StorageDriver
 from flux_dws.emulator.resources import BY_GROUP_PLURAL, DWS, NNF
 from flux_dws.emulator.store import ApiError, Event, Store
+from flux_dws.jsondata import copy_json
 
 log = logging.getLogger("flux_dws.emulator")
 NNF_FINALIZER = "nnf.cray.hpe.com/nnf_workflow"
@@ -403,7 +404,7 @@ class Controllers:
         if delay and waited < delay:
             self._later(delay - waited, ns, name)
             return
-        new = copy.deepcopy(wf)
+        new = copy_json(wf)
         ndrivers = new["status"]["drivers"]
         for i in mine:
             d = ndrivers[i]
@@ -454,16 +455,16 @@ class Controllers:
         out = []
         for index, text in enumerate(wf["spec"].get("dwDirectives") or []):
             try:
-                command, args = parse_directive(text)
+                command, args = _parse(text)
             except DirectiveError:
                 continue  # admission refused it already
-            out.append(Directive(index, command, {k: (v or "") for k, v in args}, text))
+            out.append(Directive(index, command, dict(args), text))
         return out
 
     def _run_driver(self, wf: dict[str, Any], state: str, index: int) -> None:
         directive = wf["spec"]["dwDirectives"][index]
-        command, args = parse_directive(directive)
-        d = Directive(index, command, {k: (v or "") for k, v in args}, directive)
+        command, args = _parse(directive)
+        d = Directive(index, command, dict(args), directive)
         if state == "Proposal":
             nnf_proposal.validate_workflow(wf, self._cluster(wf["metadata"]["namespace"]))
         driver = self.drivers.get(command)
@@ -546,6 +547,13 @@ class Controllers:
         fins = [f for f in md["finalizers"] if f != NNF_FINALIZER]
         self.store.patch(R["workflow"], md["namespace"], md["name"], "merge", {"metadata": {
             "finalizers": fins or None, "resourceVersion": md["resourceVersion"]}})
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse(text: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """A directive's command and arguments (bare keys get ""), parsed once."""
+    command, args = parse_directive(text)
+    return command, tuple((k, v or "") for k, v in args)
 
 
 def _micro(t: dt.datetime) -> str:

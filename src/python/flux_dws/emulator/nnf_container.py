@@ -37,7 +37,6 @@ PostRun: BackoffLimitExceeded) or ignore shutdown (``stall`` at PostRun).
 from __future__ import annotations
 
 import base64
-import copy
 import datetime as dt
 import secrets
 import threading
@@ -62,6 +61,7 @@ from flux_dws.emulator.driver import (
 )
 from flux_dws.emulator.resources import BY_GROUP_PLURAL
 from flux_dws.emulator.store import ApiError
+from flux_dws.jsondata import copy_json
 
 JOB = BY_GROUP_PLURAL[("batch", "jobs")]
 MPIJOB = BY_GROUP_PLURAL[("kubeflow.org", "mpijobs")]
@@ -114,7 +114,7 @@ class ContainerDriver(Driver):
             source = self.store.get(R["cprofile"], PROFILE_NAMESPACE, name)
         except ApiError:
             raise rerr.user(f"container profile '{name}' not found") from None
-        data = copy.deepcopy(source.get("data") or {})
+        data = copy_json(source.get("data") or {})
         data["pinned"] = True
         labels = {k: v for k, v in child_labels(wf).items() if k in OWNER_LABELS}
         self.create_quiet(R["cprofile"], ns, {
@@ -382,10 +382,10 @@ class ContainerDriver(Driver):
                          "runPolicy": {"backoffLimit": retry},
                          "mpiReplicaSpecs": {
                              "Launcher": {"replicas": 1, "template": {"spec": {
-                                 **copy.deepcopy(spec.get("launcher") or {}),
+                                 **copy_json(spec.get("launcher") or {}),
                                  "nodeSelector": {"kubernetes.io/hostname": rabbits[0]}}}},
                              "Worker": {"replicas": len(rabbits), "template": {"spec":
-                                        copy.deepcopy(spec.get("worker") or {})}}}}})
+                                        copy_json(spec.get("worker") or {})}}}}})
             self.ctl.cluster.started(MPIJOB, ns, name, rabbits)
             return
         self.create_quiet(SERVICE, ns, {
@@ -393,7 +393,7 @@ class ContainerDriver(Driver):
             "metadata": {"name": name, "ownerReferences": owner_refs(wf)},
             "spec": {"selector": {CONTAINER_LABEL: name}, "clusterIP": "None"}})
         for rabbit in rabbits:
-            pod = copy.deepcopy(data.get("spec") or {})
+            pod = copy_json(data.get("spec") or {})
             pod.update(restartPolicy="Never", subdomain=name, hostname=rabbit,
                        nodeSelector={"kubernetes.io/hostname": rabbit},
                        securityContext={"runAsUser": uid, "runAsGroup": gid, "fsGroup": gid},

@@ -12,7 +12,9 @@ Setup     the WLM's Servers are checked (dwsim.servers) and reported
 PreRun    one ClientMount per compute of the Computes object (namespace =
           compute), mounted by the emulated clientmountd; the environment
           (dwsim.env).
-PostRun   the ClientMounts are unmounted.
+PostRun   the ClientMounts are unmounted; data movements the job started
+          itself (copy offload, labelled for PostRun) must finish, and any
+          that failed fail the state ("data movement failed").
 Teardown  the directive's ClientMounts, Servers and breakdown go;
           create_persistent leaves the PSI alive, destroy_persistent removes
           it (owner and in-use checks), persistentdw drops its reference.
@@ -53,6 +55,7 @@ from flux_dws.emulator.nnf_container import TLS_SECRET, interpret_requires
 from flux_dws.emulator.store import ApiError
 
 STORAGE_COMMANDS = ("jobdw", "create_persistent")
+TEARDOWN_STATE_LABEL = "nnf.cray.hpe.com/teardown_state"
 TARGET_INDEX_LABEL = "nnf.cray.hpe.com/target_directive_index"
 STANDALONE_MGT_LABEL = "nnf.cray.hpe.com/standalone_mgt"
 
@@ -281,8 +284,21 @@ class StorageDriver(Driver):
         self._clientmounts(wf, d.index, "mounted", path, fs)
 
     def postrun(self, wf: dict[str, Any], d: Directive) -> None:
-        if d.command in ("jobdw", "persistentdw"):
-            self._clientmounts(wf, d.index, "unmounted", None, d.args.get("type", ""))
+        if d.command not in ("jobdw", "persistentdw"):
+            return
+        self._clientmounts(wf, d.index, "unmounted", None, d.args.get("type", ""))
+        # data movement the job started itself (copy offload) must end first
+        owner = {k: v for k, v in child_labels(wf).items() if k in OWNER_LABELS}
+        sel = ",".join(f"{k}={v}" for k, v in {**owner, TEARDOWN_STATE_LABEL: "PostRun"}.items())
+        movements = self.store.list_objects(R["dm"], None, sel)
+        for dm in movements:
+            if (dm.get("status") or {}).get("state") != "Finished":
+                raise Wait(f"pending data movement {dm['metadata']['name']}")
+        for dm in movements:
+            if (dm.get("status") or {}).get("status") == "Failed":
+                raise rerr.internal("data movement failed", f"data movement"
+                                    f" {dm['metadata'].get('namespace')}/"
+                                    f"{dm['metadata']['name']} failed")
 
     def _psi_type(self, wf: dict[str, Any], name: str) -> str:
         try:
@@ -433,7 +449,8 @@ class ClientMountDaemon:
             status = {"allReady": True, "error": None,
                       "mounts": [{"state": desired, "ready": True} for _ in mounts]}
         if all((cm.get("status") or {}).get(k) == v for k, v in status.items()):
-            return cm  # nothing changed: no write, no event
+            same: dict[str, Any] = cm
+            return same  # nothing changed: no write, no event
         out: dict[str, Any] = store.patch(R["clientmount"], compute, name, "merge",
                                           {"status": status}, "status")
         return out

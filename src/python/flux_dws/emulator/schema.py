@@ -244,37 +244,53 @@ class SchemaError(Exception):
         self.causes = causes
 
 
+_TYPES: dict[str, tuple[type, ...]] = {
+    "object": (dict,), "array": (list,), "string": (str,), "boolean": (bool,),
+    "integer": (int,), "number": (int, float)}
+
+# A field's path is built only when an error names it: (parent path, key or
+# list index), flattened by _p.
+Path = Any
+
+
+def _p(path: Path) -> str:
+    parts: list[str] = []
+    while isinstance(path, tuple):
+        path, part = path
+        parts.append(f"[{part}]" if isinstance(part, int) else f".{part}")
+    return str(path) + "".join(reversed(parts))
+
+
 def _typeok(s: S, v: Any) -> bool:
     if s.type == "any" or v is None:
         return True
     if s.int_or_string:
         return isinstance(v, (int, str)) and not isinstance(v, bool)
-    return {"object": isinstance(v, dict), "array": isinstance(v, list),
-            "string": isinstance(v, str), "boolean": isinstance(v, bool),
-            "integer": isinstance(v, int) and not isinstance(v, bool),
-            "number": isinstance(v, (int, float)) and not isinstance(v, bool)}[s.type]
+    if isinstance(v, bool) and s.type in ("integer", "number"):
+        return False
+    return isinstance(v, _TYPES[s.type])
 
 
 _SCALARS = {"string": str, "boolean": bool}
 
 
-def _bounds(s: S, v: Any, path: str, errors: list[tuple[str, str]]) -> None:
+def _bounds(s: S, v: Any, path: Path, errors: list[tuple[str, str]]) -> None:
     if isinstance(v, int) and not isinstance(v, bool):
         if s.minimum is not None and v < s.minimum:
-            errors.append((path, f"Invalid value: {v}: {path} in body should be greater than or"
-                                 f" equal to {s.minimum}"))
+            errors.append((_p(path), f"Invalid value: {v}: {_p(path)} in body should be greater"
+                                     f" than or equal to {s.minimum}"))
         if s.maximum is not None and v > s.maximum:
-            errors.append((path, f"Invalid value: {v}: {path} in body should be less than or"
-                                 f" equal to {s.maximum}"))
+            errors.append((_p(path), f"Invalid value: {v}: {_p(path)} in body should be less"
+                                     f" than or equal to {s.maximum}"))
     if isinstance(v, str):
         if s.max_length is not None and len(v) > s.max_length:
-            errors.append((path, f'Too long: may not be longer than {s.max_length}'))
+            errors.append((_p(path), f'Too long: may not be longer than {s.max_length}'))
         if s.min_length is not None and len(v) < s.min_length:
-            errors.append((path, f'Invalid value: "{v}": {path} in body should be at least'
-                                 f" {s.min_length} chars long"))
+            errors.append((_p(path), f'Invalid value: "{v}": {_p(path)} in body should be at'
+                                     f" least {s.min_length} chars long"))
 
 
-def _walk(s: S, v: Any, path: str, errors: list[tuple[str, str]], unknown: list[str]) -> Any:
+def _walk(s: S, v: Any, path: Path, errors: list[tuple[str, str]], unknown: list[str]) -> Any:
     if v is None:
         return v
     # fast path: a plain string or boolean field (most leaves)
@@ -283,35 +299,37 @@ def _walk(s: S, v: Any, path: str, errors: list[tuple[str, str]], unknown: list[
             and s.min_length is None:
         return v
     if not _typeok(s, v):
-        errors.append((path, f'Invalid value: "{_go_type(v)}": {path} in body must be of type'
-                             f" {s.type}: \"{_go_type(v)}\""))
+        errors.append((_p(path), f'Invalid value: "{_go_type(v)}": {_p(path)} in body must be'
+                                 f" of type {s.type}: \"{_go_type(v)}\""))
         return v
     if s.enum and v not in s.enum:
         allowed = ", ".join(f'"{e}"' for e in s.enum)
-        errors.append((path, f'Unsupported value: {_go_value(v)}: supported values: {allowed}'))
+        errors.append((_p(path), f'Unsupported value: {_go_value(v)}: supported values:'
+                                 f' {allowed}'))
     _bounds(s, v, path, errors)
     if s.type == "object" and isinstance(v, dict):
         if s.values is not None:
-            return {k: _walk(s.values, x, f"{path}.{k}", errors, unknown) for k, x in v.items()}
+            return {k: _walk(s.values, x, (path, k), errors, unknown)
+                    for k, x in v.items()}
         if s.props or not s.preserve:
             out = {}
             for k, x in v.items():
                 if k in s.props:
-                    out[k] = _walk(s.props[k], x, f"{path}.{k}", errors, unknown)
+                    out[k] = _walk(s.props[k], x, (path, k), errors, unknown)
                 elif s.preserve:
                     out[k] = x
                 else:  # pruned, as a structural schema prunes unknown fields
-                    unknown.append(f"{path}.{k}")
+                    unknown.append(f"{_p(path)}.{k}")
             v = out
             for k, sub in s.props.items():
                 if k not in v and sub.default is not None:
                     v[k] = copy.deepcopy(sub.default)
             for k in s.required:
                 if k not in v:
-                    errors.append((f"{path}.{k}", "Required value"))
+                    errors.append((f"{_p(path)}.{k}", "Required value"))
         return v
     if s.type == "array" and isinstance(v, list) and s.items is not None:
-        return [_walk(s.items, x, f"{path}[{i}]", errors, unknown) for i, x in enumerate(v)]
+        return [_walk(s.items, x, (path, i), errors, unknown) for i, x in enumerate(v)]
     return v
 
 
