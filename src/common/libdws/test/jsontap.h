@@ -9,6 +9,8 @@
 #ifndef DWS_JSONTAP_H
 #define DWS_JSONTAP_H
 
+#include <stdlib.h>
+
 #include <jansson.h>
 
 #include "tap.h"
@@ -28,6 +30,31 @@ static void json_is (const char *got, const char *expect, const char *what)
         is (got, expect, "%s", what);
     json_decref (g);
     json_decref (e);
+}
+
+/* json_dump_is (got, expect, errtext, flags, what): got (malloc'd, freed
+ * here; NULL means the call failed with errtext) and expect, both dumped
+ * compactly with jansson `flags` (JSON_SORT_KEYS, or JSON_PRESERVE_ORDER
+ * where key order is part of the result), must be the same text.
+ */
+__attribute__ ((unused))
+static void json_dump_is (char *got, const char *expect, const char *errtext, size_t flags,
+                          const char *what)
+{
+    json_t *g = got ? json_loads (got, 0, NULL) : NULL;
+    json_t *e = json_loads (expect, 0, NULL);
+    if (g && e) {
+        char *gs = json_dumps (g, JSON_COMPACT | flags);
+        char *es = json_dumps (e, JSON_COMPACT | flags);
+        is (gs, es, "%s", what);
+        free (gs);
+        free (es);
+    }
+    else
+        is (got ? got : errtext, expect, "%s", what);
+    json_decref (g);
+    json_decref (e);
+    free (got);
 }
 
 #endif /* !DWS_JSONTAP_H */

@@ -5,25 +5,12 @@
 #include <jansson.h>
 
 #include "rabbitmap.h"
-#include "tap.h"
+#include "jsontap.h"
 
-static void json_is (char *got, const char *expect, dws_error_t *err, const char *what)
+/* key order matters here (rabbits in order of first use) */
+static void result_is (char *got, const char *expect, dws_error_t *err, const char *what)
 {
-    json_t *g = got ? json_loads (got, 0, NULL) : NULL;
-    json_t *e = json_loads (expect, 0, NULL);
-    if (g && e) {
-        /* key order matters here (rabbits in order of first use) */
-        char *gs = json_dumps (g, JSON_COMPACT | JSON_PRESERVE_ORDER);
-        char *es = json_dumps (e, JSON_COMPACT | JSON_PRESERVE_ORDER);
-        is (gs, es, "%s", what);
-        free (gs);
-        free (es);
-    }
-    else
-        is (got ? got : err->text, expect, "%s", what);
-    json_decref (g);
-    json_decref (e);
-    free (got);
+    json_dump_is (got, expect, err->text, JSON_PRESERVE_ORDER, what);
 }
 
 static const char *DOC = "{\"computes\":{\"c1\":\"r1\",\"c2\":\"r1\",\"c3\":\"r2\"},"
@@ -35,49 +22,49 @@ int main (void)
     struct dws_rabbitmap *map = dws_rabbitmap_create_json (DOC, &err);
 
     ok (map != NULL, "a rabbitmap is built from a rabbitmapping document");
-    json_is (dws_rabbitmap_counts_json (map, "c3,c[1-2],r1", &err), "{\"r2\":1,\"r1\":2}", &err,
+    result_is (dws_rabbitmap_counts_json (map, "c3,c[1-2],r1", &err), "{\"r2\":1,\"r1\":2}", &err,
              "hostlist: rabbits in order of first use; a rabbit used as compute is skipped");
-    json_is (dws_rabbitmap_counts_json (map, "r3,c1", &err), "{\"r1\":1}", &err,
+    result_is (dws_rabbitmap_counts_json (map, "r3,c1", &err), "{\"r1\":1}", &err,
              "a rabbit with no computes (only under 'rabbits') is skipped too");
-    json_is (dws_rabbitmap_counts_json (map, "c1,c1,c2", &err), "{\"r1\":2}", &err,
+    result_is (dws_rabbitmap_counts_json (map, "c1,c1,c2", &err), "{\"r1\":2}", &err,
              "a repeated host counts once");
-    json_is (dws_rabbitmap_counts_json (map, "c9", &err),
+    result_is (dws_rabbitmap_counts_json (map, "c9", &err),
              "compute node 'c9' is not attached to any rabbit", &err, "unknown compute");
-    json_is (dws_rabbitmap_counts_json (map, "c[1-", &err),
+    result_is (dws_rabbitmap_counts_json (map, "c[1-", &err),
              "job hosts: unbalanced brackets in 'c[1-'", &err, "bad hostlist");
-    json_is (dws_rabbitmap_counts_json (map, NULL, &err), "job hosts: no hostlist", &err,
+    result_is (dws_rabbitmap_counts_json (map, NULL, &err), "job hosts: no hostlist", &err,
              "NULL hostlist");
-    json_is (dws_rabbitmap_counts_json (map, "", &err), "{}", &err, "empty hostlist: no rabbits");
+    result_is (dws_rabbitmap_counts_json (map, "", &err), "{}", &err, "empty hostlist: no rabbits");
 
-    json_is (dws_rabbitmap_counts_list_json (map, "[\"c3\",\"c1\",\"r2\",\"c2\",\"c3\"]", &err),
+    result_is (dws_rabbitmap_counts_list_json (map, "[\"c3\",\"c1\",\"r2\",\"c2\",\"c3\"]", &err),
              "{\"r2\":1,\"r1\":2}", &err, "JSON list of hosts");
-    json_is (dws_rabbitmap_counts_list_json (map, "[\"c1\", 5]", &err),
+    result_is (dws_rabbitmap_counts_list_json (map, "[\"c1\", 5]", &err),
              "job hosts[1] is not a host name", &err, "non-string host");
-    json_is (dws_rabbitmap_counts_list_json (map, "{\"c1\":1}", &err),
+    result_is (dws_rabbitmap_counts_list_json (map, "{\"c1\":1}", &err),
              "job hosts must be a list of host names", &err, "hosts not a list");
-    json_is (dws_rabbitmap_counts_list_json (map, "[\"c1\",\"x\"]", &err),
+    result_is (dws_rabbitmap_counts_list_json (map, "[\"c1\",\"x\"]", &err),
              "compute node 'x' is not attached to any rabbit", &err, "unknown host in list");
-    json_is (dws_rabbitmap_counts_list_json (map, "[", &err),
+    result_is (dws_rabbitmap_counts_list_json (map, "[", &err),
              "job hosts: invalid JSON: ']' expected near end of file (line 1, column 1)", &err, "bad JSON list");
     dws_rabbitmap_destroy (map);
 
-    json_is (dws_rabbit_counts_json ("[\"a1\",\"a2\",\"a3\",\"ra\"]",
+    result_is (dws_rabbit_counts_json ("[\"a1\",\"a2\",\"a3\",\"ra\"]",
                                      "{\"a1\":\"ra\",\"a2\":\"rb\",\"a3\":\"ra\"}", &err),
              "{\"ra\":2,\"rb\":1}", &err, "one-off counts from a bare {compute: rabbit} object");
-    json_is (dws_rabbit_counts_json ("[]", "{}", &err), "{}", &err, "empty mapping, no hosts");
-    json_is (dws_rabbit_counts_json ("[\"a1\"]", "[]", &err), "rabbitmapping must be an object",
+    result_is (dws_rabbit_counts_json ("[]", "{}", &err), "{}", &err, "empty mapping, no hosts");
+    result_is (dws_rabbit_counts_json ("[\"a1\"]", "[]", &err), "rabbitmapping must be an object",
              &err, "mapping not an object");
-    json_is (dws_rabbit_counts_json ("[\"a1\"]", "{\"a1\":5}", &err),
+    result_is (dws_rabbit_counts_json ("[\"a1\"]", "{\"a1\":5}", &err),
              "rabbitmapping: computes.a1 must name a rabbit", &err, "rabbit not a string");
-    json_is (dws_rabbit_counts_json ("[\"a1\"]", "{\"computes\":[]}", &err),
+    result_is (dws_rabbit_counts_json ("[\"a1\"]", "{\"computes\":[]}", &err),
              "rabbitmapping: 'computes' must map compute nodes to rabbits", &err,
              "computes not an object");
-    json_is (dws_rabbit_counts_json ("[\"a1\"]", "{\"computes\":{},\"rabbits\":[]}", &err),
+    result_is (dws_rabbit_counts_json ("[\"a1\"]", "{\"computes\":{},\"rabbits\":[]}", &err),
              "rabbitmapping: 'rabbits' must be an object", &err, "rabbits not an object");
-    json_is (dws_rabbit_counts_json ("[\"a1\"]", "{", &err),
+    result_is (dws_rabbit_counts_json ("[\"a1\"]", "{", &err),
              "rabbitmapping: invalid JSON: string or '}' expected near end of file (line 1, column 1)", &err,
              "bad mapping JSON");
-    json_is (dws_rabbit_counts_json ("[\"a1\"]", NULL, &err),
+    result_is (dws_rabbit_counts_json ("[\"a1\"]", NULL, &err),
              "rabbitmapping: invalid JSON: unexpected token near end of file (line 1, column 0)", &err,
              "NULL mapping");
     ok (dws_rabbitmap_counts (NULL, "c1", &err) == NULL, "NULL map: %s", err.text);

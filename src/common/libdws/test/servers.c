@@ -7,32 +7,19 @@
 
 #include "rabbitmap.h"
 #include "servers.h"
-#include "tap.h"
+#include "jsontap.h"
 
-/* got must equal expect exactly, order included */
-static void json_is (char *got, const char *expect, dws_error_t *err, const char *what)
+/* got must equal expect exactly, list order included */
+static void result_is (char *got, const char *expect, dws_error_t *err, const char *what)
 {
-    json_t *g = got ? json_loads (got, 0, NULL) : NULL;
-    json_t *e = json_loads (expect, 0, NULL);
-    if (g && e) {
-        char *gs = json_dumps (g, JSON_COMPACT | JSON_SORT_KEYS);
-        char *es = json_dumps (e, JSON_COMPACT | JSON_SORT_KEYS);
-        is (gs, es, "%s", what);
-        free (gs);
-        free (es);
-    }
-    else
-        is (got ? got : err->text, expect, "%s", what);
-    json_decref (g);
-    json_decref (e);
-    free (got);
+    json_dump_is (got, expect, err->text, JSON_SORT_KEYS, what);
 }
 
 static void sets_min (const char *storage, const char *counts, int64_t min, const char *expect,
                       const char *what)
 {
     dws_error_t err;
-    json_is (dws_servers_allocation_sets_json (storage, counts, min, &err), expect, &err, what);
+    result_is (dws_servers_allocation_sets_json (storage, counts, min, &err), expect, &err, what);
 }
 
 static void sets_is (const char *storage, const char *counts, const char *expect,
@@ -220,28 +207,28 @@ static void from_hosts (void)
         SET1 ("ost", "AllocateAcrossServers", "10737418240", "") ","
         SET1 ("mgt", "AllocateSingleServer", "5368709120", "") "]}";
 
-    json_is (dws_servers_allocation_sets_hosts_json (map, "c[1-5],r9", lustre, 0, &err),
+    result_is (dws_servers_allocation_sets_hosts_json (map, "c[1-5],r9", lustre, 0, &err),
              "[{\"label\":\"ost\",\"allocationSize\":2147483648,\"storage\":["
              E ("r9", 3) "," E ("r10", 2) "]},"
              "{\"label\":\"mgt\",\"allocationSize\":5368709120,\"storage\":[" E ("r9", 1) "]}]",
              &err, "from a hostlist and a prepared map");
     char *want = dws_servers_allocation_sets_json (lustre, "{\"r10\":2,\"r9\":3}", 0, &err);
-    json_is (dws_servers_allocation_sets_hosts_json (map, "c[1-5]", lustre, 0, &err), want, &err,
+    result_is (dws_servers_allocation_sets_hosts_json (map, "c[1-5]", lustre, 0, &err), want, &err,
              "... the same as from the counts");
     free (want);
-    json_is (dws_servers_allocation_sets_hosts_json (map, "c6", lustre, 0, &err),
+    result_is (dws_servers_allocation_sets_hosts_json (map, "c6", lustre, 0, &err),
              "compute node 'c6' is not attached to any rabbit", &err, "unknown host");
-    json_is (dws_servers_allocation_sets_hosts_json (map, "r9", lustre, 0, &err),
+    result_is (dws_servers_allocation_sets_hosts_json (map, "r9", lustre, 0, &err),
              "the job has no compute nodes attached to rabbits", &err, "only rabbits");
-    json_is (dws_servers_allocation_sets_hosts_json (map, "c1", "[", 0, &err),
+    result_is (dws_servers_allocation_sets_hosts_json (map, "c1", "[", 0, &err),
              "storage: invalid JSON: ']' expected near end of file (line 1, column 1)", &err, "bad storage");
-    json_is (dws_servers_allocation_sets_hosts_json (map, NULL, lustre, 0, &err),
+    result_is (dws_servers_allocation_sets_hosts_json (map, NULL, lustre, 0, &err),
              "job hosts: no hostlist", &err, "NULL hosts");
-    json_is (dws_servers_allocation_sets_hosts_json (NULL, "c1", lustre, 0, &err),
+    result_is (dws_servers_allocation_sets_hosts_json (NULL, "c1", lustre, 0, &err),
              "no rabbit map", &err, "NULL map");
-    json_is (dws_servers_allocation_sets_hosts_json (map, "c1", "{}", 0, &err),
+    result_is (dws_servers_allocation_sets_hosts_json (map, "c1", "{}", 0, &err),
              "status.storage must have an allocationSets list", &err, "no sets");
-    json_is (dws_servers_allocation_sets_hosts_json (map, "c1", lustre, -1, &err),
+    result_is (dws_servers_allocation_sets_hosts_json (map, "c1", lustre, -1, &err),
              "the minimum allocation size must be >= 0 bytes", &err, "negative minimum");
     dws_rabbitmap_destroy (map);
 
@@ -249,7 +236,7 @@ static void from_hosts (void)
     json_t *c = json_loads ("{\"a\\\"b\":4}", 0, NULL);
     json_t *o = dws_servers_allocation_sets (st, c, 0, &err);
     char *got = json_dumps (o, JSON_COMPACT);
-    json_is (dws_servers_allocation_sets_json (lustre, "{\"a\\\"b\":4}", 0, &err), got, &err,
+    result_is (dws_servers_allocation_sets_json (lustre, "{\"a\\\"b\":4}", 0, &err), got, &err,
              "json_t and text results agree (escaped names too)");
     free (got);
     json_decref (o);

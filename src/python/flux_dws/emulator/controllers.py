@@ -42,7 +42,15 @@ from flux_dws.dwsim import proposal as nnf_proposal
 from flux_dws.dwsim import resource_error as rerr
 from flux_dws.dwsim import workflow as dws
 from flux_dws.dwsim.fielderr import AdmissionError
-from flux_dws.emulator.driver import Directive, Driver, R, Wait
+from flux_dws.emulator.driver import (
+    Directive,
+    Driver,
+    R,
+    Wait,
+    create_quiet,
+    delete_quiet,
+    exists,
+)
 from flux_dws.emulator.nnf_container import ContainerCluster, ContainerDriver, PortManager
 from flux_dws.emulator.nnf_datamovement import DataMovementDriver, DataMovementWorker
 from flux_dws.emulator.nnf_storage import ClientMountDaemon, StorageDriver
@@ -298,12 +306,12 @@ class Controllers:
                 "finalizers": [*(md.get("finalizers") or []), NNF_FINALIZER],
                 "resourceVersion": md["resourceVersion"]}})
             return
-        computes = self._exists(R["computes"], ns, name)
+        computes = exists(self.store, R["computes"], ns, name)
         step = dws.reconcile(wf, now, computes_exist=computes)
         if step.ensure_computes:
-            self._create_quiet(R["computes"], ns, dws.computes_for(wf))
+            create_quiet(self.store, R["computes"], ns, dws.computes_for(wf))
         if step.delete_computes:
-            self._delete_quiet(R["computes"], ns, name)
+            delete_quiet(self.store, R["computes"], ns, name)
             self.enqueue(ns, name)
         if step.remove_finalizer:
             fins = [f for f in md.get("finalizers") or [] if f != dws.FINALIZER]
@@ -315,23 +323,6 @@ class Controllers:
             return
         if not md.get("deletionTimestamp"):
             self._drive(wf, now)
-
-    def _exists(self, r: Any, ns: str, name: str) -> bool:
-        return (r.group, r.plural, ns, name) in self.store.objects
-
-    def _create_quiet(self, r: Any, ns: str, obj: dict[str, Any]) -> None:
-        try:
-            self.store.create(r, ns, obj)
-        except ApiError as exc:
-            if exc.code != 409:
-                raise
-
-    def _delete_quiet(self, r: Any, ns: str, name: str) -> None:
-        try:
-            self.store.delete(r, ns, name)
-        except ApiError as exc:
-            if exc.code != 404:
-                raise
 
     # --- rabbit health (nnf-sos' Storage controller) -------------------------
 
@@ -384,7 +375,7 @@ class Controllers:
         except ApiError as exc:
             if exc.code != 404:
                 raise
-        self._delete_quiet(R["computes"], ns, name)
+        delete_quiet(self.store, R["computes"], ns, name)
 
     # --- the nnf driver -----------------------------------------------------
 

@@ -90,6 +90,28 @@ def owner_refs(wf: dict[str, Any]) -> list[dict[str, Any]]:
              "blockOwnerDeletion": True}]
 
 
+def exists(store: Store, r: Resource, ns: str, name: str) -> bool:
+    return (r.group, r.plural, ns, name) in store.objects
+
+
+def create_quiet(store: Store, r: Resource, ns: str, obj: dict[str, Any]) -> None:
+    """Create obj unless it exists (a reconcile may run twice)."""
+    try:
+        store.create(r, ns, obj)
+    except ApiError as exc:
+        if exc.code != 409:
+            raise
+
+
+def delete_quiet(store: Store, r: Resource, ns: str, name: str) -> None:
+    """Delete the object if it is there."""
+    try:
+        store.delete(r, ns, name)
+    except ApiError as exc:
+        if exc.code != 404:
+            raise
+
+
 class Driver:
     """Base class: store helpers shared by the drivers."""
 
@@ -103,22 +125,13 @@ class Driver:
         return self.ctl.store
 
     def exists(self, r: Resource, ns: str, name: str) -> bool:
-        return (r.group, r.plural, ns, name) in self.store.objects
+        return exists(self.store, r, ns, name)
 
     def create_quiet(self, r: Resource, ns: str, obj: dict[str, Any]) -> None:
-        """Create obj unless it exists (a reconcile may run twice)."""
-        try:
-            self.store.create(r, ns, obj)
-        except ApiError as exc:
-            if exc.code != 409:
-                raise
+        create_quiet(self.store, r, ns, obj)
 
     def delete_quiet(self, r: Resource, ns: str, name: str) -> None:
-        try:
-            self.store.delete(r, ns, name)
-        except ApiError as exc:
-            if exc.code != 404:
-                raise
+        delete_quiet(self.store, r, ns, name)
 
     def delete_labelled(self, r: Resource, wf: dict[str, Any], index: int | None) -> None:
         """Delete the workflow's objects of kind r (of one directive, or all)."""
