@@ -28,7 +28,8 @@ FINALIZER = "flux-framework.readthedocs.io/workflow"
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("demo", help="walk a Workflow through every state on the emulator")
     p.add_argument("--system", default="kind", help="emulated system (default kind)")
-    p.add_argument("--latency", default="demo", help="latency preset: zero or demo (default)")
+    p.add_argument("--latency", default="demo",
+                   help="latency model: zero, demo (default), realistic or a YAML file")
     p.add_argument("--nodes", type=int, default=2, help="compute nodes of the job (default 2)")
     p.add_argument("-d", "--directive", action="append", metavar="DW",
                    help="#DW directive (repeatable; default an xfs and a copy_in)")

@@ -42,7 +42,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="seed a Rabbit system (kind, rzadams, tuolumne, elcap or a file)"
                         " and run the DWS/nnf-sos controllers")
     p.add_argument("--latency", default="zero", metavar="PRESET",
-                   help="per-state latency of the controllers: zero (default) or demo")
+                   help="latency model of the controllers: zero (default), demo,"
+                        " realistic, or a YAML file (doc/man1/flux-dws-emulator.rst)")
     p.set_defaults(func=run)
 
 

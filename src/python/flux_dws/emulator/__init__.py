@@ -26,8 +26,9 @@ from types import TracebackType
 from typing import Any
 
 from flux_dws.emulator import kubeconfig as kc
+from flux_dws.emulator import latency as latency_model
 from flux_dws.emulator import tls
-from flux_dws.emulator.controllers import LATENCY_PRESETS, Controllers, seed_system
+from flux_dws.emulator.controllers import Controllers, seed_system
 from flux_dws.emulator.persist import SQLiteState
 from flux_dws.emulator.server import ApiServer, Settings, make_server
 from flux_dws.emulator.store import Store
@@ -57,11 +58,7 @@ class Emulator:
         self._thread: threading.Thread | None = None
         self.certs: tls.Certs | None = None
         self.system = system
-        if isinstance(latency, str):
-            if latency not in LATENCY_PRESETS:
-                raise ValueError(f"unknown latency preset '{latency}' (known:"
-                                 f" {', '.join(LATENCY_PRESETS)})")
-            latency = LATENCY_PRESETS[latency]
+        latency = latency_model.load(latency)
         self.controllers: Controllers | None = None
         if system is not None:
             seed_system(self.store, system)

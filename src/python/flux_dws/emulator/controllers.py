@@ -42,6 +42,7 @@ from flux_dws.dwsim import proposal as nnf_proposal
 from flux_dws.dwsim import resource_error as rerr
 from flux_dws.dwsim import workflow as dws
 from flux_dws.dwsim.fielderr import AdmissionError
+from flux_dws.emulator import latency as latency_model
 from flux_dws.emulator.driver import (
     Directive,
     Driver,
@@ -165,7 +166,7 @@ class Faults:
 class Controllers:
     def __init__(self, store: Store, latency: dict[str, float] | None = None) -> None:
         self.store = store
-        self.latency = dict(latency or {})
+        self.latency = latency_model.check(dict(latency or {}))
         self.faults = Faults()
         self._queue: queue.Queue[tuple[str, str] | None] = queue.Queue()
         self._pending: set[tuple[str, str]] = set()
@@ -391,7 +392,7 @@ class Controllers:
             return
         ns, name = wf["metadata"]["namespace"], wf["metadata"]["name"]
         waited = self._waited(status, now)
-        delay = self.latency.get(state, 0.0)
+        delay = latency_model.state_delay(self.latency, state, self._fs_types(wf, drivers, mine))
         if delay and waited < delay:
             self._later(delay - waited, ns, name)
             return
@@ -427,6 +428,29 @@ class Controllers:
                      completeTime=_micro(now))
         if new != wf:  # an unchanged write would only wake us again
             self.store.replace(R["workflow"], ns, name, new)
+
+    def _fs_types(self, wf: dict[str, Any], drivers: list[dict[str, Any]],
+                  mine: list[int]) -> set[str]:
+        """File-system types of the directives whose drivers are about to run."""
+        if not any("/" in k for k in self.latency):
+            return set()
+        texts = wf["spec"].get("dwDirectives") or []
+        out = set()
+        for i in mine:
+            try:
+                command, args = _parse(texts[drivers[i]["dwdIndex"]])
+            except (DirectiveError, IndexError):
+                continue
+            fs = dict(args).get("type", "")
+            if command == "persistentdw":
+                entry = self.store.objects.get((R["psi"].group, R["psi"].plural,
+                                                wf["metadata"]["namespace"],
+                                                dict(args).get("name", "")))
+                psi = entry.obj if entry is not None else {}
+                fs = str((psi.get("spec") or {}).get("fsType", ""))
+            if fs:
+                out.add(fs)
+        return out
 
     def waited(self, wf: dict[str, Any]) -> float:
         """Seconds since the workflow's current state was asked for."""
@@ -550,14 +574,6 @@ def _parse(text: str) -> tuple[str, tuple[tuple[str, str], ...]]:
 def _micro(t: dt.datetime) -> str:
     from flux_dws.dwsim.gotime import microtime
     return microtime(t)
-
-
-LATENCY_PRESETS: dict[str, dict[str, float]] = {
-    "zero": {},
-    # roughly what a small xfs job sees on real hardware, shortened 10x
-    "demo": {"Proposal": 0.2, "Setup": 1.0, "DataIn": 0.2, "PreRun": 0.6, "PostRun": 0.4,
-             "DataOut": 0.2, "Teardown": 0.8, "ClientMount": 0.3, "DataMovement": 1.0},
-}
 
 
 def seed_system(store: Store, system: str) -> int:
