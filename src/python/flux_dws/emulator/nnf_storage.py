@@ -136,10 +136,15 @@ class StorageDriver(Driver):
         name = dbd_name if d.command == "jobdw" else d.args["name"]
         try:
             dbd = self.store.get(R["breakdown"], ns, dbd_name)
+        except ApiError:
+            raise rerr.internal("could not read allocation request", f"unable to get"
+                                f" DirectiveBreakdown: {ns}/{dbd_name}", severity="Minor") \
+                from None
+        try:
             servers = self.store.get(R["servers"], ns, name)
         except ApiError:
-            raise rerr.internal("storage directive requirements were not satisfied",
-                                f"breakdown or Servers {name} not found") from None
+            raise rerr.internal("could not read allocation request",
+                                f"unable to get Servers: {ns}/{name}", severity="Minor") from None
         sets = dbd.get("status", {}).get("storage", {}).get("allocationSets", [])
         rabbits = [o["metadata"]["name"] for o in self.store.list_objects(R["storage"],
                                                                           "default")]
