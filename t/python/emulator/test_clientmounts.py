@@ -146,3 +146,40 @@ def test_bad_faults_are_refused(kind, body, why):
     with pytest.raises(SystemExit, match=why):
         _call(str(kind.kubeconfig), "POST", "/_emulator/faults", body)
     assert kind.controllers.faults.items == []
+
+
+def test_nnf_accesses_mirror_the_mounts(kind):
+    api = kind.custom_objects_api()
+    kind.controllers.faults.add(Fault(kind="clientmount", compute="compute-02",
+                                      message="ENODEV"))
+    new_workflow(api, "ac", ["#DW jobdw type=gfs2 capacity=10GiB name=gfs"])
+    wait(api, "ac", "Proposal")
+    fill_servers(api, "ac", "compute-[01-04]")
+    advance(api, "ac", "Setup")
+    api.patch_namespaced_custom_object(G, V, "default", "computes", "ac",
+                                       {"data": [{"name": "compute-01"}, {"name": "compute-02"}]})
+    advance(api, "ac", "DataIn")
+    api.patch_namespaced_custom_object(G, V, "default", "workflows", "ac",
+                                       {"spec": {"desiredState": "PreRun"}})
+    wait(api, "ac", "PreRun", want="TransientCondition")
+
+    def access(target):
+        return api.get_namespaced_custom_object("nnf.cray.hpe.com", "v1alpha11", "default",
+                                                "nnfaccesses", f"ac-0-{target}")
+    acc = access("computes")
+    assert acc["spec"]["target"] == "single" and acc["spec"]["teardownState"] == "PostRun"
+    assert acc["spec"]["clientReference"] == {"kind": "Computes", "name": "ac",
+                                              "namespace": "default"}
+    assert acc["status"]["ready"] is False
+    assert "Node: compute-02" in acc["status"]["error"]["debugMessage"]
+    assert access("servers")["status"] == {"state": "mounted", "ready": True}
+    kind.controllers.faults.clear()
+    wait(api, "ac", "PreRun")
+    assert access("computes")["status"] == {"state": "mounted", "ready": True}
+    advance(api, "ac", "PostRun")
+    assert access("computes")["status"]["state"] == "unmounted"
+    assert access("servers")["status"]["state"] == "unmounted"
+    advance(api, "ac", "Teardown")
+    assert api.list_namespaced_custom_object("nnf.cray.hpe.com", "v1alpha11", "default",
+                                             "nnfaccesses")["items"] == []
+    finish(api, "ac")

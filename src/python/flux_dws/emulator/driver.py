@@ -36,7 +36,7 @@ R: dict[str, Resource] = {name: BY_GROUP_PLURAL[key] for name, key in {
     "psi": (DWS, "persistentstorageinstances"), "clientmount": (DWS, "clientmounts"),
     "profile": (NNF, "nnfstorageprofiles"), "cprofile": (NNF, "nnfcontainerprofiles"),
     "dmprofile": (NNF, "nnfdatamovementprofiles"), "nnfstorage": (NNF, "nnfstorages"),
-    "dm": (NNF, "nnfdatamovements"),
+    "dm": (NNF, "nnfdatamovements"), "access": (NNF, "nnfaccesses"),
     "dmmanager": (NNF, "nnfdatamovementmanagers"), "portmanager": (NNF, "nnfportmanagers"),
     "containerdata": (NNF, "nnfcontainerdata"), "secret": ("", "secrets"),
     "lustre": ("lus.cray.hpe.com", "lustrefilesystems"),

@@ -286,12 +286,19 @@ class StorageDriver(Driver):
         # nnf-sos publishes the environment before the mounts are done
         wf["status"]["env"] = nnf_env.add_storage_env(wf["status"].get("env") or {},
                                                       d.text, path)
-        self._clientmounts(wf, d.index, "mounted", path, fs)
+        if fs in ("gfs2", "lustre", "raw"):
+            self._access(wf, d, "servers", "mounted", path, ready=True)
+        self._mount_computes(wf, d, "mounted", path, fs)
 
     def postrun(self, wf: dict[str, Any], d: Directive) -> None:
         if d.command not in ("jobdw", "persistentdw"):
             return
-        self._clientmounts(wf, d.index, "unmounted", None, d.args.get("type", ""))
+        fs = d.args.get("type", "") if d.command == "jobdw" else \
+            self._psi_type(wf, d.args["name"])
+        self._mount_computes(wf, d, "unmounted", None, fs)
+        servers = self._get_access(wf, d, "servers")
+        if servers is not None and servers["spec"].get("teardownState") == "PostRun":
+            self._access(wf, d, "servers", "unmounted", None, ready=True)
         # data movement the job started itself (copy offload) must end first
         owner = {k: v for k, v in child_labels(wf).items() if k in OWNER_LABELS}
         sel = ",".join(f"{k}={v}" for k, v in {**owner, TEARDOWN_STATE_LABEL: "PostRun"}.items())
@@ -304,6 +311,65 @@ class StorageDriver(Driver):
                 raise rerr.internal("data movement failed", f"data movement"
                                     f" {dm['metadata'].get('namespace')}/"
                                     f"{dm['metadata']['name']} failed")
+
+    def _mount_computes(self, wf: dict[str, Any], d: Directive, desired: str,
+                        path: str | None, fs: str) -> None:
+        """The computes' NnfAccess and its ClientMounts; the access mirrors them."""
+        try:
+            self._clientmounts(wf, d.index, desired, path, fs)
+        except rerr.ResourceError as err:
+            self._access(wf, d, "computes", desired, path, ready=False, error={
+                "userMessage": err.user_message, "debugMessage": err.debug_message,
+                "type": err.type, "severity": err.severity})
+            raise
+        except Wait:
+            self._access(wf, d, "computes", desired, path, ready=False)
+            raise
+        self._access(wf, d, "computes", desired, path, ready=True)
+
+    def _get_access(self, wf: dict[str, Any], d: Directive, target: str) -> dict[str, Any] | None:
+        try:
+            return self.store.get(R["access"], wf["metadata"]["namespace"],
+                                  f"{wf['metadata']['name']}-{d.index}-{target}")
+        except ApiError:
+            return None
+
+    def _access(self, wf: dict[str, Any], d: Directive, target: str, desired: str,
+                path: str | None, ready: bool, error: dict[str, Any] | None = None) -> None:
+        """NnfAccess ``<wf>-<i>-computes`` (single target, ClientMounts on the
+        Computes) or ``-servers`` (the rabbits, for gfs2/lustre/raw), as
+        nnf-sos keeps them; a WLM may read them, nothing here depends on them."""
+        ns, name = wf["metadata"]["namespace"], f"{wf['metadata']['name']}-{d.index}-{target}"
+        acc = self._get_access(wf, d, target)
+        if acc is None:
+            if desired != "mounted":
+                return
+            storage = d.args["name"] if d.command == "persistentdw" else \
+                f"{wf['metadata']['name']}-{d.index}"
+            later = any(x.command in ("copy_out", "container") for x in self.ctl.directives(wf))
+            acc = self.store.create(R["access"], ns, {
+                "apiVersion": f"{NNF}/v1alpha11", "kind": "NnfAccess",
+                "metadata": {"name": name, "labels": {
+                    **child_labels(wf, d.index),
+                    JOB_ID_LABEL: str(wf["spec"].get("jobID", "")).replace(" ", "-")},
+                    "ownerReferences": owner_refs(wf)},
+                "spec": {"desiredState": "mounted", "target": "single" if target == "computes"
+                         else "all", "userID": wf["spec"].get("userID", 0),
+                         "groupID": wf["spec"].get("groupID", 0), "mountPath": path or "",
+                         "mountPathPrefix": path or "",
+                         "makeClientMounts": target == "computes",
+                         "teardownState": "Teardown" if target == "servers" and later
+                         else "PostRun",
+                         "clientReference": {"kind": "Computes", "name": wf["metadata"]["name"],
+                                             "namespace": ns} if target == "computes" else {},
+                         "storageReference": {"kind": "NnfStorage", "name": storage,
+                                              "namespace": ns}}})
+        if acc["spec"].get("desiredState") != desired:
+            acc = self.store.patch(R["access"], ns, name, "merge",
+                                   {"spec": {"desiredState": desired}})
+        status = {"state": desired, "ready": ready, "error": error}
+        if any((acc.get("status") or {}).get(k) != v for k, v in status.items()):
+            self.store.patch(R["access"], ns, name, "merge", {"status": status}, "status")
 
     def _psi_type(self, wf: dict[str, Any], name: str) -> str:
         try:
@@ -404,6 +470,7 @@ class StorageDriver(Driver):
                                   cm["metadata"]["name"])
         names = [f"{name}-{index}"] if index is not None else [
             o["metadata"]["name"] for o in self.store.list_objects(R["breakdown"], ns, sel)]
+        self.delete_labelled(R["access"], wf, index)
         for n in names:
             self.delete_quiet(R["nnfstorage"], ns, n)
             self.delete_quiet(R["servers"], ns, n)
