@@ -215,35 +215,25 @@ def test_container_data_when_no_containers_are_created(kind):
     finish(api, "nc")
 
 
-def test_containers_that_never_start_time_out(kind):
+@pytest.mark.parametrize("state, before, timeout, text", [
+    ("PreRun", "DataIn", "preRunTimeoutSeconds", "failed to start after 1 seconds"),
+    ("PostRun", "PreRun", "postRunTimeoutSeconds", "failed to complete after 1 seconds"),
+])
+def test_containers_time_out(kind, state, before, timeout, text):
+    """Containers that never start (PreRun) or ignore shutdown (PostRun)."""
     api = kind.custom_objects_api()
-    add_profile(api, "quick", preRunTimeoutSeconds=1)
-    kind.controllers.faults.add(Fault(kind="container", state="PreRun", severity="stall"))
-    to(api, "ns", [GFS2, "#DW container name=cont profile=quick DW_JOB_foo_local_storage=my-gfs2"],
-       "DataIn")
-    api.patch_namespaced_custom_object(G, V, "default", "workflows", "ns",
-                                       {"spec": {"desiredState": "PreRun"}})
-    wf = wait(api, "ns", "PreRun", want="Error", timeout=10)
-    assert wf["status"]["message"] == ("DW Directive 1: Internal error: user container(s)"
-                                       " failed to start after 1 seconds")
+    add_profile(api, "quick", **{timeout: 1})
+    kind.controllers.faults.add(Fault(kind="container", state=state, severity="stall"))
+    to(api, "to", [GFS2, "#DW container name=cont profile=quick"
+                         " DW_JOB_foo_local_storage=my-gfs2"], before)
+    api.patch_namespaced_custom_object(G, V, "default", "workflows", "to",
+                                       {"spec": {"desiredState": state}})
+    wf = wait(api, "to", state, want="Error", timeout=10)
+    assert wf["status"]["message"] == f"DW Directive 1: Internal error: user container(s) {text}"
     eventually(lambda: all(
         any(c["reason"] == "DeadlineExceeded" for c in j["status"].get("conditions", []))
         for j in kind.store.list_objects(res("batch", "jobs"), "default")))
-    finish(api, "ns")
-
-
-def test_containers_that_ignore_shutdown_time_out(kind):
-    api = kind.custom_objects_api()
-    add_profile(api, "hang", postRunTimeoutSeconds=1)
-    kind.controllers.faults.add(Fault(kind="container", state="PostRun", severity="stall"))
-    to(api, "hg", [GFS2, "#DW container name=cont profile=hang DW_JOB_foo_local_storage=my-gfs2"],
-       "PreRun")
-    api.patch_namespaced_custom_object(G, V, "default", "workflows", "hg",
-                                       {"spec": {"desiredState": "PostRun"}})
-    wf = wait(api, "hg", "PostRun", want="Error", timeout=10)
-    assert wf["status"]["message"] == ("DW Directive 1: Internal error: user container(s)"
-                                       " failed to complete after 1 seconds")
-    finish(api, "hg")
+    finish(api, "to")
 
 
 def test_failing_containers(kind):
