@@ -56,8 +56,9 @@ def _wait(api: Any, name: str, state: str, timeout: float = 60.0) -> dict[str, A
 
 def walk(api: Any, directives: list[str], hosts: list[str], mapping: dict[str, str],
          name: str = "fluxjob-1", env: dict[str, str] | None = None
-         ) -> list[tuple[str, str, float]]:
-    """Drive one Workflow through every state; [(state, DWS time, wall s)].
+         ) -> list[tuple[str, str, float, str]]:
+    """Drive one Workflow through every state; [(state, DWS time, wall s,
+    what nnf-sos holds for it then)].
 
     The environment published at PreRun is copied into ``env``.
     """
@@ -73,7 +74,8 @@ def walk(api: Any, directives: list[str], hosts: list[str], mapping: dict[str, s
             api.patch_namespaced_custom_object(G, V, "default", "workflows", name,
                                                {"spec": {"desiredState": state}})
         wf = _wait(api, name, state)
-        out.append((state, wf["status"].get("elapsedTimeLastState", ""), time.monotonic() - t0))
+        out.append((state, wf["status"].get("elapsedTimeLastState", ""), time.monotonic() - t0,
+                    _children(api, name)))
         if state == "Proposal":  # what flux-dws does before Setup
             counts = RabbitMap(mapping).counts(Hostlist(hosts).encode())
             for ref in wf["status"].get("directiveBreakdowns", []):
@@ -92,6 +94,29 @@ def walk(api: Any, directives: list[str], hosts: list[str], mapping: dict[str, s
     api.delete_namespaced_custom_object(G, V, "default", "workflows", name)
     remove_finalizer(api, name)
     return out
+
+
+CHILDREN = (("nnf.cray.hpe.com", "v1alpha11", "nnfstorages", "NnfStorage"),
+            (G, V, "clientmounts", "ClientMount"),
+            ("nnf.cray.hpe.com", "v1alpha11", "nnfdatamovements", "NnfDataMovement"))
+
+
+def _children(api: Any, name: str) -> str:
+    """'2 ClientMount (mounted), 4 NnfDataMovement (Success)': the workflow's
+    nnf-sos objects and where they stand."""
+    parts = []
+    for group, version, plural, kind in CHILDREN:
+        items = api.list_cluster_custom_object(
+            group, version, plural,
+            label_selector=f"dataworkflowservices.github.io/workflow.name={name}")["items"]
+        if not items:
+            continue
+        states = sorted({str((o.get("status") or {}).get("status")
+                             or o.get("spec", {}).get("desiredState") or
+                             ("ready" if (o.get("status") or {}).get("ready") else "pending"))
+                         for o in items})
+        parts.append(f"{len(items)} {kind} ({', '.join(states)})")
+    return "; ".join(parts)
 
 
 def remove_finalizer(api: Any, name: str) -> None:
@@ -134,9 +159,10 @@ def run(args: argparse.Namespace) -> int:
             for d in directives:
                 print(f"   {d}")
             env: dict[str, str] = {}
-            for state, dws_time, wall in walk(emu.custom_objects_api(), directives, hosts,
-                                              mapping, env=env):
-                print(f"   {state:<9} ready  (DWS {dws_time or '-'}, wall {wall:.3f} s)")
+            for state, dws_time, wall, held in walk(emu.custom_objects_api(), directives,
+                                                    hosts, mapping, env=env):
+                print(f"   {state:<9} ready  (DWS {dws_time or '-'}, wall {wall:.3f} s)"
+                      + (f"  {held}" if held else ""))
             print("environment the job got at PreRun:")
             for k in sorted(env):
                 print(f"   {k}={env[k]}")
