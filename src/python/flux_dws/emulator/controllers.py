@@ -193,9 +193,24 @@ class Controllers:
         self._thread = threading.Thread(target=self._run, name="emulator-controllers",
                                         daemon=True)
         self._thread.start()
+        self.after(0, self._resume)
         for key in [(k[2], k[3]) for k in self.store.objects if k[:2] == (DWS, "workflows")]:
             self.enqueue(*key)
         return self
+
+    def _resume(self) -> None:
+        """After a restart from saved state: what the node daemons, nnf-dm and
+        the container cluster were doing goes on (their timers died)."""
+        self.ports.reconcile()
+        for cm in self.store.list_objects(R["clientmount"], None):
+            st, desired = cm.get("status") or {}, cm["spec"].get("desiredState")
+            if not st.get("allReady") or any(m.get("state") != desired
+                                             for m in st.get("mounts") or []):
+                self.clientmountd.kick(cm["metadata"]["namespace"], cm["metadata"]["name"])
+        for dm in self.store.list_objects(R["dm"], None):
+            if (dm.get("status") or {}).get("state") != "Finished":
+                self.dmworker.resume(dm)
+        self.cluster.resume()
 
     def stop(self) -> None:
         self._stopping.set()

@@ -619,6 +619,30 @@ class ContainerCluster:
         return str((obj["metadata"].get("labels") or {}).get(
             "dataworkflowservices.github.io/workflow.name", ""))
 
+    def resume(self) -> None:
+        """Workloads that were starting or stopping when the emulator stopped."""
+        store = self.ctl.store
+        for r in (JOB, MPIJOB):
+            for obj in store.list_objects(r, None):
+                st = obj.get("status") or {}
+                conds = st.get("conditions") or []
+                if any(c.get("type") in ("Failed", "Complete", "Succeeded") for c in conds):
+                    continue
+                ns, name = obj["metadata"]["namespace"], obj["metadata"]["name"]
+                deadline = (obj.get("spec") or {}).get("activeDeadlineSeconds") \
+                    if r is JOB else ((obj.get("spec") or {}).get("runPolicy") or {}).get(
+                        "activeDeadlineSeconds")
+                if deadline is not None:
+                    # shutdown was asked for before the restart: the pods are gone
+                    self._finish(r, ns, name, True)
+                elif r is MPIJOB and not any(c.get("type") == "Running" for c in conds):
+                    sel = obj["spec"]["mpiReplicaSpecs"]
+                    first = sel["Launcher"]["template"]["spec"].get("nodeSelector", {}).get(
+                        "kubernetes.io/hostname", "")
+                    self._run(r, ns, name, [first] * int(sel["Worker"].get("replicas", 1)))
+                elif r is JOB and not st.get("ready"):
+                    self._run(r, ns, name, [])
+
     def started(self, r: Any, ns: str, name: str, rabbits: list[str]) -> None:
         try:
             obj = self.ctl.store.get(r, ns, name)

@@ -270,6 +270,17 @@ class DataMovementWorker:
         else:
             self.finish(ns, name, failed)
 
+    def resume(self, dm: dict[str, Any]) -> None:
+        """A movement that was running when the emulator stopped."""
+        md = dm["metadata"]
+        labels = md.get("labels") or {}
+        if "dataworkflowservices.github.io/workflow.name" not in labels \
+                or DIRECTIVE_INDEX_LABEL not in labels:
+            return  # not ours to run (copy offload): whoever made it finishes it
+        self.start(md["namespace"], md["name"], labels["dataworkflowservices.github.io/"
+                                                      "workflow.name"],
+                   labels.get(TEARDOWN_STATE_LABEL, ""), int(labels[DIRECTIVE_INDEX_LABEL]))
+
     def finish(self, ns: str, name: str, failed: str | None) -> None:
         try:
             dm = self.ctl.store.get(R["dm"], ns, name)
