@@ -29,3 +29,22 @@ def test_elapsed_rounds_to_microseconds():
     a = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
     assert elapsed(a, a + dt.timedelta(seconds=2, microseconds=345678)) == "2.345678s"
     assert elapsed(a, a + dt.timedelta(milliseconds=850, microseconds=123)) == "850.123ms"
+
+
+@pytest.mark.parametrize(("text", "iso"), [
+    ("2026-11-22T12:00:00Z", "2026-11-22T12:00:00+00:00"),
+    ("2026-11-22T12:00:00.123456Z", "2026-11-22T12:00:00.123456+00:00"),
+    ("2026-11-22T12:00:00.1Z", "2026-11-22T12:00:00.100000+00:00"),
+    ("2026-11-22T12:00:00.123456789Z", "2026-11-22T12:00:00.123456+00:00"),
+    ("2026-11-22t13:30:00+01:30", "2026-11-22T12:00:00+00:00"),
+    ("2026-11-22 12:00:00z", "2026-11-22T12:00:00+00:00"),
+])
+def test_parse_rfc3339_forms(text, iso):
+    assert parse_microtime(text).isoformat() == iso
+
+
+@pytest.mark.parametrize("text", ["yesterday", "2026-11-22", "2026-11-22T12:00:00",
+                                  "2026-13-01T00:00:00Z", "2026-11-22T12:00:00.Z", ""])
+def test_parse_refuses_non_rfc3339(text):
+    with pytest.raises(ValueError):
+        parse_microtime(text)

@@ -95,8 +95,21 @@ def test_lustre_default_and_standalone_mgt():
     ("#DW jobdw type=lustre capacity=1GiB name=aa",
      {"lustreStorage": {"ostOptions": {"capacityScalingFactor": ""}}},
      "Internal error: invalid capacityScalingFactor for lustre allocation"),
+    ("#DW create_persistent type=xfs name=aa", {},
+     "User error: creating persistent storage requires 'capacity' argument"),
+    ("#DW create_persistent type=lustre name=aa", {"lustreStorage": {"combinedMgtMdt": True}},
+     "User error: creating persistent storage requires 'capacity' argument"),
+    ("#DW create_persistent type=lustre capacity=1GiB name=aa",
+     {"lustreStorage": {"mgtOptions": {"standaloneMgtPoolName": "pool"}}},
+     "User error: creating persistent MGT does not accept 'capacity' argument"),
+    ("#DW jobdw type=xfs capacity=1GiB name=aa", {"lustreStorage": None, "xfsStorage": None},
+     None),
 ])
 def test_breakdown_errors(directive, profile, message):
+    if message is None:  # null sections read as absent, as Go's zero values do
+        (s,) = bd.storage_breakdown(directive, profile)
+        assert s["minimumCapacity"] == 1 << 30
+        return
     with pytest.raises(rerr.ResourceError) as exc:
         bd.storage_breakdown(directive, profile)
     assert str(exc.value) == message

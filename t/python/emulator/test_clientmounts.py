@@ -98,6 +98,68 @@ def test_stalled_mount_reaches_the_child_timeout(kind):
     finish(api, "stuck")
 
 
+def watch_statuses(api, name, state, seconds):
+    """Every (status, message) the workflow shows in ``state`` for a while."""
+    seen = []
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        st = api.get_namespaced_custom_object(G, V, "default", "workflows", name)["status"]
+        if st.get("state") == state and (st["status"], st["message"]) not in seen:
+            seen.append((st["status"], st["message"]))
+        time.sleep(0.01)
+    return seen
+
+
+def test_waits_show_nnf_sos_reasons(kind):
+    kind.controllers.clientmountd.delay = 0.3
+    api = kind.custom_objects_api()
+    to_prerun(api, "why")
+    seen = watch_statuses(api, "why", "PreRun", 0.25)
+    assert ("DriverWait", "DW Directive 0: pending mount") in seen
+    wait(api, "why", "PreRun")
+    api.patch_namespaced_custom_object(G, V, "default", "workflows", "why",
+                                       {"spec": {"desiredState": "PostRun"}})
+    seen = watch_statuses(api, "why", "PostRun", 0.25)
+    assert ("DriverWait", "DW Directive 0: pending unmount") in seen
+    wf = wait(api, "why", "PostRun")
+    assert wf["status"]["message"] == ""  # nothing pending once ready
+    finish(api, "why")
+
+
+def test_long_job_slow_unmount_is_not_a_timeout(kind):
+    # the job ran longer than the child timeout and the unmount takes a while:
+    # clientmountd answered these ClientMounts at mount, so nnf-sos just waits
+    kind.controllers.child_timeout = 0.3
+    kind.controllers.clientmountd.delay = 0.2
+    api = kind.custom_objects_api()
+    to_prerun(api, "long")
+    wait(api, "long", "PreRun")
+    time.sleep(0.4)
+    api.patch_namespaced_custom_object(G, V, "default", "workflows", "long",
+                                       {"spec": {"desiredState": "PostRun"}})
+    seen = watch_statuses(api, "long", "PostRun", 0.6)
+    assert all(status != "TransientCondition" for status, _ in seen), seen
+    wait(api, "long", "PostRun")
+    finish(api, "long")
+
+
+def test_unmount_stall_waits_without_limit(kind):
+    kind.controllers.child_timeout = 0.2
+    api = kind.custom_objects_api()
+    to_prerun(api, "hang")
+    wait(api, "hang", "PreRun")
+    kind.controllers.faults.add(Fault(kind="clientmount", compute="compute-01",
+                                      severity="stall"))
+    api.patch_namespaced_custom_object(G, V, "default", "workflows", "hang",
+                                       {"spec": {"desiredState": "PostRun"}})
+    seen = watch_statuses(api, "hang", "PostRun", 0.6)
+    assert seen == [("DriverWait", "DW Directive 0: pending unmount")], seen
+    kind.controllers.faults.clear()
+    kind.controllers.clientmountd.settle("compute-01", "default-hang-0-computes")
+    wait(api, "hang", "PostRun")
+    finish(api, "hang")
+
+
 def test_unmount_skips_offline_computes(kind):
     api = kind.custom_objects_api()
     to_prerun(api, "off")

@@ -115,7 +115,13 @@ def test_xfs_workflow_through_every_state(kind):
     assert cm["spec"]["desiredState"] == "unmounted"
     advance(api, "fluxjob-1", "DataOut")
     advance(api, "fluxjob-1", "Teardown")
-    assert api.list_namespaced_custom_object(G, V, "default", "servers")["items"] == []
+    assert api.list_cluster_custom_object(
+        "nnf.cray.hpe.com", "v1alpha11", "nnfstorages")["items"] == []
+    assert api.list_cluster_custom_object(G, V, "clientmounts")["items"] == []
+    # the breakdown and Servers stay until the Workflow is deleted, as in nnf-sos
+    assert api.get_namespaced_custom_object(G, V, "default", "servers", "fluxjob-1-0")
+    assert api.get_namespaced_custom_object(G, V, "default", "directivebreakdowns",
+                                            "fluxjob-1-0")
     api.delete_namespaced_custom_object(G, V, "default", "workflows", "fluxjob-1")
     remove_finalizer(api, "fluxjob-1")
     end = time.monotonic() + 5
@@ -129,6 +135,9 @@ def test_xfs_workflow_through_every_state(kind):
     else:
         raise AssertionError("the workflow was never deleted")
     assert api.list_namespaced_custom_object(G, V, "default", "computes")["items"] == []
+    assert api.list_namespaced_custom_object(G, V, "default", "servers")["items"] == []
+    assert api.list_namespaced_custom_object(G, V, "default", "directivebreakdowns")[
+        "items"] == []
     del core
 
 
@@ -216,6 +225,64 @@ def test_injected_faults(kind):
     assert wf["status"]["state"] == "Setup" and wf["status"]["status"] == "DriverWait"
     with pytest.raises(ValueError):
         ctl.faults.add(Fault(severity="Catastrophic"))
+
+
+def test_once_delay_fault_delays_despite_other_events(kind):
+    api = kind.custom_objects_api()
+    ctl = kind.controllers
+    ctl.faults.add(Fault(workflow="d", state="Proposal", severity="delay", seconds=0.6,
+                         once=True))
+    t0 = time.monotonic()
+    new_workflow(api, "d", ["#DW jobdw type=xfs capacity=1GiB name=aa"])
+    time.sleep(0.1)
+    # unrelated changes wake the controller before the delay is over
+    for i in range(3):
+        api.patch_namespaced_custom_object(G, V, "default", "workflows", "d",
+                                           {"metadata": {"labels": {"poke": str(i)}}})
+        time.sleep(0.05)
+    wait(api, "d", "Proposal")
+    assert time.monotonic() - t0 >= 0.55
+    assert ctl.faults.items == []  # used up once it had delayed
+
+
+def test_driver_bug_shows_as_transient_condition(kind, monkeypatch, caplog):
+    api = kind.custom_objects_api()
+    ctl = kind.controllers
+    ctl.retry_seconds = 0.1
+    calls = []
+
+    def broken(wf, d):
+        calls.append(d.index)
+        raise KeyError("lustreStorage")
+    monkeypatch.setattr(ctl.drivers["jobdw"], "proposal", broken)
+    new_workflow(api, "bug", ["#DW jobdw type=xfs capacity=1GiB name=aa"])
+    wf = wait(api, "bug", "Proposal", want="TransientCondition")
+    assert wf["status"]["message"] == "DW Directive 0: Internal error: "
+    (d,) = [d for d in wf["status"]["drivers"] if d["watchState"] == "Proposal"]
+    assert d["error"] == "internal error: KeyError: 'lustreStorage'"
+    assert "nnf driver default/bug Proposal directive 0" in caplog.text
+    monkeypatch.undo()  # the bug is fixed: the retry completes the state
+    wait(api, "bug", "Proposal", timeout=15)
+
+
+def test_status_times_must_be_rfc3339(kind):
+    api = kind.custom_objects_api()
+    new_workflow(api, "t", ["#DW jobdw type=xfs capacity=1GiB name=aa"])
+    wait(api, "t", "Proposal")
+    # a client writing garbage into status (a Workflow has no status
+    # subresource) gets the CRD's date-time format error, as from a cluster
+    with pytest.raises(ApiException) as exc:
+        api.patch_namespaced_custom_object(G, V, "default", "workflows", "t",
+                                           {"status": {"desiredStateChange": "yesterday"}})
+    assert exc.value.status == 422
+    assert ('status.desiredStateChange: Invalid value: "yesterday": status.desiredStateChange'
+            ' in body must be of type date-time: "yesterday"') in json.loads(
+                exc.value.body)["message"]
+    # any RFC 3339 form is accepted and read
+    api.patch_namespaced_custom_object(G, V, "default", "workflows", "t", {
+        "status": {"desiredStateChange": "2026-11-22T10:00:00.123456789+01:00"}})
+    fill_servers(api, "t", "compute-01")
+    advance(api, "t", "Setup")
 
 
 def test_latency_preset():

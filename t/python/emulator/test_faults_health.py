@@ -59,6 +59,32 @@ def test_health_changes(kind):
         kind.controllers.set_health("kind-worker3", links={"compute-09": "Offline"})
 
 
+@pytest.mark.parametrize(("health", "after"), [
+    ({}, "Ready"),
+    ({"fenced": True}, "Degraded"),
+    ({"k8s_ready": False}, "Offline"),
+    ({"status": "Offline"}, "Offline"),
+    ({"drain_taint": "cray.nnf.node.drain"}, "Drained"),
+])
+def test_enable_recomputes_health(kind, health, after):
+    api = kind.custom_objects_api()
+    kind.controllers.set_health("kind-worker3", **health)
+    api.patch_namespaced_custom_object(G, V, "default", "storages", "kind-worker3",
+                                       {"spec": {"state": "Disabled"}})
+    eventually(lambda: storage(api, "kind-worker3")["status"]["status"] == "Disabled")
+    api.patch_namespaced_custom_object(G, V, "default", "storages", "kind-worker3",
+                                       {"spec": {"state": "Enabled"}})
+    eventually(lambda: storage(api, "kind-worker3")["status"]["status"] == after)
+
+
+def test_set_health_without_servers_entry(kind):
+    api = kind.custom_objects_api()
+    api.patch_namespaced_custom_object_status(G, V, "default", "storages", "kind-worker3",
+                                              {"status": {"access": {"servers": []}}})
+    st = kind.controllers.set_health("kind-worker3")["status"]
+    assert st["status"] == "Ready" and st["access"]["servers"][0]["status"] == "Ready"
+
+
 def test_testing_mode_leaves_status_alone(kind):
     api = kind.custom_objects_api()
     api.patch_namespaced_custom_object(G, V, "default", "storages", "kind-worker3",

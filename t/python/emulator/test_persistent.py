@@ -200,8 +200,7 @@ def test_standalone_mgt_pool_label(kind):
         "data": {"default": False, "lustreStorage": {
             "combinedMgtMdt": False,
             "mgtOptions": {"standaloneMgtPoolName": "pool1", "capacity": "1GiB"}}}})
-    new_workflow(api, "mgt", ["#DW create_persistent type=lustre name=mgt1 profile=mgtpool"
-                              " capacity=1GiB"])
+    new_workflow(api, "mgt", ["#DW create_persistent type=lustre name=mgt1 profile=mgtpool"])
     wait(api, "mgt", "Proposal")
     p = psi(api, "mgt1")
     assert p["metadata"]["labels"]["nnf.cray.hpe.com/standalone_mgt"] == "pool1"
@@ -215,3 +214,27 @@ def test_standalone_mgt_pool_label(kind):
     assert labels["nnf.cray.hpe.com/standalone_mgt"] == "pool1"
     assert "dataworkflowservices.github.io/owner.name" not in labels
     assert "nnf.cray.hpe.com/directive_index" not in labels
+
+
+@pytest.mark.parametrize(("directive", "message"), [
+    ("#DW create_persistent type=xfs name=nocap",
+     "DW Directive 0: User error: creating persistent storage requires 'capacity' argument"),
+    ("#DW create_persistent type=lustre name=mgt2 profile=mgtpool capacity=1GiB",
+     "DW Directive 0: User error: creating persistent MGT does not accept 'capacity'"
+     " argument"),
+])
+def test_create_persistent_capacity_rule(kind, directive, message):
+    api = kind.custom_objects_api()
+    api.create_namespaced_custom_object("nnf.cray.hpe.com", "v1alpha11", "nnf-system",
+                                        "nnfstorageprofiles", {
+        "apiVersion": "nnf.cray.hpe.com/v1alpha11", "kind": "NnfStorageProfile",
+        "metadata": {"name": "mgtpool"},
+        "data": {"default": False, "lustreStorage": {
+            "mgtOptions": {"standaloneMgtPoolName": "pool1", "capacity": "1GiB"}}}})
+    new_workflow(api, "cap", [directive])
+    wf = wait(api, "cap", "Proposal", want="Error")
+    assert wf["status"]["message"] == message
+    finish(api, "cap")
+    # nothing of the refused storage is left behind
+    assert not api.list_namespaced_custom_object(G, V, "default",
+                                                 "persistentstorageinstances")["items"]

@@ -19,6 +19,13 @@ _TARGET_KEY = {"ost": "ostOptions", "mdt": "mdtOptions", "mgt": "mgtOptions",
                "mgtmdt": "mgtMdtOptions"}
 
 
+def section(data: dict[str, Any], key: str) -> dict[str, Any]:
+    """A profile section; absent, null or not an object reads as empty (Go's
+    zero value), so a profile with ``lustreStorage: null`` is no crash."""
+    value = data.get(key) if isinstance(data, dict) else None
+    return value if isinstance(value, dict) else {}
+
+
 def _capacity(text: str | None) -> int:
     try:
         return parse_capacity(text or "")
@@ -52,7 +59,7 @@ def scaled_and_padded(capacity: int, options: dict[str, Any]) -> int:
 def _set(strategy: str, capacity: int, label: str, options: dict[str, Any],
          colocation: dict[str, str] | None = None) -> dict[str, Any]:
     constraints: dict[str, Any] = {
-        "labels": [*options.get("storageLabels", []), STORAGE_LABEL]}
+        "labels": [*(options.get("storageLabels") or []), STORAGE_LABEL]}
     if options.get("scale"):
         constraints["scale"] = options["scale"]
     if options.get("count"):
@@ -68,28 +75,37 @@ def storage_breakdown(directive: str, profile: dict[str, Any]) -> list[dict[str,
     command, args = parse_directive(directive)
     argmap = {k: (v or "") for k, v in args}
     fs = argmap.get("type", "")
+    lustre = section(profile, "lustreStorage")
+    if command == "create_persistent":
+        # the PSI controller's capacity rule: a standalone MGT has a fixed
+        # size, every other persistent file system needs one
+        standalone = fs == "lustre" and section(lustre, "mgtOptions").get(
+            "standaloneMgtPoolName")
+        if standalone and "capacity" in argmap:
+            raise rerr.user("creating persistent MGT does not accept 'capacity' argument")
+        if not standalone and "capacity" not in argmap:
+            raise rerr.user("creating persistent storage requires 'capacity' argument")
     capacity = _capacity(argmap.get("capacity"))
     if capacity == 0 and "capacity" in argmap:
         raise rerr.internal("'capacity' must be a non-zero value")
     if fs in _PER_COMPUTE_KEY:
-        opts = profile.get(_PER_COMPUTE_KEY[fs], {})
+        opts = section(profile, _PER_COMPUTE_KEY[fs])
         return [_set("AllocatePerCompute", scaled_and_padded(capacity, opts), fs, opts)]
     if fs != "lustre":
         raise rerr.internal("invalid DW directive", f"invalid DW directive file system type: {fs}")
-    lustre = profile.get("lustreStorage", {})
-    ost = lustre.get("ostOptions", {})
+    ost = section(lustre, "ostOptions")
     try:
         ost_cap = int(float(ost.get("capacityScalingFactor", "1.0")) * capacity)
     except ValueError:
         raise rerr.internal("invalid capacityScalingFactor for lustre allocation") from None
-    mdt_cap = _capacity(lustre.get("mdtOptions", {}).get("capacity", "5GiB"))
-    mgt_cap = _capacity(lustre.get("mgtOptions", {}).get("capacity", "5GiB"))
+    mdt_cap = _capacity(section(lustre, "mdtOptions").get("capacity", "5GiB"))
+    mgt_cap = _capacity(section(lustre, "mgtOptions").get("capacity", "5GiB"))
     mgt_key = {"type": "exclusive", "key": "lustre-mgt"}
-    mdt_key = {"type": "exclusive", "key": ""} if lustre.get("mdtOptions", {}).get(
+    mdt_key = {"type": "exclusive", "key": ""} if section(lustre, "mdtOptions").get(
         "exclusive") else None
     parts: list[tuple[str, int, str, dict[str, str] | None]] = [
         ("AllocateAcrossServers", ost_cap, "ost", None)]
-    mgt = lustre.get("mgtOptions", {})
+    mgt = section(lustre, "mgtOptions")
     if lustre.get("combinedMgtMdt"):
         parts.append(("AllocateAcrossServers", mdt_cap, "mgtmdt", mdt_key or mgt_key))
     elif mgt.get("externalMgs"):
@@ -102,7 +118,7 @@ def storage_breakdown(directive: str, profile: dict[str, Any]) -> list[dict[str,
     else:
         parts.append(("AllocateAcrossServers", mdt_cap, "mdt", mdt_key))
         parts.append(("AllocateSingleServer", mgt_cap, "mgt", mgt_key))
-    return [_set(strategy, cap, label, lustre.get(_TARGET_KEY[label], {}), key)
+    return [_set(strategy, cap, label, section(lustre, _TARGET_KEY[label]), key)
             for strategy, cap, label, key in parts]
 
 
@@ -111,12 +127,12 @@ def compute_breakdown(directive: str, profile: dict[str, Any], servers_name: str
     """status.compute for a jobdw: one location constraint per allocation set."""
     _, args = parse_directive(directive)
     fs = dict(args).get("type") or ""
-    lustre = profile.get("lustreStorage", {})
+    lustre = section(profile, "lustreStorage")
     location = []
     for k, aset in enumerate(allocation_sets):
         if fs == "lustre":
             access = [{"type": "network", "priority": "mandatory"}]
-            opts = lustre.get(_TARGET_KEY.get(aset["label"], ""), {})
+            opts = section(lustre, _TARGET_KEY.get(aset["label"], ""))
             if opts.get("colocateComputes"):
                 access.append({"type": "physical", "priority": "bestEffort"})
         elif fs == "gfs2":

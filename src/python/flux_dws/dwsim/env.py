@@ -21,6 +21,7 @@ import posixpath
 from typing import Any
 
 from flux_dws.directives import parse_directive
+from flux_dws.dwsim.breakdown import section
 
 DEFAULT_PREFIX = "/mnt/nnf"
 
@@ -31,12 +32,12 @@ def mount_path(wf: dict[str, Any], profile: dict[str, Any], fs_type: str, index:
     # Go's filepath.Clean: unlike posixpath.normpath it folds a leading "//"
     path = "/" + posixpath.normpath(f"/{prefix}/{uid}-{index}").lstrip("/")
     if fs_type == "lustre":
-        override = profile.get("lustreStorage", {}).get("clientOptions", {}).get(
-            "variableOverride", {})
+        override = section(section(section(profile, "lustreStorage"), "clientOptions"),
+                           "variableOverride")
     else:
         key = {"xfs": "xfsStorage", "gfs2": "gfs2Storage", "raw": "rawStorage"}.get(fs_type, "")
-        override = profile.get(key, {}).get("variableOverride", {})
-    path = override.get("$MOUNT_PATH", path) if isinstance(override, dict) else path
+        override = section(section(profile, key), "variableOverride")
+    path = str(override.get("$MOUNT_PATH") or path)
     spec = wf["spec"]
     for var, value in (("$JOBID", str(spec.get("jobID", ""))), ("$DIRECTIVE_INDEX", str(index)),
                        ("$WORKFLOW_UID", uid), ("$USERID", str(spec.get("userID", ""))),

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 
 def microtime(t: dt.datetime) -> str:
@@ -17,11 +18,20 @@ def microtime(t: dt.datetime) -> str:
     return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond:06d}Z"
 
 
+RFC3339 = re.compile(r"\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:\d\d(\.\d{1,9})?([Zz]|[+-]\d\d:\d\d)")
+
+
 def parse_microtime(s: str) -> dt.datetime:
-    """Parse a MicroTime or plain RFC 3339 'Z' time."""
-    if "." in s:
-        return dt.datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=dt.timezone.utc)
-    return dt.datetime.strptime(s, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc)
+    """Parse a MicroTime or any RFC 3339 time (what a CRD's ``date-time``
+    format admits), as an aware UTC datetime; ValueError otherwise."""
+    if not isinstance(s, str) or not RFC3339.fullmatch(s):
+        raise ValueError(f"not an RFC 3339 time: {s!r}")
+    text = s.upper().replace(" ", "T").replace("Z", "+00:00")
+    if "." in text:  # Python keeps microseconds: drop nanosecond digits
+        head, _, rest = text.partition(".")
+        digits = rest[:-6]
+        text = f"{head}.{(digits + '000000')[:6]}{rest[-6:]}"
+    return dt.datetime.fromisoformat(text).astimezone(dt.timezone.utc)
 
 
 def _frac(v: int, prec: int) -> tuple[str, int]:

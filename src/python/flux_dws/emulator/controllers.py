@@ -57,6 +57,7 @@ from flux_dws.emulator.nnf_datamovement import DataMovementDriver, DataMovementW
 from flux_dws.emulator.nnf_storage import ClientMountDaemon, StorageDriver
 from flux_dws.emulator.resources import BY_GROUP_PLURAL, DWS, NNF
 from flux_dws.emulator.store import ApiError, Event, Store
+from flux_dws.emulator.timers import TimerThread
 from flux_dws.jsondata import copy_json
 
 log = logging.getLogger("flux_dws.emulator")
@@ -140,18 +141,22 @@ class Faults:
             self.items.clear()
 
     def _take(self, kind: str, wf: str, state: str, index: int | None,
-              compute: str | None = None) -> Fault | None:
+              compute: str | None = None, waited: float | None = None) -> Fault | None:
         with self.lock:
             for f in self.items:
                 if f.matches(kind, wf, state, index, compute):
-                    if f.once:
+                    # a ``once`` delay is used up when it has delayed, not when seen
+                    pending = f.severity == "delay" and waited is not None \
+                        and waited < f.seconds
+                    if f.once and not pending:
                         self.items.remove(f)
                     return f
         return None
 
-    def take(self, wf: str, state: str, index: int) -> Fault | None:
-        """A driver fault for this workflow, state and directive."""
-        return self._take("driver", wf, state, index)
+    def take(self, wf: str, state: str, index: int, waited: float | None = None) -> Fault | None:
+        """A driver fault for this workflow, state and directive (``waited``:
+        seconds since the state was asked for, for delay faults)."""
+        return self._take("driver", wf, state, index, waited=waited)
 
     def take_mount(self, wf: str, compute: str) -> Fault | None:
         return self._take("clientmount", wf, "*", None, compute)
@@ -172,7 +177,7 @@ class Controllers:
         self._pending: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
-        self._timers: list[threading.Timer] = []
+        self._timers = TimerThread()
         self._stopping = threading.Event()
         self._ruleset: tuple[tuple[tuple[str, str], ...], Ruleset] | None = None
         self.retry_seconds = 1.0   # back-off before a Minor/Major error is retried
@@ -181,6 +186,7 @@ class Controllers:
         self.cluster = ContainerCluster(self, self.latency.get("Container", 0.0))
         self.ports = PortManager(self)
         self.child_timeout = 300.0  # NNF_CHILD_RESOURCE_TIMEOUT_SECONDS
+        self._health: dict[str, dict[str, Any]] = {}  # set_health's inputs per rabbit
         self._driver_list: list[Driver] = [StorageDriver(self), DataMovementDriver(self),
                                            ContainerDriver(self)]
         self.drivers = {c: d for d in self._driver_list for c in d.commands}
@@ -214,8 +220,7 @@ class Controllers:
 
     def stop(self) -> None:
         self._stopping.set()
-        for t in self._timers:
-            t.cancel()
+        self._timers.stop()
         self._queue.put(None)
         if self._thread is not None:
             self._thread.join(5)
@@ -228,10 +233,7 @@ class Controllers:
         self._queue.put((ns, name))
 
     def _later(self, seconds: float, ns: str, name: str) -> None:
-        t = threading.Timer(seconds, self.enqueue, (ns, name))
-        t.daemon = True
-        self._timers = [x for x in self._timers if x.is_alive()] + [t]
-        t.start()
+        self._timers.call_later(seconds, lambda: self.enqueue(ns, name))
 
     def _on_event(self, ev: Event) -> None:
         group, plural, ns, name = ev.key
@@ -355,7 +357,16 @@ class Controllers:
         if spec.get("state") == "Disabled":
             new.update(status="Disabled", message="Storage node manually disabled")
         elif status.get("status") == "Disabled":
-            new.update(status="Ready", message="", rebootRequired=False)
+            # re-enabled: the status follows the rabbit's health again, which
+            # may be Offline, fenced or drained (not simply Ready)
+            from flux_dws.dwsim.storage import storage_status
+
+            computes = {c["name"]: c["status"]
+                        for c in (status.get("access") or {}).get("computes") or []}
+            health = self._health.get(name) or {"node_status": (
+                (status.get("access") or {}).get("servers") or [{}])[0].get("status", "Ready")}
+            new = storage_status(spec, name, status.get("capacity", 0), computes, **health)
+            new["devices"] = status.get("devices", [])
         if new != status:
             self.store.patch(R["storage"], ns, name, "merge", {"status": new}, "status")
 
@@ -372,10 +383,13 @@ class Controllers:
         if unknown:
             raise ValueError(f"rabbit '{name}' has no compute '{sorted(unknown)[0]}'")
         computes.update(links or {})
+        health: dict[str, Any] = {
+            "node_status": status or (old.get("access", {}).get("servers") or [{}])[0].get(
+                "status", "Ready"),
+            "k8s_ready": k8s_ready, "fenced": fenced, "drain_taint": drain_taint}
+        self._health[name] = health  # what a re-enable recomputes the status from
         new = storage_status(obj.get("spec") or {}, name, old.get("capacity", 0), computes,
-                             node_status=status or old.get("access", {}).get("servers", [{}])[0]
-                             .get("status", "Ready"),
-                             k8s_ready=k8s_ready, fenced=fenced, drain_taint=drain_taint)
+                             **health)
         new["devices"] = old.get("devices", [])
         return self.store.patch(R["storage"], "default", name, "merge", {"status": new},
                                 "status")
@@ -417,7 +431,7 @@ class Controllers:
             d = ndrivers[i]
             idx = d["dwdIndex"]
             try:
-                fault = self.faults.take(name, state, idx)
+                fault = self.faults.take(name, state, idx, waited)
                 if fault is not None and fault.severity == "stall":
                     break
                 if fault is not None and fault.severity == "delay":
@@ -429,8 +443,9 @@ class Controllers:
                                              severity=fault.severity)
                 self._run_driver(new, state, idx)
             except Wait as w:
-                if d.get("status") != "Running" or d.get("message"):
-                    d.update(status="Running", message="", error="")
+                # nnf-sos shows why it waits: "DW Directive 0: pending mount"
+                if d.get("status") != "Running" or d.get("message") != w.reason:
+                    d.update(status="Running", message=w.reason, error="")
                 if w.after is not None:
                     self._later(w.after, ns, name)
                 break  # drivers run in directive order
@@ -439,6 +454,16 @@ class Controllers:
                 if err.severity != "Fatal":
                     self._later(self.retry_seconds, ns, name)
                 break  # nnf-sos stops a state's drivers at the first error
+            except ApiError:
+                raise  # a conflict or a vanished object: the worker looks again
+            except Exception as exc:
+                # nnf-sos turns a plain error into an Internal ResourceError; so do
+                # we, so the workflow shows it instead of staying Running silently
+                log.exception("nnf driver %s/%s %s directive %d", ns, name, state, idx)
+                err = rerr.internal("", f"{type(exc).__name__}: {exc}", severity="Major")
+                ndrivers[i] = rerr.apply_to_driver(d, err)
+                self._later(max(self.retry_seconds, 5.0), ns, name)
+                break
             d.update(status="Completed", completed=True, message="", error="",
                      completeTime=_micro(now))
         if new != wf:  # an unchanged write would only wake us again
@@ -479,7 +504,10 @@ class Controllers:
         started = status.get("desiredStateChange")
         if not started:
             return 0.0
-        return (now - parse_microtime(started)).total_seconds()
+        try:
+            return (now - parse_microtime(started)).total_seconds()
+        except (TypeError, ValueError):
+            return 0.0  # a client wrote garbage there: count from now
 
     def directives(self, wf: dict[str, Any]) -> list[Directive]:
         out = []
@@ -551,7 +579,7 @@ class Controllers:
         return out
 
     def after(self, seconds: float, fn: Callable[[], Any]) -> None:
-        """Run fn on a timer thread (errors are logged)."""
+        """Run fn on the timer thread (errors are logged)."""
         def run() -> None:
             if self._stopping.is_set():
                 return
@@ -562,10 +590,7 @@ class Controllers:
                     log.exception("timer")
             except Exception:
                 log.exception("timer")
-        t = threading.Timer(seconds, run)
-        t.daemon = True
-        self._timers = [x for x in self._timers if x.is_alive()] + [t]
-        t.start()
+        self._timers.call_later(seconds, run)
 
     def _delete(self, wf: dict[str, Any]) -> None:
         """nnf's part of a Workflow deletion: each driver's objects, then its finalizer."""

@@ -55,6 +55,7 @@ class Wait(Exception):
 
     def __init__(self, why: str, after: float | None = None) -> None:
         super().__init__(why)
+        self.reason = why  # the driver message while it waits, as nnf-sos words it
         self.after = after
 
 

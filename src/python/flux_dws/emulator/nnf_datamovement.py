@@ -131,7 +131,7 @@ class DataMovementDriver(Driver):
                 raise Wait("pending data movement", after=2.0)
         for dm in dms:
             if (dm.get("status") or {}).get("state") != "Finished":
-                raise Wait(f"pending data movement {dm['metadata']['name']}")
+                raise Wait("pending data movement")
         for dm in dms:
             status = dm.get("status") or {}
             if status.get("status") != "Success":

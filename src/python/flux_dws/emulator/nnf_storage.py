@@ -15,7 +15,8 @@ PreRun    one ClientMount per compute of the Computes object (namespace =
 PostRun   the ClientMounts are unmounted; data movements the job started
           itself (copy offload, labelled for PostRun) must finish, and any
           that failed fail the state ("data movement failed").
-Teardown  the directive's ClientMounts, Servers and breakdown go;
+Teardown  the directive's ClientMounts, NnfAccess and NnfStorage go (its
+          breakdown and Servers stay until the Workflow is deleted);
           create_persistent leaves the PSI alive, destroy_persistent removes
           it (owner and in-use checks), persistentdw drops its reference.
 
@@ -305,7 +306,7 @@ class StorageDriver(Driver):
         movements = self.store.list_objects(R["dm"], None, sel)
         for dm in movements:
             if (dm.get("status") or {}).get("state") != "Finished":
-                raise Wait(f"pending data movement {dm['metadata']['name']}")
+                raise Wait("pending data movement")
         for dm in movements:
             if (dm.get("status") or {}).get("status") == "Failed":
                 raise rerr.internal("data movement failed", f"data movement"
@@ -433,12 +434,18 @@ class StorageDriver(Driver):
                                      str(e.get("type") or "Internal"),
                                      str(e.get("severity") or "Major"))
         if waiting:
-            raise Wait(f"ClientMounts not {desired}: {','.join(waiting[:4])}",
+            # nnf-sos' words; which computes lag shows in their ClientMounts
+            raise Wait("pending mount" if desired == "mounted" else "pending unmount",
                        after=self.ctl.child_timeout)
 
     def _overdue(self, cm: dict[str, Any]) -> bool:
+        """Never reconciled by its node's clientmountd within the child timeout
+        of its creation.  As in nnf-sos the clock is the child's creation and
+        the test is "not reconciled at all": a ClientMount its daemon has
+        answered (at mount) is waited on without limit at unmount, however
+        long the job ran."""
         created = cm["metadata"].get("creationTimestamp")
-        if not created:
+        if not created or cm.get("status"):
             return False
         age = (dt.datetime.now(dt.timezone.utc) - parse_microtime(created)).total_seconds()
         return age > self.ctl.child_timeout
@@ -473,8 +480,11 @@ class StorageDriver(Driver):
         self.delete_labelled(R["access"], wf, index)
         for n in names:
             self.delete_quiet(R["nnfstorage"], ns, n)
-            self.delete_quiet(R["servers"], ns, n)
-            self.delete_quiet(R["breakdown"], ns, n)
+            if index is None:
+                # the breakdown and its Servers stay until the Workflow goes
+                # (the WLM may still read them after Teardown)
+                self.delete_quiet(R["servers"], ns, n)
+                self.delete_quiet(R["breakdown"], ns, n)
 
 
 @dataclass

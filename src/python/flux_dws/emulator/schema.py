@@ -22,6 +22,8 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
+from flux_dws.dwsim.gotime import RFC3339
+
 PRESERVE = "preserve"
 STATES = ["Proposal", "Setup", "DataIn", "PreRun", "PostRun", "DataOut", "Teardown"]
 DRIVER_STATUS = ["Pending", "Queued", "Running", "Completed", "TransientCondition", "Error",
@@ -47,6 +49,7 @@ class S:
     maximum: int | None = None
     min_length: int | None = None
     max_length: int | None = None
+    format: str | None = None              # "date-time" (RFC 3339), as the CRDs declare
 
 
 def obj(required: tuple[str, ...] = (), preserve: bool = False, **props: S) -> S:
@@ -62,6 +65,7 @@ def arr(items: S) -> S:
 
 
 STR, INT, BOOL, ANY = S("string"), S("integer"), S("boolean"), S("any")
+TIME = S("string", format="date-time")   # metav1.Time / MicroTime
 REF = obj(kind=STR, name=STR, namespace=STR, uid=STR, apiVersion=STR, fieldPath=STR,
           resourceVersion=STR)
 RESOURCE_ERROR = obj(userMessage=STR, debugMessage=STR,
@@ -86,10 +90,10 @@ WORKFLOW = obj(
                         driverID=STR, taskID=STR, dwdIndex=INT,
                         watchState=S("string", enum=tuple(STATES)), lastHB=INT,
                         completed=BOOL, status=S("string", enum=tuple(DRIVER_STATUS)),
-                        message=STR, error=STR, completeTime=STR)),
+                        message=STR, error=STR, completeTime=TIME)),
         directiveBreakdowns=arr(REF), computes=REF,
         workflowToken=obj(secretName=STR, secretNamespace=STR),
-        desiredStateChange=STR, readyChange=STR, elapsedTimeLastState=STR,
+        desiredStateChange=TIME, readyChange=TIME, elapsedTimeLastState=STR,
     ),
 )
 
@@ -117,7 +121,7 @@ SERVERS = obj(
         label=STR, allocationSize=S("integer", minimum=1),
         storage=arr(obj(required=("name", "allocationCount"), name=STR,
                         allocationCount=S("integer", minimum=1)))))),
-    status=obj(ready=BOOL, lastUpdate=STR, error=RESOURCE_ERROR,
+    status=obj(ready=BOOL, lastUpdate=TIME, error=RESOURCE_ERROR,
                allocationSets=arr(obj(label=STR, storage=m(obj(allocationSize=INT,
                                                                ready=BOOL))))),
 )
@@ -288,6 +292,9 @@ def _bounds(s: S, v: Any, path: Path, errors: list[tuple[str, str]]) -> None:
         if s.min_length is not None and len(v) < s.min_length:
             errors.append((_p(path), f'Invalid value: "{v}": {_p(path)} in body should be at'
                                      f" least {s.min_length} chars long"))
+        if s.format == "date-time" and not RFC3339.fullmatch(v):
+            errors.append((_p(path), f'Invalid value: "{v}": {_p(path)} in body must be of'
+                                     f' type date-time: "{v}"'))
 
 
 def _walk(s: S, v: Any, path: Path, errors: list[tuple[str, str]], unknown: list[str]) -> Any:
@@ -296,7 +303,7 @@ def _walk(s: S, v: Any, path: Path, errors: list[tuple[str, str]], unknown: list
     # fast path: a plain string or boolean field (most leaves)
     scalar = _SCALARS.get(s.type)
     if scalar is not None and not s.enum and type(v) is scalar and s.max_length is None \
-            and s.min_length is None:
+            and s.min_length is None and s.format is None:
         return v
     if not _typeok(s, v):
         errors.append((_p(path), f'Invalid value: "{_go_type(v)}": {_p(path)} in body must be'
