@@ -316,3 +316,26 @@ def test_demo_errors(capsys):
                  "-d", "#DW copy_in source=/elsewhere destination=$DW_JOB_aa/"]) == 1
     assert "global Lustre file system containing '/elsewhere' not found" in \
         capsys.readouterr().err
+
+
+def test_default_storage_profile_must_be_unique(kind):
+    api = kind.custom_objects_api()
+    profiles = api.list_namespaced_custom_object("nnf.cray.hpe.com", "v1alpha11", "nnf-system",
+                                                 "nnfstorageprofiles")["items"]
+    (default,) = [p for p in profiles if p["data"].get("default")]
+    api.create_namespaced_custom_object("nnf.cray.hpe.com", "v1alpha11", "nnf-system",
+                                        "nnfstorageprofiles", {
+        "apiVersion": "nnf.cray.hpe.com/v1alpha11", "kind": "NnfStorageProfile",
+        "metadata": {"name": "also-default"}, "data": {"default": True}})
+    new_workflow(api, "two", ["#DW jobdw type=xfs capacity=1GiB name=aa"])
+    wf = wait(api, "two", "Proposal", want="Error")
+    names = " ".join(sorted(["also-default", default["metadata"]["name"]]))
+    assert wf["status"]["message"] == ("DW Directive 0: Internal error: More than one default"
+                                       f" NnfStorageProfile found; unable to pick one: [{names}]")
+    for name in ("also-default", default["metadata"]["name"]):
+        api.delete_namespaced_custom_object("nnf.cray.hpe.com", "v1alpha11", "nnf-system",
+                                            "nnfstorageprofiles", name)
+    new_workflow(api, "none", ["#DW jobdw type=xfs capacity=1GiB name=aa"])
+    wf = wait(api, "none", "Proposal", want="Error")
+    assert wf["status"]["message"] == ("DW Directive 0: Internal error: Unable to find a default"
+                                       " NnfStorageProfile to use")

@@ -230,6 +230,43 @@ def test_missing_default_dm_profile(kind):
                                        " NnfDataMovementProfile: nosuch")
 
 
+def test_rabbits_stay_mounted_until_copy_offload_ends(kind):
+    """PostRun: computes unmount, the job's movements end, then the rabbits unmount."""
+    api = kind.custom_objects_api()
+    to_setup(api, "g", ["#DW jobdw type=gfs2 capacity=10GiB name=gfs"])
+    api.patch_namespaced_custom_object(G, V, "default", "computes", "g",
+                                       {"data": [{"name": "compute-01"}]})
+    wf = advance(api, "g", "DataIn")
+    advance(api, "g", "PreRun")
+    md = wf["metadata"]
+    labels = {"dataworkflowservices.github.io/owner.kind": "Workflow",
+              "dataworkflowservices.github.io/owner.name": "g",
+              "dataworkflowservices.github.io/owner.namespace": "default",
+              "dataworkflowservices.github.io/owner.uid": md["uid"],
+              "dataworkflowservices.github.io/workflow.name": "g",
+              "dataworkflowservices.github.io/workflow.namespace": "default",
+              "nnf.cray.hpe.com/teardown_state": "PostRun"}
+    api.create_namespaced_custom_object(NNF, NV, "kind-worker2", "nnfdatamovements", {
+        "apiVersion": f"{NNF}/{NV}", "kind": "NnfDataMovement",
+        "metadata": {"name": "offload-g", "labels": labels},
+        "spec": {"source": {"path": "/a"}, "destination": {"path": "/b"}}})
+    api.patch_namespaced_custom_object(G, V, "default", "workflows", "g",
+                                       {"spec": {"desiredState": "PostRun"}})
+    wf = wait(api, "g", "PostRun", want="DriverWait")
+
+    def access(target):
+        return api.get_namespaced_custom_object(NNF, NV, "default", "nnfaccesses",
+                                                f"g-0-{target}")["status"]["state"]
+    assert wf["status"]["message"] == "DW Directive 0: pending data movement"
+    assert (access("computes"), access("servers")) == ("unmounted", "mounted")
+    api.patch_namespaced_custom_object_status(NNF, NV, "kind-worker2", "nnfdatamovements",
+                                              "offload-g", {"status": {
+                                                  "state": "Finished", "status": "Success"}})
+    wait(api, "g", "PostRun")
+    assert access("servers") == "unmounted"
+    finish(api, "g")
+
+
 def test_post_run_waits_for_copy_offload_movements(kind):
     """A movement the job's copy-offload server made (labelled for PostRun)."""
     api = kind.custom_objects_api()

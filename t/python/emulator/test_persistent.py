@@ -62,6 +62,17 @@ def test_persistent_lifecycle(kind):
     # use
     new_workflow(api, "use", ["#DW persistentdw name=proj"])
     wait(api, "use", "Proposal")
+    dbd = api.get_namespaced_custom_object(G, V, "default", "directivebreakdowns", "use-0")
+    assert "storage" not in dbd["status"]  # the WLM allocates nothing for it
+    sets = api.get_namespaced_custom_object(G, V, "default", "servers", "proj")["spec"][
+        "allocationSets"]
+    assert len(sets) >= 2  # a Lustre file system: OSTs, MDTs, ...
+    # one constraint per set of the PSI's Servers; physical even for Lustre
+    assert dbd["status"]["compute"]["constraints"]["location"] == [
+        {"access": [{"type": "physical", "priority": "mandatory"}],
+         "reference": {"kind": "Servers", "name": "proj", "namespace": "default",
+                       "fieldPath": f"servers.spec.allocationSets[{k}]"}}
+        for k in range(len(sets))]
     advance(api, "use", "Setup")
     assert psi(api, "proj")["spec"]["consumerReferences"] == [
         {"kind": "Workflow", "name": "use-0", "namespace": "default"}]
@@ -238,3 +249,17 @@ def test_create_persistent_capacity_rule(kind, directive, message):
     # nothing of the refused storage is left behind
     assert not api.list_namespaced_custom_object(G, V, "default",
                                                  "persistentstorageinstances")["items"]
+
+
+def test_unfinished_create_persistent_is_removed_at_teardown(kind):
+    api = kind.custom_objects_api()
+    new_workflow(api, "half", ["#DW create_persistent type=xfs capacity=10GiB name=halfway"])
+    wait(api, "half", "Proposal")
+    assert psi(api, "halfway")["status"]["state"] == "Creating"
+    advance(api, "half", "Teardown")  # Setup never ran: the storage was never made
+    with pytest.raises(ApiException) as exc:
+        psi(api, "halfway")
+    assert exc.value.status == 404
+    with pytest.raises(ApiException):
+        api.get_namespaced_custom_object(G, V, "default", "servers", "halfway")
+    finish(api, "half")

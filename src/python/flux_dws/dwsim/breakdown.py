@@ -144,3 +144,17 @@ def compute_breakdown(directive: str, profile: dict[str, Any], servers_name: str
             "kind": "Servers", "name": servers_name, "namespace": namespace,
             "fieldPath": f"servers.spec.allocationSets[{k}]"}})
     return {"constraints": {"location": location}}
+
+
+def persistent_compute_breakdown(servers: dict[str, Any], namespace: str) -> dict[str, Any]:
+    """status.compute for a persistentdw: one constraint per allocation set of
+    the PSI's Servers spec.  nnf-sos picks the access type from the
+    directive's ``type`` argument, which persistentdw lacks, so it is always
+    physical/mandatory, even for Lustre (a quirk kept on purpose)."""
+    name = servers.get("metadata", {}).get("name", "")
+    sets = (servers.get("spec") or {}).get("allocationSets") or []
+    return {"constraints": {"location": [
+        {"access": [{"type": "physical", "priority": "mandatory"}],
+         "reference": {"kind": "Servers", "name": name, "namespace": namespace,
+                       "fieldPath": f"servers.spec.allocationSets[{k}]"}}
+        for k in range(len(sets))]}}

@@ -548,12 +548,16 @@ class Controllers:
         if name:
             for p in profiles:
                 if p["metadata"]["name"] == name:
-                    return p.get("data", {})  # type: ignore[no-any-return]
+                    return p.get("data") or {}  # type: ignore[no-any-return]
             raise rerr.user(f"Unable to find NnfStorageProfile: {name}")
-        defaults = [p for p in profiles if p.get("data", {}).get("default")]
-        if len(defaults) != 1:
+        defaults = [p for p in profiles if (p.get("data") or {}).get("default")]
+        if not defaults:
             raise rerr.internal("Unable to find a default NnfStorageProfile to use")
-        return defaults[0].get("data", {})  # type: ignore[no-any-return]
+        if len(defaults) > 1:
+            names = " ".join(sorted(p["metadata"]["name"] for p in defaults))
+            raise rerr.internal(f"More than one default NnfStorageProfile found; unable to"
+                                f" pick one: [{names}]")
+        return defaults[0].get("data") or {}  # type: ignore[no-any-return]
 
     def computes(self, wf: dict[str, Any]) -> list[str]:
         """The compute names of the Workflow's Computes object, in order."""

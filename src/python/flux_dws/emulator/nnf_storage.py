@@ -102,6 +102,9 @@ class StorageDriver(Driver):
                        "metadata": {"name": servers_name, "labels": srv_labels,
                                     "ownerReferences": srv_owner}, "spec": {}}
             self.create_quiet(R["servers"], ns, servers)
+        elif d.command == "persistentdw":
+            status["compute"] = nnf_breakdown.persistent_compute_breakdown(
+                self._psi_servers(ns, d.args["name"]), ns)
         if d.args.get("requires"):
             status["requires"] = d.args["requires"].split(",")
         dbd = {"apiVersion": f"{DWS}/v1alpha7", "kind": "DirectiveBreakdown",
@@ -247,11 +250,21 @@ class StorageDriver(Driver):
     def _release_psi(self, wf: dict[str, Any], name: str) -> None:
         """create_persistent at Teardown: the PSI outlives the workflow."""
         ns = wf["metadata"]["namespace"]
+        try:
+            psi = self.store.get(R["psi"], ns, name)
+        except ApiError:
+            return
+        mine = any(o.get("uid") == wf["metadata"].get("uid")
+                   for o in psi["metadata"].get("ownerReferences") or [])
         drivers = wf["status"].get("drivers") or []
         if not all(d["completed"] for d in drivers if d["watchState"] != "Teardown"):
-            return  # the creation never finished: the storage goes with the workflow
-        if self.exists(R["psi"], ns, name):
-            psi = self.store.get(R["psi"], ns, name)
+            # the creation never finished: Teardown removes the half-made storage
+            if mine:
+                self.delete_quiet(R["nnfstorage"], ns, name)
+                self.delete_quiet(R["servers"], ns, name)
+                self.delete_quiet(R["psi"], ns, name)
+            return
+        if mine:
             drop = {*OWNER_LABELS, DIRECTIVE_INDEX_LABEL}
             self.store.patch(R["psi"], ns, name, "merge", {"metadata": {
                 "ownerReferences": None,
@@ -297,10 +310,8 @@ class StorageDriver(Driver):
         fs = d.args.get("type", "") if d.command == "jobdw" else \
             self._psi_type(wf, d.args["name"])
         self._mount_computes(wf, d, "unmounted", None, fs)
-        servers = self._get_access(wf, d, "servers")
-        if servers is not None and servers["spec"].get("teardownState") == "PostRun":
-            self._access(wf, d, "servers", "unmounted", None, ready=True)
-        # data movement the job started itself (copy offload) must end first
+        # data movement the job started itself (copy offload) must end before
+        # the rabbits unmount (the movements use their mounts)
         owner = {k: v for k, v in child_labels(wf).items() if k in OWNER_LABELS}
         sel = ",".join(f"{k}={v}" for k, v in {**owner, TEARDOWN_STATE_LABEL: "PostRun"}.items())
         movements = self.store.list_objects(R["dm"], None, sel)
@@ -312,6 +323,9 @@ class StorageDriver(Driver):
                 raise rerr.internal("data movement failed", f"data movement"
                                     f" {dm['metadata'].get('namespace')}/"
                                     f"{dm['metadata']['name']} failed")
+        servers = self._get_access(wf, d, "servers")
+        if servers is not None and servers["spec"].get("teardownState") == "PostRun":
+            self._access(wf, d, "servers", "unmounted", None, ready=True)
 
     def _mount_computes(self, wf: dict[str, Any], d: Directive, desired: str,
                         path: str | None, fs: str) -> None:
@@ -371,6 +385,22 @@ class StorageDriver(Driver):
         status = {"state": desired, "ready": ready, "error": error}
         if any((acc.get("status") or {}).get(k) != v for k, v in status.items()):
             self.store.patch(R["access"], ns, name, "merge", {"status": status}, "status")
+
+    def _psi_servers(self, ns: str, name: str) -> dict[str, Any]:
+        """The Servers of PSI ``name`` (persistentdw's breakdown reads it)."""
+        try:
+            psi = self.store.get(R["psi"], ns, name)
+        except ApiError:
+            raise rerr.user(f"PersistentStorage '{name}' not found", severity="Major") \
+                from None
+        ref = (psi.get("status") or {}).get("servers") or {}
+        try:
+            return self.store.get(R["servers"], ref.get("namespace") or ns,
+                                  ref.get("name") or name)
+        except ApiError:
+            raise rerr.internal("could not read allocation request",
+                                f"unable to get Servers for PersistentStorage '{name}'",
+                                severity="Minor") from None
 
     def _psi_type(self, wf: dict[str, Any], name: str) -> str:
         try:
