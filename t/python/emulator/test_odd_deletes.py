@@ -30,7 +30,12 @@ def test_allocation_objects_deleted_before_setup(kind, plural):
     wait(api, "w", "Proposal")
     fill_servers(api, "w", "compute-01")
     saved = api.get_namespaced_custom_object(G, V, "default", plural, "w-0")
+    servers = api.get_namespaced_custom_object(G, V, "default", "servers", "w-0")
     api.delete_namespaced_custom_object(G, V, "default", plural, "w-0")
+    if plural == "directivebreakdowns":
+        # the Servers belong to the breakdown: garbage collection takes them too
+        eventually(lambda: not api.list_namespaced_custom_object(G, V, "default", "servers")[
+            "items"])
     api.patch_namespaced_custom_object(G, V, "default", "workflows", "w",
                                        {"spec": {"desiredState": "Setup"}})
     wf = wait(api, "w", "Setup", want="DriverWait")
@@ -49,6 +54,13 @@ def test_allocation_objects_deleted_before_setup(kind, plural):
     if status:  # what nnf-sos' breakdown controller fills in again
         api.patch_namespaced_custom_object_status(G, V, "default", plural, "w-0",
                                                   {"status": status})
+    if plural == "directivebreakdowns":  # ... with its Servers
+        dbd = api.get_namespaced_custom_object(G, V, "default", plural, "w-0")
+        for k in ("resourceVersion", "uid", "creationTimestamp", "generation"):
+            servers["metadata"].pop(k, None)
+        servers["metadata"]["ownerReferences"][0]["uid"] = dbd["metadata"]["uid"]
+        servers.pop("status", None)
+        api.create_namespaced_custom_object(G, V, "default", "servers", servers)
     wait(api, "w", "Setup")
     finish(api, "w")
 

@@ -102,6 +102,9 @@ def test_persistent_lifecycle(kind):
         psi(api, "proj")
     assert exc.value.status == 404
     assert api.list_namespaced_custom_object(G, V, "default", "servers")["items"] == []
+    # its pinned profile went with it (owned by the PSI)
+    eventually(lambda: not api.list_namespaced_custom_object(
+        "nnf.cray.hpe.com", "v1alpha11", "default", "nnfstorageprofiles")["items"])
 
 
 def test_persistentdw_needs_an_instance(kind):
@@ -263,3 +266,64 @@ def test_unfinished_create_persistent_is_removed_at_teardown(kind):
     with pytest.raises(ApiException):
         api.get_namespaced_custom_object(G, V, "default", "servers", "halfway")
     finish(api, "half")
+
+
+def storage_profile(api, ns, name):
+    return api.get_namespaced_custom_object("nnf.cray.hpe.com", "v1alpha11", ns,
+                                            "nnfstorageprofiles", name)
+
+
+def test_profiles_are_pinned(kind):
+    api = kind.custom_objects_api()
+    api.create_namespaced_custom_object("nnf.cray.hpe.com", "v1alpha11", "nnf-system",
+                                        "nnfstorageprofiles", {
+        "apiVersion": "nnf.cray.hpe.com/v1alpha11", "kind": "NnfStorageProfile",
+        "metadata": {"name": "custom"},
+        "data": {"xfsStorage": {"variableOverride": {"$MOUNT_PATH": "/p/$USERID/$JOBID"}}}})
+    make_persistent(api, "mk", "#DW create_persistent type=xfs capacity=10GiB name=pp"
+                               " profile=custom")
+    pinned = storage_profile(api, "default", "pp")
+    assert pinned["data"]["pinned"] is True and pinned["data"]["default"] is False
+    assert pinned["metadata"]["ownerReferences"][0]["kind"] == "PersistentStorageInstance"
+    # the site changes its profile: storage already made keeps its own copy
+    api.patch_namespaced_custom_object("nnf.cray.hpe.com", "v1alpha11", "nnf-system",
+                                       "nnfstorageprofiles", "custom", {"data": {"xfsStorage": {
+                                           "variableOverride": {"$MOUNT_PATH": "/other"}}}})
+    new_workflow(api, "use", ["#DW persistentdw name=pp",
+                              "#DW jobdw type=xfs capacity=1GiB name=scratch"])
+    wait(api, "use", "Proposal")
+    job = storage_profile(api, "default", "use-1")
+    assert job["data"]["pinned"] is True
+    assert job["metadata"]["ownerReferences"][0] == {
+        "apiVersion": f"{G}/{V}", "kind": "DirectiveBreakdown", "name": "use-1",
+        "uid": api.get_namespaced_custom_object(G, V, "default", "directivebreakdowns",
+                                                "use-1")["metadata"]["uid"],
+        "controller": True, "blockOwnerDeletion": True}
+    servers = api.get_namespaced_custom_object(G, V, "default", "servers", "use-1")
+    assert servers["metadata"]["ownerReferences"][0]["kind"] == "DirectiveBreakdown"
+    fill_servers(api, "use", "compute-01")
+    advance(api, "use", "Setup")
+    api.patch_namespaced_custom_object(G, V, "default", "computes", "use",
+                                       {"data": [{"name": "compute-01"}]})
+    advance(api, "use", "DataIn")
+    wf = advance(api, "use", "PreRun")
+    # the persistent storage's pinned profile gives its mount path
+    assert wf["status"]["env"]["DW_PERSISTENT_pp"] == "/p/1000/f1"  # $USERID, $JOBID
+    finish(api, "use")
+    # the job's pinned profile goes with the workflow; the persistent one stays
+    with pytest.raises(ApiException):
+        storage_profile(api, "default", "use-1")
+    assert storage_profile(api, "default", "pp")
+
+
+def test_breakdown_error_is_in_its_status(kind):
+    api = kind.custom_objects_api()
+    new_workflow(api, "bad", ["#DW jobdw type=xfs capacity=1GiB name=aa profile=missing"])
+    wf = wait(api, "bad", "Proposal", want="Error")
+    assert wf["status"]["message"] == ("DW Directive 0: User error: Unable to find"
+                                       " NnfStorageProfile: missing")
+    dbd = api.get_namespaced_custom_object(G, V, "default", "directivebreakdowns", "bad-0")
+    assert dbd["status"]["ready"] is False
+    assert dbd["status"]["error"]["userMessage"] == "Unable to find NnfStorageProfile: missing"
+    assert dbd["status"]["error"]["type"] == "User"
+    finish(api, "bad")

@@ -75,47 +75,109 @@ class StorageDriver(Driver):
         dbd_name = f"{name}-{d.index}"
         labels = {**workflow_labels(wf), DIRECTIVE_INDEX_LABEL: str(d.index),
                   JOB_ID_LABEL: str(wf["spec"].get("jobID", "")).replace(" ", "-")}
-        owner = owner_refs(wf)
-        status: dict[str, Any] = {"ready": True}
-        if d.command in STORAGE_COMMANDS:
-            profile = self.ctl.storage_profile(d.args.get("profile"))
-            sets = nnf_breakdown.storage_breakdown(d.text, profile)
-            servers_name = dbd_name if d.command == "jobdw" else d.args["name"]
-            status["storage"] = {
-                "lifetime": "job" if d.command == "jobdw" else "persistent",
-                "reference": {"kind": "Servers", "name": servers_name, "namespace": ns},
-                "allocationSets": sets}
-            if d.command == "jobdw":
-                status["compute"] = nnf_breakdown.compute_breakdown(d.text, profile, dbd_name,
-                                                                    ns, sets)
-                srv_owner, srv_labels = owner, labels
-            else:
-                psi = self._create_psi(wf, d, profile, {**labels, **child_labels(wf, d.index)},
-                                       owner)
-                srv_owner = [{"apiVersion": f"{DWS}/v1alpha7",
-                              "kind": "PersistentStorageInstance", "name": d.args["name"],
-                              "uid": psi["metadata"]["uid"], "controller": True}]
-                srv_labels = {"dataworkflowservices.github.io/persistentstorage.name":
-                              d.args["name"],
-                              "dataworkflowservices.github.io/persistentstorage.namespace": ns}
-            servers = {"apiVersion": f"{DWS}/v1alpha7", "kind": "Servers",
-                       "metadata": {"name": servers_name, "labels": srv_labels,
-                                    "ownerReferences": srv_owner}, "spec": {}}
-            self.create_quiet(R["servers"], ns, servers)
-        elif d.command == "persistentdw":
-            status["compute"] = nnf_breakdown.persistent_compute_breakdown(
-                self._psi_servers(ns, d.args["name"]), ns)
-        if d.args.get("requires"):
-            status["requires"] = d.args["requires"].split(",")
-        dbd = {"apiVersion": f"{DWS}/v1alpha7", "kind": "DirectiveBreakdown",
-               "metadata": {"name": dbd_name, "labels": labels, "ownerReferences": owner},
-               "spec": {"directive": d.text, "userID": wf["spec"].get("userID")}}
-        self.create_quiet(R["breakdown"], ns, dbd)
-        self.store.patch(R["breakdown"], ns, dbd_name, "merge", {"status": status}, "status")
+        # the breakdown first: what goes wrong building it shows in its status.error
+        self.create_quiet(R["breakdown"], ns, {
+            "apiVersion": f"{DWS}/v1alpha7", "kind": "DirectiveBreakdown",
+            "metadata": {"name": dbd_name, "labels": labels, "ownerReferences": owner_refs(wf)},
+            "spec": {"directive": d.text, "userID": wf["spec"].get("userID")}})
+        dbd = self.store.get(R["breakdown"], ns, dbd_name)
         refs = wf["status"].setdefault("directiveBreakdowns", [])
         ref = {"kind": "DirectiveBreakdown", "name": dbd_name, "namespace": ns}
         if ref not in refs:
             refs.append(ref)
+        try:
+            status = self._breakdown_status(wf, d, dbd, labels)
+        except rerr.ResourceError as err:
+            self.store.patch(R["breakdown"], ns, dbd_name, "merge", {"status": {
+                "ready": False, "error": {"userMessage": err.user_message,
+                                          "debugMessage": err.debug_message or err.user_message,
+                                          "type": err.type, "severity": err.severity}}},
+                "status")
+            raise
+        status["error"] = None
+        self.store.patch(R["breakdown"], ns, dbd_name, "merge", {"status": status}, "status")
+
+    def _breakdown_status(self, wf: dict[str, Any], d: Directive, dbd: dict[str, Any],
+                          labels: dict[str, str]) -> dict[str, Any]:
+        """The DirectiveBreakdown's status, with the pinned profile, PSI and
+        Servers it stands for (§3.1)."""
+        ns, dbd_name = wf["metadata"]["namespace"], dbd["metadata"]["name"]
+        by_dbd = [{"apiVersion": f"{DWS}/v1alpha7", "kind": "DirectiveBreakdown",
+                   "name": dbd_name, "uid": dbd["metadata"]["uid"], "controller": True,
+                   "blockOwnerDeletion": True}]
+        status: dict[str, Any] = {"ready": True}
+        if d.command == "jobdw":
+            profile = self._pin_profile(ns, dbd_name, d.args.get("profile"), by_dbd, labels)
+            sets = nnf_breakdown.storage_breakdown(d.text, profile)
+            status["storage"] = {"lifetime": "job", "allocationSets": sets, "reference": {
+                "kind": "Servers", "name": dbd_name, "namespace": ns}}
+            status["compute"] = nnf_breakdown.compute_breakdown(d.text, profile, dbd_name,
+                                                                ns, sets)
+            # Servers inherit the breakdown's labels and belong to it
+            self.create_quiet(R["servers"], ns, {
+                "apiVersion": f"{DWS}/v1alpha7", "kind": "Servers",
+                "metadata": {"name": dbd_name, "labels": labels, "ownerReferences": by_dbd},
+                "spec": {}})
+        elif d.command == "create_persistent":
+            psi_name = d.args["name"]
+            source = self.ctl.storage_profile(d.args.get("profile"))
+            sets = nnf_breakdown.storage_breakdown(d.text, source)
+            psi = self._create_psi(wf, d, source, {**labels, **child_labels(wf, d.index)},
+                                   by_dbd)
+            by_psi = [{"apiVersion": f"{DWS}/v1alpha7", "kind": "PersistentStorageInstance",
+                       "name": psi_name, "uid": psi["metadata"]["uid"], "controller": True,
+                       "blockOwnerDeletion": True}]
+            psi_labels = {"dataworkflowservices.github.io/persistentstorage.name": psi_name,
+                          "dataworkflowservices.github.io/persistentstorage.namespace": ns}
+            self._pin_profile(ns, psi_name, d.args.get("profile"), by_psi, psi_labels)
+            status["storage"] = {"lifetime": "persistent", "allocationSets": sets,
+                                 "reference": {"kind": "Servers", "name": psi_name,
+                                               "namespace": ns}}
+            self.create_quiet(R["servers"], ns, {
+                "apiVersion": f"{DWS}/v1alpha7", "kind": "Servers",
+                "metadata": {"name": psi_name, "labels": psi_labels, "ownerReferences": by_psi},
+                "spec": {}})
+        elif d.command == "persistentdw":
+            status["compute"] = nnf_breakdown.persistent_compute_breakdown(
+                self._psi_servers(ns, d.args["name"]), ns)
+        if d.args.get("requires") and d.command != "create_persistent":
+            status["requires"] = d.args["requires"].split(",")
+        return status
+
+    def _pin_profile(self, ns: str, name: str, profile: str | None,
+                     owner: list[dict[str, Any]], labels: dict[str, str]) -> dict[str, Any]:
+        """Copy the NnfStorageProfile to use (``profile=`` or the default) to
+        ``ns/name`` with ``pinned: true``; later states read the copy, so an
+        admin editing nnf-system's profiles does not change a running job."""
+        try:
+            existing = self.store.get(R["profile"], ns, name)
+        except ApiError:
+            existing = None
+        if existing is not None:
+            data: dict[str, Any] = existing.get("data") or {}
+            if not data.get("pinned"):
+                raise rerr.internal("", f"Expected pinned NnfStorageProfile, but it was not"
+                                        f" pinned: {name}")
+            return data
+        data = dict(self.ctl.storage_profile(profile))
+        data.update(pinned=True, default=False)
+        self.create_quiet(R["profile"], ns, {
+            "apiVersion": f"{NNF}/v1alpha11", "kind": "NnfStorageProfile",
+            "metadata": {"name": name, "labels": labels, "ownerReferences": owner},
+            "data": data})
+        return data
+
+    def pinned_profile(self, wf: dict[str, Any], d: Directive) -> dict[str, Any]:
+        """The data of the profile pinned for a jobdw (``<wf>-<i>``) or for the
+        persistent storage a persistentdw names (``<name>``)."""
+        ns = wf["metadata"]["namespace"]
+        name = d.args["name"] if d.command == "persistentdw" else \
+            f"{wf['metadata']['name']}-{d.index}"
+        try:
+            return self.store.get(R["profile"], ns, name).get("data") or {}
+        except ApiError:
+            raise rerr.internal("", f"could not find pinned NnfStorageProfile {ns}/{name}",
+                                severity="Minor") from None
 
     def _requires(self, wf: dict[str, Any], requires: str) -> None:
         """requires=copy-offload / user-container-auth: status.requires words,
@@ -247,14 +309,16 @@ class StorageDriver(Driver):
             self.store.patch(R["psi"], ns, name, "merge",
                              {"spec": {"consumerReferences": refs}})
 
-    def _release_psi(self, wf: dict[str, Any], name: str) -> None:
+    def _release_psi(self, wf: dict[str, Any], index: int, name: str) -> None:
         """create_persistent at Teardown: the PSI outlives the workflow."""
         ns = wf["metadata"]["namespace"]
         try:
             psi = self.store.get(R["psi"], ns, name)
         except ApiError:
             return
-        mine = any(o.get("uid") == wf["metadata"].get("uid")
+        # made by this directive: its breakdown owns it until now
+        dbd = f"{wf['metadata']['name']}-{index}"
+        mine = any(o.get("kind") == "DirectiveBreakdown" and o.get("name") == dbd
                    for o in psi["metadata"].get("ownerReferences") or [])
         drivers = wf["status"].get("drivers") or []
         if not all(d["completed"] for d in drivers if d["watchState"] != "Teardown"):
@@ -294,8 +358,7 @@ class StorageDriver(Driver):
         fs = d.args.get("type", "")
         if d.command == "persistentdw":
             fs = self._psi_type(wf, d.args["name"])
-        profile = self.ctl.storage_profile(d.args.get("profile")) if d.command == "jobdw" \
-            else {}
+        profile = self.pinned_profile(wf, d)
         path = nnf_env.mount_path(wf, profile, fs, d.index)
         # nnf-sos publishes the environment before the mounts are done
         wf["status"]["env"] = nnf_env.add_storage_env(wf["status"].get("env") or {},
@@ -484,7 +547,7 @@ class StorageDriver(Driver):
 
     def teardown(self, wf: dict[str, Any], d: Directive) -> None:
         if d.command == "create_persistent":
-            self._release_psi(wf, d.args["name"])
+            self._release_psi(wf, d.index, d.args["name"])
         elif d.command == "destroy_persistent":
             self._destroy_psi(wf, d.args["name"])
         elif d.command == "persistentdw":
