@@ -43,6 +43,7 @@ from flux_dws.dwsim import resource_error as rerr
 from flux_dws.dwsim import workflow as dws
 from flux_dws.dwsim.fielderr import AdmissionError
 from flux_dws.emulator import latency as latency_model
+from flux_dws.emulator import profile_webhooks
 from flux_dws.emulator.driver import (
     Directive,
     Driver,
@@ -191,6 +192,7 @@ class Controllers:
                                            ContainerDriver(self)]
         self.drivers = {c: d for d in self._driver_list for c in d.commands}
         store.admission[(DWS, "workflows")] = self._admit
+        profile_webhooks.install(store)
         store.subscribe(self._on_event)
 
     # --- plumbing ------------------------------------------------------------
