@@ -8,11 +8,13 @@ import json
 import time
 
 import pytest
+from kubernetes.client.exceptions import ApiException
 from t.python.emulator.conftest import G, V
 from t.python.emulator.test_controllers import advance, fill_servers, new_workflow, wait
 from t.python.emulator.test_persistent import finish
 
 from flux_dws.cli.main import main
+from flux_dws.dwsim.gotime import parse_microtime
 from flux_dws.emulator import Emulator
 from flux_dws.emulator.controllers import Fault
 
@@ -245,3 +247,63 @@ def test_nnf_accesses_mirror_the_mounts(kind):
     assert api.list_namespaced_custom_object("nnf.cray.hpe.com", "v1alpha11", "default",
                                              "nnfaccesses")["items"] == []
     finish(api, "ac")
+
+
+def test_all_starts_then_finishes_in_directive_order(kind):
+    """Two file systems mount side by side; neither driver completes before
+    the one ahead of it (nnf-sos: every start, then every finish)."""
+    api = kind.custom_objects_api()
+    new_workflow(api, "two", [XFS, "#DW jobdw type=xfs capacity=10GiB name=other"])
+    wait(api, "two", "Proposal")
+    fill_servers(api, "two", "compute-[01-04]")
+    advance(api, "two", "Setup")
+    api.patch_namespaced_custom_object(G, V, "default", "computes", "two",
+                                       {"data": [{"name": "compute-01"}]})
+    advance(api, "two", "DataIn")
+    kind.controllers.faults.add(Fault(state="PreRun", index=0, severity="stall"))
+    api.patch_namespaced_custom_object(G, V, "default", "workflows", "two",
+                                       {"spec": {"desiredState": "PreRun"}})
+    # directive 1 mounts although directive 0 has not finished ...
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            cm = api.get_namespaced_custom_object(G, V, "compute-01", "clientmounts",
+                                                  "default-two-1-computes")
+            if (cm.get("status") or {}).get("allReady"):
+                break
+        except ApiException:  # not made yet
+            pass
+        time.sleep(0.02)
+    else:
+        raise AssertionError("directive 1 never mounted")
+    time.sleep(0.2)
+    wf = api.get_namespaced_custom_object(G, V, "default", "workflows", "two")
+    prerun = {d["dwdIndex"]: d for d in wf["status"]["drivers"] if d["watchState"] == "PreRun"}
+    # ... but does not complete ahead of it
+    assert [prerun[0]["completed"], prerun[1]["completed"]] == [False, False]
+    assert prerun[1]["status"] == "Running"
+    kind.controllers.faults.clear()
+    kind.controllers.enqueue("default", "two")
+    wf = wait(api, "two", "PreRun")
+    assert all(d["completed"] for d in wf["status"]["drivers"] if d["watchState"] == "PreRun")
+    finish(api, "two")
+
+
+def test_slow_mounts_of_two_directives_overlap(kind):
+    kind.controllers.clientmountd.delay = 0.5
+    api = kind.custom_objects_api()
+    new_workflow(api, "par", [XFS, "#DW jobdw type=xfs capacity=10GiB name=other"])
+    wait(api, "par", "Proposal")
+    fill_servers(api, "par", "compute-[01-04]")
+    advance(api, "par", "Setup")
+    api.patch_namespaced_custom_object(G, V, "default", "computes", "par",
+                                       {"data": [{"name": "compute-01"}]})
+    advance(api, "par", "DataIn")
+    api.patch_namespaced_custom_object(G, V, "default", "workflows", "par",
+                                       {"spec": {"desiredState": "PreRun"}})
+    wf = wait(api, "par", "PreRun")
+    st = wf["status"]
+    took = (parse_microtime(st["readyChange"])
+            - parse_microtime(st["desiredStateChange"])).total_seconds()
+    assert 0.45 <= took < 0.95  # one mount delay, not two in a row
+    finish(api, "par")

@@ -429,17 +429,24 @@ class Controllers:
             return
         new = copy_json(wf)
         ndrivers = new["status"]["drivers"]
+        # nnf-sos runs every driver's start, then every finish in directive
+        # order: so a driver still waiting does not hold back the later ones'
+        # work (their mounts, jobs, movements start at once), but none of them
+        # completes before the ones ahead of it
+        blocked = False
         for i in mine:
             d = ndrivers[i]
             idx = d["dwdIndex"]
             try:
                 fault = self.faults.take(name, state, idx, waited)
                 if fault is not None and fault.severity == "stall":
-                    break
+                    blocked = True
+                    continue
                 if fault is not None and fault.severity == "delay":
                     if waited < fault.seconds:
                         self._later(fault.seconds - waited, ns, name)
-                        break
+                        blocked = True
+                        continue
                 elif fault is not None:
                     raise rerr.ResourceError(fault.message, type=fault.type,
                                              severity=fault.severity)
@@ -450,7 +457,8 @@ class Controllers:
                     d.update(status="Running", message=w.reason, error="")
                 if w.after is not None:
                     self._later(w.after, ns, name)
-                break  # drivers run in directive order
+                blocked = True
+                continue
             except rerr.ResourceError as err:
                 ndrivers[i] = rerr.apply_to_driver(d, err)
                 if err.severity != "Fatal":
@@ -466,6 +474,10 @@ class Controllers:
                 ndrivers[i] = rerr.apply_to_driver(d, err)
                 self._later(max(self.retry_seconds, 5.0), ns, name)
                 break
+            if blocked:  # done, but its finish comes after those ahead of it
+                if d.get("status") != "Running" or d.get("message") or d.get("error"):
+                    d.update(status="Running", message="", error="")
+                continue
             d.update(status="Completed", completed=True, message="", error="",
                      completeTime=_micro(now))
         if new != wf:  # an unchanged write would only wake us again
