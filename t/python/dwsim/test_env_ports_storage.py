@@ -46,6 +46,16 @@ def test_ports():
             ports.expand_ports(bad)
 
 
+def test_free_entries_are_taken_over():
+    cfg = [5000, 5001, 5002]
+    allocs = [{"ports": [5000], "status": "InUse"}, {"ports": [5001], "status": "Free"},
+              {"ports": [5002], "status": "Free"}]
+    got = ports.allocate(cfg, allocs, 1)
+    assert got == [5001]  # a Free entry's ports are free
+    assert ports.reuse_free(allocs, got) == [allocs[0], allocs[2]]
+    assert ports.reuse_free(allocs, []) == allocs
+
+
 def test_storage_status_precedence():
     comp = {"c1": "Ready", "c2": "Offline"}
     s = storage.storage_status({}, "r1", 100, comp)

@@ -2,8 +2,9 @@
 
 Ports come from SystemConfiguration ``spec.ports`` (ints and inclusive
 "START-END" strings, in order).  A request takes the first ``count`` ports
-not held by an allocation that is InUse or in Cooldown; failing that, it
-reuses Free entries; otherwise it is InsufficientResources.  A released
+not held by an allocation that is InUse or in Cooldown (the ports of a
+Free entry are free: the request takes that entry over, see
+``reuse_free``); otherwise it is InsufficientResources.  A released
 allocation goes to Cooldown and disappears after ``portsCooldownInSeconds``
 (at once when that is 0).
 """
@@ -58,3 +59,10 @@ def expire(allocations: list[dict[str, Any]], now: float, cooldown: int) -> list
     return [a for a in allocations
             if not (a.get("status") == "Cooldown"
                     and now - float(a.get("timeUnallocated", 0)) >= cooldown)]
+
+
+def reuse_free(allocations: list[dict[str, Any]], taken: list[int]) -> list[dict[str, Any]]:
+    """Drop the Free entries whose ports a new allocation took over."""
+    got = set(taken)
+    return [a for a in allocations
+            if not (a.get("status") == "Free" and got & set(a.get("ports") or []))]

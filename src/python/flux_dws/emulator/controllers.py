@@ -470,8 +470,8 @@ class Controllers:
                 # nnf-sos turns a plain error into an Internal ResourceError; so do
                 # we, so the workflow shows it instead of staying Running silently
                 log.exception("nnf driver %s/%s %s directive %d", ns, name, state, idx)
-                err = rerr.internal("", f"{type(exc).__name__}: {exc}", severity="Major")
-                ndrivers[i] = rerr.apply_to_driver(d, err)
+                bug = rerr.internal("", f"{type(exc).__name__}: {exc}", severity="Major")
+                ndrivers[i] = rerr.apply_to_driver(d, bug)
                 self._later(max(self.retry_seconds, 5.0), ns, name)
                 break
             if blocked:  # done, but its finish comes after those ahead of it
@@ -562,7 +562,8 @@ class Controllers:
         if name:
             for p in profiles:
                 if p["metadata"]["name"] == name:
-                    return p.get("data") or {}  # type: ignore[no-any-return]
+                    data: dict[str, Any] = p.get("data") or {}
+                    return data
             raise rerr.user(f"Unable to find NnfStorageProfile: {name}")
         defaults = [p for p in profiles if (p.get("data") or {}).get("default")]
         if not defaults:
@@ -571,7 +572,8 @@ class Controllers:
             names = " ".join(sorted(p["metadata"]["name"] for p in defaults))
             raise rerr.internal(f"More than one default NnfStorageProfile found; unable to"
                                 f" pick one: [{names}]")
-        return defaults[0].get("data") or {}  # type: ignore[no-any-return]
+        chosen: dict[str, Any] = defaults[0].get("data") or {}
+        return chosen
 
     def computes(self, wf: dict[str, Any]) -> list[str]:
         """The compute names of the Workflow's Computes object, in order."""

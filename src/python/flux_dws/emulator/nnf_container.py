@@ -575,6 +575,8 @@ class PortManager:
                        "status": "InvalidConfiguration"}
             else:
                 got = nnf_ports.allocate(ports, out, int(req.get("count", 0)))
+                if got:
+                    out = nnf_ports.reuse_free(out, got)
                 new = {"requester": req.get("requester"), "ports": got or [],
                        "status": "InUse" if got is not None else "InsufficientResources"}
                 retry = retry or got is None
