@@ -322,11 +322,8 @@ class StorageDriver(Driver):
                    for o in psi["metadata"].get("ownerReferences") or [])
         drivers = wf["status"].get("drivers") or []
         if not all(d["completed"] for d in drivers if d["watchState"] != "Teardown"):
-            # the creation never finished: Teardown removes the half-made storage
-            if mine:
-                self.delete_quiet(R["nnfstorage"], ns, name)
-                self.delete_quiet(R["servers"], ns, name)
-                self.delete_quiet(R["psi"], ns, name)
+            # the creation never finished: nnf-sos leaves the half-made storage
+            # to its breakdown, which takes it along when the Workflow goes
             return
         if mine:
             drop = {*OWNER_LABELS, DIRECTIVE_INDEX_LABEL}
