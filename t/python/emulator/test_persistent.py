@@ -311,6 +311,10 @@ def test_profiles_are_pinned(kind):
     assert servers["metadata"]["ownerReferences"][0]["kind"] == "DirectiveBreakdown"
     fill_servers(api, "use", "compute-01")
     advance(api, "use", "Setup")
+    labels = api.get_namespaced_custom_object("nnf.cray.hpe.com", "v1alpha11", "default",
+                                              "nnfstorages", "use-1")["metadata"]["labels"]
+    assert labels["nnf.cray.hpe.com/pinned_storage_profile_name"] == "use-1"
+    assert labels["nnf.cray.hpe.com/pinned_storage_profile_namespace"] == "default"
     api.patch_namespaced_custom_object(G, V, "default", "computes", "use",
                                        {"data": [{"name": "compute-01"}]})
     advance(api, "use", "DataIn")

@@ -59,6 +59,8 @@ STORAGE_COMMANDS = ("jobdw", "create_persistent")
 TEARDOWN_STATE_LABEL = "nnf.cray.hpe.com/teardown_state"
 TARGET_INDEX_LABEL = "nnf.cray.hpe.com/target_directive_index"
 STANDALONE_MGT_LABEL = "nnf.cray.hpe.com/standalone_mgt"
+PINNED_PROFILE_LABELS = ("nnf.cray.hpe.com/pinned_storage_profile_name",
+                         "nnf.cray.hpe.com/pinned_storage_profile_namespace")
 
 
 class StorageDriver(Driver):
@@ -234,7 +236,9 @@ class StorageDriver(Driver):
             return
         sets = dbd.get("status", {}).get("storage", {}).get("allocationSets", [])
         labels = {**child_labels(wf, d.index),
-                  JOB_ID_LABEL: str(wf["spec"].get("jobID", "")).replace(" ", "-")}
+                  JOB_ID_LABEL: str(wf["spec"].get("jobID", "")).replace(" ", "-"),
+                  # the pinned profile has the NnfStorage's name
+                  PINNED_PROFILE_LABELS[0]: name, PINNED_PROFILE_LABELS[1]: ns}
         owner = owner_refs(wf)
         if d.command == "create_persistent":
             psi = self.store.get(R["psi"], ns, name)
