@@ -307,3 +307,32 @@ def test_slow_mounts_of_two_directives_overlap(kind):
             - parse_microtime(st["desiredStateChange"])).total_seconds()
     assert 0.45 <= took < 0.95  # one mount delay, not two in a row
     finish(api, "par")
+
+
+def test_post_run_unmounts_one_directive_after_another(kind):
+    """nnf-sos' PostRun start waits for the unmount: directive 1 does not
+    begin to unmount while directive 0 is still unmounting."""
+    api = kind.custom_objects_api()
+    new_workflow(api, "seq", [XFS, "#DW jobdw type=xfs capacity=10GiB name=other"])
+    wait(api, "seq", "Proposal")
+    fill_servers(api, "seq", "compute-[01-04]")
+    advance(api, "seq", "Setup")
+    api.patch_namespaced_custom_object(G, V, "default", "computes", "seq",
+                                       {"data": [{"name": "compute-01"}]})
+    advance(api, "seq", "DataIn")
+    advance(api, "seq", "PreRun")
+    kind.controllers.faults.add(Fault(kind="clientmount", compute="compute-01",
+                                      severity="stall"))
+    api.patch_namespaced_custom_object(G, V, "default", "workflows", "seq",
+                                       {"spec": {"desiredState": "PostRun"}})
+    time.sleep(0.3)
+    first = api.get_namespaced_custom_object(G, V, "compute-01", "clientmounts",
+                                             "default-seq-0-computes")
+    second = api.get_namespaced_custom_object(G, V, "compute-01", "clientmounts",
+                                              "default-seq-1-computes")
+    assert first["spec"]["desiredState"] == "unmounted"
+    assert second["spec"]["desiredState"] == "mounted"
+    kind.controllers.faults.clear()
+    kind.controllers.clientmountd.settle("compute-01", "default-seq-0-computes")
+    wait(api, "seq", "PostRun")
+    finish(api, "seq")

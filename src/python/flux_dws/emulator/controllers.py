@@ -429,10 +429,14 @@ class Controllers:
             return
         new = copy_json(wf)
         ndrivers = new["status"]["drivers"]
-        # nnf-sos runs every driver's start, then every finish in directive
-        # order: so a driver still waiting does not hold back the later ones'
-        # work (their mounts, jobs, movements start at once), but none of them
-        # completes before the ones ahead of it
+        # nnf-sos runs every driver's start, then every finish, in directive
+        # order, and stops at the first that waits.  In most states the
+        # waiting is in the finish: a driver still waiting does not hold back
+        # the later ones' work (their mounts, jobs, movements start at once),
+        # but none of them completes before the ones ahead of it.  In PostRun
+        # and Teardown the start itself waits (unmounts, shutdowns,
+        # deletions), so a waiting driver holds the later ones back.
+        waits_in_start = state in ("PostRun", "Teardown")
         blocked = False
         for i in mine:
             d = ndrivers[i]
@@ -440,11 +444,15 @@ class Controllers:
             try:
                 fault = self.faults.take(name, state, idx, waited)
                 if fault is not None and fault.severity == "stall":
+                    if waits_in_start:
+                        break
                     blocked = True
                     continue
                 if fault is not None and fault.severity == "delay":
                     if waited < fault.seconds:
                         self._later(fault.seconds - waited, ns, name)
+                        if waits_in_start:
+                            break
                         blocked = True
                         continue
                 elif fault is not None:
@@ -457,6 +465,8 @@ class Controllers:
                     d.update(status="Running", message=w.reason, error="")
                 if w.after is not None:
                     self._later(w.after, ns, name)
+                if waits_in_start:
+                    break
                 blocked = True
                 continue
             except rerr.ResourceError as err:
