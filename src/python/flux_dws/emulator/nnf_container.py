@@ -279,8 +279,11 @@ class ContainerDriver(Driver):
         if not jobs:
             if elapsed:
                 raise rerr.internal(message, "no Jobs found in JobList to set timeout")
-            raise Wait("pending job creation", after=2.0)
+            raise Wait(f"pending job creation for workflow '{wf['metadata']['name']}',"
+                       f" index: {d.index}", after=2.0)
         for job in jobs:
+            # as nnf-sos: once the timeout has passed every Job gets the deadline,
+            # running or not (a PreRun re-run after a slow earlier directive too)
             if elapsed:
                 self.ctl.cluster.set_deadline(JOB, job)
                 continue
