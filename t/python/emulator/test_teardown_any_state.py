@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import pytest
 from t.python.emulator.conftest import G, V
-from t.python.emulator.test_controllers import advance, fill_servers, new_workflow, wait
+from t.python.emulator.test_containers import NNF, NV, port_manager, to
+from t.python.emulator.test_controllers import fill_servers, new_workflow, wait
 from t.python.emulator.test_faults_health import eventually
 from t.python.emulator.test_persistent import finish
 
@@ -20,7 +21,6 @@ from flux_dws.emulator import Emulator
 from flux_dws.emulator.controllers import Fault
 from flux_dws.emulator.resources import RESOURCES
 
-NNF, NV = "nnf.cray.hpe.com", "v1alpha11"
 DIRECTIVES = [
     "#DW jobdw type=gfs2 capacity=10GiB name=my-gfs2 requires=user-container-auth",
     "#DW copy_in source=/lus/global/in destination=$DW_JOB_my_gfs2/",
@@ -44,21 +44,14 @@ def everything(emu):
             for o in emu.store.list_objects(r, None)}
 
 
-def port_manager(api):
-    return api.get_namespaced_custom_object(NNF, NV, "nnf-system", "nnfportmanagers",
-                                            "nnf-port-manager")
-
-
 def go_to(api, name, last):
     """Walk the workflow to ``last`` (ready); the WLM's work done on the way."""
+    if last != "Proposal":
+        to(api, name, DIRECTIVES, last)
+        return
     new_workflow(api, name, DIRECTIVES)
     wait(api, name, "Proposal")
     fill_servers(api, name, "compute-[01-04]")
-    for state in ORDER[1:ORDER.index(last) + 1]:
-        advance(api, name, state)
-        if state == "Setup":
-            api.patch_namespaced_custom_object(G, V, "default", "computes", name, {
-                "data": [{"name": f"compute-0{i}"} for i in range(1, 5)]})
 
 
 def assert_torn_down(kind, api, name, before):
@@ -86,6 +79,7 @@ def test_teardown_after_each_state(kind, last):
     assert_torn_down(kind, api, "cx", before)  # ... and all are gone
 
 
+STATUS_OF = {"Fatal": "Error", "Major": "TransientCondition", "stall": "DriverWait"}
 # (state, fault): the state stays unfinished when the WLM gives up on it
 STUCK = [
     ("Proposal", Fault(state="Proposal", severity="stall")),
@@ -114,11 +108,7 @@ def test_teardown_of_an_unfinished_state(kind, state, fault):
         go_to(api, "cx", ORDER[ORDER.index(state) - 1])
         api.patch_namespaced_custom_object(G, V, "default", "workflows", "cx",
                                            {"spec": {"desiredState": state}})
-    want = "Error" if fault.severity == "Fatal" else (
-        "TransientCondition" if fault.severity == "Major" else "DriverWait")
-    if fault.kind == "datamovement" and fault.severity == "stall":
-        want = "DriverWait"
-    wf = wait(api, "cx", state, want=want)
+    wf = wait(api, "cx", state, want=STATUS_OF[fault.severity])
     assert wf["status"]["ready"] is False
     assert everything(kind) > before
     # the WLM cancels the job: Teardown is legal from an unfinished state
