@@ -1,0 +1,69 @@
+/* engine.h - the dws service's decisions: one state machine per job.
+ *
+ * The dws service drives one DWS Workflow per Flux job through Proposal,
+ * Setup, DataIn, PreRun, PostRun, DataOut and Teardown.  This engine makes
+ * every decision of it and does no I/O: the service shell feeds it events
+ * (dws.* requests, Kubernetes watch events and call results, Flux RPC
+ * results, timer expiries) and carries out the actions it returns
+ * (Kubernetes writes and reads, responses, job-manager RPCs, memos,
+ * exceptions, KVS writes, timers, drains).  The wire of both is described
+ * in doc/guide/service.rst; every event and action is a JSON object.
+ *
+ * Why the engine keeps so little: everything it must know after a restart
+ * of the service is written on the Workflow (annotations, see below) before
+ * the action that depends on it, and a restarted engine rebuilds each job
+ * from the Workflow list (a "sync" event).  Repeating any action it takes
+ * after a rebuild is harmless on the other side.
+ *
+ * Annotations flux-dws writes on its Workflows:
+ *   flux-dws.io/resources          the job's original jobspec resources (JSON)
+ *   flux-dws.io/failure-tolerance  dw_failure_tolerance (decimal)
+ *   flux-dws.io/hosts              the job's compute hosts (RFC 29), before Setup
+ *   flux-dws.io/failed             hosts given up under the failure tolerance
+ *   flux-dws.io/epilog             "active" once the job's epilog has begun
+ *
+ * SPDX-License-Identifier: LGPL-3.0-or-later
+ */
+#ifndef DWS_ENGINE_H
+#define DWS_ENGINE_H
+
+#include <jansson.h>
+
+#include "error.h"
+
+struct dws_engine;
+
+/* config: the normalised [rabbit] table (rabbitconf.h; missing keys take
+ * their defaults) plus "owner" (the instance owner's uid) and optionally
+ * "namespace" (where Workflows live, default "default").  NULL = defaults.
+ */
+struct dws_engine *dws_engine_create (json_t *config, dws_error_t *err);
+void dws_engine_destroy (struct dws_engine *e);
+
+/* Replace the configuration (flux config reload); jobs keep running and
+ * timers already started keep their length.  -1 with a message on bad
+ * values (the old configuration stays).
+ */
+int dws_engine_reconfig (struct dws_engine *e, json_t *config, dws_error_t *err);
+
+/* Feed one event; returns the actions (a new JSON array, possibly empty),
+ * or NULL with a message naming what is wrong with the event.  A bad
+ * event changes nothing.
+ */
+json_t *dws_engine_event (struct dws_engine *e, json_t *event, dws_error_t *err);
+
+/* The engine's view: {"synced": b, "jobs": [{id, workflow, desired, state,
+ * ready, status, message, ...}], "rabbits": N, "computes": N}.
+ */
+json_t *dws_engine_status (struct dws_engine *e);
+
+/* cffi entry points: JSON text in and out (free results with dws_free). */
+struct dws_engine *dws_engine_create_json (const char *config_json, dws_error_t *err);
+int dws_engine_reconfig_json (struct dws_engine *e, const char *config_json, dws_error_t *err);
+char *dws_engine_event_json (struct dws_engine *e, const char *event_json, dws_error_t *err);
+char *dws_engine_status_json (struct dws_engine *e, dws_error_t *err);
+
+/* "f" + Flux's FLUID base58 of id (the Workflow's spec.jobID). */
+char *dws_f58_plain (unsigned long long id);
+
+#endif /* !DWS_ENGINE_H */

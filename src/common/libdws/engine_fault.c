@@ -1,0 +1,419 @@
+/* engine_fault.c - timeouts, TransientCondition, failure tolerance, abort.
+ *
+ * Every timer is a one-shot per job and per kind, started when the engine
+ * asks for the state it guards and stopped when that state completes (the
+ * reference polls every workflow on one periodic timer instead).  When one
+ * fires, the engine reads what it needs to name the culprits (Servers
+ * status for Setup, ClientMounts for PreRun and PostRun) and decides from
+ * that answer:
+ *
+ *   setup     slow rabbits -> their computes fail, within the tolerance;
+ *             Lustre, no tolerance, or no slow rabbit found: the job fails
+ *             ("File system creation took too long")
+ *   prerun    computes whose mounts are not ready fail, within the tolerance
+ *   postrun   computes still mounted are drained; the job gets
+ *             "rabbit-timeout" and its Workflow goes to Teardown
+ *   teardown_after  "teardown-timeout" (severity 1), then Teardown
+ *   tc        TransientCondition for tc_timeout seconds: in PreRun the
+ *             computes not mounted fail within the tolerance, elsewhere
+ *             the job fails with DWS' message
+ *
+ * Within the tolerance: a severity-1 "dws-node-failure" exception whose
+ * note is the failed hosts (the rc1 script of the job's instance drains
+ * them), the hosts recorded on the Workflow, dropped from Computes, and
+ * spec.forceReady set.  Over it: "dws-timeout".
+ *
+ * SPDX-License-Identifier: LGPL-3.0-or-later
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine_int.h"
+#include "hostlist.h"
+
+void transient_condition (struct dws_engine *e, struct job *job, json_t *status)
+{
+    const char *s = json_string_value (json_object_get (status, "status"));
+    if (s && !strcmp (s, "TransientCondition")) {
+        if (!job->tc) {
+            job->tc = true;
+            act_timer_start (e, job, T_TC, e->cfg.tc_timeout);
+        }
+    }
+    else if (job->tc) {
+        job->tc = false;
+        act_timer_stop (e, job, T_TC);
+    }
+}
+
+static void list_for (struct dws_engine *e, struct job *job, const char *kind, const char *what)
+{
+    char sel[128], token[96];
+    snprintf (sel, sizeof (sel), WORKFLOW_LABEL "=%s", job->name);
+    act_k8s_list (e, kind, sel, token_for (token, sizeof (token), what, job));
+}
+
+void timer_event (struct dws_engine *e, const char *key)
+{
+    const char *colon = strrchr (key, ':');
+    char name[64];
+    json_int_t id;
+    int kind = -1;
+    if (!colon)
+        return;
+    for (int k = 0; k < T_NKINDS; k++) {
+        size_t n = strlen (timer_kind_name ((enum timer_kind)k));
+        if ((size_t)(colon - key) == n && !strncmp (key, timer_kind_name ((enum timer_kind)k), n))
+            kind = k;
+    }
+    snprintf (name, sizeof (name), "fluxjob-%s", colon + 1);
+    if (kind < 0 || !job_id_from_name (name, &id))
+        return;
+    struct job *job = job_lookup (e, id);
+    if (!job || !(job->timers & (1u << kind)))
+        return; /* stopped meanwhile */
+    job->timers &= ~(1u << kind);
+    if (job->excepted && kind != T_TEARDOWN_AFTER)
+        return;
+    switch ((enum timer_kind)kind) {
+        case T_SETUP:
+            if (job->desired == WF_SETUP && job->handled < WF_SETUP)
+                list_for (e, job, "Servers", "setup-timeout");
+            break;
+        case T_PRERUN:
+            if (job->desired == WF_PRERUN && job->handled < WF_PRERUN)
+                list_for (e, job, "ClientMount", "prerun-timeout");
+            break;
+        case T_POSTRUN:
+            if (job->desired == WF_POSTRUN && job->handled < WF_POSTRUN)
+                list_for (e, job, "ClientMount", "postrun-timeout");
+            break;
+        case T_TEARDOWN_AFTER:
+            if (job->desired == WF_POSTRUN || job->desired == WF_DATAOUT) {
+                act_raise (e, job, "teardown-timeout", 1, "skipping rabbit data movement");
+                workflow_teardown (e, job);
+            }
+            break;
+        case T_TC:
+            if (!job->tc || job->desired == WF_TEARDOWN)
+                break;
+            if (job->desired == WF_PRERUN)
+                list_for (e, job, "ClientMount", "tc-prerun");
+            else {
+                const char *m = json_string_value (
+                    json_object_get (json_object_get (job->wf, "status"), "message"));
+                job_fail (e, job, "exception",
+                          NOTE_PREFIX "workflow in TransientCondition for more than %g s: %s",
+                          e->cfg.tc_timeout, m ? m : "(no message)");
+            }
+            break;
+        default:
+            break;
+    }
+}
+
+/* --- failure tolerance --------------------------------------------------- */
+
+static char *encode_names (json_t *names)
+{
+    struct dws_hostlist *hl = dws_hostlist_create ();
+    size_t i;
+    json_t *n;
+    json_array_foreach (names, i, n)
+        dws_hostlist_append_host (hl, json_string_value (n), NULL);
+    struct dws_hostlist *u = dws_hostlist_uniq (hl, NULL);
+    char *s = u ? dws_hostlist_encode (u) : NULL;
+    dws_hostlist_destroy (hl);
+    dws_hostlist_destroy (u);
+    return s;
+}
+
+static void node_failure (struct dws_engine *e, struct job *job, json_t *nodes, const char *why)
+{
+    char token[96];
+    json_t *all = json_array ();
+    if (job->failed) {
+        json_t *old = hosts_minus (job->failed, NULL, NULL);
+        json_array_extend (all, old);
+        json_decref (old);
+    }
+    json_array_extend (all, nodes);
+    char *failed = encode_names (all);
+    struct dws_hostlist *hl = failed ? dws_hostlist_decode (failed, NULL) : NULL;
+    size_t count = hl ? dws_hostlist_count (hl) : 0;
+    dws_hostlist_destroy (hl);
+    json_decref (all);
+    if (!failed || job->tolerance <= 0 || count > (size_t)job->tolerance) {
+        job_fail (e, job, "dws-timeout", "%s", why);
+        free (failed);
+        return;
+    }
+    free (job->failed);
+    job->failed = failed;
+    act_raise (e, job, "dws-node-failure", 1, "%s", failed);
+    act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name,
+             json_pack ("{s:{s:b} s:{s:{s:s}}}", "spec", "forceReady", 1, "metadata",
+                        "annotations", ANN_FAILED, failed),
+             token_for (token, sizeof (token), "annotate", job));
+    if (job->desired == WF_PRERUN) {
+        json_t *names = hosts_minus (job->hosts, job->failed, NULL);
+        json_t *data = json_array ();
+        size_t i;
+        json_t *h;
+        json_array_foreach (names, i, h)
+            if (!json_object_get (e->rabbits, json_string_value (h)))
+                json_array_append_new (data, json_pack ("{s:O}", "name", h));
+        json_decref (names);
+        json_t *ref = json_object_get (json_object_get (job->wf, "status"), "computes");
+        const char *cname = json_string_value (json_object_get (ref, "name"));
+        act_k8s (e, "patch", "Computes", e->cfg.namespace, cname ? cname : job->name,
+                 json_pack ("{s:o}", "data", data), token_for (token, sizeof (token),
+                                                                "annotate", job));
+    }
+}
+
+/* --- reading the culprits ------------------------------------------------ */
+
+static const char *cm_compute (json_t *cm)
+{
+    const char *node = json_string_value (json_object_get (json_object_get (cm, "spec"), "node"));
+    if (!node)
+        node = json_string_value (json_object_get (json_object_get (cm, "metadata"),
+                                                   "namespace"));
+    return node;
+}
+
+static bool cm_in_state (json_t *cm, const char *state)
+{
+    json_t *st = json_object_get (cm, "status");
+    json_t *mounts = json_object_get (st, "mounts");
+    size_t i;
+    json_t *m;
+    if (!json_is_true (json_object_get (st, "allReady")) && !strcmp (state, "mounted"))
+        return false;
+    if (json_array_size (mounts) == 0)
+        return !strcmp (state, "unmounted");
+    json_array_foreach (mounts, i, m) {
+        const char *s = json_string_value (json_object_get (m, "state"));
+        if (!s || strcmp (s, state) != 0)
+            return false;
+    }
+    return true;
+}
+
+/* The job's computes (minus rabbits and hosts already given up) for which
+ * `keep` says yes, given {compute: true} of those in the wanted state.
+ */
+static json_t *computes_not_in (struct dws_engine *e, struct job *job, json_t *good)
+{
+    json_t *names = hosts_minus (job->hosts, job->failed, NULL);
+    json_t *out = json_array ();
+    size_t i;
+    json_t *h;
+    json_array_foreach (names, i, h) {
+        const char *n = json_string_value (h);
+        if (!json_object_get (e->rabbits, n) && !json_object_get (good, n))
+            json_array_append (out, h);
+    }
+    json_decref (names);
+    return out;
+}
+
+static json_t *mounted_computes (json_t *items)
+{
+    json_t *good = json_object ();
+    json_t *bad = json_object ();
+    size_t i;
+    json_t *cm;
+    json_array_foreach (items, i, cm) {
+        const char *c = cm_compute (cm);
+        if (!c)
+            continue;
+        if (cm_in_state (cm, "mounted"))
+            json_object_set_new (good, c, json_true ());
+        else
+            json_object_set_new (bad, c, json_true ());
+    }
+    /* a compute with several directives is mounted only if all are */
+    const char *k;
+    json_t *v;
+    json_object_foreach (bad, k, v)
+        json_object_del (good, k);
+    json_decref (bad);
+    return good;
+}
+
+static json_t *still_mounted (json_t *items)
+{
+    json_t *out = json_array ();
+    json_t *seen = json_object ();
+    size_t i;
+    json_t *cm;
+    json_array_foreach (items, i, cm) {
+        const char *c = cm_compute (cm);
+        if (c && !cm_in_state (cm, "unmounted") && !json_object_get (seen, c)) {
+            json_object_set_new (seen, c, json_true ());
+            json_array_append_new (out, json_string (c));
+        }
+    }
+    json_decref (seen);
+    return out;
+}
+
+static void drain_names (struct dws_engine *e, json_t *names, const char *reason)
+{
+    if (json_array_size (names) == 0)
+        return;
+    char *targets = encode_names (names);
+    if (targets)
+        act_drain (e, targets, reason);
+    free (targets);
+}
+
+/* Rabbits of the job's Servers whose storage is not allocated yet. */
+static json_t *slow_rabbits (json_t *servers)
+{
+    json_t *slow = json_object ();
+    size_t i;
+    json_t *sv;
+    json_array_foreach (servers, i, sv) {
+        json_t *spec_sets = json_object_get (json_object_get (sv, "spec"), "allocationSets");
+        json_t *stat_sets = json_object_get (json_object_get (sv, "status"), "allocationSets");
+        size_t k;
+        json_t *set;
+        json_array_foreach (spec_sets, k, set) {
+            json_t *st = json_object_get (json_array_get (stat_sets, k), "storage");
+            size_t r;
+            json_t *ent;
+            json_array_foreach (json_object_get (set, "storage"), r, ent) {
+                const char *rabbit = json_string_value (json_object_get (ent, "name"));
+                json_t *got = json_object_get (st, rabbit ? rabbit : "");
+                if (rabbit
+                    && (!got || json_integer_value (json_object_get (got, "allocationSize")) <= 0
+                        || json_is_false (json_object_get (got, "ready"))))
+                    json_object_set_new (slow, rabbit, json_true ());
+            }
+        }
+    }
+    return slow;
+}
+
+static void setup_timeout (struct dws_engine *e, struct job *job, json_t *items)
+{
+    json_t *slow = slow_rabbits (items);
+    json_t *names = hosts_minus (job->hosts, job->failed, NULL);
+    json_t *nodes = json_array ();
+    size_t i;
+    json_t *h;
+    json_array_foreach (names, i, h) {
+        const char *r = json_string_value (json_object_get (e->compute2rabbit,
+                                                           json_string_value (h)));
+        if (r && json_object_get (slow, r))
+            json_array_append (nodes, h);
+    }
+    json_decref (names);
+    json_decref (slow);
+    if (job->lustre || job->tolerance <= 0 || json_array_size (nodes) == 0)
+        job_fail (e, job, "dws-timeout", "File system creation took too long");
+    else
+        node_failure (e, job, nodes, "File system creation took too long");
+    json_decref (nodes);
+}
+
+static void disable_rabbits (struct dws_engine *e, struct job *job, json_t *servers)
+{
+    char date[32];
+    time_t t = (time_t)e->now;
+    struct tm tm;
+    json_t *seen = json_object ();
+    gmtime_r (&t, &tm);
+    strftime (date, sizeof (date), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    size_t i;
+    json_t *sv;
+    json_array_foreach (servers, i, sv) {
+        json_t *sets = json_object_get (json_object_get (sv, "status"), "allocationSets");
+        size_t k;
+        json_t *set;
+        json_array_foreach (sets, k, set) {
+            const char *rabbit;
+            json_t *got;
+            json_object_foreach (json_object_get (set, "storage"), rabbit, got) {
+                if (json_integer_value (json_object_get (got, "allocationSize")) <= 0
+                    || json_object_get (seen, rabbit))
+                    continue;
+                json_object_set_new (seen, rabbit, json_true ());
+                char reason[160];
+                snprintf (reason, sizeof (reason), "flux job %s epilog timed out (dws.abort)",
+                          job->name);
+                act_k8s (e, "patch", "Storage", "default", rabbit,
+                         json_pack ("{s:{s:s} s:{s:{s:s s:s}}}", "spec", "state", "Disabled",
+                                    "metadata", "annotations", "disable_reason", reason,
+                                    "disable_date", date),
+                         NULL);
+                act_log (e, "warning", "%s: rabbit %s disabled: %s", job->name, rabbit, reason);
+            }
+        }
+    }
+    json_decref (seen);
+}
+
+void abort_job (struct dws_engine *e, struct job *job)
+{
+    job->epilog_removed = true; /* the job manager ended the epilog itself */
+    job->toredown = true;
+    if (job->exists) {
+        list_for (e, job, "ClientMount", "abort-mounts");
+        list_for (e, job, "Servers", "abort-servers");
+        workflow_teardown (e, job);
+    }
+}
+
+void fault_k8s_result (struct dws_engine *e, const char *what, struct job *job, json_t *event)
+{
+    bool ok = json_is_true (json_object_get (event, "ok"));
+    json_t *items = json_object_get (json_object_get (event, "object"), "items");
+    const char *msg = json_string_value (json_object_get (event, "message"));
+    if (!ok) {
+        act_log (e, "err", "%s: reading for %s failed: %s", job->name, what,
+                 msg ? msg : "no answer");
+        items = NULL; /* decide from nothing: every node counts as failed */
+    }
+    if (!strcmp (what, "setup-timeout")) {
+        if (job->desired == WF_SETUP && job->handled < WF_SETUP && !job->excepted)
+            setup_timeout (e, job, items);
+    }
+    else if (!strcmp (what, "prerun-timeout") || !strcmp (what, "tc-prerun")) {
+        if (job->desired != WF_PRERUN || job->handled >= WF_PRERUN || job->excepted)
+            return;
+        json_t *good = mounted_computes (items);
+        json_t *bad = computes_not_in (e, job, good);
+        const char *why = !strcmp (what, "tc-prerun")
+                              ? NOTE_PREFIX "workflow in TransientCondition too long in PreRun"
+                              : "timed out waiting for mounts";
+        if (json_array_size (bad) == 0)
+            job_fail (e, job, "dws-timeout", "%s", why);
+        else
+            node_failure (e, job, bad, why);
+        json_decref (good);
+        json_decref (bad);
+    }
+    else if (!strcmp (what, "postrun-timeout")) {
+        if (job->desired != WF_POSTRUN || job->handled >= WF_POSTRUN)
+            return;
+        json_t *mounted = still_mounted (items);
+        drain_names (e, mounted, "failed to unmount rabbit");
+        json_decref (mounted);
+        job_fail (e, job, "rabbit-timeout", "unmounts timed out, skipping data movement");
+    }
+    else if (!strcmp (what, "abort-mounts")) {
+        json_t *mounted = still_mounted (items);
+        drain_names (e, mounted, "failed to unmount rabbit");
+        json_decref (mounted);
+    }
+    else if (!strcmp (what, "abort-servers"))
+        disable_rabbits (e, job, items);
+    else
+        act_log (e, "err", "%s: unexpected answer '%s'", job->name, what);
+}

@@ -1,0 +1,187 @@
+/* engine_int.h - what the engine's files share (not a public header).
+ *
+ * engine.c          create/destroy, config, the job table, event dispatch,
+ *                   action builders
+ * engine_request.c  the dws.* requests
+ * engine_workflow.c Workflow events: rebuild, state completion, errors
+ * engine_fault.c    timeouts, TransientCondition, failure tolerance, abort
+ *
+ * SPDX-License-Identifier: LGPL-3.0-or-later
+ */
+#ifndef DWS_ENGINE_INT_H
+#define DWS_ENGINE_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "engine.h"
+#include "error.h"
+
+/* Workflow states in order; -1 = none. */
+enum wf_state {
+    WF_NONE = -1,
+    WF_PROPOSAL = 0,
+    WF_SETUP,
+    WF_DATAIN,
+    WF_PRERUN,
+    WF_POSTRUN,
+    WF_DATAOUT,
+    WF_TEARDOWN,
+    WF_NSTATES,
+};
+
+#define ANN_RESOURCES "flux-dws.io/resources"
+#define ANN_TOLERANCE "flux-dws.io/failure-tolerance"
+#define ANN_HOSTS "flux-dws.io/hosts"
+#define ANN_FAILED "flux-dws.io/failed"
+#define ANN_EPILOG "flux-dws.io/epilog"
+#define WORKFLOW_FINALIZER "flux-framework.readthedocs.io/workflow"
+#define WORKFLOW_LABEL "dataworkflowservices.github.io/workflow.name"
+#define NOTE_PREFIX "DWS/Rabbit interactions failed: "
+
+struct config {
+    double tc_timeout;
+    double setup_timeout;
+    double prerun_timeout;
+    double postrun_timeout;
+    double teardown_after;
+    bool drain_compute_nodes;
+    bool restrict_persistent;
+    int64_t save_datamovements;
+    int64_t min_allocation_gib;
+    int64_t owner;
+    json_t *presets;   /* object or NULL */
+    json_t *maximums;  /* object or NULL */
+    char namespace[64];
+};
+
+struct job {
+    json_int_t id;
+    char name[64]; /* fluxjob-<id> */
+    struct job *next;  /* hash chain */
+
+    int64_t userid;
+    int64_t groupid;
+    int64_t tolerance;
+    json_t *directives; /* array of strings */
+    json_t *resources;  /* original jobspec resources */
+    json_t *wf;         /* latest Workflow object seen, or NULL */
+
+    enum wf_state desired; /* last desiredState we asked for (or saw) */
+    enum wf_state handled; /* last state whose completion we acted on */
+
+    json_t *create_msgids; /* requests waiting for the create to answer */
+    bool creating;         /* create sent, no answer yet */
+    bool exists;           /* the Workflow exists (as far as we know) */
+    bool recreate;         /* created again after it vanished (#487) */
+    bool resources_sent;   /* resource-update sent to the job manager */
+    bool lustre;           /* a breakdown asks for Lustre storage */
+
+    json_t *breakdowns;    /* {name: DirectiveBreakdown} read for this job */
+    int breakdowns_wanted; /* breakdown reads outstanding */
+    char *hosts;           /* compute hosts (RFC 29), from R */
+    char *failed;          /* hosts given up (RFC 29), or NULL */
+    int servers_pending;   /* Servers patches outstanding */
+    bool setup_pending;    /* dws.setup arrived; Setup not yet asked */
+    bool setup_error;
+
+    bool epilog;           /* post_run arrived: the job's epilog is active */
+    bool epilog_removed;   /* epilog-remove sent, or abort ended the epilog */
+    bool run_started;
+    bool toredown;         /* Teardown asked for because of a failure */
+    bool excepted;         /* a fatal exception was raised by us */
+    bool deleting;         /* we deleted the Workflow */
+    bool token_pending;    /* PreRun: reading the workflow token Secret */
+    bool tc;               /* in TransientCondition, timer running */
+    unsigned timers;       /* bit per timer kind running */
+    double state_since;    /* when desired last changed */
+};
+
+enum timer_kind {
+    T_SETUP = 0,
+    T_PRERUN,
+    T_POSTRUN,
+    T_TEARDOWN_AFTER,
+    T_TC,
+    T_NKINDS,
+};
+
+struct dws_engine {
+    struct config cfg;
+    struct job **table;
+    size_t nbuckets;
+    size_t njobs;
+    bool synced;           /* the first Workflow list has been seen */
+    json_t *compute2rabbit; /* {compute: rabbit} from SystemConfiguration */
+    json_t *rabbits;        /* {rabbit: true} */
+    struct dws_rabbitmap *map;
+    double now;
+    json_t *actions; /* actions of the event being handled */
+    int64_t events;
+};
+
+/* engine.c: jobs */
+struct job *job_lookup (struct dws_engine *e, json_int_t id);
+struct job *job_create (struct dws_engine *e, json_int_t id);
+void job_forget (struct dws_engine *e, struct job *job);
+bool job_id_from_name (const char *name, json_int_t *id);
+
+/* engine.c: actions */
+void act (struct dws_engine *e, json_t *action);
+void act_respond (struct dws_engine *e, json_t *msgid, json_t *payload);
+void act_respond_ok (struct dws_engine *e, json_t *msgid);
+void act_respond_fail (struct dws_engine *e, json_t *msgid, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+void act_log (struct dws_engine *e, const char *level, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+void act_raise (struct dws_engine *e, struct job *job, const char *type, int severity,
+                const char *fmt, ...) __attribute__ ((format (printf, 5, 6)));
+void act_k8s (struct dws_engine *e, const char *op, const char *kind, const char *ns,
+              const char *name, json_t *body, const char *token);
+void act_k8s_list (struct dws_engine *e, const char *kind, const char *selector,
+                   const char *token);
+void act_rpc (struct dws_engine *e, const char *topic, json_t *payload, const char *token);
+void act_memo (struct dws_engine *e, struct job *job, json_t *memo);
+void act_kvs (struct dws_engine *e, struct job *job, json_t *put, json_t *link);
+void act_timer_start (struct dws_engine *e, struct job *job, enum timer_kind kind, double after);
+void act_timer_stop (struct dws_engine *e, struct job *job, enum timer_kind kind);
+void act_drain (struct dws_engine *e, const char *targets, const char *reason);
+/* "<what>:<jobid>" */
+const char *token_for (char *buf, size_t len, const char *what, struct job *job);
+
+/* engine_workflow.c */
+const char *wf_state_name (enum wf_state s);
+enum wf_state wf_state_parse (const char *s);
+void workflow_event (struct dws_engine *e, const char *type, json_t *wf);
+void workflow_sync (struct dws_engine *e, json_t *objects);
+void workflow_create (struct dws_engine *e, struct job *job);
+void workflow_patch_state (struct dws_engine *e, struct job *job, enum wf_state s,
+                           json_t *annotations);
+void workflow_teardown (struct dws_engine *e, struct job *job);
+void workflow_progress (struct dws_engine *e, struct job *job);
+void workflow_k8s_result (struct dws_engine *e, const char *what, struct job *job,
+                          json_t *event);
+void setup_start (struct dws_engine *e, struct job *job);
+void job_fail (struct dws_engine *e, struct job *job, const char *type, const char *fmt, ...)
+    __attribute__ ((format (printf, 4, 5)));
+void epilog_remove (struct dws_engine *e, struct job *job);
+
+/* engine_request.c */
+void request_event (struct dws_engine *e, json_t *event);
+void job_info_result (struct dws_engine *e, struct job *job, json_t *event);
+
+/* engine_fault.c */
+void timer_event (struct dws_engine *e, const char *key);
+void fault_k8s_result (struct dws_engine *e, const char *what, struct job *job, json_t *event);
+void transient_condition (struct dws_engine *e, struct job *job, json_t *status);
+void abort_job (struct dws_engine *e, struct job *job);
+const char *timer_kind_name (enum timer_kind kind);
+
+/* engine.c: helpers */
+char *hostlist_of_R (json_t *R, dws_error_t *err);
+json_t *hosts_minus (const char *hosts, const char *minus, dws_error_t *err);
+char *str_dup (const char *s);
+
+#endif /* !DWS_ENGINE_INT_H */

@@ -1,0 +1,335 @@
+/* engine_request.c - the dws.* requests: validation and routing.
+ *
+ * Every request is checked field by field before anything happens; a bad
+ * one is answered {"success": false, "errstr": "<topic>: <field> ..."} and
+ * changes nothing.  Requests are idempotent: a repeated dws.create adopts
+ * the Workflow, a repeated setup/post_run/teardown is answered and
+ * ignored.
+ *
+ * SPDX-License-Identifier: LGPL-3.0-or-later
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "breakdown.h"
+#include "directive.h"
+#include "engine_int.h"
+#include "policy.h"
+
+#define DWS_NO_SERVICE_JOB "unknown job"
+
+static bool get_jobid (json_t *payload, json_int_t *id)
+{
+    json_t *v = json_object_get (payload, "jobid");
+    if (!json_is_integer (v) || json_integer_value (v) < 0)
+        return false;
+    *id = json_integer_value (v);
+    return true;
+}
+
+static bool has_create_persistent (json_t *directives)
+{
+    size_t i;
+    json_t *d;
+    json_array_foreach (directives, i, d) {
+        json_t *parsed = dws_dw_parse (json_string_value (d), NULL);
+        const char *cmd = json_string_value (json_object_get (parsed, "command"));
+        bool yes = cmd && !strcmp (cmd, "create_persistent");
+        json_decref (parsed);
+        if (yes)
+            return true;
+    }
+    return false;
+}
+
+static void create_request (struct dws_engine *e, json_t *msgid, json_t *p, json_t *event)
+{
+    json_int_t id;
+    dws_error_t err;
+    if (!get_jobid (p, &id)) {
+        act_respond_fail (e, msgid, "dws.create: jobid must be a non-negative integer");
+        return;
+    }
+    json_t *uid = json_object_get (p, "userid");
+    if (!json_is_integer (uid) || json_integer_value (uid) < 0) {
+        act_respond_fail (e, msgid, "dws.create: userid must be a non-negative integer");
+        return;
+    }
+    json_t *tol = json_object_get (p, "failure_tolerance");
+    if (tol && (!json_is_integer (tol) || json_integer_value (tol) < 0)) {
+        act_respond_fail (e, msgid, "dw_failure_tolerance must be a positive integer");
+        return;
+    }
+    json_t *resources = json_object_get (p, "resources");
+    if (!json_is_array (resources) && !json_is_object (resources)) {
+        act_respond_fail (e, msgid, "dws.create: resources must be the jobspec resources");
+        return;
+    }
+    json_t *dw = json_object_get (p, "dw_directives");
+    if (!dw) {
+        act_respond_fail (e, msgid, "dws.create: dw_directives is missing");
+        return;
+    }
+    json_t *directives = dws_dw_split (dw, e->cfg.presets, &err);
+    if (!directives) {
+        act_respond_fail (e, msgid, "%s", err.text);
+        return;
+    }
+    if (json_array_size (directives) == 0) {
+        json_decref (directives);
+        act_respond_fail (e, msgid, "Malformed #DW directives: no #DW directive found");
+        return;
+    }
+    if (e->cfg.restrict_persistent && json_integer_value (uid) != e->cfg.owner
+        && has_create_persistent (directives)) {
+        json_decref (directives);
+        act_respond_fail (e, msgid,
+                          "only the instance owner may create persistent storage"
+                          " (#DW create_persistent)");
+        return;
+    }
+    if (e->cfg.maximums) {
+        int64_t nnodes = dws_jobspec_node_count (resources, NULL);
+        if (nnodes > 0 && nnodes <= INT32_MAX
+            && dws_policy_check_maximums (directives, (int)nnodes, e->cfg.maximums, &err) < 0) {
+            json_decref (directives);
+            act_respond_fail (e, msgid, "%s", err.text);
+            return;
+        }
+    }
+
+    struct job *job = job_lookup (e, id);
+    if (job) {
+        json_decref (directives);
+        if (job->creating)
+            json_array_append (job->create_msgids, msgid);
+        else
+            act_respond_ok (e, msgid); /* a repeated create: the Workflow exists */
+        return;
+    }
+    if (!(job = job_create (e, id))) {
+        json_decref (directives);
+        act_respond_fail (e, msgid, "dws.create: out of memory");
+        return;
+    }
+    job->userid = json_integer_value (uid);
+    json_t *gid = json_object_get (event, "groupid");
+    job->groupid = json_is_integer (gid) ? json_integer_value (gid) : job->userid;
+    job->tolerance = tol ? json_integer_value (tol) : 0;
+    job->directives = directives;
+    job->resources = json_incref (resources);
+    json_array_append (job->create_msgids, msgid);
+    workflow_create (e, job);
+}
+
+/* The job is not ours (any more): after the first Workflow list that means
+ * its Workflow is gone, and so is everything to tear down.
+ */
+static bool unknown_job (struct dws_engine *e, json_t *msgid, const char *topic, json_int_t id)
+{
+    if (!e->synced) {
+        act_respond_fail (e, msgid, "%s: the dws service is starting; try again", topic);
+        return true;
+    }
+    (void)id;
+    return false;
+}
+
+static void setup_request (struct dws_engine *e, json_t *msgid, json_t *p)
+{
+    json_int_t id;
+    dws_error_t err;
+    if (!get_jobid (p, &id)) {
+        act_respond_fail (e, msgid, "dws.setup: jobid must be a non-negative integer");
+        return;
+    }
+    json_t *R = json_object_get (p, "R");
+    if (!json_is_object (R)) {
+        act_respond_fail (e, msgid, "dws.setup: R must be an object (RFC 20)");
+        return;
+    }
+    char *hosts = hostlist_of_R (R, &err);
+    if (!hosts) {
+        act_respond_fail (e, msgid, "dws.setup: %s", err.text);
+        return;
+    }
+    struct job *job = job_lookup (e, id);
+    if (!job) {
+        if (unknown_job (e, msgid, "dws.setup", id)) {
+            free (hosts);
+            return;
+        }
+        /* Its Workflow vanished while the job waited (#487): read the
+         * job's jobspec and owner, create the Workflow again, and carry
+         * on from Proposal with this R.
+         */
+        if (!(job = job_create (e, id))) {
+            free (hosts);
+            act_respond_fail (e, msgid, "dws.setup: out of memory");
+            return;
+        }
+        char token[96];
+        job->recreate = true;
+        job->resources_sent = true;
+        job->hosts = hosts;
+        job->setup_pending = true;
+        act (e, json_pack ("{s:s s:I s:s}", "action", "job-info", "id", id, "token",
+                           token_for (token, sizeof (token), "job-info", job)));
+        act_log (e, "warning", "%s: no Workflow for job %" JSON_INTEGER_FORMAT
+                 " at dws.setup; creating it again", job->name, id);
+        act_respond_ok (e, msgid);
+        return;
+    }
+    if (job->hosts || job->desired > WF_PROPOSAL) {
+        free (hosts);
+        act_respond_ok (e, msgid); /* repeated */
+        return;
+    }
+    job->hosts = hosts;
+    job->setup_pending = true;
+    act_respond_ok (e, msgid);
+    setup_start (e, job);
+}
+
+static void post_run_request (struct dws_engine *e, json_t *msgid, json_t *p)
+{
+    json_int_t id;
+    if (!get_jobid (p, &id)) {
+        act_respond_fail (e, msgid, "dws.post_run: jobid must be a non-negative integer");
+        return;
+    }
+    json_t *rs = json_object_get (p, "run_started");
+    if (!json_is_boolean (rs)) {
+        act_respond_fail (e, msgid, "dws.post_run: run_started must be a boolean");
+        return;
+    }
+    struct job *job = job_lookup (e, id);
+    if (!job) {
+        if (unknown_job (e, msgid, "dws.post_run", id))
+            return;
+        act_respond_ok (e, msgid);
+        act_rpc (e, "job-manager.dws.epilog-remove", json_pack ("{s:I}", "id", id), NULL);
+        return;
+    }
+    act_respond_ok (e, msgid);
+    if (job->epilog)
+        return; /* repeated */
+    job->epilog = true;
+    job->run_started = json_is_true (rs);
+    if (job->creating || !job->exists) {
+        /* the create has not answered: Teardown once it has */
+        job->toredown = true;
+        return;
+    }
+    if (!job->run_started || job->desired < WF_PRERUN || job->toredown) {
+        workflow_teardown (e, job);
+        return;
+    }
+    json_t *ann = json_pack ("{s:s}", ANN_EPILOG, "active");
+    workflow_patch_state (e, job, WF_POSTRUN, ann);
+    act_timer_start (e, job, T_TEARDOWN_AFTER, e->cfg.teardown_after);
+    act_timer_start (e, job, T_POSTRUN, e->cfg.postrun_timeout);
+}
+
+static void teardown_request (struct dws_engine *e, json_t *msgid, json_t *p, bool abort)
+{
+    json_int_t id;
+    const char *topic = abort ? "dws.abort" : "dws.teardown";
+    if (!get_jobid (p, &id)) {
+        act_respond_fail (e, msgid, "%s: jobid must be a non-negative integer", topic);
+        return;
+    }
+    struct job *job = job_lookup (e, id);
+    if (!job) {
+        if (unknown_job (e, msgid, topic, id))
+            return;
+        act_respond_ok (e, msgid);
+        if (!abort)
+            act_rpc (e, "job-manager.dws.epilog-remove", json_pack ("{s:I}", "id", id), NULL);
+        return;
+    }
+    act_respond_ok (e, msgid);
+    job->epilog = true;
+    if (abort) {
+        abort_job (e, job);
+        return;
+    }
+    job->toredown = true;
+    if (!job->creating && job->exists)
+        workflow_teardown (e, job);
+}
+
+static void status_request (struct dws_engine *e, json_t *msgid)
+{
+    json_t *st = dws_engine_status (e);
+    json_t *ids = json_array ();
+    size_t i;
+    json_t *j;
+    json_array_foreach (json_object_get (st, "jobs"), i, j)
+        json_array_append (ids, json_object_get (j, "id"));
+    json_object_set_new (st, "success", json_true ());
+    json_object_set_new (st, "workflows", ids);
+    act_respond (e, msgid, st);
+}
+
+void request_event (struct dws_engine *e, json_t *event)
+{
+    const char *topic = json_string_value (json_object_get (event, "topic"));
+    json_t *msgid = json_object_get (event, "msgid");
+    json_t *p = json_object_get (event, "payload");
+    if (!strcmp (topic, "dws.status")) {
+        status_request (e, msgid);
+        return;
+    }
+    if (!json_is_object (p)) {
+        act_respond_fail (e, msgid, "%s: the payload must be a JSON object", topic);
+        return;
+    }
+    if (!strcmp (topic, "dws.create"))
+        create_request (e, msgid, p, event);
+    else if (!strcmp (topic, "dws.setup"))
+        setup_request (e, msgid, p);
+    else if (!strcmp (topic, "dws.post_run"))
+        post_run_request (e, msgid, p);
+    else if (!strcmp (topic, "dws.teardown"))
+        teardown_request (e, msgid, p, false);
+    else if (!strcmp (topic, "dws.abort"))
+        teardown_request (e, msgid, p, true);
+    else
+        act (e, json_pack ("{s:s s:O s:i s:s}", "action", "respond-error", "msgid", msgid,
+                           "errnum", 38, "errstr", "unknown dws method"));
+}
+
+/* The job's jobspec and owner, read to create a vanished Workflow again. */
+void job_info_result (struct dws_engine *e, struct job *job, json_t *event)
+{
+    dws_error_t err;
+    json_t *jobspec = json_object_get (event, "jobspec");
+    json_t *uid = json_object_get (event, "userid");
+    json_t *system = json_object_get (json_object_get (jobspec, "attributes"), "system");
+    json_t *dw = json_object_get (system, "dw");
+    json_t *tol = json_object_get (system, "dw_failure_tolerance");
+    json_t *directives = NULL;
+    if (!json_is_true (json_object_get (event, "ok")) || !json_is_integer (uid)) {
+        job_fail (e, job, "exception", NOTE_PREFIX "cannot read the job to create its Workflow"
+                  " again: %s",
+                  json_string_value (json_object_get (event, "errstr")) ? json_string_value (
+                      json_object_get (event, "errstr")) : "no jobspec");
+        job_forget (e, job);
+        return;
+    }
+    if (!dw || !(directives = dws_dw_split (dw, e->cfg.presets, &err))) {
+        job_fail (e, job, "exception", NOTE_PREFIX "cannot create the Workflow again: %s",
+                  dw ? err.text : "the jobspec has no dw attribute");
+        job_forget (e, job);
+        return;
+    }
+    job->userid = json_integer_value (uid);
+    json_t *gid = json_object_get (event, "groupid");
+    job->groupid = json_is_integer (gid) ? json_integer_value (gid) : job->userid;
+    job->tolerance = json_is_integer (tol) ? json_integer_value (tol) : 0;
+    job->directives = directives;
+    job->resources = json_incref (json_object_get (jobspec, "resources"));
+    workflow_create (e, job);
+}

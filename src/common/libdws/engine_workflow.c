@@ -1,0 +1,880 @@
+/* engine_workflow.c - a job's Workflow: create, rebuild, and move it on.
+ *
+ * "Complete" is DWS' word: spec.desiredState == status.state == S and
+ * status.ready.  The engine acts once on each state's completion
+ * (job->handled) and only for the state it asked for (job->desired), so a
+ * stale watch event, a repeated one, or a re-list after a 410 changes
+ * nothing.
+ *
+ * SPDX-License-Identifier: LGPL-3.0-or-later
+ */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "breakdown.h"
+#include "engine_int.h"
+#include "hostlist.h"
+#include "policy.h"
+#include "rabbitmap.h"
+#include "servers.h"
+
+static const char *state_names[WF_NSTATES] = {
+    "Proposal", "Setup", "DataIn", "PreRun", "PostRun", "DataOut", "Teardown",
+};
+
+const char *wf_state_name (enum wf_state s)
+{
+    return s >= 0 && s < WF_NSTATES ? state_names[s] : "";
+}
+
+enum wf_state wf_state_parse (const char *s)
+{
+    for (int i = 0; s && i < WF_NSTATES; i++)
+        if (!strcmp (s, state_names[i]))
+            return (enum wf_state)i;
+    return WF_NONE;
+}
+
+static const char *wf_get (json_t *wf, const char *a, const char *b)
+{
+    return json_string_value (json_object_get (json_object_get (wf, a), b));
+}
+
+static const char *annotation (json_t *wf, const char *key)
+{
+    return json_string_value (
+        json_object_get (json_object_get (json_object_get (wf, "metadata"), "annotations"),
+                         key));
+}
+
+/* --- failing a job ------------------------------------------------------- */
+
+void job_fail (struct dws_engine *e, struct job *job, const char *type, const char *fmt, ...)
+{
+    char buf[DWS_ERROR_TEXT_MAX];
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (buf, sizeof (buf), fmt, ap);
+    va_end (ap);
+    act_log (e, "err", "%s: %s", job->name, buf);
+    if (!job->excepted) {
+        job->excepted = true;
+        act_raise (e, job, type, 0, "%s", buf);
+    }
+    job->toredown = true;
+    if (job->exists && !job->creating)
+        workflow_teardown (e, job);
+}
+
+/* --- writes ---------------------------------------------------------------- */
+
+static void kvs_timing (struct dws_engine *e, struct job *job, enum wf_state s, bool with_wf)
+{
+    char key[64], link[64], target[64];
+    char lower[16];
+    const char *name = wf_state_name (s);
+    size_t i;
+    for (i = 0; name[i] && i < sizeof (lower) - 1; i++)
+        lower[i] = (char)tolower ((unsigned char)name[i]);
+    lower[i] = '\0';
+    json_t *put = json_object ();
+    json_t *links = json_object ();
+    const char *elapsed = wf_get (job->wf, "status", "elapsedTimeLastState");
+    snprintf (key, sizeof (key), "data.dws.timing.%s", lower);
+    snprintf (link, sizeof (link), "rabbit_%s_timing", lower);
+    snprintf (target, sizeof (target), "%s", key);
+    json_object_set_new (put, key, json_string (elapsed ? elapsed : ""));
+    json_object_set_new (links, link, json_string (target));
+    if (with_wf && job->wf) {
+        json_object_set (put, "data.dws.workflow", job->wf);
+        json_object_set_new (links, "rabbit_workflow", json_string ("data.dws.workflow"));
+    }
+    act_kvs (e, job, put, links);
+}
+
+void workflow_create (struct dws_engine *e, struct job *job)
+{
+    char token[96];
+    char tol[32];
+    char *jobid = dws_f58_plain ((unsigned long long)job->id);
+    char *res = job->resources ? json_dumps (job->resources, JSON_COMPACT) : NULL;
+    snprintf (tol, sizeof (tol), "%lld", (long long)job->tolerance);
+    json_t *ann = json_pack ("{s:s}", ANN_TOLERANCE, tol);
+    if (res)
+        json_object_set_new (ann, ANN_RESOURCES, json_string (res));
+    if (job->hosts)
+        json_object_set_new (ann, ANN_HOSTS, json_string (job->hosts));
+    json_t *body = json_pack ("{s:{s:s s:s s:[s] s:o}"
+                              " s:{s:s s:O s:s s:s s:I s:I}}",
+                              "metadata", "name", job->name, "namespace", e->cfg.namespace,
+                              "finalizers", WORKFLOW_FINALIZER, "annotations", ann,
+                              "spec", "desiredState", "Proposal", "dwDirectives",
+                              job->directives, "wlmID", "flux", "jobID", jobid ? jobid : "",
+                              "userID", (json_int_t)job->userid, "groupID",
+                              (json_int_t)job->groupid);
+    free (jobid);
+    free (res);
+    job->creating = true;
+    job->desired = WF_PROPOSAL;
+    job->state_since = e->now;
+    act_k8s (e, "create", "Workflow", e->cfg.namespace, job->name, body,
+             token_for (token, sizeof (token), "create", job));
+}
+
+void workflow_patch_state (struct dws_engine *e, struct job *job, enum wf_state s,
+                           json_t *annotations)
+{
+    char token[96];
+    json_t *body = json_pack ("{s:{s:s}}", "spec", "desiredState", wf_state_name (s));
+    if (annotations)
+        json_object_set_new (body, "metadata", json_pack ("{s:o}", "annotations", annotations));
+    job->desired = s;
+    job->state_since = e->now;
+    act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name, body,
+             token_for (token, sizeof (token), "state", job));
+}
+
+static void teardown_finish (struct dws_engine *e, struct job *job);
+
+void workflow_teardown (struct dws_engine *e, struct job *job)
+{
+    char token[96];
+    if (job->desired == WF_TEARDOWN) {
+        if (job->handled == WF_TEARDOWN)
+            teardown_finish (e, job);
+        else if (job->epilog && !annotation (job->wf, ANN_EPILOG))
+            act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name,
+                     json_pack ("{s:{s:{s:s}}}", "metadata", "annotations", ANN_EPILOG,
+                                "active"),
+                     token_for (token, sizeof (token), "annotate", job));
+        return;
+    }
+    for (int k = 0; k < T_NKINDS; k++)
+        act_timer_stop (e, job, (enum timer_kind)k);
+    if (job->wf) {
+        json_t *put = json_pack ("{s:O}", "data.dws.workflow", job->wf);
+        act_kvs (e, job, put, json_pack ("{s:s}", "rabbit_workflow", "data.dws.workflow"));
+    }
+    if (e->cfg.save_datamovements > 0) {
+        char sel[128];
+        snprintf (sel, sizeof (sel), WORKFLOW_LABEL "=%s", job->name);
+        act_k8s_list (e, "NnfDataMovement", sel, token_for (token, sizeof (token), "dm", job));
+    }
+    json_t *ann = job->epilog ? json_pack ("{s:s}", ANN_EPILOG, "active") : NULL;
+    workflow_patch_state (e, job, WF_TEARDOWN, ann);
+}
+
+void epilog_remove (struct dws_engine *e, struct job *job)
+{
+    if (job->epilog_removed)
+        return;
+    job->epilog_removed = true;
+    act_rpc (e, "job-manager.dws.epilog-remove", json_pack ("{s:I}", "id", job->id), NULL);
+}
+
+static void remove_finalizer (struct dws_engine *e, struct job *job)
+{
+    char token[96];
+    json_t *fins = json_object_get (json_object_get (job->wf, "metadata"), "finalizers");
+    size_t i;
+    json_t *f;
+    json_array_foreach (fins, i, f) {
+        if (json_is_string (f) && !strcmp (json_string_value (f), WORKFLOW_FINALIZER)) {
+            char path[64];
+            snprintf (path, sizeof (path), "/metadata/finalizers/%zu", i);
+            json_t *ops = json_pack ("[{s:s s:s s:s} {s:s s:s}]", "op", "test", "path", path,
+                                     "value", WORKFLOW_FINALIZER, "op", "remove", "path", path);
+            act_k8s (e, "json-patch", "Workflow", e->cfg.namespace, job->name, ops,
+                     token_for (token, sizeof (token), "finalizer", job));
+            return;
+        }
+    }
+}
+
+/* Teardown is complete: release the epilog (once the job is in it), then
+ * delete the Workflow.  Until the job's epilog has begun the Workflow is
+ * kept: it is what tells a restarted service that this job still needs
+ * its epilog released.
+ */
+static void teardown_finish (struct dws_engine *e, struct job *job)
+{
+    char token[96];
+    if (!job->epilog || job->deleting)
+        return;
+    epilog_remove (e, job);
+    job->deleting = true;
+    act_k8s (e, "delete", "Workflow", e->cfg.namespace, job->name, NULL,
+             token_for (token, sizeof (token), "delete", job));
+    remove_finalizer (e, job);
+}
+
+/* --- Proposal and Setup ------------------------------------------------ */
+
+/* true when every breakdown the Workflow lists has been read; otherwise
+ * read the missing ones (once).
+ */
+static bool breakdowns_ready (struct dws_engine *e, struct job *job)
+{
+    char token[96];
+    json_t *refs = json_object_get (json_object_get (job->wf, "status"), "directiveBreakdowns");
+    size_t i;
+    json_t *ref;
+    if (job->breakdowns_wanted > 0)
+        return false;
+    json_array_foreach (refs, i, ref) {
+        const char *name = json_string_value (json_object_get (ref, "name"));
+        const char *ns = json_string_value (json_object_get (ref, "namespace"));
+        if (!name || json_object_get (job->breakdowns, name))
+            continue;
+        job->breakdowns_wanted++;
+        act_k8s (e, "get", "DirectiveBreakdown", ns ? ns : e->cfg.namespace, name, NULL,
+                 token_for (token, sizeof (token), "breakdown", job));
+    }
+    return job->breakdowns_wanted == 0;
+}
+
+static json_t *breakdown_list (struct job *job)
+{
+    json_t *list = json_array ();
+    const char *k;
+    json_t *v;
+    json_object_foreach (job->breakdowns, k, v)
+        json_array_append (list, v);
+    return list;
+}
+
+static void proposal_finish (struct dws_engine *e, struct job *job)
+{
+    dws_error_t err;
+    json_t *list = breakdown_list (job);
+    size_t i;
+    json_t *bd;
+    job->lustre = false;
+    json_array_foreach (list, i, bd) {
+        json_t *sets = json_object_get (
+            json_object_get (json_object_get (bd, "status"), "storage"), "allocationSets");
+        size_t k;
+        json_t *set;
+        json_array_foreach (sets, k, set) {
+            const char *label = json_string_value (json_object_get (set, "label"));
+            if (label && (!strcmp (label, "ost") || !strcmp (label, "mdt")
+                          || !strcmp (label, "mgt") || !strcmp (label, "mgtmdt")))
+                job->lustre = true;
+        }
+    }
+    if (!job->resources_sent) {
+        job->resources_sent = true;
+        json_t *payload = NULL;
+        bool unchanged = false;
+        json_t *res = job->resources ? dws_breakdown_rewrite (job->resources, list,
+                                                              e->cfg.min_allocation_gib,
+                                                              &unchanged, &err)
+                                     : NULL;
+        if (!job->resources)
+            snprintf (err.text, sizeof (err.text), "the job's resources are not known");
+        int64_t nnodes = res ? dws_jobspec_node_count (job->resources, NULL) : -1;
+        if (res && e->cfg.maximums && nnodes > 0 && nnodes <= INT32_MAX
+            && dws_policy_check_maximums (job->directives, (int)nnodes, e->cfg.maximums, &err)
+                   < 0) {
+            json_decref (res);
+            res = NULL;
+        }
+        if (!res) {
+            payload = json_pack ("{s:I s:O s:n s:s}", "id", job->id, "resources",
+                                 job->resources ? job->resources : json_null (), "exclude",
+                                 "errmsg", err.text);
+            job->excepted = true; /* the job manager raises the exception */
+            job->toredown = true;
+        }
+        else {
+            json_t *exclude = e->cfg.drain_compute_nodes
+                                  ? json_null ()
+                                  : json_pack ("{s:[{s:[s]}]}", "not", "properties",
+                                               "badrabbit");
+            payload = json_pack ("{s:I s:o s:o}", "id", job->id, "resources", res, "exclude",
+                                 exclude);
+        }
+        act_rpc (e, "job-manager.dws.resource-update", payload, NULL);
+        if (job->toredown) {
+            json_decref (list);
+            workflow_teardown (e, job);
+            return;
+        }
+    }
+    json_decref (list);
+    if (job->setup_pending)
+        setup_start (e, job);
+}
+
+static void memo_rabbits (struct dws_engine *e, struct job *job)
+{
+    json_t *counts = dws_rabbitmap_counts (e->map, job->hosts, NULL);
+    struct dws_hostlist *hl = dws_hostlist_create ();
+    const char *rabbit;
+    json_t *v;
+    json_object_foreach (counts, rabbit, v)
+        dws_hostlist_append_host (hl, rabbit, NULL);
+    char *s = hl ? dws_hostlist_encode (hl) : NULL;
+    if (s)
+        act_memo (e, job, json_pack ("{s:s}", "rabbits", s));
+    free (s);
+    dws_hostlist_destroy (hl);
+    json_decref (counts);
+}
+
+static void setup_servers (struct dws_engine *e, struct job *job)
+{
+    dws_error_t err;
+    char token[96];
+    int64_t min_bytes = e->cfg.min_allocation_gib * 1024LL * 1024 * 1024;
+    json_t *list = breakdown_list (job);
+    size_t i;
+    json_t *bd;
+    memo_rabbits (e, job);
+    job->servers_pending = 0;
+    json_array_foreach (list, i, bd) {
+        json_t *storage = json_object_get (json_object_get (bd, "status"), "storage");
+        if (!json_is_object (storage))
+            continue;
+        json_t *ref = json_object_get (storage, "reference");
+        const char *name = json_string_value (json_object_get (ref, "name"));
+        const char *ns = json_string_value (json_object_get (ref, "namespace"));
+        json_t *counts = dws_rabbitmap_counts (e->map, job->hosts, &err);
+        json_t *sets = counts ? dws_servers_allocation_sets (storage, counts, min_bytes, &err)
+                              : NULL;
+        json_decref (counts);
+        if (!name || !sets) {
+            json_decref (sets);
+            json_decref (list);
+            job_fail (e, job, "exception", NOTE_PREFIX "cannot place rabbit storage: %s",
+                      name ? err.text : "a DirectiveBreakdown names no Servers object");
+            return;
+        }
+        job->servers_pending++;
+        act_k8s (e, "patch", "Servers", ns ? ns : e->cfg.namespace, name,
+                 json_pack ("{s:{s:o}}", "spec", "allocationSets", sets),
+                 token_for (token, sizeof (token), "servers", job));
+    }
+    json_decref (list);
+    if (job->servers_pending == 0) {
+        job->setup_pending = false;
+        workflow_patch_state (e, job, WF_SETUP, NULL);
+        act_timer_start (e, job, T_SETUP, e->cfg.setup_timeout);
+    }
+}
+
+/* dws.setup arrived (or a rebuilt job was on its way to Setup): record the
+ * hosts on the Workflow, fill the Servers objects, then ask for Setup.
+ */
+void setup_start (struct dws_engine *e, struct job *job)
+{
+    char token[96];
+    if (!job->setup_pending || job->excepted || job->toredown)
+        return;
+    if (!job->exists || job->handled < WF_PROPOSAL || !breakdowns_ready (e, job))
+        return; /* Proposal finishing first; it calls back here */
+    if (!e->map) {
+        job_fail (e, job, "exception", NOTE_PREFIX "no SystemConfiguration 'default' has been"
+                  " seen: the rabbits of the job's nodes are unknown");
+        return;
+    }
+    const char *recorded = annotation (job->wf, ANN_HOSTS);
+    if (recorded && !strcmp (recorded, job->hosts)) {
+        setup_servers (e, job);
+        return;
+    }
+    act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name,
+             json_pack ("{s:{s:{s:s}}}", "metadata", "annotations", ANN_HOSTS, job->hosts),
+             token_for (token, sizeof (token), "hosts", job));
+}
+
+/* --- the states' completions ----------------------------------------------- */
+
+static void computes_patch (struct dws_engine *e, struct job *job)
+{
+    dws_error_t err;
+    char token[96];
+    json_t *names = hosts_minus (job->hosts, job->failed, &err);
+    if (!names) {
+        job_fail (e, job, "exception", NOTE_PREFIX "bad host list: %s", err.text);
+        return;
+    }
+    json_t *data = json_array ();
+    size_t i;
+    json_t *h;
+    json_array_foreach (names, i, h) {
+        if (json_object_get (e->rabbits, json_string_value (h)))
+            continue; /* rabbits used as compute nodes mount nothing */
+        json_array_append_new (data, json_pack ("{s:O}", "name", h));
+    }
+    json_decref (names);
+    json_t *ref = json_object_get (json_object_get (job->wf, "status"), "computes");
+    const char *name = json_string_value (json_object_get (ref, "name"));
+    const char *ns = json_string_value (json_object_get (ref, "namespace"));
+    act_k8s (e, "patch", "Computes", ns ? ns : e->cfg.namespace, name ? name : job->name,
+             json_pack ("{s:o}", "data", data),
+             token_for (token, sizeof (token), "computes", job));
+}
+
+static int b64val (int c)
+{
+    if (c >= 'A' && c <= 'Z')
+        return c - 'A';
+    if (c >= 'a' && c <= 'z')
+        return c - 'a' + 26;
+    if (c >= '0' && c <= '9')
+        return c - '0' + 52;
+    if (c == '+' || c == '-')
+        return 62;
+    if (c == '/' || c == '_')
+        return 63;
+    return -1;
+}
+
+/* Decode base64 text (Secret data); NULL when it is not base64 or not text. */
+static char *b64decode (const char *s)
+{
+    size_t n = strlen (s);
+    char *out = malloc (n / 4 * 3 + 4);
+    size_t o = 0;
+    unsigned acc = 0;
+    int bits = 0;
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '=' || s[i] == '\n' || s[i] == '\r')
+            continue;
+        int v = b64val ((unsigned char)s[i]);
+        if (v < 0) {
+            free (out);
+            return NULL;
+        }
+        acc = (acc << 6) | (unsigned)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out[o++] = (char)((acc >> bits) & 0xff);
+        }
+    }
+    out[o] = '\0';
+    if (strlen (out) != o) {
+        free (out);
+        return NULL;
+    }
+    return out;
+}
+
+static void prolog_remove (struct dws_engine *e, struct job *job, const char *token)
+{
+    json_t *env = json_object_get (json_object_get (job->wf, "status"), "env");
+    json_t *vars = json_is_object (env) ? json_deep_copy (env) : json_object ();
+    if (token)
+        json_object_set_new (vars, "DW_WORKFLOW_TOKEN", json_string (token));
+    act_rpc (e, "job-manager.dws.prolog-remove",
+             json_pack ("{s:I s:o}", "id", job->id, "variables", vars), NULL);
+}
+
+static void prerun_complete (struct dws_engine *e, struct job *job)
+{
+    char token[96];
+    json_t *ref = json_object_get (json_object_get (job->wf, "status"), "workflowToken");
+    const char *secret = json_string_value (json_object_get (ref, "secretName"));
+    const char *ns = json_string_value (json_object_get (ref, "secretNamespace"));
+    act_timer_stop (e, job, T_PRERUN);
+    if (secret && *secret) {
+        job->token_pending = true;
+        act_k8s (e, "get", "Secret", ns && *ns ? ns : e->cfg.namespace, secret, NULL,
+                 token_for (token, sizeof (token), "secret", job));
+        return;
+    }
+    prolog_remove (e, job, NULL);
+}
+
+static void state_complete (struct dws_engine *e, struct job *job, enum wf_state s)
+{
+    job->handled = s;
+    kvs_timing (e, job, s, s == WF_PROPOSAL);
+    switch (s) {
+        case WF_PROPOSAL:
+            if (breakdowns_ready (e, job))
+                proposal_finish (e, job);
+            break;
+        case WF_SETUP:
+            act_timer_stop (e, job, T_SETUP);
+            computes_patch (e, job);
+            break;
+        case WF_DATAIN:
+            workflow_patch_state (e, job, WF_PRERUN, NULL);
+            act_timer_start (e, job, T_PRERUN, e->cfg.prerun_timeout);
+            break;
+        case WF_PRERUN:
+            prerun_complete (e, job);
+            break;
+        case WF_POSTRUN:
+            act_timer_stop (e, job, T_POSTRUN);
+            workflow_patch_state (e, job, WF_DATAOUT, NULL);
+            break;
+        case WF_DATAOUT:
+            workflow_teardown (e, job);
+            break;
+        case WF_TEARDOWN:
+            for (int k = 0; k < T_NKINDS; k++)
+                act_timer_stop (e, job, (enum timer_kind)k);
+            teardown_finish (e, job);
+            break;
+        default:
+            break;
+    }
+}
+
+void workflow_progress (struct dws_engine *e, struct job *job)
+{
+    json_t *st = json_object_get (job->wf, "status");
+    enum wf_state state = wf_state_parse (json_string_value (json_object_get (st, "state")));
+    enum wf_state want = wf_state_parse (wf_get (job->wf, "spec", "desiredState"));
+    const char *status = json_string_value (json_object_get (st, "status"));
+    const char *message = json_string_value (json_object_get (st, "message"));
+    if (state == WF_NONE)
+        return;
+    if (status && !strcmp (status, "Error")) {
+        if (job->desired != WF_TEARDOWN)
+            job_fail (e, job, "exception", NOTE_PREFIX "workflow hit an error: %s",
+                      message ? message : "(no message)");
+        return;
+    }
+    transient_condition (e, job, st);
+    if (!json_is_true (json_object_get (st, "ready")) || state != want || state != job->desired
+        || state <= job->handled)
+        return;
+    state_complete (e, job, state);
+}
+
+/* --- watch events ------------------------------------------------------------ */
+
+static json_t *annotation_json (json_t *wf, const char *key)
+{
+    const char *s = annotation (wf, key);
+    return s ? json_loads (s, JSON_DECODE_ANY, NULL) : NULL;
+}
+
+/* A Workflow of ours that this engine does not know: the service was
+ * restarted.  Everything needed is on the Workflow.
+ */
+static struct job *rebuild (struct dws_engine *e, json_int_t id, json_t *wf)
+{
+    struct job *job = job_create (e, id);
+    json_t *spec = json_object_get (wf, "spec");
+    if (!job)
+        return NULL;
+    job->userid = json_integer_value (json_object_get (spec, "userID"));
+    job->groupid = json_integer_value (json_object_get (spec, "groupID"));
+    job->directives = json_incref (json_object_get (spec, "dwDirectives"));
+    job->resources = annotation_json (wf, ANN_RESOURCES);
+    const char *tol = annotation (wf, ANN_TOLERANCE);
+    job->tolerance = tol ? strtoll (tol, NULL, 10) : 0;
+    job->hosts = str_dup (annotation (wf, ANN_HOSTS));
+    job->failed = str_dup (annotation (wf, ANN_FAILED));
+    job->epilog = annotation (wf, ANN_EPILOG) != NULL;
+    job->exists = true;
+    job->desired = wf_state_parse (json_string_value (json_object_get (spec, "desiredState")));
+    job->handled = job->desired > WF_NONE ? (enum wf_state)(job->desired - 1) : WF_NONE;
+    job->resources_sent = job->desired > WF_PROPOSAL;
+    job->setup_pending = job->hosts && job->desired == WF_PROPOSAL;
+    job->toredown = job->desired == WF_TEARDOWN;
+    job->state_since = e->now;
+    /* timers start again, whole: a restart never makes one fire early */
+    switch (job->desired) {
+        case WF_SETUP:
+            act_timer_start (e, job, T_SETUP, e->cfg.setup_timeout);
+            break;
+        case WF_PRERUN:
+            act_timer_start (e, job, T_PRERUN, e->cfg.prerun_timeout);
+            break;
+        case WF_POSTRUN:
+            act_timer_start (e, job, T_POSTRUN, e->cfg.postrun_timeout);
+            act_timer_start (e, job, T_TEARDOWN_AFTER, e->cfg.teardown_after);
+            break;
+        case WF_DATAOUT:
+            act_timer_start (e, job, T_TEARDOWN_AFTER, e->cfg.teardown_after);
+            break;
+        default:
+            break;
+    }
+    act_log (e, "info", "%s: picked up in %s", job->name, wf_state_name (job->desired));
+    return job;
+}
+
+/* The Workflow is gone and we did not delete it. */
+static void vanished (struct dws_engine *e, struct job *job)
+{
+    job->exists = false;
+    if (job->desired <= WF_PROPOSAL && !job->hosts && !job->epilog && !job->toredown) {
+        /* the job still waits for its resources: give it its Workflow back */
+        act_log (e, "warning", "%s: Workflow deleted outside Flux while the job waited;"
+                 " creating it again", job->name);
+        json_decref (job->breakdowns);
+        job->breakdowns = json_object ();
+        job->breakdowns_wanted = 0;
+        job->handled = WF_NONE;
+        job->recreate = true;
+        json_decref (job->wf);
+        job->wf = NULL;
+        workflow_create (e, job);
+        return;
+    }
+    if (job->epilog) {
+        if (!job->deleting)
+            act_log (e, "warning", "%s: Workflow deleted outside Flux during the epilog",
+                     job->name);
+        epilog_remove (e, job);
+    }
+    else if (!job->excepted) {
+        job->excepted = true;
+        act_raise (e, job, "exception", 0,
+                   NOTE_PREFIX "workflow %s was deleted outside of Flux", job->name);
+    }
+    job_forget (e, job);
+}
+
+static bool has_our_finalizer (json_t *wf)
+{
+    json_t *fins = json_object_get (json_object_get (wf, "metadata"), "finalizers");
+    size_t i;
+    json_t *f;
+    json_array_foreach (fins, i, f)
+        if (json_is_string (f) && !strcmp (json_string_value (f), WORKFLOW_FINALIZER))
+            return true;
+    return false;
+}
+
+void workflow_event (struct dws_engine *e, const char *type, json_t *wf)
+{
+    json_int_t id;
+    const char *name = wf_get (wf, "metadata", "name");
+    const char *wlm = wf_get (wf, "spec", "wlmID");
+    if (!job_id_from_name (name, &id) || !wlm || strcmp (wlm, "flux") != 0)
+        return;
+    struct job *job = job_lookup (e, id);
+    if (!strcmp (type, "DELETED")) {
+        if (!job)
+            return;
+        if (job->deleting) {
+            job_forget (e, job);
+            return;
+        }
+        if (job->creating)
+            return; /* an older object of the same name */
+        vanished (e, job);
+        return;
+    }
+    if (!job) {
+        if (json_object_get (json_object_get (wf, "metadata"), "deletionTimestamp")
+            && !has_our_finalizer (wf))
+            return; /* on its way out; nothing of ours holds it */
+        if (!(job = rebuild (e, id, wf)))
+            return;
+    }
+    json_decref (job->wf);
+    job->wf = json_incref (wf);
+    job->exists = true;
+    if (job->deleting) {
+        if (has_our_finalizer (wf))
+            remove_finalizer (e, job);
+        return;
+    }
+    if (json_object_get (json_object_get (wf, "metadata"), "deletionTimestamp")
+        && !job->toredown) {
+        job_fail (e, job, "exception",
+                  NOTE_PREFIX "workflow %s is being deleted outside of Flux", job->name);
+    }
+    workflow_progress (e, job);
+}
+
+void workflow_sync (struct dws_engine *e, json_t *objects)
+{
+    json_t *seen = json_object ();
+    size_t i;
+    json_t *o;
+    json_array_foreach (objects, i, o) {
+        const char *name = wf_get (o, "metadata", "name");
+        if (name)
+            json_object_set_new (seen, name, json_true ());
+        workflow_event (e, "MODIFIED", o);
+    }
+    /* jobs whose Workflow the list lacks: deleted while we did not watch */
+    json_t *gone = json_array ();
+    for (size_t b = 0; b < e->nbuckets; b++)
+        for (struct job *j = e->table[b]; j; j = j->next)
+            if (j->exists && !j->creating && !json_object_get (seen, j->name))
+                json_array_append_new (gone, json_integer (j->id));
+    json_array_foreach (gone, i, o) {
+        struct job *j = job_lookup (e, json_integer_value (o));
+        if (!j)
+            continue;
+        if (j->deleting)
+            job_forget (e, j);
+        else
+            vanished (e, j);
+    }
+    json_decref (gone);
+    json_decref (seen);
+    e->synced = true;
+}
+
+/* --- Kubernetes call results ------------------------------------------------ */
+
+static const char *result_message (json_t *event)
+{
+    const char *m = json_string_value (json_object_get (event, "message"));
+    return m && *m ? m : "no answer from Kubernetes";
+}
+
+static void create_result (struct dws_engine *e, struct job *job, json_t *event, bool ok,
+                           int code)
+{
+    size_t i;
+    json_t *msgid;
+    job->creating = false;
+    if (ok || code == 409) {
+        job->exists = true;
+        json_array_foreach (job->create_msgids, i, msgid)
+            act_respond_ok (e, msgid);
+        json_array_clear (job->create_msgids);
+        act_memo (e, job, json_pack ("{s:s}", "rabbit_workflow", job->name));
+        if (ok && json_is_object (json_object_get (event, "object")) && !job->wf)
+            job->wf = json_incref (json_object_get (event, "object"));
+        if (job->toredown)
+            workflow_teardown (e, job);
+        else if (job->wf)
+            workflow_progress (e, job);
+        return;
+    }
+    if (json_array_size (job->create_msgids) > 0) {
+        json_array_foreach (job->create_msgids, i, msgid)
+            act_respond_fail (e, msgid, "%s", result_message (event));
+    }
+    else if (!job->excepted) {
+        act_raise (e, job, "exception", 0, NOTE_PREFIX "cannot create workflow %s: %s",
+                   job->name, result_message (event));
+    }
+    if (job->epilog)
+        epilog_remove (e, job);
+    job_forget (e, job);
+}
+
+void workflow_k8s_result (struct dws_engine *e, const char *what, struct job *job,
+                          json_t *event)
+{
+    bool ok = json_is_true (json_object_get (event, "ok"));
+    int code = (int)json_integer_value (json_object_get (event, "code"));
+    json_t *obj = json_object_get (event, "object");
+
+    if (!strcmp (what, "create")) {
+        create_result (e, job, event, ok, code);
+        return;
+    }
+    if (!strcmp (what, "delete") || !strcmp (what, "finalizer") || !strcmp (what, "annotate")) {
+        if (!ok && code != 404 && code != 409 && code != 422)
+            act_log (e, "err", "%s: %s failed: %s", job->name, what, result_message (event));
+        return;
+    }
+    if (!strcmp (what, "state")) {
+        if (!ok && code != 404)
+            job_fail (e, job, "exception", NOTE_PREFIX "cannot move workflow %s to %s: %s",
+                      job->name, wf_state_name (job->desired), result_message (event));
+        return;
+    }
+    if (!strcmp (what, "breakdown")) {
+        job->breakdowns_wanted--;
+        if (!ok || !json_is_object (obj)) {
+            job_fail (e, job, "exception", NOTE_PREFIX "cannot read a DirectiveBreakdown: %s",
+                      result_message (event));
+            return;
+        }
+        const char *name = wf_get (obj, "metadata", "name");
+        if (name)
+            json_object_set (job->breakdowns, name, obj);
+        if (job->breakdowns_wanted == 0 && !job->excepted && breakdowns_ready (e, job)) {
+            if (job->handled == WF_PROPOSAL && job->desired == WF_PROPOSAL)
+                proposal_finish (e, job);
+        }
+        return;
+    }
+    if (!strcmp (what, "hosts")) {
+        if (!ok) {
+            job_fail (e, job, "exception", NOTE_PREFIX "cannot record the job's hosts: %s",
+                      result_message (event));
+            return;
+        }
+        if (json_is_object (obj)) {
+            json_decref (job->wf);
+            job->wf = json_incref (obj);
+        }
+        if (!job->excepted && job->setup_pending)
+            setup_servers (e, job);
+        return;
+    }
+    if (!strcmp (what, "servers")) {
+        if (!ok) {
+            job->setup_error = true;
+            job_fail (e, job, "exception", NOTE_PREFIX "cannot fill the Servers: %s",
+                      result_message (event));
+            return;
+        }
+        if (--job->servers_pending == 0 && !job->setup_error && !job->excepted) {
+            job->setup_pending = false;
+            workflow_patch_state (e, job, WF_SETUP, NULL);
+            act_timer_start (e, job, T_SETUP, e->cfg.setup_timeout);
+        }
+        return;
+    }
+    if (!strcmp (what, "computes")) {
+        if (!ok) {
+            job_fail (e, job, "exception", NOTE_PREFIX "cannot fill the Computes: %s",
+                      result_message (event));
+            return;
+        }
+        if (job->desired == WF_SETUP && !job->excepted)
+            workflow_patch_state (e, job, WF_DATAIN, NULL);
+        return;
+    }
+    if (!strcmp (what, "secret")) {
+        job->token_pending = false;
+        json_t *data = json_object_get (obj, "data");
+        const char *b64 = json_string_value (json_object_get (data, "token"));
+        char *token = ok && b64 ? b64decode (b64) : NULL;
+        if (!token) {
+            job_fail (e, job, "exception", NOTE_PREFIX "cannot read the workflow token: %s",
+                      ok ? "the Secret has no usable data.token" : result_message (event));
+            return;
+        }
+        if (job->desired == WF_PRERUN && !job->excepted)
+            prolog_remove (e, job, token);
+        free (token);
+        return;
+    }
+    if (!strcmp (what, "dm")) {
+        json_t *items = json_object_get (obj, "items");
+        json_t *failed = json_array (), *rest = json_array ();
+        size_t i;
+        json_t *dm;
+        json_array_foreach (items, i, dm) {
+            const char *status = wf_get (dm, "status", "status");
+            json_array_append (status && !strcmp (status, "Failed") ? failed : rest, dm);
+        }
+        json_array_extend (failed, rest);
+        while (json_array_size (failed) > (size_t)e->cfg.save_datamovements)
+            json_array_remove (failed, json_array_size (failed) - 1);
+        json_decref (rest);
+        if (ok)
+            act_kvs (e, job, json_pack ("{s:o}", "data.dws.datamovements", failed),
+                     json_pack ("{s:s}", "rabbit_datamovements", "data.dws.datamovements"));
+        else
+            json_decref (failed);
+        return;
+    }
+    fault_k8s_result (e, what, job, event);
+}

@@ -1,0 +1,70 @@
+"""The dws service's decisions (libdws engine.h), one call per event.
+
+    engine = Engine({"setup_timeout": 300, "owner": 0})
+    actions = engine.event({"type": "request", "topic": "dws.create", ...})
+
+Events and actions are plain JSON-like dicts; their wire is described in
+doc/guide/service.rst.  A malformed event raises EngineError and changes
+nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from flux_dws import _ffi
+from flux_dws.errors import DwsError
+
+__all__ = ["Engine", "EngineError", "f58"]
+
+
+class EngineError(DwsError):
+    """An event or a configuration the engine cannot take."""
+
+
+def _text(value: Any, what: str) -> bytes:
+    try:
+        return _ffi.to_c(json.dumps(value), EngineError)
+    except (TypeError, ValueError) as exc:
+        raise EngineError(f"{what}: not JSON: {exc}") from None
+
+
+class Engine:
+    """One engine per service: the state of every job it drives."""
+
+    def __init__(self, config: dict[str, Any] | None = None) -> None:
+        err = _ffi.new_error()
+        text = _text(config, "config") if config is not None else _ffi.ffi.NULL
+        h = _ffi.lib.dws_engine_create_json(text, err)
+        if h == _ffi.ffi.NULL:
+            _ffi.raise_error(err, EngineError)
+        self._h = _ffi.ffi.gc(h, _ffi.lib.dws_engine_destroy)
+
+    def reconfig(self, config: dict[str, Any]) -> None:
+        """Take a new configuration (the old one stays on error)."""
+        err = _ffi.new_error()
+        if _ffi.lib.dws_engine_reconfig_json(self._h, _text(config, "config"), err) < 0:
+            _ffi.raise_error(err, EngineError)
+
+    def event(self, event: dict[str, Any]) -> list[dict[str, Any]]:
+        """Feed one event; the actions to carry out, in order."""
+        err = _ffi.new_error()
+        p = _ffi.lib.dws_engine_event_json(self._h, _text(event, "event"), err)
+        if p == _ffi.ffi.NULL:
+            _ffi.raise_error(err, EngineError)
+        actions: list[dict[str, Any]] = _ffi.take_json(p, err)
+        return actions
+
+    def status(self) -> dict[str, Any]:
+        """The engine's view of its jobs (what ``dws.status`` answers)."""
+        err = _ffi.new_error()
+        out: dict[str, Any] = _ffi.take_json(_ffi.lib.dws_engine_status_json(self._h, err), err)
+        return out
+
+
+def f58(jobid: int) -> str:
+    """A job id in Flux's plain f58 form ("f" + base58), as Workflows carry it."""
+    if not 0 <= jobid < 1 << 64:
+        raise EngineError(f"job id out of range: {jobid}")
+    return _ffi.take_string(_ffi.lib.dws_f58_plain(jobid))
