@@ -631,6 +631,13 @@ static int dispatch (struct dws_engine *e, json_t *event, dws_error_t *err)
             workflow_k8s_result (e, what, job, event);
         return 0;
     }
+    if (!strcmp (type, "orphans")) {
+        json_t *jobs = json_object_get (event, "jobs");
+        if (!json_is_array (jobs))
+            return dws_errorf (err, "orphans event needs a jobs array");
+        orphans_event (e, jobs);
+        return 0;
+    }
     if (!strcmp (type, "timer")) {
         const char *key = json_string_value (json_object_get (event, "key"));
         if (!key)

@@ -102,8 +102,8 @@ static void create_request (struct dws_engine *e, json_t *msgid, json_t *p, json
     struct job *job = job_lookup (e, id);
     if (job) {
         json_decref (directives);
-        if (job->creating)
-            json_array_append (job->create_msgids, msgid);
+        if (job->creating || !job->exists)
+            json_array_append (job->create_msgids, msgid); /* answered by the create */
         else
             act_respond_ok (e, msgid); /* a repeated create: the Workflow exists */
         return;
@@ -299,6 +299,28 @@ void request_event (struct dws_engine *e, json_t *event)
     else
         act (e, json_pack ("{s:s s:O s:i s:s}", "action", "respond-error", "msgid", msgid,
                            "errnum", 38, "errstr", "unknown dws method"));
+}
+
+/* Jobs held by dws-create that have no Workflow after a restart: their
+ * dws.create was lost with the service.  Read each one and create it.
+ */
+void orphans_event (struct dws_engine *e, json_t *jobs)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach (jobs, i, v) {
+        char token[96];
+        struct job *job;
+        if (!json_is_integer (v) || json_integer_value (v) < 0
+            || job_lookup (e, json_integer_value (v)))
+            continue;
+        if (!(job = job_create (e, json_integer_value (v))))
+            return;
+        act_log (e, "warning", "%s: job waits for dws-create but has no Workflow;"
+                 " creating it", job->name);
+        act (e, json_pack ("{s:s s:I s:s}", "action", "job-info", "id", job->id, "token",
+                           token_for (token, sizeof (token), "job-info", job)));
+    }
 }
 
 /* The job's jobspec and owner, read to create a vanished Workflow again. */

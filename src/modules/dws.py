@@ -1,0 +1,170 @@
+"""The flux-dws ``dws`` service: Flux jobs' DWS Workflows on HPE Rabbit systems.
+
+One file, two ways to run it (see flux-dws-service(8)):
+
+    flux module load /path/to/dws.py [OPTIONS]    # a broker module (flux-core >= 0.84)
+    flux python /path/to/dws.py [OPTIONS]         # stand-alone (systemd unit, a Flux job)
+
+Both register the ``dws`` service on the broker, read ``[rabbit]`` from the
+broker's configuration, talk to Kubernetes with ``rabbit.kubeconfig`` (or
+the client's default), and serve until stopped.
+
+Exit codes (stand-alone): 0 stopped, 2 bad options or configuration, 3 no
+Kubernetes (both mean "do not restart" to the systemd unit).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from typing import Any
+
+EXIT_USAGE = 2
+EXIT_NO_KUBERNETES = 3
+
+try:
+    from flux_dws.rabbitconf import ConfigError, parse
+    from flux_dws.service.core import Service
+    from flux_dws.service.fluxlink import FluxLink
+    from flux_dws.service.kube import KubeError, KubeLayer
+except ImportError as _exc:  # pragma: no cover - a deployment error, said plainly
+    sys.stderr.write(f"dws: cannot import flux_dws ({_exc}); is flux-dws installed for this"
+                     " Python, or PYTHONPATH set?\n")
+    raise
+
+
+class UsageError(Exception):
+    pass
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="dws", description="the flux-dws dws service",
+                                exit_on_error=False)
+    p.add_argument("-k", "--kubeconfig", help="kubeconfig (default: rabbit.kubeconfig, then"
+                   " KUBECONFIG or ~/.kube/config)")
+    p.add_argument("-v", "--verbose", action="count", default=0,
+                   help="-v info, -vv debug messages in the log")
+    p.add_argument("-m", "--min-allocation-size", type=int, metavar="GiB",
+                   help="minimum rabbit allocation in GiB (default rabbit.min_allocation_size,"
+                        " 4)")
+    p.add_argument("--drain-queues", nargs="+", metavar="QUEUE",
+                   help="only drain nodes of these queues (also rabbit.drain_queues)")
+    p.add_argument("-w", "--watch-interval", type=int, metavar="S",
+                   help="accepted for compatibility; the service watches, it does not poll")
+    p.add_argument("--retry-delay", type=float, metavar="S",
+                   help="accepted for compatibility; retries back off on their own")
+    p.add_argument("--disable-fluxion", action="store_true",
+                   help="accepted for compatibility (rabbit health is a later feature)")
+    p.add_argument("--namespace", default="default", help="namespace of the Workflows")
+    return p
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    try:
+        args = parser().parse_args(argv)
+    except (argparse.ArgumentError, SystemExit) as exc:
+        raise UsageError(str(exc) or "bad arguments") from None
+    if args.min_allocation_size is not None and args.min_allocation_size < 1:
+        raise UsageError("--min-allocation-size must be at least 1 (GiB)")
+    return args
+
+
+def service_config(handle: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """[rabbit] from the broker, checked, with the command line on top."""
+    conf = handle.rpc("config.get").get() or {}
+    cfg = parse(conf.get("rabbit"))
+    if args.min_allocation_size is not None:
+        cfg["min_allocation_size"] = args.min_allocation_size
+    if args.drain_queues:
+        cfg["drain_queues"] = args.drain_queues
+    if args.kubeconfig:
+        cfg["kubeconfig"] = args.kubeconfig
+    cfg["owner"] = int(handle.attr_get("security.owner"))
+    return cfg
+
+
+def start(handle: Any, args: argparse.Namespace) -> tuple[Service, FluxLink]:
+    link = FluxLink(handle)
+    cfg = service_config(handle, args)
+    kube = KubeLayer(cfg.get("kubeconfig"), log=logging.getLogger("flux_dws.kube"),
+                     config=cfg)
+    kube.connect()  # KubeError: no Kubernetes
+
+    def factory(post: Any) -> KubeLayer:
+        kube.post = post
+        return kube
+
+    service = Service(link, cfg, factory, namespace=args.namespace)
+
+    def reload(conf: dict[str, Any]) -> str | None:
+        try:
+            new = parse(conf.get("rabbit"))
+        except ConfigError as exc:
+            link.log("err", f"config reload refused, keeping the old one: {exc}")
+            return str(exc)
+        new["owner"] = cfg["owner"]
+        service.reconfig(new)
+        link.log("info", "configuration reloaded")
+        return None
+
+    link.config_reload = reload
+    service.start()
+    return service, link
+
+
+def _logging(verbose: int) -> None:
+    level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
+    logging.basicConfig(level=level, format="dws: %(levelname)s %(message)s")
+
+
+def mod_main(handle: Any, *argv: str) -> None:
+    """Entry point for ``flux module load dws.py``."""
+    args = parse_args(list(argv))
+    _logging(args.verbose)
+    service, link = start(handle, args)
+    try:
+        if handle.reactor_run() < 0:
+            raise OSError("dws: reactor exited with an error")
+    finally:
+        service.stop()
+        link.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point for ``flux python dws.py``."""
+    import flux
+
+    try:
+        args = parse_args(sys.argv[1:] if argv is None else argv)
+    except UsageError as exc:
+        sys.stderr.write(f"dws: {exc}\n")
+        return EXIT_USAGE
+    _logging(args.verbose)
+    os.environ.pop("FLUX_KVS_NAMESPACE", None)  # job data lives in the primary namespace
+    handle = flux.Flux()
+    try:
+        service, link = start(handle, args)
+    except ConfigError as exc:
+        sys.stderr.write(f"dws: {exc}\n")
+        return EXIT_USAGE
+    except KubeError as exc:
+        sys.stderr.write(f"dws: {exc}\n")
+        return EXIT_NO_KUBERNETES
+    jobid = os.environ.get("FLUX_JOB_ID")
+    if jobid:  # running as a Flux job: tell whoever waits that we serve
+        import flux.job
+
+        flux.job.raise_job(handle, flux.job.JobID(jobid), type="dws-watchers",
+                           severity=7, note="dws watchers setup")
+    try:
+        handle.reactor_run()
+    finally:
+        service.stop()
+        link.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

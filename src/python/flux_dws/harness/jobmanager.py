@@ -1,0 +1,366 @@
+"""An emulated Flux job manager with the dws jobtap plugin, for the harness.
+
+It moves jobs through RFC 21's states (DEPEND, SCHED, RUN, CLEANUP,
+INACTIVE) the way flux-core's job manager does for what flux-dws touches:
+dependencies, prolog and epilog actions, exceptions, jobspec updates,
+posted events, memos, the job's KVS directory.  What the dws jobtap
+plugin decides comes from the same libdws machine the C plugin uses
+(``flux_dws.jobsm``); this module only carries its actions out.  A
+first-fit scheduler hands out compute nodes of the emulated system.
+
+Everything runs on the harness reactor thread; the test-facing methods of
+``Harness`` hop onto it.
+"""
+
+from __future__ import annotations
+
+import errno
+import itertools
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from flux_dws.harness.reactor import Reactor
+from flux_dws.hostlist import Hostlist
+from flux_dws.jobsm import JobMachine
+from flux_dws.service.link import JobInfo, RpcCallback
+
+ACTIVE = ("DEPEND", "SCHED", "RUN", "CLEANUP")
+
+
+@dataclass
+class Job:
+    id: int
+    userid: int
+    jobspec: dict[str, Any]
+    machine: JobMachine
+    runtime: float
+    state: str = "NEW"
+    deps: set[str] = field(default_factory=set)
+    prologs: set[str] = field(default_factory=set)
+    epilogs: set[str] = field(default_factory=set)
+    hosts: list[str] = field(default_factory=list)
+    started: bool = False
+    fatal: bool = False
+    eventlog: list[tuple[float, str, dict[str, Any]]] = field(default_factory=list)
+    memo: dict[str, Any] = field(default_factory=dict)
+    kvs: dict[str, Any] = field(default_factory=dict)
+    links: dict[str, str] = field(default_factory=dict)
+    env: dict[str, str] | None = None
+    exceptions: list[dict[str, Any]] = field(default_factory=list)
+    timers: dict[str, int] = field(default_factory=dict)
+
+    def events(self) -> list[str]:
+        return [name for _, name, _ in self.eventlog]
+
+    def kvs_get(self, key: str) -> Any:
+        """A key of the job's KVS directory, following symlinks."""
+        seen = 0
+        while key in self.links and seen < 8:
+            key, seen = self.links[key], seen + 1
+        return self.kvs.get(key)
+
+
+class JobManager:
+    def __init__(self, reactor: Reactor, computes: list[str], owner: int = 0,
+                 epilog_timeout: float = 0.0) -> None:
+        self.reactor = reactor
+        self.free = list(computes)
+        self.owner = owner
+        self.jobs: dict[int, Job] = {}
+        self.queue: list[int] = []
+        self.drained: dict[str, str] = {}
+        self.request: Callable[[str, Any, int, RpcCallback], None] = self._no_service
+        self._ids = itertools.count(1000)
+        self.epilog_timeout = epilog_timeout
+        self.plugin_logs: list[tuple[str, str]] = []
+
+    @staticmethod
+    def _no_service(topic: str, payload: Any, userid: int, cb: RpcCallback) -> None:
+        cb(False, errno.ENOSYS, f"No service matching {topic} is registered", None)
+
+    # --- submission ---------------------------------------------------------
+
+    def submit(self, jobspec: dict[str, Any], userid: int, runtime: float) -> int:
+        JobMachine.validate_jobspec(jobspec)  # job.validate: bad dw is refused here
+        jobid = next(self._ids)
+        job = Job(jobid, userid, jobspec,
+                  JobMachine({"epilog-timeout": self.epilog_timeout}), runtime)
+        self.jobs[jobid] = job
+        self._post(job, "submit", {"userid": userid, "urgency": 16})
+        self._post(job, "validate", {})
+        job.state = "DEPEND"
+        self._feed(job, {"type": "depend", "id": jobid, "userid": userid, "jobspec": jobspec})
+        self._leave_depend(job)
+        return jobid
+
+    def cancel(self, jobid: int, note: str = "") -> None:
+        self.raise_exception(jobid, "cancel", 0, note)
+
+    # --- the job manager's own transitions ------------------------------------
+
+    def _post(self, job: Job, name: str, context: dict[str, Any]) -> None:
+        job.eventlog.append((time.time(), name, context))
+
+    def _state(self, job: Job, state: str) -> None:
+        job.state = state
+        self._post(job, "state", {"state": state})
+
+    def _leave_depend(self, job: Job) -> None:
+        if job.state == "DEPEND" and not job.deps and not job.fatal:
+            self._state(job, "SCHED")
+            self.queue.append(job.id)
+            self._schedule()
+
+    def _nodes(self, job: Job) -> int:
+        return _node_count(job.jobspec.get("resources"))
+
+    def _schedule(self) -> None:
+        while self.queue:
+            job = self.jobs[self.queue[0]]
+            n = self._nodes(job)
+            usable = [h for h in self.free if h not in self.drained]
+            if n > len(usable):
+                return
+            self.queue.pop(0)
+            job.hosts = usable[:n]
+            for h in job.hosts:
+                self.free.remove(h)
+            self._post(job, "alloc", {})
+            self._state(job, "RUN")
+            self._feed(job, {"type": "run"})
+            self._maybe_start(job)
+
+    def R(self, job: Job) -> dict[str, Any]:
+        return {"version": 1, "execution": {
+            "R_lite": [{"rank": f"0-{len(job.hosts) - 1}", "children": {"core": "0"}}],
+            "nodelist": [Hostlist(job.hosts).encode()], "starttime": 0, "expiration": 0}}
+
+    def _maybe_start(self, job: Job) -> None:
+        if job.state != "RUN" or job.prologs:
+            return
+        if job.fatal:
+            self._cleanup(job)
+            return
+        job.started = True
+        self._post(job, "start", {})
+        self._feed(job, {"type": "start"})
+        job.timers["run"] = self.reactor.call_later(job.runtime, lambda: self._finish(job, 0))
+
+    def _finish(self, job: Job, status: int) -> None:
+        job.timers.pop("run", None)
+        if job.state != "RUN":
+            return
+        self._post(job, "finish", {"status": status})
+        self._feed(job, {"type": "finish"})
+        self._cleanup(job)
+
+    def _cleanup(self, job: Job) -> None:
+        if job.state in ("CLEANUP", "INACTIVE"):
+            return
+        if job.id in self.queue:
+            self.queue.remove(job.id)
+        self._state(job, "CLEANUP")
+        self._feed(job, {"type": "cleanup"})
+        self._maybe_inactive(job)
+
+    def _maybe_inactive(self, job: Job) -> None:
+        if job.state != "CLEANUP" or job.epilogs:
+            return
+        self._post(job, "clean", {})
+        self._state(job, "INACTIVE")
+        for handle in job.timers.values():
+            self.reactor.cancel(handle)
+        job.timers.clear()
+        self.free.extend(job.hosts)
+        self._schedule()
+
+    def raise_exception(self, jobid: int, type_: str, severity: int, note: str) -> bool:
+        job = self.jobs.get(jobid)
+        if job is None or job.state == "INACTIVE":
+            return False
+        exc = {"type": type_, "severity": severity, "note": note}
+        job.exceptions.append(exc)
+        self._post(job, "exception", exc)
+        self._feed(job, {"type": "exception", "exc_type": type_, "severity": severity})
+        if severity != 0 or job.fatal:
+            return True
+        job.fatal = True
+        if job.state in ("DEPEND", "SCHED"):
+            self._cleanup(job)
+        elif job.state == "RUN":
+            if job.started:
+                handle = job.timers.pop("run", None)
+                if handle is not None:
+                    self.reactor.cancel(handle)
+                self._finish(job, 9)
+            else:
+                self._maybe_start(job)
+        return True
+
+    # --- the plugin's actions ------------------------------------------------
+
+    def _feed(self, job: Job, event: dict[str, Any],
+              reply: RpcCallback | None = None) -> None:
+        for a in job.machine.event(event):
+            self._act(job, a, reply)
+
+    def _act(self, job: Job, a: dict[str, Any], reply: RpcCallback | None) -> None:
+        kind = a["action"]
+        if kind == "dependency-add":
+            job.deps.add(a["name"])
+            self._post(job, "dependency-add", {"description": a["name"]})
+        elif kind == "dependency-remove":
+            if a["name"] in job.deps:
+                job.deps.discard(a["name"])
+                self._post(job, "dependency-remove", {"description": a["name"]})
+                self._leave_depend(job)
+        elif kind == "subscribe":
+            pass
+        elif kind == "rpc":
+            tag = a.get("tag", "")
+
+            def answer(ok: bool, errnum: int, errstr: str, payload: Any) -> None:
+                if job.state != "INACTIVE":
+                    self._feed(job, {"type": "rpc-response", "tag": tag, "ok": ok,
+                                     "errnum": errnum, "errstr": errstr, "payload": payload})
+
+            self.request(a["topic"], a["payload"], self.owner, answer)
+        elif kind == "raise":
+            self.reactor.post(lambda: self.raise_exception(
+                job.id, a["type"], a.get("severity", 0), a.get("note", "")))
+        elif kind == "prolog-start":
+            job.prologs.add(a["name"])
+            self._post(job, "prolog-start", {"description": a["name"]})
+        elif kind == "prolog-finish":
+            if a["name"] in job.prologs:
+                job.prologs.discard(a["name"])
+                self._post(job, "prolog-finish", {"description": a["name"],
+                                                  "status": a.get("status", 0)})
+                self._maybe_start(job)
+        elif kind == "epilog-start":
+            job.epilogs.add(a["name"])
+            self._post(job, "epilog-start", {"description": a["name"]})
+        elif kind == "epilog-finish":
+            if a["name"] in job.epilogs:
+                job.epilogs.discard(a["name"])
+                self._post(job, "epilog-finish", {"description": a["name"],
+                                                  "status": a.get("status", 0)})
+                self.reactor.post(lambda: self._maybe_inactive(job))
+        elif kind == "lookup-R":
+            self.reactor.post(lambda: self._feed(job, {"type": "R", "R": self.R(job)}))
+        elif kind == "post-event":
+            ctx = a.get("context", {})
+            self._post(job, a["name"], ctx)
+            if a["name"] == "dws_environment":
+                job.env = dict(ctx.get("variables", {}))
+        elif kind == "jobspec-update":
+            update = a["update"]
+            for key, value in update.items():
+                _set_dotted(job.jobspec, key, value)
+            self._post(job, "jobspec-update", update)
+        elif kind in ("respond", "respond-error"):
+            if reply is not None:
+                if kind == "respond":
+                    reply(True, 0, "", a.get("payload", {}))
+                else:
+                    reply(False, a.get("errnum", errno.EINVAL), a.get("errstr", ""), None)
+        elif kind == "timer-start":
+            key = a["key"]
+
+            def fire() -> None:
+                job.timers.pop(key, None)
+                self._feed(job, {"type": "timer", "key": key, "state": job.state})
+
+            job.timers[key] = self.reactor.call_later(a["after"], fire)
+        elif kind == "timer-stop":
+            handle = job.timers.pop(a["key"], None)
+            if handle is not None:
+                self.reactor.cancel(handle)
+        elif kind == "log":
+            self.plugin_logs.append((a.get("level", "info"), a.get("message", "")))
+        else:
+            raise ValueError(f"jobsm asked for an unknown action {kind!r}")
+
+    # --- what the service reaches -----------------------------------------------
+
+    def rpc(self, topic: str, payload: Any, answer: RpcCallback) -> None:
+        if topic.startswith("job-manager.dws."):
+            method = topic[len("job-manager.dws."):]
+            jobid = payload.get("id") if isinstance(payload, dict) else None
+            job = self.jobs.get(jobid) if isinstance(jobid, int) else None
+            if job is None or job.state == "INACTIVE":
+                answer(False, errno.ENOENT, f"unknown job {jobid}", None)
+                return
+            self._feed(job, {"type": method, "payload": payload, "state": job.state,
+                             "jobspec": job.jobspec}, reply=answer)
+        elif topic == "job-manager.memo":
+            job = self.jobs.get(payload.get("id"))
+            if job is None:
+                answer(False, errno.ENOENT, "unknown job", None)
+                return
+            for k, v in payload.get("memo", {}).items():
+                if v is None:
+                    job.memo.pop(k, None)
+                else:
+                    job.memo[k] = v
+            self._post(job, "memo", payload.get("memo", {}))
+            answer(True, 0, "", {})
+        elif topic == "job-manager.raise":
+            ok = self.raise_exception(payload["id"], payload["type"], payload["severity"],
+                                      payload.get("note", ""))
+            answer(ok, 0 if ok else errno.ENOENT, "" if ok else "unknown job", {})
+        elif topic == "resource.drain":
+            for host in Hostlist(payload["targets"]):
+                self.drained[host] = payload.get("reason", "")
+            answer(True, 0, "", {})
+        else:
+            answer(False, errno.ENOSYS, f"No service matching {topic} is registered", None)
+
+    def job_info(self, jobid: int) -> JobInfo:
+        job = self.jobs.get(jobid)
+        if job is None:
+            return JobInfo(False, f"unknown job {jobid}")
+        return JobInfo(True, jobspec=job.jobspec, userid=job.userid)
+
+    def kvs_commit(self, jobid: int, put: dict[str, Any], link: dict[str, str]
+                   ) -> tuple[bool, str]:
+        job = self.jobs.get(jobid)
+        if job is None:
+            return False, f"unknown job {jobid}"
+        job.kvs.update(put)
+        job.links.update(link)
+        return True, ""
+
+    def waiting_for(self, dependency: str) -> list[int]:
+        return [j.id for j in self.jobs.values()
+                if j.state == "DEPEND" and dependency in j.deps]
+
+
+def _node_count(resources: Any) -> int:
+    """Compute nodes a (rewritten) jobspec asks for: counts multiplied
+    down to each ``node`` (``storage_node`` and leaves such as ``ssd`` are
+    not compute nodes); at least 1."""
+    return max(_nodes_in(resources), 1)
+
+
+def _nodes_in(resources: Any) -> int:
+    total = 0
+    for r in resources if isinstance(resources, list) else []:
+        if not isinstance(r, dict) or r.get("type") == "storage_node":
+            continue
+        count = r.get("count", 1)
+        count = count if isinstance(count, int) else 1
+        if r.get("type") == "node":
+            total += count
+        else:
+            total += count * _nodes_in(r.get("with"))
+    return total
+
+
+def _set_dotted(obj: dict[str, Any], key: str, value: Any) -> None:
+    parts = key.split(".")
+    for p in parts[:-1]:
+        obj = obj.setdefault(p, {})
+    obj[parts[-1]] = value

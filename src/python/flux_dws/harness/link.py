@@ -1,0 +1,148 @@
+"""The service's link in the harness: Flux's message semantics, in process.
+
+Requests to ``dws.*`` reach the service only while it serves; a request
+sent to no service is answered ENOSYS, as the broker does.  A request the
+service took and never answered (the service was stopped meanwhile) is
+never answered, also as on a broker.  Every delivery is posted to the
+reactor, never called inline, so ordering is that of a message queue.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from flux_dws.harness.reactor import Reactor
+from flux_dws.service.link import JobInfo, Link, Request, RpcCallback
+
+if TYPE_CHECKING:
+    from flux_dws.harness.jobmanager import JobManager
+
+log = logging.getLogger("flux_dws.harness")
+
+
+class Reply:
+    """The harness' message handle: answering it calls back the sender."""
+
+    def __init__(self, callback: RpcCallback, link: HarnessLink, generation: int) -> None:
+        self.callback = callback
+        self.link = link
+        self.generation = generation
+        self.answered = False
+
+    def answer(self, ok: bool, errnum: int, errstr: str, payload: Any) -> None:
+        if self.answered or self.generation != self.link.generation:
+            return  # answered already, or by a service since stopped
+        self.answered = True
+        self.link.reactor.post(lambda: self.callback(ok, errnum, errstr, payload))
+
+
+class HarnessLink(Link):
+    def __init__(self, reactor: Reactor, jobmanager: JobManager, owner: int = 0) -> None:
+        self.reactor = reactor
+        self.jm = jobmanager
+        self.owner = owner
+        self._handler: Callable[[Request], None] | None = None
+        self._timers: dict[str, int] = {}
+        self.generation = 0
+        self.logs: list[tuple[str, str]] = []
+
+    # --- the dws service side ---------------------------------------------
+
+    def serve(self, service: str, handler: Callable[[Request], None]) -> None:
+        self._handler = handler
+
+    def unserve(self) -> None:
+        """The service went away: later requests get ENOSYS, pending ones
+        no answer; its timers die with it."""
+        self._handler = None
+        self.generation += 1
+        for handle in self._timers.values():
+            self.reactor.cancel(handle)
+        self._timers.clear()
+
+    def request(self, topic: str, payload: Any, userid: int, callback: RpcCallback) -> None:
+        """The job manager's side: send a dws.* request."""
+        reply = Reply(callback, self, self.generation)
+
+        def deliver() -> None:
+            if self._handler is None:
+                reply.answer(False, errno.ENOSYS, f"No service matching {topic} is registered",
+                             None)
+                return
+            self._handler(Request(topic, payload, userid, reply))
+
+        self.reactor.post(deliver)
+
+    def respond(self, msg: Any, payload: Any) -> None:
+        msg.answer(True, 0, "", payload)
+
+    def respond_error(self, msg: Any, errnum: int, errstr: str) -> None:
+        msg.answer(False, errnum, errstr, None)
+
+    def rpc(self, topic: str, payload: Any, nodeid: int, callback: RpcCallback | None) -> None:
+        gen = self.generation
+
+        def answer(ok: bool, errnum: int, errstr: str, body: Any) -> None:
+            if callback is not None and gen == self.generation:
+                self.reactor.post(lambda: callback(ok, errnum, errstr, body))
+
+        self.reactor.post(lambda: self.jm.rpc(topic, payload, answer))
+
+    def job_info(self, jobid: int, callback: Callable[[JobInfo], None]) -> None:
+        gen = self.generation
+
+        def run() -> None:
+            info = self.jm.job_info(jobid)
+            if gen == self.generation:
+                callback(info)
+
+        self.reactor.post(run)
+
+    def kvs_commit(self, jobid: int, put: dict[str, Any], link: dict[str, str],
+                   callback: Callable[[bool, str], None]) -> None:
+        def run() -> None:
+            ok, err = self.jm.kvs_commit(jobid, put, link)
+            callback(ok, err)
+
+        self.reactor.post(run)
+
+    def post(self, fn: Callable[[], None]) -> None:
+        gen = self.generation
+
+        def run() -> None:
+            if gen == self.generation:
+                fn()
+
+        self.reactor.post(run)
+
+    def timer_start(self, key: str, after: float, fn: Callable[[], None]) -> None:
+        self.timer_stop(key)
+
+        def fire() -> None:
+            self._timers.pop(key, None)
+            fn()
+
+        self._timers[key] = self.reactor.call_later(after, fire)
+
+    def timer_stop(self, key: str) -> None:
+        handle = self._timers.pop(key, None)
+        if handle is not None:
+            self.reactor.cancel(handle)
+
+    def log(self, level: str, message: str) -> None:
+        self.logs.append((level, message))
+        log.log({"err": logging.ERROR, "warning": logging.WARNING, "info": logging.INFO}.get(
+            level, logging.DEBUG), "dws: %s", message)
+
+    def pending_creates(self, callback: Callable[[list[int]], None]) -> None:
+        gen = self.generation
+
+        def run() -> None:
+            ids = self.jm.waiting_for("dws-create")
+            if gen == self.generation:
+                callback(ids)
+
+        self.reactor.post(run)

@@ -1,0 +1,211 @@
+"""The dws service shell: events in to the engine, actions out to the world.
+
+One reactor thread owns the engine.  Kubernetes watch threads and the
+writer pool hand their results to it through ``Link.post``; requests,
+RPC answers and timers arrive on it already.  Each event goes through
+``Engine.event`` and the actions that come back are carried out here, in
+order, without blocking: Kubernetes calls go to the kube layer's threads,
+Flux messages to the link.
+"""
+
+from __future__ import annotations
+
+import pwd
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from flux_dws.engine import Engine, EngineError
+from flux_dws.service.link import JobInfo, Link, Request
+
+#: Kubernetes kinds the service watches: (kind, namespace)
+WATCHED = (("Workflow", "default"), ("SystemConfiguration", "default"))
+_WRITES = frozenset(("create", "patch", "json-patch", "delete"))
+
+
+class Kube(Protocol):
+    def submit(self, action: dict[str, Any]) -> None: ...
+    def start_watches(self, kinds: list[tuple[str, str | None]]) -> None: ...
+    def stop(self) -> None: ...
+    def pending(self) -> int: ...
+
+
+class Stats:
+    """What the service measures of itself (``flux dws status``, benchmarks)."""
+
+    def __init__(self, keep: int = 100_000) -> None:
+        self.events = 0
+        self.actions = 0
+        self.engine_seconds = 0.0
+        self.reactions: deque[float] = deque(maxlen=keep)  # watch event in -> write out
+
+    def as_dict(self) -> dict[str, Any]:
+        r = sorted(self.reactions)
+
+        def pct(p: float) -> float | None:
+            return round(r[min(len(r) - 1, int(p * len(r)))] * 1000, 3) if r else None
+
+        return {"events": self.events, "actions": self.actions,
+                "engine_ms": round(self.engine_seconds * 1000, 3),
+                "reaction_ms_p50": pct(0.50), "reaction_ms_p99": pct(0.99),
+                "reactions": len(r)}
+
+
+class Service:
+    def __init__(self, link: Link, config: dict[str, Any],
+                 kube_factory: Callable[[Callable[[dict[str, Any]], None]], Kube],
+                 namespace: str = "default") -> None:
+        self.link = link
+        self.engine = Engine({**config, "namespace": namespace})
+        self.namespace = namespace
+        self.stats = Stats()
+        self._msgs: dict[int, Any] = {}
+        self._msgid = 0
+        self._gids: dict[int, int] = {}
+        self._orphans_asked = False
+        self.kube = kube_factory(self.post_event)
+
+    # --- lifecycle ------------------------------------------------------
+
+    def start(self) -> None:
+        """Take dws.* requests and start the watches (on the reactor thread)."""
+        self.link.serve("dws", self._request)
+        self.kube.start_watches([(kind, self.namespace) for kind, _ in WATCHED])
+
+    def stop(self) -> None:
+        self.kube.stop()
+
+    def reconfig(self, config: dict[str, Any]) -> None:
+        self.engine.reconfig({**config, "namespace": self.namespace})
+
+    # --- events in ------------------------------------------------------
+
+    def post_event(self, event: dict[str, Any]) -> None:
+        """From any thread: feed ``event`` to the engine on the reactor thread."""
+        event["_in"] = time.monotonic()
+        self.link.post(lambda: self.feed(event))
+
+    def feed(self, event: dict[str, Any]) -> None:
+        t_in = event.pop("_in", None)
+        event["now"] = time.time()
+        t0 = time.monotonic()
+        try:
+            actions = self.engine.event(event)
+        except EngineError as exc:
+            self.link.log("err", f"dropped a malformed {event.get('type')} event: {exc}")
+            return
+        self.stats.engine_seconds += time.monotonic() - t0
+        self.stats.events += 1
+        self.stats.actions += len(actions)
+        self._apply(actions, event)
+        if event.get("type") == "sync" and event.get("kind") == "Workflow" \
+                and not self._orphans_asked:
+            self._orphans_asked = True
+            self.link.pending_creates(
+                lambda ids: self.feed({"type": "orphans", "jobs": ids}))
+        if t_in is not None and event.get("type") == "watch" and any(
+                a.get("action") == "k8s" and a.get("op") in _WRITES for a in actions):
+            self.stats.reactions.append(time.monotonic() - t_in)
+
+    def _request(self, req: Request) -> None:
+        self._msgid += 1
+        self._msgs[self._msgid] = req.msg
+        event: dict[str, Any] = {"type": "request", "topic": req.topic, "msgid": self._msgid,
+                                 "userid": req.userid, "payload": req.payload}
+        if req.topic == "dws.create" and isinstance(req.payload, dict):
+            uid = req.payload.get("userid")
+            if isinstance(uid, int) and not isinstance(uid, bool):
+                event["groupid"] = self._gid(uid)
+        self.feed(event)
+
+    def _gid(self, uid: int) -> int:
+        if uid not in self._gids:
+            try:
+                self._gids[uid] = pwd.getpwuid(uid).pw_gid
+            except (KeyError, OverflowError):
+                self._gids[uid] = uid
+        return self._gids[uid]
+
+    # --- actions out ------------------------------------------------------
+
+    def _apply(self, actions: list[dict[str, Any]], event: dict[str, Any]) -> None:
+        for a in actions:
+            kind = a["action"]
+            handler = getattr(self, "_do_" + kind.replace("-", "_"), None)
+            if handler is None:
+                self.link.log("err", f"engine asked for an unknown action {kind!r}")
+                continue
+            handler(a, event)
+
+    def _do_respond(self, a: dict[str, Any], event: dict[str, Any]) -> None:
+        msg = self._msgs.pop(a["msgid"], None)
+        if msg is None:
+            return
+        payload = a["payload"]
+        if event.get("topic") == "dws.status":
+            payload["service"] = {**self.stats.as_dict(), "k8s_pending": self.kube.pending()}
+        self.link.respond(msg, payload)
+
+    def _do_respond_error(self, a: dict[str, Any], event: dict[str, Any]) -> None:
+        msg = self._msgs.pop(a["msgid"], None)
+        if msg is not None:
+            self.link.respond_error(msg, a["errnum"], a["errstr"])
+
+    def _do_k8s(self, a: dict[str, Any], event: dict[str, Any]) -> None:
+        self.kube.submit(a)
+
+    def _do_rpc(self, a: dict[str, Any], event: dict[str, Any]) -> None:
+        token = a.get("token")
+        topic = a["topic"]
+
+        def done(ok: bool, errnum: int, errstr: str, payload: Any) -> None:
+            if token is not None:
+                self.feed({"type": "rpc-result", "token": token, "ok": ok, "errnum": errnum,
+                           "errstr": errstr, "payload": payload})
+            elif not ok:
+                self.link.log("warning", f"{topic}: {errstr or errnum}")
+
+        self.link.rpc(topic, a["payload"], a.get("nodeid", 0), done)
+
+    def _do_memo(self, a: dict[str, Any], event: dict[str, Any]) -> None:
+        self.link.memo(a["id"], a["memo"])
+
+    def _do_raise(self, a: dict[str, Any], event: dict[str, Any]) -> None:
+        self.link.raise_exception(a["id"], a["type"], a["severity"], a["note"])
+
+    def _do_kvs(self, a: dict[str, Any], event: dict[str, Any]) -> None:
+        jobid = a["id"]
+
+        def done(ok: bool, errstr: str) -> None:
+            if not ok:
+                self.link.log("err", f"job {jobid}: KVS write failed: {errstr}")
+
+        self.link.kvs_commit(jobid, a["put"], a["link"], done)
+
+    def _do_job_info(self, a: dict[str, Any], event: dict[str, Any]) -> None:
+        token = a["token"]
+
+        def done(info: JobInfo) -> None:
+            ev: dict[str, Any] = {"type": "job-info", "token": token, "ok": info.ok,
+                                  "errstr": info.errstr, "jobspec": info.jobspec,
+                                  "userid": info.userid}
+            if info.userid is not None:
+                ev["groupid"] = self._gid(info.userid)
+            self.feed(ev)
+
+        self.link.job_info(a["id"], done)
+
+    def _do_timer_start(self, a: dict[str, Any], event: dict[str, Any]) -> None:
+        key = a["key"]
+        self.link.timer_start(key, a["after"], lambda: self.feed({"type": "timer", "key": key}))
+
+    def _do_timer_stop(self, a: dict[str, Any], event: dict[str, Any]) -> None:
+        self.link.timer_stop(a["key"])
+
+    def _do_drain(self, a: dict[str, Any], event: dict[str, Any]) -> None:
+        self.link.drain(a["targets"], a["reason"])
+
+    def _do_log(self, a: dict[str, Any], event: dict[str, Any]) -> None:
+        self.link.log(a["level"], a["message"])
+

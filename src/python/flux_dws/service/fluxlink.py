@@ -1,0 +1,221 @@
+"""The service's link on a real Flux broker (flux-core Python bindings).
+
+Used both when the service is a broker module (``flux module load dws.py``)
+and when it runs stand-alone (``flux python dws.py``): only the handle
+differs.  Other threads reach the reactor through a pipe watched by the
+reactor (``post``); nothing here waits for an answer.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import syslog
+import threading
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from flux_dws.service.link import JobInfo, Link, Request, RpcCallback
+
+_LEVELS = {"err": syslog.LOG_ERR, "warning": syslog.LOG_WARNING, "info": syslog.LOG_INFO,
+           "debug": syslog.LOG_DEBUG}
+
+
+class FluxLink(Link):
+    def __init__(self, handle: Any) -> None:
+        import flux.constants
+
+        self.h = handle
+        self._flux_constants = flux.constants
+        self._watchers: list[Any] = []
+        self._timers: dict[str, Any] = {}
+        self._queue: deque[Callable[[], None]] = deque()
+        self._lock = threading.Lock()
+        self._rfd, self._wfd = os.pipe()
+        os.set_blocking(self._rfd, False)
+        w = self.h.fd_watcher_create(self._rfd, self._drain_posted,
+                                     events=flux.constants.FLUX_POLLIN)
+        w.start()
+        self._watchers.append(w)
+        self.config_reload: Callable[[dict[str, Any]], str | None] | None = None
+
+    def close(self) -> None:
+        for w in self._watchers:
+            w.stop()
+        for t in self._timers.values():
+            t.stop()
+        self._timers.clear()
+        os.close(self._rfd)
+        os.close(self._wfd)
+
+    # --- requests -----------------------------------------------------------
+
+    def serve(self, service: str, handler: Callable[[Request], None]) -> None:
+        c = self._flux_constants
+
+        def on_request(h: Any, mtype: int, msg: Any, arg: Any) -> None:
+            topic = msg.topic
+            if topic == f"{service}.config-reload":
+                self._on_config_reload(msg)
+                return
+            try:
+                payload = msg.payload
+            except (ValueError, OSError):
+                payload = None  # not JSON: the engine names the problem
+            handler(Request(topic, payload, int(msg.userid), msg))
+
+        self.h.service_register(service).get()
+        w = self.h.msg_watcher_create(on_request, c.FLUX_MSGTYPE_REQUEST, f"{service}.*")
+        w.start()
+        self._watchers.append(w)
+
+    def _on_config_reload(self, msg: Any) -> None:
+        conf = msg.payload if isinstance(msg.payload, dict) else {}
+        error = self.config_reload(conf) if self.config_reload else None
+        if error:
+            self.respond_error(msg, errno.EINVAL, error)
+        else:
+            self.respond(msg, None)
+
+    def respond(self, msg: Any, payload: Any) -> None:
+        try:
+            self.h.respond(msg, payload)
+        except OSError as exc:
+            self.log("err", f"respond to {msg.topic}: {exc.strerror}")
+
+    def respond_error(self, msg: Any, errnum: int, errstr: str) -> None:
+        try:
+            self.h.flux_respond_error(msg.handle, errnum, errstr.encode())
+        except OSError as exc:
+            self.log("err", f"respond to {msg.topic}: {exc.strerror}")
+
+    # --- RPCs -------------------------------------------------------------------
+
+    def rpc(self, topic: str, payload: Any, nodeid: int, callback: RpcCallback | None) -> None:
+        try:
+            future = self.h.rpc(topic, payload, nodeid)
+        except OSError as exc:
+            if callback is not None:
+                callback(False, exc.errno or errno.EIO, str(exc.strerror), None)
+            return
+
+        def then(f: Any) -> None:
+            try:
+                body = f.get()
+            except OSError as exc:
+                if callback is not None:
+                    callback(False, exc.errno or errno.EIO,
+                             f.error_string() or str(exc.strerror), None)
+                return
+            if callback is not None:
+                callback(True, 0, "", body)
+
+        future.then(then)
+
+    def job_info(self, jobid: int, callback: Callable[[JobInfo], None]) -> None:
+        box: dict[str, Any] = {}
+
+        def got_userid(ok: bool, errnum: int, errstr: str, body: Any) -> None:
+            if not ok:
+                callback(JobInfo(False, errstr))
+                return
+            box["userid"] = (body or {}).get("job", {}).get("userid")
+            self.rpc("job-info.lookup", {"id": jobid, "keys": ["jobspec"], "flags": 0}, 0,
+                     got_jobspec)
+
+        def got_jobspec(ok: bool, errnum: int, errstr: str, body: Any) -> None:
+            if not ok:
+                callback(JobInfo(False, errstr))
+                return
+            spec = (body or {}).get("jobspec")
+            if isinstance(spec, str):
+                try:
+                    spec = json.loads(spec)
+                except ValueError:
+                    callback(JobInfo(False, "the job's jobspec is not JSON"))
+                    return
+            callback(JobInfo(True, jobspec=spec, userid=box.get("userid")))
+
+        self.rpc("job-list.list-id", {"id": jobid, "attrs": ["userid"]}, 0, got_userid)
+
+    def kvs_commit(self, jobid: int, put: dict[str, Any], link: dict[str, str],
+                   callback: Callable[[bool, str], None]) -> None:
+        import flux.job
+        import flux.kvs
+
+        jobdir = flux.job.JobID(jobid).kvs
+        txn = flux.kvs.KVSTxn(self.h, jobdir)
+        for key, value in put.items():
+            txn.put(key, value)
+        for key, target in link.items():
+            txn.symlink(key, f"{jobdir}.{target}")
+        try:
+            future = txn.commit_async()
+        except OSError as exc:
+            callback(False, str(exc.strerror))
+            return
+
+        def then(f: Any) -> None:
+            try:
+                f.get()
+                callback(True, "")
+            except OSError as exc:
+                callback(False, str(exc.strerror))
+
+        future.then(then)
+
+    def pending_creates(self, callback: Callable[[list[int]], None]) -> None:
+        def got(ok: bool, errnum: int, errstr: str, body: Any) -> None:
+            if not ok:
+                self.log("warning", f"cannot list jobs waiting for dws-create: {errstr}")
+                callback([])
+                return
+            jobs = (body or {}).get("jobs", [])
+            callback([j["id"] for j in jobs if "dws-create" in (j.get("dependencies") or [])])
+
+        self.rpc("job-list.list", {"max_entries": 0, "attrs": ["dependencies"],
+                                   "constraint": {"states": ["depend"]}}, 0, got)
+
+    # --- reactor --------------------------------------------------------------
+
+    def post(self, fn: Callable[[], None]) -> None:
+        with self._lock:
+            self._queue.append(fn)
+        try:
+            os.write(self._wfd, b"x")
+        except BlockingIOError:
+            pass  # the pipe is full: the reactor is already due to drain it
+
+    def _drain_posted(self, h: Any, watcher: Any, fd: int, revents: int, arg: Any) -> None:
+        try:
+            while os.read(self._rfd, 4096):
+                pass
+        except BlockingIOError:
+            pass
+        while True:
+            with self._lock:
+                if not self._queue:
+                    return
+                fn = self._queue.popleft()
+            fn()
+
+    def timer_start(self, key: str, after: float, fn: Callable[[], None]) -> None:
+        self.timer_stop(key)
+
+        def fire(h: Any, watcher: Any, revents: int, arg: Any) -> None:
+            self._timers.pop(key, None)
+            fn()
+
+        t = self.h.timer_watcher_create(after, fire)
+        t.start()
+        self._timers[key] = t
+
+    def timer_stop(self, key: str) -> None:
+        t = self._timers.pop(key, None)
+        if t is not None:
+            t.stop()
+
+    def log(self, level: str, message: str) -> None:
+        self.h.log(_LEVELS.get(level, syslog.LOG_INFO), message)

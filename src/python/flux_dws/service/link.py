@@ -1,0 +1,103 @@
+"""The service's link to Flux: everything it sends to or gets from Flux.
+
+Two links exist: ``fluxlink.FluxLink`` on a real broker (a broker module
+or a stand-alone process) and ``flux_dws.harness.HarnessLink`` in tests.
+The service never knows which one it has (ARCHITECTURE principle 5).
+
+Every method is called on the reactor thread, except ``post``, the one
+way in from other threads.  Nothing here may block: answers come back
+through callbacks, on the reactor thread.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+#: (ok, errnum, errstr, payload) of an RPC
+RpcCallback = Callable[[bool, int, str, Any], None]
+
+
+@dataclass
+class Request:
+    """A ``dws.*`` request: what the engine sees of it, and the message."""
+
+    topic: str
+    payload: Any
+    userid: int
+    msg: Any
+
+
+@dataclass
+class JobInfo:
+    ok: bool
+    errstr: str = ""
+    jobspec: Any = None
+    userid: int | None = None
+
+
+class Link(ABC):
+    @abstractmethod
+    def serve(self, service: str, handler: Callable[[Request], None]) -> None:
+        """Take the requests of ``service`` (``dws``); answer each with
+        respond or respond_error."""
+
+    @abstractmethod
+    def respond(self, msg: Any, payload: Any) -> None: ...
+
+    @abstractmethod
+    def respond_error(self, msg: Any, errnum: int, errstr: str) -> None: ...
+
+    @abstractmethod
+    def rpc(self, topic: str, payload: Any, nodeid: int,
+            callback: RpcCallback | None) -> None: ...
+
+    @abstractmethod
+    def job_info(self, jobid: int, callback: Callable[[JobInfo], None]) -> None:
+        """The job's jobspec and owner."""
+
+    @abstractmethod
+    def kvs_commit(self, jobid: int, put: dict[str, Any], link: dict[str, str],
+                   callback: Callable[[bool, str], None]) -> None:
+        """One transaction in the job's KVS directory: keys put, then
+        symlinks ``key -> target`` (both relative to the job's directory)."""
+
+    @abstractmethod
+    def pending_creates(self, callback: Callable[[list[int]], None]) -> None:
+        """Active jobs held by the ``dws-create`` dependency (after a restart,
+        some may have no Workflow: their dws.create was lost)."""
+
+    @abstractmethod
+    def post(self, fn: Callable[[], None]) -> None:
+        """Run ``fn`` on the reactor thread soon (safe from any thread)."""
+
+    @abstractmethod
+    def timer_start(self, key: str, after: float, fn: Callable[[], None]) -> None:
+        """One-shot timer; starting a key that runs replaces it."""
+
+    @abstractmethod
+    def timer_stop(self, key: str) -> None: ...
+
+    @abstractmethod
+    def log(self, level: str, message: str) -> None:
+        """level: err, warning, info or debug."""
+
+    def memo(self, jobid: int, memo: dict[str, Any]) -> None:
+        self.rpc("job-manager.memo", {"id": jobid, "memo": memo}, 0, self._log_failure("memo"))
+
+    def raise_exception(self, jobid: int, type_: str, severity: int, note: str) -> None:
+        self.rpc("job-manager.raise",
+                 {"id": jobid, "type": type_, "severity": severity, "note": note}, 0,
+                 self._log_failure(f"raise {type_}"))
+
+    def drain(self, targets: str, reason: str) -> None:
+        self.rpc("resource.drain", {"targets": targets, "mode": "update", "reason": reason}, 0,
+                 self._log_failure(f"drain {targets}"))
+
+    def _log_failure(self, what: str) -> RpcCallback:
+        def cb(ok: bool, errnum: int, errstr: str, payload: Any) -> None:
+            if not ok:
+                self.log("err", f"{what}: {errstr or errnum}")
+        return cb
