@@ -19,6 +19,7 @@
 #include "hostlist.h"
 #include "idset.h"
 #include "jgf.h"
+#include "jobsm.h"
 #include "jsonio.h"
 #include "labels.h"
 #include "memory.h"

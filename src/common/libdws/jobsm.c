@@ -1,0 +1,856 @@
+/* jobsm.c - the dws jobtap plugin's job state machine (see jobsm.h).
+ *
+ * An event is applied to a copy of the machine while its actions are
+ * built; the copy replaces the machine only when everything succeeded, so
+ * a bad event or a failed allocation leaves the machine as it was.
+ *
+ * SPDX-License-Identifier: LGPL-3.0-or-later
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "directive.h"
+#include "jobsm.h"
+#include "jsonio.h"
+
+#define NOTE DWS_JOBSM_NOTE_PREFIX
+#define ENOSYS_TEXT                                                                            \
+    "dws.create RPC could not be sent. Admins: is the flux-coral2-dws service loaded?"
+#define SKEW_HINT "coral2_dws module and dws_jobtap plugin versions may be out of sync"
+#define TOLERANCE_TEXT "dw_failure_tolerance must be a positive integer"
+
+enum tag { TAG_CREATE, TAG_SETUP, TAG_POST_RUN, TAG_TEARDOWN, TAG_ABORT, TAG_COUNT };
+
+static const char *const tag_name[TAG_COUNT] = {
+    "create", "setup", "post_run", "teardown", "abort",
+};
+
+struct dws_jobsm {
+    double epilog_timeout;   /* seconds; <= 0: none */
+    bool known;              /* a depend or reload event was applied */
+    bool await_depend;       /* known from a reload in NEW: depend still due */
+    json_int_t id;
+    json_int_t userid;
+    bool has_dw;             /* the jobspec holds attributes.system.dw */
+    bool created;            /* dws.create was sent: there is a workflow to tear down */
+    bool dependency;         /* dws-create dependency held */
+    bool run_seen;
+    bool start_posted;
+    bool prolog_active;
+    bool r_pending;          /* lookup-R issued, no R event yet */
+    bool epilog_started;
+    bool epilog_active;
+    bool timer_active;
+    int pending[TAG_COUNT];  /* outstanding RPCs per tag */
+};
+
+/* One event being applied: the next state and the actions so far. */
+struct ctx {
+    struct dws_jobsm next;
+    json_t *acts;
+    const char *type;
+    dws_error_t *err;
+};
+
+/* malloc'd printf, NULL when out of memory. */
+__attribute__ ((format (printf, 1, 2)))
+static char *xasprintf (const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+    char *s;
+
+    va_start (ap, fmt);
+    n = vsnprintf (NULL, 0, fmt, ap);
+    va_end (ap);
+    if (n < 0 || !(s = malloc ((size_t)n + 1)))
+        return NULL;
+    va_start (ap, fmt);
+    vsnprintf (s, (size_t)n + 1, fmt, ap);
+    va_end (ap);
+    return s;
+}
+
+static int nomem (struct ctx *c)
+{
+    return dws_errorf (c->err, "out of memory");
+}
+
+/* Append action a (a new reference, or NULL after a failed pack). */
+static int push (struct ctx *c, json_t *a)
+{
+    if (!a || json_array_append_new (c->acts, a) < 0)
+        return nomem (c);
+    return 0;
+}
+
+static int act (struct ctx *c, const char *action)
+{
+    return push (c, json_pack ("{s:s}", "action", action));
+}
+
+static int act_named (struct ctx *c, const char *action, const char *name)
+{
+    return push (c, json_pack ("{s:s s:s}", "action", action, "name", name));
+}
+
+static int act_finish (struct ctx *c, const char *action, const char *name, int status)
+{
+    return push (c, json_pack ("{s:s s:s s:i}", "action", action, "name", name, "status", status));
+}
+
+/* A text action field (note, message, errstr) from printf; the texts put
+ * together are JSON strings or ours, so the result is valid UTF-8.
+ */
+static int act_text (struct ctx *c, json_t *a, const char *key, char *text)
+{
+    json_t *s = text ? json_string (text) : NULL;
+    free (text);
+    if (!a || !s || json_object_set_new (a, key, s) < 0) {
+        json_decref (a);
+        return nomem (c);
+    }
+    return push (c, a);
+}
+
+static int act_raise (struct ctx *c, const char *type, char *note)
+{
+    return act_text (c, json_pack ("{s:s s:s s:i}", "action", "raise", "type", type, "severity",
+                                   0),
+                     "note", note);
+}
+
+static int act_log (struct ctx *c, const char *level, char *message)
+{
+    return act_text (c, json_pack ("{s:s s:s}", "action", "log", "level", level), "message",
+                     message);
+}
+
+static int act_respond (struct ctx *c)
+{
+    return push (c, json_pack ("{s:s s:{}}", "action", "respond", "payload"));
+}
+
+static int act_respond_error (struct ctx *c, int errnum, char *errstr)
+{
+    return act_text (c, json_pack ("{s:s s:i}", "action", "respond-error", "errnum", errnum),
+                     "errstr", errstr);
+}
+
+/* rpc action of tag t; steals payload. */
+static int act_rpc (struct ctx *c, enum tag t, json_t *payload)
+{
+    char topic[32];
+    snprintf (topic, sizeof (topic), "dws.%s", tag_name[t]);
+    if (!payload)
+        return nomem (c);
+    if (c->next.pending[t] < INT_MAX)
+        c->next.pending[t]++;
+    return push (c, json_pack ("{s:s s:s s:s s:o}", "action", "rpc", "topic", topic, "tag",
+                               tag_name[t], "payload", payload));
+}
+
+static int timer_start (struct ctx *c)
+{
+    if (c->next.epilog_timeout <= 0)
+        return 0;
+    c->next.timer_active = true;
+    return push (c, json_pack ("{s:s s:s s:f}", "action", "timer-start", "key", DWS_JOBSM_TIMER,
+                               "after", c->next.epilog_timeout));
+}
+
+static int timer_stop (struct ctx *c)
+{
+    if (!c->next.timer_active)
+        return 0;
+    c->next.timer_active = false;
+    return push (c, json_pack ("{s:s s:s}", "action", "timer-stop", "key", DWS_JOBSM_TIMER));
+}
+
+static int epilog_start (struct ctx *c, bool run_started)
+{
+    c->next.epilog_started = c->next.epilog_active = true;
+    if (act_named (c, "epilog-start", DWS_JOBSM_EPILOG) < 0 || timer_start (c) < 0)
+        return -1;
+    return act_rpc (c, TAG_POST_RUN, json_pack ("{s:I s:b}", "jobid", c->next.id, "run_started",
+                                                run_started));
+}
+
+/* Event fields.  Each failure names the event type and the field. */
+
+static int get_int (struct ctx *c, json_t *ev, const char *key, json_int_t *out)
+{
+    json_t *v = json_object_get (ev, key);
+    if (!json_is_integer (v) || json_integer_value (v) < 0)
+        return dws_errorf (c->err, "%s event: '%s' must be an integer >= 0", c->type, key);
+    *out = json_integer_value (v);
+    return 0;
+}
+
+static int get_bool (struct ctx *c, json_t *ev, const char *key, bool required, bool *out)
+{
+    json_t *v = json_object_get (ev, key);
+    if (!v && !required) {
+        *out = false;
+        return 0;
+    }
+    if (!json_is_boolean (v))
+        return dws_errorf (c->err, "%s event: '%s' must be a boolean", c->type, key);
+    *out = json_is_true (v);
+    return 0;
+}
+
+static int get_string (struct ctx *c, json_t *ev, const char *key, const char **out)
+{
+    json_t *v = json_object_get (ev, key);
+    if (!json_is_string (v))
+        return dws_errorf (c->err, "%s event: '%s' must be a string", c->type, key);
+    *out = json_string_value (v);
+    return 0;
+}
+
+static int get_object (struct ctx *c, json_t *ev, const char *key, json_t **out)
+{
+    json_t *v = json_object_get (ev, key);
+    if (!json_is_object (v))
+        return dws_errorf (c->err, "%s event: '%s' must be an object", c->type, key);
+    *out = v;
+    return 0;
+}
+
+/* jobspec.attributes.system.<key>, or NULL. */
+static json_t *sys_attr (json_t *jobspec, const char *key)
+{
+    return json_object_get (json_object_get (json_object_get (jobspec, "attributes"), "system"),
+                            key);
+}
+
+int dws_jobsm_validate_jobspec (json_t *jobspec, dws_error_t *err)
+{
+    json_t *dw, *tol, *split;
+
+    if (!json_is_object (jobspec))
+        return dws_errorf (err, "jobspec must be an object");
+    if (!(dw = sys_attr (jobspec, "dw")))
+        return 0;
+    if (!(split = dws_dw_split (dw, NULL, err)))
+        return -1;
+    json_decref (split);
+    tol = sys_attr (jobspec, "dw_failure_tolerance");
+    if (tol && (!json_is_integer (tol) || json_integer_value (tol) < 0))
+        return dws_errorf (err, TOLERANCE_TEXT);
+    return 0;
+}
+
+/* Set has_dw from the jobspec (created is cleared).  Returns 1 if the
+ * jobspec holds dw and is valid, else 0, with *invalid set and the
+ * message in verr when it holds dw but is invalid.
+ */
+static int classify (struct ctx *c, json_t *jobspec, dws_error_t *verr, bool *invalid)
+{
+    *invalid = false;
+    c->next.has_dw = sys_attr (jobspec, "dw") != NULL;
+    c->next.created = false;
+    if (!c->next.has_dw)
+        return 0;
+    if (dws_jobsm_validate_jobspec (jobspec, verr) < 0) {
+        *invalid = true;
+        return 0;
+    }
+    return 1;
+}
+
+static int ev_depend (struct ctx *c, json_t *ev)
+{
+    json_int_t id = 0, userid = 0;
+    json_t *jobspec = NULL, *dw, *tol;
+    dws_error_t verr;
+    bool invalid;
+
+    if (c->next.known && !c->next.await_depend)
+        return dws_errorf (c->err, "depend event: job %lld has had its depend event",
+                           (long long)c->next.id);
+    if (get_int (c, ev, "id", &id) < 0 || get_int (c, ev, "userid", &userid) < 0
+        || get_object (c, ev, "jobspec", &jobspec) < 0)
+        return -1;
+    if (c->next.known && id != c->next.id)
+        return dws_errorf (c->err, "depend event: id %lld is not this job's id %lld",
+                           (long long)id, (long long)c->next.id);
+    c->next.known = true;
+    c->next.await_depend = false;
+    c->next.id = id;
+    c->next.userid = userid;
+    if (!classify (c, jobspec, &verr, &invalid))
+        return invalid ? act_raise (c, DWS_JOBSM_DEPENDENCY, xasprintf (NOTE "%s", verr.text))
+                       : 0;
+    dw = sys_attr (jobspec, "dw");
+    tol = sys_attr (jobspec, "dw_failure_tolerance");
+    c->next.created = true;
+    c->next.dependency = true;
+    if (act_named (c, "dependency-add", DWS_JOBSM_DEPENDENCY) < 0 || act (c, "subscribe") < 0)
+        return -1;
+    return act_rpc (c, TAG_CREATE,
+                    json_pack ("{s:I s:I s:O s:O s:I}", "jobid", id, "userid", userid,
+                               "dw_directives", dw, "resources",
+                               json_object_get (jobspec, "resources")
+                                   ? json_object_get (jobspec, "resources")
+                                   : json_null (),
+                               "failure_tolerance", tol ? json_integer_value (tol) : 0));
+}
+
+static const char *const job_states[] = {
+    "NEW", "DEPEND", "PRIORITY", "SCHED", "RUN", "CLEANUP",
+};
+
+static int ev_reload (struct ctx *c, json_t *ev)
+{
+    json_int_t id = 0, userid = 0;
+    json_t *jobspec = NULL;
+    const char *state = NULL;
+    bool start = false, prolog = false, epilog = false, invalid, known_state = false;
+    dws_error_t verr;
+
+    if (c->next.known)
+        return dws_errorf (c->err, "reload event: the machine already holds job %lld"
+                           " (a reload needs a new machine)", (long long)c->next.id);
+    if (get_int (c, ev, "id", &id) < 0 || get_int (c, ev, "userid", &userid) < 0
+        || get_object (c, ev, "jobspec", &jobspec) < 0 || get_string (c, ev, "state", &state) < 0
+        || get_bool (c, ev, "start_posted", false, &start) < 0
+        || get_bool (c, ev, "prolog_active", false, &prolog) < 0
+        || get_bool (c, ev, "epilog_active", false, &epilog) < 0)
+        return -1;
+    for (size_t i = 0; i < sizeof (job_states) / sizeof (job_states[0]); i++)
+        if (!strcmp (state, job_states[i]))
+            known_state = true;
+    if (!known_state)
+        return dws_errorf (c->err, "reload event: '%s' is not an active job state"
+                           " (NEW, DEPEND, PRIORITY, SCHED, RUN, CLEANUP)", state);
+    c->next.known = true;
+    c->next.id = id;
+    c->next.userid = userid;
+    c->next.start_posted = start;
+    if (!strcmp (state, "NEW")) {
+        /* job.state.depend is still to come and will do everything. */
+        c->next.await_depend = true;
+        return 0;
+    }
+    if (!classify (c, jobspec, &verr, &invalid))
+        return 0; /* no dw, or invalid dw: depend raised, nothing to undo */
+    c->next.created = true;
+    c->next.dependency = !strcmp (state, "DEPEND");
+    c->next.run_seen = !strcmp (state, "RUN") || !strcmp (state, "CLEANUP");
+    c->next.prolog_active = prolog;
+    c->next.epilog_active = epilog;
+    c->next.epilog_started = epilog || !strcmp (state, "CLEANUP");
+    if (act (c, "subscribe") < 0)
+        return -1;
+    return epilog ? timer_start (c) : 0;
+}
+
+static bool live (const struct dws_jobsm *s)
+{
+    return s->has_dw && s->created;
+}
+
+static int ev_run (struct ctx *c, json_t *ev)
+{
+    (void)ev;
+    if (!live (&c->next) || c->next.run_seen)
+        return 0;
+    c->next.run_seen = true;
+    c->next.prolog_active = true;
+    c->next.r_pending = true;
+    if (act_named (c, "prolog-start", DWS_JOBSM_PROLOG) < 0 || act (c, "subscribe") < 0)
+        return -1;
+    return act (c, "lookup-R");
+}
+
+static int ev_R (struct ctx *c, json_t *ev)
+{
+    json_t *R = json_object_get (ev, "R");
+    json_t *error = json_object_get (ev, "error");
+
+    if (!c->next.r_pending)
+        return dws_errorf (c->err, "R event: no R lookup is outstanding");
+    if (R ? (error || !json_is_object (R)) : !json_is_string (error))
+        return dws_errorf (c->err, "R event: needs either an 'R' object or an 'error' string");
+    c->next.r_pending = false;
+    if (!c->next.prolog_active)
+        return 0; /* cancelled while R was read: no Setup for a dying job */
+    if (error) {
+        c->next.prolog_active = false;
+        if (act_raise (c, DWS_JOBSM_PROLOG,
+                       xasprintf (NOTE "could not read R: %s", json_string_value (error)))
+            < 0)
+            return -1;
+        return act_finish (c, "prolog-finish", DWS_JOBSM_PROLOG, 1);
+    }
+    return act_rpc (c, TAG_SETUP, json_pack ("{s:I s:O}", "jobid", c->next.id, "R", R));
+}
+
+static int ev_start (struct ctx *c, json_t *ev)
+{
+    (void)ev;
+    c->next.start_posted = true;
+    return 0;
+}
+
+static int ev_finish (struct ctx *c, json_t *ev)
+{
+    (void)ev;
+    if (!live (&c->next) || c->next.epilog_started)
+        return 0;
+    return epilog_start (c, true);
+}
+
+static int ev_cleanup (struct ctx *c, json_t *ev)
+{
+    (void)ev;
+    if (!live (&c->next) || c->next.epilog_started)
+        return 0;
+    return epilog_start (c, c->next.start_posted);
+}
+
+static int ev_exception (struct ctx *c, json_t *ev)
+{
+    const char *type = NULL;
+    json_t *sev = json_object_get (ev, "severity");
+
+    if (get_string (c, ev, "exc_type", &type) < 0)
+        return -1;
+    if (!json_is_integer (sev))
+        return dws_errorf (c->err, "exception event: 'severity' must be an integer");
+    if (json_integer_value (sev) != 0 || !live (&c->next))
+        return 0;
+    if (c->next.prolog_active) {
+        c->next.prolog_active = false;
+        return act_finish (c, "prolog-finish", DWS_JOBSM_PROLOG, 1);
+    }
+    if (!c->next.epilog_active)
+        return 0; /* before the epilog: cleanup will start it */
+    if (!strcmp (type, DWS_JOBSM_EPILOG_TIMEOUT_EXCEPTION)) {
+        c->next.epilog_active = false;
+        if (act_rpc (c, TAG_ABORT, json_pack ("{s:I}", "jobid", c->next.id)) < 0
+            || act_finish (c, "epilog-finish", DWS_JOBSM_EPILOG, 1) < 0)
+            return -1;
+        return timer_stop (c);
+    }
+    return act_rpc (c, TAG_TEARDOWN, json_pack ("{s:I}", "jobid", c->next.id));
+}
+
+static int ev_timer (struct ctx *c, json_t *ev)
+{
+    const char *key = NULL, *state = NULL;
+
+    if (get_string (c, ev, "key", &key) < 0 || get_string (c, ev, "state", &state) < 0)
+        return -1;
+    if (strcmp (key, DWS_JOBSM_TIMER) != 0)
+        return dws_errorf (c->err, "timer event: unknown timer '%s'", key);
+    c->next.timer_active = false;
+    if (!live (&c->next) || !c->next.epilog_active || strcmp (state, "CLEANUP") != 0)
+        return 0;
+    return act_raise (c, DWS_JOBSM_EPILOG_TIMEOUT_EXCEPTION, xasprintf ("DWS epilog timed out"));
+}
+
+static int ev_rpc_response (struct ctx *c, json_t *ev)
+{
+    const char *tagstr = NULL, *errstr = NULL, *text;
+    json_t *payload = json_object_get (ev, "payload");
+    json_t *errnum = json_object_get (ev, "errnum");
+    json_t *estr = json_object_get (ev, "errstr");
+    bool ok = false, failed;
+    int t;
+
+    if (get_string (c, ev, "tag", &tagstr) < 0 || get_bool (c, ev, "ok", true, &ok) < 0)
+        return -1;
+    for (t = 0; t < TAG_COUNT; t++)
+        if (!strcmp (tagstr, tag_name[t]))
+            break;
+    if (t == TAG_COUNT)
+        return dws_errorf (c->err, "rpc-response event: unknown tag '%s'", tagstr);
+    if (errnum && !json_is_integer (errnum))
+        return dws_errorf (c->err, "rpc-response event: 'errnum' must be an integer");
+    if (estr && !json_is_string (estr))
+        return dws_errorf (c->err, "rpc-response event: 'errstr' must be a string");
+    if (c->next.pending[t] == 0)
+        return dws_errorf (c->err, "rpc-response event: no dws.%s RPC is outstanding",
+                           tag_name[t]);
+    c->next.pending[t]--;
+    errstr = json_string_value (estr);
+    failed = !ok || (json_is_object (payload) && json_is_false (json_object_get (payload,
+                                                                                  "success")));
+    if (!failed)
+        return 0;
+    if (ok)
+        errstr = json_string_value (json_object_get (payload, "errstr"));
+    text = errstr ? errstr : "unknown error";
+    switch ((enum tag)t) {
+        case TAG_CREATE:
+            if (!ok && json_integer_value (errnum) == ENOSYS)
+                text = ENOSYS_TEXT;
+            return act_raise (c, DWS_JOBSM_DEPENDENCY, xasprintf (NOTE "%s", text));
+        case TAG_SETUP:
+            if (c->next.prolog_active) /* its exception event finishes the prolog */
+                return act_raise (c, DWS_JOBSM_PROLOG, xasprintf (NOTE "%s", text));
+            return act_log (c, "info",
+                            xasprintf ("dws.setup failed for job %lld after its prolog ended: %s",
+                                       (long long)c->next.id, text));
+        case TAG_POST_RUN:
+            if (!c->next.epilog_active)
+                return act_log (c, "err",
+                                xasprintf ("dws.post_run failed for job %lld after its epilog"
+                                           " ended: %s",
+                                           (long long)c->next.id, text));
+            /* Raise first so the exception lands while the job still holds
+             * its epilog; the machine already has the epilog finished, so
+             * the exception event this raise triggers does nothing.
+             */
+            c->next.epilog_active = false;
+            if (act_raise (c, DWS_JOBSM_EPILOG, xasprintf (NOTE "%s", text)) < 0
+                || act_finish (c, "epilog-finish", DWS_JOBSM_EPILOG, 1) < 0)
+                return -1;
+            return timer_stop (c);
+        case TAG_TEARDOWN:
+        case TAG_ABORT:
+        case TAG_COUNT:
+            break;
+    }
+    return act_log (c, "err", xasprintf ("dws.%s failed for job %lld: %s", tag_name[t],
+                                         (long long)c->next.id, text));
+}
+
+/* A malformed job-manager.dws.<method> request. */
+static int malformed (struct ctx *c, const char *method, const char *what)
+{
+    if (act_respond_error (c, EPROTO, xasprintf ("received malformed dws.%s RPC: %s", method,
+                                                 what))
+            < 0
+        || act_raise (c, "dws", xasprintf (NOTE "received malformed dws.%s RPC", method)) < 0)
+        return -1;
+    return act_log (c, "err",
+                    xasprintf ("job %lld: received malformed dws.%s RPC (%s): " SKEW_HINT,
+                               (long long)c->next.id, method, what));
+}
+
+/* Checks common to the service requests.  Returns 1 to go on with the
+ * payload in *payload, 0 when the request was answered, -1 on a bad event.
+ */
+static int request_begin (struct ctx *c, json_t *ev, const char *method, json_t **payload)
+{
+    json_t *id;
+
+    *payload = json_object_get (ev, "payload");
+    if (!c->next.has_dw)
+        return act_respond_error (c, EINVAL,
+                                  xasprintf ("dws.%s: job %lld has no #DW directives", method,
+                                             (long long)c->next.id))
+               < 0 ? -1 : 0;
+    if (!json_is_object (*payload))
+        return malformed (c, method, "the payload is not an object") < 0 ? -1 : 0;
+    id = json_object_get (*payload, "id");
+    if (!json_is_integer (id))
+        return malformed (c, method, "'id' must be an integer") < 0 ? -1 : 0;
+    if (json_integer_value (id) != c->next.id)
+        return dws_errorf (c->err, "%s event: payload id %lld is not this job's id %lld",
+                           c->type, (long long)json_integer_value (id), (long long)c->next.id);
+    return 1;
+}
+
+static int wrong_state (struct ctx *c, const char *method, const char *state, const char *want)
+{
+    return act_respond_error (c, EINVAL, xasprintf ("dws.%s: job %lld is in state %s, not %s",
+                                                    method, (long long)c->next.id, state, want));
+}
+
+/* The constraints for a resource-update (new reference, or NULL when there
+ * are none).  *fail is set on allocation failure.
+ */
+static json_t *constraints (json_t *jobspec, json_t *exclude, bool *fail)
+{
+    json_t *existing = sys_attr (jobspec, "constraints");
+    json_t *out = NULL;
+
+    if (json_is_null (existing))
+        existing = NULL;
+    if (json_is_null (exclude))
+        exclude = NULL;
+    if (existing && exclude)
+        out = json_pack ("{s:[O O]}", "and", existing, exclude);
+    else if (existing || exclude)
+        out = json_incref (existing ? existing : exclude);
+    else
+        return NULL;
+    if (out && json_is_true (sys_attr (jobspec, "allow_rabbits"))) {
+        json_t *wrapped = json_pack ("{s:[{s:[s]} O]}", "or", "properties", "rabbit", out);
+        json_decref (out);
+        out = wrapped;
+    }
+    *fail = out == NULL;
+    return out;
+}
+
+static int ev_resource_update (struct ctx *c, json_t *ev)
+{
+    const char *m = "resource-update", *state = NULL;
+    json_t *jobspec = NULL, *payload, *errmsg, *resources, *exclude, *cons, *update;
+    bool fail = false;
+    int rc;
+
+    if (get_string (c, ev, "state", &state) < 0 || get_object (c, ev, "jobspec", &jobspec) < 0)
+        return -1;
+    if ((rc = request_begin (c, ev, m, &payload)) <= 0)
+        return rc;
+    errmsg = json_object_get (payload, "errmsg");
+    if (errmsg && !json_is_string (errmsg))
+        return malformed (c, m, "'errmsg' must be a string");
+    if (errmsg) {
+        if (act_raise (c, "dws", xasprintf (NOTE "%s", json_string_value (errmsg))) < 0)
+            return -1;
+        return act_respond (c);
+    }
+    resources = json_object_get (payload, "resources");
+    exclude = json_object_get (payload, "exclude");
+    if (!json_is_array (resources))
+        return malformed (c, m, "'resources' must be a list");
+    if (exclude && !json_is_object (exclude) && !json_is_null (exclude))
+        return malformed (c, m, "'exclude' must be an object or null");
+    if (!c->next.dependency)
+        return act_respond (c); /* a repeat: the jobspec was updated already */
+    if (strcmp (state, "DEPEND") != 0)
+        return wrong_state (c, m, state, "DEPEND");
+    cons = constraints (jobspec, exclude, &fail);
+    if (fail)
+        return nomem (c);
+    update = json_pack ("{s:O}", "resources", resources);
+    if (update && cons && json_object_set (update, "attributes.system.constraints", cons) < 0) {
+        json_decref (update);
+        update = NULL;
+    }
+    json_decref (cons);
+    if (!update)
+        return nomem (c);
+    c->next.dependency = false;
+    if (push (c, json_pack ("{s:s s:o}", "action", "jobspec-update", "update", update)) < 0
+        || act_named (c, "dependency-remove", DWS_JOBSM_DEPENDENCY) < 0)
+        return -1;
+    return act_respond (c);
+}
+
+static int ev_prolog_remove (struct ctx *c, json_t *ev)
+{
+    const char *m = "prolog-remove", *name;
+    json_t *payload, *vars, *v;
+    int rc;
+
+    if ((rc = request_begin (c, ev, m, &payload)) <= 0)
+        return rc;
+    vars = json_object_get (payload, "variables");
+    if (!json_is_object (vars))
+        return malformed (c, m, "'variables' must be an object");
+    json_object_foreach (vars, name, v) {
+        if (!json_is_string (v)) {
+            char *what = xasprintf ("variable '%s' must be a string", name);
+            rc = what ? malformed (c, m, what) : nomem (c);
+            free (what);
+            return rc;
+        }
+    }
+    if (c->next.prolog_active) {
+        c->next.prolog_active = false;
+        if (push (c, json_pack ("{s:s s:s s:{s:O}}", "action", "post-event", "name",
+                                "dws_environment", "context", "variables", vars))
+                < 0
+            || act_finish (c, "prolog-finish", DWS_JOBSM_PROLOG, 0) < 0)
+            return -1;
+    }
+    return act_respond (c);
+}
+
+static int ev_epilog_remove (struct ctx *c, json_t *ev)
+{
+    const char *m = "epilog-remove", *state = NULL;
+    json_t *payload;
+    int rc;
+
+    if (get_string (c, ev, "state", &state) < 0)
+        return -1;
+    if ((rc = request_begin (c, ev, m, &payload)) <= 0)
+        return rc;
+    if (strcmp (state, "CLEANUP") != 0)
+        return wrong_state (c, m, state, "CLEANUP");
+    if (c->next.epilog_active) {
+        c->next.epilog_active = false;
+        if (act_finish (c, "epilog-finish", DWS_JOBSM_EPILOG, 0) < 0 || timer_stop (c) < 0)
+            return -1;
+    }
+    return act_respond (c);
+}
+
+struct handler {
+    const char *type;
+    int (*fn) (struct ctx *c, json_t *ev);
+};
+
+static const struct handler handlers[] = {
+    {"depend", ev_depend},
+    {"reload", ev_reload},
+    {"run", ev_run},
+    {"R", ev_R},
+    {"start", ev_start},
+    {"finish", ev_finish},
+    {"cleanup", ev_cleanup},
+    {"exception", ev_exception},
+    {"timer", ev_timer},
+    {"rpc-response", ev_rpc_response},
+    {"resource-update", ev_resource_update},
+    {"prolog-remove", ev_prolog_remove},
+    {"epilog-remove", ev_epilog_remove},
+};
+
+json_t *dws_jobsm_event (struct dws_jobsm *sm, json_t *event, dws_error_t *err)
+{
+    const struct handler *h = NULL;
+    struct ctx c;
+    const char *type;
+
+    if (!sm) {
+        dws_errorf (err, "no job state machine");
+        return NULL;
+    }
+    if (!json_is_object (event)) {
+        dws_errorf (err, "an event must be an object");
+        return NULL;
+    }
+    if (!(type = json_string_value (json_object_get (event, "type")))) {
+        dws_errorf (err, "an event needs a 'type' string");
+        return NULL;
+    }
+    for (size_t i = 0; i < sizeof (handlers) / sizeof (handlers[0]); i++)
+        if (!strcmp (type, handlers[i].type))
+            h = &handlers[i];
+    if (!h) {
+        dws_errorf (err, "unknown event type '%s'", type);
+        return NULL;
+    }
+    if (!sm->known && h->fn != ev_depend && h->fn != ev_reload) {
+        dws_errorf (err, "%s event: the job is not known yet (no depend or reload event)", type);
+        return NULL;
+    }
+    if (sm->await_depend && h->fn != ev_depend) {
+        dws_errorf (err, "%s event: job %lld was reloaded in NEW; its depend event comes first",
+                    type, (long long)sm->id);
+        return NULL;
+    }
+    c.next = *sm;
+    c.type = type;
+    c.err = err;
+    if (!(c.acts = json_array ())) {
+        dws_errorf (err, "out of memory");
+        return NULL;
+    }
+    if (h->fn (&c, event) < 0) {
+        json_decref (c.acts);
+        return NULL;
+    }
+    *sm = c.next;
+    return c.acts;
+}
+
+struct dws_jobsm *dws_jobsm_create (json_t *config, dws_error_t *err)
+{
+    struct dws_jobsm *sm;
+    json_t *t = NULL;
+
+    if (config && !json_is_null (config)) {
+        if (!json_is_object (config)) {
+            dws_errorf (err, "dws jobtap config must be an object");
+            return NULL;
+        }
+        t = json_object_get (config, "epilog-timeout");
+        if (t && !json_is_number (t)) {
+            dws_errorf (err, "dws jobtap config: epilog-timeout must be a number of seconds");
+            return NULL;
+        }
+    }
+    if (!(sm = calloc (1, sizeof (*sm)))) {
+        dws_errorf (err, "out of memory");
+        return NULL;
+    }
+    sm->epilog_timeout = t ? json_number_value (t) : 0.;
+    if (sm->epilog_timeout < 0)
+        sm->epilog_timeout = 0;
+    return sm;
+}
+
+void dws_jobsm_destroy (struct dws_jobsm *sm)
+{
+    free (sm);
+}
+
+json_t *dws_jobsm_state (const struct dws_jobsm *sm)
+{
+    json_t *o, *pending;
+
+    if (!sm || !(pending = json_object ()))
+        return NULL;
+    for (int t = 0; t < TAG_COUNT; t++) {
+        if (json_object_set_new (pending, tag_name[t], json_integer (sm->pending[t])) < 0) {
+            json_decref (pending);
+            return NULL;
+        }
+    }
+    o = json_pack ("{s:b s:I s:I s:b s:b s:b s:b s:b s:b s:b s:b s:b s:b s:b s:f s:o}",
+                   "known", sm->known, "id", sm->id, "userid", sm->userid, "await_depend",
+                   sm->await_depend, "has_dw", sm->has_dw, "created", sm->created,
+                   "dependency", sm->dependency, "run_seen", sm->run_seen, "start_posted",
+                   sm->start_posted, "prolog_active", sm->prolog_active, "r_pending",
+                   sm->r_pending, "epilog_started", sm->epilog_started, "epilog_active",
+                   sm->epilog_active, "timer_active", sm->timer_active, "epilog_timeout",
+                   sm->epilog_timeout, "pending", pending);
+    return o;
+}
+
+struct dws_jobsm *dws_jobsm_create_json (const char *config_json, dws_error_t *err)
+{
+    json_t *config = NULL;
+    struct dws_jobsm *sm;
+
+    if (config_json && !(config = dws_json_load ("dws jobtap config", config_json, 0, err)))
+        return NULL;
+    sm = dws_jobsm_create (config, err);
+    json_decref (config);
+    return sm;
+}
+
+char *dws_jobsm_event_json (struct dws_jobsm *sm, const char *event_json, dws_error_t *err)
+{
+    json_t *ev, *acts;
+
+    if (!(ev = dws_json_load ("event", event_json, 0, err)))
+        return NULL;
+    acts = dws_jobsm_event (sm, ev, err);
+    json_decref (ev);
+    return dws_json_dump_take (acts, err);
+}
+
+char *dws_jobsm_state_json (const struct dws_jobsm *sm)
+{
+    return dws_json_dump_take (dws_jobsm_state (sm), NULL);
+}
+
+int dws_jobsm_validate_jobspec_json (const char *jobspec_json, dws_error_t *err)
+{
+    json_t *jobspec = dws_json_load ("jobspec", jobspec_json, 0, err);
+    int rc;
+
+    if (!jobspec)
+        return -1;
+    rc = dws_jobsm_validate_jobspec (jobspec, err);
+    json_decref (jobspec);
+    return rc;
+}

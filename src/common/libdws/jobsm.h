@@ -1,0 +1,198 @@
+/* jobsm.h - the job side of the `dws` jobtap plugin as a pure state machine.
+ *
+ * The jobtap plugin (dws-jobtap.so, inside the job manager) holds rabbit
+ * jobs: a `dws-create` dependency until the dws service has rewritten the
+ * jobspec, a `dws-setup` prolog until the file systems are mounted, and a
+ * `dws-epilog` epilog until they are torn down.  It talks to the service
+ * with dws.* RPCs and serves the service's job-manager.dws.* callbacks.
+ *
+ * Why a state machine: the decisions (which RPC to send, when to start or
+ * finish the prolog and epilog, what to answer the service, which
+ * exception to raise) are the part that must be right and the part that
+ * the reference got wrong in corners (plugin reload, duplicate callbacks,
+ * dropped teardown failures).  Keeping them here, without Flux and without
+ * I/O, lets one implementation serve both the C plugin (a thin adapter
+ * over flux_jobtap_*) and flux-dws' in-process Python job-manager harness,
+ * and lets every path be unit tested.
+ *
+ * One `struct dws_jobsm` per job (the plugin keeps it in the job's aux).
+ * The adapter turns what happens to the job into events and carries out
+ * the actions returned, in order.  The machine never reads a clock: a
+ * timer is an action, its expiry an event.
+ *
+ * Every event and action is a JSON object.  A call either fails (bad
+ * event; NULL and a message, the machine unchanged) or succeeds with the
+ * complete list of actions and the machine updated -- never half of it.
+ * The machine is updated before the actions are returned, so an event fed
+ * while those actions are being carried out (flux_jobtap_raise_exception()
+ * runs the plugin's exception callback at once) sees the new state.
+ *
+ * Events (adapter -> machine), by "type":
+ *
+ *   depend   {"id":J, "userid":U, "jobspec":{..}}         job.state.depend
+ *       No attributes.system.dw: no actions, and the machine stays inert
+ *       (no actions for any later event; service requests are refused).
+ *       An invalid dw or dw_failure_tolerance (dws_jobsm_validate_jobspec)
+ *       raises `dws-create` and the job gets nothing else (no epilog: no
+ *       workflow was asked for).  Else: dependency-add dws-create,
+ *       subscribe, rpc dws.create {jobid, userid, dw_directives (dw as
+ *       given), resources, failure_tolerance (default 0)}.
+ *   run      {}                                           job.state.run
+ *       prolog-start dws-setup, subscribe (again: plugin reload), lookup-R.
+ *   R        {"R":{..}} or {"error":S}                    R lookup result
+ *       rpc dws.setup {jobid, R}; an error raises `dws-setup` and finishes
+ *       the prolog (status 1).  Ignored once the prolog is over (the job
+ *       was cancelled meanwhile): no Setup for a dying job.
+ *   start    {}                   job.event.start, or at reload if posted
+ *   finish   {}                                           job.event.finish
+ *       Start the epilog with run_started true, once (several
+ *       subscriptions may deliver finish twice).
+ *   cleanup  {}                                           job.state.cleanup
+ *       Start the epilog if it has not been: run_started is false when no
+ *       start event was seen (the reference's case) and true when one was
+ *       but finish was missed (the reference stranded such workflows).
+ *   exception {"exc_type":S, "severity":N}                job.event.exception
+ *       Only severity 0.  Prolog active: prolog-finish dws-setup status 1.
+ *       Else epilog active: `dws-epilog-timeout` sends dws.abort and
+ *       finishes the epilog (status 1); any other type sends dws.teardown
+ *       and the epilog stays until epilog-remove.  Else nothing: cleanup
+ *       starts the epilog.
+ *   timer    {"key":"epilog-timeout", "state":S}          timer expiry
+ *       Still in CLEANUP with the epilog active: raise `dws-epilog-timeout`
+ *       "DWS epilog timed out" (whose exception event then aborts).
+ *   rpc-response {"tag":T, "ok":B, "errnum":E, "errstr":S, "payload":P}
+ *       The response to an rpc action of tag T (create, setup, post_run,
+ *       teardown, abort).  Failed means !ok, or a payload
+ *       {"success":false, "errstr":S}.  create: raise `dws-create` (ENOSYS:
+ *       the "could not be sent. Admins: ..." text).  setup: raise
+ *       `dws-setup` while the prolog is active (its exception event
+ *       finishes the prolog), else log.  post_run: raise `dws-epilog` and
+ *       finish the epilog (status 1).  teardown, abort: log the failure at
+ *       "err" (the reference dropped these responses).  A response to no
+ *       outstanding RPC of that tag is a bad event.
+ *   resource-update {"payload":P, "state":S, "jobspec":{..current..}}
+ *   prolog-remove   {"payload":P}
+ *   epilog-remove   {"payload":P, "state":S}
+ *       A job-manager.dws.<method> request; the adapter registered the
+ *       services, checked the sender is the instance owner, and found the
+ *       job by payload id (a request whose id is missing or names no job
+ *       it answers itself: there is no machine to ask).  The payload is
+ *       checked (id integer; resource-update: errmsg string, or resources
+ *       a list and exclude an object or null; prolog-remove: variables an
+ *       object of strings).  Malformed: respond-error EPROTO
+ *       "received malformed dws.<method> RPC: <what>", raise `dws`, log
+ *       the version-skew hint.  The payload id must be this job's (else a
+ *       bad event: the adapter routed it wrongly).
+ *         resource-update: errmsg -> raise `dws` "DWS workflow interactions
+ *           failed: <errmsg>", respond.  After the dependency is gone (a
+ *           repeat) -> respond only.  State not DEPEND -> respond-error
+ *           EINVAL.  Else jobspec-update {resources, constraints} (see
+ *           below), dependency-remove dws-create, respond.
+ *         prolog-remove: prolog active -> post-event dws_environment
+ *           {variables}, prolog-finish dws-setup status 0, respond; else
+ *           (a repeat, or a prolog lost in a plugin reload) respond only.
+ *         epilog-remove: state not CLEANUP -> respond-error EINVAL; epilog
+ *           active -> epilog-finish dws-epilog status 0, timer-stop (if a
+ *           timer runs), respond; else respond only.
+ *       A request for an inert job (no dw) gets respond-error EINVAL.
+ *   reload {"id":J, "userid":U, "jobspec":{..}, "state":S,
+ *           "start_posted":B, "prolog_active":B, "epilog_active":B}
+ *       The plugin was (re)loaded with the job already active (the flags
+ *       default to false).  Rebuilds the machine from what the job
+ *       manager knows; actions: subscribe, plus timer-start when the
+ *       epilog is active (the old timer died with the old plugin).  In
+ *       state NEW nothing is done and depend is still expected.  In
+ *       CLEANUP an inactive epilog is taken as done (it cannot be told
+ *       from one never started) and is not started again.
+ *
+ * Only depend and reload are accepted first (a bad event otherwise), and
+ * each only once (depend may follow a reload in NEW).
+ *
+ * Actions (machine -> adapter), by "action":
+ *   {"action":"dependency-add"|"dependency-remove", "name":"dws-create"}
+ *   {"action":"subscribe"}                 flux_jobtap_job_subscribe()
+ *   {"action":"rpc", "topic":"dws.<tag>", "tag":T, "payload":P}
+ *       Feed the response back as rpc-response with the same tag.
+ *   {"action":"lookup-R"}                  read R; feed an R event
+ *   {"action":"prolog-start", "name":"dws-setup"}
+ *   {"action":"prolog-finish", "name":"dws-setup", "status":0|1}
+ *   {"action":"epilog-start", "name":"dws-epilog"}
+ *   {"action":"epilog-finish", "name":"dws-epilog", "status":0|1}
+ *   {"action":"timer-start", "key":"epilog-timeout", "after":SECONDS}
+ *   {"action":"timer-stop", "key":"epilog-timeout"}
+ *   {"action":"raise", "type":T, "severity":0, "note":N}
+ *   {"action":"jobspec-update", "update":{"resources":R,
+ *                                         "attributes.system.constraints":C}}
+ *       (constraints key only when there is a constraint)
+ *   {"action":"post-event", "name":"dws_environment",
+ *    "context":{"variables":V}}
+ *   {"action":"respond", "payload":{}}
+ *   {"action":"respond-error", "errnum":E, "errstr":S}
+ *   {"action":"log", "level":"err"|"info", "message":S}
+ *
+ * Constraints at resource-update: the job's existing
+ * attributes.system.constraints and the service's exclude, as
+ * {"and":[existing, exclude]} when both exist, else whichever exists.  If
+ * attributes.system.allow_rabbits is true the result is wrapped as
+ * {"or":[{"properties":["rabbit"]}, result]}; with no constraint at all
+ * every node (rabbits too) already matches, so none is set.
+ *
+ * Exception notes start with "DWS workflow interactions failed: ", as the
+ * reference's do (users and tests grep for them).
+ *
+ * SPDX-License-Identifier: LGPL-3.0-or-later
+ */
+#ifndef DWS_JOBSM_H
+#define DWS_JOBSM_H
+
+#include <jansson.h>
+
+#include "error.h"
+
+#define DWS_JOBSM_DEPENDENCY "dws-create"
+#define DWS_JOBSM_PROLOG "dws-setup"
+#define DWS_JOBSM_EPILOG "dws-epilog"
+#define DWS_JOBSM_EPILOG_TIMEOUT_EXCEPTION "dws-epilog-timeout"
+#define DWS_JOBSM_TIMER "epilog-timeout"
+#define DWS_JOBSM_NOTE_PREFIX "DWS workflow interactions failed: "
+
+struct dws_jobsm;
+
+/* A machine for one job.  config is the plugin's jobtap conf: NULL, JSON
+ * null or an object; "epilog-timeout" (a number of seconds, <= 0 or
+ * absent: no timeout) is read, other keys are ignored.  NULL with a
+ * message on a bad config.
+ */
+struct dws_jobsm *dws_jobsm_create (json_t *config, dws_error_t *err);
+void dws_jobsm_destroy (struct dws_jobsm *sm);
+
+/* Feed one event; the actions to carry out, in order, as a JSON array
+ * (new reference; may be empty).  NULL with a message naming the problem
+ * for a bad event (not an object, unknown type, missing or mistyped
+ * field, event out of order), the machine left unchanged.
+ */
+json_t *dws_jobsm_event (struct dws_jobsm *sm, json_t *event, dws_error_t *err);
+
+/* The machine's state as an object, for debugging and tests (new
+ * reference, NULL if out of memory).  Its keys are not an interface.
+ */
+json_t *dws_jobsm_state (const struct dws_jobsm *sm);
+
+/* The checks of the plugin's job.validate (and of depend): when
+ * attributes.system.dw is present it must be a string or a list of
+ * strings ("Malformed #DW directives: dw must be a string or a list of
+ * strings") and attributes.system.dw_failure_tolerance, if present, an
+ * integer >= 0 ("dw_failure_tolerance must be a positive integer", the
+ * reference's text).  A jobspec without dw passes whatever it holds:
+ * the plugin must not reject jobs that are none of its business.
+ * 0, or -1 with the message.
+ */
+int dws_jobsm_validate_jobspec (json_t *jobspec, dws_error_t *err);
+
+/* cffi entry points: JSON text in, malloc'd JSON text out (dws_free). */
+struct dws_jobsm *dws_jobsm_create_json (const char *config_json, dws_error_t *err);
+char *dws_jobsm_event_json (struct dws_jobsm *sm, const char *event_json, dws_error_t *err);
+char *dws_jobsm_state_json (const struct dws_jobsm *sm);
+int dws_jobsm_validate_jobspec_json (const char *jobspec_json, dws_error_t *err);
+
+#endif /* !DWS_JOBSM_H */

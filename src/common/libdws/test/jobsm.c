@@ -1,0 +1,915 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "jobsm.h"
+#include "jsontap.h"
+
+/* JSON is written with ' for " to keep it readable (and ` for ' inside
+ * it): q() swaps them.
+ */
+static char *q (const char *s)
+{
+    char *out = strdup (s);
+    for (char *p = out; p && *p; p++) {
+        if (*p == '\'')
+            *p = '"';
+        else if (*p == '`')
+            *p = '\'';
+    }
+    return out;
+}
+
+/* Expected text: JSON with ' for ", or an error message (kept as is). */
+static char *expected (const char *s)
+{
+    char *j = q (s);
+    json_t *o = json_loads (j, JSON_DECODE_ANY, NULL);
+    if (o) {
+        json_decref (o);
+        return j;
+    }
+    free (j);
+    return strdup (s);
+}
+
+static struct dws_jobsm *sm_new (const char *config)
+{
+    dws_error_t err;
+    char *c = config ? q (config) : NULL;
+    struct dws_jobsm *sm = dws_jobsm_create_json (c, &err);
+    if (!sm)
+        diag ("create: %s", err.text);
+    free (c);
+    return sm;
+}
+
+/* Feed an event; the actions (or the error text) must be `expect`. */
+static void ev (struct dws_jobsm *sm, const char *event, const char *expect, const char *what)
+{
+    dws_error_t err;
+    char *e = q (event);
+    char *x = expected (expect);
+    char *s = dws_jobsm_event_json (sm, e, &err);
+    json_is (s ? s : err.text, x, what);
+    free (s);
+    free (e);
+    free (x);
+}
+
+/* The value of one state key, as compact JSON text. */
+static char *state_of (struct dws_jobsm *sm, const char *key)
+{
+    char *s = dws_jobsm_state_json (sm);
+    json_t *o = s ? json_loads (s, 0, NULL) : NULL;
+    char *v = json_dumps (json_object_get (o, key), JSON_ENCODE_ANY | JSON_COMPACT);
+    json_decref (o);
+    free (s);
+    return v;
+}
+
+static void state_is (struct dws_jobsm *sm, const char *key, const char *expect, const char *what)
+{
+    char *v = state_of (sm, key);
+    is (v, expect, "%s", what);
+    free (v);
+}
+
+#define DW "#DW jobdw type=xfs capacity=1GiB name=x"
+#define RES "[{'type':'node','count':1}]"
+#define JOBSPEC "{'resources':" RES ",'attributes':{'system':{'dw':'" DW "'}}}"
+#define DEPEND "{'type':'depend','id':42,'userid':1000,'jobspec':" JOBSPEC "}"
+#define DEPEND_ACTS                                                                            \
+    "[{'action':'dependency-add','name':'dws-create'},{'action':'subscribe'},"                 \
+    "{'action':'rpc','topic':'dws.create','tag':'create','payload':{'jobid':42,"               \
+    "'userid':1000,'dw_directives':'" DW "','resources':" RES ",'failure_tolerance':0}}]"
+#define RESP(tag) "{'type':'rpc-response','tag':'" tag "','ok':true,'payload':{'success':true}}"
+#define FAIL(tag, msg) "{'type':'rpc-response','tag':'" tag "','ok':false,'errnum':5,'errstr':'" msg "'}"
+#define UPDATE "{'type':'resource-update','state':'DEPEND','jobspec':" JOBSPEC ","            \
+    "'payload':{'id':42,'resources':[{'type':'slot'}],'exclude':null}}"
+#define UPDATE_ACTS                                                                            \
+    "[{'action':'jobspec-update','update':{'resources':[{'type':'slot'}]}},"                   \
+    "{'action':'dependency-remove','name':'dws-create'},{'action':'respond','payload':{}}]"
+#define RUN_ACTS                                                                               \
+    "[{'action':'prolog-start','name':'dws-setup'},{'action':'subscribe'},"                    \
+    "{'action':'lookup-R'}]"
+#define R_EV "{'type':'R','R':{'version':1}}"
+#define R_ACTS                                                                                 \
+    "[{'action':'rpc','topic':'dws.setup','tag':'setup','payload':{'jobid':42,"                \
+    "'R':{'version':1}}}]"
+#define VARS "{'DW_JOB_x':'/mnt/x','DW_WORKFLOW_NAME':'fluxjob-42'}"
+#define PROLOG_REMOVE "{'type':'prolog-remove','payload':{'id':42,'variables':" VARS "}}"
+#define PROLOG_REMOVE_ACTS                                                                     \
+    "[{'action':'post-event','name':'dws_environment','context':{'variables':" VARS "}},"      \
+    "{'action':'prolog-finish','name':'dws-setup','status':0},"                              \
+    "{'action':'respond','payload':{}}]"
+#define EPILOG_ACTS(started)                                                                   \
+    "[{'action':'epilog-start','name':'dws-epilog'},"                                          \
+    "{'action':'rpc','topic':'dws.post_run','tag':'post_run','payload':{'jobid':42,"           \
+    "'run_started':" started "}}]"
+#define EPILOG_TIMER_ACTS(started)                                                             \
+    "[{'action':'epilog-start','name':'dws-epilog'},"                                          \
+    "{'action':'timer-start','key':'epilog-timeout','after':30.0},"                            \
+    "{'action':'rpc','topic':'dws.post_run','tag':'post_run','payload':{'jobid':42,"           \
+    "'run_started':" started "}}]"
+#define EPILOG_REMOVE(state) "{'type':'epilog-remove','state':'" state "','payload':{'id':42}}"
+#define RESPOND "[{'action':'respond','payload':{}}]"
+#define EXC(t) "{'type':'exception','exc_type':'" t "','severity':0}"
+#define TEARDOWN                                                                               \
+    "[{'action':'rpc','topic':'dws.teardown','tag':'teardown','payload':{'jobid':42}}]"
+#define PROLOG_FAIL "[{'action':'prolog-finish','name':'dws-setup','status':1}]"
+#define NOTE "DWS workflow interactions failed: "
+
+/* A job walked through depend and resource-update (in SCHED). */
+static struct dws_jobsm *scheduled (const char *config)
+{
+    struct dws_jobsm *sm = sm_new (config);
+    ev (sm, DEPEND, DEPEND_ACTS, "setup: depend");
+    ev (sm, RESP ("create"), "[]", "setup: create ok");
+    ev (sm, UPDATE, UPDATE_ACTS, "setup: resource-update");
+    return sm;
+}
+
+/* ... and through run, R and prolog-remove (running, start posted). */
+static struct dws_jobsm *running (const char *config)
+{
+    struct dws_jobsm *sm = scheduled (config);
+    ev (sm, "{'type':'run'}", RUN_ACTS, "setup: run");
+    ev (sm, R_EV, R_ACTS, "setup: R");
+    ev (sm, RESP ("setup"), "[]", "setup: setup ok");
+    ev (sm, PROLOG_REMOVE, PROLOG_REMOVE_ACTS, "setup: prolog-remove");
+    ev (sm, "{'type':'start'}", "[]", "setup: start");
+    return sm;
+}
+
+static void config (void)
+{
+    struct dws_jobsm *sm;
+    dws_error_t err;
+
+    sm = sm_new (NULL);
+    ok (sm != NULL, "no config");
+    state_is (sm, "epilog_timeout", "0.0", "no config: no epilog timeout");
+    dws_jobsm_destroy (sm);
+    sm = sm_new ("null");
+    ok (sm != NULL, "JSON null config");
+    dws_jobsm_destroy (sm);
+    sm = sm_new ("{'epilog-timeout':2.5,'other':1}");
+    state_is (sm, "epilog_timeout", "2.5", "epilog-timeout read, other keys ignored");
+    dws_jobsm_destroy (sm);
+    sm = sm_new ("{'epilog-timeout':7}");
+    state_is (sm, "epilog_timeout", "7.0", "an integer epilog-timeout");
+    dws_jobsm_destroy (sm);
+    sm = sm_new ("{'epilog-timeout':-1}");
+    state_is (sm, "epilog_timeout", "0.0", "a negative epilog-timeout disables it");
+    dws_jobsm_destroy (sm);
+
+    ok (!dws_jobsm_create_json ("{\"epilog-timeout\":\"5\"}", &err), "string epilog-timeout");
+    is (err.text, "dws jobtap config: epilog-timeout must be a number of seconds",
+        "... is refused");
+    ok (!dws_jobsm_create_json ("[]", &err), "a list config");
+    is (err.text, "dws jobtap config must be an object", "... is refused");
+    ok (!dws_jobsm_create_json ("{", &err), "bad JSON config");
+    ok (!strncmp (err.text, "dws jobtap config: invalid JSON: ", 33), "... is refused: %s",
+        err.text);
+    dws_jobsm_destroy (NULL);
+    ok (1, "destroy (NULL) is fine");
+}
+
+static void validate_is (const char *jobspec, const char *expect, const char *what)
+{
+    dws_error_t err;
+    char *j = q (jobspec);
+    int rc = dws_jobsm_validate_jobspec_json (j, &err);
+    is (rc == 0 ? "ok" : err.text, expect, "%s", what);
+    free (j);
+}
+
+#define MALFORMED_DW "Malformed #DW directives: dw must be a string or a list of strings"
+#define TOLERANCE "dw_failure_tolerance must be a positive integer"
+
+static void validate (void)
+{
+    validate_is ("{'resources':[]}", "ok", "no dw");
+    validate_is ("{'attributes':{'system':{'dw_failure_tolerance':'x'}}}", "ok",
+                 "no dw: the tolerance is none of our business");
+    validate_is ("{'attributes':{'system':{'dw':'" DW "'}}}", "ok", "dw string");
+    validate_is ("{'attributes':{'system':{'dw':['" DW "','#DW copy_in a=b']}}}", "ok",
+                 "dw list of strings");
+    validate_is ("{'attributes':{'system':{'dw':'" DW "','dw_failure_tolerance':0}}}", "ok",
+                 "tolerance 0");
+    validate_is ("{'attributes':{'system':{'dw':'" DW "','dw_failure_tolerance':3}}}", "ok",
+                 "tolerance 3");
+    validate_is ("{'attributes':{'system':{'dw':5}}}", MALFORMED_DW, "dw number");
+    validate_is ("{'attributes':{'system':{'dw':null}}}", MALFORMED_DW, "dw null");
+    validate_is ("{'attributes':{'system':{'dw':['" DW "',1]}}}", MALFORMED_DW,
+                 "dw list with a number");
+    validate_is ("{'attributes':{'system':{'dw':{'a':1}}}}", MALFORMED_DW, "dw object");
+    validate_is ("{'attributes':{'system':{'dw':'" DW "','dw_failure_tolerance':-1}}}",
+                 TOLERANCE, "tolerance -1");
+    validate_is ("{'attributes':{'system':{'dw':'" DW "','dw_failure_tolerance':'1'}}}",
+                 TOLERANCE, "tolerance string");
+    validate_is ("{'attributes':{'system':{'dw':'" DW "','dw_failure_tolerance':1.0}}}",
+                 TOLERANCE, "tolerance real");
+    validate_is ("{'attributes':{'system':{'dw':'" DW "','dw_failure_tolerance':true}}}",
+                 TOLERANCE, "tolerance boolean");
+    validate_is ("[]", "jobspec must be an object", "jobspec list");
+    validate_is ("{", "jobspec: invalid JSON: string or '}' expected near end of file (line 1,"
+                      " column 1)",
+                 "jobspec bad JSON");
+}
+
+static void bad_events (void)
+{
+    struct dws_jobsm *sm = sm_new (NULL);
+    dws_error_t err;
+    char *before, *after;
+
+    ev (sm, "[]", "an event must be an object", "event list");
+    ev (sm, "{}", "an event needs a 'type' string", "no type");
+    ev (sm, "{'type':1}", "an event needs a 'type' string", "type number");
+    ev (sm, "{'type':'bogus'}", "unknown event type 'bogus'", "unknown type");
+    ok (!dws_jobsm_event_json (sm, "{", &err)
+            && !strncmp (err.text, "event: invalid JSON", 19),
+        "bad JSON: %s", err.text);
+    ok (!dws_jobsm_event_json (NULL, "{\"type\":\"run\"}", &err)
+            && !strcmp (err.text, "no job state machine"),
+        "NULL machine");
+    ev (sm, "{'type':'run'}", "run event: the job is not known yet (no depend or reload event)",
+        "run before depend");
+    ev (sm, "{'type':'start'}",
+        "start event: the job is not known yet (no depend or reload event)", "start before depend");
+    ev (sm, "{'type':'depend','userid':1,'jobspec':{}}",
+        "depend event: 'id' must be an integer >= 0", "depend without id");
+    ev (sm, "{'type':'depend','id':-1,'userid':1,'jobspec':{}}",
+        "depend event: 'id' must be an integer >= 0", "depend negative id");
+    ev (sm, "{'type':'depend','id':1,'userid':'x','jobspec':{}}",
+        "depend event: 'userid' must be an integer >= 0", "depend userid string");
+    ev (sm, "{'type':'depend','id':1,'userid':1}", "depend event: 'jobspec' must be an object",
+        "depend without jobspec");
+    before = dws_jobsm_state_json (sm);
+    ev (sm, DEPEND, DEPEND_ACTS, "depend");
+    ev (sm, DEPEND, "depend event: job 42 has had its depend event", "duplicate depend");
+    ev (sm, "{'type':'reload','id':42,'userid':1,'jobspec':{},'state':'SCHED'}",
+        "reload event: the machine already holds job 42 (a reload needs a new machine)",
+        "reload after depend");
+    free (before);
+
+    /* a bad event leaves the machine unchanged */
+    before = dws_jobsm_state_json (sm);
+    ev (sm, "{'type':'exception','exc_type':'cancel','severity':'0'}",
+        "exception event: 'severity' must be an integer", "exception severity string");
+    ev (sm, "{'type':'exception','severity':0}", "exception event: 'exc_type' must be a string",
+        "exception without type");
+    ev (sm, "{'type':'timer','key':'other','state':'CLEANUP'}",
+        "timer event: unknown timer 'other'", "unknown timer");
+    ev (sm, "{'type':'timer','key':'epilog-timeout'}", "timer event: 'state' must be a string",
+        "timer without state");
+    ev (sm, "{'type':'R','R':{}}", "R event: no R lookup is outstanding", "R without lookup");
+    ev (sm, "{'type':'rpc-response','tag':'setup','ok':true}",
+        "rpc-response event: no dws.setup RPC is outstanding", "response to nothing");
+    ev (sm, "{'type':'rpc-response','tag':'nope','ok':true}",
+        "rpc-response event: unknown tag 'nope'", "unknown tag");
+    ev (sm, "{'type':'rpc-response','ok':true}", "rpc-response event: 'tag' must be a string",
+        "no tag");
+    ev (sm, "{'type':'rpc-response','tag':'create'}",
+        "rpc-response event: 'ok' must be a boolean", "no ok");
+    ev (sm, "{'type':'rpc-response','tag':'create','ok':false,'errnum':'5'}",
+        "rpc-response event: 'errnum' must be an integer", "errnum string");
+    ev (sm, "{'type':'rpc-response','tag':'create','ok':false,'errstr':5}",
+        "rpc-response event: 'errstr' must be a string", "errstr number");
+    ev (sm, "{'type':'resource-update','state':'DEPEND','payload':{'id':42}}",
+        "resource-update event: 'jobspec' must be an object", "resource-update without jobspec");
+    ev (sm, "{'type':'resource-update','jobspec':{},'payload':{'id':42}}",
+        "resource-update event: 'state' must be a string", "resource-update without state");
+    ev (sm, "{'type':'epilog-remove','payload':{'id':42}}",
+        "epilog-remove event: 'state' must be a string", "epilog-remove without state");
+    ev (sm, "{'type':'prolog-remove','payload':{'id':43,'variables':{}}}",
+        "prolog-remove event: payload id 43 is not this job's id 42", "payload id of another job");
+    after = dws_jobsm_state_json (sm);
+    is (after, before, "bad events left the machine unchanged");
+    free (before);
+    free (after);
+    dws_jobsm_destroy (sm);
+}
+
+static void no_dw (void)
+{
+    struct dws_jobsm *sm = sm_new ("{'epilog-timeout':30}");
+    ev (sm, "{'type':'depend','id':42,'userid':1,'jobspec':{'resources':[]}}", "[]",
+        "no dw: depend does nothing");
+    state_is (sm, "has_dw", "false", "no dw: inert");
+    ev (sm, "{'type':'run'}", "[]", "no dw: run");
+    ev (sm, "{'type':'start'}", "[]", "no dw: start");
+    ev (sm, EXC ("cancel"), "[]", "no dw: exception");
+    ev (sm, "{'type':'finish'}", "[]", "no dw: finish");
+    ev (sm, "{'type':'cleanup'}", "[]", "no dw: cleanup");
+    ev (sm, "{'type':'timer','key':'epilog-timeout','state':'CLEANUP'}", "[]", "no dw: timer");
+    ev (sm, PROLOG_REMOVE,
+        "[{'action':'respond-error','errnum':22,"
+        "'errstr':'dws.prolog-remove: job 42 has no #DW directives'}]",
+        "no dw: a service request is refused without an exception");
+    ev (sm, EPILOG_REMOVE ("CLEANUP"),
+        "[{'action':'respond-error','errnum':22,"
+        "'errstr':'dws.epilog-remove: job 42 has no #DW directives'}]",
+        "no dw: epilog-remove refused");
+    ev (sm, RESP ("create"), "rpc-response event: no dws.create RPC is outstanding",
+        "no dw: no RPC was sent");
+    dws_jobsm_destroy (sm);
+}
+
+static void invalid_dw (void)
+{
+    struct dws_jobsm *sm = sm_new (NULL);
+    ev (sm, "{'type':'depend','id':42,'userid':1,'jobspec':{'attributes':{'system':{'dw':7}}}}",
+        "[{'action':'raise','type':'dws-create','severity':0,'note':'" NOTE MALFORMED_DW "'}]",
+        "invalid dw at depend: dws-create exception");
+    ev (sm, EXC ("dws-create"), "[]", "its exception event does nothing");
+    ev (sm, "{'type':'cleanup'}", "[]", "no workflow was asked for: no epilog");
+    dws_jobsm_destroy (sm);
+
+    sm = sm_new (NULL);
+    ev (sm,
+        "{'type':'depend','id':42,'userid':1,'jobspec':{'attributes':{'system':{'dw':'" DW
+        "','dw_failure_tolerance':-2}}}}",
+        "[{'action':'raise','type':'dws-create','severity':0,'note':'" NOTE TOLERANCE "'}]",
+        "negative dw_failure_tolerance at depend");
+    dws_jobsm_destroy (sm);
+}
+
+static void depend_payload (void)
+{
+    struct dws_jobsm *sm = sm_new (NULL);
+    ev (sm,
+        "{'type':'depend','id':7,'userid':5,'jobspec':{'attributes':{'system':{'dw':['a','b'],"
+        "'dw_failure_tolerance':2}}}}",
+        "[{'action':'dependency-add','name':'dws-create'},{'action':'subscribe'},"
+        "{'action':'rpc','topic':'dws.create','tag':'create','payload':{'jobid':7,"
+        "'userid':5,'dw_directives':['a','b'],'resources':null,'failure_tolerance':2}}]",
+        "dw list passed as given, tolerance, resources null when absent");
+    dws_jobsm_destroy (sm);
+}
+
+static void lifecycle (void)
+{
+    struct dws_jobsm *sm = running ("{'epilog-timeout':30}");
+    ev (sm, UPDATE, RESPOND, "repeated resource-update: respond only");
+    state_is (sm, "prolog_active", "false", "prolog over");
+    ev (sm, PROLOG_REMOVE, RESPOND, "duplicate prolog-remove: respond only");
+    ev (sm, "{'type':'run'}", "[]", "duplicate run does nothing");
+    ev (sm, "{'type':'finish'}", EPILOG_TIMER_ACTS ("true"), "finish starts the epilog, timer");
+    state_is (sm, "timer_active", "true", "timer running");
+    ev (sm, "{'type':'finish'}", "[]", "duplicate finish does nothing");
+    ev (sm, "{'type':'cleanup'}", "[]", "cleanup after finish does nothing");
+    ev (sm, RESP ("post_run"), "[]", "post_run ok");
+    ev (sm, EPILOG_REMOVE ("CLEANUP"),
+        "[{'action':'epilog-finish','name':'dws-epilog','status':0},"
+        "{'action':'timer-stop','key':'epilog-timeout'},{'action':'respond','payload':{}}]",
+        "epilog-remove finishes the epilog, stops the timer");
+    ev (sm, EPILOG_REMOVE ("CLEANUP"), RESPOND, "duplicate epilog-remove: respond only");
+    ev (sm, "{'type':'timer','key':'epilog-timeout','state':'CLEANUP'}", "[]",
+        "a late timer does nothing");
+    ev (sm, EXC ("cancel"), "[]", "an exception after the epilog does nothing");
+    state_is (sm, "pending",
+              "{\"create\":0,\"setup\":0,\"post_run\":0,\"teardown\":0,\"abort\":0}",
+              "no RPC outstanding");
+    dws_jobsm_destroy (sm);
+
+    /* without a timeout: no timer actions */
+    sm = running (NULL);
+    ev (sm, "{'type':'finish'}", EPILOG_ACTS ("true"), "no timeout: no timer-start");
+    ev (sm, EPILOG_REMOVE ("CLEANUP"),
+        "[{'action':'epilog-finish','name':'dws-epilog','status':0},"
+        "{'action':'respond','payload':{}}]",
+        "no timeout: no timer-stop");
+    dws_jobsm_destroy (sm);
+
+    /* finish missed (e.g. not subscribed): cleanup still starts the epilog */
+    sm = running (NULL);
+    ev (sm, "{'type':'cleanup'}", EPILOG_ACTS ("true"),
+        "cleanup after start without finish: run_started true");
+    dws_jobsm_destroy (sm);
+}
+
+static void create_response (void)
+{
+    struct dws_jobsm *sm = sm_new (NULL);
+    char event[256], acts[512];
+
+    ev (sm, DEPEND, DEPEND_ACTS, "depend");
+    ev (sm, FAIL ("create", "workflow admission denied"),
+        "[{'action':'raise','type':'dws-create','severity':0,'note':'" NOTE
+        "workflow admission denied'}]",
+        "create error response raises dws-create");
+    dws_jobsm_destroy (sm);
+
+    sm = sm_new (NULL);
+    ev (sm, DEPEND, DEPEND_ACTS, "depend");
+    snprintf (event, sizeof (event),
+              "{'type':'rpc-response','tag':'create','ok':false,'errnum':%d,"
+              "'errstr':'Function not implemented'}",
+              ENOSYS);
+    snprintf (acts, sizeof (acts),
+              "[{'action':'raise','type':'dws-create','severity':0,'note':'%s'}]",
+              NOTE "dws.create RPC could not be sent. Admins: is the flux-coral2-dws service"
+                   " loaded?");
+    ev (sm, event, acts, "ENOSYS: the service is not loaded");
+    dws_jobsm_destroy (sm);
+
+    sm = sm_new (NULL);
+    ev (sm, DEPEND, DEPEND_ACTS, "depend");
+    ev (sm, "{'type':'rpc-response','tag':'create','ok':true,'payload':{'success':false,"
+            "'errstr':'bad directive'}}",
+        "[{'action':'raise','type':'dws-create','severity':0,'note':'" NOTE "bad directive'}]",
+        "success false counts as failure");
+    dws_jobsm_destroy (sm);
+
+    sm = sm_new (NULL);
+    ev (sm, DEPEND, DEPEND_ACTS, "depend");
+    ev (sm, "{'type':'rpc-response','tag':'create','ok':true,'payload':{'success':false}}",
+        "[{'action':'raise','type':'dws-create','severity':0,'note':'" NOTE "unknown error'}]",
+        "success false without errstr");
+    dws_jobsm_destroy (sm);
+
+    sm = sm_new (NULL);
+    ev (sm, DEPEND, DEPEND_ACTS, "depend");
+    ev (sm, "{'type':'rpc-response','tag':'create','ok':true}", "[]", "ok without payload");
+    ev (sm, "{'type':'rpc-response','tag':'create','ok':true}",
+        "rpc-response event: no dws.create RPC is outstanding", "a second response is bad");
+    dws_jobsm_destroy (sm);
+}
+
+#define MALFORMED_ACTS(method, what)                                                           \
+    "[{'action':'respond-error','errnum':71,'errstr':'received malformed dws." method          \
+    " RPC: " what "'},{'action':'raise','type':'dws','severity':0,'note':'" NOTE              \
+    "received malformed dws." method " RPC'},{'action':'log','level':'err','message':"         \
+    "'job 42: received malformed dws." method " RPC (" what "): coral2_dws module and "       \
+    "dws_jobtap plugin versions may be out of sync'}]"
+
+static void malformed (void)
+{
+    struct dws_jobsm *sm = sm_new (NULL);
+    ev (sm, DEPEND, DEPEND_ACTS, "depend");
+
+#define RU(payload) "{'type':'resource-update','state':'DEPEND','jobspec':" JOBSPEC ",'payload':" payload "}"
+    ev (sm, "{'type':'resource-update','state':'DEPEND','jobspec':{}}",
+        MALFORMED_ACTS ("resource-update", "the payload is not an object"),
+        "resource-update: no payload");
+    ev (sm, RU ("[]"), MALFORMED_ACTS ("resource-update", "the payload is not an object"),
+        "resource-update: payload list");
+    ev (sm, RU ("{'resources':[]}"), MALFORMED_ACTS ("resource-update", "`id` must be an integer"),
+        "resource-update: no id");
+    ev (sm, RU ("{'id':'42','resources':[]}"),
+        MALFORMED_ACTS ("resource-update", "`id` must be an integer"),
+        "resource-update: id string");
+    ev (sm, RU ("{'id':42,'errmsg':5}"),
+        MALFORMED_ACTS ("resource-update", "`errmsg` must be a string"),
+        "resource-update: errmsg number");
+    ev (sm, RU ("{'id':42,'exclude':null}"),
+        MALFORMED_ACTS ("resource-update", "`resources` must be a list"),
+        "resource-update: no resources");
+    ev (sm, RU ("{'id':42,'resources':{'type':'node'}}"),
+        MALFORMED_ACTS ("resource-update", "`resources` must be a list"),
+        "resource-update: resources object");
+    ev (sm, RU ("{'id':42,'resources':[],'exclude':'n[1-2]'}"),
+        MALFORMED_ACTS ("resource-update", "`exclude` must be an object or null"),
+        "resource-update: exclude string");
+    ev (sm, RU ("{'id':42,'resources':[],'exclude':[]}"),
+        MALFORMED_ACTS ("resource-update", "`exclude` must be an object or null"),
+        "resource-update: exclude list");
+    state_is (sm, "dependency", "true", "malformed updates left the dependency");
+
+#define PR(payload) "{'type':'prolog-remove','payload':" payload "}"
+    ev (sm, "{'type':'prolog-remove'}",
+        MALFORMED_ACTS ("prolog-remove", "the payload is not an object"),
+        "prolog-remove: no payload");
+    ev (sm, PR ("'x'"), MALFORMED_ACTS ("prolog-remove", "the payload is not an object"),
+        "prolog-remove: payload string");
+    ev (sm, PR ("{'variables':{}}"), MALFORMED_ACTS ("prolog-remove", "`id` must be an integer"),
+        "prolog-remove: no id");
+    ev (sm, PR ("{'id':4.2,'variables':{}}"),
+        MALFORMED_ACTS ("prolog-remove", "`id` must be an integer"), "prolog-remove: id real");
+    ev (sm, PR ("{'id':42}"), MALFORMED_ACTS ("prolog-remove", "`variables` must be an object"),
+        "prolog-remove: no variables");
+    ev (sm, PR ("{'id':42,'variables':['A=b']}"),
+        MALFORMED_ACTS ("prolog-remove", "`variables` must be an object"),
+        "prolog-remove: variables list");
+    ev (sm, PR ("{'id':42,'variables':{'A':'a','B':1}}"),
+        MALFORMED_ACTS ("prolog-remove", "variable `B` must be a string"),
+        "prolog-remove: a variable not a string");
+
+#define ER(payload) "{'type':'epilog-remove','state':'CLEANUP','payload':" payload "}"
+    ev (sm, "{'type':'epilog-remove','state':'CLEANUP'}",
+        MALFORMED_ACTS ("epilog-remove", "the payload is not an object"),
+        "epilog-remove: no payload");
+    ev (sm, ER ("null"), MALFORMED_ACTS ("epilog-remove", "the payload is not an object"),
+        "epilog-remove: payload null");
+    ev (sm, ER ("{}"), MALFORMED_ACTS ("epilog-remove", "`id` must be an integer"),
+        "epilog-remove: no id");
+    ev (sm, ER ("{'id':true}"), MALFORMED_ACTS ("epilog-remove", "`id` must be an integer"),
+        "epilog-remove: id boolean");
+    dws_jobsm_destroy (sm);
+
+    /* a malformed request while the prolog or the epilog is held: the
+     * raised exception's event finishes the prolog / tears down */
+    sm = scheduled (NULL);
+    ev (sm, "{'type':'run'}", RUN_ACTS, "run");
+    ev (sm, PR ("{'id':42}"), MALFORMED_ACTS ("prolog-remove", "`variables` must be an object"),
+        "malformed prolog-remove in the prolog");
+    ev (sm, EXC ("dws"), PROLOG_FAIL, "its exception finishes the prolog");
+    dws_jobsm_destroy (sm);
+}
+
+static void resource_update (void)
+{
+    struct dws_jobsm *sm;
+
+#define UPD(sys, exclude)                                                                      \
+    "{'type':'resource-update','state':'DEPEND','jobspec':{'resources':[],'attributes':"       \
+    "{'system':{'dw':'" DW "'" sys "}}},'payload':{'id':42,'resources':[{'type':'slot'}],"     \
+    "'exclude':" exclude "}}"
+#define UPD_ACTS(constraints)                                                                  \
+    "[{'action':'jobspec-update','update':{'resources':[{'type':'slot'}]" constraints "}},"    \
+    "{'action':'dependency-remove','name':'dws-create'},{'action':'respond','payload':{}}]"
+#define EXCL "{'not':[{'hostlist':['n[1-2]']}]}"
+#define MINE "{'properties':['pbatch']}"
+#define CONS ",'attributes.system.constraints':"
+    static const struct {
+        const char *event, *acts, *what;
+    } cases[] = {
+        {UPD ("", "null"), UPD_ACTS (""), "no constraints, no exclude: no constraints key"},
+        {UPD (",'constraints':" MINE, "null"), UPD_ACTS (CONS MINE), "existing constraints"},
+        {UPD (",'constraints':null", "null"), UPD_ACTS (""), "null constraints count as none"},
+        {UPD ("", EXCL), UPD_ACTS (CONS EXCL), "exclude only"},
+        {UPD (",'constraints':" MINE, EXCL), UPD_ACTS (CONS "{'and':[" MINE "," EXCL "]}"),
+         "both: and"},
+        {UPD (",'constraints':" MINE ",'allow_rabbits':true", EXCL),
+         UPD_ACTS (CONS "{'or':[{'properties':['rabbit']},{'and':[" MINE "," EXCL "]}]}"),
+         "allow_rabbits: or rabbit"},
+        {UPD (",'allow_rabbits':true", EXCL),
+         UPD_ACTS (CONS "{'or':[{'properties':['rabbit']}," EXCL "]}"),
+         "allow_rabbits with exclude only"},
+        {UPD (",'allow_rabbits':true", "null"), UPD_ACTS (""),
+         "allow_rabbits without constraints: every node matches, none set"},
+        {UPD (",'allow_rabbits':1,'constraints':" MINE, "null"), UPD_ACTS (CONS MINE),
+         "allow_rabbits must be true, not 1"},
+        {"{'type':'resource-update','state':'DEPEND','jobspec':{},'payload':{'id':42,"
+         "'resources':[{'type':'slot'}]}}",
+         UPD_ACTS (""), "exclude absent counts as null"},
+    };
+    for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++) {
+        sm = sm_new (NULL);
+        ev (sm, DEPEND, DEPEND_ACTS, "depend");
+        ev (sm, cases[i].event, cases[i].acts, cases[i].what);
+        dws_jobsm_destroy (sm);
+    }
+
+    sm = sm_new (NULL);
+    ev (sm, DEPEND, DEPEND_ACTS, "depend");
+    ev (sm,
+        "{'type':'resource-update','state':'PRIORITY','jobspec':{},'payload':{'id':42,"
+        "'resources':[]}}",
+        "[{'action':'respond-error','errnum':22,"
+        "'errstr':'dws.resource-update: job 42 is in state PRIORITY, not DEPEND'}]",
+        "resource-update outside DEPEND is refused");
+    ev (sm,
+        "{'type':'resource-update','state':'DEPEND','jobspec':{},'payload':{'id':42,"
+        "'errmsg':'Proposal failed: no rabbits'}}",
+        "[{'action':'raise','type':'dws','severity':0,'note':'" NOTE
+        "Proposal failed: no rabbits'},{'action':'respond','payload':{}}]",
+        "errmsg raises dws and is answered");
+    ev (sm, EXC ("dws"), "[]", "its exception in DEPEND does nothing");
+    state_is (sm, "dependency", "true", "the dependency stays (the job is cancelled)");
+    ev (sm, "{'type':'cleanup'}", EPILOG_ACTS ("false"), "cleanup: epilog, run_started false");
+    dws_jobsm_destroy (sm);
+}
+
+static void cancel_depend (void)
+{
+    struct dws_jobsm *sm = sm_new ("{'epilog-timeout':30}");
+    ev (sm, DEPEND, DEPEND_ACTS, "depend");
+    ev (sm, EXC ("cancel"), "[]", "cancel in DEPEND: nothing yet");
+    ev (sm, "{'type':'cleanup'}", EPILOG_TIMER_ACTS ("false"),
+        "cleanup without start: epilog with run_started false");
+    ev (sm, RESP ("create"), "[]", "the late create response is fine");
+    ev (sm, EXC ("cancel"), TEARDOWN, "cancel again in the epilog: teardown");
+    ev (sm, EXC ("cancel"), TEARDOWN, "and again: another teardown");
+    ev (sm, FAIL ("teardown", "k8s unreachable"),
+        "[{'action':'log','level':'err','message':'dws.teardown failed for job 42: k8s "
+        "unreachable'}]",
+        "a failed teardown is logged");
+    ev (sm, RESP ("teardown"), "[]", "a good teardown response");
+    ev (sm, EPILOG_REMOVE ("CLEANUP"),
+        "[{'action':'epilog-finish','name':'dws-epilog','status':0},"
+        "{'action':'timer-stop','key':'epilog-timeout'},{'action':'respond','payload':{}}]",
+        "epilog-remove");
+    ev (sm, RESP ("post_run"), "[]", "post_run ok after the epilog");
+    dws_jobsm_destroy (sm);
+}
+
+static void cancel_sched (void)
+{
+    struct dws_jobsm *sm = scheduled (NULL);
+    ev (sm, EXC ("cancel"), "[]", "cancel in SCHED: nothing yet");
+    ev (sm, "{'type':'cleanup'}", EPILOG_ACTS ("false"), "cleanup: epilog, run_started false");
+    ev (sm, EXC ("cancel"), TEARDOWN, "cancel in the epilog: teardown");
+    dws_jobsm_destroy (sm);
+}
+
+static void cancel_prolog (void)
+{
+    struct dws_jobsm *sm = scheduled (NULL);
+
+    /* before R came back */
+    ev (sm, "{'type':'run'}", RUN_ACTS, "run");
+    ev (sm, EXC ("cancel"), PROLOG_FAIL, "cancel in the prolog: prolog-finish 1");
+    ev (sm, R_EV, "[]", "R after the cancel: no Setup");
+    ev (sm, PROLOG_REMOVE, RESPOND, "prolog-remove after the prolog ended: respond only");
+    ev (sm, "{'type':'cleanup'}", EPILOG_ACTS ("false"), "cleanup: epilog, run_started false");
+    dws_jobsm_destroy (sm);
+
+    /* with dws.setup outstanding */
+    sm = scheduled (NULL);
+    ev (sm, "{'type':'run'}", RUN_ACTS, "run");
+    ev (sm, R_EV, R_ACTS, "R");
+    ev (sm, EXC ("cancel"), PROLOG_FAIL, "cancel with setup outstanding: prolog-finish 1");
+    ev (sm, EXC ("cancel"), "[]", "a second cancel: nothing (epilog not yet started)");
+    ev (sm, FAIL ("setup", "cancelled"),
+        "[{'action':'log','level':'info','message':'dws.setup failed for job 42 after its "
+        "prolog ended: cancelled'}]",
+        "a late setup failure is logged, not raised");
+    ev (sm, "{'type':'cleanup'}", EPILOG_ACTS ("false"), "cleanup: epilog");
+    dws_jobsm_destroy (sm);
+
+    /* a sev 1 exception in the prolog is ignored */
+    sm = scheduled (NULL);
+    ev (sm, "{'type':'run'}", RUN_ACTS, "run");
+    ev (sm, "{'type':'exception','exc_type':'dws-node-failure','severity':1}", "[]",
+        "severity 1 ignored");
+    state_is (sm, "prolog_active", "true", "prolog still active");
+    dws_jobsm_destroy (sm);
+}
+
+static void cancel_running (void)
+{
+    struct dws_jobsm *sm = running (NULL);
+    ev (sm, EXC ("cancel"), "[]", "cancel while running: nothing");
+    ev (sm, "{'type':'finish'}", EPILOG_ACTS ("true"), "finish: epilog run_started true");
+    ev (sm, EXC ("cancel"), TEARDOWN, "cancel in the epilog: teardown");
+    dws_jobsm_destroy (sm);
+}
+
+static void prolog_failures (void)
+{
+    struct dws_jobsm *sm = scheduled (NULL);
+    ev (sm, "{'type':'run'}", RUN_ACTS, "run");
+    ev (sm, "{'type':'R','R':{},'error':'x'}",
+        "R event: needs either an 'R' object or an 'error' string", "R and error");
+    ev (sm, "{'type':'R'}", "R event: needs either an 'R' object or an 'error' string",
+        "neither R nor error");
+    ev (sm, "{'type':'R','R':[]}", "R event: needs either an 'R' object or an 'error' string",
+        "R not an object");
+    ev (sm, "{'type':'R','error':5}", "R event: needs either an 'R' object or an 'error' string",
+        "error not a string");
+    ev (sm, "{'type':'R','error':'No such file or directory'}",
+        "[{'action':'raise','type':'dws-setup','severity':0,'note':'" NOTE
+        "could not read R: No such file or directory'},"
+        "{'action':'prolog-finish','name':'dws-setup','status':1}]",
+        "R error: raise and finish the prolog");
+    ev (sm, EXC ("dws-setup"), "[]", "its exception does nothing more");
+    ev (sm, "{'type':'cleanup'}", EPILOG_ACTS ("false"), "cleanup: epilog");
+    dws_jobsm_destroy (sm);
+
+    sm = scheduled (NULL);
+    ev (sm, "{'type':'run'}", RUN_ACTS, "run");
+    ev (sm, R_EV, R_ACTS, "R");
+    ev (sm, FAIL ("setup", "workflows not found"),
+        "[{'action':'raise','type':'dws-setup','severity':0,'note':'" NOTE
+        "workflows not found'}]",
+        "setup failure raises dws-setup");
+    ev (sm, EXC ("dws-setup"), PROLOG_FAIL, "its exception finishes the prolog");
+    dws_jobsm_destroy (sm);
+
+    sm = scheduled (NULL);
+    ev (sm, "{'type':'run'}", RUN_ACTS, "run");
+    ev (sm, R_EV, R_ACTS, "R");
+    ev (sm, "{'type':'rpc-response','tag':'setup','ok':true,'payload':{'success':false,"
+            "'errstr':'no such workflow'}}",
+        "[{'action':'raise','type':'dws-setup','severity':0,'note':'" NOTE
+        "no such workflow'}]",
+        "setup success false raises dws-setup");
+    dws_jobsm_destroy (sm);
+}
+
+static void epilog_failures (void)
+{
+    struct dws_jobsm *sm = running ("{'epilog-timeout':30}");
+    ev (sm, "{'type':'finish'}", EPILOG_TIMER_ACTS ("true"), "finish");
+    ev (sm, FAIL ("post_run", "PostRun failed"),
+        "[{'action':'raise','type':'dws-epilog','severity':0,'note':'" NOTE "PostRun failed'},"
+        "{'action':'epilog-finish','name':'dws-epilog','status':1},"
+        "{'action':'timer-stop','key':'epilog-timeout'}]",
+        "post_run failure: raise, epilog-finish 1, timer-stop");
+    ev (sm, EXC ("dws-epilog"), "[]", "its exception does nothing more");
+    ev (sm, EPILOG_REMOVE ("CLEANUP"), RESPOND, "a later epilog-remove: respond only");
+    dws_jobsm_destroy (sm);
+
+    sm = running (NULL);
+    ev (sm, "{'type':'finish'}", EPILOG_ACTS ("true"), "finish");
+    ev (sm, "{'type':'rpc-response','tag':'post_run','ok':true,'payload':{'success':false,"
+            "'errstr':'no workflow'}}",
+        "[{'action':'raise','type':'dws-epilog','severity':0,'note':'" NOTE "no workflow'},"
+        "{'action':'epilog-finish','name':'dws-epilog','status':1}]",
+        "post_run success false");
+    dws_jobsm_destroy (sm);
+
+    /* post_run fails after an abort finished the epilog */
+    sm = running (NULL);
+    ev (sm, "{'type':'finish'}", EPILOG_ACTS ("true"), "finish");
+    ev (sm, EXC ("dws-epilog-timeout"),
+        "[{'action':'rpc','topic':'dws.abort','tag':'abort','payload':{'jobid':42}},"
+        "{'action':'epilog-finish','name':'dws-epilog','status':1}]",
+        "admin-raised dws-epilog-timeout: abort, epilog-finish 1 (no timer)");
+    ev (sm, FAIL ("post_run", "gone"),
+        "[{'action':'log','level':'err','message':'dws.post_run failed for job 42 after its "
+        "epilog ended: gone'}]",
+        "late post_run failure is logged");
+    ev (sm, FAIL ("abort", "gone"),
+        "[{'action':'log','level':'err','message':'dws.abort failed for job 42: gone'}]",
+        "abort failure is logged");
+    dws_jobsm_destroy (sm);
+}
+
+static void epilog_timeout (void)
+{
+    struct dws_jobsm *sm = running ("{'epilog-timeout':30}");
+    ev (sm, "{'type':'finish'}", EPILOG_TIMER_ACTS ("true"), "finish");
+    ev (sm, "{'type':'timer','key':'epilog-timeout','state':'RUN'}", "[]",
+        "timer while not in CLEANUP does nothing");
+    state_is (sm, "timer_active", "false", "the timer has fired");
+    ev (sm, "{'type':'timer','key':'epilog-timeout','state':'CLEANUP'}",
+        "[{'action':'raise','type':'dws-epilog-timeout','severity':0,"
+        "'note':'DWS epilog timed out'}]",
+        "timer in CLEANUP raises dws-epilog-timeout");
+    ev (sm, EXC ("dws-epilog-timeout"),
+        "[{'action':'rpc','topic':'dws.abort','tag':'abort','payload':{'jobid':42}},"
+        "{'action':'epilog-finish','name':'dws-epilog','status':1}]",
+        "its exception: abort and epilog-finish 1 (timer already fired)");
+    ev (sm, RESP ("abort"), "[]", "abort ok");
+    ev (sm, EPILOG_REMOVE ("CLEANUP"), RESPOND, "late epilog-remove: respond only");
+    dws_jobsm_destroy (sm);
+
+    sm = running ("{'epilog-timeout':30}");
+    ev (sm, "{'type':'finish'}", EPILOG_TIMER_ACTS ("true"), "finish");
+    ev (sm, EXC ("dws-epilog-timeout"),
+        "[{'action':'rpc','topic':'dws.abort','tag':'abort','payload':{'jobid':42}},"
+        "{'action':'epilog-finish','name':'dws-epilog','status':1},"
+        "{'action':'timer-stop','key':'epilog-timeout'}]",
+        "admin-raised dws-epilog-timeout stops the running timer");
+    dws_jobsm_destroy (sm);
+}
+
+static void epilog_remove (void)
+{
+    struct dws_jobsm *sm = running (NULL);
+    ev (sm, EPILOG_REMOVE ("RUN"),
+        "[{'action':'respond-error','errnum':22,"
+        "'errstr':'dws.epilog-remove: job 42 is in state RUN, not CLEANUP'}]",
+        "epilog-remove outside CLEANUP is refused");
+    ev (sm, EPILOG_REMOVE ("CLEANUP"), RESPOND, "epilog-remove before the epilog: respond only");
+    dws_jobsm_destroy (sm);
+}
+
+#define RELOAD(state, flags)                                                                   \
+    "{'type':'reload','id':42,'userid':1000,'jobspec':" JOBSPEC ",'state':'" state "'" flags "}"
+
+static void reload (void)
+{
+    struct dws_jobsm *sm;
+
+    sm = sm_new (NULL);
+    ev (sm, RELOAD ("NEW", ""), "[]", "reload in NEW: nothing");
+    ev (sm, "{'type':'run'}",
+        "run event: job 42 was reloaded in NEW; its depend event comes first",
+        "reload in NEW: depend first");
+    ev (sm, "{'type':'depend','id':43,'userid':1000,'jobspec':" JOBSPEC "}",
+        "depend event: id 43 is not this job's id 42", "reload in NEW: depend of another job");
+    ev (sm, DEPEND, DEPEND_ACTS, "reload in NEW: then depend as usual");
+    dws_jobsm_destroy (sm);
+
+    sm = sm_new (NULL);
+    ev (sm, RELOAD ("DEPEND", ""), "[{'action':'subscribe'}]", "reload in DEPEND: subscribe");
+    ev (sm, UPDATE, UPDATE_ACTS, "reload in DEPEND: resource-update removes the dependency");
+    dws_jobsm_destroy (sm);
+
+    sm = sm_new (NULL);
+    ev (sm, RELOAD ("SCHED", ""), "[{'action':'subscribe'}]", "reload in SCHED");
+    ev (sm, UPDATE, RESPOND, "reload in SCHED: a resource-update is a repeat");
+    ev (sm, "{'type':'run'}", RUN_ACTS, "reload in SCHED: run");
+    dws_jobsm_destroy (sm);
+
+    sm = sm_new (NULL);
+    ev (sm, RELOAD ("RUN", ",'prolog_active':true"), "[{'action':'subscribe'}]",
+        "reload in RUN with the prolog held");
+    ev (sm, "{'type':'run'}", "[]", "reload in RUN: a run event does nothing");
+    ev (sm, PROLOG_REMOVE, PROLOG_REMOVE_ACTS, "reload in RUN: prolog-remove finishes it");
+    ev (sm, "{'type':'start'}", "[]", "start");
+    ev (sm, "{'type':'finish'}", EPILOG_ACTS ("true"), "finish");
+    dws_jobsm_destroy (sm);
+
+    sm = sm_new (NULL);
+    ev (sm, RELOAD ("RUN", ",'start_posted':true"), "[{'action':'subscribe'}]",
+        "reload in RUN, prolog over, started");
+    ev (sm, PROLOG_REMOVE, RESPOND, "a lost prolog's prolog-remove: respond only (no junk)");
+    ev (sm, "{'type':'cleanup'}", EPILOG_ACTS ("true"), "cleanup: run_started from reload");
+    dws_jobsm_destroy (sm);
+
+    sm = sm_new ("{'epilog-timeout':30}");
+    ev (sm, RELOAD ("CLEANUP", ",'start_posted':true,'epilog_active':true"),
+        "[{'action':'subscribe'},{'action':'timer-start','key':'epilog-timeout','after':30.0}]",
+        "reload in CLEANUP with the epilog held: timer restarted");
+    ev (sm, "{'type':'cleanup'}", "[]", "no second epilog");
+    ev (sm, EXC ("cancel"), TEARDOWN, "cancel: teardown");
+    ev (sm, EPILOG_REMOVE ("CLEANUP"),
+        "[{'action':'epilog-finish','name':'dws-epilog','status':0},"
+        "{'action':'timer-stop','key':'epilog-timeout'},{'action':'respond','payload':{}}]",
+        "epilog-remove");
+    dws_jobsm_destroy (sm);
+
+    sm = sm_new (NULL);
+    ev (sm, RELOAD ("CLEANUP", ""), "[{'action':'subscribe'}]", "reload in CLEANUP, no epilog");
+    ev (sm, "{'type':'cleanup'}", "[]", "an inactive epilog in CLEANUP is taken as done");
+    ev (sm, "{'type':'finish'}", "[]", "finish neither");
+    dws_jobsm_destroy (sm);
+
+    sm = sm_new (NULL);
+    ev (sm, "{'type':'reload','id':42,'userid':1,'jobspec':{},'state':'RUN'}", "[]",
+        "reload without dw: inert");
+    state_is (sm, "has_dw", "false", "inert");
+    dws_jobsm_destroy (sm);
+
+    sm = sm_new (NULL);
+    ev (sm,
+        "{'type':'reload','id':42,'userid':1,'jobspec':{'attributes':{'system':{'dw':1}}},"
+        "'state':'CLEANUP'}",
+        "[]", "reload with an invalid dw: nothing (no workflow)");
+    ev (sm, "{'type':'cleanup'}", "[]", "no epilog");
+    dws_jobsm_destroy (sm);
+
+    sm = sm_new (NULL);
+    ev (sm, RELOAD ("INACTIVE", ""),
+        "reload event: 'INACTIVE' is not an active job state (NEW, DEPEND, PRIORITY, SCHED,"
+        " RUN, CLEANUP)",
+        "reload INACTIVE");
+    ev (sm, RELOAD ("RUN", ",'prolog_active':1"), "reload event: 'prolog_active' must be a boolean",
+        "reload flag not boolean");
+    ev (sm, "{'type':'reload','id':42,'userid':1,'jobspec':{}}",
+        "reload event: 'state' must be a string", "reload without state");
+    state_is (sm, "known", "false", "bad reloads left the machine unknown");
+    dws_jobsm_destroy (sm);
+}
+
+static void state_dump (void)
+{
+    struct dws_jobsm *sm = scheduled ("{'epilog-timeout':1.5}");
+    char *s = dws_jobsm_state_json (sm);
+    json_is (s,
+             "{\"known\":true,\"id\":42,\"userid\":1000,\"await_depend\":false,\"has_dw\":true,"
+             "\"created\":true,\"dependency\":false,\"run_seen\":false,\"start_posted\":false,"
+             "\"prolog_active\":false,\"r_pending\":false,\"epilog_started\":false,"
+             "\"epilog_active\":false,\"timer_active\":false,\"epilog_timeout\":1.5,"
+             "\"pending\":{\"create\":0,\"setup\":0,\"post_run\":0,\"teardown\":0,\"abort\":0}}",
+             "state dump");
+    free (s);
+    ok (dws_jobsm_state_json (NULL) == NULL, "state of NULL is NULL");
+    dws_jobsm_destroy (sm);
+}
+
+int main (void)
+{
+    config ();
+    validate ();
+    bad_events ();
+    no_dw ();
+    invalid_dw ();
+    depend_payload ();
+    lifecycle ();
+    create_response ();
+    malformed ();
+    resource_update ();
+    cancel_depend ();
+    cancel_sched ();
+    cancel_prolog ();
+    cancel_running ();
+    prolog_failures ();
+    epilog_failures ();
+    epilog_timeout ();
+    epilog_remove ();
+    reload ();
+    state_dump ();
+    return done_testing ();
+}

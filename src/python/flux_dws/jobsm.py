@@ -1,0 +1,99 @@
+"""The job side of the dws jobtap plugin, as a state machine (libdws jobsm).
+
+The decisions of ``dws-jobtap.so`` -- the ``dws-create`` dependency, the
+``dws-setup`` prolog, the ``dws-epilog`` epilog, the dws.* RPCs and the
+job-manager.dws.* callbacks -- live in src/common/libdws/jobsm.h, which
+lists every event and action.  The C plugin and flux-dws' in-process
+job-manager harness both drive one JobMachine per job: feed it what
+happens to the job, carry out the actions it returns, in order.
+
+    >>> sm = JobMachine({"epilog-timeout": 60.0})
+    >>> sm.event({"type": "depend", "id": 42, "userid": 1000, "jobspec": jobspec})
+    [{'action': 'dependency-add', 'name': 'dws-create'}, {'action': 'subscribe'},
+     {'action': 'rpc', 'topic': 'dws.create', 'tag': 'create', 'payload': {...}}]
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from flux_dws import _ffi
+from flux_dws.errors import DwsError
+
+DEPENDENCY = "dws-create"
+PROLOG = "dws-setup"
+EPILOG = "dws-epilog"
+EPILOG_TIMEOUT_EXCEPTION = "dws-epilog-timeout"
+TIMER = "epilog-timeout"
+NOTE_PREFIX = "DWS workflow interactions failed: "
+
+__all__ = [
+    "DEPENDENCY",
+    "EPILOG",
+    "EPILOG_TIMEOUT_EXCEPTION",
+    "NOTE_PREFIX",
+    "PROLOG",
+    "TIMER",
+    "JobMachine",
+    "JobMachineError",
+    "JobspecError",
+    "validate_jobspec",
+]
+
+
+class JobMachineError(DwsError):
+    """A bad plugin config, or an event the machine cannot take (not an
+    object, unknown type, missing or mistyped field, out of order)."""
+
+
+class JobspecError(DwsError):
+    """A jobspec's dw or dw_failure_tolerance attribute is invalid (the
+    message is the one the plugin's job.validate gives)."""
+
+
+def _text(value: Any, what: str, exc: type[DwsError]) -> bytes:
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError) as e:
+        raise exc(f"{what}: not JSON: {e}") from None
+    return _ffi.to_c(text, exc)
+
+
+def validate_jobspec(jobspec: Mapping[str, Any]) -> None:
+    """Raise JobspecError if attributes.system.dw is not a string or a list
+    of strings, or dw_failure_tolerance is not an integer >= 0.  A jobspec
+    without dw always passes."""
+    err = _ffi.new_error()
+    if _ffi.lib.dws_jobsm_validate_jobspec_json(_text(jobspec, "jobspec", JobspecError),
+                                                err) < 0:
+        _ffi.raise_error(err, JobspecError)
+
+
+class JobMachine:
+    """One job's machine.  ``config`` is the plugin's jobtap conf (only
+    ``epilog-timeout``, seconds, is read)."""
+
+    def __init__(self, config: Mapping[str, Any] | None = None) -> None:
+        err = _ffi.new_error()
+        text = _text(config, "config", JobMachineError) if config is not None else _ffi.ffi.NULL
+        h = _ffi.lib.dws_jobsm_create_json(text, err)
+        if h == _ffi.ffi.NULL:
+            _ffi.raise_error(err, JobMachineError)
+        self._h = _ffi.ffi.gc(h, _ffi.lib.dws_jobsm_destroy)
+
+    def event(self, event: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """Apply one event; the actions to carry out, in order.  A bad event
+        raises JobMachineError and leaves the machine unchanged."""
+        err = _ffi.new_error()
+        p = _ffi.lib.dws_jobsm_event_json(self._h, _text(event, "event", JobMachineError), err)
+        if p == _ffi.ffi.NULL:
+            _ffi.raise_error(err, JobMachineError)
+        actions: list[dict[str, Any]] = _ffi.take_json(p, err)
+        return actions
+
+    def state(self) -> dict[str, Any]:
+        """The machine's flags, for debugging and tests (not an interface)."""
+        state: dict[str, Any] = _ffi.take_json(_ffi.lib.dws_jobsm_state_json(self._h))
+        return state
