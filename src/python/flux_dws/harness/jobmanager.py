@@ -23,7 +23,7 @@ from typing import Any
 
 from flux_dws.harness.reactor import Reactor
 from flux_dws.hostlist import Hostlist
-from flux_dws.jobsm import JobMachine
+from flux_dws.jobsm import JobMachine, validate_jobspec
 from flux_dws.service.link import JobInfo, RpcCallback
 
 ACTIVE = ("DEPEND", "SCHED", "RUN", "CLEANUP")
@@ -83,7 +83,7 @@ class JobManager:
     # --- submission ---------------------------------------------------------
 
     def submit(self, jobspec: dict[str, Any], userid: int, runtime: float) -> int:
-        JobMachine.validate_jobspec(jobspec)  # job.validate: bad dw is refused here
+        validate_jobspec(jobspec)  # job.validate: bad dw is refused here
         jobid = next(self._ids)
         job = Job(jobid, userid, jobspec,
                   JobMachine({"epilog-timeout": self.epilog_timeout}), runtime)

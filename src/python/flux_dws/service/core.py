@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from flux_dws.engine import Engine, EngineError
+from flux_dws.service.kube import WatchSpec
 from flux_dws.service.link import JobInfo, Link, Request
 
 #: Kubernetes kinds the service watches: (kind, namespace)
@@ -25,8 +26,9 @@ _WRITES = frozenset(("create", "patch", "json-patch", "delete"))
 
 
 class Kube(Protocol):
+    kinds: Any
     def submit(self, action: dict[str, Any]) -> None: ...
-    def start_watches(self, kinds: list[tuple[str, str | None]]) -> None: ...
+    def start_watches(self, specs: list[WatchSpec]) -> None: ...
     def stop(self) -> None: ...
     def pending(self) -> int: ...
 
@@ -71,7 +73,7 @@ class Service:
     def start(self) -> None:
         """Take dws.* requests and start the watches (on the reactor thread)."""
         self.link.serve("dws", self._request)
-        self.kube.start_watches([(kind, self.namespace) for kind, _ in WATCHED])
+        self.kube.start_watches([WatchSpec(kind, self.namespace) for kind, _ in WATCHED])
 
     def stop(self) -> None:
         self.kube.stop()
@@ -153,6 +155,11 @@ class Service:
             self.link.respond_error(msg, a["errnum"], a["errstr"])
 
     def _do_k8s(self, a: dict[str, Any], event: dict[str, Any]) -> None:
+        body = a.get("body")
+        if a["op"] == "create" and isinstance(body, dict) and "apiVersion" not in body:
+            info = self.kube.kinds[a["kind"]] if self.kube.kinds is not None else None
+            if info is not None:
+                a["body"] = {"apiVersion": info.api_version, "kind": a["kind"], **body}
         self.kube.submit(a)
 
     def _do_rpc(self, a: dict[str, Any], event: dict[str, Any]) -> None:

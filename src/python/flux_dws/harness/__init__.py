@@ -1,0 +1,216 @@
+"""The flux-less harness: the real dws service, an emulated job manager.
+
+    with Harness(system="kind") as h:          # emulator + service + job manager
+        jobid = h.submit("#DW jobdw type=xfs capacity=10GiB name=scratch", nodes=2)
+        job = h.wait(jobid)                    # until INACTIVE
+        assert job.env["DW_JOB_scratch"]
+
+The service is the same code a broker runs (``flux_dws.service.core``),
+talking to Kubernetes (the embedded emulator by default) through the same
+kube layer; only its link differs (``HarnessLink`` instead of
+``FluxLink``).  The job manager plays flux-core's part and the dws jobtap
+plugin's, through the libdws machine the C plugin shares.
+``restart_service()`` kills the service mid-flight (pending requests go
+unanswered, as on a broker) and starts a fresh one.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any
+
+from flux_dws.dwsim.systems import load_system
+from flux_dws.emulator import Emulator
+from flux_dws.harness.jobmanager import Job, JobManager
+from flux_dws.harness.link import HarnessLink
+from flux_dws.harness.reactor import Reactor
+from flux_dws.rabbitconf import parse
+from flux_dws.service.core import Service
+from flux_dws.service.kube import KubeLayer
+
+__all__ = ["Harness", "Job"]
+
+log = logging.getLogger("flux_dws.harness")
+
+TASK = {"type": "slot", "count": 1, "label": "task", "with": [{"type": "core", "count": 1}]}
+
+
+def jobspec(dw: Any, nodes: int = 1, tolerance: Any = None,
+            system: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A jobspec as ``flux submit -N nodes -S dw=...`` makes it."""
+    attrs: dict[str, Any] = dict(system or {})
+    if dw is not None:
+        attrs["dw"] = dw
+    if tolerance is not None:
+        attrs["dw_failure_tolerance"] = tolerance
+    return {"version": 1,
+            "resources": [{"type": "node", "count": nodes, "with": [TASK]}],
+            "tasks": [{"command": ["true"], "slot": "task", "count": {"per_slot": 1}}],
+            "attributes": {"system": attrs}}
+
+
+class Harness:
+    def __init__(self, system: str = "kind", latency: str = "zero",
+                 config: dict[str, Any] | None = None, *, emulator: Emulator | None = None,
+                 epilog_timeout: float = 0.0, kube: dict[str, Any] | None = None,
+                 owner: int | None = None) -> None:
+        self.system = load_system(system)
+        self._own_emulator = emulator is None
+        self.emulator = emulator or Emulator(system=system, latency=latency,
+                                             bookmark_interval=1.0)
+        self.config = dict(config or {})
+        self.kube_settings = dict(kube or {})
+        self.owner = os.getuid() if owner is None else owner
+        self.reactor = Reactor()
+        self.jm = JobManager(self.reactor, list(self.system.computes), self.owner,
+                             epilog_timeout)
+        self.link = HarnessLink(self.reactor, self.jm, self.owner)
+        self.jm.request = self.link.request
+        self.service: Service | None = None
+        self._cond = threading.Condition()
+        self._generation = 0
+        self.reactor.after_each = self._wake
+        self.services_started = 0
+
+    # --- lifecycle ----------------------------------------------------------
+
+    def __enter__(self) -> Harness:
+        return self.start()
+
+    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+    def start(self) -> Harness:
+        if self._own_emulator and self.emulator.server is None:
+            self.emulator.start()
+        self.reactor.start()
+        self.start_service()
+        return self
+
+    def stop(self) -> None:
+        self.stop_service()
+        self.reactor.stop()
+        if self._own_emulator:
+            self.emulator.stop()
+
+    def start_service(self, config: dict[str, Any] | None = None) -> Service:
+        """A fresh service (new engine, new watches) on the harness link."""
+        if config is not None:
+            self.config = dict(config)
+        cfg = parse(self.config)
+        cfg["owner"] = self.owner
+        kube = KubeLayer(str(self.emulator.kubeconfig), self._never,
+                         logging.getLogger("flux_dws.kube"), {**cfg, **self.kube_settings})
+        kube.connect()
+
+        def factory(post: Callable[[dict[str, Any]], None]) -> KubeLayer:
+            kube.set_post(post)
+            return kube
+
+        def make() -> Service:
+            svc = Service(self.link, cfg, factory)
+            svc.start()
+            return svc
+
+        self.service = self.reactor.call(make)
+        self.services_started += 1
+        return self.service
+
+    @staticmethod
+    def _never(event: dict[str, Any]) -> None:  # replaced before the watches start
+        raise RuntimeError("kube layer posted before the service took it")
+
+    def stop_service(self) -> None:
+        """Kill the service: it stops serving at once; nothing it had in
+        flight is answered."""
+        svc, self.service = self.service, None
+        if svc is None:
+            return
+        self.reactor.call(self.link.unserve)
+        svc.stop()
+
+    def restart_service(self, config: dict[str, Any] | None = None) -> Service:
+        self.stop_service()
+        return self.start_service(config)
+
+    # --- jobs ---------------------------------------------------------------
+
+    def submit(self, dw: Any, nodes: int = 1, *, tolerance: Any = None, runtime: float = 0.0,
+               userid: int | None = None, system: dict[str, Any] | None = None) -> int:
+        spec = jobspec(dw, nodes, tolerance, system)
+        uid = self.owner if userid is None else userid
+        return self.reactor.call(lambda: self.jm.submit(spec, uid, runtime))
+
+    def cancel(self, jobid: int) -> None:
+        self.reactor.call(lambda: self.jm.cancel(jobid))
+
+    def raise_exception(self, jobid: int, type_: str, severity: int = 0,
+                        note: str = "") -> None:
+        self.reactor.call(lambda: self.jm.raise_exception(jobid, type_, severity, note))
+
+    def job(self, jobid: int) -> Job:
+        return self.reactor.call(lambda: self.jm.jobs[jobid])
+
+    def status(self) -> dict[str, Any]:
+        """What ``dws.status`` answers."""
+        box: dict[str, Any] = {}
+        done = threading.Event()
+
+        def cb(ok: bool, errnum: int, errstr: str, payload: Any) -> None:
+            box.update(payload or {"error": errstr})
+            done.set()
+
+        self.reactor.call(lambda: self.link.request("dws.status", {}, self.owner, cb))
+        if not done.wait(30):
+            raise TimeoutError("dws.status did not answer")
+        return box
+
+    # --- waiting ------------------------------------------------------------
+
+    def _wake(self) -> None:
+        with self._cond:
+            self._generation += 1
+            self._cond.notify_all()
+
+    def wait_for(self, predicate: Callable[[], bool], timeout: float = 30.0,
+                 what: str = "condition") -> None:
+        """Wait until ``predicate()`` (evaluated on the reactor thread) holds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._cond:
+                seen = self._generation
+            # evaluated on the reactor thread, without our lock (the reactor
+            # takes it to wake us)
+            if self.reactor.call(predicate):
+                return
+            with self._cond:
+                while self._generation == seen:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        raise TimeoutError(f"timed out waiting for {what}")
+                    self._cond.wait(left)
+
+    def wait(self, jobid: int, state: str = "INACTIVE", timeout: float = 30.0) -> Job:
+        order = ["NEW", "DEPEND", "SCHED", "RUN", "CLEANUP", "INACTIVE"]
+        want = order.index(state)
+        self.wait_for(lambda: order.index(self.jm.jobs[jobid].state) >= want, timeout,
+                      f"job {jobid} to reach {state}")
+        return self.job(jobid)
+
+    def wait_event(self, jobid: int, name: str, timeout: float = 30.0) -> Job:
+        self.wait_for(lambda: name in self.jm.jobs[jobid].events(), timeout,
+                      f"job {jobid} event {name}")
+        return self.job(jobid)
+
+    def workflows(self) -> list[dict[str, Any]]:
+        """The Workflows in the emulator now."""
+        api = self.emulator.custom_objects_api()
+        out: list[dict[str, Any]] = api.list_namespaced_custom_object(
+            "dataworkflowservices.github.io", "v1alpha7", "default", "workflows")["items"]
+        return out
