@@ -267,6 +267,17 @@ const char *dws_dw_arg (json_t *parsed, const char *key)
     return NULL;
 }
 
+int dws_dw_is_preset_name (const char *s)
+{
+    const char *start = s, *end;
+
+    if (!s || !*s)
+        return 0;
+    end = s + strlen (s);
+    strip (&start, &end);
+    return start == s && end == s + strlen (s);
+}
+
 char *dws_dw_split_json (const char *dw_json, const char *presets_json, dws_error_t *err)
 {
     json_t *dw = dws_json_load ("dw", dw_json, 0, err);

@@ -46,6 +46,12 @@ json_t *dws_dw_parse (const char *directive, dws_error_t *err);
  */
 const char *dws_dw_arg (json_t *parsed, const char *key);
 
+/* 1 if s is non-empty and neither begins nor ends with white space (the
+ * Unicode set used for splitting), i.e. s can be the whole stripped text
+ * of a dw value and so name a preset; else 0.
+ */
+int dws_dw_is_preset_name (const char *s);
+
 /* cffi entry points (JSON text in and out; malloc'd results). */
 char *dws_dw_split_json (const char *dw_json, const char *presets_json, dws_error_t *err);
 char *dws_dw_parse_json (const char *directive, dws_error_t *err);

@@ -25,6 +25,7 @@
 #include "memory.h"
 #include "outbuf.h"
 #include "policy.h"
+#include "rabbitconf.h"
 #include "rabbitmap.h"
 #include "rconfig.h"
 #include "ruleset.h"

@@ -68,5 +68,14 @@ int main (void)
     is (dws_dw_arg (p, "bare"), "", "a bare key reads as empty");
     ok (dws_dw_arg (p, "nope") == NULL, "a missing key is NULL");
     json_decref (p);
+
+    ok (dws_dw_is_preset_name ("small"), "preset name 'small'");
+    ok (dws_dw_is_preset_name ("my preset"), "preset name with inner space");
+    ok (!dws_dw_is_preset_name (""), "empty preset name");
+    ok (!dws_dw_is_preset_name (NULL), "NULL preset name");
+    ok (!dws_dw_is_preset_name (" small"), "preset name with leading space");
+    ok (!dws_dw_is_preset_name ("small\t"), "preset name with trailing tab");
+    ok (!dws_dw_is_preset_name ("small\u3000"), "preset name with trailing U+3000");
+    ok (!dws_dw_is_preset_name ("\u00a0"), "preset name U+00A0 only");
     return done_testing ();
 }
