@@ -88,12 +88,10 @@ def service_config(handle: Any, args: argparse.Namespace) -> dict[str, Any]:
 def start(handle: Any, args: argparse.Namespace) -> tuple[Service, FluxLink]:
     link = FluxLink(handle)
     cfg = service_config(handle, args)
-    kube = KubeLayer(cfg.get("kubeconfig"), log=logging.getLogger("flux_dws.kube"),
-                     config=cfg)
-    kube.connect()  # KubeError: no Kubernetes
 
     def factory(post: Any) -> KubeLayer:
-        kube.post = post
+        kube = KubeLayer(cfg.get("kubeconfig"), post, logging.getLogger("flux_dws.kube"), cfg)
+        kube.connect()  # KubeError: no Kubernetes
         return kube
 
     service = Service(link, cfg, factory, namespace=args.namespace)

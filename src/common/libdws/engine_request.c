@@ -316,8 +316,8 @@ void orphans_event (struct dws_engine *e, json_t *jobs)
             continue;
         if (!(job = job_create (e, json_integer_value (v))))
             return;
-        act_log (e, "warning", "%s: job waits for dws-create but has no Workflow;"
-                 " creating it", job->name);
+        act_log (e, "info", "%s: job waits for dws-create and has no Workflow yet;"
+                 " creating it from its jobspec", job->name);
         act (e, json_pack ("{s:s s:I s:s}", "action", "job-info", "id", job->id, "token",
                            token_for (token, sizeof (token), "job-info", job)));
     }

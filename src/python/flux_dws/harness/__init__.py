@@ -105,12 +105,11 @@ class Harness:
             self.config = dict(config)
         cfg = parse(self.config)
         cfg["owner"] = self.owner
-        kube = KubeLayer(str(self.emulator.kubeconfig), self._never,
-                         logging.getLogger("flux_dws.kube"), {**cfg, **self.kube_settings})
-        kube.connect()
 
         def factory(post: Callable[[dict[str, Any]], None]) -> KubeLayer:
-            kube.set_post(post)
+            kube = KubeLayer(str(self.emulator.kubeconfig), post,
+                             logging.getLogger("flux_dws.kube"), {**cfg, **self.kube_settings})
+            kube.connect()
             return kube
 
         def make() -> Service:
@@ -121,10 +120,6 @@ class Harness:
         self.service = self.reactor.call(make)
         self.services_started += 1
         return self.service
-
-    @staticmethod
-    def _never(event: dict[str, Any]) -> None:  # replaced before the watches start
-        raise RuntimeError("kube layer posted before the service took it")
 
     def stop_service(self) -> None:
         """Kill the service: it stops serving at once; nothing it had in

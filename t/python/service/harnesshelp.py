@@ -1,0 +1,48 @@
+"""Helpers for the service tests: what is left behind, and waiting for it."""
+
+from __future__ import annotations
+
+from flux_dws.emulator.driver import R
+from flux_dws.harness import Harness
+
+LABEL = "dataworkflowservices.github.io/workflow.name"
+#: what a job's Workflow brings with it (jobdw storage; persistent storage
+#: outlives its workflow on purpose and is not counted)
+KINDS = ("workflow", "computes", "servers", "clientmount", "nnfstorage", "access", "breakdown",
+         "dm")
+
+
+def leftovers(h: Harness) -> dict[str, int]:
+    """{kind: count} of objects of any fluxjob-* Workflow still in the store."""
+    out: dict[str, int] = {}
+    store = h.emulator.store
+    for kind in KINDS:
+        n = 0
+        for obj in store.list_objects(R[kind], None):
+            md = obj.get("metadata", {})
+            name = md.get("name", "") if kind == "workflow" else \
+                (md.get("labels") or {}).get(LABEL, "")
+            if name.startswith("fluxjob-"):
+                n += 1
+        if n:
+            out[kind] = n
+    return out
+
+
+def gone(h: Harness, jobid: int, timeout: float = 30.0) -> None:
+    """Wait until the job's Workflow is deleted (the epilog ends first)."""
+    name = f"fluxjob-{jobid}"
+
+    def absent() -> bool:
+        return all(o["metadata"]["name"] != name
+                   for o in h.emulator.store.list_objects(R["workflow"], None))
+
+    h.wait_for(absent, timeout, f"workflow {name} to be deleted")
+
+
+def settled(h: Harness, timeout: float = 30.0) -> dict[str, int]:
+    """Wait until no fluxjob Workflow is left, then what else is left."""
+    h.wait_for(lambda: not any(o["metadata"]["name"].startswith("fluxjob-")
+                               for o in h.emulator.store.list_objects(R["workflow"], None)),
+               timeout, "every fluxjob Workflow to be deleted")
+    return leftovers(h)

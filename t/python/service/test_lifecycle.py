@@ -1,0 +1,165 @@
+"""The dws service end to end through the harness: every #DW kind.
+
+Each test submits jobs to the emulated job manager, which drives the real
+service (engine + kube layer) against the emulator, and checks what a Flux
+user and admin would see: eventlog, memos, environment, KVS, exceptions,
+and that nothing is left in Kubernetes afterwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from flux_dws.harness import Harness
+from t.python.service.harnesshelp import gone, settled
+
+XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
+
+
+@pytest.fixture
+def h() -> Iterator[Harness]:
+    with Harness() as harness:
+        yield harness
+        assert harness.reactor.errors == []
+
+
+def test_xfs_lifecycle(h: Harness) -> None:
+    jobid = h.submit(XFS, nodes=2)
+    job = h.wait(jobid)
+    assert job.exceptions == []
+    ev = job.events()
+    # the dependency holds the job until Proposal; prolog and epilog bracket it
+    assert ev.index("dependency-add") < ev.index("jobspec-update") < ev.index("dependency-remove")
+    assert ev.index("prolog-start") < ev.index("dws_environment") < ev.index("prolog-finish")
+    assert ev.index("start") < ev.index("finish") < ev.index("epilog-start") \
+        < ev.index("epilog-finish") < ev.index("clean")
+    # the jobspec asks Fluxion for rabbit storage
+    res = job.jobspec["resources"]
+    assert res[0]["type"] == "slot" and res[0]["label"] == "rabbit" and res[0]["count"] == 2
+    assert {"type": "ssd", "count": 10, "exclusive": True} in res[0]["with"]
+    # what the job gets
+    assert job.env is not None and job.env["DW_JOB_scratch"].startswith("/mnt/nnf/")
+    assert job.env["DW_WORKFLOW_NAME"] == f"fluxjob-{jobid}"
+    assert job.memo == {"rabbit_workflow": f"fluxjob-{jobid}", "rabbits": "kind-worker2"}
+    # KVS: data.dws.*, and the reference's keys as links to them
+    wf = job.kvs_get("rabbit_workflow")
+    assert wf["metadata"]["name"] == f"fluxjob-{jobid}"
+    assert job.kvs_get("data.dws.workflow") == wf
+    for state in ("proposal", "setup", "datain", "prerun", "postrun", "dataout"):
+        assert isinstance(job.kvs_get(f"rabbit_{state}_timing"), str), state
+        assert job.links[f"rabbit_{state}_timing"] == f"data.dws.timing.{state}"
+    gone(h, jobid)
+    assert settled(h) == {}
+
+
+def test_jobs_without_dw_are_left_alone(h: Harness) -> None:
+    jobid = h.submit(None, nodes=1)
+    job = h.wait(jobid)
+    assert "dependency-add" not in job.events() and job.memo == {}
+    assert h.status()["jobs"] == []
+
+
+@pytest.mark.parametrize("dw", [
+    "#DW jobdw type=gfs2 capacity=20GiB name=gfsdata",
+    "#DW jobdw type=raw capacity=5GiB name=rawdata",
+    "#DW jobdw type=lustre capacity=100GiB name=lusdata",
+    ["#DW jobdw type=xfs capacity=1GiB name=first", "#DW jobdw type=gfs2 capacity=1GiB name=second"],
+    "#DW jobdw type=xfs capacity=10GiB name=stage\n"
+    "#DW copy_in source=/lus/global/in destination=$DW_JOB_stage/\n"
+    "#DW copy_out source=$DW_JOB_stage/ destination=/lus/global/out",
+], ids=["gfs2", "raw", "lustre", "two-directives", "copy-in-out"])
+def test_each_kind(h: Harness, dw: object) -> None:
+    jobid = h.submit(dw, nodes=3)
+    job = h.wait(jobid)
+    assert job.exceptions == [], job.exceptions
+    assert job.env and any(k.startswith("DW_JOB_") for k in job.env)
+    gone(h, jobid)
+    assert settled(h) == {}
+
+
+def test_persistent_storage(h: Harness) -> None:
+    create = h.submit("#DW create_persistent type=xfs capacity=10GiB name=p1", nodes=1)
+    assert h.wait(create).exceptions == []
+    use = h.submit("#DW persistentdw name=p1", nodes=2)
+    job = h.wait(use)
+    assert job.exceptions == [] and job.env and "DW_PERSISTENT_p1" in job.env
+    destroy = h.submit("#DW destroy_persistent name=p1", nodes=1)
+    assert h.wait(destroy).exceptions == []
+    assert settled(h) == {}
+
+
+def test_create_persistent_restricted_to_the_owner(h: Harness) -> None:
+    jobid = h.submit("#DW create_persistent type=xfs capacity=10GiB name=p2", nodes=1,
+                     userid=h.owner + 1)
+    job = h.wait(jobid)
+    assert job.exceptions[0]["type"] == "dws-create"
+    assert "only the instance owner may create persistent storage" in job.exceptions[0]["note"]
+    assert h.workflows() == []
+
+
+def test_container_gets_the_workflow_token(h: Harness) -> None:
+    dw = ["#DW jobdw type=gfs2 capacity=10GiB name=my-gfs2 requires=user-container-auth",
+          "#DW container name=mpic profile=example-mpi DW_JOB_foo_local_storage=my-gfs2"]
+    jobid = h.submit(dw, nodes=2)
+    job = h.wait(jobid)
+    assert job.exceptions == [], job.exceptions
+    assert job.env is not None and job.env.get("DW_WORKFLOW_TOKEN", "").count(".") == 2
+    gone(h, jobid)
+
+
+def test_invalid_directive_reaches_the_user_unchanged(h: Harness) -> None:
+    jobid = h.submit("#DW jobdw type=xfs capacity=10GiB", nodes=1)
+    job = h.wait(jobid)
+    exc = job.exceptions[0]
+    assert exc["type"] == "dws-create" and exc["severity"] == 0
+    assert exc["note"].startswith("DWS workflow interactions failed: ")
+    assert 'admission webhook "vworkflow.kb.io" denied the request' in exc["note"]
+    assert h.workflows() == []
+
+
+@pytest.mark.parametrize("dw,tol,message", [
+    (5, None, "Malformed #DW directives"),
+    (["#DW jobdw type=xfs capacity=1GiB name=a", 7], None, "Malformed #DW directives"),
+    (XFS, -1, "dw_failure_tolerance must be a positive integer"),
+    (XFS, "two", "dw_failure_tolerance must be a positive integer"),
+])
+def test_bad_attributes_refused_at_submit(h: Harness, dw: object, tol: object,
+                                          message: str) -> None:
+    from flux_dws.jobsm import JobspecError
+
+    with pytest.raises(JobspecError, match=message):
+        h.submit(dw, nodes=1, tolerance=tol)
+
+
+def test_presets_and_maximums_from_config() -> None:
+    config = {"presets": {"small": XFS}, "policy": {"maximums": {"xfs": 5}}}
+    with Harness(config=config) as h:
+        jobid = h.submit("small", nodes=1)
+        job = h.wait(jobid)
+        assert job.exceptions[0]["type"] == "dws-create"
+        assert "Requested a total of 10 GiB of xfs storage per node but max is 5 GiB" \
+            in job.exceptions[0]["note"]
+        ok = h.submit("#DW jobdw type=xfs capacity=4GiB name=small", nodes=1)
+        assert h.wait(ok).exceptions == []
+
+
+def test_many_jobs_at_once(h: Harness) -> None:
+    ids = [h.submit(XFS, nodes=1) for _ in range(20)]
+    for jobid in ids:
+        assert h.wait(jobid, timeout=60).exceptions == []
+    assert h.status()["jobs"] == []
+    assert settled(h) == {}
+
+
+def test_status_reports_jobs_and_service(h: Harness) -> None:
+    jobid = h.submit(XFS, nodes=1, runtime=30)
+    h.wait_event(jobid, "start")
+    st = h.status()
+    assert st["success"] is True and st["workflows"] == [jobid]
+    (entry,) = st["jobs"]
+    assert entry["desired"] == "PreRun" and entry["ready"] is True
+    assert st["service"]["events"] > 0 and st["computes"] == 4
+    h.cancel(jobid)
+    h.wait(jobid)
