@@ -1,0 +1,296 @@
+"""The dws service's fault paths through the harness.
+
+Every test ends with the job INACTIVE, excepted with a note saying why
+(or completed), and no Workflow or child object left behind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from flux_dws.emulator.controllers import Fault
+from flux_dws.harness import Harness
+from t.python.service.harnesshelp import settled
+
+XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
+GFS2 = "#DW jobdw type=gfs2 capacity=10GiB name=scratch"
+
+
+def fault(h: Harness, **kw: object) -> None:
+    assert h.emulator.controllers is not None
+    h.emulator.controllers.faults.add(Fault(**kw))  # type: ignore[arg-type]
+
+
+def fatal(job_exceptions: list[dict[str, object]]) -> list[dict[str, object]]:
+    return [e for e in job_exceptions if e["severity"] == 0]
+
+
+@pytest.fixture
+def h() -> Iterator[Harness]:
+    with Harness() as harness:
+        yield harness
+        assert harness.reactor.errors == []
+
+
+# --- cancel in every state ---------------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["depend", "sched", "prolog", "run", "epilog"])
+def test_cancel_in_every_state(h: Harness, where: str) -> None:
+    if where == "depend":
+        fault(h, state="Proposal", severity="stall")
+        jobid = h.submit(XFS, nodes=1)
+        h.wait_event(jobid, "memo")  # the Workflow exists
+    elif where == "sched":
+        blocker = h.submit(None, nodes=4, runtime=60)
+        h.wait_event(blocker, "start")
+        jobid = h.submit(XFS, nodes=1)
+        h.wait_event(jobid, "dependency-remove")
+        assert h.job(jobid).state == "SCHED"
+    elif where == "prolog":
+        fault(h, state="DataIn", severity="stall")
+        jobid = h.submit(XFS, nodes=1)
+        h.wait_event(jobid, "prolog-start")
+    elif where == "run":
+        jobid = h.submit(XFS, nodes=1, runtime=60)
+        h.wait_event(jobid, "start")
+    else:
+        fault(h, state="DataOut", severity="stall")
+        jobid = h.submit(XFS, nodes=1)
+        h.wait_event(jobid, "epilog-start")
+    h.cancel(jobid)
+    job = h.wait(jobid)
+    assert job.exceptions[0]["type"] == "cancel"
+    if where == "sched":
+        h.cancel(blocker)
+    h.emulator.controllers.faults.clear()  # type: ignore[union-attr]
+    assert settled(h) == {}
+
+
+def test_cancel_twice_and_before_the_workflow_exists(h: Harness) -> None:
+    jobid = h.submit(XFS, nodes=1)
+    h.cancel(jobid)
+    h.cancel(jobid)
+    h.wait(jobid)
+    assert settled(h) == {}
+
+
+# --- DWS errors and TransientCondition ----------------------------------------
+
+
+@pytest.mark.parametrize("state", ["Proposal", "Setup", "DataIn", "PreRun", "PostRun",
+                                   "DataOut"])
+def test_workflow_error_in_each_state(h: Harness, state: str) -> None:
+    fault(h, state=state, severity="Fatal", message=f"disk died in {state}")
+    jobid = h.submit(XFS, nodes=1)
+    job = h.wait(jobid)
+    (exc,) = [e for e in job.exceptions if e["type"] == "exception"]
+    assert exc["severity"] == 0
+    assert exc["note"].startswith("DWS/Rabbit interactions failed: workflow hit an error:")
+    assert f"disk died in {state}" in exc["note"]
+    h.emulator.controllers.faults.clear()  # type: ignore[union-attr]
+    assert settled(h) == {}
+
+
+def test_transient_condition_too_long() -> None:
+    with Harness(config={"tc_timeout": 0.3}) as h:
+        fault(h, state="DataIn", severity="Major", message="flaky link")
+        jobid = h.submit(XFS, nodes=1)
+        job = h.wait(jobid)
+        (exc,) = fatal(job.exceptions)
+        assert "TransientCondition for more than 0.3 s" in exc["note"]
+        assert "flaky link" in exc["note"]
+        h.emulator.controllers.faults.clear()  # type: ignore[union-attr]
+        assert settled(h) == {}
+
+
+def test_transient_condition_that_clears_is_forgiven() -> None:
+    with Harness(config={"tc_timeout": 30}) as h:
+        fault(h, state="DataIn", severity="Major", message="blip", once=True)
+        jobid = h.submit(XFS, nodes=1)
+        job = h.wait(jobid)
+        assert job.exceptions == []
+        assert settled(h) == {}
+
+
+# --- timeouts and the failure tolerance ------------------------------------------
+
+
+def test_setup_timeout_fails_the_job() -> None:
+    with Harness(config={"setup_timeout": 0.3}) as h:
+        fault(h, state="Setup", severity="stall")
+        jobid = h.submit(XFS, nodes=2, tolerance=1)
+        job = h.wait(jobid)
+        (exc,) = fatal(job.exceptions)
+        assert exc["type"] == "dws-timeout"
+        assert exc["note"] == "File system creation took too long"
+        h.emulator.controllers.faults.clear()  # type: ignore[union-attr]
+        assert settled(h) == {}
+
+
+def test_prerun_timeout_within_the_tolerance_drops_the_node() -> None:
+    with Harness(config={"prerun_timeout": 0.3}) as h:
+        fault(h, kind="clientmount", compute="compute-02", severity="stall")
+        jobid = h.submit(GFS2, nodes=3, tolerance=1)
+        job = h.wait(jobid)
+        assert [(e["type"], e["severity"], e["note"]) for e in job.exceptions] == [
+            ("dws-node-failure", 1, "compute-02")]
+        assert "start" in job.events()
+        h.emulator.controllers.faults.clear()  # type: ignore[union-attr]
+        assert settled(h) == {}
+
+
+def test_prerun_timeout_over_the_tolerance_fails_the_job() -> None:
+    with Harness(config={"prerun_timeout": 0.3}) as h:
+        fault(h, kind="clientmount", compute="compute-02", severity="stall")
+        fault(h, kind="clientmount", compute="compute-03", severity="stall")
+        jobid = h.submit(GFS2, nodes=3, tolerance=1)
+        job = h.wait(jobid)
+        (exc,) = fatal(job.exceptions)
+        assert exc["type"] == "dws-timeout" and exc["note"] == "timed out waiting for mounts"
+        assert "start" not in job.events()
+        h.emulator.controllers.faults.clear()  # type: ignore[union-attr]
+        assert settled(h) == {}
+
+
+def test_postrun_timeout_drains_and_tears_down() -> None:
+    with Harness(config={"postrun_timeout": 0.3}) as h:
+        fault(h, state="PostRun", severity="stall")
+        jobid = h.submit(XFS, nodes=1)
+        job = h.wait(jobid)
+        (exc,) = fatal(job.exceptions)
+        assert exc["type"] == "rabbit-timeout"
+        assert exc["note"] == "unmounts timed out, skipping data movement"
+        h.emulator.controllers.faults.clear()  # type: ignore[union-attr]
+        assert settled(h) == {}
+
+
+def test_teardown_after_skips_data_movement() -> None:
+    with Harness(config={"teardown_after": 0.3}) as h:
+        fault(h, state="DataOut", severity="stall")
+        jobid = h.submit(XFS, nodes=1)
+        job = h.wait(jobid)
+        assert [(e["type"], e["severity"]) for e in job.exceptions] == [
+            ("teardown-timeout", 1)]
+        h.emulator.controllers.faults.clear()  # type: ignore[union-attr]
+        assert settled(h) == {}
+
+
+def test_epilog_timeout_aborts() -> None:
+    with Harness(epilog_timeout=0.3) as h:
+        fault(h, state="PostRun", severity="stall")
+        jobid = h.submit(XFS, nodes=1)
+        job = h.wait(jobid)
+        assert job.exceptions[0]["type"] == "dws-epilog-timeout"
+        finish = [c for _, n, c in job.eventlog if n == "epilog-finish"]
+        assert finish == [{"description": "dws-epilog", "status": 1}]
+        h.emulator.controllers.faults.clear()  # type: ignore[union-attr]
+        assert settled(h) == {}
+
+
+# --- the service itself ------------------------------------------------------------
+
+
+def test_service_absent_gives_the_hint(h: Harness) -> None:
+    h.stop_service()
+    jobid = h.submit(XFS, nodes=1)
+    job = h.wait(jobid)
+    assert job.exceptions[0]["type"] == "dws-create"
+    assert "is the flux-coral2-dws service loaded?" in job.exceptions[0]["note"]
+
+
+@pytest.mark.parametrize("stop_at", ["dependency-add", "alloc", "prolog-start", "start",
+                                     "epilog-start"])
+def test_service_restart_mid_job(h: Harness, stop_at: str) -> None:
+    fault(h, state="DataIn", severity="delay", seconds=0.3)
+    fault(h, state="DataOut", severity="delay", seconds=0.3)
+    jobid = h.submit(XFS, nodes=1, runtime=0.3)
+    h.wait_event(jobid, stop_at)
+    h.restart_service()
+    job = h.wait(jobid)
+    assert fatal(job.exceptions) == []
+    assert job.env is not None and "DW_JOB_scratch" in job.env
+    h.emulator.controllers.faults.clear()  # type: ignore[union-attr]
+    assert settled(h) == {}
+
+
+def test_lost_create_is_recovered_after_restart(h: Harness) -> None:
+    h.stop_service()
+    # a service that takes the request and dies before answering
+    h.reactor.call(lambda: h.link.serve("dws", lambda req: None))
+    jobid = h.submit(XFS, nodes=1)
+    h.wait_event(jobid, "dependency-add")
+    h.restart_service()
+    job = h.wait(jobid)
+    assert job.exceptions == [] and job.env is not None
+    assert settled(h) == {}
+
+
+def test_workflow_deleted_while_waiting_is_created_again(h: Harness) -> None:
+    blocker = h.submit(None, nodes=4, runtime=60)
+    h.wait_event(blocker, "start")
+    jobid = h.submit(XFS, nodes=1)
+    h.wait_event(jobid, "dependency-remove")
+    h.emulator.controllers.vanish("default", f"fluxjob-{jobid}")  # type: ignore[union-attr]
+    h.cancel(blocker)
+    job = h.wait(jobid)
+    assert job.exceptions == [], job.exceptions
+    assert job.env is not None
+    assert settled(h) == {}
+
+
+def test_workflow_deleted_while_running(h: Harness) -> None:
+    jobid = h.submit(XFS, nodes=1, runtime=60)
+    h.wait_event(jobid, "start")
+    h.emulator.controllers.vanish("default", f"fluxjob-{jobid}")  # type: ignore[union-attr]
+    job = h.wait(jobid)
+    (exc,) = fatal(job.exceptions)
+    assert "was deleted outside of Flux" in exc["note"]
+    assert settled(h) == {}
+
+
+# --- bad requests ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("topic,payload,message", [
+    ("dws.create", {}, "jobid must be a non-negative integer"),
+    ("dws.create", {"jobid": "x"}, "jobid must be a non-negative integer"),
+    ("dws.create", {"jobid": 1}, "userid must be a non-negative integer"),
+    ("dws.create", {"jobid": 1, "userid": 0, "resources": [], "dw_directives": "#DW jobdw",
+                    "failure_tolerance": -2}, "dw_failure_tolerance must be a positive integer"),
+    ("dws.create", {"jobid": 1, "userid": 0, "resources": 3, "dw_directives": "x"},
+     "resources must be the jobspec resources"),
+    ("dws.create", {"jobid": 1, "userid": 0, "resources": []}, "dw_directives is missing"),
+    ("dws.create", {"jobid": 1, "userid": 0, "resources": [], "dw_directives": 7},
+     "Malformed #DW directives"),
+    ("dws.create", {"jobid": 1, "userid": 0, "resources": [], "dw_directives": ""},
+     "no #DW directive found"),
+    ("dws.setup", {"jobid": 1}, "R must be an object"),
+    ("dws.setup", {"jobid": 1, "R": {}}, "R has no execution.nodelist"),
+    ("dws.setup", {"jobid": 1, "R": {"execution": {"nodelist": ["a[1-"]}}}, "nodelist[0]"),
+    ("dws.post_run", {"jobid": 1}, "run_started must be a boolean"),
+    ("dws.teardown", {"jobid": -1}, "jobid must be a non-negative integer"),
+    ("dws.abort", [], "the payload must be a JSON object"),
+    ("dws.create", None, "the payload must be a JSON object"),
+])
+def test_malformed_requests_are_refused(h: Harness, topic: str, payload: object,
+                                        message: str) -> None:
+    import threading
+
+    box: dict[str, object] = {}
+    done = threading.Event()
+
+    def cb(ok: bool, errnum: int, errstr: str, body: object) -> None:
+        box.update(ok=ok, errstr=errstr, body=body)
+        done.set()
+
+    h.reactor.call(lambda: h.link.request(topic, payload, h.owner, cb))
+    assert done.wait(10)
+    body = box["body"]
+    assert isinstance(body, dict) and body["success"] is False
+    assert message in body["errstr"]
+    # and the service keeps serving
+    jobid = h.submit(XFS, nodes=1)
+    assert h.wait(jobid).exceptions == []
