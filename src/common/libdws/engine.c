@@ -487,8 +487,15 @@ static void sysconfig_event (struct dws_engine *e, json_t *obj)
                                                            "name"));
     if (!name || strcmp (name, "default") != 0)
         return;
-    if (sysconfig (e, obj, &err) < 0)
+    if (sysconfig (e, obj, &err) < 0) {
         act_log (e, "err", "%s", err.text);
+        return;
+    }
+    /* jobs that reached dws.setup before the map was known */
+    for (size_t b = 0; b < e->nbuckets; b++)
+        for (struct job *j = e->table[b]; j; j = j->next)
+            if (j->setup_pending && j->servers_pending == 0)
+                setup_start (e, j);
 }
 
 /* --- create / destroy -------------------------------------------------- */

@@ -377,8 +377,9 @@ void setup_start (struct dws_engine *e, struct job *job)
     if (!job->exists || job->handled < WF_PROPOSAL || !breakdowns_ready (e, job))
         return; /* Proposal finishing first; it calls back here */
     if (!e->map) {
-        job_fail (e, job, "exception", NOTE_PREFIX "no SystemConfiguration 'default' has been"
-                  " seen: the rabbits of the job's nodes are unknown");
+        /* the SystemConfiguration list has not come yet: resumed when it does */
+        act_log (e, "warning", "%s: waiting for SystemConfiguration 'default' to place"
+                 " the job's rabbit storage", job->name);
         return;
     }
     const char *recorded = annotation (job->wf, ANN_HOSTS);

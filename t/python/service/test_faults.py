@@ -16,6 +16,9 @@ from t.python.service.harnesshelp import settled
 
 XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
 GFS2 = "#DW jobdw type=gfs2 capacity=10GiB name=scratch"
+#: DataIn and DataOut have drivers only with data movement
+STAGED = [XFS, "#DW copy_in source=/lus/global/in destination=$DW_JOB_scratch/",
+          "#DW copy_out source=$DW_JOB_scratch/ destination=/lus/global/out"]
 
 
 def fault(h: Harness, **kw: object) -> None:
@@ -50,7 +53,7 @@ def test_cancel_in_every_state(h: Harness, where: str) -> None:
         h.wait_event(jobid, "dependency-remove")
         assert h.job(jobid).state == "SCHED"
     elif where == "prolog":
-        fault(h, state="DataIn", severity="stall")
+        fault(h, state="Setup", severity="stall")
         jobid = h.submit(XFS, nodes=1)
         h.wait_event(jobid, "prolog-start")
     elif where == "run":
@@ -58,7 +61,7 @@ def test_cancel_in_every_state(h: Harness, where: str) -> None:
         h.wait_event(jobid, "start")
     else:
         fault(h, state="DataOut", severity="stall")
-        jobid = h.submit(XFS, nodes=1)
+        jobid = h.submit(STAGED, nodes=1)
         h.wait_event(jobid, "epilog-start")
     h.cancel(jobid)
     job = h.wait(jobid)
@@ -84,7 +87,7 @@ def test_cancel_twice_and_before_the_workflow_exists(h: Harness) -> None:
                                    "DataOut"])
 def test_workflow_error_in_each_state(h: Harness, state: str) -> None:
     fault(h, state=state, severity="Fatal", message=f"disk died in {state}")
-    jobid = h.submit(XFS, nodes=1)
+    jobid = h.submit(STAGED, nodes=1)
     job = h.wait(jobid)
     (exc,) = [e for e in job.exceptions if e["type"] == "exception"]
     assert exc["severity"] == 0
@@ -97,7 +100,7 @@ def test_workflow_error_in_each_state(h: Harness, state: str) -> None:
 def test_transient_condition_too_long() -> None:
     with Harness(config={"tc_timeout": 0.3}) as h:
         fault(h, state="DataIn", severity="Major", message="flaky link")
-        jobid = h.submit(XFS, nodes=1)
+        jobid = h.submit(STAGED, nodes=1)
         job = h.wait(jobid)
         (exc,) = fatal(job.exceptions)
         assert "TransientCondition for more than 0.3 s" in exc["note"]
@@ -109,7 +112,7 @@ def test_transient_condition_too_long() -> None:
 def test_transient_condition_that_clears_is_forgiven() -> None:
     with Harness(config={"tc_timeout": 30}) as h:
         fault(h, state="DataIn", severity="Major", message="blip", once=True)
-        jobid = h.submit(XFS, nodes=1)
+        jobid = h.submit(STAGED, nodes=1)
         job = h.wait(jobid)
         assert job.exceptions == []
         assert settled(h) == {}
@@ -170,7 +173,7 @@ def test_postrun_timeout_drains_and_tears_down() -> None:
 def test_teardown_after_skips_data_movement() -> None:
     with Harness(config={"teardown_after": 0.3}) as h:
         fault(h, state="DataOut", severity="stall")
-        jobid = h.submit(XFS, nodes=1)
+        jobid = h.submit(STAGED, nodes=1)
         job = h.wait(jobid)
         assert [(e["type"], e["severity"]) for e in job.exceptions] == [
             ("teardown-timeout", 1)]
@@ -206,7 +209,7 @@ def test_service_absent_gives_the_hint(h: Harness) -> None:
 def test_service_restart_mid_job(h: Harness, stop_at: str) -> None:
     fault(h, state="DataIn", severity="delay", seconds=0.3)
     fault(h, state="DataOut", severity="delay", seconds=0.3)
-    jobid = h.submit(XFS, nodes=1, runtime=0.3)
+    jobid = h.submit(STAGED, nodes=1, runtime=0.3)
     h.wait_event(jobid, stop_at)
     h.restart_service()
     job = h.wait(jobid)

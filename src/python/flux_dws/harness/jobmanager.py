@@ -183,10 +183,12 @@ class JobManager:
         exc = {"type": type_, "severity": severity, "note": note}
         job.exceptions.append(exc)
         self._post(job, "exception", exc)
+        first_fatal = severity == 0 and not job.fatal
+        if severity == 0:
+            job.fatal = True  # before the plugin reacts: a finished prolog must not start it
         self._feed(job, {"type": "exception", "exc_type": type_, "severity": severity})
-        if severity != 0 or job.fatal:
+        if not first_fatal:
             return True
-        job.fatal = True
         if job.state in ("DEPEND", "SCHED"):
             self._cleanup(job)
         elif job.state == "RUN":
