@@ -1,0 +1,794 @@
+"""The dws service's Kubernetes layer: watches and a writer pool, no decisions.
+
+It does I/O only and hands every outcome back as an event dict through
+``post(event)`` (thread-safe, never blocking for long: the reactor's queue).
+The wire is doc/guide/service.rst; the shapes posted here are::
+
+    {"type": "sync", "kind": K, "objects": [O, ...]}
+    {"type": "watch", "kind": K, "event": "ADDED"|"MODIFIED"|"DELETED", "object": O}
+    {"type": "k8s-result", "token": T, "ok": B, "code": C, "message": S, "object": O|None}
+
+(the reactor adds ``now``).  Objects are plain dicts as the API server sent
+them (raw JSON, never the client's models).
+
+Watches (``KindWatch``, one daemon thread per kind): list (paged with
+``limit``/``continue``), post ``sync``, then watch from the list's
+resourceVersion with bookmarks.  BOOKMARKs only move the resourceVersion.
+A 410 Gone (an ERROR event or an HTTP 410) makes a fresh list and a new
+``sync`` (never a watch from 0: that would replay ADDED for everything); a
+dropped stream or any other error reconnects from the last resourceVersion
+after a back-off (0.1 s doubling to 10 s, reset once a stream delivers);
+the server-side ``timeoutSeconds`` (60 s) ends streams regularly.  Warnings
+go to the logger, not to the engine.
+
+Writes and reads (``WriterPool``): ``k8s`` actions go to one of N workers
+(default 4) by hash(kind, namespace, name), so calls on one object run in
+submission order.  ``submit`` never blocks (unbounded per-worker queues;
+``pending()`` counts queued and running calls).  Retries happen here and
+nowhere else (the client's own urllib3 retries are switched off): 429
+(after its Retry-After when given), 500-599 and transport errors (refused
+or dropped connections, timeouts, TLS errors) are retried after 0.05 s
+doubling to 5 s, at most 8 attempts and 60 s in all (all configurable),
+then reported with the last code (0 when no answer came).  Every other
+answer is final.  Because a lost answer is retried, a create may report 409
+AlreadyExists for an object its first attempt made, and a delete 404.
+
+A delete that finds nothing (404) is reported ``ok: true, code: 404``: the
+object is gone, which is what was asked.
+
+Config keys (``KubeSettings.from_config``; others are ignored): ``writers``,
+``retry_initial``, ``retry_max``, ``retry_attempts``, ``retry_deadline``,
+``request_timeout``, ``connect_timeout``, ``watch_timeout``,
+``watch_backoff_initial``, ``watch_backoff_max``, ``list_limit``,
+``dws_api_version``, ``nnf_api_version``.
+"""
+
+from __future__ import annotations
+
+import collections
+import email.utils
+import http.client
+import json
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+import urllib3
+from kubernetes import client
+from kubernetes import watch as kwatch
+from kubernetes.client.exceptions import ApiException
+
+from flux_dws.k8s import crd
+from flux_dws.service.kinds import ALL_KINDS, KindInfo, Kinds
+
+__all__ = ["KindWatch", "KubeError", "KubeLayer", "KubeSettings", "Post", "WatchSpec",
+           "WriterPool"]
+
+Post = Callable[[dict[str, Any]], None]
+MERGE_PATCH = "application/merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
+OPS = ("create", "patch", "json-patch", "delete", "get", "list")
+# what a lost or refused connection looks like through the client (urllib3
+# errors, socket errors, http.client's RemoteDisconnected and friends)
+TRANSPORT_ERRORS = (urllib3.exceptions.HTTPError, OSError, http.client.HTTPException)
+
+
+class KubeError(Exception):
+    """Kubernetes cannot be used at all (bad kubeconfig, unreachable, no DWS)."""
+
+
+@dataclass(frozen=True)
+class KubeSettings:
+    writers: int = 4
+    retry_initial: float = 0.05
+    retry_max: float = 5.0
+    retry_attempts: int = 8
+    retry_deadline: float = 60.0
+    request_timeout: float = 30.0
+    connect_timeout: float = 10.0
+    watch_timeout: int = 60
+    watch_backoff_initial: float = 0.1
+    watch_backoff_max: float = 10.0
+    list_limit: int = 500
+    dws_api_version: str | None = None
+    nnf_api_version: str | None = None
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any] | None) -> KubeSettings:
+        """Settings from a config table; unknown keys are ignored, bad values refused."""
+        args: dict[str, Any] = {}
+        for f in fields(cls):
+            if config is None or f.name not in config:
+                continue
+            value = config[f.name]
+            default = getattr(cls, f.name)
+            if default is None:
+                if value is not None and not isinstance(value, str):
+                    raise ValueError(f"{f.name} must be a string")
+            elif isinstance(default, int):
+                if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                    raise ValueError(f"{f.name} must be a positive integer")
+            elif (isinstance(value, bool) or not isinstance(value, (int, float))
+                  or value <= 0):
+                raise ValueError(f"{f.name} must be a positive number")
+            args[f.name] = value
+        return cls(**args)
+
+
+@dataclass(frozen=True)
+class WatchSpec:
+    """What to watch: a kind, optionally one namespace and a label selector."""
+
+    kind: str
+    namespace: str | None = None
+    label_selector: str | None = None
+
+
+# --- helpers ---------------------------------------------------------------------
+
+
+def status_message(exc: ApiException) -> str:
+    """The Kubernetes Status message of an error answer, else its reason."""
+    body = getattr(exc, "body", None)
+    if body:
+        try:
+            status = json.loads(body)
+        except (ValueError, TypeError):
+            status = None
+        if isinstance(status, dict) and isinstance(status.get("message"), str):
+            return str(status["message"])
+    return str(exc.reason or exc)
+
+
+def retry_after(exc: ApiException) -> float | None:
+    """Seconds a 429 asks us to wait (Retry-After: seconds or an HTTP date)."""
+    headers = getattr(exc, "headers", None)
+    value = headers.get("Retry-After") if headers is not None else None
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def describe(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _read(resp: Any) -> tuple[int, Any]:
+    """(status, decoded JSON body) of a raw (``_preload_content=False``) answer."""
+    try:
+        data = resp.data
+    finally:
+        resp.release_conn()
+    return int(resp.status), json.loads(data) if data else None
+
+
+def _hang_up(resp: Any) -> None:
+    """Shut the socket under a streaming answer (unblocks its reader)."""
+    sock = getattr(getattr(resp, "connection", None), "sock", None)
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+class _Gate:
+    """``post`` until closed; nothing passes once ``close`` has returned."""
+
+    def __init__(self, post: Post) -> None:
+        self._post = post
+        self._lock = threading.Lock()
+        self.open = True
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        with self._lock:
+            if self.open:
+                self._post(event)
+
+    def close(self) -> None:
+        with self._lock:
+            self.open = False
+
+
+class Api:
+    """Raw calls for a kind: JSON in, (status, JSON) out, no client models.
+
+    Uses the client's API classes with ``_preload_content=False`` and
+    decodes the answer with ``json.loads``; errors are the client's
+    ``ApiException`` (its ``body`` holds the Status) or transport errors.
+    """
+
+    def __init__(self, api_client: Any, request_timeout: float) -> None:
+        self.api_client = api_client
+        self.custom = client.CustomObjectsApi(api_client)
+        self.core = client.CoreV1Api(api_client)
+        self.timeout = request_timeout
+
+    def _raw(self) -> dict[str, Any]:
+        return {"_preload_content": False, "_request_timeout": self.timeout}
+
+    def create(self, k: KindInfo, ns: str, body: Any) -> tuple[int, Any]:
+        if k.core:
+            fn = getattr(self.core, f"create_namespaced_{k.snake}")
+            return _read(fn(ns, body, **self._raw()))
+        return _read(self.custom.create_namespaced_custom_object(
+            k.group, k.version, ns, k.plural, body, **self._raw()))
+
+    def patch(self, k: KindInfo, ns: str, name: str, body: Any,
+              json_patch: bool = False) -> tuple[int, Any]:
+        ctype = JSON_PATCH if json_patch else MERGE_PATCH
+        if k.core:
+            fn = getattr(self.core, f"patch_namespaced_{k.snake}")
+            return _read(fn(name, ns, body, _content_type=ctype, **self._raw()))
+        return _read(self.custom.patch_namespaced_custom_object(
+            k.group, k.version, ns, k.plural, name, body, _content_type=ctype,
+            **self._raw()))
+
+    def delete(self, k: KindInfo, ns: str, name: str) -> tuple[int, Any]:
+        if k.core:
+            fn = getattr(self.core, f"delete_namespaced_{k.snake}")
+            return _read(fn(name, ns, **self._raw()))
+        return _read(self.custom.delete_namespaced_custom_object(
+            k.group, k.version, ns, k.plural, name, **self._raw()))
+
+    def get(self, k: KindInfo, ns: str, name: str) -> tuple[int, Any]:
+        if k.core:
+            fn = getattr(self.core, f"read_namespaced_{k.snake}")
+            return _read(fn(name, ns, **self._raw()))
+        return _read(self.custom.get_namespaced_custom_object(
+            k.group, k.version, ns, k.plural, name, **self._raw()))
+
+    def lister(self, k: KindInfo, ns: str | None) -> Callable[..., Any]:
+        """The list (and, with watch=True, watch) call for k in ns (None: all)."""
+        if k.core:
+            if ns is None:
+                return getattr(self.core, f"list_{k.snake}_for_all_namespaces")  # type: ignore[no-any-return]
+            fn = getattr(self.core, f"list_namespaced_{k.snake}")
+            return lambda **kw: fn(ns, **kw)
+        if ns is None or not k.namespaced:
+            return lambda **kw: self.custom.list_cluster_custom_object(
+                k.group, k.version, k.plural, **kw)
+        return lambda **kw: self.custom.list_namespaced_custom_object(
+            k.group, k.version, ns, k.plural, **kw)
+
+    def list_all(self, k: KindInfo, ns: str | None, label_selector: str | None,
+                 limit: int) -> tuple[list[dict[str, Any]], str]:
+        """Every object (pages of ``limit``) and the list's resourceVersion.
+
+        The first page's resourceVersion is the list's (the pages are one
+        snapshot on a real API server); an expired continue token (410)
+        restarts the list, at most three times."""
+        fn = self.lister(k, ns)
+        for _ in range(3):
+            items: list[dict[str, Any]] = []
+            rv = ""
+            cont: str | None = None
+            try:
+                while True:
+                    kw: dict[str, Any] = {"limit": limit, **self._raw()}
+                    if label_selector:
+                        kw["label_selector"] = label_selector
+                    if cont:
+                        kw["_continue"] = cont
+                    _, page = _read(fn(**kw))
+                    meta = page.get("metadata") or {}
+                    rv = rv or str(meta.get("resourceVersion") or "")
+                    items.extend(crd.items(page))
+                    cont = meta.get("continue")
+                    if not cont:
+                        return items, rv
+            except ApiException as exc:
+                if exc.status != 410 or not cont:
+                    raise
+        raise ApiException(status=410, reason="continue token expired three times")
+
+
+# --- watches -----------------------------------------------------------------
+
+
+class KindWatch:
+    """One kind's list+watch loop in a daemon thread (see the module docstring)."""
+
+    def __init__(self, api: Api, info: KindInfo, post: Post, log: logging.Logger,
+                 settings: KubeSettings, namespace: str | None = None,
+                 label_selector: str | None = None) -> None:
+        self.api = api
+        self.info = info
+        self.kind = info.kind
+        self.namespace = namespace
+        self.label_selector = label_selector
+        self.settings = settings
+        self.resource_version = ""
+        self.syncs = 0           # lists posted so far
+        self.reconnects = 0      # streams opened after the first
+        self._post = post
+        self._log = log
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._resp: Any = None
+        self._delivered = False  # the current (or last) stream delivered something
+        self._thread = threading.Thread(target=self._run, name=f"kube-watch-{info.kind}",
+                                        daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Ask the thread to end (does not wait): the open stream is cut."""
+        self._stopping.set()
+        with self._lock:
+            resp = self._resp
+        if resp is not None:
+            _hang_up(resp)
+
+    def join(self, timeout: float | None = None) -> bool:
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def _emit(self, event: dict[str, Any]) -> None:
+        if not self._stopping.is_set():
+            self._post(event)
+
+    def _run(self) -> None:
+        s = self.settings
+        backoff = s.watch_backoff_initial
+        need_list = True
+        progress = False  # did anything arrive since the last list?
+        streams = 0
+        while not self._stopping.is_set():
+            failed: str | None = None
+            self._delivered = False
+            try:
+                if need_list:
+                    objects, rv = self.api.list_all(self.info, self.namespace,
+                                                    self.label_selector, s.list_limit)
+                    self.resource_version = rv
+                    self.syncs += 1
+                    self._emit({"type": "sync", "kind": self.kind, "objects": objects})
+                    need_list, progress = False, False
+                    backoff = s.watch_backoff_initial
+                streams += 1
+                if streams > 1:
+                    self.reconnects += 1
+                if self._stream():
+                    progress = True
+                    backoff = s.watch_backoff_initial
+                    continue
+                failed = "the watch ended at once with nothing"
+            except ApiException as exc:
+                if self._stopping.is_set():
+                    break
+                if self._delivered:
+                    progress, backoff = True, s.watch_backoff_initial
+                if exc.status == 410:
+                    need_list = True
+                    self._log.info("watch %s: %s; listing again", self.kind,
+                                   status_message(exc))
+                    if progress:
+                        progress = False
+                        continue  # a re-list at once; a 410 right after a list waits
+                failed = f"{exc.status} {status_message(exc)}"
+            except Exception as exc:  # transport errors and anything unexpected
+                if self._stopping.is_set():
+                    break
+                if self._delivered:
+                    progress, backoff = True, s.watch_backoff_initial
+                failed = describe(exc)
+            self._log.warning("watch %s: %s; retrying in %.1f s", self.kind, failed, backoff)
+            if self._stopping.wait(backoff):
+                break
+            backoff = min(backoff * 2, s.watch_backoff_max)
+
+    def _stream(self) -> bool:
+        """One watch request from self.resource_version; True when it delivered
+        (an event, a bookmark, or a normal end after a while)."""
+        s = self.settings
+        fn = self.api.lister(self.info, self.namespace)
+
+        def open_stream(*args: Any, **kw: Any) -> Any:
+            # no return annotation the client can resolve: events stay raw dicts
+            resp = fn(*args, **kw)
+            with self._lock:
+                self._resp = resp
+            if self._stopping.is_set():
+                _hang_up(resp)
+            return resp
+
+        kw: dict[str, Any] = {
+            "resource_version": self.resource_version, "allow_watch_bookmarks": True,
+            "timeout_seconds": s.watch_timeout,
+            "_request_timeout": (s.connect_timeout, s.watch_timeout + 30)}
+        if self.label_selector:
+            kw["label_selector"] = self.label_selector
+        started = time.monotonic()
+        self._delivered = False
+        try:
+            watcher: Any = kwatch.Watch()  # type: ignore[no-untyped-call]
+            for ev in watcher.stream(open_stream, **kw):
+                if self._stopping.is_set():
+                    break
+                self._delivered = True
+                obj = ev.get("object") if isinstance(ev, dict) else None
+                if not isinstance(obj, dict):
+                    continue
+                meta = obj.get("metadata")
+                rv = meta.get("resourceVersion") if isinstance(meta, dict) else None
+                etype = ev.get("type")
+                if etype in ("ADDED", "MODIFIED", "DELETED"):
+                    self._emit({"type": "watch", "kind": self.kind, "event": etype,
+                                "object": obj})
+                elif etype == "BOOKMARK":
+                    self._log.debug("watch %s: bookmark at %s", self.kind, rv)
+                if isinstance(rv, str) and rv:
+                    self.resource_version = rv
+        finally:
+            with self._lock:
+                self._resp = None
+        return self._delivered or time.monotonic() - started >= 1.0
+
+
+# --- writes ----------------------------------------------------------------------
+
+
+class _BadAction(Exception):
+    pass
+
+
+class _Worker:
+    def __init__(self, index: int) -> None:
+        self.queue: collections.deque[Mapping[str, Any]] = collections.deque()
+        self.cond = threading.Condition(threading.Lock())
+        self.thread: threading.Thread | None = None
+        self.index = index
+
+
+class WriterPool:
+    """``k8s`` actions carried out by N threads, in order per object (see above)."""
+
+    def __init__(self, api: Api, kinds: Mapping[str, KindInfo], post: Post,
+                 log: logging.Logger, settings: KubeSettings) -> None:
+        self.api = api
+        self.kinds = kinds
+        self.settings = settings
+        self._post = post
+        self._log = log
+        self._workers = [_Worker(i) for i in range(settings.writers)]
+        self._lock = threading.Lock()
+        self._pending = 0
+        self._closing = False
+        self._drain = False
+        self._abort = threading.Event()   # cuts retry waits short (stop without drain)
+        self.calls = 0                    # attempts made (for status output)
+        self.retries = 0                  # of which retries
+
+    def start(self) -> None:
+        for w in self._workers:
+            w.thread = threading.Thread(target=self._run, args=(w,), daemon=True,
+                                        name=f"kube-writer-{w.index}")
+            w.thread.start()
+
+    def pending(self) -> int:
+        """Actions queued or being carried out."""
+        return self._pending
+
+    def submit(self, action: Mapping[str, Any]) -> None:
+        """Queue a ``k8s`` action (never blocks)."""
+        name = action.get("name")
+        if name is None and action.get("op") == "create":
+            body = action.get("body")
+            meta = body.get("metadata") if isinstance(body, dict) else None
+            name = meta.get("name") if isinstance(meta, dict) else None
+        key = (str(action.get("kind")), str(action.get("namespace")), str(name))
+        w = self._workers[hash(key) % len(self._workers)]
+        with self._lock:
+            if self._closing:
+                self._log.warning("k8s %s %s %s after stop: dropped", action.get("op"),
+                                  action.get("kind"), name)
+                return
+            self._pending += 1
+        with w.cond:
+            w.queue.append(action)
+            w.cond.notify()
+
+    def stop(self, drain: bool = False) -> None:
+        """Ask the workers to end (does not wait; see ``join``).
+
+        drain=False: queued actions are dropped (a warning counts them) and
+        retry waits are cut short; drain=True: every queued action is
+        carried out first, retries included."""
+        with self._lock:
+            self._closing = True
+            self._drain = drain
+        if not drain:
+            self._abort.set()
+        for w in self._workers:
+            with w.cond:
+                w.cond.notify_all()
+
+    def join(self, timeout: float | None = None) -> bool:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for w in self._workers:
+            if w.thread is not None:
+                w.thread.join(None if deadline is None
+                              else max(0.0, deadline - time.monotonic()))
+        return not any(w.thread is not None and w.thread.is_alive() for w in self._workers)
+
+    def _run(self, w: _Worker) -> None:
+        while True:
+            with w.cond:
+                while not w.queue and not self._closing:
+                    w.cond.wait()
+                if self._closing and not self._drain and w.queue:
+                    dropped = len(w.queue)
+                    w.queue.clear()
+                    with self._lock:
+                        self._pending -= dropped
+                    self._log.warning("kube writer %d: %d queued action(s) dropped at stop",
+                                      w.index, dropped)
+                if not w.queue:
+                    return
+                action = w.queue.popleft()
+            try:
+                self._execute(action)
+            except Exception:  # a bug of ours: keep the worker alive
+                self._log.exception("k8s action %r failed", action)
+            finally:
+                with self._lock:
+                    self._pending -= 1
+
+    # --- one action ----------------------------------------------------------
+
+    def _parse(self, a: Mapping[str, Any]) -> tuple[str, KindInfo, str | None, str | None,
+                                                   Any, str | None]:
+        op, kind = a.get("op"), a.get("kind")
+        if op not in OPS:
+            raise _BadAction(f"unknown op {op!r}")
+        if not isinstance(kind, str) or kind not in self.kinds:
+            raise _BadAction(f"kind {kind!r} is not served by this cluster"
+                             if isinstance(kind, str) else f"bad kind {kind!r}")
+        info = self.kinds[kind]
+        ns, name, body, sel = a.get("namespace"), a.get("name"), a.get("body"), \
+            a.get("label_selector")
+        if ns is not None and not isinstance(ns, str):
+            raise _BadAction(f"bad namespace {ns!r}")
+        if ns is None and info.namespaced and op != "list":
+            raise _BadAction(f"{op} {kind} needs a namespace")
+        if op in ("patch", "json-patch", "delete", "get") and not (isinstance(name, str)
+                                                                   and name):
+            raise _BadAction(f"{op} {kind} needs a name")
+        if op in ("create", "patch") and not isinstance(body, dict):
+            raise _BadAction(f"{op} {kind} needs an object as body")
+        if op == "json-patch" and not isinstance(body, list):
+            raise _BadAction(f"json-patch {kind} needs a list of operations as body")
+        if sel is not None and not isinstance(sel, str):
+            raise _BadAction(f"bad label_selector {sel!r}")
+        return op, info, ns, name, body, sel
+
+    def _call(self, op: str, k: KindInfo, ns: str | None, name: str | None, body: Any,
+              sel: str | None) -> tuple[int, Any]:
+        api = self.api
+        if op == "list":
+            items, _ = api.list_all(k, ns, sel, self.settings.list_limit)
+            return 200, {"items": items}
+        assert ns is not None
+        if op == "create":
+            return api.create(k, ns, body)
+        assert name is not None
+        if op == "get":
+            return api.get(k, ns, name)
+        if op == "delete":
+            code, _ = api.delete(k, ns, name)
+            return code, None
+        return api.patch(k, ns, name, body, json_patch=op == "json-patch")
+
+    def _execute(self, a: Mapping[str, Any]) -> None:
+        token = a.get("token")
+        try:
+            op, info, ns, name, body, sel = self._parse(a)
+        except _BadAction as exc:
+            self._finish(a, token, False, 0, f"invalid k8s action: {exc}", None)
+            return
+        ok, code, message, obj = self._with_retries(
+            lambda: self._call(op, info, ns, name, body, sel), a)
+        if not ok and op == "delete" and code == 404:
+            ok = True  # already gone: what was asked
+        self._finish(a, token, ok, code, message, obj)
+
+    def _with_retries(self, fn: Callable[[], tuple[int, Any]],
+                      a: Mapping[str, Any]) -> tuple[bool, int, str, Any]:
+        s = self.settings
+        start = time.monotonic()
+        delay = min(s.retry_initial, s.retry_max)
+        attempt = 0
+        while True:
+            attempt += 1
+            with self._lock:
+                self.calls += 1
+            wait: float | None = None
+            try:
+                code, obj = fn()
+                return True, code, "", obj
+            except ApiException as exc:
+                code, message = int(exc.status or 0), status_message(exc)
+                transient = (code == 429 or 500 <= code <= 599
+                             or (code == 0 and "SSLError" in str(exc.reason)))
+                if code == 429:
+                    wait = retry_after(exc)
+            except TRANSPORT_ERRORS as exc:
+                code, message, transient = 0, describe(exc), True
+            except Exception as exc:  # the client refused the call (bad body, ...)
+                return False, 0, describe(exc), None
+            if not transient:
+                return False, code, message, None
+            wait = delay if wait is None else wait
+            if attempt >= s.retry_attempts or time.monotonic() - start + wait > s.retry_deadline:
+                self._log.warning("k8s %s %s %s/%s: giving up after %d attempt(s): %s %s",
+                                  a.get("op"), a.get("kind"), a.get("namespace"),
+                                  a.get("name"), attempt, code, message)
+                return False, code, message, None
+            if self._abort.wait(wait):
+                return False, code, message, None
+            with self._lock:
+                self.retries += 1
+            delay = min(delay * 2, s.retry_max)
+
+    def _finish(self, a: Mapping[str, Any], token: Any, ok: bool, code: int, message: str,
+                obj: Any) -> None:
+        if token is not None:
+            self._post({"type": "k8s-result", "token": token, "ok": ok, "code": code,
+                        "message": message, "object": obj})
+        elif not ok:
+            self._log.warning("k8s %s %s %s/%s failed: %s %s", a.get("op"), a.get("kind"),
+                              a.get("namespace"), a.get("name"), code, message)
+
+
+# --- the layer ---------------------------------------------------------------------
+
+
+class KubeLayer:
+    """The Kubernetes side of the dws service: ``connect``, ``start_watches``,
+    ``submit``, ``stop``.
+
+    Nothing is posted once ``stop`` has returned.  ``stop()`` drops queued
+    actions and the result of the call in flight (which still finishes its
+    current HTTP attempt, up to ``request_timeout``); ``stop(drain=True)``
+    carries out and reports every queued action first.  Watches end at once
+    (their streams are cut; a list in progress finishes first)."""
+
+    def __init__(self, kubeconfig: str | os.PathLike[str] | None, post: Post,
+                 log: logging.Logger | None = None,
+                 config: Mapping[str, Any] | None = None, *,
+                 context: str | None = None) -> None:
+        self.kubeconfig = None if kubeconfig is None else os.fspath(kubeconfig)
+        self.context = context
+        self.log = log or logging.getLogger("flux_dws.service.kube")
+        self.settings = KubeSettings.from_config(config)
+        self._gate = _Gate(post)
+        self.api_client: Any = None
+        self.api: Api | None = None
+        self.kinds: Kinds | None = None
+        self.pool: WriterPool | None = None
+        self.watches: dict[str, KindWatch] = {}
+
+    def connect(self) -> Kinds:
+        """Build the client, check the server answers, probe the API versions
+        and start the writer pool.  KubeError when any of that fails."""
+        from kubernetes import config as kconfig
+        from kubernetes.config.config_exception import ConfigException
+
+        if self.api_client is not None:
+            raise RuntimeError("KubeLayer.connect() twice")
+        path = self.kubeconfig or os.environ.get("KUBECONFIG") or "~/.kube/config"
+        cfg = client.Configuration()
+        try:
+            kconfig.load_kube_config(  # type: ignore[no-untyped-call]
+                config_file=path, context=self.context,
+                                     client_configuration=cfg, persist_config=False)
+        except (ConfigException, OSError, ValueError, TypeError, KeyError,
+                AttributeError) as exc:
+            raise KubeError(f"cannot reach Kubernetes: invalid kubeconfig {path}: "
+                            f"{describe(exc)}") from None
+        except Exception as exc:  # yaml errors and the like
+            raise KubeError(f"cannot reach Kubernetes: invalid kubeconfig {path}: "
+                            f"{describe(exc)}") from None
+        cfg.retries = False  # retries happen in WriterPool and KindWatch only
+        # The kubeconfig loader's token hook sets cfg.host again before every
+        # request, and the host setter re-reads the proxy environment each time
+        # (about 0.2 ms a call) unless the proxy was assigned: assigning it
+        # keeps the proxy already resolved for this host (the pools are made
+        # once anyway).
+        cfg.proxy = cfg.proxy
+        cfg.connection_pool_maxsize = max(cfg.connection_pool_maxsize or 0,
+                                          self.settings.writers + 16)
+        api_client: Any = client.ApiClient(cfg)
+        server = cfg.host
+        try:
+            _read(client.VersionApi(api_client).get_code(
+                _preload_content=False,
+                _request_timeout=(self.settings.connect_timeout, self.settings.connect_timeout)))
+            kinds = Kinds.probe(client.CustomObjectsApi(api_client),
+                                self.settings.dws_api_version, self.settings.nnf_api_version)
+        except crd.CRDVersionError as exc:
+            api_client.close()
+            raise KubeError(f"cannot reach Kubernetes: {server}: {exc}") from None
+        except ApiException as exc:
+            api_client.close()
+            raise KubeError(f"cannot reach Kubernetes: {server}: {exc.status} "
+                            f"{status_message(exc)}") from None
+        except Exception as exc:
+            api_client.close()
+            raise KubeError(f"cannot reach Kubernetes: {server}: {describe(exc)}") from None
+        if kinds.nnf_version is None:
+            self.log.warning("%s serves no NNF API (%s): NnfDataMovement is unavailable",
+                             server, crd.NNF_GROUP)
+        self.api_client = api_client
+        self.api = Api(api_client, self.settings.request_timeout)
+        self.kinds = kinds
+        self.pool = WriterPool(self.api, kinds, self._gate, self.log, self.settings)
+        self.pool.start()
+        return kinds
+
+    def start_watches(self, specs: Iterable[WatchSpec | str]) -> None:
+        """Start a list+watch thread per spec (one per kind).  A kind the
+        cluster does not serve (NnfDataMovement without NNF) is skipped with
+        a warning; an unknown kind or a second watch of a kind is a ValueError."""
+        if self.api is None or self.kinds is None:
+            raise RuntimeError("KubeLayer.connect() first")
+        wanted = [WatchSpec(s) if isinstance(s, str) else s for s in specs]
+        for spec in wanted:
+            if spec.kind not in ALL_KINDS:
+                raise ValueError(f"unknown kind {spec.kind!r}")
+            if spec.kind in self.watches or [x.kind for x in wanted].count(spec.kind) > 1:
+                raise ValueError(f"{spec.kind} is watched twice")
+        for spec in wanted:
+            if spec.kind not in self.kinds:
+                self.log.warning("not watching %s: the cluster does not serve it", spec.kind)
+                continue
+            w = KindWatch(self.api, self.kinds[spec.kind], self._gate, self.log,
+                          self.settings, spec.namespace, spec.label_selector)
+            self.watches[spec.kind] = w
+            w.start()
+
+    def submit(self, action: Mapping[str, Any]) -> None:
+        """Queue a ``k8s`` action; never blocks.  Its outcome comes back as a
+        ``k8s-result`` event when it has a token (else failures are logged)."""
+        if self.pool is None:
+            raise RuntimeError("KubeLayer.connect() first")
+        self.pool.submit(action)
+
+    def pending(self) -> int:
+        return 0 if self.pool is None else self.pool.pending()
+
+    def stop(self, timeout: float = 5.0, drain: bool = False) -> None:
+        """End the watches and the writers and join them (up to timeout)."""
+        deadline = time.monotonic() + timeout
+        for w in self.watches.values():
+            w.stop()
+        if not drain:
+            self._gate.close()
+        if self.pool is not None:
+            self.pool.stop(drain)
+        for w in self.watches.values():
+            if not w.join(max(0.0, deadline - time.monotonic())):
+                self.log.warning("watch %s did not end in time", w.kind)
+        if self.pool is not None and not self.pool.join(max(0.0, deadline - time.monotonic())):
+            self.log.warning("kube writers did not end in time (%d pending)",
+                             self.pool.pending())
+        self._gate.close()
+        if self.api is not None:
+            self.api.api_client.close()
+            self.api = None
