@@ -9,9 +9,13 @@
     flux-dws fault health RABBIT [--status Offline] [--link COMPUTE=Offline ...]
                        [--fenced] [--k8s-not-ready] [--drain-taint KEY]
     flux-dws fault vanish WORKFLOW [--namespace NS]
+    flux-dws fault api [--status 503] [--method M] [--path REGEX] [--count N]
+                       [--retry-after S] [--drop] [--message TEXT]
+    flux-dws fault api-list | api-clear | drop-watches | expire-watches [--count N]
 
 The emulator is found through --kubeconfig (default $KUBECONFIG or
-./kubeconfig); it must run with --system (its controllers take the faults).
+./kubeconfig); it must run with --system (its controllers take the faults),
+except for the API-level faults (api*, drop-watches, expire-watches).
 """
 
 from __future__ import annotations
@@ -63,6 +67,22 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     v = act.add_parser("vanish", help="delete a workflow behind the WLM's back")
     v.add_argument("workflow")
     v.add_argument("--namespace", default="default")
+    a = act.add_parser("api", help="the next requests matching get an HTTP error"
+                                   " (or lose their connection)")
+    a.add_argument("--status", type=int, default=503)
+    a.add_argument("--method", default="*")
+    a.add_argument("--path", default="", help="a regular expression searched in the"
+                                              " request target (path and query)")
+    a.add_argument("--count", type=int, default=1)
+    a.add_argument("--retry-after", type=float, help="seconds, sent as Retry-After")
+    a.add_argument("--drop", action="store_true", help="close the connection, no answer")
+    a.add_argument("--message", default="")
+    act.add_parser("api-list", help="the API faults in force and the open watches")
+    act.add_parser("api-clear", help="remove every API fault")
+    act.add_parser("drop-watches", help="cut every open watch stream now")
+    e = act.add_parser("expire-watches", help="the next watches from a resourceVersion"
+                                              " get 410 Gone")
+    e.add_argument("--count", type=int, default=1)
     p.set_defaults(func=run)
 
 
@@ -110,6 +130,20 @@ def run(args: argparse.Namespace) -> int:
         else:
             body["severity"] = "stall"
         out = _call(kc, "POST", "/_emulator/faults", body)
+    elif args.action == "api":
+        body = {"status": args.status, "method": args.method, "path": args.path,
+                "count": args.count, "drop": args.drop, "message": args.message}
+        if args.retry_after is not None:
+            body["retryAfter"] = args.retry_after
+        out = _call(kc, "POST", "/_emulator/api-faults", body)
+    elif args.action == "api-list":
+        out = _call(kc, "GET", "/_emulator/api-faults")
+    elif args.action == "api-clear":
+        out = _call(kc, "DELETE", "/_emulator/api-faults")
+    elif args.action == "drop-watches":
+        out = _call(kc, "POST", "/_emulator/api-faults", {"dropWatches": True})
+    elif args.action == "expire-watches":
+        out = _call(kc, "POST", "/_emulator/api-faults", {"expireWatches": args.count})
     elif args.action == "list":
         out = _call(kc, "GET", "/_emulator/faults")
     elif args.action == "clear":

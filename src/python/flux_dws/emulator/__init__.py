@@ -28,6 +28,7 @@ from typing import Any
 from flux_dws.emulator import kubeconfig as kc
 from flux_dws.emulator import latency as latency_model
 from flux_dws.emulator import tls
+from flux_dws.emulator.apifaults import ApiFault, ApiFaults
 from flux_dws.emulator.controllers import Controllers, seed_system
 from flux_dws.emulator.persist import SQLiteState
 from flux_dws.emulator.server import ApiServer, Settings, make_server
@@ -108,6 +109,33 @@ class Emulator:
     def __exit__(self, et: type[BaseException] | None, ev: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.stop()
+
+    # --- HTTP-level faults (emulator.apifaults) ---------------------------
+
+    @property
+    def api_faults(self) -> ApiFaults:
+        """The API server's fault rules and open watches (``wait`` on them)."""
+        return self.settings.api_faults
+
+    def api_fault(self, status: int = 503, *, method: str = "*", path: str = "",
+                  count: int = 1, retry_after: float | None = None,
+                  drop: bool = False, message: str = "") -> ApiFault:
+        """The next ``count`` requests of ``method`` whose target matches the
+        regex ``path`` get ``status`` (``Retry-After: retry_after`` if given),
+        or with ``drop`` lose their connection unanswered."""
+        return self.settings.api_faults.add(ApiFault(status, method, path, count,
+                                                     retry_after, drop, message))
+
+    def drop_watches(self) -> int:
+        """Cut every open watch stream (clients must reconnect); how many."""
+        return self.settings.api_faults.drop_watches()
+
+    def expire_watches(self, count: int = 1) -> None:
+        """The next ``count`` watches from a resourceVersion get 410 Gone."""
+        self.settings.api_faults.expire_watches(count)
+
+    def clear_api_faults(self) -> None:
+        self.settings.api_faults.clear()
 
     def api_client(self) -> Any:
         from kubernetes import config

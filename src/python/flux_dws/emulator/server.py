@@ -25,6 +25,7 @@ from typing import Any
 
 from flux_dws.emulator import resources as res
 from flux_dws.emulator import selectors, table
+from flux_dws.emulator.apifaults import STATUS_REASONS, ApiFault, ApiFaults
 from flux_dws.emulator.resources import Resource
 from flux_dws.emulator.selectors import SelectorError
 from flux_dws.emulator.store import ApiError, Store
@@ -62,6 +63,7 @@ class Settings:
         self.default_watch_timeout = default_watch_timeout
         self.stopping = threading.Event()
         self.controllers: Any = None  # emulator.controllers.Controllers, with a system
+        self.api_faults = ApiFaults()  # HTTP-level faults (emulator.apifaults)
 
 
 REASONS = {code.value: code.phrase for code in http.HTTPStatus}
@@ -136,6 +138,7 @@ class Handler(socketserver.StreamRequestHandler):
 
     def _one_request(self) -> bool:
         self._warnings: list[str] = []
+        self._extra_headers: list[str] = []
         self.command = ""
         line = self.rfile.readline(MAX_LINE + 1)
         if not line:
@@ -190,6 +193,7 @@ class Handler(socketserver.StreamRequestHandler):
                 "Cache-Control: no-cache, private", f"Date: {_Date.now()}"]
         for w in self._warnings:
             head.append(f"Warning: 299 - {json.dumps(w)}")
+        head.extend(self._extra_headers)
         if self.close_connection:
             head.append("Connection: close")
         data = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1")
@@ -300,12 +304,16 @@ class Handler(socketserver.StreamRequestHandler):
             self._error(401, "Unauthorized", "Unauthorized")
             return
         self.store.take_warnings()
+        if not path.startswith("/_emulator/") and self._api_fault(method):
+            return
         try:
             if path == "/_emulator/compact" and method == "POST":
                 self.store.compact()  # test hook: drop watch history as etcd compaction
                 self._json(200, {"resourceVersion": str(self.store.rv)})
             elif path == "/_emulator/faults":
                 self._faults(method)
+            elif path == "/_emulator/api-faults":
+                self._api_faults(method)
             elif path in ("/_emulator/health", "/_emulator/vanish") and method == "POST":
                 self._admin(path.rsplit("/", 1)[1])
             elif not self._discovery(method, path):
@@ -344,6 +352,51 @@ class Handler(socketserver.StreamRequestHandler):
         elif method == "GET":
             with ctl.faults.lock:
                 self._json(200, {"faults": [asdict(f) for f in ctl.faults.items]})
+        else:
+            raise ApiError(405, "MethodNotAllowed", "use GET, POST or DELETE")
+
+    def _api_fault(self, method: str) -> bool:
+        """Answer this request with an injected fault, if a rule says so."""
+        fault = self.settings.api_faults.take(method, self.path)
+        if fault is None:
+            return False
+        self.close_connection = self.close_connection or fault.drop
+        if fault.drop:  # hang up without an answer
+            self._body_read = True
+            try:
+                self.request.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            return True
+        self._skip_body()
+        if fault.retry_after is not None:
+            self._extra_headers.append(f"Retry-After: {fault.retry_after:g}")
+        self._error(fault.status, STATUS_REASONS.get(fault.status, REASONS.get(
+            fault.status, "Unknown").replace(" ", "")), fault.message)
+        return True
+
+    def _api_faults(self, method: str) -> None:
+        """Admin endpoint: POST a rule, dropWatches or expireWatches; GET; DELETE."""
+        faults = self.settings.api_faults
+        if method == "POST":
+            body = self._body()
+            if not isinstance(body, dict):
+                raise ApiError(400, "BadRequest", "an API fault is a JSON object")
+            try:
+                if body.get("dropWatches") is True and len(body) == 1:
+                    return self._json(200, {"dropped": faults.drop_watches()})
+                if "expireWatches" in body and len(body) == 1:
+                    faults.expire_watches(body["expireWatches"])
+                    return self._json(200, faults.to_json())
+                fault = faults.add(ApiFault.from_json(body))
+            except (TypeError, ValueError) as exc:
+                raise ApiError(400, "BadRequest", f"invalid API fault: {exc}") from None
+            self._json(201, fault.to_json())
+        elif method == "DELETE":
+            faults.clear()
+            self._json(200, faults.to_json())
+        elif method == "GET":
+            self._json(200, faults.to_json())
         else:
             raise ApiError(405, "MethodNotAllowed", "use GET, POST or DELETE")
 
@@ -561,7 +614,10 @@ class Handler(socketserver.StreamRequestHandler):
         self.wfile.write(f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                          f"Cache-Control: no-cache, private\r\nDate: {_Date.now()}\r\n"
                          f"Transfer-Encoding: chunked\r\n\r\n".encode())
+        faults = self.settings.api_faults
         try:
+            if rv and faults.take_expired():
+                raise ApiError(410, "Expired", f"too old resource version: {rv} ({rv + 1})")
             w = self.store.watch(r, ns, rv, q.get("labelSelector"), q.get("fieldSelector"))
         except ApiError as exc:  # 410 Gone arrives as an ERROR event, as from the watch cache
             self._chunk(json.dumps({"type": "ERROR", "object": status_body(
@@ -570,6 +626,13 @@ class Handler(socketserver.StreamRequestHandler):
             return
         deadline = time.monotonic() + timeout
         next_bookmark = time.monotonic() + min(self.settings.bookmark_interval, timeout - 2)
+        cut = threading.Event()
+
+        def drop() -> None:
+            cut.set()
+            w.close()  # wakes the drain below
+
+        handle = faults.watch_opened(drop)
         try:
             while not self.settings.stopping.is_set():
                 now = time.monotonic()
@@ -580,6 +643,13 @@ class Handler(socketserver.StreamRequestHandler):
                     next_bookmark = now + self.settings.bookmark_interval
                 wait = min(deadline, next_bookmark if bookmarks else deadline) - now
                 events = w.drain(max(0.0, min(wait, 0.5)))
+                if cut.is_set():  # an injected drop: hang up without the final chunk
+                    self.close_connection = True
+                    try:
+                        self.request.shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        pass
+                    return
                 if events and as_table:
                     self._chunk(b"".join(json.dumps({"type": ev.type, "object": table.table(
                         r, [ev.obj], {"resourceVersion": str(ev.rv)},
@@ -590,6 +660,7 @@ class Handler(socketserver.StreamRequestHandler):
                                          + ev.raw + b"}\n" for ev in events))
             self._chunk(b"")
         finally:
+            faults.watch_closed(handle)
             w.close()
 
     def _bookmark(self, r: Resource) -> None:

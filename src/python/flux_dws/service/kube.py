@@ -351,6 +351,7 @@ class KindWatch:
         streams = 0
         while not self._stopping.is_set():
             failed: str | None = None
+            self._delivered = False
             try:
                 if need_list:
                     objects, rv = self.api.list_all(self.info, self.namespace,
@@ -689,6 +690,8 @@ class KubeLayer:
         from kubernetes import config as kconfig
         from kubernetes.config.config_exception import ConfigException
 
+        if self.api_client is not None:
+            raise RuntimeError("KubeLayer.connect() twice")
         path = self.kubeconfig or os.environ.get("KUBECONFIG") or "~/.kube/config"
         cfg = client.Configuration()
         try:
@@ -786,5 +789,6 @@ class KubeLayer:
             self.log.warning("kube writers did not end in time (%d pending)",
                              self.pool.pending())
         self._gate.close()
-        if self.api_client is not None:
-            self.api_client.close()
+        if self.api is not None:
+            self.api.api_client.close()
+            self.api = None

@@ -1,0 +1,1 @@
+"""The dws service: the imperative shell around the libdws engine."""
