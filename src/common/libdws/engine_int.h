@@ -171,6 +171,7 @@ void epilog_remove (struct dws_engine *e, struct job *job);
 /* engine_request.c */
 void request_event (struct dws_engine *e, json_t *event);
 void orphans_event (struct dws_engine *e, json_t *jobs);
+void post_run_begin (struct dws_engine *e, struct job *job, bool run_started);
 void job_info_result (struct dws_engine *e, struct job *job, json_t *event);
 
 /* engine_fault.c */

@@ -215,8 +215,16 @@ static void post_run_request (struct dws_engine *e, json_t *msgid, json_t *p)
     act_respond_ok (e, msgid);
     if (job->epilog)
         return; /* repeated */
+    post_run_begin (e, job, json_is_true (rs));
+}
+
+/* The job's epilog has begun (dws.post_run, or found in CLEANUP after a
+ * restart that lost the request).
+ */
+void post_run_begin (struct dws_engine *e, struct job *job, bool run_started)
+{
     job->epilog = true;
-    job->run_started = json_is_true (rs);
+    job->run_started = run_started;
     if (job->creating || !job->exists) {
         /* the create has not answered: Teardown once it has */
         job->toredown = true;
@@ -301,25 +309,65 @@ void request_event (struct dws_engine *e, json_t *event)
                            "errnum", 38, "errstr", "unknown dws method"));
 }
 
-/* Jobs held by dws-create that have no Workflow after a restart: their
- * dws.create was lost with the service.  Read each one and create it.
+static bool held_by_create (json_t *v)
+{
+    size_t i;
+    json_t *d;
+    if (json_is_integer (v))
+        return true;
+    json_array_foreach (json_object_get (v, "dependencies"), i, d)
+        if (json_is_string (d) && !strcmp (json_string_value (d), "dws-create"))
+            return true;
+    return false;
+}
+
+static void job_info_for (struct dws_engine *e, struct job *job, bool want_R)
+{
+    char token[96];
+    act (e, json_pack ("{s:s s:I s:s s:b}", "action", "job-info", "id", job->id, "token",
+                       token_for (token, sizeof (token), "job-info", job), "R", want_R));
+}
+
+/* After a restart, the active jobs with a dw attribute ({"id", "state",
+ * "dependencies"}): find what the old service lost with its pending
+ * requests.  A job held by dws-create without a Workflow lost its
+ * dws.create; a job in RUN whose Workflow never got its hosts lost its
+ * dws.setup; a job in CLEANUP whose epilog we never saw lost its
+ * dws.post_run.  Each is carried on as the lost request would have.
  */
 void orphans_event (struct dws_engine *e, json_t *jobs)
 {
     size_t i;
     json_t *v;
     json_array_foreach (jobs, i, v) {
-        char token[96];
-        struct job *job;
-        if (!json_is_integer (v) || json_integer_value (v) < 0
-            || job_lookup (e, json_integer_value (v)))
+        json_t *idv = json_is_integer (v) ? v : json_object_get (v, "id");
+        const char *state = json_is_integer (v) ? "DEPEND"
+                                                : json_string_value (json_object_get (v, "state"));
+        if (!json_is_integer (idv) || json_integer_value (idv) < 0 || !state)
             continue;
-        if (!(job = job_create (e, json_integer_value (v))))
-            return;
-        act_log (e, "info", "%s: job waits for dws-create and has no Workflow yet;"
-                 " creating it from its jobspec", job->name);
-        act (e, json_pack ("{s:s s:I s:s}", "action", "job-info", "id", job->id, "token",
-                           token_for (token, sizeof (token), "job-info", job)));
+        struct job *job = job_lookup (e, json_integer_value (idv));
+        if (!strcmp (state, "DEPEND")) {
+            if (job || !held_by_create (v) || !(job = job_create (e, json_integer_value (idv))))
+                continue;
+            act_log (e, "info", "%s: job waits for dws-create and has no Workflow yet;"
+                     " creating it from its jobspec", job->name);
+            job_info_for (e, job, false);
+        }
+        else if (!strcmp (state, "RUN")) {
+            if (!job || !job->exists || job->creating || job->desired != WF_PROPOSAL
+                || job->hosts || job->excepted)
+                continue;
+            act_log (e, "warning", "%s: job runs its prolog but its Workflow never went to"
+                     " Setup (dws.setup lost); reading R", job->name);
+            job_info_for (e, job, true);
+        }
+        else if (!strcmp (state, "CLEANUP")) {
+            if (!job || job->epilog || !job->exists || job->creating)
+                continue;
+            act_log (e, "warning", "%s: job is in CLEANUP but no dws.post_run came;"
+                     " starting its epilog", job->name);
+            post_run_begin (e, job, job->handled >= WF_PRERUN);
+        }
     }
 }
 
@@ -333,6 +381,24 @@ void job_info_result (struct dws_engine *e, struct job *job, json_t *event)
     json_t *dw = json_object_get (system, "dw");
     json_t *tol = json_object_get (system, "dw_failure_tolerance");
     json_t *directives = NULL;
+    json_t *R = json_object_get (event, "R");
+    if (job->directives && json_is_true (json_object_get (event, "ok"))) {
+        /* a known job whose dws.setup was lost: its R is all we need */
+        char *hosts = json_is_object (R) ? hostlist_of_R (R, &err) : NULL;
+        if (!hosts) {
+            job_fail (e, job, "exception", NOTE_PREFIX "cannot read the job's R: %s",
+                      R ? err.text : "none");
+            return;
+        }
+        if (job->hosts || job->desired != WF_PROPOSAL) {
+            free (hosts); /* dws.setup came meanwhile */
+            return;
+        }
+        job->hosts = hosts;
+        job->setup_pending = true;
+        setup_start (e, job);
+        return;
+    }
     if (!json_is_true (json_object_get (event, "ok")) || !json_is_integer (uid)) {
         job_fail (e, job, "exception", NOTE_PREFIX "cannot read the job to create its Workflow"
                   " again: %s",

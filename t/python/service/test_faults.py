@@ -297,3 +297,34 @@ def test_malformed_requests_are_refused(h: Harness, topic: str, payload: object,
     # and the service keeps serving
     jobid = h.submit(XFS, nodes=1)
     assert h.wait(jobid).exceptions == []
+
+
+def _blackhole(h: Harness) -> None:
+    """The service takes requests and dies before answering any."""
+    h.reactor.call(lambda: h.link.serve("dws", lambda req: None))
+
+
+def test_lost_setup_is_recovered_after_restart(h: Harness) -> None:
+    blocker = h.submit(None, nodes=4, runtime=60)
+    h.wait_event(blocker, "start")
+    jobid = h.submit(XFS, nodes=1)
+    h.wait_event(jobid, "dependency-remove")
+    _blackhole(h)
+    h.cancel(blocker)
+    h.wait_event(jobid, "prolog-start")
+    h.restart_service()
+    job = h.wait(jobid)
+    assert job.exceptions == [], job.exceptions
+    assert job.env is not None
+    assert settled(h) == {}
+
+
+def test_lost_post_run_is_recovered_after_restart(h: Harness) -> None:
+    jobid = h.submit(XFS, nodes=1, runtime=0.2)
+    h.wait_event(jobid, "start")
+    _blackhole(h)
+    h.wait_event(jobid, "epilog-start")
+    h.restart_service()
+    job = h.wait(jobid)
+    assert job.exceptions == [], job.exceptions
+    assert settled(h) == {}

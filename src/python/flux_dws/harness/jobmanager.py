@@ -320,11 +320,14 @@ class JobManager:
         else:
             answer(False, errno.ENOSYS, f"No service matching {topic} is registered", None)
 
-    def job_info(self, jobid: int) -> JobInfo:
+    def job_info(self, jobid: int, want_R: bool = False) -> JobInfo:
         job = self.jobs.get(jobid)
         if job is None:
             return JobInfo(False, f"unknown job {jobid}")
-        return JobInfo(True, jobspec=job.jobspec, userid=job.userid)
+        if want_R and not job.hosts:
+            return JobInfo(False, f"job {jobid} has no R")
+        return JobInfo(True, jobspec=job.jobspec, userid=job.userid,
+                       R=self.R(job) if want_R else None)
 
     def kvs_commit(self, jobid: int, put: dict[str, Any], link: dict[str, str]
                    ) -> tuple[bool, str]:
@@ -335,9 +338,11 @@ class JobManager:
         job.links.update(link)
         return True, ""
 
-    def waiting_for(self, dependency: str) -> list[int]:
-        return [j.id for j in self.jobs.values()
-                if j.state == "DEPEND" and dependency in j.deps]
+    def active_dw_jobs(self) -> list[dict[str, Any]]:
+        """What job-list tells of active jobs with a dw attribute."""
+        return [{"id": j.id, "state": j.state, "dependencies": sorted(j.deps)}
+                for j in self.jobs.values() if j.state in ACTIVE
+                and "dw" in j.jobspec.get("attributes", {}).get("system", {})]
 
 
 def _node_count(resources: Any) -> int:

@@ -91,11 +91,11 @@ class HarnessLink(Link):
 
         self.reactor.post(lambda: self.jm.rpc(topic, payload, answer))
 
-    def job_info(self, jobid: int, callback: Callable[[JobInfo], None]) -> None:
+    def job_info(self, jobid: int, want_R: bool, callback: Callable[[JobInfo], None]) -> None:
         gen = self.generation
 
         def run() -> None:
-            info = self.jm.job_info(jobid)
+            info = self.jm.job_info(jobid, want_R)
             if gen == self.generation:
                 callback(info)
 
@@ -137,12 +137,12 @@ class HarnessLink(Link):
         log.log({"err": logging.ERROR, "warning": logging.WARNING, "info": logging.INFO}.get(
             level, logging.DEBUG), "dws: %s", message)
 
-    def pending_creates(self, callback: Callable[[list[int]], None]) -> None:
+    def active_jobs(self, callback: Callable[[list[dict[str, Any]]], None]) -> None:
         gen = self.generation
 
         def run() -> None:
-            ids = self.jm.waiting_for("dws-create")
+            jobs = self.jm.active_dw_jobs()
             if gen == self.generation:
-                callback(ids)
+                callback(jobs)
 
         self.reactor.post(run)

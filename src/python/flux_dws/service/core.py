@@ -104,8 +104,8 @@ class Service:
         if event.get("type") == "sync" and event.get("kind") == "Workflow" \
                 and not self._orphans_asked:
             self._orphans_asked = True
-            self.link.pending_creates(
-                lambda ids: self.feed({"type": "orphans", "jobs": ids}))
+            self.link.active_jobs(
+                lambda jobs: self.feed({"type": "orphans", "jobs": jobs}))
         if t_in is not None and event.get("type") == "watch" and any(
                 a.get("action") == "k8s" and a.get("op") in _WRITES for a in actions):
             self.stats.reactions.append(time.monotonic() - t_in)
@@ -196,12 +196,12 @@ class Service:
         def done(info: JobInfo) -> None:
             ev: dict[str, Any] = {"type": "job-info", "token": token, "ok": info.ok,
                                   "errstr": info.errstr, "jobspec": info.jobspec,
-                                  "userid": info.userid}
+                                  "userid": info.userid, "R": info.R}
             if info.userid is not None:
                 ev["groupid"] = self._gid(info.userid)
             self.feed(ev)
 
-        self.link.job_info(a["id"], done)
+        self.link.job_info(a["id"], bool(a.get("R")), done)
 
     def _do_timer_start(self, a: dict[str, Any], event: dict[str, Any]) -> None:
         key = a["key"]

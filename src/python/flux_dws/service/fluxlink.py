@@ -19,6 +19,8 @@ from typing import Any
 
 from flux_dws.service.link import JobInfo, Link, Request, RpcCallback
 
+#: RFC 21 state bits as job-list reports them
+_STATES = {2: "DEPEND", 4: "PRIORITY", 8: "SCHED", 16: "RUN", 32: "CLEANUP"}
 _LEVELS = {"err": syslog.LOG_ERR, "warning": syslog.LOG_WARNING, "info": syslog.LOG_INFO,
            "debug": syslog.LOG_DEBUG}
 
@@ -114,7 +116,7 @@ class FluxLink(Link):
 
         future.then(then)
 
-    def job_info(self, jobid: int, callback: Callable[[JobInfo], None]) -> None:
+    def job_info(self, jobid: int, want_R: bool, callback: Callable[[JobInfo], None]) -> None:
         box: dict[str, Any] = {}
 
         def got_userid(ok: bool, errnum: int, errstr: str, body: Any) -> None:
@@ -122,21 +124,26 @@ class FluxLink(Link):
                 callback(JobInfo(False, errstr))
                 return
             box["userid"] = (body or {}).get("job", {}).get("userid")
-            self.rpc("job-info.lookup", {"id": jobid, "keys": ["jobspec"], "flags": 0}, 0,
+            keys = ["jobspec", "R"] if want_R else ["jobspec"]
+            self.rpc("job-info.lookup", {"id": jobid, "keys": keys, "flags": 0}, 0,
                      got_jobspec)
 
         def got_jobspec(ok: bool, errnum: int, errstr: str, body: Any) -> None:
             if not ok:
                 callback(JobInfo(False, errstr))
                 return
-            spec = (body or {}).get("jobspec")
-            if isinstance(spec, str):
-                try:
-                    spec = json.loads(spec)
-                except ValueError:
-                    callback(JobInfo(False, "the job's jobspec is not JSON"))
-                    return
-            callback(JobInfo(True, jobspec=spec, userid=box.get("userid")))
+            values = {}
+            for key in ("jobspec", "R"):
+                value = (body or {}).get(key)
+                if isinstance(value, str):
+                    try:
+                        value = json.loads(value)
+                    except ValueError:
+                        callback(JobInfo(False, f"the job's {key} is not JSON"))
+                        return
+                values[key] = value
+            callback(JobInfo(True, jobspec=values["jobspec"], userid=box.get("userid"),
+                             R=values["R"]))
 
         self.rpc("job-list.list-id", {"id": jobid, "attrs": ["userid"]}, 0, got_userid)
 
@@ -166,17 +173,25 @@ class FluxLink(Link):
 
         future.then(then)
 
-    def pending_creates(self, callback: Callable[[list[int]], None]) -> None:
+    def active_jobs(self, callback: Callable[[list[dict[str, Any]]], None]) -> None:
         def got(ok: bool, errnum: int, errstr: str, body: Any) -> None:
             if not ok:
-                self.log("warning", f"cannot list jobs waiting for dws-create: {errstr}")
+                self.log("warning", f"cannot list active jobs: {errstr}")
                 callback([])
                 return
-            jobs = (body or {}).get("jobs", [])
-            callback([j["id"] for j in jobs if "dws-create" in (j.get("dependencies") or [])])
+            out = []
+            for j in (body or {}).get("jobs", []):
+                state = _STATES.get(j.get("state"))
+                if state is not None:
+                    out.append({"id": j["id"], "state": state,
+                                "dependencies": j.get("dependencies") or []})
+            callback(out)
 
-        self.rpc("job-list.list", {"max_entries": 0, "attrs": ["dependencies"],
-                                   "constraint": {"states": ["depend"]}}, 0, got)
+        # job-list cannot filter on the dw attribute; the engine ignores the
+        # jobs it has no Workflow or dws-create dependency for
+        self.rpc("job-list.list", {"max_entries": 0, "attrs": ["state", "dependencies"],
+                                   "constraint": {"states": ["depend", "sched", "run",
+                                                             "cleanup"]}}, 0, got)
 
     # --- reactor --------------------------------------------------------------
 

@@ -36,6 +36,7 @@ class JobInfo:
     errstr: str = ""
     jobspec: Any = None
     userid: int | None = None
+    R: Any = None
 
 
 class Link(ABC):
@@ -55,8 +56,8 @@ class Link(ABC):
             callback: RpcCallback | None) -> None: ...
 
     @abstractmethod
-    def job_info(self, jobid: int, callback: Callable[[JobInfo], None]) -> None:
-        """The job's jobspec and owner."""
+    def job_info(self, jobid: int, want_R: bool, callback: Callable[[JobInfo], None]) -> None:
+        """The job's jobspec and owner (and its R if asked)."""
 
     @abstractmethod
     def kvs_commit(self, jobid: int, put: dict[str, Any], link: dict[str, str],
@@ -65,9 +66,10 @@ class Link(ABC):
         symlinks ``key -> target`` (both relative to the job's directory)."""
 
     @abstractmethod
-    def pending_creates(self, callback: Callable[[list[int]], None]) -> None:
-        """Active jobs held by the ``dws-create`` dependency (after a restart,
-        some may have no Workflow: their dws.create was lost)."""
+    def active_jobs(self, callback: Callable[[list[dict[str, Any]]], None]) -> None:
+        """Active jobs that have a dw attribute, each ``{"id", "state"}``
+        (state DEPEND, SCHED, RUN or CLEANUP): after a restart the engine
+        finds among them the requests the old service lost."""
 
     @abstractmethod
     def post(self, fn: Callable[[], None]) -> None:
