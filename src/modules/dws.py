@@ -85,8 +85,9 @@ def service_config(handle: Any, args: argparse.Namespace) -> dict[str, Any]:
     return cfg
 
 
-def start(handle: Any, args: argparse.Namespace) -> tuple[Service, FluxLink]:
-    link = FluxLink(handle)
+def start(handle: Any, args: argparse.Namespace,
+          module_name: str | None = None) -> tuple[Service, FluxLink]:
+    link = FluxLink(handle, module_name)
     cfg = service_config(handle, args)
 
     def factory(post: Any) -> KubeLayer:
@@ -121,13 +122,24 @@ def mod_main(handle: Any, *argv: str) -> None:
     """Entry point for ``flux module load dws.py``."""
     args = parse_args(list(argv))
     _logging(args.verbose)
-    service, link = start(handle, args)
+    service, link = start(handle, args, module_name=_module_name(handle))
     try:
         if handle.reactor_run() < 0:
             raise OSError("dws: reactor exited with an error")
     finally:
         service.stop()
         link.close()
+
+
+def _module_name(handle: Any) -> str:
+    """The name the broker loaded this module under (``dws`` for dws.py)."""
+    try:
+        from _flux._core import ffi, lib
+
+        p = ffi.cast("char *", lib.flux_aux_get(handle.handle, b"flux::name"))
+        return "dws" if p == ffi.NULL else str(ffi.string(p).decode())
+    except (ImportError, AttributeError):
+        return "dws"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -154,8 +166,9 @@ def main(argv: list[str] | None = None) -> int:
     if jobid:  # running as a Flux job: tell whoever waits that we serve
         import flux.job
 
-        flux.job.raise_job(handle, flux.job.JobID(jobid), type="dws-watchers",
-                           severity=7, note="dws watchers setup")
+        handle.rpc("job-manager.raise", {"id": int(flux.job.JobID(jobid)), "severity": 7,
+                                         "type": "dws-watchers",
+                                         "note": "dws watchers setup"}).get()
     try:
         handle.reactor_run()
     finally:

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from t.python.service.harnesshelp import settled
 
 from flux_dws.emulator.controllers import Fault
 from flux_dws.harness import Harness
-from t.python.service.harnesshelp import settled
 
 XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
 GFS2 = "#DW jobdw type=gfs2 capacity=10GiB name=scratch"

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from t.python.service.harnesshelp import gone, settled
 
 from flux_dws.harness import Harness
-from t.python.service.harnesshelp import gone, settled
 
 XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
 
@@ -65,7 +65,8 @@ def test_jobs_without_dw_are_left_alone(h: Harness) -> None:
     "#DW jobdw type=gfs2 capacity=20GiB name=gfsdata",
     "#DW jobdw type=raw capacity=5GiB name=rawdata",
     "#DW jobdw type=lustre capacity=100GiB name=lusdata",
-    ["#DW jobdw type=xfs capacity=1GiB name=first", "#DW jobdw type=gfs2 capacity=1GiB name=second"],
+    ["#DW jobdw type=xfs capacity=1GiB name=first",
+     "#DW jobdw type=gfs2 capacity=1GiB name=second"],
     "#DW jobdw type=xfs capacity=10GiB name=stage\n"
     "#DW copy_in source=/lus/global/in destination=$DW_JOB_stage/\n"
     "#DW copy_out source=$DW_JOB_stage/ destination=/lus/global/out",

@@ -230,8 +230,10 @@ class JobManager:
 
             self.request(a["topic"], a["payload"], self.owner, answer)
         elif kind == "raise":
-            self.reactor.post(lambda: self.raise_exception(
-                job.id, a["type"], a.get("severity", 0), a.get("note", "")))
+            def raise_later() -> None:
+                self.raise_exception(job.id, a["type"], a.get("severity", 0), a.get("note", ""))
+
+            self.reactor.post(raise_later)
         elif kind == "prolog-start":
             job.prologs.add(a["name"])
             self._post(job, "prolog-start", {"description": a["name"]})

@@ -13,6 +13,7 @@ import json
 import os
 import syslog
 import threading
+import traceback
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -26,9 +27,13 @@ _LEVELS = {"err": syslog.LOG_ERR, "warning": syslog.LOG_WARNING, "info": syslog.
 
 
 class FluxLink(Link):
-    def __init__(self, handle: Any) -> None:
+    def __init__(self, handle: Any, module_name: str | None = None) -> None:
+        """``module_name``: set when this is a broker module; the broker
+        already routes ``<module_name>.*`` to it, so that service is not
+        registered again."""
         import flux.constants
 
+        self.module_name = module_name
         self.h = handle
         self._flux_constants = flux.constants
         self._watchers: list[Any] = []
@@ -64,11 +69,13 @@ class FluxLink(Link):
                 return
             try:
                 payload = msg.payload
-            except (ValueError, OSError):
-                payload = None  # not JSON: the engine names the problem
-            handler(Request(topic, payload, int(msg.userid), msg))
+            except (ValueError, TypeError, OSError):
+                payload = None  # empty or not JSON: the engine names the problem
+            self._guard(lambda: handler(Request(topic, payload, int(msg.userid), msg)),
+                        f"request {topic}")
 
-        self.h.service_register(service).get()
+        if service != self.module_name:
+            self.h.service_register(service).get()
         w = self.h.msg_watcher_create(on_request, c.FLUX_MSGTYPE_REQUEST, f"{service}.*")
         w.start()
         self._watchers.append(w)
@@ -214,14 +221,14 @@ class FluxLink(Link):
                 if not self._queue:
                     return
                 fn = self._queue.popleft()
-            fn()
+            self._guard(fn, "posted event")
 
     def timer_start(self, key: str, after: float, fn: Callable[[], None]) -> None:
         self.timer_stop(key)
 
         def fire(h: Any, watcher: Any, revents: int, arg: Any) -> None:
             self._timers.pop(key, None)
-            fn()
+            self._guard(fn, f"timer {key}")
 
         t = self.h.timer_watcher_create(after, fire)
         t.start()
@@ -231,6 +238,14 @@ class FluxLink(Link):
         t = self._timers.pop(key, None)
         if t is not None:
             t.stop()
+
+    def _guard(self, fn: Callable[[], None], what: str) -> None:
+        """Run a callback; a bug in it is logged, and the service keeps
+        serving (an exception escaping into the reactor would stop it)."""
+        try:
+            fn()
+        except Exception:
+            self.log("err", f"{what}: internal error: {traceback.format_exc()}")
 
     def log(self, level: str, message: str) -> None:
         self.h.log(_LEVELS.get(level, syslog.LOG_INFO), message)

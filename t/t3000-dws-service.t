@@ -1,0 +1,93 @@
+#!/bin/sh
+test_description='the dws service under a real broker (needs flux-core >= 0.84)
+
+The service runs as a broker module (flux module load dws.py) and
+stand-alone (flux python dws.py), against the emulator; requests are sent
+as the jobtap plugin sends them.'
+
+. "$(dirname "$0")"/sharness.sh
+
+skip_all_unless_flux
+
+DWS_PY="$top_srcdir/src/modules/dws.py"
+# the broker's Python finds flux_dws in the source tree and the venv's packages
+PYTHONPATH="$top_srcdir/src/python:$top_srcdir/build/src/python:$(python3 -c 'import site; print(site.getsitepackages()[0])')"
+export PYTHONPATH
+
+test_expect_success 'start the emulator (kind system)' '
+	start_emulator --system kind &&
+	mkdir -p conf &&
+	printf "[rabbit]\nkubeconfig = \"%s\"\n" "$KUBECONFIG" >conf/rabbit.toml
+'
+
+cat >rpc.py <<'PYEOF'
+import json, sys
+import flux
+topic = sys.argv[1]
+payload = json.loads(sys.argv[2]) if len(sys.argv) > 2 else None
+try:
+    print(json.dumps(flux.Flux().rpc(topic, payload).get()))
+except OSError as exc:
+    print(f"error: {exc.strerror}")
+    sys.exit(1)
+PYEOF
+
+cat >module.sh <<'EOF2'
+set -e
+flux module load "$DWS_PY"
+flux module list | grep -w dws
+flux python rpc.py dws.status >status.json
+flux python rpc.py dws.create "{\"jobid\": 77, \"userid\": 0, \"resources\": [{\"type\": \"node\", \"count\": 1}], \"failure_tolerance\": 0, \"dw_directives\": \"#DW jobdw type=xfs capacity=10GiB name=scratch\"}" >create.json
+kubectl get workflow fluxjob-77 -o jsonpath="{.spec.jobID}" >jobid.out
+flux python rpc.py dws.create "{\"jobid\": \"x\"}" >bad.json
+flux python rpc.py dws.create "{\"jobid\": 78, \"userid\": 0, \"resources\": [], \"failure_tolerance\": 0, \"dw_directives\": \"#DW jobdw type=xfs capacity=10GiB\"}" >denied.json
+flux python rpc.py dws.teardown "{\"jobid\": 77}" >teardown.json
+kubectl wait --for=delete workflow/fluxjob-77 --timeout=60s
+flux python rpc.py dws.status >status2.json
+flux module remove dws
+EOF2
+
+test_expect_success 'broker module: load, serve, create and tear down a Workflow' '
+	DWS_PY="$DWS_PY" flux start --config-path="$(pwd)/conf" sh -x module.sh &&
+	grep "\"synced\": true" status.json &&
+	grep "\"computes\": 4" status.json &&
+	grep "\"success\": true" create.json &&
+	test "$(cat jobid.out)" = "f2L" &&
+	grep "jobid must be a non-negative integer" bad.json &&
+	grep "vworkflow.kb.io" denied.json &&
+	grep "\"success\": true" teardown.json &&
+	grep "\"jobs\": \[\]" status2.json
+'
+
+test_expect_success 'broker module: a bad [rabbit] table refuses to load, naming the key' '
+	mkdir -p badconf &&
+	printf "[rabbit]\nsetup_timeout = \"soon\"\n" >badconf/rabbit.toml &&
+	test_must_fail flux start --config-path="$(pwd)/badconf" \
+		flux module load "$DWS_PY" 2>badconf.err &&
+	grep "rabbit.setup_timeout" badconf.err
+'
+
+test_expect_success 'stand-alone: bad options exit 2, no Kubernetes exits 3' '
+	test_expect_code 2 flux start --config-path="$(pwd)/conf" \
+		flux python "$DWS_PY" --no-such-option &&
+	test_expect_code 3 flux start --config-path="$(pwd)/conf" \
+		flux python "$DWS_PY" --kubeconfig /nonexistent/kubeconfig
+'
+
+test_expect_success 'stand-alone as a Flux job: ready signal, then serves' '
+	cat >standalone.sh <<-EOF3 &&
+	set -e
+	id=\$(flux submit flux python "$DWS_PY")
+	flux job wait-event -t 60 -m note="dws watchers setup" \$id exception
+	flux python rpc.py dws.status >standalone.json
+	flux cancel \$id
+	EOF3
+	flux start --config-path="$(pwd)/conf" sh -x standalone.sh &&
+	grep "\"synced\": true" standalone.json
+'
+
+test_expect_success 'stop the emulator' '
+	stop_emulator
+'
+
+test_done
