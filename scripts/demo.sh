@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Set everything up (scripts/setup.sh), then run the main job.
 #
-# The main job: start the emulated Rabbit system (kind) and walk a job's
-# Workflow through every DWS state with the official Kubernetes client,
-# printing each state and its timing (`flux-dws demo`).  Then check the
+# The main job: start the emulated Rabbit system (kind), the dws service and
+# an emulated Flux job manager (the flux-less harness), run a batch of jobs
+# with #DW directives of every kind through it and print the service's live
+# view, each job's timeline, environment and outcome, and a summary
+# (`flux-dws demo`; it fails if any job ends otherwise than expected or a
+# Workflow is left behind).  Then walk one Workflow by hand with the
+# Kubernetes client (`flux-dws demo --workflow-only`), and check the
 # sample job scripts in etc/examples/ with `flux-dws check`: each script's
 # #DW lines are validated exactly as a job submission's would be, and a
 # refusal is printed as the job's exception would read.  Scripts named
@@ -16,8 +20,11 @@ bash scripts/setup.sh
 . "${FLUX_DWS_VENV:-$top/.venv}/bin/activate"
 flux-dws version
 
-printf '\n== a Workflow on the emulated kind system\n'
+printf '\n== Flux jobs with #DW directives: the dws service on the emulated kind system\n'
 flux-dws demo --system kind --latency demo
+
+printf '\n== one Workflow walked by hand with the Kubernetes client\n'
+flux-dws demo --workflow-only --system kind --latency demo
 
 status=0
 for script in etc/examples/*.sh; do

@@ -1,11 +1,15 @@
-"""``flux-dws demo``: walk a Workflow through every state on an emulated system.
+"""``flux-dws demo``: Flux jobs with #DW directives on an emulated Rabbit system.
 
-Starts the emulator (in this process) on a system description, creates a
-Workflow for a job's #DW directives with the official Kubernetes client,
-and drives it as flux-dws does: the breakdowns become Servers allocations
-(libdws), the job's compute nodes go into Computes, and each desiredState
-is set once the previous state is ready.  Every state is printed with the
-time DWS reports for it (status.elapsedTimeLastState).
+By default: starts the emulator (in this process), the dws service and an
+emulated Flux job manager running the dws jobtap plugin's decisions (the
+flux-less harness, flux_dws.harness), submits a batch of jobs with #DW
+directives of every kind (one invalid, one cancelled while it runs) and
+prints the service's live view (what ``flux dws status`` shows), then each
+job's timeline, environment and outcome, and a summary.
+
+``--workflow-only``: walk one Workflow through every state with the
+official Kubernetes client, as flux-dws drives it (breakdowns to Servers,
+Computes after Setup), printing each state with DWS' time for it.
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--nodes", type=int, default=2, help="compute nodes of the job (default 2)")
     p.add_argument("-d", "--directive", action="append", metavar="DW",
                    help="#DW directive (repeatable; default an xfs and a copy_in)")
+    p.add_argument("--workflow-only", action="store_true",
+                   help="walk one Workflow with the Kubernetes client instead of running jobs")
     p.set_defaults(func=run)
 
 
@@ -143,7 +149,101 @@ def remove_finalizer(api: Any, name: str) -> None:
     raise DemoError(f"could not remove the finalizer of {name}")
 
 
+DEMO_JOBS: list[tuple[str, object, int]] = [
+    ("xfs scratch", "#DW jobdw type=xfs capacity=10GiB name=scratch", 2),
+    ("gfs2 + copy in/out", ["#DW jobdw type=gfs2 capacity=20GiB name=shared",
+                            "#DW copy_in source=/lus/global/in destination=$DW_JOB_shared/",
+                            "#DW copy_out source=$DW_JOB_shared/ destination=/lus/global/out"],
+     3),
+    ("lustre", "#DW jobdw type=lustre capacity=100GiB name=lus", 4),
+    ("container", ["#DW jobdw type=gfs2 capacity=10GiB name=my-gfs2"
+                   " requires=user-container-auth",
+                   "#DW container name=mpic profile=example-mpi"
+                   " DW_JOB_foo_local_storage=my-gfs2"], 2),
+    ("invalid #DW", "#DW jobdw type=xfs capacity=10GiB", 1),
+    ("cancelled while running", "#DW jobdw type=raw capacity=5GiB name=rawdisk", 1),
+]
+
+
+def _timeline(job: Any) -> list[str]:
+    t0 = job.eventlog[0][0] if job.eventlog else 0.0
+    out = []
+    for t, name, ctx in job.eventlog:
+        if name == "state":
+            continue
+        detail = ctx.get("description") or ctx.get("type") or ""
+        if name == "exception":
+            detail = f"{ctx.get('type')} (severity {ctx.get('severity')}): {ctx.get('note')}"
+        out.append(f"      +{t - t0:7.3f} s  {name} {detail}".rstrip())
+    return out
+
+
+def run_jobs(args: argparse.Namespace) -> int:
+    from flux_dws.cli.status import format_status
+    from flux_dws.harness import Harness
+
+    system = load_system(args.system)
+    print(f"emulated system {system.name}: {len(system.rabbits)} rabbits,"
+          f" {len(system.computes)} computes; latency model {args.latency}")
+    print("the dws service and an emulated Flux job manager (dws jobtap plugin decisions)"
+          " run in this process\n")
+    with Harness(system=args.system, latency=args.latency) as h:
+        ids: dict[int, str] = {}
+        t0 = time.monotonic()
+        for what, dw, nodes in DEMO_JOBS:
+            runtime = 30.0 if what.startswith("cancelled") else 0.5
+            jobid = h.submit(dw, nodes=min(nodes, len(system.computes)), runtime=runtime)
+            ids[jobid] = what
+            print(f"submitted job {jobid}: {what} on {nodes} node(s)")
+        cancel = next(j for j, w in ids.items() if w.startswith("cancelled"))
+        h.wait_event(cancel, "start", timeout=120)
+        print("\n== flux dws status (while the jobs run)")
+        print(format_status(h.status()))
+        h.reactor.call(lambda: h.jm.cancel(cancel, "cancelled by the demo"))
+        for jobid in ids:
+            h.wait(jobid, timeout=300)
+        h.wait_for(lambda: not h.service.engine.status()["jobs"],  # type: ignore[union-attr]
+                   120, "every Workflow to be deleted")
+        wall = time.monotonic() - t0
+        ok = 0
+        for jobid, what in ids.items():
+            job = h.job(jobid)
+            fatal = [e for e in job.exceptions if e["severity"] == 0]
+            outcome = "completed" if not fatal else f"failed: {fatal[0]['note']}"
+            ok += not fatal
+            print(f"\n== job {jobid} ({what}): {outcome}")
+            print("   timeline:")
+            print("\n".join(_timeline(job)))
+            if job.env:
+                print("   environment:")
+                for k in sorted(job.env):
+                    v = job.env[k]
+                    print(f"      {k}={v if len(v) < 70 else v[:67] + '...'}")
+            timings = {k[len("rabbit_"):-len("_timing")]: job.kvs_get(k)
+                       for k in job.links if k.endswith("_timing")}
+            if timings:
+                print("   DWS time per state (KVS rabbit_<state>_timing): "
+                      + ", ".join(f"{k} {v}" for k, v in timings.items()))
+        left = h.workflows()
+        st = h.reactor.call(lambda: h.service.stats.as_dict())  # type: ignore[union-attr]
+        print(f"\n== summary: {len(ids)} jobs in {wall:.2f} s; {ok} completed,"
+              f" {len(ids) - ok} failed as expected (invalid #DW, cancel);"
+              f" Workflows left in Kubernetes: {len(left)};"
+              f" service reaction p50/p99 {st['reaction_ms_p50']}/{st['reaction_ms_p99']} ms")
+        expected_ok = len(ids) - 2
+        if ok != expected_ok or left:
+            print("UNEXPECTED outcome", file=sys.stderr)
+            return 1
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if not args.workflow_only:
+        try:
+            return run_jobs(args)
+        except (SystemError_, TimeoutError, ValueError) as exc:
+            print(f"flux-dws demo: {exc}", file=sys.stderr)
+            return 1
     directives = args.directive or [
         "#DW jobdw type=xfs capacity=10GiB name=scratch",
         "#DW copy_in source=/lus/global/input destination=$DW_JOB_scratch/",

@@ -20,6 +20,7 @@ SUBCOMMANDS: list[str] = [
     "fault",
     "getrabbit",
     "rabbitmapping",
+    "status",
     "version",
 ]
 

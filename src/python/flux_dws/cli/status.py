@@ -1,0 +1,66 @@
+"""``flux dws status``: the dws service's live view.
+
+Asks the running service (``dws.status`` on the enclosing Flux instance)
+for its jobs, their Workflow states and what each waits for, plus the
+service's own figures; ``--json`` prints the answer as it is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from flux_dws.fluxutil import FluxUnavailable, open_flux
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("status", help="the dws service's jobs, states and figures")
+    p.add_argument("--json", action="store_true", help="print the raw dws.status answer")
+    p.set_defaults(func=run)
+
+
+def _state(job: dict[str, Any]) -> str:
+    desired, state = job.get("desired", ""), job.get("state", "")
+    if job.get("status") == "Error":
+        return f"{state} Error"
+    if state == desired and job.get("ready"):
+        return f"{state} ready"
+    return f"{state or '-'} -> {desired}" if state != desired else f"{state} {job.get('status')}"
+
+
+def format_status(st: dict[str, Any]) -> str:
+    """The table ``flux dws status`` prints (also used by the demo)."""
+    lines = [f"synced: {'yes' if st.get('synced') else 'no (starting)'}; "
+             f"{st.get('rabbits', 0)} rabbits, {st.get('computes', 0)} computes; "
+             f"{len(st.get('jobs', []))} jobs"]
+    svc = st.get("service") or {}
+    if svc:
+        lines.append(f"events {svc.get('events')}, k8s writes pending {svc.get('k8s_pending')}, "
+                     f"reaction p50/p99 {svc.get('reaction_ms_p50')}/"
+                     f"{svc.get('reaction_ms_p99')} ms")
+    jobs = sorted(st.get("jobs", []), key=lambda j: j.get("id", 0))
+    if jobs:
+        lines.append(f"{'JOBID':>10} {'WORKFLOW':<18} {'STATE':<22} {'HOSTS':<16} "
+                     f"{'TIMERS':<16} MESSAGE")
+        for j in jobs:
+            lines.append(f"{j.get('id', ''):>10} {j.get('workflow', ''):<18} {_state(j):<22} "
+                         f"{j.get('hosts', '-'):<16} {','.join(j.get('timers', [])) or '-':<16} "
+                         f"{j.get('message', '')}")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        h = open_flux()
+        st = h.rpc("dws.status").get()
+    except FluxUnavailable as exc:
+        print(f"flux-dws status: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"flux-dws status: the dws service did not answer: {exc.strerror}"
+              " (is it loaded? flux module load dws.py)", file=sys.stderr)
+        return 1
+    print(json.dumps(st, indent=1) if args.json else format_status(st))
+    return 0
