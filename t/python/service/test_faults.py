@@ -328,3 +328,50 @@ def test_lost_post_run_is_recovered_after_restart(h: Harness) -> None:
     job = h.wait(jobid)
     assert job.exceptions == [], job.exceptions
     assert settled(h) == {}
+
+
+# --- the API server misbehaving -------------------------------------------------
+
+
+@pytest.mark.parametrize("status", [429, 500, 503])
+def test_api_errors_on_writes_are_retried(h: Harness, status: int) -> None:
+    h.emulator.api_fault(status, method="PATCH", path="/workflows/", count=3,
+                         retry_after=0.05 if status == 429 else None)
+    h.emulator.api_fault(status, method="POST", path="/workflows", count=2)
+    jobid = h.submit(XFS, nodes=1)
+    job = h.wait(jobid)
+    assert job.exceptions == [], job.exceptions
+    assert settled(h) == {}
+
+
+def test_dropped_connections_are_retried(h: Harness) -> None:
+    h.emulator.api_fault(method="PATCH", path="/servers/", count=2, drop=True)
+    jobid = h.submit(XFS, nodes=1)
+    assert h.wait(jobid).exceptions == []
+    assert settled(h) == {}
+
+
+def test_api_refusing_for_good_fails_the_job_cleanly(h: Harness) -> None:
+    h.emulator.api_fault(500, method="PATCH", path="/computes/", count=1000,
+                         message="etcd is down")
+    jobid = h.submit(XFS, nodes=1)
+    job = h.wait(jobid, timeout=120)
+    (exc,) = fatal(job.exceptions)
+    assert "cannot fill the Computes" in exc["note"] and "etcd is down" in exc["note"]
+    h.emulator.clear_api_faults()
+    assert settled(h) == {}
+
+
+def test_watches_dropped_and_expired_mid_job(h: Harness) -> None:
+    fault(h, state="DataIn", severity="delay", seconds=0.3)
+    fault(h, state="DataOut", severity="delay", seconds=0.3)
+    jobid = h.submit(STAGED, nodes=1, runtime=0.3)
+    h.wait_event(jobid, "prolog-start")
+    h.emulator.expire_watches(2)
+    assert h.emulator.drop_watches() >= 1
+    h.wait_event(jobid, "start")
+    h.emulator.drop_watches()
+    job = h.wait(jobid)
+    assert job.exceptions == [], job.exceptions
+    h.emulator.controllers.faults.clear()  # type: ignore[union-attr]
+    assert settled(h) == {}
