@@ -301,18 +301,30 @@ def test_latency_preset():
 
 def test_demo_command(capsys):
     from flux_dws.cli.main import main
-    assert main(["demo", "--latency", "zero", "--nodes", "3"]) == 0
+    assert main(["demo", "--workflow-only", "--latency", "zero", "--nodes", "3"]) == 0
     out = capsys.readouterr().out
     for state in ("Proposal", "Setup", "DataIn", "PreRun", "PostRun", "DataOut", "Teardown"):
         assert f"   {state}" in out
     assert "DW_JOB_scratch=/mnt/nnf/" in out and "job on compute-[01-03]" in out
 
 
+def test_demo_jobs(capsys):
+    """The README's main job: a batch of #DW jobs through the dws service."""
+    from flux_dws.cli.main import main
+    assert main(["demo", "--latency", "zero"]) == 0
+    out = capsys.readouterr().out
+    assert "4 completed, 2 failed as expected" in out
+    assert "Workflows left in Kubernetes: 0" in out
+    assert "DW_WORKFLOW_TOKEN=" in out and "dws_environment" in out
+    assert "missing required argument" in out and "cancelled by the demo" in out
+
+
 def test_demo_errors(capsys):
     from flux_dws.cli.main import main
     assert main(["demo", "--system", "nosuch"]) == 1
     assert "unknown system 'nosuch'" in capsys.readouterr().err
-    assert main(["demo", "--latency", "zero", "-d", "#DW jobdw type=xfs capacity=1GiB name=aa",
+    assert main(["demo", "--workflow-only", "--latency", "zero",
+                 "-d", "#DW jobdw type=xfs capacity=1GiB name=aa",
                  "-d", "#DW copy_in source=/elsewhere destination=$DW_JOB_aa/"]) == 1
     assert "global Lustre file system containing '/elsewhere' not found" in \
         capsys.readouterr().err
