@@ -14,7 +14,8 @@ from typing import Any
 from flux_dws._libdws import ffi, lib
 from flux_dws.errors import DwsError
 
-__all__ = ["ffi", "lib", "new_error", "raise_error", "take_json", "take_string", "to_c"]
+__all__ = ["ffi", "json_arg", "lib", "new_error", "raise_error", "take_json", "take_string",
+           "to_c"]
 
 
 def new_error() -> Any:
@@ -35,6 +36,16 @@ def to_c(text: str, exc: type[Exception] = DwsError) -> bytes:
     if "\0" in text:
         raise exc(f"string contains a NUL character: {text!r}")
     return text.encode("utf-8", "surrogatepass")
+
+
+def json_arg(value: Any, what: str, exc: type[Exception] = DwsError) -> bytes:
+    """JSON text of ``value`` for a ``const char *`` argument; ``exc`` naming
+    ``what`` when it is not JSON."""
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError) as e:
+        raise exc(f"{what}: not JSON: {e}") from None
+    return to_c(text, exc)
 
 
 def take_string(ptr: Any, err: Any | None = None) -> str:

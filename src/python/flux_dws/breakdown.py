@@ -9,7 +9,6 @@ ServersError) carrying libdws' message.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -50,14 +49,6 @@ def _call(exc: type[DwsError], fn: Any, *args: Any) -> Any:
     return _ffi.take_json(ptr, err)
 
 
-def _text(value: Any, what: str, exc: type[DwsError]) -> bytes:
-    try:
-        text = json.dumps(value)
-    except (TypeError, ValueError) as e:
-        raise exc(f"{what}: not JSON: {e}") from None
-    return _ffi.to_c(text, exc)
-
-
 def _int64(value: Any, what: str, exc: type[DwsError]) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _INT64_MAX:
         raise exc(f"{what} must be an integer from 0 to {_INT64_MAX}, not {value!r}")
@@ -74,8 +65,8 @@ def rewrite_resources(resources: Any, breakdowns: Any,
     """
     minimum = _int64(min_allocation_gib, "min_allocation_gib", BreakdownError)
     out: list[Any] | None = _call(BreakdownError, _ffi.lib.dws_breakdown_rewrite_json,
-                                  _text(resources, "resources", BreakdownError),
-                                  _text(breakdowns, "breakdowns", BreakdownError), minimum)
+                                  _ffi.json_arg(resources, "resources", BreakdownError),
+                                  _ffi.json_arg(breakdowns, "breakdowns", BreakdownError), minimum)
     return out
 
 
@@ -85,7 +76,8 @@ class RabbitMap:
 
     def __init__(self, mapping: Any) -> None:
         err = _ffi.new_error()
-        h = _ffi.lib.dws_rabbitmap_create_json(_text(mapping, "rabbitmapping", ServersError), err)
+        text = _ffi.json_arg(mapping, "rabbitmapping", ServersError)
+        h = _ffi.lib.dws_rabbitmap_create_json(text, err)
         if h == _ffi.ffi.NULL:
             _ffi.raise_error(err, ServersError)
         self._h = _ffi.ffi.gc(h, _ffi.lib.dws_rabbitmap_destroy)
@@ -101,7 +93,7 @@ class RabbitMap:
                         _ffi.to_c(hosts, ServersError))
         else:
             out = _call(ServersError, _ffi.lib.dws_rabbitmap_counts_list_json, self._h,
-                        _text(list(hosts), "hosts", ServersError))
+                        _ffi.json_arg(list(hosts), "hosts", ServersError))
         return out
 
     def allocation_sets(self, storage: Any, hosts: str,
@@ -113,7 +105,8 @@ class RabbitMap:
         minimum = _int64(min_allocation_bytes, "min_allocation_bytes", ServersError)
         out: list[dict[str, Any]] = _call(
             ServersError, _ffi.lib.dws_servers_allocation_sets_hosts_json, self._h,
-            _ffi.to_c(hosts, ServersError), _text(storage, "storage", ServersError), minimum)
+            _ffi.to_c(hosts, ServersError), _ffi.json_arg(storage, "storage", ServersError),
+            minimum)
         return out
 
 
@@ -121,8 +114,8 @@ def rabbit_counts(hosts: Any, compute_to_rabbit: Any) -> dict[str, int]:
     """{rabbit: number of the job's compute nodes it serves}, for a list of
     host names and a ``{compute: rabbit}`` object (or a rabbitmapping)."""
     out: dict[str, int] = _call(ServersError, _ffi.lib.dws_rabbit_counts_json,
-                                _text(hosts, "hosts", ServersError),
-                                _text(compute_to_rabbit, "rabbitmapping", ServersError))
+                                _ffi.json_arg(hosts, "hosts", ServersError),
+                                _ffi.json_arg(compute_to_rabbit, "rabbitmapping", ServersError))
     return out
 
 
@@ -132,6 +125,6 @@ def allocation_sets(storage: Any, counts: Mapping[str, int] | Any,
     (or the breakdown, or its status) and the job's ``{rabbit: nodes}``."""
     minimum = _int64(min_allocation_bytes, "min_allocation_bytes", ServersError)
     out: list[dict[str, Any]] = _call(ServersError, _ffi.lib.dws_servers_allocation_sets_json,
-                                      _text(storage, "storage", ServersError),
-                                      _text(counts, "rabbit counts", ServersError), minimum)
+                                      _ffi.json_arg(storage, "storage", ServersError),
+                                      _ffi.json_arg(counts, "rabbit counts", ServersError), minimum)
     return out

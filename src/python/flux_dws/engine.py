@@ -10,7 +10,6 @@ nothing.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from flux_dws import _ffi
@@ -23,19 +22,12 @@ class EngineError(DwsError):
     """An event or a configuration the engine cannot take."""
 
 
-def _text(value: Any, what: str) -> bytes:
-    try:
-        return _ffi.to_c(json.dumps(value), EngineError)
-    except (TypeError, ValueError) as exc:
-        raise EngineError(f"{what}: not JSON: {exc}") from None
-
-
 class Engine:
     """One engine per service: the state of every job it drives."""
 
     def __init__(self, config: dict[str, Any] | None = None) -> None:
         err = _ffi.new_error()
-        text = _text(config, "config") if config is not None else _ffi.ffi.NULL
+        text = _ffi.json_arg(config, "config", EngineError) if config is not None else _ffi.ffi.NULL
         h = _ffi.lib.dws_engine_create_json(text, err)
         if h == _ffi.ffi.NULL:
             _ffi.raise_error(err, EngineError)
@@ -44,13 +36,14 @@ class Engine:
     def reconfig(self, config: dict[str, Any]) -> None:
         """Take a new configuration (the old one stays on error)."""
         err = _ffi.new_error()
-        if _ffi.lib.dws_engine_reconfig_json(self._h, _text(config, "config"), err) < 0:
+        text = _ffi.json_arg(config, "config", EngineError)
+        if _ffi.lib.dws_engine_reconfig_json(self._h, text, err) < 0:
             _ffi.raise_error(err, EngineError)
 
     def event(self, event: dict[str, Any]) -> list[dict[str, Any]]:
         """Feed one event; the actions to carry out, in order."""
         err = _ffi.new_error()
-        p = _ffi.lib.dws_engine_event_json(self._h, _text(event, "event"), err)
+        p = _ffi.lib.dws_engine_event_json(self._h, _ffi.json_arg(event, "event", EngineError), err)
         if p == _ffi.ffi.NULL:
             _ffi.raise_error(err, EngineError)
         actions: list[dict[str, Any]] = _ffi.take_json(p, err)

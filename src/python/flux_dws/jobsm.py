@@ -15,7 +15,6 @@ happens to the job, carry out the actions it returns, in order.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -53,20 +52,12 @@ class JobspecError(DwsError):
     message is the one the plugin's job.validate gives)."""
 
 
-def _text(value: Any, what: str, exc: type[DwsError]) -> bytes:
-    try:
-        text = json.dumps(value)
-    except (TypeError, ValueError) as e:
-        raise exc(f"{what}: not JSON: {e}") from None
-    return _ffi.to_c(text, exc)
-
-
 def validate_jobspec(jobspec: Mapping[str, Any]) -> None:
     """Raise JobspecError if attributes.system.dw is not a string or a list
     of strings, or dw_failure_tolerance is not an integer >= 0.  A jobspec
     without dw always passes."""
     err = _ffi.new_error()
-    if _ffi.lib.dws_jobsm_validate_jobspec_json(_text(jobspec, "jobspec", JobspecError),
+    if _ffi.lib.dws_jobsm_validate_jobspec_json(_ffi.json_arg(jobspec, "jobspec", JobspecError),
                                                 err) < 0:
         _ffi.raise_error(err, JobspecError)
 
@@ -77,7 +68,8 @@ class JobMachine:
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
         err = _ffi.new_error()
-        text = _text(config, "config", JobMachineError) if config is not None else _ffi.ffi.NULL
+        text = (_ffi.json_arg(config, "config", JobMachineError) if config is not None
+                else _ffi.ffi.NULL)
         h = _ffi.lib.dws_jobsm_create_json(text, err)
         if h == _ffi.ffi.NULL:
             _ffi.raise_error(err, JobMachineError)
@@ -87,7 +79,8 @@ class JobMachine:
         """Apply one event; the actions to carry out, in order.  A bad event
         raises JobMachineError and leaves the machine unchanged."""
         err = _ffi.new_error()
-        p = _ffi.lib.dws_jobsm_event_json(self._h, _text(event, "event", JobMachineError), err)
+        text = _ffi.json_arg(event, "event", JobMachineError)
+        p = _ffi.lib.dws_jobsm_event_json(self._h, text, err)
         if p == _ffi.ffi.NULL:
             _ffi.raise_error(err, JobMachineError)
         actions: list[dict[str, Any]] = _ffi.take_json(p, err)
