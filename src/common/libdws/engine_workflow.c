@@ -612,7 +612,7 @@ static struct job *rebuild (struct dws_engine *e, json_int_t id, json_t *wf)
 static void vanished (struct dws_engine *e, struct job *job)
 {
     job->exists = false;
-    if (job->desired <= WF_PROPOSAL && !job->hosts && !job->epilog && !job->toredown) {
+    if (job->desired <= WF_PROPOSAL && !job->epilog && !job->toredown) {
         /* the job still waits for its resources: give it its Workflow back */
         act_log (e, "warning", "%s: Workflow deleted outside Flux while the job waited;"
                  " creating it again", job->name);
@@ -621,9 +621,11 @@ static void vanished (struct dws_engine *e, struct job *job)
         job->breakdowns_wanted = 0;
         job->handled = WF_NONE;
         job->recreate = true;
+        job->servers_pending = 0; /* their Servers went with the Workflow */
+        job->setup_error = false;
         json_decref (job->wf);
         job->wf = NULL;
-        workflow_create (e, job);
+        workflow_create (e, job); /* with the hosts, if dws.setup came: Setup follows */
         return;
     }
     if (job->epilog) {
@@ -804,6 +806,9 @@ void workflow_k8s_result (struct dws_engine *e, const char *what, struct job *jo
         }
         return;
     }
+    if ((!strcmp (what, "hosts") || !strcmp (what, "servers")) && !ok && code == 404
+        && (job->creating || !job->exists))
+        return; /* the Workflow vanished meanwhile: it is being created again */
     if (!strcmp (what, "hosts")) {
         if (!ok) {
             job_fail (e, job, "exception", NOTE_PREFIX "cannot record the job's hosts: %s",

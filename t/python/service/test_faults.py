@@ -12,6 +12,7 @@ import pytest
 from t.python.service.harnesshelp import settled
 
 from flux_dws.emulator.controllers import Fault
+from flux_dws.emulator.driver import R
 from flux_dws.harness import Harness
 
 XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
@@ -374,4 +375,22 @@ def test_watches_dropped_and_expired_mid_job(h: Harness) -> None:
     job = h.wait(jobid)
     assert job.exceptions == [], job.exceptions
     h.emulator.controllers.faults.clear()  # type: ignore[union-attr]
+    assert settled(h) == {}
+
+
+def test_workflow_deleted_after_setup_arrived_is_created_again(h: Harness) -> None:
+    # Setup is held by a stall so the Workflow vanishes after dws.setup
+    # recorded the hosts but before Setup ran: it must come back with them
+    fault(h, state="Setup", severity="stall", once=False)
+    jobid = h.submit(XFS, nodes=1)
+    h.wait_event(jobid, "prolog-start")
+    h.wait_for(lambda: any(
+        w["spec"]["desiredState"] == "Setup" for w in
+        h.emulator.store.list_objects(R["workflow"], None)), what="Setup asked for")
+    h.emulator.controllers.faults.clear()  # type: ignore[union-attr]
+    h.emulator.controllers.vanish("default", f"fluxjob-{jobid}")  # type: ignore[union-attr]
+    job = h.wait(jobid)
+    # past Proposal the job cannot get its storage back: it fails, says why, leaks nothing
+    (exc,) = fatal(job.exceptions)
+    assert "was deleted outside of Flux" in exc["note"]
     assert settled(h) == {}

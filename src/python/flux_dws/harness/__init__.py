@@ -72,8 +72,7 @@ class Harness:
         self.link = HarnessLink(self.reactor, self.jm, self.owner)
         self.jm.request = self.link.request
         self.service: Service | None = None
-        self._cond = threading.Condition()
-        self._generation = 0
+        self._waiters: list[tuple[Callable[[], bool], threading.Event]] = []
         self.reactor.after_each = self._wake
         self.services_started = 0
 
@@ -169,27 +168,38 @@ class Harness:
     # --- waiting ------------------------------------------------------------
 
     def _wake(self) -> None:
-        with self._cond:
-            self._generation += 1
-            self._cond.notify_all()
+        """After every reactor callback, on the reactor thread: release the
+        waiters whose condition now holds."""
+        if not self._waiters:
+            return
+        still = []
+        for predicate, done in self._waiters:
+            if predicate():
+                done.set()
+            else:
+                still.append((predicate, done))
+        self._waiters = still
 
     def wait_for(self, predicate: Callable[[], bool], timeout: float = 30.0,
                  what: str = "condition") -> None:
-        """Wait until ``predicate()`` (evaluated on the reactor thread) holds."""
-        deadline = time.monotonic() + timeout
-        while True:
-            with self._cond:
-                seen = self._generation
-            # evaluated on the reactor thread, without our lock (the reactor
-            # takes it to wake us)
-            if self.reactor.call(predicate):
-                return
-            with self._cond:
-                while self._generation == seen:
-                    left = deadline - time.monotonic()
-                    if left <= 0:
-                        raise TimeoutError(f"timed out waiting for {what}")
-                    self._cond.wait(left)
+        """Wait until ``predicate()`` holds.  It is evaluated on the reactor
+        thread after each callback there (so it sees a consistent state and
+        costs no thread switch per event)."""
+        done = threading.Event()
+        entry = (predicate, done)
+
+        def register() -> None:
+            if predicate():
+                done.set()
+            else:
+                self._waiters.append(entry)
+
+        self.reactor.call(register)
+        if not done.wait(timeout):
+            self.reactor.call(lambda: self._waiters.remove(entry)
+                              if entry in self._waiters else None)
+            if not done.is_set():
+                raise TimeoutError(f"timed out waiting for {what}")
 
     def wait(self, jobid: int, state: str = "INACTIVE", timeout: float = 30.0) -> Job:
         order = ["NEW", "DEPEND", "SCHED", "RUN", "CLEANUP", "INACTIVE"]
