@@ -806,9 +806,15 @@ void workflow_k8s_result (struct dws_engine *e, const char *what, struct job *jo
         }
         return;
     }
-    if ((!strcmp (what, "hosts") || !strcmp (what, "servers")) && !ok && code == 404
-        && (job->creating || !job->exists))
-        return; /* the Workflow vanished meanwhile: it is being created again */
+    if ((!strcmp (what, "hosts") || !strcmp (what, "servers") || !strcmp (what, "computes"))
+        && !ok && code == 404) {
+        /* the Workflow (and what it owns) is gone: its DELETED event, seen
+         * or still to come, decides between creating it again and failing
+         * the job
+         */
+        act_log (e, "info", "%s: %s: not found (the Workflow vanished)", job->name, what);
+        return;
+    }
     if (!strcmp (what, "hosts")) {
         if (!ok) {
             job_fail (e, job, "exception", NOTE_PREFIX "cannot record the job's hosts: %s",
