@@ -666,12 +666,17 @@ json_t *dws_engine_event (struct dws_engine *e, json_t *event, dws_error_t *err)
         dws_errorf (err, "out of memory");
         return NULL;
     }
-    e->events++;
+    /* a bad event changes nothing: dispatch() takes 'now' before it has
+     * checked the rest of the event, so put the clock back on refusal
+     */
+    double now = e->now;
     if (dispatch (e, event, err) < 0) {
+        e->now = now;
         json_decref (e->actions);
         e->actions = NULL;
         return NULL;
     }
+    e->events++;
     json_t *out = e->actions;
     e->actions = NULL;
     return out;
