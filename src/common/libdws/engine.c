@@ -567,8 +567,9 @@ static int result_job (struct dws_engine *e, json_t *event, char *what, size_t l
         return dws_errorf (err, "unknown token '%s'", token);
     memcpy (what, token, (size_t)(colon - token));
     what[colon - token] = '\0';
-    snprintf (name, sizeof (name), "fluxjob-%s", colon + 1);
-    if (!job_id_from_name (name, &id))
+    /* a longer id would be cut to a different (valid) one */
+    if (snprintf (name, sizeof (name), "fluxjob-%s", colon + 1) >= (int)sizeof (name)
+        || !job_id_from_name (name, &id))
         return dws_errorf (err, "unknown token '%s'", token);
     *jobp = job_lookup (e, id);
     return 0;
