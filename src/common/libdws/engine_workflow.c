@@ -789,6 +789,8 @@ void workflow_k8s_result (struct dws_engine *e, const char *what, struct job *jo
         return;
     }
     if (!strcmp (what, "breakdown")) {
+        if (job->breakdowns_wanted <= 0)
+            return; /* a late answer: for a Workflow that was since created again */
         job->breakdowns_wanted--;
         if (!ok || !json_is_object (obj)) {
             job_fail (e, job, "exception", NOTE_PREFIX "cannot read a DirectiveBreakdown: %s",
