@@ -666,7 +666,7 @@ void workflow_event (struct dws_engine *e, const char *type, json_t *wf)
             job_forget (e, job);
             return;
         }
-        if (job->creating)
+        if (job->creating || !job->exists)
             return; /* an older object of the same name */
         vanished (e, job);
         return;
