@@ -567,8 +567,9 @@ static int result_job (struct dws_engine *e, json_t *event, char *what, size_t l
         return dws_errorf (err, "unknown token '%s'", token);
     memcpy (what, token, (size_t)(colon - token));
     what[colon - token] = '\0';
-    snprintf (name, sizeof (name), "fluxjob-%s", colon + 1);
-    if (!job_id_from_name (name, &id))
+    /* a longer id would be cut to a different (valid) one */
+    if (snprintf (name, sizeof (name), "fluxjob-%s", colon + 1) >= (int)sizeof (name)
+        || !job_id_from_name (name, &id))
         return dws_errorf (err, "unknown token '%s'", token);
     *jobp = job_lookup (e, id);
     return 0;
@@ -666,12 +667,17 @@ json_t *dws_engine_event (struct dws_engine *e, json_t *event, dws_error_t *err)
         dws_errorf (err, "out of memory");
         return NULL;
     }
-    e->events++;
+    /* a bad event changes nothing: dispatch() takes 'now' before it has
+     * checked the rest of the event, so put the clock back on refusal
+     */
+    double now = e->now;
     if (dispatch (e, event, err) < 0) {
+        e->now = now;
         json_decref (e->actions);
         e->actions = NULL;
         return NULL;
     }
+    e->events++;
     json_t *out = e->actions;
     e->actions = NULL;
     return out;

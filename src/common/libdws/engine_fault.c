@@ -68,8 +68,8 @@ void timer_event (struct dws_engine *e, const char *key)
         if ((size_t)(colon - key) == n && !strncmp (key, timer_kind_name ((enum timer_kind)k), n))
             kind = k;
     }
-    snprintf (name, sizeof (name), "fluxjob-%s", colon + 1);
-    if (kind < 0 || !job_id_from_name (name, &id))
+    if (kind < 0 || snprintf (name, sizeof (name), "fluxjob-%s", colon + 1) >= (int)sizeof (name)
+        || !job_id_from_name (name, &id))
         return;
     struct job *job = job_lookup (e, id);
     if (!job || !(job->timers & (1u << kind)))

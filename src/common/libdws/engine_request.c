@@ -382,12 +382,17 @@ void job_info_result (struct dws_engine *e, struct job *job, json_t *event)
     json_t *tol = json_object_get (system, "dw_failure_tolerance");
     json_t *directives = NULL;
     json_t *R = json_object_get (event, "R");
-    if (job->directives && json_is_true (json_object_get (event, "ok"))) {
-        /* a known job whose dws.setup was lost: its R is all we need */
-        char *hosts = json_is_object (R) ? hostlist_of_R (R, &err) : NULL;
+    if (job->directives) {
+        /* a known job whose dws.setup was lost: its R is all we need.
+         * Its Workflow exists: on failure it is torn down, not forgotten.
+         */
+        bool ok = json_is_true (json_object_get (event, "ok"));
+        const char *errstr = json_string_value (json_object_get (event, "errstr"));
+        char *hosts = ok && json_is_object (R) ? hostlist_of_R (R, &err) : NULL;
         if (!hosts) {
             job_fail (e, job, "exception", NOTE_PREFIX "cannot read the job's R: %s",
-                      R ? err.text : "none");
+                      !ok ? (errstr ? errstr : "job-info failed")
+                          : json_is_object (R) ? err.text : "none");
             return;
         }
         if (job->hosts || job->desired != WF_PROPOSAL) {

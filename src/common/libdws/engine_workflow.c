@@ -668,7 +668,7 @@ void workflow_event (struct dws_engine *e, const char *type, json_t *wf)
             job_forget (e, job);
             return;
         }
-        if (job->creating)
+        if (job->creating || !job->exists)
             return; /* an older object of the same name */
         vanished (e, job);
         return;
@@ -791,6 +791,8 @@ void workflow_k8s_result (struct dws_engine *e, const char *what, struct job *jo
         return;
     }
     if (!strcmp (what, "breakdown")) {
+        if (job->breakdowns_wanted <= 0)
+            return; /* a late answer: for a Workflow that was since created again */
         job->breakdowns_wanted--;
         if (!ok || !json_is_object (obj)) {
             job_fail (e, job, "exception", NOTE_PREFIX "cannot read a DirectiveBreakdown: %s",

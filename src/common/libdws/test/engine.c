@@ -1,0 +1,1966 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later
+ *
+ * The dws service engine (engine.h), driven with hand-made events and no
+ * Kubernetes: every test feeds events as JSON text and looks for actions
+ * by their fields.  A tiny fake API server (K8S below) keeps the Workflows
+ * the engine created and applies its merge patches to them, so a test
+ * moves a job on by setting a Workflow's status and feeding it back as a
+ * watch event.
+ */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "engine.h"
+#include "jsontap.h"
+
+#define FIN "flux-framework.readthedocs.io/workflow"
+#define LABEL "dataworkflowservices.github.io/workflow.name"
+#define PREFIX "DWS/Rabbit interactions failed: "
+#define ANN_HOSTS "flux-dws.io/hosts"
+#define ANN_EPILOG "flux-dws.io/epilog"
+#define ANN_FAILED "flux-dws.io/failed"
+#define NOW 1700000000 /* 2023-11-14T22:13:20Z */
+
+/* rabbit1 serves c1 and c2, rabbit2 serves c3 and c4 */
+#define SYSCONF                                                                               \
+    "{'metadata':{'name':'default'},'spec':{'storageNodes':["                                 \
+    "{'type':'Rabbit','name':'rabbit1','computesAccess':[{'name':'c1','index':0},"            \
+    "{'name':'c2','index':1}]},"                                                              \
+    "{'type':'Rabbit','name':'rabbit2','computesAccess':[{'name':'c3','index':0},"            \
+    "{'name':'c4','index':1}]}]}}"
+#define TASK "{'type':'slot','count':1,'label':'task','with':[{'type':'core','count':1}]}"
+#define DW_XFS "#DW jobdw type=xfs capacity=10GiB name=scratch"
+/* a ClientMount of compute `c`, all mounted (or not ready) */
+#define CM_MOUNTED(c)                                                                         \
+    "{'spec':{'node':'" c "'},'status':{'allReady':true,'mounts':[{'state':'mounted'}]}}"
+#define CM_NOT_READY(c)                                                                       \
+    "{'spec':{'node':'" c "'},'status':{'allReady':false,'mounts':[{'state':'mounted'}]}}"
+
+/* --- plumbing ---------------------------------------------------------- */
+
+static json_t *A;           /* the actions of the last event (NULL: refused) */
+static char errtext[DWS_ERROR_TEXT_MAX]; /* why the last event was refused */
+static json_t *K8S;         /* the fake API server: {name: Workflow} */
+
+static void bail (const char *what, const char *text)
+{
+    printf ("Bail out! %s: %s\n", what, text);
+    exit (1);
+}
+
+/* JSON is written with ' for " (and ` for '): q() swaps them. */
+static char *q (const char *s)
+{
+    char *out = strdup (s);
+    if (!out)
+        bail ("out of memory", s);
+    for (char *p = out; *p; p++) {
+        if (*p == '\'')
+            *p = '"';
+        else if (*p == '`')
+            *p = '\'';
+    }
+    return out;
+}
+
+static char *vfmt (const char *fmt, va_list ap)
+{
+    char *s = NULL;
+    if (vasprintf (&s, fmt, ap) < 0)
+        bail ("out of memory", fmt);
+    return s;
+}
+
+/* Parse printf-formatted JSON text written with ' for ". */
+__attribute__ ((format (printf, 1, 2)))
+static json_t *jq (const char *fmt, ...)
+{
+    va_list ap;
+    va_start (ap, fmt);
+    char *s = vfmt (fmt, ap);
+    va_end (ap);
+    char *t = q (s);
+    json_error_t jerr;
+    json_t *o = json_loads (t, JSON_DECODE_ANY, &jerr);
+    if (!o)
+        bail (jerr.text, t);
+    free (s);
+    free (t);
+    return o;
+}
+
+static char *dump (json_t *o)
+{
+    return o ? json_dumps (o, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+}
+
+/* RFC 7386 merge patch. */
+static void merge (json_t *dst, json_t *patch)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach (patch, k, v) {
+        json_t *d = json_object_get (dst, k);
+        if (json_is_null (v))
+            json_object_del (dst, k);
+        else if (json_is_object (v) && json_is_object (d))
+            merge (d, v);
+        else if (json_is_object (v)) {
+            json_t *n = json_object ();
+            merge (n, v);
+            json_object_set_new (dst, k, n);
+        }
+        else
+            json_object_set (dst, k, v);
+    }
+}
+
+/* The fake API server creates Workflows and applies merge patches. */
+static void k8s_apply (json_t *acts)
+{
+    size_t i;
+    json_t *a;
+    json_array_foreach (acts, i, a) {
+        const char *op = json_string_value (json_object_get (a, "op"));
+        const char *kind = json_string_value (json_object_get (a, "kind"));
+        const char *name = json_string_value (json_object_get (a, "name"));
+        if (!op || !kind || !name || strcmp (kind, "Workflow") != 0)
+            continue;
+        json_t *body = json_object_get (a, "body");
+        if (!strcmp (op, "create") && !json_object_get (K8S, name)) {
+            json_t *wf = json_deep_copy (body);
+            json_object_set_new (wf, "status", json_object ());
+            json_object_set_new (K8S, name, wf);
+        }
+        else if (!strcmp (op, "patch") && json_object_get (K8S, name))
+            merge (json_object_get (K8S, name), body);
+    }
+}
+
+static void k8s_reset (void)
+{
+    json_decref (K8S);
+    K8S = json_object ();
+}
+
+static json_t *wf (long long id)
+{
+    char name[64];
+    snprintf (name, sizeof (name), "fluxjob-%lld", id);
+    return json_object_get (K8S, name);
+}
+
+/* Feed an event (stolen); A = the actions, or NULL and errtext. */
+static bool feedj (struct dws_engine *e, json_t *ev)
+{
+    dws_error_t err;
+    json_decref (A);
+    A = dws_engine_event (e, ev, &err);
+    json_decref (ev);
+    errtext[0] = '\0';
+    if (!A)
+        snprintf (errtext, sizeof (errtext), "%s", err.text);
+    else
+        k8s_apply (A);
+    return A != NULL;
+}
+
+__attribute__ ((format (printf, 2, 3)))
+static bool feed (struct dws_engine *e, const char *fmt, ...)
+{
+    va_list ap;
+    va_start (ap, fmt);
+    char *s = vfmt (fmt, ap);
+    va_end (ap);
+    json_t *ev = jq ("%s", s);
+    free (s);
+    return feedj (e, ev);
+}
+
+/* --- looking at actions ---------------------------------------------------- */
+
+/* Does action `a` have the field `key` = `want` and every further
+ * NULL-terminated key, value pair of ap?  A string field is compared as
+ * is, any other as compact JSON with sorted keys.
+ */
+static bool field_is (json_t *a, const char *key, const char *want)
+{
+    json_t *v = json_object_get (a, key);
+    if (json_is_string (v))
+        return !strcmp (json_string_value (v), want);
+    char *s = dump (v);
+    bool yes = s && !strcmp (s, want);
+    free (s);
+    return yes;
+}
+
+static bool matches (json_t *a, const char *key, va_list ap)
+{
+    const char *k = key;
+    bool yes = true;
+    while (k) {
+        const char *want = va_arg (ap, const char *);
+        if (!field_is (a, k, want))
+            yes = false;
+        k = va_arg (ap, const char *);
+    }
+    return yes;
+}
+
+/* The first action of A with these key, value pairs (NULL-terminated). */
+static json_t *find (const char *key, ...)
+{
+    size_t i;
+    json_t *a;
+    json_array_foreach (A, i, a) {
+        va_list ap;
+        va_start (ap, key);
+        bool yes = matches (a, key, ap);
+        va_end (ap);
+        if (yes)
+            return a;
+    }
+    return NULL;
+}
+
+/* How many actions of A have these key, value pairs. */
+static int count (const char *key, ...)
+{
+    int n = 0;
+    size_t i;
+    json_t *a;
+    json_array_foreach (A, i, a) {
+        va_list ap;
+        va_start (ap, key);
+        if (matches (a, key, ap))
+            n++;
+        va_end (ap);
+    }
+    return n;
+}
+
+static void show_actions (void)
+{
+    char *s = A ? json_dumps (A, JSON_COMPACT) : NULL;
+    diag ("actions: %s", s ? s : errtext);
+    free (s);
+}
+
+/* ok (an action of A has these key, value pairs); returns it. */
+static json_t *has_ (const char *what, const char *key, ...)
+{
+    json_t *found = NULL;
+    size_t i;
+    json_t *a;
+    json_array_foreach (A, i, a) {
+        va_list ap;
+        va_start (ap, key);
+        bool yes = matches (a, key, ap);
+        va_end (ap);
+        if (yes) {
+            found = a;
+            break;
+        }
+    }
+    if (!ok (found != NULL, "%s", what))
+        show_actions ();
+    return found;
+}
+#define has(what, ...) has_ (what, __VA_ARGS__, NULL)
+#define find(...) find (__VA_ARGS__, NULL)
+#define count(...) count (__VA_ARGS__, NULL)
+
+static void none (const char *what)
+{
+    if (!ok (A && json_array_size (A) == 0, "%s", what))
+        show_actions ();
+}
+
+/* A value at a path of keys (NULL-terminated; "#N" indexes an array). */
+static json_t *jp (json_t *o, ...)
+{
+    va_list ap;
+    const char *k;
+    va_start (ap, o);
+    while (o && (k = va_arg (ap, const char *))) {
+        if (k[0] == '#')
+            o = json_array_get (o, (size_t)atoi (k + 1));
+        else
+            o = json_object_get (o, k);
+    }
+    va_end (ap);
+    return o;
+}
+
+/* `v` must equal the JSON written with ' for ". */
+static void json_at (json_t *v, const char *expect, const char *what)
+{
+    char *g = dump (v);
+    char *x = q (expect);
+    json_is (g, x, what);
+    free (g);
+    free (x);
+}
+
+/* A must be exactly these actions (in order). */
+static void acts_are (const char *expect, const char *what)
+{
+    if (!A) {
+        ok (0, "%s", what);
+        diag ("refused: %s", errtext);
+        return;
+    }
+    json_at (A, expect, what);
+}
+
+static json_t *status (struct dws_engine *e)
+{
+    return dws_engine_status (e);
+}
+
+static char *status_text (struct dws_engine *e)
+{
+    json_t *s = status (e);
+    char *t = dump (s);
+    json_decref (s);
+    return t;
+}
+
+/* The engine's entry for job `id` (new reference), or NULL. */
+static json_t *job_status (struct dws_engine *e, long long id)
+{
+    json_t *s = status (e);
+    json_t *out = NULL;
+    size_t i;
+    json_t *j;
+    json_array_foreach (json_object_get (s, "jobs"), i, j)
+        if (json_integer_value (json_object_get (j, "id")) == id)
+            out = json_incref (j);
+    json_decref (s);
+    return out;
+}
+
+static long long njobs (struct dws_engine *e)
+{
+    json_t *s = status (e);
+    long long n = (long long)json_array_size (json_object_get (s, "jobs"));
+    json_decref (s);
+    return n;
+}
+
+static struct dws_engine *engine (const char *config)
+{
+    dws_error_t err;
+    char *c = config ? q (config) : NULL;
+    struct dws_engine *e = dws_engine_create_json (c, &err);
+    free (c);
+    if (!e)
+        bail ("engine", err.text);
+    return e;
+}
+
+/* --- events ------------------------------------------------------------------ */
+
+static char *resources (int nodes)
+{
+    char *s = NULL;
+    if (asprintf (&s, "[{'type':'node','count':%d,'with':[" TASK "]}]", nodes) < 0)
+        bail ("out of memory", "resources");
+    return s;
+}
+
+static bool create_req (struct dws_engine *e, long long id, int msgid, int tol, int nodes,
+                        const char *dw)
+{
+    char *res = resources (nodes);
+    bool rc = feed (e,
+                    "{'type':'request','topic':'dws.create','msgid':%d,'userid':1000,"
+                    "'groupid':100,'now':%d,'payload':{'jobid':%lld,'userid':1000,"
+                    "'resources':%s,'dw_directives':'%s','failure_tolerance':%d}}",
+                    msgid, NOW, id, res, dw, tol);
+    free (res);
+    return rc;
+}
+
+static bool setup_req (struct dws_engine *e, long long id, int msgid, const char *nodelist)
+{
+    return feed (e,
+                 "{'type':'request','topic':'dws.setup','msgid':%d,'payload':{'jobid':%lld,"
+                 "'R':{'version':1,'execution':{'R_lite':[],'nodelist':[%s],'starttime':0,"
+                 "'expiration':0}}}}",
+                 msgid, id, nodelist);
+}
+
+static bool post_run_req (struct dws_engine *e, long long id, int msgid, bool started)
+{
+    return feed (e,
+                 "{'type':'request','topic':'dws.post_run','msgid':%d,'payload':{'jobid':%lld,"
+                 "'run_started':%s}}",
+                 msgid, id, started ? "true" : "false");
+}
+
+/* A k8s-result for token <what>:<id>; obj is borrowed (NULL: null). */
+static bool k8s_result (struct dws_engine *e, const char *what, long long id, bool okv,
+                        int code, const char *message, json_t *obj)
+{
+    char token[96];
+    snprintf (token, sizeof (token), "%s:%lld", what, id);
+    /* a copy: the engine must not share the fake API server's objects */
+    return feedj (e, json_pack ("{s:s s:s s:b s:i s:s s:o}", "type", "k8s-result", "token",
+                                token, "ok", okv, "code", code, "message", message, "object",
+                                obj ? json_deep_copy (obj) : json_null ()));
+}
+
+/* A k8s-result whose object is {"items": [...]} written with '. */
+static bool list_result (struct dws_engine *e, const char *what, long long id,
+                         const char *items)
+{
+    json_t *o = jq ("{'items':%s}", items);
+    bool rc = k8s_result (e, what, id, true, 200, "", o);
+    json_decref (o);
+    return rc;
+}
+
+static bool watch (struct dws_engine *e, const char *type, json_t *obj)
+{
+    return feedj (e, json_pack ("{s:s s:s s:s s:o}", "type", "watch", "kind", "Workflow",
+                                "event", type, "object", json_deep_copy (obj)));
+}
+
+/* Set the job's Workflow status (state, ready, status, more fields written
+ * with ') in the fake API server and feed it as a MODIFIED event.
+ */
+static bool wf_status (struct dws_engine *e, long long id, const char *state, bool ready,
+                       const char *st, const char *extra)
+{
+    json_t *w = wf (id);
+    if (!w)
+        return false;
+    json_t *s = json_pack ("{s:s s:b s:s s:s}", "state", state, "ready", ready, "status", st,
+                           "elapsedTimeLastState", "1s");
+    if (extra) {
+        json_t *x = jq ("%s", extra);
+        merge (s, x);
+        json_decref (x);
+    }
+    json_object_set_new (w, "status", s);
+    return watch (e, "MODIFIED", w);
+}
+
+/* The Workflow completes the state it was asked for. */
+static bool complete (struct dws_engine *e, long long id, const char *extra)
+{
+    const char *want = json_string_value (jp (wf (id), "spec", "desiredState", NULL));
+    return want && wf_status (e, id, want, true, "Completed", extra);
+}
+
+static bool sysconf (struct dws_engine *e)
+{
+    return feed (e, "{'type':'sync','kind':'SystemConfiguration','objects':[" SYSCONF "]}");
+}
+
+static bool sync_none (struct dws_engine *e)
+{
+    return feed (e, "{'type':'sync','kind':'Workflow','objects':[]}");
+}
+
+/* A DirectiveBreakdown for job `id`: xfs of `gib` per compute. */
+static json_t *breakdown (long long id, int gib)
+{
+    return jq ("{'kind':'DirectiveBreakdown','metadata':{'name':'fluxjob-%lld-0',"
+               "'namespace':'default'},'status':{'ready':true,'storage':{'allocationSets':["
+               "{'label':'xfs','allocationStrategy':'AllocatePerCompute',"
+               "'minimumCapacity':%lld}],'reference':{'kind':'Servers','name':'fluxjob-%lld',"
+               "'namespace':'default'}}}}",
+               id, (long long)gib << 30, id);
+}
+
+static char *token_of (const char *what, long long id)
+{
+    static char buf[8][96];
+    static int n;
+    char *b = buf[n++ % 8];
+    snprintf (b, sizeof (buf[0]), "%s:%lld", what, id);
+    return b;
+}
+#define TOK(what, id) token_of (what, id)
+
+/* Drive job `id` (tolerance tol, computes `nodelist` written with ', e.g.
+ * "'c1','c3'", `nodes` of them) through the happy path until its Workflow
+ * has been asked for state `target` (or, for "Proposal", until Proposal is
+ * complete and the breakdown read).  A is the last event's actions.
+ */
+static bool job_to (struct dws_engine *e, long long id, int tol, const char *nodelist,
+                    int nodes, const char *target)
+{
+    static const char *order[] = {"Proposal", "Setup",   "DataIn",   "PreRun",
+                                  "PostRun",  "DataOut", "Teardown", NULL};
+    int t = 0;
+    while (order[t] && strcmp (order[t], target) != 0)
+        t++;
+    json_t *bd = breakdown (id, 10);
+    bool rc = false;
+    char extra[256];
+    snprintf (extra, sizeof (extra),
+              "{'directiveBreakdowns':[{'name':'fluxjob-%lld-0','namespace':'default'}]}", id);
+    if (!create_req (e, id, (int)id, tol, nodes, DW_XFS)
+        || !k8s_result (e, "create", id, true, 201, "", wf (id)) || !complete (e, id, extra)
+        || !find ("op", "get", "token", TOK ("breakdown", id))
+        || !k8s_result (e, "breakdown", id, true, 200, "", bd)
+        || !find ("topic", "job-manager.dws.resource-update"))
+        goto out;
+    if (t == 0)
+        goto done;
+    snprintf (extra, sizeof (extra), "{'computes':{'name':'fluxjob-%lld','namespace':'default'}}",
+              id);
+    if (!setup_req (e, id, 1, nodelist) || !find ("token", TOK ("hosts", id))
+        || !k8s_result (e, "hosts", id, true, 200, "", wf (id))
+        || !find ("kind", "Servers", "op", "patch")
+        || !k8s_result (e, "servers", id, true, 200, "", NULL)
+        || !find ("kind", "Workflow", "op", "patch", "token", TOK ("state", id)))
+        goto out;
+    if (t == 1)
+        goto done;
+    if (!complete (e, id, extra) || !find ("kind", "Computes")
+        || !k8s_result (e, "computes", id, true, 200, "", NULL)
+        || !find ("kind", "Workflow", "op", "patch"))
+        goto out;
+    if (t == 2)
+        goto done;
+    if (!complete (e, id, extra) || !find ("kind", "Workflow", "op", "patch"))
+        goto out;
+    if (t == 3)
+        goto done;
+    if (!complete (e, id, "{'env':{'DW_JOB_scratch':'/mnt/nnf/x'}}")
+        || !find ("topic", "job-manager.dws.prolog-remove")
+        || !post_run_req (e, id, 2, true) || !find ("kind", "Workflow", "op", "patch"))
+        goto out;
+    if (t == 4)
+        goto done;
+    if (!complete (e, id, NULL) || !find ("kind", "Workflow", "op", "patch"))
+        goto out;
+    if (t == 5)
+        goto done;
+    if (!complete (e, id, NULL) || !find ("kind", "Workflow", "op", "patch"))
+        goto out;
+done:
+    rc = true;
+out:
+    if (!rc) {
+        diag ("job %lld did not reach %s", id, target);
+        show_actions ();
+    }
+    json_decref (bd);
+    return rc;
+}
+
+/* --- configuration ----------------------------------------------------------- */
+
+static void config_err (const char *config, const char *expect)
+{
+    dws_error_t err;
+    char *c = q (config);
+    struct dws_engine *e = dws_engine_create_json (c, &err);
+    is (e ? "(created)" : err.text, expect, "config %s refused", config);
+    dws_engine_destroy (e);
+    free (c);
+}
+
+static void test_config (void)
+{
+    dws_error_t err;
+    struct dws_engine *e = dws_engine_create (NULL, &err);
+    ok (e != NULL, "NULL config: defaults");
+    dws_engine_destroy (e);
+
+    config_err ("[]", "engine config must be an object");
+    config_err ("{'tc_timeout':'x'}", "rabbit.tc_timeout: must be a number of seconds >= 0");
+    config_err ("{'setup_timeout':-1}", "rabbit.setup_timeout: must be a number of seconds >= 0");
+    config_err ("{'prerun_timeout':true}",
+                "rabbit.prerun_timeout: must be a number of seconds >= 0");
+    config_err ("{'postrun_timeout':[1]}",
+                "rabbit.postrun_timeout: must be a number of seconds >= 0");
+    config_err ("{'teardown_after':-0.5}",
+                "rabbit.teardown_after: must be a number of seconds >= 0");
+    config_err ("{'drain_compute_nodes':1}", "rabbit.drain_compute_nodes: must be true or false");
+    config_err ("{'restrict_persistent_creation':'yes'}",
+                "rabbit.restrict_persistent_creation: must be true or false");
+    config_err ("{'save_datamovements':-1}",
+                "rabbit.save_datamovements: must be an integer >= 0");
+    config_err ("{'save_datamovements':1.5}",
+                "rabbit.save_datamovements: must be an integer >= 0");
+    config_err ("{'min_allocation_size':0}",
+                "rabbit.min_allocation_size: must be an integer >= 1");
+    config_err ("{'owner':'root'}", "rabbit.owner: must be an integer >= 0");
+    config_err ("{'presets':['x']}", "rabbit.presets: must be a table");
+    config_err ("{'policy':{'maximums':3}}", "rabbit.policy.maximums: must be a table");
+    config_err ("{'presets':{},'policy':{'maximums':'x'}}",
+                "rabbit.policy.maximums: must be a table");
+    config_err ("{'namespace':''}", "namespace: must be 1 to 63 characters");
+    config_err ("{'namespace':'"
+                "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'}",
+                "namespace: must be 1 to 63 characters");
+    e = dws_engine_create_json ("{", &err);
+    ok (e == NULL && strlen (err.text) > 0, "config that is not JSON is refused (%s)",
+        err.text);
+    e = dws_engine_create_json ("{\"tc_timeout\":null,\"presets\":null,\"policy\":{}}", &err);
+    ok (e != NULL, "null values take their defaults");
+    dws_engine_destroy (e);
+
+    /* reconfig: a bad one keeps the old configuration */
+    e = engine ("{'owner':0,'namespace':'ns1'}");
+    sync_none (e);
+    feed (e,
+          "{'type':'request','topic':'dws.create','msgid':1,'payload':{'jobid':1,'userid':7,"
+          "'resources':[],'dw_directives':'#DW create_persistent type=lustre capacity=1TiB "
+          "name=p'}}");
+    acts_are ("[{'action':'respond','msgid':1,'payload':{'success':false,'errstr':"
+              "'only the instance owner may create persistent storage (#DW create_persistent)'"
+              "}}]",
+              "create_persistent by a user who is not the owner is refused");
+    char *c = q ("{'owner':'x'}");
+    ok (dws_engine_reconfig_json (e, c, &err) < 0
+            && !strcmp (err.text, "rabbit.owner: must be an integer >= 0"),
+        "reconfig with a bad value fails (%s)", err.text);
+    free (c);
+    ok (dws_engine_reconfig_json (e, "[", &err) < 0, "reconfig with bad JSON fails");
+    feed (e,
+          "{'type':'request','topic':'dws.create','msgid':2,'payload':{'jobid':1,'userid':7,"
+          "'resources':[],'dw_directives':'#DW create_persistent type=lustre capacity=1TiB "
+          "name=p'}}");
+    has ("the old configuration stays after a failed reconfig", "action", "respond", "payload",
+         "{\"errstr\":\"only the instance owner may create persistent storage (#DW "
+         "create_persistent)\",\"success\":false}");
+    c = q ("{'owner':0,'restrict_persistent_creation':false,'namespace':'ns2'}");
+    ok (dws_engine_reconfig_json (e, c, &err) == 0, "reconfig");
+    free (c);
+    feed (e,
+          "{'type':'request','topic':'dws.create','msgid':3,'payload':{'jobid':1,'userid':7,"
+          "'resources':[],'dw_directives':'#DW create_persistent type=lustre capacity=1TiB "
+          "name=p'}}");
+    has ("after reconfig create_persistent by anyone creates a Workflow in the new namespace",
+         "action", "k8s", "op", "create", "namespace", "ns2", "name", "fluxjob-1");
+    dws_engine_destroy (e);
+}
+
+/* --- requests --------------------------------------------------------------- */
+
+/* The engine's status without its event counter. */
+static char *jobs_text (struct dws_engine *e)
+{
+    json_t *s = status (e);
+    json_object_del (s, "events");
+    char *t = dump (s);
+    json_decref (s);
+    return t;
+}
+
+static void refused (struct dws_engine *e, const char *topic, const char *payload,
+                     const char *expect)
+{
+    char *before = jobs_text (e);
+    feed (e, "{'type':'request','topic':'%s','msgid':9,'payload':%s}", topic, payload);
+    json_t *x = json_pack ("[{s:s s:i s:{s:b s:s}}]", "action", "respond", "msgid", 9,
+                           "payload", "success", 0, "errstr", expect);
+    char *xs = dump (x);
+    char *g = dump (A);
+    char *p = q (payload);
+    if (!ok (g && xs && !strcmp (g, xs), "%s %s: %s", topic, p, expect)) {
+        diag ("     got: %s", g ? g : errtext);
+        diag ("expected: %s", xs);
+    }
+    char *after = jobs_text (e);
+    if (strcmp (before, after) != 0) {
+        ok (0, "%s %s changed the engine", topic, p);
+        diag ("before %s", before);
+        diag ("after  %s", after);
+    }
+    free (before);
+    free (after);
+    free (p);
+    free (g);
+    free (xs);
+    json_decref (x);
+}
+
+static void test_requests (void)
+{
+    struct dws_engine *e = engine ("{'owner':0,'policy':{'maximums':{'xfs':5}},"
+                                   "'presets':{'small':'#DW jobdw type=xfs capacity=1GiB "
+                                   "name=s'}}");
+
+    /* before the first Workflow list: unknown jobs must wait */
+    feed (e, "{'type':'request','topic':'dws.setup','msgid':1,'payload':{'jobid':5,"
+             "'R':{'execution':{'nodelist':['c1']}}}}");
+    acts_are ("[{'action':'respond','msgid':1,'payload':{'success':false,'errstr':"
+              "'dws.setup: the dws service is starting; try again'}}]",
+              "dws.setup before the sync: try again");
+    feed (e, "{'type':'request','topic':'dws.post_run','msgid':2,'payload':{'jobid':5,"
+             "'run_started':true}}");
+    acts_are ("[{'action':'respond','msgid':2,'payload':{'success':false,'errstr':"
+              "'dws.post_run: the dws service is starting; try again'}}]",
+              "dws.post_run before the sync: try again");
+    feed (e, "{'type':'request','topic':'dws.teardown','msgid':3,'payload':{'jobid':5}}");
+    acts_are ("[{'action':'respond','msgid':3,'payload':{'success':false,'errstr':"
+              "'dws.teardown: the dws service is starting; try again'}}]",
+              "dws.teardown before the sync: try again");
+    feed (e, "{'type':'request','topic':'dws.abort','msgid':4,'payload':{'jobid':5}}");
+    acts_are ("[{'action':'respond','msgid':4,'payload':{'success':false,'errstr':"
+              "'dws.abort: the dws service is starting; try again'}}]",
+              "dws.abort before the sync: try again");
+
+    feed (e, "{'type':'request','topic':'dws.status','msgid':'m1'}");
+    acts_are ("[{'action':'respond','msgid':'m1','payload':{'success':true,'synced':false,"
+              "'jobs':[],'workflows':[],'rabbits':0,'computes':0,'events':4}}]",
+              "dws.status before anything (no payload needed; 4 events before it)");
+    sync_none (e);
+    feed (e, "{'type':'request','topic':'dws.status','msgid':{'any':'thing'},'payload':{}}");
+    json_at (jp (find ("action", "respond"), "payload", "synced", NULL), "true",
+             "dws.status: synced after the Workflow list; msgid echoed as given");
+    json_at (jp (find ("action", "respond"), "msgid", NULL), "{'any':'thing'}",
+             "dws.status: the msgid is echoed");
+
+    const char *res = "[{'type':'node','count':1}]";
+    char p[512];
+    refused (e, "dws.create", "'x'", "dws.create: the payload must be a JSON object");
+    refused (e, "dws.create", "{'userid':1,'resources':[],'dw_directives':'" DW_XFS "'}",
+             "dws.create: jobid must be a non-negative integer");
+    refused (e, "dws.create", "{'jobid':-1,'userid':1,'resources':[],'dw_directives':'x'}",
+             "dws.create: jobid must be a non-negative integer");
+    refused (e, "dws.create", "{'jobid':'7','userid':1,'resources':[],'dw_directives':'x'}",
+             "dws.create: jobid must be a non-negative integer");
+    refused (e, "dws.create", "{'jobid':7,'resources':[],'dw_directives':'x'}",
+             "dws.create: userid must be a non-negative integer");
+    refused (e, "dws.create", "{'jobid':7,'userid':-3,'resources':[],'dw_directives':'x'}",
+             "dws.create: userid must be a non-negative integer");
+    refused (e, "dws.create",
+             "{'jobid':7,'userid':1,'failure_tolerance':-1,'resources':[],"
+             "'dw_directives':'x'}",
+             "dw_failure_tolerance must be a positive integer");
+    refused (e, "dws.create",
+             "{'jobid':7,'userid':1,'failure_tolerance':'2','resources':[],"
+             "'dw_directives':'x'}",
+             "dw_failure_tolerance must be a positive integer");
+    refused (e, "dws.create", "{'jobid':7,'userid':1,'dw_directives':'x'}",
+             "dws.create: resources must be the jobspec resources");
+    refused (e, "dws.create", "{'jobid':7,'userid':1,'resources':'node','dw_directives':'x'}",
+             "dws.create: resources must be the jobspec resources");
+    refused (e, "dws.create", "{'jobid':7,'userid':1,'resources':[]}",
+             "dws.create: dw_directives is missing");
+    refused (e, "dws.create", "{'jobid':7,'userid':1,'resources':[],'dw_directives':5}",
+             "Malformed #DW directives: dw must be a string or a list of strings");
+    refused (e, "dws.create", "{'jobid':7,'userid':1,'resources':[],'dw_directives':[1]}",
+             "Malformed #DW directives: dw must be a string or a list of strings");
+    refused (e, "dws.create", "{'jobid':7,'userid':1,'resources':[],'dw_directives':[]}",
+             "Malformed #DW directives: no #DW directive found");
+    refused (e, "dws.create",
+             "{'jobid':7,'userid':1,'resources':[],'dw_directives':"
+             "'#DW create_persistent type=xfs capacity=1GiB name=p'}",
+             "only the instance owner may create persistent storage (#DW create_persistent)");
+    snprintf (p, sizeof (p),
+              "{'jobid':7,'userid':1,'resources':%s,'dw_directives':'" DW_XFS "'}", res);
+    refused (e, "dws.create", p,
+             "Requested a total of 10 GiB of xfs storage per node but max is 5 GiB per node");
+
+    refused (e, "dws.setup", "[]", "dws.setup: the payload must be a JSON object");
+    refused (e, "dws.setup", "{'R':{}}", "dws.setup: jobid must be a non-negative integer");
+    refused (e, "dws.setup", "{'jobid':7}", "dws.setup: R must be an object (RFC 20)");
+    refused (e, "dws.setup", "{'jobid':7,'R':'c1'}", "dws.setup: R must be an object (RFC 20)");
+    refused (e, "dws.setup", "{'jobid':7,'R':{}}", "dws.setup: R has no execution.nodelist");
+    refused (e, "dws.setup", "{'jobid':7,'R':{'execution':{'nodelist':[]}}}",
+             "dws.setup: R has no execution.nodelist");
+    refused (e, "dws.setup", "{'jobid':7,'R':{'execution':{'nodelist':['c1',5]}}}",
+             "dws.setup: R execution.nodelist[1] is not a string");
+    feed (e, "{'type':'request','topic':'dws.setup','msgid':9,'payload':{'jobid':7,"
+             "'R':{'execution':{'nodelist':['c[1-']}}}}");
+    const char *es = json_string_value (jp (A, "#0", "payload", "errstr", NULL));
+    ok (es && !strncmp (es, "dws.setup: R execution.nodelist[0]: ", 36)
+            && json_is_false (jp (A, "#0", "payload", "success", NULL))
+            && json_array_size (A) == 1,
+        "dws.setup with a bad hostlist in R: %s", es ? es : "(none)");
+
+    refused (e, "dws.post_run", "{'run_started':true}",
+             "dws.post_run: jobid must be a non-negative integer");
+    refused (e, "dws.post_run", "{'jobid':7}", "dws.post_run: run_started must be a boolean");
+    refused (e, "dws.post_run", "{'jobid':7,'run_started':1}",
+             "dws.post_run: run_started must be a boolean");
+    refused (e, "dws.teardown", "{}", "dws.teardown: jobid must be a non-negative integer");
+    refused (e, "dws.teardown", "{'jobid':1.5}",
+             "dws.teardown: jobid must be a non-negative integer");
+    refused (e, "dws.abort", "{'jobid':null}", "dws.abort: jobid must be a non-negative integer");
+    refused (e, "dws.abort", "null", "dws.abort: the payload must be a JSON object");
+
+    feed (e, "{'type':'request','topic':'dws.bogus','msgid':3,'payload':{}}");
+    acts_are ("[{'action':'respond-error','msgid':3,'errnum':38,'errstr':'unknown dws method'}]",
+              "an unknown dws method: respond-error ENOSYS");
+    ok (!feed (e, "{'type':'request','msgid':3,'payload':{}}")
+            && !strcmp (errtext, "request event needs topic and msgid"),
+        "a request without a topic is refused: %s", errtext);
+    ok (!feed (e, "{'type':'request','topic':'dws.status'}")
+            && !strcmp (errtext, "request event needs topic and msgid"),
+        "a request without a msgid is refused");
+
+    /* presets expand; within the maximums a Workflow is created */
+    snprintf (p, sizeof (p),
+              "{'type':'request','topic':'dws.create','msgid':4,'payload':{'jobid':8,"
+              "'userid':1,'resources':%s,'dw_directives':'small'}}",
+              res);
+    feed (e, "%s", p);
+    json_t *a = has ("a preset name expands to its directives", "op", "create");
+    json_at (jp (a, "body", "spec", "dwDirectives", NULL),
+             "['#DW jobdw type=xfs capacity=1GiB name=s']", "dwDirectives from the preset");
+    json_at (jp (a, "body", "spec", "groupID", NULL), "1",
+             "groupID defaults to the userid without a groupid");
+    json_at (jp (a, "body", "metadata", "annotations", "flux-dws.io/failure-tolerance", NULL),
+             "'0'", "failure tolerance defaults to 0");
+    feed (e, "%s", p);
+    none ("a repeated dws.create before the create answers waits for it");
+    k8s_result (e, "create", 8, true, 201, "", wf (8));
+    ok (count ("action", "respond", "payload", "{\"success\":true}") == 2,
+        "both dws.create requests are answered when the create succeeds");
+    feed (e, "%s", p);
+    acts_are ("[{'action':'respond','msgid':4,'payload':{'success':true}}]",
+              "a repeated dws.create after the create: success, nothing else");
+    feed (e,
+          "{'type':'request','topic':'dws.create','msgid':5,'payload':{'jobid':9,'userid':1,"
+          "'resources':[],'dw_directives':'#DW jobdw type=xfs capacity=1GiB name=a'}}");
+    k8s_result (e, "create", 9, false, 403, "admission webhook denied: bad things", NULL);
+    acts_are ("[{'action':'respond','msgid':5,'payload':{'success':false,"
+              "'errstr':'admission webhook denied: bad things'}}]",
+              "a refused create answers dws.create with the Kubernetes message");
+    ok (job_status (e, 9) == NULL, "the job of a refused create is forgotten");
+    dws_engine_destroy (e);
+}
+
+/* --- SystemConfiguration ----------------------------------------------------- */
+
+static void counts_are (struct dws_engine *e, int rabbits, int computes, const char *what)
+{
+    json_t *s = status (e);
+    ok (json_integer_value (json_object_get (s, "rabbits")) == rabbits
+            && json_integer_value (json_object_get (s, "computes")) == computes,
+        "%s: %d rabbits, %d computes", what, rabbits, computes);
+    json_decref (s);
+}
+
+static void test_sysconfig (void)
+{
+    struct dws_engine *e = engine (NULL);
+    counts_are (e, 0, 0, "no SystemConfiguration yet");
+    sysconf (e);
+    none ("the SystemConfiguration list gives no action");
+    counts_are (e, 2, 4, "SystemConfiguration sync builds the map");
+    feed (e, "{'type':'watch','kind':'SystemConfiguration','event':'MODIFIED','object':"
+             "{'metadata':{'name':'other'},'spec':{'storageNodes':[]}}}");
+    counts_are (e, 2, 4, "a SystemConfiguration not named default is ignored");
+    feed (e, "{'type':'watch','kind':'SystemConfiguration','event':'MODIFIED','object':"
+             "{'metadata':{'name':'default'},'spec':{'storageNodes':["
+             "{'name':'r1','computesAccess':[{'name':'c1'}]},"
+             "{'name':'r2','computesAccess':[{'name':'c1'}]}]}}}");
+    acts_are ("[{'action':'log','level':'err','message':"
+              "'SystemConfiguration: compute c1 is listed under two rabbits'}]",
+              "a compute under two rabbits is an error log");
+    counts_are (e, 2, 4, "the old map stays after a bad SystemConfiguration");
+    feed (e, "{'type':'watch','kind':'SystemConfiguration','event':'MODIFIED','object':"
+             "{'metadata':{'name':'default'},'spec':{'storageNodes':[{'computesAccess':[]}]}}}");
+    has ("a storage node without a name is an error log", "action", "log", "message",
+         "SystemConfiguration spec.storageNodes[0] has no name");
+    feed (e, "{'type':'watch','kind':'SystemConfiguration','event':'DELETED','object':"
+             "{'metadata':{'name':'default'},'spec':{'storageNodes':[]}}}");
+    counts_are (e, 2, 4, "a DELETED SystemConfiguration is ignored");
+    feed (e, "{'type':'watch','kind':'SystemConfiguration','event':'MODIFIED','object':"
+             "{'metadata':{'name':'default'},'spec':{'storageNodes':["
+             "{'name':'r1','computesAccess':[{'name':'c1'},{'name':'c9'},{}]}]}}}");
+    counts_are (e, 1, 2, "a new SystemConfiguration replaces the map (nameless computes skipped)");
+    feed (e, "{'type':'watch','kind':'Storage','event':'ADDED','object':{}}");
+    none ("watch events of other kinds are ignored");
+    dws_engine_destroy (e);
+}
+
+/* --- the happy lifecycle -------------------------------------------------- */
+
+static void test_lifecycle (void)
+{
+    const long long id = 12345;
+    json_t *a;
+    k8s_reset ();
+    struct dws_engine *e = engine ("{'owner':0,'setup_timeout':60,'prerun_timeout':30,"
+                                   "'postrun_timeout':20}");
+    sysconf (e);
+
+    create_req (e, id, 1, 1, 2, DW_XFS);
+    ok (json_array_size (A) == 1, "dws.create: one action, no answer yet");
+    a = has ("dws.create: k8s create of the Workflow", "action", "k8s", "op", "create", "kind",
+             "Workflow", "namespace", "default", "name", "fluxjob-12345", "token",
+             "create:12345");
+    json_at (jp (a, "body", "spec", NULL),
+             "{'desiredState':'Proposal','dwDirectives':['" DW_XFS "'],'wlmID':'flux',"
+             "'jobID':'f4fr','userID':1000,'groupID':100}",
+             "Workflow spec: desiredState, directives, wlmID, jobID in f58, user and group");
+    json_at (jp (a, "body", "metadata", "finalizers", NULL), "['" FIN "']",
+             "Workflow carries our finalizer");
+    json_at (jp (a, "body", "metadata", "annotations", NULL),
+             "{'flux-dws.io/failure-tolerance':'1','flux-dws.io/resources':"
+             "'[{\\'type\\':\\'node\\',\\'count\\':2,\\'with\\':[{\\'type\\':\\'slot\\',"
+             "\\'count\\':1,\\'label\\':\\'task\\',\\'with\\':[{\\'type\\':\\'core\\',"
+             "\\'count\\':1}]}]}]'}",
+             "annotations: failure tolerance and the original resources");
+    /* a second finalizer in front of ours, as another controller might add */
+    json_t *fins = jp (wf (id), "metadata", "finalizers", NULL);
+    json_array_insert_new (fins, 0, json_string ("example.com/other"));
+
+    json_t *jstat = job_status (e, id);
+    json_at (jp (jstat, "desired", NULL), "'Proposal'", "status: job desired Proposal");
+    json_decref (jstat);
+
+    k8s_result (e, "create", id, true, 201, "", wf (id));
+    acts_are ("[{'action':'respond','msgid':1,'payload':{'success':true}},"
+              "{'action':'memo','id':12345,'memo':{'rabbit_workflow':'fluxjob-12345'}}]",
+              "create ok: dws.create answered, memo rabbit_workflow");
+    json_t *list = json_pack ("[O]", wf (id));
+    feedj (e, json_pack ("{s:s s:s s:o}", "type", "sync", "kind", "Workflow", "objects", list));
+    jstat = status (e);
+    ok (A && json_array_size (A) == 0 && json_is_true (json_object_get (jstat, "synced"))
+            && njobs (e) == 1,
+        "the first Workflow list (with ours, no status yet): synced, nothing to do");
+    json_decref (jstat);
+
+    wf_status (e, id, "Proposal", false, "DriverWait", NULL);
+    none ("Proposal not ready: nothing");
+    wf_status (e, id, "Proposal", true, "Completed",
+               "{'directiveBreakdowns':[{'name':'fluxjob-12345-0','namespace':'default'}]}");
+    a = has ("Proposal ready: read the DirectiveBreakdown", "action", "k8s", "op", "get", "kind",
+             "DirectiveBreakdown", "name", "fluxjob-12345-0", "namespace", "default", "token",
+             "breakdown:12345");
+    has ("Proposal ready: timing and the Workflow into the KVS", "action", "kvs", "id", "12345",
+         "link",
+         "{\"rabbit_proposal_timing\":\"data.dws.timing.proposal\",\"rabbit_workflow\":"
+         "\"data.dws.workflow\"}");
+    json_t *again = json_deep_copy (wf (id));
+    watch (e, "MODIFIED", again);
+    none ("a repeated Proposal-ready event: nothing (the read is outstanding)");
+
+    json_t *bd = breakdown (id, 10);
+    k8s_result (e, "breakdown", id, true, 200, "", bd);
+    a = has ("breakdown read: resource-update to the job manager", "action", "rpc", "topic",
+             "job-manager.dws.resource-update", "nodeid", "0");
+    json_at (jp (a, "payload", NULL),
+             "{'id':12345,'exclude':null,'resources':[{'type':'slot','count':2,"
+             "'label':'rabbit','with':[{'type':'node','count':1,'with':[" TASK "]},"
+             "{'type':'ssd','count':10,'exclusive':true}]}]}",
+             "resources rewritten with ssd; nothing excluded (drain_compute_nodes)");
+    watch (e, "MODIFIED", again);
+    none ("a repeated Proposal-ready event after the resource update: nothing");
+
+    setup_req (e, id, 2, "'c1','c3'");
+    acts_are ("[{'action':'respond','msgid':2,'payload':{'success':true}},"
+              "{'action':'k8s','op':'patch','kind':'Workflow','namespace':'default',"
+              "'name':'fluxjob-12345','token':'hosts:12345',"
+              "'body':{'metadata':{'annotations':{'" ANN_HOSTS "':'c[1,3]'}}}}]",
+              "dws.setup: answered, hosts recorded on the Workflow first");
+    setup_req (e, id, 3, "'c1','c3'");
+    acts_are ("[{'action':'respond','msgid':3,'payload':{'success':true}}]",
+              "a repeated dws.setup is answered and ignored");
+    k8s_result (e, "hosts", id, true, 200, "", wf (id));
+    a = has ("hosts recorded: Servers filled", "action", "k8s", "op", "patch", "kind",
+             "Servers", "name", "fluxjob-12345", "namespace", "default", "token",
+             "servers:12345");
+    json_at (jp (a, "body", NULL),
+             "{'spec':{'allocationSets':[{'label':'xfs','allocationSize':10737418240,"
+             "'storage':[{'name':'rabbit1','allocationCount':1},"
+             "{'name':'rabbit2','allocationCount':1}]}]}}",
+             "Servers allocation sets: one xfs allocation on each rabbit");
+    a = has ("hosts recorded: memo rabbits", "action", "memo", "id", "12345");
+    json_at (jp (a, "memo", NULL), "{'rabbits':'rabbit[1-2]'}", "memo: the job's rabbits");
+    ok (!find ("token", "state:12345"), "Setup is not asked before Servers are filled");
+
+    k8s_result (e, "servers", id, true, 200, "", NULL);
+    acts_are ("[{'action':'k8s','op':'patch','kind':'Workflow','namespace':'default',"
+              "'name':'fluxjob-12345','token':'state:12345',"
+              "'body':{'spec':{'desiredState':'Setup'}}},"
+              "{'action':'timer-start','key':'setup:12345','after':60.0}]",
+              "Servers filled: desiredState Setup and the setup timer");
+    watch (e, "MODIFIED", again);
+    none ("a stale Proposal-ready event after Setup was asked: nothing");
+    json_decref (again);
+    k8s_result (e, "state", id, true, 200, "", NULL);
+    none ("a state patch that succeeded: nothing");
+
+    wf_status (e, id, "Setup", false, "DriverWait", NULL);
+    none ("Setup in progress: nothing");
+    wf_status (e, id, "Setup", true, "Completed",
+               "{'computes':{'name':'fluxjob-12345','namespace':'default'}}");
+    has ("Setup ready: the setup timer stops", "action", "timer-stop", "key", "setup:12345");
+    a = has ("Setup ready: Computes filled", "action", "k8s", "op", "patch", "kind", "Computes",
+             "name", "fluxjob-12345", "token", "computes:12345");
+    json_at (jp (a, "body", NULL), "{'data':[{'name':'c1'},{'name':'c3'}]}",
+             "Computes data: the job's computes");
+    has ("Setup ready: timing into the KVS", "action", "kvs", "put",
+         "{\"data.dws.timing.setup\":\"1s\"}");
+    ok (!find ("token", "state:12345"), "DataIn is not asked before Computes are filled");
+    k8s_result (e, "computes", id, true, 200, "", NULL);
+    acts_are ("[{'action':'k8s','op':'patch','kind':'Workflow','namespace':'default',"
+              "'name':'fluxjob-12345','token':'state:12345',"
+              "'body':{'spec':{'desiredState':'DataIn'}}}]",
+              "Computes filled: desiredState DataIn");
+
+    complete (e, id, NULL);
+    has ("DataIn ready: desiredState PreRun", "action", "k8s", "op", "patch", "body",
+         "{\"spec\":{\"desiredState\":\"PreRun\"}}");
+    has ("DataIn ready: the prerun timer (prerun_timeout > 0)", "action", "timer-start", "key",
+         "prerun:12345", "after", "30.0");
+    json_t *datain = json_deep_copy (wf (id));
+    json_object_set_new (jp (datain, "spec", NULL), "desiredState", json_string ("DataIn"));
+    watch (e, "MODIFIED", datain);
+    none ("a stale DataIn-ready event after PreRun was asked: nothing");
+    json_decref (datain);
+    jstat = job_status (e, id);
+    json_at (jp (jstat, "timers", NULL), "['prerun']", "status: the prerun timer runs");
+    json_at (jp (jstat, "hosts", NULL), "'c[1,3]'", "status: the job's hosts");
+    json_decref (jstat);
+
+    complete (e, id,
+              "{'env':{'DW_JOB_scratch':'/mnt/nnf/abc'},'workflowToken':{'secretName':"
+              "'fluxjob-12345-token','secretNamespace':'nnf-system'}}");
+    has ("PreRun ready: the prerun timer stops", "action", "timer-stop", "key", "prerun:12345");
+    has ("PreRun ready with a workflowToken: read the Secret", "action", "k8s", "op", "get",
+         "kind", "Secret", "name", "fluxjob-12345-token", "namespace", "nnf-system", "token",
+         "secret:12345");
+    ok (!find ("topic", "job-manager.dws.prolog-remove"),
+        "the prolog is not released before the token is read");
+    json_t *secret = jq ("{'data':{'token':'c2VjcmV0LXRva2Vu'}}");
+    k8s_result (e, "secret", id, true, 200, "", secret);
+    json_decref (secret);
+    acts_are ("[{'action':'rpc','topic':'job-manager.dws.prolog-remove','nodeid':0,"
+              "'payload':{'id':12345,'variables':{'DW_JOB_scratch':'/mnt/nnf/abc',"
+              "'DW_WORKFLOW_TOKEN':'secret-token'}}}]",
+              "Secret read: prolog-remove with the env and the decoded token");
+
+    post_run_req (e, id, 4, true);
+    acts_are ("[{'action':'respond','msgid':4,'payload':{'success':true}},"
+              "{'action':'k8s','op':'patch','kind':'Workflow','namespace':'default',"
+              "'name':'fluxjob-12345','token':'state:12345','body':{'spec':"
+              "{'desiredState':'PostRun'},'metadata':{'annotations':{'" ANN_EPILOG
+              "':'active'}}}},"
+              "{'action':'timer-start','key':'postrun:12345','after':20.0}]",
+              "dws.post_run: PostRun with the epilog annotation and the postrun timer");
+    post_run_req (e, id, 5, true);
+    acts_are ("[{'action':'respond','msgid':5,'payload':{'success':true}}]",
+              "a repeated dws.post_run is answered and ignored");
+    complete (e, id, NULL);
+    has ("PostRun ready: the postrun timer stops", "action", "timer-stop", "key",
+         "postrun:12345");
+    has ("PostRun ready: desiredState DataOut", "action", "k8s", "body",
+         "{\"spec\":{\"desiredState\":\"DataOut\"}}");
+    complete (e, id, NULL);
+    a = has ("DataOut ready: the Workflow into the KVS", "action", "kvs", "link",
+             "{\"rabbit_workflow\":\"data.dws.workflow\"}");
+    json_at (jp (a, "put", "data.dws.workflow", "spec", "desiredState", NULL), "'DataOut'",
+             "the Workflow saved is the latest one");
+    has ("DataOut ready: Teardown (epilog annotation kept)", "action", "k8s", "op", "patch",
+         "token", "state:12345", "body",
+         "{\"metadata\":{\"annotations\":{\"" ANN_EPILOG "\":\"active\"}},\"spec\":"
+         "{\"desiredState\":\"Teardown\"}}");
+    ok (!find ("topic", "job-manager.dws.epilog-remove"),
+        "the epilog is not released before Teardown completes");
+
+    complete (e, id, NULL);
+    has ("Teardown ready: timing into the KVS", "action", "kvs", "link",
+         "{\"rabbit_teardown_timing\":\"data.dws.timing.teardown\"}");
+    has ("Teardown ready: epilog-remove", "action", "rpc", "topic",
+         "job-manager.dws.epilog-remove", "payload", "{\"id\":12345}");
+    has ("Teardown ready: the Workflow is deleted", "action", "k8s", "op", "delete", "kind",
+         "Workflow", "name", "fluxjob-12345", "token", "delete:12345");
+    a = has ("Teardown ready: the finalizer is removed", "action", "k8s", "op", "json-patch",
+             "kind", "Workflow", "name", "fluxjob-12345", "token", "finalizer:12345");
+    json_at (jp (a, "body", NULL),
+             "[{'op':'test','path':'/metadata/finalizers/1','value':'" FIN "'},"
+             "{'op':'remove','path':'/metadata/finalizers/1'}]",
+             "json-patch: test, then remove our finalizer at its index");
+    complete (e, id, NULL);
+    ok (!find ("op", "delete") && !find ("topic", "job-manager.dws.epilog-remove"),
+        "a repeated Teardown-ready event does not delete or release again");
+    k8s_result (e, "delete", id, true, 200, "", NULL);
+    none ("delete answered: nothing");
+    k8s_result (e, "finalizer", id, false, 422, "test failed", NULL);
+    none ("a finalizer patch whose test failed (422) is not an error");
+    k8s_result (e, "delete", id, false, 500, "boom", NULL);
+    has ("a failed delete is logged", "action", "log", "level", "err", "message",
+         "fluxjob-12345: delete failed: boom");
+    json_object_set_new (jp (wf (id), "metadata", NULL), "deletionTimestamp",
+                         json_string ("2023-11-14T22:13:21Z"));
+    watch (e, "MODIFIED", wf (id));
+    has ("a Workflow being deleted with our finalizer on: remove it again", "op", "json-patch",
+         "token", "finalizer:12345");
+    watch (e, "DELETED", wf (id));
+    ok (A && njobs (e) == 0, "DELETED after our delete: the job is forgotten");
+    feed (e, "{'type':'request','topic':'dws.status','msgid':1}");
+    json_at (jp (A, "#0", "payload", "jobs", NULL), "[]", "dws.status: no jobs left");
+    k8s_result (e, "state", id, false, 500, "late", NULL);
+    none ("a late answer for a forgotten job: nothing");
+    feed (e, "{'type':'rpc-result','token':'prolog:12345','ok':false,'errnum':2,'errstr':'x'}");
+    none ("a late RPC result for a forgotten job: nothing");
+    json_decref (bd);
+    dws_engine_destroy (e);
+}
+
+/* --- DWS errors and TransientCondition ------------------------------------ */
+
+static void test_error (void)
+{
+    k8s_reset ();
+    struct dws_engine *e = engine ("{'prerun_timeout':30}");
+    sysconf (e);
+    sync_none (e);
+    ok (job_to (e, 200, 0, "'c1'", 1, "PreRun"), "job 200 reaches PreRun");
+    wf_status (e, 200, "PreRun", false, "Error", "{'message':'mount failed on c1'}");
+    has ("status Error: exception with DWS' message", "action", "raise", "id", "200", "type",
+         "exception", "severity", "0", "note", PREFIX "workflow hit an error: mount failed on c1");
+    has ("status Error: logged", "action", "log", "level", "err", "message",
+         "fluxjob-200: " PREFIX "workflow hit an error: mount failed on c1");
+    has ("status Error: timers stop", "action", "timer-stop", "key", "prerun:200");
+    has ("status Error: Teardown", "action", "k8s", "op", "patch", "body",
+         "{\"spec\":{\"desiredState\":\"Teardown\"}}");
+    wf_status (e, 200, "PreRun", false, "Error", "{'message':'mount failed on c1'}");
+    none ("the same error again: nothing (one exception, one Teardown)");
+    complete (e, 200, NULL);
+    ok (A && json_array_size (A) == 1 && find ("action", "kvs"),
+        "Teardown complete before the epilog: timing only, the Workflow is kept");
+    json_t *j = job_status (e, 200);
+    json_at (jp (j, "failed_job", NULL), "true", "status: the job failed");
+    json_decref (j);
+    post_run_req (e, 200, 9, false);
+    has ("post_run after Teardown completed: epilog-remove", "topic",
+         "job-manager.dws.epilog-remove");
+    has ("post_run after Teardown completed: delete", "op", "delete", "token", "delete:200");
+    dws_engine_destroy (e);
+
+    /* a failed state patch fails the job */
+    k8s_reset ();
+    e = engine (NULL);
+    sysconf (e);
+    sync_none (e);
+    job_to (e, 201, 0, "'c1'", 1, "DataIn");
+    k8s_result (e, "state", 201, false, 400, "desiredState is bad", NULL);
+    has ("a refused state patch: exception", "action", "raise", "note",
+         PREFIX "cannot move workflow fluxjob-201 to DataIn: desiredState is bad");
+    k8s_result (e, "state", 201, false, 404, "gone", NULL);
+    none ("a state patch that finds no Workflow (404) is left to the watch");
+    dws_engine_destroy (e);
+}
+
+static void test_tc (void)
+{
+    k8s_reset ();
+    struct dws_engine *e = engine ("{'tc_timeout':15}");
+    sysconf (e);
+    sync_none (e);
+    job_to (e, 300, 0, "'c1'", 1, "DataIn");
+    wf_status (e, 300, "DataIn", false, "TransientCondition", "{'message':'slow'}");
+    acts_are ("[{'action':'timer-start','key':'tc:300','after':15.0}]",
+              "TransientCondition: the tc timer starts");
+    wf_status (e, 300, "DataIn", false, "TransientCondition", "{'message':'slow'}");
+    none ("TransientCondition again: the timer is not started again");
+    wf_status (e, 300, "DataIn", false, "Running", NULL);
+    acts_are ("[{'action':'timer-stop','key':'tc:300'}]",
+              "TransientCondition cleared: the tc timer stops");
+    feed (e, "{'type':'timer','key':'tc:300'}");
+    none ("a tc timer that was stopped fires: nothing");
+    wf_status (e, 300, "DataIn", false, "TransientCondition", "{'message':'still slow'}");
+    has ("TransientCondition again later: the timer starts again", "action", "timer-start",
+         "key", "tc:300");
+    feed (e, "{'type':'timer','key':'tc:300'}");
+    has ("tc timer expiry outside PreRun: exception with DWS' message", "action", "raise",
+         "type", "exception", "note",
+         PREFIX "workflow in TransientCondition for more than 15 s: still slow");
+    has ("tc timer expiry: Teardown", "op", "patch", "body",
+         "{\"spec\":{\"desiredState\":\"Teardown\"}}");
+    feed (e, "{'type':'timer','key':'tc:300'}");
+    none ("the tc timer fires again: nothing");
+
+    /* in PreRun: the computes not mounted fail within the tolerance */
+    job_to (e, 301, 1, "'c1','c3'", 2, "PreRun");
+    wf_status (e, 301, "PreRun", false, "TransientCondition", NULL);
+    feed (e, "{'type':'timer','key':'tc:301'}");
+    acts_are ("[{'action':'k8s','op':'list','kind':'ClientMount','label_selector':'" LABEL
+              "=fluxjob-301','token':'tc-prerun:301'}]",
+              "tc timer expiry in PreRun: list the ClientMounts");
+    list_result (e, "tc-prerun", 301,
+                 "[{'spec':{'node':'c1'},'status':{'allReady':true,'mounts':"
+                 "[{'state':'mounted'}]}}]");
+    has ("c3 not mounted: dws-node-failure within the tolerance", "action", "raise", "type",
+         "dws-node-failure", "severity", "1", "note", "c3");
+    dws_engine_destroy (e);
+}
+
+/* --- timers ----------------------------------------------------------------- */
+
+static void test_timers (void)
+{
+    json_t *a;
+    k8s_reset ();
+    struct dws_engine *e = engine ("{'setup_timeout':60,'prerun_timeout':30,"
+                                   "'postrun_timeout':20}");
+    sysconf (e);
+    sync_none (e);
+
+    /* setup: the slow rabbit's computes fail within the tolerance */
+    job_to (e, 400, 1, "'c1','c3'", 2, "Setup");
+    has ("Setup asked: the setup timer", "action", "timer-start", "key", "setup:400");
+    feed (e, "{'type':'timer','key':'setup:400'}");
+    acts_are ("[{'action':'k8s','op':'list','kind':'Servers','label_selector':'" LABEL
+              "=fluxjob-400','token':'setup-timeout:400'}]",
+              "setup timer expiry: list the job's Servers");
+    list_result (e, "setup-timeout", 400,
+                 "[{'spec':{'allocationSets':[{'label':'xfs','storage':["
+                 "{'name':'rabbit1','allocationCount':1},{'name':'rabbit2',"
+                 "'allocationCount':1}]}]},'status':{'allocationSets':[{'storage':"
+                 "{'rabbit1':{'allocationSize':10737418240,'ready':true}}}]}}]");
+    has ("rabbit2 slow: dws-node-failure sev 1 naming its compute", "action", "raise", "id",
+         "400", "type", "dws-node-failure", "severity", "1", "note", "c3");
+    a = has ("dws-node-failure: forceReady and the failed hosts on the Workflow", "action",
+             "k8s", "op", "patch", "kind", "Workflow", "token", "annotate:400");
+    json_at (jp (a, "body", NULL),
+             "{'spec':{'forceReady':true},'metadata':{'annotations':{'" ANN_FAILED "':'c3'}}}",
+             "the patch body");
+    ok (!find ("kind", "Computes"), "outside PreRun the Computes are not touched");
+    complete (e, 400, "{'computes':{'name':'fluxjob-400','namespace':'default'}}");
+    a = has ("Setup completes: Computes without the failed host", "kind", "Computes");
+    json_at (jp (a, "body", NULL), "{'data':[{'name':'c1'}]}", "Computes data: c1 only");
+    a = job_status (e, 400);
+    json_at (jp (a, "failed", NULL), "'c3'", "status: failed hosts");
+    json_decref (a);
+
+    /* setup over the tolerance */
+    job_to (e, 401, 0, "'c1','c3'", 2, "Setup");
+    feed (e, "{'type':'timer','key':'setup:401'}");
+    list_result (e, "setup-timeout", 401, "[]");
+    has ("setup timeout without tolerance: dws-timeout", "action", "raise", "type",
+         "dws-timeout", "severity", "0", "note", "File system creation took too long");
+    has ("setup timeout: Teardown", "op", "patch", "body",
+         "{\"spec\":{\"desiredState\":\"Teardown\"}}");
+    feed (e, "{'type':'timer','key':'setup:401'}");
+    none ("a timer that already fired fires again: nothing");
+
+    /* prerun */
+    job_to (e, 402, 2, "'c[1-4]'", 4, "PreRun");
+    has ("PreRun asked: the prerun timer", "action", "timer-start", "key", "prerun:402", "after",
+         "30.0");
+    feed (e, "{'type':'timer','key':'prerun:402'}");
+    acts_are ("[{'action':'k8s','op':'list','kind':'ClientMount','label_selector':'" LABEL
+              "=fluxjob-402','token':'prerun-timeout:402'}]",
+              "prerun timer expiry: list the ClientMounts");
+    list_result (e, "prerun-timeout", 402,
+                 "[" CM_MOUNTED ("c1") ","
+                 "{'metadata':{'namespace':'c2'},'status':{'allReady':true,'mounts':"
+                 "[{'state':'mounted'}]}}," CM_NOT_READY ("c3") "]");
+    has ("c3, c4 not mounted: dws-node-failure with a hostlist note", "action", "raise", "type",
+         "dws-node-failure", "severity", "1", "note", "c[3-4]");
+    a = has ("forceReady patch", "token", "annotate:402", "kind", "Workflow");
+    json_at (jp (a, "body", "metadata", NULL), "{'annotations':{'" ANN_FAILED "':'c[3-4]'}}",
+             "failed hosts annotation");
+    a = has ("in PreRun the Computes drop the failed hosts", "kind", "Computes", "token",
+             "annotate:402");
+    json_at (jp (a, "body", NULL), "{'data':[{'name':'c1'},{'name':'c2'}]}",
+             "Computes data: c1, c2");
+
+    job_to (e, 403, 1, "'c[1-4]'", 4, "PreRun");
+    feed (e, "{'type':'timer','key':'prerun:403'}");
+    list_result (e, "prerun-timeout", 403,
+                 "[" CM_MOUNTED ("c1") "," CM_MOUNTED ("c2") "]");
+    has ("two unmounted over a tolerance of 1: dws-timeout", "action", "raise", "type",
+         "dws-timeout", "note", "timed out waiting for mounts");
+    ok (!find ("type", "dws-node-failure"), "no dws-node-failure over the tolerance");
+
+    job_to (e, 404, 1, "'c1','c3'", 2, "PreRun");
+    feed (e, "{'type':'timer','key':'prerun:404'}");
+    k8s_result (e, "prerun-timeout", 404, false, 0, "", NULL);
+    has ("a failed ClientMount read is logged", "action", "log", "message",
+         "fluxjob-404: reading for prerun-timeout failed: ");
+    has ("... and every compute counts as failed: dws-timeout", "type", "dws-timeout");
+
+    /* postrun */
+    job_to (e, 405, 0, "'c1','c3'", 2, "PostRun");
+    has ("PostRun asked: the postrun timer", "action", "timer-start", "key", "postrun:405",
+         "after", "20.0");
+    ok (!find ("key", "teardown_after:405"), "no teardown_after timer when it is 0");
+    feed (e, "{'type':'timer','key':'postrun:405'}");
+    acts_are ("[{'action':'k8s','op':'list','kind':'ClientMount','label_selector':'" LABEL
+              "=fluxjob-405','token':'postrun-timeout:405'}]",
+              "postrun timer expiry: list the ClientMounts");
+    list_result (e, "postrun-timeout", 405,
+                 "[{'spec':{'node':'c1'},'status':{'mounts':[{'state':'mounted'}]}},"
+                 "{'spec':{'node':'c1'},'status':{'mounts':[{'state':'mounted'}]}},"
+                 "{'spec':{'node':'c3'},'status':{'mounts':[{'state':'unmounted'}]}}]");
+    has ("postrun timeout: drain the still-mounted computes", "action", "drain", "targets", "c1",
+         "reason", "failed to unmount rabbit");
+    has ("postrun timeout: rabbit-timeout", "action", "raise", "type", "rabbit-timeout",
+         "severity", "0", "note", "unmounts timed out, skipping data movement");
+    has ("postrun timeout: Teardown with the epilog annotation", "op", "patch", "body",
+         "{\"metadata\":{\"annotations\":{\"" ANN_EPILOG "\":\"active\"}},\"spec\":"
+         "{\"desiredState\":\"Teardown\"}}");
+    ok (count ("action", "drain") == 1, "one drain for c1 (listed twice)");
+    dws_engine_destroy (e);
+
+    /* teardown_after */
+    k8s_reset ();
+    e = engine ("{'teardown_after':5,'postrun_timeout':20}");
+    sysconf (e);
+    sync_none (e);
+    job_to (e, 406, 0, "'c1'", 1, "PostRun");
+    has ("PostRun asked: the teardown_after timer", "action", "timer-start", "key",
+         "teardown_after:406", "after", "5.0");
+    feed (e, "{'type':'timer','key':'teardown_after:406'}");
+    has ("teardown_after expiry: teardown-timeout sev 1", "action", "raise", "type",
+         "teardown-timeout", "severity", "1", "note", "skipping rabbit data movement");
+    has ("teardown_after expiry: the postrun timer stops", "action", "timer-stop", "key",
+         "postrun:406");
+    has ("teardown_after expiry: Teardown", "op", "patch", "body",
+         "{\"metadata\":{\"annotations\":{\"" ANN_EPILOG "\":\"active\"}},\"spec\":"
+         "{\"desiredState\":\"Teardown\"}}");
+    job_to (e, 407, 0, "'c1'", 1, "DataOut");
+    has ("PostRun complete: the teardown_after timer keeps running into DataOut", "action",
+         "timer-stop", "key", "postrun:407");
+    ok (!find ("key", "teardown_after:407"), "(it is not stopped at PostRun)");
+    feed (e, "{'type':'timer','key':'teardown_after:407'}");
+    has ("teardown_after expiry in DataOut: teardown-timeout", "type", "teardown-timeout");
+    feed (e, "{'type':'timer','key':'teardown_after:407'}");
+    none ("teardown_after again: nothing");
+    feed (e, "{'type':'timer','key':'nonsense'}");
+    none ("a timer key without a colon: nothing");
+    feed (e, "{'type':'timer','key':'bogus:407'}");
+    none ("a timer of an unknown kind: nothing");
+    feed (e, "{'type':'timer','key':'setup:99999'}");
+    none ("a timer of an unknown job: nothing");
+    dws_engine_destroy (e);
+}
+
+/* --- abort -------------------------------------------------------------------- */
+
+static void test_abort (void)
+{
+    k8s_reset ();
+    struct dws_engine *e = engine (NULL);
+    sysconf (e);
+    sync_none (e);
+    job_to (e, 500, 0, "'c1','c3'", 2, "PostRun");
+    feed (e, "{'type':'request','topic':'dws.abort','msgid':7,'now':%d,'payload':"
+             "{'jobid':500}}",
+          NOW);
+    has ("dws.abort: answered", "action", "respond", "msgid", "7", "payload",
+         "{\"success\":true}");
+    has ("dws.abort: list ClientMounts", "op", "list", "kind", "ClientMount", "token",
+         "abort-mounts:500", "label_selector", LABEL "=fluxjob-500");
+    has ("dws.abort: list Servers", "op", "list", "kind", "Servers", "token",
+         "abort-servers:500");
+    has ("dws.abort: Teardown", "op", "patch", "body",
+         "{\"metadata\":{\"annotations\":{\"" ANN_EPILOG "\":\"active\"}},\"spec\":"
+         "{\"desiredState\":\"Teardown\"}}");
+    list_result (e, "abort-mounts", 500,
+                 "[{'spec':{'node':'c1'},'status':{'mounts':[{'state':'mounted'}]}},"
+                 "{'spec':{'node':'c3'},'status':{'mounts':[]}}]");
+    acts_are ("[{'action':'drain','targets':'c1','reason':'failed to unmount rabbit'}]",
+              "abort: computes still mounted are drained");
+    list_result (e, "abort-servers", 500,
+                 "[{'status':{'allocationSets':[{'storage':{'rabbit1':{'allocationSize':100},"
+                 "'rabbit2':{'allocationSize':0}}},{'storage':{'rabbit1':"
+                 "{'allocationSize':5}}}]}}]");
+    acts_are ("[{'action':'k8s','op':'patch','kind':'Storage','namespace':'default',"
+              "'name':'rabbit1','body':{'spec':{'state':'Disabled'},'metadata':"
+              "{'annotations':{'disable_reason':'flux job fluxjob-500 epilog timed out "
+              "(dws.abort)','disable_date':'2023-11-14T22:13:20Z'}}}},"
+              "{'action':'log','level':'warning','message':'fluxjob-500: rabbit rabbit1 "
+              "disabled: flux job fluxjob-500 epilog timed out (dws.abort)'}]",
+              "abort: rabbits holding allocations are disabled once, with reason and date");
+    complete (e, 500, NULL);
+    ok (!find ("topic", "job-manager.dws.epilog-remove"),
+        "Teardown after abort: no epilog-remove (the job manager ended the epilog)");
+    has ("Teardown after abort: delete", "op", "delete", "token", "delete:500");
+
+    feed (e, "{'type':'request','topic':'dws.abort','msgid':8,'payload':{'jobid':501}}");
+    acts_are ("[{'action':'respond','msgid':8,'payload':{'success':true}}]",
+              "dws.abort for an unknown job: success, nothing else");
+    feed (e, "{'type':'request','topic':'dws.teardown','msgid':9,'payload':{'jobid':501}}");
+    acts_are ("[{'action':'respond','msgid':9,'payload':{'success':true}},"
+              "{'action':'rpc','topic':'job-manager.dws.epilog-remove','nodeid':0,"
+              "'payload':{'id':501}}]",
+              "dws.teardown for an unknown job: success and epilog-remove");
+    feed (e, "{'type':'request','topic':'dws.post_run','msgid':10,'payload':{'jobid':501,"
+             "'run_started':true}}");
+    acts_are ("[{'action':'respond','msgid':10,'payload':{'success':true}},"
+              "{'action':'rpc','topic':'job-manager.dws.epilog-remove','nodeid':0,"
+              "'payload':{'id':501}}]",
+              "dws.post_run for an unknown job after the sync: success and epilog-remove");
+
+    /* dws.teardown of a job in Setup */
+    job_to (e, 502, 0, "'c1'", 1, "Setup");
+    feed (e, "{'type':'request','topic':'dws.teardown','msgid':11,'payload':{'jobid':502}}");
+    has ("dws.teardown: Teardown with the epilog annotation", "op", "patch", "body",
+         "{\"metadata\":{\"annotations\":{\"" ANN_EPILOG "\":\"active\"}},\"spec\":"
+         "{\"desiredState\":\"Teardown\"}}");
+    complete (e, 502, NULL);
+    has ("... complete: epilog-remove", "topic", "job-manager.dws.epilog-remove");
+    dws_engine_destroy (e);
+}
+
+/* --- smaller paths ------------------------------------------------------------ */
+
+static void test_more (void)
+{
+    json_t *a;
+    k8s_reset ();
+    /* dws.setup before the SystemConfiguration: resumed when it comes */
+    struct dws_engine *e = engine ("{'drain_compute_nodes':false,'save_datamovements':1}");
+    sync_none (e);
+    job_to (e, 1000, 0, "'c1'", 1, "Proposal");
+    a = has ("drain_compute_nodes false: rabbits marked badrabbit are excluded", "topic",
+             "job-manager.dws.resource-update");
+    json_at (jp (a, "payload", "exclude", NULL), "{'not':[{'properties':['badrabbit']}]}",
+             "the exclude constraint");
+    setup_req (e, 1000, 1, "'c1'");
+    has ("dws.setup without a SystemConfiguration: waits (logged)", "action", "log", "level",
+         "warning", "message",
+         "fluxjob-1000: waiting for SystemConfiguration 'default' to place the job's rabbit "
+         "storage");
+    ok (!find ("token", "hosts:1000"), "... nothing written yet");
+    sysconf (e);
+    has ("the SystemConfiguration arrives: Setup goes on", "token", "hosts:1000");
+
+    /* the workflow token Secret cannot be used */
+    job_to (e, 1001, 0, "'c1'", 1, "PreRun");
+    complete (e, 1001, "{'workflowToken':{'secretName':'s1'}}");
+    has ("the Secret in the Workflow's namespace when none is named", "kind", "Secret",
+         "namespace", "default", "name", "s1");
+    json_t *secret = jq ("{'data':{'token':'not base64!'}}");
+    k8s_result (e, "secret", 1001, true, 200, "", secret);
+    json_decref (secret);
+    has ("a Secret whose token is not base64: exception", "action", "raise", "note",
+         PREFIX "cannot read the workflow token: the Secret has no usable data.token");
+    ok (!find ("topic", "job-manager.dws.prolog-remove"), "... the prolog is not released");
+    job_to (e, 1002, 0, "'c1'", 1, "PreRun");
+    complete (e, 1002, "{'workflowToken':{'secretName':'s2','secretNamespace':''}}");
+    k8s_result (e, "secret", 1002, false, 404, "secrets \"s2\" not found", NULL);
+    has ("a Secret that cannot be read: exception with the Kubernetes message", "action",
+         "raise", "note", PREFIX "cannot read the workflow token: secrets \"s2\" not found");
+
+    /* save_datamovements: the failed ones first, at most N */
+    job_to (e, 1003, 0, "'c1'", 1, "Setup");
+    feed (e, "{'type':'request','topic':'dws.teardown','msgid':5,'payload':{'jobid':1003}}");
+    has ("Teardown with save_datamovements: list the data movements", "op", "list", "kind",
+         "NnfDataMovement", "token", "dm:1003", "label_selector", LABEL "=fluxjob-1003");
+    list_result (e, "dm", 1003,
+                 "[{'metadata':{'name':'ok'},'status':{'status':'Success'}},"
+                 "{'metadata':{'name':'bad'},'status':{'status':'Failed'}}]");
+    acts_are ("[{'action':'kvs','id':1003,'put':{'data.dws.datamovements':[{'metadata':"
+              "{'name':'bad'},'status':{'status':'Failed'}}]},'link':{'rabbit_datamovements':"
+              "'data.dws.datamovements'}}]",
+              "the failed data movement is saved in the KVS");
+
+    /* a failed Servers or Computes patch fails the job */
+    job_to (e, 1004, 0, "'c1'", 1, "Proposal");
+    setup_req (e, 1004, 1, "'c1'");
+    k8s_result (e, "hosts", 1004, true, 200, "", wf (1004));
+    k8s_result (e, "servers", 1004, false, 422, "allocationSets are bad", NULL);
+    has ("a refused Servers patch: exception", "action", "raise", "note",
+         PREFIX "cannot fill the Servers: allocationSets are bad");
+    ok (!find ("body", "{\"spec\":{\"desiredState\":\"Setup\"}}"), "... no Setup");
+    job_to (e, 1005, 0, "'c1'", 1, "Setup");
+    complete (e, 1005, NULL);
+    has ("without status.computes the Computes object is named after the Workflow", "kind",
+         "Computes", "name", "fluxjob-1005");
+    k8s_result (e, "computes", 1005, false, 500, "etcd is down", NULL);
+    has ("a failed Computes patch: exception", "action", "raise", "note",
+         PREFIX "cannot fill the Computes: etcd is down");
+    job_to (e, 1006, 0, "'c1'", 1, "Proposal");
+    setup_req (e, 1006, 1, "'c1'");
+    k8s_result (e, "hosts", 1006, false, 409, "conflict", NULL);
+    has ("a failed hosts annotation: exception", "action", "raise", "note",
+         PREFIX "cannot record the job's hosts: conflict");
+    dws_engine_destroy (e);
+
+    /* the resources cannot be rewritten: the job manager raises the exception */
+    k8s_reset ();
+    e = engine (NULL);
+    sysconf (e);
+    sync_none (e);
+    create_req (e, 1010, 1, 0, 1, DW_XFS);
+    k8s_result (e, "create", 1010, true, 201, "", wf (1010));
+    complete (e, 1010, "{'directiveBreakdowns':[{'name':'fluxjob-1010-0'}]}");
+    json_t *bd = jq ("{'metadata':{'name':'fluxjob-1010-0'},'status':{'ready':true,'storage':"
+                     "{'allocationSets':[{'label':'xfs','allocationStrategy':"
+                     "'AllocateSingleServer','minimumCapacity':1}]}}}");
+    k8s_result (e, "breakdown", 1010, true, 200, "", bd);
+    json_decref (bd);
+    a = has ("a breakdown the rewrite refuses: resource-update with errmsg", "topic",
+             "job-manager.dws.resource-update");
+    ok (json_is_string (jp (a, "payload", "errmsg", NULL))
+            && json_is_null (jp (a, "payload", "exclude", NULL)),
+        "... errmsg: %s", json_string_value (jp (a, "payload", "errmsg", NULL)));
+    ok (!find ("action", "raise"), "... the engine raises nothing itself");
+    has ("... and the Workflow goes to Teardown", "op", "patch", "body",
+         "{\"spec\":{\"desiredState\":\"Teardown\"}}");
+    k8s_result (e, "breakdown", 1010, false, 404, "gone", NULL);
+    none ("a repeated breakdown answer after the failure: nothing");
+
+    create_req (e, 1011, 2, 0, 1, DW_XFS);
+    k8s_result (e, "create", 1011, true, 201, "", wf (1011));
+    complete (e, 1011, "{'directiveBreakdowns':[{'name':'fluxjob-1011-0'}]}");
+    k8s_result (e, "breakdown", 1011, false, 403, "forbidden", NULL);
+    has ("a failed breakdown read: exception", "action", "raise", "note",
+         PREFIX "cannot read a DirectiveBreakdown: forbidden");
+    dws_engine_destroy (e);
+}
+
+/* --- restart ------------------------------------------------------------------ */
+
+/* A Workflow as a restarted service finds it. */
+static json_t *found (long long id, const char *desired, const char *state, bool ready,
+                      const char *annotations, const char *status_extra)
+{
+    json_t *w = jq ("{'metadata':{'name':'fluxjob-%lld','namespace':'default',"
+                    "'finalizers':['" FIN "'],'annotations':{"
+                    "'flux-dws.io/resources':'[{\\'type\\':\\'node\\',\\'count\\':1}]',"
+                    "'flux-dws.io/failure-tolerance':'0'%s%s}},"
+                    "'spec':{'desiredState':'%s','wlmID':'flux','jobID':'f1','userID':1000,"
+                    "'groupID':100,'dwDirectives':['" DW_XFS "']},"
+                    "'status':{'state':'%s','ready':%s,'status':'%s','elapsedTimeLastState':'1s',"
+                    "'directiveBreakdowns':[{'name':'fluxjob-%lld-0','namespace':'default'}],"
+                    "'computes':{'name':'fluxjob-%lld','namespace':'default'}}}",
+                    id, annotations ? "," : "", annotations ? annotations : "", desired, state,
+                    ready ? "true" : "false", ready ? "Completed" : "DriverWait", id, id);
+    if (status_extra) {
+        json_t *x = jq ("%s", status_extra);
+        merge (json_object_get (w, "status"), x);
+        json_decref (x);
+    }
+    return w;
+}
+
+static void test_rebuild (void)
+{
+    json_t *a;
+    k8s_reset ();
+    struct dws_engine *e = engine ("{'setup_timeout':60,'postrun_timeout':20}");
+    sysconf (e);
+    json_t *list = json_array ();
+    json_array_append_new (list, found (601, "Setup", "Setup", false,
+                                        "'" ANN_HOSTS "':'c1'", NULL));
+    json_array_append_new (list, found (602, "Setup", "Setup", true,
+                                        "'" ANN_HOSTS "':'c[1-2]'", NULL));
+    json_array_append_new (list, found (603, "DataIn", "DataIn", true,
+                                        "'" ANN_HOSTS "':'c1'", NULL));
+    json_array_append_new (list, found (604, "PreRun", "PreRun", true, "'" ANN_HOSTS "':'c1'",
+                                        "{'env':{'DW_JOB_x':'/mnt/x'}}"));
+    json_array_append_new (list, found (605, "PostRun", "PostRun", false,
+                                        "'" ANN_HOSTS "':'c1','" ANN_EPILOG "':'active'",
+                                        NULL));
+    json_array_append_new (list, found (606, "Teardown", "Teardown", true,
+                                        "'" ANN_HOSTS "':'c1','" ANN_EPILOG "':'active'",
+                                        NULL));
+    json_array_append_new (list, found (607, "Teardown", "Teardown", true,
+                                        "'" ANN_HOSTS "':'c1'", NULL));
+    json_array_append_new (list, found (608, "Proposal", "Proposal", true,
+                                        "'" ANN_HOSTS "':'c[1,3]'", NULL));
+    json_t *other = found (609, "Setup", "Setup", true, NULL, NULL);
+    json_object_set_new (json_object_get (other, "spec"), "wlmID", json_string ("slurm"));
+    json_array_append_new (list, other);
+    other = found (610, "Setup", "Setup", true, NULL, NULL);
+    json_object_set_new (json_object_get (other, "metadata"), "name", json_string ("mine"));
+    json_array_append_new (list, other);
+    other = found (611, "Teardown", "Teardown", true, NULL, NULL);
+    json_object_set_new (json_object_get (other, "metadata"), "deletionTimestamp",
+                         json_string ("x"));
+    json_object_set_new (json_object_get (other, "metadata"), "finalizers", json_array ());
+    json_array_append_new (list, other);
+    feedj (e, json_pack ("{s:s s:s s:O}", "type", "sync", "kind", "Workflow", "objects", list));
+
+    ok (njobs (e) == 8, "the restarted engine picks up our 8 Workflows (not another WLM's, "
+        "not a foreign name, not one on its way out)");
+    has ("picked up in Setup: logged", "action", "log", "level", "info", "message",
+         "fluxjob-601: picked up in Setup");
+    has ("picked up in Setup: the setup timer is re-armed", "action", "timer-start", "key",
+         "setup:601", "after", "60.0");
+    a = has ("Setup complete: the completion is re-processed (Computes)", "kind", "Computes",
+             "token", "computes:602");
+    json_at (jp (a, "body", NULL), "{'data':[{'name':'c1'},{'name':'c2'}]}",
+             "Computes from the hosts annotation");
+    has ("DataIn complete: PreRun", "op", "patch", "name", "fluxjob-603", "body",
+         "{\"spec\":{\"desiredState\":\"PreRun\"}}");
+    ok (!find ("key", "prerun:603"), "no prerun timer when prerun_timeout is 0");
+    has ("PreRun complete without a workflowToken: prolog-remove with the env", "action", "rpc",
+         "topic", "job-manager.dws.prolog-remove", "payload",
+         "{\"id\":604,\"variables\":{\"DW_JOB_x\":\"/mnt/x\"}}");
+    has ("picked up in PostRun: the postrun timer is re-armed", "action", "timer-start", "key",
+         "postrun:605");
+    has ("Teardown complete with the epilog annotation: epilog-remove", "topic",
+         "job-manager.dws.epilog-remove", "payload", "{\"id\":606}");
+    has ("... and delete", "op", "delete", "name", "fluxjob-606");
+    has ("... and the finalizer removed", "op", "json-patch", "name", "fluxjob-606", "body",
+         "[{\"op\":\"test\",\"path\":\"/metadata/finalizers/0\",\"value\":\"" FIN "\"},"
+         "{\"op\":\"remove\",\"path\":\"/metadata/finalizers/0\"}]");
+    ok (!find ("payload", "{\"id\":607}") && !find ("name", "fluxjob-607"),
+        "Teardown complete without the epilog annotation: kept, nothing done");
+    has ("Proposal complete with hosts: breakdowns read again", "op", "get", "kind",
+         "DirectiveBreakdown", "token", "breakdown:608");
+    ok (!find ("name", "fluxjob-609") && !find ("name", "mine")
+            && !find ("name", "fluxjob-611"),
+        "other Workflows get no action");
+
+    json_t *bd = breakdown (608, 10);
+    k8s_result (e, "breakdown", 608, true, 200, "", bd);
+    json_decref (bd);
+    a = has ("the rebuilt job in Proposal: resource-update again", "topic",
+             "job-manager.dws.resource-update");
+    json_at (jp (a, "payload", "resources", NULL),
+             "[{'type':'slot','count':1,'label':'rabbit','with':[{'type':'node','count':1},"
+             "{'type':'ssd','count':10,'exclusive':true}]}]",
+             "... from the resources annotation");
+    has ("hosts already recorded: Servers filled at once", "kind", "Servers", "token",
+         "servers:608");
+    has ("... memo rabbits", "action", "memo", "memo", "{\"rabbits\":\"rabbit[1-2]\"}");
+
+    post_run_req (e, 607, 3, true);
+    has ("post_run for the kept job: epilog-remove", "topic", "job-manager.dws.epilog-remove",
+         "payload", "{\"id\":607}");
+    has ("... and delete", "op", "delete", "name", "fluxjob-607");
+
+    /* vanished while we did not watch */
+    json_array_remove (list, 0);
+    feedj (e, json_pack ("{s:s s:s s:O}", "type", "sync", "kind", "Workflow", "objects", list));
+    has ("a Workflow the re-list lacks (job running): exception", "action", "raise", "id",
+         "601", "note", PREFIX "workflow fluxjob-601 was deleted outside of Flux");
+    has ("... its timers stop", "action", "timer-stop", "key", "setup:601");
+    ok (job_status (e, 601) == NULL, "... and the job is forgotten");
+    ok (!find ("id", "602") && !find ("name", "fluxjob-602"),
+        "a re-list changes nothing for jobs whose state was handled");
+    json_decref (list);
+    dws_engine_destroy (e);
+}
+
+/* --- Workflows that vanish ----------------------------------------------------- */
+
+static void test_vanish (void)
+{
+    k8s_reset ();
+    struct dws_engine *e = engine (NULL);
+    sysconf (e);
+    sync_none (e);
+
+    /* in Proposal, the breakdown read outstanding */
+    create_req (e, 700, 1, 0, 1, DW_XFS);
+    k8s_result (e, "create", 700, true, 201, "", wf (700));
+    wf_status (e, 700, "Proposal", true, "Completed",
+               "{'directiveBreakdowns':[{'name':'fluxjob-700-0'}]}");
+    has ("Proposal complete: read the breakdown (namespace defaults)", "op", "get", "namespace",
+         "default", "token", "breakdown:700");
+    json_t *old = json_deep_copy (wf (700));
+    json_object_del (K8S, "fluxjob-700");
+    watch (e, "DELETED", old);
+    has ("deleted while waiting in Proposal: logged", "action", "log", "level", "warning",
+         "message",
+         "fluxjob-700: Workflow deleted outside Flux while the job waited; creating it again");
+    json_t *a = has ("... and created again", "op", "create", "kind", "Workflow", "token",
+                     "create:700");
+    json_at (jp (a, "body", "spec", "dwDirectives", NULL), "['" DW_XFS "']",
+             "... with the same directives");
+    watch (e, "DELETED", old);
+    none ("a DELETED of the old object while the create is outstanding: nothing");
+    json_t *bd = breakdown (700, 10);
+    k8s_result (e, "breakdown", 700, true, 200, "", bd);
+    none ("the late answer of the old Workflow's breakdown read: nothing");
+    k8s_result (e, "create", 700, true, 201, "", wf (700));
+    acts_are ("[{'action':'memo','id':700,'memo':{'rabbit_workflow':'fluxjob-700'}}]",
+              "created again: memo (no request to answer)");
+    wf_status (e, 700, "Proposal", true, "Completed",
+               "{'directiveBreakdowns':[{'name':'fluxjob-700-0'}]}");
+    has ("the new Workflow's Proposal: its breakdown is read", "op", "get", "token",
+         "breakdown:700");
+    k8s_result (e, "breakdown", 700, true, 200, "", bd);
+    has ("... and the job goes on", "topic", "job-manager.dws.resource-update");
+    k8s_result (e, "breakdown", 700, false, 500, "late", NULL);
+    none ("a duplicate breakdown answer: nothing (does not fail the job)");
+    json_decref (bd);
+    json_decref (old);
+
+    /* running */
+    job_to (e, 701, 0, "'c1'", 1, "DataIn");
+    watch (e, "DELETED", wf (701));
+    acts_are ("[{'action':'raise','id':701,'type':'exception','severity':0,'note':'" PREFIX
+              "workflow fluxjob-701 was deleted outside of Flux'}]",
+              "deleted while running: exception");
+    ok (job_status (e, 701) == NULL, "... and the job is forgotten");
+
+    /* during the epilog */
+    job_to (e, 702, 0, "'c1'", 1, "PostRun");
+    watch (e, "DELETED", wf (702));
+    has ("deleted during the epilog: warning", "action", "log", "level", "warning");
+    has ("... and epilog-remove", "topic", "job-manager.dws.epilog-remove", "payload",
+         "{\"id\":702}");
+    ok (!find ("action", "raise"), "... no exception");
+
+    /* being deleted by someone else while running */
+    job_to (e, 703, 0, "'c1'", 1, "DataIn");
+    json_object_set_new (jp (wf (703), "metadata", NULL), "deletionTimestamp",
+                         json_string ("2023-11-14T22:13:21Z"));
+    watch (e, "MODIFIED", wf (703));
+    has ("deletionTimestamp while running: exception", "action", "raise", "note",
+         PREFIX "workflow fluxjob-703 is being deleted outside of Flux");
+
+    /* dws.setup of a job whose Workflow vanished (unknown after the sync) */
+    k8s_reset ();
+    dws_engine_destroy (e);
+    e = engine (NULL);
+    sysconf (e);
+    sync_none (e);
+    setup_req (e, 704, 3, "'c1','c2'");
+    has ("dws.setup for an unknown job: answered", "action", "respond", "msgid", "3");
+    has ("... the job is read", "action", "job-info", "id", "704", "token", "job-info:704");
+    feed (e, "{'type':'job-info','token':'job-info:704','ok':true,'userid':1000,'jobspec':"
+             "{'resources':[{'type':'node','count':2}],'attributes':{'system':{"
+             "'dw':'" DW_XFS "','dw_failure_tolerance':1}}}}");
+    a = has ("job read: the Workflow is created again with the hosts", "op", "create",
+             "token", "create:704");
+    json_at (jp (a, "body", "metadata", "annotations", NULL),
+             "{'flux-dws.io/failure-tolerance':'1','flux-dws.io/resources':"
+             "'[{\\'type\\':\\'node\\',\\'count\\':2}]','" ANN_HOSTS "':'c[1-2]'}",
+             "... annotations");
+    k8s_result (e, "create", 704, true, 201, "", wf (704));
+    complete (e, 704, "{'directiveBreakdowns':[{'name':'fluxjob-704-0'}]}");
+    bd = breakdown (704, 10);
+    k8s_result (e, "breakdown", 704, true, 200, "", bd);
+    json_decref (bd);
+    ok (!find ("topic", "job-manager.dws.resource-update"),
+        "the re-created job does not update its resources again");
+    has ("... and goes on to fill the Servers", "kind", "Servers", "token", "servers:704");
+    feed (e, "{'type':'job-info','token':'job-info:705','ok':true}");
+    none ("a job-info answer for an unknown job: nothing");
+
+    setup_req (e, 706, 4, "'c1'");
+    feed (e, "{'type':'job-info','token':'job-info:706','ok':false,'errstr':'no such job'}");
+    has ("job-info fails: exception", "action", "raise", "note",
+         PREFIX "cannot read the job to create its Workflow again: no such job");
+    ok (job_status (e, 706) == NULL, "... and the job is forgotten");
+    dws_engine_destroy (e);
+}
+
+/* --- orphans (requests lost in a restart) -------------------------------------- */
+
+static void test_orphans (void)
+{
+    k8s_reset ();
+    struct dws_engine *e = engine (NULL);
+    sysconf (e);
+    sync_none (e);
+    feed (e, "{'type':'orphans','jobs':[{'id':800,'state':'DEPEND','dependencies':"
+             "['dws-create']},{'id':801,'state':'DEPEND','dependencies':[]},802,"
+             "{'id':-1,'state':'DEPEND'},{'state':'RUN'},{'id':803}]}");
+    has ("DEPEND held by dws-create without a Workflow: job-info", "action", "job-info", "id",
+         "800", "token", "job-info:800", "R", "false");
+    has ("a bare id counts as held by dws-create", "action", "job-info", "id", "802");
+    ok (count ("action", "job-info") == 2, "nothing for other dependencies or bad entries");
+    json_t *gone = jq ("{'metadata':{'name':'fluxjob-800'},'spec':{'wlmID':'flux'}}");
+    watch (e, "DELETED", gone);
+    json_decref (gone);
+    none ("a DELETED Workflow of a job waiting to be created: nothing");
+    feed (e, "{'type':'job-info','token':'job-info:800','ok':true,'userid':1000,'jobspec':"
+             "{'resources':[{'type':'node','count':1}],'attributes':{'system':{"
+             "'dw':'" DW_XFS "'}}}}");
+    json_t *a = has ("job read: Workflow created", "op", "create", "token", "create:800");
+    ok (a && !json_object_get (jp (a, "body", "metadata", "annotations", NULL), ANN_HOSTS),
+        "... without hosts");
+    feed (e, "{'type':'job-info','token':'job-info:802','ok':true,'userid':1000,'jobspec':"
+             "{'resources':[],'attributes':{'system':{}}}}");
+    has ("a job without a dw attribute: exception", "action", "raise", "note",
+         PREFIX "cannot create the Workflow again: the jobspec has no dw attribute");
+
+    /* RUN with a lost dws.setup */
+    job_to (e, 804, 0, "'c1'", 1, "Proposal");
+    feed (e, "{'type':'orphans','jobs':[{'id':804,'state':'RUN'}]}");
+    has ("RUN with no hosts and the Workflow in Proposal: job-info with R", "action",
+         "job-info", "id", "804", "R", "true");
+    feed (e, "{'type':'job-info','token':'job-info:804','ok':true,'userid':1000,'R':"
+             "{'execution':{'nodelist':['c3']}}}");
+    has ("R read: the hosts are recorded (Setup goes on)", "token", "hosts:804", "body",
+         "{\"metadata\":{\"annotations\":{\"" ANN_HOSTS "\":\"c3\"}}}");
+    feed (e, "{'type':'orphans','jobs':[{'id':804,'state':'RUN'}]}");
+    none ("RUN again once the hosts are known: nothing");
+
+    job_to (e, 805, 0, "'c1'", 1, "Proposal");
+    feed (e, "{'type':'orphans','jobs':[{'id':805,'state':'RUN'}]}");
+    feed (e, "{'type':'job-info','token':'job-info:805','ok':false,'errstr':'EPERM'}");
+    has ("reading R fails: exception", "action", "raise", "id", "805", "note",
+         PREFIX "cannot read the job's R: EPERM");
+    json_t *j = job_status (e, 805);
+    ok (j != NULL, "... the job whose Workflow exists is not forgotten");
+    json_decref (j);
+    has ("... and its Workflow goes to Teardown", "op", "patch", "name", "fluxjob-805", "body",
+         "{\"spec\":{\"desiredState\":\"Teardown\"}}");
+
+    job_to (e, 810, 0, "'c1'", 1, "Proposal");
+    feed (e, "{'type':'orphans','jobs':[{'id':810,'state':'RUN'}]}");
+    feed (e, "{'type':'job-info','token':'job-info:810','ok':true,'R':'c1'}");
+    has ("an R that is not an object: exception", "action", "raise", "id", "810", "note",
+         PREFIX "cannot read the job's R: none");
+    job_to (e, 811, 0, "'c1'", 1, "Proposal");
+    feed (e, "{'type':'orphans','jobs':[{'id':811,'state':'RUN'}]}");
+    feed (e, "{'type':'job-info','token':'job-info:811','ok':true,'R':{'execution':{}}}");
+    has ("an R without a nodelist: exception", "action", "raise", "id", "811", "note",
+         PREFIX "cannot read the job's R: R has no execution.nodelist");
+
+    /* CLEANUP without the epilog */
+    job_to (e, 806, 0, "'c1'", 1, "PostRun");
+    job_to (e, 807, 0, "'c1'", 1, "PreRun");
+    complete (e, 807, NULL);
+    job_to (e, 808, 0, "'c1'", 1, "Setup");
+    feed (e, "{'type':'orphans','jobs':[{'id':806,'state':'CLEANUP'},{'id':807,'state':"
+             "'CLEANUP'},{'id':808,'state':'CLEANUP'},{'id':809,'state':'CLEANUP'}]}");
+    ok (!find ("name", "fluxjob-806"), "CLEANUP with the epilog begun: nothing");
+    has ("CLEANUP after PreRun without post_run: PostRun with the epilog annotation", "op",
+         "patch", "name", "fluxjob-807", "body",
+         "{\"metadata\":{\"annotations\":{\"" ANN_EPILOG "\":\"active\"}},\"spec\":"
+         "{\"desiredState\":\"PostRun\"}}");
+    has ("CLEANUP before PreRun: Teardown", "op", "patch", "name", "fluxjob-808", "body",
+         "{\"metadata\":{\"annotations\":{\"" ANN_EPILOG "\":\"active\"}},\"spec\":"
+         "{\"desiredState\":\"Teardown\"}}");
+    ok (!feed (e, "{'type':'orphans'}") && !strcmp (errtext, "orphans event needs a jobs array"),
+        "orphans without jobs: refused");
+    dws_engine_destroy (e);
+}
+
+/* --- malformed events ------------------------------------------------------------ */
+
+static void bad (struct dws_engine *e, const char *event, const char *expect)
+{
+    char *before = status_text (e);
+    bool r = feed (e, "%s", event);
+    char *after = status_text (e);
+    ok (!r && !strcmp (errtext, expect) && !strcmp (before, after), "%s refused: %s", event,
+        expect);
+    if (r || strcmp (errtext, expect) != 0)
+        diag ("got: %s", r ? "actions" : errtext);
+    if (strcmp (before, after) != 0)
+        diag ("changed: %s -> %s", before, after);
+    free (before);
+    free (after);
+}
+
+static void test_malformed (void)
+{
+    dws_error_t err;
+    k8s_reset ();
+    struct dws_engine *e = engine (NULL);
+    sysconf (e);
+    sync_none (e);
+    job_to (e, 900, 0, "'c1'", 1, "PostRun");
+
+    json_t *arr = json_array ();
+    char *before = status_text (e);
+    json_t *r = dws_engine_event (e, arr, &err);
+    char *after = status_text (e);
+    ok (!r && !strcmp (err.text, "event must be a JSON object") && !strcmp (before, after),
+        "an event that is not an object is refused: %s", err.text);
+    free (before);
+    free (after);
+    json_decref (arr);
+    char *s = dws_engine_event_json (e, "{\"type\":", &err);
+    ok (!s && strlen (err.text) > 0, "event text that is not JSON is refused: %s", err.text);
+
+    bad (e, "{}", "event has no type");
+    bad (e, "{'type':5}", "event has no type");
+    bad (e, "{'type':'bogus','now':1}", "unknown event type 'bogus'");
+    bad (e, "{'type':'timer','key':'tc:900','now':'soon'}", "event 'now' must be a number");
+    bad (e, "{'type':'watch','event':'ADDED','object':{}}", "watch event has no kind");
+    bad (e, "{'type':'sync','objects':[]}", "sync event has no kind");
+    bad (e, "{'type':'sync','kind':'Workflow'}", "sync event needs an objects array");
+    bad (e, "{'type':'sync','kind':'Workflow','objects':{}}", "sync event needs an objects array");
+    bad (e, "{'type':'watch','kind':'Workflow','object':{}}", "watch event needs event and object");
+    bad (e, "{'type':'watch','kind':'Workflow','event':'ADDED','object':[]}",
+         "watch event needs event and object");
+    bad (e, "{'type':'k8s-result','ok':true}", "event has no token");
+    bad (e, "{'type':'rpc-result','token':5}", "event has no token");
+    bad (e, "{'type':'k8s-result','token':'nocolon'}", "unknown token 'nocolon'");
+    bad (e, "{'type':'k8s-result','token':'state:abc'}", "unknown token 'state:abc'");
+    bad (e, "{'type':'k8s-result','token':'state:-900'}", "unknown token 'state:-900'");
+    bad (e, "{'type':'k8s-result','token':'state:'}", "unknown token 'state:'");
+    bad (e, "{'type':'job-info','token':'"
+            "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx:900'}",
+         "unknown token '"
+         "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx:900'");
+    bad (e, "{'type':'k8s-result','token':'state:"
+            "000000000000000000000000000000000000000000000000000000000000000900'}",
+         "unknown token 'state:"
+         "000000000000000000000000000000000000000000000000000000000000000900'");
+    bad (e, "{'type':'timer'}", "timer event has no key");
+    bad (e, "{'type':'orphans','jobs':5}", "orphans event needs a jobs array");
+
+    /* a refused event's 'now' is not taken: the abort date stays NOW */
+    feed (e, "{'type':'request','topic':'dws.abort','msgid':1,'now':%d,'payload':"
+             "{'jobid':900}}",
+          NOW);
+    bad (e, "{'type':'bogus','now':0}", "unknown event type 'bogus'");
+    list_result (e, "abort-servers", 900,
+                 "[{'status':{'allocationSets':[{'storage':{'rabbit1':"
+                 "{'allocationSize':1}}}]}}]");
+    has ("a refused event does not move the clock", "kind", "Storage", "body",
+         "{\"metadata\":{\"annotations\":{\"disable_date\":\"2023-11-14T22:13:20Z\","
+         "\"disable_reason\":\"flux job fluxjob-900 epilog timed out (dws.abort)\"}},"
+         "\"spec\":{\"state\":\"Disabled\"}}");
+    k8s_result (e, "bogus", 900, true, 200, "", NULL);
+    has ("an answer to an unknown token kind is logged", "action", "log", "message",
+         "fluxjob-900: unexpected answer 'bogus'");
+    feed (e, "{'type':'rpc-result','token':'resource-update:900','ok':false,'errstr':'nope'}");
+    acts_are ("[{'action':'log','level':'err','message':'fluxjob-900: resource-update RPC "
+              "failed: nope'}]",
+              "a failed RPC with a token is logged");
+    dws_engine_destroy (e);
+}
+
+static void test_status_json (void)
+{
+    dws_error_t err;
+    struct dws_engine *e = engine (NULL);
+    char *s = dws_engine_status_json (e, &err);
+    json_t *o = s ? json_loads (s, 0, NULL) : NULL;
+    json_at (o, "{'synced':false,'jobs':[],'rabbits':0,'computes':0,'events':0}",
+             "status JSON of a new engine");
+    json_decref (o);
+    free (s);
+    s = dws_engine_event_json (e, "{\"type\":\"request\",\"topic\":\"dws.status\",\"msgid\":1}",
+                               &err);
+    ok (s != NULL && strstr (s, "\"respond\"") != NULL, "event JSON entry point");
+    free (s);
+    s = dws_f58_plain (0);
+    is (s, "f1", "f58 of 0");
+    free (s);
+    s = dws_f58_plain (12345);
+    is (s, "f4fr", "f58 of 12345");
+    free (s);
+    dws_engine_destroy (e);
+}
+
+int main (void)
+{
+    K8S = json_object ();
+    test_config ();
+    test_requests ();
+    test_sysconfig ();
+    test_lifecycle ();
+    test_error ();
+    test_tc ();
+    test_timers ();
+    test_abort ();
+    test_more ();
+    test_rebuild ();
+    test_vanish ();
+    test_orphans ();
+    test_malformed ();
+    test_status_json ();
+    json_decref (A);
+    json_decref (K8S);
+    return done_testing ();
+}
