@@ -128,6 +128,13 @@ void workflow_patch_state (struct dws_engine *e, struct job *job, enum wf_state 
                            json_t *annotations)
 {
     char token[96];
+    if (job->desired == WF_TEARDOWN && s != WF_TEARDOWN) {
+        /* an answer that arrived after Teardown was asked for (a Servers
+         * write, say): nothing goes forward from Teardown
+         */
+        json_decref (annotations);
+        return;
+    }
     json_t *body = json_pack ("{s:{s:s}}", "spec", "desiredState", wf_state_name (s));
     if (annotations)
         json_object_set_new (body, "metadata", json_pack ("{s:o}", "annotations", annotations));
@@ -330,6 +337,8 @@ static void setup_servers (struct dws_engine *e, struct job *job)
     dws_error_t err;
     char token[96];
     int64_t min_bytes = e->cfg.min_allocation_gib * 1024LL * 1024 * 1024;
+    if (job->toredown)
+        return; /* cancelled while the hosts were being recorded */
     json_t *list = breakdown_list (job);
     size_t i;
     json_t *bd;
@@ -838,7 +847,8 @@ void workflow_k8s_result (struct dws_engine *e, const char *what, struct job *jo
                       result_message (event));
             return;
         }
-        if (--job->servers_pending == 0 && !job->setup_error && !job->excepted) {
+        if (--job->servers_pending == 0 && !job->setup_error && !job->excepted
+            && !job->toredown) {
             job->setup_pending = false;
             workflow_patch_state (e, job, WF_SETUP, NULL);
             act_timer_start (e, job, T_SETUP, e->cfg.setup_timeout);
