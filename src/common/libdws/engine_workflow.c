@@ -612,8 +612,12 @@ static struct job *rebuild (struct dws_engine *e, json_int_t id, json_t *wf)
 static void vanished (struct dws_engine *e, struct job *job)
 {
     job->exists = false;
-    if (job->desired <= WF_PROPOSAL && !job->hosts && !job->epilog && !job->toredown) {
-        /* the job still waits for its resources: give it its Workflow back */
+    if (job->desired <= WF_PROPOSAL && !job->epilog && !job->toredown) {
+        /* the job still waits for its resources, or dws.setup came but
+         * Setup was not asked yet (no storage exists): give it its
+         * Workflow back, with the hosts when they are known, and start
+         * the Setup over once Proposal completes again
+         */
         act_log (e, "warning", "%s: Workflow deleted outside Flux while the job waited;"
                  " creating it again", job->name);
         json_decref (job->breakdowns);
@@ -621,6 +625,11 @@ static void vanished (struct dws_engine *e, struct job *job)
         job->breakdowns_wanted = 0;
         job->handled = WF_NONE;
         job->recreate = true;
+        if (job->hosts) {
+            job->setup_pending = true;
+            job->servers_pending = 0;
+            job->setup_error = false;
+        }
         json_decref (job->wf);
         job->wf = NULL;
         workflow_create (e, job);
@@ -807,11 +816,15 @@ void workflow_k8s_result (struct dws_engine *e, const char *what, struct job *jo
         return;
     }
     if (!strcmp (what, "hosts")) {
+        if (!ok && code == 404)
+            return; /* the Workflow is gone: its DELETED event decides */
         if (!ok) {
             job_fail (e, job, "exception", NOTE_PREFIX "cannot record the job's hosts: %s",
                       result_message (event));
             return;
         }
+        if (!job->exists || job->creating || job->handled < WF_PROPOSAL)
+            return; /* for a Workflow that was since created again */
         if (json_is_object (obj)) {
             json_decref (job->wf);
             job->wf = json_incref (obj);
@@ -821,6 +834,10 @@ void workflow_k8s_result (struct dws_engine *e, const char *what, struct job *jo
         return;
     }
     if (!strcmp (what, "servers")) {
+        if (job->servers_pending <= 0)
+            return; /* a late answer: for a Workflow that was since created again */
+        if (!ok && code == 404 && (!job->exists || job->creating))
+            return; /* the Servers went with the vanished Workflow */
         if (!ok) {
             job->setup_error = true;
             job_fail (e, job, "exception", NOTE_PREFIX "cannot fill the Servers: %s",
