@@ -622,7 +622,11 @@ static void vanished (struct dws_engine *e, struct job *job)
 {
     job->exists = false;
     if (job->desired <= WF_PROPOSAL && !job->epilog && !job->toredown) {
-        /* the job still waits for its resources: give it its Workflow back */
+        /* the job still waits for its resources, or dws.setup came but
+         * Setup was not asked yet (no storage exists): give it its
+         * Workflow back, with the hosts when they are known, and start
+         * the Setup over once Proposal completes again
+         */
         act_log (e, "warning", "%s: Workflow deleted outside Flux while the job waited;"
                  " creating it again", job->name);
         json_decref (job->breakdowns);
@@ -630,8 +634,11 @@ static void vanished (struct dws_engine *e, struct job *job)
         job->breakdowns_wanted = 0;
         job->handled = WF_NONE;
         job->recreate = true;
-        job->servers_pending = 0; /* their Servers went with the Workflow */
-        job->setup_error = false;
+        if (job->hosts) {
+            job->setup_pending = true;
+            job->servers_pending = 0;
+            job->setup_error = false;
+        }
         json_decref (job->wf);
         job->wf = NULL;
         workflow_create (e, job); /* with the hosts, if dws.setup came: Setup follows */
@@ -823,7 +830,6 @@ void workflow_k8s_result (struct dws_engine *e, const char *what, struct job *jo
          * or still to come, decides between creating it again and failing
          * the job
          */
-        act_log (e, "info", "%s: %s: not found (the Workflow vanished)", job->name, what);
         return;
     }
     if (!strcmp (what, "hosts")) {
@@ -832,6 +838,8 @@ void workflow_k8s_result (struct dws_engine *e, const char *what, struct job *jo
                       result_message (event));
             return;
         }
+        if (!job->exists || job->creating || job->handled < WF_PROPOSAL)
+            return; /* for a Workflow that was since created again */
         if (json_is_object (obj)) {
             json_decref (job->wf);
             job->wf = json_incref (obj);
@@ -841,6 +849,10 @@ void workflow_k8s_result (struct dws_engine *e, const char *what, struct job *jo
         return;
     }
     if (!strcmp (what, "servers")) {
+        if (job->servers_pending <= 0)
+            return; /* a late answer: for a Workflow that was since created again */
+        if (!ok && code == 404 && (!job->exists || job->creating))
+            return; /* the Servers went with the vanished Workflow */
         if (!ok) {
             job->setup_error = true;
             job_fail (e, job, "exception", NOTE_PREFIX "cannot fill the Servers: %s",

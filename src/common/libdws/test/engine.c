@@ -1687,6 +1687,61 @@ static void test_vanish (void)
     json_decref (bd);
     json_decref (old);
 
+    /* dws.setup came, Setup not asked yet: created again with the hosts */
+    job_to (e, 710, 0, "'c1','c3'", 2, "Proposal");
+    setup_req (e, 710, 1, "'c1','c3'");
+    has ("dws.setup: the hosts patch", "token", "hosts:710");
+    old = json_deep_copy (wf (710));
+    json_object_del (K8S, "fluxjob-710");
+    k8s_result (e, "hosts", 710, false, 404, "workflows \"fluxjob-710\" not found", NULL);
+    none ("the hosts patch finds no Workflow (404): left to the watch");
+    watch (e, "DELETED", old);
+    json_decref (old);
+    ok (!find ("action", "raise"), "deleted after dws.setup, before Setup: no exception");
+    a = has ("... created again", "op", "create", "token", "create:710");
+    json_at (jp (a, "body", "metadata", "annotations", ANN_HOSTS, NULL), "'c[1,3]'",
+             "... with the hosts");
+    k8s_result (e, "create", 710, true, 201, "", wf (710));
+    complete (e, 710, "{'directiveBreakdowns':[{'name':'fluxjob-710-0'}]}");
+    bd = breakdown (710, 10);
+    k8s_result (e, "breakdown", 710, true, 200, "", bd);
+    json_decref (bd);
+    ok (!find ("topic", "job-manager.dws.resource-update"),
+        "... Proposal again: no second resource-update");
+    has ("... the Servers are filled at once (hosts recorded at create)", "kind", "Servers",
+         "token", "servers:710");
+    k8s_result (e, "servers", 710, true, 200, "", NULL);
+    has ("... and Setup is asked", "op", "patch", "token", "state:710", "body",
+         "{\"spec\":{\"desiredState\":\"Setup\"}}");
+
+    /* the same with the DELETED first, and Servers patches outstanding */
+    job_to (e, 711, 0, "'c1','c3'", 2, "Proposal");
+    setup_req (e, 711, 1, "'c1','c3'");
+    k8s_result (e, "hosts", 711, true, 200, "", wf (711));
+    has ("hosts recorded: Servers patch outstanding", "token", "servers:711");
+    old = json_deep_copy (wf (711));
+    json_object_del (K8S, "fluxjob-711");
+    watch (e, "DELETED", old);
+    json_decref (old);
+    has ("deleted with a Servers patch outstanding: created again", "op", "create", "token",
+         "create:711");
+    k8s_result (e, "servers", 711, false, 404, "servers \"fluxjob-711\" not found", NULL);
+    none ("the old Servers patch's 404 afterwards: nothing");
+    k8s_result (e, "hosts", 711, false, 404, "gone", NULL);
+    none ("a late hosts 404 afterwards: nothing");
+    k8s_result (e, "create", 711, true, 201, "", wf (711));
+    complete (e, 711, "{'directiveBreakdowns':[{'name':'fluxjob-711-0'}]}");
+    bd = breakdown (711, 10);
+    k8s_result (e, "breakdown", 711, true, 200, "", bd);
+    json_decref (bd);
+    has ("... Setup starts over: Servers filled again", "kind", "Servers", "token",
+         "servers:711");
+    k8s_result (e, "servers", 711, true, 200, "", NULL);
+    has ("... and Setup is asked", "op", "patch", "token", "state:711", "body",
+         "{\"spec\":{\"desiredState\":\"Setup\"}}");
+    k8s_result (e, "servers", 711, true, 200, "", NULL);
+    none ("a repeated Servers answer: nothing");
+
     /* running */
     job_to (e, 701, 0, "'c1'", 1, "DataIn");
     watch (e, "DELETED", wf (701));
