@@ -78,6 +78,7 @@ struct job {
     bool recreate;         /* created again after it vanished (#487) */
     bool resources_sent;   /* resource-update sent to the job manager */
     bool lustre;           /* a breakdown asks for Lustre storage */
+    bool info_R;           /* job-info asked for R (a lost dws.setup) */
 
     json_t *breakdowns;    /* {name: DirectiveBreakdown} read for this job */
     int breakdowns_wanted; /* breakdown reads outstanding */

@@ -324,6 +324,7 @@ static bool held_by_create (json_t *v)
 static void job_info_for (struct dws_engine *e, struct job *job, bool want_R)
 {
     char token[96];
+    job->info_R = want_R;
     act (e, json_pack ("{s:s s:I s:s s:b}", "action", "job-info", "id", job->id, "token",
                        token_for (token, sizeof (token), "job-info", job), "R", want_R));
 }
@@ -382,10 +383,15 @@ void job_info_result (struct dws_engine *e, struct job *job, json_t *event)
     json_t *tol = json_object_get (system, "dw_failure_tolerance");
     json_t *directives = NULL;
     json_t *R = json_object_get (event, "R");
-    if (job->directives) {
+    if (job->exists || job->creating) {
         /* a known job whose dws.setup was lost: its R is all we need.
          * Its Workflow exists: on failure it is torn down, not forgotten.
+         * Without R asked for, the Workflow showed up after all (adopted
+         * by workflow_event): there is nothing left to create.
          */
+        if (!job->info_R)
+            return;
+        job->info_R = false;
         bool ok = json_is_true (json_object_get (event, "ok"));
         const char *errstr = json_string_value (json_object_get (event, "errstr"));
         char *hosts = ok && json_is_object (R) ? hostlist_of_R (R, &err) : NULL;
@@ -422,7 +428,9 @@ void job_info_result (struct dws_engine *e, struct job *job, json_t *event)
     json_t *gid = json_object_get (event, "groupid");
     job->groupid = json_is_integer (gid) ? json_integer_value (gid) : job->userid;
     job->tolerance = json_is_integer (tol) ? json_integer_value (tol) : 0;
+    json_decref (job->directives);
     job->directives = directives;
+    json_decref (job->resources);
     job->resources = json_incref (json_object_get (jobspec, "resources"));
     workflow_create (e, job);
 }

@@ -570,30 +570,37 @@ static json_t *annotation_json (json_t *wf, const char *key)
     return s ? json_loads (s, JSON_DECODE_ANY, NULL) : NULL;
 }
 
-/* A Workflow of ours that this engine does not know: the service was
- * restarted.  Everything needed is on the Workflow.
+/* Take a job's state from its Workflow: a Workflow of ours that this
+ * engine does not know (the service was restarted: everything needed is
+ * on the Workflow), or the Workflow of a job that waited to create it
+ * (job-info) and found it after all.  What the job knows already (its
+ * hosts from dws.setup, its epilog begun) is kept.
  */
-static struct job *rebuild (struct dws_engine *e, json_int_t id, json_t *wf)
+static void adopt (struct dws_engine *e, struct job *job, json_t *wf)
 {
-    struct job *job = job_create (e, id);
     json_t *spec = json_object_get (wf, "spec");
-    if (!job)
-        return NULL;
+    json_t *dirs = json_object_get (spec, "dwDirectives");
     job->userid = json_integer_value (json_object_get (spec, "userID"));
     job->groupid = json_integer_value (json_object_get (spec, "groupID"));
-    job->directives = json_incref (json_object_get (spec, "dwDirectives"));
+    json_decref (job->directives);
+    job->directives = json_is_array (dirs) ? json_incref (dirs) : NULL;
+    json_decref (job->resources);
     job->resources = annotation_json (wf, ANN_RESOURCES);
     const char *tol = annotation (wf, ANN_TOLERANCE);
     job->tolerance = tol ? strtoll (tol, NULL, 10) : 0;
-    job->hosts = str_dup (annotation (wf, ANN_HOSTS));
+    if (annotation (wf, ANN_HOSTS) || !job->hosts) {
+        free (job->hosts);
+        job->hosts = str_dup (annotation (wf, ANN_HOSTS));
+    }
+    free (job->failed);
     job->failed = str_dup (annotation (wf, ANN_FAILED));
-    job->epilog = annotation (wf, ANN_EPILOG) != NULL;
+    job->epilog = job->epilog || annotation (wf, ANN_EPILOG) != NULL;
     job->exists = true;
     job->desired = wf_state_parse (json_string_value (json_object_get (spec, "desiredState")));
     job->handled = job->desired > WF_NONE ? (enum wf_state)(job->desired - 1) : WF_NONE;
-    job->resources_sent = job->desired > WF_PROPOSAL;
+    job->resources_sent = job->resources_sent || job->desired > WF_PROPOSAL;
     job->setup_pending = job->hosts && job->desired == WF_PROPOSAL;
-    job->toredown = job->desired == WF_TEARDOWN;
+    job->toredown = job->toredown || job->desired == WF_TEARDOWN;
     job->state_since = e->now;
     /* timers start again, whole: a restart never makes one fire early */
     switch (job->desired) {
@@ -614,14 +621,13 @@ static struct job *rebuild (struct dws_engine *e, json_int_t id, json_t *wf)
             break;
     }
     act_log (e, "info", "%s: picked up in %s", job->name, wf_state_name (job->desired));
-    return job;
 }
 
 /* The Workflow is gone and we did not delete it. */
 static void vanished (struct dws_engine *e, struct job *job)
 {
     job->exists = false;
-    if (job->desired <= WF_PROPOSAL && !job->epilog && !job->toredown) {
+    if (job->desired <= WF_PROPOSAL && !job->epilog && !job->toredown && job->directives) {
         /* the job still waits for its resources, or dws.setup came but
          * Setup was not asked yet (no storage exists): give it its
          * Workflow back, with the hosts when they are known, and start
@@ -689,12 +695,14 @@ void workflow_event (struct dws_engine *e, const char *type, json_t *wf)
         vanished (e, job);
         return;
     }
-    if (!job) {
+    if (!job || (!job->exists && !job->creating)) {
+        /* unknown (a restart), or waiting to create its Workflow */
         if (json_object_get (json_object_get (wf, "metadata"), "deletionTimestamp")
             && !has_our_finalizer (wf))
             return; /* on its way out; nothing of ours holds it */
-        if (!(job = rebuild (e, id, wf)))
+        if (!job && !(job = job_create (e, id)))
             return;
+        adopt (e, job, wf);
     }
     json_decref (job->wf);
     job->wf = json_incref (wf);

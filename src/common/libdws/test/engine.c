@@ -1833,6 +1833,35 @@ static void test_orphans (void)
     has ("a job without a dw attribute: exception", "action", "raise", "note",
          PREFIX "cannot create the Workflow again: the jobspec has no dw attribute");
 
+    /* the Workflow shows up while the job-info read is outstanding (the
+     * old service's create landed after the re-list): adopted */
+    feed (e, "{'type':'orphans','jobs':[{'id':812,'state':'DEPEND','dependencies':"
+             "['dws-create']}]}");
+    has ("orphan 812: job-info", "action", "job-info", "id", "812");
+    json_t *late = found (812, "Proposal", "Proposal", false, NULL, NULL);
+    watch (e, "ADDED", late);
+    has ("the Workflow of a job waiting for job-info shows up: picked up", "action", "log",
+         "message", "fluxjob-812: picked up in Proposal");
+    feed (e, "{'type':'job-info','token':'job-info:812','ok':true,'userid':1000,'jobspec':"
+             "{'resources':[{'type':'node','count':1}],'attributes':{'system':{"
+             "'dw':'" DW_XFS "'}}}}");
+    none ("... the job-info answer then creates nothing");
+    watch (e, "DELETED", late);
+    a = has ("... and when that Workflow vanishes it is created again with its directives",
+             "op", "create", "token", "create:812");
+    json_at (jp (a, "body", "spec", "dwDirectives", NULL), "['" DW_XFS "']",
+             "... the directives taken from the adopted Workflow");
+    json_decref (late);
+    feed (e, "{'type':'orphans','jobs':[{'id':813,'state':'DEPEND','dependencies':"
+             "['dws-create']}]}");
+    late = found (813, "Proposal", "Proposal", false, NULL, NULL);
+    json_object_del (json_object_get (late, "spec"), "dwDirectives");
+    watch (e, "ADDED", late);
+    watch (e, "DELETED", late);
+    json_decref (late);
+    ok (!find ("op", "create"), "a vanished Workflow without directives is not created again");
+    has ("... the job fails instead", "action", "raise", "id", "813");
+
     /* RUN with a lost dws.setup */
     job_to (e, 804, 0, "'c1'", 1, "Proposal");
     feed (e, "{'type':'orphans','jobs':[{'id':804,'state':'RUN'}]}");
