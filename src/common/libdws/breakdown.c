@@ -380,3 +380,13 @@ char *dws_breakdown_rewrite_json (const char *resources_json,
     json_decref (bds);
     return s;
 }
+
+int64_t dws_jobspec_node_count_json (const char *resources_json, dws_error_t *err)
+{
+    json_t *res = dws_json_load ("resources", resources_json, 0, err);
+    if (!res)
+        return -1;
+    int64_t n = dws_jobspec_node_count (res, err);
+    json_decref (res);
+    return n;
+}

@@ -75,6 +75,9 @@ int64_t dws_breakdown_gib_per_node (json_t *breakdowns,
  */
 int64_t dws_jobspec_node_count (json_t *resources, dws_error_t *err);
 
+/* cffi entry point of dws_jobspec_node_count (JSON text in). */
+int64_t dws_jobspec_node_count_json (const char *resources_json, dws_error_t *err);
+
 /* The rewritten resources (new reference), or NULL with a message.
  * *unchanged is set true, and a new reference to `resources` returned,
  * when they are left alone.

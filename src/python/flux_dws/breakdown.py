@@ -28,6 +28,7 @@ __all__ = [
     "RabbitMap",
     "ServersError",
     "allocation_sets",
+    "jobspec_node_count",
     "rabbit_counts",
     "rewrite_resources",
 ]
@@ -68,6 +69,18 @@ def rewrite_resources(resources: Any, breakdowns: Any,
                                   _ffi.json_arg(resources, "resources", BreakdownError),
                                   _ffi.json_arg(breakdowns, "breakdowns", BreakdownError), minimum)
     return out
+
+
+def jobspec_node_count(resources: Any) -> int:
+    """Compute nodes a jobspec ``resources`` array asks for (node, slot or
+    chassis form, before or after the rewrite); BreakdownError naming the
+    shape libdws does not take."""
+    err = _ffi.new_error()
+    n = int(_ffi.lib.dws_jobspec_node_count_json(
+        _ffi.json_arg(resources, "resources", BreakdownError), err))
+    if n < 0:
+        _ffi.raise_error(err, BreakdownError)
+    return n
 
 
 class RabbitMap:

@@ -247,3 +247,16 @@ def test_arbitrary_input_only_raises_breakdown_error(resources: Any, breakdowns:
         assert str(e)
     else:
         assert out is None or isinstance(out, list)
+
+
+def test_jobspec_node_count():
+    from flux_dws.breakdown import BreakdownError, jobspec_node_count
+    node = {"type": "node", "count": 1, "with": [{"type": "core", "count": 1}]}
+    assert jobspec_node_count([{**node, "count": 5}]) == 5
+    assert jobspec_node_count([{"type": "slot", "count": 3, "label": "s", "with": [node]}]) == 3
+    assert jobspec_node_count([{"type": "chassis", "count": 2,
+                                "with": [{**node, "count": 4}]}]) == 8
+    with pytest.raises(BreakdownError, match="resources"):
+        jobspec_node_count([{"type": "core", "count": 1}])
+    with pytest.raises(BreakdownError, match="not JSON"):
+        jobspec_node_count([{1, 2}])

@@ -164,3 +164,15 @@ def test_status_reports_jobs_and_service(h: Harness) -> None:
     assert st["service"]["events"] > 0 and st["computes"] == 4
     h.cancel(jobid)
     h.wait(jobid)
+
+
+@pytest.mark.parametrize("userid", [0, 424242], ids=["in-passwd", "no-passwd-entry"])
+def test_workflow_group_from_passwd(h: Harness, userid: int) -> None:
+    import pwd
+
+    jobid = h.submit(XFS, nodes=1, userid=userid)
+    job = h.wait(jobid)
+    assert job.exceptions == []
+    spec = job.kvs_get("rabbit_workflow")["spec"]
+    want = pwd.getpwuid(userid).pw_gid if userid == 0 else userid
+    assert (spec["userID"], spec["groupID"]) == (userid, want)

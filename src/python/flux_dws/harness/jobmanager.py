@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from flux_dws.breakdown import BreakdownError, jobspec_node_count
 from flux_dws.harness.reactor import Reactor
 from flux_dws.hostlist import Hostlist
 from flux_dws.jobsm import JobMachine, validate_jobspec
@@ -37,6 +38,7 @@ class Job:
     machine: JobMachine
     runtime: float
     state: str = "NEW"
+    nodes: int = 1
     deps: set[str] = field(default_factory=set)
     prologs: set[str] = field(default_factory=set)
     epilogs: set[str] = field(default_factory=set)
@@ -87,6 +89,10 @@ class JobManager:
         jobid = next(self._ids)
         job = Job(jobid, userid, jobspec,
                   JobMachine({"epilog-timeout": self.epilog_timeout}), runtime)
+        try:  # the rewrite for rabbit storage keeps the node count
+            job.nodes = jobspec_node_count(jobspec.get("resources"))
+        except BreakdownError:
+            job.nodes = 1  # a shape without nodes: one node, as a scheduler would
         self.jobs[jobid] = job
         self._post(job, "submit", {"userid": userid, "urgency": 16})
         self._post(job, "validate", {})
@@ -114,7 +120,8 @@ class JobManager:
             self._schedule()
 
     def _nodes(self, job: Job) -> int:
-        return _node_count(job.jobspec.get("resources"))
+        return job.nodes
+
 
     def _schedule(self) -> None:
         while self.queue:
@@ -345,27 +352,6 @@ class JobManager:
         return [{"id": j.id, "state": j.state, "dependencies": sorted(j.deps)}
                 for j in self.jobs.values() if j.state in ACTIVE
                 and "dw" in j.jobspec.get("attributes", {}).get("system", {})]
-
-
-def _node_count(resources: Any) -> int:
-    """Compute nodes a (rewritten) jobspec asks for: counts multiplied
-    down to each ``node`` (``storage_node`` and leaves such as ``ssd`` are
-    not compute nodes); at least 1."""
-    return max(_nodes_in(resources), 1)
-
-
-def _nodes_in(resources: Any) -> int:
-    total = 0
-    for r in resources if isinstance(resources, list) else []:
-        if not isinstance(r, dict) or r.get("type") == "storage_node":
-            continue
-        count = r.get("count", 1)
-        count = count if isinstance(count, int) else 1
-        if r.get("type") == "node":
-            total += count
-        else:
-            total += count * _nodes_in(r.get("with"))
-    return total
 
 
 def _set_dotted(obj: dict[str, Any], key: str, value: Any) -> None:

@@ -11,6 +11,7 @@ Flux messages to the link.
 from __future__ import annotations
 
 import pwd
+import threading
 import time
 from collections import deque
 from collections.abc import Callable
@@ -26,7 +27,6 @@ _WRITES = frozenset(("create", "patch", "json-patch", "delete"))
 
 
 class Kube(Protocol):
-    kinds: Any
     def submit(self, action: dict[str, Any]) -> None: ...
     def start_watches(self, specs: list[WatchSpec]) -> None: ...
     def stop(self) -> None: ...
@@ -65,6 +65,8 @@ class Service:
         self._msgs: dict[int, Any] = {}
         self._msgid = 0
         self._gids: dict[int, int] = {}
+        self._looking_up: set[int] = set()
+        self._held: deque[dict[str, Any]] = deque()
         self._orphans_asked = False
         self.kube = kube_factory(self.post_event)
 
@@ -115,19 +117,49 @@ class Service:
         self._msgs[self._msgid] = req.msg
         event: dict[str, Any] = {"type": "request", "topic": req.topic, "msgid": self._msgid,
                                  "userid": req.userid, "payload": req.payload}
-        if req.topic == "dws.create" and isinstance(req.payload, dict):
-            uid = req.payload.get("userid")
-            if isinstance(uid, int) and not isinstance(uid, bool):
-                event["groupid"] = self._gid(uid)
-        self.feed(event)
+        uid = req.payload.get("userid") if isinstance(req.payload, dict) else None
+        if req.topic == "dws.create" and isinstance(uid, int) and not isinstance(uid, bool):
+            event["_gid_of"] = uid
+        self._in_order(event)
 
-    def _gid(self, uid: int) -> int:
-        if uid not in self._gids:
-            try:
-                self._gids[uid] = pwd.getpwuid(uid).pw_gid
-            except (KeyError, OverflowError):
-                self._gids[uid] = uid
-        return self._gids[uid]
+    # The Workflow's groupID comes from the owner's passwd entry.  A passwd
+    # lookup may wait on NSS (LDAP, sssd), so it runs on a thread of its
+    # own; requests behind one that waits for it wait too, so the engine
+    # still sees them in the order they came.
+
+    def _in_order(self, event: dict[str, Any]) -> None:
+        uid = event.get("_gid_of")
+        if uid is not None and uid not in self._gids and uid not in self._looking_up:
+            self._looking_up.add(uid)
+            threading.Thread(target=self._look_up_gid, args=(uid,), name="dws-passwd",
+                             daemon=True).start()
+        self._held.append(event)
+        self._release()
+
+    def _look_up_gid(self, uid: int) -> None:
+        try:
+            gid = pwd.getpwuid(uid).pw_gid
+        except (KeyError, OverflowError):
+            gid = uid  # no passwd entry: DWS only needs a number
+
+        def known() -> None:
+            self._gids[uid] = gid
+            self._looking_up.discard(uid)
+            self._release()
+
+        self.link.post(known)
+
+    def _release(self) -> None:
+        while self._held:
+            event = self._held[0]
+            uid = event.get("_gid_of")
+            if uid is not None:
+                if uid not in self._gids:
+                    return
+                del event["_gid_of"]
+                event["groupid"] = self._gids[uid]
+            self._held.popleft()
+            self.feed(event)
 
     # --- actions out ------------------------------------------------------
 
@@ -155,11 +187,6 @@ class Service:
             self.link.respond_error(msg, a["errnum"], a["errstr"])
 
     def _do_k8s(self, a: dict[str, Any], event: dict[str, Any]) -> None:
-        body = a.get("body")
-        if a["op"] == "create" and isinstance(body, dict) and "apiVersion" not in body:
-            info = self.kube.kinds[a["kind"]] if self.kube.kinds is not None else None
-            if info is not None:
-                a["body"] = {"apiVersion": info.api_version, "kind": a["kind"], **body}
         self.kube.submit(a)
 
     def _do_rpc(self, a: dict[str, Any], event: dict[str, Any]) -> None:
@@ -197,9 +224,9 @@ class Service:
             ev: dict[str, Any] = {"type": "job-info", "token": token, "ok": info.ok,
                                   "errstr": info.errstr, "jobspec": info.jobspec,
                                   "userid": info.userid, "R": info.R}
-            if info.userid is not None:
-                ev["groupid"] = self._gid(info.userid)
-            self.feed(ev)
+            if isinstance(info.userid, int):
+                ev["_gid_of"] = info.userid
+            self._in_order(ev)
 
         self.link.job_info(a["id"], bool(a.get("R")), done)
 

@@ -586,6 +586,9 @@ class WriterPool:
             return 200, {"items": items}
         assert ns is not None
         if op == "create":
+            if isinstance(body, dict) and "apiVersion" not in body:
+                # the engine does not know which version the cluster serves
+                body = {"apiVersion": k.api_version, "kind": k.kind, **body}
             return api.create(k, ns, body)
         assert name is not None
         if op == "get":
