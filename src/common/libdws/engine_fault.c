@@ -203,73 +203,68 @@ static bool cm_in_state (json_t *cm, const char *state)
     return true;
 }
 
-/* The job's computes (minus rabbits and hosts already given up) for which
- * `keep` says yes, given {compute: true} of those in the wanted state.
+/* {compute: true} of the computes with a ClientMount in `items` that is
+ * not (yet) in `state`; `seen` (if given) gets every compute with one.  A
+ * compute with several directives is in a state only if all its mounts
+ * are.
  */
-static json_t *computes_not_in (struct dws_engine *e, struct job *job, json_t *good)
+static json_t *lagging (json_t *items, const char *state, json_t *seen)
 {
-    json_t *names = hosts_minus (job->hosts, job->failed, NULL);
-    json_t *out = json_array ();
-    size_t i;
-    json_t *h;
-    json_array_foreach (names, i, h) {
-        const char *n = json_string_value (h);
-        if (!json_object_get (e->rabbits, n) && !json_object_get (good, n))
-            json_array_append (out, h);
-    }
-    json_decref (names);
-    return out;
-}
-
-static json_t *mounted_computes (json_t *items)
-{
-    json_t *good = json_object ();
-    json_t *bad = json_object ();
+    json_t *out = json_object ();
     size_t i;
     json_t *cm;
     json_array_foreach (items, i, cm) {
         const char *c = cm_compute (cm);
         if (!c)
             continue;
-        if (cm_in_state (cm, "mounted"))
-            json_object_set_new (good, c, json_true ());
-        else
-            json_object_set_new (bad, c, json_true ());
+        if (seen)
+            json_object_set_new (seen, c, json_true ());
+        if (!cm_in_state (cm, state))
+            json_object_set_new (out, c, json_true ());
     }
-    /* a compute with several directives is mounted only if all are */
-    const char *k;
-    json_t *v;
-    json_object_foreach (bad, k, v)
-        json_object_del (good, k);
-    json_decref (bad);
-    return good;
+    return out;
 }
 
-static json_t *still_mounted (json_t *items)
+/* The job's computes (minus rabbits and hosts already given up) that are
+ * not mounted: no ClientMount at all, or one that is not mounted.
+ */
+static json_t *unmounted_computes (struct dws_engine *e, struct job *job, json_t *items)
 {
-    json_t *out = json_array ();
     json_t *seen = json_object ();
+    json_t *late = lagging (items, "mounted", seen);
+    json_t *names = hosts_minus (job->hosts, job->failed, NULL);
+    json_t *out = json_array ();
     size_t i;
-    json_t *cm;
-    json_array_foreach (items, i, cm) {
-        const char *c = cm_compute (cm);
-        if (c && !cm_in_state (cm, "unmounted") && !json_object_get (seen, c)) {
-            json_object_set_new (seen, c, json_true ());
-            json_array_append_new (out, json_string (c));
-        }
+    json_t *h;
+    json_array_foreach (names, i, h) {
+        const char *n = json_string_value (h);
+        if (!json_object_get (e->rabbits, n)
+            && (!json_object_get (seen, n) || json_object_get (late, n)))
+            json_array_append (out, h);
     }
+    json_decref (names);
+    json_decref (late);
     json_decref (seen);
     return out;
 }
 
-static void drain_names (struct dws_engine *e, json_t *names, const char *reason)
+/* Drain the computes whose ClientMounts are not all unmounted. */
+static void drain_still_mounted (struct dws_engine *e, json_t *items)
 {
-    if (json_array_size (names) == 0)
-        return;
-    char *targets = encode_names (names);
-    if (targets)
-        act_drain (e, targets, reason);
-    free (targets);
+    json_t *mounted = lagging (items, "unmounted", NULL);
+    json_t *names = json_array ();
+    const char *c;
+    json_t *v;
+    json_object_foreach (mounted, c, v)
+        json_array_append_new (names, json_string (c));
+    if (json_array_size (names) > 0) {
+        char *targets = encode_names (names);
+        if (targets)
+            act_drain (e, targets, "failed to unmount rabbit");
+        free (targets);
+    }
+    json_decref (names);
+    json_decref (mounted);
 }
 
 /* Rabbits of the job's Servers whose storage is not allocated yet. */
@@ -387,8 +382,7 @@ void fault_k8s_result (struct dws_engine *e, const char *what, struct job *job, 
     else if (!strcmp (what, "prerun-timeout") || !strcmp (what, "tc-prerun")) {
         if (job->desired != WF_PRERUN || job->handled >= WF_PRERUN || job->excepted)
             return;
-        json_t *good = mounted_computes (items);
-        json_t *bad = computes_not_in (e, job, good);
+        json_t *bad = unmounted_computes (e, job, items);
         const char *why = !strcmp (what, "tc-prerun")
                               ? NOTE_PREFIX "workflow in TransientCondition too long in PreRun"
                               : "timed out waiting for mounts";
@@ -396,22 +390,16 @@ void fault_k8s_result (struct dws_engine *e, const char *what, struct job *job, 
             job_fail (e, job, "dws-timeout", "%s", why);
         else
             node_failure (e, job, bad, why);
-        json_decref (good);
         json_decref (bad);
     }
     else if (!strcmp (what, "postrun-timeout")) {
         if (job->desired != WF_POSTRUN || job->handled >= WF_POSTRUN)
             return;
-        json_t *mounted = still_mounted (items);
-        drain_names (e, mounted, "failed to unmount rabbit");
-        json_decref (mounted);
+        drain_still_mounted (e, items);
         job_fail (e, job, "rabbit-timeout", "unmounts timed out, skipping data movement");
     }
-    else if (!strcmp (what, "abort-mounts")) {
-        json_t *mounted = still_mounted (items);
-        drain_names (e, mounted, "failed to unmount rabbit");
-        json_decref (mounted);
-    }
+    else if (!strcmp (what, "abort-mounts"))
+        drain_still_mounted (e, items);
     else if (!strcmp (what, "abort-servers"))
         disable_rabbits (e, job, items);
     else

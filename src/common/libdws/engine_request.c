@@ -123,16 +123,16 @@ static void create_request (struct dws_engine *e, json_t *msgid, json_t *p, json
     workflow_create (e, job);
 }
 
-/* The job is not ours (any more): after the first Workflow list that means
- * its Workflow is gone, and so is everything to tear down.
+/* A request for a job the engine does not know.  Before the first
+ * Workflow list that means nothing yet (the caller is told to try again);
+ * after it, that the job's Workflow is gone (the caller decides).
  */
-static bool unknown_job (struct dws_engine *e, json_t *msgid, const char *topic, json_int_t id)
+static bool not_yet_synced (struct dws_engine *e, json_t *msgid, const char *topic)
 {
     if (!e->synced) {
         act_respond_fail (e, msgid, "%s: the dws service is starting; try again", topic);
         return true;
     }
-    (void)id;
     return false;
 }
 
@@ -156,7 +156,7 @@ static void setup_request (struct dws_engine *e, json_t *msgid, json_t *p)
     }
     struct job *job = job_lookup (e, id);
     if (!job) {
-        if (unknown_job (e, msgid, "dws.setup", id)) {
+        if (not_yet_synced (e, msgid, "dws.setup")) {
             free (hosts);
             return;
         }
@@ -206,7 +206,7 @@ static void post_run_request (struct dws_engine *e, json_t *msgid, json_t *p)
     }
     struct job *job = job_lookup (e, id);
     if (!job) {
-        if (unknown_job (e, msgid, "dws.post_run", id))
+        if (not_yet_synced (e, msgid, "dws.post_run"))
             return;
         act_respond_ok (e, msgid);
         act_rpc (e, "job-manager.dws.epilog-remove", json_pack ("{s:I}", "id", id), NULL);
@@ -250,7 +250,7 @@ static void teardown_request (struct dws_engine *e, json_t *msgid, json_t *p, bo
     }
     struct job *job = job_lookup (e, id);
     if (!job) {
-        if (unknown_job (e, msgid, topic, id))
+        if (not_yet_synced (e, msgid, topic))
             return;
         act_respond_ok (e, msgid);
         if (!abort)

@@ -73,7 +73,7 @@ void job_fail (struct dws_engine *e, struct job *job, const char *type, const ch
 
 static void kvs_timing (struct dws_engine *e, struct job *job, enum wf_state s, bool with_wf)
 {
-    char key[64], link[64], target[64];
+    char key[64], link[64];
     char lower[16];
     const char *name = wf_state_name (s);
     size_t i;
@@ -85,9 +85,8 @@ static void kvs_timing (struct dws_engine *e, struct job *job, enum wf_state s, 
     const char *elapsed = wf_get (job->wf, "status", "elapsedTimeLastState");
     snprintf (key, sizeof (key), "data.dws.timing.%s", lower);
     snprintf (link, sizeof (link), "rabbit_%s_timing", lower);
-    snprintf (target, sizeof (target), "%s", key);
     json_object_set_new (put, key, json_string (elapsed ? elapsed : ""));
-    json_object_set_new (links, link, json_string (target));
+    json_object_set_new (links, link, json_string (key));
     if (with_wf && job->wf) {
         json_object_set (put, "data.dws.workflow", job->wf);
         json_object_set_new (links, "rabbit_workflow", json_string ("data.dws.workflow"));
