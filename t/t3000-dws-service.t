@@ -67,6 +67,30 @@ test_expect_success 'broker module: a bad [rabbit] table refuses to load, naming
 	grep "rabbit.setup_timeout" badconf.err
 '
 
+cat >reload.sh <<'EOF4'
+set -e
+conf=$1
+flux module load "$DWS_PY"
+printf "[rabbit]\nkubeconfig = \"%s\"\nsetup_timeout = \"soon\"\n" "$KUBECONFIG" >"$conf/rabbit.toml"
+! flux config reload 2>reload-bad.err
+flux python rpc.py dws.status >reload-status.json
+printf "[rabbit]\nkubeconfig = \"%s\"\nsetup_timeout = 30\n" "$KUBECONFIG" >"$conf/rabbit.toml"
+flux config reload
+flux dmesg | grep "dws" >reload-dmesg.out
+flux module remove dws
+EOF4
+
+test_expect_success 'broker module: a bad config reload is refused naming the key, the old one kept' '
+	mkdir -p reloadconf &&
+	cp conf/rabbit.toml reloadconf/ &&
+	DWS_PY="$DWS_PY" flux start --config-path="$(pwd)/reloadconf" \
+		sh -x reload.sh "$(pwd)/reloadconf" &&
+	grep "rabbit.setup_timeout: must be a number of seconds" reload-bad.err &&
+	grep "\"synced\": true" reload-status.json &&
+	grep "config reload refused, keeping the old one" reload-dmesg.out &&
+	grep "configuration reloaded" reload-dmesg.out
+'
+
 test_expect_success 'stand-alone: bad options exit 2, no Kubernetes exits 3' '
 	test_expect_code 2 flux start --config-path="$(pwd)/conf" \
 		flux python "$DWS_PY" --no-such-option &&

@@ -122,7 +122,7 @@ def mod_main(handle: Any, *argv: str) -> None:
     """Entry point for ``flux module load dws.py``."""
     args = parse_args(list(argv))
     _logging(args.verbose)
-    service, link = start(handle, args, module_name=_module_name(handle))
+    service, link = start(handle, args, module_name=_module_name(handle, argv))
     try:
         if handle.reactor_run() < 0:
             raise OSError("dws: reactor exited with an error")
@@ -131,15 +131,11 @@ def mod_main(handle: Any, *argv: str) -> None:
         link.close()
 
 
-def _module_name(handle: Any) -> str:
+def _module_name(handle: Any, argv: tuple[str, ...]) -> str:
     """The name the broker loaded this module under (``dws`` for dws.py)."""
-    try:
-        from _flux._core import ffi, lib
+    from flux.brokermod import BrokerModule  # flux-core >= 0.84, as module loading is
 
-        p = ffi.cast("char *", lib.flux_aux_get(handle.handle, b"flux::name"))
-        return "dws" if p == ffi.NULL else str(ffi.string(p).decode())
-    except (ImportError, AttributeError):
-        return "dws"
+    return str(BrokerModule(handle, *argv).name)
 
 
 def main(argv: list[str] | None = None) -> int:

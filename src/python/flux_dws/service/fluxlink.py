@@ -76,9 +76,13 @@ class FluxLink(Link):
 
         if service != self.module_name:
             self.h.service_register(service).get()
-        w = self.h.msg_watcher_create(on_request, c.FLUX_MSGTYPE_REQUEST, f"{service}.*")
-        w.start()
-        self._watchers.append(w)
+        # the exact topic too: a broker module already has a built-in
+        # config-reload handler, and the exact match added last is the one
+        # the broker's dispatch picks over it and over the glob
+        for topic in (f"{service}.*", f"{service}.config-reload"):
+            w = self.h.msg_watcher_create(on_request, c.FLUX_MSGTYPE_REQUEST, topic)
+            w.start()
+            self._watchers.append(w)
 
     def _on_config_reload(self, msg: Any) -> None:
         conf = msg.payload if isinstance(msg.payload, dict) else {}

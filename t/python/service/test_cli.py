@@ -1,0 +1,47 @@
+"""flux-dws status and version --module-path: output and error paths."""
+
+from __future__ import annotations
+
+import pytest
+
+from flux_dws.cli.main import main
+from flux_dws.cli.status import format_status
+
+
+def test_status_outside_flux_says_why(monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("FLUX_URI", raising=False)
+    assert main(["status"]) == 1
+    err = capsys.readouterr().err
+    assert "flux-dws status:" in err and "FLUX_URI is not set" in err
+
+
+def test_status_table() -> None:
+    st = {"synced": True, "rabbits": 2, "computes": 4,
+          "service": {"events": 9, "k8s_pending": 0, "reaction_ms_p50": 1.5,
+                      "reaction_ms_p99": 7.0},
+          "jobs": [{"id": 7, "workflow": "fluxjob-7", "desired": "DataIn", "state": "Setup",
+                    "ready": True, "status": "Completed", "message": "", "hosts": "c[1-2]",
+                    "timers": ["setup"]},
+                   {"id": 5, "workflow": "fluxjob-5", "desired": "PreRun", "state": "PreRun",
+                    "ready": True, "status": "Completed", "message": ""},
+                   {"id": 9, "workflow": "fluxjob-9", "desired": "Setup", "state": "Setup",
+                    "ready": False, "status": "Error", "message": "disk died"}]}
+    out = format_status(st).splitlines()
+    assert out[0] == "synced: yes; 2 rabbits, 4 computes; 3 jobs"
+    assert "reaction p50/p99 1.5/7.0 ms" in out[1]
+    rows = out[3:]
+    assert [r.split()[0] for r in rows] == ["5", "7", "9"]  # by job id
+    assert "PreRun ready" in rows[0]
+    assert "Setup -> DataIn" in rows[1] and "c[1-2]" in rows[1] and "setup" in rows[1]
+    assert "Setup Error" in rows[2] and rows[2].endswith("disk died")
+    assert format_status({"synced": False}) == "synced: no (starting); 0 rabbits, 0 computes;" \
+        " 0 jobs"
+
+
+def test_module_path(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["version", "--module-path"]) == 0
+    path = capsys.readouterr().out.strip()
+    assert path.endswith("dws.py")
+    with open(path) as fh:
+        assert "def mod_main" in fh.read()
