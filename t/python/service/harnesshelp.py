@@ -46,3 +46,11 @@ def settled(h: Harness, timeout: float = 30.0) -> dict[str, int]:
                                for o in h.emulator.store.list_objects(R["workflow"], None)),
                timeout, "every fluxjob Workflow to be deleted")
     return leftovers(h)
+
+
+def cleared(h: Harness, timeout: float = 30.0) -> dict[str, int]:
+    """Clear the emulator's injected faults (so stuck Teardowns can end),
+    then ``settled``."""
+    assert h.emulator.controllers is not None
+    h.emulator.controllers.faults.clear()
+    return settled(h, timeout)

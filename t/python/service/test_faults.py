@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from t.python.service.harnesshelp import settled
+from t.python.service.harnesshelp import cleared, settled
 
 from flux_dws.emulator.controllers import Fault
 from flux_dws.emulator.driver import R
@@ -69,8 +69,7 @@ def test_cancel_in_every_state(h: Harness, where: str) -> None:
     assert job.exceptions[0]["type"] == "cancel"
     if where == "sched":
         h.cancel(blocker)
-    h.emulator.controllers.faults.clear()  # type: ignore[union-attr]
-    assert settled(h) == {}
+    assert cleared(h) == {}
 
 
 def test_cancel_twice_and_before_the_workflow_exists(h: Harness) -> None:
@@ -94,8 +93,7 @@ def test_workflow_error_in_each_state(h: Harness, state: str) -> None:
     assert exc["severity"] == 0
     assert exc["note"].startswith("DWS/Rabbit interactions failed: workflow hit an error:")
     assert f"disk died in {state}" in exc["note"]
-    h.emulator.controllers.faults.clear()  # type: ignore[union-attr]
-    assert settled(h) == {}
+    assert cleared(h) == {}
 
 
 def test_transient_condition_too_long() -> None:
@@ -106,8 +104,7 @@ def test_transient_condition_too_long() -> None:
         (exc,) = fatal(job.exceptions)
         assert "TransientCondition for more than 0.3 s" in exc["note"]
         assert "flaky link" in exc["note"]
-        h.emulator.controllers.faults.clear()  # type: ignore[union-attr]
-        assert settled(h) == {}
+        assert cleared(h) == {}
 
 
 def test_transient_condition_that_clears_is_forgiven() -> None:
@@ -130,8 +127,7 @@ def test_setup_timeout_fails_the_job() -> None:
         (exc,) = fatal(job.exceptions)
         assert exc["type"] == "dws-timeout"
         assert exc["note"] == "File system creation took too long"
-        h.emulator.controllers.faults.clear()  # type: ignore[union-attr]
-        assert settled(h) == {}
+        assert cleared(h) == {}
 
 
 def test_prerun_timeout_within_the_tolerance_drops_the_node() -> None:
@@ -142,8 +138,7 @@ def test_prerun_timeout_within_the_tolerance_drops_the_node() -> None:
         assert [(e["type"], e["severity"], e["note"]) for e in job.exceptions] == [
             ("dws-node-failure", 1, "compute-02")]
         assert "start" in job.events()
-        h.emulator.controllers.faults.clear()  # type: ignore[union-attr]
-        assert settled(h) == {}
+        assert cleared(h) == {}
 
 
 def test_prerun_timeout_over_the_tolerance_fails_the_job() -> None:
@@ -155,8 +150,7 @@ def test_prerun_timeout_over_the_tolerance_fails_the_job() -> None:
         (exc,) = fatal(job.exceptions)
         assert exc["type"] == "dws-timeout" and exc["note"] == "timed out waiting for mounts"
         assert "start" not in job.events()
-        h.emulator.controllers.faults.clear()  # type: ignore[union-attr]
-        assert settled(h) == {}
+        assert cleared(h) == {}
 
 
 def test_postrun_timeout_drains_and_tears_down() -> None:
@@ -167,8 +161,7 @@ def test_postrun_timeout_drains_and_tears_down() -> None:
         (exc,) = fatal(job.exceptions)
         assert exc["type"] == "rabbit-timeout"
         assert exc["note"] == "unmounts timed out, skipping data movement"
-        h.emulator.controllers.faults.clear()  # type: ignore[union-attr]
-        assert settled(h) == {}
+        assert cleared(h) == {}
 
 
 def test_teardown_after_skips_data_movement() -> None:
@@ -178,8 +171,7 @@ def test_teardown_after_skips_data_movement() -> None:
         job = h.wait(jobid)
         assert [(e["type"], e["severity"]) for e in job.exceptions] == [
             ("teardown-timeout", 1)]
-        h.emulator.controllers.faults.clear()  # type: ignore[union-attr]
-        assert settled(h) == {}
+        assert cleared(h) == {}
 
 
 def test_epilog_timeout_aborts() -> None:
@@ -190,8 +182,7 @@ def test_epilog_timeout_aborts() -> None:
         assert job.exceptions[0]["type"] == "dws-epilog-timeout"
         finish = [c for _, n, c in job.eventlog if n == "epilog-finish"]
         assert finish == [{"description": "dws-epilog", "status": 1}]
-        h.emulator.controllers.faults.clear()  # type: ignore[union-attr]
-        assert settled(h) == {}
+        assert cleared(h) == {}
 
 
 # --- the service itself ------------------------------------------------------------
@@ -216,8 +207,7 @@ def test_service_restart_mid_job(h: Harness, stop_at: str) -> None:
     job = h.wait(jobid)
     assert fatal(job.exceptions) == []
     assert job.env is not None and "DW_JOB_scratch" in job.env
-    h.emulator.controllers.faults.clear()  # type: ignore[union-attr]
-    assert settled(h) == {}
+    assert cleared(h) == {}
 
 
 def test_lost_create_is_recovered_after_restart(h: Harness) -> None:
@@ -374,8 +364,7 @@ def test_watches_dropped_and_expired_mid_job(h: Harness) -> None:
     h.emulator.drop_watches()
     job = h.wait(jobid)
     assert job.exceptions == [], job.exceptions
-    h.emulator.controllers.faults.clear()  # type: ignore[union-attr]
-    assert settled(h) == {}
+    assert cleared(h) == {}
 
 
 def test_workflow_deleted_after_setup_arrived_is_created_again(h: Harness) -> None:
