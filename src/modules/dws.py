@@ -19,7 +19,7 @@ import argparse
 import logging
 import os
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 EXIT_USAGE = 2
 EXIT_NO_KUBERNETES = 3
@@ -39,9 +39,16 @@ class UsageError(Exception):
     pass
 
 
+class _Parser(argparse.ArgumentParser):
+    """Bad options raise UsageError with argparse's words (a broker module
+    must not exit, and a stand-alone run says them once)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="dws", description="the flux-dws dws service",
-                                exit_on_error=False)
+    p = _Parser(prog="dws", description="the flux-dws dws service")
     p.add_argument("-k", "--kubeconfig", help="kubeconfig (default: rabbit.kubeconfig, then"
                    " KUBECONFIG or ~/.kube/config)")
     p.add_argument("-v", "--verbose", action="count", default=0,
@@ -62,33 +69,31 @@ def parser() -> argparse.ArgumentParser:
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    try:
-        args = parser().parse_args(argv)
-    except (argparse.ArgumentError, SystemExit) as exc:
-        raise UsageError(str(exc) or "bad arguments") from None
+    args = parser().parse_args(argv)
     if args.min_allocation_size is not None and args.min_allocation_size < 1:
         raise UsageError("--min-allocation-size must be at least 1 (GiB)")
     return args
 
 
-def service_config(handle: Any, args: argparse.Namespace) -> dict[str, Any]:
-    """[rabbit] from the broker, checked, with the command line on top."""
-    conf = handle.rpc("config.get").get() or {}
-    cfg = parse(conf.get("rabbit"))
+def service_config(rabbit: Any, args: argparse.Namespace, owner: int) -> dict[str, Any]:
+    """A [rabbit] table, checked, with the command line on top (at start and
+    at every reload, so an option given on the command line stays)."""
+    cfg = parse(rabbit)
     if args.min_allocation_size is not None:
         cfg["min_allocation_size"] = args.min_allocation_size
     if args.drain_queues:
         cfg["drain_queues"] = args.drain_queues
     if args.kubeconfig:
         cfg["kubeconfig"] = args.kubeconfig
-    cfg["owner"] = int(handle.attr_get("security.owner"))
+    cfg["owner"] = owner
     return cfg
 
 
 def start(handle: Any, args: argparse.Namespace,
           module_name: str | None = None) -> tuple[Service, FluxLink]:
     link = FluxLink(handle, module_name)
-    cfg = service_config(handle, args)
+    owner = int(handle.attr_get("security.owner"))
+    cfg = service_config((handle.rpc("config.get").get() or {}).get("rabbit"), args, owner)
 
     def factory(post: Any) -> KubeLayer:
         kube = KubeLayer(cfg.get("kubeconfig"), post, logging.getLogger("flux_dws.kube"), cfg)
@@ -99,11 +104,10 @@ def start(handle: Any, args: argparse.Namespace,
 
     def reload(conf: dict[str, Any]) -> str | None:
         try:
-            new = parse(conf.get("rabbit"))
+            new = service_config(conf.get("rabbit"), args, owner)
         except ConfigError as exc:
             link.log("err", f"config reload refused, keeping the old one: {exc}")
             return str(exc)
-        new["owner"] = cfg["owner"]
         service.reconfig(new)
         link.log("info", "configuration reloaded")
         return None
