@@ -40,8 +40,10 @@ from typing import Any
 from flux_dws.directives import DirectiveError, Ruleset, parse_directive
 from flux_dws.dwsim import proposal as nnf_proposal
 from flux_dws.dwsim import resource_error as rerr
+from flux_dws.dwsim import storage as nnf_storage_status
 from flux_dws.dwsim import workflow as dws
 from flux_dws.dwsim.fielderr import AdmissionError
+from flux_dws.dwsim.storage import RabbitHealth
 from flux_dws.emulator import latency as latency_model
 from flux_dws.emulator import profile_webhooks
 from flux_dws.emulator.driver import (
@@ -187,7 +189,10 @@ class Controllers:
         self.cluster = ContainerCluster(self, self.latency.get("Container", 0.0))
         self.ports = PortManager(self)
         self.child_timeout = 300.0  # NNF_CHILD_RESOURCE_TIMEOUT_SECONDS
-        self._health: dict[str, dict[str, Any]] = {}  # set_health's inputs per rabbit
+        # per rabbit: what nnf-sos reads (NnfNode, k8s Node), from the seeded status
+        self._health: dict[str, RabbitHealth] = {
+            o["metadata"]["name"]: RabbitHealth.from_status(o.get("status") or {})
+            for o in store.list_objects(R["storage"], "default")}
         self._driver_list: list[Driver] = [StorageDriver(self), DataMovementDriver(self),
                                            ContainerDriver(self)]
         self.drivers = {c: d for d in self._driver_list for c in d.commands}
@@ -346,55 +351,48 @@ class Controllers:
 
     # --- rabbit health (nnf-sos' Storage controller) -------------------------
 
+    def _rabbit(self, name: str, status: dict[str, Any]) -> RabbitHealth:
+        """The rabbit's health (its node manager's truth), first read from the
+        Storage status the system seeded or a restart found."""
+        health = self._health.get(name)
+        if health is None:
+            health = self._health[name] = RabbitHealth.from_status(status)
+        return health
+
     def reconcile_storage(self, ns: str, name: str) -> None:
-        """spec.state Disabled shows as status Disabled; re-enabling restores."""
+        """nnf-sos' Storage controller (dwsim.storage.reconcile): Disabled shows
+        in any mode; in Live mode the status is rebuilt from the rabbit."""
         try:
             obj = self.store.get(R["storage"], ns, name)
         except ApiError:
             return
-        spec, status = obj.get("spec") or {}, obj.get("status") or {}
-        if spec.get("mode") == "Testing":
-            return  # tests own the status of a Storage in Testing mode
-        new = dict(status)
-        if spec.get("state") == "Disabled":
-            new.update(status="Disabled", message="Storage node manually disabled")
-        elif status.get("status") == "Disabled":
-            # re-enabled: the status follows the rabbit's health again, which
-            # may be Offline, fenced or drained (not simply Ready)
-            from flux_dws.dwsim.storage import storage_status
-
-            computes = {c["name"]: c["status"]
-                        for c in (status.get("access") or {}).get("computes") or []}
-            health = self._health.get(name) or {"node_status": (
-                (status.get("access") or {}).get("servers") or [{}])[0].get("status", "Ready")}
-            new = storage_status(spec, name, status.get("capacity", 0), computes, **health)
-            new["devices"] = status.get("devices", [])
+        if obj["metadata"].get("deletionTimestamp"):
+            return
+        status = obj.get("status") or {}
+        health = self._rabbit(name, status)
+        new, unfenced = nnf_storage_status.reconcile(
+            obj["metadata"].get("labels") or {}, obj.get("spec") or {}, status, name, health)
+        if unfenced:
+            health.fenced = False  # a re-enable clears the NnfNode's fencing
         if new != status:
             self.store.patch(R["storage"], ns, name, "merge", {"status": new}, "status")
 
     def set_health(self, name: str, status: str | None = None,
                    links: dict[str, str] | None = None, fenced: bool = False,
                    k8s_ready: bool = True, drain_taint: str | None = None) -> dict[str, Any]:
-        """Change a rabbit's health as its node manager would report it."""
-        from flux_dws.dwsim.storage import storage_status
-
+        """Change a rabbit's health as its node manager would report it; the
+        Storage shows it unless it is in Testing mode (or Disabled)."""
         obj = self.store.get(R["storage"], "default", name)
-        old = obj.get("status") or {}
-        computes = {c["name"]: c["status"] for c in old.get("access", {}).get("computes", [])}
-        unknown = set(links or {}) - set(computes)
+        health = self._rabbit(name, obj.get("status") or {})
+        unknown = set(links or {}) - set(health.computes)
         if unknown:
             raise ValueError(f"rabbit '{name}' has no compute '{sorted(unknown)[0]}'")
-        computes.update(links or {})
-        health: dict[str, Any] = {
-            "node_status": status or (old.get("access", {}).get("servers") or [{}])[0].get(
-                "status", "Ready"),
-            "k8s_ready": k8s_ready, "fenced": fenced, "drain_taint": drain_taint}
-        self._health[name] = health  # what a re-enable recomputes the status from
-        new = storage_status(obj.get("spec") or {}, name, old.get("capacity", 0), computes,
-                             **health)
-        new["devices"] = old.get("devices", [])
-        return self.store.patch(R["storage"], "default", name, "merge", {"status": new},
-                                "status")
+        health.computes.update(links or {})
+        if status:
+            health.node_status = status
+        health.k8s_ready, health.fenced, health.drain_taint = k8s_ready, fenced, drain_taint
+        self.reconcile_storage("default", name)
+        return self.store.get(R["storage"], "default", name)
 
     def vanish(self, ns: str, name: str) -> None:
         """Delete a workflow behind the WLM's back (finalizers ignored)."""
