@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import pytest
 from t.python.emulator.conftest import G, V
+from t.python.emulator.test_controllers import fill_servers, new_workflow
 from t.python.emulator.watching import until
 
 from flux_dws.emulator import Emulator
+from flux_dws.emulator.controllers import Fault
 
 
 @pytest.fixture
@@ -77,3 +79,46 @@ def test_live_status_edit_is_undone(kind):
     api.patch_namespaced_custom_object_status(G, V, "default", "storages", "kind-worker3", {
         "status": {"access": {"computes": [{"name": "compute-04", "status": "Disabled"}]}}})
     until(api, "storages", "kind-worker3", lambda o: links(o) == {"compute-04": "Ready"})
+
+
+# --- 3. Servers status before Setup ends --------------------------------------
+
+def workflow_until(api, name, state, ready=True):
+    return until(api, "workflows", name, lambda o: (o.get("status") or {}).get("state") == state
+                 and bool(o["status"].get("ready")) == ready)
+
+
+def test_servers_status_lists_slow_rabbits_until_allocated(kind):
+    api = kind.custom_objects_api()
+    new_workflow(api, "w", ["#DW jobdw type=xfs capacity=10GiB name=scratch"])
+    srv = until(api, "servers", "w-0", lambda o: "status" in o)
+    assert srv["status"]["ready"] is False and srv["status"]["lastUpdate"]
+    workflow_until(api, "w", "Proposal")
+    fill_servers(api, "w", "compute-[01,04]")
+    srv = until(api, "servers", "w-0", lambda o: o["status"].get("allocationSets"))
+    assert srv["status"]["ready"] is False
+    assert srv["status"]["allocationSets"] == [{"label": "xfs", "storage": {
+        "kind-worker2": {"allocationSize": 0, "ready": False},
+        "kind-worker3": {"allocationSize": 0, "ready": False}}}]
+    # storage that takes a while: Setup is under way, nothing allocated yet
+    kind.controllers.faults.add(Fault(state="Setup", severity="delay", seconds=0.5))
+    api.patch_namespaced_custom_object(G, V, "default", "workflows", "w",
+                                       {"spec": {"desiredState": "Setup"}})
+    workflow_until(api, "w", "Setup", ready=False)
+    srv = api.get_namespaced_custom_object(G, V, "default", "servers", "w-0")
+    assert {k: v["allocationSize"] for k, v in
+            srv["status"]["allocationSets"][0]["storage"].items()} == {
+        "kind-worker2": 0, "kind-worker3": 0}
+    workflow_until(api, "w", "Setup")
+    srv = api.get_namespaced_custom_object(G, V, "default", "servers", "w-0")
+    assert srv["status"]["ready"] is True
+    sizes = srv["status"]["allocationSets"][0]["storage"]
+    assert all(v["allocationSize"] >= 10 << 30 and v["ready"] for v in sizes.values())
+    # Teardown deletes the NnfStorage: the allocations read 0 again, ready stays
+    for state in ("DataIn", "PreRun", "PostRun", "DataOut", "Teardown"):
+        api.patch_namespaced_custom_object(G, V, "default", "workflows", "w",
+                                           {"spec": {"desiredState": state}})
+        workflow_until(api, "w", state)
+    srv = until(api, "servers", "w-0", lambda o: all(
+        v["allocationSize"] == 0 for v in o["status"]["allocationSets"][0]["storage"].values()))
+    assert srv["status"]["ready"] is True

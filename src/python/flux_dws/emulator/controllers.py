@@ -45,7 +45,7 @@ from flux_dws.dwsim import workflow as dws
 from flux_dws.dwsim.fielderr import AdmissionError
 from flux_dws.dwsim.storage import RabbitHealth
 from flux_dws.emulator import latency as latency_model
-from flux_dws.emulator import profile_webhooks
+from flux_dws.emulator import nnf_servers, profile_webhooks
 from flux_dws.emulator.driver import (
     Directive,
     Driver,
@@ -248,6 +248,12 @@ class Controllers:
             self.enqueue(ns, name)
         elif (group, plural) == (DWS, "storages") and ev.type != "DELETED":
             self.enqueue("storage:" + ns, name)
+        elif (group, plural) in ((DWS, "servers"), (NNF, "nnfstorages")):
+            # nnf-sos' Servers controller watches both (same name); a deleted
+            # NnfStorage sets its Servers' allocations back to 0
+            if plural == "nnfstorages" or ev.type != "DELETED":
+                self.enqueue("servers:" + ns, name)
+            self._enqueue_owner(ev)
         elif (group, plural) in ((NNF, "nnfportmanagers"), (DWS, "systemconfigurations")):
             if ev.type != "DELETED":
                 self.enqueue("portmanager:", "")
@@ -256,12 +262,16 @@ class Controllers:
                     and ev.type == "MODIFIED" and (ev.obj.get("spec") or {}).get("cancel") \
                     and (ev.obj.get("status") or {}).get("state") != "Finished":
                 self.after(0, lambda: self.dmworker.finish(ns, name, None))
-            # a child the nnf drivers wait on (ClientMount, data movement, ...)
-            labels = (ev.obj.get("metadata") or {}).get("labels") or {}
-            wf_name = labels.get(dws.WORKFLOW_LABELS[0])
-            wf_ns = labels.get(dws.WORKFLOW_LABELS[1])
-            if wf_name and wf_ns:
-                self.enqueue(wf_ns, wf_name)
+            self._enqueue_owner(ev)
+
+    def _enqueue_owner(self, ev: Event) -> None:
+        """A child the nnf drivers wait on (ClientMount, data movement, ...):
+        its workflow looks again."""
+        labels = (ev.obj.get("metadata") or {}).get("labels") or {}
+        wf_name = labels.get(dws.WORKFLOW_LABELS[0])
+        wf_ns = labels.get(dws.WORKFLOW_LABELS[1])
+        if wf_name and wf_ns:
+            self.enqueue(wf_ns, wf_name)
 
     def _run(self) -> None:
         while not self._stopping.is_set():
@@ -273,6 +283,8 @@ class Controllers:
             try:
                 if key[0].startswith("storage:"):
                     self.reconcile_storage(key[0][len("storage:"):], key[1])
+                elif key[0].startswith("servers:"):
+                    nnf_servers.reconcile(self.store, key[0][len("servers:"):], key[1])
                 elif key[0] == "portmanager:":
                     self.ports.reconcile()
                 else:

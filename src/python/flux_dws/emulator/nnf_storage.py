@@ -37,7 +37,8 @@ from flux_dws.dwsim import env as nnf_env
 from flux_dws.dwsim import resource_error as rerr
 from flux_dws.dwsim import servers as nnf_servers
 from flux_dws.dwsim import workflow as dws
-from flux_dws.dwsim.gotime import microtime, parse_microtime
+from flux_dws.dwsim.gotime import parse_microtime
+from flux_dws.emulator import nnf_servers as servers_controller
 from flux_dws.emulator.driver import (
     DIRECTIVE_INDEX_LABEL,
     DWS,
@@ -218,11 +219,9 @@ class StorageDriver(Driver):
                                                                           "default")]
         nnf_servers.validate_allocations(sets, servers.get("spec", {}), rabbits)
         self._nnf_storage(wf, d, name, servers, dbd)
-        if not (servers.get("status") or {}).get("ready"):
-            self.store.patch(R["servers"], ns, name, "merge", {"status": {
-                "ready": True, "lastUpdate": microtime(dt.datetime.now(dt.timezone.utc)),
-                "allocationSets": nnf_servers.status_for(servers.get("spec", {}), True)}},
-                "status")
+        # nnf-sos' Servers controller sees the allocations (done here at once,
+        # so the Servers are ready when Setup is)
+        servers_controller.reconcile(self.store, ns, name)
         if d.command == "create_persistent":
             self.store.patch(R["psi"], ns, name, "merge", {"status": {"state": "Active"}},
                              "status")
