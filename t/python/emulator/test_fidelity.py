@@ -122,3 +122,46 @@ def test_servers_status_lists_slow_rabbits_until_allocated(kind):
     srv = until(api, "servers", "w-0", lambda o: all(
         v["allocationSize"] == 0 for v in o["status"]["allocationSets"][0]["storage"].values()))
     assert srv["status"]["ready"] is True
+
+
+# --- 5. PreRun needs the storage it mounts -------------------------------------
+
+@pytest.mark.parametrize("fs", ["xfs", "gfs2"])
+def test_prerun_without_nnfstorage_never_becomes_ready(kind, fs):
+    api = kind.custom_objects_api()
+    new_workflow(api, "w", [f"#DW jobdw type={fs} capacity=10GiB name=scratch"])
+    workflow_until(api, "w", "Proposal")
+    fill_servers(api, "w", "compute-01")
+    kind.controllers.faults.add(Fault(state="Setup", severity="Fatal", message="no storage"))
+    api.patch_namespaced_custom_object(G, V, "default", "workflows", "w",
+                                       {"spec": {"desiredState": "Setup"}})
+    until(api, "workflows", "w", lambda o: o["status"].get("status") == "Error")
+    # the WLM gives up on Setup's storage and forces the state ready
+    api.patch_namespaced_custom_object(G, V, "default", "workflows", "w",
+                                       {"spec": {"forceReady": True}})
+    workflow_until(api, "w", "Setup")
+    api.patch_namespaced_custom_object(G, V, "default", "computes", "w",
+                                       {"data": [{"name": "compute-01"}]})
+    api.patch_namespaced_custom_object(G, V, "default", "workflows", "w",
+                                       {"spec": {"desiredState": "DataIn"}})
+    workflow_until(api, "w", "DataIn")
+    api.patch_namespaced_custom_object(G, V, "default", "workflows", "w",
+                                       {"spec": {"desiredState": "PreRun"}})
+    wf = until(api, "workflows", "w", lambda o: o["status"].get("state") == "PreRun"
+               and o["status"].get("message"))
+    assert wf["status"]["status"] == "DriverWait"
+    assert wf["status"]["ready"] is False
+    assert wf["status"]["message"] == "DW Directive 0: Internal error: "
+    drv = next(d for d in wf["status"]["drivers"] if d["watchState"] == "PreRun")
+    assert drv["error"] == 'internal error: nnfstorages.nnf.cray.hpe.com "w-0" not found'
+    acc = until(api, "nnfaccesses", "w-0-computes", lambda o: "status" in o,
+                group="nnf.cray.hpe.com")
+    assert acc["status"]["ready"] is False
+    assert acc["status"]["error"]["severity"] == "Minor"
+    assert acc["status"]["error"]["debugMessage"] == \
+        'nnfstorages.nnf.cray.hpe.com "w-0" not found'
+    assert api.list_cluster_custom_object(G, V, "clientmounts")["items"] == []
+    # the WLM's way out is Teardown, which works
+    api.patch_namespaced_custom_object(G, V, "default", "workflows", "w",
+                                       {"spec": {"desiredState": "Teardown"}})
+    workflow_until(api, "w", "Teardown")

@@ -363,9 +363,37 @@ class StorageDriver(Driver):
         # nnf-sos publishes the environment before the mounts are done
         wf["status"]["env"] = nnf_env.add_storage_env(wf["status"].get("env") or {},
                                                       d.text, path)
-        if fs in ("gfs2", "lustre", "raw"):
+        targets = ["computes", "servers"] if fs in ("gfs2", "lustre", "raw") else ["computes"]
+        self._need_storage(wf, d, path, targets)
+        if "servers" in targets:
             self._access(wf, d, "servers", "mounted", path, ready=True)
         self._mount_computes(wf, d, "mounted", path, fs)
+
+    def _need_storage(self, wf: dict[str, Any], d: Directive, path: str,
+                      targets: list[str]) -> None:
+        """nnf-sos' NnfAccess controller reads the NnfStorage it mounts before
+        anything else.  Missing (a Setup that never made it, forced ready by
+        the WLM): the Get's NotFound becomes the accesses' status.error, a
+        Minor Internal error without a user message that the workflow shows
+        (DriverWait, ``Internal error: ``) and that is retried, so PreRun never
+        becomes ready.  Not ready yet: the accesses wait (``pending mount``)."""
+        ns = wf["metadata"]["namespace"]
+        name = d.args["name"] if d.command == "persistentdw" else \
+            f"{wf['metadata']['name']}-{d.index}"
+        try:
+            storage = self.store.get(R["nnfstorage"], ns, name)
+        except ApiError:
+            err = rerr.internal("", f'nnfstorages.nnf.cray.hpe.com "{name}" not found',
+                                severity="Minor")
+            for target in targets:
+                self._access(wf, d, target, "mounted", path, ready=False, error={
+                    "debugMessage": err.debug_message, "type": err.type,
+                    "severity": err.severity})
+            raise err from None
+        if not (storage.get("status") or {}).get("ready"):
+            for target in targets:
+                self._access(wf, d, target, "mounted", path, ready=False)
+            raise Wait("pending mount")
 
     def postrun(self, wf: dict[str, Any], d: Directive) -> None:
         if d.command not in ("jobdw", "persistentdw"):
