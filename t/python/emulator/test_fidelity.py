@@ -4,11 +4,14 @@ WLM (or a site's test) would and waits on watches."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from t.python.emulator.conftest import G, V
 from t.python.emulator.test_controllers import fill_servers, new_workflow
-from t.python.emulator.watching import until
+from t.python.emulator.watching import gone, until
 
+from flux_dws.cli import rabbitmapping
 from flux_dws.emulator import Emulator
 from flux_dws.emulator.controllers import Fault
 
@@ -165,3 +168,122 @@ def test_prerun_without_nnfstorage_never_becomes_ready(kind, fs):
     api.patch_namespaced_custom_object(G, V, "default", "workflows", "w",
                                        {"spec": {"desiredState": "Teardown"}})
     workflow_until(api, "w", "Teardown")
+
+
+# --- 2. NnfSystemStorage -------------------------------------------------------
+
+NNF_G, NNF_V = "nnf.cray.hpe.com", "v1alpha11"
+PROFILE = {"kind": "NnfStorageProfile", "name": "default", "namespace": "nnf-system"}
+
+
+def new_system_storage(api, name, version=NNF_V, **spec):
+    return api.create_namespaced_custom_object(NNF_G, version, "default", "nnfsystemstorages", {
+        "apiVersion": f"{NNF_G}/{version}", "kind": "NnfSystemStorage",
+        "metadata": {"name": name}, "spec": {"storageProfile": PROFILE, **spec}})
+
+
+def nss_until(api, name, cond):
+    return until(api, "nnfsystemstorages", name, lambda o: cond(o.get("status") or {}),
+                 group=NNF_G)
+
+
+@pytest.mark.parametrize("version", ["v1alpha11", "v1alpha10"])
+def test_system_storage_reserves_capacity(kind, version, capsys):
+    api = kind.custom_objects_api()
+    obj = new_system_storage(api, "sys", version, capacity=1 << 40)
+    assert obj["spec"]["computesTarget"] == "all" and obj["spec"]["shared"] is True
+    assert obj["spec"]["type"] == "raw"
+    st = nss_until(api, "sys", lambda s: s.get("ready"))
+    assert "error" not in st["status"]
+    assert "nnf.cray.hpe.com/nnf_system_storage" in st["metadata"]["finalizers"]
+    srv = api.get_namespaced_custom_object(G, V, "default", "servers", "sys")
+    assert srv["spec"]["allocationSets"] == [{"label": "system-storage",
+                                              "allocationSize": 1 << 40, "storage": [
+        {"name": "kind-worker2", "allocationCount": 1},
+        {"name": "kind-worker3", "allocationCount": 1}]}]
+    labels = srv["metadata"]["labels"]
+    assert labels["dataworkflowservices.github.io/owner.kind"] == "NnfSystemStorage"
+    assert labels["nnf.cray.hpe.com/job_id"] == "SystemStorage"
+    assert srv["metadata"]["ownerReferences"][0]["kind"] == "NnfSystemStorage"
+    srv = until(api, "servers", "sys", lambda o: o.get("status", {}).get("ready"))
+    assert srv["status"]["allocationSets"][0]["storage"]["kind-worker3"][
+        "allocationSize"] == 1 << 40
+    comp = api.get_namespaced_custom_object(G, V, "default", "computes", "sys")
+    assert [c["name"] for c in comp["data"]] == [
+        "compute-01", "compute-02", "compute-03", "compute-04"]
+    acc = api.get_namespaced_custom_object(NNF_G, NNF_V, "default", "nnfaccesses", "sys")
+    assert acc["spec"]["target"] == "shared" and acc["status"]["ready"] is True
+    nst = api.get_namespaced_custom_object(NNF_G, NNF_V, "default", "nnfstorages", "sys")
+    assert nst["spec"]["fileSystemType"] == "raw" and nst["status"]["ready"] is True
+    # a WLM's free-capacity tool sees the reservation
+    assert rabbitmapping.main(["--kubeconfig", str(kind.kubeconfig)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["rabbits"]["kind-worker2"]["capacity"] == 39582418599936 - (1 << 40)
+    # deletion cleans up
+    api.delete_namespaced_custom_object(NNF_G, version, "default", "nnfsystemstorages", "sys")
+    gone(api, "nnfsystemstorages", "sys", group=NNF_G)
+    for group, plural in ((G, "servers"), (G, "computes"), (NNF_G, "nnfstorages"),
+                          (NNF_G, "nnfaccesses")):
+        assert api.list_namespaced_custom_object(
+            group, V if group == G else NNF_V, "default", plural)["items"] == []
+
+
+def test_system_storage_selection(kind):
+    api = kind.custom_objects_api()
+    new_system_storage(api, "odd", shared=False, computesTarget="odd",
+                       excludeComputes=["compute-02"])
+    nss_until(api, "odd", lambda s: s.get("ready"))
+    srv = api.get_namespaced_custom_object(G, V, "default", "servers", "odd")
+    assert [e["allocationCount"] for e in srv["spec"]["allocationSets"][0]["storage"]] == [8, 8]
+    comp = api.get_namespaced_custom_object(G, V, "default", "computes", "odd")
+    assert comp["data"] == []  # compute-02 (index 1) excluded; no other odd index
+    new_system_storage(api, "pat", shared=False, computesTarget="pattern",
+                       computesPattern=[0, 4], includeRabbits=["kind-worker3"])
+    nss_until(api, "pat", lambda s: s.get("ready"))
+    srv = api.get_namespaced_custom_object(G, V, "default", "servers", "pat")
+    assert srv["spec"]["allocationSets"][0]["storage"] == [
+        {"name": "kind-worker3", "allocationCount": 2}]
+    comp = api.get_namespaced_custom_object(G, V, "default", "computes", "pat")
+    assert comp["data"] == [{"name": "compute-04"}]
+    acc = api.get_namespaced_custom_object(NNF_G, NNF_V, "default", "nnfaccesses", "pat")
+    assert acc["spec"]["target"] == "single"
+
+
+def test_system_storage_excludes_disabled_rabbits(kind):
+    api = kind.custom_objects_api()
+    api.patch_namespaced_custom_object(G, V, "default", "storages", "kind-worker3",
+                                       {"spec": {"state": "Disabled"}})
+    until(api, "storages", "kind-worker3", lambda o: o["status"]["status"] == "Disabled")
+    new_system_storage(api, "sys", excludeDisabledRabbits=True)
+    nss_until(api, "sys", lambda s: s.get("ready"))
+    srv = api.get_namespaced_custom_object(G, V, "default", "servers", "sys")
+    assert [e["name"] for e in srv["spec"]["allocationSets"][0]["storage"]] == ["kind-worker2"]
+    # the rabbit comes back: nnf-sos re-reads every NnfSystemStorage
+    api.patch_namespaced_custom_object(G, V, "default", "storages", "kind-worker3",
+                                       {"spec": {"state": "Enabled"}})
+    until(api, "servers", "sys",
+          lambda o: len(o["spec"]["allocationSets"][0]["storage"]) == 2)
+
+
+@pytest.mark.parametrize(("spec", "severity", "text"), [
+    ({"includeRabbits": ["kind-worker2"], "excludeRabbits": ["kind-worker3"]}, "Fatal",
+     "IncludeRabbits and ExcludeRabbits can not be used together"),
+    ({"includeComputes": ["compute-01"], "excludeComputes": ["compute-02"]}, "Fatal",
+     "IncludeComputes and ExcludeComputes can not be used together"),
+    ({"excludeRabbits": ["kind-worker2", "kind-worker3"]}, "Minor",
+     "no Rabbits available for NnfStorage 'default/bad': all Rabbits are disabled or"
+     " excluded"),
+    ({"storageProfile": {"kind": "NnfStorageProfile", "name": "nope",
+                         "namespace": "nnf-system"}}, "Minor",
+     "could not get StorageProfile 'nnf-system/nope': "),
+    ({"storageProfile": {"kind": "Servers", "name": "x"}}, "Fatal",
+     "StorageProfile is not of kind 'NnfStorageProfile'"),
+])
+def test_system_storage_errors(kind, spec, severity, text):
+    api = kind.custom_objects_api()
+    new_system_storage(api, "bad", **spec)
+    st = nss_until(api, "bad", lambda s: s.get("error"))
+    assert st["status"]["ready"] is False
+    err = st["status"]["error"]
+    assert err["severity"] == severity and err["type"] == "Internal"
+    assert err["debugMessage"].startswith(text)

@@ -58,6 +58,7 @@ from flux_dws.emulator.driver import (
 from flux_dws.emulator.nnf_container import ContainerCluster, ContainerDriver, PortManager
 from flux_dws.emulator.nnf_datamovement import DataMovementDriver, DataMovementWorker
 from flux_dws.emulator.nnf_storage import ClientMountDaemon, StorageDriver
+from flux_dws.emulator.nnf_systemstorage import SystemStorageController, owner_of
 from flux_dws.emulator.resources import BY_GROUP_PLURAL, DWS, NNF
 from flux_dws.emulator.store import ApiError, Event, Store
 from flux_dws.emulator.timers import TimerThread
@@ -188,6 +189,9 @@ class Controllers:
         self.dmworker = DataMovementWorker(self, self.latency.get("DataMovement", 0.0))
         self.cluster = ContainerCluster(self, self.latency.get("Container", 0.0))
         self.ports = PortManager(self)
+        self.systemstorage = SystemStorageController(
+            store, self.after, lambda ns, name: self.enqueue("systemstorage:" + ns, name),
+            alloc_delay=self.latency.get("Setup", 0.0), retry=self.retry_seconds)
         self.child_timeout = 300.0  # NNF_CHILD_RESOURCE_TIMEOUT_SECONDS
         # per rabbit: what nnf-sos reads (NnfNode, k8s Node), from the seeded status
         self._health: dict[str, RabbitHealth] = {
@@ -215,6 +219,7 @@ class Controllers:
         """After a restart from saved state: what the node daemons, nnf-dm and
         the container cluster were doing goes on (their timers died)."""
         self.ports.reconcile()
+        self.systemstorage.enqueue_all()
         for cm in self.store.list_objects(R["clientmount"], None):
             st, desired = cm.get("status") or {}, cm["spec"].get("desiredState")
             if not st.get("allReady") or any(m.get("state") != desired
@@ -248,6 +253,9 @@ class Controllers:
             self.enqueue(ns, name)
         elif (group, plural) == (DWS, "storages") and ev.type != "DELETED":
             self.enqueue("storage:" + ns, name)
+            self.systemstorage.enqueue_all()  # excludeDisabledRabbits may change
+        elif (group, plural) == (NNF, "nnfsystemstorages") and ev.type != "DELETED":
+            self.enqueue("systemstorage:" + ns, name)
         elif (group, plural) in ((DWS, "servers"), (NNF, "nnfstorages")):
             # nnf-sos' Servers controller watches both (same name); a deleted
             # NnfStorage sets its Servers' allocations back to 0
@@ -268,6 +276,9 @@ class Controllers:
         """A child the nnf drivers wait on (ClientMount, data movement, ...):
         its workflow looks again."""
         labels = (ev.obj.get("metadata") or {}).get("labels") or {}
+        owner = owner_of(labels)
+        if owner is not None:  # a child of an NnfSystemStorage
+            self.enqueue("systemstorage:" + owner[0], owner[1])
         wf_name = labels.get(dws.WORKFLOW_LABELS[0])
         wf_ns = labels.get(dws.WORKFLOW_LABELS[1])
         if wf_name and wf_ns:
@@ -283,6 +294,8 @@ class Controllers:
             try:
                 if key[0].startswith("storage:"):
                     self.reconcile_storage(key[0][len("storage:"):], key[1])
+                elif key[0].startswith("systemstorage:"):
+                    self.systemstorage.reconcile(key[0][len("systemstorage:"):], key[1])
                 elif key[0].startswith("servers:"):
                     nnf_servers.reconcile(self.store, key[0][len("servers:"):], key[1])
                 elif key[0] == "portmanager:":
