@@ -23,7 +23,7 @@ XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
 
 @pytest.fixture
 def kind():
-    with Emulator(system="kind") as emu:
+    with Emulator(system="kind", latency="zero") as emu:
         emu.controllers.retry_seconds = 0.1
         yield emu
 

@@ -30,7 +30,7 @@ MPI = "#DW container name=mpic profile=example-mpi DW_JOB_foo_local_storage=my-g
 
 @pytest.fixture
 def kind():
-    with Emulator(system="kind") as emu:
+    with Emulator(system="kind", latency="zero") as emu:
         yield emu
 
 

@@ -23,7 +23,7 @@ KIND_MAP = {"compute-01": "kind-worker2", "compute-02": "kind-worker2",
 
 @pytest.fixture
 def kind():
-    with Emulator(system="kind") as emu:
+    with Emulator(system="kind", latency="zero") as emu:
         yield emu
 
 

@@ -20,7 +20,7 @@ COPY_IN = "#DW copy_in source=/lus/global/input destination=$DW_JOB_scratch/"
 
 @pytest.fixture
 def kind():
-    with Emulator(system="kind") as emu:
+    with Emulator(system="kind", latency="zero") as emu:
         yield emu
 
 

@@ -287,3 +287,34 @@ def test_system_storage_errors(kind, spec, severity, text):
     err = st["status"]["error"]
     assert err["severity"] == severity and err["type"] == "Internal"
     assert err["debugMessage"].startswith(text)
+
+
+# --- 4. Default latency ---------------------------------------------------------
+
+def test_default_latency_is_fast_but_not_zero(capsys):
+    """Against the default emulator a WLM sees every state take a while (so
+    its short timeouts can fire): Setup and PostRun longest."""
+    from flux_dws.cli.main import main
+    from flux_dws.dwsim.gotime import parse_microtime
+    from flux_dws.emulator import latency as lat
+
+    assert lat.load(lat.DEFAULT) == lat.FAST
+    assert max(lat.FAST, key=lambda k: lat.FAST[k]).startswith("Setup")
+    assert lat.FAST["PostRun"] == max(lat.FAST[s] for s in ("DataIn", "PreRun", "PostRun",
+                                                             "DataOut", "Teardown"))
+    with pytest.raises(SystemExit):
+        main(["emulator", "--help"])
+    assert "fast (default" in " ".join(capsys.readouterr().out.split())
+    with Emulator(system="kind") as emu:
+        assert emu.controllers is not None and emu.controllers.latency == lat.FAST
+        api = emu.custom_objects_api()
+        new_workflow(api, "w", ["#DW jobdw type=xfs capacity=1GiB name=scratch"])
+        workflow_until(api, "w", "Proposal")
+        fill_servers(api, "w", "compute-01")
+        api.patch_namespaced_custom_object(G, V, "default", "workflows", "w",
+                                           {"spec": {"desiredState": "Setup"}})
+        workflow_until(api, "w", "Setup", ready=False)   # a WLM can see it still working
+        wf = workflow_until(api, "w", "Setup")
+        took = parse_microtime(wf["status"]["readyChange"]) - parse_microtime(
+            wf["status"]["desiredStateChange"])
+        assert took.total_seconds() >= lat.FAST["Setup"]

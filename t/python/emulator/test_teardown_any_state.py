@@ -32,7 +32,7 @@ ORDER = ["Proposal", "Setup", "DataIn", "PreRun", "PostRun", "DataOut"]
 
 @pytest.fixture
 def kind():
-    with Emulator(system="kind") as emu:
+    with Emulator(system="kind", latency="zero") as emu:
         emu.controllers.retry_seconds = 0.1
         yield emu
 
