@@ -13,7 +13,7 @@ from t.python.emulator.watching import gone, until
 
 from flux_dws.cli import rabbitmapping
 from flux_dws.emulator import Emulator
-from flux_dws.emulator.controllers import Fault
+from flux_dws.emulator.faults import Fault
 
 
 @pytest.fixture

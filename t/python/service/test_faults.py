@@ -11,8 +11,8 @@ from collections.abc import Iterator
 import pytest
 from t.python.service.harnesshelp import cleared, settled
 
-from flux_dws.emulator.controllers import Fault
 from flux_dws.emulator.driver import R
+from flux_dws.emulator.faults import Fault
 from flux_dws.harness import Harness
 
 XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
