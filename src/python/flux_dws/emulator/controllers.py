@@ -40,6 +40,7 @@ from flux_dws.directives import DirectiveError, Ruleset, parse_directive
 from flux_dws.dwsim import proposal as nnf_proposal
 from flux_dws.dwsim import resource_error as rerr
 from flux_dws.dwsim import storage as nnf_storage_status
+from flux_dws.dwsim import walk as nnf_walk
 from flux_dws.dwsim import workflow as dws
 from flux_dws.dwsim.fielderr import AdmissionError
 from flux_dws.dwsim.storage import RabbitHealth
@@ -346,69 +347,44 @@ class Controllers:
             return
         new = copy_json(wf)
         ndrivers = new["status"]["drivers"]
-        # nnf-sos runs every driver's start, then every finish, in directive
-        # order, and stops at the first that waits.  In most states the
-        # waiting is in the finish: a driver still waiting does not hold back
-        # the later ones' work (their mounts, jobs, movements start at once),
-        # but none of them completes before the ones ahead of it.  In PostRun
-        # and Teardown the start itself waits (unmounts, shutdowns,
-        # deletions), so a waiting driver holds the later ones back.
-        waits_in_start = state in ("PostRun", "Teardown")
-        blocked = False
+        walk = nnf_walk.Walk(state, _micro(now), self.retry_seconds)
         for i in mine:
-            d = ndrivers[i]
-            idx = d["dwdIndex"]
-            try:
-                fault = self.faults.take(name, state, idx, waited)
-                if fault is not None and fault.severity == "stall":
-                    if waits_in_start:
-                        break
-                    blocked = True
-                    continue
-                if fault is not None and fault.severity == "delay":
-                    if waited < fault.seconds:
-                        self._later(fault.seconds - waited, ns, name)
-                        if waits_in_start:
-                            break
-                        blocked = True
-                        continue
-                elif fault is not None:
-                    raise rerr.ResourceError(fault.message, type=fault.type,
-                                             severity=fault.severity)
-                self._run_driver(new, state, idx)
-            except Wait as w:
-                # nnf-sos shows why it waits: "DW Directive 0: pending mount"
-                if d.get("status") != "Running" or d.get("message") != w.reason:
-                    d.update(status="Running", message=w.reason, error="")
-                if w.after is not None:
-                    self._later(w.after, ns, name)
-                if waits_in_start:
-                    break
-                blocked = True
-                continue
-            except rerr.ResourceError as err:
-                ndrivers[i] = rerr.apply_to_driver(d, err)
-                if err.severity != "Fatal":
-                    self._later(self.retry_seconds, ns, name)
-                break  # nnf-sos stops a state's drivers at the first error
-            except ApiError:
-                raise  # a conflict or a vanished object: the worker looks again
-            except Exception as exc:
-                # nnf-sos turns a plain error into an Internal ResourceError; so do
-                # we, so the workflow shows it instead of staying Running silently
-                log.exception("nnf driver %s/%s %s directive %d", ns, name, state, idx)
-                bug = rerr.internal("", f"{type(exc).__name__}: {exc}", severity="Major")
-                ndrivers[i] = rerr.apply_to_driver(d, bug)
-                self._later(max(self.retry_seconds, 5.0), ns, name)
+            outcome = self._outcome(new, state, ndrivers[i]["dwdIndex"], waited)
+            ndrivers[i], go_on = walk.feed(ndrivers[i], outcome)
+            if not go_on:
                 break
-            if blocked:  # done, but its finish comes after those ahead of it
-                if d.get("status") != "Running" or d.get("message") or d.get("error"):
-                    d.update(status="Running", message="", error="")
-                continue
-            d.update(status="Completed", completed=True, message="", error="",
-                     completeTime=_micro(now))
+        for seconds in walk.requeue:
+            self._later(seconds, ns, name)
         if new != wf:  # an unchanged write would only wake us again
             self.store.replace(R["workflow"], ns, name, new)
+
+    def _outcome(self, wf: dict[str, Any], state: str, index: int,
+                 waited: float) -> nnf_walk.Outcome:
+        """Run directive ``index``'s driver for ``state`` (unless an injected
+        fault says otherwise) and say what happened, for the walk."""
+        md = wf["metadata"]
+        fault = self.faults.take(md["name"], state, index, waited)
+        if fault is not None:
+            out = nnf_walk.fault_outcome(fault.severity, fault.seconds, waited, fault.message,
+                                         fault.type)
+            if out is not None:
+                return out
+        try:
+            self._run_driver(wf, state, index)
+        except Wait as w:  # nnf-sos shows why it waits: "DW Directive 0: pending mount"
+            return nnf_walk.Outcome("wait", reason=w.reason, after=w.after)
+        except rerr.ResourceError as err:
+            return nnf_walk.Outcome("error", error=err)
+        except ApiError:
+            raise  # a conflict or a vanished object: the worker looks again
+        except Exception as exc:
+            # nnf-sos turns a plain error into an Internal ResourceError; so do
+            # we, so the workflow shows it instead of staying Running silently
+            log.exception("nnf driver %s/%s %s directive %d", md["namespace"], md["name"],
+                          state, index)
+            return nnf_walk.Outcome("bug", error=rerr.internal(
+                "", f"{type(exc).__name__}: {exc}", severity="Major"))
+        return nnf_walk.DONE
 
     def _fs_types(self, wf: dict[str, Any], drivers: list[dict[str, Any]],
                   mine: list[int]) -> set[str]:
