@@ -47,9 +47,9 @@ from flux_dws.dwsim.storage import RabbitHealth
 from flux_dws.emulator import latency as latency_model
 from flux_dws.emulator import nnf_servers, profile_webhooks
 from flux_dws.emulator.driver import (
+    RESOURCE,
     Directive,
     Driver,
-    R,
     Wait,
     create_quiet,
     delete_quiet,
@@ -91,7 +91,7 @@ class Controllers:
         # per rabbit: what nnf-sos reads (NnfNode, k8s Node), from the seeded status
         self._health: dict[str, RabbitHealth] = {
             o["metadata"]["name"]: RabbitHealth.from_status(o.get("status") or {})
-            for o in store.list_objects(R["storage"], "default")}
+            for o in store.list_objects(RESOURCE["storage"], "default")}
         self._driver_list: list[Driver] = [StorageDriver(self), DataMovementDriver(self),
                                            ContainerDriver(self)]
         self.drivers = {c: d for d in self._driver_list for c in d.commands}
@@ -115,12 +115,12 @@ class Controllers:
         the container cluster were doing goes on (their timers died)."""
         self.ports.reconcile()
         self.systemstorage.enqueue_all()
-        for cm in self.store.list_objects(R["clientmount"], None):
+        for cm in self.store.list_objects(RESOURCE["clientmount"], None):
             st, desired = cm.get("status") or {}, cm["spec"].get("desiredState")
             if not st.get("allReady") or any(m.get("state") != desired
                                              for m in st.get("mounts") or []):
                 self.clientmountd.kick(cm["metadata"]["namespace"], cm["metadata"]["name"])
-        for dm in self.store.list_objects(R["dm"], None):
+        for dm in self.store.list_objects(RESOURCE["dm"], None):
             if (dm.get("status") or {}).get("state") != "Finished":
                 self.dmworker.resume(dm)
         self.cluster.resume()
@@ -212,7 +212,7 @@ class Controllers:
 
     def _rules(self) -> Ruleset | None:
         """The DWDirectiveRules of dws-system, compiled once per version."""
-        objs = self.store.list_objects(R["rules"], "dws-system")
+        objs = self.store.list_objects(RESOURCE["rules"], "dws-system")
         if not objs:
             return None
         version = tuple((o["metadata"]["name"], o["metadata"]["resourceVersion"]) for o in objs)
@@ -237,7 +237,7 @@ class Controllers:
     def reconcile(self, ns: str, name: str) -> None:
         st = self.store
         try:
-            wf = st.get(R["workflow"], ns, name)
+            wf = st.get(RESOURCE["workflow"], ns, name)
         except ApiError:
             return
         now = dt.datetime.now(dt.timezone.utc)
@@ -247,24 +247,24 @@ class Controllers:
                 self._delete(wf)  # the change requeues this workflow
                 return
         elif NNF_FINALIZER not in (md.get("finalizers") or []):
-            st.patch(R["workflow"], ns, name, "merge", {"metadata": {
+            st.patch(RESOURCE["workflow"], ns, name, "merge", {"metadata": {
                 "finalizers": [*(md.get("finalizers") or []), NNF_FINALIZER],
                 "resourceVersion": md["resourceVersion"]}})
             return
-        computes = exists(self.store, R["computes"], ns, name)
+        computes = exists(self.store, RESOURCE["computes"], ns, name)
         step = dws.reconcile(wf, now, computes_exist=computes)
         if step.ensure_computes:
-            create_quiet(self.store, R["computes"], ns, dws.computes_for(wf))
+            create_quiet(self.store, RESOURCE["computes"], ns, dws.computes_for(wf))
         if step.delete_computes:
-            delete_quiet(self.store, R["computes"], ns, name)
+            delete_quiet(self.store, RESOURCE["computes"], ns, name)
             self.enqueue(ns, name)
         if step.remove_finalizer:
             fins = [f for f in md.get("finalizers") or [] if f != dws.FINALIZER]
-            st.patch(R["workflow"], ns, name, "merge", {"metadata": {
+            st.patch(RESOURCE["workflow"], ns, name, "merge", {"metadata": {
                 "finalizers": fins or None, "resourceVersion": md["resourceVersion"]}})
             return
         if step.workflow is not None:
-            st.replace(R["workflow"], ns, name, step.workflow)
+            st.replace(RESOURCE["workflow"], ns, name, step.workflow)
             return
         if not md.get("deletionTimestamp"):
             self._drive(wf, now)
@@ -283,7 +283,7 @@ class Controllers:
         """nnf-sos' Storage controller (dwsim.storage.reconcile): Disabled shows
         in any mode; in Live mode the status is rebuilt from the rabbit."""
         try:
-            obj = self.store.get(R["storage"], ns, name)
+            obj = self.store.get(RESOURCE["storage"], ns, name)
         except ApiError:
             return
         if obj["metadata"].get("deletionTimestamp"):
@@ -295,14 +295,14 @@ class Controllers:
         if unfenced:
             health.fenced = False  # a re-enable clears the NnfNode's fencing
         if new != status:
-            self.store.patch(R["storage"], ns, name, "merge", {"status": new}, "status")
+            self.store.patch(RESOURCE["storage"], ns, name, "merge", {"status": new}, "status")
 
     def set_health(self, name: str, status: str | None = None,
                    links: dict[str, str] | None = None, fenced: bool = False,
                    k8s_ready: bool = True, drain_taint: str | None = None) -> dict[str, Any]:
         """Change a rabbit's health as its node manager would report it; the
         Storage shows it unless it is in Testing mode (or Disabled)."""
-        obj = self.store.get(R["storage"], "default", name)
+        obj = self.store.get(RESOURCE["storage"], "default", name)
         health = self._rabbit(name, obj.get("status") or {})
         unknown = set(links or {}) - set(health.computes)
         if unknown:
@@ -312,20 +312,21 @@ class Controllers:
             health.node_status = status
         health.k8s_ready, health.fenced, health.drain_taint = k8s_ready, fenced, drain_taint
         self.reconcile_storage("default", name)
-        return self.store.get(R["storage"], "default", name)
+        return self.store.get(RESOURCE["storage"], "default", name)
 
     def vanish(self, ns: str, name: str) -> None:
         """Delete a workflow behind the WLM's back (finalizers ignored)."""
-        wf = self.store.get(R["workflow"], ns, name)
+        wf = self.store.get(RESOURCE["workflow"], ns, name)
         for driver in self._driver_list:
             driver.delete(wf)
-        self.store.patch(R["workflow"], ns, name, "merge", {"metadata": {"finalizers": None}})
+        self.store.patch(RESOURCE["workflow"], ns, name, "merge",
+                         {"metadata": {"finalizers": None}})
         try:
-            self.store.delete(R["workflow"], ns, name)
+            self.store.delete(RESOURCE["workflow"], ns, name)
         except ApiError as exc:
             if exc.code != 404:
                 raise
-        delete_quiet(self.store, R["computes"], ns, name)
+        delete_quiet(self.store, RESOURCE["computes"], ns, name)
 
     # --- the nnf driver -----------------------------------------------------
 
@@ -356,7 +357,7 @@ class Controllers:
         for seconds in walk.requeue:
             self._later(seconds, ns, name)
         if new != wf:  # an unchanged write would only wake us again
-            self.store.replace(R["workflow"], ns, name, new)
+            self.store.replace(RESOURCE["workflow"], ns, name, new)
 
     def _outcome(self, wf: dict[str, Any], state: str, index: int,
                  waited: float) -> nnf_walk.Outcome:
@@ -400,7 +401,7 @@ class Controllers:
                 continue
             fs = dict(args).get("type", "")
             if command == "persistentdw":
-                entry = self.store.objects.get((R["psi"].group, R["psi"].plural,
+                entry = self.store.objects.get((RESOURCE["psi"].group, RESOURCE["psi"].plural,
                                                 wf["metadata"]["namespace"],
                                                 dict(args).get("name", "")))
                 psi = entry.obj if entry is not None else {}
@@ -452,16 +453,16 @@ class Controllers:
     def _cluster(self, ns: str) -> nnf_proposal.Cluster:
         st = self.store
         return nnf_proposal.Cluster(
-            psis={o["metadata"]["name"]: o for o in st.list_objects(R["psi"], ns)},
+            psis={o["metadata"]["name"]: o for o in st.list_objects(RESOURCE["psi"], ns)},
             lustre_roots=[o.get("spec", {}).get("mountRoot", "")
-                          for o in st.list_objects(R["lustre"], None)],
+                          for o in st.list_objects(RESOURCE["lustre"], None)],
             container_profiles={o["metadata"]["name"]: o
-                                for o in st.list_objects(R["cprofile"], "nnf-system")},
+                                for o in st.list_objects(RESOURCE["cprofile"], "nnf-system")},
         )
 
     def storage_profile(self, name: str | None) -> dict[str, Any]:
         """The data of the named NnfStorageProfile, or of the default one."""
-        profiles = self.store.list_objects(R["profile"], "nnf-system")
+        profiles = self.store.list_objects(RESOURCE["profile"], "nnf-system")
         if name:
             for p in profiles:
                 if p["metadata"]["name"] == name:
@@ -481,7 +482,7 @@ class Controllers:
     def computes(self, wf: dict[str, Any]) -> list[str]:
         """The compute names of the Workflow's Computes object, in order."""
         try:
-            c = self.store.get(R["computes"], wf["metadata"]["namespace"],
+            c = self.store.get(RESOURCE["computes"], wf["metadata"]["namespace"],
                                wf["metadata"]["name"])
         except ApiError:
             return []
@@ -491,11 +492,11 @@ class Controllers:
         """Computes whose link is Offline or Fenced in a Storage, or Disabled in
         SystemStatus: nnf-sos skips their ClientMounts when unmounting."""
         out = set()
-        for s in self.store.list_objects(R["storage"], "default"):
+        for s in self.store.list_objects(RESOURCE["storage"], "default"):
             for c in (s.get("status") or {}).get("access", {}).get("computes") or []:
                 if c.get("status") in ("Offline", "Fenced"):
                     out.add(c.get("name"))
-        for ss in self.store.list_objects(R["sysstatus"], None):
+        for ss in self.store.list_objects(RESOURCE["sysstatus"], None):
             for n, st in ((ss.get("data") or {}).get("nodes") or {}).items():
                 if st == "Disabled":
                     out.add(n)
@@ -523,7 +524,7 @@ class Controllers:
         for driver in self._driver_list:
             driver.delete(wf)
         fins = [f for f in md["finalizers"] if f != NNF_FINALIZER]
-        self.store.patch(R["workflow"], md["namespace"], md["name"], "merge", {"metadata": {
+        self.store.patch(RESOURCE["workflow"], md["namespace"], md["name"], "merge", {"metadata": {
             "finalizers": fins or None, "resourceVersion": md["resourceVersion"]}})
 
 

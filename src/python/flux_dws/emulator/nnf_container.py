@@ -51,9 +51,10 @@ from flux_dws.emulator.driver import (
     DIRECTIVE_INDEX_LABEL,
     NNF,
     OWNER_LABELS,
+    RESOURCE,
     Directive,
     Driver,
-    R,
+    DriverContext,
     Wait,
     child_labels,
     owner_refs,
@@ -107,17 +108,17 @@ class ContainerDriver(Driver):
 
     def proposal(self, wf: dict[str, Any], d: Directive) -> None:
         ns, pinned = wf["metadata"]["namespace"], f"{wf['metadata']['name']}-{d.index}"
-        if self.exists(R["cprofile"], ns, pinned):
+        if self.exists(RESOURCE["cprofile"], ns, pinned):
             return
         name = d.args.get("profile", "")
         try:
-            source = self.store.get(R["cprofile"], PROFILE_NAMESPACE, name)
+            source = self.store.get(RESOURCE["cprofile"], PROFILE_NAMESPACE, name)
         except ApiError:
             raise rerr.user(f"container profile '{name}' not found") from None
         data = copy_json(source.get("data") or {})
         data["pinned"] = True
         labels = {k: v for k, v in child_labels(wf).items() if k in OWNER_LABELS}
-        self.create_quiet(R["cprofile"], ns, {
+        self.create_quiet(RESOURCE["cprofile"], ns, {
             "apiVersion": f"{NNF}/v1alpha11", "kind": "NnfContainerProfile",
             "metadata": {"name": pinned, "labels": labels, "ownerReferences": owner_refs(wf)},
             "data": data})
@@ -125,7 +126,7 @@ class ContainerDriver(Driver):
     def _profile(self, wf: dict[str, Any], d: Directive) -> dict[str, Any]:
         ns, pinned = wf["metadata"]["namespace"], f"{wf['metadata']['name']}-{d.index}"
         try:
-            return self.store.get(R["cprofile"], ns, pinned)
+            return self.store.get(RESOURCE["cprofile"], ns, pinned)
         except ApiError:
             raise rerr.internal("", f"could not find pinned container profile {ns}/{pinned}",
                                 severity="Minor") from None
@@ -147,7 +148,7 @@ class ContainerDriver(Driver):
                 "requester": {"kind": "Workflow", "name": wf["metadata"]["name"],
                               "namespace": wf["metadata"]["namespace"], "uid": uid},
                 "count": wanted}]
-            pm = self.store.patch(R["portmanager"], *PORT_MANAGER, "merge", {
+            pm = self.store.patch(RESOURCE["portmanager"], *PORT_MANAGER, "merge", {
                 "metadata": {"resourceVersion": pm["metadata"]["resourceVersion"]},
                 "spec": {"allocations": allocations}})
             self.ctl.ports.reconcile()
@@ -167,7 +168,7 @@ class ContainerDriver(Driver):
 
     def _port_manager(self) -> dict[str, Any]:
         try:
-            return self.store.get(R["portmanager"], *PORT_MANAGER)
+            return self.store.get(RESOURCE["portmanager"], *PORT_MANAGER)
         except ApiError:
             raise rerr.internal("", f"could not get NnfPortManager {'/'.join(PORT_MANAGER)}",
                                 severity="Minor") from None
@@ -180,11 +181,11 @@ class ContainerDriver(Driver):
         labels = {**workflow_labels(wf),
                   **{k: v for k, v in child_labels(wf).items() if k in OWNER_LABELS}}
         try:
-            existing = self.store.get(R["secret"], token_ref["secretNamespace"], key_name)
+            existing = self.store.get(RESOURCE["secret"], token_ref["secretNamespace"], key_name)
             key = tokens.key_from_pem(base64.b64decode(existing["data"]["token.key"]))
         except ApiError:
             key, pem = tokens.create_key()
-            self.create_quiet(R["secret"], token_ref["secretNamespace"], {
+            self.create_quiet(RESOURCE["secret"], token_ref["secretNamespace"], {
                 "apiVersion": "v1", "kind": "Secret", "type": "Opaque", "immutable": True,
                 "metadata": {"name": key_name, "labels": labels,
                              "ownerReferences": owner_refs(wf)},
@@ -194,10 +195,10 @@ class ContainerDriver(Driver):
                                 f"could not create secret: {key_name}: GetKeyFromPEM: {exc}") \
                 from None
         try:
-            existing = self.store.get(R["secret"], token_ref["secretNamespace"],
+            existing = self.store.get(RESOURCE["secret"], token_ref["secretNamespace"],
                                       token_ref["secretName"])
         except ApiError:
-            self.create_quiet(R["secret"], token_ref["secretNamespace"], {
+            self.create_quiet(RESOURCE["secret"], token_ref["secretNamespace"], {
                 "apiVersion": "v1", "kind": "Secret", "type": "Opaque", "immutable": True,
                 "metadata": {"name": token_ref["secretName"], "labels": labels,
                              "ownerReferences": owner_refs(wf)},
@@ -222,7 +223,7 @@ class ContainerDriver(Driver):
             raise rerr.ResourceError("", "the Computes resources does not specify any compute"
                                          " nodes", type="WLM", severity="Fatal")
         try:
-            sysconf = self.store.get(R["sysconfig"], "default", "default")
+            sysconf = self.store.get(RESOURCE["sysconfig"], "default", "default")
         except ApiError:
             raise rerr.internal("", "could not get system configuration") from None
         owner: dict[str, str] = {}
@@ -304,7 +305,7 @@ class ContainerDriver(Driver):
     def _started(self, wf: dict[str, Any], d: Directive) -> bool:
         ns, name = wf["metadata"]["namespace"], wf["metadata"]["name"]
         return bool(self.exists(MPIJOB, ns, name) or self._jobs(wf, d.index)
-                    or self.exists(R["containerdata"], ns, f"{name}-{d.index}"))
+                    or self.exists(RESOURCE["containerdata"], ns, f"{name}-{d.index}"))
 
     def _ports(self, wf: dict[str, Any], data: dict[str, Any]) -> list[int]:
         wanted = count_containers(data) * int(data.get("numPorts") or 0)
@@ -364,7 +365,7 @@ class ContainerDriver(Driver):
                         + value.replace("-", "_"), "")
                     volumes.append({"name": key, "command": command,
                                     "directiveIndex": target.index, "mountPath": path})
-            self.create_quiet(R["containerdata"], ns, {
+            self.create_quiet(RESOURCE["containerdata"], ns, {
                 "apiVersion": f"{NNF}/v1alpha11", "kind": "NnfContainerData",
                 "metadata": {"name": f"{name}-{d.index}",
                              "labels": {k: v for k, v in labels.items()
@@ -491,20 +492,20 @@ class ContainerDriver(Driver):
         self.delete_labelled(POD, wf, index)
         ns, name = wf["metadata"]["namespace"], wf["metadata"]["name"]
         if index is not None:
-            self.delete_quiet(R["containerdata"], ns, f"{name}-{index}")
+            self.delete_quiet(RESOURCE["containerdata"], ns, f"{name}-{index}")
         else:
-            self.delete_labelled(R["containerdata"], wf, None)
+            self.delete_labelled(RESOURCE["containerdata"], wf, None)
 
     def _release_ports(self, wf: dict[str, Any]) -> None:
         uid = wf["metadata"].get("uid", "")
         try:
-            pm = self.store.get(R["portmanager"], *PORT_MANAGER)
+            pm = self.store.get(RESOURCE["portmanager"], *PORT_MANAGER)
         except ApiError:
             return
         allocations = pm.get("spec", {}).get("allocations") or []
         keep = [a for a in allocations if (a.get("requester") or {}).get("uid") != uid]
         if len(keep) != len(allocations):
-            self.store.patch(R["portmanager"], *PORT_MANAGER, "merge", {
+            self.store.patch(RESOURCE["portmanager"], *PORT_MANAGER, "merge", {
                 "metadata": {"resourceVersion": pm["metadata"]["resourceVersion"]},
                 "spec": {"allocations": keep}})
             self.ctl.ports.reconcile()
@@ -513,7 +514,7 @@ class ContainerDriver(Driver):
 class PortManager:
     """nnf-sos' NnfPortManager controller (the algorithm is dwsim.ports)."""
 
-    def __init__(self, ctl: Any) -> None:
+    def __init__(self, ctl: DriverContext) -> None:
         self.ctl = ctl
         self._lock = threading.Lock()
         self._due: float | None = None   # when the one pending timer fires
@@ -538,14 +539,14 @@ class PortManager:
     def _reconcile(self) -> None:
         store = self.ctl.store
         try:
-            pm = store.get(R["portmanager"], *PORT_MANAGER)
+            pm = store.get(RESOURCE["portmanager"], *PORT_MANAGER)
         except ApiError:
             return
         spec_allocs = pm.get("spec", {}).get("allocations") or []
         status = pm.get("status") or {}
         old = list(status.get("allocations") or [])
         try:
-            sysconf = store.get(R["sysconfig"], "default", "default")
+            sysconf = store.get(RESOURCE["sysconfig"], "default", "default")
             ports = nnf_ports.expand_ports(sysconf.get("spec", {}).get("ports") or [])
             cooldown = int(sysconf.get("spec", {}).get("portsCooldownInSeconds", 60))
             state = "Ready"
@@ -590,7 +591,7 @@ class PortManager:
                 out.append(new)
         new_status = {"status": state, "allocations": out}
         if new_status != status:
-            store.patch(R["portmanager"], *PORT_MANAGER, "merge", {"status": new_status},
+            store.patch(RESOURCE["portmanager"], *PORT_MANAGER, "merge", {"status": new_status},
                         "status")
         waits = [cooldown - _age(a, now) for a in out if a.get("status") == "Cooldown"]
         if retry:
@@ -609,7 +610,7 @@ def _age(a: dict[str, Any], now: float) -> float:
 class ContainerCluster:
     """The Job controller, mpi-operator and kubelet, as far as a WLM can tell."""
 
-    def __init__(self, ctl: Any, start_seconds: float = 0.0) -> None:
+    def __init__(self, ctl: DriverContext, start_seconds: float = 0.0) -> None:
         self.ctl = ctl
         self.start_seconds = start_seconds
 
