@@ -56,8 +56,10 @@ from flux_dws.emulator.driver import (
     exists,
 )
 from flux_dws.emulator.faults import Faults
-from flux_dws.emulator.nnf_container import ContainerCluster, ContainerDriver, PortManager
+from flux_dws.emulator.nnf_cluster import ContainerCluster
+from flux_dws.emulator.nnf_container import ContainerDriver
 from flux_dws.emulator.nnf_datamovement import DataMovementDriver, DataMovementWorker
+from flux_dws.emulator.nnf_ports import PortManager
 from flux_dws.emulator.nnf_storage import ClientMountDaemon, StorageDriver
 from flux_dws.emulator.nnf_systemstorage import SystemStorageController, owner_of
 from flux_dws.emulator.resources import BY_GROUP_PLURAL, DWS, NNF
