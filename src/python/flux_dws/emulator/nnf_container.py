@@ -1,4 +1,5 @@
-"""nnf-sos' container driver (its port manager is nnf_ports.py, the cluster that runs containers nnf_cluster.py).
+"""nnf-sos' container driver (its port manager is in nnf_ports.py, the
+cluster that runs the containers in nnf_cluster.py).
 
 Per state (spec/dws-nnf-behaviour.md §5, P4):
 
@@ -21,13 +22,13 @@ PostRun   shutdown is sent, the jobs get ``postRunTimeoutSeconds`` to
           finish (0: not waited for), and their results are checked.
 Teardown  Jobs, MPIJobs and NnfContainerData go; the ports are released.
 
-``PortManager`` (nnf_ports.py) plays nnf-sos' NnfPortManager controller (dwsim.ports):
-requests become InUse with ports, or InsufficientResources (retried every
-cooldown + 1 s); released ones sit in Cooldown for
+``PortManager`` (nnf_ports.py) plays nnf-sos' NnfPortManager controller
+(dwsim.ports): requests become InUse with ports, or InsufficientResources
+(retried every cooldown + 1 s); released ones sit in Cooldown for
 ``portsCooldownInSeconds``.
 
-``ContainerCluster`` (nnf_cluster.py) plays the Job controller, mpi-operator and kubelet:
-a Job becomes ready (a Running Pod on its rabbit) after the ``Container``
+``ContainerCluster`` (nnf_cluster.py) plays the Job controller,
+mpi-operator and kubelet: a Job becomes ready (a Running Pod on its rabbit) after the ``Container``
 latency; at shutdown it completes; ``activeDeadlineSeconds`` ends it with
 DeadlineExceeded.  ``container`` faults (emulator.faults) make a
 workload never start (``stall`` at PreRun), fail (any severity at PreRun or
