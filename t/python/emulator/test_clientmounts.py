@@ -16,14 +16,14 @@ from t.python.emulator.test_persistent import finish
 from flux_dws.cli.main import main
 from flux_dws.dwsim.gotime import parse_microtime
 from flux_dws.emulator import Emulator
-from flux_dws.emulator.controllers import Fault
+from flux_dws.emulator.faults import Fault
 
 XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
 
 
 @pytest.fixture
 def kind():
-    with Emulator(system="kind") as emu:
+    with Emulator(system="kind", latency="zero") as emu:
         emu.controllers.retry_seconds = 0.1
         yield emu
 

@@ -14,7 +14,7 @@ from t.python.emulator.test_persistent import finish
 
 from flux_dws.dwsim import tokens
 from flux_dws.emulator import Emulator
-from flux_dws.emulator.controllers import Fault
+from flux_dws.emulator.faults import Fault
 from flux_dws.emulator.nnf_container import count_containers, interpret_requires
 from flux_dws.emulator.resources import BY_GROUP_PLURAL
 
@@ -30,7 +30,7 @@ MPI = "#DW container name=mpic profile=example-mpi DW_JOB_foo_local_storage=my-g
 
 @pytest.fixture
 def kind():
-    with Emulator(system="kind") as emu:
+    with Emulator(system="kind", latency="zero") as emu:
         yield emu
 
 

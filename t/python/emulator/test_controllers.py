@@ -13,7 +13,7 @@ from t.python.emulator.conftest import G, V
 from flux_dws.breakdown import RabbitMap, allocation_sets
 from flux_dws.dwsim.gotime import parse_microtime
 from flux_dws.emulator import Emulator
-from flux_dws.emulator.controllers import Fault
+from flux_dws.emulator.faults import Fault
 
 STATES = ["Proposal", "Setup", "DataIn", "PreRun", "PostRun", "DataOut", "Teardown"]
 FLUX_FINALIZER = "flux-framework.readthedocs.io/workflow"
@@ -23,7 +23,7 @@ KIND_MAP = {"compute-01": "kind-worker2", "compute-02": "kind-worker2",
 
 @pytest.fixture
 def kind():
-    with Emulator(system="kind") as emu:
+    with Emulator(system="kind", latency="zero") as emu:
         yield emu
 
 

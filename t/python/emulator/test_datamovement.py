@@ -10,7 +10,7 @@ from t.python.emulator.test_faults_health import eventually
 from t.python.emulator.test_persistent import finish
 
 from flux_dws.emulator import Emulator
-from flux_dws.emulator.controllers import Fault
+from flux_dws.emulator.faults import Fault
 from flux_dws.emulator.nnf_datamovement import split_staging
 
 NNF, NV = "nnf.cray.hpe.com", "v1alpha11"
@@ -20,7 +20,7 @@ COPY_IN = "#DW copy_in source=/lus/global/input destination=$DW_JOB_scratch/"
 
 @pytest.fixture
 def kind():
-    with Emulator(system="kind") as emu:
+    with Emulator(system="kind", latency="zero") as emu:
         yield emu
 
 

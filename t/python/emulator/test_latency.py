@@ -13,6 +13,8 @@ from flux_dws.emulator import latency as lat
 
 def test_presets():
     assert lat.load("zero") == {}
+    assert lat.load("fast") == lat.FAST and lat.DEFAULT == "fast"
+    assert all(0 < v < 1 for v in lat.FAST.values())
     assert lat.load("demo")["Setup/lustre"] == pytest.approx(lat.REALISTIC["Setup/lustre"] / 10)
     assert lat.load("realistic") == lat.REALISTIC
     assert lat.state_delay(lat.REALISTIC, "Setup", {"xfs"}) == 10.0

@@ -13,7 +13,7 @@ from flux_dws.emulator import Emulator
 
 @pytest.fixture
 def kind():
-    with Emulator(system="kind") as emu:
+    with Emulator(system="kind", latency="zero") as emu:
         yield emu
 
 
