@@ -134,7 +134,10 @@ start_rabbit_instance() {
 # removes the dws service); its exit status is ours.
 stop_rabbit_instance() {
     test -n "$RABBIT_INSTANCE_PID" || return 0
-    echo done >"$RABBIT_INSTANCE_DIR/hold"
+    # the initial program reads the fifo; if the instance died there is
+    # no reader, and an unguarded write would block forever
+    kill -0 $RABBIT_INSTANCE_PID 2>/dev/null &&
+        timeout 30 sh -c 'echo done >"$1"' sh "$RABBIT_INSTANCE_DIR/hold"
     wait $RABBIT_INSTANCE_PID
     rc=$?
     RABBIT_INSTANCE_PID=
