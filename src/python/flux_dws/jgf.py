@@ -15,6 +15,7 @@ from flux_dws import _ffi
 from flux_dws.errors import DwsError
 
 DEFAULT_CHUNKS = 36
+GiB = 1 << 30
 
 
 class JGFError(DwsError):
