@@ -8,6 +8,19 @@ import ipaddress
 import math
 
 
+def text(value: str) -> str:
+    """A string argument: UTF-8 (argv bytes that are not arrive as lone
+    surrogates) and without NUL."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise argparse.ArgumentTypeError(
+            f"not UTF-8 text (at character {exc.start + 1})") from None
+    if "\0" in value:
+        raise argparse.ArgumentTypeError("contains a NUL character")
+    return value
+
+
 def _int(text: str) -> int:
     try:
         return int(text)

@@ -17,6 +17,7 @@ import sys
 from typing import Any
 
 from flux_dws import fluxutil, inputfile, jgf, rconfig
+from flux_dws.cli import argtypes
 from flux_dws.cli.argtypes import positive_int
 from flux_dws.inputfile import InputError
 
@@ -26,7 +27,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="skip mapping compute nodes that are not in R instead of failing")
     p.add_argument("-c", "--chunks-per-nnf", type=positive_int, default=jgf.DEFAULT_CHUNKS,
                    metavar="N", help="ssd vertices per rabbit (default: %(default)s)")
-    p.add_argument("--cluster-name", metavar="NAME",
+    p.add_argument("--cluster-name", metavar="NAME", type=argtypes.text,
                    help="name of the cluster vertex (default: host name without digits)")
     p.add_argument("--from-config", metavar="FILE",
                    help="build R from this TOML [resource] config instead of reading stdin")
@@ -64,7 +65,7 @@ def _R_and_exclude(args: argparse.Namespace) -> tuple[str, str | None]:
     return R, exclude
 
 
-def _mapping(args: argparse.Namespace) -> Any:
+def _mapping(args: argparse.Namespace) -> tuple[str, Any]:
     path = args.rabbitmapping
     if path is None:
         try:
@@ -74,7 +75,7 @@ def _mapping(args: argparse.Namespace) -> Any:
         if not isinstance(path, str):
             raise InputError("no RABBITMAPPING given and rabbit.mapping is not configured")
     try:
-        return inputfile.load_json(path)
+        return path, inputfile.load_json(path)
     except InputError as exc:
         raise InputError(f"rabbitmapping {exc}") from None
 
@@ -96,8 +97,9 @@ def check_chunks(mapping: Any, chunks: int) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    path = args.rabbitmapping
     try:
-        mapping = _mapping(args)
+        path, mapping = _mapping(args)
         check_chunks(mapping, args.chunks_per_nnf)
         R, exclude = _R_and_exclude(args)
         sys.stdout.flush()
@@ -112,7 +114,10 @@ def run(args: argparse.Namespace) -> int:
             only_sched=args.only_sched,
         )
     except (InputError, jgf.JGFError, rconfig.ConfigError) as exc:
-        print(f"flux-dws2jgf: {exc}", file=sys.stderr)
+        message = str(exc)
+        if message.startswith("rabbitmapping: "):  # libdws names it, not its file
+            message = f"rabbitmapping {path}: {message[len('rabbitmapping: '):]}"
+        print(f"flux-dws2jgf: {message}", file=sys.stderr)
         return 1
     return 0
 
