@@ -9,23 +9,32 @@ import time
 
 import pytest
 from kubernetes.client.exceptions import ApiException
-from t.python.emulator.conftest import G, V
-from t.python.emulator.test_controllers import advance, fill_servers, new_workflow, wait
-from t.python.emulator.test_persistent import finish
+from t.python.emulator.conftest import (
+    G,
+    V,
+    advance,
+    controllers_passed,
+    eventually,
+    fill_servers,
+    finish,
+    new_workflow,
+    next_event,
+    store_events,
+    wait,
+)
 
 from flux_dws.cli.main import main
 from flux_dws.dwsim.gotime import parse_microtime
-from flux_dws.emulator import Emulator
 from flux_dws.emulator.controllers import Fault
-
-XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
 
 
 @pytest.fixture
-def kind():
-    with Emulator(system="kind") as emu:
-        emu.controllers.retry_seconds = 0.1
-        yield emu
+def kind(kind):
+    """conftest's kind system, retrying failed reconciles after 0.1 s."""
+    kind.controllers.retry_seconds = 0.1
+    return kind
+
+XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
 
 
 def to_prerun(api, name, hosts=("compute-01", "compute-02")):
@@ -78,11 +87,25 @@ def test_once_fault_clears_by_itself(kind):
 def test_slow_mounts(kind):
     kind.controllers.clientmountd.delay = 0.4
     api = kind.custom_objects_api()
+    events = store_events(kind)
     to_prerun(api, "slow")
-    time.sleep(0.1)
-    wf = api.get_namespaced_custom_object(G, V, "default", "workflows", "slow")
-    assert not wf["status"]["ready"] and wf["status"]["status"] == "DriverWait"
     wait(api, "slow", "PreRun")
+    seen = []  # (kind, ...) in commit order until the Workflow was ready in PreRun
+    while True:
+        ev = next_event(events, lambda ev: True)
+        plural, obj = ev.key[1], ev.obj
+        st = obj.get("status") or {}
+        if plural == "workflows" and ev.key[3] == "slow" and st.get("state") == "PreRun":
+            seen.append(("wf", st.get("status"), bool(st.get("ready"))))
+            if st.get("ready"):
+                break
+        elif plural == "clientmounts" and ev.key[3].startswith("default-slow-"):
+            seen.append(("cm", ev.key[2], st.get("allReady")))
+    # PreRun waited in DriverWait, and was ready only after both computes mounted
+    assert ("wf", "DriverWait", False) in seen
+    ready_at = len(seen) - 1
+    for compute in ("compute-01", "compute-02"):
+        assert any(e == ("cm", compute, True) for e in seen[:ready_at]), seen
     advance(api, "slow", "PostRun")
     finish(api, "slow")
 
@@ -189,8 +212,9 @@ def test_fault_cli_kinds(kind, capsys):
     capsys.readouterr()
     with pytest.raises(SystemExit, match="a clientmount fault needs a compute"):
         main(["fault", "--kubeconfig", kc, "add", "--kind", "clientmount"])
-    with pytest.raises(SystemExit, match="seconds between 0 and 86400"):
+    with pytest.raises(SystemExit, match="^2$"):  # refused before the emulator is asked
         main(["fault", "--kubeconfig", kc, "delay", "--seconds", "0"])
+    assert "--seconds: must be more than 0" in capsys.readouterr().err
     assert main(["fault", "--kubeconfig", kc, "list"]) == 0
     assert len(json.loads(capsys.readouterr().out)["faults"]) == 3
 
@@ -325,12 +349,12 @@ def test_post_run_unmounts_one_directive_after_another(kind):
                                       severity="stall"))
     api.patch_namespaced_custom_object(G, V, "default", "workflows", "seq",
                                        {"spec": {"desiredState": "PostRun"}})
-    time.sleep(0.3)
-    first = api.get_namespaced_custom_object(G, V, "compute-01", "clientmounts",
-                                             "default-seq-0-computes")
+    eventually(lambda: api.get_namespaced_custom_object(
+        G, V, "compute-01", "clientmounts", "default-seq-0-computes")["spec"][
+        "desiredState"] == "unmounted", what="the first unmount")
+    controllers_passed(api)  # PostRun was reconciled with the first still mounted
     second = api.get_namespaced_custom_object(G, V, "compute-01", "clientmounts",
                                               "default-seq-1-computes")
-    assert first["spec"]["desiredState"] == "unmounted"
     assert second["spec"]["desiredState"] == "mounted"
     kind.controllers.faults.clear()
     kind.controllers.clientmountd.settle("compute-01", "default-seq-0-computes")

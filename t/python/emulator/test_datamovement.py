@@ -4,24 +4,23 @@ from __future__ import annotations
 
 import pytest
 from kubernetes.client.exceptions import ApiException
-from t.python.emulator.conftest import G, V
-from t.python.emulator.test_controllers import advance, fill_servers, new_workflow, wait
-from t.python.emulator.test_faults_health import eventually
-from t.python.emulator.test_persistent import finish
+from t.python.emulator.conftest import (
+    G,
+    V,
+    advance,
+    eventually,
+    fill_servers,
+    finish,
+    new_workflow,
+    wait,
+)
 
-from flux_dws.emulator import Emulator
 from flux_dws.emulator.controllers import Fault
 from flux_dws.emulator.nnf_datamovement import split_staging
 
 NNF, NV = "nnf.cray.hpe.com", "v1alpha11"
 JOBDW_XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
 COPY_IN = "#DW copy_in source=/lus/global/input destination=$DW_JOB_scratch/"
-
-
-@pytest.fixture
-def kind():
-    with Emulator(system="kind") as emu:
-        yield emu
 
 
 def dms(api, wf):

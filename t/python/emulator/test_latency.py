@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from t.python.emulator.test_controllers import advance, fill_servers, new_workflow, wait
+from t.python.emulator.conftest import advance, fill_servers, new_workflow, wait
 
 from flux_dws.emulator import Emulator
 from flux_dws.emulator import latency as lat
