@@ -212,7 +212,7 @@ def test_fault_cli_kinds(kind, capsys):
     capsys.readouterr()
     with pytest.raises(SystemExit, match="a clientmount fault needs a compute"):
         main(["fault", "--kubeconfig", kc, "add", "--kind", "clientmount"])
-    with pytest.raises(SystemExit, match="^2$"):  # refused before the emulator is asked
+    with pytest.raises(SystemExit, match=r"^2$"):  # refused before the emulator is asked
         main(["fault", "--kubeconfig", kc, "delay", "--seconds", "0"])
     assert "--seconds: must be more than 0" in capsys.readouterr().err
     assert main(["fault", "--kubeconfig", kc, "list"]) == 0

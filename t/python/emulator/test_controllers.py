@@ -9,11 +9,13 @@ import time
 import pytest
 from kubernetes.client.exceptions import ApiException
 from t.python.emulator.conftest import (
+    STATES,
     G,
     V,
     advance,
     controllers_passed,
     fill_servers,
+    finish,
     new_workflow,
     remove_finalizer,
     wait,
@@ -83,15 +85,39 @@ def test_xfs_workflow_through_every_state(kind):
 
 def test_lustre_and_persistent(kind):
     api = kind.custom_objects_api()
+    # a persistent Lustre file system, made by a workflow of its own ...
+    new_workflow(api, "mk", ["#DW create_persistent type=lustre capacity=1TiB name=proj"])
+    wait(api, "mk", "Proposal")
+    fill_servers(api, "mk", "compute-01")
+    for state in STATES[1:]:
+        advance(api, "mk", state)
+    finish(api, "mk")
+
+    def psi():
+        return api.get_namespaced_custom_object(G, V, "default", "persistentstorageinstances",
+                                                "proj")
+    assert psi()["status"]["state"] == "Active"
+    # ... used by a job that also has a Lustre file system of its own
     new_workflow(api, "fluxjob-2", ["#DW jobdw type=lustre capacity=1TiB name=lus",
-                                    "#DW copy_in source=/lus/global/in destination=$DW_JOB_lus/"])
+                                    "#DW copy_in source=/lus/global/in destination=$DW_JOB_lus/",
+                                    "#DW persistentdw name=proj"])
     wait(api, "fluxjob-2", "Proposal")
     fill_servers(api, "fluxjob-2", "compute-[01-04]")
     srv = api.get_namespaced_custom_object(G, V, "default", "servers", "fluxjob-2-0")
     labels = [s["label"] for s in srv["spec"]["allocationSets"]]
     assert labels == ["ost", "mgtmdt"]
     advance(api, "fluxjob-2", "Setup")
+    assert psi()["spec"]["consumerReferences"] == [
+        {"kind": "Workflow", "name": "fluxjob-2-2", "namespace": "default"}]
+    api.patch_namespaced_custom_object(G, V, "default", "computes", "fluxjob-2",
+                                       {"data": [{"name": "compute-01"}]})
     advance(api, "fluxjob-2", "DataIn")
+    env = advance(api, "fluxjob-2", "PreRun")["status"]["env"]
+    assert "DW_JOB_lus" in env and "DW_PERSISTENT_proj" in env
+    finish(api, "fluxjob-2")
+    # the job is gone; the persistent file system stays, with no consumer
+    assert psi()["status"]["state"] == "Active"
+    assert not psi()["spec"].get("consumerReferences")
 
 
 def test_admission_refusals(kind):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from kubernetes.client.exceptions import ApiException
 from t.python.emulator.conftest import (
@@ -172,9 +174,12 @@ def test_slow_data_movement_finishes(kind):
     api = kind.custom_objects_api()
     kind.controllers.faults.add(Fault(kind="datamovement", severity="delay", seconds=0.3))
     to_setup(api, "dly", [JOBDW_XFS, COPY_IN])
+    t0 = time.monotonic()
     api.patch_namespaced_custom_object(G, V, "default", "workflows", "dly",
                                        {"spec": {"desiredState": "DataIn"}})
     wait(api, "dly", "DataIn", timeout=10)
+    assert time.monotonic() - t0 >= 0.3  # the data movement took the delay
+    assert {d["status"].get("status") for d in dms(api, "dly")} == {"Success"}
     finish(api, "dly")
 
 
