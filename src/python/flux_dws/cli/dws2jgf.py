@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
         R, exclude = _R_and_exclude(args)
         sys.stdout.flush()
         jgf.write_jgf(
-            sys.stdout.fileno(),
+            sys.stdout.buffer,
             R,
             mapping,
             chunks=args.chunks_per_nnf,
@@ -113,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
             validate=not args.no_validate,
             only_sched=args.only_sched,
         )
+        sys.stdout.buffer.flush()
     except (InputError, jgf.JGFError, rconfig.ConfigError) as exc:
         message = str(exc)
         if message.startswith("rabbitmapping: "):  # libdws names it, not its file
