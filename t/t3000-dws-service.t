@@ -15,7 +15,7 @@ PYTHONPATH="$top_srcdir/src/python:$top_srcdir/build/src/python:$(python3 -c 'im
 export PYTHONPATH
 
 test_expect_success 'start the emulator (kind system)' '
-	start_emulator --system kind &&
+	start_emulator --system kind --latency zero &&
 	mkdir -p conf &&
 	printf "[rabbit]\nkubeconfig = \"%s\"\n" "$KUBECONFIG" >conf/rabbit.toml
 '

@@ -117,13 +117,14 @@ def drive(server: str) -> tuple[float, list[float]]:
 
 def main() -> None:
     t0 = time.perf_counter()
-    with Emulator(system="elcap", use_tls=False, token=None) as emu:
+    with Emulator(system="elcap", use_tls=False, token=None, latency="zero") as emu:
         n = len(emu.store.objects)
     print(f"El Capitan system start-up (seed {n} objects + serve), in process:"
           f" {time.perf_counter() - t0:.2f} s")
     with tempfile.TemporaryDirectory() as d:
         kc = Path(d) / "kc"
-        proc = start_subprocess(kc, "--system", "kind", "--plain-http", "--no-auth")
+        proc = start_subprocess(kc, "--system", "kind", "--latency", "zero", "--plain-http",
+                                "--no-auth")
         try:
             server = yaml.safe_load(kc.read_text())["clusters"][0]["cluster"]["server"]
             wall, reactions = drive(server)

@@ -45,3 +45,100 @@ stop_emulator() {
     EMULATOR_PID=
     return 0
 }
+
+# skip_all_unless_plugins: end a script that needs dws-jobtap.so and
+# dws_environment.so when the build has none (meson found no flux-core).
+skip_all_unless_plugins() {
+    DWS_BUILDDIR=${DWS_BUILDDIR:-$top_srcdir/build}
+    DWS_JOBTAP=$DWS_BUILDDIR/src/job-manager/plugins/dws-jobtap.so
+    DWS_SHELL_PLUGINS=$DWS_BUILDDIR/src/shell/plugins
+    if ! test -f "$DWS_JOBTAP" || ! test -f "$DWS_SHELL_PLUGINS/dws_environment.so"; then
+        skip_all="the Flux plugins are not built in $DWS_BUILDDIR (meson found no flux-core: give it -Dpkg_config_path=<flux prefix>/lib/pkgconfig)"
+        test_done
+    fi
+    export DWS_JOBTAP DWS_SHELL_PLUGINS
+}
+
+# The broker's Python (module and job shell tools) finds flux_dws in the
+# source tree and the rest in this Python's site-packages.
+dws_pythonpath() {
+    PYTHONPATH="$top_srcdir/src/python:${DWS_BUILDDIR:-$top_srcdir/build}/src/python:$(python3 -c 'import site; print(site.getsitepackages()[0])')"
+    export PYTHONPATH
+}
+
+# rabbit_instance_config DIR [JOBTAP-CONF]: broker config of a test
+# instance that is the kind system's four computes, as a site sets one up:
+# Fluxion on the flux-dws2jgf graph, dws-jobtap.so from [job-manager]
+# plugins (JOBTAP-CONF: its conf table, TOML inline), the [rabbit] table
+# (so modprobe loads the dws service; see modprobe/dws.toml), and a
+# modprobe.d entry that names the source tree's dws.py.  Needs KUBECONFIG.
+rabbit_instance_config() {
+    dir=$1
+    mkdir -p "$dir/conf" "$dir/modprobe/modprobe.d" "$dir/modprobe/rc1.d" &&
+    cp "$top_srcdir/etc/modprobe/rc1.d/dws.py" "$dir/modprobe/rc1.d/" &&
+    flux-dws2jgf --cluster-name kind \
+        --from-config "$top_srcdir/t/data/rabbitmapping/kind-resource.toml" \
+        "$top_srcdir/t/data/rabbitmapping/kind.json" >"$dir/R.json" &&
+    cat >"$dir/conf/instance.toml" <<-EOT &&
+	[resource]
+	noverify = true
+	path = "$dir/R.json"
+	[sched-fluxion-resource]
+	match-format = "rv1"
+	[job-manager]
+	plugins = [ { load = "$DWS_JOBTAP", conf = { ${2:-} } } ]
+	[rabbit]
+	kubeconfig = "$KUBECONFIG"
+	mapping = "$top_srcdir/t/data/rabbitmapping/kind.json"
+	EOT
+    sed "s|@DWS_MODULE@|$top_srcdir/src/modules/dws.py|" \
+        "$top_srcdir/etc/modprobe/dws.toml.in" >"$dir/modprobe/modprobe.d/dws.toml"
+}
+
+# start_rabbit_instance DIR: run a 4-broker instance (hosts compute-[01-04])
+# with the config of rabbit_instance_config DIR in the background until
+# stop_rabbit_instance; exports FLUX_URI.  Every rabbit's ssd vertices are
+# marked up in Fluxion (the dws service's rabbit health does that on a
+# site; here the test decides).
+start_rabbit_instance() {
+    dir=$1
+    rm -f "$dir/uri" "$dir/hold"
+    mkfifo "$dir/hold" || return 1
+    FLUX_MODPROBE_PATH_APPEND="$dir/modprobe" \
+    flux start -s4 --test-hosts="compute-[01-04]" \
+        -Sconf.shell_pluginpath="$DWS_SHELL_PLUGINS" \
+        --config-path="$dir/conf" \
+        sh -c 'echo "$FLUX_URI" >"$1/uri.new" && mv "$1/uri.new" "$1/uri" && read x <"$1/hold"' \
+        sh "$dir" >"$dir/instance.log" 2>&1 &
+    RABBIT_INSTANCE_PID=$!
+    RABBIT_INSTANCE_DIR=$dir
+    i=0
+    while ! test -s "$dir/uri"; do
+        i=$((i + 1))
+        test $i -gt 600 && { cat "$dir/instance.log"; return 1; }
+        kill -0 $RABBIT_INSTANCE_PID 2>/dev/null || { cat "$dir/instance.log"; return 1; }
+        sleep 0.05
+    done
+    FLUX_URI=$(cat "$dir/uri")
+    export FLUX_URI
+    for r in 0 1; do
+        for k in $(seq 0 35); do
+            echo "/kind/chassis$r/ssd$k"
+        done
+    done | while read -r path; do
+        flux ion-resource set-status "$path" up >/dev/null || exit 1
+    done
+}
+
+# stop_rabbit_instance: let the instance's initial program end (rc3 then
+# removes the dws service); its exit status is ours.
+stop_rabbit_instance() {
+    test -n "$RABBIT_INSTANCE_PID" || return 0
+    echo done >"$RABBIT_INSTANCE_DIR/hold"
+    wait $RABBIT_INSTANCE_PID
+    rc=$?
+    RABBIT_INSTANCE_PID=
+    unset FLUX_URI
+    test $rc = 0 || cat "$RABBIT_INSTANCE_DIR/instance.log"
+    return $rc
+}

@@ -165,6 +165,12 @@ void workflow_progress (struct dws_engine *e, struct job *job);
 void workflow_k8s_result (struct dws_engine *e, const char *what, struct job *job,
                           json_t *event);
 void setup_start (struct dws_engine *e, struct job *job);
+/* A repeated dws.create while the job waits for its resources: the
+ * jobtap plugin was reloaded and may have missed the resource-update
+ * (sent while no plugin was loaded), so send it again.  Nothing when
+ * Proposal is not complete yet (it is sent then) or the job moved on.
+ */
+void resources_resend (struct dws_engine *e, struct job *job);
 void job_fail (struct dws_engine *e, struct job *job, const char *type, const char *fmt, ...)
     __attribute__ ((format (printf, 4, 5)));
 void epilog_remove (struct dws_engine *e, struct job *job);

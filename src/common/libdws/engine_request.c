@@ -104,8 +104,10 @@ static void create_request (struct dws_engine *e, json_t *msgid, json_t *p, json
         json_decref (directives);
         if (job->creating || !job->exists)
             json_array_append (job->create_msgids, msgid); /* answered by the create */
-        else
+        else {
             act_respond_ok (e, msgid); /* a repeated create: the Workflow exists */
+            resources_resend (e, job);
+        }
         return;
     }
     if (!(job = job_create (e, id))) {

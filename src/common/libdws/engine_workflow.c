@@ -315,6 +315,16 @@ static void proposal_finish (struct dws_engine *e, struct job *job)
         setup_start (e, job);
 }
 
+void resources_resend (struct dws_engine *e, struct job *job)
+{
+    if (!job->resources_sent || job->handled != WF_PROPOSAL || job->desired != WF_PROPOSAL
+        || job->hosts || job->excepted || job->toredown)
+        return;
+    job->resources_sent = false;
+    if (breakdowns_ready (e, job)) /* else the last breakdown read finishes it */
+        proposal_finish (e, job);
+}
+
 static void memo_rabbits (struct dws_engine *e, struct job *job)
 {
     json_t *counts = dws_rabbitmap_counts (e->map, job->hosts, NULL);

@@ -334,8 +334,13 @@ static int ev_reload (struct ctx *c, json_t *ev)
     c->next.id = id;
     c->next.userid = userid;
     c->next.start_posted = start;
-    if (!strcmp (state, "NEW")) {
-        /* job.state.depend is still to come and will do everything. */
+    if (!strcmp (state, "NEW") || !strcmp (state, "DEPEND")) {
+        /* job.state.depend is still to come (the job manager calls it for
+         * every DEPEND job of a plugin it loads) and does everything: the
+         * dependency is held again and dws.create repeated, which the
+         * service answers by sending its resource-update again (lost if
+         * it came while no plugin was loaded).
+         */
         c->next.await_depend = true;
         return 0;
     }

@@ -101,7 +101,12 @@
  *       default to false).  Rebuilds the machine from what the job
  *       manager knows; actions: subscribe, plus timer-start when the
  *       epilog is active (the old timer died with the old plugin).  In
- *       state NEW nothing is done and depend is still expected.  In
+ *       NEW and DEPEND nothing is done and depend is still expected: the
+ *       job manager calls job.state.depend for every DEPEND job of a
+ *       plugin it loads, and depend holds the dependency again (the job
+ *       manager ignores a dependency already held) and repeats
+ *       dws.create, to which the service answers with its
+ *       resource-update again.  In
  *       CLEANUP an inactive epilog is taken as done (it cannot be told
  *       from one never started) and is not started again.
  *

@@ -117,3 +117,22 @@ def check_maximums(directives: list[str], nnodes: int, maximums: dict[str, Any] 
     )
     if rc < 0:
         _ffi.raise_error(err, DirectiveError)
+
+
+def check_dw(value: Any, presets: dict[str, Any] | None = None, nodes: int | None = None,
+             maximums: dict[str, Any] | None = None, rules: Ruleset | None = None) -> list[str]:
+    """Check a dw attribute value as a job submission is checked; return its
+    directives.  The value is preset-expanded and split, validated against
+    ``rules`` (default nnf; a refusal carries DWS' admission prefix) and, with
+    ``nodes``, against [rabbit.policy.maximums].  ``flux dws check`` and the
+    job-ingest validator plugin both call this, so their messages agree."""
+    directives = split_directives(value, presets)
+    if not directives:
+        raise DirectiveError("Malformed #DW directives: no #DW directive found")
+    try:
+        validate(directives, rules)
+    except DirectiveError as exc:
+        raise DirectiveError(ADMISSION_PREFIX + str(exc)) from None
+    if nodes is not None:
+        check_maximums(directives, nodes, maximums)
+    return directives

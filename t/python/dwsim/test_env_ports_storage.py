@@ -69,3 +69,45 @@ def test_storage_status_precedence():
     s = storage.storage_status({}, "r1", 1, {}, drain_taint="cray.nnf.node.drain")
     assert s["message"] == "Kubernetes node is tainted with cray.nnf.node.drain"
     assert storage.storage_status({}, "r1", 1, {}, node_status="Failed")["status"] == "Failed"
+
+
+RABBIT = {"dataworkflowservices.github.io/storage": "Rabbit"}
+
+
+def _health(**kw):
+    return storage.RabbitHealth(capacity=100, computes={"c1": "Ready", "c2": "Offline"}, **kw)
+
+
+def test_reconcile_live_rebuilds_everything():
+    edited = {"status": "Ready", "capacity": 1, "message": "m",
+              "access": {"computes": [{"name": "c1", "status": "Disabled"}]}}
+    new, unfenced = storage.reconcile(RABBIT, {"mode": "Live"}, edited, "r1", _health())
+    assert new["capacity"] == 100 and not unfenced
+    assert new["access"]["computes"] == [{"name": "c1", "status": "Ready"},
+                                         {"name": "c2", "status": "Offline"}]
+    assert new["message"] == "m"  # nnf-sos keeps a message no condition replaced
+
+
+def test_reconcile_testing_only_reports_disabled():
+    edited = {"status": "Ready", "access": {"computes": [{"name": "c1", "status": "Disabled"}]}}
+    new, _ = storage.reconcile(RABBIT, {"mode": "Testing"}, edited, "r1", _health())
+    assert new == edited
+    new, _ = storage.reconcile(RABBIT, {"mode": "Testing", "state": "Disabled"}, edited, "r1",
+                               _health())
+    assert new["status"] == "Disabled" and new["access"] == edited["access"]
+
+
+def test_reconcile_reenable_clears_fencing_and_message():
+    old = {"status": "Disabled", "message": "Storage node manually disabled",
+           "rebootRequired": True}
+    new, unfenced = storage.reconcile(RABBIT, {"mode": "Live"}, old, "r1", _health(fenced=True))
+    assert unfenced and new["status"] == "Ready" and new["message"] == ""
+    assert new["rebootRequired"] is False
+    new, unfenced = storage.reconcile(RABBIT, {"mode": "Live"}, {"status": "Ready"}, "r1",
+                                      _health(fenced=True))
+    assert not unfenced and new["status"] == "Degraded" and new["rebootRequired"] is True
+
+
+def test_reconcile_ignores_storage_not_labelled_rabbit():
+    new, _ = storage.reconcile({}, {"state": "Disabled"}, {"status": "Ready"}, "r1", _health())
+    assert new == {"status": "Ready"}

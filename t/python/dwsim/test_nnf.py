@@ -178,3 +178,24 @@ def test_servers_status():
     st = servers.status_for(GOOD, ready=True)
     assert st[0] == {"label": "ost", "storage": {"r1": {"allocationSize": 100, "ready": True}}}
     assert servers.status_for(GOOD, ready=False)[0]["storage"]["r1"]["allocationSize"] == 0
+
+
+def test_servers_controller_status_steps():
+    spec = {"allocationSets": [{"label": "xfs", "allocationSize": 10, "storage": [
+        {"name": "r1", "allocationCount": 2}, {"name": "r2", "allocationCount": 1}]}]}
+    st = servers.reconcile_status({}, {}, None, "t0")
+    assert st == {"ready": False, "lastUpdate": "t0"}
+    assert servers.reconcile_status({}, st, None, "t1") is None
+    st = servers.reconcile_status(spec, st, None, "t1")
+    assert st["ready"] is False and st["lastUpdate"] == "t1"
+    assert st["allocationSets"][0]["storage"] == {
+        "r1": {"allocationSize": 0, "ready": False}, "r2": {"allocationSize": 0, "ready": False}}
+    assert servers.reconcile_status(spec, st, None, "t2") is None
+    st = servers.reconcile_status(spec, st, {"xfs": {"r1": 20}}, "t2")  # r2 is slow
+    assert st["ready"] is False and st["allocationSets"][0]["storage"]["r2"][
+        "allocationSize"] == 0
+    st = servers.reconcile_status(spec, st, {"xfs": {"r1": 20, "r2": 10}}, "t3")
+    assert st["ready"] is True
+    st = servers.reconcile_status(spec, st, None, "t4")  # NnfStorage deleted
+    assert st["ready"] is True and st["allocationSets"][0]["storage"]["r1"][
+        "allocationSize"] == 0

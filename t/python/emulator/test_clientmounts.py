@@ -25,7 +25,7 @@ from t.python.emulator.conftest import (
 
 from flux_dws.cli.main import main
 from flux_dws.dwsim.gotime import parse_microtime
-from flux_dws.emulator.controllers import Fault
+from flux_dws.emulator.faults import Fault
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from t.python.emulator.conftest import (
 )
 
 from flux_dws.dwsim import tokens
-from flux_dws.emulator.controllers import Fault
+from flux_dws.emulator.faults import Fault
 from flux_dws.emulator.nnf_container import count_containers, interpret_requires
 from flux_dws.emulator.resources import BY_GROUP_PLURAL
 

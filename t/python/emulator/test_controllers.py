@@ -23,7 +23,7 @@ from t.python.emulator.conftest import (
 
 from flux_dws.dwsim.gotime import parse_microtime
 from flux_dws.emulator import Emulator
-from flux_dws.emulator.controllers import Fault
+from flux_dws.emulator.faults import Fault
 
 
 def test_xfs_workflow_through_every_state(kind):

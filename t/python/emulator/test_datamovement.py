@@ -17,7 +17,7 @@ from t.python.emulator.conftest import (
     wait,
 )
 
-from flux_dws.emulator.controllers import Fault
+from flux_dws.emulator.faults import Fault
 from flux_dws.emulator.nnf_datamovement import split_staging
 
 NNF, NV = "nnf.cray.hpe.com", "v1alpha11"

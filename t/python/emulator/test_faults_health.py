@@ -43,7 +43,7 @@ def test_health_changes(kind):
 
 @pytest.mark.parametrize(("health", "after"), [
     ({}, "Ready"),
-    ({"fenced": True}, "Degraded"),
+    ({"fenced": True}, "Ready"),  # nnf-sos clears the NnfNode's fencing on re-enable
     ({"k8s_ready": False}, "Offline"),
     ({"status": "Offline"}, "Offline"),
     ({"drain_taint": "cray.nnf.node.drain"}, "Drained"),
@@ -68,10 +68,14 @@ def test_set_health_without_servers_entry(kind):
 
 
 def test_testing_mode_leaves_status_alone(kind):
+    """In Testing mode nnf-sos leaves the status to whoever writes it, except
+    that spec.state Disabled still shows (test_fidelity has the watch-based
+    checks of both modes)."""
     api = kind.custom_objects_api()
     api.patch_namespaced_custom_object(G, V, "default", "storages", "kind-worker3",
-                                       {"spec": {"mode": "Testing", "state": "Disabled"}})
-    controllers_passed(api)  # the Storage change was reconciled
+                                       {"spec": {"mode": "Testing"}})
+    kind.controllers.set_health("kind-worker3", status="Offline")
+    controllers_passed(api)  # the Storage changes were reconciled
     assert storage(api, "kind-worker3")["status"]["status"] == "Ready"
 
 

@@ -15,6 +15,8 @@ def test_presets_as_documented():
     """doc/man1/flux-dws-emulator.rst: realistic has a real system's order
     of seconds, demo a tenth of it, zero none."""
     assert lat.load("zero") == {}
+    assert lat.DEFAULT == "fast"
+    assert all(0 < v < 1 for v in lat.load("fast").values())  # tens to hundreds of ms
     real, demo = lat.load("realistic"), lat.load("demo")
     assert (real["Proposal"], real["Setup"], real["Setup/lustre"]) == (2.0, 10.0, 30.0)
     assert (demo["Proposal"], demo["Setup"], demo["Setup/lustre"]) == (0.2, 1.0, 3.0)

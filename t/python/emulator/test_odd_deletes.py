@@ -16,7 +16,7 @@ from t.python.emulator.conftest import (
     wait,
 )
 
-from flux_dws.emulator.controllers import Fault
+from flux_dws.emulator.faults import Fault
 
 
 @pytest.fixture

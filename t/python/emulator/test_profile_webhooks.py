@@ -22,7 +22,7 @@ HOOKS = {"nnfstorageprofiles": "vnnfstorageprofile.kb.io",
 
 @pytest.fixture(scope="module")
 def api():
-    with Emulator(system="kind") as emu:
+    with Emulator(system="kind", latency="zero") as emu:
         yield emu.custom_objects_api()
 
 

@@ -27,7 +27,7 @@ def test_restart_during_data_movement(tmp_path):
         eventually(lambda: len(api.list_cluster_custom_object(
             NNF, NV, "nnfdatamovements")["items"]) == 4)
     # nnf-dm goes on after the restart (here with no more delay)
-    with Emulator(system="kind", state=db) as emu:
+    with Emulator(system="kind", state=db, latency="zero") as emu:
         api = emu.custom_objects_api()
         wf = wait(api, "r", "DataIn")
         assert wf["status"]["ready"]
@@ -61,7 +61,7 @@ def test_restart_during_mounts_or_container_start(tmp_path, slow):
         if slow == "Container":  # the Jobs exist but their pods are not up
             eventually(lambda: len(api.list_namespaced_custom_object(
                 "batch", "v1", "default", "jobs")["items"]) == 2)
-    with Emulator(system="kind", state=db) as emu:
+    with Emulator(system="kind", state=db, latency="zero") as emu:
         api = emu.custom_objects_api()
         wait(api, "c", "PreRun")  # the mounts or the containers finish starting
         jobs = api.list_namespaced_custom_object("batch", "v1", "default", "jobs")["items"]

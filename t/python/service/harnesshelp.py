@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flux_dws.emulator.driver import R
+from flux_dws.emulator.driver import RESOURCE
 from flux_dws.harness import Harness
 
 LABEL = "dataworkflowservices.github.io/workflow.name"
@@ -18,7 +18,7 @@ def leftovers(h: Harness) -> dict[str, int]:
     store = h.emulator.store
     for kind in KINDS:
         n = 0
-        for obj in store.list_objects(R[kind], None):
+        for obj in store.list_objects(RESOURCE[kind], None):
             md = obj.get("metadata", {})
             name = md.get("name", "") if kind == "workflow" else \
                 (md.get("labels") or {}).get(LABEL, "")
@@ -35,7 +35,7 @@ def gone(h: Harness, jobid: int, timeout: float = 30.0) -> None:
 
     def absent() -> bool:
         return all(o["metadata"]["name"] != name
-                   for o in h.emulator.store.list_objects(R["workflow"], None))
+                   for o in h.emulator.store.list_objects(RESOURCE["workflow"], None))
 
     h.wait_for(absent, timeout, f"workflow {name} to be deleted")
 
@@ -43,7 +43,7 @@ def gone(h: Harness, jobid: int, timeout: float = 30.0) -> None:
 def settled(h: Harness, timeout: float = 30.0) -> dict[str, int]:
     """Wait until no fluxjob Workflow is left, then what else is left."""
     h.wait_for(lambda: not any(o["metadata"]["name"].startswith("fluxjob-")
-                               for o in h.emulator.store.list_objects(R["workflow"], None)),
+                               for o in h.emulator.store.list_objects(RESOURCE["workflow"], None)),
                timeout, "every fluxjob Workflow to be deleted")
     return leftovers(h)
 

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 import pytest
 from t.python.service.harnesshelp import cleared, settled
 
-from flux_dws.emulator.controllers import Fault
-from flux_dws.emulator.driver import R
+from flux_dws.emulator.driver import RESOURCE
+from flux_dws.emulator.faults import Fault
 from flux_dws.harness import Harness
 
 XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
@@ -375,7 +375,7 @@ def test_workflow_deleted_after_setup_arrived_is_created_again(h: Harness) -> No
     h.wait_event(jobid, "prolog-start")
     h.wait_for(lambda: any(
         w["spec"]["desiredState"] == "Setup" for w in
-        h.emulator.store.list_objects(R["workflow"], None)), what="Setup asked for")
+        h.emulator.store.list_objects(RESOURCE["workflow"], None)), what="Setup asked for")
     h.emulator.controllers.faults.clear()  # type: ignore[union-attr]
     h.emulator.controllers.vanish("default", f"fluxjob-{jobid}")  # type: ignore[union-attr]
     job = h.wait(jobid)

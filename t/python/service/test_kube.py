@@ -331,7 +331,7 @@ def test_final_errors_carry_the_status_message(emulator, layer, events):
 
 
 def test_dws_admission_text_reaches_the_result(events, make_layer):
-    with Emulator(system="kind") as emu:
+    with Emulator(system="kind", latency="zero") as emu:
         layer = make_layer(emu=emu)
         layer.submit(k8s("create", "Workflow", token="w", body={
             "apiVersion": f"{G}/{V}", "kind": "Workflow", "metadata": {"name": "w1"},

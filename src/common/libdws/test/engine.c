@@ -956,6 +956,11 @@ static void test_lifecycle (void)
              "resources rewritten with ssd; nothing excluded (drain_compute_nodes)");
     watch (e, "MODIFIED", again);
     none ("a repeated Proposal-ready event after the resource update: nothing");
+    create_req (e, id, 9, 1, 2, DW_XFS);
+    ok (count ("action", "respond", "msgid", "9") == 1
+            && count ("topic", "job-manager.dws.resource-update", NULL) == 1,
+        "a repeated dws.create in DEPEND (a reloaded jobtap plugin): answered, and the"
+        " resource-update sent again");
 
     setup_req (e, id, 2, "'c1','c3'");
     acts_are ("[{'action':'respond','msgid':2,'payload':{'success':true}},"

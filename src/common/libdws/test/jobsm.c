@@ -802,7 +802,8 @@ static void reload (void)
     dws_jobsm_destroy (sm);
 
     sm = sm_new (NULL);
-    ev (sm, RELOAD ("DEPEND", ""), "[{'action':'subscribe'}]", "reload in DEPEND: subscribe");
+    ev (sm, RELOAD ("DEPEND", ""), "[]", "reload in DEPEND: nothing yet");
+    ev (sm, DEPEND, DEPEND_ACTS, "reload in DEPEND: depend holds and asks again");
     ev (sm, UPDATE, UPDATE_ACTS, "reload in DEPEND: resource-update removes the dependency");
     dws_jobsm_destroy (sm);
 

@@ -90,18 +90,8 @@ def collect(args: argparse.Namespace) -> list[Any]:
 
 def check(value: Any, rabbit: dict[str, Any], nodes: int | None,
           rules: dw.Ruleset | None) -> list[str]:
-    presets = rabbit.get("presets")
-    directives = dw.split_directives(value, presets)
-    if not directives:
-        raise dw.DirectiveError("Malformed #DW directives: no #DW directive found")
-    try:
-        dw.validate(directives, rules)
-    except dw.DirectiveError as exc:
-        raise dw.DirectiveError(dw.ADMISSION_PREFIX + str(exc)) from None
-    if nodes is not None:
-        maximums = (rabbit.get("policy") or {}).get("maximums")
-        dw.check_maximums(directives, nodes, maximums)
-    return directives
+    maximums = (rabbit.get("policy") or {}).get("maximums") if nodes is not None else None
+    return dw.check_dw(value, rabbit.get("presets"), nodes, maximums, rules)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -39,8 +39,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--system", metavar="NAME|FILE",
                    help="seed a Rabbit system (kind, rzadams, tuolumne, elcap or a file)"
                         " and run the DWS/nnf-sos controllers")
-    p.add_argument("--latency", default="zero", metavar="PRESET",
-                   help="latency model of the controllers: zero (default), demo,"
+    p.add_argument("--latency", default="fast", metavar="PRESET",
+                   help="latency model of the controllers: fast (default: states take"
+                        " tens to hundreds of ms, Setup and unmounts longest, so a WLM's"
+                        " timeouts can fire), zero (no latency, for fast tests), demo,"
                         " realistic, or a YAML file (doc/man1/flux-dws-emulator.rst)")
     p.set_defaults(func=run)
 

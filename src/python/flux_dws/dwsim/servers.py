@@ -2,7 +2,10 @@
 
 ``validate_allocations`` is validateServerAllocations, run at the start of
 Setup; every failure is Fatal.  ``status_for`` is what the Servers
-controller reports once the storage is allocated.
+controller reports once the storage is allocated; ``reconcile_status`` is
+that controller's step (dws_servers_controller.go): ``ready: false`` as
+soon as a Servers exists, then every rabbit of the WLM's allocation sets
+with ``allocationSize: 0`` until its storage is allocated.
 """
 
 from __future__ import annotations
@@ -56,3 +59,41 @@ def status_for(servers_spec: dict[str, Any], ready: bool) -> list[dict[str, Any]
             storage[e["name"]] = {"allocationSize": allocated if ready else 0, "ready": ready}
         out.append({"label": aset.get("label"), "storage": storage})
     return out
+
+
+def reconcile_status(spec: dict[str, Any], status: dict[str, Any],
+                     allocated: dict[str, dict[str, int]] | None,
+                     now: str) -> dict[str, Any] | None:
+    """nnf-sos' Servers controller: the new status, or None if unchanged.
+
+    ``allocated`` is None while the NnfStorage of the same name does not
+    exist (before Setup allocated it, after Teardown deleted it); else, per
+    allocation-set label, the bytes allocated on each rabbit so far (0 or
+    missing: not yet).  ``now`` is the MicroTime written to ``lastUpdate``
+    whenever the status changes.  ``ready`` goes true once every rabbit has
+    its allocation and never back.
+    """
+    sets = spec.get("allocationSets") or []
+    if not sets:
+        if status.get("lastUpdate"):
+            return None
+        return {**status, "ready": False, "lastUpdate": now}
+    cleared = [{"label": s.get("label", ""),
+                "storage": {e["name"]: {"allocationSize": 0, "ready": False}
+                            for e in s.get("storage") or [] if "name" in e}}
+               for s in sets]
+    ready = bool(status.get("ready")) and bool(status.get("allocationSets"))
+    if allocated is not None:
+        all_there = True
+        for aset in cleared:
+            got = allocated.get(aset["label"]) or {}
+            for rabbit in aset["storage"]:
+                size = int(got.get(rabbit, 0))
+                aset["storage"][rabbit] = {"allocationSize": size, "ready": size > 0}
+                all_there = all_there and size > 0
+        ready = ready or all_there
+    new = {**status, "ready": ready, "allocationSets": cleared}
+    if new == status:
+        return None
+    new["lastUpdate"] = now
+    return new

@@ -42,7 +42,7 @@ class Emulator:
                  token: str | None = "auto", kubeconfig: str | Path | None = None,
                  state: str | Path | None = None, history: int = 1000,
                  bookmark_interval: float = 60.0, system: str | None = None,
-                 latency: str | dict[str, float] = "zero") -> None:
+                 latency: str | dict[str, float] = latency_model.DEFAULT) -> None:
         self.host = host
         self.port = port
         self.use_tls = use_tls

@@ -34,28 +34,34 @@ import logging
 import queue
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from flux_dws.directives import DirectiveError, Ruleset, parse_directive
 from flux_dws.dwsim import proposal as nnf_proposal
 from flux_dws.dwsim import resource_error as rerr
+from flux_dws.dwsim import storage as nnf_storage_status
+from flux_dws.dwsim import walk as nnf_walk
 from flux_dws.dwsim import workflow as dws
 from flux_dws.dwsim.fielderr import AdmissionError
+from flux_dws.dwsim.storage import RabbitHealth
 from flux_dws.emulator import latency as latency_model
-from flux_dws.emulator import profile_webhooks
+from flux_dws.emulator import nnf_servers, profile_webhooks
 from flux_dws.emulator.driver import (
+    RESOURCE,
     Directive,
     Driver,
-    R,
     Wait,
     create_quiet,
     delete_quiet,
     exists,
 )
-from flux_dws.emulator.nnf_container import ContainerCluster, ContainerDriver, PortManager
+from flux_dws.emulator.faults import Faults
+from flux_dws.emulator.nnf_cluster import ContainerCluster
+from flux_dws.emulator.nnf_container import ContainerDriver
 from flux_dws.emulator.nnf_datamovement import DataMovementDriver, DataMovementWorker
+from flux_dws.emulator.nnf_ports import PortManager
 from flux_dws.emulator.nnf_storage import ClientMountDaemon, StorageDriver
+from flux_dws.emulator.nnf_systemstorage import SystemStorageController, owner_of
 from flux_dws.emulator.resources import BY_GROUP_PLURAL, DWS, NNF
 from flux_dws.emulator.store import ApiError, Event, Store
 from flux_dws.emulator.timers import TimerThread
@@ -63,112 +69,6 @@ from flux_dws.jsondata import copy_json
 
 log = logging.getLogger("flux_dws.emulator")
 NNF_FINALIZER = "nnf.cray.hpe.com/nnf_workflow"
-FAULT_KINDS = ("driver", "clientmount", "datamovement", "container")
-SEVERITIES = ("Minor", "Major", "Fatal", "stall", "delay")
-
-
-@dataclass
-class Fault:
-    """One injected fault.
-
-    kind ``driver``: the nnf driver of ``state`` (and directive ``index``)
-    fails with ``severity`` (Minor, Major, Fatal), never completes
-    (``stall``) or completes ``seconds`` after the state was asked for
-    (``delay``).  Kind ``clientmount``: the ClientMounts of ``compute`` fail
-    with ``message`` (any severity but stall) or stay pending (``stall``).
-    Kind ``datamovement``: the NnfDataMovements of directive ``index`` end
-    Failed with ``message``, stay Running (``stall``) or take ``seconds``
-    (``delay``).  Kind ``container``: at ``state`` PreRun the workflow's
-    containers never start (``stall``) or fail at once (other severities);
-    at PostRun they ignore shutdown (``stall``: the deadline ends them) or
-    fail.  ``workflow`` "*" matches every workflow; ``once`` faults are used
-    up by their first match.
-    """
-
-    workflow: str = "*"
-    state: str = "*"
-    index: int | None = None
-    severity: str = "Fatal"
-    message: str = "injected fault"
-    type: str = "Internal"
-    once: bool = False
-    kind: str = "driver"
-    compute: str | None = None
-    seconds: float = 0.0
-
-    def __post_init__(self) -> None:
-        for name in ("workflow", "state", "message", "type", "kind", "severity"):
-            if not isinstance(getattr(self, name), str):
-                raise ValueError(f"{name} must be a string")
-        if self.index is not None and (isinstance(self.index, bool)
-                                       or not isinstance(self.index, int) or self.index < 0):
-            raise ValueError("index must be a directive index (an integer >= 0)")
-        if self.compute is not None and not isinstance(self.compute, str):
-            raise ValueError("compute must be a string")
-        if isinstance(self.seconds, bool) or not isinstance(self.seconds, (int, float)):
-            raise ValueError("seconds must be a number")
-        if not isinstance(self.once, bool):
-            raise ValueError("once must be true or false")
-        if self.kind not in FAULT_KINDS:
-            raise ValueError(f"kind must be one of {', '.join(FAULT_KINDS)}, not {self.kind!r}")
-        if self.severity not in SEVERITIES:
-            raise ValueError(f"severity must be Minor, Major, Fatal, stall or delay, not"
-                             f" {self.severity!r}")
-        if self.type not in ("Internal", "User", "WLM"):
-            raise ValueError(f"type must be Internal, User or WLM, not {self.type!r}")
-        if self.kind == "clientmount" and not self.compute:
-            raise ValueError("a clientmount fault needs a compute")
-        if self.severity == "delay" and not (0 < self.seconds <= 86400):
-            raise ValueError("a delay fault needs seconds between 0 and 86400")
-
-    def matches(self, kind: str, wf: str, state: str, index: int | None,
-                compute: str | None = None) -> bool:
-        return (self.kind == kind and self.workflow in ("*", wf)
-                and self.state in ("*", state) and self.index in (None, index)
-                and (kind != "clientmount" or self.compute == compute))
-
-
-@dataclass
-class Faults:
-    items: list[Fault] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def add(self, fault: Fault) -> None:
-        with self.lock:
-            self.items.append(fault)
-
-    def clear(self) -> None:
-        with self.lock:
-            self.items.clear()
-
-    def _take(self, kind: str, wf: str, state: str, index: int | None,
-              compute: str | None = None, waited: float | None = None) -> Fault | None:
-        with self.lock:
-            for f in self.items:
-                if f.matches(kind, wf, state, index, compute):
-                    # a ``once`` delay is used up when it has delayed, not when seen
-                    pending = f.severity == "delay" and waited is not None \
-                        and waited < f.seconds
-                    if f.once and not pending:
-                        self.items.remove(f)
-                    return f
-        return None
-
-    def take(self, wf: str, state: str, index: int, waited: float | None = None) -> Fault | None:
-        """A driver fault for this workflow, state and directive (``waited``:
-        seconds since the state was asked for, for delay faults)."""
-        return self._take("driver", wf, state, index, waited=waited)
-
-    def take_mount(self, wf: str, compute: str) -> Fault | None:
-        return self._take("clientmount", wf, "*", None, compute)
-
-    def take_dm(self, wf: str, state: str, index: int) -> Fault | None:
-        return self._take("datamovement", wf, state, index)
-
-    def take_container(self, wf: str, state: str) -> Fault | None:
-        return self._take("container", wf, state, None)
-
-
 class Controllers:
     def __init__(self, store: Store, latency: dict[str, float] | None = None) -> None:
         self.store = store
@@ -186,8 +86,14 @@ class Controllers:
         self.dmworker = DataMovementWorker(self, self.latency.get("DataMovement", 0.0))
         self.cluster = ContainerCluster(self, self.latency.get("Container", 0.0))
         self.ports = PortManager(self)
+        self.systemstorage = SystemStorageController(
+            store, self.after, lambda ns, name: self.enqueue("systemstorage:" + ns, name),
+            alloc_delay=self.latency.get("Setup", 0.0), retry=self.retry_seconds)
         self.child_timeout = 300.0  # NNF_CHILD_RESOURCE_TIMEOUT_SECONDS
-        self._health: dict[str, dict[str, Any]] = {}  # set_health's inputs per rabbit
+        # per rabbit: what nnf-sos reads (NnfNode, k8s Node), from the seeded status
+        self._health: dict[str, RabbitHealth] = {
+            o["metadata"]["name"]: RabbitHealth.from_status(o.get("status") or {})
+            for o in store.list_objects(RESOURCE["storage"], "default")}
         self._driver_list: list[Driver] = [StorageDriver(self), DataMovementDriver(self),
                                            ContainerDriver(self)]
         self.drivers = {c: d for d in self._driver_list for c in d.commands}
@@ -210,12 +116,13 @@ class Controllers:
         """After a restart from saved state: what the node daemons, nnf-dm and
         the container cluster were doing goes on (their timers died)."""
         self.ports.reconcile()
-        for cm in self.store.list_objects(R["clientmount"], None):
+        self.systemstorage.enqueue_all()
+        for cm in self.store.list_objects(RESOURCE["clientmount"], None):
             st, desired = cm.get("status") or {}, cm["spec"].get("desiredState")
             if not st.get("allReady") or any(m.get("state") != desired
                                              for m in st.get("mounts") or []):
                 self.clientmountd.kick(cm["metadata"]["namespace"], cm["metadata"]["name"])
-        for dm in self.store.list_objects(R["dm"], None):
+        for dm in self.store.list_objects(RESOURCE["dm"], None):
             if (dm.get("status") or {}).get("state") != "Finished":
                 self.dmworker.resume(dm)
         self.cluster.resume()
@@ -243,6 +150,15 @@ class Controllers:
             self.enqueue(ns, name)
         elif (group, plural) == (DWS, "storages") and ev.type != "DELETED":
             self.enqueue("storage:" + ns, name)
+            self.systemstorage.enqueue_all()  # excludeDisabledRabbits may change
+        elif (group, plural) == (NNF, "nnfsystemstorages") and ev.type != "DELETED":
+            self.enqueue("systemstorage:" + ns, name)
+        elif (group, plural) in ((DWS, "servers"), (NNF, "nnfstorages")):
+            # nnf-sos' Servers controller watches both (same name); a deleted
+            # NnfStorage sets its Servers' allocations back to 0
+            if plural == "nnfstorages" or ev.type != "DELETED":
+                self.enqueue("servers:" + ns, name)
+            self._enqueue_owner(ev)
         elif (group, plural) in ((NNF, "nnfportmanagers"), (DWS, "systemconfigurations")):
             if ev.type != "DELETED":
                 self.enqueue("portmanager:", "")
@@ -251,12 +167,19 @@ class Controllers:
                     and ev.type == "MODIFIED" and (ev.obj.get("spec") or {}).get("cancel") \
                     and (ev.obj.get("status") or {}).get("state") != "Finished":
                 self.after(0, lambda: self.dmworker.finish(ns, name, None))
-            # a child the nnf drivers wait on (ClientMount, data movement, ...)
-            labels = (ev.obj.get("metadata") or {}).get("labels") or {}
-            wf_name = labels.get(dws.WORKFLOW_LABELS[0])
-            wf_ns = labels.get(dws.WORKFLOW_LABELS[1])
-            if wf_name and wf_ns:
-                self.enqueue(wf_ns, wf_name)
+            self._enqueue_owner(ev)
+
+    def _enqueue_owner(self, ev: Event) -> None:
+        """A child the nnf drivers wait on (ClientMount, data movement, ...):
+        its workflow looks again."""
+        labels = (ev.obj.get("metadata") or {}).get("labels") or {}
+        owner = owner_of(labels)
+        if owner is not None:  # a child of an NnfSystemStorage
+            self.enqueue("systemstorage:" + owner[0], owner[1])
+        wf_name = labels.get(dws.WORKFLOW_LABELS[0])
+        wf_ns = labels.get(dws.WORKFLOW_LABELS[1])
+        if wf_name and wf_ns:
+            self.enqueue(wf_ns, wf_name)
 
     def _run(self) -> None:
         while not self._stopping.is_set():
@@ -268,6 +191,10 @@ class Controllers:
             try:
                 if key[0].startswith("storage:"):
                     self.reconcile_storage(key[0][len("storage:"):], key[1])
+                elif key[0].startswith("systemstorage:"):
+                    self.systemstorage.reconcile(key[0][len("systemstorage:"):], key[1])
+                elif key[0].startswith("servers:"):
+                    nnf_servers.reconcile(self.store, key[0][len("servers:"):], key[1])
                 elif key[0] == "portmanager:":
                     self.ports.reconcile()
                 else:
@@ -287,7 +214,7 @@ class Controllers:
 
     def _rules(self) -> Ruleset | None:
         """The DWDirectiveRules of dws-system, compiled once per version."""
-        objs = self.store.list_objects(R["rules"], "dws-system")
+        objs = self.store.list_objects(RESOURCE["rules"], "dws-system")
         if not objs:
             return None
         version = tuple((o["metadata"]["name"], o["metadata"]["resourceVersion"]) for o in objs)
@@ -312,7 +239,7 @@ class Controllers:
     def reconcile(self, ns: str, name: str) -> None:
         st = self.store
         try:
-            wf = st.get(R["workflow"], ns, name)
+            wf = st.get(RESOURCE["workflow"], ns, name)
         except ApiError:
             return
         now = dt.datetime.now(dt.timezone.utc)
@@ -322,92 +249,86 @@ class Controllers:
                 self._delete(wf)  # the change requeues this workflow
                 return
         elif NNF_FINALIZER not in (md.get("finalizers") or []):
-            st.patch(R["workflow"], ns, name, "merge", {"metadata": {
+            st.patch(RESOURCE["workflow"], ns, name, "merge", {"metadata": {
                 "finalizers": [*(md.get("finalizers") or []), NNF_FINALIZER],
                 "resourceVersion": md["resourceVersion"]}})
             return
-        computes = exists(self.store, R["computes"], ns, name)
+        computes = exists(self.store, RESOURCE["computes"], ns, name)
         step = dws.reconcile(wf, now, computes_exist=computes)
         if step.ensure_computes:
-            create_quiet(self.store, R["computes"], ns, dws.computes_for(wf))
+            create_quiet(self.store, RESOURCE["computes"], ns, dws.computes_for(wf))
         if step.delete_computes:
-            delete_quiet(self.store, R["computes"], ns, name)
+            delete_quiet(self.store, RESOURCE["computes"], ns, name)
             self.enqueue(ns, name)
         if step.remove_finalizer:
             fins = [f for f in md.get("finalizers") or [] if f != dws.FINALIZER]
-            st.patch(R["workflow"], ns, name, "merge", {"metadata": {
+            st.patch(RESOURCE["workflow"], ns, name, "merge", {"metadata": {
                 "finalizers": fins or None, "resourceVersion": md["resourceVersion"]}})
             return
         if step.workflow is not None:
-            st.replace(R["workflow"], ns, name, step.workflow)
+            st.replace(RESOURCE["workflow"], ns, name, step.workflow)
             return
         if not md.get("deletionTimestamp"):
             self._drive(wf, now)
 
     # --- rabbit health (nnf-sos' Storage controller) -------------------------
 
+    def _rabbit(self, name: str, status: dict[str, Any]) -> RabbitHealth:
+        """The rabbit's health (its node manager's truth), first read from the
+        Storage status the system seeded or a restart found."""
+        health = self._health.get(name)
+        if health is None:
+            health = self._health[name] = RabbitHealth.from_status(status)
+        return health
+
     def reconcile_storage(self, ns: str, name: str) -> None:
-        """spec.state Disabled shows as status Disabled; re-enabling restores."""
+        """nnf-sos' Storage controller (dwsim.storage.reconcile): Disabled shows
+        in any mode; in Live mode the status is rebuilt from the rabbit."""
         try:
-            obj = self.store.get(R["storage"], ns, name)
+            obj = self.store.get(RESOURCE["storage"], ns, name)
         except ApiError:
             return
-        spec, status = obj.get("spec") or {}, obj.get("status") or {}
-        if spec.get("mode") == "Testing":
-            return  # tests own the status of a Storage in Testing mode
-        new = dict(status)
-        if spec.get("state") == "Disabled":
-            new.update(status="Disabled", message="Storage node manually disabled")
-        elif status.get("status") == "Disabled":
-            # re-enabled: the status follows the rabbit's health again, which
-            # may be Offline, fenced or drained (not simply Ready)
-            from flux_dws.dwsim.storage import storage_status
-
-            computes = {c["name"]: c["status"]
-                        for c in (status.get("access") or {}).get("computes") or []}
-            health = self._health.get(name) or {"node_status": (
-                (status.get("access") or {}).get("servers") or [{}])[0].get("status", "Ready")}
-            new = storage_status(spec, name, status.get("capacity", 0), computes, **health)
-            new["devices"] = status.get("devices", [])
+        if obj["metadata"].get("deletionTimestamp"):
+            return
+        status = obj.get("status") or {}
+        health = self._rabbit(name, status)
+        new, unfenced = nnf_storage_status.reconcile(
+            obj["metadata"].get("labels") or {}, obj.get("spec") or {}, status, name, health)
+        if unfenced:
+            health.fenced = False  # a re-enable clears the NnfNode's fencing
         if new != status:
-            self.store.patch(R["storage"], ns, name, "merge", {"status": new}, "status")
+            self.store.patch(RESOURCE["storage"], ns, name, "merge", {"status": new}, "status")
 
     def set_health(self, name: str, status: str | None = None,
                    links: dict[str, str] | None = None, fenced: bool = False,
                    k8s_ready: bool = True, drain_taint: str | None = None) -> dict[str, Any]:
-        """Change a rabbit's health as its node manager would report it."""
-        from flux_dws.dwsim.storage import storage_status
-
-        obj = self.store.get(R["storage"], "default", name)
-        old = obj.get("status") or {}
-        computes = {c["name"]: c["status"] for c in old.get("access", {}).get("computes", [])}
-        unknown = set(links or {}) - set(computes)
+        """Change a rabbit's health as its node manager would report it; the
+        Storage shows it unless it is in Testing mode (or Disabled)."""
+        obj = self.store.get(RESOURCE["storage"], "default", name)
+        health = self._rabbit(name, obj.get("status") or {})
+        unknown = set(links or {}) - set(health.computes)
         if unknown:
             raise ValueError(f"rabbit '{name}' has no compute '{sorted(unknown)[0]}'")
-        computes.update(links or {})
-        health: dict[str, Any] = {
-            "node_status": status or (old.get("access", {}).get("servers") or [{}])[0].get(
-                "status", "Ready"),
-            "k8s_ready": k8s_ready, "fenced": fenced, "drain_taint": drain_taint}
-        self._health[name] = health  # what a re-enable recomputes the status from
-        new = storage_status(obj.get("spec") or {}, name, old.get("capacity", 0), computes,
-                             **health)
-        new["devices"] = old.get("devices", [])
-        return self.store.patch(R["storage"], "default", name, "merge", {"status": new},
-                                "status")
+        health.computes.update(links or {})
+        if status:
+            health.node_status = status
+        health.k8s_ready, health.fenced, health.drain_taint = k8s_ready, fenced, drain_taint
+        self.reconcile_storage("default", name)
+        return self.store.get(RESOURCE["storage"], "default", name)
 
     def vanish(self, ns: str, name: str) -> None:
         """Delete a workflow behind the WLM's back (finalizers ignored)."""
-        wf = self.store.get(R["workflow"], ns, name)
+        wf = self.store.get(RESOURCE["workflow"], ns, name)
         for driver in self._driver_list:
             driver.delete(wf)
-        self.store.patch(R["workflow"], ns, name, "merge", {"metadata": {"finalizers": None}})
+        self.store.patch(RESOURCE["workflow"], ns, name, "merge",
+                         {"metadata": {"finalizers": None}})
         try:
-            self.store.delete(R["workflow"], ns, name)
+            self.store.delete(RESOURCE["workflow"], ns, name)
         except ApiError as exc:
             if exc.code != 404:
                 raise
-        delete_quiet(self.store, R["computes"], ns, name)
+        delete_quiet(self.store, RESOURCE["computes"], ns, name)
 
     # --- the nnf driver -----------------------------------------------------
 
@@ -429,69 +350,44 @@ class Controllers:
             return
         new = copy_json(wf)
         ndrivers = new["status"]["drivers"]
-        # nnf-sos runs every driver's start, then every finish, in directive
-        # order, and stops at the first that waits.  In most states the
-        # waiting is in the finish: a driver still waiting does not hold back
-        # the later ones' work (their mounts, jobs, movements start at once),
-        # but none of them completes before the ones ahead of it.  In PostRun
-        # and Teardown the start itself waits (unmounts, shutdowns,
-        # deletions), so a waiting driver holds the later ones back.
-        waits_in_start = state in ("PostRun", "Teardown")
-        blocked = False
+        walk = nnf_walk.Walk(state, _micro(now), self.retry_seconds)
         for i in mine:
-            d = ndrivers[i]
-            idx = d["dwdIndex"]
-            try:
-                fault = self.faults.take(name, state, idx, waited)
-                if fault is not None and fault.severity == "stall":
-                    if waits_in_start:
-                        break
-                    blocked = True
-                    continue
-                if fault is not None and fault.severity == "delay":
-                    if waited < fault.seconds:
-                        self._later(fault.seconds - waited, ns, name)
-                        if waits_in_start:
-                            break
-                        blocked = True
-                        continue
-                elif fault is not None:
-                    raise rerr.ResourceError(fault.message, type=fault.type,
-                                             severity=fault.severity)
-                self._run_driver(new, state, idx)
-            except Wait as w:
-                # nnf-sos shows why it waits: "DW Directive 0: pending mount"
-                if d.get("status") != "Running" or d.get("message") != w.reason:
-                    d.update(status="Running", message=w.reason, error="")
-                if w.after is not None:
-                    self._later(w.after, ns, name)
-                if waits_in_start:
-                    break
-                blocked = True
-                continue
-            except rerr.ResourceError as err:
-                ndrivers[i] = rerr.apply_to_driver(d, err)
-                if err.severity != "Fatal":
-                    self._later(self.retry_seconds, ns, name)
-                break  # nnf-sos stops a state's drivers at the first error
-            except ApiError:
-                raise  # a conflict or a vanished object: the worker looks again
-            except Exception as exc:
-                # nnf-sos turns a plain error into an Internal ResourceError; so do
-                # we, so the workflow shows it instead of staying Running silently
-                log.exception("nnf driver %s/%s %s directive %d", ns, name, state, idx)
-                bug = rerr.internal("", f"{type(exc).__name__}: {exc}", severity="Major")
-                ndrivers[i] = rerr.apply_to_driver(d, bug)
-                self._later(max(self.retry_seconds, 5.0), ns, name)
+            outcome = self._outcome(new, state, ndrivers[i]["dwdIndex"], waited)
+            ndrivers[i], go_on = walk.feed(ndrivers[i], outcome)
+            if not go_on:
                 break
-            if blocked:  # done, but its finish comes after those ahead of it
-                if d.get("status") != "Running" or d.get("message") or d.get("error"):
-                    d.update(status="Running", message="", error="")
-                continue
-            d.update(status="Completed", completed=True, message="", error="",
-                     completeTime=_micro(now))
+        for seconds in walk.requeue:
+            self._later(seconds, ns, name)
         if new != wf:  # an unchanged write would only wake us again
-            self.store.replace(R["workflow"], ns, name, new)
+            self.store.replace(RESOURCE["workflow"], ns, name, new)
+
+    def _outcome(self, wf: dict[str, Any], state: str, index: int,
+                 waited: float) -> nnf_walk.Outcome:
+        """Run directive ``index``'s driver for ``state`` (unless an injected
+        fault says otherwise) and say what happened, for the walk."""
+        md = wf["metadata"]
+        fault = self.faults.take(md["name"], state, index, waited)
+        if fault is not None:
+            out = nnf_walk.fault_outcome(fault.severity, fault.seconds, waited, fault.message,
+                                         fault.type)
+            if out is not None:
+                return out
+        try:
+            self._run_driver(wf, state, index)
+        except Wait as w:  # nnf-sos shows why it waits: "DW Directive 0: pending mount"
+            return nnf_walk.Outcome("wait", reason=w.reason, after=w.after)
+        except rerr.ResourceError as err:
+            return nnf_walk.Outcome("error", error=err)
+        except ApiError:
+            raise  # a conflict or a vanished object: the worker looks again
+        except Exception as exc:
+            # nnf-sos turns a plain error into an Internal ResourceError; so do
+            # we, so the workflow shows it instead of staying Running silently
+            log.exception("nnf driver %s/%s %s directive %d", md["namespace"], md["name"],
+                          state, index)
+            return nnf_walk.Outcome("bug", error=rerr.internal(
+                "", f"{type(exc).__name__}: {exc}", severity="Major"))
+        return nnf_walk.DONE
 
     def _fs_types(self, wf: dict[str, Any], drivers: list[dict[str, Any]],
                   mine: list[int]) -> set[str]:
@@ -507,7 +403,7 @@ class Controllers:
                 continue
             fs = dict(args).get("type", "")
             if command == "persistentdw":
-                entry = self.store.objects.get((R["psi"].group, R["psi"].plural,
+                entry = self.store.objects.get((RESOURCE["psi"].group, RESOURCE["psi"].plural,
                                                 wf["metadata"]["namespace"],
                                                 dict(args).get("name", "")))
                 psi = entry.obj if entry is not None else {}
@@ -559,16 +455,16 @@ class Controllers:
     def _cluster(self, ns: str) -> nnf_proposal.Cluster:
         st = self.store
         return nnf_proposal.Cluster(
-            psis={o["metadata"]["name"]: o for o in st.list_objects(R["psi"], ns)},
+            psis={o["metadata"]["name"]: o for o in st.list_objects(RESOURCE["psi"], ns)},
             lustre_roots=[o.get("spec", {}).get("mountRoot", "")
-                          for o in st.list_objects(R["lustre"], None)],
+                          for o in st.list_objects(RESOURCE["lustre"], None)],
             container_profiles={o["metadata"]["name"]: o
-                                for o in st.list_objects(R["cprofile"], "nnf-system")},
+                                for o in st.list_objects(RESOURCE["cprofile"], "nnf-system")},
         )
 
     def storage_profile(self, name: str | None) -> dict[str, Any]:
         """The data of the named NnfStorageProfile, or of the default one."""
-        profiles = self.store.list_objects(R["profile"], "nnf-system")
+        profiles = self.store.list_objects(RESOURCE["profile"], "nnf-system")
         if name:
             for p in profiles:
                 if p["metadata"]["name"] == name:
@@ -588,7 +484,7 @@ class Controllers:
     def computes(self, wf: dict[str, Any]) -> list[str]:
         """The compute names of the Workflow's Computes object, in order."""
         try:
-            c = self.store.get(R["computes"], wf["metadata"]["namespace"],
+            c = self.store.get(RESOURCE["computes"], wf["metadata"]["namespace"],
                                wf["metadata"]["name"])
         except ApiError:
             return []
@@ -598,11 +494,11 @@ class Controllers:
         """Computes whose link is Offline or Fenced in a Storage, or Disabled in
         SystemStatus: nnf-sos skips their ClientMounts when unmounting."""
         out = set()
-        for s in self.store.list_objects(R["storage"], "default"):
+        for s in self.store.list_objects(RESOURCE["storage"], "default"):
             for c in (s.get("status") or {}).get("access", {}).get("computes") or []:
                 if c.get("status") in ("Offline", "Fenced"):
                     out.add(c.get("name"))
-        for ss in self.store.list_objects(R["sysstatus"], None):
+        for ss in self.store.list_objects(RESOURCE["sysstatus"], None):
             for n, st in ((ss.get("data") or {}).get("nodes") or {}).items():
                 if st == "Disabled":
                     out.add(n)
@@ -630,7 +526,7 @@ class Controllers:
         for driver in self._driver_list:
             driver.delete(wf)
         fins = [f for f in md["finalizers"] if f != NNF_FINALIZER]
-        self.store.patch(R["workflow"], md["namespace"], md["name"], "merge", {"metadata": {
+        self.store.patch(RESOURCE["workflow"], md["namespace"], md["name"], "merge", {"metadata": {
             "finalizers": fins or None, "resourceVersion": md["resourceVersion"]}})
 
 

@@ -16,19 +16,19 @@ removes whatever the driver created for it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from flux_dws.dwsim import workflow as dws
+from flux_dws.emulator.faults import Faults
 from flux_dws.emulator.resources import BY_GROUP_PLURAL, DWS, NNF, Resource
-
-__all__ = ["DWS", "NNF", "Directive", "Driver", "R", "Wait"]
 from flux_dws.emulator.store import ApiError, Store
 
-if TYPE_CHECKING:
-    from flux_dws.emulator.controllers import Controllers
+__all__ = ["DWS", "NNF", "RESOURCE", "Directive", "Driver", "DriverContext", "Wait"]
 
-R: dict[str, Resource] = {name: BY_GROUP_PLURAL[key] for name, key in {
+# the API resources the drivers touch, by a short name
+RESOURCE: dict[str, Resource] = {name: BY_GROUP_PLURAL[key] for name, key in {
     "workflow": (DWS, "workflows"), "computes": (DWS, "computes"),
     "breakdown": (DWS, "directivebreakdowns"), "servers": (DWS, "servers"),
     "storage": (DWS, "storages"), "rules": (DWS, "dwdirectiverules"),
@@ -113,12 +113,79 @@ def delete_quiet(store: Store, r: Resource, ns: str, name: str) -> None:
             raise
 
 
+class MountDaemon(Protocol):
+    """The compute nodes' clientmountd (nnf_storage.ClientMountDaemon)."""
+
+    def kick(self, compute: str, name: str) -> dict[str, Any] | None: ...
+
+
+class MovementWorker(Protocol):
+    """nnf-dm (nnf_datamovement.DataMovementWorker)."""
+
+    def start(self, ns: str, name: str, wf: str, state: str, index: int) -> None: ...
+
+
+class JobCluster(Protocol):
+    """What runs user containers (nnf_container.ContainerCluster)."""
+
+    def started(self, r: Resource, ns: str, name: str, rabbits: list[str]) -> None: ...
+
+    def set_deadline(self, r: Resource, obj: dict[str, Any], seconds: float = 0.0) -> bool: ...
+
+    def shutdown(self, r: Resource, obj: dict[str, Any], timeout: float) -> None: ...
+
+
+class PortAllocator(Protocol):
+    """nnf-sos' port manager (nnf_container.PortManager)."""
+
+    def reconcile(self) -> None: ...
+
+
+class DriverContext(Protocol):
+    """What the drivers and the emulated daemons may use of the controllers
+    that run them (controllers.Controllers provides it)."""
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def faults(self) -> Faults: ...
+
+    @property
+    def child_timeout(self) -> float: ...  # NNF_CHILD_RESOURCE_TIMEOUT_SECONDS
+
+    @property
+    def clientmountd(self) -> MountDaemon: ...
+
+    @property
+    def dmworker(self) -> MovementWorker: ...
+
+    @property
+    def cluster(self) -> JobCluster: ...
+
+    @property
+    def ports(self) -> PortAllocator: ...
+
+
+    def after(self, seconds: float, fn: Callable[[], Any]) -> None: ...
+
+    def directives(self, wf: dict[str, Any]) -> list[Directive]: ...
+
+    def waited(self, wf: dict[str, Any]) -> float: ...
+
+    def storage_profile(self, name: str | None) -> dict[str, Any]: ...
+
+    def computes(self, wf: dict[str, Any]) -> list[str]: ...
+
+    def unreachable_computes(self) -> set[str]: ...
+
+
 class Driver:
     """Base class: store helpers shared by the drivers."""
 
     commands: tuple[str, ...] = ()
 
-    def __init__(self, ctl: Controllers) -> None:
+    def __init__(self, ctl: DriverContext) -> None:
         self.ctl = ctl
 
     @property

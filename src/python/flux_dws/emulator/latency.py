@@ -11,9 +11,11 @@ A model maps keys to seconds:
 - ``DataMovement``: each NnfDataMovement;
 - ``Container``: user containers, from Job creation to running.
 
-Presets: ``zero`` (tests), ``demo`` (a tenth of ``realistic``, for
-watching a workflow move) and ``realistic`` (the order of magnitude seen on
-Rabbit hardware for small jobs).  A site can give its own model as a YAML or
+Presets: ``fast`` (the default: tens to hundreds of milliseconds per state,
+Setup and unmounts longest, so timeouts of a WLM can fire), ``zero``
+(everything at once; tests that need speed pick it), ``demo`` (a tenth of
+``realistic``, for watching a workflow move) and ``realistic`` (the order
+of magnitude seen on Rabbit hardware for small jobs).  A site can give its own model as a YAML or
 JSON file of the same keys.
 """
 
@@ -33,8 +35,19 @@ REALISTIC: dict[str, float] = {
     "Teardown/lustre": 15.0, "ClientMount": 3.0, "DataMovement": 10.0, "Container": 5.0,
 }
 
+# the default: every state takes tens to hundreds of milliseconds, storage
+# creation (Setup) and unmounting (PostRun, Teardown) longest, as on a real
+# system, so a WLM's short timeouts can fire while tests stay quick
+FAST: dict[str, float] = {
+    "Proposal": 0.02, "Setup": 0.3, "Setup/gfs2": 0.35, "Setup/lustre": 0.5, "DataIn": 0.05,
+    "PreRun": 0.08, "PreRun/lustre": 0.1, "PostRun": 0.3, "DataOut": 0.05, "Teardown": 0.2,
+    "Teardown/lustre": 0.3, "ClientMount": 0.03, "DataMovement": 0.1, "Container": 0.1,
+}
+DEFAULT = "fast"
+
 PRESETS: dict[str, dict[str, float]] = {
     "zero": {},
+    "fast": FAST,
     "demo": {k: round(v / 10, 3) for k, v in REALISTIC.items()},
     "realistic": REALISTIC,
 }

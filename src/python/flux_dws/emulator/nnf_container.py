@@ -1,4 +1,5 @@
-"""nnf-sos' container driver, its port manager, and the cluster that runs containers.
+"""nnf-sos' container driver (its port manager is in nnf_ports.py, the
+cluster that runs the containers in nnf_cluster.py).
 
 Per state (spec/dws-nnf-behaviour.md §5, P4):
 
@@ -21,15 +22,15 @@ PostRun   shutdown is sent, the jobs get ``postRunTimeoutSeconds`` to
           finish (0: not waited for), and their results are checked.
 Teardown  Jobs, MPIJobs and NnfContainerData go; the ports are released.
 
-``PortManager`` plays nnf-sos' NnfPortManager controller (dwsim.ports):
-requests become InUse with ports, or InsufficientResources (retried every
-cooldown + 1 s); released ones sit in Cooldown for
+``PortManager`` (nnf_ports.py) plays nnf-sos' NnfPortManager controller
+(dwsim.ports): requests become InUse with ports, or InsufficientResources
+(retried every cooldown + 1 s); released ones sit in Cooldown for
 ``portsCooldownInSeconds``.
 
-``ContainerCluster`` plays the Job controller, mpi-operator and kubelet:
-a Job becomes ready (a Running Pod on its rabbit) after the ``Container``
+``ContainerCluster`` (nnf_cluster.py) plays the Job controller,
+mpi-operator and kubelet: a Job becomes ready (a Running Pod on its rabbit) after the ``Container``
 latency; at shutdown it completes; ``activeDeadlineSeconds`` ends it with
-DeadlineExceeded.  ``container`` faults (Controllers.faults) make a
+DeadlineExceeded.  ``container`` faults (emulator.faults) make a
 workload never start (``stall`` at PreRun), fail (any severity at PreRun or
 PostRun: BackoffLimitExceeded) or ignore shutdown (``stall`` at PostRun).
 """
@@ -38,22 +39,17 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
-import secrets
-import threading
-import time
 from typing import Any
 
-from flux_dws.dwsim import ports as nnf_ports
 from flux_dws.dwsim import resource_error as rerr
 from flux_dws.dwsim import tokens
-from flux_dws.dwsim.gotime import parse_microtime
 from flux_dws.emulator.driver import (
     DIRECTIVE_INDEX_LABEL,
     NNF,
     OWNER_LABELS,
+    RESOURCE,
     Directive,
     Driver,
-    R,
     Wait,
     child_labels,
     owner_refs,
@@ -107,17 +103,17 @@ class ContainerDriver(Driver):
 
     def proposal(self, wf: dict[str, Any], d: Directive) -> None:
         ns, pinned = wf["metadata"]["namespace"], f"{wf['metadata']['name']}-{d.index}"
-        if self.exists(R["cprofile"], ns, pinned):
+        if self.exists(RESOURCE["cprofile"], ns, pinned):
             return
         name = d.args.get("profile", "")
         try:
-            source = self.store.get(R["cprofile"], PROFILE_NAMESPACE, name)
+            source = self.store.get(RESOURCE["cprofile"], PROFILE_NAMESPACE, name)
         except ApiError:
             raise rerr.user(f"container profile '{name}' not found") from None
         data = copy_json(source.get("data") or {})
         data["pinned"] = True
         labels = {k: v for k, v in child_labels(wf).items() if k in OWNER_LABELS}
-        self.create_quiet(R["cprofile"], ns, {
+        self.create_quiet(RESOURCE["cprofile"], ns, {
             "apiVersion": f"{NNF}/v1alpha11", "kind": "NnfContainerProfile",
             "metadata": {"name": pinned, "labels": labels, "ownerReferences": owner_refs(wf)},
             "data": data})
@@ -125,7 +121,7 @@ class ContainerDriver(Driver):
     def _profile(self, wf: dict[str, Any], d: Directive) -> dict[str, Any]:
         ns, pinned = wf["metadata"]["namespace"], f"{wf['metadata']['name']}-{d.index}"
         try:
-            return self.store.get(R["cprofile"], ns, pinned)
+            return self.store.get(RESOURCE["cprofile"], ns, pinned)
         except ApiError:
             raise rerr.internal("", f"could not find pinned container profile {ns}/{pinned}",
                                 severity="Minor") from None
@@ -147,7 +143,7 @@ class ContainerDriver(Driver):
                 "requester": {"kind": "Workflow", "name": wf["metadata"]["name"],
                               "namespace": wf["metadata"]["namespace"], "uid": uid},
                 "count": wanted}]
-            pm = self.store.patch(R["portmanager"], *PORT_MANAGER, "merge", {
+            pm = self.store.patch(RESOURCE["portmanager"], *PORT_MANAGER, "merge", {
                 "metadata": {"resourceVersion": pm["metadata"]["resourceVersion"]},
                 "spec": {"allocations": allocations}})
             self.ctl.ports.reconcile()
@@ -167,7 +163,7 @@ class ContainerDriver(Driver):
 
     def _port_manager(self) -> dict[str, Any]:
         try:
-            return self.store.get(R["portmanager"], *PORT_MANAGER)
+            return self.store.get(RESOURCE["portmanager"], *PORT_MANAGER)
         except ApiError:
             raise rerr.internal("", f"could not get NnfPortManager {'/'.join(PORT_MANAGER)}",
                                 severity="Minor") from None
@@ -180,11 +176,11 @@ class ContainerDriver(Driver):
         labels = {**workflow_labels(wf),
                   **{k: v for k, v in child_labels(wf).items() if k in OWNER_LABELS}}
         try:
-            existing = self.store.get(R["secret"], token_ref["secretNamespace"], key_name)
+            existing = self.store.get(RESOURCE["secret"], token_ref["secretNamespace"], key_name)
             key = tokens.key_from_pem(base64.b64decode(existing["data"]["token.key"]))
         except ApiError:
             key, pem = tokens.create_key()
-            self.create_quiet(R["secret"], token_ref["secretNamespace"], {
+            self.create_quiet(RESOURCE["secret"], token_ref["secretNamespace"], {
                 "apiVersion": "v1", "kind": "Secret", "type": "Opaque", "immutable": True,
                 "metadata": {"name": key_name, "labels": labels,
                              "ownerReferences": owner_refs(wf)},
@@ -194,10 +190,10 @@ class ContainerDriver(Driver):
                                 f"could not create secret: {key_name}: GetKeyFromPEM: {exc}") \
                 from None
         try:
-            existing = self.store.get(R["secret"], token_ref["secretNamespace"],
+            existing = self.store.get(RESOURCE["secret"], token_ref["secretNamespace"],
                                       token_ref["secretName"])
         except ApiError:
-            self.create_quiet(R["secret"], token_ref["secretNamespace"], {
+            self.create_quiet(RESOURCE["secret"], token_ref["secretNamespace"], {
                 "apiVersion": "v1", "kind": "Secret", "type": "Opaque", "immutable": True,
                 "metadata": {"name": token_ref["secretName"], "labels": labels,
                              "ownerReferences": owner_refs(wf)},
@@ -222,7 +218,7 @@ class ContainerDriver(Driver):
             raise rerr.ResourceError("", "the Computes resources does not specify any compute"
                                          " nodes", type="WLM", severity="Fatal")
         try:
-            sysconf = self.store.get(R["sysconfig"], "default", "default")
+            sysconf = self.store.get(RESOURCE["sysconfig"], "default", "default")
         except ApiError:
             raise rerr.internal("", "could not get system configuration") from None
         owner: dict[str, str] = {}
@@ -304,7 +300,7 @@ class ContainerDriver(Driver):
     def _started(self, wf: dict[str, Any], d: Directive) -> bool:
         ns, name = wf["metadata"]["namespace"], wf["metadata"]["name"]
         return bool(self.exists(MPIJOB, ns, name) or self._jobs(wf, d.index)
-                    or self.exists(R["containerdata"], ns, f"{name}-{d.index}"))
+                    or self.exists(RESOURCE["containerdata"], ns, f"{name}-{d.index}"))
 
     def _ports(self, wf: dict[str, Any], data: dict[str, Any]) -> list[int]:
         wanted = count_containers(data) * int(data.get("numPorts") or 0)
@@ -364,7 +360,7 @@ class ContainerDriver(Driver):
                         + value.replace("-", "_"), "")
                     volumes.append({"name": key, "command": command,
                                     "directiveIndex": target.index, "mountPath": path})
-            self.create_quiet(R["containerdata"], ns, {
+            self.create_quiet(RESOURCE["containerdata"], ns, {
                 "apiVersion": f"{NNF}/v1alpha11", "kind": "NnfContainerData",
                 "metadata": {"name": f"{name}-{d.index}",
                              "labels": {k: v for k, v in labels.items()
@@ -491,306 +487,20 @@ class ContainerDriver(Driver):
         self.delete_labelled(POD, wf, index)
         ns, name = wf["metadata"]["namespace"], wf["metadata"]["name"]
         if index is not None:
-            self.delete_quiet(R["containerdata"], ns, f"{name}-{index}")
+            self.delete_quiet(RESOURCE["containerdata"], ns, f"{name}-{index}")
         else:
-            self.delete_labelled(R["containerdata"], wf, None)
+            self.delete_labelled(RESOURCE["containerdata"], wf, None)
 
     def _release_ports(self, wf: dict[str, Any]) -> None:
         uid = wf["metadata"].get("uid", "")
         try:
-            pm = self.store.get(R["portmanager"], *PORT_MANAGER)
+            pm = self.store.get(RESOURCE["portmanager"], *PORT_MANAGER)
         except ApiError:
             return
         allocations = pm.get("spec", {}).get("allocations") or []
         keep = [a for a in allocations if (a.get("requester") or {}).get("uid") != uid]
         if len(keep) != len(allocations):
-            self.store.patch(R["portmanager"], *PORT_MANAGER, "merge", {
+            self.store.patch(RESOURCE["portmanager"], *PORT_MANAGER, "merge", {
                 "metadata": {"resourceVersion": pm["metadata"]["resourceVersion"]},
                 "spec": {"allocations": keep}})
             self.ctl.ports.reconcile()
-
-
-class PortManager:
-    """nnf-sos' NnfPortManager controller (the algorithm is dwsim.ports)."""
-
-    def __init__(self, ctl: Any) -> None:
-        self.ctl = ctl
-        self._lock = threading.Lock()
-        self._due: float | None = None   # when the one pending timer fires
-
-    def _later(self, seconds: float) -> None:
-        due = time.monotonic() + seconds
-        with self._lock:
-            if self._due is not None and self._due <= due + 0.005:
-                return
-            self._due = due
-        self.ctl.after(seconds, self._timer)
-
-    def _timer(self) -> None:
-        with self._lock:
-            self._due = None
-        self.reconcile()
-
-    def reconcile(self) -> None:
-        with self._lock:
-            self._reconcile()
-
-    def _reconcile(self) -> None:
-        store = self.ctl.store
-        try:
-            pm = store.get(R["portmanager"], *PORT_MANAGER)
-        except ApiError:
-            return
-        spec_allocs = pm.get("spec", {}).get("allocations") or []
-        status = pm.get("status") or {}
-        old = list(status.get("allocations") or [])
-        try:
-            sysconf = store.get(R["sysconfig"], "default", "default")
-            ports = nnf_ports.expand_ports(sysconf.get("spec", {}).get("ports") or [])
-            cooldown = int(sysconf.get("spec", {}).get("portsCooldownInSeconds", 60))
-            state = "Ready"
-        except (ApiError, nnf_ports.PortConfigError):
-            ports, cooldown, state = [], 0, "SystemConfigurationNotFound"
-        now = time.time()
-        wanted = {(a.get("requester") or {}).get("uid"): a for a in spec_allocs}
-        out: list[dict[str, Any]] = []
-        for a in old:
-            uid = (a.get("requester") or {}).get("uid")
-            if uid in wanted or a.get("status") == "Cooldown":
-                out.append(a)
-            elif a.get("status") == "InUse":
-                # released: the ports cool down before anyone else gets them
-                out.append({**a, "status": "Cooldown",
-                            "timeUnallocated": dt.datetime.fromtimestamp(
-                                now, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")})
-        out = [a for a in out if not (a.get("status") == "Cooldown" and _age(a, now) >= cooldown)]
-        have = {(a.get("requester") or {}).get("uid") for a in out
-                if a.get("status") != "Cooldown"}
-        retry = False
-        for uid, req in wanted.items():
-            entry = next((a for a in out if (a.get("requester") or {}).get("uid") == uid
-                          and a.get("status") != "Cooldown"), None)
-            if entry is not None and entry.get("status") == "InUse":
-                continue
-            if state != "Ready":
-                got = None
-                new = {"requester": req.get("requester"), "ports": [],
-                       "status": "InvalidConfiguration"}
-            else:
-                got = nnf_ports.allocate(ports, out, int(req.get("count", 0)))
-                if got:
-                    out = nnf_ports.reuse_free(out, got)
-                new = {"requester": req.get("requester"), "ports": got or [],
-                       "status": "InUse" if got is not None else "InsufficientResources"}
-                retry = retry or got is None
-            if uid in have:
-                out = [new if ((a.get("requester") or {}).get("uid") == uid
-                               and a.get("status") != "Cooldown") else a for a in out]
-            else:
-                out.append(new)
-        new_status = {"status": state, "allocations": out}
-        if new_status != status:
-            store.patch(R["portmanager"], *PORT_MANAGER, "merge", {"status": new_status},
-                        "status")
-        waits = [cooldown - _age(a, now) for a in out if a.get("status") == "Cooldown"]
-        if retry:
-            waits.append(cooldown + 1)
-        if waits:
-            self.ctl.after(0, lambda: self._later(max(0.01, min(waits))))
-
-
-def _age(a: dict[str, Any], now: float) -> float:
-    t = a.get("timeUnallocated")
-    if not t:
-        return 0.0
-    return now - parse_microtime(t).timestamp()
-
-
-class ContainerCluster:
-    """The Job controller, mpi-operator and kubelet, as far as a WLM can tell."""
-
-    def __init__(self, ctl: Any, start_seconds: float = 0.0) -> None:
-        self.ctl = ctl
-        self.start_seconds = start_seconds
-
-    def _patch_status(self, r: Any, ns: str, name: str, status: dict[str, Any]) -> None:
-        try:
-            self.ctl.store.patch(r, ns, name, "merge", {"status": status}, "status")
-        except ApiError as exc:
-            if exc.code != 404:
-                raise
-
-    def _wf(self, obj: dict[str, Any]) -> str:
-        return str((obj["metadata"].get("labels") or {}).get(
-            "dataworkflowservices.github.io/workflow.name", ""))
-
-    def resume(self) -> None:
-        """Workloads that were starting or stopping when the emulator stopped."""
-        store = self.ctl.store
-        for r in (JOB, MPIJOB):
-            for obj in store.list_objects(r, None):
-                st = obj.get("status") or {}
-                conds = st.get("conditions") or []
-                if any(c.get("type") in ("Failed", "Complete", "Succeeded") for c in conds):
-                    continue
-                ns, name = obj["metadata"]["namespace"], obj["metadata"]["name"]
-                deadline = (obj.get("spec") or {}).get("activeDeadlineSeconds") \
-                    if r is JOB else ((obj.get("spec") or {}).get("runPolicy") or {}).get(
-                        "activeDeadlineSeconds")
-                if deadline is not None:
-                    # shutdown was asked for before the restart: the pods are gone
-                    self._finish(r, ns, name, True)
-                elif r is MPIJOB and not any(c.get("type") == "Running" for c in conds):
-                    sel = obj["spec"]["mpiReplicaSpecs"]
-                    first = sel["Launcher"]["template"]["spec"].get("nodeSelector", {}).get(
-                        "kubernetes.io/hostname", "")
-                    self._run(r, ns, name, [first] * int(sel["Worker"].get("replicas", 1)))
-                elif r is JOB and not st.get("ready"):
-                    self._run(r, ns, name, [])
-
-    def started(self, r: Any, ns: str, name: str, rabbits: list[str]) -> None:
-        try:
-            obj = self.ctl.store.get(r, ns, name)
-        except ApiError:
-            return
-        fault = self.ctl.faults.take_container(self._wf(obj), "PreRun")
-        if r is MPIJOB:
-            self._patch_status(r, ns, name, {"conditions": [
-                {"type": "Created", "status": "True", "reason": "MPIJobCreated",
-                 "lastTransitionTime": _now()}], "startTime": _now()})
-        else:
-            self._patch_status(r, ns, name, {"active": 1, "ready": 0, "startTime": _now()})
-        if fault is not None and fault.severity == "stall":
-            return  # never scheduled: PreRun times out
-        if fault is not None:
-            self.ctl.after(0, lambda: self._fail(r, ns, name, fault.message))
-            return
-        if self.start_seconds > 0:
-            self.ctl.after(self.start_seconds, lambda: self._run(r, ns, name, rabbits))
-        else:
-            self._run(r, ns, name, rabbits)
-
-    def _run(self, r: Any, ns: str, name: str, rabbits: list[str]) -> None:
-        store = self.ctl.store
-        try:
-            obj = store.get(r, ns, name)
-        except ApiError:
-            return
-        if (obj.get("status") or {}).get("completionTime") or any(
-                c.get("type") in ("Failed", "Complete", "Succeeded")
-                for c in (obj.get("status") or {}).get("conditions") or []):
-            return
-        labels = dict(obj["metadata"].get("labels") or {})
-        if r is MPIJOB:
-            launcher = f"{name}-launcher"
-            self._create_pod(ns, f"{launcher}-{secrets.token_hex(3)[:5]}", {**labels,
-                             "app": name, "training.kubeflow.org/job-role": "launcher"},
-                             rabbits[0], obj)
-            for i, rabbit in enumerate(rabbits):
-                self._create_pod(ns, f"{name}-worker-{i}", {**labels, "app": name,
-                                 "training.kubeflow.org/job-role": "worker"}, rabbit, obj)
-            conds = (obj.get("status") or {}).get("conditions") or []
-            self._patch_status(r, ns, name, {"conditions": [*conds, {
-                "type": "Running", "status": "True", "reason": "MPIJobRunning",
-                "lastTransitionTime": _now()}]})
-            return
-        rabbit = (obj.get("spec", {}).get("template", {}).get("spec", {}).get("nodeSelector")
-                  or {}).get("kubernetes.io/hostname", "")
-        self._create_pod(ns, f"{name}-{secrets.token_hex(3)[:5]}",
-                         {**labels, "batch.kubernetes.io/job-name": name, "job-name": name},
-                         rabbit, obj)
-        self._patch_status(r, ns, name, {"active": 1, "ready": 1})
-
-    def _create_pod(self, ns: str, name: str, labels: dict[str, str], node: str,
-                    owner: dict[str, Any]) -> None:
-        try:
-            self.ctl.store.create(POD, ns, {
-                "apiVersion": "v1", "kind": "Pod",
-                "metadata": {"name": name, "labels": labels, "ownerReferences": [{
-                    "apiVersion": owner["apiVersion"], "kind": owner["kind"],
-                    "name": owner["metadata"]["name"], "uid": owner["metadata"]["uid"],
-                    "controller": True}]},
-                "spec": {"nodeName": node, "containers": [{"name": "emulated"}]}})
-            self._patch_status(POD, ns, name, {"phase": "Running", "startTime": _now()})
-        except ApiError as exc:
-            if exc.code != 409:
-                raise
-
-    def _finish(self, r: Any, ns: str, name: str, ok: bool, reason: str = "",
-                message: str = "") -> None:
-        try:
-            obj = self.ctl.store.get(r, ns, name)
-        except ApiError:
-            return
-        status = obj.get("status") or {}
-        conds = [c for c in status.get("conditions") or [] if c.get("type") != "Running"]
-        if any(c.get("type") in ("Failed", "Complete", "Succeeded") for c in conds):
-            return
-        now = _now()
-        if r is MPIJOB:
-            running = {"type": "Running", "status": "False", "lastTransitionTime": now}
-            end = {"type": "Succeeded" if ok else "Failed", "status": "True",
-                   "reason": "MPIJobSucceeded" if ok else reason, "message": message,
-                   "lastTransitionTime": now}
-            self._patch_status(r, ns, name, {"conditions": [*conds, running, end],
-                                             "completionTime": now})
-        elif ok:
-            self._patch_status(r, ns, name, {
-                "active": 0, "ready": 0, "succeeded": 1, "completionTime": now,
-                "conditions": [{"type": "SuccessCriteriaMet", "status": "True",
-                                "reason": "CompletionsReached",
-                                "message": "Reached expected number of succeeded pods",
-                                "lastTransitionTime": now},
-                               {"type": "Complete", "status": "True",
-                                "reason": "CompletionsReached",
-                                "message": "Reached expected number of succeeded pods",
-                                "lastTransitionTime": now}]})
-        else:
-            self._patch_status(r, ns, name, {
-                "active": 0, "ready": 0, "failed": 1,
-                "conditions": [{"type": "FailureTarget", "status": "True", "reason": reason,
-                                "message": message, "lastTransitionTime": now},
-                               {"type": "Failed", "status": "True", "reason": reason,
-                                "message": message, "lastTransitionTime": now}]})
-        sel = f"{'app' if r is MPIJOB else 'batch.kubernetes.io/job-name'}={name}"
-        for pod in self.ctl.store.list_objects(POD, ns, sel):
-            self._patch_status(POD, ns, pod["metadata"]["name"],
-                               {"phase": "Succeeded" if ok else "Failed"})
-
-    def _fail(self, r: Any, ns: str, name: str, message: str) -> None:
-        self._finish(r, ns, name, False, "BackoffLimitExceeded",
-                     message or "Job has reached the specified backoff limit")
-
-    def set_deadline(self, r: Any, obj: dict[str, Any], seconds: float = 0.0) -> bool:
-        """Give a running workload ``seconds`` more (as nnf-sos sets
-        activeDeadlineSeconds); past it, it ends DeadlineExceeded.  False if
-        a deadline was set already."""
-        ns, name = obj["metadata"]["namespace"], obj["metadata"]["name"]
-        spec = obj.get("spec") or {}
-        has = (spec.get("runPolicy") or {}).get("activeDeadlineSeconds") if r is MPIJOB \
-            else spec.get("activeDeadlineSeconds")
-        if has is not None:
-            return False
-        started = (obj.get("status") or {}).get("startTime")
-        ran = time.time() - parse_microtime(started).timestamp() if started else 0.0
-        deadline = max(1, int(ran + seconds + 0.999))
-        patch = {"runPolicy": {"activeDeadlineSeconds": deadline}} if r is MPIJOB \
-            else {"activeDeadlineSeconds": deadline}
-        self.ctl.store.patch(r, ns, name, "merge", {"spec": patch})
-        text = "Job was active longer than specified deadline"
-        self.ctl.after(seconds, lambda: self._finish(r, ns, name, False, "DeadlineExceeded",
-                                                     text))
-        return True
-
-    def shutdown(self, r: Any, obj: dict[str, Any], timeout: float) -> None:
-        """PostRun: the containers are asked to stop, with ``timeout`` to do it."""
-        ns, name = obj["metadata"]["namespace"], obj["metadata"]["name"]
-        if not self.set_deadline(r, obj, timeout):
-            return  # asked already
-        fault = self.ctl.faults.take_container(self._wf(obj), "PostRun")
-        if fault is not None and fault.severity == "stall":
-            return  # ignores the shutdown: the deadline ends it
-        if fault is not None:
-            self._fail(r, ns, name, fault.message)
-            return
-        self._finish(r, ns, name, True)

@@ -39,9 +39,10 @@ from flux_dws.emulator.driver import (
     JOB_ID_LABEL,
     NNF,
     OWNER_LABELS,
+    RESOURCE,
     Directive,
     Driver,
-    R,
+    DriverContext,
     Wait,
     child_labels,
     owner_refs,
@@ -78,7 +79,7 @@ class DataMovementDriver(Driver):
     def proposal(self, wf: dict[str, Any], d: Directive) -> None:
         ns, pinned = wf["metadata"]["namespace"], f"{wf['metadata']['name']}-{d.index}"
         try:
-            existing = self.store.get(R["dmprofile"], ns, pinned)
+            existing = self.store.get(RESOURCE["dmprofile"], ns, pinned)
         except ApiError:
             existing = None
         if existing is not None:
@@ -90,7 +91,7 @@ class DataMovementDriver(Driver):
         data = dict(source.get("data") or {})
         data.update(pinned=True, default=False)
         labels = {k: v for k, v in child_labels(wf).items() if k in OWNER_LABELS}
-        self.create_quiet(R["dmprofile"], ns, {
+        self.create_quiet(RESOURCE["dmprofile"], ns, {
             "apiVersion": f"{NNF}/v1alpha11", "kind": "NnfDataMovementProfile",
             "metadata": {"name": pinned, "labels": labels, "ownerReferences": owner_refs(wf)},
             "data": data})
@@ -98,18 +99,18 @@ class DataMovementDriver(Driver):
     def _profile_to_use(self, name: str | None) -> dict[str, Any]:
         if name:
             try:
-                return self.store.get(R["dmprofile"], PROFILE_NAMESPACE, name)
+                return self.store.get(RESOURCE["dmprofile"], PROFILE_NAMESPACE, name)
             except ApiError:
                 raise rerr.user(f"Unable to find NnfDataMovementProfile: {name}") from None
         defaults = [p["metadata"]["name"]
-                    for p in self.store.list_objects(R["dmprofile"], PROFILE_NAMESPACE)
+                    for p in self.store.list_objects(RESOURCE["dmprofile"], PROFILE_NAMESPACE)
                     if (p.get("data") or {}).get("default")]
         if not defaults:
             raise rerr.internal("Unable to find a default NnfDataMovementProfile to use")
         if len(defaults) > 1:
             raise rerr.internal(f"More than one default NnfDataMovementProfile found; unable"
                                 f" to pick one: [{' '.join(sorted(defaults))}]")
-        return self.store.get(R["dmprofile"], PROFILE_NAMESPACE, defaults[0])
+        return self.store.get(RESOURCE["dmprofile"], PROFILE_NAMESPACE, defaults[0])
 
     # --- DataIn / DataOut ------------------------------------------------------
 
@@ -123,10 +124,10 @@ class DataMovementDriver(Driver):
         sel = ",".join(f"{k}={v}" for k, v in {
             **{k: v for k, v in child_labels(wf).items() if k in OWNER_LABELS},
             DIRECTIVE_INDEX_LABEL: str(d.index), TEARDOWN_STATE_LABEL: state}.items())
-        dms = self.store.list_objects(R["dm"], None, sel)
+        dms = self.store.list_objects(RESOURCE["dm"], None, sel)
         if not dms:
             self._start(wf, d, state)
-            dms = self.store.list_objects(R["dm"], None, sel)
+            dms = self.store.list_objects(RESOURCE["dm"], None, sel)
             if not dms:
                 raise Wait("pending data movement", after=2.0)
         for dm in dms:
@@ -152,7 +153,7 @@ class DataMovementDriver(Driver):
                 raise rerr.user(f"no directive matching '{name}' found in workflow")
             storage_name = name if persistent else f"{wf['metadata']['name']}-{parent.index}"
             try:
-                storage = self.store.get(R["nnfstorage"], ns, storage_name)
+                storage = self.store.get(RESOURCE["nnfstorage"], ns, storage_name)
             except ApiError:
                 raise rerr.internal("could not find storage allocation",
                                     f"could not get NnfStorage {ns}/{storage_name}",
@@ -162,7 +163,7 @@ class DataMovementDriver(Driver):
                              f"-{parent.index}")
             ref = {"kind": "NnfStorage", "name": storage_name, "namespace": ns}
             return ref, fs, mount, path
-        for lus in self.store.list_objects(R["lustre"], None):
+        for lus in self.store.list_objects(RESOURCE["lustre"], None):
             root = str(lus.get("spec", {}).get("mountRoot", ""))
             if root and (param == root or param.startswith(root.rstrip("/") + "/")):
                 return ({"kind": "LustreFileSystem", "name": lus["metadata"]["name"],
@@ -180,13 +181,13 @@ class DataMovementDriver(Driver):
             raise rerr.ResourceError(err.user_message or "could not prepare data movement"
                                      " resources", err.debug_message, err.type,
                                      err.severity) from None
-        if not self.exists(R["dmmanager"], DM_NAMESPACE, DM_MANAGER):
+        if not self.exists(RESOURCE["dmmanager"], DM_NAMESPACE, DM_MANAGER):
             raise rerr.internal("could not determine data movement readiness",
                                 f"could not get NnfDataMovementManager"
                                 f" {DM_NAMESPACE}/{DM_MANAGER}", severity="Minor")
         target_ref, fs = (dst_ref, dst_fs) if state == "DataIn" else (src_ref, src_fs)
         pinned = f"{name}-{d.index}"
-        if not self.exists(R["dmprofile"], ns, pinned):
+        if not self.exists(RESOURCE["dmprofile"], ns, pinned):
             raise rerr.internal("could not find data movement profile",
                                 f"could not get NnfDataMovementProfile {pinned}",
                                 severity="Minor")
@@ -215,7 +216,7 @@ class DataMovementDriver(Driver):
 
         created: list[tuple[str, str]] = []
         if target_ref["kind"] == "NnfStorage" and fs in ("xfs", "gfs2"):
-            storage = self.store.get(R["nnfstorage"], ns, target_ref["name"])
+            storage = self.store.get(RESOURCE["nnfstorage"], ns, target_ref["name"])
             sets = storage.get("spec", {}).get("allocationSets") or []
             if len(sets) != 1:
                 raise rerr.internal("unexpected allocation count",
@@ -225,13 +226,13 @@ class DataMovementDriver(Driver):
                 rabbit = node["name"]
                 for k in range(int(node.get("count", 1))):
                     sub = f"{rabbit}-{k}"
-                    self.create_quiet(R["dm"], rabbit, dm(
+                    self.create_quiet(RESOURCE["dm"], rabbit, dm(
                         f"{pinned}-{k}", rabbit,
                         rel(src_mount, src_path, sub if src_fs in ("xfs", "gfs2") else ""),
                         rel(dst_mount, dst_path, sub if dst_fs in ("xfs", "gfs2") else "")))
                     created.append((rabbit, f"{pinned}-{k}"))
         else:
-            self.create_quiet(R["dm"], DM_NAMESPACE, dm(pinned, DM_NAMESPACE,
+            self.create_quiet(RESOURCE["dm"], DM_NAMESPACE, dm(pinned, DM_NAMESPACE,
                                                         rel(src_mount, src_path, ""),
                                                         rel(dst_mount, dst_path, "")))
             created.append((DM_NAMESPACE, pinned))
@@ -241,17 +242,17 @@ class DataMovementDriver(Driver):
     # --- Teardown and deletion -------------------------------------------------
 
     def teardown(self, wf: dict[str, Any], d: Directive) -> None:
-        self.delete_labelled(R["dm"], wf, d.index)
+        self.delete_labelled(RESOURCE["dm"], wf, d.index)
 
     def delete(self, wf: dict[str, Any]) -> None:
-        self.delete_labelled(R["dm"], wf, None)
-        self.delete_labelled(R["dmprofile"], wf, None)
+        self.delete_labelled(RESOURCE["dm"], wf, None)
+        self.delete_labelled(RESOURCE["dmprofile"], wf, None)
 
 
 class DataMovementWorker:
     """nnf-dm: runs (pretends to run) each NnfDataMovement."""
 
-    def __init__(self, ctl: Any, seconds: float = 0.0) -> None:
+    def __init__(self, ctl: DriverContext, seconds: float = 0.0) -> None:
         self.ctl = ctl
         self.seconds = seconds
 
@@ -283,7 +284,7 @@ class DataMovementWorker:
 
     def finish(self, ns: str, name: str, failed: str | None) -> None:
         try:
-            dm = self.ctl.store.get(R["dm"], ns, name)
+            dm = self.ctl.store.get(RESOURCE["dm"], ns, name)
         except ApiError:
             return  # deleted: cancelled by Teardown
         if (dm.get("status") or {}).get("state") == "Finished":
@@ -301,7 +302,7 @@ class DataMovementWorker:
 
     def _status(self, ns: str, name: str, status: dict[str, Any]) -> None:
         try:
-            self.ctl.store.patch(R["dm"], ns, name, "merge", {"status": status}, "status")
+            self.ctl.store.patch(RESOURCE["dm"], ns, name, "merge", {"status": status}, "status")
         except ApiError as exc:
             if exc.code != 404:
                 raise

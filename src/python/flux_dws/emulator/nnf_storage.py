@@ -37,16 +37,18 @@ from flux_dws.dwsim import env as nnf_env
 from flux_dws.dwsim import resource_error as rerr
 from flux_dws.dwsim import servers as nnf_servers
 from flux_dws.dwsim import workflow as dws
-from flux_dws.dwsim.gotime import microtime, parse_microtime
+from flux_dws.dwsim.gotime import parse_microtime
+from flux_dws.emulator import nnf_servers as servers_controller
 from flux_dws.emulator.driver import (
     DIRECTIVE_INDEX_LABEL,
     DWS,
     JOB_ID_LABEL,
     NNF,
     OWNER_LABELS,
+    RESOURCE,
     Directive,
     Driver,
-    R,
+    DriverContext,
     Wait,
     child_labels,
     owner_refs,
@@ -78,11 +80,11 @@ class StorageDriver(Driver):
         labels = {**workflow_labels(wf), DIRECTIVE_INDEX_LABEL: str(d.index),
                   JOB_ID_LABEL: str(wf["spec"].get("jobID", "")).replace(" ", "-")}
         # the breakdown first: what goes wrong building it shows in its status.error
-        self.create_quiet(R["breakdown"], ns, {
+        self.create_quiet(RESOURCE["breakdown"], ns, {
             "apiVersion": f"{DWS}/v1alpha7", "kind": "DirectiveBreakdown",
             "metadata": {"name": dbd_name, "labels": labels, "ownerReferences": owner_refs(wf)},
             "spec": {"directive": d.text, "userID": wf["spec"].get("userID")}})
-        dbd = self.store.get(R["breakdown"], ns, dbd_name)
+        dbd = self.store.get(RESOURCE["breakdown"], ns, dbd_name)
         refs = wf["status"].setdefault("directiveBreakdowns", [])
         ref = {"kind": "DirectiveBreakdown", "name": dbd_name, "namespace": ns}
         if ref not in refs:
@@ -90,14 +92,14 @@ class StorageDriver(Driver):
         try:
             status = self._breakdown_status(wf, d, dbd, labels)
         except rerr.ResourceError as err:
-            self.store.patch(R["breakdown"], ns, dbd_name, "merge", {"status": {
+            self.store.patch(RESOURCE["breakdown"], ns, dbd_name, "merge", {"status": {
                 "ready": False, "error": {"userMessage": err.user_message,
                                           "debugMessage": err.debug_message or err.user_message,
                                           "type": err.type, "severity": err.severity}}},
                 "status")
             raise
         status["error"] = None
-        self.store.patch(R["breakdown"], ns, dbd_name, "merge", {"status": status}, "status")
+        self.store.patch(RESOURCE["breakdown"], ns, dbd_name, "merge", {"status": status}, "status")
 
     def _breakdown_status(self, wf: dict[str, Any], d: Directive, dbd: dict[str, Any],
                           labels: dict[str, str]) -> dict[str, Any]:
@@ -116,7 +118,7 @@ class StorageDriver(Driver):
             status["compute"] = nnf_breakdown.compute_breakdown(d.text, profile, dbd_name,
                                                                 ns, sets)
             # Servers inherit the breakdown's labels and belong to it
-            self.create_quiet(R["servers"], ns, {
+            self.create_quiet(RESOURCE["servers"], ns, {
                 "apiVersion": f"{DWS}/v1alpha7", "kind": "Servers",
                 "metadata": {"name": dbd_name, "labels": labels, "ownerReferences": by_dbd},
                 "spec": {}})
@@ -135,7 +137,7 @@ class StorageDriver(Driver):
             status["storage"] = {"lifetime": "persistent", "allocationSets": sets,
                                  "reference": {"kind": "Servers", "name": psi_name,
                                                "namespace": ns}}
-            self.create_quiet(R["servers"], ns, {
+            self.create_quiet(RESOURCE["servers"], ns, {
                 "apiVersion": f"{DWS}/v1alpha7", "kind": "Servers",
                 "metadata": {"name": psi_name, "labels": psi_labels, "ownerReferences": by_psi},
                 "spec": {}})
@@ -152,7 +154,7 @@ class StorageDriver(Driver):
         ``ns/name`` with ``pinned: true``; later states read the copy, so an
         admin editing nnf-system's profiles does not change a running job."""
         try:
-            existing = self.store.get(R["profile"], ns, name)
+            existing = self.store.get(RESOURCE["profile"], ns, name)
         except ApiError:
             existing = None
         if existing is not None:
@@ -163,7 +165,7 @@ class StorageDriver(Driver):
             return data
         data = dict(self.ctl.storage_profile(profile))
         data.update(pinned=True, default=False)
-        self.create_quiet(R["profile"], ns, {
+        self.create_quiet(RESOURCE["profile"], ns, {
             "apiVersion": f"{NNF}/v1alpha11", "kind": "NnfStorageProfile",
             "metadata": {"name": name, "labels": labels, "ownerReferences": owner},
             "data": data})
@@ -176,7 +178,7 @@ class StorageDriver(Driver):
         name = d.args["name"] if d.command == "persistentdw" else \
             f"{wf['metadata']['name']}-{d.index}"
         try:
-            return self.store.get(R["profile"], ns, name).get("data") or {}
+            return self.store.get(RESOURCE["profile"], ns, name).get("data") or {}
         except ApiError:
             raise rerr.internal("", f"could not find pinned NnfStorageProfile {ns}/{name}",
                                 severity="Minor") from None
@@ -189,7 +191,7 @@ class StorageDriver(Driver):
         have += [w for w in words if w not in have]
         if not have:
             del wf["status"]["requires"]
-        if words and not self.exists(R["secret"], *TLS_SECRET):
+        if words and not self.exists(RESOURCE["secret"], *TLS_SECRET):
             raise rerr.internal("", "the administrator must configure the user container TLS"
                                     " secret for the system. See the copy-offload docs")
 
@@ -203,28 +205,26 @@ class StorageDriver(Driver):
         ns, dbd_name = wf["metadata"]["namespace"], f"{wf['metadata']['name']}-{d.index}"
         name = dbd_name if d.command == "jobdw" else d.args["name"]
         try:
-            dbd = self.store.get(R["breakdown"], ns, dbd_name)
+            dbd = self.store.get(RESOURCE["breakdown"], ns, dbd_name)
         except ApiError:
             raise rerr.internal("could not read allocation request", f"unable to get"
                                 f" DirectiveBreakdown: {ns}/{dbd_name}", severity="Minor") \
                 from None
         try:
-            servers = self.store.get(R["servers"], ns, name)
+            servers = self.store.get(RESOURCE["servers"], ns, name)
         except ApiError:
             raise rerr.internal("could not read allocation request",
                                 f"unable to get Servers: {ns}/{name}", severity="Minor") from None
         sets = dbd.get("status", {}).get("storage", {}).get("allocationSets", [])
-        rabbits = [o["metadata"]["name"] for o in self.store.list_objects(R["storage"],
+        rabbits = [o["metadata"]["name"] for o in self.store.list_objects(RESOURCE["storage"],
                                                                           "default")]
         nnf_servers.validate_allocations(sets, servers.get("spec", {}), rabbits)
         self._nnf_storage(wf, d, name, servers, dbd)
-        if not (servers.get("status") or {}).get("ready"):
-            self.store.patch(R["servers"], ns, name, "merge", {"status": {
-                "ready": True, "lastUpdate": microtime(dt.datetime.now(dt.timezone.utc)),
-                "allocationSets": nnf_servers.status_for(servers.get("spec", {}), True)}},
-                "status")
+        # nnf-sos' Servers controller sees the allocations (done here at once,
+        # so the Servers are ready when Setup is)
+        servers_controller.reconcile(self.store, ns, name)
         if d.command == "create_persistent":
-            self.store.patch(R["psi"], ns, name, "merge", {"status": {"state": "Active"}},
+            self.store.patch(RESOURCE["psi"], ns, name, "merge", {"status": {"state": "Active"}},
                              "status")
         return None
 
@@ -232,7 +232,7 @@ class StorageDriver(Driver):
                      servers: dict[str, Any], dbd: dict[str, Any]) -> None:
         """The NnfStorage nnf-sos makes from the Servers (data movement reads it)."""
         ns = wf["metadata"]["namespace"]
-        if self.exists(R["nnfstorage"], ns, name):
+        if self.exists(RESOURCE["nnfstorage"], ns, name):
             return
         sets = dbd.get("status", {}).get("storage", {}).get("allocationSets", [])
         labels = {**child_labels(wf, d.index),
@@ -241,7 +241,7 @@ class StorageDriver(Driver):
                   PINNED_PROFILE_LABELS[0]: name, PINNED_PROFILE_LABELS[1]: ns}
         owner = owner_refs(wf)
         if d.command == "create_persistent":
-            psi = self.store.get(R["psi"], ns, name)
+            psi = self.store.get(RESOURCE["psi"], ns, name)
             owner = [{"apiVersion": f"{DWS}/v1alpha7", "kind": "PersistentStorageInstance",
                       "name": name, "uid": psi["metadata"]["uid"], "controller": True,
                       "blockOwnerDeletion": True}]
@@ -254,13 +254,13 @@ class StorageDriver(Driver):
                 "sharedAllocation": False,
                 "nodes": [{"name": n.get("name"), "count": n.get("allocationCount", 1)}
                           for n in s.get("storage") or []]})
-        self.store.create(R["nnfstorage"], ns, {
+        self.store.create(RESOURCE["nnfstorage"], ns, {
             "apiVersion": f"{NNF}/v1alpha11", "kind": "NnfStorage",
             "metadata": {"name": name, "labels": labels, "ownerReferences": owner},
             "spec": {"fileSystemType": d.args.get("type", ""),
                      "userID": wf["spec"].get("userID", 0),
                      "groupID": wf["spec"].get("groupID", 0), "allocationSets": spec_sets}})
-        self.store.patch(R["nnfstorage"], ns, name, "merge", {"status": {
+        self.store.patch(RESOURCE["nnfstorage"], ns, name, "merge", {"status": {
             "ready": True, "allocationSets": [{"allocationCount": sum(
                 n["count"] for n in s["nodes"])} for s in spec_sets]}}, "status")
 
@@ -269,8 +269,8 @@ class StorageDriver(Driver):
     def _create_psi(self, wf: dict[str, Any], d: Directive, profile: dict[str, Any],
                     labels: dict[str, str], owner: list[dict[str, Any]]) -> dict[str, Any]:
         ns, name = wf["metadata"]["namespace"], d.args["name"]
-        if self.exists(R["psi"], ns, name):
-            psi = self.store.get(R["psi"], ns, name)
+        if self.exists(RESOURCE["psi"], ns, name):
+            psi = self.store.get(RESOURCE["psi"], ns, name)
             if psi.get("spec", {}).get("userID") != wf["spec"].get("userID"):
                 raise rerr.user("User ID does not match existing persistent storage")
             return psi
@@ -280,13 +280,13 @@ class StorageDriver(Driver):
         if d.args.get("type") == "lustre" and pool:
             # a standalone MGT for a pool: other file systems find it by this label
             labels[STANDALONE_MGT_LABEL] = pool
-        psi = self.store.create(R["psi"], ns, {
+        psi = self.store.create(RESOURCE["psi"], ns, {
             "apiVersion": f"{DWS}/v1alpha7", "kind": "PersistentStorageInstance",
             "metadata": {"name": name, "labels": labels, "ownerReferences": owner},
             "spec": {"name": name, "fsType": d.args.get("type", ""), "dwDirective": d.text,
                      "userID": wf["spec"].get("userID"), "state": "Active",
                      "consumerReferences": []}})
-        self.store.patch(R["psi"], ns, name, "merge", {"status": {
+        self.store.patch(RESOURCE["psi"], ns, name, "merge", {"status": {
             "state": "Creating", "servers": {"kind": "Servers", "name": name,
                                              "namespace": ns}}}, "status")
         return psi
@@ -295,7 +295,7 @@ class StorageDriver(Driver):
         """Add (Setup) or remove (Teardown) a persistentdw consumer reference."""
         ns = wf["metadata"]["namespace"]
         try:
-            psi = self.store.get(R["psi"], ns, name)
+            psi = self.store.get(RESOURCE["psi"], ns, name)
         except ApiError:
             if not add:
                 return
@@ -310,14 +310,14 @@ class StorageDriver(Driver):
         if add:
             refs.append(ref)
         if refs != (psi["spec"].get("consumerReferences") or []):
-            self.store.patch(R["psi"], ns, name, "merge",
+            self.store.patch(RESOURCE["psi"], ns, name, "merge",
                              {"spec": {"consumerReferences": refs}})
 
     def _release_psi(self, wf: dict[str, Any], index: int, name: str) -> None:
         """create_persistent at Teardown: the PSI outlives the workflow."""
         ns = wf["metadata"]["namespace"]
         try:
-            psi = self.store.get(R["psi"], ns, name)
+            psi = self.store.get(RESOURCE["psi"], ns, name)
         except ApiError:
             return
         # made by this directive: its breakdown owns it until now
@@ -331,25 +331,25 @@ class StorageDriver(Driver):
             return
         if mine:
             drop = {*OWNER_LABELS, DIRECTIVE_INDEX_LABEL}
-            self.store.patch(R["psi"], ns, name, "merge", {"metadata": {
+            self.store.patch(RESOURCE["psi"], ns, name, "merge", {"metadata": {
                 "ownerReferences": None,
                 "labels": {k: None for k in psi["metadata"].get("labels") or {} if k in drop}}})
 
     def _destroy_psi(self, wf: dict[str, Any], name: str) -> None:
         ns = wf["metadata"]["namespace"]
         try:
-            psi = self.store.get(R["psi"], ns, name)
+            psi = self.store.get(RESOURCE["psi"], ns, name)
         except ApiError:
             return  # already gone: success
         if psi["spec"].get("userID") != wf["spec"].get("userID"):
             raise rerr.user("user ID does not match existing persistent storage")
         if psi["spec"].get("consumerReferences"):
             raise rerr.user("persistent storage cannot be deleted while in use")
-        self.store.patch(R["psi"], ns, name, "merge", {"spec": {"state": "Destroying"}})
-        self.store.patch(R["psi"], ns, name, "merge", {"status": {"state": "Destroying"}},
+        self.store.patch(RESOURCE["psi"], ns, name, "merge", {"spec": {"state": "Destroying"}})
+        self.store.patch(RESOURCE["psi"], ns, name, "merge", {"status": {"state": "Destroying"}},
                          "status")
-        self.delete_quiet(R["servers"], ns, name)
-        self.delete_quiet(R["psi"], ns, name)
+        self.delete_quiet(RESOURCE["servers"], ns, name)
+        self.delete_quiet(RESOURCE["psi"], ns, name)
 
     # --- PreRun / PostRun: ClientMounts ---------------------------------------
 
@@ -364,9 +364,37 @@ class StorageDriver(Driver):
         # nnf-sos publishes the environment before the mounts are done
         wf["status"]["env"] = nnf_env.add_storage_env(wf["status"].get("env") or {},
                                                       d.text, path)
-        if fs in ("gfs2", "lustre", "raw"):
+        targets = ["computes", "servers"] if fs in ("gfs2", "lustre", "raw") else ["computes"]
+        self._need_storage(wf, d, path, targets)
+        if "servers" in targets:
             self._access(wf, d, "servers", "mounted", path, ready=True)
         self._mount_computes(wf, d, "mounted", path, fs)
+
+    def _need_storage(self, wf: dict[str, Any], d: Directive, path: str,
+                      targets: list[str]) -> None:
+        """nnf-sos' NnfAccess controller reads the NnfStorage it mounts before
+        anything else.  Missing (a Setup that never made it, forced ready by
+        the WLM): the Get's NotFound becomes the accesses' status.error, a
+        Minor Internal error without a user message that the workflow shows
+        (DriverWait, ``Internal error: ``) and that is retried, so PreRun never
+        becomes ready.  Not ready yet: the accesses wait (``pending mount``)."""
+        ns = wf["metadata"]["namespace"]
+        name = d.args["name"] if d.command == "persistentdw" else \
+            f"{wf['metadata']['name']}-{d.index}"
+        try:
+            storage = self.store.get(RESOURCE["nnfstorage"], ns, name)
+        except ApiError:
+            err = rerr.internal("", f'nnfstorages.nnf.cray.hpe.com "{name}" not found',
+                                severity="Minor")
+            for target in targets:
+                self._access(wf, d, target, "mounted", path, ready=False, error={
+                    "debugMessage": err.debug_message, "type": err.type,
+                    "severity": err.severity})
+            raise err from None
+        if not (storage.get("status") or {}).get("ready"):
+            for target in targets:
+                self._access(wf, d, target, "mounted", path, ready=False)
+            raise Wait("pending mount")
 
     def postrun(self, wf: dict[str, Any], d: Directive) -> None:
         if d.command not in ("jobdw", "persistentdw"):
@@ -378,7 +406,7 @@ class StorageDriver(Driver):
         # the rabbits unmount (the movements use their mounts)
         owner = {k: v for k, v in child_labels(wf).items() if k in OWNER_LABELS}
         sel = ",".join(f"{k}={v}" for k, v in {**owner, TEARDOWN_STATE_LABEL: "PostRun"}.items())
-        movements = self.store.list_objects(R["dm"], None, sel)
+        movements = self.store.list_objects(RESOURCE["dm"], None, sel)
         for dm in movements:
             if (dm.get("status") or {}).get("state") != "Finished":
                 raise Wait("pending data movement")
@@ -408,7 +436,7 @@ class StorageDriver(Driver):
 
     def _get_access(self, wf: dict[str, Any], d: Directive, target: str) -> dict[str, Any] | None:
         try:
-            return self.store.get(R["access"], wf["metadata"]["namespace"],
+            return self.store.get(RESOURCE["access"], wf["metadata"]["namespace"],
                                   f"{wf['metadata']['name']}-{d.index}-{target}")
         except ApiError:
             return None
@@ -426,7 +454,7 @@ class StorageDriver(Driver):
             storage = d.args["name"] if d.command == "persistentdw" else \
                 f"{wf['metadata']['name']}-{d.index}"
             later = any(x.command in ("copy_out", "container") for x in self.ctl.directives(wf))
-            acc = self.store.create(R["access"], ns, {
+            acc = self.store.create(RESOURCE["access"], ns, {
                 "apiVersion": f"{NNF}/v1alpha11", "kind": "NnfAccess",
                 "metadata": {"name": name, "labels": {
                     **child_labels(wf, d.index),
@@ -444,22 +472,22 @@ class StorageDriver(Driver):
                          "storageReference": {"kind": "NnfStorage", "name": storage,
                                               "namespace": ns}}})
         if acc["spec"].get("desiredState") != desired:
-            acc = self.store.patch(R["access"], ns, name, "merge",
+            acc = self.store.patch(RESOURCE["access"], ns, name, "merge",
                                    {"spec": {"desiredState": desired}})
         status = {"state": desired, "ready": ready, "error": error}
         if any((acc.get("status") or {}).get(k) != v for k, v in status.items()):
-            self.store.patch(R["access"], ns, name, "merge", {"status": status}, "status")
+            self.store.patch(RESOURCE["access"], ns, name, "merge", {"status": status}, "status")
 
     def _psi_servers(self, ns: str, name: str) -> dict[str, Any]:
         """The Servers of PSI ``name`` (persistentdw's breakdown reads it)."""
         try:
-            psi = self.store.get(R["psi"], ns, name)
+            psi = self.store.get(RESOURCE["psi"], ns, name)
         except ApiError:
             raise rerr.user(f"PersistentStorage '{name}' not found", severity="Major") \
                 from None
         ref = (psi.get("status") or {}).get("servers") or {}
         try:
-            return self.store.get(R["servers"], ref.get("namespace") or ns,
+            return self.store.get(RESOURCE["servers"], ref.get("namespace") or ns,
                                   ref.get("name") or name)
         except ApiError:
             raise rerr.internal("could not read allocation request",
@@ -468,7 +496,7 @@ class StorageDriver(Driver):
 
     def _psi_type(self, wf: dict[str, Any], name: str) -> str:
         try:
-            psi = self.store.get(R["psi"], wf["metadata"]["namespace"], name)
+            psi = self.store.get(RESOURCE["psi"], wf["metadata"]["namespace"], name)
         except ApiError:
             return ""
         return str(psi.get("spec", {}).get("fsType", ""))
@@ -489,7 +517,7 @@ class StorageDriver(Driver):
             if compute in skip:
                 continue  # an Offline or Fenced compute cannot unmount: nnf-sos skips it
             try:
-                cm = self.store.get(R["clientmount"], compute, cm_name)
+                cm = self.store.get(RESOURCE["clientmount"], compute, cm_name)
             except ApiError:
                 if desired != "mounted":
                     continue
@@ -498,13 +526,13 @@ class StorageDriver(Driver):
                          "options": "",
                          "type": fs if fs in ("lustre", "xfs", "gfs2") else "none",
                          "targetType": "directory", "compute": compute}
-                cm = self.store.create(R["clientmount"], compute, {
+                cm = self.store.create(RESOURCE["clientmount"], compute, {
                     "apiVersion": f"{DWS}/v1alpha7", "kind": "ClientMount",
                     "metadata": {"name": cm_name, "labels": labels},
                     "spec": {"node": compute, "desiredState": "mounted", "mounts": [mount]}})
                 cm = self.ctl.clientmountd.kick(compute, cm_name) or cm
             if cm["spec"].get("desiredState") != desired:
-                cm = self.store.patch(R["clientmount"], compute, cm_name, "merge",
+                cm = self.store.patch(RESOURCE["clientmount"], compute, cm_name, "merge",
                                       {"spec": {"desiredState": desired}})
                 cm = self.ctl.clientmountd.kick(compute, cm_name) or cm
             status = cm.get("status") or {}
@@ -564,21 +592,21 @@ class StorageDriver(Driver):
     def _remove(self, wf: dict[str, Any], index: int | None) -> None:
         ns, name = wf["metadata"]["namespace"], wf["metadata"]["name"]
         sel = f"{dws.WORKFLOW_LABELS[0]}={name},{dws.WORKFLOW_LABELS[1]}={ns}"
-        for cm in self.store.list_objects(R["clientmount"], None, sel):
+        for cm in self.store.list_objects(RESOURCE["clientmount"], None, sel):
             if index is None or (cm["metadata"].get("labels") or {}).get(
                     TARGET_INDEX_LABEL) == str(index):
-                self.delete_quiet(R["clientmount"], cm["metadata"]["namespace"],
+                self.delete_quiet(RESOURCE["clientmount"], cm["metadata"]["namespace"],
                                   cm["metadata"]["name"])
         names = [f"{name}-{index}"] if index is not None else [
-            o["metadata"]["name"] for o in self.store.list_objects(R["breakdown"], ns, sel)]
-        self.delete_labelled(R["access"], wf, index)
+            o["metadata"]["name"] for o in self.store.list_objects(RESOURCE["breakdown"], ns, sel)]
+        self.delete_labelled(RESOURCE["access"], wf, index)
         for n in names:
-            self.delete_quiet(R["nnfstorage"], ns, n)
+            self.delete_quiet(RESOURCE["nnfstorage"], ns, n)
             if index is None:
                 # the breakdown and its Servers stay until the Workflow goes
                 # (the WLM may still read them after Teardown)
-                self.delete_quiet(R["servers"], ns, n)
-                self.delete_quiet(R["breakdown"], ns, n)
+                self.delete_quiet(RESOURCE["servers"], ns, n)
+                self.delete_quiet(RESOURCE["breakdown"], ns, n)
 
 
 @dataclass
@@ -590,7 +618,7 @@ class ClientMountDaemon:
     reports a failed mount; a ``stall`` fault leaves them pending.
     """
 
-    ctl: Any
+    ctl: DriverContext
     delay: float = 0.0
 
     def kick(self, compute: str, name: str) -> dict[str, Any] | None:
@@ -603,7 +631,7 @@ class ClientMountDaemon:
     def settle(self, compute: str, name: str) -> dict[str, Any] | None:
         store = self.ctl.store
         try:
-            cm = store.get(R["clientmount"], compute, name)
+            cm = store.get(RESOURCE["clientmount"], compute, name)
         except ApiError:
             return None
         desired = cm["spec"].get("desiredState", "mounted")
@@ -627,6 +655,6 @@ class ClientMountDaemon:
         if all((cm.get("status") or {}).get(k) == v for k, v in status.items()):
             same: dict[str, Any] = cm
             return same  # nothing changed: no write, no event
-        out: dict[str, Any] = store.patch(R["clientmount"], compute, name, "merge",
+        out: dict[str, Any] = store.patch(RESOURCE["clientmount"], compute, name, "merge",
                                           {"status": status}, "status")
         return out

@@ -76,6 +76,7 @@ RESOURCES: tuple[Resource, ...] = (
     _nnf("nnfcontainerdata", "NnfContainerData", status=False, versions=("v1alpha11",)),
     _nnf("nnfnodes", "NnfNode"),
     _nnf("nnfnodestorages", "NnfNodeStorage"),
+    _nnf("nnfsystemstorages", "NnfSystemStorage"),
     Resource(LUS, ("v1beta1", "v1alpha1"), "lustrefilesystems", "LustreFileSystem"),
     Resource("", ("v1",), "namespaces", "Namespace", namespaced=False, short_names=("ns",)),
     Resource("", ("v1",), "secrets", "Secret", status=False),

@@ -219,6 +219,21 @@ DATA_MOVEMENT = obj(
                status=S("string", enum=("Success", "Failed", "Invalid", "Cancelled")),
                message=STR, restarts=INT),
 )
+SYSTEM_STORAGE = obj(
+    spec=obj(required=("capacity", "ignoreOfflineComputes", "makeClientMounts", "shared",
+                       "storageProfile"),
+             systemConfiguration=REF, excludeRabbits=arr(STR), includeRabbits=arr(STR),
+             excludeDisabledRabbits=S("boolean", default=False),
+             excludeComputes=arr(STR), includeComputes=arr(STR),
+             computesTarget=S("string", enum=("all", "even", "odd", "pattern"), default="all"),
+             computesPattern=arr(S("integer", minimum=0, maximum=15)),
+             capacity=S("integer", default=1073741824),
+             type=S("string", enum=("raw", "xfs", "gfs2"), default="raw"),
+             shared=S("boolean", default=True), storageProfile=REF,
+             ignoreOfflineComputes=S("boolean", default=False),
+             makeClientMounts=S("boolean", default=False), clientMountPath=STR),
+    status=obj(required=("ready",), ready=BOOL, error=RESOURCE_ERROR),
+)
 
 SCHEMAS: dict[tuple[str, str], S] = {
     ("dataworkflowservices.github.io", "Workflow"): WORKFLOW,
@@ -235,6 +250,7 @@ SCHEMAS: dict[tuple[str, str], S] = {
     ("nnf.cray.hpe.com", "NnfContainerProfile"): CONTAINER_PROFILE,
     ("nnf.cray.hpe.com", "NnfPortManager"): PORT_MANAGER,
     ("nnf.cray.hpe.com", "NnfDataMovement"): DATA_MOVEMENT,
+    ("nnf.cray.hpe.com", "NnfSystemStorage"): SYSTEM_STORAGE,
 }
 # top-level fields every object may carry besides those of its schema
 TYPE_META = ("apiVersion", "kind", "metadata")

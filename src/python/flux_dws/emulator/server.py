@@ -335,7 +335,7 @@ class Handler(socketserver.StreamRequestHandler):
             raise ApiError(404, "NotFound", "this emulator runs no controllers (no --system)")
         from dataclasses import asdict
 
-        from flux_dws.emulator.controllers import Fault
+        from flux_dws.emulator.faults import Fault
         if method == "POST":
             body = self._body()
             if not isinstance(body, dict):

@@ -1,0 +1,307 @@
+/* dws-jobtap.c - the job manager's side of flux-dws: holds rabbit jobs
+ * (a `dws-create` dependency, a `dws-setup` prolog, a `dws-epilog`
+ * epilog) while the dws service drives their DWS Workflows.
+ *
+ * A thin adapter: jobtap callbacks and job-manager.dws.* requests become
+ * events for the job's libdws machine (jobsm.h), whose actions jobctx.c
+ * carries out.  Jobs without attributes.system.dw cost one jansson unpack
+ * per callback and nothing else.
+ *
+ * Load with `flux jobtap load dws-jobtap.so [epilog-timeout=SECONDS]` or
+ * from [job-manager] plugins.  Loaded while rabbit jobs are active (after
+ * `flux jobtap remove dws`, or a job manager restart), it rebuilds each
+ * job's machine from what the job manager knows of the job.
+ *
+ * SPDX-License-Identifier: LGPL-3.0-or-later
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+#include <flux/core.h>
+#include <flux/jobtap.h>
+#include <jansson.h>
+
+#include "jobsm.h"
+#include "jobctx.h"
+
+#define PLUGIN_NAME "dws"
+#define SKEW_HINT "dws: the dws service and dws-jobtap.so versions may be out of sync"
+
+/* The jobtap conf, checked at load; every job's machine is made with it. */
+static json_t *plugin_conf (flux_plugin_t *p)
+{
+    return flux_plugin_aux_get (p, "dws::conf");
+}
+
+static bool has_dw (json_t *jobspec)
+{
+    json_t *dw = NULL;
+    return json_unpack (jobspec, "{s:{s:{s:o}}}", "attributes", "system", "dw", &dw) == 0;
+}
+
+static int feed_new (struct jobctx *job, json_t *ev)
+{
+    if (!ev) {
+        errno = ENOMEM;
+        return -1;
+    }
+    return jobctx_feed (job, ev, NULL);
+}
+
+/* --- jobtap callbacks ------------------------------------------------------ */
+
+static int validate_cb (flux_plugin_t *p, const char *topic, flux_plugin_arg_t *args, void *arg)
+{
+    json_t *jobspec = NULL;
+    dws_error_t err;
+    (void)topic;
+    (void)arg;
+
+    if (flux_plugin_arg_unpack (args, FLUX_PLUGIN_ARG_IN, "{s:o}", "jobspec", &jobspec) < 0)
+        return flux_jobtap_reject_job (p, args, "dws: cannot read the jobspec: %s",
+                                       flux_plugin_arg_strerror (args));
+    if (has_dw (jobspec) && dws_jobsm_validate_jobspec (jobspec, &err) < 0)
+        return flux_jobtap_reject_job (p, args, "%s", err.text);
+    return 0;
+}
+
+/* job.new: at submission the job is NEW and job.state.depend does the
+ * rest; a job in any other state is one the plugin was loaded over.
+ */
+static int new_cb (flux_plugin_t *p, const char *topic, flux_plugin_arg_t *args, void *arg)
+{
+    flux_jobid_t id;
+    json_int_t userid;
+    int state;
+    json_t *jobspec;
+    struct jobctx *job;
+    (void)topic;
+    (void)arg;
+
+    if (flux_plugin_arg_unpack (args, FLUX_PLUGIN_ARG_IN, "{s:I s:I s:i s:o}", "id", &id,
+                                "userid", &userid, "state", &state, "jobspec", &jobspec)
+            < 0
+        || state == FLUX_JOB_STATE_NEW || !has_dw (jobspec) || jobctx_get (p, id))
+        return 0;
+    if (!(job = jobctx_attach (p, id, plugin_conf (p))))
+        return -1;
+    /* The old plugin's flags died with it; the job's posted events tell
+     * them: the dws-setup prolog is held from RUN until dws_environment is
+     * posted (then it is finished at once), the dws-epilog from its
+     * epilog-start to the end of CLEANUP.  (An epilog-start of another
+     * plugin alone would be taken for ours; see flux-jobtap-dws(1).)
+     */
+    bool start = flux_jobtap_job_event_posted (p, id, "start") > 0;
+    bool prolog = state == FLUX_JOB_STATE_RUN && !start
+                  && flux_jobtap_job_event_posted (p, id, "prolog-start") > 0
+                  && flux_jobtap_job_event_posted (p, id, "dws_environment") <= 0;
+    bool epilog = state == FLUX_JOB_STATE_CLEANUP
+                  && flux_jobtap_job_event_posted (p, id, "epilog-start") > 0;
+    return feed_new (job, json_pack ("{s:s s:I s:I s:O s:s s:b s:b s:b}", "type", "reload", "id",
+                                     (json_int_t)id, "userid", userid, "jobspec", jobspec,
+                                     "state", flux_job_statetostr (state, "L"), "start_posted",
+                                     start, "prolog_active", prolog, "epilog_active", epilog));
+}
+
+static int depend_cb (flux_plugin_t *p, const char *topic, flux_plugin_arg_t *args, void *arg)
+{
+    flux_jobid_t id;
+    json_int_t userid;
+    json_t *jobspec;
+    struct jobctx *job;
+    (void)topic;
+    (void)arg;
+
+    if (flux_plugin_arg_unpack (args, FLUX_PLUGIN_ARG_IN, "{s:I s:I s:o}", "id", &id, "userid",
+                                &userid, "jobspec", &jobspec)
+        < 0)
+        return flux_jobtap_error (p, args, "dws: cannot read the job: %s",
+                                  flux_plugin_arg_strerror (args));
+    if (!(job = jobctx_get (p, id))) {
+        if (!has_dw (jobspec))
+            return 0;
+        if (!(job = jobctx_attach (p, id, plugin_conf (p))))
+            return -1;
+    }
+    return feed_new (job, json_pack ("{s:s s:I s:I s:O}", "type", "depend", "id",
+                                     (json_int_t)id, "userid", userid, "jobspec", jobspec));
+}
+
+/* run, start, finish, cleanup: the event's name is the topic's last word */
+static int simple_cb (flux_plugin_t *p, const char *topic, flux_plugin_arg_t *args, void *arg)
+{
+    flux_jobid_t id;
+    struct jobctx *job;
+    (void)arg;
+
+    if (flux_plugin_arg_unpack (args, FLUX_PLUGIN_ARG_IN, "{s:I}", "id", &id) < 0
+        || !(job = jobctx_get (p, id)))
+        return 0;
+    return feed_new (job, json_pack ("{s:s}", "type", strrchr (topic, '.') + 1));
+}
+
+static int exception_cb (flux_plugin_t *p, const char *topic, flux_plugin_arg_t *args,
+                         void *arg)
+{
+    flux_jobid_t id;
+    const char *type = NULL;
+    int severity = -1;
+    struct jobctx *job;
+    (void)topic;
+    (void)arg;
+
+    if (flux_plugin_arg_unpack (args, FLUX_PLUGIN_ARG_IN, "{s:I s:{s:{s:s s:i}}}", "id", &id,
+                                "entry", "context", "type", &type, "severity", &severity)
+            < 0
+        || !(job = jobctx_get (p, id)))
+        return 0;
+    return feed_new (job, json_pack ("{s:s s:s s:i}", "type", "exception", "exc_type", type,
+                                     "severity", severity));
+}
+
+static const struct flux_plugin_handler tab[] = {
+    {"job.validate", validate_cb, NULL},
+    {"job.new", new_cb, NULL},
+    {"job.state.depend", depend_cb, NULL},
+    {"job.state.run", simple_cb, NULL},
+    {"job.event.start", simple_cb, NULL},
+    {"job.event.finish", simple_cb, NULL},
+    {"job.state.cleanup", simple_cb, NULL},
+    {"job.event.exception", exception_cb, NULL},
+    {0},
+};
+
+/* --- job-manager.dws.* (the dws service's callbacks; owner only) ------------ */
+
+static void respond_errorf (flux_t *h, const flux_msg_t *msg, int errnum, const char *fmt, ...)
+    __attribute__ ((format (printf, 4, 5)));
+
+static void respond_errorf (flux_t *h, const flux_msg_t *msg, int errnum, const char *fmt, ...)
+{
+    char text[512];
+    va_list ap;
+    va_start (ap, fmt);
+    (void)vsnprintf (text, sizeof (text), fmt, ap);
+    va_end (ap);
+    if (flux_respond_error (h, msg, errnum, text) < 0)
+        flux_log_error (h, "dws: respond");
+}
+
+static void service_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg, void *arg)
+{
+    flux_plugin_t *p = arg;
+    const char *topic = "", *s = NULL, *method;
+    json_t *payload = NULL, *ev = NULL, *jobspec = NULL;
+    flux_plugin_arg_t *args = NULL;
+    json_int_t id;
+    int state = FLUX_JOB_STATE_INACTIVE;
+    struct jobctx *job;
+    char f58[32];
+    (void)mh;
+
+    (void)flux_msg_get_topic (msg, &topic);
+    method = strrchr (topic, '.') ? strrchr (topic, '.') + 1 : topic;
+    if (flux_request_decode (msg, NULL, &s) < 0 || !s || !(payload = json_loads (s, 0, NULL))
+        || !json_is_object (payload)) {
+        flux_log (h, LOG_ERR, SKEW_HINT);
+        respond_errorf (h, msg, EPROTO,
+                        "received malformed dws.%s RPC: the payload is not a JSON object",
+                        method);
+        goto done;
+    }
+    if (!json_is_integer (json_object_get (payload, "id"))
+        || (id = json_integer_value (json_object_get (payload, "id"))) < 0) {
+        flux_log (h, LOG_ERR, SKEW_HINT);
+        respond_errorf (h, msg, EPROTO, "received malformed dws.%s RPC: id must be a job id",
+                        method);
+        goto done;
+    }
+    if (flux_job_id_encode ((flux_jobid_t)id, "f58", f58, sizeof (f58)) < 0)
+        snprintf (f58, sizeof (f58), "%lld", (long long)id);
+    args = flux_jobtap_job_lookup (p, (flux_jobid_t)id);
+    if (args)
+        (void)flux_plugin_arg_unpack (args, FLUX_PLUGIN_ARG_IN, "{s:i s:o}", "state", &state,
+                                      "jobspec", &jobspec);
+    if (!(job = jobctx_get (p, (flux_jobid_t)id))) {
+        if (!args || state == FLUX_JOB_STATE_INACTIVE)
+            respond_errorf (h, msg, ENOENT, "dws.%s: job %s is not active", method, f58);
+        else
+            respond_errorf (h, msg, EINVAL,
+                            "dws.%s: job %s has no rabbit workflow (no dw attribute)", method,
+                            f58);
+        goto done;
+    }
+    if (!strcmp (method, "resource-update"))
+        ev = json_pack ("{s:s s:O s:s s:O}", "type", method, "payload", payload, "state",
+                        flux_job_statetostr (state, "L"), "jobspec",
+                        jobspec ? jobspec : json_null ());
+    else if (!strcmp (method, "epilog-remove"))
+        ev = json_pack ("{s:s s:O s:s}", "type", method, "payload", payload, "state",
+                        flux_job_statetostr (state, "L"));
+    else
+        ev = json_pack ("{s:s s:O}", "type", method, "payload", payload);
+    if (!ev) {
+        respond_errorf (h, msg, ENOMEM, "dws.%s: out of memory", method);
+        goto done;
+    }
+    (void)jobctx_feed (job, ev, msg);
+done:
+    flux_plugin_arg_destroy (args);
+    json_decref (payload);
+}
+
+/* --- load ------------------------------------------------------------------ */
+
+static int conf_load (flux_plugin_t *p, flux_t *h)
+{
+    const char *text = flux_plugin_get_conf (p);
+    json_error_t jerr;
+    dws_error_t err;
+    json_t *conf;
+    struct dws_jobsm *probe;
+    double timeout = 0.;
+
+    if (!text) {
+        flux_log (h, LOG_INFO, "dws: failed to unpack config: no plugin configuration"
+                  " (epilog-timeout disabled)");
+        return 0;
+    }
+    if (!(conf = json_loads (text, JSON_DECODE_ANY, &jerr))) {
+        flux_log (h, LOG_ERR, "dws: failed to unpack config: %s", jerr.text);
+        return -1;
+    }
+    if (!(probe = dws_jobsm_create (conf, &err))) {
+        flux_log (h, LOG_ERR, "dws: failed to unpack config: %s", err.text);
+        json_decref (conf);
+        return -1;
+    }
+    dws_jobsm_destroy (probe);
+    if (json_is_number (json_object_get (conf, "epilog-timeout")))
+        timeout = json_number_value (json_object_get (conf, "epilog-timeout"));
+    flux_log (h, LOG_INFO, "dws: epilog timeout = %.3fs", timeout > 0. ? timeout : 0.);
+    if (flux_plugin_aux_set (p, "dws::conf", conf, (flux_free_f)json_decref) < 0) {
+        json_decref (conf);
+        return -1;
+    }
+    return 0;
+}
+
+__attribute__ ((visibility ("default"))) int flux_plugin_init (flux_plugin_t *p)
+{
+    flux_t *h = flux_jobtap_get_flux (p);
+    static const char *methods[] = {"resource-update", "prolog-remove", "epilog-remove"};
+
+    if (flux_plugin_register (p, PLUGIN_NAME, tab) < 0 || conf_load (p, h) < 0)
+        return -1;
+    for (size_t i = 0; i < sizeof (methods) / sizeof (methods[0]); i++) {
+        if (flux_jobtap_service_register (p, methods[i], service_cb, p) < 0) {
+            flux_log_error (h, "dws: cannot register job-manager.dws.%s", methods[i]);
+            return -1;
+        }
+    }
+    return 0;
+}

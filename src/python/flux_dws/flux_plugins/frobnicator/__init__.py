@@ -1,0 +1,1 @@
+"""The ``rabbit`` job-ingest frobnicator plugin (see rabbit.py)."""

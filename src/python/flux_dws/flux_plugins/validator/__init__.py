@@ -1,0 +1,1 @@
+"""The ``rabbit`` job-ingest validator plugin (see rabbit.py)."""
