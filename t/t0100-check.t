@@ -4,6 +4,7 @@ test_description='flux-dws check validates #DW directives as a job would'
 . "$(dirname "$0")"/sharness.sh
 
 examples="$SHARNESS_TEST_SRCDIR/../etc/examples"
+dw="#DW jobdw type=xfs capacity=10GiB name=scratch"
 
 test_expect_success 'a valid directive is accepted' '
 	flux-dws check "#DW jobdw type=xfs capacity=10GiB name=scratch" >out &&
@@ -24,10 +25,25 @@ test_expect_success 'an invalid type is refused with the DWS text' '
 test_expect_success 'the sample job scripts get the expected verdicts' '
 	for s in "$examples"/*.sh; do
 		case $(basename $s) in
-		invalid-*) test_must_fail flux-dws check -s "$s" || return 1 ;;
+		invalid-*) ;;
 		*) flux-dws check -s "$s" || return 1 ;;
 		esac
 	done
+'
+
+denied="DWS workflow interactions failed: admission webhook \"vworkflow.kb.io\" denied the request:"
+check_invalid() {
+	test_must_fail flux-dws check -s "$examples/$1" >out &&
+	echo "$denied $2" >expected &&
+	test_cmp expected out
+}
+
+test_expect_success 'each invalid example is refused with its own message' '
+	check_invalid invalid-duplicate-name.sh \
+		"value '"'"'scratch'"'"' must be unique within '"'"'jobdw_name'"'"'" &&
+	check_invalid invalid-missing-name.sh \
+		"missing required argument '"'"'^name\$'"'"'" &&
+	check_invalid invalid-type.sh "argument '"'"'type'"'"' invalid string '"'"'zfs'"'"'"
 '
 
 test_expect_success 'presets and maximums come from a rabbit config' '
@@ -53,6 +69,30 @@ test_expect_success 'usage errors exit 2 with a message' '
 	grep "no directives given" err &&
 	test_expect_code 2 flux-dws check -f /nonexistent 2>err &&
 	grep "/nonexistent" err
+'
+
+test_expect_success 'a bad rabbit config is refused even without -N' '
+	printf "[rabbit]\npolicy = 5\n" >policy.toml &&
+	test_expect_code 2 flux-dws check -c policy.toml -N 2 "$dw" 2>err &&
+	grep "policy.toml: rabbit.policy: must be a table" err &&
+	printf "[rabbit.policy.maximums]\nxfs = \"lots\"\n" >max.toml &&
+	test_expect_code 2 flux-dws check -c max.toml "$dw" 2>err &&
+	grep "max.toml: rabbit.policy.maximums.xfs must be a non-negative integer" err
+'
+
+test_expect_success 'bad inputs are named in one line, never a traceback' '
+	printf "\377\376" >binary &&
+	test_expect_code 2 flux-dws check -f binary 2>err &&
+	test $(wc -l <err) -eq 1 && grep -a "^flux-dws check: binary:1: not UTF-8 text (byte 0xff)" err &&
+	echo "{" >rules.json &&
+	test_expect_code 2 flux-dws check --rules rules.json "$dw" 2>err &&
+	grep "rules.json:2: not valid JSON" err &&
+	test_expect_code 2 flux-dws check "$(printf "#DW jobdw name=\377")" 2>err &&
+	grep -a "directive 1: not UTF-8 text (byte 0xff" err &&
+	test_expect_code 2 flux-dws check -N 0 "$dw" 2>err &&
+	grep "must be at least 1" err &&
+	test_expect_code 2 flux-dws check -N -3 "$dw" 2>err &&
+	! grep Traceback err
 '
 
 test_done

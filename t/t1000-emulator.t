@@ -128,14 +128,28 @@ test_expect_success 'kubectl patch --subresource=status (Storage has one, Workfl
 	grep "the server could not find the requested resource" err
 '
 
-test_expect_success 'kubectl get -w streams changes' '
+# Wait (up to 10 s) until FILE has the line TEXT.
+wait_for_line() {
+	i=0
+	while ! grep -qx "$2" "$1" 2>/dev/null; do
+		i=$((i + 1))
+		test $i -le 100 || return 1
+		sleep 0.1
+	done
+}
+
+test_expect_success 'kubectl get -w streams changes: the object, then each change' '
 	kubectl get workflow wf1 -w -o jsonpath="{.spec.desiredState}{\"\\n\"}" \
-		--request-timeout=3s >watch.out 2>&1 &
+		--request-timeout=5s >watch.out 2>&1 &
 	watcher=$! &&
-	sleep 1 &&
+	wait_for_line watch.out Proposal &&
 	kubectl patch workflow wf1 --type merge -p "{\"spec\":{\"desiredState\":\"Setup\"}}" &&
+	wait_for_line watch.out Setup &&
+	kill $watcher;
 	wait $watcher;
-	grep Setup watch.out
+	printf "Proposal\nSetup\n" >expected &&
+	head -n 2 watch.out >got &&
+	test_cmp expected got
 '
 
 test_expect_success 'kubectl wait for CRDs to be established and for a deletion' '

@@ -58,7 +58,7 @@ static uint32_t key_hash (uint32_t prefix_hash, int d)
     return h ^ (h >> 15);
 }
 
-static int digits (unsigned long long v)
+int dws_digits (unsigned long long v)
 {
     int n = 1;
     while (v >= 10) {
@@ -191,8 +191,8 @@ static void sweep (struct dws_hostfind *f, struct group *g, const struct entry *
 /* Split range r by printed digit count into entries (at most 19). */
 static size_t split_range (const struct dws_hostfind_range *r, uint32_t ph, struct entry *out)
 {
-    int dlo = digits (r->lo) > r->width ? digits (r->lo) : r->width;
-    int dhi = digits (r->hi) > r->width ? digits (r->hi) : r->width;
+    int dlo = dws_digits (r->lo) > r->width ? dws_digits (r->lo) : r->width;
+    int dhi = dws_digits (r->hi) > r->width ? dws_digits (r->hi) : r->width;
     size_t n = 0;
     for (int d = dlo; d <= dhi; d++) {
         unsigned long long lo = d == dlo ? r->lo : pow10u (d - 1);

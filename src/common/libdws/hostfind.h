@@ -27,6 +27,9 @@
  */
 #define DWS_HOSTFIND_MAX_DIGITS 18
 
+/* Number of decimal digits of v (1 for 0); hostlist.c uses it too. */
+int dws_digits (unsigned long long v);
+
 struct dws_hostfind_range {
     const char *prefix; /* borrowed, NUL-terminated, plen bytes */
     size_t plen;

@@ -69,16 +69,6 @@ void dws_hostlist_destroy (struct dws_hostlist *hl)
     }
 }
 
-static int digits (unsigned long long v)
-{
-    int n = 1;
-    while (v >= 10) {
-        v /= 10;
-        n++;
-    }
-    return n;
-}
-
 static size_t range_count (const struct range *r)
 {
     return r->numeric ? (size_t)(r->hi - r->lo) + 1 : 1;
@@ -109,9 +99,9 @@ static bool width_fits (const struct range *r, unsigned long long num, int width
     if (r->width == width)
         return true;
     if (r->width > 0 && width == 0)
-        return digits (num) == r->width;
+        return dws_digits (num) == r->width;
     if (r->width == 0 && width > 0)
-        return digits (r->lo) == width;
+        return dws_digits (r->lo) == width;
     return false;
 }
 
@@ -595,7 +585,7 @@ char *dws_hostlist_encode (const struct dws_hostlist *hl)
 /* Length of host `num` of numeric range r (without the NUL). */
 static size_t host_len (const struct range *r, unsigned long long num)
 {
-    int d = digits (num);
+    int d = dws_digits (num);
     return r->plen + (r->numeric ? (size_t)(d > r->width ? d : r->width) : 0);
 }
 
@@ -657,7 +647,7 @@ static bool range_has (const struct range *r, const char *host, size_t len, size
     if (len <= r->plen || memcmp (host, r->prefix, r->plen) != 0
         || parse_num (host + r->plen, d, &num) < 0 || num < r->lo || num > r->hi)
         return false;
-    int want = digits (num);
+    int want = dws_digits (num);
     if (r->width > want)
         want = r->width;
     if ((size_t)want != d)
@@ -747,7 +737,7 @@ static int flatten (const struct dws_hostlist *hl, struct flat *f)
     memset (f, 0, sizeof (*f));
     for (size_t i = 0; i < hl->n; i++) {
         const struct range *r = &hl->r[i];
-        int w = digits (r->hi) > r->width ? digits (r->hi) : r->width;
+        int w = dws_digits (r->hi) > r->width ? dws_digits (r->hi) : r->width;
         bytes += range_count (r) * (r->plen + (r->numeric ? (size_t)w : 0) + 1);
     }
     f->n = hl->count;

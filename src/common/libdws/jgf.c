@@ -867,12 +867,12 @@ static void write_R_prefix (struct dws_jgf *g, struct dws_outbuf *ob)
     dws_outbuf_puts (ob, "\"scheduling\":");
 }
 
-int dws_jgf_write (struct dws_jgf *g, int fd, dws_error_t *err)
+int dws_jgf_write (struct dws_jgf *g, dws_write_f writer, void *arg, dws_error_t *err)
 {
     struct walk w = {.g = g};
     int rc = -1;
 
-    if (!(w.ob = dws_outbuf_create (fd)))
+    if (!(w.ob = dws_outbuf_create (writer, arg)))
         return dws_errorf (err, "out of memory");
     if (!(g->flags & DWS_JGF_ONLY_SCHED))
         write_R_prefix (g, w.ob);
@@ -897,14 +897,15 @@ done:
     return rc;
 }
 
-int dws_jgf_write_fd (int fd,
-                      const char *R_json,
-                      const char *mapping_json,
-                      const char *exclude,
-                      const char *cluster,
-                      int chunks,
-                      int flags,
-                      dws_error_t *err)
+int dws_jgf_write_json (const char *R_json,
+                        const char *mapping_json,
+                        const char *exclude,
+                        const char *cluster,
+                        int chunks,
+                        int flags,
+                        dws_write_f writer,
+                        void *arg,
+                        dws_error_t *err)
 {
     json_t *R = NULL, *mapping = NULL;
     struct dws_jgf *g = NULL;
@@ -915,7 +916,7 @@ int dws_jgf_write_fd (int fd,
                                       err))
         || !(g = dws_jgf_prepare (R, mapping, exclude, cluster, chunks, flags, err)))
         goto done;
-    rc = dws_jgf_write (g, fd, err);
+    rc = dws_jgf_write (g, writer, arg, err);
 done:
     dws_jgf_destroy (g);
     json_decref (R);

@@ -33,6 +33,7 @@
 #include <jansson.h>
 
 #include "error.h"
+#include "outbuf.h"
 
 enum {
     DWS_JGF_NO_VALIDATE = 1, /* skip mapping computes that are not in R */
@@ -54,22 +55,27 @@ struct dws_jgf *dws_jgf_prepare (json_t *R,
                                  int flags,
                                  dws_error_t *err);
 
-/* Stream the document to fd.  Returns -1 only on a write error. */
-int dws_jgf_write (struct dws_jgf *g, int fd, dws_error_t *err);
+/* Stream the document through writer(buf, n, arg) (in pieces of up to
+ * DWS_OUTBUF_SIZE bytes).  Returns -1 only if writer failed (or on ENOMEM).
+ */
+int dws_jgf_write (struct dws_jgf *g, dws_write_f writer, void *arg, dws_error_t *err);
 
 void dws_jgf_destroy (struct dws_jgf *g);
 
 /* Number of vertices the graph will have (after prepare). */
 size_t dws_jgf_vertex_count (const struct dws_jgf *g);
 
-/* cffi entry point: parse the JSON texts, prepare and write to fd. */
-int dws_jgf_write_fd (int fd,
-                      const char *R_json,
-                      const char *mapping_json,
-                      const char *exclude,
-                      const char *cluster,
-                      int chunks,
-                      int flags,
-                      dws_error_t *err);
+/* cffi entry point: parse the JSON texts, prepare, and write through
+ * writer(buf, n, arg) as dws_jgf_write does.
+ */
+int dws_jgf_write_json (const char *R_json,
+                        const char *mapping_json,
+                        const char *exclude,
+                        const char *cluster,
+                        int chunks,
+                        int flags,
+                        dws_write_f writer,
+                        void *arg,
+                        dws_error_t *err);
 
 #endif /* !DWS_JGF_H */

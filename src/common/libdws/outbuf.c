@@ -2,18 +2,18 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <jansson.h>
 
 #include "outbuf.h"
 
-struct dws_outbuf *dws_outbuf_create (int fd)
+struct dws_outbuf *dws_outbuf_create (dws_write_f writer, void *arg)
 {
     struct dws_outbuf *ob = malloc (sizeof (*ob));
     if (!ob)
         return NULL;
-    ob->fd = fd;
+    ob->writer = writer;
+    ob->arg = arg;
     ob->errnum = 0;
     ob->len = 0;
     return ob;
@@ -26,16 +26,10 @@ void dws_outbuf_destroy (struct dws_outbuf *ob)
 
 static void drain (struct dws_outbuf *ob)
 {
-    size_t off = 0;
-    while (off < ob->len && ob->errnum == 0) {
-        ssize_t n = write (ob->fd, ob->buf + off, ob->len - off);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            ob->errnum = errno;
-        }
-        else
-            off += (size_t)n;
+    if (ob->len > 0 && ob->errnum == 0) {
+        errno = 0;
+        if (ob->writer (ob->buf, ob->len, ob->arg) < 0)
+            ob->errnum = errno ? errno : EIO;
     }
     ob->len = 0;
 }

@@ -1,8 +1,10 @@
-/* outbuf.h - buffered writing of JSON text to a file descriptor.
+/* outbuf.h - buffered writing of JSON text to a caller's write function.
  *
  * Used by the streaming writers (jgf.c) that emit documents too large to
- * build in memory first.  Write errors are sticky: after the first failure
- * further output is dropped and dws_outbuf_flush() reports it.
+ * build in memory first.  libdws does no I/O: the caller's dws_write_f
+ * puts each full buffer where it belongs (a file, a socket, memory).
+ * Write errors are sticky: after the first failure further output is
+ * dropped and dws_outbuf_flush() reports it.
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
@@ -16,15 +18,23 @@
 
 #define DWS_OUTBUF_SIZE (1 << 20)
 
+/* Write all n bytes of buf; return 0, or -1 with errno set (EIO is
+ * assumed if it is not).
+ */
+typedef int (*dws_write_f) (const char *buf, size_t n, void *arg);
+
 struct dws_outbuf {
-    int fd;
+    dws_write_f writer;
+    void *arg;
     int errnum; /* first write errno, 0 if none */
     size_t len;
     char buf[DWS_OUTBUF_SIZE];
 };
 
-/* Allocate a buffer writing to fd (NULL on ENOMEM). */
-struct dws_outbuf *dws_outbuf_create (int fd);
+/* Allocate a buffer that hands its contents to writer(..., arg) (NULL on
+ * ENOMEM).
+ */
+struct dws_outbuf *dws_outbuf_create (dws_write_f writer, void *arg);
 void dws_outbuf_destroy (struct dws_outbuf *ob);
 
 void dws_outbuf_write (struct dws_outbuf *ob, const char *s, size_t n);

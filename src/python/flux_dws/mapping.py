@@ -7,12 +7,12 @@ in ``computes`` and vice versa) and names the first inconsistency.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from flux_dws import inputfile
 from flux_dws.errors import DwsError
 from flux_dws.hostlist import Hostlist
 
@@ -79,13 +79,9 @@ class RabbitMapping:
     @classmethod
     def load(cls, path: str | Path) -> RabbitMapping:
         try:
-            text = Path(path).read_text()
-        except OSError as exc:
-            raise MappingFileError(f"{path}: {exc.strerror}") from None
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise MappingFileError(f"{path}: invalid JSON: {exc}") from None
+            doc = inputfile.load_json(path)
+        except inputfile.InputError as exc:
+            raise MappingFileError(str(exc)) from None
         return cls(doc, str(path))
 
     def rabbits_of(self, computes: Iterable[str]) -> list[str]:

@@ -20,18 +20,12 @@ import math
 import os
 import re
 import stat
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from flux_dws import _ffi
+from flux_dws import _ffi, inputfile
 from flux_dws.errors import DwsError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on older Pythons only
-    import tomli as tomllib
 
 __all__ = ["KEYS", "ConfigError", "load_toml", "parse"]
 
@@ -173,28 +167,18 @@ def _merge(into: dict[str, Any], new: Mapping[str, Any]) -> None:
 
 
 def _load_file(f: Path) -> dict[str, Any]:
+    """One config file: TOML, or JSON for a name ending .json (as flux-core
+    reads a config *file*)."""
     try:
-        data = f.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"{f}: {exc.strerror or exc}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        bad = data[exc.start]
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise ConfigError(f"{f}:{line}: not UTF-8 text (byte 0x{bad:02x})") from None
-    if f.suffix == ".json":  # flux-core reads a config *file* ending .json as JSON
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"{f}:{exc.lineno}: {exc.msg}") from None
-        if not isinstance(doc, dict):
-            raise ConfigError(f"{f}: a JSON config must be an object")
-        return doc
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{f}: {exc}") from None
+        text = inputfile.read_text(f)
+        if f.suffix == ".json":
+            doc = inputfile.parse_json(text, str(f))
+            if not isinstance(doc, dict):
+                raise ConfigError(f"{f}: a JSON config must be an object")
+            return doc
+        return inputfile.parse_toml(text, str(f))
+    except inputfile.InputError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _config_files(d: Path) -> list[Path]:

@@ -8,17 +8,11 @@ libdws (src/common/libdws/rconfig.h describes the rules).
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
-from flux_dws import _ffi
+from flux_dws import _ffi, inputfile
 from flux_dws.errors import DwsError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on older Pythons only
-    import tomli as tomllib
 
 
 class ConfigError(DwsError):
@@ -32,12 +26,9 @@ def load_resource_table(path: str | Path) -> dict[str, Any]:
     resource: dict[str, Any] = {}
     for f in files:
         try:
-            with open(f, "rb") as fh:
-                doc = tomllib.load(fh)
-        except OSError as exc:
-            raise ConfigError(f"{f}: {exc.strerror}") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{f}: {exc}") from None
+            doc = inputfile.load_toml(f)
+        except inputfile.InputError as exc:
+            raise ConfigError(str(exc)) from None
         table = doc.get("resource")
         if table is None:
             continue

@@ -9,23 +9,32 @@ import time
 
 import pytest
 from kubernetes.client.exceptions import ApiException
-from t.python.emulator.conftest import G, V
-from t.python.emulator.test_controllers import advance, fill_servers, new_workflow, wait
-from t.python.emulator.test_persistent import finish
+from t.python.emulator.conftest import (
+    G,
+    V,
+    advance,
+    controllers_passed,
+    eventually,
+    fill_servers,
+    finish,
+    new_workflow,
+    next_event,
+    store_events,
+    wait,
+)
 
 from flux_dws.cli.main import main
 from flux_dws.dwsim.gotime import parse_microtime
-from flux_dws.emulator import Emulator
 from flux_dws.emulator.faults import Fault
-
-XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
 
 
 @pytest.fixture
-def kind():
-    with Emulator(system="kind", latency="zero") as emu:
-        emu.controllers.retry_seconds = 0.1
-        yield emu
+def kind(kind):
+    """conftest's kind system, retrying failed reconciles after 0.1 s."""
+    kind.controllers.retry_seconds = 0.1
+    return kind
+
+XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
 
 
 def to_prerun(api, name, hosts=("compute-01", "compute-02")):
@@ -78,11 +87,25 @@ def test_once_fault_clears_by_itself(kind):
 def test_slow_mounts(kind):
     kind.controllers.clientmountd.delay = 0.4
     api = kind.custom_objects_api()
+    events = store_events(kind)
     to_prerun(api, "slow")
-    time.sleep(0.1)
-    wf = api.get_namespaced_custom_object(G, V, "default", "workflows", "slow")
-    assert not wf["status"]["ready"] and wf["status"]["status"] == "DriverWait"
     wait(api, "slow", "PreRun")
+    seen = []  # (kind, ...) in commit order until the Workflow was ready in PreRun
+    while True:
+        ev = next_event(events, lambda ev: True)
+        plural, obj = ev.key[1], ev.obj
+        st = obj.get("status") or {}
+        if plural == "workflows" and ev.key[3] == "slow" and st.get("state") == "PreRun":
+            seen.append(("wf", st.get("status"), bool(st.get("ready"))))
+            if st.get("ready"):
+                break
+        elif plural == "clientmounts" and ev.key[3].startswith("default-slow-"):
+            seen.append(("cm", ev.key[2], st.get("allReady")))
+    # PreRun waited in DriverWait, and was ready only after both computes mounted
+    assert ("wf", "DriverWait", False) in seen
+    ready_at = len(seen) - 1
+    for compute in ("compute-01", "compute-02"):
+        assert any(e == ("cm", compute, True) for e in seen[:ready_at]), seen
     advance(api, "slow", "PostRun")
     finish(api, "slow")
 
@@ -100,28 +123,33 @@ def test_stalled_mount_reaches_the_child_timeout(kind):
     finish(api, "stuck")
 
 
-def watch_statuses(api, name, state, seconds):
-    """Every (status, message) the workflow shows in ``state`` for a while."""
+def statuses_until_ready(events, name, state):
+    """Every (status, message) the workflow showed in ``state``, in order, until
+    it was ready there (``events``: a store event queue taken before)."""
     seen = []
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        st = api.get_namespaced_custom_object(G, V, "default", "workflows", name)["status"]
-        if st.get("state") == state and (st["status"], st["message"]) not in seen:
-            seen.append((st["status"], st["message"]))
-        time.sleep(0.01)
-    return seen
+    while True:
+        ev = next_event(events, lambda ev: ev.key[1] == "workflows" and ev.key[3] == name,
+                        what=f"{name} ready in {state}")
+        st = ev.obj.get("status") or {}
+        if st.get("state") != state:
+            continue
+        if (st.get("status"), st.get("message")) not in seen:
+            seen.append((st.get("status"), st.get("message")))
+        if st.get("ready"):
+            return seen
 
 
 def test_waits_show_nnf_sos_reasons(kind):
     kind.controllers.clientmountd.delay = 0.3
     api = kind.custom_objects_api()
+    events = store_events(kind)
     to_prerun(api, "why")
-    seen = watch_statuses(api, "why", "PreRun", 0.25)
+    seen = statuses_until_ready(events, "why", "PreRun")
     assert ("DriverWait", "DW Directive 0: pending mount") in seen
     wait(api, "why", "PreRun")
     api.patch_namespaced_custom_object(G, V, "default", "workflows", "why",
                                        {"spec": {"desiredState": "PostRun"}})
-    seen = watch_statuses(api, "why", "PostRun", 0.25)
+    seen = statuses_until_ready(events, "why", "PostRun")
     assert ("DriverWait", "DW Directive 0: pending unmount") in seen
     wf = wait(api, "why", "PostRun")
     assert wf["status"]["message"] == ""  # nothing pending once ready
@@ -136,10 +164,11 @@ def test_long_job_slow_unmount_is_not_a_timeout(kind):
     api = kind.custom_objects_api()
     to_prerun(api, "long")
     wait(api, "long", "PreRun")
-    time.sleep(0.4)
+    time.sleep(0.4)  # the job runs longer than the child timeout
+    events = store_events(kind)
     api.patch_namespaced_custom_object(G, V, "default", "workflows", "long",
                                        {"spec": {"desiredState": "PostRun"}})
-    seen = watch_statuses(api, "long", "PostRun", 0.6)
+    seen = statuses_until_ready(events, "long", "PostRun")
     assert all(status != "TransientCondition" for status, _ in seen), seen
     wait(api, "long", "PostRun")
     finish(api, "long")
@@ -152,12 +181,17 @@ def test_unmount_stall_waits_without_limit(kind):
     wait(api, "hang", "PreRun")
     kind.controllers.faults.add(Fault(kind="clientmount", compute="compute-01",
                                       severity="stall"))
+    events = store_events(kind)
     api.patch_namespaced_custom_object(G, V, "default", "workflows", "hang",
                                        {"spec": {"desiredState": "PostRun"}})
-    seen = watch_statuses(api, "hang", "PostRun", 0.6)
-    assert seen == [("DriverWait", "DW Directive 0: pending unmount")], seen
+    time.sleep(0.6)  # three child timeouts: the passing time is what is tested
     kind.controllers.faults.clear()
     kind.controllers.clientmountd.settle("compute-01", "default-hang-0-computes")
+    seen = statuses_until_ready(events, "hang", "PostRun")
+    # it waited for the unmount, never timed out, and completed once answered
+    assert ("DriverWait", "DW Directive 0: pending unmount") in seen, seen
+    assert all(status != "TransientCondition" for status, _ in seen), seen
+    assert seen[-1] == ("Completed", ""), seen
     wait(api, "hang", "PostRun")
     finish(api, "hang")
 
@@ -189,8 +223,9 @@ def test_fault_cli_kinds(kind, capsys):
     capsys.readouterr()
     with pytest.raises(SystemExit, match="a clientmount fault needs a compute"):
         main(["fault", "--kubeconfig", kc, "add", "--kind", "clientmount"])
-    with pytest.raises(SystemExit, match="seconds between 0 and 86400"):
+    with pytest.raises(SystemExit, match=r"^2$"):  # refused before the emulator is asked
         main(["fault", "--kubeconfig", kc, "delay", "--seconds", "0"])
+    assert "--seconds: must be more than 0" in capsys.readouterr().err
     assert main(["fault", "--kubeconfig", kc, "list"]) == 0
     assert len(json.loads(capsys.readouterr().out)["faults"]) == 3
 
@@ -276,7 +311,7 @@ def test_all_starts_then_finishes_in_directive_order(kind):
         time.sleep(0.02)
     else:
         raise AssertionError("directive 1 never mounted")
-    time.sleep(0.2)
+    controllers_passed(api)  # the mount was reconciled into the Workflow
     wf = api.get_namespaced_custom_object(G, V, "default", "workflows", "two")
     prerun = {d["dwdIndex"]: d for d in wf["status"]["drivers"] if d["watchState"] == "PreRun"}
     # ... but does not complete ahead of it
@@ -325,12 +360,12 @@ def test_post_run_unmounts_one_directive_after_another(kind):
                                       severity="stall"))
     api.patch_namespaced_custom_object(G, V, "default", "workflows", "seq",
                                        {"spec": {"desiredState": "PostRun"}})
-    time.sleep(0.3)
-    first = api.get_namespaced_custom_object(G, V, "compute-01", "clientmounts",
-                                             "default-seq-0-computes")
+    eventually(lambda: api.get_namespaced_custom_object(
+        G, V, "compute-01", "clientmounts", "default-seq-0-computes")["spec"][
+        "desiredState"] == "unmounted", what="the first unmount")
+    controllers_passed(api)  # PostRun was reconciled with the first still mounted
     second = api.get_namespaced_custom_object(G, V, "compute-01", "clientmounts",
                                               "default-seq-1-computes")
-    assert first["spec"]["desiredState"] == "unmounted"
     assert second["spec"]["desiredState"] == "mounted"
     kind.controllers.faults.clear()
     kind.controllers.clientmountd.settle("compute-01", "default-seq-0-computes")

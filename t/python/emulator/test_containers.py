@@ -7,18 +7,25 @@ import base64
 
 import pytest
 from kubernetes.client.exceptions import ApiException
-from t.python.emulator.conftest import G, V
-from t.python.emulator.test_controllers import advance, fill_servers, new_workflow, wait
-from t.python.emulator.test_faults_health import eventually
-from t.python.emulator.test_persistent import finish
+from t.python.emulator.conftest import (
+    NNF,
+    NV,
+    G,
+    V,
+    advance,
+    eventually,
+    fill_servers,
+    finish,
+    new_workflow,
+    port_manager,
+    to,
+    wait,
+)
 
 from flux_dws.dwsim import tokens
-from flux_dws.emulator import Emulator
 from flux_dws.emulator.faults import Fault
 from flux_dws.emulator.nnf_container import count_containers, interpret_requires
 from flux_dws.emulator.resources import BY_GROUP_PLURAL
-
-NNF, NV = "nnf.cray.hpe.com", "v1alpha11"
 
 
 def res(group, plural):
@@ -28,40 +35,10 @@ FOREVER = "#DW container name=cont profile=example-forever DW_JOB_foo_local_stor
 MPI = "#DW container name=mpic profile=example-mpi DW_JOB_foo_local_storage=my-gfs2"
 
 
-@pytest.fixture
-def kind():
-    with Emulator(system="kind", latency="zero") as emu:
-        yield emu
-
-
-def to(api, name, directives, last, hosts="compute-[01-04]", computes=True):
-    new_workflow(api, name, directives)
-    wait(api, name, "Proposal")
-    fill_servers(api, name, hosts)
-    advance(api, name, "Setup")
-    if last == "Setup":
-        return None
-    if computes:
-        from flux_dws.hostlist import Hostlist
-        api.patch_namespaced_custom_object(G, V, "default", "computes", name, {
-            "data": [{"name": h} for h in Hostlist(hosts)]})
-    wf = None
-    for s in ("DataIn", "PreRun", "PostRun", "DataOut", "Teardown"):
-        wf = advance(api, name, s)
-        if s == last:
-            break
-    return wf
-
-
 def jobs(kind, wf):
     return sorted(o["metadata"]["name"] for o in kind.store.list_objects(
         res("batch", "jobs"), "default",
         f"dataworkflowservices.github.io/workflow.name={wf}"))
-
-
-def port_manager(api):
-    return api.get_namespaced_custom_object(NNF, NV, "nnf-system", "nnfportmanagers",
-                                            "nnf-port-manager")
 
 
 def add_profile(api, name, **data):

@@ -8,80 +8,22 @@ import time
 
 import pytest
 from kubernetes.client.exceptions import ApiException
-from t.python.emulator.conftest import G, V
+from t.python.emulator.conftest import (
+    STATES,
+    G,
+    V,
+    advance,
+    controllers_passed,
+    fill_servers,
+    finish,
+    new_workflow,
+    remove_finalizer,
+    wait,
+)
 
-from flux_dws.breakdown import RabbitMap, allocation_sets
 from flux_dws.dwsim.gotime import parse_microtime
 from flux_dws.emulator import Emulator
 from flux_dws.emulator.faults import Fault
-
-STATES = ["Proposal", "Setup", "DataIn", "PreRun", "PostRun", "DataOut", "Teardown"]
-FLUX_FINALIZER = "flux-framework.readthedocs.io/workflow"
-KIND_MAP = {"compute-01": "kind-worker2", "compute-02": "kind-worker2",
-            "compute-03": "kind-worker2", "compute-04": "kind-worker3"}
-
-
-@pytest.fixture
-def kind():
-    with Emulator(system="kind", latency="zero") as emu:
-        yield emu
-
-
-def new_workflow(api, name, directives):
-    return api.create_namespaced_custom_object(G, V, "default", "workflows", {
-        "apiVersion": f"{G}/{V}", "kind": "Workflow",
-        "metadata": {"name": name, "finalizers": [FLUX_FINALIZER]},
-        "spec": {"desiredState": "Proposal", "dwDirectives": directives, "wlmID": "flux",
-                 "jobID": "f1", "userID": 1000, "groupID": 1000}})
-
-
-def wait(api, name, state, timeout=10.0, want="ready"):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        wf = api.get_namespaced_custom_object(G, V, "default", "workflows", name)
-        st = wf.get("status", {})
-        if st.get("state") == state and (st.get("ready") if want == "ready"
-                                         else st.get("status") == want):
-            return wf
-        time.sleep(0.02)
-    raise AssertionError(f"{name} never reached {state}/{want}: {wf.get('status')}")
-
-
-def advance(api, name, state):
-    api.patch_namespaced_custom_object(G, V, "default", "workflows", name,
-                                       {"spec": {"desiredState": state}})
-    return wait(api, name, state)
-
-
-def remove_finalizer(api, name):
-    """Drop flux's finalizer as a WLM must: read, then patch with the
-    resourceVersion read, again on 409 (the DWS and nnf-sos controllers
-    drop theirs meanwhile; a stale list would re-add one, a 422)."""
-    while True:
-        wf = api.get_namespaced_custom_object(G, V, "default", "workflows", name)
-        md = wf["metadata"]
-        try:
-            api.patch_namespaced_custom_object(G, V, "default", "workflows", name, {
-                "metadata": {"resourceVersion": md["resourceVersion"], "finalizers": [
-                    f for f in md.get("finalizers", []) if f != FLUX_FINALIZER]}})
-            return
-        except ApiException as exc:
-            if exc.status != 409:
-                raise
-
-
-def fill_servers(api, name, hosts):
-    """What flux-dws' dws.setup does: Servers from the breakdowns and R's hosts."""
-    counts = RabbitMap(KIND_MAP).counts(hosts)
-    for ref in api.get_namespaced_custom_object(G, V, "default", "workflows", name)[
-            "status"]["directiveBreakdowns"]:
-        dbd = api.get_namespaced_custom_object(G, V, "default", "directivebreakdowns",
-                                               ref["name"])
-        storage = dbd["status"].get("storage")
-        if storage:
-            api.patch_namespaced_custom_object(
-                G, V, "default", "servers", storage["reference"]["name"],
-                {"spec": {"allocationSets": allocation_sets(storage, counts)}})
 
 
 def test_xfs_workflow_through_every_state(kind):
@@ -143,15 +85,39 @@ def test_xfs_workflow_through_every_state(kind):
 
 def test_lustre_and_persistent(kind):
     api = kind.custom_objects_api()
+    # a persistent Lustre file system, made by a workflow of its own ...
+    new_workflow(api, "mk", ["#DW create_persistent type=lustre capacity=1TiB name=proj"])
+    wait(api, "mk", "Proposal")
+    fill_servers(api, "mk", "compute-01")
+    for state in STATES[1:]:
+        advance(api, "mk", state)
+    finish(api, "mk")
+
+    def psi():
+        return api.get_namespaced_custom_object(G, V, "default", "persistentstorageinstances",
+                                                "proj")
+    assert psi()["status"]["state"] == "Active"
+    # ... used by a job that also has a Lustre file system of its own
     new_workflow(api, "fluxjob-2", ["#DW jobdw type=lustre capacity=1TiB name=lus",
-                                    "#DW copy_in source=/lus/global/in destination=$DW_JOB_lus/"])
+                                    "#DW copy_in source=/lus/global/in destination=$DW_JOB_lus/",
+                                    "#DW persistentdw name=proj"])
     wait(api, "fluxjob-2", "Proposal")
     fill_servers(api, "fluxjob-2", "compute-[01-04]")
     srv = api.get_namespaced_custom_object(G, V, "default", "servers", "fluxjob-2-0")
     labels = [s["label"] for s in srv["spec"]["allocationSets"]]
     assert labels == ["ost", "mgtmdt"]
     advance(api, "fluxjob-2", "Setup")
+    assert psi()["spec"]["consumerReferences"] == [
+        {"kind": "Workflow", "name": "fluxjob-2-2", "namespace": "default"}]
+    api.patch_namespaced_custom_object(G, V, "default", "computes", "fluxjob-2",
+                                       {"data": [{"name": "compute-01"}]})
     advance(api, "fluxjob-2", "DataIn")
+    env = advance(api, "fluxjob-2", "PreRun")["status"]["env"]
+    assert "DW_JOB_lus" in env and "DW_PERSISTENT_proj" in env
+    finish(api, "fluxjob-2")
+    # the job is gone; the persistent file system stays, with no consumer
+    assert psi()["status"]["state"] == "Active"
+    assert not psi()["spec"].get("consumerReferences")
 
 
 def test_admission_refusals(kind):
@@ -210,7 +176,8 @@ def test_injected_faults(kind):
     new_workflow(api, "w", ["#DW jobdw type=xfs capacity=1GiB name=aa"])
     wf = wait(api, "w", "Proposal", want="TransientCondition")
     assert wf["status"]["message"] == "DW Directive 0: User error: PersistentStorage 'p' not found"
-    time.sleep(0.2)
+    ctl.enqueue("default", "w")  # reconciled again, the fault still there
+    controllers_passed(api)
     assert api.get_namespaced_custom_object(G, V, "default", "workflows", "w")["status"][
         "status"] == "TransientCondition"  # it persists while the condition does
     ctl.faults.clear()  # the condition goes away: the next reconcile completes the state
@@ -220,7 +187,7 @@ def test_injected_faults(kind):
     fill_servers(api, "w", "compute-01")
     api.patch_namespaced_custom_object(G, V, "default", "workflows", "w",
                                        {"spec": {"desiredState": "Setup"}})
-    time.sleep(0.3)
+    controllers_passed(api)  # Setup was reconciled, and stalled
     wf = api.get_namespaced_custom_object(G, V, "default", "workflows", "w")
     assert wf["status"]["state"] == "Setup" and wf["status"]["status"] == "DriverWait"
     with pytest.raises(ValueError):

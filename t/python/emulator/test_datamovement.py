@@ -2,26 +2,27 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from kubernetes.client.exceptions import ApiException
-from t.python.emulator.conftest import G, V
-from t.python.emulator.test_controllers import advance, fill_servers, new_workflow, wait
-from t.python.emulator.test_faults_health import eventually
-from t.python.emulator.test_persistent import finish
+from t.python.emulator.conftest import (
+    G,
+    V,
+    advance,
+    eventually,
+    fill_servers,
+    finish,
+    new_workflow,
+    wait,
+)
 
-from flux_dws.emulator import Emulator
 from flux_dws.emulator.faults import Fault
 from flux_dws.emulator.nnf_datamovement import split_staging
 
 NNF, NV = "nnf.cray.hpe.com", "v1alpha11"
 JOBDW_XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
 COPY_IN = "#DW copy_in source=/lus/global/input destination=$DW_JOB_scratch/"
-
-
-@pytest.fixture
-def kind():
-    with Emulator(system="kind", latency="zero") as emu:
-        yield emu
 
 
 def dms(api, wf):
@@ -173,9 +174,12 @@ def test_slow_data_movement_finishes(kind):
     api = kind.custom_objects_api()
     kind.controllers.faults.add(Fault(kind="datamovement", severity="delay", seconds=0.3))
     to_setup(api, "dly", [JOBDW_XFS, COPY_IN])
+    t0 = time.monotonic()
     api.patch_namespaced_custom_object(G, V, "default", "workflows", "dly",
                                        {"spec": {"desiredState": "DataIn"}})
     wait(api, "dly", "DataIn", timeout=10)
+    assert time.monotonic() - t0 >= 0.3  # the data movement took the delay
+    assert {d["status"].get("status") for d in dms(api, "dly")} == {"Success"}
     finish(api, "dly")
 
 

@@ -3,33 +3,15 @@
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
-from t.python.emulator.conftest import G, V
-from t.python.emulator.test_controllers import new_workflow, wait
+from t.python.emulator.conftest import G, V, controllers_passed, eventually, new_workflow, wait
 
 from flux_dws.cli.main import main
-from flux_dws.emulator import Emulator
-
-
-@pytest.fixture
-def kind():
-    with Emulator(system="kind", latency="zero") as emu:
-        yield emu
 
 
 def storage(api, name):
     return api.get_namespaced_custom_object(G, V, "default", "storages", name)
-
-
-def eventually(fn, timeout=5.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if fn():
-            return
-        time.sleep(0.02)
-    raise AssertionError("condition never held")
 
 
 def test_disable_and_enable_a_rabbit(kind):
@@ -93,6 +75,7 @@ def test_testing_mode_leaves_status_alone(kind):
     api.patch_namespaced_custom_object(G, V, "default", "storages", "kind-worker3",
                                        {"spec": {"mode": "Testing"}})
     kind.controllers.set_health("kind-worker3", status="Offline")
+    controllers_passed(api)  # the Storage changes were reconciled
     assert storage(api, "kind-worker3")["status"]["status"] == "Ready"
 
 

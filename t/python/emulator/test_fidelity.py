@@ -7,8 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from t.python.emulator.conftest import G, V
-from t.python.emulator.test_controllers import fill_servers, new_workflow
+from t.python.emulator.conftest import G, V, fill_servers, new_workflow
 from t.python.emulator.watching import gone, until
 
 from flux_dws.cli import rabbitmapping

@@ -5,22 +5,40 @@ from __future__ import annotations
 import time
 
 import pytest
-from t.python.emulator.test_controllers import advance, fill_servers, new_workflow, wait
+from t.python.emulator.conftest import advance, fill_servers, new_workflow, wait
 
 from flux_dws.emulator import Emulator
 from flux_dws.emulator import latency as lat
 
 
-def test_presets():
+def test_presets_as_documented():
+    """doc/man1/flux-dws-emulator.rst: realistic has a real system's order
+    of seconds, demo a tenth of it, zero none."""
     assert lat.load("zero") == {}
-    assert lat.load("fast") == lat.FAST and lat.DEFAULT == "fast"
-    assert all(0 < v < 1 for v in lat.FAST.values())
-    assert lat.load("demo")["Setup/lustre"] == pytest.approx(lat.REALISTIC["Setup/lustre"] / 10)
-    assert lat.load("realistic") == lat.REALISTIC
+    assert lat.DEFAULT == "fast"
+    assert all(0 < v < 1 for v in lat.load("fast").values())  # tens to hundreds of ms
+    real, demo = lat.load("realistic"), lat.load("demo")
+    assert (real["Proposal"], real["Setup"], real["Setup/lustre"]) == (2.0, 10.0, 30.0)
+    assert (demo["Proposal"], demo["Setup"], demo["Setup/lustre"]) == (0.2, 1.0, 3.0)
+    assert set(demo) == set(real)
     assert lat.state_delay(lat.REALISTIC, "Setup", {"xfs"}) == 10.0
     assert lat.state_delay(lat.REALISTIC, "Setup", {"xfs", "lustre"}) == 30.0
     assert lat.state_delay(lat.REALISTIC, "DataIn", {"lustre"}) == 2.0
     assert lat.state_delay({}, "Setup", {"lustre"}) == 0.0
+
+
+def test_demo_preset_delays_each_state():
+    """The preset's behaviour: a Workflow's states take the demo seconds."""
+    with Emulator(system="kind", latency="demo") as emu:
+        api = emu.custom_objects_api()
+        t0 = time.monotonic()
+        new_workflow(api, "d", ["#DW jobdw type=xfs capacity=1GiB name=demo"])
+        wait(api, "d", "Proposal")
+        assert time.monotonic() - t0 >= 0.2  # demo Proposal
+        fill_servers(api, "d", "compute-01")
+        t0 = time.monotonic()
+        advance(api, "d", "Setup")
+        assert time.monotonic() - t0 >= 1.0  # demo Setup (xfs)
 
 
 def test_site_file(tmp_path):

@@ -5,22 +5,27 @@ from __future__ import annotations
 
 import pytest
 from kubernetes.client.exceptions import ApiException
-from t.python.emulator.conftest import G, V
-from t.python.emulator.test_controllers import advance, fill_servers, new_workflow, wait
-from t.python.emulator.test_faults_health import eventually
-from t.python.emulator.test_persistent import finish
+from t.python.emulator.conftest import (
+    G,
+    V,
+    advance,
+    eventually,
+    fill_servers,
+    finish,
+    new_workflow,
+    wait,
+)
 
-from flux_dws.emulator import Emulator
 from flux_dws.emulator.faults import Fault
-
-XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
 
 
 @pytest.fixture
-def kind():
-    with Emulator(system="kind", latency="zero") as emu:
-        emu.controllers.retry_seconds = 0.1
-        yield emu
+def kind(kind):
+    """conftest's kind system, retrying failed reconciles after 0.1 s."""
+    kind.controllers.retry_seconds = 0.1
+    return kind
+
+XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
 
 
 @pytest.mark.parametrize("plural", ["servers", "directivebreakdowns"])

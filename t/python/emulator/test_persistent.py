@@ -4,35 +4,16 @@ from __future__ import annotations
 
 import pytest
 from kubernetes.client.exceptions import ApiException
-from t.python.emulator.conftest import G, V
-from t.python.emulator.test_controllers import advance, fill_servers, new_workflow, wait
-from t.python.emulator.test_faults_health import eventually
-
-from flux_dws.emulator import Emulator
-
-
-@pytest.fixture
-def kind():
-    with Emulator(system="kind", latency="zero") as emu:
-        yield emu
-
-
-def finish(api, name):
-    """Teardown, then delete as the WLM does (drop its finalizer)."""
-    from flux_dws.cli.demo import remove_finalizer
-    wf = api.get_namespaced_custom_object(G, V, "default", "workflows", name)
-    if wf["status"]["state"] != "Teardown":
-        advance(api, name, "Teardown")  # Teardown is legal from any state
-    api.delete_namespaced_custom_object(G, V, "default", "workflows", name)
-    remove_finalizer(api, name)
-
-    def gone():
-        try:
-            api.get_namespaced_custom_object(G, V, "default", "workflows", name)
-        except ApiException as exc:
-            return exc.status == 404
-        return False
-    eventually(gone)
+from t.python.emulator.conftest import (
+    G,
+    V,
+    advance,
+    eventually,
+    fill_servers,
+    finish,
+    new_workflow,
+    wait,
+)
 
 
 def psi(api, name):

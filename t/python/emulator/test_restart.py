@@ -4,9 +4,7 @@ workflow goes on (the service-restart fault path a WLM must survive)."""
 from __future__ import annotations
 
 import pytest
-from t.python.emulator.conftest import G, V
-from t.python.emulator.test_controllers import advance, fill_servers, new_workflow, wait
-from t.python.emulator.test_faults_health import eventually
+from t.python.emulator.conftest import G, V, advance, eventually, fill_servers, new_workflow, wait
 
 from flux_dws.emulator import Emulator
 

@@ -11,15 +11,29 @@ profile, token Secrets, port allocation, Service, MPIJob, Pods).
 from __future__ import annotations
 
 import pytest
-from t.python.emulator.conftest import G, V
-from t.python.emulator.test_containers import NNF, NV, port_manager, to
-from t.python.emulator.test_controllers import fill_servers, new_workflow, wait
-from t.python.emulator.test_faults_health import eventually
-from t.python.emulator.test_persistent import finish
+from t.python.emulator.conftest import (
+    NNF,
+    NV,
+    G,
+    V,
+    eventually,
+    fill_servers,
+    finish,
+    new_workflow,
+    port_manager,
+    to,
+    wait,
+)
 
-from flux_dws.emulator import Emulator
 from flux_dws.emulator.faults import Fault
 from flux_dws.emulator.resources import RESOURCES
+
+
+@pytest.fixture
+def kind(kind):
+    """conftest's kind system, retrying failed reconciles after 0.1 s."""
+    kind.controllers.retry_seconds = 0.1
+    return kind
 
 DIRECTIVES = [
     "#DW jobdw type=gfs2 capacity=10GiB name=my-gfs2 requires=user-container-auth",
@@ -28,13 +42,6 @@ DIRECTIVES = [
     "#DW copy_out source=$DW_JOB_my_gfs2/out destination=/lus/global/out",
 ]
 ORDER = ["Proposal", "Setup", "DataIn", "PreRun", "PostRun", "DataOut"]
-
-
-@pytest.fixture
-def kind():
-    with Emulator(system="kind", latency="zero") as emu:
-        emu.controllers.retry_seconds = 0.1
-        yield emu
 
 
 def everything(emu):

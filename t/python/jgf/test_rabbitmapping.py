@@ -140,7 +140,7 @@ def test_mapping_load_errors(tmp_path):
         RabbitMapping.load(tmp_path / "nope.json")
     bad = tmp_path / "bad.json"
     bad.write_text("{")
-    with pytest.raises(MappingFileError, match="invalid JSON"):
+    with pytest.raises(MappingFileError, match="not valid JSON"):
         RabbitMapping.load(bad)
 
 

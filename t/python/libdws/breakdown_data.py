@@ -2,9 +2,9 @@
 
 ``load(name)`` reads a DirectiveBreakdown from data/breakdowns/<name>.yaml.
 ``check_servers`` applies what nnf-sos checks of a Servers spec at Setup
-(spec/dws-nnf-behaviour.md §3.5, through the emulator's
+(doc/guide/emulator.rst, Controllers; through the emulator's
 ``dwsim.servers.validate_allocations``) plus the Servers CRD's own field
-rules (§1.5) and the minimum allocation size.
+rules and the minimum allocation size.
 """
 
 from __future__ import annotations

@@ -323,7 +323,7 @@ def test_load_directory_merges(tmp_path):
 def test_load_json_file(tmp_path):
     f = write(tmp_path / "c.json", json.dumps({"rabbit": {"soft_drain": False}}))
     assert load_toml(f) == {"soft_drain": False}
-    with pytest.raises(ConfigError, match=r"c2\.json:1: Expecting"):
+    with pytest.raises(ConfigError, match=r"c2\.json:1: not valid JSON: Expecting"):
         load_toml(write(tmp_path / "c2.json", "{oops"))
 
 

@@ -16,6 +16,12 @@ int main (void)
     cmp_ok (dws_hostfind_lookup (f, ""), ==, -1, "not even ''");
     dws_hostfind_destroy (f);
 
+    cmp_ok (dws_digits (0), ==, 1, "0 has one digit");
+    cmp_ok (dws_digits (9), ==, 1, "9 has one digit");
+    cmp_ok (dws_digits (10), ==, 2, "10 has two");
+    cmp_ok (dws_digits (999999999999999999ULL), ==, 18, "10^18 - 1 has 18");
+    cmp_ok (dws_digits (18446744073709551615ULL), ==, 20, "the largest has 20");
+
     /* overlapping ranges: earlier positions win, whatever the order */
     struct dws_hostfind_range ov[] = {
         NUM ("n", 10, 20, 0, 0),  /* positions 0..10 */

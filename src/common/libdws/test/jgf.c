@@ -17,11 +17,16 @@ static const char *MAP =
     "{\"computes\":{\"n1\":\"r1\",\"n2\":\"r1\"},"
     "\"rabbits\":{\"r1\":{\"capacity\":4294967296,\"hostlist\":\"n[1-2]\"}}}";
 
+static int file_write (const char *buf, size_t n, void *arg)
+{
+    return fwrite (buf, 1, n, arg) == n ? 0 : -1;
+}
+
 static json_t *render (const char *r, const char *map, int chunks, int flags, dws_error_t *err)
 {
     FILE *f = tmpfile ();
     json_t *o = NULL;
-    if (dws_jgf_write_fd (fileno (f), r, map, NULL, "c", chunks, flags, err) == 0) {
+    if (dws_jgf_write_json (r, map, NULL, "c", chunks, flags, file_write, f, err) == 0) {
         rewind (f);
         o = json_loadf (f, 0, NULL);
     }

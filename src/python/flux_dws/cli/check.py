@@ -11,18 +11,13 @@ exception would carry it, and the exit status is 1.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from flux_dws import directives as dw
-from flux_dws.rconfig import ConfigError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from flux_dws import inputfile, rabbitconf
+from flux_dws.cli.argtypes import positive_int
+from flux_dws.inputfile import InputError
 
 #: Prefix of the exception note a job gets when its directives are refused.
 EXCEPTION_PREFIX = "DWS workflow interactions failed: "
@@ -37,7 +32,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="take the #DW lines of a job script")
     p.add_argument("-c", "--config", metavar="TOML",
                    help="Flux config with a [rabbit] table (presets, policy.maximums)")
-    p.add_argument("-N", "--nodes", type=int, metavar="N",
+    p.add_argument("-N", "--nodes", type=positive_int, metavar="N",
                    help="node count of the job, to apply [rabbit.policy.maximums]")
     p.add_argument("--rules", metavar="FILE",
                    help="DWDirectiveRule JSON to validate against (default: nnf)")
@@ -51,17 +46,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=run)
 
 
-class InputError(Exception):
-    pass
-
-
 def _read(path: str) -> str:
-    if path == "-":
-        return sys.stdin.read()
-    try:
-        return Path(path).read_text()
-    except OSError as exc:
-        raise InputError(f"{path}: {exc.strerror}") from None
+    return inputfile.read_text(path, stdin=True)
 
 
 def script_directives(text: str) -> list[str]:
@@ -70,22 +56,27 @@ def script_directives(text: str) -> list[str]:
 
 
 def _rabbit_table(path: str) -> dict[str, Any]:
+    """The [rabbit] table of a config file or directory, validated as the
+    dws service validates it (so a bad key is refused even without -N)."""
     try:
-        with open(path, "rb") as fh:
-            doc = tomllib.load(fh)
-    except OSError as exc:
-        raise InputError(f"{path}: {exc.strerror}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{path}: {exc}") from None
-    rabbit = doc.get("rabbit", {})
-    if not isinstance(rabbit, dict):
-        raise InputError(f"{path}: [rabbit] must be a table")
-    return rabbit
+        return rabbitconf.parse(rabbitconf.load_toml(path))
+    except rabbitconf.ConfigError as exc:
+        message = str(exc)
+        raise InputError(message if message.startswith(path) else f"{path}: {message}"
+                         ) from None
+
+
+def _rules(path: str) -> dw.Ruleset:
+    try:
+        return dw.Ruleset(inputfile.load_json(path))
+    except dw.DirectiveError as exc:
+        raise InputError(f"{path}: not a DWDirectiveRule: {exc}") from None
 
 
 def collect(args: argparse.Namespace) -> list[Any]:
     """The dw values to check, each as a job would carry it."""
-    values: list[Any] = list(args.directives)
+    values: list[Any] = [inputfile.argument_text(d, f"directive {i}")
+                         for i, d in enumerate(args.directives, 1)]
     values += [_read(f) for f in args.file]
     for s in args.script:
         lines = script_directives(_read(s))
@@ -99,16 +90,16 @@ def collect(args: argparse.Namespace) -> list[Any]:
 
 def check(value: Any, rabbit: dict[str, Any], nodes: int | None,
           rules: dw.Ruleset | None) -> list[str]:
-    maximums = rabbit.get("policy", {}).get("maximums") if nodes is not None else None
+    maximums = (rabbit.get("policy") or {}).get("maximums") if nodes is not None else None
     return dw.check_dw(value, rabbit.get("presets"), nodes, maximums, rules)
 
 
 def run(args: argparse.Namespace) -> int:
     try:
         rabbit = _rabbit_table(args.config) if args.config else {}
-        rules = dw.Ruleset(json.loads(_read(args.rules))) if args.rules else None
+        rules = _rules(args.rules) if args.rules else None
         values = collect(args)
-    except (InputError, ConfigError, dw.DirectiveError, json.JSONDecodeError) as exc:
+    except (InputError, dw.DirectiveError) as exc:
         print(f"flux-dws check: {exc}", file=sys.stderr)
         return 2
     failed = 0

@@ -34,7 +34,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--system", default="kind", help="emulated system (default kind)")
     p.add_argument("--latency", default="demo",
                    help="latency model: zero, demo (default), realistic or a YAML file")
-    p.add_argument("--nodes", type=int, default=2, help="compute nodes of the job (default 2)")
+    p.add_argument("--nodes", type=int, default=2,
+                   help="compute nodes of the --workflow-only job (default 2; at most the"
+                        " system's computes)")
     p.add_argument("-d", "--directive", action="append", metavar="DW",
                    help="#DW directive (repeatable; default an xfs and a copy_in)")
     p.add_argument("--workflow-only", action="store_true",
@@ -237,7 +239,21 @@ def run_jobs(args: argparse.Namespace) -> int:
     return 0
 
 
+def check_nodes(nodes: int, system_name: str) -> None:
+    """Refuse a node count the system cannot give, naming the range."""
+    system = load_system(system_name)
+    most = len(system.computes)
+    if not 1 <= nodes <= most:
+        raise DemoError(f"--nodes must be 1 to {most} (system {system.name} has {most}"
+                        f" computes), got {nodes}")
+
+
 def run(args: argparse.Namespace) -> int:
+    try:
+        check_nodes(args.nodes, args.system)
+    except (SystemError_, DemoError, ValueError) as exc:
+        print(f"flux-dws demo: {exc}", file=sys.stderr)
+        return 2 if isinstance(exc, DemoError) else 1
     if not args.workflow_only:
         try:
             return run_jobs(args)

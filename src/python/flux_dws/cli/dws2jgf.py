@@ -14,24 +14,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
-from flux_dws import fluxutil, jgf, rconfig
-
-
-class InputError(Exception):
-    pass
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1 (got {value})")
-    return value
+from flux_dws import fluxutil, inputfile, jgf, rconfig
+from flux_dws.cli import argtypes
+from flux_dws.cli.argtypes import positive_int
+from flux_dws.inputfile import InputError
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -39,7 +27,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="skip mapping compute nodes that are not in R instead of failing")
     p.add_argument("-c", "--chunks-per-nnf", type=positive_int, default=jgf.DEFAULT_CHUNKS,
                    metavar="N", help="ssd vertices per rabbit (default: %(default)s)")
-    p.add_argument("--cluster-name", metavar="NAME",
+    p.add_argument("--cluster-name", metavar="NAME", type=argtypes.text,
                    help="name of the cluster vertex (default: host name without digits)")
     p.add_argument("--from-config", metavar="FILE",
                    help="build R from this TOML [resource] config instead of reading stdin")
@@ -55,14 +43,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=run)
 
 
-def _read_json(path: str, what: str) -> Any:
-    try:
-        text = Path(path).read_text()
-    except OSError as exc:
-        raise InputError(f"{what} {path}: {exc.strerror}") from None
-    return text
-
-
 def _R_and_exclude(args: argparse.Namespace) -> tuple[str, str | None]:
     if args.from_config:
         resource = rconfig.load_resource_table(args.from_config)
@@ -75,7 +55,7 @@ def _R_and_exclude(args: argparse.Namespace) -> tuple[str, str | None]:
     if sys.stdin.isatty():
         raise InputError("reading R from standard input (a terminal): pipe R in or use "
                          "--from-config")
-    R = sys.stdin.read()
+    R = inputfile.decode(inputfile.stdin_bytes(), "R (standard input)")
     exclude = None
     try:
         value = fluxutil.config_get(fluxutil.open_flux(), "resource.exclude")
@@ -85,7 +65,7 @@ def _R_and_exclude(args: argparse.Namespace) -> tuple[str, str | None]:
     return R, exclude
 
 
-def _mapping(args: argparse.Namespace) -> str:
+def _mapping(args: argparse.Namespace) -> tuple[str, Any]:
     path = args.rabbitmapping
     if path is None:
         try:
@@ -94,17 +74,37 @@ def _mapping(args: argparse.Namespace) -> str:
             path = None
         if not isinstance(path, str):
             raise InputError("no RABBITMAPPING given and rabbit.mapping is not configured")
-    text: str = _read_json(path, "rabbitmapping")
-    return text
+    try:
+        return path, inputfile.load_json(path)
+    except InputError as exc:
+        raise InputError(f"rabbitmapping {exc}") from None
+
+
+def check_chunks(mapping: Any, chunks: int) -> None:
+    """Refuse a chunk count that splits some rabbit's storage into ssds of
+    0 GiB (sizes are whole GiB, floored): Fluxion could never allocate it."""
+    rabbits = mapping.get("rabbits") if isinstance(mapping, dict) else None
+    if not isinstance(rabbits, dict):
+        return  # libdws names what is wrong with the mapping
+    for name, entry in rabbits.items():
+        capacity = entry.get("capacity") if isinstance(entry, dict) else None
+        if not isinstance(capacity, int) or capacity < jgf.GiB:
+            continue  # a rabbit under 1 GiB has no storage to give whatever N is
+        if capacity // chunks < jgf.GiB:
+            raise InputError(f"--chunks-per-nnf {chunks}: rabbit {name}'s {capacity} bytes"
+                             f" would make ssds of 0 GiB; use -c {capacity // jgf.GiB}"
+                             " or fewer")
 
 
 def run(args: argparse.Namespace) -> int:
+    path = args.rabbitmapping
     try:
-        mapping = _mapping(args)
+        path, mapping = _mapping(args)
+        check_chunks(mapping, args.chunks_per_nnf)
         R, exclude = _R_and_exclude(args)
         sys.stdout.flush()
         jgf.write_jgf(
-            sys.stdout.fileno(),
+            sys.stdout.buffer,
             R,
             mapping,
             chunks=args.chunks_per_nnf,
@@ -113,8 +113,12 @@ def run(args: argparse.Namespace) -> int:
             validate=not args.no_validate,
             only_sched=args.only_sched,
         )
+        sys.stdout.buffer.flush()
     except (InputError, jgf.JGFError, rconfig.ConfigError) as exc:
-        print(f"flux-dws2jgf: {exc}", file=sys.stderr)
+        message = str(exc)
+        if message.startswith("rabbitmapping: "):  # libdws names it, not its file
+            message = f"rabbitmapping {path}: {message[len('rabbitmapping: '):]}"
+        print(f"flux-dws2jgf: {message}", file=sys.stderr)
         return 1
     return 0
 

@@ -9,24 +9,22 @@ from __future__ import annotations
 
 import argparse
 import signal
+import sqlite3
 import sys
 import threading
+from pathlib import Path
 from types import FrameType
 
+from flux_dws.cli.argtypes import listen_address, positive_float, positive_int
 from flux_dws.emulator import Emulator
 
-
-def _listen(text: str) -> tuple[str, int]:
-    host, _, port = text.rpartition(":")
-    try:
-        return host or "127.0.0.1", int(port)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected ADDR:PORT, not '{text}'") from None
+#: The first bytes of every SQLite 3 database file.
+SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("emulator", help="run the emulated DWS/NNF Kubernetes API")
-    p.add_argument("--listen", type=_listen, default=("127.0.0.1", 0), metavar="ADDR:PORT",
+    p.add_argument("--listen", type=listen_address, default=("127.0.0.1", 0), metavar="ADDR:PORT",
                    help="address to serve on (default 127.0.0.1:0, a free port)")
     p.add_argument("--kubeconfig", metavar="OUT", default="kubeconfig",
                    help="write a kubeconfig for clients here (default ./kubeconfig)")
@@ -34,9 +32,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="keep objects in this SQLite file across restarts")
     p.add_argument("--plain-http", action="store_true", help="serve HTTP, not HTTPS")
     p.add_argument("--no-auth", action="store_true", help="do not require a bearer token")
-    p.add_argument("--history", type=int, default=1000, metavar="N",
+    p.add_argument("--history", type=positive_int, default=1000, metavar="N",
                    help="watch events kept for resuming (older gives 410 Gone)")
-    p.add_argument("--bookmark-interval", type=float, default=60.0, metavar="S",
+    p.add_argument("--bookmark-interval", type=positive_float, default=60.0, metavar="S",
                    help="seconds between BOOKMARK events on watches that ask for them")
     p.add_argument("--system", metavar="NAME|FILE",
                    help="seed a Rabbit system (kind, rzadams, tuolumne, elcap or a file)"
@@ -49,9 +47,34 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=run)
 
 
+def check_state(path: str) -> str | None:
+    """Why ``path`` cannot hold the emulator's SQLite state (None if it can):
+    its directory is missing, it is a directory, or it is a file that is
+    not an SQLite database."""
+    p = Path(path)
+    parent = p.parent
+    if not parent.is_dir():
+        return f"--state {path}: directory {parent} does not exist"
+    if p.is_dir():
+        return f"--state {path}: is a directory"
+    if p.exists():
+        try:
+            with open(p, "rb") as fh:
+                head = fh.read(len(SQLITE_MAGIC))
+        except OSError as exc:
+            return f"--state {path}: {exc.strerror}"
+        if head and head != SQLITE_MAGIC:
+            return f"--state {path}: not an SQLite database"
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     host, port = args.listen
     from flux_dws.dwsim.systems import SystemError_
+    why = check_state(args.state) if args.state else None
+    if why:
+        print(f"flux-dws emulator: {why}", file=sys.stderr)
+        return 1
     try:
         emu = Emulator(host, port, use_tls=not args.plain_http,
                        token=None if args.no_auth else "auto", kubeconfig=args.kubeconfig,
@@ -60,6 +83,9 @@ def run(args: argparse.Namespace) -> int:
                        latency=args.latency)
     except (SystemError_, ValueError) as exc:
         print(f"flux-dws emulator: {exc}", file=sys.stderr)
+        return 1
+    except sqlite3.Error as exc:
+        print(f"flux-dws emulator: --state {args.state}: {exc}", file=sys.stderr)
         return 1
     done = threading.Event()
 
@@ -71,8 +97,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         emu.start()
     except OSError as exc:
-        print(f"flux-dws emulator: cannot listen on {host}:{port}: {exc.strerror}",
-              file=sys.stderr)
+        emu.stop()
+        what = (f"cannot write {exc.filename}" if exc.filename is not None
+                else f"cannot listen on {host}:{port}")
+        print(f"flux-dws emulator: {what}: {exc.strerror or exc}", file=sys.stderr)
         return 1
     print(f"flux-dws emulator: serving {emu.url}, kubeconfig {emu.kubeconfig}", flush=True)
     done.wait()

@@ -26,12 +26,18 @@ import json
 import os
 import ssl
 import sys
-import tempfile
 import urllib.error
 import urllib.request
 from typing import Any
 
-import yaml
+from flux_dws import inputfile
+from flux_dws.cli.argtypes import (
+    http_status,
+    nonnegative_float,
+    nonnegative_int,
+    positive_float,
+    positive_int,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -45,12 +51,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     for q in (add, stall, delay):
         q.add_argument("--workflow", default="*")
         q.add_argument("--state", default="*")
-        q.add_argument("--index", type=int)
+        q.add_argument("--index", type=nonnegative_int)
         q.add_argument("--once", action="store_true")
         q.add_argument("--kind", default="driver",
                        choices=["driver", "clientmount", "datamovement", "container"])
         q.add_argument("--compute", help="the compute node (kind clientmount)")
-    delay.add_argument("--seconds", type=float, required=True)
+    delay.add_argument("--seconds", type=positive_float, required=True)
     add.add_argument("--severity", default="Fatal", choices=["Minor", "Major", "Fatal"])
     add.add_argument("--type", default="Internal", choices=["Internal", "User", "WLM"])
     add.add_argument("--message", default="injected fault")
@@ -69,12 +75,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     v.add_argument("--namespace", default="default")
     a = act.add_parser("api", help="the next requests matching get an HTTP error"
                                    " (or lose their connection)")
-    a.add_argument("--status", type=int, default=503)
+    a.add_argument("--status", type=http_status, default=503)
     a.add_argument("--method", default="*")
     a.add_argument("--path", default="", help="a regular expression searched in the"
                                               " request target (path and query)")
-    a.add_argument("--count", type=int, default=1)
-    a.add_argument("--retry-after", type=float, help="seconds, sent as Retry-After")
+    a.add_argument("--count", type=positive_int, default=1)
+    a.add_argument("--retry-after", type=nonnegative_float, help="seconds, sent as Retry-After")
     a.add_argument("--drop", action="store_true", help="close the connection, no answer")
     a.add_argument("--message", default="")
     act.add_parser("api-list", help="the API faults in force and the open watches")
@@ -82,32 +88,58 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     act.add_parser("drop-watches", help="cut every open watch stream now")
     e = act.add_parser("expire-watches", help="the next watches from a resourceVersion"
                                               " get 410 Gone")
-    e.add_argument("--count", type=int, default=1)
+    e.add_argument("--count", type=positive_int, default=1)
     p.set_defaults(func=run)
 
 
-def _call(kubeconfig: str, method: str, path: str, body: Any = None) -> Any:
+def read_kubeconfig(path: str) -> tuple[str, str | None, str | None]:
+    """(server URL, CA certificate data, bearer token) of the first cluster
+    and user of a kubeconfig; SystemExit with a one-line message naming the
+    file if it cannot be read or lacks them."""
+    def fail(why: str) -> SystemExit:
+        return SystemExit(f"flux-dws fault: cannot read kubeconfig {why}")
+
     try:
-        cfg = yaml.safe_load(open(kubeconfig).read())
+        cfg = inputfile.load_yaml(path)
+    except inputfile.InputError as exc:
+        raise fail(str(exc)) from None
+    try:
         cluster = cfg["clusters"][0]["cluster"]
-        token = (cfg["users"][0].get("user") or {}).get("token")
-    except (OSError, yaml.YAMLError, KeyError, IndexError, TypeError) as exc:
-        raise SystemExit(f"flux-dws fault: cannot read kubeconfig {kubeconfig}: {exc}") from None
+        server = cluster["server"]
+        ca = cluster.get("certificate-authority-data")
+        users = cfg.get("users") or [{}]
+        token = (users[0].get("user") or {}).get("token")
+    except (KeyError, IndexError, TypeError, AttributeError) as exc:
+        raise fail(f"{path}: no clusters[0].cluster.server ({type(exc).__name__})") from None
+    if not isinstance(server, str) or not server.startswith(("http://", "https://")):
+        raise fail(f"{path}: server must be an http(s) URL, got {server!r:.60}")
+    for what, value in (("certificate-authority-data", ca), ("token", token)):
+        if value is not None and not isinstance(value, str):
+            raise fail(f"{path}: {what} must be a string")
+    return server, ca, token
+
+
+def _call(kubeconfig: str, method: str, path: str, body: Any = None) -> Any:
+    server, ca, token = read_kubeconfig(kubeconfig)
     ctx = None
-    if cluster.get("certificate-authority-data"):
-        with tempfile.NamedTemporaryFile("wb", suffix=".pem", delete=False) as f:
-            f.write(base64.b64decode(cluster["certificate-authority-data"]))
-        ctx = ssl.create_default_context(cafile=f.name)
-        os.unlink(f.name)
+    if ca:
+        try:
+            ctx = ssl.create_default_context(cadata=base64.b64decode(ca, validate=True)
+                                             .decode("ascii", "strict"))
+        except (ValueError, ssl.SSLError) as exc:
+            raise SystemExit(f"flux-dws fault: cannot read kubeconfig {kubeconfig}:"
+                             f" bad certificate-authority-data: {exc}") from None
     headers = {"Content-Type": "application/json"}
     if token:
         headers["Authorization"] = f"Bearer {token}"
     data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(cluster["server"] + path, data=data, method=method,
+    req = urllib.request.Request(server + path, data=data, method=method,
                                  headers=headers)
     try:
         with urllib.request.urlopen(req, context=ctx, timeout=10) as r:
             return json.loads(r.read())
+    except ValueError as e:  # a bad URL, or an answer that is not JSON
+        raise SystemExit(f"flux-dws fault: {server}: {e}") from None
     except urllib.error.HTTPError as e:
         try:
             msg = json.loads(e.read()).get("message")

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
 
-from flux_dws import rabbitmapping
+from flux_dws import inputfile, rabbitmapping
+from flux_dws.inputfile import InputError
 from flux_dws.k8s import crd
 
 
@@ -48,17 +50,39 @@ def fetch(api: Any, ignore_external: bool) -> dict[str, Any]:
     return rabbitmapping.build_mapping(sysconfig, storages, servers, ignore_external)
 
 
+def check_kubeconfig(path: str | None) -> None:
+    """Read each kubeconfig the client would (``path``, else every file of
+    $KUBECONFIG, else ~/.kube/config) and raise InputError naming the first
+    that is missing, unreadable, not YAML or not a YAML mapping; the
+    Kubernetes client's own errors on such files are tracebacks."""
+    if path is not None:
+        paths = [path]
+    else:
+        env = os.environ.get("KUBECONFIG")
+        paths = ([p for p in env.split(os.pathsep) if p] if env
+                 else [os.path.expanduser("~/.kube/config")])
+    for p in paths:
+        doc = inputfile.load_yaml(p)
+        if not isinstance(doc, dict):
+            raise InputError(f"{p}: not a kubeconfig (expected a YAML mapping)")
+
+
 def run(args: argparse.Namespace) -> int:
     from kubernetes import client, config
     from kubernetes.client.exceptions import ApiException
     from kubernetes.config.config_exception import ConfigException
 
     try:
+        check_kubeconfig(args.kubeconfig)
         api = client.CustomObjectsApi(
             config.new_client_from_config(args.kubeconfig)  # type: ignore[no-untyped-call]
         )
-    except (ConfigException, OSError) as exc:
+    except InputError as exc:
         print(f"flux-rabbitmapping: cannot load kubeconfig: {exc}", file=sys.stderr)
+        return 1
+    except (ConfigException, OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
+        what = inputfile.one_line(str(exc)) or type(exc).__name__
+        print(f"flux-rabbitmapping: cannot load kubeconfig: {what}", file=sys.stderr)
         return 1
     try:
         mapping = fetch(api, args.ignore_external_allocations)

@@ -2,5 +2,5 @@
 
 The emulator's controllers feed these with objects from its API store and
 write back what they return; tests feed them directly.  Each module follows
-spec/dws-nnf-behaviour.md and cites the section it implements.
+the DWS/nnf-sos behaviour doc/guide/emulator.rst describes (Controllers).
 """

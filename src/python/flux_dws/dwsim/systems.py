@@ -32,8 +32,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from flux_dws import inputfile
 from flux_dws.directives import nnf_rules
 from flux_dws.dwsim.storage import storage_status
 from flux_dws.hostlist import Hostlist, HostlistError
@@ -102,9 +101,9 @@ def _find(name_or_path: str) -> Path:
 
 def _load_yaml(path: Path) -> dict[str, Any]:
     try:
-        doc = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise SystemError_(f"{path}: {exc}") from None
+        doc = inputfile.load_yaml(path)
+    except inputfile.InputError as exc:
+        raise SystemError_(str(exc)) from None
     if not isinstance(doc, dict):
         raise SystemError_(f"{path}: expected a mapping at the top level")
     return doc

@@ -1,7 +1,7 @@
 """The DWS Workflow: admission webhooks and the DWS controller step.
 
-Implements spec/dws-nnf-behaviour.md §4.1 (controller), §4.2 (legal
-transitions), §4.3 (mutating webhook) and §2.4A (validating webhook), after
+Implements the controller, the legal transitions, the mutating webhook and
+the validating webhook (doc/guide/emulator.rst, Controllers), after
 DWS' api/v1alpha7/workflow_webhook.go and controllers/workflow_controller.go.
 Objects are plain dicts as the Kubernetes API holds them; functions return
 new dicts and never mutate their arguments.

@@ -93,7 +93,9 @@ class Emulator:
         if self.controllers is not None:
             self.controllers.stop()
         if self.server is not None:
-            self.server.shutdown()
+            if self._thread is not None:  # shutdown() waits for serve_forever to end
+                self.server.shutdown()
+                self._thread = None
             self.server.server_close()
             self.server = None
         if self._persist is not None:

@@ -1,4 +1,4 @@
-"""nnf-sos' validating webhooks for its profiles (spec/dws-nnf-behaviour.md §1.12).
+"""nnf-sos' validating webhooks for its profiles (doc/guide/emulator.rst).
 
 NnfStorageProfile, NnfContainerProfile and NnfDataMovementProfile share
 the pinning rules: a profile users may select (not pinned) lives in

@@ -1,4 +1,4 @@
-"""The API resources the emulator serves (spec/dws-nnf-behaviour.md §1.1).
+"""The API resources the emulator serves (doc/guide/emulator.rst).
 
 Each Resource says where it lives in the Kubernetes API: group, versions,
 plural, kind, scope and whether it has a status subresource (Workflow,

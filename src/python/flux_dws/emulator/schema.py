@@ -3,7 +3,7 @@ and pruning of fields the schema does not know (as a real API server does
 for structural schemas).
 
 Schemas are written in a compact form here (our own reading of the DWS
-and nnf-sos CRDs) for the fields of spec/dws-nnf-behaviour.md §1; a
+and nnf-sos CRDs) for the fields doc/guide/emulator.rst lists (What the schemas check); a
 sub-tree marked ``preserve`` keeps fields it does not list (as
 ``x-kubernetes-preserve-unknown-fields``), and kinds without a schema here
 keep everything.  What is checked: JSON types (integer, string, boolean,

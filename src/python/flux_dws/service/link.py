@@ -2,7 +2,7 @@
 
 Two links exist: ``fluxlink.FluxLink`` on a real broker (a broker module
 or a stand-alone process) and ``flux_dws.harness.HarnessLink`` in tests.
-The service never knows which one it has (ARCHITECTURE principle 5).
+The service never knows which one it has (one code path: doc/guide/service.rst).
 
 Every method is called on the reactor thread, except ``post``, the one
 way in from other threads.  Nothing here may block: answers come back
