@@ -1,7 +1,7 @@
 """nnf-sos' container driver (its port manager is in nnf_ports.py, the
 cluster that runs the containers in nnf_cluster.py).
 
-Per state (spec/dws-nnf-behaviour.md §5, P4):
+Per state (doc/guide/emulator.rst, "Controllers"):
 
 Proposal  the profile (``profile=``, in nnf-system) is pinned: copied to
           ``<wf>-<i>`` in the workflow's namespace, ``pinned: true``.

@@ -1,6 +1,6 @@
 """nnf-sos' data-movement driver (copy_in, copy_out) and the nnf-dm workers.
 
-Per state (spec/dws-nnf-behaviour.md §4.4, P3):
+Per state (doc/guide/emulator.rst, "Controllers"):
 
 Proposal  the workflow checks ran already (staging paths); the data-movement
           profile (``profile=`` or the default one in nnf-system) is pinned:

@@ -1,6 +1,6 @@
 """nnf-sos' storage drivers: jobdw, create_persistent, persistentdw, destroy_persistent.
 
-Per state (spec/dws-nnf-behaviour.md §3, §4.4):
+Per state (doc/guide/emulator.rst, "Controllers"):
 
 Proposal  DirectiveBreakdown ``<wf>-<i>`` (ready, storage from the pinned
           profile, compute constraints) and an empty Servers (``<wf>-<i>``,

@@ -1,0 +1,144 @@
+"""dws-jobtap.so under a real broker (issue goals: job-manager throughput
+for jobs without ``dw`` within 1 % with and without the plugin; the rabbit
+job lifecycle through the real job manager, shells and service).
+
+Needs flux-core and Fluxion on PATH and a build with the Flux plugins
+(``build/``, or ``$DWS_BUILDDIR``); prints why it is skipped otherwise.
+
+1. Jobs without dw: 1,000 jobs with flux-core's test execution (no job
+   shells: the job manager, scheduler and exec bookkeeping dominate),
+   submitted at once, timed from submission to an idle queue; five rounds
+   alternating without and with the plugin, medians compared.
+2. Rabbit jobs: a 4-broker instance as the kind system's computes (as in
+   t/t3100-dws-jobtap.t), the dws service loaded by modprobe, the emulator
+   at zero latency; 50 jobs with one xfs jobdw each submitted at once and
+   run with real shells, against the same 50 jobs without dw.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+TOP = Path(__file__).resolve().parents[2]
+BUILD = Path(os.environ.get("DWS_BUILDDIR", TOP / "build"))
+JOBTAP = BUILD / "src/job-manager/plugins/dws-jobtap.so"
+SHELL_PLUGINS = BUILD / "src/shell/plugins"
+XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
+
+# submit N jobs at once, wait for an idle queue, print the seconds taken
+TIMED = """
+set -e
+{prep}
+t0=$(date +%s.%N)
+flux submit --cc=1-{n} --quiet {opts} true
+flux queue drain
+t1=$(date +%s.%N)
+awk -v a="$t0" -v b="$t1" 'BEGIN {{ printf "ELAPSED %.6f\\n", b - a }}'
+"""
+
+
+def _run(cmd: list[str], env: dict[str, str] | None = None) -> str:
+    out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        if line.startswith("ELAPSED "):
+            return line.split()[1]
+    raise RuntimeError(f"no timing in: {out[-500:]}")
+
+
+def _plain_round(tmp: Path, plugin: bool, n: int) -> float:
+    conf = tmp / ("conf-plugin" if plugin else "conf-none")
+    conf.mkdir(exist_ok=True)
+    (conf / "jm.toml").write_text(
+        f'[job-manager]\nplugins = [ {{ load = "{JOBTAP}" }} ]\n' if plugin else "")
+    script = TIMED.format(prep="", n=n, opts="--setattr=system.exec.test.run_duration=0.001s")
+    return float(_run(["flux", "start", f"--config-path={conf}", "sh", "-c", script]))
+
+
+def plain_jobs(tmp: Path) -> None:
+    n, rounds = 1000, 5
+    times: dict[bool, list[float]] = {False: [], True: []}
+    for _ in range(rounds):
+        for plugin in (False, True):
+            times[plugin].append(_plain_round(tmp, plugin, n))
+    without, with_ = statistics.median(times[False]), statistics.median(times[True])
+    print(f"jobs without dw, no plugin: {n / without:.0f} jobs/s"
+          f" (median of {rounds}; runs {', '.join(f'{t:.2f}' for t in times[False])} s)")
+    print(f"jobs without dw, dws-jobtap.so loaded: {n / with_:.0f} jobs/s"
+          f" (median of {rounds}; runs {', '.join(f'{t:.2f}' for t in times[True])} s)")
+    print(f"plugin cost for jobs without dw: {100 * (with_ - without) / without:+.1f} %")
+
+
+def rabbit_jobs(tmp: Path) -> None:
+    from flux_dws.emulator import start_subprocess
+
+    kubeconfig = tmp / "kubeconfig"
+    emulator = start_subprocess(kubeconfig, "--system", "kind", "--latency", "zero")
+    try:
+        data = TOP / "t/data/rabbitmapping"
+        R = tmp / "R.json"
+        with R.open("w") as f:
+            subprocess.run([sys.executable, "-m", "flux_dws.cli.dws2jgf", "--cluster-name",
+                            "kind", "--from-config", str(data / "kind-resource.toml"),
+                            str(data / "kind.json")], stdout=f, check=True)
+        conf = tmp / "rabbit-conf"
+        conf.mkdir()
+        (conf / "instance.toml").write_text(
+            f'[resource]\nnoverify = true\npath = "{R}"\n'
+            '[sched-fluxion-resource]\nmatch-format = "rv1"\n'
+            f'[job-manager]\nplugins = [ {{ load = "{JOBTAP}" }} ]\n'
+            f'[rabbit]\nkubeconfig = "{kubeconfig}"\n')
+        modprobe = tmp / "modprobe"
+        (modprobe / "modprobe.d").mkdir(parents=True)
+        (modprobe / "rc1.d").mkdir()
+        shutil.copy(TOP / "etc/modprobe/rc1.d/dws.py", modprobe / "rc1.d")
+        (modprobe / "modprobe.d/dws.toml").write_text(
+            (TOP / "etc/modprobe/dws.toml.in").read_text().replace(
+                "@DWS_MODULE@", str(TOP / "src/modules/dws.py")))
+        site = subprocess.run([sys.executable, "-c",
+                               "import site; print(site.getsitepackages()[0])"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        env = dict(os.environ, FLUX_MODPROBE_PATH_APPEND=str(modprobe),
+                   PYTHONPATH=f"{TOP / 'src/python'}:{BUILD / 'src/python'}:{site}")
+        prep = ("for r in 0 1; do for k in $(seq 0 35); do"
+                " flux ion-resource set-status /kind/chassis$r/ssd$k up >/dev/null;"
+                " done; done")
+        n = 50
+        figures = {}
+        for label, opts in (("without dw", ""), ("xfs jobdw", f"-N1 --setattr=system.dw='{XFS}'")):
+            if not opts:
+                opts = "-N1"
+            script = TIMED.format(prep=prep, n=n, opts=opts)
+            figures[label] = float(_run(
+                ["flux", "start", "-s4", "--test-hosts=compute-[01-04]",
+                 f"-Sconf.shell_pluginpath={SHELL_PLUGINS}", f"--config-path={conf}",
+                 "sh", "-c", script], env=env))
+        for label, t in figures.items():
+            print(f"{n} jobs {label} on 4 nodes, real shells: {t:.2f} s ({n / t:.1f} jobs/s)")
+        extra = (figures["xfs jobdw"] - figures["without dw"]) / n * 4
+        print(f"rabbit lifecycle cost per job and node slot (Proposal..Teardown through the"
+              f" real job manager, zero-latency DWS): {1000 * extra:.0f} ms")
+    finally:
+        emulator.terminate()
+        emulator.wait()
+
+
+def main() -> None:
+    if not shutil.which("flux"):
+        print("skipped: flux-core is not installed (no 'flux' on PATH)")
+        return
+    if not JOBTAP.exists():
+        print(f"skipped: {JOBTAP} is not built (meson found no flux-core)")
+        return
+    with tempfile.TemporaryDirectory() as d:
+        plain_jobs(Path(d))
+        rabbit_jobs(Path(d))
+
+
+if __name__ == "__main__":
+    main()
