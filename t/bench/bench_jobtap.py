@@ -18,6 +18,7 @@ Needs flux-core and Fluxion on PATH and a build with the Flux plugins
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -51,27 +52,41 @@ def _run(cmd: list[str], env: dict[str, str] | None = None) -> str:
     raise RuntimeError(f"no timing in: {out[-500:]}")
 
 
-def _plain_round(tmp: Path, plugin: bool, n: int) -> float:
+def _children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def _plain_round(tmp: Path, plugin: bool, n: int) -> tuple[float, float]:
+    """Seconds from submission to an idle queue, and the CPU seconds of the
+    whole instance (brokers, modules, the plugin and the submitting client)."""
     conf = tmp / ("conf-plugin" if plugin else "conf-none")
     conf.mkdir(exist_ok=True)
     (conf / "jm.toml").write_text(
         f'[job-manager]\nplugins = [ {{ load = "{JOBTAP}" }} ]\n' if plugin else "")
     script = TIMED.format(prep="", n=n, opts="--setattr=system.exec.test.run_duration=0.001s")
-    return float(_run(["flux", "start", f"--config-path={conf}", "sh", "-c", script]))
+    cpu0 = _children_cpu()
+    elapsed = float(_run(["flux", "start", f"--config-path={conf}", "sh", "-c", script]))
+    return elapsed, _children_cpu() - cpu0
 
 
 def plain_jobs(tmp: Path) -> None:
     n, rounds = 1000, 5
-    times: dict[bool, list[float]] = {False: [], True: []}
+    wall: dict[bool, list[float]] = {False: [], True: []}
+    cpu: dict[bool, list[float]] = {False: [], True: []}
     for _ in range(rounds):
         for plugin in (False, True):
-            times[plugin].append(_plain_round(tmp, plugin, n))
-    without, with_ = statistics.median(times[False]), statistics.median(times[True])
-    print(f"jobs without dw, no plugin: {n / without:.0f} jobs/s"
-          f" (median of {rounds}; runs {', '.join(f'{t:.2f}' for t in times[False])} s)")
-    print(f"jobs without dw, dws-jobtap.so loaded: {n / with_:.0f} jobs/s"
-          f" (median of {rounds}; runs {', '.join(f'{t:.2f}' for t in times[True])} s)")
-    print(f"plugin cost for jobs without dw: {100 * (with_ - without) / without:+.1f} %")
+            elapsed, used = _plain_round(tmp, plugin, n)
+            wall[plugin].append(elapsed)
+            cpu[plugin].append(used)
+    for plugin, what in ((False, "no plugin"), (True, "dws-jobtap.so loaded")):
+        print(f"jobs without dw, {what}: {n / statistics.median(wall[plugin]):.0f} jobs/s,"
+              f" {1000 * statistics.median(cpu[plugin]) / n:.2f} ms CPU/job (medians of"
+              f" {rounds}; wall {', '.join(f'{t:.2f}' for t in wall[plugin])} s)")
+    w0, w1 = statistics.median(wall[False]), statistics.median(wall[True])
+    c0, c1 = statistics.median(cpu[False]), statistics.median(cpu[True])
+    print(f"plugin cost for jobs without dw: wall {100 * (w1 - w0) / w0:+.1f} %,"
+          f" CPU {100 * (c1 - c0) / c0:+.1f} %")
 
 
 def rabbit_jobs(tmp: Path) -> None:
