@@ -91,11 +91,17 @@ static int config_parse (json_t *cfg, struct config *c, dws_error_t *err)
         || get_seconds (cfg, "postrun_timeout", 0., &c->postrun_timeout, err) < 0
         || get_seconds (cfg, "teardown_after", 0., &c->teardown_after, err) < 0
         || get_bool (cfg, "drain_compute_nodes", true, &c->drain_compute_nodes, err) < 0
+        || get_bool (cfg, "soft_drain", true, &c->soft_drain, err) < 0
+        || get_bool (cfg, "fluxion", true, &c->fluxion, err) < 0
         || get_bool (cfg, "restrict_persistent_creation", true, &c->restrict_persistent, err) < 0
         || get_int (cfg, "save_datamovements", 0, 0, &c->save_datamovements, err) < 0
         || get_int (cfg, "min_allocation_size", 4, 1, &c->min_allocation_gib, err) < 0
         || get_int (cfg, "owner", 0, 0, &c->owner, err) < 0)
         return -1;
+    json_t *queues = json_object_get (cfg, "drain_queues");
+    if (queues && !json_is_null (queues) && !json_is_array (queues))
+        return dws_errorf (err, "rabbit.drain_queues: must be a list of queue names");
+    c->drain_queues = json_array_size (queues) > 0;
     json_t *presets = json_object_get (cfg, "presets");
     if (presets && !json_is_null (presets)) {
         if (!json_is_object (presets))
@@ -202,6 +208,8 @@ void job_forget (struct dws_engine *e, struct job *job)
 {
     for (int k = 0; k < T_NKINDS; k++)
         act_timer_stop (e, job, (enum timer_kind)k);
+    if (e->actions)
+        health_job_gone (e, job);
     struct job **pp = &e->table[bucket (e, job->id)];
     while (*pp && *pp != job)
         pp = &(*pp)->next;
@@ -491,6 +499,7 @@ static void sysconfig_event (struct dws_engine *e, json_t *obj)
         act_log (e, "err", "%s", err.text);
         return;
     }
+    health_topology (e);
     /* jobs that reached dws.setup before the map was known */
     for (size_t b = 0; b < e->nbuckets; b++)
         for (struct job *j = e->table[b]; j; j = j->next)
@@ -518,6 +527,12 @@ struct dws_engine *dws_engine_create (json_t *config, dws_error_t *err)
         dws_engine_destroy (e);
         return NULL;
     }
+    if (!(e->health = dws_health_create ())) {
+        dws_errorf (err, "out of memory");
+        dws_engine_destroy (e);
+        return NULL;
+    }
+    health_configure (e);
     return e;
 }
 
@@ -538,6 +553,7 @@ void dws_engine_destroy (struct dws_engine *e)
     json_decref (e->compute2rabbit);
     json_decref (e->rabbits);
     dws_rabbitmap_destroy (e->map);
+    dws_health_destroy (e->health);
     json_decref (e->actions);
     free (e);
 }
@@ -549,6 +565,7 @@ int dws_engine_reconfig (struct dws_engine *e, json_t *config, dws_error_t *err)
         return -1;
     config_clear (&e->cfg);
     e->cfg = c;
+    health_configure (e);
     return 0;
 }
 
@@ -602,6 +619,8 @@ static int dispatch (struct dws_engine *e, json_t *event, dws_error_t *err)
                 return dws_errorf (err, "sync event needs an objects array");
             if (!strcmp (kind, "Workflow"))
                 workflow_sync (e, objects);
+            else if (!strcmp (kind, "Storage"))
+                return health_event (e, type, event, err);
             else if (!strcmp (kind, "SystemConfiguration")) {
                 size_t i;
                 json_t *o;
@@ -616,6 +635,8 @@ static int dispatch (struct dws_engine *e, json_t *event, dws_error_t *err)
             return dws_errorf (err, "watch event needs event and object");
         if (!strcmp (kind, "Workflow"))
             workflow_event (e, what, obj);
+        else if (!strcmp (kind, "Storage"))
+            return health_event (e, type, event, err);
         else if (!strcmp (kind, "SystemConfiguration") && strcmp (what, "DELETED") != 0)
             sysconfig_event (e, obj);
         return 0;
@@ -624,6 +645,8 @@ static int dispatch (struct dws_engine *e, json_t *event, dws_error_t *err)
         || !strcmp (type, "job-info")) {
         char what[64];
         struct job *job = NULL;
+        if (strcmp (type, "job-info") != 0 && health_token (event))
+            return health_event (e, "result", event, err);
         if (result_job (e, event, what, sizeof (what), &job, err) < 0)
             return -1;
         if (!job)
@@ -646,10 +669,15 @@ static int dispatch (struct dws_engine *e, json_t *event, dws_error_t *err)
         orphans_event (e, jobs);
         return 0;
     }
+    if (!strcmp (type, "journal") || !strcmp (type, "flux-config") || !strcmp (type, "graph")
+        || !strcmp (type, "fluxion-restart"))
+        return health_event (e, type, event, err);
     if (!strcmp (type, "timer")) {
         const char *key = json_string_value (json_object_get (event, "key"));
         if (!key)
             return dws_errorf (err, "timer event has no key");
+        if (!strcmp (key, DWS_HEALTH_FLUSH_TIMER))
+            return health_event (e, "health-flush", event, err);
         timer_event (e, key);
         return 0;
     }

@@ -152,6 +152,8 @@ static void node_failure (struct dws_engine *e, struct job *job, json_t *nodes, 
     }
     free (job->failed);
     job->failed = failed;
+    if (job->desired == WF_PRERUN)
+        health_mount_failed (e, nodes); /* keep other jobs off them: badrabbit */
     act_raise (e, job, "dws-node-failure", 1, "%s", failed);
     act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name,
              json_pack ("{s:{s:b} s:{s:{s:s}}}", "spec", "forceReady", 1, "metadata",

@@ -18,6 +18,7 @@
 
 #include "engine.h"
 #include "error.h"
+#include "health.h"
 
 /* Workflow states in order; -1 = none. */
 enum wf_state {
@@ -48,6 +49,9 @@ struct config {
     double postrun_timeout;
     double teardown_after;
     bool drain_compute_nodes;
+    bool soft_drain;
+    bool drain_queues;     /* drains limited to some queues */
+    bool fluxion;          /* rabbits are ssd vertices in Fluxion */
     bool restrict_persistent;
     int64_t save_datamovements;
     int64_t min_allocation_gib;
@@ -121,6 +125,7 @@ struct dws_engine {
     double now;
     json_t *actions; /* actions of the event being handled */
     int64_t events;
+    struct dws_health *health; /* rabbit health (engine_health.c) */
 };
 
 /* engine.c: jobs */
@@ -187,6 +192,21 @@ void fault_k8s_result (struct dws_engine *e, const char *what, struct job *job, 
 void transient_condition (struct dws_engine *e, struct job *job, json_t *status);
 void abort_job (struct dws_engine *e, struct job *job);
 const char *timer_kind_name (enum timer_kind kind);
+
+/* engine_health.c */
+void health_configure (struct dws_engine *e);
+json_t *health_job_constraint (struct dws_engine *e);
+void health_topology (struct dws_engine *e);
+/* the job's hosts changed (or became known) / the job is forgotten */
+void health_job (struct dws_engine *e, struct job *job);
+void health_job_gone (struct dws_engine *e, struct job *job);
+void health_mount_failed (struct dws_engine *e, json_t *hosts);
+void health_rabbits_request (struct dws_engine *e, json_t *msgid);
+/* does the result event carry a token of the health module? */
+bool health_token (json_t *event);
+/* type: sync/watch (kind Storage), journal, flux-config, graph,
+ * fluxion-restart, health-flush, result */
+int health_event (struct dws_engine *e, const char *type, json_t *event, dws_error_t *err);
 
 /* engine.c: helpers */
 char *hostlist_of_R (json_t *R, dws_error_t *err);

@@ -175,6 +175,7 @@ static void setup_request (struct dws_engine *e, json_t *msgid, json_t *p)
         job->recreate = true;
         job->resources_sent = true;
         job->hosts = hosts;
+        health_job (e, job);
         job->setup_pending = true;
         act (e, json_pack ("{s:s s:I s:s}", "action", "job-info", "id", id, "token",
                            token_for (token, sizeof (token), "job-info", job)));
@@ -189,6 +190,7 @@ static void setup_request (struct dws_engine *e, json_t *msgid, json_t *p)
         return;
     }
     job->hosts = hosts;
+    health_job (e, job);
     job->setup_pending = true;
     act_respond_ok (e, msgid);
     setup_start (e, job);
@@ -290,6 +292,10 @@ void request_event (struct dws_engine *e, json_t *event)
     json_t *p = json_object_get (event, "payload");
     if (!strcmp (topic, "dws.status")) {
         status_request (e, msgid);
+        return;
+    }
+    if (!strcmp (topic, "dws.rabbits")) {
+        health_rabbits_request (e, msgid);
         return;
     }
     if (!json_is_object (p)) {
@@ -408,6 +414,7 @@ void job_info_result (struct dws_engine *e, struct job *job, json_t *event)
             return;
         }
         job->hosts = hosts;
+        health_job (e, job);
         job->setup_pending = true;
         setup_start (e, job);
         return;

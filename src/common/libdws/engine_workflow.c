@@ -296,10 +296,7 @@ static void proposal_finish (struct dws_engine *e, struct job *job)
             job->toredown = true;
         }
         else {
-            json_t *exclude = e->cfg.drain_compute_nodes
-                                  ? json_null ()
-                                  : json_pack ("{s:[{s:[s]}]}", "not", "properties",
-                                               "badrabbit");
+            json_t *exclude = health_job_constraint (e);
             payload = json_pack ("{s:I s:o s:o}", "id", job->id, "resources", res, "exclude",
                                  exclude);
         }
@@ -600,6 +597,7 @@ static void adopt (struct dws_engine *e, struct job *job, json_t *wf)
     if (annotation (wf, ANN_HOSTS) || !job->hosts) {
         free (job->hosts);
         job->hosts = str_dup (annotation (wf, ANN_HOSTS));
+        health_job (e, job);
     }
     free (job->failed);
     job->failed = str_dup (annotation (wf, ANN_FAILED));

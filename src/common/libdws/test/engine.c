@@ -877,7 +877,7 @@ static void test_sysconfig (void)
              "{'metadata':{'name':'default'},'spec':{'storageNodes':["
              "{'name':'r1','computesAccess':[{'name':'c1'},{'name':'c9'},{}]}]}}}");
     counts_are (e, 1, 2, "a new SystemConfiguration replaces the map (nameless computes skipped)");
-    feed (e, "{'type':'watch','kind':'Storage','event':'ADDED','object':{}}");
+    feed (e, "{'type':'watch','kind':'Servers','event':'ADDED','object':{}}");
     none ("watch events of other kinds are ignored");
     dws_engine_destroy (e);
 }

@@ -1,0 +1,134 @@
+/* engine_health.c - the engine's side of rabbit health (health.h).
+ *
+ * The engine owns the health module and routes to it: Storage objects,
+ * the Flux resource journal, Flux's resource configuration, the Fluxion
+ * graph's paths, Fluxion restarts, the flush timer, the answers to its
+ * updates, and the dws.rabbits request.  It tells it which rabbits each
+ * job's Workflow uses, and which computes failed to mount.
+ *
+ * SPDX-License-Identifier: LGPL-3.0-or-later
+ */
+#include <string.h>
+
+#include "engine_int.h"
+#include "health.h"
+#include "rabbitmap.h"
+
+static struct dws_health_config health_config (struct dws_engine *e)
+{
+    struct dws_health_config c = {
+        .fluxion = e->cfg.fluxion,
+        .drain_compute_nodes = e->cfg.drain_compute_nodes,
+        .soft_drain = e->cfg.soft_drain,
+        .drain_queues = e->cfg.drain_queues,
+        .namespace = e->cfg.namespace,
+    };
+    return c;
+}
+
+void health_configure (struct dws_engine *e)
+{
+    struct dws_health_config c = health_config (e);
+    dws_health_configure (e->health, &c);
+}
+
+json_t *health_job_constraint (struct dws_engine *e)
+{
+    struct dws_health_config c = health_config (e);
+    return dws_health_job_constraint (&c);
+}
+
+void health_topology (struct dws_engine *e)
+{
+    dws_error_t err;
+    if (dws_health_topology (e->health, e->compute2rabbit, e->actions, &err) < 0)
+        act_log (e, "err", "rabbit health: %s", err.text);
+    /* jobs whose hosts were known before the map */
+    for (size_t b = 0; b < e->nbuckets; b++)
+        for (struct job *j = e->table[b]; j; j = j->next)
+            health_job (e, j);
+}
+
+void health_job (struct dws_engine *e, struct job *job)
+{
+    json_t *rabbits = json_array ();
+    json_t *counts = job->hosts && e->map ? dws_rabbitmap_counts (e->map, job->hosts, NULL)
+                                          : NULL;
+    const char *r;
+    json_t *v;
+    json_object_foreach (counts, r, v)
+        json_array_append_new (rabbits, json_string (r));
+    dws_health_allocation (e->health, job->id, rabbits, e->actions);
+    json_decref (counts);
+    json_decref (rabbits);
+}
+
+void health_job_gone (struct dws_engine *e, struct job *job)
+{
+    dws_health_allocation (e->health, job->id, NULL, e->actions);
+}
+
+void health_mount_failed (struct dws_engine *e, json_t *hosts)
+{
+    dws_health_mount_failed (e->health, hosts, e->actions);
+}
+
+void health_rabbits_request (struct dws_engine *e, json_t *msgid)
+{
+    json_t *view = dws_health_view (e->health);
+    json_object_set_new (view, "success", json_true ());
+    act_respond (e, msgid, view);
+}
+
+bool health_token (json_t *event)
+{
+    const char *token = json_string_value (json_object_get (event, "token"));
+    return token && !strncmp (token, DWS_HEALTH_TOKEN, strlen (DWS_HEALTH_TOKEN));
+}
+
+int health_event (struct dws_engine *e, const char *type, json_t *event, dws_error_t *err)
+{
+    const char *kind = json_string_value (json_object_get (event, "kind"));
+    if (!strcmp (type, "sync"))
+        return dws_health_storage_sync (e->health, json_object_get (event, "objects"),
+                                        e->actions, err);
+    if (!strcmp (type, "watch")) {
+        json_t *obj = json_object_get (event, "object");
+        if (!json_is_object (obj))
+            return dws_errorf (err, "watch event needs event and object");
+        return dws_health_storage (e->health,
+                                   json_string_value (json_object_get (event, "event")), obj,
+                                   e->actions, err);
+    }
+    if (!strcmp (type, "journal")) {
+        json_t *synced = json_object_get (event, "synced");
+        if (synced && !json_is_boolean (synced))
+            return dws_errorf (err, "journal 'synced' must be a boolean");
+        return dws_health_journal (e->health, json_object_get (event, "events"),
+                                   json_is_true (synced), e->actions, err);
+    }
+    if (!strcmp (type, "flux-config")) {
+        json_t *ex = json_object_get (event, "exclude");
+        json_t *dr = json_object_get (event, "drainable");
+        if ((ex && !json_is_null (ex) && !json_is_string (ex))
+            || (dr && !json_is_null (dr) && !json_is_string (dr)))
+            return dws_errorf (err, "flux-config exclude and drainable must be strings or null");
+        return dws_health_flux_config (e->health, json_string_value (ex),
+                                       json_string_value (dr), e->actions, err);
+    }
+    if (!strcmp (type, "graph"))
+        return dws_health_graph (e->health, json_object_get (event, "graph"), e->actions, err);
+    if (!strcmp (type, "fluxion-restart")) {
+        act_log (e, "info", "Fluxion restarted: giving it every rabbit's state again");
+        dws_health_fluxion_restart (e->health, e->actions);
+        return 0;
+    }
+    if (!strcmp (type, "health-flush")) {
+        dws_health_flush (e->health, e->now, e->actions);
+        return 0;
+    }
+    if (!strcmp (type, "result"))
+        return dws_health_result (e->health, event, e->now, e->actions, err);
+    (void)kind;
+    return dws_errorf (err, "unknown health event '%s'", type);
+}

@@ -1,0 +1,1077 @@
+/* health.c - rabbit health in Flux: the decisions (see health.h).
+ *
+ * State is kept per rabbit, per compute and per broker rank.  Inputs only
+ * change state and arm the flush timer; the flush compares what each side
+ * should have with what it was last given and sends the difference.
+ * "Applied" values are -1 while unknown (start-up, after a failed update,
+ * after a Fluxion restart), which makes the next flush send them.
+ *
+ * SPDX-License-Identifier: LGPL-3.0-or-later
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "health.h"
+#include "hostlist.h"
+#include "idset.h"
+
+#define SSD_PROPERTY "badrabbit"
+#define ALLOC_PROPERTY "alloc_rabbit"
+#define FLUXION "sched-fluxion-resource."
+
+struct rabbit {
+    char *name;
+    json_t *storage;      /* summary of its Storage object, or NULL */
+    bool up;
+    char why[256];        /* why it is down */
+    int ssd_applied;      /* -1 unknown, 0 down, 1 up */
+    int allocs;           /* jobs using it */
+    size_t *members;      /* its computes (indexes) */
+    size_t nmembers;
+};
+
+struct compute {
+    char *name;
+    int rabbit;           /* index into rabbits */
+    long rank;            /* broker rank, -1 if not in this instance */
+    char link[32];        /* PCIe link status, "" when not reported */
+    bool mount_failed;
+    int link_seen;        /* -1 unknown, 0 up, 1 down: the last edge acted on */
+    int bad_applied;      /* badrabbit: -1 unknown, 0 unset, 1 set */
+    int alloc_applied;    /* alloc_rabbit: the same */
+    int ss_applied;       /* SystemStatus: -1 unknown, 0 Enabled, 1 Disabled */
+    char *drain_sent;     /* a drain sent, not yet seen in the journal */
+};
+
+struct rank {
+    char *host;
+    bool online;
+    bool excluded;
+    char *drained;        /* drain reason ("" for none given), NULL if not drained */
+};
+
+struct dws_health {
+    struct dws_health_config cfg;
+    char namespace[64];
+
+    struct rabbit *rabbits;
+    size_t nrabbits;
+    json_t *rabbit_index;  /* name -> index */
+    struct compute *computes;
+    size_t ncomputes;
+    json_t *compute_index; /* name -> index */
+
+    struct rank *ranks;
+    size_t nranks;
+    json_t *rank_index;    /* host -> rank */
+    char *exclude;         /* resource.exclude as given */
+    json_t *drainable;     /* {host: true}, or NULL for all */
+
+    json_t *ssds;          /* {rabbit: [path]} from the graph, or NULL */
+    json_t *node_paths;    /* {host: path} from the graph, or NULL */
+    json_t *jobs;          /* {jobid: [rabbit]} */
+
+    bool storage_synced;
+    bool journal_synced;
+    bool graph_known;
+
+    json_t *batches;       /* token -> {"kind", "names", "n"} */
+    unsigned long next_token;
+    double timer_due;      /* when the armed flush fires; 0 = not armed */
+    double now;
+    json_t *sent;          /* counters */
+};
+
+/* --- small helpers ------------------------------------------------------ */
+
+static char *dupstr (const char *s)
+{
+    return s ? strdup (s) : NULL;
+}
+
+static void say (json_t *actions, const char *level, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+
+static void say (json_t *actions, const char *level, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (msg, sizeof (msg), fmt, ap);
+    va_end (ap);
+    json_array_append_new (actions,
+                           json_pack ("{s:s s:s s:s}", "action", "log", "level", level,
+                                      "message", msg));
+}
+
+static void count_sent (struct dws_health *h, const char *what, json_int_t n)
+{
+    json_t *v = json_object_get (h->sent, what);
+    json_object_set_new (h->sent, what, json_integer (json_integer_value (v) + n));
+}
+
+static long index_of (json_t *index, const char *name)
+{
+    json_t *v = name ? json_object_get (index, name) : NULL;
+    return v ? (long)json_integer_value (v) : -1;
+}
+
+static struct compute *compute_named (struct dws_health *h, const char *name)
+{
+    long i = index_of (h->compute_index, name);
+    return i < 0 ? NULL : &h->computes[i];
+}
+
+static struct rank *rank_of (struct dws_health *h, const struct compute *c)
+{
+    return c->rank < 0 || (size_t)c->rank >= h->nranks ? NULL : &h->ranks[c->rank];
+}
+
+/* Arm the flush timer to fire 'after' seconds from now, unless it fires
+ * sooner already.
+ */
+static void arm (struct dws_health *h, double after, json_t *actions)
+{
+    double due = h->now + after;
+    if (h->timer_due > 0 && h->timer_due <= due)
+        return;
+    h->timer_due = due;
+    json_array_append_new (actions,
+                           json_pack ("{s:s s:s s:f}", "action", "timer-start", "key",
+                                      DWS_HEALTH_FLUSH_TIMER, "after", after));
+}
+
+/* Something changed: flush soon, if a flush could do anything yet. */
+static void changed (struct dws_health *h, json_t *actions)
+{
+    if (h->storage_synced || h->journal_synced)
+        arm (h, DWS_HEALTH_FLUSH_DELAY, actions);
+}
+
+/* --- create / configure ------------------------------------------------- */
+
+struct dws_health *dws_health_create (void)
+{
+    struct dws_health *h = calloc (1, sizeof (*h));
+    if (!h)
+        return NULL;
+    h->cfg.fluxion = true;
+    h->cfg.drain_compute_nodes = true;
+    h->cfg.soft_drain = true;
+    snprintf (h->namespace, sizeof (h->namespace), "default");
+    h->rabbit_index = json_object ();
+    h->compute_index = json_object ();
+    h->rank_index = json_object ();
+    h->jobs = json_object ();
+    h->batches = json_object ();
+    h->sent = json_pack ("{s:i s:i s:i s:i s:i s:i}", "set_status", 0, "set_property", 0,
+                         "remove_property", 0, "drain", 0, "undrain", 0, "systemstatus", 0);
+    if (!h->rabbit_index || !h->compute_index || !h->rank_index || !h->jobs || !h->batches
+        || !h->sent) {
+        dws_health_destroy (h);
+        return NULL;
+    }
+    return h;
+}
+
+static void free_tables (struct rabbit *rabbits, size_t nrabbits, struct compute *computes,
+                         size_t ncomputes)
+{
+    for (size_t i = 0; i < nrabbits; i++) {
+        free (rabbits[i].name);
+        free (rabbits[i].members);
+        json_decref (rabbits[i].storage);
+    }
+    for (size_t i = 0; i < ncomputes; i++) {
+        free (computes[i].name);
+        free (computes[i].drain_sent);
+    }
+    free (rabbits);
+    free (computes);
+}
+
+static void free_ranks (struct dws_health *h)
+{
+    for (size_t i = 0; i < h->nranks; i++) {
+        free (h->ranks[i].host);
+        free (h->ranks[i].drained);
+    }
+    free (h->ranks);
+    h->ranks = NULL;
+    h->nranks = 0;
+    json_object_clear (h->rank_index);
+}
+
+void dws_health_destroy (struct dws_health *h)
+{
+    if (!h)
+        return;
+    free_tables (h->rabbits, h->nrabbits, h->computes, h->ncomputes);
+    free_ranks (h);
+    free (h->exclude);
+    json_decref (h->rabbit_index);
+    json_decref (h->compute_index);
+    json_decref (h->rank_index);
+    json_decref (h->drainable);
+    json_decref (h->ssds);
+    json_decref (h->node_paths);
+    json_decref (h->jobs);
+    json_decref (h->batches);
+    json_decref (h->sent);
+    free (h);
+}
+
+/* A property or SystemStatus value that depends on the configuration is
+ * sent again when the configuration changes.
+ */
+static void forget_applied_properties (struct dws_health *h)
+{
+    for (size_t i = 0; i < h->ncomputes; i++)
+        h->computes[i].bad_applied = h->computes[i].alloc_applied = -1;
+}
+
+void dws_health_configure (struct dws_health *h, const struct dws_health_config *cfg)
+{
+    bool props = h->cfg.fluxion != cfg->fluxion || h->cfg.soft_drain != cfg->soft_drain;
+    bool drains = !h->cfg.drain_compute_nodes && cfg->drain_compute_nodes;
+    h->cfg = *cfg;
+    snprintf (h->namespace, sizeof (h->namespace), "%s",
+              cfg->namespace ? cfg->namespace : "default");
+    h->cfg.namespace = h->namespace;
+    if (props)
+        forget_applied_properties (h);
+    if (drains) /* drains turned on: act on links that are down now */
+        for (size_t i = 0; i < h->ncomputes; i++)
+            h->computes[i].link_seen = -1;
+}
+
+/* --- topology ------------------------------------------------------------ */
+
+static void compute_init (struct compute *c, const char *name, int rabbit)
+{
+    memset (c, 0, sizeof (*c));
+    c->name = strdup (name);
+    c->rabbit = rabbit;
+    c->rank = -1;
+    c->link_seen = c->bad_applied = c->alloc_applied = c->ss_applied = -1;
+}
+
+static void resolve_ranks (struct dws_health *h)
+{
+    for (size_t i = 0; i < h->ncomputes; i++)
+        h->computes[i].rank = index_of (h->rank_index, h->computes[i].name);
+}
+
+/* Is c2r the topology we have? */
+static bool same_topology (struct dws_health *h, json_t *c2r)
+{
+    if (json_object_size (c2r) != h->ncomputes)
+        return false;
+    const char *c;
+    json_t *r;
+    json_object_foreach (c2r, c, r) {
+        struct compute *cp = compute_named (h, c);
+        if (!cp || strcmp (h->rabbits[cp->rabbit].name, json_string_value (r)) != 0)
+            return false;
+    }
+    return true;
+}
+
+int dws_health_topology (struct dws_health *h, json_t *c2r, json_t *actions, dws_error_t *err)
+{
+    if (!json_is_object (c2r))
+        return dws_errorf (err, "topology must be an object {compute: rabbit}");
+    const char *c;
+    json_t *r;
+    json_object_foreach (c2r, c, r) {
+        if (!json_is_string (r))
+            return dws_errorf (err, "topology: the rabbit of %s is not a string", c);
+    }
+    if (same_topology (h, c2r))
+        return 0;
+    /* Build the new tables, moving over what is known of the rabbits and
+     * computes that stay (a compute stays if it keeps its rabbit).
+     */
+    struct dws_health old = *h;
+    size_t n = json_object_size (c2r);
+    h->computes = calloc (n ? n : 1, sizeof (*h->computes));
+    h->rabbits = calloc (n ? n : 1, sizeof (*h->rabbits));
+    h->rabbit_index = json_object ();
+    h->compute_index = json_object ();
+    h->nrabbits = h->ncomputes = 0;
+    json_object_foreach (c2r, c, r) {
+        const char *rname = json_string_value (r);
+        long ri = index_of (h->rabbit_index, rname);
+        if (ri < 0) {
+            ri = (long)h->nrabbits++;
+            struct rabbit *rb = &h->rabbits[ri];
+            long oi = index_of (old.rabbit_index, rname);
+            if (oi >= 0) {
+                *rb = old.rabbits[oi];
+                memset (&old.rabbits[oi], 0, sizeof (old.rabbits[oi]));
+                rb->members = NULL;
+                rb->nmembers = 0;
+            }
+            else {
+                rb->name = strdup (rname);
+                rb->ssd_applied = -1;
+                snprintf (rb->why, sizeof (rb->why), "no Storage object");
+            }
+            rb->members = calloc (n ? n : 1, sizeof (*rb->members));
+            json_object_set_new (h->rabbit_index, rname, json_integer (ri));
+        }
+        struct compute *cp = &h->computes[h->ncomputes];
+        long oi = index_of (old.compute_index, c);
+        if (oi >= 0 && !strcmp (old.rabbits[old.computes[oi].rabbit].name
+                                    ? old.rabbits[old.computes[oi].rabbit].name
+                                    : rname,
+                                rname)) {
+            *cp = old.computes[oi];
+            memset (&old.computes[oi], 0, sizeof (old.computes[oi]));
+            cp->rabbit = (int)ri;
+        }
+        else
+            compute_init (cp, c, (int)ri);
+        struct rabbit *rb = &h->rabbits[ri];
+        rb->members[rb->nmembers++] = h->ncomputes;
+        json_object_set_new (h->compute_index, c, json_integer ((json_int_t)h->ncomputes));
+        h->ncomputes++;
+    }
+    free_tables (old.rabbits, old.nrabbits, old.computes, old.ncomputes);
+    json_decref (old.rabbit_index);
+    json_decref (old.compute_index);
+    resolve_ranks (h);
+    changed (h, actions);
+    return 0;
+}
+
+/* --- Storage --------------------------------------------------------------- */
+
+static const char *str_at (json_t *o, const char *a, const char *b)
+{
+    json_t *v = json_object_get (o, a);
+    if (b)
+        v = json_object_get (v, b);
+    return json_string_value (v);
+}
+
+/* Read one Storage object into its rabbit; 'obj' NULL: it was deleted. */
+static void storage_read (struct dws_health *h, struct rabbit *r, json_t *obj,
+                          json_t *actions)
+{
+    bool was_up = r->up;
+    char was_why[sizeof (r->why)];
+    snprintf (was_why, sizeof (was_why), "%s", r->why);
+
+    json_decref (r->storage);
+    r->storage = NULL;
+    if (!obj) {
+        r->up = false;
+        snprintf (r->why, sizeof (r->why), "no Storage object");
+    }
+    else {
+        const char *state = str_at (obj, "spec", "state");
+        const char *mode = str_at (obj, "spec", "mode");
+        const char *status = str_at (obj, "status", "status");
+        const char *message = str_at (obj, "status", "message");
+        json_t *ann = json_object_get (json_object_get (obj, "metadata"), "annotations");
+        const char *dreason = json_string_value (json_object_get (ann, "disable_reason"));
+        const char *ddate = json_string_value (json_object_get (ann, "disable_date"));
+        bool disabled = state && !strcmp (state, "Disabled");
+        r->storage = json_pack ("{s:s? s:s s:s s:s s:s? s:s?}", "status", status, "state",
+                                state ? state : "Enabled", "mode", mode ? mode : "Live",
+                                "message", message ? message : "", "disable_reason", dreason,
+                                "disable_date", ddate);
+        r->up = !disabled && status && !strcmp (status, "Ready");
+        if (disabled)
+            snprintf (r->why, sizeof (r->why), "disabled%s%s", dreason ? ": " : "",
+                      dreason ? dreason : "");
+        else if (!status)
+            snprintf (r->why, sizeof (r->why), "Storage has no status yet");
+        else if (!r->up)
+            snprintf (r->why, sizeof (r->why), "Storage status %s%s%s", status,
+                      message && *message ? ": " : "", message ? message : "");
+        else
+            r->why[0] = '\0';
+    }
+    if (was_up != r->up || strcmp (was_why, r->why) != 0) {
+        if (h->storage_synced)
+            say (actions, r->up ? "info" : "warning", "rabbit %s is %s%s%s", r->name,
+                  r->up ? "up" : "down", r->up ? "" : ": ", r->why);
+    }
+
+    /* the links: every compute of this rabbit, reported or not */
+    json_t *listed = json_object ();
+    size_t i;
+    json_t *ent;
+    json_array_foreach (json_object_get (json_object_get (json_object_get (obj, "status"),
+                                                          "access"),
+                                         "computes"),
+                        i, ent) {
+        const char *cname = json_string_value (json_object_get (ent, "name"));
+        const char *st = json_string_value (json_object_get (ent, "status"));
+        if (cname)
+            json_object_set_new (listed, cname, json_string (st ? st : "Unknown"));
+    }
+    for (size_t k = 0; k < r->nmembers; k++) {
+        struct compute *c = &h->computes[r->members[k]];
+        const char *st = json_string_value (json_object_get (listed, c->name));
+        snprintf (c->link, sizeof (c->link), "%s", st ? st : "");
+        c->mount_failed = false; /* cleared by the rabbit's next Storage event */
+    }
+    json_decref (listed);
+    changed (h, actions);
+}
+
+int dws_health_storage (struct dws_health *h, const char *event, json_t *obj, json_t *actions,
+                        dws_error_t *err)
+{
+    const char *name = str_at (obj, "metadata", "name");
+    if (!event || !name)
+        return dws_errorf (err, "Storage event needs an event type and metadata.name");
+    long ri = index_of (h->rabbit_index, name);
+    if (ri < 0)
+        return 0; /* not a rabbit of the SystemConfiguration */
+    storage_read (h, &h->rabbits[ri], strcmp (event, "DELETED") ? obj : NULL, actions);
+    return 0;
+}
+
+int dws_health_storage_sync (struct dws_health *h, json_t *objects, json_t *actions,
+                             dws_error_t *err)
+{
+    if (!json_is_array (objects))
+        return dws_errorf (err, "Storage sync needs an objects array");
+    json_t *seen = json_object ();
+    size_t i;
+    json_t *obj;
+    json_array_foreach (objects, i, obj) {
+        const char *name = str_at (obj, "metadata", "name");
+        long ri = index_of (h->rabbit_index, name);
+        if (ri < 0)
+            continue;
+        json_object_set_new (seen, name, json_true ());
+        storage_read (h, &h->rabbits[ri], obj, actions);
+    }
+    for (size_t k = 0; k < h->nrabbits; k++)
+        if (!json_object_get (seen, h->rabbits[k].name))
+            storage_read (h, &h->rabbits[k], NULL, actions);
+    json_decref (seen);
+    h->storage_synced = true;
+    changed (h, actions);
+    return 0;
+}
+
+/* --- the Flux side ---------------------------------------------------- */
+
+static void apply_exclude (struct dws_health *h)
+{
+    for (size_t i = 0; i < h->nranks; i++)
+        h->ranks[i].excluded = false;
+    if (!h->exclude || !*h->exclude || h->nranks == 0)
+        return;
+    dws_error_t err;
+    struct dws_idset *ids = dws_idset_decode (h->exclude, &err);
+    if (ids) {
+        for (unsigned id = dws_idset_first (ids); id != (unsigned)-1 && id < h->nranks;
+             id = dws_idset_next (ids, id))
+            h->ranks[id].excluded = true;
+        dws_idset_destroy (ids);
+        return;
+    }
+    size_t n = 0;
+    char **names = dws_hostlist_expand (h->exclude, &n, &err);
+    for (size_t i = 0; names && i < n; i++) {
+        long r = index_of (h->rank_index, names[i]);
+        if (r >= 0)
+            h->ranks[r].excluded = true;
+    }
+    dws_hostlist_free_names (names);
+}
+
+static int journal_restart (struct dws_health *h, json_t *ctx, dws_error_t *err)
+{
+    const char *nodelist = json_string_value (json_object_get (ctx, "nodelist"));
+    const char *online = json_string_value (json_object_get (ctx, "online"));
+    size_t n = 0;
+    char **names = nodelist ? dws_hostlist_expand (nodelist, &n, err) : NULL;
+    if (!names)
+        return nodelist ? -1 : dws_errorf (err, "journal restart event has no nodelist");
+    free_ranks (h);
+    h->ranks = calloc (n ? n : 1, sizeof (*h->ranks));
+    h->nranks = n;
+    for (size_t i = 0; i < n; i++) {
+        h->ranks[i].host = strdup (names[i]);
+        json_object_set_new (h->rank_index, names[i], json_integer ((json_int_t)i));
+    }
+    dws_hostlist_free_names (names);
+    resolve_ranks (h);
+    struct dws_idset *ids = online ? dws_idset_decode (online, err) : NULL;
+    for (unsigned id = ids ? dws_idset_first (ids) : (unsigned)-1;
+         id != (unsigned)-1 && id < h->nranks; id = dws_idset_next (ids, id))
+        h->ranks[id].online = true;
+    dws_idset_destroy (ids);
+    apply_exclude (h);
+    return 0;
+}
+
+/* The ranks of an event's idset, each in range; calls fn on each. */
+static int journal_ranks (struct dws_health *h, json_t *ctx, const char *name, json_t *entry,
+                          void (*fn) (struct dws_health *, struct rank *, json_t *),
+                          dws_error_t *err)
+{
+    const char *s = json_string_value (json_object_get (ctx, "idset"));
+    if (!s)
+        return dws_errorf (err, "journal %s event has no idset", name);
+    struct dws_idset *ids = dws_idset_decode (s, err);
+    if (!ids)
+        return -1;
+    for (unsigned id = dws_idset_first (ids); id != (unsigned)-1; id = dws_idset_next (ids, id))
+        if (id < h->nranks)
+            fn (h, &h->ranks[id], entry);
+    dws_idset_destroy (ids);
+    return 0;
+}
+
+static void rank_online (struct dws_health *h, struct rank *r, json_t *e)
+{
+    (void)h, (void)e;
+    r->online = true;
+}
+
+static void rank_offline (struct dws_health *h, struct rank *r, json_t *e)
+{
+    (void)h, (void)e;
+    r->online = false;
+}
+
+static void rank_drain (struct dws_health *h, struct rank *r, json_t *ctx)
+{
+    const char *reason = json_string_value (json_object_get (ctx, "reason"));
+    bool overwrite = json_integer_value (json_object_get (ctx, "overwrite")) != 0;
+    if (!r->drained || overwrite) { /* resource.drain mode=update keeps a reason */
+        free (r->drained);
+        r->drained = strdup (reason ? reason : "");
+    }
+    struct compute *c = compute_named (h, r->host);
+    if (c) {
+        free (c->drain_sent);
+        c->drain_sent = NULL;
+    }
+}
+
+static void rank_undrain (struct dws_health *h, struct rank *r, json_t *e)
+{
+    (void)h, (void)e;
+    free (r->drained);
+    r->drained = NULL;
+}
+
+int dws_health_journal (struct dws_health *h, json_t *events, bool synced, json_t *actions,
+                        dws_error_t *err)
+{
+    if (!json_is_array (events))
+        return dws_errorf (err, "journal events must be an array");
+    size_t i;
+    json_t *ev;
+    json_array_foreach (events, i, ev) {
+        const char *name = json_string_value (json_object_get (ev, "name"));
+        json_t *ctx = json_object_get (ev, "context");
+        int rc = 0;
+        if (!name)
+            return dws_errorf (err, "journal event %zu has no name", i);
+        if (!strcmp (name, "restart"))
+            rc = journal_restart (h, ctx, err);
+        else if (!strcmp (name, "online"))
+            rc = journal_ranks (h, ctx, name, ctx, rank_online, err);
+        else if (!strcmp (name, "offline"))
+            rc = journal_ranks (h, ctx, name, ctx, rank_offline, err);
+        else if (!strcmp (name, "drain"))
+            rc = journal_ranks (h, ctx, name, ctx, rank_drain, err);
+        else if (!strcmp (name, "undrain"))
+            rc = journal_ranks (h, ctx, name, ctx, rank_undrain, err);
+        if (rc < 0)
+            return -1;
+    }
+    if (synced)
+        h->journal_synced = true;
+    changed (h, actions);
+    return 0;
+}
+
+int dws_health_flux_config (struct dws_health *h, const char *exclude, const char *drainable,
+                            json_t *actions, dws_error_t *err)
+{
+    json_t *set = NULL;
+    if (drainable) {
+        size_t n = 0;
+        char **names = dws_hostlist_expand (drainable, &n, err);
+        if (!names)
+            return -1;
+        set = json_object ();
+        for (size_t i = 0; i < n; i++)
+            json_object_set_new (set, names[i], json_true ());
+        dws_hostlist_free_names (names);
+    }
+    if (exclude && *exclude) {
+        dws_error_t e2;
+        struct dws_idset *ids = dws_idset_decode (exclude, &e2);
+        struct dws_hostlist *hl = ids ? NULL : dws_hostlist_decode (exclude, &e2);
+        dws_idset_destroy (ids);
+        dws_hostlist_destroy (hl);
+        if (!ids && !hl) {
+            json_decref (set);
+            return dws_errorf (err, "resource.exclude '%s' is neither an idset nor a hostlist",
+                               exclude);
+        }
+    }
+    free (h->exclude);
+    h->exclude = dupstr (exclude);
+    json_decref (h->drainable);
+    h->drainable = set;
+    apply_exclude (h);
+    changed (h, actions);
+    return 0;
+}
+
+int dws_health_graph (struct dws_health *h, json_t *graph, json_t *actions, dws_error_t *err)
+{
+    json_t *ssds = json_object_get (graph, "ssds");
+    json_t *nodes = json_object_get (graph, "nodes");
+    if (!json_is_object (graph) || (ssds && !json_is_object (ssds))
+        || (nodes && !json_is_object (nodes)))
+        return dws_errorf (err, "graph must be {\"ssds\": {rabbit: [path]}, \"nodes\": "
+                                "{host: path}}");
+    json_decref (h->ssds);
+    json_decref (h->node_paths);
+    h->ssds = json_incref (ssds);
+    h->node_paths = json_object_size (nodes) ? json_incref (nodes) : NULL;
+    h->graph_known = true;
+    dws_health_fluxion_restart (h, actions); /* a new graph knows nothing we set */
+    return 0;
+}
+
+void dws_health_fluxion_restart (struct dws_health *h, json_t *actions)
+{
+    for (size_t i = 0; i < h->nrabbits; i++)
+        h->rabbits[i].ssd_applied = -1;
+    forget_applied_properties (h);
+    changed (h, actions);
+}
+
+void dws_health_allocation (struct dws_health *h, json_int_t id, json_t *rabbits,
+                            json_t *actions)
+{
+    char key[32];
+    snprintf (key, sizeof (key), "%lld", (long long)id);
+    json_t *had = json_object_get (h->jobs, key);
+    if (!had && json_array_size (rabbits) == 0)
+        return;
+    if (had && json_equal (had, rabbits))
+        return;
+    size_t i;
+    json_t *v;
+    json_array_foreach (had, i, v) {
+        long ri = index_of (h->rabbit_index, json_string_value (v));
+        if (ri >= 0)
+            h->rabbits[ri].allocs--;
+    }
+    json_object_del (h->jobs, key);
+    if (json_array_size (rabbits) > 0) {
+        json_t *kept = json_array ();
+        json_array_foreach (rabbits, i, v) {
+            long ri = index_of (h->rabbit_index, json_string_value (v));
+            if (ri >= 0) {
+                h->rabbits[ri].allocs++;
+                json_array_append (kept, v);
+            }
+        }
+        json_object_set_new (h->jobs, key, kept);
+    }
+    if (!h->cfg.fluxion)
+        changed (h, actions); /* alloc_rabbit */
+}
+
+void dws_health_mount_failed (struct dws_health *h, json_t *hosts, json_t *actions)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach (hosts, i, v) {
+        struct compute *c = compute_named (h, json_string_value (v));
+        if (c)
+            c->mount_failed = true;
+    }
+    changed (h, actions);
+}
+
+/* --- the flush: what each side should have ----------------------------- */
+
+static bool link_down (const struct compute *c)
+{
+    return c->link[0] && strcmp (c->link, "Ready") != 0;
+}
+
+static bool want_bad (struct dws_health *h, const struct compute *c)
+{
+    if (!h->cfg.soft_drain && h->cfg.fluxion)
+        return false;
+    return !h->rabbits[c->rabbit].up || link_down (c) || c->mount_failed;
+}
+
+static bool want_alloc (struct dws_health *h, const struct compute *c)
+{
+    return !h->cfg.fluxion && h->rabbits[c->rabbit].allocs > 0;
+}
+
+/* Our drains: "rabbit <name> link <status>". */
+static bool is_link_drain (const char *reason)
+{
+    return reason && !strncmp (reason, "rabbit ", 7) && strstr (reason, " link ") != NULL;
+}
+
+/* The path of a compute in Fluxion's graph, or NULL: not in it. */
+static const char *node_path (struct dws_health *h, const struct compute *c, char *buf,
+                              size_t len)
+{
+    if (h->node_paths)
+        return json_string_value (json_object_get (h->node_paths, c->name));
+    snprintf (buf, len, "/cluster0/%s", c->name); /* Fluxion's rv1 graph */
+    return buf;
+}
+
+static const char *new_batch (struct dws_health *h, const char *kind, json_t *names, int n,
+                              char *tok, size_t len)
+{
+    snprintf (tok, len, DWS_HEALTH_TOKEN "%lu", ++h->next_token);
+    json_object_set_new (h->batches, tok,
+                         json_pack ("{s:s s:O s:i}", "kind", kind, "names", names, "n", n));
+    return tok;
+}
+
+static void send_rpc (json_t *actions, const char *topic, json_t *payload, const char *tok)
+{
+    json_array_append_new (actions, json_pack ("{s:s s:s s:o s:i s:s}", "action", "rpc",
+                                               "topic", topic, "payload", payload, "nodeid", 0,
+                                               "token", tok));
+}
+
+static char *encode (json_t *names)
+{
+    size_t n = json_array_size (names);
+    const char **v = calloc (n ? n : 1, sizeof (*v));
+    for (size_t i = 0; i < n; i++)
+        v[i] = json_string_value (json_array_get (names, i));
+    dws_error_t err;
+    char *s = dws_hostlist_compress (v, n, &err);
+    free (v);
+    return s;
+}
+
+static void flush_ssds (struct dws_health *h, json_t *actions)
+{
+    if (!h->cfg.fluxion || !h->graph_known || !h->storage_synced)
+        return;
+    for (size_t i = 0; i < h->nrabbits; i++) {
+        struct rabbit *r = &h->rabbits[i];
+        json_t *paths = json_object_get (h->ssds, r->name);
+        int want = r->up ? 1 : 0;
+        if (json_array_size (paths) == 0 || r->ssd_applied == want)
+            continue;
+        char tok[48];
+        json_t *names = json_pack ("[s]", r->name);
+        new_batch (h, "ssd", names, (int)json_array_size (paths), tok, sizeof (tok));
+        json_decref (names);
+        size_t k;
+        json_t *p;
+        json_array_foreach (paths, k, p)
+            send_rpc (actions, FLUXION "set_status",
+                      json_pack ("{s:O s:s}", "resource_path", p, "status",
+                                 want ? "up" : "down"),
+                      tok);
+        count_sent (h, "set_status", (json_int_t)json_array_size (paths));
+        r->ssd_applied = want;
+    }
+}
+
+/* One set_property and one remove_property for a node property. */
+static void flush_property (struct dws_health *h, const char *prop, bool alloc,
+                            json_t *actions)
+{
+    if (!h->storage_synced || (h->cfg.fluxion && !h->graph_known))
+        return;
+    json_t *add = json_array (), *add_n = json_array ();
+    json_t *del = json_array (), *del_n = json_array ();
+    for (size_t i = 0; i < h->ncomputes; i++) {
+        struct compute *c = &h->computes[i];
+        struct rank *rk = rank_of (h, c);
+        char buf[256];
+        const char *path;
+        if (!rk || rk->excluded || !(path = node_path (h, c, buf, sizeof (buf))))
+            continue; /* not a node of this instance's graph */
+        int want = (alloc ? want_alloc (h, c) : want_bad (h, c)) ? 1 : 0;
+        int *applied = alloc ? &c->alloc_applied : &c->bad_applied;
+        if (*applied == want)
+            continue;
+        json_array_append_new (want ? add : del, json_string (path));
+        json_array_append_new (want ? add_n : del_n, json_string (c->name));
+        *applied = want;
+    }
+    char tok[48], kv[64];
+    if (json_array_size (add) > 0) {
+        snprintf (kv, sizeof (kv), "%s=%s", prop, alloc ? "yes" : "bad");
+        send_rpc (actions, FLUXION "set_property",
+                  json_pack ("{s:O s:s}", "sp_resource_path", add, "sp_keyval", kv),
+                  new_batch (h, alloc ? "alloc" : "bad", add_n, 1, tok, sizeof (tok)));
+        count_sent (h, "set_property", 1);
+    }
+    if (json_array_size (del) > 0) {
+        send_rpc (actions, FLUXION "remove_property",
+                  json_pack ("{s:O s:s}", "resource_path", del, "key", prop),
+                  new_batch (h, alloc ? "alloc" : "bad", del_n, 1, tok, sizeof (tok)));
+        count_sent (h, "remove_property", 1);
+    }
+    json_decref (add);
+    json_decref (add_n);
+    json_decref (del);
+    json_decref (del_n);
+}
+
+static void flush_drains (struct dws_health *h, json_t *actions)
+{
+    if (!h->journal_synced || !h->storage_synced)
+        return;
+    json_t *drains = json_object (); /* reason -> [compute] */
+    json_t *undrain = json_array ();
+    for (size_t i = 0; i < h->ncomputes; i++) {
+        struct compute *c = &h->computes[i];
+        struct rank *rk = rank_of (h, c);
+        if (!c->link[0] || !rk || rk->excluded)
+            continue; /* link not reported, or not a node of ours */
+        int down = link_down (c) ? 1 : 0;
+        if (down == c->link_seen)
+            continue;
+        c->link_seen = down;
+        bool drainable = h->cfg.drain_compute_nodes
+                         && (!h->drainable || json_object_get (h->drainable, c->name));
+        if (down && drainable && !rk->drained && !c->drain_sent) {
+            char reason[128];
+            snprintf (reason, sizeof (reason), "rabbit %s link %s", h->rabbits[c->rabbit].name,
+                      c->link);
+            json_t *list = json_object_get (drains, reason);
+            if (!list)
+                json_object_set_new (drains, reason, (list = json_array ()));
+            json_array_append_new (list, json_string (c->name));
+            c->drain_sent = strdup (reason);
+        }
+        else if (!down && is_link_drain (rk->drained))
+            json_array_append_new (undrain, json_string (c->name));
+    }
+    const char *reason;
+    json_t *list;
+    json_object_foreach (drains, reason, list) {
+        char tok[48];
+        char *targets = encode (list);
+        send_rpc (actions, "resource.drain",
+                  json_pack ("{s:s s:s s:s}", "targets", targets ? targets : "", "mode",
+                             "update", "reason", reason),
+                  new_batch (h, "drain", list, 1, tok, sizeof (tok)));
+        say (actions, "warning", "draining %s: %s", targets ? targets : "?", reason);
+        free (targets);
+        count_sent (h, "drain", 1);
+    }
+    if (json_array_size (undrain) > 0) {
+        char tok[48];
+        char *targets = encode (undrain);
+        send_rpc (actions, "resource.undrain",
+                  json_pack ("{s:s}", "targets", targets ? targets : ""),
+                  new_batch (h, "undrain", undrain, 1, tok, sizeof (tok)));
+        say (actions, "info", "undraining %s: their rabbit links are Ready again",
+              targets ? targets : "?");
+        free (targets);
+        count_sent (h, "undrain", 1);
+    }
+    json_decref (drains);
+    json_decref (undrain);
+}
+
+static void flush_systemstatus (struct dws_health *h, json_t *actions)
+{
+    if (!h->journal_synced || h->nranks == 0)
+        return;
+    json_t *nodes = json_object ();
+    json_t *names = json_array ();
+    for (size_t i = 0; i < h->ncomputes; i++) {
+        struct compute *c = &h->computes[i];
+        struct rank *rk = rank_of (h, c);
+        if (!rk || rk->excluded)
+            continue;
+        int want = !rk->online
+                   || (rk->drained
+                       && !strncmp (rk->drained, DWS_HEALTH_UNMOUNT_REASON,
+                                    strlen (DWS_HEALTH_UNMOUNT_REASON)));
+        if (c->ss_applied == want)
+            continue;
+        c->ss_applied = want;
+        json_object_set_new (nodes, c->name, json_string (want ? "Disabled" : "Enabled"));
+        json_array_append_new (names, json_string (c->name));
+    }
+    if (json_object_size (nodes) > 0) {
+        char tok[48];
+        json_t *a = json_pack ("{s:s s:s s:s s:s s:s s:{s:{s:O}} s:s}", "action", "k8s", "op",
+                               "patch", "kind", "SystemStatus", "namespace", h->namespace,
+                               "name", "default", "body", "data", "nodes", nodes, "token",
+                               new_batch (h, "ss", names, 1, tok, sizeof (tok)));
+        json_array_append_new (actions, a);
+        count_sent (h, "systemstatus", 1);
+    }
+    json_decref (nodes);
+    json_decref (names);
+}
+
+void dws_health_flush (struct dws_health *h, double now, json_t *actions)
+{
+    h->now = now;
+    h->timer_due = 0;
+    flush_ssds (h, actions);
+    flush_property (h, SSD_PROPERTY, false, actions);
+    flush_property (h, ALLOC_PROPERTY, true, actions);
+    flush_drains (h, actions);
+    flush_systemstatus (h, actions);
+}
+
+/* --- answers ------------------------------------------------------------- */
+
+int dws_health_result (struct dws_health *h, json_t *event, double now, json_t *actions,
+                       dws_error_t *err)
+{
+    const char *tok = json_string_value (json_object_get (event, "token"));
+    json_t *b = tok ? json_object_get (h->batches, tok) : NULL;
+    h->now = now;
+    if (!tok)
+        return dws_errorf (err, "result has no token");
+    if (!b)
+        return 0; /* a batch already failed and forgotten */
+    bool ok = json_is_true (json_object_get (event, "ok"));
+    const char *kind = json_string_value (json_object_get (b, "kind"));
+    json_t *names = json_object_get (b, "names");
+    json_int_t n = json_integer_value (json_object_get (b, "n"));
+    const char *msg = json_string_value (json_object_get (event, "errstr"));
+    if (!msg)
+        msg = json_string_value (json_object_get (event, "message"));
+    if (!ok && !strcmp (kind, "ss")
+        && json_integer_value (json_object_get (event, "status")) == 404) {
+        say (actions, "debug", "SystemStatus %s/default not found: not updated", h->namespace);
+        ok = true; /* as DWS says: the WLM only patches it when it exists */
+    }
+    if (ok) {
+        if (n <= 1)
+            json_object_del (h->batches, tok);
+        else
+            json_object_set_new (b, "n", json_integer (n - 1));
+        return 0;
+    }
+    char *what = encode (names);
+    say (actions, "err", "%s update for %s failed (retrying in %gs): %s", kind,
+          what ? what : "?", DWS_HEALTH_RETRY_DELAY, msg ? msg : "no answer");
+    free (what);
+    size_t i;
+    json_t *v;
+    json_array_foreach (names, i, v) {
+        const char *name = json_string_value (v);
+        if (!strcmp (kind, "ssd")) {
+            long ri = index_of (h->rabbit_index, name);
+            if (ri >= 0)
+                h->rabbits[ri].ssd_applied = -1;
+            continue;
+        }
+        struct compute *c = compute_named (h, name);
+        if (!c)
+            continue;
+        if (!strcmp (kind, "bad"))
+            c->bad_applied = -1;
+        else if (!strcmp (kind, "alloc"))
+            c->alloc_applied = -1;
+        else if (!strcmp (kind, "ss"))
+            c->ss_applied = -1;
+        else { /* drain, undrain: decide those edges again */
+            c->link_seen = -1;
+            free (c->drain_sent);
+            c->drain_sent = NULL;
+        }
+    }
+    json_object_del (h->batches, tok);
+    arm (h, DWS_HEALTH_RETRY_DELAY, actions);
+    return 0;
+}
+
+/* --- views --------------------------------------------------------------- */
+
+static json_t *compute_view (struct dws_health *h, const struct compute *c)
+{
+    struct rank *rk = rank_of (h, c);
+    return json_pack ("{s:s s:s? s:o s:b s:s? s:b s:b s:s?}", "name", c->name, "link",
+                      c->link[0] ? c->link : NULL, "online",
+                      rk ? json_boolean (rk->online) : json_null (), "excluded",
+                      rk ? rk->excluded : false, "drained", rk ? rk->drained : NULL,
+                      "badrabbit", c->bad_applied == 1, "alloc_rabbit", c->alloc_applied == 1,
+                      "systemstatus",
+                      c->ss_applied < 0 ? NULL : c->ss_applied ? "Disabled" : "Enabled");
+}
+
+json_t *dws_health_view (struct dws_health *h)
+{
+    json_t *rabbits = json_array ();
+    json_t *per = json_object (); /* rabbit -> {computes, jobs} */
+    for (size_t i = 0; i < h->nrabbits; i++)
+        json_object_set_new (per, h->rabbits[i].name,
+                             json_pack ("{s:[] s:[]}", "computes", "jobs"));
+    for (size_t i = 0; i < h->ncomputes; i++)
+        json_array_append_new (json_object_get (json_object_get (per,
+                                                                 h->rabbits[h->computes[i]
+                                                                                .rabbit]
+                                                                     .name),
+                                                "computes"),
+                               compute_view (h, &h->computes[i]));
+    const char *key;
+    json_t *list;
+    json_object_foreach (h->jobs, key, list) {
+        size_t i;
+        json_t *v;
+        json_array_foreach (list, i, v)
+            json_array_append_new (json_object_get (json_object_get (per,
+                                                                     json_string_value (v)),
+                                                    "jobs"),
+                                   json_integer (strtoll (key, NULL, 10)));
+    }
+    for (size_t i = 0; i < h->nrabbits; i++) {
+        struct rabbit *r = &h->rabbits[i];
+        json_t *paths = json_object_get (h->ssds, r->name);
+        json_t *fl = json_null ();
+        if (h->cfg.fluxion && json_array_size (paths) > 0)
+            fl = json_string (r->ssd_applied < 0 ? "pending" : r->ssd_applied ? "up" : "down");
+        json_t *p = json_object_get (per, r->name);
+        json_array_append_new (rabbits,
+                               json_pack ("{s:s s:O s:b s:s s:o s:i s:O s:O}", "name", r->name,
+                                          "storage", r->storage ? r->storage : json_null (),
+                                          "up", r->up, "why", r->why, "fluxion", fl, "ssds",
+                                          (int)json_array_size (paths), "jobs",
+                                          json_object_get (p, "jobs"), "computes",
+                                          json_object_get (p, "computes")));
+    }
+    json_decref (per);
+    bool ready = h->storage_synced && h->journal_synced && (!h->cfg.fluxion || h->graph_known);
+    return json_pack ("{s:b s:b s:b s:b s:O s:o}", "fluxion", h->cfg.fluxion,
+                      "drain_compute_nodes", h->cfg.drain_compute_nodes, "soft_drain",
+                      h->cfg.soft_drain, "ready", ready, "sent", h->sent, "rabbits", rabbits);
+}
+
+json_t *dws_health_job_constraint (const struct dws_health_config *cfg)
+{
+    if (!cfg->fluxion)
+        return json_pack ("{s:[{s:[{s:[s]}]} {s:[{s:[s]}]}]}", "and", "not", "properties",
+                          SSD_PROPERTY, "not", "properties", ALLOC_PROPERTY);
+    if (!cfg->drain_compute_nodes || (cfg->drain_queues && cfg->soft_drain))
+        return json_pack ("{s:[{s:[s]}]}", "not", "properties", SSD_PROPERTY);
+    return json_null ();
+}

@@ -1,0 +1,131 @@
+/* health.h - rabbit health in Flux: the decisions, no I/O.
+ *
+ * DWS reports each rabbit's health on its Storage object: the rabbit's
+ * overall status, spec.state (Enabled/Disabled) and, per attached compute
+ * node, the status of its PCIe link.  Flux keeps jobs off broken rabbit
+ * storage through Fluxion (the rabbit's ssd vertices up or down; the
+ * badrabbit and alloc_rabbit node properties), drains (compute nodes whose
+ * link went down), and DWS' SystemStatus (compute nodes Flux has lost or
+ * drained after a failed unmount, which nnf-sos then skips).
+ *
+ * This module holds what is known of both sides and decides what Flux and
+ * DWS must be told.  It is fed events (Storage objects, the topology from
+ * SystemConfiguration, the Flux resource journal, the Fluxion graph's
+ * paths, job allocations, RPC results) and answers with actions appended
+ * to an array: "rpc" (Fluxion set_status / set_property / remove_property,
+ * resource.drain / resource.undrain), "k8s" (the SystemStatus patch),
+ * "timer-start" and "log".  It never sends what the other side already
+ * has: every output is a diff between what it wants and what it last
+ * applied, batched (one set_property, one remove_property, one drain per
+ * reason, one undrain, one SystemStatus patch per flush; set_status is one
+ * RPC per ssd vertex because Fluxion has no bulk form), and a flush comes
+ * FLUSH_DELAY after the first change so a burst of events is one update.
+ *
+ * Rules (doc/guide/rabbit-health.rst):
+ *   - a rabbit is up when its Storage exists, spec.state is not Disabled
+ *     and status.status is Ready; its ssd vertices follow it;
+ *   - a compute's link is down when the Storage lists it with a status
+ *     other than Ready;
+ *   - drains are edge-triggered: a link going down drains the compute
+ *     (drain_compute_nodes, within drain_queues, not excluded) with reason
+ *     "rabbit <name> link <status>"; the link coming back undrains it if
+ *     that drain is still in place; an admin's undrain of a still-down link
+ *     stands until the link goes down again;
+ *   - badrabbit (soft_drain, or always without Fluxion) marks computes of a
+ *     down rabbit, with a down link, or that failed to mount (until their
+ *     rabbit's next Storage change);
+ *   - alloc_rabbit (only without Fluxion) marks computes of rabbits that a
+ *     job's Workflow uses;
+ *   - SystemStatus says Disabled for computes of this instance that are
+ *     offline or drained for "failed to unmount rabbit", Enabled otherwise.
+ *
+ * SPDX-License-Identifier: LGPL-3.0-or-later
+ */
+#ifndef DWS_HEALTH_H
+#define DWS_HEALTH_H
+
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include "error.h"
+
+#define DWS_HEALTH_FLUSH_DELAY 0.02 /* seconds from a change to its flush */
+#define DWS_HEALTH_RETRY_DELAY 5.0  /* seconds before a failed update is retried */
+#define DWS_HEALTH_TOKEN "health:"  /* prefix of the tokens of its actions */
+#define DWS_HEALTH_FLUSH_TIMER "health-flush"
+#define DWS_HEALTH_UNMOUNT_REASON "failed to unmount rabbit"
+
+struct dws_health;
+
+struct dws_health_config {
+    bool fluxion;             /* ssd vertices in Fluxion (false: --disable-fluxion) */
+    bool drain_compute_nodes;
+    bool soft_drain;
+    bool drain_queues;        /* drains are limited to some queues */
+    const char *namespace;    /* of SystemStatus "default" (NULL: "default") */
+};
+
+struct dws_health *dws_health_create (void);
+void dws_health_destroy (struct dws_health *h);
+void dws_health_configure (struct dws_health *h, const struct dws_health_config *cfg);
+
+/* Every function below appends its actions to 'actions' and takes the
+ * current time 'now' (seconds since the epoch) where it matters.
+ */
+
+/* The computes each rabbit serves ({compute: rabbit}, SystemConfiguration). */
+int dws_health_topology (struct dws_health *h, json_t *c2r, json_t *actions, dws_error_t *err);
+
+/* Storage objects: the full list (sync) or one watch event. */
+int dws_health_storage_sync (struct dws_health *h, json_t *objects, json_t *actions,
+                             dws_error_t *err);
+int dws_health_storage (struct dws_health *h, const char *event, json_t *obj, json_t *actions,
+                        dws_error_t *err);
+
+/* Events of the Flux resource journal (resource.journal), in order;
+ * 'synced' once the backlog has been seen.
+ */
+int dws_health_journal (struct dws_health *h, json_t *events, bool synced, json_t *actions,
+                        dws_error_t *err);
+
+/* Which computes are excluded (resource.exclude: an idset of ranks or a
+ * hostlist, NULL for none) and which may be drained (a hostlist, NULL for
+ * all): Flux's configuration.
+ */
+int dws_health_flux_config (struct dws_health *h, const char *exclude, const char *drainable,
+                            json_t *actions, dws_error_t *err);
+
+/* The Fluxion graph: {"ssds": {rabbit: [ssd path...]}, "nodes": {host: path}}. */
+int dws_health_graph (struct dws_health *h, json_t *graph, json_t *actions, dws_error_t *err);
+
+/* Fluxion restarted (it forgot every status and property set before). */
+void dws_health_fluxion_restart (struct dws_health *h, json_t *actions);
+
+/* Job 'id' uses these rabbits (a JSON array of names; NULL or empty: none). */
+void dws_health_allocation (struct dws_health *h, json_int_t id, json_t *rabbits,
+                            json_t *actions);
+
+/* Computes that failed to mount (a JSON array of names): badrabbit. */
+void dws_health_mount_failed (struct dws_health *h, json_t *hosts, json_t *actions);
+
+/* The flush timer fired. */
+void dws_health_flush (struct dws_health *h, double now, json_t *actions);
+
+/* The answer to an action whose token began with DWS_HEALTH_TOKEN:
+ * event {"token", "ok", "errstr"|"message", "status"?}.
+ */
+int dws_health_result (struct dws_health *h, json_t *event, double now, json_t *actions,
+                       dws_error_t *err);
+
+/* The dws.rabbits view (doc/man1/flux-dws-rabbits.rst); jobs come from
+ * the allocations.
+ */
+json_t *dws_health_view (struct dws_health *h);
+
+/* Whether computes can get the badrabbit/alloc_rabbit properties, for the
+ * constraint a rabbit job gets at Proposal.
+ */
+json_t *dws_health_job_constraint (const struct dws_health_config *cfg);
+
+#endif /* !DWS_HEALTH_H */
