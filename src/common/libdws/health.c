@@ -800,6 +800,8 @@ static void flush_property (struct dws_health *h, const char *prop, bool alloc,
 {
     if (!h->storage_synced || (h->cfg.fluxion && !h->graph_known))
         return;
+    if (alloc ? h->cfg.fluxion : (h->cfg.fluxion && !h->cfg.soft_drain))
+        return; /* a property flux-dws does not manage in this mode */
     json_t *add = json_array (), *add_n = json_array ();
     json_t *del = json_array (), *del_n = json_array ();
     for (size_t i = 0; i < h->ncomputes; i++) {

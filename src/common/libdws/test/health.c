@@ -1,0 +1,761 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "health.h"
+#include "jsontap.h"
+
+/* Two rabbits: r1 serves c1 and c2, r2 serves c3 and c4.  The Flux
+ * instance has c1..c4 as ranks 0..3.  Each rabbit has two ssd vertices.
+ */
+
+static double now = 1000.0;
+
+/* JSON with single quotes for readability. */
+static json_t *J (const char *fmt, ...)
+{
+    char buf[4096];
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (buf, sizeof (buf), fmt, ap);
+    va_end (ap);
+    for (char *p = buf; *p; p++)
+        if (*p == '\'')
+            *p = '"';
+    json_error_t e;
+    json_t *o = json_loads (buf, 0, &e);
+    if (!o)
+        diag ("bad test JSON (%s): %s", e.text, buf);
+    return o;
+}
+
+static json_t *storage (const char *name, const char *status, const char *state,
+                        const char *l1, const char *l2)
+{
+    const char *c1 = !strcmp (name, "r1") ? "c1" : "c3";
+    const char *c2 = !strcmp (name, "r1") ? "c2" : "c4";
+    return J ("{'metadata':{'name':'%s'},'spec':{'state':'%s','mode':'Live'},"
+              "'status':{'status':'%s','message':'','access':{'computes':["
+              "{'name':'%s','status':'%s'},{'name':'%s','status':'%s'}]}}}",
+              name, state, status, c1, l1, c2, l2);
+}
+
+static json_t *actions;
+
+static void reset (void)
+{
+    json_decref (actions);
+    actions = json_array ();
+}
+
+static size_t count (const char *what)
+{
+    size_t n = 0, i;
+    json_t *a;
+    json_array_foreach (actions, i, a) {
+        const char *act = json_string_value (json_object_get (a, "action"));
+        const char *topic = json_string_value (json_object_get (a, "topic"));
+        const char *kind = json_string_value (json_object_get (a, "kind"));
+        if ((topic && !strcmp (topic, what)) || (kind && !strcmp (kind, what))
+            || !strcmp (act, what))
+            n++;
+    }
+    return n;
+}
+
+/* The k-th action about 'what' (topic, kind or action name). */
+static json_t *nth (const char *what, size_t k)
+{
+    size_t i;
+    json_t *a;
+    json_array_foreach (actions, i, a) {
+        const char *act = json_string_value (json_object_get (a, "action"));
+        const char *topic = json_string_value (json_object_get (a, "topic"));
+        const char *kind = json_string_value (json_object_get (a, "kind"));
+        if ((topic && !strcmp (topic, what)) || (kind && !strcmp (kind, what))
+            || !strcmp (act, what)) {
+            if (k-- == 0)
+                return a;
+        }
+    }
+    return NULL;
+}
+
+static char *dump (json_t *o)
+{
+    return json_dumps (o, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+}
+
+static void payload_is (const char *what, size_t k, const char *expect, const char *msg)
+{
+    json_t *a = nth (what, k);
+    json_t *p = a ? json_object_get (a, "payload") : NULL;
+    if (a && !p)
+        p = json_object_get (a, "body");
+    char *s = p ? dump (p) : strdup ("(none)");
+    json_t *e = J ("%s", expect);
+    char *es = dump (e);
+    is (s, es, "%s", msg);
+    free (s);
+    free (es);
+    json_decref (e);
+}
+
+static void flush (struct dws_health *h)
+{
+    reset ();
+    now += 1;
+    dws_health_flush (h, now, actions);
+}
+
+static void none (struct dws_health *h, const char *msg)
+{
+    flush (h);
+    char *s = dump (actions);
+    ok (json_array_size (actions) == 0, "%s", msg);
+    if (json_array_size (actions) != 0)
+        diag ("actions: %s", s);
+    free (s);
+}
+
+/* Answer every rpc and k8s action of the last flush (ok or not). */
+static void answer_all (struct dws_health *h, bool ok_, int status)
+{
+    json_t *pending = json_incref (actions);
+    reset ();
+    size_t i;
+    json_t *a;
+    json_array_foreach (pending, i, a) {
+        json_t *tok = json_object_get (a, "token");
+        if (!tok)
+            continue;
+        json_t *ev = json_pack ("{s:O s:b s:s s:i}", "token", tok, "ok", ok_, "errstr",
+                                ok_ ? "" : "injected failure", "status", status);
+        dws_error_t err;
+        if (dws_health_result (h, ev, now, actions, &err) < 0)
+            diag ("result refused: %s", err.text);
+        json_decref (ev);
+    }
+    json_decref (pending);
+}
+
+static void feed_storage (struct dws_health *h, json_t *obj)
+{
+    dws_error_t err;
+    reset ();
+    if (dws_health_storage (h, "MODIFIED", obj, actions, &err) < 0)
+        diag ("storage refused: %s", err.text);
+    json_decref (obj);
+}
+
+static void feed_journal (struct dws_health *h, const char *events)
+{
+    dws_error_t err;
+    json_t *ev = J ("%s", events);
+    reset ();
+    if (dws_health_journal (h, ev, true, actions, &err) < 0)
+        diag ("journal refused: %s", err.text);
+    json_decref (ev);
+}
+
+static struct dws_health *system_create (bool fluxion, bool drain, bool soft, bool queues)
+{
+    struct dws_health *h = dws_health_create ();
+    struct dws_health_config cfg = {
+        .fluxion = fluxion,
+        .drain_compute_nodes = drain,
+        .soft_drain = soft,
+        .drain_queues = queues,
+        .namespace = "default",
+    };
+    dws_error_t err;
+    dws_health_configure (h, &cfg);
+    reset ();
+    json_t *topo = J ("{'c1':'r1','c2':'r1','c3':'r2','c4':'r2'}");
+    ok (dws_health_topology (h, topo, actions, &err) == 0, "topology accepted");
+    json_decref (topo);
+    json_t *graph = J ("{'ssds':{'r1':['/cl/chassis0/ssd0','/cl/chassis0/ssd1'],"
+                       "'r2':['/cl/chassis1/ssd0','/cl/chassis1/ssd1']},"
+                       "'nodes':{'c1':'/cl/chassis0/c1','c2':'/cl/chassis0/c2',"
+                       "'c3':'/cl/chassis1/c3','c4':'/cl/chassis1/c4'}}");
+    if (fluxion)
+        ok (dws_health_graph (h, graph, actions, &err) == 0, "graph accepted");
+    json_decref (graph);
+    return h;
+}
+
+/* Storage all healthy, journal: all online, nothing drained. */
+static void system_sync (struct dws_health *h)
+{
+    dws_error_t err;
+    json_t *objs = json_array ();
+    json_array_append_new (objs, storage ("r1", "Ready", "Enabled", "Ready", "Ready"));
+    json_array_append_new (objs, storage ("r2", "Ready", "Enabled", "Ready", "Ready"));
+    reset ();
+    ok (dws_health_storage_sync (h, objs, actions, &err) == 0, "Storage sync accepted");
+    json_decref (objs);
+    ok (count ("timer-start") == 1, "a change arms the flush timer");
+    feed_journal (h, "[{'name':'restart','context':{'ranks':'0-3','online':'0-3',"
+                     "'nodelist':'c[1-4]'}}]");
+}
+
+static void test_fluxion_rabbit_transitions (void)
+{
+    struct dws_health *h = system_create (true, true, true, false);
+    none (h, "nothing is sent before the Storage list and the journal");
+    system_sync (h);
+    flush (h);
+    ok (count ("sched-fluxion-resource.set_status") == 4,
+        "start-up: every ssd vertex of the up rabbits is set (4)");
+    payload_is ("sched-fluxion-resource.set_status", 0,
+                "{'resource_path':'/cl/chassis0/ssd0','status':'up'}", "set_status payload");
+    ok (count ("sched-fluxion-resource.remove_property") == 1
+            && count ("sched-fluxion-resource.set_property") == 0,
+        "start-up: badrabbit removed from every node in one RPC");
+    payload_is ("sched-fluxion-resource.remove_property", 0,
+                "{'resource_path':['/cl/chassis0/c1','/cl/chassis0/c2','/cl/chassis1/c3',"
+                "'/cl/chassis1/c4'],'key':'badrabbit'}",
+                "remove_property lists the graph paths");
+    ok (count ("SystemStatus") == 1, "start-up: one SystemStatus patch");
+    payload_is ("SystemStatus", 0,
+                "{'data':{'nodes':{'c1':'Enabled','c2':'Enabled','c3':'Enabled',"
+                "'c4':'Enabled'}}}",
+                "SystemStatus: every compute Enabled");
+    ok (count ("resource.drain") == 0 && count ("resource.undrain") == 0,
+        "start-up: nothing drained or undrained");
+    answer_all (h, true, 0);
+    none (h, "nothing changed: nothing sent");
+
+    feed_storage (h, storage ("r1", "Ready", "Enabled", "Ready", "Ready"));
+    none (h, "the same Storage again: nothing sent");
+
+    feed_storage (h, storage ("r1", "Offline", "Enabled", "Ready", "Ready"));
+    flush (h);
+    ok (count ("sched-fluxion-resource.set_status") == 2, "r1 down: its 2 ssds down");
+    payload_is ("sched-fluxion-resource.set_status", 1,
+                "{'resource_path':'/cl/chassis0/ssd1','status':'down'}", "status down");
+    payload_is ("sched-fluxion-resource.set_property", 0,
+                "{'sp_resource_path':['/cl/chassis0/c1','/cl/chassis0/c2'],"
+                "'sp_keyval':'badrabbit=bad'}",
+                "r1 down: badrabbit on its computes, one RPC");
+    ok (count ("resource.drain") == 0, "a down rabbit drains nothing (links are Ready)");
+    ok (count ("log") == 0, "the flush itself logs nothing (the event did)");
+    answer_all (h, true, 0);
+
+    /* down -> up again between two flushes: nothing sent */
+    feed_storage (h, storage ("r1", "Ready", "Enabled", "Ready", "Ready"));
+    feed_storage (h, storage ("r1", "Offline", "Enabled", "Ready", "Ready"));
+    none (h, "up and down again within one flush window: nothing sent");
+
+    feed_storage (h, storage ("r1", "Ready", "Enabled", "Ready", "Ready"));
+    flush (h);
+    ok (count ("sched-fluxion-resource.set_status") == 2, "r1 up again: its 2 ssds up");
+    payload_is ("sched-fluxion-resource.remove_property", 0,
+                "{'resource_path':['/cl/chassis0/c1','/cl/chassis0/c2'],'key':'badrabbit'}",
+                "r1 up: badrabbit removed");
+    answer_all (h, true, 0);
+
+    /* Disabled by an admin, with a reason */
+    json_t *obj = storage ("r2", "Disabled", "Disabled", "Ready", "Ready");
+    json_object_set_new (json_object_get (obj, "metadata"), "annotations",
+                         J ("{'disable_reason':'bad drive','disable_date':'2026-11-23T10:00:00Z'}"));
+    feed_storage (h, obj);
+    ok (count ("log") == 1, "a rabbit going down is logged");
+    flush (h);
+    ok (count ("sched-fluxion-resource.set_status") == 2, "r2 disabled: its ssds down");
+    json_t *view = dws_health_view (h);
+    json_t *r2 = json_array_get (json_object_get (view, "rabbits"), 1);
+    is (json_string_value (json_object_get (r2, "why")), "disabled: bad drive",
+        "the view says why r2 is down");
+    is (json_string_value (json_object_get (json_object_get (r2, "storage"), "disable_date")),
+        "2026-11-23T10:00:00Z", "the view has the disable date");
+    is (json_string_value (json_object_get (r2, "fluxion")), "down",
+        "the view has r2's ssds down in Fluxion");
+    json_decref (view);
+    answer_all (h, true, 0);
+
+    /* Testing mode, status written by hand; a fenced rabbit (Degraded) */
+    obj = storage ("r2", "Ready", "Enabled", "Ready", "Ready");
+    json_object_set_new (json_object_get (obj, "spec"), "mode", json_string ("Testing"));
+    feed_storage (h, obj);
+    flush (h);
+    ok (count ("sched-fluxion-resource.set_status") == 2, "r2 Ready in Testing mode: up");
+    answer_all (h, true, 0);
+    obj = storage ("r2", "Degraded", "Enabled", "Ready", "Ready");
+    json_object_set_new (json_object_get (obj, "status"), "message",
+                         json_string ("Storage node requires reboot to recover from STONITH "
+                                      "event"));
+    feed_storage (h, obj);
+    flush (h);
+    ok (count ("sched-fluxion-resource.set_status") == 2, "r2 fenced (Degraded): down");
+    view = dws_health_view (h);
+    r2 = json_array_get (json_object_get (view, "rabbits"), 1);
+    is (json_string_value (json_object_get (r2, "why")),
+        "Storage status Degraded: Storage node requires reboot to recover from STONITH event",
+        "the view quotes the Storage message");
+    json_decref (view);
+    answer_all (h, true, 0);
+
+    /* the Storage object deleted */
+    reset ();
+    dws_error_t err;
+    obj = J ("{'metadata':{'name':'r1'}}");
+    ok (dws_health_storage (h, "DELETED", obj, actions, &err) == 0, "DELETED accepted");
+    json_decref (obj);
+    flush (h);
+    ok (count ("sched-fluxion-resource.set_status") == 2, "r1's Storage deleted: ssds down");
+    answer_all (h, true, 0);
+    reset ();
+    obj = J ("{'metadata':{'name':'r9'},'status':{'status':'Ready'}}");
+    ok (dws_health_storage (h, "ADDED", obj, actions, &err) == 0 && json_array_size (actions) == 0,
+        "a Storage that is not a rabbit of the SystemConfiguration is ignored");
+    json_decref (obj);
+    dws_health_destroy (h);
+}
+
+static void test_links_and_drains (void)
+{
+    struct dws_health *h = system_create (true, true, true, false);
+    system_sync (h);
+    flush (h);
+    answer_all (h, true, 0);
+
+    feed_storage (h, storage ("r1", "Ready", "Enabled", "Offline", "Ready"));
+    flush (h);
+    ok (count ("sched-fluxion-resource.set_status") == 0, "a link down leaves the ssds up");
+    payload_is ("resource.drain", 0,
+                "{'targets':'c1','mode':'update','reason':'rabbit r1 link Offline'}",
+                "c1's link down: c1 drained, reason names the rabbit and the link status");
+    payload_is ("sched-fluxion-resource.set_property", 0,
+                "{'sp_resource_path':['/cl/chassis0/c1'],'sp_keyval':'badrabbit=bad'}",
+                "c1's link down: badrabbit on c1");
+    answer_all (h, true, 0);
+    feed_storage (h, storage ("r1", "Ready", "Enabled", "Offline", "Ready"));
+    none (h, "the drain is not sent again while the journal has not shown it");
+    feed_journal (h, "[{'name':'drain','context':{'idset':'0','nodelist':'c1',"
+                     "'reason':'rabbit r1 link Offline','overwrite':0}}]");
+    none (h, "the journal shows the drain: nothing else to do");
+
+    feed_storage (h, storage ("r1", "Ready", "Enabled", "Ready", "Ready"));
+    flush (h);
+    payload_is ("resource.undrain", 0, "{'targets':'c1'}", "c1's link back: c1 undrained");
+    payload_is ("sched-fluxion-resource.remove_property", 0,
+                "{'resource_path':['/cl/chassis0/c1'],'key':'badrabbit'}",
+                "c1's link back: badrabbit removed");
+    answer_all (h, true, 0);
+    feed_journal (h, "[{'name':'undrain','context':{'idset':'0','nodelist':'c1'}}]");
+    none (h, "the journal shows the undrain: nothing else");
+
+    /* an admin's drain is never undrained by us */
+    feed_journal (h, "[{'name':'drain','context':{'idset':'1','nodelist':'c2',"
+                     "'reason':'bad DIMM','overwrite':0}}]");
+    none (h, "an admin drain: nothing sent");
+    feed_storage (h, storage ("r1", "Ready", "Enabled", "Ready", "Fenced"));
+    flush (h);
+    ok (count ("resource.drain") == 0, "a drained node whose link goes down is not drained again");
+    answer_all (h, true, 0);
+    feed_storage (h, storage ("r1", "Ready", "Enabled", "Ready", "Ready"));
+    flush (h);
+    ok (count ("resource.undrain") == 0, "link back: the admin's drain stays");
+    answer_all (h, true, 0);
+
+    /* an admin undrains a node whose link is still down: it stays undrained */
+    feed_storage (h, storage ("r2", "Ready", "Enabled", "Offline", "Offline"));
+    flush (h);
+    payload_is ("resource.drain", 0,
+                "{'targets':'c[3-4]','mode':'update','reason':'rabbit r2 link Offline'}",
+                "two links down on one rabbit: one drain RPC");
+    answer_all (h, true, 0);
+    feed_journal (h, "[{'name':'drain','context':{'idset':'2-3','nodelist':'c[3-4]',"
+                     "'reason':'rabbit r2 link Offline','overwrite':0}},"
+                     "{'name':'undrain','context':{'idset':'2','nodelist':'c3'}}]");
+    feed_storage (h, storage ("r2", "Ready", "Enabled", "Offline", "Offline"));
+    none (h, "an admin's undrain of a down link stands");
+    feed_storage (h, storage ("r2", "Ready", "Enabled", "Ready", "Offline"));
+    flush (h);
+    ok (json_array_size (actions) == 1 && count ("sched-fluxion-resource.remove_property") == 1,
+        "c3's link up (no drain of ours in place): only badrabbit removed");
+    answer_all (h, true, 0);
+    feed_storage (h, storage ("r2", "Ready", "Enabled", "Offline", "Offline"));
+    flush (h);
+    payload_is ("resource.drain", 0,
+                "{'targets':'c3','mode':'update','reason':'rabbit r2 link Offline'}",
+                "c3's link down again: drained again");
+    answer_all (h, true, 0);
+
+    /* the flux journal replays drain with overwrite semantics */
+    feed_journal (h, "[{'name':'drain','context':{'idset':'3','nodelist':'c4',"
+                     "'reason':'other','overwrite':0}}]");
+    json_t *view = dws_health_view (h);
+    json_t *c4 = json_array_get (json_object_get (json_array_get (json_object_get (view,
+                                                                                    "rabbits"),
+                                                                   1),
+                                                  "computes"),
+                                 1);
+    is (json_string_value (json_object_get (c4, "drained")), "rabbit r2 link Offline",
+        "a drain in update mode keeps the reason of a drained node");
+    json_decref (view);
+    feed_journal (h, "[{'name':'drain','context':{'idset':'3','nodelist':'c4',"
+                     "'reason':'other','overwrite':1}}]");
+    feed_storage (h, storage ("r2", "Ready", "Enabled", "Offline", "Ready"));
+    flush (h);
+    ok (count ("resource.undrain") == 0, "a drain overwritten by an admin is not undrained");
+    dws_health_destroy (h);
+}
+
+static void test_drain_options (void)
+{
+    /* drains off, soft_drain on: badrabbit only */
+    struct dws_health *h = system_create (true, false, true, false);
+    system_sync (h);
+    flush (h);
+    answer_all (h, true, 0);
+    feed_storage (h, storage ("r1", "Ready", "Enabled", "Offline", "Ready"));
+    flush (h);
+    ok (count ("resource.drain") == 0 && count ("sched-fluxion-resource.set_property") == 1,
+        "drain_compute_nodes=false: badrabbit, no drain");
+    dws_health_destroy (h);
+
+    /* drains off, soft_drain off: nothing marks the node */
+    h = system_create (true, false, false, false);
+    system_sync (h);
+    flush (h);
+    ok (count ("sched-fluxion-resource.remove_property") == 0,
+        "soft_drain=false: badrabbit is never touched");
+    answer_all (h, true, 0);
+    feed_storage (h, storage ("r1", "Ready", "Enabled", "Offline", "Ready"));
+    none (h, "drains and soft drain off: a link down sends nothing");
+    dws_health_destroy (h);
+
+    /* drain_queues: only c1 may be drained */
+    h = system_create (true, true, true, true);
+    reset ();
+    dws_error_t err;
+    ok (dws_health_flux_config (h, NULL, "c1", actions, &err) == 0, "drainable c1 accepted");
+    system_sync (h);
+    flush (h);
+    answer_all (h, true, 0);
+    feed_storage (h, storage ("r1", "Ready", "Enabled", "Offline", "Offline"));
+    flush (h);
+    payload_is ("resource.drain", 0,
+                "{'targets':'c1','mode':'update','reason':'rabbit r1 link Offline'}",
+                "drain_queues: only the node of the queue is drained");
+    payload_is ("sched-fluxion-resource.set_property", 0,
+                "{'sp_resource_path':['/cl/chassis0/c1','/cl/chassis0/c2'],"
+                "'sp_keyval':'badrabbit=bad'}",
+                "drain_queues: both get badrabbit");
+    json_t *c = dws_health_job_constraint (&(struct dws_health_config){
+        .fluxion = true, .drain_compute_nodes = true, .soft_drain = true,
+        .drain_queues = true});
+    char *s = dump (c);
+    is (s, "{\"not\":[{\"properties\":[\"badrabbit\"]}]}",
+        "with drain_queues jobs get the not badrabbit constraint");
+    free (s);
+    json_decref (c);
+    dws_health_destroy (h);
+
+    c = dws_health_job_constraint (&(struct dws_health_config){
+        .fluxion = true, .drain_compute_nodes = true, .soft_drain = true});
+    ok (json_is_null (c), "Fluxion with drains: no constraint (as flux-coral2)");
+    json_decref (c);
+    c = dws_health_job_constraint (&(struct dws_health_config){
+        .fluxion = true, .drain_compute_nodes = false, .soft_drain = false});
+    s = dump (c);
+    is (s, "{\"not\":[{\"properties\":[\"badrabbit\"]}]}", "drains off: not badrabbit");
+    free (s);
+    json_decref (c);
+    c = dws_health_job_constraint (&(struct dws_health_config){.fluxion = false});
+    s = dump (c);
+    is (s,
+        "{\"and\":[{\"not\":[{\"properties\":[\"badrabbit\"]}]},{\"not\":[{\"properties\":"
+        "[\"alloc_rabbit\"]}]}]}",
+        "without Fluxion: not badrabbit and not alloc_rabbit");
+    free (s);
+    json_decref (c);
+}
+
+static void test_exclude (void)
+{
+    struct dws_health *h = system_create (true, true, true, false);
+    dws_error_t err;
+    reset ();
+    ok (dws_health_flux_config (h, "1", NULL, actions, &err) == 0, "exclude rank 1 accepted");
+    system_sync (h);
+    flush (h);
+    payload_is ("sched-fluxion-resource.remove_property", 0,
+                "{'resource_path':['/cl/chassis0/c1','/cl/chassis1/c3','/cl/chassis1/c4'],"
+                "'key':'badrabbit'}",
+                "an excluded node gets no property");
+    payload_is ("SystemStatus", 0,
+                "{'data':{'nodes':{'c1':'Enabled','c3':'Enabled','c4':'Enabled'}}}",
+                "an excluded node is left out of SystemStatus");
+    answer_all (h, true, 0);
+    feed_storage (h, storage ("r1", "Ready", "Enabled", "Offline", "Offline"));
+    flush (h);
+    payload_is ("resource.drain", 0,
+                "{'targets':'c1','mode':'update','reason':'rabbit r1 link Offline'}",
+                "an excluded node is never drained");
+    reset ();
+    ok (dws_health_flux_config (h, "c[3-4]", NULL, actions, &err) == 0,
+        "exclude as a hostlist accepted");
+    flush (h);
+    payload_is ("sched-fluxion-resource.set_property", 0,
+                "{'sp_resource_path':['/cl/chassis0/c2'],'sp_keyval':'badrabbit=bad'}",
+                "c2 no longer excluded: it gets badrabbit");
+    payload_is ("resource.drain", 0,
+                "{'targets':'c2','mode':'update','reason':'rabbit r1 link Offline'}",
+                "c2 no longer excluded: its down link drains it");
+    reset ();
+    ok (dws_health_flux_config (h, "c[3-", NULL, actions, &err) < 0, "a bad exclude is refused");
+    is (err.text, "resource.exclude 'c[3-' is neither an idset nor a hostlist",
+        "... with a message naming it");
+    dws_health_destroy (h);
+}
+
+static void test_no_fluxion (void)
+{
+    struct dws_health *h = system_create (false, true, true, false);
+    system_sync (h);
+    flush (h);
+    ok (count ("sched-fluxion-resource.set_status") == 0, "no Fluxion: no set_status");
+    payload_is ("sched-fluxion-resource.remove_property", 0,
+                "{'resource_path':['/cluster0/c1','/cluster0/c2','/cluster0/c3',"
+                "'/cluster0/c4'],'key':'badrabbit'}",
+                "no Fluxion graph: node paths are /cluster0/<host>");
+    payload_is ("sched-fluxion-resource.remove_property", 1,
+                "{'resource_path':['/cluster0/c1','/cluster0/c2','/cluster0/c3',"
+                "'/cluster0/c4'],'key':'alloc_rabbit'}",
+                "alloc_rabbit removed everywhere at start-up");
+    answer_all (h, true, 0);
+    json_t *r = J ("['r1']");
+    reset ();
+    dws_health_allocation (h, 42, r, actions);
+    flush (h);
+    payload_is ("sched-fluxion-resource.set_property", 0,
+                "{'sp_resource_path':['/cluster0/c1','/cluster0/c2'],"
+                "'sp_keyval':'alloc_rabbit=yes'}",
+                "a job on r1: alloc_rabbit on r1's computes, one RPC");
+    answer_all (h, true, 0);
+    reset ();
+    dws_health_allocation (h, 43, r, actions);
+    none (h, "a second job on r1: nothing new");
+    reset ();
+    dws_health_allocation (h, 42, NULL, actions);
+    none (h, "one of two jobs gone: r1 still allocated");
+    json_t *view = dws_health_view (h);
+    char *s = dump (json_object_get (json_array_get (json_object_get (view, "rabbits"), 0),
+                                     "jobs"));
+    is (s, "[43]", "the view lists the job on r1");
+    free (s);
+    json_decref (view);
+    reset ();
+    dws_health_allocation (h, 43, NULL, actions);
+    flush (h);
+    payload_is ("sched-fluxion-resource.remove_property", 0,
+                "{'resource_path':['/cluster0/c1','/cluster0/c2'],'key':'alloc_rabbit'}",
+                "the last job gone: alloc_rabbit removed");
+    json_decref (r);
+    answer_all (h, true, 0);
+    feed_storage (h, storage ("r2", "Offline", "Enabled", "Ready", "Ready"));
+    flush (h);
+    payload_is ("sched-fluxion-resource.set_property", 0,
+                "{'sp_resource_path':['/cluster0/c3','/cluster0/c4'],"
+                "'sp_keyval':'badrabbit=bad'}",
+                "no Fluxion: a down rabbit's computes get badrabbit");
+    dws_health_destroy (h);
+}
+
+static void test_systemstatus (void)
+{
+    struct dws_health *h = system_create (true, true, true, false);
+    system_sync (h);
+    flush (h);
+    answer_all (h, true, 0);
+    feed_journal (h, "[{'name':'offline','context':{'idset':'2-3'}}]");
+    flush (h);
+    payload_is ("SystemStatus", 0, "{'data':{'nodes':{'c3':'Disabled','c4':'Disabled'}}}",
+                "brokers lost: Disabled in SystemStatus, one patch");
+    answer_all (h, true, 0);
+    feed_journal (h, "[{'name':'online','context':{'idset':'3'}}]");
+    flush (h);
+    payload_is ("SystemStatus", 0, "{'data':{'nodes':{'c4':'Enabled'}}}",
+                "a broker back: Enabled again, only it");
+    answer_all (h, true, 0);
+    feed_journal (h, "[{'name':'drain','context':{'idset':'0','nodelist':'c1',"
+                     "'reason':'failed to unmount rabbit','overwrite':0}}]");
+    flush (h);
+    payload_is ("SystemStatus", 0, "{'data':{'nodes':{'c1':'Disabled'}}}",
+                "drained after a failed unmount: Disabled");
+    answer_all (h, true, 0);
+    feed_journal (h, "[{'name':'undrain','context':{'idset':'0','nodelist':'c1'}}]");
+    flush (h);
+    payload_is ("SystemStatus", 0, "{'data':{'nodes':{'c1':'Enabled'}}}",
+                "undrained: Enabled again");
+    answer_all (h, false, 404);
+    none (h, "SystemStatus missing (404): not retried");
+    feed_journal (h, "[{'name':'offline','context':{'idset':'0'}}]");
+    flush (h);
+    answer_all (h, false, 500);
+    ok (count ("timer-start") == 1 && count ("log") == 1,
+        "a failed SystemStatus patch is logged and retried later");
+    flush (h);
+    payload_is ("SystemStatus", 0, "{'data':{'nodes':{'c1':'Disabled'}}}",
+                "the retry sends it again");
+    dws_health_destroy (h);
+}
+
+static void test_failures_and_restarts (void)
+{
+    struct dws_health *h = system_create (true, true, true, false);
+    system_sync (h);
+    flush (h);
+    answer_all (h, false, 0);
+    ok (count ("timer-start") == 1, "failed updates arm a retry");
+    json_t *t = nth ("timer-start", 0);
+    ok (t && json_real_value (json_object_get (t, "after")) == DWS_HEALTH_RETRY_DELAY,
+        "the retry comes after %g s", DWS_HEALTH_RETRY_DELAY);
+    flush (h);
+    ok (count ("sched-fluxion-resource.set_status") == 4 && count ("SystemStatus") == 1
+            && count ("sched-fluxion-resource.remove_property") == 1,
+        "the retry sends everything that failed again");
+    answer_all (h, true, 0);
+    none (h, "then nothing");
+
+    reset ();
+    dws_health_fluxion_restart (h, actions);
+    flush (h);
+    ok (count ("sched-fluxion-resource.set_status") == 4
+            && count ("sched-fluxion-resource.remove_property") == 1 && count ("SystemStatus") == 0,
+        "a Fluxion restart: Fluxion gets its state again, DWS does not");
+    answer_all (h, true, 0);
+
+    /* a new graph (fewer ssds) */
+    dws_error_t err;
+    json_t *graph = J ("{'ssds':{'r1':['/cl/chassis0/ssd0']},'nodes':{}}");
+    reset ();
+    ok (dws_health_graph (h, graph, actions, &err) == 0, "a new graph");
+    json_decref (graph);
+    flush (h);
+    ok (count ("sched-fluxion-resource.set_status") == 1, "its one ssd is set");
+    payload_is ("sched-fluxion-resource.remove_property", 0,
+                "{'resource_path':['/cluster0/c1','/cluster0/c2','/cluster0/c3',"
+                "'/cluster0/c4'],'key':'badrabbit'}",
+                "a graph without node vertices: rv1 paths");
+
+    /* a mount failure: badrabbit until the rabbit's next Storage event */
+    answer_all (h, true, 0);
+    json_t *hosts = J ("['c2','nosuch']");
+    reset ();
+    dws_health_mount_failed (h, hosts, actions);
+    json_decref (hosts);
+    flush (h);
+    payload_is ("sched-fluxion-resource.set_property", 0,
+                "{'sp_resource_path':['/cluster0/c2'],'sp_keyval':'badrabbit=bad'}",
+                "a failed mount: badrabbit on the node");
+    answer_all (h, true, 0);
+    feed_storage (h, storage ("r1", "Ready", "Enabled", "Ready", "Ready"));
+    flush (h);
+    payload_is ("sched-fluxion-resource.remove_property", 0,
+                "{'resource_path':['/cluster0/c2'],'key':'badrabbit'}",
+                "the rabbit's next Storage event clears it");
+    dws_health_destroy (h);
+
+    /* a restarted service: everything is sent once */
+    h = system_create (true, true, true, false);
+    system_sync (h);
+    feed_journal (h, "[{'name':'drain','context':{'idset':'0','nodelist':'c1',"
+                     "'reason':'rabbit r1 link Offline','overwrite':0}}]");
+    flush (h);
+    payload_is ("resource.undrain", 0, "{'targets':'c1'}",
+                "after a restart, a link drain whose link is Ready again is undrained");
+    dws_health_destroy (h);
+}
+
+static void test_storm (void)
+{
+    struct dws_health *h = system_create (true, true, true, false);
+    system_sync (h);
+    flush (h);
+    answer_all (h, true, 0);
+    const char *st[] = {"Ready", "Offline", "Failed", "Ready"};
+    for (int i = 0; i < 1000; i++)
+        feed_storage (h, storage (i % 2 ? "r1" : "r2", st[i % 4], "Enabled", st[(i / 2) % 4],
+                                  st[(i / 3) % 4]));
+    feed_storage (h, storage ("r1", "Ready", "Enabled", "Ready", "Ready"));
+    feed_storage (h, storage ("r2", "Ready", "Enabled", "Ready", "Ready"));
+    none (h, "a storm of 1000 Storage events that ends where it began: nothing sent");
+    for (int i = 0; i < 1000; i++)
+        feed_storage (h, storage (i % 2 ? "r1" : "r2", st[i % 4], "Enabled", "Ready", "Ready"));
+    feed_storage (h, storage ("r2", "Offline", "Enabled", "Ready", "Ready"));
+    flush (h);
+    ok (count ("sched-fluxion-resource.set_status") == 2
+            && count ("sched-fluxion-resource.set_property") == 1 && json_array_size (actions) == 3,
+        "a storm that ends with r2 down: 2 set_status + 1 set_property");
+    dws_health_destroy (h);
+}
+
+static void test_bad_input (void)
+{
+    struct dws_health *h = dws_health_create ();
+    dws_error_t err;
+    reset ();
+    json_t *v = J ("['c1']");
+    ok (dws_health_topology (h, v, actions, &err) < 0, "topology not an object: refused");
+    is (err.text, "topology must be an object {compute: rabbit}", "... message");
+    json_decref (v);
+    v = J ("{'c1':3}");
+    ok (dws_health_topology (h, v, actions, &err) < 0, "topology with a bad rabbit: refused");
+    is (err.text, "topology: the rabbit of c1 is not a string", "... message");
+    json_decref (v);
+    v = J ("{}");
+    ok (dws_health_storage (h, "ADDED", v, actions, &err) < 0, "Storage without a name");
+    is (err.text, "Storage event needs an event type and metadata.name", "... message");
+    ok (dws_health_storage_sync (h, v, actions, &err) < 0, "Storage sync not an array");
+    ok (dws_health_journal (h, v, false, actions, &err) < 0, "journal not an array");
+    json_decref (v);
+    v = J ("[{'context':{}}]");
+    ok (dws_health_journal (h, v, false, actions, &err) < 0, "journal event without a name");
+    is (err.text, "journal event 0 has no name", "... message");
+    json_decref (v);
+    v = J ("[{'name':'restart','context':{}}]");
+    ok (dws_health_journal (h, v, false, actions, &err) < 0, "restart without a nodelist");
+    json_decref (v);
+    v = J ("[{'name':'online','context':{'idset':'x-'}}]");
+    ok (dws_health_journal (h, v, false, actions, &err) < 0, "online with a bad idset");
+    json_decref (v);
+    v = J ("[{'name':'drain','context':{}}]");
+    ok (dws_health_journal (h, v, false, actions, &err) < 0, "drain without an idset");
+    is (err.text, "journal drain event has no idset", "... message");
+    json_decref (v);
+    v = J ("{'ssds':[]}");
+    ok (dws_health_graph (h, v, actions, &err) < 0, "graph with ssds not an object: refused");
+    json_decref (v);
+    ok (dws_health_flux_config (h, NULL, "c[", actions, &err) < 0, "bad drainable hostlist");
+    v = J ("{'ok':true}");
+    ok (dws_health_result (h, v, now, actions, &err) < 0, "a result without a token");
+    json_decref (v);
+    v = J ("{'token':'health:999','ok':false}");
+    ok (dws_health_result (h, v, now, actions, &err) == 0 && json_array_size (actions) == 0,
+        "a result for an unknown batch is ignored");
+    json_decref (v);
+    dws_health_destroy (h);
+}
+
+int main (void)
+{
+    test_fluxion_rabbit_transitions ();
+    test_links_and_drains ();
+    test_drain_options ();
+    test_exclude ();
+    test_no_fluxion ();
+    test_systemstatus ();
+    test_failures_and_restarts ();
+    test_storm ();
+    test_bad_input ();
+    json_decref (actions);
+    return done_testing ();
+}
