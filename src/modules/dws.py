@@ -63,7 +63,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--retry-delay", type=float, metavar="S",
                    help="accepted for compatibility; retries back off on their own")
     p.add_argument("--disable-fluxion", action="store_true",
-                   help="accepted for compatibility (rabbit health is a later feature)")
+                   help="rabbits are not ssd vertices in Fluxion: keep jobs off broken or"
+                        " busy rabbits with the badrabbit and alloc_rabbit properties")
     p.add_argument("--namespace", default="default", help="namespace of the Workflows")
     return p
 
@@ -85,6 +86,7 @@ def service_config(rabbit: Any, args: argparse.Namespace, owner: int) -> dict[st
         cfg["drain_queues"] = args.drain_queues
     if args.kubeconfig:
         cfg["kubeconfig"] = args.kubeconfig
+    cfg["fluxion"] = not args.disable_fluxion
     cfg["owner"] = owner
     return cfg
 

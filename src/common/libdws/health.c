@@ -962,7 +962,7 @@ int dws_health_result (struct dws_health *h, json_t *event, double now, json_t *
     if (!msg)
         msg = json_string_value (json_object_get (event, "message"));
     if (!ok && !strcmp (kind, "ss")
-        && json_integer_value (json_object_get (event, "status")) == 404) {
+        && json_integer_value (json_object_get (event, "code")) == 404) {
         say (actions, "debug", "SystemStatus %s/default not found: not updated", h->namespace);
         ok = true; /* as DWS says: the WLM only patches it when it exists */
     }

@@ -134,7 +134,7 @@ static void answer_all (struct dws_health *h, bool ok_, int status)
         if (!tok)
             continue;
         json_t *ev = json_pack ("{s:O s:b s:s s:i}", "token", tok, "ok", ok_, "errstr",
-                                ok_ ? "" : "injected failure", "status", status);
+                                ok_ ? "" : "injected failure", "code", status);
         dws_error_t err;
         if (dws_health_result (h, ev, now, actions, &err) < 0)
             diag ("result refused: %s", err.text);

@@ -28,6 +28,8 @@ from flux_dws.emulator import Emulator
 from flux_dws.harness.jobmanager import Job, JobManager
 from flux_dws.harness.link import HarnessLink
 from flux_dws.harness.reactor import Reactor
+from flux_dws.harness.resources import FakeFluxion
+from flux_dws.hostlist import Hostlist
 from flux_dws.rabbitconf import parse
 from flux_dws.service.core import Service
 from flux_dws.service.kube import KubeLayer
@@ -57,17 +59,26 @@ class Harness:
     def __init__(self, system: str = "kind", latency: str = "zero",
                  config: dict[str, Any] | None = None, *, emulator: Emulator | None = None,
                  epilog_timeout: float = 0.0, kube: dict[str, Any] | None = None,
-                 owner: int | None = None) -> None:
+                 owner: int | None = None, fluxion: bool = True) -> None:
         self.system = load_system(system)
         self._own_emulator = emulator is None
         self.emulator = emulator or Emulator(system=system, latency=latency,
                                              bookmark_interval=1.0)
         self.config = dict(config or {})
+        self.use_fluxion = fluxion  # False: the service runs with --disable-fluxion
         self.kube_settings = dict(kube or {})
         self.owner = os.getuid() if owner is None else owner
         self.reactor = Reactor()
         self.jm = JobManager(self.reactor, list(self.system.computes), self.owner,
                              epilog_timeout)
+        self.fluxion = FakeFluxion(self.system)
+        self.jm.fluxion = self.fluxion
+        self.jm.rabbit_of = {c: r.name for r in self.system.rabbits for c, _ in r.computes}
+        self.jm.resources.R = {"version": 1, "execution": {
+            "R_lite": [{"rank": f"0-{len(self.system.computes) - 1}",
+                        "children": {"core": "0"}}],
+            "nodelist": [str(Hostlist(self.system.computes))], "properties": {},
+            "starttime": 0, "expiration": 0}, "scheduling": self.fluxion.graph}
         self.link = HarnessLink(self.reactor, self.jm, self.owner)
         self.jm.request = self.link.request
         self.service: Service | None = None
@@ -103,6 +114,7 @@ class Harness:
             self.config = dict(config)
         cfg = parse(self.config)
         cfg["owner"] = self.owner
+        cfg["fluxion"] = self.use_fluxion
 
         def factory(post: Callable[[dict[str, Any]], None]) -> KubeLayer:
             kube = KubeLayer(str(self.emulator.kubeconfig), post,
@@ -152,6 +164,13 @@ class Harness:
 
     def status(self) -> dict[str, Any]:
         """What ``dws.status`` answers."""
+        return self.ask("dws.status")
+
+    def rabbits(self) -> dict[str, Any]:
+        """What ``dws.rabbits`` answers."""
+        return self.ask("dws.rabbits")
+
+    def ask(self, topic: str) -> dict[str, Any]:
         box: dict[str, Any] = {}
         done = threading.Event()
 
@@ -159,9 +178,9 @@ class Harness:
             box.update(payload or {"error": errstr})
             done.set()
 
-        self.reactor.call(lambda: self.link.request("dws.status", {}, self.owner, cb))
+        self.reactor.call(lambda: self.link.request(topic, {}, self.owner, cb))
         if not done.wait(30):
-            raise TimeoutError("dws.status did not answer")
+            raise TimeoutError(f"{topic} did not answer")
         return box
 
     # --- waiting ------------------------------------------------------------

@@ -23,6 +23,7 @@ from typing import Any
 
 from flux_dws.breakdown import BreakdownError, jobspec_node_count
 from flux_dws.harness.reactor import Reactor
+from flux_dws.harness.resources import FakeFluxion, FakeResources
 from flux_dws.hostlist import Hostlist
 from flux_dws.jobsm import JobMachine, validate_jobspec
 from flux_dws.service.link import JobInfo, RpcCallback
@@ -72,7 +73,11 @@ class JobManager:
         self.owner = owner
         self.jobs: dict[int, Job] = {}
         self.queue: list[int] = []
-        self.drained: dict[str, str] = {}
+        self.resources = FakeResources(computes)
+        self.fluxion: FakeFluxion | None = None
+        self.rabbit_of: dict[str, str] = {}
+        self.exclude: str | None = None      # resource.exclude
+        self.queues: dict[str, Any] = {}     # [queues]
         self.request: Callable[[str, Any, int, RpcCallback], None] = self._no_service
         self._ids = itertools.count(1000)
         self.epilog_timeout = epilog_timeout
@@ -122,12 +127,33 @@ class JobManager:
     def _nodes(self, job: Job) -> int:
         return job.nodes
 
+    @property
+    def drained(self) -> dict[str, str]:
+        return self.resources.drained()
+
+    def _fits(self, job: Job, host: str) -> bool:
+        """Fluxion's part: a job with ssd requests avoids rabbits that are
+        down, and every job honours its property constraints."""
+        if self.fluxion is None:
+            return True
+        props = {k for k, v in self.fluxion.properties.get(
+            self.fluxion.node_paths.get(host, ""), {}).items()}
+        constraint = (job.jobspec.get("attributes", {}).get("system", {})
+                      .get("constraints"))
+        if constraint and not _satisfies(constraint, props):
+            return False
+        rabbit = self.rabbit_of.get(host)
+        if rabbit and '"ssd"' in _dumps(job.jobspec.get("resources")):
+            return self.fluxion.rabbit_up(rabbit)
+        return True
+
 
     def _schedule(self) -> None:
         while self.queue:
             job = self.jobs[self.queue[0]]
             n = self._nodes(job)
-            usable = [h for h in self.free if h not in self.drained]
+            drained = self.drained
+            usable = [h for h in self.free if h not in drained and self._fits(job, h)]
             if n > len(usable):
                 return
             self.queue.pop(0)
@@ -322,10 +348,12 @@ class JobManager:
             ok = self.raise_exception(payload["id"], payload["type"], payload["severity"],
                                       payload.get("note", ""))
             answer(ok, 0 if ok else errno.ENOENT, "" if ok else "unknown job", {})
-        elif topic == "resource.drain":
-            for host in Hostlist(payload["targets"]):
-                self.drained[host] = payload.get("reason", "")
-            answer(True, 0, "", {})
+        elif topic in ("resource.drain", "resource.undrain"):
+            self.resources.rpc(topic, payload, answer)
+            self._schedule()  # an undrain may let a job run
+        elif topic.startswith("sched-fluxion-resource.") and self.fluxion is not None:
+            self.fluxion.rpc(topic, payload, answer)
+            self._schedule()  # an ssd up or a property gone may let a job run
         else:
             answer(False, errno.ENOSYS, f"No service matching {topic} is registered", None)
 
@@ -352,6 +380,32 @@ class JobManager:
         return [{"id": j.id, "state": j.state, "dependencies": sorted(j.deps)}
                 for j in self.jobs.values() if j.state in ACTIVE
                 and "dw" in j.jobspec.get("attributes", {}).get("system", {})]
+
+
+def _dumps(obj: Any) -> str:
+    import json
+    return json.dumps(obj)
+
+
+def _satisfies(constraint: Any, props: set[str]) -> bool:
+    """RFC 31 properties/not/and/or, as Fluxion evaluates them on a node."""
+    if not isinstance(constraint, dict):
+        return True
+    for op, arg in constraint.items():
+        if op == "properties":
+            if not all((p[1:] not in props) if p.startswith("^") else (p in props)
+                       for p in arg):
+                return False
+        elif op == "not":
+            if all(_satisfies(c, props) for c in arg):
+                return False
+        elif op == "and":
+            if not all(_satisfies(c, props) for c in arg):
+                return False
+        elif op == "or":
+            if not any(_satisfies(c, props) for c in arg):
+                return False
+    return True
 
 
 def _set_dotted(obj: dict[str, Any], key: str, value: Any) -> None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from flux_dws.harness.reactor import Reactor
 from flux_dws.service.link import JobInfo, Link, Request, RpcCallback
+from flux_dws.service.resources import JournalReader
 
 if TYPE_CHECKING:
     from flux_dws.harness.jobmanager import JobManager
@@ -108,6 +109,36 @@ class HarnessLink(Link):
             callback(ok, err)
 
         self.reactor.post(run)
+
+    def watch_resources(self, post: Callable[[dict[str, Any]], None], fluxion: bool,
+                        drain_queues: list[str] | None) -> Callable[[], None]:
+        gen = self.generation
+        reader = JournalReader(fluxion, self.jm.exclude, drain_queues, self.jm.queues)
+        active = [True]
+
+        def alive() -> bool:
+            return active[0] and gen == self.generation
+
+        def consumer(resp: dict[str, Any]) -> None:
+            if not alive():
+                return
+            for ev in reader.answer(resp):
+                post(ev)
+            while reader.errors:
+                self.log("err", f"rabbit health: {reader.errors.pop(0)}")
+
+        def restarted() -> None:
+            if alive() and fluxion:
+                post({"type": "fluxion-restart"})
+
+        self.reactor.post(lambda: self.jm.resources.journal(consumer))
+        if self.jm.fluxion is not None:
+            self.jm.fluxion.watch_restarts(restarted)
+
+        def stop() -> None:
+            active[0] = False
+
+        return stop
 
     def post(self, fn: Callable[[], None]) -> None:
         gen = self.generation

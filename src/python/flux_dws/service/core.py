@@ -22,7 +22,8 @@ from flux_dws.service.kube import WatchSpec
 from flux_dws.service.link import JobInfo, Link, Request
 
 #: Kubernetes kinds the service watches: (kind, namespace)
-WATCHED = (("Workflow", "default"), ("SystemConfiguration", "default"))
+WATCHED = (("Workflow", "default"), ("SystemConfiguration", "default"),
+           ("Storage", "default"))
 _WRITES = frozenset(("create", "patch", "json-patch", "delete"))
 
 
@@ -68,6 +69,9 @@ class Service:
         self._looking_up: set[int] = set()
         self._held: deque[dict[str, Any]] = deque()
         self._orphans_asked = False
+        self._fluxion = config.get("fluxion", True) is not False
+        self._drain_queues = config.get("drain_queues") or None
+        self._stop_resources: Callable[[], None] | None = None
         self.kube = kube_factory(self.post_event)
 
     # --- lifecycle ------------------------------------------------------
@@ -76,8 +80,13 @@ class Service:
         """Take dws.* requests and start the watches (on the reactor thread)."""
         self.link.serve("dws", self._request)
         self.kube.start_watches([WatchSpec(kind, self.namespace) for kind, _ in WATCHED])
+        self._stop_resources = self.link.watch_resources(self.post_event, self._fluxion,
+                                                         self._drain_queues)
 
     def stop(self) -> None:
+        if self._stop_resources is not None:
+            self._stop_resources()
+            self._stop_resources = None
         self.kube.stop()
 
     def reconfig(self, config: dict[str, Any]) -> None:

@@ -204,6 +204,21 @@ class FluxLink(Link):
                                    "constraint": {"states": ["depend", "sched", "run",
                                                              "cleanup"]}}, 0, got)
 
+    def watch_resources(self, post: Callable[[dict[str, Any]], None], fluxion: bool,
+                        drain_queues: list[str] | None) -> Callable[[], None]:
+        from flux_dws.service.resources import ResourceWatch
+
+        def log(level: str, message: str) -> None:  # from the watch thread
+            self.post(lambda: self.log(level, message))
+
+        try:
+            uri = self.h.attr_get("local-uri")
+        except OSError:
+            uri = None
+        watch = ResourceWatch(post, log, fluxion, drain_queues, uri=uri)
+        watch.start()
+        return watch.stop
+
     # --- reactor --------------------------------------------------------------
 
     def post(self, fn: Callable[[], None]) -> None:

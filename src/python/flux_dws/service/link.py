@@ -72,6 +72,14 @@ class Link(ABC):
         finds among them the requests the old service lost."""
 
     @abstractmethod
+    def watch_resources(self, post: Callable[[dict[str, Any]], None], fluxion: bool,
+                        drain_queues: list[str] | None) -> Callable[[], None]:
+        """Follow Flux's resources for rabbit health: post the engine's
+        journal, graph, flux-config and fluxion-restart events (from any
+        thread, through ``post``) until the returned function is called
+        (service/resources.py)."""
+
+    @abstractmethod
     def post(self, fn: Callable[[], None]) -> None:
         """Run ``fn`` on the reactor thread soon (safe from any thread)."""
 

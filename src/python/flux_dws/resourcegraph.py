@@ -1,0 +1,123 @@
+"""What the rabbit-health code needs to know of an instance's resources.
+
+From R (RFC 20, with the Fluxion graph flux dws2jgf wrote in its
+``scheduling`` key) and the broker's configuration, pure functions that
+compute:
+
+- ``graph_index``: the paths of each rabbit's ssd vertices and of each
+  compute node in Fluxion's graph (``{"ssds": {rabbit: [path]}, "nodes":
+  {host: path}}``).  A chassis vertex carries its rabbit's name in
+  ``properties.rabbit``; its ssd vertices are its children.
+- ``drainable_hosts``: the hosts that may be drained when drains are limited
+  to some queues (``rabbit.drain_queues``): a host is in a queue when it has
+  every property the queue ``requires`` (a queue without requirements has
+  every host).
+
+No I/O: the service's Flux watcher thread calls them on what it read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from flux_dws.hostlist import Hostlist
+from flux_dws.idset import IDset
+
+
+class ResourceError(ValueError):
+    """R or the queue configuration is not what it should be (named)."""
+
+
+def _containment(vertex: Mapping[str, Any]) -> str | None:
+    meta = vertex.get("metadata") or {}
+    paths = meta.get("paths") or {}
+    path = paths.get("containment") if isinstance(paths, dict) else None
+    return path if isinstance(path, str) else None
+
+
+def graph_index(R: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """Paths of the rabbits' ssd vertices and of the node vertices.
+
+    An R without a scheduling graph gives empty maps (Fluxion then builds
+    its graph from R itself: no ssd vertices, node paths ``/cluster0/<host>``)."""
+    ssds: dict[str, list[str]] = {}
+    nodes: dict[str, str] = {}
+    graph = ((R or {}).get("scheduling") or {}).get("graph") or {}
+    vertices = graph.get("nodes") if isinstance(graph, dict) else None
+    if not isinstance(vertices, list):
+        return {"ssds": ssds, "nodes": nodes}
+    chassis: dict[str, str] = {}  # chassis path -> rabbit
+    ssd_paths: list[str] = []
+    for v in vertices:
+        if not isinstance(v, dict):
+            continue
+        meta = v.get("metadata") or {}
+        vtype = meta.get("type")
+        path = _containment(v)
+        if path is None:
+            continue
+        if vtype == "chassis":
+            rabbit = (meta.get("properties") or {}).get("rabbit")
+            if isinstance(rabbit, str) and rabbit:
+                chassis[path] = rabbit
+        elif vtype == "ssd":
+            ssd_paths.append(path)
+        elif vtype in ("node", "storage_node"):
+            name = meta.get("name")
+            if isinstance(name, str):
+                nodes[name] = path
+    for path in ssd_paths:
+        rabbit = chassis.get(path.rsplit("/", 1)[0])
+        if rabbit is not None:
+            ssds.setdefault(rabbit, []).append(path)
+    for paths in ssds.values():
+        paths.sort(key=_natural)
+    return {"ssds": ssds, "nodes": nodes}
+
+
+def _natural(path: str) -> tuple[str, int]:
+    head = path.rstrip("0123456789")
+    tail = path[len(head):]
+    return head, int(tail) if tail else -1
+
+
+def host_properties(R: Mapping[str, Any], hosts_by_rank: Sequence[str]) -> dict[str, set[str]]:
+    """property -> hosts, from R's ``execution.properties`` ({prop: idset})."""
+    props = ((R or {}).get("execution") or {}).get("properties") or {}
+    if not isinstance(props, dict):
+        raise ResourceError("R execution.properties must be an object")
+    out: dict[str, set[str]] = {}
+    for prop, ids in props.items():
+        if not isinstance(ids, str):
+            raise ResourceError(f"R execution.properties.{prop} must be an idset string")
+        try:
+            ranks = list(IDset(ids))
+        except ValueError as exc:
+            raise ResourceError(f"R execution.properties.{prop}: {exc}") from None
+        out[prop] = {hosts_by_rank[r] for r in ranks if r < len(hosts_by_rank)}
+    return out
+
+
+def drainable_hosts(drain_queues: Iterable[str] | None, queues: Mapping[str, Any] | None,
+                    R: Mapping[str, Any], hosts_by_rank: Sequence[str]) -> str | None:
+    """The hosts of the drain queues as an RFC 29 hostlist, or None when
+    drains are not limited to queues.  A queue that is not configured is
+    an error naming it."""
+    if not drain_queues:
+        return None
+    queues = queues or {}
+    props = host_properties(R, hosts_by_rank)
+    chosen: set[str] = set()
+    for q in drain_queues:
+        conf = queues.get(q)
+        if not isinstance(conf, dict):
+            raise ResourceError(f"rabbit.drain_queues: no queue named {q!r} in [queues]")
+        requires = conf.get("requires") or []
+        if not isinstance(requires, list) or not all(isinstance(p, str) for p in requires):
+            raise ResourceError(f"queues.{q}.requires must be a list of property names")
+        members = set(hosts_by_rank)
+        for p in requires:
+            members &= props.get(p, set())
+        chosen |= members
+    return str(Hostlist(sorted(chosen, key=hosts_by_rank.index))) if chosen else ""

@@ -1,0 +1,178 @@
+"""The Flux side of rabbit health: what the engine needs to know of Flux.
+
+``JournalReader`` turns the answers of flux-core's ``resource.journal``
+stream into engine events (doc/guide/service.rst):
+
+    {"type": "journal", "events": [...], "synced": B}   online/offline/drain/undrain
+    {"type": "graph", "graph": {"ssds": {...}, "nodes": {...}}}   (Fluxion mode)
+    {"type": "flux-config", "exclude": S|None, "drainable": S|None}
+
+The first answers replay the journal (the instance's hosts by rank, which
+are online, every drain and its reason, and R); an answer with no events
+ends the replay.  R is reduced here to what the engine needs (the graph's
+paths, the hosts of the drain queues), so the engine never sees a
+100-MB R.  ``ResourceWatch`` reads the stream on a thread with its own Flux
+handle, so neither that R nor the graph scan ever blocks the service's
+reactor; it also asks Fluxion for its graph's uptime every
+``poll_interval`` seconds and reports a restart (uptime went back, or
+Fluxion came back after being away), after which the engine gives it every
+rabbit's state again.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from flux_dws.hostlist import Hostlist
+from flux_dws.resourcegraph import ResourceError, drainable_hosts, graph_index
+
+Post = Callable[[dict[str, Any]], None]
+Log = Callable[[str, str], None]
+
+
+class JournalReader:
+    """resource.journal answers in, engine events out (no I/O)."""
+
+    def __init__(self, fluxion: bool, exclude: str | None = None,
+                 drain_queues: list[str] | None = None,
+                 queues: Mapping[str, Any] | None = None) -> None:
+        self.fluxion = fluxion
+        self.exclude = exclude
+        self.drain_queues = drain_queues
+        self.queues = queues
+        self.hosts: list[str] = []
+        self.synced = False
+        self.errors: list[str] = []
+
+    def answer(self, resp: Mapping[str, Any]) -> list[dict[str, Any]]:
+        events = resp.get("events")
+        if not isinstance(events, list):
+            self.errors.append("resource.journal answered without an events array")
+            return []
+        out: list[dict[str, Any]] = []
+        for ev in events:
+            if isinstance(ev, dict) and ev.get("name") == "restart":
+                nodelist = (ev.get("context") or {}).get("nodelist")
+                if isinstance(nodelist, str):
+                    self.hosts = list(Hostlist(nodelist))
+        if not events:
+            self.synced = True
+        out.append({"type": "journal", "events": events, "synced": self.synced})
+        R = resp.get("R")
+        if isinstance(R, dict):
+            out.extend(self._resources(R))
+        return out
+
+    def _resources(self, R: Mapping[str, Any]) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        if self.fluxion:
+            index = graph_index(R)
+            if not index["ssds"]:
+                self.errors.append("no rabbit ssd vertices in R's scheduling graph: Fluxion"
+                                   " is not told which rabbits are up (was R made with"
+                                   " flux dws2jgf?)")
+            out.append({"type": "graph", "graph": index})
+        try:
+            drainable = drainable_hosts(self.drain_queues, self.queues, R, self.hosts)
+        except ResourceError as exc:
+            self.errors.append(f"{exc}; no compute node will be drained")
+            drainable = ""
+        out.append({"type": "flux-config", "exclude": self.exclude, "drainable": drainable})
+        return out
+
+
+def exclude_of(config: Mapping[str, Any]) -> str | None:
+    """resource.exclude from the broker's configuration, or None."""
+    ex = (config.get("resource") or {}).get("exclude")
+    return ex if isinstance(ex, str) and ex else None
+
+
+class ResourceWatch:
+    """A thread with its own Flux handle following resource.journal and
+    Fluxion's uptime; events go to ``post`` (the service's, thread-safe)."""
+
+    def __init__(self, post: Post, log: Log, fluxion: bool, drain_queues: list[str] | None,
+                 uri: str | None = None, poll_interval: float = 10.0) -> None:
+        self.post = post
+        self.log = log
+        self.fluxion = fluxion
+        self.drain_queues = drain_queues
+        self.uri = uri
+        self.poll_interval = poll_interval
+        self._rfd, self._wfd = os.pipe()
+        self._thread = threading.Thread(target=self._run, name="dws-resources", daemon=True)
+        self._uptime: float | None = None
+        self._fluxion_away = False
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        try:
+            os.write(self._wfd, b"x")
+        except OSError:
+            return
+        self._thread.join(timeout=5.0)
+        os.close(self._rfd)
+        os.close(self._wfd)
+
+    def _run(self) -> None:
+        import flux
+        import flux.constants
+
+        try:
+            h = flux.Flux(self.uri) if self.uri else flux.Flux()
+            config = h.rpc("config.get").get() or {}
+        except OSError as exc:
+            self.log("err", f"rabbit health: cannot reach Flux: {exc}")
+            return
+        reader = JournalReader(self.fluxion, exclude_of(config), self.drain_queues,
+                               config.get("queues"))
+        c = flux.constants
+
+        def on_journal(f: Any) -> None:
+            try:
+                resp = f.get()
+            except OSError as exc:
+                self.log("err", f"rabbit health: resource.journal ended: {exc}")
+                h.reactor_stop()
+                return
+            f.reset()
+            for ev in reader.answer(resp or {}):
+                self.post(ev)
+            while reader.errors:
+                self.log("err", f"rabbit health: {reader.errors.pop(0)}")
+
+        def on_stats(f: Any) -> None:
+            try:
+                uptime = float((f.get() or {}).get("graph-uptime", 0))
+            except OSError:
+                self._fluxion_away = True
+                return
+            restarted = self._fluxion_away or (self._uptime is not None
+                                               and uptime < self._uptime)
+            self._fluxion_away = False
+            self._uptime = uptime
+            if restarted:
+                self.post({"type": "fluxion-restart"})
+
+        def poll(h_: Any, w: Any, revents: int, arg: Any) -> None:
+            h.rpc("sched-fluxion-resource.stats-get").then(on_stats)
+
+        def stop(h_: Any, w: Any, fd: int, revents: int, arg: Any) -> None:
+            h.reactor_stop()
+
+        h.rpc("resource.journal", {}, flags=c.FLUX_RPC_STREAMING).then(on_journal)
+        watchers = [h.fd_watcher_create(self._rfd, stop, events=c.FLUX_POLLIN)]
+        if self.fluxion:
+            h.rpc("sched-fluxion-resource.stats-get").then(on_stats)
+            watchers.append(h.timer_watcher_create(self.poll_interval, poll,
+                                                   repeat=self.poll_interval))
+        for w in watchers:
+            w.start()
+        h.reactor_run()
+        for w in watchers:
+            w.stop()
