@@ -69,6 +69,7 @@ struct dws_health {
     char *exclude;         /* resource.exclude as given */
     json_t *drainable;     /* {host: true}, or NULL for all */
 
+    json_t *storages;      /* {name: Storage object}: the last seen, rabbit or not */
     json_t *ssds;          /* {rabbit: [path]} from the graph, or NULL */
     json_t *node_paths;    /* {host: path} from the graph, or NULL */
     json_t *jobs;          /* {jobid: [rabbit]} */
@@ -166,10 +167,11 @@ struct dws_health *dws_health_create (void)
     h->rank_index = json_object ();
     h->jobs = json_object ();
     h->batches = json_object ();
+    h->storages = json_object ();
     h->sent = json_pack ("{s:i s:i s:i s:i s:i s:i}", "set_status", 0, "set_property", 0,
                          "remove_property", 0, "drain", 0, "undrain", 0, "systemstatus", 0);
     if (!h->rabbit_index || !h->compute_index || !h->rank_index || !h->jobs || !h->batches
-        || !h->sent) {
+        || !h->storages || !h->sent) {
         dws_health_destroy (h);
         return NULL;
     }
@@ -215,6 +217,7 @@ void dws_health_destroy (struct dws_health *h)
     json_decref (h->compute_index);
     json_decref (h->rank_index);
     json_decref (h->drainable);
+    json_decref (h->storages);
     json_decref (h->ssds);
     json_decref (h->node_paths);
     json_decref (h->jobs);
@@ -263,6 +266,9 @@ static void resolve_ranks (struct dws_health *h)
     for (size_t i = 0; i < h->ncomputes; i++)
         h->computes[i].rank = index_of (h->rank_index, h->computes[i].name);
 }
+
+static void storage_read (struct dws_health *h, struct rabbit *r, json_t *obj,
+                          json_t *actions);
 
 /* Is c2r the topology we have? */
 static bool same_topology (struct dws_health *h, json_t *c2r)
@@ -343,6 +349,11 @@ int dws_health_topology (struct dws_health *h, json_t *c2r, json_t *actions, dws
     json_decref (old.rabbit_index);
     json_decref (old.compute_index);
     resolve_ranks (h);
+    /* the Storage objects may have come first (their watch is another) */
+    if (h->storage_synced)
+        for (size_t i = 0; i < h->nrabbits; i++)
+            storage_read (h, &h->rabbits[i], json_object_get (h->storages, h->rabbits[i].name),
+                          actions);
     changed (h, actions);
     return 0;
 }
@@ -431,10 +442,15 @@ int dws_health_storage (struct dws_health *h, const char *event, json_t *obj, js
     const char *name = str_at (obj, "metadata", "name");
     if (!event || !name)
         return dws_errorf (err, "Storage event needs an event type and metadata.name");
+    bool deleted = !strcmp (event, "DELETED");
+    if (deleted)
+        json_object_del (h->storages, name);
+    else
+        json_object_set (h->storages, name, obj);
     long ri = index_of (h->rabbit_index, name);
     if (ri < 0)
-        return 0; /* not a rabbit of the SystemConfiguration */
-    storage_read (h, &h->rabbits[ri], strcmp (event, "DELETED") ? obj : NULL, actions);
+        return 0; /* not a rabbit of the SystemConfiguration (yet) */
+    storage_read (h, &h->rabbits[ri], deleted ? NULL : obj, actions);
     return 0;
 }
 
@@ -443,21 +459,17 @@ int dws_health_storage_sync (struct dws_health *h, json_t *objects, json_t *acti
 {
     if (!json_is_array (objects))
         return dws_errorf (err, "Storage sync needs an objects array");
-    json_t *seen = json_object ();
+    json_object_clear (h->storages);
     size_t i;
     json_t *obj;
     json_array_foreach (objects, i, obj) {
         const char *name = str_at (obj, "metadata", "name");
-        long ri = index_of (h->rabbit_index, name);
-        if (ri < 0)
-            continue;
-        json_object_set_new (seen, name, json_true ());
-        storage_read (h, &h->rabbits[ri], obj, actions);
+        if (name)
+            json_object_set (h->storages, name, obj);
     }
     for (size_t k = 0; k < h->nrabbits; k++)
-        if (!json_object_get (seen, h->rabbits[k].name))
-            storage_read (h, &h->rabbits[k], NULL, actions);
-    json_decref (seen);
+        storage_read (h, &h->rabbits[k], json_object_get (h->storages, h->rabbits[k].name),
+                      actions);
     h->storage_synced = true;
     changed (h, actions);
     return 0;

@@ -698,6 +698,29 @@ static void test_storm (void)
     dws_health_destroy (h);
 }
 
+static void test_storage_before_topology (void)
+{
+    struct dws_health *h = dws_health_create ();
+    dws_error_t err;
+    json_t *objs = json_array ();
+    json_array_append_new (objs, storage ("r1", "Ready", "Enabled", "Ready", "Ready"));
+    json_array_append_new (objs, storage ("r2", "Offline", "Enabled", "Ready", "Ready"));
+    reset ();
+    ok (dws_health_storage_sync (h, objs, actions, &err) == 0,
+        "a Storage list before the SystemConfiguration is kept");
+    json_decref (objs);
+    json_t *topo = J ("{'c1':'r1','c2':'r1','c3':'r2','c4':'r2'}");
+    ok (dws_health_topology (h, topo, actions, &err) == 0, "then the topology");
+    json_decref (topo);
+    json_t *view = dws_health_view (h);
+    json_t *r = json_object_get (view, "rabbits");
+    ok (json_is_true (json_object_get (json_array_get (r, 0), "up"))
+            && json_is_false (json_object_get (json_array_get (r, 1), "up")),
+        "the rabbits take their Storage as soon as they are known");
+    json_decref (view);
+    dws_health_destroy (h);
+}
+
 static void test_bad_input (void)
 {
     struct dws_health *h = dws_health_create ();
@@ -755,6 +778,7 @@ int main (void)
     test_systemstatus ();
     test_failures_and_restarts ();
     test_storm ();
+    test_storage_before_topology ();
     test_bad_input ();
     json_decref (actions);
     return done_testing ();

@@ -71,14 +71,16 @@ class Harness:
         self.reactor = Reactor()
         self.jm = JobManager(self.reactor, list(self.system.computes), self.owner,
                              epilog_timeout)
-        self.fluxion = FakeFluxion(self.system)
+        self.fluxion = FakeFluxion(self.system, jgf=fluxion)
         self.jm.fluxion = self.fluxion
         self.jm.rabbit_of = {c: r.name for r in self.system.rabbits for c, _ in r.computes}
         self.jm.resources.R = {"version": 1, "execution": {
             "R_lite": [{"rank": f"0-{len(self.system.computes) - 1}",
                         "children": {"core": "0"}}],
             "nodelist": [str(Hostlist(self.system.computes))], "properties": {},
-            "starttime": 0, "expiration": 0}, "scheduling": self.fluxion.graph}
+            "starttime": 0, "expiration": 0}}
+        if self.fluxion.graph:
+            self.jm.resources.R["scheduling"] = self.fluxion.graph
         self.link = HarnessLink(self.reactor, self.jm, self.owner)
         self.jm.request = self.link.request
         self.service: Service | None = None
@@ -169,6 +171,18 @@ class Harness:
     def rabbits(self) -> dict[str, Any]:
         """What ``dws.rabbits`` answers."""
         return self.ask("dws.rabbits")
+
+    def rabbits_now(self) -> dict[str, Any]:
+        """The dws.rabbits view read from the engine on the calling thread:
+        for ``wait_for`` predicates, which run on the reactor thread and
+        must not wait for it."""
+        svc = self.service
+        if svc is None:
+            return {}
+        actions = svc.engine.event({"type": "request", "topic": "dws.rabbits", "msgid": 0,
+                                    "payload": {}})
+        payload: dict[str, Any] = actions[0]["payload"]
+        return payload
 
     def ask(self, topic: str) -> dict[str, Any]:
         box: dict[str, Any] = {}

@@ -126,9 +126,16 @@ class FakeResources:
 
 
 class FakeFluxion:
-    def __init__(self, system: System, ssds_per_rabbit: int = 2) -> None:
+    def __init__(self, system: System, ssds_per_rabbit: int = 2, jgf: bool = True) -> None:
+        """jgf=False: Fluxion runs on R without a scheduling graph (no ssd
+        vertices; nodes at /cluster0/<host>), as with --disable-fluxion."""
         self.ssds: dict[str, list[str]] = {}
         self.node_paths: dict[str, str] = {}
+        if not jgf:
+            self.node_paths = {c: f"/cluster0/{c}" for c in system.computes}
+            self.graph: dict[str, Any] = {}
+            self._init_state()
+            return
         vertices: list[dict[str, Any]] = [
             {"id": "0", "metadata": {"type": "cluster", "name": CLUSTER,
                                      "paths": {"containment": f"/{CLUSTER}"}}}]
@@ -147,6 +154,9 @@ class FakeFluxion:
                     "type": "node", "name": host,
                     "paths": {"containment": self.node_paths[host]}}})
         self.graph = {"graph": {"nodes": vertices, "edges": []}}
+        self._init_state()
+
+    def _init_state(self) -> None:
         self.calls: Counter[str] = Counter()
         self.away = False
         self._watchers: list[Callable[[], None]] = []
@@ -167,7 +177,7 @@ class FakeFluxion:
         self._watchers.append(fn)
 
     def rabbit_up(self, rabbit: str) -> bool:
-        return all(self.status[p] == "up" for p in self.ssds[rabbit])
+        return all(self.status[p] == "up" for p in self.ssds.get(rabbit, []))
 
     def hosts_with(self, prop: str) -> set[str]:
         return {h for h, p in self.node_paths.items() if prop in self.properties[p]}

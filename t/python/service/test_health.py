@@ -1,0 +1,303 @@
+"""Rabbit health end to end: the real service (engine, kube layer) against
+the emulator, with the harness' flux-core resource module and Fluxion.
+
+Every wait is on a condition (harness.wait_for runs it after each reactor
+callback), never a sleep.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from flux_dws.harness import Harness
+
+G, V = "dataworkflowservices.github.io", "v1alpha7"
+XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
+R2, R3 = "kind-worker2", "kind-worker3"  # R2: compute-[01-03], R3: compute-04
+
+
+def ready(h: Harness) -> None:
+    h.wait_for(lambda: h.fluxion.rabbit_up(R2) and h.fluxion.rabbit_up(R3), what="rabbits up")
+
+
+def systemstatus(h: Harness) -> dict[str, str]:
+    obj = h.emulator.custom_objects_api().get_namespaced_custom_object(
+        G, V, "default", "systemstatuses", "default")
+    return dict((obj.get("data") or {}).get("nodes") or {})
+
+
+def patch_storage(h: Harness, name: str, body: dict[str, Any]) -> None:
+    h.emulator.custom_objects_api().patch_namespaced_custom_object(
+        G, V, "default", "storages", name, body)
+
+
+def wait_sent(h: Harness, what: str, n: int) -> None:
+    h.wait_for(lambda: h.fluxion.calls[what] >= n, what=f"{n} {what}")
+
+
+@pytest.fixture
+def h() -> Iterator[Harness]:
+    with Harness(system="kind") as harness:
+        ready(harness)
+        yield harness
+
+
+def test_startup_applies_every_rabbit_once(h: Harness) -> None:
+    assert h.fluxion.calls == {"set_status": 4, "remove_property": 1}
+    h.wait_for(lambda: len(systemstatus(h)) == 4, what="SystemStatus written")
+    assert set(systemstatus(h).values()) == {"Enabled"}
+    view = h.rabbits()
+    assert view["ready"] and view["fluxion"] is True
+    assert [r["fluxion"] for r in view["rabbits"]] == ["up", "up"]
+    assert view["sent"]["systemstatus"] == 1
+
+
+def test_rabbit_down_and_back_and_its_jobs(h: Harness) -> None:
+    h.emulator.controllers.set_health(R3, status="Offline")
+    h.wait_for(lambda: not h.fluxion.rabbit_up(R3), what="R3 down in Fluxion")
+    # a 3-node rabbit job fits behind R2
+    small = h.wait(h.submit(XFS, nodes=3))
+    assert not small.fatal and sorted(small.hosts) == ["compute-01", "compute-02", "compute-03"]
+    assert h.fluxion.hosts_with("badrabbit") == {"compute-04"}
+    assert h.fluxion.calls["set_status"] == 6  # 4 at start-up + R3's 2 ssds
+    view = h.rabbits()
+    r3 = view["rabbits"][1]
+    assert (r3["up"], r3["fluxion"], r3["why"]) == (False, "down", "Storage status Offline")
+    # a 4-node rabbit job needs compute-04, whose rabbit is down: it waits
+    jobid = h.submit(XFS, nodes=4)
+    h.wait_for(lambda: h.jm.jobs[jobid].state == "SCHED" and "ssd" in str(
+        h.jm.jobs[jobid].jobspec["resources"]), what="job rewritten, waiting")
+    h.emulator.controllers.set_health(R3, status="Ready")
+    h.wait_for(lambda: h.fluxion.rabbit_up(R3), what="R3 up again")
+    job = h.wait(jobid)
+    assert not job.fatal, job.exceptions
+    assert "compute-04" in job.hosts
+    assert h.fluxion.hosts_with("badrabbit") == set()
+
+
+def test_link_down_drains_and_back_undrains(h: Harness) -> None:
+    h.emulator.controllers.set_health(R2, links={"compute-02": "Offline"})
+    h.wait_for(lambda: "compute-02" in h.jm.drained, what="compute-02 drained")
+    assert h.jm.drained == {"compute-02": "rabbit kind-worker2 link Offline"}
+    assert h.fluxion.rabbit_up(R2), "one link down leaves the rabbit up"
+    h.wait_for(lambda: h.fluxion.hosts_with("badrabbit") == {"compute-02"}, what="badrabbit")
+    h.emulator.controllers.set_health(R2, links={"compute-02": "Ready"})
+    h.wait_for(lambda: not h.jm.drained, what="compute-02 undrained")
+    h.wait_for(lambda: not h.fluxion.hosts_with("badrabbit"), what="badrabbit removed")
+
+
+def test_admin_drain_is_kept_and_admin_undrain_stands(h: Harness) -> None:
+    h.reactor.call(lambda: h.jm.resources.admin_drain("compute-03", "bad DIMM"))
+    h.emulator.controllers.set_health(R2, links={"compute-03": "Fenced"})
+    h.wait_for(lambda: h.fluxion.hosts_with("badrabbit") == {"compute-03"}, what="badrabbit")
+    h.emulator.controllers.set_health(R2, links={"compute-03": "Ready"})
+    h.wait_for(lambda: not h.fluxion.hosts_with("badrabbit"), what="badrabbit removed")
+    assert h.jm.drained == {"compute-03": "bad DIMM"}, "an admin's drain is never undrained"
+    # an admin undrains a node whose link is still down: it stays undrained
+    h.emulator.controllers.set_health(R2, links={"compute-01": "Offline"})
+    h.wait_for(lambda: "compute-01" in h.jm.drained, what="compute-01 drained")
+    h.reactor.call(lambda: h.jm.resources.rpc("resource.undrain", {"targets": "compute-01"},
+                                              lambda *a: None))
+    h.emulator.controllers.set_health(R2, status="Ready")  # another Storage update
+    h.wait_for(lambda: h.rabbits_now()["sent"]["drain"] == 1, what="view")
+    assert "compute-01" not in h.jm.drained
+
+
+def test_disabled_by_admin_then_enabled(h: Harness) -> None:
+    patch_storage(h, R2, {"spec": {"state": "Disabled"}, "metadata": {"annotations": {
+        "disable_reason": "replacing a drive", "disable_date": "2026-11-23T10:00:00Z"}}})
+    h.wait_for(lambda: not h.fluxion.rabbit_up(R2), what="R2 down")
+    r2 = h.rabbits()["rabbits"][0]
+    assert r2["why"] == "disabled: replacing a drive"
+    assert r2["storage"]["state"] == "Disabled"
+    assert not h.jm.drained, "a disabled rabbit drains nothing"
+    patch_storage(h, R2, {"spec": {"state": "Enabled"}})
+    h.wait_for(lambda: h.fluxion.rabbit_up(R2), what="R2 up")
+
+
+def test_testing_mode_status_by_hand(h: Harness) -> None:
+    patch_storage(h, R3, {"spec": {"mode": "Testing"}})
+    h.emulator.custom_objects_api().patch_namespaced_custom_object_status(
+        G, V, "default", "storages", R3, {"status": {"status": "Failed"}})
+    h.wait_for(lambda: not h.fluxion.rabbit_up(R3), what="R3 down by hand")
+    h.emulator.controllers.set_health(R3, status="Ready")  # ignored in Testing mode
+    assert h.rabbits()["rabbits"][1]["storage"]["status"] == "Failed"
+
+
+def test_fenced_rabbit(h: Harness) -> None:
+    h.emulator.controllers.set_health(R3, fenced=True)
+    h.wait_for(lambda: not h.fluxion.rabbit_up(R3), what="R3 fenced: down")
+    assert h.rabbits()["rabbits"][1]["why"].startswith("Storage status Degraded")
+
+
+def test_brokers_lost_and_back_in_systemstatus(h: Harness) -> None:
+    h.wait_for(lambda: len(systemstatus(h)) == 4, what="SystemStatus written")
+    h.reactor.call(lambda: h.jm.resources.set_online("compute-[03-04]", False))
+    h.wait_for(lambda: systemstatus(h).get("compute-03") == "Disabled"
+               and systemstatus(h).get("compute-04") == "Disabled", what="Disabled")
+    h.reactor.call(lambda: h.jm.resources.set_online("compute-04", True))
+    h.wait_for(lambda: systemstatus(h).get("compute-04") == "Enabled", what="Enabled again")
+    assert systemstatus(h)["compute-03"] == "Disabled"
+    assert h.rabbits()["sent"]["systemstatus"] == 3
+
+
+def test_unmount_drain_disables_until_undrained(h: Harness) -> None:
+    h.reactor.call(lambda: h.jm.resources.admin_drain("compute-01", "failed to unmount rabbit"))
+    h.wait_for(lambda: systemstatus(h).get("compute-01") == "Disabled", what="Disabled")
+    h.reactor.call(lambda: h.jm.resources.rpc("resource.undrain", {"targets": "compute-01"},
+                                              lambda *a: None))
+    h.wait_for(lambda: systemstatus(h).get("compute-01") == "Enabled", what="Enabled")
+
+
+def test_service_restart_rebuilds_and_reapplies(h: Harness) -> None:
+    h.emulator.controllers.set_health(R3, status="Offline")
+    h.wait_for(lambda: not h.fluxion.rabbit_up(R3), what="R3 down")
+    before = dict(h.fluxion.calls)
+    h.restart_service()
+    # the new service knows nothing of Fluxion: it applies the whole state once
+    wait_sent(h, "set_status", before["set_status"] + 4)
+    h.wait_for(lambda: h.rabbits_now().get("ready") is True, what="ready")
+    assert not h.fluxion.rabbit_up(R3) and h.fluxion.rabbit_up(R2)
+    assert h.fluxion.hosts_with("badrabbit") == {"compute-04"}
+    # a service restart while a rabbit changes: the change is not lost
+    h.stop_service()
+    h.emulator.controllers.set_health(R3, status="Ready")
+    h.start_service()
+    h.wait_for(lambda: h.fluxion.rabbit_up(R3), what="R3 up after the restart")
+
+
+def test_fluxion_restart_gets_everything_again(h: Harness) -> None:
+    h.emulator.controllers.set_health(R2, links={"compute-01": "Offline"})
+    h.wait_for(lambda: h.fluxion.hosts_with("badrabbit") == {"compute-01"}, what="badrabbit")
+    h.reactor.call(h.fluxion.restart)
+    h.wait_for(lambda: h.fluxion.rabbit_up(R2) and h.fluxion.rabbit_up(R3)
+               and h.fluxion.hosts_with("badrabbit") == {"compute-01"},
+               what="Fluxion's state back after its restart")
+
+
+def test_fluxion_failure_is_retried() -> None:
+    with Harness(system="kind") as h:
+        ready(h)
+        h.fluxion.away = True
+        h.emulator.controllers.set_health(R3, status="Offline")
+        h.wait_for(lambda: any("ssd update for kind-worker3 failed" in m
+                               for _, m in h.link.logs), what="the failure logged")
+        h.fluxion.away = False
+        h.wait_for(lambda: not h.fluxion.rabbit_up(R3), timeout=30, what="retried")
+
+
+def test_watch_410_sends_nothing_new(h: Harness) -> None:
+    before = dict(h.fluxion.calls)
+    n = h.rabbits()["sent"]
+    h.emulator.expire_watches()
+    h.emulator.controllers.set_health(R2, status="Ready")  # an event after the 410
+    h.emulator.controllers.set_health(R3, status="Offline")
+    h.wait_for(lambda: not h.fluxion.rabbit_up(R3), what="R3 down after the 410")
+    assert h.fluxion.calls["set_status"] == before["set_status"] + 2
+    assert h.rabbits()["sent"]["remove_property"] == n["remove_property"]
+
+
+def test_storm_settles_with_no_extra_rpcs(h: Harness) -> None:
+    before = dict(h.fluxion.calls)
+    for i in range(200):
+        h.emulator.controllers.set_health(R2, links={"compute-01": "Offline" if i % 2 == 0
+                                                      else "Ready"},
+                                          status="Offline" if i % 3 == 0 else "Ready")
+    h.emulator.controllers.set_health(R2, links={"compute-01": "Ready"}, status="Ready")
+    h.emulator.controllers.set_health(R3, status="Offline")  # a last, real change
+    h.wait_for(lambda: not h.fluxion.rabbit_up(R3), what="the last change applied")
+    extra = {k: h.fluxion.calls[k] - before.get(k, 0) for k in h.fluxion.calls}
+    # R3's 2 ssds + 1 set_property, plus whatever R2's flapping caught mid-way
+    assert extra["set_status"] >= 2
+    assert extra["set_status"] <= 2 + 2 * 2 * 50, extra
+    assert h.fluxion.rabbit_up(R2)
+    assert h.fluxion.hosts_with("badrabbit") == {"compute-04"}
+
+
+def test_drains_off_keeps_jobs_off_with_badrabbit() -> None:
+    with Harness(system="kind", config={"drain_compute_nodes": False}) as h:
+        ready(h)
+        h.emulator.controllers.set_health(R2, links={"compute-01": "Offline"})
+        h.wait_for(lambda: h.fluxion.hosts_with("badrabbit") == {"compute-01"},
+                   what="badrabbit")
+        assert not h.jm.drained
+        jobid = h.submit(XFS, nodes=1)
+        job = h.wait(jobid)
+        assert not job.fatal, job.exceptions
+        assert job.hosts != ["compute-01"]
+        cons = job.jobspec["attributes"]["system"]["constraints"]
+        assert cons == {"not": [{"properties": ["badrabbit"]}]}
+
+
+def test_excluded_nodes_are_left_alone() -> None:
+    h = Harness(system="kind")
+    h.jm.exclude = "3"  # compute-04
+    with h:
+        ready(h)
+        h.emulator.controllers.set_health(R3, links={"compute-04": "Offline"}, status="Offline")
+        h.wait_for(lambda: not h.fluxion.rabbit_up(R3), what="R3 down")
+        assert not h.jm.drained
+        assert h.fluxion.hosts_with("badrabbit") == set()
+        c4 = h.rabbits()["rabbits"][1]["computes"][0]
+        assert (c4["excluded"], c4["systemstatus"], c4["badrabbit"]) == (True, None, False)
+
+
+def test_drain_queues_limit_drains() -> None:
+    h = Harness(system="kind", config={"drain_queues": ["debug"]})
+    h.jm.queues = {"debug": {"requires": ["debug"]}, "batch": {}}
+    h.jm.resources.R["execution"]["properties"] = {"debug": "0"}  # compute-01
+    with h:
+        ready(h)
+        h.emulator.controllers.set_health(R2, links={"compute-01": "Offline",
+                                                     "compute-02": "Offline"})
+        h.wait_for(lambda: h.fluxion.hosts_with("badrabbit") == {"compute-01", "compute-02"},
+                   what="badrabbit on both")
+        h.wait_for(lambda: "compute-01" in h.jm.drained, what="compute-01 drained")
+        assert list(h.jm.drained) == ["compute-01"]
+
+
+def test_unknown_drain_queue_drains_nothing_and_says_so() -> None:
+    with Harness(system="kind", config={"drain_queues": ["nosuch"]}) as h:
+        ready(h)
+        h.wait_for(lambda: any("no queue named 'nosuch'" in m for _, m in h.link.logs),
+                   what="the error logged")
+        h.emulator.controllers.set_health(R2, links={"compute-01": "Offline"})
+        h.wait_for(lambda: h.fluxion.hosts_with("badrabbit") == {"compute-01"},
+                   what="badrabbit")
+        assert not h.jm.drained
+
+
+def test_without_fluxion_alloc_rabbit_and_badrabbit() -> None:
+    with Harness(system="kind", fluxion=False) as h:
+        h.wait_for(lambda: h.fluxion.calls["remove_property"] == 2, what="start-up")
+        assert h.fluxion.calls["set_status"] == 0
+        h.emulator.controllers.set_health(R3, status="Offline")
+        h.wait_for(lambda: h.fluxion.hosts_with("badrabbit") == {"compute-04"},
+                   what="badrabbit without Fluxion")
+        jobid = h.submit(XFS, nodes=2, runtime=60)
+        h.wait_event(jobid, "start")
+        h.wait_for(lambda: h.fluxion.hosts_with("alloc_rabbit") == {"compute-01", "compute-02",
+                                                                    "compute-03"},
+                   what="alloc_rabbit on the job's rabbit")
+        view = h.rabbits()
+        assert view["rabbits"][0]["jobs"] == [jobid]
+        assert view["fluxion"] is False and view["rabbits"][0]["fluxion"] is None
+        cons = h.job(jobid).jobspec["attributes"]["system"]["constraints"]
+        assert cons == {"and": [{"not": [{"properties": ["badrabbit"]}]},
+                                {"not": [{"properties": ["alloc_rabbit"]}]}]}
+        h.cancel(jobid)
+        h.wait(jobid)
+        h.wait_for(lambda: not h.fluxion.hosts_with("alloc_rabbit"), what="alloc_rabbit gone")
+
+
+def test_rabbits_view_lists_jobs(h: Harness) -> None:
+    jobid = h.submit(XFS, nodes=1, runtime=60)
+    h.wait_event(jobid, "start")
+    view = h.rabbits()
+    assert view["rabbits"][0]["jobs"] == [jobid]
+    h.cancel(jobid)
+    h.wait(jobid)
+    h.wait_for(lambda: h.rabbits_now()["rabbits"][0]["jobs"] == [], what="job gone from view")
