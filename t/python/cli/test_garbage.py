@@ -85,7 +85,7 @@ NOT_UTF8 = b"\xff\xfe".decode("utf-8", "surrogateescape")
 #: command and subcommand, with values out of range, of the wrong type, or
 #: not UTF-8, and unknown options.
 SUBCOMMANDS = ["atom-emulator", "check", "demo", "dws2jgf", "emulator", "fault", "getrabbit",
-               "rabbitmapping", "status", "version"]
+               "rabbitmapping", "rabbits", "status", "version"]
 FAULT_ACTIONS = ["add", "stall", "delay", "list", "clear", "health", "vanish", "api",
                  "api-list", "api-clear", "drop-watches", "expire-watches"]
 ARG_CASES: list[tuple[Main, list[str]]] = [
@@ -126,6 +126,9 @@ ARG_CASES: list[tuple[Main, list[str]]] = [
     (getrabbit.main, ["-j", "f1"]),
     (rabbitmapping.main, ["-i", "x"]),
     (flux_dws.main, ["status"]),
+    (flux_dws.main, ["rabbits"]),
+    *[(flux_dws.main, ["rabbits", *a]) for a in (
+        ["r["], ["r[2-1]"], ["--json", "r1,,"], [NOT_UTF8], ["-v", "--down", "r\x00"])],
     (flux_dws.main, ["version", "--no-such-option"]),
     *[(flux_dws.main, ["fault", "--kubeconfig", "KC", act, *a]) for act, a in (
         ("add", ["--index", "-1"]), ("add", ["--severity", "Bad"]), ("add", ["--kind", "x"]),

@@ -22,6 +22,7 @@ SUBCOMMANDS: list[str] = [
     "fault",
     "getrabbit",
     "rabbitmapping",
+    "rabbits",
     "status",
     "version",
 ]

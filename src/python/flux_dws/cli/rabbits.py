@@ -1,0 +1,338 @@
+"""``flux dws rabbits``: the health of each rabbit and of its computes.
+
+Asks the running service (``dws.rabbits`` on the enclosing Flux instance)
+what it knows of each rabbit: its Storage object, what Fluxion has for its
+ssd vertices, the jobs using it, and for each of its computes the PCIe link,
+drains, properties and the SystemStatus flux-dws last wrote.  Prints a
+summary line and a table (one line per rabbit); ``-v`` adds a line per
+compute that is not plainly healthy, ``-vv`` one per compute; ``--json``
+prints the answer as it is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from typing import Any
+
+from flux_dws.engine import EngineError, f58
+from flux_dws.fluxutil import FluxUnavailable, open_flux
+from flux_dws.hostlist import Hostlist, HostlistError
+from flux_dws.inputfile import one_line
+
+TOPIC = "dws.rabbits"
+
+#: Narrowest the WHY column is truncated to, whatever the terminal width.
+MIN_WHY = 24
+ELLIPSIS = "..."
+
+COLUMNS = ("RABBIT", "STORAGE", "STATE", "FLUXION", "COMPUTES", "LINKS-DOWN", "DRAINED",
+           "JOBS", "WHY")
+#: Columns aligned to the right (counts).
+NUMERIC = frozenset({"COMPUTES", "LINKS-DOWN", "DRAINED", "JOBS"})
+
+
+class AnswerError(Exception):
+    """The dws.rabbits answer does not have the documented shape."""
+
+
+class UnknownRabbits(Exception):
+    """Rabbits asked for by name that the service does not know."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.names = names
+        super().__init__(f"unknown rabbit{'' if len(names) == 1 else 's'}: "
+                         f"{Hostlist(names).sorted().encode()}")
+
+
+def hostlist_arg(text: str) -> Hostlist:
+    """argparse ``type=`` for an RFC 29 hostlist of rabbits."""
+    try:
+        return Hostlist(text)
+    except HostlistError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "rabbits", help="the health of each rabbit and its computes",
+        description="Show the health of each rabbit and its computes, as the dws"
+                    " service sees them.")
+    p.add_argument("rabbits", nargs="*", type=hostlist_arg, metavar="RABBIT",
+                   help="only these rabbits (RFC 29 hostlists, e.g. rabbit[01-04])")
+    p.add_argument("--json", action="store_true",
+                   help="print the dws.rabbits answer (its rabbits filtered by RABBIT"
+                        " and --down)")
+    p.add_argument("-v", "--verbose", action="count", default=0,
+                   help="also a line per compute that is not healthy (-vv: every compute)")
+    p.add_argument("--down", action="store_true",
+                   help="only rabbits that are down or have a compute that is not healthy")
+    p.set_defaults(func=run)
+
+
+# --- reading the answer --------------------------------------------------------
+
+
+def _dicts(value: Any, what: str) -> list[dict[str, Any]]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        raise AnswerError(f"{what} is not a list of objects")
+    return value
+
+
+def rabbits_of(answer: Any) -> list[dict[str, Any]]:
+    """The rabbits of a dws.rabbits answer; AnswerError if it is not one."""
+    if not isinstance(answer, dict):
+        raise AnswerError("not a JSON object")
+    rabbits = _dicts(answer.get("rabbits"), "'rabbits'")
+    for r in rabbits:
+        if not isinstance(r.get("name"), str):
+            raise AnswerError("a rabbit without a 'name'")
+        _dicts(r.get("computes"), f"rabbit {r['name']}: 'computes'")
+        if r.get("storage") is not None and not isinstance(r["storage"], dict):
+            raise AnswerError(f"rabbit {r['name']}: 'storage' is not an object")
+        if r.get("jobs") is not None and not isinstance(r["jobs"], list):
+            raise AnswerError(f"rabbit {r['name']}: 'jobs' is not a list")
+    return rabbits
+
+
+def _computes(rabbit: dict[str, Any]) -> list[dict[str, Any]]:
+    return rabbit.get("computes") or []
+
+
+def _text(value: Any) -> str:
+    """A value as one line of text ('' for None)."""
+    return "" if value is None else one_line(str(value))
+
+
+def is_down(rabbit: dict[str, Any]) -> bool:
+    return rabbit.get("up") is not True
+
+
+def link_down(compute: dict[str, Any]) -> bool:
+    """The compute's PCIe link is anything but Ready (not reported counts)."""
+    return compute.get("link") != "Ready"
+
+
+def is_drained(compute: dict[str, Any]) -> bool:
+    return compute.get("drained") is not None
+
+
+def problems(compute: dict[str, Any]) -> list[str]:
+    """What is not healthy about a compute, most telling first and the drain
+    reason (which may be long) last; [] when it is plainly healthy."""
+    out = []
+    if link_down(compute):
+        link = compute.get("link")
+        out.append("link not reported" if link is None else f"link {_text(link)}")
+    if compute.get("online") is False:
+        out.append("offline")
+    if compute.get("excluded"):
+        out.append("excluded")
+    if compute.get("badrabbit"):
+        out.append("badrabbit")
+    if compute.get("alloc_rabbit"):
+        out.append("alloc_rabbit")
+    if compute.get("systemstatus") == "Disabled":
+        out.append("SystemStatus Disabled")
+    if is_drained(compute):
+        reason = _text(compute.get("drained"))
+        out.append(f"drained: {reason}" if reason else "drained")
+    return out
+
+
+def unhealthy(rabbit: dict[str, Any]) -> bool:
+    """The rabbit is down or one of its computes is not healthy (--down)."""
+    return is_down(rabbit) or any(problems(c) for c in _computes(rabbit))
+
+
+def select(answer: Any, names: list[Hostlist] | None = None,
+           down_only: bool = False) -> list[dict[str, Any]]:
+    """The rabbits of the answer to show, in the answer's order: those named
+    (if any hostlist is given) and, with ``down_only``, those down or with
+    an unhealthy compute.  UnknownRabbits names those the answer lacks."""
+    rabbits = rabbits_of(answer)
+    if names:
+        wanted = Hostlist([h for hl in names for h in hl])
+        known = {r["name"] for r in rabbits}
+        unknown = list(dict.fromkeys(h for h in wanted if h not in known))
+        if unknown:
+            raise UnknownRabbits(unknown)
+        chosen = set(wanted)
+        rabbits = [r for r in rabbits if r["name"] in chosen]
+    if down_only:
+        rabbits = [r for r in rabbits if unhealthy(r)]
+    return rabbits
+
+
+# --- formatting ------------------------------------------------------------------
+
+
+def _on_link_down(answer: dict[str, Any]) -> str:
+    """What the service does to a compute whose link is down
+    (rabbit.drain_compute_nodes, rabbit.soft_drain)."""
+    if answer.get("drain_compute_nodes"):
+        return "drain"
+    return "badrabbit" if answer.get("soft_drain") else "nothing"
+
+
+def summary(answer: dict[str, Any]) -> str:
+    """The first line: mode, readiness, rabbits down, computes drained, the
+    link-down policy and what the service has sent."""
+    rabbits = rabbits_of(answer)
+    down = sum(1 for r in rabbits if is_down(r))
+    drained = {c.get("name") for r in rabbits for c in _computes(r) if is_drained(c)}
+    sent = answer.get("sent")
+    counters = (", ".join(f"{_text(k)} {_text(v)}" for k, v in sent.items())
+                if isinstance(sent, dict) and sent else "-")
+    return (f"mode: {'fluxion' if answer.get('fluxion') else 'no fluxion'}; "
+            f"{'ready' if answer.get('ready') else 'starting'}; "
+            f"{len(rabbits)} rabbit{'' if len(rabbits) == 1 else 's'} ({down} down); "
+            f"{len(drained)} compute{'' if len(drained) == 1 else 's'} drained; "
+            f"link down: {_on_link_down(answer)}; sent: {counters}")
+
+
+def _state(storage: dict[str, Any] | None) -> str:
+    """Storage spec.state, with its mode when that is not Live."""
+    if storage is None:
+        return "-"
+    state = _text(storage.get("state")) or "-"
+    mode = _text(storage.get("mode"))
+    return f"{state}/{mode}" if mode and mode != "Live" else state
+
+
+def row(rabbit: dict[str, Any]) -> dict[str, str]:
+    """One rabbit's table cells, by column."""
+    storage = rabbit.get("storage")
+    computes = _computes(rabbit)
+    return {
+        "RABBIT": _text(rabbit.get("name")),
+        "STORAGE": (_text(storage.get("status")) if storage else "") or "-",
+        "STATE": _state(storage),
+        "FLUXION": _text(rabbit.get("fluxion")) or "-",
+        "COMPUTES": str(len(computes)),
+        "LINKS-DOWN": str(sum(1 for c in computes if link_down(c))),
+        "DRAINED": str(sum(1 for c in computes if is_drained(c))),
+        "JOBS": str(len(rabbit.get("jobs") or [])),
+        "WHY": _text(rabbit.get("why")),
+    }
+
+
+def truncate(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters, ending in '...' when cut."""
+    if len(text) <= width:
+        return text
+    return text[:max(width - len(ELLIPSIS), 0)] + ELLIPSIS
+
+
+def _job(jobid: Any) -> str:
+    if isinstance(jobid, int) and not isinstance(jobid, bool):
+        try:
+            return f58(jobid)
+        except EngineError:
+            pass
+    return _text(jobid)
+
+
+def compute_lines(rabbit: dict[str, Any], verbose: int) -> list[str]:
+    """The lines under a rabbit's row: with verbose >= 1 each compute that
+    is not healthy and its problems (verbose >= 2: every compute), then the
+    rabbit's jobs (f58)."""
+    out = []
+    computes = _computes(rabbit)
+    shown = []
+    for c in computes:
+        notes = problems(c)
+        if verbose >= 2:
+            if not notes:
+                notes = ["ok"]
+            if c.get("online") is None:
+                notes.append("not in this Flux instance")
+        if notes:
+            shown.append((_text(c.get("name")) or "-", notes))
+    width = max((len(name) for name, _ in shown), default=0)
+    out += [f"  {name:<{width}}  {'; '.join(notes)}" for name, notes in shown]
+    jobs = rabbit.get("jobs") or []
+    if jobs:
+        out.append(f"  jobs: {' '.join(_job(j) for j in jobs)}")
+    return out
+
+
+def format_rabbits(answer: Any, verbose: int = 0, down_only: bool = False,
+                   names: list[Hostlist] | None = None, width: int | None = None) -> str:
+    """What ``flux dws rabbits`` prints for a dws.rabbits answer.
+
+    ``names`` and ``down_only`` choose the rabbits (see select()); the
+    summary line is always about every rabbit.  With ``width`` (the
+    terminal's), the WHY column is cut to fit it, to no fewer than MIN_WHY
+    characters; verbose output then also prints the whole reason.
+    """
+    rabbits = select(answer, names, down_only)
+    lines = [summary(answer)]
+    if not rabbits:
+        if down_only:
+            lines.append("no rabbit is down or has an unhealthy compute")
+        elif not rabbits_of(answer):
+            lines.append("no rabbits")
+        return "\n".join(lines)
+    rows = [row(r) for r in rabbits]
+    widths = {col: max(len(col), *(len(cells[col]) for cells in rows)) for col in COLUMNS}
+    lead = sum(widths[col] + 2 for col in COLUMNS[:-1])
+    why_width = None if width is None else max(width - lead, MIN_WHY)
+
+    def line(cells: dict[str, str]) -> str:
+        parts = [cells[col].rjust(widths[col]) if col in NUMERIC else cells[col].ljust(widths[col])
+                 for col in COLUMNS[:-1]]
+        why = cells["WHY"] if why_width is None else truncate(cells["WHY"], why_width)
+        return "  ".join([*parts, why]).rstrip()
+
+    lines.append(line({col: col for col in COLUMNS}))
+    for rabbit, cells in zip(rabbits, rows):
+        lines.append(line(cells))
+        if verbose:
+            if why_width is not None and len(cells["WHY"]) > why_width:
+                lines.append(f"  why: {cells['WHY']}")
+            lines += compute_lines(rabbit, verbose)
+    return "\n".join(lines)
+
+
+def filtered_answer(answer: Any, names: list[Hostlist] | None,
+                    down_only: bool) -> Any:
+    """The answer as it is (--json), its rabbits chosen as the table's are."""
+    if not names and not down_only:
+        return answer
+    return {**answer, "rabbits": select(answer, names, down_only)}
+
+
+# --- the command -------------------------------------------------------------------
+
+
+def run(args: argparse.Namespace) -> int:
+    prog = "flux-dws rabbits"
+    try:
+        h = open_flux()
+        answer = h.rpc(TOPIC, {}).get()
+    except FluxUnavailable as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"{prog}: the dws service did not answer: {exc.strerror}"
+              " (is it loaded? flux module load dws.py)", file=sys.stderr)
+        return 1
+    try:
+        if args.json:
+            text = json.dumps(filtered_answer(answer, args.rabbits, args.down), indent=1)
+        else:
+            text = format_rabbits(answer, args.verbose, args.down, args.rabbits,
+                                  shutil.get_terminal_size().columns)
+    except AnswerError as exc:
+        print(f"{prog}: unexpected {TOPIC} answer: {exc}", file=sys.stderr)
+        return 1
+    except UnknownRabbits as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 1
+    print(text)
+    return 0

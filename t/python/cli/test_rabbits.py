@@ -1,0 +1,342 @@
+"""flux dws rabbits: the table, the verbose lines, the filters and the
+error paths, from hand-written dws.rabbits answers (the contract in
+doc/man1/flux-dws-rabbits.rst)."""
+
+from __future__ import annotations
+
+import copy
+import errno
+import json
+from typing import Any
+
+import pytest
+
+from flux_dws.cli import rabbits as cli
+from flux_dws.cli.main import main
+from flux_dws.cli.rabbits import (
+    MIN_WHY,
+    AnswerError,
+    UnknownRabbits,
+    format_rabbits,
+    problems,
+    select,
+    summary,
+)
+from flux_dws.engine import f58
+from flux_dws.hostlist import Hostlist
+
+SENT = {"set_status": 72, "set_property": 1, "remove_property": 0, "drain": 1, "undrain": 0,
+        "systemstatus": 2}
+
+
+def compute(name: str, **kw: Any) -> dict[str, Any]:
+    """A healthy compute, with ``kw`` changed."""
+    c = {"name": name, "link": "Ready", "online": True, "excluded": False, "drained": None,
+         "badrabbit": False, "alloc_rabbit": False, "systemstatus": "Enabled"}
+    c.update(kw)
+    return c
+
+
+def storage(**kw: Any) -> dict[str, Any]:
+    s = {"status": "Ready", "state": "Enabled", "mode": "Live", "message": "",
+         "disable_reason": None, "disable_date": None}
+    s.update(kw)
+    return s
+
+
+def rabbit(name: str, computes: list[dict[str, Any]], **kw: Any) -> dict[str, Any]:
+    """An up rabbit, with ``kw`` changed."""
+    r = {"name": name, "storage": storage(), "up": True, "why": "", "fluxion": "up",
+         "ssds": 36, "jobs": [], "computes": computes}
+    r.update(kw)
+    return r
+
+
+def answer(rabbits: list[dict[str, Any]], **kw: Any) -> dict[str, Any]:
+    a = {"fluxion": True, "drain_compute_nodes": True, "soft_drain": True, "ready": True,
+         "sent": dict(SENT), "rabbits": rabbits}
+    a.update(kw)
+    return a
+
+
+def kind() -> dict[str, Any]:
+    """Three rabbits: one up with a drained compute and two jobs, one whose
+    Kubernetes node is offline (Testing mode), one without a Storage."""
+    return answer([
+        rabbit("kind-worker2", [compute("compute-01"),
+                                compute("compute-02", link="Offline", systemstatus="Disabled",
+                                        drained="rabbit kind-worker2 link Offline")],
+               jobs=[123456789, 987654321]),
+        rabbit("kind-worker3",
+               [compute("compute-03", link="Offline"), compute("compute-04", link="Offline")],
+               storage=storage(status="Offline", mode="Testing"), up=False, fluxion="down",
+               why="Storage status Offline: Kubernetes node is offline"),
+        rabbit("kind-worker4", [], storage=None, up=False, fluxion=None, ssds=0,
+               why="no Storage object"),
+    ])
+
+
+HEADER = ("RABBIT        STORAGE  STATE            FLUXION  COMPUTES  LINKS-DOWN  DRAINED  JOBS"
+          "  WHY")
+
+
+def test_summary_line() -> None:
+    assert summary(kind()) == (
+        "mode: fluxion; ready; 3 rabbits (2 down); 1 compute drained; link down: drain;"
+        " sent: set_status 72, set_property 1, remove_property 0, drain 1, undrain 0,"
+        " systemstatus 2")
+    starting = answer([rabbit("r1", [compute("c1", drained=""), compute("c2", drained="x")])],
+                      fluxion=False, ready=False, drain_compute_nodes=False, sent={})
+    assert summary(starting) == ("mode: no fluxion; starting; 1 rabbit (0 down); 2 computes"
+                                 " drained; link down: badrabbit; sent: -")
+    assert "link down: nothing;" in summary(answer([], drain_compute_nodes=False,
+                                                   soft_drain=False))
+
+
+def test_table() -> None:
+    assert format_rabbits(kind()).splitlines() == [
+        summary(kind()),
+        HEADER,
+        "kind-worker2  Ready    Enabled          up              2           1        1     2",
+        "kind-worker3  Offline  Enabled/Testing  down            2           2        0     0"
+        "  Storage status Offline: Kubernetes node is offline",
+        "kind-worker4  -        -                -               0           0        0     0"
+        "  no Storage object",
+    ]
+
+
+def test_empty_answers() -> None:
+    assert format_rabbits(answer([])).splitlines() == [summary(answer([])), "no rabbits"]
+    # what a service that knows nothing yet could answer
+    bare: dict[str, Any] = {"rabbits": []}
+    assert format_rabbits(bare) == ("mode: no fluxion; starting; 0 rabbits (0 down); 0 computes"
+                                    " drained; link down: nothing; sent: -\nno rabbits")
+    healthy = answer([rabbit("r1", [compute("c1")])])
+    assert format_rabbits(healthy, down_only=True).splitlines()[1:] == [
+        "no rabbit is down or has an unhealthy compute"]
+
+
+def test_null_fields() -> None:
+    """Every field the contract allows to be null (or that an older
+    service might leave out) prints as '-' or counts as not healthy."""
+    nulls = {k: None for k in ("link", "online", "excluded", "drained", "badrabbit",
+                               "alloc_rabbit", "systemstatus")}
+    ans = answer([
+        {"name": "r1", "storage": None, "up": None, "why": None, "fluxion": None,
+         "ssds": None, "jobs": None, "computes": [{"name": "c1", **nulls}]},
+        {"name": "r2", "storage": storage(status=None, state=None, mode=None)},
+    ], sent=None)
+    lines = format_rabbits(ans, verbose=2).splitlines()
+    assert lines[0].startswith("mode: fluxion; ready; 2 rabbits (2 down); 0 computes drained;")
+    assert lines[0].endswith("sent: -")
+    assert lines[2].split() == ["r1", "-", "-", "-", "1", "1", "0", "0"]
+    assert lines[3] == "  c1  link not reported; not in this Flux instance"
+    assert lines[4].split() == ["r2", "-", "-", "-", "0", "0", "0", "0"]
+    assert len(lines) == 5
+
+
+def test_long_and_multiline_reasons() -> None:
+    why = "Storage status Offline: " + "the Kubernetes node went away " * 10
+    reason = "failed to unmount rabbit\nstorage on  kind-worker2"
+    ans = answer([rabbit("r1", [compute("c1", drained=reason)], up=False, why=why),
+                  rabbit("r2", [], up=False, why="short")])
+    lines = format_rabbits(ans, width=120).splitlines()
+    assert lines[2] == ("r1      Ready    Enabled  up              1           0        1     0"
+                        "  Storage status Offline: the Kubernetes node w...")
+    assert len(lines[2]) == 120
+    assert lines[3].endswith("  short")
+    # a narrow terminal still leaves MIN_WHY characters of the reason
+    narrow = format_rabbits(ans, width=40).splitlines()[2]
+    assert narrow.endswith("...") and len(narrow.split("  ")[-1]) == MIN_WHY
+    # without a width (not cut) and with -v the whole reason, on one line
+    assert format_rabbits(ans).splitlines()[2].endswith(why.strip())
+    verbose = format_rabbits(ans, verbose=1, width=120).splitlines()
+    assert verbose[3] == f"  why: {why.strip()}"
+    assert verbose[4] == "  c1  drained: failed to unmount rabbit storage on kind-worker2"
+    assert verbose[5].startswith("r2 ")  # short reason: no why line
+
+
+def test_verbose_names_each_problem() -> None:
+    computes = [
+        compute("c01"),
+        compute("c02", link="Offline"),
+        compute("c03", drained="bad link"),
+        compute("c04", drained=""),
+        compute("c05", badrabbit=True),
+        compute("c06", alloc_rabbit=True),
+        compute("c07", online=False),
+        compute("c08", excluded=True),
+        compute("c09", systemstatus="Disabled"),
+        compute("c10", online=None, systemstatus=None),
+        compute("c11", link="Disabled", online=False, drained="link down", badrabbit=True),
+    ]
+    ans = answer([rabbit("r1", computes, jobs=[123456789])])
+    lines = format_rabbits(ans, verbose=1).splitlines()
+    assert lines[3:] == [
+        "  c02  link Offline",
+        "  c03  drained: bad link",
+        "  c04  drained",
+        "  c05  badrabbit",
+        "  c06  alloc_rabbit",
+        "  c07  offline",
+        "  c08  excluded",
+        "  c09  SystemStatus Disabled",
+        "  c11  link Disabled; offline; badrabbit; drained: link down",
+        f"  jobs: {f58(123456789)}",
+    ]
+    assert lines[2].split()[4:] == ["11", "2", "3", "1"]  # computes, links down, drained, jobs
+    every = format_rabbits(ans, verbose=2).splitlines()
+    assert every[3] == "  c01  ok"
+    assert every[12] == "  c10  ok; not in this Flux instance"
+    assert len(every) == 3 + len(computes) + 1
+    assert problems(compute("c")) == []
+
+
+def test_down_filter() -> None:
+    ans = answer([rabbit("r1", [compute("c1")]),
+                  rabbit("r2", [compute("c2", badrabbit=True)]),
+                  rabbit("r3", [compute("c3")], up=False, why="disabled: maintenance"),
+                  rabbit("r4", [compute("c4", online=None, systemstatus=None)])])
+    assert [r["name"] for r in select(ans, down_only=True)] == ["r2", "r3"]
+    lines = format_rabbits(ans, down_only=True).splitlines()
+    assert lines[0] == summary(ans)  # the summary is about every rabbit
+    assert [line.split()[0] for line in lines[2:]] == ["r2", "r3"]
+
+
+def test_hostlist_filter() -> None:
+    ans = answer([rabbit(f"rabbit{i:02d}", []) for i in range(1, 9)])
+    names = [Hostlist("rabbit[07-08]"), Hostlist("rabbit02,rabbit07")]
+    assert [r["name"] for r in select(ans, names)] == ["rabbit02", "rabbit07", "rabbit08"]
+    with pytest.raises(UnknownRabbits, match=r"^unknown rabbits: r1,rabbit\[09-10\]$") as exc:
+        select(ans, [Hostlist("rabbit[08-10]"), Hostlist("r1,rabbit09")])
+    assert exc.value.names == ["rabbit09", "rabbit10", "r1"]
+    with pytest.raises(UnknownRabbits, match=r"^unknown rabbit: x$"):
+        format_rabbits(ans, names=[Hostlist("x")])
+
+
+@pytest.mark.parametrize(("bad", "message"), [
+    ([1, 2], "not a JSON object"),
+    ({"rabbits": {"r1": {}}}, "'rabbits' is not a list of objects"),
+    ({"rabbits": [{"up": True}]}, "a rabbit without a 'name'"),
+    ({"rabbits": [{"name": "r1", "computes": "c1"}]}, "rabbit r1: 'computes'"),
+    ({"rabbits": [{"name": "r1", "storage": "Ready"}]}, "rabbit r1: 'storage'"),
+    ({"rabbits": [{"name": "r1", "jobs": 3}]}, "rabbit r1: 'jobs'"),
+])
+def test_malformed_answer(bad: Any, message: str) -> None:
+    with pytest.raises(AnswerError, match=message):
+        format_rabbits(bad)
+
+
+# --- the command: parsing, the RPC and its errors ----------------------------------
+
+
+def test_no_flux_instance(monkeypatch: pytest.MonkeyPatch,
+                          capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("FLUX_URI", raising=False)
+    assert main(["rabbits"]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == "flux-dws rabbits: not running inside a Flux instance (FLUX_URI is not set)\n"
+
+
+def test_unreachable_flux_instance(monkeypatch: pytest.MonkeyPatch, tmp_path: Any,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """FLUX_URI naming no broker: one line saying why, whether or not the
+    flux bindings are installed here."""
+    monkeypatch.setenv("FLUX_URI", f"local://{tmp_path}/no-broker")
+    assert main(["rabbits", "--json"]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert err.startswith("flux-dws rabbits: ")
+    assert ("the flux Python bindings are not installed" in err
+            or "cannot connect to Flux" in err)
+
+
+@pytest.mark.parametrize("arg", ["rabbit[01-", "r[3-1]", "a,,b["])
+def test_bad_hostlist_is_a_usage_error(arg: str, monkeypatch: pytest.MonkeyPatch,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("FLUX_URI", raising=False)
+    with pytest.raises(SystemExit) as exc:
+        main(["rabbits", arg])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: flux-dws rabbits ")
+    assert f"'{arg}'" in err
+
+
+class Handle:
+    """What the command uses of a flux.Flux handle: rpc(topic, payload).get(),
+    which raises OSError as flux-core's futures do."""
+
+    def __init__(self, reply: Any) -> None:
+        self.reply = reply
+        self.calls: list[tuple[str, Any]] = []
+
+    def rpc(self, topic: str, payload: Any) -> Handle:
+        self.calls.append((topic, copy.deepcopy(payload)))
+        return self
+
+    def get(self) -> Any:
+        if isinstance(self.reply, OSError):
+            raise self.reply
+        return copy.deepcopy(self.reply)
+
+
+def run_with(reply: Any, argv: list[str], monkeypatch: pytest.MonkeyPatch,
+             capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str, Handle]:
+    handle = Handle(reply)
+    monkeypatch.setattr(cli, "open_flux", lambda: handle)
+    monkeypatch.setenv("COLUMNS", "100")
+    rc = main(["rabbits", *argv])
+    out, err = capsys.readouterr()
+    return rc, out, err, handle
+
+
+def test_command_prints_the_answer(monkeypatch: pytest.MonkeyPatch,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, err, handle = run_with(kind(), [], monkeypatch, capsys)
+    assert (rc, err) == (0, "")
+    assert handle.calls == [("dws.rabbits", {})]
+    assert out == format_rabbits(kind(), width=100) + "\n"
+    rc, out, _, _ = run_with(kind(), ["-vv", "--down", "kind-worker[2-3]"], monkeypatch, capsys)
+    assert rc == 0
+    assert out == format_rabbits(kind(), verbose=2, down_only=True,
+                                 names=[Hostlist("kind-worker[2-3]")], width=100) + "\n"
+    assert "  compute-01  ok" in out.splitlines()
+
+
+def test_command_json(monkeypatch: pytest.MonkeyPatch,
+                      capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _, _ = run_with(kind(), ["--json"], monkeypatch, capsys)
+    assert rc == 0 and json.loads(out) == kind()
+    assert out == json.dumps(kind(), indent=1) + "\n"
+    rc, out, _, _ = run_with(kind(), ["--json", "--down", "kind-worker[3-4]"], monkeypatch,
+                             capsys)
+    got = json.loads(out)
+    assert [r["name"] for r in got["rabbits"]] == ["kind-worker3", "kind-worker4"]
+    assert {k: v for k, v in got.items() if k != "rabbits"} == {
+        k: v for k, v in kind().items() if k != "rabbits"}
+
+
+@pytest.mark.parametrize(("argv", "unknown"), [
+    (["kind-worker[3-9]"], "kind-worker[5-9]"),
+    (["--json", "kind-worker9,kind-worker8", "kind-worker2"], "kind-worker[8-9]"),
+])
+def test_command_unknown_rabbits(argv: list[str], unknown: str, monkeypatch: pytest.MonkeyPatch,
+                                 capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, err, _ = run_with(kind(), argv, monkeypatch, capsys)
+    assert (rc, out) == (1, "")
+    assert err == f"flux-dws rabbits: unknown rabbits: {unknown}\n"
+
+
+def test_command_service_errors(monkeypatch: pytest.MonkeyPatch,
+                                capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, err, _ = run_with(OSError(errno.ENOSYS, "Function not implemented"), [],
+                               monkeypatch, capsys)
+    assert (rc, out) == (1, "")
+    assert err == ("flux-dws rabbits: the dws service did not answer: Function not implemented"
+                   " (is it loaded? flux module load dws.py)\n")
+    rc, out, err, _ = run_with({"rabbits": "kind-worker2"}, [], monkeypatch, capsys)
+    assert (rc, out) == (1, "")
+    assert err == ("flux-dws rabbits: unexpected dws.rabbits answer: 'rabbits' is not a list"
+                   " of objects\n")
