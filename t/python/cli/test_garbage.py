@@ -86,8 +86,8 @@ NOT_UTF8 = b"\xff\xfe".decode("utf-8", "surrogateescape")
 #: not UTF-8, and unknown options.
 SUBCOMMANDS = ["atom-emulator", "check", "demo", "dws2jgf", "emulator", "fault", "getrabbit",
                "rabbitmapping", "rabbits", "status", "version"]
-FAULT_ACTIONS = ["add", "stall", "delay", "list", "clear", "health", "vanish", "api",
-                 "api-list", "api-clear", "drop-watches", "expire-watches"]
+FAULT_ACTIONS = ["add", "stall", "delay", "list", "clear", "health", "storage", "storm",
+                 "vanish", "api", "api-list", "api-clear", "drop-watches", "expire-watches"]
 ARG_CASES: list[tuple[Main, list[str]]] = [
     (flux_dws.main, []),
     (flux_dws.main, ["no-such-command"]),
@@ -136,6 +136,18 @@ ARG_CASES: list[tuple[Main, list[str]]] = [
         ("api", ["--status", "700"]), ("api", ["--count", "0"]),
         ("api", ["--retry-after", "-3"]), ("expire-watches", ["--count", "x"]),
         ("health", ["r1", "--link", "no-equals-sign"]), ("health", []), ("vanish", []),
+        ("health", ["r1", "--link", "=Offline"]), ("health", ["r1", "--link", "c1=bogus"]),
+        ("health", ["r1", "--status", "Bogus"]), ("health", ["r1", "--drain-taint", "foo"]),
+        ("health", ["r1", "--fenced", "--unfenced"]),
+        ("health", ["r1", "--k8s-ready", "--k8s-not-ready"]),
+        ("health", ["r1", "--drain-taint", "cray.nnf.node.drain", "--no-drain-taint"]),
+        ("storage", []), ("storage", ["r1", "--state", "Bogus"]),
+        ("storage", ["r1", "--mode", "live"]), ("storage", ["r1", "--status", "Bogus"]),
+        ("storage", ["r1", "--link", "c1"]), ("storage", ["r1", "--reason", "x"]),
+        ("storage", ["r1", "--state", "Enabled", "--reason", "x"]),
+        ("storage", ["r1", "--state", "Disabled", "--reason", ""]),
+        ("storm", []), ("storm", ["--events", "0"]), ("storm", ["--events", "x"]),
+        ("storm", ["--events", "2", "--seed", "-1"]), ("storm", ["--events", "2", NOT_UTF8]),
     )],
     (flux_dws.main, ["fault", "--kubeconfig", "KC", "list"]),
     *[(flux_dws.main, ["atom-emulator", *a]) for a in (

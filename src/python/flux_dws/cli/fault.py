@@ -6,8 +6,12 @@
     flux-dws fault stall --state PreRun [--workflow W] [--kind ...] [--compute C]
     flux-dws fault delay --state Setup --seconds 30 [--workflow W] [--kind ...]
     flux-dws fault list | clear
-    flux-dws fault health RABBIT [--status Offline] [--link COMPUTE=Offline ...]
-                       [--fenced] [--k8s-not-ready] [--drain-taint KEY]
+    flux-dws fault health RABBIT [--reset] [--status S] [--link COMPUTE=S ...]
+                       [--fenced|--unfenced] [--k8s-not-ready|--k8s-ready]
+                       [--drain-taint KEY|--no-drain-taint]
+    flux-dws fault storage RABBIT [--state Enabled|Disabled] [--mode Live|Testing]
+                       [--reason TEXT] [--status S] [--link COMPUTE=S ...]
+    flux-dws fault storm [--rabbits HOSTLIST|all] --events N [--seed S]
     flux-dws fault vanish WORKFLOW [--namespace NS]
     flux-dws fault api [--status 503] [--method M] [--path REGEX] [--count N]
                        [--retry-after S] [--drop] [--message TEXT]
@@ -37,7 +41,17 @@ from flux_dws.cli.argtypes import (
     nonnegative_int,
     positive_float,
     positive_int,
+    text,
 )
+from flux_dws.dwsim.storage import (
+    MODES,
+    RESOURCE_STATUSES,
+    STATES,
+    check_drain_taint,
+    check_status,
+)
+
+STORM_TIMEOUT = 600.0  # seconds a storm may take (a million events on elcap: ~4 min)
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -62,14 +76,40 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add.add_argument("--message", default="injected fault")
     act.add_parser("list", help="the faults in force")
     act.add_parser("clear", help="remove every fault")
-    h = act.add_parser("health", help="change a rabbit's health")
-    h.add_argument("rabbit")
-    h.add_argument("--status", help="node manager status (Ready, Offline, Failed, ...)")
+    h = act.add_parser("health", help="change a rabbit's health (each option sets what it"
+                                      " names; the rest stays)")
+    h.add_argument("rabbit", type=text)
+    h.add_argument("--reset", action="store_true",
+                   help="first make the rabbit fully healthy")
+    h.add_argument("--status", choices=RESOURCE_STATUSES, metavar="STATUS",
+                   help="node manager status (Ready, Offline, Failed, ...)")
     h.add_argument("--link", action="append", default=[], metavar="COMPUTE=STATUS",
                    help="a compute's PCIe link status")
-    h.add_argument("--fenced", action="store_true")
-    h.add_argument("--k8s-not-ready", action="store_true")
-    h.add_argument("--drain-taint", metavar="KEY")
+    fence = h.add_mutually_exclusive_group()
+    fence.add_argument("--fenced", action="store_true", default=None)
+    fence.add_argument("--unfenced", dest="fenced", action="store_false")
+    k8s = h.add_mutually_exclusive_group()
+    k8s.add_argument("--k8s-not-ready", dest="k8s_ready", action="store_false", default=None)
+    k8s.add_argument("--k8s-ready", dest="k8s_ready", action="store_true")
+    taint = h.add_mutually_exclusive_group()
+    taint.add_argument("--drain-taint", metavar="KEY", type=_drain_taint,
+                       help="a taint cray.nnf.node.drain...")
+    taint.add_argument("--no-drain-taint", action="store_true")
+    s = act.add_parser("storage", help="patch a Storage as an administrator would")
+    s.add_argument("rabbit", type=text)
+    s.add_argument("--state", choices=STATES)
+    s.add_argument("--mode", choices=MODES)
+    s.add_argument("--reason", type=text, help="with --state Disabled: the disable_reason"
+                                               " annotation (disable_date: now)")
+    s.add_argument("--status", choices=RESOURCE_STATUSES, metavar="STATUS",
+                   help="status.status, by hand (mode Testing)")
+    s.add_argument("--link", action="append", default=[], metavar="COMPUTE=STATUS",
+                   help="a compute's status in status.access.computes (mode Testing)")
+    storm = act.add_parser("storm", help="N Storage updates flipping links and rabbits"
+                                         " Ready/Offline, ending as before")
+    storm.add_argument("--rabbits", default="all", type=text, metavar="HOSTLIST|all")
+    storm.add_argument("--events", type=positive_int, required=True)
+    storm.add_argument("--seed", type=nonnegative_int)
     v = act.add_parser("vanish", help="delete a workflow behind the WLM's back")
     v.add_argument("workflow")
     v.add_argument("--namespace", default="default")
@@ -119,7 +159,26 @@ def read_kubeconfig(path: str) -> tuple[str, str | None, str | None]:
     return server, ca, token
 
 
-def _call(kubeconfig: str, method: str, path: str, body: Any = None) -> Any:
+def _drain_taint(value: str) -> str:
+    try:
+        return check_drain_taint(text(value))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _links(items: list[str]) -> dict[str, str]:
+    """--link COMPUTE=STATUS options as a dict; ValueError with the message."""
+    links = {}
+    for item in items:
+        c, sep, st = item.partition("=")
+        if not sep or not c:
+            raise ValueError(f"--link wants COMPUTE=STATUS, not '{item}'")
+        links[c] = check_status(st, f"--link {c}")
+    return links
+
+
+def _call(kubeconfig: str, method: str, path: str, body: Any = None,
+          timeout: float = 10.0) -> Any:
     server, ca, token = read_kubeconfig(kubeconfig)
     ctx = None
     if ca:
@@ -136,7 +195,7 @@ def _call(kubeconfig: str, method: str, path: str, body: Any = None) -> Any:
     req = urllib.request.Request(server + path, data=data, method=method,
                                  headers=headers)
     try:
-        with urllib.request.urlopen(req, context=ctx, timeout=10) as r:
+        with urllib.request.urlopen(req, context=ctx, timeout=timeout) as r:
             return json.loads(r.read())
     except ValueError as e:  # a bad URL, or an answer that is not JSON
         raise SystemExit(f"flux-dws fault: {server}: {e}") from None
@@ -148,6 +207,33 @@ def _call(kubeconfig: str, method: str, path: str, body: Any = None) -> Any:
         raise SystemExit(f"flux-dws fault: {msg}") from None
     except OSError as e:
         raise SystemExit(f"flux-dws fault: cannot reach the emulator: {e}") from None
+
+
+def _rabbit_request(args: argparse.Namespace) -> dict[str, Any]:
+    """The body of a health or storage request: only what the command line
+    names (ValueError for a bad --link or a --reason without Disabled)."""
+    body: dict[str, Any] = {"name": args.rabbit, "links": _links(args.link)}
+    if args.status is not None:
+        body["status"] = args.status
+    if args.action == "health":
+        if args.reset:
+            body["reset"] = True
+        if args.fenced is not None:
+            body["fenced"] = args.fenced
+        if args.k8s_ready is not None:
+            body["k8sReady"] = args.k8s_ready
+        if args.no_drain_taint:
+            body["drainTaint"] = None
+        elif args.drain_taint is not None:
+            body["drainTaint"] = args.drain_taint
+        return body
+    if args.reason is not None and args.state != "Disabled":
+        raise ValueError("--reason goes with --state Disabled")
+    if args.reason == "":
+        raise ValueError("--reason is empty")
+    body.update({k: v for k, v in (("state", args.state), ("mode", args.mode),
+                                   ("reason", args.reason)) if v is not None})
+    return body
 
 
 def run(args: argparse.Namespace) -> int:
@@ -180,19 +266,17 @@ def run(args: argparse.Namespace) -> int:
         out = _call(kc, "GET", "/_emulator/faults")
     elif args.action == "clear":
         out = _call(kc, "DELETE", "/_emulator/faults")
-    elif args.action == "health":
-        links = {}
-        for item in args.link:
-            c, sep, st = item.partition("=")
-            if not sep:
-                print(f"flux-dws fault: --link wants COMPUTE=STATUS, not '{item}'",
-                      file=sys.stderr)
-                return 2
-            links[c] = st
-        out = _call(kc, "POST", "/_emulator/health", {
-            "name": args.rabbit, "status": args.status, "links": links,
-            "fenced": args.fenced, "k8sReady": not args.k8s_not_ready,
-            "drainTaint": args.drain_taint})
+    elif args.action in ("health", "storage"):
+        try:
+            request = _rabbit_request(args)
+        except ValueError as exc:
+            print(f"flux-dws fault: {exc}", file=sys.stderr)
+            return 2
+        out = _call(kc, "POST", f"/_emulator/{args.action}", request)
+    elif args.action == "storm":
+        out = _call(kc, "POST", "/_emulator/storm", {
+            "rabbits": args.rabbits, "events": args.events, "seed": args.seed},
+            timeout=STORM_TIMEOUT)
     else:
         out = _call(kc, "POST", "/_emulator/vanish",
                     {"name": args.workflow, "namespace": args.namespace})

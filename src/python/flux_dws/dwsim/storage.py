@@ -8,17 +8,45 @@ manager's own status.  Compute entries carry each PCIe link's status.
 ``reconcile`` is nnf-sos' Storage controller step: from a Storage and its
 rabbit's ``RabbitHealth`` (the NnfNode and Kubernetes Node nnf-sos reads),
 the status it writes back, in Live and in Testing mode.
+``storm_plan`` decides a burst of health flips that ends where it began.
 """
 
 from __future__ import annotations
 
+import random
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Optional
 
 from flux_dws.jsondata import copy_json
 
 STORAGE_TYPE_LABEL = "dataworkflowservices.github.io/storage"
 DISABLED_MESSAGE = "Storage node manually disabled"
+# DWS' ResourceStatus enum (a Storage's status.status and its servers' and
+# computes' status)
+RESOURCE_STATUSES = ("Starting", "Ready", "Disabled", "NotPresent", "Offline", "Failed",
+                     "Degraded", "Drained", "Fenced", "Unknown")
+STATES = ("Enabled", "Disabled")   # Storage spec.state
+MODES = ("Live", "Testing")        # Storage spec.mode
+# nnf-sos reports a rabbit Drained for a taint whose key starts so (§6)
+DRAIN_TAINT_PREFIX = "cray.nnf.node.drain"
+
+
+def check_status(value: object, what: str) -> str:
+    """``value`` if it is a ResourceStatus, else ValueError naming ``what``."""
+    if not isinstance(value, str) or value not in RESOURCE_STATUSES:
+        raise ValueError(f"{what}: {value!r} is not a status (one of"
+                         f" {', '.join(RESOURCE_STATUSES)})")
+    return value
+
+
+def check_drain_taint(value: object) -> str:
+    """A drain taint key (``cray.nnf.node.drain...``), else ValueError."""
+    if not isinstance(value, str) or not value.startswith(DRAIN_TAINT_PREFIX) \
+            or len(value) > 253 or any(c.isspace() or c == "=" for c in value):
+        raise ValueError(f"drain taint: {value!r} is not a drain taint key (nnf-sos only"
+                         f" counts keys starting with {DRAIN_TAINT_PREFIX})")
+    return value
 
 
 def storage_status(spec: dict[str, Any], name: str, capacity: int, computes: dict[str, str],
@@ -73,6 +101,13 @@ class RabbitHealth:
                    node_status=str(servers[0].get("status") or "Ready"),
                    devices=[dict(d) for d in status.get("devices") or []])
 
+    def reset(self) -> None:
+        """Fully healthy: node manager Ready, every link Ready, not fenced,
+        Kubernetes node Ready, no drain taint (capacity, devices stay)."""
+        self.node_status = "Ready"
+        self.computes = {c: "Ready" for c in self.computes}
+        self.k8s_ready, self.fenced, self.drain_taint = True, False, None
+
 
 def reconcile(labels: dict[str, str], spec: dict[str, Any], status: dict[str, Any],
               name: str, health: RabbitHealth) -> tuple[dict[str, Any], bool]:
@@ -121,3 +156,69 @@ def reconcile(labels: dict[str, str], spec: dict[str, Any], status: dict[str, An
     else:
         new["status"] = health.node_status
     return new, unfenced
+
+
+# What a storm flips: (rabbit, None) is the rabbit's node manager status,
+# (rabbit, compute) that compute's PCIe link.
+StormTarget = tuple[str, Optional[str]]
+
+
+def flipped(original: str) -> str:
+    """What a storm flips a status to: Offline from Ready, else Ready."""
+    return "Offline" if original == "Ready" else "Ready"
+
+
+def storm_plan(targets: Sequence[StormTarget], events: int,
+               rng: random.Random) -> Iterator[list[StormTarget]]:
+    """The ``events`` steps of a storm, each a list of targets to toggle
+    between their value before the storm and ``flipped`` of it, all of one
+    rabbit (one Storage update).  Every step but one toggles a single
+    target; when ``events`` is odd the first step toggles two targets of one
+    rabbit (parity: single toggles cannot end where they began in an odd
+    number of steps).  Every target ends toggled an even number of times,
+    so after the last step everything is as before the storm.  ValueError
+    (raised at once) if events < 2 or no plan exists."""
+    if events < 2:
+        raise ValueError(f"a storm needs at least 2 events (a change and its undoing),"
+                         f" not {events}")
+    if not targets:
+        raise ValueError("a storm needs at least one rabbit")
+    by_rabbit: dict[str, list[StormTarget]] = {}
+    for t in targets:
+        by_rabbit.setdefault(t[0], []).append(t)
+    pairs = [ts for ts in by_rabbit.values() if len(ts) >= 2]
+    if events % 2 and not pairs:
+        raise ValueError(f"an odd number of events ({events}) needs a rabbit with a compute"
+                         f" (one update then changes two things)")
+    return _storm_steps(list(targets), events, pairs, rng)
+
+
+def _storm_steps(targets: list[StormTarget], events: int, pairs: list[list[StormTarget]],
+                 rng: random.Random) -> Iterator[list[StormTarget]]:
+    toggled: list[StormTarget] = []      # the targets away from their value, ...
+    where: dict[StormTarget, int] = {}   # ... and where each is in that list
+
+    def toggle(t: StormTarget) -> None:
+        i = where.pop(t, None)
+        if i is None:
+            where[t] = len(toggled)
+            toggled.append(t)
+            return
+        last = toggled.pop()
+        if i < len(toggled):
+            toggled[i] = last
+            where[last] = i
+
+    left = events
+    if events % 2:
+        step = rng.sample(rng.choice(pairs), 2)
+        for t in step:
+            toggle(t)
+        left -= 1
+        yield step
+    # invariant: len(toggled) <= left, of the same parity
+    while left:
+        t = rng.choice(toggled) if len(toggled) == left else rng.choice(targets)
+        toggle(t)
+        left -= 1
+        yield [t]

@@ -67,6 +67,46 @@ class Settings:
 
 
 REASONS = {code.value: code.phrase for code in http.HTTPStatus}
+
+# The admin endpoints (POST /_emulator/<action>): each body field, its JSON
+# type(s) (None: null allowed), and which are required.
+_STR, _OPT_STR, _BOOL = (str,), (str, type(None)), (bool,)
+ADMIN_FIELDS: dict[str, dict[str, tuple[type, ...]]] = {
+    "health": {"name": _STR, "reset": _BOOL, "status": _OPT_STR, "links": (dict,),
+               "fenced": _BOOL, "k8sReady": _BOOL, "drainTaint": _OPT_STR},
+    "storage": {"name": _STR, "state": _OPT_STR, "mode": _OPT_STR, "reason": _OPT_STR,
+                "status": _OPT_STR, "links": (dict,)},
+    "storm": {"rabbits": _OPT_STR, "events": (int,), "seed": (int, type(None))},
+    "vanish": {"name": _STR, "namespace": _OPT_STR},
+}
+ADMIN_REQUIRED = {"health": ("name",), "storage": ("name",), "storm": ("events",),
+                  "vanish": ("name",)}
+ADMIN_PATHS = frozenset(f"/_emulator/{a}" for a in ADMIN_FIELDS)
+
+
+def admin_body(action: str, body: Any) -> dict[str, Any]:
+    """An admin request's body, checked against ADMIN_FIELDS (400 naming
+    the field otherwise); ``links`` maps compute names to strings."""
+    fields = ADMIN_FIELDS[action]
+    if not isinstance(body, dict):
+        raise ApiError(400, "BadRequest", f"{action}: the body must be a JSON object")
+    for key in ADMIN_REQUIRED[action]:
+        if key not in body:
+            raise ApiError(400, "BadRequest", f"{action}: '{key}' is required")
+    for key, value in body.items():
+        types = fields.get(key)
+        if types is None:
+            raise ApiError(400, "BadRequest", f"{action}: unknown field '{key}' (known:"
+                                              f" {', '.join(fields)})")
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            raise ApiError(400, "BadRequest", f"{action}: '{key}' has the wrong type"
+                                              f" ({type(value).__name__})")
+    links = body.get("links") or {}
+    if not all(isinstance(v, str) for v in links.values()):
+        raise ApiError(400, "BadRequest", f"{action}: 'links' maps computes to statuses")
+    return body
+
+
 MAX_LINE = 65536
 HANDSHAKE_TIMEOUT = 10.0
 DISCARD_LIMIT = 64 * 1024 * 1024  # oversized bodies up to this are read before the 413
@@ -314,7 +354,9 @@ class Handler(socketserver.StreamRequestHandler):
                 self._faults(method)
             elif path == "/_emulator/api-faults":
                 self._api_faults(method)
-            elif path in ("/_emulator/health", "/_emulator/vanish") and method == "POST":
+            elif path in ADMIN_PATHS:
+                if method != "POST":
+                    raise ApiError(405, "MethodNotAllowed", f"{path}: use POST")
                 self._admin(path.rsplit("/", 1)[1])
             elif not self._discovery(method, path):
                 self._resource(method, path, query)
@@ -401,24 +443,35 @@ class Handler(socketserver.StreamRequestHandler):
             raise ApiError(405, "MethodNotAllowed", "use GET, POST or DELETE")
 
     def _admin(self, action: str) -> None:
-        """Admin endpoints: rabbit health changes, workflows vanishing."""
+        """Admin endpoints: rabbit health and Storage changes, a storm of
+        them, workflows vanishing (bodies: see ADMIN_FIELDS)."""
         ctl = self.settings.controllers
         if ctl is None:
             raise ApiError(404, "NotFound", "this emulator runs no controllers (no --system)")
-        body = self._body()
-        if not isinstance(body, dict) or not isinstance(body.get("name"), str):
-            raise ApiError(400, "BadRequest", f"{action}: a JSON object with a name is needed")
+        body = admin_body(action, self._body())
         try:
             if action == "health":
-                obj = ctl.set_health(body["name"], body.get("status"), body.get("links"),
-                                     bool(body.get("fenced")), bool(body.get("k8sReady", True)),
-                                     body.get("drainTaint"))
-                self._json(200, obj)
+                taint = body.get("drainTaint")  # null removes the taint
+                if taint == "":
+                    raise ValueError("drainTaint: '' is not a drain taint key (null removes"
+                                     " the taint)")
+                self._json(200, ctl.set_health(
+                    body["name"], body.get("status"), body.get("links"), body.get("fenced"),
+                    body.get("k8sReady"), "" if "drainTaint" in body and taint is None
+                    else taint, bool(body.get("reset"))))
+            elif action == "storage":
+                self._json(200, ctl.set_storage(
+                    body["name"], body.get("state"), body.get("mode"), body.get("reason"),
+                    body.get("status"), body.get("links")))
+            elif action == "storm":
+                rabbits = body.get("rabbits")
+                self._json(200, ctl.storm("all" if rabbits is None else rabbits,
+                                          body["events"], body.get("seed")))
             else:
-                ctl.vanish(body.get("namespace", "default"), body["name"])
+                ctl.vanish(body.get("namespace") or "default", body["name"])
                 self._json(200, {"deleted": body["name"]})
         except ValueError as exc:
-            raise ApiError(400, "BadRequest", str(exc)) from None
+            raise ApiError(400, "BadRequest", f"{action}: {exc}") from None
 
     # --- discovery ---------------------------------------------------------
 
