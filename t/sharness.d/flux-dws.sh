@@ -97,9 +97,8 @@ rabbit_instance_config() {
 
 # start_rabbit_instance DIR: run a 4-broker instance (hosts compute-[01-04])
 # with the config of rabbit_instance_config DIR in the background until
-# stop_rabbit_instance; exports FLUX_URI.  Every rabbit's ssd vertices are
-# marked up in Fluxion (the dws service's rabbit health does that on a
-# site; here the test decides).
+# stop_rabbit_instance; exports FLUX_URI.  Returns once the dws service
+# has marked every rabbit's ssd vertices up in Fluxion.
 start_rabbit_instance() {
     dir=$1
     rm -f "$dir/uri" "$dir/hold"
@@ -121,12 +120,29 @@ start_rabbit_instance() {
     done
     FLUX_URI=$(cat "$dir/uri")
     export FLUX_URI
-    for r in 0 1; do
-        for k in $(seq 0 35); do
-            echo "/kind/chassis$r/ssd$k"
-        done
-    done | while read -r path; do
-        flux ion-resource set-status "$path" up >/dev/null || exit 1
+    # the dws service's rabbit health marks the rabbits' ssd vertices up
+    wait_rabbits '[.rabbits[].fluxion] | all(. == "up")'
+}
+
+# dws_rabbits [ARGS]: flux-dws rabbits with the broker's Python (which has
+# the flux bindings; the venv's flux-dws may not).
+dws_rabbits() {
+    flux python -m flux_dws rabbits "$@"
+}
+
+# wait_rabbits JQ-FILTER [SECONDS]: until the dws service's dws.rabbits
+# view (flux-dws rabbits --json) satisfies JQ-FILTER (default 30 s).  The
+# service gives no event for "applied", so this asks it again every 0.1 s.
+wait_rabbits() {
+    i=0
+    limit=$(( ${2:-30} * 10 ))
+    while ! dws_rabbits --json 2>/dev/null | jq -e ".ready and ($1)" >/dev/null; do
+        i=$((i + 1))
+        if test $i -gt $limit; then
+            dws_rabbits --json >&2
+            return 1
+        fi
+        sleep 0.1
     done
 }
 

@@ -1,0 +1,123 @@
+#!/bin/sh
+test_description='rabbit health under a real broker and Fluxion
+
+The dws service follows the rabbits'"'"' Storage objects in the emulator and
+tells Fluxion (ssd vertices up/down, badrabbit), the resource module
+(drains of computes whose PCIe link is down) and DWS (SystemStatus).  A
+down rabbit'"'"'s storage is not scheduled; it is again once it is back.'
+
+. "$(dirname "$0")"/sharness.sh
+
+skip_all_unless_flux
+test_have_prereq FLUXION || { skip_all="Fluxion (flux-sched) is not installed: rabbit health is told to Fluxion"; test_done; }
+skip_all_unless_plugins
+dws_pythonpath
+
+XFS="#DW jobdw type=xfs capacity=10GiB name=scratch"
+
+test_expect_success 'start the emulator and a rabbit instance: the service marks every rabbit up' '
+	start_emulator --system kind --latency zero &&
+	rabbit_instance_config "$(pwd)" &&
+	start_rabbit_instance "$(pwd)" &&
+	dws_rabbits >rabbits.out &&
+	cat rabbits.out &&
+	grep "^mode: fluxion; ready; 2 rabbits (0 down)" rabbits.out
+'
+
+test_expect_success 'start-up: one set_status per ssd vertex; SystemStatus follows the brokers' '
+	dws_rabbits --json >view.json &&
+	jq -e ".sent.set_status == 72 and .sent.remove_property == 1" view.json &&
+	jq -e ".sent.systemstatus >= 1 and .sent.systemstatus <= 3" view.json &&
+	kubectl get systemstatus default -o json | jq -e ".data.nodes[\"compute-04\"] == \"Enabled\""
+'
+
+test_expect_success 'a rabbit goes down: its ssd vertices go down in Fluxion' '
+	flux-dws fault health kind-worker3 --status Offline &&
+	wait_rabbits ".rabbits[1].fluxion == \"down\"" &&
+	dws_rabbits -v >down.out &&
+	grep "kind-worker3" down.out | grep -i offline
+'
+
+test_expect_success 'a rabbit job that needs it is not scheduled while it is down' '
+	id=$(flux submit -N1 --requires=host:compute-04 --setattr=system.dw="$XFS" true) &&
+	echo $id >blocked.id &&
+	flux job wait-event -t 60 $id priority &&
+	test_must_fail flux job wait-event -t 3 $id alloc &&
+	test "$(flux jobs -no {state} $id)" = SCHED
+'
+
+test_expect_success 'the rabbit comes back: the job is scheduled there and completes' '
+	flux-dws fault health kind-worker3 --reset &&
+	id=$(cat blocked.id) &&
+	flux job wait-event -t 60 $id alloc &&
+	flux job wait-event -t 60 $id clean &&
+	test "$(flux jobs -no {nodelist} $id)" = compute-04 &&
+	flux job status $id
+'
+
+test_expect_success 'a compute link goes down: the node is drained with the reason' '
+	flux-dws fault health kind-worker2 --link compute-02=Offline &&
+	flux resource eventlog -t 30 -w drain -i compute-02 &&
+	flux resource drain -no "{nodelist} {reason}" >drain.out &&
+	grep "compute-02 rabbit kind-worker2 link Offline" drain.out
+'
+
+test_expect_success 'the link comes back: the node is undrained' '
+	flux-dws fault health kind-worker2 --link compute-02=Ready &&
+	flux resource eventlog -t 30 -w undrain -i compute-02 &&
+	test -z "$(flux resource drain -no {nodelist})"
+'
+
+test_expect_success 'an admin drain is left alone when the link comes back' '
+	flux resource drain compute-03 "bad DIMM" &&
+	flux-dws fault health kind-worker2 --link compute-03=Offline &&
+	wait_rabbits ".rabbits[0].computes[2].link == \"Offline\"" &&
+	flux-dws fault health kind-worker2 --link compute-03=Ready &&
+	wait_rabbits ".rabbits[0].computes[2].link == \"Ready\"" &&
+	flux resource drain -no "{nodelist} {reason}" >admin.out &&
+	grep "compute-03 bad DIMM" admin.out &&
+	flux resource undrain compute-03
+'
+
+test_expect_success 'an admin disables a rabbit through its Storage: down, with the reason' '
+	flux-dws fault storage kind-worker2 --state Disabled --reason "drive swap" &&
+	wait_rabbits ".rabbits[0].fluxion == \"down\"" &&
+	dws_rabbits --json | jq -e ".rabbits[0].why == \"disabled: drive swap\"" &&
+	flux-dws fault storage kind-worker2 --state Enabled &&
+	wait_rabbits ".rabbits[0].fluxion == \"up\""
+'
+
+test_expect_success 'after a storm of Storage events, one real change costs its 36 ssds' '
+	flux-dws fault storm --events 2000 --seed 7 &&
+	wait_rabbits "[.rabbits[].up] | all" &&
+	wait_rabbits "[.rabbits[].fluxion] | all(. == \"up\")" &&
+	dws_rabbits --json | jq ".sent.set_status" >before &&
+	flux-dws fault health kind-worker3 --status Offline &&
+	wait_rabbits ".rabbits[1].fluxion == \"down\"" &&
+	dws_rabbits --json | jq ".sent.set_status" >after &&
+	test $(( $(cat after) - $(cat before) )) = 36 &&
+	flux-dws fault health kind-worker3 --reset &&
+	wait_rabbits ".rabbits[1].fluxion == \"up\""
+'
+
+test_expect_success 'the service reloaded: it re-applies the whole state (nothing lost)' '
+	flux module remove dws &&
+	flux module load "$top_srcdir/src/modules/dws.py" &&
+	wait_rabbits "[.rabbits[].fluxion] | all(. == \"up\")" &&
+	dws_rabbits --json | jq -e ".sent.set_status == 72"
+'
+
+test_expect_success 'a broker lost: SystemStatus says Disabled' '
+	flux overlay disconnect 3 &&
+	flux resource eventlog -t 30 -w offline &&
+	wait_rabbits ".rabbits[1].computes[0].online == false" &&
+	wait_rabbits ".rabbits[1].computes[0].systemstatus == \"Disabled\"" &&
+	kubectl get systemstatus default -o json |
+		jq -e ".data.nodes[\"compute-04\"] == \"Disabled\""
+'
+
+test_expect_success 'stop the instance (a broker was lost: its exit status may say so)' '
+	test_might_fail stop_rabbit_instance &&
+	stop_emulator
+'
+test_done
