@@ -46,19 +46,6 @@ def _import_chassis() -> Any:
     return jobspec_chassis
 
 
-def _root_handle(handle: Any) -> Any:
-    import flux
-
-    while True:
-        try:
-            parent = handle.attr_get("parent-uri")
-        except OSError:
-            return handle
-        if not parent:
-            return handle
-        handle = flux.Flux(parent)
-
-
 class ChassisPlugin(CLIPlugin):  # type: ignore[misc]
     """Rabbit chassis placement (flux-dws).
 
@@ -106,8 +93,10 @@ class ChassisPlugin(CLIPlugin):  # type: ignore[misc]
         import flux
         import flux.kvs
 
+        from flux_dws.fluxutil import root_handle
+
         try:
-            root = _root_handle(flux.Flux())
+            root = root_handle(flux.Flux())
             try:
                 R = flux.kvs.get(root, "resource.R")
             except (OSError, FileNotFoundError):

@@ -88,7 +88,6 @@ bool health_token (json_t *event)
 
 int health_event (struct dws_engine *e, const char *type, json_t *event, dws_error_t *err)
 {
-    const char *kind = json_string_value (json_object_get (event, "kind"));
     if (!strcmp (type, "sync"))
         return dws_health_storage_sync (e->health, json_object_get (event, "objects"),
                                         e->actions, err);
@@ -129,6 +128,5 @@ int health_event (struct dws_engine *e, const char *type, json_t *event, dws_err
     }
     if (!strcmp (type, "result"))
         return dws_health_result (e->health, event, e->now, e->actions, err);
-    (void)kind;
     return dws_errorf (err, "unknown health event '%s'", type);
 }

@@ -301,6 +301,10 @@ int dws_health_topology (struct dws_health *h, json_t *c2r, json_t *actions, dws
      * computes that stay (a compute stays if it keeps its rabbit).
      */
     struct dws_health old = *h;
+    json_t *old_c2r = json_object (); /* compute -> its old rabbit */
+    for (size_t i = 0; i < old.ncomputes; i++)
+        json_object_set_new (old_c2r, old.computes[i].name,
+                             json_string (old.rabbits[old.computes[i].rabbit].name));
     size_t n = json_object_size (c2r);
     h->computes = calloc (n ? n : 1, sizeof (*h->computes));
     h->rabbits = calloc (n ? n : 1, sizeof (*h->rabbits));
@@ -329,11 +333,10 @@ int dws_health_topology (struct dws_health *h, json_t *c2r, json_t *actions, dws
             json_object_set_new (h->rabbit_index, rname, json_integer (ri));
         }
         struct compute *cp = &h->computes[h->ncomputes];
+        /* a compute keeps its state if it keeps its rabbit */
         long oi = index_of (old.compute_index, c);
-        if (oi >= 0 && !strcmp (old.rabbits[old.computes[oi].rabbit].name
-                                    ? old.rabbits[old.computes[oi].rabbit].name
-                                    : rname,
-                                rname)) {
+        const char *was = json_string_value (json_object_get (old_c2r, c));
+        if (oi >= 0 && was && !strcmp (was, rname)) {
             *cp = old.computes[oi];
             memset (&old.computes[oi], 0, sizeof (old.computes[oi]));
             cp->rabbit = (int)ri;
@@ -346,6 +349,7 @@ int dws_health_topology (struct dws_health *h, json_t *c2r, json_t *actions, dws
         h->ncomputes++;
     }
     free_tables (old.rabbits, old.nrabbits, old.computes, old.ncomputes);
+    json_decref (old_c2r);
     json_decref (old.rabbit_index);
     json_decref (old.compute_index);
     resolve_ranks (h);

@@ -42,6 +42,17 @@ def config_get(handle: Any, dotted_key: str) -> Any:
     return conf
 
 
+def ask_dws(topic: str) -> Any:
+    """The dws service's answer to ``topic``; FluxUnavailable says why
+    there is none (no instance, or the service did not answer)."""
+    h = open_flux()
+    try:
+        return h.rpc(topic, {}).get()
+    except OSError as exc:
+        raise FluxUnavailable(f"the dws service did not answer: {exc.strerror}"
+                              " (is it loaded? flux module load dws.py)") from None
+
+
 def root_handle(handle: Any) -> Any:
     """A handle on the root instance (following ``parent-uri`` upward)."""
     import flux

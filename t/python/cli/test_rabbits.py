@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from flux_dws.cli import rabbits as cli
+from flux_dws import fluxutil
 from flux_dws.cli.main import main
 from flux_dws.cli.rabbits import (
     MIN_WHY,
@@ -285,7 +285,7 @@ class Handle:
 def run_with(reply: Any, argv: list[str], monkeypatch: pytest.MonkeyPatch,
              capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str, Handle]:
     handle = Handle(reply)
-    monkeypatch.setattr(cli, "open_flux", lambda: handle)
+    monkeypatch.setattr(fluxutil, "open_flux", lambda: handle)  # ask_dws opens it
     monkeypatch.setenv("COLUMNS", "100")
     rc = main(["rabbits", *argv])
     out, err = capsys.readouterr()

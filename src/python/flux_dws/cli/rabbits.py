@@ -18,7 +18,7 @@ import sys
 from typing import Any
 
 from flux_dws.engine import EngineError, f58
-from flux_dws.fluxutil import FluxUnavailable, open_flux
+from flux_dws.fluxutil import FluxUnavailable, ask_dws
 from flux_dws.hostlist import Hostlist, HostlistError
 from flux_dws.inputfile import one_line
 
@@ -313,14 +313,9 @@ def filtered_answer(answer: Any, names: list[Hostlist] | None,
 def run(args: argparse.Namespace) -> int:
     prog = "flux-dws rabbits"
     try:
-        h = open_flux()
-        answer = h.rpc(TOPIC, {}).get()
+        answer = ask_dws(TOPIC)
     except FluxUnavailable as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
-        return 1
-    except OSError as exc:
-        print(f"{prog}: the dws service did not answer: {exc.strerror}"
-              " (is it loaded? flux module load dws.py)", file=sys.stderr)
         return 1
     try:
         if args.json:

@@ -12,7 +12,7 @@ import json
 import sys
 from typing import Any
 
-from flux_dws.fluxutil import FluxUnavailable, open_flux
+from flux_dws.fluxutil import FluxUnavailable, ask_dws
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -53,14 +53,9 @@ def format_status(st: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        h = open_flux()
-        st = h.rpc("dws.status").get()
+        st = ask_dws("dws.status")
     except FluxUnavailable as exc:
         print(f"flux-dws status: {exc}", file=sys.stderr)
-        return 1
-    except OSError as exc:
-        print(f"flux-dws status: the dws service did not answer: {exc.strerror}"
-              " (is it loaded? flux module load dws.py)", file=sys.stderr)
         return 1
     print(json.dumps(st, indent=1) if args.json else format_status(st))
     return 0

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import errno
 import itertools
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -136,14 +137,13 @@ class JobManager:
         down, and every job honours its property constraints."""
         if self.fluxion is None:
             return True
-        props = {k for k, v in self.fluxion.properties.get(
-            self.fluxion.node_paths.get(host, ""), {}).items()}
+        props = set(self.fluxion.properties.get(self.fluxion.node_paths.get(host, ""), {}))
         constraint = (job.jobspec.get("attributes", {}).get("system", {})
                       .get("constraints"))
         if constraint and not _satisfies(constraint, props):
             return False
         rabbit = self.rabbit_of.get(host)
-        if rabbit and '"ssd"' in _dumps(job.jobspec.get("resources")):
+        if rabbit and '"ssd"' in json.dumps(job.jobspec.get("resources")):
             return self.fluxion.rabbit_up(rabbit)
         return True
 
@@ -380,11 +380,6 @@ class JobManager:
         return [{"id": j.id, "state": j.state, "dependencies": sorted(j.deps)}
                 for j in self.jobs.values() if j.state in ACTIVE
                 and "dw" in j.jobspec.get("attributes", {}).get("system", {})]
-
-
-def _dumps(obj: Any) -> str:
-    import json
-    return json.dumps(obj)
 
 
 def _satisfies(constraint: Any, props: set[str]) -> bool:
