@@ -139,8 +139,9 @@ def storm(e: Engine, events: int = 10_000, span: float = 2.0, seed: int = 1) -> 
           f"{flushes} flushes; engine wall time {wall:.2f} s "
           f"({wall / len(plan) * 1e6:.0f} us/event, flushes {flush_wall:.2f} s)")
     print(f"storm: sent {sent}")
+    set_status = sent.get("sched-fluxion-resource.set_status", 0)
     print(f"storm: at the end 20 rabbits down ({actual} set_status), 20 links down"
-          f" (drains, badrabbit) -- set_status sent {sent.get('sched-fluxion-resource.set_status', 0)}"
+          f" (drains, badrabbit) -- set_status sent {set_status}"
           f" (the rest: flips that lasted past a 20 ms flush window)")
     print(f"storm: settle after the last event: {settle * 1000:.1f} ms"
           f" (flush delay 20 ms + {settle_work * 1000:.1f} ms of work)")
