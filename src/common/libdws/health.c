@@ -77,6 +77,8 @@ struct dws_health {
     bool storage_synced;
     bool journal_synced;
     bool graph_known;
+    bool fluxion_known;    /* Fluxion's ssd statuses were asked since it (re)started */
+    json_t *fluxion_down;  /* {path: true}: its down vertices, until the next ssd flush */
 
     json_t *batches;       /* token -> {"kind", "names", "n"} */
     unsigned long next_token;
@@ -220,6 +222,7 @@ void dws_health_destroy (struct dws_health *h)
     json_decref (h->storages);
     json_decref (h->ssds);
     json_decref (h->node_paths);
+    json_decref (h->fluxion_down);
     json_decref (h->jobs);
     json_decref (h->batches);
     json_decref (h->sent);
@@ -664,7 +667,12 @@ int dws_health_graph (struct dws_health *h, json_t *graph, json_t *actions, dws_
     h->ssds = json_incref (ssds);
     h->node_paths = json_object_size (nodes) ? json_incref (nodes) : NULL;
     h->graph_known = true;
-    dws_health_fluxion_restart (h, actions); /* a new graph knows nothing we set */
+    /* a new graph knows nothing we set; what Fluxion says it has (now or
+     * when it answers) still seeds the ssds at the next flush */
+    for (size_t i = 0; i < h->nrabbits; i++)
+        h->rabbits[i].ssd_applied = -1;
+    forget_applied_properties (h);
+    changed (h, actions);
     return 0;
 }
 
@@ -673,7 +681,62 @@ void dws_health_fluxion_restart (struct dws_health *h, json_t *actions)
     for (size_t i = 0; i < h->nrabbits; i++)
         h->rabbits[i].ssd_applied = -1;
     forget_applied_properties (h);
+    h->fluxion_known = false; /* no ssd is sent until the link says what it has */
+    json_decref (h->fluxion_down);
+    h->fluxion_down = NULL;
     changed (h, actions);
+}
+
+int dws_health_fluxion_state (struct dws_health *h, json_t *down, json_t *actions,
+                              dws_error_t *err)
+{
+    json_t *set = NULL;
+    if (down && !json_is_null (down)) {
+        size_t i;
+        json_t *p;
+        if (!json_is_array (down))
+            return dws_errorf (err, "fluxion-state 'down' must be an array of paths or null");
+        if (!(set = json_object ()))
+            return dws_errorf (err, "out of memory");
+        json_array_foreach (down, i, p) {
+            if (!json_is_string (p)) {
+                json_decref (set);
+                return dws_errorf (err, "fluxion-state 'down'[%zu] is not a path string", i);
+            }
+            json_object_set (set, json_string_value (p), json_true ());
+        }
+    }
+    for (size_t i = 0; i < h->nrabbits; i++)
+        h->rabbits[i].ssd_applied = -1;
+    json_decref (h->fluxion_down);
+    h->fluxion_down = set; /* NULL: not known, so every ssd is sent */
+    h->fluxion_known = true;
+    changed (h, actions);
+    return 0;
+}
+
+/* Start each rabbit's ssds from what Fluxion said it has: a rabbit whose
+ * vertices are all down, or all up, needs nothing sent for that state; a
+ * mixed one gets its state again.  Done at the first ssd flush after the
+ * answer, when the topology and the graph are whatever they turned out to
+ * be, so their arriving in any order loses nothing.
+ */
+static void seed_from_fluxion (struct dws_health *h)
+{
+    if (!h->fluxion_down)
+        return;
+    for (size_t i = 0; i < h->nrabbits; i++) {
+        struct rabbit *r = &h->rabbits[i];
+        json_t *paths = json_object_get (h->ssds, r->name);
+        size_t n = json_array_size (paths), ndown = 0, k;
+        json_t *p;
+        json_array_foreach (paths, k, p)
+            if (json_object_get (h->fluxion_down, json_string_value (p)))
+                ndown++;
+        r->ssd_applied = n == 0 ? -1 : ndown == 0 ? 1 : ndown == n ? 0 : -1;
+    }
+    json_decref (h->fluxion_down);
+    h->fluxion_down = NULL;
 }
 
 void dws_health_allocation (struct dws_health *h, json_int_t id, json_t *rabbits,
@@ -786,8 +849,9 @@ static char *encode (json_t *names)
 
 static void flush_ssds (struct dws_health *h, json_t *actions)
 {
-    if (!h->cfg.fluxion || !h->graph_known || !h->storage_synced)
+    if (!h->cfg.fluxion || !h->graph_known || !h->storage_synced || !h->fluxion_known)
         return;
+    seed_from_fluxion (h);
     for (size_t i = 0; i < h->nrabbits; i++) {
         struct rabbit *r = &h->rabbits[i];
         json_t *paths = json_object_get (h->ssds, r->name);
@@ -1078,7 +1142,8 @@ json_t *dws_health_view (struct dws_health *h)
                                           json_object_get (p, "computes")));
     }
     json_decref (per);
-    bool ready = h->storage_synced && h->journal_synced && (!h->cfg.fluxion || h->graph_known);
+    bool ready = h->storage_synced && h->journal_synced
+                 && (!h->cfg.fluxion || (h->graph_known && h->fluxion_known));
     return json_pack ("{s:b s:b s:b s:b s:O s:o}", "fluxion", h->cfg.fluxion,
                       "drain_compute_nodes", h->cfg.drain_compute_nodes, "soft_drain",
                       h->cfg.soft_drain, "ready", ready, "sent", h->sent, "rabbits", rabbits);

@@ -99,8 +99,18 @@ int dws_health_flux_config (struct dws_health *h, const char *exclude, const cha
 /* The Fluxion graph: {"ssds": {rabbit: [ssd path...]}, "nodes": {host: path}}. */
 int dws_health_graph (struct dws_health *h, json_t *graph, json_t *actions, dws_error_t *err);
 
-/* Fluxion restarted (it forgot every status and property set before). */
+/* Fluxion restarted (it forgot every status and property set before).
+ * No ssd status is sent until dws_health_fluxion_state () says what it has.
+ */
 void dws_health_fluxion_restart (struct dws_health *h, json_t *actions);
+
+/* What Fluxion has (its answer to find status=down, reduced to the paths of
+ * the down vertices: a JSON array), or NULL/null when it could not be asked
+ * (then every ssd's state is sent).  The link gives it once at start and
+ * once after each restart.
+ */
+int dws_health_fluxion_state (struct dws_health *h, json_t *down, json_t *actions,
+                              dws_error_t *err);
 
 /* Job 'id' uses these rabbits (a JSON array of names; NULL or empty: none). */
 void dws_health_allocation (struct dws_health *h, json_int_t id, json_t *rabbits,

@@ -46,7 +46,9 @@ def h() -> Iterator[Harness]:
 
 
 def test_startup_applies_every_rabbit_once(h: Harness) -> None:
-    assert h.fluxion.calls == {"set_status": 4, "remove_property": 1}
+    # Fluxion is asked what it has (every ssd down, as dws2jgf writes them),
+    # then told what differs: the 4 ssds of the two up rabbits
+    assert h.fluxion.calls == {"find": 1, "set_status": 4, "remove_property": 1}
     h.wait_for(lambda: len(systemstatus(h)) == 4, what="SystemStatus written")
     assert set(systemstatus(h).values()) == {"Enabled"}
     view = h.rabbits()
@@ -157,16 +159,22 @@ def test_service_restart_rebuilds_and_reapplies(h: Harness) -> None:
     h.wait_for(lambda: not h.fluxion.rabbit_up(R3), what="R3 down")
     before = dict(h.fluxion.calls)
     h.restart_service()
-    # the new service knows nothing of Fluxion: it applies the whole state once
-    wait_sent(h, "set_status", before["set_status"] + 4)
-    h.wait_for(lambda: h.rabbits_now().get("ready") is True, what="ready")
+    # the new service asks Fluxion what it has: every ssd is as Storage says,
+    # so none is sent again (the two node properties are, one RPC each)
+    wait_sent(h, "find", before["find"] + 1)
+    h.wait_for(lambda: h.rabbits_now().get("ready") is True
+               and h.rabbits_now()["sent"]["remove_property"] == 1, what="ready")
+    assert h.fluxion.calls["set_status"] == before["set_status"]
+    assert [r["fluxion"] for r in h.rabbits()["rabbits"]] == ["up", "down"]
     assert not h.fluxion.rabbit_up(R3) and h.fluxion.rabbit_up(R2)
     assert h.fluxion.hosts_with("badrabbit") == {"compute-04"}
-    # a service restart while a rabbit changes: the change is not lost
+    # a service restart while a rabbit changes: the change is not lost, and
+    # it is all that is sent
     h.stop_service()
     h.emulator.controllers.set_health(R3, status="Ready")
     h.start_service()
     h.wait_for(lambda: h.fluxion.rabbit_up(R3), what="R3 up after the restart")
+    assert h.fluxion.calls["set_status"] == before["set_status"] + 2
 
 
 def test_fluxion_restart_gets_everything_again(h: Harness) -> None:
@@ -176,6 +184,33 @@ def test_fluxion_restart_gets_everything_again(h: Harness) -> None:
     h.wait_for(lambda: h.fluxion.rabbit_up(R2) and h.fluxion.rabbit_up(R3)
                and h.fluxion.hosts_with("badrabbit") == {"compute-01"},
                what="Fluxion's state back after its restart")
+
+
+def test_fluxion_restart_sends_only_what_it_lacks(h: Harness) -> None:
+    h.emulator.controllers.set_health(R3, status="Offline")
+    h.wait_for(lambda: not h.fluxion.rabbit_up(R3), what="R3 down")
+    before = dict(h.fluxion.calls)
+    h.reactor.call(h.fluxion.restart)  # it comes back with every ssd down
+    h.wait_for(lambda: h.fluxion.rabbit_up(R2), what="R2 up again")
+    h.wait_for(lambda: h.rabbits_now().get("ready") is True, what="ready")
+    assert h.fluxion.calls["find"] == before["find"] + 1
+    assert h.fluxion.calls["set_status"] == before["set_status"] + 2, "R2's 2 ssds only"
+    assert not h.fluxion.rabbit_up(R3)
+
+
+def test_fluxion_unknown_state_sends_everything() -> None:
+    with Harness(system="kind") as h:
+        ready(h)
+        before = dict(h.fluxion.calls)
+        h.fluxion.away = True  # it restarts, and the find that follows fails
+        h.reactor.call(h.fluxion.restart)
+        h.wait_for(lambda: any("Fluxion's ssd statuses are unknown (No service matching"
+                               in m for _, m in h.link.logs), what="the warning")
+        h.fluxion.away = False
+        # every ssd is sent (the first tries failed while away, then retried)
+        h.wait_for(lambda: h.fluxion.calls["set_status"] >= before["set_status"] + 4,
+                   timeout=30, what="every ssd sent")
+        assert h.fluxion.rabbit_up(R2) and h.fluxion.rabbit_up(R3)
 
 
 def test_fluxion_failure_is_retried() -> None:

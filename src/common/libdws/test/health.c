@@ -162,6 +162,17 @@ static void feed_journal (struct dws_health *h, const char *events)
     json_decref (ev);
 }
 
+/* Fluxion's answer to find status=down, as paths (a fresh dws2jgf graph has
+ * every ssd down; the answer also lists their ancestors). */
+static void fluxion_says (struct dws_health *h, const char *down)
+{
+    dws_error_t err;
+    json_t *v = down ? J ("%s", down) : NULL;
+    if (dws_health_fluxion_state (h, v, actions, &err) < 0)
+        diag ("fluxion state refused: %s", err.text);
+    json_decref (v);
+}
+
 static struct dws_health *system_create (bool fluxion, bool drain, bool soft, bool queues)
 {
     struct dws_health *h = dws_health_create ();
@@ -185,6 +196,9 @@ static struct dws_health *system_create (bool fluxion, bool drain, bool soft, bo
     if (fluxion)
         ok (dws_health_graph (h, graph, actions, &err) == 0, "graph accepted");
     json_decref (graph);
+    if (fluxion)
+        fluxion_says (h, "['/cl/chassis0/ssd0','/cl/chassis0/ssd1','/cl/chassis1/ssd0',"
+                         "'/cl/chassis1/ssd1','/cl','/cl/chassis0']");
     return h;
 }
 
@@ -628,8 +642,14 @@ static void test_failures_and_restarts (void)
     reset ();
     dws_health_fluxion_restart (h, actions);
     flush (h);
-    ok (count ("sched-fluxion-resource.set_status") == 4
-            && count ("sched-fluxion-resource.remove_property") == 1 && count ("SystemStatus") == 0,
+    ok (count ("sched-fluxion-resource.set_status") == 0
+            && count ("sched-fluxion-resource.remove_property") == 1,
+        "a Fluxion restart: no ssd is sent before Fluxion says what it has");
+    answer_all (h, true, 0);
+    fluxion_says (h, "['/cl/chassis0/ssd0','/cl/chassis0/ssd1','/cl/chassis1/ssd0',"
+                     "'/cl/chassis1/ssd1']");
+    flush (h);
+    ok (count ("sched-fluxion-resource.set_status") == 4 && count ("SystemStatus") == 0,
         "a Fluxion restart: Fluxion gets its state again, DWS does not");
     answer_all (h, true, 0);
 
@@ -768,6 +788,97 @@ static void test_bad_input (void)
     dws_health_destroy (h);
 }
 
+/* What Fluxion already has is not sent again: a service restart (a new
+ * engine) against a Fluxion whose ssds are as Storage says costs nothing. */
+static void test_fluxion_state (void)
+{
+    dws_error_t err;
+    /* r1 up, r2 down in Fluxion already; Storage agrees */
+    struct dws_health *h = dws_health_create ();
+    json_t *topo = J ("{'c1':'r1','c2':'r1','c3':'r2','c4':'r2'}");
+    json_t *graph = J ("{'ssds':{'r1':['/cl/chassis0/ssd0','/cl/chassis0/ssd1'],"
+                       "'r2':['/cl/chassis1/ssd0','/cl/chassis1/ssd1']},'nodes':{}}");
+    reset ();
+    /* the answer comes before the topology and the graph: it is kept */
+    fluxion_says (h, "['/cl','/cl/chassis1','/cl/chassis1/ssd0','/cl/chassis1/ssd1']");
+    dws_health_topology (h, topo, actions, &err);
+    dws_health_graph (h, graph, actions, &err);
+    json_t *objs = json_array ();
+    json_array_append_new (objs, storage ("r1", "Ready", "Enabled", "Ready", "Ready"));
+    json_array_append_new (objs, storage ("r2", "Offline", "Enabled", "Ready", "Ready"));
+    dws_health_storage_sync (h, objs, actions, &err);
+    json_decref (objs);
+    feed_journal (h, "[{'name':'restart','context':{'ranks':'0-3','online':'0-3',"
+                     "'nodelist':'c[1-4]'}}]");
+    flush (h);
+    ok (count ("sched-fluxion-resource.set_status") == 0,
+        "service restart, Fluxion as Storage says: no set_status");
+    json_t *view = dws_health_view (h);
+    json_t *r = json_object_get (view, "rabbits");
+    is (json_string_value (json_object_get (json_array_get (r, 0), "fluxion")), "up",
+        "the view has r1 up in Fluxion (from its answer)");
+    is (json_string_value (json_object_get (json_array_get (r, 1), "fluxion")), "down",
+        "and r2 down");
+    json_decref (view);
+
+    /* r2 comes back: only its 2 vertices */
+    answer_all (h, true, 0);
+    feed_storage (h, storage ("r2", "Ready", "Enabled", "Ready", "Ready"));
+    flush (h);
+    ok (count ("sched-fluxion-resource.set_status") == 2, "r2 back: its 2 ssds up");
+
+    /* Fluxion restarts with r1 half down (someone set one vertex by hand) */
+    answer_all (h, true, 0);
+    reset ();
+    dws_health_fluxion_restart (h, actions);
+    flush (h);
+    ok (count ("sched-fluxion-resource.set_status") == 0,
+        "after a Fluxion restart no ssd goes out before its answer");
+    view = dws_health_view (h);
+    ok (json_is_false (json_object_get (view, "ready")), "and the view is not ready");
+    json_decref (view);
+    answer_all (h, true, 0);
+    fluxion_says (h, "['/cl/chassis0/ssd1']");
+    flush (h);
+    ok (count ("sched-fluxion-resource.set_status") == 2,
+        "a rabbit half down in Fluxion gets both its vertices again");
+    payload_is ("sched-fluxion-resource.set_status", 0,
+                "{'resource_path':'/cl/chassis0/ssd0','status':'up'}", "r1 ssd0 up");
+    payload_is ("sched-fluxion-resource.set_status", 1,
+                "{'resource_path':'/cl/chassis0/ssd1','status':'up'}", "r1 ssd1 up");
+
+    /* Fluxion could not be asked: every ssd goes out */
+    answer_all (h, true, 0);
+    reset ();
+    dws_health_fluxion_restart (h, actions);
+    fluxion_says (h, NULL);
+    flush (h);
+    ok (count ("sched-fluxion-resource.set_status") == 4,
+        "its state unknown: every ssd is sent");
+    answer_all (h, true, 0);
+    none (h, "then nothing");
+
+    /* a failed set_status is retried whatever Fluxion said before */
+    feed_storage (h, storage ("r1", "Offline", "Enabled", "Ready", "Ready"));
+    flush (h);
+    answer_all (h, false, 0);
+    flush (h);
+    ok (count ("sched-fluxion-resource.set_status") == 2, "a failed set_status is sent again");
+
+    /* bad answers */
+    json_t *v = J ("{'a':1}");
+    ok (dws_health_fluxion_state (h, v, actions, &err) < 0, "down not an array: refused");
+    is (err.text, "fluxion-state 'down' must be an array of paths or null", "... message");
+    json_decref (v);
+    v = J ("['/cl/chassis0/ssd0', 7]");
+    ok (dws_health_fluxion_state (h, v, actions, &err) < 0, "a path not a string: refused");
+    is (err.text, "fluxion-state 'down'[1] is not a path string", "... message");
+    json_decref (v);
+    json_decref (topo);
+    json_decref (graph);
+    dws_health_destroy (h);
+}
+
 int main (void)
 {
     test_fluxion_rabbit_transitions ();
@@ -777,6 +888,7 @@ int main (void)
     test_no_fluxion ();
     test_systemstatus ();
     test_failures_and_restarts ();
+    test_fluxion_state ();
     test_storm ();
     test_storage_before_topology ();
     test_bad_input ();

@@ -191,6 +191,24 @@ class FakeFluxion:
                 raise KeyError(f"Couldn't find '{p}' in resource graph")
         return paths
 
+    def _find(self, payload: Any) -> dict[str, Any] | None:
+        """find status=down in JGF, as Fluxion answers it: the down ssd
+        vertices and their ancestors, or null when nothing matches."""
+        if payload.get("criteria") != "status=down":
+            raise ValueError(f"find: invalid criteria: {payload.get('criteria')}")
+        if payload.get("format", "rv1_nosched") != "jgf":
+            raise ValueError("the harness's Fluxion answers find only in jgf")
+        vertices: list[dict[str, Any]] = []
+        for path in sorted(p for p, st in self.status.items() if st == "down"):
+            chassis = path.rsplit("/", 1)[0]
+            for anc, vtype in ((f"/{CLUSTER}", "cluster"), (chassis, "chassis")):
+                if not any(v["metadata"]["paths"]["containment"] == anc for v in vertices):
+                    vertices.append({"id": str(len(vertices)), "metadata": {
+                        "type": vtype, "paths": {"containment": anc}}})
+            vertices.append({"id": str(len(vertices)), "metadata": {
+                "type": "ssd", "paths": {"containment": path}}})
+        return {"graph": {"nodes": vertices, "edges": []}} if vertices else None
+
     def rpc(self, topic: str, payload: Any, answer: Answer) -> None:
         method = topic.rsplit(".", 1)[1]
         if self.away:
@@ -212,6 +230,9 @@ class FakeFluxion:
             elif method == "remove_property":
                 for p in self._paths(payload["resource_path"]):
                     self.properties[p].pop(payload["key"], None)
+            elif method == "find":
+                answer(True, 0, "", {"R": self._find(payload)})
+                return
             elif method == "stats-get":
                 answer(True, 0, "", {"graph-uptime": int(time.monotonic() - self.loaded)})
                 return

@@ -1,0 +1,155 @@
+"""The pure half of the service's Flux resource watch: R and Fluxion's
+answers reduced to engine events (flux_dws.resourcegraph,
+flux_dws.service.resources.JournalReader and fluxion_state)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from flux_dws.resourcegraph import (
+    FIND_DOWN,
+    ResourceError,
+    down_ssds,
+    drainable_hosts,
+    graph_index,
+)
+from flux_dws.service.resources import JournalReader, exclude_of, fluxion_state
+
+
+def vertex(vtype: str, path: str, **meta: Any) -> dict[str, Any]:
+    return {"id": path, "metadata": {"type": vtype, "paths": {"containment": path}, **meta}}
+
+
+def R_with_graph() -> dict[str, Any]:
+    nodes = [vertex("cluster", "/kind"),
+             vertex("chassis", "/kind/chassis0", properties={"rabbit": "rabbit-a"}),
+             vertex("chassis", "/kind/chassis1", properties={"rabbit": "rabbit-b"}),
+             vertex("node", "/kind/chassis0/compute-01", name="compute-01"),
+             vertex("node", "/kind/chassis1/compute-02", name="compute-02")]
+    for c in (0, 1):
+        nodes += [vertex("ssd", f"/kind/chassis{c}/ssd{k}") for k in (10, 2, 0, 1)]
+    return {"version": 1,
+            "execution": {"R_lite": [], "properties": {"pdebug": "1"}},
+            "scheduling": {"graph": {"nodes": nodes, "edges": []}}}
+
+
+def test_graph_index_paths_by_rabbit_in_natural_order() -> None:
+    index = graph_index(R_with_graph())
+    assert index["ssds"] == {
+        "rabbit-a": [f"/kind/chassis0/ssd{k}" for k in (0, 1, 2, 10)],
+        "rabbit-b": [f"/kind/chassis1/ssd{k}" for k in (0, 1, 2, 10)]}
+    assert index["nodes"] == {"compute-01": "/kind/chassis0/compute-01",
+                              "compute-02": "/kind/chassis1/compute-02"}
+
+
+@pytest.mark.parametrize("R", [None, {}, {"scheduling": {}},
+                               {"scheduling": {"graph": {"nodes": "x"}}}])
+def test_graph_index_without_a_graph_is_empty(R: Any) -> None:
+    assert graph_index(R) == {"ssds": {}, "nodes": {}}
+
+
+def test_graph_index_skips_ssds_without_a_rabbit_chassis() -> None:
+    R = {"scheduling": {"graph": {"nodes": [vertex("chassis", "/c/chassis0"),
+                                            vertex("ssd", "/c/chassis0/ssd0"),
+                                            {"metadata": {"type": "ssd"}}, "junk"]}}}
+    assert graph_index(R) == {"ssds": {}, "nodes": {}}
+
+
+def test_down_ssds_keeps_only_ssd_vertices() -> None:
+    answer = {"R": {"graph": {"nodes": [vertex("cluster", "/kind"),
+                                        vertex("chassis", "/kind/chassis1"),
+                                        vertex("ssd", "/kind/chassis1/ssd0"),
+                                        vertex("ssd", "/kind/chassis1/ssd3")],
+                              "edges": []}}}
+    assert down_ssds(answer) == ["/kind/chassis1/ssd0", "/kind/chassis1/ssd3"]
+
+
+def test_down_ssds_nothing_down() -> None:
+    assert down_ssds({"R": None}) == []
+
+
+@pytest.mark.parametrize("answer,message", [
+    (None, "Fluxion's find answer has no R"),
+    ({}, "Fluxion's find answer has no R"),
+    ({"R": {"version": 1}}, "Fluxion's find answer is not a JGF graph (R.graph.nodes)"),
+    ({"R": "x"}, "Fluxion's find answer is not a JGF graph (R.graph.nodes)"),
+])
+def test_down_ssds_bad_answers_are_named(answer: Any, message: str) -> None:
+    with pytest.raises(ResourceError, match=re.escape(message)):
+        down_ssds(answer)
+
+
+def test_find_asks_for_down_vertices_in_jgf() -> None:
+    assert FIND_DOWN == {"criteria": "status=down", "format": "jgf"}
+
+
+def test_fluxion_state_events() -> None:
+    ok = fluxion_state({"R": {"graph": {"nodes": [vertex("ssd", "/k/c0/ssd0")]}}})
+    assert ok == {"type": "fluxion-state", "down": ["/k/c0/ssd0"]}
+    assert fluxion_state(None, "No service matching sched-fluxion-resource.find") == {
+        "type": "fluxion-state", "down": None,
+        "error": "No service matching sched-fluxion-resource.find"}
+    # an answer that cannot be read: unknown, with the reason
+    assert fluxion_state({"R": 3}) == {
+        "type": "fluxion-state", "down": None,
+        "error": "Fluxion's find answer is not a JGF graph (R.graph.nodes)"}
+
+
+def test_drainable_hosts_by_queue_requirements() -> None:
+    R = R_with_graph()
+    hosts = ["compute-01", "compute-02"]
+    queues = {"debug": {"requires": ["pdebug"]}, "batch": {}}
+    assert drainable_hosts(None, queues, R, hosts) is None
+    assert drainable_hosts(["debug"], queues, R, hosts) == "compute-02"
+    assert drainable_hosts(["batch"], queues, R, hosts) == "compute-[01-02]"
+    with pytest.raises(ResourceError, match=re.escape("no queue named 'nosuch' in [queues]")):
+        drainable_hosts(["nosuch"], queues, R, hosts)
+    with pytest.raises(ResourceError, match=re.escape("queues.bad.requires must be a list")):
+        drainable_hosts(["bad"], {"bad": {"requires": "pdebug"}}, R, hosts)
+    bad_R = {"execution": {"properties": {"pdebug": "x-"}}}
+    with pytest.raises(ResourceError, match=re.escape("R execution.properties.pdebug")):
+        drainable_hosts(["debug"], queues, bad_R, hosts)
+
+
+def test_journal_reader_replay_then_live() -> None:
+    reader = JournalReader(fluxion=True, exclude="compute-02")
+    first = reader.answer({"events": [{"name": "restart", "context": {
+        "ranks": "0-1", "online": "0", "nodelist": "compute-[01-02]"}}], "R": R_with_graph()})
+    assert [e["type"] for e in first] == ["journal", "graph", "flux-config"]
+    assert first[0]["synced"] is False
+    assert first[1]["graph"]["ssds"]["rabbit-a"][0] == "/kind/chassis0/ssd0"
+    assert first[2] == {"type": "flux-config", "exclude": "compute-02", "drainable": None}
+    assert reader.hosts == ["compute-01", "compute-02"]
+    end = reader.answer({"events": []})
+    assert end == [{"type": "journal", "events": [], "synced": True}]
+    live = reader.answer({"events": [{"name": "online", "context": {"idset": "1"}}]})
+    assert live[0]["synced"] is True and not reader.errors
+
+
+def test_journal_reader_names_what_is_wrong() -> None:
+    reader = JournalReader(fluxion=True, drain_queues=["nosuch"], queues={})
+    assert reader.answer({"nothing": 1}) == []
+    reader.answer({"events": [{"name": "restart", "context": {"nodelist": "compute-01"}}],
+                   "R": {"execution": {}}})
+    assert reader.errors == [
+        "resource.journal answered without an events array",
+        "no rabbit ssd vertices in R's scheduling graph: Fluxion is not told which rabbits"
+        " are up (was R made with flux dws2jgf?)",
+        "rabbit.drain_queues: no queue named 'nosuch' in [queues]; no compute node will be"
+        " drained"]
+
+
+def test_journal_reader_without_fluxion_sends_no_graph() -> None:
+    reader = JournalReader(fluxion=False)
+    out = reader.answer({"events": [], "R": R_with_graph()})
+    assert [e["type"] for e in out] == ["journal", "flux-config"]
+
+
+def test_exclude_of() -> None:
+    assert exclude_of({"resource": {"exclude": "compute-01"}}) == "compute-01"
+    assert exclude_of({"resource": {"exclude": ""}}) is None
+    assert exclude_of({"resource": {"exclude": 3}}) is None
+    assert exclude_of({}) is None
