@@ -100,11 +100,42 @@ test_expect_success 'after a storm of Storage events, one real change costs its 
 	wait_rabbits ".rabbits[1].fluxion == \"up\""
 '
 
-test_expect_success 'the service reloaded: it re-applies the whole state (nothing lost)' '
+# fluxion_down_ssds: how many ssd vertices Fluxion has down (its own find)
+fluxion_down_ssds() {
+	flux python -c "import flux, json; print(json.dumps(flux.Flux().rpc(
+		\"sched-fluxion-resource.find\",
+		{\"criteria\": \"status=down\", \"format\": \"jgf\"}).get()))" |
+	jq "[(.R // {graph: {nodes: []}}).graph.nodes[] | select(.metadata.type == \"ssd\")] | length"
+}
+
+test_expect_success 'the service reloaded: it asks Fluxion, which has every ssd as Storage says, so none is sent again' '
 	flux module remove dws &&
 	flux module load "$top_srcdir/src/modules/dws.py" &&
 	wait_rabbits "[.rabbits[].fluxion] | all(. == \"up\")" &&
-	dws_rabbits --json | jq -e ".sent.set_status == 72"
+	dws_rabbits --json | jq -e ".sent.set_status == 0" &&
+	test $(fluxion_down_ssds) = 0
+'
+
+test_expect_success 'a rabbit goes down while the service is away: after the reload only its 36 ssds are sent' '
+	flux module remove dws &&
+	flux-dws fault health kind-worker3 --status Offline &&
+	flux module load "$top_srcdir/src/modules/dws.py" &&
+	wait_rabbits ".rabbits[1].fluxion == \"down\"" &&
+	dws_rabbits --json | jq -e ".sent.set_status == 36" &&
+	test $(fluxion_down_ssds) = 36
+'
+
+test_expect_success 'Fluxion reloaded (every ssd down in its new graph): only the up rabbit is sent' '
+	flux module remove sched-fluxion-qmanager &&
+	flux module remove sched-fluxion-feasibility &&
+	flux module reload sched-fluxion-resource &&
+	flux module load sched-fluxion-feasibility &&
+	flux module load sched-fluxion-qmanager &&
+	wait_rabbits ".sent.set_status == 72 and .rabbits[0].fluxion == \"up\"" 60 &&
+	test $(fluxion_down_ssds) = 36 &&
+	flux-dws fault health kind-worker3 --reset &&
+	wait_rabbits ".rabbits[1].fluxion == \"up\"" &&
+	test $(fluxion_down_ssds) = 0
 '
 
 test_expect_success 'a broker lost: SystemStatus says Disabled' '
