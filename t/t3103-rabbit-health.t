@@ -138,6 +138,16 @@ test_expect_success 'Fluxion reloaded (every ssd down in its new graph): only th
 	test $(fluxion_down_ssds) = 0
 '
 
+test_expect_success 'any user may see rabbit health; the service'"'"'s other requests stay the owner'"'"'s' '
+	FLUX_HANDLE_ROLEMASK=0x2 FLUX_HANDLE_USERID=$(($(id -u) + 1)) \
+		dws_rabbits --json >guest.json &&
+	jq -e ".ready and (.rabbits | length) == 2" guest.json &&
+	test_must_fail env FLUX_HANDLE_ROLEMASK=0x2 FLUX_HANDLE_USERID=$(($(id -u) + 1)) \
+		flux python -m flux_dws status 2>guest.err &&
+	cat guest.err &&
+	grep "did not answer dws.status: Request requires owner credentials$" guest.err
+'
+
 test_expect_success 'a broker lost: SystemStatus says Disabled' '
 	flux overlay disconnect 3 &&
 	flux resource eventlog -t 30 -w offline &&

@@ -8,6 +8,7 @@ message saying what was needed when Flux is not there.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -49,8 +50,9 @@ def ask_dws(topic: str) -> Any:
     try:
         return h.rpc(topic, {}).get()
     except OSError as exc:
-        raise FluxUnavailable(f"the dws service did not answer: {exc.strerror}"
-                              " (is it loaded? flux module load dws.py)") from None
+        hint = " (is it loaded? flux module load dws.py)" if exc.errno == errno.ENOSYS else ""
+        raise FluxUnavailable(f"the dws service did not answer {topic}: {exc.strerror}"
+                              f"{hint}") from None
 
 
 def root_handle(handle: Any) -> Any:

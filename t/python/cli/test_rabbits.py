@@ -334,8 +334,12 @@ def test_command_service_errors(monkeypatch: pytest.MonkeyPatch,
     rc, out, err, _ = run_with(OSError(errno.ENOSYS, "Function not implemented"), [],
                                monkeypatch, capsys)
     assert (rc, out) == (1, "")
-    assert err == ("flux-dws rabbits: the dws service did not answer: Function not implemented"
-                   " (is it loaded? flux module load dws.py)\n")
+    assert err == ("flux-dws rabbits: the dws service did not answer dws.rabbits: Function not"
+                   " implemented (is it loaded? flux module load dws.py)\n")
+    rc, out, err, _ = run_with(OSError(errno.EPERM, "Request requires owner credentials"), [],
+                               monkeypatch, capsys)
+    assert (rc, err) == (1, "flux-dws rabbits: the dws service did not answer dws.rabbits:"
+                            " Request requires owner credentials\n")
     rc, out, err, _ = run_with({"rabbits": "kind-worker2"}, [], monkeypatch, capsys)
     assert (rc, out) == (1, "")
     assert err == ("flux-dws rabbits: unexpected dws.rabbits answer: 'rabbits' is not a list"

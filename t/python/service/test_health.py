@@ -7,6 +7,7 @@ callback), never a sleep.
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Iterator
 from typing import Any
 
@@ -336,3 +337,12 @@ def test_rabbits_view_lists_jobs(h: Harness) -> None:
     h.cancel(jobid)
     h.wait(jobid)
     h.wait_for(lambda: h.rabbits_now()["rabbits"][0]["jobs"] == [], what="job gone from view")
+
+
+def test_any_user_may_see_rabbit_health_but_not_the_rest(h: Harness) -> None:
+    guest = h.owner + 1
+    view = h.ask("dws.rabbits", userid=guest)
+    assert view["ready"] and [r["name"] for r in view["rabbits"]] == [R2, R3]
+    denied = h.ask("dws.status", userid=guest)
+    assert denied["errnum"] == errno.EPERM, denied
+    assert "error" not in h.ask("dws.status")

@@ -184,15 +184,18 @@ class Harness:
         payload: dict[str, Any] = actions[0]["payload"]
         return payload
 
-    def ask(self, topic: str) -> dict[str, Any]:
+    def ask(self, topic: str, userid: int | None = None) -> dict[str, Any]:
+        """The answer to a request from ``userid`` (default: the owner), or
+        ``{"error": errstr, "errnum": N}``."""
         box: dict[str, Any] = {}
         done = threading.Event()
+        uid = self.owner if userid is None else userid
 
         def cb(ok: bool, errnum: int, errstr: str, payload: Any) -> None:
-            box.update(payload or {"error": errstr})
+            box.update((payload or {}) if ok else {"error": errstr, "errnum": errnum})
             done.set()
 
-        self.reactor.call(lambda: self.link.request(topic, {}, self.owner, cb))
+        self.reactor.call(lambda: self.link.request(topic, {}, uid, cb))
         if not done.wait(30):
             raise TimeoutError(f"{topic} did not answer")
         return box

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import errno
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any
 
 from flux_dws.harness.reactor import Reactor
@@ -47,14 +47,17 @@ class HarnessLink(Link):
         self.jm = jobmanager
         self.owner = owner
         self._handler: Callable[[Request], None] | None = None
+        self._guest_topics: set[str] = set()
         self._timers: dict[str, int] = {}
         self.generation = 0
         self.logs: list[tuple[str, str]] = []
 
     # --- the dws service side ---------------------------------------------
 
-    def serve(self, service: str, handler: Callable[[Request], None]) -> None:
+    def serve(self, service: str, handler: Callable[[Request], None],
+              guest_methods: Collection[str] = ()) -> None:
         self._handler = handler
+        self._guest_topics = {f"{service}.{m}" for m in guest_methods}
 
     def unserve(self) -> None:
         """The service went away: later requests get ENOSYS, pending ones
@@ -73,6 +76,10 @@ class HarnessLink(Link):
             if self._handler is None:
                 reply.answer(False, errno.ENOSYS, f"No service matching {topic} is registered",
                              None)
+                return
+            if userid != self.owner and topic not in self._guest_topics:
+                # the broker's answer to a user's request for an owner's handler
+                reply.answer(False, errno.EPERM, "Request requires owner credentials", None)
                 return
             self._handler(Request(topic, payload, userid, reply))
 

@@ -25,6 +25,11 @@ from flux_dws.service.link import JobInfo, Link, Request
 WATCHED = (("Workflow", "default"), ("SystemConfiguration", "default"),
            ("Storage", "default"))
 _WRITES = frozenset(("create", "patch", "json-patch", "delete"))
+#: dws.* methods any user may call: rabbit health, which says no more than
+#: flux resource tells every user of nodes (drains and their reasons) and
+#: lets users see why their rabbit jobs wait (flux-coral2 #229).  The rest
+#: (the jobtap plugin's requests, status, config) stay the owner's.
+GUEST_METHODS = ("rabbits",)
 
 
 class Kube(Protocol):
@@ -78,7 +83,7 @@ class Service:
 
     def start(self) -> None:
         """Take dws.* requests and start the watches (on the reactor thread)."""
-        self.link.serve("dws", self._request)
+        self.link.serve("dws", self._request, GUEST_METHODS)
         self.kube.start_watches([WatchSpec(kind, self.namespace) for kind, _ in WATCHED])
         self._stop_resources = self.link.watch_resources(self.post_event, self._fluxion,
                                                          self._drain_queues)

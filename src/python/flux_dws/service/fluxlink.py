@@ -15,7 +15,7 @@ import syslog
 import threading
 import traceback
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 from flux_dws.service.link import JobInfo, Link, Request, RpcCallback
@@ -59,7 +59,8 @@ class FluxLink(Link):
 
     # --- requests -----------------------------------------------------------
 
-    def serve(self, service: str, handler: Callable[[Request], None]) -> None:
+    def serve(self, service: str, handler: Callable[[Request], None],
+              guest_methods: Collection[str] = ()) -> None:
         c = self._flux_constants
 
         def on_request(h: Any, mtype: int, msg: Any, arg: Any) -> None:
@@ -81,6 +82,13 @@ class FluxLink(Link):
         # the broker's dispatch picks over it and over the glob
         for topic in (f"{service}.*", f"{service}.config-reload"):
             w = self.h.msg_watcher_create(on_request, c.FLUX_MSGTYPE_REQUEST, topic)
+            w.start()
+            self._watchers.append(w)
+        # the broker lets other users' requests through to these alone (the
+        # handlers above take the owner's only)
+        for method in guest_methods:
+            w = self.h.msg_watcher_create(on_request, c.FLUX_MSGTYPE_REQUEST,
+                                          f"{service}.{method}", rolemask=c.FLUX_ROLE_USER)
             w.start()
             self._watchers.append(w)
 

@@ -12,7 +12,7 @@ through callbacks, on the reactor thread.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,9 +41,13 @@ class JobInfo:
 
 class Link(ABC):
     @abstractmethod
-    def serve(self, service: str, handler: Callable[[Request], None]) -> None:
+    def serve(self, service: str, handler: Callable[[Request], None],
+              guest_methods: Collection[str] = ()) -> None:
         """Take the requests of ``service`` (``dws``); answer each with
-        respond or respond_error."""
+        respond or respond_error.  Only the instance owner's requests
+        reach the handler, except those to ``guest_methods`` (e.g.
+        ``rabbits`` for ``dws.rabbits``), which any user may send; the
+        broker answers the others EPERM."""
 
     @abstractmethod
     def respond(self, msg: Any, payload: Any) -> None: ...
