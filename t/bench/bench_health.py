@@ -7,15 +7,21 @@ the events the service would feed it; the Fluxion RPCs, drains and SystemStatus
 patches it returns are counted, not sent, so the figures are the decisions'
 own cost (the service's Flux and Kubernetes I/O runs on other threads).
 
-1. Start-up: SystemConfiguration, graph, journal, then the Storage list (all
-   Ready); the flush.  Printed: wall time from the Storage list to the flush's
-   actions, and what they are.
+1. Start-up: SystemConfiguration, graph, journal, what Fluxion has (its
+   find answer with every ssd down, as flux dws2jgf writes them, reduced by
+   the watch thread's code: that reduction is timed too), then the Storage
+   list (all Ready); the flush.  Printed: wall time from the Storage list to
+   the flush's actions, and what they are.
 2. Storm: 10,000 Storage watch events over 2 s of simulated arrival time
    (random rabbit; random status and link flips), the flush timer honoured on
    the simulated clock; the storm ends with 20 rabbits down and 20 links
    down, everything else as before.  Printed: RPCs sent against actual
    changes at the end, wall time to process, and settle time (last event to
    the last flush done, simulated clock + processing).
+3. Restarts: a new engine (the service restarted) against a Fluxion that
+   has every ssd as Storage says, then with 20 rabbits changed while the
+   service was away; a Fluxion restart (its graph back with every ssd down)
+   with 20 rabbits down.  Printed: set_status sent for each.
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ import time
 from typing import Any
 
 from flux_dws.engine import Engine
+from flux_dws.resourcegraph import down_ssds
+from flux_dws.service.resources import fluxion_state
 
 RABBITS = 696
 PER = 16
@@ -54,13 +62,38 @@ def count(actions: list[dict[str, Any]]) -> dict[str, int]:
     return out
 
 
-def startup(e: Engine) -> tuple[float, dict[str, int]]:
+def ssd_path(i: int, k: int) -> str:
+    return f"/elcap/chassis{i}/ssd{k}"
+
+
+def find_answer(down_rabbits: set[int]) -> dict[str, Any]:
+    """Fluxion's answer to find status=down (JGF): the down ssd vertices
+    with their chassis and the cluster."""
+    if not down_rabbits:
+        return {"R": None}
+    nodes: list[dict[str, Any]] = [{"id": "0", "metadata": {
+        "type": "cluster", "paths": {"containment": "/elcap"}}}]
+    for i in sorted(down_rabbits):
+        nodes.append({"id": str(len(nodes)), "metadata": {
+            "type": "chassis", "paths": {"containment": f"/elcap/chassis{i}"}}})
+        nodes.extend({"id": str(len(nodes) + k), "metadata": {
+            "type": "ssd", "rank": -1, "exclusive": True, "size": 1024,
+            "paths": {"containment": ssd_path(i, k)}}} for k in range(SSDS))
+    return {"R": {"graph": {"nodes": nodes, "edges": []}}}
+
+
+def startup(e: Engine, fluxion_down: set[int] | None = None,
+            storage_down: set[int] | None = None) -> tuple[float, dict[str, int]]:
+    """The service starting; Fluxion has the rabbits ``fluxion_down`` down
+    (default: all), Storage the rabbits ``storage_down`` (default: none)."""
+    fluxion_down = set(range(RABBITS)) if fluxion_down is None else fluxion_down
+    storage_down = storage_down or set()
     sysconf = {"metadata": {"name": "default"}, "spec": {"storageNodes": [
         {"name": rabbit(i), "computesAccess": [{"name": compute(i, k), "index": k}
                                                for k in range(PER)]}
         for i in range(RABBITS)]}}
     e.event({"type": "sync", "kind": "SystemConfiguration", "objects": [sysconf], "now": 0})
-    graph = {"ssds": {rabbit(i): [f"/elcap/chassis{i}/ssd{k}" for k in range(SSDS)]
+    graph = {"ssds": {rabbit(i): [ssd_path(i, k) for k in range(SSDS)]
                       for i in range(RABBITS)},
              "nodes": {compute(i, k): f"/elcap/chassis{i}/{compute(i, k)}"
                        for i in range(RABBITS) for k in range(PER)}}
@@ -69,7 +102,8 @@ def startup(e: Engine) -> tuple[float, dict[str, int]]:
     e.event({"type": "journal", "synced": True, "now": 0, "events": [
         {"name": "restart", "context": {"ranks": f"0-{n - 1}", "online": f"0-{n - 1}",
                                         "nodelist": f"elcap[1001-{1000 + n}]"}}]})
-    objs = [storage(i) for i in range(RABBITS)]
+    e.event({**fluxion_state(find_answer(fluxion_down)), "now": 0})
+    objs = [storage(i, "Offline" if i in storage_down else "Ready") for i in range(RABBITS)]
     t0 = time.perf_counter()
     e.event({"type": "sync", "kind": "Storage", "objects": objs, "now": 0})
     actions = e.event({"type": "timer", "key": "health-flush", "now": 0.02})
@@ -144,10 +178,37 @@ def storm(e: Engine, events: int = 10_000, span: float = 2.0, seed: int = 1) -> 
           f" (drains, badrabbit) -- set_status sent {set_status}"
           f" (the rest: flips that lasted past a 20 ms flush window)")
     print(f"storm: settle after the last event: {settle * 1000:.1f} ms"
-          f" (flush delay 20 ms + {settle_work * 1000:.1f} ms of work)")
+          f" (the armed flush fired {(now - last) * 1000:.1f} ms after it,"
+          f" then {settle_work * 1000:.1f} ms of work)")
+
+
+def restarts() -> None:
+    twenty = set(range(0, RABBITS, RABBITS // 20))
+    twenty = set(sorted(twenty)[:20])
+    _, sent = startup(Engine({"namespace": "default"}), fluxion_down=set())
+    print(f"service restart, nothing changed: set_status "
+          f"{sent.get('sched-fluxion-resource.set_status', 0)}")
+    _, sent = startup(Engine({"namespace": "default"}), fluxion_down=set(),
+                      storage_down=twenty)
+    print(f"service restart, 20 rabbits went down meanwhile: set_status "
+          f"{sent.get('sched-fluxion-resource.set_status', 0)} (20 x {SSDS})")
+    e = Engine({"namespace": "default"})
+    startup(e, storage_down=twenty)
+    e.event({"type": "fluxion-restart", "now": 1})
+    e.event({**fluxion_state(find_answer(set(range(RABBITS)))), "now": 1})
+    sent = count(e.event({"type": "timer", "key": "health-flush", "now": 1.02}))
+    print(f"Fluxion restart, 20 rabbits down: set_status "
+          f"{sent.get('sched-fluxion-resource.set_status', 0)} ({RABBITS - 20} up x {SSDS})")
 
 
 def main() -> None:
+    answer = find_answer(set(range(RABBITS)))
+    t0 = time.perf_counter()
+    paths = down_ssds(answer)
+    reduce_wall = time.perf_counter() - t0
+    print(f"Fluxion's find answer, every ssd down ({len(answer['R']['graph']['nodes'])}"
+          f" vertices): reduced to {len(paths)} paths on the watch thread in"
+          f" {reduce_wall * 1000:.1f} ms")
     e = Engine({"namespace": "default"})
     wall, actions = startup(e)
     print(f"start-up: {RABBITS} rabbits, {RABBITS * PER} computes, {RABBITS * SSDS} ssd vertices")
@@ -156,6 +217,7 @@ def main() -> None:
     again = e.event({"type": "timer", "key": "health-flush", "now": 0.5})
     print(f"start-up: a second flush with nothing changed sends {len(again)} actions")
     storm(e)
+    restarts()
 
 
 if __name__ == "__main__":
