@@ -725,9 +725,26 @@ static void seed_from_fluxion (struct dws_health *h)
 {
     if (!h->fluxion_down)
         return;
+    /* A set_status sent before the answer may reach Fluxion after it (the
+     * question goes on another handle): those rabbits are sent again, on
+     * the service's handle, after the one in flight. */
+    json_t *in_flight = json_object ();
+    const char *tok;
+    json_t *b;
+    json_object_foreach (h->batches, tok, b) {
+        if (!strcmp (json_string_value (json_object_get (b, "kind")), "ssd"))
+            json_object_set (in_flight,
+                             json_string_value (json_array_get (json_object_get (b, "names"),
+                                                                0)),
+                             json_true ());
+    }
     for (size_t i = 0; i < h->nrabbits; i++) {
         struct rabbit *r = &h->rabbits[i];
         json_t *paths = json_object_get (h->ssds, r->name);
+        if (json_object_get (in_flight, r->name)) {
+            r->ssd_applied = -1;
+            continue;
+        }
         size_t n = json_array_size (paths), ndown = 0, k;
         json_t *p;
         json_array_foreach (paths, k, p)
@@ -735,6 +752,7 @@ static void seed_from_fluxion (struct dws_health *h)
                 ndown++;
         r->ssd_applied = n == 0 ? -1 : ndown == 0 ? 1 : ndown == n ? 0 : -1;
     }
+    json_decref (in_flight);
     json_decref (h->fluxion_down);
     h->fluxion_down = NULL;
 }

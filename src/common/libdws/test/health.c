@@ -858,6 +858,29 @@ static void test_fluxion_state (void)
     answer_all (h, true, 0);
     none (h, "then nothing");
 
+    /* a set_status in flight when Fluxion answers may land after the
+     * answer: that rabbit is sent again, whatever the answer said */
+    answer_all (h, true, 0);
+    feed_storage (h, storage ("r2", "Offline", "Enabled", "Ready", "Ready"));
+    flush (h); /* r2's 2 set_status down, not answered yet */
+    json_t *in_flight = json_incref (actions);
+    reset ();
+    dws_health_fluxion_restart (h, actions);
+    fluxion_says (h, "['/cl/chassis1/ssd0','/cl/chassis1/ssd1']"); /* r2 down already */
+    flush (h);
+    ok (count ("sched-fluxion-resource.set_status") == 2,
+        "a rabbit with a set_status in flight is sent again after the answer");
+    payload_is ("sched-fluxion-resource.set_status", 0,
+                "{'resource_path':'/cl/chassis1/ssd0','status':'down'}", "r2 ssd0 down");
+    answer_all (h, true, 0);
+    json_decref (actions);
+    actions = in_flight;
+    answer_all (h, true, 0); /* the old ones land */
+    none (h, "then nothing");
+    feed_storage (h, storage ("r2", "Ready", "Enabled", "Ready", "Ready"));
+    flush (h);
+    answer_all (h, true, 0);
+
     /* a failed set_status is retried whatever Fluxion said before */
     feed_storage (h, storage ("r1", "Offline", "Enabled", "Ready", "Ready"));
     flush (h);
