@@ -84,8 +84,12 @@ def test_clientmount_deleted_during_prerun_is_made_again(kind):
     api.patch_namespaced_custom_object(G, V, "default", "workflows", "cm",
                                        {"spec": {"desiredState": "PreRun"}})
     wait(api, "cm", "PreRun", want="DriverWait")
-    api.delete_namespaced_custom_object(G, V, "compute-01", "clientmounts",
-                                        "default-cm-0-computes")
+    # DriverWait can be written before the driver has made its ClientMount
+    mounts = ("compute-01", "clientmounts")
+    eventually(lambda: any(m["metadata"]["name"] == "default-cm-0-computes" for m in
+                           api.list_namespaced_custom_object(G, V, *mounts)["items"]),
+               what="the stalled ClientMount exists")
+    api.delete_namespaced_custom_object(G, V, *mounts, "default-cm-0-computes")
     wait(api, "cm", "PreRun")  # the driver asks for the mount again; it works this time
     assert api.get_namespaced_custom_object(G, V, "compute-01", "clientmounts",
                                             "default-cm-0-computes")["status"]["allReady"]
