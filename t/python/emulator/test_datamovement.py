@@ -256,12 +256,15 @@ def test_rabbits_stay_mounted_until_copy_offload_ends(kind):
         "spec": {"source": {"path": "/a"}, "destination": {"path": "/b"}}})
     api.patch_namespaced_custom_object(G, V, "default", "workflows", "g",
                                        {"spec": {"desiredState": "PostRun"}})
-    wf = wait(api, "g", "PostRun", want="DriverWait")
+    wait(api, "g", "PostRun", want="DriverWait")
 
     def access(target):
         return api.get_namespaced_custom_object(NNF, NV, "default", "nnfaccesses",
                                                 f"g-0-{target}")["status"]["state"]
-    assert wf["status"]["message"] == "DW Directive 0: pending data movement"
+    # DriverWait comes with the state change; the driver's message after it
+    eventually(lambda: api.get_namespaced_custom_object(G, V, "default", "workflows", "g")[
+        "status"]["message"] == "DW Directive 0: pending data movement",
+        what="PostRun waits for the movement")
     assert (access("computes"), access("servers")) == ("unmounted", "mounted")
     api.patch_namespaced_custom_object_status(NNF, NV, "kind-worker2", "nnfdatamovements",
                                               "offload-g", {"status": {
