@@ -723,8 +723,8 @@ int dws_health_fluxion_state (struct dws_health *h, json_t *down, json_t *action
  */
 static void seed_from_fluxion (struct dws_health *h)
 {
-    if (!h->fluxion_down)
-        return;
+    if (!h->fluxion_down || h->nrabbits == 0)
+        return; /* kept until the topology says which rabbits there are */
     /* A set_status sent before the answer may reach Fluxion after it (the
      * question goes on another handle): those rabbits are sent again, on
      * the service's handle, after the one in flight. */

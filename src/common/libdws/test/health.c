@@ -821,6 +821,27 @@ static void test_fluxion_state (void)
         "and r2 down");
     json_decref (view);
 
+    dws_health_destroy (h);
+
+    /* the same, with the Storage list and a flush before the topology */
+    h = dws_health_create ();
+    reset ();
+    fluxion_says (h, "['/cl/chassis1/ssd0','/cl/chassis1/ssd1']");
+    dws_health_graph (h, graph, actions, &err);
+    objs = json_array ();
+    json_array_append_new (objs, storage ("r1", "Ready", "Enabled", "Ready", "Ready"));
+    json_array_append_new (objs, storage ("r2", "Offline", "Enabled", "Ready", "Ready"));
+    dws_health_storage_sync (h, objs, actions, &err);
+    json_decref (objs);
+    flush (h);
+    reset ();
+    dws_health_topology (h, topo, actions, &err);
+    feed_journal (h, "[{'name':'restart','context':{'ranks':'0-3','online':'0-3',"
+                     "'nodelist':'c[1-4]'}}]");
+    flush (h);
+    ok (count ("sched-fluxion-resource.set_status") == 0,
+        "Fluxion's answer waits for the topology: still no set_status");
+
     /* r2 comes back: only its 2 vertices */
     answer_all (h, true, 0);
     feed_storage (h, storage ("r2", "Ready", "Enabled", "Ready", "Ready"));
