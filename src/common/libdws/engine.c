@@ -670,7 +670,7 @@ static int dispatch (struct dws_engine *e, json_t *event, dws_error_t *err)
         return 0;
     }
     if (!strcmp (type, "journal") || !strcmp (type, "flux-config") || !strcmp (type, "graph")
-        || !strcmp (type, "fluxion-restart") || !strcmp (type, "fluxion-state"))
+        || !strcmp (type, "fluxion-restart"))
         return health_event (e, type, event, err);
     if (!strcmp (type, "timer")) {
         const char *key = json_string_value (json_object_get (event, "key"));

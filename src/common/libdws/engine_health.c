@@ -122,14 +122,6 @@ int health_event (struct dws_engine *e, const char *type, json_t *event, dws_err
         dws_health_fluxion_restart (e->health, e->actions);
         return 0;
     }
-    if (!strcmp (type, "fluxion-state")) {
-        const char *why = json_string_value (json_object_get (event, "error"));
-        if (why)
-            act_log (e, "warning", "Fluxion's ssd statuses are unknown (%s): giving it"
-                     " every rabbit's state", why);
-        return dws_health_fluxion_state (e->health, json_object_get (event, "down"),
-                                         e->actions, err);
-    }
     if (!strcmp (type, "health-flush")) {
         dws_health_flush (e->health, e->now, e->actions);
         return 0;

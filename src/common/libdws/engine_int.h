@@ -205,7 +205,7 @@ void health_rabbits_request (struct dws_engine *e, json_t *msgid);
 /* does the result event carry a token of the health module? */
 bool health_token (json_t *event);
 /* type: sync/watch (kind Storage), journal, flux-config, graph,
- * fluxion-restart, fluxion-state, health-flush, result */
+ * fluxion-restart, health-flush, result */
 int health_event (struct dws_engine *e, const char *type, json_t *event, dws_error_t *err);
 
 /* engine.c: helpers */

@@ -77,8 +77,9 @@ struct dws_health {
     bool storage_synced;
     bool journal_synced;
     bool graph_known;
-    bool fluxion_known;    /* Fluxion's ssd statuses were asked since it (re)started */
+    bool fluxion_known;    /* Fluxion answered find since it (re)started */
     json_t *fluxion_down;  /* {path: true}: its down vertices, until the next ssd flush */
+    char find_token[48];   /* the find in flight, "" if none */
 
     json_t *batches;       /* token -> {"kind", "names", "n"} */
     unsigned long next_token;
@@ -681,9 +682,14 @@ void dws_health_fluxion_restart (struct dws_health *h, json_t *actions)
     for (size_t i = 0; i < h->nrabbits; i++)
         h->rabbits[i].ssd_applied = -1;
     forget_applied_properties (h);
-    h->fluxion_known = false; /* no ssd is sent until the link says what it has */
+    /* no ssd is sent until Fluxion says what it has; a find in flight may
+     * have been answered by the Fluxion that went away: asked again */
+    h->fluxion_known = false;
     json_decref (h->fluxion_down);
     h->fluxion_down = NULL;
+    if (h->find_token[0])
+        json_object_del (h->batches, h->find_token);
+    h->find_token[0] = '\0';
     changed (h, actions);
 }
 
@@ -721,30 +727,40 @@ int dws_health_fluxion_state (struct dws_health *h, json_t *down, json_t *action
  * answer, when the topology and the graph are whatever they turned out to
  * be, so their arriving in any order loses nothing.
  */
-static void seed_from_fluxion (struct dws_health *h)
+static void seed_from_fluxion (struct dws_health *h, json_t *actions)
 {
     if (!h->fluxion_down || h->nrabbits == 0)
         return; /* kept until the topology says which rabbits there are */
-    /* A set_status sent before the answer may reach Fluxion after it (the
-     * question goes on another handle): those rabbits are sent again, on
-     * the service's handle, after the one in flight. */
-    json_t *in_flight = json_object ();
-    const char *tok;
-    json_t *b;
-    json_object_foreach (h->batches, tok, b) {
-        if (!strcmp (json_string_value (json_object_get (b, "kind")), "ssd"))
-            json_object_set (in_flight,
-                             json_string_value (json_array_get (json_object_get (b, "names"),
-                                                                0)),
-                             json_true ());
+    json_t *graph_paths = json_object (); /* every ssd path of R's graph */
+    const char *key;
+    json_t *v;
+    json_object_foreach (h->ssds, key, v) {
+        size_t k;
+        json_t *p;
+        json_array_foreach (v, k, p)
+            json_object_set (graph_paths, json_string_value (p), json_true ());
+    }
+    const char *unknown = NULL;
+    size_t nunknown = 0;
+    json_object_foreach (h->fluxion_down, key, v) {
+        if (!json_object_get (graph_paths, key) && nunknown++ == 0)
+            unknown = key;
+    }
+    json_decref (graph_paths);
+    if (nunknown > 0) {
+        /* a down ssd vertex that is not in the graph flux-dws read: the two
+         * graphs differ, so "not down" proves nothing; say it and send all */
+        say (actions, "warning",
+             "Fluxion has ssd vertices down that are not in R's graph (%zu, e.g. %s):"
+             " giving it every rabbit's state",
+             nunknown, unknown);
+        json_decref (h->fluxion_down);
+        h->fluxion_down = NULL;
+        return;
     }
     for (size_t i = 0; i < h->nrabbits; i++) {
         struct rabbit *r = &h->rabbits[i];
         json_t *paths = json_object_get (h->ssds, r->name);
-        if (json_object_get (in_flight, r->name)) {
-            r->ssd_applied = -1;
-            continue;
-        }
         size_t n = json_array_size (paths), ndown = 0, k;
         json_t *p;
         json_array_foreach (paths, k, p)
@@ -752,7 +768,6 @@ static void seed_from_fluxion (struct dws_health *h)
                 ndown++;
         r->ssd_applied = n == 0 ? -1 : ndown == 0 ? 1 : ndown == n ? 0 : -1;
     }
-    json_decref (in_flight);
     json_decref (h->fluxion_down);
     h->fluxion_down = NULL;
 }
@@ -865,11 +880,33 @@ static char *encode (json_t *names)
     return s;
 }
 
+/* Ask Fluxion which vertices it has down, on the handle the set_status go
+ * out on: its answer then reflects every one sent before, and none is sent
+ * until it comes (flush_ssds).
+ */
+static void ask_fluxion (struct dws_health *h, json_t *actions)
+{
+    if (h->find_token[0])
+        return;
+    json_t *none = json_array ();
+    new_batch (h, "find", none, 1, h->find_token, sizeof (h->find_token));
+    json_decref (none);
+    send_rpc (actions, FLUXION "find",
+              json_pack ("{s:s s:s}", "criteria", "status=down", "format", "jgf"),
+              h->find_token);
+}
+
 static void flush_ssds (struct dws_health *h, json_t *actions)
 {
-    if (!h->cfg.fluxion || !h->graph_known || !h->storage_synced || !h->fluxion_known)
+    if (!h->cfg.fluxion || !h->graph_known)
         return;
-    seed_from_fluxion (h);
+    if (!h->fluxion_known) {
+        ask_fluxion (h, actions);
+        return;
+    }
+    if (!h->storage_synced)
+        return;
+    seed_from_fluxion (h, actions);
     for (size_t i = 0; i < h->nrabbits; i++) {
         struct rabbit *r = &h->rabbits[i];
         json_t *paths = json_object_get (h->ssds, r->name);
@@ -1042,6 +1079,54 @@ void dws_health_flush (struct dws_health *h, double now, json_t *actions)
 
 /* --- answers ------------------------------------------------------------- */
 
+/* The paths of the ssd vertices in Fluxion's find answer (JGF: the matching
+ * vertices and their ancestors), or NULL with why it cannot be read.
+ */
+static json_t *down_ssd_paths (json_t *answer, const char **why)
+{
+    json_t *R = json_object_get (answer, "R");
+    if (!json_is_object (answer) || !R) {
+        *why = "its find answer has no R";
+        return NULL;
+    }
+    json_t *out = json_array ();
+    if (json_is_null (R))
+        return out; /* nothing down */
+    json_t *nodes = json_object_get (json_object_get (R, "graph"), "nodes");
+    if (!json_is_array (nodes)) {
+        json_decref (out);
+        *why = "its find answer is not a JGF graph (R.graph.nodes)";
+        return NULL;
+    }
+    size_t i;
+    json_t *v;
+    json_array_foreach (nodes, i, v) {
+        json_t *meta = json_object_get (v, "metadata");
+        const char *type = json_string_value (json_object_get (meta, "type"));
+        json_t *path = json_object_get (json_object_get (meta, "paths"), "containment");
+        if (type && !strcmp (type, "ssd") && json_is_string (path))
+            json_array_append (out, path);
+    }
+    return out;
+}
+
+static int find_result (struct dws_health *h, const char *tok, json_t *answer,
+                        const char *errstr, json_t *actions, dws_error_t *err)
+{
+    json_object_del (h->batches, tok);
+    if (strcmp (tok, h->find_token) != 0)
+        return 0; /* asked of a Fluxion since restarted */
+    h->find_token[0] = '\0';
+    const char *why = errstr;
+    json_t *down = answer ? down_ssd_paths (answer, &why) : NULL;
+    if (!down)
+        say (actions, "warning", "Fluxion's ssd statuses are unknown (%s): giving it every"
+             " rabbit's state", why);
+    int rc = dws_health_fluxion_state (h, down, actions, err);
+    json_decref (down);
+    return rc;
+}
+
 int dws_health_result (struct dws_health *h, json_t *event, double now, json_t *actions,
                        dws_error_t *err)
 {
@@ -1059,6 +1144,9 @@ int dws_health_result (struct dws_health *h, json_t *event, double now, json_t *
     const char *msg = json_string_value (json_object_get (event, "errstr"));
     if (!msg)
         msg = json_string_value (json_object_get (event, "message"));
+    if (!strcmp (kind, "find"))
+        return find_result (h, tok, ok ? json_object_get (event, "payload") : NULL,
+                            msg ? msg : "no answer", actions, err);
     if (!ok && !strcmp (kind, "ss")
         && json_integer_value (json_object_get (event, "code")) == 404) {
         say (actions, "debug", "SystemStatus %s/default not found: not updated", h->namespace);

@@ -100,14 +100,15 @@ int dws_health_flux_config (struct dws_health *h, const char *exclude, const cha
 int dws_health_graph (struct dws_health *h, json_t *graph, json_t *actions, dws_error_t *err);
 
 /* Fluxion restarted (it forgot every status and property set before).
- * No ssd status is sent until dws_health_fluxion_state () says what it has.
+ * No ssd status is sent until it has answered find again.
  */
 void dws_health_fluxion_restart (struct dws_health *h, json_t *actions);
 
-/* What Fluxion has (its answer to find status=down, reduced to the paths of
- * the down vertices: a JSON array), or NULL/null when it could not be asked
- * (then every ssd's state is sent).  The link gives it once at start and
- * once after each restart.
+/* What Fluxion has: the paths of its down ssd vertices (a JSON array), or
+ * NULL/null when unknown (then every ssd's state is sent).  The flush asks
+ * Fluxion (find status=down, on the handle set_status goes out on) at start
+ * and after each restart, and its answer comes here through
+ * dws_health_result (); tests may call it directly.
  */
 int dws_health_fluxion_state (struct dws_health *h, json_t *down, json_t *actions,
                               dws_error_t *err);

@@ -8,9 +8,6 @@ compute:
   compute node in Fluxion's graph (``{"ssds": {rabbit: [path]}, "nodes":
   {host: path}}``).  A chassis vertex carries its rabbit's name in
   ``properties.rabbit``; its ssd vertices are its children.
-- ``down_ssds``: the ssd vertices Fluxion says are down, from its answer to
-  ``FIND_DOWN`` (the find request's payload; the answer lists the matching
-  vertices and their ancestors, so only ssd vertices are kept).
 - ``drainable_hosts``: the hosts that may be drained when drains are limited
   to some queues (``rabbit.drain_queues``): a host is in a queue when it has
   every property the queue ``requires`` (a queue without requirements has
@@ -77,31 +74,6 @@ def graph_index(R: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
     for paths in ssds.values():
         paths.sort(key=_natural)
     return {"ssds": ssds, "nodes": nodes}
-
-
-FIND_TOPIC = "sched-fluxion-resource.find"
-FIND_DOWN = {"criteria": "status=down", "format": "jgf"}
-
-
-def down_ssds(answer: Mapping[str, Any] | None) -> list[str]:
-    """Paths of the down ssd vertices in Fluxion's answer to ``FIND_DOWN``
-    (``{"R": null}`` when nothing is down)."""
-    if not isinstance(answer, Mapping) or "R" not in answer:
-        raise ResourceError("Fluxion's find answer has no R")
-    R = answer["R"]
-    if R is None:
-        return []
-    graph = R.get("graph") if isinstance(R, Mapping) else None
-    vertices = graph.get("nodes") if isinstance(graph, Mapping) else None
-    if not isinstance(vertices, list):
-        raise ResourceError("Fluxion's find answer is not a JGF graph (R.graph.nodes)")
-    out: list[str] = []
-    for v in vertices:
-        if isinstance(v, Mapping) and (v.get("metadata") or {}).get("type") == "ssd":
-            path = _containment(v)
-            if path is not None:
-                out.append(path)
-    return out
 
 
 def _natural(path: str) -> tuple[str, int]:

@@ -164,7 +164,9 @@ def test_service_restart_rebuilds_and_reapplies(h: Harness) -> None:
     # so none is sent again (the two node properties are, one RPC each)
     wait_sent(h, "find", before["find"] + 1)
     h.wait_for(lambda: h.rabbits_now().get("ready") is True
-               and h.rabbits_now()["sent"]["remove_property"] == 1, what="ready")
+               and h.rabbits_now()["sent"]["remove_property"] == 1
+               and all(r["fluxion"] != "pending" for r in h.rabbits_now()["rabbits"]),
+               what="ready, Fluxion's answer applied")
     assert h.fluxion.calls["set_status"] == before["set_status"]
     assert [r["fluxion"] for r in h.rabbits()["rabbits"]] == ["up", "down"]
     assert not h.fluxion.rabbit_up(R3) and h.fluxion.rabbit_up(R2)
@@ -209,9 +211,9 @@ def test_fluxion_unknown_state_sends_everything() -> None:
                                in m for _, m in h.link.logs), what="the warning")
         h.fluxion.away = False
         # every ssd is sent (the first tries failed while away, then retried)
-        h.wait_for(lambda: h.fluxion.calls["set_status"] >= before["set_status"] + 4,
+        h.wait_for(lambda: h.fluxion.rabbit_up(R2) and h.fluxion.rabbit_up(R3),
                    timeout=30, what="every ssd sent")
-        assert h.fluxion.rabbit_up(R2) and h.fluxion.rabbit_up(R3)
+        assert h.fluxion.calls["set_status"] == before["set_status"] + 4
 
 
 def test_fluxion_failure_is_retried() -> None:

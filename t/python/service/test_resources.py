@@ -1,6 +1,5 @@
-"""The pure half of the service's Flux resource watch: R and Fluxion's
-answers reduced to engine events (flux_dws.resourcegraph,
-flux_dws.service.resources.JournalReader and fluxion_state)."""
+"""The pure half of the service's Flux resource watch: R reduced to engine
+events (flux_dws.resourcegraph, flux_dws.service.resources.JournalReader)."""
 
 from __future__ import annotations
 
@@ -9,14 +8,8 @@ from typing import Any
 
 import pytest
 
-from flux_dws.resourcegraph import (
-    FIND_DOWN,
-    ResourceError,
-    down_ssds,
-    drainable_hosts,
-    graph_index,
-)
-from flux_dws.service.resources import JournalReader, exclude_of, fluxion_state
+from flux_dws.resourcegraph import ResourceError, drainable_hosts, graph_index
+from flux_dws.service.resources import JournalReader, exclude_of
 
 
 def vertex(vtype: str, path: str, **meta: Any) -> dict[str, Any]:
@@ -56,46 +49,6 @@ def test_graph_index_skips_ssds_without_a_rabbit_chassis() -> None:
                                             vertex("ssd", "/c/chassis0/ssd0"),
                                             {"metadata": {"type": "ssd"}}, "junk"]}}}
     assert graph_index(R) == {"ssds": {}, "nodes": {}}
-
-
-def test_down_ssds_keeps_only_ssd_vertices() -> None:
-    answer = {"R": {"graph": {"nodes": [vertex("cluster", "/kind"),
-                                        vertex("chassis", "/kind/chassis1"),
-                                        vertex("ssd", "/kind/chassis1/ssd0"),
-                                        vertex("ssd", "/kind/chassis1/ssd3")],
-                              "edges": []}}}
-    assert down_ssds(answer) == ["/kind/chassis1/ssd0", "/kind/chassis1/ssd3"]
-
-
-def test_down_ssds_nothing_down() -> None:
-    assert down_ssds({"R": None}) == []
-
-
-@pytest.mark.parametrize("answer,message", [
-    (None, "Fluxion's find answer has no R"),
-    ({}, "Fluxion's find answer has no R"),
-    ({"R": {"version": 1}}, "Fluxion's find answer is not a JGF graph (R.graph.nodes)"),
-    ({"R": "x"}, "Fluxion's find answer is not a JGF graph (R.graph.nodes)"),
-])
-def test_down_ssds_bad_answers_are_named(answer: Any, message: str) -> None:
-    with pytest.raises(ResourceError, match=re.escape(message)):
-        down_ssds(answer)
-
-
-def test_find_asks_for_down_vertices_in_jgf() -> None:
-    assert FIND_DOWN == {"criteria": "status=down", "format": "jgf"}
-
-
-def test_fluxion_state_events() -> None:
-    ok = fluxion_state({"R": {"graph": {"nodes": [vertex("ssd", "/k/c0/ssd0")]}}})
-    assert ok == {"type": "fluxion-state", "down": ["/k/c0/ssd0"]}
-    assert fluxion_state(None, "No service matching sched-fluxion-resource.find") == {
-        "type": "fluxion-state", "down": None,
-        "error": "No service matching sched-fluxion-resource.find"}
-    # an answer that cannot be read: unknown, with the reason
-    assert fluxion_state({"R": 3}) == {
-        "type": "fluxion-state", "down": None,
-        "error": "Fluxion's find answer is not a JGF graph (R.graph.nodes)"}
 
 
 def test_drainable_hosts_by_queue_requirements() -> None:

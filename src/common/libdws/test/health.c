@@ -105,11 +105,19 @@ static void payload_is (const char *what, size_t k, const char *expect, const ch
     json_decref (e);
 }
 
+#define FIND "sched-fluxion-resource.find"
+
+static char find_token[64]; /* the find the last flushes sent, not answered */
+
 static void flush (struct dws_health *h)
 {
     reset ();
     now += 1;
     dws_health_flush (h, now, actions);
+    json_t *a = nth (FIND, 0);
+    if (a)
+        snprintf (find_token, sizeof (find_token), "%s",
+                  json_string_value (json_object_get (a, "token")));
 }
 
 static void none (struct dws_health *h, const char *msg)
@@ -131,8 +139,9 @@ static void answer_all (struct dws_health *h, bool ok_, int status)
     json_t *a;
     json_array_foreach (pending, i, a) {
         json_t *tok = json_object_get (a, "token");
-        if (!tok)
-            continue;
+        const char *topic = json_string_value (json_object_get (a, "topic"));
+        if (!tok || (topic && !strcmp (topic, FIND)))
+            continue; /* Fluxion's find is answered by fluxion_says () */
         json_t *ev = json_pack ("{s:O s:b s:s s:i}", "token", tok, "ok", ok_, "errstr",
                                 ok_ ? "" : "injected failure", "code", status);
         dws_error_t err;
@@ -162,15 +171,55 @@ static void feed_journal (struct dws_health *h, const char *events)
     json_decref (ev);
 }
 
-/* Fluxion's answer to find status=down, as paths (a fresh dws2jgf graph has
- * every ssd down; the answer also lists their ancestors). */
-static void fluxion_says (struct dws_health *h, const char *down)
+/* Answer the find the engine sent (flushing to make it send one if it has
+ * not): 'answer' is its payload, NULL for a failed RPC. */
+static void fluxion_answers (struct dws_health *h, json_t *answer)
 {
     dws_error_t err;
-    json_t *v = down ? J ("%s", down) : NULL;
-    if (dws_health_fluxion_state (h, v, actions, &err) < 0)
-        diag ("fluxion state refused: %s", err.text);
-    json_decref (v);
+    if (!find_token[0])
+        flush (h);
+    if (!find_token[0]) {
+        diag ("the engine sent no find");
+        return;
+    }
+    json_t *ev = answer ? json_pack ("{s:s s:b s:O}", "token", find_token, "ok", 1, "payload",
+                                     answer)
+                        : json_pack ("{s:s s:b s:s}", "token", find_token, "ok", 0, "errstr",
+                                     "No service matching " FIND " is registered");
+    find_token[0] = '\0';
+    reset ();
+    if (dws_health_result (h, ev, now, actions, &err) < 0)
+        diag ("find result refused: %s", err.text);
+    json_decref (ev);
+}
+
+/* Fluxion's answer to find status=down in JGF, from the paths of its down
+ * vertices (a fresh dws2jgf graph has every ssd down; Fluxion also lists
+ * their ancestors: those without "ssd" here); NULL: the RPC failed. */
+static void fluxion_says (struct dws_health *h, const char *down)
+{
+    json_t *answer = NULL;
+    if (down) {
+        json_t *paths = J ("%s", down);
+        json_t *nodes = json_array ();
+        size_t i;
+        json_t *p;
+        json_array_foreach (paths, i, p)
+            json_array_append_new (nodes,
+                                   json_pack ("{s:s s:{s:s s:{s:O}}}", "id", "x", "metadata",
+                                              "type",
+                                              strstr (json_string_value (p), "ssd") ? "ssd"
+                                                                                    : "chassis",
+                                              "paths", "containment", p));
+        answer = json_array_size (nodes) ? json_pack ("{s:{s:{s:o s:[]}}}", "R", "graph",
+                                                      "nodes", nodes, "edges")
+                                         : json_pack ("{s:n}", "R");
+        if (!json_array_size (nodes))
+            json_decref (nodes);
+        json_decref (paths);
+    }
+    fluxion_answers (h, answer);
+    json_decref (answer);
 }
 
 static struct dws_health *system_create (bool fluxion, bool drain, bool soft, bool queues)
@@ -799,10 +848,15 @@ static void test_fluxion_state (void)
     json_t *graph = J ("{'ssds':{'r1':['/cl/chassis0/ssd0','/cl/chassis0/ssd1'],"
                        "'r2':['/cl/chassis1/ssd0','/cl/chassis1/ssd1']},'nodes':{}}");
     reset ();
-    /* the answer comes before the topology and the graph: it is kept */
+    flush (h);
+    ok (count (FIND) == 0, "no find before the graph is known");
+    dws_health_graph (h, graph, actions, &err);
+    flush (h);
+    payload_is (FIND, 0, "{'criteria':'status=down','format':'jgf'}",
+                "with the graph, Fluxion is asked which vertices it has down");
+    /* the answer comes before the topology: it is kept */
     fluxion_says (h, "['/cl','/cl/chassis1','/cl/chassis1/ssd0','/cl/chassis1/ssd1']");
     dws_health_topology (h, topo, actions, &err);
-    dws_health_graph (h, graph, actions, &err);
     json_t *objs = json_array ();
     json_array_append_new (objs, storage ("r1", "Ready", "Enabled", "Ready", "Ready"));
     json_array_append_new (objs, storage ("r2", "Offline", "Enabled", "Ready", "Ready"));
@@ -826,8 +880,8 @@ static void test_fluxion_state (void)
     /* the same, with the Storage list and a flush before the topology */
     h = dws_health_create ();
     reset ();
-    fluxion_says (h, "['/cl/chassis1/ssd0','/cl/chassis1/ssd1']");
     dws_health_graph (h, graph, actions, &err);
+    fluxion_says (h, "['/cl/chassis1/ssd0','/cl/chassis1/ssd1']");
     objs = json_array ();
     json_array_append_new (objs, storage ("r1", "Ready", "Enabled", "Ready", "Ready"));
     json_array_append_new (objs, storage ("r2", "Offline", "Enabled", "Ready", "Ready"));
@@ -853,8 +907,8 @@ static void test_fluxion_state (void)
     reset ();
     dws_health_fluxion_restart (h, actions);
     flush (h);
-    ok (count ("sched-fluxion-resource.set_status") == 0,
-        "after a Fluxion restart no ssd goes out before its answer");
+    ok (count ("sched-fluxion-resource.set_status") == 0 && count (FIND) == 1,
+        "after a Fluxion restart no ssd goes out before its answer to a new find");
     view = dws_health_view (h);
     ok (json_is_false (json_object_get (view, "ready")), "and the view is not ready");
     json_decref (view);
@@ -879,30 +933,81 @@ static void test_fluxion_state (void)
     answer_all (h, true, 0);
     none (h, "then nothing");
 
-    /* a set_status in flight when Fluxion answers may land after the
-     * answer: that rabbit is sent again, whatever the answer said */
+    /* a set_status still in flight when Fluxion restarts went out before
+     * the new find on the same handle, so the answer has it */
     answer_all (h, true, 0);
     feed_storage (h, storage ("r2", "Offline", "Enabled", "Ready", "Ready"));
     flush (h); /* r2's 2 set_status down, not answered yet */
     json_t *in_flight = json_incref (actions);
     reset ();
     dws_health_fluxion_restart (h, actions);
-    fluxion_says (h, "['/cl/chassis1/ssd0','/cl/chassis1/ssd1']"); /* r2 down already */
+    fluxion_says (h, "['/cl/chassis1/ssd0','/cl/chassis1/ssd1']");
     flush (h);
-    ok (count ("sched-fluxion-resource.set_status") == 2,
-        "a rabbit with a set_status in flight is sent again after the answer");
-    payload_is ("sched-fluxion-resource.set_status", 0,
-                "{'resource_path':'/cl/chassis1/ssd0','status':'down'}", "r2 ssd0 down");
-    answer_all (h, true, 0);
+    ok (count ("sched-fluxion-resource.set_status") == 0,
+        "a set_status sent before the find is in its answer: not sent again");
     json_decref (actions);
     actions = in_flight;
-    answer_all (h, true, 0); /* the old ones land */
+    answer_all (h, true, 0); /* they land */
     none (h, "then nothing");
+
+    /* a find asked of a Fluxion that restarted before answering is asked again */
+    reset ();
+    dws_health_fluxion_restart (h, actions);
+    flush (h);
+    char old_find[64];
+    snprintf (old_find, sizeof (old_find), "%s", find_token);
+    dws_health_fluxion_restart (h, actions);
+    flush (h);
+    ok (count (FIND) == 1 && strcmp (find_token, old_find) != 0, "a new find after a restart");
+    json_t *stale = json_pack ("{s:s s:b s:{s:n}}", "token", old_find, "ok", 1, "payload", "R");
+    reset ();
+    ok (dws_health_result (h, stale, now, actions, &err) == 0, "the old answer is ignored");
+    json_decref (stale);
+    flush (h);
+    ok (count ("sched-fluxion-resource.set_status") == 0, "so nothing is sent on it");
+    fluxion_says (h, "['/cl/chassis1/ssd0','/cl/chassis1/ssd1']");
+    none (h, "the new answer agrees with Storage: nothing");
     feed_storage (h, storage ("r2", "Ready", "Enabled", "Ready", "Ready"));
     flush (h);
     answer_all (h, true, 0);
 
-    /* a failed set_status is retried whatever Fluxion said before */
+    /* answers that cannot be read, or that name vertices R's graph does not
+     * have: the state is unknown and every ssd goes out, with a warning */
+    const char *odd[] = {
+        "{'nothing':1}", "{'R':{'version':1}}",
+        "{'R':{'graph':{'nodes':[{'metadata':{'type':'ssd','paths':{'containment':"
+        "'/other/chassis9/ssd0'}}}]}}}",
+    };
+    const char *warned[] = {
+        "Fluxion's ssd statuses are unknown (its find answer has no R): giving it every"
+        " rabbit's state",
+        "Fluxion's ssd statuses are unknown (its find answer is not a JGF graph"
+        " (R.graph.nodes)): giving it every rabbit's state",
+        "Fluxion has ssd vertices down that are not in R's graph (1, e.g."
+        " /other/chassis9/ssd0): giving it every rabbit's state",
+    };
+    for (size_t i = 0; i < sizeof (odd) / sizeof (odd[0]); i++) {
+        reset ();
+        dws_health_fluxion_restart (h, actions);
+        json_t *ans = J ("%s", odd[i]);
+        fluxion_answers (h, ans);
+        json_decref (ans);
+        json_t *logged = actions;
+        actions = NULL;
+        flush (h);
+        json_t *both = json_array ();
+        json_array_extend (both, logged);
+        json_array_extend (both, actions);
+        json_decref (logged);
+        json_decref (actions);
+        actions = both;
+        ok (count ("sched-fluxion-resource.set_status") == 4, "odd answer %zu: all 4 sent", i);
+        json_t *log = nth ("log", 0);
+        is (json_string_value (json_object_get (log, "message")), warned[i], "... warned");
+        answer_all (h, true, 0);
+    }
+
+    /* a failed set_status is sent again */
     feed_storage (h, storage ("r1", "Offline", "Enabled", "Ready", "Ready"));
     flush (h);
     answer_all (h, false, 0);

@@ -15,9 +15,8 @@ from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any
 
 from flux_dws.harness.reactor import Reactor
-from flux_dws.resourcegraph import FIND_DOWN, FIND_TOPIC
 from flux_dws.service.link import JobInfo, Link, Request, RpcCallback
-from flux_dws.service.resources import JournalReader, fluxion_state
+from flux_dws.service.resources import JournalReader
 
 if TYPE_CHECKING:
     from flux_dws.harness.jobmanager import JobManager
@@ -135,20 +134,10 @@ class HarnessLink(Link):
             while reader.errors:
                 self.log("err", f"rabbit health: {reader.errors.pop(0)}")
 
-        def found(ok: bool, errnum: int, errstr: str, body: Any) -> None:
-            if alive():
-                post(fluxion_state(body, None if ok else errstr))
-
-        def ask_fluxion() -> None:
-            self.jm.rpc(FIND_TOPIC, FIND_DOWN, found)
-
         def restarted() -> None:
             if alive() and fluxion:
                 post({"type": "fluxion-restart"})
-                ask_fluxion()
 
-        if fluxion:
-            self.reactor.post(ask_fluxion)
         self.reactor.post(lambda: self.jm.resources.journal(consumer))
         if self.jm.fluxion is not None:
             self.jm.fluxion.watch_restarts(restarted)

@@ -7,11 +7,6 @@ stream into engine events (doc/guide/service.rst):
     {"type": "graph", "graph": {"ssds": {...}, "nodes": {...}}}   (Fluxion mode)
     {"type": "flux-config", "exclude": S|None, "drainable": S|None}
 
-``fluxion_state`` turns Fluxion's answer to ``find status=down`` (asked at
-start and after each Fluxion restart) into the engine's
-``{"type": "fluxion-state", "down": [path]|None}``, so the engine sends
-only the ssd statuses Fluxion does not already have.
-
 The first answers replay the journal (the instance's hosts by rank, which
 are online, every drain and its reason, and R); an answer with no events
 ends the replay.  R is reduced here to what the engine needs (the graph's
@@ -20,8 +15,9 @@ paths, the hosts of the drain queues), so the engine never sees a
 handle, so neither that R nor the graph scan ever blocks the service's
 reactor; it also asks Fluxion for its graph's uptime every
 ``poll_interval`` seconds and reports a restart (uptime went back, or
-Fluxion came back after being away), then what Fluxion has, after which
-the engine gives it every rabbit's state that differs.
+Fluxion came back after being away), after which the engine asks Fluxion
+which ssd vertices it has down (on the service's own handle, so the answer
+follows every set_status sent before it) and sends only what differs.
 """
 
 from __future__ import annotations
@@ -32,14 +28,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from flux_dws.hostlist import Hostlist
-from flux_dws.resourcegraph import (
-    FIND_DOWN,
-    FIND_TOPIC,
-    ResourceError,
-    down_ssds,
-    drainable_hosts,
-    graph_index,
-)
+from flux_dws.resourcegraph import ResourceError, drainable_hosts, graph_index
 
 Post = Callable[[dict[str, Any]], None]
 Log = Callable[[str, str], None]
@@ -94,17 +83,6 @@ class JournalReader:
             drainable = ""
         out.append({"type": "flux-config", "exclude": self.exclude, "drainable": drainable})
         return out
-
-
-def fluxion_state(answer: Mapping[str, Any] | None, error: str | None = None) -> dict[str, Any]:
-    """The engine's fluxion-state event from Fluxion's find answer, or from
-    the error that kept it from answering (then the state is unknown)."""
-    if error is None:
-        try:
-            return {"type": "fluxion-state", "down": down_ssds(answer)}
-        except ResourceError as exc:
-            error = str(exc)
-    return {"type": "fluxion-state", "down": None, "error": error}
 
 
 def exclude_of(config: Mapping[str, Any]) -> str | None:
@@ -181,16 +159,6 @@ class ResourceWatch:
             self._uptime = uptime
             if restarted:
                 self.post({"type": "fluxion-restart"})
-                ask_fluxion()
-
-        def on_find(f: Any) -> None:
-            try:
-                self.post(fluxion_state(f.get()))
-            except OSError as exc:
-                self.post(fluxion_state(None, f.error_string() or str(exc.strerror)))
-
-        def ask_fluxion() -> None:
-            h.rpc(FIND_TOPIC, FIND_DOWN).then(on_find)
 
         def poll(h_: Any, w: Any, revents: int, arg: Any) -> None:
             h.rpc("sched-fluxion-resource.stats-get").then(on_stats)
@@ -201,7 +169,6 @@ class ResourceWatch:
         h.rpc("resource.journal", {}, flags=c.FLUX_RPC_STREAMING).then(on_journal)
         watchers = [h.fd_watcher_create(self._rfd, stop, events=c.FLUX_POLLIN)]
         if self.fluxion:
-            ask_fluxion()
             h.rpc("sched-fluxion-resource.stats-get").then(on_stats)
             watchers.append(h.timer_watcher_create(self.poll_interval, poll,
                                                    repeat=self.poll_interval))
