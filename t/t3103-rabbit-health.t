@@ -108,12 +108,24 @@ fluxion_down_ssds() {
 	jq "[(.R // {graph: {nodes: []}}).graph.nodes[] | select(.metadata.type == \"ssd\")] | length"
 }
 
+# wait_fluxion_down N: until Fluxion has N ssd vertices down.  The view says
+# what the service sent; this asks Fluxion on another handle, which may be
+# answered before the service's last set_status lands.
+wait_fluxion_down() {
+	i=0
+	while test "$(fluxion_down_ssds)" != "$1"; do
+		i=$((i + 1))
+		test $i -gt 300 && { echo "Fluxion has $(fluxion_down_ssds) down, not $1" >&2; return 1; }
+		sleep 0.1
+	done
+}
+
 test_expect_success 'the service reloaded: it asks Fluxion, which has every ssd as Storage says, so none is sent again' '
 	flux module remove dws &&
 	flux module load "$top_srcdir/src/modules/dws.py" &&
 	wait_rabbits "[.rabbits[].fluxion] | all(. == \"up\")" &&
 	dws_rabbits --json | jq -e ".sent.set_status == 0" &&
-	test $(fluxion_down_ssds) = 0
+	wait_fluxion_down 0
 '
 
 test_expect_success 'a rabbit goes down while the service is away: after the reload only its 36 ssds are sent' '
@@ -122,7 +134,7 @@ test_expect_success 'a rabbit goes down while the service is away: after the rel
 	flux module load "$top_srcdir/src/modules/dws.py" &&
 	wait_rabbits ".rabbits[1].fluxion == \"down\"" &&
 	dws_rabbits --json | jq -e ".sent.set_status == 36" &&
-	test $(fluxion_down_ssds) = 36
+	wait_fluxion_down 36
 '
 
 test_expect_success 'Fluxion reloaded (every ssd down in its new graph): only the up rabbit is sent' '
@@ -132,10 +144,10 @@ test_expect_success 'Fluxion reloaded (every ssd down in its new graph): only th
 	flux module load sched-fluxion-feasibility &&
 	flux module load sched-fluxion-qmanager &&
 	wait_rabbits ".sent.set_status == 72 and .rabbits[0].fluxion == \"up\"" 60 &&
-	test $(fluxion_down_ssds) = 36 &&
+	wait_fluxion_down 36 &&
 	flux-dws fault health kind-worker3 --reset &&
 	wait_rabbits ".rabbits[1].fluxion == \"up\"" &&
-	test $(fluxion_down_ssds) = 0
+	wait_fluxion_down 0
 '
 
 test_expect_success 'any user may see rabbit health; the service'"'"'s other requests stay the owner'"'"'s' '
