@@ -1113,9 +1113,9 @@ static json_t *down_ssd_paths (json_t *answer, const char **why)
 static int find_result (struct dws_health *h, const char *tok, json_t *answer,
                         const char *errstr, json_t *actions, dws_error_t *err)
 {
+    /* the one find in flight (a restart forgets its batch, so an answer
+     * from a Fluxion since gone never gets here) */
     json_object_del (h->batches, tok);
-    if (strcmp (tok, h->find_token) != 0)
-        return 0; /* asked of a Fluxion since restarted */
     h->find_token[0] = '\0';
     const char *why = errstr;
     json_t *down = answer ? down_ssd_paths (answer, &why) : NULL;
