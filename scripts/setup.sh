@@ -50,10 +50,20 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
 fi
 
 # --- build -------------------------------------------------------------------
-if [ ! -f build/build.ninja ]; then
-    meson setup build >/dev/null
+# Where a Flux is on PATH the Flux plugins must be built: -Dflux=enabled makes
+# a flux-core that pkg-config cannot find fail here, not skip tests later.
+flux_opt=()
+if command -v flux >/dev/null 2>&1; then
+    flux_opt=(-Dflux=enabled)
+    fluxpc="$(dirname "$(dirname "$(command -v flux)")")/lib/pkgconfig"
+    [ -f "$fluxpc/flux-core.pc" ] && flux_opt+=("-Dpkg_config_path=$fluxpc")
 else
-    meson setup --reconfigure build >/dev/null
+    flux_opt=(-Dflux=auto)
+fi
+if [ ! -f build/build.ninja ]; then
+    meson setup "${flux_opt[@]}" build >/dev/null
+else
+    meson setup --reconfigure "${flux_opt[@]}" build >/dev/null
 fi
 meson compile -C build >/dev/null
 log "installing flux-dws into $venv"

@@ -3,8 +3,11 @@
 Counts every test point the runners reported:
 - pytest JUnit XML files in RESULTS (pytest.xml, pytest-asan.xml, ...),
 - meson testlog.json files (each TAP "ok"/"not ok" line of a C test),
-- RESULTS/sharness.log (TAP from prove's verbose-free output is not itemised,
-  so the sharness counts come from prove's "Tests=" summary line).
+- RESULTS/sharness.log (prove -v: each sharness test point, "ok N" passed,
+  "not ok N" failed unless a known breakage (# TODO), "# skip" skipped; a
+  script skipped whole counts one skip; a script that died without failing
+  a point (prove's summary: a non-zero wait status, Failed: 0) counts one
+  failure).
 """
 
 from __future__ import annotations
@@ -48,13 +51,26 @@ def meson_counts(path: Path) -> tuple[int, int, int]:
     return passed, failed, skipped
 
 
+_TAP_POINT = re.compile(r"^(not ok|ok) \d+\b(.*)$")
+_DIED = re.compile(r"^\S+\.t \(Wstat: (\d+).*Failed: (\d+)\)")
+
+
 def sharness_counts(path: Path) -> tuple[int, int, int]:
-    text = path.read_text()
-    m = re.search(r"Tests=(\d+)", text)
-    total = int(m.group(1)) if m else 0
-    failed = sum(int(n) for n in re.findall(r"Failed (\d+)/\d+ subtests", text))
-    skipped = len(re.findall(r"skipped:", text))
-    return total - failed, failed, skipped
+    passed = failed = skipped = 0
+    for line in path.read_text().splitlines():
+        if m := _TAP_POINT.match(line):
+            directive = m.group(2)
+            if "# skip" in directive.lower():
+                skipped += 1
+            elif m.group(1) == "ok" or "# TODO" in directive:
+                passed += m.group(1) == "ok"
+            else:
+                failed += 1
+        elif re.search(r"\.t \.+ skipped: ", line):
+            skipped += 1
+        elif (m := _DIED.match(line)) and int(m.group(1)) != 0 and int(m.group(2)) == 0:
+            failed += 1
+    return passed, failed, skipped
 
 
 def main(argv: list[str]) -> int:

@@ -59,6 +59,8 @@ test_expect_success FLUX 'flux dws2jgf --from-config agrees with flux R parse-co
 		b=json.load(open(\"R.json\")); b.pop(\"scheduling\"); assert a == b, (a, b)"
 '
 
+prereq_fluxion
+
 test_expect_success FLUXION 'Fluxion loads the graph and schedules a rabbit job' '
 	cat >fluxion.toml <<-EOT &&
 	[resource]

@@ -9,7 +9,7 @@ down rabbit'"'"'s storage is not scheduled; it is again once it is back.'
 . "$(dirname "$0")"/sharness.sh
 
 skip_all_unless_flux
-test_have_prereq FLUXION || { skip_all="Fluxion (flux-sched) is not installed: rabbit health is told to Fluxion"; test_done; }
+skip_all_unless_fluxion "rabbit health is told to Fluxion"
 skip_all_unless_plugins
 dws_pythonpath
 

@@ -2,25 +2,77 @@
 #
 # Prerequisites:
 #   FLUX      flux-core is installed (`flux` on PATH)
-#   FLUXION   Fluxion (flux-sched) is installed as well
+#   FLUXION   Fluxion (flux-sched) is installed: its modules load in a test
+#             instance (set by skip_all_unless_fluxion, which tries that)
 #   KUBECTL   a kubectl client is on PATH
 #
-# skip_all_unless_flux: end a script that needs a broker, with the reason.
+# skip_all_unless_flux, skip_all_unless_fluxion, skip_all_unless_plugins:
+# end a script that needs a broker (Fluxion, the built Flux plugins) with
+# the reason.  With FLUX_DWS_REQUIRE_BROKER=1 (scripts/test.sh sets it
+# where `flux` is on PATH) such a script fails instead of skipping: where
+# Flux is present, a broker script that does not run is a broken setup,
+# not a skip.
 
 top_srcdir=$(cd "$SHARNESS_TEST_SRCDIR/.." && pwd)
 export top_srcdir
 
-if command -v flux >/dev/null 2>&1; then
-    test_set_prereq FLUX
-    # flux-sched installs the `flux ion-resource` command.
-    flux ion-resource --help >/dev/null 2>&1 && test_set_prereq FLUXION
-fi
+command -v flux >/dev/null 2>&1 && test_set_prereq FLUX
 command -v kubectl >/dev/null 2>&1 && test_set_prereq KUBECTL
 
-skip_all_unless_flux() {
-    if ! test_have_prereq FLUX; then
-        skip_all="flux-core is not installed (no 'flux' on PATH): this script needs a broker"
+# skip_all_because REASON: skip the whole script, or fail it (one failing
+# test point that says why) when FLUX_DWS_REQUIRE_BROKER=1.
+skip_all_because() {
+    if test "${FLUX_DWS_REQUIRE_BROKER:-0}" = 1; then
+        test_expect_success "this script needs: $1 (FLUX_DWS_REQUIRE_BROKER=1: no skipping)" '
+		false
+	'
         test_done
+    fi
+    skip_all=$1
+    test_done
+}
+
+skip_all_unless_flux() {
+    test_have_prereq FLUX ||
+        skip_all_because "flux-core is not installed (no 'flux' on PATH): this script needs a broker"
+}
+
+# fluxion_loads: Fluxion's resource and queue manager modules are loaded in
+# a one-broker test instance (by its rc1, or by hand in place of
+# sched-simple).  Asking the modules, not a Fluxion command, so that a
+# command failing for another reason is not taken for a missing Fluxion.
+fluxion_loads() {
+    flux start -s1 sh -c '
+	loaded() { flux module list | grep -q "^$1 "; }
+	for m in sched-fluxion-resource sched-fluxion-qmanager; do
+		loaded $m && continue
+		flux module remove sched-simple 2>/dev/null
+		flux module load $m || exit 1
+	done
+	loaded sched-fluxion-resource && loaded sched-fluxion-qmanager
+	' >fluxion-loads.log 2>&1
+}
+
+# prereq_fluxion: set FLUXION where Fluxion's modules load, for a script
+# whose other tests need no broker; with FLUX_DWS_REQUIRE_BROKER=1 a Flux
+# whose Fluxion does not load is a failing test point.
+prereq_fluxion() {
+    if test_have_prereq FLUX && fluxion_loads; then
+        test_set_prereq FLUXION
+    elif test "${FLUX_DWS_REQUIRE_BROKER:-0}" = 1; then
+        test_expect_success "Fluxion modules load (FLUX_DWS_REQUIRE_BROKER=1: no skipping)" '
+		cat fluxion-loads.log; false
+	'
+    fi
+}
+
+# skip_all_unless_fluxion [WHY]: needs FLUX and Fluxion's modules.
+skip_all_unless_fluxion() {
+    skip_all_unless_flux
+    if fluxion_loads; then
+        test_set_prereq FLUXION
+    else
+        skip_all_because "Fluxion (flux-sched) modules do not load in a test instance${1:+: $1} ($(tail -n 3 fluxion-loads.log | tr '\n' ' '))"
     fi
 }
 
@@ -53,8 +105,7 @@ skip_all_unless_plugins() {
     DWS_JOBTAP=$DWS_BUILDDIR/src/job-manager/plugins/dws-jobtap.so
     DWS_SHELL_PLUGINS=$DWS_BUILDDIR/src/shell/plugins
     if ! test -f "$DWS_JOBTAP" || ! test -f "$DWS_SHELL_PLUGINS/dws_environment.so"; then
-        skip_all="the Flux plugins are not built in $DWS_BUILDDIR (meson found no flux-core: give it -Dpkg_config_path=<flux prefix>/lib/pkgconfig)"
-        test_done
+        skip_all_because "the Flux plugins are not built in $DWS_BUILDDIR (meson found no flux-core: give it -Dpkg_config_path=<flux prefix>/lib/pkgconfig)"
     fi
     export DWS_JOBTAP DWS_SHELL_PLUGINS
 }

@@ -73,11 +73,31 @@ def test_cancel_in_every_state(h: Harness, where: str) -> None:
 
 
 def test_cancel_twice_and_before_the_workflow_exists(h: Harness) -> None:
+    # The API server answers the Workflow's create 429 (retry after 2 s), so
+    # the job is cancelled, twice, while its Workflow does not exist yet:
+    # dws.post_run (run_started false) reaches the service with the create
+    # still in flight, and the Workflow must go to Teardown once it exists.
+    refused = h.emulator.api_fault(429, method="POST", path=r"/workflows(\?|$)",
+                                   retry_after=2.0)
     jobid = h.submit(XFS, nodes=1)
+    assert h.emulator.api_faults.wait(lambda f: refused.hits == 1, 10)
+    assert not _workflow_exists(h, jobid)
     h.cancel(jobid)
     h.cancel(jobid)
-    h.wait(jobid)
+    h.wait_event(jobid, "epilog-start")
+    assert not _workflow_exists(h, jobid)  # the epilog began before the Workflow
+    job = h.wait(jobid)
+    assert [e["type"] for e in fatal(job.exceptions)] == ["cancel", "cancel"]
+    assert job.events().count("epilog-start") == 1
+    assert "start" not in job.events()
+    # the Workflow was made after all (the retried create), then torn down
+    assert job.memo.get("rabbit_workflow") == f"fluxjob-{jobid}"
     assert settled(h) == {}
+
+
+def _workflow_exists(h: Harness, jobid: int) -> bool:
+    return any(o["metadata"]["name"] == f"fluxjob-{jobid}"
+               for o in h.emulator.store.list_objects(RESOURCE["workflow"], None))
 
 
 # --- DWS errors and TransientCondition ----------------------------------------

@@ -35,8 +35,25 @@ def patch_storage(h: Harness, name: str, body: dict[str, Any]) -> None:
         G, V, "default", "storages", name, body)
 
 
+def flushed(h: Harness) -> None:
+    """Wait until the health flush armed by the last change has run and the
+    RPCs it sent (drains, Fluxion) have been delivered: a no-drain check
+    before then would pass whatever the flush was going to do."""
+    h.wait_for(lambda: not h.link.timer_pending("health-flush"), what="the health flush")
+    h.reactor.call(lambda: None)  # queued behind the flush's RPCs
+
+
 def wait_sent(h: Harness, what: str, n: int) -> None:
     h.wait_for(lambda: h.fluxion.calls[what] >= n, what=f"{n} {what}")
+
+
+def compute(h: Harness, name: str) -> dict[str, Any]:
+    """The dws.rabbits view of one compute (read on the reactor thread)."""
+    for r in h.rabbits_now()["rabbits"]:
+        for c in r["computes"]:
+            if c["name"] == name:
+                return dict(c)
+    raise KeyError(name)
 
 
 @pytest.fixture
@@ -98,15 +115,23 @@ def test_admin_drain_is_kept_and_admin_undrain_stands(h: Harness) -> None:
     h.wait_for(lambda: h.fluxion.hosts_with("badrabbit") == {"compute-03"}, what="badrabbit")
     h.emulator.controllers.set_health(R2, links={"compute-03": "Ready"})
     h.wait_for(lambda: not h.fluxion.hosts_with("badrabbit"), what="badrabbit removed")
+    flushed(h)
     assert h.jm.drained == {"compute-03": "bad DIMM"}, "an admin's drain is never undrained"
     # an admin undrains a node whose link is still down: it stays undrained
     h.emulator.controllers.set_health(R2, links={"compute-01": "Offline"})
     h.wait_for(lambda: "compute-01" in h.jm.drained, what="compute-01 drained")
     h.reactor.call(lambda: h.jm.resources.rpc("resource.undrain", {"targets": "compute-01"},
                                               lambda *a: None))
-    h.emulator.controllers.set_health(R2, status="Ready")  # another Storage update
-    h.wait_for(lambda: h.rabbits_now()["sent"]["drain"] == 1, what="view")
-    assert "compute-01" not in h.jm.drained
+    h.wait_for(lambda: compute(h, "compute-01")["drained"] is None,
+               what="the service to see the undrain")
+    # another Storage update of that rabbit, with compute-01 still Offline:
+    # its flush drains compute-02 and must leave compute-01 alone
+    h.emulator.controllers.set_health(R2, links={"compute-01": "Offline",
+                                                 "compute-02": "Offline"})
+    h.wait_for(lambda: compute(h, "compute-02")["link"] == "Offline", what="the update")
+    flushed(h)
+    assert h.jm.drained == {"compute-02": "rabbit kind-worker2 link Offline",
+                            "compute-03": "bad DIMM"}
 
 
 def test_disabled_by_admin_then_enabled(h: Harness) -> None:
@@ -116,6 +141,7 @@ def test_disabled_by_admin_then_enabled(h: Harness) -> None:
     r2 = h.rabbits()["rabbits"][0]
     assert r2["why"] == "disabled: replacing a drive"
     assert r2["storage"]["state"] == "Disabled"
+    flushed(h)
     assert not h.jm.drained, "a disabled rabbit drains nothing"
     patch_storage(h, R2, {"spec": {"state": "Enabled"}})
     h.wait_for(lambda: h.fluxion.rabbit_up(R2), what="R2 up")
@@ -261,6 +287,7 @@ def test_drains_off_keeps_jobs_off_with_badrabbit() -> None:
         h.emulator.controllers.set_health(R2, links={"compute-01": "Offline"})
         h.wait_for(lambda: h.fluxion.hosts_with("badrabbit") == {"compute-01"},
                    what="badrabbit")
+        flushed(h)
         assert not h.jm.drained
         jobid = h.submit(XFS, nodes=1)
         job = h.wait(jobid)
@@ -277,6 +304,7 @@ def test_excluded_nodes_are_left_alone() -> None:
         ready(h)
         h.emulator.controllers.set_health(R3, links={"compute-04": "Offline"}, status="Offline")
         h.wait_for(lambda: not h.fluxion.rabbit_up(R3), what="R3 down")
+        flushed(h)
         assert not h.jm.drained
         assert h.fluxion.hosts_with("badrabbit") == set()
         c4 = h.rabbits()["rabbits"][1]["computes"][0]
@@ -294,6 +322,7 @@ def test_drain_queues_limit_drains() -> None:
         h.wait_for(lambda: h.fluxion.hosts_with("badrabbit") == {"compute-01", "compute-02"},
                    what="badrabbit on both")
         h.wait_for(lambda: "compute-01" in h.jm.drained, what="compute-01 drained")
+        flushed(h)
         assert list(h.jm.drained) == ["compute-01"]
 
 

@@ -98,8 +98,13 @@ def run(args: argparse.Namespace) -> int:
         emu.start()
     except OSError as exc:
         emu.stop()
-        what = (f"cannot write {exc.filename}" if exc.filename is not None
-                else f"cannot listen on {host}:{port}")
+        if exc.filename is None:
+            what = f"cannot listen on {host}:{port}"
+        elif args.kubeconfig and str(args.kubeconfig).startswith(str(exc.filename)):
+            # the file or one of its directories: name the option's value
+            what = f"cannot write --kubeconfig {args.kubeconfig}"
+        else:
+            what = f"cannot write {exc.filename}"
         print(f"flux-dws emulator: {what}: {exc.strerror or exc}", file=sys.stderr)
         return 1
     print(f"flux-dws emulator: serving {emu.url}, kubeconfig {emu.kubeconfig}", flush=True)

@@ -18,6 +18,7 @@ import argparse
 import sys
 
 from flux_dws import fluxutil
+from flux_dws.cli import argtypes
 from flux_dws.errors import DwsError
 from flux_dws.hostlist import Hostlist
 from flux_dws.mapping import MappingFileError, RabbitMapping
@@ -28,13 +29,13 @@ class UsageError(Exception):
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-c", "--computes", nargs="+", metavar="HOSTS", default=[],
+    p.add_argument("-c", "--computes", nargs="+", metavar="HOSTS", default=[], type=argtypes.text,
                    help="print the rabbits of these compute nodes (hostlists)")
-    p.add_argument("-j", "--jobids", nargs="+", metavar="ID", default=[],
+    p.add_argument("-j", "--jobids", nargs="+", metavar="ID", default=[], type=argtypes.text,
                    help="print the rabbits used by these jobs")
     p.add_argument("-m", "--mapping", metavar="FILE",
                    help="rabbitmapping file (default: rabbit.mapping from Flux config)")
-    p.add_argument("rabbits", nargs="*", metavar="RABBITS",
+    p.add_argument("rabbits", nargs="*", metavar="RABBITS", type=argtypes.text,
                    help="print the compute nodes of these rabbits (hostlists)")
 
 

@@ -17,6 +17,7 @@ import shutil
 import sys
 from typing import Any
 
+from flux_dws.cli import argtypes
 from flux_dws.engine import EngineError, f58
 from flux_dws.fluxutil import FluxUnavailable, ask_dws
 from flux_dws.hostlist import Hostlist, HostlistError
@@ -50,7 +51,7 @@ class UnknownRabbits(Exception):
 def hostlist_arg(text: str) -> Hostlist:
     """argparse ``type=`` for an RFC 29 hostlist of rabbits."""
     try:
-        return Hostlist(text)
+        return Hostlist(argtypes.text(text))
     except HostlistError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 

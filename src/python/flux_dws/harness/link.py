@@ -165,6 +165,10 @@ class HarnessLink(Link):
 
         self._timers[key] = self.reactor.call_later(after, fire)
 
+    def timer_pending(self, key: str) -> bool:
+        """Whether the service's timer ``key`` is armed (tests: on the reactor)."""
+        return key in self._timers
+
     def timer_stop(self, key: str) -> None:
         handle = self._timers.pop(key, None)
         if handle is not None:
