@@ -132,7 +132,10 @@ def main() -> None:
             proc.terminate()
             proc.wait(10)
     reactions.sort()
-    print(f"{N} concurrent workflows through all 7 states: {wall:.1f} s,"
+    # drive() counts a workflow done when its Teardown is ready, which DWS
+    # reaches only through every state before it without an error
+    print(f"{N} concurrent workflows through all 7 states (every one reached Teardown):"
+          f" {wall:.1f} s,"
           f" {N / wall:.1f} workflows/s ({7 * N / wall:.0f} state transitions/s)")
     print(f"reaction desiredState write -> ready ({len(reactions)} transitions):"
           f" p50 {statistics.median(reactions) * 1e3:.1f} ms,"

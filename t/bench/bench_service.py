@@ -66,8 +66,11 @@ def lifecycle(h: Harness) -> None:
     h.wait_for(lambda: not h.service.engine.status()["jobs"], 300,  # type: ignore[union-attr]
                "every Workflow deleted")
     st = h.reactor.call(lambda: h.service.stats.as_dict())  # type: ignore[union-attr]
-    failed = sum(1 for j in h.jm.jobs.values() if j.exceptions)
-    print(f"lifecycle jobs: {N} ({IN_FLIGHT} in flight), {failed} with exceptions")
+    failed = [j for j in h.jm.jobs.values() if j.exceptions]
+    if failed:  # a lifecycle whose jobs failed measured nothing
+        raise SystemExit(f"bench_service: {len(failed)} of {N} jobs failed, e.g."
+                         f" {failed[0].exceptions[0]}")
+    print(f"lifecycle jobs: {N} ({IN_FLIGHT} in flight), all completed, no exception")
     print(f"lifecycle throughput: {N / wall:.1f} jobs/s")
     print(f"lifecycle wall: {wall:.2f} s")
     print(f"reaction p50 (watch event in -> write out): {st['reaction_ms_p50']} ms")
