@@ -96,6 +96,24 @@ test_expect_success 'jobs without dw are none of the plugin'"'"'s business' '
 	test_must_fail grep dws plain.events
 '
 
+test_expect_success 'the service with --namespace: Workflows there, system objects in default' '
+	kubectl create namespace flux-jobs &&
+	flux module remove dws &&
+	flux module load "$top_srcdir/src/modules/dws.py" --namespace flux-jobs &&
+	wait_rabbits "[.rabbits[].fluxion] | all(. == \"up\")" &&
+	flux run -N2 --setattr=system.dw="#DW jobdw type=xfs capacity=10GiB name=ns" \
+		printenv DW_JOB_ns >ns.out &&
+	grep "^/mnt/nnf/" ns.out &&
+	id=$(flux job last) &&
+	flux kvs get $(flux job id --to=kvs $id).rabbit_workflow >ns-wf.json &&
+	test "$(jq -r .metadata.namespace ns-wf.json)" = flux-jobs &&
+	kubectl wait -n flux-jobs --for=delete "workflow/fluxjob-$(flux job id --to=dec $id)" \
+		--timeout=60s &&
+	kubectl get systemstatus default -o json | jq -e ".data.nodes[\"compute-01\"]" &&
+	flux module remove dws &&
+	flux module load "$top_srcdir/src/modules/dws.py"
+'
+
 test_expect_success 'stop the instance (rc3 removes the service) and the emulator' '
 	stop_rabbit_instance &&
 	stop_emulator

@@ -65,7 +65,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--disable-fluxion", action="store_true",
                    help="rabbits are not ssd vertices in Fluxion: keep jobs off broken or"
                         " busy rabbits with the badrabbit and alloc_rabbit properties")
-    p.add_argument("--namespace", default="default", help="namespace of the Workflows")
+    p.add_argument("--namespace", default="default",
+                   help="namespace of the Workflows (DWS keeps SystemConfiguration, Storage"
+                        " and SystemStatus in default whatever this is)")
     return p
 
 

@@ -27,6 +27,11 @@
 #ifndef DWS_ENGINE_H
 #define DWS_ENGINE_H
 
+/* Where DWS keeps SystemConfiguration, Storage and SystemStatus; only
+ * Workflows (and what DWS makes for them) follow the engine's "namespace".
+ */
+#define DWS_SYSTEM_NAMESPACE "default"
+
 #include <jansson.h>
 
 #include "error.h"
@@ -35,7 +40,9 @@ struct dws_engine;
 
 /* config: the normalised [rabbit] table (rabbitconf.h; missing keys take
  * their defaults) plus "owner" (the instance owner's uid) and optionally
- * "namespace" (where Workflows live, default "default").  NULL = defaults.
+ * "namespace" (where Workflows live, default "default": the service's
+ * --namespace; DWS keeps its system objects, SystemConfiguration, Storage
+ * and SystemStatus, in DWS_SYSTEM_NAMESPACE whatever it is).  NULL = defaults.
  */
 struct dws_engine *dws_engine_create (json_t *config, dws_error_t *err);
 void dws_engine_destroy (struct dws_engine *e);

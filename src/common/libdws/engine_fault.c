@@ -344,7 +344,7 @@ static void disable_rabbits (struct dws_engine *e, struct job *job, json_t *serv
                 char reason[160];
                 snprintf (reason, sizeof (reason), "flux job %s epilog timed out (dws.abort)",
                           job->name);
-                act_k8s (e, "patch", "Storage", "default", rabbit,
+                act_k8s (e, "patch", "Storage", DWS_SYSTEM_NAMESPACE, rabbit,
                          json_pack ("{s:{s:s} s:{s:{s:s s:s}}}", "spec", "state", "Disabled",
                                     "metadata", "annotations", "disable_reason", reason,
                                     "disable_date", date),

@@ -21,7 +21,7 @@ static struct dws_health_config health_config (struct dws_engine *e)
         .drain_compute_nodes = e->cfg.drain_compute_nodes,
         .soft_drain = e->cfg.soft_drain,
         .drain_queues = e->cfg.drain_queues,
-        .namespace = e->cfg.namespace,
+        .namespace = DWS_SYSTEM_NAMESPACE, /* not the Workflows' namespace */
     };
     return c;
 }

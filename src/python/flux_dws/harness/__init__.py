@@ -59,13 +59,15 @@ class Harness:
     def __init__(self, system: str = "kind", latency: str = "zero",
                  config: dict[str, Any] | None = None, *, emulator: Emulator | None = None,
                  epilog_timeout: float = 0.0, kube: dict[str, Any] | None = None,
-                 owner: int | None = None, fluxion: bool = True) -> None:
+                 owner: int | None = None, fluxion: bool = True,
+                 namespace: str = "default") -> None:
         self.system = load_system(system)
         self._own_emulator = emulator is None
         self.emulator = emulator or Emulator(system=system, latency=latency,
                                              bookmark_interval=1.0)
         self.config = dict(config or {})
         self.use_fluxion = fluxion  # False: the service runs with --disable-fluxion
+        self.namespace = namespace  # the service's --namespace (the Workflows')
         self.kube_settings = dict(kube or {})
         self.owner = os.getuid() if owner is None else owner
         self.reactor = Reactor()
@@ -125,7 +127,7 @@ class Harness:
             return kube
 
         def make() -> Service:
-            svc = Service(self.link, cfg, factory)
+            svc = Service(self.link, cfg, factory, namespace=self.namespace)
             svc.start()
             return svc
 
@@ -249,8 +251,8 @@ class Harness:
         return self.job(jobid)
 
     def workflows(self) -> list[dict[str, Any]]:
-        """The Workflows in the emulator now."""
+        """The Workflows in the emulator now (in the service's namespace)."""
         api = self.emulator.custom_objects_api()
         out: list[dict[str, Any]] = api.list_namespaced_custom_object(
-            "dataworkflowservices.github.io", "v1alpha7", "default", "workflows")["items"]
+            "dataworkflowservices.github.io", "v1alpha7", self.namespace, "workflows")["items"]
         return out

@@ -21,9 +21,12 @@ from flux_dws.engine import Engine, EngineError
 from flux_dws.service.kube import WatchSpec
 from flux_dws.service.link import JobInfo, Link, Request
 
-#: Kubernetes kinds the service watches: (kind, namespace)
-WATCHED = (("Workflow", "default"), ("SystemConfiguration", "default"),
-           ("Storage", "default"))
+#: Where DWS keeps its system objects (SystemConfiguration, Storage,
+#: SystemStatus), whatever namespace the Workflows are made in.
+SYSTEM_NAMESPACE = "default"
+#: Kubernetes kinds the service watches besides the Workflows (which it
+#: watches in its own namespace): (kind, namespace)
+WATCHED_SYSTEM = (("SystemConfiguration", SYSTEM_NAMESPACE), ("Storage", SYSTEM_NAMESPACE))
 _WRITES = frozenset(("create", "patch", "json-patch", "delete"))
 #: dws.* methods any user may call: rabbit health, which says no more than
 #: flux resource tells every user of nodes (drains and their reasons) and
@@ -84,7 +87,8 @@ class Service:
     def start(self) -> None:
         """Take dws.* requests and start the watches (on the reactor thread)."""
         self.link.serve("dws", self._request, GUEST_METHODS)
-        self.kube.start_watches([WatchSpec(kind, self.namespace) for kind, _ in WATCHED])
+        self.kube.start_watches([WatchSpec("Workflow", self.namespace)]
+                                + [WatchSpec(kind, ns) for kind, ns in WATCHED_SYSTEM])
         self._stop_resources = self.link.watch_resources(self.post_event, self._fluxion,
                                                          self._drain_queues)
 
