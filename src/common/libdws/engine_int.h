@@ -1,10 +1,12 @@
 /* engine_int.h - what the engine's files share (not a public header).
  *
  * engine.c          create/destroy, config, the job table, event dispatch,
- *                   action builders
- * engine_request.c  the dws.* requests
+ *                   action builders, SystemConfiguration (compute -> rabbit)
+ * engine_request.c  the dws.* requests, and recovery of those a restart lost
  * engine_workflow.c Workflow events: rebuild, state completion, errors
  * engine_fault.c    timeouts, TransientCondition, failure tolerance, abort
+ * engine_health.c   routing to rabbit health (health.h): Storage, the resource
+ *                   journal, Fluxion, the flush timer, dws.rabbits
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
@@ -95,7 +97,11 @@ struct job {
     bool epilog;           /* post_run arrived: the job's epilog is active */
     bool epilog_removed;   /* epilog-remove sent, or abort ended the epilog */
     bool run_started;
-    bool toredown;         /* Teardown asked for because of a failure */
+    bool toredown;         /* the Workflow is to go to Teardown without PostRun
+                            * or DataOut: a failure, an exception (dws.teardown),
+                            * an epilog before the create answered, or found in
+                            * Teardown after a restart.  Sent once the Workflow
+                            * exists; later state completions are ignored. */
     bool excepted;         /* a fatal exception was raised by us */
     bool deleting;         /* we deleted the Workflow */
     bool token_pending;    /* PreRun: reading the workflow token Secret */

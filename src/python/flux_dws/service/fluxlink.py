@@ -42,6 +42,7 @@ class FluxLink(Link):
         self._lock = threading.Lock()
         self._rfd, self._wfd = os.pipe()
         os.set_blocking(self._rfd, False)
+        os.set_blocking(self._wfd, False)
         w = self.h.fd_watcher_create(self._rfd, self._drain_posted,
                                      events=flux.constants.FLUX_POLLIN)
         w.start()
@@ -230,12 +231,20 @@ class FluxLink(Link):
     # --- reactor --------------------------------------------------------------
 
     def post(self, fn: Callable[[], None]) -> None:
+        # Only the post that finds the queue empty writes a wake-up byte:
+        # the reactor empties the queue (under the lock) after reading the
+        # pipe, so a later post either is taken by that same drain or finds
+        # the queue empty and wakes it again.  So the pipe holds a byte or
+        # two, never fills, and a write never blocks a watch thread (nor
+        # deadlocks the reactor thread posting to itself).
         with self._lock:
+            wake = not self._queue
             self._queue.append(fn)
-        try:
-            os.write(self._wfd, b"x")
-        except BlockingIOError:
-            pass  # the pipe is full: the reactor is already due to drain it
+        if wake:
+            try:
+                os.write(self._wfd, b"x")
+            except BlockingIOError:
+                pass  # the write end is non-blocking; a full pipe already wakes it
 
     def _drain_posted(self, h: Any, watcher: Any, fd: int, revents: int, arg: Any) -> None:
         try:
