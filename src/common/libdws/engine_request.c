@@ -43,6 +43,59 @@ static bool has_create_persistent (json_t *directives)
     return false;
 }
 
+/* The checks every Workflow's request passes, however it came: a
+ * dws.create, or the job's jobspec and owner read again after a restart
+ * lost the create (job_info_result).  One function, so that a job whose
+ * create was lost never gets a Workflow a fresh submission would not.
+ * `what` names where the fields came from, for the messages.  The
+ * directives split (presets expanded; new reference), or NULL with the
+ * message.
+ */
+static json_t *request_check (struct dws_engine *e, const char *what, json_t *uid, json_t *tol,
+                              json_t *resources, json_t *dw, dws_error_t *err)
+{
+    if (!json_is_integer (uid) || json_integer_value (uid) < 0) {
+        dws_errorf (err, "%s: userid must be a non-negative integer", what);
+        return NULL;
+    }
+    if (tol && (!json_is_integer (tol) || json_integer_value (tol) < 0)) {
+        dws_errorf (err, "dw_failure_tolerance must be a positive integer");
+        return NULL;
+    }
+    if (!json_is_array (resources) && !json_is_object (resources)) {
+        dws_errorf (err, "%s: resources must be the jobspec resources", what);
+        return NULL;
+    }
+    if (!dw) {
+        dws_errorf (err, "%s: dw_directives is missing", what);
+        return NULL;
+    }
+    json_t *directives = dws_dw_split (dw, e->cfg.presets, err);
+    if (!directives)
+        return NULL;
+    if (json_array_size (directives) == 0) {
+        json_decref (directives);
+        dws_errorf (err, "Malformed #DW directives: no #DW directive found");
+        return NULL;
+    }
+    if (e->cfg.restrict_persistent && json_integer_value (uid) != e->cfg.owner
+        && has_create_persistent (directives)) {
+        json_decref (directives);
+        dws_errorf (err, "only the instance owner may create persistent storage"
+                         " (#DW create_persistent)");
+        return NULL;
+    }
+    if (e->cfg.maximums) {
+        int64_t nnodes = dws_jobspec_node_count (resources, NULL);
+        if (nnodes > 0 && nnodes <= INT32_MAX
+            && dws_policy_check_maximums (directives, (int)nnodes, e->cfg.maximums, err) < 0) {
+            json_decref (directives);
+            return NULL;
+        }
+    }
+    return directives;
+}
+
 static void create_request (struct dws_engine *e, json_t *msgid, json_t *p, json_t *event)
 {
     json_int_t id;
@@ -52,51 +105,13 @@ static void create_request (struct dws_engine *e, json_t *msgid, json_t *p, json
         return;
     }
     json_t *uid = json_object_get (p, "userid");
-    if (!json_is_integer (uid) || json_integer_value (uid) < 0) {
-        act_respond_fail (e, msgid, "dws.create: userid must be a non-negative integer");
-        return;
-    }
     json_t *tol = json_object_get (p, "failure_tolerance");
-    if (tol && (!json_is_integer (tol) || json_integer_value (tol) < 0)) {
-        act_respond_fail (e, msgid, "dw_failure_tolerance must be a positive integer");
-        return;
-    }
     json_t *resources = json_object_get (p, "resources");
-    if (!json_is_array (resources) && !json_is_object (resources)) {
-        act_respond_fail (e, msgid, "dws.create: resources must be the jobspec resources");
-        return;
-    }
-    json_t *dw = json_object_get (p, "dw_directives");
-    if (!dw) {
-        act_respond_fail (e, msgid, "dws.create: dw_directives is missing");
-        return;
-    }
-    json_t *directives = dws_dw_split (dw, e->cfg.presets, &err);
+    json_t *directives = request_check (e, "dws.create", uid, tol, resources,
+                                        json_object_get (p, "dw_directives"), &err);
     if (!directives) {
         act_respond_fail (e, msgid, "%s", err.text);
         return;
-    }
-    if (json_array_size (directives) == 0) {
-        json_decref (directives);
-        act_respond_fail (e, msgid, "Malformed #DW directives: no #DW directive found");
-        return;
-    }
-    if (e->cfg.restrict_persistent && json_integer_value (uid) != e->cfg.owner
-        && has_create_persistent (directives)) {
-        json_decref (directives);
-        act_respond_fail (e, msgid,
-                          "only the instance owner may create persistent storage"
-                          " (#DW create_persistent)");
-        return;
-    }
-    if (e->cfg.maximums) {
-        int64_t nnodes = dws_jobspec_node_count (resources, NULL);
-        if (nnodes > 0 && nnodes <= INT32_MAX
-            && dws_policy_check_maximums (directives, (int)nnodes, e->cfg.maximums, &err) < 0) {
-            json_decref (directives);
-            act_respond_fail (e, msgid, "%s", err.text);
-            return;
-        }
     }
 
     struct job *job = job_lookup (e, id);
@@ -427,7 +442,9 @@ void job_info_result (struct dws_engine *e, struct job *job, json_t *event)
         job_forget (e, job);
         return;
     }
-    if (!dw || !(directives = dws_dw_split (dw, e->cfg.presets, &err))) {
+    if (!dw || !(directives = request_check (e, "jobspec", uid, tol,
+                                             json_object_get (jobspec, "resources"), dw,
+                                             &err))) {
         job_fail (e, job, "exception", NOTE_PREFIX "cannot create the Workflow again: %s",
                   dw ? err.text : "the jobspec has no dw attribute");
         job_forget (e, job);

@@ -1923,6 +1923,58 @@ static void test_orphans (void)
 
 /* --- malformed events ------------------------------------------------------------ */
 
+/* A lost dws.create re-created from the job's jobspec passes the checks
+ * a dws.create does: the owner-only create_persistent rule, the policy
+ * maximums, the failure tolerance (issue 24.2).
+ */
+static void recreate_refused (struct dws_engine *e, long long id, const char *jobspec,
+                              const char *why)
+{
+    char note[512];
+    feed (e, "{'type':'orphans','jobs':[{'id':%lld,'state':'DEPEND','dependencies':"
+             "['dws-create']}]}", id);
+    feed (e, "{'type':'job-info','token':'job-info:%lld','ok':true,'userid':1000,"
+             "'jobspec':%s}", id, jobspec);
+    snprintf (note, sizeof (note), PREFIX "cannot create the Workflow again: %s", why);
+    has (why, "action", "raise", "note", note);
+    ok (count ("op", "create") == 0, "... and no Workflow is created");
+    ok (job_status (e, id) == NULL, "... and the job is forgotten");
+}
+
+static void test_recreate_checks (void)
+{
+    k8s_reset ();
+    struct dws_engine *e = engine ("{'owner':0,'policy':{'maximums':{'xfs':5}}}");
+    sysconf (e);
+    sync_none (e);
+    recreate_refused (e, 830,
+                      "{'resources':[{'type':'node','count':1}],'attributes':{'system':{"
+                      "'dw':'#DW create_persistent type=xfs capacity=1GiB name=p'}}}",
+                      "only the instance owner may create persistent storage"
+                      " (#DW create_persistent)");
+    recreate_refused (e, 831,
+                      "{'resources':[{'type':'node','count':1}],'attributes':{'system':{"
+                      "'dw':'" DW_XFS "'}}}",
+                      "Requested a total of 10 GiB of xfs storage per node but max is 5 GiB"
+                      " per node");
+    recreate_refused (e, 832,
+                      "{'resources':[{'type':'node','count':1}],'attributes':{'system':{"
+                      "'dw':'#DW jobdw type=xfs capacity=1GiB name=s',"
+                      "'dw_failure_tolerance':-1}}}",
+                      "dw_failure_tolerance must be a positive integer");
+    recreate_refused (e, 833, "{'resources':'two nodes','attributes':{'system':{"
+                      "'dw':'#DW jobdw type=xfs capacity=1GiB name=s'}}}",
+                      "jobspec: resources must be the jobspec resources");
+    feed (e, "{'type':'orphans','jobs':[{'id':834,'state':'DEPEND','dependencies':"
+             "['dws-create']}]}");
+    feed (e, "{'type':'job-info','token':'job-info:834','ok':true,'userid':1000,'jobspec':"
+             "{'resources':[{'type':'node','count':1}],'attributes':{'system':{"
+             "'dw':'#DW jobdw type=xfs capacity=1GiB name=s'}}}}");
+    has ("within every check the Workflow is created again", "op", "create", "token",
+         "create:834");
+    dws_engine_destroy (e);
+}
+
 static void bad (struct dws_engine *e, const char *event, const char *expect)
 {
     char *before = status_text (e);
@@ -2047,6 +2099,7 @@ int main (void)
     test_rebuild ();
     test_vanish ();
     test_orphans ();
+    test_recreate_checks ();
     test_malformed ();
     test_status_json ();
     json_decref (A);
