@@ -131,16 +131,35 @@ def _logging(verbose: int) -> None:
 
 
 def mod_main(handle: Any, *argv: str) -> None:
-    """Entry point for ``flux module load dws.py``."""
-    args = parse_args(list(argv))
-    _logging(args.verbose)
-    service, link = start(handle, args, module_name=_module_name(handle, argv))
+    """Entry point for ``flux module load dws.py``.
+
+    Bad options or configuration make the load fail (EINVAL): the message
+    goes to the broker's log (``flux dmesg``) and, through flux-core's
+    Python module loader (which prints a ValueError's text), to the
+    broker's standard error; ``flux module load`` itself only gets the
+    errno."""
+    try:
+        args = parse_args(list(argv))
+        _logging(args.verbose)
+        service, link = start(handle, args, module_name=_module_name(handle, argv))
+    except (UsageError, ConfigError) as exc:
+        _log_err(handle, f"dws: {exc}")
+        raise ValueError(str(exc)) from None
     try:
         if handle.reactor_run() < 0:
             raise OSError("dws: reactor exited with an error")
     finally:
         service.stop()
         link.close()
+
+
+def _log_err(handle: Any, message: str) -> None:
+    try:
+        import syslog
+
+        handle.log(syslog.LOG_ERR, message)
+    except (OSError, AttributeError):  # pragma: no cover - no log: stderr still says it
+        pass
 
 
 def _module_name(handle: Any, argv: tuple[str, ...]) -> str:
