@@ -95,4 +95,30 @@ test_expect_success 'bad inputs are named in one line, never a traceback' '
 	! grep Traceback err
 '
 
+test_expect_success 'flux-dws config-check names every problem of a config before a switch' '
+	cat >site.toml <<-EOF &&
+	[rabbit]
+	setup_timeout = "ten"
+	restrict_persistant = true
+	drain_queues = ["pbatch"]
+	[queues.pdebug]
+	[job-manager]
+	plugins = [ { load = "dws-jobtap.so", conf = { epilog-timeout = "soon" } } ]
+	EOF
+	test_expect_code 1 flux-dws config-check site.toml >cc.out &&
+	cat cc.out &&
+	test $(wc -l <cc.out) = 4 &&
+	grep "^site.toml: rabbit.setup_timeout: must be a number of seconds" cc.out &&
+	grep "^site.toml: rabbit.restrict_persistant: unknown key (did you mean restrict_persistent_creation?)" cc.out &&
+	grep "^site.toml: rabbit.drain_queues: no queue named \"pbatch\" in \[queues\]" cc.out &&
+	grep "^site.toml: job-manager.plugins\[0\] (dws-jobtap.so): conf:" cc.out &&
+	mkdir -p site.d &&
+	printf "[rabbit]\nsetup_timeout = 600\ndrain_queues = [\"pbatch\"]\n" >site.d/rabbit.toml &&
+	printf "[queues.pbatch]\nrequires = [\"batch\"]\n" >site.d/queues.toml &&
+	flux-dws config-check site.d >ok.out &&
+	test "$(cat ok.out)" = "site.d: OK ([rabbit] OK)" &&
+	test_expect_code 2 flux-dws config-check nosuch.toml 2>missing.err &&
+	grep "nosuch.toml" missing.err
+'
+
 test_done

@@ -25,7 +25,7 @@ EXIT_USAGE = 2
 EXIT_NO_KUBERNETES = 3
 
 try:
-    from flux_dws.rabbitconf import ConfigError, parse
+    from flux_dws.rabbitconf import ConfigError, check_drain_queues, parse
     from flux_dws.service.core import Service
     from flux_dws.service.fluxlink import FluxLink
     from flux_dws.service.kube import KubeError, KubeLayer
@@ -78,14 +78,19 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return args
 
 
-def service_config(rabbit: Any, args: argparse.Namespace, owner: int) -> dict[str, Any]:
+def service_config(rabbit: Any, args: argparse.Namespace, owner: int,
+                   queues: Any = None) -> dict[str, Any]:
     """A [rabbit] table, checked, with the command line on top (at start and
-    at every reload, so an option given on the command line stays)."""
+    at every reload, so an option given on the command line stays).  The
+    drain queues, from the option or the table, must be queues of the
+    instance's [queues] table (``queues``; None: it has none)."""
     cfg = parse(rabbit)
     if args.min_allocation_size is not None:
         cfg["min_allocation_size"] = args.min_allocation_size
     if args.drain_queues:
         cfg["drain_queues"] = args.drain_queues
+    check_drain_queues(cfg["drain_queues"], queues,
+                       "--drain-queues" if args.drain_queues else "rabbit.drain_queues")
     if args.kubeconfig:
         cfg["kubeconfig"] = args.kubeconfig
     cfg["fluxion"] = not args.disable_fluxion
@@ -97,7 +102,8 @@ def start(handle: Any, args: argparse.Namespace,
           module_name: str | None = None) -> tuple[Service, FluxLink]:
     link = FluxLink(handle, module_name)
     owner = int(handle.attr_get("security.owner"))
-    cfg = service_config((handle.rpc("config.get").get() or {}).get("rabbit"), args, owner)
+    config = handle.rpc("config.get").get() or {}
+    cfg = service_config(config.get("rabbit"), args, owner, config.get("queues"))
 
     def factory(post: Any) -> KubeLayer:
         kube = KubeLayer(cfg.get("kubeconfig"), post, logging.getLogger("flux_dws.kube"), cfg)
@@ -108,7 +114,7 @@ def start(handle: Any, args: argparse.Namespace,
 
     def reload(conf: dict[str, Any]) -> str | None:
         try:
-            new = service_config(conf.get("rabbit"), args, owner)
+            new = service_config(conf.get("rabbit"), args, owner, conf.get("queues"))
         except ConfigError as exc:
             link.log("err", f"config reload refused, keeping the old one: {exc}")
             return str(exc)
@@ -127,16 +133,35 @@ def _logging(verbose: int) -> None:
 
 
 def mod_main(handle: Any, *argv: str) -> None:
-    """Entry point for ``flux module load dws.py``."""
-    args = parse_args(list(argv))
-    _logging(args.verbose)
-    service, link = start(handle, args, module_name=_module_name(handle, argv))
+    """Entry point for ``flux module load dws.py``.
+
+    Bad options or configuration make the load fail (EINVAL): the message
+    goes to the broker's log (``flux dmesg``) and, through flux-core's
+    Python module loader (which prints a ValueError's text), to the
+    broker's standard error; ``flux module load`` itself only gets the
+    errno."""
+    try:
+        args = parse_args(list(argv))
+        _logging(args.verbose)
+        service, link = start(handle, args, module_name=_module_name(handle, argv))
+    except (UsageError, ConfigError) as exc:
+        _log_err(handle, f"dws: {exc}")
+        raise ValueError(str(exc)) from None
     try:
         if handle.reactor_run() < 0:
             raise OSError("dws: reactor exited with an error")
     finally:
         service.stop()
         link.close()
+
+
+def _log_err(handle: Any, message: str) -> None:
+    try:
+        import syslog
+
+        handle.log(syslog.LOG_ERR, message)
+    except (OSError, AttributeError):  # pragma: no cover - no log: stderr still says it
+        pass
 
 
 def _module_name(handle: Any, argv: tuple[str, ...]) -> str:

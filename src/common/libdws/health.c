@@ -50,6 +50,7 @@ struct rank {
     bool online;
     bool excluded;
     char *drained;        /* drain reason ("" for none given), NULL if not drained */
+    bool unmount;         /* drained for a failed unmount, not undrained since */
 };
 
 struct dws_health {
@@ -65,7 +66,8 @@ struct dws_health {
 
     struct rank *ranks;
     size_t nranks;
-    json_t *rank_index;    /* host -> rank */
+    json_t *rank_index;    /* host -> its first rank */
+    json_t *host_ranks;    /* host -> [rank]: a test instance may give ranks one host */
     char *exclude;         /* resource.exclude as given */
     json_t *drainable;     /* {host: true}, or NULL for all */
 
@@ -168,12 +170,13 @@ struct dws_health *dws_health_create (void)
     h->rabbit_index = json_object ();
     h->compute_index = json_object ();
     h->rank_index = json_object ();
+    h->host_ranks = json_object ();
     h->jobs = json_object ();
     h->batches = json_object ();
     h->storages = json_object ();
     h->sent = json_pack ("{s:i s:i s:i s:i s:i s:i}", "set_status", 0, "set_property", 0,
                          "remove_property", 0, "drain", 0, "undrain", 0, "systemstatus", 0);
-    if (!h->rabbit_index || !h->compute_index || !h->rank_index || !h->jobs || !h->batches
+    if (!h->rabbit_index || !h->compute_index || !h->rank_index || !h->host_ranks || !h->jobs || !h->batches
         || !h->storages || !h->sent) {
         dws_health_destroy (h);
         return NULL;
@@ -207,6 +210,7 @@ static void free_ranks (struct dws_health *h)
     h->ranks = NULL;
     h->nranks = 0;
     json_object_clear (h->rank_index);
+    json_object_clear (h->host_ranks);
 }
 
 void dws_health_destroy (struct dws_health *h)
@@ -219,6 +223,7 @@ void dws_health_destroy (struct dws_health *h)
     json_decref (h->rabbit_index);
     json_decref (h->compute_index);
     json_decref (h->rank_index);
+    json_decref (h->host_ranks);
     json_decref (h->drainable);
     json_decref (h->storages);
     json_decref (h->ssds);
@@ -523,7 +528,12 @@ static int journal_restart (struct dws_health *h, json_t *ctx, dws_error_t *err)
     h->nranks = n;
     for (size_t i = 0; i < n; i++) {
         h->ranks[i].host = strdup (names[i]);
-        json_object_set_new (h->rank_index, names[i], json_integer ((json_int_t)i));
+        json_t *list = json_object_get (h->host_ranks, names[i]);
+        if (!list) {
+            json_object_set_new (h->rank_index, names[i], json_integer ((json_int_t)i));
+            json_object_set_new (h->host_ranks, names[i], (list = json_array ()));
+        }
+        json_array_append_new (list, json_integer ((json_int_t)i));
     }
     dws_hostlist_free_names (names);
     resolve_ranks (h);
@@ -574,6 +584,14 @@ static void rank_drain (struct dws_health *h, struct rank *r, json_t *ctx)
         free (r->drained);
         r->drained = strdup (reason ? reason : "");
     }
+    /* The event's reason, not the one kept: the service's drain after a
+     * failed unmount (mode=update) leaves an admin's earlier reason in
+     * place, and the node must still be Disabled for DWS.  Another drain
+     * on top (even one overwriting the reason) does not end that: only an
+     * undrain does, as in flux-coral2.
+     */
+    if (reason && !strncmp (reason, DWS_HEALTH_UNMOUNT_REASON, strlen (DWS_HEALTH_UNMOUNT_REASON)))
+        r->unmount = true;
     struct compute *c = compute_named (h, r->host);
     if (c) {
         free (c->drain_sent);
@@ -586,6 +604,7 @@ static void rank_undrain (struct dws_health *h, struct rank *r, json_t *e)
     (void)h, (void)e;
     free (r->drained);
     r->drained = NULL;
+    r->unmount = false;
 }
 
 int dws_health_journal (struct dws_health *h, json_t *events, bool synced, json_t *actions,
@@ -1032,6 +1051,37 @@ static void flush_drains (struct dws_health *h, json_t *actions)
     json_decref (undrain);
 }
 
+/* A compute's host as SystemStatus sees it, over every rank of that host
+ * that is not excluded: a test instance (flux start --test-hosts) may give
+ * several ranks one hostname, and DWS knows only hostnames.
+ */
+struct host_state {
+    bool ours;    /* a rank of this instance, not excluded, has this host */
+    bool offline; /* one of them is offline */
+    bool unmount; /* one of them is drained for a failed unmount */
+};
+
+static struct host_state host_state (struct dws_health *h, const struct compute *c)
+{
+    struct host_state st = {false, false, false};
+    size_t i;
+    json_t *v;
+    json_array_foreach (json_object_get (h->host_ranks, c->name), i, v) {
+        json_int_t r = json_integer_value (v);
+        if (r < 0 || (size_t)r >= h->nranks || h->ranks[r].excluded)
+            continue;
+        st.ours = true;
+        st.offline |= !h->ranks[r].online;
+        st.unmount |= h->ranks[r].unmount;
+    }
+    return st;
+}
+
+/* SystemStatus: Disabled for the computes DWS must leave out (the
+ * reference's meaning): a host with a broker offline, or drained after a
+ * failed unmount until an undrain.  Other drains (maintenance) leave it
+ * Enabled: its mounts must still be removed normally.
+ */
 static void flush_systemstatus (struct dws_health *h, json_t *actions)
 {
     if (!h->journal_synced || h->nranks == 0)
@@ -1040,13 +1090,10 @@ static void flush_systemstatus (struct dws_health *h, json_t *actions)
     json_t *names = json_array ();
     for (size_t i = 0; i < h->ncomputes; i++) {
         struct compute *c = &h->computes[i];
-        struct rank *rk = rank_of (h, c);
-        if (!rk || rk->excluded)
+        struct host_state st = host_state (h, c);
+        if (!st.ours)
             continue;
-        int want = !rk->online
-                   || (rk->drained
-                       && !strncmp (rk->drained, DWS_HEALTH_UNMOUNT_REASON,
-                                    strlen (DWS_HEALTH_UNMOUNT_REASON)));
+        int want = st.offline || st.unmount;
         if (c->ss_applied == want)
             continue;
         c->ss_applied = want;
@@ -1198,10 +1245,12 @@ int dws_health_result (struct dws_health *h, json_t *event, double now, json_t *
 static json_t *compute_view (struct dws_health *h, const struct compute *c)
 {
     struct rank *rk = rank_of (h, c);
-    return json_pack ("{s:s s:s? s:o s:b s:s? s:b s:b s:s?}", "name", c->name, "link",
+    struct host_state st = host_state (h, c);
+    return json_pack ("{s:s s:s? s:o s:b s:s? s:b s:b s:b s:s?}", "name", c->name, "link",
                       c->link[0] ? c->link : NULL, "online",
-                      rk ? json_boolean (rk->online) : json_null (), "excluded",
-                      rk ? rk->excluded : false, "drained", rk ? rk->drained : NULL,
+                      rk ? json_boolean (st.ours ? !st.offline : rk->online) : json_null (),
+                      "excluded", rk ? rk->excluded : false, "drained",
+                      rk ? rk->drained : NULL, "unmount_drained", st.unmount,
                       "badrabbit", c->bad_applied == 1, "alloc_rabbit", c->alloc_applied == 1,
                       "systemstatus",
                       c->ss_applied < 0 ? NULL : c->ss_applied ? "Disabled" : "Enabled");

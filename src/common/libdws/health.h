@@ -36,8 +36,13 @@
  *     rabbit's next Storage change);
  *   - alloc_rabbit (only without Fluxion) marks computes of rabbits that a
  *     job's Workflow uses;
- *   - SystemStatus says Disabled for computes of this instance that are
- *     offline or drained for "failed to unmount rabbit", Enabled otherwise.
+ *   - SystemStatus says which computes cannot take part: Disabled for a
+ *     compute of this instance with a broker offline (any of its ranks: a
+ *     test instance may give several ranks one hostname), or drained after
+ *     a failed unmount (a journal drain event whose reason begins "failed
+ *     to unmount rabbit", even if an earlier reason was kept) until it is
+ *     undrained; Enabled otherwise.  Other drains (maintenance) leave it
+ *     Enabled, so DWS still removes its mounts.
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */

@@ -618,3 +618,73 @@ char *dws_rabbitconf_parse_json (const char *rabbit_json, dws_error_t *err)
     json_decref (in);
     return s;
 }
+
+/* ---- drain_queues against [queues] ---- */
+
+int dws_rabbitconf_check_queues (json_t *drain_queues, json_t *queues, const char *where,
+                                 dws_error_t *err)
+{
+    char unknown[512] = "", known_list[512] = "";
+    size_t nu = 0, nk = 0, nunknown = 0, i;
+    const char *name;
+    json_t *q;
+
+    if (!where)
+        where = "rabbit.drain_queues";
+    if (!drain_queues || json_is_null (drain_queues))
+        return 0;
+    if (!json_is_array (drain_queues))
+        return dws_errorf (err, "%s: must be a list of queue names", where);
+    if (queues && json_is_null (queues))
+        queues = NULL;
+    if (queues && !json_is_object (queues))
+        return dws_errorf (err, "queues: must be a table of queues");
+    json_array_foreach (drain_queues, i, q) {
+        if (!json_is_string (q) || json_string_length (q) == 0)
+            return dws_errorf (err, "%s[%zu]: must be a queue name (non-empty string)", where, i);
+        if (queues && json_object_get (queues, json_string_value (q)))
+            continue;
+        if (nu < sizeof (unknown)) {
+            json_t *s = json_string (json_string_value (q));
+            char *quoted = s ? json_dumps (s, JSON_ENCODE_ANY) : NULL;
+            nu += (size_t)snprintf (unknown + nu, sizeof (unknown) - nu, "%s%s",
+                                    nunknown ? ", " : "", quoted ? quoted : "?");
+            free (quoted);
+            json_decref (s);
+        }
+        nunknown++;
+    }
+    if (nunknown == 0)
+        return 0;
+    if (!queues || json_object_size (queues) == 0)
+        return dws_errorf (err,
+                           "%s: no queue named %s: this instance defines no queues (no"
+                           " [queues] table; leave drain_queues out to drain nodes of"
+                           " the whole instance)",
+                           where, unknown);
+    json_object_foreach (queues, name, q) {
+        if (nk < sizeof (known_list))
+            nk += (size_t)snprintf (known_list + nk, sizeof (known_list) - nk, "%s%s",
+                                    nk ? ", " : "", name);
+    }
+    return dws_errorf (err, "%s: no queue named %s in [queues] (its queues: %s)", where,
+                       unknown, known_list);
+}
+
+int dws_rabbitconf_check_queues_json (const char *drain_queues_json, const char *queues_json,
+                                      const char *where, dws_error_t *err)
+{
+    json_t *dq = NULL, *qs = NULL;
+    int rc = -1;
+
+    if (drain_queues_json
+        && !(dq = dws_json_load ("drain_queues", drain_queues_json, 0, err)))
+        return -1;
+    if (queues_json && !(qs = dws_json_load ("queues", queues_json, 0, err)))
+        goto out;
+    rc = dws_rabbitconf_check_queues (dq, qs, where, err);
+out:
+    json_decref (dq);
+    json_decref (qs);
+    return rc;
+}

@@ -79,4 +79,18 @@ json_t *dws_rabbitconf_parse (json_t *rabbit, dws_error_t *err);
  */
 char *dws_rabbitconf_parse_json (const char *rabbit_json, dws_error_t *err);
 
+/* The queues of rabbit.drain_queues (normalised: null or a list of
+ * names) must be queues the instance defines: keys of its [queues] table
+ * (NULL or null: the instance has none, so every name is unknown).  0, or
+ * -1 with a message naming every unknown queue and, if any, the queues
+ * there are.  'where' names the setting in the message (NULL:
+ * "rabbit.drain_queues"; the service says "--drain-queues" for its option).
+ */
+int dws_rabbitconf_check_queues (json_t *drain_queues, json_t *queues, const char *where,
+                                 dws_error_t *err);
+
+/* cffi entry point: both as JSON text (NULL: absent). */
+int dws_rabbitconf_check_queues_json (const char *drain_queues_json, const char *queues_json,
+                                      const char *where, dws_error_t *err);
+
 #endif /* !DWS_RABBITCONF_H */

@@ -27,7 +27,7 @@ from typing import Any
 from flux_dws import _ffi, inputfile
 from flux_dws.errors import DwsError
 
-__all__ = ["KEYS", "ConfigError", "load_toml", "parse"]
+__all__ = ["KEYS", "ConfigError", "check_drain_queues", "load_config", "load_toml", "parse"]
 
 #: The keys of a normalised table, in its (alphabetical) order.
 KEYS: tuple[str, ...] = (
@@ -155,6 +155,30 @@ def parse(table: Mapping[str, Any] | None) -> dict[str, Any]:
     return result
 
 
+def check_drain_queues(drain_queues: Any, queues: Any,
+                       where: str = "rabbit.drain_queues") -> None:
+    """ConfigError unless every queue of ``drain_queues`` (a normalised
+    rabbit.drain_queues: None or a list of names) is a queue the instance
+    defines: a key of its ``[queues]`` table (``queues``; None when the
+    instance has none, so that every name is unknown).  The message names
+    each unknown queue (libdws: dws_rabbitconf_check_queues); ``where``
+    names the setting (the service says ``--drain-queues`` for its option).
+    """
+    if drain_queues is None:
+        return
+    if isinstance(queues, Mapping):
+        known: Any = {_check_key("queues", k): {} for k in queues}
+    else:
+        known = _plain(queues, "queues")
+    err = _ffi.new_error()
+    rc = _ffi.lib.dws_rabbitconf_check_queues_json(
+        _ffi.to_c(json.dumps(_plain(drain_queues, where), ensure_ascii=False), ConfigError),
+        _ffi.to_c(json.dumps(known, ensure_ascii=False), ConfigError),
+        _ffi.to_c(where, ConfigError), err)
+    if rc < 0:
+        raise ConfigError(_ffi.error_text(err))
+
+
 def _merge(into: dict[str, Any], new: Mapping[str, Any]) -> None:
     """Recursive update, as flux-core merges config files: tables merge,
     anything else is replaced by the later file's value."""
@@ -201,6 +225,20 @@ def load_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
     unreadable, non-UTF-8 and malformed files raise ConfigError naming the
     file.
     """
+    config, where = _load(path)
+    rabbit = config.get("rabbit", {})
+    if not isinstance(rabbit, dict):
+        raise ConfigError(f"{where['rabbit']}: rabbit must be a table, got {rabbit!r}")
+    return rabbit
+
+
+def load_config(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The whole Flux configuration of a file or directory (read as
+    :func:`load_toml` reads it), every table merged."""
+    return _load(path)[0]
+
+
+def _load(path: str | os.PathLike[str]) -> tuple[dict[str, Any], dict[str, Path]]:
     p = Path(path)
     try:
         st = p.stat()
@@ -211,10 +249,7 @@ def load_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
     where: dict[str, Path] = {}
     for f in files:
         doc = _load_file(f)
-        if "rabbit" in doc:
-            where["rabbit"] = f
+        for key in doc:
+            where[key] = f
         _merge(config, doc)
-    rabbit = config.get("rabbit", {})
-    if not isinstance(rabbit, dict):
-        raise ConfigError(f"{where['rabbit']}: rabbit must be a table, got {rabbit!r}")
-    return rabbit
+    return config, where

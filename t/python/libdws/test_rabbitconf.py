@@ -6,11 +6,14 @@ import datetime
 import json
 import math
 import re
+from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from flux_dws import rabbitconf
 from flux_dws.errors import DwsError
 from flux_dws.rabbitconf import KEYS, ConfigError, load_toml, parse
 
@@ -367,3 +370,33 @@ def test_load_toml_values_parse_cleanly(tmp_path):
     bad(load_toml(f), "rabbit.setup_timeout: must be a finite number, got nan")
     f = write(tmp_path / "d.toml", "[rabbit]\nmapping = 1979-05-27\n")
     bad(load_toml(f), "rabbit.mapping: a date or time is not a valid value, got 1979-05-27")
+
+
+# --- drain_queues against the instance's [queues] ------------------------------
+
+
+@pytest.mark.parametrize("drain_queues,queues,message", [
+    (None, None, None),
+    (["pbatch"], {"pbatch": {"requires": ["batch"]}}, None),
+    (["pbatch", "x"], {"pbatch": {}},
+     'rabbit.drain_queues: no queue named "x" in [queues] (its queues: pbatch)'),
+    (["pbatch"], None,
+     'rabbit.drain_queues: no queue named "pbatch": this instance defines no queues (no'
+     ' [queues] table; leave drain_queues out to drain nodes of the whole instance)'),
+])
+def test_check_drain_queues(drain_queues: list[str] | None, queues: dict[str, Any] | None,
+                            message: str | None) -> None:
+    if message is None:
+        rabbitconf.check_drain_queues(drain_queues, queues)
+        return
+    with pytest.raises(rabbitconf.ConfigError) as info:
+        rabbitconf.check_drain_queues(drain_queues, queues)
+    assert str(info.value) == message
+
+
+def test_load_config_gives_every_table(tmp_path: Path) -> None:
+    (tmp_path / "a.toml").write_text('[rabbit]\ndrain_queues = ["pbatch"]\n')
+    (tmp_path / "b.toml").write_text('[queues.pbatch]\nrequires = ["batch"]\n')
+    config = rabbitconf.load_config(tmp_path)
+    assert config["queues"] == {"pbatch": {"requires": ["batch"]}}
+    assert rabbitconf.load_toml(tmp_path) == {"drain_queues": ["pbatch"]}

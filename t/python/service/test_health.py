@@ -181,6 +181,26 @@ def test_unmount_drain_disables_until_undrained(h: Harness) -> None:
     h.wait_for(lambda: systemstatus(h).get("compute-01") == "Enabled", what="Enabled")
 
 
+def test_unmount_drain_over_an_admin_drain_disables(h: Harness) -> None:
+    """The service's drain after a failed unmount (mode=update) keeps an
+    admin's earlier reason, yet the node cannot take part: Disabled; an
+    admin drain alone leaves it Enabled (its mounts still go normally)."""
+    h.wait_for(lambda: len(systemstatus(h)) == 4, what="SystemStatus written")
+    h.reactor.call(lambda: h.jm.resources.admin_drain("compute-02", "bad DIMM"))
+    h.wait_for(lambda: h.jm.drained.get("compute-02") == "bad DIMM", what="the admin drain")
+    assert h.rabbits()["sent"]["systemstatus"] == 1  # only the start-up's: still Enabled
+    assert systemstatus(h)["compute-02"] == "Enabled"
+    h.reactor.call(lambda: h.jm.resources.rpc(
+        "resource.drain", {"targets": "compute-02", "mode": "update",
+                           "reason": "failed to unmount rabbit"}, lambda *a: None))
+    h.wait_for(lambda: systemstatus(h).get("compute-02") == "Disabled", what="Disabled")
+    c2 = h.rabbits()["rabbits"][0]["computes"][1]
+    assert (c2["drained"], c2["unmount_drained"]) == ("bad DIMM", True)
+    h.reactor.call(lambda: h.jm.resources.rpc("resource.undrain", {"targets": "compute-02"},
+                                              lambda *a: None))
+    h.wait_for(lambda: systemstatus(h).get("compute-02") == "Enabled", what="Enabled")
+
+
 def test_service_restart_rebuilds_and_reapplies(h: Harness) -> None:
     h.emulator.controllers.set_health(R3, status="Offline")
     h.wait_for(lambda: not h.fluxion.rabbit_up(R3), what="R3 down")

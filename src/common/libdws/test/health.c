@@ -671,6 +671,104 @@ static void test_systemstatus (void)
     dws_health_destroy (h);
 }
 
+/* Issue 22 item 6: Disabled means "cannot take part", whatever the drain
+ * reason kept, and per host over all its ranks. */
+static void test_systemstatus_unmount_and_hosts (void)
+{
+    struct dws_health *h = system_create (true, true, true, false);
+    system_sync (h);
+    flush (h);
+    answer_all (h, true, 0);
+    feed_journal (h, "[{'name':'drain','context':{'idset':'1','nodelist':'c2',"
+                     "'reason':'bad DIMM','overwrite':0}}]");
+    none (h, "a maintenance drain leaves the node Enabled for DWS");
+    /* the service's drain (mode=update) keeps the admin's reason, but its
+     * event carries the unmount reason */
+    feed_journal (h, "[{'name':'drain','context':{'idset':'1','nodelist':'c2',"
+                     "'reason':'failed to unmount rabbit','overwrite':0}}]");
+    flush (h);
+    payload_is ("SystemStatus", 0, "{'data':{'nodes':{'c2':'Disabled'}}}",
+                "an unmount drain on an already-drained node: Disabled");
+    answer_all (h, true, 0);
+    json_t *view = dws_health_view (h);
+    json_t *c2 = json_array_get (json_object_get (json_array_get (json_object_get (view,
+                                                                                   "rabbits"),
+                                                                  0),
+                                                  "computes"),
+                                 1);
+    is (json_string_value (json_object_get (c2, "drained")), "bad DIMM",
+        "the view shows the reason flux-core kept");
+    ok (json_is_true (json_object_get (c2, "unmount_drained")),
+        "and that it was drained for a failed unmount");
+    json_decref (view);
+    feed_journal (h, "[{'name':'drain','context':{'idset':'1','nodelist':'c2',"
+                     "'reason':'replacing the node','overwrite':1}}]");
+    none (h, "an admin's reason written over it: still Disabled until an undrain");
+    feed_journal (h, "[{'name':'undrain','context':{'idset':'1','nodelist':'c2'}}]");
+    flush (h);
+    payload_is ("SystemStatus", 0, "{'data':{'nodes':{'c2':'Enabled'}}}",
+                "undrained: Enabled");
+    answer_all (h, true, 0);
+    dws_health_destroy (h);
+
+    /* several ranks with one hostname (flux start --test-hosts) */
+    h = system_create (true, true, true, false);
+    dws_error_t err;
+    json_t *objs = json_array ();
+    json_array_append_new (objs, storage ("r1", "Ready", "Enabled", "Ready", "Ready"));
+    json_array_append_new (objs, storage ("r2", "Ready", "Enabled", "Ready", "Ready"));
+    reset ();
+    ok (dws_health_storage_sync (h, objs, actions, &err) == 0, "Storage sync accepted");
+    json_decref (objs);
+    feed_journal (h, "[{'name':'restart','context':{'ranks':'0-4','online':'0-4',"
+                     "'nodelist':'c[1-3],c3,c4'}}]");
+    flush (h);
+    payload_is ("SystemStatus", 0,
+                "{'data':{'nodes':{'c1':'Enabled','c2':'Enabled','c3':'Enabled',"
+                "'c4':'Enabled'}}}",
+                "ranks 2 and 3 share c3: one entry");
+    answer_all (h, true, 0);
+    for (int first = 2; first <= 3; first++) {
+        int second = first == 2 ? 3 : 2;
+        char ev[128];
+        snprintf (ev, sizeof (ev), "[{'name':'offline','context':{'idset':'%d'}}]", first);
+        feed_journal (h, ev);
+        flush (h);
+        payload_is ("SystemStatus", 0, "{'data':{'nodes':{'c3':'Disabled'}}}",
+                    "one broker of c3 offline: c3 Disabled");
+        answer_all (h, true, 0);
+        snprintf (ev, sizeof (ev), "[{'name':'offline','context':{'idset':'%d'}}]", second);
+        feed_journal (h, ev);
+        none (h, "its other broker offline too: no change");
+        snprintf (ev, sizeof (ev), "[{'name':'online','context':{'idset':'%d'}}]", first);
+        feed_journal (h, ev);
+        none (h, "one of them back: still Disabled");
+        snprintf (ev, sizeof (ev), "[{'name':'online','context':{'idset':'%d'}}]", second);
+        feed_journal (h, ev);
+        flush (h);
+        payload_is ("SystemStatus", 0, "{'data':{'nodes':{'c3':'Enabled'}}}",
+                    "both back: Enabled");
+        answer_all (h, true, 0);
+    }
+    feed_journal (h, "[{'name':'drain','context':{'idset':'2','nodelist':'c3',"
+                     "'reason':'failed to unmount rabbit','overwrite':0}}]");
+    flush (h);
+    payload_is ("SystemStatus", 0, "{'data':{'nodes':{'c3':'Disabled'}}}",
+                "the first rank of a shared host drained after a failed unmount: Disabled");
+    answer_all (h, true, 0);
+    feed_journal (h, "[{'name':'undrain','context':{'idset':'2','nodelist':'c3'}}]");
+    flush (h);
+    payload_is ("SystemStatus", 0, "{'data':{'nodes':{'c3':'Enabled'}}}",
+                "undrained: Enabled");
+    answer_all (h, true, 0);
+    feed_journal (h, "[{'name':'offline','context':{'idset':'4'}}]");
+    flush (h);
+    payload_is ("SystemStatus", 0, "{'data':{'nodes':{'c4':'Disabled'}}}",
+                "a rank after the shared host keeps its own host");
+    answer_all (h, true, 0);
+    dws_health_destroy (h);
+}
+
 static void test_failures_and_restarts (void)
 {
     struct dws_health *h = system_create (true, true, true, false);
@@ -1036,6 +1134,7 @@ int main (void)
     test_exclude ();
     test_no_fluxion ();
     test_systemstatus ();
+    test_systemstatus_unmount_and_hosts ();
     test_failures_and_restarts ();
     test_fluxion_state ();
     test_storm ();

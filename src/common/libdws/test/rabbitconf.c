@@ -267,6 +267,52 @@ static void test_queues (void)
             "rabbit.drain_queues[0]: must be a queue name (non-empty string), got null");
 }
 
+/* drain_queues against the instance's [queues]: "" when accepted, else the message. */
+static void queues_check_is (const char *dq, const char *queues, const char *where,
+                             const char *expect)
+{
+    dws_error_t err;
+    int rc = dws_rabbitconf_check_queues_json (dq, queues, where, &err);
+    char what[512];
+    snprintf (what, sizeof (what), "drain_queues %s against [queues] %s", dq ? dq : "(NULL)",
+              queues ? queues : "(NULL)");
+    is (rc == 0 ? "" : err.text, expect, "%s", what);
+}
+
+static void test_queues_defined (void)
+{
+    const char *qs = "{\"pbatch\": {\"requires\": [\"batch\"]}, \"pdebug\": {}}";
+    queues_check_is (NULL, NULL, NULL, "");
+    queues_check_is ("null", NULL, NULL, "");
+    queues_check_is ("null", qs, NULL, "");
+    queues_check_is ("[\"pbatch\"]", qs, NULL, "");
+    queues_check_is ("[\"pbatch\", \"pdebug\"]", qs, NULL, "");
+    queues_check_is ("[\"pbatch\", \"nosuch\"]", qs, NULL,
+                     "rabbit.drain_queues: no queue named \"nosuch\" in [queues] (its queues:"
+                     " pbatch, pdebug)");
+    queues_check_is ("[\"a\", \"pdebug\", \"b\"]", qs, "--drain-queues",
+                     "--drain-queues: no queue named \"a\", \"b\" in [queues] (its queues:"
+                     " pbatch, pdebug)");
+    /* no [queues] at all: every name is unknown */
+    queues_check_is ("[\"pbatch\"]", NULL, NULL,
+                     "rabbit.drain_queues: no queue named \"pbatch\": this instance defines no"
+                     " queues (no [queues] table; leave drain_queues out to drain nodes of the"
+                     " whole instance)");
+    queues_check_is ("[\"pbatch\"]", "{}", NULL,
+                     "rabbit.drain_queues: no queue named \"pbatch\": this instance defines no"
+                     " queues (no [queues] table; leave drain_queues out to drain nodes of the"
+                     " whole instance)");
+    queues_check_is ("[\"pbatch\"]", "null", NULL,
+                     "rabbit.drain_queues: no queue named \"pbatch\": this instance defines no"
+                     " queues (no [queues] table; leave drain_queues out to drain nodes of the"
+                     " whole instance)");
+    queues_check_is ("\"pbatch\"", qs, NULL,
+                     "rabbit.drain_queues: must be a list of queue names");
+    queues_check_is ("[5]", qs, NULL,
+                     "rabbit.drain_queues[0]: must be a queue name (non-empty string)");
+    queues_check_is ("[\"pbatch\"]", "[1]", NULL, "queues: must be a table of queues");
+}
+
 static void test_policy (void)
 {
     const char *k = "policy";
@@ -511,6 +557,7 @@ int main (void)
     test_counts ();
     test_strings ();
     test_queues ();
+    test_queues_defined ();
     test_policy ();
     test_presets ();
     test_alias ();

@@ -16,6 +16,7 @@ from flux_dws.inputfile import InputError
 SUBCOMMANDS: list[str] = [
     "atom_emulator",
     "check",
+    "config_check",
     "demo",
     "dws2jgf",
     "emulator",

@@ -1,0 +1,114 @@
+"""``flux-dws config-check``: validate a Flux configuration off-line, as
+flux-dws would read it, before a site switches to it.
+
+Checks the whole ``[rabbit]`` table (each key on its own, so that every bad
+key is reported, then the table as a whole), ``rabbit.drain_queues`` against
+the ``[queues]`` table (a configuration without ``[queues]`` defines no
+queue, so any drain queue is refused, as the dws service refuses it), and
+the ``conf`` of every ``dws-jobtap.so`` entry of ``[job-manager] plugins``.
+Prints one line per problem, naming it, and exits 1 if there is any.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from flux_dws import rabbitconf
+from flux_dws.jobsm import JobMachine, JobMachineError
+
+JOBTAP = "dws-jobtap.so"
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("config-check", help="validate a Flux config for flux-dws (off-line)")
+    p.add_argument("paths", nargs="+", metavar="PATH",
+                   help="a Flux config file (TOML, or JSON if named *.json) or a config"
+                        " directory (every *.toml, as flux-broker --config-path reads it)")
+    p.add_argument("-q", "--quiet", action="store_true", help="print problems only")
+    p.set_defaults(func=run)
+
+
+def rabbit_problems(table: Any) -> list[str]:
+    """Every problem of a raw [rabbit] table (empty: none)."""
+    if table is None:
+        return []
+    if not isinstance(table, Mapping):
+        try:
+            rabbitconf.parse(table)
+        except rabbitconf.ConfigError as exc:
+            return [str(exc)]
+        return []
+    problems: list[str] = []
+    for key, value in table.items():
+        try:
+            rabbitconf.parse({key: value})
+        except rabbitconf.ConfigError as exc:
+            problems.append(str(exc))
+    if not problems:  # keys that only conflict together (restrict_persistent)
+        try:
+            rabbitconf.parse(table)
+        except rabbitconf.ConfigError as exc:
+            problems.append(str(exc))
+    return problems
+
+
+def queue_problems(table: Any, queues: Any) -> list[str]:
+    """rabbit.drain_queues against [queues] (empty: fine or not checkable)."""
+    if not isinstance(table, Mapping) or table.get("drain_queues") is None:
+        return []
+    try:
+        drain_queues = rabbitconf.parse({"drain_queues": table["drain_queues"]})["drain_queues"]
+        rabbitconf.check_drain_queues(drain_queues, queues)
+    except rabbitconf.ConfigError as exc:
+        return [str(exc)]
+    return []
+
+
+def jobtap_problems(config: Mapping[str, Any]) -> list[str]:
+    """The conf of each dws-jobtap.so in [job-manager] plugins."""
+    plugins = (config.get("job-manager") or {}).get("plugins") \
+        if isinstance(config.get("job-manager"), Mapping) else None
+    if not isinstance(plugins, list):
+        return []
+    problems: list[str] = []
+    for i, entry in enumerate(plugins):
+        if not isinstance(entry, Mapping):
+            continue
+        load = entry.get("load")
+        if not isinstance(load, str) or not load.endswith(JOBTAP):
+            continue
+        try:
+            JobMachine(entry.get("conf"))
+        except (JobMachineError, TypeError, ValueError) as exc:
+            problems.append(f"job-manager.plugins[{i}] ({load}): conf: {exc}")
+    return problems
+
+
+def problems_of(config: Mapping[str, Any]) -> list[str]:
+    table = config.get("rabbit")
+    return (rabbit_problems(table) + queue_problems(table, config.get("queues"))
+            + jobtap_problems(config))
+
+
+def run(args: argparse.Namespace) -> int:
+    failed = False
+    for path in args.paths:
+        try:
+            config = rabbitconf.load_config(path)
+        except rabbitconf.ConfigError as exc:
+            message = str(exc)
+            print(message if message.startswith(str(path)) else f"{path}: {message}",
+                  file=sys.stderr)
+            return 2
+        found = problems_of(config)
+        for p in found:
+            print(f"{path}: {p}")
+        if found:
+            failed = True
+        elif not args.quiet:
+            what = "no [rabbit] table" if "rabbit" not in config else "[rabbit] OK"
+            print(f"{path}: OK ({what})")
+    return 1 if failed else 0
