@@ -18,7 +18,7 @@ Under a real broker and Fluxion, against the emulator (issue 22, items 4,
 . "$(dirname "$0")"/sharness.sh
 
 skip_all_unless_flux
-test_have_prereq FLUXION || { skip_all="Fluxion (flux-sched) is not installed: rabbit jobs need its ssd scheduling"; test_done; }
+skip_all_unless_fluxion "rabbit jobs need its ssd scheduling"
 skip_all_unless_plugins
 dws_pythonpath
 
