@@ -61,9 +61,16 @@ finish_before_epilog() {
     test -n "$f" && test -n "$e" &&
     test "$f" -lt "$e" || { cat "$1.events"; return 1; }
 }
-# still_prerun ID: dws.post_run has not moved the Workflow on
+# snapshot ID: the eventlog and the Workflow's desiredState now (while the
+# task still runs), for still_prerun after the task is let go
+snapshot() {
+    flux job eventlog "$1" >"$1.now"
+    desired_state "$1" >"$1.state" 2>&1
+}
+# still_prerun ID: at the snapshot, no dws.post_run had moved the Workflow
+# on and no dws-epilog had started
 still_prerun() {
-    test "$(desired_state "$1")" = PreRun &&
+    test "$(cat "$1.state")" = PreRun &&
     test_must_fail grep "epilog-start description=\"dws-epilog\"" "$1.now"
 }
 
@@ -84,10 +91,10 @@ test_expect_success 'cancel while running: no unmount while the task lives; fini
 	flux job wait-event -t 30 $id start &&
 	flux cancel $id &&
 	flux job wait-event -t 30 $id exception &&
-	flux job eventlog $id >$id.now &&
-	still_prerun $id &&
+	snapshot $id;
 	release_job &&
 	flux job wait-event -t 60 $id clean &&
+	still_prerun $id &&
 	finish_before_epilog $id &&
 	grep "epilog-finish description=\"dws-epilog\" status=0" $id.events &&
 	workflow_gone $id
@@ -98,10 +105,10 @@ test_expect_success 'a raised exception while running: finish before epilog-star
 	flux job wait-event -t 30 $id start &&
 	flux job raise --type=test-failure $id -- "something broke" &&
 	flux job wait-event -t 30 $id exception &&
-	flux job eventlog $id >$id.now &&
-	still_prerun $id &&
+	snapshot $id;
 	release_job &&
 	flux job wait-event -t 60 $id clean &&
+	still_prerun $id &&
 	finish_before_epilog $id &&
 	grep "exception type=\"test-failure\" severity=0" $id.events &&
 	grep "epilog-finish description=\"dws-epilog\" status=0" $id.events &&
@@ -112,11 +119,11 @@ test_expect_success 'a time limit while running: finish before epilog-start' '
 	id=$(submit_stubborn -t 5s) &&
 	flux job wait-event -t 30 $id start &&
 	flux job wait-event -t 30 $id exception &&
-	flux job eventlog $id >$id.now &&
-	grep "exception type=\"timeout\" severity=0" $id.now &&
-	still_prerun $id &&
+	snapshot $id;
 	release_job &&
 	flux job wait-event -t 60 $id clean &&
+	grep "exception type=\"timeout\" severity=0" $id.now &&
+	still_prerun $id &&
 	finish_before_epilog $id &&
 	grep "epilog-finish description=\"dws-epilog\" status=0" $id.events &&
 	workflow_gone $id
@@ -129,10 +136,10 @@ test_expect_success 'the plugin reloaded between the cancel and finish: still af
 	flux job wait-event -t 30 $id exception &&
 	flux jobtap remove dws-jobtap.so &&
 	flux jobtap load "$DWS_JOBTAP" epilog-timeout=600.0 &&
-	flux job eventlog $id >$id.now &&
-	still_prerun $id &&
+	snapshot $id;
 	release_job &&
 	flux job wait-event -t 60 $id clean &&
+	still_prerun $id &&
 	finish_before_epilog $id &&
 	grep "epilog-finish description=\"dws-epilog\" status=0" $id.events &&
 	workflow_gone $id
@@ -209,9 +216,12 @@ test_expect_success 'a node failure while running: finish before epilog-start' '
 	workflow_gone $id
 '
 
-test_expect_success 'stop the instance and the emulator' '
-	stop_rabbit_instance &&
-	stop_emulator
+# rank 3 left with exit status 1 when it was disconnected: flux start
+# reports it
+test_expect_success 'stop the instance (exit status 1: the lost broker) and the emulator' '
+	{ stop_rabbit_instance; rc=$?; } &&
+	stop_emulator &&
+	test $rc = 1 || test $rc = 0
 '
 
 test_done
