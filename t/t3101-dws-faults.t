@@ -45,11 +45,15 @@ test_expect_success 'start the emulator and a rabbit instance' '
 test_expect_success 'bad dw attributes are refused at submit, with the reason' '
 	test_must_fail flux submit -N1 --setattr=system.dw=5 true 2>bad-dw.err &&
 	grep "dw must be a string or a list of strings" bad-dw.err &&
-	test_must_fail flux submit -N1 --setattr=system.dw="$XFS" \
-		--setattr=system.dw_failure_tolerance=-1 true 2>bad-tol.err &&
-	grep "dw_failure_tolerance must be a positive integer" bad-tol.err &&
 	test_must_fail flux submit -N1 --setattr=system.dw="[\"#DW jobdw type=xfs capacity=1GiB name=a\", 3]" true 2>bad-list.err &&
 	grep "dw must be a string or a list of strings" bad-list.err
+'
+
+test_expect_success 'a bad dw_failure_tolerance is the job'"'"'s dws-create exception (t3104)' '
+	id=$(flux submit -N1 --setattr=system.dw="$XFS" \
+		--setattr=system.dw_failure_tolerance=-1 true) &&
+	flux job wait-event -t 30 $id clean &&
+	flux job eventlog $id | grep "exception type=\"dws-create\".*dw_failure_tolerance must be a positive integer"
 '
 
 test_expect_success 'DWS refuses a directive: dws-create exception with its words' '

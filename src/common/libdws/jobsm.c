@@ -232,7 +232,7 @@ static json_t *sys_attr (json_t *jobspec, const char *key)
 
 int dws_jobsm_validate_jobspec (json_t *jobspec, dws_error_t *err)
 {
-    json_t *dw, *tol, *split;
+    json_t *dw, *split;
 
     if (!json_is_object (jobspec))
         return dws_errorf (err, "jobspec must be an object");
@@ -241,6 +241,17 @@ int dws_jobsm_validate_jobspec (json_t *jobspec, dws_error_t *err)
     if (!(split = dws_dw_split (dw, NULL, err)))
         return -1;
     json_decref (split);
+    return 0;
+}
+
+int dws_jobsm_check_jobspec (json_t *jobspec, dws_error_t *err)
+{
+    json_t *tol;
+
+    if (dws_jobsm_validate_jobspec (jobspec, err) < 0)
+        return -1;
+    if (!sys_attr (jobspec, "dw"))
+        return 0;
     tol = sys_attr (jobspec, "dw_failure_tolerance");
     if (tol && (!json_is_integer (tol) || json_integer_value (tol) < 0))
         return dws_errorf (err, TOLERANCE_TEXT);
@@ -258,7 +269,7 @@ static int classify (struct ctx *c, json_t *jobspec, dws_error_t *verr, bool *in
     c->next.created = false;
     if (!c->next.has_dw)
         return 0;
-    if (dws_jobsm_validate_jobspec (jobspec, verr) < 0) {
+    if (dws_jobsm_check_jobspec (jobspec, verr) < 0) {
         *invalid = true;
         return 0;
     }
@@ -312,7 +323,8 @@ static int ev_reload (struct ctx *c, json_t *ev)
     json_int_t id = 0, userid = 0;
     json_t *jobspec = NULL;
     const char *state = NULL;
-    bool start = false, prolog = false, epilog = false, invalid, known_state = false;
+    bool start = false, finish = false, prolog = false, epilog = false, invalid;
+    bool known_state = false;
     dws_error_t verr;
 
     if (c->next.known)
@@ -321,6 +333,7 @@ static int ev_reload (struct ctx *c, json_t *ev)
     if (get_int (c, ev, "id", &id) < 0 || get_int (c, ev, "userid", &userid) < 0
         || get_object (c, ev, "jobspec", &jobspec) < 0 || get_string (c, ev, "state", &state) < 0
         || get_bool (c, ev, "start_posted", false, &start) < 0
+        || get_bool (c, ev, "finish_posted", false, &finish) < 0
         || get_bool (c, ev, "prolog_active", false, &prolog) < 0
         || get_bool (c, ev, "epilog_active", false, &epilog) < 0)
         return -1;
@@ -351,7 +364,11 @@ static int ev_reload (struct ctx *c, json_t *ev)
     c->next.run_seen = !strcmp (state, "RUN") || !strcmp (state, "CLEANUP");
     c->next.prolog_active = prolog;
     c->next.epilog_active = epilog;
-    c->next.epilog_started = epilog || !strcmp (state, "CLEANUP");
+    /* In CLEANUP an inactive epilog was started and is done -- unless
+     * the job started and has not finished: its processes may still be
+     * running, and finish (or a final release, or free) starts it.
+     */
+    c->next.epilog_started = epilog || (!strcmp (state, "CLEANUP") && !(start && !finish));
     if (act (c, "subscribe") < 0)
         return -1;
     return epilog ? timer_start (c) : 0;
@@ -413,11 +430,39 @@ static int ev_finish (struct ctx *c, json_t *ev)
     return epilog_start (c, true);
 }
 
+static int ev_release (struct ctx *c, json_t *ev)
+{
+    bool final = false;
+
+    if (get_bool (c, ev, "final", true, &final) < 0)
+        return -1;
+    if (!final || !live (&c->next) || c->next.epilog_started)
+        return 0;
+    return epilog_start (c, c->next.start_posted);
+}
+
 static int ev_cleanup (struct ctx *c, json_t *ev)
+{
+    (void)ev;
+    /* A job that started waits for finish: its processes may be running
+     * still (a cancel or an exception reaches CLEANUP before them).
+     */
+    if (!live (&c->next) || c->next.epilog_started || c->next.start_posted)
+        return 0;
+    return epilog_start (c, false);
+}
+
+static int ev_free (struct ctx *c, json_t *ev)
 {
     (void)ev;
     if (!live (&c->next) || c->next.epilog_started)
         return 0;
+    if (act_log (c, "warning",
+                 xasprintf ("job %lld: resources freed with no finish or final release"
+                            " (the exec service gave the job up?); starting the epilog now",
+                            (long long)c->next.id))
+        < 0)
+        return -1;
     return epilog_start (c, c->next.start_posted);
 }
 
@@ -437,7 +482,7 @@ static int ev_exception (struct ctx *c, json_t *ev)
         return act_finish (c, "prolog-finish", DWS_JOBSM_PROLOG, 1);
     }
     if (!c->next.epilog_active)
-        return 0; /* before the epilog: cleanup will start it */
+        return 0; /* before the epilog: finish or cleanup starts it */
     if (!strcmp (type, DWS_JOBSM_EPILOG_TIMEOUT_EXCEPTION)) {
         c->next.epilog_active = false;
         if (act_rpc (c, TAG_ABORT, json_pack ("{s:I}", "jobid", c->next.id)) < 0
@@ -708,7 +753,9 @@ static const struct handler handlers[] = {
     {"R", ev_R},
     {"start", ev_start},
     {"finish", ev_finish},
+    {"release", ev_release},
     {"cleanup", ev_cleanup},
+    {"free", ev_free},
     {"exception", ev_exception},
     {"timer", ev_timer},
     {"rpc-response", ev_rpc_response},
@@ -856,6 +903,18 @@ int dws_jobsm_validate_jobspec_json (const char *jobspec_json, dws_error_t *err)
     if (!jobspec)
         return -1;
     rc = dws_jobsm_validate_jobspec (jobspec, err);
+    json_decref (jobspec);
+    return rc;
+}
+
+int dws_jobsm_check_jobspec_json (const char *jobspec_json, dws_error_t *err)
+{
+    json_t *jobspec = dws_json_load ("jobspec", jobspec_json, 0, err);
+    int rc;
+
+    if (!jobspec)
+        return -1;
+    rc = dws_jobsm_check_jobspec (jobspec, err);
     json_decref (jobspec);
     return rc;
 }

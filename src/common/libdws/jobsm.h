@@ -32,11 +32,17 @@
  *   depend   {"id":J, "userid":U, "jobspec":{..}}         job.state.depend
  *       No attributes.system.dw: no actions, and the machine stays inert
  *       (no actions for any later event; service requests are refused).
- *       An invalid dw or dw_failure_tolerance (dws_jobsm_validate_jobspec)
- *       raises `dws-create` and the job gets nothing else (no epilog: no
- *       workflow was asked for).  Else: dependency-add dws-create,
- *       subscribe, rpc dws.create {jobid, userid, dw_directives (dw as
- *       given), resources, failure_tolerance (default 0)}.
+ *       An invalid dw or dw_failure_tolerance (dws_jobsm_check_jobspec)
+ *       raises `dws-create` "DWS workflow interactions failed: <why>"
+ *       and the job gets nothing else: no dws.create is sent, so no
+ *       Workflow exists and no epilog is needed.  (The reference created
+ *       the Workflow first and raised the same exception from the
+ *       service; refusing first leaves nothing to tear down.  job.validate
+ *       accepts such a tolerance, as the reference's does; the optional
+ *       `rabbit` validator plugin refuses it at submission.)  Else:
+ *       dependency-add dws-create, subscribe, rpc dws.create {jobid,
+ *       userid, dw_directives (dw as given), resources, failure_tolerance
+ *       (default 0)}.
  *   run      {}                                           job.state.run
  *       prolog-start dws-setup, subscribe (again: plugin reload), lookup-R.
  *   R        {"R":{..}} or {"error":S}                    R lookup result
@@ -44,19 +50,47 @@
  *       the prolog (status 1).  Ignored once the prolog is over (the job
  *       was cancelled meanwhile): no Setup for a dying job.
  *   start    {}                   job.event.start, or at reload if posted
+ *
+ *   When the epilog starts.  The epilog sends dws.post_run, which unmounts
+ *   the job's file systems, so it must not start while any of the job's
+ *   processes may still run.  In flux-core (0.88, job-manager start.c and
+ *   job-exec) a fatal exception moves a running job to CLEANUP at once,
+ *   before job-exec has killed its tasks; `finish` is posted when every
+ *   job shell has exited, then `release` with final=true when the exec
+ *   system no longer uses any resource ("finish" must precede the final
+ *   release; "start" and "finish" may be skipped on an exception, the
+ *   final release never is).  The job manager posts `free` only after the
+ *   final release and with no epilog pending.  Hence:
+ *
  *   finish   {}                                           job.event.finish
  *       Start the epilog with run_started true, once (several
- *       subscriptions may deliver finish twice).
+ *       subscriptions may deliver finish twice).  The normal trigger for
+ *       every job that started, however it ends (normal exit, cancel,
+ *       exception, time limit, node failure).
+ *   release  {"final":B}                                  job.event.release
+ *       final true and the epilog not started: start it (run_started as
+ *       start was seen).  An exec service may end a started job with a
+ *       final release and no finish; with final true no process is left.
+ *       final false: nothing.
  *   cleanup  {}                                           job.state.cleanup
- *       Start the epilog if it has not been: run_started is false when no
- *       start event was seen (the reference's case) and true when one was
- *       but finish was missed (the reference stranded such workflows).
+ *       If no start event was seen, start the epilog with run_started
+ *       false (the job never ran: the reference's case).  A job that
+ *       started waits for finish (or the final release): a cancel or an
+ *       exception brings it to CLEANUP while its tasks are still being
+ *       killed, and unmounting then would race them.
+ *   free     {}                                           job.event.free
+ *       The epilog not started yet: start it now (run_started as start was
+ *       seen) and log a warning.  Only reached when the exec service gave
+ *       the job up with neither finish nor final release (it was unloaded
+ *       or died: the job manager then clears its start request); the
+ *       resources are already on their way to housekeeping, but a late
+ *       epilog beats a Workflow that is never torn down.
  *   exception {"exc_type":S, "severity":N}                job.event.exception
  *       Only severity 0.  Prolog active: prolog-finish dws-setup status 1.
  *       Else epilog active: `dws-epilog-timeout` sends dws.abort and
  *       finishes the epilog (status 1); any other type sends dws.teardown
- *       and the epilog stays until epilog-remove.  Else nothing: cleanup
- *       starts the epilog.
+ *       and the epilog stays until epilog-remove.  Else nothing: the
+ *       epilog starts later (above).
  *   timer    {"key":"epilog-timeout", "state":S}          timer expiry
  *       Still in CLEANUP with the epilog active: raise `dws-epilog-timeout`
  *       "DWS epilog timed out" (whose exception event then aborts).
@@ -96,7 +130,8 @@
  *           timer runs), respond; else respond only.
  *       A request for an inert job (no dw) gets respond-error EINVAL.
  *   reload {"id":J, "userid":U, "jobspec":{..}, "state":S,
- *           "start_posted":B, "prolog_active":B, "epilog_active":B}
+ *           "start_posted":B, "finish_posted":B, "prolog_active":B,
+ *           "epilog_active":B}
  *       The plugin was (re)loaded with the job already active (the flags
  *       default to false).  Rebuilds the machine from what the job
  *       manager knows; actions: subscribe, plus timer-start when the
@@ -106,9 +141,12 @@
  *       plugin it loads, and depend holds the dependency again (the job
  *       manager ignores a dependency already held) and repeats
  *       dws.create, to which the service answers with its
- *       resource-update again.  In
- *       CLEANUP an inactive epilog is taken as done (it cannot be told
- *       from one never started) and is not started again.
+ *       resource-update again.  In CLEANUP an inactive epilog of a job
+ *       that started and has not finished (start_posted, not
+ *       finish_posted) is not started yet: finish, the final release or
+ *       free starts it, as for a running job.  Any other inactive epilog
+ *       in CLEANUP is taken as done (it cannot be told from one never
+ *       started) and is not started again.
  *
  * Only depend and reload are accepted first (a bad event otherwise), and
  * each only once (depend may follow a reload in NEW).
@@ -133,7 +171,7 @@
  *    "context":{"variables":V}}
  *   {"action":"respond", "payload":{}}
  *   {"action":"respond-error", "errnum":E, "errstr":S}
- *   {"action":"log", "level":"err"|"info", "message":S}
+ *   {"action":"log", "level":"err"|"warning"|"info", "message":S}
  *
  * Constraints at resource-update: the job's existing
  * attributes.system.constraints and the service's exclude, as
@@ -183,21 +221,29 @@ json_t *dws_jobsm_event (struct dws_jobsm *sm, json_t *event, dws_error_t *err);
  */
 json_t *dws_jobsm_state (const struct dws_jobsm *sm);
 
-/* The checks of the plugin's job.validate (and of depend): when
- * attributes.system.dw is present it must be a string or a list of
- * strings ("Malformed #DW directives: dw must be a string or a list of
- * strings") and attributes.system.dw_failure_tolerance, if present, an
- * integer >= 0 ("dw_failure_tolerance must be a positive integer", the
- * reference's text).  A jobspec without dw passes whatever it holds:
- * the plugin must not reject jobs that are none of its business.
+/* The check of the plugin's job.validate: only what no dws.create can be
+ * built without.  When attributes.system.dw is present it must be a
+ * string or a list of strings ("Malformed #DW directives: dw must be a
+ * string or a list of strings").  A jobspec without dw passes whatever it
+ * holds: the plugin must not reject jobs that are none of its business.
  * 0, or -1 with the message.
  */
 int dws_jobsm_validate_jobspec (json_t *jobspec, dws_error_t *err);
+
+/* dws_jobsm_validate_jobspec, and when dw is present
+ * attributes.system.dw_failure_tolerance, if present, an integer >= 0
+ * ("dw_failure_tolerance must be a positive integer", the reference's
+ * text).  What depend checks before asking for a Workflow (a failure is
+ * the job's `dws-create` exception), and what the `rabbit` job-ingest
+ * validator plugin refuses at submission.  0, or -1 with the message.
+ */
+int dws_jobsm_check_jobspec (json_t *jobspec, dws_error_t *err);
 
 /* cffi entry points: JSON text in, malloc'd JSON text out (dws_free). */
 struct dws_jobsm *dws_jobsm_create_json (const char *config_json, dws_error_t *err);
 char *dws_jobsm_event_json (struct dws_jobsm *sm, const char *event_json, dws_error_t *err);
 char *dws_jobsm_state_json (const struct dws_jobsm *sm);
 int dws_jobsm_validate_jobspec_json (const char *jobspec_json, dws_error_t *err);
+int dws_jobsm_check_jobspec_json (const char *jobspec_json, dws_error_t *err);
 
 #endif /* !DWS_JOBSM_H */

@@ -96,15 +96,17 @@ static int new_cb (flux_plugin_t *p, const char *topic, flux_plugin_arg_t *args,
      * plugin alone would be taken for ours; see flux-jobtap-dws(1).)
      */
     bool start = flux_jobtap_job_event_posted (p, id, "start") > 0;
+    bool finish = flux_jobtap_job_event_posted (p, id, "finish") > 0;
     bool prolog = state == FLUX_JOB_STATE_RUN && !start
                   && flux_jobtap_job_event_posted (p, id, "prolog-start") > 0
                   && flux_jobtap_job_event_posted (p, id, "dws_environment") <= 0;
     bool epilog = state == FLUX_JOB_STATE_CLEANUP
                   && flux_jobtap_job_event_posted (p, id, "epilog-start") > 0;
-    return feed_new (job, json_pack ("{s:s s:I s:I s:O s:s s:b s:b s:b}", "type", "reload", "id",
-                                     (json_int_t)id, "userid", userid, "jobspec", jobspec,
+    return feed_new (job, json_pack ("{s:s s:I s:I s:O s:s s:b s:b s:b s:b}", "type", "reload",
+                                     "id", (json_int_t)id, "userid", userid, "jobspec", jobspec,
                                      "state", flux_job_statetostr (state, "L"), "start_posted",
-                                     start, "prolog_active", prolog, "epilog_active", epilog));
+                                     start, "finish_posted", finish, "prolog_active", prolog,
+                                     "epilog_active", epilog));
 }
 
 static int depend_cb (flux_plugin_t *p, const char *topic, flux_plugin_arg_t *args, void *arg)
@@ -131,7 +133,8 @@ static int depend_cb (flux_plugin_t *p, const char *topic, flux_plugin_arg_t *ar
                                      (json_int_t)id, "userid", userid, "jobspec", jobspec));
 }
 
-/* run, start, finish, cleanup: the event's name is the topic's last word */
+/* run, start, finish, cleanup, free: the event's name is the topic's last
+ * word */
 static int simple_cb (flux_plugin_t *p, const char *topic, flux_plugin_arg_t *args, void *arg)
 {
     flux_jobid_t id;
@@ -142,6 +145,23 @@ static int simple_cb (flux_plugin_t *p, const char *topic, flux_plugin_arg_t *ar
         || !(job = jobctx_get (p, id)))
         return 0;
     return feed_new (job, json_pack ("{s:s}", "type", strrchr (topic, '.') + 1));
+}
+
+/* release: the exec system gave back (some of) the job's resources */
+static int release_cb (flux_plugin_t *p, const char *topic, flux_plugin_arg_t *args, void *arg)
+{
+    flux_jobid_t id;
+    int final = 0;
+    struct jobctx *job;
+    (void)topic;
+    (void)arg;
+
+    if (flux_plugin_arg_unpack (args, FLUX_PLUGIN_ARG_IN, "{s:I s:{s:{s?b}}}", "id", &id,
+                                "entry", "context", "final", &final)
+            < 0
+        || !(job = jobctx_get (p, id)))
+        return 0;
+    return feed_new (job, json_pack ("{s:s s:b}", "type", "release", "final", final));
 }
 
 static int exception_cb (flux_plugin_t *p, const char *topic, flux_plugin_arg_t *args,
@@ -170,7 +190,9 @@ static const struct flux_plugin_handler tab[] = {
     {"job.state.run", simple_cb, NULL},
     {"job.event.start", simple_cb, NULL},
     {"job.event.finish", simple_cb, NULL},
+    {"job.event.release", release_cb, NULL},
     {"job.state.cleanup", simple_cb, NULL},
+    {"job.event.free", simple_cb, NULL},
     {"job.event.exception", exception_cb, NULL},
     {0},
 };
@@ -256,18 +278,23 @@ done:
 
 /* --- load ------------------------------------------------------------------ */
 
+/* Logs, at every load, "dws: epilog timeout = %.3fs" with the value as
+ * configured (0.000s without one; <= 0 means none), as the reference does;
+ * without a conf also "dws: failed to unpack config: ..." (info: that is
+ * not an error).  A conf that is not valid refuses the load.
+ */
 static int conf_load (flux_plugin_t *p, flux_t *h)
 {
     const char *text = flux_plugin_get_conf (p);
     json_error_t jerr;
     dws_error_t err;
-    json_t *conf;
+    json_t *conf, *t;
     struct dws_jobsm *probe;
-    double timeout = 0.;
 
     if (!text) {
         flux_log (h, LOG_INFO, "dws: failed to unpack config: no plugin configuration"
                   " (epilog-timeout disabled)");
+        flux_log (h, LOG_INFO, "dws: epilog timeout = %.3fs", 0.);
         return 0;
     }
     if (!(conf = json_loads (text, JSON_DECODE_ANY, &jerr))) {
@@ -280,9 +307,8 @@ static int conf_load (flux_plugin_t *p, flux_t *h)
         return -1;
     }
     dws_jobsm_destroy (probe);
-    if (json_is_number (json_object_get (conf, "epilog-timeout")))
-        timeout = json_number_value (json_object_get (conf, "epilog-timeout"));
-    flux_log (h, LOG_INFO, "dws: epilog timeout = %.3fs", timeout > 0. ? timeout : 0.);
+    t = json_object_get (conf, "epilog-timeout");
+    flux_log (h, LOG_INFO, "dws: epilog timeout = %.3fs", t ? json_number_value (t) : 0.);
     if (flux_plugin_aux_set (p, "dws::conf", conf, (flux_free_f)json_decref) < 0) {
         json_decref (conf);
         return -1;

@@ -22,7 +22,7 @@ from typing import Any
 
 from flux_dws import directives as dw
 from flux_dws.errors import DwsError
-from flux_dws.jobsm import JobspecError, validate_jobspec
+from flux_dws.jobsm import JobspecError, check_jobspec
 
 #: The property flux-dws2jgf gives the nodes of a Rabbit chassis.
 RABBIT_PROPERTY = "rabbit"
@@ -69,7 +69,7 @@ def validate_dw(jobspec: Mapping[str, Any], rabbit: Mapping[str, Any] | None = N
     "DWS workflow interactions failed: ".
     """
     try:
-        validate_jobspec(jobspec)
+        check_jobspec(jobspec)
     except JobspecError as exc:
         raise IngestError(str(exc)) from None
     system = _system(jobspec)

@@ -38,6 +38,7 @@ __all__ = [
     "JobMachine",
     "JobMachineError",
     "JobspecError",
+    "check_jobspec",
     "validate_jobspec",
 ]
 
@@ -49,16 +50,28 @@ class JobMachineError(DwsError):
 
 class JobspecError(DwsError):
     """A jobspec's dw or dw_failure_tolerance attribute is invalid (the
-    message is the one the plugin's job.validate gives)."""
+    message is the one the plugin gives)."""
 
 
 def validate_jobspec(jobspec: Mapping[str, Any]) -> None:
-    """Raise JobspecError if attributes.system.dw is not a string or a list
-    of strings, or dw_failure_tolerance is not an integer >= 0.  A jobspec
-    without dw always passes."""
+    """The plugin's job.validate: raise JobspecError if attributes.system.dw
+    is not a string or a list of strings.  A jobspec without dw always
+    passes.  dw_failure_tolerance is not looked at: a bad one is the job's
+    ``dws-create`` exception (see check_jobspec)."""
     err = _ffi.new_error()
     if _ffi.lib.dws_jobsm_validate_jobspec_json(_ffi.json_arg(jobspec, "jobspec", JobspecError),
                                                 err) < 0:
+        _ffi.raise_error(err, JobspecError)
+
+
+def check_jobspec(jobspec: Mapping[str, Any]) -> None:
+    """validate_jobspec, and dw_failure_tolerance (when dw is present) an
+    integer >= 0: what the plugin checks at depend before asking for a
+    Workflow (a failure is the job's ``dws-create`` exception), and what
+    the ``rabbit`` validator plugin refuses at submission."""
+    err = _ffi.new_error()
+    if _ffi.lib.dws_jobsm_check_jobspec_json(_ffi.json_arg(jobspec, "jobspec", JobspecError),
+                                             err) < 0:
         _ffi.raise_error(err, JobspecError)
 
 

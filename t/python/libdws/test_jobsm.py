@@ -22,6 +22,7 @@ from flux_dws.jobsm import (
     JobMachine,
     JobMachineError,
     JobspecError,
+    check_jobspec,
     validate_jobspec,
 )
 
@@ -228,14 +229,44 @@ def test_validate_jobspec() -> None:
         assert str(exc.value) == ("Malformed #DW directives: dw must be a string or a list of"
                                   " strings")
     for tol in (-1, "1", 1.5, True):
-        with pytest.raises(JobspecError) as exc:
-            validate_jobspec(jobspec(dw_failure_tolerance=tol))
-        assert str(exc.value) == "dw_failure_tolerance must be a positive integer"
+        # job.validate leaves the tolerance to depend: a dws-create exception
+        validate_jobspec(jobspec(dw_failure_tolerance=tol))
     with pytest.raises(JobspecError, match="jobspec must be an object"):
         validate_jobspec([])  # type: ignore[arg-type]
     with pytest.raises(JobspecError, match="not JSON"):
         validate_jobspec({"x": object()})
     assert issubclass(JobspecError, DwsError)
+
+
+def test_check_jobspec() -> None:
+    """What depend requires and the rabbit validator plugin refuses."""
+    check_jobspec(jobspec())
+    check_jobspec(jobspec(dw_failure_tolerance=0))
+    check_jobspec(jobspec(dw_failure_tolerance=2))
+    check_jobspec(jobspec(None, dw_failure_tolerance=-1))
+    with pytest.raises(JobspecError, match="dw must be a string or a list of strings"):
+        check_jobspec(jobspec(5, dw_failure_tolerance=-1))
+    for tol in (-1, "1", 1.5, True, None):
+        with pytest.raises(JobspecError) as exc:
+            check_jobspec(jobspec(dw_failure_tolerance=tol))
+        assert str(exc.value) == "dw_failure_tolerance must be a positive integer"
+    with pytest.raises(JobspecError, match="jobspec must be an object"):
+        check_jobspec([])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("tol", [-1, -7, "two", 1.5, True])
+def test_bad_tolerance_is_a_dws_create_exception(tol: Any) -> None:
+    """Accepted at submission; depend raises dws-create with the
+    reference's words and asks for no Workflow (nothing to tear down)."""
+    job = Job(jobspec(dw_failure_tolerance=tol))
+    acts = job.depend()
+    assert job.exceptions[0] == ("dws-create", NOTE_PREFIX
+                                 + "dw_failure_tolerance must be a positive integer")
+    assert [a["action"] for a in acts] == ["raise"]
+    assert job.rpcs == [] and job.deps == set()
+    job.cleanup()
+    job.feed({"type": "free"})
+    assert job.epilogs == {} and job.rpcs == []
 
 
 def test_config() -> None:
@@ -322,6 +353,9 @@ def test_cancel(phase: str) -> None:
         assert job.give_R() == []          # no Setup for a cancelled job
         assert job.prolog_remove() == [{"action": "respond", "payload": {}}]
     if phase == "running":
+        # flux-core: CLEANUP at the exception, finish once the tasks are gone
+        job.cleanup()
+        assert job.epilogs == {} and "dws.post_run" not in job.topics()
         job.finish()
     job.cleanup()
     if phase != "epilog":
@@ -333,6 +367,86 @@ def test_cancel(phase: str) -> None:
     assert job.epilogs == {EPILOG: 0}
     assert job.deps == ({DEPENDENCY} if phase == "depend" else set())
     assert "dws.setup" not in job.topics() or phase != "prolog"
+
+
+def release(job: Job, final: bool = True) -> list[dict[str, Any]]:
+    return job.feed({"type": "release", "final": final})
+
+
+def free(job: Job) -> list[dict[str, Any]]:
+    return job.feed({"type": "free"})
+
+
+@pytest.mark.parametrize("exc_type", ["cancel", "timeout", "node-failure", "lost-shell",
+                                      "exec"])
+def test_running_job_ends_epilog_after_finish(exc_type: str) -> None:
+    """However a running job ends, dws.post_run waits for finish: CLEANUP
+    comes first (at the exception), while the tasks are still killed."""
+    job = running()
+    job.exception(exc_type)
+    job.cleanup()
+    release(job, final=False)
+    assert job.epilogs == {} and "dws.post_run" not in job.topics()
+    job.finish()
+    assert job.epilogs == {EPILOG: None} and job.post_run_started() is True
+    release(job)
+    free(job)
+    job.respond("post_run")
+    job.epilog_remove()
+    assert job.released() and job.topics().count("dws.post_run") == 1
+
+
+def test_final_release_without_finish() -> None:
+    """An exec service may end a started job with a final release and no
+    finish; with final=true no process is left, so the epilog starts."""
+    job = running({"epilog-timeout": 10})
+    job.exception("cancel")
+    job.cleanup()
+    acts = release(job)
+    assert [a["action"] for a in acts] == ["epilog-start", "timer-start", "rpc"]
+    assert job.post_run_started() is True
+    job.finish()  # too late: nothing more
+    assert job.topics().count("dws.post_run") == 1
+
+
+def test_free_without_finish_or_release() -> None:
+    """The exec service gave the job up: free is the last chance to tear
+    the Workflow down; it starts the epilog and says why."""
+    job = running()
+    job.exception("cancel")
+    job.cleanup()
+    acts = free(job)
+    assert acts[0]["action"] == "log" and acts[0]["level"] == "warning"
+    assert "resources freed with no finish or final release" in acts[0]["message"]
+    assert job.epilogs == {EPILOG: None} and job.post_run_started() is True
+
+
+def test_never_started_job_epilog_at_cleanup() -> None:
+    """No start event: nothing of the job ever ran; cleanup starts it."""
+    job = scheduled()
+    job.run()
+    job.give_R()
+    job.exception("cancel")
+    job.cleanup()
+    assert job.epilogs == {EPILOG: None} and job.post_run_started() is False
+    free(job)
+    assert job.topics().count("dws.post_run") == 1
+
+
+def test_reload_after_cancel_before_finish() -> None:
+    """Reloaded in CLEANUP with start posted and no finish: the epilog is
+    still to come, from finish."""
+    job = running()
+    job.exception("cancel")
+    job.cleanup()
+    job.sm = JobMachine()
+    acts = job.feed({"type": "reload", "id": JOBID, "userid": 1000, "jobspec": job.jobspec,
+                     "state": "CLEANUP", "start_posted": True, "finish_posted": False})
+    assert acts == [{"action": "subscribe"}]
+    job.cleanup()
+    assert job.epilogs == {}
+    job.finish()
+    assert job.epilogs == {EPILOG: None} and job.post_run_started() is True
 
 
 def test_epilog_timeout() -> None:
@@ -485,7 +599,13 @@ EVENTS = st.one_of(
         {"type": "reload", "id": JOBID, "userid": 1, "jobspec": jobspec(), "state": "RUN",
          "prolog_active": True},
         {"type": "reload", "id": JOBID, "userid": 1, "jobspec": jobspec(), "state": "NEW"},
+        {"type": "reload", "id": JOBID, "userid": 1, "jobspec": jobspec(),
+         "state": "CLEANUP", "start_posted": True},
+        {"type": "reload", "id": JOBID, "userid": 1, "jobspec": jobspec(),
+         "state": "CLEANUP", "start_posted": True, "finish_posted": True},
         {"type": "run"}, {"type": "start"}, {"type": "finish"}, {"type": "cleanup"},
+        {"type": "release", "final": True}, {"type": "release", "final": False},
+        {"type": "free"},
         {"type": "R", "R": {}}, {"type": "R", "error": "x"},
         {"type": "exception", "exc_type": "cancel", "severity": 0},
         {"type": "exception", "exc_type": "dws-epilog-timeout", "severity": 0},
@@ -508,7 +628,9 @@ EVENTS = st.one_of(
 @given(st.lists(EVENTS, max_size=25))
 def test_any_sequence(events: list[dict[str, Any]]) -> None:
     """Any event sequence: well-formed actions, holds started and finished
-    at most once, and a refused event changes nothing."""
+    at most once, a refused event changes nothing, and once the job
+    started its epilog (and dws.post_run) comes only from finish, a final
+    release or free -- never while its processes may run."""
     sm = JobMachine({"epilog-timeout": 1})
     started: dict[str, int] = {}
     finished: dict[str, int] = {}
@@ -524,6 +646,11 @@ def test_any_sequence(events: list[dict[str, Any]]) -> None:
                 started[name] = started.get(name, 0) + bool(event.get(flag))
         for a in actions:
             assert a["action"] in ACTIONS
+            if a["action"] == "epilog-start" and before["start_posted"]:
+                assert event["type"] in ("finish", "release", "free"), event
+                assert event["type"] != "release" or event["final"] is True
+            if a["action"] == "rpc" and a["tag"] == "post_run" and before["start_posted"]:
+                assert event["type"] in ("finish", "release", "free"), event
             if a["action"] in ("prolog-start", "epilog-start"):
                 started[a["name"]] = started.get(a["name"], 0) + 1
             if a["action"] in ("prolog-finish", "epilog-finish"):

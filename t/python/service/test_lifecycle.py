@@ -120,18 +120,29 @@ def test_invalid_directive_reaches_the_user_unchanged(h: Harness) -> None:
     assert h.workflows() == []
 
 
-@pytest.mark.parametrize("dw,tol,message", [
-    (5, None, "Malformed #DW directives"),
-    (["#DW jobdw type=xfs capacity=1GiB name=a", 7], None, "Malformed #DW directives"),
-    (XFS, -1, "dw_failure_tolerance must be a positive integer"),
-    (XFS, "two", "dw_failure_tolerance must be a positive integer"),
+@pytest.mark.parametrize("dw,message", [
+    (5, "Malformed #DW directives"),
+    (["#DW jobdw type=xfs capacity=1GiB name=a", 7], "Malformed #DW directives"),
 ])
-def test_bad_attributes_refused_at_submit(h: Harness, dw: object, tol: object,
-                                          message: str) -> None:
+def test_bad_dw_refused_at_submit(h: Harness, dw: object, message: str) -> None:
     from flux_dws.jobsm import JobspecError
 
     with pytest.raises(JobspecError, match=message):
-        h.submit(dw, nodes=1, tolerance=tol)
+        h.submit(dw, nodes=1)
+
+
+@pytest.mark.parametrize("tol", [-1, "two"])
+def test_bad_tolerance_is_a_dws_create_exception(h: Harness, tol: object) -> None:
+    """Accepted at submission, as the reference does; the job gets a
+    dws-create exception with the reference's words, and no Workflow."""
+    jobid = h.submit(XFS, nodes=1, tolerance=tol)
+    job = h.wait(jobid)
+    assert [e["type"] for e in job.exceptions] == ["dws-create"]
+    note = job.exceptions[0]["note"]
+    assert "DWS workflow interactions failed" in note
+    assert "dw_failure_tolerance must be a positive integer" in note
+    assert "prolog-start" not in job.events() and "epilog-start" not in job.events()
+    assert h.workflows() == []
 
 
 def test_presets_and_maximums_from_config() -> None:
@@ -176,3 +187,19 @@ def test_workflow_group_from_passwd(h: Harness, userid: int) -> None:
     spec = job.kvs_get("rabbit_workflow")["spec"]
     want = pwd.getpwuid(userid).pw_gid if userid == 0 else userid
     assert (spec["userID"], spec["groupID"]) == (userid, want)
+
+
+@pytest.mark.parametrize("how", ["cancel", "timeout", "node-failure"])
+def test_running_job_unmounts_after_finish(h: Harness, how: str) -> None:
+    """A running job that ends by an exception reaches CLEANUP before its
+    tasks are gone (as in flux-core); its epilog, and so dws.post_run and
+    the unmount, start only after finish."""
+    jobid = h.submit(XFS, nodes=1, runtime=600.0)
+    h.wait_event(jobid, "start")
+    h.raise_exception(jobid, how)
+    job = h.wait(jobid)
+    events = job.events()
+    assert events.index("finish") < events.index("epilog-start"), events
+    assert events.index("release") < events.index("free") < events.index("clean"), events
+    assert "epilog-finish" in events
+    gone(h, jobid)

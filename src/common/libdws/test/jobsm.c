@@ -209,18 +209,52 @@ static void validate (void)
     validate_is ("{'attributes':{'system':{'dw':['" DW "',1]}}}", MALFORMED_DW,
                  "dw list with a number");
     validate_is ("{'attributes':{'system':{'dw':{'a':1}}}}", MALFORMED_DW, "dw object");
-    validate_is ("{'attributes':{'system':{'dw':'" DW "','dw_failure_tolerance':-1}}}",
-                 TOLERANCE, "tolerance -1");
-    validate_is ("{'attributes':{'system':{'dw':'" DW "','dw_failure_tolerance':'1'}}}",
-                 TOLERANCE, "tolerance string");
-    validate_is ("{'attributes':{'system':{'dw':'" DW "','dw_failure_tolerance':1.0}}}",
-                 TOLERANCE, "tolerance real");
-    validate_is ("{'attributes':{'system':{'dw':'" DW "','dw_failure_tolerance':true}}}",
-                 TOLERANCE, "tolerance boolean");
+    /* job.validate leaves the tolerance to depend (a job exception) */
+    validate_is ("{'attributes':{'system':{'dw':'" DW "','dw_failure_tolerance':-1}}}", "ok",
+                 "validate: tolerance -1 accepted");
+    validate_is ("{'attributes':{'system':{'dw':'" DW "','dw_failure_tolerance':'1'}}}", "ok",
+                 "validate: tolerance string accepted");
     validate_is ("[]", "jobspec must be an object", "jobspec list");
     validate_is ("{", "jobspec: invalid JSON: string or '}' expected near end of file (line 1,"
                       " column 1)",
                  "jobspec bad JSON");
+}
+
+static void check_is (const char *jobspec, const char *expect, const char *what)
+{
+    dws_error_t err;
+    char *j = q (jobspec);
+    int rc = dws_jobsm_check_jobspec_json (j, &err);
+    is (rc == 0 ? "ok" : err.text, expect, "%s", what);
+    free (j);
+}
+
+static void check (void)
+{
+    check_is ("{'resources':[]}", "ok", "check: no dw");
+    check_is ("{'attributes':{'system':{'dw_failure_tolerance':-1}}}", "ok",
+              "check: no dw: the tolerance is none of our business");
+    check_is ("{'attributes':{'system':{'dw':'" DW "'}}}", "ok", "check: no tolerance");
+    check_is ("{'attributes':{'system':{'dw':'" DW "','dw_failure_tolerance':0}}}", "ok",
+              "check: tolerance 0");
+    check_is ("{'attributes':{'system':{'dw':'" DW "','dw_failure_tolerance':3}}}", "ok",
+              "check: tolerance 3");
+    check_is ("{'attributes':{'system':{'dw':5,'dw_failure_tolerance':-1}}}", MALFORMED_DW,
+              "check: a bad dw first");
+    check_is ("{'attributes':{'system':{'dw':'" DW "','dw_failure_tolerance':-1}}}", TOLERANCE,
+              "check: tolerance -1");
+    check_is ("{'attributes':{'system':{'dw':'" DW "','dw_failure_tolerance':'1'}}}", TOLERANCE,
+              "check: tolerance string");
+    check_is ("{'attributes':{'system':{'dw':'" DW "','dw_failure_tolerance':1.0}}}", TOLERANCE,
+              "check: tolerance real");
+    check_is ("{'attributes':{'system':{'dw':'" DW "','dw_failure_tolerance':true}}}",
+              TOLERANCE, "check: tolerance boolean");
+    check_is ("{'attributes':{'system':{'dw':'" DW "','dw_failure_tolerance':null}}}",
+              TOLERANCE, "check: tolerance null");
+    check_is ("[]", "jobspec must be an object", "check: jobspec list");
+    check_is ("{", "jobspec: invalid JSON: string or '}' expected near end of file (line 1,"
+                   " column 1)",
+              "check: jobspec bad JSON");
 }
 
 static void bad_events (void)
@@ -288,6 +322,10 @@ static void bad_events (void)
         "resource-update event: 'state' must be a string", "resource-update without state");
     ev (sm, "{'type':'epilog-remove','payload':{'id':42}}",
         "epilog-remove event: 'state' must be a string", "epilog-remove without state");
+    ev (sm, "{'type':'release'}", "release event: 'final' must be a boolean",
+        "release without final");
+    ev (sm, "{'type':'release','final':1}", "release event: 'final' must be a boolean",
+        "release final not boolean");
     ev (sm, "{'type':'prolog-remove','payload':{'id':43,'variables':{}}}",
         "prolog-remove event: payload id 43 is not this job's id 42", "payload id of another job");
     after = dws_jobsm_state_json (sm);
@@ -308,6 +346,8 @@ static void no_dw (void)
     ev (sm, EXC ("cancel"), "[]", "no dw: exception");
     ev (sm, "{'type':'finish'}", "[]", "no dw: finish");
     ev (sm, "{'type':'cleanup'}", "[]", "no dw: cleanup");
+    ev (sm, "{'type':'release','final':true}", "[]", "no dw: release");
+    ev (sm, "{'type':'free'}", "[]", "no dw: free");
     ev (sm, "{'type':'timer','key':'epilog-timeout','state':'CLEANUP'}", "[]", "no dw: timer");
     ev (sm, PROLOG_REMOVE,
         "[{'action':'respond-error','errnum':22,"
@@ -337,7 +377,21 @@ static void invalid_dw (void)
         "{'type':'depend','id':42,'userid':1,'jobspec':{'attributes':{'system':{'dw':'" DW
         "','dw_failure_tolerance':-2}}}}",
         "[{'action':'raise','type':'dws-create','severity':0,'note':'" NOTE TOLERANCE "'}]",
-        "negative dw_failure_tolerance at depend");
+        "negative dw_failure_tolerance at depend: dws-create, no dws.create sent");
+    state_is (sm, "pending",
+              "{\"create\":0,\"setup\":0,\"post_run\":0,\"teardown\":0,\"abort\":0}",
+              "no RPC outstanding");
+    ev (sm, EXC ("dws-create"), "[]", "its exception event does nothing");
+    ev (sm, "{'type':'cleanup'}", "[]", "no Workflow: no epilog");
+    ev (sm, "{'type':'free'}", "[]", "nor at free");
+    dws_jobsm_destroy (sm);
+
+    sm = sm_new (NULL);
+    ev (sm,
+        "{'type':'depend','id':42,'userid':1,'jobspec':{'attributes':{'system':{'dw':'" DW
+        "','dw_failure_tolerance':'two'}}}}",
+        "[{'action':'raise','type':'dws-create','severity':0,'note':'" NOTE TOLERANCE "'}]",
+        "non-integer dw_failure_tolerance at depend: dws-create");
     dws_jobsm_destroy (sm);
 }
 
@@ -388,10 +442,34 @@ static void lifecycle (void)
         "no timeout: no timer-stop");
     dws_jobsm_destroy (sm);
 
-    /* finish missed (e.g. not subscribed): cleanup still starts the epilog */
+    /* a started job's cleanup waits for finish (its tasks may be running) */
     sm = running (NULL);
-    ev (sm, "{'type':'cleanup'}", EPILOG_ACTS ("true"),
-        "cleanup after start without finish: run_started true");
+    ev (sm, "{'type':'cleanup'}", "[]", "cleanup after start, before finish: no epilog yet");
+    state_is (sm, "epilog_started", "false", "epilog not started");
+    ev (sm, "{'type':'release','final':false}", "[]", "a partial release: still not");
+    ev (sm, "{'type':'finish'}", EPILOG_ACTS ("true"), "finish starts it");
+    ev (sm, "{'type':'release','final':true}", "[]", "the final release after it: nothing");
+    ev (sm, "{'type':'free'}", "[]", "free: nothing");
+    dws_jobsm_destroy (sm);
+
+    /* no finish: the final release (no process is left) starts it */
+    sm = running ("{'epilog-timeout':30}");
+    ev (sm, "{'type':'cleanup'}", "[]", "cleanup, no finish");
+    ev (sm, "{'type':'release','final':true}", EPILOG_TIMER_ACTS ("true"),
+        "the final release without finish starts the epilog");
+    ev (sm, "{'type':'finish'}", "[]", "a finish after it does nothing");
+    dws_jobsm_destroy (sm);
+
+    /* neither (the exec service went away): free starts it, with a warning */
+    sm = running (NULL);
+    ev (sm, "{'type':'cleanup'}", "[]", "cleanup, no finish");
+    ev (sm, "{'type':'free'}",
+        "[{'action':'log','level':'warning','message':'job 42: resources freed with no finish"
+        " or final release (the exec service gave the job up?); starting the epilog now'},"
+        "{'action':'epilog-start','name':'dws-epilog'},"
+        "{'action':'rpc','topic':'dws.post_run','tag':'post_run','payload':{'jobid':42,"
+        "'run_started':true}}]",
+        "free without finish or final release: epilog, warning");
     dws_jobsm_destroy (sm);
 }
 
@@ -654,12 +732,45 @@ static void cancel_prolog (void)
     dws_jobsm_destroy (sm);
 }
 
+/* A running job that ends by an exception: flux-core moves it to CLEANUP
+ * at the exception, before its tasks are killed; finish comes once they
+ * are gone, then the final release.  The epilog waits for finish.
+ */
+static void end_running (const char *exc, const char *what)
+{
+    struct dws_jobsm *sm = running (NULL);
+
+    ev (sm, exc, "[]", what);
+    ev (sm, "{'type':'cleanup'}", "[]", "... cleanup: the tasks may be running, no epilog");
+    state_is (sm, "epilog_started", "false", "... epilog not started");
+    state_is (sm, "pending",
+              "{\"create\":0,\"setup\":0,\"post_run\":0,\"teardown\":0,\"abort\":0}",
+              "... no dws.post_run yet");
+    ev (sm, "{'type':'finish'}", EPILOG_ACTS ("true"), "... finish: epilog, run_started true");
+    ev (sm, "{'type':'release','final':true}", "[]", "... the final release: nothing more");
+    ev (sm, "{'type':'free'}", "[]", "... free: nothing more");
+    dws_jobsm_destroy (sm);
+}
+
 static void cancel_running (void)
 {
     struct dws_jobsm *sm = running (NULL);
     ev (sm, EXC ("cancel"), "[]", "cancel while running: nothing");
     ev (sm, "{'type':'finish'}", EPILOG_ACTS ("true"), "finish: epilog run_started true");
     ev (sm, EXC ("cancel"), TEARDOWN, "cancel in the epilog: teardown");
+    dws_jobsm_destroy (sm);
+
+    end_running (EXC ("cancel"), "cancel while running");
+    end_running (EXC ("timeout"), "time limit while running");
+    end_running (EXC ("node-failure"), "node failure while running");
+    end_running (EXC ("lost-shell"), "a lost job shell while running");
+    end_running (EXC ("whatever"), "any other fatal exception while running");
+
+    /* a severity-1 exception (e.g. dws-node-failure) changes nothing */
+    sm = running (NULL);
+    ev (sm, "{'type':'exception','exc_type':'node-failure','severity':1}", "[]",
+        "a non-fatal exception while running: nothing");
+    ev (sm, "{'type':'finish'}", EPILOG_ACTS ("true"), "finish: epilog");
     dws_jobsm_destroy (sm);
 }
 
@@ -826,7 +937,36 @@ static void reload (void)
     ev (sm, RELOAD ("RUN", ",'start_posted':true"), "[{'action':'subscribe'}]",
         "reload in RUN, prolog over, started");
     ev (sm, PROLOG_REMOVE, RESPOND, "a lost prolog's prolog-remove: respond only (no junk)");
-    ev (sm, "{'type':'cleanup'}", EPILOG_ACTS ("true"), "cleanup: run_started from reload");
+    ev (sm, "{'type':'cleanup'}", "[]", "cleanup: started, so wait for finish");
+    ev (sm, "{'type':'finish'}", EPILOG_ACTS ("true"), "finish: run_started from reload");
+    dws_jobsm_destroy (sm);
+
+    /* reloaded in CLEANUP after a cancel, tasks still dying: finish starts it */
+    sm = sm_new (NULL);
+    ev (sm, RELOAD ("CLEANUP", ",'start_posted':true"), "[{'action':'subscribe'}]",
+        "reload in CLEANUP, started, not finished");
+    state_is (sm, "epilog_started", "false", "the epilog is still to start");
+    ev (sm, "{'type':'cleanup'}", "[]", "a cleanup event does not start it");
+    ev (sm, "{'type':'finish'}", EPILOG_ACTS ("true"), "finish starts it");
+    dws_jobsm_destroy (sm);
+
+    sm = sm_new (NULL);
+    ev (sm, RELOAD ("CLEANUP", ",'start_posted':true,'finish_posted':false"),
+        "[{'action':'subscribe'}]", "reload in CLEANUP, started, finish_posted false");
+    ev (sm, "{'type':'release','final':true}", EPILOG_ACTS ("true"),
+        "the final release starts it");
+    dws_jobsm_destroy (sm);
+
+    sm = sm_new (NULL);
+    ev (sm, RELOAD ("CLEANUP", ",'start_posted':true,'finish_posted':true"),
+        "[{'action':'subscribe'}]", "reload in CLEANUP after finish, epilog not active");
+    state_is (sm, "epilog_started", "true", "taken as done");
+    ev (sm, "{'type':'free'}", "[]", "free: nothing");
+    dws_jobsm_destroy (sm);
+
+    sm = sm_new (NULL);
+    ev (sm, RELOAD ("RUN", ",'start_posted':true,'finish_posted':1"),
+        "reload event: 'finish_posted' must be a boolean", "finish_posted not boolean");
     dws_jobsm_destroy (sm);
 
     sm = sm_new ("{'epilog-timeout':30}");
@@ -894,6 +1034,7 @@ int main (void)
 {
     config ();
     validate ();
+    check ();
     bad_events ();
     no_dw ();
     invalid_dw ();

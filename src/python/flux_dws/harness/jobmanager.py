@@ -46,6 +46,9 @@ class Job:
     epilogs: set[str] = field(default_factory=set)
     hosts: list[str] = field(default_factory=list)
     started: bool = False
+    finished: bool = False   # finish posted
+    released: bool = False   # release final=true posted: no process is left
+    freed: bool = False
     fatal: bool = False
     eventlog: list[tuple[float, str, dict[str, Any]]] = field(default_factory=list)
     memo: dict[str, Any] = field(default_factory=dict)
@@ -182,12 +185,20 @@ class JobManager:
         job.timers["run"] = self.reactor.call_later(job.runtime, lambda: self._finish(job, 0))
 
     def _finish(self, job: Job, status: int) -> None:
+        """The job's tasks are gone: finish, then the exec system's final
+        release (flux-core's job-exec sends both, in that order)."""
         job.timers.pop("run", None)
-        if job.state != "RUN":
+        if job.state not in ("RUN", "CLEANUP") or not job.started or job.finished:
             return
+        job.finished = True
         self._post(job, "finish", {"status": status})
         self._feed(job, {"type": "finish"})
-        self._cleanup(job)
+        if job.state == "RUN":
+            self._cleanup(job)
+        job.released = True
+        self._post(job, "release", {"ranks": "all", "final": True})
+        self._feed(job, {"type": "release", "final": True})
+        self._maybe_inactive(job)
 
     def _cleanup(self, job: Job) -> None:
         if job.state in ("CLEANUP", "INACTIVE"):
@@ -199,8 +210,16 @@ class JobManager:
         self._maybe_inactive(job)
 
     def _maybe_inactive(self, job: Job) -> None:
-        if job.state != "CLEANUP" or job.epilogs:
+        # as flux-core: free once the exec system released the job and no
+        # epilog is pending, clean once the resources are free
+        if job.state != "CLEANUP" or job.epilogs or (job.started and not job.released):
             return
+        if job.hosts and not job.freed:
+            job.freed = True
+            self._post(job, "free", {})
+            self._feed(job, {"type": "free"})
+            if job.epilogs:
+                return
         self._post(job, "clean", {})
         self._state(job, "INACTIVE")
         for handle in job.timers.values():
@@ -226,10 +245,13 @@ class JobManager:
             self._cleanup(job)
         elif job.state == "RUN":
             if job.started:
+                # as flux-core: CLEANUP at once, finish once the exec
+                # system has killed the tasks
                 handle = job.timers.pop("run", None)
                 if handle is not None:
                     self.reactor.cancel(handle)
-                self._finish(job, 9)
+                self._cleanup(job)
+                self.reactor.post(lambda: self._finish(job, 9))
             else:
                 self._maybe_start(job)
         return True

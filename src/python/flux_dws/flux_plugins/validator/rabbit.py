@@ -4,7 +4,10 @@ Refuses at submission a job whose ``attributes.system.dw`` is not a string
 or a list of strings, whose ``#DW`` directives DWS would refuse (checked
 against the nnf ruleset, after ``[rabbit.presets]`` expansion), or whose
 ``dw_failure_tolerance`` is not an integer >= 0.  The message is the one
-``flux dws check`` prints.  Enable it next to the default validator::
+``flux dws check`` prints.  (The dws jobtap plugin's own job.validate refuses
+only a dw that is not a string or a list of strings; without this plugin a
+bad tolerance is accepted, as flux-coral2 does, and the job fails with a
+``dws-create`` exception.)  Enable it next to the default validator::
 
     [ingest.validator]
     plugins = ["jobspec", "rabbit"]
