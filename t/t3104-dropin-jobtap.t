@@ -21,7 +21,7 @@ as the test needs, with no sleeps.'
 . "$(dirname "$0")"/sharness.sh
 
 skip_all_unless_flux
-test_have_prereq FLUXION || { skip_all="Fluxion (flux-sched) is not installed: rabbit jobs need its ssd scheduling"; test_done; }
+skip_all_unless_fluxion "rabbit jobs need its ssd scheduling"
 skip_all_unless_plugins
 dws_pythonpath
 
