@@ -118,8 +118,9 @@ def start(handle: Any, args: argparse.Namespace,
         except ConfigError as exc:
             link.log("err", f"config reload refused, keeping the old one: {exc}")
             return str(exc)
-        service.reconfig(new)
-        link.log("info", "configuration reloaded")
+        service.reconfig(new, conf)
+        link.log("info", "configuration reloaded: [rabbit], [queues] and resource.exclude"
+                         " applied to the engine and rabbit health")
         return None
 
     link.config_reload = reload

@@ -445,7 +445,11 @@ void job_info_result (struct dws_engine *e, struct job *job, json_t *event)
     if (!dw || !(directives = request_check (e, "jobspec", uid, tol,
                                              json_object_get (jobspec, "resources"), dw,
                                              &err))) {
-        job_fail (e, job, "exception", NOTE_PREFIX "cannot create the Workflow again: %s",
+        /* "dws-create", as the jobtap plugin names a refused dws.create: a
+         * job submitted as the service starts can be both refused and
+         * found without a Workflow, and gets the same exception type from
+         * either */
+        job_fail (e, job, "dws-create", NOTE_PREFIX "cannot create the Workflow again: %s",
                   dw ? err.text : "the jobspec has no dw attribute");
         job_forget (e, job);
         return;

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from flux_dws.harness import Harness
+from flux_dws.rabbitconf import parse
 
 G, V = "dataworkflowservices.github.io", "v1alpha7"
 XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
@@ -344,6 +345,31 @@ def test_drain_queues_limit_drains() -> None:
         h.wait_for(lambda: "compute-01" in h.jm.drained, what="compute-01 drained")
         flushed(h)
         assert list(h.jm.drained) == ["compute-01"]
+
+
+def test_config_reload_reaches_rabbit_health() -> None:
+    """flux config reload: the new drain queues, [queues] and
+    resource.exclude are applied to rabbit health's drains, not only to
+    the engine's [rabbit] (issue 24.3)."""
+    h = Harness(system="kind", config={"drain_queues": ["debug"]})
+    h.jm.queues = {"debug": {"requires": ["debug"]}, "batch": {}}
+    h.jm.resources.R["execution"]["properties"] = {"debug": "0"}  # compute-01
+    with h:
+        ready(h)
+        assert h.service is not None
+        svc = h.service
+        queues = {"debug": {"requires": ["debug"]}, "batch": {}}
+        h.reactor.call(lambda: svc.reconfig(
+            parse({"drain_queues": ["batch"]}),
+            {"queues": queues, "resource": {"exclude": "compute-04"}}))
+        h.emulator.controllers.set_health(R2, links={"compute-02": "Offline"})
+        h.emulator.controllers.set_health(R3, links={"compute-04": "Offline"})
+        h.wait_for(lambda: "compute-02" in h.jm.drained,
+                   what="compute-02 (batch, not debug) drained after the reload")
+        h.wait_for(lambda: compute(h, "compute-04")["link"] == "Offline", what="the update")
+        flushed(h)
+        assert list(h.jm.drained) == ["compute-02"], "compute-04 is excluded by the reload"
+        assert compute(h, "compute-04")["excluded"] is True
 
 
 def test_unknown_drain_queue_drains_nothing_and_says_so() -> None:

@@ -101,6 +101,26 @@ def test_journal_reader_without_fluxion_sends_no_graph() -> None:
     assert [e["type"] for e in out] == ["journal", "flux-config"]
 
 
+def test_journal_reader_reconfigure() -> None:
+    """A config reload: nothing before R came (the R answer then uses the
+    new values), the flux-config event from R's properties after."""
+    reader = JournalReader(fluxion=False)
+    assert reader.reconfigure("compute-01", ["debug"],
+                              {"debug": {"requires": ["pdebug"]}}) == []
+    restart = {"name": "restart", "context": {"nodelist": "compute-[01-02]"}}
+    out = reader.answer({"events": [restart], "R": R_with_graph()})
+    assert out[-1] == {"type": "flux-config", "exclude": "compute-01",
+                       "drainable": "compute-02"}
+    assert reader.reconfigure(None, ["all"], {"all": {}}) == [
+        {"type": "flux-config", "exclude": None, "drainable": "compute-[01-02]"}]
+    assert reader.reconfigure(None, None, None) == [
+        {"type": "flux-config", "exclude": None, "drainable": None}]
+    assert reader.reconfigure(None, ["gone"], {}) == [
+        {"type": "flux-config", "exclude": None, "drainable": ""}]
+    assert reader.errors == ["rabbit.drain_queues: no queue named 'gone' in [queues];"
+                             " no compute node will be drained"]
+
+
 def test_exclude_of() -> None:
     assert exclude_of({"resource": {"exclude": "compute-01"}}) == "compute-01"
     assert exclude_of({"resource": {"exclude": ""}}) is None

@@ -1936,7 +1936,7 @@ static void recreate_refused (struct dws_engine *e, long long id, const char *jo
     feed (e, "{'type':'job-info','token':'job-info:%lld','ok':true,'userid':1000,"
              "'jobspec':%s}", id, jobspec);
     snprintf (note, sizeof (note), PREFIX "cannot create the Workflow again: %s", why);
-    has (why, "action", "raise", "note", note);
+    has (why, "action", "raise", "type", "dws-create", "note", note);
     ok (count ("op", "create") == 0, "... and no Workflow is created");
     ok (job_status (e, id) == NULL, "... and the job is forgotten");
 }

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import errno
 import logging
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 from flux_dws.harness.reactor import Reactor
-from flux_dws.service.link import JobInfo, Link, Request, RpcCallback
-from flux_dws.service.resources import JournalReader
+from flux_dws.service.link import JobInfo, Link, Request, ResourceFollow, RpcCallback
+from flux_dws.service.resources import JournalReader, exclude_of
 
 if TYPE_CHECKING:
     from flux_dws.harness.jobmanager import JobManager
@@ -118,34 +118,13 @@ class HarnessLink(Link):
         self.reactor.post(run)
 
     def watch_resources(self, post: Callable[[dict[str, Any]], None], fluxion: bool,
-                        drain_queues: list[str] | None) -> Callable[[], None]:
-        gen = self.generation
-        reader = JournalReader(fluxion, self.jm.exclude, drain_queues, self.jm.queues)
-        active = [True]
-
-        def alive() -> bool:
-            return active[0] and gen == self.generation
-
-        def consumer(resp: dict[str, Any]) -> None:
-            if not alive():
-                return
-            for ev in reader.answer(resp):
-                post(ev)
-            while reader.errors:
-                self.log("err", f"rabbit health: {reader.errors.pop(0)}")
-
-        def restarted() -> None:
-            if alive() and fluxion:
-                post({"type": "fluxion-restart"})
-
-        self.reactor.post(lambda: self.jm.resources.journal(consumer))
+                        drain_queues: list[str] | None) -> ResourceFollow:
+        follow = _HarnessFollow(self, post, JournalReader(fluxion, self.jm.exclude,
+                                                          drain_queues, self.jm.queues))
+        self.reactor.post(lambda: self.jm.resources.journal(follow.consumer))
         if self.jm.fluxion is not None:
-            self.jm.fluxion.watch_restarts(restarted)
-
-        def stop() -> None:
-            active[0] = False
-
-        return stop
+            self.jm.fluxion.watch_restarts(follow.restarted)
+        return follow
 
     def post(self, fn: Callable[[], None]) -> None:
         gen = self.generation
@@ -188,3 +167,38 @@ class HarnessLink(Link):
                 callback(jobs)
 
         self.reactor.post(run)
+
+
+class _HarnessFollow:
+    """The harness' resource follow: the journal of its resource module and
+    its Fluxion's restarts (all on the reactor thread)."""
+
+    def __init__(self, link: HarnessLink, post: Callable[[dict[str, Any]], None],
+                 reader: JournalReader) -> None:
+        self.link, self.post, self.reader = link, post, reader
+        self.generation = link.generation
+        self.active = True
+
+    def alive(self) -> bool:
+        return self.active and self.generation == self.link.generation
+
+    def consumer(self, resp: dict[str, Any]) -> None:
+        if self.alive():
+            self._emit(self.reader.answer(resp))
+
+    def restarted(self) -> None:
+        if self.alive() and self.reader.fluxion:
+            self.post({"type": "fluxion-restart"})
+
+    def reconfigure(self, config: Mapping[str, Any], drain_queues: list[str] | None) -> None:
+        self._emit(self.reader.reconfigure(exclude_of(config), drain_queues,
+                                           config.get("queues")))
+
+    def stop(self) -> None:
+        self.active = False
+
+    def _emit(self, events: list[dict[str, Any]]) -> None:
+        for ev in events:
+            self.post(ev)
+        while self.reader.errors:
+            self.link.log("err", f"rabbit health: {self.reader.errors.pop(0)}")

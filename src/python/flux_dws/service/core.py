@@ -14,12 +14,12 @@ import pwd
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from flux_dws.engine import Engine, EngineError
 from flux_dws.service.kube import WatchSpec
-from flux_dws.service.link import JobInfo, Link, Request
+from flux_dws.service.link import JobInfo, Link, Request, ResourceFollow
 
 #: Where DWS keeps its system objects (SystemConfiguration, Storage,
 #: SystemStatus), whatever namespace the Workflows are made in.
@@ -79,7 +79,7 @@ class Service:
         self._orphans_asked = False
         self._fluxion = config.get("fluxion", True) is not False
         self._drain_queues = config.get("drain_queues") or None
-        self._stop_resources: Callable[[], None] | None = None
+        self._resources: ResourceFollow | None = None
         self.kube = kube_factory(self.post_event)
 
     # --- lifecycle ------------------------------------------------------
@@ -89,17 +89,24 @@ class Service:
         self.link.serve("dws", self._request, GUEST_METHODS)
         self.kube.start_watches([WatchSpec("Workflow", self.namespace)]
                                 + [WatchSpec(kind, ns) for kind, ns in WATCHED_SYSTEM])
-        self._stop_resources = self.link.watch_resources(self.post_event, self._fluxion,
+        self._resources = self.link.watch_resources(self.post_event, self._fluxion,
                                                          self._drain_queues)
 
     def stop(self) -> None:
-        if self._stop_resources is not None:
-            self._stop_resources()
-            self._stop_resources = None
+        if self._resources is not None:
+            self._resources.stop()
+            self._resources = None
         self.kube.stop()
 
-    def reconfig(self, config: dict[str, Any]) -> None:
+    def reconfig(self, config: dict[str, Any], flux_config: Mapping[str, Any]) -> None:
+        """A ``flux config reload``, checked whole by the caller: the
+        [rabbit] table (``config``) to the engine, and the broker config's
+        resource.exclude and [queues] with the new drain queues to the
+        resource follow, so that rabbit health drains by the new ones too."""
         self.engine.reconfig({**config, "namespace": self.namespace})
+        self._drain_queues = config.get("drain_queues") or None
+        if self._resources is not None:
+            self._resources.reconfigure(flux_config, self._drain_queues)
 
     # --- events in ------------------------------------------------------
 

@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Callable, Collection
 from typing import Any
 
-from flux_dws.service.link import JobInfo, Link, Request, RpcCallback
+from flux_dws.service.link import JobInfo, Link, Request, ResourceFollow, RpcCallback
 
 #: RFC 21 state bits as job-list reports them
 _STATES = {2: "DEPEND", 4: "PRIORITY", 8: "SCHED", 16: "RUN", 32: "CLEANUP"}
@@ -214,7 +214,7 @@ class FluxLink(Link):
                                                              "cleanup"]}}, 0, got)
 
     def watch_resources(self, post: Callable[[dict[str, Any]], None], fluxion: bool,
-                        drain_queues: list[str] | None) -> Callable[[], None]:
+                        drain_queues: list[str] | None) -> ResourceFollow:
         from flux_dws.service.resources import ResourceWatch
 
         def log(level: str, message: str) -> None:  # from the watch thread
@@ -226,7 +226,7 @@ class FluxLink(Link):
             uri = None
         watch = ResourceWatch(post, log, fluxion, drain_queues, uri=uri)
         watch.start()
-        return watch.stop
+        return watch
 
     # --- reactor --------------------------------------------------------------
 

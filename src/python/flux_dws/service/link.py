@@ -12,12 +12,23 @@ through callbacks, on the reactor thread.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 #: (ok, errnum, errstr, payload) of an RPC
 RpcCallback = Callable[[bool, int, str, Any], None]
+
+
+class ResourceFollow(Protocol):
+    """What ``Link.watch_resources`` hands back: the follow of Flux's
+    resources for rabbit health, until stopped."""
+
+    def stop(self) -> None: ...
+
+    def reconfigure(self, config: Mapping[str, Any], drain_queues: list[str] | None) -> None:
+        """A reloaded broker config: resource.exclude, [queues] and the
+        drain queues, applied to what is posted from now on."""
 
 
 @dataclass
@@ -77,11 +88,10 @@ class Link(ABC):
 
     @abstractmethod
     def watch_resources(self, post: Callable[[dict[str, Any]], None], fluxion: bool,
-                        drain_queues: list[str] | None) -> Callable[[], None]:
+                        drain_queues: list[str] | None) -> ResourceFollow:
         """Follow Flux's resources for rabbit health: post the engine's
         journal, graph, flux-config and fluxion-restart events (from any
-        thread, through ``post``) until the returned function is called
-        (service/resources.py)."""
+        thread, through ``post``) until it is stopped (service/resources.py)."""
 
     @abstractmethod
     def post(self, fn: Callable[[], None]) -> None:

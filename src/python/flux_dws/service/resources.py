@@ -47,6 +47,9 @@ class JournalReader:
         self.hosts: list[str] = []
         self.synced = False
         self.errors: list[str] = []
+        #: R's execution.properties once R came (all a reconfigure needs of
+        #: it: R itself may be 100 MB)
+        self._properties: dict[str, Any] | None = None
 
     def answer(self, resp: Mapping[str, Any]) -> list[dict[str, Any]]:
         events = resp.get("events")
@@ -76,13 +79,27 @@ class JournalReader:
                                    " is not told which rabbits are up (was R made with"
                                    " flux dws2jgf?)")
             out.append({"type": "graph", "graph": index})
+        props = (R.get("execution") or {}).get("properties")
+        self._properties = props if isinstance(props, dict) else {}
+        out.append(self._flux_config())
+        return out
+
+    def reconfigure(self, exclude: str | None, drain_queues: list[str] | None,
+                    queues: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+        """A ``flux config reload``: the new resource.exclude, drain queues
+        and [queues]; the flux-config event they make, once R has come
+        (before, the R answer makes it with these)."""
+        self.exclude, self.drain_queues, self.queues = exclude, drain_queues, queues
+        return [self._flux_config()] if self._properties is not None else []
+
+    def _flux_config(self) -> dict[str, Any]:
+        R = {"execution": {"properties": self._properties or {}}}
         try:
             drainable = drainable_hosts(self.drain_queues, self.queues, R, self.hosts)
         except ResourceError as exc:
             self.errors.append(f"{exc}; no compute node will be drained")
             drainable = ""
-        out.append({"type": "flux-config", "exclude": self.exclude, "drainable": drainable})
-        return out
+        return {"type": "flux-config", "exclude": self.exclude, "drainable": drainable}
 
 
 def exclude_of(config: Mapping[str, Any]) -> str | None:
@@ -107,6 +124,28 @@ class ResourceWatch:
         self._thread = threading.Thread(target=self._run, name="dws-resources", daemon=True)
         self._uptime: float | None = None
         self._fluxion_away = False
+        # The reader is the watch thread's, but a reload reconfigures it from
+        # the service's reactor: each side makes and posts its events under
+        # this lock, so a reload's flux-config is never overtaken by one made
+        # from the old configuration.
+        self._lock = threading.Lock()
+        self._reader: JournalReader | None = None
+        self._pending: tuple[str | None, list[str] | None, Any] | None = None
+
+    def reconfigure(self, config: Mapping[str, Any], drain_queues: list[str] | None) -> None:
+        """Apply a reloaded broker config (any thread)."""
+        args = (exclude_of(config), drain_queues, config.get("queues"))
+        with self._lock:
+            if self._reader is None:
+                self._pending = args  # the thread has not read config.get yet
+                return
+            for ev in self._reader.reconfigure(*args):
+                self.post(ev)
+            self._report(self._reader)
+
+    def _report(self, reader: JournalReader) -> None:
+        while reader.errors:
+            self.log("err", f"rabbit health: {reader.errors.pop(0)}")
 
     def start(self) -> None:
         self._thread.start()
@@ -132,6 +171,10 @@ class ResourceWatch:
             return
         reader = JournalReader(self.fluxion, exclude_of(config), self.drain_queues,
                                config.get("queues"))
+        with self._lock:
+            if self._pending is not None:
+                reader.reconfigure(*self._pending)  # no R yet: no event
+            self._reader = reader
         c = flux.constants
 
         def on_journal(f: Any) -> None:
@@ -142,10 +185,10 @@ class ResourceWatch:
                 h.reactor_stop()
                 return
             f.reset()
-            for ev in reader.answer(resp or {}):
-                self.post(ev)
-            while reader.errors:
-                self.log("err", f"rabbit health: {reader.errors.pop(0)}")
+            with self._lock:
+                for ev in reader.answer(resp or {}):
+                    self.post(ev)
+                self._report(reader)
 
         def on_stats(f: Any) -> None:
             try:
