@@ -215,11 +215,18 @@ PYEOF
 
 test_expect_success 'plugin services: malformed requests get an error naming the problem' '
 	test_must_fail flux python rpc.py job-manager.dws.prolog-remove "[]" >m1.out &&
-	grep "received malformed dws.prolog-remove RPC: the payload is not a JSON object" m1.out &&
+	grep "received malformed dws.prolog-remove RPC: the payload is not an object" m1.out &&
 	test_must_fail flux python rpc.py job-manager.dws.epilog-remove "{\"id\": \"x\"}" >m2.out &&
-	grep "id must be a job id" m2.out &&
+	grep "received malformed dws.epilog-remove RPC: .id. must be a job id" m2.out &&
 	test_must_fail flux python rpc.py job-manager.dws.epilog-remove "{\"id\": 12345}" >m3.out &&
-	grep "is not active" m3.out
+	grep "dws.epilog-remove: job 12345 is not active" m3.out &&
+	id=$(flux submit -N1 sleep 300) &&
+	flux job wait-event -t 30 $id start &&
+	test_must_fail flux python rpc.py job-manager.dws.epilog-remove \
+		"{\"id\": $(flux job id --to=dec $id)}" >m5.out &&
+	flux cancel $id &&
+	grep "dws.epilog-remove: job $(flux job id --to=dec $id) has no #DW directives" m5.out &&
+	flux dmesg | grep "received malformed dws.prolog-remove RPC (the payload is not an object)"
 '
 
 test_expect_success 'plugin services: a malformed request for a live job fails the job, naming it' '

@@ -24,6 +24,33 @@
 #define SKEW_HINT "coral2_dws module and dws_jobtap plugin versions may be out of sync"
 #define TOLERANCE_TEXT "dw_failure_tolerance must be a positive integer"
 
+/* an action's name, from the one table in jobsm.h */
+#define ACT(id) dws_jobsm_action_name (DWS_JOBSM_ACT_##id)
+
+static const char *const action_names[DWS_JOBSM_ACT_COUNT] = {
+#define ACTION_NAME(id, name) [DWS_JOBSM_ACT_##id] = name,
+    DWS_JOBSM_ACTIONS (ACTION_NAME)
+#undef ACTION_NAME
+};
+
+const char *dws_jobsm_action_name (int action)
+{
+    return action >= 0 && action < DWS_JOBSM_ACT_COUNT ? action_names[action] : NULL;
+}
+
+int dws_jobsm_action_parse (const char *name)
+{
+    for (int i = 0; name && i < DWS_JOBSM_ACT_COUNT; i++)
+        if (!strcmp (name, action_names[i]))
+            return i;
+    return -1;
+}
+
+int dws_jobsm_action_count (void)
+{
+    return DWS_JOBSM_ACT_COUNT;
+}
+
 enum tag { TAG_CREATE, TAG_SETUP, TAG_POST_RUN, TAG_TEARDOWN, TAG_ABORT, TAG_COUNT };
 
 static const char *const tag_name[TAG_COUNT] = {
@@ -120,25 +147,25 @@ static int act_text (struct ctx *c, json_t *a, const char *key, char *text)
 
 static int act_raise (struct ctx *c, const char *type, char *note)
 {
-    return act_text (c, json_pack ("{s:s s:s s:i}", "action", "raise", "type", type, "severity",
+    return act_text (c, json_pack ("{s:s s:s s:i}", "action", ACT (RAISE), "type", type, "severity",
                                    0),
                      "note", note);
 }
 
 static int act_log (struct ctx *c, const char *level, char *message)
 {
-    return act_text (c, json_pack ("{s:s s:s}", "action", "log", "level", level), "message",
+    return act_text (c, json_pack ("{s:s s:s}", "action", ACT (LOG), "level", level), "message",
                      message);
 }
 
 static int act_respond (struct ctx *c)
 {
-    return push (c, json_pack ("{s:s s:{}}", "action", "respond", "payload"));
+    return push (c, json_pack ("{s:s s:{}}", "action", ACT (RESPOND), "payload"));
 }
 
 static int act_respond_error (struct ctx *c, int errnum, char *errstr)
 {
-    return act_text (c, json_pack ("{s:s s:i}", "action", "respond-error", "errnum", errnum),
+    return act_text (c, json_pack ("{s:s s:i}", "action", ACT (RESPOND_ERROR), "errnum", errnum),
                      "errstr", errstr);
 }
 
@@ -151,7 +178,7 @@ static int act_rpc (struct ctx *c, enum tag t, json_t *payload)
         return nomem (c);
     if (c->next.pending[t] < INT_MAX)
         c->next.pending[t]++;
-    return push (c, json_pack ("{s:s s:s s:s s:o}", "action", "rpc", "topic", topic, "tag",
+    return push (c, json_pack ("{s:s s:s s:s s:o}", "action", ACT (RPC), "topic", topic, "tag",
                                tag_name[t], "payload", payload));
 }
 
@@ -160,7 +187,7 @@ static int timer_start (struct ctx *c)
     if (c->next.epilog_timeout <= 0)
         return 0;
     c->next.timer_active = true;
-    return push (c, json_pack ("{s:s s:s s:f}", "action", "timer-start", "key", DWS_JOBSM_TIMER,
+    return push (c, json_pack ("{s:s s:s s:f}", "action", ACT (TIMER_START), "key", DWS_JOBSM_TIMER,
                                "after", c->next.epilog_timeout));
 }
 
@@ -169,13 +196,13 @@ static int timer_stop (struct ctx *c)
     if (!c->next.timer_active)
         return 0;
     c->next.timer_active = false;
-    return push (c, json_pack ("{s:s s:s}", "action", "timer-stop", "key", DWS_JOBSM_TIMER));
+    return push (c, json_pack ("{s:s s:s}", "action", ACT (TIMER_STOP), "key", DWS_JOBSM_TIMER));
 }
 
 static int epilog_start (struct ctx *c, bool run_started)
 {
     c->next.epilog_started = c->next.epilog_active = true;
-    if (act_named (c, "epilog-start", DWS_JOBSM_EPILOG) < 0 || timer_start (c) < 0)
+    if (act_named (c, ACT (EPILOG_START), DWS_JOBSM_EPILOG) < 0 || timer_start (c) < 0)
         return -1;
     return act_rpc (c, TAG_POST_RUN, json_pack ("{s:I s:b}", "jobid", c->next.id, "run_started",
                                                 run_started));
@@ -303,7 +330,7 @@ static int ev_depend (struct ctx *c, json_t *ev)
     tol = sys_attr (jobspec, "dw_failure_tolerance");
     c->next.created = true;
     c->next.dependency = true;
-    if (act_named (c, "dependency-add", DWS_JOBSM_DEPENDENCY) < 0 || act (c, "subscribe") < 0)
+    if (act_named (c, ACT (DEPENDENCY_ADD), DWS_JOBSM_DEPENDENCY) < 0 || act (c, ACT (SUBSCRIBE)) < 0)
         return -1;
     return act_rpc (c, TAG_CREATE,
                     json_pack ("{s:I s:I s:O s:O s:I}", "jobid", id, "userid", userid,
@@ -369,7 +396,7 @@ static int ev_reload (struct ctx *c, json_t *ev)
      * running, and finish (or a final release, or free) starts it.
      */
     c->next.epilog_started = epilog || (!strcmp (state, "CLEANUP") && !(start && !finish));
-    if (act (c, "subscribe") < 0)
+    if (act (c, ACT (SUBSCRIBE)) < 0)
         return -1;
     return epilog ? timer_start (c) : 0;
 }
@@ -387,9 +414,9 @@ static int ev_run (struct ctx *c, json_t *ev)
     c->next.run_seen = true;
     c->next.prolog_active = true;
     c->next.r_pending = true;
-    if (act_named (c, "prolog-start", DWS_JOBSM_PROLOG) < 0 || act (c, "subscribe") < 0)
+    if (act_named (c, ACT (PROLOG_START), DWS_JOBSM_PROLOG) < 0 || act (c, ACT (SUBSCRIBE)) < 0)
         return -1;
-    return act (c, "lookup-R");
+    return act (c, ACT (LOOKUP_R));
 }
 
 static int ev_R (struct ctx *c, json_t *ev)
@@ -410,7 +437,7 @@ static int ev_R (struct ctx *c, json_t *ev)
                        xasprintf (NOTE "could not read R: %s", json_string_value (error)))
             < 0)
             return -1;
-        return act_finish (c, "prolog-finish", DWS_JOBSM_PROLOG, 1);
+        return act_finish (c, ACT (PROLOG_FINISH), DWS_JOBSM_PROLOG, 1);
     }
     return act_rpc (c, TAG_SETUP, json_pack ("{s:I s:O}", "jobid", c->next.id, "R", R));
 }
@@ -479,14 +506,14 @@ static int ev_exception (struct ctx *c, json_t *ev)
         return 0;
     if (c->next.prolog_active) {
         c->next.prolog_active = false;
-        return act_finish (c, "prolog-finish", DWS_JOBSM_PROLOG, 1);
+        return act_finish (c, ACT (PROLOG_FINISH), DWS_JOBSM_PROLOG, 1);
     }
     if (!c->next.epilog_active)
         return 0; /* before the epilog: finish or cleanup starts it */
     if (!strcmp (type, DWS_JOBSM_EPILOG_TIMEOUT_EXCEPTION)) {
         c->next.epilog_active = false;
         if (act_rpc (c, TAG_ABORT, json_pack ("{s:I}", "jobid", c->next.id)) < 0
-            || act_finish (c, "epilog-finish", DWS_JOBSM_EPILOG, 1) < 0)
+            || act_finish (c, ACT (EPILOG_FINISH), DWS_JOBSM_EPILOG, 1) < 0)
             return -1;
         return timer_stop (c);
     }
@@ -562,7 +589,7 @@ static int ev_rpc_response (struct ctx *c, json_t *ev)
              */
             c->next.epilog_active = false;
             if (act_raise (c, DWS_JOBSM_EPILOG, xasprintf (NOTE "%s", text)) < 0
-                || act_finish (c, "epilog-finish", DWS_JOBSM_EPILOG, 1) < 0)
+                || act_finish (c, ACT (EPILOG_FINISH), DWS_JOBSM_EPILOG, 1) < 0)
                 return -1;
             return timer_stop (c);
         case TAG_TEARDOWN:
@@ -685,8 +712,8 @@ static int ev_resource_update (struct ctx *c, json_t *ev)
     if (!update)
         return nomem (c);
     c->next.dependency = false;
-    if (push (c, json_pack ("{s:s s:o}", "action", "jobspec-update", "update", update)) < 0
-        || act_named (c, "dependency-remove", DWS_JOBSM_DEPENDENCY) < 0)
+    if (push (c, json_pack ("{s:s s:o}", "action", ACT (JOBSPEC_UPDATE), "update", update)) < 0
+        || act_named (c, ACT (DEPENDENCY_REMOVE), DWS_JOBSM_DEPENDENCY) < 0)
         return -1;
     return act_respond (c);
 }
@@ -712,10 +739,10 @@ static int ev_prolog_remove (struct ctx *c, json_t *ev)
     }
     if (c->next.prolog_active) {
         c->next.prolog_active = false;
-        if (push (c, json_pack ("{s:s s:s s:{s:O}}", "action", "post-event", "name",
+        if (push (c, json_pack ("{s:s s:s s:{s:O}}", "action", ACT (POST_EVENT), "name",
                                 "dws_environment", "context", "variables", vars))
                 < 0
-            || act_finish (c, "prolog-finish", DWS_JOBSM_PROLOG, 0) < 0)
+            || act_finish (c, ACT (PROLOG_FINISH), DWS_JOBSM_PROLOG, 0) < 0)
             return -1;
     }
     return act_respond (c);
@@ -735,7 +762,7 @@ static int ev_epilog_remove (struct ctx *c, json_t *ev)
         return wrong_state (c, m, state, "CLEANUP");
     if (c->next.epilog_active) {
         c->next.epilog_active = false;
-        if (act_finish (c, "epilog-finish", DWS_JOBSM_EPILOG, 0) < 0 || timer_stop (c) < 0)
+        if (act_finish (c, ACT (EPILOG_FINISH), DWS_JOBSM_EPILOG, 0) < 0 || timer_stop (c) < 0)
             return -1;
     }
     return act_respond (c);
@@ -865,6 +892,56 @@ json_t *dws_jobsm_state (const struct dws_jobsm *sm)
                    sm->epilog_active, "timer_active", sm->timer_active, "epilog_timeout",
                    sm->epilog_timeout, "pending", pending);
     return o;
+}
+
+json_t *dws_jobsm_unrouted (const char *method, json_t *payload, bool active, bool has_dw,
+                            dws_error_t *err)
+{
+    json_t *id = json_object_get (payload, "id");
+    struct ctx c;
+    int rc;
+
+    memset (&c, 0, sizeof (c));
+    c.type = "unrouted";
+    c.err = err;
+    if (!method)
+        return dws_errorf (err, "unrouted request: no method"), NULL;
+    if (!(c.acts = json_array ()))
+        return dws_errorf (err, "out of memory"), NULL;
+    if (!json_is_object (payload) || !json_is_integer (id) || json_integer_value (id) < 0) {
+        const char *what = !json_is_object (payload) ? "the payload is not an object"
+                                                     : "'id' must be a job id (an integer >= 0)";
+        rc = act_respond_error (&c, EPROTO,
+                                xasprintf ("received malformed dws.%s RPC: %s", method, what));
+        if (rc == 0)
+            rc = act_log (&c, "err", xasprintf ("received malformed dws.%s RPC (%s): " SKEW_HINT,
+                                                method, what));
+    }
+    else if (!active)
+        rc = act_respond_error (&c, ENOENT, xasprintf ("dws.%s: job %lld is not active", method,
+                                                       (long long)json_integer_value (id)));
+    else if (!has_dw)
+        rc = act_respond_error (&c, EINVAL, xasprintf ("dws.%s: job %lld has no #DW directives",
+                                                       method,
+                                                       (long long)json_integer_value (id)));
+    else
+        rc = dws_errorf (err, "unrouted request: job %lld has dw and is active: its machine"
+                         " answers", (long long)json_integer_value (id));
+    if (rc < 0) {
+        json_decref (c.acts);
+        return NULL;
+    }
+    return c.acts;
+}
+
+char *dws_jobsm_unrouted_json (const char *method, const char *payload_json, int active,
+                               int has_dw, dws_error_t *err)
+{
+    /* a payload that is not JSON is one more malformed request */
+    json_t *payload = payload_json ? json_loads (payload_json, JSON_DECODE_ANY, NULL) : NULL;
+    json_t *acts = dws_jobsm_unrouted (method, payload, active != 0, has_dw != 0, err);
+    json_decref (payload);
+    return dws_json_dump_take (acts, err);
 }
 
 struct dws_jobsm *dws_jobsm_create_json (const char *config_json, dws_error_t *err)

@@ -188,6 +188,8 @@
 #ifndef DWS_JOBSM_H
 #define DWS_JOBSM_H
 
+#include <stdbool.h>
+
 #include <jansson.h>
 
 #include "error.h"
@@ -198,6 +200,42 @@
 #define DWS_JOBSM_EPILOG_TIMEOUT_EXCEPTION "dws-epilog-timeout"
 #define DWS_JOBSM_TIMER "epilog-timeout"
 #define DWS_JOBSM_NOTE_PREFIX "DWS workflow interactions failed: "
+
+/* The actions' names, in one place: jobsm emits them, and dws-jobtap.c
+ * (jobctx.c) and flux-dws' harness (flux_dws.jobsm.Action) dispatch on
+ * them through dws_jobsm_action_parse/_name, never on string literals.
+ */
+#define DWS_JOBSM_ACTIONS(X)                                                                   \
+    X (DEPENDENCY_ADD, "dependency-add")                                                       \
+    X (DEPENDENCY_REMOVE, "dependency-remove")                                                 \
+    X (SUBSCRIBE, "subscribe")                                                                 \
+    X (RPC, "rpc")                                                                             \
+    X (LOOKUP_R, "lookup-R")                                                                   \
+    X (PROLOG_START, "prolog-start")                                                           \
+    X (PROLOG_FINISH, "prolog-finish")                                                         \
+    X (EPILOG_START, "epilog-start")                                                           \
+    X (EPILOG_FINISH, "epilog-finish")                                                         \
+    X (TIMER_START, "timer-start")                                                             \
+    X (TIMER_STOP, "timer-stop")                                                               \
+    X (RAISE, "raise")                                                                         \
+    X (JOBSPEC_UPDATE, "jobspec-update")                                                       \
+    X (POST_EVENT, "post-event")                                                               \
+    X (RESPOND, "respond")                                                                     \
+    X (RESPOND_ERROR, "respond-error")                                                         \
+    X (LOG, "log")
+
+enum dws_jobsm_action {
+#define DWS_JOBSM_ACTION_ENUM(id, name) DWS_JOBSM_ACT_##id,
+    DWS_JOBSM_ACTIONS (DWS_JOBSM_ACTION_ENUM)
+#undef DWS_JOBSM_ACTION_ENUM
+        DWS_JOBSM_ACT_COUNT
+};
+
+/* An action's name ("respond-error"), or NULL out of range. */
+const char *dws_jobsm_action_name (int action);
+
+/* The action a name stands for, or -1 for a name that is none. */
+int dws_jobsm_action_parse (const char *name);
 
 struct dws_jobsm;
 
@@ -239,11 +277,27 @@ int dws_jobsm_validate_jobspec (json_t *jobspec, dws_error_t *err);
  */
 int dws_jobsm_check_jobspec (json_t *jobspec, dws_error_t *err);
 
+/* A job-manager.dws.<method> request that reaches no job's machine: the
+ * payload is not an object or has no integer id, the id names no active
+ * job (active false), or the job has no dw attribute (has_dw false; the
+ * plugin keeps machines for rabbit jobs only).  The actions that answer
+ * it, as a machine's would be: respond-error EPROTO "received malformed
+ * dws.<method> RPC: <what>" and a log line with the version-skew hint,
+ * ENOENT "dws.<method>: job <id> is not active", or EINVAL
+ * "dws.<method>: job <id> has no #DW directives" (the text a machine gives
+ * an inert job).  Any payload is taken (NULL: none could be decoded).
+ */
+json_t *dws_jobsm_unrouted (const char *method, json_t *payload, bool active, bool has_dw,
+                            dws_error_t *err);
+
 /* cffi entry points: JSON text in, malloc'd JSON text out (dws_free). */
 struct dws_jobsm *dws_jobsm_create_json (const char *config_json, dws_error_t *err);
 char *dws_jobsm_event_json (struct dws_jobsm *sm, const char *event_json, dws_error_t *err);
 char *dws_jobsm_state_json (const struct dws_jobsm *sm);
 int dws_jobsm_validate_jobspec_json (const char *jobspec_json, dws_error_t *err);
+char *dws_jobsm_unrouted_json (const char *method, const char *payload_json, int active,
+                               int has_dw, dws_error_t *err);
+int dws_jobsm_action_count (void);
 int dws_jobsm_check_jobspec_json (const char *jobspec_json, dws_error_t *err);
 
 #endif /* !DWS_JOBSM_H */

@@ -29,7 +29,6 @@
 #include "jobctx.h"
 
 #define PLUGIN_NAME "dws"
-#define SKEW_HINT "dws: the dws service and dws-jobtap.so versions may be out of sync"
 
 /* The jobtap conf, checked at load; every job's machine is made with it. */
 static json_t *plugin_conf (flux_plugin_t *p)
@@ -217,44 +216,36 @@ static void service_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg
 {
     flux_plugin_t *p = arg;
     const char *topic = "", *s = NULL, *method;
-    json_t *payload = NULL, *ev = NULL, *jobspec = NULL;
+    json_t *payload = NULL, *ev = NULL, *jobspec = NULL, *idv;
     flux_plugin_arg_t *args = NULL;
-    json_int_t id;
     int state = FLUX_JOB_STATE_INACTIVE;
-    struct jobctx *job;
-    char f58[32];
+    struct jobctx *job = NULL;
     (void)mh;
 
     (void)flux_msg_get_topic (msg, &topic);
     method = strrchr (topic, '.') ? strrchr (topic, '.') + 1 : topic;
-    if (flux_request_decode (msg, NULL, &s) < 0 || !s || !(payload = json_loads (s, 0, NULL))
-        || !json_is_object (payload)) {
-        flux_log (h, LOG_ERR, SKEW_HINT);
-        respond_errorf (h, msg, EPROTO,
-                        "received malformed dws.%s RPC: the payload is not a JSON object",
-                        method);
-        goto done;
+    if (flux_request_decode (msg, NULL, &s) == 0 && s)
+        payload = json_loads (s, JSON_DECODE_ANY, NULL);
+    idv = json_object_get (payload, "id");
+    if (json_is_integer (idv) && json_integer_value (idv) >= 0) {
+        flux_jobid_t id = (flux_jobid_t)json_integer_value (idv);
+        if ((args = flux_jobtap_job_lookup (p, id)))
+            (void)flux_plugin_arg_unpack (args, FLUX_PLUGIN_ARG_IN, "{s:i s:o}", "state",
+                                          &state, "jobspec", &jobspec);
+        job = jobctx_get (p, id);
     }
-    if (!json_is_integer (json_object_get (payload, "id"))
-        || (id = json_integer_value (json_object_get (payload, "id"))) < 0) {
-        flux_log (h, LOG_ERR, SKEW_HINT);
-        respond_errorf (h, msg, EPROTO, "received malformed dws.%s RPC: id must be a job id",
-                        method);
-        goto done;
-    }
-    if (flux_job_id_encode ((flux_jobid_t)id, "f58", f58, sizeof (f58)) < 0)
-        snprintf (f58, sizeof (f58), "%lld", (long long)id);
-    args = flux_jobtap_job_lookup (p, (flux_jobid_t)id);
-    if (args)
-        (void)flux_plugin_arg_unpack (args, FLUX_PLUGIN_ARG_IN, "{s:i s:o}", "state", &state,
-                                      "jobspec", &jobspec);
-    if (!(job = jobctx_get (p, (flux_jobid_t)id))) {
-        if (!args || state == FLUX_JOB_STATE_INACTIVE)
-            respond_errorf (h, msg, ENOENT, "dws.%s: job %s is not active", method, f58);
+    if (!job) {
+        /* no machine to ask (a malformed payload, no such job, a job
+         * without dw): jobsm still decides the answer, as in the harness */
+        dws_error_t err;
+        json_t *acts = dws_jobsm_unrouted (method, payload,
+                                           args && state != FLUX_JOB_STATE_INACTIVE,
+                                           jobspec && has_dw (jobspec), &err);
+        if (acts)
+            jobctx_answer_unrouted (h, acts, msg);
         else
-            respond_errorf (h, msg, EINVAL,
-                            "dws.%s: job %s has no rabbit workflow (no dw attribute)", method,
-                            f58);
+            respond_errorf (h, msg, EPROTO, "dws.%s: %s", method, err.text);
+        json_decref (acts);
         goto done;
     }
     if (!strcmp (method, "resource-update"))

@@ -316,72 +316,116 @@ static int do_post_event (struct jobctx *job, json_t *a, const flux_msg_t *msg)
                                         json_object_get (a, "context"));
 }
 
-static int do_respond (struct jobctx *job, json_t *a, const flux_msg_t *msg)
+/* respond, respond-error and log need only the handle: they also answer
+ * requests that reach no job (jobctx_answer_unrouted) */
+
+static int respond (flux_t *h, json_t *a, const flux_msg_t *msg)
 {
     if (!msg) {
         errno = EINVAL;
         return -1;
     }
-    return flux_respond_pack (job->h, msg, "O", json_object_get (a, "payload"));
+    return flux_respond_pack (h, msg, "O", json_object_get (a, "payload"));
 }
 
-static int do_respond_error (struct jobctx *job, json_t *a, const flux_msg_t *msg)
+static int respond_error (flux_t *h, json_t *a, const flux_msg_t *msg)
 {
     if (!msg) {
         errno = EINVAL;
         return -1;
     }
-    return flux_respond_error (job->h, msg, (int)json_integer_value (json_object_get (a, "errnum")),
+    return flux_respond_error (h, msg, (int)json_integer_value (json_object_get (a, "errnum")),
                                str (a, "errstr"));
 }
 
-static int do_log (struct jobctx *job, json_t *a, const flux_msg_t *msg)
+static void log_line (flux_t *h, const char *who, json_t *a)
 {
     const char *level = str (a, "level");
     int pri = !strcmp (level, "err") ? LOG_ERR : !strcmp (level, "warning") ? LOG_WARNING
                                                : !strcmp (level, "debug")   ? LOG_DEBUG
                                                                             : LOG_INFO;
+    flux_log (h, pri, "dws: %s%s", who, str (a, "message"));
+}
+
+static int do_respond (struct jobctx *job, json_t *a, const flux_msg_t *msg)
+{
+    return respond (job->h, a, msg);
+}
+
+static int do_respond_error (struct jobctx *job, json_t *a, const flux_msg_t *msg)
+{
+    return respond_error (job->h, a, msg);
+}
+
+static int do_log (struct jobctx *job, json_t *a, const flux_msg_t *msg)
+{
+    char who[64];
     (void)msg;
-    flux_log (job->h, pri, "dws: job %s: %s", job->f58, str (a, "message"));
+    snprintf (who, sizeof (who), "job %s: ", job->f58);
+    log_line (job->h, who, a);
     return 0;
 }
 
-static const struct {
-    const char *name;
-    int (*fn) (struct jobctx *job, json_t *a, const flux_msg_t *msg);
-} actions[] = {
-    {"dependency-add", do_dependency_add},
-    {"dependency-remove", do_dependency_remove},
-    {"subscribe", do_subscribe},
-    {"rpc", do_rpc},
-    {"lookup-R", do_lookup_R},
-    {"prolog-start", do_prolog_start},
-    {"prolog-finish", do_prolog_finish},
-    {"epilog-start", do_epilog_start},
-    {"epilog-finish", do_epilog_finish},
-    {"timer-start", do_timer_start},
-    {"timer-stop", do_timer_stop},
-    {"raise", do_raise},
-    {"jobspec-update", do_jobspec_update},
-    {"post-event", do_post_event},
-    {"respond", do_respond},
-    {"respond-error", do_respond_error},
-    {"log", do_log},
+/* Indexed by jobsm.h's action enum: the names live there only. */
+static int (*const actions[DWS_JOBSM_ACT_COUNT]) (struct jobctx *job, json_t *a,
+                                                   const flux_msg_t *msg) = {
+    [DWS_JOBSM_ACT_DEPENDENCY_ADD] = do_dependency_add,
+    [DWS_JOBSM_ACT_DEPENDENCY_REMOVE] = do_dependency_remove,
+    [DWS_JOBSM_ACT_SUBSCRIBE] = do_subscribe,
+    [DWS_JOBSM_ACT_RPC] = do_rpc,
+    [DWS_JOBSM_ACT_LOOKUP_R] = do_lookup_R,
+    [DWS_JOBSM_ACT_PROLOG_START] = do_prolog_start,
+    [DWS_JOBSM_ACT_PROLOG_FINISH] = do_prolog_finish,
+    [DWS_JOBSM_ACT_EPILOG_START] = do_epilog_start,
+    [DWS_JOBSM_ACT_EPILOG_FINISH] = do_epilog_finish,
+    [DWS_JOBSM_ACT_TIMER_START] = do_timer_start,
+    [DWS_JOBSM_ACT_TIMER_STOP] = do_timer_stop,
+    [DWS_JOBSM_ACT_RAISE] = do_raise,
+    [DWS_JOBSM_ACT_JOBSPEC_UPDATE] = do_jobspec_update,
+    [DWS_JOBSM_ACT_POST_EVENT] = do_post_event,
+    [DWS_JOBSM_ACT_RESPOND] = do_respond,
+    [DWS_JOBSM_ACT_RESPOND_ERROR] = do_respond_error,
+    [DWS_JOBSM_ACT_LOG] = do_log,
 };
 
 static void carry_out (struct jobctx *job, json_t *a, const flux_msg_t *msg)
 {
     const char *what = str (a, "action");
+    int i = dws_jobsm_action_parse (what);
 
-    for (size_t i = 0; i < sizeof (actions) / sizeof (actions[0]); i++) {
-        if (!strcmp (what, actions[i].name)) {
-            if (actions[i].fn (job, a, msg) < 0)
-                flux_log_error (job->h, "dws: job %s: %s%s%s", job->f58, what,
-                                *str (a, "name") ? " " : "", str (a, "name"));
-            return;
-        }
+    if (i < 0 || !actions[i]) {
+        flux_log (job->h, LOG_ERR, "dws: job %s: unknown action '%s'", job->f58, what);
+        return;
     }
-    flux_log (job->h, LOG_ERR, "dws: job %s: unknown action '%s'", job->f58, what);
+    if (actions[i](job, a, msg) < 0)
+        flux_log_error (job->h, "dws: job %s: %s%s%s", job->f58, what, *str (a, "name") ? " " : "",
+                        str (a, "name"));
+}
+
+void jobctx_answer_unrouted (flux_t *h, json_t *acts, const flux_msg_t *msg)
+{
+    size_t i;
+    json_t *a;
+
+    json_array_foreach (acts, i, a) {
+        int rc = 0;
+        switch (dws_jobsm_action_parse (str (a, "action"))) {
+            case DWS_JOBSM_ACT_RESPOND:
+                rc = respond (h, a, msg);
+                break;
+            case DWS_JOBSM_ACT_RESPOND_ERROR:
+                rc = respond_error (h, a, msg);
+                break;
+            case DWS_JOBSM_ACT_LOG:
+                log_line (h, "", a);
+                break;
+            default:
+                flux_log (h, LOG_ERR, "dws: no job to carry out '%s' for", str (a, "action"));
+                break;
+        }
+        if (rc < 0)
+            flux_log_error (h, "dws: respond");
+    }
 }
 
 int jobctx_feed (struct jobctx *job, json_t *event, const flux_msg_t *msg)
@@ -403,8 +447,9 @@ int jobctx_feed (struct jobctx *job, json_t *event, const flux_msg_t *msg)
     json_array_foreach (acts, i, a) {
         /* once the job is gone only the answer to the request and the
          * log lines still have somewhere to go */
-        if (job->destroyed && strcmp (str (a, "action"), "respond")
-            && strcmp (str (a, "action"), "respond-error") && strcmp (str (a, "action"), "log"))
+        int what = dws_jobsm_action_parse (str (a, "action"));
+        if (job->destroyed && what != DWS_JOBSM_ACT_RESPOND
+            && what != DWS_JOBSM_ACT_RESPOND_ERROR && what != DWS_JOBSM_ACT_LOG)
             continue;
         carry_out (job, a, msg);
     }

@@ -35,4 +35,9 @@ struct jobctx *jobctx_get (flux_plugin_t *p, flux_jobid_t id);
  */
 int jobctx_feed (struct jobctx *job, json_t *event, const flux_msg_t *msg);
 
+/* Carry out the actions of dws_jobsm_unrouted (respond-error, log) for a
+ * job-manager.dws.* request `msg` that reaches no job's machine.
+ */
+void jobctx_answer_unrouted (flux_t *h, json_t *acts, const flux_msg_t *msg);
+
 #endif /* !DWS_JOBTAP_JOBCTX_H */

@@ -15,6 +15,7 @@ happens to the job, carry out the actions it returns, in order.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -29,6 +30,7 @@ TIMER = "epilog-timeout"
 NOTE_PREFIX = "DWS workflow interactions failed: "
 
 __all__ = [
+    "ACTIONS",
     "DEPENDENCY",
     "EPILOG",
     "EPILOG_TIMEOUT_EXCEPTION",
@@ -39,8 +41,16 @@ __all__ = [
     "JobMachineError",
     "JobspecError",
     "check_jobspec",
+    "unrouted",
     "validate_jobspec",
 ]
+
+
+#: Every action a machine returns, by name, from jobsm.h's one table (the
+#: harness dispatches on these; no name is written twice).
+ACTIONS: tuple[str, ...] = tuple(
+    _ffi.ffi.string(_ffi.lib.dws_jobsm_action_name(i)).decode()
+    for i in range(_ffi.lib.dws_jobsm_action_count()))
 
 
 class JobMachineError(DwsError):
@@ -73,6 +83,23 @@ def check_jobspec(jobspec: Mapping[str, Any]) -> None:
     if _ffi.lib.dws_jobsm_check_jobspec_json(_ffi.json_arg(jobspec, "jobspec", JobspecError),
                                              err) < 0:
         _ffi.raise_error(err, JobspecError)
+
+
+def unrouted(method: str, payload: Any, active: bool, has_dw: bool) -> list[dict[str, Any]]:
+    """The actions answering a job-manager.dws.<method> request that reaches
+    no job's machine (jobsm.h dws_jobsm_unrouted): a malformed payload,
+    a job not active, a job without dw."""
+    err = _ffi.new_error()
+    try:
+        text: Any = json.dumps(payload).encode() if payload is not None else _ffi.ffi.NULL
+    except (TypeError, ValueError):
+        text = _ffi.ffi.NULL  # not JSON: as malformed as it gets
+    p = _ffi.lib.dws_jobsm_unrouted_json(_ffi.to_c(method, JobMachineError), text, active,
+                                         has_dw, err)
+    if p == _ffi.ffi.NULL:
+        _ffi.raise_error(err, JobMachineError)
+    actions: list[dict[str, Any]] = _ffi.take_json(p, err)
+    return actions
 
 
 class JobMachine:

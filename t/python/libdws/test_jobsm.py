@@ -657,3 +657,60 @@ def test_any_sequence(events: list[dict[str, Any]]) -> None:
                 finished[a["name"]] = finished.get(a["name"], 0) + 1
                 assert finished[a["name"]] <= started.get(a["name"], 0)
     assert all(n <= 1 for n in started.values())
+
+
+# --- requests that reach no machine (one code path: plugin and harness) -------
+
+
+def test_action_names_come_from_one_table() -> None:
+    from flux_dws.jobsm import ACTIONS
+
+    assert "respond-error" in ACTIONS and "dependency-add" in ACTIONS
+    assert len(set(ACTIONS)) == len(ACTIONS) == 17
+
+
+@pytest.mark.parametrize(("payload", "active", "has_dw", "errnum", "errstr"), [
+    (None, False, False, errno.EPROTO,
+     "received malformed dws.epilog-remove RPC: the payload is not an object"),
+    ([1], True, True, errno.EPROTO,
+     "received malformed dws.epilog-remove RPC: the payload is not an object"),
+    ({"id": "x"}, True, True, errno.EPROTO,
+     "received malformed dws.epilog-remove RPC: 'id' must be a job id (an integer >= 0)"),
+    ({"id": -3}, True, True, errno.EPROTO,
+     "received malformed dws.epilog-remove RPC: 'id' must be a job id (an integer >= 0)"),
+    ({"id": 7}, False, True, errno.ENOENT, "dws.epilog-remove: job 7 is not active"),
+    ({"id": 7}, True, False, errno.EINVAL, "dws.epilog-remove: job 7 has no #DW directives"),
+])
+def test_unrouted(payload: Any, active: bool, has_dw: bool, errnum: int, errstr: str) -> None:
+    from flux_dws.jobsm import unrouted
+
+    acts = unrouted("epilog-remove", payload, active, has_dw)
+    assert acts[0] == {"action": "respond-error", "errnum": errnum, "errstr": errstr}
+    if errnum == errno.EPROTO:  # the version-skew hint goes to the log
+        assert acts[1]["action"] == "log" and "may be out of sync" in acts[1]["message"]
+    else:
+        assert len(acts) == 1
+
+
+def test_unrouted_for_a_job_with_a_machine_is_a_bad_call() -> None:
+    from flux_dws.jobsm import JobMachineError, unrouted
+
+    with pytest.raises(JobMachineError, match="its machine answers"):
+        unrouted("prolog-remove", {"id": 7}, True, True)
+
+
+def test_harness_answers_unrouted_requests_as_the_plugin_does() -> None:
+    """The harness' job manager no longer answers ENOENT for everything:
+    jobsm decides, as in dws-jobtap.so (issue 24.4)."""
+    from flux_dws.harness import Harness
+
+    with Harness() as h:
+        box: list[tuple[bool, int, str]] = []
+        for payload in ([], {"id": 424242}):
+            h.reactor.call(lambda p=payload: h.jm.rpc(  # type: ignore[misc]
+                "job-manager.dws.prolog-remove", p,
+                lambda ok, errnum, errstr, body: box.append((ok, errnum, errstr))))
+        assert box == [
+            (False, errno.EPROTO,
+             "received malformed dws.prolog-remove RPC: the payload is not an object"),
+            (False, errno.ENOENT, "dws.prolog-remove: job 424242 is not active")]

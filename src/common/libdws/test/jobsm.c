@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-3.0-or-later */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1030,6 +1031,46 @@ static void state_dump (void)
     dws_jobsm_destroy (sm);
 }
 
+/* Requests that reach no machine, and the one table of action names. */
+static void unrouted (void)
+{
+    dws_error_t err;
+    char *s;
+
+    s = dws_jobsm_unrouted_json ("epilog-remove", "[]", 1, 1, &err);
+    ok (s && strstr (s, "received malformed dws.epilog-remove RPC: the payload is not an object")
+            && strstr (s, "may be out of sync"),
+        "a payload that is not an object: EPROTO and the skew hint");
+    free (s);
+    s = dws_jobsm_unrouted_json ("epilog-remove", "not json", 1, 1, &err);
+    ok (s && strstr (s, "the payload is not an object"), "a payload that is not JSON: the same");
+    free (s);
+    s = dws_jobsm_unrouted_json ("epilog-remove", "{\"id\":\"x\"}", 1, 1, &err);
+    ok (s && strstr (s, "'id' must be a job id"), "an id that is no job id: EPROTO");
+    free (s);
+    s = dws_jobsm_unrouted_json ("epilog-remove", "{\"id\":9}", 0, 0, &err);
+    json_is (s, "[{\"action\":\"respond-error\",\"errnum\":2,"
+                "\"errstr\":\"dws.epilog-remove: job 9 is not active\"}]",
+             "a job that is not active: ENOENT");
+    free (s);
+    s = dws_jobsm_unrouted_json ("epilog-remove", "{\"id\":9}", 1, 0, &err);
+    json_is (s, "[{\"action\":\"respond-error\",\"errnum\":22,"
+                "\"errstr\":\"dws.epilog-remove: job 9 has no #DW directives\"}]",
+             "a job without dw: EINVAL, the text a machine gives an inert job");
+    free (s);
+    ok (!dws_jobsm_unrouted_json ("epilog-remove", "{\"id\":9}", 1, 1, &err)
+            && strstr (err.text, "its machine answers"),
+        "an active rabbit job is its machine's to answer: %s", err.text);
+    ok (dws_jobsm_action_count () == DWS_JOBSM_ACT_COUNT, "action count");
+    bool roundtrip = true;
+    for (int i = 0; i < DWS_JOBSM_ACT_COUNT; i++)
+        roundtrip = roundtrip && dws_jobsm_action_parse (dws_jobsm_action_name (i)) == i;
+    ok (roundtrip, "every action name parses back to its action");
+    ok (dws_jobsm_action_parse ("bogus") == -1 && dws_jobsm_action_parse (NULL) == -1
+            && !dws_jobsm_action_name (DWS_JOBSM_ACT_COUNT) && !dws_jobsm_action_name (-1),
+        "unknown names and actions");
+}
+
 int main (void)
 {
     config ();
@@ -1053,5 +1094,6 @@ int main (void)
     epilog_remove ();
     reload ();
     state_dump ();
+    unrouted ();
     return done_testing ();
 }

@@ -26,7 +26,7 @@ from flux_dws.breakdown import BreakdownError, jobspec_node_count
 from flux_dws.harness.reactor import Reactor
 from flux_dws.harness.resources import FakeFluxion, FakeResources
 from flux_dws.hostlist import Hostlist
-from flux_dws.jobsm import JobMachine, validate_jobspec
+from flux_dws.jobsm import ACTIONS, JobMachine, unrouted, validate_jobspec
 from flux_dws.service.link import JobInfo, RpcCallback
 
 ACTIVE = ("DEPEND", "SCHED", "RUN", "CLEANUP")
@@ -263,84 +263,105 @@ class JobManager:
         for a in job.machine.event(event):
             self._act(job, a, reply)
 
-    def _act(self, job: Job, a: dict[str, Any], reply: RpcCallback | None) -> None:
-        kind = a["action"]
-        if kind == "dependency-add":
-            job.deps.add(a["name"])
-            self._post(job, "dependency-add", {"description": a["name"]})
-        elif kind == "dependency-remove":
-            if a["name"] in job.deps:
-                job.deps.discard(a["name"])
-                self._post(job, "dependency-remove", {"description": a["name"]})
-                self._leave_depend(job)
-        elif kind == "subscribe":
-            pass
-        elif kind == "rpc":
-            tag = a.get("tag", "")
+    def _act(self, job: Job | None, a: dict[str, Any], reply: RpcCallback | None) -> None:
+        """Carry out one jobsm action: ``_act_<name>`` (names from jobsm.h's
+        one table, flux_dws.jobsm.ACTIONS; every one has a method)."""
+        getattr(self, _handler_name(a["action"]))(job, a, reply)
 
-            def answer(ok: bool, errnum: int, errstr: str, payload: Any) -> None:
-                if job.state != "INACTIVE":
-                    self._feed(job, {"type": "rpc-response", "tag": tag, "ok": ok,
-                                     "errnum": errnum, "errstr": errstr, "payload": payload})
+    def _act_dependency_add(self, job: Job, a: dict[str, Any], reply: RpcCallback | None) -> None:
+        job.deps.add(a["name"])
+        self._post(job, "dependency-add", {"description": a["name"]})
 
-            self.request(a["topic"], a["payload"], self.owner, answer)
-        elif kind == "raise":
-            def raise_later() -> None:
-                self.raise_exception(job.id, a["type"], a.get("severity", 0), a.get("note", ""))
+    def _act_dependency_remove(self, job: Job, a: dict[str, Any],
+                               reply: RpcCallback | None) -> None:
+        if a["name"] in job.deps:
+            job.deps.discard(a["name"])
+            self._post(job, "dependency-remove", {"description": a["name"]})
+            self._leave_depend(job)
 
-            self.reactor.post(raise_later)
-        elif kind == "prolog-start":
-            job.prologs.add(a["name"])
-            self._post(job, "prolog-start", {"description": a["name"]})
-        elif kind == "prolog-finish":
-            if a["name"] in job.prologs:
-                job.prologs.discard(a["name"])
-                self._post(job, "prolog-finish", {"description": a["name"],
-                                                  "status": a.get("status", 0)})
-                self._maybe_start(job)
-        elif kind == "epilog-start":
-            job.epilogs.add(a["name"])
-            self._post(job, "epilog-start", {"description": a["name"]})
-        elif kind == "epilog-finish":
-            if a["name"] in job.epilogs:
-                job.epilogs.discard(a["name"])
-                self._post(job, "epilog-finish", {"description": a["name"],
-                                                  "status": a.get("status", 0)})
-                self.reactor.post(lambda: self._maybe_inactive(job))
-        elif kind == "lookup-R":
-            self.reactor.post(lambda: self._feed(job, {"type": "R", "R": self.R(job)}))
-        elif kind == "post-event":
-            ctx = a.get("context", {})
-            self._post(job, a["name"], ctx)
-            if a["name"] == "dws_environment":
-                job.env = dict(ctx.get("variables", {}))
-        elif kind == "jobspec-update":
-            update = a["update"]
-            for key, value in update.items():
-                _set_dotted(job.jobspec, key, value)
-            self._post(job, "jobspec-update", update)
-        elif kind in ("respond", "respond-error"):
-            if reply is not None:
-                if kind == "respond":
-                    reply(True, 0, "", a.get("payload", {}))
-                else:
-                    reply(False, a.get("errnum", errno.EINVAL), a.get("errstr", ""), None)
-        elif kind == "timer-start":
-            key = a["key"]
+    def _act_subscribe(self, job: Job, a: dict[str, Any], reply: RpcCallback | None) -> None:
+        pass  # the harness delivers every event to every machine
 
-            def fire() -> None:
-                job.timers.pop(key, None)
-                self._feed(job, {"type": "timer", "key": key, "state": job.state})
+    def _act_rpc(self, job: Job, a: dict[str, Any], reply: RpcCallback | None) -> None:
+        tag = a.get("tag", "")
 
-            job.timers[key] = self.reactor.call_later(a["after"], fire)
-        elif kind == "timer-stop":
-            handle = job.timers.pop(a["key"], None)
-            if handle is not None:
-                self.reactor.cancel(handle)
-        elif kind == "log":
-            self.plugin_logs.append((a.get("level", "info"), a.get("message", "")))
-        else:
-            raise ValueError(f"jobsm asked for an unknown action {kind!r}")
+        def answer(ok: bool, errnum: int, errstr: str, payload: Any) -> None:
+            if job.state != "INACTIVE":
+                self._feed(job, {"type": "rpc-response", "tag": tag, "ok": ok,
+                                 "errnum": errnum, "errstr": errstr, "payload": payload})
+
+        self.request(a["topic"], a["payload"], self.owner, answer)
+
+    def _act_raise(self, job: Job, a: dict[str, Any], reply: RpcCallback | None) -> None:
+        def raise_later() -> None:
+            self.raise_exception(job.id, a["type"], a.get("severity", 0), a.get("note", ""))
+
+        self.reactor.post(raise_later)
+
+    def _act_prolog_start(self, job: Job, a: dict[str, Any], reply: RpcCallback | None) -> None:
+        job.prologs.add(a["name"])
+        self._post(job, "prolog-start", {"description": a["name"]})
+
+    def _act_prolog_finish(self, job: Job, a: dict[str, Any], reply: RpcCallback | None) -> None:
+        if a["name"] in job.prologs:
+            job.prologs.discard(a["name"])
+            self._post(job, "prolog-finish", {"description": a["name"],
+                                              "status": a.get("status", 0)})
+            self._maybe_start(job)
+
+    def _act_epilog_start(self, job: Job, a: dict[str, Any], reply: RpcCallback | None) -> None:
+        job.epilogs.add(a["name"])
+        self._post(job, "epilog-start", {"description": a["name"]})
+
+    def _act_epilog_finish(self, job: Job, a: dict[str, Any], reply: RpcCallback | None) -> None:
+        if a["name"] in job.epilogs:
+            job.epilogs.discard(a["name"])
+            self._post(job, "epilog-finish", {"description": a["name"],
+                                              "status": a.get("status", 0)})
+            self.reactor.post(lambda: self._maybe_inactive(job))
+
+    def _act_lookup_r(self, job: Job, a: dict[str, Any], reply: RpcCallback | None) -> None:
+        self.reactor.post(lambda: self._feed(job, {"type": "R", "R": self.R(job)}))
+
+    def _act_post_event(self, job: Job, a: dict[str, Any], reply: RpcCallback | None) -> None:
+        ctx = a.get("context", {})
+        self._post(job, a["name"], ctx)
+        if a["name"] == "dws_environment":
+            job.env = dict(ctx.get("variables", {}))
+
+    def _act_jobspec_update(self, job: Job, a: dict[str, Any],
+                            reply: RpcCallback | None) -> None:
+        update = a["update"]
+        for key, value in update.items():
+            _set_dotted(job.jobspec, key, value)
+        self._post(job, "jobspec-update", update)
+
+    def _act_respond(self, job: Job | None, a: dict[str, Any],
+                     reply: RpcCallback | None) -> None:
+        if reply is not None:
+            reply(True, 0, "", a.get("payload", {}))
+
+    def _act_respond_error(self, job: Job | None, a: dict[str, Any],
+                           reply: RpcCallback | None) -> None:
+        if reply is not None:
+            reply(False, a.get("errnum", errno.EINVAL), a.get("errstr", ""), None)
+
+    def _act_timer_start(self, job: Job, a: dict[str, Any], reply: RpcCallback | None) -> None:
+        key = a["key"]
+
+        def fire() -> None:
+            job.timers.pop(key, None)
+            self._feed(job, {"type": "timer", "key": key, "state": job.state})
+
+        job.timers[key] = self.reactor.call_later(a["after"], fire)
+
+    def _act_timer_stop(self, job: Job, a: dict[str, Any], reply: RpcCallback | None) -> None:
+        handle = job.timers.pop(a["key"], None)
+        if handle is not None:
+            self.reactor.cancel(handle)
+
+    def _act_log(self, job: Job | None, a: dict[str, Any], reply: RpcCallback | None) -> None:
+        self.plugin_logs.append((a.get("level", "info"), a.get("message", "")))
 
     # --- what the service reaches -----------------------------------------------
 
@@ -349,8 +370,12 @@ class JobManager:
             method = topic[len("job-manager.dws."):]
             jobid = payload.get("id") if isinstance(payload, dict) else None
             job = self.jobs.get(jobid) if isinstance(jobid, int) else None
-            if job is None or job.state == "INACTIVE":
-                answer(False, errno.ENOENT, f"unknown job {jobid}", None)
+            active = job is not None and job.state != "INACTIVE"
+            if job is None or not active or not has_dw(job.jobspec):
+                # no machine to ask: jobsm decides the answer, as in dws-jobtap.so
+                for a in unrouted(method, payload, active,
+                                  job is not None and has_dw(job.jobspec)):
+                    self._act(None, a, answer)
                 return
             self._feed(job, {"type": method, "payload": payload, "state": job.state,
                              "jobspec": job.jobspec}, reply=answer)
@@ -430,3 +455,18 @@ def _set_dotted(obj: dict[str, Any], key: str, value: Any) -> None:
     for p in parts[:-1]:
         obj = obj.setdefault(p, {})
     obj[parts[-1]] = value
+
+
+def _handler_name(action: str) -> str:
+    return "_act_" + action.replace("-", "_").lower()
+
+
+# every action jobsm can return has its method (checked at import, not at
+# the first job that needs it)
+_missing = [a for a in ACTIONS if not hasattr(JobManager, _handler_name(a))]
+if _missing:
+    raise ImportError(f"the harness' job manager cannot carry out {_missing}")
+
+
+def has_dw(jobspec: dict[str, Any]) -> bool:
+    return "dw" in ((jobspec.get("attributes") or {}).get("system") or {})
