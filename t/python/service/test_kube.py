@@ -291,6 +291,33 @@ def test_ops_get_list_json_patch_secret(emulator, make_layer, events):
     assert sec["metadata"]["creationTimestamp"].endswith("Z")  # as sent, not re-rendered
 
 
+def test_ops_list_pods_and_read_a_pod_log(emulator, layer, events):
+    """A container job's launcher log: the Pods listed by label, one log read."""
+    pod = res.BY_KIND[("", "Pod")]
+    emulator.store.create(pod, "default", {"metadata": {"name": "p", "labels": {"w": "x"}},
+                                           "spec": {"containers": [{"name": "a"},
+                                                                   {"name": "b"}]}})
+    emulator.store.patch(pod, "default", "p", "merge", {"status": {"phase": "Running"}},
+                         "status")
+    emulator.store.append_pod_log("default", "p", "a", "one\ntwo\nthree \u00e9")
+    layer.submit(k8s("list", "Pod", token="pods", label_selector="w=x"))
+    layer.submit(k8s("log", "Pod", name="p", container="a", tail_lines=2, token="log"))
+    layer.submit(k8s("log", "Pod", name="p", token="nocontainer"))
+    layer.submit(k8s("log", "Pod", name="gone", container="a", token="gone"))
+    layer.submit(k8s("log", "Storage", name="p", token="bad"))
+    layer.submit(k8s("log", "Pod", name="p", tail_lines=-1, token="badtail"))
+    assert [p["metadata"]["name"] for p in events.result("pods")["object"]["items"]] == ["p"]
+    got = events.result("log")
+    assert got["ok"] and got["code"] == 200 and got["object"] == {"log": "two\nthree \u00e9\n"}
+    nc = events.result("nocontainer")
+    assert not nc["ok"] and nc["code"] == 400
+    assert nc["message"] == "a container name must be specified for pod p, choose one of: [a b]"
+    assert events.result("gone")["code"] == 404
+    assert events.result("bad")["message"] == \
+        "invalid k8s action: log of a Storage: only Pods have logs"
+    assert events.result("badtail")["message"].startswith("invalid k8s action: log needs")
+
+
 def test_merge_patch_content_type(emulator, layer, events):
     """A JSON merge patch (RFC 7386): null deletes a key, lists are replaced."""
     body = storage("s", a="1", b="2")

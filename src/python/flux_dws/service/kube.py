@@ -21,7 +21,7 @@ after a back-off (0.1 s doubling to 10 s, reset once a stream delivers);
 the server-side ``timeoutSeconds`` (60 s) ends streams regularly.  Warnings
 go to the logger, not to the engine.
 
-Writes and reads (``WriterPool``): ``k8s`` actions go to one of N workers
+Writes and reads (``WriterPool``; ``log`` reads a Pod's log, ``{"log": text}``): ``k8s`` actions go to one of N workers
 (default 4) by hash(kind, namespace, name), so calls on one object run in
 submission order.  ``submit`` never blocks (unbounded per-worker queues;
 ``pending()`` counts queued and running calls).  Retries happen here and
@@ -72,7 +72,7 @@ __all__ = ["KindWatch", "KubeError", "KubeLayer", "KubeSettings", "Post", "Watch
 Post = Callable[[dict[str, Any]], None]
 MERGE_PATCH = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
-OPS = ("create", "patch", "json-patch", "delete", "get", "list")
+OPS = ("create", "patch", "json-patch", "delete", "get", "list", "log")
 # what a lost or refused connection looks like through the client (urllib3
 # errors, socket errors, http.client's RemoteDisconnected and friends)
 TRANSPORT_ERRORS = (urllib3.exceptions.HTTPError, OSError, http.client.HTTPException)
@@ -251,6 +251,21 @@ class Api:
             return _read(fn(name, ns, **self._raw()))
         return _read(self.custom.get_namespaced_custom_object(
             k.group, k.version, ns, k.plural, name, **self._raw()))
+
+    def pod_log(self, ns: str, name: str, container: str | None,
+                tail_lines: int | None) -> tuple[int, Any]:
+        """A Pod's log (text, decoded as UTF-8 with replacement) as ``{"log": text}``."""
+        kw: dict[str, Any] = dict(self._raw())
+        if container:
+            kw["container"] = container
+        if tail_lines is not None:
+            kw["tail_lines"] = tail_lines
+        resp = self.core.read_namespaced_pod_log(name, ns, **kw)
+        try:
+            data = resp.data
+        finally:
+            resp.release_conn()
+        return int(resp.status), {"log": data.decode("utf-8", errors="replace")}
 
     def lister(self, k: KindInfo, ns: str | None) -> Callable[..., Any]:
         """The list (and, with watch=True, watch) call for k in ns (None: all)."""
@@ -567,19 +582,27 @@ class WriterPool:
             raise _BadAction(f"bad namespace {ns!r}")
         if ns is None and info.namespaced and op != "list":
             raise _BadAction(f"{op} {kind} needs a namespace")
-        if op in ("patch", "json-patch", "delete", "get") and not (isinstance(name, str)
+        if op in ("patch", "json-patch", "delete", "get", "log") and not (isinstance(name, str)
                                                                    and name):
             raise _BadAction(f"{op} {kind} needs a name")
         if op in ("create", "patch") and not isinstance(body, dict):
             raise _BadAction(f"{op} {kind} needs an object as body")
         if op == "json-patch" and not isinstance(body, list):
             raise _BadAction(f"json-patch {kind} needs a list of operations as body")
+        if op == "log":
+            tail = a.get("tail_lines")
+            if kind != "Pod":
+                raise _BadAction(f"log of a {kind}: only Pods have logs")
+            if not isinstance(a.get("container", ""), str) or (
+                    tail is not None and (isinstance(tail, bool) or not isinstance(tail, int)
+                                          or tail < 0)):
+                raise _BadAction("log needs a container name and tail_lines >= 0, if given")
         if sel is not None and not isinstance(sel, str):
             raise _BadAction(f"bad label_selector {sel!r}")
         return op, info, ns, name, body, sel
 
     def _call(self, op: str, k: KindInfo, ns: str | None, name: str | None, body: Any,
-              sel: str | None) -> tuple[int, Any]:
+              sel: str | None, a: Mapping[str, Any]) -> tuple[int, Any]:
         api = self.api
         if op == "list":
             items, _ = api.list_all(k, ns, sel, self.settings.list_limit)
@@ -593,6 +616,8 @@ class WriterPool:
         assert name is not None
         if op == "get":
             return api.get(k, ns, name)
+        if op == "log":
+            return api.pod_log(ns, name, a.get("container"), a.get("tail_lines"))
         if op == "delete":
             code, _ = api.delete(k, ns, name)
             return code, None
@@ -606,7 +631,7 @@ class WriterPool:
             self._finish(a, token, False, 0, f"invalid k8s action: {exc}", None)
             return
         ok, code, message, obj = self._with_retries(
-            lambda: self._call(op, info, ns, name, body, sel), a)
+            lambda: self._call(op, info, ns, name, body, sel, a), a)
         if not ok and op == "delete" and code == 404:
             ok = True  # already gone: what was asked
         self._finish(a, token, ok, code, message, obj)
