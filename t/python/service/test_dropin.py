@@ -3,6 +3,7 @@ rabbit_datamovements (save_datamovements) and rabbit_container_log."""
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Iterator
 
 import pytest
@@ -83,3 +84,52 @@ def test_container_log_of_a_cancelled_job(h: Harness) -> None:
     lines = job.kvs_get("rabbit_container_log").splitlines()
     assert lines[0].startswith("flux-dws emulator: container example-mpi")
     gone(h, jobid)
+
+
+# --- dws.watch_test: a barrier for tests and admins --------------------------
+
+R3 = "kind-worker3"  # compute-04's rabbit
+
+
+def test_watch_test_answers_the_owner_an_empty_object(h: Harness) -> None:
+    assert h.ask("dws.watch_test") == {}
+    assert h.ask("dws.watch_test") == {}  # again: nothing pending, at once
+    guest = h.ask("dws.watch_test", userid=h.owner + 1)
+    assert guest["errnum"] == errno.EPERM
+
+
+def test_watch_test_follows_a_rabbit_change_through_fluxion(h: Harness) -> None:
+    h.wait_for(lambda: h.fluxion.rabbit_up(R3), what="R3 up")
+    h.emulator.controllers.set_health(R3, status="Offline", links={"compute-04": "Offline"})
+    # no waiting: once answered, the Storage event has been seen, the health
+    # batch flushed, and Fluxion and the resource module have answered
+    assert h.ask("dws.watch_test") == {}
+    assert not h.fluxion.rabbit_up(R3)
+    assert h.fluxion.hosts_with("badrabbit") == {"compute-04"}
+    assert "compute-04" in h.reactor.call(lambda: h.jm.resources.drained())
+    view = h.rabbits()
+    assert [r["up"] for r in view["rabbits"]] == [True, False]
+    h.emulator.controllers.set_health(R3, reset=True)
+    assert h.ask("dws.watch_test") == {}
+    assert h.fluxion.rabbit_up(R3)
+    assert "compute-04" not in h.reactor.call(lambda: h.jm.resources.drained())
+
+
+def test_watch_test_after_a_workflow_vanished(h: Harness) -> None:
+    jobid = h.submit("#DW jobdw type=xfs capacity=10GiB name=scratch", nodes=1, runtime=3600)
+    h.wait_event(jobid, "start")
+    assert h.emulator.controllers is not None
+    h.emulator.controllers.vanish("default", f"fluxjob-{jobid}")
+    assert h.ask("dws.watch_test") == {}
+    notes = [e["note"] for e in h.job(jobid).exceptions]
+    assert any("was deleted outside of Flux" in n for n in notes), notes
+    h.wait(jobid)
+
+
+def test_watch_test_when_a_list_fails_says_why(h: Harness) -> None:
+    h.emulator.api_fault(500, method="GET", path=r"\?limit=", count=3)
+    got = h.ask("dws.watch_test")
+    assert got["errnum"] == errno.EIO
+    assert got["error"].startswith("dws.watch_test: cannot list "), got
+    h.emulator.clear_api_faults()
+    assert h.ask("dws.watch_test") == {}
