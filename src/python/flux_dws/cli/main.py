@@ -24,6 +24,7 @@ SUBCOMMANDS: list[str] = [
     "rabbitmapping",
     "rabbits",
     "status",
+    "sync",
     "version",
 ]
 
