@@ -42,6 +42,12 @@ enum wf_state {
 #define ANN_EPILOG "flux-dws.io/epilog"
 #define WORKFLOW_FINALIZER "flux-framework.readthedocs.io/workflow"
 #define WORKFLOW_LABEL "dataworkflowservices.github.io/workflow.name"
+#define WORKFLOW_NS_LABEL "dataworkflowservices.github.io/workflow.namespace"
+/* rabbit_container_log: the last lines of the container's log asked for,
+ * and the most kept of them (bytes, as flux-coral2 keeps 50,000 characters)
+ */
+#define CONTAINER_LOG_LINES 5000
+#define CONTAINER_LOG_MAX 50000
 #define NOTE_PREFIX "DWS/Rabbit interactions failed: "
 
 struct config {
@@ -106,6 +112,7 @@ struct job {
     bool deleting;         /* we deleted the Workflow */
     bool token_pending;    /* PreRun: reading the workflow token Secret */
     bool tc;               /* in TransientCondition, timer running */
+    int teardown_reads;    /* reads before Teardown outstanding (data movements, pod log) */
     unsigned timers;       /* bit per timer kind running */
     double state_since;    /* when desired last changed */
 };

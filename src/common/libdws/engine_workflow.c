@@ -145,13 +145,49 @@ void workflow_patch_state (struct dws_engine *e, struct job *job, enum wf_state 
 
 static void teardown_finish (struct dws_engine *e, struct job *job);
 
+/* Does the job have a #DW container directive (user containers, whose
+ * Pods nnf-sos keeps until Teardown)?
+ */
+static bool has_container (struct job *job)
+{
+    size_t i;
+    json_t *d;
+    json_array_foreach (job->directives, i, d) {
+        const char *s = json_string_value (d);
+        while (s && isspace ((unsigned char)*s))
+            s++;
+        if (s && !strncmp (s, "#DW", 3)) {
+            s += 3;
+            while (isspace ((unsigned char)*s))
+                s++;
+            if (!strncmp (s, "container", 9) && (s[9] == '\0' || isspace ((unsigned char)s[9])))
+                return true;
+        }
+    }
+    return false;
+}
+
+static void teardown_patch (struct dws_engine *e, struct job *job)
+{
+    json_t *ann = job->epilog ? json_pack ("{s:s}", ANN_EPILOG, "active") : NULL;
+    workflow_patch_state (e, job, WF_TEARDOWN, ann);
+}
+
+/* Move the job's Workflow to Teardown.  What Teardown deletes and the
+ * reference keeps in the job's KVS is read first (as flux-coral2 does
+ * before its Teardown patch): the NnfDataMovements (save_datamovements)
+ * and the user container's log (#DW container, once PreRun was asked for:
+ * nnf-sos deletes the Pods at Teardown).  Meanwhile desired is Teardown
+ * already, so nothing else moves the Workflow on; the patch goes out once
+ * the last read has answered, whatever the answer.
+ */
 void workflow_teardown (struct dws_engine *e, struct job *job)
 {
     char token[96];
     if (job->desired == WF_TEARDOWN) {
         if (job->handled == WF_TEARDOWN)
             teardown_finish (e, job);
-        else if (job->epilog && !annotation (job->wf, ANN_EPILOG))
+        else if (job->teardown_reads == 0 && job->epilog && !annotation (job->wf, ANN_EPILOG))
             act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name,
                      json_pack ("{s:{s:{s:s}}}", "metadata", "annotations", ANN_EPILOG,
                                 "active"),
@@ -164,13 +200,129 @@ void workflow_teardown (struct dws_engine *e, struct job *job)
         json_t *put = json_pack ("{s:O}", "data.dws.workflow", job->wf);
         act_kvs (e, job, put, json_pack ("{s:s}", "rabbit_workflow", "data.dws.workflow"));
     }
+    bool prerun = job->desired >= WF_PRERUN;
+    job->desired = WF_TEARDOWN;
+    job->state_since = e->now;
+    job->teardown_reads = 0;
     if (e->cfg.save_datamovements > 0) {
         char sel[128];
         snprintf (sel, sizeof (sel), WORKFLOW_LABEL "=%s", job->name);
         act_k8s_list (e, "NnfDataMovement", sel, token_for (token, sizeof (token), "dm", job));
+        job->teardown_reads++;
     }
-    json_t *ann = job->epilog ? json_pack ("{s:s}", ANN_EPILOG, "active") : NULL;
-    workflow_patch_state (e, job, WF_TEARDOWN, ann);
+    if (prerun && has_container (job)) {
+        char sel[256];
+        snprintf (sel, sizeof (sel), WORKFLOW_LABEL "=%s," WORKFLOW_NS_LABEL "=%s", job->name,
+                  e->cfg.namespace);
+        json_t *a = json_pack ("{s:s s:s s:s s:s s:s s:s}", "action", "k8s", "op", "list",
+                               "kind", "Pod", "namespace", e->cfg.namespace, "label_selector",
+                               sel, "token", token_for (token, sizeof (token), "pods", job));
+        act (e, a);
+        job->teardown_reads++;
+    }
+    if (job->teardown_reads == 0)
+        teardown_patch (e, job);
+}
+
+/* One read before Teardown has answered. */
+static void teardown_read_done (struct dws_engine *e, struct job *job)
+{
+    if (job->teardown_reads <= 0)
+        return; /* a late answer (after a rebuild) */
+    if (--job->teardown_reads == 0 && job->desired == WF_TEARDOWN && job->exists)
+        teardown_patch (e, job);
+}
+
+/* Of a Workflow's Pods, the one whose log is kept: the MPI launcher, else
+ * the first by name (a non-MPI container runs one Pod per rabbit, the
+ * same program on each).
+ */
+static json_t *log_pod (json_t *items)
+{
+    json_t *best = NULL;
+    bool best_launcher = false;
+    size_t i;
+    json_t *pod;
+    json_array_foreach (items, i, pod) {
+        json_t *md = json_object_get (pod, "metadata");
+        const char *name = json_string_value (json_object_get (md, "name"));
+        const char *role = json_string_value (
+            json_object_get (json_object_get (md, "labels"), "training.kubeflow.org/job-role"));
+        bool launcher = role && !strcmp (role, "launcher");
+        json_t *containers = json_object_get (json_object_get (pod, "spec"), "containers");
+        if (!name || !json_string_value (json_object_get (json_array_get (containers, 0),
+                                                          "name")))
+            continue;
+        if (best) {
+            const char *bname = wf_get (best, "metadata", "name");
+            if (best_launcher && !launcher)
+                continue;
+            if (best_launcher == launcher && strcmp (name, bname) >= 0)
+                continue;
+        }
+        best = pod;
+        best_launcher = launcher;
+    }
+    return best;
+}
+
+/* The tail of a text: at most max bytes, cut at a UTF-8 character start. */
+static const char *text_tail (const char *s, size_t max)
+{
+    size_t n = strlen (s);
+    if (n <= max)
+        return s;
+    s += n - max;
+    while ((*s & 0xC0) == 0x80)
+        s++;
+    return s;
+}
+
+/* Most recent first (creationTimestamp, then name), for qsort: RFC 3339
+ * timestamps of the API server's one format sort as text.
+ */
+static int dm_newer_first (const void *a, const void *b)
+{
+    json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+    const char *tx = wf_get (x, "metadata", "creationTimestamp");
+    const char *ty = wf_get (y, "metadata", "creationTimestamp");
+    int c = strcmp (ty ? ty : "", tx ? tx : "");
+    if (c == 0) {
+        const char *nx = wf_get (x, "metadata", "name");
+        const char *ny = wf_get (y, "metadata", "name");
+        c = strcmp (ny ? ny : "", nx ? nx : "");
+    }
+    return c;
+}
+
+/* The NnfDataMovements to keep: the Failed ones first, each group most
+ * recent first, at most save_datamovements.
+ */
+static json_t *datamovements_kept (struct dws_engine *e, json_t *items)
+{
+    size_t n = json_array_size (items);
+    json_t **v = calloc (n ? n : 1, sizeof (*v));
+    json_t *out = json_array ();
+    if (!v || !out) {
+        free (v);
+        return out;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+            json_t *dm = json_array_get (items, i);
+            const char *status = wf_get (dm, "status", "status");
+            bool failed = status && !strcmp (status, "Failed");
+            if (failed == (pass == 0))
+                v[k++] = dm;
+        }
+        qsort (v, k, sizeof (*v), dm_newer_first);
+        for (size_t i = 0; i < k && json_array_size (out) < (size_t)e->cfg.save_datamovements;
+             i++)
+            json_array_append (out, v[i]);
+    }
+    free (v);
+    return out;
 }
 
 void epilog_remove (struct dws_engine *e, struct job *job)
@@ -908,23 +1060,50 @@ void workflow_k8s_result (struct dws_engine *e, const char *what, struct job *jo
         return;
     }
     if (!strcmp (what, "dm")) {
-        json_t *items = json_object_get (obj, "items");
-        json_t *failed = json_array (), *rest = json_array ();
-        size_t i;
-        json_t *dm;
-        json_array_foreach (items, i, dm) {
-            const char *status = wf_get (dm, "status", "status");
-            json_array_append (status && !strcmp (status, "Failed") ? failed : rest, dm);
-        }
-        json_array_extend (failed, rest);
-        while (json_array_size (failed) > (size_t)e->cfg.save_datamovements)
-            json_array_remove (failed, json_array_size (failed) - 1);
-        json_decref (rest);
         if (ok)
-            act_kvs (e, job, json_pack ("{s:o}", "data.dws.datamovements", failed),
+            act_kvs (e, job,
+                     json_pack ("{s:o}", "data.dws.datamovements",
+                                datamovements_kept (e, json_object_get (obj, "items"))),
                      json_pack ("{s:s}", "rabbit_datamovements", "data.dws.datamovements"));
         else
-            json_decref (failed);
+            act_log (e, "warning", "%s: cannot list its NnfDataMovements: %s", job->name,
+                     result_message (event));
+        teardown_read_done (e, job);
+        return;
+    }
+    if (!strcmp (what, "pods")) {
+        json_t *pod = ok ? log_pod (json_object_get (obj, "items")) : NULL;
+        if (!ok)
+            act_log (e, "warning", "%s: cannot list its container Pods: %s", job->name,
+                     result_message (event));
+        if (!pod) {
+            teardown_read_done (e, job);
+            return;
+        }
+        json_t *md = json_object_get (pod, "metadata");
+        json_t *c0 = json_array_get (json_object_get (json_object_get (pod, "spec"),
+                                                      "containers"), 0);
+        const char *ns = json_string_value (json_object_get (md, "namespace"));
+        char token[96];
+        act (e, json_pack ("{s:s s:s s:s s:s s:O s:O s:I s:s}", "action", "k8s", "op", "log",
+                           "kind", "Pod", "namespace", ns ? ns : e->cfg.namespace, "name",
+                           json_object_get (md, "name"), "container",
+                           json_object_get (c0, "name"), "tail_lines",
+                           (json_int_t)CONTAINER_LOG_LINES, "token",
+                           token_for (token, sizeof (token), "podlog", job)));
+        return; /* the read goes on: podlog ends it */
+    }
+    if (!strcmp (what, "podlog")) {
+        const char *text = json_string_value (json_object_get (obj, "log"));
+        if (ok && text)
+            act_kvs (e, job,
+                     json_pack ("{s:s}", "data.dws.container_log",
+                                text_tail (text, CONTAINER_LOG_MAX)),
+                     json_pack ("{s:s}", "rabbit_container_log", "data.dws.container_log"));
+        else
+            act_log (e, "warning", "%s: cannot read its container log: %s", job->name,
+                     ok ? "no log in the answer" : result_message (event));
+        teardown_read_done (e, job);
         return;
     }
     fault_k8s_result (e, what, job, event);

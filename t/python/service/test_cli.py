@@ -16,6 +16,14 @@ def test_status_outside_flux_says_why(monkeypatch: pytest.MonkeyPatch,
     assert "flux-dws status:" in err and "FLUX_URI is not set" in err
 
 
+def test_sync_outside_flux_says_why(monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("FLUX_URI", raising=False)
+    assert main(["sync"]) == 1
+    err = capsys.readouterr().err
+    assert "flux-dws sync:" in err and "FLUX_URI is not set" in err
+
+
 def test_status_table() -> None:
     st = {"synced": True, "rabbits": 2, "computes": 4,
           "service": {"events": 9, "k8s_pending": 0, "reaction_ms_p50": 1.5,

@@ -229,7 +229,7 @@ def test_several_kinds(emulator, layer, events):
     with pytest.raises(ValueError, match="watched twice"):
         layer.start_watches(["Storage"])
     with pytest.raises(ValueError, match="unknown kind"):
-        layer.start_watches(["Pod"])
+        layer.start_watches(["Pods"])
 
 
 # --- writes: order and results ------------------------------------------------
@@ -289,6 +289,33 @@ def test_ops_get_list_json_patch_secret(emulator, make_layer, events):
     sec = events.result("sec")["object"]
     assert sec["data"] == {"token": "c2VjcmV0"} and isinstance(sec, dict)
     assert sec["metadata"]["creationTimestamp"].endswith("Z")  # as sent, not re-rendered
+
+
+def test_ops_list_pods_and_read_a_pod_log(emulator, layer, events):
+    """A container job's launcher log: the Pods listed by label, one log read."""
+    pod = res.BY_KIND[("", "Pod")]
+    emulator.store.create(pod, "default", {"metadata": {"name": "p", "labels": {"w": "x"}},
+                                           "spec": {"containers": [{"name": "a"},
+                                                                   {"name": "b"}]}})
+    emulator.store.patch(pod, "default", "p", "merge", {"status": {"phase": "Running"}},
+                         "status")
+    emulator.store.append_pod_log("default", "p", "a", "one\ntwo\nthree \u00e9")
+    layer.submit(k8s("list", "Pod", token="pods", label_selector="w=x"))
+    layer.submit(k8s("log", "Pod", name="p", container="a", tail_lines=2, token="log"))
+    layer.submit(k8s("log", "Pod", name="p", token="nocontainer"))
+    layer.submit(k8s("log", "Pod", name="gone", container="a", token="gone"))
+    layer.submit(k8s("log", "Storage", name="p", token="bad"))
+    layer.submit(k8s("log", "Pod", name="p", tail_lines=-1, token="badtail"))
+    assert [p["metadata"]["name"] for p in events.result("pods")["object"]["items"]] == ["p"]
+    got = events.result("log")
+    assert got["ok"] and got["code"] == 200 and got["object"] == {"log": "two\nthree \u00e9\n"}
+    nc = events.result("nocontainer")
+    assert not nc["ok"] and nc["code"] == 400
+    assert nc["message"] == "a container name must be specified for pod p, choose one of: [a b]"
+    assert events.result("gone")["code"] == 404
+    assert events.result("bad")["message"] == \
+        "invalid k8s action: log of a Storage: only Pods have logs"
+    assert events.result("badtail")["message"].startswith("invalid k8s action: log needs")
 
 
 def test_merge_patch_content_type(emulator, layer, events):
@@ -592,3 +619,88 @@ def test_stop_drops_queued_actions(emulator, make_layer, events):
     assert not stopper.is_alive()
     assert events.of("k8s-result") == [] and layer.pending() == 0
     assert len(emulator.store.list_objects(STORAGE, "default")) == 1  # only the one in flight
+
+
+# --- barriers (dws.watch_test) ---------------------------------------------------
+
+
+def test_watch_barrier_waits_for_what_the_server_had(emulator, layer, events):
+    store_create(emulator, "old")
+    store_create(emulator, "doomed")
+    layer.start_watches(["Storage", "Workflow"])
+    events.sync("Storage")
+    events.sync("Workflow")
+    for n in range(30):
+        store_create(emulator, f"s{n}")
+    emulator.store.patch(STORAGE, "default", "old", "merge",
+                         {"metadata": {"labels": {"x": "1"}}})
+    emulator.store.delete(STORAGE, "default", "doomed")
+    seen: list[list[dict]] = []
+    done = threading.Event()
+
+    def cb(error):
+        assert error is None
+        with events.cond:
+            seen.append(list(events.events))
+        done.set()
+
+    layer.watch_barrier(cb)
+    assert done.wait(10)
+    got = seen[0]
+    added = {e["object"]["metadata"]["name"] for e in got
+             if e["type"] == "watch" and e["event"] == "ADDED"}
+    assert added >= {f"s{n}" for n in range(30)}
+    assert any(e["type"] == "watch" and e["event"] == "MODIFIED"
+               and e["object"]["metadata"]["name"] == "old" for e in got)
+    assert any(e["type"] == "watch" and e["event"] == "DELETED"
+               and e["object"]["metadata"]["name"] == "doomed" for e in got)
+
+
+def test_watch_barrier_caught_up_at_once_and_a_deletion_only(emulator, layer, events):
+    store_create(emulator, "a")
+    layer.start_watches(["Storage"])
+    events.sync("Storage")
+    answers: list = []
+    done = threading.Event()
+    layer.watch_barrier(lambda e: (answers.append(e), done.set()))
+    assert done.wait(10) and answers == [None]
+    emulator.store.delete(STORAGE, "default", "a")
+    done.clear()
+    n = len(events)
+    layer.watch_barrier(lambda e: (answers.append((e, len(events))), done.set()))
+    assert done.wait(10)
+    assert events.of("watch", n)[-1]["event"] == "DELETED"
+    assert answers[1][0] is None and answers[1][1] > n
+
+
+def test_watch_barrier_reports_a_failed_list(emulator, layer, events):
+    layer.start_watches(["Storage"])
+    events.sync("Storage")
+    # a list (limit=, no watch=) fails: the barrier says so, the watch goes on
+    emulator.api_fault(500, method="GET", path=r"storages\?limit=", count=1)
+    answers: list = []
+    done = threading.Event()
+    layer.watch_barrier(lambda e: (answers.append(e), done.set()))
+    assert done.wait(30)
+    assert answers == ["cannot list Storage: 500 injected fault"] or \
+        answers[0].startswith("cannot list Storage: 500"), answers
+
+
+def test_writes_barrier_waits_for_every_result(emulator, layer, events):
+    for n in range(8):
+        store_create(emulator, f"w{n}")
+    for n in range(8):
+        for k in range(3):
+            layer.submit(k8s("patch", name=f"w{n}", token=f"p{n}.{k}",
+                             body={"metadata": {"labels": {"k": str(k)}}}))
+    results: list[int] = []
+    done = threading.Event()
+
+    def cb():
+        results.append(len(events.of("k8s-result")))
+        done.set()
+
+    layer.writes_barrier(cb)
+    assert done.wait(10)
+    assert results == [24]
+    assert layer.pending() == 0

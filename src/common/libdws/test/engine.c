@@ -495,6 +495,8 @@ static char *token_of (const char *what, long long id)
  * has been asked for state `target` (or, for "Proposal", until Proposal is
  * complete and the breakdown read).  A is the last event's actions.
  */
+static const char *job_dw = DW_XFS; /* the directives job_to submits */
+
 static bool job_to (struct dws_engine *e, long long id, int tol, const char *nodelist,
                     int nodes, const char *target)
 {
@@ -508,7 +510,7 @@ static bool job_to (struct dws_engine *e, long long id, int tol, const char *nod
     char extra[256];
     snprintf (extra, sizeof (extra),
               "{'directiveBreakdowns':[{'name':'fluxjob-%lld-0','namespace':'default'}]}", id);
-    if (!create_req (e, id, (int)id, tol, nodes, DW_XFS)
+    if (!create_req (e, id, (int)id, tol, nodes, job_dw)
         || !k8s_result (e, "create", id, true, 201, "", wf (id)) || !complete (e, id, extra)
         || !find ("op", "get", "token", TOK ("breakdown", id))
         || !k8s_result (e, "breakdown", id, true, 200, "", bd)
@@ -1458,13 +1460,17 @@ static void test_more (void)
     feed (e, "{'type':'request','topic':'dws.teardown','msgid':5,'payload':{'jobid':1003}}");
     has ("Teardown with save_datamovements: list the data movements", "op", "list", "kind",
          "NnfDataMovement", "token", "dm:1003", "label_selector", LABEL "=fluxjob-1003");
+    ok (!find ("token", "state:1003"), "... and Teardown waits for the list");
     list_result (e, "dm", 1003,
                  "[{'metadata':{'name':'ok'},'status':{'status':'Success'}},"
                  "{'metadata':{'name':'bad'},'status':{'status':'Failed'}}]");
     acts_are ("[{'action':'kvs','id':1003,'put':{'data.dws.datamovements':[{'metadata':"
               "{'name':'bad'},'status':{'status':'Failed'}}]},'link':{'rabbit_datamovements':"
-              "'data.dws.datamovements'}}]",
-              "the failed data movement is saved in the KVS");
+              "'data.dws.datamovements'}},{'action':'k8s','op':'patch','kind':'Workflow',"
+              "'namespace':'default','name':'fluxjob-1003','body':{'spec':{'desiredState':"
+              "'Teardown'},'metadata':{'annotations':{'flux-dws.io/epilog':'active'}}},"
+              "'token':'state:1003'}]",
+              "the failed data movement is saved in the KVS, then Teardown is asked for");
 
     /* a failed Servers or Computes patch fails the job */
     job_to (e, 1004, 0, "'c1'", 1, "Proposal");
@@ -1544,6 +1550,132 @@ static json_t *found (long long id, const char *desired, const char *state, bool
         json_decref (x);
     }
     return w;
+}
+
+/* Before Teardown: what it deletes and the job's KVS keeps */
+static void test_teardown_reads (void)
+{
+    k8s_reset ();
+    struct dws_engine *e = engine ("{'save_datamovements':2}");
+    sync_none (e);
+    sysconf (e);
+
+    /* the Failed ones first, each group most recent first, at most N */
+    job_to (e, 2000, 0, "'c1'", 1, "DataOut");
+    complete (e, 2000, NULL);
+    has ("DataOut complete with save_datamovements: list them", "op", "list", "kind",
+         "NnfDataMovement", "token", "dm:2000");
+    ok (!find ("token", "state:2000"), "... Teardown not asked yet");
+    ok (find ("action", "kvs") != NULL, "... the Workflow is saved at once");
+    json_t *st = job_status (e, 2000);
+    ok (st && !strcmp (json_string_value (json_object_get (st, "desired")), "Teardown"),
+        "... the engine's view: on its way to Teardown");
+    json_decref (st);
+    complete (e, 2000, NULL); /* a repeated DataOut event: nothing moves meanwhile */
+    none ("a DataOut event meanwhile changes nothing");
+    list_result (e, "dm", 2000,
+                 "[{'metadata':{'name':'a','creationTimestamp':'2026-01-01T00:00:01Z'},"
+                 "'status':{'status':'Success'}},"
+                 "{'metadata':{'name':'b','creationTimestamp':'2026-01-01T00:00:03Z'},"
+                 "'status':{'status':'Success'}},"
+                 "{'metadata':{'name':'c','creationTimestamp':'2026-01-01T00:00:02Z'},"
+                 "'status':{'status':'Failed'}},"
+                 "{'metadata':{'name':'d','creationTimestamp':'2026-01-01T00:00:00Z'},"
+                 "'status':{'status':'Running'}}]");
+    json_t *a = has ("the data movements are saved", "action", "kvs", "id", "2000");
+    json_at (jp (a, "put", "data.dws.datamovements", NULL),
+             "[{'metadata':{'name':'c','creationTimestamp':'2026-01-01T00:00:02Z'},"
+             "'status':{'status':'Failed'}},"
+             "{'metadata':{'name':'b','creationTimestamp':'2026-01-01T00:00:03Z'},"
+             "'status':{'status':'Success'}}]",
+             "... Failed first, then the most recent, 2 of them");
+    has ("... then Teardown", "token", "state:2000", "op", "patch");
+
+    /* a failed list: logged, Teardown anyway */
+    job_to (e, 2001, 0, "'c1'", 1, "DataOut");
+    complete (e, 2001, NULL);
+    k8s_result (e, "dm", 2001, false, 500, "etcd is sad", NULL);
+    has ("a failed data movement list is logged", "action", "log", "message",
+         "fluxjob-2001: cannot list its NnfDataMovements: etcd is sad");
+    has ("... and Teardown is asked for anyway", "token", "state:2001");
+    ok (!find ("action", "kvs"), "... nothing saved");
+    dws_engine_destroy (e);
+
+    /* #DW container: the launcher's log, read before Teardown deletes the Pods */
+    e = engine (NULL);
+    sync_none (e);
+    sysconf (e);
+    job_dw = DW_XFS " #DW container name=c profile=example-mpi DW_JOB_foo_local_storage=scratch";
+    job_to (e, 2002, 0, "'c1'", 1, "DataOut");
+    complete (e, 2002, NULL);
+    has ("DataOut complete with a container: list the Workflow's Pods", "op", "list", "kind",
+         "Pod", "namespace", "default", "token", "pods:2002", "label_selector",
+         LABEL "=fluxjob-2002,dataworkflowservices.github.io/workflow.namespace=default");
+    ok (!find ("token", "state:2002"), "... Teardown not asked yet");
+    list_result (e, "pods", 2002,
+                 "[{'metadata':{'name':'fluxjob-2002-worker-0','namespace':'default','labels':"
+                 "{'training.kubeflow.org/job-role':'worker'}},'spec':{'containers':["
+                 "{'name':'w'}]}},"
+                 "{'metadata':{'name':'fluxjob-2002-launcher-x','namespace':'default','labels':"
+                 "{'training.kubeflow.org/job-role':'launcher'}},'spec':{'containers':["
+                 "{'name':'example-mpi'},{'name':'sidecar'}]}}]");
+    acts_are ("[{'action':'k8s','op':'log','kind':'Pod','namespace':'default','name':"
+              "'fluxjob-2002-launcher-x','container':'example-mpi','tail_lines':5000,"
+              "'token':'podlog:2002'}]",
+              "the launcher's first container's log is read");
+    json_t *log = jq ("{'log':'hello\\nworld\\n'}");
+    k8s_result (e, "podlog", 2002, true, 200, "", log);
+    json_decref (log);
+    acts_are ("[{'action':'kvs','id':2002,'put':{'data.dws.container_log':'hello\\nworld\\n'},"
+              "'link':{'rabbit_container_log':'data.dws.container_log'}},"
+              "{'action':'k8s','op':'patch','kind':'Workflow','namespace':'default','name':"
+              "'fluxjob-2002','body':{'spec':{'desiredState':'Teardown'},'metadata':"
+              "{'annotations':{'flux-dws.io/epilog':'active'}}},'token':'state:2002'}]",
+              "the log is saved as rabbit_container_log, then Teardown");
+
+    /* a long log keeps its last 50,000 bytes; without a launcher the first Pod by name */
+    job_to (e, 2003, 0, "'c1'", 1, "PostRun");
+    feed (e, "{'type':'request','topic':'dws.teardown','msgid':7,'payload':{'jobid':2003}}");
+    list_result (e, "pods", 2003,
+                 "[{'metadata':{'name':'p-b'},'spec':{'containers':[{'name':'b'}]}},"
+                 "{'metadata':{'name':'p-a'},'spec':{'containers':[{'name':'a'}]}},"
+                 "{'metadata':{'name':'p-0'},'spec':{}}]");
+    has ("no launcher: the first Pod by name that has a container", "op", "log", "name", "p-a",
+         "container", "a", "namespace", "default");
+    char *big = malloc (60001);
+    memset (big, 'x', 60000);
+    big[0] = 'F';
+    big[9999] = 'L';
+    big[60000] = '\0';
+    log = json_pack ("{s:s}", "log", big);
+    k8s_result (e, "podlog", 2003, true, 200, "", log);
+    json_decref (log);
+    free (big);
+    a = has ("the tail of a long log is saved", "action", "kvs", "id", "2003");
+    const char *kept = json_string_value (jp (a, "put", "data.dws.container_log", NULL));
+    ok (kept && strlen (kept) == 50000 && kept[0] == 'x' && !strchr (kept, 'L'),
+        "... its last 50,000 bytes");
+    has ("... then Teardown", "token", "state:2003");
+
+    /* no Pods, a failed log read, a container job torn down before PreRun */
+    job_to (e, 2004, 0, "'c1'", 1, "PreRun");
+    feed (e, "{'type':'request','topic':'dws.teardown','msgid':8,'payload':{'jobid':2004}}");
+    list_result (e, "pods", 2004, "[]");
+    has ("no Pods: Teardown at once", "token", "state:2004");
+    job_to (e, 2005, 0, "'c1'", 1, "PreRun");
+    feed (e, "{'type':'request','topic':'dws.teardown','msgid':9,'payload':{'jobid':2005}}");
+    list_result (e, "pods", 2005, "[{'metadata':{'name':'p'},'spec':{'containers':["
+                                  "{'name':'c'}]}}]");
+    k8s_result (e, "podlog", 2005, false, 400, "container c is waiting to start", NULL);
+    has ("a failed log read is logged", "action", "log", "message",
+         "fluxjob-2005: cannot read its container log: container c is waiting to start");
+    has ("... and Teardown is asked for", "token", "state:2005");
+    job_to (e, 2006, 0, "'c1'", 1, "DataIn");
+    feed (e, "{'type':'request','topic':'dws.teardown','msgid':10,'payload':{'jobid':2006}}");
+    ok (!find ("kind", "Pod"), "torn down before PreRun: no Pods to read");
+    has ("... Teardown at once", "token", "state:2006");
+    job_dw = DW_XFS;
+    dws_engine_destroy (e);
 }
 
 static void test_rebuild (void)
@@ -2096,6 +2228,7 @@ int main (void)
     test_timers ();
     test_abort ();
     test_more ();
+    test_teardown_reads ();
     test_rebuild ();
     test_vanish ();
     test_orphans ();

@@ -25,6 +25,7 @@ SUBCOMMANDS: list[str] = [
     "rabbitmapping",
     "rabbits",
     "status",
+    "sync",
     "version",
 ]
 

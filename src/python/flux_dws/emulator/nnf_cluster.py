@@ -18,6 +18,16 @@ from flux_dws.emulator.nnf_container import (
 from flux_dws.emulator.store import ApiError, now_rfc3339
 
 
+def _containers(spec: Any) -> list[dict[str, Any]]:
+    """The containers of a Job spec or an MPIJob replica spec's Pod template
+    (name, image, command, args), or one named ``emulated`` if it has none."""
+    tmpl = ((spec or {}).get("template") or {}).get("spec") or {} if isinstance(spec, dict) \
+        else {}
+    out = [{k: c[k] for k in ("name", "image", "command", "args") if k in c}
+           for c in tmpl.get("containers") or [] if isinstance(c, dict) and c.get("name")]
+    return out or [{"name": "emulated"}]
+
+
 class ContainerCluster:
     """The Job controller, mpi-operator and kubelet, as far as a WLM can tell."""
 
@@ -95,12 +105,14 @@ class ContainerCluster:
         labels = dict(obj["metadata"].get("labels") or {})
         if r is MPIJOB:
             launcher = f"{name}-launcher"
+            replicas = obj["spec"].get("mpiReplicaSpecs") or {}
             self._create_pod(ns, f"{launcher}-{secrets.token_hex(3)[:5]}", {**labels,
                              "app": name, "training.kubeflow.org/job-role": "launcher"},
-                             rabbits[0], obj)
+                             rabbits[0], obj, _containers(replicas.get("Launcher")))
             for i, rabbit in enumerate(rabbits):
                 self._create_pod(ns, f"{name}-worker-{i}", {**labels, "app": name,
-                                 "training.kubeflow.org/job-role": "worker"}, rabbit, obj)
+                                 "training.kubeflow.org/job-role": "worker"}, rabbit, obj,
+                                 _containers(replicas.get("Worker")))
             conds = (obj.get("status") or {}).get("conditions") or []
             self._patch_status(r, ns, name, {"conditions": [*conds, {
                 "type": "Running", "status": "True", "reason": "MPIJobRunning",
@@ -110,11 +122,13 @@ class ContainerCluster:
                   or {}).get("kubernetes.io/hostname", "")
         self._create_pod(ns, f"{name}-{secrets.token_hex(3)[:5]}",
                          {**labels, "batch.kubernetes.io/job-name": name, "job-name": name},
-                         rabbit, obj)
+                         rabbit, obj, _containers(obj.get("spec")))
         self._patch_status(r, ns, name, {"active": 1, "ready": 1})
 
     def _create_pod(self, ns: str, name: str, labels: dict[str, str], node: str,
-                    owner: dict[str, Any]) -> None:
+                    owner: dict[str, Any], containers: list[dict[str, Any]]) -> None:
+        """A Running Pod with the template's containers; each writes to its
+        log what it runs (the emulator runs nothing)."""
         try:
             self.ctl.store.create(POD, ns, {
                 "apiVersion": "v1", "kind": "Pod",
@@ -122,10 +136,24 @@ class ContainerCluster:
                     "apiVersion": owner["apiVersion"], "kind": owner["kind"],
                     "name": owner["metadata"]["name"], "uid": owner["metadata"]["uid"],
                     "controller": True}]},
-                "spec": {"nodeName": node, "containers": [{"name": "emulated"}]}})
+                "spec": {"nodeName": node, "containers": containers}})
             self._patch_status(POD, ns, name, {"phase": "Running", "startTime": now_rfc3339()})
+            for c in containers:
+                argv = [str(a) for a in (c.get("command") or []) + (c.get("args") or [])]
+                text = f"flux-dws emulator: container {c['name']} ({c.get('image', 'no image')})" \
+                       f" started in pod {name} on {node}"
+                if argv:
+                    text += "\n+ " + " ".join(argv)
+                self._log(ns, name, c["name"], text)
         except ApiError as exc:
             if exc.code != 409:
+                raise
+
+    def _log(self, ns: str, pod: str, container: str, text: str) -> None:
+        try:
+            self.ctl.store.append_pod_log(ns, pod, container, text)
+        except ApiError as exc:
+            if exc.code != 404:
                 raise
 
     def _finish(self, r: Any, ns: str, name: str, ok: bool, reason: str = "",
@@ -166,6 +194,13 @@ class ContainerCluster:
                                 "message": message, "lastTransitionTime": now}]})
         sel = f"{'app' if r is MPIJOB else 'batch.kubernetes.io/job-name'}={name}"
         for pod in self.ctl.store.list_objects(POD, ns, sel):
+            if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+                continue
+            for c in (pod.get("spec") or {}).get("containers") or []:
+                self._log(ns, pod["metadata"]["name"], c["name"],
+                          f"flux-dws emulator: container {c['name']} exited with status 0"
+                          if ok else f"flux-dws emulator: container {c['name']} failed:"
+                                     f" {reason}: {message}")
             self._patch_status(POD, ns, pod["metadata"]["name"],
                                {"phase": "Succeeded" if ok else "Failed"})
 

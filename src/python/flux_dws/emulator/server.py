@@ -531,8 +531,10 @@ class Handler(socketserver.StreamRequestHandler):
                                                     " Lustre resources itself")
         nsv = ns or ""
         if method == "GET" and name and sub == "log":
-            st.get_raw(r, nsv, name)
-            return self._send(200, b"", "text/plain")
+            return self._send(200, st.pod_log(nsv, name, q.get("container") or None,
+                                              _count_param(q, "tailLines"),
+                                              _count_param(q, "limitBytes", 1)),
+                              "text/plain")
         if method == "GET" and name and not watch_path:
             raw = st.get_raw(r, nsv, name)
             if self._table():
@@ -724,6 +726,21 @@ class Handler(socketserver.StreamRequestHandler):
     def _chunk(self, data: bytes) -> None:
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
 
+
+def _count_param(q: dict[str, str], key: str, least: int = 0) -> int | None:
+    """An integer query parameter (pods/log's tailLines, limitBytes), or None."""
+    value = q.get(key)
+    if value is None:
+        return None
+    try:
+        n = int(value)
+    except ValueError:
+        raise ApiError(400, "BadRequest", f"{key}: invalid value {value!r}:"
+                                          f" must be an integer") from None
+    if n < least:
+        raise ApiError(422, "Invalid", f"PodLogOptions \"\" is invalid: {key}: Invalid value:"
+                                       f" {n}: must be greater than or equal to {least}")
+    return n
 
 
 @functools.lru_cache(maxsize=8192)

@@ -29,6 +29,10 @@ layer uses exactly these calls, so both see the same semantics:
   ``compact()`` drops the event history, as etcd compaction does.
 - ``load(r, obj)`` stores a trusted object without events or admission
   (seeding a system at start-up).
+- ``append_pod_log(ns, name, container, text)`` / ``pod_log(ns, name,
+  container, tail_lines, limit_bytes)``: what a Pod's containers wrote (the
+  kubelet's part; ``pods/NAME/log``).  Kept per Pod uid, dropped with the
+  Pod, never persisted.
 """
 
 from __future__ import annotations
@@ -65,6 +69,7 @@ OBJECT_META = frozenset(PROTECTED) | {"generateName", "labels", "annotations", "
 FIELD_VALIDATION = ("Ignore", "Warn", "Strict")
 
 Key = tuple[str, str, str, str]  # group, plural, namespace ("" if cluster), name
+POD_KIND = ("", "pods")
 Kind = tuple[str, str]           # group, plural
 Admission = Callable[[str, "dict[str, Any] | None", "dict[str, Any]"], "dict[str, Any]"]
 
@@ -268,6 +273,7 @@ class Store:
         self._kinds: dict[Kind, set[Key]] = collections.defaultdict(set)
         self._uids: dict[str, Key] = {}
         self._owned: dict[str, set[Key]] = collections.defaultdict(set)
+        self._pod_logs: dict[tuple[str, str], list[str]] = {}  # (pod uid, container): lines
         if persist is not None:
             self.rv, entries = persist.load()
             for key, obj in entries:
@@ -341,6 +347,10 @@ class Store:
         self._index(key, prev.obj if prev else None, None if etype == "DELETED" else obj)
         if etype == "DELETED":
             self.objects.pop(key, None)
+            if key[:2] == POD_KIND and self._pod_logs:
+                uid = obj["metadata"].get("uid", "")
+                for k in [k for k in self._pod_logs if k[0] == uid]:
+                    del self._pod_logs[k]
         else:
             self.objects[key] = entry
         ev = Event(etype, key, obj, raw, self.rv)
@@ -419,6 +429,51 @@ class Store:
         w = self.warnings
         self._tls.warnings = []
         return w
+
+    # --- pod logs (the kubelet's part) -----------------------------------------
+
+    def _pod_containers(self, ns: str, name: str) -> tuple[dict[str, Any], list[str]]:
+        pod = self._entry(BY_GROUP_PLURAL[POD_KIND], ns, name).obj
+        names = [str(c.get("name", "")) for c in (pod.get("spec") or {}).get("containers") or []
+                 if isinstance(c, dict)]
+        return pod, names
+
+    def append_pod_log(self, ns: str, name: str, container: str, text: str) -> None:
+        """Container ``container`` of Pod ns/name wrote ``text`` (lines)."""
+        with self.cond:
+            pod, names = self._pod_containers(ns, name)
+            if container not in names:
+                raise ApiError(400, "BadRequest",
+                               f"container {container} is not valid for pod {name}")
+            lines = self._pod_logs.setdefault((pod["metadata"].get("uid", ""), container), [])
+            lines.extend(text.splitlines())
+
+    def pod_log(self, ns: str, name: str, container: str | None = None,
+                tail_lines: int | None = None, limit_bytes: int | None = None) -> bytes:
+        """The log of a container of a Pod, as ``GET pods/NAME/log`` answers it:
+        the last ``tail_lines`` lines, then at most ``limit_bytes`` bytes.
+        Errors as the real API server's (404 no Pod, 400 no such container,
+        a container name needed, a container not started)."""
+        with self.cond:
+            pod, names = self._pod_containers(ns, name)
+            if container is None:
+                if len(names) != 1:
+                    raise ApiError(400, "BadRequest",
+                                   f"a container name must be specified for pod {name},"
+                                   f" choose one of: [{' '.join(names)}]")
+                container = names[0]
+            elif container not in names:
+                raise ApiError(400, "BadRequest",
+                               f"container {container} is not valid for pod {name}")
+            phase = (pod.get("status") or {}).get("phase") or "Pending"
+            if phase == "Pending":
+                raise ApiError(400, "BadRequest", f'container "{container}" in pod "{name}"'
+                                                  f" is waiting to start: ContainerCreating")
+            lines = list(self._pod_logs.get((pod["metadata"].get("uid", ""), container), ()))
+        if tail_lines is not None:
+            lines = lines[len(lines) - tail_lines:] if tail_lines else []
+        data = "".join(line + "\n" for line in lines).encode()
+        return data[:limit_bytes] if limit_bytes is not None else data
 
     # --- reads ---------------------------------------------------------------
 

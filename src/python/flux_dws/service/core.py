@@ -10,6 +10,7 @@ Flux messages to the link.
 
 from __future__ import annotations
 
+import errno
 import pwd
 import threading
 import time
@@ -33,6 +34,9 @@ _WRITES = frozenset(("create", "patch", "json-patch", "delete"))
 #: lets users see why their rabbit jobs wait (flux-coral2 #229).  The rest
 #: (the jobtap plugin's requests, status, config) stay the owner's.
 GUEST_METHODS = ("rabbits",)
+#: the barrier request (answered by the shell, not the engine)
+WATCH_TEST = "dws.watch_test"
+FLUSH_TIMER = "health-flush"
 
 
 class Kube(Protocol):
@@ -40,6 +44,8 @@ class Kube(Protocol):
     def start_watches(self, specs: list[WatchSpec]) -> None: ...
     def stop(self) -> None: ...
     def pending(self) -> int: ...
+    def watch_barrier(self, done: Callable[[str | None], None]) -> None: ...
+    def writes_barrier(self, done: Callable[[], None]) -> None: ...
 
 
 class Stats:
@@ -80,6 +86,10 @@ class Service:
         self._fluxion = config.get("fluxion", True) is not False
         self._drain_queues = config.get("drain_queues") or None
         self._resources: ResourceFollow | None = None
+        self._timers: set[str] = set()        # timers running (started by the engine)
+        self._flux_seq = 0                    # Flux calls sent so far
+        self._flux_open: set[int] = set()     # ... and not answered yet
+        self._flux_waits: list[tuple[int, Callable[[], None]]] = []
         self.kube = kube_factory(self.post_event)
 
     # --- lifecycle ------------------------------------------------------
@@ -138,6 +148,9 @@ class Service:
             self.stats.reactions.append(time.monotonic() - t_in)
 
     def _request(self, req: Request) -> None:
+        if req.topic == WATCH_TEST:
+            self._watch_test(req)
+            return
         self._msgid += 1
         self._msgs[self._msgid] = req.msg
         event: dict[str, Any] = {"type": "request", "topic": req.topic, "msgid": self._msgid,
@@ -146,6 +159,66 @@ class Service:
         if req.topic == "dws.create" and isinstance(uid, int) and not isinstance(uid, bool):
             event["_gid_of"] = uid
         self._in_order(event)
+
+    # --- dws.watch_test: a barrier ------------------------------------------
+    #
+    # Answered (an empty object) once (1) the watches have posted, and the
+    # engine has processed, every change the API server had made to the
+    # watched kinds when the request came (the kube layer lists them and
+    # waits for its watches to reach the lists); (2) rabbit health's batch
+    # of changes, if one waits for its flush timer, has been flushed; (3)
+    # every Kubernetes call submitted by then (those events' and the
+    # flush's) has been answered and its answer processed by the engine;
+    # (4) every Flux RPC (job-manager.dws.*, memo, exception, drain,
+    # Fluxion) and KVS commit sent by then has been answered.  What those
+    # answers cause in turn is sent, not waited for.  A failed list answers
+    # EIO with its message.  Owner only (the broker refuses others).
+
+    def _watch_test(self, req: Request) -> None:
+        msg = req.msg
+
+        def listed(error: str | None) -> None:  # a kube thread
+            self.link.post(lambda: caught_up(error))
+
+        def caught_up(error: str | None) -> None:
+            if error is not None:
+                self.link.respond_error(msg, errno.EIO, f"{WATCH_TEST}: {error}")
+                return
+            if FLUSH_TIMER in self._timers:
+                self._timers.discard(FLUSH_TIMER)
+                self.link.timer_stop(FLUSH_TIMER)
+                self.feed({"type": "timer", "key": FLUSH_TIMER})
+            self.kube.writes_barrier(lambda: self.link.post(written))
+
+        def written() -> None:
+            self._flux_barrier(lambda: self.link.respond(msg, {}))
+
+        self.kube.watch_barrier(listed)
+
+    def _flux_call(self) -> Callable[[], None]:
+        """Count a Flux call sent; the function returned says it was answered."""
+        self._flux_seq += 1
+        seq = self._flux_seq
+        self._flux_open.add(seq)
+
+        def answered() -> None:
+            self._flux_open.discard(seq)
+            if self._flux_waits:
+                oldest = min(self._flux_open, default=None)
+                ready = [fn for upto, fn in self._flux_waits if oldest is None or oldest > upto]
+                self._flux_waits = [(u, fn) for u, fn in self._flux_waits
+                                    if not (oldest is None or oldest > u)]
+                for fn in ready:
+                    fn()
+
+        return answered
+
+    def _flux_barrier(self, fn: Callable[[], None]) -> None:
+        """fn() once every Flux call sent so far has been answered."""
+        if not self._flux_open:
+            fn()
+            return
+        self._flux_waits.append((self._flux_seq, fn))
 
     # The Workflow's groupID comes from the owner's passwd entry.  A passwd
     # lookup may wait on NSS (LDAP, sssd), so it runs on a thread of its
@@ -218,7 +291,10 @@ class Service:
         token = a.get("token")
         topic = a["topic"]
 
+        answered = self._flux_call()
+
         def done(ok: bool, errnum: int, errstr: str, payload: Any) -> None:
+            answered()
             if token is not None:
                 self.feed({"type": "rpc-result", "token": token, "ok": ok, "errnum": errnum,
                            "errstr": errstr, "payload": payload})
@@ -228,15 +304,18 @@ class Service:
         self.link.rpc(topic, a["payload"], a.get("nodeid", 0), done)
 
     def _do_memo(self, a: dict[str, Any], event: dict[str, Any]) -> None:
-        self.link.memo(a["id"], a["memo"])
+        self.link.memo(a["id"], a["memo"], self._flux_call())
 
     def _do_raise(self, a: dict[str, Any], event: dict[str, Any]) -> None:
-        self.link.raise_exception(a["id"], a["type"], a["severity"], a["note"])
+        self.link.raise_exception(a["id"], a["type"], a["severity"], a["note"],
+                                  self._flux_call())
 
     def _do_kvs(self, a: dict[str, Any], event: dict[str, Any]) -> None:
         jobid = a["id"]
+        answered = self._flux_call()
 
         def done(ok: bool, errstr: str) -> None:
+            answered()
             if not ok:
                 self.link.log("err", f"job {jobid}: KVS write failed: {errstr}")
 
@@ -257,13 +336,20 @@ class Service:
 
     def _do_timer_start(self, a: dict[str, Any], event: dict[str, Any]) -> None:
         key = a["key"]
-        self.link.timer_start(key, a["after"], lambda: self.feed({"type": "timer", "key": key}))
+
+        def fire() -> None:
+            self._timers.discard(key)
+            self.feed({"type": "timer", "key": key})
+
+        self._timers.add(key)
+        self.link.timer_start(key, a["after"], fire)
 
     def _do_timer_stop(self, a: dict[str, Any], event: dict[str, Any]) -> None:
+        self._timers.discard(a["key"])
         self.link.timer_stop(a["key"])
 
     def _do_drain(self, a: dict[str, Any], event: dict[str, Any]) -> None:
-        self.link.drain(a["targets"], a["reason"])
+        self.link.drain(a["targets"], a["reason"], self._flux_call())
 
     def _do_log(self, a: dict[str, Any], event: dict[str, Any]) -> None:
         self.link.log(a["level"], a["message"])

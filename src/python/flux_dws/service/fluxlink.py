@@ -131,6 +131,10 @@ class FluxLink(Link):
                     callback(False, exc.errno or errno.EIO,
                              f.error_string() or str(exc.strerror), None)
                 return
+            except Exception as exc:  # an answer the bindings cannot decode
+                if callback is not None:
+                    callback(False, errno.EPROTO, f"{topic}: {exc}", None)
+                return
             if callback is not None:
                 callback(True, 0, "", body)
 
@@ -187,9 +191,13 @@ class FluxLink(Link):
         def then(f: Any) -> None:
             try:
                 f.get()
-                callback(True, "")
             except OSError as exc:
                 callback(False, str(exc.strerror))
+                return
+            except Exception as exc:  # every commit is answered (dws.watch_test waits)
+                callback(False, str(exc))
+                return
+            callback(True, "")
 
         future.then(then)
 

@@ -25,7 +25,7 @@ DWS_PLURALS = {
     "SystemConfiguration": "systemconfigurations",
 }
 NNF_PLURALS = {"NnfDataMovement": "nnfdatamovements"}
-CORE_PLURALS = {"Secret": "secrets"}
+CORE_PLURALS = {"Secret": "secrets", "Pod": "pods"}
 ALL_KINDS = (*DWS_PLURALS, *NNF_PLURALS, *CORE_PLURALS)
 
 

@@ -23,8 +23,9 @@ go to the logger, not to the engine.
 
 Writes and reads (``WriterPool``): ``k8s`` actions go to one of N workers
 (default 4) by hash(kind, namespace, name), so calls on one object run in
-submission order.  ``submit`` never blocks (unbounded per-worker queues;
-``pending()`` counts queued and running calls).  Retries happen here and
+submission order (op ``log`` reads a Pod's log: ``{"log": text}``).
+``submit`` never blocks (unbounded per-worker queues; ``pending()`` counts
+queued and running calls).  Retries happen here and
 nowhere else (the client's own urllib3 retries are switched off): 429
 (after its Retry-After when given), 500-599 and transport errors (refused
 or dropped connections, timeouts, TLS errors) are retried after 0.05 s
@@ -35,6 +36,11 @@ AlreadyExists for an object its first attempt made, and a delete 404.
 
 A delete that finds nothing (404) is reported ``ok: true, code: 404``: the
 object is gone, which is what was asked.
+
+Barriers (the service's ``dws.watch_test``): ``watch_barrier`` lists every
+watched kind and calls back once each watch has posted what its list
+shows; ``writes_barrier`` calls back once every action submitted before has
+been carried out and its result posted.
 
 Config keys (``KubeSettings.from_config``; others are ignored): ``writers``,
 ``retry_initial``, ``retry_max``, ``retry_attempts``, ``retry_deadline``,
@@ -72,7 +78,7 @@ __all__ = ["KindWatch", "KubeError", "KubeLayer", "KubeSettings", "Post", "Watch
 Post = Callable[[dict[str, Any]], None]
 MERGE_PATCH = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
-OPS = ("create", "patch", "json-patch", "delete", "get", "list")
+OPS = ("create", "patch", "json-patch", "delete", "get", "list", "log")
 # what a lost or refused connection looks like through the client (urllib3
 # errors, socket errors, http.client's RemoteDisconnected and friends)
 TRANSPORT_ERRORS = (urllib3.exceptions.HTTPError, OSError, http.client.HTTPException)
@@ -199,6 +205,12 @@ class _Gate:
             if self.open:
                 self._post(event)
 
+    def run(self, fn: Callable[[], None]) -> None:
+        """Call fn (which posts) unless closed."""
+        with self._lock:
+            if self.open:
+                fn()
+
     def close(self) -> None:
         with self._lock:
             self.open = False
@@ -252,6 +264,21 @@ class Api:
         return _read(self.custom.get_namespaced_custom_object(
             k.group, k.version, ns, k.plural, name, **self._raw()))
 
+    def pod_log(self, ns: str, name: str, container: str | None,
+                tail_lines: int | None) -> tuple[int, Any]:
+        """A Pod's log (text, decoded as UTF-8 with replacement) as ``{"log": text}``."""
+        kw: dict[str, Any] = dict(self._raw())
+        if container:
+            kw["container"] = container
+        if tail_lines is not None:
+            kw["tail_lines"] = tail_lines
+        resp: Any = self.core.read_namespaced_pod_log(name, ns, **kw)  # raw: not a str
+        try:
+            data = resp.data
+        finally:
+            resp.release_conn()
+        return int(resp.status), {"log": data.decode("utf-8", errors="replace")}
+
     def lister(self, k: KindInfo, ns: str | None) -> Callable[..., Any]:
         """The list (and, with watch=True, watch) call for k in ns (None: all)."""
         if k.core:
@@ -297,6 +324,32 @@ class Api:
         raise ApiException(status=410, reason="continue token expired three times")
 
 
+def _rv_int(rv: Any) -> int | None:
+    try:
+        return int(rv) if isinstance(rv, str) and rv else None
+    except ValueError:
+        return None
+
+
+def _rv_of(obj: Any) -> tuple[str | None, int | None]:
+    """("namespace/name", resourceVersion as an integer) of an object."""
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
+        return None, None
+    return f"{meta.get('namespace') or ''}/{meta['name']}", _rv_int(meta.get("resourceVersion"))
+
+
+@dataclass(eq=False)
+class _Barrier:
+    """A list a watch must catch up with: its names, its newest object's
+    resourceVersion, its own."""
+
+    done: Callable[[str | None], None]
+    names: set[str]
+    newest: int
+    list_rv: int
+
+
 # --- watches -----------------------------------------------------------------
 
 
@@ -321,6 +374,11 @@ class KindWatch:
         self._lock = threading.Lock()
         self._resp: Any = None
         self._delivered = False  # the current (or last) stream delivered something
+        # what has been posted, for barriers: objects' resourceVersions and the
+        # highest resourceVersion delivered (events, bookmarks, lists)
+        self._known: dict[str, int] = {}
+        self._seen = -1
+        self._barriers: list[_Barrier] = []
         self._thread = threading.Thread(target=self._run, name=f"kube-watch-{info.kind}",
                                         daemon=True)
 
@@ -343,6 +401,61 @@ class KindWatch:
         if not self._stopping.is_set():
             self._post(event)
 
+    # --- barriers: "has everything the API server had at a list been posted?"
+
+    def _delivered_to(self, etype: str, obj: Any = None, objects: Any = None,
+                      rv: str | None = None) -> None:
+        """Record what was just posted (or, for a BOOKMARK, reached) and
+        release the barriers it satisfies (on the watch thread)."""
+        n = _rv_int(rv)
+        with self._lock:
+            if etype == "SYNC":
+                self._known = {k: v for k, v in (_rv_of(o) for o in objects or ())
+                               if k is not None and v is not None}
+                self._seen = n if n is not None else -1
+            else:
+                if etype in ("ADDED", "MODIFIED", "DELETED"):
+                    key, orv = _rv_of(obj)
+                    if key is not None:
+                        if etype == "DELETED":
+                            self._known.pop(key, None)
+                        elif orv is not None:
+                            self._known[key] = orv
+                if n is not None and n > self._seen:
+                    self._seen = n
+            ready = [b for b in self._barriers if self._caught_up(b)]
+            self._barriers = [b for b in self._barriers if b not in ready]
+        for b in ready:
+            b.done(None)
+
+    def _caught_up(self, b: _Barrier) -> bool:
+        if self._seen < b.newest:
+            return False
+        # known to us, absent from the list and older than it: deleted before
+        # the list, and that DELETED event is still to come
+        return all(key in b.names or rv > b.list_rv for key, rv in self._known.items())
+
+    def when_caught_up(self, objects: list[dict[str, Any]], list_rv: str,
+                       done: Callable[[str | None], None]) -> None:
+        """Call ``done(None)`` once every change that the list (``objects`` at
+        ``list_rv``, made by the caller after this watch started) shows has
+        been posted: at once if it has, else from the watch thread when it
+        has.  resourceVersions are compared as integers (etcd revisions, as
+        on every Kubernetes and in the emulator); when one is not,
+        ``done(None)`` is called at once."""
+        lrv = _rv_int(list_rv)
+        pairs = [_rv_of(o) for o in objects]
+        if lrv is None or any(k is None or v is None for k, v in pairs):
+            done(None)
+            return
+        b = _Barrier(done, {k for k, _ in pairs if k is not None},
+                     max([v for _, v in pairs if v is not None], default=-1), lrv)
+        with self._lock:
+            if not self._caught_up(b):
+                self._barriers.append(b)
+                return
+        done(None)
+
     def _run(self) -> None:
         s = self.settings
         backoff = s.watch_backoff_initial
@@ -359,6 +472,7 @@ class KindWatch:
                     self.resource_version = rv
                     self.syncs += 1
                     self._emit({"type": "sync", "kind": self.kind, "objects": objects})
+                    self._delivered_to("SYNC", objects=objects, rv=rv)
                     need_list, progress = False, False
                     backoff = s.watch_backoff_initial
                 streams += 1
@@ -435,6 +549,7 @@ class KindWatch:
                     self._log.debug("watch %s: bookmark at %s", self.kind, rv)
                 if isinstance(rv, str) and rv:
                     self.resource_version = rv
+                self._delivered_to(str(etype), obj=obj, rv=rv if isinstance(rv, str) else None)
         finally:
             with self._lock:
                 self._resp = None
@@ -450,10 +565,26 @@ class _BadAction(Exception):
 
 class _Worker:
     def __init__(self, index: int) -> None:
-        self.queue: collections.deque[Mapping[str, Any]] = collections.deque()
+        self.queue: collections.deque[Mapping[str, Any] | _Marker] = collections.deque()
         self.cond = threading.Condition(threading.Lock())
         self.thread: threading.Thread | None = None
         self.index = index
+
+
+class _Marker:
+    """A place in every worker's queue: ``done`` once all have reached it."""
+
+    def __init__(self, workers: int, done: Callable[[], None]) -> None:
+        self.left = workers
+        self.lock = threading.Lock()
+        self.done = done
+
+    def arrive(self) -> None:
+        with self.lock:
+            self.left -= 1
+            last = self.left == 0
+        if last:
+            self.done()
 
 
 class WriterPool:
@@ -504,6 +635,15 @@ class WriterPool:
             w.queue.append(action)
             w.cond.notify()
 
+    def barrier(self, done: Callable[[], None]) -> None:
+        """Call ``done()`` (from a worker) once every action submitted before
+        has been carried out and its result posted."""
+        marker = _Marker(len(self._workers), done)
+        for w in self._workers:
+            with w.cond:
+                w.queue.append(marker)
+                w.cond.notify()
+
     def stop(self, drain: bool = False) -> None:
         """Ask the workers to end (does not wait; see ``join``).
 
@@ -533,7 +673,7 @@ class WriterPool:
                 while not w.queue and not self._closing:
                     w.cond.wait()
                 if self._closing and not self._drain and w.queue:
-                    dropped = len(w.queue)
+                    dropped = sum(1 for a in w.queue if not isinstance(a, _Marker))
                     w.queue.clear()
                     with self._lock:
                         self._pending -= dropped
@@ -542,6 +682,9 @@ class WriterPool:
                 if not w.queue:
                     return
                 action = w.queue.popleft()
+            if isinstance(action, _Marker):
+                action.arrive()
+                continue
             try:
                 self._execute(action)
             except Exception:  # a bug of ours: keep the worker alive
@@ -567,19 +710,27 @@ class WriterPool:
             raise _BadAction(f"bad namespace {ns!r}")
         if ns is None and info.namespaced and op != "list":
             raise _BadAction(f"{op} {kind} needs a namespace")
-        if op in ("patch", "json-patch", "delete", "get") and not (isinstance(name, str)
+        if op in ("patch", "json-patch", "delete", "get", "log") and not (isinstance(name, str)
                                                                    and name):
             raise _BadAction(f"{op} {kind} needs a name")
         if op in ("create", "patch") and not isinstance(body, dict):
             raise _BadAction(f"{op} {kind} needs an object as body")
         if op == "json-patch" and not isinstance(body, list):
             raise _BadAction(f"json-patch {kind} needs a list of operations as body")
+        if op == "log":
+            tail = a.get("tail_lines")
+            if kind != "Pod":
+                raise _BadAction(f"log of a {kind}: only Pods have logs")
+            if not isinstance(a.get("container", ""), str) or (
+                    tail is not None and (isinstance(tail, bool) or not isinstance(tail, int)
+                                          or tail < 0)):
+                raise _BadAction("log needs a container name and tail_lines >= 0, if given")
         if sel is not None and not isinstance(sel, str):
             raise _BadAction(f"bad label_selector {sel!r}")
         return op, info, ns, name, body, sel
 
     def _call(self, op: str, k: KindInfo, ns: str | None, name: str | None, body: Any,
-              sel: str | None) -> tuple[int, Any]:
+              sel: str | None, a: Mapping[str, Any]) -> tuple[int, Any]:
         api = self.api
         if op == "list":
             items, _ = api.list_all(k, ns, sel, self.settings.list_limit)
@@ -593,6 +744,8 @@ class WriterPool:
         assert name is not None
         if op == "get":
             return api.get(k, ns, name)
+        if op == "log":
+            return api.pod_log(ns, name, a.get("container"), a.get("tail_lines"))
         if op == "delete":
             code, _ = api.delete(k, ns, name)
             return code, None
@@ -606,7 +759,7 @@ class WriterPool:
             self._finish(a, token, False, 0, f"invalid k8s action: {exc}", None)
             return
         ok, code, message, obj = self._with_retries(
-            lambda: self._call(op, info, ns, name, body, sel), a)
+            lambda: self._call(op, info, ns, name, body, sel, a), a)
         if not ok and op == "delete" and code == 404:
             ok = True  # already gone: what was asked
         self._finish(a, token, ok, code, message, obj)
@@ -775,6 +928,53 @@ class KubeLayer:
 
     def pending(self) -> int:
         return 0 if self.pool is None else self.pool.pending()
+
+    def watch_barrier(self, done: Callable[[str | None], None]) -> None:
+        """Call ``done(None)`` once every watch has posted every change the
+        API server had made to its kind when this was called (each kind is
+        listed now, on a thread; a watch is caught up with the list when it
+        has delivered the newest resourceVersion listed and the deletion of
+        every object it knew that the list lacks).  ``done(message)`` if a
+        list fails.  ``done`` is called from another thread (posting is
+        what it may do), and not at all once ``stop`` has begun."""
+        watches = list(self.watches.values())
+        if self.api is None or not watches:
+            self._gate.run(lambda: done(None))
+            return
+        api, limit = self.api, self.settings.list_limit
+        lock = threading.Lock()
+        state: dict[str, Any] = {"left": len(watches), "error": None}
+
+        def one(error: str | None) -> None:
+            with lock:
+                if error and state["error"] is None:
+                    state["error"] = error
+                state["left"] -= 1
+                last = state["left"] == 0
+            if last:
+                self._gate.run(lambda: done(state["error"]))
+
+        def lists() -> None:
+            for w in watches:
+                try:
+                    objects, rv = api.list_all(w.info, w.namespace, w.label_selector, limit)
+                except ApiException as exc:
+                    one(f"cannot list {w.kind}: {exc.status} {status_message(exc)}")
+                    continue
+                except Exception as exc:
+                    one(f"cannot list {w.kind}: {describe(exc)}")
+                    continue
+                w.when_caught_up(objects, rv, one)
+
+        threading.Thread(target=lists, name="kube-barrier", daemon=True).start()
+
+    def writes_barrier(self, done: Callable[[], None]) -> None:
+        """Call ``done()`` (from a worker thread) once every action submitted
+        before has been carried out and its result posted."""
+        if self.pool is None:
+            self._gate.run(done)
+            return
+        self.pool.barrier(lambda: self._gate.run(done))
 
     def stop(self, timeout: float = 5.0, drain: bool = False) -> None:
         """End the watches and the writers and join them (up to timeout)."""

@@ -108,20 +108,28 @@ class Link(ABC):
     def log(self, level: str, message: str) -> None:
         """level: err, warning, info or debug."""
 
-    def memo(self, jobid: int, memo: dict[str, Any]) -> None:
-        self.rpc("job-manager.memo", {"id": jobid, "memo": memo}, 0, self._log_failure("memo"))
+    # ``then``: called (on the reactor thread) once the answer has come,
+    # whatever it was (the service's dws.watch_test waits for it)
 
-    def raise_exception(self, jobid: int, type_: str, severity: int, note: str) -> None:
+    def memo(self, jobid: int, memo: dict[str, Any],
+             then: Callable[[], None] | None = None) -> None:
+        self.rpc("job-manager.memo", {"id": jobid, "memo": memo}, 0,
+                 self._log_failure("memo", then))
+
+    def raise_exception(self, jobid: int, type_: str, severity: int, note: str,
+                        then: Callable[[], None] | None = None) -> None:
         self.rpc("job-manager.raise",
                  {"id": jobid, "type": type_, "severity": severity, "note": note}, 0,
-                 self._log_failure(f"raise {type_}"))
+                 self._log_failure(f"raise {type_}", then))
 
-    def drain(self, targets: str, reason: str) -> None:
+    def drain(self, targets: str, reason: str, then: Callable[[], None] | None = None) -> None:
         self.rpc("resource.drain", {"targets": targets, "mode": "update", "reason": reason}, 0,
-                 self._log_failure(f"drain {targets}"))
+                 self._log_failure(f"drain {targets}", then))
 
-    def _log_failure(self, what: str) -> RpcCallback:
+    def _log_failure(self, what: str, then: Callable[[], None] | None = None) -> RpcCallback:
         def cb(ok: bool, errnum: int, errstr: str, payload: Any) -> None:
             if not ok:
                 self.log("err", f"{what}: {errstr or errnum}")
+            if then is not None:
+                then()
         return cb
