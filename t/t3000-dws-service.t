@@ -91,6 +91,18 @@ test_expect_success 'broker module: a bad config reload is refused naming the ke
 	grep "configuration reloaded" reload-dmesg.out
 '
 
+test_expect_success 'broker module: no Kubernetes or a bad option fails the load, one line, no traceback' '
+	test_must_fail flux start --config-path="$(pwd)/conf" \
+		flux module load "$DWS_PY" --kubeconfig /nonexistent/kubeconfig 2>nokube.err &&
+	cat nokube.err &&
+	grep "/nonexistent/kubeconfig" nokube.err &&
+	test_must_fail grep Traceback nokube.err &&
+	test_must_fail flux start --config-path="$(pwd)/conf" \
+		flux module load "$DWS_PY" --no-such-option 2>badopt.err &&
+	grep "no-such-option" badopt.err &&
+	test_must_fail grep Traceback badopt.err
+'
+
 test_expect_success 'stand-alone: bad options exit 2, no Kubernetes exits 3' '
 	test_expect_code 2 flux start --config-path="$(pwd)/conf" \
 		flux python "$DWS_PY" --no-such-option &&

@@ -110,7 +110,11 @@ def start(handle: Any, args: argparse.Namespace,
         kube.connect()  # KubeError: no Kubernetes
         return kube
 
-    service = Service(link, cfg, factory, namespace=args.namespace)
+    try:
+        service = Service(link, cfg, factory, namespace=args.namespace)
+    except KubeError:
+        link.close()  # its reactor watcher must not outlive a failed start
+        raise
 
     def reload(conf: dict[str, Any]) -> str | None:
         try:
@@ -136,16 +140,17 @@ def _logging(verbose: int) -> None:
 def mod_main(handle: Any, *argv: str) -> None:
     """Entry point for ``flux module load dws.py``.
 
-    Bad options or configuration make the load fail (EINVAL): the message
-    goes to the broker's log (``flux dmesg``) and, through flux-core's
-    Python module loader (which prints a ValueError's text), to the
-    broker's standard error; ``flux module load`` itself only gets the
-    errno."""
+    Bad options or configuration, or no Kubernetes to talk to, make the
+    load fail (EINVAL), as they make the stand-alone service exit 2 or 3:
+    the one-line message goes to the broker's log (``flux dmesg``) and,
+    through flux-core's Python module loader (which prints a ValueError's
+    text), to the broker's standard error, with no traceback; ``flux
+    module load`` itself only gets the errno."""
     try:
         args = parse_args(list(argv))
         _logging(args.verbose)
         service, link = start(handle, args, module_name=_module_name(handle, argv))
-    except (UsageError, ConfigError) as exc:
+    except (UsageError, ConfigError, KubeError) as exc:
         _log_err(handle, f"dws: {exc}")
         raise ValueError(str(exc)) from None
     try:
