@@ -13,10 +13,6 @@ skip_all_unless_fluxion "rabbit jobs need its ssd scheduling"
 skip_all_unless_plugins
 dws_pythonpath
 
-# job_ok ID: the job completed and its Workflow is gone
-workflow_gone() {
-    kubectl wait --for=delete "workflow/fluxjob-$(flux job id --to=dec "$1")" --timeout=60s
-}
 
 test_expect_success 'start the emulator and a rabbit instance' '
 	start_emulator --system kind --latency zero &&

@@ -16,12 +16,6 @@ dws_pythonpath
 
 XFS="#DW jobdw type=xfs capacity=10GiB name=scratch"
 
-wfname() {
-    echo "fluxjob-$(flux job id --to=dec "$1")"
-}
-workflow_gone() {
-    kubectl wait --for=delete "workflow/$(wfname "$1")" --timeout=60s
-}
 # a stalled state moves on once its fault is cleared and the Workflow changes
 unstall() {
     flux-dws fault clear &&

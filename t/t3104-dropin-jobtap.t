@@ -27,12 +27,6 @@ dws_pythonpath
 
 XFS="#DW jobdw type=xfs capacity=10GiB name=scratch"
 
-wfname() {
-    echo "fluxjob-$(flux job id --to=dec "$1")"
-}
-workflow_gone() {
-    kubectl wait --for=delete "workflow/$(wfname "$1")" --timeout=60s
-}
 desired_state() {
     kubectl get "workflow/$(wfname "$1")" -o jsonpath="{.spec.desiredState}"
 }

@@ -26,9 +26,6 @@ fluxion_down_ssds() {
 	jq "[(.R // {graph: {nodes: []}}).graph.nodes[] | select(.metadata.type == \"ssd\")] | length"
 }
 
-workflow_gone() {
-	kubectl wait --for=delete "workflow/fluxjob-$(flux job id --to=dec "$1")" --timeout=60s
-}
 
 test_expect_success 'start the emulator and a rabbit instance with save_datamovements = 2' '
 	start_emulator --system kind --latency zero &&

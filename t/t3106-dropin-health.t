@@ -25,12 +25,6 @@ dws_pythonpath
 DWS_PY="$top_srcdir/src/modules/dws.py"
 XFS="#DW jobdw type=xfs capacity=10GiB name=scratch"
 
-wfname() {
-	echo "fluxjob-$(flux job id --to=dec "$1")"
-}
-workflow_gone() {
-	kubectl wait --for=delete "workflow/$(wfname "$1")" --timeout=60s
-}
 # submit_held HOST: a rabbit job on HOST whose task waits until release_job
 submit_held() {
 	rm -f go && mkfifo go &&

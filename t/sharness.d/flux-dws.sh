@@ -213,3 +213,13 @@ stop_rabbit_instance() {
     test $rc = 0 || cat "$RABBIT_INSTANCE_DIR/instance.log"
     return $rc
 }
+
+# wfname JOBID: the name of a job's Workflow (fluxjob-<decimal id>)
+wfname() {
+    echo "fluxjob-$(flux job id --to=dec "$1")"
+}
+
+# workflow_gone JOBID: until the job's Workflow is deleted (60 s at most)
+workflow_gone() {
+    kubectl wait --for=delete "workflow/$(wfname "$1")" --timeout=60s
+}
