@@ -801,10 +801,41 @@ static void reload (void)
     ev (sm, DEPEND, DEPEND_ACTS, "reload in NEW: then depend as usual");
     dws_jobsm_destroy (sm);
 
+    /* flux jobtap load: job.new, then job.state.depend */
     sm = sm_new (NULL);
-    ev (sm, RELOAD ("DEPEND", ""), "[]", "reload in DEPEND: nothing yet");
+    ev (sm, RELOAD ("DEPEND", ""), "[{'action':'subscribe'}]",
+        "reload in DEPEND: taken as held, subscribed");
     ev (sm, DEPEND, DEPEND_ACTS, "reload in DEPEND: depend holds and asks again");
     ev (sm, UPDATE, UPDATE_ACTS, "reload in DEPEND: resource-update removes the dependency");
+    ev (sm, DEPEND, "depend event: job 42 has had its depend event",
+        "reload in DEPEND: a second depend is a bad event");
+    dws_jobsm_destroy (sm);
+
+    /* job manager restart: job.new only, never job.state.depend; the
+     * restarted service sends the resource-update again
+     */
+    sm = sm_new (NULL);
+    ev (sm, RELOAD ("DEPEND", ""), "[{'action':'subscribe'}]", "restart in DEPEND: subscribed");
+    state_is (sm, "dependency", "true", "restart in DEPEND: the replayed dependency is held");
+    ev (sm, UPDATE, UPDATE_ACTS,
+        "restart in DEPEND: the service's resource-update removes the dependency (no depend)");
+    ev (sm, UPDATE, RESPOND, "restart in DEPEND: a repeated resource-update is answered only");
+    ev (sm, DEPEND, "[]", "a depend after the resource-update holds nothing");
+    ev (sm, "{'type':'run'}", RUN_ACTS, "restart in DEPEND: then run as usual");
+    dws_jobsm_destroy (sm);
+
+    sm = sm_new (NULL);
+    ev (sm, RELOAD ("DEPEND", ""), "[{'action':'subscribe'}]", "restart in DEPEND");
+    ev (sm, EXC ("cancel"), "[]", "restart in DEPEND: cancelled before its resources");
+    ev (sm, "{'type':'cleanup'}", EPILOG_ACTS ("false"),
+        "restart in DEPEND, cancelled: the epilog tears the Workflow down");
+    dws_jobsm_destroy (sm);
+
+    sm = sm_new (NULL);
+    ev (sm, "{'type':'reload','id':42,'userid':1,'jobspec':{},'state':'DEPEND'}", "[]",
+        "reload in DEPEND without dw: inert");
+    ev (sm, "{'type':'depend','id':42,'userid':1,'jobspec':{}}", "[]",
+        "reload in DEPEND without dw: its depend does nothing");
     dws_jobsm_destroy (sm);
 
     sm = sm_new (NULL);
@@ -879,7 +910,7 @@ static void state_dump (void)
     struct dws_jobsm *sm = scheduled ("{'epilog-timeout':1.5}");
     char *s = dws_jobsm_state_json (sm);
     json_is (s,
-             "{\"known\":true,\"id\":42,\"userid\":1000,\"await_depend\":false,\"has_dw\":true,"
+             "{\"known\":true,\"id\":42,\"userid\":1000,\"await_depend\":false,\"depend_optional\":false,\"has_dw\":true,"
              "\"created\":true,\"dependency\":false,\"run_seen\":false,\"start_posted\":false,"
              "\"prolog_active\":false,\"r_pending\":false,\"epilog_started\":false,"
              "\"epilog_active\":false,\"timer_active\":false,\"epilog_timeout\":1.5,"
