@@ -96,6 +96,9 @@ struct job {
     bool epilog_removed;   /* epilog-remove sent, or abort ended the epilog */
     bool run_started;
     bool toredown;         /* Teardown asked for because of a failure */
+    int abort_reads;       /* dws.abort's ClientMount and Servers lists outstanding:
+                            * Teardown (or the Workflow's deletion) waits for them,
+                            * else it could delete what they must read */
     bool excepted;         /* a fatal exception was raised by us */
     bool deleting;         /* we deleted the Workflow */
     bool token_pending;    /* PreRun: reading the workflow token Secret */

@@ -101,17 +101,21 @@
  *       default to false).  Rebuilds the machine from what the job
  *       manager knows; actions: subscribe, plus timer-start when the
  *       epilog is active (the old timer died with the old plugin).  In
- *       NEW and DEPEND nothing is done and depend is still expected: the
- *       job manager calls job.state.depend for every DEPEND job of a
- *       plugin it loads, and depend holds the dependency again (the job
- *       manager ignores a dependency already held) and repeats
- *       dws.create, to which the service answers with its
- *       resource-update again.  In
+ *       NEW nothing is done and depend is still expected.  In DEPEND the
+ *       dws-create dependency is taken as held (subscribe), and a depend
+ *       event may follow or not: `flux jobtap load` calls job.state.depend
+ *       for every DEPEND job, and depend then holds the dependency again
+ *       (the job manager ignores a dependency already held) and repeats
+ *       dws.create, to which the service answers with its resource-update
+ *       again; a job manager restart calls only job.new (the dependency
+ *       is replayed from the eventlog), and the job takes the
+ *       resource-update the restarted service sends for the Workflow it
+ *       picks up.  A depend after that resource-update does nothing.  In
  *       CLEANUP an inactive epilog is taken as done (it cannot be told
  *       from one never started) and is not started again.
  *
  * Only depend and reload are accepted first (a bad event otherwise), and
- * each only once (depend may follow a reload in NEW).
+ * each only once (depend may follow a reload in NEW or DEPEND).
  *
  * Actions (machine -> adapter), by "action":
  *   {"action":"dependency-add"|"dependency-remove", "name":"dws-create"}
