@@ -880,3 +880,57 @@ int dws_jobsm_validate_jobspec_json (const char *jobspec_json, dws_error_t *err)
     json_decref (jobspec);
     return rc;
 }
+
+/* --- a replayed job's eventlog ------------------------------------------------ */
+
+static bool described (json_t *ctx, const char *what)
+{
+    const char *d = json_string_value (json_object_get (ctx, "description"));
+    return d && !strcmp (d, what);
+}
+
+int dws_jobsm_eventlog_flags (const char *eventlog, bool *start, bool *prolog, bool *epilog,
+                              dws_error_t *err)
+{
+    const char *p = eventlog;
+    int line = 0;
+    bool s = false, pr = false, ep = false;
+
+    if (!eventlog)
+        return dws_errorf (err, "no eventlog");
+    while (*p) {
+        const char *nl = strchr (p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen (p);
+        json_error_t jerr;
+        json_t *e, *ctx;
+        const char *name;
+
+        line++;
+        if (len == 0) {
+            p += nl ? 1 : 0;
+            continue;
+        }
+        if (!(e = json_loadb (p, len, 0, &jerr)) || !json_is_object (e)
+            || !(name = json_string_value (json_object_get (e, "name")))) {
+            json_decref (e);
+            return dws_errorf (err, "eventlog line %d is not an RFC 18 event", line);
+        }
+        ctx = json_object_get (e, "context");
+        if (!strcmp (name, "start"))
+            s = true;
+        else if (!strcmp (name, "prolog-start") && described (ctx, DWS_JOBSM_PROLOG))
+            pr = true;
+        else if (!strcmp (name, "prolog-finish") && described (ctx, DWS_JOBSM_PROLOG))
+            pr = false;
+        else if (!strcmp (name, "epilog-start") && described (ctx, DWS_JOBSM_EPILOG))
+            ep = true;
+        else if (!strcmp (name, "epilog-finish") && described (ctx, DWS_JOBSM_EPILOG))
+            ep = false;
+        json_decref (e);
+        p += len + (nl ? 1 : 0);
+    }
+    *start = s;
+    *prolog = pr;
+    *epilog = ep;
+    return 0;
+}

@@ -154,6 +154,8 @@
 #ifndef DWS_JOBSM_H
 #define DWS_JOBSM_H
 
+#include <stdbool.h>
+
 #include <jansson.h>
 
 #include "error.h"
@@ -197,6 +199,19 @@ json_t *dws_jobsm_state (const struct dws_jobsm *sm);
  * 0, or -1 with the message.
  */
 int dws_jobsm_validate_jobspec (json_t *jobspec, dws_error_t *err);
+
+/* What a reload event needs, from a job's eventlog (RFC 18: one JSON
+ * event per line), for a job the job manager replayed from the KVS at a
+ * restart: flux-core then knows the job's events but
+ * flux_jobtap_job_event_posted() says none was posted, so the plugin
+ * reads the eventlog itself.  start: a start event; prolog: a
+ * prolog-start dws-setup not followed by its prolog-finish; epilog: the
+ * same for dws-epilog (another plugin's prolog or epilog is not taken for
+ * ours).  0, or -1 with a message (and the flags untouched) when a line
+ * is not an event.
+ */
+int dws_jobsm_eventlog_flags (const char *eventlog, bool *start, bool *prolog, bool *epilog,
+                              dws_error_t *err);
 
 /* cffi entry points: JSON text in, malloc'd JSON text out (dws_free). */
 struct dws_jobsm *dws_jobsm_create_json (const char *config_json, dws_error_t *err);

@@ -921,6 +921,50 @@ static void state_dump (void)
     dws_jobsm_destroy (sm);
 }
 
+static void eventlog_flags (void)
+{
+    dws_error_t err;
+    bool s = true, pr = true, ep = true;
+    const char *held =
+        "{\"timestamp\":1.0,\"name\":\"submit\",\"context\":{\"userid\":0}}\n"
+        "{\"timestamp\":2.0,\"name\":\"prolog-start\",\"context\":{\"description\":\"dws-setup\"}}\n"
+        "{\"timestamp\":3.0,\"name\":\"prolog-finish\",\"context\":{\"description\":\"dws-setup\",\"status\":0}}\n"
+        "{\"timestamp\":4.0,\"name\":\"start\"}\n"
+        "{\"timestamp\":5.0,\"name\":\"finish\",\"context\":{\"status\":0}}\n"
+        "{\"timestamp\":6.0,\"name\":\"epilog-start\",\"context\":{\"description\":\"dws-epilog\"}}\n"
+        "{\"timestamp\":7.0,\"name\":\"epilog-start\",\"context\":{\"description\":\"other\"}}\n"
+        "{\"timestamp\":8.0,\"name\":\"epilog-finish\",\"context\":{\"description\":\"other\",\"status\":0}}\n";
+    ok (dws_jobsm_eventlog_flags (held, &s, &pr, &ep, &err) == 0 && s && !pr && ep,
+        "eventlog: started, prolog over, dws-epilog held (another plugin's epilog ended)");
+    ok (dws_jobsm_eventlog_flags (
+            "{\"timestamp\":1,\"name\":\"submit\"}\n"
+            "{\"timestamp\":2,\"name\":\"prolog-start\",\"context\":{\"description\":\"dws-setup\"}}\n",
+            &s, &pr, &ep, &err)
+                == 0
+            && !s && pr && !ep,
+        "eventlog: dws-setup prolog held, not started");
+    ok (dws_jobsm_eventlog_flags (
+            "{\"timestamp\":1,\"name\":\"epilog-start\",\"context\":{\"description\":\"dws-epilog\"}}\n"
+            "{\"timestamp\":2,\"name\":\"epilog-finish\",\"context\":{\"description\":\"dws-epilog\",\"status\":1}}",
+            &s, &pr, &ep, &err)
+                == 0
+            && !ep,
+        "eventlog: dws-epilog finished (no final newline)");
+    ok (dws_jobsm_eventlog_flags (
+            "{\"timestamp\":1,\"name\":\"epilog-start\",\"context\":{\"description\":\"other\"}}\n",
+            &s, &pr, &ep, &err)
+                == 0
+            && !ep,
+        "eventlog: another plugin's epilog is not ours");
+    s = pr = ep = true;
+    ok (dws_jobsm_eventlog_flags ("{\"name\":\"submit\"}\nnot json\n", &s, &pr, &ep, &err) < 0
+            && strstr (err.text, "line 2") && s && pr && ep,
+        "eventlog: a bad line is an error naming it, flags untouched");
+    ok (dws_jobsm_eventlog_flags (NULL, &s, &pr, &ep, &err) < 0, "eventlog: NULL is an error");
+    ok (dws_jobsm_eventlog_flags ("", &s, &pr, &ep, &err) == 0 && !s && !pr && !ep,
+        "eventlog: empty: nothing posted");
+}
+
 int main (void)
 {
     config ();
@@ -942,6 +986,7 @@ int main (void)
     epilog_timeout ();
     epilog_remove ();
     reload ();
+    eventlog_flags ();
     state_dump ();
     return done_testing ();
 }
