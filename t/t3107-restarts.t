@@ -53,9 +53,14 @@ job_state() {
 # drained_with NODE REASON: NODE is drained with REASON; the dws service
 # drains through an RPC that has no event of its own, so ask again (at
 # most 30 s)
+is_drained() {
+    flux resource drain -no "{nodelist}|{reason}" | while IFS="|" read -r nl reason; do
+        test -n "$(flux hostlist -i "$nl" "$1")" && echo "$reason"
+    done | grep -q "$2"
+}
 drained_with() {
     i=0
-    while ! flux resource drain -no "{nodelist} {reason}" | grep -q "^$1 .*$2"; do
+    while ! is_drained "$1" "$2"; do
         i=$((i + 1))
         test $i -gt 300 && { flux resource drain; return 1; }
         sleep 0.1
@@ -65,8 +70,7 @@ drained_with() {
 # undrained), and wait until the service has the rabbit up in Fluxion again
 restore() {
     flux-dws fault storage "$1" --state Enabled >/dev/null &&
-    { test -z "$2" || ! flux resource drain -no "{nodelist}" | grep -q "$2" ||
-      flux resource undrain "$2"; } &&
+    { test -z "$2" || ! is_drained "$2" "" || flux resource undrain "$2"; } &&
     wait_rabbits '[.rabbits[].fluxion] | all(. == "up")'
 }
 # term_rabbit_instance: stop the instance as systemd does (SIGTERM to the
@@ -183,6 +187,7 @@ test_expect_success 'the plugin'"'"'s epilog timeout fires: dws-epilog-timeout, 
 	flux jobtap load "$DWS_JOBTAP" epilog-timeout=2 &&
 	id=$(submit_held t1) &&
 	flux job wait-event -t 30 $id start &&
+	node=$(flux jobs -no "{nodelist}" $id) &&
 	rabbit=$(flux jobs -no "{user.rabbits}" $id) &&
 	flux-dws fault stall --state PostRun --workflow $(wfname $id) &&
 	release_job t1 &&
@@ -194,7 +199,9 @@ test_expect_success 'the plugin'"'"'s epilog timeout fires: dws-epilog-timeout, 
 	flux dmesg | grep "$(wfname $id): rabbit $rabbit disabled: flux job $(wfname $id) epilog timed out (dws.abort)" &&
 	workflow_gone $id &&
 	flux-dws fault clear &&
-	restore $rabbit
+	restore $rabbit $node &&
+	flux resource drain -no "{nodelist}" >drained-t1.left &&
+	test_must_be_empty drained-t1.left
 '
 
 test_expect_success 'the epilog timer is armed again by a plugin reload while the epilog is held' '
@@ -202,6 +209,7 @@ test_expect_success 'the epilog timer is armed again by a plugin reload while th
 	flux jobtap load "$DWS_JOBTAP" epilog-timeout=600 &&
 	id=$(submit_held t2) &&
 	flux job wait-event -t 30 $id start &&
+	node=$(flux jobs -no "{nodelist}" $id) &&
 	rabbit=$(flux jobs -no "{user.rabbits}" $id) &&
 	flux-dws fault stall --state PostRun --workflow $(wfname $id) &&
 	release_job t2 &&
@@ -215,7 +223,7 @@ test_expect_success 'the epilog timer is armed again by a plugin reload while th
 	flux dmesg | grep "$(wfname $id): rabbit $rabbit disabled" &&
 	workflow_gone $id &&
 	flux-dws fault clear &&
-	restore $rabbit &&
+	restore $rabbit $node &&
 	flux jobtap remove dws-jobtap.so &&
 	flux jobtap load "$DWS_JOBTAP" epilog-timeout=600
 '
