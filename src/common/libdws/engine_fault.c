@@ -356,15 +356,29 @@ static void disable_rabbits (struct dws_engine *e, struct job *job, json_t *serv
     json_decref (seen);
 }
 
+/* dws.abort: drain the computes still mounted, disable the rabbits that
+ * hold the job's storage, tear the Workflow down.  What to drain and
+ * disable is read from the ClientMounts and the Servers, and Teardown
+ * deletes the ClientMounts (and, once done, the Workflow and with it the
+ * Servers): sent in the same batch, a fast Teardown could win the race
+ * and leave the reads empty.  So Teardown, or the deletion when Teardown
+ * was asked for already, waits until both reads have answered.
+ */
 void abort_job (struct dws_engine *e, struct job *job)
 {
     job->epilog_removed = true; /* the job manager ended the epilog itself */
     job->toredown = true;
     if (job->exists) {
+        job->abort_reads += 2;
         list_for (e, job, "ClientMount", "abort-mounts");
         list_for (e, job, "Servers", "abort-servers");
-        workflow_teardown (e, job);
     }
+}
+
+static void abort_read_done (struct dws_engine *e, struct job *job)
+{
+    if (job->abort_reads > 0 && --job->abort_reads == 0 && job->exists && !job->creating)
+        workflow_teardown (e, job);
 }
 
 void fault_k8s_result (struct dws_engine *e, const char *what, struct job *job, json_t *event)
@@ -400,10 +414,14 @@ void fault_k8s_result (struct dws_engine *e, const char *what, struct job *job, 
         drain_still_mounted (e, items);
         job_fail (e, job, "rabbit-timeout", "unmounts timed out, skipping data movement");
     }
-    else if (!strcmp (what, "abort-mounts"))
+    else if (!strcmp (what, "abort-mounts")) {
         drain_still_mounted (e, items);
-    else if (!strcmp (what, "abort-servers"))
+        abort_read_done (e, job);
+    }
+    else if (!strcmp (what, "abort-servers")) {
         disable_rabbits (e, job, items);
+        abort_read_done (e, job);
+    }
     else
         act_log (e, "err", "%s: unexpected answer '%s'", job->name, what);
 }

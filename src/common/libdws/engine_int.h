@@ -108,6 +108,9 @@ struct job {
                             * an epilog before the create answered, or found in
                             * Teardown after a restart.  Sent once the Workflow
                             * exists; later state completions are ignored. */
+    int abort_reads;       /* dws.abort's ClientMount and Servers lists outstanding:
+                            * Teardown (or the Workflow's deletion) waits for them,
+                            * else it could delete what they must read */
     bool excepted;         /* a fatal exception was raised by us */
     bool deleting;         /* we deleted the Workflow */
     bool token_pending;    /* PreRun: reading the workflow token Secret */

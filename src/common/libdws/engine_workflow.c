@@ -184,6 +184,8 @@ static void teardown_patch (struct dws_engine *e, struct job *job)
 void workflow_teardown (struct dws_engine *e, struct job *job)
 {
     char token[96];
+    if (job->abort_reads > 0)
+        return; /* the last of dws.abort's reads calls us again */
     if (job->desired == WF_TEARDOWN) {
         if (job->handled == WF_TEARDOWN)
             teardown_finish (e, job);
@@ -360,8 +362,8 @@ static void remove_finalizer (struct dws_engine *e, struct job *job)
 static void teardown_finish (struct dws_engine *e, struct job *job)
 {
     char token[96];
-    if (!job->epilog || job->deleting)
-        return;
+    if (!job->epilog || job->deleting || job->abort_reads > 0)
+        return; /* abort's reads: the last one calls workflow_teardown again */
     epilog_remove (e, job);
     job->deleting = true;
     act_k8s (e, "delete", "Workflow", e->cfg.namespace, job->name, NULL,

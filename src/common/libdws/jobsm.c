@@ -61,6 +61,8 @@ struct dws_jobsm {
     double epilog_timeout;   /* seconds; <= 0: none */
     bool known;              /* a depend or reload event was applied */
     bool await_depend;       /* known from a reload in NEW: depend still due */
+    bool depend_optional;    /* known from a reload in DEPEND: a depend event may
+                              * follow (jobtap load) or not (job manager restart) */
     json_int_t id;
     json_int_t userid;
     bool has_dw;             /* the jobspec holds attributes.system.dw */
@@ -303,6 +305,8 @@ static int classify (struct ctx *c, json_t *jobspec, dws_error_t *verr, bool *in
     return 1;
 }
 
+static bool live (const struct dws_jobsm *s);
+
 static int ev_depend (struct ctx *c, json_t *ev)
 {
     json_int_t id = 0, userid = 0;
@@ -310,7 +314,7 @@ static int ev_depend (struct ctx *c, json_t *ev)
     dws_error_t verr;
     bool invalid;
 
-    if (c->next.known && !c->next.await_depend)
+    if (c->next.known && !c->next.await_depend && !c->next.depend_optional)
         return dws_errorf (c->err, "depend event: job %lld has had its depend event",
                            (long long)c->next.id);
     if (get_int (c, ev, "id", &id) < 0 || get_int (c, ev, "userid", &userid) < 0
@@ -319,6 +323,11 @@ static int ev_depend (struct ctx *c, json_t *ev)
     if (c->next.known && id != c->next.id)
         return dws_errorf (c->err, "depend event: id %lld is not this job's id %lld",
                            (long long)id, (long long)c->next.id);
+    if (c->next.depend_optional) {
+        c->next.depend_optional = false;
+        if (!live (&c->next) || !c->next.dependency)
+            return 0; /* no dw, or the resource-update came first: nothing to hold */
+    }
     c->next.known = true;
     c->next.await_depend = false;
     c->next.id = id;
@@ -374,15 +383,27 @@ static int ev_reload (struct ctx *c, json_t *ev)
     c->next.id = id;
     c->next.userid = userid;
     c->next.start_posted = start;
-    if (!strcmp (state, "NEW") || !strcmp (state, "DEPEND")) {
-        /* job.state.depend is still to come (the job manager calls it for
-         * every DEPEND job of a plugin it loads) and does everything: the
-         * dependency is held again and dws.create repeated, which the
-         * service answers by sending its resource-update again (lost if
-         * it came while no plugin was loaded).
+    if (!strcmp (state, "NEW")) {
+        /* job.state.depend is still to come (validate moves the job to
+         * DEPEND) and does everything
          */
         c->next.await_depend = true;
         return 0;
+    }
+    if (!strcmp (state, "DEPEND")) {
+        /* Whether job.state.depend follows depends on why the plugin sees
+         * a job it does not know.  A `flux jobtap load` calls it for every
+         * DEPEND job, and depend then holds the dependency again and
+         * repeats dws.create, which the service answers by sending its
+         * resource-update again (lost if it came while no plugin was
+         * loaded).  A job manager restart does not (flux-core replays the
+         * job's eventlog, dws-create held, and calls only job.create and
+         * job.new): the job must take the resource-update of the dws
+         * service, which restarts with the instance and sends it again
+         * for a Workflow it picks up in Proposal (or creates the Workflow
+         * of a job that has none).  So: held already, ready for either.
+         */
+        c->next.depend_optional = true;
     }
     if (!classify (c, jobspec, &verr, &invalid))
         return 0; /* no dw, or invalid dw: depend raised, nothing to undo */
@@ -883,9 +904,9 @@ json_t *dws_jobsm_state (const struct dws_jobsm *sm)
             return NULL;
         }
     }
-    o = json_pack ("{s:b s:I s:I s:b s:b s:b s:b s:b s:b s:b s:b s:b s:b s:b s:f s:o}",
+    o = json_pack ("{s:b s:I s:I s:b s:b s:b s:b s:b s:b s:b s:b s:b s:b s:b s:b s:f s:o}",
                    "known", sm->known, "id", sm->id, "userid", sm->userid, "await_depend",
-                   sm->await_depend, "has_dw", sm->has_dw, "created", sm->created,
+                   sm->await_depend, "depend_optional", sm->depend_optional, "has_dw", sm->has_dw, "created", sm->created,
                    "dependency", sm->dependency, "run_seen", sm->run_seen, "start_posted",
                    sm->start_posted, "prolog_active", sm->prolog_active, "r_pending",
                    sm->r_pending, "epilog_started", sm->epilog_started, "epilog_active",
@@ -994,4 +1015,61 @@ int dws_jobsm_check_jobspec_json (const char *jobspec_json, dws_error_t *err)
     rc = dws_jobsm_check_jobspec (jobspec, err);
     json_decref (jobspec);
     return rc;
+}
+
+/* --- a replayed job's eventlog ------------------------------------------------ */
+
+static bool described (json_t *ctx, const char *what)
+{
+    const char *d = json_string_value (json_object_get (ctx, "description"));
+    return d && !strcmp (d, what);
+}
+
+int dws_jobsm_eventlog_flags (const char *eventlog, bool *start, bool *finish, bool *prolog,
+                              bool *epilog, dws_error_t *err)
+{
+    const char *p = eventlog;
+    int line = 0;
+    bool s = false, fi = false, pr = false, ep = false;
+
+    if (!eventlog)
+        return dws_errorf (err, "no eventlog");
+    while (*p) {
+        const char *nl = strchr (p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen (p);
+        json_error_t jerr;
+        json_t *e, *ctx;
+        const char *name;
+
+        line++;
+        if (len == 0) {
+            p += nl ? 1 : 0;
+            continue;
+        }
+        if (!(e = json_loadb (p, len, 0, &jerr)) || !json_is_object (e)
+            || !(name = json_string_value (json_object_get (e, "name")))) {
+            json_decref (e);
+            return dws_errorf (err, "eventlog line %d is not an RFC 18 event", line);
+        }
+        ctx = json_object_get (e, "context");
+        if (!strcmp (name, "start"))
+            s = true;
+        else if (!strcmp (name, "finish"))
+            fi = true;
+        else if (!strcmp (name, "prolog-start") && described (ctx, DWS_JOBSM_PROLOG))
+            pr = true;
+        else if (!strcmp (name, "prolog-finish") && described (ctx, DWS_JOBSM_PROLOG))
+            pr = false;
+        else if (!strcmp (name, "epilog-start") && described (ctx, DWS_JOBSM_EPILOG))
+            ep = true;
+        else if (!strcmp (name, "epilog-finish") && described (ctx, DWS_JOBSM_EPILOG))
+            ep = false;
+        json_decref (e);
+        p += len + (nl ? 1 : 0);
+    }
+    *start = s;
+    *finish = fi;
+    *prolog = pr;
+    *epilog = ep;
+    return 0;
 }

@@ -136,20 +136,24 @@
  *       default to false).  Rebuilds the machine from what the job
  *       manager knows; actions: subscribe, plus timer-start when the
  *       epilog is active (the old timer died with the old plugin).  In
- *       NEW and DEPEND nothing is done and depend is still expected: the
- *       job manager calls job.state.depend for every DEPEND job of a
- *       plugin it loads, and depend holds the dependency again (the job
- *       manager ignores a dependency already held) and repeats
- *       dws.create, to which the service answers with its
- *       resource-update again.  In CLEANUP an inactive epilog of a job
- *       that started and has not finished (start_posted, not
- *       finish_posted) is not started yet: finish, the final release or
- *       free starts it, as for a running job.  Any other inactive epilog
- *       in CLEANUP is taken as done (it cannot be told from one never
- *       started) and is not started again.
+ *       NEW nothing is done and depend is still expected.  In DEPEND the
+ *       dws-create dependency is taken as held (subscribe), and a depend
+ *       event may follow or not: `flux jobtap load` calls job.state.depend
+ *       for every DEPEND job, and depend then holds the dependency again
+ *       (the job manager ignores a dependency already held) and repeats
+ *       dws.create, to which the service answers with its resource-update
+ *       again; a job manager restart calls only job.new (the dependency
+ *       is replayed from the eventlog), and the job takes the
+ *       resource-update the restarted service sends for the Workflow it
+ *       picks up.  A depend after that resource-update does nothing.  In
+ *       CLEANUP an inactive epilog of a job that started and has not
+ *       finished (start_posted, not finish_posted) is not started yet:
+ *       finish, the final release or free starts it, as for a running
+ *       job.  Any other inactive epilog in CLEANUP is taken as done (it
+ *       cannot be told from one never started) and is not started again.
  *
  * Only depend and reload are accepted first (a bad event otherwise), and
- * each only once (depend may follow a reload in NEW).
+ * each only once (depend may follow a reload in NEW or DEPEND).
  *
  * Actions (machine -> adapter), by "action":
  *   {"action":"dependency-add"|"dependency-remove", "name":"dws-create"}
@@ -289,6 +293,19 @@ int dws_jobsm_check_jobspec (json_t *jobspec, dws_error_t *err);
  */
 json_t *dws_jobsm_unrouted (const char *method, json_t *payload, bool active, bool has_dw,
                             dws_error_t *err);
+
+/* What a reload event needs, from a job's eventlog (RFC 18: one JSON
+ * event per line), for a job the job manager replayed from the KVS at a
+ * restart: flux-core then knows the job's events but
+ * flux_jobtap_job_event_posted() says none was posted, so the plugin
+ * reads the eventlog itself.  start, finish: those events; prolog: a
+ * prolog-start dws-setup not followed by its prolog-finish; epilog: the
+ * same for dws-epilog (another plugin's prolog or epilog is not taken for
+ * ours).  0, or -1 with a message (and the flags untouched) when a line
+ * is not an event.
+ */
+int dws_jobsm_eventlog_flags (const char *eventlog, bool *start, bool *finish, bool *prolog,
+                              bool *epilog, dws_error_t *err);
 
 /* cffi entry points: JSON text in, malloc'd JSON text out (dws_free). */
 struct dws_jobsm *dws_jobsm_create_json (const char *config_json, dws_error_t *err);

@@ -15,6 +15,8 @@
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +70,43 @@ static int validate_cb (flux_plugin_t *p, const char *topic, flux_plugin_arg_t *
     return 0;
 }
 
+/* A job the job manager replayed from the KVS at a restart: it knows the
+ * job's events (its perilog count among them) but records none as posted,
+ * so flux_jobtap_job_event_posted() says no for all of them -- and a
+ * held epilog taken as done strands the job in CLEANUP for good.  Read
+ * the eventlog instead: a synchronous KVS lookup, as the job manager's
+ * own restart does, once per active rabbit job and only at a restart.
+ * On failure the flags stay as they were, with a message.
+ */
+static void replayed_flags (flux_plugin_t *p, flux_jobid_t id, int state, bool *start,
+                            bool *finish, bool *prolog, bool *epilog)
+{
+    flux_t *h = flux_jobtap_get_flux (p);
+    char key[64], f58[32];
+    const char *text = NULL;
+    flux_future_t *f = NULL;
+    bool s, fi, pr, ep;
+    dws_error_t err;
+
+    if (flux_job_id_encode (id, "f58", f58, sizeof (f58)) < 0)
+        snprintf (f58, sizeof (f58), "%ju", (uintmax_t)id);
+    if (flux_job_kvs_key (key, sizeof (key), id, "eventlog") < 0
+        || !(f = flux_kvs_lookup (h, NULL, 0, key)) || flux_kvs_lookup_get (f, &text) < 0) {
+        flux_log_error (h, "dws: job %s: cannot read its eventlog after a restart", f58);
+        goto done;
+    }
+    if (dws_jobsm_eventlog_flags (text, &s, &fi, &pr, &ep, &err) < 0) {
+        flux_log (h, LOG_ERR, "dws: job %s: %s", f58, err.text);
+        goto done;
+    }
+    *start = s;
+    *finish = fi;
+    *prolog = state == FLUX_JOB_STATE_RUN && pr;
+    *epilog = state == FLUX_JOB_STATE_CLEANUP && ep;
+done:
+    flux_future_destroy (f);
+}
+
 /* job.new: at submission the job is NEW and job.state.depend does the
  * rest; a job in any other state is one the plugin was loaded over.
  */
@@ -101,6 +140,8 @@ static int new_cb (flux_plugin_t *p, const char *topic, flux_plugin_arg_t *args,
                   && flux_jobtap_job_event_posted (p, id, "dws_environment") <= 0;
     bool epilog = state == FLUX_JOB_STATE_CLEANUP
                   && flux_jobtap_job_event_posted (p, id, "epilog-start") > 0;
+    if (flux_jobtap_job_event_posted (p, id, "submit") <= 0)
+        replayed_flags (p, id, state, &start, &finish, &prolog, &epilog);
     return feed_new (job, json_pack ("{s:s s:I s:I s:O s:s s:b s:b s:b s:b}", "type", "reload",
                                      "id", (json_int_t)id, "userid", userid, "jobspec", jobspec,
                                      "state", flux_job_statetostr (state, "L"), "start_posted",

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <time.h>
 
 #include "jobsm.h"
 #include "jobctx.h"
@@ -35,6 +36,7 @@ struct jobctx {
     char f58[32];
     struct dws_jobsm *sm;
     flux_watcher_t *timer;
+    double deadline;   /* CLOCK_MONOTONIC seconds when the timer is due */
     struct rpc *rpcs;  /* outstanding dws.* RPCs */
     bool subscribed;   /* a second subscription would double every callback */
     int busy;          /* feeds in progress (they nest) */
@@ -259,14 +261,32 @@ static int do_epilog_finish (struct jobctx *job, json_t *a, const flux_msg_t *ms
                                       (int)json_integer_value (json_object_get (a, "status")));
 }
 
+static double monotime (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* A timer started while the job manager replays its jobs at a restart
+ * (before its reactor ever ran) was seen to fire at once under flux-core
+ * 0.88.  So the timer keeps its own deadline on the monotonic clock and a
+ * call before it only starts the timer again for what is left.
+ */
 static void timer_cb (flux_reactor_t *r, flux_watcher_t *w, int revents, void *arg)
 {
     struct jobctx *job = arg;
-    json_t *ev = json_pack ("{s:s s:s s:s}", "type", "timer", "key", DWS_JOBSM_TIMER, "state",
-                            job_state (job));
+    double left = job->deadline - monotime ();
+    json_t *ev;
     (void)r;
-    (void)w;
     (void)revents;
+    if (left > 0.) {
+        flux_timer_watcher_reset (w, left, 0.);
+        flux_watcher_start (w);
+        return;
+    }
+    ev = json_pack ("{s:s s:s s:s}", "type", "timer", "key", DWS_JOBSM_TIMER, "state",
+                    job_state (job));
     if (ev)
         jobctx_feed (job, ev, NULL);
 }
@@ -280,6 +300,7 @@ static int do_timer_start (struct jobctx *job, json_t *a, const flux_msg_t *msg)
         && !(job->timer = flux_timer_watcher_create (flux_get_reactor (job->h), after, 0.,
                                                      timer_cb, job)))
         return -1;
+    job->deadline = monotime () + after;
     flux_watcher_stop (job->timer);
     flux_timer_watcher_reset (job->timer, after, 0.);
     flux_watcher_start (job->timer);

@@ -9,6 +9,7 @@
  */
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1349,6 +1350,57 @@ static void test_timers (void)
 
 /* --- abort -------------------------------------------------------------------- */
 
+/* dws.teardown and dws.abort at the same moment (an exception in the
+ * epilog, then its timeout): Teardown is on its way when abort's lists go
+ * out, and a fast Teardown completes before they are read.  The Workflow
+ * (and its Servers) must stay until both are answered, and what they read
+ * still drains and disables.
+ */
+static void test_abort_teardown_race (void)
+{
+    k8s_reset ();
+    struct dws_engine *e = engine (NULL);
+    sysconf (e);
+    sync_none (e);
+    job_to (e, 510, 0, "'c1','c3'", 2, "PostRun");
+    feed (e, "{'type':'request','topic':'dws.teardown','msgid':1,'now':%d,'payload':"
+             "{'jobid':510}}",
+          NOW);
+    has ("race: dws.teardown asks for Teardown", "op", "patch", "kind", "Workflow", "token",
+         "state:510");
+    feed (e, "{'type':'request','topic':'dws.abort','msgid':2,'now':%d,'payload':"
+             "{'jobid':510}}",
+          NOW);
+    has ("race: dws.abort lists the ClientMounts", "token", "abort-mounts:510");
+    has ("race: dws.abort lists the Servers", "token", "abort-servers:510");
+    complete (e, 510, NULL);
+    ok (!find ("op", "delete"),
+        "race: Teardown complete, but the Workflow stays while abort's lists are out");
+    ok (!find ("topic", "job-manager.dws.epilog-remove"), "race: no epilog-remove (aborted)");
+    list_result (e, "abort-servers", 510,
+                 "[{'status':{'allocationSets':[{'storage':{'rabbit2':{'allocationSize':7}}}]}}]");
+    has ("race: the Servers read disables the rabbit", "op", "patch", "kind", "Storage", "name",
+         "rabbit2");
+    ok (!find ("op", "delete"), "race: one list still out: no delete");
+    list_result (e, "abort-mounts", 510,
+                 "[{'spec':{'node':'c3'},'status':{'mounts':[{'state':'mounted'}]}}]");
+    has ("race: the ClientMount read drains the compute still mounted", "action", "drain",
+         "targets", "c3", "reason", "failed to unmount rabbit");
+    has ("race: then the Workflow is deleted", "op", "delete", "token", "delete:510");
+    ok (!find ("topic", "job-manager.dws.epilog-remove"),
+        "race: still no epilog-remove (the job manager ended the epilog)");
+
+    /* a failed read still lets Teardown go */
+    job_to (e, 511, 0, "'c1'", 1, "PostRun");
+    feed (e, "{'type':'request','topic':'dws.abort','msgid':3,'payload':{'jobid':511}}");
+    k8s_result (e, "abort-mounts", 511, false, 500, "boom", NULL);
+    ok (!find ("kind", "Workflow", "op", "patch"), "failed read: Teardown waits for the other");
+    k8s_result (e, "abort-servers", 511, false, 500, "boom", NULL);
+    has ("failed reads: Teardown all the same", "op", "patch", "kind", "Workflow", "token",
+         "state:511");
+    dws_engine_destroy (e);
+}
+
 static void test_abort (void)
 {
     k8s_reset ();
@@ -1365,25 +1417,40 @@ static void test_abort (void)
          "abort-mounts:500", "label_selector", LABEL "=fluxjob-500");
     has ("dws.abort: list Servers", "op", "list", "kind", "Servers", "token",
          "abort-servers:500");
-    has ("dws.abort: Teardown", "op", "patch", "body",
-         "{\"metadata\":{\"annotations\":{\"" ANN_EPILOG "\":\"active\"}},\"spec\":"
-         "{\"desiredState\":\"Teardown\"}}");
+    ok (!find ("kind", "Workflow", "op", "patch"),
+        "dws.abort: no Teardown before the lists are read (it would delete what they read)");
     list_result (e, "abort-mounts", 500,
                  "[{'spec':{'node':'c1'},'status':{'mounts':[{'state':'mounted'}]}},"
                  "{'spec':{'node':'c3'},'status':{'mounts':[]}}]");
     acts_are ("[{'action':'drain','targets':'c1','reason':'failed to unmount rabbit'}]",
-              "abort: computes still mounted are drained");
+              "abort: computes still mounted are drained; Teardown still waits");
     list_result (e, "abort-servers", 500,
                  "[{'status':{'allocationSets':[{'storage':{'rabbit1':{'allocationSize':100},"
                  "'rabbit2':{'allocationSize':0}}},{'storage':{'rabbit1':"
                  "{'allocationSize':5}}}]}}]");
-    acts_are ("[{'action':'k8s','op':'patch','kind':'Storage','namespace':'default',"
-              "'name':'rabbit1','body':{'spec':{'state':'Disabled'},'metadata':"
-              "{'annotations':{'disable_reason':'flux job fluxjob-500 epilog timed out "
-              "(dws.abort)','disable_date':'2023-11-14T22:13:20Z'}}}},"
-              "{'action':'log','level':'warning','message':'fluxjob-500: rabbit rabbit1 "
-              "disabled: flux job fluxjob-500 epilog timed out (dws.abort)'}]",
-              "abort: rabbits holding allocations are disabled once, with reason and date");
+    {
+        size_t i, storage_at = SIZE_MAX, teardown_at = SIZE_MAX;
+        json_t *a;
+        json_array_foreach (A, i, a) {
+            const char *kind = json_string_value (json_object_get (a, "kind"));
+            if (kind && !strcmp (kind, "Storage") && storage_at == SIZE_MAX)
+                storage_at = i;
+            if (kind && !strcmp (kind, "Workflow") && teardown_at == SIZE_MAX)
+                teardown_at = i;
+        }
+        ok (storage_at < teardown_at && teardown_at != SIZE_MAX,
+            "abort: the rabbit is disabled, then Teardown is asked for");
+    }
+    ok (count ("kind", "Storage") == 1,
+        "abort: rabbits holding allocations are disabled once");
+    has ("abort: disabled with reason and date", "op", "patch", "kind", "Storage", "name",
+         "rabbit1", "body",
+         "{\"metadata\":{\"annotations\":{\"disable_date\":\"2023-11-14T22:13:20Z\","
+         "\"disable_reason\":\"flux job fluxjob-500 epilog timed out (dws.abort)\"}},"
+         "\"spec\":{\"state\":\"Disabled\"}}");
+    has ("abort: Teardown once both lists are read", "op", "patch", "kind", "Workflow", "body",
+         "{\"metadata\":{\"annotations\":{\"" ANN_EPILOG "\":\"active\"}},\"spec\":"
+         "{\"desiredState\":\"Teardown\"}}");
     complete (e, 500, NULL);
     ok (!find ("topic", "job-manager.dws.epilog-remove"),
         "Teardown after abort: no epilog-remove (the job manager ended the epilog)");
@@ -2227,6 +2294,7 @@ int main (void)
     test_tc ();
     test_timers ();
     test_abort ();
+    test_abort_teardown_race ();
     test_more ();
     test_teardown_reads ();
     test_rebuild ();

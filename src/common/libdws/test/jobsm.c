@@ -913,10 +913,41 @@ static void reload (void)
     ev (sm, DEPEND, DEPEND_ACTS, "reload in NEW: then depend as usual");
     dws_jobsm_destroy (sm);
 
+    /* flux jobtap load: job.new, then job.state.depend */
     sm = sm_new (NULL);
-    ev (sm, RELOAD ("DEPEND", ""), "[]", "reload in DEPEND: nothing yet");
+    ev (sm, RELOAD ("DEPEND", ""), "[{'action':'subscribe'}]",
+        "reload in DEPEND: taken as held, subscribed");
     ev (sm, DEPEND, DEPEND_ACTS, "reload in DEPEND: depend holds and asks again");
     ev (sm, UPDATE, UPDATE_ACTS, "reload in DEPEND: resource-update removes the dependency");
+    ev (sm, DEPEND, "depend event: job 42 has had its depend event",
+        "reload in DEPEND: a second depend is a bad event");
+    dws_jobsm_destroy (sm);
+
+    /* job manager restart: job.new only, never job.state.depend; the
+     * restarted service sends the resource-update again
+     */
+    sm = sm_new (NULL);
+    ev (sm, RELOAD ("DEPEND", ""), "[{'action':'subscribe'}]", "restart in DEPEND: subscribed");
+    state_is (sm, "dependency", "true", "restart in DEPEND: the replayed dependency is held");
+    ev (sm, UPDATE, UPDATE_ACTS,
+        "restart in DEPEND: the service's resource-update removes the dependency (no depend)");
+    ev (sm, UPDATE, RESPOND, "restart in DEPEND: a repeated resource-update is answered only");
+    ev (sm, DEPEND, "[]", "a depend after the resource-update holds nothing");
+    ev (sm, "{'type':'run'}", RUN_ACTS, "restart in DEPEND: then run as usual");
+    dws_jobsm_destroy (sm);
+
+    sm = sm_new (NULL);
+    ev (sm, RELOAD ("DEPEND", ""), "[{'action':'subscribe'}]", "restart in DEPEND");
+    ev (sm, EXC ("cancel"), "[]", "restart in DEPEND: cancelled before its resources");
+    ev (sm, "{'type':'cleanup'}", EPILOG_ACTS ("false"),
+        "restart in DEPEND, cancelled: the epilog tears the Workflow down");
+    dws_jobsm_destroy (sm);
+
+    sm = sm_new (NULL);
+    ev (sm, "{'type':'reload','id':42,'userid':1,'jobspec':{},'state':'DEPEND'}", "[]",
+        "reload in DEPEND without dw: inert");
+    ev (sm, "{'type':'depend','id':42,'userid':1,'jobspec':{}}", "[]",
+        "reload in DEPEND without dw: its depend does nothing");
     dws_jobsm_destroy (sm);
 
     sm = sm_new (NULL);
@@ -1020,7 +1051,7 @@ static void state_dump (void)
     struct dws_jobsm *sm = scheduled ("{'epilog-timeout':1.5}");
     char *s = dws_jobsm_state_json (sm);
     json_is (s,
-             "{\"known\":true,\"id\":42,\"userid\":1000,\"await_depend\":false,\"has_dw\":true,"
+             "{\"known\":true,\"id\":42,\"userid\":1000,\"await_depend\":false,\"depend_optional\":false,\"has_dw\":true,"
              "\"created\":true,\"dependency\":false,\"run_seen\":false,\"start_posted\":false,"
              "\"prolog_active\":false,\"r_pending\":false,\"epilog_started\":false,"
              "\"epilog_active\":false,\"timer_active\":false,\"epilog_timeout\":1.5,"
@@ -1071,6 +1102,52 @@ static void unrouted (void)
         "unknown names and actions");
 }
 
+static void eventlog_flags (void)
+{
+    dws_error_t err;
+    bool s = true, fi = false, pr = true, ep = true;
+    const char *held =
+        "{\"timestamp\":1.0,\"name\":\"submit\",\"context\":{\"userid\":0}}\n"
+        "{\"timestamp\":2.0,\"name\":\"prolog-start\",\"context\":{\"description\":\"dws-setup\"}}\n"
+        "{\"timestamp\":3.0,\"name\":\"prolog-finish\",\"context\":{\"description\":\"dws-setup\",\"status\":0}}\n"
+        "{\"timestamp\":4.0,\"name\":\"start\"}\n"
+        "{\"timestamp\":5.0,\"name\":\"finish\",\"context\":{\"status\":0}}\n"
+        "{\"timestamp\":6.0,\"name\":\"epilog-start\",\"context\":{\"description\":\"dws-epilog\"}}\n"
+        "{\"timestamp\":7.0,\"name\":\"epilog-start\",\"context\":{\"description\":\"other\"}}\n"
+        "{\"timestamp\":8.0,\"name\":\"epilog-finish\",\"context\":{\"description\":\"other\",\"status\":0}}\n";
+    ok (dws_jobsm_eventlog_flags (held, &s, &fi, &pr, &ep, &err) == 0 && s && fi && !pr && ep,
+        "eventlog: started, finished, prolog over, dws-epilog held (another plugin's epilog"
+        " ended)");
+    ok (dws_jobsm_eventlog_flags (
+            "{\"timestamp\":1,\"name\":\"submit\"}\n"
+            "{\"timestamp\":2,\"name\":\"prolog-start\",\"context\":{\"description\":\"dws-setup\"}}\n",
+            &s, &fi, &pr, &ep, &err)
+                == 0
+            && !s && pr && !ep,
+        "eventlog: dws-setup prolog held, not started");
+    ok (dws_jobsm_eventlog_flags (
+            "{\"timestamp\":1,\"name\":\"epilog-start\",\"context\":{\"description\":\"dws-epilog\"}}\n"
+            "{\"timestamp\":2,\"name\":\"epilog-finish\",\"context\":{\"description\":\"dws-epilog\",\"status\":1}}",
+            &s, &fi, &pr, &ep, &err)
+                == 0
+            && !ep,
+        "eventlog: dws-epilog finished (no final newline)");
+    ok (dws_jobsm_eventlog_flags (
+            "{\"timestamp\":1,\"name\":\"epilog-start\",\"context\":{\"description\":\"other\"}}\n",
+            &s, &fi, &pr, &ep, &err)
+                == 0
+            && !ep,
+        "eventlog: another plugin's epilog is not ours");
+    s = pr = ep = true;
+    fi = false;
+    ok (dws_jobsm_eventlog_flags ("{\"name\":\"submit\"}\nnot json\n", &s, &fi, &pr, &ep, &err) < 0
+            && strstr (err.text, "line 2") && s && pr && ep,
+        "eventlog: a bad line is an error naming it, flags untouched");
+    ok (dws_jobsm_eventlog_flags (NULL, &s, &fi, &pr, &ep, &err) < 0, "eventlog: NULL is an error");
+    ok (dws_jobsm_eventlog_flags ("", &s, &fi, &pr, &ep, &err) == 0 && !s && !pr && !ep,
+        "eventlog: empty: nothing posted");
+}
+
 int main (void)
 {
     config ();
@@ -1093,6 +1170,7 @@ int main (void)
     epilog_timeout ();
     epilog_remove ();
     reload ();
+    eventlog_flags ();
     state_dump ();
     unrouted ();
     return done_testing ();
