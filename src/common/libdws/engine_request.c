@@ -175,6 +175,7 @@ static void setup_request (struct dws_engine *e, json_t *msgid, json_t *p)
         job->recreate = true;
         job->resources_sent = true;
         job->hosts = hosts;
+        job_set_reserved (job, R);
         health_job (e, job);
         job->setup_pending = true;
         act (e, json_pack ("{s:s s:I s:s}", "action", "job-info", "id", id, "token",
@@ -190,6 +191,7 @@ static void setup_request (struct dws_engine *e, json_t *msgid, json_t *p)
         return;
     }
     job->hosts = hosts;
+    job_set_reserved (job, R);
     health_job (e, job);
     job->setup_pending = true;
     act_respond_ok (e, msgid);
@@ -414,6 +416,7 @@ void job_info_result (struct dws_engine *e, struct job *job, json_t *event)
             return;
         }
         job->hosts = hosts;
+        job_set_reserved (job, R);
         health_job (e, job);
         job->setup_pending = true;
         setup_start (e, job);
