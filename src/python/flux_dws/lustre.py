@@ -52,7 +52,7 @@ def rewrite(resources: Any, breakdowns: Any, conf: Any = None,
     return out["resources"], bool(out["spread"])
 
 
-def reserved_of_R(R: Any) -> dict[str, int]:  # noqa: N802 - R is RFC 20's name
+def reserved_of_R(R: Any) -> dict[str, int]:
     """``{rabbit: GiB of ssd}`` Fluxion allocated, from R's scheduling graph."""
     if isinstance(R, str):
         R = json.loads(R)

@@ -71,7 +71,7 @@ def test_rewrite_off_switch_and_mixed_jobs_stay_node_local() -> None:
 
 
 def test_bad_config_is_refused() -> None:
-    with pytest.raises(lustre.LustreError, match="rabbit.lustre.spred: unknown key"):
+    with pytest.raises(lustre.LustreError, match=r"rabbit\.lustre\.spred: unknown key"):
         lustre.rewrite(NODE4, [ready(lustre_sets("1TiB"))], {"spred": True})
 
 
