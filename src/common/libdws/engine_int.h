@@ -86,6 +86,7 @@ struct job {
     bool resources_sent;   /* resource-update sent to the job manager */
     bool lustre;           /* a breakdown asks for Lustre storage */
     bool info_R;           /* job-info asked for R (a lost dws.setup) */
+    bool info_sched;       /* job-info asked for R's graph (spread Lustre) */
 
     json_t *breakdowns;    /* {name: DirectiveBreakdown} read for this job */
     int breakdowns_wanted; /* breakdown reads outstanding */

@@ -393,6 +393,22 @@ void job_info_result (struct dws_engine *e, struct job *job, json_t *event)
     json_t *tol = json_object_get (system, "dw_failure_tolerance");
     json_t *directives = NULL;
     json_t *R = json_object_get (event, "R");
+    if (job->info_sched && (job->exists || job->creating)) {
+        /* the R of the job-manager (dws.setup) has no scheduling graph:
+         * the KVS copy says where Fluxion put the job's Lustre ssd */
+        job->info_sched = false;
+        bool ok = json_is_true (json_object_get (event, "ok"));
+        if (ok && json_is_object (R))
+            job_set_reserved (job, R);
+        if (!job->reserved) {
+            job_fail (e, job, "exception", NOTE_PREFIX "cannot place Lustre: the job's R holds"
+                      " no rabbit ssd (%s)",
+                      !ok ? "job-info failed" : "no scheduling graph with ssd vertices");
+            return;
+        }
+        setup_start (e, job);
+        return;
+    }
     if (job->exists || job->creating) {
         /* a known job whose dws.setup was lost: its R is all we need.
          * Its Workflow exists: on failure it is torn down, not forgotten.

@@ -423,6 +423,22 @@ void setup_start (struct dws_engine *e, struct job *job)
                  " the job's rabbit storage", job->name);
         return;
     }
+    if (!job->reserved) {
+        json_t *list = breakdown_list (job);
+        bool spread = dws_lustre_spreads (job->resources, list, &e->cfg.lustre);
+        json_decref (list);
+        if (spread) {
+            /* the job manager's R is redacted (no scheduling graph): read
+             * the job's R from the KVS; the answer comes back here */
+            if (!job->info_sched) {
+                job->info_sched = true;
+                act (e, json_pack ("{s:s s:I s:s s:b}", "action", "job-info", "id", job->id,
+                                   "token", token_for (token, sizeof (token), "job-info", job),
+                                   "R", 1));
+            }
+            return;
+        }
+    }
     const char *recorded = annotation (job->wf, ANN_HOSTS);
     char *rsv = job->reserved ? json_dumps (job->reserved, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     const char *rec_rsv = annotation (job->wf, ANN_RESERVED);

@@ -318,16 +318,6 @@ static int64_t ceil_div (int64_t a, int64_t b)
     return a / b + (a % b ? 1 : 0);
 }
 
-static int64_t gcd (int64_t a, int64_t b)
-{
-    while (b) {
-        int64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
 struct lset {
     const char *label;
     enum dws_strategy strategy;
@@ -534,34 +524,36 @@ json_t *dws_lustre_allocation_sets (json_t *storage,
             break;
     }
     if (j < lo) {
-        /* uneven reservation: equal-size OSTs, as many as fit on each
-         * rabbit of R; the MD sets on the rabbits with the most room
+        /* uneven reservation: equal-size OSTs of the largest size u
+         * (whole GiB, a whole fraction 1/k of some rabbit's room) such
+         * that those fitting on each rabbit of R add up to the OSTs
          */
-        int64_t total = 0;
         j = (int64_t)n;
         place_md (ls, ns, r, j, conf, min_bytes);
-        unit = 0;
         for (size_t i = 0; i < n; i++) {
             if (r[i].md > r[i].reserved) {
                 dws_errorf (err, "rabbit '%s': Fluxion reserved %lld GiB, less than its"
                             " MDT/MGT share", r[i].name, (long long)(r[i].reserved / GIB));
                 goto fail;
             }
+        }
+        unit = 0;
+        int64_t min_gib = min_bytes > 0 ? ceil_div (min_bytes, GIB) : 1;
+        for (size_t i = 0; i < n && ost_cap; i++) {
             int64_t room = (r[i].reserved - r[i].md) / GIB;
-            if (room > 0)
-                unit = gcd (unit, room);
+            for (int64_t k = 1; k <= 64; k++) {
+                int64_t u = room / k, sum = 0;
+                if (u < min_gib)
+                    break;
+                if (u <= unit)
+                    continue;
+                for (size_t x = 0; x < n; x++)
+                    sum += ((r[x].reserved - r[x].md) / GIB / u) * u;
+                if (sum >= ceil_div (ost_cap, GIB))
+                    unit = u;
+            }
         }
         if (ost_cap && unit == 0) {
-            dws_errorf (err, "no room left for OSTs in Fluxion's reservation");
-            goto fail;
-        }
-        if (ost_cap && unit * GIB < min_bytes)
-            unit = ceil_div (min_bytes, GIB);
-        for (size_t i = 0; i < n && ost_cap; i++) {
-            counts[i] = (r[i].reserved - r[i].md) / (unit * GIB);
-            total += counts[i] * unit * GIB;
-        }
-        if (ost_cap && total < ost_cap) {
             int64_t sum = 0;
             for (size_t i = 0; i < n; i++)
                 sum += r[i].reserved / GIB;
@@ -570,6 +562,9 @@ json_t *dws_lustre_allocation_sets (json_t *storage,
                         " of OSTs plus the MDT/MGT",
                         (long long)sum, n, (long long)ceil_div (ost_cap, GIB));
             goto fail;
+        }
+        for (size_t i = 0; i < n && ost_cap; i++) {
+            counts[i] = (r[i].reserved - r[i].md) / (unit * GIB);
         }
         c = unit * GIB;
     }

@@ -160,15 +160,16 @@ static void placement (void)
              "]",
              "240 GiB on three 100 GiB reservations: 80 GiB each; MDT and MGT on the first");
     sets_is (LUS ("257698037760"), three, "{\"max_rabbits\":2}", 4LL << 30,
-             "[" SET ("ost", "4294967296", E ("r1", 23) "," E ("r2", 25) "," E ("r3", 25)) ","
+             "[" SET ("ost", "98784247808", E ("r1", 1) "," E ("r2", 1) "," E ("r3", 1)) ","
              SET ("mdt", "4294967296", E ("r1", 1)) "," SET ("mgt", "4294967296", E ("r1", 1))
              "]",
-             "max_rabbits too small for equal OSTs: equal-size OSTs on every reserved rabbit");
+             "max_rabbits too small for the OSTs: the largest equal-size OSTs on every"
+             " reserved rabbit (here 92 GiB, one each)");
     sets_is (LUS ("257698037760"), "{\"r1\":200,\"r2\":50}", NULL, 4LL << 30,
-             "[" SET ("ost", "4294967296", E ("r1", 48) "," E ("r2", 12)) ","
+             "[" SET ("ost", "51539607552", E ("r1", 4) "," E ("r2", 1)) ","
              SET ("mdt", "4294967296", E ("r1", 1)) "," SET ("mgt", "4294967296", E ("r1", 1))
              "]",
-             "uneven reservation: same-size OSTs, as many as fit");
+             "uneven reservation: the largest same-size OSTs (48 GiB), as many as fit");
     const char *four = "{\"r4\":100,\"r3\":100,\"r2\":100,\"r1\":100}";
     sets_is (LUS ("343597383680"), four, "{\"osts_per_mdt\":2}", 4LL << 30,
              "[" SET ("ost", "85899345920",
@@ -183,8 +184,8 @@ static void placement (void)
              SET ("mgt", "4294967296", E ("r1", 1)) "]",
              "three MDTs share the MDT capacity");
     sets_is (LUS ("343597383680"), four, "{\"min_rabbits\":2,\"max_rabbits\":2}", 4LL << 30,
-             "[" SET ("ost", "4294967296", E ("r1", 23) "," E ("r2", 25) "," E ("r3", 25) ","
-                      E ("r4", 25)) ","
+             "[" SET ("ost", "98784247808", E ("r1", 1) "," E ("r2", 1) "," E ("r3", 1) ","
+                      E ("r4", 1)) ","
              SET ("mdt", "4294967296", E ("r1", 1)) "," SET ("mgt", "4294967296", E ("r1", 1))
              "]",
              "two rabbits cannot hold 320 GiB: every reserved rabbit");
