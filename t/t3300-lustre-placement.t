@@ -118,6 +118,36 @@ test_expect_success 'a file system no set of rabbits can hold is refused with a 
 	grep -i "unsatisfiable\|exception" huge.err
 '
 
+# whole rabbits: 36 ssd vertices of 113 GiB = 4068 GiB per lus8 rabbit
+test_expect_success 'whole_rabbit_gib: a 6 TiB file system gets two whole rabbits, equal OSTs' '
+	cat >>conf/instance.toml <<-EOT &&
+	whole_rabbit_gib = 4068
+	max_rabbits = 4
+	EOT
+	flux config reload &&
+	flux run -N2 --setattr=system.dw="#DW jobdw type=lustre capacity=6TiB name=whole" \
+		printenv DW_JOB_whole >whole.out &&
+	id=$(flux job last) &&
+	flux job info $id R >whole.R &&
+	flux job eventlog $id >whole.events &&
+	grep "ssd\",\"count\":8136" whole.events &&
+	flux python -c "
+import json
+from flux_dws import lustre
+got = lustre.reserved_of_R(json.load(open(\"whole.R\")))
+print(got)
+assert sorted(got.values()) == [4068, 4068], got
+" &&
+	workflow_gone $id
+'
+
+test_expect_success 'more whole rabbits than max_rabbits: refused with the numbers' '
+	test_must_fail flux run -N1 --setattr=system.dw="#DW jobdw type=lustre capacity=20TiB name=wide" \
+		true 2>wide.err &&
+	cat wide.err &&
+	grep "Lustre needs .* whole rabbits of 4068 GiB, more than rabbit.lustre.max_rabbits (4)" wide.err
+'
+
 test_expect_success 'the off switch (spread = false) keeps Lustre on the job'"'"'s own rabbits' '
 	sed -i "s/^spread = true/spread = false/" conf/instance.toml &&
 	flux config reload &&

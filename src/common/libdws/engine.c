@@ -112,6 +112,8 @@ static int config_parse (json_t *cfg, struct config *c, dws_error_t *err)
         config_clear (c);
         return -1;
     }
+    if (!c->fluxion)
+        c->lustre.spread = false; /* only Fluxion's ssd vertices say where Lustre went */
     json_t *max = json_object_get (json_object_get (cfg, "policy"), "maximums");
     if (max && !json_is_null (max)) {
         if (!json_is_object (max)) {

@@ -23,6 +23,12 @@ void dws_lustre_conf_default (struct dws_lustre_conf *c)
     c->max_rabbits = 0;
     c->mdts = 1;
     c->osts_per_mdt = 0;
+    c->whole_rabbit_gib = 0;
+}
+
+static int64_t ceil_div (int64_t a, int64_t b)
+{
+    return a / b + (a % b ? 1 : 0);
 }
 
 /* --- configuration ------------------------------------------------------ */
@@ -39,6 +45,7 @@ static const struct {
     {"min_rabbits", false, 1, "1"},
     {"osts_per_mdt", false, 0, "0"},
     {"spread", true, 0, "false"},
+    {"whole_rabbit_gib", false, 0, "0"},
 };
 #define NLKEYS (sizeof (lkeys) / sizeof (lkeys[0]))
 
@@ -60,7 +67,7 @@ json_t *dws_lustre_check_table (const char *path, json_t *val, dws_error_t *err)
         if (i == NLKEYS) {
             dws_errorf (err,
                         "%s.%.64s: unknown key (valid keys: max_rabbits, mdts, min_rabbits,"
-                        " osts_per_mdt, spread)",
+                        " osts_per_mdt, spread, whole_rabbit_gib)",
                         path, key);
             return NULL;
         }
@@ -82,11 +89,12 @@ json_t *dws_lustre_check_table (const char *path, json_t *val, dws_error_t *err)
             n = json_incref (x);
         }
         else {
+            int64_t max = !strcmp (lkeys[i].name, "whole_rabbit_gib") ? MAX_RABBIT_GIB
+                                                                      : DWS_BREAKDOWN_MAX_COUNT;
             if (!json_is_integer (x) || json_integer_value (x) < lkeys[i].min
-                || json_integer_value (x) > DWS_BREAKDOWN_MAX_COUNT) {
+                || json_integer_value (x) > max) {
                 dws_errorf (err, "%s.%s: must be an integer from %lld to %lld", path,
-                            lkeys[i].name, (long long)lkeys[i].min,
-                            (long long)DWS_BREAKDOWN_MAX_COUNT);
+                            lkeys[i].name, (long long)lkeys[i].min, (long long)max);
                 goto fail;
             }
             n = json_integer (json_integer_value (x));
@@ -124,6 +132,7 @@ int dws_lustre_conf_parse (json_t *table, struct dws_lustre_conf *c, dws_error_t
     c->max_rabbits = json_integer_value (json_object_get (t, "max_rabbits"));
     c->mdts = json_integer_value (json_object_get (t, "mdts"));
     c->osts_per_mdt = json_integer_value (json_object_get (t, "osts_per_mdt"));
+    c->whole_rabbit_gib = json_integer_value (json_object_get (t, "whole_rabbit_gib"));
     json_decref (t);
     return 0;
 }
@@ -209,6 +218,32 @@ json_t *dws_lustre_rewrite (json_t *resources,
     if ((nnodes = dws_jobspec_node_count (resources, err)) < 0
         || (gib = dws_breakdown_gib_per_node (breakdowns, 1, min_gib, err)) < 0)
         return NULL;
+    /* headroom: Fluxion packs the ssd (whole rabbits first) and its
+     * reservation is what the OSTs may use; 1/32 more lets equal-size
+     * OSTs of at most 64 per rabbit fit any packing (lustre.h) */
+    if (gib > INT64_MAX / 2) {
+        dws_errorf (err, "the Lustre capacity is too large");
+        return NULL;
+    }
+    gib += ceil_div (gib, DWS_LUSTRE_HEADROOM);
+    if (c->whole_rabbit_gib > 0) {
+        int64_t j = ceil_div (gib, c->whole_rabbit_gib);
+        if (j < c->min_rabbits)
+            j = c->min_rabbits;
+        if (c->max_rabbits > 0 && j > c->max_rabbits) {
+            dws_errorf (err,
+                        "Lustre needs %lld GiB: %lld whole rabbits of %lld GiB, more than"
+                        " rabbit.lustre.max_rabbits (%lld)",
+                        (long long)gib, (long long)j, (long long)c->whole_rabbit_gib,
+                        (long long)c->max_rabbits);
+            return NULL;
+        }
+        if (j > INT64_MAX / c->whole_rabbit_gib) {
+            dws_errorf (err, "the Lustre capacity is too large");
+            return NULL;
+        }
+        gib = j * c->whole_rabbit_gib;
+    }
     out = json_pack ("[O {s:s s:I s:b}]", json_array_get (resources, 0), "type", "ssd", "count",
                      (json_int_t)gib, "exclusive", 1);
     if (!out)
@@ -313,10 +348,6 @@ static int by_reserved (const void *a, const void *b)
     return dws_hostname_cmp (x->name, y->name);
 }
 
-static int64_t ceil_div (int64_t a, int64_t b)
-{
-    return a / b + (a % b ? 1 : 0);
-}
 
 struct lset {
     const char *label;

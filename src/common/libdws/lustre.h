@@ -12,7 +12,18 @@
  *      node(N){..}  ->  node(N){..}, ssd(K, exclusive)
  *
  *    K = the sum over the Lustre allocation sets of ceil(capacity / GiB),
- *    each raised to the minimum allocation size.  This is the only form
+ *    each raised to the minimum allocation size, plus 1/32 of it
+ *    (DWS_LUSTRE_HEADROOM): Fluxion packs the request (whole rabbits
+ *    first, the rest on the next) and the OSTs must fit in what it
+ *    reserved on each rabbit, in equal-size allocations.
+ *
+ *    With whole_rabbit_gib = W > 0 (the GiB of ssd vertices one rabbit has
+ *    in the graph) a file system takes whole rabbits instead: j =
+ *    max(ceil(K / W), min_rabbits) rabbits (K with its headroom) and
+ *    K = j * W, so Fluxion's
+ *    packing hands it j whole rabbits whenever whole rabbits are free and
+ *    the OSTs are equal per rabbit.  j above max_rabbits is refused at
+ *    the rewrite, with the numbers.  This is the only form
  *    with compute nodes and rabbit storage off the nodes' chassis that
  *    Fluxion 0.54 matches on the flux-dws2jgf graph (see
  *    doc/guide/lustre-placement.rst for the forms tried).  Jobs whose
@@ -56,12 +67,17 @@
 
 #include "error.h"
 
+/* The rewrite asks for 1/DWS_LUSTRE_HEADROOM more than the file system. */
+#define DWS_LUSTRE_HEADROOM 32
+
 struct dws_lustre_conf {
     bool spread;          /* Lustre may leave the job's chassis (default false) */
     int64_t min_rabbits;  /* OST rabbits at least (default 1) */
     int64_t max_rabbits;  /* OST rabbits at most, 0 = no limit (default 0) */
     int64_t mdts;         /* MDTs per file system (default 1) */
     int64_t osts_per_mdt; /* > 0: one MDT per this many OST rabbits (default 0) */
+    int64_t whole_rabbit_gib; /* > 0: file systems take whole rabbits of this
+                               * many GiB of ssd each (default 0: packed) */
 };
 
 /* The defaults above. */

@@ -52,7 +52,7 @@ static const struct keyspec {
     {"kubeconfig", check_path, "null"},
     {"lustre", check_lustre,
      "{\"max_rabbits\": 0, \"mdts\": 1, \"min_rabbits\": 1, \"osts_per_mdt\": 0,"
-     " \"spread\": false}"},
+     " \"spread\": false, \"whole_rabbit_gib\": 0}"},
     {"mapping", check_path, "null"},
     {"min_allocation_size", check_gib, "4"},
     {"nnf_api_version", check_apiver, "null"},

@@ -47,7 +47,8 @@ static void config (void)
     dws_error_t err;
     json_t *t = dws_lustre_check_table ("rabbit.lustre", NULL, &err);
     char *s = json_dumps (t, JSON_COMPACT | JSON_SORT_KEYS);
-    is (s, "{\"max_rabbits\":0,\"mdts\":1,\"min_rabbits\":1,\"osts_per_mdt\":0,\"spread\":false}",
+    is (s, "{\"max_rabbits\":0,\"mdts\":1,\"min_rabbits\":1,\"osts_per_mdt\":0,\"spread\":false,"
+           "\"whole_rabbit_gib\":0}",
         "defaults: spread off, 1 MDT, 1..any rabbits");
     free (s);
     json_decref (t);
@@ -91,9 +92,9 @@ static void rewrite (void)
     const char *node1 = "{\"type\":\"node\",\"count\":4,\"with\":[{\"type\":\"slot\",\"count\":1,"
                         "\"label\":\"task\",\"with\":[{\"type\":\"core\",\"count\":1}]}]}";
     char expect[2048];
-    /* 200 TiB of OSTs + 5 GiB MDT: 204800 + 5 GiB in one request */
+    /* 200 TiB of OSTs + 5 GiB MDT: 204800 + 5 GiB, plus 1/32, in one request */
     snprintf (expect, sizeof (expect),
-              "{\"spread\":true,\"resources\":[%s,{\"type\":\"ssd\",\"count\":204805,"
+              "{\"spread\":true,\"resources\":[%s,{\"type\":\"ssd\",\"count\":211206,"
               "\"exclusive\":true}]}",
               node1);
     rewrite_is (NODE4, "[" READY ("[" OST ("219902325555200") "," MDT "]") "]",
@@ -117,6 +118,24 @@ static void rewrite (void)
                                  "[" READY ("[" OST ("1099511627776") "]") "]",
                                  "{\"spread\":true}", 4, &err);
     ok (s && strstr (s, "\"spread\":false"), "slot form: node-local");
+    free (s);
+    s = dws_lustre_rewrite_json (NODE4, "[" READY ("[" OST ("219902325555200") "," MDT "]") "]",
+                                 "{\"spread\":true,\"whole_rabbit_gib\":28548}", 4, &err);
+    ok (s && strstr (s, "\"count\":228384"), "whole rabbits: 211206 GiB -> 8 rabbits of 28548");
+    free (s);
+    s = dws_lustre_rewrite_json (NODE4, "[" READY ("[" OST ("1099511627776") "]") "]",
+                                 "{\"spread\":true,\"whole_rabbit_gib\":28548,"
+                                 "\"min_rabbits\":4}", 4, &err);
+    ok (s && strstr (s, "\"count\":114192"), "whole rabbits: at least min_rabbits of them");
+    free (s);
+    s = dws_lustre_rewrite_json (NODE4, "[" READY ("[" OST ("219902325555200") "]") "]",
+                                 "{\"spread\":true,\"whole_rabbit_gib\":28548,"
+                                 "\"max_rabbits\":4}", 4, &err);
+    ok (!s && strstr (err.text, "Lustre needs 211200 GiB: 8 whole rabbits of 28548 GiB, more"
+                                " than rabbit.lustre.max_rabbits (4)"),
+        "whole rabbits beyond max_rabbits: refused at the rewrite, with the numbers");
+    if (s || !strstr (err.text, "max_rabbits (4)"))
+        diag ("got %s / %s", s ? s : "NULL", err.text);
     free (s);
 }
 
