@@ -21,15 +21,28 @@ even on an empty machine is refused.
   A job is refused when its own rabbits' drives can never hold it.
 
 Imbalance of a job = the largest over the smallest OST capacity per rabbit
-(1.0 for a job on one rabbit).  The last line is the headline.  A real
-Fluxion match on the El Capitan graph was not run here (a 2-core shared
-VM; the graph is 36,000 vertices): the simulation follows the packing
-observed from a real Fluxion 0.54 on the 8-rabbit lus8 graph.
+(1.0 for a job on one rabbit).  The last line is the headline.
+
+``--fluxion``: the same stream against a real Fluxion (FLUX_URI) loaded with
+El Capitan's graph instead of the simulation: ``sched-fluxion-resource.match
+allocate`` of the rewritten jobspec, ``cancel`` to release.  Recipe (one
+broker; the other 11,135 nodes are marked up by this script):
+
+    flux dws2jgf --cluster-name elcap --from-config res.toml elcap.json >R.json
+      (res.toml: hosts = "elcap[1001-12136]", cores = "0"; elcap.json the
+       rabbitmapping of etc/systems/elcap.yaml)
+    flux start -s1 --test-hosts=elcap1001 --config-path=conf ...
+      (conf: [resource] noverify, path = R.json; [sched-fluxion-resource]
+       match-format = "rv1")
+    PYTHONPATH=src/python:build/src/python:/opt/flux/lib/flux/python3.11 \
+        FLUX_URI=... python t/bench/bench_lustre.py --fluxion R.json
 """
 
 from __future__ import annotations
 
+import json
 import random
+import sys
 from typing import Any
 
 from flux_dws import lustre
@@ -121,10 +134,77 @@ class Machine:
         return {f"elcap{201 + c}": k for c, k in out}
 
 
+class RealFluxion:
+    """The Machine interface over a running Fluxion (sched-fluxion-resource)."""
+
+    def __init__(self, graph_R: str) -> None:
+        import flux  # type: ignore[import-not-found]
+
+        self.h = flux.Flux()
+        R = json.load(open(graph_R))
+        paths = [v["metadata"]["paths"]["containment"] for v in R["scheduling"]["graph"]["nodes"]
+                 if v["metadata"]["type"] in ("ssd", "node")]
+        for i in range(0, len(paths), 2000):
+            fs = [self.h.rpc("sched-fluxion-resource.set_status",
+                             {"resource_path": p, "status": "up"}) for p in paths[i:i + 2000]]
+            for f in fs:
+                f.get()
+        self.held: set[int] = set()
+        self.base = 1 << 40
+
+    def _match(self, job: int, resources: list[dict[str, Any]]) -> dict[str, Any] | None:
+        spec = {"version": 1, "resources": resources,
+                "tasks": [{"command": ["true"], "slot": "task", "count": {"per_slot": 1}}],
+                "attributes": {"system": {"duration": 0}}}
+        try:
+            r = self.h.rpc("sched-fluxion-resource.match", {
+                "cmd": "allocate", "jobid": self.base + job, "jobspec": json.dumps(spec)}).get()
+        except OSError:
+            return None
+        self.held.add(job)
+        R: dict[str, Any] = json.loads(r["R"])
+        return R
+
+    def release(self, job: int) -> None:
+        self.held.discard(job)
+        self.h.rpc("sched-fluxion-resource.cancel", {"jobid": self.base + job}).get()
+
+    @staticmethod
+    def node(n: int) -> dict[str, Any]:
+        return {"type": "node", "count": n, "with": [
+            {"type": "slot", "count": 1, "label": "task", "with": [{"type": "core", "count": 1}]}]}
+
+    def spread(self, job: int, n: int, gib: int) -> dict[str, int] | None:
+        R = self._match(job, [self.node(n), {"type": "ssd", "count": gib, "exclusive": True}])
+        return None if R is None else lustre.reserved_of_R(R)
+
+    def local(self, job: int, n: int, gib_per_node: int) -> dict[str, int] | None:
+        slot = {"type": "slot", "count": n, "label": "rabbit", "with": [
+            {"type": "node", "count": 1, "with": [{"type": "slot", "count": 1, "label": "task",
+                                                   "with": [{"type": "core", "count": 1}]}]},
+            {"type": "ssd", "count": gib_per_node, "exclusive": True}]}
+        R = self._match(job, [slot])
+        if R is None:
+            return None
+        counts: dict[str, int] = {}
+        paths = {v["metadata"]["paths"]["containment"]: v["metadata"]
+                 for v in R["scheduling"]["graph"]["nodes"]}
+        for path, md in paths.items():
+            if md["type"] == "node":
+                rabbit = paths[path.rsplit("/", 1)[0]]["properties"]["rabbit"]
+                counts[rabbit] = counts.get(rabbit, 0) + 1
+        return counts
+
+    def clear(self) -> None:
+        for job in list(self.held):
+            self.release(job)
+
+
 def run(mode: str, jobs: list[tuple[int, int]], seed: int,
-        conf: dict[str, Any] | None = None) -> tuple[float, float, int, int]:
+        conf: dict[str, Any] | None = None,
+        real: RealFluxion | None = None) -> tuple[float, float, int, int]:
     rnd = random.Random(seed)
-    m = Machine()
+    m: Any = real if real is not None else Machine()
     running: list[int] = []
     worst, rabbits, placed, refused = 1.0, 0, 0, 0
     for j, (n, tib) in enumerate(jobs):
@@ -149,7 +229,12 @@ def run(mode: str, jobs: list[tuple[int, int]], seed: int,
                 got = m.local(j, n, -(-tib * 1024 // n) + 8)
             if got is not None:
                 break
+            if not running:
+                break
             m.release(running.pop(rnd.randrange(len(running))))
+        if got is None:
+            refused += 1
+            continue
         if mode == "spread":
             out = lustre.allocation_sets(sets, got)
         else:
@@ -161,16 +246,21 @@ def run(mode: str, jobs: list[tuple[int, int]], seed: int,
         running.append(j)
         if len(running) > RUNNING:
             m.release(running.pop(rnd.randrange(len(running))))
+    if real is not None:
+        real.clear()
     return worst, rabbits / max(placed, 1), placed, refused
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    real = RealFluxion(argv[1]) if argv[:1] == ["--fluxion"] else None
     rnd = random.Random(27)
     jobs = [(rnd.randint(1, 64), rnd.randint(10, 500)) for _ in range(JOBS)]
-    w_old, u_old, p_old, r_old = run("today", jobs, 1)
-    w_pk, u_pk, p_pk, r_pk = run("spread", jobs, 1)
+    print(f"Fluxion: {'real (FLUX_URI)' if real else 'simulated packing'}")
+    w_old, u_old, p_old, r_old = run("today", jobs, 1, real=real)
+    w_pk, u_pk, p_pk, r_pk = run("spread", jobs, 1, real=real)
     whole = {"whole_rabbit_gib": CHUNKS * VERTEX_GIB}
-    w_new, u_new, p_new, r_new = run("spread", jobs, 1, whole)
+    w_new, u_new, p_new, r_new = run("spread", jobs, 1, whole, real=real)
     print(f"today (spread = false): {p_old} jobs placed, {r_old} refused (their own rabbits"
           f" can never hold them), max imbalance {w_old:.2f}, mean rabbits {u_old:.1f}")
     print(f"spread, packed (whole_rabbit_gib = 0): {p_pk} placed, {r_pk} refused,"
