@@ -6,6 +6,7 @@ rabbit by rabbit, and its job manager's R is redacted as flux-core's is).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -100,3 +101,50 @@ def test_off_switch_is_node_local() -> None:
         assert job.exceptions == []
         assert job.jobspec["resources"][0]["type"] == "slot"
         assert job.memo["rabbits"] == "rab1"
+
+
+def test_create_persistent_spreads(spread: Harness) -> None:
+    h = spread
+    jobid = h.submit("#DW create_persistent type=lustre capacity=10TiB name=keep", nodes=1)
+    job = h.wait(jobid)
+    assert job.exceptions == []
+    assert job.jobspec["resources"][1]["type"] == "ssd"
+    api = h.emulator.custom_objects_api()
+    srv = api.get_namespaced_custom_object("dataworkflowservices.github.io", "v1alpha7",
+                                           "default", "servers", "keep")
+    osts = {e["name"] for s in srv["spec"]["allocationSets"] if s["label"] == "ost"
+            for e in s["storage"]}
+    assert len(osts) >= 3  # 10 TiB on 4 TiB rabbits
+    jobid = h.submit("#DW destroy_persistent name=keep", nodes=1)
+    assert h.wait(jobid).exceptions == []
+
+
+def test_service_restart_keeps_the_placement(spread: Harness) -> None:
+    """Fluxion's reservation is recorded on the Workflow with the hosts: a
+    service restarted before the Servers were written places the file
+    system from it (dws.setup is not sent again)."""
+    h = spread
+    h.emulator.api_fault(method="PATCH", path="/servers/", count=100000, drop=True)
+    jobid = h.submit("#DW jobdw type=lustre capacity=10TiB name=big", nodes=2, runtime=1.0)
+
+    def recorded() -> dict[str, int] | None:
+        for w in h.workflows():
+            if w["metadata"]["name"] == f"fluxjob-{jobid}":
+                ann = w["metadata"].get("annotations") or {}
+                if "flux-dws.io/lustre-rabbits" in ann:
+                    out: dict[str, int] = json.loads(ann["flux-dws.io/lustre-rabbits"])
+                    return out
+        return None
+
+    h.wait_for(lambda: recorded() is not None)
+    h.stop_service()
+    h.emulator.clear_api_faults()
+    h.start_service()
+    reserved = recorded()
+    assert reserved and len(reserved) >= 3
+    sets = servers_while_running(h, jobid)
+    osts = {e["name"] for s in sets if s["label"] == "ost" for e in s["storage"]}
+    assert osts <= set(reserved)
+    job = h.wait(jobid)
+    assert job.exceptions == []
+    gone(h, jobid)
