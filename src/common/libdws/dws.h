@@ -22,6 +22,7 @@
 #include "jobsm.h"
 #include "jsonio.h"
 #include "labels.h"
+#include "lustre.h"
 #include "memory.h"
 #include "outbuf.h"
 #include "policy.h"

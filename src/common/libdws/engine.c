@@ -108,6 +108,12 @@ static int config_parse (json_t *cfg, struct config *c, dws_error_t *err)
             return dws_errorf (err, "rabbit.presets: must be a table");
         c->presets = json_incref (presets);
     }
+    if (dws_lustre_conf_parse (json_object_get (cfg, "lustre"), &c->lustre, err) < 0) {
+        config_clear (c);
+        return -1;
+    }
+    if (!c->fluxion)
+        c->lustre.spread = false; /* only Fluxion's ssd vertices say where Lustre went */
     json_t *max = json_object_get (json_object_get (cfg, "policy"), "maximums");
     if (max && !json_is_null (max)) {
         if (!json_is_object (max)) {
@@ -200,6 +206,7 @@ static void job_free (struct job *j)
     json_decref (j->create_msgids);
     json_decref (j->breakdowns);
     free (j->hosts);
+    json_decref (j->reserved);
     free (j->failed);
     free (j);
 }
@@ -418,6 +425,15 @@ char *hostlist_of_R (json_t *R, dws_error_t *err)
 fail:
     dws_hostlist_destroy (hl);
     return NULL;
+}
+
+void job_set_reserved (struct job *job, json_t *R)
+{
+    json_t *r = dws_lustre_reserved_of_R (R, NULL);
+    json_decref (job->reserved);
+    job->reserved = r && json_object_size (r) ? r : NULL;
+    if (!job->reserved)
+        json_decref (r);
 }
 
 /* The names of `hosts` minus those of `minus` (NULL = none) as an array. */

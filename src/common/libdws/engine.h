@@ -19,6 +19,8 @@
  *   flux-dws.io/resources          the job's original jobspec resources (JSON)
  *   flux-dws.io/failure-tolerance  dw_failure_tolerance (decimal)
  *   flux-dws.io/hosts              the job's compute hosts (RFC 29), before Setup
+ *   flux-dws.io/lustre-rabbits     {rabbit: GiB} of ssd Fluxion gave a spread
+ *                                  Lustre job (lustre.h), with the hosts
  *   flux-dws.io/failed             hosts given up under the failure tolerance
  *   flux-dws.io/epilog             "active" once the job's epilog has begun
  *

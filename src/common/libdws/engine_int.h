@@ -20,6 +20,7 @@
 
 #include "engine.h"
 #include "error.h"
+#include "lustre.h"
 #include "health.h"
 
 /* Workflow states in order; -1 = none. */
@@ -38,6 +39,7 @@ enum wf_state {
 #define ANN_RESOURCES "flux-dws.io/resources"
 #define ANN_TOLERANCE "flux-dws.io/failure-tolerance"
 #define ANN_HOSTS "flux-dws.io/hosts"
+#define ANN_RESERVED "flux-dws.io/lustre-rabbits"
 #define ANN_FAILED "flux-dws.io/failed"
 #define ANN_EPILOG "flux-dws.io/epilog"
 #define WORKFLOW_FINALIZER "flux-framework.readthedocs.io/workflow"
@@ -66,6 +68,7 @@ struct config {
     int64_t owner;
     json_t *presets;   /* object or NULL */
     json_t *maximums;  /* object or NULL */
+    struct dws_lustre_conf lustre; /* [rabbit.lustre] */
     char namespace[64];
 };
 
@@ -91,10 +94,12 @@ struct job {
     bool resources_sent;   /* resource-update sent to the job manager */
     bool lustre;           /* a breakdown asks for Lustre storage */
     bool info_R;           /* job-info asked for R (a lost dws.setup) */
+    bool info_sched;       /* job-info asked for R's graph (spread Lustre) */
 
     json_t *breakdowns;    /* {name: DirectiveBreakdown} read for this job */
     int breakdowns_wanted; /* breakdown reads outstanding */
     char *hosts;           /* compute hosts (RFC 29), from R */
+    json_t *reserved;      /* {rabbit: GiB of ssd} Fluxion gave it, from R */
     char *failed;          /* hosts given up (RFC 29), or NULL */
     int servers_pending;   /* Servers patches outstanding */
     bool setup_pending;    /* dws.setup arrived; Setup not yet asked */
@@ -226,6 +231,8 @@ int health_event (struct dws_engine *e, const char *type, json_t *event, dws_err
 
 /* engine.c: helpers */
 char *hostlist_of_R (json_t *R, dws_error_t *err);
+/* Record the ssd Fluxion gave the job, per rabbit, from its R (none: NULL). */
+void job_set_reserved (struct job *job, json_t *R);
 json_t *hosts_minus (const char *hosts, const char *minus, dws_error_t *err);
 char *str_dup (const char *s);
 

@@ -190,6 +190,7 @@ static void setup_request (struct dws_engine *e, json_t *msgid, json_t *p)
         job->recreate = true;
         job->resources_sent = true;
         job->hosts = hosts;
+        job_set_reserved (job, R);
         health_job (e, job);
         job->setup_pending = true;
         act (e, json_pack ("{s:s s:I s:s}", "action", "job-info", "id", id, "token",
@@ -205,6 +206,7 @@ static void setup_request (struct dws_engine *e, json_t *msgid, json_t *p)
         return;
     }
     job->hosts = hosts;
+    job_set_reserved (job, R);
     health_job (e, job);
     job->setup_pending = true;
     act_respond_ok (e, msgid);
@@ -406,6 +408,22 @@ void job_info_result (struct dws_engine *e, struct job *job, json_t *event)
     json_t *tol = json_object_get (system, "dw_failure_tolerance");
     json_t *directives = NULL;
     json_t *R = json_object_get (event, "R");
+    if (job->info_sched && (job->exists || job->creating)) {
+        /* the R of the job-manager (dws.setup) has no scheduling graph:
+         * the KVS copy says where Fluxion put the job's Lustre ssd */
+        job->info_sched = false;
+        bool ok = json_is_true (json_object_get (event, "ok"));
+        if (ok && json_is_object (R))
+            job_set_reserved (job, R);
+        if (!job->reserved) {
+            job_fail (e, job, "exception", NOTE_PREFIX "cannot place Lustre: the job's R holds"
+                      " no rabbit ssd (%s)",
+                      !ok ? "job-info failed" : "no scheduling graph with ssd vertices");
+            return;
+        }
+        setup_start (e, job);
+        return;
+    }
     if (job->exists || job->creating) {
         /* a known job whose dws.setup was lost: its R is all we need.
          * Its Workflow exists: on failure it is torn down, not forgotten.
@@ -429,6 +447,7 @@ void job_info_result (struct dws_engine *e, struct job *job, json_t *event)
             return;
         }
         job->hosts = hosts;
+        job_set_reserved (job, R);
         health_job (e, job);
         job->setup_pending = true;
         setup_start (e, job);

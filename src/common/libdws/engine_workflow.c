@@ -19,6 +19,7 @@
 #include "hostlist.h"
 #include "policy.h"
 #include "rabbitmap.h"
+#include "lustre.h"
 #include "servers.h"
 
 static const char *state_names[WF_NSTATES] = {
@@ -106,6 +107,10 @@ void workflow_create (struct dws_engine *e, struct job *job)
         json_object_set_new (ann, ANN_RESOURCES, json_string (res));
     if (job->hosts)
         json_object_set_new (ann, ANN_HOSTS, json_string (job->hosts));
+    char *rsv = job->reserved ? json_dumps (job->reserved, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    if (rsv)
+        json_object_set_new (ann, ANN_RESERVED, json_string (rsv));
+    free (rsv);
     json_t *body = json_pack ("{s:{s:s s:s s:[s] s:o}"
                               " s:{s:s s:O s:s s:s s:I s:I}}",
                               "metadata", "name", job->name, "namespace", e->cfg.namespace,
@@ -429,9 +434,10 @@ static void proposal_finish (struct dws_engine *e, struct job *job)
         job->resources_sent = true;
         json_t *payload = NULL;
         bool unchanged = false;
-        json_t *res = job->resources ? dws_breakdown_rewrite (job->resources, list,
-                                                              e->cfg.min_allocation_gib,
-                                                              &unchanged, &err)
+        bool spread = false;
+        json_t *res = job->resources ? dws_lustre_rewrite (job->resources, list, &e->cfg.lustre,
+                                                           e->cfg.min_allocation_gib,
+                                                           &unchanged, &spread, &err)
                                      : NULL;
         if (!job->resources)
             snprintf (err.text, sizeof (err.text), "the job's resources are not known");
@@ -484,6 +490,15 @@ static void memo_rabbits (struct dws_engine *e, struct job *job)
     json_t *v;
     json_object_foreach (counts, rabbit, v)
         dws_hostlist_append_host (hl, rabbit, NULL);
+    json_object_foreach (job->reserved, rabbit, v) {
+        if (!json_object_get (counts, rabbit))
+            dws_hostlist_append_host (hl, rabbit, NULL);
+    }
+    struct dws_hostlist *u = hl ? dws_hostlist_uniq (hl, NULL) : NULL;
+    if (u) {
+        dws_hostlist_destroy (hl);
+        hl = u;
+    }
     char *s = hl ? dws_hostlist_encode (hl) : NULL;
     if (s)
         act_memo (e, job, json_pack ("{s:s}", "rabbits", s));
@@ -504,6 +519,9 @@ static void setup_servers (struct dws_engine *e, struct job *job)
     json_t *bd;
     memo_rabbits (e, job);
     job->servers_pending = 0;
+    /* the same decision as the rewrite at Proposal: the job's Lustre went
+     * where Fluxion found room, and R says where */
+    bool spread = job->reserved && dws_lustre_spreads (job->resources, list, &e->cfg.lustre);
     json_array_foreach (list, i, bd) {
         json_t *storage = json_object_get (json_object_get (bd, "status"), "storage");
         if (!json_is_object (storage))
@@ -511,10 +529,18 @@ static void setup_servers (struct dws_engine *e, struct job *job)
         json_t *ref = json_object_get (storage, "reference");
         const char *name = json_string_value (json_object_get (ref, "name"));
         const char *ns = json_string_value (json_object_get (ref, "namespace"));
-        json_t *counts = dws_rabbitmap_counts (e->map, job->hosts, &err);
-        json_t *sets = counts ? dws_servers_allocation_sets (storage, counts, min_bytes, &err)
-                              : NULL;
-        json_decref (counts);
+        json_t *sets;
+        if (spread) {
+            /* Lustre on the rabbits Fluxion chose (lustre.h) */
+            sets = dws_lustre_allocation_sets (storage, job->reserved, &e->cfg.lustre,
+                                               min_bytes, &err);
+        }
+        else {
+            json_t *counts = dws_rabbitmap_counts (e->map, job->hosts, &err);
+            sets = counts ? dws_servers_allocation_sets (storage, counts, min_bytes, &err)
+                          : NULL;
+            json_decref (counts);
+        }
         if (!name || !sets) {
             json_decref (sets);
             json_decref (list);
@@ -551,13 +577,37 @@ void setup_start (struct dws_engine *e, struct job *job)
                  " the job's rabbit storage", job->name);
         return;
     }
+    if (!job->reserved) {
+        json_t *list = breakdown_list (job);
+        bool spread = dws_lustre_spreads (job->resources, list, &e->cfg.lustre);
+        json_decref (list);
+        if (spread) {
+            /* the job manager's R is redacted (no scheduling graph): read
+             * the job's R from the KVS; the answer comes back here */
+            if (!job->info_sched) {
+                job->info_sched = true;
+                act (e, json_pack ("{s:s s:I s:s s:b}", "action", "job-info", "id", job->id,
+                                   "token", token_for (token, sizeof (token), "job-info", job),
+                                   "R", 1));
+            }
+            return;
+        }
+    }
     const char *recorded = annotation (job->wf, ANN_HOSTS);
-    if (recorded && !strcmp (recorded, job->hosts)) {
+    char *rsv = job->reserved ? json_dumps (job->reserved, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    const char *rec_rsv = annotation (job->wf, ANN_RESERVED);
+    if (recorded && !strcmp (recorded, job->hosts)
+        && (rsv ? rec_rsv && !strcmp (rec_rsv, rsv) : !rec_rsv)) {
+        free (rsv);
         setup_servers (e, job);
         return;
     }
+    json_t *ann = json_pack ("{s:s}", ANN_HOSTS, job->hosts);
+    if (rsv)
+        json_object_set_new (ann, ANN_RESERVED, json_string (rsv));
+    free (rsv);
     act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name,
-             json_pack ("{s:{s:{s:s}}}", "metadata", "annotations", ANN_HOSTS, job->hosts),
+             json_pack ("{s:{s:o}}", "metadata", "annotations", ann),
              token_for (token, sizeof (token), "hosts", job));
 }
 
@@ -751,6 +801,12 @@ static void adopt (struct dws_engine *e, struct job *job, json_t *wf)
     if (annotation (wf, ANN_HOSTS) || !job->hosts) {
         free (job->hosts);
         job->hosts = str_dup (annotation (wf, ANN_HOSTS));
+        json_decref (job->reserved);
+        job->reserved = annotation_json (wf, ANN_RESERVED);
+        if (!json_is_object (job->reserved)) {
+            json_decref (job->reserved);
+            job->reserved = NULL;
+        }
         health_job (e, job);
     }
     free (job->failed);

@@ -12,6 +12,7 @@
 
 #include "directive.h"
 #include "jsonio.h"
+#include "lustre.h"
 #include "policy.h"
 #include "rabbitconf.h"
 
@@ -36,6 +37,7 @@ static json_t *check_gib (const char *path, json_t *val, dws_error_t *err);
 static json_t *check_apiver (const char *path, json_t *val, dws_error_t *err);
 static json_t *check_queues (const char *path, json_t *val, dws_error_t *err);
 static json_t *check_policy (const char *path, json_t *val, dws_error_t *err);
+static json_t *check_lustre (const char *path, json_t *val, dws_error_t *err);
 static json_t *check_presets (const char *path, json_t *val, dws_error_t *err);
 
 /* Every key, alphabetical (the order of the output and of messages). */
@@ -48,6 +50,9 @@ static const struct keyspec {
     {"drain_queues", check_queues, "null"},
     {"dws_api_version", check_apiver, "null"},
     {"kubeconfig", check_path, "null"},
+    {"lustre", check_lustre,
+     "{\"max_rabbits\": 0, \"mdts\": 1, \"min_rabbits\": 1, \"osts_per_mdt\": 0,"
+     " \"spread\": false, \"whole_rabbit_gib\": 0}"},
     {"mapping", check_path, "null"},
     {"min_allocation_size", check_gib, "4"},
     {"nnf_api_version", check_apiver, "null"},
@@ -342,6 +347,11 @@ static json_t *check_queues (const char *path, json_t *val, dws_error_t *err)
         }
     }
     return keep (json_deep_copy (val), err);
+}
+
+static json_t *check_lustre (const char *path, json_t *val, dws_error_t *err)
+{
+    return dws_lustre_check_table (path, val, err);
 }
 
 static json_t *check_policy (const char *path, json_t *val, dws_error_t *err)

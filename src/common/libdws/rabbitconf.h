@@ -13,6 +13,10 @@
  *   drain_queues                  non-empty [string] | null null (all queues)
  *   dws_api_version               string | null             null (discover)
  *   kubeconfig                    string | null             null (k8s default)
+ *   lustre                        {max_rabbits, mdts,       spread false, mdts 1,
+ *                                  min_rabbits, osts_per_mdt, min_rabbits 1, others 0
+ *                                  spread, whole_rabbit_gib}
+ *                                  (lustre.h)
  *   mapping                       string | null             null
  *   min_allocation_size           integer GiB, >= 1         4
  *   nnf_api_version               string | null             null (discover)

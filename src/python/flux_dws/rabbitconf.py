@@ -35,6 +35,7 @@ KEYS: tuple[str, ...] = (
     "drain_queues",
     "dws_api_version",
     "kubeconfig",
+    "lustre",
     "mapping",
     "min_allocation_size",
     "nnf_api_version",

@@ -25,6 +25,8 @@ DEFAULTS = {
     "mapping": None,
     "min_allocation_size": 4,
     "nnf_api_version": None,
+    "lustre": {"max_rabbits": 0, "mdts": 1, "min_rabbits": 1, "osts_per_mdt": 0,
+               "spread": False, "whole_rabbit_gib": 0},
     "policy": {"maximums": {}},
     "postrun_timeout": 0.0,
     "prerun_timeout": 0.0,

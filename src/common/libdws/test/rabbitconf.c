@@ -10,7 +10,7 @@
 
 #define DEFAULTS                                                                    \
     "{\"drain_compute_nodes\": true, \"drain_queues\": null,"                       \
-    " \"dws_api_version\": null, \"kubeconfig\": null, \"mapping\": null,"          \
+    " \"dws_api_version\": null, \"kubeconfig\": null, \"lustre\": {\"max_rabbits\": 0, \"mdts\": 1, \"min_rabbits\": 1, \"osts_per_mdt\": 0, \"spread\": false, \"whole_rabbit_gib\": 0}, \"mapping\": null,"          \
     " \"min_allocation_size\": 4, \"nnf_api_version\": null,"                       \
     " \"policy\": {\"maximums\": {}}, \"postrun_timeout\": 0.0,"                    \
     " \"prerun_timeout\": 0.0, \"presets\": {}, \"prolog_timeout\": 1800.0,"        \
@@ -398,7 +398,7 @@ static void test_alias (void)
 {
     parse_is ("{\"restrict_persistent\": false, \"tc_timeout\": 5}",
               "{\"drain_compute_nodes\": true, \"drain_queues\": null,"
-              " \"dws_api_version\": null, \"kubeconfig\": null, \"mapping\": null,"
+              " \"dws_api_version\": null, \"kubeconfig\": null, \"lustre\": {\"max_rabbits\": 0, \"mdts\": 1, \"min_rabbits\": 1, \"osts_per_mdt\": 0, \"spread\": false, \"whole_rabbit_gib\": 0}, \"mapping\": null,"
               " \"min_allocation_size\": 4, \"nnf_api_version\": null,"
               " \"policy\": {\"maximums\": {}}, \"postrun_timeout\": 0.0,"
               " \"prerun_timeout\": 0.0, \"presets\": {}, \"prolog_timeout\": 1800.0,"
@@ -442,7 +442,7 @@ static void test_alias (void)
 
 static void test_unknown (void)
 {
-    const char *list = "drain_compute_nodes, drain_queues, dws_api_version, kubeconfig, mapping,"
+    const char *list = "drain_compute_nodes, drain_queues, dws_api_version, kubeconfig, lustre, mapping,"
                        " min_allocation_size, nnf_api_version, policy, postrun_timeout,"
                        " prerun_timeout, presets, prolog_timeout, restrict_persistent_creation,"
                        " save_datamovements, setup_timeout, soft_drain, tc_timeout,"
@@ -515,9 +515,12 @@ static void test_full (void)
               " \"policy\": {\"maximums\": {\"xfs\": 500}},"
               " \"presets\": {\"s\": \"#DW jobdw type=xfs capacity=1GiB name=s\"},"
               " \"dws_api_version\": \"v1alpha7\", \"nnf_api_version\": \"v1alpha11\","
-              " \"min_allocation_size\": 8, \"drain_queues\": [\"pbatch\"]}",
+              " \"min_allocation_size\": 8, \"drain_queues\": [\"pbatch\"],"
+              " \"lustre\": {\"spread\": true, \"osts_per_mdt\": 4}}",
               "{\"drain_compute_nodes\": false, \"drain_queues\": [\"pbatch\"],"
               " \"dws_api_version\": \"v1alpha7\", \"kubeconfig\": \"/etc/flux/kc\","
+              " \"lustre\": {\"max_rabbits\": 0, \"mdts\": 1, \"min_rabbits\": 1,"
+              " \"osts_per_mdt\": 4, \"spread\": true, \"whole_rabbit_gib\": 0},"
               " \"mapping\": \"/etc/flux/system/rabbitmapping\", \"min_allocation_size\": 8,"
               " \"nnf_api_version\": \"v1alpha11\", \"policy\": {\"maximums\": {\"xfs\": 500}},"
               " \"postrun_timeout\": 60.0, \"prerun_timeout\": 300.5,"

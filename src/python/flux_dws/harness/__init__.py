@@ -76,6 +76,7 @@ class Harness:
         self.fluxion = FakeFluxion(self.system, jgf=fluxion)
         self.jm.fluxion = self.fluxion
         self.jm.rabbit_of = {c: r.name for r in self.system.rabbits for c, _ in r.computes}
+        self.jm.ssd_free = {r.name: r.capacity >> 30 for r in self.system.rabbits}
         self.jm.resources.R = {"version": 1, "execution": {
             "R_lite": [{"rank": f"0-{len(self.system.computes) - 1}",
                         "children": {"core": "0"}}],

@@ -45,6 +45,7 @@ class Job:
     prologs: set[str] = field(default_factory=set)
     epilogs: set[str] = field(default_factory=set)
     hosts: list[str] = field(default_factory=list)
+    lustre: dict[str, int] = field(default_factory=dict)  # {rabbit: GiB} of a top-level ssd
     started: bool = False
     finished: bool = False   # finish posted
     released: bool = False   # release final=true posted: no process is left
@@ -80,6 +81,10 @@ class JobManager:
         self.resources = FakeResources(computes)
         self.fluxion: FakeFluxion | None = None
         self.rabbit_of: dict[str, str] = {}
+        #: free GiB of ssd per rabbit, in graph order: Fluxion's part for a
+        #: top-level ssd request (the spread Lustre form), packed rabbit by
+        #: rabbit as Fluxion 0.54 packs it
+        self.ssd_free: dict[str, int] = {}
         self.exclude: str | None = None      # resource.exclude
         self.queues: dict[str, Any] = {}     # [queues]
         self.request: Callable[[str, Any, int, RpcCallback], None] = self._no_service
@@ -159,7 +164,16 @@ class JobManager:
             usable = [h for h in self.free if h not in drained and self._fits(job, h)]
             if n > len(usable):
                 return
+            want = self._top_ssd(job)
+            if want > sum(self.ssd_free.values()):
+                return
             self.queue.pop(0)
+            for rabbit in self.ssd_free:
+                take = min(want, self.ssd_free[rabbit])
+                if take:
+                    job.lustre[rabbit] = take
+                    self.ssd_free[rabbit] -= take
+                    want -= take
             job.hosts = usable[:n]
             for h in job.hosts:
                 self.free.remove(h)
@@ -167,6 +181,28 @@ class JobManager:
             self._state(job, "RUN")
             self._feed(job, {"type": "run"})
             self._maybe_start(job)
+
+    @staticmethod
+    def _top_ssd(job: Job) -> int:
+        return sum(int(r.get("count", 0)) for r in job.jobspec.get("resources") or []
+                   if isinstance(r, dict) and r.get("type") == "ssd")
+
+    def R_kvs(self, job: Job) -> dict[str, Any]:
+        """The R the scheduler wrote to the KVS: with a scheduling graph of
+        the job's top-level ssd (the job manager's own copy is redacted)."""
+        R = self.R(job)
+        if job.lustre and self.fluxion is not None and self.fluxion.graph:
+            nodes: list[dict[str, Any]] = []
+            for v in self.fluxion.graph["graph"]["nodes"]:
+                md = v["metadata"]
+                if md["type"] == "chassis" and md["properties"]["rabbit"] in job.lustre:
+                    path = md["paths"]["containment"]
+                    nodes.append(v)
+                    nodes.append({"id": str(1000000 + len(nodes)), "metadata": {
+                        "type": "ssd", "size": job.lustre[md["properties"]["rabbit"]],
+                        "exclusive": True, "paths": {"containment": f"{path}/ssd0"}}})
+            R["scheduling"] = {"graph": {"nodes": nodes, "edges": []}}
+        return R
 
     def R(self, job: Job) -> dict[str, Any]:
         return {"version": 1, "execution": {
@@ -226,6 +262,9 @@ class JobManager:
             self.reactor.cancel(handle)
         job.timers.clear()
         self.free.extend(job.hosts)
+        for rabbit, gib in job.lustre.items():
+            self.ssd_free[rabbit] += gib
+        job.lustre.clear()
         self._schedule()
 
     def raise_exception(self, jobid: int, type_: str, severity: int, note: str) -> bool:
@@ -411,7 +450,7 @@ class JobManager:
         if want_R and not job.hosts:
             return JobInfo(False, f"job {jobid} has no R")
         return JobInfo(True, jobspec=job.jobspec, userid=job.userid,
-                       R=self.R(job) if want_R else None)
+                       R=self.R_kvs(job) if want_R else None)
 
     def kvs_commit(self, jobid: int, put: dict[str, Any], link: dict[str, str]
                    ) -> tuple[bool, str]:

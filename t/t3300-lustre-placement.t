@@ -1,0 +1,169 @@
+#!/bin/sh
+test_description='Lustre on the rabbits Fluxion chooses for capacity (issue 27)
+
+A 4-broker instance is compute-[01-04] of the lus8 system (8 rabbits of
+4 TiB, 2 computes each: the instance sits on rab1 and rab2; rab3..rab8
+serve none of its nodes).  With [rabbit.lustre] spread = true a Lustre job
+gets its OSTs on the rabbits Fluxion allocated ssd on, equal per rabbit,
+with the configured MDT count; the off switch keeps node-local placement.
+(The machine shares 2 cores with other work: this small system stands in
+for tuolumne/elcap, whose graphs would need as many brokers as computes.)'
+
+. "$(dirname "$0")"/sharness.sh
+
+skip_all_unless_flux
+test_have_prereq FLUXION || { skip_all="Fluxion (flux-sched) is not installed: rabbit jobs need its ssd scheduling"; test_done; }
+skip_all_unless_plugins
+dws_pythonpath
+
+data="$SHARNESS_TEST_SRCDIR/data/lustre"
+
+workflow_gone() {
+    kubectl wait --for=delete "workflow/fluxjob-$(flux job id --to=dec "$1")" --timeout=60s
+}
+
+# lustre_instance_config DIR LUSTRE-TOML: like rabbit_instance_config, on
+# the lus8 graph (dws2jgf --no-validate keeps the rabbits without a
+# compute of the instance), with a [rabbit.lustre] table.
+lustre_instance_config() {
+    dir=$1
+    mkdir -p "$dir/conf" "$dir/modprobe/modprobe.d" "$dir/modprobe/rc1.d" &&
+    cp "$top_srcdir/etc/modprobe/rc1.d/dws.py" "$dir/modprobe/rc1.d/" &&
+    flux-dws2jgf --no-validate --cluster-name lus \
+        --from-config "$top_srcdir/t/data/rabbitmapping/kind-resource.toml" \
+        "$data/lus8.json" >"$dir/R.json" &&
+    cat >"$dir/conf/instance.toml" <<-EOT &&
+	[resource]
+	noverify = true
+	path = "$dir/R.json"
+	[sched-fluxion-resource]
+	match-format = "rv1"
+	[job-manager]
+	plugins = [ { load = "$DWS_JOBTAP" } ]
+	[rabbit]
+	kubeconfig = "$KUBECONFIG"
+	mapping = "$data/lus8.json"
+	[rabbit.lustre]
+	$2
+	EOT
+    sed "s|@DWS_MODULE@|$top_srcdir/src/modules/dws.py|" \
+        "$top_srcdir/etc/modprobe/dws.toml.in" >"$dir/modprobe/modprobe.d/dws.toml"
+}
+
+# servers_json ID: the job's Servers spec (kept until the Workflow goes)
+servers_of() {
+    kubectl get servers -o json >"$2" &&
+    jq -e --arg wf "fluxjob-$(flux job id --to=dec "$1")" \
+        '[.items[] | select(.metadata.name | startswith($wf))] | .[0].spec.allocationSets' \
+        "$2" >"$2.sets"
+}
+
+test_expect_success 'start the emulator (lus8) and an instance with spread Lustre' '
+	start_emulator --system "$data/lus8.yaml" --latency zero &&
+	lustre_instance_config "$(pwd)" "spread = true
+mdts = 2" &&
+	start_rabbit_instance "$(pwd)"
+'
+
+# 10 TiB for a 2-node job: its own rabbit (4 TiB) cannot hold it
+test_expect_success 'a 2-node 10 TiB Lustre job gets OSTs on more rabbits than its computes have' '
+	flux submit -N2 --setattr=system.dw="#DW jobdw type=lustre capacity=10TiB name=big" \
+		sh -c "printenv DW_JOB_big; sleep 3" >big.id &&
+	flux job wait-event -t 60 $(cat big.id) start &&
+	servers_of $(cat big.id) servers.json &&
+	cat servers.json.sets &&
+	jq -e "[.[] | select(.label == \"ost\") | .storage[]] | length >= 3" servers.json.sets &&
+	flux job attach $(cat big.id) >big.out &&
+	grep "^/mnt/nnf/" big.out &&
+	flux job eventlog $(cat big.id) >big.events &&
+	grep "jobspec-update resources=.*ssd" big.events &&
+	flux jobs -no "{user.rabbits}" $(cat big.id) >big.rabbits &&
+	cat big.rabbits &&
+	test $(flux hostlist -c $(cat big.rabbits)) -ge 3 &&
+	workflow_gone $(cat big.id)
+'
+
+# Fluxion 0.54 packs the ssd request (whole rabbits first): the OSTs are
+# equal-size allocations on every rabbit Fluxion reserved on, never more
+# than it reserved; equal per rabbit only when the reservation is
+# (doc/guide/lustre-placement.rst)
+test_expect_success 'equal-size OSTs, within what Fluxion reserved on each rabbit' '
+	jq -e "[.[] | select(.label == \"ost\")] | length == 1" servers.json.sets &&
+	flux job info $(cat big.id) R >big.R &&
+	flux python -c "
+import json
+from flux_dws import lustre
+got = lustre.reserved_of_R(json.load(open(\"big.R\")))
+sets = json.load(open(\"servers.json.sets\"))
+use = {}
+for s in sets:
+    for e in s[\"storage\"]:
+        use[e[\"name\"]] = use.get(e[\"name\"], 0) + s[\"allocationSize\"] * e[\"allocationCount\"]
+assert set(use) <= set(got), (use, got)
+assert all(use[r] <= got[r] << 30 for r in use), (use, got)
+ost = {e[\"name\"]: e[\"allocationCount\"] * s[\"allocationSize\"] >> 30
+       for s in sets if s[\"label\"] == \"ost\" for e in s[\"storage\"]}
+print(\"reserved GiB\", sorted(got.items()), \"OST GiB\", sorted(ost.items()))
+"
+'
+
+test_expect_success 'the MDT count is the configured one (mdts = 2)' '
+	jq -e "[.[] | select(.label == \"mgtmdt\" or .label == \"mdt\") | .storage[] | .allocationCount] | add == 2" servers.json.sets
+'
+
+test_expect_success 'a file system no set of rabbits can hold is refused with a reason' '
+	test_must_fail flux run -N1 --setattr=system.dw="#DW jobdw type=lustre capacity=40TiB name=huge" \
+		true 2>huge.err &&
+	cat huge.err &&
+	grep -i "unsatisfiable\|exception" huge.err
+'
+
+# whole rabbits: 36 ssd vertices of 113 GiB = 4068 GiB per lus8 rabbit
+test_expect_success 'whole_rabbit_gib: a 6 TiB file system gets two whole rabbits, equal OSTs' '
+	cat >>conf/instance.toml <<-EOT &&
+	whole_rabbit_gib = 4068
+	max_rabbits = 4
+	EOT
+	flux config reload &&
+	flux run -N2 --setattr=system.dw="#DW jobdw type=lustre capacity=6TiB name=whole" \
+		printenv DW_JOB_whole >whole.out &&
+	id=$(flux job last) &&
+	flux job info $id R >whole.R &&
+	flux job eventlog $id >whole.events &&
+	grep "ssd\",\"count\":8136" whole.events &&
+	flux python -c "
+import json
+from flux_dws import lustre
+got = lustre.reserved_of_R(json.load(open(\"whole.R\")))
+print(got)
+assert sorted(got.values()) == [4068, 4068], got
+" &&
+	workflow_gone $id
+'
+
+test_expect_success 'more whole rabbits than max_rabbits: refused with the numbers' '
+	test_must_fail flux run -N1 --setattr=system.dw="#DW jobdw type=lustre capacity=20TiB name=wide" \
+		true 2>wide.err &&
+	cat wide.err &&
+	grep "Lustre needs .* whole rabbits of 4068 GiB, more than rabbit.lustre.max_rabbits (4)" wide.err
+'
+
+test_expect_success 'the off switch (spread = false) keeps Lustre on the job'"'"'s own rabbits' '
+	sed -i "s/^spread = true/spread = false/" conf/instance.toml &&
+	flux config reload &&
+	flux run -N2 --setattr=system.dw="#DW jobdw type=lustre capacity=1TiB name=small" \
+		printenv DW_JOB_small >small.out &&
+	id=$(flux job last) &&
+	flux jobs -no "{user.rabbits}" $id >small.rabbits &&
+	cat small.rabbits &&
+	test $(flux hostlist -c $(cat small.rabbits)) -le 2 &&
+	grep -E "rab[12]" small.rabbits &&
+	workflow_gone $id
+'
+
+test_expect_success 'stop the instance and the emulator' '
+	stop_rabbit_instance &&
+	stop_emulator
+'
+
+test_done
