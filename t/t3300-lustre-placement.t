@@ -12,15 +12,12 @@ for tuolumne/elcap, whose graphs would need as many brokers as computes.)'
 . "$(dirname "$0")"/sharness.sh
 
 skip_all_unless_flux
-test_have_prereq FLUXION || { skip_all="Fluxion (flux-sched) is not installed: rabbit jobs need its ssd scheduling"; test_done; }
+skip_all_unless_fluxion "rabbit jobs need its ssd scheduling"
 skip_all_unless_plugins
 dws_pythonpath
 
 data="$SHARNESS_TEST_SRCDIR/data/lustre"
 
-workflow_gone() {
-    kubectl wait --for=delete "workflow/fluxjob-$(flux job id --to=dec "$1")" --timeout=60s
-}
 
 # lustre_instance_config DIR LUSTRE-TOML: like rabbit_instance_config, on
 # the lus8 graph (dws2jgf --no-validate keeps the rabbits without a
