@@ -19,32 +19,16 @@ dws_pythonpath
 data="$SHARNESS_TEST_SRCDIR/data/lustre"
 
 
-# lustre_instance_config DIR LUSTRE-TOML: like rabbit_instance_config, on
-# the lus8 graph (dws2jgf --no-validate keeps the rabbits without a
-# compute of the instance), with a [rabbit.lustre] table.
+# lustre_instance_config DIR LUSTRE-TOML: rabbit_instance_config on the
+# lus8 graph (dws2jgf --no-validate keeps the rabbits without a compute)
+# with LUSTRE-TOML as the [rabbit.lustre] table
 lustre_instance_config() {
-    dir=$1
-    mkdir -p "$dir/conf" "$dir/modprobe/modprobe.d" "$dir/modprobe/rc1.d" &&
-    cp "$top_srcdir/etc/modprobe/rc1.d/dws.py" "$dir/modprobe/rc1.d/" &&
-    flux-dws2jgf --no-validate --cluster-name lus \
-        --from-config "$top_srcdir/t/data/rabbitmapping/kind-resource.toml" \
-        "$data/lus8.json" >"$dir/R.json" &&
-    cat >"$dir/conf/instance.toml" <<-EOT &&
-	[resource]
-	noverify = true
-	path = "$dir/R.json"
-	[sched-fluxion-resource]
-	match-format = "rv1"
-	[job-manager]
-	plugins = [ { load = "$DWS_JOBTAP" } ]
-	[rabbit]
-	kubeconfig = "$KUBECONFIG"
-	mapping = "$data/lus8.json"
-	[rabbit.lustre]
-	$2
-	EOT
-    sed "s|@DWS_MODULE@|$top_srcdir/src/modules/dws.py|" \
-        "$top_srcdir/etc/modprobe/dws.toml.in" >"$dir/modprobe/modprobe.d/dws.toml"
+    RABBIT_MAPPING="$data/lus8.json"
+    RABBIT_CLUSTER=lus
+    RABBIT_DWS2JGF_OPTS=--no-validate
+    RABBIT_EXTRA_CONF="[rabbit.lustre]
+$2"
+    rabbit_instance_config "$1"
 }
 
 # servers_json ID: the job's Servers spec (kept until the Workflow goes)

@@ -123,13 +123,17 @@ dws_pythonpath() {
 # plugins (JOBTAP-CONF: its conf table, TOML inline), the [rabbit] table
 # (so modprobe loads the dws service; see modprobe/dws.toml), and a
 # modprobe.d entry that names the source tree's dws.py.  Needs KUBECONFIG.
+# Another system: RABBIT_MAPPING (its rabbitmapping), RABBIT_CLUSTER (the
+# graph's cluster name), RABBIT_DWS2JGF_OPTS; RABBIT_EXTRA_CONF is TOML
+# appended after the [rabbit] table.
 rabbit_instance_config() {
     dir=$1
+    mapping=${RABBIT_MAPPING:-$top_srcdir/t/data/rabbitmapping/kind.json}
     mkdir -p "$dir/conf" "$dir/modprobe/modprobe.d" "$dir/modprobe/rc1.d" &&
     cp "$top_srcdir/etc/modprobe/rc1.d/dws.py" "$dir/modprobe/rc1.d/" &&
-    flux-dws2jgf --cluster-name kind \
+    flux-dws2jgf ${RABBIT_DWS2JGF_OPTS:-} --cluster-name "${RABBIT_CLUSTER:-kind}" \
         --from-config "$top_srcdir/t/data/rabbitmapping/kind-resource.toml" \
-        "$top_srcdir/t/data/rabbitmapping/kind.json" >"$dir/R.json" &&
+        "$mapping" >"$dir/R.json" &&
     cat >"$dir/conf/instance.toml" <<-EOT &&
 	[resource]
 	noverify = true
@@ -140,7 +144,8 @@ rabbit_instance_config() {
 	plugins = [ { load = "$DWS_JOBTAP", conf = { ${2:-} } } ]
 	[rabbit]
 	kubeconfig = "$KUBECONFIG"
-	mapping = "$top_srcdir/t/data/rabbitmapping/kind.json"
+	mapping = "$mapping"
+	${RABBIT_EXTRA_CONF:-}
 	EOT
     sed "s|@DWS_MODULE@|$top_srcdir/src/modules/dws.py|" \
         "$top_srcdir/etc/modprobe/dws.toml.in" >"$dir/modprobe/modprobe.d/dws.toml"
