@@ -381,9 +381,28 @@ void act_drain (struct dws_engine *e, const char *targets, const char *reason)
                        reason));
 }
 
-const char *token_for (char *buf, size_t len, const char *what, struct job *job)
+static const char *const token_kind_names[TOK_COUNT] = {
+#define TOKEN_KIND_NAME(id, name) [TOK_##id] = name,
+    TOKEN_KINDS (TOKEN_KIND_NAME)
+#undef TOKEN_KIND_NAME
+};
+
+const char *token_kind_name (enum token_kind kind)
 {
-    snprintf (buf, len, "%s:%" JSON_INTEGER_FORMAT, what, job->id);
+    return kind < TOK_COUNT ? token_kind_names[kind] : "?";
+}
+
+int token_kind_parse (const char *s, size_t len)
+{
+    for (int k = 0; k < TOK_COUNT; k++)
+        if (strlen (token_kind_names[k]) == len && !strncmp (s, token_kind_names[k], len))
+            return k;
+    return -1;
+}
+
+const char *token_for (char *buf, size_t len, enum token_kind kind, struct job *job)
+{
+    snprintf (buf, len, "%s:%" JSON_INTEGER_FORMAT, token_kind_name (kind), job->id);
     return buf;
 }
 
@@ -608,6 +627,29 @@ static int result_job (struct dws_engine *e, json_t *event, char *what, size_t l
     return 0;
 }
 
+/* A Kubernetes answer to the one handler of its token's kind. */
+static void k8s_result (struct dws_engine *e, const char *what, struct job *job, json_t *event)
+{
+    int kind = token_kind_parse (what, strlen (what));
+    switch (kind) {
+        case TOK_SETUP_TIMEOUT:
+        case TOK_PRERUN_TIMEOUT:
+        case TOK_TC_PRERUN:
+        case TOK_POSTRUN_TIMEOUT:
+        case TOK_ABORT_MOUNTS:
+        case TOK_ABORT_SERVERS:
+            fault_k8s_result (e, (enum token_kind)kind, job, event);
+            return;
+        case -1:
+        case TOK_JOB_INFO: /* a job-info event's, never a k8s-result's */
+            act_log (e, "err", "%s: unexpected answer '%s'", job->name, what);
+            return;
+        default:
+            workflow_k8s_result (e, (enum token_kind)kind, job, event);
+            return;
+    }
+}
+
 static int dispatch (struct dws_engine *e, json_t *event, dws_error_t *err)
 {
     const char *type = json_string_value (json_object_get (event, "type"));
@@ -675,7 +717,7 @@ static int dispatch (struct dws_engine *e, json_t *event, dws_error_t *err)
                          str_or (json_object_get (event, "errstr"), "unknown"));
         }
         else
-            workflow_k8s_result (e, what, job, event);
+            k8s_result (e, what, job, event);
         return 0;
     }
     if (!strcmp (type, "orphans")) {

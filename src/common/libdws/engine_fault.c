@@ -48,7 +48,8 @@ void transient_condition (struct dws_engine *e, struct job *job, json_t *status)
     }
 }
 
-static void list_for (struct dws_engine *e, struct job *job, const char *kind, const char *what)
+static void list_for (struct dws_engine *e, struct job *job, const char *kind,
+                      enum token_kind what)
 {
     char sel[128], token[96];
     snprintf (sel, sizeof (sel), WORKFLOW_LABEL "=%s", job->name);
@@ -80,15 +81,15 @@ void timer_event (struct dws_engine *e, const char *key)
     switch ((enum timer_kind)kind) {
         case T_SETUP:
             if (job->desired == WF_SETUP && job->handled < WF_SETUP)
-                list_for (e, job, "Servers", "setup-timeout");
+                list_for (e, job, "Servers", TOK_SETUP_TIMEOUT);
             break;
         case T_PRERUN:
             if (job->desired == WF_PRERUN && job->handled < WF_PRERUN)
-                list_for (e, job, "ClientMount", "prerun-timeout");
+                list_for (e, job, "ClientMount", TOK_PRERUN_TIMEOUT);
             break;
         case T_POSTRUN:
             if (job->desired == WF_POSTRUN && job->handled < WF_POSTRUN)
-                list_for (e, job, "ClientMount", "postrun-timeout");
+                list_for (e, job, "ClientMount", TOK_POSTRUN_TIMEOUT);
             break;
         case T_TEARDOWN_AFTER:
             if (job->desired == WF_POSTRUN || job->desired == WF_DATAOUT) {
@@ -100,7 +101,7 @@ void timer_event (struct dws_engine *e, const char *key)
             if (!job->tc || job->desired == WF_TEARDOWN)
                 break;
             if (job->desired == WF_PRERUN)
-                list_for (e, job, "ClientMount", "tc-prerun");
+                list_for (e, job, "ClientMount", TOK_TC_PRERUN);
             else {
                 const char *m = json_string_value (
                     json_object_get (json_object_get (job->wf, "status"), "message"));
@@ -158,7 +159,7 @@ static void node_failure (struct dws_engine *e, struct job *job, json_t *nodes, 
     act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name,
              json_pack ("{s:{s:b} s:{s:{s:s}}}", "spec", "forceReady", 1, "metadata",
                         "annotations", ANN_FAILED, failed),
-             token_for (token, sizeof (token), "annotate", job));
+             token_for (token, sizeof (token), TOK_ANNOTATE, job));
     if (job->desired == WF_PRERUN) {
         json_t *names = hosts_minus (job->hosts, job->failed, NULL);
         json_t *data = json_array ();
@@ -172,7 +173,7 @@ static void node_failure (struct dws_engine *e, struct job *job, json_t *nodes, 
         const char *cname = json_string_value (json_object_get (ref, "name"));
         act_k8s (e, "patch", "Computes", e->cfg.namespace, cname ? cname : job->name,
                  json_pack ("{s:o}", "data", data), token_for (token, sizeof (token),
-                                                                "annotate", job));
+                                                                TOK_ANNOTATE, job));
     }
 }
 
@@ -370,8 +371,8 @@ void abort_job (struct dws_engine *e, struct job *job)
     job->toredown = true;
     if (job->exists) {
         job->abort_reads += 2;
-        list_for (e, job, "ClientMount", "abort-mounts");
-        list_for (e, job, "Servers", "abort-servers");
+        list_for (e, job, "ClientMount", TOK_ABORT_MOUNTS);
+        list_for (e, job, "Servers", TOK_ABORT_SERVERS);
     }
 }
 
@@ -381,47 +382,53 @@ static void abort_read_done (struct dws_engine *e, struct job *job)
         workflow_teardown (e, job);
 }
 
-void fault_k8s_result (struct dws_engine *e, const char *what, struct job *job, json_t *event)
+void fault_k8s_result (struct dws_engine *e, enum token_kind kind, struct job *job,
+                       json_t *event)
 {
     bool ok = json_is_true (json_object_get (event, "ok"));
     json_t *items = json_object_get (json_object_get (event, "object"), "items");
     const char *msg = json_string_value (json_object_get (event, "message"));
     if (!ok) {
-        act_log (e, "err", "%s: reading for %s failed: %s", job->name, what,
+        act_log (e, "err", "%s: reading for %s failed: %s", job->name, token_kind_name (kind),
                  msg ? msg : "no answer");
         items = NULL; /* decide from nothing: every node counts as failed */
     }
-    if (!strcmp (what, "setup-timeout")) {
-        if (job->desired == WF_SETUP && job->handled < WF_SETUP && !job->excepted)
-            setup_timeout (e, job, items);
-    }
-    else if (!strcmp (what, "prerun-timeout") || !strcmp (what, "tc-prerun")) {
-        if (job->desired != WF_PRERUN || job->handled >= WF_PRERUN || job->excepted)
+    switch (kind) {
+        case TOK_SETUP_TIMEOUT:
+            if (job->desired == WF_SETUP && job->handled < WF_SETUP && !job->excepted)
+                setup_timeout (e, job, items);
             return;
-        json_t *bad = unmounted_computes (e, job, items);
-        const char *why = !strcmp (what, "tc-prerun")
-                              ? NOTE_PREFIX "workflow in TransientCondition too long in PreRun"
-                              : "timed out waiting for mounts";
-        if (json_array_size (bad) == 0)
-            job_fail (e, job, "dws-timeout", "%s", why);
-        else
-            node_failure (e, job, bad, why);
-        json_decref (bad);
-    }
-    else if (!strcmp (what, "postrun-timeout")) {
-        if (job->desired != WF_POSTRUN || job->handled >= WF_POSTRUN)
+        case TOK_PRERUN_TIMEOUT:
+        case TOK_TC_PRERUN: {
+            if (job->desired != WF_PRERUN || job->handled >= WF_PRERUN || job->excepted)
+                return;
+            json_t *bad = unmounted_computes (e, job, items);
+            const char *why = kind == TOK_TC_PRERUN
+                                  ? NOTE_PREFIX "workflow in TransientCondition too long in PreRun"
+                                  : "timed out waiting for mounts";
+            if (json_array_size (bad) == 0)
+                job_fail (e, job, "dws-timeout", "%s", why);
+            else
+                node_failure (e, job, bad, why);
+            json_decref (bad);
             return;
-        drain_still_mounted (e, items);
-        job_fail (e, job, "rabbit-timeout", "unmounts timed out, skipping data movement");
+        }
+        case TOK_POSTRUN_TIMEOUT:
+            if (job->desired != WF_POSTRUN || job->handled >= WF_POSTRUN)
+                return;
+            drain_still_mounted (e, items);
+            job_fail (e, job, "rabbit-timeout", "unmounts timed out, skipping data movement");
+            return;
+        case TOK_ABORT_MOUNTS:
+            drain_still_mounted (e, items);
+            abort_read_done (e, job);
+            return;
+        case TOK_ABORT_SERVERS:
+            disable_rabbits (e, job, items);
+            abort_read_done (e, job);
+            return;
+        default:
+            act_log (e, "err", "%s: unexpected answer '%s'", job->name, token_kind_name (kind));
+            return;
     }
-    else if (!strcmp (what, "abort-mounts")) {
-        drain_still_mounted (e, items);
-        abort_read_done (e, job);
-    }
-    else if (!strcmp (what, "abort-servers")) {
-        disable_rabbits (e, job, items);
-        abort_read_done (e, job);
-    }
-    else
-        act_log (e, "err", "%s: unexpected answer '%s'", job->name, what);
 }

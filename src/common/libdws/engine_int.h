@@ -175,8 +175,45 @@ void act_kvs (struct dws_engine *e, struct job *job, json_t *put, json_t *link);
 void act_timer_start (struct dws_engine *e, struct job *job, enum timer_kind kind, double after);
 void act_timer_stop (struct dws_engine *e, struct job *job, enum timer_kind kind);
 void act_drain (struct dws_engine *e, const char *targets, const char *reason);
-/* "<what>:<jobid>" */
-const char *token_for (char *buf, size_t len, const char *what, struct job *job);
+/* What a Kubernetes answer (or a job-info read) is for: the first word of
+ * its token "<kind>:<jobid>".  token_for writes it from the enum, so a
+ * token cannot be mistyped; the engine parses it once (token_kind_parse)
+ * and hands the answer to the one handler of its kind.
+ */
+#define TOKEN_KINDS(X)                                                                         \
+    X (CREATE, "create")                                                                       \
+    X (STATE, "state")                                                                         \
+    X (ANNOTATE, "annotate")                                                                   \
+    X (FINALIZER, "finalizer")                                                                 \
+    X (DELETE, "delete")                                                                       \
+    X (BREAKDOWN, "breakdown")                                                                 \
+    X (HOSTS, "hosts")                                                                         \
+    X (SERVERS, "servers")                                                                     \
+    X (COMPUTES, "computes")                                                                   \
+    X (SECRET, "secret")                                                                       \
+    X (DM, "dm")                                                                               \
+    X (PODS, "pods")                                                                           \
+    X (PODLOG, "podlog")                                                                       \
+    X (JOB_INFO, "job-info")                                                                   \
+    X (SETUP_TIMEOUT, "setup-timeout")                                                         \
+    X (PRERUN_TIMEOUT, "prerun-timeout")                                                       \
+    X (TC_PRERUN, "tc-prerun")                                                                 \
+    X (POSTRUN_TIMEOUT, "postrun-timeout")                                                     \
+    X (ABORT_MOUNTS, "abort-mounts")                                                           \
+    X (ABORT_SERVERS, "abort-servers")
+
+enum token_kind {
+#define TOKEN_KIND_ENUM(id, name) TOK_##id,
+    TOKEN_KINDS (TOKEN_KIND_ENUM)
+#undef TOKEN_KIND_ENUM
+        TOK_COUNT
+};
+
+const char *token_kind_name (enum token_kind kind);
+/* The kind of the first len bytes of s, or -1 for none. */
+int token_kind_parse (const char *s, size_t len);
+/* "<kind>:<jobid>" */
+const char *token_for (char *buf, size_t len, enum token_kind kind, struct job *job);
 
 /* engine_workflow.c */
 const char *wf_state_name (enum wf_state s);
@@ -188,7 +225,7 @@ void workflow_patch_state (struct dws_engine *e, struct job *job, enum wf_state 
                            json_t *annotations);
 void workflow_teardown (struct dws_engine *e, struct job *job);
 void workflow_progress (struct dws_engine *e, struct job *job);
-void workflow_k8s_result (struct dws_engine *e, const char *what, struct job *job,
+void workflow_k8s_result (struct dws_engine *e, enum token_kind kind, struct job *job,
                           json_t *event);
 void setup_start (struct dws_engine *e, struct job *job);
 /* A repeated dws.create while the job waits for its resources: the
@@ -209,7 +246,8 @@ void job_info_result (struct dws_engine *e, struct job *job, json_t *event);
 
 /* engine_fault.c */
 void timer_event (struct dws_engine *e, const char *key);
-void fault_k8s_result (struct dws_engine *e, const char *what, struct job *job, json_t *event);
+void fault_k8s_result (struct dws_engine *e, enum token_kind kind, struct job *job,
+                       json_t *event);
 void transient_condition (struct dws_engine *e, struct job *job, json_t *status);
 void abort_job (struct dws_engine *e, struct job *job);
 const char *timer_kind_name (enum timer_kind kind);

@@ -8,6 +8,7 @@
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,7 +195,7 @@ static void setup_request (struct dws_engine *e, json_t *msgid, json_t *p)
         health_job (e, job);
         job->setup_pending = true;
         act (e, json_pack ("{s:s s:I s:s}", "action", "job-info", "id", id, "token",
-                           token_for (token, sizeof (token), "job-info", job)));
+                           token_for (token, sizeof (token), TOK_JOB_INFO, job)));
         act_log (e, "warning", "%s: no Workflow for job %" JSON_INTEGER_FORMAT
                  " at dws.setup; creating it again", job->name, id);
         act_respond_ok (e, msgid);
@@ -331,7 +332,7 @@ void request_event (struct dws_engine *e, json_t *event)
         teardown_request (e, msgid, p, true);
     else
         act (e, json_pack ("{s:s s:O s:i s:s}", "action", "respond-error", "msgid", msgid,
-                           "errnum", 38, "errstr", "unknown dws method"));
+                           "errnum", ENOSYS, "errstr", "unknown dws method"));
 }
 
 static bool held_by_create (json_t *v)
@@ -351,7 +352,7 @@ static void job_info_for (struct dws_engine *e, struct job *job, bool want_R)
     char token[96];
     job->info_R = want_R;
     act (e, json_pack ("{s:s s:I s:s s:b}", "action", "job-info", "id", job->id, "token",
-                       token_for (token, sizeof (token), "job-info", job), "R", want_R));
+                       token_for (token, sizeof (token), TOK_JOB_INFO, job), "R", want_R));
 }
 
 /* After a restart, the active jobs with a dw attribute ({"id", "state",

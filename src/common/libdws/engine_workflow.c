@@ -125,7 +125,7 @@ void workflow_create (struct dws_engine *e, struct job *job)
     job->desired = WF_PROPOSAL;
     job->state_since = e->now;
     act_k8s (e, "create", "Workflow", e->cfg.namespace, job->name, body,
-             token_for (token, sizeof (token), "create", job));
+             token_for (token, sizeof (token), TOK_CREATE, job));
 }
 
 void workflow_patch_state (struct dws_engine *e, struct job *job, enum wf_state s,
@@ -145,7 +145,7 @@ void workflow_patch_state (struct dws_engine *e, struct job *job, enum wf_state 
     job->desired = s;
     job->state_since = e->now;
     act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name, body,
-             token_for (token, sizeof (token), "state", job));
+             token_for (token, sizeof (token), TOK_STATE, job));
 }
 
 static void teardown_finish (struct dws_engine *e, struct job *job);
@@ -198,7 +198,7 @@ void workflow_teardown (struct dws_engine *e, struct job *job)
             act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name,
                      json_pack ("{s:{s:{s:s}}}", "metadata", "annotations", ANN_EPILOG,
                                 "active"),
-                     token_for (token, sizeof (token), "annotate", job));
+                     token_for (token, sizeof (token), TOK_ANNOTATE, job));
         return;
     }
     for (int k = 0; k < T_NKINDS; k++)
@@ -214,7 +214,7 @@ void workflow_teardown (struct dws_engine *e, struct job *job)
     if (e->cfg.save_datamovements > 0) {
         char sel[128];
         snprintf (sel, sizeof (sel), WORKFLOW_LABEL "=%s", job->name);
-        act_k8s_list (e, "NnfDataMovement", sel, token_for (token, sizeof (token), "dm", job));
+        act_k8s_list (e, "NnfDataMovement", sel, token_for (token, sizeof (token), TOK_DM, job));
         job->teardown_reads++;
     }
     if (prerun && has_container (job)) {
@@ -223,7 +223,7 @@ void workflow_teardown (struct dws_engine *e, struct job *job)
                   e->cfg.namespace);
         json_t *a = json_pack ("{s:s s:s s:s s:s s:s s:s}", "action", "k8s", "op", "list",
                                "kind", "Pod", "namespace", e->cfg.namespace, "label_selector",
-                               sel, "token", token_for (token, sizeof (token), "pods", job));
+                               sel, "token", token_for (token, sizeof (token), TOK_PODS, job));
         act (e, a);
         job->teardown_reads++;
     }
@@ -353,7 +353,7 @@ static void remove_finalizer (struct dws_engine *e, struct job *job)
             json_t *ops = json_pack ("[{s:s s:s s:s} {s:s s:s}]", "op", "test", "path", path,
                                      "value", WORKFLOW_FINALIZER, "op", "remove", "path", path);
             act_k8s (e, "json-patch", "Workflow", e->cfg.namespace, job->name, ops,
-                     token_for (token, sizeof (token), "finalizer", job));
+                     token_for (token, sizeof (token), TOK_FINALIZER, job));
             return;
         }
     }
@@ -372,7 +372,7 @@ static void teardown_finish (struct dws_engine *e, struct job *job)
     epilog_remove (e, job);
     job->deleting = true;
     act_k8s (e, "delete", "Workflow", e->cfg.namespace, job->name, NULL,
-             token_for (token, sizeof (token), "delete", job));
+             token_for (token, sizeof (token), TOK_DELETE, job));
     remove_finalizer (e, job);
 }
 
@@ -396,7 +396,7 @@ static bool breakdowns_ready (struct dws_engine *e, struct job *job)
             continue;
         job->breakdowns_wanted++;
         act_k8s (e, "get", "DirectiveBreakdown", ns ? ns : e->cfg.namespace, name, NULL,
-                 token_for (token, sizeof (token), "breakdown", job));
+                 token_for (token, sizeof (token), TOK_BREAKDOWN, job));
     }
     return job->breakdowns_wanted == 0;
 }
@@ -551,7 +551,7 @@ static void setup_servers (struct dws_engine *e, struct job *job)
         job->servers_pending++;
         act_k8s (e, "patch", "Servers", ns ? ns : e->cfg.namespace, name,
                  json_pack ("{s:{s:o}}", "spec", "allocationSets", sets),
-                 token_for (token, sizeof (token), "servers", job));
+                 token_for (token, sizeof (token), TOK_SERVERS, job));
     }
     json_decref (list);
     if (job->servers_pending == 0) {
@@ -587,7 +587,7 @@ void setup_start (struct dws_engine *e, struct job *job)
             if (!job->info_sched) {
                 job->info_sched = true;
                 act (e, json_pack ("{s:s s:I s:s s:b}", "action", "job-info", "id", job->id,
-                                   "token", token_for (token, sizeof (token), "job-info", job),
+                                   "token", token_for (token, sizeof (token), TOK_JOB_INFO, job),
                                    "R", 1));
             }
             return;
@@ -608,7 +608,7 @@ void setup_start (struct dws_engine *e, struct job *job)
     free (rsv);
     act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name,
              json_pack ("{s:{s:o}}", "metadata", "annotations", ann),
-             token_for (token, sizeof (token), "hosts", job));
+             token_for (token, sizeof (token), TOK_HOSTS, job));
 }
 
 /* --- the states' completions ----------------------------------------------- */
@@ -636,7 +636,7 @@ static void computes_patch (struct dws_engine *e, struct job *job)
     const char *ns = json_string_value (json_object_get (ref, "namespace"));
     act_k8s (e, "patch", "Computes", ns ? ns : e->cfg.namespace, name ? name : job->name,
              json_pack ("{s:o}", "data", data),
-             token_for (token, sizeof (token), "computes", job));
+             token_for (token, sizeof (token), TOK_COMPUTES, job));
 }
 
 static int b64val (int c)
@@ -707,7 +707,7 @@ static void prerun_complete (struct dws_engine *e, struct job *job)
     if (secret && *secret) {
         job->token_pending = true;
         act_k8s (e, "get", "Secret", ns && *ns ? ns : e->cfg.namespace, secret, NULL,
-                 token_for (token, sizeof (token), "secret", job));
+                 token_for (token, sizeof (token), TOK_SECRET, job));
         return;
     }
     prolog_remove (e, job, NULL);
@@ -1009,160 +1009,169 @@ static void create_result (struct dws_engine *e, struct job *job, json_t *event,
     job_forget (e, job);
 }
 
-void workflow_k8s_result (struct dws_engine *e, const char *what, struct job *job,
+void workflow_k8s_result (struct dws_engine *e, enum token_kind kind, struct job *job,
                           json_t *event)
 {
     bool ok = json_is_true (json_object_get (event, "ok"));
     int code = (int)json_integer_value (json_object_get (event, "code"));
     json_t *obj = json_object_get (event, "object");
+    /* hosts, servers, computes: a 404 says the Workflow (and its children)
+     * is gone: its DELETED event, seen or still to come, decides between
+     * creating it again and failing the job */
+    bool gone = !ok && code == 404;
 
-    if (!strcmp (what, "create")) {
-        create_result (e, job, event, ok, code);
-        return;
-    }
-    if (!strcmp (what, "delete") || !strcmp (what, "finalizer") || !strcmp (what, "annotate")) {
-        if (!ok && code != 404 && code != 409 && code != 422)
-            act_log (e, "err", "%s: %s failed: %s", job->name, what, result_message (event));
-        return;
-    }
-    if (!strcmp (what, "state")) {
-        if (!ok && code != 404)
-            job_fail (e, job, "exception", NOTE_PREFIX "cannot move workflow %s to %s: %s",
-                      job->name, wf_state_name (job->desired), result_message (event));
-        return;
-    }
-    if (!strcmp (what, "breakdown")) {
-        if (job->breakdowns_wanted <= 0)
-            return; /* a late answer: for a Workflow that was since created again */
-        job->breakdowns_wanted--;
-        if (!ok || !json_is_object (obj)) {
-            job_fail (e, job, "exception", NOTE_PREFIX "cannot read a DirectiveBreakdown: %s",
-                      result_message (event));
+    switch (kind) {
+        case TOK_CREATE: {
+            create_result (e, job, event, ok, code);
             return;
         }
-        const char *name = wf_get (obj, "metadata", "name");
-        if (name)
-            json_object_set (job->breakdowns, name, obj);
-        if (job->breakdowns_wanted == 0 && !job->excepted && breakdowns_ready (e, job)) {
-            if (job->handled == WF_PROPOSAL && job->desired == WF_PROPOSAL)
-                proposal_finish (e, job);
-        }
-        return;
-    }
-    if ((!strcmp (what, "hosts") || !strcmp (what, "servers") || !strcmp (what, "computes"))
-        && !ok && code == 404) {
-        /* the Workflow (and what it owns) is gone: its DELETED event, seen
-         * or still to come, decides between creating it again and failing
-         * the job
-         */
-        return;
-    }
-    if (!strcmp (what, "hosts")) {
-        if (!ok) {
-            job_fail (e, job, "exception", NOTE_PREFIX "cannot record the job's hosts: %s",
-                      result_message (event));
+        case TOK_DELETE:
+        case TOK_FINALIZER:
+        case TOK_ANNOTATE: {
+            if (!ok && code != 404 && code != 409 && code != 422)
+                act_log (e, "err", "%s: %s failed: %s", job->name, token_kind_name (kind),
+                         result_message (event));
             return;
         }
-        if (!job->exists || job->creating || job->handled < WF_PROPOSAL)
-            return; /* for a Workflow that was since created again */
-        if (json_is_object (obj)) {
-            json_decref (job->wf);
-            job->wf = json_incref (obj);
-        }
-        if (!job->excepted && job->setup_pending)
-            setup_servers (e, job);
-        return;
-    }
-    if (!strcmp (what, "servers")) {
-        if (job->servers_pending <= 0)
-            return; /* a late answer: for a Workflow that was since created again */
-        if (!ok && code == 404 && (!job->exists || job->creating))
-            return; /* the Servers went with the vanished Workflow */
-        if (!ok) {
-            job->setup_error = true;
-            job_fail (e, job, "exception", NOTE_PREFIX "cannot fill the Servers: %s",
-                      result_message (event));
+        case TOK_STATE: {
+            if (!ok && code != 404)
+                job_fail (e, job, "exception", NOTE_PREFIX "cannot move workflow %s to %s: %s",
+                          job->name, wf_state_name (job->desired), result_message (event));
             return;
         }
-        if (--job->servers_pending == 0 && !job->setup_error && !job->excepted
-            && !job->toredown) {
-            job->setup_pending = false;
-            workflow_patch_state (e, job, WF_SETUP, NULL);
-            act_timer_start (e, job, T_SETUP, e->cfg.setup_timeout);
-        }
-        return;
-    }
-    if (!strcmp (what, "computes")) {
-        if (!ok) {
-            job_fail (e, job, "exception", NOTE_PREFIX "cannot fill the Computes: %s",
-                      result_message (event));
+        case TOK_BREAKDOWN: {
+            if (job->breakdowns_wanted <= 0)
+                return; /* a late answer: for a Workflow that was since created again */
+            job->breakdowns_wanted--;
+            if (!ok || !json_is_object (obj)) {
+                job_fail (e, job, "exception", NOTE_PREFIX "cannot read a DirectiveBreakdown: %s",
+                          result_message (event));
+                return;
+            }
+            const char *name = wf_get (obj, "metadata", "name");
+            if (name)
+                json_object_set (job->breakdowns, name, obj);
+            if (job->breakdowns_wanted == 0 && !job->excepted && breakdowns_ready (e, job)) {
+                if (job->handled == WF_PROPOSAL && job->desired == WF_PROPOSAL)
+                    proposal_finish (e, job);
+            }
             return;
         }
-        if (job->desired == WF_SETUP && !job->excepted)
-            workflow_patch_state (e, job, WF_DATAIN, NULL);
-        return;
-    }
-    if (!strcmp (what, "secret")) {
-        job->token_pending = false;
-        json_t *data = json_object_get (obj, "data");
-        const char *b64 = json_string_value (json_object_get (data, "token"));
-        char *token = ok && b64 ? b64decode (b64) : NULL;
-        if (!token) {
-            job_fail (e, job, "exception", NOTE_PREFIX "cannot read the workflow token: %s",
-                      ok ? "the Secret has no usable data.token" : result_message (event));
+        case TOK_HOSTS: {
+            if (gone)
+                return;
+            if (!ok) {
+                job_fail (e, job, "exception", NOTE_PREFIX "cannot record the job's hosts: %s",
+                          result_message (event));
+                return;
+            }
+            if (!job->exists || job->creating || job->handled < WF_PROPOSAL)
+                return; /* for a Workflow that was since created again */
+            if (json_is_object (obj)) {
+                json_decref (job->wf);
+                job->wf = json_incref (obj);
+            }
+            if (!job->excepted && job->setup_pending)
+                setup_servers (e, job);
             return;
         }
-        if (job->desired == WF_PRERUN && !job->excepted)
-            prolog_remove (e, job, token);
-        free (token);
-        return;
-    }
-    if (!strcmp (what, "dm")) {
-        if (ok)
-            act_kvs (e, job,
-                     json_pack ("{s:o}", "data.dws.datamovements",
-                                datamovements_kept (e, json_object_get (obj, "items"))),
-                     json_pack ("{s:s}", "rabbit_datamovements", "data.dws.datamovements"));
-        else
-            act_log (e, "warning", "%s: cannot list its NnfDataMovements: %s", job->name,
-                     result_message (event));
-        teardown_read_done (e, job);
-        return;
-    }
-    if (!strcmp (what, "pods")) {
-        json_t *pod = ok ? log_pod (json_object_get (obj, "items")) : NULL;
-        if (!ok)
-            act_log (e, "warning", "%s: cannot list its container Pods: %s", job->name,
-                     result_message (event));
-        if (!pod) {
+        case TOK_SERVERS: {
+            if (gone)
+                return;
+            if (job->servers_pending <= 0)
+                return; /* a late answer: for a Workflow that was since created again */
+            if (!ok && code == 404 && (!job->exists || job->creating))
+                return; /* the Servers went with the vanished Workflow */
+            if (!ok) {
+                job->setup_error = true;
+                job_fail (e, job, "exception", NOTE_PREFIX "cannot fill the Servers: %s",
+                          result_message (event));
+                return;
+            }
+            if (--job->servers_pending == 0 && !job->setup_error && !job->excepted
+                && !job->toredown) {
+                job->setup_pending = false;
+                workflow_patch_state (e, job, WF_SETUP, NULL);
+                act_timer_start (e, job, T_SETUP, e->cfg.setup_timeout);
+            }
+            return;
+        }
+        case TOK_COMPUTES: {
+            if (gone)
+                return;
+            if (!ok) {
+                job_fail (e, job, "exception", NOTE_PREFIX "cannot fill the Computes: %s",
+                          result_message (event));
+                return;
+            }
+            if (job->desired == WF_SETUP && !job->excepted)
+                workflow_patch_state (e, job, WF_DATAIN, NULL);
+            return;
+        }
+        case TOK_SECRET: {
+            job->token_pending = false;
+            json_t *data = json_object_get (obj, "data");
+            const char *b64 = json_string_value (json_object_get (data, "token"));
+            char *token = ok && b64 ? b64decode (b64) : NULL;
+            if (!token) {
+                job_fail (e, job, "exception", NOTE_PREFIX "cannot read the workflow token: %s",
+                          ok ? "the Secret has no usable data.token" : result_message (event));
+                return;
+            }
+            if (job->desired == WF_PRERUN && !job->excepted)
+                prolog_remove (e, job, token);
+            free (token);
+            return;
+        }
+        case TOK_DM: {
+            if (ok)
+                act_kvs (e, job,
+                         json_pack ("{s:o}", "data.dws.datamovements",
+                                    datamovements_kept (e, json_object_get (obj, "items"))),
+                         json_pack ("{s:s}", "rabbit_datamovements", "data.dws.datamovements"));
+            else
+                act_log (e, "warning", "%s: cannot list its NnfDataMovements: %s", job->name,
+                         result_message (event));
             teardown_read_done (e, job);
             return;
         }
-        json_t *md = json_object_get (pod, "metadata");
-        json_t *c0 = json_array_get (json_object_get (json_object_get (pod, "spec"),
-                                                      "containers"), 0);
-        const char *ns = json_string_value (json_object_get (md, "namespace"));
-        char token[96];
-        act (e, json_pack ("{s:s s:s s:s s:s s:O s:O s:I s:s}", "action", "k8s", "op", "log",
-                           "kind", "Pod", "namespace", ns ? ns : e->cfg.namespace, "name",
-                           json_object_get (md, "name"), "container",
-                           json_object_get (c0, "name"), "tail_lines",
-                           (json_int_t)CONTAINER_LOG_LINES, "token",
-                           token_for (token, sizeof (token), "podlog", job)));
-        return; /* the read goes on: podlog ends it */
+        case TOK_PODS: {
+            json_t *pod = ok ? log_pod (json_object_get (obj, "items")) : NULL;
+            if (!ok)
+                act_log (e, "warning", "%s: cannot list its container Pods: %s", job->name,
+                         result_message (event));
+            if (!pod) {
+                teardown_read_done (e, job);
+                return;
+            }
+            json_t *md = json_object_get (pod, "metadata");
+            json_t *c0 = json_array_get (json_object_get (json_object_get (pod, "spec"),
+                                                          "containers"), 0);
+            const char *ns = json_string_value (json_object_get (md, "namespace"));
+            char token[96];
+            act (e, json_pack ("{s:s s:s s:s s:s s:O s:O s:I s:s}", "action", "k8s", "op", "log",
+                               "kind", "Pod", "namespace", ns ? ns : e->cfg.namespace, "name",
+                               json_object_get (md, "name"), "container",
+                               json_object_get (c0, "name"), "tail_lines",
+                               (json_int_t)CONTAINER_LOG_LINES, "token",
+                               token_for (token, sizeof (token), TOK_PODLOG, job)));
+            return; /* the read goes on: podlog ends it */
+        }
+        case TOK_PODLOG: {
+            const char *text = json_string_value (json_object_get (obj, "log"));
+            if (ok && text)
+                act_kvs (e, job,
+                         json_pack ("{s:s}", "data.dws.container_log",
+                                    text_tail (text, CONTAINER_LOG_MAX)),
+                         json_pack ("{s:s}", "rabbit_container_log", "data.dws.container_log"));
+            else
+                act_log (e, "warning", "%s: cannot read its container log: %s", job->name,
+                         ok ? "no log in the answer" : result_message (event));
+            teardown_read_done (e, job);
+            return;
+        }
+        default:
+            act_log (e, "err", "%s: unexpected answer '%s'", job->name, token_kind_name (kind));
+            return;
     }
-    if (!strcmp (what, "podlog")) {
-        const char *text = json_string_value (json_object_get (obj, "log"));
-        if (ok && text)
-            act_kvs (e, job,
-                     json_pack ("{s:s}", "data.dws.container_log",
-                                text_tail (text, CONTAINER_LOG_MAX)),
-                     json_pack ("{s:s}", "rabbit_container_log", "data.dws.container_log"));
-        else
-            act_log (e, "warning", "%s: cannot read its container log: %s", job->name,
-                     ok ? "no log in the answer" : result_message (event));
-        teardown_read_done (e, job);
-        return;
-    }
-    fault_k8s_result (e, what, job, event);
 }
