@@ -965,6 +965,11 @@ void workflow_sync (struct dws_engine *e, json_t *objects)
     }
     json_decref (gone);
     json_decref (seen);
+    if (!e->synced) {
+        /* the first list: which active rabbit jobs lost a request in the
+         * restart?  The answer comes back as an orphans event. */
+        act (e, json_pack ("{s:s}", "action", "active-jobs"));
+    }
     e->synced = true;
 }
 

@@ -928,9 +928,13 @@ static void test_lifecycle (void)
     json_t *list = json_pack ("[O]", wf (id));
     feedj (e, json_pack ("{s:s s:s s:o}", "type", "sync", "kind", "Workflow", "objects", list));
     jstat = status (e);
-    ok (A && json_array_size (A) == 0 && json_is_true (json_object_get (jstat, "synced"))
+    ok (A && json_array_size (A) == 1 && json_is_true (json_object_get (jstat, "synced"))
             && njobs (e) == 1,
         "the first Workflow list (with ours, no status yet): synced, nothing to do");
+    has ("... but ask which active jobs lost a request (orphans)", "action", "active-jobs");
+    feedj (e, json_pack ("{s:s s:s s:o}", "type", "sync", "kind", "Workflow", "objects",
+                         json_pack ("[O]", wf (id))));
+    ok (A && count ("action", "active-jobs") == 0, "a later list (410) does not ask again");
     json_decref (jstat);
 
     wf_status (e, id, "Proposal", false, "DriverWait", NULL);

@@ -82,7 +82,6 @@ class Service:
         self._gids: dict[int, int] = {}
         self._looking_up: set[int] = set()
         self._held: deque[dict[str, Any]] = deque()
-        self._orphans_asked = False
         self._fluxion = config.get("fluxion", True) is not False
         self._drain_queues = config.get("drain_queues") or None
         self._resources: ResourceFollow | None = None
@@ -138,11 +137,6 @@ class Service:
         self.stats.events += 1
         self.stats.actions += len(actions)
         self._apply(actions, event)
-        if event.get("type") == "sync" and event.get("kind") == "Workflow" \
-                and not self._orphans_asked:
-            self._orphans_asked = True
-            self.link.active_jobs(
-                lambda jobs: self.feed({"type": "orphans", "jobs": jobs}))
         if t_in is not None and event.get("type") == "watch" and any(
                 a.get("action") == "k8s" and a.get("op") in _WRITES for a in actions):
             self.stats.reactions.append(time.monotonic() - t_in)
@@ -283,6 +277,9 @@ class Service:
         msg = self._msgs.pop(a["msgid"], None)
         if msg is not None:
             self.link.respond_error(msg, a["errnum"], a["errstr"])
+
+    def _do_active_jobs(self, a: dict[str, Any], event: dict[str, Any]) -> None:
+        self.link.active_jobs(lambda jobs: self.feed({"type": "orphans", "jobs": jobs}))
 
     def _do_k8s(self, a: dict[str, Any], event: dict[str, Any]) -> None:
         self.kube.submit(a)
