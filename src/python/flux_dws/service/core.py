@@ -81,7 +81,8 @@ class Service:
         self._msgid = 0
         self._gids: dict[int, int] = {}
         self._looking_up: set[int] = set()
-        self._held: deque[dict[str, Any]] = deque()
+        # events waiting, in order, for their owner's group (uid or None)
+        self._held: deque[tuple[dict[str, Any], int | None]] = deque()
         self._fluxion = config.get("fluxion", True) is not False
         self._drain_queues = config.get("drain_queues") or None
         self._resources: ResourceFollow | None = None
@@ -121,11 +122,12 @@ class Service:
 
     def post_event(self, event: dict[str, Any]) -> None:
         """From any thread: feed ``event`` to the engine on the reactor thread."""
-        event["_in"] = time.monotonic()
-        self.link.post(lambda: self.feed(event))
+        t_in = time.monotonic()
+        self.link.post(lambda: self.feed(event, t_in))
 
-    def feed(self, event: dict[str, Any]) -> None:
-        t_in = event.pop("_in", None)
+    def feed(self, event: dict[str, Any], t_in: float | None = None) -> None:
+        """Feed one event to the engine and carry out its actions.  ``t_in``:
+        when a watch event came in (for the reaction figure)."""
         event["now"] = time.time()
         t0 = time.monotonic()
         try:
@@ -150,9 +152,9 @@ class Service:
         event: dict[str, Any] = {"type": "request", "topic": req.topic, "msgid": self._msgid,
                                  "userid": req.userid, "payload": req.payload}
         uid = req.payload.get("userid") if isinstance(req.payload, dict) else None
-        if req.topic == "dws.create" and isinstance(uid, int) and not isinstance(uid, bool):
-            event["_gid_of"] = uid
-        self._in_order(event)
+        wants_gid = req.topic == "dws.create" and isinstance(uid, int) \
+            and not isinstance(uid, bool)
+        self._in_order(event, uid if wants_gid else None)
 
     # --- dws.watch_test: a barrier ------------------------------------------
     #
@@ -219,13 +221,14 @@ class Service:
     # own; requests behind one that waits for it wait too, so the engine
     # still sees them in the order they came.
 
-    def _in_order(self, event: dict[str, Any]) -> None:
-        uid = event.get("_gid_of")
+    def _in_order(self, event: dict[str, Any], uid: int | None) -> None:
+        """Feed ``event`` in turn; with ``uid``, once that owner's group is
+        known (it is then the event's "groupid")."""
         if uid is not None and uid not in self._gids and uid not in self._looking_up:
             self._looking_up.add(uid)
             threading.Thread(target=self._look_up_gid, args=(uid,), name="dws-passwd",
                              daemon=True).start()
-        self._held.append(event)
+        self._held.append((event, uid))
         self._release()
 
     def _look_up_gid(self, uid: int) -> None:
@@ -243,12 +246,10 @@ class Service:
 
     def _release(self) -> None:
         while self._held:
-            event = self._held[0]
-            uid = event.get("_gid_of")
+            event, uid = self._held[0]
             if uid is not None:
                 if uid not in self._gids:
                     return
-                del event["_gid_of"]
                 event["groupid"] = self._gids[uid]
             self._held.popleft()
             self.feed(event)
@@ -325,9 +326,7 @@ class Service:
             ev: dict[str, Any] = {"type": "job-info", "token": token, "ok": info.ok,
                                   "errstr": info.errstr, "jobspec": info.jobspec,
                                   "userid": info.userid, "R": info.R}
-            if isinstance(info.userid, int):
-                ev["_gid_of"] = info.userid
-            self._in_order(ev)
+            self._in_order(ev, info.userid if isinstance(info.userid, int) else None)
 
         self.link.job_info(a["id"], bool(a.get("R")), done)
 
