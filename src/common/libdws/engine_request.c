@@ -290,7 +290,9 @@ static void teardown_request (struct dws_engine *e, json_t *msgid, json_t *p, bo
         workflow_teardown (e, job);
 }
 
-static void status_request (struct dws_engine *e, json_t *msgid)
+/* The whole dws.status answer: the engine's jobs and counts, and what the
+ * shell measured of itself (the request event's "service", if any). */
+static void status_request (struct dws_engine *e, json_t *msgid, json_t *service)
 {
     json_t *st = dws_engine_status (e);
     json_t *ids = json_array ();
@@ -300,6 +302,8 @@ static void status_request (struct dws_engine *e, json_t *msgid)
         json_array_append (ids, json_object_get (j, "id"));
     json_object_set_new (st, "success", json_true ());
     json_object_set_new (st, "workflows", ids);
+    if (json_is_object (service))
+        json_object_set (st, "service", service);
     act_respond (e, msgid, st);
 }
 
@@ -309,7 +313,7 @@ void request_event (struct dws_engine *e, json_t *event)
     json_t *msgid = json_object_get (event, "msgid");
     json_t *p = json_object_get (event, "payload");
     if (!strcmp (topic, "dws.status")) {
-        status_request (e, msgid);
+        status_request (e, msgid, json_object_get (event, "service"));
         return;
     }
     if (!strcmp (topic, "dws.rabbits")) {

@@ -1113,6 +1113,10 @@ static void test_lifecycle (void)
     ok (A && njobs (e) == 0, "DELETED after our delete: the job is forgotten");
     feed (e, "{'type':'request','topic':'dws.status','msgid':1}");
     json_at (jp (A, "#0", "payload", "jobs", NULL), "[]", "dws.status: no jobs left");
+    ok (!jp (A, "#0", "payload", "service", NULL), "dws.status: no service figures given, none");
+    feed (e, "{'type':'request','topic':'dws.status','msgid':2,'service':{'events':7}}");
+    json_at (jp (A, "#0", "payload", "service", NULL), "{'events':7}",
+             "dws.status: the shell's figures are in the engine's answer, built whole");
     k8s_result (e, "state", id, false, 500, "late", NULL);
     none ("a late answer for a forgotten job: nothing");
     feed (e, "{'type':'rpc-result','token':'prolog:12345','ok':false,'errnum':2,'errstr':'x'}");

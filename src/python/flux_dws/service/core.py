@@ -151,6 +151,8 @@ class Service:
         self._msgs[self._msgid] = req.msg
         event: dict[str, Any] = {"type": "request", "topic": req.topic, "msgid": self._msgid,
                                  "userid": req.userid, "payload": req.payload}
+        if req.topic == "dws.status":  # the engine answers it whole, with these
+            event["service"] = {**self.stats.as_dict(), "k8s_pending": self.kube.pending()}
         uid = req.payload.get("userid") if isinstance(req.payload, dict) else None
         wants_gid = req.topic == "dws.create" and isinstance(uid, int) \
             and not isinstance(uid, bool)
@@ -269,10 +271,7 @@ class Service:
         msg = self._msgs.pop(a["msgid"], None)
         if msg is None:
             return
-        payload = a["payload"]
-        if event.get("topic") == "dws.status":
-            payload["service"] = {**self.stats.as_dict(), "k8s_pending": self.kube.pending()}
-        self.link.respond(msg, payload)
+        self.link.respond(msg, a["payload"])
 
     def _do_respond_error(self, a: dict[str, Any], event: dict[str, Any]) -> None:
         msg = self._msgs.pop(a["msgid"], None)
