@@ -15,17 +15,6 @@
 #include "jsonio.h"
 #include "rabbitmap.h"
 
-char *str_dup (const char *s)
-{
-    if (!s)
-        return NULL;
-    size_t n = strlen (s) + 1;
-    char *p = malloc (n);
-    if (p)
-        memcpy (p, s, n);
-    return p;
-}
-
 static const char *str_or (json_t *v, const char *def)
 {
     return json_is_string (v) ? json_string_value (v) : def;
@@ -274,12 +263,10 @@ void act_respond_fail (struct dws_engine *e, json_t *msgid, const char *fmt, ...
 
 void act_log (struct dws_engine *e, const char *level, const char *fmt, ...)
 {
-    char buf[DWS_ERROR_TEXT_MAX];
     va_list ap;
     va_start (ap, fmt);
-    vsnprintf (buf, sizeof (buf), fmt, ap);
+    dws_act_vlog (e->actions, level, fmt, ap);
     va_end (ap);
-    act (e, json_pack ("{s:s s:s s:s}", "action", "log", "level", level, "message", buf));
 }
 
 void act_raise (struct dws_engine *e, struct job *job, const char *type, int severity,

@@ -18,6 +18,7 @@
 
 #include <jansson.h>
 
+#include "action.h"
 #include "engine.h"
 #include "error.h"
 #include "lustre.h"
@@ -272,6 +273,5 @@ char *hostlist_of_R (json_t *R, dws_error_t *err);
 /* Record the ssd Fluxion gave the job, per rabbit, from its R (none: NULL). */
 void job_set_reserved (struct job *job, json_t *R);
 json_t *hosts_minus (const char *hosts, const char *minus, dws_error_t *err);
-char *str_dup (const char *s);
 
 #endif /* !DWS_ENGINE_INT_H */

@@ -800,7 +800,7 @@ static void adopt (struct dws_engine *e, struct job *job, json_t *wf)
     job->tolerance = tol ? strtoll (tol, NULL, 10) : 0;
     if (annotation (wf, ANN_HOSTS) || !job->hosts) {
         free (job->hosts);
-        job->hosts = str_dup (annotation (wf, ANN_HOSTS));
+        job->hosts = dws_strdup_null (annotation (wf, ANN_HOSTS));
         json_decref (job->reserved);
         job->reserved = annotation_json (wf, ANN_RESERVED);
         if (!json_is_object (job->reserved)) {
@@ -810,7 +810,7 @@ static void adopt (struct dws_engine *e, struct job *job, json_t *wf)
         health_job (e, job);
     }
     free (job->failed);
-    job->failed = str_dup (annotation (wf, ANN_FAILED));
+    job->failed = dws_strdup_null (annotation (wf, ANN_FAILED));
     job->epilog = job->epilog || annotation (wf, ANN_EPILOG) != NULL;
     job->exists = true;
     job->desired = wf_state_parse (json_string_value (json_object_get (spec, "desiredState")));

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "action.h"
 #include "health.h"
 #include "hostlist.h"
 #include "idset.h"
@@ -91,26 +92,6 @@ struct dws_health {
 };
 
 /* --- small helpers ------------------------------------------------------ */
-
-static char *dupstr (const char *s)
-{
-    return s ? strdup (s) : NULL;
-}
-
-static void say (json_t *actions, const char *level, const char *fmt, ...)
-    __attribute__ ((format (printf, 3, 4)));
-
-static void say (json_t *actions, const char *level, const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    va_start (ap, fmt);
-    vsnprintf (msg, sizeof (msg), fmt, ap);
-    va_end (ap);
-    json_array_append_new (actions,
-                           json_pack ("{s:s s:s s:s}", "action", "log", "level", level,
-                                      "message", msg));
-}
 
 static void count_sent (struct dws_health *h, const char *what, json_int_t n)
 {
@@ -422,7 +403,7 @@ static void storage_read (struct dws_health *h, struct rabbit *r, json_t *obj,
     }
     if (was_up != r->up || strcmp (was_why, r->why) != 0) {
         if (h->storage_synced)
-            say (actions, r->up ? "info" : "warning", "rabbit %s is %s%s%s", r->name,
+            dws_act_log (actions, r->up ? "info" : "warning", "rabbit %s is %s%s%s", r->name,
                   r->up ? "up" : "down", r->up ? "" : ": ", r->why);
     }
 
@@ -666,7 +647,7 @@ int dws_health_flux_config (struct dws_health *h, const char *exclude, const cha
         }
     }
     free (h->exclude);
-    h->exclude = dupstr (exclude);
+    h->exclude = dws_strdup_null (exclude);
     json_decref (h->drainable);
     h->drainable = set;
     apply_exclude (h);
@@ -769,7 +750,7 @@ static void seed_from_fluxion (struct dws_health *h, json_t *actions)
     if (nunknown > 0) {
         /* a down ssd vertex that is not in the graph flux-dws read: the two
          * graphs differ, so "not down" proves nothing; say it and send all */
-        say (actions, "warning",
+        dws_act_log (actions, "warning",
              "Fluxion has ssd vertices down that are not in R's graph (%zu, e.g. %s):"
              " giving it every rabbit's state",
              nunknown, unknown);
@@ -1032,7 +1013,7 @@ static void flush_drains (struct dws_health *h, json_t *actions)
                   json_pack ("{s:s s:s s:s}", "targets", targets ? targets : "", "mode",
                              "update", "reason", reason),
                   new_batch (h, "drain", list, 1, tok, sizeof (tok)));
-        say (actions, "warning", "draining %s: %s", targets ? targets : "?", reason);
+        dws_act_log (actions, "warning", "draining %s: %s", targets ? targets : "?", reason);
         free (targets);
         count_sent (h, "drain", 1);
     }
@@ -1042,7 +1023,7 @@ static void flush_drains (struct dws_health *h, json_t *actions)
         send_rpc (actions, "resource.undrain",
                   json_pack ("{s:s}", "targets", targets ? targets : ""),
                   new_batch (h, "undrain", undrain, 1, tok, sizeof (tok)));
-        say (actions, "info", "undraining %s: their rabbit links are Ready again",
+        dws_act_log (actions, "info", "undraining %s: their rabbit links are Ready again",
               targets ? targets : "?");
         free (targets);
         count_sent (h, "undrain", 1);
@@ -1167,7 +1148,7 @@ static int find_result (struct dws_health *h, const char *tok, json_t *answer,
     const char *why = errstr;
     json_t *down = answer ? down_ssd_paths (answer, &why) : NULL;
     if (!down)
-        say (actions, "warning", "Fluxion's ssd statuses are unknown (%s): giving it every"
+        dws_act_log (actions, "warning", "Fluxion's ssd statuses are unknown (%s): giving it every"
              " rabbit's state", why);
     int rc = dws_health_fluxion_state (h, down, actions, err);
     json_decref (down);
@@ -1196,7 +1177,7 @@ int dws_health_result (struct dws_health *h, json_t *event, double now, json_t *
                             msg ? msg : "no answer", actions, err);
     if (!ok && !strcmp (kind, "ss")
         && json_integer_value (json_object_get (event, "code")) == 404) {
-        say (actions, "debug", "SystemStatus %s/default not found: not updated", h->namespace);
+        dws_act_log (actions, "debug", "SystemStatus %s/default not found: not updated", h->namespace);
         ok = true; /* as DWS says: the WLM only patches it when it exists */
     }
     if (ok) {
@@ -1207,7 +1188,7 @@ int dws_health_result (struct dws_health *h, json_t *event, double now, json_t *
         return 0;
     }
     char *what = encode (names);
-    say (actions, "err", "%s update for %s failed (retrying in %gs): %s", kind,
+    dws_act_log (actions, "err", "%s update for %s failed (retrying in %gs): %s", kind,
           what ? what : "?", DWS_HEALTH_RETRY_DELAY, msg ? msg : "no answer");
     free (what);
     size_t i;
