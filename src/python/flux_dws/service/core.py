@@ -100,7 +100,7 @@ class Service:
         self.kube.start_watches([WatchSpec("Workflow", self.namespace)]
                                 + [WatchSpec(kind, ns) for kind, ns in WATCHED_SYSTEM])
         self._resources = self.link.watch_resources(self.post_event, self._fluxion,
-                                                         self._drain_queues)
+                                                    self._drain_queues)
 
     def stop(self) -> None:
         if self._resources is not None:
