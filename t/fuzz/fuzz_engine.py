@@ -54,10 +54,10 @@ DMS = [{"status": {"status": "Failed"}}, {"status": {"status": "Success"}}]
 VALUES: list[Any] = [None, True, False, 0, -1, 1 << 62, 1.5, "", "x", "Error", [], {},
                      [None], {"a": None}]
 ACTIONS = {"respond", "respond-error", "k8s", "rpc", "memo", "raise", "kvs", "job-info",
-           "timer-start", "timer-stop", "drain", "log"}
-OPS = {"create", "patch", "json-patch", "delete", "get", "list"}
+           "active-jobs", "timer-start", "timer-stop", "drain", "log"}
+OPS = {"create", "patch", "json-patch", "delete", "get", "list", "log"}
 KINDS = {"Workflow", "Computes", "Servers", "DirectiveBreakdown", "ClientMount", "Storage",
-         "SystemStatus", "SystemConfiguration", "NnfDataMovement", "Secret"}
+         "SystemStatus", "SystemConfiguration", "NnfDataMovement", "Secret", "Pod"}
 
 
 # Every choice is one small ConsumeIntInRange (one byte, taken from the end
