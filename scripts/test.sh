@@ -83,8 +83,10 @@ fi
 
 if ls t/t[0-9]*.t >/dev/null 2>&1; then
     sharness() {
-        # -v: every test point in the log, so the summary counts cases
-        (cd t && prove -v --timer t[0-9]*.t) 2>&1 | tee "$results/sharness.log"
+        # -v: every test point in the log, so the summary counts cases;
+        # the scripts' --verbose: a failing case shows its commands' output
+        # (a wait-event timeout, a diff), not only its text
+        (cd t && prove -v --timer t[0-9]*.t :: --verbose) 2>&1 | tee "$results/sharness.log"
         return "${PIPESTATUS[0]}"
     }
     step "sharness" sharness
