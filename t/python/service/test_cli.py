@@ -26,8 +26,9 @@ def test_sync_outside_flux_says_why(monkeypatch: pytest.MonkeyPatch,
 
 def test_status_table() -> None:
     st = {"synced": True, "rabbits": 2, "computes": 4,
-          "service": {"events": 9, "k8s_pending": 0, "reaction_ms_p50": 1.5,
-                      "reaction_ms_p99": 7.0},
+          "service": {"events": 9, "k8s_pending": 3, "reaction_ms_p50": 1.5,
+                      "reaction_ms_p99": 7.0, "events_behind": 12,
+                      "k8s_oldest_pending_s": 0.25, "flux_pending": 4},
           "jobs": [{"id": 7, "workflow": "fluxjob-7", "desired": "DataIn", "state": "Setup",
                     "ready": True, "status": "Completed", "message": "", "hosts": "c[1-2]",
                     "timers": ["setup"]},
@@ -38,7 +39,9 @@ def test_status_table() -> None:
     out = format_status(st).splitlines()
     assert out[0] == "synced: yes; 2 rabbits, 4 computes; 3 jobs"
     assert "reaction p50/p99 1.5/7.0 ms" in out[1]
-    rows = out[3:]
+    assert out[2] == ("load: events behind 12, k8s writes pending 3 (oldest 0.250 s),"
+                      " flux calls pending 4")
+    rows = out[4:]
     assert [r.split()[0] for r in rows] == ["5", "7", "9"]  # by job id
     assert "PreRun ready" in rows[0]
     assert "Setup -> DataIn" in rows[1] and "c[1-2]" in rows[1] and "setup" in rows[1]

@@ -589,6 +589,39 @@ def test_stop_drains_when_asked(emulator, make_layer, events):
     assert layer.pending() == 0
 
 
+def test_oldest_pending_and_sent(emulator, make_layer, events):
+    """The load figures of ``flux dws status``: the age of the oldest write
+    not carried out (the one being carried out counts), and ``sent`` called
+    as a write goes out, before its answer."""
+    layer = make_layer({"writers": 1})
+    gate = threading.Event()
+    entered = threading.Event()
+
+    def hold(op, old, new):
+        entered.set()
+        gate.wait(10)
+        return new
+
+    emulator.store.admission[(G, "storages")] = hold
+    assert layer.oldest_pending() is None
+    sent: list[str] = []
+    layer.submit(k8s("create", body=storage("held"), token="t1"), lambda: sent.append("t1"))
+    layer.submit(k8s("create", body=storage("queued"), token="t2"), lambda: sent.append("t2"))
+    assert entered.wait(10)
+    assert sent == ["t1"]  # the first is out, the second still queued
+    first = layer.oldest_pending()
+    assert first is not None and first >= 0.0 and layer.pending() == 2
+    assert events.of("k8s-result") == []
+    gate.set()
+    assert events.result("t1")["ok"] and events.result("t2")["ok"]
+    flushed = threading.Event()
+    layer.writes_barrier(flushed.set)
+    assert flushed.wait(10)
+    assert sent == ["t1", "t2"]
+    assert layer.pending() == 0 and layer.oldest_pending() is None
+    layer.stop()
+
+
 def test_stop_drops_queued_actions(emulator, make_layer, events):
     layer = make_layer({"writers": 1})
     gate = threading.Event()

@@ -173,6 +173,15 @@ def test_status_reports_jobs_and_service(h: Harness) -> None:
     (entry,) = st["jobs"]
     assert entry["desired"] == "PreRun" and entry["ready"] is True
     assert st["service"]["events"] > 0 and st["computes"] == 4
+    # the job got to PreRun: Proposal and Setup ending are watch events that
+    # caused writes, so reactions were measured (as the writes went out)
+    svc = st["service"]
+    assert svc["reactions"] >= 2 and svc["reaction_ms_p99"] >= svc["reaction_ms_p50"] >= 0
+    # the load figures: the status request itself is on the reactor, with
+    # nothing behind it once PreRun is reached and settled
+    assert set(svc) >= {"events_behind", "k8s_pending", "k8s_oldest_pending_s", "flux_pending"}
+    assert svc["events_behind"] >= 0 and svc["flux_pending"] >= 0
+    assert (svc["k8s_oldest_pending_s"] is None) == (svc["k8s_pending"] == 0)
     h.cancel(jobid)
     h.wait(jobid)
 

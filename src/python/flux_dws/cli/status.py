@@ -37,9 +37,13 @@ def format_status(st: dict[str, Any]) -> str:
              f"{len(st.get('jobs', []))} jobs"]
     svc = st.get("service") or {}
     if svc:
-        lines.append(f"events {svc.get('events')}, k8s writes pending {svc.get('k8s_pending')}, "
-                     f"reaction p50/p99 {svc.get('reaction_ms_p50')}/"
-                     f"{svc.get('reaction_ms_p99')} ms")
+        oldest = svc.get("k8s_oldest_pending_s")
+        lines.append(f"events {svc.get('events')}, reaction p50/p99 "
+                     f"{svc.get('reaction_ms_p50')}/{svc.get('reaction_ms_p99')} ms")
+        lines.append(f"load: events behind {svc.get('events_behind', 0)}, k8s writes pending "
+                     f"{svc.get('k8s_pending')} (oldest "
+                     f"{'-' if oldest is None else f'{oldest:.3f} s'}), flux calls pending "
+                     f"{svc.get('flux_pending', 0)}")
     jobs = sorted(st.get("jobs", []), key=lambda j: j.get("id", 0))
     if jobs:
         lines.append(f"{'JOBID':>10} {'WORKFLOW':<18} {'STATE':<22} {'HOSTS':<16} "

@@ -40,10 +40,12 @@ FLUSH_TIMER = "health-flush"
 
 
 class Kube(Protocol):
-    def submit(self, action: dict[str, Any]) -> None: ...
+    def submit(self, action: dict[str, Any],
+               sent: Callable[[], None] | None = None) -> None: ...
     def start_watches(self, specs: list[WatchSpec]) -> None: ...
     def stop(self) -> None: ...
     def pending(self) -> int: ...
+    def oldest_pending(self) -> float | None: ...
     def watch_barrier(self, done: Callable[[str | None], None]) -> None: ...
     def writes_barrier(self, done: Callable[[], None]) -> None: ...
 
@@ -55,7 +57,8 @@ class Stats:
         self.events = 0
         self.actions = 0
         self.engine_seconds = 0.0
-        self.reactions: deque[float] = deque(maxlen=keep)  # watch event in -> write out
+        # watch event in -> each write it causes sent (appended by writers)
+        self.reactions: deque[float] = deque(maxlen=keep)
 
     def as_dict(self) -> dict[str, Any]:
         r = sorted(self.reactions)
@@ -90,6 +93,11 @@ class Service:
         self._flux_seq = 0                    # Flux calls sent so far
         self._flux_open: set[int] = set()     # ... and not answered yet
         self._flux_waits: list[tuple[int, Callable[[], None]]] = []
+        # events posted from other threads and not fed yet ("events behind")
+        self._posted = 0
+        self._posted_lock = threading.Lock()
+        self._fed_posted = 0
+        self._reaction_from: float | None = None  # the watch event being applied
         self.kube = kube_factory(self.post_event)
 
     # --- lifecycle ------------------------------------------------------
@@ -123,11 +131,30 @@ class Service:
     def post_event(self, event: dict[str, Any]) -> None:
         """From any thread: feed ``event`` to the engine on the reactor thread."""
         t_in = time.monotonic()
-        self.link.post(lambda: self.feed(event, t_in))
+        with self._posted_lock:
+            self._posted += 1
+        self.link.post(lambda: self._feed_posted(event, t_in))
+
+    def _feed_posted(self, event: dict[str, Any], t_in: float) -> None:
+        self._fed_posted += 1
+        self.feed(event, t_in)
+
+    def load(self) -> dict[str, Any]:
+        """How far behind the service is (``flux dws status``): events
+        posted by the watch and writer threads and not fed to the engine
+        yet, Kubernetes writes queued or under way and the age of the
+        oldest, Flux calls not answered yet."""
+        with self._posted_lock:
+            behind = self._posted - self._fed_posted
+        oldest = self.kube.oldest_pending()
+        return {"events_behind": behind, "k8s_pending": self.kube.pending(),
+                "k8s_oldest_pending_s": None if oldest is None else round(oldest, 3),
+                "flux_pending": len(self._flux_open)}
 
     def feed(self, event: dict[str, Any], t_in: float | None = None) -> None:
         """Feed one event to the engine and carry out its actions.  ``t_in``:
-        when a watch event came in (for the reaction figure)."""
+        when a watch event came in (the reaction figure: from then until
+        each write it causes is sent)."""
         event["now"] = time.time()
         t0 = time.monotonic()
         try:
@@ -138,10 +165,11 @@ class Service:
         self.stats.engine_seconds += time.monotonic() - t0
         self.stats.events += 1
         self.stats.actions += len(actions)
-        self._apply(actions, event)
-        if t_in is not None and event.get("type") == "watch" and any(
-                a.get("action") == "k8s" and a.get("op") in _WRITES for a in actions):
-            self.stats.reactions.append(time.monotonic() - t_in)
+        self._reaction_from = t_in if event.get("type") == "watch" else None
+        try:
+            self._apply(actions, event)
+        finally:
+            self._reaction_from = None
 
     def _request(self, req: Request) -> None:
         if req.topic == WATCH_TEST:
@@ -152,7 +180,7 @@ class Service:
         event: dict[str, Any] = {"type": "request", "topic": req.topic, "msgid": self._msgid,
                                  "userid": req.userid, "payload": req.payload}
         if req.topic == "dws.status":  # the engine answers it whole, with these
-            event["service"] = {**self.stats.as_dict(), "k8s_pending": self.kube.pending()}
+            event["service"] = {**self.stats.as_dict(), **self.load()}
         uid = req.payload.get("userid") if isinstance(req.payload, dict) else None
         wants_gid = req.topic == "dws.create" and isinstance(uid, int) \
             and not isinstance(uid, bool)
@@ -282,7 +310,16 @@ class Service:
         self.link.active_jobs(lambda jobs: self.feed({"type": "orphans", "jobs": jobs}))
 
     def _do_k8s(self, a: dict[str, Any], event: dict[str, Any]) -> None:
-        self.kube.submit(a)
+        t_in = self._reaction_from
+        if t_in is None or a.get("op") not in _WRITES:
+            self.kube.submit(a)
+            return
+        reactions = self.stats.reactions
+
+        def sent() -> None:  # a writer thread (deque.append is atomic)
+            reactions.append(time.monotonic() - t_in)
+
+        self.kube.submit(a, sent)
 
     def _do_rpc(self, a: dict[str, Any], event: dict[str, Any]) -> None:
         token = a.get("token")

@@ -563,12 +563,25 @@ class _BadAction(Exception):
     pass
 
 
+class _Queued:
+    """A ``k8s`` action in a worker's queue: when it was submitted (for the
+    oldest-pending-write figure) and what to call once it is sent."""
+
+    __slots__ = ("action", "sent", "since")
+
+    def __init__(self, action: Mapping[str, Any], sent: Callable[[], None] | None) -> None:
+        self.action = action
+        self.since = time.monotonic()
+        self.sent = sent
+
+
 class _Worker:
     def __init__(self, index: int) -> None:
-        self.queue: collections.deque[Mapping[str, Any] | _Marker] = collections.deque()
+        self.queue: collections.deque[_Queued | _Marker] = collections.deque()
         self.cond = threading.Condition(threading.Lock())
         self.thread: threading.Thread | None = None
         self.index = index
+        self.busy_since: float | None = None  # the action being carried out
 
 
 class _Marker:
@@ -616,8 +629,23 @@ class WriterPool:
         """Actions queued or being carried out."""
         return self._pending
 
-    def submit(self, action: Mapping[str, Any]) -> None:
-        """Queue a ``k8s`` action (never blocks)."""
+    def oldest_pending(self) -> float | None:
+        """Seconds since the oldest action queued or being carried out was
+        submitted (None: nothing pending).  Each worker's queue is in
+        submission order, so only its head and its current action count."""
+        now, oldest = time.monotonic(), None
+        for w in self._workers:
+            with w.cond:
+                since = [q.since for q in w.queue if isinstance(q, _Queued)][:1]
+                if w.busy_since is not None:
+                    since.append(w.busy_since)
+            for t in since:
+                oldest = t if oldest is None else min(oldest, t)
+        return None if oldest is None else now - oldest
+
+    def submit(self, action: Mapping[str, Any], sent: Callable[[], None] | None = None) -> None:
+        """Queue a ``k8s`` action (never blocks); ``sent()`` is called from
+        the worker just before its first request goes out."""
         name = action.get("name")
         if name is None and action.get("op") == "create":
             body = action.get("body")
@@ -632,7 +660,7 @@ class WriterPool:
                 return
             self._pending += 1
         with w.cond:
-            w.queue.append(action)
+            w.queue.append(_Queued(action, sent))
             w.cond.notify()
 
     def barrier(self, done: Callable[[], None]) -> None:
@@ -681,15 +709,19 @@ class WriterPool:
                                       w.index, dropped)
                 if not w.queue:
                     return
-                action = w.queue.popleft()
-            if isinstance(action, _Marker):
-                action.arrive()
+                item = w.queue.popleft()
+                if isinstance(item, _Queued):
+                    w.busy_since = item.since
+            if isinstance(item, _Marker):
+                item.arrive()
                 continue
             try:
-                self._execute(action)
+                self._execute(item.action, item.sent)
             except Exception:  # a bug of ours: keep the worker alive
-                self._log.exception("k8s action %r failed", action)
+                self._log.exception("k8s action %r failed", item.action)
             finally:
+                with w.cond:
+                    w.busy_since = None
                 with self._lock:
                     self._pending -= 1
 
@@ -751,13 +783,15 @@ class WriterPool:
             return code, None
         return api.patch(k, ns, name, body, json_patch=op == "json-patch")
 
-    def _execute(self, a: Mapping[str, Any]) -> None:
+    def _execute(self, a: Mapping[str, Any], sent: Callable[[], None] | None = None) -> None:
         token = a.get("token")
         try:
             op, info, ns, name, body, sel = self._parse(a)
         except _BadAction as exc:
             self._finish(a, token, False, 0, f"invalid k8s action: {exc}", None)
             return
+        if sent is not None:
+            sent()
         ok, code, message, obj = self._with_retries(
             lambda: self._call(op, info, ns, name, body, sel, a), a)
         if not ok and op == "delete" and code == 404:
@@ -919,15 +953,20 @@ class KubeLayer:
             self.watches[spec.kind] = w
             w.start()
 
-    def submit(self, action: Mapping[str, Any]) -> None:
-        """Queue a ``k8s`` action; never blocks.  Its outcome comes back as a
-        ``k8s-result`` event when it has a token (else failures are logged)."""
+    def submit(self, action: Mapping[str, Any], sent: Callable[[], None] | None = None) -> None:
+        """Queue a ``k8s`` action; never blocks.  Its outcome comes back as
+        a ``k8s-result`` event when it has a token (else failures are
+        logged); ``sent()`` is called when its first request goes out."""
         if self.pool is None:
             raise RuntimeError("KubeLayer.connect() first")
-        self.pool.submit(action)
+        self.pool.submit(action, sent)
 
     def pending(self) -> int:
         return 0 if self.pool is None else self.pool.pending()
+
+    def oldest_pending(self) -> float | None:
+        """Age in seconds of the oldest write not yet carried out."""
+        return None if self.pool is None else self.pool.oldest_pending()
 
     def watch_barrier(self, done: Callable[[str | None], None]) -> None:
         """Call ``done(None)`` once every watch has posted every change the
