@@ -155,13 +155,15 @@ class Emulator:
         return client.CoreV1Api(self.api_client())
 
 
-def start_subprocess(kubeconfig: str | Path, *args: str,
-                     timeout: float = 20.0) -> subprocess.Popen[bytes]:
-    """Run ``flux-dws emulator --kubeconfig KUBECONFIG ARGS`` until it serves."""
+def start_subprocess(kubeconfig: str | Path, *args: str, timeout: float = 20.0,
+                     listen: str = "127.0.0.1:0", **popen: Any) -> subprocess.Popen[bytes]:
+    """Run ``flux-dws emulator --kubeconfig KUBECONFIG ARGS`` until it serves
+    (``listen``: a fixed address keeps the kubeconfig valid across a restart;
+    ``popen``: more subprocess.Popen arguments, e.g. where its output goes)."""
     path = Path(kubeconfig)
     path.unlink(missing_ok=True)
     proc = subprocess.Popen([sys.executable, "-m", "flux_dws", "emulator", "--listen",
-                             "127.0.0.1:0", "--kubeconfig", str(path), *args])
+                             listen, "--kubeconfig", str(path), *args], **popen)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:

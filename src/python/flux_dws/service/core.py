@@ -57,8 +57,22 @@ class Stats:
         self.events = 0
         self.actions = 0
         self.engine_seconds = 0.0
+        # per event kind ("watch Workflow", "k8s-result", "rpc-result", ...):
+        # [events, engine seconds], so an admin sees where the time goes
+        self.by_kind: dict[str, list[float]] = {}
         # watch event in -> each write it causes sent (appended by writers)
         self.reactions: deque[float] = deque(maxlen=keep)
+
+    def count(self, event: Mapping[str, Any], seconds: float, actions: int) -> None:
+        kind = str(event.get("type"))
+        if kind == "watch":
+            kind = f"watch {event.get('kind')}"
+        entry = self.by_kind.setdefault(kind, [0, 0.0])
+        entry[0] += 1
+        entry[1] += seconds
+        self.events += 1
+        self.actions += actions
+        self.engine_seconds += seconds
 
     def as_dict(self) -> dict[str, Any]:
         r = sorted(self.reactions)
@@ -69,7 +83,9 @@ class Stats:
         return {"events": self.events, "actions": self.actions,
                 "engine_ms": round(self.engine_seconds * 1000, 3),
                 "reaction_ms_p50": pct(0.50), "reaction_ms_p99": pct(0.99),
-                "reactions": len(r)}
+                "reactions": len(r),
+                "by_event": {k: {"events": int(n), "engine_ms": round(sec * 1000, 3)}
+                             for k, (n, sec) in sorted(self.by_kind.items())}}
 
 
 class Service:
@@ -162,9 +178,7 @@ class Service:
         except EngineError as exc:
             self.link.log("err", f"dropped a malformed {event.get('type')} event: {exc}")
             return
-        self.stats.engine_seconds += time.monotonic() - t0
-        self.stats.events += 1
-        self.stats.actions += len(actions)
+        self.stats.count(event, time.monotonic() - t0, len(actions))
         self._reaction_from = t_in if event.get("type") == "watch" else None
         try:
             self._apply(actions, event)

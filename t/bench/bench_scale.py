@@ -1,0 +1,630 @@
+"""flux-dws at El Capitan scale under a real broker (issue 25).
+
+One Flux instance (one broker) whose R is El Capitan's, made by
+``flux dws2jgf`` from the emulator's ``elcap`` system (11,136 computes,
+696 rabbits of 36 ssd chunks), with ``resource.noverify``, the resource
+module's ``monitor-force-up`` (the other 11,135 ranks have no broker) and
+``system.exec.test`` (jobs need no shells), Fluxion, dws-jobtap.so and the
+dws service as a broker module, against ``flux-dws emulator --system elcap
+--latency zero``.  The workload is 2,000 rabbit jobs of mixed kinds (xfs,
+gfs2, lustre, raw, persistent create/use/destroy chains, copy_in/copy_out,
+a user container) of 1 to 512 nodes, at least 500 in flight.  Then 1,000
+jobs are left running and the service is reloaded: its start-up to serving.
+
+    PYTHONPATH=src/python:build/src/python python t/bench/bench_scale.py \\
+        [--jobs N] [--in-flight N] [--cores N] [--chaos SEED] [--seed SEED]
+
+``--chaos SEED`` runs the same workload while, at times drawn from SEED
+(counted in jobs ended, so a run is reproducible), the emulator injects
+driver errors, TransientConditions, ClientMount failures, watch 410s,
+5xx bursts and an API server restart (``--state``); the service is
+reloaded 5 times, the jobtap plugin twice, Fluxion's modules once, and 10
+rabbits go down and up.
+
+It prints, last, one line:
+
+    scale: N jobs, X jobs/s, reaction p50/p99 A/B ms, service CPU C ms/job,
+    RSS D MB, start-up E s with F live Workflows, stuck G, leaked H
+
+reaction: a watch event in to each write it causes sent (the service's own
+figure; under --chaos, of the service instance loaded last); service CPU
+and RSS: the service's process (flux-core runs a Python broker module as a
+process of its own; its peak RSS); stuck: jobs not clean at the end;
+leaked: Workflows, ClientMounts, NnfStorages, PersistentStorageInstances
+and rabbits not "up" in Fluxion left behind.  Goals: X >= 50, B <= 20,
+C <= 5, D <= 300, E <= 2 with 1,000 live Workflows, G = H = 0.
+
+Nodes have ``--cores`` cores (default 1): the rabbit path never looks at
+cores, and El Capitan's 96 cores and 4 GPUs per node make a 186 MB R that
+takes Fluxion minutes to load on a 2-core machine (``--cores 96`` does it).
+Skips, saying why, where Flux, Fluxion or the plugins are absent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+TOP = Path(__file__).resolve().parents[2]
+BUILD = Path(os.environ.get("DWS_BUILDDIR", TOP / "build"))
+JOBTAP = BUILD / "src/job-manager/plugins/dws-jobtap.so"
+DWS_MODULE = TOP / "src/modules/dws.py"
+FLUXION_MODULES = ("sched-fluxion-qmanager", "sched-fluxion-feasibility",
+                   "sched-fluxion-resource")
+
+
+# --- outside: build the system and start the instance -------------------------
+
+def _skip_reason() -> str | None:
+    flux = shutil.which("flux")
+    if flux is None:
+        return "flux is not on PATH (bash ../shared/flux/install.sh; PATH=/opt/flux/bin:$PATH)"
+    if not JOBTAP.exists():
+        return f"the Flux plugins are not built ({JOBTAP} is missing)"
+    mods = subprocess.run([flux, "env", "sh", "-c", "echo $FLUX_MODULE_PATH"],
+                          capture_output=True, text=True, check=False).stdout.strip()
+    if not any((Path(d) / "sched-fluxion-resource.so").exists() for d in mods.split(":") if d):
+        return "Fluxion (sched-fluxion-resource.so) is not installed with this flux"
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _python_env() -> dict[str, str]:
+    """PYTHONPATH for the instance's ``flux python`` (the broker's Python,
+    which has the flux bindings): the source tree, the build's cffi
+    module, and this venv's packages (kubernetes)."""
+    import site
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = ":".join([str(TOP / "src/python"), str(BUILD / "src/python"),
+                                  site.getsitepackages()[0]])
+    return env
+
+
+def build_system(work: Path, cores: int) -> None:
+    """work/R.json (El Capitan from the emulator's elcap system) and the
+    instance's config and modprobe directories."""
+    from flux_dws.emulator import start_subprocess
+
+    env = _python_env()
+    kc = work / "mapping-kubeconfig"
+    emu = start_subprocess(kc, "--system", "elcap", "--latency", "zero", timeout=120,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        with open(work / "elcap.json", "w") as out:
+            subprocess.run([sys.executable, "-m", "flux_dws", "rabbitmapping"], stdout=out,
+                           env={**env, "KUBECONFIG": str(kc)}, check=True)
+    finally:
+        emu.terminate()
+        emu.wait(30)
+    (work / "resource.toml").write_text(
+        '[resource]\nnoverify = true\n[[resource.config]]\nhosts = "elcap[1001-12136]"\n'
+        f'cores = "0-{cores - 1}"\n')
+    with open(work / "R.json", "w") as out:
+        subprocess.run([sys.executable, "-m", "flux_dws", "dws2jgf", "--cluster-name", "elcap",
+                        "--from-config", str(work / "resource.toml"), str(work / "elcap.json")],
+                       stdout=out, env=env, check=True)
+    (work / "conf").mkdir()
+    (work / "conf/instance.toml").write_text(f"""\
+[resource]
+noverify = true
+path = "{work}/R.json"
+[sched-fluxion-resource]
+match-format = "rv1"
+[job-manager]
+plugins = [ {{ load = "{JOBTAP}" }} ]
+[rabbit]
+kubeconfig = "{work}/kubeconfig"
+mapping = "{work}/elcap.json"
+""")
+    rc1 = work / "modprobe/rc1.d"
+    rc1.mkdir(parents=True)
+    # one broker holds 11,136 nodes' R: the others are forced up; the dws
+    # service is loaded by the benchmark itself (its start-up is measured)
+    (rc1 / "scale.py").write_text(
+        "def setup(context):\n"
+        "    context.setopt('resource', 'monitor-force-up noverify', overwrite=True)\n")
+
+
+def outside(args: argparse.Namespace) -> int:
+    reason = _skip_reason()
+    if reason is not None:
+        print(f"scale: skipped: {reason}")
+        return 0
+    with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
+        work = Path(tmp)
+        t0 = time.monotonic()
+        build_system(work, args.cores)
+        print(f"system: El Capitan R ({args.cores} core(s)/node) "
+              f"{(work / 'R.json').stat().st_size / 1e6:.1f} MB in "
+              f"{time.monotonic() - t0:.1f} s", flush=True)
+        env = {**_python_env(), "FLUX_MODPROBE_PATH_APPEND": str(work / "modprobe")}
+        inner = args.argv
+        cmd = ["flux", "start", "-s1", f"--config-path={work}/conf",
+               "flux", "python", str(Path(__file__).resolve()), "--inside", str(work), *inner]
+        return subprocess.run(cmd, env=env, check=False).returncode
+
+
+# --- inside: the instance's initial program ---------------------------------
+
+XFS = "#DW jobdw type=xfs capacity={gib}GiB name=scratch"
+GFS2 = "#DW jobdw type=gfs2 capacity={gib}GiB name=shared"
+RAW = "#DW jobdw type=raw capacity={gib}GiB name=blocks"
+LUSTRE = "#DW jobdw type=lustre capacity={tib}TiB name=lus"
+COPY = [LUSTRE, "#DW copy_in source=/p/lustre5/bench/in destination=$DW_JOB_lus/in",
+        "#DW copy_out source=$DW_JOB_lus/out destination=/p/lustre5/bench/out"]
+CONTAINER = ["#DW jobdw type=gfs2 capacity={gib}GiB name=cgfs2 requires=user-container-auth",
+             "#DW container name=bench profile=example-mpi DW_JOB_foo_local_storage=cgfs2"]
+CHAIN_USERS = 3  # a persistent chain: create, 3 users, destroy
+
+
+class Job:
+    __slots__ = ("clean", "deps", "dw", "exception", "id", "kind", "nodes", "submitted")
+
+    def __init__(self, kind: str, nodes: int, dw: str | list[str],
+                 deps: list[tuple[str, Job]] | None = None) -> None:
+        self.kind, self.nodes, self.dw = kind, nodes, dw
+        self.deps = deps or []
+        self.id: int | None = None
+        self.submitted = self.clean = 0.0
+        self.exception: str | None = None
+
+
+def workload(n: int, rng: random.Random) -> list[Job]:
+    """n jobs in submission order; a persistent chain's jobs are adjacent."""
+    jobs: list[Job] = []
+    chain = 0
+
+    def size() -> int:  # 1..512, log-uniform: mostly small, some big
+        return max(1, min(512, round(2 ** rng.uniform(0, 9))))
+
+    while len(jobs) < n:
+        r = rng.random()
+        gib = rng.choice((10, 50, 100, 200))
+        if r < 0.32:
+            jobs.append(Job("xfs", size(), XFS.format(gib=gib)))
+        elif r < 0.50:
+            jobs.append(Job("gfs2", size(), GFS2.format(gib=gib)))
+        elif r < 0.60:
+            jobs.append(Job("raw", size(), RAW.format(gib=gib)))
+        elif r < 0.75:
+            jobs.append(Job("lustre", size(), LUSTRE.format(tib=rng.choice((1, 4, 16)))))
+        elif r < 0.87:
+            jobs.append(Job("copy", size(), [d.format(tib=1) for d in COPY]))
+        elif r < 0.96:
+            jobs.append(Job("container", min(size(), 16), [d.format(gib=gib) for d in CONTAINER]))
+        elif n - len(jobs) >= CHAIN_USERS + 2:  # 4% of draws, 17% of jobs
+            chain += 1
+            name = f"bench-p{chain}"
+            create = Job("persistent", 1, f"#DW create_persistent type=lustre capacity=1TiB"
+                                          f" name={name}")
+            users = [Job("persistent", size(), f"#DW persistentdw name={name}",
+                         [("afterok", create)]) for _ in range(CHAIN_USERS)]
+            destroy = Job("persistent", 1, f"#DW destroy_persistent name={name}",
+                          [("afterany", u) for u in users])
+            jobs += [create, *users, destroy]
+        else:
+            jobs.append(Job("xfs", size(), XFS.format(gib=gib)))
+    return jobs[:n]
+
+
+class Instance:
+    """The benchmark's hold on the instance: jobs, the service, the emulator."""
+
+    def __init__(self, work: Path, args: argparse.Namespace) -> None:
+        import flux
+        import flux.job
+
+        self.flux, self.fjob = flux, flux.job
+        self.h = flux.Flux()
+        self.work, self.args = work, args
+        self.kubeconfig = work / "kubeconfig"
+        self.port = _free_port()
+        self.emulator: subprocess.Popen[bytes] | None = None
+        self.service_pid: int | None = None
+        self.cpu_done = 0.0   # CPU of service processes already gone (reloads)
+        self.cpu_base = 0.0   # the current process's CPU when the run began
+        self.rss_peak = 0.0
+        self.journal = flux.job.JournalConsumer(self.h, full=False).start()
+        self.ended: dict[int, Job] = {}
+        self.by_id: dict[int, Job] = {}
+        self.started: set[int] = set()
+
+    # emulator ------------------------------------------------------------
+    def start_emulator(self) -> None:
+        from flux_dws.emulator import start_subprocess
+
+        extra = ["--state", str(self.work / "emulator.db")] if self.args.chaos is not None else []
+        self.emulator = start_subprocess(
+            self.kubeconfig, "--system", "elcap", "--latency", "zero", *extra, timeout=120,
+            listen=f"127.0.0.1:{self.port}", stdout=subprocess.DEVNULL,
+            stderr=open(self.work / "emulator.log", "ab"))
+
+    def stop_emulator(self) -> None:
+        if self.emulator is not None:
+            self.emulator.send_signal(signal.SIGTERM)
+            self.emulator.wait(60)
+            self.emulator = None
+
+    def fault(self, *argv: str) -> None:
+        subprocess.run([sys.executable, "-m", "flux_dws", "fault", "--kubeconfig",
+                        str(self.kubeconfig), *argv], check=True, stdout=subprocess.DEVNULL)
+
+    # the service ---------------------------------------------------------
+    def rpc(self, topic: str, payload: Any = None) -> Any:
+        return self.h.rpc(topic, payload if payload is not None else {}).get()
+
+    def load_service(self) -> float:
+        """Load the dws module; seconds until it serves (synced, rabbits known)."""
+        t0 = time.monotonic()
+        subprocess.run(["flux", "module", "load", str(DWS_MODULE)], check=True)
+        while True:
+            try:
+                st = self.rpc("dws.status")
+                if st.get("synced") and st.get("rabbits"):
+                    break
+            except OSError:
+                pass
+            time.sleep(0.01)
+        took = time.monotonic() - t0
+        self.service_pid = self._find_service_pid()
+        return took
+
+    def unload_service(self) -> None:
+        self.sample_service()
+        if self.service_pid is not None:
+            self.cpu_done += self._cpu(self.service_pid) - self.cpu_base
+        subprocess.run(["flux", "module", "remove", "dws"], check=True)
+        self.service_pid, self.cpu_base = None, 0.0
+
+    def _find_service_pid(self) -> int:
+        """flux-core runs a Python module as a child process of the broker."""
+        broker = int(self.h.attr_get("broker.pid"))
+        for child in Path(f"/proc/{broker}/task").glob("*/children"):
+            for pid in child.read_text().split():
+                try:
+                    cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+                except OSError:
+                    continue
+                if str(DWS_MODULE).encode() in cmd:
+                    return int(pid)
+        raise SystemExit("bench_scale: cannot find the dws service's process")
+
+    @staticmethod
+    def _cpu(pid: int) -> float:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def sample_service(self) -> None:
+        if self.service_pid is None:
+            return
+        for line in Path(f"/proc/{self.service_pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                self.rss_peak = max(self.rss_peak, int(line.split()[1]) / 1024)
+
+    def service_cpu(self) -> float:
+        cur = 0.0 if self.service_pid is None else self._cpu(self.service_pid) - self.cpu_base
+        return self.cpu_done + cur
+
+    def wait_rabbits_up(self, timeout: float = 300) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            view = self.rpc("dws.rabbits")
+            if view.get("ready") and all(r.get("fluxion") == "up" for r in view["rabbits"]):
+                return
+            time.sleep(0.1)
+        raise SystemExit("bench_scale: the rabbits did not come up in Fluxion")
+
+    # jobs ------------------------------------------------------------------
+    def submit(self, job: Job, duration: str) -> None:
+        spec = self.fjob.JobspecV1.from_command(["true"], num_nodes=job.nodes,
+                                                num_tasks=job.nodes)
+        spec.setattr("system.dw", job.dw)
+        spec.setattr("system.exec.test", {"run_duration": duration})
+        job.id = int(self.fjob.submit(self.h, spec))
+        job.submitted = time.monotonic()
+        self.by_id[job.id] = job
+
+    def poll(self, timeout: float) -> None:
+        """Take the job events the journal has (waiting up to timeout)."""
+        while True:
+            try:
+                ev = self.journal.poll(timeout)
+            except TimeoutError:
+                return
+            timeout = 0.0
+            job = self.by_id.get(ev.jobid)
+            if job is not None:
+                if ev.name == "start":
+                    self.started.add(ev.jobid)
+                elif ev.name == "exception" and ev.context.get("severity") == 0 \
+                        and job.exception is None:
+                    job.exception = f"{ev.context.get('type')}: {ev.context.get('note')}"
+                elif ev.name == "clean":
+                    job.clean = time.monotonic()
+                    self.ended[ev.jobid] = job
+
+    def cancel(self, ids: list[int]) -> None:
+        for jobid in ids:
+            try:
+                self.fjob.cancel(self.h, jobid)
+            except OSError:
+                pass  # ended meanwhile
+
+    # leaks -------------------------------------------------------------------
+    def leaks(self) -> dict[str, int]:
+        from kubernetes import client, config
+
+        from flux_dws.k8s import crd
+
+        subprocess.run([sys.executable, "-m", "flux_dws", "sync"], check=False)
+        api = client.CustomObjectsApi(
+            config.new_client_from_config(str(self.kubeconfig)))  # type: ignore[no-untyped-call]
+        dws_v = crd.probe_dws_version(api, None)
+        nnf_v = crd.probe_nnf_version(api, None)
+        left: dict[str, int] = {}
+        for group, version, plural in (
+                (crd.DWS_GROUP, dws_v, "workflows"), (crd.DWS_GROUP, dws_v, "clientmounts"),
+                (crd.DWS_GROUP, dws_v, "persistentstorageinstances"),
+                (crd.NNF_GROUP, nnf_v, "nnfstorages")):
+            listing: Any = api.list_cluster_custom_object(group, version, plural)
+            left[plural] = len(listing["items"])
+        view = self.rpc("dws.rabbits")
+        left["rabbits not up"] = sum(1 for r in view["rabbits"] if r.get("fluxion") != "up")
+        return left
+
+
+class Chaos:
+    """Faults at job-count milestones drawn from a seed."""
+
+    def __init__(self, inst: Instance, seed: int, jobs: int) -> None:
+        self.inst = inst
+        rng = random.Random(seed)
+        rabbits = [f"elcap{201 + i}" for i in rng.sample(range(696), 10)]
+        steps: list[tuple[str, Callable[[], None]]] = []
+        f = inst.fault
+        for _ in range(3):
+            steps.append(("driver error (Setup, Fatal)", lambda: f(
+                "add", "--kind", "driver", "--state", "Setup", "--once",
+                "--severity", "Fatal", "--message", "bench chaos: drive failed")))
+            steps.append(("TransientCondition (DataIn)", lambda: f(
+                "add", "--kind", "driver", "--state", "DataIn", "--once",
+                "--severity", "Minor", "--message", "bench chaos: slow fabric")))
+        for _ in range(2):
+            steps.append(("ClientMount failure", lambda: f(
+                "add", "--kind", "clientmount", "--once", "--message", "bench chaos: mount")))
+
+        def expire_watches() -> None:  # the next watch from a resourceVersion: 410
+            f("expire-watches")
+            f("drop-watches")
+
+        steps += [("watch 410", expire_watches)] * 2
+        steps.append(("5xx burst", lambda: f("api", "--status", "503", "--count", "25")))
+        steps.append(("5xx burst", lambda: f("api", "--status", "500", "--count", "25",
+                                            "--method", "PATCH")))
+        steps.append(("API server restart", self.restart_emulator))
+        for _ in range(5):
+            steps.append(("service reload", self.reload_service))
+        for _ in range(2):
+            steps.append(("jobtap reload", self.reload_jobtap))
+        steps.append(("Fluxion reload", self.reload_fluxion))
+        def health(rabbit: str, *argv: str) -> Callable[[], None]:
+            return lambda: f("health", rabbit, *argv)
+
+        steps += [(f"{r} down", health(r, "--status", "Offline")) for r in rabbits]
+        rng.shuffle(steps)
+        # rabbits come back up 5% of the run after they went down
+        at = sorted(rng.sample(range(jobs // 20, jobs * 17 // 20), len(steps)))
+        self.plan: list[tuple[int, str, Callable[[], None]]] = []
+        for when, (what, fn) in zip(at, steps):
+            self.plan.append((when, what, fn))
+            if what.endswith(" down"):
+                r = what.split()[0]
+                self.plan.append((when + jobs // 20, f"{r} up", health(r, "--reset")))
+        self.plan.sort(key=lambda p: p[0])
+        self.done: list[str] = []
+
+    def restart_emulator(self) -> None:
+        self.inst.stop_emulator()
+        self.inst.start_emulator()
+
+    def reload_service(self) -> None:
+        self.inst.unload_service()
+        self.inst.load_service()
+
+    def reload_jobtap(self) -> None:
+        subprocess.run(["flux", "jobtap", "remove", JOBTAP.name], check=True)
+        subprocess.run(["flux", "jobtap", "load", str(JOBTAP)], check=True)
+
+    def reload_fluxion(self) -> None:
+        for m in FLUXION_MODULES[:2]:
+            subprocess.run(["flux", "module", "remove", m], check=True)
+        subprocess.run(["flux", "module", "reload", FLUXION_MODULES[2]], check=True)
+        for m in reversed(FLUXION_MODULES[:2]):
+            subprocess.run(["flux", "module", "load", m], check=True)
+
+    def step(self, ended: int) -> None:
+        while self.plan and self.plan[0][0] <= ended:
+            _, what, fn = self.plan.pop(0)
+            fn()
+            self.done.append(what)
+
+    def finish(self) -> None:
+        """Whatever is left of the plan (the run ended early: rabbits up)."""
+        self.step(1 << 30)
+
+
+def _ready(job: Job, inst: Instance) -> bool | None:
+    """Whether a job's dependencies allow it now (None: never: a create it
+    needs failed).  The benchmark sequences persistent chains itself: the
+    dws-jobtap plugin creates a job's Workflow as the job enters DEPEND, as
+    the reference does, so a persistentdw job submitted with afterok on its
+    create_persistent job would meet DWS before the storage exists."""
+    for scheme, dep in job.deps:
+        if dep.id is None or dep.id not in inst.ended:
+            return False
+        if scheme == "afterok" and dep.exception is not None:
+            return None
+    return True
+
+
+def run_workload(inst: Instance, jobs: list[Job], in_flight: int,
+                 chaos: Chaos | None) -> tuple[float, int, int]:
+    """(seconds, most jobs in flight at once, jobs not run: a create failed)."""
+    t0 = time.monotonic()
+    waiting = list(jobs)   # in order; a job whose dependencies wait is passed over
+    not_run = 0
+    most = 0
+    last_progress = time.monotonic()
+    while waiting or len(inst.by_id) > len(inst.ended):
+        live = len(inst.by_id) - len(inst.ended)
+        i = 0
+        while i < len(waiting) and live < in_flight:
+            ready = _ready(waiting[i], inst)
+            if ready is False:
+                i += 1
+                continue
+            job = waiting.pop(i)
+            if ready is None:
+                not_run += 1
+                continue
+            inst.submit(job, "0.1s")
+            live += 1
+        most = max(most, live)
+        before = len(inst.ended)
+        inst.poll(0.2)
+        if len(inst.ended) != before:
+            last_progress = time.monotonic()
+            inst.sample_service()
+        if chaos is not None:
+            chaos.step(len(inst.ended))
+        if time.monotonic() - last_progress > inst.args.stall:
+            break  # nothing ended for so long: the rest is stuck
+    if chaos is not None:
+        chaos.finish()
+    return time.monotonic() - t0, most, not_run
+
+
+def startup(inst: Instance, n: int) -> tuple[float, int]:
+    """Leave n 1-node xfs jobs running, reload the service: (seconds to serve,
+    live Workflows it found)."""
+    jobs = [Job("xfs", 1, XFS.format(gib=10)) for _ in range(n)]
+    for j in jobs:
+        inst.submit(j, "4h")
+    ids = {j.id for j in jobs}
+    while not ids <= inst.started:
+        inst.poll(1.0)
+        if any(i in inst.ended for i in ids):
+            raise SystemExit("bench_scale: a start-up job ended before running: "
+                             f"{next(inst.by_id[i].exception for i in ids if i in inst.ended)}")
+    inst.unload_service()
+    took = inst.load_service()
+    live = len(inst.rpc("dws.status").get("jobs", []))
+    inst.cancel([j.id for j in jobs if j.id is not None])
+    while not ids <= set(inst.ended):
+        inst.poll(1.0)
+    return took, live
+
+
+def inside(work: Path, args: argparse.Namespace) -> int:
+    inst = Instance(work, args)
+    inst.start_emulator()
+    try:
+        took = inst.load_service()
+        inst.wait_rabbits_up()
+        print(f"service: first start-up {took:.2f} s (El Capitan, no jobs)", flush=True)
+        rng = random.Random(args.seed)
+        jobs = workload(args.jobs, rng)
+        chaos = Chaos(inst, args.chaos, len(jobs)) if args.chaos is not None else None
+        inst.cpu_base = inst._cpu(inst.service_pid) if inst.service_pid else 0.0
+        wall, most, not_run = run_workload(inst, jobs, args.in_flight, chaos)
+        cpu = inst.service_cpu()
+        st = inst.rpc("dws.status")["service"]
+        stuck = [j for j in jobs if j.id is not None and j.id not in inst.ended]
+        inst.cancel([j.id for j in stuck if j.id is not None])
+        kinds: dict[str, list[int]] = {}
+        for j in jobs:
+            k = kinds.setdefault(j.kind, [0, 0])
+            k[0] += 1
+            k[1] += j.exception is not None
+        print("workload: " + ", ".join(f"{k} {n} ({e} with an exception)"
+                                       for k, (n, e) in sorted(kinds.items())))
+        print(f"workload: most in flight {most}, wall {wall:.1f} s"
+              + (f", {not_run} persistent jobs not run (their create failed)" if not_run
+                 else ""), flush=True)
+        if chaos is not None:
+            print(f"chaos (seed {args.chaos}): {len(chaos.done)} faults: "
+                  + ", ".join(sorted(set(chaos.done))))
+            inst.wait_rabbits_up()
+        failed = [j for j in jobs if j.exception is not None]
+        for j in failed[:5]:
+            print(f"  e.g. job {j.id} ({j.kind}, {j.nodes} nodes): {j.exception}")
+        if chaos is None and failed:
+            print(f"bench_scale: {len(failed)} jobs failed without chaos: the figures "
+                  "below measure a broken run; the first, with what it depended on:")
+            for j in [failed[0], *[d for _, d in failed[0].deps]]:
+                subprocess.run(["flux", "job", "eventlog", str(j.id)], check=False)
+        n = len(jobs) - not_run
+        print(f"service: per job {st['events'] / n:.1f} events, {st['actions'] / n:.1f} actions,"
+              f" engine {st['engine_ms'] / n:.2f} ms, process CPU {cpu * 1000 / n:.2f} ms"
+              + (" (events, actions, engine: the last service instance's)" if chaos else ""),
+              flush=True)
+        by = sorted(st.get("by_event", {}).items(), key=lambda kv: -kv[1]["engine_ms"])
+        print("service: engine time by event: " + ", ".join(
+            f"{k} {v['events']} in {v['engine_ms'] / 1000:.1f} s" for k, v in by[:6]))
+        up_took, live = startup(inst, args.live)
+        inst.sample_service()
+        left = inst.leaks()
+        leaked = sum(left.values())
+        if leaked:
+            print("leaked: " + ", ".join(f"{k} {v}" for k, v in left.items() if v))
+        print(f"scale: {n} jobs, {n / wall:.1f} jobs/s, reaction p50/p99 "
+              f"{st['reaction_ms_p50']}/{st['reaction_ms_p99']} ms, service CPU "
+              f"{cpu * 1000 / n:.2f} ms/job, RSS {inst.rss_peak:.0f} MB, start-up "
+              f"{up_took:.2f} s with {live} live Workflows, stuck {len(stuck)}, "
+              f"leaked {leaked}", flush=True)
+        return 1 if stuck or leaked or (chaos is None and failed) else 0
+    finally:
+        if inst.service_pid is not None:  # loaded by us, so not removed by rc3
+            subprocess.run(["flux", "module", "remove", "dws"], check=False)
+        inst.stop_emulator()
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--jobs", type=int, default=2000)
+    p.add_argument("--in-flight", type=int, default=500)
+    p.add_argument("--live", type=int, default=1000, help="live Workflows at start-up")
+    p.add_argument("--cores", type=int, default=1, help="cores per node in R")
+    p.add_argument("--seed", type=int, default=25, help="the workload's seed")
+    p.add_argument("--chaos", type=int, metavar="SEED", help="run under faults from SEED")
+    p.add_argument("--stall", type=float, default=300,
+                   help="seconds without a job ending after which the rest count stuck")
+    p.add_argument("--inside", metavar="DIR", help=argparse.SUPPRESS)
+    args = p.parse_args([] if argv is None else argv)
+    args.argv = [] if argv is None else argv
+    if args.inside:
+        return inside(Path(args.inside), args)
+    return outside(args)
+
+
+if __name__ == "__main__":
+    rc = main(sys.argv[1:])
+    if rc:
+        sys.exit(rc)
