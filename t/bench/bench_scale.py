@@ -406,9 +406,12 @@ class Chaos:
             steps.append(("TransientCondition (DataIn)", lambda: f(
                 "add", "--kind", "driver", "--state", "DataIn", "--once",
                 "--severity", "Minor", "--message", "bench chaos: slow fabric")))
-        for _ in range(2):
-            steps.append(("ClientMount failure", lambda: f(
-                "add", "--kind", "clientmount", "--once", "--message", "bench chaos: mount")))
+        # Fluxion fills the nodes from the first: one of the first 64 soon
+        # mounts something
+        for compute in rng.sample(range(1001, 1065), 2):
+            steps.append(("ClientMount failure", lambda c=f"elcap{compute}": f(
+                "add", "--kind", "clientmount", "--compute", c, "--once",
+                "--message", "bench chaos: mount")))
 
         def expire_watches() -> None:  # the next watch from a resourceVersion: 410
             f("expire-watches")

@@ -70,3 +70,24 @@ def test_restart_during_mounts_or_container_start(tmp_path, slow):
         assert all(j["status"]["ready"] == 1 for j in jobs)
         advance(api, "c", "PostRun")
         advance(api, "c", "Teardown")
+
+
+def test_restart_keeps_its_identity(tmp_path):
+    """With --state the restarted API server is the same server to its
+    clients: the CA they trust and the token in their kubeconfig still work
+    (a client kept from before the restart talks to the new process)."""
+    from kubernetes import client, config
+
+    db = tmp_path / "emu.db"
+    kc = tmp_path / "kubeconfig"
+    with Emulator(system="kind", state=db, kubeconfig=kc) as emu:
+        port, token, ca = emu.port, emu.token, emu.certs.ca_pem
+        kept = client.CustomObjectsApi(config.new_client_from_config(str(kc)))
+        new_workflow(kept, "before", [XFS])
+    with Emulator(system="kind", state=db, kubeconfig=kc, port=port) as emu:
+        assert (emu.token, emu.certs.ca_pem) == (token, ca)
+        wf = kept.get_namespaced_custom_object(G, V, "default", "workflows", "before")
+        assert wf["metadata"]["name"] == "before"
+    # without a state file each start is a new server, as before
+    with Emulator(system="kind") as a, Emulator(system="kind") as b:
+        assert a.token != b.token and a.certs.ca_pem != b.certs.ca_pem

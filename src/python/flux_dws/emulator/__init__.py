@@ -14,6 +14,7 @@ See doc/guide/emulator.rst.
 
 from __future__ import annotations
 
+import json
 import secrets
 import subprocess
 import sys
@@ -46,13 +47,22 @@ class Emulator:
         self.host = host
         self.port = port
         self.use_tls = use_tls
-        self.token = secrets.token_hex(16) if token == "auto" else token
+        self._persist = SQLiteState(str(state)) if state else None
+        # a restarted API server keeps its identity: with --state the token
+        # and the TLS keys live in the state file, so clients' kubeconfigs
+        # (and the CA they trust) stay valid across the restart
+        if token == "auto":
+            token = self._persist.get_meta("token") if self._persist else None
+            if token is None:
+                token = secrets.token_hex(16)
+                if self._persist is not None:
+                    self._persist.set_meta("token", token)
+        self.token = token
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         if kubeconfig is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="flux-dws-emu-")
             kubeconfig = Path(self._tmp.name) / "kubeconfig"
         self.kubeconfig = Path(kubeconfig)
-        self._persist = SQLiteState(str(state)) if state else None
         self.store = Store(history=history, persist=self._persist)
         self.settings = Settings(self.token, bookmark_interval=bookmark_interval)
         self.server: ApiServer | None = None
@@ -74,7 +84,7 @@ class Emulator:
     def start(self) -> Emulator:
         ctx = None
         if self.use_tls:
-            self.certs = tls.generate([self.host])
+            self.certs = self._certs()
             ctx = tls.server_context(self.certs)
         self.server = make_server(self.store, self.host, self.port, self.settings, ctx)
         self.port = self.server.server_address[1]
@@ -87,6 +97,22 @@ class Emulator:
         if self.controllers is not None:
             self.controllers.start()
         return self
+
+    def _certs(self) -> tls.Certs:
+        """The server's TLS keys: kept in the state file, if there is one,
+        for the host they were made for."""
+        if self._persist is None:
+            return tls.generate([self.host])
+        saved = self._persist.get_meta("tls")
+        if saved is not None:
+            d = json.loads(saved)
+            if d.get("host") == self.host:
+                return tls.Certs(d["ca"].encode(), d["cert"].encode(), d["key"].encode())
+        certs = tls.generate([self.host])
+        self._persist.set_meta("tls", json.dumps({
+            "host": self.host, "ca": certs.ca_pem.decode(), "cert": certs.cert_pem.decode(),
+            "key": certs.key_pem.decode()}))
+        return certs
 
     def stop(self) -> None:
         self.settings.stopping.set()

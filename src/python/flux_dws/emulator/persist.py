@@ -43,6 +43,15 @@ class SQLiteState:
             self._db.execute("INSERT OR REPLACE INTO meta VALUES ('rv', ?)", (str(rv),))
             self._db.execute("COMMIT")
 
+    def get_meta(self, key: str) -> str | None:
+        with self._lock:
+            row = self._db.execute("SELECT v FROM meta WHERE k=?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
     def close(self) -> None:
         with self._lock:
             self._db.close()
