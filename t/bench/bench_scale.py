@@ -408,10 +408,12 @@ class Chaos:
                 "--severity", "Minor", "--message", "bench chaos: slow fabric")))
         # Fluxion fills the nodes from the first: one of the first 64 soon
         # mounts something
-        for compute in rng.sample(range(1001, 1065), 2):
-            steps.append(("ClientMount failure", lambda c=f"elcap{compute}": f(
-                "add", "--kind", "clientmount", "--compute", c, "--once",
-                "--message", "bench chaos: mount")))
+        def mount_fault(compute: str) -> Callable[[], None]:
+            return lambda: f("add", "--kind", "clientmount", "--compute", compute, "--once",
+                             "--message", "bench chaos: mount")
+
+        steps += [("ClientMount failure", mount_fault(f"elcap{c}"))
+                  for c in rng.sample(range(1001, 1065), 2)]
 
         def expire_watches() -> None:  # the next watch from a resourceVersion: 410
             f("expire-watches")

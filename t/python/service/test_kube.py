@@ -737,3 +737,30 @@ def test_writes_barrier_waits_for_every_result(emulator, layer, events):
     assert done.wait(10)
     assert results == [24]
     assert layer.pending() == 0
+
+
+def test_connect_rides_out_busy_answers(emulator, tmp_path):
+    """A 503 burst while the service (re)starts: connect retries the busy
+    answers (with a warning each) and succeeds; a refusal (403) fails at once."""
+    from flux_dws.emulator.apifaults import ApiFault
+
+    log = logging.getLogger("test-connect")
+    signal = LogSignal("retrying in")
+    log.addHandler(signal)
+    try:
+        emulator.api_faults.add(ApiFault(status=503, count=4, message="backend restarting"))
+        layer = KubeLayer(emulator.kubeconfig, Recorder(), log)
+        assert layer.connect().dws_version
+        assert signal.count == 4
+        layer.stop()
+        emulator.api_faults.add(ApiFault(status=403, count=1, message="go away"))
+        with pytest.raises(KubeError, match="403 go away"):
+            KubeLayer(emulator.kubeconfig, Recorder(), log).connect()
+        assert signal.count == 4
+        emulator.api_faults.add(ApiFault(status=503, count=100, message="down for good"))
+        with pytest.raises(KubeError, match="503 down for good"):
+            KubeLayer(emulator.kubeconfig, Recorder(), log,
+                      {"retry_deadline": 0.5}).connect()
+    finally:
+        emulator.api_faults.clear()
+        log.removeHandler(signal)

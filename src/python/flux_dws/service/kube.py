@@ -907,11 +907,7 @@ class KubeLayer:
         api_client: Any = client.ApiClient(cfg)
         server = cfg.host
         try:
-            _read(client.VersionApi(api_client).get_code(
-                _preload_content=False,
-                _request_timeout=(self.settings.connect_timeout, self.settings.connect_timeout)))
-            kinds = Kinds.probe(client.CustomObjectsApi(api_client),
-                                self.settings.dws_api_version, self.settings.nnf_api_version)
+            kinds = self._probe(api_client, server)
         except crd.CRDVersionError as exc:
             api_client.close()
             raise KubeError(f"cannot reach Kubernetes: {server}: {exc}") from None
@@ -931,6 +927,33 @@ class KubeLayer:
         self.pool = WriterPool(self.api, kinds, self._gate, self.log, self.settings)
         self.pool.start()
         return kinds
+
+    def _probe(self, api_client: Any, server: str) -> Kinds:
+        """Check the server answers and probe the API versions.  A 429 or
+        5xx answer (the server is there but busy, or its backends are
+        restarting) is retried with the writers' backoff until
+        retry_deadline: a service (re)loaded during a burst of them starts
+        instead of failing the module load.  A server that cannot be
+        reached fails at once (rc1 is not held up by a cluster that is down)."""
+        s = self.settings
+        start, delay = time.monotonic(), min(s.retry_initial, s.retry_max)
+        while True:
+            try:
+                _read(client.VersionApi(api_client).get_code(
+                    _preload_content=False,
+                    _request_timeout=(s.connect_timeout, s.connect_timeout)))
+                return Kinds.probe(client.CustomObjectsApi(api_client), s.dws_api_version,
+                                   s.nnf_api_version)
+            except ApiException as exc:
+                code = int(exc.status or 0)
+                wait = (retry_after(exc) if code == 429 else None) or delay
+                if not (code == 429 or 500 <= code <= 599) \
+                        or time.monotonic() - start + wait > s.retry_deadline:
+                    raise
+                self.log.warning("connecting to %s: %d %s; retrying in %.2f s", server, code,
+                                 status_message(exc), wait)
+            time.sleep(wait)
+            delay = min(delay * 2, s.retry_max)
 
     def start_watches(self, specs: Iterable[WatchSpec | str]) -> None:
         """Start a list+watch thread per spec (one per kind).  A kind the
