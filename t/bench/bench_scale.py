@@ -420,8 +420,8 @@ class Chaos:
             f("drop-watches")
 
         steps += [("watch 410", expire_watches)] * 2
-        steps.append(("5xx burst", lambda: f("api", "--status", "503", "--count", "25")))
-        steps.append(("5xx burst", lambda: f("api", "--status", "500", "--count", "25",
+        steps.append(("5xx burst", lambda: f("api", "--status", "503", "--count", "10")))
+        steps.append(("5xx burst", lambda: f("api", "--status", "500", "--count", "10",
                                             "--method", "PATCH")))
         steps.append(("API server restart", self.restart_emulator))
         for _ in range(5):
