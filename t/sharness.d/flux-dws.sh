@@ -124,15 +124,16 @@ dws_pythonpath() {
 # (so modprobe loads the dws service; see modprobe/dws.toml), and a
 # modprobe.d entry that names the source tree's dws.py.  Needs KUBECONFIG.
 # Another system: RABBIT_MAPPING (its rabbitmapping), RABBIT_CLUSTER (the
-# graph's cluster name), RABBIT_DWS2JGF_OPTS; RABBIT_EXTRA_CONF is TOML
-# appended after the [rabbit] table.
+# graph's cluster name), RABBIT_DWS2JGF_OPTS, RABBIT_RESOURCE_CONF (the
+# [resource] TOML dws2jgf reads the compute nodes from); RABBIT_EXTRA_CONF
+# is TOML appended after the [rabbit] table.
 rabbit_instance_config() {
     dir=$1
     mapping=${RABBIT_MAPPING:-$top_srcdir/t/data/rabbitmapping/kind.json}
     mkdir -p "$dir/conf" "$dir/modprobe/modprobe.d" "$dir/modprobe/rc1.d" &&
     cp "$top_srcdir/etc/modprobe/rc1.d/dws.py" "$dir/modprobe/rc1.d/" &&
     flux-dws2jgf ${RABBIT_DWS2JGF_OPTS:-} --cluster-name "${RABBIT_CLUSTER:-kind}" \
-        --from-config "$top_srcdir/t/data/rabbitmapping/kind-resource.toml" \
+        --from-config "${RABBIT_RESOURCE_CONF:-$top_srcdir/t/data/rabbitmapping/kind-resource.toml}" \
         "$mapping" >"$dir/R.json" &&
     cat >"$dir/conf/instance.toml" <<-EOT &&
 	[resource]

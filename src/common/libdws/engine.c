@@ -711,7 +711,7 @@ static int dispatch (struct dws_engine *e, json_t *event, dws_error_t *err)
         json_t *jobs = json_object_get (event, "jobs");
         if (!json_is_array (jobs))
             return dws_errorf (err, "orphans event needs a jobs array");
-        orphans_event (e, jobs);
+        orphans_event (e, jobs, json_is_true (json_object_get (event, "complete")));
         return 0;
     }
     if (!strcmp (type, "journal") || !strcmp (type, "flux-config") || !strcmp (type, "graph")

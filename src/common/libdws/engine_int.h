@@ -119,6 +119,8 @@ struct job {
                             * else it could delete what they must read */
     bool excepted;         /* a fatal exception was raised by us */
     bool deleting;         /* we deleted the Workflow */
+    bool listed_at_start;  /* in the first Workflow list: its job may have ended
+                            * while no service watched (see orphans_event) */
     bool token_pending;    /* PreRun: reading the workflow token Secret */
     bool tc;               /* in TransientCondition, timer running */
     int teardown_reads;    /* reads before Teardown outstanding (data movements, pod log) */
@@ -241,7 +243,7 @@ void epilog_remove (struct dws_engine *e, struct job *job);
 
 /* engine_request.c */
 void request_event (struct dws_engine *e, json_t *event);
-void orphans_event (struct dws_engine *e, json_t *jobs);
+void orphans_event (struct dws_engine *e, json_t *jobs, bool complete);
 void post_run_begin (struct dws_engine *e, struct job *job, bool run_started);
 void job_info_result (struct dws_engine *e, struct job *job, json_t *event);
 

@@ -235,8 +235,15 @@ static void post_run_request (struct dws_engine *e, json_t *msgid, json_t *p)
         return;
     }
     act_respond_ok (e, msgid);
-    if (job->epilog)
-        return; /* repeated */
+    if (job->epilog) {
+        /* repeated: a jobtap plugin reloaded with the epilog held asks
+         * again, and the epilog-remove it missed while it was away is
+         * sent again */
+        if (job->epilog_removed)
+            act_rpc (e, "job-manager.dws.epilog-remove", json_pack ("{s:I}", "id", job->id),
+                     NULL);
+        return;
+    }
     post_run_begin (e, job, json_is_true (rs));
 }
 
@@ -359,17 +366,62 @@ static void job_info_for (struct dws_engine *e, struct job *job, bool want_R)
                        token_for (token, sizeof (token), TOK_JOB_INFO, job), "R", want_R));
 }
 
-/* After a restart, the active jobs with a dw attribute ({"id", "state",
- * "dependencies"}): find what the old service lost with its pending
- * requests.  A job held by dws-create without a Workflow lost its
- * dws.create; a job in RUN whose Workflow never got its hosts lost its
- * dws.setup; a job in CLEANUP whose epilog we never saw lost its
- * dws.post_run.  Each is carried on as the lost request would have.
+/* A Workflow from the first list whose job is not active: the job ended
+ * while no service watched (its dws.create answered by a service that
+ * went away, its epilog's dws.post_run refused by none).  Nothing waits
+ * for it in Flux: tear it down and delete it, releasing no epilog.
  */
-void orphans_event (struct dws_engine *e, json_t *jobs)
+static void ended_while_away (struct dws_engine *e, json_t *active)
+{
+    json_t *ended = json_array ();
+    size_t i;
+    json_t *v;
+    for (size_t b = 0; b < e->nbuckets; b++)
+        for (struct job *j = e->table[b]; j; j = j->next) {
+            char key[32];
+            snprintf (key, sizeof (key), "%" JSON_INTEGER_FORMAT, j->id);
+            if (j->listed_at_start && j->exists && !j->creating && !j->deleting
+                && !json_object_get (active, key))
+                json_array_append_new (ended, json_integer (j->id));
+        }
+    json_array_foreach (ended, i, v) {
+        struct job *job = job_lookup (e, json_integer_value (v));
+        act_log (e, "warning", "%s: job is no longer active; tearing its Workflow down",
+                 job->name);
+        job->epilog = job->epilog_removed = true; /* no job left to release */
+        job->toredown = true;
+        workflow_teardown (e, job);
+    }
+    json_decref (ended);
+}
+
+/* After a restart, the active jobs ({"id", "state", "dependencies",
+ * "rabbit"}; rabbit: it has the rabbit_workflow memo): find what the old
+ * service lost with its pending requests.  A job held by dws-create
+ * without a Workflow lost its dws.create; a job in RUN whose Workflow
+ * never got its hosts lost its dws.setup; a job in CLEANUP whose epilog we
+ * never saw lost its dws.post_run; a rabbit job in CLEANUP with no
+ * Workflow at all lost the epilog-remove sent when its Workflow was
+ * deleted.  Each is carried on as the lost request would have.  When the
+ * list is complete (not an empty one for a failed listing), Workflows
+ * of jobs that are no longer active are torn down.
+ */
+void orphans_event (struct dws_engine *e, json_t *jobs, bool complete)
 {
     size_t i;
     json_t *v;
+    json_t *active = json_object ();
+    json_array_foreach (jobs, i, v) {
+        json_t *idv0 = json_is_integer (v) ? v : json_object_get (v, "id");
+        if (json_is_integer (idv0)) {
+            char key[32];
+            snprintf (key, sizeof (key), "%" JSON_INTEGER_FORMAT, json_integer_value (idv0));
+            json_object_set_new (active, key, json_true ());
+        }
+    }
+    if (complete)
+        ended_while_away (e, active);
+    json_decref (active);
     json_array_foreach (jobs, i, v) {
         json_t *idv = json_is_integer (v) ? v : json_object_get (v, "id");
         const char *state = json_is_integer (v) ? "DEPEND"
@@ -393,6 +445,14 @@ void orphans_event (struct dws_engine *e, json_t *jobs)
             job_info_for (e, job, true);
         }
         else if (!strcmp (state, "CLEANUP")) {
+            if (!job && json_is_true (json_object_get (v, "rabbit"))) {
+                act_log (e, "warning", "job %" JSON_INTEGER_FORMAT " is in CLEANUP and its"
+                         " Workflow is gone; releasing its epilog",
+                         json_integer_value (idv));
+                act_rpc (e, "job-manager.dws.epilog-remove",
+                         json_pack ("{s:I}", "id", json_integer_value (idv)), NULL);
+                continue;
+            }
             if (!job || job->epilog || !job->exists || job->creating)
                 continue;
             act_log (e, "warning", "%s: job is in CLEANUP but no dws.post_run came;"

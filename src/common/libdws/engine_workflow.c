@@ -947,6 +947,10 @@ void workflow_sync (struct dws_engine *e, json_t *objects)
         if (name)
             json_object_set_new (seen, name, json_true ());
         workflow_event (e, "MODIFIED", o);
+        json_int_t id;
+        struct job *j;
+        if (!e->synced && name && job_id_from_name (name, &id) && (j = job_lookup (e, id)))
+            j->listed_at_start = true;
     }
     /* jobs whose Workflow the list lacks: deleted while we did not watch */
     json_t *gone = json_array ();

@@ -419,7 +419,15 @@ static int ev_reload (struct ctx *c, json_t *ev)
     c->next.epilog_started = epilog || (!strcmp (state, "CLEANUP") && !(start && !finish));
     if (act (c, ACT (SUBSCRIBE)) < 0)
         return -1;
-    return epilog ? timer_start (c) : 0;
+    if (!epilog)
+        return 0;
+    if (timer_start (c) < 0)
+        return -1;
+    /* Ask again: had the service answered while no plugin was loaded, its
+     * epilog-remove was lost with nobody to ask for it again.  A service
+     * busy with the job takes the request as a repeat.
+     */
+    return act_rpc (c, TAG_POST_RUN, json_pack ("{s:I s:b}", "jobid", id, "run_started", start));
 }
 
 static bool live (const struct dws_jobsm *s)

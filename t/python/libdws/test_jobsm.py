@@ -557,8 +557,12 @@ def test_reload_mid_epilog() -> None:
     acts = job.feed({"type": "reload", "id": JOBID, "userid": 1000, "jobspec": job.jobspec,
                      "state": "CLEANUP", "start_posted": True, "prolog_active": False,
                      "epilog_active": True})
+    # dws.post_run is asked again: an epilog-remove the service sent while
+    # no plugin was loaded is lost, and the service sends it again
     assert acts == [{"action": "subscribe"},
-                    {"action": "timer-start", "key": "epilog-timeout", "after": 30.0}]
+                    {"action": "timer-start", "key": "epilog-timeout", "after": 30.0},
+                    {"action": "rpc", "topic": "dws.post_run", "tag": "post_run",
+                     "payload": {"jobid": JOBID, "run_started": True}}]
     job.cleanup()
     job.epilog_remove()
     assert job.released() and job.timers == {}

@@ -341,6 +341,46 @@ def test_lost_post_run_is_recovered_after_restart(h: Harness) -> None:
     assert settled(h) == {}
 
 
+def test_workflow_of_a_job_that_ended_while_away_is_torn_down(h: Harness) -> None:
+    # found by bench_scale --chaos: a job that ends while no service runs
+    # (its epilog's dws.post_run refused) left its Workflow forever
+    jobid = h.submit(XFS, nodes=1, runtime=60)
+    h.wait_event(jobid, "start")
+    h.stop_service()
+    h.cancel(jobid)
+    job = h.wait(jobid)
+    assert [e["type"] for e in fatal(job.exceptions)] == ["cancel", "dws-epilog"]
+    assert h.emulator.store.get(RESOURCE["workflow"], "default", f"fluxjob-{jobid}")
+    h.start_service()
+    assert settled(h) == {}
+
+
+def test_lost_epilog_release_is_sent_again_after_restart(h: Harness) -> None:
+    # the service deleted the Workflow, then died before its epilog-remove
+    # reached the job manager: the job waited in CLEANUP for good
+    jobid = h.submit(XFS, nodes=1, runtime=0.2)
+    h.wait_event(jobid, "epilog-start")
+    assert h.service is not None
+    h.reactor.call(lambda: h.link.unserve())
+    real_rpc = h.link.rpc
+    dropped: list[str] = []
+
+    def drop_epilog_remove(topic: str, *args: object, **kw: object) -> None:
+        if topic == "job-manager.dws.epilog-remove":
+            dropped.append(topic)
+            return
+        real_rpc(topic, *args, **kw)  # type: ignore[arg-type]
+
+    h.link.rpc = drop_epilog_remove  # type: ignore[method-assign]
+    h.reactor.call(lambda: h.link.serve("dws", h.service._request))  # type: ignore[union-attr]
+    settled(h)
+    assert dropped and h.job(jobid).state == "CLEANUP"
+    h.link.rpc = real_rpc  # type: ignore[method-assign]
+    h.restart_service()
+    job = h.wait(jobid)
+    assert job.exceptions == [], job.exceptions
+
+
 # --- the API server misbehaving -------------------------------------------------
 
 

@@ -2128,6 +2128,68 @@ static void test_orphans (void)
     dws_engine_destroy (e);
 }
 
+/* Jobs that ended while no service watched, and a lost epilog-remove */
+static void test_orphans_ended (void)
+{
+    k8s_reset ();
+    struct dws_engine *e = engine (NULL);
+    sysconf (e);
+    json_t *p820 = found (820, "Proposal", "Proposal", true, NULL, NULL);
+    json_t *p821 = found (821, "PreRun", "PreRun", true, NULL, NULL);
+    json_t *p822 = found (822, "Proposal", "Proposal", true, NULL, NULL);
+    feedj (e, json_pack ("{s:s s:s s:[OOO]}", "type", "sync", "kind", "Workflow", "objects",
+                         p820, p821, p822));
+    has ("first list: which jobs are active?", "action", "active-jobs");
+    feed (e, "{'type':'orphans','jobs':[]}");
+    ok (!find ("op", "patch"), "a failed listing (not complete): nothing is torn down");
+
+    feed (e, "{'type':'orphans','complete':true,'jobs':[{'id':821,'state':'RUN'},"
+             "{'id':830,'state':'CLEANUP','rabbit':true},{'id':831,'state':'CLEANUP',"
+             "'rabbit':false},{'id':832,'state':'CLEANUP'}]}");
+    has ("a listed Workflow whose job is not active: torn down", "action", "log", "message",
+         "fluxjob-820: job is no longer active; tearing its Workflow down");
+    json_t *td = has ("... Teardown asked", "op", "patch", "name", "fluxjob-820");
+    ok (td && !strcmp (json_string_value (jp (td, "body", "spec", "desiredState", NULL)),
+                       "Teardown"), "... desiredState Teardown");
+    has ("... the other one too", "op", "patch", "name", "fluxjob-822");
+    ok (!find ("name", "fluxjob-821"), "an active job's Workflow is left alone");
+    has ("a rabbit job in CLEANUP with no Workflow: its epilog released", "action", "rpc",
+         "topic", "job-manager.dws.epilog-remove", "payload", "{\"id\":830}");
+    ok (count ("topic", "job-manager.dws.epilog-remove") == 1,
+        "... not for a job without the rabbit_workflow memo");
+    json_decref (p820);
+    p820 = found (820, "Teardown", "Teardown", true, NULL, NULL);
+    watch (e, "MODIFIED", p820);
+    has ("Teardown done: the Workflow is deleted", "op", "delete", "name", "fluxjob-820");
+    ok (!find ("topic", "job-manager.dws.epilog-remove"), "... and no epilog to release");
+
+    /* a Workflow created after the first list is never taken for ended */
+    job_to (e, 840, 0, "'c1'", 1, "Proposal");
+    feed (e, "{'type':'orphans','complete':true,'jobs':[]}");
+    ok (!find ("name", "fluxjob-840"), "a job known only after the first list: left alone");
+
+    /* dws.post_run again after the epilog-remove went out (a jobtap
+     * plugin reloaded with the epilog held asks again) */
+    job_to (e, 841, 0, "'c1'", 1, "PreRun");
+    complete (e, 841, NULL);
+    feed (e, "{'type':'request','topic':'dws.post_run','msgid':1,'payload':{'jobid':841,"
+             "'run_started':true}}");
+    feed (e, "{'type':'request','topic':'dws.post_run','msgid':2,'payload':{'jobid':841,"
+             "'run_started':true}}");
+    ok (!find ("topic", "job-manager.dws.epilog-remove"),
+        "a repeated post_run before the epilog is released: nothing more");
+    for (int i = 0; i < 4 && !find ("op", "delete"); i++)
+        complete (e, 841, NULL);
+    has ("torn down: the epilog released", "topic", "job-manager.dws.epilog-remove");
+    feed (e, "{'type':'request','topic':'dws.post_run','msgid':3,'payload':{'jobid':841,"
+             "'run_started':true}}");
+    has ("post_run again after that: the epilog-remove is sent again", "topic",
+         "job-manager.dws.epilog-remove", "payload", "{\"id\":841}");
+    json_decref (p821);
+    json_decref (p822);
+    dws_engine_destroy (e);
+}
+
 /* --- malformed events ------------------------------------------------------------ */
 
 /* A lost dws.create re-created from the job's jobspec passes the checks
@@ -2308,6 +2370,7 @@ int main (void)
     test_rebuild ();
     test_vanish ();
     test_orphans ();
+    test_orphans_ended ();
     test_recreate_checks ();
     test_malformed ();
     test_status_json ();

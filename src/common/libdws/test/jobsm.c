@@ -1003,8 +1003,13 @@ static void reload (void)
 
     sm = sm_new ("{'epilog-timeout':30}");
     ev (sm, RELOAD ("CLEANUP", ",'start_posted':true,'epilog_active':true"),
-        "[{'action':'subscribe'},{'action':'timer-start','key':'epilog-timeout','after':30.0}]",
-        "reload in CLEANUP with the epilog held: timer restarted");
+        "[{'action':'subscribe'},{'action':'timer-start','key':'epilog-timeout','after':30.0},"
+        "{'action':'rpc','topic':'dws.post_run','tag':'post_run','payload':{'jobid':42,"
+        "'run_started':true}}]",
+        "reload in CLEANUP with the epilog held: timer restarted, dws.post_run asked again"
+        " (an epilog-remove sent while no plugin was loaded is lost)");
+    ev (sm, "{'type':'rpc-response','tag':'post_run','ok':true,'payload':{}}", "[]",
+        "the service takes it as a repeat");
     ev (sm, "{'type':'cleanup'}", "[]", "no second epilog");
     ev (sm, EXC ("cancel"), TEARDOWN, "cancel: teardown");
     ev (sm, EPILOG_REMOVE ("CLEANUP"),

@@ -463,7 +463,8 @@ class JobManager:
 
     def active_dw_jobs(self) -> list[dict[str, Any]]:
         """What job-list tells of active jobs with a dw attribute."""
-        return [{"id": j.id, "state": j.state, "dependencies": sorted(j.deps)}
+        return [{"id": j.id, "state": j.state, "dependencies": sorted(j.deps),
+                 "rabbit": "rabbit_workflow" in j.memo}
                 for j in self.jobs.values() if j.state in ACTIVE
                 and "dw" in j.jobspec.get("attributes", {}).get("system", {})]
 

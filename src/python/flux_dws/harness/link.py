@@ -158,7 +158,7 @@ class HarnessLink(Link):
         log.log({"err": logging.ERROR, "warning": logging.WARNING, "info": logging.INFO}.get(
             level, logging.DEBUG), "dws: %s", message)
 
-    def active_jobs(self, callback: Callable[[list[dict[str, Any]]], None]) -> None:
+    def active_jobs(self, callback: Callable[[list[dict[str, Any]] | None], None]) -> None:
         gen = self.generation
 
         def run() -> None:

@@ -321,7 +321,8 @@ class Service:
             self.link.respond_error(msg, a["errnum"], a["errstr"])
 
     def _do_active_jobs(self, a: dict[str, Any], event: dict[str, Any]) -> None:
-        self.link.active_jobs(lambda jobs: self.feed({"type": "orphans", "jobs": jobs}))
+        self.link.active_jobs(lambda jobs: self.feed({"type": "orphans", "jobs": jobs or [],
+                                                      "complete": jobs is not None}))
 
     def _do_k8s(self, a: dict[str, Any], event: dict[str, Any]) -> None:
         t_in = self._reaction_from

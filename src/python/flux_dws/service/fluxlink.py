@@ -201,23 +201,27 @@ class FluxLink(Link):
 
         future.then(then)
 
-    def active_jobs(self, callback: Callable[[list[dict[str, Any]]], None]) -> None:
+    def active_jobs(self, callback: Callable[[list[dict[str, Any]] | None], None]) -> None:
         def got(ok: bool, errnum: int, errstr: str, body: Any) -> None:
             if not ok:
                 self.log("warning", f"cannot list active jobs: {errstr}")
-                callback([])
+                callback(None)
                 return
             out = []
             for j in (body or {}).get("jobs", []):
                 state = _STATES.get(j.get("state"))
                 if state is not None:
+                    user = (j.get("annotations") or {}).get("user") or {}
                     out.append({"id": j["id"], "state": state,
-                                "dependencies": j.get("dependencies") or []})
+                                "dependencies": j.get("dependencies") or [],
+                                "rabbit": "rabbit_workflow" in user})
             callback(out)
 
         # job-list cannot filter on the dw attribute; the engine ignores the
-        # jobs it has no Workflow or dws-create dependency for
-        self.rpc("job-list.list", {"max_entries": 0, "attrs": ["state", "dependencies"],
+        # jobs it has no Workflow or dws-create dependency for (rabbit: the
+        # job has the memo its Workflow's creation posts)
+        self.rpc("job-list.list", {"max_entries": 0,
+                                   "attrs": ["state", "dependencies", "annotations"],
                                    "constraint": {"states": ["depend", "sched", "run",
                                                              "cleanup"]}}, 0, got)
 

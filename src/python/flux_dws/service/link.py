@@ -81,10 +81,13 @@ class Link(ABC):
         symlinks ``key -> target`` (both relative to the job's directory)."""
 
     @abstractmethod
-    def active_jobs(self, callback: Callable[[list[dict[str, Any]]], None]) -> None:
-        """Active jobs that have a dw attribute, each ``{"id", "state"}``
-        (state DEPEND, SCHED, RUN or CLEANUP): after a restart the engine
-        finds among them the requests the old service lost."""
+    def active_jobs(self, callback: Callable[[list[dict[str, Any]] | None], None]) -> None:
+        """The active jobs (at least all with a dw attribute), each
+        ``{"id", "state", "dependencies", "rabbit"}`` (state DEPEND, SCHED,
+        RUN or CLEANUP; rabbit: it has the ``rabbit_workflow`` memo), or
+        None when they cannot be listed: after a restart the engine finds
+        among them the requests the old service lost, and the Workflows
+        of jobs that ended while it was away."""
 
     @abstractmethod
     def watch_resources(self, post: Callable[[dict[str, Any]], None], fluxion: bool,
