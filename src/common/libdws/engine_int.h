@@ -231,6 +231,7 @@ void workflow_progress (struct dws_engine *e, struct job *job);
 void workflow_k8s_result (struct dws_engine *e, enum token_kind kind, struct job *job,
                           json_t *event);
 void setup_start (struct dws_engine *e, struct job *job);
+void prolog_remove_again (struct dws_engine *e, struct job *job);
 /* A repeated dws.create while the job waits for its resources: the
  * jobtap plugin was reloaded and may have missed the resource-update
  * (sent while no plugin was loaded), so send it again.  Nothing when

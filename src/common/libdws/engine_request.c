@@ -204,6 +204,7 @@ static void setup_request (struct dws_engine *e, json_t *msgid, json_t *p)
     if (job->hosts || job->desired > WF_PROPOSAL) {
         free (hosts);
         act_respond_ok (e, msgid); /* repeated */
+        prolog_remove_again (e, job);
         return;
     }
     job->hosts = hosts;

@@ -713,6 +713,18 @@ static void prerun_complete (struct dws_engine *e, struct job *job)
     prolog_remove (e, job, NULL);
 }
 
+/* A repeated dws.setup (a jobtap plugin reloaded while it held the
+ * prolog): once PreRun is done its prolog-remove went out and may have
+ * been lost with the plugin, so it goes out again (with the token read
+ * again).
+ */
+void prolog_remove_again (struct dws_engine *e, struct job *job)
+{
+    if (job->handled >= WF_PRERUN && job->desired == WF_PRERUN && !job->token_pending
+        && !job->epilog)
+        prerun_complete (e, job);
+}
+
 static void state_complete (struct dws_engine *e, struct job *job, enum wf_state s)
 {
     job->handled = s;

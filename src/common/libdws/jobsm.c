@@ -419,6 +419,14 @@ static int ev_reload (struct ctx *c, json_t *ev)
     c->next.epilog_started = epilog || (!strcmp (state, "CLEANUP") && !(start && !finish));
     if (act (c, ACT (SUBSCRIBE)) < 0)
         return -1;
+    if (prolog && !strcmp (state, "RUN")) {
+        /* Ask dws.setup again (R first), for the same reason as the
+         * epilog below: the prolog-remove may have come while no plugin
+         * was loaded.  The service takes a repeat as such.
+         */
+        c->next.r_pending = true;
+        return act (c, ACT (LOOKUP_R));
+    }
     if (!epilog)
         return 0;
     if (timer_start (c) < 0)

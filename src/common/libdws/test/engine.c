@@ -2185,6 +2185,21 @@ static void test_orphans_ended (void)
              "'run_started':true}}");
     has ("post_run again after that: the epilog-remove is sent again", "topic",
          "job-manager.dws.epilog-remove", "payload", "{\"id\":841}");
+
+    /* dws.setup again after PreRun (a jobtap plugin reloaded while it
+     * held the prolog): the prolog-remove it may have missed goes again */
+    job_to (e, 842, 0, "'c1'", 1, "PreRun");
+    complete (e, 842, NULL);
+    has ("PreRun done: the prolog released", "topic", "job-manager.dws.prolog-remove");
+    feed (e, "{'type':'request','topic':'dws.setup','msgid':4,'payload':{'jobid':842,"
+             "'R':{'execution':{'nodelist':['c1']}}}}");
+    has ("a repeated dws.setup after PreRun: prolog-remove again", "topic",
+         "job-manager.dws.prolog-remove", "payload", "{\"id\":842,\"variables\":{}}");
+    job_to (e, 843, 0, "'c1'", 1, "Setup");
+    feed (e, "{'type':'request','topic':'dws.setup','msgid':5,'payload':{'jobid':843,"
+             "'R':{'execution':{'nodelist':['c1']}}}}");
+    ok (!find ("topic", "job-manager.dws.prolog-remove"),
+        "a repeated dws.setup before PreRun is done: nothing more");
     json_decref (p821);
     json_decref (p822);
     dws_engine_destroy (e);

@@ -957,9 +957,14 @@ static void reload (void)
     dws_jobsm_destroy (sm);
 
     sm = sm_new (NULL);
-    ev (sm, RELOAD ("RUN", ",'prolog_active':true"), "[{'action':'subscribe'}]",
-        "reload in RUN with the prolog held");
+    ev (sm, RELOAD ("RUN", ",'prolog_active':true"),
+        "[{'action':'subscribe'},{'action':'lookup-R'}]",
+        "reload in RUN with the prolog held: R read to ask dws.setup again (a prolog-remove"
+        " sent while no plugin was loaded is lost)");
     ev (sm, "{'type':'run'}", "[]", "reload in RUN: a run event does nothing");
+    ev (sm, R_EV, R_ACTS, "R: dws.setup asked again");
+    ev (sm, "{'type':'rpc-response','tag':'setup','ok':true,'payload':{}}", "[]",
+        "the service takes it as a repeat");
     ev (sm, PROLOG_REMOVE, PROLOG_REMOVE_ACTS, "reload in RUN: prolog-remove finishes it");
     ev (sm, "{'type':'start'}", "[]", "start");
     ev (sm, "{'type':'finish'}", EPILOG_ACTS ("true"), "finish");
