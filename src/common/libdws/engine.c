@@ -549,6 +549,11 @@ struct dws_engine *dws_engine_create (json_t *config, dws_error_t *err)
         dws_engine_destroy (e);
         return NULL;
     }
+    if (!(e->deferred = json_array ())) {
+        dws_errorf (err, "out of memory");
+        dws_engine_destroy (e);
+        return NULL;
+    }
     if (!(e->health = dws_health_create ())) {
         dws_errorf (err, "out of memory");
         dws_engine_destroy (e);
@@ -576,6 +581,7 @@ void dws_engine_destroy (struct dws_engine *e)
     json_decref (e->rabbits);
     dws_rabbitmap_destroy (e->map);
     dws_health_destroy (e->health);
+    json_decref (e->deferred);
     json_decref (e->actions);
     free (e);
 }
@@ -637,6 +643,25 @@ static void k8s_result (struct dws_engine *e, const char *what, struct job *job,
     }
 }
 
+/* The requests that waited for the first Workflow list, in the order
+ * they came (their answers go out with the list's actions).
+ */
+static void answer_deferred (struct dws_engine *e)
+{
+    json_t *deferred = e->deferred;
+    size_t i;
+    json_t *ev;
+    if (!e->synced || json_array_size (deferred) == 0)
+        return;
+    if (!(e->deferred = json_array ())) {
+        e->deferred = deferred;
+        return;
+    }
+    json_array_foreach (deferred, i, ev)
+        request_event (e, ev);
+    json_decref (deferred);
+}
+
 static int dispatch (struct dws_engine *e, json_t *event, dws_error_t *err)
 {
     const char *type = json_string_value (json_object_get (event, "type"));
@@ -662,8 +687,10 @@ static int dispatch (struct dws_engine *e, json_t *event, dws_error_t *err)
             json_t *objects = json_object_get (event, "objects");
             if (!json_is_array (objects))
                 return dws_errorf (err, "sync event needs an objects array");
-            if (!strcmp (kind, "Workflow"))
+            if (!strcmp (kind, "Workflow")) {
                 workflow_sync (e, objects);
+                answer_deferred (e);
+            }
             else if (!strcmp (kind, "Storage"))
                 return health_event (e, type, event, err);
             else if (!strcmp (kind, "SystemConfiguration")) {

@@ -143,6 +143,8 @@ struct dws_engine {
     size_t nbuckets;
     size_t njobs;
     bool synced;           /* the first Workflow list has been seen */
+    json_t *deferred;      /* requests for unknown jobs before that list, answered
+                            * once it has come (engine.c) */
     json_t *compute2rabbit; /* {compute: rabbit} from SystemConfiguration */
     json_t *rabbits;        /* {rabbit: true} */
     struct dws_rabbitmap *map;

@@ -142,19 +142,21 @@ static void create_request (struct dws_engine *e, json_t *msgid, json_t *p, json
 }
 
 /* A request for a job the engine does not know.  Before the first
- * Workflow list that means nothing yet (the caller is told to try again);
- * after it, that the job's Workflow is gone (the caller decides).
+ * Workflow list that means nothing yet: the request waits for the list
+ * (refusing it failed the job: a service reloaded under load refused the
+ * epilogs of every job that ended meanwhile); after it, that the job's
+ * Workflow is gone (the caller decides).
  */
-static bool not_yet_synced (struct dws_engine *e, json_t *msgid, const char *topic)
+static bool not_yet_synced (struct dws_engine *e, json_t *event)
 {
     if (!e->synced) {
-        act_respond_fail (e, msgid, "%s: the dws service is starting; try again", topic);
+        json_array_append (e->deferred, event);
         return true;
     }
     return false;
 }
 
-static void setup_request (struct dws_engine *e, json_t *msgid, json_t *p)
+static void setup_request (struct dws_engine *e, json_t *msgid, json_t *p, json_t *event)
 {
     json_int_t id;
     dws_error_t err;
@@ -174,7 +176,7 @@ static void setup_request (struct dws_engine *e, json_t *msgid, json_t *p)
     }
     struct job *job = job_lookup (e, id);
     if (!job) {
-        if (not_yet_synced (e, msgid, "dws.setup")) {
+        if (not_yet_synced (e, event)) {
             free (hosts);
             return;
         }
@@ -215,7 +217,8 @@ static void setup_request (struct dws_engine *e, json_t *msgid, json_t *p)
     setup_start (e, job);
 }
 
-static void post_run_request (struct dws_engine *e, json_t *msgid, json_t *p)
+static void post_run_request (struct dws_engine *e, json_t *msgid, json_t *p,
+                              json_t *event)
 {
     json_int_t id;
     if (!get_jobid (p, &id)) {
@@ -229,7 +232,7 @@ static void post_run_request (struct dws_engine *e, json_t *msgid, json_t *p)
     }
     struct job *job = job_lookup (e, id);
     if (!job) {
-        if (not_yet_synced (e, msgid, "dws.post_run"))
+        if (not_yet_synced (e, event))
             return;
         act_respond_ok (e, msgid);
         act_rpc (e, "job-manager.dws.epilog-remove", json_pack ("{s:I}", "id", id), NULL);
@@ -270,7 +273,8 @@ void post_run_begin (struct dws_engine *e, struct job *job, bool run_started)
     act_timer_start (e, job, T_POSTRUN, e->cfg.postrun_timeout);
 }
 
-static void teardown_request (struct dws_engine *e, json_t *msgid, json_t *p, bool abort)
+static void teardown_request (struct dws_engine *e, json_t *msgid, json_t *p, bool abort,
+                              json_t *event)
 {
     json_int_t id;
     const char *topic = abort ? "dws.abort" : "dws.teardown";
@@ -280,7 +284,7 @@ static void teardown_request (struct dws_engine *e, json_t *msgid, json_t *p, bo
     }
     struct job *job = job_lookup (e, id);
     if (!job) {
-        if (not_yet_synced (e, msgid, topic))
+        if (not_yet_synced (e, event))
             return;
         act_respond_ok (e, msgid);
         if (!abort)
@@ -335,13 +339,13 @@ void request_event (struct dws_engine *e, json_t *event)
     if (!strcmp (topic, "dws.create"))
         create_request (e, msgid, p, event);
     else if (!strcmp (topic, "dws.setup"))
-        setup_request (e, msgid, p);
+        setup_request (e, msgid, p, event);
     else if (!strcmp (topic, "dws.post_run"))
-        post_run_request (e, msgid, p);
+        post_run_request (e, msgid, p, event);
     else if (!strcmp (topic, "dws.teardown"))
-        teardown_request (e, msgid, p, false);
+        teardown_request (e, msgid, p, false, event);
     else if (!strcmp (topic, "dws.abort"))
-        teardown_request (e, msgid, p, true);
+        teardown_request (e, msgid, p, true, event);
     else
         act (e, json_pack ("{s:s s:O s:i s:s}", "action", "respond-error", "msgid", msgid,
                            "errnum", ENOSYS, "errstr", "unknown dws method"));

@@ -697,31 +697,32 @@ static void test_requests (void)
                                    "'presets':{'small':'#DW jobdw type=xfs capacity=1GiB "
                                    "name=s'}}");
 
-    /* before the first Workflow list: unknown jobs must wait */
+    /* before the first Workflow list: requests for unknown jobs wait for it */
     feed (e, "{'type':'request','topic':'dws.setup','msgid':1,'payload':{'jobid':5,"
              "'R':{'execution':{'nodelist':['c1']}}}}");
-    acts_are ("[{'action':'respond','msgid':1,'payload':{'success':false,'errstr':"
-              "'dws.setup: the dws service is starting; try again'}}]",
-              "dws.setup before the sync: try again");
-    feed (e, "{'type':'request','topic':'dws.post_run','msgid':2,'payload':{'jobid':5,"
+    none ("dws.setup before the sync: kept until the list");
+    feed (e, "{'type':'request','topic':'dws.post_run','msgid':2,'payload':{'jobid':6,"
              "'run_started':true}}");
-    acts_are ("[{'action':'respond','msgid':2,'payload':{'success':false,'errstr':"
-              "'dws.post_run: the dws service is starting; try again'}}]",
-              "dws.post_run before the sync: try again");
-    feed (e, "{'type':'request','topic':'dws.teardown','msgid':3,'payload':{'jobid':5}}");
-    acts_are ("[{'action':'respond','msgid':3,'payload':{'success':false,'errstr':"
-              "'dws.teardown: the dws service is starting; try again'}}]",
-              "dws.teardown before the sync: try again");
-    feed (e, "{'type':'request','topic':'dws.abort','msgid':4,'payload':{'jobid':5}}");
-    acts_are ("[{'action':'respond','msgid':4,'payload':{'success':false,'errstr':"
-              "'dws.abort: the dws service is starting; try again'}}]",
-              "dws.abort before the sync: try again");
-
+    none ("dws.post_run before the sync: kept");
+    feed (e, "{'type':'request','topic':'dws.teardown','msgid':3,'payload':{'jobid':7}}");
+    none ("dws.teardown before the sync: kept");
+    feed (e, "{'type':'request','topic':'dws.abort','msgid':4,'payload':{'jobid':8}}");
+    none ("dws.abort before the sync: kept");
     feed (e, "{'type':'request','topic':'dws.status','msgid':'m1'}");
     acts_are ("[{'action':'respond','msgid':'m1','payload':{'success':true,'synced':false,"
               "'jobs':[],'workflows':[],'rabbits':0,'computes':0,'events':4}}]",
               "dws.status before anything (no payload needed; 4 events before it)");
     sync_none (e);
+    has ("the list: the kept dws.setup is answered", "action", "respond", "msgid", "1");
+    has ("... its Workflow is created again (#487)", "action", "job-info", "id", "5");
+    has ("... the kept dws.post_run answered", "action", "respond", "msgid", "2");
+    has ("... and its epilog released (no Workflow)", "topic",
+         "job-manager.dws.epilog-remove", "payload", "{\"id\":6}");
+    has ("... the kept dws.teardown answered", "action", "respond", "msgid", "3");
+    has ("... its epilog released", "topic", "job-manager.dws.epilog-remove", "payload",
+         "{\"id\":7}");
+    has ("... the kept dws.abort answered", "action", "respond", "msgid", "4");
+    ok (count ("topic", "job-manager.dws.epilog-remove") == 2, "... abort releases nothing");
     feed (e, "{'type':'request','topic':'dws.status','msgid':{'any':'thing'},'payload':{}}");
     json_at (jp (find ("action", "respond"), "payload", "synced", NULL), "true",
              "dws.status: synced after the Workflow list; msgid echoed as given");
