@@ -603,6 +603,19 @@ static int ev_rpc_response (struct ctx *c, json_t *ev)
     if (ok)
         errstr = json_string_value (json_object_get (payload, "errstr"));
     text = errstr ? errstr : "unknown error";
+    if (!ok && json_integer_value (errnum) == EHOSTUNREACH && t != TAG_TEARDOWN
+        && t != TAG_ABORT) {
+        /* The broker's "module disconnect": the service went away while it
+         * held the request (a reload).  The service that replaces it finds
+         * the job waiting and carries the request on (its orphan
+         * recovery), so the job keeps waiting rather than failing.
+         */
+        return act_log (c, "warning",
+                        xasprintf ("job %lld: the dws service went away with its dws.%s"
+                                   " request (%s); the job waits for the service that"
+                                   " replaces it",
+                                   (long long)c->next.id, tag_name[t], text));
+    }
     switch ((enum tag)t) {
         case TAG_CREATE:
             if (!ok && json_integer_value (errnum) == ENOSYS)

@@ -499,6 +499,21 @@ static void create_response (void)
     ev (sm, event, acts, "ENOSYS: the service is not loaded");
     dws_jobsm_destroy (sm);
 
+    /* the broker's answer when the service goes away holding the request */
+    sm = sm_new (NULL);
+    ev (sm, DEPEND, DEPEND_ACTS, "depend");
+    snprintf (event, sizeof (event),
+              "{'type':'rpc-response','tag':'create','ok':false,'errnum':%d,"
+              "'errstr':'module disconnect'}",
+              EHOSTUNREACH);
+    ev (sm, event,
+        "[{'action':'log','level':'warning','message':'job 42: the dws service went away with"
+        " its dws.create request (module disconnect); the job waits for the service that"
+        " replaces it'}]",
+        "EHOSTUNREACH (a service reload): no exception, the job stays held");
+    ev (sm, UPDATE, UPDATE_ACTS, "the new service's resource-update releases it");
+    dws_jobsm_destroy (sm);
+
     sm = sm_new (NULL);
     ev (sm, DEPEND, DEPEND_ACTS, "depend");
     ev (sm, "{'type':'rpc-response','tag':'create','ok':true,'payload':{'success':false,"
