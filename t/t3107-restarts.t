@@ -260,6 +260,40 @@ test_expect_success 'dws.abort and its Teardown: Storage disabled, compute drain
 	test_must_be_empty drained.left
 '
 
+# found by bench_scale --chaos: Workflows of jobs that ended while the
+# service was away were left for good, and so were jobs whose epilog
+# release came while the jobtap plugin was away
+test_expect_success 'a job that ends while the service is unloaded: its Workflow goes when it is back' '
+	id=$(submit_held u1) &&
+	flux job wait-event -t 30 $id start &&
+	flux module remove dws &&
+	flux cancel $id &&
+	flux job wait-event -t 30 $id clean &&
+	flux job eventlog $id | grep "exception type=\"dws-epilog\"" &&
+	kubectl get workflow $(wfname $id) &&
+	flux module load "$top_srcdir/src/modules/dws.py" &&
+	workflow_gone $id &&
+	flux dmesg | grep "$(wfname $id): job is no longer active; tearing its Workflow down"
+'
+
+test_expect_success 'an epilog release sent while the plugin is unloaded is sent again at its load' '
+	id=$(submit_held u2) &&
+	flux job wait-event -t 30 $id start &&
+	flux-dws fault stall --state PostRun --workflow $(wfname $id) &&
+	release_job u2 &&
+	flux job wait-event -t 30 $id epilog-start &&
+	flux jobtap remove dws-jobtap.so &&
+	flux-dws fault clear &&
+	kick $(wfname $id) &&
+	workflow_gone $id &&
+	test "$(job_state $id)" = CLEANUP &&
+	flux jobtap load "$DWS_JOBTAP" epilog-timeout=600 &&
+	flux job wait-event -t 30 $id clean &&
+	flux job eventlog $id >u2.events &&
+	grep "epilog-finish description=\"dws-epilog\" status=0" u2.events &&
+	test_must_fail grep exception u2.events
+'
+
 test_expect_success 'stop the instance and the emulator' '
 	stop_rabbit_instance &&
 	stop_emulator &&

@@ -76,6 +76,9 @@ struct dws_jobsm {
     bool epilog_active;
     bool timer_active;
     int pending[TAG_COUNT];  /* outstanding RPCs per tag */
+    bool asked_again;        /* the setup/post_run asked again at a reload: a
+                              * failure fails nothing (the service may not be
+                              * loaded yet: its own recovery finds the job) */
 };
 
 /* One event being applied: the next state and the actions so far. */
@@ -425,6 +428,7 @@ static int ev_reload (struct ctx *c, json_t *ev)
          * was loaded.  The service takes a repeat as such.
          */
         c->next.r_pending = true;
+        c->next.asked_again = true;
         return act (c, ACT (LOOKUP_R));
     }
     if (!epilog)
@@ -435,6 +439,7 @@ static int ev_reload (struct ctx *c, json_t *ev)
      * epilog-remove was lost with nobody to ask for it again.  A service
      * busy with the job takes the request as a repeat.
      */
+    c->next.asked_again = true;
     return act_rpc (c, TAG_POST_RUN, json_pack ("{s:I s:b}", "jobid", id, "run_started", start));
 }
 
@@ -577,7 +582,7 @@ static int ev_rpc_response (struct ctx *c, json_t *ev)
     json_t *payload = json_object_get (ev, "payload");
     json_t *errnum = json_object_get (ev, "errnum");
     json_t *estr = json_object_get (ev, "errstr");
-    bool ok = false, failed;
+    bool ok = false, failed, again;
     int t;
 
     if (get_string (c, ev, "tag", &tagstr) < 0 || get_bool (c, ev, "ok", true, &ok) < 0)
@@ -598,11 +603,22 @@ static int ev_rpc_response (struct ctx *c, json_t *ev)
     errstr = json_string_value (estr);
     failed = !ok || (json_is_object (payload) && json_is_false (json_object_get (payload,
                                                                                   "success")));
+    again = (t == TAG_SETUP || t == TAG_POST_RUN) && c->next.asked_again;
+    if (again)
+        c->next.asked_again = false;
     if (!failed)
         return 0;
     if (ok)
         errstr = json_string_value (json_object_get (payload, "errstr"));
     text = errstr ? errstr : "unknown error";
+    if (again) {
+        /* At a job manager restart the plugin asks before the service is
+         * loaded; the service, once up, finds the job by itself.  */
+        return act_log (c, "info",
+                        xasprintf ("job %lld: dws.%s asked again after a reload failed (%s);"
+                                   " the dws service finds the job when it starts",
+                                   (long long)c->next.id, tag_name[t], text));
+    }
     if (!ok && json_integer_value (errnum) == EHOSTUNREACH && t != TAG_TEARDOWN
         && t != TAG_ABORT) {
         /* The broker's "module disconnect": the service went away while it

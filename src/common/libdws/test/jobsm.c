@@ -1028,8 +1028,17 @@ static void reload (void)
         "'run_started':true}}]",
         "reload in CLEANUP with the epilog held: timer restarted, dws.post_run asked again"
         " (an epilog-remove sent while no plugin was loaded is lost)");
-    ev (sm, "{'type':'rpc-response','tag':'post_run','ok':true,'payload':{}}", "[]",
-        "the service takes it as a repeat");
+    char enosys[160];
+    snprintf (enosys, sizeof (enosys),
+              "{'type':'rpc-response','tag':'post_run','ok':false,'errnum':%d,"
+              "'errstr':'No service matching dws.post_run is registered'}",
+              ENOSYS);
+    ev (sm, enosys,
+        "[{'action':'log','level':'info','message':'job 42: dws.post_run asked again after a"
+        " reload failed (No service matching dws.post_run is registered); the dws service"
+        " finds the job when it starts'}]",
+        "asked before the service is loaded (a job manager restart): no exception, the epilog"
+        " stays held");
     ev (sm, "{'type':'cleanup'}", "[]", "no second epilog");
     ev (sm, EXC ("cancel"), TEARDOWN, "cancel: teardown");
     ev (sm, EPILOG_REMOVE ("CLEANUP"),
