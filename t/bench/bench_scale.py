@@ -385,6 +385,18 @@ class Instance:
                 (crd.NNF_GROUP, nnf_v, "nnfstorages")):
             listing: Any = api.list_cluster_custom_object(group, version, plural)
             left[plural] = len(listing["items"])
+            if plural == "workflows" and listing["items"]:
+                # say what they wait for: (desired, state, status, deleting)
+                seen: dict[str, int] = {}
+                for w in listing["items"]:
+                    st = w.get("status") or {}
+                    key = (f"{w['spec'].get('desiredState')}/{st.get('state')}/"
+                           f"{st.get('status')}"
+                           + ("/deleting" if w["metadata"].get("deletionTimestamp") else ""))
+                    seen[key] = seen.get(key, 0) + 1
+                print("leaked Workflows (desired/state/status): " + ", ".join(
+                    f"{k} {n}" for k, n in sorted(seen.items(), key=lambda kv: -kv[1])),
+                    flush=True)
         view = self.rpc("dws.rabbits")
         left["rabbits not up"] = sum(1 for r in view["rabbits"] if r.get("fluxion") != "up")
         return left
