@@ -378,6 +378,21 @@ class Instance:
             config.new_client_from_config(str(self.kubeconfig)))  # type: ignore[no-untyped-call]
         dws_v = crd.probe_dws_version(api, None)
         nnf_v = crd.probe_nnf_version(api, None)
+        # Workflows we deleted go once DWS has removed its finalizers: wait
+        # while their number falls (a leak is one that stops falling)
+        began, last, still = time.monotonic(), -1, time.monotonic()
+        while True:
+            n = len(api.list_cluster_custom_object(crd.DWS_GROUP, dws_v, "workflows")["items"])
+            if n == 0:
+                break
+            if n != last:
+                last, still = n, time.monotonic()
+            elif time.monotonic() - still > 30:
+                break
+            time.sleep(1.0)
+        if time.monotonic() - began > 2:
+            print(f"leaks: the last Workflows took {time.monotonic() - began:.0f} s to go",
+                  flush=True)
         left: dict[str, int] = {}
         for group, version, plural in (
                 (crd.DWS_GROUP, dws_v, "workflows"), (crd.DWS_GROUP, dws_v, "clientmounts"),
