@@ -21,14 +21,6 @@ unstall() {
     flux-dws fault clear &&
     kubectl annotate --overwrite "workflow/$(wfname "$1")" flux-dws-test/kick="$(date +%s%N)"
 }
-# submit_held: a rabbit job whose task waits until release_job
-submit_held() {
-    rm -f go && mkfifo go &&
-    flux submit -N1 --setattr=system.dw="$XFS" sh -c "read x <go"
-}
-release_job() {
-    timeout 30 sh -c "echo go >go"
-}
 
 test_expect_success 'start the emulator and a rabbit instance' '
 	start_emulator --system kind --latency zero &&
@@ -85,7 +77,7 @@ test_expect_success 'cancel in the prolog (PreRun never ends): prolog fails, tea
 '
 
 test_expect_success 'cancel while running: the epilog unmounts and tears down' '
-	id=$(submit_held) &&
+	id=$(submit_held f1) &&
 	flux job wait-event -t 30 $id start &&
 	flux cancel $id &&
 	flux job wait-event -t 30 $id clean &&
@@ -96,9 +88,9 @@ test_expect_success 'cancel while running: the epilog unmounts and tears down' '
 
 test_expect_success 'cancel in the epilog (PostRun held): Teardown still ends it' '
 	flux-dws fault stall --state PostRun &&
-	id=$(submit_held) &&
+	id=$(submit_held f2) &&
 	flux job wait-event -t 30 $id start &&
-	release_job &&
+	release_job f2 $id &&
 	flux job wait-event -t 30 $id epilog-start &&
 	flux cancel $id &&
 	flux job wait-event -t 60 $id clean &&
@@ -120,11 +112,11 @@ test_expect_success 'a fatal DWS error in Setup: the job fails with DWS'"'"' mes
 '
 
 test_expect_success 'the service restarted while a job runs: the job ends cleanly' '
-	id=$(submit_held) &&
+	id=$(submit_held f3) &&
 	flux job wait-event -t 30 $id start &&
 	flux module remove dws &&
 	flux module load "$top_srcdir/src/modules/dws.py" &&
-	release_job &&
+	release_job f3 $id &&
 	flux job wait-event -t 60 $id clean &&
 	flux job eventlog $id >svc-restart.events &&
 	grep "epilog-finish description=\"dws-epilog\" status=0" svc-restart.events &&
@@ -142,11 +134,11 @@ test_expect_success 'the service down when a job is submitted: dws-create says s
 '
 
 test_expect_success 'the jobtap plugin reloaded while a job runs: the job ends cleanly' '
-	id=$(submit_held) &&
+	id=$(submit_held f4) &&
 	flux job wait-event -t 30 $id start &&
 	flux jobtap remove dws-jobtap.so &&
 	flux jobtap load "$DWS_JOBTAP" epilog-timeout=600 &&
-	release_job &&
+	release_job f4 $id &&
 	flux job wait-event -t 60 $id clean &&
 	flux job eventlog $id >reload-run.events &&
 	grep "epilog-finish description=\"dws-epilog\" status=0" reload-run.events &&
@@ -170,9 +162,9 @@ test_expect_success 'the jobtap plugin reloaded in the prolog: the prolog still 
 
 test_expect_success 'the jobtap plugin reloaded in the epilog: the epilog still ends' '
 	flux-dws fault stall --state PostRun &&
-	id=$(submit_held) &&
+	id=$(submit_held f5) &&
 	flux job wait-event -t 30 $id start &&
-	release_job &&
+	release_job f5 $id &&
 	flux job wait-event -t 30 $id epilog-start &&
 	flux jobtap remove dws-jobtap.so &&
 	flux jobtap load "$DWS_JOBTAP" epilog-timeout=600 &&
@@ -244,9 +236,9 @@ test_expect_success 'plugin services: a guest is refused' '
 
 test_expect_success 'an administrator ends a stuck epilog: dws-epilog-timeout aborts the workflow' '
 	flux-dws fault stall --state PostRun &&
-	id=$(submit_held) &&
+	id=$(submit_held f6) &&
 	flux job wait-event -t 30 $id start &&
-	release_job &&
+	release_job f6 $id &&
 	flux job wait-event -t 30 $id epilog-start &&
 	flux job raise --type=dws-epilog-timeout $id -- "stuck unmount" &&
 	flux job wait-event -t 60 $id clean &&

@@ -33,14 +33,6 @@ kick() {
         kubectl annotate --overwrite "workflow/$w" flux-dws-test/kick="$(date +%s%N)" || return 1
     done
 }
-# submit_held NAME: a rabbit job whose task waits until release_job NAME
-submit_held() {
-    rm -f "go-$1" && mkfifo "go-$1" &&
-    flux submit -N1 --setattr=system.dw="$XFS" sh -c "read x <go-$1"
-}
-release_job() {
-    timeout 30 sh -c "echo go >go-$1"
-}
 job_state() {
     flux jobs -no "{state}" "$1"
 }
@@ -96,7 +88,7 @@ test_expect_success 'rabbit jobs in flight: RUN, CLEANUP (PostRun held), DEPEND 
 	cl=$(submit_held cl) &&
 	flux job wait-event -t 30 $cl start &&
 	flux-dws fault stall --state PostRun --workflow $(wfname $cl) &&
-	release_job cl &&
+	release_job cl $cl &&
 	flux job wait-event -t 30 $cl epilog-start &&
 	flux-dws fault stall --state Proposal &&
 	dep=$(flux submit -N1 --setattr=system.dw="$XFS" true) &&
@@ -184,7 +176,7 @@ test_expect_success 'the plugin'"'"'s epilog timeout fires: dws-epilog-timeout, 
 	node=$(flux jobs -no "{nodelist}" $id) &&
 	rabbit=$(flux jobs -no "{user.rabbits}" $id) &&
 	flux-dws fault stall --state PostRun --workflow $(wfname $id) &&
-	release_job t1 &&
+	release_job t1 $id &&
 	flux job wait-event -t 30 $id epilog-start &&
 	flux job wait-event -t 30 $id clean &&
 	flux job eventlog $id >timeout.events &&
@@ -206,7 +198,7 @@ test_expect_success 'the epilog timer is armed again by a plugin reload while th
 	node=$(flux jobs -no "{nodelist}" $id) &&
 	rabbit=$(flux jobs -no "{user.rabbits}" $id) &&
 	flux-dws fault stall --state PostRun --workflow $(wfname $id) &&
-	release_job t2 &&
+	release_job t2 $id &&
 	flux job wait-event -t 30 $id epilog-start &&
 	flux jobtap remove dws-jobtap.so &&
 	flux jobtap load "$DWS_JOBTAP" epilog-timeout=2 &&
@@ -234,7 +226,7 @@ abort_once() {
     rabbit=$(flux jobs -no "{user.rabbits}" $id) &&
     wf=$(wfname $id) &&
     flux-dws fault stall --kind clientmount --compute $node --workflow $wf >/dev/null &&
-    release_job a$1 &&
+    release_job a$1 $id &&
     flux job wait-event -t 30 $id epilog-start &&
     flux job raise --type=dws-epilog-timeout $id -- "stuck unmount" &&
     flux job wait-event -t 30 $id clean &&
@@ -280,7 +272,7 @@ test_expect_success 'an epilog release sent while the plugin is unloaded is sent
 	id=$(submit_held u2) &&
 	flux job wait-event -t 30 $id start &&
 	flux-dws fault stall --state PostRun --workflow $(wfname $id) &&
-	release_job u2 &&
+	release_job u2 $id &&
 	flux job wait-event -t 30 $id epilog-start &&
 	flux jobtap remove dws-jobtap.so &&
 	flux-dws fault clear &&

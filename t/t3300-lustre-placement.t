@@ -31,14 +31,6 @@ $2"
     rabbit_instance_config "$1"
 }
 
-# servers_json ID: the job's Servers spec (kept until the Workflow goes)
-servers_of() {
-    kubectl get servers -o json >"$2" &&
-    jq -e --arg wf "fluxjob-$(flux job id --to=dec "$1")" \
-        '[.items[] | select(.metadata.name | startswith($wf))] | .[0].spec.allocationSets' \
-        "$2" >"$2.sets"
-}
-
 test_expect_success 'start the emulator (lus8) and an instance with spread Lustre' '
 	start_emulator --system "$data/lus8.yaml" --latency zero &&
 	lustre_instance_config "$(pwd)" "spread = true
@@ -71,21 +63,7 @@ test_expect_success 'a 2-node 10 TiB Lustre job gets OSTs on more rabbits than i
 test_expect_success 'equal-size OSTs, within what Fluxion reserved on each rabbit' '
 	jq -e "[.[] | select(.label == \"ost\")] | length == 1" servers.json.sets &&
 	flux job info $(cat big.id) R >big.R &&
-	flux python -c "
-import json
-from flux_dws import lustre
-got = lustre.reserved_of_R(json.load(open(\"big.R\")))
-sets = json.load(open(\"servers.json.sets\"))
-use = {}
-for s in sets:
-    for e in s[\"storage\"]:
-        use[e[\"name\"]] = use.get(e[\"name\"], 0) + s[\"allocationSize\"] * e[\"allocationCount\"]
-assert set(use) <= set(got), (use, got)
-assert all(use[r] <= got[r] << 30 for r in use), (use, got)
-ost = {e[\"name\"]: e[\"allocationCount\"] * s[\"allocationSize\"] >> 30
-       for s in sets if s[\"label\"] == \"ost\" for e in s[\"storage\"]}
-print(\"reserved GiB\", sorted(got.items()), \"OST GiB\", sorted(ost.items()))
-"
+	osts_within_reservation big.R servers.json.sets
 '
 
 test_expect_success 'the MDT count is the configured one (mdts = 2)' '

@@ -231,3 +231,54 @@ wfname() {
 workflow_gone() {
     kubectl wait --for=delete "workflow/$(wfname "$1")" --timeout=60s
 }
+
+# servers_of ID FILE: the job's Servers (FILE) and their allocationSets
+# (FILE.sets), kept until the Workflow goes
+servers_of() {
+    kubectl get servers -o json >"$2" &&
+    jq -e --arg wf "fluxjob-$(flux job id --to=dec "$1")" \
+        '[.items[] | select(.metadata.name | startswith($wf))] | .[0].spec.allocationSets' \
+        "$2" >"$2.sets"
+}
+
+# osts_within_reservation R-FILE SETS-FILE: every rabbit the Servers use is
+# one Fluxion reserved ssd on in the job's R, never for more than it
+# reserved there; prints the reservation and the OST GiB per rabbit
+osts_within_reservation() {
+    flux python - "$1" "$2" <<-'EOF'
+	import json, sys
+	from flux_dws import lustre
+	got = lustre.reserved_of_R(json.load(open(sys.argv[1])))
+	sets = json.load(open(sys.argv[2]))
+	use = {}
+	for s in sets:
+	    for e in s["storage"]:
+	        use[e["name"]] = use.get(e["name"], 0) + s["allocationSize"] * e["allocationCount"]
+	assert set(use) <= set(got), (use, got)
+	assert all(use[r] <= got[r] << 30 for r in use), (use, got)
+	ost = {e["name"]: e["allocationCount"] * s["allocationSize"] >> 30
+	       for s in sets if s["label"] == "ost" for e in s["storage"]}
+	print("reserved GiB", sorted(got.items()), "OST GiB", sorted(ost.items()))
+	EOF
+}
+
+# submit_held NAME: a rabbit job (xfs, 10 GiB) whose task waits until
+# release_job NAME.  The task polls for a file named by absolute path (a
+# fifo's writer blocks for good when the task died first, and says nothing).
+submit_held() {
+    rm -f "go-$1" &&
+    flux submit -N1 --setattr=system.dw="#DW jobdw type=xfs capacity=10GiB name=scratch" \
+        sh -c 'while ! test -e "$0"; do sleep 0.1; done' "$PWD/go-$1"
+}
+# release_job NAME [ID]: let NAME's task end; with ID, wait for the job's
+# finish and, if it does not come, show its eventlog and output
+release_job() {
+    touch "go-$1" || return 1
+    test -z "$2" && return 0
+    flux job wait-event -t 30 "$2" finish >/dev/null || {
+        echo "job $2 ($1) did not finish after its release:" >&2
+        flux job eventlog "$2" >&2
+        flux job eventlog -p guest.output "$2" >&2
+        return 1
+    }
+}
