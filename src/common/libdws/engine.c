@@ -1,27 +1,28 @@
-/* engine.c - the dws service engine: config, job table, dispatch, actions.
+/* engine.c - the dws service engine: configuration, create/destroy, and
+ * the dispatch of each event to the layer that handles it (the top layer:
+ * engine_state.h has the picture).
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine_int.h"
-#include "hostlist.h"
+#include "engine_act.h"
+#include "engine_fault.h"
+#include "engine_health.h"
+#include "engine_job.h"
+#include "engine_progress.h"
+#include "engine_request.h"
+#include "engine_status.h"
+#include "engine_wf.h"
 #include "jsonio.h"
 #include "rabbitmap.h"
 
-static const char *str_or (json_t *v, const char *def)
-{
-    return json_is_string (v) ? json_string_value (v) : def;
-}
-
 /* --- configuration ---------------------------------------------------- */
-
 static int get_seconds (json_t *cfg, const char *key, double def, double *out, dws_error_t *err)
 {
     json_t *v = json_object_get (cfg, key);
@@ -123,347 +124,7 @@ static int config_parse (json_t *cfg, struct config *c, dws_error_t *err)
     return 0;
 }
 
-/* --- job table --------------------------------------------------------- */
-
-static size_t bucket (struct dws_engine *e, json_int_t id)
-{
-    uint64_t h = (uint64_t)id * 0x9E3779B97F4A7C15ULL;
-    return (size_t)(h >> 20) & (e->nbuckets - 1);
-}
-
-struct job *job_lookup (struct dws_engine *e, json_int_t id)
-{
-    for (struct job *j = e->table[bucket (e, id)]; j; j = j->next)
-        if (j->id == id)
-            return j;
-    return NULL;
-}
-
-static void grow (struct dws_engine *e)
-{
-    size_t old = e->nbuckets;
-    struct job **ot = e->table;
-    struct job **nt = calloc (old * 2, sizeof (*nt));
-    if (!nt)
-        return; /* keep the longer chains */
-    e->table = nt;
-    e->nbuckets = old * 2;
-    for (size_t i = 0; i < old; i++) {
-        struct job *j = ot[i];
-        while (j) {
-            struct job *next = j->next;
-            size_t b = bucket (e, j->id);
-            j->next = nt[b];
-            nt[b] = j;
-            j = next;
-        }
-    }
-    free (ot);
-}
-
-struct job *job_create (struct dws_engine *e, json_int_t id)
-{
-    struct job *j = calloc (1, sizeof (*j));
-    if (!j)
-        return NULL;
-    j->id = id;
-    snprintf (j->name, sizeof (j->name), "fluxjob-%" JSON_INTEGER_FORMAT, id);
-    j->desired = WF_NONE;
-    j->handled = WF_NONE;
-    j->breakdowns = json_object ();
-    j->create_msgids = json_array ();
-    if (!j->breakdowns || !j->create_msgids) {
-        json_decref (j->breakdowns);
-        json_decref (j->create_msgids);
-        free (j);
-        return NULL;
-    }
-    if (e->njobs + 1 > e->nbuckets)
-        grow (e);
-    size_t b = bucket (e, id);
-    j->next = e->table[b];
-    e->table[b] = j;
-    e->njobs++;
-    return j;
-}
-
-static void job_free (struct job *j)
-{
-    json_decref (j->directives);
-    json_decref (j->resources);
-    json_decref (j->wf);
-    json_decref (j->create_msgids);
-    json_decref (j->breakdowns);
-    free (j->hosts);
-    json_decref (j->reserved);
-    free (j->failed);
-    free (j);
-}
-
-void job_forget (struct dws_engine *e, struct job *job)
-{
-    for (int k = 0; k < T_NKINDS; k++)
-        act_timer_stop (e, job, (enum timer_kind)k);
-    if (e->actions)
-        health_job_gone (e, job);
-    struct job **pp = &e->table[bucket (e, job->id)];
-    while (*pp && *pp != job)
-        pp = &(*pp)->next;
-    if (*pp) {
-        *pp = job->next;
-        e->njobs--;
-    }
-    job_free (job);
-}
-
-bool job_id_from_name (const char *name, json_int_t *id)
-{
-    if (!name || strncmp (name, "fluxjob-", 8) != 0)
-        return false;
-    const char *p = name + 8;
-    if (*p < '0' || *p > '9')
-        return false;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull (p, &end, 10);
-    if (errno || *end || v > (unsigned long long)INT64_MAX)
-        return false;
-    *id = (json_int_t)v;
-    return true;
-}
-
-/* --- actions --------------------------------------------------------- */
-
-void act (struct dws_engine *e, json_t *action)
-{
-    if (action)
-        json_array_append_new (e->actions, action);
-}
-
-void act_respond (struct dws_engine *e, json_t *msgid, json_t *payload)
-{
-    act (e, json_pack ("{s:s s:O s:o}", "action", "respond", "msgid", msgid, "payload",
-                       payload ? payload : json_object ()));
-}
-
-void act_respond_ok (struct dws_engine *e, json_t *msgid)
-{
-    act_respond (e, msgid, json_pack ("{s:b}", "success", 1));
-}
-
-void act_respond_fail (struct dws_engine *e, json_t *msgid, const char *fmt, ...)
-{
-    char buf[DWS_ERROR_TEXT_MAX];
-    va_list ap;
-    va_start (ap, fmt);
-    vsnprintf (buf, sizeof (buf), fmt, ap);
-    va_end (ap);
-    act_respond (e, msgid, json_pack ("{s:b s:s}", "success", 0, "errstr", buf));
-}
-
-void act_log (struct dws_engine *e, const char *level, const char *fmt, ...)
-{
-    va_list ap;
-    va_start (ap, fmt);
-    dws_act_vlog (e->actions, level, fmt, ap);
-    va_end (ap);
-}
-
-void act_raise (struct dws_engine *e, struct job *job, const char *type, int severity,
-                const char *fmt, ...)
-{
-    char buf[DWS_ERROR_TEXT_MAX];
-    va_list ap;
-    va_start (ap, fmt);
-    vsnprintf (buf, sizeof (buf), fmt, ap);
-    va_end (ap);
-    act (e, json_pack ("{s:s s:I s:s s:i s:s}", "action", "raise", "id", job->id, "type", type,
-                       "severity", severity, "note", buf));
-}
-
-void act_k8s (struct dws_engine *e, const char *op, const char *kind, const char *ns,
-              const char *name, json_t *body, const char *token)
-{
-    json_t *a = json_pack ("{s:s s:s s:s}", "action", "k8s", "op", op, "kind", kind);
-    if (!a) {
-        json_decref (body);
-        return;
-    }
-    if (ns)
-        json_object_set_new (a, "namespace", json_string (ns));
-    if (name)
-        json_object_set_new (a, "name", json_string (name));
-    if (body)
-        json_object_set_new (a, "body", body);
-    if (token)
-        json_object_set_new (a, "token", json_string (token));
-    act (e, a);
-}
-
-void act_k8s_list (struct dws_engine *e, const char *kind, const char *selector,
-                   const char *token)
-{
-    json_t *a = json_pack ("{s:s s:s s:s s:s s:s}", "action", "k8s", "op", "list", "kind", kind,
-                           "label_selector", selector, "token", token);
-    act (e, a);
-}
-
-void act_rpc (struct dws_engine *e, const char *topic, json_t *payload, const char *token)
-{
-    json_t *a = json_pack ("{s:s s:s s:o s:i}", "action", "rpc", "topic", topic, "payload",
-                           payload ? payload : json_object (), "nodeid", 0);
-    if (a && token)
-        json_object_set_new (a, "token", json_string (token));
-    act (e, a);
-}
-
-void act_memo (struct dws_engine *e, struct job *job, json_t *memo)
-{
-    act (e, json_pack ("{s:s s:I s:o}", "action", "memo", "id", job->id, "memo", memo));
-}
-
-void act_kvs (struct dws_engine *e, struct job *job, json_t *put, json_t *link)
-{
-    act (e, json_pack ("{s:s s:I s:o s:o}", "action", "kvs", "id", job->id, "put",
-                       put ? put : json_object (), "link", link ? link : json_object ()));
-}
-
-static const char *timer_names[T_NKINDS] = {
-    "setup", "prerun", "postrun", "teardown_after", "tc",
-};
-
-const char *timer_kind_name (enum timer_kind kind)
-{
-    return timer_names[kind];
-}
-
-static void timer_key (char *buf, size_t len, enum timer_kind kind, struct job *job)
-{
-    snprintf (buf, len, "%s:%" JSON_INTEGER_FORMAT, timer_names[kind], job->id);
-}
-
-void act_timer_start (struct dws_engine *e, struct job *job, enum timer_kind kind, double after)
-{
-    char key[96];
-    if (after <= 0)
-        return;
-    timer_key (key, sizeof (key), kind, job);
-    job->timers |= 1u << kind;
-    act (e, json_pack ("{s:s s:s s:f}", "action", "timer-start", "key", key, "after", after));
-}
-
-void act_timer_stop (struct dws_engine *e, struct job *job, enum timer_kind kind)
-{
-    char key[96];
-    if (!(job->timers & (1u << kind)))
-        return;
-    timer_key (key, sizeof (key), kind, job);
-    job->timers &= ~(1u << kind);
-    act (e, json_pack ("{s:s s:s}", "action", "timer-stop", "key", key));
-}
-
-void act_drain (struct dws_engine *e, const char *targets, const char *reason)
-{
-    act (e, json_pack ("{s:s s:s s:s}", "action", "drain", "targets", targets, "reason",
-                       reason));
-}
-
-static const char *const token_kind_names[TOK_COUNT] = {
-#define TOKEN_KIND_NAME(id, name) [TOK_##id] = name,
-    TOKEN_KINDS (TOKEN_KIND_NAME)
-#undef TOKEN_KIND_NAME
-};
-
-const char *token_kind_name (enum token_kind kind)
-{
-    return kind < TOK_COUNT ? token_kind_names[kind] : "?";
-}
-
-int token_kind_parse (const char *s, size_t len)
-{
-    for (int k = 0; k < TOK_COUNT; k++)
-        if (strlen (token_kind_names[k]) == len && !strncmp (s, token_kind_names[k], len))
-            return k;
-    return -1;
-}
-
-const char *token_for (char *buf, size_t len, enum token_kind kind, struct job *job)
-{
-    snprintf (buf, len, "%s:%" JSON_INTEGER_FORMAT, token_kind_name (kind), job->id);
-    return buf;
-}
-
-/* --- hosts ----------------------------------------------------------- */
-
-char *hostlist_of_R (json_t *R, dws_error_t *err)
-{
-    json_t *nodelist = json_object_get (json_object_get (R, "execution"), "nodelist");
-    if (!json_is_array (nodelist) || json_array_size (nodelist) == 0) {
-        dws_errorf (err, "R has no execution.nodelist");
-        return NULL;
-    }
-    struct dws_hostlist *hl = dws_hostlist_create ();
-    if (!hl) {
-        dws_errorf (err, "out of memory");
-        return NULL;
-    }
-    size_t i;
-    json_t *v;
-    json_array_foreach (nodelist, i, v) {
-        if (!json_is_string (v)) {
-            dws_errorf (err, "R execution.nodelist[%zu] is not a string", i);
-            goto fail;
-        }
-        if (dws_hostlist_append (hl, json_string_value (v), err) < 0) {
-            dws_error_prefix (err, "R execution.nodelist[%zu]: ", i);
-            goto fail;
-        }
-    }
-    struct dws_hostlist *u = dws_hostlist_uniq (hl, err);
-    if (!u)
-        goto fail;
-    dws_hostlist_destroy (hl);
-    char *s = dws_hostlist_encode (u);
-    dws_hostlist_destroy (u);
-    if (!s)
-        dws_errorf (err, "out of memory");
-    return s;
-fail:
-    dws_hostlist_destroy (hl);
-    return NULL;
-}
-
-void job_set_reserved (struct job *job, json_t *R)
-{
-    json_t *r = dws_lustre_reserved_of_R (R, NULL);
-    json_decref (job->reserved);
-    job->reserved = r && json_object_size (r) ? r : NULL;
-    if (!job->reserved)
-        json_decref (r);
-}
-
-/* The names of `hosts` minus those of `minus` (NULL = none) as an array. */
-json_t *hosts_minus (const char *hosts, const char *minus, dws_error_t *err)
-{
-    struct dws_hostlist *a = dws_hostlist_decode (hosts ? hosts : "", err);
-    struct dws_hostlist *b = dws_hostlist_decode (minus ? minus : "", err);
-    struct dws_hostlist *d = NULL;
-    json_t *out = NULL;
-    if (a && b && (d = dws_hostlist_difference (a, b, err))) {
-        char *names = dws_hostlist_names_json (d, err);
-        if (names) {
-            out = json_loads (names, 0, NULL);
-            free (names);
-        }
-    }
-    dws_hostlist_destroy (a);
-    dws_hostlist_destroy (b);
-    dws_hostlist_destroy (d);
-    return out;
-}
-
 /* --- SystemConfiguration: which rabbit serves each compute ------------ */
-
 static int sysconfig (struct dws_engine *e, json_t *obj, dws_error_t *err)
 {
     json_t *nodes = json_object_get (json_object_get (obj, "spec"), "storageNodes");
@@ -530,7 +191,6 @@ static void sysconfig_event (struct dws_engine *e, json_t *obj)
 }
 
 /* --- create / destroy -------------------------------------------------- */
-
 struct dws_engine *dws_engine_create (json_t *config, dws_error_t *err)
 {
     struct dws_engine *e = calloc (1, sizeof (*e));
@@ -538,9 +198,7 @@ struct dws_engine *dws_engine_create (json_t *config, dws_error_t *err)
         dws_errorf (err, "out of memory");
         return NULL;
     }
-    e->nbuckets = 64;
-    e->table = calloc (e->nbuckets, sizeof (*e->table));
-    if (!e->table) {
+    if (job_table_init (e) < 0) {
         free (e);
         dws_errorf (err, "out of memory");
         return NULL;
@@ -567,15 +225,7 @@ void dws_engine_destroy (struct dws_engine *e)
 {
     if (!e)
         return;
-    for (size_t i = 0; i < e->nbuckets; i++) {
-        struct job *j = e->table[i];
-        while (j) {
-            struct job *next = j->next;
-            job_free (j);
-            j = next;
-        }
-    }
-    free (e->table);
+    job_table_destroy (e);
     config_clear (&e->cfg);
     json_decref (e->compute2rabbit);
     json_decref (e->rabbits);
@@ -598,7 +248,6 @@ int dws_engine_reconfig (struct dws_engine *e, json_t *config, dws_error_t *err)
 }
 
 /* --- dispatch ------------------------------------------------------------ */
-
 static int result_job (struct dws_engine *e, json_t *event, char *what, size_t len,
                        struct job **jobp, dws_error_t *err)
 {
@@ -620,27 +269,42 @@ static int result_job (struct dws_engine *e, json_t *event, char *what, size_t l
     return 0;
 }
 
-/* A Kubernetes answer to the one handler of its token's kind. */
+/* The one handler of each token kind's Kubernetes answer (job-info is the
+ * token of a job-info event, never of a Kubernetes answer).
+ */
+typedef void (*result_handler_f) (struct dws_engine *e, enum token_kind kind, struct job *job,
+                                  json_t *event);
+static const result_handler_f result_handlers[TOK_COUNT] = {
+    [TOK_CREATE] = progress_on_create,
+    [TOK_STATE] = workflow_on_state,
+    [TOK_ANNOTATE] = workflow_on_write,
+    [TOK_FINALIZER] = workflow_on_write,
+    [TOK_DELETE] = workflow_on_write,
+    [TOK_BREAKDOWN] = progress_on_breakdown,
+    [TOK_HOSTS] = progress_on_hosts,
+    [TOK_SERVERS] = progress_on_servers,
+    [TOK_COMPUTES] = progress_on_computes,
+    [TOK_SECRET] = progress_on_secret,
+    [TOK_DM] = workflow_on_datamovements,
+    [TOK_PODS] = workflow_on_pods,
+    [TOK_PODLOG] = workflow_on_podlog,
+    [TOK_JOB_INFO] = NULL,
+    [TOK_SETUP_TIMEOUT] = fault_on_setup_reads,
+    [TOK_PRERUN_TIMEOUT] = fault_on_prerun_reads,
+    [TOK_TC_PRERUN] = fault_on_prerun_reads,
+    [TOK_POSTRUN_TIMEOUT] = fault_on_postrun_reads,
+    [TOK_ABORT_MOUNTS] = fault_on_abort_mounts,
+    [TOK_ABORT_SERVERS] = fault_on_abort_servers,
+};
+
 static void k8s_result (struct dws_engine *e, const char *what, struct job *job, json_t *event)
 {
     int kind = token_kind_parse (what, strlen (what));
-    switch (kind) {
-        case TOK_SETUP_TIMEOUT:
-        case TOK_PRERUN_TIMEOUT:
-        case TOK_TC_PRERUN:
-        case TOK_POSTRUN_TIMEOUT:
-        case TOK_ABORT_MOUNTS:
-        case TOK_ABORT_SERVERS:
-            fault_k8s_result (e, (enum token_kind)kind, job, event);
-            return;
-        case -1:
-        case TOK_JOB_INFO: /* a job-info event's, never a k8s-result's */
-            act_log (e, "err", "%s: unexpected answer '%s'", job->name, what);
-            return;
-        default:
-            workflow_k8s_result (e, (enum token_kind)kind, job, event);
-            return;
+    if (kind < 0 || !result_handlers[kind]) {
+        act_log (e, "err", "%s: unexpected answer '%s'", job->name, what);
+        return;
     }
+    result_handlers[kind](e, (enum token_kind)kind, job, event);
 }
 
 /* The requests that waited for the first Workflow list, in the order
@@ -783,44 +447,7 @@ json_t *dws_engine_event (struct dws_engine *e, json_t *event, dws_error_t *err)
     return out;
 }
 
-/* --- status ---------------------------------------------------------------- */
-
-json_t *dws_engine_status (struct dws_engine *e)
-{
-    json_t *jobs = json_array ();
-    for (size_t i = 0; i < e->nbuckets; i++) {
-        for (struct job *j = e->table[i]; j; j = j->next) {
-            json_t *st = json_object_get (j->wf, "status");
-            json_t *o = json_pack ("{s:I s:s s:s s:s s:b s:s s:s s:b s:b}",
-                                   "id", j->id, "workflow", j->name,
-                                   "desired", wf_state_name (j->desired),
-                                   "state", str_or (json_object_get (st, "state"), ""),
-                                   "ready", json_is_true (json_object_get (st, "ready")),
-                                   "status", str_or (json_object_get (st, "status"), ""),
-                                   "message", str_or (json_object_get (st, "message"), ""),
-                                   "epilog", j->epilog, "failed_job", j->excepted);
-            if (o && j->hosts)
-                json_object_set_new (o, "hosts", json_string (j->hosts));
-            if (o && j->failed)
-                json_object_set_new (o, "failed", json_string (j->failed));
-            if (o) {
-                json_t *timers = json_array ();
-                for (int k = 0; k < T_NKINDS; k++)
-                    if (j->timers & (1u << k))
-                        json_array_append_new (timers, json_string (timer_names[k]));
-                json_object_set_new (o, "timers", timers);
-            }
-            json_array_append_new (jobs, o);
-        }
-    }
-    return json_pack ("{s:b s:o s:I s:I s:I}", "synced", e->synced, "jobs", jobs, "rabbits",
-                      (json_int_t)json_object_size (e->rabbits), "computes",
-                      (json_int_t)json_object_size (e->compute2rabbit), "events",
-                      (json_int_t)e->events);
-}
-
 /* --- cffi entry points ------------------------------------------------- */
-
 struct dws_engine *dws_engine_create_json (const char *config_json, dws_error_t *err)
 {
     json_t *cfg = NULL;
@@ -854,25 +481,4 @@ char *dws_engine_event_json (struct dws_engine *e, const char *event_json, dws_e
 char *dws_engine_status_json (struct dws_engine *e, dws_error_t *err)
 {
     return dws_json_dump_take (dws_engine_status (e), err);
-}
-
-/* --- f58 ----------------------------------------------------------------- */
-
-char *dws_f58_plain (unsigned long long id)
-{
-    static const char alphabet[] = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
-    char tmp[32];
-    int n = 0;
-    do {
-        tmp[n++] = alphabet[id % 58];
-        id /= 58;
-    } while (id > 0);
-    char *out = malloc ((size_t)n + 2);
-    if (!out)
-        return NULL;
-    out[0] = 'f';
-    for (int i = 0; i < n; i++)
-        out[i + 1] = tmp[n - 1 - i];
-    out[n + 1] = '\0';
-    return out;
 }

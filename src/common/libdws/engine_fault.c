@@ -30,7 +30,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine_int.h"
+#include "engine_act.h"
+#include "engine_fault.h"
+#include "engine_health.h"
+#include "engine_job.h"
+#include "engine_wf.h"
 #include "hostlist.h"
 
 void transient_condition (struct dws_engine *e, struct job *job, json_t *status)
@@ -116,7 +120,6 @@ void timer_event (struct dws_engine *e, const char *key)
 }
 
 /* --- failure tolerance --------------------------------------------------- */
-
 static char *encode_names (json_t *names)
 {
     struct dws_hostlist *hl = dws_hostlist_create ();
@@ -178,7 +181,6 @@ static void node_failure (struct dws_engine *e, struct job *job, json_t *nodes, 
 }
 
 /* --- reading the culprits ------------------------------------------------ */
-
 static const char *cm_compute (json_t *cm)
 {
     const char *node = json_string_value (json_object_get (json_object_get (cm, "spec"), "node"));
@@ -382,53 +384,68 @@ static void abort_read_done (struct dws_engine *e, struct job *job)
         workflow_teardown (e, job);
 }
 
-void fault_k8s_result (struct dws_engine *e, enum token_kind kind, struct job *job,
-                       json_t *event)
+/* The items a read for a timer or an abort got; on a failed read, none
+ * (decide from nothing: every node counts as failed).
+ */
+static json_t *read_items (struct dws_engine *e, enum token_kind kind, struct job *job,
+                           json_t *event)
 {
-    bool ok = json_is_true (json_object_get (event, "ok"));
-    json_t *items = json_object_get (json_object_get (event, "object"), "items");
-    const char *msg = json_string_value (json_object_get (event, "message"));
-    if (!ok) {
+    struct k8s_answer a = k8s_answer_of (event);
+    if (!a.ok) {
+        const char *msg = json_string_value (json_object_get (event, "message"));
         act_log (e, "err", "%s: reading for %s failed: %s", job->name, token_kind_name (kind),
                  msg ? msg : "no answer");
-        items = NULL; /* decide from nothing: every node counts as failed */
+        return NULL;
     }
-    switch (kind) {
-        case TOK_SETUP_TIMEOUT:
-            if (job->desired == WF_SETUP && job->handled < WF_SETUP && !job->excepted)
-                setup_timeout (e, job, items);
-            return;
-        case TOK_PRERUN_TIMEOUT:
-        case TOK_TC_PRERUN: {
-            if (job->desired != WF_PRERUN || job->handled >= WF_PRERUN || job->excepted)
-                return;
-            json_t *bad = unmounted_computes (e, job, items);
-            const char *why = kind == TOK_TC_PRERUN
-                                  ? NOTE_PREFIX "workflow in TransientCondition too long in PreRun"
-                                  : "timed out waiting for mounts";
-            if (json_array_size (bad) == 0)
-                job_fail (e, job, "dws-timeout", "%s", why);
-            else
-                node_failure (e, job, bad, why);
-            json_decref (bad);
-            return;
-        }
-        case TOK_POSTRUN_TIMEOUT:
-            if (job->desired != WF_POSTRUN || job->handled >= WF_POSTRUN)
-                return;
-            drain_still_mounted (e, items);
-            job_fail (e, job, "rabbit-timeout", "unmounts timed out, skipping data movement");
-            return;
-        case TOK_ABORT_MOUNTS:
-            drain_still_mounted (e, items);
-            abort_read_done (e, job);
-            return;
-        case TOK_ABORT_SERVERS:
-            disable_rabbits (e, job, items);
-            abort_read_done (e, job);
-            return;
-        default:
-            act_log (e, "err", "%s: unexpected answer '%s'", job->name, token_kind_name (kind));
-            return;
-    }
+    return json_object_get (a.obj, "items");
+}
+
+void fault_on_setup_reads (struct dws_engine *e, enum token_kind kind, struct job *job,
+                           json_t *event)
+{
+    json_t *items = read_items (e, kind, job, event);
+    if (job->desired == WF_SETUP && job->handled < WF_SETUP && !job->excepted)
+        setup_timeout (e, job, items);
+}
+
+/* PreRun's timeout and its TransientCondition timeout read the same */
+void fault_on_prerun_reads (struct dws_engine *e, enum token_kind kind, struct job *job,
+                            json_t *event)
+{
+    json_t *items = read_items (e, kind, job, event);
+    if (job->desired != WF_PRERUN || job->handled >= WF_PRERUN || job->excepted)
+        return;
+    json_t *bad = unmounted_computes (e, job, items);
+    const char *why = kind == TOK_TC_PRERUN
+                          ? NOTE_PREFIX "workflow in TransientCondition too long in PreRun"
+                          : "timed out waiting for mounts";
+    if (json_array_size (bad) == 0)
+        job_fail (e, job, "dws-timeout", "%s", why);
+    else
+        node_failure (e, job, bad, why);
+    json_decref (bad);
+}
+
+void fault_on_postrun_reads (struct dws_engine *e, enum token_kind kind, struct job *job,
+                             json_t *event)
+{
+    json_t *items = read_items (e, kind, job, event);
+    if (job->desired != WF_POSTRUN || job->handled >= WF_POSTRUN)
+        return;
+    drain_still_mounted (e, items);
+    job_fail (e, job, "rabbit-timeout", "unmounts timed out, skipping data movement");
+}
+
+void fault_on_abort_mounts (struct dws_engine *e, enum token_kind kind, struct job *job,
+                            json_t *event)
+{
+    drain_still_mounted (e, read_items (e, kind, job, event));
+    abort_read_done (e, job);
+}
+
+void fault_on_abort_servers (struct dws_engine *e, enum token_kind kind, struct job *job,
+                             json_t *event)
+{
+    disable_rabbits (e, job, read_items (e, kind, job, event));
+    abort_read_done (e, job);
 }

@@ -10,7 +10,8 @@
  */
 #include <string.h>
 
-#include "engine_int.h"
+#include "engine_act.h"
+#include "engine_health.h"
 #include "health.h"
 #include "rabbitmap.h"
 

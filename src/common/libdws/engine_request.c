@@ -15,10 +15,15 @@
 
 #include "breakdown.h"
 #include "directive.h"
-#include "engine_int.h"
+#include "engine_act.h"
+#include "engine_fault.h"
+#include "engine_health.h"
+#include "engine_job.h"
+#include "engine_progress.h"
+#include "engine_request.h"
+#include "engine_status.h"
+#include "engine_wf.h"
 #include "policy.h"
-
-#define DWS_NO_SERVICE_JOB "unknown job"
 
 static bool get_jobid (json_t *payload, json_int_t *id)
 {
@@ -217,6 +222,25 @@ static void setup_request (struct dws_engine *e, json_t *msgid, json_t *p, json_
     setup_start (e, job);
 }
 
+static void post_run_begin (struct dws_engine *e, struct job *job, bool run_started)
+{
+    job->epilog = true;
+    job->run_started = run_started;
+    if (job->creating || !job->exists) {
+        /* the create has not answered: Teardown once it has */
+        job->toredown = true;
+        return;
+    }
+    if (!job->run_started || job->desired < WF_PRERUN || job->toredown) {
+        workflow_teardown (e, job);
+        return;
+    }
+    json_t *ann = json_pack ("{s:s}", ANN_EPILOG, "active");
+    workflow_patch_state (e, job, WF_POSTRUN, ann);
+    act_timer_start (e, job, T_TEARDOWN_AFTER, e->cfg.teardown_after);
+    act_timer_start (e, job, T_POSTRUN, e->cfg.postrun_timeout);
+}
+
 static void post_run_request (struct dws_engine *e, json_t *msgid, json_t *p,
                               json_t *event)
 {
@@ -254,25 +278,6 @@ static void post_run_request (struct dws_engine *e, json_t *msgid, json_t *p,
 /* The job's epilog has begun (dws.post_run, or found in CLEANUP after a
  * restart that lost the request).
  */
-void post_run_begin (struct dws_engine *e, struct job *job, bool run_started)
-{
-    job->epilog = true;
-    job->run_started = run_started;
-    if (job->creating || !job->exists) {
-        /* the create has not answered: Teardown once it has */
-        job->toredown = true;
-        return;
-    }
-    if (!job->run_started || job->desired < WF_PRERUN || job->toredown) {
-        workflow_teardown (e, job);
-        return;
-    }
-    json_t *ann = json_pack ("{s:s}", ANN_EPILOG, "active");
-    workflow_patch_state (e, job, WF_POSTRUN, ann);
-    act_timer_start (e, job, T_TEARDOWN_AFTER, e->cfg.teardown_after);
-    act_timer_start (e, job, T_POSTRUN, e->cfg.postrun_timeout);
-}
-
 static void teardown_request (struct dws_engine *e, json_t *msgid, json_t *p, bool abort,
                               json_t *event)
 {
@@ -304,21 +309,6 @@ static void teardown_request (struct dws_engine *e, json_t *msgid, json_t *p, bo
 
 /* The whole dws.status answer: the engine's jobs and counts, and what the
  * shell measured of itself (the request event's "service", if any). */
-static void status_request (struct dws_engine *e, json_t *msgid, json_t *service)
-{
-    json_t *st = dws_engine_status (e);
-    json_t *ids = json_array ();
-    size_t i;
-    json_t *j;
-    json_array_foreach (json_object_get (st, "jobs"), i, j)
-        json_array_append (ids, json_object_get (j, "id"));
-    json_object_set_new (st, "success", json_true ());
-    json_object_set_new (st, "workflows", ids);
-    if (json_is_object (service))
-        json_object_set (st, "service", service);
-    act_respond (e, msgid, st);
-}
-
 void request_event (struct dws_engine *e, json_t *event)
 {
     const char *topic = json_string_value (json_object_get (event, "topic"));

@@ -1,4 +1,6 @@
-/* engine_workflow.c - a job's Workflow: create, rebuild, and move it on.
+/* engine_progress.c - a job's Workflow moved on by its watch events: taken
+ * up after a restart, created again when it vanished, and each state's
+ * completion acted on (Proposal to PreRun here; the verbs in engine_wf.c).
  *
  * "Complete" is DWS' word: spec.desiredState == status.state == S and
  * status.ready.  The engine acts once on each state's completion
@@ -8,375 +10,23 @@
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
-#include <ctype.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "action.h"
 #include "breakdown.h"
-#include "engine_int.h"
+#include "engine_act.h"
+#include "engine_fault.h"
+#include "engine_health.h"
+#include "engine_job.h"
+#include "engine_progress.h"
+#include "engine_wf.h"
 #include "hostlist.h"
+#include "lustre.h"
 #include "policy.h"
 #include "rabbitmap.h"
-#include "lustre.h"
 #include "servers.h"
-
-static const char *state_names[WF_NSTATES] = {
-    "Proposal", "Setup", "DataIn", "PreRun", "PostRun", "DataOut", "Teardown",
-};
-
-const char *wf_state_name (enum wf_state s)
-{
-    return s >= 0 && s < WF_NSTATES ? state_names[s] : "";
-}
-
-enum wf_state wf_state_parse (const char *s)
-{
-    for (int i = 0; s && i < WF_NSTATES; i++)
-        if (!strcmp (s, state_names[i]))
-            return (enum wf_state)i;
-    return WF_NONE;
-}
-
-static const char *wf_get (json_t *wf, const char *a, const char *b)
-{
-    return json_string_value (json_object_get (json_object_get (wf, a), b));
-}
-
-static const char *annotation (json_t *wf, const char *key)
-{
-    return json_string_value (
-        json_object_get (json_object_get (json_object_get (wf, "metadata"), "annotations"),
-                         key));
-}
-
-/* --- failing a job ------------------------------------------------------- */
-
-void job_fail (struct dws_engine *e, struct job *job, const char *type, const char *fmt, ...)
-{
-    char buf[DWS_ERROR_TEXT_MAX];
-    va_list ap;
-    va_start (ap, fmt);
-    vsnprintf (buf, sizeof (buf), fmt, ap);
-    va_end (ap);
-    act_log (e, "err", "%s: %s", job->name, buf);
-    if (!job->excepted) {
-        job->excepted = true;
-        act_raise (e, job, type, 0, "%s", buf);
-    }
-    job->toredown = true;
-    if (job->exists && !job->creating)
-        workflow_teardown (e, job);
-}
-
-/* --- writes ---------------------------------------------------------------- */
-
-static void kvs_timing (struct dws_engine *e, struct job *job, enum wf_state s, bool with_wf)
-{
-    char key[64], link[64];
-    char lower[16];
-    const char *name = wf_state_name (s);
-    size_t i;
-    for (i = 0; name[i] && i < sizeof (lower) - 1; i++)
-        lower[i] = (char)tolower ((unsigned char)name[i]);
-    lower[i] = '\0';
-    json_t *put = json_object ();
-    json_t *links = json_object ();
-    const char *elapsed = wf_get (job->wf, "status", "elapsedTimeLastState");
-    snprintf (key, sizeof (key), "data.dws.timing.%s", lower);
-    snprintf (link, sizeof (link), "rabbit_%s_timing", lower);
-    json_object_set_new (put, key, json_string (elapsed ? elapsed : ""));
-    json_object_set_new (links, link, json_string (key));
-    if (with_wf && job->wf) {
-        json_object_set (put, "data.dws.workflow", job->wf);
-        json_object_set_new (links, "rabbit_workflow", json_string ("data.dws.workflow"));
-    }
-    act_kvs (e, job, put, links);
-}
-
-void workflow_create (struct dws_engine *e, struct job *job)
-{
-    char token[96];
-    char tol[32];
-    char *jobid = dws_f58_plain ((unsigned long long)job->id);
-    char *res = job->resources ? json_dumps (job->resources, JSON_COMPACT) : NULL;
-    snprintf (tol, sizeof (tol), "%lld", (long long)job->tolerance);
-    json_t *ann = json_pack ("{s:s}", ANN_TOLERANCE, tol);
-    if (res)
-        json_object_set_new (ann, ANN_RESOURCES, json_string (res));
-    if (job->hosts)
-        json_object_set_new (ann, ANN_HOSTS, json_string (job->hosts));
-    char *rsv = job->reserved ? json_dumps (job->reserved, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-    if (rsv)
-        json_object_set_new (ann, ANN_RESERVED, json_string (rsv));
-    free (rsv);
-    json_t *body = json_pack ("{s:{s:s s:s s:[s] s:o}"
-                              " s:{s:s s:O s:s s:s s:I s:I}}",
-                              "metadata", "name", job->name, "namespace", e->cfg.namespace,
-                              "finalizers", WORKFLOW_FINALIZER, "annotations", ann,
-                              "spec", "desiredState", "Proposal", "dwDirectives",
-                              job->directives, "wlmID", "flux", "jobID", jobid ? jobid : "",
-                              "userID", (json_int_t)job->userid, "groupID",
-                              (json_int_t)job->groupid);
-    free (jobid);
-    free (res);
-    job->creating = true;
-    job->desired = WF_PROPOSAL;
-    job->state_since = e->now;
-    act_k8s (e, "create", "Workflow", e->cfg.namespace, job->name, body,
-             token_for (token, sizeof (token), TOK_CREATE, job));
-}
-
-void workflow_patch_state (struct dws_engine *e, struct job *job, enum wf_state s,
-                           json_t *annotations)
-{
-    char token[96];
-    if (job->desired == WF_TEARDOWN && s != WF_TEARDOWN) {
-        /* an answer that arrived after Teardown was asked for (a Servers
-         * write, say): nothing goes forward from Teardown
-         */
-        json_decref (annotations);
-        return;
-    }
-    json_t *body = json_pack ("{s:{s:s}}", "spec", "desiredState", wf_state_name (s));
-    if (annotations)
-        json_object_set_new (body, "metadata", json_pack ("{s:o}", "annotations", annotations));
-    job->desired = s;
-    job->state_since = e->now;
-    act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name, body,
-             token_for (token, sizeof (token), TOK_STATE, job));
-}
-
-static void teardown_finish (struct dws_engine *e, struct job *job);
-
-/* Does the job have a #DW container directive (user containers, whose
- * Pods nnf-sos keeps until Teardown)?
- */
-static bool has_container (struct job *job)
-{
-    size_t i;
-    json_t *d;
-    json_array_foreach (job->directives, i, d) {
-        const char *s = json_string_value (d);
-        while (s && isspace ((unsigned char)*s))
-            s++;
-        if (s && !strncmp (s, "#DW", 3)) {
-            s += 3;
-            while (isspace ((unsigned char)*s))
-                s++;
-            if (!strncmp (s, "container", 9) && (s[9] == '\0' || isspace ((unsigned char)s[9])))
-                return true;
-        }
-    }
-    return false;
-}
-
-static void teardown_patch (struct dws_engine *e, struct job *job)
-{
-    json_t *ann = job->epilog ? json_pack ("{s:s}", ANN_EPILOG, "active") : NULL;
-    workflow_patch_state (e, job, WF_TEARDOWN, ann);
-}
-
-/* Move the job's Workflow to Teardown.  What Teardown deletes and the
- * reference keeps in the job's KVS is read first (as flux-coral2 does
- * before its Teardown patch): the NnfDataMovements (save_datamovements)
- * and the user container's log (#DW container, once PreRun was asked for:
- * nnf-sos deletes the Pods at Teardown).  Meanwhile desired is Teardown
- * already, so nothing else moves the Workflow on; the patch goes out once
- * the last read has answered, whatever the answer.
- */
-void workflow_teardown (struct dws_engine *e, struct job *job)
-{
-    char token[96];
-    if (job->abort_reads > 0)
-        return; /* the last of dws.abort's reads calls us again */
-    if (job->desired == WF_TEARDOWN) {
-        if (job->handled == WF_TEARDOWN)
-            teardown_finish (e, job);
-        else if (job->teardown_reads == 0 && job->epilog && !annotation (job->wf, ANN_EPILOG))
-            act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name,
-                     json_pack ("{s:{s:{s:s}}}", "metadata", "annotations", ANN_EPILOG,
-                                "active"),
-                     token_for (token, sizeof (token), TOK_ANNOTATE, job));
-        return;
-    }
-    for (int k = 0; k < T_NKINDS; k++)
-        act_timer_stop (e, job, (enum timer_kind)k);
-    if (job->wf) {
-        json_t *put = json_pack ("{s:O}", "data.dws.workflow", job->wf);
-        act_kvs (e, job, put, json_pack ("{s:s}", "rabbit_workflow", "data.dws.workflow"));
-    }
-    bool prerun = job->desired >= WF_PRERUN;
-    job->desired = WF_TEARDOWN;
-    job->state_since = e->now;
-    job->teardown_reads = 0;
-    if (e->cfg.save_datamovements > 0) {
-        char sel[128];
-        snprintf (sel, sizeof (sel), WORKFLOW_LABEL "=%s", job->name);
-        act_k8s_list (e, "NnfDataMovement", sel, token_for (token, sizeof (token), TOK_DM, job));
-        job->teardown_reads++;
-    }
-    if (prerun && has_container (job)) {
-        char sel[256];
-        snprintf (sel, sizeof (sel), WORKFLOW_LABEL "=%s," WORKFLOW_NS_LABEL "=%s", job->name,
-                  e->cfg.namespace);
-        json_t *a = json_pack ("{s:s s:s s:s s:s s:s s:s}", "action", "k8s", "op", "list",
-                               "kind", "Pod", "namespace", e->cfg.namespace, "label_selector",
-                               sel, "token", token_for (token, sizeof (token), TOK_PODS, job));
-        act (e, a);
-        job->teardown_reads++;
-    }
-    if (job->teardown_reads == 0)
-        teardown_patch (e, job);
-}
-
-/* One read before Teardown has answered. */
-static void teardown_read_done (struct dws_engine *e, struct job *job)
-{
-    if (job->teardown_reads <= 0)
-        return; /* a late answer (after a rebuild) */
-    if (--job->teardown_reads == 0 && job->desired == WF_TEARDOWN && job->exists)
-        teardown_patch (e, job);
-}
-
-/* Of a Workflow's Pods, the one whose log is kept: the MPI launcher, else
- * the first by name (a non-MPI container runs one Pod per rabbit, the
- * same program on each).
- */
-static json_t *log_pod (json_t *items)
-{
-    json_t *best = NULL;
-    bool best_launcher = false;
-    size_t i;
-    json_t *pod;
-    json_array_foreach (items, i, pod) {
-        json_t *md = json_object_get (pod, "metadata");
-        const char *name = json_string_value (json_object_get (md, "name"));
-        const char *role = json_string_value (
-            json_object_get (json_object_get (md, "labels"), "training.kubeflow.org/job-role"));
-        bool launcher = role && !strcmp (role, "launcher");
-        json_t *containers = json_object_get (json_object_get (pod, "spec"), "containers");
-        if (!name || !json_string_value (json_object_get (json_array_get (containers, 0),
-                                                          "name")))
-            continue;
-        if (best) {
-            const char *bname = wf_get (best, "metadata", "name");
-            if (best_launcher && !launcher)
-                continue;
-            if (best_launcher == launcher && strcmp (name, bname) >= 0)
-                continue;
-        }
-        best = pod;
-        best_launcher = launcher;
-    }
-    return best;
-}
-
-/* The tail of a text: at most max bytes, cut at a UTF-8 character start. */
-static const char *text_tail (const char *s, size_t max)
-{
-    size_t n = strlen (s);
-    if (n <= max)
-        return s;
-    s += n - max;
-    while ((*s & 0xC0) == 0x80)
-        s++;
-    return s;
-}
-
-/* Most recent first (creationTimestamp, then name), for qsort: RFC 3339
- * timestamps of the API server's one format sort as text.
- */
-static int dm_newer_first (const void *a, const void *b)
-{
-    json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
-    const char *tx = wf_get (x, "metadata", "creationTimestamp");
-    const char *ty = wf_get (y, "metadata", "creationTimestamp");
-    int c = strcmp (ty ? ty : "", tx ? tx : "");
-    if (c == 0) {
-        const char *nx = wf_get (x, "metadata", "name");
-        const char *ny = wf_get (y, "metadata", "name");
-        c = strcmp (ny ? ny : "", nx ? nx : "");
-    }
-    return c;
-}
-
-/* The NnfDataMovements to keep: the Failed ones first, each group most
- * recent first, at most save_datamovements.
- */
-static json_t *datamovements_kept (struct dws_engine *e, json_t *items)
-{
-    size_t n = json_array_size (items);
-    json_t **v = calloc (n ? n : 1, sizeof (*v));
-    json_t *out = json_array ();
-    if (!v || !out) {
-        free (v);
-        return out;
-    }
-    for (int pass = 0; pass < 2; pass++) {
-        size_t k = 0;
-        for (size_t i = 0; i < n; i++) {
-            json_t *dm = json_array_get (items, i);
-            const char *status = wf_get (dm, "status", "status");
-            bool failed = status && !strcmp (status, "Failed");
-            if (failed == (pass == 0))
-                v[k++] = dm;
-        }
-        qsort (v, k, sizeof (*v), dm_newer_first);
-        for (size_t i = 0; i < k && json_array_size (out) < (size_t)e->cfg.save_datamovements;
-             i++)
-            json_array_append (out, v[i]);
-    }
-    free (v);
-    return out;
-}
-
-void epilog_remove (struct dws_engine *e, struct job *job)
-{
-    if (job->epilog_removed)
-        return;
-    job->epilog_removed = true;
-    act_rpc (e, "job-manager.dws.epilog-remove", json_pack ("{s:I}", "id", job->id), NULL);
-}
-
-static void remove_finalizer (struct dws_engine *e, struct job *job)
-{
-    char token[96];
-    json_t *fins = json_object_get (json_object_get (job->wf, "metadata"), "finalizers");
-    size_t i;
-    json_t *f;
-    json_array_foreach (fins, i, f) {
-        if (json_is_string (f) && !strcmp (json_string_value (f), WORKFLOW_FINALIZER)) {
-            char path[64];
-            snprintf (path, sizeof (path), "/metadata/finalizers/%zu", i);
-            json_t *ops = json_pack ("[{s:s s:s s:s} {s:s s:s}]", "op", "test", "path", path,
-                                     "value", WORKFLOW_FINALIZER, "op", "remove", "path", path);
-            act_k8s (e, "json-patch", "Workflow", e->cfg.namespace, job->name, ops,
-                     token_for (token, sizeof (token), TOK_FINALIZER, job));
-            return;
-        }
-    }
-}
-
-/* Teardown is complete: release the epilog (once the job is in it), then
- * delete the Workflow.  Until the job's epilog has begun the Workflow is
- * kept: it is what tells a restarted service that this job still needs
- * its epilog released.
- */
-static void teardown_finish (struct dws_engine *e, struct job *job)
-{
-    char token[96];
-    if (!job->epilog || job->deleting || job->abort_reads > 0)
-        return; /* abort's reads: the last one calls workflow_teardown again */
-    epilog_remove (e, job);
-    job->deleting = true;
-    act_k8s (e, "delete", "Workflow", e->cfg.namespace, job->name, NULL,
-             token_for (token, sizeof (token), TOK_DELETE, job));
-    remove_finalizer (e, job);
-}
-
-/* --- Proposal and Setup ------------------------------------------------ */
 
 /* true when every breakdown the Workflow lists has been read; otherwise
  * read the missing ones (once).
@@ -593,9 +243,9 @@ void setup_start (struct dws_engine *e, struct job *job)
             return;
         }
     }
-    const char *recorded = annotation (job->wf, ANN_HOSTS);
+    const char *recorded = wf_annotation (job->wf, ANN_HOSTS);
     char *rsv = job->reserved ? json_dumps (job->reserved, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-    const char *rec_rsv = annotation (job->wf, ANN_RESERVED);
+    const char *rec_rsv = wf_annotation (job->wf, ANN_RESERVED);
     if (recorded && !strcmp (recorded, job->hosts)
         && (rsv ? rec_rsv && !strcmp (rec_rsv, rsv) : !rec_rsv)) {
         free (rsv);
@@ -612,7 +262,6 @@ void setup_start (struct dws_engine *e, struct job *job)
 }
 
 /* --- the states' completions ----------------------------------------------- */
-
 static void computes_patch (struct dws_engine *e, struct job *job)
 {
     dws_error_t err;
@@ -728,7 +377,7 @@ void prolog_remove_again (struct dws_engine *e, struct job *job)
 static void state_complete (struct dws_engine *e, struct job *job, enum wf_state s)
 {
     job->handled = s;
-    kvs_timing (e, job, s, s == WF_PROPOSAL);
+    workflow_kvs_timing (e, job, s, s == WF_PROPOSAL);
     switch (s) {
         case WF_PROPOSAL:
             if (breakdowns_ready (e, job))
@@ -755,7 +404,7 @@ static void state_complete (struct dws_engine *e, struct job *job, enum wf_state
         case WF_TEARDOWN:
             for (int k = 0; k < T_NKINDS; k++)
                 act_timer_stop (e, job, (enum timer_kind)k);
-            teardown_finish (e, job);
+            workflow_teardown_finish (e, job);
             break;
         default:
             break;
@@ -785,10 +434,9 @@ void workflow_progress (struct dws_engine *e, struct job *job)
 }
 
 /* --- watch events ------------------------------------------------------------ */
-
 static json_t *annotation_json (json_t *wf, const char *key)
 {
-    const char *s = annotation (wf, key);
+    const char *s = wf_annotation (wf, key);
     return s ? json_loads (s, JSON_DECODE_ANY, NULL) : NULL;
 }
 
@@ -808,11 +456,11 @@ static void adopt (struct dws_engine *e, struct job *job, json_t *wf)
     job->directives = json_is_array (dirs) ? json_incref (dirs) : NULL;
     json_decref (job->resources);
     job->resources = annotation_json (wf, ANN_RESOURCES);
-    const char *tol = annotation (wf, ANN_TOLERANCE);
+    const char *tol = wf_annotation (wf, ANN_TOLERANCE);
     job->tolerance = tol ? strtoll (tol, NULL, 10) : 0;
-    if (annotation (wf, ANN_HOSTS) || !job->hosts) {
+    if (wf_annotation (wf, ANN_HOSTS) || !job->hosts) {
         free (job->hosts);
-        job->hosts = dws_strdup_null (annotation (wf, ANN_HOSTS));
+        job->hosts = dws_strdup_null (wf_annotation (wf, ANN_HOSTS));
         json_decref (job->reserved);
         job->reserved = annotation_json (wf, ANN_RESERVED);
         if (!json_is_object (job->reserved)) {
@@ -822,8 +470,8 @@ static void adopt (struct dws_engine *e, struct job *job, json_t *wf)
         health_job (e, job);
     }
     free (job->failed);
-    job->failed = dws_strdup_null (annotation (wf, ANN_FAILED));
-    job->epilog = job->epilog || annotation (wf, ANN_EPILOG) != NULL;
+    job->failed = dws_strdup_null (wf_annotation (wf, ANN_FAILED));
+    job->epilog = job->epilog || wf_annotation (wf, ANN_EPILOG) != NULL;
     job->exists = true;
     job->desired = wf_state_parse (json_string_value (json_object_get (spec, "desiredState")));
     job->handled = job->desired > WF_NONE ? (enum wf_state)(job->desired - 1) : WF_NONE;
@@ -938,7 +586,7 @@ void workflow_event (struct dws_engine *e, const char *type, json_t *wf)
     job->exists = true;
     if (job->deleting) {
         if (has_our_finalizer (wf))
-            remove_finalizer (e, job);
+            workflow_remove_finalizer (e, job);
         return;
     }
     if (json_object_get (json_object_get (wf, "metadata"), "deletionTimestamp")
@@ -989,27 +637,25 @@ void workflow_sync (struct dws_engine *e, json_t *objects)
     e->synced = true;
 }
 
-/* --- Kubernetes call results ------------------------------------------------ */
-
-static const char *result_message (json_t *event)
+/* hosts, servers, computes: a 404 says the Workflow (and its children)
+ * is gone: its DELETED event, seen or still to come, decides between
+ * creating it again and failing the job.
+ */
+void progress_on_create (struct dws_engine *e, enum token_kind kind, struct job *job,
+                         json_t *event)
 {
-    const char *m = json_string_value (json_object_get (event, "message"));
-    return m && *m ? m : "no answer from Kubernetes";
-}
-
-static void create_result (struct dws_engine *e, struct job *job, json_t *event, bool ok,
-                           int code)
-{
+    struct k8s_answer a = k8s_answer_of (event);
+    (void)kind;
     size_t i;
     json_t *msgid;
     job->creating = false;
-    if (ok || code == 409) {
+    if (a.ok || a.code == 409) {
         job->exists = true;
         json_array_foreach (job->create_msgids, i, msgid)
             act_respond_ok (e, msgid);
         json_array_clear (job->create_msgids);
         act_memo (e, job, json_pack ("{s:s}", "rabbit_workflow", job->name));
-        if (ok && json_is_object (json_object_get (event, "object")) && !job->wf)
+        if (a.ok && json_is_object (json_object_get (event, "object")) && !job->wf)
             job->wf = json_incref (json_object_get (event, "object"));
         if (job->toredown)
             workflow_teardown (e, job);
@@ -1030,169 +676,106 @@ static void create_result (struct dws_engine *e, struct job *job, json_t *event,
     job_forget (e, job);
 }
 
-void workflow_k8s_result (struct dws_engine *e, enum token_kind kind, struct job *job,
+void progress_on_breakdown (struct dws_engine *e, enum token_kind kind, struct job *job,
+                            json_t *event)
+{
+    (void)kind;
+    struct k8s_answer a = k8s_answer_of (event);
+    if (job->breakdowns_wanted <= 0)
+        return; /* a late answer: for a Workflow that was since created again */
+    job->breakdowns_wanted--;
+    if (!a.ok || !json_is_object (a.obj)) {
+        job_fail (e, job, "exception", NOTE_PREFIX "cannot read a DirectiveBreakdown: %s",
+                  result_message (event));
+        return;
+    }
+    const char *name = wf_get (a.obj, "metadata", "name");
+    if (name)
+        json_object_set (job->breakdowns, name, a.obj);
+    if (job->breakdowns_wanted == 0 && !job->excepted && breakdowns_ready (e, job)) {
+        if (job->handled == WF_PROPOSAL && job->desired == WF_PROPOSAL)
+            proposal_finish (e, job);
+    }
+}
+
+void progress_on_hosts (struct dws_engine *e, enum token_kind kind, struct job *job,
+                        json_t *event)
+{
+    (void)kind;
+    struct k8s_answer a = k8s_answer_of (event);
+    if (a.gone)
+        return;
+    if (!a.ok) {
+        job_fail (e, job, "exception", NOTE_PREFIX "cannot record the job's hosts: %s",
+                  result_message (event));
+        return;
+    }
+    if (!job->exists || job->creating || job->handled < WF_PROPOSAL)
+        return; /* for a Workflow that was since created again */
+    if (json_is_object (a.obj)) {
+        json_decref (job->wf);
+        job->wf = json_incref (a.obj);
+    }
+    if (!job->excepted && job->setup_pending)
+        setup_servers (e, job);
+}
+
+void progress_on_servers (struct dws_engine *e, enum token_kind kind, struct job *job,
                           json_t *event)
 {
-    bool ok = json_is_true (json_object_get (event, "ok"));
-    int code = (int)json_integer_value (json_object_get (event, "code"));
-    json_t *obj = json_object_get (event, "object");
-    /* hosts, servers, computes: a 404 says the Workflow (and its children)
-     * is gone: its DELETED event, seen or still to come, decides between
-     * creating it again and failing the job */
-    bool gone = !ok && code == 404;
-
-    switch (kind) {
-        case TOK_CREATE: {
-            create_result (e, job, event, ok, code);
-            return;
-        }
-        case TOK_DELETE:
-        case TOK_FINALIZER:
-        case TOK_ANNOTATE: {
-            if (!ok && code != 404 && code != 409 && code != 422)
-                act_log (e, "err", "%s: %s failed: %s", job->name, token_kind_name (kind),
-                         result_message (event));
-            return;
-        }
-        case TOK_STATE: {
-            if (!ok && code != 404)
-                job_fail (e, job, "exception", NOTE_PREFIX "cannot move workflow %s to %s: %s",
-                          job->name, wf_state_name (job->desired), result_message (event));
-            return;
-        }
-        case TOK_BREAKDOWN: {
-            if (job->breakdowns_wanted <= 0)
-                return; /* a late answer: for a Workflow that was since created again */
-            job->breakdowns_wanted--;
-            if (!ok || !json_is_object (obj)) {
-                job_fail (e, job, "exception", NOTE_PREFIX "cannot read a DirectiveBreakdown: %s",
-                          result_message (event));
-                return;
-            }
-            const char *name = wf_get (obj, "metadata", "name");
-            if (name)
-                json_object_set (job->breakdowns, name, obj);
-            if (job->breakdowns_wanted == 0 && !job->excepted && breakdowns_ready (e, job)) {
-                if (job->handled == WF_PROPOSAL && job->desired == WF_PROPOSAL)
-                    proposal_finish (e, job);
-            }
-            return;
-        }
-        case TOK_HOSTS: {
-            if (gone)
-                return;
-            if (!ok) {
-                job_fail (e, job, "exception", NOTE_PREFIX "cannot record the job's hosts: %s",
-                          result_message (event));
-                return;
-            }
-            if (!job->exists || job->creating || job->handled < WF_PROPOSAL)
-                return; /* for a Workflow that was since created again */
-            if (json_is_object (obj)) {
-                json_decref (job->wf);
-                job->wf = json_incref (obj);
-            }
-            if (!job->excepted && job->setup_pending)
-                setup_servers (e, job);
-            return;
-        }
-        case TOK_SERVERS: {
-            if (gone)
-                return;
-            if (job->servers_pending <= 0)
-                return; /* a late answer: for a Workflow that was since created again */
-            if (!ok && code == 404 && (!job->exists || job->creating))
-                return; /* the Servers went with the vanished Workflow */
-            if (!ok) {
-                job->setup_error = true;
-                job_fail (e, job, "exception", NOTE_PREFIX "cannot fill the Servers: %s",
-                          result_message (event));
-                return;
-            }
-            if (--job->servers_pending == 0 && !job->setup_error && !job->excepted
-                && !job->toredown) {
-                job->setup_pending = false;
-                workflow_patch_state (e, job, WF_SETUP, NULL);
-                act_timer_start (e, job, T_SETUP, e->cfg.setup_timeout);
-            }
-            return;
-        }
-        case TOK_COMPUTES: {
-            if (gone)
-                return;
-            if (!ok) {
-                job_fail (e, job, "exception", NOTE_PREFIX "cannot fill the Computes: %s",
-                          result_message (event));
-                return;
-            }
-            if (job->desired == WF_SETUP && !job->excepted)
-                workflow_patch_state (e, job, WF_DATAIN, NULL);
-            return;
-        }
-        case TOK_SECRET: {
-            job->token_pending = false;
-            json_t *data = json_object_get (obj, "data");
-            const char *b64 = json_string_value (json_object_get (data, "token"));
-            char *token = ok && b64 ? b64decode (b64) : NULL;
-            if (!token) {
-                job_fail (e, job, "exception", NOTE_PREFIX "cannot read the workflow token: %s",
-                          ok ? "the Secret has no usable data.token" : result_message (event));
-                return;
-            }
-            if (job->desired == WF_PRERUN && !job->excepted)
-                prolog_remove (e, job, token);
-            free (token);
-            return;
-        }
-        case TOK_DM: {
-            if (ok)
-                act_kvs (e, job,
-                         json_pack ("{s:o}", "data.dws.datamovements",
-                                    datamovements_kept (e, json_object_get (obj, "items"))),
-                         json_pack ("{s:s}", "rabbit_datamovements", "data.dws.datamovements"));
-            else
-                act_log (e, "warning", "%s: cannot list its NnfDataMovements: %s", job->name,
-                         result_message (event));
-            teardown_read_done (e, job);
-            return;
-        }
-        case TOK_PODS: {
-            json_t *pod = ok ? log_pod (json_object_get (obj, "items")) : NULL;
-            if (!ok)
-                act_log (e, "warning", "%s: cannot list its container Pods: %s", job->name,
-                         result_message (event));
-            if (!pod) {
-                teardown_read_done (e, job);
-                return;
-            }
-            json_t *md = json_object_get (pod, "metadata");
-            json_t *c0 = json_array_get (json_object_get (json_object_get (pod, "spec"),
-                                                          "containers"), 0);
-            const char *ns = json_string_value (json_object_get (md, "namespace"));
-            char token[96];
-            act (e, json_pack ("{s:s s:s s:s s:s s:O s:O s:I s:s}", "action", "k8s", "op", "log",
-                               "kind", "Pod", "namespace", ns ? ns : e->cfg.namespace, "name",
-                               json_object_get (md, "name"), "container",
-                               json_object_get (c0, "name"), "tail_lines",
-                               (json_int_t)CONTAINER_LOG_LINES, "token",
-                               token_for (token, sizeof (token), TOK_PODLOG, job)));
-            return; /* the read goes on: podlog ends it */
-        }
-        case TOK_PODLOG: {
-            const char *text = json_string_value (json_object_get (obj, "log"));
-            if (ok && text)
-                act_kvs (e, job,
-                         json_pack ("{s:s}", "data.dws.container_log",
-                                    text_tail (text, CONTAINER_LOG_MAX)),
-                         json_pack ("{s:s}", "rabbit_container_log", "data.dws.container_log"));
-            else
-                act_log (e, "warning", "%s: cannot read its container log: %s", job->name,
-                         ok ? "no log in the answer" : result_message (event));
-            teardown_read_done (e, job);
-            return;
-        }
-        default:
-            act_log (e, "err", "%s: unexpected answer '%s'", job->name, token_kind_name (kind));
-            return;
+    (void)kind;
+    struct k8s_answer a = k8s_answer_of (event);
+    if (a.gone)
+        return;
+    if (job->servers_pending <= 0)
+        return; /* a late answer: for a Workflow that was since created again */
+    if (!a.ok && a.code == 404 && (!job->exists || job->creating))
+        return; /* the Servers went with the vanished Workflow */
+    if (!a.ok) {
+        job->setup_error = true;
+        job_fail (e, job, "exception", NOTE_PREFIX "cannot fill the Servers: %s",
+                  result_message (event));
+        return;
     }
+    if (--job->servers_pending == 0 && !job->setup_error && !job->excepted
+        && !job->toredown) {
+        job->setup_pending = false;
+        workflow_patch_state (e, job, WF_SETUP, NULL);
+        act_timer_start (e, job, T_SETUP, e->cfg.setup_timeout);
+    }
+}
+
+void progress_on_computes (struct dws_engine *e, enum token_kind kind, struct job *job,
+                           json_t *event)
+{
+    (void)kind;
+    struct k8s_answer a = k8s_answer_of (event);
+    if (a.gone)
+        return;
+    if (!a.ok) {
+        job_fail (e, job, "exception", NOTE_PREFIX "cannot fill the Computes: %s",
+                  result_message (event));
+        return;
+    }
+    if (job->desired == WF_SETUP && !job->excepted)
+        workflow_patch_state (e, job, WF_DATAIN, NULL);
+}
+
+void progress_on_secret (struct dws_engine *e, enum token_kind kind, struct job *job,
+                         json_t *event)
+{
+    (void)kind;
+    struct k8s_answer a = k8s_answer_of (event);
+    job->token_pending = false;
+    json_t *data = json_object_get (a.obj, "data");
+    const char *b64 = json_string_value (json_object_get (data, "token"));
+    char *token = a.ok && b64 ? b64decode (b64) : NULL;
+    if (!token) {
+        job_fail (e, job, "exception", NOTE_PREFIX "cannot read the workflow token: %s",
+                  a.ok ? "the Secret has no usable data.token" : result_message (event));
+        return;
+    }
+    if (job->desired == WF_PRERUN && !job->excepted)
+        prolog_remove (e, job, token);
+    free (token);
 }

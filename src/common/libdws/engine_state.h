@@ -1,28 +1,34 @@
-/* engine_int.h - what the engine's files share (not a public header).
+/* engine_state.h - the dws engine's state: types only, no functions.
  *
- * engine.c          create/destroy, config, the job table, event dispatch,
- *                   action builders, SystemConfiguration (compute -> rabbit)
- * engine_request.c  the dws.* requests, and recovery of those a restart lost
- * engine_workflow.c Workflow events: rebuild, state completion, errors
- * engine_fault.c    timeouts, TransientCondition, failure tolerance, abort
- * engine_health.c   routing to rabbit health (health.h): Storage, the resource
- *                   journal, Fluxion, the flush timer, dws.rabbits
+ * The engine is built in one-way layers; a file includes only the headers
+ * of the layers below it (t/python/libdws/test_engine_layers.py checks):
+ *
+ *   engine.c           configuration, create/destroy, event dispatch   (top)
+ *   engine_request.c   the dws.* requests, orphan recovery, job-info
+ *   engine_status.c    the dws.status answer
+ *   engine_progress.c  Workflow watch events: adopt, vanish, each state's
+ *                      completion, Proposal to PreRun
+ *   engine_fault.c     timers, TransientCondition, tolerance, abort
+ *   engine_wf.c        Workflow verbs: create, patch state, fail a job,
+ *                      teardown, finalizer, KVS timing
+ *   engine_job.c       the job table
+ *   engine_health.c    routing to rabbit health (health.h)
+ *   engine_act.c       action builders, tokens, timer keys, host helpers
+ *   engine_state.h     these types                                    (bottom)
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
-#ifndef DWS_ENGINE_INT_H
-#define DWS_ENGINE_INT_H
+#ifndef DWS_ENGINE_STATE_H
+#define DWS_ENGINE_STATE_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include <jansson.h>
 
-#include "action.h"
 #include "engine.h"
-#include "error.h"
-#include "lustre.h"
 #include "health.h"
+#include "lustre.h"
 
 /* Workflow states in order; -1 = none. */
 enum wf_state {
@@ -144,46 +150,20 @@ struct dws_engine {
     size_t njobs;
     bool synced;           /* the first Workflow list has been seen */
     json_t *deferred;      /* requests for unknown jobs before that list, answered
-                            * once it has come (engine.c) */
+                            * once it has come */
     json_t *compute2rabbit; /* {compute: rabbit} from SystemConfiguration */
     json_t *rabbits;        /* {rabbit: true} */
     struct dws_rabbitmap *map;
     double now;
     json_t *actions; /* actions of the event being handled */
     int64_t events;
-    struct dws_health *health; /* rabbit health (engine_health.c) */
+    struct dws_health *health; /* rabbit health (engine_health.h) */
 };
 
-/* engine.c: jobs */
-struct job *job_lookup (struct dws_engine *e, json_int_t id);
-struct job *job_create (struct dws_engine *e, json_int_t id);
-void job_forget (struct dws_engine *e, struct job *job);
-bool job_id_from_name (const char *name, json_int_t *id);
-
-/* engine.c: actions */
-void act (struct dws_engine *e, json_t *action);
-void act_respond (struct dws_engine *e, json_t *msgid, json_t *payload);
-void act_respond_ok (struct dws_engine *e, json_t *msgid);
-void act_respond_fail (struct dws_engine *e, json_t *msgid, const char *fmt, ...)
-    __attribute__ ((format (printf, 3, 4)));
-void act_log (struct dws_engine *e, const char *level, const char *fmt, ...)
-    __attribute__ ((format (printf, 3, 4)));
-void act_raise (struct dws_engine *e, struct job *job, const char *type, int severity,
-                const char *fmt, ...) __attribute__ ((format (printf, 5, 6)));
-void act_k8s (struct dws_engine *e, const char *op, const char *kind, const char *ns,
-              const char *name, json_t *body, const char *token);
-void act_k8s_list (struct dws_engine *e, const char *kind, const char *selector,
-                   const char *token);
-void act_rpc (struct dws_engine *e, const char *topic, json_t *payload, const char *token);
-void act_memo (struct dws_engine *e, struct job *job, json_t *memo);
-void act_kvs (struct dws_engine *e, struct job *job, json_t *put, json_t *link);
-void act_timer_start (struct dws_engine *e, struct job *job, enum timer_kind kind, double after);
-void act_timer_stop (struct dws_engine *e, struct job *job, enum timer_kind kind);
-void act_drain (struct dws_engine *e, const char *targets, const char *reason);
 /* What a Kubernetes answer (or a job-info read) is for: the first word of
  * its token "<kind>:<jobid>".  token_for writes it from the enum, so a
- * token cannot be mistyped; the engine parses it once (token_kind_parse)
- * and hands the answer to the one handler of its kind.
+ * token cannot be mistyped; engine.c parses it once (token_kind_parse)
+ * and hands the answer to the one handler its table gives the kind.
  */
 #define TOKEN_KINDS(X)                                                                         \
     X (CREATE, "create")                                                                       \
@@ -214,69 +194,4 @@ enum token_kind {
         TOK_COUNT
 };
 
-const char *token_kind_name (enum token_kind kind);
-/* The kind of the first len bytes of s, or -1 for none. */
-int token_kind_parse (const char *s, size_t len);
-/* "<kind>:<jobid>" */
-const char *token_for (char *buf, size_t len, enum token_kind kind, struct job *job);
-
-/* engine_workflow.c */
-const char *wf_state_name (enum wf_state s);
-enum wf_state wf_state_parse (const char *s);
-void workflow_event (struct dws_engine *e, const char *type, json_t *wf);
-void workflow_sync (struct dws_engine *e, json_t *objects);
-void workflow_create (struct dws_engine *e, struct job *job);
-void workflow_patch_state (struct dws_engine *e, struct job *job, enum wf_state s,
-                           json_t *annotations);
-void workflow_teardown (struct dws_engine *e, struct job *job);
-void workflow_progress (struct dws_engine *e, struct job *job);
-void workflow_k8s_result (struct dws_engine *e, enum token_kind kind, struct job *job,
-                          json_t *event);
-void setup_start (struct dws_engine *e, struct job *job);
-void prolog_remove_again (struct dws_engine *e, struct job *job);
-/* A repeated dws.create while the job waits for its resources: the
- * jobtap plugin was reloaded and may have missed the resource-update
- * (sent while no plugin was loaded), so send it again.  Nothing when
- * Proposal is not complete yet (it is sent then) or the job moved on.
- */
-void resources_resend (struct dws_engine *e, struct job *job);
-void job_fail (struct dws_engine *e, struct job *job, const char *type, const char *fmt, ...)
-    __attribute__ ((format (printf, 4, 5)));
-void epilog_remove (struct dws_engine *e, struct job *job);
-
-/* engine_request.c */
-void request_event (struct dws_engine *e, json_t *event);
-void orphans_event (struct dws_engine *e, json_t *jobs, bool complete);
-void post_run_begin (struct dws_engine *e, struct job *job, bool run_started);
-void job_info_result (struct dws_engine *e, struct job *job, json_t *event);
-
-/* engine_fault.c */
-void timer_event (struct dws_engine *e, const char *key);
-void fault_k8s_result (struct dws_engine *e, enum token_kind kind, struct job *job,
-                       json_t *event);
-void transient_condition (struct dws_engine *e, struct job *job, json_t *status);
-void abort_job (struct dws_engine *e, struct job *job);
-const char *timer_kind_name (enum timer_kind kind);
-
-/* engine_health.c */
-void health_configure (struct dws_engine *e);
-json_t *health_job_constraint (struct dws_engine *e);
-void health_topology (struct dws_engine *e);
-/* the job's hosts changed (or became known) / the job is forgotten */
-void health_job (struct dws_engine *e, struct job *job);
-void health_job_gone (struct dws_engine *e, struct job *job);
-void health_mount_failed (struct dws_engine *e, json_t *hosts);
-void health_rabbits_request (struct dws_engine *e, json_t *msgid);
-/* does the result event carry a token of the health module? */
-bool health_token (json_t *event);
-/* type: sync/watch (kind Storage), journal, flux-config, graph,
- * fluxion-restart, health-flush, result */
-int health_event (struct dws_engine *e, const char *type, json_t *event, dws_error_t *err);
-
-/* engine.c: helpers */
-char *hostlist_of_R (json_t *R, dws_error_t *err);
-/* Record the ssd Fluxion gave the job, per rabbit, from its R (none: NULL). */
-void job_set_reserved (struct job *job, json_t *R);
-json_t *hosts_minus (const char *hosts, const char *minus, dws_error_t *err);
-
-#endif /* !DWS_ENGINE_INT_H */
+#endif /* !DWS_ENGINE_STATE_H */

@@ -1,0 +1,25 @@
+/* engine_health.h - the engine's routing to rabbit health (health.h).
+ *
+ * SPDX-License-Identifier: LGPL-3.0-or-later
+ */
+#ifndef DWS_ENGINE_HEALTH_H
+#define DWS_ENGINE_HEALTH_H
+
+#include "engine_state.h"
+#include "error.h"
+
+void health_configure (struct dws_engine *e);
+json_t *health_job_constraint (struct dws_engine *e);
+void health_topology (struct dws_engine *e);
+/* the job's hosts changed (or became known) / the job is forgotten */
+void health_job (struct dws_engine *e, struct job *job);
+void health_job_gone (struct dws_engine *e, struct job *job);
+void health_mount_failed (struct dws_engine *e, json_t *hosts);
+void health_rabbits_request (struct dws_engine *e, json_t *msgid);
+/* does the result event carry a token of the health module? */
+bool health_token (json_t *event);
+/* type: sync/watch (kind Storage), journal, flux-config, graph,
+ * fluxion-restart, health-flush, result */
+int health_event (struct dws_engine *e, const char *type, json_t *event, dws_error_t *err);
+
+#endif /* !DWS_ENGINE_HEALTH_H */

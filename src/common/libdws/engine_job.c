@@ -1,0 +1,133 @@
+/* engine_job.c - the job table: a hash of the jobs the engine tracks.
+ *
+ * SPDX-License-Identifier: LGPL-3.0-or-later
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "engine_act.h"
+#include "engine_health.h"
+#include "engine_job.h"
+
+/* --- job table --------------------------------------------------------- */
+static size_t bucket (struct dws_engine *e, json_int_t id)
+{
+    uint64_t h = (uint64_t)id * 0x9E3779B97F4A7C15ULL;
+    return (size_t)(h >> 20) & (e->nbuckets - 1);
+}
+
+struct job *job_lookup (struct dws_engine *e, json_int_t id)
+{
+    for (struct job *j = e->table[bucket (e, id)]; j; j = j->next)
+        if (j->id == id)
+            return j;
+    return NULL;
+}
+
+static void grow (struct dws_engine *e)
+{
+    size_t old = e->nbuckets;
+    struct job **ot = e->table;
+    struct job **nt = calloc (old * 2, sizeof (*nt));
+    if (!nt)
+        return; /* keep the longer chains */
+    e->table = nt;
+    e->nbuckets = old * 2;
+    for (size_t i = 0; i < old; i++) {
+        struct job *j = ot[i];
+        while (j) {
+            struct job *next = j->next;
+            size_t b = bucket (e, j->id);
+            j->next = nt[b];
+            nt[b] = j;
+            j = next;
+        }
+    }
+    free (ot);
+}
+
+struct job *job_create (struct dws_engine *e, json_int_t id)
+{
+    struct job *j = calloc (1, sizeof (*j));
+    if (!j)
+        return NULL;
+    j->id = id;
+    snprintf (j->name, sizeof (j->name), "fluxjob-%" JSON_INTEGER_FORMAT, id);
+    j->desired = WF_NONE;
+    j->handled = WF_NONE;
+    j->breakdowns = json_object ();
+    j->create_msgids = json_array ();
+    if (!j->breakdowns || !j->create_msgids) {
+        json_decref (j->breakdowns);
+        json_decref (j->create_msgids);
+        free (j);
+        return NULL;
+    }
+    if (e->njobs + 1 > e->nbuckets)
+        grow (e);
+    size_t b = bucket (e, id);
+    j->next = e->table[b];
+    e->table[b] = j;
+    e->njobs++;
+    return j;
+}
+
+static void job_free (struct job *j)
+{
+    json_decref (j->directives);
+    json_decref (j->resources);
+    json_decref (j->wf);
+    json_decref (j->create_msgids);
+    json_decref (j->breakdowns);
+    free (j->hosts);
+    json_decref (j->reserved);
+    free (j->failed);
+    free (j);
+}
+
+void job_forget (struct dws_engine *e, struct job *job)
+{
+    for (int k = 0; k < T_NKINDS; k++)
+        act_timer_stop (e, job, (enum timer_kind)k);
+    if (e->actions)
+        health_job_gone (e, job);
+    struct job **pp = &e->table[bucket (e, job->id)];
+    while (*pp && *pp != job)
+        pp = &(*pp)->next;
+    if (*pp) {
+        *pp = job->next;
+        e->njobs--;
+    }
+    job_free (job);
+}
+
+void job_set_reserved (struct job *job, json_t *R)
+{
+    json_t *r = dws_lustre_reserved_of_R (R, NULL);
+    json_decref (job->reserved);
+    job->reserved = r && json_object_size (r) ? r : NULL;
+    if (!job->reserved)
+        json_decref (r);
+}
+
+int job_table_init (struct dws_engine *e)
+{
+    e->nbuckets = 64;
+    e->table = calloc (e->nbuckets, sizeof (*e->table));
+    return e->table ? 0 : -1;
+}
+
+void job_table_destroy (struct dws_engine *e)
+{
+    for (size_t i = 0; i < e->nbuckets; i++) {
+        struct job *j = e->table[i];
+        while (j) {
+            struct job *next = j->next;
+            job_free (j);
+            j = next;
+        }
+    }
+    free (e->table);
+    e->table = NULL;
+    e->nbuckets = 0;
+}

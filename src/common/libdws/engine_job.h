@@ -1,0 +1,21 @@
+/* engine_job.h - the job table.
+ *
+ * SPDX-License-Identifier: LGPL-3.0-or-later
+ */
+#ifndef DWS_ENGINE_JOB_H
+#define DWS_ENGINE_JOB_H
+
+#include "engine_state.h"
+
+/* The table (64 buckets, doubled as it fills): -1 when out of memory. */
+int job_table_init (struct dws_engine *e);
+/* Free every job and the table (no actions: the engine is going). */
+void job_table_destroy (struct dws_engine *e);
+struct job *job_lookup (struct dws_engine *e, json_int_t id);
+struct job *job_create (struct dws_engine *e, json_int_t id);
+/* Stop the job's timers, tell rabbit health, free it. */
+void job_forget (struct dws_engine *e, struct job *job);
+/* Record the ssd Fluxion gave the job, per rabbit, from its R (none: NULL). */
+void job_set_reserved (struct job *job, json_t *R);
+
+#endif /* !DWS_ENGINE_JOB_H */

@@ -1,0 +1,445 @@
+/* engine_wf.c - the verbs on a job's Workflow: create it, move it to a
+ * state, fail the job, take it to Teardown (reading first what Teardown
+ * deletes), release the epilog, delete it, drop our finalizer, record the
+ * states' timing in the KVS; and the answers to those writes.
+ *
+ * SPDX-License-Identifier: LGPL-3.0-or-later
+ */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_act.h"
+#include "engine_job.h"
+#include "engine_wf.h"
+
+static const char *state_names[WF_NSTATES] = {
+    "Proposal", "Setup", "DataIn", "PreRun", "PostRun", "DataOut", "Teardown",
+};
+
+const char *wf_state_name (enum wf_state s)
+{
+    return s >= 0 && s < WF_NSTATES ? state_names[s] : "";
+}
+
+enum wf_state wf_state_parse (const char *s)
+{
+    for (int i = 0; s && i < WF_NSTATES; i++)
+        if (!strcmp (s, state_names[i]))
+            return (enum wf_state)i;
+    return WF_NONE;
+}
+
+const char *wf_get (json_t *wf, const char *a, const char *b)
+{
+    return json_string_value (json_object_get (json_object_get (wf, a), b));
+}
+
+const char *wf_annotation (json_t *wf, const char *key)
+{
+    return json_string_value (
+        json_object_get (json_object_get (json_object_get (wf, "metadata"), "annotations"),
+                         key));
+}
+
+/* --- failing a job ------------------------------------------------------- */
+void job_fail (struct dws_engine *e, struct job *job, const char *type, const char *fmt, ...)
+{
+    char buf[DWS_ERROR_TEXT_MAX];
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (buf, sizeof (buf), fmt, ap);
+    va_end (ap);
+    act_log (e, "err", "%s: %s", job->name, buf);
+    if (!job->excepted) {
+        job->excepted = true;
+        act_raise (e, job, type, 0, "%s", buf);
+    }
+    job->toredown = true;
+    if (job->exists && !job->creating)
+        workflow_teardown (e, job);
+}
+
+/* --- writes ---------------------------------------------------------------- */
+void workflow_kvs_timing (struct dws_engine *e, struct job *job, enum wf_state s, bool with_wf)
+{
+    char key[64], link[64];
+    char lower[16];
+    const char *name = wf_state_name (s);
+    size_t i;
+    for (i = 0; name[i] && i < sizeof (lower) - 1; i++)
+        lower[i] = (char)tolower ((unsigned char)name[i]);
+    lower[i] = '\0';
+    json_t *put = json_object ();
+    json_t *links = json_object ();
+    const char *elapsed = wf_get (job->wf, "status", "elapsedTimeLastState");
+    snprintf (key, sizeof (key), "data.dws.timing.%s", lower);
+    snprintf (link, sizeof (link), "rabbit_%s_timing", lower);
+    json_object_set_new (put, key, json_string (elapsed ? elapsed : ""));
+    json_object_set_new (links, link, json_string (key));
+    if (with_wf && job->wf) {
+        json_object_set (put, "data.dws.workflow", job->wf);
+        json_object_set_new (links, "rabbit_workflow", json_string ("data.dws.workflow"));
+    }
+    act_kvs (e, job, put, links);
+}
+
+void workflow_create (struct dws_engine *e, struct job *job)
+{
+    char token[96];
+    char tol[32];
+    char *jobid = dws_f58_plain ((unsigned long long)job->id);
+    char *res = job->resources ? json_dumps (job->resources, JSON_COMPACT) : NULL;
+    snprintf (tol, sizeof (tol), "%lld", (long long)job->tolerance);
+    json_t *ann = json_pack ("{s:s}", ANN_TOLERANCE, tol);
+    if (res)
+        json_object_set_new (ann, ANN_RESOURCES, json_string (res));
+    if (job->hosts)
+        json_object_set_new (ann, ANN_HOSTS, json_string (job->hosts));
+    char *rsv = job->reserved ? json_dumps (job->reserved, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    if (rsv)
+        json_object_set_new (ann, ANN_RESERVED, json_string (rsv));
+    free (rsv);
+    json_t *body = json_pack ("{s:{s:s s:s s:[s] s:o}"
+                              " s:{s:s s:O s:s s:s s:I s:I}}",
+                              "metadata", "name", job->name, "namespace", e->cfg.namespace,
+                              "finalizers", WORKFLOW_FINALIZER, "annotations", ann,
+                              "spec", "desiredState", "Proposal", "dwDirectives",
+                              job->directives, "wlmID", "flux", "jobID", jobid ? jobid : "",
+                              "userID", (json_int_t)job->userid, "groupID",
+                              (json_int_t)job->groupid);
+    free (jobid);
+    free (res);
+    job->creating = true;
+    job->desired = WF_PROPOSAL;
+    job->state_since = e->now;
+    act_k8s (e, "create", "Workflow", e->cfg.namespace, job->name, body,
+             token_for (token, sizeof (token), TOK_CREATE, job));
+}
+
+void workflow_patch_state (struct dws_engine *e, struct job *job, enum wf_state s,
+                           json_t *annotations)
+{
+    char token[96];
+    if (job->desired == WF_TEARDOWN && s != WF_TEARDOWN) {
+        /* an answer that arrived after Teardown was asked for (a Servers
+         * write, say): nothing goes forward from Teardown
+         */
+        json_decref (annotations);
+        return;
+    }
+    json_t *body = json_pack ("{s:{s:s}}", "spec", "desiredState", wf_state_name (s));
+    if (annotations)
+        json_object_set_new (body, "metadata", json_pack ("{s:o}", "annotations", annotations));
+    job->desired = s;
+    job->state_since = e->now;
+    act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name, body,
+             token_for (token, sizeof (token), TOK_STATE, job));
+}
+
+/* Does the job have a #DW container directive (user containers, whose
+ * Pods nnf-sos keeps until Teardown)?
+ */
+static bool has_container (struct job *job)
+{
+    size_t i;
+    json_t *d;
+    json_array_foreach (job->directives, i, d) {
+        const char *s = json_string_value (d);
+        while (s && isspace ((unsigned char)*s))
+            s++;
+        if (s && !strncmp (s, "#DW", 3)) {
+            s += 3;
+            while (isspace ((unsigned char)*s))
+                s++;
+            if (!strncmp (s, "container", 9) && (s[9] == '\0' || isspace ((unsigned char)s[9])))
+                return true;
+        }
+    }
+    return false;
+}
+
+static void teardown_patch (struct dws_engine *e, struct job *job)
+{
+    json_t *ann = job->epilog ? json_pack ("{s:s}", ANN_EPILOG, "active") : NULL;
+    workflow_patch_state (e, job, WF_TEARDOWN, ann);
+}
+
+/* Move the job's Workflow to Teardown.  What Teardown deletes and the
+ * reference keeps in the job's KVS is read first (as flux-coral2 does
+ * before its Teardown patch): the NnfDataMovements (save_datamovements)
+ * and the user container's log (#DW container, once PreRun was asked for:
+ * nnf-sos deletes the Pods at Teardown).  Meanwhile desired is Teardown
+ * already, so nothing else moves the Workflow on; the patch goes out once
+ * the last read has answered, whatever the answer.
+ */
+void workflow_teardown (struct dws_engine *e, struct job *job)
+{
+    char token[96];
+    if (job->abort_reads > 0)
+        return; /* the last of dws.abort's reads calls us again */
+    if (job->desired == WF_TEARDOWN) {
+        if (job->handled == WF_TEARDOWN)
+            workflow_teardown_finish (e, job);
+        else if (job->teardown_reads == 0 && job->epilog && !wf_annotation (job->wf, ANN_EPILOG))
+            act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name,
+                     json_pack ("{s:{s:{s:s}}}", "metadata", "annotations", ANN_EPILOG,
+                                "active"),
+                     token_for (token, sizeof (token), TOK_ANNOTATE, job));
+        return;
+    }
+    for (int k = 0; k < T_NKINDS; k++)
+        act_timer_stop (e, job, (enum timer_kind)k);
+    if (job->wf) {
+        json_t *put = json_pack ("{s:O}", "data.dws.workflow", job->wf);
+        act_kvs (e, job, put, json_pack ("{s:s}", "rabbit_workflow", "data.dws.workflow"));
+    }
+    bool prerun = job->desired >= WF_PRERUN;
+    job->desired = WF_TEARDOWN;
+    job->state_since = e->now;
+    job->teardown_reads = 0;
+    if (e->cfg.save_datamovements > 0) {
+        char sel[128];
+        snprintf (sel, sizeof (sel), WORKFLOW_LABEL "=%s", job->name);
+        act_k8s_list (e, "NnfDataMovement", sel, token_for (token, sizeof (token), TOK_DM, job));
+        job->teardown_reads++;
+    }
+    if (prerun && has_container (job)) {
+        char sel[256];
+        snprintf (sel, sizeof (sel), WORKFLOW_LABEL "=%s," WORKFLOW_NS_LABEL "=%s", job->name,
+                  e->cfg.namespace);
+        json_t *a = json_pack ("{s:s s:s s:s s:s s:s s:s}", "action", "k8s", "op", "list",
+                               "kind", "Pod", "namespace", e->cfg.namespace, "label_selector",
+                               sel, "token", token_for (token, sizeof (token), TOK_PODS, job));
+        act (e, a);
+        job->teardown_reads++;
+    }
+    if (job->teardown_reads == 0)
+        teardown_patch (e, job);
+}
+
+/* One read before Teardown has answered. */
+static void teardown_read_done (struct dws_engine *e, struct job *job)
+{
+    if (job->teardown_reads <= 0)
+        return; /* a late answer (after a rebuild) */
+    if (--job->teardown_reads == 0 && job->desired == WF_TEARDOWN && job->exists)
+        teardown_patch (e, job);
+}
+
+/* Of a Workflow's Pods, the one whose log is kept: the MPI launcher, else
+ * the first by name (a non-MPI container runs one Pod per rabbit, the
+ * same program on each).
+ */
+static json_t *log_pod (json_t *items)
+{
+    json_t *best = NULL;
+    bool best_launcher = false;
+    size_t i;
+    json_t *pod;
+    json_array_foreach (items, i, pod) {
+        json_t *md = json_object_get (pod, "metadata");
+        const char *name = json_string_value (json_object_get (md, "name"));
+        const char *role = json_string_value (
+            json_object_get (json_object_get (md, "labels"), "training.kubeflow.org/job-role"));
+        bool launcher = role && !strcmp (role, "launcher");
+        json_t *containers = json_object_get (json_object_get (pod, "spec"), "containers");
+        if (!name || !json_string_value (json_object_get (json_array_get (containers, 0),
+                                                          "name")))
+            continue;
+        if (best) {
+            const char *bname = wf_get (best, "metadata", "name");
+            if (best_launcher && !launcher)
+                continue;
+            if (best_launcher == launcher && strcmp (name, bname) >= 0)
+                continue;
+        }
+        best = pod;
+        best_launcher = launcher;
+    }
+    return best;
+}
+
+/* The tail of a text: at most max bytes, cut at a UTF-8 character start. */
+static const char *text_tail (const char *s, size_t max)
+{
+    size_t n = strlen (s);
+    if (n <= max)
+        return s;
+    s += n - max;
+    while ((*s & 0xC0) == 0x80)
+        s++;
+    return s;
+}
+
+/* Most recent first (creationTimestamp, then name), for qsort: RFC 3339
+ * timestamps of the API server's one format sort as text.
+ */
+static int dm_newer_first (const void *a, const void *b)
+{
+    json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+    const char *tx = wf_get (x, "metadata", "creationTimestamp");
+    const char *ty = wf_get (y, "metadata", "creationTimestamp");
+    int c = strcmp (ty ? ty : "", tx ? tx : "");
+    if (c == 0) {
+        const char *nx = wf_get (x, "metadata", "name");
+        const char *ny = wf_get (y, "metadata", "name");
+        c = strcmp (ny ? ny : "", nx ? nx : "");
+    }
+    return c;
+}
+
+/* The NnfDataMovements to keep: the Failed ones first, each group most
+ * recent first, at most save_datamovements.
+ */
+static json_t *datamovements_kept (struct dws_engine *e, json_t *items)
+{
+    size_t n = json_array_size (items);
+    json_t **v = calloc (n ? n : 1, sizeof (*v));
+    json_t *out = json_array ();
+    if (!v || !out) {
+        free (v);
+        return out;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+            json_t *dm = json_array_get (items, i);
+            const char *status = wf_get (dm, "status", "status");
+            bool failed = status && !strcmp (status, "Failed");
+            if (failed == (pass == 0))
+                v[k++] = dm;
+        }
+        qsort (v, k, sizeof (*v), dm_newer_first);
+        for (size_t i = 0; i < k && json_array_size (out) < (size_t)e->cfg.save_datamovements;
+             i++)
+            json_array_append (out, v[i]);
+    }
+    free (v);
+    return out;
+}
+
+void epilog_remove (struct dws_engine *e, struct job *job)
+{
+    if (job->epilog_removed)
+        return;
+    job->epilog_removed = true;
+    act_rpc (e, "job-manager.dws.epilog-remove", json_pack ("{s:I}", "id", job->id), NULL);
+}
+
+void workflow_remove_finalizer (struct dws_engine *e, struct job *job)
+{
+    char token[96];
+    json_t *fins = json_object_get (json_object_get (job->wf, "metadata"), "finalizers");
+    size_t i;
+    json_t *f;
+    json_array_foreach (fins, i, f) {
+        if (json_is_string (f) && !strcmp (json_string_value (f), WORKFLOW_FINALIZER)) {
+            char path[64];
+            snprintf (path, sizeof (path), "/metadata/finalizers/%zu", i);
+            json_t *ops = json_pack ("[{s:s s:s s:s} {s:s s:s}]", "op", "test", "path", path,
+                                     "value", WORKFLOW_FINALIZER, "op", "remove", "path", path);
+            act_k8s (e, "json-patch", "Workflow", e->cfg.namespace, job->name, ops,
+                     token_for (token, sizeof (token), TOK_FINALIZER, job));
+            return;
+        }
+    }
+}
+
+/* Teardown is complete: release the epilog (once the job is in it), then
+ * delete the Workflow.  Until the job's epilog has begun the Workflow is
+ * kept: it is what tells a restarted service that this job still needs
+ * its epilog released.
+ */
+void workflow_teardown_finish (struct dws_engine *e, struct job *job)
+{
+    char token[96];
+    if (!job->epilog || job->deleting || job->abort_reads > 0)
+        return; /* abort's reads: the last one calls workflow_teardown again */
+    epilog_remove (e, job);
+    job->deleting = true;
+    act_k8s (e, "delete", "Workflow", e->cfg.namespace, job->name, NULL,
+             token_for (token, sizeof (token), TOK_DELETE, job));
+    workflow_remove_finalizer (e, job);
+}
+
+void workflow_on_write (struct dws_engine *e, enum token_kind kind, struct job *job,
+                        json_t *event)
+{
+    struct k8s_answer a = k8s_answer_of (event);
+    if (!a.ok && a.code != 404 && a.code != 409 && a.code != 422)
+        act_log (e, "err", "%s: %s failed: %s", job->name, token_kind_name (kind),
+                 result_message (event));
+}
+
+void workflow_on_state (struct dws_engine *e, enum token_kind kind, struct job *job,
+                        json_t *event)
+{
+    (void)kind;
+    struct k8s_answer a = k8s_answer_of (event);
+    if (!a.ok && a.code != 404)
+        job_fail (e, job, "exception", NOTE_PREFIX "cannot move workflow %s to %s: %s",
+                  job->name, wf_state_name (job->desired), result_message (event));
+}
+
+void workflow_on_datamovements (struct dws_engine *e, enum token_kind kind, struct job *job,
+                                json_t *event)
+{
+    (void)kind;
+    struct k8s_answer a = k8s_answer_of (event);
+    if (a.ok)
+        act_kvs (e, job,
+                 json_pack ("{s:o}", "data.dws.datamovements",
+                            datamovements_kept (e, json_object_get (a.obj, "items"))),
+                 json_pack ("{s:s}", "rabbit_datamovements", "data.dws.datamovements"));
+    else
+        act_log (e, "warning", "%s: cannot list its NnfDataMovements: %s", job->name,
+                 result_message (event));
+    teardown_read_done (e, job);
+}
+
+void workflow_on_pods (struct dws_engine *e, enum token_kind kind, struct job *job,
+                       json_t *event)
+{
+    (void)kind;
+    struct k8s_answer a = k8s_answer_of (event);
+    json_t *pod = a.ok ? log_pod (json_object_get (a.obj, "items")) : NULL;
+    if (!a.ok)
+        act_log (e, "warning", "%s: cannot list its container Pods: %s", job->name,
+                 result_message (event));
+    if (!pod) {
+        teardown_read_done (e, job);
+        return;
+    }
+    json_t *md = json_object_get (pod, "metadata");
+    json_t *c0 = json_array_get (json_object_get (json_object_get (pod, "spec"),
+                                                  "containers"), 0);
+    const char *ns = json_string_value (json_object_get (md, "namespace"));
+    char token[96];
+    act (e, json_pack ("{s:s s:s s:s s:s s:O s:O s:I s:s}", "action", "k8s", "op", "log",
+                       "kind", "Pod", "namespace", ns ? ns : e->cfg.namespace, "name",
+                       json_object_get (md, "name"), "container",
+                       json_object_get (c0, "name"), "tail_lines",
+                       (json_int_t)CONTAINER_LOG_LINES, "token",
+                       token_for (token, sizeof (token), TOK_PODLOG, job)));
+    return; /* the read goes on: podlog ends it */
+}
+
+void workflow_on_podlog (struct dws_engine *e, enum token_kind kind, struct job *job,
+                         json_t *event)
+{
+    (void)kind;
+    struct k8s_answer a = k8s_answer_of (event);
+    const char *text = json_string_value (json_object_get (a.obj, "log"));
+    if (a.ok && text)
+        act_kvs (e, job,
+                 json_pack ("{s:s}", "data.dws.container_log",
+                            text_tail (text, CONTAINER_LOG_MAX)),
+                 json_pack ("{s:s}", "rabbit_container_log", "data.dws.container_log"));
+    else
+        act_log (e, "warning", "%s: cannot read its container log: %s", job->name,
+                 a.ok ? "no log in the answer" : result_message (event));
+    teardown_read_done (e, job);
+}

@@ -1,0 +1,45 @@
+/* engine_wf.h - the verbs on a job's Workflow, and the answers to them.
+ *
+ * SPDX-License-Identifier: LGPL-3.0-or-later
+ */
+#ifndef DWS_ENGINE_WF_H
+#define DWS_ENGINE_WF_H
+
+#include "engine_state.h"
+
+const char *wf_state_name (enum wf_state s);
+enum wf_state wf_state_parse (const char *s);
+/* wf.a.b as a string, or NULL */
+const char *wf_get (json_t *wf, const char *a, const char *b);
+/* the Workflow's annotation key, or NULL */
+const char *wf_annotation (json_t *wf, const char *key);
+
+/* Raise the job's exception (once) and take its Workflow to Teardown. */
+void job_fail (struct dws_engine *e, struct job *job, const char *type, const char *fmt, ...)
+    __attribute__ ((format (printf, 4, 5)));
+/* data.dws.timing.<state> (and data.dws.workflow with with_wf) */
+void workflow_kvs_timing (struct dws_engine *e, struct job *job, enum wf_state s, bool with_wf);
+void workflow_create (struct dws_engine *e, struct job *job);
+void workflow_patch_state (struct dws_engine *e, struct job *job, enum wf_state s,
+                           json_t *annotations);
+void workflow_teardown (struct dws_engine *e, struct job *job);
+/* Teardown is complete: release the epilog, delete the Workflow. */
+void workflow_teardown_finish (struct dws_engine *e, struct job *job);
+void workflow_remove_finalizer (struct dws_engine *e, struct job *job);
+void epilog_remove (struct dws_engine *e, struct job *job);
+
+/* Answers: delete, finalizer and annotate (logged unless harmless), the
+ * state patch, and the reads before Teardown (dm, pods, podlog).
+ */
+void workflow_on_write (struct dws_engine *e, enum token_kind kind, struct job *job,
+                        json_t *event);
+void workflow_on_state (struct dws_engine *e, enum token_kind kind, struct job *job,
+                        json_t *event);
+void workflow_on_datamovements (struct dws_engine *e, enum token_kind kind, struct job *job,
+                                json_t *event);
+void workflow_on_pods (struct dws_engine *e, enum token_kind kind, struct job *job,
+                       json_t *event);
+void workflow_on_podlog (struct dws_engine *e, enum token_kind kind, struct job *job,
+                         json_t *event);
+
+#endif /* !DWS_ENGINE_WF_H */

@@ -1,0 +1,76 @@
+"""The dws engine is built in one-way layers (engine_state.h, the service
+guide): each engine file includes only the headers of the layers below
+it, so no two files call each other and a reader knows which file may
+call which.  The compiler (-Werror=implicit-function-declaration) turns
+an include into the only way to call across files, so the includes are
+the call graph."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+TOP = Path(__file__).resolve().parents[3]
+LIBDWS = TOP / "src" / "common" / "libdws"
+GUIDE = TOP / "doc" / "guide" / "service.rst"
+
+# bottom first
+LAYERS = [
+    "engine_state",
+    "engine_act",
+    "engine_health",
+    "engine_job",
+    "engine_wf",
+    "engine_fault",
+    "engine_progress",
+    "engine_status",
+    "engine_request",
+    "engine",
+]
+INCLUDE = re.compile(r'^#include "(engine\w*)\.h"', re.M)
+
+
+def engine_files() -> list[Path]:
+    return sorted(LIBDWS.glob("engine*.[ch]"))
+
+
+def test_every_engine_file_is_a_layer() -> None:
+    stems = {p.stem for p in engine_files()}
+    # engine.h is the public API (of the top layer)
+    odd = stems ^ set(LAYERS)
+    assert not odd, f"files not in a layer, or layers without files: {odd}"
+
+
+def test_each_file_includes_only_layers_below_it() -> None:
+    bad = []
+    for path in engine_files():
+        level = LAYERS.index(path.stem)
+        for inc in INCLUDE.findall(path.read_text()):
+            if inc == "engine":
+                continue  # the public API's types (engine.h), no engine functions
+            if inc == path.stem and path.suffix == ".c":
+                continue  # its own header
+            if LAYERS.index(inc) >= level:
+                bad.append(f"{path.name} includes {inc}.h")
+    assert not bad, "includes against the layers: " + ", ".join(bad)
+
+
+def test_each_layer_has_its_own_header_included_by_its_file() -> None:
+    for stem in LAYERS[1:-1]:
+        c = LIBDWS / f"{stem}.c"
+        assert (LIBDWS / f"{stem}.h").exists(), f"{stem}.c has no header of its own"
+        assert f'#include "{stem}.h"' in c.read_text(), f"{stem}.c does not include {stem}.h"
+
+
+def test_engine_state_has_types_only() -> None:
+    text = (LIBDWS / "engine_state.h").read_text()
+    code = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    # a function declaration: a name followed by "(" at the top level
+    decls = re.findall(r"^\w[\w\s\*]*\b(\w+)\s*\([^)]*\)\s*;", code, flags=re.M)
+    assert not decls, f"engine_state.h declares functions: {decls}"
+
+
+def test_the_service_guide_shows_the_same_layers() -> None:
+    text = GUIDE.read_text()
+    shown = re.findall(r"^\s+(engine\w*)\.[ch]\s", text, flags=re.M)
+    assert shown == list(reversed(LAYERS)), f"the guide's picture lists {shown}"
