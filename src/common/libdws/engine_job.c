@@ -9,7 +9,6 @@
 #include "engine_health.h"
 #include "engine_job.h"
 
-/* --- job table --------------------------------------------------------- */
 static size_t bucket (struct dws_engine *e, json_int_t id)
 {
     uint64_t h = (uint64_t)id * 0x9E3779B97F4A7C15ULL;

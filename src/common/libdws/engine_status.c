@@ -8,7 +8,6 @@
 #include "engine_status.h"
 #include "engine_wf.h"
 
-/* --- status ---------------------------------------------------------------- */
 json_t *dws_engine_status (struct dws_engine *e)
 {
     json_t *jobs = json_array ();
