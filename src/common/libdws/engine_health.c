@@ -131,3 +131,26 @@ int health_event (struct dws_engine *e, const char *type, json_t *event, dws_err
         return dws_health_result (e->health, event, e->now, e->actions, err);
     return dws_errorf (err, "unknown health event '%s'", type);
 }
+
+int health_lustre_fits (struct dws_engine *e, int64_t gib, dws_error_t *err)
+{
+    int64_t total, largest, count;
+    int64_t most = e->cfg.lustre.max_rabbits;
+    dws_health_capacity (e->health, &total, &largest, &count);
+    total >>= 30;
+    largest >>= 30;
+    if (count == 0)
+        return 0; /* no Storage capacity known yet: Fluxion decides */
+    if (gib > total)
+        return dws_errorf (err,
+                           "Lustre needs %lld GiB of rabbit ssd (the file system and its"
+                           " headroom), more than all %lld rabbits hold (%lld GiB)",
+                           (long long)gib, (long long)count, (long long)total);
+    if (most > 0 && most < count && gib > most * largest)
+        return dws_errorf (err,
+                           "Lustre needs %lld GiB of rabbit ssd (the file system and its"
+                           " headroom), more than rabbit.lustre.max_rabbits (%lld) rabbits"
+                           " of at most %lld GiB hold",
+                           (long long)gib, (long long)most, (long long)largest);
+    return 0;
+}

@@ -22,4 +22,12 @@ bool health_token (json_t *event);
  * fluxion-restart, health-flush, result */
 int health_event (struct dws_engine *e, const char *type, json_t *event, dws_error_t *err);
 
+/* A spread Lustre job asks Fluxion for gib GiB of ssd: -1 with a message
+ * when no set of rabbits could ever give it (more than all the rabbits'
+ * Storage capacity, or than max_rabbits of the largest), so the job is
+ * refused with that reason instead of Fluxion's "unsatisfiable"; 0 when
+ * it may fit or no capacity is known yet.
+ */
+int health_lustre_fits (struct dws_engine *e, int64_t gib, dws_error_t *err);
+
 #endif /* !DWS_ENGINE_HEALTH_H */

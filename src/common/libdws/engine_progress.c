@@ -91,6 +91,14 @@ static void proposal_finish (struct dws_engine *e, struct job *job)
                                      : NULL;
         if (!job->resources)
             snprintf (err.text, sizeof (err.text), "the job's resources are not known");
+        if (res && spread
+            && health_lustre_fits (e, json_integer_value (json_object_get (
+                                          json_array_get (res, 1), "count")),
+                                   &err)
+                   < 0) {
+            json_decref (res);
+            res = NULL;
+        }
         int64_t nnodes = res ? dws_jobspec_node_count (job->resources, NULL) : -1;
         if (res && e->cfg.maximums && nnodes > 0 && nnodes <= INT32_MAX
             && dws_policy_check_maximums (job->directives, (int)nnodes, e->cfg.maximums, &err)

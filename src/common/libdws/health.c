@@ -9,6 +9,7 @@
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@
 struct rabbit {
     char *name;
     json_t *storage;      /* summary of its Storage object, or NULL */
+    int64_t capacity;     /* its Storage's status.capacity (bytes), 0 unknown */
     bool up;
     char why[256];        /* why it is down */
     int ssd_applied;      /* -1 unknown, 0 down, 1 up */
@@ -372,6 +374,10 @@ static void storage_read (struct dws_health *h, struct rabbit *r, json_t *obj,
 
     json_decref (r->storage);
     r->storage = NULL;
+    r->capacity = json_integer_value (
+        json_object_get (json_object_get (obj, "status"), "capacity"));
+    if (r->capacity < 0)
+        r->capacity = 0;
     if (!obj) {
         r->up = false;
         snprintf (r->why, sizeof (r->why), "no Storage object");
@@ -1235,6 +1241,21 @@ static json_t *compute_view (struct dws_health *h, const struct compute *c)
                       "badrabbit", c->bad_applied == 1, "alloc_rabbit", c->alloc_applied == 1,
                       "systemstatus",
                       c->ss_applied < 0 ? NULL : c->ss_applied ? "Disabled" : "Enabled");
+}
+
+void dws_health_capacity (struct dws_health *h, int64_t *total, int64_t *largest,
+                          int64_t *count)
+{
+    *total = *largest = *count = 0;
+    for (size_t i = 0; h && i < h->nrabbits; i++) {
+        int64_t c = h->rabbits[i].capacity;
+        if (c <= 0)
+            continue;
+        (*count)++;
+        *total = c > INT64_MAX - *total ? INT64_MAX : *total + c;
+        if (c > *largest)
+            *largest = c;
+    }
 }
 
 json_t *dws_health_view (struct dws_health *h)

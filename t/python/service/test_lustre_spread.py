@@ -7,6 +7,7 @@ rabbit by rabbit, and its job manager's R is redacted as flux-core's is).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -92,6 +93,32 @@ def test_too_many_whole_rabbits_refused() -> None:
         job = h.wait(jobid)
         notes = " ".join(e.get("note", "") for e in job.exceptions)
         assert "whole rabbits of 4096 GiB, more than rabbit.lustre.max_rabbits (2)" in notes
+
+
+def test_more_than_all_rabbits_hold_is_refused_with_the_reason() -> None:
+    # lus8: 8 rabbits of 4 TiB; 40 TiB (and its headroom) fits no set of them,
+    # so the service says so instead of Fluxion's "unsatisfiable"
+    with harness({"spread": True}) as h:
+        jobid = h.submit("#DW jobdw type=lustre capacity=40TiB name=huge", nodes=1)
+        job = h.wait(jobid)
+        notes = " ".join(e.get("note", "") for e in job.exceptions)
+        # 40 TiB of OSTs, the MDT and MGT, 1/32 headroom
+        assert re.search(r"Lustre needs 4[12]\d\d\d GiB of rabbit ssd", notes), notes
+        assert "more than all 8 rabbits hold (32768 GiB)" in notes, notes
+        gone(h, jobid)
+        assert settled(h) == {}
+
+
+def test_more_than_max_rabbits_hold_is_refused_with_the_reason() -> None:
+    with harness({"spread": True, "max_rabbits": 2}) as h:
+        jobid = h.submit("#DW jobdw type=lustre capacity=10TiB name=wide", nodes=1)
+        job = h.wait(jobid)
+        notes = " ".join(e.get("note", "") for e in job.exceptions)
+        assert ("more than rabbit.lustre.max_rabbits (2) rabbits of at most 4096 GiB hold"
+                in notes), notes
+        # within what max_rabbits can hold: placed as before
+        ok = h.submit("#DW jobdw type=lustre capacity=7TiB name=fits", nodes=1)
+        assert h.wait(ok).exceptions == []
 
 
 def test_off_switch_is_node_local() -> None:
