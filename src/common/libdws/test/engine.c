@@ -2201,6 +2201,7 @@ static void test_orphans_ended (void)
              "'R':{'execution':{'nodelist':['c1']}}}}");
     ok (!find ("topic", "job-manager.dws.prolog-remove"),
         "a repeated dws.setup before PreRun is done: nothing more");
+    json_decref (p820);
     json_decref (p821);
     json_decref (p822);
     dws_engine_destroy (e);
