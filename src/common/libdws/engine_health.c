@@ -59,6 +59,11 @@ void health_job (struct dws_engine *e, struct job *job)
     json_t *v;
     json_object_foreach (counts, r, v)
         json_array_append_new (rabbits, json_string (r));
+    /* and the rabbits its spread Lustre is on (not its computes') */
+    json_object_foreach (job->reserved, r, v) {
+        if (!json_object_get (counts, r))
+            json_array_append_new (rabbits, json_string (r));
+    }
     dws_health_allocation (e->health, job->id, rabbits, e->actions);
     json_decref (counts);
     json_decref (rabbits);
@@ -74,9 +79,34 @@ void health_mount_failed (struct dws_engine *e, json_t *hosts)
     dws_health_mount_failed (e->health, hosts, e->actions);
 }
 
+/* lustre_gib on each rabbit of the view: the ssd Fluxion reserved there
+ * for the spread Lustre of the jobs the engine tracks.
+ */
+static void lustre_use (struct dws_engine *e, json_t *view)
+{
+    json_t *gib = json_object ();
+    const char *r;
+    json_t *v;
+    for (size_t b = 0; b < e->nbuckets; b++)
+        for (struct job *j = e->table[b]; j; j = j->next)
+            json_object_foreach (j->reserved, r, v) {
+                json_int_t was = json_integer_value (json_object_get (gib, r));
+                json_object_set_new (gib, r, json_integer (was + json_integer_value (v)));
+            }
+    size_t i;
+    json_t *rabbit;
+    json_array_foreach (json_object_get (view, "rabbits"), i, rabbit) {
+        json_t *use = json_object_get (gib, json_string_value (json_object_get (rabbit, "name")));
+        json_object_set_new (rabbit, "lustre_gib",
+                             json_integer (use ? json_integer_value (use) : 0));
+    }
+    json_decref (gib);
+}
+
 void health_rabbits_request (struct dws_engine *e, json_t *msgid)
 {
     json_t *view = dws_health_view (e->health);
+    lustre_use (e, view);
     json_object_set_new (view, "success", json_true ());
     act_respond (e, msgid, view);
 }

@@ -473,8 +473,10 @@ void job_info_result (struct dws_engine *e, struct job *job, json_t *event)
          * the KVS copy says where Fluxion put the job's Lustre ssd */
         job->info_sched = false;
         bool ok = json_is_true (json_object_get (event, "ok"));
-        if (ok && json_is_object (R))
+        if (ok && json_is_object (R)) {
             job_set_reserved (job, R);
+            health_job (e, job);
+        }
         if (!job->reserved) {
             job_fail (e, job, "exception", NOTE_PREFIX "cannot place Lustre: the job's R holds"
                       " no rabbit ssd (%s)",

@@ -1291,12 +1291,14 @@ json_t *dws_health_view (struct dws_health *h)
             fl = json_string (r->ssd_applied < 0 ? "pending" : r->ssd_applied ? "up" : "down");
         json_t *p = json_object_get (per, r->name);
         json_array_append_new (rabbits,
-                               json_pack ("{s:s s:O s:b s:s s:o s:i s:O s:O}", "name", r->name,
-                                          "storage", r->storage ? r->storage : json_null (),
-                                          "up", r->up, "why", r->why, "fluxion", fl, "ssds",
+                               json_pack ("{s:s s:O s:b s:s s:o s:i s:O s:O s:I}", "name",
+                                          r->name, "storage",
+                                          r->storage ? r->storage : json_null (), "up", r->up,
+                                          "why", r->why, "fluxion", fl, "ssds",
                                           (int)json_array_size (paths), "jobs",
                                           json_object_get (p, "jobs"), "computes",
-                                          json_object_get (p, "computes")));
+                                          json_object_get (p, "computes"), "capacity",
+                                          (json_int_t)r->capacity));
     }
     json_decref (per);
     bool ready = h->storage_synced && h->journal_synced

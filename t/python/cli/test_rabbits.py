@@ -60,13 +60,14 @@ def answer(rabbits: list[dict[str, Any]], **kw: Any) -> dict[str, Any]:
 
 
 def kind() -> dict[str, Any]:
-    """Three rabbits: one up with a drained compute and two jobs, one whose
-    Kubernetes node is offline (Testing mode), one without a Storage."""
+    """Three rabbits: one up with a drained compute and two jobs (3,240 GiB
+    of its 4 TiB held by spread Lustre), one whose Kubernetes node is
+    offline (Testing mode), one without a Storage."""
     return answer([
         rabbit("kind-worker2", [compute("compute-01"),
                                 compute("compute-02", link="Offline", systemstatus="Disabled",
                                         drained="rabbit kind-worker2 link Offline")],
-               jobs=[123456789, 987654321]),
+               jobs=[123456789, 987654321], capacity=4 << 40, lustre_gib=3240),
         rabbit("kind-worker3",
                [compute("compute-03", link="Offline"), compute("compute-04", link="Offline")],
                storage=storage(status="Offline", mode="Testing"), up=False, fluxion="down",
@@ -77,7 +78,7 @@ def kind() -> dict[str, Any]:
 
 
 HEADER = ("RABBIT        STORAGE  STATE            FLUXION  COMPUTES  LINKS-DOWN  DRAINED  JOBS"
-          "  WHY")
+          "  LUSTRE-GIB  WHY")
 
 
 def test_summary_line() -> None:
@@ -97,11 +98,12 @@ def test_table() -> None:
     assert format_rabbits(kind()).splitlines() == [
         summary(kind()),
         HEADER,
-        "kind-worker2  Ready    Enabled          up              2           1        1     2",
+        "kind-worker2  Ready    Enabled          up              2           1        1     2"
+        "   3240/4096",
         "kind-worker3  Offline  Enabled/Testing  down            2           2        0     0"
-        "  Storage status Offline: Kubernetes node is offline",
+        "           -  Storage status Offline: Kubernetes node is offline",
         "kind-worker4  -        -                -               0           0        0     0"
-        "  no Storage object",
+        "           -  no Storage object",
     ]
 
 
@@ -129,9 +131,9 @@ def test_null_fields() -> None:
     lines = format_rabbits(ans, verbose=2).splitlines()
     assert lines[0].startswith("mode: fluxion; ready; 2 rabbits (2 down); 0 computes drained;")
     assert lines[0].endswith("sent: -")
-    assert lines[2].split() == ["r1", "-", "-", "-", "1", "1", "0", "0"]
+    assert lines[2].split() == ["r1", "-", "-", "-", "1", "1", "0", "0", "-"]
     assert lines[3] == "  c1  link not reported; not in this Flux instance"
-    assert lines[4].split() == ["r2", "-", "-", "-", "0", "0", "0", "0"]
+    assert lines[4].split() == ["r2", "-", "-", "-", "0", "0", "0", "0", "-"]
     assert len(lines) == 5
 
 
@@ -142,7 +144,7 @@ def test_long_and_multiline_reasons() -> None:
                   rabbit("r2", [], up=False, why="short")])
     lines = format_rabbits(ans, width=120).splitlines()
     assert lines[2] == ("r1      Ready    Enabled  up              1           0        1     0"
-                        "  Storage status Offline: the Kubernetes node w...")
+                        "           -  Storage status Offline: the Kuber...")
     assert len(lines[2]) == 120
     assert lines[3].endswith("  short")
     # a narrow terminal still leaves MIN_WHY characters of the reason
@@ -184,7 +186,8 @@ def test_verbose_names_each_problem() -> None:
         "  c11  link Disabled; offline; badrabbit; drained: link down",
         f"  jobs: {f58(123456789)}",
     ]
-    assert lines[2].split()[4:] == ["11", "2", "3", "1"]  # computes, links down, drained, jobs
+    # computes, links down, drained, jobs, Lustre
+    assert lines[2].split()[4:] == ["11", "2", "3", "1", "-"]
     every = format_rabbits(ans, verbose=2).splitlines()
     assert every[3] == "  c01  ok"
     assert every[12] == "  c10  ok; not in this Flux instance"

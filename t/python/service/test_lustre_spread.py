@@ -55,6 +55,12 @@ def test_big_lustre_job_spreads_over_rabbits_fluxion_chose(spread: Harness) -> N
     h = spread
     jobid = h.submit("#DW jobdw type=lustre capacity=10TiB name=big", nodes=2, runtime=2.0)
     sets = servers_while_running(h, jobid)
+    # flux dws rabbits: the Lustre use of each rabbit, and the job on them
+    view = {r["name"]: r for r in h.ask("dws.rabbits")["rabbits"]}
+    used = {name: r["lustre_gib"] for name, r in view.items() if r["lustre_gib"]}
+    assert sum(used.values()) >= 10 * 1024, used
+    assert all(view[name]["capacity"] == 4 << 40 for name in view)
+    assert all(jobid in view[name]["jobs"] for name in used)
     job = h.wait(jobid)
     assert job.exceptions == []
     res = job.jobspec["resources"]

@@ -30,9 +30,10 @@ MIN_WHY = 24
 ELLIPSIS = "..."
 
 COLUMNS = ("RABBIT", "STORAGE", "STATE", "FLUXION", "COMPUTES", "LINKS-DOWN", "DRAINED",
-           "JOBS", "WHY")
+           "JOBS", "LUSTRE-GIB", "WHY")
 #: Columns aligned to the right (counts).
-NUMERIC = frozenset({"COMPUTES", "LINKS-DOWN", "DRAINED", "JOBS"})
+NUMERIC = frozenset({"COMPUTES", "LINKS-DOWN", "DRAINED", "JOBS", "LUSTRE-GIB"})
+GiB = 1 << 30
 
 
 class AnswerError(Exception):
@@ -97,6 +98,10 @@ def rabbits_of(answer: Any) -> list[dict[str, Any]]:
             raise AnswerError(f"rabbit {r['name']}: 'storage' is not an object")
         if r.get("jobs") is not None and not isinstance(r["jobs"], list):
             raise AnswerError(f"rabbit {r['name']}: 'jobs' is not a list")
+        for key in ("capacity", "lustre_gib"):
+            v = r.get(key)
+            if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
+                raise AnswerError(f"rabbit {r['name']}: '{key}' is not a count")
     return rabbits
 
 
@@ -205,6 +210,16 @@ def _state(storage: dict[str, Any] | None) -> str:
     return f"{state}/{mode}" if mode and mode != "Live" else state
 
 
+def lustre_cell(rabbit: dict[str, Any]) -> str:
+    """GiB of the rabbit's ssd that spread Lustre file systems hold, of its
+    Storage capacity: ``used/capacity``; ``-`` when neither is known."""
+    used = rabbit.get("lustre_gib") or 0
+    cap = (rabbit.get("capacity") or 0) // GiB
+    if cap:
+        return f"{used}/{cap}"
+    return str(used) if used else "-"
+
+
 def row(rabbit: dict[str, Any]) -> dict[str, str]:
     """One rabbit's table cells, by column."""
     storage = rabbit.get("storage")
@@ -218,6 +233,7 @@ def row(rabbit: dict[str, Any]) -> dict[str, str]:
         "LINKS-DOWN": str(sum(1 for c in computes if link_down(c))),
         "DRAINED": str(sum(1 for c in computes if is_drained(c))),
         "JOBS": str(len(rabbit.get("jobs") or [])),
+        "LUSTRE-GIB": lustre_cell(rabbit),
         "WHY": _text(rabbit.get("why")),
     }
 
