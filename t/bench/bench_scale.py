@@ -13,6 +13,7 @@ jobs are left running and the service is reloaded: its start-up to serving.
 
     PYTHONPATH=src/python:build/src/python python t/bench/bench_scale.py \\
         [--jobs N] [--in-flight N] [--cores N] [--chaos SEED] [--seed SEED]
+        [--lustre-spread]
 
 ``--chaos SEED`` runs the same workload while, at times drawn from SEED
 (counted in jobs ended, so a run is reproducible), the emulator injects
@@ -33,6 +34,12 @@ process of its own; its peak RSS); stuck: jobs not clean at the end;
 leaked: Workflows, ClientMounts, NnfStorages, PersistentStorageInstances
 and rabbits not "up" in Fluxion left behind.  Goals: X >= 50, B <= 20,
 C <= 5, D <= 300, E <= 2 with 1,000 live Workflows, G = H = 0.
+
+``--lustre-spread`` sets ``[rabbit.lustre] spread = true`` (issue 27): the
+Lustre jobs' file systems go on the rabbits Fluxion chooses on El Capitan's
+graph, through the whole path (jobspec rewrite, Fluxion, the job's R from
+the KVS, the Servers from it); a line before the last says how many
+rabbits the Lustre jobs that completed used (their ``rabbits`` memo).
 
 Nodes have ``--cores`` cores (default 1): the rabbit path never looks at
 cores, and El Capitan's 96 cores and 4 GPUs per node make a 186 MB R that
@@ -97,7 +104,7 @@ def _python_env() -> dict[str, str]:
     return env
 
 
-def build_system(work: Path, cores: int) -> None:
+def build_system(work: Path, cores: int, spread: bool = False) -> None:
     """work/R.json (El Capitan from the emulator's elcap system) and the
     instance's config and modprobe directories."""
     from flux_dws.emulator import start_subprocess
@@ -132,7 +139,7 @@ plugins = [ {{ load = "{JOBTAP}" }} ]
 [rabbit]
 kubeconfig = "{work}/kubeconfig"
 mapping = "{work}/elcap.json"
-""")
+""" + ("[rabbit.lustre]\nspread = true\n" if spread else ""))
     rc1 = work / "modprobe/rc1.d"
     rc1.mkdir(parents=True)
     # one broker holds 11,136 nodes' R: the others are forced up; the dws
@@ -150,7 +157,7 @@ def outside(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
         work = Path(tmp)
         t0 = time.monotonic()
-        build_system(work, args.cores)
+        build_system(work, args.cores, args.lustre_spread)
         print(f"system: El Capitan R ({args.cores} core(s)/node) "
               f"{(work / 'R.json').stat().st_size / 1e6:.1f} MB in "
               f"{time.monotonic() - t0:.1f} s", flush=True)
@@ -175,7 +182,8 @@ CHAIN_USERS = 3  # a persistent chain: create, 3 users, destroy
 
 
 class Job:
-    __slots__ = ("clean", "deps", "dw", "exception", "id", "kind", "nodes", "submitted")
+    __slots__ = ("clean", "deps", "dw", "exception", "id", "kind", "nodes", "rabbits",
+                 "submitted")
 
     def __init__(self, kind: str, nodes: int, dw: str | list[str],
                  deps: list[tuple[str, Job]] | None = None) -> None:
@@ -184,6 +192,7 @@ class Job:
         self.id: int | None = None
         self.submitted = self.clean = 0.0
         self.exception: str | None = None
+        self.rabbits = ""  # its "rabbits" memo: its computes' and its file system's
 
 
 def workload(n: int, rng: random.Random) -> list[Job]:
@@ -356,6 +365,8 @@ class Instance:
                 elif ev.name == "exception" and ev.context.get("severity") == 0 \
                         and job.exception is None:
                     job.exception = f"{ev.context.get('type')}: {ev.context.get('note')}"
+                elif ev.name == "memo" and isinstance(ev.context.get("rabbits"), str):
+                    job.rabbits = ev.context["rabbits"]
                 elif ev.name == "clean":
                     job.clean = time.monotonic()
                     self.ended[ev.jobid] = job
@@ -574,6 +585,22 @@ def startup(inst: Instance, n: int) -> tuple[float, int]:
     return took, live
 
 
+def lustre_placement(jobs: list[Job], spread: bool) -> None:
+    """Where the Lustre jobs that completed had their storage: the rabbits
+    their memo names (their computes' and, spread, their file system's)."""
+    from flux_dws.hostlist import Hostlist
+
+    done = [j for j in jobs if j.kind in ("lustre", "copy") and j.exception is None
+            and j.rabbits]
+    if not done:
+        return
+    counts = [len(Hostlist(j.rabbits)) for j in done]
+    wider = sum(1 for j, c in zip(done, counts) if c > (j.nodes + 15) // 16)
+    print(f"lustre ({'spread' if spread else 'node-local'}): {len(done)} jobs, rabbits per job"
+          f" mean {sum(counts) / len(counts):.1f} (max {max(counts)}), {wider} on more rabbits"
+          " than ceil(nodes / 16)", flush=True)
+
+
 def inside(work: Path, args: argparse.Namespace) -> int:
     inst = Instance(work, args)
     inst.start_emulator()
@@ -612,6 +639,7 @@ def inside(work: Path, args: argparse.Namespace) -> int:
                   "below measure a broken run; the first, with what it depended on:")
             for j in [failed[0], *[d for _, d in failed[0].deps]]:
                 subprocess.run(["flux", "job", "eventlog", str(j.id)], check=False)
+        lustre_placement(jobs, args.lustre_spread)
         n = len(jobs) - not_run
         print(f"service: per job {st['events'] / n:.1f} events, {st['actions'] / n:.1f} actions,"
               f" engine {st['engine_ms'] / n:.2f} ms, process CPU {cpu * 1000 / n:.2f} ms"
@@ -646,6 +674,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cores", type=int, default=1, help="cores per node in R")
     p.add_argument("--seed", type=int, default=25, help="the workload's seed")
     p.add_argument("--chaos", type=int, metavar="SEED", help="run under faults from SEED")
+    p.add_argument("--lustre-spread", action="store_true",
+                   help="[rabbit.lustre] spread = true: Lustre on the rabbits Fluxion chooses")
     p.add_argument("--stall", type=float, default=300,
                    help="seconds without a job ending after which the rest count stuck")
     p.add_argument("--inside", metavar="DIR", help=argparse.SUPPRESS)
