@@ -1247,7 +1247,9 @@ void dws_health_capacity (struct dws_health *h, int64_t *total, int64_t *largest
                           int64_t *count)
 {
     *total = *largest = *count = 0;
-    for (size_t i = 0; h && i < h->nrabbits; i++) {
+    if (!h || !h->storage_synced)
+        return; /* part of the Storage list: the total would be short */
+    for (size_t i = 0; i < h->nrabbits; i++) {
         int64_t c = h->rabbits[i].capacity;
         if (c <= 0)
             continue;

@@ -141,7 +141,7 @@ json_t *dws_health_view (struct dws_health *h);
 
 /* What the rabbits' ssds hold, from their Storage objects'
  * status.capacity (bytes): the sum, the largest, and how many rabbits
- * report one (all 0 before any Storage is known).  Up or down: a rabbit
+ * report one (all 0 until the Storage list has come).  Up or down: a rabbit
  * that is down may come back, so this bounds what can ever be asked.
  */
 void dws_health_capacity (struct dws_health *h, int64_t *total, int64_t *largest,

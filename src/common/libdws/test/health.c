@@ -1126,6 +1126,35 @@ static void test_fluxion_state (void)
     dws_health_destroy (h);
 }
 
+/* The rabbits' ssd capacity (Lustre refusals): none until the Storage
+ * list has come, then the sum and the largest, up or down.
+ */
+static void test_capacity (void)
+{
+    dws_error_t err;
+    int64_t total, largest, count;
+    struct dws_health *h = system_create (true, true, true, false);
+    dws_health_capacity (h, &total, &largest, &count);
+    ok (total == 0 && largest == 0 && count == 0, "no capacity before the Storage list");
+    json_t *r1 = storage ("r1", "Ready", "Enabled", "Ready", "Ready");
+    json_t *r2 = storage ("r2", "Offline", "Enabled", "Ready", "Ready");
+    json_object_set_new (json_object_get (r1, "status"), "capacity",
+                         json_integer (4LL << 40));
+    json_object_set_new (json_object_get (r2, "status"), "capacity",
+                         json_integer (2LL << 40));
+    json_t *objs = json_pack ("[oo]", r1, r2);
+    reset ();
+    ok (dws_health_storage_sync (h, objs, actions, &err) == 0, "Storage sync accepted");
+    json_decref (objs);
+    dws_health_capacity (h, &total, &largest, &count);
+    ok (total == 6LL << 40 && largest == 4LL << 40 && count == 2,
+        "the sum and the largest of both rabbits' capacity, the Offline one too");
+    feed_storage (h, storage ("r2", "Ready", "Enabled", "Ready", "Ready"));
+    dws_health_capacity (h, &total, &largest, &count);
+    ok (total == 4LL << 40 && count == 1, "a Storage without a capacity counts for none");
+    dws_health_destroy (h);
+}
+
 int main (void)
 {
     test_fluxion_rabbit_transitions ();
@@ -1140,6 +1169,7 @@ int main (void)
     test_storm ();
     test_storage_before_topology ();
     test_bad_input ();
+    test_capacity ();
     json_decref (actions);
     return done_testing ();
 }
