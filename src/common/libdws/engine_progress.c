@@ -645,10 +645,25 @@ void workflow_sync (struct dws_engine *e, json_t *objects)
     e->synced = true;
 }
 
-/* hosts, servers, computes: a 404 says the Workflow (and its children)
- * is gone: its DELETED event, seen or still to come, decides between
- * creating it again and failing the job.
+/* The answer to a write for the job's Setup (its hosts, Servers,
+ * Computes) ends its handler: a 404 says the Workflow (and its children)
+ * is gone, and its DELETED event, seen or still to come, decides between
+ * creating it again and failing the job; another failure fails the job
+ * ("cannot WHAT: <Kubernetes' message>").
  */
+static bool write_ended (struct dws_engine *e, struct job *job, struct k8s_answer a,
+                         json_t *event, const char *what)
+{
+    if (a.gone)
+        return true;
+    if (!a.ok) {
+        job_fail (e, job, "exception", NOTE_PREFIX "cannot %s: %s", what,
+                  result_message (event));
+        return true;
+    }
+    return false;
+}
+
 void progress_on_create (struct dws_engine *e, enum token_kind kind, struct job *job,
                          json_t *event)
 {
@@ -711,13 +726,8 @@ void progress_on_hosts (struct dws_engine *e, enum token_kind kind, struct job *
 {
     (void)kind;
     struct k8s_answer a = k8s_answer_of (event);
-    if (a.gone)
+    if (write_ended (e, job, a, event, "record the job's hosts"))
         return;
-    if (!a.ok) {
-        job_fail (e, job, "exception", NOTE_PREFIX "cannot record the job's hosts: %s",
-                  result_message (event));
-        return;
-    }
     if (!job->exists || job->creating || job->handled < WF_PROPOSAL)
         return; /* for a Workflow that was since created again */
     if (json_is_object (a.obj)) {
@@ -733,18 +743,12 @@ void progress_on_servers (struct dws_engine *e, enum token_kind kind, struct job
 {
     (void)kind;
     struct k8s_answer a = k8s_answer_of (event);
-    if (a.gone)
-        return;
-    if (job->servers_pending <= 0)
+    if (!a.gone && job->servers_pending <= 0)
         return; /* a late answer: for a Workflow that was since created again */
-    if (!a.ok && a.code == 404 && (!job->exists || job->creating))
-        return; /* the Servers went with the vanished Workflow */
-    if (!a.ok) {
+    if (!a.ok && !a.gone)
         job->setup_error = true;
-        job_fail (e, job, "exception", NOTE_PREFIX "cannot fill the Servers: %s",
-                  result_message (event));
+    if (write_ended (e, job, a, event, "fill the Servers"))
         return;
-    }
     if (--job->servers_pending == 0 && !job->setup_error && !job->excepted
         && !job->toredown) {
         job->setup_pending = false;
@@ -758,13 +762,8 @@ void progress_on_computes (struct dws_engine *e, enum token_kind kind, struct jo
 {
     (void)kind;
     struct k8s_answer a = k8s_answer_of (event);
-    if (a.gone)
+    if (write_ended (e, job, a, event, "fill the Computes"))
         return;
-    if (!a.ok) {
-        job_fail (e, job, "exception", NOTE_PREFIX "cannot fill the Computes: %s",
-                  result_message (event));
-        return;
-    }
     if (job->desired == WF_SETUP && !job->excepted)
         workflow_patch_state (e, job, WF_DATAIN, NULL);
 }

@@ -224,6 +224,9 @@ def test_hostlist_filter() -> None:
     ({"rabbits": [{"name": "r1", "computes": "c1"}]}, "rabbit r1: 'computes'"),
     ({"rabbits": [{"name": "r1", "storage": "Ready"}]}, "rabbit r1: 'storage'"),
     ({"rabbits": [{"name": "r1", "jobs": 3}]}, "rabbit r1: 'jobs'"),
+    ({"rabbits": [{"name": "r1", "capacity": "4TiB"}]}, "rabbit r1: 'capacity' is not a count"),
+    ({"rabbits": [{"name": "r1", "lustre_gib": -1}]}, "rabbit r1: 'lustre_gib' is not a count"),
+    ({"rabbits": [{"name": "r1", "lustre_gib": True}]}, "rabbit r1: 'lustre_gib' is not a count"),
 ])
 def test_malformed_answer(bad: Any, message: str) -> None:
     with pytest.raises(AnswerError, match=message):
