@@ -645,6 +645,9 @@ def inside(work: Path, args: argparse.Namespace) -> int:
               f" engine {st['engine_ms'] / n:.2f} ms, process CPU {cpu * 1000 / n:.2f} ms"
               + (" (events, actions, engine: the last service instance's)" if chaos else ""),
               flush=True)
+        print(f"service: reaction waits p50/p99: for the reactor {st['reactor_wait_ms_p50']}/"
+              f"{st['reactor_wait_ms_p99']} ms, for a writer {st['writer_wait_ms_p50']}/"
+              f"{st['writer_wait_ms_p99']} ms", flush=True)
         by = sorted(st.get("by_event", {}).items(), key=lambda kv: -kv[1]["engine_ms"])
         print("service: engine time by event: " + ", ".join(
             f"{k} {v['events']} in {v['engine_ms'] / 1000:.1f} s" for k, v in by[:6]))

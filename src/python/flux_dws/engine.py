@@ -14,6 +14,7 @@ from typing import Any
 
 from flux_dws import _ffi
 from flux_dws.errors import DwsError
+from flux_dws.jsondata import DecodedObject
 
 __all__ = ["Engine", "EngineError", "f58"]
 
@@ -41,9 +42,11 @@ class Engine:
             _ffi.raise_error(err, EngineError)
 
     def event(self, event: dict[str, Any]) -> list[dict[str, Any]]:
-        """Feed one event; the actions to carry out, in order."""
+        """Feed one event; the actions to carry out, in order.  An
+        ``object`` that is a DecodedObject goes in as the text it was
+        decoded from."""
         err = _ffi.new_error()
-        p = _ffi.lib.dws_engine_event_json(self._h, _ffi.json_arg(event, "event", EngineError), err)
+        p = _ffi.lib.dws_engine_event_json(self._h, _event_text(event), err)
         if p == _ffi.ffi.NULL:
             _ffi.raise_error(err, EngineError)
         actions: list[dict[str, Any]] = _ffi.take_json(p, err)
@@ -54,6 +57,18 @@ class Engine:
         err = _ffi.new_error()
         out: dict[str, Any] = _ffi.take_json(_ffi.lib.dws_engine_status_json(self._h, err), err)
         return out
+
+
+def _event_text(event: dict[str, Any]) -> bytes:
+    obj = event.get("object")
+    if not isinstance(obj, DecodedObject):
+        return _ffi.json_arg(event, "event", EngineError)
+    rest = _ffi.json_arg({k: v for k, v in event.items() if k != "object"}, "event",
+                         EngineError)
+    # '{...}' + the object as the last member; its text was decoded, so it
+    # is JSON (and JSON text holds no NUL)
+    return b"".join((rest[:-1], b',"object":' if len(rest) > 2 else b'"object":', obj.text,
+                     b"}"))
 
 
 def f58(jobid: int) -> str:

@@ -27,7 +27,9 @@ def test_sync_outside_flux_says_why(monkeypatch: pytest.MonkeyPatch,
 def test_status_table() -> None:
     st = {"synced": True, "rabbits": 2, "computes": 4,
           "service": {"events": 9, "k8s_pending": 3, "reaction_ms_p50": 1.5,
-                      "reaction_ms_p99": 7.0, "events_behind": 12,
+                      "reaction_ms_p99": 7.0, "reactor_wait_ms_p50": 0.2,
+                      "reactor_wait_ms_p99": 1.0, "writer_wait_ms_p50": 0.5,
+                      "writer_wait_ms_p99": 4.25, "events_behind": 12,
                       "k8s_oldest_pending_s": 0.25, "flux_pending": 4},
           "jobs": [{"id": 7, "workflow": "fluxjob-7", "desired": "DataIn", "state": "Setup",
                     "ready": True, "status": "Completed", "message": "", "hosts": "c[1-2]",
@@ -38,7 +40,8 @@ def test_status_table() -> None:
                     "ready": False, "status": "Error", "message": "disk died"}]}
     out = format_status(st).splitlines()
     assert out[0] == "synced: yes; 2 rabbits, 4 computes; 3 jobs"
-    assert "reaction p50/p99 1.5/7.0 ms" in out[1]
+    assert out[1] == ("events 9, reaction p50/p99 1.5/7.0 ms (waiting for the reactor"
+                      " 0.2/1.0 ms, for a writer 0.5/4.25 ms)")
     assert out[2] == ("load: events behind 12, k8s writes pending 3 (oldest 0.250 s),"
                       " flux calls pending 4")
     rows = out[4:]

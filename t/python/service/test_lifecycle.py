@@ -177,6 +177,9 @@ def test_status_reports_jobs_and_service(h: Harness) -> None:
     # caused writes, so reactions were measured (as the writes went out)
     svc = st["service"]
     assert svc["reactions"] >= 2 and svc["reaction_ms_p99"] >= svc["reaction_ms_p50"] >= 0
+    # its two waits: watch events for the reactor, those writes for a writer
+    for wait in ("reactor_wait", "writer_wait"):
+        assert svc[f"{wait}_ms_p99"] >= svc[f"{wait}_ms_p50"] >= 0
     # the load figures: the status request itself is on the reactor, with
     # nothing behind it once PreRun is reached and settled
     assert set(svc) >= {"events_behind", "k8s_pending", "k8s_oldest_pending_s", "flux_pending"}

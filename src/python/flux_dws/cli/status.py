@@ -39,7 +39,10 @@ def format_status(st: dict[str, Any]) -> str:
     if svc:
         oldest = svc.get("k8s_oldest_pending_s")
         lines.append(f"events {svc.get('events')}, reaction p50/p99 "
-                     f"{svc.get('reaction_ms_p50')}/{svc.get('reaction_ms_p99')} ms")
+                     f"{svc.get('reaction_ms_p50')}/{svc.get('reaction_ms_p99')} ms "
+                     f"(waiting for the reactor {svc.get('reactor_wait_ms_p50')}/"
+                     f"{svc.get('reactor_wait_ms_p99')} ms, for a writer "
+                     f"{svc.get('writer_wait_ms_p50')}/{svc.get('writer_wait_ms_p99')} ms)")
         lines.append(f"load: events behind {svc.get('events_behind', 0)}, k8s writes pending "
                      f"{svc.get('k8s_pending')} (oldest "
                      f"{'-' if oldest is None else f'{oldest:.3f} s'}), flux calls pending "

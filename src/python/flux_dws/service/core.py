@@ -60,8 +60,13 @@ class Stats:
         # per event kind ("watch Workflow", "k8s-result", "rpc-result", ...):
         # [events, engine seconds], so an admin sees where the time goes
         self.by_kind: dict[str, list[float]] = {}
-        # watch event in -> each write it causes sent (appended by writers)
+        # watch event in -> each write it causes sent (appended by writers),
+        # and its two waits: for the reactor (watch event posted -> fed to
+        # the engine) and for a writer (write queued -> sent); the rest of
+        # a reaction is the engine and carrying out the actions before it
         self.reactions: deque[float] = deque(maxlen=keep)
+        self.reactor_waits: deque[float] = deque(maxlen=keep)
+        self.writer_waits: deque[float] = deque(maxlen=keep)
 
     def count(self, event: Mapping[str, Any], seconds: float, actions: int) -> None:
         kind = str(event.get("type"))
@@ -75,15 +80,18 @@ class Stats:
         self.engine_seconds += seconds
 
     def as_dict(self) -> dict[str, Any]:
-        r = sorted(self.reactions)
+        r, rw, ww = (sorted(d) for d in (self.reactions, self.reactor_waits,
+                                         self.writer_waits))
 
-        def pct(p: float) -> float | None:
+        def pct(r: list[float], p: float) -> float | None:
             return round(r[min(len(r) - 1, int(p * len(r)))] * 1000, 3) if r else None
 
         return {"events": self.events, "actions": self.actions,
                 "engine_ms": round(self.engine_seconds * 1000, 3),
-                "reaction_ms_p50": pct(0.50), "reaction_ms_p99": pct(0.99),
+                "reaction_ms_p50": pct(r, 0.50), "reaction_ms_p99": pct(r, 0.99),
                 "reactions": len(r),
+                "reactor_wait_ms_p50": pct(rw, 0.50), "reactor_wait_ms_p99": pct(rw, 0.99),
+                "writer_wait_ms_p50": pct(ww, 0.50), "writer_wait_ms_p99": pct(ww, 0.99),
                 "by_event": {k: {"events": int(n), "engine_ms": round(sec * 1000, 3)}
                              for k, (n, sec) in sorted(self.by_kind.items())}}
 
@@ -180,6 +188,8 @@ class Service:
             return
         self.stats.count(event, time.monotonic() - t0, len(actions))
         self._reaction_from = t_in if event.get("type") == "watch" else None
+        if self._reaction_from is not None:
+            self.stats.reactor_waits.append(t0 - self._reaction_from)
         try:
             self._apply(actions, event)
         finally:
@@ -329,10 +339,13 @@ class Service:
         if t_in is None or a.get("op") not in _WRITES:
             self.kube.submit(a)
             return
-        reactions = self.stats.reactions
+        reactions, writer_waits = self.stats.reactions, self.stats.writer_waits
+        queued = time.monotonic()
 
         def sent() -> None:  # a writer thread (deque.append is atomic)
-            reactions.append(time.monotonic() - t_in)
+            now = time.monotonic()
+            reactions.append(now - t_in)
+            writer_waits.append(now - queued)
 
         self.kube.submit(a, sent)
 

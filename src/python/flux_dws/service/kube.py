@@ -8,8 +8,10 @@ The wire is doc/guide/service.rst; the shapes posted here are::
     {"type": "watch", "kind": K, "event": "ADDED"|"MODIFIED"|"DELETED", "object": O}
     {"type": "k8s-result", "token": T, "ok": B, "code": C, "message": S, "object": O|None}
 
-(the reactor adds ``now``).  Objects are plain dicts as the API server sent
-them (raw JSON, never the client's models).
+(the reactor adds ``now``).  Objects are decoded JSON as the API server
+sent it, never the client's models; a watch event's object and an answer's
+are DecodedObjects (dicts that keep the text they were decoded from, which
+the engine is handed instead of the object encoded again).
 
 Watches (``KindWatch``, one daemon thread per kind): list (paged with
 ``limit``/``continue``), post ``sync``, then watch from the list's
@@ -22,7 +24,7 @@ the server-side ``timeoutSeconds`` (60 s) ends streams regularly.  Warnings
 go to the logger, not to the engine.
 
 Writes and reads (``WriterPool``): ``k8s`` actions go to one of N workers
-(default 4) by hash(kind, namespace, name), so calls on one object run in
+(default 16) by hash(kind, namespace, name), so calls on one object run in
 submission order (op ``log`` reads a Pod's log: ``{"log": text}``).
 ``submit`` never blocks (unbounded per-worker queues; ``pending()`` counts
 queued and running calls).  Retries happen here and
@@ -60,15 +62,16 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
+from urllib.parse import quote
 
 import urllib3
 from kubernetes import client
-from kubernetes import watch as kwatch
 from kubernetes.client.exceptions import ApiException
 
+from flux_dws.jsondata import DecodedObject
 from flux_dws.k8s import crd
 from flux_dws.service.kinds import ALL_KINDS, KindInfo, Kinds
 
@@ -90,7 +93,7 @@ class KubeError(Exception):
 
 @dataclass(frozen=True)
 class KubeSettings:
-    writers: int = 4
+    writers: int = 16
     retry_initial: float = 0.05
     retry_max: float = 5.0
     retry_attempts: int = 8
@@ -174,12 +177,48 @@ def describe(exc: BaseException) -> str:
 
 
 def _read(resp: Any) -> tuple[int, Any]:
-    """(status, decoded JSON body) of a raw (``_preload_content=False``) answer."""
+    """(status, decoded JSON body) of a raw (``_preload_content=False``)
+    answer; an object body as a DecodedObject (it keeps its text)."""
     try:
         data = resp.data
     finally:
         resp.release_conn()
-    return int(resp.status), json.loads(data) if data else None
+    if not data:
+        return int(resp.status), None
+    value = json.loads(data)
+    return int(resp.status), DecodedObject(value, data) if isinstance(value, dict) else value
+
+
+def _watch_lines(resp: Any) -> Iterator[bytes]:
+    """The non-empty lines of a streaming watch answer (one event each).  A
+    last line without its newline is an event cut off when the stream
+    was: it is dropped, and the watch resumes from the event before it."""
+    parts: list[bytes] = []
+    for chunk in resp.stream(None, decode_content=False):
+        start = 0
+        while (nl := chunk.find(b"\n", start)) >= 0:
+            parts.append(chunk[start:nl])
+            line = b"".join(parts)
+            parts.clear()
+            if line.strip():
+                yield line
+            start = nl + 1
+        if start < len(chunk):
+            parts.append(chunk[start:])
+
+
+def _event_object(line: bytes, ev: dict[str, Any]) -> Any:
+    """A watch event's object, as a DecodedObject when the line has the
+    form every API server writes (``{"type":T,"object":{...}}``, object
+    last), so its text can be handed on; else as decoded."""
+    obj = ev.get("object")
+    if not isinstance(obj, dict) or len(ev) != 2 or not isinstance(ev.get("type"), str):
+        return obj
+    head = b'{"type":' + json.dumps(ev["type"]).encode() + b',"object":'
+    end = line.rfind(b"}")
+    if not line.startswith(head) or end <= len(head):
+        return obj
+    return DecodedObject(obj, line[len(head):end])
 
 
 def _hang_up(resp: Any) -> None:
@@ -219,9 +258,17 @@ class _Gate:
 class Api:
     """Raw calls for a kind: JSON in, (status, JSON) out, no client models.
 
-    Uses the client's API classes with ``_preload_content=False`` and
-    decodes the answer with ``json.loads``; errors are the client's
-    ``ApiException`` (its ``body`` holds the Status) or transport errors.
+    Creates, patches, deletes and gets (the calls every job makes) go
+    straight to the client's REST layer (``rest_client.request``): the
+    same connection pool, TLS settings, token refresh (the kubeconfig's
+    auth hook, through ``update_params_for_auth``), JSON encoding and
+    ApiExceptions (a TLS error is status 0) as the generated API classes,
+    without their per-call argument validation (pydantic) and parameter
+    serialisation, about a tenth of a write's CPU.  Lists, watches and Pod
+    logs, with their query parameters, use the API classes with
+    ``_preload_content=False``.  Answers are decoded with ``json.loads``;
+    errors are the client's ``ApiException`` (its ``body`` holds the
+    Status) or transport errors.
     """
 
     def __init__(self, api_client: Any, request_timeout: float) -> None:
@@ -233,36 +280,40 @@ class Api:
     def _raw(self) -> dict[str, Any]:
         return {"_preload_content": False, "_request_timeout": self.timeout}
 
+    @staticmethod
+    def _path(k: KindInfo, ns: str, name: str | None = None) -> str:
+        base = "/api/v1" if k.core else f"/apis/{k.group}/{k.version}"
+        path = f"{base}/namespaces/{quote(ns, safe='')}/{k.plural}"
+        return path if name is None else f"{path}/{quote(name, safe='')}"
+
+    def _send(self, method: str, path: str, body: Any = None,
+              content_type: str = "application/json") -> tuple[int, Any]:
+        ac = self.api_client
+        headers = {"Accept": "application/json", "User-Agent": ac.user_agent}
+        if body is not None:
+            headers["Content-Type"] = content_type
+        ac.update_params_for_auth(headers, [], ["BearerToken"], path, method, body)
+        # after the auth hook: the kubeconfig loader's sets the host again
+        resp = ac.rest_client.request(method, ac.configuration.host + path, headers=headers,
+                                      body=body, _request_timeout=self.timeout)
+        if not 200 <= resp.status <= 299:
+            resp.read()
+            raise ApiException.from_response(http_resp=resp, body=None, data=None)
+        return _read(resp.response)
+
     def create(self, k: KindInfo, ns: str, body: Any) -> tuple[int, Any]:
-        if k.core:
-            fn = getattr(self.core, f"create_namespaced_{k.snake}")
-            return _read(fn(ns, body, **self._raw()))
-        return _read(self.custom.create_namespaced_custom_object(
-            k.group, k.version, ns, k.plural, body, **self._raw()))
+        return self._send("POST", self._path(k, ns), body)
 
     def patch(self, k: KindInfo, ns: str, name: str, body: Any,
               json_patch: bool = False) -> tuple[int, Any]:
-        ctype = JSON_PATCH if json_patch else MERGE_PATCH
-        if k.core:
-            fn = getattr(self.core, f"patch_namespaced_{k.snake}")
-            return _read(fn(name, ns, body, _content_type=ctype, **self._raw()))
-        return _read(self.custom.patch_namespaced_custom_object(
-            k.group, k.version, ns, k.plural, name, body, _content_type=ctype,
-            **self._raw()))
+        return self._send("PATCH", self._path(k, ns, name), body,
+                          JSON_PATCH if json_patch else MERGE_PATCH)
 
     def delete(self, k: KindInfo, ns: str, name: str) -> tuple[int, Any]:
-        if k.core:
-            fn = getattr(self.core, f"delete_namespaced_{k.snake}")
-            return _read(fn(name, ns, **self._raw()))
-        return _read(self.custom.delete_namespaced_custom_object(
-            k.group, k.version, ns, k.plural, name, **self._raw()))
+        return self._send("DELETE", self._path(k, ns, name))
 
     def get(self, k: KindInfo, ns: str, name: str) -> tuple[int, Any]:
-        if k.core:
-            fn = getattr(self.core, f"read_namespaced_{k.snake}")
-            return _read(fn(name, ns, **self._raw()))
-        return _read(self.custom.get_namespaced_custom_object(
-            k.group, k.version, ns, k.plural, name, **self._raw()))
+        return self._send("GET", self._path(k, ns, name))
 
     def pod_log(self, ns: str, name: str, container: str | None,
                 tail_lines: int | None) -> tuple[int, Any]:
@@ -509,39 +560,50 @@ class KindWatch:
 
     def _stream(self) -> bool:
         """One watch request from self.resource_version; True when it delivered
-        (an event, a bookmark, or a normal end after a while)."""
+        (an event, a bookmark, or a normal end after a while).
+
+        The stream is read here rather than through the client's Watch:
+        each line is decoded once, its object's text is kept for the engine
+        (DecodedObject), and an ERROR event is raised as an ApiException
+        with its code (410: list again) whatever the client version does."""
         s = self.settings
-        fn = self.api.lister(self.info, self.namespace)
-
-        def open_stream(*args: Any, **kw: Any) -> Any:
-            # no return annotation the client can resolve: events stay raw dicts
-            resp = fn(*args, **kw)
-            with self._lock:
-                self._resp = resp
-            if self._stopping.is_set():
-                _hang_up(resp)
-            return resp
-
         kw: dict[str, Any] = {
-            "resource_version": self.resource_version, "allow_watch_bookmarks": True,
-            "timeout_seconds": s.watch_timeout,
+            "watch": True, "resource_version": self.resource_version,
+            "allow_watch_bookmarks": True, "timeout_seconds": s.watch_timeout,
+            "_preload_content": False,
             "_request_timeout": (s.connect_timeout, s.watch_timeout + 30)}
         if self.label_selector:
             kw["label_selector"] = self.label_selector
         started = time.monotonic()
         self._delivered = False
+        resp = self.api.lister(self.info, self.namespace)(**kw)
+        with self._lock:
+            self._resp = resp
+        if self._stopping.is_set():
+            _hang_up(resp)
         try:
-            watcher: Any = kwatch.Watch()  # type: ignore[no-untyped-call]
-            for ev in watcher.stream(open_stream, **kw):
+            for line in _watch_lines(resp):
                 if self._stopping.is_set():
                     break
+                try:
+                    ev = json.loads(line)
+                except ValueError:
+                    self._log.warning("watch %s: skipped an event that is not JSON: %.80r",
+                                      self.kind, line)
+                    continue
+                if not isinstance(ev, dict):
+                    continue
                 self._delivered = True
-                obj = ev.get("object") if isinstance(ev, dict) else None
+                etype = ev.get("type")
+                obj = _event_object(line, ev)
                 if not isinstance(obj, dict):
                     continue
+                if etype == "ERROR":
+                    code = obj.get("code")
+                    raise ApiException(status=code if isinstance(code, int) else 0,
+                                       reason=f"{obj.get('reason')}: {obj.get('message')}")
                 meta = obj.get("metadata")
                 rv = meta.get("resourceVersion") if isinstance(meta, dict) else None
-                etype = ev.get("type")
                 if etype in ("ADDED", "MODIFIED", "DELETED"):
                     self._emit({"type": "watch", "kind": self.kind, "event": etype,
                                 "object": obj})
@@ -553,6 +615,8 @@ class KindWatch:
         finally:
             with self._lock:
                 self._resp = None
+            resp.close()
+            resp.release_conn()
         return self._delivered or time.monotonic() - started >= 1.0
 
 
