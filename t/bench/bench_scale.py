@@ -320,6 +320,24 @@ class Instance:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
+    def machine_cpu(self) -> dict[str, float]:
+        """CPU seconds so far of what shares the machine with the service:
+        the broker (job manager, Fluxion, the other modules) with its
+        child processes but the service (job validators), the emulator,
+        and this benchmark's own process (it submits and follows jobs)."""
+        broker = int(self.h.attr_get("broker.pid"))
+        flux_cpu = self._cpu(broker)
+        for child in Path(f"/proc/{broker}/task").glob("*/children"):
+            for pid in child.read_text().split():
+                if int(pid) != self.service_pid:
+                    try:
+                        flux_cpu += self._cpu(int(pid))
+                    except OSError:
+                        pass  # ended meanwhile
+        emu = self._cpu(self.emulator.pid) if self.emulator is not None else 0.0
+        t = os.times()
+        return {"flux": flux_cpu, "emulator": emu, "benchmark": t.user + t.system}
+
     def sample_service(self) -> None:
         if self.service_pid is None:
             return
@@ -612,8 +630,10 @@ def inside(work: Path, args: argparse.Namespace) -> int:
         jobs = workload(args.jobs, rng)
         chaos = Chaos(inst, args.chaos, len(jobs)) if args.chaos is not None else None
         inst.cpu_base = inst._cpu(inst.service_pid) if inst.service_pid else 0.0
+        machine0 = inst.machine_cpu()
         wall, most, not_run = run_workload(inst, jobs, args.in_flight, chaos)
         cpu = inst.service_cpu()
+        machine = {k: v - machine0[k] for k, v in inst.machine_cpu().items()}
         st = inst.rpc("dws.status")["service"]
         stuck = [j for j in jobs if j.id is not None and j.id not in inst.ended]
         inst.cancel([j.id for j in stuck if j.id is not None])
@@ -645,6 +665,16 @@ def inside(work: Path, args: argparse.Namespace) -> int:
               f" engine {st['engine_ms'] / n:.2f} ms, process CPU {cpu * 1000 / n:.2f} ms"
               + (" (events, actions, engine: the last service instance's)" if chaos else ""),
               flush=True)
+        if chaos is None:  # (under chaos the emulator is restarted: its CPU is lost)
+            per_job = {k: v * 1000 / n for k, v in machine.items()}
+            total = sum(per_job.values()) + cpu * 1000 / n
+            cores = os.cpu_count() or 1
+            print("machine: CPU per job: " + ", ".join(f"{k} {v:.1f} ms"
+                                                      for k, v in per_job.items())
+                  + f", service {cpu * 1000 / n:.1f} ms; {total:.1f} ms in all, so at most "
+                  f"{cores * 1000 / total:.1f} jobs/s on {cores} cores (ran "
+                  f"{n / wall:.1f}); the service alone, one interpreter, would allow "
+                  f"{1000 / (cpu * 1000 / n):.0f}", flush=True)
         print(f"service: reaction waits p50/p99: for the reactor {st['reactor_wait_ms_p50']}/"
               f"{st['reactor_wait_ms_p99']} ms, for a writer {st['writer_wait_ms_p50']}/"
               f"{st['writer_wait_ms_p99']} ms", flush=True)
