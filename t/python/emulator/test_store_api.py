@@ -130,6 +130,58 @@ def test_returned_objects_are_private_copies():
     assert "labels" not in st.get(WF, "default", "w1")["metadata"]
 
 
+def test_view_is_the_stored_object_itself():
+    """view() hands out what is stored (no copy, no decode); a later write
+    puts a new object and leaves the viewed one as it was."""
+    st = Store()
+    st.create(ST, "default", storage("r1", zone="a"))
+    st.create(ST, "default", storage("r2", zone="b"))
+    (r1,) = st.view(ST, "default", "zone=a")
+    assert r1 == st.get(ST, "default", "r1")
+    assert r1 is st.view(ST, "default", "zone=a")[0]
+    st.patch(ST, "default", "r1", "merge", {"metadata": {"labels": {"zone": "c"}}})
+    assert r1["metadata"]["labels"] == {"zone": "a"}
+    assert [o["metadata"]["name"] for o in st.view(ST, "default")] == ["r1", "r2"]
+
+
+@pytest.mark.parametrize("sel, names", [
+    ("zone=a", ["r1", "r3"]),
+    ("zone==a,rack=1", ["r1"]),
+    ("zone=a,rack!=1", ["r3"]),
+    ("zone in (a,b)", ["r1", "r2", "r3"]),
+    ("zone=a,!rack", []),
+    ("zone=z", []),
+    ("rack", ["r1", "r2", "r3"]),
+    ("", ["r1", "r2", "r3", "r4"]),
+])
+def test_label_index_gives_what_the_selector_says(sel, names):
+    """Lists narrowed by the label index match a full scan, after labels
+    change and objects go."""
+    st = Store()
+    for name, labels in [("r1", {"zone": "a", "rack": "1"}), ("r2", {"zone": "b", "rack": "1"}),
+                         ("r3", {"zone": "b", "rack": "2"}), ("r4", {"zone": "a"}),
+                         ("r5", {"zone": "a", "rack": "3"})]:
+        st.create(ST, "default", storage(name, **labels))
+    st.patch(ST, "default", "r3", "merge", {"metadata": {"labels": {"zone": "a"}}})
+    st.patch(ST, "default", "r4", "merge", {"metadata": {"labels": {"zone": None}}})
+    st.delete(ST, "default", "r5")
+    got = [o["metadata"]["name"] for o in st.view(ST, "default", sel)]
+    assert got == [json.loads(b)["metadata"]["name"] for b in st.list_raw(ST, None, sel)[0]]
+    assert got == names
+    assert (G, "storages", "zone", "a") in st._labelled
+    assert all(k[3] != "r5" for keys in st._labelled.values() for k in keys)
+
+
+def test_label_index_empties_with_its_objects():
+    st = Store()
+    for i in range(3):
+        st.create(WF, "default", {**workflow(f"w{i}"),
+                                  "metadata": {"name": f"w{i}", "labels": {"job": str(i)}}})
+    for i in range(3):
+        st.delete(WF, "default", f"w{i}")
+    assert not [ix for ix in st._labelled if ix[:2] == (G, "workflows")]
+
+
 def test_crds_are_objects_of_the_store():
     st = Store()
     crd = BY_GROUP_PLURAL[("apiextensions.k8s.io", "customresourcedefinitions")]

@@ -105,7 +105,7 @@ class Controllers:
         # per rabbit: what nnf-sos reads (NnfNode, k8s Node), from the seeded status
         self._health: dict[str, RabbitHealth] = {
             o["metadata"]["name"]: RabbitHealth.from_status(o.get("status") or {})
-            for o in store.list_objects(RESOURCE["storage"], "default")}
+            for o in store.view(RESOURCE["storage"], "default")}
         self._driver_list: list[Driver] = [StorageDriver(self), DataMovementDriver(self),
                                            ContainerDriver(self)]
         self.drivers = {c: d for d in self._driver_list for c in d.commands}
@@ -504,7 +504,7 @@ class Controllers:
             raise ValueError(f"rabbits: {rabbits!r} is neither 'all' nor a hostlist")
         if rabbits == "all":
             candidates = sorted(o["metadata"]["name"] for o in
-                                self.store.list_objects(RESOURCE["storage"], "default"))
+                                self.store.view(RESOURCE["storage"], "default"))
         else:
             try:
                 candidates = list(dict.fromkeys(Hostlist(rabbits)))
@@ -714,11 +714,11 @@ class Controllers:
         """Computes whose link is Offline or Fenced in a Storage, or Disabled in
         SystemStatus: nnf-sos skips their ClientMounts when unmounting."""
         out = set()
-        for s in self.store.list_objects(RESOURCE["storage"], "default"):
+        for s in self.store.view(RESOURCE["storage"], "default"):
             for c in (s.get("status") or {}).get("access", {}).get("computes") or []:
                 if c.get("status") in ("Offline", "Fenced"):
                     out.add(c.get("name"))
-        for ss in self.store.list_objects(RESOURCE["sysstatus"], None):
+        for ss in self.store.view(RESOURCE["sysstatus"], None):
             for n, st in ((ss.get("data") or {}).get("nodes") or {}).items():
                 if st == "Disabled":
                     out.add(n)

@@ -207,7 +207,7 @@ class Driver:
               f"{dws.WORKFLOW_LABELS[1]}={wf['metadata']['namespace']}"
         if index is not None:
             sel += f",{DIRECTIVE_INDEX_LABEL}={index}"
-        for o in self.store.list_objects(r, None, sel):
+        for o in self.store.view(r, None, sel):
             self.delete_quiet(r, o["metadata"].get("namespace", ""), o["metadata"]["name"])
 
     def delete(self, wf: dict[str, Any]) -> None:

@@ -216,8 +216,8 @@ class StorageDriver(Driver):
             raise rerr.internal("could not read allocation request",
                                 f"unable to get Servers: {ns}/{name}", severity="Minor") from None
         sets = dbd.get("status", {}).get("storage", {}).get("allocationSets", [])
-        rabbits = [o["metadata"]["name"] for o in self.store.list_objects(RESOURCE["storage"],
-                                                                          "default")]
+        rabbits = [o["metadata"]["name"] for o in self.store.view(RESOURCE["storage"],
+                                                                  "default")]
         nnf_servers.validate_allocations(sets, servers.get("spec", {}), rabbits)
         self._nnf_storage(wf, d, name, servers, dbd)
         # nnf-sos' Servers controller sees the allocations (done here at once,
@@ -406,7 +406,7 @@ class StorageDriver(Driver):
         # the rabbits unmount (the movements use their mounts)
         owner = {k: v for k, v in child_labels(wf).items() if k in OWNER_LABELS}
         sel = ",".join(f"{k}={v}" for k, v in {**owner, TEARDOWN_STATE_LABEL: "PostRun"}.items())
-        movements = self.store.list_objects(RESOURCE["dm"], None, sel)
+        movements = self.store.view(RESOURCE["dm"], None, sel)
         for dm in movements:
             if (dm.get("status") or {}).get("state") != "Finished":
                 raise Wait("pending data movement")
@@ -592,13 +592,13 @@ class StorageDriver(Driver):
     def _remove(self, wf: dict[str, Any], index: int | None) -> None:
         ns, name = wf["metadata"]["namespace"], wf["metadata"]["name"]
         sel = f"{dws.WORKFLOW_LABELS[0]}={name},{dws.WORKFLOW_LABELS[1]}={ns}"
-        for cm in self.store.list_objects(RESOURCE["clientmount"], None, sel):
+        for cm in self.store.view(RESOURCE["clientmount"], None, sel):
             if index is None or (cm["metadata"].get("labels") or {}).get(
                     TARGET_INDEX_LABEL) == str(index):
                 self.delete_quiet(RESOURCE["clientmount"], cm["metadata"]["namespace"],
                                   cm["metadata"]["name"])
         names = [f"{name}-{index}"] if index is not None else [
-            o["metadata"]["name"] for o in self.store.list_objects(RESOURCE["breakdown"], ns, sel)]
+            o["metadata"]["name"] for o in self.store.view(RESOURCE["breakdown"], ns, sel)]
         self.delete_labelled(RESOURCE["access"], wf, index)
         for n in names:
             self.delete_quiet(RESOURCE["nnfstorage"], ns, n)

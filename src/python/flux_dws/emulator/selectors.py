@@ -80,6 +80,18 @@ def label_matcher(sel: str | None) -> Matcher:
     return match
 
 
+def label_equalities(sel: str | None) -> list[tuple[str, str]]:
+    """The ``k=v`` / ``k==v`` terms of a label selector: every object it
+    matches carries these labels, so a label index can narrow a list to
+    them before the full matcher runs (which also reports syntax errors)."""
+    out = []
+    for part in _split(sel or ""):
+        m = _EQ.match(part)
+        if m and m.group(2) != "!=":
+            out.append((m.group(1), m.group(3)))
+    return out
+
+
 def _field(f: str, v: str, want: bool) -> Matcher:
     return lambda o: (o["metadata"].get(f) == v) == want
 
