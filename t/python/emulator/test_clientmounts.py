@@ -209,6 +209,17 @@ def test_unmount_skips_offline_computes(kind):
     finish(api, "off")
 
 
+def test_unreachable_computes_follow_storage_changes(kind):
+    """The answer is cached between Storage changes, never past one."""
+    ctl = kind.controllers
+    assert ctl.unreachable_computes() == frozenset()
+    assert ctl.unreachable_computes() is ctl.unreachable_computes()  # cached
+    ctl.set_health("kind-worker2", links={"compute-02": "Offline"})
+    eventually(lambda: ctl.unreachable_computes() == {"compute-02"}, what="compute-02 Offline")
+    ctl.set_health("kind-worker2", links={"compute-02": "Ready"})
+    eventually(lambda: ctl.unreachable_computes() == frozenset(), what="compute-02 Ready")
+
+
 def test_fault_cli_kinds(kind, capsys):
     kc = str(kind.kubeconfig)
     assert main(["fault", "--kubeconfig", kc, "add", "--kind", "clientmount", "--compute",

@@ -172,6 +172,18 @@ def test_label_index_gives_what_the_selector_says(sel, names):
     assert all(k[3] != "r5" for keys in st._labelled.values() for k in keys)
 
 
+def test_kind_version_moves_with_its_kind_only():
+    st = Store()
+    assert st.kind_version(ST) == 0
+    st.create(ST, "default", storage("r1"))
+    v = st.kind_version(ST)
+    assert v == int(st.get(ST, "default", "r1")["metadata"]["resourceVersion"])
+    st.create(WF, "default", workflow())
+    assert st.kind_version(ST) == v < st.kind_version(WF)
+    st.delete(ST, "default", "r1")
+    assert st.kind_version(ST) > st.kind_version(WF)
+
+
 def test_label_index_empties_with_its_objects():
     st = Store()
     for i in range(3):

@@ -103,6 +103,7 @@ class Controllers:
             alloc_delay=self.latency.get("Setup", 0.0), retry=self.retry_seconds)
         self.child_timeout = 300.0  # NNF_CHILD_RESOURCE_TIMEOUT_SECONDS
         # per rabbit: what nnf-sos reads (NnfNode, k8s Node), from the seeded status
+        self._unreachable: tuple[tuple[int, int], frozenset[str]] | None = None
         self._health: dict[str, RabbitHealth] = {
             o["metadata"]["name"]: RabbitHealth.from_status(o.get("status") or {})
             for o in store.view(RESOURCE["storage"], "default")}
@@ -710,9 +711,16 @@ class Controllers:
             return []
         return [d["name"] for d in c.get("data") or [] if isinstance(d, dict) and "name" in d]
 
-    def unreachable_computes(self) -> set[str]:
+    def unreachable_computes(self) -> frozenset[str]:
         """Computes whose link is Offline or Fenced in a Storage, or Disabled in
-        SystemStatus: nnf-sos skips their ClientMounts when unmounting."""
+        SystemStatus: nnf-sos skips their ClientMounts when unmounting.
+        Asked at every unmount; worked out again only when a Storage or a
+        SystemStatus changed (696 Storages of 16 links each on El Capitan)."""
+        versions = (self.store.kind_version(RESOURCE["storage"]),
+                    self.store.kind_version(RESOURCE["sysstatus"]))
+        cached = self._unreachable
+        if cached is not None and cached[0] == versions:
+            return cached[1]
         out = set()
         for s in self.store.view(RESOURCE["storage"], "default"):
             for c in (s.get("status") or {}).get("access", {}).get("computes") or []:
@@ -722,7 +730,9 @@ class Controllers:
             for n, st in ((ss.get("data") or {}).get("nodes") or {}).items():
                 if st == "Disabled":
                     out.add(n)
-        return out
+        answer = frozenset(out)
+        self._unreachable = (versions, answer)
+        return answer
 
     def after(self, seconds: float, fn: Callable[[], Any]) -> None:
         """Run fn on the timer thread (errors are logged)."""

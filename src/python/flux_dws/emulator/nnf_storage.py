@@ -509,7 +509,7 @@ class StorageDriver(Driver):
         cm_name = f"{ns}-{name}-{index}-computes"
         waiting: list[str] = []
         errors: list[tuple[str, dict[str, Any]]] = []
-        skip = self.ctl.unreachable_computes() if desired == "unmounted" else set()
+        skip = self.ctl.unreachable_computes() if desired == "unmounted" else frozenset()
         for compute in self.ctl.computes(wf):
             if ("", "namespaces", "", compute) not in self.store.objects:
                 raise rerr.internal("could not mount file system on compute nodes",

@@ -272,6 +272,7 @@ class Store:
         self.subscribers: list[Callable[[Event], None]] = []
         self.persist = persist
         self._kinds: dict[Kind, set[Key]] = collections.defaultdict(set)
+        self._kind_rv: dict[Kind, int] = {}  # the last resourceVersion of each kind
         self._uids: dict[str, Key] = {}
         self._owned: dict[str, set[Key]] = collections.defaultdict(set)
         # (group, plural, label, value) -> keys: a Workflow's children are
@@ -352,6 +353,7 @@ class Store:
 
         obj (and its metadata dict) must be new: it is changed here."""
         self.rv += 1
+        self._kind_rv[key[:2]] = self.rv
         obj["metadata"]["resourceVersion"] = str(self.rv)
         raw = self._encode(obj)
         entry = Entry(obj, raw, self.rv)
@@ -551,6 +553,13 @@ class Store:
                 items.append(e)
                 last = k
         return items, rv, token
+
+    def kind_version(self, r: Resource) -> int:
+        """The resourceVersion of the last change to any object of kind r
+        (0 if none since start): what a controller's cache of a derived
+        answer keys on."""
+        with self.cond:
+            return self._kind_rv.get((r.group, r.plural), 0)
 
     def _candidates(self, r: Resource, label: str | None) -> set[Key]:
         """The keys of kind r that may match the label selector: those
