@@ -19,8 +19,9 @@
 #include "jsonio.h"
 
 #define NOTE DWS_JOBSM_NOTE_PREFIX
-#define ENOSYS_TEXT                                                                            \
-    "dws.create RPC could not be sent. Admins: is the flux-coral2-dws service loaded?"
+/* ENOSYS: nothing serves dws.* (the service is not loaded, or is being
+ * reloaded); the errno text would leave a user at "Function not implemented". */
+#define ENOSYS_TEXT "dws.%s RPC could not be sent. Admins: is the flux-coral2-dws service loaded?"
 #define SKEW_HINT "coral2_dws module and dws_jobtap plugin versions may be out of sync"
 #define TOLERANCE_TEXT "dw_failure_tolerance must be a positive integer"
 
@@ -583,6 +584,7 @@ static int ev_rpc_response (struct ctx *c, json_t *ev)
     json_t *errnum = json_object_get (ev, "errnum");
     json_t *estr = json_object_get (ev, "errstr");
     bool ok = false, failed, again;
+    char enosys[128];
     int t;
 
     if (get_string (c, ev, "tag", &tagstr) < 0 || get_bool (c, ev, "ok", true, &ok) < 0)
@@ -619,6 +621,10 @@ static int ev_rpc_response (struct ctx *c, json_t *ev)
                                    " the dws service finds the job when it starts",
                                    (long long)c->next.id, tag_name[t], text));
     }
+    if (!ok && json_integer_value (errnum) == ENOSYS) {
+        snprintf (enosys, sizeof (enosys), ENOSYS_TEXT, tag_name[t]);
+        text = enosys;
+    }
     if (!ok && json_integer_value (errnum) == EHOSTUNREACH && t != TAG_TEARDOWN
         && t != TAG_ABORT) {
         /* The broker's "module disconnect": the service went away while it
@@ -634,8 +640,6 @@ static int ev_rpc_response (struct ctx *c, json_t *ev)
     }
     switch ((enum tag)t) {
         case TAG_CREATE:
-            if (!ok && json_integer_value (errnum) == ENOSYS)
-                text = ENOSYS_TEXT;
             return act_raise (c, DWS_JOBSM_DEPENDENCY, xasprintf (NOTE "%s", text));
         case TAG_SETUP:
             if (c->next.prolog_active) /* its exception event finishes the prolog */

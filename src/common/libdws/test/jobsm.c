@@ -830,6 +830,23 @@ static void prolog_failures (void)
         "no such workflow'}]",
         "setup success false raises dws-setup");
     dws_jobsm_destroy (sm);
+
+    /* nothing serves dws.setup (the service is being reloaded): the
+     * exception says so rather than "Function not implemented" */
+    char event[256];
+    sm = scheduled (NULL);
+    ev (sm, "{'type':'run'}", RUN_ACTS, "run");
+    ev (sm, R_EV, R_ACTS, "R");
+    snprintf (event, sizeof (event),
+              "{'type':'rpc-response','tag':'setup','ok':false,'errnum':%d,"
+              "'errstr':'Function not implemented'}",
+              ENOSYS);
+    ev (sm, event,
+        "[{'action':'raise','type':'dws-setup','severity':0,'note':'" NOTE
+        "dws.setup RPC could not be sent. Admins: is the flux-coral2-dws service loaded?'}]",
+        "setup ENOSYS: the exception names the service, not the errno");
+    ev (sm, EXC ("dws-setup"), PROLOG_FAIL, "its exception finishes the prolog");
+    dws_jobsm_destroy (sm);
 }
 
 static void epilog_failures (void)
