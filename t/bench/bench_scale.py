@@ -338,12 +338,17 @@ class Instance:
         t = os.times()
         return {"flux": flux_cpu, "emulator": emu, "benchmark": t.user + t.system}
 
-    def sample_service(self) -> None:
+    def service_hwm(self) -> float:
+        """The service process's peak RSS so far (MB)."""
         if self.service_pid is None:
-            return
+            return 0.0
         for line in Path(f"/proc/{self.service_pid}/status").read_text().splitlines():
             if line.startswith("VmHWM:"):
-                self.rss_peak = max(self.rss_peak, int(line.split()[1]) / 1024)
+                return int(line.split()[1]) / 1024
+        return 0.0
+
+    def sample_service(self) -> None:
+        self.rss_peak = max(self.rss_peak, self.service_hwm())
 
     def service_cpu(self) -> float:
         cur = 0.0 if self.service_pid is None else self._cpu(self.service_pid) - self.cpu_base
@@ -625,7 +630,8 @@ def inside(work: Path, args: argparse.Namespace) -> int:
     try:
         took = inst.load_service()
         inst.wait_rabbits_up()
-        print(f"service: first start-up {took:.2f} s (El Capitan, no jobs)", flush=True)
+        print(f"service: first start-up {took:.2f} s (El Capitan, no jobs), RSS"
+              f" {inst.service_hwm():.0f} MB", flush=True)
         rng = random.Random(args.seed)
         jobs = workload(args.jobs, rng)
         chaos = Chaos(inst, args.chaos, len(jobs)) if args.chaos is not None else None
@@ -681,8 +687,12 @@ def inside(work: Path, args: argparse.Namespace) -> int:
         by = sorted(st.get("by_event", {}).items(), key=lambda kv: -kv[1]["engine_ms"])
         print("service: engine time by event: " + ", ".join(
             f"{k} {v['events']} in {v['engine_ms'] / 1000:.1f} s" for k, v in by[:6]))
+        run_rss = inst.service_hwm()
         up_took, live = startup(inst, args.live)
         inst.sample_service()
+        print(f"service: RSS peak {run_rss:.0f} MB in the workload (the instance that ended"
+              f" it), {inst.service_hwm():.0f} MB in a start-up with {live} live Workflows",
+              flush=True)
         left = inst.leaks()
         leaked = sum(left.values())
         if leaked:

@@ -30,7 +30,8 @@ def test_status_table() -> None:
                       "reaction_ms_p99": 7.0, "reactor_wait_ms_p50": 0.2,
                       "reactor_wait_ms_p99": 1.0, "writer_wait_ms_p50": 0.5,
                       "writer_wait_ms_p99": 4.25, "events_behind": 12,
-                      "k8s_oldest_pending_s": 0.25, "flux_pending": 4},
+                      "k8s_oldest_pending_s": 0.25, "flux_pending": 4,
+                      "rpcs_waiting": 2},
           "jobs": [{"id": 7, "workflow": "fluxjob-7", "desired": "DataIn", "state": "Setup",
                     "ready": True, "status": "Completed", "message": "", "hosts": "c[1-2]",
                     "timers": ["setup"]},
@@ -43,7 +44,7 @@ def test_status_table() -> None:
     assert out[1] == ("events 9, reaction p50/p99 1.5/7.0 ms (waiting for the reactor"
                       " 0.2/1.0 ms, for a writer 0.5/4.25 ms)")
     assert out[2] == ("load: events behind 12, k8s writes pending 3 (oldest 0.250 s),"
-                      " flux calls pending 4")
+                      " flux calls pending 4 (2 RPCs waiting to be sent)")
     rows = out[4:]
     assert [r.split()[0] for r in rows] == ["5", "7", "9"]  # by job id
     assert "PreRun ready" in rows[0]

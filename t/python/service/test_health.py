@@ -76,6 +76,38 @@ def test_startup_applies_every_rabbit_once(h: Harness) -> None:
     assert view["sent"]["systemstatus"] == 1
 
 
+def test_startup_rpcs_keep_to_the_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a window of one RPC, the start-up's set_status calls go one at a
+    time, in order, and all of them still reach Fluxion."""
+    from flux_dws.harness.link import HarnessLink
+    from flux_dws.service import core
+
+    monkeypatch.setattr(core, "RPC_WINDOW", 1)
+    under_way, most = 0, 0
+    plain_rpc = HarnessLink.rpc
+
+    def counting_rpc(self: HarnessLink, topic: str, payload: Any, nodeid: int,
+                     callback: Any) -> None:
+        nonlocal under_way, most
+        under_way += 1
+        most = max(most, under_way)
+
+        def answered(*args: Any) -> None:
+            nonlocal under_way
+            under_way -= 1
+            if callback is not None:
+                callback(*args)
+
+        plain_rpc(self, topic, payload, nodeid, answered)
+
+    monkeypatch.setattr(HarnessLink, "rpc", counting_rpc)
+    with Harness(system="kind") as h:
+        ready(h)
+        assert h.fluxion.calls == {"find": 1, "set_status": 4, "remove_property": 1}
+        assert h.status()["service"]["rpcs_waiting"] == 0  # all sent: none left behind
+    assert most == 1
+
+
 def test_rabbit_down_and_back_and_its_jobs(h: Harness) -> None:
     h.emulator.controllers.set_health(R3, status="Offline")
     h.wait_for(lambda: not h.fluxion.rabbit_up(R3), what="R3 down in Fluxion")

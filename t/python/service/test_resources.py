@@ -3,12 +3,13 @@ events (flux_dws.resourcegraph, flux_dws.service.resources.JournalReader)."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
 import pytest
 
-from flux_dws.resourcegraph import ResourceError, drainable_hosts, graph_index
+from flux_dws.resourcegraph import ResourceError, decode_lean, drainable_hosts, graph_index
 from flux_dws.service.resources import JournalReader, exclude_of
 
 
@@ -49,6 +50,29 @@ def test_graph_index_skips_ssds_without_a_rabbit_chassis() -> None:
                                             vertex("ssd", "/c/chassis0/ssd0"),
                                             {"metadata": {"type": "ssd"}}, "junk"]}}}
     assert graph_index(R) == {"ssds": {}, "nodes": {}}
+
+
+def test_decode_lean_keeps_what_graph_index_reads() -> None:
+    R = R_with_graph()
+    graph = R["scheduling"]["graph"]
+    graph["nodes"] += [vertex("core", "/kind/chassis0/compute-01/core0", id=0, rank=0),
+                       vertex("gpu", "/kind/chassis0/compute-01/gpu0", id=0, rank=0)]
+    graph["edges"] = [{"source": "0", "target": "1"},
+                      {"source": "1", "target": "3",
+                       "metadata": {"name": {"containment": "contains"}}}]
+    answer = {"events": [{"name": "restart", "context": {"id": 1, "metadata": {"type": "x"}}}],
+              "R": R}
+    lean = decode_lean(json.dumps(answer))
+    assert graph_index(lean["R"]) == graph_index(R)
+    assert lean["events"] == answer["events"]  # no graph vertex: untouched
+    assert lean["R"]["execution"] == R["execution"]
+    nodes = lean["R"]["scheduling"]["graph"]["nodes"]
+    assert [n["metadata"]["type"] for n in nodes if n is not None] == \
+        ["chassis", "chassis", "node", "node"] + ["ssd"] * 8
+    assert nodes.count(None) == 3  # the cluster, the core and the GPU
+    assert lean["R"]["scheduling"]["graph"]["edges"] == [None, None]
+    with pytest.raises(ValueError):
+        decode_lean('{"R": ')
 
 
 def test_drainable_hosts_by_queue_requirements() -> None:

@@ -46,7 +46,8 @@ def format_status(st: dict[str, Any]) -> str:
         lines.append(f"load: events behind {svc.get('events_behind', 0)}, k8s writes pending "
                      f"{svc.get('k8s_pending')} (oldest "
                      f"{'-' if oldest is None else f'{oldest:.3f} s'}), flux calls pending "
-                     f"{svc.get('flux_pending', 0)}")
+                     f"{svc.get('flux_pending', 0)} ({svc.get('rpcs_waiting', 0)} RPCs"
+                     " waiting to be sent)")
     jobs = sorted(st.get("jobs", []), key=lambda j: j.get("id", 0))
     if jobs:
         lines.append(f"{'JOBID':>10} {'WORKFLOW':<18} {'STATE':<22} {'HOSTS':<16} "

@@ -37,6 +37,11 @@ GUEST_METHODS = ("rabbits",)
 #: the barrier request (answered by the shell, not the engine)
 WATCH_TEST = "dws.watch_test"
 FLUSH_TIMER = "health-flush"
+#: RPCs (Fluxion set_status, drains) sent and not answered at most; the rest
+#: wait in order.  The first start-up on El Capitan marks 25,056 ssd
+#: vertices up one RPC each: all at once, their futures and messages were
+#: 50 MB of the service's peak RSS (doc/guide/service.rst).
+RPC_WINDOW = 256
 
 
 class Kube(Protocol):
@@ -117,6 +122,8 @@ class Service:
         self._flux_seq = 0                    # Flux calls sent so far
         self._flux_open: set[int] = set()     # ... and not answered yet
         self._flux_waits: list[tuple[int, Callable[[], None]]] = []
+        self._rpcs_sent = 0                   # RPCs under way (at most RPC_WINDOW)
+        self._rpcs_waiting: deque[Callable[[], None]] = deque()  # ... and beyond it
         # events posted from other threads and not fed yet ("events behind")
         self._posted = 0
         self._posted_lock = threading.Lock()
@@ -173,7 +180,7 @@ class Service:
         oldest = self.kube.oldest_pending()
         return {"events_behind": behind, "k8s_pending": self.kube.pending(),
                 "k8s_oldest_pending_s": None if oldest is None else round(oldest, 3),
-                "flux_pending": len(self._flux_open)}
+                "flux_pending": len(self._flux_open), "rpcs_waiting": len(self._rpcs_waiting)}
 
     def feed(self, event: dict[str, Any], t_in: float | None = None) -> None:
         """Feed one event to the engine and carry out its actions.  ``t_in``:
@@ -353,17 +360,27 @@ class Service:
         token = a.get("token")
         topic = a["topic"]
 
-        answered = self._flux_call()
+        answered = self._flux_call()  # counted from now: barriers wait for it
 
         def done(ok: bool, errnum: int, errstr: str, payload: Any) -> None:
             answered()
+            self._rpcs_sent -= 1
+            if self._rpcs_waiting:
+                self._rpcs_waiting.popleft()()
             if token is not None:
                 self.feed({"type": "rpc-result", "token": token, "ok": ok, "errnum": errnum,
                            "errstr": errstr, "payload": payload})
             elif not ok:
                 self.link.log("warning", f"{topic}: {errstr or errnum}")
 
-        self.link.rpc(topic, a["payload"], a.get("nodeid", 0), done)
+        def send() -> None:
+            self._rpcs_sent += 1
+            self.link.rpc(topic, a["payload"], a.get("nodeid", 0), done)
+
+        if self._rpcs_sent < RPC_WINDOW and not self._rpcs_waiting:
+            send()
+        else:
+            self._rpcs_waiting.append(send)
 
     def _do_memo(self, a: dict[str, Any], event: dict[str, Any]) -> None:
         self.link.memo(a["id"], a["memo"], self._flux_call())

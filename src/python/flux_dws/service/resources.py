@@ -11,9 +11,11 @@ The first answers replay the journal (the instance's hosts by rank, which
 are online, every drain and its reason, and R); an answer with no events
 ends the replay.  R is reduced here to what the engine needs (the graph's
 paths, the hosts of the drain queues), so the engine never sees a
-100-MB R.  ``ResourceWatch`` reads the stream on a thread with its own Flux
-handle, so neither that R nor the graph scan ever blocks the service's
-reactor; it also asks Fluxion for its graph's uptime every
+100-MB R, and it is decoded lean (resourcegraph.decode_lean: the cores,
+GPUs and edges of its graph are dropped as they are read).
+``ResourceWatch`` reads the stream on a thread with its own Flux handle,
+so neither that R nor the graph scan ever blocks the service's reactor;
+it also asks Fluxion for its graph's uptime every
 ``poll_interval`` seconds and reports a restart (uptime went back, or
 Fluxion came back after being away), after which the engine asks Fluxion
 which ssd vertices it has down (on the service's own handle, so the answer
@@ -28,7 +30,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from flux_dws.hostlist import Hostlist
-from flux_dws.resourcegraph import ResourceError, drainable_hosts, graph_index
+from flux_dws.resourcegraph import ResourceError, decode_lean, drainable_hosts, graph_index
 
 Post = Callable[[dict[str, Any]], None]
 Log = Callable[[str, str], None]
@@ -179,12 +181,19 @@ class ResourceWatch:
 
         def on_journal(f: Any) -> None:
             try:
-                resp = f.get()
+                text = f.get_str()
             except OSError as exc:
                 self.log("err", f"rabbit health: resource.journal ended: {exc}")
                 h.reactor_stop()
                 return
             f.reset()
+            try:
+                # the first answer carries R: its graph is cut down as it
+                # is decoded (the whole of it may be a million vertices)
+                resp = decode_lean(text) if text else {}
+            except ValueError as exc:
+                self.log("err", f"rabbit health: resource.journal answer is not JSON: {exc}")
+                return
             with self._lock:
                 for ev in reader.answer(resp or {}):
                     self.post(ev)
