@@ -124,6 +124,46 @@ test_expect_success 'the service restarted while a job runs: the job ends cleanl
 	workflow_gone $id
 '
 
+test_expect_success 'the service away when a job finishes: its epilog waits for the service' '
+	id=$(submit_held f6) &&
+	flux job wait-event -t 30 $id start &&
+	flux module remove dws &&
+	release_job f6 $id &&
+	flux job wait-event -t 30 $id epilog-start &&
+	for i in $(seq 100); do
+		flux dmesg | grep -q "no dws service was loaded to take its dws.post_run" && break
+		sleep 0.1
+	done &&
+	flux dmesg | grep "job $(flux job id --to=dec $id): no dws service was loaded" &&
+	flux module load "$top_srcdir/src/modules/dws.py" &&
+	flux job wait-event -t 60 $id clean &&
+	flux job eventlog $id >nosvc-epilog.events &&
+	grep "epilog-finish description=\"dws-epilog\" status=0" nosvc-epilog.events &&
+	test_must_fail grep exception nosvc-epilog.events &&
+	workflow_gone $id
+'
+
+test_expect_success 'the service away when a job reaches its prolog: the prolog waits for it' '
+	id=$(flux submit -N1 --urgency=0 --setattr=system.dw="$XFS" printenv DW_JOB_scratch) &&
+	flux job wait-event -t 30 $id depend &&
+	flux job wait-event -t 30 $id priority &&
+	flux module remove dws &&
+	flux job urgency $id 16 &&
+	flux job wait-event -t 30 $id prolog-start &&
+	for i in $(seq 100); do
+		flux dmesg | grep -q "no dws service was loaded to take its dws.setup" && break
+		sleep 0.1
+	done &&
+	flux dmesg | grep "job $(flux job id --to=dec $id): no dws service was loaded to take its dws.setup" &&
+	flux module load "$top_srcdir/src/modules/dws.py" &&
+	flux job wait-event -t 60 $id clean &&
+	flux job eventlog $id >nosvc-prolog.events &&
+	grep "prolog-finish description=\"dws-setup\" status=0" nosvc-prolog.events &&
+	test_must_fail grep exception nosvc-prolog.events &&
+	flux job attach $id | grep /mnt/nnf &&
+	workflow_gone $id
+'
+
 test_expect_success 'the service down when a job is submitted: dws-create says so' '
 	flux module remove dws &&
 	id=$(flux submit -N1 --setattr=system.dw="$XFS" true) &&

@@ -68,6 +68,7 @@ struct dws_jobsm {
     json_int_t userid;
     bool has_dw;             /* the jobspec holds attributes.system.dw */
     bool created;            /* dws.create was sent: there is a workflow to tear down */
+    bool create_failed;      /* dws.create failed: no Workflow was made */
     bool dependency;         /* dws-create dependency held */
     bool run_seen;
     bool start_posted;
@@ -300,6 +301,7 @@ static int classify (struct ctx *c, json_t *jobspec, dws_error_t *verr, bool *in
     *invalid = false;
     c->next.has_dw = sys_attr (jobspec, "dw") != NULL;
     c->next.created = false;
+    c->next.create_failed = false;
     if (!c->next.has_dw)
         return 0;
     if (dws_jobsm_check_jobspec (jobspec, verr) < 0) {
@@ -620,6 +622,23 @@ static int ev_rpc_response (struct ctx *c, json_t *ev)
                         xasprintf ("job %lld: dws.%s asked again after a reload failed (%s);"
                                    " the dws service finds the job when it starts",
                                    (long long)c->next.id, tag_name[t], text));
+    }
+    if (t == TAG_CREATE)
+        c->next.create_failed = true;
+    if (!ok && json_integer_value (errnum) == ENOSYS && (t == TAG_SETUP || t == TAG_POST_RUN)
+        && !c->next.create_failed) {
+        /* No service while the job moved on (a reload's gap): the job's
+         * Workflow exists, so the service that comes finds the job in RUN
+         * or CLEANUP without its request and carries it on (its orphan
+         * recovery), as for a request lost with a service that went away.
+         * A job whose dws.create failed has no Workflow for a service to
+         * find: its post_run fails (the "could not be sent" text) so that
+         * the job still ends.
+         */
+        return act_log (c, "warning",
+                        xasprintf ("job %lld: no dws service was loaded to take its dws.%s;"
+                                   " the job waits for the service to be loaded",
+                                   (long long)c->next.id, tag_name[t]));
     }
     if (!ok && json_integer_value (errnum) == ENOSYS) {
         snprintf (enosys, sizeof (enosys), ENOSYS_TEXT, tag_name[t]);
@@ -953,9 +972,10 @@ json_t *dws_jobsm_state (const struct dws_jobsm *sm)
             return NULL;
         }
     }
-    o = json_pack ("{s:b s:I s:I s:b s:b s:b s:b s:b s:b s:b s:b s:b s:b s:b s:b s:f s:o}",
+    o = json_pack ("{s:b s:I s:I s:b s:b s:b s:b s:b s:b s:b s:b s:b s:b s:b s:b s:b s:f s:o}",
                    "known", sm->known, "id", sm->id, "userid", sm->userid, "await_depend",
-                   sm->await_depend, "depend_optional", sm->depend_optional, "has_dw", sm->has_dw, "created", sm->created,
+                   sm->await_depend, "depend_optional", sm->depend_optional, "has_dw",
+                   sm->has_dw, "created", sm->created, "create_failed", sm->create_failed,
                    "dependency", sm->dependency, "run_seen", sm->run_seen, "start_posted",
                    sm->start_posted, "prolog_active", sm->prolog_active, "r_pending",
                    sm->r_pending, "epilog_started", sm->epilog_started, "epilog_active",

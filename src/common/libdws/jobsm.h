@@ -98,7 +98,11 @@
  *       The response to an rpc action of tag T (create, setup, post_run,
  *       teardown, abort).  Failed means !ok, or a payload
  *       {"success":false, "errstr":S}.  create: raise `dws-create` (ENOSYS:
- *       the "could not be sent. Admins: ..." text).  setup: raise
+ *       the "could not be sent. Admins: ..." text).  setup or post_run
+ *       answered ENOSYS (no service: a reload's gap) while the job has a
+ *       Workflow: log a warning and wait (the service, once loaded, finds
+ *       the job and carries it on); with no Workflow (its create failed)
+ *       fail as below with the "could not be sent" text.  setup: raise
  *       `dws-setup` while the prolog is active (its exception event
  *       finishes the prolog), else log.  post_run: raise `dws-epilog` and
  *       finish the epilog (status 1).  teardown, abort: log the failure at

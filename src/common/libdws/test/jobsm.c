@@ -497,6 +497,21 @@ static void create_response (void)
               NOTE "dws.create RPC could not be sent. Admins: is the flux-coral2-dws service"
                    " loaded?");
     ev (sm, event, acts, "ENOSYS: the service is not loaded");
+    state_is (sm, "create_failed", "true", "the job has no Workflow");
+    ev (sm, EXC ("dws-create"), "[]", "its exception in DEPEND does nothing");
+    ev (sm, "{'type':'cleanup'}", EPILOG_ACTS ("false"), "cleanup: epilog, run_started false");
+    snprintf (event, sizeof (event),
+              "{'type':'rpc-response','tag':'post_run','ok':false,'errnum':%d,"
+              "'errstr':'Function not implemented'}",
+              ENOSYS);
+    snprintf (acts, sizeof (acts),
+              "[{'action':'raise','type':'dws-epilog','severity':0,'note':'%s'},"
+              "{'action':'epilog-finish','name':'dws-epilog','status':1}]",
+              NOTE "dws.post_run RPC could not be sent. Admins: is the flux-coral2-dws service"
+                   " loaded?");
+    ev (sm, event, acts,
+        "post_run ENOSYS with no Workflow (its create failed): the epilog ends, the job does"
+        " not wait for a service");
     dws_jobsm_destroy (sm);
 
     /* the broker's answer when the service goes away holding the request */
@@ -831,8 +846,8 @@ static void prolog_failures (void)
         "setup success false raises dws-setup");
     dws_jobsm_destroy (sm);
 
-    /* nothing serves dws.setup (the service is being reloaded): the
-     * exception says so rather than "Function not implemented" */
+    /* nothing serves dws.setup (the service is being reloaded): the job
+     * waits for the service, which finds it in RUN without its setup */
     char event[256];
     sm = scheduled (NULL);
     ev (sm, "{'type':'run'}", RUN_ACTS, "run");
@@ -842,10 +857,24 @@ static void prolog_failures (void)
               "'errstr':'Function not implemented'}",
               ENOSYS);
     ev (sm, event,
-        "[{'action':'raise','type':'dws-setup','severity':0,'note':'" NOTE
-        "dws.setup RPC could not be sent. Admins: is the flux-coral2-dws service loaded?'}]",
-        "setup ENOSYS: the exception names the service, not the errno");
-    ev (sm, EXC ("dws-setup"), PROLOG_FAIL, "its exception finishes the prolog");
+        "[{'action':'log','level':'warning','message':'job 42: no dws service was loaded to"
+        " take its dws.setup; the job waits for the service to be loaded'}]",
+        "setup ENOSYS (a reload's gap): no exception, the prolog stays held");
+    state_is (sm, "prolog_active", "true", "the prolog is still held");
+    dws_jobsm_destroy (sm);
+
+    /* ... and the same for dws.post_run in the epilog */
+    sm = running (NULL);
+    ev (sm, "{'type':'finish'}", EPILOG_ACTS ("true"), "finish");
+    snprintf (event, sizeof (event),
+              "{'type':'rpc-response','tag':'post_run','ok':false,'errnum':%d,"
+              "'errstr':'Function not implemented'}",
+              ENOSYS);
+    ev (sm, event,
+        "[{'action':'log','level':'warning','message':'job 42: no dws service was loaded to"
+        " take its dws.post_run; the job waits for the service to be loaded'}]",
+        "post_run ENOSYS: no exception, the epilog stays held");
+    state_is (sm, "epilog_active", "true", "the epilog is still held");
     dws_jobsm_destroy (sm);
 }
 
@@ -1103,7 +1132,7 @@ static void state_dump (void)
     char *s = dws_jobsm_state_json (sm);
     json_is (s,
              "{\"known\":true,\"id\":42,\"userid\":1000,\"await_depend\":false,\"depend_optional\":false,\"has_dw\":true,"
-             "\"created\":true,\"dependency\":false,\"run_seen\":false,\"start_posted\":false,"
+             "\"created\":true,\"create_failed\":false,\"dependency\":false,\"run_seen\":false,\"start_posted\":false,"
              "\"prolog_active\":false,\"r_pending\":false,\"epilog_started\":false,"
              "\"epilog_active\":false,\"timer_active\":false,\"epilog_timeout\":1.5,"
              "\"pending\":{\"create\":0,\"setup\":0,\"post_run\":0,\"teardown\":0,\"abort\":0}}",
