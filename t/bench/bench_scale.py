@@ -154,8 +154,11 @@ def outside(args: argparse.Namespace) -> int:
     if reason is not None:
         print(f"scale: skipped: {reason}")
         return 0
-    with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
-        work = Path(tmp)
+    work = Path(tempfile.mkdtemp(prefix="bench-scale-"))
+    try:
+        if args.keep:
+            print(f"work: {work} (kept: the emulator's log and state, the instance's config)",
+                  flush=True)
         t0 = time.monotonic()
         build_system(work, args.cores, args.lustre_spread)
         print(f"system: El Capitan R ({args.cores} core(s)/node) "
@@ -166,6 +169,9 @@ def outside(args: argparse.Namespace) -> int:
         cmd = ["flux", "start", "-s1", f"--config-path={work}/conf",
                "flux", "python", str(Path(__file__).resolve()), "--inside", str(work), *inner]
         return subprocess.run(cmd, env=env, check=False).returncode
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 # --- inside: the instance's initial program ---------------------------------
@@ -717,6 +723,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cores", type=int, default=1, help="cores per node in R")
     p.add_argument("--seed", type=int, default=25, help="the workload's seed")
     p.add_argument("--chaos", type=int, metavar="SEED", help="run under faults from SEED")
+    p.add_argument("--keep", action="store_true",
+                   help="keep the work directory (the emulator's log and state) after the run")
     p.add_argument("--lustre-spread", action="store_true",
                    help="[rabbit.lustre] spread = true: Lustre on the rabbits Fluxion chooses")
     p.add_argument("--stall", type=float, default=300,

@@ -4,7 +4,16 @@ workflow goes on (the service-restart fault path a WLM must survive)."""
 from __future__ import annotations
 
 import pytest
-from t.python.emulator.conftest import G, V, advance, eventually, fill_servers, new_workflow, wait
+from t.python.emulator.conftest import (
+    G,
+    V,
+    advance,
+    eventually,
+    fill_servers,
+    finish,
+    new_workflow,
+    wait,
+)
 
 from flux_dws.emulator import Emulator
 
@@ -91,3 +100,31 @@ def test_restart_keeps_its_identity(tmp_path):
     # without a state file each start is a new server, as before
     with Emulator(system="kind") as a, Emulator(system="kind") as b:
         assert a.token != b.token and a.certs.ca_pem != b.certs.ca_pem
+
+
+@pytest.mark.parametrize("at", ["Proposal", "Setup", "PreRun", "Teardown", "deleted"])
+def test_restart_keeps_a_created_persistent_storage(tmp_path, at):
+    """A PersistentStorageInstance made by a create_persistent Workflow
+    outlives it whenever the API server restarts during that Workflow."""
+    db = tmp_path / "emu.db"
+    states = ["Proposal", "Setup", "DataIn", "PreRun", "PostRun", "DataOut", "Teardown"]
+    with Emulator(system="kind", state=db, latency="zero") as emu:
+        api = emu.custom_objects_api()
+        new_workflow(api, "mk", ["#DW create_persistent type=lustre capacity=1TiB name=proj"])
+        wait(api, "mk", "Proposal")
+        fill_servers(api, "mk", "compute-[01-04]")
+        last = "Teardown" if at == "deleted" else at
+        for s in states[1:states.index(last) + 1]:
+            advance(api, "mk", s)
+        if at == "deleted":
+            finish(api, "mk")
+    with Emulator(system="kind", state=db, latency="zero") as emu:
+        api = emu.custom_objects_api()
+        if at != "deleted":
+            for s in states[states.index(at) + 1:]:
+                advance(api, "mk", s)
+            finish(api, "mk")
+        p = api.get_namespaced_custom_object(G, V, "default", "persistentstorageinstances",
+                                             "proj")
+        assert not p["metadata"].get("ownerReferences")
+        assert p["status"]["state"] == "Active"
