@@ -22,6 +22,16 @@ unstall() {
     kubectl annotate --overwrite "workflow/$(wfname "$1")" flux-dws-test/kick="$(date +%s%N)"
 }
 
+# the broker's log gets a line matching $1 (a plugin's log line has no
+# event to wait on; 10 s at most)
+dmesg_has() {
+	for i in $(seq 100); do
+		flux dmesg | grep "$1" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 test_expect_success 'start the emulator and a rabbit instance' '
 	start_emulator --system kind --latency zero &&
 	rabbit_instance_config "$(pwd)" "epilog-timeout = 600.0" &&
@@ -130,11 +140,7 @@ test_expect_success 'the service away when a job finishes: its epilog waits for 
 	flux module remove dws &&
 	release_job f6 $id &&
 	flux job wait-event -t 30 $id epilog-start &&
-	for i in $(seq 100); do
-		flux dmesg | grep -q "no dws service was loaded to take its dws.post_run" && break
-		sleep 0.1
-	done &&
-	flux dmesg | grep "job $(flux job id --to=dec $id): no dws service was loaded" &&
+	dmesg_has "job $(flux job id --to=dec $id): no dws service was loaded to take its dws.post_run" &&
 	flux module load "$top_srcdir/src/modules/dws.py" &&
 	flux job wait-event -t 60 $id clean &&
 	flux job eventlog $id >nosvc-epilog.events &&
@@ -150,11 +156,7 @@ test_expect_success 'the service away when a job reaches its prolog: the prolog 
 	flux module remove dws &&
 	flux job urgency $id 16 &&
 	flux job wait-event -t 30 $id prolog-start &&
-	for i in $(seq 100); do
-		flux dmesg | grep -q "no dws service was loaded to take its dws.setup" && break
-		sleep 0.1
-	done &&
-	flux dmesg | grep "job $(flux job id --to=dec $id): no dws service was loaded to take its dws.setup" &&
+	dmesg_has "job $(flux job id --to=dec $id): no dws service was loaded to take its dws.setup" &&
 	flux module load "$top_srcdir/src/modules/dws.py" &&
 	flux job wait-event -t 60 $id clean &&
 	flux job eventlog $id >nosvc-prolog.events &&

@@ -341,15 +341,36 @@ def test_lost_post_run_is_recovered_after_restart(h: Harness) -> None:
     assert settled(h) == {}
 
 
-def test_workflow_of_a_job_that_ended_while_away_is_torn_down(h: Harness) -> None:
-    # found by bench_scale --chaos: a job that ends while no service runs
-    # (its epilog's dws.post_run refused) left its Workflow forever
+def test_epilog_waits_for_a_service_being_reloaded(h: Harness) -> None:
+    # a job that finishes while no service runs (its epilog's dws.post_run
+    # answered ENOSYS) waits in its epilog; the next service carries it on
     jobid = h.submit(XFS, nodes=1, runtime=60)
     h.wait_event(jobid, "start")
     h.stop_service()
     h.cancel(jobid)
+    h.wait_event(jobid, "epilog-start")
+    waits = f"job {jobid}: no dws service was loaded to take its dws.post_run"
+    h.wait_for(lambda: any(waits in m for _, m in h.jm.plugin_logs), what="post_run refused")
+    assert h.job(jobid).state == "CLEANUP" and h.job(jobid).epilogs
+    h.start_service()
     job = h.wait(jobid)
-    assert [e["type"] for e in fatal(job.exceptions)] == ["cancel", "dws-epilog"]
+    assert [e["type"] for e in fatal(job.exceptions)] == ["cancel"]
+    assert settled(h) == {}
+
+
+def test_workflow_of_a_job_that_ended_while_away_is_torn_down(h: Harness) -> None:
+    # found by bench_scale --chaos: a job that ends while no service runs
+    # left its Workflow forever.  A job's epilog waits for the service now;
+    # one ends without it when an administrator gives the epilog up
+    # (dws-epilog-timeout: dws.abort finds no service, the epilog ends)
+    jobid = h.submit(XFS, nodes=1, runtime=60)
+    h.wait_event(jobid, "start")
+    h.stop_service()
+    h.cancel(jobid)
+    h.wait_event(jobid, "epilog-start")
+    h.raise_exception(jobid, "dws-epilog-timeout")
+    job = h.wait(jobid)
+    assert [e["type"] for e in fatal(job.exceptions)] == ["cancel", "dws-epilog-timeout"]
     assert h.emulator.store.get(RESOURCE["workflow"], "default", f"fluxjob-{jobid}")
     h.start_service()
     assert settled(h) == {}

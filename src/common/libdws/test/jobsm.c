@@ -125,6 +125,15 @@ static void state_is (struct dws_jobsm *sm, const char *key, const char *expect,
 #define PROLOG_FAIL "[{'action':'prolog-finish','name':'dws-setup','status':1}]"
 #define NOTE "DWS workflow interactions failed: "
 
+/* The broker's answer to an RPC no service is registered for. */
+static void enosys_event (char *buf, size_t size, const char *tag)
+{
+    snprintf (buf, size,
+              "{'type':'rpc-response','tag':'%s','ok':false,'errnum':%d,"
+              "'errstr':'Function not implemented'}",
+              tag, ENOSYS);
+}
+
 /* A job walked through depend and resource-update (in SCHED). */
 static struct dws_jobsm *scheduled (const char *config)
 {
@@ -488,10 +497,7 @@ static void create_response (void)
 
     sm = sm_new (NULL);
     ev (sm, DEPEND, DEPEND_ACTS, "depend");
-    snprintf (event, sizeof (event),
-              "{'type':'rpc-response','tag':'create','ok':false,'errnum':%d,"
-              "'errstr':'Function not implemented'}",
-              ENOSYS);
+    enosys_event (event, sizeof (event), "create");
     snprintf (acts, sizeof (acts),
               "[{'action':'raise','type':'dws-create','severity':0,'note':'%s'}]",
               NOTE "dws.create RPC could not be sent. Admins: is the flux-coral2-dws service"
@@ -500,10 +506,7 @@ static void create_response (void)
     state_is (sm, "create_failed", "true", "the job has no Workflow");
     ev (sm, EXC ("dws-create"), "[]", "its exception in DEPEND does nothing");
     ev (sm, "{'type':'cleanup'}", EPILOG_ACTS ("false"), "cleanup: epilog, run_started false");
-    snprintf (event, sizeof (event),
-              "{'type':'rpc-response','tag':'post_run','ok':false,'errnum':%d,"
-              "'errstr':'Function not implemented'}",
-              ENOSYS);
+    enosys_event (event, sizeof (event), "post_run");
     snprintf (acts, sizeof (acts),
               "[{'action':'raise','type':'dws-epilog','severity':0,'note':'%s'},"
               "{'action':'epilog-finish','name':'dws-epilog','status':1}]",
@@ -852,10 +855,7 @@ static void prolog_failures (void)
     sm = scheduled (NULL);
     ev (sm, "{'type':'run'}", RUN_ACTS, "run");
     ev (sm, R_EV, R_ACTS, "R");
-    snprintf (event, sizeof (event),
-              "{'type':'rpc-response','tag':'setup','ok':false,'errnum':%d,"
-              "'errstr':'Function not implemented'}",
-              ENOSYS);
+    enosys_event (event, sizeof (event), "setup");
     ev (sm, event,
         "[{'action':'log','level':'warning','message':'job 42: no dws service was loaded to"
         " take its dws.setup; the job waits for the service to be loaded'}]",
@@ -866,10 +866,7 @@ static void prolog_failures (void)
     /* ... and the same for dws.post_run in the epilog */
     sm = running (NULL);
     ev (sm, "{'type':'finish'}", EPILOG_ACTS ("true"), "finish");
-    snprintf (event, sizeof (event),
-              "{'type':'rpc-response','tag':'post_run','ok':false,'errnum':%d,"
-              "'errstr':'Function not implemented'}",
-              ENOSYS);
+    enosys_event (event, sizeof (event), "post_run");
     ev (sm, event,
         "[{'action':'log','level':'warning','message':'job 42: no dws service was loaded to"
         " take its dws.post_run; the job waits for the service to be loaded'}]",
