@@ -363,7 +363,8 @@ static void job_info_for (struct dws_engine *e, struct job *job, bool want_R)
 
 /* A Workflow from the first list whose job is not active: the job ended
  * while no service watched (its dws.create answered by a service that
- * went away, its epilog's dws.post_run refused by none).  Nothing waits
+ * went away, or an administrator gave up its epilog, which waits for a
+ * service, with dws-epilog-timeout).  Nothing waits
  * for it in Flux: tear it down and delete it, releasing no epilog.
  */
 static void ended_while_away (struct dws_engine *e, json_t *active)
