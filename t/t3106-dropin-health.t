@@ -209,8 +209,9 @@ test_expect_success 'rabbit jobs with dw_failure_tolerance and setup/prerun time
 	id=$(flux submit -N4 --setattr=system.dw="$XFS" \
 		--setattr=system.dw_failure_tolerance=2 hostname) &&
 	flux job wait-event -t 120 $id clean &&
-	flux job status $id &&
 	flux job eventlog $id >four.events &&
+	flux resource drain -no "{nodelist} {reason}" >four.drain &&
+	flux job status $id &&
 	test_must_fail grep exception four.events &&
 	test "$(flux jobs -no {nodelist} $id)" = "compute-[01-04]" &&
 	test -z "$(flux resource drain -no {nodelist})"
