@@ -623,8 +623,6 @@ static int ev_rpc_response (struct ctx *c, json_t *ev)
                                    " the dws service finds the job when it starts",
                                    (long long)c->next.id, tag_name[t], text));
     }
-    if (t == TAG_CREATE)
-        c->next.create_failed = true;
     if (!ok && json_integer_value (errnum) == ENOSYS && (t == TAG_SETUP || t == TAG_POST_RUN)
         && !c->next.create_failed) {
         /* No service while the job moved on (a reload's gap): the job's
@@ -659,6 +657,7 @@ static int ev_rpc_response (struct ctx *c, json_t *ev)
     }
     switch ((enum tag)t) {
         case TAG_CREATE:
+            c->next.create_failed = true; /* (a lost request, above, is carried on) */
             return act_raise (c, DWS_JOBSM_DEPENDENCY, xasprintf (NOTE "%s", text));
         case TAG_SETUP:
             if (c->next.prolog_active) /* its exception event finishes the prolog */

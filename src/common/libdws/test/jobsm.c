@@ -529,6 +529,7 @@ static void create_response (void)
         " its dws.create request (module disconnect); the job waits for the service that"
         " replaces it'}]",
         "EHOSTUNREACH (a service reload): no exception, the job stays held");
+    state_is (sm, "create_failed", "false", "the next service makes its Workflow");
     ev (sm, UPDATE, UPDATE_ACTS, "the new service's resource-update releases it");
     dws_jobsm_destroy (sm);
 
