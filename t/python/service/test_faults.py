@@ -341,14 +341,20 @@ def test_lost_post_run_is_recovered_after_restart(h: Harness) -> None:
     assert settled(h) == {}
 
 
-def test_epilog_waits_for_a_service_being_reloaded(h: Harness) -> None:
-    # a job that finishes while no service runs (its epilog's dws.post_run
-    # answered ENOSYS) waits in its epilog; the next service carries it on
+def _cancelled_with_no_service(h: Harness) -> int:
+    """A running rabbit job cancelled while no service is loaded, in its epilog."""
     jobid = h.submit(XFS, nodes=1, runtime=60)
     h.wait_event(jobid, "start")
     h.stop_service()
     h.cancel(jobid)
     h.wait_event(jobid, "epilog-start")
+    return jobid
+
+
+def test_epilog_waits_for_a_service_being_reloaded(h: Harness) -> None:
+    # a job that finishes while no service runs (its epilog's dws.post_run
+    # answered ENOSYS) waits in its epilog; the next service carries it on
+    jobid = _cancelled_with_no_service(h)
     waits = f"job {jobid}: no dws service was loaded to take its dws.post_run"
     h.wait_for(lambda: any(waits in m for _, m in h.jm.plugin_logs), what="post_run refused")
     assert h.job(jobid).state == "CLEANUP" and h.job(jobid).epilogs
@@ -363,11 +369,7 @@ def test_workflow_of_a_job_that_ended_while_away_is_torn_down(h: Harness) -> Non
     # left its Workflow forever.  A job's epilog waits for the service now;
     # one ends without it when an administrator gives the epilog up
     # (dws-epilog-timeout: dws.abort finds no service, the epilog ends)
-    jobid = h.submit(XFS, nodes=1, runtime=60)
-    h.wait_event(jobid, "start")
-    h.stop_service()
-    h.cancel(jobid)
-    h.wait_event(jobid, "epilog-start")
+    jobid = _cancelled_with_no_service(h)
     h.raise_exception(jobid, "dws-epilog-timeout")
     job = h.wait(jobid)
     assert [e["type"] for e in fatal(job.exceptions)] == ["cancel", "dws-epilog-timeout"]
