@@ -13,7 +13,7 @@ jobs are left running and the service is reloaded: its start-up to serving.
 
     PYTHONPATH=src/python:build/src/python python t/bench/bench_scale.py \\
         [--jobs N] [--in-flight N] [--cores N] [--chaos SEED] [--seed SEED]
-        [--lustre-spread]
+        [--lustre-spread] [--keep]
 
 ``--chaos SEED`` runs the same workload while, at times drawn from SEED
 (counted in jobs ended, so a run is reproducible), the emulator injects
@@ -44,6 +44,8 @@ rabbits the Lustre jobs that completed used (their ``rabbits`` memo).
 Nodes have ``--cores`` cores (default 1): the rabbit path never looks at
 cores, and El Capitan's 96 cores and 4 GPUs per node make a 186 MB R that
 takes Fluxion minutes to load on a 2-core machine (``--cores 96`` does it).
+``--keep`` leaves the work directory (the emulator's log and ``--state``
+database, the instance's config) for a look after the run.
 Skips, saying why, where Flux, Fluxion or the plugins are absent.
 """
 
