@@ -60,7 +60,8 @@ class Engine:
 
 
 def _event_text(event: dict[str, Any]) -> bytes:
-    obj = event.get("object")
+    # anything but an object goes in as it is: the engine names what is wrong
+    obj = event.get("object") if isinstance(event, dict) else None
     if not isinstance(obj, DecodedObject):
         return _ffi.json_arg(event, "event", EngineError)
     rest = _ffi.json_arg({k: v for k, v in event.items() if k != "object"}, "event",

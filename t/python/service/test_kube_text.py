@@ -104,6 +104,13 @@ def test_engine_is_handed_the_text():
         _event_text({"object": obj, "bad": object()})
 
 
+@pytest.mark.parametrize("event", [5, [], None, "watch"])
+def test_engine_refuses_an_event_that_is_not_an_object(event):
+    # found by fuzz_engine: an int event raised AttributeError, not EngineError
+    with pytest.raises(EngineError):
+        Engine({"owner": 0}).event(event)
+
+
 class FakeApi:
     """Answers the watch request with one canned stream."""
 
