@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from flux_dws.resourcegraph import ResourceError, decode_lean, drainable_hosts, graph_index
-from flux_dws.service.resources import JournalReader, exclude_of
+from flux_dws.service.resources import JournalReader, decode_journal_answer, exclude_of
 
 
 def vertex(vtype: str, path: str, **meta: Any) -> dict[str, Any]:
@@ -73,6 +73,18 @@ def test_decode_lean_keeps_what_graph_index_reads() -> None:
     assert lean["R"]["scheduling"]["graph"]["edges"] == [None, None]
     with pytest.raises(ValueError):
         decode_lean('{"R": ')
+
+
+def test_decode_journal_answer_names_what_is_wrong() -> None:
+    answer = {"events": [], "R": R_with_graph()}
+    resp, error = decode_journal_answer(json.dumps(answer))
+    assert error is None and graph_index(resp["R"]) == graph_index(answer["R"])
+    assert decode_journal_answer("") == ({}, None)
+    resp, error = decode_journal_answer('{"events": ')
+    assert resp == {} and error is not None
+    assert error.startswith("resource.journal answer is not JSON: ")
+    assert decode_journal_answer("[1]") == (
+        {}, "resource.journal answer is not a JSON object: list")
 
 
 def test_drainable_hosts_by_queue_requirements() -> None:

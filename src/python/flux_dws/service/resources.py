@@ -36,6 +36,22 @@ Post = Callable[[dict[str, Any]], None]
 Log = Callable[[str, str], None]
 
 
+def decode_journal_answer(text: str | bytes | None) -> tuple[dict[str, Any], str | None]:
+    """A resource.journal answer decoded, and None; or {} and the error
+    naming what is wrong.  The first answer carries R: its graph is cut
+    down as it is decoded (resourcegraph.decode_lean; whole, it may be a
+    million vertices)."""
+    if not text:
+        return {}, None
+    try:
+        resp = decode_lean(text)
+    except ValueError as exc:
+        return {}, f"resource.journal answer is not JSON: {exc}"
+    if not isinstance(resp, dict):
+        return {}, f"resource.journal answer is not a JSON object: {type(resp).__name__}"
+    return resp, None
+
+
 class JournalReader:
     """resource.journal answers in, engine events out (no I/O)."""
 
@@ -187,15 +203,12 @@ class ResourceWatch:
                 h.reactor_stop()
                 return
             f.reset()
-            try:
-                # the first answer carries R: its graph is cut down as it
-                # is decoded (the whole of it may be a million vertices)
-                resp = decode_lean(text) if text else {}
-            except ValueError as exc:
-                self.log("err", f"rabbit health: resource.journal answer is not JSON: {exc}")
+            resp, error = decode_journal_answer(text)
+            if error is not None:
+                self.log("err", f"rabbit health: {error}")
                 return
             with self._lock:
-                for ev in reader.answer(resp or {}):
+                for ev in reader.answer(resp):
                     self.post(ev)
                 self._report(reader)
 
