@@ -579,6 +579,33 @@ static int ev_timer (struct ctx *c, json_t *ev)
     return act_raise (c, DWS_JOBSM_EPILOG_TIMEOUT_EXCEPTION, xasprintf ("DWS epilog timed out"));
 }
 
+/* The message to log when a request failed because no service was there
+ * to take it, or NULL when the failure counts.  The service that comes
+ * next finds the job without its request and carries it on (its orphan
+ * recovery), so the job waits rather than failing:
+ * - EHOSTUNREACH, the broker's "module disconnect": the service went away
+ *   holding the request (a reload);
+ * - ENOSYS: no service was loaded when dws.setup or dws.post_run went out
+ *   (a reload's gap).  Not for a job whose dws.create failed: it has no
+ *   Workflow for a service to find, so its post_run fails (the "could not
+ *   be sent" text) and the job still ends.
+ * A teardown or an abort is not carried on: its failure is logged.
+ */
+static char *service_away (struct ctx *c, enum tag t, json_int_t errnum, const char *text)
+{
+    if (t == TAG_TEARDOWN || t == TAG_ABORT)
+        return NULL;
+    if (errnum == EHOSTUNREACH)
+        return xasprintf ("job %lld: the dws service went away with its dws.%s request (%s);"
+                          " the job waits for the service that replaces it",
+                          (long long)c->next.id, tag_name[t], text);
+    if (errnum == ENOSYS && (t == TAG_SETUP || t == TAG_POST_RUN) && !c->next.create_failed)
+        return xasprintf ("job %lld: no dws service was loaded to take its dws.%s;"
+                          " the job waits for the service to be loaded",
+                          (long long)c->next.id, tag_name[t]);
+    return NULL;
+}
+
 static int ev_rpc_response (struct ctx *c, json_t *ev)
 {
     const char *tagstr = NULL, *errstr = NULL, *text;
@@ -587,6 +614,7 @@ static int ev_rpc_response (struct ctx *c, json_t *ev)
     json_t *estr = json_object_get (ev, "errstr");
     bool ok = false, failed, again;
     char enosys[128];
+    char *away;
     int t;
 
     if (get_string (c, ev, "tag", &tagstr) < 0 || get_bool (c, ev, "ok", true, &ok) < 0)
@@ -623,41 +651,15 @@ static int ev_rpc_response (struct ctx *c, json_t *ev)
                                    " the dws service finds the job when it starts",
                                    (long long)c->next.id, tag_name[t], text));
     }
-    if (!ok && json_integer_value (errnum) == ENOSYS && (t == TAG_SETUP || t == TAG_POST_RUN)
-        && !c->next.create_failed) {
-        /* No service while the job moved on (a reload's gap): the job's
-         * Workflow exists, so the service that comes finds the job in RUN
-         * or CLEANUP without its request and carries it on (its orphan
-         * recovery), as for a request lost with a service that went away.
-         * A job whose dws.create failed has no Workflow for a service to
-         * find: its post_run fails (the "could not be sent" text) so that
-         * the job still ends.
-         */
-        return act_log (c, "warning",
-                        xasprintf ("job %lld: no dws service was loaded to take its dws.%s;"
-                                   " the job waits for the service to be loaded",
-                                   (long long)c->next.id, tag_name[t]));
-    }
+    if (!ok && (away = service_away (c, (enum tag)t, json_integer_value (errnum), text)))
+        return act_log (c, "warning", away);
     if (!ok && json_integer_value (errnum) == ENOSYS) {
         snprintf (enosys, sizeof (enosys), ENOSYS_TEXT, tag_name[t]);
         text = enosys;
     }
-    if (!ok && json_integer_value (errnum) == EHOSTUNREACH && t != TAG_TEARDOWN
-        && t != TAG_ABORT) {
-        /* The broker's "module disconnect": the service went away while it
-         * held the request (a reload).  The service that replaces it finds
-         * the job waiting and carries the request on (its orphan
-         * recovery), so the job keeps waiting rather than failing.
-         */
-        return act_log (c, "warning",
-                        xasprintf ("job %lld: the dws service went away with its dws.%s"
-                                   " request (%s); the job waits for the service that"
-                                   " replaces it",
-                                   (long long)c->next.id, tag_name[t], text));
-    }
     switch ((enum tag)t) {
         case TAG_CREATE:
-            c->next.create_failed = true; /* (a lost request, above, is carried on) */
+            c->next.create_failed = true; /* (not for one service_away took) */
             return act_raise (c, DWS_JOBSM_DEPENDENCY, xasprintf (NOTE "%s", text));
         case TAG_SETUP:
             if (c->next.prolog_active) /* its exception event finishes the prolog */
