@@ -32,6 +32,16 @@ dmesg_has() {
 	return 1
 }
 
+# the job ends with its epilog done and no exception, its Workflow gone;
+# its eventlog is kept in $2
+ends_cleanly() {
+	flux job wait-event -t 60 $1 clean &&
+	flux job eventlog $1 >$2 &&
+	grep "epilog-finish description=\"dws-epilog\" status=0" $2 &&
+	test_must_fail grep exception $2 &&
+	workflow_gone $1
+}
+
 test_expect_success 'start the emulator and a rabbit instance' '
 	start_emulator --system kind --latency zero &&
 	rabbit_instance_config "$(pwd)" "epilog-timeout = 600.0" &&
@@ -127,11 +137,7 @@ test_expect_success 'the service restarted while a job runs: the job ends cleanl
 	flux module remove dws &&
 	flux module load "$top_srcdir/src/modules/dws.py" &&
 	release_job f3 $id &&
-	flux job wait-event -t 60 $id clean &&
-	flux job eventlog $id >svc-restart.events &&
-	grep "epilog-finish description=\"dws-epilog\" status=0" svc-restart.events &&
-	test_must_fail grep "exception" svc-restart.events &&
-	workflow_gone $id
+	ends_cleanly $id svc-restart.events
 '
 
 test_expect_success 'the service away when a job finishes: its epilog waits for the service' '
@@ -142,11 +148,7 @@ test_expect_success 'the service away when a job finishes: its epilog waits for 
 	flux job wait-event -t 30 $id epilog-start &&
 	dmesg_has "job $(flux job id --to=dec $id): no dws service was loaded to take its dws.post_run" &&
 	flux module load "$top_srcdir/src/modules/dws.py" &&
-	flux job wait-event -t 60 $id clean &&
-	flux job eventlog $id >nosvc-epilog.events &&
-	grep "epilog-finish description=\"dws-epilog\" status=0" nosvc-epilog.events &&
-	test_must_fail grep exception nosvc-epilog.events &&
-	workflow_gone $id
+	ends_cleanly $id nosvc-epilog.events
 '
 
 test_expect_success 'the service away when a job reaches its prolog: the prolog waits for it' '
@@ -181,11 +183,7 @@ test_expect_success 'the jobtap plugin reloaded while a job runs: the job ends c
 	flux jobtap remove dws-jobtap.so &&
 	flux jobtap load "$DWS_JOBTAP" epilog-timeout=600 &&
 	release_job f4 $id &&
-	flux job wait-event -t 60 $id clean &&
-	flux job eventlog $id >reload-run.events &&
-	grep "epilog-finish description=\"dws-epilog\" status=0" reload-run.events &&
-	test_must_fail grep exception reload-run.events &&
-	workflow_gone $id
+	ends_cleanly $id reload-run.events
 '
 
 test_expect_success 'the jobtap plugin reloaded in the prolog: the prolog still ends' '
