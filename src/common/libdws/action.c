@@ -8,12 +8,13 @@
 
 #include "action.h"
 #include "error.h"
+#include "wire.h"
 
 void dws_act_vlog (json_t *actions, const char *level, const char *fmt, va_list ap)
 {
     char msg[DWS_ERROR_TEXT_MAX];
     vsnprintf (msg, sizeof (msg), fmt, ap);
-    json_array_append_new (actions, json_pack ("{s:s s:s s:s}", "action", "log", "level",
+    json_array_append_new (actions, json_pack ("{s:s s:s s:s}", "action", DWS_WIRE_ACTION (LOG), "level",
                                                level, "message", msg));
 }
 

@@ -32,5 +32,6 @@
 #include "ruleset.h"
 #include "servers.h"
 #include "strbuf.h"
+#include "wire.h"
 
 #endif /* !DWS_H */

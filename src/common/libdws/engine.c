@@ -21,6 +21,7 @@
 #include "engine_wf.h"
 #include "jsonio.h"
 #include "rabbitmap.h"
+#include "wire.h"
 
 /* --- configuration ---------------------------------------------------- */
 static int get_seconds (json_t *cfg, const char *key, double def, double *out, dws_error_t *err)
@@ -326,6 +327,69 @@ static void answer_deferred (struct dws_engine *e)
     json_decref (deferred);
 }
 
+/* A sync or watch event: the Workflow list and watch drive the jobs,
+ * Storage goes to rabbit health, SystemConfiguration gives the rabbits. */
+static int kind_event (struct dws_engine *e, enum dws_wire_event type, json_t *event,
+                       dws_error_t *err)
+{
+    const char *kind = json_string_value (json_object_get (event, "kind"));
+    if (!kind)
+        return dws_errorf (err, "%s event has no kind", dws_wire_event_name (type));
+    if (type == DWS_WIRE_EV_SYNC) {
+        json_t *objects = json_object_get (event, "objects");
+        if (!json_is_array (objects))
+            return dws_errorf (err, "sync event needs an objects array");
+        if (!strcmp (kind, "Workflow")) {
+            workflow_sync (e, objects);
+            answer_deferred (e);
+        }
+        else if (!strcmp (kind, "Storage"))
+            return health_event (e, HEALTH_STORAGE_SYNC, event, err);
+        else if (!strcmp (kind, "SystemConfiguration")) {
+            size_t i;
+            json_t *o;
+            json_array_foreach (objects, i, o)
+                sysconfig_event (e, o);
+        }
+        return 0;
+    }
+    const char *what = json_string_value (json_object_get (event, "event"));
+    json_t *obj = json_object_get (event, "object");
+    if (!what || !json_is_object (obj))
+        return dws_errorf (err, "watch event needs event and object");
+    if (!strcmp (kind, "Workflow"))
+        workflow_event (e, what, obj);
+    else if (!strcmp (kind, "Storage"))
+        return health_event (e, HEALTH_STORAGE_WATCH, event, err);
+    else if (!strcmp (kind, "SystemConfiguration") && strcmp (what, "DELETED") != 0)
+        sysconfig_event (e, obj);
+    return 0;
+}
+
+/* The answer to a k8s, rpc or job-info action, by its token. */
+static int result_event (struct dws_engine *e, enum dws_wire_event type, json_t *event,
+                         dws_error_t *err)
+{
+    char what[64];
+    struct job *job = NULL;
+    if (type != DWS_WIRE_EV_JOB_INFO && health_token (event))
+        return health_event (e, HEALTH_RESULT, event, err);
+    if (result_job (e, event, what, sizeof (what), &job, err) < 0)
+        return -1;
+    if (!job)
+        return 0; /* the job is gone: a late answer */
+    if (type == DWS_WIRE_EV_JOB_INFO)
+        job_info_result (e, job, event);
+    else if (type == DWS_WIRE_EV_RPC_RESULT) {
+        if (!json_is_true (json_object_get (event, "ok")))
+            act_log (e, "err", "%s: %s RPC failed: %s", job->name, what,
+                     str_or (json_object_get (event, "errstr"), "unknown"));
+    }
+    else
+        k8s_result (e, what, job, event);
+    return 0;
+}
+
 static int dispatch (struct dws_engine *e, json_t *event, dws_error_t *err)
 {
     const char *type = json_string_value (json_object_get (event, "type"));
@@ -337,85 +401,46 @@ static int dispatch (struct dws_engine *e, json_t *event, dws_error_t *err)
             return dws_errorf (err, "event 'now' must be a number");
         e->now = json_number_value (now);
     }
-    if (!strcmp (type, "request")) {
+    enum dws_wire_event ev = dws_wire_event_parse (type);
+    switch (ev) {
+    case DWS_WIRE_EV_REQUEST:
         if (!json_is_string (json_object_get (event, "topic")) || !json_object_get (event, "msgid"))
             return dws_errorf (err, "request event needs topic and msgid");
         request_event (e, event);
         return 0;
-    }
-    if (!strcmp (type, "sync") || !strcmp (type, "watch")) {
-        const char *kind = json_string_value (json_object_get (event, "kind"));
-        if (!kind)
-            return dws_errorf (err, "%s event has no kind", type);
-        if (!strcmp (type, "sync")) {
-            json_t *objects = json_object_get (event, "objects");
-            if (!json_is_array (objects))
-                return dws_errorf (err, "sync event needs an objects array");
-            if (!strcmp (kind, "Workflow")) {
-                workflow_sync (e, objects);
-                answer_deferred (e);
-            }
-            else if (!strcmp (kind, "Storage"))
-                return health_event (e, type, event, err);
-            else if (!strcmp (kind, "SystemConfiguration")) {
-                size_t i;
-                json_t *o;
-                json_array_foreach (objects, i, o)
-                    sysconfig_event (e, o);
-            }
-            return 0;
-        }
-        const char *what = json_string_value (json_object_get (event, "event"));
-        json_t *obj = json_object_get (event, "object");
-        if (!what || !json_is_object (obj))
-            return dws_errorf (err, "watch event needs event and object");
-        if (!strcmp (kind, "Workflow"))
-            workflow_event (e, what, obj);
-        else if (!strcmp (kind, "Storage"))
-            return health_event (e, type, event, err);
-        else if (!strcmp (kind, "SystemConfiguration") && strcmp (what, "DELETED") != 0)
-            sysconfig_event (e, obj);
-        return 0;
-    }
-    if (!strcmp (type, "k8s-result") || !strcmp (type, "rpc-result")
-        || !strcmp (type, "job-info")) {
-        char what[64];
-        struct job *job = NULL;
-        if (strcmp (type, "job-info") != 0 && health_token (event))
-            return health_event (e, "result", event, err);
-        if (result_job (e, event, what, sizeof (what), &job, err) < 0)
-            return -1;
-        if (!job)
-            return 0; /* the job is gone: a late answer */
-        if (!strcmp (type, "job-info"))
-            job_info_result (e, job, event);
-        else if (!strcmp (type, "rpc-result")) {
-            if (!json_is_true (json_object_get (event, "ok")))
-                act_log (e, "err", "%s: %s RPC failed: %s", job->name, what,
-                         str_or (json_object_get (event, "errstr"), "unknown"));
-        }
-        else
-            k8s_result (e, what, job, event);
-        return 0;
-    }
-    if (!strcmp (type, "orphans")) {
+    case DWS_WIRE_EV_SYNC:
+    case DWS_WIRE_EV_WATCH:
+        return kind_event (e, ev, event, err);
+    case DWS_WIRE_EV_K8S_RESULT:
+    case DWS_WIRE_EV_RPC_RESULT:
+    case DWS_WIRE_EV_JOB_INFO:
+        return result_event (e, ev, event, err);
+    case DWS_WIRE_EV_ORPHANS: {
         json_t *jobs = json_object_get (event, "jobs");
         if (!json_is_array (jobs))
             return dws_errorf (err, "orphans event needs a jobs array");
         orphans_event (e, jobs, json_is_true (json_object_get (event, "complete")));
         return 0;
     }
-    if (!strcmp (type, "journal") || !strcmp (type, "flux-config") || !strcmp (type, "graph")
-        || !strcmp (type, "fluxion-restart"))
-        return health_event (e, type, event, err);
-    if (!strcmp (type, "timer")) {
+    case DWS_WIRE_EV_JOURNAL:
+        return health_event (e, HEALTH_JOURNAL, event, err);
+    case DWS_WIRE_EV_FLUX_CONFIG:
+        return health_event (e, HEALTH_FLUX_CONFIG, event, err);
+    case DWS_WIRE_EV_GRAPH:
+        return health_event (e, HEALTH_GRAPH, event, err);
+    case DWS_WIRE_EV_FLUXION_RESTART:
+        return health_event (e, HEALTH_FLUXION_RESTART, event, err);
+    case DWS_WIRE_EV_TIMER: {
         const char *key = json_string_value (json_object_get (event, "key"));
         if (!key)
             return dws_errorf (err, "timer event has no key");
-        if (!strcmp (key, DWS_HEALTH_FLUSH_TIMER))
-            return health_event (e, "health-flush", event, err);
+        if (!strcmp (key, DWS_WIRE_HEALTH_FLUSH_TIMER))
+            return health_event (e, HEALTH_FLUSH, event, err);
         timer_event (e, key);
         return 0;
+    }
+    case DWS_WIRE_EV_COUNT:
+        break;
     }
     return dws_errorf (err, "unknown event type '%s'", type);
 }

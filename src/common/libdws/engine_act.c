@@ -15,6 +15,7 @@
 #include "action.h"
 #include "engine_act.h"
 #include "hostlist.h"
+#include "wire.h"
 
 const char *str_or (json_t *v, const char *def)
 {
@@ -30,7 +31,7 @@ void act (struct dws_engine *e, json_t *action)
 
 void act_respond (struct dws_engine *e, json_t *msgid, json_t *payload)
 {
-    act (e, json_pack ("{s:s s:O s:o}", "action", "respond", "msgid", msgid, "payload",
+    act (e, json_pack ("{s:s s:O s:o}", "action", DWS_WIRE_ACTION (RESPOND), "msgid", msgid, "payload",
                        payload ? payload : json_object ()));
 }
 
@@ -65,14 +66,14 @@ void act_raise (struct dws_engine *e, struct job *job, const char *type, int sev
     va_start (ap, fmt);
     vsnprintf (buf, sizeof (buf), fmt, ap);
     va_end (ap);
-    act (e, json_pack ("{s:s s:I s:s s:i s:s}", "action", "raise", "id", job->id, "type", type,
+    act (e, json_pack ("{s:s s:I s:s s:i s:s}", "action", DWS_WIRE_ACTION (RAISE), "id", job->id, "type", type,
                        "severity", severity, "note", buf));
 }
 
 void act_k8s (struct dws_engine *e, const char *op, const char *kind, const char *ns,
               const char *name, json_t *body, const char *token)
 {
-    json_t *a = json_pack ("{s:s s:s s:s}", "action", "k8s", "op", op, "kind", kind);
+    json_t *a = json_pack ("{s:s s:s s:s}", "action", DWS_WIRE_ACTION (K8S), "op", op, "kind", kind);
     if (!a) {
         json_decref (body);
         return;
@@ -91,14 +92,14 @@ void act_k8s (struct dws_engine *e, const char *op, const char *kind, const char
 void act_k8s_list (struct dws_engine *e, const char *kind, const char *selector,
                    const char *token)
 {
-    json_t *a = json_pack ("{s:s s:s s:s s:s s:s}", "action", "k8s", "op", "list", "kind", kind,
+    json_t *a = json_pack ("{s:s s:s s:s s:s s:s}", "action", DWS_WIRE_ACTION (K8S), "op", "list", "kind", kind,
                            "label_selector", selector, "token", token);
     act (e, a);
 }
 
 void act_rpc (struct dws_engine *e, const char *topic, json_t *payload, const char *token)
 {
-    json_t *a = json_pack ("{s:s s:s s:o s:i}", "action", "rpc", "topic", topic, "payload",
+    json_t *a = json_pack ("{s:s s:s s:o s:i}", "action", DWS_WIRE_ACTION (RPC), "topic", topic, "payload",
                            payload ? payload : json_object (), "nodeid", 0);
     if (a && token)
         json_object_set_new (a, "token", json_string (token));
@@ -107,12 +108,12 @@ void act_rpc (struct dws_engine *e, const char *topic, json_t *payload, const ch
 
 void act_memo (struct dws_engine *e, struct job *job, json_t *memo)
 {
-    act (e, json_pack ("{s:s s:I s:o}", "action", "memo", "id", job->id, "memo", memo));
+    act (e, json_pack ("{s:s s:I s:o}", "action", DWS_WIRE_ACTION (MEMO), "id", job->id, "memo", memo));
 }
 
 void act_kvs (struct dws_engine *e, struct job *job, json_t *put, json_t *link)
 {
-    act (e, json_pack ("{s:s s:I s:o s:o}", "action", "kvs", "id", job->id, "put",
+    act (e, json_pack ("{s:s s:I s:o s:o}", "action", DWS_WIRE_ACTION (KVS), "id", job->id, "put",
                        put ? put : json_object (), "link", link ? link : json_object ()));
 }
 
@@ -137,7 +138,7 @@ void act_timer_start (struct dws_engine *e, struct job *job, enum timer_kind kin
         return;
     timer_key (key, sizeof (key), kind, job);
     job->timers |= 1u << kind;
-    act (e, json_pack ("{s:s s:s s:f}", "action", "timer-start", "key", key, "after", after));
+    act (e, json_pack ("{s:s s:s s:f}", "action", DWS_WIRE_ACTION (TIMER_START), "key", key, "after", after));
 }
 
 void act_timer_stop (struct dws_engine *e, struct job *job, enum timer_kind kind)
@@ -147,12 +148,12 @@ void act_timer_stop (struct dws_engine *e, struct job *job, enum timer_kind kind
         return;
     timer_key (key, sizeof (key), kind, job);
     job->timers &= ~(1u << kind);
-    act (e, json_pack ("{s:s s:s}", "action", "timer-stop", "key", key));
+    act (e, json_pack ("{s:s s:s}", "action", DWS_WIRE_ACTION (TIMER_STOP), "key", key));
 }
 
 void act_drain (struct dws_engine *e, const char *targets, const char *reason)
 {
-    act (e, json_pack ("{s:s s:s s:s}", "action", "drain", "targets", targets, "reason",
+    act (e, json_pack ("{s:s s:s s:s}", "action", DWS_WIRE_ACTION (DRAIN), "targets", targets, "reason",
                        reason));
 }
 

@@ -117,12 +117,13 @@ bool health_token (json_t *event)
     return token && !strncmp (token, DWS_HEALTH_TOKEN, strlen (DWS_HEALTH_TOKEN));
 }
 
-int health_event (struct dws_engine *e, const char *type, json_t *event, dws_error_t *err)
+int health_event (struct dws_engine *e, enum health_input in, json_t *event, dws_error_t *err)
 {
-    if (!strcmp (type, "sync"))
+    switch (in) {
+    case HEALTH_STORAGE_SYNC:
         return dws_health_storage_sync (e->health, json_object_get (event, "objects"),
                                         e->actions, err);
-    if (!strcmp (type, "watch")) {
+    case HEALTH_STORAGE_WATCH: {
         json_t *obj = json_object_get (event, "object");
         if (!json_is_object (obj))
             return dws_errorf (err, "watch event needs event and object");
@@ -130,14 +131,14 @@ int health_event (struct dws_engine *e, const char *type, json_t *event, dws_err
                                    json_string_value (json_object_get (event, "event")), obj,
                                    e->actions, err);
     }
-    if (!strcmp (type, "journal")) {
+    case HEALTH_JOURNAL: {
         json_t *synced = json_object_get (event, "synced");
         if (synced && !json_is_boolean (synced))
             return dws_errorf (err, "journal 'synced' must be a boolean");
         return dws_health_journal (e->health, json_object_get (event, "events"),
                                    json_is_true (synced), e->actions, err);
     }
-    if (!strcmp (type, "flux-config")) {
+    case HEALTH_FLUX_CONFIG: {
         json_t *ex = json_object_get (event, "exclude");
         json_t *dr = json_object_get (event, "drainable");
         if ((ex && !json_is_null (ex) && !json_is_string (ex))
@@ -146,20 +147,19 @@ int health_event (struct dws_engine *e, const char *type, json_t *event, dws_err
         return dws_health_flux_config (e->health, json_string_value (ex),
                                        json_string_value (dr), e->actions, err);
     }
-    if (!strcmp (type, "graph"))
+    case HEALTH_GRAPH:
         return dws_health_graph (e->health, json_object_get (event, "graph"), e->actions, err);
-    if (!strcmp (type, "fluxion-restart")) {
+    case HEALTH_FLUXION_RESTART:
         act_log (e, "info", "Fluxion restarted: giving it every rabbit's state again");
         dws_health_fluxion_restart (e->health, e->actions);
         return 0;
-    }
-    if (!strcmp (type, "health-flush")) {
+    case HEALTH_FLUSH:
         dws_health_flush (e->health, e->now, e->actions);
         return 0;
-    }
-    if (!strcmp (type, "result"))
+    case HEALTH_RESULT:
         return dws_health_result (e->health, event, e->now, e->actions, err);
-    return dws_errorf (err, "unknown health event '%s'", type);
+    }
+    return dws_errorf (err, "unknown health input %d", (int)in);
 }
 
 int health_lustre_fits (struct dws_engine *e, int64_t gib, dws_error_t *err)

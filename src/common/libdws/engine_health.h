@@ -18,9 +18,20 @@ void health_mount_failed (struct dws_engine *e, json_t *hosts);
 void health_rabbits_request (struct dws_engine *e, json_t *msgid);
 /* does the result event carry a token of the health module? */
 bool health_token (json_t *event);
-/* type: sync/watch (kind Storage), journal, flux-config, graph,
- * fluxion-restart, health-flush, result */
-int health_event (struct dws_engine *e, const char *type, json_t *event, dws_error_t *err);
+/* What rabbit health is handed: a wire event (sync/watch of kind Storage,
+ * journal, flux-config, graph, fluxion-restart), its flush timer, or the
+ * answer to one of its own actions. */
+enum health_input {
+    HEALTH_STORAGE_SYNC,
+    HEALTH_STORAGE_WATCH,
+    HEALTH_JOURNAL,
+    HEALTH_FLUX_CONFIG,
+    HEALTH_GRAPH,
+    HEALTH_FLUXION_RESTART,
+    HEALTH_FLUSH,
+    HEALTH_RESULT,
+};
+int health_event (struct dws_engine *e, enum health_input in, json_t *event, dws_error_t *err);
 
 /* A spread Lustre job asks Fluxion for gib GiB of ssd: -1 with a message
  * when no set of rabbits could ever give it (more than all the rabbits'

@@ -27,6 +27,7 @@
 #include "policy.h"
 #include "rabbitmap.h"
 #include "servers.h"
+#include "wire.h"
 
 /* true when every breakdown the Workflow lists has been read; otherwise
  * read the missing ones (once).
@@ -244,7 +245,7 @@ void setup_start (struct dws_engine *e, struct job *job)
              * the job's R from the KVS; the answer comes back here */
             if (!job->info_sched) {
                 job->info_sched = true;
-                act (e, json_pack ("{s:s s:I s:s s:b}", "action", "job-info", "id", job->id,
+                act (e, json_pack ("{s:s s:I s:s s:b}", "action", DWS_WIRE_ACTION (JOB_INFO), "id", job->id,
                                    "token", token_for (token, sizeof (token), TOK_JOB_INFO, job),
                                    "R", 1));
             }
@@ -640,7 +641,7 @@ void workflow_sync (struct dws_engine *e, json_t *objects)
     if (!e->synced) {
         /* the first list: which active rabbit jobs lost a request in the
          * restart?  The answer comes back as an orphans event. */
-        act (e, json_pack ("{s:s}", "action", "active-jobs"));
+        act (e, json_pack ("{s:s}", "action", DWS_WIRE_ACTION (ACTIVE_JOBS)));
     }
     e->synced = true;
 }

@@ -24,6 +24,7 @@
 #include "engine_status.h"
 #include "engine_wf.h"
 #include "policy.h"
+#include "wire.h"
 
 static bool get_jobid (json_t *payload, json_int_t *id)
 {
@@ -201,7 +202,7 @@ static void setup_request (struct dws_engine *e, json_t *msgid, json_t *p, json_
         job_set_reserved (job, R);
         health_job (e, job);
         job->setup_pending = true;
-        act (e, json_pack ("{s:s s:I s:s}", "action", "job-info", "id", id, "token",
+        act (e, json_pack ("{s:s s:I s:s}", "action", DWS_WIRE_ACTION (JOB_INFO), "id", id, "token",
                            token_for (token, sizeof (token), TOK_JOB_INFO, job)));
         act_log (e, "warning", "%s: no Workflow for job %" JSON_INTEGER_FORMAT
                  " at dws.setup; creating it again", job->name, id);
@@ -337,7 +338,7 @@ void request_event (struct dws_engine *e, json_t *event)
     else if (!strcmp (topic, "dws.abort"))
         teardown_request (e, msgid, p, true, event);
     else
-        act (e, json_pack ("{s:s s:O s:i s:s}", "action", "respond-error", "msgid", msgid,
+        act (e, json_pack ("{s:s s:O s:i s:s}", "action", DWS_WIRE_ACTION (RESPOND_ERROR), "msgid", msgid,
                            "errnum", ENOSYS, "errstr", "unknown dws method"));
 }
 
@@ -357,7 +358,7 @@ static void job_info_for (struct dws_engine *e, struct job *job, bool want_R)
 {
     char token[96];
     job->info_R = want_R;
-    act (e, json_pack ("{s:s s:I s:s s:b}", "action", "job-info", "id", job->id, "token",
+    act (e, json_pack ("{s:s s:I s:s s:b}", "action", DWS_WIRE_ACTION (JOB_INFO), "id", job->id, "token",
                        token_for (token, sizeof (token), TOK_JOB_INFO, job), "R", want_R));
 }
 

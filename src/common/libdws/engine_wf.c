@@ -14,6 +14,7 @@
 #include "engine_act.h"
 #include "engine_job.h"
 #include "engine_wf.h"
+#include "wire.h"
 
 static const char *state_names[WF_NSTATES] = {
     "Proposal", "Setup", "DataIn", "PreRun", "PostRun", "DataOut", "Teardown",
@@ -210,7 +211,7 @@ void workflow_teardown (struct dws_engine *e, struct job *job)
         char sel[256];
         snprintf (sel, sizeof (sel), WORKFLOW_LABEL "=%s," WORKFLOW_NS_LABEL "=%s", job->name,
                   e->cfg.namespace);
-        json_t *a = json_pack ("{s:s s:s s:s s:s s:s s:s}", "action", "k8s", "op", "list",
+        json_t *a = json_pack ("{s:s s:s s:s s:s s:s s:s}", "action", DWS_WIRE_ACTION (K8S), "op", "list",
                                "kind", "Pod", "namespace", e->cfg.namespace, "label_selector",
                                sel, "token", token_for (token, sizeof (token), TOK_PODS, job));
         act (e, a);
@@ -418,7 +419,7 @@ void workflow_on_pods (struct dws_engine *e, enum token_kind kind, struct job *j
                                                   "containers"), 0);
     const char *ns = json_string_value (json_object_get (md, "namespace"));
     char token[96];
-    act (e, json_pack ("{s:s s:s s:s s:s s:O s:O s:I s:s}", "action", "k8s", "op", "log",
+    act (e, json_pack ("{s:s s:s s:s s:s s:O s:O s:I s:s}", "action", DWS_WIRE_ACTION (K8S), "op", "log",
                        "kind", "Pod", "namespace", ns ? ns : e->cfg.namespace, "name",
                        json_object_get (md, "name"), "container",
                        json_object_get (c0, "name"), "tail_lines",

@@ -18,6 +18,7 @@
 #include "health.h"
 #include "hostlist.h"
 #include "idset.h"
+#include "wire.h"
 
 #define SSD_PROPERTY "badrabbit"
 #define ALLOC_PROPERTY "alloc_rabbit"
@@ -128,7 +129,7 @@ static void arm (struct dws_health *h, double after, json_t *actions)
         return;
     h->timer_due = due;
     json_array_append_new (actions,
-                           json_pack ("{s:s s:s s:f}", "action", "timer-start", "key",
+                           json_pack ("{s:s s:s s:f}", "action", DWS_WIRE_ACTION (TIMER_START), "key",
                                       DWS_HEALTH_FLUSH_TIMER, "after", after));
 }
 
@@ -869,7 +870,7 @@ static const char *new_batch (struct dws_health *h, const char *kind, json_t *na
 
 static void send_rpc (json_t *actions, const char *topic, json_t *payload, const char *tok)
 {
-    json_array_append_new (actions, json_pack ("{s:s s:s s:o s:i s:s}", "action", "rpc",
+    json_array_append_new (actions, json_pack ("{s:s s:s s:o s:i s:s}", "action", DWS_WIRE_ACTION (RPC),
                                                "topic", topic, "payload", payload, "nodeid", 0,
                                                "token", tok));
 }
@@ -1089,7 +1090,7 @@ static void flush_systemstatus (struct dws_health *h, json_t *actions)
     }
     if (json_object_size (nodes) > 0) {
         char tok[48];
-        json_t *a = json_pack ("{s:s s:s s:s s:s s:s s:{s:{s:O}} s:s}", "action", "k8s", "op",
+        json_t *a = json_pack ("{s:s s:s s:s s:s s:s s:{s:{s:O}} s:s}", "action", DWS_WIRE_ACTION (K8S), "op",
                                "patch", "kind", "SystemStatus", "namespace", h->namespace,
                                "name", "default", "body", "data", "nodes", nodes, "token",
                                new_batch (h, "ss", names, 1, tok, sizeof (tok)));

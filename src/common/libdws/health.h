@@ -54,11 +54,12 @@
 #include <jansson.h>
 
 #include "error.h"
+#include "wire.h"
 
 #define DWS_HEALTH_FLUSH_DELAY 0.02 /* seconds from a change to its flush */
 #define DWS_HEALTH_RETRY_DELAY 5.0  /* seconds before a failed update is retried */
 #define DWS_HEALTH_TOKEN "health:"  /* prefix of the tokens of its actions */
-#define DWS_HEALTH_FLUSH_TIMER "health-flush"
+#define DWS_HEALTH_FLUSH_TIMER DWS_WIRE_HEALTH_FLUSH_TIMER
 #define DWS_HEALTH_UNMOUNT_REASON "failed to unmount rabbit"
 
 struct dws_health;

@@ -4,8 +4,9 @@
     actions = engine.event({"type": "request", "topic": "dws.create", ...})
 
 Events and actions are plain JSON-like dicts; their wire is described in
-doc/guide/service.rst.  A malformed event raises EngineError and changes
-nothing.
+doc/guide/service.rst, and every name on it is listed once, in libdws'
+wire.h: ``EVENTS``, ``ACTIONS`` and ``HEALTH_FLUSH_TIMER`` are read from
+there.  A malformed event raises EngineError and changes nothing.
 """
 
 from __future__ import annotations
@@ -16,7 +17,20 @@ from flux_dws import _ffi
 from flux_dws.errors import DwsError
 from flux_dws.jsondata import DecodedObject
 
-__all__ = ["Engine", "EngineError", "f58"]
+__all__ = ["ACTIONS", "EVENTS", "HEALTH_FLUSH_TIMER", "Engine", "EngineError", "f58"]
+
+
+def _names(name: Any, count: Any) -> tuple[str, ...]:
+    return tuple(_ffi.ffi.string(name(i)).decode() for i in range(count()))
+
+
+#: Every event type the engine takes, from wire.h's one list.
+EVENTS: tuple[str, ...] = _names(_ffi.lib.dws_wire_event_name, _ffi.lib.dws_wire_event_count)
+#: Every action the engine (and rabbit health) returns, from wire.h's one list;
+#: the service carries each out through its table of handlers.
+ACTIONS: tuple[str, ...] = _names(_ffi.lib.dws_wire_action_name, _ffi.lib.dws_wire_action_count)
+#: The key of rabbit health's flush timer, which dws.watch_test fires at once.
+HEALTH_FLUSH_TIMER: str = _ffi.ffi.string(_ffi.lib.dws_wire_health_flush_timer()).decode()
 
 
 class EngineError(DwsError):

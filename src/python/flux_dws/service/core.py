@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from flux_dws.engine import Engine, EngineError
+from flux_dws.engine import ACTIONS, HEALTH_FLUSH_TIMER, Engine, EngineError
 from flux_dws.service.kube import WatchSpec
 from flux_dws.service.link import JobInfo, Link, Request, ResourceFollow
 
@@ -36,7 +36,6 @@ _WRITES = frozenset(("create", "patch", "json-patch", "delete"))
 GUEST_METHODS = ("rabbits",)
 #: the barrier request (answered by the shell, not the engine)
 WATCH_TEST = "dws.watch_test"
-FLUSH_TIMER = "health-flush"
 #: RPCs (Fluxion set_status, drains) sent and not answered at most; the rest
 #: wait in order.  The first start-up on El Capitan marks 25,056 ssd
 #: vertices up one RPC each: all at once, their futures and messages were
@@ -130,6 +129,7 @@ class Service:
         self._fed_posted = 0
         self._reaction_from: float | None = None  # the watch event being applied
         self.kube = kube_factory(self.post_event)
+        self._handlers = self.action_handlers()
 
     # --- lifecycle ------------------------------------------------------
 
@@ -241,10 +241,10 @@ class Service:
             if error is not None:
                 self.link.respond_error(msg, errno.EIO, f"{WATCH_TEST}: {error}")
                 return
-            if FLUSH_TIMER in self._timers:
-                self._timers.discard(FLUSH_TIMER)
-                self.link.timer_stop(FLUSH_TIMER)
-                self.feed({"type": "timer", "key": FLUSH_TIMER})
+            if HEALTH_FLUSH_TIMER in self._timers:
+                self._timers.discard(HEALTH_FLUSH_TIMER)
+                self.link.timer_stop(HEALTH_FLUSH_TIMER)
+                self.feed({"type": "timer", "key": HEALTH_FLUSH_TIMER})
             self.kube.writes_barrier(lambda: self.link.post(written))
 
         def written() -> None:
@@ -317,12 +317,21 @@ class Service:
 
     # --- actions out ------------------------------------------------------
 
+    def action_handlers(self) -> dict[str, Callable[[dict[str, Any], dict[str, Any]], None]]:
+        """The handler of each of the engine's actions (wire.h's list), by
+        name: the "respond-error" action is carried out by _do_respond_error.
+        A name without its method fails here, when the service is made,
+        not when the engine first asks for it."""
+        missing = [a for a in ACTIONS if not hasattr(self, _handler_name(a))]
+        if missing:
+            raise TypeError(f"the service has no handler for the engine's actions {missing}")
+        return {a: getattr(self, _handler_name(a)) for a in ACTIONS}
+
     def _apply(self, actions: list[dict[str, Any]], event: dict[str, Any]) -> None:
         for a in actions:
-            kind = a["action"]
-            handler = getattr(self, "_do_" + kind.replace("-", "_"), None)
-            if handler is None:
-                self.link.log("err", f"engine asked for an unknown action {kind!r}")
+            handler = self._handlers.get(a["action"])
+            if handler is None:  # a libdws newer than this shell
+                self.link.log("err", f"engine asked for an unknown action {a['action']!r}")
                 continue
             handler(a, event)
 
@@ -431,3 +440,6 @@ class Service:
     def _do_log(self, a: dict[str, Any], event: dict[str, Any]) -> None:
         self.link.log(a["level"], a["message"])
 
+
+def _handler_name(action: str) -> str:
+    return "_do_" + action.replace("-", "_")
