@@ -200,7 +200,7 @@ def test_unmount_skips_offline_computes(kind):
     api = kind.custom_objects_api()
     to_prerun(api, "off")
     wait(api, "off", "PreRun")
-    kind.controllers.set_health("kind-worker2", links={"compute-02": "Offline"})
+    kind.controllers.health.set_health("kind-worker2", links={"compute-02": "Offline"})
     kind.controllers.faults.add(Fault(kind="clientmount", compute="compute-02",
                                       severity="stall"))
     advance(api, "off", "PostRun")  # compute-02 cannot answer; nnf-sos skips it
@@ -214,9 +214,9 @@ def test_unreachable_computes_follow_storage_changes(kind):
     ctl = kind.controllers
     assert ctl.unreachable_computes() == frozenset()
     assert ctl.unreachable_computes() is ctl.unreachable_computes()  # cached
-    ctl.set_health("kind-worker2", links={"compute-02": "Offline"})
+    ctl.health.set_health("kind-worker2", links={"compute-02": "Offline"})
     eventually(lambda: ctl.unreachable_computes() == {"compute-02"}, what="compute-02 Offline")
-    ctl.set_health("kind-worker2", links={"compute-02": "Ready"})
+    ctl.health.set_health("kind-worker2", links={"compute-02": "Ready"})
     eventually(lambda: ctl.unreachable_computes() == frozenset(), what="compute-02 Ready")
 
 

@@ -27,18 +27,18 @@ def test_disable_and_enable_a_rabbit(kind):
 
 def test_health_changes(kind):
     api = kind.custom_objects_api()
-    kind.controllers.set_health("kind-worker2", links={"compute-02": "Offline"})
+    kind.controllers.health.set_health("kind-worker2", links={"compute-02": "Offline"})
     st = storage(api, "kind-worker2")["status"]
     assert {c["name"]: c["status"] for c in st["access"]["computes"]} == {
         "compute-01": "Ready", "compute-02": "Offline", "compute-03": "Ready"}
     assert st["status"] == "Ready"
-    kind.controllers.set_health("kind-worker3", status="Offline")
+    kind.controllers.health.set_health("kind-worker3", status="Offline")
     assert storage(api, "kind-worker3")["status"]["status"] == "Offline"
-    kind.controllers.set_health("kind-worker3", status="Ready", fenced=True)
+    kind.controllers.health.set_health("kind-worker3", status="Ready", fenced=True)
     st = storage(api, "kind-worker3")["status"]
     assert st["status"] == "Degraded" and st["rebootRequired"] is True
     with pytest.raises(ValueError, match="has no compute 'compute-09'"):
-        kind.controllers.set_health("kind-worker3", links={"compute-09": "Offline"})
+        kind.controllers.health.set_health("kind-worker3", links={"compute-09": "Offline"})
 
 
 @pytest.mark.parametrize(("health", "after"), [
@@ -50,7 +50,7 @@ def test_health_changes(kind):
 ])
 def test_enable_recomputes_health(kind, health, after):
     api = kind.custom_objects_api()
-    kind.controllers.set_health("kind-worker3", **health)
+    kind.controllers.health.set_health("kind-worker3", **health)
     api.patch_namespaced_custom_object(G, V, "default", "storages", "kind-worker3",
                                        {"spec": {"state": "Disabled"}})
     eventually(lambda: storage(api, "kind-worker3")["status"]["status"] == "Disabled")
@@ -63,7 +63,7 @@ def test_set_health_without_servers_entry(kind):
     api = kind.custom_objects_api()
     api.patch_namespaced_custom_object_status(G, V, "default", "storages", "kind-worker3",
                                               {"status": {"access": {"servers": []}}})
-    st = kind.controllers.set_health("kind-worker3")["status"]
+    st = kind.controllers.health.set_health("kind-worker3")["status"]
     assert st["status"] == "Ready" and st["access"]["servers"][0]["status"] == "Ready"
 
 
@@ -74,7 +74,7 @@ def test_testing_mode_leaves_status_alone(kind):
     api = kind.custom_objects_api()
     api.patch_namespaced_custom_object(G, V, "default", "storages", "kind-worker3",
                                        {"spec": {"mode": "Testing"}})
-    kind.controllers.set_health("kind-worker3", status="Offline")
+    kind.controllers.health.set_health("kind-worker3", status="Offline")
     controllers_passed(api)  # the Storage changes were reconciled
     assert storage(api, "kind-worker3")["status"]["status"] == "Ready"
 

@@ -68,7 +68,7 @@ def test_health_changed_in_testing_mode_shows_once_live(kind):
     api.patch_namespaced_custom_object(G, V, "default", "storages", "kind-worker2",
                                        {"spec": {"mode": "Testing"}})
     until(api, "storages", "kind-worker2", lambda o: o["spec"]["mode"] == "Testing")
-    st = kind.controllers.set_health("kind-worker2", links={"compute-03": "Offline"})
+    st = kind.controllers.health.set_health("kind-worker2", links={"compute-03": "Offline"})
     assert links(st)["compute-03"] == "Ready"         # Testing: untouched
     api.patch_namespaced_custom_object(G, V, "default", "storages", "kind-worker2",
                                        {"spec": {"mode": "Live"}})

@@ -100,7 +100,7 @@ def test_watch_test_answers_the_owner_an_empty_object(h: Harness) -> None:
 
 def test_watch_test_follows_a_rabbit_change_through_fluxion(h: Harness) -> None:
     h.wait_for(lambda: h.fluxion.rabbit_up(R3), what="R3 up")
-    h.emulator.controllers.set_health(R3, status="Offline", links={"compute-04": "Offline"})
+    h.emulator.controllers.health.set_health(R3, status="Offline", links={"compute-04": "Offline"})
     # no waiting: once answered, the Storage event has been seen, the health
     # batch flushed, and Fluxion and the resource module have answered
     assert h.ask("dws.watch_test") == {}
@@ -109,7 +109,7 @@ def test_watch_test_follows_a_rabbit_change_through_fluxion(h: Harness) -> None:
     assert "compute-04" in h.reactor.call(lambda: h.jm.resources.drained())
     view = h.rabbits()
     assert [r["up"] for r in view["rabbits"]] == [True, False]
-    h.emulator.controllers.set_health(R3, reset=True)
+    h.emulator.controllers.health.set_health(R3, reset=True)
     assert h.ask("dws.watch_test") == {}
     assert h.fluxion.rabbit_up(R3)
     assert "compute-04" not in h.reactor.call(lambda: h.jm.resources.drained())

@@ -109,7 +109,7 @@ def test_startup_rpcs_keep_to_the_window(monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_rabbit_down_and_back_and_its_jobs(h: Harness) -> None:
-    h.emulator.controllers.set_health(R3, status="Offline")
+    h.emulator.controllers.health.set_health(R3, status="Offline")
     h.wait_for(lambda: not h.fluxion.rabbit_up(R3), what="R3 down in Fluxion")
     # a 3-node rabbit job fits behind R2
     small = h.wait(h.submit(XFS, nodes=3))
@@ -123,7 +123,7 @@ def test_rabbit_down_and_back_and_its_jobs(h: Harness) -> None:
     jobid = h.submit(XFS, nodes=4)
     h.wait_for(lambda: h.jm.jobs[jobid].state == "SCHED" and "ssd" in str(
         h.jm.jobs[jobid].jobspec["resources"]), what="job rewritten, waiting")
-    h.emulator.controllers.set_health(R3, status="Ready")
+    h.emulator.controllers.health.set_health(R3, status="Ready")
     h.wait_for(lambda: h.fluxion.rabbit_up(R3), what="R3 up again")
     job = h.wait(jobid)
     assert not job.fatal, job.exceptions
@@ -132,26 +132,26 @@ def test_rabbit_down_and_back_and_its_jobs(h: Harness) -> None:
 
 
 def test_link_down_drains_and_back_undrains(h: Harness) -> None:
-    h.emulator.controllers.set_health(R2, links={"compute-02": "Offline"})
+    h.emulator.controllers.health.set_health(R2, links={"compute-02": "Offline"})
     h.wait_for(lambda: "compute-02" in h.jm.drained, what="compute-02 drained")
     assert h.jm.drained == {"compute-02": "rabbit kind-worker2 link Offline"}
     assert h.fluxion.rabbit_up(R2), "one link down leaves the rabbit up"
     h.wait_for(lambda: h.fluxion.hosts_with("badrabbit") == {"compute-02"}, what="badrabbit")
-    h.emulator.controllers.set_health(R2, links={"compute-02": "Ready"})
+    h.emulator.controllers.health.set_health(R2, links={"compute-02": "Ready"})
     h.wait_for(lambda: not h.jm.drained, what="compute-02 undrained")
     h.wait_for(lambda: not h.fluxion.hosts_with("badrabbit"), what="badrabbit removed")
 
 
 def test_admin_drain_is_kept_and_admin_undrain_stands(h: Harness) -> None:
     h.reactor.call(lambda: h.jm.resources.admin_drain("compute-03", "bad DIMM"))
-    h.emulator.controllers.set_health(R2, links={"compute-03": "Fenced"})
+    h.emulator.controllers.health.set_health(R2, links={"compute-03": "Fenced"})
     h.wait_for(lambda: h.fluxion.hosts_with("badrabbit") == {"compute-03"}, what="badrabbit")
-    h.emulator.controllers.set_health(R2, links={"compute-03": "Ready"})
+    h.emulator.controllers.health.set_health(R2, links={"compute-03": "Ready"})
     h.wait_for(lambda: not h.fluxion.hosts_with("badrabbit"), what="badrabbit removed")
     flushed(h)
     assert h.jm.drained == {"compute-03": "bad DIMM"}, "an admin's drain is never undrained"
     # an admin undrains a node whose link is still down: it stays undrained
-    h.emulator.controllers.set_health(R2, links={"compute-01": "Offline"})
+    h.emulator.controllers.health.set_health(R2, links={"compute-01": "Offline"})
     h.wait_for(lambda: "compute-01" in h.jm.drained, what="compute-01 drained")
     h.reactor.call(lambda: h.jm.resources.rpc("resource.undrain", {"targets": "compute-01"},
                                               lambda *a: None))
@@ -159,7 +159,7 @@ def test_admin_drain_is_kept_and_admin_undrain_stands(h: Harness) -> None:
                what="the service to see the undrain")
     # another Storage update of that rabbit, with compute-01 still Offline:
     # its flush drains compute-02 and must leave compute-01 alone
-    h.emulator.controllers.set_health(R2, links={"compute-01": "Offline",
+    h.emulator.controllers.health.set_health(R2, links={"compute-01": "Offline",
                                                  "compute-02": "Offline"})
     h.wait_for(lambda: compute(h, "compute-02")["link"] == "Offline", what="the update")
     flushed(h)
@@ -185,12 +185,12 @@ def test_testing_mode_status_by_hand(h: Harness) -> None:
     h.emulator.custom_objects_api().patch_namespaced_custom_object_status(
         G, V, "default", "storages", R3, {"status": {"status": "Failed"}})
     h.wait_for(lambda: not h.fluxion.rabbit_up(R3), what="R3 down by hand")
-    h.emulator.controllers.set_health(R3, status="Ready")  # ignored in Testing mode
+    h.emulator.controllers.health.set_health(R3, status="Ready")  # ignored in Testing mode
     assert h.rabbits()["rabbits"][1]["storage"]["status"] == "Failed"
 
 
 def test_fenced_rabbit(h: Harness) -> None:
-    h.emulator.controllers.set_health(R3, fenced=True)
+    h.emulator.controllers.health.set_health(R3, fenced=True)
     h.wait_for(lambda: not h.fluxion.rabbit_up(R3), what="R3 fenced: down")
     assert h.rabbits()["rabbits"][1]["why"].startswith("Storage status Degraded")
 
@@ -235,7 +235,7 @@ def test_unmount_drain_over_an_admin_drain_disables(h: Harness) -> None:
 
 
 def test_service_restart_rebuilds_and_reapplies(h: Harness) -> None:
-    h.emulator.controllers.set_health(R3, status="Offline")
+    h.emulator.controllers.health.set_health(R3, status="Offline")
     h.wait_for(lambda: not h.fluxion.rabbit_up(R3), what="R3 down")
     before = dict(h.fluxion.calls)
     h.restart_service()
@@ -253,14 +253,14 @@ def test_service_restart_rebuilds_and_reapplies(h: Harness) -> None:
     # a service restart while a rabbit changes: the change is not lost, and
     # it is all that is sent
     h.stop_service()
-    h.emulator.controllers.set_health(R3, status="Ready")
+    h.emulator.controllers.health.set_health(R3, status="Ready")
     h.start_service()
     h.wait_for(lambda: h.fluxion.rabbit_up(R3), what="R3 up after the restart")
     assert h.fluxion.calls["set_status"] == before["set_status"] + 2
 
 
 def test_fluxion_restart_gets_everything_again(h: Harness) -> None:
-    h.emulator.controllers.set_health(R2, links={"compute-01": "Offline"})
+    h.emulator.controllers.health.set_health(R2, links={"compute-01": "Offline"})
     h.wait_for(lambda: h.fluxion.hosts_with("badrabbit") == {"compute-01"}, what="badrabbit")
     h.reactor.call(h.fluxion.restart)
     h.wait_for(lambda: h.fluxion.rabbit_up(R2) and h.fluxion.rabbit_up(R3)
@@ -269,7 +269,7 @@ def test_fluxion_restart_gets_everything_again(h: Harness) -> None:
 
 
 def test_fluxion_restart_sends_only_what_it_lacks(h: Harness) -> None:
-    h.emulator.controllers.set_health(R3, status="Offline")
+    h.emulator.controllers.health.set_health(R3, status="Offline")
     h.wait_for(lambda: not h.fluxion.rabbit_up(R3), what="R3 down")
     before = dict(h.fluxion.calls)
     h.reactor.call(h.fluxion.restart)  # it comes back with every ssd down
@@ -299,7 +299,7 @@ def test_fluxion_failure_is_retried() -> None:
     with Harness(system="kind") as h:
         ready(h)
         h.fluxion.away = True
-        h.emulator.controllers.set_health(R3, status="Offline")
+        h.emulator.controllers.health.set_health(R3, status="Offline")
         h.wait_for(lambda: any("ssd update for kind-worker3 failed" in m
                                for _, m in h.link.logs), what="the failure logged")
         h.fluxion.away = False
@@ -310,8 +310,8 @@ def test_watch_410_sends_nothing_new(h: Harness) -> None:
     before = dict(h.fluxion.calls)
     n = h.rabbits()["sent"]
     h.emulator.expire_watches()
-    h.emulator.controllers.set_health(R2, status="Ready")  # an event after the 410
-    h.emulator.controllers.set_health(R3, status="Offline")
+    h.emulator.controllers.health.set_health(R2, status="Ready")  # an event after the 410
+    h.emulator.controllers.health.set_health(R3, status="Offline")
     h.wait_for(lambda: not h.fluxion.rabbit_up(R3), what="R3 down after the 410")
     assert h.fluxion.calls["set_status"] == before["set_status"] + 2
     assert h.rabbits()["sent"]["remove_property"] == n["remove_property"]
@@ -320,11 +320,11 @@ def test_watch_410_sends_nothing_new(h: Harness) -> None:
 def test_storm_settles_with_no_extra_rpcs(h: Harness) -> None:
     before = dict(h.fluxion.calls)
     for i in range(200):
-        h.emulator.controllers.set_health(R2, links={"compute-01": "Offline" if i % 2 == 0
+        h.emulator.controllers.health.set_health(R2, links={"compute-01": "Offline" if i % 2 == 0
                                                       else "Ready"},
                                           status="Offline" if i % 3 == 0 else "Ready")
-    h.emulator.controllers.set_health(R2, links={"compute-01": "Ready"}, status="Ready")
-    h.emulator.controllers.set_health(R3, status="Offline")  # a last, real change
+    h.emulator.controllers.health.set_health(R2, links={"compute-01": "Ready"}, status="Ready")
+    h.emulator.controllers.health.set_health(R3, status="Offline")  # a last, real change
     h.wait_for(lambda: not h.fluxion.rabbit_up(R3), what="the last change applied")
     extra = {k: h.fluxion.calls[k] - before.get(k, 0) for k in h.fluxion.calls}
     # R3's 2 ssds + 1 set_property, plus whatever R2's flapping caught mid-way
@@ -337,7 +337,7 @@ def test_storm_settles_with_no_extra_rpcs(h: Harness) -> None:
 def test_drains_off_keeps_jobs_off_with_badrabbit() -> None:
     with Harness(system="kind", config={"drain_compute_nodes": False}) as h:
         ready(h)
-        h.emulator.controllers.set_health(R2, links={"compute-01": "Offline"})
+        h.emulator.controllers.health.set_health(R2, links={"compute-01": "Offline"})
         h.wait_for(lambda: h.fluxion.hosts_with("badrabbit") == {"compute-01"},
                    what="badrabbit")
         flushed(h)
@@ -355,7 +355,8 @@ def test_excluded_nodes_are_left_alone() -> None:
     h.jm.exclude = "3"  # compute-04
     with h:
         ready(h)
-        h.emulator.controllers.set_health(R3, links={"compute-04": "Offline"}, status="Offline")
+        h.emulator.controllers.health.set_health(R3, links={"compute-04": "Offline"},
+                                                 status="Offline")
         h.wait_for(lambda: not h.fluxion.rabbit_up(R3), what="R3 down")
         flushed(h)
         assert not h.jm.drained
@@ -370,7 +371,7 @@ def test_drain_queues_limit_drains() -> None:
     h.jm.resources.R["execution"]["properties"] = {"debug": "0"}  # compute-01
     with h:
         ready(h)
-        h.emulator.controllers.set_health(R2, links={"compute-01": "Offline",
+        h.emulator.controllers.health.set_health(R2, links={"compute-01": "Offline",
                                                      "compute-02": "Offline"})
         h.wait_for(lambda: h.fluxion.hosts_with("badrabbit") == {"compute-01", "compute-02"},
                    what="badrabbit on both")
@@ -394,8 +395,8 @@ def test_config_reload_reaches_rabbit_health() -> None:
         h.reactor.call(lambda: svc.reconfig(
             parse({"drain_queues": ["batch"]}),
             {"queues": queues, "resource": {"exclude": "compute-04"}}))
-        h.emulator.controllers.set_health(R2, links={"compute-02": "Offline"})
-        h.emulator.controllers.set_health(R3, links={"compute-04": "Offline"})
+        h.emulator.controllers.health.set_health(R2, links={"compute-02": "Offline"})
+        h.emulator.controllers.health.set_health(R3, links={"compute-04": "Offline"})
         h.wait_for(lambda: "compute-02" in h.jm.drained,
                    what="compute-02 (batch, not debug) drained after the reload")
         h.wait_for(lambda: compute(h, "compute-04")["link"] == "Offline", what="the update")
@@ -409,7 +410,7 @@ def test_unknown_drain_queue_drains_nothing_and_says_so() -> None:
         ready(h)
         h.wait_for(lambda: any("no queue named 'nosuch'" in m for _, m in h.link.logs),
                    what="the error logged")
-        h.emulator.controllers.set_health(R2, links={"compute-01": "Offline"})
+        h.emulator.controllers.health.set_health(R2, links={"compute-01": "Offline"})
         h.wait_for(lambda: h.fluxion.hosts_with("badrabbit") == {"compute-01"},
                    what="badrabbit")
         assert not h.jm.drained
@@ -419,7 +420,7 @@ def test_without_fluxion_alloc_rabbit_and_badrabbit() -> None:
     with Harness(system="kind", fluxion=False) as h:
         h.wait_for(lambda: h.fluxion.calls["remove_property"] == 2, what="start-up")
         assert h.fluxion.calls["set_status"] == 0
-        h.emulator.controllers.set_health(R3, status="Offline")
+        h.emulator.controllers.health.set_health(R3, status="Offline")
         h.wait_for(lambda: h.fluxion.hosts_with("badrabbit") == {"compute-04"},
                    what="badrabbit without Fluxion")
         jobid = h.submit(XFS, nodes=2, runtime=60)

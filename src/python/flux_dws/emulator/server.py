@@ -455,17 +455,17 @@ class Handler(socketserver.StreamRequestHandler):
                 if taint == "":
                     raise ValueError("drainTaint: '' is not a drain taint key (null removes"
                                      " the taint)")
-                self._json(200, ctl.set_health(
+                self._json(200, ctl.health.set_health(
                     body["name"], body.get("status"), body.get("links"), body.get("fenced"),
                     body.get("k8sReady"), "" if "drainTaint" in body and taint is None
                     else taint, bool(body.get("reset"))))
             elif action == "storage":
-                self._json(200, ctl.set_storage(
+                self._json(200, ctl.health.set_storage(
                     body["name"], body.get("state"), body.get("mode"), body.get("reason"),
                     body.get("status"), body.get("links")))
             elif action == "storm":
                 rabbits = body.get("rabbits")
-                self._json(200, ctl.storm("all" if rabbits is None else rabbits,
+                self._json(200, ctl.health.storm("all" if rabbits is None else rabbits,
                                           body["events"], body.get("seed")))
             else:
                 ctl.vanish(body.get("namespace") or "default", body["name"])
