@@ -23,9 +23,9 @@ from t.python.emulator.conftest import (
 )
 
 from flux_dws.dwsim import tokens
+from flux_dws.emulator.api_resources import BY_GROUP_PLURAL
 from flux_dws.emulator.faults import Fault
 from flux_dws.emulator.nnf_container import count_containers, interpret_requires
-from flux_dws.emulator.resources import BY_GROUP_PLURAL
 
 
 def res(group, plural):

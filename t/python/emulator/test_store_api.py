@@ -11,7 +11,7 @@ import pytest
 from kubernetes.client.exceptions import ApiException
 from t.python.emulator.conftest import G, storage, workflow
 
-from flux_dws.emulator.resources import BY_GROUP_PLURAL
+from flux_dws.emulator.api_resources import BY_GROUP_PLURAL
 from flux_dws.emulator.store import ApiError, Store
 
 WF = BY_GROUP_PLURAL[(G, "workflows")]

@@ -25,8 +25,8 @@ from t.python.emulator.conftest import (
     wait,
 )
 
+from flux_dws.emulator.api_resources import RESOURCES
 from flux_dws.emulator.faults import Fault
-from flux_dws.emulator.resources import RESOURCES
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import pytest
 from kubernetes.client.exceptions import ApiException
 
 from flux_dws.emulator import Emulator
-from flux_dws.emulator import resources as res
+from flux_dws.emulator import api_resources as res
 from flux_dws.k8s import crd
 from flux_dws.service.kube import (
     KubeError,

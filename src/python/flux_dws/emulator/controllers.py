@@ -45,6 +45,7 @@ from flux_dws.dwsim import workflow as dws
 from flux_dws.dwsim.fielderr import AdmissionError
 from flux_dws.emulator import latency as latency_model
 from flux_dws.emulator import nnf_servers, profile_webhooks
+from flux_dws.emulator.api_resources import BY_GROUP_PLURAL, DWS, NNF
 from flux_dws.emulator.driver import (
     RESOURCE,
     Directive,
@@ -62,7 +63,6 @@ from flux_dws.emulator.nnf_health import RabbitHealthController
 from flux_dws.emulator.nnf_ports import PortManager
 from flux_dws.emulator.nnf_storage import ClientMountDaemon, StorageDriver
 from flux_dws.emulator.nnf_systemstorage import SystemStorageController, owner_of
-from flux_dws.emulator.resources import BY_GROUP_PLURAL, DWS, NNF
 from flux_dws.emulator.store import ApiError, Event, Store
 from flux_dws.emulator.timers import TimerThread
 from flux_dws.jsondata import copy_json

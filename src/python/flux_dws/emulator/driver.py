@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from flux_dws.dwsim import workflow as dws
+from flux_dws.emulator.api_resources import BY_GROUP_PLURAL, DWS, NNF, Resource
 from flux_dws.emulator.faults import Faults
-from flux_dws.emulator.resources import BY_GROUP_PLURAL, DWS, NNF, Resource
 from flux_dws.emulator.store import ApiError, Store
 
 __all__ = ["DWS", "NNF", "RESOURCE", "Directive", "Driver", "DriverContext", "Wait"]

@@ -43,6 +43,7 @@ from typing import Any
 
 from flux_dws.dwsim import resource_error as rerr
 from flux_dws.dwsim import tokens
+from flux_dws.emulator.api_resources import BY_GROUP_PLURAL
 from flux_dws.emulator.driver import (
     DIRECTIVE_INDEX_LABEL,
     NNF,
@@ -55,7 +56,6 @@ from flux_dws.emulator.driver import (
     owner_refs,
     workflow_labels,
 )
-from flux_dws.emulator.resources import BY_GROUP_PLURAL
 from flux_dws.emulator.store import ApiError
 from flux_dws.jsondata import copy_json
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from flux_dws.dwsim import servers as nnf_servers
 from flux_dws.dwsim.gotime import microtime
-from flux_dws.emulator.resources import BY_GROUP_PLURAL, DWS, NNF
+from flux_dws.emulator.api_resources import BY_GROUP_PLURAL, DWS, NNF
 from flux_dws.emulator.store import ApiError, Store
 
 SERVERS = BY_GROUP_PLURAL[(DWS, "servers")]

@@ -20,7 +20,7 @@ from typing import Any
 
 from flux_dws.dwsim import resource_error as rerr
 from flux_dws.dwsim import systemstorage as nss
-from flux_dws.emulator.resources import BY_GROUP_PLURAL, DWS, NNF, Resource
+from flux_dws.emulator.api_resources import BY_GROUP_PLURAL, DWS, NNF, Resource
 from flux_dws.emulator.store import ApiError, Store
 
 FINALIZER = "nnf.cray.hpe.com/nnf_system_storage"

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flux_dws.emulator.resources import NNF
+from flux_dws.emulator.api_resources import NNF
 from flux_dws.emulator.store import ApiError, Store
 
 PROFILE_NAMESPACE = "nnf-system"

@@ -2,7 +2,7 @@
 
 Speaks what the official client and kubectl use: discovery (/api, /apis,
 /version), OpenAPI stubs for kubectl, get/list/watch/create/replace/patch/
-delete/deletecollection on every resource of resources.RESOURCES, status
+delete/deletecollection on every resource of api_resources.RESOURCES, status
 subresources, pods/log, bearer-token authentication and Kubernetes Status
 objects on every error.  Each connection is a thread (HTTP/1.1 keep-alive,
 TCP_NODELAY: without it keep-alive requests stall ~40 ms on delayed ACKs).
@@ -23,10 +23,10 @@ import time
 import urllib.parse
 from typing import Any
 
-from flux_dws.emulator import resources as res
+from flux_dws.emulator import api_resources as res
 from flux_dws.emulator import selectors, table
+from flux_dws.emulator.api_resources import Resource
 from flux_dws.emulator.apifaults import STATUS_REASONS, ApiFault, ApiFaults
-from flux_dws.emulator.resources import Resource
 from flux_dws.emulator.selectors import SelectorError
 from flux_dws.emulator.store import ApiError, Store
 

@@ -51,14 +51,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from flux_dws.emulator import schema, selectors
-from flux_dws.emulator.patch import PatchError, json_patch, merge_patch
-from flux_dws.emulator.resources import (
+from flux_dws.emulator.api_resources import (
     BY_GROUP_PLURAL,
     CRD_GROUP,
     Resource,
     crd_object,
     custom_resources,
 )
+from flux_dws.emulator.patch import PatchError, json_patch, merge_patch
 
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "dws-system", "nnf-system",
                       "nnf-dm-system")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from flux_dws.emulator.resources import PRINTER_COLUMNS, Resource
+from flux_dws.emulator.api_resources import PRINTER_COLUMNS, Resource
 
 NAME = {"name": "Name", "type": "string", "format": "name", "priority": 0,
         "description": "Name must be unique within a namespace."}

@@ -25,10 +25,10 @@ from typing import Any
 
 from flux_dws.dwsim.systems import load_system
 from flux_dws.emulator import Emulator
+from flux_dws.harness.fake_resource import FakeFluxion
 from flux_dws.harness.jobmanager import Job, JobManager
 from flux_dws.harness.link import HarnessLink
 from flux_dws.harness.reactor import Reactor
-from flux_dws.harness.resources import FakeFluxion
 from flux_dws.hostlist import Hostlist
 from flux_dws.rabbitconf import parse
 from flux_dws.service.core import Service

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flux_dws.breakdown import BreakdownError, jobspec_node_count
+from flux_dws.harness.fake_resource import FakeFluxion, FakeResources
 from flux_dws.harness.reactor import Reactor
-from flux_dws.harness.resources import FakeFluxion, FakeResources
 from flux_dws.hostlist import Hostlist
 from flux_dws.jobsm import ACTIONS, JobMachine, unrouted, validate_jobspec
 from flux_dws.service.link import JobInfo, RpcCallback

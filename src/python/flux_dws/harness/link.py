@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from flux_dws.harness.reactor import Reactor
 from flux_dws.service.link import JobInfo, Link, Request, ResourceFollow, RpcCallback
-from flux_dws.service.resources import JournalReader, exclude_of
+from flux_dws.service.resource_journal import JournalReader, exclude_of
 
 if TYPE_CHECKING:
     from flux_dws.harness.jobmanager import JobManager

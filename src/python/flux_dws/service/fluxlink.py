@@ -227,7 +227,7 @@ class FluxLink(Link):
 
     def watch_resources(self, post: Callable[[dict[str, Any]], None], fluxion: bool,
                         drain_queues: list[str] | None) -> ResourceFollow:
-        from flux_dws.service.resources import ResourceWatch
+        from flux_dws.service.resource_journal import ResourceWatch
 
         def log(level: str, message: str) -> None:  # from the watch thread
             self.post(lambda: self.log(level, message))

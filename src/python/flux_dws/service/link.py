@@ -94,7 +94,7 @@ class Link(ABC):
                         drain_queues: list[str] | None) -> ResourceFollow:
         """Follow Flux's resources for rabbit health: post the engine's
         journal, graph, flux-config and fluxion-restart events (from any
-        thread, through ``post``) until it is stopped (service/resources.py)."""
+        thread, through ``post``) until it is stopped (service/resource_journal.py)."""
 
     @abstractmethod
     def post(self, fn: Callable[[], None]) -> None:

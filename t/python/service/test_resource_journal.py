@@ -1,5 +1,5 @@
 """The pure half of the service's Flux resource watch: R reduced to engine
-events (flux_dws.resourcegraph, flux_dws.service.resources.JournalReader)."""
+events (flux_dws.resourcegraph, flux_dws.service.resource_journal.JournalReader)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from flux_dws.resourcegraph import ResourceError, decode_lean, drainable_hosts, graph_index
-from flux_dws.service.resources import JournalReader, decode_journal_answer, exclude_of
+from flux_dws.service.resource_journal import JournalReader, decode_journal_answer, exclude_of
 
 
 def vertex(vtype: str, path: str, **meta: Any) -> dict[str, Any]:
