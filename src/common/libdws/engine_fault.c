@@ -23,6 +23,13 @@
  * them), the hosts recorded on the Workflow, dropped from Computes, and
  * spec.forceReady set.  Over it: "dws-timeout".
  *
+ * A job is never left in its prolog for ever: giving hosts up in Setup or
+ * PreRun starts that state's timer again (setup_timeout; prerun_timeout,
+ * or tc_timeout when prerun_timeout is off and a TransientCondition gave
+ * them up), and if the Workflow has still not finished the state when it
+ * fires (DWS ignored or never got the forceReady), the job fails with
+ * "dws-timeout" and its Workflow goes to Teardown.
+ *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
 #include <stdio.h>
@@ -60,6 +67,14 @@ static void list_for (struct dws_engine *e, struct job *job, const char *kind,
     act_k8s_list (e, kind, sel, token_for (token, sizeof (token), what, job));
 }
 
+/* How long a state whose hosts were given up has to finish after that. */
+static double forced_timeout (struct dws_engine *e, enum wf_state s)
+{
+    if (s == WF_SETUP)
+        return e->cfg.setup_timeout;
+    return e->cfg.prerun_timeout > 0 ? e->cfg.prerun_timeout : e->cfg.tc_timeout;
+}
+
 void timer_event (struct dws_engine *e, const char *key)
 {
     const char *colon = strrchr (key, ':');
@@ -84,11 +99,25 @@ void timer_event (struct dws_engine *e, const char *key)
         return;
     switch ((enum timer_kind)kind) {
         case T_SETUP:
-            if (job->desired == WF_SETUP && job->handled < WF_SETUP)
+            if (job->desired != WF_SETUP || job->handled >= WF_SETUP)
+                break;
+            if (job->forced == WF_SETUP)
+                job_fail (e, job, "dws-timeout",
+                          "File system creation took too long: Setup still not done %g s"
+                          " after giving up %s",
+                          e->cfg.setup_timeout, job->failed ? job->failed : "hosts");
+            else
                 list_for (e, job, "Servers", TOK_SETUP_TIMEOUT);
             break;
         case T_PRERUN:
-            if (job->desired == WF_PRERUN && job->handled < WF_PRERUN)
+            if (job->desired != WF_PRERUN || job->handled >= WF_PRERUN)
+                break;
+            if (job->forced == WF_PRERUN)
+                job_fail (e, job, "dws-timeout",
+                          "timed out waiting for mounts: PreRun still not done %g s after"
+                          " giving up %s",
+                          forced_timeout (e, WF_PRERUN), job->failed ? job->failed : "hosts");
+            else
                 list_for (e, job, "ClientMount", TOK_PRERUN_TIMEOUT);
             break;
         case T_POSTRUN:
@@ -163,6 +192,12 @@ static void node_failure (struct dws_engine *e, struct job *job, json_t *nodes, 
              json_pack ("{s:{s:b} s:{s:{s:s}}}", "spec", "forceReady", 1, "metadata",
                         "annotations", ANN_FAILED, failed),
              token_for (token, sizeof (token), TOK_ANNOTATE, job));
+    if (job->desired == WF_SETUP || job->desired == WF_PRERUN) {
+        /* the state must now finish without them, in one more timeout */
+        job->forced = job->desired;
+        act_timer_start (e, job, job->desired == WF_SETUP ? T_SETUP : T_PRERUN,
+                         forced_timeout (e, job->desired));
+    }
     if (job->desired == WF_PRERUN) {
         json_t *names = hosts_minus (job->hosts, job->failed, NULL);
         json_t *data = json_array ();
