@@ -75,6 +75,23 @@ static double forced_timeout (struct dws_engine *e, enum wf_state s)
     return e->cfg.prerun_timeout > 0 ? e->cfg.prerun_timeout : e->cfg.tc_timeout;
 }
 
+/* State s's timer fired while it is still not done: read what names the
+ * culprits (`kind` objects, answered with `what`), or, once hosts were
+ * given up in s (forceReady asked), fail the job: `why` and how long it
+ * waited for s without them.
+ */
+static void state_timer (struct dws_engine *e, struct job *job, enum wf_state s,
+                         const char *kind, enum token_kind what, const char *why)
+{
+    if (job->desired != s || job->handled >= s)
+        return;
+    if (job->forced == s)
+        job_fail (e, job, "dws-timeout", "%s: %s still not done %g s after giving up %s", why,
+                  wf_state_name (s), forced_timeout (e, s), job->failed ? job->failed : "hosts");
+    else
+        list_for (e, job, kind, what);
+}
+
 void timer_event (struct dws_engine *e, const char *key)
 {
     const char *colon = strrchr (key, ':');
@@ -99,26 +116,12 @@ void timer_event (struct dws_engine *e, const char *key)
         return;
     switch ((enum timer_kind)kind) {
         case T_SETUP:
-            if (job->desired != WF_SETUP || job->handled >= WF_SETUP)
-                break;
-            if (job->forced == WF_SETUP)
-                job_fail (e, job, "dws-timeout",
-                          "File system creation took too long: Setup still not done %g s"
-                          " after giving up %s",
-                          e->cfg.setup_timeout, job->failed ? job->failed : "hosts");
-            else
-                list_for (e, job, "Servers", TOK_SETUP_TIMEOUT);
+            state_timer (e, job, WF_SETUP, "Servers", TOK_SETUP_TIMEOUT,
+                         "File system creation took too long");
             break;
         case T_PRERUN:
-            if (job->desired != WF_PRERUN || job->handled >= WF_PRERUN)
-                break;
-            if (job->forced == WF_PRERUN)
-                job_fail (e, job, "dws-timeout",
-                          "timed out waiting for mounts: PreRun still not done %g s after"
-                          " giving up %s",
-                          forced_timeout (e, WF_PRERUN), job->failed ? job->failed : "hosts");
-            else
-                list_for (e, job, "ClientMount", TOK_PRERUN_TIMEOUT);
+            state_timer (e, job, WF_PRERUN, "ClientMount", TOK_PRERUN_TIMEOUT,
+                         "timed out waiting for mounts");
             break;
         case T_POSTRUN:
             if (job->desired == WF_POSTRUN && job->handled < WF_POSTRUN)

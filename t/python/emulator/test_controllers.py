@@ -15,6 +15,7 @@ from t.python.emulator.conftest import (
     G,
     V,
     advance,
+    ask_setup,
     controllers_passed,
     fill_servers,
     finish,
@@ -210,11 +211,7 @@ def test_forced_setup_with_a_late_rabbit(kind):
     api = kind.custom_objects_api()
     kind.controllers.faults.add(Fault(kind="allocation", rabbit="kind-worker3",
                                       severity="stall"))
-    new_workflow(api, "late", ["#DW jobdw type=xfs capacity=1GiB name=aa"])
-    wait(api, "late", "Proposal")
-    fill_servers(api, "late", "compute-[01-04]")
-    api.patch_namespaced_custom_object(G, V, "default", "workflows", "late",
-                                       {"spec": {"desiredState": "Setup"}})
+    ask_setup(api, "late", ["#DW jobdw type=xfs capacity=1GiB name=aa"], "compute-[01-04]")
     wait(api, "late", "Setup", want="DriverWait")
     controllers_passed(api)
     wf = api.get_namespaced_custom_object(G, V, "default", "workflows", "late")
@@ -246,11 +243,7 @@ def test_a_stalled_setup_has_made_its_storage(kind):
     the computes nothing to mount and completes."""
     api = kind.custom_objects_api()
     kind.controllers.faults.add(Fault(workflow="st", state="Setup", severity="stall"))
-    new_workflow(api, "st", ["#DW jobdw type=gfs2 capacity=1GiB name=aa"])
-    wait(api, "st", "Proposal")
-    fill_servers(api, "st", "compute-[01-02]")
-    api.patch_namespaced_custom_object(G, V, "default", "workflows", "st",
-                                       {"spec": {"desiredState": "Setup"}})
+    ask_setup(api, "st", ["#DW jobdw type=gfs2 capacity=1GiB name=aa"], "compute-[01-02]")
     controllers_passed(api)
     storage = api.get_namespaced_custom_object(NNF, NV, "default", "nnfstorages", "st-0")
     assert storage["status"]["ready"] is False
@@ -283,11 +276,9 @@ def test_a_delayed_allocation_gets_ready(kind):
     api = kind.custom_objects_api()
     kind.controllers.faults.add(Fault(kind="allocation", rabbit="kind-worker2",
                                       severity="delay", seconds=0.5))
-    new_workflow(api, "dl", ["#DW jobdw type=xfs capacity=1GiB name=aa"])
-    wait(api, "dl", "Proposal")
-    fill_servers(api, "dl", "compute-01")
     t0 = time.monotonic()
-    advance(api, "dl", "Setup")
+    ask_setup(api, "dl", ["#DW jobdw type=xfs capacity=1GiB name=aa"], "compute-01")
+    wait(api, "dl", "Setup")
     assert time.monotonic() - t0 >= 0.4
     assert _servers_ready(api, "dl-0") == {"kind-worker2": True}
     finish(api, "dl")
