@@ -101,7 +101,12 @@ test_expect_success 'flux-dws config-check names every problem of a config befor
 	setup_timeout = "ten"
 	restrict_persistant = true
 	drain_queues = ["pbatch"]
-	[queues.pdebug]
+	[queues.pbatch]
+	requires = ["batch"]
+	[[resource.config]]
+	hosts = "node[1-4]"
+	cores = "0-3"
+	properties = ["batch"]
 	[job-manager]
 	plugins = [ { load = "dws-jobtap.so", conf = { epilog-timeout = "soon" } } ]
 	EOF
@@ -110,11 +115,11 @@ test_expect_success 'flux-dws config-check names every problem of a config befor
 	test $(wc -l <cc.out) = 4 &&
 	grep "^site.toml: rabbit.setup_timeout: must be a number of seconds" cc.out &&
 	grep "^site.toml: rabbit.restrict_persistant: unknown key (did you mean restrict_persistent_creation?)" cc.out &&
-	grep "^site.toml: rabbit.drain_queues: no queue named \"pbatch\" in \[queues\]" cc.out &&
+	grep "^site.toml: rabbit.drain_queues: no node has the property \"pbatch\": drain queues name node properties (the nodes'"'"' properties: batch)" cc.out &&
 	grep "^site.toml: job-manager.plugins\[0\] (dws-jobtap.so): conf:" cc.out &&
 	mkdir -p site.d &&
 	printf "[rabbit]\nsetup_timeout = 600\ndrain_queues = [\"pbatch\"]\n" >site.d/rabbit.toml &&
-	printf "[queues.pbatch]\nrequires = [\"batch\"]\n" >site.d/queues.toml &&
+	printf "[[resource.config]]\nhosts = \"node[1-4]\"\ncores = \"0-3\"\nproperties = [\"pbatch\"]\n" >site.d/resource.toml &&
 	flux-dws config-check site.d >ok.out &&
 	test "$(cat ok.out)" = "site.d: OK ([rabbit] OK)" &&
 	test_expect_code 2 flux-dws config-check nosuch.toml 2>missing.err &&

@@ -4,9 +4,12 @@ test_description='drop-in: the reference'"'"'s observable contract for drain que
 Under a real broker and Fluxion, against the emulator (issue 22, items 4,
 6 and 8):
 
-- drain queues are checked: a queue the instance does not define stops
-  the service'"'"'s load (module and stand-alone) and a config reload,
-  naming the queue;
+- drain queues name node properties (issue 33, item 2), as the
+  reference'"'"'s --drain-queues: an instance whose nodes carry their queue
+  as a property and that has no [queues] table gets its service, and a
+  rabbit fault drains only the nodes with one of the drain queues; a
+  property no node has stops the service'"'"'s load (module and stand-alone)
+  and a config reload, naming it and the properties the nodes have;
 - SystemStatus says which computes cannot take part: a compute drained
   after its unmount timed out is Disabled until undrained (Enabled within
   1 s of the undrain); a maintenance drain does not disable it (its mounts
@@ -83,9 +86,30 @@ ss_seen() {
 	python3 -c "import sys; d = float(open('ss.seen').read()) - float(open('ss.mark').read()); print(f'seen after {d:.3f} s'); sys.exit(0 if d <= $1 else 1)"
 }
 
+# the kind computes with their queue as a node property, the reference'"'"'s
+# deployment style: pbatch on compute-[01-03], pdebug on compute-04, and
+# no [queues] table
+cat >resource.toml <<EOF
+[resource]
+noverify = true
+
+[[resource.config]]
+hosts = "compute-[01-04]"
+cores = "0-3"
+
+[[resource.config]]
+hosts = "compute-[01-03]"
+properties = ["pbatch"]
+
+[[resource.config]]
+hosts = "compute-04"
+properties = ["pdebug"]
+EOF
+
 test_expect_success 'start the emulator and a rabbit instance with a postrun timeout' '
 	start_emulator --system kind --latency zero &&
-	rabbit_instance_config "$(pwd)" "epilog-timeout = 600.0" &&
+	RABBIT_RESOURCE_CONF=$(pwd)/resource.toml \
+		rabbit_instance_config "$(pwd)" "epilog-timeout = 600.0" &&
 	cat >>conf/instance.toml <<-EOF &&
 	postrun_timeout = 3
 	setup_timeout = 60
@@ -97,49 +121,88 @@ test_expect_success 'start the emulator and a rabbit instance with a postrun tim
 '
 
 #
-# Item 4: drain queues are checked
+# Item 4 (issue 22), as issue 33 item 2 corrected it: drain queues are node
+# properties, checked against the nodes' properties
 #
+
+test_expect_success 'the nodes carry their queue as a property; there is no [queues] table' '
+	flux resource list -no "{properties} {nodelist}" >props.out &&
+	cat props.out &&
+	grep "^pbatch compute-\[01-03\]$" props.out &&
+	grep "^pdebug compute-04$" props.out &&
+	flux config get | jq -e ".queues == null"
+'
+
+test_expect_success '--drain-queues pbatch: the service loads without a [queues] table' '
+	flux module remove dws &&
+	flux module load "$DWS_PY" --drain-queues pbatch &&
+	wait_rabbits "[.rabbits[].fluxion] | all(. == \"up\")"
+'
+
+test_expect_success 'a rabbit fault drains only the nodes with a drain queue property' '
+	flux-dws fault health kind-worker2 --link compute-03=Offline &&
+	flux-dws fault health kind-worker3 --link compute-04=Offline &&
+	flux resource eventlog -t 30 -w drain -i compute-03 &&
+	wait_rabbits ".rabbits[1].computes[0].link == \"Offline\"" &&
+	flux python -m flux_dws sync &&
+	flux resource drain -no "{nodelist} {reason}" >dq.out &&
+	cat dq.out &&
+	test "$(flux resource drain -no {nodelist})" = compute-03 &&
+	grep "^compute-03 rabbit kind-worker2 link Offline" dq.out &&
+	flux-dws fault health kind-worker2 --reset &&
+	flux-dws fault health kind-worker3 --reset &&
+	flux resource eventlog -t 30 -w undrain -i compute-03 &&
+	wait_rabbits "[.rabbits[].computes[].link] | all(. == \"Ready\")"
+'
 
 # flux module load gets only the errno of a failed load (flux-core's module
 # loader protocol); the message is in the broker's log and on its stderr
-test_expect_success 'module load with --drain-queues naming an unknown queue fails, naming it' '
+test_expect_success 'module load with --drain-queues naming a property no node has fails, naming it' '
 	flux module remove dws &&
 	test_must_fail flux module load "$DWS_PY" --drain-queues nosuch 2>load.err &&
 	cat load.err &&
 	grep "Invalid argument" load.err &&
-	flux dmesg | grep "dws: --drain-queues: no queue named \"nosuch\": this instance defines no queues" &&
-	grep "no queue named \"nosuch\"" instance.log &&
+	flux dmesg | grep "dws: --drain-queues: no node has the property \"nosuch\": drain queues name node properties (the nodes'"'"' properties: pbatch, pdebug)" &&
+	grep "no node has the property \"nosuch\"" instance.log &&
 	test_must_fail flux module stats dws
 '
 
-test_expect_success 'stand-alone with --drain-queues naming an unknown queue exits 2, naming it' '
-	test_expect_code 2 flux python "$DWS_PY" --drain-queues nosuch 2>alone.err &&
+test_expect_success 'stand-alone with --drain-queues naming properties no node has exits 2, naming them' '
+	test_expect_code 2 flux python "$DWS_PY" --drain-queues nosuch pdbug 2>alone.err &&
 	cat alone.err &&
-	grep "^dws: --drain-queues: no queue named \"nosuch\"" alone.err
+	grep "^dws: --drain-queues: no node has any of the properties \"nosuch\", \"pdbug\"" alone.err
 '
 
-test_expect_success 'rabbit.drain_queues naming an unknown queue: the load fails, naming it' '
+test_expect_success 'rabbit.drain_queues naming a property no node has: the load fails, naming it' '
 	test_when_finished "cp instance.toml.good conf/instance.toml && flux config reload" &&
-	echo "drain_queues = [\"pbatch\"]" >>conf/instance.toml &&
+	echo "drain_queues = [\"batch\"]" >>conf/instance.toml &&
 	flux config reload &&
 	test_must_fail flux module load "$DWS_PY" 2>key.err &&
 	cat key.err &&
-	flux dmesg | grep "dws: rabbit.drain_queues: no queue named \"pbatch\"" &&
+	flux dmesg | grep "dws: rabbit.drain_queues: no node has the property \"batch\"" &&
 	cp instance.toml.good conf/instance.toml &&
 	flux config reload &&
 	flux module load "$DWS_PY" &&
 	wait_rabbits "[.rabbits[].fluxion] | all(. == \"up\")"
 '
 
-test_expect_success 'flux config reload with an unknown drain queue is refused, naming it' '
+test_expect_success 'flux config reload with a drain queue no node has is refused, naming it' '
 	test_when_finished "cp instance.toml.good conf/instance.toml && flux config reload" &&
-	echo "drain_queues = [\"pdebug\"]" >>conf/instance.toml &&
+	echo "drain_queues = [\"debug\"]" >>conf/instance.toml &&
 	test_must_fail flux config reload 2>reload.err &&
 	cat reload.err &&
-	grep "rabbit.drain_queues: no queue named \"pdebug\"" reload.err &&
-	flux dmesg | grep "config reload refused" | grep "pdebug" &&
+	grep "rabbit.drain_queues: no node has the property \"debug\"" reload.err &&
+	flux dmesg | grep "config reload refused" | grep "debug" &&
 	cp instance.toml.good conf/instance.toml &&
 	flux config reload &&
+	flux python -m flux_dws status >/dev/null
+'
+
+test_expect_success 'flux config reload with a property some node has is taken, the others warned of' '
+	test_when_finished "cp instance.toml.good conf/instance.toml && flux config reload" &&
+	echo "drain_queues = [\"pdebug\", \"debug\"]" >>conf/instance.toml &&
+	flux config reload &&
+	flux dmesg | grep "rabbit.drain_queues: no node has the property \"debug\"; rabbit faults drain only nodes with pdebug" &&
 	flux python -m flux_dws status >/dev/null
 '
 

@@ -16,16 +16,18 @@ Kubernetes (both mean "do not restart" to the systemd unit).
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import sys
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 EXIT_USAGE = 2
 EXIT_NO_KUBERNETES = 3
 
 try:
-    from flux_dws.rabbitconf import ConfigError, check_drain_queues, parse
+    from flux_dws.rabbitconf import ConfigError, check_drain_properties, parse
     from flux_dws.service.core import Service
     from flux_dws.service.fluxlink import FluxLink
     from flux_dws.service.kube import KubeError, KubeLayer
@@ -57,7 +59,8 @@ def parser() -> argparse.ArgumentParser:
                    help="minimum rabbit allocation in GiB (default rabbit.min_allocation_size,"
                         " 4)")
     p.add_argument("--drain-queues", nargs="+", metavar="QUEUE",
-                   help="only drain nodes of these queues (also rabbit.drain_queues)")
+                   help="only drain nodes whose properties include one of these"
+                        " (also rabbit.drain_queues)")
     p.add_argument("-w", "--watch-interval", type=int, metavar="S",
                    help="accepted for compatibility; the service watches, it does not poll")
     p.add_argument("--retry-delay", type=float, metavar="S",
@@ -78,19 +81,50 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return args
 
 
+#: the nodes' properties could not be read: why (node_properties)
+Unreadable = str
+
+
+def node_properties(handle: Any) -> dict[str, Any] | Unreadable:
+    """The nodes' properties (R's ``execution.properties``, ``{name:
+    idset}``) from the resource module on rank 0: ``resource.status``
+    answers R without its scheduling graph, so this is small even where R
+    is a 100-MB Fluxion graph.  Read once, at start (a node's properties
+    are R's, which a config reload does not change); a reload checks the
+    drain queues against them.  The text of the error when it fails."""
+    try:
+        status = handle.rpc("resource.status", nodeid=0).get()
+    except OSError as exc:
+        return f"resource.status: {exc.strerror or exc}"
+    props = (((status or {}).get("R") or {}).get("execution") or {}).get("properties")
+    return props if isinstance(props, dict) else {}
+
+
 def service_config(rabbit: Any, args: argparse.Namespace, owner: int,
-                   queues: Any = None) -> dict[str, Any]:
+                   properties: dict[str, Any] | Unreadable | None = None,
+                   warn: Callable[[str], None] | None = None) -> dict[str, Any]:
     """A [rabbit] table, checked, with the command line on top (at start and
     at every reload, so an option given on the command line stays).  The
-    drain queues, from the option or the table, must be queues of the
-    instance's [queues] table (``queues``; None: it has none)."""
+    drain queues, from the option or the table, name node properties (as
+    the reference's --drain-queues): refused when no node has any of them
+    (``properties``: the nodes' properties, or why they could not be read;
+    None: no node has any), and ``warn`` is told of those no node has."""
     cfg = parse(rabbit)
     if args.min_allocation_size is not None:
         cfg["min_allocation_size"] = args.min_allocation_size
     if args.drain_queues:
         cfg["drain_queues"] = args.drain_queues
-    check_drain_queues(cfg["drain_queues"], queues,
-                       "--drain-queues" if args.drain_queues else "rabbit.drain_queues")
+    where = "--drain-queues" if args.drain_queues else "rabbit.drain_queues"
+    if cfg["drain_queues"] is not None and isinstance(properties, str):
+        raise ConfigError(f"{where}: cannot check them against the nodes' properties"
+                          f" ({properties})")
+    missing = check_drain_properties(cfg["drain_queues"],
+                                     None if isinstance(properties, str) else properties, where)
+    if missing and warn is not None:
+        found = [q for q in cfg["drain_queues"] if q not in missing]
+        warn(f"{where}: no node has the propert{'ies' if len(missing) > 1 else 'y'} "
+             f"{', '.join(json.dumps(m) for m in missing)}; rabbit faults drain only nodes"
+             f" with {', '.join(found)}")
     if args.kubeconfig:
         cfg["kubeconfig"] = args.kubeconfig
     cfg["fluxion"] = not args.disable_fluxion
@@ -103,7 +137,16 @@ def start(handle: Any, args: argparse.Namespace,
     link = FluxLink(handle, module_name)
     owner = int(handle.attr_get("security.owner"))
     config = handle.rpc("config.get").get() or {}
-    cfg = service_config(config.get("rabbit"), args, owner, config.get("queues"))
+    properties = node_properties(handle)
+
+    def warn(message: str) -> None:
+        link.log("warning", message)
+
+    try:
+        cfg = service_config(config.get("rabbit"), args, owner, properties, warn)
+    except ConfigError:
+        link.close()  # its reactor watcher must not outlive a failed start
+        raise
 
     def factory(post: Any) -> KubeLayer:
         kube = KubeLayer(cfg.get("kubeconfig"), post, logging.getLogger("flux_dws.kube"), cfg)
@@ -118,13 +161,13 @@ def start(handle: Any, args: argparse.Namespace,
 
     def reload(conf: dict[str, Any]) -> str | None:
         try:
-            new = service_config(conf.get("rabbit"), args, owner, conf.get("queues"))
+            new = service_config(conf.get("rabbit"), args, owner, properties, warn)
         except ConfigError as exc:
             link.log("err", f"config reload refused, keeping the old one: {exc}")
             return str(exc)
         service.reconfig(new, conf)
-        link.log("info", "configuration reloaded: [rabbit], [queues] and resource.exclude"
-                         " applied to the engine and rabbit health")
+        link.log("info", "configuration reloaded: [rabbit] and resource.exclude applied to"
+                         " the engine and rabbit health")
         return None
 
     link.config_reload = reload

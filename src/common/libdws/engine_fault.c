@@ -23,6 +23,13 @@
  * them), the hosts recorded on the Workflow, dropped from Computes, and
  * spec.forceReady set.  Over it: "dws-timeout".
  *
+ * A job is never left in its prolog for ever: giving hosts up in Setup or
+ * PreRun starts that state's timer again (setup_timeout; prerun_timeout,
+ * or tc_timeout when prerun_timeout is off and a TransientCondition gave
+ * them up), and if the Workflow has still not finished the state when it
+ * fires (DWS ignored or never got the forceReady), the job fails with
+ * "dws-timeout" and its Workflow goes to Teardown.
+ *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
 #include <stdio.h>
@@ -60,6 +67,31 @@ static void list_for (struct dws_engine *e, struct job *job, const char *kind,
     act_k8s_list (e, kind, sel, token_for (token, sizeof (token), what, job));
 }
 
+/* How long a state whose hosts were given up has to finish after that. */
+static double forced_timeout (struct dws_engine *e, enum wf_state s)
+{
+    if (s == WF_SETUP)
+        return e->cfg.setup_timeout;
+    return e->cfg.prerun_timeout > 0 ? e->cfg.prerun_timeout : e->cfg.tc_timeout;
+}
+
+/* State s's timer fired while it is still not done: read what names the
+ * culprits (`kind` objects, answered with `what`), or, once hosts were
+ * given up in s (forceReady asked), fail the job: `why` and how long it
+ * waited for s without them.
+ */
+static void state_timer (struct dws_engine *e, struct job *job, enum wf_state s,
+                         const char *kind, enum token_kind what, const char *why)
+{
+    if (job->desired != s || job->handled >= s)
+        return;
+    if (job->forced == s)
+        job_fail (e, job, "dws-timeout", "%s: %s still not done %g s after giving up %s", why,
+                  wf_state_name (s), forced_timeout (e, s), job->failed ? job->failed : "hosts");
+    else
+        list_for (e, job, kind, what);
+}
+
 void timer_event (struct dws_engine *e, const char *key)
 {
     const char *colon = strrchr (key, ':');
@@ -84,12 +116,12 @@ void timer_event (struct dws_engine *e, const char *key)
         return;
     switch ((enum timer_kind)kind) {
         case T_SETUP:
-            if (job->desired == WF_SETUP && job->handled < WF_SETUP)
-                list_for (e, job, "Servers", TOK_SETUP_TIMEOUT);
+            state_timer (e, job, WF_SETUP, "Servers", TOK_SETUP_TIMEOUT,
+                         "File system creation took too long");
             break;
         case T_PRERUN:
-            if (job->desired == WF_PRERUN && job->handled < WF_PRERUN)
-                list_for (e, job, "ClientMount", TOK_PRERUN_TIMEOUT);
+            state_timer (e, job, WF_PRERUN, "ClientMount", TOK_PRERUN_TIMEOUT,
+                         "timed out waiting for mounts");
             break;
         case T_POSTRUN:
             if (job->desired == WF_POSTRUN && job->handled < WF_POSTRUN)
@@ -163,6 +195,12 @@ static void node_failure (struct dws_engine *e, struct job *job, json_t *nodes, 
              json_pack ("{s:{s:b} s:{s:{s:s}}}", "spec", "forceReady", 1, "metadata",
                         "annotations", ANN_FAILED, failed),
              token_for (token, sizeof (token), TOK_ANNOTATE, job));
+    if (job->desired == WF_SETUP || job->desired == WF_PRERUN) {
+        /* the state must now finish without them, in one more timeout */
+        job->forced = job->desired;
+        act_timer_start (e, job, job->desired == WF_SETUP ? T_SETUP : T_PRERUN,
+                         forced_timeout (e, job->desired));
+    }
     if (job->desired == WF_PRERUN) {
         json_t *names = hosts_minus (job->hosts, job->failed, NULL);
         json_t *data = json_array ();

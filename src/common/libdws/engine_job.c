@@ -54,6 +54,7 @@ struct job *job_create (struct dws_engine *e, json_int_t id)
     snprintf (j->name, sizeof (j->name), "fluxjob-%" JSON_INTEGER_FORMAT, id);
     j->desired = WF_NONE;
     j->handled = WF_NONE;
+    j->forced = WF_NONE;
     j->breakdowns = json_object ();
     j->create_msgids = json_array ();
     if (!j->breakdowns || !j->create_msgids) {

@@ -480,6 +480,12 @@ static void adopt (struct dws_engine *e, struct job *job, json_t *wf)
     }
     free (job->failed);
     job->failed = dws_strdup_null (wf_annotation (wf, ANN_FAILED));
+    /* DWS resets forceReady at the next transition: still set, it is this
+     * state's, whose hosts were given up before the restart */
+    job->forced = json_is_true (json_object_get (spec, "forceReady"))
+                      ? wf_state_parse (json_string_value (json_object_get (spec,
+                                                                           "desiredState")))
+                      : WF_NONE;
     job->epilog = job->epilog || wf_annotation (wf, ANN_EPILOG) != NULL;
     job->exists = true;
     job->desired = wf_state_parse (json_string_value (json_object_get (spec, "desiredState")));

@@ -108,6 +108,10 @@ struct job {
     char *hosts;           /* compute hosts (RFC 29), from R */
     json_t *reserved;      /* {rabbit: GiB of ssd} Fluxion gave it, from R */
     char *failed;          /* hosts given up (RFC 29), or NULL */
+    enum wf_state forced;  /* the state whose hosts were last given up (its
+                            * forceReady asked), or WF_NONE: if it is still
+                            * not done when its timer fires again, the job
+                            * fails (engine_fault.c) */
     int servers_pending;   /* Servers patches outstanding */
     bool setup_pending;    /* dws.setup arrived; Setup not yet asked */
     bool setup_error;

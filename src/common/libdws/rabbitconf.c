@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "directive.h"
+#include "idset.h"
 #include "jsonio.h"
 #include "lustre.h"
 #include "policy.h"
@@ -629,72 +630,133 @@ char *dws_rabbitconf_parse_json (const char *rabbit_json, dws_error_t *err)
     return s;
 }
 
-/* ---- drain_queues against [queues] ---- */
+/* ---- drain_queues against the nodes' properties ---- */
 
-int dws_rabbitconf_check_queues (json_t *drain_queues, json_t *queues, const char *where,
-                                 dws_error_t *err)
+/* Append a JSON-quoted name to buf (", "-separated, cut at size). */
+static void append_quoted (char *buf, size_t size, size_t *len, const char *name)
 {
-    char unknown[512] = "", known_list[512] = "";
-    size_t nu = 0, nk = 0, nunknown = 0, i;
-    const char *name;
-    json_t *q;
-
-    if (!where)
-        where = "rabbit.drain_queues";
-    if (!drain_queues || json_is_null (drain_queues))
-        return 0;
-    if (!json_is_array (drain_queues))
-        return dws_errorf (err, "%s: must be a list of queue names", where);
-    if (queues && json_is_null (queues))
-        queues = NULL;
-    if (queues && !json_is_object (queues))
-        return dws_errorf (err, "queues: must be a table of queues");
-    json_array_foreach (drain_queues, i, q) {
-        if (!json_is_string (q) || json_string_length (q) == 0)
-            return dws_errorf (err, "%s[%zu]: must be a queue name (non-empty string)", where, i);
-        if (queues && json_object_get (queues, json_string_value (q)))
-            continue;
-        if (nu < sizeof (unknown)) {
-            json_t *s = json_string (json_string_value (q));
-            char *quoted = s ? json_dumps (s, JSON_ENCODE_ANY) : NULL;
-            nu += (size_t)snprintf (unknown + nu, sizeof (unknown) - nu, "%s%s",
-                                    nunknown ? ", " : "", quoted ? quoted : "?");
-            free (quoted);
-            json_decref (s);
-        }
-        nunknown++;
-    }
-    if (nunknown == 0)
-        return 0;
-    if (!queues || json_object_size (queues) == 0)
-        return dws_errorf (err,
-                           "%s: no queue named %s: this instance defines no queues (no"
-                           " [queues] table; leave drain_queues out to drain nodes of"
-                           " the whole instance)",
-                           where, unknown);
-    json_object_foreach (queues, name, q) {
-        if (nk < sizeof (known_list))
-            nk += (size_t)snprintf (known_list + nk, sizeof (known_list) - nk, "%s%s",
-                                    nk ? ", " : "", name);
-    }
-    return dws_errorf (err, "%s: no queue named %s in [queues] (its queues: %s)", where,
-                       unknown, known_list);
+    json_t *s = json_string (name);
+    char *quoted = s ? json_dumps (s, JSON_ENCODE_ANY) : NULL;
+    if (*len < size)
+        *len += (size_t)snprintf (buf + *len, size - *len, "%s%s", *len ? ", " : "",
+                                  quoted ? quoted : "?");
+    free (quoted);
+    json_decref (s);
 }
 
-int dws_rabbitconf_check_queues_json (const char *drain_queues_json, const char *queues_json,
-                                      const char *where, dws_error_t *err)
+/* Whether the idset text names at least one node; -1 if it is not an idset. */
+static int idset_nonempty (const char *s)
 {
-    json_t *dq = NULL, *qs = NULL;
-    int rc = -1;
+    struct dws_idset *set = s ? dws_idset_decode (s, NULL) : NULL;
+    if (!set)
+        return -1;
+    int n = dws_idset_count (set) > 0;
+    dws_idset_destroy (set);
+    return n;
+}
+
+static int cmp_names (const void *a, const void *b)
+{
+    return strcmp (*(const char *const *)a, *(const char *const *)b);
+}
+
+static int drain_properties (json_t *drain_queues, json_t *properties, const char *where,
+                             json_t *missing_out, dws_error_t *err)
+{
+    char missing[512] = "", known[512] = "";
+    size_t nm = 0, nk = 0, nfound = 0, i;
+    const char *name;
+    json_t *q, *ids;
+
+    if (!json_is_array (drain_queues))
+        return dws_errorf (err, "%s: must be a list of queue names", where);
+    if (properties && !json_is_object (properties))
+        return dws_errorf (err, "the nodes' properties (R execution.properties) must be an"
+                                " object");
+    /* the properties some node has, named in sorted order */
+    size_t nprops = json_object_size (properties), nnames = 0;
+    const char **names = calloc (nprops ? nprops : 1, sizeof (*names));
+    if (!names)
+        return dws_errorf (err, "out of memory");
+    json_object_foreach (properties, name, ids) {
+        int n = idset_nonempty (json_string_value (ids));
+        if (n < 0) {
+            free (names);
+            return dws_errorf (err, "R execution.properties.%s: must be an idset string",
+                               name);
+        }
+        if (n > 0)
+            names[nnames++] = name;
+    }
+    qsort (names, nnames, sizeof (*names), cmp_names);
+    for (size_t k = 0; k < nnames && nk < sizeof (known); k++)
+        nk += (size_t)snprintf (known + nk, sizeof (known) - nk, "%s%s", nk ? ", " : "",
+                                names[k]);
+    free (names);
+    json_array_foreach (drain_queues, i, q) {
+        if (!json_is_string (q) || json_string_length (q) == 0)
+            return dws_errorf (err, "%s[%zu]: must be a queue name (non-empty string)", where,
+                               i);
+        ids = json_object_get (properties, json_string_value (q));
+        if (ids && idset_nonempty (json_string_value (ids)) > 0) {
+            nfound++;
+            continue;
+        }
+        append_quoted (missing, sizeof (missing), &nm, json_string_value (q));
+        if (json_array_append (missing_out, q) < 0)
+            return dws_errorf (err, "out of memory");
+    }
+    if (nfound > 0 || json_array_size (drain_queues) == 0)
+        return 0;
+    const char *which = json_array_size (drain_queues) > 1 ? "any of the properties"
+                                                           : "the property";
+    if (nk == 0)
+        return dws_errorf (err,
+                           "%s: no node has %s %s: drain queues name node properties, and"
+                           " no node has any (leave drain_queues out to drain nodes of the"
+                           " whole instance)",
+                           where, which, missing);
+    return dws_errorf (err,
+                       "%s: no node has %s %s: drain queues name node properties (the"
+                       " nodes' properties: %s)",
+                       where, which, missing, known);
+}
+
+json_t *dws_rabbitconf_drain_properties (json_t *drain_queues, json_t *properties,
+                                         const char *where, dws_error_t *err)
+{
+    json_t *missing = json_array ();
+    if (!missing) {
+        dws_errorf (err, "out of memory");
+        return NULL;
+    }
+    if (!drain_queues || json_is_null (drain_queues))
+        return missing;
+    if (properties && json_is_null (properties))
+        properties = NULL;
+    if (drain_properties (drain_queues, properties, where ? where : "rabbit.drain_queues",
+                          missing, err) < 0) {
+        json_decref (missing);
+        return NULL;
+    }
+    return missing;
+}
+
+char *dws_rabbitconf_drain_properties_json (const char *drain_queues_json,
+                                            const char *properties_json, const char *where,
+                                            dws_error_t *err)
+{
+    json_t *dq = NULL, *props = NULL;
+    char *out = NULL;
 
     if (drain_queues_json
         && !(dq = dws_json_load ("drain_queues", drain_queues_json, 0, err)))
-        return -1;
-    if (queues_json && !(qs = dws_json_load ("queues", queues_json, 0, err)))
-        goto out;
-    rc = dws_rabbitconf_check_queues (dq, qs, where, err);
-out:
+        return NULL;
+    if (properties_json && !(props = dws_json_load ("properties", properties_json, 0, err)))
+        goto done;
+    out = dws_json_dump_take (dws_rabbitconf_drain_properties (dq, props, where, err), err);
+done:
     json_decref (dq);
-    json_decref (qs);
-    return rc;
+    json_decref (props);
+    return out;
 }

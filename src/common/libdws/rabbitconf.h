@@ -83,18 +83,26 @@ json_t *dws_rabbitconf_parse (json_t *rabbit, dws_error_t *err);
  */
 char *dws_rabbitconf_parse_json (const char *rabbit_json, dws_error_t *err);
 
-/* The queues of rabbit.drain_queues (normalised: null or a list of
- * names) must be queues the instance defines: keys of its [queues] table
- * (NULL or null: the instance has none, so every name is unknown).  0, or
- * -1 with a message naming every unknown queue and, if any, the queues
- * there are.  'where' names the setting in the message (NULL:
- * "rabbit.drain_queues"; the service says "--drain-queues" for its option).
+/* rabbit.drain_queues (normalised: null or a list of names) names node
+ * properties, as the reference's --drain-queues does: the computes that
+ * rabbit faults may drain are those whose properties include any of them
+ * (flux-core's resource-set constraint {"properties": [Q]} for each Q),
+ * whether or not [queues] defines a queue of that name.  'properties' is
+ * R's execution.properties ({name: idset of ranks}; NULL or null: no node
+ * has any).  Returns a new array of the names no node has (empty when
+ * every one is on some node, and when drain_queues is NULL or null), or
+ * NULL with a message naming them and the properties the nodes do have
+ * when NO node has any of them: then nothing could ever be drained, and
+ * the service refuses the configuration.  'where' names the setting in
+ * the message (NULL: "rabbit.drain_queues"; the service says
+ * "--drain-queues" for its option).
  */
-int dws_rabbitconf_check_queues (json_t *drain_queues, json_t *queues, const char *where,
-                                 dws_error_t *err);
+json_t *dws_rabbitconf_drain_properties (json_t *drain_queues, json_t *properties,
+                                         const char *where, dws_error_t *err);
 
-/* cffi entry point: both as JSON text (NULL: absent). */
-int dws_rabbitconf_check_queues_json (const char *drain_queues_json, const char *queues_json,
-                                      const char *where, dws_error_t *err);
+/* cffi entry point: both as JSON text (NULL: absent); the array as text. */
+char *dws_rabbitconf_drain_properties_json (const char *drain_queues_json,
+                                            const char *properties_json, const char *where,
+                                            dws_error_t *err);
 
 #endif /* !DWS_RABBITCONF_H */

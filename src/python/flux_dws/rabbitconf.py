@@ -27,7 +27,7 @@ from typing import Any
 from flux_dws import _ffi, inputfile
 from flux_dws.errors import DwsError
 
-__all__ = ["KEYS", "ConfigError", "check_drain_queues", "load_config", "load_toml", "parse"]
+__all__ = ["KEYS", "ConfigError", "check_drain_properties", "load_config", "load_toml", "parse"]
 
 #: The keys of a normalised table, in its (alphabetical) order.
 KEYS: tuple[str, ...] = (
@@ -156,28 +156,30 @@ def parse(table: Mapping[str, Any] | None) -> dict[str, Any]:
     return result
 
 
-def check_drain_queues(drain_queues: Any, queues: Any,
-                       where: str = "rabbit.drain_queues") -> None:
-    """ConfigError unless every queue of ``drain_queues`` (a normalised
-    rabbit.drain_queues: None or a list of names) is a queue the instance
-    defines: a key of its ``[queues]`` table (``queues``; None when the
-    instance has none, so that every name is unknown).  The message names
-    each unknown queue (libdws: dws_rabbitconf_check_queues); ``where``
-    names the setting (the service says ``--drain-queues`` for its option).
+def check_drain_properties(drain_queues: Any, properties: Any,
+                           where: str = "rabbit.drain_queues") -> list[str]:
+    """The names of ``drain_queues`` (a normalised rabbit.drain_queues: None
+    or a list of names) that no node has as a property, given the nodes'
+    properties (R's ``execution.properties``, ``{name: idset}``; None: none).
+    Drain queues name node properties, as the reference's --drain-queues
+    does: whether [queues] defines a queue of that name does not matter.
+    ConfigError when no node has any of them (nothing could ever be
+    drained), naming them and the properties the nodes have (libdws:
+    dws_rabbitconf_drain_properties); ``where`` names the setting (the
+    service says ``--drain-queues`` for its option).
     """
     if drain_queues is None:
-        return
-    if isinstance(queues, Mapping):
-        known: Any = {_check_key("queues", k): {} for k in queues}
-    else:
-        known = _plain(queues, "queues")
+        return []
     err = _ffi.new_error()
-    rc = _ffi.lib.dws_rabbitconf_check_queues_json(
+    ptr = _ffi.lib.dws_rabbitconf_drain_properties_json(
         _ffi.to_c(json.dumps(_plain(drain_queues, where), ensure_ascii=False), ConfigError),
-        _ffi.to_c(json.dumps(known, ensure_ascii=False), ConfigError),
+        _ffi.to_c(json.dumps(_plain(properties, "R execution.properties"),
+                             ensure_ascii=False), ConfigError),
         _ffi.to_c(where, ConfigError), err)
-    if rc < 0:
+    if ptr == _ffi.ffi.NULL:
         raise ConfigError(_ffi.error_text(err))
+    missing: list[str] = _ffi.take_json(ptr, err)
+    return missing
 
 
 def _merge(into: dict[str, Any], new: Mapping[str, Any]) -> None:

@@ -14,9 +14,10 @@ compute:
   Capitan over a million vertices, which decoded whole would be gigabytes
   of Python objects held at once for the few ten thousand wanted.
 - ``drainable_hosts``: the hosts that may be drained when drains are limited
-  to some queues (``rabbit.drain_queues``): a host is in a queue when it has
-  every property the queue ``requires`` (a queue without requirements has
-  every host).
+  to some queues (``rabbit.drain_queues``, ``--drain-queues``): drain queues
+  name node properties, as the reference's do, so a host may be drained
+  when its properties include any of them (flux-core's constraint
+  ``{"properties": [Q]}`` for each Q), whatever ``[queues]`` says.
 
 No I/O: the service's Flux watcher thread calls them on what it read.
 """
@@ -129,25 +130,15 @@ def host_properties(R: Mapping[str, Any], hosts_by_rank: Sequence[str]) -> dict[
     return out
 
 
-def drainable_hosts(drain_queues: Iterable[str] | None, queues: Mapping[str, Any] | None,
-                    R: Mapping[str, Any], hosts_by_rank: Sequence[str]) -> str | None:
-    """The hosts of the drain queues as an RFC 29 hostlist, or None when
-    drains are not limited to queues.  A queue that is not configured is
-    an error naming it."""
+def drainable_hosts(drain_queues: Iterable[str] | None, R: Mapping[str, Any],
+                    hosts_by_rank: Sequence[str]) -> str | None:
+    """The hosts whose properties include any of the drain queues, as an
+    RFC 29 hostlist ("" when none has any), or None when drains are not
+    limited to queues."""
     if not drain_queues:
         return None
-    queues = queues or {}
     props = host_properties(R, hosts_by_rank)
     chosen: set[str] = set()
     for q in drain_queues:
-        conf = queues.get(q)
-        if not isinstance(conf, dict):
-            raise ResourceError(f"rabbit.drain_queues: no queue named {q!r} in [queues]")
-        requires = conf.get("requires") or []
-        if not isinstance(requires, list) or not all(isinstance(p, str) for p in requires):
-            raise ResourceError(f"queues.{q}.requires must be a list of property names")
-        members = set(hosts_by_rank)
-        for p in requires:
-            members &= props.get(p, set())
-        chosen |= members
+        chosen |= props.get(q, set())
     return str(Hostlist(sorted(chosen, key=hosts_by_rank.index))) if chosen else ""

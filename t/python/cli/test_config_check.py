@@ -14,7 +14,14 @@ setup_timeout = "ten"
 frobnicate = 1
 drain_queues = ["pbatch"]
 restrict_persistant = true
-[queues.pdebug]
+[queues.pbatch]
+requires = ["batch"]
+[[resource.config]]
+hosts = "c[1-4]"
+cores = "0-3"
+[[resource.config]]
+hosts = "c[1-3]"
+properties = ["batch"]
 [job-manager]
 plugins = [ { load = "dws-jobtap.so", conf = { epilog-timeout = "soon" } } ]
 """
@@ -23,8 +30,12 @@ GOOD = """\
 [rabbit]
 setup_timeout = 60
 drain_queues = ["pbatch"]
-[queues.pbatch]
-requires = ["batch"]
+[[resource.config]]
+hosts = "c[1-4]"
+cores = "0-3"
+[[resource.config]]
+hosts = "c[1-3]"
+properties = ["pbatch"]
 [job-manager]
 plugins = [
   { load = "/usr/lib/flux/job-manager/plugins/dws-jobtap.so", conf = { epilog-timeout = 300.0 } },
@@ -49,8 +60,9 @@ def test_every_problem_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert lines[1].startswith("rabbit.frobnicate: unknown key (valid keys: ")
     assert lines[2] == ("rabbit.restrict_persistant: unknown key (did you mean"
                         " restrict_persistent_creation?)")
-    assert lines[3] == ('rabbit.drain_queues: no queue named "pbatch" in [queues] (its queues:'
-                        ' pdebug)')
+    # a [queues] entry of that name does not make it a property of any node
+    assert lines[3] == ('rabbit.drain_queues: no node has the property "pbatch": drain queues'
+                        " name node properties (the nodes' properties: batch)")
     assert lines[4] == ("job-manager.plugins[0] (dws-jobtap.so): conf: dws jobtap config:"
                         " epilog-timeout must be a number of seconds")
     assert len(lines) == 5
@@ -60,13 +72,21 @@ def test_a_good_config_passes(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert check(tmp_path, GOOD, capsys) == (0, ["OK ([rabbit] OK)"])
 
 
-def test_no_queues_means_no_drain_queue(tmp_path: Path,
-                                        capsys: pytest.CaptureFixture[str]) -> None:
-    rc, lines = check(tmp_path, '[rabbit]\ndrain_queues = ["pbatch"]\n', capsys)
+def test_drain_queues_need_no_queues_table(tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """Drain queues name node properties: the nodes of [[resource.config]]
+    are checked, [queues] is not; without resource.config the nodes come
+    from elsewhere (R, hwloc) and only the service can check."""
+    nodes = '[[resource.config]]\nhosts = "c[1-2]"\ncores = "0"\n'
+    rc, lines = check(tmp_path, '[rabbit]\ndrain_queues = ["pbatch"]\n' + nodes, capsys)
     assert rc == 1
-    assert lines == ['rabbit.drain_queues: no queue named "pbatch": this instance defines no'
-                     ' queues (no [queues] table; leave drain_queues out to drain nodes of'
-                     ' the whole instance)']
+    assert lines == ['rabbit.drain_queues: no node has the property "pbatch": drain queues'
+                     ' name node properties, and no node has any (leave drain_queues out to'
+                     ' drain nodes of the whole instance)']
+    assert check(tmp_path, '[rabbit]\ndrain_queues = ["pbatch"]\n', capsys) == \
+        (0, ["OK ([rabbit] OK)"])
+    assert check(tmp_path, '[rabbit]\ndrain_queues = ["pbatch", "x"]\n' + nodes
+                 + 'properties = ["pbatch"]\n', capsys) == (0, ["OK ([rabbit] OK)"])
 
 
 def test_conflicting_keys_are_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -78,7 +98,8 @@ def test_conflicting_keys_are_named(tmp_path: Path, capsys: pytest.CaptureFixtur
 def test_a_directory_is_read_as_the_broker_reads_it(tmp_path: Path,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "a-rabbit.toml").write_text('[rabbit]\ndrain_queues = ["pbatch"]\n')
-    (tmp_path / "b-queues.toml").write_text('[queues.pbatch]\n')
+    (tmp_path / "b-resource.toml").write_text('[[resource.config]]\nhosts = "c1"\n'
+                                              'properties = ["pbatch"]\n')
     assert main(["config-check", str(tmp_path)]) == 0
     assert capsys.readouterr().out == f"{tmp_path}: OK ([rabbit] OK)\n"
 

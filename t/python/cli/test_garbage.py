@@ -132,6 +132,7 @@ ARG_CASES: list[tuple[Main, list[str]]] = [
     (flux_dws.main, ["version", "--no-such-option"]),
     *[(flux_dws.main, ["fault", "--kubeconfig", "KC", act, *a]) for act, a in (
         ("add", ["--index", "-1"]), ("add", ["--severity", "Bad"]), ("add", ["--kind", "x"]),
+        ("stall", ["--kind", "allocation", "--rabbit", NOT_UTF8]),
         ("delay", []), ("delay", ["--seconds", "-1"]), ("delay", ["--seconds", "nan"]),
         ("api", ["--status", "700"]), ("api", ["--count", "0"]),
         ("api", ["--retry-after", "-3"]), ("expire-watches", ["--count", "x"]),
@@ -178,6 +179,8 @@ NAMES: dict[tuple[str, ...], str] = {
     ("demo", "--nodes", "100000", "--workflow-only"): "--nodes",
     ("emulator", "--listen", NOT_UTF8 + ":0"): "--listen",
     ("--cluster-name", NOT_UTF8, "MAP"): "--cluster-name",
+    ("fault", "--kubeconfig", "KC", "stall", "--kind", "allocation", "--rabbit", NOT_UTF8):
+        "--rabbit",
     ("-m", "MAP", "r1", "-c", "c1"): "--computes",
     ("-m", "MAP", NOT_UTF8): "not UTF-8",
     ("-j", "f1"): "FLUX_URI",

@@ -185,6 +185,32 @@ def test_force_ready_and_reset_on_transition():
     assert wf["status"]["message"] == ""
 
 
+@pytest.mark.parametrize("state", ["Setup", "DataIn", "PreRun"])
+@pytest.mark.parametrize("driver_status", ["Running", "TransientCondition", "Error"])
+def test_force_ready_leaves_the_drivers_incomplete(state, driver_status):
+    """DWS' rule (workflow_controller.go): forceReady makes the current
+    state ready, Completed, "Forced Ready", whatever its drivers say (an
+    Error too); the nnf drivers of that state stay incomplete."""
+    wf = wfm.admit_create(new_wf([XFS, "#DW copy_in source=/a destination=$DW_JOB_scratch/"]),
+                          default_ruleset())
+    wf["metadata"]["finalizers"] = [wfm.FINALIZER]
+    wf["spec"]["desiredState"] = state
+    wf["status"].update(state=state, ready=False,
+                        desiredStateChange="2026-11-22T12:00:00.000000Z")
+    mine = [d for d in wf["status"]["drivers"] if d["watchState"] == state]
+    assert mine, f"a driver watches {state}"
+    for d in mine:
+        d.update(status=driver_status, message="late")
+    wf, _ = run_until_quiet(wf)
+    assert wf["status"]["ready"] is False
+    wf["spec"]["forceReady"] = True
+    wf, _ = run_until_quiet(wf)
+    st = wf["status"]
+    assert (st["ready"], st["status"], st["message"]) == (True, "Completed", "Forced Ready")
+    assert st["elapsedTimeLastState"]
+    assert all(not d["completed"] for d in st["drivers"] if d["watchState"] == state)
+
+
 def test_deletion_waits_for_other_finalizers():
     wf = at_state("Teardown")
     wf["metadata"]["deletionTimestamp"] = "2026-11-22T12:00:00Z"

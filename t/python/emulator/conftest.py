@@ -138,6 +138,16 @@ def fill_servers(api, name, hosts):
                 {"spec": {"allocationSets": allocation_sets(storage, counts)}})
 
 
+def ask_setup(api, name, directives, hosts):
+    """A new Workflow through Proposal, its Servers filled for ``hosts``,
+    Setup asked for (not waited on)."""
+    new_workflow(api, name, directives)
+    wait(api, name, "Proposal")
+    fill_servers(api, name, hosts)
+    api.patch_namespaced_custom_object(G, V, "default", "workflows", name,
+                                       {"spec": {"desiredState": "Setup"}})
+
+
 def finish(api, name):
     """Teardown, then delete as the WLM does (drop its finalizer), and wait
     until the Workflow is gone."""

@@ -9,10 +9,13 @@ import time
 import pytest
 from kubernetes.client.exceptions import ApiException
 from t.python.emulator.conftest import (
+    NNF,
+    NV,
     STATES,
     G,
     V,
     advance,
+    ask_setup,
     controllers_passed,
     fill_servers,
     finish,
@@ -192,6 +195,93 @@ def test_injected_faults(kind):
     assert wf["status"]["state"] == "Setup" and wf["status"]["status"] == "DriverWait"
     with pytest.raises(ValueError):
         ctl.faults.add(Fault(severity="Catastrophic"))
+
+
+def _servers_ready(api, name):
+    st = api.get_namespaced_custom_object(G, V, "default", "servers", name).get("status") or {}
+    return {r: v["ready"] for aset in st.get("allocationSets") or []
+            for r, v in aset["storage"].items()}
+
+
+def test_forced_setup_with_a_late_rabbit(kind):
+    """An allocation fault keeps kind-worker3's allocation late: Setup waits
+    ("allocation set not ready"), its Servers say which rabbit is late; the
+    WLM drops compute-04 (behind it) and forces Setup ready; PreRun mounts
+    compute-[01-03] and gives compute-04, were it there, nothing to mount."""
+    api = kind.custom_objects_api()
+    kind.controllers.faults.add(Fault(kind="allocation", rabbit="kind-worker3",
+                                      severity="stall"))
+    ask_setup(api, "late", ["#DW jobdw type=xfs capacity=1GiB name=aa"], "compute-[01-04]")
+    wait(api, "late", "Setup", want="DriverWait")
+    controllers_passed(api)
+    wf = api.get_namespaced_custom_object(G, V, "default", "workflows", "late")
+    assert (wf["status"]["ready"], wf["status"]["message"]) == (
+        False, "DW Directive 0: allocation set not ready")
+    assert _servers_ready(api, "late-0") == {"kind-worker2": True, "kind-worker3": False}
+    # the WLM: compute-04 given up, the other three in Computes, forceReady
+    api.patch_namespaced_custom_object(G, V, "default", "computes", "late", {
+        "data": [{"name": c} for c in ("compute-01", "compute-02", "compute-03", "compute-04")]})
+    api.patch_namespaced_custom_object(G, V, "default", "workflows", "late",
+                                       {"spec": {"forceReady": True}})
+    wf = wait(api, "late", "Setup")
+    assert wf["status"]["message"] == "Forced Ready"
+    assert [d["completed"] for d in wf["status"]["drivers"] if d["watchState"] == "Setup"] \
+        == [False]
+    wf = advance(api, "late", "DataIn")
+    assert wf["spec"]["forceReady"] is False  # reset at the transition
+    wf = advance(api, "late", "PreRun")
+    mounts = {cm["metadata"]["namespace"]: len(cm["spec"]["mounts"])
+              for cm in api.list_cluster_custom_object(G, V, "clientmounts")["items"]}
+    assert mounts == {"compute-01": 1, "compute-02": 1, "compute-03": 1, "compute-04": 0}
+    assert "DW_JOB_aa" in wf["status"]["env"]
+    finish(api, "late")
+
+
+def test_a_stalled_setup_has_made_its_storage(kind):
+    """A driver stall at Setup holds nnf-sos' finish, not its start: the
+    NnfStorage exists, no allocation is ready; forced ready, PreRun gives
+    the computes nothing to mount and completes."""
+    api = kind.custom_objects_api()
+    kind.controllers.faults.add(Fault(workflow="st", state="Setup", severity="stall"))
+    ask_setup(api, "st", ["#DW jobdw type=gfs2 capacity=1GiB name=aa"], "compute-[01-02]")
+    controllers_passed(api)
+    storage = api.get_namespaced_custom_object(NNF, NV, "default", "nnfstorages", "st-0")
+    assert storage["status"]["ready"] is False
+    assert _servers_ready(api, "st-0") == {"kind-worker2": False}
+    api.patch_namespaced_custom_object(G, V, "default", "computes", "st", {
+        "data": [{"name": "compute-01"}]})
+    api.patch_namespaced_custom_object(G, V, "default", "workflows", "st",
+                                       {"spec": {"forceReady": True}})
+    wait(api, "st", "Setup")
+    advance(api, "st", "DataIn")
+    advance(api, "st", "PreRun")
+    mounts = {cm["metadata"]["namespace"]: len(cm["spec"]["mounts"])
+              for cm in api.list_cluster_custom_object(G, V, "clientmounts")["items"]}
+    assert mounts == {"compute-01": 0}
+    finish(api, "st")
+
+
+@pytest.mark.parametrize(("fault", "message"), [
+    ({"kind": "allocation", "severity": "stall"}, "an allocation fault needs a rabbit"),
+    ({"kind": "allocation", "rabbit": "r", "severity": "Fatal"},
+     "an allocation fault is a stall or a delay, not 'Fatal'"),
+    ({"kind": "allocation", "rabbit": 3, "severity": "stall"}, "rabbit must be a string"),
+])
+def test_bad_allocation_faults(fault, message):
+    with pytest.raises(ValueError, match=message):
+        Fault(**fault)
+
+
+def test_a_delayed_allocation_gets_ready(kind):
+    api = kind.custom_objects_api()
+    kind.controllers.faults.add(Fault(kind="allocation", rabbit="kind-worker2",
+                                      severity="delay", seconds=0.5))
+    t0 = time.monotonic()
+    ask_setup(api, "dl", ["#DW jobdw type=xfs capacity=1GiB name=aa"], "compute-01")
+    wait(api, "dl", "Setup")
+    assert time.monotonic() - t0 >= 0.4
+    assert _servers_ready(api, "dl-0") == {"kind-worker2": True}
+    finish(api, "dl")
 
 
 def test_once_delay_fault_delays_despite_other_events(kind):

@@ -374,25 +374,46 @@ def test_load_toml_values_parse_cleanly(tmp_path):
     bad(load_toml(f), "rabbit.mapping: a date or time is not a valid value, got 1979-05-27")
 
 
-# --- drain_queues against the instance's [queues] ------------------------------
+# --- drain_queues against the nodes' properties -------------------------------
+
+#: R execution.properties: pbatch on ranks 0-1, pdebug on 2, empty on none
+PROPS = {"pbatch": "0-1", "pdebug": "2", "empty": ""}
 
 
-@pytest.mark.parametrize("drain_queues,queues,message", [
-    (None, None, None),
-    (["pbatch"], {"pbatch": {"requires": ["batch"]}}, None),
-    (["pbatch", "x"], {"pbatch": {}},
-     'rabbit.drain_queues: no queue named "x" in [queues] (its queues: pbatch)'),
-    (["pbatch"], None,
-     'rabbit.drain_queues: no queue named "pbatch": this instance defines no queues (no'
-     ' [queues] table; leave drain_queues out to drain nodes of the whole instance)'),
+@pytest.mark.parametrize("drain_queues,properties,missing", [
+    (None, None, []),
+    (None, PROPS, []),
+    (["pbatch"], PROPS, []),
+    (["pdebug", "pbatch"], PROPS, []),
+    # some node has one: accepted, the others named (the service warns)
+    (["pbatch", "x", "empty"], PROPS, ["x", "empty"]),
 ])
-def test_check_drain_queues(drain_queues: list[str] | None, queues: dict[str, Any] | None,
-                            message: str | None) -> None:
-    if message is None:
-        rabbitconf.check_drain_queues(drain_queues, queues)
-        return
+def test_drain_properties_accepted(drain_queues: list[str] | None,
+                                   properties: dict[str, str] | None,
+                                   missing: list[str]) -> None:
+    assert rabbitconf.check_drain_properties(drain_queues, properties) == missing
+
+
+@pytest.mark.parametrize("drain_queues,properties,where,message", [
+    (["x"], PROPS, "rabbit.drain_queues",
+     'rabbit.drain_queues: no node has the property "x": drain queues name node properties'
+     ' (the nodes\' properties: pbatch, pdebug)'),
+    (["x", "empty"], PROPS, "--drain-queues",
+     '--drain-queues: no node has any of the properties "x", "empty": drain queues name node'
+     ' properties (the nodes\' properties: pbatch, pdebug)'),
+    (["pbatch"], None, "rabbit.drain_queues",
+     'rabbit.drain_queues: no node has the property "pbatch": drain queues name node'
+     ' properties, and no node has any (leave drain_queues out to drain nodes of the whole'
+     ' instance)'),
+    (["pbatch"], {"pbatch": 7}, "rabbit.drain_queues",
+     "R execution.properties.pbatch: must be an idset string"),
+    (["pbatch"], {"pbatch": float("nan")}, "rabbit.drain_queues",
+     "R execution.properties.pbatch: must be a finite number, got nan"),
+])
+def test_drain_properties_refused(drain_queues: list[str], properties: Any, where: str,
+                                  message: str) -> None:
     with pytest.raises(rabbitconf.ConfigError) as info:
-        rabbitconf.check_drain_queues(drain_queues, queues)
+        rabbitconf.check_drain_properties(drain_queues, properties, where)
     assert str(info.value) == message
 
 

@@ -150,6 +150,67 @@ def test_setup_timeout_fails_the_job() -> None:
         assert cleared(h) == {}
 
 
+def test_setup_stall_within_the_tolerance_runs() -> None:
+    """Setup never finishes, the job tolerates losing its one compute: the
+    compute is given up, DWS goes on without it (forceReady), the job runs
+    and ends cleanly (issue 33.3: it stayed in its prolog for ever)."""
+    with Harness(config={"setup_timeout": 0.3}) as h:
+        fault(h, state="Setup", severity="stall")
+        jobid = h.submit(XFS, nodes=1, tolerance=1)
+        job = h.wait(jobid)
+        assert [(e["type"], e["severity"]) for e in job.exceptions] == [
+            ("dws-node-failure", 1)]
+        assert "start" in job.events()
+        finish = [c for _, n, c in job.eventlog if n == "epilog-finish"]
+        assert finish == [{"description": "dws-epilog", "status": 0}]
+        assert cleared(h) == {}
+
+
+def test_late_rabbit_only_its_computes_are_given_up() -> None:
+    """kind-worker3's allocation never gets ready: compute-04, behind it, is
+    given up; compute-[01-03] mount the file system and the job runs."""
+    with Harness(config={"setup_timeout": 0.3}) as h:
+        fault(h, kind="allocation", rabbit="kind-worker3", severity="stall")
+        jobid = h.submit(XFS, nodes=4, tolerance=1, runtime=60)
+        h.wait_event(jobid, "start")
+        mounted = sorted(cm["metadata"]["namespace"] for cm in h.emulator.store.list_objects(
+            RESOURCE["clientmount"], None) if (cm["spec"].get("mounts") or []))
+        assert mounted == ["compute-01", "compute-02", "compute-03"]
+        h.cancel(jobid)
+        job = h.wait(jobid)
+        first = job.exceptions[0]
+        assert (first["type"], first["severity"], first["note"]) == (
+            "dws-node-failure", 1, "compute-04")
+        assert job.env is not None and "DW_JOB_scratch" in job.env
+        assert cleared(h) == {}
+
+
+def test_forced_setup_not_done_fails_one_timeout_later() -> None:
+    """The forceReady patch is refused (the Workflow never finishes Setup):
+    one more setup_timeout later the job fails and its Workflow is torn
+    down, instead of waiting in its prolog for ever."""
+    with Harness(config={"setup_timeout": 1.0}) as h:
+        fault(h, state="Setup", severity="stall")
+        jobid = h.submit(XFS, nodes=1, tolerance=1)
+        name = f"fluxjob-{jobid}"
+
+        def in_setup() -> bool:
+            return any(o["metadata"]["name"] == name and o["spec"]["desiredState"] == "Setup"
+                       for o in h.emulator.store.list_objects(RESOURCE["workflow"], None))
+
+        h.wait_for(in_setup, what="Setup asked")
+        refused = h.emulator.api_fault(422, method="PATCH", path=rf"/workflows/{name}(\?|$)",
+                                       message="forceReady refused")
+        job = h.wait(jobid)
+        assert refused.hits == 1
+        assert [(e["type"], e["severity"], e["note"]) for e in job.exceptions] == [
+            ("dws-node-failure", 1, "compute-01"),
+            ("dws-timeout", 0, "File system creation took too long: Setup still not done"
+                               " 1 s after giving up compute-01")]
+        assert "start" not in job.events()
+        assert cleared(h) == {}
+
+
 def test_prerun_timeout_within_the_tolerance_drops_the_node() -> None:
     with Harness(config={"prerun_timeout": 0.3}) as h:
         fault(h, kind="clientmount", compute="compute-02", severity="stall")
@@ -464,5 +525,7 @@ def test_workflow_deleted_after_setup_arrived_is_created_again(h: Harness) -> No
     job = h.wait(jobid)
     # past Proposal the job cannot get its storage back: it fails, says why, leaks nothing
     (exc,) = fatal(job.exceptions)
-    assert "was deleted outside of Flux" in exc["note"]
+    # vanish removes the finalizers, then deletes: the engine may see the
+    # deletion start ("is being deleted") or its end ("was deleted")
+    assert "deleted outside of Flux" in exc["note"], exc["note"]
     assert settled(h) == {}

@@ -366,8 +366,8 @@ def test_excluded_nodes_are_left_alone() -> None:
 
 
 def test_drain_queues_limit_drains() -> None:
+    """Drain queues name node properties: no [queues] table is needed."""
     h = Harness(system="kind", config={"drain_queues": ["debug"]})
-    h.jm.queues = {"debug": {"requires": ["debug"]}, "batch": {}}
     h.jm.resources.R["execution"]["properties"] = {"debug": "0"}  # compute-01
     with h:
         ready(h)
@@ -381,20 +381,17 @@ def test_drain_queues_limit_drains() -> None:
 
 
 def test_config_reload_reaches_rabbit_health() -> None:
-    """flux config reload: the new drain queues, [queues] and
-    resource.exclude are applied to rabbit health's drains, not only to
-    the engine's [rabbit] (issue 24.3)."""
+    """flux config reload: the new drain queues and resource.exclude are
+    applied to rabbit health's drains, not only to the engine's [rabbit]
+    (issue 24.3)."""
     h = Harness(system="kind", config={"drain_queues": ["debug"]})
-    h.jm.queues = {"debug": {"requires": ["debug"]}, "batch": {}}
-    h.jm.resources.R["execution"]["properties"] = {"debug": "0"}  # compute-01
+    h.jm.resources.R["execution"]["properties"] = {"debug": "0", "batch": "1-3"}
     with h:
         ready(h)
         assert h.service is not None
         svc = h.service
-        queues = {"debug": {"requires": ["debug"]}, "batch": {}}
         h.reactor.call(lambda: svc.reconfig(
-            parse({"drain_queues": ["batch"]}),
-            {"queues": queues, "resource": {"exclude": "compute-04"}}))
+            parse({"drain_queues": ["batch"]}), {"resource": {"exclude": "compute-04"}}))
         h.emulator.controllers.health.set_health(R2, links={"compute-02": "Offline"})
         h.emulator.controllers.health.set_health(R3, links={"compute-04": "Offline"})
         h.wait_for(lambda: "compute-02" in h.jm.drained,
@@ -405,11 +402,11 @@ def test_config_reload_reaches_rabbit_health() -> None:
         assert compute(h, "compute-04")["excluded"] is True
 
 
-def test_unknown_drain_queue_drains_nothing_and_says_so() -> None:
+def test_drain_queue_no_node_has_drains_nothing_and_says_so() -> None:
     with Harness(system="kind", config={"drain_queues": ["nosuch"]}) as h:
         ready(h)
-        h.wait_for(lambda: any("no queue named 'nosuch'" in m for _, m in h.link.logs),
-                   what="the error logged")
+        h.wait_for(lambda: any('no node has the property "nosuch"' in m
+                               for _, m in h.link.logs), what="the error logged")
         h.emulator.controllers.health.set_health(R2, links={"compute-01": "Offline"})
         h.wait_for(lambda: h.fluxion.hosts_with("badrabbit") == {"compute-01"},
                    what="badrabbit")

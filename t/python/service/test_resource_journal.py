@@ -87,20 +87,20 @@ def test_decode_journal_answer_names_what_is_wrong() -> None:
         {}, "resource.journal answer is not a JSON object: list")
 
 
-def test_drainable_hosts_by_queue_requirements() -> None:
-    R = R_with_graph()
+def test_drainable_hosts_by_node_property() -> None:
+    """Drain queues name node properties: a host may be drained when its
+    properties include any of them; [queues] plays no part."""
+    R = {"execution": {"properties": {"pdebug": "1", "pbatch": "0", "both": "0-1"}}}
     hosts = ["compute-01", "compute-02"]
-    queues = {"debug": {"requires": ["pdebug"]}, "batch": {}}
-    assert drainable_hosts(None, queues, R, hosts) is None
-    assert drainable_hosts(["debug"], queues, R, hosts) == "compute-02"
-    assert drainable_hosts(["batch"], queues, R, hosts) == "compute-[01-02]"
-    with pytest.raises(ResourceError, match=re.escape("no queue named 'nosuch' in [queues]")):
-        drainable_hosts(["nosuch"], queues, R, hosts)
-    with pytest.raises(ResourceError, match=re.escape("queues.bad.requires must be a list")):
-        drainable_hosts(["bad"], {"bad": {"requires": "pdebug"}}, R, hosts)
+    assert drainable_hosts(None, R, hosts) is None
+    assert drainable_hosts(["pdebug"], R, hosts) == "compute-02"
+    assert drainable_hosts(["pbatch", "pdebug"], R, hosts) == "compute-[01-02]"
+    assert drainable_hosts(["both"], R, hosts) == "compute-[01-02]"
+    assert drainable_hosts(["pbatch", "nosuch"], R, hosts) == "compute-01"
+    assert drainable_hosts(["nosuch"], R, hosts) == ""
     bad_R = {"execution": {"properties": {"pdebug": "x-"}}}
     with pytest.raises(ResourceError, match=re.escape("R execution.properties.pdebug")):
-        drainable_hosts(["debug"], queues, bad_R, hosts)
+        drainable_hosts(["pdebug"], bad_R, hosts)
 
 
 def test_journal_reader_replay_then_live() -> None:
@@ -119,7 +119,7 @@ def test_journal_reader_replay_then_live() -> None:
 
 
 def test_journal_reader_names_what_is_wrong() -> None:
-    reader = JournalReader(fluxion=True, drain_queues=["nosuch"], queues={})
+    reader = JournalReader(fluxion=True, drain_queues=["nosuch"])
     assert reader.answer({"nothing": 1}) == []
     reader.answer({"events": [{"name": "restart", "context": {"nodelist": "compute-01"}}],
                    "R": {"execution": {}}})
@@ -127,8 +127,9 @@ def test_journal_reader_names_what_is_wrong() -> None:
         "resource.journal answered without an events array",
         "no rabbit ssd vertices in R's scheduling graph: Fluxion is not told which rabbits"
         " are up (was R made with flux dws2jgf?)",
-        "rabbit.drain_queues: no queue named 'nosuch' in [queues]; no compute node will be"
-        " drained"]
+        'rabbit.drain_queues: no node has the property "nosuch": drain queues name node'
+        " properties, and no node has any (leave drain_queues out to drain nodes of the whole"
+        " instance); no compute node will be drained"]
 
 
 def test_journal_reader_without_fluxion_sends_no_graph() -> None:
@@ -141,19 +142,20 @@ def test_journal_reader_reconfigure() -> None:
     """A config reload: nothing before R came (the R answer then uses the
     new values), the flux-config event from R's properties after."""
     reader = JournalReader(fluxion=False)
-    assert reader.reconfigure("compute-01", ["debug"],
-                              {"debug": {"requires": ["pdebug"]}}) == []
+    assert reader.reconfigure("compute-01", ["pdebug"]) == []
     restart = {"name": "restart", "context": {"nodelist": "compute-[01-02]"}}
     out = reader.answer({"events": [restart], "R": R_with_graph()})
     assert out[-1] == {"type": "flux-config", "exclude": "compute-01",
                        "drainable": "compute-02"}
-    assert reader.reconfigure(None, ["all"], {"all": {}}) == [
-        {"type": "flux-config", "exclude": None, "drainable": "compute-[01-02]"}]
-    assert reader.reconfigure(None, None, None) == [
+    assert reader.reconfigure(None, ["nosuch", "pdebug"]) == [
+        {"type": "flux-config", "exclude": None, "drainable": "compute-02"}]
+    assert reader.reconfigure(None, None) == [
         {"type": "flux-config", "exclude": None, "drainable": None}]
-    assert reader.reconfigure(None, ["gone"], {}) == [
+    assert reader.errors == []
+    assert reader.reconfigure(None, ["gone"]) == [
         {"type": "flux-config", "exclude": None, "drainable": ""}]
-    assert reader.errors == ["rabbit.drain_queues: no queue named 'gone' in [queues];"
+    assert reader.errors == ['rabbit.drain_queues: no node has the property "gone": drain'
+                             " queues name node properties (the nodes' properties: pdebug);"
                              " no compute node will be drained"]
 
 

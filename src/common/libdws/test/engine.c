@@ -1212,6 +1212,12 @@ static void test_tc (void)
                  "[{'state':'mounted'}]}}]");
     has ("c3 not mounted: dws-node-failure within the tolerance", "action", "raise", "type",
          "dws-node-failure", "severity", "1", "note", "c3");
+    has ("prerun_timeout off: PreRun has one more tc_timeout to finish", "action",
+         "timer-start", "key", "prerun:301", "after", "15.0");
+    complete (e, 301, NULL);
+    has ("PreRun done (forced ready): the timer stops", "action", "timer-stop", "key",
+         "prerun:301");
+    ok (!find ("type", "dws-timeout"), "... and the job goes on");
     dws_engine_destroy (e);
 }
 
@@ -1246,12 +1252,38 @@ static void test_timers (void)
              "{'spec':{'forceReady':true},'metadata':{'annotations':{'" ANN_FAILED "':'c3'}}}",
              "the patch body");
     ok (!find ("kind", "Computes"), "outside PreRun the Computes are not touched");
+    has ("giving c3 up starts the setup timer again: Setup must finish without it",
+         "action", "timer-start", "key", "setup:400", "after", "60.0");
     complete (e, 400, "{'computes':{'name':'fluxjob-400','namespace':'default'}}");
     a = has ("Setup completes: Computes without the failed host", "kind", "Computes");
     json_at (jp (a, "body", NULL), "{'data':[{'name':'c1'}]}", "Computes data: c1 only");
+    has ("... and the setup timer stops", "action", "timer-stop", "key", "setup:400");
     a = job_status (e, 400);
     json_at (jp (a, "failed", NULL), "'c3'", "status: failed hosts");
     json_decref (a);
+    feed (e, "{'type':'timer','key':'setup:400'}");
+    none ("the stopped setup timer fires after Setup completed: nothing");
+
+    /* setup: hosts given up, and Setup still not done one more setup_timeout
+     * later (DWS ignored the forceReady, or never got it): the job fails */
+    job_to (e, 406, 1, "'c1','c3'", 2, "Setup");
+    feed (e, "{'type':'timer','key':'setup:406'}");
+    list_result (e, "setup-timeout", 406,
+                 "[{'spec':{'allocationSets':[{'label':'xfs','storage':["
+                 "{'name':'rabbit1','allocationCount':1},{'name':'rabbit2',"
+                 "'allocationCount':1}]}]},'status':{'allocationSets':[{'storage':"
+                 "{'rabbit1':{'allocationSize':10737418240,'ready':true}}}]}}]");
+    has ("rabbit2 slow: c3 given up", "type", "dws-node-failure", "note", "c3");
+    k8s_result (e, "annotate", 406, false, 500, "forceReady refused", NULL);
+    has ("the refused forceReady is logged", "action", "log", "level", "err");
+    ok (!find ("type", "dws-timeout"), "... and the job waits for its timer");
+    feed (e, "{'type':'timer','key':'setup:406'}");
+    ok (!find ("op", "list"), "the second expiry reads nothing");
+    has ("Setup still not done: fatal dws-timeout naming the time and the hosts", "action",
+         "raise", "id", "406", "type", "dws-timeout", "severity", "0", "note",
+         "File system creation took too long: Setup still not done 60 s after giving up c3");
+    has ("... and Teardown", "op", "patch", "name", "fluxjob-406", "body",
+         "{\"spec\":{\"desiredState\":\"Teardown\"}}");
 
     /* setup over the tolerance */
     job_to (e, 401, 0, "'c1','c3'", 2, "Setup");
@@ -1285,6 +1317,14 @@ static void test_timers (void)
              "annotate:402");
     json_at (jp (a, "body", NULL), "{'data':[{'name':'c1'},{'name':'c2'}]}",
              "Computes data: c1, c2");
+    has ("giving c[3-4] up starts the prerun timer again", "action", "timer-start", "key",
+         "prerun:402", "after", "30.0");
+    feed (e, "{'type':'timer','key':'prerun:402'}");
+    has ("PreRun still not done one prerun_timeout later: fatal dws-timeout", "action",
+         "raise", "id", "402", "type", "dws-timeout", "severity", "0", "note",
+         "timed out waiting for mounts: PreRun still not done 30 s after giving up c[3-4]");
+    has ("... and Teardown", "op", "patch", "name", "fluxjob-402", "body",
+         "{\"spec\":{\"desiredState\":\"Teardown\"}}");
 
     job_to (e, 403, 1, "'c[1-4]'", 4, "PreRun");
     feed (e, "{'type':'timer','key':'prerun:403'}");
@@ -1779,6 +1819,10 @@ static void test_rebuild (void)
                                         "'" ANN_HOSTS "':'c1'", NULL));
     json_array_append_new (list, found (608, "Proposal", "Proposal", true,
                                         "'" ANN_HOSTS "':'c[1,3]'", NULL));
+    json_t *forced = found (612, "Setup", "Setup", false,
+                            "'" ANN_HOSTS "':'c[1,3]','" ANN_FAILED "':'c3'", NULL);
+    json_object_set_new (json_object_get (forced, "spec"), "forceReady", json_true ());
+    json_array_append_new (list, forced);
     json_t *other = found (609, "Setup", "Setup", true, NULL, NULL);
     json_object_set_new (json_object_get (other, "spec"), "wlmID", json_string ("slurm"));
     json_array_append_new (list, other);
@@ -1792,7 +1836,7 @@ static void test_rebuild (void)
     json_array_append_new (list, other);
     feedj (e, json_pack ("{s:s s:s s:O}", "type", "sync", "kind", "Workflow", "objects", list));
 
-    ok (njobs (e) == 8, "the restarted engine picks up our 8 Workflows (not another WLM's, "
+    ok (njobs (e) == 9, "the restarted engine picks up our 9 Workflows (not another WLM's, "
         "not a foreign name, not one on its way out)");
     has ("picked up in Setup: logged", "action", "log", "level", "info", "message",
          "fluxjob-601: picked up in Setup");
@@ -1823,6 +1867,12 @@ static void test_rebuild (void)
     ok (!find ("name", "fluxjob-609") && !find ("name", "mine")
             && !find ("name", "fluxjob-611"),
         "other Workflows get no action");
+    has ("picked up in Setup with forceReady set: the setup timer is re-armed", "action",
+         "timer-start", "key", "setup:612", "after", "60.0");
+    feed (e, "{'type':'timer','key':'setup:612'}");
+    has ("... and Setup still not done when it fires: fatal, its hosts given up before"
+         " the restart", "action", "raise", "id", "612", "type", "dws-timeout", "note",
+         "File system creation took too long: Setup still not done 60 s after giving up c3");
 
     json_t *bd = breakdown (608, 10);
     k8s_result (e, "breakdown", 608, true, 200, "", bd);

@@ -267,50 +267,61 @@ static void test_queues (void)
             "rabbit.drain_queues[0]: must be a queue name (non-empty string), got null");
 }
 
-/* drain_queues against the instance's [queues]: "" when accepted, else the message. */
-static void queues_check_is (const char *dq, const char *queues, const char *where,
-                             const char *expect)
+/* drain_queues against the nodes' properties: the names no node has (as
+ * JSON) when accepted, else "error: " and the message. */
+static void props_check_is (const char *dq, const char *props, const char *where,
+                            const char *expect)
 {
     dws_error_t err;
-    int rc = dws_rabbitconf_check_queues_json (dq, queues, where, &err);
-    char what[512];
-    snprintf (what, sizeof (what), "drain_queues %s against [queues] %s", dq ? dq : "(NULL)",
-              queues ? queues : "(NULL)");
-    is (rc == 0 ? "" : err.text, expect, "%s", what);
+    char *got = dws_rabbitconf_drain_properties_json (dq, props, where, &err);
+    char what[512], buf[DWS_ERROR_TEXT_MAX + 16];
+    snprintf (what, sizeof (what), "drain_queues %s against properties %s", dq ? dq : "(NULL)",
+              props ? props : "(NULL)");
+    if (!got)
+        snprintf (buf, sizeof (buf), "error: %s", err.text);
+    is (got ? got : buf, expect, "%s", what);
+    free (got);
 }
 
-static void test_queues_defined (void)
+static void test_drain_properties (void)
 {
-    const char *qs = "{\"pbatch\": {\"requires\": [\"batch\"]}, \"pdebug\": {}}";
-    queues_check_is (NULL, NULL, NULL, "");
-    queues_check_is ("null", NULL, NULL, "");
-    queues_check_is ("null", qs, NULL, "");
-    queues_check_is ("[\"pbatch\"]", qs, NULL, "");
-    queues_check_is ("[\"pbatch\", \"pdebug\"]", qs, NULL, "");
-    queues_check_is ("[\"pbatch\", \"nosuch\"]", qs, NULL,
-                     "rabbit.drain_queues: no queue named \"nosuch\" in [queues] (its queues:"
-                     " pbatch, pdebug)");
-    queues_check_is ("[\"a\", \"pdebug\", \"b\"]", qs, "--drain-queues",
-                     "--drain-queues: no queue named \"a\", \"b\" in [queues] (its queues:"
-                     " pbatch, pdebug)");
-    /* no [queues] at all: every name is unknown */
-    queues_check_is ("[\"pbatch\"]", NULL, NULL,
-                     "rabbit.drain_queues: no queue named \"pbatch\": this instance defines no"
-                     " queues (no [queues] table; leave drain_queues out to drain nodes of the"
-                     " whole instance)");
-    queues_check_is ("[\"pbatch\"]", "{}", NULL,
-                     "rabbit.drain_queues: no queue named \"pbatch\": this instance defines no"
-                     " queues (no [queues] table; leave drain_queues out to drain nodes of the"
-                     " whole instance)");
-    queues_check_is ("[\"pbatch\"]", "null", NULL,
-                     "rabbit.drain_queues: no queue named \"pbatch\": this instance defines no"
-                     " queues (no [queues] table; leave drain_queues out to drain nodes of the"
-                     " whole instance)");
-    queues_check_is ("\"pbatch\"", qs, NULL,
-                     "rabbit.drain_queues: must be a list of queue names");
-    queues_check_is ("[5]", qs, NULL,
-                     "rabbit.drain_queues[0]: must be a queue name (non-empty string)");
-    queues_check_is ("[\"pbatch\"]", "[1]", NULL, "queues: must be a table of queues");
+    /* R execution.properties: pbatch on ranks 0-1, pdebug on 2, gone on none */
+    const char *props = "{\"pdebug\": \"2\", \"pbatch\": \"0-1\", \"gone\": \"\"}";
+    props_check_is (NULL, NULL, NULL, "[]");
+    props_check_is ("null", NULL, NULL, "[]");
+    props_check_is ("null", props, NULL, "[]");
+    props_check_is ("[\"pbatch\"]", props, NULL, "[]");
+    props_check_is ("[\"pbatch\", \"pdebug\"]", props, NULL, "[]");
+    /* some node has one of them: accepted, the others named */
+    props_check_is ("[\"pbatch\", \"nosuch\", \"gone\"]", props, NULL,
+                    "[\"nosuch\",\"gone\"]");
+    /* no node has any of them: refused, naming them and what the nodes have */
+    props_check_is ("[\"nosuch\"]", props, NULL,
+                    "error: rabbit.drain_queues: no node has the property \"nosuch\": drain"
+                    " queues name node properties (the nodes' properties: pbatch, pdebug)");
+    props_check_is ("[\"a\", \"gone\"]", props, "--drain-queues",
+                    "error: --drain-queues: no node has any of the properties \"a\","
+                    " \"gone\": drain queues name node properties (the nodes' properties:"
+                    " pbatch, pdebug)");
+    /* no properties at all */
+    const char *none = "error: rabbit.drain_queues: no node has the property \"pbatch\": drain"
+                       " queues name node properties, and no node has any (leave drain_queues"
+                       " out to drain nodes of the whole instance)";
+    props_check_is ("[\"pbatch\"]", NULL, NULL, none);
+    props_check_is ("[\"pbatch\"]", "null", NULL, none);
+    props_check_is ("[\"pbatch\"]", "{}", NULL, none);
+    props_check_is ("[\"pbatch\"]", "{\"pbatch\": \"\"}", NULL, none);
+    /* bad input, named */
+    props_check_is ("\"pbatch\"", props, NULL,
+                    "error: rabbit.drain_queues: must be a list of queue names");
+    props_check_is ("[5]", props, NULL,
+                    "error: rabbit.drain_queues[0]: must be a queue name (non-empty string)");
+    props_check_is ("[\"pbatch\"]", "[1]", NULL,
+                    "error: the nodes' properties (R execution.properties) must be an object");
+    props_check_is ("[\"pbatch\"]", "{\"pbatch\": 3}", NULL,
+                    "error: R execution.properties.pbatch: must be an idset string");
+    props_check_is ("[\"pbatch\"]", "{\"pbatch\": \"1-x\"}", NULL,
+                    "error: R execution.properties.pbatch: must be an idset string");
 }
 
 static void test_policy (void)
@@ -560,7 +571,7 @@ int main (void)
     test_counts ();
     test_strings ();
     test_queues ();
-    test_queues_defined ();
+    test_drain_properties ();
     test_policy ();
     test_presets ();
     test_alias ();

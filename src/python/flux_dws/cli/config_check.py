@@ -2,21 +2,25 @@
 flux-dws would read it, before a site switches to it.
 
 Checks the whole ``[rabbit]`` table (each key on its own, so that every bad
-key is reported, then the table as a whole), ``rabbit.drain_queues`` against
-the ``[queues]`` table (a configuration without ``[queues]`` defines no
-queue, so any drain queue is refused, as the dws service refuses it), and
-the ``conf`` of every ``dws-jobtap.so`` entry of ``[job-manager] plugins``.
+key is reported, then the table as a whole), ``rabbit.drain_queues``
+against the node properties of ``[[resource.config]]`` when the
+configuration lists its nodes there (drain queues name node properties: one
+no node has is refused, as the dws service refuses it; without
+``resource.config`` the nodes come from elsewhere and only the service can
+check), and the ``conf`` of every ``dws-jobtap.so`` entry of
+``[job-manager] plugins``.
 Prints one line per problem, naming it, and exits 1 if there is any.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Mapping
 from typing import Any
 
-from flux_dws import rabbitconf
+from flux_dws import rabbitconf, rconfig
 from flux_dws.jobsm import JobMachine, JobMachineError
 
 JOBTAP = "dws-jobtap.so"
@@ -55,13 +59,23 @@ def rabbit_problems(table: Any) -> list[str]:
     return problems
 
 
-def queue_problems(table: Any, queues: Any) -> list[str]:
-    """rabbit.drain_queues against [queues] (empty: fine or not checkable)."""
+def queue_problems(table: Any, resource: Any) -> list[str]:
+    """rabbit.drain_queues against the node properties of [[resource.config]]
+    (empty: fine, or not checkable off-line: no resource.config)."""
     if not isinstance(table, Mapping) or table.get("drain_queues") is None:
+        return []
+    nodes = resource.get("config") if isinstance(resource, Mapping) else None
+    if nodes is None:
         return []
     try:
         drain_queues = rabbitconf.parse({"drain_queues": table["drain_queues"]})["drain_queues"]
-        rabbitconf.check_drain_queues(drain_queues, queues)
+        R = json.loads(rconfig.R_from_config(nodes))
+    except rabbitconf.ConfigError as exc:
+        return [str(exc)]
+    except rconfig.ConfigError:
+        return []  # flux-core reports a bad resource.config, in its own words
+    try:
+        rabbitconf.check_drain_properties(drain_queues, R["execution"].get("properties"))
     except rabbitconf.ConfigError as exc:
         return [str(exc)]
     return []
@@ -89,7 +103,7 @@ def jobtap_problems(config: Mapping[str, Any]) -> list[str]:
 
 def problems_of(config: Mapping[str, Any]) -> list[str]:
     table = config.get("rabbit")
-    return (rabbit_problems(table) + queue_problems(table, config.get("queues"))
+    return (rabbit_problems(table) + queue_problems(table, config.get("resource"))
             + jobtap_problems(config))
 
 

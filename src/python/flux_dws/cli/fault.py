@@ -4,6 +4,7 @@
                        [--index I] [--type User|WLM|Internal] [--once]
                        [--kind driver|clientmount|datamovement|container] [--compute C]
     flux-dws fault stall --state PreRun [--workflow W] [--kind ...] [--compute C]
+    flux-dws fault stall --kind allocation --rabbit R [--workflow W]
     flux-dws fault delay --state Setup --seconds 30 [--workflow W] [--kind ...]
     flux-dws fault list | clear
     flux-dws fault health RABBIT [--reset] [--status S] [--link COMPUTE=S ...]
@@ -68,8 +69,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         q.add_argument("--index", type=nonnegative_int)
         q.add_argument("--once", action="store_true")
         q.add_argument("--kind", default="driver",
-                       choices=["driver", "clientmount", "datamovement", "container"])
+                       choices=["driver", "clientmount", "datamovement", "container",
+                                "allocation"])
         q.add_argument("--compute", help="the compute node (kind clientmount)")
+        q.add_argument("--rabbit", type=text,
+                       help="the rabbit whose Setup allocations are late (kind allocation)")
     delay.add_argument("--seconds", type=positive_float, required=True)
     add.add_argument("--severity", default="Fatal", choices=["Minor", "Major", "Fatal"])
     add.add_argument("--type", default="Internal", choices=["Internal", "User", "WLM"])
@@ -240,7 +244,8 @@ def run(args: argparse.Namespace) -> int:
     kc = args.kubeconfig
     if args.action in ("add", "stall", "delay"):
         body = {"workflow": args.workflow, "state": args.state, "index": args.index,
-                "once": args.once, "kind": args.kind, "compute": args.compute}
+                "once": args.once, "kind": args.kind, "compute": args.compute,
+                "rabbit": args.rabbit}
         if args.action == "add":
             body.update(severity=args.severity, type=args.type, message=args.message)
         elif args.action == "delay":

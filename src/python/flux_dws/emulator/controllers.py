@@ -23,8 +23,10 @@ Workflow's name and namespace) and by timers (latency, waits, retries).
 - Latency: ``latency[state] = seconds`` before a state's drivers run.
 - Faults (``faults.add``): per workflow, state and directive, a driver
   error of any severity (Minor -> DriverWait, Major -> TransientCondition,
-  Fatal -> Error), a stall, or a delay; per compute, ClientMount failures
-  or stalls; per workflow and directive, data-movement failures or stalls.
+  Fatal -> Error), a stall, or a delay (both hold the driver's finish: a
+  storage directive's Setup has made its NnfStorage); per rabbit, Setup
+  allocations late; per compute, ClientMount failures or stalls; per
+  workflow and directive, data-movement failures or stalls.
 """
 
 from __future__ import annotations
@@ -321,13 +323,16 @@ class Controllers:
         fault says otherwise) and say what happened, for the walk."""
         md = wf["metadata"]
         fault = self.faults.take(md["name"], state, index, waited)
+        held: nnf_walk.Outcome | None = None
         if fault is not None:
-            out = nnf_walk.fault_outcome(fault.severity, fault.seconds, waited, fault.message,
-                                         fault.type)
-            if out is not None:
-                return out
+            held = nnf_walk.fault_outcome(fault.severity, fault.seconds, waited, fault.message,
+                                          fault.type)
+            if held is not None and held.kind not in ("stall", "delay"):
+                return held
         try:
-            self._run_driver(wf, state, index)
+            # a stall or a delay holds the driver's finish, not its start
+            # (a storage directive's Setup has made its NnfStorage)
+            self._run_driver(wf, state, index, start_only=held is not None)
         except Wait as w:  # nnf-sos shows why it waits: "DW Directive 0: pending mount"
             return nnf_walk.Outcome("wait", reason=w.reason, after=w.after)
         except rerr.ResourceError as err:
@@ -341,7 +346,7 @@ class Controllers:
                           state, index)
             return nnf_walk.Outcome("bug", error=rerr.internal(
                 "", f"{type(exc).__name__}: {exc}", severity="Major"))
-        return nnf_walk.DONE
+        return held or nnf_walk.DONE
 
     def _fs_types(self, wf: dict[str, Any], drivers: list[dict[str, Any]],
                   mine: list[int]) -> set[str]:
@@ -393,14 +398,18 @@ class Controllers:
             out.append(Directive(index, command, dict(args), text))
         return out
 
-    def _run_driver(self, wf: dict[str, Any], state: str, index: int) -> None:
+    def _run_driver(self, wf: dict[str, Any], state: str, index: int,
+                    start_only: bool = False) -> None:
+        """Directive ``index``'s driver for ``state``; ``start_only``: only
+        the start of a driver that has one (``<state>_start``)."""
         directive = wf["spec"]["dwDirectives"][index]
         command, args = _parse(directive)
         d = Directive(index, command, dict(args), directive)
-        if state == "Proposal":
+        if state == "Proposal" and not start_only:
             nnf_proposal.validate_workflow(wf, self._cluster(wf["metadata"]["namespace"]))
         driver = self.drivers.get(command)
-        handler = getattr(driver, state.lower(), None) if driver is not None else None
+        method = f"{state.lower()}_start" if start_only else state.lower()
+        handler = getattr(driver, method, None) if driver is not None else None
         if handler is not None:
             handler(wf, d)
 

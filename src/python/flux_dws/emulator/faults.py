@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 __all__ = ["FAULT_KINDS", "SEVERITIES", "Fault", "Faults"]
 
-FAULT_KINDS = ("driver", "clientmount", "datamovement", "container")
+FAULT_KINDS = ("driver", "clientmount", "datamovement", "container", "allocation")
 SEVERITIES = ("Minor", "Major", "Fatal", "stall", "delay")
 
 
@@ -23,8 +23,13 @@ class Fault:
     kind ``driver``: the nnf driver of ``state`` (and directive ``index``)
     fails with ``severity`` (Minor, Major, Fatal), never completes
     (``stall``) or completes ``seconds`` after the state was asked for
-    (``delay``).  Kind ``clientmount``: the ClientMounts of ``compute`` fail
-    with ``message`` (any severity but stall) or stay pending (``stall``).
+    (``delay``); a storage directive's Setup that stalls or is delayed has
+    made its NnfStorage (nnf-sos' start), whose allocations are not ready.
+    Kind ``allocation``: the allocations on ``rabbit`` of matching
+    workflows' storage are not ready in Setup: never (``stall``) or until
+    ``seconds`` after Setup was asked for (``delay``).  Kind
+    ``clientmount``: the ClientMounts of ``compute`` fail with ``message``
+    (any severity but stall) or stay pending (``stall``).
     Kind ``datamovement``: the NnfDataMovements of directive ``index`` end
     Failed with ``message``, stay Running (``stall``) or take ``seconds``
     (``delay``).  Kind ``container``: at ``state`` PreRun the workflow's
@@ -44,6 +49,7 @@ class Fault:
     kind: str = "driver"
     compute: str | None = None
     seconds: float = 0.0
+    rabbit: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("workflow", "state", "message", "type", "kind", "severity"):
@@ -54,6 +60,8 @@ class Fault:
             raise ValueError("index must be a directive index (an integer >= 0)")
         if self.compute is not None and not isinstance(self.compute, str):
             raise ValueError("compute must be a string")
+        if self.rabbit is not None and not isinstance(self.rabbit, str):
+            raise ValueError("rabbit must be a string")
         if isinstance(self.seconds, bool) or not isinstance(self.seconds, (int, float)):
             raise ValueError("seconds must be a number")
         if not isinstance(self.once, bool):
@@ -67,14 +75,20 @@ class Fault:
             raise ValueError(f"type must be Internal, User or WLM, not {self.type!r}")
         if self.kind == "clientmount" and not self.compute:
             raise ValueError("a clientmount fault needs a compute")
+        if self.kind == "allocation" and not self.rabbit:
+            raise ValueError("an allocation fault needs a rabbit")
+        if self.kind == "allocation" and self.severity not in ("stall", "delay"):
+            raise ValueError(f"an allocation fault is a stall or a delay, not"
+                             f" {self.severity!r}")
         if self.severity == "delay" and not (0 < self.seconds <= 86400):
             raise ValueError("a delay fault needs seconds between 0 and 86400")
 
     def matches(self, kind: str, wf: str, state: str, index: int | None,
-                compute: str | None = None) -> bool:
+                compute: str | None = None, rabbit: str | None = None) -> bool:
         return (self.kind == kind and self.workflow in ("*", wf)
                 and self.state in ("*", state) and self.index in (None, index)
-                and (kind != "clientmount" or self.compute == compute))
+                and (kind != "clientmount" or self.compute == compute)
+                and (kind != "allocation" or self.rabbit == rabbit))
 
 
 @dataclass
@@ -91,10 +105,11 @@ class Faults:
             self.items.clear()
 
     def _take(self, kind: str, wf: str, state: str, index: int | None,
-              compute: str | None = None, waited: float | None = None) -> Fault | None:
+              compute: str | None = None, waited: float | None = None,
+              rabbit: str | None = None) -> Fault | None:
         with self.lock:
             for f in self.items:
-                if f.matches(kind, wf, state, index, compute):
+                if f.matches(kind, wf, state, index, compute, rabbit):
                     # a ``once`` delay is used up when it has delayed, not when seen
                     pending = f.severity == "delay" and waited is not None \
                         and waited < f.seconds
@@ -107,6 +122,12 @@ class Faults:
         """A driver fault for this workflow, state and directive (``waited``:
         seconds since the state was asked for, for delay faults)."""
         return self._take("driver", wf, state, index, waited=waited)
+
+    def take_allocation(self, wf: str, index: int, rabbit: str,
+                        waited: float) -> Fault | None:
+        """An allocation fault for this workflow's directive on ``rabbit``
+        (Setup; ``waited``: seconds since Setup was asked for)."""
+        return self._take("allocation", wf, "Setup", index, waited=waited, rabbit=rabbit)
 
     def take_mount(self, wf: str, compute: str) -> Fault | None:
         return self._take("clientmount", wf, "*", None, compute)

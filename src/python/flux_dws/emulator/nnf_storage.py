@@ -6,12 +6,19 @@ Proposal  DirectiveBreakdown ``<wf>-<i>`` (ready, storage from the pinned
           profile, compute constraints) and an empty Servers (``<wf>-<i>``,
           or the PSI's name for create_persistent, owned by the PSI);
           ``status.directiveBreakdowns``.
-Setup     the WLM's Servers are checked (dwsim.servers) and reported
-          allocated; create_persistent's PSI goes Creating -> Active;
-          persistentdw adds its consumer reference.
+Setup     start: the WLM's Servers are checked (dwsim.servers) and the
+          NnfStorage made; finish: its allocations are ready on every
+          rabbit (an ``allocation`` fault keeps a rabbit's late: "allocation
+          set not ready") and reported in the Servers;
+          create_persistent's PSI goes Creating -> Active; persistentdw
+          adds its consumer reference.  A driver stall or delay holds the
+          finish: the NnfStorage exists, no allocation is ready.
 PreRun    one ClientMount per compute of the Computes object (namespace =
           compute), mounted by the emulated clientmountd; the environment
-          (dwsim.env).
+          (dwsim.env).  After a Setup the WLM forced ready (spec.forceReady)
+          the computes of rabbits whose allocations are still late get a
+          ClientMount with nothing to mount, as nnf-sos maps a compute only
+          to the ready NnfNodeStorages of its rabbit.
 PostRun   the ClientMounts are unmounted; data movements the job started
           itself (copy offload, labelled for PostRun) must finish, and any
           that failed fail the state ("data movement failed").
@@ -202,6 +209,29 @@ class StorageDriver(Driver):
             return self._consume(wf, d.index, d.args["name"], add=True)
         if d.command not in STORAGE_COMMANDS:
             return None
+        name, servers, dbd = self._check_servers(wf, d)
+        late, again = self._late_rabbits(wf, d, servers)
+        self._nnf_storage(wf, d, name, servers, dbd, late)
+        if late:
+            raise Wait("allocation set not ready", after=min(again) if again else None)
+        if d.command == "create_persistent":
+            ns = wf["metadata"]["namespace"]
+            self.store.patch(RESOURCE["psi"], ns, name, "merge", {"status": {"state": "Active"}},
+                             "status")
+        return None
+
+    def setup_start(self, wf: dict[str, Any], d: Directive) -> None:
+        """nnf-sos' start of Setup alone (a stall or delay fault holds its
+        finish): the Servers checked and the NnfStorage made, with no
+        allocation ready."""
+        if d.command in STORAGE_COMMANDS:
+            name, servers, dbd = self._check_servers(wf, d)
+            self._nnf_storage(wf, d, name, servers, dbd, sorted(_rabbits_of(servers)))
+
+    def _check_servers(self, wf: dict[str, Any],
+                       d: Directive) -> tuple[str, dict[str, Any], dict[str, Any]]:
+        """The storage's name, its Servers and its breakdown, once nnf-sos'
+        checks of the Servers passed."""
         ns, dbd_name = wf["metadata"]["namespace"], f"{wf['metadata']['name']}-{d.index}"
         name = dbd_name if d.command == "jobdw" else d.args["name"]
         try:
@@ -219,21 +249,51 @@ class StorageDriver(Driver):
         rabbits = [o["metadata"]["name"] for o in self.store.view(RESOURCE["storage"],
                                                                   "default")]
         nnf_servers.validate_allocations(sets, servers.get("spec", {}), rabbits)
-        self._nnf_storage(wf, d, name, servers, dbd)
-        # nnf-sos' Servers controller sees the allocations (done here at once,
-        # so the Servers are ready when Setup is)
-        servers_controller.reconcile(self.store, ns, name)
-        if d.command == "create_persistent":
-            self.store.patch(RESOURCE["psi"], ns, name, "merge", {"status": {"state": "Active"}},
-                             "status")
-        return None
+        return name, servers, dbd
+
+    def _late_rabbits(self, wf: dict[str, Any], d: Directive,
+                      servers: dict[str, Any]) -> tuple[list[str], list[float]]:
+        """The rabbits whose allocations an ``allocation`` fault holds, and
+        in how many seconds the delayed ones are due."""
+        waited = self.ctl.waited(wf)
+        late: list[str] = []
+        again: list[float] = []
+        for rabbit in sorted(_rabbits_of(servers)):
+            fault = self.ctl.faults.take_allocation(wf["metadata"]["name"], d.index, rabbit,
+                                                    waited)
+            if fault is None or (fault.severity == "delay" and waited >= fault.seconds):
+                continue
+            late.append(rabbit)
+            if fault.severity == "delay":
+                again.append(fault.seconds - waited)
+        return late, again
 
     def _nnf_storage(self, wf: dict[str, Any], d: Directive, name: str,
-                     servers: dict[str, Any], dbd: dict[str, Any]) -> None:
-        """The NnfStorage nnf-sos makes from the Servers (data movement reads it)."""
+                     servers: dict[str, Any], dbd: dict[str, Any], late: list[str]) -> None:
+        """The NnfStorage nnf-sos makes from the Servers (data movement reads
+        it), ready but for the allocations of the ``late`` rabbits; then
+        nnf-sos' Servers controller sees the allocations (done here at once,
+        so the Servers are ready when Setup is)."""
         ns = wf["metadata"]["namespace"]
-        if self.exists(RESOURCE["nnfstorage"], ns, name):
-            return
+        pending = ",".join(late) or None
+        try:
+            old = self.store.get(RESOURCE["nnfstorage"], ns, name)
+        except ApiError:
+            self._create_nnf_storage(wf, d, name, servers, dbd, pending)
+        else:
+            if (old["metadata"].get("annotations") or {}).get(servers_controller.PENDING) \
+                    != pending:
+                self.store.patch(RESOURCE["nnfstorage"], ns, name, "merge", {
+                    "metadata": {"annotations": {servers_controller.PENDING: pending}}})
+            if bool((old.get("status") or {}).get("ready")) != (not late):
+                self.store.patch(RESOURCE["nnfstorage"], ns, name, "merge",
+                                 {"status": {"ready": not late}}, "status")
+        servers_controller.reconcile(self.store, ns, name)
+
+    def _create_nnf_storage(self, wf: dict[str, Any], d: Directive, name: str,
+                            servers: dict[str, Any], dbd: dict[str, Any],
+                            pending: str | None) -> None:
+        ns = wf["metadata"]["namespace"]
         sets = dbd.get("status", {}).get("storage", {}).get("allocationSets", [])
         labels = {**child_labels(wf, d.index),
                   JOB_ID_LABEL: str(wf["spec"].get("jobID", "")).replace(" ", "-"),
@@ -254,14 +314,16 @@ class StorageDriver(Driver):
                 "sharedAllocation": False,
                 "nodes": [{"name": n.get("name"), "count": n.get("allocationCount", 1)}
                           for n in s.get("storage") or []]})
+        metadata: dict[str, Any] = {"name": name, "labels": labels, "ownerReferences": owner}
+        if pending:
+            metadata["annotations"] = {servers_controller.PENDING: pending}
         self.store.create(RESOURCE["nnfstorage"], ns, {
-            "apiVersion": f"{NNF}/v1alpha11", "kind": "NnfStorage",
-            "metadata": {"name": name, "labels": labels, "ownerReferences": owner},
+            "apiVersion": f"{NNF}/v1alpha11", "kind": "NnfStorage", "metadata": metadata,
             "spec": {"fileSystemType": d.args.get("type", ""),
                      "userID": wf["spec"].get("userID", 0),
                      "groupID": wf["spec"].get("groupID", 0), "allocationSets": spec_sets}})
         self.store.patch(RESOURCE["nnfstorage"], ns, name, "merge", {"status": {
-            "ready": True, "allocationSets": [{"allocationCount": sum(
+            "ready": not pending, "allocationSets": [{"allocationCount": sum(
                 n["count"] for n in s["nodes"])} for s in spec_sets]}}, "status")
 
     # --- persistent storage (PSI) ---------------------------------------------
@@ -365,19 +427,23 @@ class StorageDriver(Driver):
         wf["status"]["env"] = nnf_env.add_storage_env(wf["status"].get("env") or {},
                                                       d.text, path)
         targets = ["computes", "servers"] if fs in ("gfs2", "lustre", "raw") else ["computes"]
-        self._need_storage(wf, d, path, targets)
+        late = self._need_storage(wf, d, path, targets)
         if "servers" in targets:
             self._access(wf, d, "servers", "mounted", path, ready=True)
-        self._mount_computes(wf, d, "mounted", path, fs)
+        self._mount_computes(wf, d, "mounted", path, fs, frozenset() if fs == "lustre" else late)
 
     def _need_storage(self, wf: dict[str, Any], d: Directive, path: str,
-                      targets: list[str]) -> None:
+                      targets: list[str]) -> frozenset[str]:
         """nnf-sos' NnfAccess controller reads the NnfStorage it mounts before
         anything else.  Missing (a Setup that never made it, forced ready by
         the WLM): the Get's NotFound becomes the accesses' status.error, a
         Minor Internal error without a user message that the workflow shows
         (DriverWait, ``Internal error: ``) and that is retried, so PreRun never
-        becomes ready.  Not ready yet: the accesses wait (``pending mount``)."""
+        becomes ready.  Made, with some rabbits' allocations late (a Setup
+        the WLM forced ready): the computes those rabbits serve, which
+        nnf-sos gives nothing to mount (it maps a compute only to the ready
+        NnfNodeStorages of its rabbit).  Not ready, with nothing said per
+        rabbit: the accesses wait (``pending mount``)."""
         ns = wf["metadata"]["namespace"]
         name = d.args["name"] if d.command == "persistentdw" else \
             f"{wf['metadata']['name']}-{d.index}"
@@ -391,10 +457,25 @@ class StorageDriver(Driver):
                     "debugMessage": err.debug_message, "type": err.type,
                     "severity": err.severity})
             raise err from None
-        if not (storage.get("status") or {}).get("ready"):
+        if (storage.get("status") or {}).get("ready"):
+            return frozenset()
+        pending = servers_controller.pending_rabbits(storage)
+        if pending is None:
             for target in targets:
                 self._access(wf, d, target, "mounted", path, ready=False)
             raise Wait("pending mount")
+        return frozenset(str(c["name"]) for r in pending
+                         for c in self._rabbit_access(r) if c.get("name"))
+
+    def _rabbit_access(self, rabbit: str) -> list[dict[str, Any]]:
+        """The computes a rabbit's Storage says it serves."""
+        try:
+            storage = self.store.get(RESOURCE["storage"], "default", rabbit)
+        except ApiError:
+            return []
+        computes: list[dict[str, Any]] = ((storage.get("status") or {}).get("access") or {}).get(
+            "computes") or []
+        return computes
 
     def postrun(self, wf: dict[str, Any], d: Directive) -> None:
         if d.command not in ("jobdw", "persistentdw"):
@@ -420,10 +501,12 @@ class StorageDriver(Driver):
             self._access(wf, d, "servers", "unmounted", None, ready=True)
 
     def _mount_computes(self, wf: dict[str, Any], d: Directive, desired: str,
-                        path: str | None, fs: str) -> None:
-        """The computes' NnfAccess and its ClientMounts; the access mirrors them."""
+                        path: str | None, fs: str,
+                        nothing: frozenset[str] = frozenset()) -> None:
+        """The computes' NnfAccess and its ClientMounts (those of ``nothing``
+        with nothing to mount); the access mirrors them."""
         try:
-            self._clientmounts(wf, d.index, desired, path, fs)
+            self._clientmounts(wf, d.index, desired, path, fs, nothing)
         except rerr.ResourceError as err:
             self._access(wf, d, "computes", desired, path, ready=False, error={
                 "userMessage": err.user_message, "debugMessage": err.debug_message,
@@ -502,8 +585,9 @@ class StorageDriver(Driver):
         return str(psi.get("spec", {}).get("fsType", ""))
 
     def _clientmounts(self, wf: dict[str, Any], index: int, desired: str, path: str | None,
-                      fs: str) -> None:
-        """Ask for every compute's ClientMount to reach ``desired``; wait for it."""
+                      fs: str, nothing: frozenset[str] = frozenset()) -> None:
+        """Ask for every compute's ClientMount to reach ``desired``; wait for
+        it.  A ClientMount made for a compute of ``nothing`` has no mounts."""
         ns, name = wf["metadata"]["namespace"], wf["metadata"]["name"]
         labels = {**workflow_labels(wf), TARGET_INDEX_LABEL: str(index)}
         cm_name = f"{ns}-{name}-{index}-computes"
@@ -529,7 +613,8 @@ class StorageDriver(Driver):
                 cm = self.store.create(RESOURCE["clientmount"], compute, {
                     "apiVersion": f"{DWS}/v1alpha7", "kind": "ClientMount",
                     "metadata": {"name": cm_name, "labels": labels},
-                    "spec": {"node": compute, "desiredState": "mounted", "mounts": [mount]}})
+                    "spec": {"node": compute, "desiredState": "mounted",
+                             "mounts": [] if compute in nothing else [mount]}})
                 cm = self.ctl.clientmountd.kick(compute, cm_name) or cm
             if cm["spec"].get("desiredState") != desired:
                 cm = self.store.patch(RESOURCE["clientmount"], compute, cm_name, "merge",
@@ -658,3 +743,9 @@ class ClientMountDaemon:
         out: dict[str, Any] = store.patch(RESOURCE["clientmount"], compute, name, "merge",
                                           {"status": status}, "status")
         return out
+
+
+def _rabbits_of(servers: dict[str, Any]) -> set[str]:
+    """The rabbits a Servers object's allocation sets name."""
+    return {str(e.get("name")) for s in (servers.get("spec") or {}).get("allocationSets") or []
+            for e in s.get("storage") or [] if e.get("name")}

@@ -86,7 +86,6 @@ class JobManager:
         #: rabbit as Fluxion 0.54 packs it
         self.ssd_free: dict[str, int] = {}
         self.exclude: str | None = None      # resource.exclude
-        self.queues: dict[str, Any] = {}     # [queues]
         self.request: Callable[[str, Any, int, RpcCallback], None] = self._no_service
         self._ids = itertools.count(1000)
         self.epilog_timeout = epilog_timeout

@@ -120,7 +120,7 @@ class HarnessLink(Link):
     def watch_resources(self, post: Callable[[dict[str, Any]], None], fluxion: bool,
                         drain_queues: list[str] | None) -> ResourceFollow:
         follow = _HarnessFollow(self, post, JournalReader(fluxion, self.jm.exclude,
-                                                          drain_queues, self.jm.queues))
+                                                          drain_queues))
         self.reactor.post(lambda: self.jm.resources.journal(follow.consumer))
         if self.jm.fluxion is not None:
             self.jm.fluxion.watch_restarts(follow.restarted)
@@ -191,8 +191,7 @@ class _HarnessFollow:
             self.post({"type": "fluxion-restart"})
 
     def reconfigure(self, config: Mapping[str, Any], drain_queues: list[str] | None) -> None:
-        self._emit(self.reader.reconfigure(exclude_of(config), drain_queues,
-                                           config.get("queues")))
+        self._emit(self.reader.reconfigure(exclude_of(config), drain_queues))
 
     def stop(self) -> None:
         self.active = False

@@ -150,7 +150,7 @@ class Service:
     def reconfig(self, config: dict[str, Any], flux_config: Mapping[str, Any]) -> None:
         """A ``flux config reload``, checked whole by the caller: the
         [rabbit] table (``config``) to the engine, and the broker config's
-        resource.exclude and [queues] with the new drain queues to the
+        resource.exclude with the new drain queues to the
         resource follow, so that rabbit health drains by the new ones too."""
         self.engine.reconfig({**config, "namespace": self.namespace})
         self._drain_queues = config.get("drain_queues") or None

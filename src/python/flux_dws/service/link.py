@@ -27,8 +27,8 @@ class ResourceFollow(Protocol):
     def stop(self) -> None: ...
 
     def reconfigure(self, config: Mapping[str, Any], drain_queues: list[str] | None) -> None:
-        """A reloaded broker config: resource.exclude, [queues] and the
-        drain queues, applied to what is posted from now on."""
+        """A reloaded broker config: resource.exclude and the drain queues
+        (node properties), applied to what is posted from now on."""
 
 
 @dataclass

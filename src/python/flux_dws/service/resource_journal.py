@@ -10,7 +10,7 @@ stream into engine events (doc/guide/service.rst):
 The first answers replay the journal (the instance's hosts by rank, which
 are online, every drain and its reason, and R); an answer with no events
 ends the replay.  R is reduced here to what the engine needs (the graph's
-paths, the hosts of the drain queues), so the engine never sees a
+paths, the hosts whose properties include a drain queue), so the engine never sees a
 100-MB R, and it is decoded lean (resourcegraph.decode_lean: the cores,
 GPUs and edges of its graph are dropped as they are read).
 ``ResourceWatch`` reads the stream on a thread with its own Flux handle,
@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from flux_dws.hostlist import Hostlist
+from flux_dws.rabbitconf import ConfigError, check_drain_properties
 from flux_dws.resourcegraph import ResourceError, decode_lean, drainable_hosts, graph_index
 
 Post = Callable[[dict[str, Any]], None]
@@ -56,12 +57,10 @@ class JournalReader:
     """resource.journal answers in, engine events out (no I/O)."""
 
     def __init__(self, fluxion: bool, exclude: str | None = None,
-                 drain_queues: list[str] | None = None,
-                 queues: Mapping[str, Any] | None = None) -> None:
+                 drain_queues: list[str] | None = None) -> None:
         self.fluxion = fluxion
         self.exclude = exclude
         self.drain_queues = drain_queues
-        self.queues = queues
         self.hosts: list[str] = []
         self.synced = False
         self.errors: list[str] = []
@@ -102,19 +101,22 @@ class JournalReader:
         out.append(self._flux_config())
         return out
 
-    def reconfigure(self, exclude: str | None, drain_queues: list[str] | None,
-                    queues: Mapping[str, Any] | None) -> list[dict[str, Any]]:
-        """A ``flux config reload``: the new resource.exclude, drain queues
-        and [queues]; the flux-config event they make, once R has come
-        (before, the R answer makes it with these)."""
-        self.exclude, self.drain_queues, self.queues = exclude, drain_queues, queues
+    def reconfigure(self, exclude: str | None,
+                    drain_queues: list[str] | None) -> list[dict[str, Any]]:
+        """A ``flux config reload``: the new resource.exclude and drain
+        queues; the flux-config event they make, once R has come (before,
+        the R answer makes it with these)."""
+        self.exclude, self.drain_queues = exclude, drain_queues
         return [self._flux_config()] if self._properties is not None else []
 
     def _flux_config(self) -> dict[str, Any]:
         R = {"execution": {"properties": self._properties or {}}}
         try:
-            drainable = drainable_hosts(self.drain_queues, self.queues, R, self.hosts)
-        except ResourceError as exc:
+            # the service refused a configuration where no node has any of
+            # them; an R that says otherwise is said, not hidden
+            check_drain_properties(self.drain_queues, self._properties)
+            drainable = drainable_hosts(self.drain_queues, R, self.hosts)
+        except (ConfigError, ResourceError) as exc:
             self.errors.append(f"{exc}; no compute node will be drained")
             drainable = ""
         return {"type": "flux-config", "exclude": self.exclude, "drainable": drainable}
@@ -148,11 +150,11 @@ class ResourceWatch:
         # from the old configuration.
         self._lock = threading.Lock()
         self._reader: JournalReader | None = None
-        self._pending: tuple[str | None, list[str] | None, Any] | None = None
+        self._pending: tuple[str | None, list[str] | None] | None = None
 
     def reconfigure(self, config: Mapping[str, Any], drain_queues: list[str] | None) -> None:
         """Apply a reloaded broker config (any thread)."""
-        args = (exclude_of(config), drain_queues, config.get("queues"))
+        args = (exclude_of(config), drain_queues)
         with self._lock:
             if self._reader is None:
                 self._pending = args  # the thread has not read config.get yet
@@ -187,8 +189,7 @@ class ResourceWatch:
         except OSError as exc:
             self.log("err", f"rabbit health: cannot reach Flux: {exc}")
             return
-        reader = JournalReader(self.fluxion, exclude_of(config), self.drain_queues,
-                               config.get("queues"))
+        reader = JournalReader(self.fluxion, exclude_of(config), self.drain_queues)
         with self._lock:
             if self._pending is not None:
                 reader.reconfigure(*self._pending)  # no R yet: no event

@@ -1,0 +1,128 @@
+#!/bin/sh
+test_description='setup_timeout and prerun_timeout with dw_failure_tolerance never strand a job in its prolog
+
+Under a real broker and Fluxion, against the emulator (issue 33, item 3):
+
+- a Setup that does not finish in setup_timeout, on a job that tolerates
+  the loss of the computes behind the late rabbits: those computes are
+  given up (dws-node-failure, severity 1), DWS is told to go on without
+  them (forceReady) and does, and the job runs and ends cleanly;
+- one late rabbit: only its computes are given up, the others mount the
+  file system;
+- a Workflow that still does not finish the state after that (here the
+  forceReady patch is refused): one more setup_timeout (prerun_timeout in
+  PreRun) later the job gets a fatal dws-timeout exception, its prolog
+  fails and its Workflow is torn down.'
+
+. "$(dirname "$0")"/sharness.sh
+
+skip_all_unless_flux
+skip_all_unless_fluxion "rabbit jobs need its ssd scheduling"
+skip_all_unless_plugins
+dws_pythonpath
+
+XFS="#DW jobdw type=xfs capacity=10GiB name=scratch"
+
+# the job ends with its epilog done, one severity-1 dws-node-failure
+# exception naming $2, no fatal one, and its Workflow gone
+ends_with_node_failure() {
+	flux job wait-event -t 60 $1 clean &&
+	flux job eventlog $1 >$1.events &&
+	grep "exception type=\"dws-node-failure\" severity=1 note=\"$2\"" $1.events &&
+	test_must_fail grep "severity=0" $1.events &&
+	grep "^[0-9.]* start" $1.events &&
+	grep "epilog-finish description=\"dws-epilog\" status=0" $1.events &&
+	workflow_gone $1
+}
+
+# refuse_force_ready ID STATE [COUNT]: once the job's Workflow is in
+# STATE, the next PATCH of it (the forceReady the service sends when the
+# state's timer fires) is refused with 422, and so are the next COUNT-1
+# PATCHes of it or of its Computes (in PreRun the given-up computes also
+# leave the Computes, which would let nnf-sos finish PreRun without them)
+refuse_force_ready() {
+	kubectl wait --for=jsonpath="{.status.state}"=$2 "workflow/$(wfname $1)" \
+		--timeout=30s &&
+	flux-dws fault api --status 422 --method PATCH --count ${3:-1} \
+		--path "/(workflows|computes)/$(wfname $1)(\\?|\$)" \
+		--message "forceReady refused" >/dev/null
+}
+
+# fails_after_node_failure ID HOST NOTE: the job got dws-node-failure HOST,
+# then the fatal dws-timeout NOTE; it never started, its epilog ran and
+# its Workflow is gone; the refusal was used
+fails_after_node_failure() {
+	flux job wait-event -t 60 $1 clean &&
+	flux job eventlog $1 >$1.events &&
+	grep "exception type=\"dws-node-failure\" severity=1 note=\"$2\"" $1.events &&
+	grep "exception type=\"dws-timeout\" severity=0 note=\"$3\"" $1.events &&
+	grep "prolog-finish description=\"dws-setup\" status=1" $1.events &&
+	test_must_fail grep "^[0-9.]* start" $1.events &&
+	grep "epilog-finish description=\"dws-epilog\" status=0" $1.events &&
+	workflow_gone $1 &&
+	flux-dws fault api-list | jq -e ".faults == []"
+}
+
+test_expect_success 'start the emulator and a rabbit instance with a 4-s setup_timeout' '
+	start_emulator --system kind --latency zero &&
+	rabbit_instance_config "$(pwd)" &&
+	echo "setup_timeout = 4" >>conf/instance.toml &&
+	start_rabbit_instance "$(pwd)"
+'
+
+test_expect_success 'Setup never finishes, the job tolerates its one compute: it runs and ends cleanly' '
+	flux-dws fault stall --state Setup &&
+	id=$(flux submit -N1 --setattr=system.dw="$XFS" \
+		--setattr=system.dw_failure_tolerance=1 hostname) &&
+	ends_with_node_failure $id "compute-0[1-4]" &&
+	flux job status $id &&
+	flux-dws fault clear
+'
+
+test_expect_success 'a late rabbit: only its compute is given up, the others mount' '
+	flux-dws fault stall --kind allocation --rabbit kind-worker3 &&
+	rm -f go-late &&
+	id=$(flux submit -N4 --setattr=system.dw="$XFS" \
+		--setattr=system.dw_failure_tolerance=1 \
+		sh -c "while ! test -e \"\$0\"; do sleep 0.1; done" "$PWD/go-late") &&
+	flux job wait-event -t 60 $id start &&
+	kubectl get clientmounts -A -o json |
+		jq -r ".items[] | \"\(.metadata.namespace) \(.spec.mounts | length)\"" |
+		sort >late.mounts &&
+	cat late.mounts &&
+	test "$(cat late.mounts)" = "$(printf "compute-01 1\ncompute-02 1\ncompute-03 1\n")" &&
+	touch go-late &&
+	ends_with_node_failure $id compute-04 &&
+	flux job status $id &&
+	flux-dws fault clear
+'
+
+test_expect_success 'forceReady refused in Setup: fatal dws-timeout one setup_timeout later' '
+	flux-dws fault stall --state Setup &&
+	id=$(flux submit -N1 --setattr=system.dw="$XFS" \
+		--setattr=system.dw_failure_tolerance=1 hostname) &&
+	refuse_force_ready $id Setup &&
+	host=$(flux jobs -no {nodelist} $id) &&
+	fails_after_node_failure $id $host \
+		"File system creation took too long: Setup still not done 4 s after giving up $host" &&
+	flux-dws fault clear
+'
+
+test_expect_success 'forceReady refused in PreRun: fatal dws-timeout one prerun_timeout later' '
+	echo "prerun_timeout = 4" >>conf/instance.toml &&
+	flux config reload &&
+	flux-dws fault stall --kind clientmount --compute compute-02 &&
+	id=$(flux submit -N2 --requires=host:compute-[01-02] --setattr=system.dw="$XFS" \
+		--setattr=system.dw_failure_tolerance=1 hostname) &&
+	refuse_force_ready $id PreRun 2 &&
+	fails_after_node_failure $id compute-02 \
+		"timed out waiting for mounts: PreRun still not done 4 s after giving up compute-02" &&
+	flux-dws fault clear
+'
+
+test_expect_success 'stop the instance and the emulator' '
+	stop_rabbit_instance &&
+	stop_emulator
+'
+
+test_done
