@@ -73,7 +73,7 @@ from kubernetes.client.exceptions import ApiException
 
 from flux_dws.jsondata import DecodedObject
 from flux_dws.k8s import crd
-from flux_dws.service.kinds import ALL_KINDS, KindInfo, Kinds
+from flux_dws.k8s.kinds import ALL_KINDS, KindInfo, Kinds
 
 __all__ = ["KindWatch", "KubeError", "KubeLayer", "KubeSettings", "Post", "WatchSpec",
            "WriterPool"]
