@@ -1,17 +1,7 @@
 """The dws service's Kubernetes layer: watches and a writer pool, no decisions.
 
 It does I/O only and hands every outcome back as an event dict through
-``post(event)`` (thread-safe, never blocking for long: the reactor's queue).
-The wire is doc/guide/service.rst; the shapes posted here are::
-
-    {"type": "sync", "kind": K, "objects": [O, ...]}
-    {"type": "watch", "kind": K, "event": "ADDED"|"MODIFIED"|"DELETED", "object": O}
-    {"type": "k8s-result", "token": T, "ok": B, "code": C, "message": S, "object": O|None}
-
-(the reactor adds ``now``).  Objects are decoded JSON as the API server
-sent it, never the client's models; a watch event's object and an answer's
-are DecodedObjects (dicts that keep the text they were decoded from, which
-the engine is handed instead of the object encoded again).
+``post(event)``: flux_dws.k8s.events says their shapes.
 
 Watches (``KindWatch``, one daemon thread per kind): list (paged with
 ``limit``/``continue``), post ``sync``, then watch from the list's
@@ -44,18 +34,12 @@ watched kind and calls back once each watch has posted what its list
 shows; ``writes_barrier`` calls back once every action submitted before has
 been carried out and its result posted.
 
-Config keys (``KubeSettings.from_config``; others are ignored): ``writers``,
-``retry_initial``, ``retry_max``, ``retry_attempts``, ``retry_deadline``,
-``request_timeout``, ``connect_timeout``, ``watch_timeout``,
-``watch_backoff_initial``, ``watch_backoff_max``, ``list_limit``,
-``dws_api_version``, ``nnf_api_version``.
+Errors: flux_dws.k8s.errors; settings and their config keys: flux_dws.k8s.settings.
 """
 
 from __future__ import annotations
 
 import collections
-import email.utils
-import http.client
 import json
 import logging
 import os
@@ -63,70 +47,26 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-import urllib3
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from flux_dws.jsondata import DecodedObject
 from flux_dws.k8s import crd
+from flux_dws.k8s.errors import TRANSPORT_ERRORS, KubeError, describe, retry_after, status_message
+from flux_dws.k8s.events import Post
 from flux_dws.k8s.kinds import ALL_KINDS, KindInfo, Kinds
+from flux_dws.k8s.settings import KubeSettings
 
-__all__ = ["KindWatch", "KubeError", "KubeLayer", "KubeSettings", "Post", "WatchSpec",
-           "WriterPool"]
+__all__ = ["KindWatch", "KubeLayer", "WatchSpec", "WriterPool"]
 
-Post = Callable[[dict[str, Any]], None]
+
 MERGE_PATCH = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 OPS = ("create", "patch", "json-patch", "delete", "get", "list", "log")
-# what a lost or refused connection looks like through the client (urllib3
-# errors, socket errors, http.client's RemoteDisconnected and friends)
-TRANSPORT_ERRORS = (urllib3.exceptions.HTTPError, OSError, http.client.HTTPException)
-
-
-class KubeError(Exception):
-    """Kubernetes cannot be used at all (bad kubeconfig, unreachable, no DWS)."""
-
-
-@dataclass(frozen=True)
-class KubeSettings:
-    writers: int = 16
-    retry_initial: float = 0.05
-    retry_max: float = 5.0
-    retry_attempts: int = 8
-    retry_deadline: float = 60.0
-    request_timeout: float = 30.0
-    connect_timeout: float = 10.0
-    watch_timeout: int = 60
-    watch_backoff_initial: float = 0.1
-    watch_backoff_max: float = 10.0
-    list_limit: int = 500
-    dws_api_version: str | None = None
-    nnf_api_version: str | None = None
-
-    @classmethod
-    def from_config(cls, config: Mapping[str, Any] | None) -> KubeSettings:
-        """Settings from a config table; unknown keys are ignored, bad values refused."""
-        args: dict[str, Any] = {}
-        for f in fields(cls):
-            if config is None or f.name not in config:
-                continue
-            value = config[f.name]
-            default = getattr(cls, f.name)
-            if default is None:
-                if value is not None and not isinstance(value, str):
-                    raise ValueError(f"{f.name} must be a string")
-            elif isinstance(default, int):
-                if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                    raise ValueError(f"{f.name} must be a positive integer")
-            elif (isinstance(value, bool) or not isinstance(value, (int, float))
-                  or value <= 0):
-                raise ValueError(f"{f.name} must be a positive number")
-            args[f.name] = value
-        return cls(**args)
 
 
 @dataclass(frozen=True)
@@ -139,41 +79,6 @@ class WatchSpec:
 
 
 # --- helpers ---------------------------------------------------------------------
-
-
-def status_message(exc: ApiException) -> str:
-    """The Kubernetes Status message of an error answer, else its reason."""
-    body = getattr(exc, "body", None)
-    if body:
-        try:
-            status = json.loads(body)
-        except (ValueError, TypeError):
-            status = None
-        if isinstance(status, dict) and isinstance(status.get("message"), str):
-            return str(status["message"])
-    return str(exc.reason or exc)
-
-
-def retry_after(exc: ApiException) -> float | None:
-    """Seconds a 429 asks us to wait (Retry-After: seconds or an HTTP date)."""
-    headers = getattr(exc, "headers", None)
-    value = headers.get("Retry-After") if headers is not None else None
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
-def describe(exc: BaseException) -> str:
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _read(resp: Any) -> tuple[int, Any]:
