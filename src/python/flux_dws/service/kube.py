@@ -34,7 +34,8 @@ watched kind and calls back once each watch has posted what its list
 shows; ``writes_barrier`` calls back once every action submitted before has
 been carried out and its result posted.
 
-Errors: flux_dws.k8s.errors; settings and their config keys: flux_dws.k8s.settings.
+Errors: flux_dws.k8s.errors; settings and their config keys: flux_dws.k8s.settings;
+raw API calls: flux_dws.k8s.api.
 """
 
 from __future__ import annotations
@@ -49,13 +50,13 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
 
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from flux_dws.jsondata import DecodedObject
 from flux_dws.k8s import crd
+from flux_dws.k8s.api import Api, read_answer
 from flux_dws.k8s.errors import TRANSPORT_ERRORS, KubeError, describe, retry_after, status_message
 from flux_dws.k8s.events import Post
 from flux_dws.k8s.kinds import ALL_KINDS, KindInfo, Kinds
@@ -64,8 +65,6 @@ from flux_dws.k8s.settings import KubeSettings
 __all__ = ["KindWatch", "KubeLayer", "WatchSpec", "WriterPool"]
 
 
-MERGE_PATCH = "application/merge-patch+json"
-JSON_PATCH = "application/json-patch+json"
 OPS = ("create", "patch", "json-patch", "delete", "get", "list", "log")
 
 
@@ -79,19 +78,6 @@ class WatchSpec:
 
 
 # --- helpers ---------------------------------------------------------------------
-
-
-def _read(resp: Any) -> tuple[int, Any]:
-    """(status, decoded JSON body) of a raw (``_preload_content=False``)
-    answer; an object body as a DecodedObject (it keeps its text)."""
-    try:
-        data = resp.data
-    finally:
-        resp.release_conn()
-    if not data:
-        return int(resp.status), None
-    value = json.loads(data)
-    return int(resp.status), DecodedObject(value, data) if isinstance(value, dict) else value
 
 
 def _watch_lines(resp: Any) -> Iterator[bytes]:
@@ -158,126 +144,6 @@ class _Gate:
     def close(self) -> None:
         with self._lock:
             self.open = False
-
-
-class Api:
-    """Raw calls for a kind: JSON in, (status, JSON) out, no client models.
-
-    Creates, patches, deletes and gets (the calls every job makes) go
-    straight to the client's REST layer (``rest_client.request``): the
-    same connection pool, TLS settings, token refresh (the kubeconfig's
-    auth hook, through ``update_params_for_auth``), JSON encoding and
-    ApiExceptions (a TLS error is status 0) as the generated API classes,
-    without their per-call argument validation (pydantic) and parameter
-    serialisation, about a tenth of a write's CPU.  Lists, watches and Pod
-    logs, with their query parameters, use the API classes with
-    ``_preload_content=False``.  Answers are decoded with ``json.loads``;
-    errors are the client's ``ApiException`` (its ``body`` holds the
-    Status) or transport errors.
-    """
-
-    def __init__(self, api_client: Any, request_timeout: float) -> None:
-        self.api_client = api_client
-        self.custom = client.CustomObjectsApi(api_client)
-        self.core = client.CoreV1Api(api_client)
-        self.timeout = request_timeout
-
-    def _raw(self) -> dict[str, Any]:
-        return {"_preload_content": False, "_request_timeout": self.timeout}
-
-    @staticmethod
-    def _path(k: KindInfo, ns: str, name: str | None = None) -> str:
-        base = "/api/v1" if k.core else f"/apis/{k.group}/{k.version}"
-        path = f"{base}/namespaces/{quote(ns, safe='')}/{k.plural}"
-        return path if name is None else f"{path}/{quote(name, safe='')}"
-
-    def _send(self, method: str, path: str, body: Any = None,
-              content_type: str = "application/json") -> tuple[int, Any]:
-        ac = self.api_client
-        headers = {"Accept": "application/json", "User-Agent": ac.user_agent}
-        if body is not None:
-            headers["Content-Type"] = content_type
-        ac.update_params_for_auth(headers, [], ["BearerToken"], path, method, body)
-        # after the auth hook: the kubeconfig loader's sets the host again
-        resp = ac.rest_client.request(method, ac.configuration.host + path, headers=headers,
-                                      body=body, _request_timeout=self.timeout)
-        if not 200 <= resp.status <= 299:
-            resp.read()
-            raise ApiException.from_response(http_resp=resp, body=None, data=None)
-        return _read(resp.response)
-
-    def create(self, k: KindInfo, ns: str, body: Any) -> tuple[int, Any]:
-        return self._send("POST", self._path(k, ns), body)
-
-    def patch(self, k: KindInfo, ns: str, name: str, body: Any,
-              json_patch: bool = False) -> tuple[int, Any]:
-        return self._send("PATCH", self._path(k, ns, name), body,
-                          JSON_PATCH if json_patch else MERGE_PATCH)
-
-    def delete(self, k: KindInfo, ns: str, name: str) -> tuple[int, Any]:
-        return self._send("DELETE", self._path(k, ns, name))
-
-    def get(self, k: KindInfo, ns: str, name: str) -> tuple[int, Any]:
-        return self._send("GET", self._path(k, ns, name))
-
-    def pod_log(self, ns: str, name: str, container: str | None,
-                tail_lines: int | None) -> tuple[int, Any]:
-        """A Pod's log (text, decoded as UTF-8 with replacement) as ``{"log": text}``."""
-        kw: dict[str, Any] = dict(self._raw())
-        if container:
-            kw["container"] = container
-        if tail_lines is not None:
-            kw["tail_lines"] = tail_lines
-        resp: Any = self.core.read_namespaced_pod_log(name, ns, **kw)  # raw: not a str
-        try:
-            data = resp.data
-        finally:
-            resp.release_conn()
-        return int(resp.status), {"log": data.decode("utf-8", errors="replace")}
-
-    def lister(self, k: KindInfo, ns: str | None) -> Callable[..., Any]:
-        """The list (and, with watch=True, watch) call for k in ns (None: all)."""
-        if k.core:
-            if ns is None:
-                return getattr(self.core, f"list_{k.snake}_for_all_namespaces")  # type: ignore[no-any-return]
-            fn = getattr(self.core, f"list_namespaced_{k.snake}")
-            return lambda **kw: fn(ns, **kw)
-        if ns is None or not k.namespaced:
-            return lambda **kw: self.custom.list_cluster_custom_object(
-                k.group, k.version, k.plural, **kw)
-        return lambda **kw: self.custom.list_namespaced_custom_object(
-            k.group, k.version, ns, k.plural, **kw)
-
-    def list_all(self, k: KindInfo, ns: str | None, label_selector: str | None,
-                 limit: int) -> tuple[list[dict[str, Any]], str]:
-        """Every object (pages of ``limit``) and the list's resourceVersion.
-
-        The first page's resourceVersion is the list's (the pages are one
-        snapshot on a real API server); an expired continue token (410)
-        restarts the list, at most three times."""
-        fn = self.lister(k, ns)
-        for _ in range(3):
-            items: list[dict[str, Any]] = []
-            rv = ""
-            cont: str | None = None
-            try:
-                while True:
-                    kw: dict[str, Any] = {"limit": limit, **self._raw()}
-                    if label_selector:
-                        kw["label_selector"] = label_selector
-                    if cont:
-                        kw["_continue"] = cont
-                    _, page = _read(fn(**kw))
-                    meta = page.get("metadata") or {}
-                    rv = rv or str(meta.get("resourceVersion") or "")
-                    items.extend(crd.items(page))
-                    cont = meta.get("continue")
-                    if not cont:
-                        return items, rv
-            except ApiException as exc:
-                if exc.status != 410 or not cont:
-                    raise
-        raise ApiException(status=410, reason="continue token expired three times")
 
 
 def _rv_int(rv: Any) -> int | None:
@@ -908,7 +774,7 @@ class KubeLayer:
         start, delay = time.monotonic(), min(s.retry_initial, s.retry_max)
         while True:
             try:
-                _read(client.VersionApi(api_client).get_code(
+                read_answer(client.VersionApi(api_client).get_code(
                     _preload_content=False,
                     _request_timeout=(s.connect_timeout, s.connect_timeout)))
                 return Kinds.probe(client.CustomObjectsApi(api_client), s.dws_api_version,
