@@ -16,7 +16,7 @@ from flux_dws.engine import Engine, EngineError, _event_text
 from flux_dws.jsondata import DecodedObject, copy_json
 from flux_dws.k8s.kinds import Kinds
 from flux_dws.k8s.settings import KubeSettings
-from flux_dws.service.kube import KindWatch, _event_object, _watch_lines
+from flux_dws.k8s.watching import KindWatch, _event_object, _watch_lines
 
 from .conftest import k8s, storage
 
