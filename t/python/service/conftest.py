@@ -12,7 +12,7 @@ import pytest
 
 from flux_dws.emulator import Emulator
 from flux_dws.emulator.testing import emulator  # noqa: F401
-from flux_dws.service.kube import KubeLayer
+from flux_dws.k8s.layer import KubeLayer
 
 G, V = "dataworkflowservices.github.io", "v1alpha7"
 WAIT = 10.0  # an upper bound: every wait ends as soon as its condition holds

@@ -16,9 +16,9 @@ from flux_dws.emulator import Emulator
 from flux_dws.emulator import api_resources as res
 from flux_dws.k8s import crd
 from flux_dws.k8s.errors import KubeError, retry_after, status_message
+from flux_dws.k8s.layer import KubeLayer
 from flux_dws.k8s.settings import KubeSettings
 from flux_dws.k8s.watching import WatchSpec
-from flux_dws.service.kube import KubeLayer
 
 from .conftest import G, LogSignal, Recorder, V, k8s, storage
 

@@ -1,19 +1,15 @@
 """The dws service's Kubernetes layer: watches and a writer pool, no decisions.
 
-It does I/O only and hands every outcome back as an event dict through
-``post(event)``: flux_dws.k8s.events says their shapes.
-
-Watches: flux_dws.k8s.watching.
-
-Writes, reads and their retries: flux_dws.k8s.writing.
+``KubeLayer`` connects (the kubeconfig, a server that answers, the API
+versions it serves: kinds.py), starts one list+watch thread per kind
+(watching.py) and a pool of writers for the engine's ``k8s`` actions
+(writing.py), and hands every outcome back as an event through ``post``
+(events.py); settings.py lists its config keys.  It does I/O only.
 
 Barriers (the service's ``dws.watch_test``): ``watch_barrier`` lists every
 watched kind and calls back once each watch has posted what its list
 shows; ``writes_barrier`` calls back once every action submitted before has
 been carried out and its result posted.
-
-Errors: flux_dws.k8s.errors; settings and their config keys: flux_dws.k8s.settings;
-raw API calls: flux_dws.k8s.api.
 """
 
 from __future__ import annotations
@@ -40,9 +36,6 @@ from flux_dws.k8s.writing import WriterPool
 __all__ = ["KubeLayer"]
 
 
-# --- helpers ---------------------------------------------------------------------
-
-
 class _Gate:
     """``post`` until closed; nothing passes once ``close`` has returned."""
 
@@ -67,9 +60,6 @@ class _Gate:
             self.open = False
 
 
-# --- the layer ---------------------------------------------------------------------
-
-
 class KubeLayer:
     """The Kubernetes side of the dws service: ``connect``, ``start_watches``,
     ``submit``, ``stop``.
@@ -86,6 +76,8 @@ class KubeLayer:
                  context: str | None = None) -> None:
         self.kubeconfig = None if kubeconfig is None else os.fspath(kubeconfig)
         self.context = context
+        # the default logger keeps the name it had in service/kube.py, which
+        # a site's logging configuration may name
         self.log = log or logging.getLogger("flux_dws.service.kube")
         self.settings = KubeSettings.from_config(config)
         self._gate = _Gate(post)
