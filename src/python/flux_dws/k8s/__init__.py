@@ -1,7 +1,8 @@
 """The Kubernetes-facing layer of flux-dws (official ``kubernetes`` client).
 
 One module per room, top first; each imports only modules below it in
-this list, and nothing here imports the service:
+this list, and nothing here imports the service
+(t/python/k8s/test_layers.py checks both):
 
 ``layer``      ``KubeLayer``: connect, start the watches, submit, barriers, stop
 ``writing``    the writer pool (``WriterPool``) and its retries
