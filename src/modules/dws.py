@@ -27,10 +27,11 @@ EXIT_USAGE = 2
 EXIT_NO_KUBERNETES = 3
 
 try:
+    from flux_dws.k8s.errors import KubeError
+    from flux_dws.k8s.layer import KubeLayer
     from flux_dws.rabbitconf import ConfigError, check_drain_properties, parse
     from flux_dws.service.core import Service
     from flux_dws.service.fluxlink import FluxLink
-    from flux_dws.service.kube import KubeError, KubeLayer
 except ImportError as _exc:  # pragma: no cover - a deployment error, said plainly
     sys.stderr.write(f"dws: cannot import flux_dws ({_exc}); is flux-dws installed for this"
                      " Python, or PYTHONPATH set?\n")

@@ -1,4 +1,4 @@
-"""The dws service's Kubernetes layer (flux_dws.service.kube): per-call latency
+"""The dws service's Kubernetes layer (flux_dws.k8s): per-call latency
 and client CPU for create / merge patch / get through the writer pool, the
 pool's pipelined rate, watch delivery, and what ``_preload_content=False``
 (raw JSON, no client model decoding) saves per call.
@@ -22,7 +22,7 @@ from typing import Any
 from kubernetes import client, config
 
 from flux_dws.emulator import start_subprocess
-from flux_dws.service.kube import KubeLayer
+from flux_dws.k8s.layer import KubeLayer
 
 G, V = "dataworkflowservices.github.io", "v1alpha7"
 N = 300

@@ -30,9 +30,9 @@ from flux_dws.harness.jobmanager import Job, JobManager
 from flux_dws.harness.link import HarnessLink
 from flux_dws.harness.reactor import Reactor
 from flux_dws.hostlist import Hostlist
+from flux_dws.k8s.layer import KubeLayer
 from flux_dws.rabbitconf import parse
 from flux_dws.service.core import Service
-from flux_dws.service.kube import KubeLayer
 
 __all__ = ["Harness", "Job"]
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from flux_dws.engine import ACTIONS, HEALTH_FLUSH_TIMER, Engine, EngineError
-from flux_dws.service.kube import WatchSpec
+from flux_dws.k8s.watching import WatchSpec
 from flux_dws.service.link import JobInfo, Link, Request, ResourceFollow
 
 #: Where DWS keeps its system objects (SystemConfiguration, Storage,

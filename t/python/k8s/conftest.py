@@ -1,5 +1,6 @@
-"""Fixtures for the dws service's tests: an emulator, a recorder of posted
-events, and a connected KubeLayer (stopped after the test)."""
+"""Fixtures for the Kubernetes layer's tests: an emulator, a recorder of
+posted events, a connected KubeLayer (stopped after the test), and the
+objects and helpers the test files share."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from typing import Any
 import pytest
 
 from flux_dws.emulator import Emulator
+from flux_dws.emulator import api_resources as res
 from flux_dws.emulator.testing import emulator  # noqa: F401
-from flux_dws.service.kube import KubeLayer
+from flux_dws.k8s.layer import KubeLayer
 
 G, V = "dataworkflowservices.github.io", "v1alpha7"
 WAIT = 10.0  # an upper bound: every wait ends as soon as its condition holds
@@ -127,3 +129,21 @@ def k8s(op: str, kind: str = "Storage", name: str | None = None, body: Any = Non
         action["token"] = token
     action.update(extra)
     return action
+
+
+STORAGE = res.BY_KIND[(G, "Storage")]
+
+
+WF = {"apiVersion": "dataworkflowservices.github.io/v1alpha7", "kind": "Workflow",
+      "metadata": {"name": "fluxjob-1", "namespace": "default", "resourceVersion": "7",
+                   "labels": {"ünï": "cödé"}},
+      "spec": {"desiredState": "Proposal", "dwDirectives": ["#DW jobdw type=xfs"]},
+      "status": {"state": "Proposal", "ready": True, "message": "a \"quoted\" word"}}
+
+
+def store_create(emu, name, **labels):
+    return emu.store.create(STORAGE, "default", storage(name, **labels))
+
+
+def watch_connected(emu, n=1):
+    assert emu.api_faults.wait(lambda f: f.open_watches() >= n), "the watch did not connect"
