@@ -194,7 +194,7 @@ class _HarnessFollow:
         self._emit(self.reader.reconfigure(exclude_of(config), drain_queues,
                                            config.get("queues")))
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 5.0) -> None:
         self.active = False
 
     def _emit(self, events: list[dict[str, Any]]) -> None:
