@@ -456,6 +456,21 @@ static struct dws_jobsm *submitted (int ndeps)
     return sm;
 }
 
+/* the machine of a persistentdw job the plugin was loaded over in DEPEND,
+ * holding `others` other dependencies */
+static struct dws_jobsm *reloaded_depend (const char *others, const char *what)
+{
+    struct dws_jobsm *sm = sm_new (NULL);
+    char event[512];
+
+    snprintf (event, sizeof (event),
+              "{'type':'reload','id':42,'userid':1000,'jobspec':" PSPEC
+              ",'state':'DEPEND','other_dependencies':%s}",
+              others);
+    ev (sm, event, "[{'action':'subscribe'}]", what);
+    return sm;
+}
+
 static void persistent (void)
 {
     struct dws_jobsm *sm;
@@ -561,21 +576,13 @@ static void persistent (void)
     dws_jobsm_destroy (sm);
 
     /* the plugin reloaded while the job waits */
-    sm = sm_new (NULL);
-    ev (sm,
-        "{'type':'reload','id':42,'userid':1000,'jobspec':" PSPEC
-        ",'state':'DEPEND','other_dependencies':1}",
-        "[{'action':'subscribe'}]", "reload in DEPEND, waiting for another dependency");
+    sm = reloaded_depend ("1", "reload in DEPEND, waiting for another dependency");
     state_is (sm, "create_deferred", "true", "reload: still deferred");
     ev (sm, PDEPEND, "[]", "reload: the depend of a jobtap load repeats nothing");
     ev (sm, DEP_REMOVE ("after-success=f1", PSPEC), "[" PCREATE "]",
         "reload: the dependency removed: dws.create");
     dws_jobsm_destroy (sm);
-    sm = sm_new (NULL);
-    ev (sm,
-        "{'type':'reload','id':42,'userid':1000,'jobspec':" PSPEC
-        ",'state':'DEPEND','other_dependencies':0}",
-        "[{'action':'subscribe'}]", "reload in DEPEND, nothing else held");
+    sm = reloaded_depend ("0", "reload in DEPEND, nothing else held");
     state_is (sm, "created", "true", "reload: dws.create was sent before");
     ev (sm, PDEPEND,
         "[{'action':'dependency-add','name':'dws-create'},{'action':'subscribe'}," PCREATE "]",
