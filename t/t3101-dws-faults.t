@@ -22,16 +22,6 @@ unstall() {
     kubectl annotate --overwrite "workflow/$(wfname "$1")" flux-dws-test/kick="$(date +%s%N)"
 }
 
-# the broker's log gets a line matching $1 (a plugin's log line has no
-# event to wait on; 10 s at most)
-dmesg_has() {
-	for i in $(seq 100); do
-		flux dmesg | grep "$1" && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # the job ends with its epilog done and no exception, its Workflow gone;
 # its eventlog is kept in $2
 ends_cleanly() {

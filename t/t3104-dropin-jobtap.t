@@ -7,8 +7,10 @@ the emulator (issue 22):
 - a running job'"'"'s dws-epilog (and so dws.post_run and the unmount) starts
   only after its finish event, however it ends: cancel, a raised
   exception, a time limit, a node failure, and a plugin reload in between;
-- a bad dw_failure_tolerance is accepted at submission and becomes a
-  dws-create exception with the reference'"'"'s words, leaving no Workflow;
+- a bad dw_failure_tolerance is accepted at submission and goes through
+  the service in the reference'"'"'s order: the dws-create dependency,
+  dws.create, the service'"'"'s refusal as the dws-create exception with the
+  reference'"'"'s words, the dws-epilog (dws.post_run, answered), no Workflow;
 - the plugin logs "dws: epilog timeout = %.3fs" (the value as configured)
   at every load, and "dws: failed to unpack config" when loaded without
   configuration.
@@ -141,24 +143,49 @@ test_expect_success 'the plugin reloaded between the cancel and finish: still af
 
 # --- 2. dw_failure_tolerance is the job's exception ------------------------
 
-test_expect_success 'a negative dw_failure_tolerance is accepted; dws-create exception, no Workflow' '
+# in_order FILE PATTERN...: each PATTERN matches a line of FILE, each after
+# the line the one before it matched
+in_order() {
+    file=$1
+    shift
+    last=0
+    for pat in "$@"; do
+        n=$(grep -n "$pat" "$file" | head -1 | cut -d: -f1)
+        test -n "$n" && test "$n" -gt "$last" || {
+            echo "not after line $last: $pat" >&2
+            cat "$file" >&2
+            return 1
+        }
+        last=$n
+    done
+}
+# bad_tolerance_path ID FILE: the reference's order for a dw_failure_tolerance
+# the service refuses: dws-create held, the service's refusal as the job's
+# dws-create exception, the epilog (dws.post_run, answered: status 0), no
+# Workflow, no allocation
+bad_tolerance_path() {
+    flux job wait-event -t 30 --match-context=description=dws-create $1 dependency-add &&
+    flux job wait-event -t 30 $1 clean &&
+    flux job eventlog $1 >$2 &&
+    in_order $2 "dependency-add description=\"dws-create\"" \
+        "exception type=\"dws-create\" severity=0 note=\"DWS workflow interactions failed: dw_failure_tolerance must be a positive integer\"" \
+        "epilog-start description=\"dws-epilog\"" \
+        "epilog-finish description=\"dws-epilog\" status=0" &&
+    test_must_fail grep "^[0-9.]* alloc" $2 &&
+    test_must_fail kubectl get workflow $(wfname $1) &&
+    cat $2
+}
+
+test_expect_success 'a negative dw_failure_tolerance goes through the service, in the reference'"'"'s order' '
 	id=$(flux submit -N1 --setattr=system.dw="$XFS" \
 		--setattr=system.dw_failure_tolerance=-1 true) &&
-	flux job wait-event -t 30 $id clean &&
-	flux job eventlog $id >tol-neg.events &&
-	grep "exception type=\"dws-create\" severity=0 note=\"DWS workflow interactions failed: .*dw_failure_tolerance must be a positive integer" tol-neg.events &&
-	test_must_fail grep "^[0-9.]* alloc" tol-neg.events &&
-	test_must_fail grep "epilog-start" tol-neg.events &&
-	test_must_fail kubectl get workflow $(wfname $id)
+	bad_tolerance_path $id tol-neg.events
 '
 
-test_expect_success 'a non-integer dw_failure_tolerance: the same' '
+test_expect_success 'a non-integer dw_failure_tolerance: the same path' '
 	id=$(flux submit -N1 --setattr=system.dw="$XFS" \
 		--setattr=system.dw_failure_tolerance=two true) &&
-	flux job wait-event -t 30 $id clean &&
-	flux job eventlog $id >tol-str.events &&
-	grep "exception type=\"dws-create\" severity=0 note=\"DWS workflow interactions failed: .*dw_failure_tolerance must be a positive integer" tol-str.events &&
-	test_must_fail kubectl get workflow $(wfname $id)
+	bad_tolerance_path $id tol-str.events
 '
 
 test_expect_success 'a dw that is not a string or a list of strings is still refused at submit' '

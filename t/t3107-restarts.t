@@ -5,7 +5,8 @@ Under a real 4-broker instance with Fluxion, against the emulator:
 
  - the instance (job manager, dws service, jobtap plugin) restarted with
    persistent state (flux start -Sstatedir) while rabbit jobs are in
-   DEPEND, RUN and CLEANUP: first as a site stops it (the instance cleanup
+   DEPEND, RUN and CLEANUP, and a persistentdw job waits for another
+   dependency (its dws.create kept back, issue 33.4): first as a site stops it (the instance cleanup
    cancels running jobs and waits broker.cleanup-timeout for the queue to
    go idle), then without job cleanup (a running job ends, at the stop
    or with an exec exception after the restart: flux-core does not
@@ -82,6 +83,18 @@ test_expect_success 'start the emulator and an instance with persistent state' '
 	start_rabbit_instance "$(pwd)"
 '
 
+test_expect_success 'a persistentdw job waits for another dependency (afterok on a held job)' '
+	creator=$(flux submit -N1 \
+		--setattr=system.dw="#DW create_persistent type=lustre capacity=100GiB name=keep" true) &&
+	flux job wait-event -t 60 $creator clean &&
+	kubectl get persistentstorageinstance keep &&
+	hold=$(flux submit -N1 --urgency=hold true) &&
+	pers=$(flux submit -N1 --dependency=afterok:$hold \
+		--setattr=system.dw="#DW persistentdw name=keep" printenv DW_PERSISTENT_keep) &&
+	flux job wait-event -t 30 --match-context=description=dws-create $pers dependency-add &&
+	test $(job_state $pers) = DEPEND
+'
+
 test_expect_success 'rabbit jobs in flight: RUN, CLEANUP (PostRun held), DEPEND (Proposal held)' '
 	run=$(flux submit -N1 --setattr=system.dw="$XFS" sleep 3600) &&
 	flux job wait-event -t 30 $run start &&
@@ -143,6 +156,28 @@ test_expect_success 'faults cleared: the DEPEND job gets its resources and runs,
 	test $(flux jobs -no "{result}" $cl) = COMPLETED &&
 	workflow_gone $dep &&
 	workflow_gone $cl &&
+	no_workflows
+'
+
+# After the restart only the job manager'"'"'s replay knows the job (no
+# job.state.depend): the plugin reads the dependencies it holds from its
+# eventlog and keeps its dws.create back; the restarted service does not
+# make its Workflow from the job list either.
+test_expect_success 'the persistentdw job kept waiting across the restart; its dependency gone, it runs' '
+	test $(job_state $pers) = DEPEND &&
+	test_must_fail service_knows $pers &&
+	flux job urgency $hold default &&
+	flux job wait-event -t 60 $hold clean &&
+	flux job wait-event -t 60 $pers clean &&
+	flux job eventlog $pers >pers.events &&
+	grep "dependency-remove description=\"dws-create\"" pers.events &&
+	test_must_fail grep exception pers.events &&
+	flux job attach $pers >pers.out &&
+	test -s pers.out &&
+	workflow_gone $pers &&
+	destroyer=$(flux submit -N1 --setattr=system.dw="#DW destroy_persistent name=keep" true) &&
+	flux job wait-event -t 60 $destroyer clean &&
+	kubectl wait --for=delete persistentstorageinstance/keep --timeout=60s &&
 	no_workflows
 '
 

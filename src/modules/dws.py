@@ -11,6 +11,14 @@ the client's default), and serve until stopped.
 
 Exit codes (stand-alone): 0 stopped, 2 bad options or configuration, 3 no
 Kubernetes (both mean "do not restart" to the systemd unit).
+
+Stopping: the broker's ``dws.shutdown`` request (``flux module remove``,
+rc3), or SIGTERM -- what the broker sends a module loaded by hand and never
+removed, at the very end of its shutdown (flux-core 0.88's rexec module,
+which then waits 5 s for it), and what systemd sends the stand-alone
+service.  Either way the reactor stops, the threads are stopped and joined
+within STOP_SECONDS, and the module returns (the loader then reports a
+clean unload) or the process exits 0.
 """
 
 from __future__ import annotations
@@ -19,12 +27,17 @@ import argparse
 import json
 import logging
 import os
+import signal
 import sys
+import time
 from collections.abc import Callable
 from typing import Any, NoReturn
 
 EXIT_USAGE = 2
 EXIT_NO_KUBERNETES = 3
+#: how long stopping the threads may take: within the 5 s that flux-core's
+#: rexec gives a module it sends SIGTERM at shutdown
+STOP_SECONDS = 3.5
 
 try:
     from flux_dws.k8s.errors import KubeError
@@ -190,6 +203,7 @@ def mod_main(handle: Any, *argv: str) -> None:
     through flux-core's Python module loader (which prints a ValueError's
     text), to the broker's standard error, with no traceback; ``flux
     module load`` itself only gets the errno."""
+    block_sigterm()
     try:
         args = parse_args(list(argv))
         _logging(args.verbose)
@@ -197,12 +211,38 @@ def mod_main(handle: Any, *argv: str) -> None:
     except (UsageError, ConfigError, KubeError) as exc:
         _log_err(handle, f"dws: {exc}")
         raise ValueError(str(exc)) from None
+    if serve(handle, service, link) < 0:
+        raise OSError("dws: reactor exited with an error")
+
+
+def block_sigterm() -> None:
+    """Block SIGTERM in this thread and so in every thread it starts: the
+    Flux reactor reads its signals from a signalfd, which only gets a
+    signal blocked in every thread (a thread with it unblocked would take
+    the default action, death).  Called before any thread is started."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+
+
+def serve(handle: Any, service: Service, link: FluxLink) -> int:
+    """Run the reactor until a shutdown request or SIGTERM stops it, then
+    stop the service's threads (STOP_SECONDS at most) and close the link.
+    The reactor's return code."""
+    def on_term(h: Any, watcher: Any, signum: int, arg: Any) -> None:
+        link.log("info", "SIGTERM: stopping")
+        h.reactor_stop()
+
+    term = handle.signal_watcher_create(signal.SIGTERM, on_term)
+    term.start()
+    rc = -1
     try:
-        if handle.reactor_run() < 0:
-            raise OSError("dws: reactor exited with an error")
+        rc = int(handle.reactor_run())
     finally:
-        service.stop()
+        term.stop()
+        t0 = time.monotonic()
+        service.stop(STOP_SECONDS)
         link.close()
+        link.log("info", f"stopped in {time.monotonic() - t0:.2f} s")
+    return rc
 
 
 def _log_err(handle: Any, message: str) -> None:
@@ -231,6 +271,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"dws: {exc}\n")
         return EXIT_USAGE
     _logging(args.verbose)
+    block_sigterm()
     os.environ.pop("FLUX_KVS_NAMESPACE", None)  # job data lives in the primary namespace
     handle = flux.Flux()
     try:
@@ -248,11 +289,7 @@ def main(argv: list[str] | None = None) -> int:
         handle.rpc("job-manager.raise", {"id": int(flux.job.JobID(jobid)), "severity": 7,
                                          "type": "dws-watchers",
                                          "note": "dws watchers setup"}).get()
-    try:
-        handle.reactor_run()
-    finally:
-        service.stop()
-        link.close()
+    serve(handle, service, link)
     return 0
 
 

@@ -14,8 +14,17 @@ DW = "#DW jobdw type=xfs capacity=1GiB name=x"
 SPEC = {"resources": [{"type": "node", "count": 1}],
         "attributes": {"system": {"dw": DW, "constraints": {"properties": ["a"]},
                                   "allow_rabbits": True}}}
+PSPEC = {"attributes": {"system": {"dw": "#DW persistentdw name=p",
+                                  "dw_failure_tolerance": -1}}}
 EVENTS = [
     {"type": "depend", "id": 1, "userid": 2, "jobspec": SPEC},
+    {"type": "depend", "id": 1, "userid": 2, "jobspec": PSPEC},
+    {"type": "create"},
+    {"type": "dependency-add", "name": "after-success=f1"},
+    {"type": "dependency-remove", "name": "after-success=f1", "jobspec": PSPEC},
+    {"type": "dependency-add", "name": "dws-create"},
+    {"type": "reload", "id": 1, "userid": 2, "jobspec": PSPEC, "state": "DEPEND",
+     "other_dependencies": 1},
     {"type": "reload", "id": 1, "userid": 2, "jobspec": SPEC, "state": "CLEANUP",
      "epilog_active": True},
     {"type": "run"}, {"type": "start"}, {"type": "finish"}, {"type": "cleanup"},

@@ -222,6 +222,24 @@ stop_rabbit_instance() {
     return $rc
 }
 
+# dmesg_has PATTERN: the broker's log gets a line matching PATTERN (a log
+# line has no event to wait on; 10 s at most)
+dmesg_has() {
+    for i in $(seq 100); do
+        flux dmesg | grep "$1" && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# service_knows JOBID: the dws service has had a dws.create for the job
+# (dws.status lists every job it holds, from the request on)
+service_knows() {
+    flux python -c "import flux, json; print(json.dumps(flux.Flux().rpc('dws.status').get()))" \
+        >status.json &&
+    jq -e --argjson id "$(flux job id --to=dec "$1")" '.workflows | index($id) != null' status.json
+}
+
 # wfname JOBID: the name of a job's Workflow (fluxjob-<decimal id>)
 wfname() {
     echo "fluxjob-$(flux job id --to=dec "$1")"

@@ -278,6 +278,38 @@ int dws_dw_is_preset_name (const char *s)
     return start == s && end == s + strlen (s);
 }
 
+int dws_dw_any_command (json_t *directives, const char *const commands[], int unparsed)
+{
+    size_t i;
+    json_t *d;
+    int found = 0;
+
+    if (!json_is_array (directives))
+        return -1;
+    json_array_foreach (directives, i, d) {
+        json_t *parsed = dws_dw_parse (json_string_value (d), NULL);
+        const char *cmd = json_string_value (json_object_get (parsed, "command"));
+        if (!cmd)
+            found = unparsed != 0;
+        for (size_t k = 0; cmd && commands[k] && !found; k++)
+            found = !strcmp (cmd, commands[k]);
+        json_decref (parsed);
+        if (found)
+            break;
+    }
+    return found;
+}
+
+int dws_dw_uses_persistent (json_t *dw)
+{
+    static const char *const users[] = {"persistentdw", "destroy_persistent", NULL};
+    json_t *split = dws_dw_split (dw, NULL, NULL);
+    int rc = split ? dws_dw_any_command (split, users, 1) : -1;
+
+    json_decref (split);
+    return rc;
+}
+
 char *dws_dw_split_json (const char *dw_json, const char *presets_json, dws_error_t *err)
 {
     json_t *dw = dws_json_load ("dw", dw_json, 0, err);

@@ -52,6 +52,21 @@ const char *dws_dw_arg (json_t *parsed, const char *key);
  */
 int dws_dw_is_preset_name (const char *s);
 
+/* 1 if a directive of `directives` (an array of directive strings, as
+ * dws_dw_split returns) has one of the `commands` (a NULL-terminated list);
+ * with `unparsed` set, a directive that does not tokenise counts as one
+ * too.  0 if none, -1 if directives is not an array.
+ */
+int dws_dw_any_command (json_t *directives, const char *const commands[], int unparsed);
+
+/* 1 if `dw` (a job's dw attribute, split without presets) uses persistent
+ * storage made by another job: a persistentdw or destroy_persistent
+ * directive, or an element that is no #DW directive at all (a preset
+ * name, which only the service can expand: counted, so as to err on the
+ * side of waiting).  0 if not, -1 if dw does not split.
+ */
+int dws_dw_uses_persistent (json_t *dw);
+
 /* cffi entry points (JSON text in and out; malloc'd results). */
 char *dws_dw_split_json (const char *dw_json, const char *presets_json, dws_error_t *err);
 char *dws_dw_parse_json (const char *directive, dws_error_t *err);

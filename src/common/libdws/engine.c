@@ -208,7 +208,7 @@ struct dws_engine *dws_engine_create (json_t *config, dws_error_t *err)
         dws_engine_destroy (e);
         return NULL;
     }
-    if (!(e->deferred = json_array ())) {
+    if (!(e->deferred = json_array ()) || !(e->refused = json_object ())) {
         dws_errorf (err, "out of memory");
         dws_engine_destroy (e);
         return NULL;
@@ -233,6 +233,7 @@ void dws_engine_destroy (struct dws_engine *e)
     dws_rabbitmap_destroy (e->map);
     dws_health_destroy (e->health);
     json_decref (e->deferred);
+    json_decref (e->refused);
     json_decref (e->actions);
     free (e);
 }

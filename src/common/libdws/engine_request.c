@@ -37,17 +37,8 @@ static bool get_jobid (json_t *payload, json_int_t *id)
 
 static bool has_create_persistent (json_t *directives)
 {
-    size_t i;
-    json_t *d;
-    json_array_foreach (directives, i, d) {
-        json_t *parsed = dws_dw_parse (json_string_value (d), NULL);
-        const char *cmd = json_string_value (json_object_get (parsed, "command"));
-        bool yes = cmd && !strcmp (cmd, "create_persistent");
-        json_decref (parsed);
-        if (yes)
-            return true;
-    }
-    return false;
+    static const char *const creators[] = {"create_persistent", NULL};
+    return dws_dw_any_command (directives, creators, 0) == 1;
 }
 
 /* The checks every Workflow's request passes, however it came: a
@@ -103,6 +94,28 @@ static json_t *request_check (struct dws_engine *e, const char *what, json_t *ui
     return directives;
 }
 
+/* A job whose dws.create is refused fails by that answer: it is no orphan
+ * of a restart to create again from its jobspec (and fail a second time),
+ * whether the job list that shows it waiting for dws-create comes after
+ * the refusal (remembered until the list is read) or came before it (its
+ * jobspec being read: forgotten, the late answer ignored).
+ */
+static void refused_create (struct dws_engine *e, json_int_t id)
+{
+    struct job *job = job_lookup (e, id);
+    char key[32];
+
+    if (job && !job->exists && !job->creating && !job->recreate && !job->directives
+        && json_array_size (job->create_msgids) == 0) {
+        job_forget (e, job);
+        return;
+    }
+    if (e->refused && !job) {
+        snprintf (key, sizeof (key), "%" JSON_INTEGER_FORMAT, id);
+        json_object_set_new (e->refused, key, json_true ());
+    }
+}
+
 static void create_request (struct dws_engine *e, json_t *msgid, json_t *p, json_t *event)
 {
     json_int_t id;
@@ -118,6 +131,7 @@ static void create_request (struct dws_engine *e, json_t *msgid, json_t *p, json
                                         json_object_get (p, "dw_directives"), &err);
     if (!directives) {
         act_respond_fail (e, msgid, "%s", err.text);
+        refused_create (e, id);
         return;
     }
 
@@ -354,6 +368,16 @@ static bool held_by_create (json_t *v)
     return false;
 }
 
+static bool held_by_others (json_t *v)
+{
+    size_t i;
+    json_t *d;
+    json_array_foreach (json_object_get (v, "dependencies"), i, d)
+        if (!json_is_string (d) || strcmp (json_string_value (d), "dws-create") != 0)
+            return true;
+    return false;
+}
+
 static void job_info_for (struct dws_engine *e, struct job *job, bool want_R)
 {
     char token[96];
@@ -401,7 +425,11 @@ static void ended_while_away (struct dws_engine *e, json_t *active)
  * Workflow at all lost the epilog-remove sent when its Workflow was
  * deleted.  Each is carried on as the lost request would have.  When the
  * list is complete (not an empty one for a failed listing), Workflows
- * of jobs that are no longer active are torn down.
+ * of jobs that are no longer active are torn down.  Not lost: the
+ * dws.create this service refused before the list (the job fails by that
+ * answer, though the list may still show it in DEPEND), and the dws.create
+ * of a job that uses persistent storage and holds other dependencies (the
+ * jobtap plugin sends it once they are gone: job_info_result).
  */
 void orphans_event (struct dws_engine *e, json_t *jobs, bool complete)
 {
@@ -427,10 +455,14 @@ void orphans_event (struct dws_engine *e, json_t *jobs, bool complete)
             continue;
         struct job *job = job_lookup (e, json_integer_value (idv));
         if (!strcmp (state, "DEPEND")) {
-            if (job || !held_by_create (v) || !(job = job_create (e, json_integer_value (idv))))
+            char key[32];
+            snprintf (key, sizeof (key), "%" JSON_INTEGER_FORMAT, json_integer_value (idv));
+            if (job || !held_by_create (v) || json_object_get (e->refused, key)
+                || !(job = job_create (e, json_integer_value (idv))))
                 continue;
             act_log (e, "info", "%s: job waits for dws-create and has no Workflow yet;"
                      " creating it from its jobspec", job->name);
+            job->other_deps = held_by_others (v);
             job_info_for (e, job, false);
         }
         else if (!strcmp (state, "RUN")) {
@@ -457,6 +489,8 @@ void orphans_event (struct dws_engine *e, json_t *jobs, bool complete)
             post_run_begin (e, job, job->handled >= WF_PRERUN);
         }
     }
+    json_decref (e->refused); /* the one job list is read */
+    e->refused = NULL;
 }
 
 /* The job's jobspec and owner, read to create a vanished Workflow again. */
@@ -534,6 +568,17 @@ void job_info_result (struct dws_engine *e, struct job *job, json_t *event)
          * either */
         job_fail (e, job, "dws-create", NOTE_PREFIX "cannot create the Workflow again: %s",
                   dw ? err.text : "the jobspec has no dw attribute");
+        job_forget (e, job);
+        return;
+    }
+    if (job->other_deps && json_array_size (job->create_msgids) == 0
+        && dws_dw_uses_persistent (directives) == 1) {
+        /* The jobtap plugin keeps such a job's dws.create until its other
+         * dependencies are gone (the job that makes the storage first):
+         * it was not lost, it is still to come. */
+        act_log (e, "info", "%s: job uses persistent storage and waits for its other"
+                 " dependencies; its dws.create comes once they are gone", job->name);
+        json_decref (directives);
         job_forget (e, job);
         return;
     }

@@ -102,6 +102,8 @@ struct job {
     bool lustre;           /* a breakdown asks for Lustre storage */
     bool info_R;           /* job-info asked for R (a lost dws.setup) */
     bool info_sched;       /* job-info asked for R's graph (spread Lustre) */
+    bool other_deps;       /* found in DEPEND after a restart holding dependencies
+                            * besides dws-create (see orphans_event) */
 
     json_t *breakdowns;    /* {name: DirectiveBreakdown} read for this job */
     int breakdowns_wanted; /* breakdown reads outstanding */
@@ -155,6 +157,9 @@ struct dws_engine {
     bool synced;           /* the first Workflow list has been seen */
     json_t *deferred;      /* requests for unknown jobs before that list, answered
                             * once it has come */
+    json_t *refused;       /* {id: true}: jobs whose dws.create was refused before
+                            * the orphans event (still in DEPEND in the job list,
+                            * they are no orphans); NULL after it */
     json_t *compute2rabbit; /* {compute: rabbit} from SystemConfiguration */
     json_t *rabbits;        /* {rabbit: true} */
     struct dws_rabbitmap *map;

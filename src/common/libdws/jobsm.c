@@ -70,6 +70,9 @@ struct dws_jobsm {
     bool created;            /* dws.create was sent: there is a workflow to tear down */
     bool create_failed;      /* dws.create failed: no Workflow was made */
     bool dependency;         /* dws-create dependency held */
+    int other_deps;          /* dependencies other than dws-create held now */
+    bool create_deferred;    /* dws.create waits for other_deps to reach 0 (the
+                              * job uses persistent storage another job makes) */
     bool run_seen;
     bool start_posted;
     bool prolog_active;
@@ -294,7 +297,11 @@ int dws_jobsm_check_jobspec (json_t *jobspec, dws_error_t *err)
 
 /* Set has_dw from the jobspec (created is cleared).  Returns 1 if the
  * jobspec holds dw and is valid, else 0, with *invalid set and the
- * message in verr when it holds dw but is invalid.
+ * message in verr when it holds dw but is invalid.  Only dw is looked at:
+ * dw_failure_tolerance goes to the service as given, which refuses a bad
+ * one as it refuses a bad directive (the reference's order: dependency,
+ * dws.create, the service's refusal, the dws-create exception, the
+ * epilog).
  */
 static int classify (struct ctx *c, json_t *jobspec, dws_error_t *verr, bool *invalid)
 {
@@ -304,7 +311,7 @@ static int classify (struct ctx *c, json_t *jobspec, dws_error_t *verr, bool *in
     c->next.create_failed = false;
     if (!c->next.has_dw)
         return 0;
-    if (dws_jobsm_check_jobspec (jobspec, verr) < 0) {
+    if (dws_jobsm_validate_jobspec (jobspec, verr) < 0) {
         *invalid = true;
         return 0;
     }
@@ -313,10 +320,37 @@ static int classify (struct ctx *c, json_t *jobspec, dws_error_t *verr, bool *in
 
 static bool live (const struct dws_jobsm *s);
 
+/* Send dws.create for a job whose jobspec holds a valid dw: the directives
+ * and dw_failure_tolerance as given (the service checks both; the
+ * tolerance defaults to 0).
+ */
+static int send_create (struct ctx *c, json_t *jobspec)
+{
+    json_t *tol = sys_attr (jobspec, "dw_failure_tolerance");
+    json_t *res = json_object_get (jobspec, "resources");
+
+    c->next.created = true;
+    return act_rpc (c, TAG_CREATE,
+                    json_pack ("{s:I s:I s:O s:O s:o}", "jobid", c->next.id, "userid",
+                               c->next.userid, "dw_directives", sys_attr (jobspec, "dw"),
+                               "resources", res ? res : json_null (), "failure_tolerance",
+                               tol ? json_incref (tol) : json_integer (0)));
+}
+
+/* Whether a job's dws.create must wait: it uses persistent storage that
+ * another job makes (or destroys), and it holds other dependencies --
+ * typically on that job.  Its Workflow made now could reach Proposal
+ * before the creator's ("PersistentStorageInstance ... not found").
+ */
+static bool waits_for_others (struct ctx *c, json_t *jobspec)
+{
+    return c->next.other_deps > 0 && dws_dw_uses_persistent (sys_attr (jobspec, "dw")) == 1;
+}
+
 static int ev_depend (struct ctx *c, json_t *ev)
 {
     json_int_t id = 0, userid = 0;
-    json_t *jobspec = NULL, *dw, *tol;
+    json_t *jobspec = NULL;
     dws_error_t verr;
     bool invalid;
 
@@ -341,19 +375,70 @@ static int ev_depend (struct ctx *c, json_t *ev)
     if (!classify (c, jobspec, &verr, &invalid))
         return invalid ? act_raise (c, DWS_JOBSM_DEPENDENCY, xasprintf (NOTE "%s", verr.text))
                        : 0;
-    dw = sys_attr (jobspec, "dw");
-    tol = sys_attr (jobspec, "dw_failure_tolerance");
-    c->next.created = true;
     c->next.dependency = true;
     if (act_named (c, ACT (DEPENDENCY_ADD), DWS_JOBSM_DEPENDENCY) < 0 || act (c, ACT (SUBSCRIBE)) < 0)
         return -1;
-    return act_rpc (c, TAG_CREATE,
-                    json_pack ("{s:I s:I s:O s:O s:I}", "jobid", id, "userid", userid,
-                               "dw_directives", dw, "resources",
-                               json_object_get (jobspec, "resources")
-                                   ? json_object_get (jobspec, "resources")
-                                   : json_null (),
-                               "failure_tolerance", tol ? json_integer_value (tol) : 0));
+    if (waits_for_others (c, jobspec)) {
+        c->next.create_deferred = true;
+        return act_log (c, "info",
+                        xasprintf ("job %lld uses persistent storage and waits for %d other"
+                                   " dependenc%s: dws.create is sent once %s removed",
+                                   (long long)id, c->next.other_deps,
+                                   c->next.other_deps == 1 ? "y" : "ies",
+                                   c->next.other_deps == 1 ? "it is" : "they are"));
+    }
+    return send_create (c, jobspec);
+}
+
+/* dependency-add, dependency-remove: the job's dependencies as the job
+ * manager posts them.  Ours (dws-create) is followed by resource-update;
+ * the others are counted, and the last one removed sends a deferred
+ * dws.create.
+ */
+static int ev_dependency (struct ctx *c, json_t *ev, bool add)
+{
+    const char *name = NULL;
+    json_t *jobspec = NULL;
+
+    if (get_string (c, ev, "name", &name) < 0)
+        return -1;
+    if (!strcmp (name, DWS_JOBSM_DEPENDENCY))
+        return 0;
+    if (add) {
+        c->next.other_deps++;
+        return 0;
+    }
+    if (c->next.other_deps > 0)
+        c->next.other_deps--;
+    if (!c->next.create_deferred || c->next.other_deps > 0)
+        return 0;
+    if (get_object (c, ev, "jobspec", &jobspec) < 0)
+        return -1;
+    c->next.create_deferred = false;
+    return send_create (c, jobspec);
+}
+
+/* create: the job was submitted (job.create, before its dependencies are
+ * added): follow its events, so that other plugins' dependency-add and
+ * dependency-remove reach the machine.
+ */
+static int ev_create (struct ctx *c, json_t *ev)
+{
+    (void)ev;
+    if (c->next.known)
+        return dws_errorf (c->err, "create event: job %lld is known already",
+                           (long long)c->next.id);
+    return act (c, ACT (SUBSCRIBE));
+}
+
+static int ev_dependency_add (struct ctx *c, json_t *ev)
+{
+    return ev_dependency (c, ev, true);
+}
+
+static int ev_dependency_remove (struct ctx *c, json_t *ev)
+{
+    return ev_dependency (c, ev, false);
 }
 
 static const char *const job_states[] = {
@@ -362,7 +447,7 @@ static const char *const job_states[] = {
 
 static int ev_reload (struct ctx *c, json_t *ev)
 {
-    json_int_t id = 0, userid = 0;
+    json_int_t id = 0, userid = 0, others = 0;
     json_t *jobspec = NULL;
     const char *state = NULL;
     bool start = false, finish = false, prolog = false, epilog = false, invalid;
@@ -377,8 +462,12 @@ static int ev_reload (struct ctx *c, json_t *ev)
         || get_bool (c, ev, "start_posted", false, &start) < 0
         || get_bool (c, ev, "finish_posted", false, &finish) < 0
         || get_bool (c, ev, "prolog_active", false, &prolog) < 0
-        || get_bool (c, ev, "epilog_active", false, &epilog) < 0)
+        || get_bool (c, ev, "epilog_active", false, &epilog) < 0
+        || (json_object_get (ev, "other_dependencies")
+            && get_int (c, ev, "other_dependencies", &others) < 0))
         return -1;
+    if (others > INT_MAX)
+        return dws_errorf (c->err, "reload event: 'other_dependencies' is too large");
     for (size_t i = 0; i < sizeof (job_states) / sizeof (job_states[0]); i++)
         if (!strcmp (state, job_states[i]))
             known_state = true;
@@ -413,6 +502,15 @@ static int ev_reload (struct ctx *c, json_t *ev)
     }
     if (!classify (c, jobspec, &verr, &invalid))
         return 0; /* no dw, or invalid dw: depend raised, nothing to undo */
+    if (!strcmp (state, "DEPEND")) {
+        c->next.other_deps = (int)others;
+        if (waits_for_others (c, jobspec)) {
+            /* the old plugin kept its dws.create back for them: so do we */
+            c->next.dependency = true;
+            c->next.create_deferred = true;
+            return act (c, ACT (SUBSCRIBE));
+        }
+    }
     c->next.created = true;
     c->next.dependency = !strcmp (state, "DEPEND");
     c->next.run_seen = !strcmp (state, "RUN") || !strcmp (state, "CLEANUP");
@@ -547,7 +645,10 @@ static int ev_exception (struct ctx *c, json_t *ev)
         return -1;
     if (!json_is_integer (sev))
         return dws_errorf (c->err, "exception event: 'severity' must be an integer");
-    if (json_integer_value (sev) != 0 || !live (&c->next))
+    if (json_integer_value (sev) != 0)
+        return 0;
+    c->next.create_deferred = false; /* the job ends: no Workflow for it */
+    if (!live (&c->next))
         return 0;
     if (c->next.prolog_active) {
         c->next.prolog_active = false;
@@ -866,6 +967,9 @@ struct handler {
 static const struct handler handlers[] = {
     {"depend", ev_depend},
     {"reload", ev_reload},
+    {"create", ev_create},
+    {"dependency-add", ev_dependency_add},
+    {"dependency-remove", ev_dependency_remove},
     {"run", ev_run},
     {"R", ev_R},
     {"start", ev_start},
@@ -906,11 +1010,14 @@ json_t *dws_jobsm_event (struct dws_jobsm *sm, json_t *event, dws_error_t *err)
         dws_errorf (err, "unknown event type '%s'", type);
         return NULL;
     }
-    if (!sm->known && h->fn != ev_depend && h->fn != ev_reload) {
+    /* the job manager posts other plugins' dependencies before DEPEND */
+    bool early = h->fn == ev_create || h->fn == ev_dependency_add
+                 || h->fn == ev_dependency_remove;
+    if (!sm->known && !early && h->fn != ev_depend && h->fn != ev_reload) {
         dws_errorf (err, "%s event: the job is not known yet (no depend or reload event)", type);
         return NULL;
     }
-    if (sm->await_depend && h->fn != ev_depend) {
+    if (sm->await_depend && !early && h->fn != ev_depend) {
         dws_errorf (err, "%s event: job %lld was reloaded in NEW; its depend event comes first",
                     type, (long long)sm->id);
         return NULL;
@@ -973,11 +1080,14 @@ json_t *dws_jobsm_state (const struct dws_jobsm *sm)
             return NULL;
         }
     }
-    o = json_pack ("{s:b s:I s:I s:b s:b s:b s:b s:b s:b s:b s:b s:b s:b s:b s:b s:b s:f s:o}",
+    o = json_pack ("{s:b s:I s:I s:b s:b s:b s:b s:b s:b s:i s:b s:b s:b s:b s:b s:b s:b s:b"
+                   " s:f s:o}",
                    "known", sm->known, "id", sm->id, "userid", sm->userid, "await_depend",
                    sm->await_depend, "depend_optional", sm->depend_optional, "has_dw",
                    sm->has_dw, "created", sm->created, "create_failed", sm->create_failed,
-                   "dependency", sm->dependency, "run_seen", sm->run_seen, "start_posted",
+                   "dependency", sm->dependency, "other_deps", sm->other_deps,
+                   "create_deferred", sm->create_deferred, "run_seen", sm->run_seen,
+                   "start_posted",
                    sm->start_posted, "prolog_active", sm->prolog_active, "r_pending",
                    sm->r_pending, "epilog_started", sm->epilog_started, "epilog_active",
                    sm->epilog_active, "timer_active", sm->timer_active, "epilog_timeout",
@@ -1095,12 +1205,15 @@ static bool described (json_t *ctx, const char *what)
     return d && !strcmp (d, what);
 }
 
-int dws_jobsm_eventlog_flags (const char *eventlog, bool *start, bool *finish, bool *prolog,
-                              bool *epilog, dws_error_t *err)
+/* Call fn for each event of an RFC 18 eventlog (name, context) until it
+ * returns < 0; -1 with a message for a line that is not an event.
+ */
+static int eventlog_foreach (const char *eventlog,
+                             int (*fn) (const char *name, json_t *ctx, void *arg), void *arg,
+                             dws_error_t *err)
 {
     const char *p = eventlog;
     int line = 0;
-    bool s = false, fi = false, pr = false, ep = false;
 
     if (!eventlog)
         return dws_errorf (err, "no eventlog");
@@ -1108,8 +1221,9 @@ int dws_jobsm_eventlog_flags (const char *eventlog, bool *start, bool *finish, b
         const char *nl = strchr (p, '\n');
         size_t len = nl ? (size_t)(nl - p) : strlen (p);
         json_error_t jerr;
-        json_t *e, *ctx;
+        json_t *e;
         const char *name;
+        int rc;
 
         line++;
         if (len == 0) {
@@ -1121,25 +1235,78 @@ int dws_jobsm_eventlog_flags (const char *eventlog, bool *start, bool *finish, b
             json_decref (e);
             return dws_errorf (err, "eventlog line %d is not an RFC 18 event", line);
         }
-        ctx = json_object_get (e, "context");
-        if (!strcmp (name, "start"))
-            s = true;
-        else if (!strcmp (name, "finish"))
-            fi = true;
-        else if (!strcmp (name, "prolog-start") && described (ctx, DWS_JOBSM_PROLOG))
-            pr = true;
-        else if (!strcmp (name, "prolog-finish") && described (ctx, DWS_JOBSM_PROLOG))
-            pr = false;
-        else if (!strcmp (name, "epilog-start") && described (ctx, DWS_JOBSM_EPILOG))
-            ep = true;
-        else if (!strcmp (name, "epilog-finish") && described (ctx, DWS_JOBSM_EPILOG))
-            ep = false;
+        rc = fn (name, json_object_get (e, "context"), arg);
         json_decref (e);
+        if (rc < 0)
+            return dws_errorf (err, "out of memory");
         p += len + (nl ? 1 : 0);
     }
-    *start = s;
-    *finish = fi;
-    *prolog = pr;
-    *epilog = ep;
     return 0;
+}
+
+struct flags {
+    bool start, finish, prolog, epilog;
+};
+
+static int flag_event (const char *name, json_t *ctx, void *arg)
+{
+    struct flags *f = arg;
+
+    if (!strcmp (name, "start"))
+        f->start = true;
+    else if (!strcmp (name, "finish"))
+        f->finish = true;
+    else if (!strcmp (name, "prolog-start") && described (ctx, DWS_JOBSM_PROLOG))
+        f->prolog = true;
+    else if (!strcmp (name, "prolog-finish") && described (ctx, DWS_JOBSM_PROLOG))
+        f->prolog = false;
+    else if (!strcmp (name, "epilog-start") && described (ctx, DWS_JOBSM_EPILOG))
+        f->epilog = true;
+    else if (!strcmp (name, "epilog-finish") && described (ctx, DWS_JOBSM_EPILOG))
+        f->epilog = false;
+    return 0;
+}
+
+int dws_jobsm_eventlog_flags (const char *eventlog, bool *start, bool *finish, bool *prolog,
+                              bool *epilog, dws_error_t *err)
+{
+    struct flags f = {false, false, false, false};
+
+    if (eventlog_foreach (eventlog, flag_event, &f, err) < 0)
+        return -1;
+    *start = f.start;
+    *finish = f.finish;
+    *prolog = f.prolog;
+    *epilog = f.epilog;
+    return 0;
+}
+
+/* the descriptions of the dependencies held, as a set (object) */
+static int dependency_event (const char *name, json_t *ctx, void *arg)
+{
+    json_t *held = arg;
+    const char *d = json_string_value (json_object_get (ctx, "description"));
+
+    if (!d || !strcmp (d, DWS_JOBSM_DEPENDENCY))
+        return 0;
+    if (!strcmp (name, "dependency-add"))
+        return json_object_set_new (held, d, json_true ());
+    if (!strcmp (name, "dependency-remove"))
+        (void)json_object_del (held, d);
+    return 0;
+}
+
+int dws_jobsm_eventlog_other_deps (const char *eventlog, int *count, dws_error_t *err)
+{
+    json_t *held = json_object ();
+    int rc = -1;
+
+    if (!held)
+        return dws_errorf (err, "out of memory");
+    if (eventlog_foreach (eventlog, dependency_event, held, err) == 0) {
+        *count = (int)json_object_size (held);
+        rc = 0;
+    }
+    json_decref (held);
+    return rc;
 }

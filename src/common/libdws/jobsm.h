@@ -29,20 +29,37 @@
  *
  * Events (adapter -> machine), by "type":
  *
+ *   create   {}                                           job.create
+ *       A job with dw just submitted, before other plugins add their
+ *       dependencies (flux-core's dependency-after adds them in NEW, from
+ *       job.dependency.*): subscribe, so that their dependency-add and
+ *       dependency-remove reach the machine.  Only before depend/reload.
+ *   dependency-add    {"name":S}                   job.event.dependency-add
+ *   dependency-remove {"name":S, "jobspec":{..}}   job.event.dependency-remove
+ *       Accepted before depend too.  Ours (dws-create) does nothing (the
+ *       resource-update handles it); another's is counted.  The removal
+ *       that leaves none of them sends a dws.create kept back at depend
+ *       (below), built from its jobspec (required then).
  *   depend   {"id":J, "userid":U, "jobspec":{..}}         job.state.depend
  *       No attributes.system.dw: no actions, and the machine stays inert
  *       (no actions for any later event; service requests are refused).
- *       An invalid dw or dw_failure_tolerance (dws_jobsm_check_jobspec)
- *       raises `dws-create` "DWS workflow interactions failed: <why>"
- *       and the job gets nothing else: no dws.create is sent, so no
- *       Workflow exists and no epilog is needed.  (The reference created
- *       the Workflow first and raised the same exception from the
- *       service; refusing first leaves nothing to tear down.  job.validate
- *       accepts such a tolerance, as the reference's does; the optional
- *       `rabbit` validator plugin refuses it at submission.)  Else:
- *       dependency-add dws-create, subscribe, rpc dws.create {jobid,
- *       userid, dw_directives (dw as given), resources, failure_tolerance
- *       (default 0)}.
+ *       A dw that is not a string or a list of strings (job.validate
+ *       refuses it: only a job from before the plugin was loaded) raises
+ *       `dws-create` "DWS workflow interactions failed: <why>" and the job
+ *       gets nothing else.  Else: dependency-add dws-create, subscribe,
+ *       rpc dws.create {jobid, userid, dw_directives (dw as given),
+ *       resources, failure_tolerance (as given: the service refuses a
+ *       value that is not an integer >= 0, "dw_failure_tolerance must be
+ *       a positive integer", which the create's response raises as
+ *       `dws-create`, and the job's epilog then runs as after any failed
+ *       create; default 0)} -- the reference's order.  But when dw uses
+ *       persistent storage another job makes (dws_dw_uses_persistent:
+ *       persistentdw, destroy_persistent, or a preset name) and the job
+ *       holds other dependencies, dws.create is kept back, with an info
+ *       log, until the last of them is removed: its Workflow must not
+ *       reach Proposal before the creator's ("PersistentStorageInstance
+ *       ... not found").  dws-create still holds the job until its
+ *       resource-update.
  *   run      {}                                           job.state.run
  *       prolog-start dws-setup, subscribe (again: plugin reload), lookup-R.
  *   R        {"R":{..}} or {"error":S}                    R lookup result
@@ -86,7 +103,8 @@
  *       resources are already on their way to housekeeping, but a late
  *       epilog beats a Workflow that is never torn down.
  *   exception {"exc_type":S, "severity":N}                job.event.exception
- *       Only severity 0.  Prolog active: prolog-finish dws-setup status 1.
+ *       Only severity 0.  A dws.create kept back is dropped (the job ends
+ *       with no Workflow, so no epilog).  Prolog active: prolog-finish dws-setup status 1.
  *       Else epilog active: `dws-epilog-timeout` sends dws.abort and
  *       finishes the epilog (status 1); any other type sends dws.teardown
  *       and the epilog stays until epilog-remove.  Else nothing: the
@@ -135,9 +153,13 @@
  *       A request for an inert job (no dw) gets respond-error EINVAL.
  *   reload {"id":J, "userid":U, "jobspec":{..}, "state":S,
  *           "start_posted":B, "finish_posted":B, "prolog_active":B,
- *           "epilog_active":B}
+ *           "epilog_active":B, "other_dependencies":N}
  *       The plugin was (re)loaded with the job already active (the flags
- *       default to false).  Rebuilds the machine from what the job
+ *       default to false, other_dependencies, the dependencies other than
+ *       dws-create the job holds in DEPEND, to 0).  A job in DEPEND whose
+ *       dws.create the old plugin kept back (as at depend) keeps waiting:
+ *       subscribe only, and the removal of the last other dependency
+ *       sends it.  Rebuilds the machine from what the job
  *       manager knows; actions: subscribe, plus timer-start when the
  *       epilog is active (the old timer died with the old plugin).  In
  *       NEW nothing is done and depend is still expected.  In DEPEND the
@@ -156,8 +178,9 @@
  *       job.  Any other inactive epilog in CLEANUP is taken as done (it
  *       cannot be told from one never started) and is not started again.
  *
- * Only depend and reload are accepted first (a bad event otherwise), and
- * each only once (depend may follow a reload in NEW or DEPEND).
+ * Only create, dependency-add/-remove, depend and reload are accepted
+ * first (a bad event otherwise); depend and reload only once (depend may
+ * follow a reload in NEW or DEPEND).
  *
  * Actions (machine -> adapter), by "action":
  *   {"action":"dependency-add"|"dependency-remove", "name":"dws-create"}
@@ -279,9 +302,10 @@ int dws_jobsm_validate_jobspec (json_t *jobspec, dws_error_t *err);
 /* dws_jobsm_validate_jobspec, and when dw is present
  * attributes.system.dw_failure_tolerance, if present, an integer >= 0
  * ("dw_failure_tolerance must be a positive integer", the reference's
- * text).  What depend checks before asking for a Workflow (a failure is
- * the job's `dws-create` exception), and what the `rabbit` job-ingest
- * validator plugin refuses at submission.  0, or -1 with the message.
+ * text).  What the optional `rabbit` job-ingest validator plugin refuses
+ * at submission.  The plugin itself does not: it sends the tolerance with
+ * dws.create and the service refuses it (the reference's order).  0, or
+ * -1 with the message.
  */
 int dws_jobsm_check_jobspec (json_t *jobspec, dws_error_t *err);
 
@@ -310,6 +334,14 @@ json_t *dws_jobsm_unrouted (const char *method, json_t *payload, bool active, bo
  */
 int dws_jobsm_eventlog_flags (const char *eventlog, bool *start, bool *finish, bool *prolog,
                               bool *epilog, dws_error_t *err);
+
+/* The number of dependencies other than dws-create a job holds, from its
+ * eventlog: the descriptions of its dependency-add events not followed by
+ * a dependency-remove of the same description (the reload event's
+ * other_dependencies, for a job in DEPEND).  0, or -1 with a message when
+ * a line is not an event.
+ */
+int dws_jobsm_eventlog_other_deps (const char *eventlog, int *count, dws_error_t *err);
 
 /* cffi entry points: JSON text in, malloc'd JSON text out (dws_free). */
 struct dws_jobsm *dws_jobsm_create_json (const char *config_json, dws_error_t *err);

@@ -70,33 +70,54 @@ static int validate_cb (flux_plugin_t *p, const char *topic, flux_plugin_arg_t *
     return 0;
 }
 
+/* The job's eventlog, read from the KVS with a synchronous lookup (as the
+ * job manager's own restart does): only when the plugin is loaded over
+ * active rabbit jobs, once per job that needs it.  NULL with a logged
+ * error; *fp is to be destroyed either way.
+ */
+static const char *eventlog_lookup (flux_plugin_t *p, flux_jobid_t id, const char *f58,
+                                    flux_future_t **fp)
+{
+    flux_t *h = flux_jobtap_get_flux (p);
+    const char *text = NULL;
+    char key[64];
+
+    *fp = NULL;
+    if (flux_job_kvs_key (key, sizeof (key), id, "eventlog") < 0
+        || !(*fp = flux_kvs_lookup (h, NULL, 0, key)) || flux_kvs_lookup_get (*fp, &text) < 0) {
+        flux_log_error (h, "dws: job %s: cannot read its eventlog", f58);
+        return NULL;
+    }
+    return text;
+}
+
+static void f58_of (flux_jobid_t id, char *buf, size_t size)
+{
+    if (flux_job_id_encode (id, "f58", buf, size) < 0)
+        snprintf (buf, size, "%ju", (uintmax_t)id);
+}
+
 /* A job the job manager replayed from the KVS at a restart: it knows the
  * job's events (its perilog count among them) but records none as posted,
  * so flux_jobtap_job_event_posted() says no for all of them -- and a
  * held epilog taken as done strands the job in CLEANUP for good.  Read
- * the eventlog instead: a synchronous KVS lookup, as the job manager's
- * own restart does, once per active rabbit job and only at a restart.
- * On failure the flags stay as they were, with a message.
+ * the eventlog instead.  On failure the flags stay as they were, with a
+ * message.
  */
 static void replayed_flags (flux_plugin_t *p, flux_jobid_t id, int state, bool *start,
                             bool *finish, bool *prolog, bool *epilog)
 {
-    flux_t *h = flux_jobtap_get_flux (p);
-    char key[64], f58[32];
-    const char *text = NULL;
-    flux_future_t *f = NULL;
+    flux_future_t *f;
+    char f58[32];
+    const char *text;
     bool s, fi, pr, ep;
     dws_error_t err;
 
-    if (flux_job_id_encode (id, "f58", f58, sizeof (f58)) < 0)
-        snprintf (f58, sizeof (f58), "%ju", (uintmax_t)id);
-    if (flux_job_kvs_key (key, sizeof (key), id, "eventlog") < 0
-        || !(f = flux_kvs_lookup (h, NULL, 0, key)) || flux_kvs_lookup_get (f, &text) < 0) {
-        flux_log_error (h, "dws: job %s: cannot read its eventlog after a restart", f58);
+    f58_of (id, f58, sizeof (f58));
+    if (!(text = eventlog_lookup (p, id, f58, &f)))
         goto done;
-    }
     if (dws_jobsm_eventlog_flags (text, &s, &fi, &pr, &ep, &err) < 0) {
-        flux_log (h, LOG_ERR, "dws: job %s: %s", f58, err.text);
+        flux_log (flux_jobtap_get_flux (p), LOG_ERR, "dws: job %s: %s", f58, err.text);
         goto done;
     }
     *start = s;
@@ -105,6 +126,28 @@ static void replayed_flags (flux_plugin_t *p, flux_jobid_t id, int state, bool *
     *epilog = state == FLUX_JOB_STATE_CLEANUP && ep;
 done:
     flux_future_destroy (f);
+}
+
+/* The dependencies other than dws-create a job in DEPEND holds, from its
+ * eventlog (the job manager keeps them to itself); 0 when it cannot be
+ * read (logged).
+ */
+static int other_deps (flux_plugin_t *p, flux_jobid_t id)
+{
+    flux_future_t *f;
+    char f58[32];
+    const char *text;
+    int n = 0;
+    dws_error_t err;
+
+    f58_of (id, f58, sizeof (f58));
+    if ((text = eventlog_lookup (p, id, f58, &f))
+        && dws_jobsm_eventlog_other_deps (text, &n, &err) < 0) {
+        flux_log (flux_jobtap_get_flux (p), LOG_ERR, "dws: job %s: %s", f58, err.text);
+        n = 0;
+    }
+    flux_future_destroy (f);
+    return n;
 }
 
 /* job.new: at submission the job is NEW and job.state.depend does the
@@ -142,11 +185,56 @@ static int new_cb (flux_plugin_t *p, const char *topic, flux_plugin_arg_t *args,
                   && flux_jobtap_job_event_posted (p, id, "epilog-start") > 0;
     if (flux_jobtap_job_event_posted (p, id, "submit") <= 0)
         replayed_flags (p, id, state, &start, &finish, &prolog, &epilog);
-    return feed_new (job, json_pack ("{s:s s:I s:I s:O s:s s:b s:b s:b s:b}", "type", "reload",
-                                     "id", (json_int_t)id, "userid", userid, "jobspec", jobspec,
-                                     "state", flux_job_statetostr (state, "L"), "start_posted",
-                                     start, "finish_posted", finish, "prolog_active", prolog,
-                                     "epilog_active", epilog));
+    return feed_new (job, json_pack ("{s:s s:I s:I s:O s:s s:b s:b s:b s:b s:i}", "type",
+                                     "reload", "id", (json_int_t)id, "userid", userid,
+                                     "jobspec", jobspec, "state",
+                                     flux_job_statetostr (state, "L"), "start_posted", start,
+                                     "finish_posted", finish, "prolog_active", prolog,
+                                     "epilog_active", epilog, "other_dependencies",
+                                     state == FLUX_JOB_STATE_DEPEND ? other_deps (p, id) : 0));
+}
+
+/* job.create: a job just submitted, before other plugins add their
+ * dependencies (job.dependency.*): its machine follows its events from
+ * here.  (At a plugin load job.create comes for every active job: those
+ * are job.new's.)
+ */
+static int create_cb (flux_plugin_t *p, const char *topic, flux_plugin_arg_t *args, void *arg)
+{
+    flux_jobid_t id;
+    int state;
+    json_t *jobspec;
+    struct jobctx *job;
+    (void)topic;
+    (void)arg;
+
+    if (flux_plugin_arg_unpack (args, FLUX_PLUGIN_ARG_IN, "{s:I s:i s:o}", "id", &id, "state",
+                                &state, "jobspec", &jobspec)
+            < 0
+        || state != FLUX_JOB_STATE_NEW || !has_dw (jobspec) || jobctx_get (p, id))
+        return 0;
+    if (!(job = jobctx_attach (p, id, plugin_conf (p))))
+        return -1;
+    return feed_new (job, json_pack ("{s:s}", "type", "create"));
+}
+
+/* job.event.dependency-add, job.event.dependency-remove (subscribed) */
+static int dependency_cb (flux_plugin_t *p, const char *topic, flux_plugin_arg_t *args,
+                          void *arg)
+{
+    flux_jobid_t id;
+    const char *name = NULL;
+    json_t *jobspec = NULL;
+    struct jobctx *job;
+    (void)arg;
+
+    if (flux_plugin_arg_unpack (args, FLUX_PLUGIN_ARG_IN, "{s:I s:o s:{s:{s:s}}}", "id", &id,
+                                "jobspec", &jobspec, "entry", "context", "description", &name)
+            < 0
+        || !(job = jobctx_get (p, id)))
+        return 0;
+    return feed_new (job, json_pack ("{s:s s:s s:O}", "type", strrchr (topic, '.') + 1, "name",
+                                     name, "jobspec", jobspec));
 }
 
 static int depend_cb (flux_plugin_t *p, const char *topic, flux_plugin_arg_t *args, void *arg)
@@ -225,7 +313,10 @@ static int exception_cb (flux_plugin_t *p, const char *topic, flux_plugin_arg_t 
 
 static const struct flux_plugin_handler tab[] = {
     {"job.validate", validate_cb, NULL},
+    {"job.create", create_cb, NULL},
     {"job.new", new_cb, NULL},
+    {"job.event.dependency-add", dependency_cb, NULL},
+    {"job.event.dependency-remove", dependency_cb, NULL},
     {"job.state.depend", depend_cb, NULL},
     {"job.state.run", simple_cb, NULL},
     {"job.event.start", simple_cb, NULL},

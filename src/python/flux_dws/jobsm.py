@@ -66,8 +66,9 @@ class JobspecError(DwsError):
 def validate_jobspec(jobspec: Mapping[str, Any]) -> None:
     """The plugin's job.validate: raise JobspecError if attributes.system.dw
     is not a string or a list of strings.  A jobspec without dw always
-    passes.  dw_failure_tolerance is not looked at: a bad one is the job's
-    ``dws-create`` exception (see check_jobspec)."""
+    passes.  dw_failure_tolerance is not looked at: the plugin sends it with
+    dws.create and the service refuses a bad one (the job's ``dws-create``
+    exception)."""
     err = _ffi.new_error()
     if _ffi.lib.dws_jobsm_validate_jobspec_json(_ffi.json_arg(jobspec, "jobspec", JobspecError),
                                                 err) < 0:
@@ -76,9 +77,9 @@ def validate_jobspec(jobspec: Mapping[str, Any]) -> None:
 
 def check_jobspec(jobspec: Mapping[str, Any]) -> None:
     """validate_jobspec, and dw_failure_tolerance (when dw is present) an
-    integer >= 0: what the plugin checks at depend before asking for a
-    Workflow (a failure is the job's ``dws-create`` exception), and what
-    the ``rabbit`` validator plugin refuses at submission."""
+    integer >= 0: what the ``rabbit`` validator plugin refuses at
+    submission (without it the service refuses such a job's dws.create,
+    the job's ``dws-create`` exception)."""
     err = _ffi.new_error()
     if _ffi.lib.dws_jobsm_check_jobspec_json(_ffi.json_arg(jobspec, "jobspec", JobspecError),
                                              err) < 0:

@@ -239,7 +239,7 @@ def test_validate_jobspec() -> None:
 
 
 def test_check_jobspec() -> None:
-    """What depend requires and the rabbit validator plugin refuses."""
+    """What the rabbit validator plugin refuses at submission."""
     check_jobspec(jobspec())
     check_jobspec(jobspec(dw_failure_tolerance=0))
     check_jobspec(jobspec(dw_failure_tolerance=2))
@@ -254,19 +254,97 @@ def test_check_jobspec() -> None:
         check_jobspec([])  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("tol", [-1, -7, "two", 1.5, True])
-def test_bad_tolerance_is_a_dws_create_exception(tol: Any) -> None:
-    """Accepted at submission; depend raises dws-create with the
-    reference's words and asks for no Workflow (nothing to tear down)."""
+@pytest.mark.parametrize("tol", [-1, -7, "two", 1.5, True, None])
+def test_bad_tolerance_goes_to_the_service(tol: Any) -> None:
+    """The reference's order: the dws-create dependency, dws.create with the
+    tolerance as given, the service's refusal as the dws-create exception
+    with its words, and the epilog any failed create gets."""
     job = Job(jobspec(dw_failure_tolerance=tol))
-    acts = job.depend()
-    assert job.exceptions[0] == ("dws-create", NOTE_PREFIX
-                                 + "dw_failure_tolerance must be a positive integer")
-    assert [a["action"] for a in acts] == ["raise"]
-    assert job.rpcs == [] and job.deps == set()
+    job.depend()
+    assert job.deps == {DEPENDENCY}
+    assert job.topics() == ["dws.create"]
+    assert job.rpcs[0]["payload"]["failure_tolerance"] == tol
+    job.outstanding.clear()
+    job.feed({"type": "rpc-response", "tag": "create", "ok": True,
+              "payload": {"success": False,
+                          "errstr": "dw_failure_tolerance must be a positive integer"}})
+    assert job.exceptions == [("dws-create", NOTE_PREFIX
+                               + "dw_failure_tolerance must be a positive integer")]
+    job.cleanup()
+    assert job.epilogs == {EPILOG: None} and not job.post_run_started()
+    job.respond("post_run")
+    job.epilog_remove()
+    assert job.epilogs == {EPILOG: 0} and job.released()
+
+
+PDW = "#DW persistentdw name=keep"
+
+
+def waiting_job(dw: Any = PDW, deps: int = 1) -> Job:
+    """A job submitted with `deps` other dependencies (added before its
+    depend, as flux-core's dependency-after does)."""
+    job = Job(jobspec(dw))
+    assert job.feed({"type": "create"}) == [{"action": "subscribe"}]
+    for i in range(deps):
+        assert job.feed({"type": "dependency-add", "name": f"after-success=f{i}"}) == []
+    return job
+
+
+def test_persistent_storage_waits_for_the_other_dependencies() -> None:
+    job = waiting_job(deps=2)
+    job.depend()
+    assert job.deps == {DEPENDENCY} and job.rpcs == []
+    assert job.logs[-1]["message"] == ("job 42 uses persistent storage and waits for 2 other"
+                                       " dependencies: dws.create is sent once they are"
+                                       " removed")
+    assert job.sm.state()["create_deferred"] is True
+    job.feed({"type": "dependency-add", "name": DEPENDENCY})  # ours: not counted
+    job.feed({"type": "dependency-remove", "name": "after-success=f1", "jobspec": job.jobspec})
+    assert job.rpcs == []
+    with pytest.raises(JobMachineError, match="'jobspec' must be an object"):
+        job.feed({"type": "dependency-remove", "name": "after-success=f0"})
+    job.feed({"type": "dependency-remove", "name": "after-success=f0", "jobspec": job.jobspec})
+    assert job.topics() == ["dws.create"]
+    assert job.rpcs[0]["payload"]["dw_directives"] == PDW
+    job.respond("create")
+    job.resource_update()
+    assert job.deps == set()
+
+
+@pytest.mark.parametrize("dw", ["#DW destroy_persistent name=keep", [DW, "site-preset"]])
+def test_destroy_persistent_and_presets_wait_too(dw: Any) -> None:
+    job = waiting_job(dw)
+    job.depend()
+    assert job.rpcs == [] and job.deps == {DEPENDENCY}
+
+
+@pytest.mark.parametrize(("dw", "deps"), [(DW, 1), (PDW, 0),
+                                          ("#DW create_persistent type=lustre name=keep", 1)])
+def test_create_at_depend_otherwise(dw: str, deps: int) -> None:
+    job = waiting_job(dw, deps)
+    job.depend()
+    assert job.topics() == ["dws.create"]
+
+
+def test_cancelled_while_waiting() -> None:
+    job = waiting_job()
+    job.depend()
+    job.exception("cancel")
+    job.feed({"type": "dependency-remove", "name": "after-success=f0", "jobspec": job.jobspec})
     job.cleanup()
     job.feed({"type": "free"})
-    assert job.epilogs == {} and job.rpcs == []
+    assert job.rpcs == [] and job.epilogs == {}
+
+
+def test_reload_while_waiting() -> None:
+    sm = JobMachine()
+    spec = jobspec(PDW)
+    acts = sm.event({"type": "reload", "id": JOBID, "userid": 1000, "jobspec": spec,
+                     "state": "DEPEND", "other_dependencies": 1})
+    assert acts == [{"action": "subscribe"}]
+    assert sm.event({"type": "depend", "id": JOBID, "userid": 1000, "jobspec": spec}) == []
+    acts = sm.event({"type": "dependency-remove", "name": "after-success=f0", "jobspec": spec})
+    assert [a.get("topic") for a in acts] == ["dws.create"]
 
 
 def test_config() -> None:

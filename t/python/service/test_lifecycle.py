@@ -133,15 +133,24 @@ def test_bad_dw_refused_at_submit(h: Harness, dw: object, message: str) -> None:
 
 @pytest.mark.parametrize("tol", [-1, "two"])
 def test_bad_tolerance_is_a_dws_create_exception(h: Harness, tol: object) -> None:
-    """Accepted at submission, as the reference does; the job gets a
-    dws-create exception with the reference's words, and no Workflow."""
+    """Accepted at submission, as the reference does, and refused by the
+    service in the reference's order: the dws-create dependency, the
+    service's refusal of dws.create as the dws-create exception with the
+    reference's words, then the epilog of any failed create (dws.post_run,
+    answered); no Workflow."""
     jobid = h.submit(XFS, nodes=1, tolerance=tol)
     job = h.wait(jobid)
     assert [e["type"] for e in job.exceptions] == ["dws-create"]
     note = job.exceptions[0]["note"]
-    assert "DWS workflow interactions failed" in note
-    assert "dw_failure_tolerance must be a positive integer" in note
-    assert "prolog-start" not in job.events() and "epilog-start" not in job.events()
+    assert note == ("DWS workflow interactions failed: dw_failure_tolerance must be a positive"
+                    " integer")
+    events = job.events()
+    assert "prolog-start" not in events
+    order = [events.index(n) for n in ("dependency-add", "exception", "epilog-start",
+                                       "epilog-finish")]
+    assert order == sorted(order), events
+    finish = [ctx for _, name, ctx in job.eventlog if name == "epilog-finish"]
+    assert finish == [{"description": "dws-epilog", "status": 0}]
     assert h.workflows() == []
 
 

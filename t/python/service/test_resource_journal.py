@@ -3,6 +3,7 @@ events (flux_dws.resourcegraph, flux_dws.service.resource_journal.JournalReader)
 
 from __future__ import annotations
 
+import errno
 import json
 import re
 from typing import Any
@@ -10,7 +11,12 @@ from typing import Any
 import pytest
 
 from flux_dws.resourcegraph import ResourceError, decode_lean, drainable_hosts, graph_index
-from flux_dws.service.resource_journal import JournalReader, decode_journal_answer, exclude_of
+from flux_dws.service.resource_journal import (
+    JournalReader,
+    decode_journal_answer,
+    exclude_of,
+    journal_ended,
+)
 
 
 def vertex(vtype: str, path: str, **meta: Any) -> dict[str, Any]:
@@ -85,6 +91,23 @@ def test_decode_journal_answer_names_what_is_wrong() -> None:
     assert error.startswith("resource.journal answer is not JSON: ")
     assert decode_journal_answer("[1]") == (
         {}, "resource.journal answer is not a JSON object: list")
+
+
+@pytest.mark.parametrize("state", ["finalize", "shutdown", "goodbye", "cleanup", None])
+def test_journal_end_at_shutdown_is_no_error(state: str | None) -> None:
+    level, line = journal_ended(errno.ENODATA, state, "[Errno 61] No data available")
+    assert level == "info"
+    assert line == ("rabbit health: resource.journal ended as the instance shuts down (broker"
+                    f" state {state or 'unknown'}); no longer following it")
+
+
+def test_journal_end_while_running_is_an_error() -> None:
+    text = "[Errno 61] No data available"
+    assert journal_ended(errno.ENODATA, "run", text) == (
+        "err", "rabbit health: resource.journal ended: [Errno 61] No data available")
+    for errnum in (errno.EPROTO, errno.ENOSYS, None):
+        assert journal_ended(errnum, "finalize", "it broke") == (
+            "err", "rabbit health: resource.journal ended: it broke")
 
 
 def test_drainable_hosts_by_node_property() -> None:

@@ -24,8 +24,43 @@ static void parse_is (const char *d, const char *expect)
     free (s);
 }
 
+static int uses (const char *dw)
+{
+    json_t *v = json_loads (dw, JSON_DECODE_ANY, NULL);
+    int rc = dws_dw_uses_persistent (v);
+    json_decref (v);
+    return rc;
+}
+
+static void commands (void)
+{
+    static const char *const creators[] = {"create_persistent", NULL};
+    json_t *d = json_pack ("[s s]", "#DW jobdw a=1", "#DW create_persistent name=p");
+
+    ok (dws_dw_any_command (d, creators, 0) == 1, "any_command: create_persistent found");
+    json_array_remove (d, 1);
+    ok (dws_dw_any_command (d, creators, 0) == 0, "any_command: not in a jobdw");
+    json_array_append_new (d, json_string ("preset"));
+    ok (dws_dw_any_command (d, creators, 0) == 0, "any_command: an unparsed one not counted...");
+    ok (dws_dw_any_command (d, creators, 1) == 1, "... unless asked");
+    ok (dws_dw_any_command (json_object_get (d, "x"), creators, 0) == -1,
+        "any_command: not an array");
+    json_decref (d);
+
+    ok (uses ("\"#DW persistentdw name=p\"") == 1, "uses_persistent: persistentdw");
+    ok (uses ("\"#DW jobdw a=1 #DW destroy_persistent name=p\"") == 1,
+        "uses_persistent: destroy_persistent after a jobdw");
+    ok (uses ("[\"#DW jobdw a=1\", \"site-preset\"]") == 1,
+        "uses_persistent: a preset name may hold one");
+    ok (uses ("\"#DW jobdw a=1\"") == 0, "uses_persistent: jobdw alone");
+    ok (uses ("\"#DW create_persistent name=p type=xfs\"") == 0,
+        "uses_persistent: create_persistent makes it, does not use it");
+    ok (uses ("5") == -1, "uses_persistent: a dw that does not split");
+}
+
 int main (void)
 {
+    commands ();
     split_is ("\"#DW jobdw type=xfs capacity=1GiB name=a\"", NULL,
               "[\"#DW jobdw type=xfs capacity=1GiB name=a\"]");
     split_is ("\"#DW jobdw a=1 #DW copy_in b=2\\n  #DW copy_out c=3\"", NULL,

@@ -2257,6 +2257,92 @@ static void test_orphans_ended (void)
     dws_engine_destroy (e);
 }
 
+/* A dws.create refused before the job list (here a bad tolerance, as a
+ * job submitted while the service starts): the job fails by that answer,
+ * and the list that may still show it in DEPEND, held by dws-create, does
+ * not make the service read it and fail it a second time.
+ */
+static void test_orphans_refused (void)
+{
+    k8s_reset ();
+    struct dws_engine *e = engine (NULL);
+    sysconf (e);
+    feed (e, "{'type':'request','topic':'dws.create','msgid':3,'payload':{'jobid':850,"
+             "'userid':1000,'resources':[{'type':'node','count':1}],'failure_tolerance':-1,"
+             "'dw_directives':'" DW_XFS "'}}");
+    has ("a bad tolerance refused at once", "action", "respond", "msgid", "3");
+    sync_none (e);
+    feed (e, "{'type':'orphans','jobs':[{'id':850,'state':'DEPEND','dependencies':"
+             "['dws-create']},{'id':851,'state':'DEPEND','dependencies':['dws-create']}]}");
+    ok (count ("action", "job-info") == 1, "refused before the list: not an orphan");
+    has ("... another job held by dws-create still is", "action", "job-info", "id", "851");
+    feed (e, "{'type':'request','topic':'dws.create','msgid':4,'payload':{'jobid':852,"
+             "'userid':1000,'resources':[{'type':'node','count':1}],'failure_tolerance':'x',"
+             "'dw_directives':'" DW_XFS "'}}");
+    feed (e, "{'type':'orphans','jobs':[{'id':850,'state':'DEPEND','dependencies':"
+             "['dws-create']}]}");
+    has ("a second list (none comes in a service's life) reads it", "action", "job-info",
+         "id", "850");
+    /* the other order: listed (its jobspec being read), then refused */
+    feed (e, "{'type':'request','topic':'dws.create','msgid':5,'payload':{'jobid':851,"
+             "'userid':1000,'resources':[{'type':'node','count':1}],'failure_tolerance':-1,"
+             "'dw_directives':'" DW_XFS "'}}");
+    ok (job_status (e, 851) == NULL, "refused while its jobspec is read: forgotten");
+    feed (e, "{'type':'job-info','token':'job-info:851','ok':true,'userid':1000,'jobspec':"
+             "{'resources':[{'type':'node','count':1}],'attributes':{'system':{"
+             "'dw':'" DW_XFS "','dw_failure_tolerance':-1}}}}");
+    none ("... its jobspec then is a late answer: no second exception");
+    dws_engine_destroy (e);
+}
+
+/* A job in DEPEND after a restart that holds other dependencies besides
+ * dws-create and uses persistent storage has no Workflow because the
+ * jobtap plugin keeps its dws.create until they are gone (the job that
+ * makes the storage first): it is not created from the orphan list.
+ */
+static void test_orphans_persistent (void)
+{
+    k8s_reset ();
+    struct dws_engine *e = engine (NULL);
+    sysconf (e);
+    sync_none (e);
+    feed (e, "{'type':'orphans','jobs':[{'id':840,'state':'DEPEND','dependencies':"
+             "['after-success=f1','dws-create']},{'id':841,'state':'DEPEND','dependencies':"
+             "['after-success=f1','dws-create']},{'id':842,'state':'DEPEND','dependencies':"
+             "['dws-create']},{'id':843,'state':'DEPEND','dependencies':"
+             "['after-success=f1','dws-create']}]}");
+    ok (count ("action", "job-info") == 4, "persistent orphans: every job is read");
+    feed (e, "{'type':'job-info','token':'job-info:840','ok':true,'userid':1000,'jobspec':"
+             "{'resources':[{'type':'node','count':1}],'attributes':{'system':{"
+             "'dw':'#DW persistentdw name=keep'}}}}");
+    has ("persistentdw with another dependency: not created, said so", "action", "log",
+         "level", "info", "message",
+         "fluxjob-840: job uses persistent storage and waits for its other dependencies;"
+         " its dws.create comes once they are gone");
+    ok (count ("op", "create") == 0, "... no Workflow");
+    ok (job_status (e, 840) == NULL, "... the job is forgotten (its dws.create is to come)");
+    feed (e, "{'type':'job-info','token':'job-info:841','ok':true,'userid':1000,'jobspec':"
+             "{'resources':[{'type':'node','count':1}],'attributes':{'system':{"
+             "'dw':'" DW_XFS "'}}}}");
+    has ("jobdw with another dependency: its lost create is made", "op", "create", "token",
+         "create:841");
+    feed (e, "{'type':'job-info','token':'job-info:842','ok':true,'userid':1000,'jobspec':"
+             "{'resources':[{'type':'node','count':1}],'attributes':{'system':{"
+             "'dw':'#DW persistentdw name=keep'}}}}");
+    has ("persistentdw held by dws-create alone: its lost create is made", "op", "create",
+         "token", "create:842");
+    /* the plugin's dws.create comes while the job is read: it is answered */
+    feed (e, "{'type':'request','topic':'dws.create','msgid':9,'payload':{'jobid':843,"
+             "'userid':1000,'resources':[{'type':'node','count':1}],'failure_tolerance':0,"
+             "'dw_directives':'#DW persistentdw name=keep'}}");
+    feed (e, "{'type':'job-info','token':'job-info:843','ok':true,'userid':1000,'jobspec':"
+             "{'resources':[{'type':'node','count':1}],'attributes':{'system':{"
+             "'dw':'#DW persistentdw name=keep'}}}}");
+    has ("a dws.create that came meanwhile: the Workflow is made", "op", "create", "token",
+         "create:843");
+    dws_engine_destroy (e);
+}
+
 /* --- malformed events ------------------------------------------------------------ */
 
 /* A lost dws.create re-created from the job's jobspec passes the checks
@@ -2438,6 +2524,8 @@ int main (void)
     test_vanish ();
     test_orphans ();
     test_orphans_ended ();
+    test_orphans_persistent ();
+    test_orphans_refused ();
     test_recreate_checks ();
     test_malformed ();
     test_status_json ();

@@ -381,27 +381,226 @@ static void invalid_dw (void)
     ev (sm, EXC ("dws-create"), "[]", "its exception event does nothing");
     ev (sm, "{'type':'cleanup'}", "[]", "no workflow was asked for: no epilog");
     dws_jobsm_destroy (sm);
+}
 
-    sm = sm_new (NULL);
+/* A bad dw_failure_tolerance goes to the service as given, in the
+ * reference's order: dependency, dws.create, the service's refusal as the
+ * dws-create exception, and the epilog of any failed create.
+ */
+static void bad_tolerance_is (const char *tol, const char *what)
+{
+    struct dws_jobsm *sm = sm_new (NULL);
+    char depend[512], acts[1024], label[128];
+
+    snprintf (depend, sizeof (depend),
+              "{'type':'depend','id':42,'userid':1,'jobspec':{'attributes':{'system':{'dw':'" DW
+              "','dw_failure_tolerance':%s}}}}",
+              tol);
+    snprintf (acts, sizeof (acts),
+              "[{'action':'dependency-add','name':'dws-create'},{'action':'subscribe'},"
+              "{'action':'rpc','topic':'dws.create','tag':'create','payload':{'jobid':42,"
+              "'userid':1,'dw_directives':'" DW "','resources':null,'failure_tolerance':%s}}]",
+              tol);
+    snprintf (label, sizeof (label), "%s: dependency, dws.create with it as given", what);
+    ev (sm, depend, acts, label);
     ev (sm,
-        "{'type':'depend','id':42,'userid':1,'jobspec':{'attributes':{'system':{'dw':'" DW
-        "','dw_failure_tolerance':-2}}}}",
+        "{'type':'rpc-response','tag':'create','ok':true,'payload':{'success':false,"
+        "'errstr':'" TOLERANCE "'}}",
         "[{'action':'raise','type':'dws-create','severity':0,'note':'" NOTE TOLERANCE "'}]",
-        "negative dw_failure_tolerance at depend: dws-create, no dws.create sent");
-    state_is (sm, "pending",
-              "{\"create\":0,\"setup\":0,\"post_run\":0,\"teardown\":0,\"abort\":0}",
-              "no RPC outstanding");
-    ev (sm, EXC ("dws-create"), "[]", "its exception event does nothing");
-    ev (sm, "{'type':'cleanup'}", "[]", "no Workflow: no epilog");
-    ev (sm, "{'type':'free'}", "[]", "nor at free");
+        "the service refuses it: the dws-create exception with its words");
+    ev (sm, EXC ("dws-create"), "[]", "its exception event: nothing more");
+    ev (sm, "{'type':'cleanup'}", EPILOG_ACTS ("false"),
+        "cleanup: the epilog, dws.post_run (run_started false), as after any failed create");
+    ev (sm, RESP ("post_run"), "[]", "the service answers it");
+    ev (sm, EPILOG_REMOVE ("CLEANUP"),
+        "[{'action':'epilog-finish','name':'dws-epilog','status':0},"
+        "{'action':'respond','payload':{}}]",
+        "its epilog-remove ends the epilog");
+    dws_jobsm_destroy (sm);
+}
+
+static void bad_tolerance (void)
+{
+    bad_tolerance_is ("-2", "negative dw_failure_tolerance");
+    bad_tolerance_is ("'two'", "a string dw_failure_tolerance");
+    bad_tolerance_is ("1.5", "a real dw_failure_tolerance");
+    bad_tolerance_is ("null", "a null dw_failure_tolerance");
+}
+
+/* --- persistent storage: dws.create after the job's other dependencies ---- */
+
+#define PDW "#DW persistentdw name=keep"
+#define PSPEC "{'resources':" RES ",'attributes':{'system':{'dw':'" PDW "'}}}"
+#define PDEPEND "{'type':'depend','id':42,'userid':1000,'jobspec':" PSPEC "}"
+#define PCREATE                                                                                \
+    "{'action':'rpc','topic':'dws.create','tag':'create','payload':{'jobid':42,"               \
+    "'userid':1000,'dw_directives':'" PDW "','resources':" RES ",'failure_tolerance':0}}"
+#define HOLD_ACTS(n)                                                                           \
+    "[{'action':'dependency-add','name':'dws-create'},{'action':'subscribe'},"                 \
+    "{'action':'log','level':'info','message':'job 42 uses persistent storage and waits for "  \
+    n "'}]"
+#define DEP(kind, name) "{'type':'dependency-" kind "','name':'" name "'}"
+#define DEP_REMOVE(name, spec)                                                                 \
+    "{'type':'dependency-remove','name':'" name "','jobspec':" spec "}"
+
+/* the machine of a job submitted with `after` dependencies (already
+ * added when depend comes, as flux-core's dependency-after adds them) */
+static struct dws_jobsm *submitted (int ndeps)
+{
+    struct dws_jobsm *sm = sm_new (NULL);
+    ev (sm, "{'type':'create'}", "[{'action':'subscribe'}]",
+        "persistent: create subscribes before other plugins add dependencies");
+    for (int i = 0; i < ndeps; i++)
+        ev (sm, i ? DEP ("add", "after-finish=f2") : DEP ("add", "after-success=f1"), "[]",
+            "persistent: another plugin's dependency-add is counted");
+    return sm;
+}
+
+/* the machine of a persistentdw job the plugin was loaded over in DEPEND,
+ * holding `others` other dependencies */
+static struct dws_jobsm *reloaded_depend (const char *others, const char *what)
+{
+    struct dws_jobsm *sm = sm_new (NULL);
+    char event[512];
+
+    snprintf (event, sizeof (event),
+              "{'type':'reload','id':42,'userid':1000,'jobspec':" PSPEC
+              ",'state':'DEPEND','other_dependencies':%s}",
+              others);
+    ev (sm, event, "[{'action':'subscribe'}]", what);
+    return sm;
+}
+
+static void persistent (void)
+{
+    struct dws_jobsm *sm;
+    char *before, *after;
+
+    /* persistentdw with an afterok: held until it is gone */
+    sm = submitted (1);
+    state_is (sm, "other_deps", "1", "persistent: one dependency held");
+    ev (sm, PDEPEND,
+        HOLD_ACTS ("1 other dependency: dws.create is sent once it is removed"),
+        "persistentdw with another dependency: dws-create held, no dws.create yet");
+    state_is (sm, "create_deferred", "true", "persistent: create deferred");
+    state_is (sm, "created", "false", "persistent: no Workflow asked for");
+    ev (sm, DEP ("add", "dws-create"), "[]", "persistent: our own dependency-add is not counted");
+    ev (sm, RESP ("create"), "rpc-response event: no dws.create RPC is outstanding",
+        "persistent: no dws.create outstanding");
+    /* the last removal without a jobspec is a bad event: nothing changes */
+    before = dws_jobsm_state_json (sm);
+    ev (sm, DEP ("remove", "after-success=f1"),
+        "dependency-remove event: 'jobspec' must be an object",
+        "persistent: the removal that sends dws.create needs the jobspec");
+    after = dws_jobsm_state_json (sm);
+    is (after, before, "persistent: ... and leaves the machine unchanged");
+    free (before);
+    free (after);
+    ev (sm, DEP_REMOVE ("after-success=f1", PSPEC), "[" PCREATE "]",
+        "persistent: the other dependency removed: dws.create now");
+    state_is (sm, "created", "true", "persistent: created");
+    ev (sm, RESP ("create"), "[]", "persistent: create ok");
+    ev (sm,
+        "{'type':'resource-update','state':'DEPEND','jobspec':" PSPEC ","
+        "'payload':{'id':42,'resources':[{'type':'slot'}],'exclude':null}}",
+        UPDATE_ACTS, "persistent: Proposal done: dws-create removed");
+    ev (sm, DEP ("remove", "dws-create"), "[]", "persistent: our own removal: nothing");
     dws_jobsm_destroy (sm);
 
+    /* two dependencies: the second removal sends it */
+    sm = submitted (2);
+    ev (sm, PDEPEND,
+        HOLD_ACTS ("2 other dependencies: dws.create is sent once they are removed"),
+        "persistent: two other dependencies");
+    ev (sm, DEP_REMOVE ("after-finish=f2", PSPEC), "[]", "persistent: one left: still held");
+    ev (sm, DEP_REMOVE ("after-success=f1", PSPEC), "[" PCREATE "]",
+        "persistent: none left: dws.create");
+    dws_jobsm_destroy (sm);
+
+    /* destroy_persistent waits too; so does a preset name (only the service
+     * knows what it holds) */
+    sm = submitted (1);
+    ev (sm,
+        "{'type':'depend','id':42,'userid':1000,'jobspec':{'attributes':{'system':"
+        "{'dw':'#DW destroy_persistent name=keep'}}}}",
+        HOLD_ACTS ("1 other dependency: dws.create is sent once it is removed"),
+        "destroy_persistent with another dependency: held");
+    dws_jobsm_destroy (sm);
+    sm = submitted (1);
+    ev (sm,
+        "{'type':'depend','id':42,'userid':1000,'jobspec':{'attributes':{'system':"
+        "{'dw':['" DW "','site-preset']}}}}",
+        HOLD_ACTS ("1 other dependency: dws.create is sent once it is removed"),
+        "a preset name with another dependency: held");
+    dws_jobsm_destroy (sm);
+
+    /* no persistent storage, or no other dependency: dws.create at once */
+    sm = submitted (1);
+    ev (sm, DEPEND, DEPEND_ACTS, "jobdw with another dependency: dws.create at depend");
+    ev (sm, DEP_REMOVE ("after-success=f1", JOBSPEC), "[]", "its removal: nothing more");
+    dws_jobsm_destroy (sm);
+    sm = submitted (0);
+    ev (sm, PDEPEND,
+        "[{'action':'dependency-add','name':'dws-create'},{'action':'subscribe'}," PCREATE "]",
+        "persistentdw without another dependency: dws.create at depend");
+    dws_jobsm_destroy (sm);
+    sm = submitted (1);
+    ev (sm, DEP ("remove", "after-success=f1"), "[]",
+        "a dependency removed before depend (its job had ended)");
+    ev (sm, PDEPEND,
+        "[{'action':'dependency-add','name':'dws-create'},{'action':'subscribe'}," PCREATE "]",
+        "persistentdw whose dependency is gone: dws.create at depend");
+    dws_jobsm_destroy (sm);
+
+    /* cancelled while it waits: no Workflow, no epilog */
+    sm = submitted (1);
+    ev (sm, PDEPEND,
+        HOLD_ACTS ("1 other dependency: dws.create is sent once it is removed"),
+        "persistent: held");
+    ev (sm, EXC ("cancel"), "[]", "persistent: cancelled while held");
+    ev (sm, DEP_REMOVE ("after-success=f1", PSPEC), "[]",
+        "persistent: a removal after that sends nothing");
+    ev (sm, "{'type':'cleanup'}", "[]", "persistent: no Workflow, no epilog");
+    ev (sm, "{'type':'free'}", "[]", "persistent: nor at free");
+    dws_jobsm_destroy (sm);
+
+    /* a severity-1 exception does not end the wait */
+    sm = submitted (1);
+    ev (sm, PDEPEND,
+        HOLD_ACTS ("1 other dependency: dws.create is sent once it is removed"),
+        "persistent: held (severity 1 case)");
+    ev (sm, "{'type':'exception','exc_type':'test','severity':1}", "[]",
+        "persistent: a non-fatal exception");
+    ev (sm, DEP_REMOVE ("after-success=f1", PSPEC), "[" PCREATE "]",
+        "persistent: still sent when the dependency goes");
+    dws_jobsm_destroy (sm);
+
+    /* the plugin reloaded while the job waits */
+    sm = reloaded_depend ("1", "reload in DEPEND, waiting for another dependency");
+    state_is (sm, "create_deferred", "true", "reload: still deferred");
+    ev (sm, PDEPEND, "[]", "reload: the depend of a jobtap load repeats nothing");
+    ev (sm, DEP_REMOVE ("after-success=f1", PSPEC), "[" PCREATE "]",
+        "reload: the dependency removed: dws.create");
+    dws_jobsm_destroy (sm);
+    sm = reloaded_depend ("0", "reload in DEPEND, nothing else held");
+    state_is (sm, "created", "true", "reload: dws.create was sent before");
+    ev (sm, PDEPEND,
+        "[{'action':'dependency-add','name':'dws-create'},{'action':'subscribe'}," PCREATE "]",
+        "reload: the depend of a jobtap load repeats dws.create");
+    dws_jobsm_destroy (sm);
     sm = sm_new (NULL);
     ev (sm,
-        "{'type':'depend','id':42,'userid':1,'jobspec':{'attributes':{'system':{'dw':'" DW
-        "','dw_failure_tolerance':'two'}}}}",
-        "[{'action':'raise','type':'dws-create','severity':0,'note':'" NOTE TOLERANCE "'}]",
-        "non-integer dw_failure_tolerance at depend: dws-create");
+        "{'type':'reload','id':42,'userid':1000,'jobspec':" PSPEC
+        ",'state':'DEPEND','other_dependencies':-1}",
+        "reload event: 'other_dependencies' must be an integer >= 0",
+        "reload: a bad other_dependencies");
+    ev (sm, "{'type':'create'}", "[{'action':'subscribe'}]", "create on an unknown machine");
+    ev (sm, PDEPEND,
+        "[{'action':'dependency-add','name':'dws-create'},{'action':'subscribe'}," PCREATE "]",
+        "depend");
+    ev (sm, "{'type':'create'}", "create event: job 42 is known already", "create after depend");
+    ev (sm, "{'type':'dependency-add'}", "dependency-add event: 'name' must be a string",
+        "dependency-add without a name");
     dws_jobsm_destroy (sm);
 }
 
@@ -1130,7 +1329,8 @@ static void state_dump (void)
     char *s = dws_jobsm_state_json (sm);
     json_is (s,
              "{\"known\":true,\"id\":42,\"userid\":1000,\"await_depend\":false,\"depend_optional\":false,\"has_dw\":true,"
-             "\"created\":true,\"create_failed\":false,\"dependency\":false,\"run_seen\":false,\"start_posted\":false,"
+             "\"created\":true,\"create_failed\":false,\"dependency\":false,\"other_deps\":0,"
+             "\"create_deferred\":false,\"run_seen\":false,\"start_posted\":false,"
              "\"prolog_active\":false,\"r_pending\":false,\"epilog_started\":false,"
              "\"epilog_active\":false,\"timer_active\":false,\"epilog_timeout\":1.5,"
              "\"pending\":{\"create\":0,\"setup\":0,\"post_run\":0,\"teardown\":0,\"abort\":0}}",
@@ -1226,11 +1426,41 @@ static void eventlog_flags (void)
         "eventlog: empty: nothing posted");
 }
 
+#define DEPEV(name, d) "{\"timestamp\":1,\"name\":\"" name "\",\"context\":{\"description\":\"" d "\"}}\n"
+
+static void eventlog_other_deps (void)
+{
+    dws_error_t err;
+    int n = -1;
+
+    ok (dws_jobsm_eventlog_other_deps (
+            "{\"timestamp\":0,\"name\":\"submit\",\"context\":{}}\n"
+            DEPEV ("dependency-add", "after-success=f1") DEPEV ("dependency-add", "begin-time=9")
+            DEPEV ("dependency-add", "dws-create") DEPEV ("dependency-remove", "begin-time=9"),
+            &n, &err)
+                == 0
+            && n == 1,
+        "eventlog: one other dependency held (dws-create and removed ones not counted)");
+    ok (dws_jobsm_eventlog_other_deps (DEPEV ("dependency-add", "after-success=f1")
+                                           DEPEV ("dependency-remove", "after-success=f1"),
+                                       &n, &err)
+                == 0
+            && n == 0,
+        "eventlog: added and removed: none");
+    n = 7;
+    ok (dws_jobsm_eventlog_other_deps ("not json\n", &n, &err) < 0 && strstr (err.text, "line 1")
+            && n == 7,
+        "eventlog: a bad line is an error, the count untouched");
+    ok (dws_jobsm_eventlog_other_deps (NULL, &n, &err) < 0, "eventlog: NULL is an error");
+}
+
 int main (void)
 {
     config ();
     validate ();
     check ();
+    bad_tolerance ();
+    persistent ();
     bad_events ();
     no_dw ();
     invalid_dw ();
@@ -1249,6 +1479,7 @@ int main (void)
     epilog_remove ();
     reload ();
     eventlog_flags ();
+    eventlog_other_deps ();
     state_dump ();
     unrouted ();
     return done_testing ();

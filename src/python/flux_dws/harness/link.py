@@ -193,7 +193,7 @@ class _HarnessFollow:
     def reconfigure(self, config: Mapping[str, Any], drain_queues: list[str] | None) -> None:
         self._emit(self.reader.reconfigure(exclude_of(config), drain_queues))
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 5.0) -> None:
         self.active = False
 
     def _emit(self, events: list[dict[str, Any]]) -> None:

@@ -47,7 +47,7 @@ class Kube(Protocol):
     def submit(self, action: dict[str, Any],
                sent: Callable[[], None] | None = None) -> None: ...
     def start_watches(self, specs: list[WatchSpec]) -> None: ...
-    def stop(self) -> None: ...
+    def stop(self, timeout: float = 5.0) -> None: ...
     def pending(self) -> int: ...
     def oldest_pending(self) -> float | None: ...
     def watch_barrier(self, done: Callable[[str | None], None]) -> None: ...
@@ -141,11 +141,14 @@ class Service:
         self._resources = self.link.watch_resources(self.post_event, self._fluxion,
                                                     self._drain_queues)
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop the threads (resource follow, watches, writers), waiting
+        for them up to ``timeout`` seconds in all."""
+        deadline = time.monotonic() + timeout
         if self._resources is not None:
-            self._resources.stop()
+            self._resources.stop(timeout)
             self._resources = None
-        self.kube.stop()
+        self.kube.stop(max(0.0, deadline - time.monotonic()))
 
     def reconfig(self, config: dict[str, Any], flux_config: Mapping[str, Any]) -> None:
         """A ``flux config reload``, checked whole by the caller: the

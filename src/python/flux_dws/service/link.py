@@ -24,7 +24,8 @@ class ResourceFollow(Protocol):
     """What ``Link.watch_resources`` hands back: the follow of Flux's
     resources for rabbit health, until stopped."""
 
-    def stop(self) -> None: ...
+    def stop(self, timeout: float = 5.0) -> None:
+        """End the follow and wait for it (up to ``timeout`` seconds)."""
 
     def reconfigure(self, config: Mapping[str, Any], drain_queues: list[str] | None) -> None:
         """A reloaded broker config: resource.exclude and the drain queues

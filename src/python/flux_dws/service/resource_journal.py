@@ -24,6 +24,7 @@ follows every set_status sent before it) and sends only what differs.
 
 from __future__ import annotations
 
+import errno
 import os
 import threading
 from collections.abc import Callable, Mapping
@@ -51,6 +52,20 @@ def decode_journal_answer(text: str | bytes | None) -> tuple[dict[str, Any], str
     if not isinstance(resp, dict):
         return {}, f"resource.journal answer is not a JSON object: {type(resp).__name__}"
     return resp, None
+
+
+def journal_ended(errnum: int | None, state: str | None, text: str) -> tuple[str, str]:
+    """The level and line to log when the resource.journal stream ends
+    (``errnum``, ``text``: its error; ``state``: the broker's state, None
+    if it could not be read).  ENODATA is the stream's normal end: the
+    resource module went away.  When the instance is shutting down
+    (flux-core's rc3 unloads the resource module before a service loaded
+    by hand, which the broker unloads last) that is no error; while the
+    instance runs it is one: rabbit health stops following Flux."""
+    if errnum == errno.ENODATA and state != "run":
+        return "info", ("rabbit health: resource.journal ended as the instance shuts down"
+                        f" (broker state {state or 'unknown'}); no longer following it")
+    return "err", f"rabbit health: resource.journal ended: {text}"
 
 
 class JournalReader:
@@ -170,12 +185,12 @@ class ResourceWatch:
     def start(self) -> None:
         self._thread.start()
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 5.0) -> None:
         try:
             os.write(self._wfd, b"x")
         except OSError:
             return
-        self._thread.join(timeout=5.0)
+        self._thread.join(timeout=timeout)
         os.close(self._rfd)
         os.close(self._wfd)
 
@@ -200,7 +215,7 @@ class ResourceWatch:
             try:
                 text = f.get_str()
             except OSError as exc:
-                self.log("err", f"rabbit health: resource.journal ended: {exc}")
+                self.log(*journal_ended(exc.errno, broker_state(), str(exc)))
                 h.reactor_stop()
                 return
             f.reset()
@@ -212,6 +227,13 @@ class ResourceWatch:
                 for ev in reader.answer(resp):
                     self.post(ev)
                 self._report(reader)
+
+        def broker_state() -> str | None:
+            # on this thread's own handle: the service's reactor never waits
+            try:
+                return str((h.rpc("state-machine.get").get() or {}).get("state"))
+            except (OSError, AttributeError):
+                return None
 
         def on_stats(f: Any) -> None:
             try:
