@@ -338,8 +338,9 @@ static int dispatch (struct dws_engine *e, json_t *event, dws_error_t *err)
         e->now = json_number_value (now);
     }
     if (!strcmp (type, "request")) {
-        if (!json_is_string (json_object_get (event, "topic")) || !json_object_get (event, "msgid"))
-            return dws_errorf (err, "request event needs topic and msgid");
+        if (!json_is_string (json_object_get (event, "topic")) || !json_object_get (event, "msgid")
+            || !json_is_integer (json_object_get (event, "userid")))
+            return dws_errorf (err, "request event needs topic, msgid and userid (the sender's)");
         request_event (e, event);
         return 0;
     }

@@ -16,7 +16,17 @@ from flux_dws import _ffi
 from flux_dws.errors import DwsError
 from flux_dws.jsondata import DecodedObject
 
-__all__ = ["Engine", "EngineError", "f58"]
+__all__ = ["GUEST_METHODS", "METHODS", "Engine", "EngineError", "f58"]
+
+#: Every dws.<name> method the engine answers, from engine_request.c's one
+#: table (a method added there is served, refused to guests and tested
+#: with no name written twice) ...
+METHODS: tuple[str, ...] = tuple(
+    _ffi.ffi.string(_ffi.lib.dws_engine_method_name(i)).decode()
+    for i in range(_ffi.lib.dws_engine_method_count()))
+#: ... and those of them open to every user (the rest are the owner's).
+GUEST_METHODS: tuple[str, ...] = tuple(
+    m for i, m in enumerate(METHODS) if _ffi.lib.dws_engine_method_guest(i))
 
 
 class EngineError(DwsError):

@@ -183,7 +183,7 @@ class Harness:
         if svc is None:
             return {}
         actions = svc.engine.event({"type": "request", "topic": "dws.rabbits", "msgid": 0,
-                                    "payload": {}})
+                                    "userid": self.owner, "payload": {}})
         payload: dict[str, Any] = actions[0]["payload"]
         return payload
 

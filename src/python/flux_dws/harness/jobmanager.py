@@ -26,7 +26,7 @@ from flux_dws.breakdown import BreakdownError, jobspec_node_count
 from flux_dws.harness.reactor import Reactor
 from flux_dws.harness.resources import FakeFluxion, FakeResources
 from flux_dws.hostlist import Hostlist
-from flux_dws.jobsm import ACTIONS, JobMachine, unrouted, validate_jobspec
+from flux_dws.jobsm import ACTIONS, SERVICES, JobMachine, unrouted, validate_jobspec
 from flux_dws.service.link import JobInfo, RpcCallback
 
 ACTIVE = ("DEPEND", "SCHED", "RUN", "CLEANUP")
@@ -407,6 +407,9 @@ class JobManager:
     def rpc(self, topic: str, payload: Any, answer: RpcCallback) -> None:
         if topic.startswith("job-manager.dws."):
             method = topic[len("job-manager.dws."):]
+            if method not in SERVICES:  # the plugin registers these alone
+                answer(False, errno.ENOSYS, f"No service matching {topic} is registered", None)
+                return
             jobid = payload.get("id") if isinstance(payload, dict) else None
             job = self.jobs.get(jobid) if isinstance(jobid, int) else None
             active = job is not None and job.state != "INACTIVE"
