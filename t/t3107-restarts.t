@@ -7,9 +7,11 @@ Under a real 4-broker instance with Fluxion, against the emulator:
    persistent state (flux start -Sstatedir) while rabbit jobs are in
    DEPEND, RUN and CLEANUP: first as a site stops it (the instance cleanup
    cancels running jobs and waits broker.cleanup-timeout for the queue to
-   go idle), then without job cleanup (a running job ends, at the stop
+   go idle), then without job cleanup: a job held in its dws-setup
+   prolog (Setup stalled) and one held in PostRun each end cleanly after
+   the restart with their storage, and a running job ends (at the stop
    or with an exec exception after the restart: flux-core does not
-   reattach), and nothing is lost and no Workflow is left;
+   reattach); nothing is lost and no Workflow is left;
  - dws-jobtap.so'"'"'s own epilog-timeout timer: the dws-epilog-timeout
    exception, epilog-finish status 1, dws.abort; and the timer armed again
    by a plugin reload while the epilog is held;
@@ -143,6 +145,81 @@ test_expect_success 'faults cleared: the DEPEND job gets its resources and runs,
 	test $(flux jobs -no "{result}" $cl) = COMPLETED &&
 	workflow_gone $dep &&
 	workflow_gone $cl &&
+	no_workflows
+'
+
+# A job held in its dws-setup prolog (RUN, not started: its Workflow stalls
+# in Setup) and one held in its dws-epilog (CLEANUP: PostRun stalls) when
+# the instance stops without job cleanup.  The job manager replays both
+# from the KVS, and the plugin, told no event was posted, reads each one's
+# eventlog (dws-jobtap.c replayed_flags): the prolog still active, the
+# epilog still active.  Once DWS moves on, the first gets its file system
+# and runs, the second ends its epilog; both give their storage back.
+
+# storage_of ID FILE: what DWS made for the job's Workflow (Servers,
+# Computes, NnfStorages, ClientMounts), by its label
+storage_of() {
+    kubectl get nnfstorages,clientmounts,servers,computes -A -o name \
+        -l "dataworkflowservices.github.io/workflow.name=$(wfname "$1")" >"$2"
+}
+# storage_gone ID: the job's Workflow and all of that are deleted
+storage_gone() {
+    workflow_gone "$1" &&
+    storage_of "$1" "$1.left" &&
+    test_must_be_empty "$1.left"
+}
+# until_desired ID STATE: until the job's Workflow is asked for STATE (a
+# watch, 30 s at most)
+until_desired() {
+    kubectl wait --for=jsonpath="{.spec.desiredState}=$2" "workflow/$(wfname "$1")" \
+        --timeout=30s
+}
+
+test_expect_success 'a job held in Setup and one in PostRun, the instance restarted: both end cleanly' '
+	pr=$(submit_held pr) &&
+	flux job wait-event -t 30 $pr start &&
+	flux-dws fault stall --state PostRun --workflow $(wfname $pr) &&
+	release_job pr $pr &&
+	flux job wait-event -t 30 $pr epilog-start &&
+	until_desired $pr PostRun &&
+	flux-dws fault stall --state Setup &&
+	su=$(flux submit -N1 --setattr=system.dw="$XFS" printenv DW_JOB_scratch) &&
+	flux job wait-event -t 30 -m description=dws-setup $su prolog-start &&
+	until_desired $su Setup &&
+	test $(job_state $su) = RUN &&
+	test $(job_state $pr) = CLEANUP &&
+	storage_of $su su.storage && cat su.storage && grep "^servers" su.storage &&
+	storage_of $pr pr.storage && cat pr.storage && grep "^nnfstorage" pr.storage &&
+	grep "^clientmount" pr.storage &&
+	stop_rabbit_instance &&
+	FLUX_DISABLE_JOB_CLEANUP=1 && export FLUX_DISABLE_JOB_CLEANUP &&
+	start_rabbit_instance "$(pwd)" &&
+	unset FLUX_DISABLE_JOB_CLEANUP &&
+	flux job eventlog $su >su.before &&
+	test_must_fail grep "^[0-9.]* start" su.before &&
+	test $(job_state $su) = RUN &&
+	test $(job_state $pr) = CLEANUP &&
+	flux-dws fault clear &&
+	kick $(wfname $su) $(wfname $pr) &&
+	flux job wait-event -t 60 $su clean &&
+	flux job wait-event -t 60 $pr clean &&
+	flux job eventlog $su >su.events &&
+	grep "dws_environment variables=.*DW_JOB_scratch" su.events &&
+	grep "prolog-finish description=\"dws-setup\" status=0" su.events &&
+	grep "^[0-9.]* start" su.events &&
+	grep "epilog-finish description=\"dws-epilog\" status=0" su.events &&
+	test_must_fail grep exception su.events &&
+	test $(flux jobs -no "{result}" $su) = COMPLETED &&
+	flux job attach $su >su.out &&
+	grep "^/mnt/nnf/" su.out &&
+	flux job eventlog $pr >pr.events &&
+	grep "epilog-finish description=\"dws-epilog\" status=0" pr.events &&
+	test_must_fail grep exception pr.events &&
+	test $(flux jobs -no "{result}" $pr) = COMPLETED &&
+	flux job attach $pr >pr.out &&
+	grep "^DW_JOB_scratch=/mnt/nnf/" pr.out &&
+	storage_gone $su &&
+	storage_gone $pr &&
 	no_workflows
 '
 

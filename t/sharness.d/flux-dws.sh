@@ -262,13 +262,21 @@ osts_within_reservation() {
 	EOF
 }
 
-# submit_held NAME: a rabbit job (xfs, 10 GiB) whose task waits until
-# release_job NAME.  The task polls for a file named by absolute path (a
-# fifo's writer blocks for good when the task died first, and says nothing).
+# submit_held NAME [SUBMIT-ARGS...]: a rabbit job whose task prints its
+# DW_* variables (its storage: flux job attach shows them) and waits until
+# release_job NAME.  SUBMIT-ARGS: flux submit options in place of -N1 and
+# an xfs file system of 10 GiB.  The task polls for a file named by
+# absolute path (a fifo's writer blocks for good when the task died
+# first, and says nothing).
 submit_held() {
-    rm -f "go-$1" &&
-    flux submit -N1 --setattr=system.dw="#DW jobdw type=xfs capacity=10GiB name=scratch" \
-        sh -c 'while ! test -e "$0"; do sleep 0.1; done' "$PWD/go-$1"
+    held_name=$1 && shift &&
+    if test $# = 0; then
+        set -- -N1 --setattr=system.dw="#DW jobdw type=xfs capacity=10GiB name=scratch"
+    fi &&
+    rm -f "go-$held_name" &&
+    flux submit "$@" \
+        sh -c 'env | grep "^DW_" | sort; while ! test -e "$0"; do sleep 0.1; done' \
+        "$PWD/go-$held_name"
 }
 # release_job NAME [ID]: let NAME's task end; with ID, wait for the job's
 # finish and, if it does not come, show its eventlog and output
