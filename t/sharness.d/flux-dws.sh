@@ -222,6 +222,26 @@ stop_rabbit_instance() {
     return $rc
 }
 
+# stop_lost_instance RANK: stop_rabbit_instance for an instance whose
+# broker RANK was disconnected (flux overlay disconnect): flux start then
+# exits 1, having reported that broker's exit status 1 and no other
+# broker's ("flux-start: RANK (pid N) exited with rc=1").  Any other
+# ending (another status, another broker, an instance that does not stop)
+# fails, with the instance's log.
+stop_lost_instance() {
+    lost_dir=$RABBIT_INSTANCE_DIR
+    stop_rabbit_instance >"$lost_dir/stop.out" 2>&1
+    lost_rc=$?
+    grep "^flux-start: .* exited with rc=" "$lost_dir/instance.log" >"$lost_dir/exits"
+    test $lost_rc = 1 &&
+    grep -q "^flux-start: $1 (pid [0-9]*) exited with rc=1$" "$lost_dir/exits" &&
+    test "$(wc -l <"$lost_dir/exits")" = 1 || {
+        echo "stop_lost_instance $1: flux start exited $lost_rc; its brokers:" >&2
+        cat "$lost_dir/exits" "$lost_dir/instance.log" >&2
+        return 1
+    }
+}
+
 # wfname JOBID: the name of a job's Workflow (fluxjob-<decimal id>)
 wfname() {
     echo "fluxjob-$(flux job id --to=dec "$1")"
