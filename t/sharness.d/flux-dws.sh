@@ -261,6 +261,17 @@ servers_of() {
         "$2" >"$2.sets"
 }
 
+# resources_form ID: the shape of the resources the dws service gave the
+# job (its jobspec-update): the types of the top-level entries, each with
+# its children's: "node:slot ssd" (Lustre spread: ssd beside the nodes)
+# or "slot:node,ssd" (node-local: each node slot with its own ssd)
+resources_form() {
+    flux job eventlog -f json "$1" |
+        jq -r 'select(.name == "jobspec-update") | .context.resources
+               | map(.type + (if .with then ":" + ([.with[].type] | join(",")) else "" end))
+               | join(" ")'
+}
+
 # osts_within_reservation R-FILE SETS-FILE: every rabbit the Servers use is
 # one Fluxion reserved ssd on in the job's R, never for more than it
 # reserved there; prints the reservation and the OST GiB per rabbit
