@@ -70,6 +70,34 @@ term_rabbit_instance() {
     kill -TERM $(flux getattr broker.pid) &&
     { wait $RABBIT_INSTANCE_PID; RABBIT_INSTANCE_PID=; unset FLUX_URI; }
 }
+# clear_and_end ID...: clear the emulator's faults, kick the jobs'
+# Workflows, and wait for each job to end
+clear_and_end() {
+    flux-dws fault clear &&
+    kick $(for id; do wfname $id; done) &&
+    for id; do
+        flux job wait-event -t 60 $id clean || return 1
+    done
+}
+# completed ID: the job ended COMPLETED, its dws-epilog with status 0, no
+# exception (its eventlog is left in ID.events)
+completed() {
+    flux job eventlog $1 >$1.events &&
+    grep "epilog-finish description=\"dws-epilog\" status=0" $1.events &&
+    test_must_fail grep exception $1.events &&
+    test $(flux jobs -no "{result}" $1) = COMPLETED
+}
+# held_in_postrun NAME: a rabbit job (submit_held NAME) whose task has
+# ended and whose epilog waits, its Workflow's PostRun stalled; prints
+# the job's id
+held_in_postrun() {
+    held_id=$(submit_held $1) &&
+    flux job wait-event -t 30 $held_id start >/dev/null &&
+    flux-dws fault stall --state PostRun --workflow $(wfname $held_id) >/dev/null &&
+    release_job $1 $held_id &&
+    flux job wait-event -t 30 $held_id epilog-start >/dev/null &&
+    echo $held_id
+}
 no_workflows() {
     kubectl get workflows -o name >workflows.left &&
     test_must_be_empty workflows.left
@@ -128,21 +156,12 @@ test_expect_success 'the job running at shutdown was cancelled and its Workflow 
 '
 
 test_expect_success 'faults cleared: the DEPEND job gets its resources and runs, the CLEANUP job ends its epilog' '
-	flux-dws fault clear &&
-	kick $(wfname $dep) $(wfname $cl) &&
-	flux job wait-event -t 60 $dep clean &&
-	flux job wait-event -t 60 $cl clean &&
-	flux job eventlog $dep >dep.events &&
-	grep "jobspec-update resources=.*ssd" dep.events &&
-	grep "dependency-remove description=\"dws-create\"" dep.events &&
-	grep "prolog-finish description=\"dws-setup\" status=0" dep.events &&
-	grep "epilog-finish description=\"dws-epilog\" status=0" dep.events &&
-	test_must_fail grep exception dep.events &&
-	test $(flux jobs -no "{result}" $dep) = COMPLETED &&
-	flux job eventlog $cl >cl.events &&
-	grep "epilog-finish description=\"dws-epilog\" status=0" cl.events &&
-	test_must_fail grep exception cl.events &&
-	test $(flux jobs -no "{result}" $cl) = COMPLETED &&
+	clear_and_end $dep $cl &&
+	completed $dep &&
+	grep "jobspec-update resources=.*ssd" $dep.events &&
+	grep "dependency-remove description=\"dws-create\"" $dep.events &&
+	grep "prolog-finish description=\"dws-setup\" status=0" $dep.events &&
+	completed $cl &&
 	workflow_gone $dep &&
 	workflow_gone $cl &&
 	no_workflows
@@ -176,11 +195,7 @@ until_desired() {
 }
 
 test_expect_success 'a job held in Setup and one in PostRun, the instance restarted: both end cleanly' '
-	pr=$(submit_held pr) &&
-	flux job wait-event -t 30 $pr start &&
-	flux-dws fault stall --state PostRun --workflow $(wfname $pr) &&
-	release_job pr $pr &&
-	flux job wait-event -t 30 $pr epilog-start &&
+	pr=$(held_in_postrun pr) &&
 	until_desired $pr PostRun &&
 	flux-dws fault stall --state Setup &&
 	su=$(flux submit -N1 --setattr=system.dw="$XFS" printenv DW_JOB_scratch) &&
@@ -199,23 +214,14 @@ test_expect_success 'a job held in Setup and one in PostRun, the instance restar
 	test_must_fail grep "^[0-9.]* start" su.before &&
 	test $(job_state $su) = RUN &&
 	test $(job_state $pr) = CLEANUP &&
-	flux-dws fault clear &&
-	kick $(wfname $su) $(wfname $pr) &&
-	flux job wait-event -t 60 $su clean &&
-	flux job wait-event -t 60 $pr clean &&
-	flux job eventlog $su >su.events &&
-	grep "dws_environment variables=.*DW_JOB_scratch" su.events &&
-	grep "prolog-finish description=\"dws-setup\" status=0" su.events &&
-	grep "^[0-9.]* start" su.events &&
-	grep "epilog-finish description=\"dws-epilog\" status=0" su.events &&
-	test_must_fail grep exception su.events &&
-	test $(flux jobs -no "{result}" $su) = COMPLETED &&
+	clear_and_end $su $pr &&
+	completed $su &&
+	grep "dws_environment variables=.*DW_JOB_scratch" $su.events &&
+	grep "prolog-finish description=\"dws-setup\" status=0" $su.events &&
+	grep "^[0-9.]* start" $su.events &&
 	flux job attach $su >su.out &&
 	grep "^/mnt/nnf/" su.out &&
-	flux job eventlog $pr >pr.events &&
-	grep "epilog-finish description=\"dws-epilog\" status=0" pr.events &&
-	test_must_fail grep exception pr.events &&
-	test $(flux jobs -no "{result}" $pr) = COMPLETED &&
+	completed $pr &&
 	flux job attach $pr >pr.out &&
 	grep "^DW_JOB_scratch=/mnt/nnf/" pr.out &&
 	storage_gone $su &&
@@ -248,13 +254,9 @@ test_expect_success 'a job running when the instance stops without job cleanup e
 test_expect_success 'the plugin'"'"'s epilog timeout fires: dws-epilog-timeout, status 1, dws.abort' '
 	flux jobtap remove dws-jobtap.so &&
 	flux jobtap load "$DWS_JOBTAP" epilog-timeout=2 &&
-	id=$(submit_held t1) &&
-	flux job wait-event -t 30 $id start &&
+	id=$(held_in_postrun t1) &&
 	node=$(flux jobs -no "{nodelist}" $id) &&
 	rabbit=$(flux jobs -no "{user.rabbits}" $id) &&
-	flux-dws fault stall --state PostRun --workflow $(wfname $id) &&
-	release_job t1 $id &&
-	flux job wait-event -t 30 $id epilog-start &&
 	flux job wait-event -t 30 $id clean &&
 	flux job eventlog $id >timeout.events &&
 	grep "exception type=\"dws-epilog-timeout\" severity=0 note=\"DWS epilog timed out\"" timeout.events &&
@@ -270,13 +272,9 @@ test_expect_success 'the plugin'"'"'s epilog timeout fires: dws-epilog-timeout, 
 test_expect_success 'the epilog timer is armed again by a plugin reload while the epilog is held' '
 	flux jobtap remove dws-jobtap.so &&
 	flux jobtap load "$DWS_JOBTAP" epilog-timeout=600 &&
-	id=$(submit_held t2) &&
-	flux job wait-event -t 30 $id start &&
+	id=$(held_in_postrun t2) &&
 	node=$(flux jobs -no "{nodelist}" $id) &&
 	rabbit=$(flux jobs -no "{user.rabbits}" $id) &&
-	flux-dws fault stall --state PostRun --workflow $(wfname $id) &&
-	release_job t2 $id &&
-	flux job wait-event -t 30 $id epilog-start &&
 	flux jobtap remove dws-jobtap.so &&
 	flux jobtap load "$DWS_JOBTAP" epilog-timeout=2 &&
 	flux job wait-event -t 30 $id clean &&
@@ -350,11 +348,7 @@ test_expect_success 'a job that ends while the service is unloaded: its Workflow
 '
 
 test_expect_success 'an epilog release sent while the plugin is unloaded is sent again at its load' '
-	id=$(submit_held u2) &&
-	flux job wait-event -t 30 $id start &&
-	flux-dws fault stall --state PostRun --workflow $(wfname $id) &&
-	release_job u2 $id &&
-	flux job wait-event -t 30 $id epilog-start &&
+	id=$(held_in_postrun u2) &&
 	flux jobtap remove dws-jobtap.so &&
 	flux-dws fault clear &&
 	kick $(wfname $id) &&
