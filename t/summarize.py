@@ -5,9 +5,11 @@ Counts every test point the runners reported:
 - meson testlog.json files (each TAP "ok"/"not ok" line of a C test),
 - RESULTS/sharness.log (prove -v: each sharness test point, "ok N" passed,
   "not ok N" failed unless a known breakage (# TODO), "# skip" skipped; a
-  script skipped whole counts one skip; a script that died without failing
-  a point (prove's summary: a non-zero wait status, Failed: 0) counts one
-  failure).
+  script skipped whole ("1..0 # SKIP reason") counts one skip, whether
+  prove put "skipped: reason" after the script's name or on a line of its
+  own, and its reason is printed above the total; a script that died
+  without failing a point (prove's summary: a non-zero wait status,
+  Failed: 0) counts one failure).
 """
 
 from __future__ import annotations
@@ -53,11 +55,38 @@ def meson_counts(path: Path) -> tuple[int, int, int]:
 
 _TAP_POINT = re.compile(r"^(not ok|ok) \d+\b(.*)$")
 _DIED = re.compile(r"^\S+\.t \(Wstat: (\d+).*Failed: (\d+)\)")
+_TIMER = r"(?:\[[\d:]+\]\s+)?"  # prove --timer's start time
+# a script's header ("t3100-dws-jobtap.t .. "), maybe with its result
+_HEADER = re.compile(rf"^{_TIMER}(\S+\.t) \.+(?: (.*))?$")
+# prove's word for a whole-script skip, after the header or on its own line
+_SKIPPED = re.compile(rf"^{_TIMER}(?:(\S+\.t) \.+ )?skipped: ?(.*)$")
+# the script's own plan, where the log has it (a script run by hand)
+_PLAN_SKIP = re.compile(r"^1\.\.0\s*#\s*skip\b\s*(.*)$", re.I)
+
+
+def whole_script_skips(path: Path) -> list[tuple[str, str]]:
+    """(script, reason) of each script that skipped whole ("1..0 # SKIP
+    reason"), once each, however the log shows it: prove's "NAME .. skipped:
+    REASON", the same with "skipped: REASON" on a line of its own (prove
+    printed the header before the script's output), or the plan line
+    itself."""
+    found: dict[str, str] = {}
+    script = ""
+    for line in path.read_text(errors="replace").splitlines():
+        if m := _SKIPPED.match(line):
+            script = m.group(1) or script or f"(unnamed script {len(found) + 1})"
+            found[script] = m.group(2).strip() or found.get(script, "")
+        elif m := _PLAN_SKIP.match(line):
+            script = script or f"(unnamed script {len(found) + 1})"
+            found[script] = found.get(script) or m.group(1).strip()
+        elif m := _HEADER.match(line):
+            script = m.group(1)
+    return list(found.items())
 
 
 def sharness_counts(path: Path) -> tuple[int, int, int]:
     passed = failed = skipped = 0
-    for line in path.read_text().splitlines():
+    for line in path.read_text(errors="replace").splitlines():
         if m := _TAP_POINT.match(line):
             directive = m.group(2)
             if "# skip" in directive.lower():
@@ -66,11 +95,9 @@ def sharness_counts(path: Path) -> tuple[int, int, int]:
                 passed += m.group(1) == "ok"
             else:
                 failed += 1
-        elif re.search(r"\.t \.+ skipped: ", line):
-            skipped += 1
         elif (m := _DIED.match(line)) and int(m.group(1)) != 0 and int(m.group(2)) == 0:
             failed += 1
-    return passed, failed, skipped
+    return passed, failed, skipped + len(whole_script_skips(path))
 
 
 def main(argv: list[str]) -> int:
@@ -93,6 +120,9 @@ def main(argv: list[str]) -> int:
         for i in range(3):
             totals[i] += counts[i]
     print("by runner (passed/failed/skipped): " + ", ".join(parts))
+    if sharness.exists():
+        for script, reason in whole_script_skips(sharness):
+            print(f"skipped whole: {script}: {reason or '(no reason given)'}")
     line = f"total: {totals[0]} passed, {totals[1]} failed"
     if totals[2]:
         line += f", {totals[2]} skipped"

@@ -60,8 +60,17 @@ finish_before_epilog() {
 # snapshot ID: the eventlog and the Workflow's desiredState now (while the
 # task still runs), for still_prerun after the task is let go
 snapshot() {
-    flux job eventlog "$1" >"$1.now"
-    desired_state "$1" >"$1.state" 2>&1
+    flux job eventlog "$1" >"$1.now" &&
+    desired_state "$1" >"$1.state"
+}
+# while_held STEPS: eval STEPS (what a test does while the stubborn task
+# lives), then let the task go whatever they did, so that a failing step
+# leaves no task behind; the status is STEPS' (release_job's if it failed)
+while_held() {
+    eval "$1"
+    held_rc=$?
+    release_job || return 1
+    return $held_rc
 }
 # still_prerun ID: at the snapshot, no dws.post_run had moved the Workflow
 # on and no dws-epilog had started
@@ -84,25 +93,28 @@ test_expect_success 'start the emulator and a rabbit instance (long kill-timeout
 
 test_expect_success 'cancel while running: no unmount while the task lives; finish before epilog-start' '
 	id=$(submit_stubborn) &&
-	flux job wait-event -t 30 $id start &&
-	flux cancel $id &&
-	flux job wait-event -t 30 $id exception &&
-	snapshot $id;
-	release_job &&
+	while_held "
+		flux job wait-event -t 30 $id start &&
+		flux cancel $id &&
+		flux job wait-event -t 30 -m type=cancel $id exception &&
+		snapshot $id
+	" &&
 	flux job wait-event -t 60 $id clean &&
 	still_prerun $id &&
 	finish_before_epilog $id &&
+	grep "exception type=\"cancel\" severity=0" $id.events &&
 	grep "epilog-finish description=\"dws-epilog\" status=0" $id.events &&
 	workflow_gone $id
 '
 
 test_expect_success 'a raised exception while running: finish before epilog-start' '
 	id=$(submit_stubborn) &&
-	flux job wait-event -t 30 $id start &&
-	flux job raise --type=test-failure $id -- "something broke" &&
-	flux job wait-event -t 30 $id exception &&
-	snapshot $id;
-	release_job &&
+	while_held "
+		flux job wait-event -t 30 $id start &&
+		flux job raise --type=test-failure $id -- \"something broke\" &&
+		flux job wait-event -t 30 -m type=test-failure $id exception &&
+		snapshot $id
+	" &&
 	flux job wait-event -t 60 $id clean &&
 	still_prerun $id &&
 	finish_before_epilog $id &&
@@ -113,10 +125,11 @@ test_expect_success 'a raised exception while running: finish before epilog-star
 
 test_expect_success 'a time limit while running: finish before epilog-start' '
 	id=$(submit_stubborn -t 5s) &&
-	flux job wait-event -t 30 $id start &&
-	flux job wait-event -t 30 $id exception &&
-	snapshot $id;
-	release_job &&
+	while_held "
+		flux job wait-event -t 30 $id start &&
+		flux job wait-event -t 30 -m type=timeout $id exception &&
+		snapshot $id
+	" &&
 	flux job wait-event -t 60 $id clean &&
 	grep "exception type=\"timeout\" severity=0" $id.now &&
 	still_prerun $id &&
@@ -127,16 +140,19 @@ test_expect_success 'a time limit while running: finish before epilog-start' '
 
 test_expect_success 'the plugin reloaded between the cancel and finish: still after finish' '
 	id=$(submit_stubborn) &&
-	flux job wait-event -t 30 $id start &&
-	flux cancel $id &&
-	flux job wait-event -t 30 $id exception &&
-	flux jobtap remove dws-jobtap.so &&
-	flux jobtap load "$DWS_JOBTAP" epilog-timeout=600.0 &&
-	snapshot $id;
-	release_job &&
+	while_held "
+		flux job wait-event -t 30 $id start &&
+		flux cancel $id &&
+		flux job wait-event -t 30 -m type=cancel $id exception &&
+		flux jobtap remove dws-jobtap.so &&
+		flux jobtap load \"$DWS_JOBTAP\" epilog-timeout=600.0 &&
+		flux jobtap list | grep dws-jobtap.so &&
+		snapshot $id
+	" &&
 	flux job wait-event -t 60 $id clean &&
 	still_prerun $id &&
 	finish_before_epilog $id &&
+	grep "exception type=\"cancel\" severity=0" $id.events &&
 	grep "epilog-finish description=\"dws-epilog\" status=0" $id.events &&
 	workflow_gone $id
 '

@@ -8,9 +8,11 @@ Under a real 4-broker instance with Fluxion, against the emulator:
    DEPEND, RUN and CLEANUP, and a persistentdw job waits for another
    dependency (its dws.create kept back, issue 33.4): first as a site stops it (the instance cleanup
    cancels running jobs and waits broker.cleanup-timeout for the queue to
-   go idle), then without job cleanup (a running job ends, at the stop
+   go idle), then without job cleanup: a job held in its dws-setup
+   prolog (Setup stalled) and one held in PostRun each end cleanly after
+   the restart with their storage, and a running job ends (at the stop
    or with an exec exception after the restart: flux-core does not
-   reattach), and nothing is lost and no Workflow is left;
+   reattach); nothing is lost and no Workflow is left;
  - dws-jobtap.so'"'"'s own epilog-timeout timer: the dws-epilog-timeout
    exception, epilog-finish status 1, dws.abort; and the timer armed again
    by a plugin reload while the epilog is held;
@@ -68,6 +70,34 @@ restore() {
 term_rabbit_instance() {
     kill -TERM $(flux getattr broker.pid) &&
     { wait $RABBIT_INSTANCE_PID; RABBIT_INSTANCE_PID=; unset FLUX_URI; }
+}
+# clear_and_end ID...: clear the emulator's faults, kick the jobs'
+# Workflows, and wait for each job to end
+clear_and_end() {
+    flux-dws fault clear &&
+    kick $(for id; do wfname $id; done) &&
+    for id; do
+        flux job wait-event -t 60 $id clean || return 1
+    done
+}
+# completed ID: the job ended COMPLETED, its dws-epilog with status 0, no
+# exception (its eventlog is left in ID.events)
+completed() {
+    flux job eventlog $1 >$1.events &&
+    grep "epilog-finish description=\"dws-epilog\" status=0" $1.events &&
+    test_must_fail grep exception $1.events &&
+    test $(flux jobs -no "{result}" $1) = COMPLETED
+}
+# held_in_postrun NAME: a rabbit job (submit_held NAME) whose task has
+# ended and whose epilog waits, its Workflow's PostRun stalled; prints
+# the job's id
+held_in_postrun() {
+    held_id=$(submit_held $1) &&
+    flux job wait-event -t 30 $held_id start >/dev/null &&
+    flux-dws fault stall --state PostRun --workflow $(wfname $held_id) >/dev/null &&
+    release_job $1 $held_id &&
+    flux job wait-event -t 30 $held_id epilog-start >/dev/null &&
+    echo $held_id
 }
 no_workflows() {
     kubectl get workflows -o name >workflows.left &&
@@ -139,21 +169,12 @@ test_expect_success 'the job running at shutdown was cancelled and its Workflow 
 '
 
 test_expect_success 'faults cleared: the DEPEND job gets its resources and runs, the CLEANUP job ends its epilog' '
-	flux-dws fault clear &&
-	kick $(wfname $dep) $(wfname $cl) &&
-	flux job wait-event -t 60 $dep clean &&
-	flux job wait-event -t 60 $cl clean &&
-	flux job eventlog $dep >dep.events &&
-	grep "jobspec-update resources=.*ssd" dep.events &&
-	grep "dependency-remove description=\"dws-create\"" dep.events &&
-	grep "prolog-finish description=\"dws-setup\" status=0" dep.events &&
-	grep "epilog-finish description=\"dws-epilog\" status=0" dep.events &&
-	test_must_fail grep exception dep.events &&
-	test $(flux jobs -no "{result}" $dep) = COMPLETED &&
-	flux job eventlog $cl >cl.events &&
-	grep "epilog-finish description=\"dws-epilog\" status=0" cl.events &&
-	test_must_fail grep exception cl.events &&
-	test $(flux jobs -no "{result}" $cl) = COMPLETED &&
+	clear_and_end $dep $cl &&
+	completed $dep &&
+	grep "jobspec-update resources=.*ssd" $dep.events &&
+	grep "dependency-remove description=\"dws-create\"" $dep.events &&
+	grep "prolog-finish description=\"dws-setup\" status=0" $dep.events &&
+	completed $cl &&
 	workflow_gone $dep &&
 	workflow_gone $cl &&
 	no_workflows
@@ -178,6 +199,68 @@ test_expect_success 'the persistentdw job kept waiting across the restart; its d
 	destroyer=$(flux submit -N1 --setattr=system.dw="#DW destroy_persistent name=keep" true) &&
 	flux job wait-event -t 60 $destroyer clean &&
 	kubectl wait --for=delete persistentstorageinstance/keep --timeout=60s &&
+	no_workflows
+'
+
+# A job held in its dws-setup prolog (RUN, not started: its Workflow stalls
+# in Setup) and one held in its dws-epilog (CLEANUP: PostRun stalls) when
+# the instance stops without job cleanup.  The job manager replays both
+# from the KVS, and the plugin, told no event was posted, reads each one's
+# eventlog (dws-jobtap.c replayed_flags): the prolog still active, the
+# epilog still active.  Once DWS moves on, the first gets its file system
+# and runs, the second ends its epilog; both give their storage back.
+
+# storage_of ID FILE: what DWS made for the job's Workflow (Servers,
+# Computes, NnfStorages, ClientMounts), by its label
+storage_of() {
+    kubectl get nnfstorages,clientmounts,servers,computes -A -o name \
+        -l "dataworkflowservices.github.io/workflow.name=$(wfname "$1")" >"$2"
+}
+# storage_gone ID: the job's Workflow and all of that are deleted
+storage_gone() {
+    workflow_gone "$1" &&
+    storage_of "$1" "$1.left" &&
+    test_must_be_empty "$1.left"
+}
+# until_desired ID STATE: until the job's Workflow is asked for STATE (a
+# watch, 30 s at most)
+until_desired() {
+    kubectl wait --for=jsonpath="{.spec.desiredState}=$2" "workflow/$(wfname "$1")" \
+        --timeout=30s
+}
+
+test_expect_success 'a job held in Setup and one in PostRun, the instance restarted: both end cleanly' '
+	pr=$(held_in_postrun pr) &&
+	until_desired $pr PostRun &&
+	flux-dws fault stall --state Setup &&
+	su=$(flux submit -N1 --setattr=system.dw="$XFS" printenv DW_JOB_scratch) &&
+	flux job wait-event -t 30 -m description=dws-setup $su prolog-start &&
+	until_desired $su Setup &&
+	test $(job_state $su) = RUN &&
+	test $(job_state $pr) = CLEANUP &&
+	storage_of $su su.storage && cat su.storage && grep "^servers" su.storage &&
+	storage_of $pr pr.storage && cat pr.storage && grep "^nnfstorage" pr.storage &&
+	grep "^clientmount" pr.storage &&
+	stop_rabbit_instance &&
+	FLUX_DISABLE_JOB_CLEANUP=1 && export FLUX_DISABLE_JOB_CLEANUP &&
+	start_rabbit_instance "$(pwd)" &&
+	unset FLUX_DISABLE_JOB_CLEANUP &&
+	flux job eventlog $su >su.before &&
+	test_must_fail grep "^[0-9.]* start" su.before &&
+	test $(job_state $su) = RUN &&
+	test $(job_state $pr) = CLEANUP &&
+	clear_and_end $su $pr &&
+	completed $su &&
+	grep "dws_environment variables=.*DW_JOB_scratch" $su.events &&
+	grep "prolog-finish description=\"dws-setup\" status=0" $su.events &&
+	grep "^[0-9.]* start" $su.events &&
+	flux job attach $su >su.out &&
+	grep "^/mnt/nnf/" su.out &&
+	completed $pr &&
+	flux job attach $pr >pr.out &&
+	grep "^DW_JOB_scratch=/mnt/nnf/" pr.out &&
+	storage_gone $su &&
+	storage_gone $pr &&
 	no_workflows
 '
 
@@ -206,13 +289,9 @@ test_expect_success 'a job running when the instance stops without job cleanup e
 test_expect_success 'the plugin'"'"'s epilog timeout fires: dws-epilog-timeout, status 1, dws.abort' '
 	flux jobtap remove dws-jobtap.so &&
 	flux jobtap load "$DWS_JOBTAP" epilog-timeout=2 &&
-	id=$(submit_held t1) &&
-	flux job wait-event -t 30 $id start &&
+	id=$(held_in_postrun t1) &&
 	node=$(flux jobs -no "{nodelist}" $id) &&
 	rabbit=$(flux jobs -no "{user.rabbits}" $id) &&
-	flux-dws fault stall --state PostRun --workflow $(wfname $id) &&
-	release_job t1 $id &&
-	flux job wait-event -t 30 $id epilog-start &&
 	flux job wait-event -t 30 $id clean &&
 	flux job eventlog $id >timeout.events &&
 	grep "exception type=\"dws-epilog-timeout\" severity=0 note=\"DWS epilog timed out\"" timeout.events &&
@@ -228,13 +307,9 @@ test_expect_success 'the plugin'"'"'s epilog timeout fires: dws-epilog-timeout, 
 test_expect_success 'the epilog timer is armed again by a plugin reload while the epilog is held' '
 	flux jobtap remove dws-jobtap.so &&
 	flux jobtap load "$DWS_JOBTAP" epilog-timeout=600 &&
-	id=$(submit_held t2) &&
-	flux job wait-event -t 30 $id start &&
+	id=$(held_in_postrun t2) &&
 	node=$(flux jobs -no "{nodelist}" $id) &&
 	rabbit=$(flux jobs -no "{user.rabbits}" $id) &&
-	flux-dws fault stall --state PostRun --workflow $(wfname $id) &&
-	release_job t2 $id &&
-	flux job wait-event -t 30 $id epilog-start &&
 	flux jobtap remove dws-jobtap.so &&
 	flux jobtap load "$DWS_JOBTAP" epilog-timeout=2 &&
 	flux job wait-event -t 30 $id clean &&
@@ -308,11 +383,7 @@ test_expect_success 'a job that ends while the service is unloaded: its Workflow
 '
 
 test_expect_success 'an epilog release sent while the plugin is unloaded is sent again at its load' '
-	id=$(submit_held u2) &&
-	flux job wait-event -t 30 $id start &&
-	flux-dws fault stall --state PostRun --workflow $(wfname $id) &&
-	release_job u2 $id &&
-	flux job wait-event -t 30 $id epilog-start &&
+	id=$(held_in_postrun u2) &&
 	flux jobtap remove dws-jobtap.so &&
 	flux-dws fault clear &&
 	kick $(wfname $id) &&

@@ -38,18 +38,21 @@ mdts = 2" &&
 	start_rabbit_instance "$(pwd)"
 '
 
-# 10 TiB for a 2-node job: its own rabbit (4 TiB) cannot hold it
+# 10 TiB for a 2-node job: its own rabbit (4 TiB) cannot hold it.  The
+# job is held running while its Servers are read.
 test_expect_success 'a 2-node 10 TiB Lustre job gets OSTs on more rabbits than its computes have' '
-	flux submit -N2 --setattr=system.dw="#DW jobdw type=lustre capacity=10TiB name=big" \
-		sh -c "printenv DW_JOB_big; sleep 3" >big.id &&
+	submit_held big -N2 --setattr=system.dw="#DW jobdw type=lustre capacity=10TiB name=big" \
+		>big.id &&
 	flux job wait-event -t 60 $(cat big.id) start &&
 	servers_of $(cat big.id) servers.json &&
 	cat servers.json.sets &&
+	release_job big $(cat big.id) &&
 	jq -e "[.[] | select(.label == \"ost\") | .storage[]] | length >= 3" servers.json.sets &&
 	flux job attach $(cat big.id) >big.out &&
-	grep "^/mnt/nnf/" big.out &&
+	grep "^DW_JOB_big=/mnt/nnf/" big.out &&
 	flux job eventlog $(cat big.id) >big.events &&
 	grep "jobspec-update resources=.*ssd" big.events &&
+	test "$(resources_form $(cat big.id))" = "node:slot ssd" &&
 	flux jobs -no "{user.rabbits}" $(cat big.id) >big.rabbits &&
 	cat big.rabbits &&
 	test $(flux hostlist -c $(cat big.rabbits)) -ge 3 &&
@@ -70,11 +73,12 @@ test_expect_success 'the MDT count is the configured one (mdts = 2)' '
 	jq -e "[.[] | select(.label == \"mgtmdt\" or .label == \"mdt\") | .storage[] | .allocationCount] | add == 2" servers.json.sets
 '
 
+# 8 rabbits of 4 TiB (4096 GiB each as their Storage says) hold 32 TiB
 test_expect_success 'a file system no set of rabbits can hold is refused with a reason' '
 	test_must_fail flux run -N1 --setattr=system.dw="#DW jobdw type=lustre capacity=40TiB name=huge" \
 		true 2>huge.err &&
 	cat huge.err &&
-	grep -i "unsatisfiable\|exception" huge.err
+	grep "Lustre needs [0-9]* GiB of rabbit ssd (the file system and its headroom), more than all 8 rabbits hold (32768 GiB)" huge.err
 '
 
 # whole rabbits: 36 ssd vertices of 113 GiB = 4068 GiB per lus8 rabbit
@@ -113,6 +117,9 @@ test_expect_success 'the off switch (spread = false) keeps Lustre on the job'"'"
 	flux run -N2 --setattr=system.dw="#DW jobdw type=lustre capacity=1TiB name=small" \
 		printenv DW_JOB_small >small.out &&
 	id=$(flux job last) &&
+	resources_form $id >small.form &&
+	cat small.form &&
+	test "$(cat small.form)" = "slot:node,ssd" &&
 	flux jobs -no "{user.rabbits}" $id >small.rabbits &&
 	cat small.rabbits &&
 	test $(flux hostlist -c $(cat small.rabbits)) -le 2 &&

@@ -41,18 +41,21 @@ mdts = 3" &&
 	test "$(flux-dws getrabbit --mapping tuolumne.json -c tuolumne[1001-1004])" = tuolumne201
 '
 
-# 100 TiB on 2 nodes: their one rabbit holds 15.9 TiB, so at least 7
+# 100 TiB on 2 nodes: their one rabbit holds 15.9 TiB, so at least 7.  The
+# job is held running while its Servers are read.
 test_expect_success 'a 2-node 100 TiB Lustre job gets OSTs on at least 7 rabbits' '
-	flux submit -N2 --setattr=system.dw="#DW jobdw type=lustre capacity=100TiB name=big" \
-		sh -c "printenv DW_JOB_big; sleep 3" >big.id &&
+	submit_held big -N2 --setattr=system.dw="#DW jobdw type=lustre capacity=100TiB name=big" \
+		>big.id &&
 	flux job wait-event -t 120 $(cat big.id) start &&
 	servers_of $(cat big.id) servers.json &&
-	jq -e "[.[] | select(.label == \"ost\") | .storage[]] | length >= 7" servers.json.sets &&
 	flux jobs -no "{user.rabbits}" $(cat big.id) >big.rabbits &&
+	release_job big $(cat big.id) &&
+	jq -e "[.[] | select(.label == \"ost\") | .storage[]] | length >= 7" servers.json.sets &&
 	cat big.rabbits &&
 	test $(flux hostlist -c $(cat big.rabbits)) -ge 7 &&
+	test "$(resources_form $(cat big.id))" = "node:slot ssd" &&
 	flux job attach $(cat big.id) >big.out &&
-	grep "^/mnt/nnf/" big.out &&
+	grep "^DW_JOB_big=/mnt/nnf/" big.out &&
 	workflow_gone $(cat big.id)
 '
 
@@ -82,12 +85,13 @@ test_expect_success 'the off switch (spread = false) keeps Lustre on tuolumne201
 	flux run -N2 --setattr=system.dw="#DW jobdw type=lustre capacity=10TiB name=small" \
 		printenv DW_JOB_small >small.out &&
 	id=$(flux job last) &&
+	test "$(resources_form $id)" = "slot:node,ssd" &&
 	test "$(flux jobs -no "{user.rabbits}" $id)" = tuolumne201 &&
 	workflow_gone $id &&
 	test_must_fail flux run -N2 --setattr=system.dw="#DW jobdw type=lustre capacity=100TiB name=big" \
 		true 2>off.err &&
 	cat off.err &&
-	grep -i "unsatisfiable\|exception" off.err
+	grep "job.exception [^ ]* type=alloc severity=0 alloc denied due to type=\"unsatisfiable\"" off.err
 '
 
 test_expect_success 'stop the instance and the emulator' '

@@ -240,6 +240,26 @@ service_knows() {
     jq -e --argjson id "$(flux job id --to=dec "$1")" '.workflows | index($id) != null' status.json
 }
 
+# stop_lost_instance RANK: stop_rabbit_instance for an instance whose
+# broker RANK was disconnected (flux overlay disconnect): flux start then
+# exits 1, having reported that broker's exit status 1 and no other
+# broker's ("flux-start: RANK (pid N) exited with rc=1").  Any other
+# ending (another status, another broker, an instance that does not stop)
+# fails, with the instance's log.
+stop_lost_instance() {
+    lost_dir=$RABBIT_INSTANCE_DIR
+    stop_rabbit_instance >"$lost_dir/stop.out" 2>&1
+    lost_rc=$?
+    grep "^flux-start: .* exited with rc=" "$lost_dir/instance.log" >"$lost_dir/exits"
+    test $lost_rc = 1 &&
+    grep -q "^flux-start: $1 (pid [0-9]*) exited with rc=1$" "$lost_dir/exits" &&
+    test "$(wc -l <"$lost_dir/exits")" = 1 || {
+        echo "stop_lost_instance $1: flux start exited $lost_rc; its brokers:" >&2
+        cat "$lost_dir/exits" "$lost_dir/instance.log" >&2
+        return 1
+    }
+}
+
 # wfname JOBID: the name of a job's Workflow (fluxjob-<decimal id>)
 wfname() {
     echo "fluxjob-$(flux job id --to=dec "$1")"
@@ -257,6 +277,17 @@ servers_of() {
     jq -e --arg wf "fluxjob-$(flux job id --to=dec "$1")" \
         '[.items[] | select(.metadata.name | startswith($wf))] | .[0].spec.allocationSets' \
         "$2" >"$2.sets"
+}
+
+# resources_form ID: the shape of the resources the dws service gave the
+# job (its jobspec-update): the types of the top-level entries, each with
+# its children's: "node:slot ssd" (Lustre spread: ssd beside the nodes)
+# or "slot:node,ssd" (node-local: each node slot with its own ssd)
+resources_form() {
+    flux job eventlog -f json "$1" |
+        jq -r 'select(.name == "jobspec-update") | .context.resources
+               | map(.type + (if .with then ":" + ([.with[].type] | join(",")) else "" end))
+               | join(" ")'
 }
 
 # osts_within_reservation R-FILE SETS-FILE: every rabbit the Servers use is
@@ -280,13 +311,21 @@ osts_within_reservation() {
 	EOF
 }
 
-# submit_held NAME: a rabbit job (xfs, 10 GiB) whose task waits until
-# release_job NAME.  The task polls for a file named by absolute path (a
-# fifo's writer blocks for good when the task died first, and says nothing).
+# submit_held NAME [SUBMIT-ARGS...]: a rabbit job whose task prints its
+# DW_* variables (its storage: flux job attach shows them) and waits until
+# release_job NAME.  SUBMIT-ARGS: flux submit options in place of -N1 and
+# an xfs file system of 10 GiB.  The task polls for a file named by
+# absolute path (a fifo's writer blocks for good when the task died
+# first, and says nothing).
 submit_held() {
-    rm -f "go-$1" &&
-    flux submit -N1 --setattr=system.dw="#DW jobdw type=xfs capacity=10GiB name=scratch" \
-        sh -c 'while ! test -e "$0"; do sleep 0.1; done' "$PWD/go-$1"
+    held_name=$1 && shift &&
+    if test $# = 0; then
+        set -- -N1 --setattr=system.dw="#DW jobdw type=xfs capacity=10GiB name=scratch"
+    fi &&
+    rm -f "go-$held_name" &&
+    flux submit "$@" \
+        sh -c 'env | grep "^DW_" | sort; while ! test -e "$0"; do sleep 0.1; done' \
+        "$PWD/go-$held_name"
 }
 # release_job NAME [ID]: let NAME's task end; with ID, wait for the job's
 # finish and, if it does not come, show its eventlog and output

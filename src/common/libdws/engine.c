@@ -405,8 +405,9 @@ static int dispatch (struct dws_engine *e, json_t *event, dws_error_t *err)
     enum dws_wire_event ev = dws_wire_event_parse (type);
     switch (ev) {
     case DWS_WIRE_EV_REQUEST:
-        if (!json_is_string (json_object_get (event, "topic")) || !json_object_get (event, "msgid"))
-            return dws_errorf (err, "request event needs topic and msgid");
+        if (!json_is_string (json_object_get (event, "topic")) || !json_object_get (event, "msgid")
+            || !json_is_integer (json_object_get (event, "userid")))
+            return dws_errorf (err, "request event needs topic, msgid and userid (the sender's)");
         request_event (e, event);
         return 0;
     case DWS_WIRE_EV_SYNC:

@@ -72,6 +72,16 @@ int dws_engine_reconfig_json (struct dws_engine *e, const char *config_json, dws
 char *dws_engine_event_json (struct dws_engine *e, const char *event_json, dws_error_t *err);
 char *dws_engine_status_json (struct dws_engine *e, dws_error_t *err);
 
+/* The dws.<name> methods the engine answers, i = 0 .. count - 1 (NULL
+ * past the end), and whether each is open to every user (guest: 1) or
+ * the instance owner's alone (0).  A request event carries its sender's
+ * "userid"; the engine answers EPERM to a user other than the configured
+ * "owner" for a method that is not a guest's (and for an unknown one).
+ */
+int dws_engine_method_count (void);
+const char *dws_engine_method_name (int i);
+int dws_engine_method_guest (int i);
+
 /* "f" + Flux's FLUID base58 of id (the Workflow's spec.jobID). */
 char *dws_f58_plain (unsigned long long id);
 

@@ -322,38 +322,98 @@ static void teardown_request (struct dws_engine *e, json_t *msgid, json_t *p, bo
         workflow_teardown (e, job);
 }
 
+static void teardown_method (struct dws_engine *e, json_t *msgid, json_t *p, json_t *event)
+{
+    teardown_request (e, msgid, p, false, event);
+}
+
+static void abort_method (struct dws_engine *e, json_t *msgid, json_t *p, json_t *event)
+{
+    teardown_request (e, msgid, p, true, event);
+}
+
 /* The whole dws.status answer: the engine's jobs and counts, and what the
  * shell measured of itself (the request event's "service", if any). */
+static void status_method (struct dws_engine *e, json_t *msgid, json_t *p, json_t *event)
+{
+    (void)p;
+    status_request (e, msgid, json_object_get (event, "service"));
+}
+
+static void rabbits_method (struct dws_engine *e, json_t *msgid, json_t *p, json_t *event)
+{
+    (void)p;
+    (void)event;
+    health_rabbits_request (e, msgid);
+}
+
+/* Every dws.<name> method the engine answers, in one table: the dispatch
+ * below and the shells' lists (dws_engine_method_*) are read from it.
+ * guest: open to every user (the rest are the instance owner's); any:
+ * takes any payload (the others want an object).
+ */
+static const struct method {
+    const char *name;
+    bool guest;
+    bool any;
+    void (*fn) (struct dws_engine *e, json_t *msgid, json_t *p, json_t *event);
+} methods[] = {
+    {"create", false, false, create_request},
+    {"setup", false, false, setup_request},
+    {"post_run", false, false, post_run_request},
+    {"teardown", false, false, teardown_method},
+    {"abort", false, false, abort_method},
+    {"status", false, true, status_method},
+    {"rabbits", true, true, rabbits_method},
+};
+#define NMETHODS ((int)(sizeof (methods) / sizeof (methods[0])))
+
+int dws_engine_method_count (void)
+{
+    return NMETHODS;
+}
+
+const char *dws_engine_method_name (int i)
+{
+    return i >= 0 && i < NMETHODS ? methods[i].name : NULL;
+}
+
+int dws_engine_method_guest (int i)
+{
+    return i >= 0 && i < NMETHODS && methods[i].guest;
+}
+
 void request_event (struct dws_engine *e, json_t *event)
 {
     const char *topic = json_string_value (json_object_get (event, "topic"));
     json_t *msgid = json_object_get (event, "msgid");
     json_t *p = json_object_get (event, "payload");
-    if (!strcmp (topic, "dws.status")) {
-        status_request (e, msgid, json_object_get (event, "service"));
+    json_t *uid = json_object_get (event, "userid");
+    const struct method *m = NULL;
+    if (!strncmp (topic, "dws.", 4))
+        for (int i = 0; i < NMETHODS && !m; i++)
+            if (!strcmp (topic + 4, methods[i].name))
+                m = &methods[i];
+    /* The sender's credentials, not the payload (dws.create's "userid" is
+     * the job's owner, vouched for by the owner's jobtap plugin): a user
+     * other than the instance owner reaches guest methods only, whatever
+     * the shell let through, and learns no method names (as the broker
+     * answers them). */
+    if ((!m || !m->guest) && json_integer_value (uid) != e->cfg.owner) {
+        act (e, json_pack ("{s:s s:O s:i s:s}", "action", DWS_WIRE_ACTION (RESPOND_ERROR), "msgid", msgid,
+                           "errnum", EPERM, "errstr", "Request requires owner credentials"));
         return;
     }
-    if (!strcmp (topic, "dws.rabbits")) {
-        health_rabbits_request (e, msgid);
+    if (!m) {
+        act (e, json_pack ("{s:s s:O s:i s:s}", "action", DWS_WIRE_ACTION (RESPOND_ERROR), "msgid", msgid,
+                           "errnum", ENOSYS, "errstr", "unknown dws method"));
         return;
     }
-    if (!json_is_object (p)) {
+    if (!m->any && !json_is_object (p)) {
         act_respond_fail (e, msgid, "%s: the payload must be a JSON object", topic);
         return;
     }
-    if (!strcmp (topic, "dws.create"))
-        create_request (e, msgid, p, event);
-    else if (!strcmp (topic, "dws.setup"))
-        setup_request (e, msgid, p, event);
-    else if (!strcmp (topic, "dws.post_run"))
-        post_run_request (e, msgid, p, event);
-    else if (!strcmp (topic, "dws.teardown"))
-        teardown_request (e, msgid, p, false, event);
-    else if (!strcmp (topic, "dws.abort"))
-        teardown_request (e, msgid, p, true, event);
-    else
-        act (e, json_pack ("{s:s s:O s:i s:s}", "action", DWS_WIRE_ACTION (RESPOND_ERROR), "msgid", msgid,
-                           "errnum", ENOSYS, "errstr", "unknown dws method"));
+    m->fn (e, msgid, p, event);
 }
 
 static bool held_by_create (json_t *v)

@@ -959,31 +959,50 @@ static int ev_epilog_remove (struct ctx *c, json_t *ev)
     return act_respond (c);
 }
 
+/* service: a job-manager.dws.<type> request the adapter registers */
 struct handler {
     const char *type;
     int (*fn) (struct ctx *c, json_t *ev);
+    bool service;
 };
 
 static const struct handler handlers[] = {
-    {"depend", ev_depend},
-    {"reload", ev_reload},
-    {"create", ev_create},
-    {"dependency-add", ev_dependency_add},
-    {"dependency-remove", ev_dependency_remove},
-    {"run", ev_run},
-    {"R", ev_R},
-    {"start", ev_start},
-    {"finish", ev_finish},
-    {"release", ev_release},
-    {"cleanup", ev_cleanup},
-    {"free", ev_free},
-    {"exception", ev_exception},
-    {"timer", ev_timer},
-    {"rpc-response", ev_rpc_response},
-    {"resource-update", ev_resource_update},
-    {"prolog-remove", ev_prolog_remove},
-    {"epilog-remove", ev_epilog_remove},
+    {"depend", ev_depend, false},
+    {"reload", ev_reload, false},
+    {"create", ev_create, false},
+    {"dependency-add", ev_dependency_add, false},
+    {"dependency-remove", ev_dependency_remove, false},
+    {"run", ev_run, false},
+    {"R", ev_R, false},
+    {"start", ev_start, false},
+    {"finish", ev_finish, false},
+    {"release", ev_release, false},
+    {"cleanup", ev_cleanup, false},
+    {"free", ev_free, false},
+    {"exception", ev_exception, false},
+    {"timer", ev_timer, false},
+    {"rpc-response", ev_rpc_response, false},
+    {"resource-update", ev_resource_update, true},
+    {"prolog-remove", ev_prolog_remove, true},
+    {"epilog-remove", ev_epilog_remove, true},
 };
+#define NHANDLERS (sizeof (handlers) / sizeof (handlers[0]))
+
+int dws_jobsm_service_count (void)
+{
+    int n = 0;
+    for (size_t i = 0; i < NHANDLERS; i++)
+        n += handlers[i].service;
+    return n;
+}
+
+const char *dws_jobsm_service_name (int i)
+{
+    for (size_t k = 0; k < NHANDLERS && i >= 0; k++)
+        if (handlers[k].service && i-- == 0)
+            return handlers[k].type;
+    return NULL;
+}
 
 json_t *dws_jobsm_event (struct dws_jobsm *sm, json_t *event, dws_error_t *err)
 {
@@ -1003,7 +1022,7 @@ json_t *dws_jobsm_event (struct dws_jobsm *sm, json_t *event, dws_error_t *err)
         dws_errorf (err, "an event needs a 'type' string");
         return NULL;
     }
-    for (size_t i = 0; i < sizeof (handlers) / sizeof (handlers[0]); i++)
+    for (size_t i = 0; i < NHANDLERS; i++)
         if (!strcmp (type, handlers[i].type))
             h = &handlers[i];
     if (!h) {

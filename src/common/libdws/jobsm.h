@@ -268,6 +268,13 @@ const char *dws_jobsm_action_name (int action);
 /* The action a name stands for, or -1 for a name that is none. */
 int dws_jobsm_action_parse (const char *name);
 
+/* The job-manager.dws.<name> services the adapter registers (owner only),
+ * i = 0 .. count - 1 (NULL past the end): the request events below that
+ * come from the dws service.  One list, read by the plugin and the tests.
+ */
+int dws_jobsm_service_count (void);
+const char *dws_jobsm_service_name (int i);
+
 struct dws_jobsm;
 
 /* A machine for one job.  config is the plugin's jobtap conf: NULL, JSON

@@ -442,13 +442,14 @@ static int conf_load (flux_plugin_t *p, flux_t *h)
 __attribute__ ((visibility ("default"))) int flux_plugin_init (flux_plugin_t *p)
 {
     flux_t *h = flux_jobtap_get_flux (p);
-    static const char *methods[] = {"resource-update", "prolog-remove", "epilog-remove"};
 
     if (flux_plugin_register (p, PLUGIN_NAME, tab) < 0 || conf_load (p, h) < 0)
         return -1;
-    for (size_t i = 0; i < sizeof (methods) / sizeof (methods[0]); i++) {
-        if (flux_jobtap_service_register (p, methods[i], service_cb, p) < 0) {
-            flux_log_error (h, "dws: cannot register job-manager.dws.%s", methods[i]);
+    /* owner only: flux_jobtap_service_register() gives no other role */
+    for (int i = 0; i < dws_jobsm_service_count (); i++) {
+        const char *method = dws_jobsm_service_name (i);
+        if (flux_jobtap_service_register (p, method, service_cb, p) < 0) {
+            flux_log_error (h, "dws: cannot register job-manager.dws.%s", method);
             return -1;
         }
     }

@@ -17,7 +17,8 @@ from flux_dws import _ffi
 from flux_dws.errors import DwsError
 from flux_dws.jsondata import DecodedObject
 
-__all__ = ["ACTIONS", "EVENTS", "HEALTH_FLUSH_TIMER", "Engine", "EngineError", "f58"]
+__all__ = ["ACTIONS", "EVENTS", "GUEST_METHODS", "HEALTH_FLUSH_TIMER", "METHODS", "Engine",
+           "EngineError", "f58"]
 
 
 def _names(name: Any, count: Any) -> tuple[str, ...]:
@@ -31,6 +32,16 @@ EVENTS: tuple[str, ...] = _names(_ffi.lib.dws_wire_event_name, _ffi.lib.dws_wire
 ACTIONS: tuple[str, ...] = _names(_ffi.lib.dws_wire_action_name, _ffi.lib.dws_wire_action_count)
 #: The key of rabbit health's flush timer, which dws.watch_test fires at once.
 HEALTH_FLUSH_TIMER: str = _ffi.ffi.string(_ffi.lib.dws_wire_health_flush_timer()).decode()
+
+#: Every dws.<name> method the engine answers, from engine_request.c's one
+#: table (a method added there is served, refused to guests and tested
+#: with no name written twice) ...
+METHODS: tuple[str, ...] = tuple(
+    _ffi.ffi.string(_ffi.lib.dws_engine_method_name(i)).decode()
+    for i in range(_ffi.lib.dws_engine_method_count()))
+#: ... and those of them open to every user (the rest are the owner's).
+GUEST_METHODS: tuple[str, ...] = tuple(
+    m for i, m in enumerate(METHODS) if _ffi.lib.dws_engine_method_guest(i))
 
 
 class EngineError(DwsError):

@@ -36,6 +36,7 @@ __all__ = [
     "EPILOG_TIMEOUT_EXCEPTION",
     "NOTE_PREFIX",
     "PROLOG",
+    "SERVICES",
     "TIMER",
     "JobMachine",
     "JobMachineError",
@@ -51,6 +52,14 @@ __all__ = [
 ACTIONS: tuple[str, ...] = tuple(
     _ffi.ffi.string(_ffi.lib.dws_jobsm_action_name(i)).decode()
     for i in range(_ffi.lib.dws_jobsm_action_count()))
+
+
+#: The job-manager.dws.<name> services the plugin registers, owner only
+#: (jobsm.h's one table; the harness serves and the tests refuse guests
+#: these).
+SERVICES: tuple[str, ...] = tuple(
+    _ffi.ffi.string(_ffi.lib.dws_jobsm_service_name(i)).decode()
+    for i in range(_ffi.lib.dws_jobsm_service_count()))
 
 
 class JobMachineError(DwsError):

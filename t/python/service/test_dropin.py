@@ -5,11 +5,17 @@ from __future__ import annotations
 
 import errno
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from t.python.service.harnesshelp import gone, settled
 
+from flux_dws import engine
 from flux_dws.harness import Harness
+from flux_dws.harness.link import Reply
+from flux_dws.jobsm import SERVICES
+from flux_dws.service import core
+from flux_dws.service.link import Request
 
 GFS2 = "#DW jobdw type=gfs2 capacity=10GiB name=shared"
 COPY_IN = "#DW copy_in source=/lus/global/in destination=$DW_JOB_shared/"
@@ -96,6 +102,61 @@ def test_watch_test_answers_the_owner_an_empty_object(h: Harness) -> None:
     assert h.ask("dws.watch_test") == {}  # again: nothing pending, at once
     guest = h.ask("dws.watch_test", userid=h.owner + 1)
     assert guest["errnum"] == errno.EPERM
+
+
+# --- who may ask: the service's own list ---------------------------------------
+
+
+def test_the_method_lists_come_from_the_engine_table() -> None:
+    assert set(engine.METHODS) <= set(core.METHODS)
+    assert set(core.GUEST_METHODS) == set(engine.GUEST_METHODS) == {"rabbits"}
+    assert {"create", "setup", "post_run", "teardown", "abort", "status", "watch_test",
+            "config-reload"} <= set(core.METHODS)
+    assert SERVICES == ("resource-update", "prolog-remove", "epilog-remove")
+
+
+def test_a_guest_is_refused_every_method_but_the_guests(h: Harness) -> None:
+    guest = h.owner + 1
+    for method in core.METHODS:
+        answer = h.ask(f"dws.{method}", userid=guest)
+        if method in core.GUEST_METHODS:
+            assert "errnum" not in answer, (method, answer)
+        else:
+            assert answer.get("errnum") == errno.EPERM, (method, answer)
+    assert h.workflows() == []
+
+
+def test_the_service_refuses_a_guest_what_the_broker_let_through(h: Harness) -> None:
+    # as if the broker had let every request in: the service's own methods
+    # and the engine's (by the sender's userid, whatever the payload says)
+    guest = h.owner + 1
+    got: dict[str, tuple[bool, int]] = {}
+    served = [m for m in core.METHODS if f"dws.{m}" != core.CONFIG_RELOAD]  # the link's
+    for method in served:
+        def cb(ok: bool, errnum: int, errstr: str, body: Any, m: str = method) -> None:
+            got[m] = (ok, errnum)
+        req = Request(f"dws.{method}", {"jobid": 9, "userid": h.owner, "resources": [],
+                                        "dw_directives": "#DW jobdw type=xfs capacity=1GiB "
+                                                         "name=x"},
+                      guest, Reply(cb, h.link, h.link.generation))
+        h.reactor.call(lambda r=req: h.service._request(r))
+    h.wait_for(lambda: len(got) == len(served), what="every answer")
+    assert {m: a for m, a in got.items() if a != (False, errno.EPERM)} == \
+        {m: (True, 0) for m in core.GUEST_METHODS}
+    assert h.workflows() == []
+
+
+def test_the_job_manager_serves_the_plugin_services_alone(h: Harness) -> None:
+    got: dict[str, tuple[bool, int]] = {}
+    for method in (*SERVICES, "depend", "bogus"):
+        def answer(ok: bool, errnum: int, errstr: str, body: Any, m: str = method) -> None:
+            got[m] = (ok, errnum)
+        h.reactor.call(lambda m=method, a=answer: h.jm.rpc(f"job-manager.dws.{m}",
+                                                             {"id": 1}, a))
+    h.wait_for(lambda: len(got) == len(SERVICES) + 2, what="every answer")
+    for method in SERVICES:  # no such job: answered by the plugin's words
+        assert got[method] == (False, errno.ENOENT), (method, got[method])
+    assert got["depend"] == got["bogus"] == (False, errno.ENOSYS)
 
 
 def test_watch_test_follows_a_rabbit_change_through_fluxion(h: Harness) -> None:

@@ -8,11 +8,14 @@ and that nothing is left in Kubernetes afterwards.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 from t.python.service.harnesshelp import gone, settled
 
+from flux_dws.emulator.driver import RESOURCE
 from flux_dws.harness import Harness
 
 XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
@@ -189,13 +192,98 @@ def test_status_reports_jobs_and_service(h: Harness) -> None:
     # its two waits: watch events for the reactor, those writes for a writer
     for wait in ("reactor_wait", "writer_wait"):
         assert svc[f"{wait}_ms_p99"] >= svc[f"{wait}_ms_p50"] >= 0
-    # the load figures: the status request itself is on the reactor, with
-    # nothing behind it once PreRun is reached and settled
-    assert set(svc) >= {"events_behind", "k8s_pending", "k8s_oldest_pending_s", "flux_pending"}
-    assert svc["events_behind"] >= 0 and svc["flux_pending"] >= 0
+    # the load figures (what each counts: test_status_load_figures_count_what_waits)
+    assert set(svc) >= {"events_behind", "k8s_pending", "k8s_oldest_pending_s", "flux_pending",
+                        "rpcs_waiting"}
     assert (svc["k8s_oldest_pending_s"] is None) == (svc["k8s_pending"] == 0)
     h.cancel(jobid)
     h.wait(jobid)
+
+
+def test_status_load_figures_count_what_waits(h: Harness) -> None:
+    """flux dws status' load: each figure made to count something, seen
+    in the dws.status answer (or in load() while the reactor is held), then
+    back to nothing."""
+    svc = h.service
+    assert svc is not None
+
+    def load() -> dict[str, Any]:
+        out: dict[str, Any] = h.status()["service"]
+        return out
+
+    # Flux calls sent and not answered: the job manager keeps its memo answers
+    held: list[Callable[[], None]] = []
+    real_rpc = h.jm.rpc
+
+    def rpc(topic: str, payload: Any, answer: Any) -> None:
+        if topic == "job-manager.memo":
+            held.append(lambda: real_rpc(topic, payload, answer))
+        else:
+            real_rpc(topic, payload, answer)
+
+    h.reactor.call(lambda: setattr(h.jm, "rpc", rpc))
+    jobid = h.submit(XFS, nodes=1, runtime=3600)
+    h.wait_event(jobid, "start")
+    assert held
+    assert load()["flux_pending"] == len(held)
+
+    def answer_held() -> None:
+        h.jm.rpc = real_rpc
+        for fn in held:
+            fn()
+
+    h.reactor.call(answer_held)
+    h.wait_for(lambda: svc.load()["flux_pending"] == 0, what="the memos answered")
+    assert load()["flux_pending"] == 0
+
+    # a Kubernetes write under way: the emulator holds the Workflow's move
+    # to PostRun (its admission runs under the store's lock: nothing else
+    # touches the store until the gate opens)
+    store = h.emulator.store
+    kind = ("dataworkflowservices.github.io", "workflows")
+    webhook = store.admission[kind]
+    gate, entered = threading.Event(), threading.Event()
+
+    def hold(op: str, old: Any, new: dict[str, Any]) -> dict[str, Any]:
+        if op == "UPDATE" and new["spec"].get("desiredState") == "PostRun":
+            entered.set()
+            gate.wait(10)
+        return webhook(op, old, new)
+
+    store.admission[kind] = hold
+    try:
+        h.cancel(jobid)
+        assert entered.wait(10)
+        busy = load()
+        assert busy["k8s_pending"] >= 1 and busy["k8s_oldest_pending_s"] >= 0.0
+    finally:
+        store.admission[kind] = webhook
+        gate.set()
+    h.wait(jobid)
+    gone(h, jobid)
+    h.wait_for(lambda: svc.kube.pending() == 0, what="the writes done")
+    assert load()["k8s_pending"] == 0 and load()["k8s_oldest_pending_s"] is None
+
+    # events posted by other threads and not fed yet: the reactor held
+    # while three (harmless: a Storage as it is) are posted
+    storage = store.list_objects(RESOURCE["storage"], "default")[0]
+    started, release = threading.Event(), threading.Event()
+
+    def block() -> None:
+        started.set()
+        release.wait(10)
+
+    h.reactor.post(block)
+    assert started.wait(10)
+    before = svc.load()["events_behind"]
+    for _ in range(3):
+        svc.post_event({"type": "watch", "kind": "Storage", "event": "MODIFIED",
+                        "object": storage})
+    behind = svc.load()["events_behind"]
+    release.set()
+    assert behind >= before + 3 and behind >= 3
+    h.wait_for(lambda: svc.load()["events_behind"] == 0, what="the events fed")
+    assert load()["events_behind"] == 0
 
 
 @pytest.mark.parametrize("userid", [0, 424242], ids=["in-passwd", "no-passwd-entry"])

@@ -53,7 +53,8 @@ def servers_while_running(h: Harness, jobid: int) -> list[dict[str, Any]]:
 
 def test_big_lustre_job_spreads_over_rabbits_fluxion_chose(spread: Harness) -> None:
     h = spread
-    jobid = h.submit("#DW jobdw type=lustre capacity=10TiB name=big", nodes=2, runtime=2.0)
+    jobid = h.submit("#DW jobdw type=lustre capacity=10TiB name=big", nodes=2, runtime=3600)
+    h.wait_event(jobid, "start")  # held running until h.finish
     sets = servers_while_running(h, jobid)
     # flux dws rabbits: the Lustre use of each rabbit, and the job on them
     view = {r["name"]: r for r in h.ask("dws.rabbits")["rabbits"]}
@@ -61,6 +62,7 @@ def test_big_lustre_job_spreads_over_rabbits_fluxion_chose(spread: Harness) -> N
     assert sum(used.values()) >= 10 * 1024, used
     assert all(view[name]["capacity"] == 4 << 40 for name in view)
     assert all(jobid in view[name]["jobs"] for name in used)
+    h.finish(jobid)
     job = h.wait(jobid)
     assert job.exceptions == []
     res = job.jobspec["resources"]
@@ -79,12 +81,19 @@ def test_big_lustre_job_spreads_over_rabbits_fluxion_chose(spread: Harness) -> N
     assert job.env is not None and job.env["DW_JOB_big"].startswith("/mnt/nnf/")
     gone(h, jobid)
     assert settled(h) == {}
+    # ... and once the job is gone, dws.rabbits has given its Lustre back
+    after = h.ask("dws.rabbits")["rabbits"]
+    assert [(r["name"], r["lustre_gib"]) for r in after if r["lustre_gib"]] == []
+    assert all(jobid not in r["jobs"] for r in after)
 
 
 def test_whole_rabbits_are_equal() -> None:
     with harness({"spread": True, "whole_rabbit_gib": 4096}) as h:
-        jobid = h.submit("#DW jobdw type=lustre capacity=6TiB name=whole", nodes=1, runtime=2.0)
+        jobid = h.submit("#DW jobdw type=lustre capacity=6TiB name=whole", nodes=1,
+                         runtime=3600)
+        h.wait_event(jobid, "start")
         sets = servers_while_running(h, jobid)
+        h.finish(jobid)
         job = h.wait(jobid)
         assert job.exceptions == []
         osts = [s["allocationSize"] * e["allocationCount"]

@@ -7,6 +7,7 @@
  * moves a job on by setting a Workflow's status and feeding it back as a
  * watch event.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -380,7 +381,7 @@ static bool create_req (struct dws_engine *e, long long id, int msgid, int tol, 
 {
     char *res = resources (nodes);
     bool rc = feed (e,
-                    "{'type':'request','topic':'dws.create','msgid':%d,'userid':1000,"
+                    "{'type':'request','userid':0,'topic':'dws.create','msgid':%d,"
                     "'groupid':100,'now':%d,'payload':{'jobid':%lld,'userid':1000,"
                     "'resources':%s,'dw_directives':'%s','failure_tolerance':%d}}",
                     msgid, NOW, id, res, dw, tol);
@@ -391,7 +392,8 @@ static bool create_req (struct dws_engine *e, long long id, int msgid, int tol, 
 static bool setup_req (struct dws_engine *e, long long id, int msgid, const char *nodelist)
 {
     return feed (e,
-                 "{'type':'request','topic':'dws.setup','msgid':%d,'payload':{'jobid':%lld,"
+                 "{'type':'request','userid':0,"
+                 "'topic':'dws.setup','msgid':%d,'payload':{'jobid':%lld,"
                  "'R':{'version':1,'execution':{'R_lite':[],'nodelist':[%s],'starttime':0,"
                  "'expiration':0}}}}",
                  msgid, id, nodelist);
@@ -400,7 +402,8 @@ static bool setup_req (struct dws_engine *e, long long id, int msgid, const char
 static bool post_run_req (struct dws_engine *e, long long id, int msgid, bool started)
 {
     return feed (e,
-                 "{'type':'request','topic':'dws.post_run','msgid':%d,'payload':{'jobid':%lld,"
+                 "{'type':'request','userid':0,"
+                 "'topic':'dws.post_run','msgid':%d,'payload':{'jobid':%lld,"
                  "'run_started':%s}}",
                  msgid, id, started ? "true" : "false");
 }
@@ -619,7 +622,8 @@ static void test_config (void)
     e = engine ("{'owner':0,'namespace':'ns1'}");
     sync_none (e);
     feed (e,
-          "{'type':'request','topic':'dws.create','msgid':1,'payload':{'jobid':1,'userid':7,"
+          "{'type':'request','userid':0,"
+          "'topic':'dws.create','msgid':1,'payload':{'jobid':1,'userid':7,"
           "'resources':[],'dw_directives':'#DW create_persistent type=lustre capacity=1TiB "
           "name=p'}}");
     acts_are ("[{'action':'respond','msgid':1,'payload':{'success':false,'errstr':"
@@ -633,7 +637,8 @@ static void test_config (void)
     free (c);
     ok (dws_engine_reconfig_json (e, "[", &err) < 0, "reconfig with bad JSON fails");
     feed (e,
-          "{'type':'request','topic':'dws.create','msgid':2,'payload':{'jobid':1,'userid':7,"
+          "{'type':'request','userid':0,"
+          "'topic':'dws.create','msgid':2,'payload':{'jobid':1,'userid':7,"
           "'resources':[],'dw_directives':'#DW create_persistent type=lustre capacity=1TiB "
           "name=p'}}");
     has ("the old configuration stays after a failed reconfig", "action", "respond", "payload",
@@ -643,7 +648,8 @@ static void test_config (void)
     ok (dws_engine_reconfig_json (e, c, &err) == 0, "reconfig");
     free (c);
     feed (e,
-          "{'type':'request','topic':'dws.create','msgid':3,'payload':{'jobid':1,'userid':7,"
+          "{'type':'request','userid':0,"
+          "'topic':'dws.create','msgid':3,'payload':{'jobid':1,'userid':7,"
           "'resources':[],'dw_directives':'#DW create_persistent type=lustre capacity=1TiB "
           "name=p'}}");
     has ("after reconfig create_persistent by anyone creates a Workflow in the new namespace",
@@ -652,6 +658,53 @@ static void test_config (void)
 }
 
 /* --- requests --------------------------------------------------------------- */
+
+/* Who may ask: every method of the engine's table (so a method added is
+ * covered here) from a user who is not the owner is refused EPERM before
+ * its payload is looked at, unless it is a guest's; the payload's
+ * "userid" (dws.create's job owner) never stands in for the sender's.
+ */
+static void test_credentials (void)
+{
+    struct dws_engine *e = engine ("{'owner':500}");
+    int n = dws_engine_method_count (), guests = 0;
+    ok (n >= 7 && dws_engine_method_name (n) == NULL && dws_engine_method_name (-1) == NULL,
+        "the method table: %d methods, NULL past either end", n);
+    sync_none (e);
+    for (int i = 0; i < n; i++) {
+        const char *m = dws_engine_method_name (i);
+        bool guest = dws_engine_method_guest (i);
+        guests += guest;
+        /* a payload that would pass for the owner: the sender's uid alone decides */
+        feed (e,
+              "{'type':'request','userid':501,'topic':'dws.%s','msgid':%d,'payload':"
+              "{'jobid':1,'userid':500,'resources':[],'dw_directives':'#DW jobdw type=xfs "
+              "capacity=1GiB name=x'}}",
+              m, 100 + i);
+        json_t *first = json_array_get (A, 0);
+        bool eperm = json_integer_value (json_object_get (first, "errnum")) == EPERM
+                     && !strcmp (json_string_value (json_object_get (first, "action")),
+                                 "respond-error");
+        ok (guest ? !eperm : eperm && json_array_size (A) == 1,
+            "dws.%s from user 501 (owner 500): %s", m, guest ? "answered" : "EPERM, nothing else");
+        feed (e, "{'type':'request','userid':500,'topic':'dws.%s','msgid':%d,'payload':{}}", m,
+              200 + i);
+        first = json_array_get (A, 0);
+        ok (json_integer_value (json_object_get (first, "errnum")) != EPERM,
+            "dws.%s from the owner is not refused EPERM", m);
+    }
+    ok (guests == 1 && dws_engine_method_guest (n - 1) == 1
+            && !strcmp (dws_engine_method_name (n - 1), "rabbits"),
+        "one guest method: rabbits");
+    feed (e, "{'type':'request','userid':501,'topic':'dws.bogus','msgid':3,'payload':{}}");
+    acts_are ("[{'action':'respond-error','msgid':3,'errnum':1,"
+              "'errstr':'Request requires owner credentials'}]",
+              "an unknown method from a guest: EPERM, as the broker answers (no names learnt)");
+    json_t *st = status (e);
+    ok (json_array_size (json_object_get (st, "jobs")) == 0, "no guest request made a job");
+    json_decref (st);
+    dws_engine_destroy (e);
+}
 
 /* The engine's status without its event counter. */
 static char *jobs_text (struct dws_engine *e)
@@ -667,7 +720,7 @@ static void refused (struct dws_engine *e, const char *topic, const char *payloa
                      const char *expect)
 {
     char *before = jobs_text (e);
-    feed (e, "{'type':'request','topic':'%s','msgid':9,'payload':%s}", topic, payload);
+    feed (e, "{'type':'request','userid':0,'topic':'%s','msgid':9,'payload':%s}", topic, payload);
     json_t *x = json_pack ("[{s:s s:i s:{s:b s:s}}]", "action", "respond", "msgid", 9,
                            "payload", "success", 0, "errstr", expect);
     char *xs = dump (x);
@@ -698,17 +751,18 @@ static void test_requests (void)
                                    "name=s'}}");
 
     /* before the first Workflow list: requests for unknown jobs wait for it */
-    feed (e, "{'type':'request','topic':'dws.setup','msgid':1,'payload':{'jobid':5,"
+    feed (e, "{'type':'request','userid':0,'topic':'dws.setup','msgid':1,'payload':{'jobid':5,"
              "'R':{'execution':{'nodelist':['c1']}}}}");
     none ("dws.setup before the sync: kept until the list");
-    feed (e, "{'type':'request','topic':'dws.post_run','msgid':2,'payload':{'jobid':6,"
+    feed (e, "{'type':'request','userid':0,'topic':'dws.post_run','msgid':2,'payload':{'jobid':6,"
              "'run_started':true}}");
     none ("dws.post_run before the sync: kept");
-    feed (e, "{'type':'request','topic':'dws.teardown','msgid':3,'payload':{'jobid':7}}");
+    feed (e, "{'type':'request','userid':0,"
+             "'topic':'dws.teardown','msgid':3,'payload':{'jobid':7}}");
     none ("dws.teardown before the sync: kept");
-    feed (e, "{'type':'request','topic':'dws.abort','msgid':4,'payload':{'jobid':8}}");
+    feed (e, "{'type':'request','userid':0,'topic':'dws.abort','msgid':4,'payload':{'jobid':8}}");
     none ("dws.abort before the sync: kept");
-    feed (e, "{'type':'request','topic':'dws.status','msgid':'m1'}");
+    feed (e, "{'type':'request','userid':0,'topic':'dws.status','msgid':'m1'}");
     acts_are ("[{'action':'respond','msgid':'m1','payload':{'success':true,'synced':false,"
               "'jobs':[],'workflows':[],'rabbits':0,'computes':0,'events':4}}]",
               "dws.status before anything (no payload needed; 4 events before it)");
@@ -723,7 +777,8 @@ static void test_requests (void)
          "{\"id\":7}");
     has ("... the kept dws.abort answered", "action", "respond", "msgid", "4");
     ok (count ("topic", "job-manager.dws.epilog-remove") == 2, "... abort releases nothing");
-    feed (e, "{'type':'request','topic':'dws.status','msgid':{'any':'thing'},'payload':{}}");
+    feed (e, "{'type':'request','userid':0,"
+             "'topic':'dws.status','msgid':{'any':'thing'},'payload':{}}");
     json_at (jp (find ("action", "respond"), "payload", "synced", NULL), "true",
              "dws.status: synced after the Workflow list; msgid echoed as given");
     json_at (jp (find ("action", "respond"), "msgid", NULL), "{'any':'thing'}",
@@ -780,7 +835,7 @@ static void test_requests (void)
              "dws.setup: R has no execution.nodelist");
     refused (e, "dws.setup", "{'jobid':7,'R':{'execution':{'nodelist':['c1',5]}}}",
              "dws.setup: R execution.nodelist[1] is not a string");
-    feed (e, "{'type':'request','topic':'dws.setup','msgid':9,'payload':{'jobid':7,"
+    feed (e, "{'type':'request','userid':0,'topic':'dws.setup','msgid':9,'payload':{'jobid':7,"
              "'R':{'execution':{'nodelist':['c[1-']}}}}");
     const char *es = json_string_value (jp (A, "#0", "payload", "errstr", NULL));
     ok (es && !strncmp (es, "dws.setup: R execution.nodelist[0]: ", 36)
@@ -799,19 +854,24 @@ static void test_requests (void)
     refused (e, "dws.abort", "{'jobid':null}", "dws.abort: jobid must be a non-negative integer");
     refused (e, "dws.abort", "null", "dws.abort: the payload must be a JSON object");
 
-    feed (e, "{'type':'request','topic':'dws.bogus','msgid':3,'payload':{}}");
+    feed (e, "{'type':'request','userid':0,'topic':'dws.bogus','msgid':3,'payload':{}}");
     acts_are ("[{'action':'respond-error','msgid':3,'errnum':38,'errstr':'unknown dws method'}]",
               "an unknown dws method: respond-error ENOSYS");
-    ok (!feed (e, "{'type':'request','msgid':3,'payload':{}}")
-            && !strcmp (errtext, "request event needs topic and msgid"),
+    ok (!feed (e, "{'type':'request','userid':0,'msgid':3,'payload':{}}")
+            && !strcmp (errtext, "request event needs topic, msgid and userid (the sender's)"),
         "a request without a topic is refused: %s", errtext);
-    ok (!feed (e, "{'type':'request','topic':'dws.status'}")
-            && !strcmp (errtext, "request event needs topic and msgid"),
+    ok (!feed (e, "{'type':'request','userid':0,'topic':'dws.status'}")
+            && !strcmp (errtext, "request event needs topic, msgid and userid (the sender's)"),
         "a request without a msgid is refused");
+    ok (!feed (e, "{'type':'request','topic':'dws.rabbits','msgid':3}")
+            && !strcmp (errtext, "request event needs topic, msgid and userid (the sender's)"),
+        "a request without its sender's userid is refused");
+    ok (!feed (e, "{'type':'request','userid':'0','topic':'dws.rabbits','msgid':3}"),
+        "... and one whose userid is not an integer");
 
     /* presets expand; within the maximums a Workflow is created */
     snprintf (p, sizeof (p),
-              "{'type':'request','topic':'dws.create','msgid':4,'payload':{'jobid':8,"
+              "{'type':'request','userid':0,'topic':'dws.create','msgid':4,'payload':{'jobid':8,"
               "'userid':1,'resources':%s,'dw_directives':'small'}}",
               res);
     feed (e, "%s", p);
@@ -831,7 +891,8 @@ static void test_requests (void)
     acts_are ("[{'action':'respond','msgid':4,'payload':{'success':true}}]",
               "a repeated dws.create after the create: success, nothing else");
     feed (e,
-          "{'type':'request','topic':'dws.create','msgid':5,'payload':{'jobid':9,'userid':1,"
+          "{'type':'request','userid':0,"
+          "'topic':'dws.create','msgid':5,'payload':{'jobid':9,'userid':1,"
           "'resources':[],'dw_directives':'#DW jobdw type=xfs capacity=1GiB name=a'}}");
     k8s_result (e, "create", 9, false, 403, "admission webhook denied: bad things", NULL);
     acts_are ("[{'action':'respond','msgid':5,'payload':{'success':false,"
@@ -1112,10 +1173,10 @@ static void test_lifecycle (void)
          "token", "finalizer:12345");
     watch (e, "DELETED", wf (id));
     ok (A && njobs (e) == 0, "DELETED after our delete: the job is forgotten");
-    feed (e, "{'type':'request','topic':'dws.status','msgid':1}");
+    feed (e, "{'type':'request','userid':0,'topic':'dws.status','msgid':1}");
     json_at (jp (A, "#0", "payload", "jobs", NULL), "[]", "dws.status: no jobs left");
     ok (!jp (A, "#0", "payload", "service", NULL), "dws.status: no service figures given, none");
-    feed (e, "{'type':'request','topic':'dws.status','msgid':2,'service':{'events':7}}");
+    feed (e, "{'type':'request','userid':0,'topic':'dws.status','msgid':2,'service':{'events':7}}");
     json_at (jp (A, "#0", "payload", "service", NULL), "{'events':7}",
              "dws.status: the shell's figures are in the engine's answer, built whole");
     k8s_result (e, "state", id, false, 500, "late", NULL);
@@ -1412,12 +1473,12 @@ static void test_abort_teardown_race (void)
     sysconf (e);
     sync_none (e);
     job_to (e, 510, 0, "'c1','c3'", 2, "PostRun");
-    feed (e, "{'type':'request','topic':'dws.teardown','msgid':1,'now':%d,'payload':"
+    feed (e, "{'type':'request','userid':0,'topic':'dws.teardown','msgid':1,'now':%d,'payload':"
              "{'jobid':510}}",
           NOW);
     has ("race: dws.teardown asks for Teardown", "op", "patch", "kind", "Workflow", "token",
          "state:510");
-    feed (e, "{'type':'request','topic':'dws.abort','msgid':2,'now':%d,'payload':"
+    feed (e, "{'type':'request','userid':0,'topic':'dws.abort','msgid':2,'now':%d,'payload':"
              "{'jobid':510}}",
           NOW);
     has ("race: dws.abort lists the ClientMounts", "token", "abort-mounts:510");
@@ -1441,7 +1502,7 @@ static void test_abort_teardown_race (void)
 
     /* a failed read still lets Teardown go */
     job_to (e, 511, 0, "'c1'", 1, "PostRun");
-    feed (e, "{'type':'request','topic':'dws.abort','msgid':3,'payload':{'jobid':511}}");
+    feed (e, "{'type':'request','userid':0,'topic':'dws.abort','msgid':3,'payload':{'jobid':511}}");
     k8s_result (e, "abort-mounts", 511, false, 500, "boom", NULL);
     ok (!find ("kind", "Workflow", "op", "patch"), "failed read: Teardown waits for the other");
     k8s_result (e, "abort-servers", 511, false, 500, "boom", NULL);
@@ -1457,7 +1518,7 @@ static void test_abort (void)
     sysconf (e);
     sync_none (e);
     job_to (e, 500, 0, "'c1','c3'", 2, "PostRun");
-    feed (e, "{'type':'request','topic':'dws.abort','msgid':7,'now':%d,'payload':"
+    feed (e, "{'type':'request','userid':0,'topic':'dws.abort','msgid':7,'now':%d,'payload':"
              "{'jobid':500}}",
           NOW);
     has ("dws.abort: answered", "action", "respond", "msgid", "7", "payload",
@@ -1505,15 +1566,17 @@ static void test_abort (void)
         "Teardown after abort: no epilog-remove (the job manager ended the epilog)");
     has ("Teardown after abort: delete", "op", "delete", "token", "delete:500");
 
-    feed (e, "{'type':'request','topic':'dws.abort','msgid':8,'payload':{'jobid':501}}");
+    feed (e, "{'type':'request','userid':0,'topic':'dws.abort','msgid':8,'payload':{'jobid':501}}");
     acts_are ("[{'action':'respond','msgid':8,'payload':{'success':true}}]",
               "dws.abort for an unknown job: success, nothing else");
-    feed (e, "{'type':'request','topic':'dws.teardown','msgid':9,'payload':{'jobid':501}}");
+    feed (e, "{'type':'request','userid':0,"
+             "'topic':'dws.teardown','msgid':9,'payload':{'jobid':501}}");
     acts_are ("[{'action':'respond','msgid':9,'payload':{'success':true}},"
               "{'action':'rpc','topic':'job-manager.dws.epilog-remove','nodeid':0,"
               "'payload':{'id':501}}]",
               "dws.teardown for an unknown job: success and epilog-remove");
-    feed (e, "{'type':'request','topic':'dws.post_run','msgid':10,'payload':{'jobid':501,"
+    feed (e, "{'type':'request','userid':0,"
+             "'topic':'dws.post_run','msgid':10,'payload':{'jobid':501,"
              "'run_started':true}}");
     acts_are ("[{'action':'respond','msgid':10,'payload':{'success':true}},"
               "{'action':'rpc','topic':'job-manager.dws.epilog-remove','nodeid':0,"
@@ -1522,7 +1585,8 @@ static void test_abort (void)
 
     /* dws.teardown of a job in Setup */
     job_to (e, 502, 0, "'c1'", 1, "Setup");
-    feed (e, "{'type':'request','topic':'dws.teardown','msgid':11,'payload':{'jobid':502}}");
+    feed (e, "{'type':'request','userid':0,"
+             "'topic':'dws.teardown','msgid':11,'payload':{'jobid':502}}");
     has ("dws.teardown: Teardown with the epilog annotation", "op", "patch", "body",
          "{\"metadata\":{\"annotations\":{\"" ANN_EPILOG "\":\"active\"}},\"spec\":"
          "{\"desiredState\":\"Teardown\"}}");
@@ -1573,7 +1637,8 @@ static void test_more (void)
 
     /* save_datamovements: the failed ones first, at most N */
     job_to (e, 1003, 0, "'c1'", 1, "Setup");
-    feed (e, "{'type':'request','topic':'dws.teardown','msgid':5,'payload':{'jobid':1003}}");
+    feed (e, "{'type':'request','userid':0,"
+             "'topic':'dws.teardown','msgid':5,'payload':{'jobid':1003}}");
     has ("Teardown with save_datamovements: list the data movements", "op", "list", "kind",
          "NnfDataMovement", "token", "dm:1003", "label_selector", LABEL "=fluxjob-1003");
     ok (!find ("token", "state:1003"), "... and Teardown waits for the list");
@@ -1751,7 +1816,8 @@ static void test_teardown_reads (void)
 
     /* a long log keeps its last 50,000 bytes; without a launcher the first Pod by name */
     job_to (e, 2003, 0, "'c1'", 1, "PostRun");
-    feed (e, "{'type':'request','topic':'dws.teardown','msgid':7,'payload':{'jobid':2003}}");
+    feed (e, "{'type':'request','userid':0,"
+             "'topic':'dws.teardown','msgid':7,'payload':{'jobid':2003}}");
     list_result (e, "pods", 2003,
                  "[{'metadata':{'name':'p-b'},'spec':{'containers':[{'name':'b'}]}},"
                  "{'metadata':{'name':'p-a'},'spec':{'containers':[{'name':'a'}]}},"
@@ -1775,11 +1841,13 @@ static void test_teardown_reads (void)
 
     /* no Pods, a failed log read, a container job torn down before PreRun */
     job_to (e, 2004, 0, "'c1'", 1, "PreRun");
-    feed (e, "{'type':'request','topic':'dws.teardown','msgid':8,'payload':{'jobid':2004}}");
+    feed (e, "{'type':'request','userid':0,"
+             "'topic':'dws.teardown','msgid':8,'payload':{'jobid':2004}}");
     list_result (e, "pods", 2004, "[]");
     has ("no Pods: Teardown at once", "token", "state:2004");
     job_to (e, 2005, 0, "'c1'", 1, "PreRun");
-    feed (e, "{'type':'request','topic':'dws.teardown','msgid':9,'payload':{'jobid':2005}}");
+    feed (e, "{'type':'request','userid':0,"
+             "'topic':'dws.teardown','msgid':9,'payload':{'jobid':2005}}");
     list_result (e, "pods", 2005, "[{'metadata':{'name':'p'},'spec':{'containers':["
                                   "{'name':'c'}]}}]");
     k8s_result (e, "podlog", 2005, false, 400, "container c is waiting to start", NULL);
@@ -1787,7 +1855,8 @@ static void test_teardown_reads (void)
          "fluxjob-2005: cannot read its container log: container c is waiting to start");
     has ("... and Teardown is asked for", "token", "state:2005");
     job_to (e, 2006, 0, "'c1'", 1, "DataIn");
-    feed (e, "{'type':'request','topic':'dws.teardown','msgid':10,'payload':{'jobid':2006}}");
+    feed (e, "{'type':'request','userid':0,"
+             "'topic':'dws.teardown','msgid':10,'payload':{'jobid':2006}}");
     ok (!find ("kind", "Pod"), "torn down before PreRun: no Pods to read");
     has ("... Teardown at once", "token", "state:2006");
     job_dw = DW_XFS;
@@ -2223,16 +2292,16 @@ static void test_orphans_ended (void)
      * plugin reloaded with the epilog held asks again) */
     job_to (e, 841, 0, "'c1'", 1, "PreRun");
     complete (e, 841, NULL);
-    feed (e, "{'type':'request','topic':'dws.post_run','msgid':1,'payload':{'jobid':841,"
+    feed (e, "{'type':'request','userid':0,'topic':'dws.post_run','msgid':1,'payload':{'jobid':841,"
              "'run_started':true}}");
-    feed (e, "{'type':'request','topic':'dws.post_run','msgid':2,'payload':{'jobid':841,"
+    feed (e, "{'type':'request','userid':0,'topic':'dws.post_run','msgid':2,'payload':{'jobid':841,"
              "'run_started':true}}");
     ok (!find ("topic", "job-manager.dws.epilog-remove"),
         "a repeated post_run before the epilog is released: nothing more");
     for (int i = 0; i < 4 && !find ("op", "delete"); i++)
         complete (e, 841, NULL);
     has ("torn down: the epilog released", "topic", "job-manager.dws.epilog-remove");
-    feed (e, "{'type':'request','topic':'dws.post_run','msgid':3,'payload':{'jobid':841,"
+    feed (e, "{'type':'request','userid':0,'topic':'dws.post_run','msgid':3,'payload':{'jobid':841,"
              "'run_started':true}}");
     has ("post_run again after that: the epilog-remove is sent again", "topic",
          "job-manager.dws.epilog-remove", "payload", "{\"id\":841}");
@@ -2242,12 +2311,12 @@ static void test_orphans_ended (void)
     job_to (e, 842, 0, "'c1'", 1, "PreRun");
     complete (e, 842, NULL);
     has ("PreRun done: the prolog released", "topic", "job-manager.dws.prolog-remove");
-    feed (e, "{'type':'request','topic':'dws.setup','msgid':4,'payload':{'jobid':842,"
+    feed (e, "{'type':'request','userid':0,'topic':'dws.setup','msgid':4,'payload':{'jobid':842,"
              "'R':{'execution':{'nodelist':['c1']}}}}");
     has ("a repeated dws.setup after PreRun: prolog-remove again", "topic",
          "job-manager.dws.prolog-remove", "payload", "{\"id\":842,\"variables\":{}}");
     job_to (e, 843, 0, "'c1'", 1, "Setup");
-    feed (e, "{'type':'request','topic':'dws.setup','msgid':5,'payload':{'jobid':843,"
+    feed (e, "{'type':'request','userid':0,'topic':'dws.setup','msgid':5,'payload':{'jobid':843,"
              "'R':{'execution':{'nodelist':['c1']}}}}");
     ok (!find ("topic", "job-manager.dws.prolog-remove"),
         "a repeated dws.setup before PreRun is done: nothing more");
@@ -2267,7 +2336,7 @@ static void test_orphans_refused (void)
     k8s_reset ();
     struct dws_engine *e = engine (NULL);
     sysconf (e);
-    feed (e, "{'type':'request','topic':'dws.create','msgid':3,'payload':{'jobid':850,"
+    feed (e, "{'type':'request','userid':0,'topic':'dws.create','msgid':3,'payload':{'jobid':850,"
              "'userid':1000,'resources':[{'type':'node','count':1}],'failure_tolerance':-1,"
              "'dw_directives':'" DW_XFS "'}}");
     has ("a bad tolerance refused at once", "action", "respond", "msgid", "3");
@@ -2276,7 +2345,7 @@ static void test_orphans_refused (void)
              "['dws-create']},{'id':851,'state':'DEPEND','dependencies':['dws-create']}]}");
     ok (count ("action", "job-info") == 1, "refused before the list: not an orphan");
     has ("... another job held by dws-create still is", "action", "job-info", "id", "851");
-    feed (e, "{'type':'request','topic':'dws.create','msgid':4,'payload':{'jobid':852,"
+    feed (e, "{'type':'request','userid':0,'topic':'dws.create','msgid':4,'payload':{'jobid':852,"
              "'userid':1000,'resources':[{'type':'node','count':1}],'failure_tolerance':'x',"
              "'dw_directives':'" DW_XFS "'}}");
     feed (e, "{'type':'orphans','jobs':[{'id':850,'state':'DEPEND','dependencies':"
@@ -2284,7 +2353,7 @@ static void test_orphans_refused (void)
     has ("a second list (none comes in a service's life) reads it", "action", "job-info",
          "id", "850");
     /* the other order: listed (its jobspec being read), then refused */
-    feed (e, "{'type':'request','topic':'dws.create','msgid':5,'payload':{'jobid':851,"
+    feed (e, "{'type':'request','userid':0,'topic':'dws.create','msgid':5,'payload':{'jobid':851,"
              "'userid':1000,'resources':[{'type':'node','count':1}],'failure_tolerance':-1,"
              "'dw_directives':'" DW_XFS "'}}");
     ok (job_status (e, 851) == NULL, "refused while its jobspec is read: forgotten");
@@ -2332,7 +2401,7 @@ static void test_orphans_persistent (void)
     has ("persistentdw held by dws-create alone: its lost create is made", "op", "create",
          "token", "create:842");
     /* the plugin's dws.create comes while the job is read: it is answered */
-    feed (e, "{'type':'request','topic':'dws.create','msgid':9,'payload':{'jobid':843,"
+    feed (e, "{'type':'request','userid':0,'topic':'dws.create','msgid':9,'payload':{'jobid':843,"
              "'userid':1000,'resources':[{'type':'node','count':1}],'failure_tolerance':0,"
              "'dw_directives':'#DW persistentdw name=keep'}}");
     feed (e, "{'type':'job-info','token':'job-info:843','ok':true,'userid':1000,'jobspec':"
@@ -2462,7 +2531,7 @@ static void test_malformed (void)
     bad (e, "{'type':'orphans','jobs':5}", "orphans event needs a jobs array");
 
     /* a refused event's 'now' is not taken: the abort date stays NOW */
-    feed (e, "{'type':'request','topic':'dws.abort','msgid':1,'now':%d,'payload':"
+    feed (e, "{'type':'request','userid':0,'topic':'dws.abort','msgid':1,'now':%d,'payload':"
              "{'jobid':900}}",
           NOW);
     bad (e, "{'type':'bogus','now':0}", "unknown event type 'bogus'");
@@ -2493,8 +2562,8 @@ static void test_status_json (void)
              "status JSON of a new engine");
     json_decref (o);
     free (s);
-    s = dws_engine_event_json (e, "{\"type\":\"request\",\"topic\":\"dws.status\",\"msgid\":1}",
-                               &err);
+    s = dws_engine_event_json (
+        e, "{\"type\":\"request\",\"topic\":\"dws.status\",\"msgid\":1,\"userid\":0}", &err);
     ok (s != NULL && strstr (s, "\"respond\"") != NULL, "event JSON entry point");
     free (s);
     s = dws_f58_plain (0);
@@ -2511,6 +2580,7 @@ int main (void)
     K8S = json_object ();
     test_config ();
     test_requests ();
+    test_credentials ();
     test_sysconfig ();
     test_lifecycle ();
     test_error ();

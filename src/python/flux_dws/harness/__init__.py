@@ -160,6 +160,11 @@ class Harness:
     def cancel(self, jobid: int) -> None:
         self.reactor.call(lambda: self.jm.cancel(jobid))
 
+    def finish(self, jobid: int, status: int = 0) -> None:
+        """A running job's tasks exit now (submit it with a long runtime to
+        hold it running while a test looks)."""
+        self.reactor.call(lambda: self.jm.finish(jobid, status))
+
     def raise_exception(self, jobid: int, type_: str, severity: int = 0,
                         note: str = "") -> None:
         self.reactor.call(lambda: self.jm.raise_exception(jobid, type_, severity, note))
@@ -183,7 +188,7 @@ class Harness:
         if svc is None:
             return {}
         actions = svc.engine.event({"type": "request", "topic": "dws.rabbits", "msgid": 0,
-                                    "payload": {}})
+                                    "userid": self.owner, "payload": {}})
         payload: dict[str, Any] = actions[0]["payload"]
         return payload
 

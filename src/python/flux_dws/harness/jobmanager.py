@@ -26,7 +26,7 @@ from flux_dws.breakdown import BreakdownError, jobspec_node_count
 from flux_dws.harness.fake_resource import FakeFluxion, FakeResources
 from flux_dws.harness.reactor import Reactor
 from flux_dws.hostlist import Hostlist
-from flux_dws.jobsm import ACTIONS, JobMachine, unrouted, validate_jobspec
+from flux_dws.jobsm import ACTIONS, SERVICES, JobMachine, unrouted, validate_jobspec
 from flux_dws.service.link import JobInfo, RpcCallback
 
 ACTIVE = ("DEPEND", "SCHED", "RUN", "CLEANUP")
@@ -116,6 +116,15 @@ class JobManager:
 
     def cancel(self, jobid: int, note: str = "") -> None:
         self.raise_exception(jobid, "cancel", 0, note)
+
+    def finish(self, jobid: int, status: int = 0) -> None:
+        """The job's tasks exit now with ``status`` (a job submitted with a
+        long runtime is held running until a test lets it go)."""
+        job = self.jobs[jobid]
+        handle = job.timers.pop("run", None)
+        if handle is not None:
+            self.reactor.cancel(handle)
+        self._finish(job, status)
 
     # --- the job manager's own transitions ------------------------------------
 
@@ -406,6 +415,9 @@ class JobManager:
     def rpc(self, topic: str, payload: Any, answer: RpcCallback) -> None:
         if topic.startswith("job-manager.dws."):
             method = topic[len("job-manager.dws."):]
+            if method not in SERVICES:  # the plugin registers these alone
+                answer(False, errno.ENOSYS, f"No service matching {topic} is registered", None)
+                return
             jobid = payload.get("id") if isinstance(payload, dict) else None
             job = self.jobs.get(jobid) if isinstance(jobid, int) else None
             active = job is not None and job.state != "INACTIVE"

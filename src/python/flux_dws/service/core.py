@@ -19,6 +19,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from flux_dws.engine import ACTIONS, HEALTH_FLUSH_TIMER, Engine, EngineError
+from flux_dws.engine import GUEST_METHODS as engine_guest_methods
+from flux_dws.engine import METHODS as engine_methods
 from flux_dws.k8s.watching import WatchSpec
 from flux_dws.service.link import JobInfo, Link, Request, ResourceFollow
 
@@ -29,13 +31,21 @@ SYSTEM_NAMESPACE = "default"
 #: watches in its own namespace): (kind, namespace)
 WATCHED_SYSTEM = (("SystemConfiguration", SYSTEM_NAMESPACE), ("Storage", SYSTEM_NAMESPACE))
 _WRITES = frozenset(("create", "patch", "json-patch", "delete"))
-#: dws.* methods any user may call: rabbit health, which says no more than
-#: flux resource tells every user of nodes (drains and their reasons) and
-#: lets users see why their rabbit jobs wait (flux-coral2 #229).  The rest
-#: (the jobtap plugin's requests, status, config) stay the owner's.
-GUEST_METHODS = ("rabbits",)
+#: dws.* methods any user may call (the engine's table): rabbit health,
+#: which says no more than flux resource tells every user of nodes (drains
+#: and their reasons) and lets users see why their rabbit jobs wait
+#: (flux-coral2 #229).  The rest (the jobtap plugin's requests, status,
+#: config) stay the owner's.
+GUEST_METHODS = engine_guest_methods
 #: the barrier request (answered by the shell, not the engine)
 WATCH_TEST = "dws.watch_test"
+#: a configuration reload (the broker's module protocol; answered by the link)
+CONFIG_RELOAD = "dws.config-reload"
+#: Every dws.<name> method the service answers: the engine's and the
+#: shell's own.  Tests go through this list (a guest is refused every one
+#: but GUEST_METHODS), so a new method is covered where it is added.
+METHODS: tuple[str, ...] = engine_methods + tuple(
+    t.removeprefix("dws.") for t in (WATCH_TEST, CONFIG_RELOAD))
 #: RPCs (Fluxion set_status, drains) sent and not answered at most; the rest
 #: wait in order.  The first start-up on El Capitan marks 25,056 ssd
 #: vertices up one RPC each: all at once, their futures and messages were
@@ -107,6 +117,7 @@ class Service:
         self.link = link
         self.engine = Engine({**config, "namespace": namespace})
         self.namespace = namespace
+        self._owner = config.get("owner", 0)
         self.stats = Stats()
         self._msgs: dict[int, Any] = {}
         self._msgid = 0
@@ -156,6 +167,7 @@ class Service:
         resource.exclude with the new drain queues to the
         resource follow, so that rabbit health drains by the new ones too."""
         self.engine.reconfig({**config, "namespace": self.namespace})
+        self._owner = config.get("owner", self._owner)
         self._drain_queues = config.get("drain_queues") or None
         if self._resources is not None:
             self._resources.reconfigure(flux_config, self._drain_queues)
@@ -207,6 +219,10 @@ class Service:
 
     def _request(self, req: Request) -> None:
         if req.topic == WATCH_TEST:
+            if req.userid != self._owner:  # the engine decides its own methods
+                self.link.respond_error(req.msg, errno.EPERM,
+                                        "Request requires owner credentials")
+                return
             self._watch_test(req)
             return
         self._msgid += 1

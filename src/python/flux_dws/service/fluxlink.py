@@ -64,9 +64,14 @@ class FluxLink(Link):
               guest_methods: Collection[str] = ()) -> None:
         c = self._flux_constants
 
+        owner = int(self.h.attr_get("security.owner"))
+
         def on_request(h: Any, mtype: int, msg: Any, arg: Any) -> None:
             topic = msg.topic
             if topic == f"{service}.config-reload":
+                if int(msg.userid) != owner:  # the broker's, from its owner alone
+                    self.respond_error(msg, errno.EPERM, "Request requires owner credentials")
+                    return
                 self._on_config_reload(msg)
                 return
             try:

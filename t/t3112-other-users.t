@@ -1,0 +1,239 @@
+#!/bin/sh
+test_description='other users: who may drive the dws service, and jobs that are not the owner'"'"'s
+
+Under a real 4-broker instance with Fluxion and the dws service against
+the emulator (issue 37, items 1 and 2):
+
+- a guest (FLUX_HANDLE_USERID/FLUX_HANDLE_ROLEMASK, which flux-core
+  honours for the instance owner) is refused EPERM every dws.* method the
+  service exports but dws.rabbits, and every job-manager.dws.* service the
+  jobtap plugin registers: the lists are read from the service and from
+  libdws, so a method added there is tested here without a word written;
+- a job submitted as another user (a J signed with mechanism none for
+  that user, as flux-core'"'"'s own multi-user tests submit) runs as that
+  user (a stand-in IMP drops to its uid; the instance runs as root) and
+  reaches DWS as its real owner: the Workflow'"'"'s spec.userID and
+  spec.groupID (from passwd), create_persistent refused to it while
+  rabbit.restrict_persistent_creation is true and allowed once false, and
+  persistentdw of the owner'"'"'s storage refused with DWS'"'"' words.'
+
+. "$(dirname "$0")"/sharness.sh
+
+skip_all_unless_flux
+skip_all_unless_fluxion "rabbit jobs need its ssd scheduling"
+skip_all_unless_plugins
+dws_pythonpath
+# a job of another user runs under a stand-in IMP that drops to its uid
+test "$(id -u)" = 0 && test_set_prereq ROOT
+
+OWNER=$(id -u)
+# the other user: one with a passwd entry whose group differs from its
+# uid (so groupID is seen to come from passwd), else nobody
+OTHER=$(python3 -c '
+import pwd
+users = [p for p in pwd.getpwall() if p.pw_uid not in (0, 65534) and p.pw_uid != p.pw_gid]
+print(users[0].pw_uid if users else 65534)')
+OTHER_GID=$(python3 -c "import pwd; print(pwd.getpwuid($OTHER).pw_gid)")
+XFS="#DW jobdw type=xfs capacity=10GiB name=scratch"
+
+# sign_as UID: a jobspec (stdin) wrapped in a J signed by UID with
+# mechanism none (flux-core's sign_none.c format)
+cat >sign_as.py <<'PYEOF'
+import base64, sys
+header = f"version\0i1\0userid\0i{int(sys.argv[1])}\0mechanism\0snone\0".encode()
+print(f"{base64.b64encode(header).decode()}."
+      f"{base64.b64encode(sys.stdin.buffer.read()).decode()}.none")
+PYEOF
+# submit_as UID ARGS...: flux submit ARGS as UID; prints the job id.  The
+# owner may send as another user (FLUX_HANDLE_USERID); job-ingest takes
+# mechanism none from the owner's role only, so the rolemask stays.
+submit_as() {
+    uid=$1 && shift &&
+    flux run --dry-run "$@" | flux python sign_as.py "$uid" >J.$uid &&
+    FLUX_HANDLE_USERID=$uid flux job submit --flags=signed J.$uid
+}
+# workflow_spec ID: the job's Workflow as the service recorded it in the
+# job's KVS directory (rabbit_workflow)
+workflow_spec() {
+    flux kvs get "$(flux job id --to=kvs "$1").rabbit_workflow" | jq -c .spec
+}
+exception_note() {
+    flux job eventlog -f json "$1" |
+        jq -r 'select(.name == "exception") | .context.type + ": " + .context.note'
+}
+
+test_expect_success 'start the emulator and a rabbit instance that runs other users'"'"' jobs' '
+	echo "other user: $OTHER (group $OTHER_GID)" &&
+	test "$OTHER" != "$OWNER" &&
+	start_emulator --system kind --latency zero &&
+	rabbit_instance_config "$(pwd)" "epilog-timeout = 60.0" &&
+	cat >imp.sh <<-"EOF" &&
+	#!/bin/sh
+	# a stand-in IMP: run the job shell as the job'"'"'s owner (flux-core: imp exec SHELL JOBID)
+	case $1 in
+	exec)
+	    shift
+	    uid=$(flux job info "$2" eventlog | head -1 | jq -e .context.userid) || exit 1
+	    gid=$(id -g "$uid" 2>/dev/null || echo "$uid")
+	    exec setpriv --reuid="$uid" --regid="$gid" --clear-groups "$@" ;;
+	kill) kill -"$2" -"$3" 2>/dev/null || kill -"$2" "$3" ;;
+	*) echo "test-imp: unknown command $1" >&2; exit 1 ;;
+	esac
+	EOF
+	chmod +x imp.sh &&
+	cat >conf/exec.toml <<-EOT &&
+	[exec]
+	imp = "$(pwd)/imp.sh"
+	[access]
+	allow-guest-user = true
+	allow-root-owner = true
+	EOT
+	# the brokers'"'"' sockets where the other user can reach them (flux
+	# start makes its test rundir 0700)
+	RUNDIR=$(mktemp -d "${TMPDIR:-/tmp}/t3112-run.XXXXXX") &&
+	chmod 755 "$RUNDIR" &&
+	RABBIT_BROKER_OPTS="--test-rundir=$RUNDIR" &&
+	export RABBIT_BROKER_OPTS &&
+	start_rabbit_instance "$(pwd)"
+'
+
+#
+# 1. who may drive the service: every method on the exported lists
+#
+
+# who.py MODE PAYLOAD: send PAYLOAD to every dws.<method> of the service's
+# METHODS and every job-manager.dws.<service> of libdws' jobsm SERVICES,
+# one line each: "TOPIC ANSWER" (ok or the errno's name).  MODE guest:
+# each must be EPERM but dws.<GUEST_METHODS>, which must answer; MODE
+# owner: none may be EPERM or ENOSYS (each is served).  Exit 1 otherwise.
+# dws.config-reload is sent the instance's own config (a reload that
+# changes nothing).
+cat >who.py <<'PYEOF'
+import errno, json, sys
+import flux
+from flux_dws.jobsm import SERVICES
+from flux_dws.service.core import GUEST_METHODS, METHODS
+
+mode, payload = sys.argv[1], json.loads(sys.argv[2])
+h = flux.Flux()
+topics = [f"dws.{m}" for m in METHODS] + [f"job-manager.dws.{s}" for s in SERVICES]
+guest = {f"dws.{m}" for m in GUEST_METHODS}
+wrong = []
+for topic in topics:
+    body = payload
+    if mode == "owner" and topic == "dws.config-reload":
+        body = h.rpc("config.get").get()
+    try:
+        h.rpc(topic, body).get()
+        answer = "ok"
+    except OSError as exc:
+        answer = errno.errorcode.get(exc.errno, str(exc.errno))
+    print(topic, answer)
+    if mode == "guest":
+        if (answer == "ok") != (topic in guest) or (topic not in guest and answer != "EPERM"):
+            wrong.append(topic)
+    elif answer in ("EPERM", "ENOSYS"):
+        wrong.append(topic)
+print(f"{len(topics)} topics, wrong: {wrong}")
+sys.exit(1 if wrong or len(topics) < 10 else 0)
+PYEOF
+
+# what each method would act on if it let a guest through: a Workflow for
+# job 37037 created as the owner's (dws.create), its teardown and abort
+GUEST_PAYLOAD="{\"jobid\": 37037, \"id\": 37037, \"userid\": $OWNER, \"failure_tolerance\": 0,
+  \"resources\": [{\"type\": \"node\", \"count\": 1}], \"dw_directives\": \"$XFS\"}"
+
+test_expect_success 'a guest is refused every dws.* method but dws.rabbits, and the plugin services' '
+	{ FLUX_HANDLE_ROLEMASK=0x2 FLUX_HANDLE_USERID=$OTHER \
+		flux python who.py guest "$GUEST_PAYLOAD" >guest.out; rc=$?; } ;
+	cat guest.out &&
+	test $rc = 0 &&
+	grep "^dws.create EPERM$" guest.out &&
+	grep "^dws.rabbits ok$" guest.out &&
+	test "$(grep -c " ok$" guest.out)" = 1 &&
+	grep "^job-manager.dws.epilog-remove EPERM$" guest.out &&
+	test_must_fail kubectl get workflow fluxjob-37037
+'
+
+test_expect_success 'the owner reaches every method on the lists (each is served)' '
+	{ flux python who.py owner "{\"jobid\": \"x\", \"id\": \"x\"}" >owner.out; rc=$?; } ;
+	cat owner.out &&
+	test $rc = 0 &&
+	flux python -m flux_dws status >/dev/null
+'
+
+#
+# 2. a job of another user reaches DWS as its real owner
+#
+
+test_expect_success ROOT 'a job of another user runs as that user, its Workflow the user'"'"'s (userID, groupID)' '
+	id=$(submit_as $OTHER -N1 --setattr=system.dw="$XFS" \
+		sh -c "id -u; printenv DW_JOB_scratch") &&
+	echo $id >other.id &&
+	flux job wait-event -t 60 $id clean &&
+	flux job eventlog $id >other.events &&
+	grep "^[0-9.]* submit userid=$OTHER " other.events &&
+	grep "epilog-finish description=\"dws-epilog\" status=0" other.events &&
+	test_must_fail grep exception other.events &&
+	flux job attach $id >other.out &&
+	test "$(head -1 other.out)" = "$OTHER" &&
+	grep "^/mnt/nnf/" other.out &&
+	workflow_spec $id >other.spec &&
+	cat other.spec &&
+	jq -e ".userID == $OTHER and .groupID == $OTHER_GID" other.spec &&
+	workflow_gone $id
+'
+
+test_expect_success ROOT 'create_persistent by another user is refused (restrict_persistent_creation)' '
+	id=$(submit_as $OTHER -N1 \
+		--setattr=system.dw="#DW create_persistent type=xfs capacity=10GiB name=u37" true) &&
+	flux job wait-event -t 60 $id clean &&
+	exception_note $id >refused.note &&
+	cat refused.note &&
+	grep "^dws-create: .*only the instance owner may create persistent storage (#DW create_persistent)" refused.note &&
+	test_must_fail kubectl get persistentstorageinstance u37
+'
+
+test_expect_success ROOT '... allowed once rabbit.restrict_persistent_creation = false, and its own to destroy' '
+	test_when_finished "cp instance.toml.keep conf/instance.toml && flux config reload" &&
+	cp conf/instance.toml instance.toml.keep &&
+	sed -i "s/^\[rabbit\]$/[rabbit]\nrestrict_persistent_creation = false/" conf/instance.toml &&
+	grep -A1 "^\[rabbit\]" conf/instance.toml &&
+	flux config reload &&
+	id=$(submit_as $OTHER -N1 \
+		--setattr=system.dw="#DW create_persistent type=xfs capacity=10GiB name=u37" true) &&
+	flux job wait-event -t 60 $id clean &&
+	flux job eventlog $id >u37.events &&
+	test_must_fail grep exception u37.events &&
+	kubectl get persistentstorageinstance u37 -o json | jq -e ".spec.userID == $OTHER" &&
+	id=$(submit_as $OTHER -N1 --setattr=system.dw="#DW destroy_persistent name=u37" true) &&
+	flux job wait-event -t 60 $id clean &&
+	kubectl wait --for=delete persistentstorageinstance/u37 --timeout=60s
+'
+
+test_expect_success ROOT 'persistentdw of the owner'"'"'s storage by another user fails with DWS'"'"' words' '
+	flux run -N1 --setattr=system.dw="#DW create_persistent type=xfs capacity=10GiB name=keep37" true &&
+	kubectl get persistentstorageinstance keep37 -o json | jq -e ".spec.userID == $OWNER" &&
+	id=$(submit_as $OTHER -N1 --setattr=system.dw="#DW persistentdw name=keep37" true) &&
+	flux job wait-event -t 60 $id clean &&
+	exception_note $id >pdw.note &&
+	cat pdw.note &&
+	grep "DWS/Rabbit interactions failed: workflow hit an error: DW Directive 0: User error: User ID does not match existing persistent storage$" pdw.note &&
+	flux run -N1 --setattr=system.dw="#DW persistentdw name=keep37" printenv DW_PERSISTENT_keep37 >keep.out &&
+	grep "^/mnt/nnf/" keep.out &&
+	flux run -N1 --setattr=system.dw="#DW destroy_persistent name=keep37" true &&
+	kubectl wait --for=delete persistentstorageinstance/keep37 --timeout=60s
+'
+
+test_expect_success 'no Workflow is left' '
+	kubectl get workflows -o name >workflows.left &&
+	test_must_be_empty workflows.left
+'
+
+test_expect_success 'stop the instance and the emulator' '
+	stop_rabbit_instance &&
+	stop_emulator &&
+	rm -rf "$RUNDIR"
+'
+
+test_done
