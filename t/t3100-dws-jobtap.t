@@ -8,10 +8,7 @@ plugin path, the dws service loaded by modprobe because [rabbit] is set.'
 
 . "$(dirname "$0")"/sharness.sh
 
-skip_all_unless_flux
-skip_all_unless_fluxion "rabbit jobs need its ssd scheduling"
-skip_all_unless_plugins
-dws_pythonpath
+skip_all_unless_rabbit_jobs
 
 
 test_expect_success 'start the emulator and a rabbit instance' '

@@ -7,10 +7,7 @@ job whose parent job has a dws-node-failure exception.'
 
 . "$(dirname "$0")"/sharness.sh
 
-skip_all_unless_flux
-skip_all_unless_fluxion "rabbit jobs need its ssd scheduling"
-skip_all_unless_plugins
-dws_pythonpath
+skip_all_unless_rabbit_jobs
 
 PROLOG="$top_srcdir/etc/prolog.d/zstop_nnf_clientmount.sh"
 EPILOG="$top_srcdir/etc/epilog.d/start_nnf_clientmount.sh"

@@ -22,10 +22,7 @@ as the test needs, with no sleeps.'
 
 . "$(dirname "$0")"/sharness.sh
 
-skip_all_unless_flux
-skip_all_unless_fluxion "rabbit jobs need its ssd scheduling"
-skip_all_unless_plugins
-dws_pythonpath
+skip_all_unless_rabbit_jobs
 
 XFS="#DW jobdw type=xfs capacity=10GiB name=scratch"
 

@@ -8,10 +8,7 @@ rabbit_container_log (a #DW container job'"'"'s launcher log).'
 
 . "$(dirname "$0")"/sharness.sh
 
-skip_all_unless_flux
-skip_all_unless_fluxion "rabbit jobs need its ssd scheduling"
-skip_all_unless_plugins
-dws_pythonpath
+skip_all_unless_rabbit_jobs
 
 # watch_test [ENV...]: the dws.watch_test answer, as JSON
 watch_test() {

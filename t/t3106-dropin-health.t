@@ -20,10 +20,7 @@ Under a real broker and Fluxion, against the emulator (issue 22, items 4,
 
 . "$(dirname "$0")"/sharness.sh
 
-skip_all_unless_flux
-skip_all_unless_fluxion "rabbit jobs need its ssd scheduling"
-skip_all_unless_plugins
-dws_pythonpath
+skip_all_unless_rabbit_jobs
 
 DWS_PY="$top_srcdir/src/modules/dws.py"
 XFS="#DW jobdw type=xfs capacity=10GiB name=scratch"

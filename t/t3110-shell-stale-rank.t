@@ -11,10 +11,7 @@ must read the eventlog from rank 0, say so once, and run its task.'
 
 . "$(dirname "$0")"/sharness.sh
 
-skip_all_unless_flux
-skip_all_unless_fluxion "rabbit jobs need its ssd scheduling"
-skip_all_unless_plugins
-dws_pythonpath
+skip_all_unless_rabbit_jobs
 
 STALE=$top_srcdir/t/modules/stale_job_info.py
 DW="#DW jobdw type=xfs capacity=10GiB name=scratch"

@@ -16,10 +16,7 @@ Under a real broker and Fluxion, against the emulator (issue 33, item 3):
 
 . "$(dirname "$0")"/sharness.sh
 
-skip_all_unless_flux
-skip_all_unless_fluxion "rabbit jobs need its ssd scheduling"
-skip_all_unless_plugins
-dws_pythonpath
+skip_all_unless_rabbit_jobs
 
 XFS="#DW jobdw type=xfs capacity=10GiB name=scratch"
 

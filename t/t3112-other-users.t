@@ -19,10 +19,7 @@ the emulator (issue 37, items 1 and 2):
 
 . "$(dirname "$0")"/sharness.sh
 
-skip_all_unless_flux
-skip_all_unless_fluxion "rabbit jobs need its ssd scheduling"
-skip_all_unless_plugins
-dws_pythonpath
+skip_all_unless_rabbit_jobs
 # a job of another user runs under a stand-in IMP that drops to its uid
 test "$(id -u)" = 0 && test_set_prereq ROOT
 

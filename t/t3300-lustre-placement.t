@@ -11,10 +11,7 @@ for tuolumne/elcap, whose graphs would need as many brokers as computes.)'
 
 . "$(dirname "$0")"/sharness.sh
 
-skip_all_unless_flux
-skip_all_unless_fluxion "rabbit jobs need its ssd scheduling"
-skip_all_unless_plugins
-dws_pythonpath
+skip_all_unless_rabbit_jobs
 
 data="$SHARNESS_TEST_SRCDIR/data/lustre"
 

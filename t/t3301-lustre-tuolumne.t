@@ -12,10 +12,7 @@ switch keeps it on tuolumne201.'
 
 . "$(dirname "$0")"/sharness.sh
 
-skip_all_unless_flux
-skip_all_unless_fluxion "rabbit jobs need its ssd scheduling"
-skip_all_unless_plugins
-dws_pythonpath
+skip_all_unless_rabbit_jobs
 
 
 test_expect_success 'start the emulator (tuolumne) and an instance with spread Lustre' '

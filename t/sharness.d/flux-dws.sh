@@ -117,6 +117,16 @@ dws_pythonpath() {
     export PYTHONPATH
 }
 
+# skip_all_unless_rabbit_jobs: what every script that runs rabbit jobs
+# under a real broker needs (flux-core, Fluxion for the ssd scheduling, the
+# built plugins), then the broker's PYTHONPATH (dws_pythonpath).
+skip_all_unless_rabbit_jobs() {
+    skip_all_unless_flux
+    skip_all_unless_fluxion "rabbit jobs need its ssd scheduling"
+    skip_all_unless_plugins
+    dws_pythonpath
+}
+
 # rabbit_instance_config DIR [JOBTAP-CONF]: broker config of a test
 # instance that is the kind system's four computes, as a site sets one up:
 # Fluxion on the flux-dws2jgf graph, dws-jobtap.so from [job-manager]
