@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import manpages  # noqa: E402
+import manpages
 
 project = "flux-dws"
 author = manpages.AUTHOR
-copyright = "Lawrence Livermore National Security, LLC and the flux-dws developers"  # noqa: A001
+copyright = "Lawrence Livermore National Security, LLC and the flux-dws developers"
 # the version is meson's (meson passes -D release=...; by hand, read it there)
 _meson = (Path(__file__).resolve().parent.parent / "meson.build").read_text(encoding="utf-8")
 release = version = re.search(r"version:\s*'([^']+)'", _meson).group(1)  # type: ignore[union-attr]
