@@ -55,8 +55,10 @@ COMMANDS = {
     "flux-getrabbit": ["getrabbit"],
     "flux-rabbitmapping": ["rabbitmapping"],
 }
-#: topics the service shell answers itself (the rest go to the engine)
-SHELL_TOPICS = {WATCH_TEST, "dws.config-reload"}
+#: topics the service shell answers itself (the rest go to the engine), and
+#: those flux-core's broker answers for every module (flux_module_register)
+SHELL_TOPICS = {WATCH_TEST, "dws.config-reload"} | {
+    f"dws.{m}" for m in ("shutdown", "stats-get", "stats-clear", "debug", "rusage")}
 
 
 def documents_program(name: str) -> bool:
