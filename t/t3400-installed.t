@@ -172,11 +172,7 @@ test_expect_success 'the emulator, run by the installed flux dws' '
 		--latency zero >emulator.log 2>&1 </dev/null 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
 	EMULATOR_PID=$! &&
 	KUBECONFIG=$SITE/kubeconfig &&
-	i=0 &&
-	while ! test -s "$SITE/kubeconfig"; do
-		i=$((i + 1)) && test $i -le 200 && kill -0 $EMULATOR_PID || { cat emulator.log; false; } || return 1
-		sleep 0.05
-	done
+	wait_for_file "$SITE/kubeconfig" $EMULATOR_PID emulator.log
 '
 
 test_expect_success 'the guide: [rabbit], the mapping and the graph, [resource], the plugins' '
@@ -219,12 +215,7 @@ test_expect_success 'an instance on that configuration alone' '
 		sh -c "echo \$FLUX_URI >$WORK/uri.new && mv $WORK/uri.new $WORK/uri && read x <$WORK/hold" \
 		>instance.log 2>&1 </dev/null 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
 	INSTANCE_PID=$! &&
-	i=0 &&
-	while ! test -s "$WORK/uri"; do
-		i=$((i + 1)) && test $i -le 600 && kill -0 $INSTANCE_PID ||
-			{ cat instance.log; false; } || return 1
-		sleep 0.05
-	done &&
+	wait_for_file "$WORK/uri" $INSTANCE_PID instance.log 30 &&
 	FLUX_URI=$(cat "$WORK/uri") &&
 	i=0 &&
 	while ! site flux dws rabbits --json >rabbits.json 2>/dev/null ||

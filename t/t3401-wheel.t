@@ -81,12 +81,7 @@ test_expect_success 'the emulator, and rabbitmapping, dws2jgf, getrabbit, fault 
 	WHEEL_EXEC=1 wheel flux-dws emulator --kubeconfig "$WORK/kubeconfig" --system kind \
 		--latency zero >emulator.log 2>&1 </dev/null 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
 	EMULATOR_PID=$! &&
-	i=0 &&
-	while ! test -s "$WORK/kubeconfig"; do
-		i=$((i + 1)) && test $i -le 200 && kill -0 $EMULATOR_PID ||
-			{ cat emulator.log; false; } || return 1
-		sleep 0.05
-	done &&
+	wait_for_file "$WORK/kubeconfig" $EMULATOR_PID emulator.log &&
 	kubectl --kubeconfig "$WORK/kubeconfig" get storages -o name >storages &&
 	grep "^storage.*/kind-worker2\$" storages &&
 	wheel flux-rabbitmapping -k "$WORK/kubeconfig" >mapping.json &&
