@@ -122,8 +122,8 @@ def main(argv: list[str]) -> int:
         for i in range(3):
             totals[i] += counts[i]
     print("by runner (passed/failed/skipped): " + ", ".join(parts))
-    if sharness.exists():
-        for script, reason in whole_script_skips(sharness):
+    for log_path in sorted(results.glob("sharness*.log")):
+        for script, reason in whole_script_skips(log_path):
             print(f"skipped whole: {script}: {reason or '(no reason given)'}")
     line = f"total: {totals[0]} passed, {totals[1]} failed"
     if totals[2]:
