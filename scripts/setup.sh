@@ -16,7 +16,12 @@ python=${PYTHON:-python3}
 log() { printf 'setup: %s\n' "$*" >&2; }
 
 # --- Debian packages -------------------------------------------------------
-debs=(gcc pkg-config libjansson-dev sharness perl curl)
+# groff-base, man-db: the man page test renders every page (groff -ww) and
+# t3400 reads them with man; rpm: rpmbuild for flux-dws.spec (t3402); git,
+# xz-utils: meson dist; python3-pip: t3400 installs flux-dws' dependencies
+# for flux-core's Python as doc/guide/admin.rst tells a site to.
+debs=(gcc pkg-config libjansson-dev sharness perl curl jq groff-base man-db rpm git xz-utils
+      python3-pip)
 missing=()
 for p in "${debs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' \
@@ -67,6 +72,15 @@ else
 fi
 meson compile -C build >/dev/null
 log "installing flux-dws into $venv"
-python -m pip install -q --no-build-isolation --no-deps \
-    -Cbuild-dir=build/pip .
+# meson-python reconfigures build/pip with pyproject's options; one that
+# build/pip's meson has not seen yet (a new option) fails that, so then
+# build/pip is made again from scratch
+pip_install() {
+    python -m pip install -q --no-build-isolation --no-deps -Cbuild-dir=build/pip .
+}
+if ! pip_install >/dev/null 2>&1; then
+    log "build/pip could not be reconfigured: making it again"
+    rm -rf build/pip
+    pip_install
+fi
 log "ready: $(flux-dws version)"

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Set everything up (scripts/setup.sh), then run every test flux-dws has:
 #   lint (ruff, mypy, vermin), C unit tests (meson test), pytest, the C and
-#   cffi tests again under ASan+UBSan, a bounded fuzz run, sharness t/t*.t.
+#   cffi tests again under ASan+UBSan, a bounded fuzz run, sharness t/t*.t,
+#   and the release tarball (meson dist; t34xx from the unpacked tarball).
 # Exits non-zero on any failure.  The last line is a total:
 #   "total: N passed, M failed"
 #
 # Environment: FUZZ_SECONDS (default 30, split over the fuzz targets),
-#   SKIP_SANITIZERS=1 / SKIP_FUZZ=1 to shorten a local run (CI sets neither),
+#   SKIP_SANITIZERS=1 / SKIP_FUZZ=1 / SKIP_RELEASE=1 to shorten a local run
+#   (CI sets none; SKIP_RELEASE=1 runs the t34xx scripts from this tree),
 #   FLUX_DWS_REQUIRE_BROKER (default 1 where `flux` is on PATH: a sharness
 #   script that needs a broker fails rather than skips; 0 lets it skip).
 set -uo pipefail
@@ -46,7 +48,7 @@ if command -v flux >/dev/null 2>&1 \
     PYTHONPATH="$PYTHONPATH:$fluxpy"
 fi
 
-step "lint: ruff" ruff check src/python t/python t/bench t/fuzz
+step "lint: ruff" ruff check src/python t/python t/bench t/fuzz doc
 step "lint: mypy" mypy src/python/flux_dws
 if [ -d src/pbs ] && ls src/pbs/*.PY >/dev/null 2>&1; then
     step "lint: vermin (PBS hook is Python 3.6)" \
@@ -81,15 +83,57 @@ if [ "${SKIP_FUZZ:-0}" != 1 ] && ls t/fuzz/fuzz_*.py >/dev/null 2>&1; then
     step "fuzz (${FUZZ_SECONDS:-30}s)" python t/fuzz/run.py --seconds "${FUZZ_SECONDS:-30}"
 fi
 
+# The t34xx scripts check what is installed and released (meson install
+# into flux-core's prefix, the wheel, the RPM); the release step runs them
+# from the release tarball, so the sharness step leaves them to it
+# (SKIP_RELEASE=1: the sharness step runs them from this tree instead).
 if ls t/t[0-9]*.t >/dev/null 2>&1; then
     sharness() {
+        local scripts
+        scripts=$(cd t && ls t[0-9]*.t)
+        [ "${SKIP_RELEASE:-0}" = 1 ] || scripts=$(echo "$scripts" | grep -v '^t34')
         # -v: every test point in the log, so the summary counts cases;
         # the scripts' --verbose: a failing case shows its commands' output
         # (a wait-event timeout, a diff), not only its text
-        (cd t && prove -v --timer t[0-9]*.t :: --verbose) 2>&1 | tee "$results/sharness.log"
+        # shellcheck disable=SC2086
+        (cd t && prove -v --timer $scripts :: --verbose) 2>&1 | tee "$results/sharness.log"
         return "${PIPESTATUS[0]}"
     }
     step "sharness" sharness
+fi
+
+# The release tarball (meson dist: the tracked files of HEAD), checked from
+# the unpacked tarball, a bounded subset rather than the whole suite again:
+# meson dist builds it and runs the C unit tests (meson test) and meson
+# install; then, in the unpacked tree, t3400 (meson install into a copy of
+# flux-core's prefix and a rabbit job on that install), t3401 (its wheel in
+# a fresh venv, the libdws cffi tests against it) and t3402 (the RPM from
+# the tarball).  A file the tarball lacks fails one of them.
+if [ "${SKIP_RELEASE:-0}" != 1 ] && ls t/t34[0-9]*.t >/dev/null 2>&1; then
+    release() {
+        local t0 tarball src
+        t0=$(date +%s)
+        git diff --quiet HEAD 2>/dev/null \
+            || echo "release: uncommitted changes are not in the tarball (meson dist packs HEAD)"
+        rm -rf build/meson-dist build/release
+        meson dist -C build --formats xztar --allow-dirty >"$results/meson-dist.log" 2>&1 \
+            || { tail -40 "$results/meson-dist.log"; return 1; }
+        tarball=$(ls "$top"/build/meson-dist/flux-dws-*.tar.xz)
+        echo "release: $(basename "$tarball"), $(du -k "$tarball" | cut -f1) KB," \
+             "$(tar -tJf "$tarball" | grep -vc '/$') files; meson dist" \
+             "(build, meson test, install) $(( $(date +%s) - t0 )) s"
+        mkdir -p build/release
+        tar -C build/release -xJf "$tarball"
+        src=$(ls -d "$top"/build/release/flux-dws-*)
+        # shellcheck disable=SC2046
+        (cd "$src/t" && FLUX_DWS_DIST_TARBALL=$tarball env -u PYTHONPATH \
+            prove -v --timer $(cd "$src/t" && ls t34[0-9]*.t) :: --verbose) 2>&1 \
+            | tee "$results/sharness-release.log"
+        local rc=${PIPESTATUS[0]}
+        echo "release: took $(( $(date +%s) - t0 )) s"
+        return "$rc"
+    }
+    step "release tarball" release
 fi
 
 echo "test.sh: took $(( $(date +%s) - started )) s"

@@ -3,7 +3,7 @@
 Counts every test point the runners reported:
 - pytest JUnit XML files in RESULTS (pytest.xml, pytest-asan.xml, ...),
 - meson testlog.json files (each TAP "ok"/"not ok" line of a C test),
-- RESULTS/sharness.log (prove -v: each sharness test point, "ok N" passed,
+- RESULTS/sharness*.log (prove -v: each sharness test point, "ok N" passed,
   "not ok N" failed unless a known breakage (# TODO), "# skip" skipped; a
   script skipped whole ("1..0 # SKIP reason") counts one skip, whether
   prove put "skipped: reason" after the script's name or on a line of its
@@ -110,8 +110,10 @@ def main(argv: list[str]) -> int:
     for log in argv[2:]:
         p = Path(log)
         sources.append((f"meson:{p.parent.parent.name}", p, meson_counts))
-    sharness = results / "sharness.log"
-    sources.append(("sharness", sharness, sharness_counts))
+    # sharness.log, and sharness-release.log (the t34xx scripts run from
+    # the release tarball)
+    for log_path in sorted(results.glob("sharness*.log")):
+        sources.append((log_path.stem, log_path, sharness_counts))
     for name, path, fn in sources:
         if not path.exists():
             continue
@@ -120,8 +122,8 @@ def main(argv: list[str]) -> int:
         for i in range(3):
             totals[i] += counts[i]
     print("by runner (passed/failed/skipped): " + ", ".join(parts))
-    if sharness.exists():
-        for script, reason in whole_script_skips(sharness):
+    for log_path in sorted(results.glob("sharness*.log")):
+        for script, reason in whole_script_skips(log_path):
             print(f"skipped whole: {script}: {reason or '(no reason given)'}")
     line = f"total: {totals[0]} passed, {totals[1]} failed"
     if totals[2]:

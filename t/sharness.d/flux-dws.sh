@@ -349,3 +349,18 @@ release_job() {
         return 1
     }
 }
+
+# wait_for_file FILE PID LOG [SECONDS]: until FILE is not empty (the
+# readiness a background process PID writes: a kubeconfig, a URI), at most
+# SECONDS (default 10) and only while PID lives; else show LOG and fail
+wait_for_file() {
+    i=0
+    while ! test -s "$1"; do
+        i=$((i + 1))
+        if test $i -gt $(( ${4:-10} * 20 )) || ! kill -0 "$2" 2>/dev/null; then
+            cat "$3"
+            return 1
+        fi
+        sleep 0.05
+    done
+}
