@@ -159,11 +159,9 @@ def test_retry_deadline(emulator, make_layer, events):
 # --- load, stop and the writes barrier ----------------------------------------
 
 
-def test_oldest_pending_and_sent(emulator, make_layer, events):
-    """The load figures of ``flux dws status``: the age of the oldest write
-    not carried out (the one being carried out counts), and ``sent`` called
-    as a write goes out, before its answer."""
-    layer = make_layer({"writers": 1})
+def hold_storage_writes(emulator):
+    """Hold every Storage write in the emulator's admission until ``gate``
+    is set (10 s at most); ``entered`` is set once a write is held."""
     gate = threading.Event()
     entered = threading.Event()
 
@@ -173,6 +171,15 @@ def test_oldest_pending_and_sent(emulator, make_layer, events):
         return new
 
     emulator.store.admission[(G, "storages")] = hold
+    return gate, entered
+
+
+def test_oldest_pending_and_sent(emulator, make_layer, events):
+    """The load figures of ``flux dws status``: the age of the oldest write
+    not carried out (the one being carried out counts), and ``sent`` called
+    as a write goes out, before its answer."""
+    layer = make_layer({"writers": 1})
+    gate, entered = hold_storage_writes(emulator)
     assert layer.oldest_pending() is None
     sent: list[str] = []
     layer.submit(k8s("create", body=storage("held"), token="t1"), lambda: sent.append("t1"))
@@ -219,15 +226,7 @@ def test_stop_drains_when_asked(emulator, make_layer, events):
 
 def test_stop_drops_queued_actions(emulator, make_layer, events):
     layer = make_layer({"writers": 1})
-    gate = threading.Event()
-    entered = threading.Event()
-
-    def hold(op, old, new):
-        entered.set()
-        gate.wait(10)
-        return new
-
-    emulator.store.admission[(G, "storages")] = hold
+    gate, entered = hold_storage_writes(emulator)
     for n in range(20):
         layer.submit(k8s("create", body=storage(f"s{n}"), token=f"t{n}"))
     assert entered.wait(10)
