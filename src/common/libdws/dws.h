@@ -12,7 +12,7 @@
 #include "breakdown.h"
 #include "capacity.h"
 #include "directive.h"
-#include "engine.h"
+#include "engine/engine.h"
 #include "error.h"
 #include "hostfind.h"
 #include "hostindex.h"

@@ -23,3 +23,8 @@ char *dws_json_dump_take (json_t *o, dws_error_t *err)
     json_decref (o);
     return s;
 }
+
+const char *dws_json_str_or (json_t *v, const char *def)
+{
+    return json_is_string (v) ? json_string_value (v) : def;
+}

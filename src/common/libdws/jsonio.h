@@ -23,4 +23,7 @@ json_t *dws_json_load (const char *what, const char *text, size_t flags, dws_err
  */
 char *dws_json_dump_take (json_t *o, dws_error_t *err);
 
+/* v's text, or def when v is not a string. */
+const char *dws_json_str_or (json_t *v, const char *def);
+
 #endif /* !DWS_JSONIO_H */

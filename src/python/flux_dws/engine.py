@@ -33,7 +33,7 @@ ACTIONS: tuple[str, ...] = _names(_ffi.lib.dws_wire_action_name, _ffi.lib.dws_wi
 #: The key of rabbit health's flush timer, which dws.watch_test fires at once.
 HEALTH_FLUSH_TIMER: str = _ffi.ffi.string(_ffi.lib.dws_wire_health_flush_timer()).decode()
 
-#: Every dws.<name> method the engine answers, from engine_request.c's one
+#: Every dws.<name> method the engine answers, from engine/request.c's one
 #: table (a method added there is served, refused to guests and tested
 #: with no name written twice) ...
 METHODS: tuple[str, ...] = tuple(

@@ -17,7 +17,7 @@
 
 #include <jansson.h>
 
-#include "engine.h"
+#include "engine/engine.h"
 #include "jsontap.h"
 
 #define FIN "flux-framework.readthedocs.io/workflow"

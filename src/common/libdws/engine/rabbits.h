@@ -1,23 +1,23 @@
-/* engine_health.h - the engine's routing to rabbit health (health.h).
+/* rabbits.h - the engine's routing to rabbit health (health.h).
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
-#ifndef DWS_ENGINE_HEALTH_H
-#define DWS_ENGINE_HEALTH_H
+#ifndef DWS_ENGINE_RABBITS_H
+#define DWS_ENGINE_RABBITS_H
 
-#include "engine_state.h"
+#include "state.h"
 #include "error.h"
 
-void health_configure (struct dws_engine *e);
-json_t *health_job_constraint (struct dws_engine *e);
-void health_topology (struct dws_engine *e);
+void rabbits_configure (struct dws_engine *e);
+json_t *rabbits_job_constraint (struct dws_engine *e);
+void rabbits_topology (struct dws_engine *e);
 /* the job's hosts changed (or became known) / the job is forgotten */
-void health_job (struct dws_engine *e, struct job *job);
-void health_job_gone (struct dws_engine *e, struct job *job);
-void health_mount_failed (struct dws_engine *e, json_t *hosts);
-void health_rabbits_request (struct dws_engine *e, json_t *msgid);
+void rabbits_job (struct dws_engine *e, struct job *job);
+void rabbits_job_gone (struct dws_engine *e, struct job *job);
+void rabbits_mount_failed (struct dws_engine *e, json_t *hosts);
+void rabbits_request (struct dws_engine *e, json_t *msgid);
 /* does the result event carry a token of the health module? */
-bool health_token (json_t *event);
+bool rabbits_token (json_t *event);
 /* What rabbit health is handed: a wire event (sync/watch of kind Storage,
  * journal, flux-config, graph, fluxion-restart), its flush timer, or the
  * answer to one of its own actions. */
@@ -31,7 +31,7 @@ enum health_input {
     HEALTH_FLUSH,
     HEALTH_RESULT,
 };
-int health_event (struct dws_engine *e, enum health_input in, json_t *event, dws_error_t *err);
+int rabbits_event (struct dws_engine *e, enum health_input in, json_t *event, dws_error_t *err);
 
 /* A spread Lustre job asks Fluxion for gib GiB of ssd: -1 with a message
  * when no set of rabbits could ever give it (more than all the rabbits'
@@ -39,6 +39,6 @@ int health_event (struct dws_engine *e, enum health_input in, json_t *event, dws
  * refused with that reason instead of Fluxion's "unsatisfiable"; 0 when
  * it may fit or no capacity is known yet.
  */
-int health_lustre_fits (struct dws_engine *e, int64_t gib, dws_error_t *err);
+int rabbits_lustre_fits (struct dws_engine *e, int64_t gib, dws_error_t *err);
 
-#endif /* !DWS_ENGINE_HEALTH_H */
+#endif /* !DWS_ENGINE_RABBITS_H */

@@ -1,18 +1,18 @@
-/* engine_fault.h - timers, TransientCondition, failure tolerance, abort.
+/* fault.h - timers, TransientCondition, failure tolerance, abort.
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
 #ifndef DWS_ENGINE_FAULT_H
 #define DWS_ENGINE_FAULT_H
 
-#include "engine_state.h"
+#include "state.h"
 
 /* a timer-start key came due */
-void timer_event (struct dws_engine *e, const char *key);
+void fault_timer_event (struct dws_engine *e, const char *key);
 /* the Workflow's status: start or stop the TransientCondition timer */
-void transient_condition (struct dws_engine *e, struct job *job, json_t *status);
+void fault_transient_condition (struct dws_engine *e, struct job *job, json_t *status);
 /* dws.abort: read what to blame, then Teardown */
-void abort_job (struct dws_engine *e, struct job *job);
+void fault_abort_job (struct dws_engine *e, struct job *job);
 
 /* Answers to the reads a timer or an abort made: Servers for a Setup
  * timeout, ClientMounts for PreRun (its timeout and its

@@ -1,13 +1,15 @@
-/* engine_job.c - the job table: a hash of the jobs the engine tracks.
+/* job.c - the job table: a hash of the jobs the engine tracks.
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-#include "engine_act.h"
-#include "engine_health.h"
-#include "engine_job.h"
+#include "act.h"
+#include "rabbits.h"
+#include "job.h"
 
 static size_t bucket (struct dws_engine *e, json_int_t id)
 {
@@ -90,7 +92,7 @@ void job_forget (struct dws_engine *e, struct job *job)
     for (int k = 0; k < T_NKINDS; k++)
         act_timer_stop (e, job, (enum timer_kind)k);
     if (e->actions)
-        health_job_gone (e, job);
+        rabbits_job_gone (e, job);
     struct job **pp = &e->table[bucket (e, job->id)];
     while (*pp && *pp != job)
         pp = &(*pp)->next;
@@ -130,4 +132,20 @@ void job_table_destroy (struct dws_engine *e)
     free (e->table);
     e->table = NULL;
     e->nbuckets = 0;
+}
+
+bool job_id_from_name (const char *name, json_int_t *id)
+{
+    if (!name || strncmp (name, "fluxjob-", 8) != 0)
+        return false;
+    const char *p = name + 8;
+    if (*p < '0' || *p > '9')
+        return false;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull (p, &end, 10);
+    if (errno || *end || v > (unsigned long long)INT64_MAX)
+        return false;
+    *id = (json_int_t)v;
+    return true;
 }

@@ -1,4 +1,4 @@
-/* engine_fault.c - timeouts, TransientCondition, failure tolerance, abort.
+/* fault.c - timeouts, TransientCondition, failure tolerance, abort.
  *
  * Every timer is a one-shot per job and per kind, started when the engine
  * asks for the state it guards and stopped when that state completes (the
@@ -37,14 +37,17 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine_act.h"
-#include "engine_fault.h"
-#include "engine_health.h"
-#include "engine_job.h"
-#include "engine_wf.h"
+#include "act.h"
+#include "answer.h"
+#include "fault.h"
 #include "hostlist.h"
+#include "hosts.h"
+#include "job.h"
+#include "rabbits.h"
+#include "token.h"
+#include "workflow.h"
 
-void transient_condition (struct dws_engine *e, struct job *job, json_t *status)
+void fault_transient_condition (struct dws_engine *e, struct job *job, json_t *status)
 {
     const char *s = json_string_value (json_object_get (status, "status"));
     if (s && !strcmp (s, "TransientCondition")) {
@@ -86,13 +89,13 @@ static void state_timer (struct dws_engine *e, struct job *job, enum wf_state s,
     if (job->desired != s || job->handled >= s)
         return;
     if (job->forced == s)
-        job_fail (e, job, "dws-timeout", "%s: %s still not done %g s after giving up %s", why,
-                  wf_state_name (s), forced_timeout (e, s), job->failed ? job->failed : "hosts");
+        workflow_fail_job (e, job, "dws-timeout", "%s: %s still not done %g s after giving up %s", why,
+                  workflow_state_name (s), forced_timeout (e, s), job->failed ? job->failed : "hosts");
     else
         list_for (e, job, kind, what);
 }
 
-void timer_event (struct dws_engine *e, const char *key)
+void fault_timer_event (struct dws_engine *e, const char *key)
 {
     const char *colon = strrchr (key, ':');
     char name[64];
@@ -101,8 +104,8 @@ void timer_event (struct dws_engine *e, const char *key)
     if (!colon)
         return;
     for (int k = 0; k < T_NKINDS; k++) {
-        size_t n = strlen (timer_kind_name ((enum timer_kind)k));
-        if ((size_t)(colon - key) == n && !strncmp (key, timer_kind_name ((enum timer_kind)k), n))
+        size_t n = strlen (act_timer_name ((enum timer_kind)k));
+        if ((size_t)(colon - key) == n && !strncmp (key, act_timer_name ((enum timer_kind)k), n))
             kind = k;
     }
     if (kind < 0 || snprintf (name, sizeof (name), "fluxjob-%s", colon + 1) >= (int)sizeof (name)
@@ -141,7 +144,7 @@ void timer_event (struct dws_engine *e, const char *key)
             else {
                 const char *m = json_string_value (
                     json_object_get (json_object_get (job->wf, "status"), "message"));
-                job_fail (e, job, "exception",
+                workflow_fail_job (e, job, "exception",
                           NOTE_PREFIX "workflow in TransientCondition for more than %g s: %s",
                           e->cfg.tc_timeout, m ? m : "(no message)");
             }
@@ -182,14 +185,14 @@ static void node_failure (struct dws_engine *e, struct job *job, json_t *nodes, 
     dws_hostlist_destroy (hl);
     json_decref (all);
     if (!failed || job->tolerance <= 0 || count > (size_t)job->tolerance) {
-        job_fail (e, job, "dws-timeout", "%s", why);
+        workflow_fail_job (e, job, "dws-timeout", "%s", why);
         free (failed);
         return;
     }
     free (job->failed);
     job->failed = failed;
     if (job->desired == WF_PRERUN)
-        health_mount_failed (e, nodes); /* keep other jobs off them: badrabbit */
+        rabbits_mount_failed (e, nodes); /* keep other jobs off them: badrabbit */
     act_raise (e, job, "dws-node-failure", 1, "%s", failed);
     act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name,
              json_pack ("{s:{s:b} s:{s:{s:s}}}", "spec", "forceReady", 1, "metadata",
@@ -354,7 +357,7 @@ static void setup_timeout (struct dws_engine *e, struct job *job, json_t *items)
     json_decref (names);
     json_decref (slow);
     if (job->lustre || job->tolerance <= 0 || json_array_size (nodes) == 0)
-        job_fail (e, job, "dws-timeout", "File system creation took too long");
+        workflow_fail_job (e, job, "dws-timeout", "File system creation took too long");
     else
         node_failure (e, job, nodes, "File system creation took too long");
     json_decref (nodes);
@@ -405,7 +408,7 @@ static void disable_rabbits (struct dws_engine *e, struct job *job, json_t *serv
  * and leave the reads empty.  So Teardown, or the deletion when Teardown
  * was asked for already, waits until both reads have answered.
  */
-void abort_job (struct dws_engine *e, struct job *job)
+void fault_abort_job (struct dws_engine *e, struct job *job)
 {
     job->epilog_removed = true; /* the job manager ended the epilog itself */
     job->toredown = true;
@@ -428,7 +431,7 @@ static void abort_read_done (struct dws_engine *e, struct job *job)
 static json_t *read_items (struct dws_engine *e, enum token_kind kind, struct job *job,
                            json_t *event)
 {
-    struct k8s_answer a = k8s_answer_of (event);
+    struct k8s_answer a = answer_of (event);
     if (!a.ok) {
         const char *msg = json_string_value (json_object_get (event, "message"));
         act_log (e, "err", "%s: reading for %s failed: %s", job->name, token_kind_name (kind),
@@ -458,7 +461,7 @@ void fault_on_prerun_reads (struct dws_engine *e, enum token_kind kind, struct j
                           ? NOTE_PREFIX "workflow in TransientCondition too long in PreRun"
                           : "timed out waiting for mounts";
     if (json_array_size (bad) == 0)
-        job_fail (e, job, "dws-timeout", "%s", why);
+        workflow_fail_job (e, job, "dws-timeout", "%s", why);
     else
         node_failure (e, job, bad, why);
     json_decref (bad);
@@ -471,7 +474,7 @@ void fault_on_postrun_reads (struct dws_engine *e, enum token_kind kind, struct 
     if (job->desired != WF_POSTRUN || job->handled >= WF_POSTRUN)
         return;
     drain_still_mounted (e, items);
-    job_fail (e, job, "rabbit-timeout", "unmounts timed out, skipping data movement");
+    workflow_fail_job (e, job, "rabbit-timeout", "unmounts timed out, skipping data movement");
 }
 
 void fault_on_abort_mounts (struct dws_engine *e, enum token_kind kind, struct job *job,

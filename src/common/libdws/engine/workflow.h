@@ -1,21 +1,21 @@
-/* engine_wf.h - the verbs on a job's Workflow, and the answers to them.
+/* workflow.h - the verbs on a job's Workflow, and the answers to them.
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
-#ifndef DWS_ENGINE_WF_H
-#define DWS_ENGINE_WF_H
+#ifndef DWS_ENGINE_WORKFLOW_H
+#define DWS_ENGINE_WORKFLOW_H
 
-#include "engine_state.h"
+#include "state.h"
 
-const char *wf_state_name (enum wf_state s);
-enum wf_state wf_state_parse (const char *s);
+const char *workflow_state_name (enum wf_state s);
+enum wf_state workflow_state_parse (const char *s);
 /* wf.a.b as a string, or NULL */
-const char *wf_get (json_t *wf, const char *a, const char *b);
+const char *workflow_get (json_t *wf, const char *a, const char *b);
 /* the Workflow's annotation key, or NULL */
-const char *wf_annotation (json_t *wf, const char *key);
+const char *workflow_annotation (json_t *wf, const char *key);
 
 /* Raise the job's exception (once) and take its Workflow to Teardown. */
-void job_fail (struct dws_engine *e, struct job *job, const char *type, const char *fmt, ...)
+void workflow_fail_job (struct dws_engine *e, struct job *job, const char *type, const char *fmt, ...)
     __attribute__ ((format (printf, 4, 5)));
 /* data.dws.timing.<state> (and data.dws.workflow with with_wf) */
 void workflow_kvs_timing (struct dws_engine *e, struct job *job, enum wf_state s, bool with_wf);
@@ -26,7 +26,7 @@ void workflow_teardown (struct dws_engine *e, struct job *job);
 /* Teardown is complete: release the epilog, delete the Workflow. */
 void workflow_teardown_finish (struct dws_engine *e, struct job *job);
 void workflow_remove_finalizer (struct dws_engine *e, struct job *job);
-void epilog_remove (struct dws_engine *e, struct job *job);
+void workflow_epilog_remove (struct dws_engine *e, struct job *job);
 
 /* Answers: delete, finalizer and annotate (logged unless harmless), the
  * state patch, and the reads before Teardown (dm, pods, podlog).
@@ -42,4 +42,4 @@ void workflow_on_pods (struct dws_engine *e, enum token_kind kind, struct job *j
 void workflow_on_podlog (struct dws_engine *e, enum token_kind kind, struct job *job,
                          json_t *event);
 
-#endif /* !DWS_ENGINE_WF_H */
+#endif /* !DWS_ENGINE_WORKFLOW_H */

@@ -1,4 +1,4 @@
-/* engine_health.c - the engine's side of rabbit health (health.h).
+/* rabbits.c - the engine's side of rabbit health (health.h).
  *
  * The engine owns the health module and routes to it: Storage objects,
  * the Flux resource journal, Flux's resource configuration, the Fluxion
@@ -10,8 +10,8 @@
  */
 #include <string.h>
 
-#include "engine_act.h"
-#include "engine_health.h"
+#include "act.h"
+#include "rabbits.h"
 #include "health.h"
 #include "rabbitmap.h"
 
@@ -27,19 +27,19 @@ static struct dws_health_config health_config (struct dws_engine *e)
     return c;
 }
 
-void health_configure (struct dws_engine *e)
+void rabbits_configure (struct dws_engine *e)
 {
     struct dws_health_config c = health_config (e);
     dws_health_configure (e->health, &c);
 }
 
-json_t *health_job_constraint (struct dws_engine *e)
+json_t *rabbits_job_constraint (struct dws_engine *e)
 {
     struct dws_health_config c = health_config (e);
     return dws_health_job_constraint (&c);
 }
 
-void health_topology (struct dws_engine *e)
+void rabbits_topology (struct dws_engine *e)
 {
     dws_error_t err;
     if (dws_health_topology (e->health, e->compute2rabbit, e->actions, &err) < 0)
@@ -47,10 +47,10 @@ void health_topology (struct dws_engine *e)
     /* jobs whose hosts were known before the map */
     for (size_t b = 0; b < e->nbuckets; b++)
         for (struct job *j = e->table[b]; j; j = j->next)
-            health_job (e, j);
+            rabbits_job (e, j);
 }
 
-void health_job (struct dws_engine *e, struct job *job)
+void rabbits_job (struct dws_engine *e, struct job *job)
 {
     json_t *rabbits = json_array ();
     json_t *counts = job->hosts && e->map ? dws_rabbitmap_counts (e->map, job->hosts, NULL)
@@ -69,12 +69,12 @@ void health_job (struct dws_engine *e, struct job *job)
     json_decref (rabbits);
 }
 
-void health_job_gone (struct dws_engine *e, struct job *job)
+void rabbits_job_gone (struct dws_engine *e, struct job *job)
 {
     dws_health_allocation (e->health, job->id, NULL, e->actions);
 }
 
-void health_mount_failed (struct dws_engine *e, json_t *hosts)
+void rabbits_mount_failed (struct dws_engine *e, json_t *hosts)
 {
     dws_health_mount_failed (e->health, hosts, e->actions);
 }
@@ -103,7 +103,7 @@ static void lustre_use (struct dws_engine *e, json_t *view)
     json_decref (gib);
 }
 
-void health_rabbits_request (struct dws_engine *e, json_t *msgid)
+void rabbits_request (struct dws_engine *e, json_t *msgid)
 {
     json_t *view = dws_health_view (e->health);
     lustre_use (e, view);
@@ -111,13 +111,13 @@ void health_rabbits_request (struct dws_engine *e, json_t *msgid)
     act_respond (e, msgid, view);
 }
 
-bool health_token (json_t *event)
+bool rabbits_token (json_t *event)
 {
     const char *token = json_string_value (json_object_get (event, "token"));
     return token && !strncmp (token, DWS_HEALTH_TOKEN, strlen (DWS_HEALTH_TOKEN));
 }
 
-int health_event (struct dws_engine *e, enum health_input in, json_t *event, dws_error_t *err)
+int rabbits_event (struct dws_engine *e, enum health_input in, json_t *event, dws_error_t *err)
 {
     switch (in) {
     case HEALTH_STORAGE_SYNC:
@@ -162,7 +162,7 @@ int health_event (struct dws_engine *e, enum health_input in, json_t *event, dws
     return dws_errorf (err, "unknown health input %d", (int)in);
 }
 
-int health_lustre_fits (struct dws_engine *e, int64_t gib, dws_error_t *err)
+int rabbits_lustre_fits (struct dws_engine *e, int64_t gib, dws_error_t *err)
 {
     int64_t total, largest, count;
     int64_t most = e->cfg.lustre.max_rabbits;

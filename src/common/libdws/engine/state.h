@@ -1,20 +1,26 @@
-/* engine_state.h - the dws engine's state: types only, no functions.
+/* state.h - the dws engine's state: types only, no functions.
  *
  * The engine is built in one-way layers; a file includes only the headers
  * of the layers below it (t/python/libdws/test_engine_layers.py checks):
  *
- *   engine.c           configuration, create/destroy, event dispatch   (top)
- *   engine_request.c   the dws.* requests, orphan recovery, job-info
- *   engine_status.c    the dws.status answer
- *   engine_progress.c  Workflow watch events: adopt, vanish, each state's
- *                      completion, Proposal to PreRun
- *   engine_fault.c     timers, TransientCondition, tolerance, abort
- *   engine_wf.c        Workflow verbs: create, patch state, fail a job,
- *                      teardown, finalizer, KVS timing
- *   engine_job.c       the job table
- *   engine_health.c    routing to rabbit health (health.h)
- *   engine_act.c       action builders, tokens, timer keys, host helpers
- *   engine_state.h     these types                                    (bottom)
+ *   engine.c    configuration, create/destroy, event dispatch    (top)
+ *   request.c   the dws.* requests, orphan recovery, job-info
+ *   status.c    the dws.status answer
+ *   progress.c  Workflow watch events: adopt, vanish, each state's
+ *               completion, Proposal to PreRun
+ *   fault.c     timers, TransientCondition, tolerance, abort
+ *   workflow.c  Workflow verbs: create, patch state, fail a job,
+ *               teardown, finalizer, KVS timing
+ *   job.c       the job table
+ *   rabbits.c   routing to rabbit health (../health.h)
+ *   act.c       action builders, timer keys
+ *   token.c     tokens "<kind>:<jobid>" that route answers back
+ *   hosts.c     host lists: a job's hosts from R, one list minus another
+ *   answer.c    reading a Kubernetes answer
+ *   state.h     these types                                      (bottom)
+ *
+ * A function's prefix names its file (act_* in act.c, workflow_* in
+ * workflow.c); the public API, dws_engine_* (engine.h), is the exception.
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
@@ -103,7 +109,7 @@ struct job {
     bool info_R;           /* job-info asked for R (a lost dws.setup) */
     bool info_sched;       /* job-info asked for R's graph (spread Lustre) */
     bool other_deps;       /* found in DEPEND after a restart holding dependencies
-                            * besides dws-create (see orphans_event) */
+                            * besides dws-create (see request_orphans_event) */
 
     json_t *breakdowns;    /* {name: DirectiveBreakdown} read for this job */
     int breakdowns_wanted; /* breakdown reads outstanding */
@@ -113,7 +119,7 @@ struct job {
     enum wf_state forced;  /* the state whose hosts were last given up (its
                             * forceReady asked), or WF_NONE: if it is still
                             * not done when its timer fires again, the job
-                            * fails (engine_fault.c) */
+                            * fails (fault.c) */
     int servers_pending;   /* Servers patches outstanding */
     bool setup_pending;    /* dws.setup arrived; Setup not yet asked */
     bool setup_error;
@@ -132,7 +138,7 @@ struct job {
     bool excepted;         /* a fatal exception was raised by us */
     bool deleting;         /* we deleted the Workflow */
     bool listed_at_start;  /* in the first Workflow list: its job may have ended
-                            * while no service watched (see orphans_event) */
+                            * while no service watched (see request_orphans_event) */
     bool token_pending;    /* PreRun: reading the workflow token Secret */
     bool tc;               /* in TransientCondition, timer running */
     int teardown_reads;    /* reads before Teardown outstanding (data movements, pod log) */
@@ -166,7 +172,7 @@ struct dws_engine {
     double now;
     json_t *actions; /* actions of the event being handled */
     int64_t events;
-    struct dws_health *health; /* rabbit health (engine_health.h) */
+    struct dws_health *health; /* rabbit health (rabbits.h) */
 };
 
 /* What a Kubernetes answer (or a job-info read) is for: the first word of

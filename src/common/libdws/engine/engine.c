@@ -1,6 +1,6 @@
 /* engine.c - the dws service engine: configuration, create/destroy, and
  * the dispatch of each event to the layer that handles it (the top layer:
- * engine_state.h has the picture).
+ * state.h has the picture).
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
@@ -11,17 +11,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine_act.h"
-#include "engine_fault.h"
-#include "engine_health.h"
-#include "engine_job.h"
-#include "engine_progress.h"
-#include "engine_request.h"
-#include "engine_status.h"
-#include "engine_wf.h"
+#include "act.h"
+#include "fault.h"
+#include "job.h"
 #include "jsonio.h"
+#include "progress.h"
 #include "rabbitmap.h"
+#include "rabbits.h"
+#include "request.h"
+#include "status.h"
+#include "token.h"
 #include "wire.h"
+#include "workflow.h"
 
 /* --- configuration ---------------------------------------------------- */
 static int get_seconds (json_t *cfg, const char *key, double def, double *out, dws_error_t *err)
@@ -183,12 +184,12 @@ static void sysconfig_event (struct dws_engine *e, json_t *obj)
         act_log (e, "err", "%s", err.text);
         return;
     }
-    health_topology (e);
+    rabbits_topology (e);
     /* jobs that reached dws.setup before the map was known */
     for (size_t b = 0; b < e->nbuckets; b++)
         for (struct job *j = e->table[b]; j; j = j->next)
             if (j->setup_pending && j->servers_pending == 0)
-                setup_start (e, j);
+                progress_setup_start (e, j);
 }
 
 /* --- create / destroy -------------------------------------------------- */
@@ -218,7 +219,7 @@ struct dws_engine *dws_engine_create (json_t *config, dws_error_t *err)
         dws_engine_destroy (e);
         return NULL;
     }
-    health_configure (e);
+    rabbits_configure (e);
     return e;
 }
 
@@ -245,7 +246,7 @@ int dws_engine_reconfig (struct dws_engine *e, json_t *config, dws_error_t *err)
         return -1;
     config_clear (&e->cfg);
     e->cfg = c;
-    health_configure (e);
+    rabbits_configure (e);
     return 0;
 }
 
@@ -341,11 +342,11 @@ static int kind_event (struct dws_engine *e, enum dws_wire_event type, json_t *e
         if (!json_is_array (objects))
             return dws_errorf (err, "sync event needs an objects array");
         if (!strcmp (kind, "Workflow")) {
-            workflow_sync (e, objects);
+            progress_sync (e, objects);
             answer_deferred (e);
         }
         else if (!strcmp (kind, "Storage"))
-            return health_event (e, HEALTH_STORAGE_SYNC, event, err);
+            return rabbits_event (e, HEALTH_STORAGE_SYNC, event, err);
         else if (!strcmp (kind, "SystemConfiguration")) {
             size_t i;
             json_t *o;
@@ -359,9 +360,9 @@ static int kind_event (struct dws_engine *e, enum dws_wire_event type, json_t *e
     if (!what || !json_is_object (obj))
         return dws_errorf (err, "watch event needs event and object");
     if (!strcmp (kind, "Workflow"))
-        workflow_event (e, what, obj);
+        progress_event (e, what, obj);
     else if (!strcmp (kind, "Storage"))
-        return health_event (e, HEALTH_STORAGE_WATCH, event, err);
+        return rabbits_event (e, HEALTH_STORAGE_WATCH, event, err);
     else if (!strcmp (kind, "SystemConfiguration") && strcmp (what, "DELETED") != 0)
         sysconfig_event (e, obj);
     return 0;
@@ -373,18 +374,18 @@ static int result_event (struct dws_engine *e, enum dws_wire_event type, json_t 
 {
     char what[64];
     struct job *job = NULL;
-    if (type != DWS_WIRE_EV_JOB_INFO && health_token (event))
-        return health_event (e, HEALTH_RESULT, event, err);
+    if (type != DWS_WIRE_EV_JOB_INFO && rabbits_token (event))
+        return rabbits_event (e, HEALTH_RESULT, event, err);
     if (result_job (e, event, what, sizeof (what), &job, err) < 0)
         return -1;
     if (!job)
         return 0; /* the job is gone: a late answer */
     if (type == DWS_WIRE_EV_JOB_INFO)
-        job_info_result (e, job, event);
+        request_job_info_result (e, job, event);
     else if (type == DWS_WIRE_EV_RPC_RESULT) {
         if (!json_is_true (json_object_get (event, "ok")))
             act_log (e, "err", "%s: %s RPC failed: %s", job->name, what,
-                     str_or (json_object_get (event, "errstr"), "unknown"));
+                     dws_json_str_or (json_object_get (event, "errstr"), "unknown"));
     }
     else
         k8s_result (e, what, job, event);
@@ -421,24 +422,24 @@ static int dispatch (struct dws_engine *e, json_t *event, dws_error_t *err)
         json_t *jobs = json_object_get (event, "jobs");
         if (!json_is_array (jobs))
             return dws_errorf (err, "orphans event needs a jobs array");
-        orphans_event (e, jobs, json_is_true (json_object_get (event, "complete")));
+        request_orphans_event (e, jobs, json_is_true (json_object_get (event, "complete")));
         return 0;
     }
     case DWS_WIRE_EV_JOURNAL:
-        return health_event (e, HEALTH_JOURNAL, event, err);
+        return rabbits_event (e, HEALTH_JOURNAL, event, err);
     case DWS_WIRE_EV_FLUX_CONFIG:
-        return health_event (e, HEALTH_FLUX_CONFIG, event, err);
+        return rabbits_event (e, HEALTH_FLUX_CONFIG, event, err);
     case DWS_WIRE_EV_GRAPH:
-        return health_event (e, HEALTH_GRAPH, event, err);
+        return rabbits_event (e, HEALTH_GRAPH, event, err);
     case DWS_WIRE_EV_FLUXION_RESTART:
-        return health_event (e, HEALTH_FLUXION_RESTART, event, err);
+        return rabbits_event (e, HEALTH_FLUXION_RESTART, event, err);
     case DWS_WIRE_EV_TIMER: {
         const char *key = json_string_value (json_object_get (event, "key"));
         if (!key)
             return dws_errorf (err, "timer event has no key");
         if (!strcmp (key, DWS_WIRE_HEALTH_FLUSH_TIMER))
-            return health_event (e, HEALTH_FLUSH, event, err);
-        timer_event (e, key);
+            return rabbits_event (e, HEALTH_FLUSH, event, err);
+        fault_timer_event (e, key);
         return 0;
     }
     case DWS_WIRE_EV_COUNT:

@@ -1,4 +1,4 @@
-/* engine_wf.c - the verbs on a job's Workflow: create it, move it to a
+/* workflow.c - the verbs on a job's Workflow: create it, move it to a
  * state, fail the job, take it to Teardown (reading first what Teardown
  * deletes), release the epilog, delete it, drop our finalizer, record the
  * states' timing in the KVS; and the answers to those writes.
@@ -11,21 +11,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine_act.h"
-#include "engine_job.h"
-#include "engine_wf.h"
+#include "act.h"
+#include "answer.h"
+#include "job.h"
+#include "token.h"
 #include "wire.h"
+#include "workflow.h"
 
 static const char *state_names[WF_NSTATES] = {
     "Proposal", "Setup", "DataIn", "PreRun", "PostRun", "DataOut", "Teardown",
 };
 
-const char *wf_state_name (enum wf_state s)
+const char *workflow_state_name (enum wf_state s)
 {
     return s >= 0 && s < WF_NSTATES ? state_names[s] : "";
 }
 
-enum wf_state wf_state_parse (const char *s)
+enum wf_state workflow_state_parse (const char *s)
 {
     for (int i = 0; s && i < WF_NSTATES; i++)
         if (!strcmp (s, state_names[i]))
@@ -33,12 +35,12 @@ enum wf_state wf_state_parse (const char *s)
     return WF_NONE;
 }
 
-const char *wf_get (json_t *wf, const char *a, const char *b)
+const char *workflow_get (json_t *wf, const char *a, const char *b)
 {
     return json_string_value (json_object_get (json_object_get (wf, a), b));
 }
 
-const char *wf_annotation (json_t *wf, const char *key)
+const char *workflow_annotation (json_t *wf, const char *key)
 {
     return json_string_value (
         json_object_get (json_object_get (json_object_get (wf, "metadata"), "annotations"),
@@ -46,7 +48,7 @@ const char *wf_annotation (json_t *wf, const char *key)
 }
 
 /* --- failing a job ------------------------------------------------------- */
-void job_fail (struct dws_engine *e, struct job *job, const char *type, const char *fmt, ...)
+void workflow_fail_job (struct dws_engine *e, struct job *job, const char *type, const char *fmt, ...)
 {
     char buf[DWS_ERROR_TEXT_MAX];
     va_list ap;
@@ -68,14 +70,14 @@ void workflow_kvs_timing (struct dws_engine *e, struct job *job, enum wf_state s
 {
     char key[64], link[64];
     char lower[16];
-    const char *name = wf_state_name (s);
+    const char *name = workflow_state_name (s);
     size_t i;
     for (i = 0; name[i] && i < sizeof (lower) - 1; i++)
         lower[i] = (char)tolower ((unsigned char)name[i]);
     lower[i] = '\0';
     json_t *put = json_object ();
     json_t *links = json_object ();
-    const char *elapsed = wf_get (job->wf, "status", "elapsedTimeLastState");
+    const char *elapsed = workflow_get (job->wf, "status", "elapsedTimeLastState");
     snprintf (key, sizeof (key), "data.dws.timing.%s", lower);
     snprintf (link, sizeof (link), "rabbit_%s_timing", lower);
     json_object_set_new (put, key, json_string (elapsed ? elapsed : ""));
@@ -131,7 +133,7 @@ void workflow_patch_state (struct dws_engine *e, struct job *job, enum wf_state 
         json_decref (annotations);
         return;
     }
-    json_t *body = json_pack ("{s:{s:s}}", "spec", "desiredState", wf_state_name (s));
+    json_t *body = json_pack ("{s:{s:s}}", "spec", "desiredState", workflow_state_name (s));
     if (annotations)
         json_object_set_new (body, "metadata", json_pack ("{s:o}", "annotations", annotations));
     job->desired = s;
@@ -184,7 +186,7 @@ void workflow_teardown (struct dws_engine *e, struct job *job)
     if (job->desired == WF_TEARDOWN) {
         if (job->handled == WF_TEARDOWN)
             workflow_teardown_finish (e, job);
-        else if (job->teardown_reads == 0 && job->epilog && !wf_annotation (job->wf, ANN_EPILOG))
+        else if (job->teardown_reads == 0 && job->epilog && !workflow_annotation (job->wf, ANN_EPILOG))
             act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name,
                      json_pack ("{s:{s:{s:s}}}", "metadata", "annotations", ANN_EPILOG,
                                 "active"),
@@ -251,7 +253,7 @@ static json_t *log_pod (json_t *items)
                                                           "name")))
             continue;
         if (best) {
-            const char *bname = wf_get (best, "metadata", "name");
+            const char *bname = workflow_get (best, "metadata", "name");
             if (best_launcher && !launcher)
                 continue;
             if (best_launcher == launcher && strcmp (name, bname) >= 0)
@@ -281,12 +283,12 @@ static const char *text_tail (const char *s, size_t max)
 static int dm_newer_first (const void *a, const void *b)
 {
     json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
-    const char *tx = wf_get (x, "metadata", "creationTimestamp");
-    const char *ty = wf_get (y, "metadata", "creationTimestamp");
+    const char *tx = workflow_get (x, "metadata", "creationTimestamp");
+    const char *ty = workflow_get (y, "metadata", "creationTimestamp");
     int c = strcmp (ty ? ty : "", tx ? tx : "");
     if (c == 0) {
-        const char *nx = wf_get (x, "metadata", "name");
-        const char *ny = wf_get (y, "metadata", "name");
+        const char *nx = workflow_get (x, "metadata", "name");
+        const char *ny = workflow_get (y, "metadata", "name");
         c = strcmp (ny ? ny : "", nx ? nx : "");
     }
     return c;
@@ -308,7 +310,7 @@ static json_t *datamovements_kept (struct dws_engine *e, json_t *items)
         size_t k = 0;
         for (size_t i = 0; i < n; i++) {
             json_t *dm = json_array_get (items, i);
-            const char *status = wf_get (dm, "status", "status");
+            const char *status = workflow_get (dm, "status", "status");
             bool failed = status && !strcmp (status, "Failed");
             if (failed == (pass == 0))
                 v[k++] = dm;
@@ -322,7 +324,7 @@ static json_t *datamovements_kept (struct dws_engine *e, json_t *items)
     return out;
 }
 
-void epilog_remove (struct dws_engine *e, struct job *job)
+void workflow_epilog_remove (struct dws_engine *e, struct job *job)
 {
     if (job->epilog_removed)
         return;
@@ -359,7 +361,7 @@ void workflow_teardown_finish (struct dws_engine *e, struct job *job)
     char token[96];
     if (!job->epilog || job->deleting || job->abort_reads > 0)
         return; /* abort's reads: the last one calls workflow_teardown again */
-    epilog_remove (e, job);
+    workflow_epilog_remove (e, job);
     job->deleting = true;
     act_k8s (e, "delete", "Workflow", e->cfg.namespace, job->name, NULL,
              token_for (token, sizeof (token), TOK_DELETE, job));
@@ -369,27 +371,27 @@ void workflow_teardown_finish (struct dws_engine *e, struct job *job)
 void workflow_on_write (struct dws_engine *e, enum token_kind kind, struct job *job,
                         json_t *event)
 {
-    struct k8s_answer a = k8s_answer_of (event);
+    struct k8s_answer a = answer_of (event);
     if (!a.ok && a.code != 404 && a.code != 409 && a.code != 422)
         act_log (e, "err", "%s: %s failed: %s", job->name, token_kind_name (kind),
-                 result_message (event));
+                 answer_message (event));
 }
 
 void workflow_on_state (struct dws_engine *e, enum token_kind kind, struct job *job,
                         json_t *event)
 {
     (void)kind;
-    struct k8s_answer a = k8s_answer_of (event);
+    struct k8s_answer a = answer_of (event);
     if (!a.ok && a.code != 404)
-        job_fail (e, job, "exception", NOTE_PREFIX "cannot move workflow %s to %s: %s",
-                  job->name, wf_state_name (job->desired), result_message (event));
+        workflow_fail_job (e, job, "exception", NOTE_PREFIX "cannot move workflow %s to %s: %s",
+                  job->name, workflow_state_name (job->desired), answer_message (event));
 }
 
 void workflow_on_datamovements (struct dws_engine *e, enum token_kind kind, struct job *job,
                                 json_t *event)
 {
     (void)kind;
-    struct k8s_answer a = k8s_answer_of (event);
+    struct k8s_answer a = answer_of (event);
     if (a.ok)
         act_kvs (e, job,
                  json_pack ("{s:o}", "data.dws.datamovements",
@@ -397,7 +399,7 @@ void workflow_on_datamovements (struct dws_engine *e, enum token_kind kind, stru
                  json_pack ("{s:s}", "rabbit_datamovements", "data.dws.datamovements"));
     else
         act_log (e, "warning", "%s: cannot list its NnfDataMovements: %s", job->name,
-                 result_message (event));
+                 answer_message (event));
     teardown_read_done (e, job);
 }
 
@@ -405,11 +407,11 @@ void workflow_on_pods (struct dws_engine *e, enum token_kind kind, struct job *j
                        json_t *event)
 {
     (void)kind;
-    struct k8s_answer a = k8s_answer_of (event);
+    struct k8s_answer a = answer_of (event);
     json_t *pod = a.ok ? log_pod (json_object_get (a.obj, "items")) : NULL;
     if (!a.ok)
         act_log (e, "warning", "%s: cannot list its container Pods: %s", job->name,
-                 result_message (event));
+                 answer_message (event));
     if (!pod) {
         teardown_read_done (e, job);
         return;
@@ -432,7 +434,7 @@ void workflow_on_podlog (struct dws_engine *e, enum token_kind kind, struct job 
                          json_t *event)
 {
     (void)kind;
-    struct k8s_answer a = k8s_answer_of (event);
+    struct k8s_answer a = answer_of (event);
     const char *text = json_string_value (json_object_get (a.obj, "log"));
     if (a.ok && text)
         act_kvs (e, job,
@@ -441,6 +443,25 @@ void workflow_on_podlog (struct dws_engine *e, enum token_kind kind, struct job 
                  json_pack ("{s:s}", "rabbit_container_log", "data.dws.container_log"));
     else
         act_log (e, "warning", "%s: cannot read its container log: %s", job->name,
-                 a.ok ? "no log in the answer" : result_message (event));
+                 a.ok ? "no log in the answer" : answer_message (event));
     teardown_read_done (e, job);
+}
+
+char *dws_f58_plain (unsigned long long id)
+{
+    static const char alphabet[] = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+    char tmp[32];
+    int n = 0;
+    do {
+        tmp[n++] = alphabet[id % 58];
+        id /= 58;
+    } while (id > 0);
+    char *out = malloc ((size_t)n + 2);
+    if (!out)
+        return NULL;
+    out[0] = 'f';
+    for (int i = 0; i < n; i++)
+        out[i + 1] = tmp[n - 1 - i];
+    out[n + 1] = '\0';
+    return out;
 }

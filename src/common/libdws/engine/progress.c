@@ -1,6 +1,6 @@
-/* engine_progress.c - a job's Workflow moved on by its watch events: taken
+/* progress.c - a job's Workflow moved on by its watch events: taken
  * up after a restart, created again when it vanished, and each state's
- * completion acted on (Proposal to PreRun here; the verbs in engine_wf.c).
+ * completion acted on (Proposal to PreRun here; the verbs in workflow.c).
  *
  * "Complete" is DWS' word: spec.desiredState == status.state == S and
  * status.ready.  The engine acts once on each state's completion
@@ -14,20 +14,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "act.h"
 #include "action.h"
+#include "answer.h"
 #include "breakdown.h"
-#include "engine_act.h"
-#include "engine_fault.h"
-#include "engine_health.h"
-#include "engine_job.h"
-#include "engine_progress.h"
-#include "engine_wf.h"
+#include "fault.h"
 #include "hostlist.h"
+#include "hosts.h"
+#include "job.h"
 #include "lustre.h"
 #include "policy.h"
+#include "progress.h"
 #include "rabbitmap.h"
+#include "rabbits.h"
 #include "servers.h"
+#include "token.h"
 #include "wire.h"
+#include "workflow.h"
 
 /* true when every breakdown the Workflow lists has been read; otherwise
  * read the missing ones (once).
@@ -93,7 +96,7 @@ static void proposal_finish (struct dws_engine *e, struct job *job)
         if (!job->resources)
             snprintf (err.text, sizeof (err.text), "the job's resources are not known");
         if (res && spread
-            && health_lustre_fits (e, json_integer_value (json_object_get (
+            && rabbits_lustre_fits (e, json_integer_value (json_object_get (
                                           json_array_get (res, 1), "count")),
                                    &err)
                    < 0) {
@@ -115,7 +118,7 @@ static void proposal_finish (struct dws_engine *e, struct job *job)
             job->toredown = true;
         }
         else {
-            json_t *exclude = health_job_constraint (e);
+            json_t *exclude = rabbits_job_constraint (e);
             payload = json_pack ("{s:I s:o s:o}", "id", job->id, "resources", res, "exclude",
                                  exclude);
         }
@@ -128,10 +131,10 @@ static void proposal_finish (struct dws_engine *e, struct job *job)
     }
     json_decref (list);
     if (job->setup_pending)
-        setup_start (e, job);
+        progress_setup_start (e, job);
 }
 
-void resources_resend (struct dws_engine *e, struct job *job)
+void progress_resources_resend (struct dws_engine *e, struct job *job)
 {
     if (!job->resources_sent || job->handled != WF_PROPOSAL || job->desired != WF_PROPOSAL
         || job->hosts || job->excepted || job->toredown)
@@ -203,7 +206,7 @@ static void setup_servers (struct dws_engine *e, struct job *job)
         if (!name || !sets) {
             json_decref (sets);
             json_decref (list);
-            job_fail (e, job, "exception", NOTE_PREFIX "cannot place rabbit storage: %s",
+            workflow_fail_job (e, job, "exception", NOTE_PREFIX "cannot place rabbit storage: %s",
                       name ? err.text : "a DirectiveBreakdown names no Servers object");
             return;
         }
@@ -223,7 +226,7 @@ static void setup_servers (struct dws_engine *e, struct job *job)
 /* dws.setup arrived (or a rebuilt job was on its way to Setup): record the
  * hosts on the Workflow, fill the Servers objects, then ask for Setup.
  */
-void setup_start (struct dws_engine *e, struct job *job)
+void progress_setup_start (struct dws_engine *e, struct job *job)
 {
     char token[96];
     if (!job->setup_pending || job->excepted || job->toredown)
@@ -252,9 +255,9 @@ void setup_start (struct dws_engine *e, struct job *job)
             return;
         }
     }
-    const char *recorded = wf_annotation (job->wf, ANN_HOSTS);
+    const char *recorded = workflow_annotation (job->wf, ANN_HOSTS);
     char *rsv = job->reserved ? json_dumps (job->reserved, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-    const char *rec_rsv = wf_annotation (job->wf, ANN_RESERVED);
+    const char *rec_rsv = workflow_annotation (job->wf, ANN_RESERVED);
     if (recorded && !strcmp (recorded, job->hosts)
         && (rsv ? rec_rsv && !strcmp (rec_rsv, rsv) : !rec_rsv)) {
         free (rsv);
@@ -277,7 +280,7 @@ static void computes_patch (struct dws_engine *e, struct job *job)
     char token[96];
     json_t *names = hosts_minus (job->hosts, job->failed, &err);
     if (!names) {
-        job_fail (e, job, "exception", NOTE_PREFIX "bad host list: %s", err.text);
+        workflow_fail_job (e, job, "exception", NOTE_PREFIX "bad host list: %s", err.text);
         return;
     }
     json_t *data = json_array ();
@@ -376,7 +379,7 @@ static void prerun_complete (struct dws_engine *e, struct job *job)
  * been lost with the plugin, so it goes out again (with the token read
  * again).
  */
-void prolog_remove_again (struct dws_engine *e, struct job *job)
+void progress_prolog_remove_again (struct dws_engine *e, struct job *job)
 {
     if (job->handled >= WF_PRERUN && job->desired == WF_PRERUN && !job->token_pending
         && !job->epilog)
@@ -420,22 +423,22 @@ static void state_complete (struct dws_engine *e, struct job *job, enum wf_state
     }
 }
 
-void workflow_progress (struct dws_engine *e, struct job *job)
+void progress_workflow (struct dws_engine *e, struct job *job)
 {
     json_t *st = json_object_get (job->wf, "status");
-    enum wf_state state = wf_state_parse (json_string_value (json_object_get (st, "state")));
-    enum wf_state want = wf_state_parse (wf_get (job->wf, "spec", "desiredState"));
+    enum wf_state state = workflow_state_parse (json_string_value (json_object_get (st, "state")));
+    enum wf_state want = workflow_state_parse (workflow_get (job->wf, "spec", "desiredState"));
     const char *status = json_string_value (json_object_get (st, "status"));
     const char *message = json_string_value (json_object_get (st, "message"));
     if (state == WF_NONE)
         return;
     if (status && !strcmp (status, "Error")) {
         if (job->desired != WF_TEARDOWN)
-            job_fail (e, job, "exception", NOTE_PREFIX "workflow hit an error: %s",
+            workflow_fail_job (e, job, "exception", NOTE_PREFIX "workflow hit an error: %s",
                       message ? message : "(no message)");
         return;
     }
-    transient_condition (e, job, st);
+    fault_transient_condition (e, job, st);
     if (!json_is_true (json_object_get (st, "ready")) || state != want || state != job->desired
         || state <= job->handled)
         return;
@@ -445,7 +448,7 @@ void workflow_progress (struct dws_engine *e, struct job *job)
 /* --- watch events ------------------------------------------------------------ */
 static json_t *annotation_json (json_t *wf, const char *key)
 {
-    const char *s = wf_annotation (wf, key);
+    const char *s = workflow_annotation (wf, key);
     return s ? json_loads (s, JSON_DECODE_ANY, NULL) : NULL;
 }
 
@@ -465,30 +468,30 @@ static void adopt (struct dws_engine *e, struct job *job, json_t *wf)
     job->directives = json_is_array (dirs) ? json_incref (dirs) : NULL;
     json_decref (job->resources);
     job->resources = annotation_json (wf, ANN_RESOURCES);
-    const char *tol = wf_annotation (wf, ANN_TOLERANCE);
+    const char *tol = workflow_annotation (wf, ANN_TOLERANCE);
     job->tolerance = tol ? strtoll (tol, NULL, 10) : 0;
-    if (wf_annotation (wf, ANN_HOSTS) || !job->hosts) {
+    if (workflow_annotation (wf, ANN_HOSTS) || !job->hosts) {
         free (job->hosts);
-        job->hosts = dws_strdup_null (wf_annotation (wf, ANN_HOSTS));
+        job->hosts = dws_strdup_null (workflow_annotation (wf, ANN_HOSTS));
         json_decref (job->reserved);
         job->reserved = annotation_json (wf, ANN_RESERVED);
         if (!json_is_object (job->reserved)) {
             json_decref (job->reserved);
             job->reserved = NULL;
         }
-        health_job (e, job);
+        rabbits_job (e, job);
     }
     free (job->failed);
-    job->failed = dws_strdup_null (wf_annotation (wf, ANN_FAILED));
+    job->failed = dws_strdup_null (workflow_annotation (wf, ANN_FAILED));
     /* DWS resets forceReady at the next transition: still set, it is this
      * state's, whose hosts were given up before the restart */
     job->forced = json_is_true (json_object_get (spec, "forceReady"))
-                      ? wf_state_parse (json_string_value (json_object_get (spec,
+                      ? workflow_state_parse (json_string_value (json_object_get (spec,
                                                                            "desiredState")))
                       : WF_NONE;
-    job->epilog = job->epilog || wf_annotation (wf, ANN_EPILOG) != NULL;
+    job->epilog = job->epilog || workflow_annotation (wf, ANN_EPILOG) != NULL;
     job->exists = true;
-    job->desired = wf_state_parse (json_string_value (json_object_get (spec, "desiredState")));
+    job->desired = workflow_state_parse (json_string_value (json_object_get (spec, "desiredState")));
     job->handled = job->desired > WF_NONE ? (enum wf_state)(job->desired - 1) : WF_NONE;
     job->resources_sent = job->resources_sent || job->desired > WF_PROPOSAL;
     job->setup_pending = job->hosts && job->desired == WF_PROPOSAL;
@@ -512,7 +515,7 @@ static void adopt (struct dws_engine *e, struct job *job, json_t *wf)
         default:
             break;
     }
-    act_log (e, "info", "%s: picked up in %s", job->name, wf_state_name (job->desired));
+    act_log (e, "info", "%s: picked up in %s", job->name, workflow_state_name (job->desired));
 }
 
 /* The Workflow is gone and we did not delete it. */
@@ -546,7 +549,7 @@ static void vanished (struct dws_engine *e, struct job *job)
         if (!job->deleting)
             act_log (e, "warning", "%s: Workflow deleted outside Flux during the epilog",
                      job->name);
-        epilog_remove (e, job);
+        workflow_epilog_remove (e, job);
     }
     else if (!job->excepted) {
         job->excepted = true;
@@ -567,11 +570,11 @@ static bool has_our_finalizer (json_t *wf)
     return false;
 }
 
-void workflow_event (struct dws_engine *e, const char *type, json_t *wf)
+void progress_event (struct dws_engine *e, const char *type, json_t *wf)
 {
     json_int_t id;
-    const char *name = wf_get (wf, "metadata", "name");
-    const char *wlm = wf_get (wf, "spec", "wlmID");
+    const char *name = workflow_get (wf, "metadata", "name");
+    const char *wlm = workflow_get (wf, "spec", "wlmID");
     if (!job_id_from_name (name, &id) || !wlm || strcmp (wlm, "flux") != 0)
         return;
     struct job *job = job_lookup (e, id);
@@ -606,22 +609,22 @@ void workflow_event (struct dws_engine *e, const char *type, json_t *wf)
     }
     if (json_object_get (json_object_get (wf, "metadata"), "deletionTimestamp")
         && !job->toredown) {
-        job_fail (e, job, "exception",
+        workflow_fail_job (e, job, "exception",
                   NOTE_PREFIX "workflow %s is being deleted outside of Flux", job->name);
     }
-    workflow_progress (e, job);
+    progress_workflow (e, job);
 }
 
-void workflow_sync (struct dws_engine *e, json_t *objects)
+void progress_sync (struct dws_engine *e, json_t *objects)
 {
     json_t *seen = json_object ();
     size_t i;
     json_t *o;
     json_array_foreach (objects, i, o) {
-        const char *name = wf_get (o, "metadata", "name");
+        const char *name = workflow_get (o, "metadata", "name");
         if (name)
             json_object_set_new (seen, name, json_true ());
-        workflow_event (e, "MODIFIED", o);
+        progress_event (e, "MODIFIED", o);
         json_int_t id;
         struct job *j;
         if (!e->synced && name && job_id_from_name (name, &id) && (j = job_lookup (e, id)))
@@ -664,8 +667,8 @@ static bool write_ended (struct dws_engine *e, struct job *job, struct k8s_answe
     if (a.gone)
         return true;
     if (!a.ok) {
-        job_fail (e, job, "exception", NOTE_PREFIX "cannot %s: %s", what,
-                  result_message (event));
+        workflow_fail_job (e, job, "exception", NOTE_PREFIX "cannot %s: %s", what,
+                  answer_message (event));
         return true;
     }
     return false;
@@ -674,7 +677,7 @@ static bool write_ended (struct dws_engine *e, struct job *job, struct k8s_answe
 void progress_on_create (struct dws_engine *e, enum token_kind kind, struct job *job,
                          json_t *event)
 {
-    struct k8s_answer a = k8s_answer_of (event);
+    struct k8s_answer a = answer_of (event);
     (void)kind;
     size_t i;
     json_t *msgid;
@@ -690,19 +693,19 @@ void progress_on_create (struct dws_engine *e, enum token_kind kind, struct job 
         if (job->toredown)
             workflow_teardown (e, job);
         else if (job->wf)
-            workflow_progress (e, job);
+            progress_workflow (e, job);
         return;
     }
     if (json_array_size (job->create_msgids) > 0) {
         json_array_foreach (job->create_msgids, i, msgid)
-            act_respond_fail (e, msgid, "%s", result_message (event));
+            act_respond_fail (e, msgid, "%s", answer_message (event));
     }
     else if (!job->excepted) {
         act_raise (e, job, "exception", 0, NOTE_PREFIX "cannot create workflow %s: %s",
-                   job->name, result_message (event));
+                   job->name, answer_message (event));
     }
     if (job->epilog)
-        epilog_remove (e, job);
+        workflow_epilog_remove (e, job);
     job_forget (e, job);
 }
 
@@ -710,16 +713,16 @@ void progress_on_breakdown (struct dws_engine *e, enum token_kind kind, struct j
                             json_t *event)
 {
     (void)kind;
-    struct k8s_answer a = k8s_answer_of (event);
+    struct k8s_answer a = answer_of (event);
     if (job->breakdowns_wanted <= 0)
         return; /* a late answer: for a Workflow that was since created again */
     job->breakdowns_wanted--;
     if (!a.ok || !json_is_object (a.obj)) {
-        job_fail (e, job, "exception", NOTE_PREFIX "cannot read a DirectiveBreakdown: %s",
-                  result_message (event));
+        workflow_fail_job (e, job, "exception", NOTE_PREFIX "cannot read a DirectiveBreakdown: %s",
+                  answer_message (event));
         return;
     }
-    const char *name = wf_get (a.obj, "metadata", "name");
+    const char *name = workflow_get (a.obj, "metadata", "name");
     if (name)
         json_object_set (job->breakdowns, name, a.obj);
     if (job->breakdowns_wanted == 0 && !job->excepted && breakdowns_ready (e, job)) {
@@ -732,7 +735,7 @@ void progress_on_hosts (struct dws_engine *e, enum token_kind kind, struct job *
                         json_t *event)
 {
     (void)kind;
-    struct k8s_answer a = k8s_answer_of (event);
+    struct k8s_answer a = answer_of (event);
     if (write_ended (e, job, a, event, "record the job's hosts"))
         return;
     if (!job->exists || job->creating || job->handled < WF_PROPOSAL)
@@ -749,7 +752,7 @@ void progress_on_servers (struct dws_engine *e, enum token_kind kind, struct job
                           json_t *event)
 {
     (void)kind;
-    struct k8s_answer a = k8s_answer_of (event);
+    struct k8s_answer a = answer_of (event);
     if (!a.gone && job->servers_pending <= 0)
         return; /* a late answer: for a Workflow that was since created again */
     if (!a.ok && !a.gone)
@@ -768,7 +771,7 @@ void progress_on_computes (struct dws_engine *e, enum token_kind kind, struct jo
                            json_t *event)
 {
     (void)kind;
-    struct k8s_answer a = k8s_answer_of (event);
+    struct k8s_answer a = answer_of (event);
     if (write_ended (e, job, a, event, "fill the Computes"))
         return;
     if (job->desired == WF_SETUP && !job->excepted)
@@ -779,14 +782,14 @@ void progress_on_secret (struct dws_engine *e, enum token_kind kind, struct job 
                          json_t *event)
 {
     (void)kind;
-    struct k8s_answer a = k8s_answer_of (event);
+    struct k8s_answer a = answer_of (event);
     job->token_pending = false;
     json_t *data = json_object_get (a.obj, "data");
     const char *b64 = json_string_value (json_object_get (data, "token"));
     char *token = a.ok && b64 ? b64decode (b64) : NULL;
     if (!token) {
-        job_fail (e, job, "exception", NOTE_PREFIX "cannot read the workflow token: %s",
-                  a.ok ? "the Secret has no usable data.token" : result_message (event));
+        workflow_fail_job (e, job, "exception", NOTE_PREFIX "cannot read the workflow token: %s",
+                  a.ok ? "the Secret has no usable data.token" : answer_message (event));
         return;
     }
     if (job->desired == WF_PRERUN && !job->excepted)

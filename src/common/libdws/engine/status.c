@@ -1,12 +1,13 @@
-/* engine_status.c - the engine's part of the dws.status answer: its jobs
+/* status.c - the engine's part of the dws.status answer: its jobs
  * (each one's Workflow state, hosts, timers), the rabbits and computes
  * it knows, the events it has handled.
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
-#include "engine_act.h"
-#include "engine_status.h"
-#include "engine_wf.h"
+#include "act.h"
+#include "jsonio.h"
+#include "status.h"
+#include "workflow.h"
 
 json_t *dws_engine_status (struct dws_engine *e)
 {
@@ -16,11 +17,11 @@ json_t *dws_engine_status (struct dws_engine *e)
             json_t *st = json_object_get (j->wf, "status");
             json_t *o = json_pack ("{s:I s:s s:s s:s s:b s:s s:s s:b s:b}",
                                    "id", j->id, "workflow", j->name,
-                                   "desired", wf_state_name (j->desired),
-                                   "state", str_or (json_object_get (st, "state"), ""),
+                                   "desired", workflow_state_name (j->desired),
+                                   "state", dws_json_str_or (json_object_get (st, "state"), ""),
                                    "ready", json_is_true (json_object_get (st, "ready")),
-                                   "status", str_or (json_object_get (st, "status"), ""),
-                                   "message", str_or (json_object_get (st, "message"), ""),
+                                   "status", dws_json_str_or (json_object_get (st, "status"), ""),
+                                   "message", dws_json_str_or (json_object_get (st, "message"), ""),
                                    "epilog", j->epilog, "failed_job", j->excepted);
             if (o && j->hosts)
                 json_object_set_new (o, "hosts", json_string (j->hosts));
@@ -31,7 +32,7 @@ json_t *dws_engine_status (struct dws_engine *e)
                 for (int k = 0; k < T_NKINDS; k++)
                     if (j->timers & (1u << k))
                         json_array_append_new (
-                            timers, json_string (timer_kind_name ((enum timer_kind)k)));
+                            timers, json_string (act_timer_name ((enum timer_kind)k)));
                 json_object_set_new (o, "timers", timers);
             }
             json_array_append_new (jobs, o);

@@ -1,25 +1,25 @@
-/* engine_progress.h - a job's Workflow moved on by its watch events.
+/* progress.h - a job's Workflow moved on by its watch events.
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
 #ifndef DWS_ENGINE_PROGRESS_H
 #define DWS_ENGINE_PROGRESS_H
 
-#include "engine_state.h"
+#include "state.h"
 
-void workflow_event (struct dws_engine *e, const char *type, json_t *wf);
-void workflow_sync (struct dws_engine *e, json_t *objects);
-void workflow_progress (struct dws_engine *e, struct job *job);
+void progress_event (struct dws_engine *e, const char *type, json_t *wf);
+void progress_sync (struct dws_engine *e, json_t *objects);
+void progress_workflow (struct dws_engine *e, struct job *job);
 /* dws.setup arrived: record the hosts, fill the Servers, ask for Setup */
-void setup_start (struct dws_engine *e, struct job *job);
+void progress_setup_start (struct dws_engine *e, struct job *job);
 /* A repeated dws.setup after PreRun: send the prolog-remove again. */
-void prolog_remove_again (struct dws_engine *e, struct job *job);
+void progress_prolog_remove_again (struct dws_engine *e, struct job *job);
 /* A repeated dws.create while the job waits for its resources: the
  * jobtap plugin was reloaded and may have missed the resource-update
  * (sent while no plugin was loaded), so send it again.  Nothing when
  * Proposal is not complete yet (it is sent then) or the job moved on.
  */
-void resources_resend (struct dws_engine *e, struct job *job);
+void progress_resources_resend (struct dws_engine *e, struct job *job);
 
 /* Answers: the create, the DirectiveBreakdown reads, the hosts
  * annotation, the Servers and Computes patches, the token Secret.

@@ -1,4 +1,4 @@
-/* engine_status.h - the dws.status answer (dws_engine_status in engine.h
+/* status.h - the dws.status answer (dws_engine_status in engine.h
  * is the engine's part of it).
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
@@ -6,7 +6,7 @@
 #ifndef DWS_ENGINE_STATUS_H
 #define DWS_ENGINE_STATUS_H
 
-#include "engine_state.h"
+#include "state.h"
 
 /* Answer dws.status whole: the engine's status, the ids of its
  * Workflows, and the service's own figures (service, an object or NULL).

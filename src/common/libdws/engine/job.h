@@ -1,11 +1,11 @@
-/* engine_job.h - the job table.
+/* job.h - the job table.
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
 #ifndef DWS_ENGINE_JOB_H
 #define DWS_ENGINE_JOB_H
 
-#include "engine_state.h"
+#include "state.h"
 
 /* The table (64 buckets, doubled as it fills): -1 when out of memory. */
 int job_table_init (struct dws_engine *e);
@@ -17,5 +17,8 @@ struct job *job_create (struct dws_engine *e, json_int_t id);
 void job_forget (struct dws_engine *e, struct job *job);
 /* Record the ssd Fluxion gave the job, per rabbit, from its R (none: NULL). */
 void job_set_reserved (struct job *job, json_t *R);
+
+/* The job id of a Workflow name "fluxjob-<id>". */
+bool job_id_from_name (const char *name, json_int_t *id);
 
 #endif /* !DWS_ENGINE_JOB_H */

@@ -1,4 +1,4 @@
-/* engine_request.c - the dws.* requests: validation and routing.
+/* request.c - the dws.* requests: validation and routing.
  *
  * Every request is checked field by field before anything happens; a bad
  * one is answered {"success": false, "errstr": "<topic>: <field> ..."} and
@@ -13,18 +13,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "act.h"
 #include "breakdown.h"
 #include "directive.h"
-#include "engine_act.h"
-#include "engine_fault.h"
-#include "engine_health.h"
-#include "engine_job.h"
-#include "engine_progress.h"
-#include "engine_request.h"
-#include "engine_status.h"
-#include "engine_wf.h"
+#include "fault.h"
+#include "hosts.h"
+#include "job.h"
 #include "policy.h"
+#include "progress.h"
+#include "rabbits.h"
+#include "request.h"
+#include "status.h"
+#include "token.h"
 #include "wire.h"
+#include "workflow.h"
 
 static bool get_jobid (json_t *payload, json_int_t *id)
 {
@@ -43,7 +45,7 @@ static bool has_create_persistent (json_t *directives)
 
 /* The checks every Workflow's request passes, however it came: a
  * dws.create, or the job's jobspec and owner read again after a restart
- * lost the create (job_info_result).  One function, so that a job whose
+ * lost the create (request_job_info_result).  One function, so that a job whose
  * create was lost never gets a Workflow a fresh submission would not.
  * `what` names where the fields came from, for the messages.  The
  * directives split (presets expanded; new reference), or NULL with the
@@ -142,7 +144,7 @@ static void create_request (struct dws_engine *e, json_t *msgid, json_t *p, json
             json_array_append (job->create_msgids, msgid); /* answered by the create */
         else {
             act_respond_ok (e, msgid); /* a repeated create: the Workflow exists */
-            resources_resend (e, job);
+            progress_resources_resend (e, job);
         }
         return;
     }
@@ -189,7 +191,7 @@ static void setup_request (struct dws_engine *e, json_t *msgid, json_t *p, json_
         act_respond_fail (e, msgid, "dws.setup: R must be an object (RFC 20)");
         return;
     }
-    char *hosts = hostlist_of_R (R, &err);
+    char *hosts = hosts_of_R (R, &err);
     if (!hosts) {
         act_respond_fail (e, msgid, "dws.setup: %s", err.text);
         return;
@@ -214,7 +216,7 @@ static void setup_request (struct dws_engine *e, json_t *msgid, json_t *p, json_
         job->resources_sent = true;
         job->hosts = hosts;
         job_set_reserved (job, R);
-        health_job (e, job);
+        rabbits_job (e, job);
         job->setup_pending = true;
         act (e, json_pack ("{s:s s:I s:s}", "action", DWS_WIRE_ACTION (JOB_INFO), "id", id, "token",
                            token_for (token, sizeof (token), TOK_JOB_INFO, job)));
@@ -226,15 +228,15 @@ static void setup_request (struct dws_engine *e, json_t *msgid, json_t *p, json_
     if (job->hosts || job->desired > WF_PROPOSAL) {
         free (hosts);
         act_respond_ok (e, msgid); /* repeated */
-        prolog_remove_again (e, job);
+        progress_prolog_remove_again (e, job);
         return;
     }
     job->hosts = hosts;
     job_set_reserved (job, R);
-    health_job (e, job);
+    rabbits_job (e, job);
     job->setup_pending = true;
     act_respond_ok (e, msgid);
-    setup_start (e, job);
+    progress_setup_start (e, job);
 }
 
 static void post_run_begin (struct dws_engine *e, struct job *job, bool run_started)
@@ -314,7 +316,7 @@ static void teardown_request (struct dws_engine *e, json_t *msgid, json_t *p, bo
     act_respond_ok (e, msgid);
     job->epilog = true;
     if (abort) {
-        abort_job (e, job);
+        fault_abort_job (e, job);
         return;
     }
     job->toredown = true;
@@ -344,7 +346,7 @@ static void rabbits_method (struct dws_engine *e, json_t *msgid, json_t *p, json
 {
     (void)p;
     (void)event;
-    health_rabbits_request (e, msgid);
+    rabbits_request (e, msgid);
 }
 
 /* Every dws.<name> method the engine answers, in one table: the dispatch
@@ -489,9 +491,9 @@ static void ended_while_away (struct dws_engine *e, json_t *active)
  * dws.create this service refused before the list (the job fails by that
  * answer, though the list may still show it in DEPEND), and the dws.create
  * of a job that uses persistent storage and holds other dependencies (the
- * jobtap plugin sends it once they are gone: job_info_result).
+ * jobtap plugin sends it once they are gone: request_job_info_result).
  */
-void orphans_event (struct dws_engine *e, json_t *jobs, bool complete)
+void request_orphans_event (struct dws_engine *e, json_t *jobs, bool complete)
 {
     size_t i;
     json_t *v;
@@ -554,7 +556,7 @@ void orphans_event (struct dws_engine *e, json_t *jobs, bool complete)
 }
 
 /* The job's jobspec and owner, read to create a vanished Workflow again. */
-void job_info_result (struct dws_engine *e, struct job *job, json_t *event)
+void request_job_info_result (struct dws_engine *e, struct job *job, json_t *event)
 {
     dws_error_t err;
     json_t *jobspec = json_object_get (event, "jobspec");
@@ -571,31 +573,31 @@ void job_info_result (struct dws_engine *e, struct job *job, json_t *event)
         bool ok = json_is_true (json_object_get (event, "ok"));
         if (ok && json_is_object (R)) {
             job_set_reserved (job, R);
-            health_job (e, job);
+            rabbits_job (e, job);
         }
         if (!job->reserved) {
-            job_fail (e, job, "exception", NOTE_PREFIX "cannot place Lustre: the job's R holds"
+            workflow_fail_job (e, job, "exception", NOTE_PREFIX "cannot place Lustre: the job's R holds"
                       " no rabbit ssd (%s)",
                       !ok ? "job-info failed" : "no scheduling graph with ssd vertices");
             return;
         }
-        setup_start (e, job);
+        progress_setup_start (e, job);
         return;
     }
     if (job->exists || job->creating) {
         /* a known job whose dws.setup was lost: its R is all we need.
          * Its Workflow exists: on failure it is torn down, not forgotten.
          * Without R asked for, the Workflow showed up after all (adopted
-         * by workflow_event): there is nothing left to create.
+         * by progress_event): there is nothing left to create.
          */
         if (!job->info_R)
             return;
         job->info_R = false;
         bool ok = json_is_true (json_object_get (event, "ok"));
         const char *errstr = json_string_value (json_object_get (event, "errstr"));
-        char *hosts = ok && json_is_object (R) ? hostlist_of_R (R, &err) : NULL;
+        char *hosts = ok && json_is_object (R) ? hosts_of_R (R, &err) : NULL;
         if (!hosts) {
-            job_fail (e, job, "exception", NOTE_PREFIX "cannot read the job's R: %s",
+            workflow_fail_job (e, job, "exception", NOTE_PREFIX "cannot read the job's R: %s",
                       !ok ? (errstr ? errstr : "job-info failed")
                           : json_is_object (R) ? err.text : "none");
             return;
@@ -606,13 +608,13 @@ void job_info_result (struct dws_engine *e, struct job *job, json_t *event)
         }
         job->hosts = hosts;
         job_set_reserved (job, R);
-        health_job (e, job);
+        rabbits_job (e, job);
         job->setup_pending = true;
-        setup_start (e, job);
+        progress_setup_start (e, job);
         return;
     }
     if (!json_is_true (json_object_get (event, "ok")) || !json_is_integer (uid)) {
-        job_fail (e, job, "exception", NOTE_PREFIX "cannot read the job to create its Workflow"
+        workflow_fail_job (e, job, "exception", NOTE_PREFIX "cannot read the job to create its Workflow"
                   " again: %s",
                   json_string_value (json_object_get (event, "errstr")) ? json_string_value (
                       json_object_get (event, "errstr")) : "no jobspec");
@@ -626,7 +628,7 @@ void job_info_result (struct dws_engine *e, struct job *job, json_t *event)
          * job submitted as the service starts can be both refused and
          * found without a Workflow, and gets the same exception type from
          * either */
-        job_fail (e, job, "dws-create", NOTE_PREFIX "cannot create the Workflow again: %s",
+        workflow_fail_job (e, job, "dws-create", NOTE_PREFIX "cannot create the Workflow again: %s",
                   dw ? err.text : "the jobspec has no dw attribute");
         job_forget (e, job);
         return;

@@ -1,0 +1,150 @@
+/* act.c - action builders and timer keys.
+ *
+ * The bottom layer of the engine (state.h has the picture): every
+ * action the engine returns is built here, as are the keys of its timers.
+ *
+ * SPDX-License-Identifier: LGPL-3.0-or-later
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "action.h"
+#include "act.h"
+#include "wire.h"
+
+/* --- actions --------------------------------------------------------- */
+void act (struct dws_engine *e, json_t *action)
+{
+    if (action)
+        json_array_append_new (e->actions, action);
+}
+
+void act_respond (struct dws_engine *e, json_t *msgid, json_t *payload)
+{
+    act (e, json_pack ("{s:s s:O s:o}", "action", DWS_WIRE_ACTION (RESPOND), "msgid", msgid, "payload",
+                       payload ? payload : json_object ()));
+}
+
+void act_respond_ok (struct dws_engine *e, json_t *msgid)
+{
+    act_respond (e, msgid, json_pack ("{s:b}", "success", 1));
+}
+
+void act_respond_fail (struct dws_engine *e, json_t *msgid, const char *fmt, ...)
+{
+    char buf[DWS_ERROR_TEXT_MAX];
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (buf, sizeof (buf), fmt, ap);
+    va_end (ap);
+    act_respond (e, msgid, json_pack ("{s:b s:s}", "success", 0, "errstr", buf));
+}
+
+void act_log (struct dws_engine *e, const char *level, const char *fmt, ...)
+{
+    va_list ap;
+    va_start (ap, fmt);
+    dws_act_vlog (e->actions, level, fmt, ap);
+    va_end (ap);
+}
+
+void act_raise (struct dws_engine *e, struct job *job, const char *type, int severity,
+                const char *fmt, ...)
+{
+    char buf[DWS_ERROR_TEXT_MAX];
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (buf, sizeof (buf), fmt, ap);
+    va_end (ap);
+    act (e, json_pack ("{s:s s:I s:s s:i s:s}", "action", DWS_WIRE_ACTION (RAISE), "id", job->id, "type", type,
+                       "severity", severity, "note", buf));
+}
+
+void act_k8s (struct dws_engine *e, const char *op, const char *kind, const char *ns,
+              const char *name, json_t *body, const char *token)
+{
+    json_t *a = json_pack ("{s:s s:s s:s}", "action", DWS_WIRE_ACTION (K8S), "op", op, "kind", kind);
+    if (!a) {
+        json_decref (body);
+        return;
+    }
+    if (ns)
+        json_object_set_new (a, "namespace", json_string (ns));
+    if (name)
+        json_object_set_new (a, "name", json_string (name));
+    if (body)
+        json_object_set_new (a, "body", body);
+    if (token)
+        json_object_set_new (a, "token", json_string (token));
+    act (e, a);
+}
+
+void act_k8s_list (struct dws_engine *e, const char *kind, const char *selector,
+                   const char *token)
+{
+    json_t *a = json_pack ("{s:s s:s s:s s:s s:s}", "action", DWS_WIRE_ACTION (K8S), "op", "list", "kind", kind,
+                           "label_selector", selector, "token", token);
+    act (e, a);
+}
+
+void act_rpc (struct dws_engine *e, const char *topic, json_t *payload, const char *token)
+{
+    json_t *a = json_pack ("{s:s s:s s:o s:i}", "action", DWS_WIRE_ACTION (RPC), "topic", topic, "payload",
+                           payload ? payload : json_object (), "nodeid", 0);
+    if (a && token)
+        json_object_set_new (a, "token", json_string (token));
+    act (e, a);
+}
+
+void act_memo (struct dws_engine *e, struct job *job, json_t *memo)
+{
+    act (e, json_pack ("{s:s s:I s:o}", "action", DWS_WIRE_ACTION (MEMO), "id", job->id, "memo", memo));
+}
+
+void act_kvs (struct dws_engine *e, struct job *job, json_t *put, json_t *link)
+{
+    act (e, json_pack ("{s:s s:I s:o s:o}", "action", DWS_WIRE_ACTION (KVS), "id", job->id, "put",
+                       put ? put : json_object (), "link", link ? link : json_object ()));
+}
+
+static const char *timer_names[T_NKINDS] = {
+    "setup", "prerun", "postrun", "teardown_after", "tc",
+};
+
+const char *act_timer_name (enum timer_kind kind)
+{
+    return timer_names[kind];
+}
+
+static void timer_key (char *buf, size_t len, enum timer_kind kind, struct job *job)
+{
+    snprintf (buf, len, "%s:%" JSON_INTEGER_FORMAT, timer_names[kind], job->id);
+}
+
+void act_timer_start (struct dws_engine *e, struct job *job, enum timer_kind kind, double after)
+{
+    char key[96];
+    if (after <= 0)
+        return;
+    timer_key (key, sizeof (key), kind, job);
+    job->timers |= 1u << kind;
+    act (e, json_pack ("{s:s s:s s:f}", "action", DWS_WIRE_ACTION (TIMER_START), "key", key, "after", after));
+}
+
+void act_timer_stop (struct dws_engine *e, struct job *job, enum timer_kind kind)
+{
+    char key[96];
+    if (!(job->timers & (1u << kind)))
+        return;
+    timer_key (key, sizeof (key), kind, job);
+    job->timers &= ~(1u << kind);
+    act (e, json_pack ("{s:s s:s}", "action", DWS_WIRE_ACTION (TIMER_STOP), "key", key));
+}
+
+void act_drain (struct dws_engine *e, const char *targets, const char *reason)
+{
+    act (e, json_pack ("{s:s s:s s:s}", "action", DWS_WIRE_ACTION (DRAIN), "targets", targets, "reason",
+                       reason));
+}
