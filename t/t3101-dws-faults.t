@@ -58,6 +58,12 @@ test_expect_success 'DWS refuses a directive: dws-create exception with its word
 	test_must_fail kubectl get workflow $(wfname $id)
 '
 
+# the phase the service's engine has the job in (dws.status)
+phase_of() {
+	flux python -m flux_dws status --json |
+	flux python -c "import json,sys; print(*[j[\"phase\"] for j in json.load(sys.stdin)[\"jobs\"] if j[\"id\"] == $(flux job id $1)])"
+}
+
 test_expect_success 'cancel in DEPEND (Proposal never ends): the Workflow is removed' '
 	flux-dws fault stall --state Proposal &&
 	id=$(flux submit -N1 --setattr=system.dw="$XFS" true) &&
@@ -73,6 +79,7 @@ test_expect_success 'cancel in the prolog (PreRun never ends): prolog fails, tea
 	flux-dws fault stall --state PreRun &&
 	id=$(flux submit -N1 --setattr=system.dw="$XFS" true) &&
 	flux job wait-event -t 30 $id prolog-start &&
+	test "$(phase_of $id)" = prerun &&
 	flux cancel $id &&
 	flux job wait-event -t 30 $id clean &&
 	flux job eventlog $id >prolog-cancel.events &&
@@ -99,6 +106,7 @@ test_expect_success 'cancel in the epilog (PostRun held): Teardown still ends it
 	flux job wait-event -t 30 $id start &&
 	release_job f2 $id &&
 	flux job wait-event -t 30 $id epilog-start &&
+	test "$(phase_of $id)" = postrun &&
 	flux cancel $id &&
 	flux job wait-event -t 60 $id clean &&
 	flux job eventlog $id >epilog-cancel.events &&

@@ -32,7 +32,8 @@ def test_status_table() -> None:
                       "writer_wait_ms_p99": 4.25, "events_behind": 12,
                       "k8s_oldest_pending_s": 0.25, "flux_pending": 4,
                       "rpcs_waiting": 2},
-          "jobs": [{"id": 7, "workflow": "fluxjob-7", "desired": "DataIn", "state": "Setup",
+          "jobs": [{"id": 7, "workflow": "fluxjob-7", "phase": "datain", "desired": "DataIn",
+                    "state": "Setup",
                     "ready": True, "status": "Completed", "message": "", "hosts": "c[1-2]",
                     "timers": ["setup"]},
                    {"id": 5, "workflow": "fluxjob-5", "desired": "PreRun", "state": "PreRun",
@@ -49,6 +50,7 @@ def test_status_table() -> None:
     assert [r.split()[0] for r in rows] == ["5", "7", "9"]  # by job id
     assert "PreRun ready" in rows[0]
     assert "Setup -> DataIn" in rows[1] and "c[1-2]" in rows[1] and "setup" in rows[1]
+    assert rows[1].split()[2] == "datain" and rows[0].split()[2] == "-"  # the phase
     assert "Setup Error" in rows[2] and rows[2].endswith("disk died")
     assert format_status({"synced": False}) == "synced: no (starting); 0 rabbits, 0 computes;" \
         " 0 jobs"

@@ -184,6 +184,7 @@ def test_status_reports_jobs_and_service(h: Harness) -> None:
     assert st["success"] is True and st["workflows"] == [jobid]
     (entry,) = st["jobs"]
     assert entry["desired"] == "PreRun" and entry["ready"] is True
+    assert entry["phase"] == "running"  # PreRun done: the job runs
     assert st["service"]["events"] > 0 and st["computes"] == 4
     # the job got to PreRun: Proposal and Setup ending are watch events that
     # caused writes, so reactions were measured (as the writes went out)

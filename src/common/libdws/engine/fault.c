@@ -43,8 +43,10 @@
 #include "hostlist.h"
 #include "hosts.h"
 #include "job.h"
+#include "phase.h"
 #include "rabbits.h"
 #include "token.h"
+#include "wfstate.h"
 #include "workflow.h"
 
 void fault_transient_condition (struct dws_engine *e, struct job *job, json_t *status)
@@ -86,11 +88,11 @@ static double forced_timeout (struct dws_engine *e, enum wf_state s)
 static void state_timer (struct dws_engine *e, struct job *job, enum wf_state s,
                          const char *kind, enum token_kind what, const char *why)
 {
-    if (job->desired != s || job->handled >= s)
+    if (phase_desired (job) != s || phase_handled (job) >= s)
         return;
     if (job->forced == s)
         workflow_fail_job (e, job, "dws-timeout", "%s: %s still not done %g s after giving up %s", why,
-                  workflow_state_name (s), forced_timeout (e, s), job->failed ? job->failed : "hosts");
+                  wfstate_name (s), forced_timeout (e, s), job->failed ? job->failed : "hosts");
     else
         list_for (e, job, kind, what);
 }
@@ -127,19 +129,19 @@ void fault_timer_event (struct dws_engine *e, const char *key)
                          "timed out waiting for mounts");
             break;
         case T_POSTRUN:
-            if (job->desired == WF_POSTRUN && job->handled < WF_POSTRUN)
+            if (phase_desired (job) == WF_POSTRUN && phase_handled (job) < WF_POSTRUN)
                 list_for (e, job, "ClientMount", TOK_POSTRUN_TIMEOUT);
             break;
         case T_TEARDOWN_AFTER:
-            if (job->desired == WF_POSTRUN || job->desired == WF_DATAOUT) {
+            if (phase_desired (job) == WF_POSTRUN || phase_desired (job) == WF_DATAOUT) {
                 act_raise (e, job, "teardown-timeout", 1, "skipping rabbit data movement");
                 workflow_teardown (e, job);
             }
             break;
         case T_TC:
-            if (!job->tc || job->desired == WF_TEARDOWN)
+            if (!job->tc || phase_desired (job) == WF_TEARDOWN)
                 break;
-            if (job->desired == WF_PRERUN)
+            if (phase_desired (job) == WF_PRERUN)
                 list_for (e, job, "ClientMount", TOK_TC_PRERUN);
             else {
                 const char *m = json_string_value (
@@ -191,20 +193,20 @@ static void node_failure (struct dws_engine *e, struct job *job, json_t *nodes, 
     }
     free (job->failed);
     job->failed = failed;
-    if (job->desired == WF_PRERUN)
+    if (phase_desired (job) == WF_PRERUN)
         rabbits_mount_failed (e, nodes); /* keep other jobs off them: badrabbit */
     act_raise (e, job, "dws-node-failure", 1, "%s", failed);
     act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name,
              json_pack ("{s:{s:b} s:{s:{s:s}}}", "spec", "forceReady", 1, "metadata",
                         "annotations", ANN_FAILED, failed),
              token_for (token, sizeof (token), TOK_ANNOTATE, job));
-    if (job->desired == WF_SETUP || job->desired == WF_PRERUN) {
+    if (phase_desired (job) == WF_SETUP || phase_desired (job) == WF_PRERUN) {
         /* the state must now finish without them, in one more timeout */
-        job->forced = job->desired;
-        act_timer_start (e, job, job->desired == WF_SETUP ? T_SETUP : T_PRERUN,
-                         forced_timeout (e, job->desired));
+        job->forced = phase_desired (job);
+        act_timer_start (e, job, phase_desired (job) == WF_SETUP ? T_SETUP : T_PRERUN,
+                         forced_timeout (e, phase_desired (job)));
     }
-    if (job->desired == WF_PRERUN) {
+    if (phase_desired (job) == WF_PRERUN) {
         json_t *names = hosts_minus (job->hosts, job->failed, NULL);
         json_t *data = json_array ();
         size_t i;
@@ -412,7 +414,7 @@ void fault_abort_job (struct dws_engine *e, struct job *job)
 {
     job->epilog_removed = true; /* the job manager ended the epilog itself */
     job->toredown = true;
-    if (job->exists) {
+    if (phase_exists (job)) {
         job->abort_reads += 2;
         list_for (e, job, "ClientMount", TOK_ABORT_MOUNTS);
         list_for (e, job, "Servers", TOK_ABORT_SERVERS);
@@ -421,7 +423,7 @@ void fault_abort_job (struct dws_engine *e, struct job *job)
 
 static void abort_read_done (struct dws_engine *e, struct job *job)
 {
-    if (job->abort_reads > 0 && --job->abort_reads == 0 && job->exists && !job->creating)
+    if (job->abort_reads > 0 && --job->abort_reads == 0 && phase_exists (job) && !job->creating)
         workflow_teardown (e, job);
 }
 
@@ -445,7 +447,7 @@ void fault_on_setup_reads (struct dws_engine *e, enum token_kind kind, struct jo
                            json_t *event)
 {
     json_t *items = read_items (e, kind, job, event);
-    if (job->desired == WF_SETUP && job->handled < WF_SETUP && !job->excepted)
+    if (phase_desired (job) == WF_SETUP && phase_handled (job) < WF_SETUP && !job->excepted)
         setup_timeout (e, job, items);
 }
 
@@ -454,7 +456,7 @@ void fault_on_prerun_reads (struct dws_engine *e, enum token_kind kind, struct j
                             json_t *event)
 {
     json_t *items = read_items (e, kind, job, event);
-    if (job->desired != WF_PRERUN || job->handled >= WF_PRERUN || job->excepted)
+    if (phase_desired (job) != WF_PRERUN || phase_handled (job) >= WF_PRERUN || job->excepted)
         return;
     json_t *bad = unmounted_computes (e, job, items);
     const char *why = kind == TOK_TC_PRERUN
@@ -471,7 +473,7 @@ void fault_on_postrun_reads (struct dws_engine *e, enum token_kind kind, struct 
                              json_t *event)
 {
     json_t *items = read_items (e, kind, job, event);
-    if (job->desired != WF_POSTRUN || job->handled >= WF_POSTRUN)
+    if (phase_desired (job) != WF_POSTRUN || phase_handled (job) >= WF_POSTRUN)
         return;
     drain_still_mounted (e, items);
     workflow_fail_job (e, job, "rabbit-timeout", "unmounts timed out, skipping data movement");

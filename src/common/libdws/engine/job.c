@@ -8,8 +8,9 @@
 #include <string.h>
 
 #include "act.h"
-#include "rabbits.h"
 #include "job.h"
+#include "phase.h"
+#include "rabbits.h"
 
 static size_t bucket (struct dws_engine *e, json_int_t id)
 {
@@ -54,8 +55,7 @@ struct job *job_create (struct dws_engine *e, json_int_t id)
         return NULL;
     j->id = id;
     snprintf (j->name, sizeof (j->name), "fluxjob-%" JSON_INTEGER_FORMAT, id);
-    j->desired = WF_NONE;
-    j->handled = WF_NONE;
+    j->phase = PHASE_NONE; /* (calloc: 0) before its first phase_event */
     j->forced = WF_NONE;
     j->breakdowns = json_object ();
     j->create_msgids = json_array ();

@@ -4,7 +4,7 @@
  *
  * "Complete" is DWS' word: spec.desiredState == status.state == S and
  * status.ready.  The engine acts once on each state's completion
- * (job->handled) and only for the state it asked for (job->desired), so a
+ * (phase_handled (job)) and only for the state it asked for (phase_desired (job)), so a
  * stale watch event, a repeated one, or a re-list after a 410 changes
  * nothing.
  *
@@ -23,12 +23,14 @@
 #include "hosts.h"
 #include "job.h"
 #include "lustre.h"
+#include "phase.h"
 #include "policy.h"
 #include "progress.h"
 #include "rabbitmap.h"
 #include "rabbits.h"
 #include "servers.h"
 #include "token.h"
+#include "wfstate.h"
 #include "wire.h"
 #include "workflow.h"
 
@@ -136,7 +138,7 @@ static void proposal_finish (struct dws_engine *e, struct job *job)
 
 void progress_resources_resend (struct dws_engine *e, struct job *job)
 {
-    if (!job->resources_sent || job->handled != WF_PROPOSAL || job->desired != WF_PROPOSAL
+    if (!job->resources_sent || phase_handled (job) != WF_PROPOSAL || phase_desired (job) != WF_PROPOSAL
         || job->hosts || job->excepted || job->toredown)
         return;
     job->resources_sent = false;
@@ -231,7 +233,7 @@ void progress_setup_start (struct dws_engine *e, struct job *job)
     char token[96];
     if (!job->setup_pending || job->excepted || job->toredown)
         return;
-    if (!job->exists || job->handled < WF_PROPOSAL || !breakdowns_ready (e, job))
+    if (!phase_exists (job) || phase_handled (job) < WF_PROPOSAL || !breakdowns_ready (e, job))
         return; /* Proposal finishing first; it calls back here */
     if (!e->map) {
         /* the SystemConfiguration list has not come yet: resumed when it does */
@@ -381,14 +383,15 @@ static void prerun_complete (struct dws_engine *e, struct job *job)
  */
 void progress_prolog_remove_again (struct dws_engine *e, struct job *job)
 {
-    if (job->handled >= WF_PRERUN && job->desired == WF_PRERUN && !job->token_pending
+    if (phase_handled (job) >= WF_PRERUN && phase_desired (job) == WF_PRERUN && !job->token_pending
         && !job->epilog)
         prerun_complete (e, job);
 }
 
 static void state_complete (struct dws_engine *e, struct job *job, enum wf_state s)
 {
-    job->handled = s;
+    if (phase_event (e, job, PHASE_EV_DONE, s) < 0)
+        return;
     workflow_kvs_timing (e, job, s, s == WF_PROPOSAL);
     switch (s) {
         case WF_PROPOSAL:
@@ -426,21 +429,21 @@ static void state_complete (struct dws_engine *e, struct job *job, enum wf_state
 void progress_workflow (struct dws_engine *e, struct job *job)
 {
     json_t *st = json_object_get (job->wf, "status");
-    enum wf_state state = workflow_state_parse (json_string_value (json_object_get (st, "state")));
-    enum wf_state want = workflow_state_parse (workflow_get (job->wf, "spec", "desiredState"));
+    enum wf_state state = wfstate_parse (json_string_value (json_object_get (st, "state")));
+    enum wf_state want = wfstate_parse (workflow_get (job->wf, "spec", "desiredState"));
     const char *status = json_string_value (json_object_get (st, "status"));
     const char *message = json_string_value (json_object_get (st, "message"));
     if (state == WF_NONE)
         return;
     if (status && !strcmp (status, "Error")) {
-        if (job->desired != WF_TEARDOWN)
+        if (phase_desired (job) != WF_TEARDOWN)
             workflow_fail_job (e, job, "exception", NOTE_PREFIX "workflow hit an error: %s",
                       message ? message : "(no message)");
         return;
     }
     fault_transient_condition (e, job, st);
-    if (!json_is_true (json_object_get (st, "ready")) || state != want || state != job->desired
-        || state <= job->handled)
+    if (!json_is_true (json_object_get (st, "ready")) || state != want || state != phase_desired (job)
+        || state <= phase_handled (job))
         return;
     state_complete (e, job, state);
 }
@@ -486,19 +489,19 @@ static void adopt (struct dws_engine *e, struct job *job, json_t *wf)
     /* DWS resets forceReady at the next transition: still set, it is this
      * state's, whose hosts were given up before the restart */
     job->forced = json_is_true (json_object_get (spec, "forceReady"))
-                      ? workflow_state_parse (json_string_value (json_object_get (spec,
+                      ? wfstate_parse (json_string_value (json_object_get (spec,
                                                                            "desiredState")))
                       : WF_NONE;
     job->epilog = job->epilog || workflow_annotation (wf, ANN_EPILOG) != NULL;
-    job->exists = true;
-    job->desired = workflow_state_parse (json_string_value (json_object_get (spec, "desiredState")));
-    job->handled = job->desired > WF_NONE ? (enum wf_state)(job->desired - 1) : WF_NONE;
-    job->resources_sent = job->resources_sent || job->desired > WF_PROPOSAL;
-    job->setup_pending = job->hosts && job->desired == WF_PROPOSAL;
-    job->toredown = job->toredown || job->desired == WF_TEARDOWN;
-    job->state_since = e->now;
+    enum wf_state desired =
+        wfstate_parse (json_string_value (json_object_get (spec, "desiredState")));
+    if (phase_event (e, job, PHASE_EV_ADOPT, desired) < 0)
+        return;
+    job->resources_sent = job->resources_sent || desired > WF_PROPOSAL;
+    job->setup_pending = job->hosts && desired == WF_PROPOSAL;
+    job->toredown = job->toredown || desired == WF_TEARDOWN;
     /* timers start again, whole: a restart never makes one fire early */
-    switch (job->desired) {
+    switch (desired) {
         case WF_SETUP:
             act_timer_start (e, job, T_SETUP, e->cfg.setup_timeout);
             break;
@@ -515,14 +518,16 @@ static void adopt (struct dws_engine *e, struct job *job, json_t *wf)
         default:
             break;
     }
-    act_log (e, "info", "%s: picked up in %s", job->name, workflow_state_name (job->desired));
+    act_log (e, "info", "%s: picked up in %s", job->name, wfstate_name (desired));
 }
 
 /* The Workflow is gone and we did not delete it. */
 static void vanished (struct dws_engine *e, struct job *job)
 {
-    job->exists = false;
-    if (job->desired <= WF_PROPOSAL && !job->epilog && !job->toredown && job->directives) {
+    enum wf_state desired = phase_desired (job);
+    bool deleting = job->phase == PHASE_DELETING;
+    phase_event (e, job, PHASE_EV_VANISH, WF_NONE);
+    if (desired <= WF_PROPOSAL && !job->epilog && !job->toredown && job->directives) {
         /* the job still waits for its resources, or dws.setup came but
          * Setup was not asked yet (no storage exists): give it its
          * Workflow back, with the hosts when they are known, and start
@@ -533,7 +538,6 @@ static void vanished (struct dws_engine *e, struct job *job)
         json_decref (job->breakdowns);
         job->breakdowns = json_object ();
         job->breakdowns_wanted = 0;
-        job->handled = WF_NONE;
         job->recreate = true;
         if (job->hosts) {
             job->setup_pending = true;
@@ -546,7 +550,7 @@ static void vanished (struct dws_engine *e, struct job *job)
         return;
     }
     if (job->epilog) {
-        if (!job->deleting)
+        if (!deleting)
             act_log (e, "warning", "%s: Workflow deleted outside Flux during the epilog",
                      job->name);
         workflow_epilog_remove (e, job);
@@ -581,16 +585,16 @@ void progress_event (struct dws_engine *e, const char *type, json_t *wf)
     if (!strcmp (type, "DELETED")) {
         if (!job)
             return;
-        if (job->deleting) {
+        if (job->phase == PHASE_DELETING) {
             job_forget (e, job);
             return;
         }
-        if (job->creating || !job->exists)
+        if (job->creating || !phase_exists (job))
             return; /* an older object of the same name */
         vanished (e, job);
         return;
     }
-    if (!job || (!job->exists && !job->creating)) {
+    if (!job || (!phase_exists (job) && !job->creating)) {
         /* unknown (a restart), or waiting to create its Workflow */
         if (json_object_get (json_object_get (wf, "metadata"), "deletionTimestamp")
             && !has_our_finalizer (wf))
@@ -601,8 +605,8 @@ void progress_event (struct dws_engine *e, const char *type, json_t *wf)
     }
     json_decref (job->wf);
     job->wf = json_incref (wf);
-    job->exists = true;
-    if (job->deleting) {
+    phase_event (e, job, PHASE_EV_SEEN, WF_NONE);
+    if (job->phase == PHASE_DELETING) {
         if (has_our_finalizer (wf))
             workflow_remove_finalizer (e, job);
         return;
@@ -634,13 +638,13 @@ void progress_sync (struct dws_engine *e, json_t *objects)
     json_t *gone = json_array ();
     for (size_t b = 0; b < e->nbuckets; b++)
         for (struct job *j = e->table[b]; j; j = j->next)
-            if (j->exists && !j->creating && !json_object_get (seen, j->name))
+            if (phase_exists (j) && !j->creating && !json_object_get (seen, j->name))
                 json_array_append_new (gone, json_integer (j->id));
     json_array_foreach (gone, i, o) {
         struct job *j = job_lookup (e, json_integer_value (o));
         if (!j)
             continue;
-        if (j->deleting)
+        if (j->phase == PHASE_DELETING)
             job_forget (e, j);
         else
             vanished (e, j);
@@ -683,7 +687,7 @@ void progress_on_create (struct dws_engine *e, enum token_kind kind, struct job 
     json_t *msgid;
     job->creating = false;
     if (a.ok || a.code == 409) {
-        job->exists = true;
+        phase_event (e, job, PHASE_EV_SEEN, WF_NONE);
         json_array_foreach (job->create_msgids, i, msgid)
             act_respond_ok (e, msgid);
         json_array_clear (job->create_msgids);
@@ -726,7 +730,7 @@ void progress_on_breakdown (struct dws_engine *e, enum token_kind kind, struct j
     if (name)
         json_object_set (job->breakdowns, name, a.obj);
     if (job->breakdowns_wanted == 0 && !job->excepted && breakdowns_ready (e, job)) {
-        if (job->handled == WF_PROPOSAL && job->desired == WF_PROPOSAL)
+        if (phase_handled (job) == WF_PROPOSAL && phase_desired (job) == WF_PROPOSAL)
             proposal_finish (e, job);
     }
 }
@@ -738,7 +742,7 @@ void progress_on_hosts (struct dws_engine *e, enum token_kind kind, struct job *
     struct k8s_answer a = answer_of (event);
     if (write_ended (e, job, a, event, "record the job's hosts"))
         return;
-    if (!job->exists || job->creating || job->handled < WF_PROPOSAL)
+    if (!phase_exists (job) || job->creating || phase_handled (job) < WF_PROPOSAL)
         return; /* for a Workflow that was since created again */
     if (json_is_object (a.obj)) {
         json_decref (job->wf);
@@ -774,7 +778,7 @@ void progress_on_computes (struct dws_engine *e, enum token_kind kind, struct jo
     struct k8s_answer a = answer_of (event);
     if (write_ended (e, job, a, event, "fill the Computes"))
         return;
-    if (job->desired == WF_SETUP && !job->excepted)
+    if (phase_desired (job) == WF_SETUP && !job->excepted)
         workflow_patch_state (e, job, WF_DATAIN, NULL);
 }
 
@@ -792,7 +796,7 @@ void progress_on_secret (struct dws_engine *e, enum token_kind kind, struct job 
                   a.ok ? "the Secret has no usable data.token" : answer_message (event));
         return;
     }
-    if (job->desired == WF_PRERUN && !job->excepted)
+    if (phase_desired (job) == WF_PRERUN && !job->excepted)
         prolog_remove (e, job, token);
     free (token);
 }

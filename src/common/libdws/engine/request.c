@@ -19,6 +19,7 @@
 #include "fault.h"
 #include "hosts.h"
 #include "job.h"
+#include "phase.h"
 #include "policy.h"
 #include "progress.h"
 #include "rabbits.h"
@@ -107,7 +108,7 @@ static void refused_create (struct dws_engine *e, json_int_t id)
     struct job *job = job_lookup (e, id);
     char key[32];
 
-    if (job && !job->exists && !job->creating && !job->recreate && !job->directives
+    if (job && !phase_exists (job) && !job->creating && !job->recreate && !job->directives
         && json_array_size (job->create_msgids) == 0) {
         job_forget (e, job);
         return;
@@ -140,7 +141,7 @@ static void create_request (struct dws_engine *e, json_t *msgid, json_t *p, json
     struct job *job = job_lookup (e, id);
     if (job) {
         json_decref (directives);
-        if (job->creating || !job->exists)
+        if (job->creating || !phase_exists (job))
             json_array_append (job->create_msgids, msgid); /* answered by the create */
         else {
             act_respond_ok (e, msgid); /* a repeated create: the Workflow exists */
@@ -225,7 +226,7 @@ static void setup_request (struct dws_engine *e, json_t *msgid, json_t *p, json_
         act_respond_ok (e, msgid);
         return;
     }
-    if (job->hosts || job->desired > WF_PROPOSAL) {
+    if (job->hosts || phase_desired (job) > WF_PROPOSAL) {
         free (hosts);
         act_respond_ok (e, msgid); /* repeated */
         progress_prolog_remove_again (e, job);
@@ -243,12 +244,12 @@ static void post_run_begin (struct dws_engine *e, struct job *job, bool run_star
 {
     job->epilog = true;
     job->run_started = run_started;
-    if (job->creating || !job->exists) {
+    if (job->creating || !phase_exists (job)) {
         /* the create has not answered: Teardown once it has */
         job->toredown = true;
         return;
     }
-    if (!job->run_started || job->desired < WF_PRERUN || job->toredown) {
+    if (!job->run_started || phase_desired (job) < WF_PRERUN || job->toredown) {
         workflow_teardown (e, job);
         return;
     }
@@ -320,7 +321,7 @@ static void teardown_request (struct dws_engine *e, json_t *msgid, json_t *p, bo
         return;
     }
     job->toredown = true;
-    if (!job->creating && job->exists)
+    if (!job->creating && phase_exists (job))
         workflow_teardown (e, job);
 }
 
@@ -463,7 +464,7 @@ static void ended_while_away (struct dws_engine *e, json_t *active)
         for (struct job *j = e->table[b]; j; j = j->next) {
             char key[32];
             snprintf (key, sizeof (key), "%" JSON_INTEGER_FORMAT, j->id);
-            if (j->listed_at_start && j->exists && !j->creating && !j->deleting
+            if (j->listed_at_start && phase_exists (j) && !j->creating && j->phase != PHASE_DELETING
                 && !json_object_get (active, key))
                 json_array_append_new (ended, json_integer (j->id));
         }
@@ -528,7 +529,7 @@ void request_orphans_event (struct dws_engine *e, json_t *jobs, bool complete)
             job_info_for (e, job, false);
         }
         else if (!strcmp (state, "RUN")) {
-            if (!job || !job->exists || job->creating || job->desired != WF_PROPOSAL
+            if (!job || !phase_exists (job) || job->creating || phase_desired (job) != WF_PROPOSAL
                 || job->hosts || job->excepted)
                 continue;
             act_log (e, "warning", "%s: job runs its prolog but its Workflow never went to"
@@ -544,11 +545,11 @@ void request_orphans_event (struct dws_engine *e, json_t *jobs, bool complete)
                          json_pack ("{s:I}", "id", json_integer_value (idv)), NULL);
                 continue;
             }
-            if (!job || job->epilog || !job->exists || job->creating)
+            if (!job || job->epilog || !phase_exists (job) || job->creating)
                 continue;
             act_log (e, "warning", "%s: job is in CLEANUP but no dws.post_run came;"
                      " starting its epilog", job->name);
-            post_run_begin (e, job, job->handled >= WF_PRERUN);
+            post_run_begin (e, job, phase_handled (job) >= WF_PRERUN);
         }
     }
     json_decref (e->refused); /* the one job list is read */
@@ -566,7 +567,7 @@ void request_job_info_result (struct dws_engine *e, struct job *job, json_t *eve
     json_t *tol = json_object_get (system, "dw_failure_tolerance");
     json_t *directives = NULL;
     json_t *R = json_object_get (event, "R");
-    if (job->info_sched && (job->exists || job->creating)) {
+    if (job->info_sched && (phase_exists (job) || job->creating)) {
         /* the R of the job-manager (dws.setup) has no scheduling graph:
          * the KVS copy says where Fluxion put the job's Lustre ssd */
         job->info_sched = false;
@@ -584,7 +585,7 @@ void request_job_info_result (struct dws_engine *e, struct job *job, json_t *eve
         progress_setup_start (e, job);
         return;
     }
-    if (job->exists || job->creating) {
+    if (phase_exists (job) || job->creating) {
         /* a known job whose dws.setup was lost: its R is all we need.
          * Its Workflow exists: on failure it is torn down, not forgotten.
          * Without R asked for, the Workflow showed up after all (adopted
@@ -602,7 +603,7 @@ void request_job_info_result (struct dws_engine *e, struct job *job, json_t *eve
                           : json_is_object (R) ? err.text : "none");
             return;
         }
-        if (job->hosts || job->desired != WF_PROPOSAL) {
+        if (job->hosts || phase_desired (job) != WF_PROPOSAL) {
             free (hosts); /* dws.setup came meanwhile */
             return;
         }

@@ -13,7 +13,9 @@
  *               teardown, finalizer, KVS timing
  *   job.c       the job table
  *   rabbits.c   routing to rabbit health (../health.h)
+ *   phase.c     each job's phase: its names and transitions (one table)
  *   act.c       action builders, timer keys
+ *   wfstate.c   the names of the Workflow's states
  *   token.c     tokens "<kind>:<jobid>" that route answers back
  *   hosts.c     host lists: a job's hosts from R, one list minus another
  *   answer.c    reading a Kubernetes answer
@@ -47,6 +49,39 @@ enum wf_state {
     WF_DATAOUT,
     WF_TEARDOWN,
     WF_NSTATES,
+};
+
+/* A job's phase (phase.c owns it and every change of it): where the job
+ * is in its Workflow's life.  Each names the Workflow's desiredState the
+ * engine has asked for (or found), the last state whose completion it
+ * acted on, and whether a Workflow exists.  A "-done" phase waits for what
+ * the engine does between two states (the Computes, the token, the reads
+ * before Teardown).
+ */
+#define JOB_PHASES(X)                                                                          \
+    X (NONE, "none", WF_NONE, WF_NONE, false)                 /* no Workflow */               \
+    X (CREATING, "creating", WF_PROPOSAL, WF_NONE, false)     /* create sent */               \
+    X (PROPOSAL, "proposal", WF_PROPOSAL, WF_NONE, true)                                      \
+    X (PROPOSED, "proposed", WF_PROPOSAL, WF_PROPOSAL, true)  /* waits for dws.setup */       \
+    X (SETUP, "setup", WF_SETUP, WF_PROPOSAL, true)                                           \
+    X (SETUP_DONE, "setup-done", WF_SETUP, WF_SETUP, true)    /* filling the Computes */      \
+    X (DATAIN, "datain", WF_DATAIN, WF_SETUP, true)                                           \
+    X (DATAIN_DONE, "datain-done", WF_DATAIN, WF_DATAIN, true)                                \
+    X (PRERUN, "prerun", WF_PRERUN, WF_DATAIN, true)                                          \
+    X (RUNNING, "running", WF_PRERUN, WF_PRERUN, true)        /* PreRun done */               \
+    X (POSTRUN, "postrun", WF_POSTRUN, WF_PRERUN, true)                                       \
+    X (POSTRUN_DONE, "postrun-done", WF_POSTRUN, WF_POSTRUN, true)                            \
+    X (DATAOUT, "dataout", WF_DATAOUT, WF_POSTRUN, true)                                      \
+    X (DATAOUT_DONE, "dataout-done", WF_DATAOUT, WF_DATAOUT, true)                            \
+    X (TEARDOWN, "teardown", WF_TEARDOWN, WF_DATAOUT, true)                                   \
+    X (TORN_DOWN, "torn-down", WF_TEARDOWN, WF_TEARDOWN, true) /* waits for the epilog */     \
+    X (DELETING, "deleting", WF_TEARDOWN, WF_TEARDOWN, true)
+
+enum job_phase {
+#define JOB_PHASE_ENUM(id, name, desired, handled, exists) PHASE_##id,
+    JOB_PHASES (JOB_PHASE_ENUM)
+#undef JOB_PHASE_ENUM
+        PHASE_COUNT
 };
 
 #define ANN_RESOURCES "flux-dws.io/resources"
@@ -97,12 +132,11 @@ struct job {
     json_t *resources;  /* original jobspec resources */
     json_t *wf;         /* latest Workflow object seen, or NULL */
 
-    enum wf_state desired; /* last desiredState we asked for (or saw) */
-    enum wf_state handled; /* last state whose completion we acted on */
+    enum job_phase phase;  /* phase.c: only phase_event () changes it */
 
     json_t *create_msgids; /* requests waiting for the create to answer */
-    bool creating;         /* create sent, no answer yet */
-    bool exists;           /* the Workflow exists (as far as we know) */
+    bool creating;         /* create sent, no answer yet (the Workflow may
+                            * be seen by the watch before) */
     bool recreate;         /* created again after it vanished (#487) */
     bool resources_sent;   /* resource-update sent to the job manager */
     bool lustre;           /* a breakdown asks for Lustre storage */
@@ -136,14 +170,13 @@ struct job {
                             * Teardown (or the Workflow's deletion) waits for them,
                             * else it could delete what they must read */
     bool excepted;         /* a fatal exception was raised by us */
-    bool deleting;         /* we deleted the Workflow */
     bool listed_at_start;  /* in the first Workflow list: its job may have ended
                             * while no service watched (see request_orphans_event) */
     bool token_pending;    /* PreRun: reading the workflow token Secret */
     bool tc;               /* in TransientCondition, timer running */
     int teardown_reads;    /* reads before Teardown outstanding (data movements, pod log) */
     unsigned timers;       /* bit per timer kind running */
-    double state_since;    /* when desired last changed */
+    double state_since;    /* when a desiredState was last asked for */
 };
 
 enum timer_kind {

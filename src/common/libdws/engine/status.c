@@ -1,12 +1,14 @@
 /* status.c - the engine's part of the dws.status answer: its jobs
- * (each one's Workflow state, hosts, timers), the rabbits and computes
+ * (each one's phase, Workflow state, hosts, timers), the rabbits and computes
  * it knows, the events it has handled.
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
 #include "act.h"
 #include "jsonio.h"
+#include "phase.h"
 #include "status.h"
+#include "wfstate.h"
 #include "workflow.h"
 
 json_t *dws_engine_status (struct dws_engine *e)
@@ -15,9 +17,10 @@ json_t *dws_engine_status (struct dws_engine *e)
     for (size_t i = 0; i < e->nbuckets; i++) {
         for (struct job *j = e->table[i]; j; j = j->next) {
             json_t *st = json_object_get (j->wf, "status");
-            json_t *o = json_pack ("{s:I s:s s:s s:s s:b s:s s:s s:b s:b}",
+            json_t *o = json_pack ("{s:I s:s s:s s:s s:s s:b s:s s:s s:b s:b}",
                                    "id", j->id, "workflow", j->name,
-                                   "desired", workflow_state_name (j->desired),
+                                   "phase", phase_name (j->phase),
+                                   "desired", wfstate_name (phase_desired (j)),
                                    "state", dws_json_str_or (json_object_get (st, "state"), ""),
                                    "ready", json_is_true (json_object_get (st, "ready")),
                                    "status", dws_json_str_or (json_object_get (st, "status"), ""),

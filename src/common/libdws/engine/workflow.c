@@ -14,26 +14,11 @@
 #include "act.h"
 #include "answer.h"
 #include "job.h"
+#include "phase.h"
 #include "token.h"
+#include "wfstate.h"
 #include "wire.h"
 #include "workflow.h"
-
-static const char *state_names[WF_NSTATES] = {
-    "Proposal", "Setup", "DataIn", "PreRun", "PostRun", "DataOut", "Teardown",
-};
-
-const char *workflow_state_name (enum wf_state s)
-{
-    return s >= 0 && s < WF_NSTATES ? state_names[s] : "";
-}
-
-enum wf_state workflow_state_parse (const char *s)
-{
-    for (int i = 0; s && i < WF_NSTATES; i++)
-        if (!strcmp (s, state_names[i]))
-            return (enum wf_state)i;
-    return WF_NONE;
-}
 
 const char *workflow_get (json_t *wf, const char *a, const char *b)
 {
@@ -61,7 +46,7 @@ void workflow_fail_job (struct dws_engine *e, struct job *job, const char *type,
         act_raise (e, job, type, 0, "%s", buf);
     }
     job->toredown = true;
-    if (job->exists && !job->creating)
+    if (phase_exists (job) && !job->creating)
         workflow_teardown (e, job);
 }
 
@@ -70,7 +55,7 @@ void workflow_kvs_timing (struct dws_engine *e, struct job *job, enum wf_state s
 {
     char key[64], link[64];
     char lower[16];
-    const char *name = workflow_state_name (s);
+    const char *name = wfstate_name (s);
     size_t i;
     for (i = 0; name[i] && i < sizeof (lower) - 1; i++)
         lower[i] = (char)tolower ((unsigned char)name[i]);
@@ -115,9 +100,11 @@ void workflow_create (struct dws_engine *e, struct job *job)
                               (json_int_t)job->groupid);
     free (jobid);
     free (res);
+    if (phase_event (e, job, PHASE_EV_CREATE, WF_NONE) < 0) {
+        json_decref (body);
+        return;
+    }
     job->creating = true;
-    job->desired = WF_PROPOSAL;
-    job->state_since = e->now;
     act_k8s (e, "create", "Workflow", e->cfg.namespace, job->name, body,
              token_for (token, sizeof (token), TOK_CREATE, job));
 }
@@ -126,18 +113,20 @@ void workflow_patch_state (struct dws_engine *e, struct job *job, enum wf_state 
                            json_t *annotations)
 {
     char token[96];
-    if (job->desired == WF_TEARDOWN && s != WF_TEARDOWN) {
+    if (phase_desired (job) == WF_TEARDOWN && s != WF_TEARDOWN) {
         /* an answer that arrived after Teardown was asked for (a Servers
          * write, say): nothing goes forward from Teardown
          */
         json_decref (annotations);
         return;
     }
-    json_t *body = json_pack ("{s:{s:s}}", "spec", "desiredState", workflow_state_name (s));
+    if (phase_event (e, job, PHASE_EV_ASK, s) < 0) {
+        json_decref (annotations);
+        return;
+    }
+    json_t *body = json_pack ("{s:{s:s}}", "spec", "desiredState", wfstate_name (s));
     if (annotations)
         json_object_set_new (body, "metadata", json_pack ("{s:o}", "annotations", annotations));
-    job->desired = s;
-    job->state_since = e->now;
     act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name, body,
              token_for (token, sizeof (token), TOK_STATE, job));
 }
@@ -183,8 +172,8 @@ void workflow_teardown (struct dws_engine *e, struct job *job)
     char token[96];
     if (job->abort_reads > 0)
         return; /* the last of dws.abort's reads calls us again */
-    if (job->desired == WF_TEARDOWN) {
-        if (job->handled == WF_TEARDOWN)
+    if (phase_desired (job) == WF_TEARDOWN) {
+        if (phase_handled (job) == WF_TEARDOWN)
             workflow_teardown_finish (e, job);
         else if (job->teardown_reads == 0 && job->epilog && !workflow_annotation (job->wf, ANN_EPILOG))
             act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name,
@@ -199,9 +188,9 @@ void workflow_teardown (struct dws_engine *e, struct job *job)
         json_t *put = json_pack ("{s:O}", "data.dws.workflow", job->wf);
         act_kvs (e, job, put, json_pack ("{s:s}", "rabbit_workflow", "data.dws.workflow"));
     }
-    bool prerun = job->desired >= WF_PRERUN;
-    job->desired = WF_TEARDOWN;
-    job->state_since = e->now;
+    bool prerun = phase_desired (job) >= WF_PRERUN;
+    if (phase_event (e, job, PHASE_EV_ASK, WF_TEARDOWN) < 0)
+        return;
     job->teardown_reads = 0;
     if (e->cfg.save_datamovements > 0) {
         char sel[128];
@@ -228,7 +217,7 @@ static void teardown_read_done (struct dws_engine *e, struct job *job)
 {
     if (job->teardown_reads <= 0)
         return; /* a late answer (after a rebuild) */
-    if (--job->teardown_reads == 0 && job->desired == WF_TEARDOWN && job->exists)
+    if (--job->teardown_reads == 0 && phase_desired (job) == WF_TEARDOWN && phase_exists (job))
         teardown_patch (e, job);
 }
 
@@ -359,10 +348,11 @@ void workflow_remove_finalizer (struct dws_engine *e, struct job *job)
 void workflow_teardown_finish (struct dws_engine *e, struct job *job)
 {
     char token[96];
-    if (!job->epilog || job->deleting || job->abort_reads > 0)
+    if (!job->epilog || job->phase == PHASE_DELETING || job->abort_reads > 0)
         return; /* abort's reads: the last one calls workflow_teardown again */
+    if (phase_event (e, job, PHASE_EV_DELETE, WF_NONE) < 0)
+        return;
     workflow_epilog_remove (e, job);
-    job->deleting = true;
     act_k8s (e, "delete", "Workflow", e->cfg.namespace, job->name, NULL,
              token_for (token, sizeof (token), TOK_DELETE, job));
     workflow_remove_finalizer (e, job);
@@ -384,7 +374,7 @@ void workflow_on_state (struct dws_engine *e, enum token_kind kind, struct job *
     struct k8s_answer a = answer_of (event);
     if (!a.ok && a.code != 404)
         workflow_fail_job (e, job, "exception", NOTE_PREFIX "cannot move workflow %s to %s: %s",
-                  job->name, workflow_state_name (job->desired), answer_message (event));
+                  job->name, wfstate_name (phase_desired (job)), answer_message (event));
 }
 
 void workflow_on_datamovements (struct dws_engine *e, enum token_kind kind, struct job *job,

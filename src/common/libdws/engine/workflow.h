@@ -7,8 +7,6 @@
 
 #include "state.h"
 
-const char *workflow_state_name (enum wf_state s);
-enum wf_state workflow_state_parse (const char *s);
 /* wf.a.b as a string, or NULL */
 const char *workflow_get (json_t *wf, const char *a, const char *b);
 /* the Workflow's annotation key, or NULL */

@@ -1,7 +1,8 @@
 """``flux dws status``: the dws service's live view.
 
 Asks the running service (``dws.status`` on the enclosing Flux instance)
-for its jobs, their Workflow states and what each waits for, plus the
+for its jobs, each one's phase (where the engine has it in its
+Workflow's life), their Workflow states and what each waits for, plus the
 service's own figures; ``--json`` prints the answer as it is.
 """
 
@@ -50,10 +51,11 @@ def format_status(st: dict[str, Any]) -> str:
                      " waiting to be sent)")
     jobs = sorted(st.get("jobs", []), key=lambda j: j.get("id", 0))
     if jobs:
-        lines.append(f"{'JOBID':>10} {'WORKFLOW':<18} {'STATE':<22} {'HOSTS':<16} "
+        lines.append(f"{'JOBID':>10} {'WORKFLOW':<18} {'PHASE':<12} {'STATE':<22} {'HOSTS':<16} "
                      f"{'TIMERS':<16} MESSAGE")
         for j in jobs:
-            lines.append(f"{j.get('id', ''):>10} {j.get('workflow', ''):<18} {_state(j):<22} "
+            lines.append(f"{j.get('id', ''):>10} {j.get('workflow', ''):<18} "
+                         f"{j.get('phase', '-'):<12} {_state(j):<22} "
                          f"{j.get('hosts', '-'):<16} {','.join(j.get('timers', [])) or '-':<16} "
                          f"{j.get('message', '')}")
     return "\n".join(lines)
