@@ -33,6 +33,7 @@ DESCRIPTIONS = {
     "flux-dws-rabbits": "show each rabbit's and its computes' health as the dws service sees it",
     "flux-dws-status": "show what the dws service is doing",
     "flux-dws-sync": "wait until the dws service has caught up with Kubernetes",
+    "flux-dws-wait": "wait until a rabbit job's data has landed and its storage is gone",
     "flux-dws2jgf": "add Rabbit storage to Fluxion's resource graph",
     "flux-getrabbit": "look up rabbits, compute nodes and jobs",
     "flux-rabbitmapping": "write the rabbitmapping of a Rabbit system",

@@ -67,6 +67,15 @@ test_expect_success 'broker module: a bad [rabbit] table refuses to load, naming
 	grep "rabbit.setup_timeout" badconf.err
 '
 
+test_expect_success 'broker module: a bad release_computes refuses to load, naming the key and its values' '
+	mkdir -p badrelease &&
+	printf "[rabbit]\nrelease_computes = \"early\"\n" >badrelease/rabbit.toml &&
+	test_must_fail flux start --config-path="$(pwd)/badrelease" \
+		flux module load "$DWS_PY" 2>badrelease.err &&
+	grep "rabbit.release_computes: must be \"after-unmount\" or \"after-teardown\", got \"early\"" \
+		badrelease.err
+'
+
 cat >reload.sh <<'EOF4'
 set -e
 conf=$1

@@ -29,6 +29,7 @@
 #include "rabbitconf.h"
 #include "rabbitmap.h"
 #include "rconfig.h"
+#include "rssd.h"
 #include "ruleset.h"
 #include "servers.h"
 #include "strbuf.h"

@@ -6,6 +6,11 @@
  * "Applied" values are -1 while unknown (start-up, after a failed update,
  * after a Fluxion restart), which makes the next flush send them.
  *
+ * Fluxion's ssd vertices are kept one by one: what each should be is
+ * derived from the truth (its rabbit is up, and no job holds it), and
+ * what it was last given is known down to the batch that gave it, so a
+ * hold knows when Fluxion has answered for every vertex it holds.
+ *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
 #include <stdarg.h>
@@ -18,6 +23,7 @@
 #include "health.h"
 #include "hostlist.h"
 #include "idset.h"
+#include "rssd.h"
 #include "wire.h"
 
 #define SSD_PROPERTY "badrabbit"
@@ -30,7 +36,6 @@ struct rabbit {
     int64_t capacity;     /* its Storage's status.capacity (bytes), 0 unknown */
     bool up;
     char why[256];        /* why it is down */
-    int ssd_applied;      /* -1 unknown, 0 down, 1 up */
     int allocs;           /* jobs using it */
     size_t *members;      /* its computes (indexes) */
     size_t nmembers;
@@ -47,6 +52,22 @@ struct compute {
     int alloc_applied;    /* alloc_rabbit: the same */
     int ss_applied;       /* SystemStatus: -1 unknown, 0 Enabled, 1 Disabled */
     char *drain_sent;     /* a drain sent, not yet seen in the journal */
+};
+
+/* One ssd vertex of the graph, and what Fluxion was last given for it. */
+struct ssd {
+    char *path;
+    size_t group;         /* its rabbit's group */
+    int applied;          /* -1 unknown, 0 down, 1 up */
+    unsigned long batch;  /* the batch that sent 'applied'; 0 once Fluxion has it */
+    int holds;            /* jobs holding it down */
+};
+
+/* The ssd vertices of one rabbit of the graph: ssdv[first .. first + n). */
+struct ssd_group {
+    char *rabbit;
+    long ri;              /* index into rabbits, -1 if not in the topology */
+    size_t first, n;
 };
 
 struct rank {
@@ -76,7 +97,15 @@ struct dws_health {
     json_t *drainable;     /* {host: true}, or NULL for all */
 
     json_t *storages;      /* {name: Storage object}: the last seen, rabbit or not */
-    json_t *ssds;          /* {rabbit: [path]} from the graph, or NULL */
+    struct ssd *ssdv;      /* the graph's ssd vertices, by rabbit */
+    size_t nssd;
+    struct ssd_group *groups;
+    size_t ngroups;
+    json_t *ssd_index;     /* path -> index into ssdv */
+    json_t *group_index;   /* rabbit -> index into groups */
+    unsigned long graph_gen; /* bumped by each graph: older batches' ranges are stale */
+    json_t *holds;         /* {jobid: {"paths", "since", "reported"}} */
+    bool holds_dirty;      /* an ssd's state changed since the last holds_applied */
     json_t *node_paths;    /* {host: path} from the graph, or NULL */
     json_t *jobs;          /* {jobid: [rabbit]} */
 
@@ -133,11 +162,25 @@ static void arm (struct dws_health *h, double after, json_t *actions)
                                       DWS_HEALTH_FLUSH_TIMER, "after", after));
 }
 
-/* Something changed: flush soon, if a flush could do anything yet. */
+/* Something changed: flush soon, if a flush could do anything yet (a
+ * hold needs no Storage or journal to go out).
+ */
 static void changed (struct dws_health *h, json_t *actions)
 {
-    if (h->storage_synced || h->journal_synced)
+    if (h->storage_synced || h->journal_synced || json_object_size (h->holds) > 0)
         arm (h, DWS_HEALTH_FLUSH_DELAY, actions);
+}
+
+/* Every hold waits for Fluxion again: listed by holds_applied when it is
+ * applied again, even if no one asked in between.
+ */
+static void unreport_holds (struct dws_health *h)
+{
+    const char *key;
+    json_t *hold;
+    json_object_foreach (h->holds, key, hold)
+        json_object_set_new (hold, "reported", json_false ());
+    h->holds_dirty = true;
 }
 
 /* --- create / configure ------------------------------------------------- */
@@ -158,10 +201,13 @@ struct dws_health *dws_health_create (void)
     h->jobs = json_object ();
     h->batches = json_object ();
     h->storages = json_object ();
+    h->ssd_index = json_object ();
+    h->group_index = json_object ();
+    h->holds = json_object ();
     h->sent = json_pack ("{s:i s:i s:i s:i s:i s:i}", "set_status", 0, "set_property", 0,
                          "remove_property", 0, "drain", 0, "undrain", 0, "systemstatus", 0);
     if (!h->rabbit_index || !h->compute_index || !h->rank_index || !h->host_ranks || !h->jobs || !h->batches
-        || !h->storages || !h->sent) {
+        || !h->storages || !h->ssd_index || !h->group_index || !h->holds || !h->sent) {
         dws_health_destroy (h);
         return NULL;
     }
@@ -182,6 +228,21 @@ static void free_tables (struct rabbit *rabbits, size_t nrabbits, struct compute
     }
     free (rabbits);
     free (computes);
+}
+
+static void free_ssds (struct dws_health *h)
+{
+    for (size_t i = 0; i < h->nssd; i++)
+        free (h->ssdv[i].path);
+    for (size_t g = 0; g < h->ngroups; g++)
+        free (h->groups[g].rabbit);
+    free (h->ssdv);
+    free (h->groups);
+    h->ssdv = NULL;
+    h->groups = NULL;
+    h->nssd = h->ngroups = 0;
+    json_object_clear (h->ssd_index);
+    json_object_clear (h->group_index);
 }
 
 static void free_ranks (struct dws_health *h)
@@ -210,7 +271,10 @@ void dws_health_destroy (struct dws_health *h)
     json_decref (h->host_ranks);
     json_decref (h->drainable);
     json_decref (h->storages);
-    json_decref (h->ssds);
+    free_ssds (h);
+    json_decref (h->ssd_index);
+    json_decref (h->group_index);
+    json_decref (h->holds);
     json_decref (h->node_paths);
     json_decref (h->fluxion_down);
     json_decref (h->jobs);
@@ -232,6 +296,8 @@ void dws_health_configure (struct dws_health *h, const struct dws_health_config 
 {
     bool props = h->cfg.fluxion != cfg->fluxion || h->cfg.soft_drain != cfg->soft_drain;
     bool drains = !h->cfg.drain_compute_nodes && cfg->drain_compute_nodes;
+    if (h->cfg.fluxion != cfg->fluxion)
+        unreport_holds (h); /* without Fluxion a hold has nothing to wait for */
     h->cfg = *cfg;
     snprintf (h->namespace, sizeof (h->namespace), "%s",
               cfg->namespace ? cfg->namespace : "default");
@@ -258,6 +324,13 @@ static void resolve_ranks (struct dws_health *h)
 {
     for (size_t i = 0; i < h->ncomputes; i++)
         h->computes[i].rank = index_of (h->rank_index, h->computes[i].name);
+}
+
+/* Each rabbit of the graph in the topology's tables. */
+static void resolve_groups (struct dws_health *h)
+{
+    for (size_t g = 0; g < h->ngroups; g++)
+        h->groups[g].ri = index_of (h->rabbit_index, h->groups[g].rabbit);
 }
 
 static void storage_read (struct dws_health *h, struct rabbit *r, json_t *obj,
@@ -319,7 +392,6 @@ int dws_health_topology (struct dws_health *h, json_t *c2r, json_t *actions, dws
             }
             else {
                 rb->name = strdup (rname);
-                rb->ssd_applied = -1;
                 snprintf (rb->why, sizeof (rb->why), "no Storage object");
             }
             rb->members = calloc (n ? n : 1, sizeof (*rb->members));
@@ -346,6 +418,7 @@ int dws_health_topology (struct dws_health *h, json_t *c2r, json_t *actions, dws
     json_decref (old.rabbit_index);
     json_decref (old.compute_index);
     resolve_ranks (h);
+    resolve_groups (h);
     /* the Storage objects may have come first (their watch is another) */
     if (h->storage_synced)
         for (size_t i = 0; i < h->nrabbits; i++)
@@ -662,6 +735,55 @@ int dws_health_flux_config (struct dws_health *h, const char *exclude, const cha
     return 0;
 }
 
+static void count_holds (struct dws_health *h);
+
+/* The graph's ssd vertices, grouped by rabbit, each unknown to Fluxion. */
+static int build_ssds (struct dws_health *h, json_t *ssds, dws_error_t *err)
+{
+    const char *rabbit;
+    json_t *paths;
+    size_t n = 0, k;
+    json_t *p;
+    json_object_foreach (ssds, rabbit, paths) {
+        if (!json_is_array (paths))
+            return dws_errorf (err, "graph: ssds.%s must be an array of paths", rabbit);
+        json_array_foreach (paths, k, p) {
+            if (!json_is_string (p))
+                return dws_errorf (err, "graph: ssds.%s[%zu] is not a path string", rabbit, k);
+        }
+        n += json_array_size (paths);
+    }
+    free_ssds (h);
+    h->ssdv = calloc (n ? n : 1, sizeof (*h->ssdv));
+    h->groups = calloc (json_object_size (ssds) ? json_object_size (ssds) : 1,
+                        sizeof (*h->groups));
+    if (!h->ssdv || !h->groups) {
+        free_ssds (h);
+        return dws_errorf (err, "out of memory");
+    }
+    json_object_foreach (ssds, rabbit, paths) {
+        struct ssd_group *g = &h->groups[h->ngroups];
+        g->rabbit = strdup (rabbit);
+        g->first = h->nssd;
+        g->n = json_array_size (paths);
+        json_object_set_new (h->group_index, rabbit, json_integer ((json_int_t)h->ngroups));
+        json_array_foreach (paths, k, p) {
+            struct ssd *s = &h->ssdv[h->nssd];
+            s->path = strdup (json_string_value (p));
+            s->group = h->ngroups;
+            s->applied = -1;
+            json_object_set_new (h->ssd_index, s->path, json_integer ((json_int_t)h->nssd));
+            h->nssd++;
+        }
+        h->ngroups++;
+    }
+    h->graph_gen++;
+    resolve_groups (h);
+    count_holds (h);
+    unreport_holds (h);
+    return 0;
+}
+
 int dws_health_graph (struct dws_health *h, json_t *graph, json_t *actions, dws_error_t *err)
 {
     json_t *ssds = json_object_get (graph, "ssds");
@@ -670,24 +792,32 @@ int dws_health_graph (struct dws_health *h, json_t *graph, json_t *actions, dws_
         || (nodes && !json_is_object (nodes)))
         return dws_errorf (err, "graph must be {\"ssds\": {rabbit: [path]}, \"nodes\": "
                                 "{host: path}}");
-    json_decref (h->ssds);
-    json_decref (h->node_paths);
-    h->ssds = json_incref (ssds);
-    h->node_paths = json_object_size (nodes) ? json_incref (nodes) : NULL;
-    h->graph_known = true;
     /* a new graph knows nothing we set; what Fluxion says it has (now or
      * when it answers) still seeds the ssds at the next flush */
-    for (size_t i = 0; i < h->nrabbits; i++)
-        h->rabbits[i].ssd_applied = -1;
+    if (build_ssds (h, ssds, err) < 0)
+        return -1;
+    json_decref (h->node_paths);
+    h->node_paths = json_object_size (nodes) ? json_incref (nodes) : NULL;
+    h->graph_known = true;
+    h->holds_dirty = true;
     forget_applied_properties (h);
     changed (h, actions);
     return 0;
 }
 
+/* Every ssd vertex unknown to Fluxion: sent again at the next flush. */
+static void forget_applied_ssds (struct dws_health *h)
+{
+    for (size_t i = 0; i < h->nssd; i++) {
+        h->ssdv[i].applied = -1;
+        h->ssdv[i].batch = 0;
+    }
+    unreport_holds (h);
+}
+
 void dws_health_fluxion_restart (struct dws_health *h, json_t *actions)
 {
-    for (size_t i = 0; i < h->nrabbits; i++)
-        h->rabbits[i].ssd_applied = -1;
+    forget_applied_ssds (h);
     forget_applied_properties (h);
     /* no ssd is sent until Fluxion says what it has; a find in flight may
      * have been answered by the Fluxion that went away: asked again */
@@ -719,8 +849,7 @@ int dws_health_fluxion_state (struct dws_health *h, json_t *down, json_t *action
             json_object_set (set, json_string_value (p), json_true ());
         }
     }
-    for (size_t i = 0; i < h->nrabbits; i++)
-        h->rabbits[i].ssd_applied = -1;
+    forget_applied_ssds (h);
     json_decref (h->fluxion_down);
     h->fluxion_down = set; /* NULL: not known, so every ssd is sent */
     h->fluxion_known = true;
@@ -728,32 +857,23 @@ int dws_health_fluxion_state (struct dws_health *h, json_t *down, json_t *action
     return 0;
 }
 
-/* Start each rabbit's ssds from what Fluxion said it has: a rabbit whose
- * vertices are all down, or all up, needs nothing sent for that state; a
- * mixed one gets its state again.  Done at the first ssd flush after the
- * answer, when the topology and the graph are whatever they turned out to
- * be, so their arriving in any order loses nothing.
+/* Start each ssd vertex from what Fluxion said it has, so only those that
+ * differ from what they should be are sent.  Done at the first ssd flush
+ * after the answer, when the graph is whatever it turned out to be, so
+ * their arriving in either order loses nothing.
  */
 static void seed_from_fluxion (struct dws_health *h, json_t *actions)
 {
-    if (!h->fluxion_down || h->nrabbits == 0)
-        return; /* kept until the topology says which rabbits there are */
-    json_t *graph_paths = json_object (); /* every ssd path of R's graph */
+    if (!h->fluxion_down)
+        return;
     const char *key;
     json_t *v;
-    json_object_foreach (h->ssds, key, v) {
-        size_t k;
-        json_t *p;
-        json_array_foreach (v, k, p)
-            json_object_set (graph_paths, json_string_value (p), json_true ());
-    }
     const char *unknown = NULL;
     size_t nunknown = 0;
     json_object_foreach (h->fluxion_down, key, v) {
-        if (!json_object_get (graph_paths, key) && nunknown++ == 0)
+        if (index_of (h->ssd_index, key) < 0 && nunknown++ == 0)
             unknown = key;
     }
-    json_decref (graph_paths);
     if (nunknown > 0) {
         /* a down ssd vertex that is not in the graph flux-dws read: the two
          * graphs differ, so "not down" proves nothing; say it and send all */
@@ -761,22 +881,136 @@ static void seed_from_fluxion (struct dws_health *h, json_t *actions)
              "Fluxion has ssd vertices down that are not in R's graph (%zu, e.g. %s):"
              " giving it every rabbit's state",
              nunknown, unknown);
-        json_decref (h->fluxion_down);
-        h->fluxion_down = NULL;
-        return;
     }
-    for (size_t i = 0; i < h->nrabbits; i++) {
-        struct rabbit *r = &h->rabbits[i];
-        json_t *paths = json_object_get (h->ssds, r->name);
-        size_t n = json_array_size (paths), ndown = 0, k;
-        json_t *p;
-        json_array_foreach (paths, k, p)
-            if (json_object_get (h->fluxion_down, json_string_value (p)))
-                ndown++;
-        r->ssd_applied = n == 0 ? -1 : ndown == 0 ? 1 : ndown == n ? 0 : -1;
-    }
+    else
+        for (size_t i = 0; i < h->nssd; i++) {
+            struct ssd *s = &h->ssdv[i];
+            s->applied = json_object_get (h->fluxion_down, s->path) ? 0 : 1;
+            s->batch = 0;
+        }
     json_decref (h->fluxion_down);
     h->fluxion_down = NULL;
+}
+
+/* --- holds ---------------------------------------------------------------- */
+
+static void hold_key (char *key, size_t len, json_int_t id)
+{
+    snprintf (key, len, "%lld", (long long)id);
+}
+
+/* A hold on these paths begins (delta 1) or ends (-1). */
+static void adjust_holds (struct dws_health *h, json_t *paths, int delta)
+{
+    size_t k;
+    json_t *p;
+    json_array_foreach (paths, k, p) {
+        long i = index_of (h->ssd_index, json_string_value (p));
+        if (i >= 0)
+            h->ssdv[i].holds += delta;
+    }
+}
+
+/* How many jobs hold each ssd vertex of the graph. */
+static void count_holds (struct dws_health *h)
+{
+    for (size_t i = 0; i < h->nssd; i++)
+        h->ssdv[i].holds = 0;
+    const char *key;
+    json_t *hold;
+    json_object_foreach (h->holds, key, hold)
+        adjust_holds (h, json_object_get (hold, "paths"), 1);
+}
+
+/* Fluxion has said that every vertex of the hold is down (no Fluxion:
+ * nothing to wait for). */
+static bool hold_is_applied (struct dws_health *h, json_t *hold)
+{
+    if (!h->cfg.fluxion)
+        return true;
+    size_t k;
+    json_t *p;
+    json_array_foreach (json_object_get (hold, "paths"), k, p) {
+        long i = index_of (h->ssd_index, json_string_value (p));
+        if (i < 0 || h->ssdv[i].applied != 0 || h->ssdv[i].batch != 0)
+            return false;
+    }
+    return true;
+}
+
+int dws_health_hold (struct dws_health *h, json_int_t id, json_t *paths, double since,
+                     double now, json_t *actions, dws_error_t *err)
+{
+    size_t k;
+    json_t *p;
+    if (!json_is_array (paths))
+        return dws_errorf (err, "hold of job %lld: paths must be an array of ssd vertex paths",
+                           (long long)id);
+    json_array_foreach (paths, k, p) {
+        if (!json_is_string (p))
+            return dws_errorf (err, "hold of job %lld: paths[%zu] is not a path string",
+                               (long long)id, k);
+    }
+    char key[32];
+    hold_key (key, sizeof (key), id);
+    json_t *old = json_object_get (h->holds, key);
+    if (since <= 0)
+        since = old ? json_real_value (json_object_get (old, "since")) : now;
+    json_t *copy = json_deep_copy (paths);
+    json_t *hold = copy ? json_pack ("{s:o s:f s:b}", "paths", copy, "since", since,
+                                     "reported", 0)
+                        : NULL;
+    if (!hold)
+        return dws_errorf (err, "out of memory");
+    if (old)
+        adjust_holds (h, json_object_get (old, "paths"), -1);
+    adjust_holds (h, copy, 1);
+    json_object_set_new (h->holds, key, hold); /* releases old */
+    h->now = now;
+    h->holds_dirty = true;
+    changed (h, actions);
+    return 0;
+}
+
+void dws_health_unhold (struct dws_health *h, json_int_t id, double now, json_t *actions)
+{
+    char key[32];
+    hold_key (key, sizeof (key), id);
+    json_t *hold = json_object_get (h->holds, key);
+    if (!hold)
+        return;
+    adjust_holds (h, json_object_get (hold, "paths"), -1);
+    json_object_del (h->holds, key);
+    h->now = now;
+    /* the flush is armed even when no hold is left: what it freed goes up */
+    arm (h, DWS_HEALTH_FLUSH_DELAY, actions);
+}
+
+bool dws_health_hold_applied (struct dws_health *h, json_int_t id)
+{
+    char key[32];
+    hold_key (key, sizeof (key), id);
+    json_t *hold = json_object_get (h->holds, key);
+    return hold && hold_is_applied (h, hold);
+}
+
+json_t *dws_health_holds_applied (struct dws_health *h)
+{
+    json_t *out = json_array ();
+    if (!out || !h->holds_dirty)
+        return out;
+    h->holds_dirty = false;
+    const char *key;
+    json_t *hold;
+    json_object_foreach (h->holds, key, hold) {
+        bool applied = hold_is_applied (h, hold);
+        if (applied == json_is_true (json_object_get (hold, "reported")))
+            continue;
+        json_object_set_new (hold, "reported", json_boolean (applied));
+        if (applied)
+            json_array_append_new (out, json_integer (strtoll (key, NULL, 10)));
+    }
+    return out;
 }
 
 void dws_health_allocation (struct dws_health *h, json_int_t id, json_t *rabbits,
@@ -903,6 +1137,59 @@ static void ask_fluxion (struct dws_health *h, json_t *actions)
               h->find_token);
 }
 
+/* What an ssd vertex should be: 0 down (held, or its rabbit is down), 1
+ * up, -1 leave it as it is (its rabbit's health is not known: before the
+ * Storage list, or a rabbit the topology does not have).
+ */
+static int want_ssd (struct dws_health *h, const struct ssd *s)
+{
+    const struct ssd_group *g = &h->groups[s->group];
+    if (s->holds > 0)
+        return 0;
+    if (g->ri < 0 || !h->storage_synced)
+        return -1;
+    return h->rabbits[g->ri].up ? 1 : 0;
+}
+
+/* One batch per rabbit for its vertices that differ from what they should
+ * be; the batch knows its range of vertices, so its answer can tell each
+ * one that Fluxion has it.
+ */
+static void flush_group (struct dws_health *h, const struct ssd_group *g, json_t *actions)
+{
+    char tok[48] = "";
+    unsigned long id = 0;
+    json_int_t n = 0;
+    for (size_t i = g->first; i < g->first + g->n; i++) {
+        struct ssd *s = &h->ssdv[i];
+        int want = want_ssd (h, s);
+        if (want < 0 || s->applied == want)
+            continue;
+        if (!tok[0]) {
+            json_t *names = json_pack ("[s]", g->rabbit);
+            new_batch (h, "ssd", names, 0, tok, sizeof (tok));
+            json_decref (names);
+            id = h->next_token;
+        }
+        send_rpc (actions, FLUXION "set_status",
+                  json_pack ("{s:s s:s}", "resource_path", s->path, "status",
+                             want ? "up" : "down"),
+                  tok);
+        s->applied = want;
+        s->batch = id;
+        n++;
+    }
+    if (n == 0)
+        return;
+    json_t *b = json_object_get (h->batches, tok);
+    json_object_set_new (b, "n", json_integer (n));
+    json_object_set_new (b, "id", json_integer ((json_int_t)id));
+    json_object_set_new (b, "gen", json_integer ((json_int_t)h->graph_gen));
+    json_object_set_new (b, "first", json_integer ((json_int_t)g->first));
+    json_object_set_new (b, "end", json_integer ((json_int_t)(g->first + g->n)));
+    count_sent (h, "set_status", n);
+}
+
 static void flush_ssds (struct dws_health *h, json_t *actions)
 {
     if (!h->cfg.fluxion || !h->graph_known)
@@ -911,29 +1198,10 @@ static void flush_ssds (struct dws_health *h, json_t *actions)
         ask_fluxion (h, actions);
         return;
     }
-    if (!h->storage_synced)
-        return;
     seed_from_fluxion (h, actions);
-    for (size_t i = 0; i < h->nrabbits; i++) {
-        struct rabbit *r = &h->rabbits[i];
-        json_t *paths = json_object_get (h->ssds, r->name);
-        int want = r->up ? 1 : 0;
-        if (json_array_size (paths) == 0 || r->ssd_applied == want)
-            continue;
-        char tok[48];
-        json_t *names = json_pack ("[s]", r->name);
-        new_batch (h, "ssd", names, (int)json_array_size (paths), tok, sizeof (tok));
-        json_decref (names);
-        size_t k;
-        json_t *p;
-        json_array_foreach (paths, k, p)
-            send_rpc (actions, FLUXION "set_status",
-                      json_pack ("{s:O s:s}", "resource_path", p, "status",
-                                 want ? "up" : "down"),
-                      tok);
-        count_sent (h, "set_status", (json_int_t)json_array_size (paths));
-        r->ssd_applied = want;
-    }
+    for (size_t g = 0; g < h->ngroups; g++)
+        flush_group (h, &h->groups[g], actions);
+    h->holds_dirty = true;
 }
 
 /* One set_property and one remove_property for a node property. */
@@ -1115,34 +1383,19 @@ void dws_health_flush (struct dws_health *h, double now, json_t *actions)
 /* --- answers ------------------------------------------------------------- */
 
 /* The paths of the ssd vertices in Fluxion's find answer (JGF: the matching
- * vertices and their ancestors), or NULL with why it cannot be read.
+ * vertices and their ancestors; R null when none matches), or NULL with
+ * why it cannot be read.
  */
-static json_t *down_ssd_paths (json_t *answer, const char **why)
+static json_t *down_ssd_paths (json_t *answer, dws_error_t *why)
 {
     json_t *R = json_object_get (answer, "R");
     if (!json_is_object (answer) || !R) {
-        *why = "its find answer has no R";
+        dws_errorf (why, "its find answer has no R");
         return NULL;
     }
-    json_t *out = json_array ();
     if (json_is_null (R))
-        return out; /* nothing down */
-    json_t *nodes = json_object_get (json_object_get (R, "graph"), "nodes");
-    if (!json_is_array (nodes)) {
-        json_decref (out);
-        *why = "its find answer is not a JGF graph (R.graph.nodes)";
-        return NULL;
-    }
-    size_t i;
-    json_t *v;
-    json_array_foreach (nodes, i, v) {
-        json_t *meta = json_object_get (v, "metadata");
-        const char *type = json_string_value (json_object_get (meta, "type"));
-        json_t *path = json_object_get (json_object_get (meta, "paths"), "containment");
-        if (type && !strcmp (type, "ssd") && json_is_string (path))
-            json_array_append (out, path);
-    }
-    return out;
+        return json_array (); /* nothing down */
+    return dws_rssd_graph_paths (json_object_get (R, "graph"), "its find answer's R.graph", why);
 }
 
 static int find_result (struct dws_health *h, const char *tok, json_t *answer,
@@ -1152,14 +1405,37 @@ static int find_result (struct dws_health *h, const char *tok, json_t *answer,
      * from a Fluxion since gone never gets here) */
     json_object_del (h->batches, tok);
     h->find_token[0] = '\0';
-    const char *why = errstr;
+    dws_error_t why;
     json_t *down = answer ? down_ssd_paths (answer, &why) : NULL;
     if (!down)
         dws_act_log (actions, "warning", "Fluxion's ssd statuses are unknown (%s): giving it every"
-             " rabbit's state", why);
+             " rabbit's state", answer ? why.text : errstr);
     int rc = dws_health_fluxion_state (h, down, actions, err);
     json_decref (down);
     return rc;
+}
+
+/* An ssd batch answered in full (ok) or failed: its vertices that it was
+ * the last to set are now known to Fluxion, or unknown (sent again after
+ * DWS_HEALTH_RETRY_DELAY).  A batch of an older graph touches nothing.
+ */
+static void ssd_batch_done (struct dws_health *h, json_t *b, bool ok)
+{
+    unsigned long id = (unsigned long)json_integer_value (json_object_get (b, "id"));
+    size_t first = (size_t)json_integer_value (json_object_get (b, "first"));
+    size_t end = (size_t)json_integer_value (json_object_get (b, "end"));
+    if ((unsigned long)json_integer_value (json_object_get (b, "gen")) != h->graph_gen
+        || end > h->nssd)
+        return;
+    for (size_t i = first; i < end; i++) {
+        struct ssd *s = &h->ssdv[i];
+        if (s->batch != id)
+            continue;
+        s->batch = 0;
+        if (!ok)
+            s->applied = -1;
+    }
+    h->holds_dirty = true;
 }
 
 int dws_health_result (struct dws_health *h, json_t *event, double now, json_t *actions,
@@ -1188,12 +1464,17 @@ int dws_health_result (struct dws_health *h, json_t *event, double now, json_t *
         ok = true; /* as DWS says: the WLM only patches it when it exists */
     }
     if (ok) {
-        if (n <= 1)
-            json_object_del (h->batches, tok);
-        else
+        if (n > 1) {
             json_object_set_new (b, "n", json_integer (n - 1));
+            return 0;
+        }
+        if (!strcmp (kind, "ssd"))
+            ssd_batch_done (h, b, true);
+        json_object_del (h->batches, tok);
         return 0;
     }
+    if (!strcmp (kind, "ssd"))
+        ssd_batch_done (h, b, false);
     char *what = encode (names);
     dws_act_log (actions, "err", "%s update for %s failed (retrying in %gs): %s", kind,
           what ? what : "?", DWS_HEALTH_RETRY_DELAY, msg ? msg : "no answer");
@@ -1202,12 +1483,6 @@ int dws_health_result (struct dws_health *h, json_t *event, double now, json_t *
     json_t *v;
     json_array_foreach (names, i, v) {
         const char *name = json_string_value (v);
-        if (!strcmp (kind, "ssd")) {
-            long ri = index_of (h->rabbit_index, name);
-            if (ri >= 0)
-                h->rabbits[ri].ssd_applied = -1;
-            continue;
-        }
         struct compute *c = compute_named (h, name);
         if (!c)
             continue;
@@ -1261,6 +1536,71 @@ void dws_health_capacity (struct dws_health *h, int64_t *total, int64_t *largest
     }
 }
 
+/* What Fluxion has for a rabbit's ssd vertices that no job holds (all of
+ * them when every one is held): "pending" while one is unknown, "up",
+ * "down", or "mixed".
+ */
+static json_t *group_state (struct dws_health *h, const struct ssd_group *g)
+{
+    bool any_free = false;
+    size_t up = 0, down = 0, unknown = 0;
+    for (size_t i = g->first; i < g->first + g->n; i++)
+        any_free |= h->ssdv[i].holds == 0;
+    for (size_t i = g->first; i < g->first + g->n; i++) {
+        const struct ssd *s = &h->ssdv[i];
+        if (any_free && s->holds > 0)
+            continue;
+        if (s->applied < 0)
+            unknown++;
+        else if (s->applied)
+            up++;
+        else
+            down++;
+    }
+    return json_string (unknown ? "pending" : !down ? "up" : !up ? "down" : "mixed");
+}
+
+/* Every hold ([{"job", "since", "paths", "applied"}]), and in 'per' each
+ * rabbit's share under "held" ({job: {"job", "since", "ssds", "down"}}:
+ * "down" once Fluxion has them all down).
+ */
+static json_t *holds_view (struct dws_health *h, json_t *per)
+{
+    json_t *out = json_array ();
+    const char *key;
+    json_t *hold;
+    json_object_foreach (h->holds, key, hold) {
+        json_int_t id = strtoll (key, NULL, 10);
+        json_t *since = json_object_get (hold, "since");
+        json_t *paths = json_object_get (hold, "paths");
+        json_array_append_new (out, json_pack ("{s:I s:O s:O s:b}", "job", id, "since", since,
+                                               "paths", paths, "applied",
+                                               hold_is_applied (h, hold)));
+        size_t k;
+        json_t *p;
+        json_array_foreach (paths, k, p) {
+            long i = index_of (h->ssd_index, json_string_value (p));
+            json_t *rv = i < 0 ? NULL
+                               : json_object_get (per, h->groups[h->ssdv[i].group].rabbit);
+            if (!rv)
+                continue; /* not in the graph, or its rabbit not in the topology */
+            json_t *held = json_object_get (rv, "held");
+            if (!held)
+                json_object_set_new (rv, "held", (held = json_object ()));
+            json_t *e = json_object_get (held, key);
+            if (!e) {
+                e = json_pack ("{s:I s:O s:[] s:b}", "job", id, "since", since, "ssds", "down",
+                               1);
+                json_object_set_new (held, key, e);
+            }
+            json_array_append (json_object_get (e, "ssds"), p);
+            if (h->cfg.fluxion && (h->ssdv[i].applied != 0 || h->ssdv[i].batch != 0))
+                json_object_set_new (e, "down", json_false ());
+        }
+    }
+    return out;
+}
+
 json_t *dws_health_view (struct dws_health *h)
 {
     json_t *rabbits = json_array ();
@@ -1286,29 +1626,35 @@ json_t *dws_health_view (struct dws_health *h)
                                                     "jobs"),
                                    json_integer (strtoll (key, NULL, 10)));
     }
+    json_t *holds = holds_view (h, per);
     for (size_t i = 0; i < h->nrabbits; i++) {
         struct rabbit *r = &h->rabbits[i];
-        json_t *paths = json_object_get (h->ssds, r->name);
-        json_t *fl = json_null ();
-        if (h->cfg.fluxion && json_array_size (paths) > 0)
-            fl = json_string (r->ssd_applied < 0 ? "pending" : r->ssd_applied ? "up" : "down");
+        long gi = index_of (h->group_index, r->name);
+        const struct ssd_group *g = gi >= 0 ? &h->groups[gi] : NULL;
+        json_t *fl = h->cfg.fluxion && g && g->n > 0 ? group_state (h, g) : json_null ();
         json_t *p = json_object_get (per, r->name);
+        json_t *held = json_array ();
+        const char *key;
+        json_t *entry;
+        json_object_foreach (json_object_get (p, "held"), key, entry)
+            json_array_append (held, entry);
         json_array_append_new (rabbits,
-                               json_pack ("{s:s s:O s:b s:s s:o s:i s:O s:O s:I}", "name",
+                               json_pack ("{s:s s:O s:b s:s s:o s:i s:O s:O s:I s:o}", "name",
                                           r->name, "storage",
                                           r->storage ? r->storage : json_null (), "up", r->up,
                                           "why", r->why, "fluxion", fl, "ssds",
-                                          (int)json_array_size (paths), "jobs",
+                                          g ? (int)g->n : 0, "jobs",
                                           json_object_get (p, "jobs"), "computes",
                                           json_object_get (p, "computes"), "capacity",
-                                          (json_int_t)r->capacity));
+                                          (json_int_t)r->capacity, "held", held));
     }
     json_decref (per);
     bool ready = h->storage_synced && h->journal_synced
                  && (!h->cfg.fluxion || (h->graph_known && h->fluxion_known));
-    return json_pack ("{s:b s:b s:b s:b s:O s:o}", "fluxion", h->cfg.fluxion,
+    return json_pack ("{s:b s:b s:b s:b s:O s:o s:o}", "fluxion", h->cfg.fluxion,
                       "drain_compute_nodes", h->cfg.drain_compute_nodes, "soft_drain",
-                      h->cfg.soft_drain, "ready", ready, "sent", h->sent, "rabbits", rabbits);
+                      h->cfg.soft_drain, "ready", ready, "sent", h->sent, "rabbits", rabbits,
+                      "holds", holds);
 }
 
 json_t *dws_health_job_constraint (const struct dws_health_config *cfg)

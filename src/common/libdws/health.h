@@ -23,7 +23,13 @@
  *
  * Rules (doc/guide/rabbit-health.rst):
  *   - a rabbit is up when its Storage exists, spec.state is not Disabled
- *     and status.status is Ready; its ssd vertices follow it;
+ *     and status.status is Ready;
+ *   - an ssd vertex is wanted up iff its rabbit is up and no job holds it
+ *     (dws_health_hold: a job whose computes went back before its
+ *     Teardown keeps its ssd vertices out of Fluxion's reach); the
+ *     rabbit's health and the holds are kept, the vertex's status is
+ *     derived from them, and what Fluxion was last given is kept per
+ *     vertex, so only the vertices that differ are sent;
  *   - a compute's link is down when the Storage lists it with a status
  *     other than Ready;
  *   - drains are edge-triggered: a link going down drains the compute
@@ -119,6 +125,41 @@ void dws_health_fluxion_restart (struct dws_health *h, json_t *actions);
 int dws_health_fluxion_state (struct dws_health *h, json_t *down, json_t *actions,
                               dws_error_t *err);
 
+/* Holds: job 'id' keeps these ssd vertices down in Fluxion (a JSON array
+ * of containment paths, dws_rssd_paths; copied) whatever their rabbit's
+ * health, from now until dws_health_unhold.  A path the graph does not
+ * have (yet) is kept and applied once a graph has it; an empty array is a
+ * hold with nothing to wait for.  Holding again replaces the paths.
+ * 'since' is when the hold began, for the view (e.g. recorded before a
+ * service restart); <= 0: now, or the time already held for this job.
+ * The set_status go out at the next flush (armed here); a failed one is
+ * sent again after DWS_HEALTH_RETRY_DELAY; a Fluxion restart or a new
+ * graph sends them again.  Fails only on paths that are not an array of
+ * strings.
+ */
+int dws_health_hold (struct dws_health *h, json_int_t id, json_t *paths, double since,
+                     double now, json_t *actions, dws_error_t *err);
+
+/* Job 'id's hold ends: each of its vertices goes up at the next flush if
+ * its rabbit is up and no other job holds it (a vertex of a rabbit the
+ * topology does not have stays down).  Unknown ids are ignored.
+ */
+void dws_health_unhold (struct dws_health *h, json_int_t id, double now, json_t *actions);
+
+/* Whether Fluxion has said that every vertex job 'id' holds is down: it
+ * answered the set_status down, or its find said so (without Fluxion:
+ * always, for a job that holds).  False for a job that holds nothing, and
+ * again from a Fluxion restart or a new graph until Fluxion says so again.
+ */
+bool dws_health_hold_applied (struct dws_health *h, json_int_t id);
+
+/* The jobs whose hold became applied since the last call (a new JSON array
+ * of ids, empty when none): call it after feeding any event.  A job is
+ * listed each time its hold becomes applied: once, and again after a
+ * Fluxion restart or a new graph had made it unapplied.
+ */
+json_t *dws_health_holds_applied (struct dws_health *h);
+
 /* Job 'id' uses these rabbits (a JSON array of names; NULL or empty: none). */
 void dws_health_allocation (struct dws_health *h, json_int_t id, json_t *rabbits,
                             json_t *actions);
@@ -136,7 +177,7 @@ int dws_health_result (struct dws_health *h, json_t *event, double now, json_t *
                        dws_error_t *err);
 
 /* The dws.rabbits view (doc/man1/flux-dws-rabbits.rst); jobs come from
- * the allocations.
+ * the allocations, "holds" and each rabbit's "held" from the holds.
  */
 json_t *dws_health_view (struct dws_health *h);
 

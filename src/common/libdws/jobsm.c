@@ -320,21 +320,26 @@ static int classify (struct ctx *c, json_t *jobspec, dws_error_t *verr, bool *in
 
 static bool live (const struct dws_jobsm *s);
 
-/* Send dws.create for a job whose jobspec holds a valid dw: the directives
- * and dw_failure_tolerance as given (the service checks both; the
- * tolerance defaults to 0).
+/* Send dws.create for a job whose jobspec holds a valid dw: the directives,
+ * dw_failure_tolerance and dw_release_computes as given (the service
+ * checks them; the tolerance defaults to 0, the release to the service's
+ * release_computes).
  */
 static int send_create (struct ctx *c, json_t *jobspec)
 {
     json_t *tol = sys_attr (jobspec, "dw_failure_tolerance");
     json_t *res = json_object_get (jobspec, "resources");
 
+    json_t *release = sys_attr (jobspec, "dw_release_computes");
+    json_t *payload = json_pack ("{s:I s:I s:O s:O s:o}", "jobid", c->next.id, "userid",
+                                 c->next.userid, "dw_directives", sys_attr (jobspec, "dw"),
+                                 "resources", res ? res : json_null (), "failure_tolerance",
+                                 tol ? json_incref (tol) : json_integer (0));
+    /* as given: the service refuses a bad one, as it does a bad tolerance */
+    if (payload && release)
+        json_object_set (payload, "release_computes", release);
     c->next.created = true;
-    return act_rpc (c, TAG_CREATE,
-                    json_pack ("{s:I s:I s:O s:O s:o}", "jobid", c->next.id, "userid",
-                               c->next.userid, "dw_directives", sys_attr (jobspec, "dw"),
-                               "resources", res ? res : json_null (), "failure_tolerance",
-                               tol ? json_incref (tol) : json_integer (0)));
+    return act_rpc (c, TAG_CREATE, payload);
 }
 
 /* Whether a job's dws.create must wait: it uses persistent storage that

@@ -28,3 +28,8 @@ const char *dws_json_str_or (json_t *v, const char *def)
 {
     return json_is_string (v) ? json_string_value (v) : def;
 }
+
+const char *dws_json_str_at (json_t *o, const char *a, const char *b)
+{
+    return json_string_value (json_object_get (json_object_get (o, a), b));
+}

@@ -26,4 +26,7 @@ char *dws_json_dump_take (json_t *o, dws_error_t *err);
 /* v's text, or def when v is not a string. */
 const char *dws_json_str_or (json_t *v, const char *def);
 
+/* o.a.b's text, or NULL. */
+const char *dws_json_str_at (json_t *o, const char *a, const char *b);
+
 #endif /* !DWS_JSONIO_H */

@@ -40,6 +40,7 @@ static json_t *check_queues (const char *path, json_t *val, dws_error_t *err);
 static json_t *check_policy (const char *path, json_t *val, dws_error_t *err);
 static json_t *check_lustre (const char *path, json_t *val, dws_error_t *err);
 static json_t *check_presets (const char *path, json_t *val, dws_error_t *err);
+static json_t *check_release (const char *path, json_t *val, dws_error_t *err);
 
 /* Every key, alphabetical (the order of the output and of messages). */
 static const struct keyspec {
@@ -62,6 +63,7 @@ static const struct keyspec {
     {"prerun_timeout", check_seconds, "0.0"},
     {"presets", check_presets, "{}"},
     {"prolog_timeout", check_duration, "1800.0"},
+    {"release_computes", check_release, "\"" DWS_RELEASE_AFTER_TEARDOWN "\""},
     {RESTRICT, check_bool, "true"},
     {"save_datamovements", check_count, "0"},
     {"setup_timeout", check_seconds, "0.0"},
@@ -348,6 +350,41 @@ static json_t *check_queues (const char *path, json_t *val, dws_error_t *err)
         }
     }
     return keep (json_deep_copy (val), err);
+}
+
+/* When a rabbit job's computes go back: its two values. */
+#define RELEASE_VALUES "\"" DWS_RELEASE_AFTER_UNMOUNT "\" or \"" DWS_RELEASE_AFTER_TEARDOWN "\""
+
+/* 1 after-unmount, 0 after-teardown, -1 neither. */
+static int release_value (json_t *val)
+{
+    const char *s = json_string_value (val);
+    if (s && !strcmp (s, DWS_RELEASE_AFTER_UNMOUNT))
+        return 1;
+    if (s && !strcmp (s, DWS_RELEASE_AFTER_TEARDOWN))
+        return 0;
+    return -1;
+}
+
+static json_t *check_release (const char *path, json_t *val, dws_error_t *err)
+{
+    if (release_value (val) < 0)
+        return bad (err, path, val, "must be " RELEASE_VALUES);
+    return keep (json_deep_copy (val), err);
+}
+
+int dws_rabbitconf_release_computes (json_t *value, dws_error_t *err)
+{
+    char got[VALUE_MAX_LEN + 4];
+    int rc = release_value (value);
+    if (rc < 0) {
+        if (value)
+            render (value, got, sizeof (got));
+        else
+            snprintf (got, sizeof (got), "nothing");
+        dws_errorf (err, DWS_RELEASE_ATTR " must be " RELEASE_VALUES ", got %s", got);
+    }
+    return rc;
 }
 
 static json_t *check_lustre (const char *path, json_t *val, dws_error_t *err)

@@ -25,6 +25,8 @@
  *   prerun_timeout                real seconds >= 0         0.0 (off)
  *   presets                       {name: string | [string]} {}
  *   prolog_timeout                real seconds >= 0         1800.0 (0 = none)
+ *   release_computes              "after-unmount" |         "after-teardown"
+ *                                 "after-teardown"
  *   restrict_persistent_creation  boolean                   true
  *   save_datamovements            integer >= 0              0
  *   setup_timeout                 real seconds >= 0         0.0 (off)
@@ -72,6 +74,23 @@
 #include <jansson.h>
 
 #include "error.h"
+
+/* rabbit.release_computes and the job attribute dw_release_computes
+ * (attributes.system.dw_release_computes, which overrides it for one
+ * job): when a rabbit job's computes go back to the queue, once its file
+ * systems are unmounted (PostRun done) or after its Teardown.
+ */
+#define DWS_RELEASE_AFTER_UNMOUNT "after-unmount"
+#define DWS_RELEASE_AFTER_TEARDOWN "after-teardown"
+#define DWS_RELEASE_ATTR "dw_release_computes"
+
+/* A dw_release_computes value: 1 for "after-unmount", 0 for
+ * "after-teardown", or -1 with "dw_release_computes must be
+ * \"after-unmount\" or \"after-teardown\", got <value>" (the value as
+ * compact JSON, cut at 80 bytes; "nothing" for NULL) for anything else.  The configuration's
+ * normalised release_computes is always one of the two strings.
+ */
+int dws_rabbitconf_release_computes (json_t *value, dws_error_t *err);
 
 /* Validate and normalise [rabbit] (NULL = absent = {}); the input is not
  * modified or kept.  New reference, or NULL with err set.

@@ -44,6 +44,7 @@ KEYS: tuple[str, ...] = (
     "prerun_timeout",
     "presets",
     "prolog_timeout",
+    "release_computes",
     "restrict_persistent_creation",
     "save_datamovements",
     "setup_timeout",

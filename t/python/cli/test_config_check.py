@@ -70,6 +70,14 @@ def test_every_problem_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 def test_a_good_config_passes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert check(tmp_path, GOOD, capsys) == (0, ["OK ([rabbit] OK)"])
+    early = GOOD.replace("[rabbit]\n", '[rabbit]\nrelease_computes = "after-unmount"\n')
+    assert check(tmp_path, early, capsys) == (0, ["OK ([rabbit] OK)"])
+
+
+def test_release_computes_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = GOOD.replace("[rabbit]\n", '[rabbit]\nrelease_computes = "early"\n')
+    assert check(tmp_path, bad, capsys) == (1, [
+        'rabbit.release_computes: must be "after-unmount" or "after-teardown", got "early"'])
 
 
 def test_drain_queues_need_no_queues_table(tmp_path: Path,

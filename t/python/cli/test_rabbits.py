@@ -17,6 +17,7 @@ from flux_dws.cli.rabbits import (
     MIN_WHY,
     AnswerError,
     UnknownRabbits,
+    duration,
     format_rabbits,
     problems,
     select,
@@ -78,7 +79,7 @@ def kind() -> dict[str, Any]:
 
 
 HEADER = ("RABBIT        STORAGE  STATE            FLUXION  COMPUTES  LINKS-DOWN  DRAINED  JOBS"
-          "  LUSTRE-GIB  WHY")
+          "  HELD  LUSTRE-GIB  WHY")
 
 
 def test_summary_line() -> None:
@@ -99,11 +100,11 @@ def test_table() -> None:
         summary(kind()),
         HEADER,
         "kind-worker2  Ready    Enabled          up              2           1        1     2"
-        "   3240/4096",
+        "     0   3240/4096",
         "kind-worker3  Offline  Enabled/Testing  down            2           2        0     0"
-        "           -  Storage status Offline: Kubernetes node is offline",
+        "     0           -  Storage status Offline: Kubernetes node is offline",
         "kind-worker4  -        -                -               0           0        0     0"
-        "           -  no Storage object",
+        "     0           -  no Storage object",
     ]
 
 
@@ -131,9 +132,9 @@ def test_null_fields() -> None:
     lines = format_rabbits(ans, verbose=2).splitlines()
     assert lines[0].startswith("mode: fluxion; ready; 2 rabbits (2 down); 0 computes drained;")
     assert lines[0].endswith("sent: -")
-    assert lines[2].split() == ["r1", "-", "-", "-", "1", "1", "0", "0", "-"]
+    assert lines[2].split() == ["r1", "-", "-", "-", "1", "1", "0", "0", "0", "-"]
     assert lines[3] == "  c1  link not reported; not in this Flux instance"
-    assert lines[4].split() == ["r2", "-", "-", "-", "0", "0", "0", "0", "-"]
+    assert lines[4].split() == ["r2", "-", "-", "-", "0", "0", "0", "0", "0", "-"]
     assert len(lines) == 5
 
 
@@ -144,7 +145,7 @@ def test_long_and_multiline_reasons() -> None:
                   rabbit("r2", [], up=False, why="short")])
     lines = format_rabbits(ans, width=120).splitlines()
     assert lines[2] == ("r1      Ready    Enabled  up              1           0        1     0"
-                        "           -  Storage status Offline: the Kuber...")
+                        "     0           -  Storage status Offline: the...")
     assert len(lines[2]) == 120
     assert lines[3].endswith("  short")
     # a narrow terminal still leaves MIN_WHY characters of the reason
@@ -186,13 +187,68 @@ def test_verbose_names_each_problem() -> None:
         "  c11  link Disabled; offline; badrabbit; drained: link down",
         f"  jobs: {f58(123456789)}",
     ]
-    # computes, links down, drained, jobs, Lustre
-    assert lines[2].split()[4:] == ["11", "2", "3", "1", "-"]
+    # computes, links down, drained, jobs, held, Lustre
+    assert lines[2].split()[4:] == ["11", "2", "3", "1", "0", "-"]
     every = format_rabbits(ans, verbose=2).splitlines()
     assert every[3] == "  c01  ok"
     assert every[12] == "  c10  ok; not in this Flux instance"
     assert len(every) == 3 + len(computes) + 1
     assert problems(compute("c")) == []
+
+
+NOW = 1_800_000_000.0
+P = "/kind/chassis0/"
+
+
+def held_answer() -> dict[str, Any]:
+    """Two jobs hold ssds of kind-worker2 after their computes went back:
+    job A (down in Fluxion for 5m12s) holds ssd33 and ssd34, job B (just
+    held, not yet answered) holds ssd34 too and ssd35."""
+    a, b = 123456789, 987654321
+    ans = kind()
+    ans["rabbits"][0]["held"] = [
+        {"job": a, "since": NOW - 312, "ssds": [P + "ssd33", P + "ssd34"], "down": True},
+        {"job": b, "since": NOW - 2, "ssds": [P + "ssd34", P + "ssd35"], "down": False},
+    ]
+    ans["holds"] = [
+        {"job": a, "since": NOW - 312, "paths": [P + "ssd33", P + "ssd34"], "applied": True},
+        {"job": b, "since": NOW - 2, "paths": [P + "ssd34", P + "ssd35"], "applied": False},
+    ]
+    return ans
+
+
+def test_held_ssds() -> None:
+    ans = held_answer()
+    assert summary(ans) == (
+        "mode: fluxion; ready; 3 rabbits (2 down); 1 compute drained; link down: drain;"
+        " 3 ssds held by 2 jobs; sent: set_status 72, set_property 1, remove_property 0,"
+        " drain 1, undrain 0, systemstatus 2")
+    lines = format_rabbits(ans, now=NOW).splitlines()
+    assert lines[2].split()[4:9] == ["2", "1", "1", "2", "3"], "HELD: 3 distinct vertices"
+    assert lines[3].split()[8] == "0"
+    verbose = format_rabbits(ans, verbose=1, now=NOW).splitlines()
+    assert verbose[5:7] == [
+        f"  held by {f58(123456789)} for 5m12s: 2 ssds, down",
+        f"  held by {f58(987654321)} for 2s: 2 ssds, going down",
+    ]
+    every = format_rabbits(ans, verbose=2, now=NOW).splitlines()
+    assert f"  held by {f58(123456789)} for 5m12s: ssd33 ssd34, down" in every
+    assert f"  held by {f58(987654321)} for 2s: ssd34 ssd35, going down" in every
+    # a hold without a start time (an older service) still prints
+    ans["rabbits"][0]["held"][0]["since"] = None
+    assert (f"  held by {f58(123456789)}: 2 ssds, down"
+            in format_rabbits(ans, verbose=1, now=NOW).splitlines())
+    # nothing held: no note
+    assert "held" not in summary(kind())
+    assert "held" not in summary({**kind(), "holds": []})
+
+
+@pytest.mark.parametrize(("seconds", "text"), [
+    (0, "0s"), (59.9, "59s"), (60, "1m00s"), (312, "5m12s"), (3600, "1h00m"),
+    (7380, "2h03m"), (86400 * 3 + 3600 * 4 + 5, "3d04h"), (-5, "0s"),
+])
+def test_duration(seconds: float, text: str) -> None:
+    assert duration(seconds) == text
 
 
 def test_down_filter() -> None:
@@ -227,6 +283,9 @@ def test_hostlist_filter() -> None:
     ({"rabbits": [{"name": "r1", "capacity": "4TiB"}]}, "rabbit r1: 'capacity' is not a count"),
     ({"rabbits": [{"name": "r1", "lustre_gib": -1}]}, "rabbit r1: 'lustre_gib' is not a count"),
     ({"rabbits": [{"name": "r1", "lustre_gib": True}]}, "rabbit r1: 'lustre_gib' is not a count"),
+    ({"rabbits": [{"name": "r1", "held": {}}]}, "rabbit r1: 'held' is not a list of objects"),
+    ({"rabbits": [{"name": "r1", "held": [{"job": 1}]}]},
+     "rabbit r1: a 'held' entry without 'ssds'"),
 ])
 def test_malformed_answer(bad: Any, message: str) -> None:
     with pytest.raises(AnswerError, match=message):
@@ -313,6 +372,10 @@ def test_command_prints_the_answer(monkeypatch: pytest.MonkeyPatch,
 
 def test_command_json(monkeypatch: pytest.MonkeyPatch,
                       capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _, _ = run_with(held_answer(), ["--json", "kind-worker2"], monkeypatch, capsys)
+    got = json.loads(out)
+    assert rc == 0 and got["holds"] == held_answer()["holds"]
+    assert got["rabbits"][0]["held"] == held_answer()["rabbits"][0]["held"]
     rc, out, _, _ = run_with(kind(), ["--json"], monkeypatch, capsys)
     assert rc == 0 and json.loads(out) == kind()
     assert out == json.dumps(kind(), indent=1) + "\n"

@@ -32,6 +32,7 @@ DEFAULTS = {
     "prerun_timeout": 0.0,
     "presets": {},
     "prolog_timeout": 1800.0,
+    "release_computes": "after-teardown",
     "restrict_persistent_creation": True,
     "save_datamovements": 0,
     "setup_timeout": 0.0,
@@ -161,6 +162,22 @@ def test_drain_queues():
             f" nodes of every queue), got {json.dumps(v)}")
     bad({"drain_queues": ["a", 5]},
         "rabbit.drain_queues[1]: must be a queue name (non-empty string), got 5")
+
+
+def test_release_computes(tmp_path):
+    assert parse({})["release_computes"] == "after-teardown"
+    for v in ["after-unmount", "after-teardown"]:
+        assert parse({"release_computes": v})["release_computes"] == v
+    for v in ["after_unmount", "After-Unmount", "", "unmount", True, 1, ["after-unmount"]]:
+        bad({"release_computes": v},
+            'rabbit.release_computes: must be "after-unmount" or "after-teardown",'
+            f" got {json.dumps(v)}")
+    # as a site writes it
+    f = write(tmp_path / "rabbit.toml", '[rabbit]\nrelease_computes = "after-unmount"\n')
+    assert parse(load_toml(f))["release_computes"] == "after-unmount"
+    f = write(tmp_path / "rabbit.toml", "[rabbit]\nrelease_computes = true\n")
+    bad(load_toml(f), 'rabbit.release_computes: must be "after-unmount" or "after-teardown",'
+                      " got true")
 
 
 def test_policy():

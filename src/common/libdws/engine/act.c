@@ -110,7 +110,7 @@ void act_kvs (struct dws_engine *e, struct job *job, json_t *put, json_t *link)
 }
 
 static const char *timer_names[T_NKINDS] = {
-    "setup", "prerun", "postrun", "teardown_after", "tc",
+    "setup", "prerun", "postrun", "teardown_after", "tc", "release",
 };
 
 const char *act_timer_name (enum timer_kind kind)

@@ -18,6 +18,7 @@
 #include "progress.h"
 #include "rabbitmap.h"
 #include "rabbits.h"
+#include "release.h"
 #include "request.h"
 #include "status.h"
 #include "token.h"
@@ -65,6 +66,15 @@ static int get_int (json_t *cfg, const char *key, int64_t def, int64_t min, int6
     return 0;
 }
 
+static int get_release (json_t *cfg, bool *early, dws_error_t *err)
+{
+    enum release_mode mode;
+    if (release_mode_parse (json_object_get (cfg, "release_computes"), &mode, err) < 0)
+        return dws_error_prefix (err, "rabbit.release_computes: ");
+    *early = mode == RELEASE_EARLY;
+    return 0;
+}
+
 static void config_clear (struct config *c)
 {
     json_decref (c->presets);
@@ -86,6 +96,7 @@ static int config_parse (json_t *cfg, struct config *c, dws_error_t *err)
         || get_bool (cfg, "soft_drain", true, &c->soft_drain, err) < 0
         || get_bool (cfg, "fluxion", true, &c->fluxion, err) < 0
         || get_bool (cfg, "restrict_persistent_creation", true, &c->restrict_persistent, err) < 0
+        || get_release (cfg, &c->release_early, err) < 0
         || get_int (cfg, "save_datamovements", 0, 0, &c->save_datamovements, err) < 0
         || get_int (cfg, "min_allocation_size", 4, 1, &c->min_allocation_gib, err) < 0
         || get_int (cfg, "owner", 0, 0, &c->owner, err) < 0)
@@ -296,6 +307,7 @@ static const result_handler_f result_handlers[TOK_COUNT] = {
     [TOK_PRERUN_TIMEOUT] = fault_on_prerun_reads,
     [TOK_TC_PRERUN] = fault_on_prerun_reads,
     [TOK_POSTRUN_TIMEOUT] = fault_on_postrun_reads,
+    [TOK_POSTRUN_FAILED] = fault_on_postrun_failed_reads,
     [TOK_ABORT_MOUNTS] = fault_on_abort_mounts,
     [TOK_ABORT_SERVERS] = fault_on_abort_servers,
 };
@@ -469,6 +481,9 @@ json_t *dws_engine_event (struct dws_engine *e, json_t *event, dws_error_t *err)
         e->actions = NULL;
         return NULL;
     }
+    /* rabbit health may have confirmed the ssd holds of a job whose
+     * computes are to be released (release.c) */
+    release_check (e);
     e->events++;
     json_t *out = e->actions;
     e->actions = NULL;

@@ -11,8 +11,10 @@
  *             Lustre, no tolerance, or no slow rabbit found: the job fails
  *             ("File system creation took too long")
  *   prerun    computes whose mounts are not ready fail, within the tolerance
- *   postrun   computes still mounted are drained; the job gets
- *             "rabbit-timeout" and its Workflow goes to Teardown
+ *   postrun   computes still mounted are drained, one drain per rabbit
+ *             naming it and the job; the job gets "rabbit-timeout" and its
+ *             Workflow goes to Teardown (a PostRun Error or a long
+ *             TransientCondition in PostRun drains the same way first)
  *   teardown_after  "teardown-timeout" (severity 1), then Teardown
  *   tc        TransientCondition for tc_timeout seconds: in PreRun the
  *             computes not mounted fail within the tolerance, elsewhere
@@ -45,13 +47,14 @@
 #include "job.h"
 #include "phase.h"
 #include "rabbits.h"
+#include "release.h"
 #include "token.h"
 #include "wfstate.h"
 #include "workflow.h"
 
-void fault_transient_condition (struct dws_engine *e, struct job *job, json_t *status)
+void fault_transient_condition (struct dws_engine *e, struct job *job)
 {
-    const char *s = json_string_value (json_object_get (status, "status"));
+    const char *s = job->view.status;
     if (s && !strcmp (s, "TransientCondition")) {
         if (!job->tc) {
             job->tc = true;
@@ -134,9 +137,19 @@ void fault_timer_event (struct dws_engine *e, const char *key)
             break;
         case T_TEARDOWN_AFTER:
             if (phase_desired (job) == WF_POSTRUN || phase_desired (job) == WF_DATAOUT) {
-                act_raise (e, job, "teardown-timeout", 1, "skipping rabbit data movement");
+                /* a released job is inactive: no exception can reach it */
+                if (job->released)
+                    act_log (e, "warning", "%s: teardown_after expired: skipping rabbit data"
+                             " movement", job->name);
+                else
+                    act_raise (e, job, "teardown-timeout", 1, "skipping rabbit data movement");
+                workflow_kvs_outcome (e, job, "dataout", "skipped",
+                                      "teardown_after expired: skipping rabbit data movement");
                 workflow_teardown (e, job);
             }
+            break;
+        case T_RELEASE:
+            release_timeout (e, job);
             break;
         case T_TC:
             if (!job->tc || phase_desired (job) == WF_TEARDOWN)
@@ -144,11 +157,15 @@ void fault_timer_event (struct dws_engine *e, const char *key)
             if (phase_desired (job) == WF_PRERUN)
                 list_for (e, job, "ClientMount", TOK_TC_PRERUN);
             else {
-                const char *m = json_string_value (
-                    json_object_get (json_object_get (job->wf, "status"), "message"));
-                workflow_fail_job (e, job, "exception",
+                char why[DWS_ERROR_TEXT_MAX];
+                const char *m = job->view.message;
+                snprintf (why, sizeof (why),
                           NOTE_PREFIX "workflow in TransientCondition for more than %g s: %s",
                           e->cfg.tc_timeout, m ? m : "(no message)");
+                if (phase_desired (job) == WF_POSTRUN)
+                    fault_postrun_failed (e, job, why); /* drain who did not unmount */
+                else
+                    workflow_fail_job (e, job, "exception", "%s", why);
             }
             break;
         default:
@@ -215,8 +232,7 @@ static void node_failure (struct dws_engine *e, struct job *job, json_t *nodes, 
             if (!json_object_get (e->rabbits, json_string_value (h)))
                 json_array_append_new (data, json_pack ("{s:O}", "name", h));
         json_decref (names);
-        json_t *ref = json_object_get (json_object_get (job->wf, "status"), "computes");
-        const char *cname = json_string_value (json_object_get (ref, "name"));
+        const char *cname = job->view.computes_name;
         act_k8s (e, "patch", "Computes", e->cfg.namespace, cname ? cname : job->name,
                  json_pack ("{s:o}", "data", data), token_for (token, sizeof (token),
                                                                 TOK_ANNOTATE, job));
@@ -296,22 +312,43 @@ static json_t *unmounted_computes (struct dws_engine *e, struct job *job, json_t
     return out;
 }
 
-/* Drain the computes whose ClientMounts are not all unmounted. */
-static void drain_still_mounted (struct dws_engine *e, json_t *items)
+/* Drain exactly the computes whose ClientMounts are not all unmounted,
+ * one drain per rabbit, the reason naming it and the job (flux-core
+ * #7786: one hung unmount must not cost the job's other nodes).  The
+ * reason begins with flux-coral2's words, which tools and rabbit health
+ * (DWS_HEALTH_UNMOUNT_REASON) look for.
+ */
+static void drain_still_mounted (struct dws_engine *e, struct job *job, json_t *items)
 {
     json_t *mounted = lagging (items, "unmounted", NULL);
-    json_t *names = json_array ();
+    json_t *by_rabbit = json_object (); /* {rabbit: [compute...]} */
     const char *c;
     json_t *v;
-    json_object_foreach (mounted, c, v)
-        json_array_append_new (names, json_string (c));
-    if (json_array_size (names) > 0) {
+    json_object_foreach (mounted, c, v) {
+        const char *rabbit = json_string_value (json_object_get (e->compute2rabbit, c));
+        if (!rabbit)
+            rabbit = "?";
+        json_t *list = json_object_get (by_rabbit, rabbit);
+        if (!list) {
+            list = json_array ();
+            json_object_set_new (by_rabbit, rabbit, list);
+        }
+        json_array_append_new (list, json_string (c));
+    }
+    char *f58 = dws_f58_plain ((unsigned long long)job->id);
+    json_t *names;
+    const char *rabbit;
+    json_object_foreach (by_rabbit, rabbit, names) {
+        char reason[160];
         char *targets = encode_names (names);
+        snprintf (reason, sizeof (reason), DWS_HEALTH_UNMOUNT_REASON " %s (job %s)", rabbit,
+                  f58 ? f58 : "?");
         if (targets)
-            act_drain (e, targets, "failed to unmount rabbit");
+            act_drain (e, targets, reason);
         free (targets);
     }
-    json_decref (names);
+    free (f58);
+    json_decref (by_rabbit);
     json_decref (mounted);
 }
 
@@ -475,14 +512,44 @@ void fault_on_postrun_reads (struct dws_engine *e, enum token_kind kind, struct 
     json_t *items = read_items (e, kind, job, event);
     if (phase_desired (job) != WF_POSTRUN || phase_handled (job) >= WF_POSTRUN)
         return;
-    drain_still_mounted (e, items);
+    drain_still_mounted (e, job, items);
     workflow_fail_job (e, job, "rabbit-timeout", "unmounts timed out, skipping data movement");
+}
+
+/* PostRun failed (DWS' Error, or TransientCondition too long): which
+ * computes still hold a mount is read first, to drain exactly those;
+ * then the job fails with `why` and goes to Teardown.
+ */
+void fault_postrun_failed (struct dws_engine *e, struct job *job, const char *why)
+{
+    if (job->postrun_why)
+        return; /* the ClientMounts are being read */
+    job->postrun_why = strdup (why);
+    if (!job->postrun_why) {
+        workflow_fail_job (e, job, "exception", "%s", why);
+        return;
+    }
+    list_for (e, job, "ClientMount", TOK_POSTRUN_FAILED);
+}
+
+void fault_on_postrun_failed_reads (struct dws_engine *e, enum token_kind kind,
+                                    struct job *job, json_t *event)
+{
+    json_t *items = read_items (e, kind, job, event);
+    char *why = job->postrun_why;
+    job->postrun_why = NULL;
+    if (!why)
+        return; /* a late answer */
+    if (phase_desired (job) == WF_POSTRUN && phase_handled (job) < WF_POSTRUN)
+        drain_still_mounted (e, job, items);
+    workflow_fail_job (e, job, "exception", "%s", why);
+    free (why);
 }
 
 void fault_on_abort_mounts (struct dws_engine *e, enum token_kind kind, struct job *job,
                             json_t *event)
 {
-    drain_still_mounted (e, read_items (e, kind, job, event));
+    drain_still_mounted (e, job, read_items (e, kind, job, event));
     abort_read_done (e, job);
 }
 

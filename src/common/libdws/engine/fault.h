@@ -10,7 +10,7 @@
 /* a timer-start key came due */
 void fault_timer_event (struct dws_engine *e, const char *key);
 /* the Workflow's status: start or stop the TransientCondition timer */
-void fault_transient_condition (struct dws_engine *e, struct job *job, json_t *status);
+void fault_transient_condition (struct dws_engine *e, struct job *job);
 /* dws.abort: read what to blame, then Teardown */
 void fault_abort_job (struct dws_engine *e, struct job *job);
 
@@ -22,6 +22,12 @@ void fault_on_setup_reads (struct dws_engine *e, enum token_kind kind, struct jo
                            json_t *event);
 void fault_on_prerun_reads (struct dws_engine *e, enum token_kind kind, struct job *job,
                             json_t *event);
+/* PostRun failed: drain exactly the computes still mounted, then fail the
+ * job with why (its ClientMounts are read first).
+ */
+void fault_postrun_failed (struct dws_engine *e, struct job *job, const char *why);
+void fault_on_postrun_failed_reads (struct dws_engine *e, enum token_kind kind,
+                                    struct job *job, json_t *event);
 void fault_on_postrun_reads (struct dws_engine *e, enum token_kind kind, struct job *job,
                              json_t *event);
 void fault_on_abort_mounts (struct dws_engine *e, enum token_kind kind, struct job *job,

@@ -11,6 +11,7 @@
 #include "job.h"
 #include "phase.h"
 #include "rabbits.h"
+#include "wfview.h"
 
 static size_t bucket (struct dws_engine *e, json_int_t id)
 {
@@ -67,6 +68,7 @@ struct job *job_create (struct dws_engine *e, json_int_t id)
     }
     if (e->njobs + 1 > e->nbuckets)
         grow (e);
+    e->phase_jobs[PHASE_NONE]++;
     size_t b = bucket (e, id);
     j->next = e->table[b];
     e->table[b] = j;
@@ -83,7 +85,9 @@ static void job_free (struct job *j)
     json_decref (j->breakdowns);
     free (j->hosts);
     json_decref (j->reserved);
+    json_decref (j->held);
     free (j->failed);
+    free (j->postrun_why);
     free (j);
 }
 
@@ -91,6 +95,11 @@ void job_forget (struct dws_engine *e, struct job *job)
 {
     for (int k = 0; k < T_NKINDS; k++)
         act_timer_stop (e, job, (enum timer_kind)k);
+    if (e->actions && job->released && !job->dataout_ended)
+        act_rpc (e, "job-manager.dws.dataout-end",
+                 json_pack ("{s:I s:b s:s}", "id", job->id, "ok", 0, "error",
+                            "the Workflow was gone before DataOut ended"),
+                 NULL);
     if (e->actions)
         rabbits_job_gone (e, job);
     struct job **pp = &e->table[bucket (e, job->id)];
@@ -99,8 +108,17 @@ void job_forget (struct dws_engine *e, struct job *job)
     if (*pp) {
         *pp = job->next;
         e->njobs--;
+        e->phase_jobs[job->phase]--;
     }
     job_free (job);
+}
+
+void job_set_wf (struct job *job, json_t *wf)
+{
+    json_t *old = job->wf;
+    job->wf = json_incref (wf);
+    json_decref (old);
+    wfview_parse (job->wf, &job->view);
 }
 
 void job_set_reserved (struct job *job, json_t *R)

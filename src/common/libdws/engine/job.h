@@ -15,6 +15,10 @@ struct job *job_lookup (struct dws_engine *e, json_int_t id);
 struct job *job_create (struct dws_engine *e, json_int_t id);
 /* Stop the job's timers, tell rabbit health, free it. */
 void job_forget (struct dws_engine *e, struct job *job);
+/* The job's latest Workflow object (a new reference; NULL: none), read
+ * into job->view.
+ */
+void job_set_wf (struct job *job, json_t *wf);
 /* Record the ssd Fluxion gave the job, per rabbit, from its R (none: NULL). */
 void job_set_reserved (struct job *job, json_t *R);
 

@@ -32,6 +32,7 @@ static const struct phase_info info[PHASE_COUNT] = {
 static const char *const event_names[] = {
     [PHASE_EV_CREATE] = "create", [PHASE_EV_SEEN] = "seen",     [PHASE_EV_ADOPT] = "adopt",
     [PHASE_EV_ASK] = "ask",       [PHASE_EV_DONE] = "done",     [PHASE_EV_DELETE] = "delete",
+    [PHASE_EV_RELEASE] = "release",
     [PHASE_EV_VANISH] = "vanish",
 };
 
@@ -54,12 +55,12 @@ static const enum job_phase done[WF_NSTATES] = {
  * WF_NONE) is expected in the phases of its row.  Where it leads is the
  * event's own: create -> creating, seen -> (creating ->) proposal, adopt
  * and ask -> the phase asking for s, done -> the phase done with s,
- * delete -> deleting, vanish -> none.
+ * release -> releasing, delete -> deleting, vanish -> none.
  */
 #define P(id) (1u << PHASE_##id)
 #define WITH_WORKFLOW                                                                         \
     (P (PROPOSAL) | P (PROPOSED) | P (SETUP) | P (SETUP_DONE) | P (DATAIN) | P (DATAIN_DONE) \
-     | P (PRERUN) | P (RUNNING) | P (POSTRUN) | P (POSTRUN_DONE) | P (DATAOUT)                \
+     | P (PRERUN) | P (RUNNING) | P (POSTRUN) | P (POSTRUN_DONE) | P (RELEASING) | P (DATAOUT) \
      | P (DATAOUT_DONE))
 #define TEARING_DOWN (P (TEARDOWN) | P (TORN_DOWN) | P (DELETING))
 
@@ -75,7 +76,7 @@ static const struct transition {
     {PHASE_EV_ASK, WF_DATAIN, P (SETUP_DONE)},
     {PHASE_EV_ASK, WF_PRERUN, P (DATAIN_DONE)},
     {PHASE_EV_ASK, WF_POSTRUN, P (PRERUN) | P (RUNNING)},
-    {PHASE_EV_ASK, WF_DATAOUT, P (POSTRUN_DONE)},
+    {PHASE_EV_ASK, WF_DATAOUT, P (POSTRUN_DONE) | P (RELEASING)},
     {PHASE_EV_ASK, WF_TEARDOWN, WITH_WORKFLOW | P (TEARDOWN)},
     {PHASE_EV_DONE, WF_PROPOSAL, P (PROPOSAL)},
     {PHASE_EV_DONE, WF_SETUP, P (SETUP)},
@@ -84,6 +85,7 @@ static const struct transition {
     {PHASE_EV_DONE, WF_POSTRUN, P (POSTRUN)},
     {PHASE_EV_DONE, WF_DATAOUT, P (DATAOUT)},
     {PHASE_EV_DONE, WF_TEARDOWN, P (TEARDOWN)},
+    {PHASE_EV_RELEASE, WF_NONE, P (POSTRUN_DONE)},
     {PHASE_EV_DELETE, WF_NONE, P (TORN_DOWN)},
     {PHASE_EV_VANISH, WF_NONE, ~0u},
 };
@@ -123,6 +125,8 @@ static enum job_phase target (enum phase_event ev, enum wf_state s, enum job_pha
             return asked[s];
         case PHASE_EV_DONE:
             return done[s];
+        case PHASE_EV_RELEASE:
+            return PHASE_RELEASING;
         case PHASE_EV_DELETE:
             return PHASE_DELETING;
         case PHASE_EV_VANISH:
@@ -143,7 +147,10 @@ int phase_event (struct dws_engine *e, struct job *job, enum phase_event ev, enu
     }
     if (ev == PHASE_EV_CREATE || ev == PHASE_EV_ASK || ev == PHASE_EV_ADOPT)
         job->state_since = e->now;
-    job->phase = target (ev, s, job->phase);
+    enum job_phase to = target (ev, s, job->phase);
+    e->phase_jobs[job->phase]--;
+    e->phase_jobs[to]++;
+    job->phase = to;
     return 0;
 }
 

@@ -19,6 +19,7 @@ enum phase_event {
     PHASE_EV_ADOPT,  /* a Workflow of ours found in state s (a restart) */
     PHASE_EV_ASK,    /* desiredState s is asked for */
     PHASE_EV_DONE,   /* state s is complete and the engine acts on it */
+    PHASE_EV_RELEASE, /* PostRun done: the job's ssds are to be held, its computes released */
     PHASE_EV_DELETE, /* the engine deletes the Workflow */
     PHASE_EV_VANISH, /* the Workflow is gone and we did not delete it */
 };

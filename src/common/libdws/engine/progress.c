@@ -22,15 +22,18 @@
 #include "hostlist.h"
 #include "hosts.h"
 #include "job.h"
+#include "jsonio.h"
 #include "lustre.h"
 #include "phase.h"
 #include "policy.h"
 #include "progress.h"
 #include "rabbitmap.h"
 #include "rabbits.h"
+#include "release.h"
 #include "servers.h"
 #include "token.h"
 #include "wfstate.h"
+#include "wfview.h"
 #include "wire.h"
 #include "workflow.h"
 
@@ -40,7 +43,7 @@
 static bool breakdowns_ready (struct dws_engine *e, struct job *job)
 {
     char token[96];
-    json_t *refs = json_object_get (json_object_get (job->wf, "status"), "directiveBreakdowns");
+    json_t *refs = job->view.breakdowns;
     size_t i;
     json_t *ref;
     if (job->breakdowns_wanted > 0)
@@ -257,9 +260,9 @@ void progress_setup_start (struct dws_engine *e, struct job *job)
             return;
         }
     }
-    const char *recorded = workflow_annotation (job->wf, ANN_HOSTS);
+    const char *recorded = wfview_annotation (&job->view, ANN_HOSTS);
     char *rsv = job->reserved ? json_dumps (job->reserved, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-    const char *rec_rsv = workflow_annotation (job->wf, ANN_RESERVED);
+    const char *rec_rsv = wfview_annotation (&job->view, ANN_RESERVED);
     if (recorded && !strcmp (recorded, job->hosts)
         && (rsv ? rec_rsv && !strcmp (rec_rsv, rsv) : !rec_rsv)) {
         free (rsv);
@@ -294,9 +297,8 @@ static void computes_patch (struct dws_engine *e, struct job *job)
         json_array_append_new (data, json_pack ("{s:O}", "name", h));
     }
     json_decref (names);
-    json_t *ref = json_object_get (json_object_get (job->wf, "status"), "computes");
-    const char *name = json_string_value (json_object_get (ref, "name"));
-    const char *ns = json_string_value (json_object_get (ref, "namespace"));
+    const char *name = job->view.computes_name;
+    const char *ns = job->view.computes_ns;
     act_k8s (e, "patch", "Computes", ns ? ns : e->cfg.namespace, name ? name : job->name,
              json_pack ("{s:o}", "data", data),
              token_for (token, sizeof (token), TOK_COMPUTES, job));
@@ -352,8 +354,7 @@ static char *b64decode (const char *s)
 
 static void prolog_remove (struct dws_engine *e, struct job *job, const char *token)
 {
-    json_t *env = json_object_get (json_object_get (job->wf, "status"), "env");
-    json_t *vars = json_is_object (env) ? json_deep_copy (env) : json_object ();
+    json_t *vars = job->view.env ? json_deep_copy (job->view.env) : json_object ();
     if (token)
         json_object_set_new (vars, "DW_WORKFLOW_TOKEN", json_string (token));
     act_rpc (e, "job-manager.dws.prolog-remove",
@@ -363,9 +364,8 @@ static void prolog_remove (struct dws_engine *e, struct job *job, const char *to
 static void prerun_complete (struct dws_engine *e, struct job *job)
 {
     char token[96];
-    json_t *ref = json_object_get (json_object_get (job->wf, "status"), "workflowToken");
-    const char *secret = json_string_value (json_object_get (ref, "secretName"));
-    const char *ns = json_string_value (json_object_get (ref, "secretNamespace"));
+    const char *secret = job->view.token_secret;
+    const char *ns = job->view.token_ns;
     act_timer_stop (e, job, T_PRERUN);
     if (secret && *secret) {
         job->token_pending = true;
@@ -411,14 +411,20 @@ static void state_complete (struct dws_engine *e, struct job *job, enum wf_state
             break;
         case WF_POSTRUN:
             act_timer_stop (e, job, T_POSTRUN);
-            workflow_patch_state (e, job, WF_DATAOUT, NULL);
+            if (release_wanted (e, job))
+                release_start (e, job); /* DataOut follows the release */
+            else
+                workflow_patch_state (e, job, WF_DATAOUT, NULL);
             break;
         case WF_DATAOUT:
+            workflow_kvs_outcome (e, job, "dataout", "complete", NULL);
             workflow_teardown (e, job);
             break;
         case WF_TEARDOWN:
             for (int k = 0; k < T_NKINDS; k++)
                 act_timer_stop (e, job, (enum timer_kind)k);
+            rabbits_unhold (e, job); /* its ssds up again, where the rabbit is healthy */
+            workflow_kvs_outcome (e, job, "teardown", "complete", NULL);
             workflow_teardown_finish (e, job);
             break;
         default:
@@ -428,30 +434,33 @@ static void state_complete (struct dws_engine *e, struct job *job, enum wf_state
 
 void progress_workflow (struct dws_engine *e, struct job *job)
 {
-    json_t *st = json_object_get (job->wf, "status");
-    enum wf_state state = wfstate_parse (json_string_value (json_object_get (st, "state")));
-    enum wf_state want = wfstate_parse (workflow_get (job->wf, "spec", "desiredState"));
-    const char *status = json_string_value (json_object_get (st, "status"));
-    const char *message = json_string_value (json_object_get (st, "message"));
+    enum wf_state state = job->view.state;
+    enum wf_state want = job->view.desired;
+    const char *status = job->view.status;
+    const char *message = job->view.message;
     if (state == WF_NONE)
         return;
     if (status && !strcmp (status, "Error")) {
-        if (phase_desired (job) != WF_TEARDOWN)
-            workflow_fail_job (e, job, "exception", NOTE_PREFIX "workflow hit an error: %s",
-                      message ? message : "(no message)");
+        char why[DWS_ERROR_TEXT_MAX];
+        snprintf (why, sizeof (why), NOTE_PREFIX "workflow hit an error: %s",
+                  message ? message : "(no message)");
+        if (phase_desired (job) == WF_POSTRUN && phase_handled (job) < WF_POSTRUN)
+            fault_postrun_failed (e, job, why); /* drain exactly who did not unmount */
+        else if (phase_desired (job) != WF_TEARDOWN)
+            workflow_fail_job (e, job, "exception", "%s", why);
         return;
     }
-    fault_transient_condition (e, job, st);
-    if (!json_is_true (json_object_get (st, "ready")) || state != want || state != phase_desired (job)
+    fault_transient_condition (e, job);
+    if (!job->view.ready || state != want || state != phase_desired (job)
         || state <= phase_handled (job))
         return;
     state_complete (e, job, state);
 }
 
 /* --- watch events ------------------------------------------------------------ */
-static json_t *annotation_json (json_t *wf, const char *key)
+static json_t *annotation_json (struct job *job, const char *key)
 {
-    const char *s = workflow_annotation (wf, key);
+    const char *s = wfview_annotation (&job->view, key);
     return s ? json_loads (s, JSON_DECODE_ANY, NULL) : NULL;
 }
 
@@ -461,23 +470,22 @@ static json_t *annotation_json (json_t *wf, const char *key)
  * (job-info) and found it after all.  What the job knows already (its
  * hosts from dws.setup, its epilog begun) is kept.
  */
-static void adopt (struct dws_engine *e, struct job *job, json_t *wf)
+static void adopt (struct dws_engine *e, struct job *job)
 {
-    json_t *spec = json_object_get (wf, "spec");
-    json_t *dirs = json_object_get (spec, "dwDirectives");
-    job->userid = json_integer_value (json_object_get (spec, "userID"));
-    job->groupid = json_integer_value (json_object_get (spec, "groupID"));
+    const struct wfview *v = &job->view;
+    job->userid = v->user_id;
+    job->groupid = v->group_id;
     json_decref (job->directives);
-    job->directives = json_is_array (dirs) ? json_incref (dirs) : NULL;
+    job->directives = json_incref (v->directives);
     json_decref (job->resources);
-    job->resources = annotation_json (wf, ANN_RESOURCES);
-    const char *tol = workflow_annotation (wf, ANN_TOLERANCE);
+    job->resources = annotation_json (job, ANN_RESOURCES);
+    const char *tol = wfview_annotation (v, ANN_TOLERANCE);
     job->tolerance = tol ? strtoll (tol, NULL, 10) : 0;
-    if (workflow_annotation (wf, ANN_HOSTS) || !job->hosts) {
+    if (wfview_annotation (v, ANN_HOSTS) || !job->hosts) {
         free (job->hosts);
-        job->hosts = dws_strdup_null (workflow_annotation (wf, ANN_HOSTS));
+        job->hosts = dws_strdup_null (wfview_annotation (v, ANN_HOSTS));
         json_decref (job->reserved);
-        job->reserved = annotation_json (wf, ANN_RESERVED);
+        job->reserved = annotation_json (job, ANN_RESERVED);
         if (!json_is_object (job->reserved)) {
             json_decref (job->reserved);
             job->reserved = NULL;
@@ -485,16 +493,17 @@ static void adopt (struct dws_engine *e, struct job *job, json_t *wf)
         rabbits_job (e, job);
     }
     free (job->failed);
-    job->failed = dws_strdup_null (workflow_annotation (wf, ANN_FAILED));
+    job->failed = dws_strdup_null (wfview_annotation (v, ANN_FAILED));
     /* DWS resets forceReady at the next transition: still set, it is this
      * state's, whose hosts were given up before the restart */
-    job->forced = json_is_true (json_object_get (spec, "forceReady"))
-                      ? wfstate_parse (json_string_value (json_object_get (spec,
-                                                                           "desiredState")))
-                      : WF_NONE;
-    job->epilog = job->epilog || workflow_annotation (wf, ANN_EPILOG) != NULL;
-    enum wf_state desired =
-        wfstate_parse (json_string_value (json_object_get (spec, "desiredState")));
+    job->forced = v->force_ready_state;
+    job->epilog = job->epilog || wfview_annotation (v, ANN_EPILOG) != NULL;
+    json_t *mode = json_string (wfview_annotation (v, ANN_RELEASE));
+    enum release_mode release = RELEASE_DEFAULT;
+    if (release_mode_parse (mode, &release, NULL) == 0)
+        job->release = release;
+    json_decref (mode);
+    enum wf_state desired = v->desired;
     if (phase_event (e, job, PHASE_EV_ADOPT, desired) < 0)
         return;
     job->resources_sent = job->resources_sent || desired > WF_PROPOSAL;
@@ -518,6 +527,8 @@ static void adopt (struct dws_engine *e, struct job *job, json_t *wf)
         default:
             break;
     }
+    if (wfview_annotation (v, ANN_HELD))
+        release_adopt (e, job, wfview_annotation (v, ANN_HELD));
     act_log (e, "info", "%s: picked up in %s", job->name, wfstate_name (desired));
 }
 
@@ -544,8 +555,7 @@ static void vanished (struct dws_engine *e, struct job *job)
             job->servers_pending = 0;
             job->setup_error = false;
         }
-        json_decref (job->wf);
-        job->wf = NULL;
+        job_set_wf (job, NULL);
         workflow_create (e, job); /* with the hosts, if dws.setup came: Setup follows */
         return;
     }
@@ -563,23 +573,12 @@ static void vanished (struct dws_engine *e, struct job *job)
     job_forget (e, job);
 }
 
-static bool has_our_finalizer (json_t *wf)
-{
-    json_t *fins = json_object_get (json_object_get (wf, "metadata"), "finalizers");
-    size_t i;
-    json_t *f;
-    json_array_foreach (fins, i, f)
-        if (json_is_string (f) && !strcmp (json_string_value (f), WORKFLOW_FINALIZER))
-            return true;
-    return false;
-}
-
 void progress_event (struct dws_engine *e, const char *type, json_t *wf)
 {
     json_int_t id;
-    const char *name = workflow_get (wf, "metadata", "name");
-    const char *wlm = workflow_get (wf, "spec", "wlmID");
-    if (!job_id_from_name (name, &id) || !wlm || strcmp (wlm, "flux") != 0)
+    struct wfview v;
+    wfview_parse (wf, &v);
+    if (!job_id_from_name (v.name, &id) || !v.wlm_id || strcmp (v.wlm_id, "flux") != 0)
         return;
     struct job *job = job_lookup (e, id);
     if (!strcmp (type, "DELETED")) {
@@ -596,23 +595,20 @@ void progress_event (struct dws_engine *e, const char *type, json_t *wf)
     }
     if (!job || (!phase_exists (job) && !job->creating)) {
         /* unknown (a restart), or waiting to create its Workflow */
-        if (json_object_get (json_object_get (wf, "metadata"), "deletionTimestamp")
-            && !has_our_finalizer (wf))
+        if (v.deleting && v.finalizer_index < 0)
             return; /* on its way out; nothing of ours holds it */
         if (!job && !(job = job_create (e, id)))
             return;
-        adopt (e, job, wf);
+        job_set_wf (job, wf);
+        adopt (e, job);
     }
-    json_decref (job->wf);
-    job->wf = json_incref (wf);
+    job_set_wf (job, wf);
     phase_event (e, job, PHASE_EV_SEEN, WF_NONE);
     if (job->phase == PHASE_DELETING) {
-        if (has_our_finalizer (wf))
-            workflow_remove_finalizer (e, job);
+        workflow_remove_finalizer (e, job); /* if it still has ours */
         return;
     }
-    if (json_object_get (json_object_get (wf, "metadata"), "deletionTimestamp")
-        && !job->toredown) {
+    if (v.deleting && !job->toredown) {
         workflow_fail_job (e, job, "exception",
                   NOTE_PREFIX "workflow %s is being deleted outside of Flux", job->name);
     }
@@ -625,7 +621,7 @@ void progress_sync (struct dws_engine *e, json_t *objects)
     size_t i;
     json_t *o;
     json_array_foreach (objects, i, o) {
-        const char *name = workflow_get (o, "metadata", "name");
+        const char *name = dws_json_str_at (o, "metadata", "name");
         if (name)
             json_object_set_new (seen, name, json_true ());
         progress_event (e, "MODIFIED", o);
@@ -693,7 +689,7 @@ void progress_on_create (struct dws_engine *e, enum token_kind kind, struct job 
         json_array_clear (job->create_msgids);
         act_memo (e, job, json_pack ("{s:s}", "rabbit_workflow", job->name));
         if (a.ok && json_is_object (json_object_get (event, "object")) && !job->wf)
-            job->wf = json_incref (json_object_get (event, "object"));
+            job_set_wf (job, json_object_get (event, "object"));
         if (job->toredown)
             workflow_teardown (e, job);
         else if (job->wf)
@@ -726,7 +722,7 @@ void progress_on_breakdown (struct dws_engine *e, enum token_kind kind, struct j
                   answer_message (event));
         return;
     }
-    const char *name = workflow_get (a.obj, "metadata", "name");
+    const char *name = dws_json_str_at (a.obj, "metadata", "name");
     if (name)
         json_object_set (job->breakdowns, name, a.obj);
     if (job->breakdowns_wanted == 0 && !job->excepted && breakdowns_ready (e, job)) {
@@ -745,8 +741,7 @@ void progress_on_hosts (struct dws_engine *e, enum token_kind kind, struct job *
     if (!phase_exists (job) || job->creating || phase_handled (job) < WF_PROPOSAL)
         return; /* for a Workflow that was since created again */
     if (json_is_object (a.obj)) {
-        json_decref (job->wf);
-        job->wf = json_incref (a.obj);
+        job_set_wf (job, a.obj);
     }
     if (!job->excepted && job->setup_pending)
         setup_servers (e, job);

@@ -72,6 +72,35 @@ void rabbits_job (struct dws_engine *e, struct job *job)
 void rabbits_job_gone (struct dws_engine *e, struct job *job)
 {
     dws_health_allocation (e->health, job->id, NULL, e->actions);
+    rabbits_unhold (e, job);
+}
+
+void rabbits_hold (struct dws_engine *e, struct job *job)
+{
+    dws_error_t err;
+    if (!job->held)
+        return;
+    if (dws_health_hold (e->health, job->id, job->held, 0, e->now, e->actions, &err) < 0)
+        act_log (e, "err", "%s: cannot hold its ssds: %s", job->name, err.text);
+}
+
+bool rabbits_hold_applied (struct dws_engine *e, struct job *job)
+{
+    return dws_health_hold_applied (e->health, job->id);
+}
+
+json_t *rabbits_holds_applied (struct dws_engine *e)
+{
+    return dws_health_holds_applied (e->health);
+}
+
+void rabbits_unhold (struct dws_engine *e, struct job *job)
+{
+    if (!job->held)
+        return;
+    dws_health_unhold (e->health, job->id, e->now, e->actions);
+    json_decref (job->held);
+    job->held = NULL;
 }
 
 void rabbits_mount_failed (struct dws_engine *e, json_t *hosts)

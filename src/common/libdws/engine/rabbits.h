@@ -15,6 +15,15 @@ void rabbits_topology (struct dws_engine *e);
 void rabbits_job (struct dws_engine *e, struct job *job);
 void rabbits_job_gone (struct dws_engine *e, struct job *job);
 void rabbits_mount_failed (struct dws_engine *e, json_t *hosts);
+/* Hold the job's ssd vertices (job->held) down in Fluxion; whether
+ * Fluxion has confirmed every one; end the hold (each comes up where its
+ * rabbit is healthy and no other job holds it).
+ */
+void rabbits_hold (struct dws_engine *e, struct job *job);
+bool rabbits_hold_applied (struct dws_engine *e, struct job *job);
+/* The ids of the jobs whose hold Fluxion confirmed since the last call. */
+json_t *rabbits_holds_applied (struct dws_engine *e);
+void rabbits_unhold (struct dws_engine *e, struct job *job);
 void rabbits_request (struct dws_engine *e, json_t *msgid);
 /* does the result event carry a token of the health module? */
 bool rabbits_token (json_t *event);

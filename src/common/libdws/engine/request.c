@@ -23,6 +23,7 @@
 #include "policy.h"
 #include "progress.h"
 #include "rabbits.h"
+#include "release.h"
 #include "request.h"
 #include "status.h"
 #include "token.h"
@@ -130,8 +131,14 @@ static void create_request (struct dws_engine *e, json_t *msgid, json_t *p, json
     json_t *uid = json_object_get (p, "userid");
     json_t *tol = json_object_get (p, "failure_tolerance");
     json_t *resources = json_object_get (p, "resources");
+    enum release_mode release = RELEASE_DEFAULT;
     json_t *directives = request_check (e, "dws.create", uid, tol, resources,
                                         json_object_get (p, "dw_directives"), &err);
+    if (directives
+        && release_mode_parse (json_object_get (p, "release_computes"), &release, &err) < 0) {
+        json_decref (directives);
+        directives = NULL;
+    }
     if (!directives) {
         act_respond_fail (e, msgid, "%s", err.text);
         refused_create (e, id);
@@ -158,6 +165,7 @@ static void create_request (struct dws_engine *e, json_t *msgid, json_t *p, json
     json_t *gid = json_object_get (event, "groupid");
     job->groupid = json_is_integer (gid) ? json_integer_value (gid) : job->userid;
     job->tolerance = tol ? json_integer_value (tol) : 0;
+    job->release = release;
     job->directives = directives;
     job->resources = json_incref (resources);
     json_array_append (job->create_msgids, msgid);
@@ -343,6 +351,15 @@ static void status_method (struct dws_engine *e, json_t *msgid, json_t *p, json_
     status_request (e, msgid, json_object_get (event, "service"));
 }
 
+/* The released jobs whose DataOut is under way (for the jobtap plugin). */
+static void released_method (struct dws_engine *e, json_t *msgid, json_t *p, json_t *event)
+{
+    (void)p;
+    (void)event;
+    act_respond (e, msgid, json_pack ("{s:b s:o}", "success", 1, "jobs",
+                                      release_dataout_pending (e)));
+}
+
 static void rabbits_method (struct dws_engine *e, json_t *msgid, json_t *p, json_t *event)
 {
     (void)p;
@@ -367,6 +384,7 @@ static const struct method {
     {"teardown", false, false, teardown_method},
     {"abort", false, false, abort_method},
     {"status", false, true, status_method},
+    {"released", false, true, released_method},
     {"rabbits", true, true, rabbits_method},
 };
 #define NMETHODS ((int)(sizeof (methods) / sizeof (methods[0])))
@@ -449,7 +467,8 @@ static void job_info_for (struct dws_engine *e, struct job *job, bool want_R)
                        token_for (token, sizeof (token), TOK_JOB_INFO, job), "R", want_R));
 }
 
-/* A Workflow from the first list whose job is not active: the job ended
+/* A Workflow from the first list whose job is not active (and whose
+ * computes were not released after PostRun on purpose): the job ended
  * while no service watched (its dws.create answered by a service that
  * went away, or an administrator gave up its epilog, which waits for a
  * service, with dws-epilog-timeout).  Nothing waits
@@ -465,7 +484,7 @@ static void ended_while_away (struct dws_engine *e, json_t *active)
             char key[32];
             snprintf (key, sizeof (key), "%" JSON_INTEGER_FORMAT, j->id);
             if (j->listed_at_start && phase_exists (j) && !j->creating && j->phase != PHASE_DELETING
-                && !json_object_get (active, key))
+                && !j->released && !json_object_get (active, key))
                 json_array_append_new (ended, json_integer (j->id));
         }
     json_array_foreach (ended, i, v) {
@@ -567,6 +586,10 @@ void request_job_info_result (struct dws_engine *e, struct job *job, json_t *eve
     json_t *tol = json_object_get (system, "dw_failure_tolerance");
     json_t *directives = NULL;
     json_t *R = json_object_get (event, "R");
+    if (job->info_hold) {
+        release_on_R (e, job, event); /* the ssds to hold before the computes go back */
+        return;
+    }
     if (job->info_sched && (phase_exists (job) || job->creating)) {
         /* the R of the job-manager (dws.setup) has no scheduling graph:
          * the KVS copy says where Fluxion put the job's Lustre ssd */
@@ -649,6 +672,10 @@ void request_job_info_result (struct dws_engine *e, struct job *job, json_t *eve
     json_t *gid = json_object_get (event, "groupid");
     job->groupid = json_is_integer (gid) ? json_integer_value (gid) : job->userid;
     job->tolerance = json_is_integer (tol) ? json_integer_value (tol) : 0;
+    enum release_mode release = RELEASE_DEFAULT;
+    if (release_mode_parse (json_object_get (system, "dw_release_computes"), &release, NULL)
+        == 0)
+        job->release = release; /* a bad one was refused by its dws.create */
     json_decref (job->directives);
     job->directives = directives;
     json_decref (job->resources);

@@ -9,12 +9,14 @@
  *   progress.c  Workflow watch events: adopt, vanish, each state's
  *               completion, Proposal to PreRun
  *   fault.c     timers, TransientCondition, tolerance, abort
+ *   release.c   computes back after PostRun: ssd holds, then the epilog
  *   workflow.c  Workflow verbs: create, patch state, fail a job,
  *               teardown, finalizer, KVS timing
  *   job.c       the job table
  *   rabbits.c   routing to rabbit health (../health.h)
  *   phase.c     each job's phase: its names and transitions (one table)
  *   act.c       action builders, timer keys
+ *   wfview.c    a Workflow read once where it enters (struct wfview)
  *   wfstate.c   the names of the Workflow's states
  *   token.c     tokens "<kind>:<jobid>" that route answers back
  *   hosts.c     host lists: a job's hosts from R, one list minus another
@@ -71,6 +73,7 @@ enum wf_state {
     X (RUNNING, "running", WF_PRERUN, WF_PRERUN, true)        /* PreRun done */               \
     X (POSTRUN, "postrun", WF_POSTRUN, WF_PRERUN, true)                                       \
     X (POSTRUN_DONE, "postrun-done", WF_POSTRUN, WF_POSTRUN, true)                            \
+    X (RELEASING, "releasing", WF_POSTRUN, WF_POSTRUN, true)  /* holding ssds (release.c) */  \
     X (DATAOUT, "dataout", WF_DATAOUT, WF_POSTRUN, true)                                      \
     X (DATAOUT_DONE, "dataout-done", WF_DATAOUT, WF_DATAOUT, true)                            \
     X (TEARDOWN, "teardown", WF_TEARDOWN, WF_DATAOUT, true)                                   \
@@ -90,6 +93,11 @@ enum job_phase {
 #define ANN_RESERVED "flux-dws.io/lustre-rabbits"
 #define ANN_FAILED "flux-dws.io/failed"
 #define ANN_EPILOG "flux-dws.io/epilog"
+/* the job's computes were released after PostRun (release.c): the ssd
+ * vertex paths held down in Fluxion until Teardown, as a JSON array */
+#define ANN_HELD "flux-dws.io/held-ssds"
+/* dw_release_computes as the job asked it ("after-unmount"), when it did */
+#define ANN_RELEASE "flux-dws.io/release-computes"
 #define WORKFLOW_FINALIZER "flux-framework.readthedocs.io/workflow"
 #define WORKFLOW_LABEL "dataworkflowservices.github.io/workflow.name"
 #define WORKFLOW_NS_LABEL "dataworkflowservices.github.io/workflow.namespace"
@@ -99,6 +107,33 @@ enum job_phase {
 #define CONTAINER_LOG_LINES 5000
 #define CONTAINER_LOG_MAX 50000
 #define NOTE_PREFIX "DWS/Rabbit interactions failed: "
+
+/* A Workflow as the engine reads it (wfview.c parses it once, where it
+ * enters): strings and JSON borrowed from the object.
+ */
+struct wfview {
+    const char *name;          /* metadata */
+    bool deleting;             /* metadata.deletionTimestamp is set */
+    int finalizer_index;       /* of WORKFLOW_FINALIZER in metadata.finalizers, or -1 */
+    json_t *annotations;       /* metadata.annotations (ANN_*), or NULL */
+    const char *wlm_id;        /* spec */
+    enum wf_state desired;
+    enum wf_state force_ready_state; /* desired when spec.forceReady, else WF_NONE */
+    json_int_t user_id;
+    json_int_t group_id;
+    json_t *directives;        /* spec.dwDirectives (array), or NULL */
+    enum wf_state state;       /* status */
+    bool ready;
+    const char *status;
+    const char *message;
+    const char *elapsed;       /* status.elapsedTimeLastState */
+    json_t *breakdowns;        /* status.directiveBreakdowns: [{name, namespace}] */
+    const char *computes_name; /* status.computes */
+    const char *computes_ns;
+    json_t *env;               /* status.env (object), or NULL */
+    const char *token_secret;  /* status.workflowToken */
+    const char *token_ns;
+};
 
 struct config {
     double tc_timeout;
@@ -110,6 +145,7 @@ struct config {
     bool soft_drain;
     bool drain_queues;     /* drains limited to some queues */
     bool fluxion;          /* rabbits are ssd vertices in Fluxion */
+    bool release_early;    /* release_computes = "after-unmount" */
     bool restrict_persistent;
     int64_t save_datamovements;
     int64_t min_allocation_gib;
@@ -130,7 +166,8 @@ struct job {
     int64_t tolerance;
     json_t *directives; /* array of strings */
     json_t *resources;  /* original jobspec resources */
-    json_t *wf;         /* latest Workflow object seen, or NULL */
+    json_t *wf;         /* latest Workflow object seen, or NULL (job_set_wf) */
+    struct wfview view; /* wf, read (wfview.c) */
 
     enum job_phase phase;  /* phase.c: only phase_event () changes it */
 
@@ -170,6 +207,15 @@ struct job {
                             * Teardown (or the Workflow's deletion) waits for them,
                             * else it could delete what they must read */
     bool excepted;         /* a fatal exception was raised by us */
+    int release;           /* RELEASE_DEFAULT (the config's), RELEASE_EARLY or
+                            * RELEASE_LATE: dw_release_computes */
+    bool info_hold;        /* job-info asked for R's graph (the ssds to hold) */
+    json_t *held;          /* ssd vertex paths held down until Teardown, or NULL */
+    bool released;         /* the epilog ended after PostRun: the computes are
+                            * back in Flux while DataOut and Teardown go on */
+    bool dataout_ended;    /* DataOut's outcome is recorded (data.dws.dataout) */
+    char *postrun_why;     /* PostRun failed for this reason: its ClientMounts
+                            * are being read to drain who did not unmount */
     bool listed_at_start;  /* in the first Workflow list: its job may have ended
                             * while no service watched (see request_orphans_event) */
     bool token_pending;    /* PreRun: reading the workflow token Secret */
@@ -185,7 +231,15 @@ enum timer_kind {
     T_POSTRUN,
     T_TEARDOWN_AFTER,
     T_TC,
+    T_RELEASE, /* Fluxion's answers to the ssd holds (release.c) */
     T_NKINDS,
+};
+
+/* dw_release_computes: when a job's computes go back to Flux */
+enum release_mode {
+    RELEASE_DEFAULT = 0, /* as [rabbit] release_computes says */
+    RELEASE_EARLY,       /* "after-unmount": once PostRun is done */
+    RELEASE_LATE,        /* "after-teardown": once Teardown is done */
 };
 
 struct dws_engine {
@@ -205,6 +259,7 @@ struct dws_engine {
     double now;
     json_t *actions; /* actions of the event being handled */
     int64_t events;
+    int64_t phase_jobs[PHASE_COUNT]; /* how many jobs are in each phase */
     struct dws_health *health; /* rabbit health (rabbits.h) */
 };
 
@@ -232,6 +287,7 @@ struct dws_engine {
     X (PRERUN_TIMEOUT, "prerun-timeout")                                                       \
     X (TC_PRERUN, "tc-prerun")                                                                 \
     X (POSTRUN_TIMEOUT, "postrun-timeout")                                                     \
+    X (POSTRUN_FAILED, "postrun-failed")                                                       \
     X (ABORT_MOUNTS, "abort-mounts")                                                           \
     X (ABORT_SERVERS, "abort-servers")
 

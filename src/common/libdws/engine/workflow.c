@@ -14,23 +14,13 @@
 #include "act.h"
 #include "answer.h"
 #include "job.h"
+#include "jsonio.h"
 #include "phase.h"
 #include "token.h"
 #include "wfstate.h"
+#include "wfview.h"
 #include "wire.h"
 #include "workflow.h"
-
-const char *workflow_get (json_t *wf, const char *a, const char *b)
-{
-    return json_string_value (json_object_get (json_object_get (wf, a), b));
-}
-
-const char *workflow_annotation (json_t *wf, const char *key)
-{
-    return json_string_value (
-        json_object_get (json_object_get (json_object_get (wf, "metadata"), "annotations"),
-                         key));
-}
 
 /* --- failing a job ------------------------------------------------------- */
 void workflow_fail_job (struct dws_engine *e, struct job *job, const char *type, const char *fmt, ...)
@@ -40,7 +30,18 @@ void workflow_fail_job (struct dws_engine *e, struct job *job, const char *type,
     va_start (ap, fmt);
     vsnprintf (buf, sizeof (buf), fmt, ap);
     va_end (ap);
-    act_log (e, "err", "%s: %s", job->name, buf);
+    if (job->released) {
+        /* the job is inactive (its computes went back after PostRun): no
+         * exception can reach it; its owner learns from the KVS record
+         * (flux dws wait) and the log */
+        act_log (e, "err", "%s (owner uid %lld, computes released): %s", job->name,
+                 (long long)job->userid, buf);
+        if (phase_desired (job) <= WF_DATAOUT)
+            workflow_kvs_outcome (e, job, "dataout", "failed", buf);
+        job->excepted = true;
+    }
+    else
+        act_log (e, "err", "%s: %s", job->name, buf);
     if (!job->excepted) {
         job->excepted = true;
         act_raise (e, job, type, 0, "%s", buf);
@@ -62,7 +63,7 @@ void workflow_kvs_timing (struct dws_engine *e, struct job *job, enum wf_state s
     lower[i] = '\0';
     json_t *put = json_object ();
     json_t *links = json_object ();
-    const char *elapsed = workflow_get (job->wf, "status", "elapsedTimeLastState");
+    const char *elapsed = job->view.elapsed;
     snprintf (key, sizeof (key), "data.dws.timing.%s", lower);
     snprintf (link, sizeof (link), "rabbit_%s_timing", lower);
     json_object_set_new (put, key, json_string (elapsed ? elapsed : ""));
@@ -72,6 +73,37 @@ void workflow_kvs_timing (struct dws_engine *e, struct job *job, enum wf_state s
         json_object_set_new (links, "rabbit_workflow", json_string ("data.dws.workflow"));
     }
     act_kvs (e, job, put, links);
+}
+
+/* What became of the job's data and storage after its run, in the job's
+ * KVS directory (RFC 16): data.dws.<step> = {"state", "time", "error"?},
+ * step "dataout" (complete, failed, skipped) or "teardown" (complete).
+ * flux dws wait reads them: after an early release they are the only
+ * record the job keeps.
+ */
+void workflow_kvs_outcome (struct dws_engine *e, struct job *job, const char *step,
+                           const char *state, const char *error)
+{
+    char key[64];
+    bool dataout = !strcmp (step, "dataout");
+    if (dataout && job->dataout_ended)
+        return; /* the first outcome stands */
+    snprintf (key, sizeof (key), "data.dws.%s", step);
+    json_t *o = json_pack ("{s:s s:f}", "state", state, "time", e->now);
+    if (o && error)
+        json_object_set_new (o, "error", json_string (error));
+    act_kvs (e, job, json_pack ("{s:o}", key, o), NULL);
+    if (dataout) {
+        job->dataout_ended = true;
+        if (job->released) {
+            /* the jobtap plugin holds the dependents of a released job
+             * (dws-dataout) until now; an afterok one fails on a failure */
+            json_t *p = json_pack ("{s:I s:b}", "id", job->id, "ok", !strcmp (state, "complete"));
+            if (p && error)
+                json_object_set_new (p, "error", json_string (error));
+            act_rpc (e, "job-manager.dws.dataout-end", p, NULL);
+        }
+    }
 }
 
 void workflow_create (struct dws_engine *e, struct job *job)
@@ -86,6 +118,10 @@ void workflow_create (struct dws_engine *e, struct job *job)
         json_object_set_new (ann, ANN_RESOURCES, json_string (res));
     if (job->hosts)
         json_object_set_new (ann, ANN_HOSTS, json_string (job->hosts));
+    if (job->release != RELEASE_DEFAULT)
+        json_object_set_new (ann, ANN_RELEASE,
+                             json_string (job->release == RELEASE_EARLY ? "after-unmount"
+                                                                        : "after-teardown"));
     char *rsv = job->reserved ? json_dumps (job->reserved, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     if (rsv)
         json_object_set_new (ann, ANN_RESERVED, json_string (rsv));
@@ -175,7 +211,7 @@ void workflow_teardown (struct dws_engine *e, struct job *job)
     if (phase_desired (job) == WF_TEARDOWN) {
         if (phase_handled (job) == WF_TEARDOWN)
             workflow_teardown_finish (e, job);
-        else if (job->teardown_reads == 0 && job->epilog && !workflow_annotation (job->wf, ANN_EPILOG))
+        else if (job->teardown_reads == 0 && job->epilog && !wfview_annotation (&job->view, ANN_EPILOG))
             act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name,
                      json_pack ("{s:{s:{s:s}}}", "metadata", "annotations", ANN_EPILOG,
                                 "active"),
@@ -242,7 +278,7 @@ static json_t *log_pod (json_t *items)
                                                           "name")))
             continue;
         if (best) {
-            const char *bname = workflow_get (best, "metadata", "name");
+            const char *bname = dws_json_str_at (best, "metadata", "name");
             if (best_launcher && !launcher)
                 continue;
             if (best_launcher == launcher && strcmp (name, bname) >= 0)
@@ -272,12 +308,12 @@ static const char *text_tail (const char *s, size_t max)
 static int dm_newer_first (const void *a, const void *b)
 {
     json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
-    const char *tx = workflow_get (x, "metadata", "creationTimestamp");
-    const char *ty = workflow_get (y, "metadata", "creationTimestamp");
+    const char *tx = dws_json_str_at (x, "metadata", "creationTimestamp");
+    const char *ty = dws_json_str_at (y, "metadata", "creationTimestamp");
     int c = strcmp (ty ? ty : "", tx ? tx : "");
     if (c == 0) {
-        const char *nx = workflow_get (x, "metadata", "name");
-        const char *ny = workflow_get (y, "metadata", "name");
+        const char *nx = dws_json_str_at (x, "metadata", "name");
+        const char *ny = dws_json_str_at (y, "metadata", "name");
         c = strcmp (ny ? ny : "", nx ? nx : "");
     }
     return c;
@@ -299,7 +335,7 @@ static json_t *datamovements_kept (struct dws_engine *e, json_t *items)
         size_t k = 0;
         for (size_t i = 0; i < n; i++) {
             json_t *dm = json_array_get (items, i);
-            const char *status = workflow_get (dm, "status", "status");
+            const char *status = dws_json_str_at (dm, "status", "status");
             bool failed = status && !strcmp (status, "Failed");
             if (failed == (pass == 0))
                 v[k++] = dm;
@@ -323,21 +359,14 @@ void workflow_epilog_remove (struct dws_engine *e, struct job *job)
 
 void workflow_remove_finalizer (struct dws_engine *e, struct job *job)
 {
-    char token[96];
-    json_t *fins = json_object_get (json_object_get (job->wf, "metadata"), "finalizers");
-    size_t i;
-    json_t *f;
-    json_array_foreach (fins, i, f) {
-        if (json_is_string (f) && !strcmp (json_string_value (f), WORKFLOW_FINALIZER)) {
-            char path[64];
-            snprintf (path, sizeof (path), "/metadata/finalizers/%zu", i);
-            json_t *ops = json_pack ("[{s:s s:s s:s} {s:s s:s}]", "op", "test", "path", path,
-                                     "value", WORKFLOW_FINALIZER, "op", "remove", "path", path);
-            act_k8s (e, "json-patch", "Workflow", e->cfg.namespace, job->name, ops,
-                     token_for (token, sizeof (token), TOK_FINALIZER, job));
-            return;
-        }
-    }
+    char token[96], path[64];
+    if (job->view.finalizer_index < 0)
+        return;
+    snprintf (path, sizeof (path), "/metadata/finalizers/%d", job->view.finalizer_index);
+    json_t *ops = json_pack ("[{s:s s:s s:s} {s:s s:s}]", "op", "test", "path", path, "value",
+                             WORKFLOW_FINALIZER, "op", "remove", "path", path);
+    act_k8s (e, "json-patch", "Workflow", e->cfg.namespace, job->name, ops,
+             token_for (token, sizeof (token), TOK_FINALIZER, job));
 }
 
 /* Teardown is complete: release the epilog (once the job is in it), then

@@ -7,10 +7,6 @@
 
 #include "state.h"
 
-/* wf.a.b as a string, or NULL */
-const char *workflow_get (json_t *wf, const char *a, const char *b);
-/* the Workflow's annotation key, or NULL */
-const char *workflow_annotation (json_t *wf, const char *key);
 
 /* Raise the job's exception (once) and take its Workflow to Teardown. */
 void workflow_fail_job (struct dws_engine *e, struct job *job, const char *type, const char *fmt, ...)
@@ -39,5 +35,9 @@ void workflow_on_pods (struct dws_engine *e, enum token_kind kind, struct job *j
                        json_t *event);
 void workflow_on_podlog (struct dws_engine *e, enum token_kind kind, struct job *job,
                          json_t *event);
+
+/* The job's data.dws.<step> record: {"state", "time", "error"?}. */
+void workflow_kvs_outcome (struct dws_engine *e, struct job *job, const char *step,
+                           const char *state, const char *error);
 
 #endif /* !DWS_ENGINE_WORKFLOW_H */

@@ -764,7 +764,7 @@ static void test_requests (void)
     none ("dws.abort before the sync: kept");
     feed (e, "{'type':'request','userid':0,'topic':'dws.status','msgid':'m1'}");
     acts_are ("[{'action':'respond','msgid':'m1','payload':{'success':true,'synced':false,"
-              "'jobs':[],'workflows':[],'rabbits':0,'computes':0,'events':4}}]",
+              "'jobs':[],'phases':{},'workflows':[],'rabbits':0,'computes':0,'events':4}}]",
               "dws.status before anything (no payload needed; 4 events before it)");
     sync_none (e);
     has ("the list: the kept dws.setup is answered", "action", "respond", "msgid", "1");
@@ -1207,8 +1207,12 @@ static void test_error (void)
     wf_status (e, 200, "PreRun", false, "Error", "{'message':'mount failed on c1'}");
     none ("the same error again: nothing (one exception, one Teardown)");
     complete (e, 200, NULL);
-    ok (A && json_array_size (A) == 1 && find ("action", "kvs"),
-        "Teardown complete before the epilog: timing only, the Workflow is kept");
+    /* the state's timing, then the record flux dws wait reads */
+    json_t *rec = jp (json_array_get (A, 1), "put", "data.dws.teardown", NULL);
+    ok (A && json_array_size (A) == 2 && count ("action", "kvs", NULL) == 2
+            && json_is_string (json_object_get (rec, "state"))
+            && !strcmp (json_string_value (json_object_get (rec, "state")), "complete"),
+        "Teardown complete before the epilog: timing and its record only, the Workflow is kept");
     json_t *j = job_status (e, 200);
     json_at (jp (j, "failed_job", NULL), "true", "status: the job failed");
     json_decref (j);
@@ -1416,7 +1420,7 @@ static void test_timers (void)
                  "{'spec':{'node':'c1'},'status':{'mounts':[{'state':'mounted'}]}},"
                  "{'spec':{'node':'c3'},'status':{'mounts':[{'state':'unmounted'}]}}]");
     has ("postrun timeout: drain the still-mounted computes", "action", "drain", "targets", "c1",
-         "reason", "failed to unmount rabbit");
+         "reason", "failed to unmount rabbit rabbit1 (job f7z)");
     has ("postrun timeout: rabbit-timeout", "action", "raise", "type", "rabbit-timeout",
          "severity", "0", "note", "unmounts timed out, skipping data movement");
     has ("postrun timeout: Teardown with the epilog annotation", "op", "patch", "body",
@@ -1495,7 +1499,7 @@ static void test_abort_teardown_race (void)
     list_result (e, "abort-mounts", 510,
                  "[{'spec':{'node':'c3'},'status':{'mounts':[{'state':'mounted'}]}}]");
     has ("race: the ClientMount read drains the compute still mounted", "action", "drain",
-         "targets", "c3", "reason", "failed to unmount rabbit");
+         "targets", "c3", "reason", "failed to unmount rabbit rabbit2 (job f9o)");
     has ("race: then the Workflow is deleted", "op", "delete", "token", "delete:510");
     ok (!find ("topic", "job-manager.dws.epilog-remove"),
         "race: still no epilog-remove (the job manager ended the epilog)");
@@ -1532,7 +1536,8 @@ static void test_abort (void)
     list_result (e, "abort-mounts", 500,
                  "[{'spec':{'node':'c1'},'status':{'mounts':[{'state':'mounted'}]}},"
                  "{'spec':{'node':'c3'},'status':{'mounts':[]}}]");
-    acts_are ("[{'action':'drain','targets':'c1','reason':'failed to unmount rabbit'}]",
+    acts_are ("[{'action':'drain','targets':'c1','reason':'failed to unmount rabbit rabbit1"
+              " (job f9d)'}]",
               "abort: computes still mounted are drained; Teardown still waits");
     list_result (e, "abort-servers", 500,
                  "[{'status':{'allocationSets':[{'storage':{'rabbit1':{'allocationSize':100},"
@@ -2558,7 +2563,7 @@ static void test_status_json (void)
     struct dws_engine *e = engine (NULL);
     char *s = dws_engine_status_json (e, &err);
     json_t *o = s ? json_loads (s, 0, NULL) : NULL;
-    json_at (o, "{'synced':false,'jobs':[],'rabbits':0,'computes':0,'events':0}",
+    json_at (o, "{'synced':false,'jobs':[],'phases':{},'rabbits':0,'computes':0,'events':0}",
              "status JSON of a new engine");
     json_decref (o);
     free (s);

@@ -1013,11 +1013,9 @@ static void test_fluxion_state (void)
     answer_all (h, true, 0);
     fluxion_says (h, "['/cl/chassis0/ssd1']");
     flush (h);
-    ok (count ("sched-fluxion-resource.set_status") == 2,
-        "a rabbit half down in Fluxion gets both its vertices again");
+    ok (count ("sched-fluxion-resource.set_status") == 1,
+        "a rabbit half down in Fluxion gets only the vertex that differs");
     payload_is ("sched-fluxion-resource.set_status", 0,
-                "{'resource_path':'/cl/chassis0/ssd0','status':'up'}", "r1 ssd0 up");
-    payload_is ("sched-fluxion-resource.set_status", 1,
                 "{'resource_path':'/cl/chassis0/ssd1','status':'up'}", "r1 ssd1 up");
 
     /* Fluxion could not be asked: every ssd goes out */
@@ -1079,8 +1077,8 @@ static void test_fluxion_state (void)
     const char *warned[] = {
         "Fluxion's ssd statuses are unknown (its find answer has no R): giving it every"
         " rabbit's state",
-        "Fluxion's ssd statuses are unknown (its find answer is not a JGF graph"
-        " (R.graph.nodes)): giving it every rabbit's state",
+        "Fluxion's ssd statuses are unknown (its find answer's R.graph is not a JGF graph"
+        " (no nodes list)): giving it every rabbit's state",
         "Fluxion has ssd vertices down that are not in R's graph (1, e.g."
         " /other/chassis9/ssd0): giving it every rabbit's state",
     };
@@ -1167,6 +1165,451 @@ static void test_capacity (void)
     dws_health_destroy (h);
 }
 
+/* --- holds: a job's ssd vertices kept down until its Teardown ------------ */
+
+#define SET_STATUS "sched-fluxion-resource.set_status"
+
+static int hold (struct dws_health *h, json_int_t id, const char *paths)
+{
+    dws_error_t err;
+    json_t *p = J ("%s", paths);
+    reset ();
+    int rc = dws_health_hold (h, id, p, 0, now, actions, &err);
+    if (rc < 0)
+        diag ("hold refused: %s", err.text);
+    json_decref (p);
+    return rc;
+}
+
+/* A hold, its set_status sent and answered (ok_). */
+static void hold_answered (struct dws_health *h, json_int_t id, const char *paths, bool ok_)
+{
+    hold (h, id, paths);
+    flush (h);
+    answer_all (h, ok_, 0);
+}
+
+static void unhold (struct dws_health *h, json_int_t id)
+{
+    reset ();
+    dws_health_unhold (h, id, now, actions);
+}
+
+/* The ids dws_health_holds_applied lists now, as compact JSON. */
+static void applied_list_is (struct dws_health *h, const char *expect, const char *msg)
+{
+    json_t *got = dws_health_holds_applied (h);
+    char *s = dump (got);
+    is (s, expect, "%s", msg);
+    free (s);
+    json_decref (got);
+}
+
+/* o[key] as compact JSON (sorted keys) is 'fmt' with the hold's start. */
+static void member_is (json_t *o, const char *key, const char *fmt, double since,
+                       const char *msg)
+{
+    char expect[512];
+    snprintf (expect, sizeof (expect), fmt, since);
+    char *got = dump (json_object_get (o, key));
+    is (got, expect, "%s", msg);
+    free (got);
+}
+
+/* Answer the first n rpc actions of the last flush (ok or not); the others
+ * stay in 'actions' for later. */
+static void answer_first (struct dws_health *h, size_t n, bool ok_)
+{
+    json_t *pending = json_incref (actions);
+    json_t *rest = json_array ();
+    json_t *out = json_array ();
+    size_t i;
+    json_t *a;
+    json_array_foreach (pending, i, a) {
+        json_t *tok = json_object_get (a, "token");
+        if (!tok || i >= n) {
+            json_array_append (rest, a);
+            continue;
+        }
+        json_t *ev = json_pack ("{s:O s:b s:s}", "token", tok, "ok", ok_, "errstr",
+                                ok_ ? "" : "injected failure");
+        dws_error_t err;
+        if (dws_health_result (h, ev, now, out, &err) < 0)
+            diag ("result refused: %s", err.text);
+        json_decref (ev);
+    }
+    json_decref (pending);
+    json_decref (out);
+    json_decref (actions);
+    actions = rest;
+}
+
+/* The set_status of the last flush, as "path=status ..." in order. */
+static void statuses_are (const char *expect, const char *msg)
+{
+    char buf[1024] = "";
+    size_t len = 0;
+    json_t *a;
+    for (size_t k = 0; (a = nth (SET_STATUS, k)) != NULL; k++) {
+        json_t *p = json_object_get (a, "payload");
+        len += (size_t)snprintf (buf + len, sizeof (buf) - len, "%s%s=%s", len ? " " : "",
+                                 json_string_value (json_object_get (p, "resource_path")),
+                                 json_string_value (json_object_get (p, "status")));
+    }
+    is (buf, expect, "%s", msg);
+}
+
+static struct dws_health *healthy_system (void)
+{
+    struct dws_health *h = system_create (true, true, true, false);
+    system_sync (h);
+    flush (h);
+    answer_all (h, true, 0);
+    none (h, "a healthy system, every ssd up: nothing more to send");
+    return h;
+}
+
+static void test_hold_and_unhold (void)
+{
+    struct dws_health *h = healthy_system ();
+
+    ok (!dws_health_hold_applied (h, 7), "a job that holds nothing: not applied");
+    double t7 = now;
+    ok (hold (h, 7, "['/cl/chassis0/ssd1','/cl/chassis1/ssd0']") == 0, "job 7 holds 2 ssds");
+    ok (count ("timer-start") == 1, "a hold arms the flush");
+    ok (!dws_health_hold_applied (h, 7), "not applied before anything is sent");
+    applied_list_is (h, "[]", "holds_applied: none yet");
+    flush (h);
+    statuses_are ("/cl/chassis0/ssd1=down /cl/chassis1/ssd0=down",
+                  "the flush sets exactly the held vertices down (one RPC each)");
+    ok (!dws_health_hold_applied (h, 7), "sent, not answered: not applied");
+    answer_first (h, 1, true);
+    ok (!dws_health_hold_applied (h, 7), "one of two answered: not applied");
+    applied_list_is (h, "[]", "holds_applied: none yet");
+    answer_first (h, 1, true);
+    ok (dws_health_hold_applied (h, 7), "both answered: applied");
+    applied_list_is (h, "[7]", "holds_applied lists job 7 once");
+    applied_list_is (h, "[]", "... and not again");
+    none (h, "applied: nothing more to send");
+
+    json_t *view = dws_health_view (h);
+    json_t *r1 = json_array_get (json_object_get (view, "rabbits"), 0);
+    member_is (r1, "held",
+               "[{\"down\":true,\"job\":7,\"since\":%.1f,\"ssds\":[\"/cl/chassis0/ssd1\"]}]",
+               t7, "the view: r1's held ssd, its job, since when, down in Fluxion");
+    is (json_string_value (json_object_get (r1, "fluxion")), "up",
+        "r1's other ssd is up (FLUXION says what the free vertices are)");
+    member_is (view, "holds",
+               "[{\"applied\":true,\"job\":7,\"paths\":[\"/cl/chassis0/ssd1\","
+               "\"/cl/chassis1/ssd0\"],\"since\":%.1f}]",
+               t7, "the view's holds list every hold");
+    json_decref (view);
+
+    /* a second job holds one of the same vertices: already down */
+    ok (hold (h, 8, "['/cl/chassis1/ssd0']") == 0, "job 8 holds r2's ssd0 too");
+    ok (dws_health_hold_applied (h, 8), "a vertex already down in Fluxion: applied at once");
+    applied_list_is (h, "[8]", "holds_applied lists job 8");
+    none (h, "nothing sent for it");
+
+    unhold (h, 7);
+    flush (h);
+    statuses_are ("/cl/chassis0/ssd1=up",
+                  "job 7's hold ends: its ssd no one else holds goes up, r2's ssd0 stays down");
+    answer_all (h, true, 0);
+    ok (!dws_health_hold_applied (h, 7), "an ended hold is not applied");
+    unhold (h, 8);
+    flush (h);
+    statuses_are ("/cl/chassis1/ssd0=up", "job 8's hold ends: r2's ssd0 up");
+    answer_all (h, true, 0);
+    unhold (h, 8);
+    none (h, "ending a hold twice: nothing");
+
+    /* the rabbit is down when the hold ends: the vertex stays down */
+    hold (h, 9, "['/cl/chassis0/ssd0']");
+    flush (h);
+    statuses_are ("/cl/chassis0/ssd0=down", "job 9 holds r1's ssd0");
+    answer_all (h, true, 0);
+    feed_storage (h, storage ("r1", "Offline", "Enabled", "Ready", "Ready"));
+    flush (h);
+    statuses_are ("/cl/chassis0/ssd1=down", "r1 down: only its free ssd is sent down");
+    answer_all (h, true, 0);
+    unhold (h, 9);
+    flush (h);
+    statuses_are ("", "job 9's hold ends while r1 is down: its ssd stays down");
+    feed_storage (h, storage ("r1", "Ready", "Enabled", "Ready", "Ready"));
+    flush (h);
+    statuses_are ("/cl/chassis0/ssd0=up /cl/chassis0/ssd1=up", "r1 back: both up");
+    answer_all (h, true, 0);
+    dws_health_destroy (h);
+}
+
+static void test_hold_rabbit_flaps (void)
+{
+    struct dws_health *h = healthy_system ();
+    hold_answered (h, 7, "['/cl/chassis0/ssd0']", true);
+    ok (dws_health_hold_applied (h, 7), "job 7's hold is applied");
+    applied_list_is (h, "[7]", "and listed");
+
+    feed_storage (h, storage ("r1", "Offline", "Enabled", "Ready", "Ready"));
+    flush (h);
+    statuses_are ("/cl/chassis0/ssd1=down", "r1 down during the hold: its free ssd down");
+    answer_all (h, true, 0);
+    feed_storage (h, storage ("r1", "Ready", "Enabled", "Ready", "Ready"));
+    flush (h);
+    statuses_are ("/cl/chassis0/ssd1=up",
+                  "r1 Ready again during the hold: only its free ssd comes up");
+    answer_all (h, true, 0);
+    ok (dws_health_hold_applied (h, 7), "the hold is still applied");
+    applied_list_is (h, "[]", "and not listed again");
+
+    json_t *view = dws_health_view (h);
+    json_t *r1 = json_array_get (json_object_get (view, "rabbits"), 0);
+    is (json_string_value (json_object_get (r1, "fluxion")), "up", "the view: r1 up");
+    ok (json_array_size (json_object_get (r1, "held")) == 1, "with one held entry");
+    json_decref (view);
+
+    /* every vertex of a rabbit held: FLUXION tells them */
+    hold_answered (h, 8, "['/cl/chassis0/ssd1']", true);
+    view = dws_health_view (h);
+    r1 = json_array_get (json_object_get (view, "rabbits"), 0);
+    is (json_string_value (json_object_get (r1, "fluxion")), "down",
+        "every r1 ssd held: the view says down");
+    json_decref (view);
+
+    /* holding again replaces the paths */
+    hold (h, 8, "['/cl/chassis1/ssd1']");
+    flush (h);
+    statuses_are ("/cl/chassis0/ssd1=up /cl/chassis1/ssd1=down",
+                  "job 8 holds another ssd instead: the old one up, the new one down");
+    answer_all (h, true, 0);
+    ok (dws_health_hold_applied (h, 8), "its new hold is applied");
+    dws_health_destroy (h);
+}
+
+/* Fluxion restarts and answers find with these vertices down (NULL: the
+ * find fails); then a flush. */
+static void fluxion_restarts (struct dws_health *h, const char *down)
+{
+    reset ();
+    dws_health_fluxion_restart (h, actions);
+    fluxion_says (h, down);
+    flush (h);
+}
+
+static void test_hold_fluxion_restart (void)
+{
+    struct dws_health *h = healthy_system ();
+    hold_answered (h, 7, "['/cl/chassis0/ssd0','/cl/chassis0/ssd1']", true);
+    applied_list_is (h, "[7]", "job 7's hold applied");
+
+    /* Fluxion restarts: its graph (dws2jgf) comes back with every ssd down */
+    reset ();
+    dws_health_fluxion_restart (h, actions);
+    ok (!dws_health_hold_applied (h, 7), "after a Fluxion restart the hold is not applied");
+    applied_list_is (h, "[]", "nothing listed");
+    flush (h);
+    ok (count (SET_STATUS) == 0 && count (FIND) == 1, "no set_status before its find answer");
+    fluxion_says (h, "['/cl/chassis0/ssd0','/cl/chassis0/ssd1','/cl/chassis1/ssd0',"
+                     "'/cl/chassis1/ssd1']");
+    flush (h);
+    statuses_are ("/cl/chassis1/ssd0=up /cl/chassis1/ssd1=up",
+                  "Fluxion has them all down: only r2's free ssds go up, the held stay down");
+    ok (dws_health_hold_applied (h, 7), "Fluxion said the held ones are down: applied again");
+    applied_list_is (h, "[7]", "job 7 listed again");
+    answer_all (h, true, 0);
+
+    /* a Fluxion that does not have them down: sent again */
+    fluxion_restarts (h, "[]");
+    statuses_are ("/cl/chassis0/ssd0=down /cl/chassis0/ssd1=down",
+                  "a Fluxion with nothing down: the held ones are sent down again");
+    ok (!dws_health_hold_applied (h, 7), "not applied until answered");
+    answer_all (h, true, 0);
+    ok (dws_health_hold_applied (h, 7), "answered: applied");
+    applied_list_is (h, "[7]", "listed again");
+
+    /* unknown state (find failed): every vertex goes out, held ones down */
+    fluxion_restarts (h, NULL);
+    statuses_are ("/cl/chassis0/ssd0=down /cl/chassis0/ssd1=down /cl/chassis1/ssd0=up"
+                  " /cl/chassis1/ssd1=up",
+                  "Fluxion's state unknown: every vertex, the held ones down");
+    answer_all (h, true, 0);
+    ok (dws_health_hold_applied (h, 7), "applied");
+    dws_health_destroy (h);
+}
+
+static void test_hold_failures (void)
+{
+    struct dws_health *h = healthy_system ();
+    hold_answered (h, 7, "['/cl/chassis1/ssd1']", false);
+    ok (count ("log") == 1, "a failed set_status down is logged");
+    ok (count ("timer-start") == 1, "and the flush armed for the retry");
+    ok (json_real_value (json_object_get (nth ("timer-start", 0), "after"))
+            == DWS_HEALTH_RETRY_DELAY,
+        "after DWS_HEALTH_RETRY_DELAY");
+    ok (!dws_health_hold_applied (h, 7), "failed: not applied");
+    applied_list_is (h, "[]", "not listed");
+    flush (h);
+    statuses_are ("/cl/chassis1/ssd1=down", "the retry sends it again");
+    answer_all (h, true, 0);
+    ok (dws_health_hold_applied (h, 7), "answered: applied");
+    applied_list_is (h, "[7]", "listed");
+
+    /* answers of older batches do not apply a newer state: down (A), up
+     * (B), down again (C); A's answer comes while C is in flight */
+    unhold (h, 7);
+    flush (h); /* B: up */
+    json_t *b = json_incref (actions);
+    hold (h, 7, "['/cl/chassis1/ssd1']");
+    flush (h); /* C: down */
+    json_t *c = json_incref (actions);
+    json_decref (actions);
+    actions = b;
+    answer_all (h, true, 0);
+    ok (!dws_health_hold_applied (h, 7), "the up's answer does not apply the new hold");
+    json_decref (actions);
+    actions = c;
+    answer_all (h, true, 0);
+    ok (dws_health_hold_applied (h, 7), "the down's answer does");
+
+    /* a failure of the older batch leaves the newer one alone */
+    unhold (h, 7);
+    flush (h);
+    b = json_incref (actions);
+    hold (h, 7, "['/cl/chassis1/ssd1']");
+    flush (h);
+    c = json_incref (actions);
+    json_decref (actions);
+    actions = c;
+    answer_all (h, true, 0);
+    ok (dws_health_hold_applied (h, 7), "the newer down answered: applied");
+    json_decref (actions);
+    actions = b;
+    answer_all (h, false, 0);
+    ok (dws_health_hold_applied (h, 7), "the older up failing afterwards changes nothing");
+    flush (h);
+    statuses_are ("", "and nothing is sent again for it");
+    dws_health_destroy (h);
+}
+
+static void test_hold_unknown_paths (void)
+{
+    dws_error_t err;
+    struct dws_health *h = healthy_system ();
+    double t7 = now;
+    ok (hold (h, 7, "['/cl/chassis2/ssd0','/cl/chassis0/ssd0']") == 0,
+        "a hold with a path the graph does not have is kept");
+    flush (h);
+    statuses_are ("/cl/chassis0/ssd0=down", "the known one is sent down");
+    answer_all (h, true, 0);
+    ok (!dws_health_hold_applied (h, 7), "not applied while a path is unknown");
+    json_t *view = dws_health_view (h);
+    member_is (view, "holds",
+               "[{\"applied\":false,\"job\":7,\"paths\":[\"/cl/chassis2/ssd0\","
+               "\"/cl/chassis0/ssd0\"],\"since\":%.1f}]",
+               t7, "the view lists the hold, not applied");
+    json_decref (view);
+
+    /* a graph that has it (a new rabbit r3, not in the topology) */
+    reset ();
+    json_t *graph = J ("{'ssds':{'r1':['/cl/chassis0/ssd0','/cl/chassis0/ssd1'],"
+                       "'r2':['/cl/chassis1/ssd0','/cl/chassis1/ssd1'],"
+                       "'r3':['/cl/chassis2/ssd0','/cl/chassis2/ssd1']},"
+                       "'nodes':{'c1':'/cl/chassis0/c1','c2':'/cl/chassis0/c2',"
+                       "'c3':'/cl/chassis1/c3','c4':'/cl/chassis1/c4'}}");
+    ok (dws_health_graph (h, graph, actions, &err) == 0, "a graph with r3");
+    json_decref (graph);
+    flush (h);
+    statuses_are ("/cl/chassis0/ssd0=down /cl/chassis0/ssd1=up /cl/chassis1/ssd0=up"
+                  " /cl/chassis1/ssd1=up /cl/chassis2/ssd0=down",
+                  "a new graph: every vertex again, the held r3 one down, r3's free one left");
+    answer_all (h, true, 0);
+    ok (dws_health_hold_applied (h, 7), "every path known and down: applied");
+    applied_list_is (h, "[7]", "listed");
+    unhold (h, 7);
+    flush (h);
+    statuses_are ("/cl/chassis0/ssd0=up",
+                  "hold ends: r1's ssd up; r3 (not in the topology) stays down");
+    dws_health_destroy (h);
+
+    /* an empty hold and Fluxion off: nothing to wait for */
+    h = healthy_system ();
+    ok (hold (h, 5, "[]") == 0, "an empty hold");
+    ok (dws_health_hold_applied (h, 5), "is applied at once");
+    applied_list_is (h, "[5]", "and listed");
+    none (h, "nothing sent");
+    dws_health_destroy (h);
+    h = system_create (false, true, true, false);
+    system_sync (h);
+    ok (hold (h, 6, "['/cl/chassis0/ssd0']") == 0, "without Fluxion a hold is accepted");
+    ok (dws_health_hold_applied (h, 6), "and applied at once");
+    applied_list_is (h, "[6]", "listed");
+    flush (h);
+    ok (count (SET_STATUS) == 0, "no set_status without Fluxion");
+    dws_health_destroy (h);
+
+    /* bad holds */
+    h = dws_health_create ();
+    json_t *v = J ("{'a':1}");
+    ok (dws_health_hold (h, 3, v, 0, now, actions, &err) < 0, "paths not an array: refused");
+    is (err.text, "hold of job 3: paths must be an array of ssd vertex paths", "... message");
+    json_decref (v);
+    v = J ("['/cl/chassis0/ssd0', 4]");
+    ok (dws_health_hold (h, 3, v, 0, now, actions, &err) < 0, "a path not a string: refused");
+    is (err.text, "hold of job 3: paths[1] is not a path string", "... message");
+    json_decref (v);
+    ok (!dws_health_hold_applied (h, 3), "a refused hold holds nothing");
+    dws_health_destroy (h);
+}
+
+/* A service restart: holds come back (from the Workflows) before the
+ * Storage list; the held vertices need no rabbit health to go down, and
+ * the time recorded before the restart is kept. */
+static void test_hold_at_start (void)
+{
+    dws_error_t err;
+    struct dws_health *h = system_create (true, true, true, false);
+    json_t *p = J ("['/cl/chassis1/ssd1']");
+    reset ();
+    ok (dws_health_hold (h, 7, p, 500.0, now, actions, &err) == 0,
+        "a hold with its recorded start, before the Storage list");
+    ok (count ("timer-start") == 1, "arms the flush");
+    flush (h);
+    statuses_are ("", "Fluxion (fresh graph) has it down already: nothing sent");
+    ok (dws_health_hold_applied (h, 7), "applied from Fluxion's find answer");
+    ok (dws_health_hold (h, 7, p, 0, now, actions, &err) == 0, "held again");
+    json_decref (p);
+    none (h, "nothing to send for it");
+    system_sync (h);
+    flush (h);
+    statuses_are ("/cl/chassis0/ssd0=up /cl/chassis0/ssd1=up /cl/chassis1/ssd0=up",
+                  "the Storage list: the free vertices up, the held stays down");
+    json_t *view = dws_health_view (h);
+    json_t *hold0 = json_array_get (json_object_get (view, "holds"), 0);
+    ok (json_real_value (json_object_get (hold0, "since")) == 500.0,
+        "the recorded start is kept by the view, and by holding again");
+    json_decref (view);
+    dws_health_destroy (h);
+
+    /* a Fluxion with the vertex up, before the Storage list: sent down */
+    h = dws_health_create ();
+    reset ();
+    json_t *topo = J ("{'c1':'r1','c2':'r1','c3':'r2','c4':'r2'}");
+    json_t *graph = J ("{'ssds':{'r1':['/cl/chassis0/ssd0','/cl/chassis0/ssd1'],"
+                       "'r2':['/cl/chassis1/ssd0','/cl/chassis1/ssd1']},'nodes':{}}");
+    dws_health_topology (h, topo, actions, &err);
+    dws_health_graph (h, graph, actions, &err);
+    hold (h, 7, "['/cl/chassis1/ssd1']");
+    fluxion_says (h, "[]");
+    flush (h);
+    statuses_are ("/cl/chassis1/ssd1=down",
+                  "before the Storage list only the held vertex is sent (down)");
+    answer_all (h, true, 0);
+    ok (dws_health_hold_applied (h, 7), "and applied once answered");
+    json_decref (topo);
+    json_decref (graph);
+    dws_health_destroy (h);
+}
+
 int main (void)
 {
     test_fluxion_rabbit_transitions ();
@@ -1182,6 +1625,12 @@ int main (void)
     test_storage_before_topology ();
     test_bad_input ();
     test_capacity ();
+    test_hold_and_unhold ();
+    test_hold_rabbit_flaps ();
+    test_hold_fluxion_restart ();
+    test_hold_failures ();
+    test_hold_unknown_paths ();
+    test_hold_at_start ();
     json_decref (actions);
     return done_testing ();
 }

@@ -13,7 +13,7 @@
     " \"dws_api_version\": null, \"kubeconfig\": null, \"lustre\": {\"max_rabbits\": 0, \"mdts\": 1, \"min_rabbits\": 1, \"osts_per_mdt\": 0, \"spread\": false, \"whole_rabbit_gib\": 0}, \"mapping\": null,"          \
     " \"min_allocation_size\": 4, \"nnf_api_version\": null,"                       \
     " \"policy\": {\"maximums\": {}}, \"postrun_timeout\": 0.0,"                    \
-    " \"prerun_timeout\": 0.0, \"presets\": {}, \"prolog_timeout\": 1800.0,"        \
+    " \"prerun_timeout\": 0.0, \"presets\": {}, \"prolog_timeout\": 1800.0, \"release_computes\": \"after-teardown\","        \
     " \"restrict_persistent_creation\": true, \"save_datamovements\": 0,"           \
     " \"setup_timeout\": 0.0, \"soft_drain\": true, \"tc_timeout\": 10.0,"          \
     " \"teardown_after\": 0.0}"
@@ -412,7 +412,7 @@ static void test_alias (void)
               " \"dws_api_version\": null, \"kubeconfig\": null, \"lustre\": {\"max_rabbits\": 0, \"mdts\": 1, \"min_rabbits\": 1, \"osts_per_mdt\": 0, \"spread\": false, \"whole_rabbit_gib\": 0}, \"mapping\": null,"
               " \"min_allocation_size\": 4, \"nnf_api_version\": null,"
               " \"policy\": {\"maximums\": {}}, \"postrun_timeout\": 0.0,"
-              " \"prerun_timeout\": 0.0, \"presets\": {}, \"prolog_timeout\": 1800.0,"
+              " \"prerun_timeout\": 0.0, \"presets\": {}, \"prolog_timeout\": 1800.0, \"release_computes\": \"after-teardown\","
               " \"restrict_persistent_creation\": false, \"save_datamovements\": 0,"
               " \"setup_timeout\": 0.0, \"soft_drain\": true, \"tc_timeout\": 5.0,"
               " \"teardown_after\": 0.0}");
@@ -455,7 +455,7 @@ static void test_unknown (void)
 {
     const char *list = "drain_compute_nodes, drain_queues, dws_api_version, kubeconfig, lustre, mapping,"
                        " min_allocation_size, nnf_api_version, policy, postrun_timeout,"
-                       " prerun_timeout, presets, prolog_timeout, restrict_persistent_creation,"
+                       " prerun_timeout, presets, prolog_timeout, release_computes, restrict_persistent_creation,"
                        " save_datamovements, setup_timeout, soft_drain, tc_timeout,"
                        " teardown_after";
     char msg[1024];
@@ -515,6 +515,46 @@ static void test_unknown (void)
     }
 }
 
+static void test_release_computes (void)
+{
+    const char *k = "release_computes";
+    const char *msg = "rabbit.release_computes: must be \"after-unmount\" or"
+                      " \"after-teardown\", got ";
+    char want[256];
+    key_is (k, "\"after-unmount\"", "\"after-unmount\"");
+    key_is (k, "\"after-teardown\"", "\"after-teardown\"");
+    key_is (k, "null", "\"after-teardown\"");
+    const char *bad_values[] = {"\"after_unmount\"", "\"After-Unmount\"", "\"\"", "true", "1",
+                                "[\"after-unmount\"]", "\"after-unmount \""};
+    for (size_t i = 0; i < sizeof (bad_values) / sizeof (bad_values[0]); i++) {
+        snprintf (want, sizeof (want), "%s%s", msg, bad_values[i]);
+        key_is (k, bad_values[i], want);
+    }
+    /* the job attribute */
+    dws_error_t err;
+    json_t *v = json_string ("after-unmount");
+    ok (dws_rabbitconf_release_computes (v, &err) == 1, "dw_release_computes=after-unmount: 1");
+    json_decref (v);
+    v = json_string ("after-teardown");
+    ok (dws_rabbitconf_release_computes (v, &err) == 0, "dw_release_computes=after-teardown: 0");
+    json_decref (v);
+    v = json_string ("never");
+    ok (dws_rabbitconf_release_computes (v, &err) == -1, "dw_release_computes=never: refused");
+    is (err.text,
+        "dw_release_computes must be \"after-unmount\" or \"after-teardown\", got \"never\"",
+        "... naming the attribute, its values and what it got");
+    json_decref (v);
+    v = json_integer (1);
+    ok (dws_rabbitconf_release_computes (v, &err) == -1, "dw_release_computes=1: refused");
+    is (err.text, "dw_release_computes must be \"after-unmount\" or \"after-teardown\", got 1",
+        "... message");
+    json_decref (v);
+    ok (dws_rabbitconf_release_computes (NULL, &err) == -1, "no value: refused");
+    is (err.text,
+        "dw_release_computes must be \"after-unmount\" or \"after-teardown\", got nothing",
+        "... message");
+}
+
 static void test_full (void)
 {
     parse_is ("{\"mapping\": \"/etc/flux/system/rabbitmapping\","
@@ -527,7 +567,8 @@ static void test_full (void)
               " \"presets\": {\"s\": \"#DW jobdw type=xfs capacity=1GiB name=s\"},"
               " \"dws_api_version\": \"v1alpha7\", \"nnf_api_version\": \"v1alpha11\","
               " \"min_allocation_size\": 8, \"drain_queues\": [\"pbatch\"],"
-              " \"lustre\": {\"spread\": true, \"osts_per_mdt\": 4}}",
+              " \"lustre\": {\"spread\": true, \"osts_per_mdt\": 4},"
+              " \"release_computes\": \"after-unmount\"}",
               "{\"drain_compute_nodes\": false, \"drain_queues\": [\"pbatch\"],"
               " \"dws_api_version\": \"v1alpha7\", \"kubeconfig\": \"/etc/flux/kc\","
               " \"lustre\": {\"max_rabbits\": 0, \"mdts\": 1, \"min_rabbits\": 1,"
@@ -536,8 +577,8 @@ static void test_full (void)
               " \"nnf_api_version\": \"v1alpha11\", \"policy\": {\"maximums\": {\"xfs\": 500}},"
               " \"postrun_timeout\": 60.0, \"prerun_timeout\": 300.5,"
               " \"presets\": {\"s\": \"#DW jobdw type=xfs capacity=1GiB name=s\"},"
-              " \"prolog_timeout\": 1800.0, \"restrict_persistent_creation\": false,"
-              " \"save_datamovements\": 10, \"setup_timeout\": 600.0, \"soft_drain\": false,"
+              " \"prolog_timeout\": 1800.0, \"release_computes\": \"after-unmount\","
+              " \"restrict_persistent_creation\": false, \"save_datamovements\": 10, \"setup_timeout\": 600.0, \"soft_drain\": false,"
               " \"tc_timeout\": 0.0, \"teardown_after\": 3600.0}");
     /* errors are reported in key order, whatever the input order */
     parse_is ("{\"tc_timeout\": -1, \"drain_compute_nodes\": 1}",
@@ -576,6 +617,7 @@ int main (void)
     test_presets ();
     test_alias ();
     test_unknown ();
+    test_release_computes ();
     test_full ();
     test_values_in_messages ();
     return done_testing ();

@@ -27,6 +27,7 @@ SUBCOMMANDS: list[str] = [
     "status",
     "sync",
     "version",
+    "wait",
 ]
 
 

@@ -2,11 +2,12 @@
 
 Asks the running service (``dws.rabbits`` on the enclosing Flux instance)
 what it knows of each rabbit: its Storage object, what Fluxion has for its
-ssd vertices, the jobs using it, and for each of its computes the PCIe link,
-drains, properties and the SystemStatus flux-dws last wrote.  Prints a
-summary line and a table (one line per rabbit); ``-v`` adds a line per
-compute that is not plainly healthy, ``-vv`` one per compute; ``--json``
-prints the answer as it is.
+ssd vertices, the jobs using it, the ssd vertices jobs hold down until their
+Teardown, and for each of its computes the PCIe link, drains, properties and
+the SystemStatus flux-dws last wrote.  Prints a summary line and a table (one
+line per rabbit); ``-v`` adds a line per compute that is not plainly healthy
+and one per job holding ssds, ``-vv`` one per compute and the held vertices'
+names; ``--json`` prints the answer as it is.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import argparse
 import json
 import shutil
 import sys
+import time
 from typing import Any
 
 from flux_dws.cli import argtypes
@@ -30,9 +32,9 @@ MIN_WHY = 24
 ELLIPSIS = "..."
 
 COLUMNS = ("RABBIT", "STORAGE", "STATE", "FLUXION", "COMPUTES", "LINKS-DOWN", "DRAINED",
-           "JOBS", "LUSTRE-GIB", "WHY")
+           "JOBS", "HELD", "LUSTRE-GIB", "WHY")
 #: Columns aligned to the right (counts).
-NUMERIC = frozenset({"COMPUTES", "LINKS-DOWN", "DRAINED", "JOBS", "LUSTRE-GIB"})
+NUMERIC = frozenset({"COMPUTES", "LINKS-DOWN", "DRAINED", "JOBS", "HELD", "LUSTRE-GIB"})
 GiB = 1 << 30
 
 
@@ -98,6 +100,9 @@ def rabbits_of(answer: Any) -> list[dict[str, Any]]:
             raise AnswerError(f"rabbit {r['name']}: 'storage' is not an object")
         if r.get("jobs") is not None and not isinstance(r["jobs"], list):
             raise AnswerError(f"rabbit {r['name']}: 'jobs' is not a list")
+        for h in _dicts(r.get("held"), f"rabbit {r['name']}: 'held'"):
+            if not isinstance(h.get("ssds"), list):
+                raise AnswerError(f"rabbit {r['name']}: a 'held' entry without 'ssds'")
         for key in ("capacity", "lustre_gib"):
             v = r.get(key)
             if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
@@ -107,6 +112,15 @@ def rabbits_of(answer: Any) -> list[dict[str, Any]]:
 
 def _computes(rabbit: dict[str, Any]) -> list[dict[str, Any]]:
     return rabbit.get("computes") or []
+
+
+def _held(rabbit: dict[str, Any]) -> list[dict[str, Any]]:
+    return rabbit.get("held") or []
+
+
+def held_ssds(rabbit: dict[str, Any]) -> int:
+    """How many of the rabbit's ssd vertices some job holds."""
+    return len({p for h in _held(rabbit) for p in h.get("ssds") or []})
 
 
 def _text(value: Any) -> str:
@@ -185,9 +199,23 @@ def _on_link_down(answer: dict[str, Any]) -> str:
     return "badrabbit" if answer.get("soft_drain") else "nothing"
 
 
+def _holds_note(answer: dict[str, Any]) -> str:
+    """'N ssds held by M jobs; ' when jobs hold ssd vertices, else ''."""
+    holds = answer.get("holds")
+    if not isinstance(holds, list) or not holds:
+        return ""
+    paths: set[Any] = set()
+    for h in holds:
+        if isinstance(h, dict) and isinstance(h.get("paths"), list):
+            paths.update(p for p in h["paths"] if isinstance(p, str))
+    return (f"{len(paths)} ssd{'' if len(paths) == 1 else 's'} held by {len(holds)}"
+            f" job{'' if len(holds) == 1 else 's'}; ")
+
+
 def summary(answer: dict[str, Any]) -> str:
     """The first line: mode, readiness, rabbits down, computes drained, the
-    link-down policy and what the service has sent."""
+    link-down policy, the ssds jobs hold (if any) and what the service has
+    sent."""
     rabbits = rabbits_of(answer)
     down = sum(1 for r in rabbits if is_down(r))
     drained = {c.get("name") for r in rabbits for c in _computes(r) if is_drained(c)}
@@ -198,7 +226,7 @@ def summary(answer: dict[str, Any]) -> str:
             f"{'ready' if answer.get('ready') else 'starting'}; "
             f"{len(rabbits)} rabbit{'' if len(rabbits) == 1 else 's'} ({down} down); "
             f"{len(drained)} compute{'' if len(drained) == 1 else 's'} drained; "
-            f"link down: {_on_link_down(answer)}; sent: {counters}")
+            f"link down: {_on_link_down(answer)}; {_holds_note(answer)}sent: {counters}")
 
 
 def _state(storage: dict[str, Any] | None) -> str:
@@ -233,6 +261,7 @@ def row(rabbit: dict[str, Any]) -> dict[str, str]:
         "LINKS-DOWN": str(sum(1 for c in computes if link_down(c))),
         "DRAINED": str(sum(1 for c in computes if is_drained(c))),
         "JOBS": str(len(rabbit.get("jobs") or [])),
+        "HELD": str(held_ssds(rabbit)),
         "LUSTRE-GIB": lustre_cell(rabbit),
         "WHY": _text(rabbit.get("why")),
     }
@@ -254,10 +283,35 @@ def _job(jobid: Any) -> str:
     return _text(jobid)
 
 
-def compute_lines(rabbit: dict[str, Any], verbose: int) -> list[str]:
+def duration(seconds: float) -> str:
+    """A non-negative number of seconds, short: 45s, 5m12s, 2h03m, 3d04h."""
+    s = max(int(seconds), 0)
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    if s < 86400:
+        return f"{s // 3600}h{s % 3600 // 60:02d}m"
+    return f"{s // 86400}d{s % 86400 // 3600:02d}h"
+
+
+def held_line(hold: dict[str, Any], now: float, verbose: int) -> str:
+    """One job's hold on a rabbit's ssds: its job, for how long, how many
+    (verbose >= 2: which), and whether Fluxion has them down yet."""
+    ssds = [_text(p) for p in hold.get("ssds") or []]
+    since = hold.get("since")
+    age = (f" for {duration(now - since)}" if isinstance(since, (int, float))
+           and not isinstance(since, bool) else "")
+    what = (" ".join(p.rsplit("/", 1)[-1] for p in ssds) if verbose >= 2
+            else f"{len(ssds)} ssd{'' if len(ssds) == 1 else 's'}")
+    state = "down" if hold.get("down") else "going down"
+    return f"  held by {_job(hold.get('job'))}{age}: {what}, {state}"
+
+
+def compute_lines(rabbit: dict[str, Any], verbose: int, now: float | None = None) -> list[str]:
     """The lines under a rabbit's row: with verbose >= 1 each compute that
     is not healthy and its problems (verbose >= 2: every compute), then the
-    rabbit's jobs (f58)."""
+    rabbit's jobs (f58), then each job holding its ssds."""
     out = []
     computes = _computes(rabbit)
     shown = []
@@ -275,17 +329,21 @@ def compute_lines(rabbit: dict[str, Any], verbose: int) -> list[str]:
     jobs = rabbit.get("jobs") or []
     if jobs:
         out.append(f"  jobs: {' '.join(_job(j) for j in jobs)}")
+    when = time.time() if now is None else now
+    out += [held_line(h, when, verbose) for h in _held(rabbit)]
     return out
 
 
 def format_rabbits(answer: Any, verbose: int = 0, down_only: bool = False,
-                   names: list[Hostlist] | None = None, width: int | None = None) -> str:
+                   names: list[Hostlist] | None = None, width: int | None = None,
+                   now: float | None = None) -> str:
     """What ``flux dws rabbits`` prints for a dws.rabbits answer.
 
     ``names`` and ``down_only`` choose the rabbits (see select()); the
     summary line is always about every rabbit.  With ``width`` (the
     terminal's), the WHY column is cut to fit it, to no fewer than MIN_WHY
-    characters; verbose output then also prints the whole reason.
+    characters; verbose output then also prints the whole reason.  ``now``
+    (default: the clock) dates the holds.
     """
     rabbits = select(answer, names, down_only)
     lines = [summary(answer)]
@@ -312,7 +370,7 @@ def format_rabbits(answer: Any, verbose: int = 0, down_only: bool = False,
         if verbose:
             if why_width is not None and len(cells["WHY"]) > why_width:
                 lines.append(f"  why: {cells['WHY']}")
-            lines += compute_lines(rabbit, verbose)
+            lines += compute_lines(rabbit, verbose, now)
     return "\n".join(lines)
 
 

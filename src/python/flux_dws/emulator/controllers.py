@@ -113,16 +113,28 @@ class Controllers:
             self.enqueue(*key)
         return self
 
-    def _resume(self) -> None:
-        """After a restart from saved state: what the node daemons, nnf-dm and
-        the container cluster were doing goes on (their timers died)."""
-        self.ports.reconcile()
-        self.systemstorage.enqueue_all()
+    def clear_faults(self) -> None:
+        """Drop every injected fault and look at every Workflow and
+        ClientMount again: what a stall held (it is never retried by
+        itself) goes on now, as it would once a site fixed the cause."""
+        self.faults.clear()
+        for key in [(k[2], k[3]) for k in self.store.objects if k[:2] == (DWS, "workflows")]:
+            self.enqueue(*key)
+        self.after(0, self._kick_clientmounts)
+
+    def _kick_clientmounts(self) -> None:
         for cm in self.store.list_objects(RESOURCE["clientmount"], None):
             st, desired = cm.get("status") or {}, cm["spec"].get("desiredState")
             if not st.get("allReady") or any(m.get("state") != desired
                                              for m in st.get("mounts") or []):
                 self.clientmountd.kick(cm["metadata"]["namespace"], cm["metadata"]["name"])
+
+    def _resume(self) -> None:
+        """After a restart from saved state: what the node daemons, nnf-dm and
+        the container cluster were doing goes on (their timers died)."""
+        self.ports.reconcile()
+        self.systemstorage.enqueue_all()
+        self._kick_clientmounts()
         for dm in self.store.list_objects(RESOURCE["dm"], None):
             if (dm.get("status") or {}).get("state") != "Finished":
                 self.dmworker.resume(dm)

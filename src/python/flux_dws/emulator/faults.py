@@ -29,7 +29,8 @@ class Fault:
     workflows' storage are not ready in Setup: never (``stall``) or until
     ``seconds`` after Setup was asked for (``delay``).  Kind
     ``clientmount``: the ClientMounts of ``compute`` fail with ``message``
-    (any severity but stall) or stay pending (``stall``).
+    (any severity but stall) or stay pending (``stall``), when mounting
+    (``state`` PreRun), unmounting (PostRun) or both ("*").
     Kind ``datamovement``: the NnfDataMovements of directive ``index`` end
     Failed with ``message``, stay Running (``stall``) or take ``seconds``
     (``delay``).  Kind ``container``: at ``state`` PreRun the workflow's
@@ -129,8 +130,10 @@ class Faults:
         (Setup; ``waited``: seconds since Setup was asked for)."""
         return self._take("allocation", wf, "Setup", index, waited=waited, rabbit=rabbit)
 
-    def take_mount(self, wf: str, compute: str) -> Fault | None:
-        return self._take("clientmount", wf, "*", None, compute)
+    def take_mount(self, wf: str, compute: str, state: str) -> Fault | None:
+        """A ClientMount fault for ``compute``: ``state`` is PreRun for a
+        mount, PostRun for an unmount (a fault for "*" takes both)."""
+        return self._take("clientmount", wf, state, None, compute)
 
     def take_dm(self, wf: str, state: str, index: int) -> Fault | None:
         return self._take("datamovement", wf, state, index)

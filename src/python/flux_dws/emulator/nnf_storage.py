@@ -722,7 +722,8 @@ class ClientMountDaemon:
         desired = cm["spec"].get("desiredState", "mounted")
         wf = (cm["metadata"].get("labels") or {}).get(
             "dataworkflowservices.github.io/workflow.name", "")
-        fault = self.ctl.faults.take_mount(wf, compute)
+        fault = self.ctl.faults.take_mount(wf, compute,
+                                           "PreRun" if desired == "mounted" else "PostRun")
         mounts = cm["spec"].get("mounts") or []
         if fault is not None and fault.severity == "stall":
             return None

@@ -389,7 +389,7 @@ class Handler(socketserver.StreamRequestHandler):
                 raise ApiError(400, "BadRequest", f"invalid fault: {exc}") from None
             self._json(201, asdict(fault))
         elif method == "DELETE":
-            ctl.faults.clear()
+            ctl.clear_faults()
             self._json(200, {"faults": []})
         elif method == "GET":
             with ctl.faults.lock:

@@ -184,10 +184,17 @@ class Harness:
         """The dws.rabbits view read from the engine on the calling thread:
         for ``wait_for`` predicates, which run on the reactor thread and
         must not wait for it."""
+        return self._engine_now("dws.rabbits")
+
+    def status_now(self) -> dict[str, Any]:
+        """The dws.status view read on the calling thread, as rabbits_now."""
+        return self._engine_now("dws.status")
+
+    def _engine_now(self, topic: str) -> dict[str, Any]:
         svc = self.service
         if svc is None:
             return {}
-        actions = svc.engine.event({"type": "request", "topic": "dws.rabbits", "msgid": 0,
+        actions = svc.engine.event({"type": "request", "topic": topic, "msgid": 0,
                                     "userid": self.owner, "payload": {}})
         payload: dict[str, Any] = actions[0]["payload"]
         return payload

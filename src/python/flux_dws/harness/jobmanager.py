@@ -197,7 +197,7 @@ class JobManager:
 
     def R_kvs(self, job: Job) -> dict[str, Any]:
         """The R the scheduler wrote to the KVS: with a scheduling graph of
-        the job's top-level ssd (the job manager's own copy is redacted)."""
+        the job's ssd vertices (the job manager's own copy is redacted)."""
         R = self.R(job)
         if job.lustre and self.fluxion is not None and self.fluxion.graph:
             nodes: list[dict[str, Any]] = []
@@ -210,6 +210,17 @@ class JobManager:
                         "type": "ssd", "size": job.lustre[md["properties"]["rabbit"]],
                         "exclusive": True, "paths": {"containment": f"{path}/ssd0"}}})
             R["scheduling"] = {"graph": {"nodes": nodes, "edges": []}}
+        elif self.fluxion is not None and self.fluxion.graph and self._top_ssd(job) == 0 \
+                and "dw" in job.jobspec.get("attributes", {}).get("system", {}):
+            # node-local storage: an ssd vertex on each rabbit of the job's
+            # computes (this scheduler places none itself; real Fluxion
+            # lists the ones it allocated)
+            rabbits = sorted({self.rabbit_of[h] for h in job.hosts if h in self.rabbit_of})
+            R["scheduling"] = {"graph": {"edges": [], "nodes": [
+                {"id": str(2000000 + i), "metadata": {
+                    "type": "ssd", "exclusive": True,
+                    "paths": {"containment": self.fluxion.ssds[r][0]}}}
+                for i, r in enumerate(rabbits) if self.fluxion.ssds.get(r)]}}
         return R
 
     def R(self, job: Job) -> dict[str, Any]:

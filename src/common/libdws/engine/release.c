@@ -1,0 +1,189 @@
+/* release.c - a job's computes back to Flux once PostRun is done, while
+ * DataOut and Teardown go on (release_computes = "after-unmount").
+ *
+ * Once the last ClientMount is unmounted nothing of the job remains on
+ * its computes, but its rabbit storage does: DataOut copies out of it and
+ * Teardown frees it.  Fluxion frees a job's ssd vertices with its nodes,
+ * so before the epilog ends they are marked down (rabbit health's holds,
+ * ../health.h): a vertex down when its job is freed stays out of every
+ * match until it is marked up, after Teardown (health does that when the
+ * rabbit is healthy and no other hold remains).  The paths come from the
+ * job's R in the KVS (the job manager's copy has no scheduling graph).
+ *
+ *   postrun-done --release--> releasing: read R, hold its ssds
+ *   every hold answered       end the epilog, ask for DataOut (released)
+ *   no answer in time, no R   keep the computes until Teardown (a warning)
+ *
+ * The held paths go on the Workflow with the DataOut patch (ANN_HELD),
+ * so a restarted service holds them again.
+ *
+ * SPDX-License-Identifier: LGPL-3.0-or-later
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "act.h"
+#include "job.h"
+#include "phase.h"
+#include "rabbitconf.h"
+#include "rabbits.h"
+#include "release.h"
+#include "rssd.h"
+#include "token.h"
+#include "wire.h"
+#include "workflow.h"
+
+/* How long Fluxion has to answer the holds before the job keeps its
+ * computes until Teardown instead (seconds).
+ */
+#define RELEASE_HOLD_TIMEOUT 60.0
+
+static const char *const mode_names[] = {
+    [RELEASE_DEFAULT] = "default",
+    [RELEASE_EARLY] = DWS_RELEASE_AFTER_UNMOUNT,
+    [RELEASE_LATE] = DWS_RELEASE_AFTER_TEARDOWN,
+};
+
+int release_mode_parse (json_t *v, enum release_mode *mode, dws_error_t *err)
+{
+    if (!v || json_is_null (v)) {
+        *mode = RELEASE_DEFAULT;
+        return 0;
+    }
+    int early = dws_rabbitconf_release_computes (v, err);
+    if (early < 0)
+        return -1;
+    *mode = early ? RELEASE_EARLY : RELEASE_LATE;
+    return 0;
+}
+
+const char *release_mode_name (enum release_mode mode)
+{
+    return mode <= RELEASE_LATE ? mode_names[mode] : "?";
+}
+
+bool release_wanted (struct dws_engine *e, struct job *job)
+{
+    if (job->excepted || job->toredown)
+        return false;
+    if (job->release == RELEASE_DEFAULT)
+        return e->cfg.release_early;
+    return job->release == RELEASE_EARLY;
+}
+
+static void released (struct dws_engine *e, struct job *job)
+{
+    char *held = json_dumps (job->held ? job->held : json_array (), JSON_COMPACT);
+    act_timer_stop (e, job, T_RELEASE);
+    /* before the epilog ends (the same sender, in order): the jobtap
+     * plugin holds the job's dependents until DataOut has ended */
+    act_rpc (e, "job-manager.dws.dataout-begin", json_pack ("{s:I}", "id", job->id), NULL);
+    workflow_epilog_remove (e, job);
+    job->released = true;
+    act_log (e, "info", "%s: computes released after PostRun (%zu ssd held until Teardown)",
+             job->name, json_array_size (job->held));
+    workflow_patch_state (e, job, WF_DATAOUT,
+                          held ? json_pack ("{s:s}", ANN_HELD, held) : NULL);
+    free (held);
+}
+
+/* Release without waiting any longer, or not at all: DataOut goes on. */
+static void keep_computes (struct dws_engine *e, struct job *job, const char *why)
+{
+    act_timer_stop (e, job, T_RELEASE);
+    act_log (e, "warning", "%s: computes kept until Teardown: %s", job->name, why);
+    rabbits_unhold (e, job);
+    workflow_patch_state (e, job, WF_DATAOUT, NULL);
+}
+
+void release_start (struct dws_engine *e, struct job *job)
+{
+    char token[96];
+    if (phase_event (e, job, PHASE_EV_RELEASE, WF_NONE) < 0)
+        return;
+    if (!e->cfg.fluxion) {
+        released (e, job); /* no ssd vertices: nothing for Fluxion to hand out */
+        return;
+    }
+    job->info_hold = true;
+    act (e, json_pack ("{s:s s:I s:s s:b}", "action", DWS_WIRE_ACTION (JOB_INFO), "id", job->id,
+                       "token", token_for (token, sizeof (token), TOK_JOB_INFO, job), "R", 1));
+    act_timer_start (e, job, T_RELEASE, RELEASE_HOLD_TIMEOUT);
+}
+
+void release_on_R (struct dws_engine *e, struct job *job, json_t *event)
+{
+    dws_error_t err;
+    json_t *R = json_object_get (event, "R");
+    job->info_hold = false;
+    if (job->phase != PHASE_RELEASING)
+        return; /* given up meanwhile */
+    if (!json_is_true (json_object_get (event, "ok")) || !json_is_object (R)) {
+        const char *errstr = json_string_value (json_object_get (event, "errstr"));
+        keep_computes (e, job, errstr ? errstr : "the job's R could not be read");
+        return;
+    }
+    json_t *paths = dws_rssd_paths (R, &err);
+    if (!paths) {
+        keep_computes (e, job, err.text);
+        return;
+    }
+    if (json_array_size (paths) == 0) {
+        json_decref (paths); /* no ssd of Fluxion's: nothing it could hand out */
+        released (e, job);
+        return;
+    }
+    json_decref (job->held);
+    job->held = paths;
+    rabbits_hold (e, job);
+    if (rabbits_hold_applied (e, job))
+        released (e, job);
+}
+
+void release_check (struct dws_engine *e)
+{
+    json_t *ready = rabbits_holds_applied (e);
+    size_t i;
+    json_t *v;
+    json_array_foreach (ready, i, v) {
+        struct job *job = job_lookup (e, json_integer_value (v));
+        if (job && job->phase == PHASE_RELEASING && !job->info_hold)
+            released (e, job);
+    }
+    json_decref (ready);
+}
+
+void release_timeout (struct dws_engine *e, struct job *job)
+{
+    char why[128];
+    if (job->phase != PHASE_RELEASING)
+        return;
+    snprintf (why, sizeof (why), "Fluxion did not confirm the ssd holds within %g s",
+              RELEASE_HOLD_TIMEOUT);
+    keep_computes (e, job, why);
+}
+
+void release_adopt (struct dws_engine *e, struct job *job, const char *held)
+{
+    json_t *paths = held ? json_loads (held, 0, NULL) : NULL;
+    if (!json_is_array (paths)) {
+        json_decref (paths);
+        return;
+    }
+    json_decref (job->held);
+    job->held = paths;
+    job->released = true;
+    job->epilog = job->epilog_removed = true; /* ended when the computes went back */
+    rabbits_hold (e, job);
+}
+
+json_t *release_dataout_pending (struct dws_engine *e)
+{
+    json_t *ids = json_array ();
+    for (size_t b = 0; b < e->nbuckets; b++)
+        for (struct job *j = e->table[b]; j; j = j->next)
+            if (j->released && !j->dataout_ended)
+                json_array_append_new (ids, json_integer (j->id));
+    return ids;
+}

@@ -1,0 +1,42 @@
+/* release.h - a job's computes back to Flux once PostRun is done, while
+ * DataOut and Teardown go on (release_computes = "after-unmount").
+ *
+ * SPDX-License-Identifier: LGPL-3.0-or-later
+ */
+#ifndef DWS_ENGINE_RELEASE_H
+#define DWS_ENGINE_RELEASE_H
+
+#include "error.h"
+#include "state.h"
+
+/* dw_release_computes / release_computes: "after-unmount" or
+ * "after-teardown" (NULL: RELEASE_DEFAULT); anything else fails with
+ * rabbitconf's words (dws_rabbitconf_release_computes).
+ */
+int release_mode_parse (json_t *v, enum release_mode *mode, dws_error_t *err);
+const char *release_mode_name (enum release_mode mode);
+
+/* Whether the job's computes go back to Flux once PostRun is done. */
+bool release_wanted (struct dws_engine *e, struct job *job);
+
+/* PostRun is done: hold the job's ssds down in Fluxion (their paths
+ * from the job's R), and once Fluxion has answered every hold end the
+ * job's epilog, then ask for DataOut.  Without Fluxion nothing is held.
+ */
+void release_start (struct dws_engine *e, struct job *job);
+/* The job's R (a job-info answer asked by release_start). */
+void release_on_R (struct dws_engine *e, struct job *job, json_t *event);
+/* After rabbit health moved: jobs whose holds Fluxion has confirmed are
+ * released.
+ */
+void release_check (struct dws_engine *e);
+/* The release timer fired: Fluxion has not confirmed the holds. */
+void release_timeout (struct dws_engine *e, struct job *job);
+/* The ids of released jobs whose DataOut has not ended (dws.released:
+ * the jobtap plugin, loaded again, holds their dependents).
+ */
+json_t *release_dataout_pending (struct dws_engine *e);
+/* A Workflow adopted after a restart with its ssds held: hold them again. */
+void release_adopt (struct dws_engine *e, struct job *job, const char *held);
+
+#endif /* !DWS_ENGINE_RELEASE_H */

@@ -1,0 +1,78 @@
+/* wfview.c - a Workflow read once, where it enters the engine (a watch
+ * event, the answer to its create or to a patch): the fields the engine
+ * decides on, in a struct (state.h, struct wfview), so the rest of the
+ * engine never walks the object itself, as health.c reads a Storage.
+ *
+ * SPDX-License-Identifier: LGPL-3.0-or-later
+ */
+#include <string.h>
+
+#include "wfstate.h"
+#include "wfview.h"
+
+static json_t *at (json_t *o, const char *a, const char *b)
+{
+    return json_object_get (json_object_get (o, a), b);
+}
+
+static const char *str (json_t *v)
+{
+    return json_string_value (v);
+}
+
+static void finalizer (json_t *meta, struct wfview *v)
+{
+    json_t *fins = json_object_get (meta, "finalizers");
+    size_t i;
+    json_t *f;
+    v->finalizer_index = -1;
+    json_array_foreach (fins, i, f) {
+        if (json_is_string (f) && !strcmp (json_string_value (f), WORKFLOW_FINALIZER)) {
+            v->finalizer_index = (int)i;
+            return;
+        }
+    }
+}
+
+void wfview_parse (json_t *wf, struct wfview *v)
+{
+    memset (v, 0, sizeof (*v));
+    v->finalizer_index = -1;
+    v->desired = v->state = v->force_ready_state = WF_NONE;
+    if (!json_is_object (wf))
+        return;
+    json_t *meta = json_object_get (wf, "metadata");
+    json_t *spec = json_object_get (wf, "spec");
+    json_t *st = json_object_get (wf, "status");
+    v->name = str (json_object_get (meta, "name"));
+    v->deleting = json_object_get (meta, "deletionTimestamp") != NULL;
+    v->annotations = json_object_get (meta, "annotations");
+    finalizer (meta, v);
+    v->wlm_id = str (json_object_get (spec, "wlmID"));
+    v->desired = wfstate_parse (str (json_object_get (spec, "desiredState")));
+    if (json_is_true (json_object_get (spec, "forceReady")))
+        v->force_ready_state = v->desired;
+    v->user_id = json_integer_value (json_object_get (spec, "userID"));
+    v->group_id = json_integer_value (json_object_get (spec, "groupID"));
+    v->directives = json_object_get (spec, "dwDirectives");
+    if (!json_is_array (v->directives))
+        v->directives = NULL;
+    v->state = wfstate_parse (str (json_object_get (st, "state")));
+    v->ready = json_is_true (json_object_get (st, "ready"));
+    v->status = str (json_object_get (st, "status"));
+    v->message = str (json_object_get (st, "message"));
+    v->elapsed = str (json_object_get (st, "elapsedTimeLastState"));
+    v->breakdowns = json_object_get (st, "directiveBreakdowns");
+    v->computes_name = str (at (st, "computes", "name"));
+    v->computes_ns = str (at (st, "computes", "namespace"));
+    v->env = json_object_get (st, "env");
+    if (!json_is_object (v->env))
+        v->env = NULL;
+    v->token_secret = str (at (st, "workflowToken", "secretName"));
+    v->token_ns = str (at (st, "workflowToken", "secretNamespace"));
+}
+
+const char *wfview_annotation (const struct wfview *v, const char *key)
+{
+    return json_string_value (json_object_get (v->annotations, key));
+}

@@ -1,0 +1,20 @@
+/* wfview.h - a Workflow read once, where it enters the engine.
+ *
+ * SPDX-License-Identifier: LGPL-3.0-or-later
+ */
+#ifndef DWS_ENGINE_WFVIEW_H
+#define DWS_ENGINE_WFVIEW_H
+
+#include "state.h"
+
+/* Fill v from the Workflow object wf (NULL: an empty view).  Strings and
+ * JSON values are borrowed from wf: the view lives as long as wf does.
+ * Nothing fails: a field that is missing or of the wrong type reads as
+ * NULL, false, 0 or WF_NONE.
+ */
+void wfview_parse (json_t *wf, struct wfview *v);
+
+/* The value of annotation key (one of the ANN_* of state.h), or NULL. */
+const char *wfview_annotation (const struct wfview *v, const char *key);
+
+#endif /* !DWS_ENGINE_WFVIEW_H */

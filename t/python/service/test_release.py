@@ -1,0 +1,179 @@
+"""Compute nodes back to Flux once PostRun is done (issue 38), through the
+harness: release_computes = "after-unmount", the ssd holds in (fake)
+Fluxion, DataOut and Teardown after the job's end, their KVS record,
+restarts, and the failure paths.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from t.python.service.harnesshelp import cleared
+
+from flux_dws.emulator.faults import Fault
+from flux_dws.harness import Harness
+
+XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
+STAGED = [XFS, "#DW copy_out source=$DW_JOB_scratch/ destination=/lus/global/out"]
+EARLY = {"release_computes": "after-unmount"}
+
+
+def fault(h: Harness, **kw: object) -> None:
+    assert h.emulator.controllers is not None
+    h.emulator.controllers.faults.add(Fault(**kw))  # type: ignore[arg-type]
+
+
+def clear(h: Harness) -> None:
+    assert h.emulator.controllers is not None
+    h.emulator.controllers.clear_faults()
+
+
+def engine_job(h: Harness, jobid: int) -> dict[str, Any] | None:
+    for j in h.status_now().get("jobs", []):
+        if j["id"] == jobid:
+            return j  # type: ignore[no-any-return]
+    return None
+
+
+def phase(h: Harness, jobid: int) -> str | None:
+    j = engine_job(h, jobid)
+    return None if j is None else j.get("phase")  # type: ignore[no-any-return]
+
+
+def down(h: Harness) -> set[str]:
+    return {p for p, st in h.fluxion.status.items() if st == "down"}
+
+
+def held_paths(h: Harness, jobid: int) -> set[str]:
+    R = h.jm.R_kvs(h.jm.jobs[jobid])
+    return {n["metadata"]["paths"]["containment"] for n in R["scheduling"]["graph"]["nodes"]
+            if n["metadata"]["type"] == "ssd"}
+
+
+def test_released_job_ends_while_dataout_runs_and_holds_its_ssds() -> None:
+    with Harness(config=EARLY) as h:
+        fault(h, state="DataOut", severity="stall")
+        jobid = h.submit(STAGED, nodes=4)
+        job = h.wait(jobid)  # INACTIVE with its Workflow still in DataOut
+        assert job.exceptions == []
+        assert "epilog-finish" in job.events()
+        h.wait_for(lambda: phase(h, jobid) == "dataout", what="the engine in dataout")
+        st = engine_job(h, jobid)
+        assert st is not None and st["released"] is True and st["held_ssds"] == 2
+        held = held_paths(h, jobid)
+        assert held and held <= down(h), (held, down(h))
+        # the next job gets the same computes meanwhile
+        nxt = h.wait(h.submit(None, nodes=4))
+        assert nxt.exceptions == [] and sorted(nxt.hosts) == sorted(job.hosts)
+        assert phase(h, jobid) == "dataout" and held <= down(h)
+        # DataOut ends: Teardown, the record, the ssds up again
+        clear(h)
+        h.wait_for(lambda: engine_job(h, jobid) is None, what="the Workflow gone")
+        kvs = h.jm.jobs[jobid].kvs
+        assert kvs["data.dws.dataout"]["state"] == "complete"
+        assert kvs["data.dws.teardown"]["state"] == "complete"
+        h.wait_for(lambda: not (held & down(h)), what="the held ssds up again")
+        assert cleared(h) == {}
+
+
+def test_after_teardown_by_default_and_by_attribute() -> None:
+    with Harness(config=EARLY) as h:
+        fault(h, state="DataOut", severity="delay", seconds=0.3)
+        jobid = h.submit(STAGED, nodes=1,
+                         system={"dw_release_computes": "after-teardown"})
+        job = h.wait(jobid)
+        # ended only after Teardown: the record is there at its end
+        assert job.kvs["data.dws.teardown"]["state"] == "complete"
+        assert h.fluxion.calls["set_status"] == 4  # start-up only: nothing held
+    with Harness() as h:
+        jobid = h.submit(STAGED, nodes=1)
+        job = h.wait(jobid)
+        assert job.kvs["data.dws.teardown"]["state"] == "complete"
+
+
+def test_a_bad_dw_release_computes_is_a_dws_create_exception() -> None:
+    with Harness() as h:
+        job = h.wait(h.submit(XFS, nodes=1, system={"dw_release_computes": "soon"}))
+        (exc,) = job.exceptions
+        assert exc["type"] == "dws-create" and exc["severity"] == 0
+        assert 'dw_release_computes must be "after-unmount" or "after-teardown"' in exc["note"]
+
+
+def test_failed_copy_out_after_release_is_recorded_not_raised() -> None:
+    with Harness(config=EARLY) as h:
+        fault(h, state="DataOut", severity="Fatal")
+        jobid = h.submit(STAGED, nodes=1)
+        job = h.wait(jobid)
+        assert job.exceptions == []  # nothing can reach an inactive job
+        h.wait_for(lambda: "data.dws.teardown" in h.jm.jobs[jobid].kvs, what="Teardown")
+        rec = h.jm.jobs[jobid].kvs["data.dws.dataout"]
+        assert rec["state"] == "failed" and rec["error"]
+        assert any("owner uid" in m and "computes released" in m
+                   for lvl, m in h.link.logs if lvl == "err"), h.link.logs
+        assert cleared(h) == {}
+
+
+def test_service_restart_during_dataout_keeps_the_hold() -> None:
+    with Harness(config=EARLY) as h:
+        fault(h, state="DataOut", severity="stall")
+        jobid = h.submit(STAGED, nodes=4)
+        h.wait(jobid)
+        h.wait_for(lambda: phase(h, jobid) == "dataout", what="dataout")
+        held = held_paths(h, jobid)
+        h.restart_service()
+        h.wait_for(lambda: phase(h, jobid) == "dataout", what="picked up in dataout")
+        st = engine_job(h, jobid)
+        assert st is not None and st["released"] is True
+        assert held <= down(h)
+        clear(h)
+        h.wait_for(lambda: engine_job(h, jobid) is None, what="the Workflow gone")
+        h.wait_for(lambda: not (held & down(h)), what="the held ssds up again")
+        assert cleared(h) == {}
+
+
+def test_fluxion_restart_during_dataout_applies_the_hold_again() -> None:
+    with Harness(config=EARLY) as h:
+        fault(h, state="DataOut", severity="stall")
+        jobid = h.submit(STAGED, nodes=4)
+        h.wait(jobid)
+        h.wait_for(lambda: phase(h, jobid) == "dataout", what="dataout")
+        held = held_paths(h, jobid)
+        h.reactor.call(h.fluxion.restart)  # every ssd down, as in the JGF
+        # health brings the healthy rabbits' ssds up again, but not the held ones
+        h.wait_for(lambda: down(h) == held, what="only the held ssds down")
+        clear(h)
+        h.wait_for(lambda: not down(h), what="all up after Teardown")
+
+
+def test_rabbit_down_and_up_during_dataout_keeps_the_hold() -> None:
+    with Harness(config=EARLY) as h:
+        fault(h, state="DataOut", severity="stall")
+        jobid = h.submit(STAGED, nodes=4)
+        h.wait(jobid)
+        h.wait_for(lambda: phase(h, jobid) == "dataout", what="dataout")
+        held = held_paths(h, jobid)
+        assert h.emulator.controllers is not None
+        rabbit = "kind-worker2"
+        h.emulator.controllers.health.set_health(rabbit, status="Offline")
+        h.wait_for(lambda: not h.fluxion.rabbit_up(rabbit), what="rabbit down")
+        h.emulator.controllers.health.set_health(rabbit, status="Ready")
+        others = set(h.fluxion.ssds[rabbit]) - held
+        h.wait_for(lambda: not (others & down(h)), what="its other ssds up")
+        assert held <= down(h)
+        clear(h)
+        h.wait_for(lambda: not down(h), what="all up after Teardown")
+
+
+def test_postrun_error_drains_only_who_did_not_unmount() -> None:
+    with Harness(config={"postrun_timeout": 0.5}) as h:
+        fault(h, kind="clientmount", compute="compute-02", state="PostRun",
+              severity="stall")
+        jobid = h.submit(XFS, nodes=4, runtime=0.1)
+        job = h.wait(jobid)
+        assert [e["type"] for e in job.exceptions if e["severity"] == 0] == ["rabbit-timeout"]
+        drained = h.reactor.call(lambda: dict(h.jm.drained))
+        assert list(drained) == ["compute-02"], drained
+        reason = drained["compute-02"]
+        assert reason.startswith("failed to unmount rabbit kind-worker2 (job f"), reason
+        clear(h)
+        assert cleared(h) == {}

@@ -1,0 +1,219 @@
+#!/bin/sh
+test_description='compute nodes back to Flux once their file systems are unmounted (issue 38)
+
+A 4-broker instance (compute-[01-04]; rabbit kind-worker2 serves 01-03,
+kind-worker3 serves 04) with Fluxion and release_computes = "after-unmount".
+A rabbit job whose DataOut is held by the emulator ends (clean) while its
+Workflow is still in DataOut: the next job gets its computes, its ssd
+vertices stay down in Fluxion until its Teardown, whatever happens to the
+service, Fluxion or its rabbit meanwhile, and flux dws wait says how its
+copy_out went.  Computes that cannot unmount are drained one by one.'
+
+. "$(dirname "$0")"/sharness.sh
+
+skip_all_unless_rabbit_jobs
+
+XFS4="#DW jobdw type=xfs capacity=10GiB name=scratch"
+
+# down_ssds: the ssd vertex paths Fluxion has down, one per line, sorted
+down_ssds() {
+	flux ion-resource find -q "status=down and type=ssd" 2>/dev/null |
+	flux python -c "
+import json, sys
+paths = set()
+for line in sys.stdin:
+    line = line.strip()
+    if line.startswith('{'):
+        r = json.loads(line)
+        for n in r.get('scheduling', {}).get('graph', {}).get('nodes', []):
+            m = n.get('metadata', {})
+            if m.get('type') == 'ssd':
+                paths.add(m['paths']['containment'])
+print(*sorted(paths), sep='\n')
+" | sed "/^$/d"
+}
+
+# ssds_of ID: the ssd vertex paths in the job's R, one per line, sorted
+ssds_of() {
+	flux job info "$1" R | flux python -c "
+import json, sys
+R = json.load(sys.stdin)
+print(*sorted(n['metadata']['paths']['containment']
+             for n in R['scheduling']['graph']['nodes']
+             if n['metadata']['type'] == 'ssd'), sep='\n')
+"
+}
+
+# phase_of ID: the phase the dws service has the job in
+phase_of() {
+	flux python -m flux_dws status --json |
+	jq -r --argjson id "$(flux job id --to=dec "$1")" '.jobs[] | select(.id == $id) | .phase'
+}
+
+# wait_phase ID PHASE: until the service has the job in PHASE (30 s)
+wait_phase() {
+	for i in $(seq 300); do
+		test "$(phase_of "$1")" = "$2" && return 0
+		sleep 0.1
+	done
+	echo "job $1 is in phase '$(phase_of "$1")', not '$2'" >&2
+	return 1
+}
+
+# wait_down N: until Fluxion has exactly N ssd vertices down (30 s)
+wait_down() {
+	for i in $(seq 300); do
+		test "$(down_ssds | wc -l)" -eq "$1" && return 0
+		sleep 0.1
+	done
+	down_ssds >&2
+	return 1
+}
+
+test_expect_success 'start the emulator and an instance releasing computes after unmount' '
+	start_emulator --latency zero &&
+	RABBIT_EXTRA_CONF="release_computes = \"after-unmount\"
+postrun_timeout = 5" &&
+	rabbit_instance_config "$(pwd)" &&
+	start_rabbit_instance "$(pwd)" &&
+	test "$(down_ssds | wc -l)" -eq 0
+'
+
+test_expect_success 'a bad release_computes is refused by config reload, naming the key' '
+	cp conf/instance.toml instance.toml.good &&
+	sed -i "s/^release_computes = .*/release_computes = \"sometimes\"/" conf/instance.toml &&
+	test_must_fail flux config reload 2>reload.err &&
+	cat reload.err &&
+	grep "release_computes" reload.err &&
+	cp instance.toml.good conf/instance.toml &&
+	flux config reload
+'
+
+test_expect_success 'a bad dw_release_computes is the job'"'"'s dws-create exception' '
+	id=$(flux submit -N1 --setattr=system.dw="$XFS4" \
+		--setattr=system.dw_release_computes=soon true) &&
+	flux job wait-event -t 30 -m type=dws-create $id exception &&
+	flux job eventlog $id | grep "dw_release_computes must be" &&
+	flux job wait-event -t 30 $id clean
+'
+
+test_expect_success 'DataOut held: the job ends and frees its computes, its ssds stay down' '
+	flux-dws fault stall --state DataOut &&
+	id=$(flux submit -N4 --setattr=system.dw="$XFS4" true) &&
+	echo $id >held.id &&
+	flux job wait-event -t 60 $id clean &&
+	flux job eventlog $id >held.events &&
+	grep "epilog-finish description=\"dws-epilog\" status=0" held.events &&
+	wait_phase $id dataout &&
+	ssds_of $id >held.ssds &&
+	test -s held.ssds &&
+	down_ssds >down.now &&
+	test_cmp held.ssds down.now
+'
+
+test_expect_success 'the next job runs on the same computes while DataOut goes on' '
+	flux run -N4 -t 60s hostname >next.out &&
+	test $(sort -u next.out | wc -l) -eq 4 &&
+	test "$(phase_of $(cat held.id))" = dataout
+'
+
+test_expect_success 'a rabbit job meanwhile gets none of the held ssd vertices' '
+	flux run -N4 --setattr=system.dw="$XFS4" true &&
+	ssds_of $(flux job last) >other.ssds &&
+	test -s other.ssds &&
+	comm -12 held.ssds other.ssds >shared &&
+	test_must_be_empty shared
+'
+
+test_expect_success 'flux dws status shows the job released with its held ssds' '
+	flux python -m flux_dws status --json >status.json &&
+	jq -e --argjson id "$(flux job id --to=dec $(cat held.id))" \
+		".jobs[] | select(.id == \$id) | .released and .held_ssds == $(wc -l <held.ssds)" \
+		status.json
+'
+
+test_expect_success 'the dws service reloaded during DataOut: the hold stays' '
+	flux module reload dws &&
+	wait_phase $(cat held.id) dataout &&
+	down_ssds >down.now &&
+	test_cmp held.ssds down.now
+'
+
+test_expect_success 'Fluxion reloaded during DataOut: the hold is applied again' '
+	flux module reload sched-fluxion-resource &&
+	flux module reload sched-fluxion-qmanager &&
+	wait_down $(wc -l <held.ssds) &&
+	down_ssds >down.now &&
+	test_cmp held.ssds down.now
+'
+
+test_expect_success 'its rabbit down and up during DataOut: the hold stays' '
+	flux-dws fault health kind-worker2 --status Offline &&
+	wait_rabbits "[.rabbits[] | select(.name == \"kind-worker2\") | .fluxion] | all(. == \"down\")" &&
+	flux-dws fault health kind-worker2 --status Ready &&
+	wait_rabbits "[.rabbits[] | select(.name == \"kind-worker2\") | .status] | all(. == \"Ready\")" &&
+	down_ssds >down.now &&
+	test_cmp held.ssds down.now
+'
+
+test_expect_success 'flux dws wait waits for DataOut and Teardown, then says so' '
+	flux python -m flux_dws wait $(cat held.id) >wait.out 2>&1 &
+	waiter=$! &&
+	flux-dws fault clear &&
+	wait $waiter &&
+	cat wait.out &&
+	grep "data out complete; storage torn down" wait.out &&
+	workflow_gone $(cat held.id) &&
+	wait_down 0 &&
+	flux job info $(cat held.id) data.dws.dataout | jq -e ".state == \"complete\""
+'
+
+test_expect_success 'a failed copy_out: flux dws wait fails with the error, the log names the owner' '
+	flux-dws fault add --kind datamovement --state DataOut &&
+	id=$(flux submit -N1 --setattr=system.dw="$XFS4" true) &&
+	flux job wait-event -t 60 $id clean &&
+	test_must_fail flux python -m flux_dws wait -t 60 $id 2>failed.err &&
+	cat failed.err &&
+	grep "copy_out failed" failed.err &&
+	flux dmesg | grep "$(flux job id --to=f58plain $id 2>/dev/null || flux job id --to=dec $id)" | grep "owner uid" &&
+	flux-dws fault clear &&
+	workflow_gone $id
+'
+
+test_expect_success 'dw_release_computes=after-teardown keeps one job'"'"'s computes' '
+	flux-dws fault delay --state DataOut --seconds 2 &&
+	id=$(flux submit -N1 --setattr=system.dw="$XFS4" \
+		--setattr=system.dw_release_computes=after-teardown true) &&
+	flux job wait-event -t 60 $id clean &&
+	flux job info $id data.dws.teardown | jq -e ".state == \"complete\"" &&
+	flux python -m flux_dws wait -t 30 $id &&
+	flux-dws fault clear
+'
+
+test_expect_success 'a compute that cannot unmount is drained alone, naming its rabbit and the job' '
+	id=$(submit_held stuck -N4 --setattr=system.dw="$XFS4") &&
+	flux job wait-event -t 60 $id start &&
+	flux-dws fault stall --kind clientmount --compute compute-02 &&
+	release_job stuck &&
+	flux job wait-event -t 60 -m type=rabbit-timeout $id exception &&
+	flux job wait-event -t 60 $id clean &&
+	flux resource drain -no "{nodelist} {reason}" >drain.out &&
+	cat drain.out &&
+	test $(wc -l <drain.out) -eq 1 &&
+	grep "^compute-02 failed to unmount rabbit kind-worker2 (job $(flux job id --to=f58plain $id))$" drain.out &&
+	flux-dws fault clear &&
+	workflow_gone $id &&
+	flux resource undrain compute-02
+'
+
+test_expect_success 'nothing left behind' '
+	wait_down 0 &&
+	test "$(kubectl get workflows -o name | wc -l)" -eq 0
+'
+
+test_expect_success 'stop the instance and the emulator' '
+	stop_rabbit_instance &&
+	stop_emulator
+'
+
+test_done
