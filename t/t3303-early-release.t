@@ -14,34 +14,24 @@ copy_out went.  Computes that cannot unmount are drained one by one.'
 skip_all_unless_rabbit_jobs
 
 XFS4="#DW jobdw type=xfs capacity=10GiB name=scratch"
+# a rabbit job with a copy_out: its DataOut has a data movement to wait for
+STAGED="$XFS4
+#DW copy_out source=\$DW_JOB_scratch/ destination=/lus/global/out"
 
 # down_ssds: the ssd vertex paths Fluxion has down, one per line, sorted
 down_ssds() {
-	flux ion-resource find -q "status=down and type=ssd" 2>/dev/null |
-	flux python -c "
-import json, sys
-paths = set()
-for line in sys.stdin:
-    line = line.strip()
-    if line.startswith('{'):
-        r = json.loads(line)
-        for n in r.get('scheduling', {}).get('graph', {}).get('nodes', []):
-            m = n.get('metadata', {})
-            if m.get('type') == 'ssd':
-                paths.add(m['paths']['containment'])
-print(*sorted(paths), sep='\n')
-" | sed "/^$/d"
+	flux python -c "import flux, json; print(json.dumps(flux.Flux().rpc(
+		\"sched-fluxion-resource.find\",
+		{\"criteria\": \"status=down\", \"format\": \"jgf\"}).get()))" |
+	jq -r "(.R // {graph: {nodes: []}}).graph.nodes[] | select(.metadata.type == \"ssd\")
+		| .metadata.paths.containment" | sort
 }
 
 # ssds_of ID: the ssd vertex paths in the job's R, one per line, sorted
 ssds_of() {
-	flux job info "$1" R | flux python -c "
-import json, sys
-R = json.load(sys.stdin)
-print(*sorted(n['metadata']['paths']['containment']
-             for n in R['scheduling']['graph']['nodes']
-             if n['metadata']['type'] == 'ssd'), sep='\n')
-"
+	flux job info "$1" R |
+	jq -r ".scheduling.graph.nodes[] | select(.metadata.type == \"ssd\")
+		| .metadata.paths.containment" | sort
 }
 
 # phase_of ID: the phase the dws service has the job in
@@ -50,33 +40,43 @@ phase_of() {
 	jq -r --argjson id "$(flux job id --to=dec "$1")" '.jobs[] | select(.id == $id) | .phase'
 }
 
-# wait_phase ID PHASE: until the service has the job in PHASE (30 s)
-wait_phase() {
-	for i in $(seq 300); do
-		test "$(phase_of "$1")" = "$2" && return 0
-		sleep 0.1
+# until_true SECONDS CMD...: run CMD until it succeeds, SECONDS at most
+until_true() {
+	deadline=$(($(date +%s) + $1))
+	shift
+	until "$@"; do
+		test "$(date +%s)" -lt $deadline || return 1
+		sleep 0.2
 	done
-	echo "job $1 is in phase '$(phase_of "$1")', not '$2'" >&2
-	return 1
 }
 
-# wait_down N: until Fluxion has exactly N ssd vertices down (30 s)
+phase_is() {
+	test "$(phase_of "$1")" = "$2"
+}
+
+# wait_phase ID PHASE: until the service has the job in PHASE (30 s)
+wait_phase() {
+	until_true 30 phase_is "$1" "$2" ||
+	{ echo "job $1 is in phase '$(phase_of "$1")', not '$2'" >&2; return 1; }
+}
+
+down_count_is() {
+	test "$(down_ssds | wc -l)" -eq "$1"
+}
+
+# wait_down N [SECONDS]: until Fluxion has exactly N ssd vertices down
+# (30 s; the service looks for a Fluxion restart every 10 s)
 wait_down() {
-	for i in $(seq 300); do
-		test "$(down_ssds | wc -l)" -eq "$1" && return 0
-		sleep 0.1
-	done
-	down_ssds >&2
-	return 1
+	until_true ${2:-30} down_count_is "$1" || { down_ssds >&2; return 1; }
 }
 
 test_expect_success 'start the emulator and an instance releasing computes after unmount' '
-	start_emulator --latency zero &&
+	start_emulator --system kind --latency zero &&
 	RABBIT_EXTRA_CONF="release_computes = \"after-unmount\"
 postrun_timeout = 5" &&
 	rabbit_instance_config "$(pwd)" &&
 	start_rabbit_instance "$(pwd)" &&
-	test "$(down_ssds | wc -l)" -eq 0
+	wait_down 0
 '
 
 test_expect_success 'a bad release_computes is refused by config reload, naming the key' '
@@ -99,8 +99,9 @@ test_expect_success 'a bad dw_release_computes is the job'"'"'s dws-create excep
 
 test_expect_success 'DataOut held: the job ends and frees its computes, its ssds stay down' '
 	flux-dws fault stall --state DataOut &&
-	id=$(flux submit -N4 --setattr=system.dw="$XFS4" true) &&
+	id=$(flux submit -N4 --setattr=system.dw="$STAGED" true) &&
 	echo $id >held.id &&
+	flux submit --dependency=afterok:$id hostname >early_dep.id &&
 	flux job wait-event -t 60 $id clean &&
 	flux job eventlog $id >held.events &&
 	grep "epilog-finish description=\"dws-epilog\" status=0" held.events &&
@@ -112,14 +113,18 @@ test_expect_success 'DataOut held: the job ends and frees its computes, its ssds
 '
 
 test_expect_success 'the next job runs on the same computes while DataOut goes on' '
-	flux run -N4 -t 60s hostname >next.out &&
-	test $(sort -u next.out | wc -l) -eq 4 &&
+	id=$(flux submit -N4 hostname) &&
+	flux job wait-event -t 60 $id clean &&
+	flux job status $id &&
+	test "$(flux jobs -no {nodelist} $id)" = "$(flux jobs -no {nodelist} $(cat held.id))" &&
 	test "$(phase_of $(cat held.id))" = dataout
 '
 
 test_expect_success 'a rabbit job meanwhile gets none of the held ssd vertices' '
-	flux run -N4 --setattr=system.dw="$XFS4" true &&
-	ssds_of $(flux job last) >other.ssds &&
+	id=$(flux submit -N4 --setattr=system.dw="$XFS4" true) &&
+	flux job wait-event -t 60 $id clean &&
+	flux job status $id &&
+	ssds_of $id >other.ssds &&
 	test -s other.ssds &&
 	comm -12 held.ssds other.ssds >shared &&
 	test_must_be_empty shared
@@ -133,16 +138,20 @@ test_expect_success 'flux dws status shows the job released with its held ssds' 
 '
 
 test_expect_success 'the dws service reloaded during DataOut: the hold stays' '
-	flux module reload dws &&
+	flux module remove dws &&
+	flux module load "$top_srcdir/src/modules/dws.py" &&
 	wait_phase $(cat held.id) dataout &&
 	down_ssds >down.now &&
 	test_cmp held.ssds down.now
 '
 
 test_expect_success 'Fluxion reloaded during DataOut: the hold is applied again' '
+	flux module remove sched-fluxion-qmanager &&
+	flux module remove sched-fluxion-feasibility &&
 	flux module reload sched-fluxion-resource &&
-	flux module reload sched-fluxion-qmanager &&
-	wait_down $(wc -l <held.ssds) &&
+	flux module load sched-fluxion-feasibility &&
+	flux module load sched-fluxion-qmanager &&
+	wait_down $(wc -l <held.ssds) 90 &&
 	down_ssds >down.now &&
 	test_cmp held.ssds down.now
 '
@@ -151,13 +160,25 @@ test_expect_success 'its rabbit down and up during DataOut: the hold stays' '
 	flux-dws fault health kind-worker2 --status Offline &&
 	wait_rabbits "[.rabbits[] | select(.name == \"kind-worker2\") | .fluxion] | all(. == \"down\")" &&
 	flux-dws fault health kind-worker2 --status Ready &&
-	wait_rabbits "[.rabbits[] | select(.name == \"kind-worker2\") | .status] | all(. == \"Ready\")" &&
+	wait_rabbits "[.rabbits[] | select(.name == \"kind-worker2\") | .fluxion] | all(. == \"up\")" &&
+	wait_down $(wc -l <held.ssds) &&
 	down_ssds >down.now &&
 	test_cmp held.ssds down.now
 '
 
+test_expect_success 'its afterok dependents wait for its DataOut, submitted before or during it' '
+	flux submit --dependency=afterany:$(cat held.id) hostname >late_dep.id &&
+	for dep in $(cat early_dep.id late_dep.id); do
+		flux job wait-event -t 30 $dep dependency-add &&
+		flux job eventlog $dep >dep.events &&
+		grep "dependency-add description=\"dws-dataout:$(flux job id --to=f58plain $(cat held.id))\"" \
+			dep.events &&
+		test "$(flux jobs -no {state} $dep)" = DEPEND || return 1
+	done
+'
+
 test_expect_success 'flux dws wait waits for DataOut and Teardown, then says so' '
-	flux python -m flux_dws wait $(cat held.id) >wait.out 2>&1 &
+	flux python -m flux_dws wait -t 60 $(cat held.id) >wait.out 2>&1 &
 	waiter=$! &&
 	flux-dws fault clear &&
 	wait $waiter &&
@@ -168,21 +189,32 @@ test_expect_success 'flux dws wait waits for DataOut and Teardown, then says so'
 	flux job info $(cat held.id) data.dws.dataout | jq -e ".state == \"complete\""
 '
 
+test_expect_success 'DataOut done: its dependents run' '
+	for dep in $(cat early_dep.id late_dep.id); do
+		flux job wait-event -t 60 $dep clean &&
+		flux job status $dep || return 1
+	done
+'
+
 test_expect_success 'a failed copy_out: flux dws wait fails with the error, the log names the owner' '
 	flux-dws fault add --kind datamovement --state DataOut &&
-	id=$(flux submit -N1 --setattr=system.dw="$XFS4" true) &&
+	id=$(flux submit -N1 --setattr=system.dw="$STAGED" true) &&
+	dep=$(flux submit --dependency=afterok:$id hostname) &&
 	flux job wait-event -t 60 $id clean &&
+	flux job status $id &&
 	test_must_fail flux python -m flux_dws wait -t 60 $id 2>failed.err &&
 	cat failed.err &&
 	grep "copy_out failed" failed.err &&
-	flux dmesg | grep "$(flux job id --to=f58plain $id 2>/dev/null || flux job id --to=dec $id)" | grep "owner uid" &&
+	flux dmesg | grep "fluxjob-$(flux job id --to=dec $id) (owner uid" &&
+	flux job wait-event -t 60 -m type=dependency $dep exception &&
+	flux job eventlog $dep | grep "copy_out (DWS DataOut) failed" &&
 	flux-dws fault clear &&
 	workflow_gone $id
 '
 
 test_expect_success 'dw_release_computes=after-teardown keeps one job'"'"'s computes' '
 	flux-dws fault delay --state DataOut --seconds 2 &&
-	id=$(flux submit -N1 --setattr=system.dw="$XFS4" \
+	id=$(flux submit -N1 --setattr=system.dw="$STAGED" \
 		--setattr=system.dw_release_computes=after-teardown true) &&
 	flux job wait-event -t 60 $id clean &&
 	flux job info $id data.dws.teardown | jq -e ".state == \"complete\"" &&

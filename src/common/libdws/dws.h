@@ -11,6 +11,7 @@
 
 #include "breakdown.h"
 #include "capacity.h"
+#include "dataout.h"
 #include "directive.h"
 #include "engine/engine.h"
 #include "error.h"

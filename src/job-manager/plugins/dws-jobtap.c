@@ -27,6 +27,7 @@
 #include <flux/jobtap.h>
 #include <jansson.h>
 
+#include "dataout_hold.h"
 #include "jobsm.h"
 #include "jobctx.h"
 
@@ -165,8 +166,11 @@ static int new_cb (flux_plugin_t *p, const char *topic, flux_plugin_arg_t *args,
 
     if (flux_plugin_arg_unpack (args, FLUX_PLUGIN_ARG_IN, "{s:I s:I s:i s:o}", "id", &id,
                                 "userid", &userid, "state", &state, "jobspec", &jobspec)
-            < 0
-        || state == FLUX_JOB_STATE_NEW || !has_dw (jobspec) || jobctx_get (p, id))
+        < 0)
+        return 0;
+    if (state == FLUX_JOB_STATE_DEPEND)
+        dataout_hold_depend (p, id, jobspec, true); /* any job: it may hold on one */
+    if (state == FLUX_JOB_STATE_NEW || !has_dw (jobspec) || jobctx_get (p, id))
         return 0;
     if (!(job = jobctx_attach (p, id, plugin_conf (p))))
         return -1;
@@ -251,6 +255,8 @@ static int depend_cb (flux_plugin_t *p, const char *topic, flux_plugin_arg_t *ar
         < 0)
         return flux_jobtap_error (p, args, "dws: cannot read the job: %s",
                                   flux_plugin_arg_strerror (args));
+    /* any job that depends on one whose copy_out outlives it */
+    dataout_hold_depend (p, id, jobspec, false);
     if (!(job = jobctx_get (p, id))) {
         if (!has_dw (jobspec))
             return 0;
@@ -259,6 +265,18 @@ static int depend_cb (flux_plugin_t *p, const char *topic, flux_plugin_arg_t *ar
     }
     return feed_new (job, json_pack ("{s:s s:I s:I s:O}", "type", "depend", "id",
                                      (json_int_t)id, "userid", userid, "jobspec", jobspec));
+}
+
+/* sched, inactive: the job left DEPEND */
+static int leave_cb (flux_plugin_t *p, const char *topic, flux_plugin_arg_t *args, void *arg)
+{
+    flux_jobid_t id;
+    (void)topic;
+    (void)arg;
+
+    if (flux_plugin_arg_unpack (args, FLUX_PLUGIN_ARG_IN, "{s:I}", "id", &id) == 0)
+        dataout_hold_leave (p, id);
+    return 0;
 }
 
 /* run, start, finish, cleanup, free: the event's name is the topic's last
@@ -318,6 +336,8 @@ static const struct flux_plugin_handler tab[] = {
     {"job.event.dependency-add", dependency_cb, NULL},
     {"job.event.dependency-remove", dependency_cb, NULL},
     {"job.state.depend", depend_cb, NULL},
+    {"job.state.sched", leave_cb, NULL},
+    {"job.state.inactive", leave_cb, NULL},
     {"job.state.run", simple_cb, NULL},
     {"job.event.start", simple_cb, NULL},
     {"job.event.finish", simple_cb, NULL},
@@ -443,7 +463,8 @@ __attribute__ ((visibility ("default"))) int flux_plugin_init (flux_plugin_t *p)
 {
     flux_t *h = flux_jobtap_get_flux (p);
 
-    if (flux_plugin_register (p, PLUGIN_NAME, tab) < 0 || conf_load (p, h) < 0)
+    if (flux_plugin_register (p, PLUGIN_NAME, tab) < 0 || conf_load (p, h) < 0
+        || dataout_hold_init (p) < 0)
         return -1;
     /* owner only: flux_jobtap_service_register() gives no other role */
     for (int i = 0; i < dws_jobsm_service_count (); i++) {

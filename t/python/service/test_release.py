@@ -71,6 +71,9 @@ def test_released_job_ends_while_dataout_runs_and_holds_its_ssds() -> None:
         h.wait_for(lambda: engine_job(h, jobid) is None, what="the Workflow gone")
         kvs = h.jm.jobs[jobid].kvs
         assert kvs["data.dws.dataout"]["state"] == "complete"
+        # the jobtap plugin was told, to hold the job's dependents meanwhile
+        assert h.reactor.call(lambda: list(h.jm.dataout)) == [
+            ("dataout-begin", {"id": jobid}), ("dataout-end", {"id": jobid, "ok": True})]
         assert kvs["data.dws.teardown"]["state"] == "complete"
         h.wait_for(lambda: not (held & down(h)), what="the held ssds up again")
         assert cleared(h) == {}
@@ -108,6 +111,9 @@ def test_failed_copy_out_after_release_is_recorded_not_raised() -> None:
         h.wait_for(lambda: "data.dws.teardown" in h.jm.jobs[jobid].kvs, what="Teardown")
         rec = h.jm.jobs[jobid].kvs["data.dws.dataout"]
         assert rec["state"] == "failed" and rec["error"]
+        (_, end), = [d for d in h.reactor.call(lambda: list(h.jm.dataout))
+                     if d[0] == "dataout-end"]
+        assert end == {"id": jobid, "ok": False, "error": rec["error"]}
         assert any("owner uid" in m and "computes released" in m
                    for lvl, m in h.link.logs if lvl == "err"), h.link.logs
         assert cleared(h) == {}

@@ -187,3 +187,17 @@ def test_exclude_of() -> None:
     assert exclude_of({"resource": {"exclude": ""}}) is None
     assert exclude_of({"resource": {"exclude": 3}}) is None
     assert exclude_of({}) is None
+
+
+def test_graph_reloaded_by_load_time() -> None:
+    from flux_dws.service.resource_journal import graph_reloaded
+
+    assert graph_reloaded(None, 5, 100.0) == (False, 95.0)  # first poll
+    # 10 s later, 15 s up: the same graph (whole seconds: the earliest kept)
+    assert graph_reloaded(95.0, 15, 110.0) == (False, 95.0)
+    assert graph_reloaded(95.0, 14, 110.0) == (False, 95.0)
+    # reloaded 1 s after a poll that said 5 s: 9 s up 10 s later is a
+    # larger uptime than before, and still a reload
+    assert graph_reloaded(95.0, 9, 110.0) == (True, 101.0)
+    # a smaller uptime is one too
+    assert graph_reloaded(95.0, 0, 110.0) == (True, 110.0)

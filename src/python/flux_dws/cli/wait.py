@@ -12,7 +12,9 @@ job, released early or not.
 
 It cannot wait for ever on a record that will not come: once the job is
 inactive and the service no longer tracks its Workflow (deleted outside
-Flux, or never created), a missing record is an error.
+Flux, or never created), a missing record is an error.  While no service
+is loaded (a reload) it says so and asks again every 2 s: the next
+service picks the Workflow up and records its end.  ``-t`` bounds it all.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from typing import Any
 from flux_dws.fluxutil import FluxUnavailable, open_flux
 
 PROG = "flux-dws wait"
+#: seconds between two dws.status asks while no service is loaded
+NO_SERVICE_RETRY = 2.0
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -64,6 +68,8 @@ class _Wait:
         self.teardown: dict[str, Any] | None = None
         self.error: str | None = None
         self.timed_out = False
+        self.told_no_service = False
+        self.retry: Any = None
 
     def _stop(self) -> None:
         self.h.reactor_stop()
@@ -79,6 +85,9 @@ class _Wait:
             self.teardown = value
             self._stop()
 
+    def _ask_status(self) -> None:
+        self.h.rpc("dws.status", {}).then(self._on_status)
+
     def _on_status(self, future: Any) -> None:
         try:
             ids = future.get().get("workflows", [])
@@ -87,7 +96,16 @@ class _Wait:
                 self.error = f"the dws service did not answer: {exc.strerror}"
                 self._stop()
                 return
-            ids = []  # no service: nothing can still record it
+            # no service (being reloaded?): the Workflow may still exist, and
+            # the next service records its end; ask again shortly
+            if not self.told_no_service:
+                print(f"{PROG}: the dws service is not loaded; waiting for it",
+                      file=sys.stderr)
+                self.told_no_service = True
+            self.retry = self.h.timer_watcher_create(NO_SERVICE_RETRY,
+                                                     lambda *_: self._ask_status())
+            self.retry.start()
+            return
         if int(self.jobid) in ids:
             return  # DataOut or Teardown still under way: the record will come
         self.teardown = _lookup(self.h, self.key)
@@ -99,7 +117,7 @@ class _Wait:
         except OSError:
             return
         if event is not None and event.name == "clean":
-            self.h.rpc("dws.status", {}).then(self._on_status)
+            self._ask_status()
 
     def run(self) -> None:
         import flux.job
@@ -119,6 +137,8 @@ class _Wait:
         self.h.reactor_run()
         watch.cancel()
         events.cancel()
+        if self.retry is not None:
+            self.retry.stop()
         if timer is not None:
             timer.stop()
 

@@ -90,6 +90,8 @@ class JobManager:
         self._ids = itertools.count(1000)
         self.epilog_timeout = epilog_timeout
         self.plugin_logs: list[tuple[str, str]] = []
+        #: job-manager.dws.dataout-begin/-end as the service sent them
+        self.dataout: list[tuple[str, Any]] = []
 
     @staticmethod
     def _no_service(topic: str, payload: Any, userid: int, cb: RpcCallback) -> None:
@@ -424,7 +426,13 @@ class JobManager:
     # --- what the service reaches -----------------------------------------------
 
     def rpc(self, topic: str, payload: Any, answer: RpcCallback) -> None:
-        if topic.startswith("job-manager.dws."):
+        if topic in ("job-manager.dws.dataout-begin", "job-manager.dws.dataout-end"):
+            # dws-jobtap.so holds the released job's after* dependents
+            # (libdws dataout.h); the harness has no dependents to hold,
+            # so it records what the service told it
+            self.dataout.append((topic.rsplit(".", 1)[1], payload))
+            answer(True, 0, "", {})
+        elif topic.startswith("job-manager.dws."):
             method = topic[len("job-manager.dws."):]
             if method not in SERVICES:  # the plugin registers these alone
                 answer(False, errno.ENOSYS, f"No service matching {topic} is registered", None)

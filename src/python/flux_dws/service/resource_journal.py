@@ -27,12 +27,35 @@ from __future__ import annotations
 import errno
 import os
 import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from flux_dws.hostlist import Hostlist
 from flux_dws.rabbitconf import ConfigError, check_drain_properties
 from flux_dws.resourcegraph import ResourceError, decode_lean, drainable_hosts, graph_index
+
+#: seconds by which the graph's load time may move between two polls
+#: without being a reload (graph-uptime is whole seconds; RPC latency)
+UPTIME_SLACK = 2.0
+
+
+
+def graph_reloaded(loaded: float | None, uptime: float, now: float) -> tuple[bool, float]:
+    """Whether Fluxion reloaded its graph since the last poll, and when (by
+    ``now``'s clock) the graph was loaded.  ``loaded`` is the last poll's
+    answer (None: the first poll), ``uptime`` stats-get's graph-uptime.  A
+    load time later than the last by more than UPTIME_SLACK is a reload,
+    even one that happened while the old uptime was still short (which a
+    smaller uptime alone would miss); otherwise the earliest is kept, as
+    graph-uptime is whole seconds."""
+    at = now - uptime
+    if loaded is None:
+        return False, at
+    if at > loaded + UPTIME_SLACK:
+        return True, at
+    return False, min(loaded, at)
+
 
 Post = Callable[[dict[str, Any]], None]
 Log = Callable[[str, str], None]
@@ -157,7 +180,7 @@ class ResourceWatch:
         self.poll_interval = poll_interval
         self._rfd, self._wfd = os.pipe()
         self._thread = threading.Thread(target=self._run, name="dws-resources", daemon=True)
-        self._uptime: float | None = None
+        self._uptime: float | None = None  # when Fluxion loaded its graph
         self._fluxion_away = False
         # The reader is the watch thread's, but a reload reconfigures it from
         # the service's reactor: each side makes and posts its events under
@@ -241,10 +264,9 @@ class ResourceWatch:
             except OSError:
                 self._fluxion_away = True
                 return
-            restarted = self._fluxion_away or (self._uptime is not None
-                                               and uptime < self._uptime)
+            reloaded, self._uptime = graph_reloaded(self._uptime, uptime, time.monotonic())
+            restarted = self._fluxion_away or reloaded
             self._fluxion_away = False
-            self._uptime = uptime
             if restarted:
                 self.post({"type": "fluxion-restart"})
 
