@@ -13,7 +13,7 @@ jobs are left running and the service is reloaded: its start-up to serving.
 
     PYTHONPATH=src/python:build/src/python python t/bench/bench_scale.py \\
         [--jobs N] [--in-flight N] [--cores N] [--chaos SEED] [--seed SEED]
-        [--lustre-spread] [--keep]
+        [--lustre-spread] [--release-computes MODE] [--keep]
 
 ``--chaos SEED`` runs the same workload while, at times drawn from SEED
 (counted in jobs ended, so a run is reproducible), the emulator injects
@@ -34,6 +34,10 @@ process of its own; its peak RSS); stuck: jobs not clean at the end;
 leaked: Workflows, ClientMounts, NnfStorages, PersistentStorageInstances
 and rabbits not "up" in Fluxion left behind.  Goals: X >= 50, B <= 20,
 C <= 5, D <= 300, E <= 2 with 1,000 live Workflows, G = H = 0.
+
+``--release-computes after-unmount`` runs it with rabbit jobs' computes
+released once PostRun is done (issue 38): stuck and leaked then also
+cover the ssd holds (an ssd still held at the end is leaked).
 
 ``--lustre-spread`` sets ``[rabbit.lustre] spread = true`` (issue 27): the
 Lustre jobs' file systems go on the rabbits Fluxion chooses on El Capitan's
@@ -106,7 +110,8 @@ def _python_env() -> dict[str, str]:
     return env
 
 
-def build_system(work: Path, cores: int, spread: bool = False) -> None:
+def build_system(work: Path, cores: int, spread: bool = False,
+                 release: str | None = None) -> None:
     """work/R.json (El Capitan from the emulator's elcap system) and the
     instance's config and modprobe directories."""
     from flux_dws.emulator import start_subprocess
@@ -141,7 +146,8 @@ plugins = [ {{ load = "{JOBTAP}" }} ]
 [rabbit]
 kubeconfig = "{work}/kubeconfig"
 mapping = "{work}/elcap.json"
-""" + ("[rabbit.lustre]\nspread = true\n" if spread else ""))
+""" + (f'release_computes = "{release}"\n' if release else "")
+      + ("[rabbit.lustre]\nspread = true\n" if spread else ""))
     rc1 = work / "modprobe/rc1.d"
     rc1.mkdir(parents=True)
     # one broker holds 11,136 nodes' R: the others are forced up; the dws
@@ -162,7 +168,7 @@ def outside(args: argparse.Namespace) -> int:
             print(f"work: {work} (kept: the emulator's log and state, the instance's config)",
                   flush=True)
         t0 = time.monotonic()
-        build_system(work, args.cores, args.lustre_spread)
+        build_system(work, args.cores, args.lustre_spread, args.release_computes)
         print(f"system: El Capitan R ({args.cores} core(s)/node) "
               f"{(work / 'R.json').stat().st_size / 1e6:.1f} MB in "
               f"{time.monotonic() - t0:.1f} s", flush=True)
@@ -456,6 +462,9 @@ class Instance:
                     flush=True)
         view = self.rpc("dws.rabbits")
         left["rabbits not up"] = sum(1 for r in view["rabbits"] if r.get("fluxion") != "up")
+        # release_computes = "after-unmount": ssds still held after every Teardown
+        left["ssds held"] = sum(len(h.get("ssds") or []) for r in view["rabbits"]
+                                for h in r.get("held") or [])
         return left
 
 
@@ -729,6 +738,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="keep the work directory (the emulator's log and state) after the run")
     p.add_argument("--lustre-spread", action="store_true",
                    help="[rabbit.lustre] spread = true: Lustre on the rabbits Fluxion chooses")
+    p.add_argument("--release-computes", choices=["after-teardown", "after-unmount"],
+                   help="[rabbit] release_computes (issue 38; default: the service's)")
     p.add_argument("--stall", type=float, default=300,
                    help="seconds without a job ending after which the rest count stuck")
     p.add_argument("--inside", metavar="DIR", help=argparse.SUPPRESS)

@@ -183,6 +183,31 @@ def test_slow_data_movement_finishes(kind):
     finish(api, "dly")
 
 
+def test_a_long_data_movement_reports_its_progress(kind):
+    # nnf-dm reports dcp's progress lines in commandStatus while it runs
+    api = kind.custom_objects_api()
+    kind.controllers.faults.add(Fault(kind="datamovement", severity="delay", seconds=2.0))
+    to_setup(api, "prg", [JOBDW_XFS, COPY_IN])
+    api.patch_namespaced_custom_object(G, V, "default", "workflows", "prg",
+                                       {"spec": {"desiredState": "DataIn"}})
+    seen: list[int] = []
+
+    def moving() -> bool:
+        cs = dms(api, "prg")[0]["status"].get("commandStatus") or {}
+        if "lastMessage" in cs:
+            seen.append(cs["progress"])
+        return len(set(seen)) >= 2
+
+    eventually(moving, timeout=10, what="two progress reports")
+    assert seen == sorted(seen) and 0 < seen[-1] < 100, seen
+    cs = dms(api, "prg")[0]["status"]["commandStatus"]
+    assert cs["command"] == "mpirun dcp" and cs["elapsedTime"].endswith("s")
+    assert cs["lastMessage"].startswith("Copied ") and cs["lastMessageTime"]
+    wait(api, "prg", "DataIn", timeout=10)
+    assert {d["status"]["commandStatus"]["progress"] for d in dms(api, "prg")} == {100}
+    finish(api, "prg")
+
+
 def test_lustre_vanishing_after_proposal(kind):
     """The staging path's file system is gone by DataIn: nnf-sos' text."""
     api = kind.custom_objects_api()

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import datetime as dt
 import posixpath
+import time
 from typing import Any
 
 from flux_dws.dwsim import resource_error as rerr
@@ -50,6 +51,12 @@ from flux_dws.emulator.driver import (
 from flux_dws.emulator.store import ApiError
 
 DM_NAMESPACE = "nnf-dm-system"
+#: how often a running data movement's commandStatus moves (seconds; a
+#: quarter of its length for a shorter one)
+PROGRESS_EVERY = 5.0
+#: what an emulated data movement pretends to copy, for its progress lines
+EMULATED_BYTES = 64 << 30
+GIB = 1 << 30
 DM_MANAGER = "nnf-dm-manager-controller-manager"
 PROFILE_NAMESPACE = "nnf-system"
 TEARDOWN_STATE_LABEL = "nnf.cray.hpe.com/teardown_state"
@@ -268,8 +275,36 @@ class DataMovementWorker:
         failed = fault.message if fault is not None and fault.severity != "delay" else None
         if seconds > 0:
             self.ctl.after(seconds, lambda: self.finish(ns, name, failed))
+            if failed is None:
+                self._progress_later(ns, name, time.monotonic(), seconds)
         else:
             self.finish(ns, name, failed)
+
+    def _progress_later(self, ns: str, name: str, began: float, seconds: float) -> None:
+        """dcp prints its progress about every PROGRESS_EVERY seconds; nnf-dm
+        puts the last line in commandStatus (progress %, elapsedTime,
+        lastMessage, lastMessageTime)."""
+        self.ctl.after(min(PROGRESS_EVERY, seconds / 4),
+                       lambda: self._progress(ns, name, began, seconds))
+
+    def _progress(self, ns: str, name: str, began: float, seconds: float) -> None:
+        try:
+            dm = self.ctl.store.get(RESOURCE["dm"], ns, name)
+        except ApiError:
+            return  # deleted: cancelled by Teardown
+        if (dm.get("status") or {}).get("state") != "Running":
+            return
+        elapsed = time.monotonic() - began
+        pct = min(99, int(100 * elapsed / seconds))
+        moved = EMULATED_BYTES * pct // 100
+        now = microtime(dt.datetime.now(dt.timezone.utc))
+        self._status(ns, name, {"commandStatus": {
+            "command": "mpirun dcp", "progress": pct, "elapsedTime": f"{elapsed:.3f}s",
+            "lastMessage": f"Copied {moved / GIB:.3f} GiB ({pct}%) in {elapsed:.3f} secs"
+                           f" ({moved / GIB / max(elapsed, 1e-3):.3f} GiB/s)"
+                           f" {max(seconds - elapsed, 0):.0f} secs left ...",
+            "lastMessageTime": now}})
+        self._progress_later(ns, name, began, seconds)
 
     def resume(self, dm: dict[str, Any]) -> None:
         """A movement that was running when the emulator stopped."""
