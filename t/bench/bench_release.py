@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--jobs", type=int, default=50, help="rabbit jobs with a copy_out (50)")
     p.add_argument("--plain", type=int, default=50, help="plain jobs behind them (50)")
-    p.add_argument("--dataout", type=float, default=2.0, help="seconds DataOut lasts (2)")
+    p.add_argument("--dataout", type=float, default=10.0, help="seconds DataOut lasts (10)")
     p.add_argument("--runtime", type=float, default=0.2, help="seconds each job runs (0.2)")
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
     late = run("after-teardown", args.jobs, args.plain, args.dataout, args.runtime)

@@ -62,3 +62,17 @@ def test_module_path(capsys: pytest.CaptureFixture[str]) -> None:
     assert path.endswith("dws.py")
     with open(path) as fh:
         assert "def mod_main" in fh.read()
+
+
+def test_status_shows_released_jobs_and_their_held_ssds() -> None:
+    st = {"synced": True, "rabbits": 2, "computes": 4, "jobs": [
+        {"id": 5, "workflow": "fluxjob-5", "phase": "dataout", "state": "DataOut",
+         "desired": "DataOut", "status": "Running", "released": True, "held_ssds": 4,
+         "phase_seconds": 42.2, "timers": [], "message": ""},
+        {"id": 6, "workflow": "fluxjob-6", "phase": "running", "state": "PreRun",
+         "desired": "PreRun", "status": "Completed", "timers": [], "message": ""}]}
+    out = format_status(st).splitlines()
+    assert out[0] == ("synced: yes; 2 rabbits, 4 computes; 2 jobs, 1 with computes released"
+                      " (4 ssds held)")
+    assert out[2].endswith("[computes released, 4 ssds held, dataout for 42s] ")
+    assert "released" not in out[3]

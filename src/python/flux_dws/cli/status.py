@@ -31,11 +31,27 @@ def _state(job: dict[str, Any]) -> str:
     return f"{state or '-'} -> {desired}" if state != desired else f"{state} {job.get('status')}"
 
 
+def _released(job: dict[str, Any]) -> str:
+    """'[computes released, N ssds held, phase for T] ' for a job whose
+    computes went back after PostRun (release_computes), else ''."""
+    if not job.get("released"):
+        return ""
+    held = job.get("held_ssds") or 0
+    since = job.get("phase_seconds")
+    age = f", {job.get('phase', '')} for {since:.0f}s" if isinstance(since, (int, float)) \
+        else ""
+    return f"[computes released, {held} ssd{'' if held == 1 else 's'} held{age}] "
+
+
 def format_status(st: dict[str, Any]) -> str:
     """The table ``flux dws status`` prints (also used by the demo)."""
+    released = [j for j in st.get("jobs", []) if j.get("released")]
+    held = sum(j.get("held_ssds") or 0 for j in released)
     lines = [f"synced: {'yes' if st.get('synced') else 'no (starting)'}; "
              f"{st.get('rabbits', 0)} rabbits, {st.get('computes', 0)} computes; "
-             f"{len(st.get('jobs', []))} jobs"]
+             f"{len(st.get('jobs', []))} jobs"
+             + (f", {len(released)} with computes released ({held} ssds held)"
+                if released else "")]
     svc = st.get("service") or {}
     if svc:
         oldest = svc.get("k8s_oldest_pending_s")
@@ -57,7 +73,7 @@ def format_status(st: dict[str, Any]) -> str:
             lines.append(f"{j.get('id', ''):>10} {j.get('workflow', ''):<18} "
                          f"{j.get('phase', '-'):<12} {_state(j):<22} "
                          f"{j.get('hosts', '-'):<16} {','.join(j.get('timers', [])) or '-':<16} "
-                         f"{j.get('message', '')}")
+                         f"{_released(j)}{j.get('message', '')}")
     return "\n".join(lines)
 
 
