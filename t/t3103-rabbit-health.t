@@ -138,11 +138,7 @@ test_expect_success 'a rabbit goes down while the service is away: after the rel
 '
 
 test_expect_success 'Fluxion reloaded (every ssd down in its new graph): only the up rabbit is sent' '
-	flux module remove sched-fluxion-qmanager &&
-	flux module remove sched-fluxion-feasibility &&
-	flux module reload sched-fluxion-resource &&
-	flux module load sched-fluxion-feasibility &&
-	flux module load sched-fluxion-qmanager &&
+	reload_fluxion &&
 	wait_rabbits ".sent.set_status == 72 and .rabbits[0].fluxion == \"up\"" 60 &&
 	wait_fluxion_down 36 &&
 	flux-dws fault health kind-worker3 --reset &&

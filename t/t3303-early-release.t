@@ -146,11 +146,7 @@ test_expect_success 'the dws service reloaded during DataOut: the hold stays' '
 '
 
 test_expect_success 'Fluxion reloaded during DataOut: the hold is applied again' '
-	flux module remove sched-fluxion-qmanager &&
-	flux module remove sched-fluxion-feasibility &&
-	flux module reload sched-fluxion-resource &&
-	flux module load sched-fluxion-feasibility &&
-	flux module load sched-fluxion-qmanager &&
+	reload_fluxion &&
 	wait_down $(wc -l <held.ssds) 90 &&
 	down_ssds >down.now &&
 	test_cmp held.ssds down.now
@@ -181,6 +177,8 @@ test_expect_success 'flux dws wait waits for DataOut and Teardown, then says so'
 	flux python -m flux_dws wait -t 60 $(cat held.id) >wait.out 2>&1 &
 	waiter=$! &&
 	flux-dws fault clear &&
+	kubectl annotate --overwrite "workflow/$(wfname $(cat held.id))" \
+		flux-dws-test/kick="$(date +%s%N)" &&
 	wait $waiter &&
 	cat wait.out &&
 	grep "data out complete; storage torn down" wait.out &&

@@ -200,6 +200,17 @@ dws_rabbits() {
     flux python -m flux_dws rabbits "$@"
 }
 
+# reload_fluxion: Fluxion's modules reloaded in place (its graph loaded
+# anew: every ssd vertex down, as in the JGF, until the dws service sees
+# the reload and tells it again)
+reload_fluxion() {
+    flux module remove sched-fluxion-qmanager &&
+    flux module remove sched-fluxion-feasibility &&
+    flux module reload sched-fluxion-resource &&
+    flux module load sched-fluxion-feasibility &&
+    flux module load sched-fluxion-qmanager
+}
+
 # wait_rabbits JQ-FILTER [SECONDS]: until the dws service's dws.rabbits
 # view (flux-dws rabbits --json) satisfies JQ-FILTER (default 30 s).  The
 # service gives no event for "applied", so this asks it again every 0.1 s.

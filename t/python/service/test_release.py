@@ -50,6 +50,16 @@ def held_paths(h: Harness, jobid: int) -> set[str]:
             if n["metadata"]["type"] == "ssd"}
 
 
+def released_in_dataout(h: Harness) -> tuple[int, set[str]]:
+    """A 4-node job released after PostRun, its DataOut stalled: its id
+    and the ssd vertex paths it holds."""
+    fault(h, state="DataOut", severity="stall")
+    jobid = h.submit(STAGED, nodes=4)
+    h.wait(jobid)
+    h.wait_for(lambda: phase(h, jobid) == "dataout", what="dataout")
+    return jobid, held_paths(h, jobid)
+
+
 def test_released_job_ends_while_dataout_runs_and_holds_its_ssds() -> None:
     with Harness(config=EARLY) as h:
         fault(h, state="DataOut", severity="stall")
@@ -121,11 +131,7 @@ def test_failed_copy_out_after_release_is_recorded_not_raised() -> None:
 
 def test_service_restart_during_dataout_keeps_the_hold() -> None:
     with Harness(config=EARLY) as h:
-        fault(h, state="DataOut", severity="stall")
-        jobid = h.submit(STAGED, nodes=4)
-        h.wait(jobid)
-        h.wait_for(lambda: phase(h, jobid) == "dataout", what="dataout")
-        held = held_paths(h, jobid)
+        jobid, held = released_in_dataout(h)
         h.restart_service()
         h.wait_for(lambda: phase(h, jobid) == "dataout", what="picked up in dataout")
         st = engine_job(h, jobid)
@@ -139,11 +145,7 @@ def test_service_restart_during_dataout_keeps_the_hold() -> None:
 
 def test_fluxion_restart_during_dataout_applies_the_hold_again() -> None:
     with Harness(config=EARLY) as h:
-        fault(h, state="DataOut", severity="stall")
-        jobid = h.submit(STAGED, nodes=4)
-        h.wait(jobid)
-        h.wait_for(lambda: phase(h, jobid) == "dataout", what="dataout")
-        held = held_paths(h, jobid)
+        jobid, held = released_in_dataout(h)
         h.reactor.call(h.fluxion.restart)  # every ssd down, as in the JGF
         # health brings the healthy rabbits' ssds up again, but not the held ones
         h.wait_for(lambda: down(h) == held, what="only the held ssds down")
@@ -153,11 +155,7 @@ def test_fluxion_restart_during_dataout_applies_the_hold_again() -> None:
 
 def test_rabbit_down_and_up_during_dataout_keeps_the_hold() -> None:
     with Harness(config=EARLY) as h:
-        fault(h, state="DataOut", severity="stall")
-        jobid = h.submit(STAGED, nodes=4)
-        h.wait(jobid)
-        h.wait_for(lambda: phase(h, jobid) == "dataout", what="dataout")
-        held = held_paths(h, jobid)
+        jobid, held = released_in_dataout(h)
         assert h.emulator.controllers is not None
         rabbit = "kind-worker2"
         h.emulator.controllers.health.set_health(rabbit, status="Offline")

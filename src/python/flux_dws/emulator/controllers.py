@@ -116,7 +116,9 @@ class Controllers:
     def clear_faults(self) -> None:
         """Drop every injected fault and look at every Workflow and
         ClientMount again: what a stall held (it is never retried by
-        itself) goes on now, as it would once a site fixed the cause."""
+        itself) goes on now, as it would once a site fixed the cause.
+        (``flux-dws fault clear`` only drops them: what a stall held moves
+        on at its object's next change.)"""
         self.faults.clear()
         for key in [(k[2], k[3]) for k in self.store.objects if k[:2] == (DWS, "workflows")]:
             self.enqueue(*key)
