@@ -16,6 +16,7 @@
 
 #include "directive.h"
 #include "jobsm.h"
+#include "jobsm_phase.h"
 #include "jsonio.h"
 
 #define NOTE DWS_JOBSM_NOTE_PREFIX
@@ -60,8 +61,7 @@ static const char *const tag_name[TAG_COUNT] = {
 
 struct dws_jobsm {
     double epilog_timeout;   /* seconds; <= 0: none */
-    bool known;              /* a depend or reload event was applied */
-    bool await_depend;       /* known from a reload in NEW: depend still due */
+    enum jobsm_phase phase;  /* jobsm_phase.h; changed only by phase () */
     bool depend_optional;    /* known from a reload in DEPEND: a depend event may
                               * follow (jobtap load) or not (job manager restart) */
     json_int_t id;
@@ -69,16 +69,11 @@ struct dws_jobsm {
     bool has_dw;             /* the jobspec holds attributes.system.dw */
     bool created;            /* dws.create was sent: there is a workflow to tear down */
     bool create_failed;      /* dws.create failed: no Workflow was made */
-    bool dependency;         /* dws-create dependency held */
     int other_deps;          /* dependencies other than dws-create held now */
     bool create_deferred;    /* dws.create waits for other_deps to reach 0 (the
                               * job uses persistent storage another job makes) */
-    bool run_seen;
     bool start_posted;
-    bool prolog_active;
     bool r_pending;          /* lookup-R issued, no R event yet */
-    bool epilog_started;
-    bool epilog_active;
     bool timer_active;
     int pending[TAG_COUNT];  /* outstanding RPCs per tag */
     bool asked_again;        /* the setup/post_run asked again at a reload: a
@@ -192,6 +187,25 @@ static int act_rpc (struct ctx *c, enum tag t, json_t *payload)
                                tag_name[t], "payload", payload));
 }
 
+/* Move the job to the phase `ev` leads to.  A transition the table does
+ * not have (a bug: the callers check the phase first) leaves the phase as
+ * it was and logs "job N: event 'E' not expected in phase 'P'".
+ */
+static int phase (struct ctx *c, enum jobsm_phase_event ev)
+{
+    dws_error_t perr;
+    enum jobsm_phase to;
+    if (jobsm_phase_next (c->next.phase, ev, &to, &perr) < 0)
+        return act_log (c, "err", xasprintf ("job %lld: %s", (long long)c->next.id, perr.text));
+    c->next.phase = to;
+    return 0;
+}
+
+static bool in (const struct dws_jobsm *s, enum jobsm_phase p)
+{
+    return s->phase == p;
+}
+
 static int timer_start (struct ctx *c)
 {
     if (c->next.epilog_timeout <= 0)
@@ -211,7 +225,8 @@ static int timer_stop (struct ctx *c)
 
 static int epilog_start (struct ctx *c, bool run_started)
 {
-    c->next.epilog_started = c->next.epilog_active = true;
+    if (phase (c, JOBSM_EV_EPILOG) < 0)
+        return -1;
     if (act_named (c, ACT (EPILOG_START), DWS_JOBSM_EPILOG) < 0 || timer_start (c) < 0)
         return -1;
     return act_rpc (c, TAG_POST_RUN, json_pack ("{s:I s:b}", "jobid", c->next.id, "run_started",
@@ -359,29 +374,30 @@ static int ev_depend (struct ctx *c, json_t *ev)
     dws_error_t verr;
     bool invalid;
 
-    if (c->next.known && !c->next.await_depend && !c->next.depend_optional)
+    if (!in (&c->next, JOBSM_PHASE_UNKNOWN) && !in (&c->next, JOBSM_PHASE_AWAIT_DEPEND)
+        && !c->next.depend_optional)
         return dws_errorf (c->err, "depend event: job %lld has had its depend event",
                            (long long)c->next.id);
     if (get_int (c, ev, "id", &id) < 0 || get_int (c, ev, "userid", &userid) < 0
         || get_object (c, ev, "jobspec", &jobspec) < 0)
         return -1;
-    if (c->next.known && id != c->next.id)
+    if (!in (&c->next, JOBSM_PHASE_UNKNOWN) && id != c->next.id)
         return dws_errorf (c->err, "depend event: id %lld is not this job's id %lld",
                            (long long)id, (long long)c->next.id);
     if (c->next.depend_optional) {
         c->next.depend_optional = false;
-        if (!live (&c->next) || !c->next.dependency)
+        if (!live (&c->next) || !in (&c->next, JOBSM_PHASE_DEPEND))
             return 0; /* no dw, or the resource-update came first: nothing to hold */
     }
-    c->next.known = true;
-    c->next.await_depend = false;
     c->next.id = id;
     c->next.userid = userid;
-    if (!classify (c, jobspec, &verr, &invalid))
+    if (!classify (c, jobspec, &verr, &invalid)) {
+        if (phase (c, JOBSM_EV_NO_DW) < 0)
+            return -1;
         return invalid ? act_raise (c, DWS_JOBSM_DEPENDENCY, xasprintf (NOTE "%s", verr.text))
                        : 0;
-    c->next.dependency = true;
-    if (act_named (c, ACT (DEPENDENCY_ADD), DWS_JOBSM_DEPENDENCY) < 0 || act (c, ACT (SUBSCRIBE)) < 0)
+    }
+    if (phase (c, JOBSM_EV_HOLD) < 0 || act_named (c, ACT (DEPENDENCY_ADD), DWS_JOBSM_DEPENDENCY) < 0 || act (c, ACT (SUBSCRIBE)) < 0)
         return -1;
     if (waits_for_others (c, jobspec)) {
         c->next.create_deferred = true;
@@ -430,7 +446,7 @@ static int ev_dependency (struct ctx *c, json_t *ev, bool add)
 static int ev_create (struct ctx *c, json_t *ev)
 {
     (void)ev;
-    if (c->next.known)
+    if (!in (&c->next, JOBSM_PHASE_UNKNOWN))
         return dws_errorf (c->err, "create event: job %lld is known already",
                            (long long)c->next.id);
     return act (c, ACT (SUBSCRIBE));
@@ -459,7 +475,7 @@ static int ev_reload (struct ctx *c, json_t *ev)
     bool known_state = false;
     dws_error_t verr;
 
-    if (c->next.known)
+    if (!in (&c->next, JOBSM_PHASE_UNKNOWN))
         return dws_errorf (c->err, "reload event: the machine already holds job %lld"
                            " (a reload needs a new machine)", (long long)c->next.id);
     if (get_int (c, ev, "id", &id) < 0 || get_int (c, ev, "userid", &userid) < 0
@@ -479,7 +495,6 @@ static int ev_reload (struct ctx *c, json_t *ev)
     if (!known_state)
         return dws_errorf (c->err, "reload event: '%s' is not an active job state"
                            " (NEW, DEPEND, PRIORITY, SCHED, RUN, CLEANUP)", state);
-    c->next.known = true;
     c->next.id = id;
     c->next.userid = userid;
     c->next.start_posted = start;
@@ -487,8 +502,7 @@ static int ev_reload (struct ctx *c, json_t *ev)
         /* job.state.depend is still to come (validate moves the job to
          * DEPEND) and does everything
          */
-        c->next.await_depend = true;
-        return 0;
+        return phase (c, JOBSM_EV_RELOADED_NEW);
     }
     if (!strcmp (state, "DEPEND")) {
         /* Whether job.state.depend follows depends on why the plugin sees
@@ -505,30 +519,29 @@ static int ev_reload (struct ctx *c, json_t *ev)
          */
         c->next.depend_optional = true;
     }
-    if (!classify (c, jobspec, &verr, &invalid))
-        return 0; /* no dw, or invalid dw: depend raised, nothing to undo */
+    if (!classify (c, jobspec, &verr, &invalid)) {
+        /* no dw, or invalid dw: depend raised, nothing to undo */
+        c->next.phase = JOBSM_PHASE_INERT;
+        return 0;
+    }
     if (!strcmp (state, "DEPEND")) {
         c->next.other_deps = (int)others;
         if (waits_for_others (c, jobspec)) {
             /* the old plugin kept its dws.create back for them: so do we */
-            c->next.dependency = true;
+            c->next.phase = JOBSM_PHASE_DEPEND;
             c->next.create_deferred = true;
             return act (c, ACT (SUBSCRIBE));
         }
     }
     c->next.created = true;
-    c->next.dependency = !strcmp (state, "DEPEND");
-    c->next.run_seen = !strcmp (state, "RUN") || !strcmp (state, "CLEANUP");
-    c->next.prolog_active = prolog;
-    c->next.epilog_active = epilog;
     /* In CLEANUP an inactive epilog was started and is done -- unless
      * the job started and has not finished: its processes may still be
      * running, and finish (or a final release, or free) starts it.
      */
-    c->next.epilog_started = epilog || (!strcmp (state, "CLEANUP") && !(start && !finish));
+    c->next.phase = jobsm_phase_of_reload (state, true, prolog, epilog, start && !finish);
     if (act (c, ACT (SUBSCRIBE)) < 0)
         return -1;
-    if (prolog && !strcmp (state, "RUN")) {
+    if (in (&c->next, JOBSM_PHASE_PROLOG)) {
         /* Ask dws.setup again (R first), for the same reason as the
          * epilog below: the prolog-remove may have come while no plugin
          * was loaded.  The service takes a repeat as such.
@@ -537,7 +550,7 @@ static int ev_reload (struct ctx *c, json_t *ev)
         c->next.asked_again = true;
         return act (c, ACT (LOOKUP_R));
     }
-    if (!epilog)
+    if (!in (&c->next, JOBSM_PHASE_EPILOG))
         return 0;
     if (timer_start (c) < 0)
         return -1;
@@ -554,15 +567,19 @@ static bool live (const struct dws_jobsm *s)
     return s->has_dw && s->created;
 }
 
+/* The epilog was started (and may be over). */
+static bool epilog_begun (const struct dws_jobsm *s)
+{
+    return s->phase >= JOBSM_PHASE_EPILOG;
+}
+
 static int ev_run (struct ctx *c, json_t *ev)
 {
     (void)ev;
-    if (!live (&c->next) || c->next.run_seen)
+    if (!live (&c->next) || c->next.phase >= JOBSM_PHASE_PROLOG)
         return 0;
-    c->next.run_seen = true;
-    c->next.prolog_active = true;
     c->next.r_pending = true;
-    if (act_named (c, ACT (PROLOG_START), DWS_JOBSM_PROLOG) < 0 || act (c, ACT (SUBSCRIBE)) < 0)
+    if (phase (c, JOBSM_EV_PROLOG) < 0 || act_named (c, ACT (PROLOG_START), DWS_JOBSM_PROLOG) < 0 || act (c, ACT (SUBSCRIBE)) < 0)
         return -1;
     return act (c, ACT (LOOKUP_R));
 }
@@ -577,11 +594,10 @@ static int ev_R (struct ctx *c, json_t *ev)
     if (R ? (error || !json_is_object (R)) : !json_is_string (error))
         return dws_errorf (c->err, "R event: needs either an 'R' object or an 'error' string");
     c->next.r_pending = false;
-    if (!c->next.prolog_active)
+    if (!in (&c->next, JOBSM_PHASE_PROLOG))
         return 0; /* cancelled while R was read: no Setup for a dying job */
     if (error) {
-        c->next.prolog_active = false;
-        if (act_raise (c, DWS_JOBSM_PROLOG,
+        if (phase (c, JOBSM_EV_PROLOG_END) < 0 || act_raise (c, DWS_JOBSM_PROLOG,
                        xasprintf (NOTE "could not read R: %s", json_string_value (error)))
             < 0)
             return -1;
@@ -600,7 +616,7 @@ static int ev_start (struct ctx *c, json_t *ev)
 static int ev_finish (struct ctx *c, json_t *ev)
 {
     (void)ev;
-    if (!live (&c->next) || c->next.epilog_started)
+    if (!live (&c->next) || epilog_begun (&c->next))
         return 0;
     return epilog_start (c, true);
 }
@@ -611,7 +627,7 @@ static int ev_release (struct ctx *c, json_t *ev)
 
     if (get_bool (c, ev, "final", true, &final) < 0)
         return -1;
-    if (!final || !live (&c->next) || c->next.epilog_started)
+    if (!final || !live (&c->next) || epilog_begun (&c->next))
         return 0;
     return epilog_start (c, c->next.start_posted);
 }
@@ -622,7 +638,7 @@ static int ev_cleanup (struct ctx *c, json_t *ev)
     /* A job that started waits for finish: its processes may be running
      * still (a cancel or an exception reaches CLEANUP before them).
      */
-    if (!live (&c->next) || c->next.epilog_started || c->next.start_posted)
+    if (!live (&c->next) || epilog_begun (&c->next) || c->next.start_posted)
         return 0;
     return epilog_start (c, false);
 }
@@ -630,7 +646,7 @@ static int ev_cleanup (struct ctx *c, json_t *ev)
 static int ev_free (struct ctx *c, json_t *ev)
 {
     (void)ev;
-    if (!live (&c->next) || c->next.epilog_started)
+    if (!live (&c->next) || epilog_begun (&c->next))
         return 0;
     if (act_log (c, "warning",
                  xasprintf ("job %lld: resources freed with no finish or final release"
@@ -655,15 +671,15 @@ static int ev_exception (struct ctx *c, json_t *ev)
     c->next.create_deferred = false; /* the job ends: no Workflow for it */
     if (!live (&c->next))
         return 0;
-    if (c->next.prolog_active) {
-        c->next.prolog_active = false;
+    if (in (&c->next, JOBSM_PHASE_PROLOG)) {
+        if (phase (c, JOBSM_EV_PROLOG_END) < 0)
+            return -1;
         return act_finish (c, ACT (PROLOG_FINISH), DWS_JOBSM_PROLOG, 1);
     }
-    if (!c->next.epilog_active)
+    if (!in (&c->next, JOBSM_PHASE_EPILOG))
         return 0; /* before the epilog: finish or cleanup starts it */
     if (!strcmp (type, DWS_JOBSM_EPILOG_TIMEOUT_EXCEPTION)) {
-        c->next.epilog_active = false;
-        if (act_rpc (c, TAG_ABORT, json_pack ("{s:I}", "jobid", c->next.id)) < 0
+        if (phase (c, JOBSM_EV_EPILOG_END) < 0 || act_rpc (c, TAG_ABORT, json_pack ("{s:I}", "jobid", c->next.id)) < 0
             || act_finish (c, ACT (EPILOG_FINISH), DWS_JOBSM_EPILOG, 1) < 0)
             return -1;
         return timer_stop (c);
@@ -680,7 +696,7 @@ static int ev_timer (struct ctx *c, json_t *ev)
     if (strcmp (key, DWS_JOBSM_TIMER) != 0)
         return dws_errorf (c->err, "timer event: unknown timer '%s'", key);
     c->next.timer_active = false;
-    if (!live (&c->next) || !c->next.epilog_active || strcmp (state, "CLEANUP") != 0)
+    if (!live (&c->next) || !in (&c->next, JOBSM_PHASE_EPILOG) || strcmp (state, "CLEANUP") != 0)
         return 0;
     return act_raise (c, DWS_JOBSM_EPILOG_TIMEOUT_EXCEPTION, xasprintf ("DWS epilog timed out"));
 }
@@ -768,13 +784,13 @@ static int ev_rpc_response (struct ctx *c, json_t *ev)
             c->next.create_failed = true; /* (not for one service_away took) */
             return act_raise (c, DWS_JOBSM_DEPENDENCY, xasprintf (NOTE "%s", text));
         case TAG_SETUP:
-            if (c->next.prolog_active) /* its exception event finishes the prolog */
+            if (in (&c->next, JOBSM_PHASE_PROLOG)) /* its exception event finishes the prolog */
                 return act_raise (c, DWS_JOBSM_PROLOG, xasprintf (NOTE "%s", text));
             return act_log (c, "info",
                             xasprintf ("dws.setup failed for job %lld after its prolog ended: %s",
                                        (long long)c->next.id, text));
         case TAG_POST_RUN:
-            if (!c->next.epilog_active)
+            if (!in (&c->next, JOBSM_PHASE_EPILOG))
                 return act_log (c, "err",
                                 xasprintf ("dws.post_run failed for job %lld after its epilog"
                                            " ended: %s",
@@ -783,8 +799,8 @@ static int ev_rpc_response (struct ctx *c, json_t *ev)
              * its epilog; the machine already has the epilog finished, so
              * the exception event this raise triggers does nothing.
              */
-            c->next.epilog_active = false;
-            if (act_raise (c, DWS_JOBSM_EPILOG, xasprintf (NOTE "%s", text)) < 0
+            if (phase (c, JOBSM_EV_EPILOG_END) < 0
+                || act_raise (c, DWS_JOBSM_EPILOG, xasprintf (NOTE "%s", text)) < 0
                 || act_finish (c, ACT (EPILOG_FINISH), DWS_JOBSM_EPILOG, 1) < 0)
                 return -1;
             return timer_stop (c);
@@ -892,7 +908,7 @@ static int ev_resource_update (struct ctx *c, json_t *ev)
         return malformed (c, m, "'resources' must be a list");
     if (exclude && !json_is_object (exclude) && !json_is_null (exclude))
         return malformed (c, m, "'exclude' must be an object or null");
-    if (!c->next.dependency)
+    if (!in (&c->next, JOBSM_PHASE_DEPEND))
         return act_respond (c); /* a repeat: the jobspec was updated already */
     if (strcmp (state, "DEPEND") != 0)
         return wrong_state (c, m, state, "DEPEND");
@@ -907,7 +923,10 @@ static int ev_resource_update (struct ctx *c, json_t *ev)
     json_decref (cons);
     if (!update)
         return nomem (c);
-    c->next.dependency = false;
+    if (phase (c, JOBSM_EV_RESOURCES) < 0) {
+        json_decref (update);
+        return -1;
+    }
     if (push (c, json_pack ("{s:s s:o}", "action", ACT (JOBSPEC_UPDATE), "update", update)) < 0
         || act_named (c, ACT (DEPENDENCY_REMOVE), DWS_JOBSM_DEPENDENCY) < 0)
         return -1;
@@ -933,9 +952,9 @@ static int ev_prolog_remove (struct ctx *c, json_t *ev)
             return rc;
         }
     }
-    if (c->next.prolog_active) {
-        c->next.prolog_active = false;
-        if (push (c, json_pack ("{s:s s:s s:{s:O}}", "action", ACT (POST_EVENT), "name",
+    if (in (&c->next, JOBSM_PHASE_PROLOG)) {
+        if (phase (c, JOBSM_EV_PROLOG_END) < 0
+            || push (c, json_pack ("{s:s s:s s:{s:O}}", "action", ACT (POST_EVENT), "name",
                                 "dws_environment", "context", "variables", vars))
                 < 0
             || act_finish (c, ACT (PROLOG_FINISH), DWS_JOBSM_PROLOG, 0) < 0)
@@ -956,9 +975,9 @@ static int ev_epilog_remove (struct ctx *c, json_t *ev)
         return rc;
     if (strcmp (state, "CLEANUP") != 0)
         return wrong_state (c, m, state, "CLEANUP");
-    if (c->next.epilog_active) {
-        c->next.epilog_active = false;
-        if (act_finish (c, ACT (EPILOG_FINISH), DWS_JOBSM_EPILOG, 0) < 0 || timer_stop (c) < 0)
+    if (in (&c->next, JOBSM_PHASE_EPILOG)) {
+        if (phase (c, JOBSM_EV_EPILOG_END) < 0
+            || act_finish (c, ACT (EPILOG_FINISH), DWS_JOBSM_EPILOG, 0) < 0 || timer_stop (c) < 0)
             return -1;
     }
     return act_respond (c);
@@ -1037,11 +1056,11 @@ json_t *dws_jobsm_event (struct dws_jobsm *sm, json_t *event, dws_error_t *err)
     /* the job manager posts other plugins' dependencies before DEPEND */
     bool early = h->fn == ev_create || h->fn == ev_dependency_add
                  || h->fn == ev_dependency_remove;
-    if (!sm->known && !early && h->fn != ev_depend && h->fn != ev_reload) {
+    if (sm->phase == JOBSM_PHASE_UNKNOWN && !early && h->fn != ev_depend && h->fn != ev_reload) {
         dws_errorf (err, "%s event: the job is not known yet (no depend or reload event)", type);
         return NULL;
     }
-    if (sm->await_depend && !early && h->fn != ev_depend) {
+    if (sm->phase == JOBSM_PHASE_AWAIT_DEPEND && !early && h->fn != ev_depend) {
         dws_errorf (err, "%s event: job %lld was reloaded in NEW; its depend event comes first",
                     type, (long long)sm->id);
         return NULL;
@@ -1104,18 +1123,20 @@ json_t *dws_jobsm_state (const struct dws_jobsm *sm)
             return NULL;
         }
     }
-    o = json_pack ("{s:b s:I s:I s:b s:b s:b s:b s:b s:b s:i s:b s:b s:b s:b s:b s:b s:b s:b"
+    /* the phase, and (for the tests and fuzz invariants) what it says in
+     * the flags the machine had before it had phases */
+    enum jobsm_phase p = sm->phase;
+    o = json_pack ("{s:s s:b s:I s:I s:b s:b s:b s:b s:b s:b s:i s:b s:b s:b s:b s:b s:b s:b"
                    " s:f s:o}",
-                   "known", sm->known, "id", sm->id, "userid", sm->userid, "await_depend",
-                   sm->await_depend, "depend_optional", sm->depend_optional, "has_dw",
-                   sm->has_dw, "created", sm->created, "create_failed", sm->create_failed,
-                   "dependency", sm->dependency, "other_deps", sm->other_deps,
-                   "create_deferred", sm->create_deferred, "run_seen", sm->run_seen,
-                   "start_posted",
-                   sm->start_posted, "prolog_active", sm->prolog_active, "r_pending",
-                   sm->r_pending, "epilog_started", sm->epilog_started, "epilog_active",
-                   sm->epilog_active, "timer_active", sm->timer_active, "epilog_timeout",
-                   sm->epilog_timeout, "pending", pending);
+                   "phase", jobsm_phase_name (p), "known", p != JOBSM_PHASE_UNKNOWN, "id",
+                   sm->id, "userid", sm->userid, "await_depend", p == JOBSM_PHASE_AWAIT_DEPEND,
+                   "depend_optional", sm->depend_optional, "has_dw", sm->has_dw, "created",
+                   sm->created, "create_failed", sm->create_failed, "dependency",
+                   p == JOBSM_PHASE_DEPEND, "other_deps", sm->other_deps, "create_deferred",
+                   sm->create_deferred, "start_posted", sm->start_posted, "prolog_active", p == JOBSM_PHASE_PROLOG,
+                   "r_pending", sm->r_pending, "epilog_started", p >= JOBSM_PHASE_EPILOG,
+                   "epilog_active", p == JOBSM_PHASE_EPILOG, "timer_active", sm->timer_active,
+                   "epilog_timeout", sm->epilog_timeout, "pending", pending);
     return o;
 }
 

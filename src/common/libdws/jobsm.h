@@ -20,6 +20,12 @@
  * the actions returned, in order.  The machine never reads a clock: a
  * timer is an action, its expiry an event.
  *
+ * Where the job is in the plugin's hands is one named phase (unknown,
+ * await-depend, inert, depend, sched, prolog, run, epilog, done), owned by
+ * jobsm_phase.c, whose table lists each transition; a transition it does
+ * not list leaves the phase and logs "job N: event 'E' not expected in
+ * phase 'P'" at err.  dws_jobsm_state's "phase" names it.
+ *
  * Every event and action is a JSON object.  A call either fails (bad
  * event; NULL and a message, the machine unchanged) or succeeds with the
  * complete list of actions and the machine updated -- never half of it.

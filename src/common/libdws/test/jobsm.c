@@ -1328,9 +1328,9 @@ static void state_dump (void)
     struct dws_jobsm *sm = scheduled ("{'epilog-timeout':1.5}");
     char *s = dws_jobsm_state_json (sm);
     json_is (s,
-             "{\"known\":true,\"id\":42,\"userid\":1000,\"await_depend\":false,\"depend_optional\":false,\"has_dw\":true,"
+             "{\"phase\":\"sched\",\"known\":true,\"id\":42,\"userid\":1000,\"await_depend\":false,\"depend_optional\":false,\"has_dw\":true,"
              "\"created\":true,\"create_failed\":false,\"dependency\":false,\"other_deps\":0,"
-             "\"create_deferred\":false,\"run_seen\":false,\"start_posted\":false,"
+             "\"create_deferred\":false,\"start_posted\":false,"
              "\"prolog_active\":false,\"r_pending\":false,\"epilog_started\":false,"
              "\"epilog_active\":false,\"timer_active\":false,\"epilog_timeout\":1.5,"
              "\"pending\":{\"create\":0,\"setup\":0,\"post_run\":0,\"teardown\":0,\"abort\":0}}",
