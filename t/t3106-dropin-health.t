@@ -237,7 +237,7 @@ test_expect_success 'an unmount that never ends: postrun_timeout drains the comp
 	flux resource eventlog -t 30 -w drain -i compute-01 &&
 	flux resource drain -no "{nodelist} {reason}" >drain.out &&
 	cat drain.out &&
-	grep "^compute-01 failed to unmount rabbit$" drain.out &&
+	grep "^compute-01 failed to unmount rabbit kind-worker2 (job $(flux job id --to=f58plain $id))$" drain.out &&
 	flux job eventlog $id | grep "unmounts timed out, skipping data movement"
 '
 

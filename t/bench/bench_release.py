@@ -54,7 +54,8 @@ def run(mode: str, jobs: int, plain: int, dataout: float,
     from flux_dws.harness import Harness
 
     out: dict[str, Any] = {}
-    with Harness(config={"release_computes": mode}) as h:
+    # 36 ssd vertices a rabbit, as flux dws2jgf makes the kind system's
+    with Harness(config={"release_computes": mode}, ssds_per_rabbit=36) as h:
         assert h.emulator.controllers is not None
         h.emulator.controllers.faults.add(Fault(state="DataOut", severity="delay",
                                                 seconds=dataout))

@@ -60,7 +60,7 @@ class Harness:
                  config: dict[str, Any] | None = None, *, emulator: Emulator | None = None,
                  epilog_timeout: float = 0.0, kube: dict[str, Any] | None = None,
                  owner: int | None = None, fluxion: bool = True,
-                 namespace: str = "default") -> None:
+                 namespace: str = "default", ssds_per_rabbit: int = 2) -> None:
         self.system = load_system(system)
         self._own_emulator = emulator is None
         self.emulator = emulator or Emulator(system=system, latency=latency,
@@ -73,7 +73,7 @@ class Harness:
         self.reactor = Reactor()
         self.jm = JobManager(self.reactor, list(self.system.computes), self.owner,
                              epilog_timeout)
-        self.fluxion = FakeFluxion(self.system, jgf=fluxion)
+        self.fluxion = FakeFluxion(self.system, ssds_per_rabbit, jgf=fluxion)
         self.jm.fluxion = self.fluxion
         self.jm.rabbit_of = {c: r.name for r in self.system.rabbits for c, _ in r.computes}
         self.jm.ssd_free = {r.name: r.capacity >> 30 for r in self.system.rabbits}

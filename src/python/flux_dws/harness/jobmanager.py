@@ -46,6 +46,7 @@ class Job:
     epilogs: set[str] = field(default_factory=set)
     hosts: list[str] = field(default_factory=list)
     lustre: dict[str, int] = field(default_factory=dict)  # {rabbit: GiB} of a top-level ssd
+    ssds: dict[str, str] = field(default_factory=dict)  # {rabbit: ssd path} node-local
     started: bool = False
     finished: bool = False   # finish posted
     released: bool = False   # release final=true posted: no process is left
@@ -85,6 +86,8 @@ class JobManager:
         #: top-level ssd request (the spread Lustre form), packed rabbit by
         #: rabbit as Fluxion 0.54 packs it
         self.ssd_free: dict[str, int] = {}
+        #: ssd vertices active node-local rabbit jobs have (_take_ssds)
+        self.ssd_taken: set[str] = set()
         self.exclude: str | None = None      # resource.exclude
         self.request: Callable[[str, Any, int, RpcCallback], None] = self._no_service
         self._ids = itertools.count(1000)
@@ -161,9 +164,31 @@ class JobManager:
         if constraint and not _satisfies(constraint, props):
             return False
         rabbit = self.rabbit_of.get(host)
-        if rabbit and '"ssd"' in json.dumps(job.jobspec.get("resources")):
-            return self.fluxion.rabbit_up(rabbit)
+        if rabbit and self.fluxion.graph and '"ssd"' in json.dumps(job.jobspec.get("resources")):
+            return self._free_ssd(rabbit) is not None
         return True
+
+    def _free_ssd(self, rabbit: str) -> str | None:
+        """An ssd vertex of the rabbit that is up and no active job has:
+        Fluxion matches only those (a rabbit that is down has none; a
+        vertex held down after its job ended is skipped)."""
+        assert self.fluxion is not None
+        for path in self.fluxion.ssds.get(rabbit, []):
+            if self.fluxion.status.get(path) == "up" and path not in self.ssd_taken:
+                return path
+        return None
+
+    def _take_ssds(self, job: Job) -> None:
+        """A node-local rabbit job's ssd vertices: one per rabbit of its
+        computes (what R's scheduling graph lists)."""
+        if self.fluxion is None or not self.fluxion.graph or self._top_ssd(job) \
+                or "dw" not in job.jobspec.get("attributes", {}).get("system", {}):
+            return
+        for rabbit in sorted({self.rabbit_of[h] for h in job.hosts if h in self.rabbit_of}):
+            path = self._free_ssd(rabbit)
+            if path is not None:
+                job.ssds[rabbit] = path
+                self.ssd_taken.add(path)
 
 
     def _schedule(self) -> None:
@@ -187,6 +212,7 @@ class JobManager:
             job.hosts = usable[:n]
             for h in job.hosts:
                 self.free.remove(h)
+            self._take_ssds(job)
             self._post(job, "alloc", {})
             self._state(job, "RUN")
             self._feed(job, {"type": "run"})
@@ -217,12 +243,10 @@ class JobManager:
             # node-local storage: an ssd vertex on each rabbit of the job's
             # computes (this scheduler places none itself; real Fluxion
             # lists the ones it allocated)
-            rabbits = sorted({self.rabbit_of[h] for h in job.hosts if h in self.rabbit_of})
             R["scheduling"] = {"graph": {"edges": [], "nodes": [
                 {"id": str(2000000 + i), "metadata": {
-                    "type": "ssd", "exclusive": True,
-                    "paths": {"containment": self.fluxion.ssds[r][0]}}}
-                for i, r in enumerate(rabbits) if self.fluxion.ssds.get(r)]}}
+                    "type": "ssd", "exclusive": True, "paths": {"containment": path}}}
+                for i, (_, path) in enumerate(sorted(job.ssds.items()))]}}
         return R
 
     def R(self, job: Job) -> dict[str, Any]:
@@ -286,6 +310,8 @@ class JobManager:
         for rabbit, gib in job.lustre.items():
             self.ssd_free[rabbit] += gib
         job.lustre.clear()
+        # freed with the job (a vertex held down stays unmatched by status)
+        self.ssd_taken.difference_update(job.ssds.values())
         self._schedule()
 
     def raise_exception(self, jobid: int, type_: str, severity: int, note: str) -> bool:
