@@ -145,7 +145,7 @@ def test_service_restart_during_dataout_keeps_the_hold() -> None:
 
 def test_fluxion_restart_during_dataout_applies_the_hold_again() -> None:
     with Harness(config=EARLY) as h:
-        jobid, held = released_in_dataout(h)
+        _, held = released_in_dataout(h)
         h.reactor.call(h.fluxion.restart)  # every ssd down, as in the JGF
         # health brings the healthy rabbits' ssds up again, but not the held ones
         h.wait_for(lambda: down(h) == held, what="only the held ssds down")
@@ -155,7 +155,7 @@ def test_fluxion_restart_during_dataout_applies_the_hold_again() -> None:
 
 def test_rabbit_down_and_up_during_dataout_keeps_the_hold() -> None:
     with Harness(config=EARLY) as h:
-        jobid, held = released_in_dataout(h)
+        _, held = released_in_dataout(h)
         assert h.emulator.controllers is not None
         rabbit = "kind-worker2"
         h.emulator.controllers.health.set_health(rabbit, status="Offline")
