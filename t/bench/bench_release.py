@@ -91,9 +91,12 @@ def run(mode: str, jobs: int, plain: int, dataout: float,
         gone_by = time.monotonic() + 30
         while h.workflows() and time.monotonic() < gone_by:
             time.sleep(0.2)
-        leaked = len(h.workflows())
-        leaked += h.reactor.call(
-            lambda: sum(1 for st in h.fluxion.status.values() if st == "down"))
+        wfs = [w["metadata"]["name"] for w in h.workflows()]
+        down = h.reactor.call(
+            lambda: sorted(p for p, st in h.fluxion.status.items() if st == "down"))
+        if wfs or down:
+            print(f"{mode}: leaked Workflows {wfs}, ssds down {down}", flush=True)
+        leaked = len(wfs) + len(down)
         out.update(drained=drained, held=held, stuck=stuck, leaked=leaked,
                    per_job=statistics.median(per_job) if per_job else 0.0,
                    epilog=statistics.median(postrun) if postrun else 0.0)

@@ -181,3 +181,21 @@ def test_postrun_error_drains_only_who_did_not_unmount() -> None:
         assert reason.startswith("failed to unmount rabbit kind-worker2 (job f"), reason
         clear(h)
         assert cleared(h) == {}
+
+
+def test_teardown_after_skips_a_released_jobs_dataout() -> None:
+    # teardown_after keeps its meaning: DataOut is given up, the job (already
+    # inactive) cannot take the exception, so the record says why
+    with Harness(config={**EARLY, "teardown_after": 0.5}) as h:
+        jobid, held = released_in_dataout(h)
+        h.wait_for(lambda: engine_job(h, jobid) is None, what="the Workflow gone")
+        job = h.jm.jobs[jobid]
+        assert job.exceptions == []
+        rec = job.kvs["data.dws.dataout"]
+        assert rec["state"] == "skipped" and "teardown_after expired" in rec["error"]
+        assert job.kvs["data.dws.teardown"]["state"] == "complete"
+        h.wait_for(lambda: not (held & down(h)), what="the held ssds up again")
+        assert any("teardown_after expired" in m for lvl, m in h.link.logs
+                   if lvl == "warning"), h.link.logs
+        clear(h)
+        assert cleared(h) == {}
