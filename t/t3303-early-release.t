@@ -236,6 +236,31 @@ test_expect_success 'a compute that cannot unmount is drained alone, naming its 
 	flux resource undrain compute-02
 '
 
+cat >rpc.py <<'PYEOF'
+import json, sys
+import flux
+try:
+    print(json.dumps(flux.Flux().rpc(sys.argv[1], sys.argv[2]).get()))
+except OSError as exc:
+    print(f"error {exc.errno}: {exc.strerror}")
+    sys.exit(1)
+PYEOF
+
+test_expect_success 'dataout requests: a malformed one is refused naming the problem, a guest is refused' '
+	test_must_fail flux python rpc.py job-manager.dws.dataout-begin "[]" >d1.out &&
+	grep "^error 71: dws: a dataout request is a JSON object$" d1.out &&
+	test_must_fail flux python rpc.py job-manager.dws.dataout-begin "{\"id\": \"x\"}" >d2.out &&
+	grep "^error 71: id must be a job id (an integer >= 0)$" d2.out &&
+	test_must_fail flux python rpc.py job-manager.dws.dataout-end "{\"id\": 5}" >d3.out &&
+	grep "^error 71: ok must be true or false$" d3.out &&
+	flux python rpc.py job-manager.dws.dataout-end "{\"id\": 5, \"ok\": true}" >d4.out &&
+	test "$(cat d4.out)" = "{}" &&
+	test_must_fail env FLUX_HANDLE_ROLEMASK=0x2 FLUX_HANDLE_USERID=$(($(id -u) + 1)) \
+		flux python rpc.py job-manager.dws.dataout-end "{\"id\": 5, \"ok\": true}" >d5.out &&
+	cat d5.out &&
+	grep "^error 1: " d5.out
+'
+
 test_expect_success 'nothing left behind' '
 	wait_down 0 &&
 	test "$(kubectl get workflows -o name | wc -l)" -eq 0
