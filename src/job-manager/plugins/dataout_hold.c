@@ -109,7 +109,7 @@ static void released_cb (flux_future_t *f, void *arg)
     }
     else if (feed (p, json_pack ("{s:s s:O}", "type", "pending", "ids", jobs), &err) < 0)
         flux_log (h, LOG_ERR, "dws: the dws service's DataOut list: %s", err.text);
-    flux_future_destroy (f);
+    flux_plugin_aux_delete_value (p, f); /* destroys f */
 }
 
 int dataout_hold_init (flux_plugin_t *p)
@@ -127,10 +127,17 @@ int dataout_hold_init (flux_plugin_t *p)
         flux_log_error (h, "dws: cannot register job-manager.dws.dataout-*");
         return -1;
     }
+    /* the future is the plugin's: a plugin removed before the answer
+     * takes it along, so no answer can call into an unloaded plugin */
     if (!(f = flux_rpc (h, "dws.released", "{}", 0, 0))
-        || flux_future_then (f, 30., released_cb, p) < 0) {
+        || flux_plugin_aux_set (p, NULL, f, (flux_free_f)flux_future_destroy) < 0) {
         flux_log_error (h, "dws: cannot ask dws.released");
         flux_future_destroy (f);
+        return 0;
+    }
+    if (flux_future_then (f, 30., released_cb, p) < 0) {
+        flux_log_error (h, "dws: cannot ask dws.released");
+        flux_plugin_aux_delete_value (p, f);
     }
     return 0;
 }
