@@ -224,26 +224,16 @@ test_expect_success 'the jobtap plugin reloaded in DEPEND: the job still gets it
 	workflow_gone $id
 '
 
-cat >rpc.py <<'PYEOF'
-import json, sys
-import flux
-try:
-    print(json.dumps(flux.Flux().rpc(sys.argv[1], sys.argv[2]).get()))
-except OSError as exc:
-    print(f"error {exc.errno}: {exc.strerror}")
-    sys.exit(1)
-PYEOF
-
 test_expect_success 'plugin services: malformed requests get an error naming the problem' '
-	test_must_fail flux python rpc.py job-manager.dws.prolog-remove "[]" >m1.out &&
+	test_must_fail dws_rpc job-manager.dws.prolog-remove "[]" >m1.out &&
 	grep "received malformed dws.prolog-remove RPC: the payload is not an object" m1.out &&
-	test_must_fail flux python rpc.py job-manager.dws.epilog-remove "{\"id\": \"x\"}" >m2.out &&
+	test_must_fail dws_rpc job-manager.dws.epilog-remove "{\"id\": \"x\"}" >m2.out &&
 	grep "received malformed dws.epilog-remove RPC: .id. must be a job id" m2.out &&
-	test_must_fail flux python rpc.py job-manager.dws.epilog-remove "{\"id\": 12345}" >m3.out &&
+	test_must_fail dws_rpc job-manager.dws.epilog-remove "{\"id\": 12345}" >m3.out &&
 	grep "dws.epilog-remove: job 12345 is not active" m3.out &&
 	id=$(flux submit -N1 sleep 300) &&
 	flux job wait-event -t 30 $id start &&
-	test_must_fail flux python rpc.py job-manager.dws.epilog-remove \
+	test_must_fail dws_rpc job-manager.dws.epilog-remove \
 		"{\"id\": $(flux job id --to=dec $id)}" >m5.out &&
 	flux cancel $id &&
 	grep "dws.epilog-remove: job $(flux job id --to=dec $id) has no #DW directives" m5.out &&
@@ -254,7 +244,7 @@ test_expect_success 'plugin services: a malformed request for a live job fails t
 	flux-dws fault stall --state PreRun &&
 	id=$(flux submit -N1 --setattr=system.dw="$XFS" true) &&
 	flux job wait-event -t 30 $id prolog-start &&
-	test_must_fail flux python rpc.py job-manager.dws.prolog-remove \
+	test_must_fail dws_rpc job-manager.dws.prolog-remove \
 		"{\"id\": $(flux job id --to=dec $id), \"variables\": 7}" >m4.out &&
 	grep "received malformed dws.prolog-remove RPC" m4.out &&
 	flux job wait-event -t 30 $id clean &&
@@ -265,7 +255,7 @@ test_expect_success 'plugin services: a malformed request for a live job fails t
 
 test_expect_success 'plugin services: a guest is refused' '
 	FLUX_HANDLE_ROLEMASK=0x2 FLUX_HANDLE_USERID=9999 \
-		test_must_fail flux python rpc.py job-manager.dws.epilog-remove "{\"id\": 1}" >guest.out &&
+		test_must_fail dws_rpc job-manager.dws.epilog-remove "{\"id\": 1}" >guest.out &&
 	grep "error 1:" guest.out
 '
 

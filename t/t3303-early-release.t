@@ -236,27 +236,41 @@ test_expect_success 'a compute that cannot unmount is drained alone, naming its 
 	flux resource undrain compute-02
 '
 
-cat >rpc.py <<'PYEOF'
-import json, sys
-import flux
-try:
-    print(json.dumps(flux.Flux().rpc(sys.argv[1], sys.argv[2]).get()))
-except OSError as exc:
-    print(f"error {exc.errno}: {exc.strerror}")
-    sys.exit(1)
-PYEOF
+test_expect_success 'flux dws wait: a bad job id, no such job, a job without rabbits: one line, exit 1' '
+	test_expect_code 1 flux python -m flux_dws wait not-a-job 2>w1.err &&
+	grep "^flux-dws wait: malformed job id .not-a-job.$" w1.err &&
+	test_expect_code 1 flux python -m flux_dws wait 12345 2>w2.err &&
+	grep "^flux-dws wait: job 12345: no such job$" w2.err &&
+	plain=$(flux submit -N1 true) &&
+	flux job wait-event -t 30 $plain clean &&
+	test_expect_code 1 flux python -m flux_dws wait $plain 2>w3.err &&
+	grep "has no rabbit storage (no #DW directives)$" w3.err
+'
+
+test_expect_success 'flux dws wait without a service says so and waits, bounded by -t' '
+	flux module remove dws &&
+	id=$(flux submit -N1 --setattr=system.dw="$XFS4" true) &&
+	flux job wait-event -t 30 $id clean &&
+	test_expect_code 2 flux python -m flux_dws wait -t 3 $id 2>w4.err &&
+	cat w4.err &&
+	test "$(grep -c "the dws service is not loaded; waiting for it" w4.err)" = 1 &&
+	grep "still not torn down after 3 s" w4.err &&
+	flux module load "$top_srcdir/src/modules/dws.py" &&
+	test_expect_code 1 flux python -m flux_dws wait -t 30 $id 2>w5.err &&
+	grep "no Teardown record: the service never finished this job" w5.err
+'
 
 test_expect_success 'dataout requests: a malformed one is refused naming the problem, a guest is refused' '
-	test_must_fail flux python rpc.py job-manager.dws.dataout-begin "[]" >d1.out &&
+	test_must_fail dws_rpc job-manager.dws.dataout-begin "[]" >d1.out &&
 	grep "^error 71: dws: a dataout request is a JSON object$" d1.out &&
-	test_must_fail flux python rpc.py job-manager.dws.dataout-begin "{\"id\": \"x\"}" >d2.out &&
+	test_must_fail dws_rpc job-manager.dws.dataout-begin "{\"id\": \"x\"}" >d2.out &&
 	grep "^error 71: id must be a job id (an integer >= 0)$" d2.out &&
-	test_must_fail flux python rpc.py job-manager.dws.dataout-end "{\"id\": 5}" >d3.out &&
+	test_must_fail dws_rpc job-manager.dws.dataout-end "{\"id\": 5}" >d3.out &&
 	grep "^error 71: ok must be true or false$" d3.out &&
-	flux python rpc.py job-manager.dws.dataout-end "{\"id\": 5, \"ok\": true}" >d4.out &&
+	dws_rpc job-manager.dws.dataout-end "{\"id\": 5, \"ok\": true}" >d4.out &&
 	test "$(cat d4.out)" = "{}" &&
-	test_must_fail env FLUX_HANDLE_ROLEMASK=0x2 FLUX_HANDLE_USERID=$(($(id -u) + 1)) \
-		flux python rpc.py job-manager.dws.dataout-end "{\"id\": 5, \"ok\": true}" >d5.out &&
+	FLUX_HANDLE_ROLEMASK=0x2 FLUX_HANDLE_USERID=$(($(id -u) + 1)) \
+		test_must_fail dws_rpc job-manager.dws.dataout-end "{\"id\": 5, \"ok\": true}" >d5.out &&
 	cat d5.out &&
 	grep "^error 1: " d5.out
 '

@@ -200,6 +200,20 @@ dws_rabbits() {
     flux python -m flux_dws rabbits "$@"
 }
 
+# dws_rpc TOPIC PAYLOAD: send one RPC on the instance (PAYLOAD as JSON
+# text); print its answer as JSON, or "error ERRNO: TEXT" and fail
+dws_rpc() {
+    flux python -c '
+import json, sys
+import flux
+try:
+    print(json.dumps(flux.Flux().rpc(sys.argv[1], sys.argv[2]).get()))
+except OSError as exc:
+    print(f"error {exc.errno}: {exc.strerror}")
+    sys.exit(1)
+' "$@"
+}
+
 # reload_fluxion: Fluxion's modules reloaded in place (its graph loaded
 # anew: every ssd vertex down, as in the JGF, until the dws service sees
 # the reload and tells it again)

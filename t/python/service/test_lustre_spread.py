@@ -81,7 +81,11 @@ def test_big_lustre_job_spreads_over_rabbits_fluxion_chose(spread: Harness) -> N
     assert job.env is not None and job.env["DW_JOB_big"].startswith("/mnt/nnf/")
     gone(h, jobid)
     assert settled(h) == {}
-    # ... and once the job is gone, dws.rabbits has given its Lustre back
+    # ... and once the job is gone, dws.rabbits has given its Lustre back (the
+    # service forgets the job at the Workflow's DELETED event, a moment after
+    # the API server no longer lists it)
+    h.wait_for(lambda: not any(r["lustre_gib"] or jobid in r["jobs"]
+                               for r in h.rabbits_now()["rabbits"]), what="the Lustre given back")
     after = h.ask("dws.rabbits")["rabbits"]
     assert [(r["name"], r["lustre_gib"]) for r in after if r["lustre_gib"]] == []
     assert all(jobid not in r["jobs"] for r in after)

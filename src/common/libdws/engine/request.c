@@ -30,11 +30,17 @@
 #include "wire.h"
 #include "workflow.h"
 
-static bool get_jobid (json_t *payload, json_int_t *id)
+/* The request's jobid, or false after answering "<topic>: jobid must be a
+ * non-negative integer".
+ */
+static bool get_jobid (struct dws_engine *e, json_t *msgid, json_t *payload, const char *topic,
+                       json_int_t *id)
 {
     json_t *v = json_object_get (payload, "jobid");
-    if (!json_is_integer (v) || json_integer_value (v) < 0)
+    if (!json_is_integer (v) || json_integer_value (v) < 0) {
+        act_respond_fail (e, msgid, "%s: jobid must be a non-negative integer", topic);
         return false;
+    }
     *id = json_integer_value (v);
     return true;
 }
@@ -124,10 +130,8 @@ static void create_request (struct dws_engine *e, json_t *msgid, json_t *p, json
 {
     json_int_t id;
     dws_error_t err;
-    if (!get_jobid (p, &id)) {
-        act_respond_fail (e, msgid, "dws.create: jobid must be a non-negative integer");
+    if (!get_jobid (e, msgid, p, "dws.create", &id))
         return;
-    }
     json_t *uid = json_object_get (p, "userid");
     json_t *tol = json_object_get (p, "failure_tolerance");
     json_t *resources = json_object_get (p, "resources");
@@ -191,10 +195,8 @@ static void setup_request (struct dws_engine *e, json_t *msgid, json_t *p, json_
 {
     json_int_t id;
     dws_error_t err;
-    if (!get_jobid (p, &id)) {
-        act_respond_fail (e, msgid, "dws.setup: jobid must be a non-negative integer");
+    if (!get_jobid (e, msgid, p, "dws.setup", &id))
         return;
-    }
     json_t *R = json_object_get (p, "R");
     if (!json_is_object (R)) {
         act_respond_fail (e, msgid, "dws.setup: R must be an object (RFC 20)");
@@ -271,10 +273,8 @@ static void post_run_request (struct dws_engine *e, json_t *msgid, json_t *p,
                               json_t *event)
 {
     json_int_t id;
-    if (!get_jobid (p, &id)) {
-        act_respond_fail (e, msgid, "dws.post_run: jobid must be a non-negative integer");
+    if (!get_jobid (e, msgid, p, "dws.post_run", &id))
         return;
-    }
     json_t *rs = json_object_get (p, "run_started");
     if (!json_is_boolean (rs)) {
         act_respond_fail (e, msgid, "dws.post_run: run_started must be a boolean");
@@ -309,10 +309,8 @@ static void teardown_request (struct dws_engine *e, json_t *msgid, json_t *p, bo
 {
     json_int_t id;
     const char *topic = abort ? "dws.abort" : "dws.teardown";
-    if (!get_jobid (p, &id)) {
-        act_respond_fail (e, msgid, "%s: jobid must be a non-negative integer", topic);
+    if (!get_jobid (e, msgid, p, topic, &id))
         return;
-    }
     struct job *job = job_lookup (e, id);
     if (!job) {
         if (not_yet_synced (e, event))
