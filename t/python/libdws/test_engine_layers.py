@@ -32,6 +32,7 @@ LAYERS = [
     "fault",
     "progress",
     "status",
+    "jobview",
     "request",
     "engine",
 ]

@@ -42,6 +42,17 @@ void act_respond_fail (struct dws_engine *e, json_t *msgid, const char *fmt, ...
     act_respond (e, msgid, json_pack ("{s:b s:s}", "success", 0, "errstr", buf));
 }
 
+void act_respond_error (struct dws_engine *e, json_t *msgid, int errnum, const char *fmt, ...)
+{
+    char buf[DWS_ERROR_TEXT_MAX];
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (buf, sizeof (buf), fmt, ap);
+    va_end (ap);
+    act (e, json_pack ("{s:s s:O s:i s:s}", "action", DWS_WIRE_ACTION (RESPOND_ERROR), "msgid",
+                       msgid, "errnum", errnum, "errstr", buf));
+}
+
 void act_log (struct dws_engine *e, const char *level, const char *fmt, ...)
 {
     va_list ap;
@@ -58,6 +69,10 @@ void act_raise (struct dws_engine *e, struct job *job, const char *type, int sev
     va_start (ap, fmt);
     vsnprintf (buf, sizeof (buf), fmt, ap);
     va_end (ap);
+    if (severity == 0) { /* what `flux dws job` shows as the job's error */
+        free (job->note);
+        job->note = strdup (buf);
+    }
     act (e, json_pack ("{s:s s:I s:s s:i s:s}", "action", DWS_WIRE_ACTION (RAISE), "id", job->id, "type", type,
                        "severity", severity, "note", buf));
 }

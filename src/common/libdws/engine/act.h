@@ -15,6 +15,9 @@ void act_respond (struct dws_engine *e, json_t *msgid, json_t *payload);
 void act_respond_ok (struct dws_engine *e, json_t *msgid);
 void act_respond_fail (struct dws_engine *e, json_t *msgid, const char *fmt, ...)
     __attribute__ ((format (printf, 3, 4)));
+/* Answer with an error (errnum, a message): the request itself failed. */
+void act_respond_error (struct dws_engine *e, json_t *msgid, int errnum, const char *fmt, ...)
+    __attribute__ ((format (printf, 4, 5)));
 void act_log (struct dws_engine *e, const char *level, const char *fmt, ...)
     __attribute__ ((format (printf, 3, 4)));
 void act_raise (struct dws_engine *e, struct job *job, const char *type, int severity,

@@ -14,6 +14,7 @@
 #include "act.h"
 #include "fault.h"
 #include "job.h"
+#include "jobview.h"
 #include "jsonio.h"
 #include "progress.h"
 #include "rabbitmap.h"
@@ -310,6 +311,7 @@ static const result_handler_f result_handlers[TOK_COUNT] = {
     [TOK_POSTRUN_FAILED] = fault_on_postrun_failed_reads,
     [TOK_ABORT_MOUNTS] = fault_on_abort_mounts,
     [TOK_ABORT_SERVERS] = fault_on_abort_servers,
+    [TOK_JOBVIEW] = jobview_on_datamovements,
 };
 
 static void k8s_result (struct dws_engine *e, const char *what, struct job *job, json_t *event)

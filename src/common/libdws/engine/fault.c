@@ -50,6 +50,7 @@
 #include "release.h"
 #include "token.h"
 #include "wfstate.h"
+#include "wfview.h"
 #include "workflow.h"
 
 void fault_transient_condition (struct dws_engine *e, struct job *job)
@@ -157,8 +158,8 @@ void fault_timer_event (struct dws_engine *e, const char *key)
             if (phase_desired (job) == WF_PRERUN)
                 list_for (e, job, "ClientMount", TOK_TC_PRERUN);
             else {
-                char why[DWS_ERROR_TEXT_MAX];
-                const char *m = job->view.message;
+                char why[DWS_ERROR_TEXT_MAX], said[DWS_ERROR_TEXT_MAX];
+                const char *m = wfview_dws_text (&job->view, said, sizeof (said));
                 snprintf (why, sizeof (why),
                           NOTE_PREFIX "workflow in TransientCondition for more than %g s: %s",
                           e->cfg.tc_timeout, m ? m : "(no message)");
@@ -496,9 +497,15 @@ void fault_on_prerun_reads (struct dws_engine *e, enum token_kind kind, struct j
     if (phase_desired (job) != WF_PRERUN || phase_handled (job) >= WF_PRERUN || job->excepted)
         return;
     json_t *bad = unmounted_computes (e, job, items);
-    const char *why = kind == TOK_TC_PRERUN
-                          ? NOTE_PREFIX "workflow in TransientCondition too long in PreRun"
-                          : "timed out waiting for mounts";
+    char why[DWS_ERROR_TEXT_MAX], said[DWS_ERROR_TEXT_MAX];
+    /* a TransientCondition has DWS' words for what failed (a timeout
+     * keeps the reference's note as it is) */
+    const char *dws = kind == TOK_TC_PRERUN ? wfview_dws_text (&job->view, said, sizeof (said))
+                                            : NULL;
+    snprintf (why, sizeof (why), "%s%s%s",
+              kind == TOK_TC_PRERUN ? NOTE_PREFIX "workflow in TransientCondition too long in PreRun"
+                                    : "timed out waiting for mounts",
+              dws ? ": " : "", dws ? dws : "");
     if (json_array_size (bad) == 0)
         workflow_fail_job (e, job, "dws-timeout", "%s", why);
     else

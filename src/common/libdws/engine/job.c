@@ -60,9 +60,11 @@ struct job *job_create (struct dws_engine *e, json_int_t id)
     j->forced = WF_NONE;
     j->breakdowns = json_object ();
     j->create_msgids = json_array ();
-    if (!j->breakdowns || !j->create_msgids) {
+    j->view_msgids = json_array ();
+    if (!j->breakdowns || !j->create_msgids || !j->view_msgids) {
         json_decref (j->breakdowns);
         json_decref (j->create_msgids);
+        json_decref (j->view_msgids);
         free (j);
         return NULL;
     }
@@ -82,7 +84,9 @@ static void job_free (struct job *j)
     json_decref (j->resources);
     json_decref (j->wf);
     json_decref (j->create_msgids);
+    json_decref (j->view_msgids);
     json_decref (j->breakdowns);
+    free (j->note);
     free (j->hosts);
     json_decref (j->reserved);
     json_decref (j->held);
@@ -102,6 +106,11 @@ void job_forget (struct dws_engine *e, struct job *job)
                  NULL);
     if (e->actions)
         rabbits_job_gone (e, job);
+    size_t i;
+    json_t *msgid;
+    json_array_foreach (job->view_msgids, i, msgid) /* dws.job: its record is in the KVS now */
+        act_respond_error (e, msgid, ENOENT,
+                           "dws.job: the job's Workflow is gone; its record is in the KVS");
     struct job **pp = &e->table[bucket (e, job->id)];
     while (*pp && *pp != job)
         pp = &(*pp)->next;

@@ -147,6 +147,12 @@ int phase_event (struct dws_engine *e, struct job *job, enum phase_event ev, enu
     }
     if (ev == PHASE_EV_CREATE || ev == PHASE_EV_ASK || ev == PHASE_EV_ADOPT)
         job->state_since = e->now;
+    if (ev == PHASE_EV_CREATE)
+        job->asked_at[WF_PROPOSAL] = e->now;
+    else if (ev == PHASE_EV_ASK)
+        job->asked_at[s] = e->now;
+    else if (ev == PHASE_EV_DONE)
+        job->done_at[s] = e->now;
     enum job_phase to = target (ev, s, job->phase);
     e->phase_jobs[job->phase]--;
     e->phase_jobs[to]++;

@@ -437,13 +437,13 @@ void progress_workflow (struct dws_engine *e, struct job *job)
     enum wf_state state = job->view.state;
     enum wf_state want = job->view.desired;
     const char *status = job->view.status;
-    const char *message = job->view.message;
     if (state == WF_NONE)
         return;
     if (status && !strcmp (status, "Error")) {
-        char why[DWS_ERROR_TEXT_MAX];
+        char why[DWS_ERROR_TEXT_MAX], said[DWS_ERROR_TEXT_MAX];
+        const char *text = wfview_dws_text (&job->view, said, sizeof (said));
         snprintf (why, sizeof (why), NOTE_PREFIX "workflow hit an error: %s",
-                  message ? message : "(no message)");
+                  text ? text : "(no message)");
         if (phase_desired (job) == WF_POSTRUN && phase_handled (job) < WF_POSTRUN)
             fault_postrun_failed (e, job, why); /* drain exactly who did not unmount */
         else if (phase_desired (job) != WF_TEARDOWN)

@@ -19,6 +19,7 @@
 #include "fault.h"
 #include "hosts.h"
 #include "job.h"
+#include "jobview.h"
 #include "phase.h"
 #include "policy.h"
 #include "progress.h"
@@ -358,6 +359,18 @@ static void released_method (struct dws_engine *e, json_t *msgid, json_t *p, jso
                                       release_dataout_pending (e)));
 }
 
+/* A job as its owner sees it: guest methods, each answering only what
+ * the requester may see (jobview.c). */
+static void jobs_method (struct dws_engine *e, json_t *msgid, json_t *p, json_t *event)
+{
+    jobview_jobs_request (e, msgid, p, json_integer_value (json_object_get (event, "userid")));
+}
+
+static void job_method (struct dws_engine *e, json_t *msgid, json_t *p, json_t *event)
+{
+    jobview_job_request (e, msgid, p, json_integer_value (json_object_get (event, "userid")));
+}
+
 static void rabbits_method (struct dws_engine *e, json_t *msgid, json_t *p, json_t *event)
 {
     (void)p;
@@ -384,6 +397,8 @@ static const struct method {
     {"status", false, true, status_method},
     {"released", false, true, released_method},
     {"rabbits", true, true, rabbits_method},
+    {"jobs", true, false, jobs_method},
+    {"job", true, false, job_method},
 };
 #define NMETHODS ((int)(sizeof (methods) / sizeof (methods[0])))
 

@@ -5,6 +5,7 @@
  *
  *   engine.c    configuration, create/destroy, event dispatch    (top)
  *   request.c   the dws.* requests, orphan recovery, job-info
+ *   jobview.c   the dws.jobs and dws.job answers: a job as its owner sees it
  *   status.c    the dws.status answer
  *   progress.c  Workflow watch events: adopt, vanish, each state's
  *               completion, Proposal to PreRun
@@ -127,6 +128,9 @@ struct wfview {
     const char *status;
     const char *message;
     const char *elapsed;       /* status.elapsedTimeLastState */
+    const char *driver_error;  /* the first status.drivers[].error of the current
+                                * state: nnf-sos' debug text, where its message
+                                * (user text) may be empty ("Internal error: ") */
     json_t *breakdowns;        /* status.directiveBreakdowns: [{name, namespace}] */
     const char *computes_name; /* status.computes */
     const char *computes_ns;
@@ -223,6 +227,13 @@ struct job {
     int teardown_reads;    /* reads before Teardown outstanding (data movements, pod log) */
     unsigned timers;       /* bit per timer kind running */
     double state_since;    /* when a desiredState was last asked for */
+    double asked_at[WF_NSTATES]; /* when each state was asked for (phase.c; 0: not */
+    double done_at[WF_NSTATES];  /* by this service) and found done */
+    char *note;            /* the last exception note raised (act_raise), or the
+                            * DataOut failure of a released job, as written
+                            * before any plain sentence is added */
+    json_t *view_msgids;   /* dws.job requests waiting for the job's
+                            * NnfDataMovement list (jobview.c) */
 };
 
 enum timer_kind {
@@ -289,7 +300,8 @@ struct dws_engine {
     X (POSTRUN_TIMEOUT, "postrun-timeout")                                                     \
     X (POSTRUN_FAILED, "postrun-failed")                                                       \
     X (ABORT_MOUNTS, "abort-mounts")                                                           \
-    X (ABORT_SERVERS, "abort-servers")
+    X (ABORT_SERVERS, "abort-servers")                                                       \
+    X (JOBVIEW, "jobview")
 
 enum token_kind {
 #define TOKEN_KIND_ENUM(id, name) TOK_##id,

@@ -5,6 +5,7 @@
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "wfstate.h"
@@ -29,6 +30,21 @@ static void finalizer (json_t *meta, struct wfview *v)
     json_array_foreach (fins, i, f) {
         if (json_is_string (f) && !strcmp (json_string_value (f), WORKFLOW_FINALIZER)) {
             v->finalizer_index = (int)i;
+            return;
+        }
+    }
+}
+
+static void driver_error (json_t *st, struct wfview *v)
+{
+    const char *state = str (json_object_get (st, "state"));
+    size_t i;
+    json_t *d;
+    json_array_foreach (json_object_get (st, "drivers"), i, d) {
+        const char *err = str (json_object_get (d, "error"));
+        const char *ws = str (json_object_get (d, "watchState"));
+        if (err && err[0] && ws && state && !strcmp (ws, state)) {
+            v->driver_error = err;
             return;
         }
     }
@@ -63,6 +79,7 @@ void wfview_parse (json_t *wf, struct wfview *v)
     v->message = str (json_object_get (st, "message"));
     v->elapsed = str (json_object_get (st, "elapsedTimeLastState"));
     v->breakdowns = json_object_get (st, "directiveBreakdowns");
+    driver_error (st, v);
     v->computes_name = str (at (st, "computes", "name"));
     v->computes_ns = str (at (st, "computes", "namespace"));
     v->env = json_object_get (st, "env");
@@ -70,6 +87,24 @@ void wfview_parse (json_t *wf, struct wfview *v)
         v->env = NULL;
     v->token_secret = str (at (st, "workflowToken", "secretName"));
     v->token_ns = str (at (st, "workflowToken", "secretNamespace"));
+}
+
+const char *wfview_dws_text (const struct wfview *v, char *buf, size_t size)
+{
+    const char *m = v->message && v->message[0] ? v->message : NULL;
+    const char *d = v->driver_error;
+    size_t n = m ? strlen (m) : 0;
+    while (n > 0 && m[n - 1] == ' ')
+        n--;
+    if (m && !(n >= 6 && !strncmp (m + n - 6, "error:", 6)))
+        d = NULL; /* the message has DWS' user text: it is what users read */
+    if (m && d)
+        snprintf (buf, size, "%s (%s)", m, d);
+    else if (m || d)
+        snprintf (buf, size, "%s", m ? m : d);
+    else
+        return NULL;
+    return buf;
 }
 
 const char *wfview_annotation (const struct wfview *v, const char *key)

@@ -14,6 +14,14 @@
  */
 void wfview_parse (json_t *wf, struct wfview *v);
 
+/* What DWS says of the current state's trouble, for a note: its message
+ * as it is; where its user text is empty ("DW Directive 0: Internal
+ * error: ", nnf-sos' words for a failed mount or copy), the failing
+ * driver's error after it in parentheses.  In buf, or NULL when DWS says
+ * nothing.
+ */
+const char *wfview_dws_text (const struct wfview *v, char *buf, size_t size);
+
 /* The value of annotation key (one of the ANN_* of state.h), or NULL. */
 const char *wfview_annotation (const struct wfview *v, const char *key);
 

@@ -36,6 +36,8 @@ void workflow_fail_job (struct dws_engine *e, struct job *job, const char *type,
          * (flux dws wait) and the log */
         act_log (e, "err", "%s (owner uid %lld, computes released): %s", job->name,
                  (long long)job->userid, buf);
+        free (job->note);
+        job->note = strdup (buf);
         if (phase_desired (job) <= WF_DATAOUT)
             workflow_kvs_outcome (e, job, "dataout", "failed", buf);
         job->excepted = true;
@@ -68,6 +70,15 @@ void workflow_kvs_timing (struct dws_engine *e, struct job *job, enum wf_state s
     snprintf (link, sizeof (link), "rabbit_%s_timing", lower);
     json_object_set_new (put, key, json_string (elapsed ? elapsed : ""));
     json_object_set_new (links, link, json_string (key));
+    /* when the state was asked for and found done, for `flux dws job`
+     * after the job is gone (0: asked before this service started) */
+    snprintf (key, sizeof (key), "data.dws.timeline.%s", lower);
+    json_t *when = json_object ();
+    if (job->asked_at[s] > 0)
+        json_object_set_new (when, "asked", json_real (job->asked_at[s]));
+    if (job->done_at[s] > 0)
+        json_object_set_new (when, "done", json_real (job->done_at[s]));
+    json_object_set_new (put, key, when);
     if (with_wf && job->wf) {
         json_object_set (put, "data.dws.workflow", job->wf);
         json_object_set_new (links, "rabbit_workflow", json_string ("data.dws.workflow"));

@@ -693,9 +693,11 @@ static void test_credentials (void)
         ok (json_integer_value (json_object_get (first, "errnum")) != EPERM,
             "dws.%s from the owner is not refused EPERM", m);
     }
-    ok (guests == 1 && dws_engine_method_guest (n - 1) == 1
-            && !strcmp (dws_engine_method_name (n - 1), "rabbits"),
-        "one guest method: rabbits");
+    ok (guests == 3 && dws_engine_method_guest (n - 3) == 1
+            && !strcmp (dws_engine_method_name (n - 3), "rabbits")
+            && !strcmp (dws_engine_method_name (n - 2), "jobs")
+            && !strcmp (dws_engine_method_name (n - 1), "job"),
+        "three guest methods: rabbits, jobs, job");
     feed (e, "{'type':'request','userid':501,'topic':'dws.bogus','msgid':3,'payload':{}}");
     acts_are ("[{'action':'respond-error','msgid':3,'errnum':1,"
               "'errstr':'Request requires owner credentials'}]",
@@ -1074,8 +1076,12 @@ static void test_lifecycle (void)
              "name", "fluxjob-12345", "token", "computes:12345");
     json_at (jp (a, "body", NULL), "{'data':[{'name':'c1'},{'name':'c3'}]}",
              "Computes data: the job's computes");
-    has ("Setup ready: timing into the KVS", "action", "kvs", "put",
-         "{\"data.dws.timing.setup\":\"1s\"}");
+    a = has ("Setup ready: timing into the KVS", "action", "kvs", "link",
+             "{\"rabbit_setup_timing\":\"data.dws.timing.setup\"}");
+    json_at (jp (a, "put", "data.dws.timing.setup", NULL), "'1s'", "DWS' own figure for Setup");
+    ok (json_is_number (jp (a, "put", "data.dws.timeline.setup", "asked", NULL))
+            && json_is_number (jp (a, "put", "data.dws.timeline.setup", "done", NULL)),
+        "Setup's timeline: when it was asked for and found done");
     ok (!find ("token", "state:12345"), "DataIn is not asked before Computes are filled");
     k8s_result (e, "computes", id, true, 200, "", NULL);
     acts_are ("[{'action':'k8s','op':'patch','kind':'Workflow','namespace':'default',"
@@ -1220,6 +1226,33 @@ static void test_error (void)
     has ("post_run after Teardown completed: epilog-remove", "topic",
          "job-manager.dws.epilog-remove");
     has ("post_run after Teardown completed: delete", "op", "delete", "token", "delete:200");
+    dws_engine_destroy (e);
+
+    /* nnf-sos' empty user text: the failing driver's error says what failed */
+    k8s_reset ();
+    e = engine ("{'prerun_timeout':30}");
+    sysconf (e);
+    sync_none (e);
+    job_to (e, 202, 0, "'c1'", 1, "PreRun");
+    wf_status (e, 202, "PreRun", false, "Error",
+               "{'message':'DW Directive 0: Internal error: ','drivers':["
+               "{'watchState':'Setup','error':'an old one'},"
+               "{'watchState':'PreRun','error':'internal error: Node: c1: mount/unmount "
+               "failed: unable to mount file system: bad'}]}");
+    has ("an empty user message: the PreRun driver's error follows it", "action", "raise",
+         "note", PREFIX "workflow hit an error: DW Directive 0: Internal error:  (internal "
+         "error: Node: c1: mount/unmount failed: unable to mount file system: bad)");
+    dws_engine_destroy (e);
+    k8s_reset ();
+    e = engine ("{'prerun_timeout':30}");
+    sysconf (e);
+    sync_none (e);
+    job_to (e, 203, 0, "'c1'", 1, "PreRun");
+    wf_status (e, 203, "PreRun", false, "Error",
+               "{'message':'DW Directive 0: User error: no such thing','drivers':["
+               "{'watchState':'PreRun','error':'user error: no such thing'}]}");
+    has ("a user message: the note is DWS' message alone", "action", "raise", "note",
+         PREFIX "workflow hit an error: DW Directive 0: User error: no such thing");
     dws_engine_destroy (e);
 
     /* a failed state patch fails the job */
@@ -2580,6 +2613,117 @@ static void test_status_json (void)
     dws_engine_destroy (e);
 }
 
+/* --- a job as its owner sees it (dws.jobs, dws.job) ------------------------- */
+static json_t *respond_to (int msgid)
+{
+    size_t i;
+    json_t *a;
+    json_array_foreach (A, i, a)
+        if (json_integer_value (json_object_get (a, "msgid")) == msgid)
+            return a;
+    return NULL;
+}
+
+static void test_jobview (void)
+{
+    struct dws_engine *e = engine ("{'owner':0}");
+    sysconf (e);
+    sync_none (e);
+    if (!job_to (e, 71, 0, "'c1','c3'", 2, "DataIn"))
+        return;
+    /* job 71 belongs to uid 1000 (create_req); 1001 is another user */
+    feed (e, "{'type':'request','userid':1000,'topic':'dws.jobs','msgid':900,'payload':{}}");
+    json_t *r = respond_to (900);
+    json_t *j = jp (r, "payload", "jobs", "#0", NULL);
+    ok (json_array_size (jp (r, "payload", "jobs", NULL)) == 1
+            && json_integer_value (json_object_get (j, "id")) == 71,
+        "dws.jobs: the owner of job 71 sees it");
+    json_at (jp (j, "phase", NULL), "'datain'", "dws.jobs: its phase");
+    json_at (jp (j, "directives", "#0", "args", "type", NULL), "'xfs'",
+             "dws.jobs: its directive's file-system type");
+    ok (json_object_get (j, "rabbits") != NULL, "dws.jobs: its rabbits (%s)",
+        json_string_value (json_object_get (j, "rabbits")));
+    ok (!json_object_get (j, "directive") && !json_object_get (j, "env"),
+        "dws.jobs: a line's worth, not the whole job");
+
+    feed (e, "{'type':'request','userid':1001,'topic':'dws.jobs','msgid':901,'payload':{}}");
+    ok (json_array_size (jp (respond_to (901), "payload", "jobs", NULL)) == 0,
+        "dws.jobs: another user sees none of it");
+    feed (e, "{'type':'request','userid':1001,'topic':'dws.jobs','msgid':902,"
+             "'payload':{'all_users':true}}");
+    json_at (jp (respond_to (902), "errnum", NULL), "1", "dws.jobs all_users from a user: EPERM");
+    feed (e, "{'type':'request','userid':0,'topic':'dws.jobs','msgid':903,"
+             "'payload':{'all_users':true,'ids':[71,5]}}");
+    ok (json_array_size (jp (respond_to (903), "payload", "jobs", NULL)) == 1,
+        "dws.jobs all_users from the instance owner, ids [71, 5]: job 71");
+    feed (e, "{'type':'request','userid':0,'topic':'dws.jobs','msgid':904,"
+             "'payload':{'ids':[-1]}}");
+    json_at (jp (respond_to (904), "payload", "errstr", NULL),
+             "'dws.jobs: ids[0] must be a non-negative integer'", "dws.jobs: a bad id");
+    feed (e, "{'type':'request','userid':0,'topic':'dws.jobs','msgid':905,"
+             "'payload':{'all_users':1}}");
+    json_at (jp (respond_to (905), "payload", "errstr", NULL),
+             "'dws.jobs: all_users must be a boolean'", "dws.jobs: a bad all_users");
+
+    feed (e, "{'type':'request','userid':1001,'topic':'dws.job','msgid':910,"
+             "'payload':{'jobid':71}}");
+    json_at (jp (respond_to (910), "errstr", NULL), "'dws.job: job 71 belongs to another user'",
+             "dws.job from another user: refused");
+    ok (!find ("kind", "NnfDataMovement"), "... and nothing is read for it");
+    feed (e, "{'type':'request','userid':1000,'topic':'dws.job','msgid':911,"
+             "'payload':{'jobid':99}}");
+    json_at (jp (respond_to (911), "errnum", NULL), "2", "dws.job for an unknown job: ENOENT");
+    feed (e, "{'type':'request','userid':1000,'topic':'dws.job','msgid':912,"
+             "'payload':{'jobid':'71'}}");
+    json_at (jp (respond_to (912), "payload", "errstr", NULL),
+             "'dws.job: jobid must be a non-negative integer'", "dws.job: a malformed jobid");
+
+    feed (e, "{'type':'request','userid':1000,'topic':'dws.job','msgid':913,"
+             "'payload':{'jobid':71}}");
+    has ("dws.job: the job's NnfDataMovements are listed first", "action", "k8s", "op", "list",
+         "kind", "NnfDataMovement", "token", "jobview:71");
+    ok (!respond_to (913), "... before the answer");
+    feed (e, "{'type':'request','userid':0,'topic':'dws.job','msgid':914,"
+             "'payload':{'jobid':71}}");
+    ok (!find ("kind", "NnfDataMovement"), "a second dws.job meanwhile shares the list");
+    list_result (e, "jobview", 71,
+                 "[{'metadata':{'name':'dm-1','labels':{'dm.cray.hpe.com/initiator':'copy_in'}},"
+                 "'spec':{'source':{'path':'/lus/in'},'destination':{'path':'$DW_JOB_x/in'}},"
+                 "'status':{'state':'Running','commandStatus':{'progress':42,"
+                 "'elapsedTime':'4.2s','lastMessage':'Copied 1 GiB (42%)','command':'mpirun'}}}]");
+    json_t *full = jp (respond_to (913), "payload", NULL);
+    ok (full && respond_to (914), "both dws.job requests are answered by the one list");
+    json_at (jp (full, "datamovements", "#0", "commandStatus", "progress", NULL), "42",
+             "dws.job: a data movement's progress");
+    json_at (jp (full, "datamovements", "#0", "initiator", NULL), "'copy_in'",
+             "dws.job: which directive moves it");
+    ok (!jp (full, "datamovements", "#0", "commandStatus", "command", NULL),
+        "dws.job: not the command nnf-dm runs");
+    json_at (jp (full, "directives", "#0", "allocation_sets", "#0", "minimumCapacity", NULL),
+             "10737418240", "dws.job: the directive's allocation, from its breakdown");
+    json_at (jp (full, "hosts", NULL), "'c[1,3]'", "dws.job: the job's computes");
+    ok (json_is_number (jp (full, "timeline", "Setup", "asked", NULL))
+            && json_is_number (jp (full, "timeline", "Setup", "done", NULL))
+            && json_is_number (jp (full, "timeline", "DataIn", "asked", NULL))
+            && !jp (full, "timeline", "DataIn", "done", NULL),
+        "dws.job: the timeline so far (Setup asked and done, DataIn asked)");
+    ok (!json_object_get (full, "workflowToken") && !json_object_get (full, "wf"),
+        "dws.job: no Workflow object, no token");
+
+    feed (e, "{'type':'request','userid':1000,'topic':'dws.job','msgid':915,"
+             "'payload':{'jobid':71}}");
+    k8s_result (e, "jobview", 71, false, 500, "the API server is down", NULL);
+    json_at (jp (respond_to (915), "payload", "datamovements_error", NULL),
+             "'the API server is down'", "dws.job: a failed list is said, the rest answered");
+
+    feed (e, "{'type':'request','userid':1000,'topic':'dws.job','msgid':916,"
+             "'payload':{'jobid':71}}");
+    watch (e, "DELETED", wf (71));
+    json_at (jp (respond_to (916), "errnum", NULL), "2",
+             "dws.job waiting while the Workflow goes: ENOENT (its record is in the KVS)");
+    dws_engine_destroy (e);
+}
+
 int main (void)
 {
     K8S = json_object ();
@@ -2604,6 +2748,7 @@ int main (void)
     test_recreate_checks ();
     test_malformed ();
     test_status_json ();
+    test_jobview ();
     json_decref (A);
     json_decref (K8S);
     return done_testing ();

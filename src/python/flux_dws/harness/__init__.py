@@ -199,9 +199,10 @@ class Harness:
         payload: dict[str, Any] = actions[0]["payload"]
         return payload
 
-    def ask(self, topic: str, userid: int | None = None) -> dict[str, Any]:
-        """The answer to a request from ``userid`` (default: the owner), or
-        ``{"error": errstr, "errnum": N}``."""
+    def ask(self, topic: str, userid: int | None = None,
+            payload: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The answer to a request (``payload``, default {}) from ``userid``
+        (default: the owner), or ``{"error": errstr, "errnum": N}``."""
         box: dict[str, Any] = {}
         done = threading.Event()
         uid = self.owner if userid is None else userid
@@ -210,7 +211,7 @@ class Harness:
             box.update((payload or {}) if ok else {"error": errstr, "errnum": errnum})
             done.set()
 
-        self.reactor.call(lambda: self.link.request(topic, {}, uid, cb))
+        self.reactor.call(lambda: self.link.request(topic, payload or {}, uid, cb))
         if not done.wait(30):
             raise TimeoutError(f"{topic} did not answer")
         return box
