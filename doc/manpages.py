@@ -30,6 +30,8 @@ DESCRIPTIONS = {
     "flux-dws-config-check": "check a Flux configuration off-line as flux-dws reads it",
     "flux-dws-emulator": "run an emulated Rabbit management cluster's Kubernetes API",
     "flux-dws-fault": "inject DWS and NNF faults into the flux-dws emulator",
+    "flux-dws-job": "show one rabbit job in full: its storage, timeline, data movements and error",
+    "flux-dws-jobs": "list your rabbit jobs and where each is in its DWS Workflow",
     "flux-dws-rabbits": "show each rabbit's and its computes' health as the dws service sees it",
     "flux-dws-status": "show what the dws service is doing",
     "flux-dws-sync": "wait until the dws service has caught up with Kubernetes",
