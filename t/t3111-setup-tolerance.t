@@ -46,13 +46,14 @@ refuse_force_ready() {
 }
 
 # fails_after_node_failure ID HOST NOTE: the job got dws-node-failure HOST,
-# then the fatal dws-timeout NOTE; it never started, its epilog ran and
-# its Workflow is gone; the refusal was used
+# then the fatal dws-timeout NOTE (with the plain sentence libdws' explain
+# table appends after " -- "); it never started, its epilog ran and its
+# Workflow is gone; the refusal was used
 fails_after_node_failure() {
 	flux job wait-event -t 60 $1 clean &&
 	flux job eventlog $1 >$1.events &&
 	grep "exception type=\"dws-node-failure\" severity=1 note=\"$2\"" $1.events &&
-	grep "exception type=\"dws-timeout\" severity=0 note=\"$3\"" $1.events &&
+	grep "exception type=\"dws-timeout\" severity=0 note=\"$3 -- " $1.events &&
 	grep "prolog-finish description=\"dws-setup\" status=1" $1.events &&
 	test_must_fail grep "^[0-9.]* start" $1.events &&
 	grep "epilog-finish description=\"dws-epilog\" status=0" $1.events &&

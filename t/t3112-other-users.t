@@ -215,7 +215,7 @@ test_expect_success ROOT 'persistentdw of the owner'"'"'s storage by another use
 	flux job wait-event -t 60 $id clean &&
 	exception_note $id >pdw.note &&
 	cat pdw.note &&
-	grep "DWS/Rabbit interactions failed: workflow hit an error: DW Directive 0: User error: User ID does not match existing persistent storage$" pdw.note &&
+	grep "DWS/Rabbit interactions failed: workflow hit an error: DW Directive 0: User error: User ID does not match existing persistent storage -- .*belongs to another user" pdw.note &&
 	flux run -N1 --setattr=system.dw="#DW persistentdw name=keep37" printenv DW_PERSISTENT_keep37 >keep.out &&
 	grep "^/mnt/nnf/" keep.out &&
 	flux run -N1 --setattr=system.dw="#DW destroy_persistent name=keep37" true &&

@@ -15,6 +15,7 @@
 #include "directive.h"
 #include "engine/engine.h"
 #include "error.h"
+#include "explain.h"
 #include "hostfind.h"
 #include "hostindex.h"
 #include "hostlist.h"

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "directive.h"
+#include "explain.h"
 #include "jobsm.h"
 #include "jobsm_phase.h"
 #include "jsonio.h"
@@ -150,11 +151,24 @@ static int act_text (struct ctx *c, json_t *a, const char *key, char *text)
     return push (c, a);
 }
 
+/* note with the plain sentence for its failure appended (explain.h): the
+ * job's owner reads it.  Takes note; NULL when out of memory.
+ */
+static char *explained (char *note)
+{
+    size_t size = note ? strlen (note) + sizeof (DWS_EXPLAIN_SEPARATOR) + DWS_EXPLAIN_MAX : 0;
+    char *out = note ? malloc (size) : NULL;
+    if (out)
+        dws_explain_note (note, out, size);
+    free (note);
+    return out;
+}
+
 static int act_raise (struct ctx *c, const char *type, char *note)
 {
     return act_text (c, json_pack ("{s:s s:s s:i}", "action", ACT (RAISE), "type", type, "severity",
                                    0),
-                     "note", note);
+                     "note", explained (note));
 }
 
 static int act_log (struct ctx *c, const char *level, char *message)

@@ -22,6 +22,7 @@ from typing import Any
 
 from flux_dws import directives as dw
 from flux_dws.errors import DwsError
+from flux_dws.explain import explain_note
 from flux_dws.jobsm import JobspecError, check_jobspec
 
 #: The property flux-dws2jgf gives the nodes of a Rabbit chassis.
@@ -66,12 +67,13 @@ def validate_dw(jobspec: Mapping[str, Any], rabbit: Mapping[str, Any] | None = N
     ``rabbit`` is the instance's ``[rabbit]`` config table; its ``presets``
     are expanded as the dws service expands them.  A job without ``dw``
     always passes.  The message is the text ``flux dws check`` prints after
-    "DWS workflow interactions failed: ".
+    "DWS workflow interactions failed: ": the validator's words, then the
+    plain sentence libdws' explain table gives them (if any).
     """
     try:
         check_jobspec(jobspec)
     except JobspecError as exc:
-        raise IngestError(str(exc)) from None
+        raise IngestError(explain_note(str(exc))) from None
     system = _system(jobspec)
     if "dw" not in system:
         return
@@ -79,4 +81,4 @@ def validate_dw(jobspec: Mapping[str, Any], rabbit: Mapping[str, Any] | None = N
     try:
         dw.check_dw(system["dw"], presets if isinstance(presets, dict) else None)
     except dw.DirectiveError as exc:
-        raise IngestError(str(exc)) from None
+        raise IngestError(explain_note(str(exc))) from None

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flux_dws.errors import DwsError
+from flux_dws.explain import explain_note
 from flux_dws.jobsm import (
     DEPENDENCY,
     EPILOG,
@@ -268,8 +269,9 @@ def test_bad_tolerance_goes_to_the_service(tol: Any) -> None:
     job.feed({"type": "rpc-response", "tag": "create", "ok": True,
               "payload": {"success": False,
                           "errstr": "dw_failure_tolerance must be a positive integer"}})
-    assert job.exceptions == [("dws-create", NOTE_PREFIX
-                               + "dw_failure_tolerance must be a positive integer")]
+    # the reference's words first, then explain.h's plain sentence
+    assert job.exceptions == [("dws-create", explain_note(
+        NOTE_PREFIX + "dw_failure_tolerance must be a positive integer"))]
     job.cleanup()
     assert job.epilogs == {EPILOG: None} and not job.post_run_started()
     job.respond("post_run")
@@ -532,7 +534,7 @@ def test_epilog_timeout() -> None:
     job.finish()
     job.fire_timer()
     # the raised dws-epilog-timeout ran the exception callback: abort
-    assert job.exceptions == [("dws-epilog-timeout", "DWS epilog timed out")]
+    assert job.exceptions == [("dws-epilog-timeout", explain_note("DWS epilog timed out"))]
     assert job.topics()[-1] == "dws.abort"
     assert job.epilogs == {EPILOG: 1} and job.timers == {}
     job.respond("abort", ok=False, errstr="workflow gone")
@@ -547,8 +549,9 @@ def test_create_failures() -> None:
     job = Job()
     job.depend()
     job.respond("create", ok=False, errnum=errno.ENOSYS, errstr="Function not implemented")
-    assert job.exceptions == [("dws-create", NOTE_PREFIX + "dws.create RPC could not be sent."
-                               " Admins: is the flux-coral2-dws service loaded?")]
+    assert job.exceptions == [("dws-create", explain_note(
+        NOTE_PREFIX + "dws.create RPC could not be sent. Admins: is the flux-coral2-dws service"
+        " loaded?"))]
     job.cleanup()
     job.respond("post_run", ok=False, errstr="no workflow")
     assert job.exceptions[-1] == ("dws-epilog", NOTE_PREFIX + "no workflow")
@@ -610,7 +613,7 @@ def test_malformed(method: str, payload: Any, what: str) -> None:
         {"action": "respond-error", "errnum": errno.EPROTO,
          "errstr": f"received malformed dws.{method} RPC: {what}"},
         {"action": "raise", "type": "dws", "severity": 0,
-         "note": f"{NOTE_PREFIX}received malformed dws.{method} RPC"},
+         "note": explain_note(f"{NOTE_PREFIX}received malformed dws.{method} RPC")},
         {"action": "log", "level": "err",
          "message": f"job 42: received malformed dws.{method} RPC ({what}): coral2_dws module"
                     " and dws_jobtap plugin versions may be out of sync"}]

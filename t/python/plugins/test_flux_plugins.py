@@ -15,6 +15,8 @@ pytest.importorskip("flux.job", reason="flux.job does not import here (flux-core
 from flux.importer import import_path  # noqa: E402
 from flux.job import JobspecV1  # noqa: E402
 
+from flux_dws.explain import SEPARATOR, explain_note  # noqa: E402
+
 TOP = Path(__file__).resolve().parents[3]
 PLUGINS = TOP / "src" / "python" / "flux_dws" / "flux_plugins"
 GOOD = "#DW jobdw type=xfs capacity=10GiB name=scratch"
@@ -73,7 +75,9 @@ def test_validator_plugin_returns_einval_with_the_message():
 
     assert val.validate(job()) is None
     assert val.validate(job(dw="scratch")) is None
-    assert val.validate(job(dw=7)) == (
-        errno.EINVAL, "Malformed #DW directives: dw must be a string or a list of strings")
+    words = "Malformed #DW directives: dw must be a string or a list of strings"
+    # the validator's words first, then the plain sentence explain.h gives them
+    assert val.validate(job(dw=7)) == (errno.EINVAL, explain_note(words))
+    assert explain_note(words).startswith(words + SEPARATOR)
     errnum, msg = val.validate(job(dw="#DW jobdw type=zfs capacity=1GiB name=x"))
     assert errnum == errno.EINVAL and "argument 'type' invalid string 'zfs'" in msg

@@ -16,6 +16,7 @@ import pytest
 from t.python.service.harnesshelp import gone, settled
 
 from flux_dws.emulator.driver import RESOURCE
+from flux_dws.explain import SEPARATOR, explain_note
 from flux_dws.harness import Harness
 
 XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
@@ -123,6 +124,18 @@ def test_invalid_directive_reaches_the_user_unchanged(h: Harness) -> None:
     assert h.workflows() == []
 
 
+def test_dws_error_note_says_what_to_do(h: Harness) -> None:
+    """DWS' words first and whole, then the plain sentence of explain.h."""
+    jobid = h.submit("#DW persistentdw name=nosuch", nodes=1)
+    job = h.wait(jobid)
+    (exc,) = [e for e in job.exceptions if e["severity"] == 0]
+    words = ("DWS/Rabbit interactions failed: workflow hit an error: DW Directive 0: User error:"
+             " PersistentStorageInstance 'nosuch' not found")
+    assert exc["note"] == words + SEPARATOR + "No persistent storage named 'nosuch' exists." \
+        " Check the name, or create it first with a #DW create_persistent job."
+    assert settled(h) == {}
+
+
 @pytest.mark.parametrize("dw,message", [
     (5, "Malformed #DW directives"),
     (["#DW jobdw type=xfs capacity=1GiB name=a", 7], "Malformed #DW directives"),
@@ -145,8 +158,8 @@ def test_bad_tolerance_is_a_dws_create_exception(h: Harness, tol: object) -> Non
     job = h.wait(jobid)
     assert [e["type"] for e in job.exceptions] == ["dws-create"]
     note = job.exceptions[0]["note"]
-    assert note == ("DWS workflow interactions failed: dw_failure_tolerance must be a positive"
-                    " integer")
+    words = "DWS workflow interactions failed: dw_failure_tolerance must be a positive integer"
+    assert note.startswith(words + SEPARATOR) and note == explain_note(words)
     events = job.events()
     assert "prolog-start" not in events
     order = [events.index(n) for n in ("dependency-add", "exception", "epilog-start",

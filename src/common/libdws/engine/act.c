@@ -12,6 +12,7 @@
 
 #include "action.h"
 #include "act.h"
+#include "explain.h"
 #include "wire.h"
 
 /* --- actions --------------------------------------------------------- */
@@ -61,20 +62,29 @@ void act_log (struct dws_engine *e, const char *level, const char *fmt, ...)
     va_end (ap);
 }
 
+void act_raise_verbatim (struct dws_engine *e, struct job *job, const char *type, int severity,
+                         const char *note)
+{
+    act (e, json_pack ("{s:s s:I s:s s:i s:s}", "action", DWS_WIRE_ACTION (RAISE), "id", job->id, "type", type,
+                       "severity", severity, "note", note));
+}
+
 void act_raise (struct dws_engine *e, struct job *job, const char *type, int severity,
                 const char *fmt, ...)
 {
     char buf[DWS_ERROR_TEXT_MAX];
+    char note[DWS_ERROR_TEXT_MAX + sizeof (DWS_EXPLAIN_SEPARATOR) + DWS_EXPLAIN_MAX];
     va_list ap;
     va_start (ap, fmt);
     vsnprintf (buf, sizeof (buf), fmt, ap);
     va_end (ap);
-    if (severity == 0) { /* what `flux dws job` shows as the job's error */
+    if (severity == 0) { /* `flux dws job` shows it, and explains it there */
         free (job->note);
         job->note = strdup (buf);
     }
-    act (e, json_pack ("{s:s s:I s:s s:i s:s}", "action", DWS_WIRE_ACTION (RAISE), "id", job->id, "type", type,
-                       "severity", severity, "note", buf));
+    /* the job's owner reads the note: what it means to them follows it */
+    dws_explain_note (buf, note, sizeof (note));
+    act_raise_verbatim (e, job, type, severity, note);
 }
 
 void act_k8s (struct dws_engine *e, const char *op, const char *kind, const char *ns,

@@ -20,8 +20,15 @@ void act_respond_error (struct dws_engine *e, json_t *msgid, int errnum, const c
     __attribute__ ((format (printf, 4, 5)));
 void act_log (struct dws_engine *e, const char *level, const char *fmt, ...)
     __attribute__ ((format (printf, 3, 4)));
+/* An exception on the job; its note gets a plain sentence for the job's
+ * owner appended when explain.h knows the failure.  The verbatim form is
+ * for a note a program reads (dws-node-failure's host list, which rc1
+ * drains).
+ */
 void act_raise (struct dws_engine *e, struct job *job, const char *type, int severity,
                 const char *fmt, ...) __attribute__ ((format (printf, 5, 6)));
+void act_raise_verbatim (struct dws_engine *e, struct job *job, const char *type, int severity,
+                         const char *note);
 void act_k8s (struct dws_engine *e, const char *op, const char *kind, const char *ns,
               const char *name, json_t *body, const char *token);
 void act_k8s_list (struct dws_engine *e, const char *kind, const char *selector,

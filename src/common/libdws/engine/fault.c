@@ -213,7 +213,7 @@ static void node_failure (struct dws_engine *e, struct job *job, json_t *nodes, 
     job->failed = failed;
     if (phase_desired (job) == WF_PRERUN)
         rabbits_mount_failed (e, nodes); /* keep other jobs off them: badrabbit */
-    act_raise (e, job, "dws-node-failure", 1, "%s", failed);
+    act_raise_verbatim (e, job, "dws-node-failure", 1, failed); /* a host list, for rc1 */
     act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name,
              json_pack ("{s:{s:b} s:{s:{s:s}}}", "spec", "forceReady", 1, "metadata",
                         "annotations", ANN_FAILED, failed),

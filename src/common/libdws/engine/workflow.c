@@ -13,6 +13,7 @@
 
 #include "act.h"
 #include "answer.h"
+#include "explain.h"
 #include "job.h"
 #include "jsonio.h"
 #include "phase.h"
@@ -96,9 +97,17 @@ void workflow_kvs_outcome (struct dws_engine *e, struct job *job, const char *st
                            const char *state, const char *error)
 {
     char key[64];
+    char why[DWS_ERROR_TEXT_MAX + sizeof (DWS_EXPLAIN_SEPARATOR) + DWS_EXPLAIN_MAX];
     bool dataout = !strcmp (step, "dataout");
     if (dataout && job->dataout_ended)
         return; /* the first outcome stands */
+    if (error) {
+        /* after an early release this record is all the job's owner
+         * gets (no exception reaches an inactive job): explained, as a
+         * note would be; the dependents' plugin gets the same text */
+        dws_explain_note (error, why, sizeof (why));
+        error = why;
+    }
     snprintf (key, sizeof (key), "data.dws.%s", step);
     json_t *o = json_pack ("{s:s s:f}", "state", state, "time", e->now);
     if (o && error)

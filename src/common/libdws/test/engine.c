@@ -18,6 +18,8 @@
 #include <jansson.h>
 
 #include "engine/engine.h"
+#include "error.h"
+#include "explain.h"
 #include "jsontap.h"
 
 #define FIN "flux-framework.readthedocs.io/workflow"
@@ -188,11 +190,18 @@ static bool feed (struct dws_engine *e, const char *fmt, ...)
 
 /* Does action `a` have the field `key` = `want` and every further
  * NULL-terminated key, value pair of ap?  A string field is compared as
- * is, any other as compact JSON with sorted keys.
+ * is, any other as compact JSON with sorted keys.  A note is the text
+ * wanted, exactly, with the plain sentence explain.h appends to it (if
+ * any).
  */
 static bool field_is (json_t *a, const char *key, const char *want)
 {
     json_t *v = json_object_get (a, key);
+    if (json_is_string (v) && !strcmp (key, "note")) {
+        char note[DWS_ERROR_TEXT_MAX + DWS_EXPLAIN_MAX + 8];
+        dws_explain_note (want, note, sizeof (note));
+        return !strcmp (json_string_value (v), note);
+    }
     if (json_is_string (v))
         return !strcmp (json_string_value (v), want);
     char *s = dump (v);

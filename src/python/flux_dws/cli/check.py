@@ -17,10 +17,17 @@ from typing import Any
 from flux_dws import directives as dw
 from flux_dws import inputfile, rabbitconf
 from flux_dws.cli.argtypes import positive_int
+from flux_dws.explain import explain_note
 from flux_dws.inputfile import InputError
 
 #: Prefix of the exception note a job gets when its directives are refused.
 EXCEPTION_PREFIX = "DWS workflow interactions failed: "
+
+
+def exception_note(exc: Exception) -> str:
+    """The note a job whose directives are refused so gets: the prefix, the
+    message, then the plain sentence libdws' explain table appends."""
+    return explain_note(EXCEPTION_PREFIX + str(exc))
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -108,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             directives = check(value, rabbit, args.nodes, rules)
         except dw.DirectiveError as exc:
-            print(EXCEPTION_PREFIX + str(exc))
+            print(exception_note(exc))
             failed += 1
             continue
         total += len(directives)

@@ -1,0 +1,84 @@
+/* explain.h - a plain sentence for the DWS and nnf-sos failures a job's
+ * owner meets.
+ *
+ * DWS words its failures for its developers ("DW Directive 0: User error:
+ * PersistentStorageInstance 'scratch' not found"), and flux-dws adds its
+ * own ("File system creation took too long").  A job-script author needs
+ * to know what happened and what to do.  One table maps each known
+ * failure text to such a sentence; the exception notes the engine and the
+ * jobtap plugin raise get it appended, after the original text:
+ *
+ *   DWS workflow interactions failed: admission webhook "vworkflow.kb.io"
+ *   denied the request: argument 'type' invalid string 'zfs' -- 'zfs' is
+ *   not a rabbit file system type. Use type=xfs, gfs2, lustre or raw.
+ *
+ * The original text always comes first, byte for byte, so a grep for the
+ * reference's words or DWS' own message still finds it.  A text no row
+ * knows passes through unchanged.
+ *
+ * Patterns (tiny on purpose):
+ *   - literal text is matched case-sensitively anywhere in the text;
+ *   - `*` matches any run of characters, the empty one too;
+ *   - `{}` matches a non-empty run and captures it (the first `{}` only).
+ * Of all matches the leftmost is taken, each literal at its first place
+ * after what precedes it: so a `{}` between two literals captures up to
+ * the first occurrence of the next one, a `{}` that ends the pattern takes
+ * the rest of the text (one that starts it, the text up to the first
+ * literal), and a `*` next to a `{}` is captured with it.  A pattern cannot
+ * match a literal `*` or `{}`.  Matching never goes back: it costs at
+ * most O(length of text * length of pattern).
+ *
+ * Sentences: one or two short sentences saying what happened and what to
+ * do; `{}` (at most once) is replaced by the capture, cut to
+ * DWS_EXPLAIN_CAPTURE_MAX bytes (at a UTF-8 character start, "..." added).
+ * The first row that matches wins: rows run from specific to general.
+ *
+ * SPDX-License-Identifier: LGPL-3.0-or-later
+ */
+#ifndef DWS_EXPLAIN_H
+#define DWS_EXPLAIN_H
+
+#include <stddef.h>
+
+/* The longest sentence, with its NUL (a buffer this size never cuts one). */
+#define DWS_EXPLAIN_MAX 512
+
+/* The most bytes of a capture a sentence shows. */
+#define DWS_EXPLAIN_CAPTURE_MAX 200
+
+/* What joins a note and its sentence. */
+#define DWS_EXPLAIN_SEPARATOR " -- "
+
+/* The sentence for a failure text, written into buf (cut to fit size, at
+ * a UTF-8 character start) and returned; NULL when no row matches, or on
+ * a NULL text or buf or a zero size.
+ */
+const char *dws_explain (const char *text, char *buf, size_t size);
+
+/* Write "<note> -- <sentence>" into buf and return 1 when a row matches
+ * the note; else copy the note unchanged and return 0.  A note that
+ * already carries a sentence of the table after " -- " is copied
+ * unchanged (explaining twice appends nothing).  When buf cannot hold the
+ * note and its sentence, the note alone is copied (cut, at a UTF-8
+ * character start, only when buf cannot hold even that) and 0 returned.
+ * -1 on a NULL note or buf or a zero size.
+ */
+int dws_explain_note (const char *note, char *buf, size_t size);
+
+/* The table, for tests and documentation: its row count, and row i's
+ * short name, pattern, sentence (with its `{}`) and an example failure
+ * text the row matches.  NULL for i out of range.
+ */
+int dws_explain_count (void);
+const char *dws_explain_row_name (int i);
+const char *dws_explain_row_pattern (int i);
+const char *dws_explain_row_sentence (int i);
+const char *dws_explain_row_example (int i);
+
+/* Match one pattern (the language above) against text: 1 and the first
+ * capture (cut to fit capsize, NUL-terminated; empty without a `{}`) when
+ * it matches, 0 when not, -1 on NULL arguments.  cap may be NULL.
+ */
+int dws_explain_match (const char *pattern, const char *text, char *cap, size_t capsize);
+
+#endif /* !DWS_EXPLAIN_H */
