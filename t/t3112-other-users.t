@@ -6,7 +6,8 @@ the emulator (issue 37, items 1 and 2):
 
 - a guest (FLUX_HANDLE_USERID/FLUX_HANDLE_ROLEMASK, which flux-core
   honours for the instance owner) is refused EPERM every dws.* method the
-  service exports but dws.rabbits, and every job-manager.dws.* service the
+  service exports but dws.rabbits, dws.jobs and dws.job (which answer a
+  guest about its own jobs only), and every job-manager.dws.* service the
   jobtap plugin registers: the lists are read from the service and from
   libdws, so a method added there is tested here without a word written;
 - a job submitted as another user (a J signed with mechanism none for
@@ -101,7 +102,7 @@ test_expect_success 'start the emulator and a rabbit instance that runs other us
 # who.py MODE PAYLOAD: send PAYLOAD to every dws.<method> of the service's
 # METHODS and every job-manager.dws.<service> of libdws' jobsm SERVICES,
 # one line each: "TOPIC ANSWER" (ok or the errno's name).  MODE guest:
-# each must be EPERM but dws.<GUEST_METHODS>, which must answer; MODE
+# each must be EPERM but dws.<GUEST_METHODS>, which must not be; MODE
 # owner: none may be EPERM or ENOSYS (each is served).  Exit 1 otherwise.
 # dws.config-reload is sent the instance's own config (a reload that
 # changes nothing).
@@ -127,7 +128,9 @@ for topic in topics:
         answer = errno.errorcode.get(exc.errno, str(exc.errno))
     print(topic, answer)
     if mode == "guest":
-        if (answer == "ok") != (topic in guest) or (topic not in guest and answer != "EPERM"):
+        # a guest method answers (maybe with an error of its own: dws.job of
+        # a job with no Workflow is ENOENT); every other one is EPERM
+        if (answer == "EPERM") == (topic in guest):
             wrong.append(topic)
     elif answer in ("EPERM", "ENOSYS"):
         wrong.append(topic)
@@ -140,14 +143,16 @@ PYEOF
 GUEST_PAYLOAD="{\"jobid\": 37037, \"id\": 37037, \"userid\": $OWNER, \"failure_tolerance\": 0,
   \"resources\": [{\"type\": \"node\", \"count\": 1}], \"dw_directives\": \"$XFS\"}"
 
-test_expect_success 'a guest is refused every dws.* method but dws.rabbits, and the plugin services' '
+test_expect_success 'a guest is refused every dws.* method but the guest ones (rabbits, jobs, job), and the plugin services' '
 	{ FLUX_HANDLE_ROLEMASK=0x2 FLUX_HANDLE_USERID=$OTHER \
 		flux python who.py guest "$GUEST_PAYLOAD" >guest.out; rc=$?; } ;
 	cat guest.out &&
 	test $rc = 0 &&
 	grep "^dws.create EPERM$" guest.out &&
 	grep "^dws.rabbits ok$" guest.out &&
-	test "$(grep -c " ok$" guest.out)" = 1 &&
+	grep "^dws.jobs ok$" guest.out &&
+	grep "^dws.job ENOENT$" guest.out &&
+	test "$(grep -c " ok$" guest.out)" = 2 &&
 	grep "^job-manager.dws.epilog-remove EPERM$" guest.out &&
 	test_must_fail kubectl get workflow fluxjob-37037
 '

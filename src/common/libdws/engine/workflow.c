@@ -55,15 +55,36 @@ void workflow_fail_job (struct dws_engine *e, struct job *job, const char *type,
 }
 
 /* --- writes ---------------------------------------------------------------- */
-void workflow_kvs_timing (struct dws_engine *e, struct job *job, enum wf_state s, bool with_wf)
+static const char *lower_name (enum wf_state s, char *buf, size_t size)
 {
-    char key[64], link[64];
-    char lower[16];
     const char *name = wfstate_name (s);
     size_t i;
-    for (i = 0; name[i] && i < sizeof (lower) - 1; i++)
-        lower[i] = (char)tolower ((unsigned char)name[i]);
-    lower[i] = '\0';
+    for (i = 0; name[i] && i < size - 1; i++)
+        buf[i] = (char)tolower ((unsigned char)name[i]);
+    buf[i] = '\0';
+    return buf;
+}
+
+/* data.dws.timeline.<state>: when the state was asked for and found done,
+ * for `flux dws job` after the job is gone (a time is left out when this
+ * service did not see it: asked before it started, or never done).
+ */
+static void timeline_put (struct job *job, enum wf_state s, json_t *put)
+{
+    char key[64], lower[16];
+    snprintf (key, sizeof (key), "data.dws.timeline.%s", lower_name (s, lower, sizeof (lower)));
+    json_t *when = json_object ();
+    if (job->asked_at[s] > 0)
+        json_object_set_new (when, "asked", json_real (job->asked_at[s]));
+    if (job->done_at[s] > 0)
+        json_object_set_new (when, "done", json_real (job->done_at[s]));
+    json_object_set_new (put, key, when);
+}
+
+void workflow_kvs_timing (struct dws_engine *e, struct job *job, enum wf_state s, bool with_wf)
+{
+    char key[64], link[64], lower[16];
+    lower_name (s, lower, sizeof (lower));
     json_t *put = json_object ();
     json_t *links = json_object ();
     const char *elapsed = job->view.elapsed;
@@ -71,15 +92,7 @@ void workflow_kvs_timing (struct dws_engine *e, struct job *job, enum wf_state s
     snprintf (link, sizeof (link), "rabbit_%s_timing", lower);
     json_object_set_new (put, key, json_string (elapsed ? elapsed : ""));
     json_object_set_new (links, link, json_string (key));
-    /* when the state was asked for and found done, for `flux dws job`
-     * after the job is gone (0: asked before this service started) */
-    snprintf (key, sizeof (key), "data.dws.timeline.%s", lower);
-    json_t *when = json_object ();
-    if (job->asked_at[s] > 0)
-        json_object_set_new (when, "asked", json_real (job->asked_at[s]));
-    if (job->done_at[s] > 0)
-        json_object_set_new (when, "done", json_real (job->done_at[s]));
-    json_object_set_new (put, key, when);
+    timeline_put (job, s, put);
     if (with_wf && job->wf) {
         json_object_set (put, "data.dws.workflow", job->wf);
         json_object_set_new (links, "rabbit_workflow", json_string ("data.dws.workflow"));
@@ -242,6 +255,10 @@ void workflow_teardown (struct dws_engine *e, struct job *job)
         act_timer_stop (e, job, (enum timer_kind)k);
     if (job->wf) {
         json_t *put = json_pack ("{s:O}", "data.dws.workflow", job->wf);
+        /* the state the job leaves unfinished keeps when it was asked for */
+        enum wf_state left = phase_desired (job);
+        if (put && left > WF_NONE && left < WF_TEARDOWN && job->done_at[left] <= 0)
+            timeline_put (job, left, put);
         act_kvs (e, job, put, json_pack ("{s:s}", "rabbit_workflow", "data.dws.workflow"));
     }
     bool prerun = phase_desired (job) >= WF_PRERUN;

@@ -1217,6 +1217,11 @@ static void test_error (void)
     has ("status Error: logged", "action", "log", "level", "err", "message",
          "fluxjob-200: " PREFIX "workflow hit an error: mount failed on c1");
     has ("status Error: timers stop", "action", "timer-stop", "key", "prerun:200");
+    json_t *rec0 = has ("status Error: the Workflow into the KVS", "action", "kvs", "link",
+                        "{\"rabbit_workflow\":\"data.dws.workflow\"}");
+    ok (json_is_number (jp (rec0, "put", "data.dws.timeline.prerun", "asked", NULL))
+            && !jp (rec0, "put", "data.dws.timeline.prerun", "done", NULL),
+        "... with PreRun's timeline: asked, never done");
     has ("status Error: Teardown", "action", "k8s", "op", "patch", "body",
          "{\"spec\":{\"desiredState\":\"Teardown\"}}");
     wf_status (e, 200, "PreRun", false, "Error", "{'message':'mount failed on c1'}");

@@ -180,6 +180,29 @@ def _timeline(job: Any) -> list[str]:
     return out
 
 
+def owner_view(h: Any, ids: dict[int, str]) -> None:
+    """What ``flux dws job`` shows the owners of a job that succeeded and
+    of one that failed, both ended: from their KVS record, as the command
+    reads it without the service."""
+    import json
+
+    from flux_dws.jobview import from_record, job_text
+
+    shown = [next(j for j, w in ids.items() if w.startswith("gfs2")),
+             next(j for j, w in ids.items() if w.startswith("invalid"))]
+    for jobid in shown:
+        job = h.job(jobid)
+        record: dict[str, Any] = {k: v for k, v in job.kvs.items() if k.startswith("data.dws.")}
+        record["jobspec"] = job.jobspec
+        record["eventlog"] = "".join(json.dumps({"timestamp": t, "name": name,
+                                                 "context": ctx}) + "\n"
+                                     for t, name, ctx in job.eventlog)
+        failed = any(e["severity"] == 0 for e in job.exceptions)
+        view = from_record(jobid, record, {"result": "FAILED" if failed else "COMPLETED"})
+        print(f"\n== flux dws job {jobid} ({ids[jobid]}), as its owner sees it")
+        print(job_text(view))
+
+
 def run_jobs(args: argparse.Namespace) -> int:
     from flux_dws.cli.status import format_status
     from flux_dws.harness import Harness
@@ -226,6 +249,7 @@ def run_jobs(args: argparse.Namespace) -> int:
             if timings:
                 print("   DWS time per state (KVS rabbit_<state>_timing): "
                       + ", ".join(f"{k} {v}" for k, v in timings.items()))
+        owner_view(h, ids)
         left = h.workflows()
         st = h.reactor.call(lambda: h.service.stats.as_dict())  # type: ignore[union-attr]
         print(f"\n== summary: {len(ids)} jobs in {wall:.2f} s; {ok} completed,"

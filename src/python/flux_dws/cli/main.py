@@ -22,6 +22,8 @@ SUBCOMMANDS: list[str] = [
     "emulator",
     "fault",
     "getrabbit",
+    "job",
+    "jobs",
     "rabbitmapping",
     "rabbits",
     "status",

@@ -1,0 +1,134 @@
+"""``flux dws job JOBID``: one rabbit job in full, for its owner.
+
+An active job is read from the dws service (``dws.job``: its directives,
+mounts, timeline and data movements as NnfDataMovement reports them), and
+its KVS record fills in what the service did not see (states before a
+service restart) and lists the record's keys.  An inactive job, or any
+job while no service is loaded, is read from its KVS record alone.  Both
+through the broker's checks: a user reads only their own jobs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import json
+import sys
+import time
+from typing import Any
+
+from flux_dws.cli.jobs import list_id, result_name, user_names
+from flux_dws.fluxutil import FluxUnavailable, job_info_keys, open_flux
+from flux_dws.jobview import RECORD_KEYS, STATES, eventlog_entries, from_record, job_text
+
+PROG = "flux-dws job"
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("job", help="one rabbit job in full: storage, mounts, timeline,"
+                                   " data movement, error")
+    p.add_argument("jobid", help="the job (any form flux accepts: f58, decimal, ...)")
+    p.add_argument("--json", action="store_true", help="print the job as JSON")
+    p.set_defaults(func=run)
+
+
+class JobError(Exception):
+    """A one-line reason the job cannot be shown."""
+
+
+def from_service(h: Any, jobid: int) -> dict[str, Any] | None:
+    """The service's view of the job; None when the service has no
+    Workflow for it or is not loaded (the KVS record then answers)."""
+    try:
+        answer = h.rpc("dws.job", {"jobid": jobid}).get()
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ENOSYS):
+            return None
+        raise JobError(exc.strerror or str(exc)) from None
+    if not isinstance(answer, dict) or not answer.get("success", False):
+        raise JobError(str((answer or {}).get("errstr") or "dws.job failed"))
+    answer["source"] = "service"
+    return answer
+
+
+def read_record(h: Any, jobid: int) -> dict[str, str]:
+    keys = ["eventlog", "jobspec", *(k for k, _ in RECORD_KEYS)]
+    try:
+        found = job_info_keys(h, [(jobid, k) for k in keys])
+    except PermissionError as exc:
+        raise JobError(str(exc)) from None
+    return {k: v for (_, k), v in found.items()}
+
+
+def merge_record(view: dict[str, Any], kvs: dict[str, Any]) -> None:
+    """Fill the service's view from the KVS record: states it did not see
+    (asked before it started), DWS' own timings, the record's keys."""
+    tl = view.setdefault("timeline", {})
+    for s in STATES:
+        if s in kvs.get("timeline", {}) and s not in tl:
+            tl[s] = kvs["timeline"][s]
+    view["timing"] = kvs.get("timing", {})
+    view["record_keys"] = kvs.get("record_keys", [])
+    if "t_submit" in kvs:
+        view["t_submit"] = kvs["t_submit"]
+
+
+def show(h: Any, jobid: int) -> tuple[dict[str, Any], str | None]:
+    """The job's view, and a warning to print (or None)."""
+    record = read_record(h, jobid)
+    if "eventlog" not in record:
+        raise JobError("no such job")
+    kvs = from_record(jobid, record)
+    if not kvs["directives"]:
+        raise JobError("not a rabbit job (no #DW directives)")
+    ended = any(e["name"] == "clean" for e in eventlog_entries(record["eventlog"]))
+    if ended:
+        job = list_id(h, jobid)
+        if job is not None:
+            kvs = from_record(jobid, record, {**job, "result": result_name(job)})
+    view = None if ended else from_service(h, jobid)
+    if view is None:
+        warn = None if ended else "the job is active but the dws service has no Workflow" \
+            " for it (is the service loaded?): shown from its KVS record"
+        if ended:
+            view = kvs
+        else:
+            view = {**kvs, "phase": "unknown"}
+        return view, warn
+    merge_record(view, kvs)
+    return view, None
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        h = open_flux()
+    except FluxUnavailable as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 1
+    import flux.job
+
+    try:
+        jobid = flux.job.JobID(args.jobid)
+    except (ValueError, TypeError, OSError):
+        print(f"{PROG}: malformed job id '{args.jobid}'", file=sys.stderr)
+        return 1
+    try:
+        view, warn = show(h, int(jobid))
+    except JobError as exc:
+        print(f"{PROG}: job {args.jobid}: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"{PROG}: job {args.jobid}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    view["f58"] = jobid.f58
+    view["now"] = time.time()
+    if args.json:
+        print(json.dumps(view, indent=1))
+    else:
+        uid = view.get("userid")
+        user = user_names({uid}).get(uid) if isinstance(uid, int) else None
+        print(job_text(view, user))
+    if warn:  # what the KVS holds is shown, but not the job as it is now
+        print(f"{PROG}: job {args.jobid}: {warn}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,181 @@
+"""``flux dws jobs``: the caller's rabbit jobs, one line each.
+
+Active jobs come from the dws service (``dws.jobs``, which answers each
+user with their own jobs, and the instance owner with everyone's on
+``-A``); with ``-a`` (or JOBIDs) inactive rabbit jobs too, from job-list
+and each job's KVS record through job-info, which works without the
+service.  A user sees only their own jobs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import json
+import os
+import pwd
+import sys
+import time
+from typing import Any
+
+from flux_dws.fluxutil import FluxUnavailable, job_info_keys, open_flux
+from flux_dws.jobview import from_record, jobs_lines
+
+PROG = "flux-dws jobs"
+#: job-list's result codes (flux-core's FLUX_JOB_RESULT_*)
+RESULTS = {1: "COMPLETED", 2: "FAILED", 4: "CANCELED", 8: "TIMEOUT"}
+INACTIVE = 64  # FLUX_JOB_STATE_INACTIVE
+#: how long job-list may take to say what it knows of one job id (it
+#: waits for an id it has not seen yet, which may never come)
+LIST_ID_TIMEOUT = 5.0
+USERID_UNKNOWN = 0xFFFFFFFF
+LIST_ATTRS = ["userid", "state", "result", "t_submit", "t_inactive", "annotations"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("jobs", help="your rabbit jobs, one line each")
+    p.add_argument("-A", "--all-users", action="store_true",
+                   help="every user's jobs (the instance owner only)")
+    p.add_argument("-a", "--all", action="store_true",
+                   help="inactive rabbit jobs too (from their KVS record)")
+    p.add_argument("-n", "--count", type=int, default=1000, metavar="N",
+                   help="list at most N inactive jobs (default 1000)")
+    p.add_argument("--json", action="store_true", help="print the jobs as JSON")
+    p.add_argument("jobids", nargs="*", metavar="JOBID", help="only these jobs")
+    p.set_defaults(func=run)
+
+
+def requester_uid() -> int:
+    """The userid the broker knows this command by: the handle's
+    (FLUX_HANDLE_USERID, flux-core's way to act as another user, which
+    the instance owner may use), else the process's."""
+    try:
+        return int(os.environ.get("FLUX_HANDLE_USERID", ""))
+    except ValueError:
+        return os.getuid()
+
+
+def user_names(uids: set[int]) -> dict[int, str]:
+    out = {}
+    for uid in uids:
+        try:
+            out[uid] = pwd.getpwuid(uid).pw_name
+        except (KeyError, OverflowError):
+            out[uid] = str(uid)
+    return out
+
+
+def _active(h: Any, all_users: bool, ids: list[int] | None) -> list[dict[str, Any]] | None:
+    """The service's jobs, or None when no service is loaded."""
+    payload: dict[str, Any] = {"all_users": all_users}
+    if ids is not None:
+        payload["ids"] = ids
+    try:
+        answer = h.rpc("dws.jobs", payload).get()
+    except OSError as exc:
+        if exc.errno == errno.ENOSYS:
+            return None
+        raise
+    if not answer.get("success", True):
+        raise ValueError(answer.get("errstr") or "dws.jobs failed")
+    jobs = answer.get("jobs")
+    return [j for j in jobs if isinstance(j, dict)] if isinstance(jobs, list) else []
+
+
+def list_id(h: Any, jobid: int) -> dict[str, Any] | None:
+    """job-list's entry for one job (LIST_ATTRS), or None when it has none
+    within LIST_ID_TIMEOUT."""
+    f = h.rpc("job-list.list-id", {"id": jobid, "attrs": LIST_ATTRS})
+    try:
+        job = f.wait_for(LIST_ID_TIMEOUT).get()["job"]
+    except (OSError, TimeoutError, KeyError):
+        return None
+    return job if isinstance(job, dict) else None
+
+
+def result_name(job: dict[str, Any]) -> str:
+    r = job.get("result", 0)
+    return RESULTS.get(r, str(r)) if isinstance(r, int) else "ended"
+
+
+def _inactive(h: Any, all_users: bool, ids: list[int] | None, count: int
+              ) -> list[dict[str, Any]]:
+    """Inactive rabbit jobs (those with a rabbit_workflow memo), from
+    job-list, their directives from each one's KVS record."""
+    if ids is not None:
+        listed = [j for j in (list_id(h, jid) for jid in ids) if j is not None]
+    else:
+        constraint: dict[str, Any] = {"and": [{"states": [INACTIVE]}]}
+        if not all_users:
+            constraint["and"].append({"userid": [requester_uid()]})
+        listed = h.rpc("job-list.list", {"max_entries": count, "attrs": LIST_ATTRS,
+                                         "since": 0.0, "constraint": constraint}).get()["jobs"]
+    rabbit = [j for j in listed if j.get("state") == INACTIVE
+              and ((j.get("annotations") or {}).get("user") or {}).get("rabbit_workflow")]
+    keys = [(int(j["id"]), k) for j in rabbit for k in ("jobspec", "eventlog")]
+    record = job_info_keys(h, keys)
+    out = []
+    for j in rabbit:
+        jid = int(j["id"])
+        rec = {k: v for (i, k), v in record.items() if i == jid}
+        info = {**j, "result": result_name(j)}
+        out.append(from_record(jid, rec, info))
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        h = open_flux()
+    except FluxUnavailable as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 1
+    import flux.job
+
+    ids: list[int] | None = None
+    if args.jobids:
+        try:
+            ids = [int(flux.job.JobID(j)) for j in args.jobids]
+        except (ValueError, TypeError, OSError):
+            bad = next(j for j in args.jobids if not _valid(flux.job.JobID, j))
+            print(f"{PROG}: malformed job id '{bad}'", file=sys.stderr)
+            return 1
+    try:
+        active = _active(h, args.all_users, ids)
+        if active is None:
+            print(f"{PROG}: the dws service is not loaded: active jobs are not shown",
+                  file=sys.stderr)
+            active = []
+        seen = {int(j["id"]) for j in active if isinstance(j.get("id"), int)}
+        inactive: list[dict[str, Any]] = []
+        if args.all or ids is not None:
+            rest = None if ids is None else [i for i in ids if i not in seen]
+            if rest is None or rest:
+                inactive = [j for j in _inactive(h, args.all_users, rest, args.count)
+                            if j["id"] not in seen]
+    except (OSError, ValueError, PermissionError) as exc:
+        print(f"{PROG}: {getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
+        return 1
+    jobs = active + inactive
+    for j in jobs:
+        j["f58"] = flux.job.JobID(j["id"]).f58
+    if ids is not None:
+        missing = set(ids) - {j["id"] for j in jobs}
+        for jid in sorted(missing):
+            print(f"{PROG}: job {flux.job.JobID(jid).f58}: not a rabbit job of yours",
+                  file=sys.stderr)
+    if args.json:
+        print(json.dumps({"jobs": jobs}, indent=1))
+    else:
+        uids = {j["userid"] for j in jobs if isinstance(j.get("userid"), int)}
+        for line in jobs_lines(jobs, time.time(), user_names(uids)):
+            print(line)
+    return 1 if ids is not None and len(jobs) < len(set(ids)) else 0
+
+
+def _valid(cls: Any, text: str) -> bool:
+    try:
+        cls(text)
+    except (ValueError, TypeError, OSError):
+        return False
+    return True
+

@@ -1,0 +1,184 @@
+#!/bin/sh
+test_description='a rabbit job explained to its owner (issue 35)
+
+Under a real 4-broker instance with Fluxion and the dws service against
+the emulator: flux dws jobs and flux dws job show a job to its owner
+(a copy_in in progress with dcp'"'"'s figures, the timeline, the mounts),
+refuse it to another user (FLUX_HANDLE_USERID/ROLEMASK, which flux-core
+honours for the instance owner), show an ended job from its KVS record
+with no service loaded, and say a failed mount and a failed copy_out in
+plain words, DWS'"'"' own text kept in the exception note.'
+
+. "$(dirname "$0")"/sharness.sh
+
+skip_all_unless_rabbit_jobs
+
+XFS="#DW jobdw type=xfs capacity=10GiB name=scratch"
+STAGED_IN="$XFS
+#DW copy_in source=/lus/global/in destination=\$DW_JOB_scratch/"
+STAGED_OUT="$XFS
+#DW copy_out source=\$DW_JOB_scratch/ destination=/lus/global/out"
+# a user other than the instance owner
+OTHER=$(python3 -c 'import os; print(os.getuid() + 4242)')
+
+dws() {
+	flux python -m flux_dws "$@"
+}
+as_other() {
+	FLUX_HANDLE_USERID=$OTHER FLUX_HANDLE_ROLEMASK=0x2 "$@"
+}
+until_true() {
+	deadline=$(($(date +%s) + $1))
+	shift
+	until "$@"; do
+		test "$(date +%s)" -lt $deadline || return 1
+		sleep 0.2
+	done
+}
+copy_in_moving() {
+	dws job --json "$1" >moving.json &&
+	jq -e "[.datamovements[] | select(.initiator == \"copy_in\")
+		| .commandStatus.progress // 0] | any(. > 0)" moving.json >/dev/null
+}
+exception_note() {
+	flux job eventlog -f json "$1" |
+		jq -r 'select(.name == "exception" and .context.severity == 0) | .context.note'
+}
+
+test_expect_success 'start the emulator and a rabbit instance' '
+	start_emulator --system kind --latency zero &&
+	RABBIT_EXTRA_CONF="tc_timeout = 3" &&
+	rabbit_instance_config "$(pwd)" &&
+	start_rabbit_instance "$(pwd)"
+'
+
+test_expect_success 'no rabbit job yet: flux dws jobs prints the header only' '
+	dws jobs >none.out &&
+	test "$(wc -l <none.out)" -eq 1 &&
+	grep "^JOBID *USER *PHASE *STATE *DIRECTIVES *RABBITS *TIME" none.out
+'
+
+test_expect_success 'a copy_in under way: its owner sees it moving' '
+	flux-dws fault delay --kind datamovement --index 1 --state DataIn --seconds 20 &&
+	id=$(flux submit -N2 --setattr=system.dw="$STAGED_IN" true) &&
+	echo $id >datain.id &&
+	until_true 60 copy_in_moving $id &&
+	jq -e ".phase == \"datain\" and .state == \"DataIn\"" moving.json &&
+	jq -e "[.directives[].command] == [\"jobdw\", \"copy_in\"]" moving.json &&
+	jq -e ".timeline.DataIn.asked and (.timeline.DataIn.done | not)" moving.json &&
+	jq -e ".timeline.Setup.done >= .timeline.Setup.asked" moving.json &&
+	dws job $id >moving.out &&
+	cat moving.out &&
+	grep "phase datain: Workflow DataIn" moving.out &&
+	grep "copy_in /lus/global/in -> /mnt/nnf/.*: Running, [0-9]*% after" moving.out &&
+	grep "Copied .* GiB" moving.out &&
+	grep "^  0  jobdw xfs, capacity 10GiB, name scratch, on kind-worker" moving.out &&
+	grep "^  DataIn " moving.out &&
+	dws jobs >jobs.out &&
+	cat jobs.out &&
+	grep "^$id .* datain *DataIn .*xfs 10GiB, copy_in *kind-worker" jobs.out
+'
+
+test_expect_success 'nothing secret in the answer' '
+	test_must_fail grep -i "token\|secret" moving.json
+'
+
+test_expect_success 'another user: refused the job, shown none of it' '
+	id=$(cat datain.id) &&
+	test_must_fail as_other flux python -m flux_dws job $id 2>other.err &&
+	cat other.err &&
+	grep "belongs to another user" other.err &&
+	test "$(wc -l <other.err)" -eq 1 &&
+	as_other flux python -m flux_dws jobs >other.out &&
+	test "$(wc -l <other.out)" -eq 1 &&
+	test_must_fail as_other flux python -m flux_dws jobs -A 2>otherA.err &&
+	grep "only the instance owner" otherA.err &&
+	dws jobs -A >ownerA.out &&
+	grep "^$id " ownerA.out
+'
+
+test_expect_success 'the copy_in ends: the job runs and ends' '
+	flux-dws fault clear &&
+	flux job wait-event -t 90 $(cat datain.id) clean
+'
+
+test_expect_success 'not a rabbit job, malformed and unknown ids: one line, exit 1' '
+	plain=$(flux submit -N1 true) &&
+	flux job wait-event -t 30 $plain clean &&
+	test_must_fail dws job $plain 2>plain.err &&
+	grep "not a rabbit job" plain.err &&
+	test_must_fail dws job not-a-job 2>bad.err &&
+	grep "malformed job id" bad.err &&
+	test_must_fail dws job 123456789 2>unknown.err &&
+	grep "no such job" unknown.err &&
+	test "$(wc -l <unknown.err)" -eq 1
+'
+
+test_expect_success 'an ended job with no service loaded: from its KVS record' '
+	id=$(cat datain.id) &&
+	flux module remove dws &&
+	dws job $id >ended.out &&
+	cat ended.out &&
+	grep "inactive (COMPLETED)" ended.out &&
+	grep "^  DataIn  *+" ended.out &&
+	grep "^  Teardown " ended.out &&
+	grep "data.dws.workflow" ended.out &&
+	grep "data.dws.timeline.<state>: .*datain" ended.out &&
+	grep "DW_JOB_scratch=" ended.out &&
+	dws job --json $id >ended.json &&
+	jq -e ".source == \"kvs\" and .timeline.DataIn.done > .timeline.DataIn.asked" ended.json &&
+	test_must_fail grep -i "token\|secret" ended.json &&
+	dws jobs -a >ended_list.out 2>ended_list.err &&
+	grep "not loaded" ended_list.err &&
+	grep "^$id .* inactive *COMPLETED" ended_list.out &&
+	test_must_fail as_other flux python -m flux_dws job $id 2>ended_other.err &&
+	grep "belongs to another user" ended_other.err
+'
+
+test_expect_success 'load the service again' '
+	flux module load "$top_srcdir/src/modules/dws.py" &&
+	flux python -m flux_dws sync
+'
+
+test_expect_success 'a failed mount: the note keeps DWS'"'"' text and says it plainly' '
+	flux-dws fault add --kind clientmount --compute compute-01 --state PreRun \
+		--severity Major --message "mount.xfs: wrong fs type" &&
+	id=$(flux submit -N1 --setattr=system.dw="$XFS" true) &&
+	flux job wait-event -t 60 $id clean &&
+	flux-dws fault clear &&
+	exception_note $id >mount.note &&
+	cat mount.note &&
+	grep "^DWS/Rabbit interactions failed: workflow in TransientCondition too long in PreRun" mount.note &&
+	grep "mount.xfs: wrong fs type" mount.note &&
+	grep " -- .*mount" mount.note &&
+	dws job $id >mount.out &&
+	cat mount.out &&
+	sed -n "/^error:/,\$p" mount.out >mount.err &&
+	grep "^  DWS said: DWS/Rabbit interactions failed" mount.err &&
+	test "$(sed -n 2p mount.err)" = "  $(sed "s/.* -- //" mount.note)"
+'
+
+test_expect_success 'a failed copy_out: the note says so plainly, with DWS'"'"' message' '
+	flux-dws fault add --kind datamovement --index 1 --state DataOut \
+		--message "dcp: cannot open /lus/global/out: Permission denied" &&
+	id=$(flux submit -N1 --setattr=system.dw="$STAGED_OUT" true) &&
+	flux job wait-event -t 60 $id clean &&
+	flux-dws fault clear &&
+	exception_note $id >copy.note &&
+	cat copy.note &&
+	grep "data movement operation failed during .DataOut." copy.note &&
+	grep "Permission denied" copy.note &&
+	grep " -- .*copy_out" copy.note &&
+	dws job $id >copy.out &&
+	cat copy.out &&
+	grep "^  DWS said: .*Permission denied" copy.out &&
+	dws jobs -a $id >copy_line.out &&
+	grep "^$id .*inactive" copy_line.out
+'
+
+test_expect_success 'stop the instance and the emulator' '
+	stop_rabbit_instance &&
+	stop_emulator
+'
+
+test_done
