@@ -111,6 +111,10 @@ def _num(v: Any) -> float | None:
 
 # --- the record of an inactive job, from the KVS -----------------------------------
 
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def _json(value: Any) -> Any:
     if isinstance(value, str):
         try:
@@ -187,8 +191,11 @@ def from_record(jobid: int, record: dict[str, Any], job: dict[str, Any] | None =
     dw: Any = None
     if isinstance(jobspec, dict):
         dw = ((jobspec.get("attributes") or {}).get("system") or {}).get("dw")
-    texts = spec.get("dwDirectives") if isinstance(spec.get("dwDirectives"), list) else \
-        [dw] if isinstance(dw, str) else dw if isinstance(dw, list) else []
+    texts: list[Any] = []
+    if isinstance(spec.get("dwDirectives"), list):
+        texts = spec["dwDirectives"]
+    elif isinstance(dw, (str, list)):
+        texts = [dw] if isinstance(dw, str) else dw
     directives: list[dict[str, Any]] = []
     for t in texts:
         for line in str(t).splitlines():
@@ -199,7 +206,7 @@ def from_record(jobid: int, record: dict[str, Any], job: dict[str, Any] | None =
     submit = None
     memo: dict[str, Any] = {}
     for e in events:
-        ctx = e.get("context") if isinstance(e.get("context"), dict) else {}
+        ctx = _dict(e.get("context"))
         if e["name"] == "submit":
             submit = _num(e.get("timestamp"))
             userid = ctx.get("userid", userid)
@@ -339,8 +346,8 @@ def timeline_rows(j: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     relative to the first known, DWS' time from the timeline (or DWS' own
     elapsedTimeLastState), the time before it from the previous state's
     end (what it was spent on, where known)."""
-    tl = j.get("timeline") if isinstance(j.get("timeline"), dict) else {}
-    timing = j.get("timing") if isinstance(j.get("timing"), dict) else {}
+    tl = _dict(j.get("timeline"))
+    timing = _dict(j.get("timing"))
     now = _num(j.get("now"))
     base = _num(j.get("t_submit"))
     starts = [_num((tl.get(s) or {}).get("asked")) for s in STATES]
@@ -351,7 +358,7 @@ def timeline_rows(j: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     prev_done = _num(j.get("t_submit"))
     current = str(j.get("desired") or j.get("state") or "")
     for s in STATES:
-        t = tl.get(s) if isinstance(tl.get(s), dict) else {}
+        t = _dict(tl.get(s))
         asked, done = _num(t.get("asked")), _num(t.get("done"))
         if asked is None and done is None and s not in timing:
             continue
@@ -380,7 +387,7 @@ def _dm_lines(j: dict[str, Any]) -> list[str]:
     for dm in j.get("datamovements") or []:
         if not isinstance(dm, dict):
             continue
-        cs = dm.get("commandStatus") if isinstance(dm.get("commandStatus"), dict) else {}
+        cs = _dict(dm.get("commandStatus"))
         what = dm.get("initiator") or "data movement"
         state = " ".join(str(x) for x in (dm.get("state"), dm.get("status")) if x) or "?"
         line = f"  {what} {dm.get('source', '?')} -> {dm.get('destination', '?')}: {state}"
@@ -420,15 +427,15 @@ def job_text(j: dict[str, Any], user: str | None = None) -> str:
                                                    if j.get("failed_hosts") else ""))
     lines.append("storage:")
     lines += _directive_lines(j)
-    env = j.get("env") if isinstance(j.get("env"), dict) else {}
+    env = _dict(j.get("env"))
     lines.append("mounts, as the job sees them:")
     lines += [f"  {k}={v}" for k, v in sorted(env.items())] or ["  (none yet)"]
     lines.append("timeline:")
     rows = timeline_rows(j)
     if rows:
-        head = ("STATE", "ASKED", "DWS TOOK", "BEFORE IT (FLUX)")
-        w = [max(len(r[i]) for r in [head, *rows]) for i in range(3)]
-        for r in [head, *rows]:
+        titles = ("STATE", "ASKED", "DWS TOOK", "BEFORE IT (FLUX)")
+        w = [max(len(r[i]) for r in [titles, *rows]) for i in range(3)]
+        for r in [titles, *rows]:
             lines.append(f"  {r[0]:<{w[0]}}  {r[1]:<{w[1]}}  {r[2]:<{w[2]}}  {r[3]}")
     else:
         lines.append("  (nothing recorded yet)")
