@@ -114,9 +114,25 @@ test_expect_success 'not a rabbit job, malformed and unknown ids: one line, exit
 	test "$(wc -l <unknown.err)" -eq 1
 '
 
+in_datain() {
+	dws jobs --json "$1" | jq -e ".jobs[0].phase == \"datain\"" >/dev/null
+}
+
+test_expect_success 'an active job with no service loaded: its KVS record, exit 1' '
+	flux-dws fault delay --kind datamovement --index 1 --state DataIn --seconds 30 &&
+	active=$(flux submit -N1 --setattr=system.dw="$STAGED_IN" true) &&
+	echo $active >active.id &&
+	until_true 60 in_datain $active &&
+	flux module remove dws &&
+	test_must_fail dws job $active >active.out 2>active.err &&
+	cat active.out active.err &&
+	grep "active, unknown; read from the job'"'"'s KVS record" active.out &&
+	grep "^  Setup " active.out &&
+	grep "no dws service is loaded" active.err
+'
+
 test_expect_success 'an ended job with no service loaded: from its KVS record' '
 	id=$(cat datain.id) &&
-	flux module remove dws &&
 	dws job $id >ended.out &&
 	cat ended.out &&
 	grep "inactive (COMPLETED)" ended.out &&
@@ -135,21 +151,26 @@ test_expect_success 'an ended job with no service loaded: from its KVS record' '
 	grep "belongs to another user" ended_other.err
 '
 
-test_expect_success 'load the service again' '
+test_expect_success 'load the service again: the active job goes on' '
 	flux module load "$top_srcdir/src/modules/dws.py" &&
-	flux python -m flux_dws sync
+	flux python -m flux_dws sync &&
+	flux-dws fault clear &&
+	flux job wait-event -t 90 $(cat active.id) clean &&
+	flux job status $(cat active.id)
 '
 
 test_expect_success 'a failed mount: the note keeps DWS'"'"' text and says it plainly' '
-	flux-dws fault add --kind clientmount --compute compute-01 --state PreRun \
-		--severity Major --message "mount.xfs: wrong fs type" &&
+	for c in compute-01 compute-02 compute-03 compute-04; do
+		flux-dws fault add --kind clientmount --compute $c --state PreRun \
+			--severity Major --message "mount.xfs: wrong fs type" >/dev/null || return 1
+	done &&
 	id=$(flux submit -N1 --setattr=system.dw="$XFS" true) &&
 	flux job wait-event -t 60 $id clean &&
 	flux-dws fault clear &&
 	exception_note $id >mount.note &&
 	cat mount.note &&
 	grep "^DWS/Rabbit interactions failed: workflow in TransientCondition too long in PreRun" mount.note &&
-	grep "mount.xfs: wrong fs type" mount.note &&
+	grep "Node: compute-0[1-4]: mount/unmount failed: unable to mount file system: mount.xfs: wrong fs type" mount.note &&
 	grep " -- .*mount" mount.note &&
 	dws job $id >mount.out &&
 	cat mount.out &&

@@ -417,6 +417,8 @@ def job_text(j: dict[str, Any], user: str | None = None) -> str:
     if j.get("phase") == "inactive":
         lines.append(f"  inactive ({j.get('result') or 'ended'}); read from the job's KVS "
                      "record")
+    elif j.get("source") == "kvs":  # active, but not from the service
+        lines.append(f"  active, {j.get('phase')}; read from the job's KVS record")
     else:
         secs = _num(j.get("phase_seconds"))
         lines.append(f"  phase {j.get('phase')}: Workflow {_state_cell(j)}"

@@ -197,3 +197,11 @@ def test_helpers() -> None:
     assert safe_env({"DW_A": "1", "NNF_B": "2", "X": "3", "DW_C": 4}) == {
         "DW_A": "1", "NNF_B": "2"}
     assert safe_env(None) == {}
+
+
+def test_an_active_job_the_service_has_no_workflow_for() -> None:
+    view = {**from_record(9, {"jobspec": json.dumps({"attributes": {"system": {
+        "dw": "#DW jobdw type=xfs capacity=1GiB name=a"}}})}), "phase": "no Workflow yet"}
+    text = job_text(view)
+    assert "  active, no Workflow yet; read from the job's KVS record" in text
+    assert "  0  jobdw xfs, capacity 1GiB, name a" in text

@@ -36,13 +36,24 @@ class JobError(Exception):
     """A one-line reason the job cannot be shown."""
 
 
+#: the phase shown for an active job the service has no Workflow for (yet)
+NO_WORKFLOW = "no Workflow yet"
+
+
+class NoService(Exception):
+    """No dws service is loaded."""
+
+
 def from_service(h: Any, jobid: int) -> dict[str, Any] | None:
     """The service's view of the job; None when the service has no
-    Workflow for it or is not loaded (the KVS record then answers)."""
+    Workflow for it (not made yet, or gone); NoService when no service
+    is loaded (the KVS record then answers either way)."""
     try:
         answer = h.rpc("dws.job", {"jobid": jobid}).get()
     except OSError as exc:
-        if exc.errno in (errno.ENOENT, errno.ENOSYS):
+        if exc.errno == errno.ENOSYS:
+            raise NoService() from None
+        if exc.errno == errno.ENOENT:
             return None
         raise JobError(exc.strerror or str(exc)) from None
     if not isinstance(answer, dict) or not answer.get("success", False):
@@ -86,15 +97,14 @@ def show(h: Any, jobid: int) -> tuple[dict[str, Any], str | None]:
         job = list_id(h, jobid)
         if job is not None:
             kvs = from_record(jobid, record, {**job, "result": result_name(job)})
-    view = None if ended else from_service(h, jobid)
-    if view is None:
-        warn = None if ended else "the job is active but the dws service has no Workflow" \
-            " for it (is the service loaded?): shown from its KVS record"
-        if ended:
-            view = kvs
-        else:
-            view = {**kvs, "phase": "unknown"}
-        return view, warn
+        return kvs, None
+    try:
+        view = from_service(h, jobid)
+    except NoService:
+        return {**kvs, "phase": "unknown"}, "the job is active but no dws service is" \
+            " loaded: shown from its KVS record"
+    if view is None:  # waiting for its Workflow (dependencies, or the create)
+        return {**kvs, "phase": NO_WORKFLOW}, None
     merge_record(view, kvs)
     return view, None
 
