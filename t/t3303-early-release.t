@@ -40,16 +40,6 @@ phase_of() {
 	jq -r --argjson id "$(flux job id --to=dec "$1")" '.jobs[] | select(.id == $id) | .phase'
 }
 
-# until_true SECONDS CMD...: run CMD until it succeeds, SECONDS at most
-until_true() {
-	deadline=$(($(date +%s) + $1))
-	shift
-	until "$@"; do
-		test "$(date +%s)" -lt $deadline || return 1
-		sleep 0.2
-	done
-}
-
 phase_is() {
 	test "$(phase_of "$1")" = "$2"
 }

@@ -27,14 +27,6 @@ dws() {
 as_other() {
 	FLUX_HANDLE_USERID=$OTHER FLUX_HANDLE_ROLEMASK=0x2 "$@"
 }
-until_true() {
-	deadline=$(($(date +%s) + $1))
-	shift
-	until "$@"; do
-		test "$(date +%s)" -lt $deadline || return 1
-		sleep 0.2
-	done
-}
 copy_in_moving() {
 	dws job --json "$1" >moving.json &&
 	jq -e "[.datamovements[] | select(.initiator == \"copy_in\")
@@ -111,7 +103,12 @@ test_expect_success 'not a rabbit job, malformed and unknown ids: one line, exit
 	grep "malformed job id" bad.err &&
 	test_must_fail dws job 123456789 2>unknown.err &&
 	grep "no such job" unknown.err &&
-	test "$(wc -l <unknown.err)" -eq 1
+	test "$(wc -l <unknown.err)" -eq 1 &&
+	test_must_fail dws jobs $plain >plain_line.out 2>plain_line.err &&
+	grep "job $plain: not a rabbit job of yours" plain_line.err &&
+	test "$(wc -l <plain_line.out)" -eq 1 &&
+	test_must_fail dws jobs not-a-job 2>bad_line.err &&
+	grep "malformed job id .not-a-job." bad_line.err
 '
 
 in_datain() {

@@ -389,3 +389,15 @@ wait_for_file() {
         sleep 0.05
     done
 }
+
+# until_true SECONDS CMD...: run CMD every 0.2 s until it succeeds; fail
+# after SECONDS (for what no event announces, such as a data movement's
+# progress or a phase in the service's view)
+until_true() {
+    deadline=$(($(date +%s) + $1))
+    shift
+    until "$@"; do
+        test "$(date +%s)" -lt $deadline || return 1
+        sleep 0.2
+    done
+}

@@ -33,6 +33,17 @@ def open_flux(uri: str | None = None) -> Any:
         raise FluxUnavailable(f"cannot connect to Flux: {exc.strerror}") from None
 
 
+def job_id(text: str) -> Any:
+    """The flux.job.JobID of ``text`` (any form flux accepts: f58,
+    decimal, ...); ValueError "malformed job id 'TEXT'" when it is none."""
+    import flux.job
+
+    try:
+        return flux.job.JobID(text)
+    except (ValueError, TypeError, OSError):
+        raise ValueError(f"malformed job id '{text}'") from None
+
+
 def config_get(handle: Any, dotted_key: str) -> Any:
     """Value of ``dotted_key`` in the instance's configuration, or None."""
     conf = handle.rpc("config.get").get()

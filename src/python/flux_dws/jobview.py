@@ -16,6 +16,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from flux_dws import textfmt
+from flux_dws.directives import DirectiveError, parse_directive, split_directives
 from flux_dws.explain import explain
 
 #: Workflow states, in order (the timeline's rows)
@@ -93,16 +95,7 @@ def directives_short(directives: Any) -> str:
 
 def duration(seconds: float) -> str:
     """Short and exact enough: 0.4s, 45s, 5m12s, 2h03m, 3d04h."""
-    if seconds < 10:
-        return f"{max(seconds, 0):.1f}s"
-    s = int(seconds)
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s"
-    if s < 86400:
-        return f"{s // 3600}h{s % 3600 // 60:02d}m"
-    return f"{s // 86400}d{s % 86400 // 3600:02d}h"
+    return textfmt.duration(seconds, tenths_below=10)
 
 
 def _num(v: Any) -> float | None:
@@ -137,17 +130,24 @@ def eventlog_entries(text: Any) -> list[dict[str, Any]]:
     return out
 
 
-def _parse_directive(text: str) -> dict[str, Any]:
-    """'#DW jobdw type=xfs capacity=1GiB name=x' -> {command, args, directive}
-    (for the KVS copy; the service sends them parsed)."""
-    words = text.split()
-    if words and words[0] == "#DW":
-        words = words[1:]
-    args: dict[str, str] = {}
-    for w in words[1:]:
-        k, _, v = w.partition("=")
-        args[k] = v
-    return {"command": words[0] if words else "?", "args": args, "directive": text}
+def _directives(dw: Any) -> list[dict[str, Any]]:
+    """A dw attribute's directives as the service sends them ({command,
+    args, directive}), split and tokenised by libdws; one it cannot
+    tokenise keeps its text with command '?'."""
+    try:
+        texts = split_directives(dw)
+    except DirectiveError:
+        return []
+    out: list[dict[str, Any]] = []
+    for text in texts:
+        try:
+            command, args = parse_directive(text)
+        except DirectiveError:
+            out.append({"command": "?", "args": {}, "directive": text})
+            continue
+        out.append({"command": command, "args": {k: v or "" for k, v in args},
+                    "directive": text})
+    return out
 
 
 def safe_env(env: Any) -> dict[str, str]:
@@ -191,16 +191,8 @@ def from_record(jobid: int, record: dict[str, Any], job: dict[str, Any] | None =
     dw: Any = None
     if isinstance(jobspec, dict):
         dw = ((jobspec.get("attributes") or {}).get("system") or {}).get("dw")
-    texts: list[Any] = []
-    if isinstance(spec.get("dwDirectives"), list):
-        texts = spec["dwDirectives"]
-    elif isinstance(dw, (str, list)):
-        texts = [dw] if isinstance(dw, str) else dw
-    directives: list[dict[str, Any]] = []
-    for t in texts:
-        for line in str(t).splitlines():
-            if line.strip().startswith("#DW"):
-                directives.append(_parse_directive(line.strip()))
+    dws_dw = spec.get("dwDirectives")
+    directives = _directives(dws_dw if isinstance(dws_dw, list) else dw)
     userid = job.get("userid")
     error = None
     submit = None
@@ -266,16 +258,12 @@ def _state_cell(j: dict[str, Any]) -> str:
     return f"{state} {status}".strip()
 
 
-def _truncate(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 3] + "..."
-
-
 def error_short(j: dict[str, Any]) -> str:
     error = j.get("error")
     if not isinstance(error, str) or not error:
         return ""
     e = explained(error)
-    return _truncate(e.sentence or e.text, ERROR_WIDTH)
+    return textfmt.truncate(e.sentence or e.text, ERROR_WIDTH)
 
 
 def jobs_lines(jobs: list[dict[str, Any]], now: float, users: dict[int, str] | None = None

@@ -205,3 +205,12 @@ def test_an_active_job_the_service_has_no_workflow_for() -> None:
     text = job_text(view)
     assert "  active, no Workflow yet; read from the job's KVS record" in text
     assert "  0  jobdw xfs, capacity 1GiB, name a" in text
+
+
+def test_a_directive_libdws_cannot_tokenise_keeps_its_text() -> None:
+    rec = {"jobspec": json.dumps({"attributes": {"system": {"dw": [
+        "#DW jobdw type=xfs type=xfs capacity=1GiB name=a"]}}})}
+    (d,) = from_record(10, rec)["directives"]
+    assert d["command"] == "?" and d["directive"].endswith("name=a")
+    assert from_record(11, {"jobspec": json.dumps({"attributes": {"system": {
+        "dw": 42}}})})["directives"] == []

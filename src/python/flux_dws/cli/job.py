@@ -18,7 +18,7 @@ import time
 from typing import Any
 
 from flux_dws.cli.jobs import list_id, result_name, user_names
-from flux_dws.fluxutil import FluxUnavailable, job_info_keys, open_flux
+from flux_dws.fluxutil import FluxUnavailable, job_id, job_info_keys, open_flux
 from flux_dws.jobview import RECORD_KEYS, STATES, eventlog_entries, from_record, job_text
 
 PROG = "flux-dws job"
@@ -112,15 +112,9 @@ def show(h: Any, jobid: int) -> tuple[dict[str, Any], str | None]:
 def run(args: argparse.Namespace) -> int:
     try:
         h = open_flux()
-    except FluxUnavailable as exc:
+        jobid = job_id(args.jobid)
+    except (FluxUnavailable, ValueError) as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
-        return 1
-    import flux.job
-
-    try:
-        jobid = flux.job.JobID(args.jobid)
-    except (ValueError, TypeError, OSError):
-        print(f"{PROG}: malformed job id '{args.jobid}'", file=sys.stderr)
         return 1
     try:
         view, warn = show(h, int(jobid))

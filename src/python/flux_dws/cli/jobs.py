@@ -18,7 +18,8 @@ import sys
 import time
 from typing import Any
 
-from flux_dws.fluxutil import FluxUnavailable, job_info_keys, open_flux
+from flux_dws.engine import f58
+from flux_dws.fluxutil import FluxUnavailable, job_id, job_info_keys, open_flux
 from flux_dws.jobview import from_record, jobs_lines
 
 PROG = "flux-dws jobs"
@@ -126,19 +127,10 @@ def _inactive(h: Any, all_users: bool, ids: list[int] | None, count: int
 def run(args: argparse.Namespace) -> int:
     try:
         h = open_flux()
-    except FluxUnavailable as exc:
+        ids = [int(job_id(j)) for j in args.jobids] if args.jobids else None
+    except (FluxUnavailable, ValueError) as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 1
-    import flux.job
-
-    ids: list[int] | None = None
-    if args.jobids:
-        try:
-            ids = [int(flux.job.JobID(j)) for j in args.jobids]
-        except (ValueError, TypeError, OSError):
-            bad = next(j for j in args.jobids if not _valid(flux.job.JobID, j))
-            print(f"{PROG}: malformed job id '{bad}'", file=sys.stderr)
-            return 1
     try:
         active = _active(h, args.all_users, ids)
         if active is None:
@@ -157,11 +149,11 @@ def run(args: argparse.Namespace) -> int:
         return 1
     jobs = active + inactive
     for j in jobs:
-        j["f58"] = flux.job.JobID(j["id"]).f58
+        j["f58"] = f58(j["id"])
     if ids is not None:
         missing = set(ids) - {j["id"] for j in jobs}
         for jid in sorted(missing):
-            print(f"{PROG}: job {flux.job.JobID(jid).f58}: not a rabbit job of yours",
+            print(f"{PROG}: job {f58(jid)}: not a rabbit job of yours",
                   file=sys.stderr)
     if args.json:
         print(json.dumps({"jobs": jobs}, indent=1))
@@ -170,12 +162,3 @@ def run(args: argparse.Namespace) -> int:
         for line in jobs_lines(jobs, time.time(), user_names(uids)):
             print(line)
     return 1 if ids is not None and len(jobs) < len(set(ids)) else 0
-
-
-def _valid(cls: Any, text: str) -> bool:
-    try:
-        cls(text)
-    except (ValueError, TypeError, OSError):
-        return False
-    return True
-

@@ -24,12 +24,12 @@ from flux_dws.engine import EngineError, f58
 from flux_dws.fluxutil import FluxUnavailable, ask_dws
 from flux_dws.hostlist import Hostlist, HostlistError
 from flux_dws.inputfile import one_line
+from flux_dws.textfmt import duration, truncate
 
 TOPIC = "dws.rabbits"
 
 #: Narrowest the WHY column is truncated to, whatever the terminal width.
 MIN_WHY = 24
-ELLIPSIS = "..."
 
 COLUMNS = ("RABBIT", "STORAGE", "STATE", "FLUXION", "COMPUTES", "LINKS-DOWN", "DRAINED",
            "JOBS", "HELD", "LUSTRE-GIB", "WHY")
@@ -267,13 +267,6 @@ def row(rabbit: dict[str, Any]) -> dict[str, str]:
     }
 
 
-def truncate(text: str, width: int) -> str:
-    """``text`` cut to ``width`` characters, ending in '...' when cut."""
-    if len(text) <= width:
-        return text
-    return text[:max(width - len(ELLIPSIS), 0)] + ELLIPSIS
-
-
 def _job(jobid: Any) -> str:
     if isinstance(jobid, int) and not isinstance(jobid, bool):
         try:
@@ -281,18 +274,6 @@ def _job(jobid: Any) -> str:
         except EngineError:
             pass
     return _text(jobid)
-
-
-def duration(seconds: float) -> str:
-    """A non-negative number of seconds, short: 45s, 5m12s, 2h03m, 3d04h."""
-    s = max(int(seconds), 0)
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s"
-    if s < 86400:
-        return f"{s // 3600}h{s % 3600 // 60:02d}m"
-    return f"{s // 86400}d{s % 86400 // 3600:02d}h"
 
 
 def held_line(hold: dict[str, Any], now: float, verbose: int) -> str:

@@ -24,7 +24,7 @@ import errno
 import sys
 from typing import Any
 
-from flux_dws.fluxutil import FluxUnavailable, open_flux
+from flux_dws.fluxutil import FluxUnavailable, job_id, open_flux
 
 PROG = "flux-dws wait"
 #: seconds between two dws.status asks while no service is loaded
@@ -159,15 +159,9 @@ def _lookup(h: Any, key: str) -> Any:
 def run(args: argparse.Namespace) -> int:
     try:
         h = open_flux()
-    except FluxUnavailable as exc:
+        jobid = job_id(args.jobid)
+    except (FluxUnavailable, ValueError) as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
-        return 1
-    import flux.job
-
-    try:
-        jobid = flux.job.JobID(args.jobid)
-    except (ValueError, TypeError, OSError):
-        print(f"{PROG}: malformed job id '{args.jobid}'", file=sys.stderr)
         return 1
     try:
         jobspec = _lookup(h, f"{jobid.kvs}.jobspec")
