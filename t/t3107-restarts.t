@@ -59,15 +59,6 @@ restore() {
     { test -z "$2" || ! is_drained "$2" "" || flux resource undrain "$2"; } &&
     wait_rabbits '[.rabbits[].fluxion] | all(. == "up")'
 }
-# term_rabbit_instance: stop the instance as systemd does (SIGTERM to the
-# rank 0 broker): the cleanup then cancels running jobs and is cut short
-# after broker.cleanup-timeout (flux-core imposes that timeout only on a
-# terminating signal; `flux shutdown` waits for the queue to go idle, i.e.
-# for every epilog).  Its exit status is not looked at.
-term_rabbit_instance() {
-    kill -TERM $(flux getattr broker.pid) &&
-    { wait $RABBIT_INSTANCE_PID; RABBIT_INSTANCE_PID=; unset FLUX_URI; }
-}
 # clear_and_end ID...: clear the emulator's faults, kick the jobs'
 # Workflows, and wait for each job to end
 clear_and_end() {

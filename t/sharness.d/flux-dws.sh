@@ -191,8 +191,22 @@ start_rabbit_instance() {
     FLUX_URI=$(cat "$dir/uri")
     export FLUX_URI
     # the dws service's rabbit health marks the rabbits' ssd vertices up
-    wait_rabbits '[.rabbits[].fluxion] | all(. == "up")'
+    # (RABBIT_WAIT: another condition, or "none" for an instance whose
+    # service is not loaded)
+    test "${RABBIT_WAIT:-}" = none ||
+    wait_rabbits "${RABBIT_WAIT:-[.rabbits[].fluxion] | all(. == \"up\")}"
 }
+
+# term_rabbit_instance: stop the instance as systemd does (SIGTERM to the
+# rank 0 broker): the cleanup then cancels running jobs and is cut short
+# after broker.cleanup-timeout (flux-core imposes that timeout only on a
+# terminating signal; `flux shutdown` waits for the queue to go idle, i.e.
+# for every epilog).  Its exit status is not looked at.
+term_rabbit_instance() {
+    kill -TERM $(flux getattr broker.pid) &&
+    { wait $RABBIT_INSTANCE_PID; RABBIT_INSTANCE_PID=; unset FLUX_URI; }
+}
+
 
 # dws_rabbits [ARGS]: flux-dws rabbits with the broker's Python (which has
 # the flux bindings; the venv's flux-dws may not).

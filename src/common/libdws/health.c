@@ -1601,6 +1601,24 @@ static json_t *holds_view (struct dws_health *h, json_t *per)
     return out;
 }
 
+bool dws_health_ready (const struct dws_health *h)
+{
+    if (!h || !h->storage_synced || !h->journal_synced)
+        return false;
+    if (!h->cfg.fluxion)
+        return true;
+    if (!h->graph_known || !h->fluxion_known || h->timer_due > 0 || h->find_token[0])
+        return false;
+    const char *tok;
+    json_t *b;
+    json_object_foreach (h->batches, tok, b) {
+        const char *kind = json_string_value (json_object_get (b, "kind"));
+        if (kind && !strcmp (kind, "ssd"))
+            return false;
+    }
+    return true;
+}
+
 json_t *dws_health_view (struct dws_health *h)
 {
     json_t *rabbits = json_array ();

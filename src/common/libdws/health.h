@@ -82,6 +82,14 @@ struct dws_health *dws_health_create (void);
 void dws_health_destroy (struct dws_health *h);
 void dws_health_configure (struct dws_health *h, const struct dws_health_config *cfg);
 
+/* Whether Flux has been told all it needs: the Storage list and the
+ * resource journal read and, with Fluxion, its graph known, Fluxion's own
+ * state read back and no ssd status change waiting or in flight.  The
+ * jobtap plugin keeps rabbit jobs from the scheduler after a restart until
+ * then (schedhold.h, through dws.ready).
+ */
+bool dws_health_ready (const struct dws_health *h);
+
 /* Every function below appends its actions to 'actions' and takes the
  * current time 'now' (seconds since the epoch) where it matters.
  */

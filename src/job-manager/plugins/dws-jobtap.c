@@ -30,6 +30,7 @@
 #include "dataout_hold.h"
 #include "jobsm.h"
 #include "jobctx.h"
+#include "sched_hold.h"
 
 #define PLUGIN_NAME "dws"
 
@@ -172,6 +173,8 @@ static int new_cb (flux_plugin_t *p, const char *topic, flux_plugin_arg_t *args,
         dataout_hold_depend (p, id, jobspec, true); /* any job: it may hold on one */
     if (state == FLUX_JOB_STATE_NEW || !has_dw (jobspec) || jobctx_get (p, id))
         return 0;
+    if (state == FLUX_JOB_STATE_PRIORITY) /* a plugin before this one may have held it */
+        sched_hold_priority (p, id, jobspec, NULL, true);
     if (!(job = jobctx_attach (p, id, plugin_conf (p))))
         return -1;
     /* The old plugin's flags died with it; the job's posted events tell
@@ -267,15 +270,48 @@ static int depend_cb (flux_plugin_t *p, const char *topic, flux_plugin_arg_t *ar
                                      (json_int_t)id, "userid", userid, "jobspec", jobspec));
 }
 
-/* sched, inactive: the job left DEPEND */
-static int leave_cb (flux_plugin_t *p, const char *topic, flux_plugin_arg_t *args, void *arg)
+/* job.state.priority: a rabbit job waits here until the scheduler can
+ * judge it (after a restart: sched_hold.h) */
+static int priority_cb (flux_plugin_t *p, const char *topic, flux_plugin_arg_t *args,
+                        void *arg)
+{
+    flux_jobid_t id;
+    json_t *jobspec;
+    (void)topic;
+    (void)arg;
+
+    if (flux_plugin_arg_unpack (args, FLUX_PLUGIN_ARG_IN, "{s:I s:o}", "id", &id, "jobspec",
+                                &jobspec)
+            == 0
+        && has_dw (jobspec))
+        sched_hold_priority (p, id, jobspec, args, false);
+    return 0;
+}
+
+/* job.priority.get: a held job's priority stays unavailable */
+static int priority_get_cb (flux_plugin_t *p, const char *topic, flux_plugin_arg_t *args,
+                            void *arg)
 {
     flux_jobid_t id;
     (void)topic;
     (void)arg;
 
     if (flux_plugin_arg_unpack (args, FLUX_PLUGIN_ARG_IN, "{s:I}", "id", &id) == 0)
+        sched_hold_priority_get (p, id, args);
+    return 0;
+}
+
+/* sched, inactive: the job left DEPEND (and PRIORITY) */
+static int leave_cb (flux_plugin_t *p, const char *topic, flux_plugin_arg_t *args, void *arg)
+{
+    flux_jobid_t id;
+    (void)topic;
+    (void)arg;
+
+    if (flux_plugin_arg_unpack (args, FLUX_PLUGIN_ARG_IN, "{s:I}", "id", &id) == 0) {
         dataout_hold_leave (p, id);
+        sched_hold_leave (p, id);
+    }
     return 0;
 }
 
@@ -336,6 +372,8 @@ static const struct flux_plugin_handler tab[] = {
     {"job.event.dependency-add", dependency_cb, NULL},
     {"job.event.dependency-remove", dependency_cb, NULL},
     {"job.state.depend", depend_cb, NULL},
+    {"job.state.priority", priority_cb, NULL},
+    {"job.priority.get", priority_get_cb, NULL},
     {"job.state.sched", leave_cb, NULL},
     {"job.state.inactive", leave_cb, NULL},
     {"job.state.run", simple_cb, NULL},
@@ -464,7 +502,7 @@ __attribute__ ((visibility ("default"))) int flux_plugin_init (flux_plugin_t *p)
     flux_t *h = flux_jobtap_get_flux (p);
 
     if (flux_plugin_register (p, PLUGIN_NAME, tab) < 0 || conf_load (p, h) < 0
-        || dataout_hold_init (p) < 0)
+        || dataout_hold_init (p) < 0 || sched_hold_init (p, plugin_conf (p)) < 0)
         return -1;
     /* owner only: flux_jobtap_service_register() gives no other role */
     for (int i = 0; i < dws_jobsm_service_count (); i++) {

@@ -17,6 +17,7 @@
 #include "breakdown.h"
 #include "directive.h"
 #include "fault.h"
+#include "health.h"
 #include "hosts.h"
 #include "job.h"
 #include "jobview.h"
@@ -359,6 +360,17 @@ static void released_method (struct dws_engine *e, json_t *msgid, json_t *p, jso
                                       release_dataout_pending (e)));
 }
 
+/* Whether rabbit health is known and applied to the scheduler (for the
+ * jobtap plugin, which holds rabbit jobs in PRIORITY until then after a
+ * restart: schedhold.h). */
+static void ready_method (struct dws_engine *e, json_t *msgid, json_t *p, json_t *event)
+{
+    (void)p;
+    (void)event;
+    act_respond (e, msgid, json_pack ("{s:b s:b}", "success", 1, "ready",
+                                      dws_health_ready (e->health)));
+}
+
 /* A job as its owner sees it: guest methods, each answering only what
  * the requester may see (jobview.c). */
 static void jobs_method (struct dws_engine *e, json_t *msgid, json_t *p, json_t *event)
@@ -396,6 +408,7 @@ static const struct method {
     {"abort", false, false, abort_method},
     {"status", false, true, status_method},
     {"released", false, true, released_method},
+    {"ready", false, true, ready_method},
     {"rabbits", true, true, rabbits_method},
     {"jobs", true, false, jobs_method},
     {"job", true, false, job_method},
