@@ -26,13 +26,6 @@ skip_all_unless_rabbit_jobs
 
 XFS="#DW jobdw type=xfs capacity=10GiB name=scratch"
 
-# kick WORKFLOW...: a stalled state moves on once its fault is cleared and
-# the Workflow changes
-kick() {
-    for w in "$@"; do
-        kubectl annotate --overwrite "workflow/$w" flux-dws-test/kick="$(date +%s%N)" || return 1
-    done
-}
 job_state() {
     flux jobs -no "{state}" "$1"
 }
@@ -58,23 +51,6 @@ restore() {
     flux-dws fault storage "$1" --state Enabled >/dev/null &&
     { test -z "$2" || ! is_drained "$2" "" || flux resource undrain "$2"; } &&
     wait_rabbits '[.rabbits[].fluxion] | all(. == "up")'
-}
-# clear_and_end ID...: clear the emulator's faults, kick the jobs'
-# Workflows, and wait for each job to end
-clear_and_end() {
-    flux-dws fault clear &&
-    kick $(for id; do wfname $id; done) &&
-    for id; do
-        flux job wait-event -t 60 $id clean || return 1
-    done
-}
-# completed ID: the job ended COMPLETED, its dws-epilog with status 0, no
-# exception (its eventlog is left in ID.events)
-completed() {
-    flux job eventlog $1 >$1.events &&
-    grep "epilog-finish description=\"dws-epilog\" status=0" $1.events &&
-    test_must_fail grep exception $1.events &&
-    test $(flux jobs -no "{result}" $1) = COMPLETED
 }
 # held_in_postrun NAME: a rabbit job (submit_held NAME) whose task has
 # ended and whose epilog waits, its Workflow's PostRun stalled; prints

@@ -415,3 +415,31 @@ until_true() {
         sleep 0.2
     done
 }
+
+# kick WORKFLOW...: a stalled state moves on once its fault is cleared and
+# the Workflow changes (one already deleted -- its job went on by itself,
+# e.g. after an API server restart lost the faults -- needs no kick)
+kick() {
+    for w in "$@"; do
+        kubectl annotate --overwrite "workflow/$w" flux-dws-test/kick="$(date +%s%N)" \
+            2>kick.err || grep -q NotFound kick.err || { cat kick.err; return 1; }
+    done
+}
+
+# clear_and_end ID...: clear the emulator's faults, kick the jobs'
+# Workflows, and wait for each job to end
+clear_and_end() {
+    flux-dws fault clear &&
+    kick $(for id; do wfname $id; done) &&
+    for id; do
+        flux job wait-event -t 60 $id clean || return 1
+    done
+}
+# completed ID: the job ended COMPLETED, its dws-epilog with status 0, no
+# exception (its eventlog is left in ID.events)
+completed() {
+    flux job eventlog $1 >$1.events &&
+    grep "epilog-finish description=\"dws-epilog\" status=0" $1.events &&
+    test_must_fail grep exception $1.events &&
+    test $(flux jobs -no "{result}" $1) = COMPLETED
+}

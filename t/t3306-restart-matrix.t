@@ -1,0 +1,130 @@
+#!/bin/sh
+test_description='every state a rabbit job can be in, across every reload a site does
+
+Under a real 4-broker instance with Fluxion, against the emulator (plain
+HTTP on a fixed port, its objects in SQLite, so that it can be restarted
+as a Kubernetes API server is).  For each restart -- the dws service
+reloaded, Fluxion reloaded, the jobtap plugin reloaded, the API server
+restarted -- rabbit jobs are held, each by a stalled Workflow state, in:
+DEPEND (Proposal), the dws-setup prolog in Setup, the prolog in DataIn,
+RUN (the task running), the dws-epilog in PostRun, in DataOut, in
+Teardown.  (The emulator keeps its faults in memory: an API server
+restart lifts the stalls itself, and the jobs go on while the service
+reconnects.)  After the restart the stalls are lifted: every job ends
+COMPLETED with its epilog status 0 and no exception, its Workflow is
+deleted, and every ssd vertex is up again.  Jobs waiting in SCHED are
+t3305; instance restarts of DEPEND, RUN, CLEANUP and the prolog are t3107;
+released jobs in DataOut are t3303.'
+
+. "$(dirname "$0")"/sharness.sh
+
+skip_all_unless_rabbit_jobs
+
+XFS="#DW jobdw type=xfs capacity=10GiB name=scratch"
+COPY_IN="$XFS
+#DW copy_in source=/lus/global/in destination=\$DW_JOB_scratch/"
+COPY_OUT="$XFS
+#DW copy_out source=\$DW_JOB_scratch/ destination=/lus/global/out"
+
+# stalled_at ID STATE: the job's Workflow waits in STATE (desired, not done)
+stalled_at() {
+	until_true 30 sh -c 'kubectl get workflow "$1" -o json |
+		jq -e --arg s "$2" ".spec.desiredState == \$s and .status.state == \$s
+			and (.status.ready | not)" >/dev/null' sh "$(wfname $1)" "$2"
+}
+# stall ID STATE: stall the job's Workflow at STATE (before it gets there)
+stall() {
+	flux-dws fault stall --state "$2" --workflow "$(wfname $1)" >/dev/null
+}
+
+# front_jobs: rabbit jobs in DEPEND (Proposal), the prolog (Setup, DataIn)
+# and RUN; sets P S D R
+front_jobs() {
+	S=$(flux submit -N1 --urgency=hold --setattr=system.dw="$XFS" true) &&
+	D=$(flux submit -N1 --urgency=hold --setattr=system.dw="$COPY_IN" true) &&
+	flux job wait-event -t 30 $S priority && flux job wait-event -t 30 $D priority &&
+	stall $S Setup && stall $D DataIn &&
+	flux job urgency $S default && flux job urgency $D default &&
+	R=$(submit_held run) &&
+	flux job wait-event -t 30 $R start &&
+	stalled_at $S Setup && stalled_at $D DataIn &&
+	flux-dws fault stall --state Proposal >/dev/null &&
+	P=$(flux submit -N1 --setattr=system.dw="$XFS" true) &&
+	stalled_at $P Proposal &&
+	test "$(flux jobs -no {state} $P)" = DEPEND &&
+	test "$(flux jobs -no {state} $S)" = RUN &&
+	test "$(flux jobs -no {state} $D)" = RUN &&
+	test "$(flux jobs -no {state} $R)" = RUN
+}
+# back_jobs: rabbit jobs whose epilog waits in PostRun, DataOut, Teardown;
+# sets PO DO TD
+back_jobs() {
+	PO=$(submit_held po) && DO=$(submit_held do -N1 --setattr=system.dw="$COPY_OUT") &&
+	TD=$(submit_held td) &&
+	flux job wait-event -t 30 $PO start && flux job wait-event -t 30 $DO start &&
+	flux job wait-event -t 30 $TD start &&
+	stall $PO PostRun && stall $DO DataOut && stall $TD Teardown &&
+	release_job po $PO && release_job do $DO && release_job td $TD &&
+	stalled_at $PO PostRun && stalled_at $DO DataOut && stalled_at $TD Teardown &&
+	for id in $PO $DO $TD; do
+		test "$(flux jobs -no {state} $id)" = CLEANUP || return 1
+	done
+}
+# all_end ID...: faults cleared, each job ends COMPLETED, its Workflow
+# deleted, every ssd up again
+all_end() {
+	release_job run &&
+	clear_and_end "$@" &&
+	for id; do
+		completed $id && workflow_gone $id || { cat $id.events; return 1; }
+	done &&
+	wait_rabbits "[.rabbits[].fluxion] | all(. == \"up\")"
+}
+
+reload_service() {
+	flux module remove dws &&
+	flux module load "$top_srcdir/src/modules/dws.py"
+}
+reload_jobtap() {
+	flux jobtap remove dws-jobtap.so &&
+	flux jobtap load "$DWS_JOBTAP"
+}
+restart_api_server() {
+	stop_emulator &&
+	start_emulator $EMULATOR_ARGS
+}
+
+test_expect_success 'start the emulator (state in SQLite, fixed port) and an instance' '
+	port=$(python3 -c "import socket; s = socket.socket(); s.bind((\"127.0.0.1\", 0)); print(s.getsockname()[1])") &&
+	EMULATOR_ARGS="--system kind --latency zero --plain-http --no-auth --listen 127.0.0.1:$port --state k8s.db" &&
+	start_emulator $EMULATOR_ARGS &&
+	rabbit_instance_config "$(pwd)" &&
+	start_rabbit_instance "$(pwd)"
+'
+
+for restart in reload_service reload_fluxion reload_jobtap restart_api_server; do
+	test_expect_success "$restart: jobs in DEPEND, Setup, DataIn, RUN end cleanly" '
+		front_jobs &&
+		$restart &&
+		all_end $P $S $D $R
+	'
+	test_expect_success "$restart: jobs in PostRun, DataOut, Teardown end cleanly" '
+		back_jobs &&
+		$restart &&
+		all_end $PO $DO $TD
+	'
+done
+
+test_expect_success 'no Workflow, ClientMount or NnfStorage is left' '
+	for kind in workflows clientmounts nnfstorages; do
+		kubectl get $kind -A -o name >left.$kind &&
+		test_must_be_empty left.$kind || return 1
+	done
+'
+
+test_expect_success 'stop the instance and the emulator' '
+	stop_rabbit_instance &&
+	stop_emulator
+'
+
+test_done
