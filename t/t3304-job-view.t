@@ -36,6 +36,21 @@ exception_note() {
 	flux job eventlog -f json "$1" |
 		jq -r 'select(.name == "exception" and .context.severity == 0) | .context.note'
 }
+# the plain sentence beside a note: the dws-explanation entry that follows
+# the exception in the eventlog, for that very note; the job'"'"'s KVS record
+# keeps the same (data.dws.explanation)
+explanation() {
+	flux job eventlog -f json "$1" >expl.eventlog &&
+	note=$(jq -r 'select(.name == "exception" and .context.severity == 0) | .context.note' expl.eventlog) &&
+	jq -r --arg note "$note" 'select(.name == "dws-explanation" and .context.note == $note)
+		| .context.explanation' expl.eventlog >expl.event &&
+	jq -s -e 'map(.name) | index("exception") < index("dws-explanation")' expl.eventlog >/dev/null &&
+	flux job info "$1" data.dws.explanation | jq -r --arg note "$note" \
+		'select(.note == $note) | .explanation' >expl.kvs &&
+	test -s expl.event &&
+	test_cmp expl.event expl.kvs &&
+	cat expl.event
+}
 
 test_expect_success 'start the emulator and a rabbit instance' '
 	start_emulator --system kind --latency zero &&
@@ -156,7 +171,7 @@ test_expect_success 'load the service again: the active job goes on' '
 	flux job status $(cat active.id)
 '
 
-test_expect_success 'a failed mount: the note keeps DWS'"'"' text and says it plainly' '
+test_expect_success 'a failed mount: the note is DWS'"'"' text, the plain words beside it' '
 	for c in compute-01 compute-02 compute-03 compute-04; do
 		flux-dws fault add --kind clientmount --compute $c --state PreRun \
 			--severity Major --message "mount.xfs: wrong fs type" >/dev/null || return 1
@@ -168,12 +183,14 @@ test_expect_success 'a failed mount: the note keeps DWS'"'"' text and says it pl
 	cat mount.note &&
 	grep "^DWS/Rabbit interactions failed: workflow in TransientCondition too long in PreRun" mount.note &&
 	grep "Node: compute-0[1-4]: mount/unmount failed: unable to mount file system: mount.xfs: wrong fs type" mount.note &&
-	grep " -- .*mount" mount.note &&
+	test_must_fail grep " -- " mount.note &&
+	explanation $id >mount.why &&
+	grep "mount" mount.why &&
 	dws job $id >mount.out &&
 	cat mount.out &&
 	sed -n "/^error:/,\$p" mount.out >mount.err &&
 	grep "^  DWS said: DWS/Rabbit interactions failed" mount.err &&
-	test "$(sed -n 2p mount.err)" = "  $(sed "s/.* -- //" mount.note)"
+	test "$(sed -n 2p mount.err)" = "  $(cat mount.why)"
 '
 
 test_expect_success 'a failed copy_out: the note says so plainly, with DWS'"'"' message' '
@@ -186,7 +203,9 @@ test_expect_success 'a failed copy_out: the note says so plainly, with DWS'"'"' 
 	cat copy.note &&
 	grep "data movement operation failed during .DataOut." copy.note &&
 	grep "Permission denied" copy.note &&
-	grep " -- .*copy_out" copy.note &&
+	test_must_fail grep " -- " copy.note &&
+	explanation $id >copy.why &&
+	grep "copy_out" copy.why &&
 	dws job $id >copy.out &&
 	cat copy.out &&
 	grep "^  DWS said: .*Permission denied" copy.out &&

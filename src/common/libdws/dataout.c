@@ -17,6 +17,7 @@
 
 #include "dataout.h"
 #include "engine/engine.h"
+#include "explain.h"
 
 struct dws_dataout {
     json_t *pending;
@@ -106,12 +107,20 @@ static int get_id (json_t *event, const char *key, json_int_t *id, dws_error_t *
 static void raise_afterok (json_t *acts, json_int_t j, const char *xkey, const char *error)
 {
     char note[512];
+    char sentence[DWS_EXPLAIN_MAX];
     char *f58 = dws_f58_plain (strtoull (xkey, NULL, 10));
     snprintf (note, sizeof (note), "dependency: afterok: job %s's copy_out (DWS DataOut) failed: %s",
               f58 ? f58 : xkey, error ? error : "no reason given");
     free (f58);
     json_array_append_new (acts, json_pack ("{s:s s:I s:s s:i s:s}", "action", "raise", "id", j,
                                             "type", "dependency", "severity", 0, "note", note));
+    /* what the failure means goes beside the note, as for every exception
+     * flux-dws raises (explain.h), not into it */
+    if (error && dws_explain (error, sentence, sizeof (sentence)))
+        json_array_append_new (acts,
+                               json_pack ("{s:s s:I s:s s:{s:s s:s s:s}}", "action", "post-event",
+                                          "id", j, "name", DWS_EXPLAIN_EVENT, "context", "type",
+                                          "dependency", "note", note, "explanation", sentence));
 }
 
 /* Remember a failed DataOut (the oldest forgotten past FAILED_KEPT). */

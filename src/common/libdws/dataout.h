@@ -46,6 +46,9 @@
  *   {"action":"dependency-add"|"dependency-remove", "id":J, "name":N,
  *    "quiet":B}   quiet: a failure (already held / not held) is expected
  *   {"action":"raise", "id":J, "type":"dependency", "severity":0, "note":S}
+ *   {"action":"post-event", "id":J, "name":"dws-explanation",
+ *    "context":{"type":"dependency", "note":S, "explanation":E}}
+ *       right after a raise whose failure explain.h knows (explain.h)
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */

@@ -625,6 +625,16 @@ int dws_explain_note (const char *note, char *buf, size_t size)
 }
 
 /* --- the table ------------------------------------------------------------ */
+const char *dws_explain_event (void)
+{
+    return DWS_EXPLAIN_EVENT;
+}
+
+const char *dws_explain_kvs_key (void)
+{
+    return DWS_EXPLAIN_KVS_KEY;
+}
+
 int dws_explain_count (void)
 {
     return NROWS;

@@ -5,16 +5,22 @@
  * PersistentStorageInstance 'scratch' not found"), and flux-dws adds its
  * own ("File system creation took too long").  A job-script author needs
  * to know what happened and what to do.  One table maps each known
- * failure text to such a sentence; the exception notes the engine and the
- * jobtap plugin raise get it appended, after the original text:
+ * failure text to such a sentence.
+ *
+ * An exception note stays the reference's, byte for byte (scripts wait for
+ * "note=skipping rabbit data movement"), so the sentence travels beside
+ * it: the engine and the jobtap plugin post a DWS_EXPLAIN_EVENT entry
+ * {"type": T, "note": N, "explanation": S} to the job's eventlog right
+ * after the exception, and the engine keeps the same object (with its
+ * "time") under the job's KVS key DWS_EXPLAIN_KVS_KEY.  Messages that are
+ * no exception note (flux dws check's verdict, an ingest error) still get
+ * the sentence appended (dws_explain_note):
  *
  *   DWS workflow interactions failed: admission webhook "vworkflow.kb.io"
  *   denied the request: argument 'type' invalid string 'zfs' -- 'zfs' is
  *   not a rabbit file system type. Use type=xfs, gfs2, lustre or raw.
  *
- * The original text always comes first, byte for byte, so a grep for the
- * reference's words or DWS' own message still finds it.  A text no row
- * knows passes through unchanged.
+ * A text no row knows passes through unchanged.
  *
  * Patterns (tiny on purpose):
  *   - literal text is matched case-sensitively anywhere in the text;
@@ -46,8 +52,23 @@
 /* The most bytes of a capture a sentence shows. */
 #define DWS_EXPLAIN_CAPTURE_MAX 200
 
-/* What joins a note and its sentence. */
+/* What joins a message and its sentence (dws_explain_note). */
 #define DWS_EXPLAIN_SEPARATOR " -- "
+
+/* The job eventlog entry that carries an exception note's sentence: a name
+ * of flux-dws' own, none of the reference's (wire-compatible means its
+ * events keep their meaning; ours travel beside them).
+ */
+#define DWS_EXPLAIN_EVENT "dws-explanation"
+
+/* The job's KVS key (RFC 16 data.*) that keeps the sentence of the
+ * exception the engine raised, for `flux dws job` after the job is gone.
+ */
+#define DWS_EXPLAIN_KVS_KEY "data.dws.explanation"
+
+/* DWS_EXPLAIN_EVENT and DWS_EXPLAIN_KVS_KEY, for Python (one spelling). */
+const char *dws_explain_event (void);
+const char *dws_explain_kvs_key (void);
 
 /* The sentence for a failure text, written into buf (cut to fit size, at
  * a UTF-8 character start) and returned; NULL when no row matches, or on
@@ -56,7 +77,7 @@
 const char *dws_explain (const char *text, char *buf, size_t size);
 
 /* Write "<note> -- <sentence>" into buf and return 1 when a row matches
- * the note; else copy the note unchanged and return 0.  A note that
+ * the note (for messages a person reads whole, never an exception note); else copy the note unchanged and return 0.  A note that
  * already carries a sentence of the table after " -- " is copied
  * unchanged (explaining twice appends nothing).  When buf cannot hold the
  * note and its sentence, the note alone is copied (cut, at a UTF-8

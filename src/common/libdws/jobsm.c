@@ -151,24 +151,30 @@ static int act_text (struct ctx *c, json_t *a, const char *key, char *text)
     return push (c, a);
 }
 
-/* note with the plain sentence for its failure appended (explain.h): the
- * job's owner reads it.  Takes note; NULL when out of memory.
+/* An exception, its note exactly as given (the reference's words: scripts
+ * match them whole), then, when explain.h knows the failure, its plain
+ * sentence in an eventlog entry of its own (DWS_EXPLAIN_EVENT) posted
+ * right after it.  Takes note.
  */
-static char *explained (char *note)
-{
-    size_t size = note ? strlen (note) + sizeof (DWS_EXPLAIN_SEPARATOR) + DWS_EXPLAIN_MAX : 0;
-    char *out = note ? malloc (size) : NULL;
-    if (out)
-        dws_explain_note (note, out, size);
-    free (note);
-    return out;
-}
-
 static int act_raise (struct ctx *c, const char *type, char *note)
 {
-    return act_text (c, json_pack ("{s:s s:s s:i}", "action", ACT (RAISE), "type", type, "severity",
-                                   0),
-                     "note", explained (note));
+    char sentence[DWS_EXPLAIN_MAX];
+    bool explained = note && dws_explain (note, sentence, sizeof (sentence));
+    json_t *post = explained ? json_pack ("{s:s s:s s:{s:s s:s s:s}}", "action", ACT (POST_EVENT),
+                                          "name", DWS_EXPLAIN_EVENT, "context", "type", type,
+                                          "note", note, "explanation", sentence)
+                             : NULL;
+    if (explained && !post) {
+        free (note);
+        return nomem (c);
+    }
+    if (act_text (c, json_pack ("{s:s s:s s:i}", "action", ACT (RAISE), "type", type, "severity", 0),
+                  "note", note)
+        < 0) {
+        json_decref (post);
+        return -1;
+    }
+    return post ? push (c, post) : 0;
 }
 
 static int act_log (struct ctx *c, const char *level, char *message)

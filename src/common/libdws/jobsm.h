@@ -206,6 +206,10 @@
  *       (constraints key only when there is a constraint)
  *   {"action":"post-event", "name":"dws_environment",
  *    "context":{"variables":V}}
+ *   {"action":"post-event", "name":"dws-explanation",
+ *    "context":{"type":T, "note":N, "explanation":S}}
+ *       right after a raise whose note explain.h knows: the note stays
+ *       exactly the reference's, its plain sentence goes here
  *   {"action":"respond", "payload":{}}
  *   {"action":"respond-error", "errnum":E, "errstr":S}
  *   {"action":"log", "level":"err"|"warning"|"info", "message":S}

@@ -35,6 +35,7 @@
     X (RESPOND, "respond")                                                                     \
     X (RESPOND_ERROR, "respond-error")                                                         \
     X (RAISE, "raise")                                                                         \
+    X (POST_EVENT, "post-event")                                                               \
     X (K8S, "k8s")                                                                             \
     X (RPC, "rpc")                                                                             \
     X (MEMO, "memo")                                                                           \

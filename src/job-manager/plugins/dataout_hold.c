@@ -42,6 +42,8 @@ static void carry_out (flux_plugin_t *p, json_t *acts)
                 p, id, json_string_value (json_object_get (a, "type")),
                 (int)json_integer_value (json_object_get (a, "severity")), "%s",
                 json_string_value (json_object_get (a, "note")));
+        else if (!strcmp (what, "post-event"))
+            rc = flux_jobtap_event_post_pack (p, id, name, "O", json_object_get (a, "context"));
         if (rc < 0 && !quiet)
             flux_log_error (h, "dws: job %ju: %s %s", (uintmax_t)id, what, name ? name : "");
         else if (rc == 0 && name)

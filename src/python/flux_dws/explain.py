@@ -2,8 +2,11 @@
 (libdws explain.h).
 
 One table maps each known failure text to a sentence saying what happened
-and what to do; the exception notes of rabbit jobs carry it after the
-original text, which stays first, byte for byte::
+and what to do.  An exception note stays the reference's, byte for byte;
+its sentence goes in a job eventlog entry of its own (``EVENT``, context
+``{"type", "note", "explanation"}``) and the job's KVS key ``KVS_KEY``.
+Messages that are no note (``flux dws check``, ingest errors) carry it
+after the original text::
 
     >>> explain("File system creation took too long")
     "The rabbits did not create the job's file system in time (they may be busy or ...
@@ -11,7 +14,7 @@ original text, which stays first, byte for byte::
     'DWS epilog timed out -- The rabbit work after the job (unmount, copy_out, ...'
 
 A text no row knows gives ``None`` (``explain``) or comes back unchanged
-(``explain_note``), and so does a note explained already.
+(``explain_note``), and so does a message explained already.
 """
 
 from __future__ import annotations
@@ -22,10 +25,15 @@ from typing import Any
 
 from flux_dws import _ffi
 
-__all__ = ["SEPARATOR", "Row", "explain", "explain_note", "find_row", "match", "rows"]
+__all__ = ["EVENT", "KVS_KEY", "SEPARATOR", "Row", "explain", "explain_note", "find_row",
+           "match", "rows"]
 
-#: What joins a note and its sentence.
+#: What joins a message and its sentence (explain_note).
 SEPARATOR = " -- "
+#: The job eventlog entry carrying an exception note's sentence (explain.h).
+EVENT = _ffi.ffi.string(_ffi.lib.dws_explain_event()).decode()
+#: The job's KVS key keeping the sentence of the engine's exception.
+KVS_KEY = _ffi.ffi.string(_ffi.lib.dws_explain_kvs_key()).decode()
 
 _MAX = int(_ffi.lib.DWS_EXPLAIN_MAX)
 

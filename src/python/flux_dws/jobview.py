@@ -18,6 +18,8 @@ from typing import Any
 
 from flux_dws import textfmt
 from flux_dws.directives import DirectiveError, parse_directive, split_directives
+from flux_dws.explain import EVENT as EXPLAIN_EVENT
+from flux_dws.explain import KVS_KEY as EXPLAIN_KEY
 from flux_dws.explain import explain
 
 #: Workflow states, in order (the timeline's rows)
@@ -32,6 +34,7 @@ RECORD_KEYS = [
     *((f"data.dws.timing.{s.lower()}", f"DWS' own time in {s}") for s in STATES),
     *((f"data.dws.timeline.{s.lower()}", f"when {s} was asked for and done") for s in STATES),
     ("data.dws.dataout", "what became of copy_out (complete, failed, skipped)"),
+    (EXPLAIN_KEY, "the exception's note and what it means, in plain words"),
     ("data.dws.teardown", "when the storage was torn down"),
     ("data.dws.datamovements", "the data movements, as DWS last showed them"),
     ("data.dws.container_log", "the user container's log"),
@@ -52,10 +55,14 @@ class Explained:
     text: str
 
 
-def explained(error: str) -> Explained:
-    """Split an error as ``flux dws job`` shows it.  A note raised by
-    flux-dws already ends with " -- <sentence>" (explain.h), the sentence
-    of the text before it; the text is then what came before."""
+def explained(error: str, recorded: str | None = None) -> Explained:
+    """Split an error as ``flux dws job`` shows it.  recorded: the sentence
+    the job's eventlog or KVS record keeps beside the note (explain.h),
+    preferred to the table's.  A note raised by flux-dws before the
+    sentence moved out of it ends with " -- <sentence>", the sentence of
+    the text before it; the text is then what came before."""
+    if recorded:
+        return Explained(recorded, error)
     cut = error.rfind(SEPARATOR)
     if cut >= 0:
         before = error[:cut]
@@ -63,6 +70,10 @@ def explained(error: str) -> Explained:
         if sentence and error[cut + len(SEPARATOR):] == sentence:
             return Explained(sentence, before)
     return Explained(explain(error), error)
+
+
+def _str_or_none(v: Any) -> str | None:
+    return v if isinstance(v, str) and v else None
 
 
 # --- directives in short --------------------------------------------------------
@@ -195,6 +206,7 @@ def from_record(jobid: int, record: dict[str, Any], job: dict[str, Any] | None =
     directives = _directives(dws_dw if isinstance(dws_dw, list) else dw)
     userid = job.get("userid")
     error = None
+    explanations: dict[str, str] = {}  # note -> its sentence, as recorded
     submit = None
     memo: dict[str, Any] = {}
     for e in events:
@@ -204,8 +216,13 @@ def from_record(jobid: int, record: dict[str, Any], job: dict[str, Any] | None =
             userid = ctx.get("userid", userid)
         elif e["name"] == "exception" and ctx.get("severity") == 0 and error is None:
             error = str(ctx.get("note") or ctx.get("type") or "exception")
+        elif e["name"] == EXPLAIN_EVENT and isinstance(ctx.get("explanation"), str):
+            explanations.setdefault(str(ctx.get("note")), ctx["explanation"])
         elif e["name"] == "memo":
             memo.update(ctx)
+    kept = _json(record.get(EXPLAIN_KEY))
+    if isinstance(kept, dict) and isinstance(kept.get("explanation"), str):
+        explanations.setdefault(str(kept.get("note")), kept["explanation"])
     dataout = _json(record.get("data.dws.dataout"))
     if error is None and isinstance(dataout, dict) and dataout.get("state") == "failed":
         error = f"copy_out failed: {dataout.get('error') or 'no reason recorded'}"
@@ -235,6 +252,8 @@ def from_record(jobid: int, record: dict[str, Any], job: dict[str, Any] | None =
         view["t_submit"] = submit
     if error is not None:
         view["error"] = error
+        if error in explanations:
+            view["explanation"] = explanations[error]
     for k in ("dataout", "teardown"):
         v = _json(record.get(f"data.dws.{k}"))
         if isinstance(v, dict):
@@ -262,7 +281,7 @@ def error_short(j: dict[str, Any]) -> str:
     error = j.get("error")
     if not isinstance(error, str) or not error:
         return ""
-    e = explained(error)
+    e = explained(error, _str_or_none(j.get("explanation")))
     return textfmt.truncate(e.sentence or e.text, ERROR_WIDTH)
 
 
@@ -435,10 +454,12 @@ def job_text(j: dict[str, Any], user: str | None = None) -> str:
         rec = j.get(k)
         if isinstance(rec, dict):
             lines.append(f"{k}: {rec.get('state', '?')}"
-                         + (f": {rec['error']}" if rec.get("error") else ""))
+                         + (f": {rec['error']}" if rec.get("error") else "")
+                         + (f"{SEPARATOR}{rec['explanation']}"
+                            if rec.get("error") and rec.get("explanation") else ""))
     error = j.get("error")
     if isinstance(error, str) and error:
-        e = explained(error)
+        e = explained(error, _str_or_none(j.get("explanation")))
         lines.append("error:")
         if e.sentence:
             lines.append(f"  {e.sentence}")

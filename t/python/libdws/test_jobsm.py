@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flux_dws.errors import DwsError
-from flux_dws.explain import explain_note
+from flux_dws.explain import EVENT as EXPLAIN_EVENT
+from flux_dws.explain import explain
 from flux_dws.jobsm import (
     DEPENDENCY,
     EPILOG,
@@ -44,6 +45,15 @@ def jobspec(dw: Any = DW, **system: Any) -> dict[str, Any]:
     if dw is not None:
         attrs["system"]["dw"] = dw
     return {"version": 1, "resources": copy.deepcopy(RESOURCES), "attributes": attrs}
+
+
+
+def explanation(type_: str, note: str) -> tuple[str, dict[str, str]]:
+    """The eventlog entry that carries a note's plain sentence (explain.h):
+    the note itself stays the reference's, exactly."""
+    sentence = explain(note)
+    assert sentence, f"explain.h knows {note!r}"
+    return (EXPLAIN_EVENT, {"type": type_, "note": note, "explanation": sentence})
 
 
 class Job:
@@ -269,9 +279,10 @@ def test_bad_tolerance_goes_to_the_service(tol: Any) -> None:
     job.feed({"type": "rpc-response", "tag": "create", "ok": True,
               "payload": {"success": False,
                           "errstr": "dw_failure_tolerance must be a positive integer"}})
-    # the reference's words first, then explain.h's plain sentence
-    assert job.exceptions == [("dws-create", explain_note(
-        NOTE_PREFIX + "dw_failure_tolerance must be a positive integer"))]
+    # the reference's words exactly; explain.h's plain sentence beside them
+    note = NOTE_PREFIX + "dw_failure_tolerance must be a positive integer"
+    assert job.exceptions == [("dws-create", note)]
+    assert job.eventlog == [explanation("dws-create", note)]
     job.cleanup()
     assert job.epilogs == {EPILOG: None} and not job.post_run_started()
     job.respond("post_run")
@@ -534,7 +545,8 @@ def test_epilog_timeout() -> None:
     job.finish()
     job.fire_timer()
     # the raised dws-epilog-timeout ran the exception callback: abort
-    assert job.exceptions == [("dws-epilog-timeout", explain_note("DWS epilog timed out"))]
+    assert job.exceptions == [("dws-epilog-timeout", "DWS epilog timed out")]
+    assert explanation("dws-epilog-timeout", "DWS epilog timed out") in job.eventlog
     assert job.topics()[-1] == "dws.abort"
     assert job.epilogs == {EPILOG: 1} and job.timers == {}
     job.respond("abort", ok=False, errstr="workflow gone")
@@ -549,9 +561,10 @@ def test_create_failures() -> None:
     job = Job()
     job.depend()
     job.respond("create", ok=False, errnum=errno.ENOSYS, errstr="Function not implemented")
-    assert job.exceptions == [("dws-create", explain_note(
-        NOTE_PREFIX + "dws.create RPC could not be sent. Admins: is the flux-coral2-dws service"
-        " loaded?"))]
+    note = (NOTE_PREFIX + "dws.create RPC could not be sent. Admins: is the flux-coral2-dws"
+            " service loaded?")
+    assert job.exceptions == [("dws-create", note)]
+    assert job.eventlog == [explanation("dws-create", note)]
     job.cleanup()
     job.respond("post_run", ok=False, errstr="no workflow")
     assert job.exceptions[-1] == ("dws-epilog", NOTE_PREFIX + "no workflow")
@@ -613,7 +626,9 @@ def test_malformed(method: str, payload: Any, what: str) -> None:
         {"action": "respond-error", "errnum": errno.EPROTO,
          "errstr": f"received malformed dws.{method} RPC: {what}"},
         {"action": "raise", "type": "dws", "severity": 0,
-         "note": explain_note(f"{NOTE_PREFIX}received malformed dws.{method} RPC")},
+         "note": f"{NOTE_PREFIX}received malformed dws.{method} RPC"},
+        {"action": "post-event", "name": EXPLAIN_EVENT,
+         "context": explanation("dws", f"{NOTE_PREFIX}received malformed dws.{method} RPC")[1]},
         {"action": "log", "level": "err",
          "message": f"job 42: received malformed dws.{method} RPC ({what}): coral2_dws module"
                     " and dws_jobtap plugin versions may be out of sync"}]

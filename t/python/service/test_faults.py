@@ -7,13 +7,16 @@ Every test ends with the job INACTIVE, excepted with a note saying why
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from t.python.service.harnesshelp import cleared, settled
 
 from flux_dws.emulator.driver import RESOURCE
 from flux_dws.emulator.faults import Fault
-from flux_dws.explain import SEPARATOR, explain_note
+from flux_dws.explain import EVENT as EXPLAIN_EVENT
+from flux_dws.explain import KVS_KEY as EXPLAIN_KEY
+from flux_dws.explain import explain
 from flux_dws.harness import Harness
 
 XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
@@ -28,11 +31,18 @@ def fault(h: Harness, **kw: object) -> None:
     h.emulator.controllers.faults.add(Fault(**kw))  # type: ignore[arg-type]
 
 
-def note_is(note: object, original: str) -> bool:
-    """The note is the engine's text, whole and first, then the plain
-    sentence libdws' explain table gives it."""
-    return isinstance(note, str) and note.startswith(original + SEPARATOR) \
-        and note == explain_note(original)
+def note_is(job: Any, exc: dict[str, Any], original: str) -> bool:
+    """The note is the engine's text exactly (the reference's); the plain
+    sentence libdws' explain table gives it is beside it: an eventlog entry
+    of its own after the exception, and the job's KVS record."""
+    sentence = explain(original)
+    want = {"type": exc["type"], "note": original, "explanation": sentence}
+    names = [name for _, name, _ in job.eventlog]
+    posted = [ctx for _, name, ctx in job.eventlog if name == EXPLAIN_EVENT]
+    kept = job.kvs.get(EXPLAIN_KEY) or {}
+    return exc["note"] == original and sentence is not None and posted == [want] \
+        and names.index(EXPLAIN_EVENT) > names.index("exception") \
+        and {k: kept.get(k) for k in want} == want
 
 
 def fatal(job_exceptions: list[dict[str, object]]) -> list[dict[str, object]]:
@@ -154,7 +164,7 @@ def test_setup_timeout_fails_the_job() -> None:
         job = h.wait(jobid)
         (exc,) = fatal(job.exceptions)
         assert exc["type"] == "dws-timeout"
-        assert note_is(exc["note"], "File system creation took too long")
+        assert note_is(job, exc, "File system creation took too long")
         assert cleared(h) == {}
 
 
@@ -213,8 +223,9 @@ def test_forced_setup_not_done_fails_one_timeout_later() -> None:
         assert refused.hits == 1
         assert [(e["type"], e["severity"], e["note"]) for e in job.exceptions] == [
             ("dws-node-failure", 1, "compute-01"),
-            ("dws-timeout", 0, explain_note("File system creation took too long: Setup still"
-                                            " not done 1 s after giving up compute-01"))]
+            ("dws-timeout", 0, "File system creation took too long: Setup still"
+                               " not done 1 s after giving up compute-01")]
+        assert note_is(job, job.exceptions[1], job.exceptions[1]["note"])
         assert "start" not in job.events()
         assert cleared(h) == {}
 
@@ -238,7 +249,7 @@ def test_prerun_timeout_over_the_tolerance_fails_the_job() -> None:
         job = h.wait(jobid)
         (exc,) = fatal(job.exceptions)
         assert exc["type"] == "dws-timeout"
-        assert note_is(exc["note"], "timed out waiting for mounts")
+        assert note_is(job, exc, "timed out waiting for mounts")
         assert "start" not in job.events()
         assert cleared(h) == {}
 
@@ -250,7 +261,7 @@ def test_postrun_timeout_drains_and_tears_down() -> None:
         job = h.wait(jobid)
         (exc,) = fatal(job.exceptions)
         assert exc["type"] == "rabbit-timeout"
-        assert note_is(exc["note"], "unmounts timed out, skipping data movement")
+        assert note_is(job, exc, "unmounts timed out, skipping data movement")
         assert cleared(h) == {}
 
 

@@ -16,7 +16,9 @@ import pytest
 from t.python.service.harnesshelp import gone, settled
 
 from flux_dws.emulator.driver import RESOURCE
-from flux_dws.explain import SEPARATOR, explain_note
+from flux_dws.explain import EVENT as EXPLAIN_EVENT
+from flux_dws.explain import KVS_KEY as EXPLAIN_KEY
+from flux_dws.explain import explain
 from flux_dws.harness import Harness
 
 XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
@@ -125,14 +127,19 @@ def test_invalid_directive_reaches_the_user_unchanged(h: Harness) -> None:
 
 
 def test_dws_error_note_says_what_to_do(h: Harness) -> None:
-    """DWS' words first and whole, then the plain sentence of explain.h."""
+    """The note is DWS' words whole, as the reference writes it; the plain
+    sentence of explain.h is beside it, in the job's eventlog and KVS."""
     jobid = h.submit("#DW persistentdw name=nosuch", nodes=1)
     job = h.wait(jobid)
     (exc,) = [e for e in job.exceptions if e["severity"] == 0]
     words = ("DWS/Rabbit interactions failed: workflow hit an error: DW Directive 0: User error:"
              " PersistentStorageInstance 'nosuch' not found")
-    assert exc["note"] == words + SEPARATOR + "No persistent storage named 'nosuch' exists." \
-        " Check the name, or create it first with a #DW create_persistent job."
+    sentence = ("No persistent storage named 'nosuch' exists."
+                " Check the name, or create it first with a #DW create_persistent job.")
+    assert exc["note"] == words
+    want = {"type": exc["type"], "note": words, "explanation": sentence}
+    assert [ctx for _, name, ctx in job.eventlog if name == EXPLAIN_EVENT] == [want]
+    assert {k: job.kvs[EXPLAIN_KEY][k] for k in want} == want
     assert settled(h) == {}
 
 
@@ -159,7 +166,10 @@ def test_bad_tolerance_is_a_dws_create_exception(h: Harness, tol: object) -> Non
     assert [e["type"] for e in job.exceptions] == ["dws-create"]
     note = job.exceptions[0]["note"]
     words = "DWS workflow interactions failed: dw_failure_tolerance must be a positive integer"
-    assert note.startswith(words + SEPARATOR) and note == explain_note(words)
+    assert note == words
+    # raised by the jobtap machine: its sentence in the eventlog only
+    assert [ctx for _, name, ctx in job.eventlog if name == EXPLAIN_EVENT] == [
+        {"type": "dws-create", "note": words, "explanation": explain(words)}]
     events = job.events()
     assert "prolog-start" not in events
     order = [events.index(n) for n in ("dependency-add", "exception", "epilog-start",

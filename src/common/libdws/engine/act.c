@@ -69,11 +69,30 @@ void act_raise_verbatim (struct dws_engine *e, struct job *job, const char *type
                        "severity", severity, "note", note));
 }
 
+/* The sentence for an exception's note goes beside it, never into it (the
+ * note is the reference's, byte for byte; scripts match it whole): an
+ * eventlog entry of its own right after the exception, and the job's KVS
+ * record for when the job is gone (explain.h).
+ */
+static void act_explain (struct dws_engine *e, struct job *job, const char *type,
+                         const char *note)
+{
+    char sentence[DWS_EXPLAIN_MAX];
+    if (!dws_explain (note, sentence, sizeof (sentence)))
+        return;
+    act (e, json_pack ("{s:s s:I s:s s:{s:s s:s s:s}}", "action", DWS_WIRE_ACTION (POST_EVENT), "id",
+                       job->id, "name", DWS_EXPLAIN_EVENT, "context", "type", type, "note", note,
+                       "explanation", sentence));
+    act_kvs (e, job,
+             json_pack ("{s:{s:s s:s s:s s:f}}", DWS_EXPLAIN_KVS_KEY, "type", type, "note", note,
+                        "explanation", sentence, "time", e->now),
+             NULL);
+}
+
 void act_raise (struct dws_engine *e, struct job *job, const char *type, int severity,
                 const char *fmt, ...)
 {
     char buf[DWS_ERROR_TEXT_MAX];
-    char note[DWS_ERROR_TEXT_MAX + sizeof (DWS_EXPLAIN_SEPARATOR) + DWS_EXPLAIN_MAX];
     va_list ap;
     va_start (ap, fmt);
     vsnprintf (buf, sizeof (buf), fmt, ap);
@@ -82,9 +101,8 @@ void act_raise (struct dws_engine *e, struct job *job, const char *type, int sev
         free (job->note);
         job->note = strdup (buf);
     }
-    /* the job's owner reads the note: what it means to them follows it */
-    dws_explain_note (buf, note, sizeof (note));
-    act_raise_verbatim (e, job, type, severity, note);
+    act_raise_verbatim (e, job, type, severity, buf);
+    act_explain (e, job, type, buf);
 }
 
 void act_k8s (struct dws_engine *e, const char *op, const char *kind, const char *ns,

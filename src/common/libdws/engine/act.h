@@ -20,10 +20,11 @@ void act_respond_error (struct dws_engine *e, json_t *msgid, int errnum, const c
     __attribute__ ((format (printf, 4, 5)));
 void act_log (struct dws_engine *e, const char *level, const char *fmt, ...)
     __attribute__ ((format (printf, 3, 4)));
-/* An exception on the job; its note gets a plain sentence for the job's
- * owner appended when explain.h knows the failure.  The verbatim form is
- * for a note a program reads (dws-node-failure's host list, which rc1
- * drains).
+/* An exception on the job, its note exactly as formatted.  When explain.h
+ * knows the failure, its plain sentence follows as a post-event action
+ * (DWS_EXPLAIN_EVENT) and a KVS put (DWS_EXPLAIN_KVS_KEY).  The verbatim
+ * form explains nothing: it is for a note a program reads
+ * (dws-node-failure's host list, which rc1 drains).
  */
 void act_raise (struct dws_engine *e, struct job *job, const char *type, int severity,
                 const char *fmt, ...) __attribute__ ((format (printf, 5, 6)));

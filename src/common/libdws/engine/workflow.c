@@ -101,30 +101,29 @@ void workflow_kvs_timing (struct dws_engine *e, struct job *job, enum wf_state s
 }
 
 /* What became of the job's data and storage after its run, in the job's
- * KVS directory (RFC 16): data.dws.<step> = {"state", "time", "error"?},
- * step "dataout" (complete, failed, skipped) or "teardown" (complete).
- * flux dws wait reads them: after an early release they are the only
- * record the job keeps.
+ * KVS directory (RFC 16): data.dws.<step> = {"state", "time", "error"?,
+ * "explanation"?}, step "dataout" (complete, failed, skipped) or
+ * "teardown" (complete).  flux dws wait reads them: after an early release
+ * they are the only record the job keeps.
  */
 void workflow_kvs_outcome (struct dws_engine *e, struct job *job, const char *step,
                            const char *state, const char *error)
 {
     char key[64];
-    char why[DWS_ERROR_TEXT_MAX + sizeof (DWS_EXPLAIN_SEPARATOR) + DWS_EXPLAIN_MAX];
+    char sentence[DWS_EXPLAIN_MAX];
     bool dataout = !strcmp (step, "dataout");
     if (dataout && job->dataout_ended)
         return; /* the first outcome stands */
-    if (error) {
-        /* after an early release this record is all the job's owner
-         * gets (no exception reaches an inactive job): explained, as a
-         * note would be; the dependents' plugin gets the same text */
-        dws_explain_note (error, why, sizeof (why));
-        error = why;
-    }
     snprintf (key, sizeof (key), "data.dws.%s", step);
     json_t *o = json_pack ("{s:s s:f}", "state", state, "time", e->now);
-    if (o && error)
+    if (o && error) {
+        /* after an early release this record is all the job's owner
+         * gets (no exception reaches an inactive job): the error as DWS or
+         * the engine words it, and beside it what it means (explain.h) */
         json_object_set_new (o, "error", json_string (error));
+        if (dws_explain (error, sentence, sizeof (sentence)))
+            json_object_set_new (o, "explanation", json_string (sentence));
+    }
     act_kvs (e, job, json_pack ("{s:o}", key, o), NULL);
     if (dataout) {
         job->dataout_ended = true;

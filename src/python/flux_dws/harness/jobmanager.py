@@ -58,6 +58,8 @@ class Job:
     links: dict[str, str] = field(default_factory=dict)
     env: dict[str, str] | None = None
     exceptions: list[dict[str, Any]] = field(default_factory=list)
+    #: raises of the plugin's machine posted to the reactor, not yet done
+    raising: int = 0
     timers: dict[str, int] = field(default_factory=dict)
 
     def events(self) -> list[str]:
@@ -380,8 +382,10 @@ class JobManager:
 
     def _act_raise(self, job: Job, a: dict[str, Any], reply: RpcCallback | None) -> None:
         def raise_later() -> None:
+            job.raising -= 1
             self.raise_exception(job.id, a["type"], a.get("severity", 0), a.get("note", ""))
 
+        job.raising += 1
         self.reactor.post(raise_later)
 
     def _act_prolog_start(self, job: Job, a: dict[str, Any], reply: RpcCallback | None) -> None:
@@ -411,6 +415,11 @@ class JobManager:
 
     def _act_post_event(self, job: Job, a: dict[str, Any], reply: RpcCallback | None) -> None:
         ctx = a.get("context", {})
+        if job.raising:
+            # flux_jobtap_raise_exception posts at once, this event after
+            # it: here the raise waits for the reactor, so this does too
+            self.reactor.post(lambda: self._post(job, a["name"], ctx))
+            return
         self._post(job, a["name"], ctx)
         if a["name"] == "dws_environment":
             job.env = dict(ctx.get("variables", {}))
@@ -485,6 +494,13 @@ class JobManager:
                 else:
                     job.memo[k] = v
             self._post(job, "memo", payload.get("memo", {}))
+            answer(True, 0, "", {})
+        elif topic == "job-manager.post-event.post":
+            job = self.jobs.get(payload.get("id"))
+            if job is None or job.state == "INACTIVE":
+                answer(False, errno.ENOENT, f"No such job {payload.get('id')}", None)
+                return
+            self._post(job, payload["name"], payload.get("context", {}))
             answer(True, 0, "", {})
         elif topic == "job-manager.raise":
             ok = self.raise_exception(payload["id"], payload["type"], payload["severity"],

@@ -417,6 +417,11 @@ class Service:
         self.link.raise_exception(a["id"], a["type"], a["severity"], a["note"],
                                   self._flux_call())
 
+    def _do_post_event(self, a: dict[str, Any], event: dict[str, Any]) -> None:
+        # sent after the raise on the same connection: the entry follows
+        # the exception in the job's eventlog
+        self.link.post_event(a["id"], a["name"], a["context"], self._flux_call())
+
     def _do_kvs(self, a: dict[str, Any], event: dict[str, Any]) -> None:
         jobid = a["id"]
         answered = self._flux_call()

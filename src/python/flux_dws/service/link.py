@@ -126,6 +126,13 @@ class Link(ABC):
                  {"id": jobid, "type": type_, "severity": severity, "note": note}, 0,
                  self._log_failure(f"raise {type_}", then))
 
+    def post_event(self, jobid: int, name: str, context: dict[str, Any],
+                   then: Callable[[], None] | None = None) -> None:
+        """An entry of flux-dws' own in the job's eventlog (the explanation
+        beside an exception note), through flux-core's post-event service."""
+        self.rpc("job-manager.post-event.post", {"id": jobid, "name": name, "context": context},
+                 0, self._log_failure(f"post-event {name}", then))
+
     def drain(self, targets: str, reason: str, then: Callable[[], None] | None = None) -> None:
         self.rpc("resource.drain", {"targets": targets, "mode": "update", "reason": reason}, 0,
                  self._log_failure(f"drain {targets}", then))
