@@ -8,12 +8,14 @@ reloaded, Fluxion reloaded, the jobtap plugin reloaded, the API server
 restarted -- rabbit jobs are held, each by a stalled Workflow state, in:
 DEPEND (Proposal), the dws-setup prolog in Setup, the prolog in DataIn,
 RUN (the task running), the dws-epilog in PostRun, in DataOut, in
-Teardown.  (The emulator keeps its faults in memory: an API server
+Teardown; and the instance restarted on its statedir as a site does it
+(the jobs holding nodes are cancelled by its cleanup, as flux-core does,
+and torn down).  (The emulator keeps its faults in memory: an API server
 restart lifts the stalls itself, and the jobs go on while the service
 reconnects.)  After the restart the stalls are lifted: every job ends
 COMPLETED with its epilog status 0 and no exception, its Workflow is
 deleted, and every ssd vertex is up again.  Jobs waiting in SCHED are
-t3305; instance restarts of DEPEND, RUN, CLEANUP and the prolog are t3107;
+t3305; instance restarts without the cleanup (a crash) are t3107;
 released jobs in DataOut are t3303.'
 
 . "$(dirname "$0")"/sharness.sh
@@ -99,6 +101,9 @@ test_expect_success 'start the emulator (state in SQLite, fixed port) and an ins
 	EMULATOR_ARGS="--system kind --latency zero --plain-http --no-auth --listen 127.0.0.1:$port --state k8s.db" &&
 	start_emulator $EMULATOR_ARGS &&
 	rabbit_instance_config "$(pwd)" &&
+	STATEDIR=$(mktemp -d "${TMPDIR:-/tmp}/t3306-state.XXXXXX") &&
+	RABBIT_BROKER_OPTS="-Sstatedir=$STATEDIR -Sbroker.cleanup-timeout=3" &&
+	export RABBIT_BROKER_OPTS &&
 	start_rabbit_instance "$(pwd)"
 '
 
@@ -115,6 +120,39 @@ for restart in reload_service reload_fluxion reload_jobtap restart_api_server; d
 	'
 done
 
+# cancelled_clean ID...: the job was cancelled (the instance'"'"'s cleanup),
+# its epilog ended with status 0 and its Workflow is deleted
+cancelled_clean() {
+	for id; do
+		flux job wait-event -t 60 $id clean &&
+		flux job eventlog $id >$id.events &&
+		grep "exception type=\"cancel\"" $id.events &&
+		grep "epilog-finish description=\"dws-epilog\" status=0" $id.events &&
+		workflow_gone $id || { cat $id.events; return 1; }
+	done
+}
+
+# A site stops the instance (SIGTERM: its cleanup cancels the jobs that
+# hold nodes and waits broker.cleanup-timeout) and starts it again on its
+# statedir.
+test_expect_success 'instance restart: DEPEND resumes; prolog and RUN jobs are cancelled and torn down' '
+	front_jobs &&
+	term_rabbit_instance &&
+	start_rabbit_instance "$(pwd)" &&
+	flux-dws fault clear && kick $(wfname $P) &&
+	flux job wait-event -t 60 $P clean &&
+	completed $P && workflow_gone $P &&
+	cancelled_clean $S $D $R &&
+	wait_rabbits "[.rabbits[].fluxion] | all(. == \"up\")"
+'
+
+test_expect_success 'instance restart: jobs in PostRun, DataOut, Teardown end cleanly' '
+	back_jobs &&
+	term_rabbit_instance &&
+	start_rabbit_instance "$(pwd)" &&
+	all_end $PO $DO $TD
+'
+
 test_expect_success 'no Workflow, ClientMount or NnfStorage is left' '
 	for kind in workflows clientmounts nnfstorages; do
 		kubectl get $kind -A -o name >left.$kind &&
@@ -124,7 +162,8 @@ test_expect_success 'no Workflow, ClientMount or NnfStorage is left' '
 
 test_expect_success 'stop the instance and the emulator' '
 	stop_rabbit_instance &&
-	stop_emulator
+	stop_emulator &&
+	rm -rf "$STATEDIR"
 '
 
 test_done
