@@ -71,6 +71,26 @@ test_expect_success 'a copy_in under way: its owner sees it moving' '
 	grep "^$id .* datain *DataIn .*xfs 10GiB, copy_in *kind-worker" jobs.out
 '
 
+test_expect_success 'job ids as flux-core prints them: the locale and FLUX_F58_FORCE_ASCII' '
+	id=$(cat datain.id) &&
+	utf8=$(LC_ALL=C.UTF-8 flux job id --to=f58 $id) &&
+	plain=$(flux job id --to=f58plain $id) &&
+	test "$utf8" != "$plain" &&
+	LC_ALL=C.UTF-8 dws jobs >utf8.out &&
+	grep "^$utf8 " utf8.out &&
+	LC_ALL=C.UTF-8 dws job $id | head -1 | grep "^job $utf8: owner" &&
+	test "$(LC_ALL=C flux job id --to=f58 $id)" = "$plain" &&
+	LC_ALL=C dws jobs >c.out &&
+	grep "^$plain " c.out &&
+	LC_ALL=C dws job $id | head -1 | grep "^job $plain: owner" &&
+	LC_ALL=C.UTF-8 FLUX_F58_FORCE_ASCII=1 dws jobs >forced.out &&
+	grep "^$plain " forced.out &&
+	LC_ALL=C.UTF-8 dws status >status.out &&
+	grep "^ *$utf8 " status.out &&
+	LC_ALL=C.UTF-8 dws jobs --json | jq -e ".jobs[0].f58 == \"$plain\"" &&
+	LC_ALL=C.UTF-8 dws job --json $id | jq -e ".f58 == \"$plain\""
+'
+
 test_expect_success 'nothing secret in the answer' '
 	test_must_fail grep -i "token\|secret" moving.json
 '

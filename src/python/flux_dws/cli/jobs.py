@@ -4,7 +4,8 @@ Active jobs come from the dws service (``dws.jobs``, which answers each
 user with their own jobs, and the instance owner with everyone's on
 ``-A``); with ``-a`` (or JOBIDs) inactive rabbit jobs too, from job-list
 and each job's KVS record through job-info, which works without the
-service.  A user sees only their own jobs.
+service.  A user sees only their own jobs.  Job ids are printed as
+flux-core prints them (textfmt.f58); the JSON's "f58" is the plain form.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import sys
 import time
 from typing import Any
 
+from flux_dws import textfmt
 from flux_dws.engine import f58
 from flux_dws.fluxutil import FluxUnavailable, job_id, job_info_keys, open_flux
 from flux_dws.jobview import from_record, jobs_lines
@@ -153,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
     if ids is not None:
         missing = set(ids) - {j["id"] for j in jobs}
         for jid in sorted(missing):
-            print(f"{PROG}: job {f58(jid)}: not a rabbit job of yours",
+            print(f"{PROG}: job {textfmt.f58(jid)}: not a rabbit job of yours",
                   file=sys.stderr)
     if args.json:
         print(json.dumps({"jobs": jobs}, indent=1))
