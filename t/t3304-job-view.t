@@ -128,7 +128,25 @@ test_expect_success 'not a rabbit job, malformed and unknown ids: one line, exit
 	grep "job $plain: not a rabbit job of yours" plain_line.err &&
 	test "$(wc -l <plain_line.out)" -eq 1 &&
 	test_must_fail dws jobs not-a-job 2>bad_line.err &&
-	grep "malformed job id .not-a-job." bad_line.err
+	grep "malformed job id .not-a-job." bad_line.err &&
+	test_must_fail dws job 18446744073709551616 2>big.err &&
+	grep "malformed job id .18446744073709551616.$" big.err
+'
+
+test_expect_success 'bad counts, timeouts and options: one line, exit 2, with the service' '
+	test_expect_code 2 dws jobs -a -n -5 2>n.err &&
+	grep "^flux-dws jobs: error: argument -n/--count: must be at least 1 (got -5)$" n.err &&
+	test_expect_code 2 dws jobs -a -n 0 2>n0.err &&
+	grep "must be at least 1 (got 0)" n0.err &&
+	test_expect_code 2 dws wait -t -1 $(cat datain.id) 2>t.err &&
+	grep "^flux-dws wait: error: argument -t/--timeout: must be more than 0 (got -1)$" t.err &&
+	test_expect_code 2 dws wait -t nan $(cat datain.id) 2>tnan.err &&
+	grep "is not a finite number" tnan.err &&
+	for c in "job 1" jobs "wait 1" rabbits status sync; do
+		test_expect_code 2 dws $c --bogus 2>opt.err &&
+		grep "^flux-dws ${c%% *}: error: unrecognized arguments: --bogus$" opt.err ||
+		return 1
+	done
 '
 
 in_datain() {

@@ -18,6 +18,7 @@ import time
 from typing import Any
 
 from flux_dws import textfmt
+from flux_dws.cli import argtypes
 from flux_dws.cli.jobs import list_id, result_name, user_names
 from flux_dws.engine import f58
 from flux_dws.fluxutil import FluxUnavailable, job_id, job_info_keys, open_flux
@@ -29,7 +30,8 @@ PROG = "flux-dws job"
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("job", help="one rabbit job in full: storage, mounts, timeline,"
                                    " data movement, error")
-    p.add_argument("jobid", help="the job (any form flux accepts: f58, decimal, ...)")
+    p.add_argument("jobid", type=argtypes.text,
+                   help="the job (any form flux accepts: f58, decimal, ...)")
     p.add_argument("--json", action="store_true", help="print the job as JSON")
     p.set_defaults(func=run)
 

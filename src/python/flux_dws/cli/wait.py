@@ -25,6 +25,7 @@ import sys
 from typing import Any
 
 from flux_dws import textfmt
+from flux_dws.cli import argtypes
 from flux_dws.fluxutil import FluxUnavailable, job_id, open_flux
 
 PROG = "flux-dws wait"
@@ -35,8 +36,9 @@ NO_SERVICE_RETRY = 2.0
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("wait", help="wait until a rabbit job's data has landed and its"
                                     " storage is gone")
-    p.add_argument("jobid", help="the job (any form flux accepts: f58, decimal, ...)")
-    p.add_argument("-t", "--timeout", type=float, default=None, metavar="SECONDS",
+    p.add_argument("jobid", type=argtypes.text,
+                   help="the job (any form flux accepts: f58, decimal, ...)")
+    p.add_argument("-t", "--timeout", type=argtypes.positive_float, default=None, metavar="SECONDS",
                    help="give up after SECONDS (exit 2)")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
     p.set_defaults(func=run)
