@@ -230,7 +230,7 @@ test_expect_success 'flux dws wait: a bad job id, no such job, a job without rab
 	test_expect_code 1 flux python -m flux_dws wait not-a-job 2>w1.err &&
 	grep "^flux-dws wait: malformed job id .not-a-job.$" w1.err &&
 	test_expect_code 1 flux python -m flux_dws wait 12345 2>w2.err &&
-	grep "^flux-dws wait: job 12345: no such job$" w2.err &&
+	grep "^flux-dws wait: job $(flux job id --to=f58 12345): no such job$" w2.err &&
 	plain=$(flux submit -N1 true) &&
 	flux job wait-event -t 30 $plain clean &&
 	test_expect_code 1 flux python -m flux_dws wait $plain 2>w3.err &&

@@ -86,6 +86,26 @@ test_expect_success 'a copy_in under way: its owner sees it moving' '
 	grep "^$id .* datain *DataIn .*xfs 10GiB, copy_in *kind-worker" jobs.out
 '
 
+test_expect_success 'job ids as flux-core prints them: the locale and FLUX_F58_FORCE_ASCII' '
+	id=$(cat datain.id) &&
+	utf8=$(LC_ALL=C.UTF-8 flux job id --to=f58 $id) &&
+	plain=$(flux job id --to=f58plain $id) &&
+	test "$utf8" != "$plain" &&
+	LC_ALL=C.UTF-8 dws jobs >utf8.out &&
+	grep "^$utf8 " utf8.out &&
+	LC_ALL=C.UTF-8 dws job $id | head -1 | grep "^job $utf8: owner" &&
+	test "$(LC_ALL=C flux job id --to=f58 $id)" = "$plain" &&
+	LC_ALL=C dws jobs >c.out &&
+	grep "^$plain " c.out &&
+	LC_ALL=C dws job $id | head -1 | grep "^job $plain: owner" &&
+	LC_ALL=C.UTF-8 FLUX_F58_FORCE_ASCII=1 dws jobs >forced.out &&
+	grep "^$plain " forced.out &&
+	LC_ALL=C.UTF-8 dws status >status.out &&
+	grep "^ *$utf8 " status.out &&
+	LC_ALL=C.UTF-8 dws jobs --json | jq -e ".jobs[0].f58 == \"$plain\"" &&
+	LC_ALL=C.UTF-8 dws job --json $id | jq -e ".f58 == \"$plain\""
+'
+
 test_expect_success 'nothing secret in the answer' '
 	test_must_fail grep -i "token\|secret" moving.json
 '
@@ -123,7 +143,25 @@ test_expect_success 'not a rabbit job, malformed and unknown ids: one line, exit
 	grep "job $plain: not a rabbit job of yours" plain_line.err &&
 	test "$(wc -l <plain_line.out)" -eq 1 &&
 	test_must_fail dws jobs not-a-job 2>bad_line.err &&
-	grep "malformed job id .not-a-job." bad_line.err
+	grep "malformed job id .not-a-job." bad_line.err &&
+	test_must_fail dws job 18446744073709551616 2>big.err &&
+	grep "malformed job id .18446744073709551616.$" big.err
+'
+
+test_expect_success 'bad counts, timeouts and options: one line, exit 2, with the service' '
+	test_expect_code 2 dws jobs -a -n -5 2>n.err &&
+	grep "^flux-dws jobs: error: argument -n/--count: must be at least 1 (got -5)$" n.err &&
+	test_expect_code 2 dws jobs -a -n 0 2>n0.err &&
+	grep "must be at least 1 (got 0)" n0.err &&
+	test_expect_code 2 dws wait -t -1 $(cat datain.id) 2>t.err &&
+	grep "^flux-dws wait: error: argument -t/--timeout: must be more than 0 (got -1)$" t.err &&
+	test_expect_code 2 dws wait -t nan $(cat datain.id) 2>tnan.err &&
+	grep "is not a finite number" tnan.err &&
+	for c in "job 1" jobs "wait 1" rabbits status sync; do
+		test_expect_code 2 dws $c --bogus 2>opt.err &&
+		grep "^flux-dws ${c%% *}: error: unrecognized arguments: --bogus$" opt.err ||
+		return 1
+	done
 '
 
 in_datain() {

@@ -9,10 +9,12 @@ message saying what was needed when Flux is not there.
 from __future__ import annotations
 
 import errno
+import importlib
 import json
 import os
 import shutil
 import subprocess
+import sys
 from typing import Any
 
 
@@ -20,13 +22,77 @@ class FluxUnavailable(Exception):
     """flux-core (or a running instance) is needed but not available."""
 
 
+#: what flux-dws uses of flux-core's bindings (their own imports come along:
+#: flux.job needs ply, through flux.constraint)
+FLUX_MODULES = ("flux", "flux.job", "flux.kvs")
+
+
+def _missing(exc: ImportError) -> str | None:
+    """The module a failed import lacked (None: it failed otherwise)."""
+    return exc.name if isinstance(exc, ModuleNotFoundError) else None
+
+
+def _why(exc: ImportError) -> str:
+    name = _missing(exc)
+    return f"no module named '{name}'" if name else str(exc)
+
+
+def flux_python_path(flux_cmd: str | None = None) -> str | None:
+    """Where flux-core's Python bindings are: ``flux config builtin
+    python_path`` of the flux on PATH (flux(1) puts its own directory
+    first on the PATH of the commands it runs), or None."""
+    flux_cmd = flux_cmd or shutil.which("flux")
+    if flux_cmd is None:
+        return None
+    try:
+        proc = subprocess.run([flux_cmd, "config", "builtin", "python_path"],
+                              capture_output=True, text=True, check=False, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    path = proc.stdout.strip()
+    return path if proc.returncode == 0 and path else None
+
+
+def import_flux() -> None:
+    """Import flux-core's Python bindings (FLUX_MODULES).  flux(1) gives a
+    command that is not a ``flux-*.py`` file no Python path, so a venv's
+    ``flux-dws`` (FLUX_EXEC_PATH_PREPEND) does not see them: where ``flux``
+    itself is missing, its directory is taken from flux-core (see
+    flux_python_path) and added to ``sys.path``.  FluxUnavailable names
+    the module that is missing: the bindings, or one they import."""
+    try:
+        for name in FLUX_MODULES:
+            importlib.import_module(name)
+        return
+    except ImportError as exc:
+        if _missing(exc) != "flux":
+            raise FluxUnavailable(f"the flux Python bindings cannot be imported: {_why(exc)}"
+                                  f" (in {sys.executable})") from None
+    path = flux_python_path()
+    if path is None or not os.path.isdir(path):
+        raise FluxUnavailable("the flux Python bindings are not installed (no module named "
+                              "'flux' in this Python's path, nor a 'flux' command on PATH"
+                              " to ask where they are)") from None
+    if path not in sys.path:
+        sys.path.append(path)
+    try:
+        for name in FLUX_MODULES:
+            importlib.import_module(name)
+    except ImportError as exc:
+        if _missing(exc) == "flux":
+            raise FluxUnavailable("the flux Python bindings are not installed (no module "
+                                  f"named 'flux' in this Python's path nor in {path})"
+                                  ) from None
+        raise FluxUnavailable(f"the flux Python bindings in {path} cannot be imported: "
+                              f"{_why(exc)} (in {sys.executable})") from None
+
+
 def open_flux(uri: str | None = None) -> Any:
     if uri is None and "FLUX_URI" not in os.environ:
         raise FluxUnavailable("not running inside a Flux instance (FLUX_URI is not set)")
-    try:
-        import flux
-    except ImportError:
-        raise FluxUnavailable("the flux Python bindings are not installed") from None
+    import_flux()
+    import flux
+
     try:
         return flux.Flux(uri) if uri else flux.Flux()
     except OSError as exc:

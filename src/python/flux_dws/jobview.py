@@ -285,6 +285,16 @@ def error_short(j: dict[str, Any]) -> str:
     return textfmt.truncate(e.sentence or e.text, ERROR_WIDTH)
 
 
+def shown_id(j: dict[str, Any]) -> str:
+    """The job's id as flux-core prints it for people (textfmt.f58: "ƒ"
+    in a UTF-8 locale); the view's own "f58" (plain, as JSON carries it)
+    where its id is not a job id."""
+    jid = j.get("id")
+    if isinstance(jid, int) and not isinstance(jid, bool) and 0 <= jid < 1 << 64:
+        return textfmt.f58(jid)
+    return str(j.get("f58") or jid)
+
+
 def jobs_lines(jobs: list[dict[str, Any]], now: float, users: dict[int, str] | None = None
                ) -> list[str]:
     """The ``flux dws jobs`` table (a header, then a line per job, oldest
@@ -299,7 +309,7 @@ def jobs_lines(jobs: list[dict[str, Any]], now: float, users: dict[int, str] | N
         else:
             secs = _num(j.get("phase_seconds"))
             time = duration(secs) if secs is not None else "-"
-        rows.append([str(j.get("f58") or j.get("id")),
+        rows.append([shown_id(j),
                      users.get(uid, str(uid)) if isinstance(uid, int) else "-",
                      str(j.get("phase") or "-"), _state_cell(j),
                      directives_short(j.get("directives")), str(j.get("rabbits") or "-"),
@@ -417,7 +427,7 @@ def _dm_lines(j: dict[str, Any]) -> list[str]:
 
 def job_text(j: dict[str, Any], user: str | None = None) -> str:
     """``flux dws job``: one job in full."""
-    jid = j.get("f58") or j.get("id")
+    jid = shown_id(j)
     uid = j.get("userid")
     owner = f"{user} (uid {uid})" if user else f"uid {uid}"
     lines = [f"job {jid}: owner {owner}, Workflow {j.get('workflow', '-')}"]

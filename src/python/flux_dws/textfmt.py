@@ -1,8 +1,49 @@
-"""Short text for the commands' tables: durations and cut cells."""
+"""Short text for the commands' tables: durations, cut cells, job ids."""
 
 from __future__ import annotations
 
+import locale
+import os
+import sys
+
 ELLIPSIS = "..."
+#: f58's prefix in a UTF-8 locale (U+0192) and its ASCII alternative
+F58_PREFIX = "\u0192"
+F58_ASCII_PREFIX = "f"
+
+
+def python_chose_utf8() -> bool:
+    """Whether Python itself switched a C/POSIX locale to UTF-8 at start
+    (PEP 538 coercion and PEP 540's UTF-8 mode, which it turns on by itself
+    only in that locale): the user's locale is then not UTF-8, whatever
+    LC_CTYPE says now."""
+    return (bool(sys.flags.utf8_mode) and "PYTHONUTF8" not in os.environ
+            and "utf8" not in sys._xoptions)
+
+
+def f58_prefix() -> str:
+    """The prefix flux-core gives an f58 job id it prints (``flux job id
+    --to=f58``, ``flux submit``): "ƒ" when the locale is UTF-8 and
+    FLUX_F58_FORCE_ASCII is not set (to any value), else "f" --
+    is_utf8_locale() of flux-core's libutil/fluid.c.  The locale is the
+    user's, as flux(1) sees it: not the C.UTF-8 Python puts in place of
+    "C" (python_chose_utf8).  The plain form, always "f", is for names and
+    wire values (Workflow names and labels, ``dws-dataout:`` dependencies,
+    JSON)."""
+    if "FLUX_F58_FORCE_ASCII" in os.environ or python_chose_utf8():
+        return F58_ASCII_PREFIX
+    try:
+        codeset = locale.nl_langinfo(locale.CODESET)
+    except (AttributeError, ValueError):  # no nl_langinfo on this platform
+        return F58_ASCII_PREFIX
+    return F58_PREFIX if codeset == "UTF-8" else F58_ASCII_PREFIX
+
+
+def f58(jobid: int) -> str:
+    """A job id as flux-core prints it for people (f58_prefix() + base58)."""
+    from flux_dws.engine import f58 as plain
+
+    return f58_prefix() + plain(jobid)[len(F58_ASCII_PREFIX):]
 
 
 def truncate(text: str, width: int) -> str:

@@ -23,8 +23,8 @@ from flux_dws.cli.rabbits import (
     select,
     summary,
 )
-from flux_dws.engine import f58
 from flux_dws.hostlist import Hostlist
+from flux_dws.textfmt import f58
 
 SENT = {"set_status": 72, "set_property": 1, "remove_property": 0, "drain": 1, "undrain": 0,
         "systemstatus": 2}

@@ -6,6 +6,7 @@ import pytest
 
 from flux_dws.cli.main import main
 from flux_dws.cli.status import format_status
+from flux_dws.textfmt import f58
 
 
 def test_status_outside_flux_says_why(monkeypatch: pytest.MonkeyPatch,
@@ -47,7 +48,7 @@ def test_status_table() -> None:
     assert out[2] == ("load: events behind 12, k8s writes pending 3 (oldest 0.250 s),"
                       " flux calls pending 4 (2 RPCs waiting to be sent)")
     rows = out[4:]
-    assert [r.split()[0] for r in rows] == ["5", "7", "9"]  # by job id
+    assert [r.split()[0] for r in rows] == [f58(5), f58(7), f58(9)]  # by job id
     assert "PreRun ready" in rows[0]
     assert "Setup -> DataIn" in rows[1] and "c[1-2]" in rows[1] and "setup" in rows[1]
     assert rows[1].split()[2] == "datain" and rows[0].split()[2] == "-"  # the phase

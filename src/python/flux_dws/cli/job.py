@@ -17,7 +17,10 @@ import sys
 import time
 from typing import Any
 
+from flux_dws import textfmt
+from flux_dws.cli import argtypes
 from flux_dws.cli.jobs import list_id, result_name, user_names
+from flux_dws.engine import f58
 from flux_dws.fluxutil import FluxUnavailable, job_id, job_info_keys, open_flux
 from flux_dws.jobview import RECORD_KEYS, STATES, eventlog_entries, from_record, job_text
 
@@ -27,7 +30,8 @@ PROG = "flux-dws job"
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("job", help="one rabbit job in full: storage, mounts, timeline,"
                                    " data movement, error")
-    p.add_argument("jobid", help="the job (any form flux accepts: f58, decimal, ...)")
+    p.add_argument("jobid", type=argtypes.text,
+                   help="the job (any form flux accepts: f58, decimal, ...)")
     p.add_argument("--json", action="store_true", help="print the job as JSON")
     p.set_defaults(func=run)
 
@@ -116,15 +120,16 @@ def run(args: argparse.Namespace) -> int:
     except (FluxUnavailable, ValueError) as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 1
+    shown = textfmt.f58(int(jobid))
     try:
         view, warn = show(h, int(jobid))
     except JobError as exc:
-        print(f"{PROG}: job {args.jobid}: {exc}", file=sys.stderr)
+        print(f"{PROG}: job {shown}: {exc}", file=sys.stderr)
         return 1
     except OSError as exc:
-        print(f"{PROG}: job {args.jobid}: {exc.strerror or exc}", file=sys.stderr)
+        print(f"{PROG}: job {shown}: {exc.strerror or exc}", file=sys.stderr)
         return 1
-    view["f58"] = jobid.f58
+    view["f58"] = f58(int(jobid))  # plain, as JSON and Workflow names carry it
     view["now"] = time.time()
     if args.json:
         print(json.dumps(view, indent=1))
@@ -133,6 +138,6 @@ def run(args: argparse.Namespace) -> int:
         user = user_names({uid}).get(uid) if isinstance(uid, int) else None
         print(job_text(view, user))
     if warn:  # what the KVS holds is shown, but not the job as it is now
-        print(f"{PROG}: job {args.jobid}: {warn}", file=sys.stderr)
+        print(f"{PROG}: job {shown}: {warn}", file=sys.stderr)
         return 1
     return 0

@@ -4,7 +4,8 @@ Active jobs come from the dws service (``dws.jobs``, which answers each
 user with their own jobs, and the instance owner with everyone's on
 ``-A``); with ``-a`` (or JOBIDs) inactive rabbit jobs too, from job-list
 and each job's KVS record through job-info, which works without the
-service.  A user sees only their own jobs.
+service.  A user sees only their own jobs.  Job ids are printed as
+flux-core prints them (textfmt.f58); the JSON's "f58" is the plain form.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import sys
 import time
 from typing import Any
 
+from flux_dws import textfmt
+from flux_dws.cli import argtypes
 from flux_dws.engine import f58
 from flux_dws.fluxutil import FluxUnavailable, job_id, job_info_keys, open_flux
 from flux_dws.jobview import from_record, jobs_lines
@@ -30,7 +33,17 @@ INACTIVE = 64  # FLUX_JOB_STATE_INACTIVE
 #: waits for an id it has not seen yet, which may never come)
 LIST_ID_TIMEOUT = 5.0
 USERID_UNKNOWN = 0xFFFFFFFF
+#: the most job-list returns (its max_entries is a C int; 0 would mean all)
+MAX_COUNT = 2**31 - 1
 LIST_ATTRS = ["userid", "state", "result", "t_submit", "t_inactive", "annotations"]
+
+
+def count(text: str) -> int:
+    """argparse ``type=`` for -n: 1 to MAX_COUNT."""
+    value = argtypes.positive_int(text)
+    if value > MAX_COUNT:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_COUNT} (got {value})")
+    return value
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -39,10 +52,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="every user's jobs (the instance owner only)")
     p.add_argument("-a", "--all", action="store_true",
                    help="inactive rabbit jobs too (from their KVS record)")
-    p.add_argument("-n", "--count", type=int, default=1000, metavar="N",
+    p.add_argument("-n", "--count", type=count, default=1000, metavar="N",
                    help="list at most N inactive jobs (default 1000)")
     p.add_argument("--json", action="store_true", help="print the jobs as JSON")
-    p.add_argument("jobids", nargs="*", metavar="JOBID", help="only these jobs")
+    p.add_argument("jobids", nargs="*", type=argtypes.text, metavar="JOBID",
+                   help="only these jobs")
     p.set_defaults(func=run)
 
 
@@ -153,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
     if ids is not None:
         missing = set(ids) - {j["id"] for j in jobs}
         for jid in sorted(missing):
-            print(f"{PROG}: job {f58(jid)}: not a rabbit job of yours",
+            print(f"{PROG}: job {textfmt.f58(jid)}: not a rabbit job of yours",
                   file=sys.stderr)
     if args.json:
         print(json.dumps({"jobs": jobs}, indent=1))

@@ -20,11 +20,11 @@ import time
 from typing import Any
 
 from flux_dws.cli import argtypes
-from flux_dws.engine import EngineError, f58
+from flux_dws.engine import EngineError
 from flux_dws.fluxutil import FluxUnavailable, ask_dws
 from flux_dws.hostlist import Hostlist, HostlistError
 from flux_dws.inputfile import one_line
-from flux_dws.textfmt import duration, truncate
+from flux_dws.textfmt import duration, f58, truncate
 
 TOPIC = "dws.rabbits"
 
@@ -292,7 +292,8 @@ def held_line(hold: dict[str, Any], now: float, verbose: int) -> str:
 def compute_lines(rabbit: dict[str, Any], verbose: int, now: float | None = None) -> list[str]:
     """The lines under a rabbit's row: with verbose >= 1 each compute that
     is not healthy and its problems (verbose >= 2: every compute), then the
-    rabbit's jobs (f58), then each job holding its ssds."""
+    rabbit's jobs (f58, as flux-core prints them), then each job holding
+    its ssds."""
     out = []
     computes = _computes(rabbit)
     shown = []

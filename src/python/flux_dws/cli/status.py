@@ -13,6 +13,7 @@ import json
 import sys
 from typing import Any
 
+from flux_dws import textfmt
 from flux_dws.fluxutil import FluxUnavailable, ask_dws
 
 
@@ -43,6 +44,14 @@ def _released(job: dict[str, Any]) -> str:
     return f"[computes released, {held} ssd{'' if held == 1 else 's'} held{age}] "
 
 
+def _jobid(job: dict[str, Any]) -> str:
+    """The job's id as flux-core prints it for people (textfmt.f58)."""
+    jid = job.get("id")
+    if isinstance(jid, int) and not isinstance(jid, bool) and 0 <= jid < 1 << 64:
+        return textfmt.f58(jid)
+    return str(jid if jid is not None else "")
+
+
 def format_status(st: dict[str, Any]) -> str:
     """The table ``flux dws status`` prints (also used by the demo)."""
     released = [j for j in st.get("jobs", []) if j.get("released")]
@@ -70,7 +79,7 @@ def format_status(st: dict[str, Any]) -> str:
         lines.append(f"{'JOBID':>10} {'WORKFLOW':<18} {'PHASE':<12} {'STATE':<22} {'HOSTS':<16} "
                      f"{'TIMERS':<16} MESSAGE")
         for j in jobs:
-            lines.append(f"{j.get('id', ''):>10} {j.get('workflow', ''):<18} "
+            lines.append(f"{_jobid(j):>10} {j.get('workflow', ''):<18} "
                          f"{j.get('phase', '-'):<12} {_state(j):<22} "
                          f"{j.get('hosts', '-'):<16} {','.join(j.get('timers', [])) or '-':<16} "
                          f"{_released(j)}{j.get('message', '')}")

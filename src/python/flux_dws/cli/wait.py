@@ -24,6 +24,8 @@ import errno
 import sys
 from typing import Any
 
+from flux_dws import textfmt
+from flux_dws.cli import argtypes
 from flux_dws.fluxutil import FluxUnavailable, job_id, open_flux
 
 PROG = "flux-dws wait"
@@ -34,8 +36,9 @@ NO_SERVICE_RETRY = 2.0
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("wait", help="wait until a rabbit job's data has landed and its"
                                     " storage is gone")
-    p.add_argument("jobid", help="the job (any form flux accepts: f58, decimal, ...)")
-    p.add_argument("-t", "--timeout", type=float, default=None, metavar="SECONDS",
+    p.add_argument("jobid", type=argtypes.text,
+                   help="the job (any form flux accepts: f58, decimal, ...)")
+    p.add_argument("-t", "--timeout", type=argtypes.positive_float, default=None, metavar="SECONDS",
                    help="give up after SECONDS (exit 2)")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
     p.set_defaults(func=run)
@@ -163,31 +166,32 @@ def run(args: argparse.Namespace) -> int:
     except (FluxUnavailable, ValueError) as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 1
+    shown = textfmt.f58(int(jobid))
     try:
         jobspec = _lookup(h, f"{jobid.kvs}.jobspec")
     except OSError as exc:
-        print(f"{PROG}: job {args.jobid}: {exc.strerror}", file=sys.stderr)
+        print(f"{PROG}: job {shown}: {exc.strerror}", file=sys.stderr)
         return 1
     if jobspec is None:
-        print(f"{PROG}: job {args.jobid}: no such job", file=sys.stderr)
+        print(f"{PROG}: job {shown}: no such job", file=sys.stderr)
         return 1
     system = (jobspec.get("attributes") or {}).get("system") or {}
     if not system.get("dw"):
-        print(f"{PROG}: job {args.jobid} has no rabbit storage (no #DW directives)",
+        print(f"{PROG}: job {shown} has no rabbit storage (no #DW directives)",
               file=sys.stderr)
         return 1
     w = _Wait(h, jobid, args.timeout)
     w.run()
     if w.timed_out:
-        print(f"{PROG}: job {args.jobid}: still not torn down after {args.timeout:g} s",
+        print(f"{PROG}: job {shown}: still not torn down after {args.timeout:g} s",
               file=sys.stderr)
         return 2
     if w.error:
-        print(f"{PROG}: job {args.jobid}: {w.error}", file=sys.stderr)
+        print(f"{PROG}: job {shown}: {w.error}", file=sys.stderr)
         return 1
     rc, line = verdict(_lookup(h, f"{jobid.kvs}.data.dws.dataout"), w.teardown)
     if rc != 0:
-        print(f"{PROG}: job {args.jobid}: {line}", file=sys.stderr)
+        print(f"{PROG}: job {shown}: {line}", file=sys.stderr)
     elif not args.quiet:
-        print(f"job {args.jobid}: {line}")
+        print(f"job {shown}: {line}")
     return rc
