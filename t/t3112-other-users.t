@@ -100,7 +100,8 @@ test_expect_success 'start the emulator and a rabbit instance that runs other us
 #
 
 # who.py MODE PAYLOAD: send PAYLOAD to every dws.<method> of the service's
-# METHODS and every job-manager.dws.<service> of libdws' jobsm SERVICES,
+# METHODS and every job-manager.dws.<service> of libdws' jobsm SERVICES
+# and dataout SERVICES (the early-release hold of dependents),
 # one line each: "TOPIC ANSWER" (ok or the errno's name).  MODE guest:
 # each must be EPERM but dws.<GUEST_METHODS>, which must not be; MODE
 # owner: none may be EPERM or ENOSYS (each is served).  Exit 1 otherwise.
@@ -109,12 +110,14 @@ test_expect_success 'start the emulator and a rabbit instance that runs other us
 cat >who.py <<'PYEOF'
 import errno, json, sys
 import flux
+from flux_dws.dataout import SERVICES as DATAOUT_SERVICES
 from flux_dws.jobsm import SERVICES
 from flux_dws.service.core import GUEST_METHODS, METHODS
 
 mode, payload = sys.argv[1], json.loads(sys.argv[2])
 h = flux.Flux()
-topics = [f"dws.{m}" for m in METHODS] + [f"job-manager.dws.{s}" for s in SERVICES]
+topics = [f"dws.{m}" for m in METHODS] + [f"job-manager.dws.{s}" for s in SERVICES] \
+    + [f"job-manager.dws.{s}" for s in DATAOUT_SERVICES]
 guest = {f"dws.{m}" for m in GUEST_METHODS}
 wrong = []
 for topic in topics:
@@ -154,6 +157,8 @@ test_expect_success 'a guest is refused every dws.* method but the guest ones (r
 	grep "^dws.job ENOENT$" guest.out &&
 	test "$(grep -c " ok$" guest.out)" = 2 &&
 	grep "^job-manager.dws.epilog-remove EPERM$" guest.out &&
+	grep "^job-manager.dws.dataout-begin EPERM$" guest.out &&
+	grep "^job-manager.dws.dataout-end EPERM$" guest.out &&
 	test_must_fail kubectl get workflow fluxjob-37037
 '
 

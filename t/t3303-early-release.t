@@ -131,6 +131,8 @@ test_expect_success 'the dws service reloaded during DataOut: the hold stays' '
 	flux module remove dws &&
 	flux module load "$top_srcdir/src/modules/dws.py" &&
 	wait_phase $(cat held.id) dataout &&
+	id=$(flux job id --to=dec $(cat held.id)) &&
+	wait_rabbits "[.holds[] | select(.job == $id and .applied)] | length == 1" &&
 	down_ssds >down.now &&
 	test_cmp held.ssds down.now
 '
@@ -161,6 +163,14 @@ test_expect_success 'its afterok dependents wait for its DataOut, submitted befo
 			dep.events &&
 		test "$(flux jobs -no {state} $dep)" = DEPEND || return 1
 	done
+'
+
+test_expect_success 'at the end of its DataOut the held ssds are down still, and held' '
+	test "$(phase_of $(cat held.id))" = dataout &&
+	id=$(flux job id --to=dec $(cat held.id)) &&
+	wait_rabbits "[.holds[] | select(.job == $id and .applied)] | length == 1" &&
+	down_ssds >down.end &&
+	test_cmp held.ssds down.end
 '
 
 test_expect_success 'flux dws wait waits for DataOut and Teardown, then says so' '

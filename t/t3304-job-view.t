@@ -251,6 +251,21 @@ test_expect_success 'a failed copy_out: the note says so plainly, with DWS'"'"' 
 	grep "^$id .*inactive" copy_line.out
 '
 
+test_expect_success 'a guest'"'"'s dws jobs -a: the owner'"'"'s inactive jobs are not shown' '
+	dws jobs -a >owner_all.out &&
+	test "$(grep -c " inactive " owner_all.out)" -ge 3 &&
+	as_other flux python -m flux_dws jobs -a >guest_all.out 2>guest_all.err &&
+	cat guest_all.out guest_all.err &&
+	test "$(wc -l <guest_all.out)" -eq 1 &&
+	grep "^JOBID *USER *PHASE" guest_all.out &&
+	test_must_be_empty guest_all.err &&
+	as_other flux python -m flux_dws jobs -a --json >guest_all.json &&
+	jq -e ".jobs | length == 0" guest_all.json &&
+	test_must_fail as_other flux python -m flux_dws jobs -a -A >guest_A.out 2>guest_A.err &&
+	cat guest_A.err &&
+	grep -i "instance owner\|not permitted\|EPERM" guest_A.err
+'
+
 test_expect_success 'stop the instance and the emulator' '
 	stop_rabbit_instance &&
 	stop_emulator

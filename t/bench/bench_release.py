@@ -25,7 +25,8 @@ summed.  backlog drained: from the first submission to the last job's
 Teardown records never came; leaked: Workflows left and ssd vertices still
 down in Fluxion 30 s after the last Teardown record.  Goals: B at most 1
 node-second per node beyond PostRun (a line before the last gives B per
-job and PostRun's own time), Y well below X, S = L = 0.
+job and PostRun's own time), Y well below X, S = L = 0: it exits 1
+when S or L is not 0.
 """
 
 from __future__ import annotations
@@ -110,13 +111,13 @@ def run(mode: str, jobs: int, plain: int, dataout: float,
     return out
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--jobs", type=int, default=50, help="rabbit jobs with a copy_out (50)")
     p.add_argument("--plain", type=int, default=50, help="plain jobs behind them (50)")
     p.add_argument("--dataout", type=float, default=10.0, help="seconds DataOut lasts (10)")
     p.add_argument("--runtime", type=float, default=0.2, help="seconds each job runs (0.2)")
-    args = p.parse_args(sys.argv[1:] if argv is None else argv)
+    args = p.parse_args([] if argv is None else argv)
     late = run("after-teardown", args.jobs, args.plain, args.dataout, args.runtime)
     early = run("after-unmount", args.jobs, args.plain, args.dataout, args.runtime)
     for name, r in (("after-teardown", late), ("after-unmount", early)):
@@ -128,7 +129,13 @@ def main(argv: list[str] | None = None) -> None:
           f" (after-unmount), backlog drained in {late['drained']:.1f} s vs"
           f" {early['drained']:.1f} s, stuck {late['stuck'] + early['stuck']},"
           f" leaked {late['leaked'] + early['leaked']}")
+    stuck, leaked = late["stuck"] + early["stuck"], late["leaked"] + early["leaked"]
+    if stuck or leaked:
+        print(f"bench_release: failed: stuck {stuck}, leaked {leaked} (both must be 0)",
+              file=sys.stderr, flush=True)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main(sys.argv[1:]))

@@ -2,10 +2,12 @@
 
     PYTHONPATH=src/python:build/src/python python t/bench/run.py [NAME...]
 
-Every t/bench/bench_<name>.py defines ``main() -> None`` which prints one
-line per figure: "<what>: <value> <unit>".  Benchmarks measure; they never
+Every t/bench/bench_<name>.py defines ``main()`` which prints one line
+per figure: "<what>: <value> <unit>".  Benchmarks measure; they never
 assert on speed (speed goals are stated in their docstrings and in the
-issue notes, not enforced by the test suite).
+issue notes, not enforced by the test suite).  A ``main()`` that returns
+a non-zero int found the run broken (bench_release, bench_scale: a job
+stuck or something leaked): run.py then exits 1, naming it.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ HERE = Path(__file__).resolve().parent
 
 def main(argv: list[str]) -> int:
     wanted = set(argv[1:])
+    failed = []
     print(f"# {platform.node()} python {platform.python_version()} "
           f"{time.strftime('%Y-%m-%d %H:%M:%S')}")
     for path in sorted(HERE.glob("bench_*.py")):
@@ -33,7 +36,11 @@ def main(argv: list[str]) -> int:
         spec.loader.exec_module(mod)
         print(f"== {name}")
         sys.stdout.flush()
-        mod.main()
+        if mod.main():
+            failed.append(name)
+    if failed:
+        print(f"# failed: {', '.join(failed)}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -6,7 +6,7 @@ restarts, and the failure paths.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from t.python.service.harnesshelp import cleared
 
@@ -48,6 +48,45 @@ def held_paths(h: Harness, jobid: int) -> set[str]:
     R = h.jm.R_kvs(h.jm.jobs[jobid])
     return {n["metadata"]["paths"]["containment"] for n in R["scheduling"]["graph"]["nodes"]
             if n["metadata"]["type"] == "ssd"}
+
+
+#: the engine's phases in which a released job's hold may end
+TEARING_DOWN = (None, "teardown", "torn-down", "deleting")
+
+
+class HoldWatch:
+    """Samples after every reactor callback (as ``wait_for`` predicates
+    run) whether a released job's held ssds are all down in Fluxion, and
+    remembers every sample, before its Workflow reaches Teardown, where
+    one was up."""
+
+    def __init__(self, h: Harness, jobid: int, held: set[str]) -> None:
+        self.h, self.jobid, self.held = h, jobid, held
+        self.up: list[tuple[str | None, set[str]]] = []
+        self.samples = 0
+
+    def sample(self) -> None:
+        p = phase(self.h, self.jobid)
+        if p in TEARING_DOWN:
+            return
+        self.samples += 1
+        up = self.held - down(self.h)
+        if up:
+            self.up.append((p, up))
+
+    def until(self, cond: Callable[[], bool]) -> Callable[[], bool]:
+        """A predicate for ``wait_for``: a sample, then ``cond`` (or true
+        at once when a held ssd is up, to fail without waiting)."""
+        def pred() -> bool:
+            self.sample()
+            return bool(self.up) or cond()
+        return pred
+
+
+def hold_applied(h: Harness, jobid: int, held: set[str]) -> bool:
+    """The engine holds ``held`` for the job and Fluxion has them down."""
+    return any(x["job"] == jobid and set(x["paths"]) == held and x["applied"]
+               for x in h.rabbits_now().get("holds", []))
 
 
 def released_in_dataout(h: Harness) -> tuple[int, set[str]]:
@@ -133,12 +172,22 @@ def test_service_restart_during_dataout_keeps_the_hold() -> None:
     with Harness(config=EARLY) as h:
         jobid, held = released_in_dataout(h)
         h.restart_service()
-        h.wait_for(lambda: phase(h, jobid) == "dataout", what="picked up in dataout")
+        watch = HoldWatch(h, jobid, held)
+        h.wait_for(watch.until(lambda: phase(h, jobid) == "dataout"),
+                   what="picked up in dataout")
         st = engine_job(h, jobid)
         assert st is not None and st["released"] is True
-        assert held <= down(h)
+        # DataOut stays stalled until the restarted engine holds the ssds
+        # again and Fluxion has them down: sampled all the while
+        h.wait_for(watch.until(lambda: hold_applied(h, jobid, held)), timeout=10,
+                   what="the hold applied again after the restart")
+        assert watch.up == [], watch.up
+        # ... and on to Teardown: not one sample with a held ssd up
         clear(h)
-        h.wait_for(lambda: engine_job(h, jobid) is None, what="the Workflow gone")
+        h.wait_for(watch.until(lambda: engine_job(h, jobid) is None),
+                   what="the Workflow gone")
+        assert watch.up == [], watch.up
+        assert watch.samples > 1
         h.wait_for(lambda: not (held & down(h)), what="the held ssds up again")
         assert cleared(h) == {}
 
@@ -155,16 +204,27 @@ def test_fluxion_restart_during_dataout_applies_the_hold_again() -> None:
 
 def test_rabbit_down_and_up_during_dataout_keeps_the_hold() -> None:
     with Harness(config=EARLY) as h:
-        _, held = released_in_dataout(h)
+        jobid, held = released_in_dataout(h)
         assert h.emulator.controllers is not None
         rabbit = "kind-worker2"
+        ssds = set(h.fluxion.ssds[rabbit])
+        others = ssds - held
+        assert held & ssds and others, (held, ssds)  # one held, one free
+        assert not (others & down(h))
+        watch = HoldWatch(h, jobid, held)
+        h.wait_for(watch.until(lambda: hold_applied(h, jobid, held)), what="the hold")
+        # down: its free ssd too, not just the held one
         h.emulator.controllers.health.set_health(rabbit, status="Offline")
-        h.wait_for(lambda: not h.fluxion.rabbit_up(rabbit), what="rabbit down")
+        h.wait_for(watch.until(lambda: ssds <= down(h)), what="all its ssds down")
+        # up again: its free ssd comes back, the held one stays down
         h.emulator.controllers.health.set_health(rabbit, status="Ready")
-        others = set(h.fluxion.ssds[rabbit]) - held
-        h.wait_for(lambda: not (others & down(h)), what="its other ssds up")
-        assert held <= down(h)
+        h.wait_for(watch.until(lambda: not (others & down(h))), what="its free ssd up")
+        h.wait_for(watch.until(lambda: hold_applied(h, jobid, held)), what="still held")
+        assert watch.up == [] and held <= down(h), watch.up
         clear(h)
+        h.wait_for(watch.until(lambda: engine_job(h, jobid) is None),
+                   what="the Workflow gone")
+        assert watch.up == [], watch.up
         h.wait_for(lambda: not down(h), what="all up after Teardown")
 
 

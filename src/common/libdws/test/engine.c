@@ -21,6 +21,7 @@
 #include "error.h"
 #include "explain.h"
 #include "jsontap.h"
+#include "jsonio.h"
 
 #define FIN "flux-framework.readthedocs.io/workflow"
 #define LABEL "dataworkflowservices.github.io/workflow.name"
@@ -2785,6 +2786,181 @@ static void test_jobview (void)
     dws_engine_destroy (e);
 }
 
+/* --- early release (release.c) ---------------------------------------------- */
+
+/* The index in A of the first action with this topic, or -1. */
+static long topic_at (const char *topic)
+{
+    size_t i;
+    json_t *a;
+    json_array_foreach (A, i, a) {
+        const char *t = json_string_value (json_object_get (a, "topic"));
+        if (t && !strcmp (t, topic))
+            return (long)i;
+    }
+    return -1;
+}
+
+/* Job `id` on c1 through PostRun, its completion fed: A is what follows. */
+static bool postrun_done (struct dws_engine *e, long long id)
+{
+    return job_to (e, id, 0, "'c1'", 1, "PostRun") && complete (e, id, NULL);
+}
+
+/* The computes went back: dataout-begin, then (never before) the
+ * epilog-remove, then the Workflow on to DataOut with the held paths.
+ */
+static void released_ok (long long id, const char *held, const char *what)
+{
+    char payload[64];
+    snprintf (payload, sizeof (payload), "{\"id\":%lld}", id);
+    long begin = topic_at ("job-manager.dws.dataout-begin");
+    long epilog = topic_at ("job-manager.dws.epilog-remove");
+    if (!ok (begin >= 0 && epilog > begin, "%s: dataout-begin, then the epilog-remove", what))
+        show_actions ();
+    has ("... dataout-begin names the job", "topic", "job-manager.dws.dataout-begin", "payload",
+         payload);
+    has ("... the epilog-remove too", "topic", "job-manager.dws.epilog-remove", "payload",
+         payload);
+    json_t *p = find ("kind", "Workflow", "op", "patch");
+    ok (p && !strcmp (dws_json_str_or (jp (p, "body", "spec", "desiredState", NULL), ""),
+                      "DataOut")
+            && !strcmp (dws_json_str_or (jp (p, "body", "metadata", "annotations",
+                                             "flux-dws.io/held-ssds", NULL),
+                                         "(none)"),
+                        held),
+        "... DataOut asked, the held ssds %s on the Workflow", held);
+}
+
+/* The computes kept until Teardown, for `why`: no epilog-remove, no
+ * dataout-begin, DataOut asked all the same.
+ */
+static void kept_ok (long long id, const char *why, const char *what)
+{
+    char msg[256];
+    snprintf (msg, sizeof (msg), "fluxjob-%lld: computes kept until Teardown: %s", id, why);
+    has (what, "action", "log", "level", "warning", "message", msg);
+    ok (topic_at ("job-manager.dws.epilog-remove") < 0
+            && topic_at ("job-manager.dws.dataout-begin") < 0,
+        "... no epilog-remove, no dataout-begin");
+    json_t *p = find ("kind", "Workflow", "op", "patch");
+    ok (p && !strcmp (dws_json_str_or (jp (p, "body", "spec", "desiredState", NULL), ""),
+                      "DataOut")
+            && !jp (p, "body", "metadata", "annotations", NULL),
+        "... DataOut asked, nothing held");
+}
+
+/* Teardown after DataOut: the epilog ends then, and no dataout-begin. */
+static void late_end_ok (struct dws_engine *e, long long id, const char *what)
+{
+    complete (e, id, NULL); /* DataOut */
+    complete (e, id, NULL); /* Teardown */
+    ok (topic_at ("job-manager.dws.epilog-remove") >= 0
+            && topic_at ("job-manager.dws.dataout-begin") < 0,
+        "%s: the epilog ends at Teardown, with no dataout-begin", what);
+}
+
+static void test_release (void)
+{
+    k8s_reset ();
+    /* fluxion = false: no ssd vertices to hold, released at once */
+    struct dws_engine *e = engine ("{'owner':0,'release_computes':'after-unmount',"
+                                   "'fluxion':false}");
+    sysconf (e);
+    sync_none (e);
+    ok (postrun_done (e, 900), "fluxion = false: job 900 through PostRun");
+    ok (!find ("action", "job-info") && !find ("action", "timer-start"),
+        "... no R read, no hold to wait for");
+    released_ok (900, "[]", "fluxion = false");
+    json_t *j = job_status (e, 900);
+    ok (json_is_true (jp (j, "released", NULL))
+            && !strcmp (dws_json_str_or (jp (j, "phase", NULL), ""), "dataout"),
+        "... the engine has it released, in dataout");
+    json_decref (j);
+    dws_engine_destroy (e);
+
+    /* with Fluxion: the R is read, its ssds held first */
+    k8s_reset ();
+    e = engine ("{'owner':0,'release_computes':'after-unmount'}");
+    sysconf (e);
+    sync_none (e);
+    ok (postrun_done (e, 901), "job 901 through PostRun");
+    has ("PostRun done: the job's R is read", "action", "job-info", "id", "901", "token",
+         "job-info:901", "R", "true");
+    has ("... for at most 60 s", "action", "timer-start", "key", "release:901", "after", "60.0");
+    ok (topic_at ("job-manager.dws.epilog-remove") < 0
+            && topic_at ("job-manager.dws.dataout-begin") < 0 && !find ("kind", "Workflow"),
+        "... nothing released, DataOut not asked yet");
+    j = job_status (e, 901);
+    ok (!strcmp (dws_json_str_or (jp (j, "phase", NULL), ""), "releasing"),
+        "... the engine's phase is releasing");
+    json_decref (j);
+    feed (e, "{'type':'job-info','token':'job-info:901','ok':true,'R':{'version':1,"
+             "'execution':{'R_lite':[],'nodelist':['c1']},'scheduling':{'graph':{'nodes':"
+             "[{'id':'0','metadata':{'type':'node','paths':{'containment':'/c/c1'}}}],"
+             "'edges':[]}}}}");
+    has ("an R without ssd vertices: the timer stops", "action", "timer-stop", "key",
+         "release:901");
+    released_ok (901, "[]", "an R without ssd vertices");
+
+    /* no R: the job-info failed, or answered without one */
+    ok (postrun_done (e, 902), "job 902 through PostRun");
+    feed (e, "{'type':'job-info','token':'job-info:902','ok':false,'errstr':'no such job'}");
+    kept_ok (902, "no such job", "no R (job-info failed): the computes kept");
+    has ("... the timer stops", "action", "timer-stop", "key", "release:902");
+    late_end_ok (e, 902, "no R");
+    ok (postrun_done (e, 903), "job 903 through PostRun");
+    feed (e, "{'type':'job-info','token':'job-info:903','ok':true}");
+    kept_ok (903, "the job's R could not be read", "job-info without R: the computes kept");
+
+    /* an R without the scheduling key (Fluxion's match-format is not rv1) */
+    ok (postrun_done (e, 904), "job 904 through PostRun");
+    feed (e, "{'type':'job-info','token':'job-info:904','ok':true,'R':{'version':1,"
+             "'execution':{'R_lite':[],'nodelist':['c1']}}}");
+    kept_ok (904, "R has no scheduling graph: is Fluxion's match-format rv1?",
+             "an R without scheduling: the computes kept");
+
+    /* Fluxion does not confirm the hold (the ssd is not in the graph health
+     * knows, so it never is) within 60 s */
+    ok (postrun_done (e, 905), "job 905 through PostRun");
+    feed (e, "{'type':'job-info','token':'job-info:905','ok':true,'R':{'version':1,"
+             "'execution':{'R_lite':[],'nodelist':['c1']},'scheduling':{'graph':{'nodes':"
+             "[{'id':'0','metadata':{'type':'ssd','paths':{'containment':'/c/ch0/ssd0'}}}],"
+             "'edges':[]}}}}");
+    ok (topic_at ("job-manager.dws.epilog-remove") < 0
+            && topic_at ("job-manager.dws.dataout-begin") < 0 && !find ("kind", "Workflow"),
+        "an ssd held but not confirmed: nothing released yet");
+    feed (e, "{'type':'timer','key':'release:905','now':%d}", NOW + 60);
+    kept_ok (905, "Fluxion did not confirm the ssd holds within 60 s",
+             "no confirmation in 60 s: the computes kept");
+    late_end_ok (e, 905, "no confirmation");
+    feed (e, "{'type':'timer','key':'release:905'}");
+    ok (topic_at ("job-manager.dws.epilog-remove") < 0 && !find ("kind", "Workflow"),
+        "a late release timer: nothing");
+
+    /* an excepted job (its PostRun failed) is not released: Teardown first */
+    ok (job_to (e, 906, 0, "'c1'", 1, "PostRun"), "job 906 reaches PostRun");
+    wf_status (e, 906, "PostRun", false, "Error", "{'message':'unmount failed on c1'}");
+    list_result (e, "postrun-failed", 906, "[]"); /* the ClientMounts: all unmounted */
+    has ("PostRun Error: an exception", "action", "raise", "id", "906");
+    json_t *td = has ("... a Workflow patch", "op", "patch", "name", "fluxjob-906");
+    ok (td && !strcmp (dws_json_str_or (jp (td, "body", "spec", "desiredState", NULL), ""),
+                       "Teardown"),
+        "... to Teardown");
+    ok (!find ("action", "job-info") && topic_at ("job-manager.dws.epilog-remove") < 0
+            && topic_at ("job-manager.dws.dataout-begin") < 0,
+        "... no R read, nothing released");
+    wf_status (e, 906, "PostRun", true, "Completed", NULL);
+    ok (A && !find ("action", "job-info") && topic_at ("job-manager.dws.epilog-remove") < 0
+            && topic_at ("job-manager.dws.dataout-begin") < 0,
+        "a late PostRun Completed of the excepted job: still nothing released");
+    complete (e, 906, NULL); /* Teardown */
+    ok (topic_at ("job-manager.dws.epilog-remove") >= 0
+            && topic_at ("job-manager.dws.dataout-begin") < 0,
+        "the excepted job's epilog ends at Teardown, with no dataout-begin");
+    dws_engine_destroy (e);
+}
+
 int main (void)
 {
     K8S = json_object ();
@@ -2810,6 +2986,7 @@ int main (void)
     test_malformed ();
     test_status_json ();
     test_jobview ();
+    test_release ();
     json_decref (A);
     json_decref (K8S);
     return done_testing ();

@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "engine/phase.h"
+#include "engine/release.h"
 #include "engine/wfstate.h"
 #include "tap.h"
 
@@ -103,6 +104,64 @@ static void shortcuts (void)
     step (PHASE_EV_CREATE, WF_NONE, "creating", WF_PROPOSAL, WF_NONE, false);
 }
 
+/* Early release (release.c): postrun-done --release--> releasing, which
+ * asks for DataOut once the ssds are held, or for Teardown on a failure.
+ */
+static void releasing (void)
+{
+    reset (PHASE_POSTRUN_DONE);
+    step (PHASE_EV_RELEASE, WF_NONE, "releasing", WF_POSTRUN, WF_POSTRUN, true);
+    step (PHASE_EV_ASK, WF_DATAOUT, "dataout", WF_DATAOUT, WF_POSTRUN, true);
+    step (PHASE_EV_DONE, WF_DATAOUT, "dataout-done", WF_DATAOUT, WF_DATAOUT, true);
+    reset (PHASE_RELEASING);
+    step (PHASE_EV_ASK, WF_TEARDOWN, "teardown", WF_TEARDOWN, WF_DATAOUT, true);
+    reset (PHASE_RELEASING);
+    step (PHASE_EV_VANISH, WF_NONE, "none", WF_NONE, WF_NONE, false);
+
+    refused (PHASE_RUNNING, PHASE_EV_RELEASE, WF_NONE,
+             "fluxjob-1: event 'release' not expected in phase 'running'");
+    refused (PHASE_POSTRUN, PHASE_EV_RELEASE, WF_NONE,
+             "fluxjob-1: event 'release' not expected in phase 'postrun'");
+    refused (PHASE_RELEASING, PHASE_EV_RELEASE, WF_NONE,
+             "fluxjob-1: event 'release' not expected in phase 'releasing'");
+    refused (PHASE_DATAOUT, PHASE_EV_RELEASE, WF_NONE,
+             "fluxjob-1: event 'release' not expected in phase 'dataout'");
+    refused (PHASE_TEARDOWN, PHASE_EV_RELEASE, WF_NONE,
+             "fluxjob-1: event 'release' not expected in phase 'teardown'");
+    refused (PHASE_RELEASING, PHASE_EV_DONE, WF_POSTRUN,
+             "fluxjob-1: event 'done PostRun' not expected in phase 'releasing'");
+    refused (PHASE_RELEASING, PHASE_EV_ASK, WF_POSTRUN,
+             "fluxjob-1: event 'ask PostRun' not expected in phase 'releasing'");
+    refused (PHASE_RELEASING, PHASE_EV_DELETE, WF_NONE,
+             "fluxjob-1: event 'delete' not expected in phase 'releasing'");
+}
+
+/* Who is released: by the job's own choice, else by the configuration;
+ * never a job that failed or is being torn down.
+ */
+static void wanted (void)
+{
+    reset (PHASE_POSTRUN_DONE);
+    e.cfg.release_early = true;
+    ok (release_wanted (&e, &job), "release_computes after-unmount: released");
+    job.release = RELEASE_LATE;
+    ok (!release_wanted (&e, &job), "... not a job that asked for after-teardown");
+    e.cfg.release_early = false;
+    job.release = RELEASE_EARLY;
+    ok (release_wanted (&e, &job), "after-teardown configured: a job that asked is released");
+    job.excepted = true;
+    ok (!release_wanted (&e, &job), "... but not once it has failed (an exception raised)");
+    job.excepted = false;
+    job.toredown = true;
+    ok (!release_wanted (&e, &job), "... nor while it is being torn down");
+    e.cfg.release_early = true;
+    job.release = RELEASE_DEFAULT;
+    job.toredown = false;
+    job.excepted = true;
+    ok (!release_wanted (&e, &job), "after-unmount configured: an excepted job is not released");
+    e.cfg.release_early = false;
+}
+
 static void refusals (void)
 {
     refused (PHASE_SETUP, PHASE_EV_ASK, WF_DATAOUT,
@@ -139,6 +198,8 @@ int main (void)
     life ();
     shortcuts ();
     refusals ();
+    releasing ();
+    wanted ();
     names ();
     json_decref (e.actions);
     return done_testing ();
