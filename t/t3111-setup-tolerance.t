@@ -10,7 +10,13 @@ Under a real broker and Fluxion, against the emulator (issue 33, item 3):
 - one late rabbit: only its computes are given up, the others mount the
   file system;
 - the forceReady patch refused: the job gets a fatal dws-timeout
-  exception at once, its prolog fails and its Workflow is torn down.'
+  exception at once, its prolog fails and its Workflow is torn down;
+- the reference test of flux-coral2 (issue 43): setup_timeout = 0.0001, a 1-node
+  flux batch tolerating one lost node: the timer fires once, mid-Setup,
+  the node is given up and the batch job runs and ends with status 0, no
+  dws-timeout;
+- forceReady patched by hand mid-Setup (no timeout set): DWS finishes
+  Setup ("Forced Ready") and the job runs.'
 
 . "$(dirname "$0")"/sharness.sh
 
@@ -113,6 +119,45 @@ test_expect_success 'forceReady refused in PreRun: fatal dws-timeout at once' '
 	refuse_force_ready $id PreRun &&
 	fails_after_node_failure $id compute-02 \
 		"timed out waiting for mounts: DWS refused forceReady after giving up compute-02: forceReady refused" &&
+	flux-dws fault clear
+'
+
+# setup_timeout = 0.0001 fires while Setup is still in progress: a
+# delay fault holds nnf-sos' Setup for 3 s (in flux-coral2's test a
+# real Setup takes that long); the NnfStorage is made at Setup's start
+test_expect_success 'setup_timeout = 0.0001, 1-node batch tolerating 1: it runs, status 0' '
+	sed -i "s/^setup_timeout = .*/setup_timeout = 0.0001/" conf/instance.toml &&
+	flux config reload &&
+	flux config get rabbit.setup_timeout | grep "^0.0001\$" &&
+	flux-dws fault delay --state Setup --seconds 3 &&
+	id=$(flux batch -N1 --setattr=system.dw="$XFS" \
+		--setattr=system.dw_failure_tolerance=1 --output=tiny.out --wrap hostname) &&
+	flux job wait-event -t 60 $id clean &&
+	flux job eventlog $id >tiny.events &&
+	host=$(flux jobs -no {nodelist} $id) &&
+	grep "exception type=\"dws-node-failure\" severity=1 note=\"$host\"" tiny.events &&
+	test_must_fail grep "dws-timeout" tiny.events &&
+	test_must_fail grep "severity=0" tiny.events &&
+	grep "^[0-9.]* finish status=0" tiny.events &&
+	grep "epilog-finish description=\"dws-epilog\" status=0" tiny.events &&
+	workflow_gone $id &&
+	flux-dws fault clear
+'
+
+test_expect_success 'forceReady patched by hand mid-Setup: Setup completes, the job runs' '
+	sed -i "/^setup_timeout = /d; /^prerun_timeout = /d" conf/instance.toml &&
+	flux config reload &&
+	flux-dws fault delay --state Setup --seconds 60 &&
+	id=$(flux submit -N1 --setattr=system.dw="$XFS" hostname) &&
+	kubectl wait --for=jsonpath="{.status.state}"=Setup \
+		"workflow/$(wfname $id)" --timeout=30s &&
+	kubectl patch workflow $(wfname $id) --type=merge -p "{\"spec\":{\"forceReady\":true}}" &&
+	flux job wait-event -t 30 $id start &&
+	flux job wait-event -t 60 $id clean &&
+	flux job eventlog $id >hand.events &&
+	grep "^[0-9.]* finish status=0" hand.events &&
+	test_must_fail grep "exception" hand.events &&
+	workflow_gone $id &&
 	flux-dws fault clear
 '
 

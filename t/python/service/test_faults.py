@@ -230,6 +230,25 @@ def test_forced_setup_refused_fails_the_job() -> None:
         assert cleared(h) == {}
 
 
+@pytest.mark.parametrize("stall", [False, True])
+def test_tiny_setup_timeout_within_the_tolerance_runs_the_job(stall: bool) -> None:
+    """flux-coral2's own test: a 1-node job tolerating 1 lost node, with
+    setup_timeout = 0.0001.  The timer fires once, mid-Setup (storage
+    creation takes 0.3 s in the "fast" latency model) or before DWS even
+    entered it: the node is given up, forceReady asked, and the job runs
+    and ends cleanly; no second timeout of Setup, even when the nnf
+    drivers never finish Setup (stall)."""
+    with Harness(latency="fast", config={"setup_timeout": 0.0001}) as h:
+        if stall:
+            fault(h, state="Setup", severity="stall")
+        jobid = h.submit(XFS, nodes=1, tolerance=1)
+        job = h.wait(jobid)
+        assert [(e["type"], e["severity"], e["note"]) for e in job.exceptions] == [
+            ("dws-node-failure", 1, "compute-01")]
+        assert "start" in job.events()
+        assert cleared(h) == {}
+
+
 def test_prerun_timeout_within_the_tolerance_drops_the_node() -> None:
     with Harness(config={"prerun_timeout": 0.3}) as h:
         fault(h, kind="clientmount", compute="compute-02", severity="stall")
