@@ -9,10 +9,14 @@ Under a real broker and Fluxion, against the emulator (issue 33, item 3):
   them (forceReady) and does, and the job runs and ends cleanly;
 - one late rabbit: only its computes are given up, the others mount the
   file system;
-- a Workflow that still does not finish the state after that (here the
-  forceReady patch is refused): one more setup_timeout (prerun_timeout in
-  PreRun) later the job gets a fatal dws-timeout exception, its prolog
-  fails and its Workflow is torn down.'
+- the forceReady patch refused: the job gets a fatal dws-timeout
+  exception at once, its prolog fails and its Workflow is torn down;
+- the reference test of flux-coral2 (issue 43): setup_timeout = 0.0001, a 1-node
+  flux batch tolerating one lost node: the timer fires once, mid-Setup,
+  the node is given up and the batch job runs and ends with status 0, no
+  dws-timeout;
+- forceReady patched by hand mid-Setup (no timeout set): DWS finishes
+  Setup ("Forced Ready") and the job runs.'
 
 . "$(dirname "$0")"/sharness.sh
 
@@ -32,28 +36,28 @@ ends_with_node_failure() {
 	workflow_gone $1
 }
 
-# refuse_force_ready ID STATE [COUNT]: once the job's Workflow is in
-# STATE, the next PATCH of it (the forceReady the service sends when the
-# state's timer fires) is refused with 422, and so are the next COUNT-1
-# PATCHes of it or of its Computes (in PreRun the given-up computes also
-# leave the Computes, which would let nnf-sos finish PreRun without them)
+# refuse_force_ready ID STATE: once the job's Workflow is in STATE, the
+# next PATCH of it (the forceReady the service sends when the state's
+# timer fires) is refused with 422
 refuse_force_ready() {
 	kubectl wait --for=jsonpath="{.status.state}"=$2 "workflow/$(wfname $1)" \
 		--timeout=30s &&
-	flux-dws fault api --status 422 --method PATCH --count ${3:-1} \
-		--path "/(workflows|computes)/$(wfname $1)(\\?|\$)" \
+	flux-dws fault api --status 422 --method PATCH --count 1 \
+		--path "/workflows/$(wfname $1)(\\?|\$)" \
 		--message "forceReady refused" >/dev/null
 }
 
 # fails_after_node_failure ID HOST NOTE: the job got dws-node-failure HOST,
-# then the fatal dws-timeout NOTE (with the plain sentence libdws' explain
-# table appends after " -- "); it never started, its epilog ran and its
-# Workflow is gone; the refusal was used
+# then the fatal dws-timeout NOTE exactly (the plain sentence of libdws'
+# explain table in a dws-explanation event beside it); it never started,
+# its epilog ran and its Workflow is gone; the refusal was used
 fails_after_node_failure() {
 	flux job wait-event -t 60 $1 clean &&
 	flux job eventlog $1 >$1.events &&
 	grep "exception type=\"dws-node-failure\" severity=1 note=\"$2\"" $1.events &&
-	grep "exception type=\"dws-timeout\" severity=0 note=\"$3 -- " $1.events &&
+	grep "exception type=\"dws-timeout\" severity=0 note=\"$3\" " $1.events &&
+	grep "dws-explanation type=\"dws-timeout\" note=\"$3\" explanation=\"Nodes were left out" \
+		$1.events &&
 	grep "prolog-finish description=\"dws-setup\" status=1" $1.events &&
 	test_must_fail grep "^[0-9.]* start" $1.events &&
 	grep "epilog-finish description=\"dws-epilog\" status=0" $1.events &&
@@ -95,26 +99,65 @@ test_expect_success 'a late rabbit: only its compute is given up, the others mou
 	flux-dws fault clear
 '
 
-test_expect_success 'forceReady refused in Setup: fatal dws-timeout one setup_timeout later' '
+test_expect_success 'forceReady refused in Setup: fatal dws-timeout at once' '
 	flux-dws fault stall --state Setup &&
 	id=$(flux submit -N1 --setattr=system.dw="$XFS" \
 		--setattr=system.dw_failure_tolerance=1 hostname) &&
 	refuse_force_ready $id Setup &&
 	host=$(flux jobs -no {nodelist} $id) &&
 	fails_after_node_failure $id $host \
-		"File system creation took too long: Setup still not done 4 s after giving up $host" &&
+		"File system creation took too long: DWS refused forceReady after giving up $host: forceReady refused" &&
 	flux-dws fault clear
 '
 
-test_expect_success 'forceReady refused in PreRun: fatal dws-timeout one prerun_timeout later' '
+test_expect_success 'forceReady refused in PreRun: fatal dws-timeout at once' '
 	echo "prerun_timeout = 4" >>conf/instance.toml &&
 	flux config reload &&
 	flux-dws fault stall --kind clientmount --compute compute-02 &&
 	id=$(flux submit -N2 --requires=host:compute-[01-02] --setattr=system.dw="$XFS" \
 		--setattr=system.dw_failure_tolerance=1 hostname) &&
-	refuse_force_ready $id PreRun 2 &&
+	refuse_force_ready $id PreRun &&
 	fails_after_node_failure $id compute-02 \
-		"timed out waiting for mounts: PreRun still not done 4 s after giving up compute-02" &&
+		"timed out waiting for mounts: DWS refused forceReady after giving up compute-02: forceReady refused" &&
+	flux-dws fault clear
+'
+
+# setup_timeout = 0.0001 fires while Setup is still in progress: a
+# delay fault holds nnf-sos' Setup for 3 s (in flux-coral2's test a
+# real Setup takes that long); the NnfStorage is made at Setup's start
+test_expect_success 'setup_timeout = 0.0001, 1-node batch tolerating 1: it runs, status 0' '
+	sed -i "s/^setup_timeout = .*/setup_timeout = 0.0001/" conf/instance.toml &&
+	flux config reload &&
+	flux config get rabbit.setup_timeout | grep "^0.0001\$" &&
+	flux-dws fault delay --state Setup --seconds 3 &&
+	id=$(flux batch -N1 --setattr=system.dw="$XFS" \
+		--setattr=system.dw_failure_tolerance=1 --output=tiny.out --wrap hostname) &&
+	flux job wait-event -t 60 $id clean &&
+	flux job eventlog $id >tiny.events &&
+	host=$(flux jobs -no {nodelist} $id) &&
+	grep "exception type=\"dws-node-failure\" severity=1 note=\"$host\"" tiny.events &&
+	test_must_fail grep "dws-timeout" tiny.events &&
+	test_must_fail grep "severity=0" tiny.events &&
+	grep "^[0-9.]* finish status=0" tiny.events &&
+	grep "epilog-finish description=\"dws-epilog\" status=0" tiny.events &&
+	workflow_gone $id &&
+	flux-dws fault clear
+'
+
+test_expect_success 'forceReady patched by hand mid-Setup: Setup completes, the job runs' '
+	sed -i "/^setup_timeout = /d; /^prerun_timeout = /d" conf/instance.toml &&
+	flux config reload &&
+	flux-dws fault delay --state Setup --seconds 60 &&
+	id=$(flux submit -N1 --setattr=system.dw="$XFS" hostname) &&
+	kubectl wait --for=jsonpath="{.status.state}"=Setup \
+		"workflow/$(wfname $id)" --timeout=30s &&
+	kubectl patch workflow $(wfname $id) --type=merge -p "{\"spec\":{\"forceReady\":true}}" &&
+	flux job wait-event -t 30 $id start &&
+	flux job wait-event -t 60 $id clean &&
+	flux job eventlog $id >hand.events &&
+	grep "^[0-9.]* finish status=0" hand.events &&
+	test_must_fail grep "exception" hand.events &&
+	workflow_gone $id &&
 	flux-dws fault clear
 '
 

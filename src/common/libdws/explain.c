@@ -322,11 +322,11 @@ static const struct row rows[] = {
      " for. Ask for less capacity, or resubmit; tell your administrator if it recurs.",
      DWS_NOTE "workflow hit an error: DW Directive 0: WLM error: storage directive"
               " requirements were not satisfied"},
-    {"timeout-after-giving-up", "still not done {} s after giving up",
-     "Nodes were left out of the job's rabbit storage and it was still not ready {} seconds"
-     " later. " RETRY,
-     "File system creation took too long: Setup still not done 60 s after giving up"
-     " compute-04"},
+    {"force-ready-refused", "DWS refused forceReady after giving up",
+     "Nodes were left out of the job's rabbit storage, but DWS refused to go on without"
+     " them. " RETRY,
+     "File system creation took too long: DWS refused forceReady after giving up"
+     " compute-04: forceReady refused"},
     {"setup-timeout", "File system creation took too long",
      "The rabbits did not create the job's file system in time (they may be busy or short of"
      " space). " RETRY,

@@ -17,6 +17,7 @@ from t.python.emulator.conftest import (
     advance,
     ask_setup,
     controllers_passed,
+    eventually,
     fill_servers,
     finish,
     new_workflow,
@@ -408,3 +409,56 @@ def test_default_storage_profile_must_be_unique(kind):
     wf = wait(api, "none", "Proposal", want="Error")
     assert wf["status"]["message"] == ("DW Directive 0: Internal error: Unable to find a default"
                                        " NnfStorageProfile to use")
+
+
+def test_force_ready_mid_setup_while_its_latency_holds():
+    """flux-coral2 at a tiny setup_timeout: forceReady lands while Setup's
+    latency still holds nnf-sos' drivers.  nnf-sos made the NnfStorage at
+    Setup's start (only its allocations are late), so the forced Setup has
+    its storage: DWS marks Setup ready ("Forced Ready"), the Setup driver
+    stays incomplete, and PreRun with the compute left out of Computes
+    completes with nothing to mount."""
+    with Emulator(system="kind", latency={"Setup": 30.0}) as emu:
+        api = emu.custom_objects_api()
+        ask_setup(api, "quick", ["#DW jobdw type=xfs capacity=1GiB name=aa"], "compute-01")
+        wait(api, "quick", "Setup", want="DriverWait")
+
+        def storage_made():
+            try:
+                api.get_namespaced_custom_object(NNF, NV, "default", "nnfstorages", "quick-0")
+            except ApiException as exc:
+                assert exc.status == 404
+                return False
+            return True
+        eventually(storage_made, what="the NnfStorage made at Setup's start")
+        assert _servers_ready(api, "quick-0") == {"kind-worker2": False}
+        # the WLM: compute-01 given up (out of Computes), Setup forced ready
+        api.patch_namespaced_custom_object(G, V, "default", "workflows", "quick",
+                                           {"spec": {"forceReady": True}})
+        wf = wait(api, "quick", "Setup", timeout=5.0)
+        assert wf["status"]["message"] == "Forced Ready"
+        assert [d["completed"] for d in wf["status"]["drivers"]
+                if d["watchState"] == "Setup"] == [False]
+        api.patch_namespaced_custom_object(G, V, "default", "computes", "quick", {"data": []})
+        advance(api, "quick", "DataIn")
+        wf = advance(api, "quick", "PreRun")
+        assert wf["status"]["message"] == ""
+        assert api.list_cluster_custom_object(G, V, "clientmounts")["items"] == []
+        finish(api, "quick")
+
+
+def test_a_driver_error_fault_skips_the_early_start():
+    """An injected driver error fails the driver before its start: while
+    Setup's latency holds, no NnfStorage is made; the error shows once the
+    latency has passed."""
+    with Emulator(system="kind", latency={"Setup": 0.5}) as emu:
+        api = emu.custom_objects_api()
+        emu.controllers.faults.add(Fault(workflow="bad", state="Setup", severity="Fatal",
+                                         message="injected"))
+        ask_setup(api, "bad", ["#DW jobdw type=xfs capacity=1GiB name=aa"], "compute-01")
+        wf = wait(api, "bad", "Setup", want="Error")
+        assert "injected" in wf["status"]["message"]
+        with pytest.raises(ApiException) as got:
+            api.get_namespaced_custom_object(NNF, NV, "default", "nnfstorages", "bad-0")
+        assert got.value.status == 404
+        finish(api, "bad")

@@ -50,11 +50,11 @@ def test_each_row_explains_its_own_example(row: ex.Row) -> None:
 REAL = [
     # engine timeouts (fault.c)
     ("File system creation took too long", "setup-timeout"),
-    ("File system creation took too long: Setup still not done 60 s after giving up c3",
-     "timeout-after-giving-up"),
+    ("File system creation took too long: DWS refused forceReady after giving up c3: "
+     "forceReady refused", "force-ready-refused"),
     ("timed out waiting for mounts", "mount-timeout"),
-    ("timed out waiting for mounts: PreRun still not done 30 s after giving up c[3-4]",
-     "timeout-after-giving-up"),
+    ("timed out waiting for mounts: DWS refused forceReady after giving up c[3-4]: "
+     "Unprocessable Entity", "force-ready-refused"),
     (DWS + "workflow in TransientCondition too long in PreRun", "mount-transient"),
     ("unmounts timed out, skipping data movement", "unmount-timeout"),
     ("skipping rabbit data movement", "teardown-after"),

@@ -203,10 +203,10 @@ def test_late_rabbit_only_its_computes_are_given_up() -> None:
         assert cleared(h) == {}
 
 
-def test_forced_setup_not_done_fails_one_timeout_later() -> None:
-    """The forceReady patch is refused (the Workflow never finishes Setup):
-    one more setup_timeout later the job fails and its Workflow is torn
-    down, instead of waiting in its prolog for ever."""
+def test_forced_setup_refused_fails_the_job() -> None:
+    """The forceReady patch is refused (the Workflow would never finish
+    Setup): the job fails at once and its Workflow is torn down, instead
+    of waiting in its prolog for ever."""
     with Harness(config={"setup_timeout": 1.0}) as h:
         fault(h, state="Setup", severity="stall")
         jobid = h.submit(XFS, nodes=1, tolerance=1)
@@ -223,10 +223,29 @@ def test_forced_setup_not_done_fails_one_timeout_later() -> None:
         assert refused.hits == 1
         assert [(e["type"], e["severity"], e["note"]) for e in job.exceptions] == [
             ("dws-node-failure", 1, "compute-01"),
-            ("dws-timeout", 0, "File system creation took too long: Setup still"
-                               " not done 1 s after giving up compute-01")]
+            ("dws-timeout", 0, "File system creation took too long: DWS refused forceReady"
+                               " after giving up compute-01: forceReady refused")]
         assert note_is(job, job.exceptions[1], job.exceptions[1]["note"])
         assert "start" not in job.events()
+        assert cleared(h) == {}
+
+
+@pytest.mark.parametrize("stall", [False, True])
+def test_tiny_setup_timeout_within_the_tolerance_runs_the_job(stall: bool) -> None:
+    """flux-coral2's own test: a 1-node job tolerating 1 lost node, with
+    setup_timeout = 0.0001.  The timer fires once, mid-Setup (storage
+    creation takes 0.3 s in the "fast" latency model) or before DWS even
+    entered it: the node is given up, forceReady asked, and the job runs
+    and ends cleanly; no second timeout of Setup, even when the nnf
+    drivers never finish Setup (stall)."""
+    with Harness(latency="fast", config={"setup_timeout": 0.0001}) as h:
+        if stall:
+            fault(h, state="Setup", severity="stall")
+        jobid = h.submit(XFS, nodes=1, tolerance=1)
+        job = h.wait(jobid)
+        assert [(e["type"], e["severity"], e["note"]) for e in job.exceptions] == [
+            ("dws-node-failure", 1, "compute-01")]
+        assert "start" in job.events()
         assert cleared(h) == {}
 
 

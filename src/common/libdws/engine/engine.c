@@ -311,6 +311,7 @@ static const result_handler_f result_handlers[TOK_COUNT] = {
     [TOK_POSTRUN_FAILED] = fault_on_postrun_failed_reads,
     [TOK_ABORT_MOUNTS] = fault_on_abort_mounts,
     [TOK_ABORT_SERVERS] = fault_on_abort_servers,
+    [TOK_FORCE_READY] = fault_on_force_ready,
     [TOK_JOBVIEW] = jobview_on_datamovements,
 };
 

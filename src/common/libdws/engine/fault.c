@@ -25,12 +25,15 @@
  * them), the hosts recorded on the Workflow, dropped from Computes, and
  * spec.forceReady set.  Over it: "dws-timeout".
  *
- * A job is never left in its prolog for ever: giving hosts up in Setup or
- * PreRun starts that state's timer again (setup_timeout; prerun_timeout,
- * or tc_timeout when prerun_timeout is off and a TransientCondition gave
- * them up), and if the Workflow has still not finished the state when it
- * fires (DWS ignored or never got the forceReady), the job fails with
- * "dws-timeout" and its Workflow goes to Teardown.
+ * Each state's timer fires once, as flux-coral2's does: once hosts are
+ * given up, the job waits for DWS to finish the state without them, with
+ * no second timeout (whatever bound flux-dws kept would fire before
+ * flux-coral2 had finished the job, where DWS is merely slow to act on
+ * forceReady).  What can be seen is acted on instead: a forceReady patch
+ * that Kubernetes refuses fails the job at once ("dws-timeout", as
+ * flux-coral2's timer, whose patch raises, fails it), and a forceReady
+ * that DWS reset at the transition it raced (the Workflow in the state,
+ * not ready, spec.forceReady false) is asked for again.
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
@@ -76,29 +79,23 @@ static void list_for (struct dws_engine *e, struct job *job, const char *kind,
     act_k8s_list (e, kind, sel, token_for (token, sizeof (token), what, job));
 }
 
-/* How long a state whose hosts were given up has to finish after that. */
-static double forced_timeout (struct dws_engine *e, enum wf_state s)
+/* What a timeout of state s says (the reference's words). */
+static const char *timeout_why (enum wf_state s)
 {
-    if (s == WF_SETUP)
-        return e->cfg.setup_timeout;
-    return e->cfg.prerun_timeout > 0 ? e->cfg.prerun_timeout : e->cfg.tc_timeout;
+    return s == WF_SETUP ? "File system creation took too long" : "timed out waiting for mounts";
 }
 
 /* State s's timer fired while it is still not done: read what names the
- * culprits (`kind` objects, answered with `what`), or, once hosts were
- * given up in s (forceReady asked), fail the job: `why` and how long it
- * waited for s without them.
+ * culprits (`kind` objects, answered with `what`).  After a restart with
+ * hosts already given up in s the timer is not armed again (adopt), so it
+ * fires once per state.
  */
 static void state_timer (struct dws_engine *e, struct job *job, enum wf_state s,
-                         const char *kind, enum token_kind what, const char *why)
+                         const char *kind, enum token_kind what)
 {
-    if (phase_desired (job) != s || phase_handled (job) >= s)
+    if (phase_desired (job) != s || phase_handled (job) >= s || job->forced == s)
         return;
-    if (job->forced == s)
-        workflow_fail_job (e, job, "dws-timeout", "%s: %s still not done %g s after giving up %s", why,
-                  wfstate_name (s), forced_timeout (e, s), job->failed ? job->failed : "hosts");
-    else
-        list_for (e, job, kind, what);
+    list_for (e, job, kind, what);
 }
 
 void fault_timer_event (struct dws_engine *e, const char *key)
@@ -125,12 +122,10 @@ void fault_timer_event (struct dws_engine *e, const char *key)
         return;
     switch ((enum timer_kind)kind) {
         case T_SETUP:
-            state_timer (e, job, WF_SETUP, "Servers", TOK_SETUP_TIMEOUT,
-                         "File system creation took too long");
+            state_timer (e, job, WF_SETUP, "Servers", TOK_SETUP_TIMEOUT);
             break;
         case T_PRERUN:
-            state_timer (e, job, WF_PRERUN, "ClientMount", TOK_PRERUN_TIMEOUT,
-                         "timed out waiting for mounts");
+            state_timer (e, job, WF_PRERUN, "ClientMount", TOK_PRERUN_TIMEOUT);
             break;
         case T_POSTRUN:
             if (phase_desired (job) == WF_POSTRUN && phase_handled (job) < WF_POSTRUN)
@@ -189,6 +184,54 @@ static char *encode_names (json_t *names)
     return s;
 }
 
+/* Ask DWS to finish the current state without the hosts given up
+ * (recorded on the Workflow with it).
+ */
+static void force_ready (struct dws_engine *e, struct job *job)
+{
+    char token[96];
+    job->forced = phase_desired (job);
+    job->force_pending = true;
+    act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name,
+             json_pack ("{s:{s:b} s:{s:{s:s}}}", "spec", "forceReady", 1, "metadata",
+                        "annotations", ANN_FAILED, job->failed),
+             token_for (token, sizeof (token), TOK_FORCE_READY, job));
+}
+
+/* Hosts were given up in the state the job still waits for. */
+static bool forcing (struct job *job)
+{
+    return job->forced != WF_NONE && job->forced == phase_desired (job)
+           && phase_handled (job) < job->forced && !job->excepted && !job->toredown;
+}
+
+void fault_force_ready_check (struct dws_engine *e, struct job *job)
+{
+    const struct wfview *v = &job->view;
+    if (!forcing (job) || job->force_pending || v->state != job->forced
+        || v->desired != job->forced || v->force_ready_state == job->forced || v->ready)
+        return;
+    act_log (e, "warning", "%s: DWS reset forceReady on entering %s: asking again", job->name,
+             wfstate_name (job->forced));
+    force_ready (e, job);
+}
+
+void fault_on_force_ready (struct dws_engine *e, enum token_kind kind, struct job *job,
+                           json_t *event)
+{
+    (void)kind;
+    struct k8s_answer a = answer_of (event);
+    job->force_pending = false;
+    if (a.ok || a.code == 404) { /* 404: the Workflow went; vanished() says so */
+        fault_force_ready_check (e, job); /* a reset seen before this answer */
+        return;
+    }
+    if (forcing (job))
+        workflow_fail_job (e, job, "dws-timeout", "%s: DWS refused forceReady after giving up %s: %s",
+                           timeout_why (job->forced), job->failed ? job->failed : "hosts",
+                           answer_message (event));
+}
+
 static void node_failure (struct dws_engine *e, struct job *job, json_t *nodes, const char *why)
 {
     char token[96];
@@ -214,16 +257,7 @@ static void node_failure (struct dws_engine *e, struct job *job, json_t *nodes, 
     if (phase_desired (job) == WF_PRERUN)
         rabbits_mount_failed (e, nodes); /* keep other jobs off them: badrabbit */
     act_raise_verbatim (e, job, "dws-node-failure", 1, failed); /* a host list, for rc1 */
-    act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name,
-             json_pack ("{s:{s:b} s:{s:{s:s}}}", "spec", "forceReady", 1, "metadata",
-                        "annotations", ANN_FAILED, failed),
-             token_for (token, sizeof (token), TOK_ANNOTATE, job));
-    if (phase_desired (job) == WF_SETUP || phase_desired (job) == WF_PRERUN) {
-        /* the state must now finish without them, in one more timeout */
-        job->forced = phase_desired (job);
-        act_timer_start (e, job, phase_desired (job) == WF_SETUP ? T_SETUP : T_PRERUN,
-                         forced_timeout (e, phase_desired (job)));
-    }
+    force_ready (e, job);
     if (phase_desired (job) == WF_PRERUN) {
         json_t *names = hosts_minus (job->hosts, job->failed, NULL);
         json_t *data = json_array ();

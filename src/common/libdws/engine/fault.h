@@ -11,6 +11,12 @@
 void fault_timer_event (struct dws_engine *e, const char *key);
 /* the Workflow's status: start or stop the TransientCondition timer */
 void fault_transient_condition (struct dws_engine *e, struct job *job);
+/* hosts were given up in the Workflow's current state: if DWS lost the
+ * forceReady (reset at the transition it raced), ask for it again */
+void fault_force_ready_check (struct dws_engine *e, struct job *job);
+/* the answer to the forceReady patch: refused, the job fails */
+void fault_on_force_ready (struct dws_engine *e, enum token_kind kind, struct job *job,
+                           json_t *event);
 /* dws.abort: read what to blame, then Teardown */
 void fault_abort_job (struct dws_engine *e, struct job *job);
 

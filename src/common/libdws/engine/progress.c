@@ -451,6 +451,7 @@ void progress_workflow (struct dws_engine *e, struct job *job)
         return;
     }
     fault_transient_condition (e, job);
+    fault_force_ready_check (e, job);
     if (!job->view.ready || state != want || state != phase_desired (job)
         || state <= phase_handled (job))
         return;
@@ -509,13 +510,16 @@ static void adopt (struct dws_engine *e, struct job *job)
     job->resources_sent = job->resources_sent || desired > WF_PROPOSAL;
     job->setup_pending = job->hosts && desired == WF_PROPOSAL;
     job->toredown = job->toredown || desired == WF_TEARDOWN;
-    /* timers start again, whole: a restart never makes one fire early */
+    /* timers start again, whole: a restart never makes one fire early;
+     * a state whose hosts were given up already had its one timeout */
     switch (desired) {
         case WF_SETUP:
-            act_timer_start (e, job, T_SETUP, e->cfg.setup_timeout);
+            if (job->forced != WF_SETUP)
+                act_timer_start (e, job, T_SETUP, e->cfg.setup_timeout);
             break;
         case WF_PRERUN:
-            act_timer_start (e, job, T_PRERUN, e->cfg.prerun_timeout);
+            if (job->forced != WF_PRERUN)
+                act_timer_start (e, job, T_PRERUN, e->cfg.prerun_timeout);
             break;
         case WF_POSTRUN:
             act_timer_start (e, job, T_POSTRUN, e->cfg.postrun_timeout);

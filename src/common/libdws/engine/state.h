@@ -192,9 +192,9 @@ struct job {
     json_t *reserved;      /* {rabbit: GiB of ssd} Fluxion gave it, from R */
     char *failed;          /* hosts given up (RFC 29), or NULL */
     enum wf_state forced;  /* the state whose hosts were last given up (its
-                            * forceReady asked), or WF_NONE: if it is still
-                            * not done when its timer fires again, the job
-                            * fails (fault.c) */
+                            * forceReady asked), or WF_NONE: its timer has
+                            * fired, once, as flux-coral2's does (fault.c) */
+    bool force_pending;    /* that forceReady patch not answered yet */
     int servers_pending;   /* Servers patches outstanding */
     bool setup_pending;    /* dws.setup arrived; Setup not yet asked */
     bool setup_error;
@@ -301,6 +301,7 @@ struct dws_engine {
     X (POSTRUN_FAILED, "postrun-failed")                                                       \
     X (ABORT_MOUNTS, "abort-mounts")                                                           \
     X (ABORT_SERVERS, "abort-servers")                                                       \
+    X (FORCE_READY, "force-ready")                                                           \
     X (JOBVIEW, "jobview")
 
 enum token_kind {

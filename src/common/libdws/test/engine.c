@@ -1370,12 +1370,11 @@ static void test_tc (void)
                  "[{'state':'mounted'}]}}]");
     has ("c3 not mounted: dws-node-failure within the tolerance", "action", "raise", "type",
          "dws-node-failure", "severity", "1", "note", "c3");
-    has ("prerun_timeout off: PreRun has one more tc_timeout to finish", "action",
-         "timer-start", "key", "prerun:301", "after", "15.0");
+    ok (!find ("action", "timer-start"), "giving c3 up starts no timer");
     complete (e, 301, NULL);
-    has ("PreRun done (forced ready): the timer stops", "action", "timer-stop", "key",
-         "prerun:301");
-    ok (!find ("type", "dws-timeout"), "... and the job goes on");
+    has ("PreRun done (forced ready): the job runs", "action", "rpc", "topic",
+         "job-manager.dws.prolog-remove");
+    ok (!find ("type", "dws-timeout"), "... and no dws-timeout");
     dws_engine_destroy (e);
 }
 
@@ -1405,25 +1404,28 @@ static void test_timers (void)
     has ("rabbit2 slow: dws-node-failure sev 1 naming its compute", "action", "raise", "id",
          "400", "type", "dws-node-failure", "severity", "1", "note", "c3");
     a = has ("dws-node-failure: forceReady and the failed hosts on the Workflow", "action",
-             "k8s", "op", "patch", "kind", "Workflow", "token", "annotate:400");
+             "k8s", "op", "patch", "kind", "Workflow", "token", "force-ready:400");
     json_at (jp (a, "body", NULL),
              "{'spec':{'forceReady':true},'metadata':{'annotations':{'" ANN_FAILED "':'c3'}}}",
              "the patch body");
     ok (!find ("kind", "Computes"), "outside PreRun the Computes are not touched");
-    has ("giving c3 up starts the setup timer again: Setup must finish without it",
-         "action", "timer-start", "key", "setup:400", "after", "60.0");
+    ok (!find ("action", "timer-start"),
+        "giving c3 up starts no timer: the setup timer fired once, as flux-coral2's");
+    k8s_result (e, "force-ready", 400, true, 200, "", wf (400));
+    ok (!find ("action", "raise") && !find ("op", "patch"),
+        "forceReady accepted and not reset: nothing more to do");
     complete (e, 400, "{'computes':{'name':'fluxjob-400','namespace':'default'}}");
     a = has ("Setup completes: Computes without the failed host", "kind", "Computes");
     json_at (jp (a, "body", NULL), "{'data':[{'name':'c1'}]}", "Computes data: c1 only");
-    has ("... and the setup timer stops", "action", "timer-stop", "key", "setup:400");
+    ok (!find ("action", "timer-stop"), "... and no timer to stop: the setup timer fired");
     a = job_status (e, 400);
     json_at (jp (a, "failed", NULL), "'c3'", "status: failed hosts");
     json_decref (a);
     feed (e, "{'type':'timer','key':'setup:400'}");
     none ("the stopped setup timer fires after Setup completed: nothing");
 
-    /* setup: hosts given up, and Setup still not done one more setup_timeout
-     * later (DWS ignored the forceReady, or never got it): the job fails */
+    /* setup: hosts given up, and DWS refuses the forceReady patch: the
+     * job fails at once (flux-coral2's timer callback raises) */
     job_to (e, 406, 1, "'c1','c3'", 2, "Setup");
     feed (e, "{'type':'timer','key':'setup:406'}");
     list_result (e, "setup-timeout", 406,
@@ -1432,16 +1434,47 @@ static void test_timers (void)
                  "'allocationCount':1}]}]},'status':{'allocationSets':[{'storage':"
                  "{'rabbit1':{'allocationSize':10737418240,'ready':true}}}]}}]");
     has ("rabbit2 slow: c3 given up", "type", "dws-node-failure", "note", "c3");
-    k8s_result (e, "annotate", 406, false, 500, "forceReady refused", NULL);
-    has ("the refused forceReady is logged", "action", "log", "level", "err");
-    ok (!find ("type", "dws-timeout"), "... and the job waits for its timer");
-    feed (e, "{'type':'timer','key':'setup:406'}");
-    ok (!find ("op", "list"), "the second expiry reads nothing");
-    has ("Setup still not done: fatal dws-timeout naming the time and the hosts", "action",
+    ok (!find ("type", "dws-timeout"), "... and no fatal exception yet");
+    k8s_result (e, "force-ready", 406, false, 422, "forceReady refused", NULL);
+    has ("forceReady refused: fatal dws-timeout naming the hosts and DWS' answer", "action",
          "raise", "id", "406", "type", "dws-timeout", "severity", "0", "note",
-         "File system creation took too long: Setup still not done 60 s after giving up c3");
+         "File system creation took too long: DWS refused forceReady after giving up c3:"
+         " forceReady refused");
     has ("... and Teardown", "op", "patch", "name", "fluxjob-406", "body",
          "{\"spec\":{\"desiredState\":\"Teardown\"}}");
+    feed (e, "{'type':'timer','key':'setup:406'}");
+    none ("no setup timer runs after giving up: nothing fires");
+
+    /* setup_timeout fired before DWS entered Setup: the forceReady landed
+     * first and DWS reset it on entering Setup.  flux-dws asks again
+     * (once the first patch is answered) and Setup completes. */
+    job_to (e, 413, 1, "'c1'", 1, "Setup");
+    feed (e, "{'type':'timer','key':'setup:413'}");
+    list_result (e, "setup-timeout", 413,
+                 "[{'spec':{'allocationSets':[{'label':'xfs','storage':["
+                 "{'name':'rabbit1','allocationCount':1}]}]},'status':{}}]");
+    has ("the 1-node job's only compute given up", "type", "dws-node-failure", "note", "c1");
+    ok (!find ("type", "dws-timeout"), "within a tolerance of 1: no fatal exception");
+    json_object_set_new (json_object_get (wf (413), "spec"), "forceReady", json_false ());
+    wf_status (e, 413, "Setup", false, "DriverWait", NULL);
+    ok (!find ("op", "patch"), "the reset seen before the patch's answer: no second patch yet");
+    k8s_result (e, "force-ready", 413, true, 200, "", wf (413));
+    a = has ("answered, the Workflow still shows it reset: forceReady asked again", "action",
+             "k8s", "op", "patch", "kind", "Workflow", "token", "force-ready:413");
+    json_at (jp (a, "body", NULL),
+             "{'spec':{'forceReady':true},'metadata':{'annotations':{'" ANN_FAILED "':'c1'}}}",
+             "the same patch");
+    has ("... and logged", "action", "log", "level", "warning", "message",
+         "fluxjob-413: DWS reset forceReady on entering Setup: asking again");
+    wf_status (e, 413, "Setup", false, "DriverWait", NULL);
+    ok (!find ("op", "patch"), "a view while that patch is out: no third patch");
+    k8s_result (e, "force-ready", 413, true, 200, "", wf (413));
+    ok (!find ("op", "patch"), "answered, forceReady now set: nothing more");
+    complete (e, 413, "{'computes':{'name':'fluxjob-413','namespace':'default'},"
+                      "'message':'Forced Ready'}");
+    a = has ("Setup forced ready: Computes without the given-up host", "kind", "Computes");
+    json_at (jp (a, "body", NULL), "{'data':[]}", "Computes data: empty");
+    ok (!find ("type", "dws-timeout"), "the job goes on");
 
     /* setup over the tolerance */
     job_to (e, 401, 0, "'c1','c3'", 2, "Setup");
@@ -1468,19 +1501,19 @@ static void test_timers (void)
                  "[{'state':'mounted'}]}}," CM_NOT_READY ("c3") "]");
     has ("c3, c4 not mounted: dws-node-failure with a hostlist note", "action", "raise", "type",
          "dws-node-failure", "severity", "1", "note", "c[3-4]");
-    a = has ("forceReady patch", "token", "annotate:402", "kind", "Workflow");
+    a = has ("forceReady patch", "token", "force-ready:402", "kind", "Workflow");
     json_at (jp (a, "body", "metadata", NULL), "{'annotations':{'" ANN_FAILED "':'c[3-4]'}}",
              "failed hosts annotation");
     a = has ("in PreRun the Computes drop the failed hosts", "kind", "Computes", "token",
              "annotate:402");
     json_at (jp (a, "body", NULL), "{'data':[{'name':'c1'},{'name':'c2'}]}",
              "Computes data: c1, c2");
-    has ("giving c[3-4] up starts the prerun timer again", "action", "timer-start", "key",
-         "prerun:402", "after", "30.0");
-    feed (e, "{'type':'timer','key':'prerun:402'}");
-    has ("PreRun still not done one prerun_timeout later: fatal dws-timeout", "action",
-         "raise", "id", "402", "type", "dws-timeout", "severity", "0", "note",
-         "timed out waiting for mounts: PreRun still not done 30 s after giving up c[3-4]");
+    ok (!find ("action", "timer-start"), "giving c[3-4] up starts no timer");
+    k8s_result (e, "force-ready", 402, false, 422, "Unprocessable Entity", NULL);
+    has ("forceReady refused in PreRun: fatal dws-timeout", "action", "raise", "id", "402",
+         "type", "dws-timeout", "severity", "0", "note",
+         "timed out waiting for mounts: DWS refused forceReady after giving up c[3-4]:"
+         " Unprocessable Entity");
     has ("... and Teardown", "op", "patch", "name", "fluxjob-402", "body",
          "{\"spec\":{\"desiredState\":\"Teardown\"}}");
 
@@ -2034,12 +2067,9 @@ static void test_rebuild (void)
     ok (!find ("name", "fluxjob-609") && !find ("name", "mine")
             && !find ("name", "fluxjob-611"),
         "other Workflows get no action");
-    has ("picked up in Setup with forceReady set: the setup timer is re-armed", "action",
-         "timer-start", "key", "setup:612", "after", "60.0");
-    feed (e, "{'type':'timer','key':'setup:612'}");
-    has ("... and Setup still not done when it fires: fatal, its hosts given up before"
-         " the restart", "action", "raise", "id", "612", "type", "dws-timeout", "note",
-         "File system creation took too long: Setup still not done 60 s after giving up c3");
+    ok (!find ("key", "setup:612"),
+        "picked up in Setup with forceReady set: its one setup timeout is spent, none armed");
+    ok (!find ("name", "fluxjob-612"), "... and forceReady is set: nothing asked");
 
     json_t *bd = breakdown (608, 10);
     k8s_result (e, "breakdown", 608, true, 200, "", bd);

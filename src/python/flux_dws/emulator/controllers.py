@@ -316,6 +316,11 @@ class Controllers:
         waited = self._waited(status, now)
         delay = latency_model.state_delay(self.latency, state, self._fs_types(wf, drivers, mine))
         if delay and waited < delay:
+            # the latency holds the drivers' finish, not their start: nnf-sos
+            # makes a Setup's NnfStorage at once and its allocations get
+            # ready later, so a WLM that forces Setup ready early (forceReady
+            # at a tiny setup_timeout) finds the storage made, as on Rabbit
+            self._start_early(wf, state, [drivers[i]["dwdIndex"] for i in mine])
             self._later(delay - waited, ns, name)
             return
         new = copy_json(wf)
@@ -330,6 +335,18 @@ class Controllers:
             self._later(seconds, ns, name)
         if new != wf:  # an unchanged write would only wake us again
             self.store.replace(RESOURCE["workflow"], ns, name, new)
+
+    def _start_early(self, wf: dict[str, Any], state: str, indexes: list[int]) -> None:
+        """The starts of the pending drivers, in directive order, while the
+        state's latency holds their finish; a start that fails stops there
+        (the driver's full run, after the latency, reports it)."""
+        for index in indexes:
+            if self.faults.driver_error_set(wf["metadata"]["name"], state, index):
+                return  # an injected error fails this driver before its start
+            try:
+                self._run_driver(wf, state, index, start_only=True)
+            except (rerr.ResourceError, DirectiveError, Wait):
+                return
 
     def _outcome(self, wf: dict[str, Any], state: str, index: int,
                  waited: float) -> nnf_walk.Outcome:

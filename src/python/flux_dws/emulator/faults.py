@@ -124,6 +124,14 @@ class Faults:
         seconds since the state was asked for, for delay faults)."""
         return self._take("driver", wf, state, index, waited=waited)
 
+    def driver_error_set(self, wf: str, state: str, index: int) -> bool:
+        """Whether a driver fault that fails the driver (not a stall or a
+        delay, which hold only its finish) is set for this workflow, state
+        and directive; nothing is used up."""
+        with self.lock:
+            return any(f.matches("driver", wf, state, index, None, None)
+                       and f.severity not in ("stall", "delay") for f in self.items)
+
     def take_allocation(self, wf: str, index: int, rabbit: str,
                         waited: float) -> Fault | None:
         """An allocation fault for this workflow's directive on ``rabbit``
