@@ -3,20 +3,22 @@ test_description='every state a rabbit job can be in, across every reload a site
 
 Under a real 4-broker instance with Fluxion, against the emulator (plain
 HTTP on a fixed port, its objects in SQLite, so that it can be restarted
-as a Kubernetes API server is).  For each restart -- the dws service
+as a Kubernetes API server is). For each restart -- the dws service
 reloaded, Fluxion reloaded, the jobtap plugin reloaded, the API server
 restarted -- rabbit jobs are held, each by a stalled Workflow state, in:
 DEPEND (Proposal), the dws-setup prolog in Setup, the prolog in DataIn,
 RUN (the task running), the dws-epilog in PostRun, in DataOut, in
-Teardown; and the instance restarted on its statedir as a site does it
-(the jobs holding nodes are cancelled by its cleanup, as flux-core does,
-and torn down).  (The emulator keeps its faults in memory: an API server
-restart lifts the stalls itself, and the jobs go on while the service
-reconnects.)  After the restart the stalls are lifted: every job ends
-COMPLETED with its epilog status 0 and no exception, its Workflow is
-deleted, and every ssd vertex is up again.  Jobs waiting in SCHED are
-t3305; instance restarts without the cleanup (a crash) are t3107;
-released jobs in DataOut are t3303.'
+Teardown, and released early (release_computes = after-unmount: the job
+inactive, its computes back) in DataOut; and the instance restarted on
+its statedir as a site does it (the jobs holding nodes are cancelled by
+its cleanup, as flux-core does, and torn down). (The emulator keeps its
+faults in memory: an API server restart lifts the stalls itself, and the
+jobs go on while the service reconnects.) After the restart the stalls
+are lifted: every job ends COMPLETED with its epilog status 0 and no
+exception, its Workflow is deleted, and every ssd vertex is up again.
+Jobs waiting in SCHED are t3305, and here across an API server restart;
+instance restarts without the cleanup (a crash) are t3107; t3303 has
+more of released jobs.'
 
 . "$(dirname "$0")"/sharness.sh
 
@@ -58,16 +60,22 @@ front_jobs() {
 	test "$(flux jobs -no {state} $D)" = RUN &&
 	test "$(flux jobs -no {state} $R)" = RUN
 }
-# back_jobs: rabbit jobs whose epilog waits in PostRun, DataOut, Teardown;
-# sets PO DO TD
+# back_jobs: rabbit jobs whose epilog waits in PostRun, DataOut, Teardown,
+# and one whose computes went back after PostRun (release_computes =
+# after-unmount), inactive while its DataOut waits; sets PO DO TD RE
 back_jobs() {
 	PO=$(submit_held po) && DO=$(submit_held do -N1 --setattr=system.dw="$COPY_OUT") &&
 	TD=$(submit_held td) &&
-	flux job wait-event -t 30 $PO start && flux job wait-event -t 30 $DO start &&
-	flux job wait-event -t 30 $TD start &&
-	stall $PO PostRun && stall $DO DataOut && stall $TD Teardown &&
-	release_job po $PO && release_job do $DO && release_job td $TD &&
+	RE=$(submit_held re -N1 --setattr=system.dw="$COPY_OUT" \
+		--setattr=system.dw_release_computes=after-unmount) &&
+	for id in $PO $DO $TD $RE; do
+		flux job wait-event -t 30 $id start || return 1
+	done &&
+	stall $PO PostRun && stall $DO DataOut && stall $TD Teardown && stall $RE DataOut &&
+	release_job po $PO && release_job do $DO && release_job td $TD && release_job re $RE &&
 	stalled_at $PO PostRun && stalled_at $DO DataOut && stalled_at $TD Teardown &&
+	stalled_at $RE DataOut &&
+	flux job wait-event -t 30 $RE clean &&
 	for id in $PO $DO $TD; do
 		test "$(flux jobs -no {state} $id)" = CLEANUP || return 1
 	done
@@ -113,12 +121,25 @@ for restart in reload_service reload_fluxion reload_jobtap restart_api_server; d
 		$restart &&
 		all_end $P $S $D $R
 	'
-	test_expect_success "$restart: jobs in PostRun, DataOut, Teardown end cleanly" '
+	test_expect_success "$restart: jobs in PostRun, DataOut, Teardown, released in DataOut end cleanly" '
 		back_jobs &&
 		$restart &&
-		all_end $PO $DO $TD
+		all_end $PO $DO $TD $RE
 	'
 done
+
+test_expect_success 'restart_api_server with a rabbit job waiting in SCHED: it runs' '
+	big=$(flux submit -N4 sleep 3600) &&
+	flux job wait-event -t 30 $big start &&
+	Q=$(flux submit -N1 --setattr=system.dw="$XFS" true) &&
+	flux job wait-event -t 30 $Q priority &&
+	test "$(flux jobs -no {state} $Q)" = SCHED &&
+	restart_api_server &&
+	flux cancel $big &&
+	flux job wait-event -t 60 $Q clean &&
+	completed $Q && workflow_gone $Q &&
+	flux job wait-event -t 60 $big clean
+'
 
 # cancelled_clean ID...: the job was cancelled (the instance'"'"'s cleanup),
 # its epilog ended with status 0 and its Workflow is deleted
@@ -146,11 +167,11 @@ test_expect_success 'instance restart: DEPEND resumes; prolog and RUN jobs are c
 	wait_rabbits "[.rabbits[].fluxion] | all(. == \"up\")"
 '
 
-test_expect_success 'instance restart: jobs in PostRun, DataOut, Teardown end cleanly' '
+test_expect_success 'instance restart: jobs in PostRun, DataOut, Teardown, released in DataOut end cleanly' '
 	back_jobs &&
 	term_rabbit_instance &&
 	start_rabbit_instance "$(pwd)" &&
-	all_end $PO $DO $TD
+	all_end $PO $DO $TD $RE
 '
 
 test_expect_success 'no Workflow, ClientMount or NnfStorage is left' '

@@ -5,6 +5,11 @@ watch and writer threads; the emulated job manager and Fluxion) on the
 emulator's El Capitan system (11,136 computes, 696 rabbits) at zero
 latency, run as a subprocess:
 
+- flux-coral2 #439: Tuolumne's -N560 --coral2-chassis=70 job wasted
+  minutes in its prolog.  Here a 560-node and a 1,120-node xfs job (the
+  harness packs nodes: 35 and 70 rabbits, 560 and 1,120 ClientMounts):
+  printed, the time from the service seeing PreRun done (its timeline in
+  the job's KVS) to the dws_environment event in the job's eventlog.
 - flux-coral2 #466: about 750 gfs2 jobs submitted at once hung the
   service until the systemd watchdog killed it.  Here 750 gfs2 jobs (4
   nodes, 100 GiB each) are submitted in one go while a second thread asks
@@ -130,6 +135,25 @@ def incident_470(h: Harness, kubeconfig: Path) -> bool:
     return stuck == 0 and failed == 0 and total <= given
 
 
+def incident_439(h: Harness) -> bool:
+    """The service's time from PreRun done to dws_environment posted."""
+    ok = True
+    for nodes in (560, 1120):
+        jobid = h.submit(XFS, nodes=nodes, runtime=0.0)
+        job = h.wait(jobid, timeout=600)
+        when = {name: t for t, name, _ in job.eventlog}
+        done = (job.kvs_get("data.dws.timeline.prerun") or {}).get("done")
+        if job.exceptions or "dws_environment" not in when or not isinstance(done, float):
+            print(f"#439: the {nodes}-node job did not run: {job.exceptions or job.events()}")
+            ok = False
+            continue
+        chassis = -(-nodes // 16)
+        print(f"#439: a {nodes}-node xfs job on {chassis} rabbits: PreRun done seen to"
+              f" dws_environment posted {(when['dws_environment'] - done) * 1000:.1f} ms",
+              flush=True)
+    return ok
+
+
 def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         kc = Path(tmp) / "kubeconfig"
@@ -137,7 +161,8 @@ def main() -> int:
         try:
             h = Harness(system="elcap", emulator=_Remote(kc))  # type: ignore[arg-type]
             with h:
-                ok = incident_466(h)
+                ok = incident_439(h)
+                ok = incident_466(h) and ok
                 ok = incident_470(h, kc) and ok
         finally:
             proc.terminate()

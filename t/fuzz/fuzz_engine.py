@@ -16,6 +16,7 @@ from typing import Any
 import atheris
 
 with atheris.instrument_imports():
+    from flux_dws import engine
     from flux_dws.engine import Engine, EngineError
 
 FIN = "flux-framework.readthedocs.io/workflow"
@@ -53,8 +54,7 @@ SERVERS = {"spec": {"allocationSets": [{"label": "xfs", "storage": [
 DMS = [{"status": {"status": "Failed"}}, {"status": {"status": "Success"}}]
 VALUES: list[Any] = [None, True, False, 0, -1, 1 << 62, 1.5, "", "x", "Error", [], {},
                      [None], {"a": None}]
-ACTIONS = {"respond", "respond-error", "k8s", "rpc", "memo", "raise", "kvs", "job-info",
-           "active-jobs", "timer-start", "timer-stop", "drain", "log"}
+ACTIONS = set(engine.ACTIONS)  # wire.h's list: every action the shells carry out
 OPS = {"create", "patch", "json-patch", "delete", "get", "list", "log"}
 KINDS = {"Workflow", "Computes", "Servers", "DirectiveBreakdown", "ClientMount", "Storage",
          "SystemStatus", "SystemConfiguration", "NnfDataMovement", "Secret", "Pod"}
