@@ -181,9 +181,10 @@ bad_tolerance_path() {
     flux job wait-event -t 30 $1 clean &&
     flux job eventlog $1 >$2 &&
     in_order $2 "dependency-add description=\"dws-create\"" \
-        "exception type=\"dws-create\" severity=0 note=\"DWS workflow interactions failed: dw_failure_tolerance must be a positive integer -- " \
+        "exception type=\"dws-create\" severity=0 note=\"DWS workflow interactions failed: dw_failure_tolerance must be a positive integer\"" \
         "epilog-start description=\"dws-epilog\"" \
         "epilog-finish description=\"dws-epilog\" status=0" &&
+    explained $1 "DWS workflow interactions failed: dw_failure_tolerance must be a positive integer" &&
     test_must_fail grep "^[0-9.]* alloc" $2 &&
     test_must_fail kubectl get workflow $(wfname $1) &&
     cat $2

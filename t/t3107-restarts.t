@@ -258,7 +258,8 @@ test_expect_success 'the plugin'"'"'s epilog timeout fires: dws-epilog-timeout, 
 	rabbit=$(flux jobs -no "{user.rabbits}" $id) &&
 	flux job wait-event -t 30 $id clean &&
 	flux job eventlog $id >timeout.events &&
-	grep "exception type=\"dws-epilog-timeout\" severity=0 note=\"DWS epilog timed out -- " timeout.events &&
+	grep "exception type=\"dws-epilog-timeout\" severity=0 note=\"DWS epilog timed out\"" timeout.events &&
+	explained $id "DWS epilog timed out" &&
 	grep "epilog-finish description=\"dws-epilog\" status=1" timeout.events &&
 	flux dmesg | grep "$(wfname $id): rabbit $rabbit disabled: flux job $(wfname $id) epilog timed out (dws.abort)" &&
 	workflow_gone $id &&
@@ -278,7 +279,8 @@ test_expect_success 'the epilog timer is armed again by a plugin reload while th
 	flux jobtap load "$DWS_JOBTAP" epilog-timeout=2 &&
 	flux job wait-event -t 30 $id clean &&
 	flux job eventlog $id >timeout-reload.events &&
-	grep "exception type=\"dws-epilog-timeout\" severity=0 note=\"DWS epilog timed out -- " timeout-reload.events &&
+	grep "exception type=\"dws-epilog-timeout\" severity=0 note=\"DWS epilog timed out\"" timeout-reload.events &&
+	explained $id "DWS epilog timed out" &&
 	grep "epilog-finish description=\"dws-epilog\" status=1" timeout-reload.events &&
 	flux dmesg | grep "$(wfname $id): rabbit $rabbit disabled" &&
 	workflow_gone $id &&

@@ -443,3 +443,15 @@ completed() {
     test_must_fail grep exception $1.events &&
     test $(flux jobs -no "{result}" $1) = COMPLETED
 }
+
+# explained ID NOTE: the job's eventlog has a dws-explanation entry, after
+# its exception, for exactly NOTE (the exception's note, left as the
+# reference writes it) with a plain sentence
+explained() {
+    flux job eventlog -f json "$1" |
+    jq -s -e --arg note "$2" '
+        (map(.name) | index("exception")) as $exc
+        | (map(.name == "dws-explanation" and .context.note == $note) | index(true)) as $at
+        | $at != null and $exc != null and $exc < $at
+          and (.[$at].context.explanation | length > 0)' >/dev/null
+}
