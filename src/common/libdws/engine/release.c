@@ -74,7 +74,9 @@ bool release_wanted (struct dws_engine *e, struct job *job)
 
 static void released (struct dws_engine *e, struct job *job)
 {
-    char *held = json_dumps (job->held ? job->held : json_array (), JSON_COMPACT);
+    json_t *none = job->held ? NULL : json_array ();
+    char *held = json_dumps (job->held ? job->held : none, JSON_COMPACT);
+    json_decref (none);
     act_timer_stop (e, job, T_RELEASE);
     /* before the epilog ends (the same sender, in order): the jobtap
      * plugin holds the job's dependents until DataOut has ended */
