@@ -33,7 +33,11 @@
 struct rabbit {
     char *name;
     json_t *storage;      /* summary of its Storage object, or NULL */
-    int64_t capacity;     /* its Storage's status.capacity (bytes), 0 unknown */
+    int64_t capacity;     /* its total (bytes): the sum of its Storage's
+                           * status.devices[].capacity, else status.capacity
+                           * (an older DWS); 0 unknown */
+    int64_t free_bytes;   /* its Storage's status.capacity: free bytes (DWS
+                           * #284); -1 not reported */
     bool up;
     char why[256];        /* why it is down */
     int allocs;           /* jobs using it */
@@ -392,6 +396,7 @@ int dws_health_topology (struct dws_health *h, json_t *c2r, json_t *actions, dws
             }
             else {
                 rb->name = strdup (rname);
+                rb->free_bytes = -1;
                 snprintf (rb->why, sizeof (rb->why), "no Storage object");
             }
             rb->members = calloc (n ? n : 1, sizeof (*rb->members));
@@ -438,6 +443,31 @@ static const char *str_at (json_t *o, const char *a, const char *b)
     return json_string_value (v);
 }
 
+/* A Storage's space: 'total' the sum of its status.devices[].capacity (a
+ * drive that is not Ready reports 0) or, when no drive reports one (an
+ * older DWS), its status.capacity; 'free' its status.capacity, the free
+ * bytes (DWS #284), -1 when not reported.  'obj' NULL: 0 and -1.
+ */
+static void storage_space (json_t *obj, int64_t *total, int64_t *free_bytes)
+{
+    json_t *status = json_object_get (obj, "status");
+    json_t *cap = json_object_get (status, "capacity");
+    json_t *dev;
+    size_t i;
+
+    *free_bytes = -1;
+    if (json_is_integer (cap) && json_integer_value (cap) >= 0)
+        *free_bytes = json_integer_value (cap);
+    *total = 0;
+    json_array_foreach (json_object_get (status, "devices"), i, dev) {
+        json_int_t c = json_integer_value (json_object_get (dev, "capacity"));
+        if (c > 0)
+            *total = c > INT64_MAX - *total ? INT64_MAX : *total + c;
+    }
+    if (*total == 0 && *free_bytes > 0)
+        *total = *free_bytes;
+}
+
 /* Read one Storage object into its rabbit; 'obj' NULL: it was deleted. */
 static void storage_read (struct dws_health *h, struct rabbit *r, json_t *obj,
                           json_t *actions)
@@ -448,10 +478,7 @@ static void storage_read (struct dws_health *h, struct rabbit *r, json_t *obj,
 
     json_decref (r->storage);
     r->storage = NULL;
-    r->capacity = json_integer_value (
-        json_object_get (json_object_get (obj, "status"), "capacity"));
-    if (r->capacity < 0)
-        r->capacity = 0;
+    storage_space (obj, &r->capacity, &r->free_bytes);
     if (!obj) {
         r->up = false;
         snprintf (r->why, sizeof (r->why), "no Storage object");
@@ -1656,15 +1683,23 @@ json_t *dws_health_view (struct dws_health *h)
         json_t *entry;
         json_object_foreach (json_object_get (p, "held"), key, entry)
             json_array_append (held, entry);
+        /* free and used: null until the Storage reports them */
+        json_t *free_j = r->free_bytes < 0 ? json_null () : json_integer (r->free_bytes);
+        json_t *used_j = r->free_bytes < 0 || r->capacity == 0
+                             ? json_null ()
+                             : json_integer (r->free_bytes >= r->capacity
+                                                 ? 0
+                                                 : r->capacity - r->free_bytes);
         json_array_append_new (rabbits,
-                               json_pack ("{s:s s:O s:b s:s s:o s:i s:O s:O s:I s:o}", "name",
-                                          r->name, "storage",
+                               json_pack ("{s:s s:O s:b s:s s:o s:i s:O s:O s:I s:o s:o s:o}",
+                                          "name", r->name, "storage",
                                           r->storage ? r->storage : json_null (), "up", r->up,
                                           "why", r->why, "fluxion", fl, "ssds",
                                           g ? (int)g->n : 0, "jobs",
                                           json_object_get (p, "jobs"), "computes",
                                           json_object_get (p, "computes"), "capacity",
-                                          (json_int_t)r->capacity, "held", held));
+                                          (json_int_t)r->capacity, "free", free_j, "used",
+                                          used_j, "held", held));
     }
     json_decref (per);
     bool ready = h->storage_synced && h->journal_synced

@@ -189,8 +189,9 @@ int dws_health_result (struct dws_health *h, json_t *event, double now, json_t *
  */
 json_t *dws_health_view (struct dws_health *h);
 
-/* What the rabbits' ssds hold, from their Storage objects'
- * status.capacity (bytes): the sum, the largest, and how many rabbits
+/* What the rabbits' ssds hold, from their Storage objects (bytes; a
+ * rabbit's total is the sum of status.devices[].capacity, else its
+ * status.capacity, which is free space): the sum, the largest, and how many rabbits
  * report one (all 0 until the Storage list has come).  Up or down: a rabbit
  * that is down may come back, so this bounds what can ever be asked.
  */

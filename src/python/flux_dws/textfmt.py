@@ -1,4 +1,4 @@
-"""Short text for the commands' tables: durations, cut cells, job ids."""
+"""Short text for the commands' tables: durations, sizes, cut cells, job ids."""
 
 from __future__ import annotations
 
@@ -66,3 +66,20 @@ def duration(seconds: float, tenths_below: float = 0.0) -> str:
     if s < 86400:
         return f"{s // 3600}h{s % 3600 // 60:02d}m"
     return f"{s // 86400}d{s % 86400 // 3600:02d}h"
+
+
+SIZE_UNITS = ("K", "M", "G", "T", "P", "E")
+
+
+def size(nbytes: int) -> str:
+    """A non-negative number of bytes, short, in powers of 1024 as df -h
+    writes them: 512B, 1.5K, 200.0G, 36.0T (one decimal from K up)."""
+    n = max(int(nbytes), 0)
+    if n < 1024:
+        return f"{n}B"
+    value, unit = float(n), "B"
+    for unit in SIZE_UNITS:
+        value /= 1024
+        if value < 1024 or unit == SIZE_UNITS[-1]:
+            break
+    return f"{value:.1f}{unit}"

@@ -21,10 +21,11 @@ from flux_dws.cli.rabbits import (
     format_rabbits,
     problems,
     select,
+    space_cells,
     summary,
 )
 from flux_dws.hostlist import Hostlist
-from flux_dws.textfmt import f58
+from flux_dws.textfmt import f58, size
 
 SENT = {"set_status": 72, "set_property": 1, "remove_property": 0, "drain": 1, "undrain": 0,
         "systemstatus": 2}
@@ -61,17 +62,19 @@ def answer(rabbits: list[dict[str, Any]], **kw: Any) -> dict[str, Any]:
 
 
 def kind() -> dict[str, Any]:
-    """Three rabbits: one up with a drained compute and two jobs (3,240 GiB
-    of its 4 TiB held by spread Lustre), one whose Kubernetes node is
-    offline (Testing mode), one without a Storage."""
+    """Three rabbits: one up with a drained compute and two jobs (3,340 GiB
+    of its 4 TiB used, 3,240 of them by spread Lustre), one whose Kubernetes
+    node is offline (Testing mode; 36 TiB, all free), one without a Storage."""
     return answer([
         rabbit("kind-worker2", [compute("compute-01"),
                                 compute("compute-02", link="Offline", systemstatus="Disabled",
                                         drained="rabbit kind-worker2 link Offline")],
-               jobs=[123456789, 987654321], capacity=4 << 40, lustre_gib=3240),
+               jobs=[123456789, 987654321], capacity=4 << 40, free=756 << 30,
+               used=3340 << 30, lustre_gib=3240),
         rabbit("kind-worker3",
                [compute("compute-03", link="Offline"), compute("compute-04", link="Offline")],
                storage=storage(status="Offline", mode="Testing"), up=False, fluxion="down",
+               capacity=39582418599936, free=39582418599936, used=0,
                why="Storage status Offline: Kubernetes node is offline"),
         rabbit("kind-worker4", [], storage=None, up=False, fluxion=None, ssds=0,
                why="no Storage object"),
@@ -79,7 +82,7 @@ def kind() -> dict[str, Any]:
 
 
 HEADER = ("RABBIT        STORAGE  STATE            FLUXION  COMPUTES  LINKS-DOWN  DRAINED  JOBS"
-          "  HELD  LUSTRE-GIB  WHY")
+          "  HELD  TOTAL  USED    FREE  LUSTRE-GIB  WHY")
 
 
 def test_summary_line() -> None:
@@ -100,12 +103,34 @@ def test_table() -> None:
         summary(kind()),
         HEADER,
         "kind-worker2  Ready    Enabled          up              2           1        1     2"
-        "     0   3240/4096",
+        "     0   4.0T  3.3T  756.0G   3240/4096",
         "kind-worker3  Offline  Enabled/Testing  down            2           2        0     0"
-        "     0           -  Storage status Offline: Kubernetes node is offline",
+        "     0  36.0T    0B   36.0T     0/36864  Storage status Offline: Kubernetes node is"
+        " offline",
         "kind-worker4  -        -                -               0           0        0     0"
-        "     0           -  no Storage object",
+        "     0      -     -       -           -  no Storage object",
     ]
+
+
+@pytest.mark.parametrize(("nbytes", "text"), [
+    (0, "0B"), (1023, "1023B"), (1024, "1.0K"), (1536, "1.5K"), (200 << 30, "200.0G"),
+    (39582418599936, "36.0T"), (1 << 60, "1.0E"), (5000 << 60, "5000.0E"), (-5, "0B")])
+def test_size(nbytes: int, text: str) -> None:
+    assert size(nbytes) == text
+
+
+def test_space_columns() -> None:
+    """TOTAL is the rabbit's capacity (its drives), FREE its Storage's
+    status.capacity, USED the difference; '-' for what is not known."""
+    full = rabbit("r1", [], capacity=8 << 40, free=0, used=8 << 40)
+    assert space_cells(full) == {"TOTAL": "8.0T", "USED": "8.0T", "FREE": "0B"}
+    older = rabbit("r2", [], capacity=8 << 40)  # a service that sends no free/used
+    assert space_cells(older) == {"TOTAL": "8.0T", "USED": "-", "FREE": "-"}
+    assert space_cells(rabbit("r3", [], capacity=0, free=None, used=None)) == {
+        "TOTAL": "-", "USED": "-", "FREE": "-"}
+    lines = format_rabbits(answer([full, older])).splitlines()
+    assert lines[2].split()[9:12] == ["8.0T", "8.0T", "0B"]
+    assert lines[3].split()[9:12] == ["8.0T", "-", "-"]
 
 
 def test_empty_answers() -> None:
@@ -132,9 +157,11 @@ def test_null_fields() -> None:
     lines = format_rabbits(ans, verbose=2).splitlines()
     assert lines[0].startswith("mode: fluxion; ready; 2 rabbits (2 down); 0 computes drained;")
     assert lines[0].endswith("sent: -")
-    assert lines[2].split() == ["r1", "-", "-", "-", "1", "1", "0", "0", "0", "-"]
+    assert lines[2].split() == ["r1", "-", "-", "-", "1", "1", "0", "0", "0", "-", "-", "-",
+                                "-"]
     assert lines[3] == "  c1  link not reported; not in this Flux instance"
-    assert lines[4].split() == ["r2", "-", "-", "-", "0", "0", "0", "0", "0", "-"]
+    assert lines[4].split() == ["r2", "-", "-", "-", "0", "0", "0", "0", "0", "-", "-", "-",
+                                "-"]
     assert len(lines) == 5
 
 
@@ -143,17 +170,17 @@ def test_long_and_multiline_reasons() -> None:
     reason = "failed to unmount rabbit\nstorage on  kind-worker2"
     ans = answer([rabbit("r1", [compute("c1", drained=reason)], up=False, why=why),
                   rabbit("r2", [], up=False, why="short")])
-    lines = format_rabbits(ans, width=120).splitlines()
+    lines = format_rabbits(ans, width=139).splitlines()
     assert lines[2] == ("r1      Ready    Enabled  up              1           0        1     0"
-                        "     0           -  Storage status Offline: the...")
-    assert len(lines[2]) == 120
+                        "     0      -     -     -           -  Storage status Offline: the...")
+    assert len(lines[2]) == 139
     assert lines[3].endswith("  short")
     # a narrow terminal still leaves MIN_WHY characters of the reason
     narrow = format_rabbits(ans, width=40).splitlines()[2]
     assert narrow.endswith("...") and len(narrow.split("  ")[-1]) == MIN_WHY
     # without a width (not cut) and with -v the whole reason, on one line
     assert format_rabbits(ans).splitlines()[2].endswith(why.strip())
-    verbose = format_rabbits(ans, verbose=1, width=120).splitlines()
+    verbose = format_rabbits(ans, verbose=1, width=139).splitlines()
     assert verbose[3] == f"  why: {why.strip()}"
     assert verbose[4] == "  c1  drained: failed to unmount rabbit storage on kind-worker2"
     assert verbose[5].startswith("r2 ")  # short reason: no why line
@@ -187,8 +214,8 @@ def test_verbose_names_each_problem() -> None:
         "  c11  link Disabled; offline; badrabbit; drained: link down",
         f"  jobs: {f58(123456789)}",
     ]
-    # computes, links down, drained, jobs, held, Lustre
-    assert lines[2].split()[4:] == ["11", "2", "3", "1", "0", "-"]
+    # computes, links down, drained, jobs, held, total, used, free, Lustre
+    assert lines[2].split()[4:] == ["11", "2", "3", "1", "0", "-", "-", "-", "-"]
     every = format_rabbits(ans, verbose=2).splitlines()
     assert every[3] == "  c01  ok"
     assert every[12] == "  c10  ok; not in this Flux instance"
@@ -281,6 +308,8 @@ def test_hostlist_filter() -> None:
     ({"rabbits": [{"name": "r1", "storage": "Ready"}]}, "rabbit r1: 'storage'"),
     ({"rabbits": [{"name": "r1", "jobs": 3}]}, "rabbit r1: 'jobs'"),
     ({"rabbits": [{"name": "r1", "capacity": "4TiB"}]}, "rabbit r1: 'capacity' is not a count"),
+    ({"rabbits": [{"name": "r1", "free": -1}]}, "rabbit r1: 'free' is not a count"),
+    ({"rabbits": [{"name": "r1", "used": True}]}, "rabbit r1: 'used' is not a count"),
     ({"rabbits": [{"name": "r1", "lustre_gib": -1}]}, "rabbit r1: 'lustre_gib' is not a count"),
     ({"rabbits": [{"name": "r1", "lustre_gib": True}]}, "rabbit r1: 'lustre_gib' is not a count"),
     ({"rabbits": [{"name": "r1", "held": {}}]}, "rabbit r1: 'held' is not a list of objects"),

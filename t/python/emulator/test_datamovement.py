@@ -193,7 +193,10 @@ def test_a_long_data_movement_reports_its_progress(kind):
     seen: list[int] = []
 
     def moving() -> bool:
-        cs = dms(api, "prg")[0]["status"].get("commandStatus") or {}
+        found = dms(api, "prg")
+        if not found:  # nnf-sos has not made it yet
+            return False
+        cs = (found[0].get("status") or {}).get("commandStatus") or {}
         if "lastMessage" in cs:
             seen.append(cs["progress"])
         return len(set(seen)) >= 2

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from flux_dws.mapping import MappingFileError, RabbitMapping
-from flux_dws.rabbitmapping import MappingError, build_mapping
+from flux_dws.rabbitmapping import MappingError, StorageSpace, build_mapping, storage_space
 
 KIND_SYSCONFIG = {
     "metadata": {"name": "default", "namespace": "default"},
@@ -64,6 +64,89 @@ def test_external_servers_reduce_capacity_but_flux_ones_do_not():
     assert m["rabbits"]["kind-worker3"]["capacity"] == 0
     m = build_mapping(KIND_SYSCONFIG, [storage("kind-worker2")], objs, ignore_external=True)
     assert m["rabbits"]["kind-worker2"]["capacity"] == CAP
+
+
+# --- status.capacity is free space, the total is the devices' (#497, #501) ---
+
+TiB = 1 << 40
+
+
+def nnf_storage(name, devices, free):
+    """A Storage as nnf-sos writes it: its drives, and its free bytes."""
+    return {"metadata": {"name": name, "namespace": "default"},
+            "status": {"capacity": free, "devices": [
+                {"slot": str(i), "model": "m", "serialNumber": f"s{i}", "firmwareVersion": "f",
+                 "capacity": c, "wearLevel": 1, "status": "Ready" if c else "Failed"}
+                for i, c in enumerate(devices)]}}
+
+
+def test_total_is_the_sum_of_the_devices():
+    # 16 drives of 1.589 TB, 3.441 TB of them allocated (free is less than total)
+    drives = [1589 * 10**9] * 16
+    total = sum(drives)
+    st = nnf_storage("kind-worker2", drives, total - 3441 * 10**9)
+    assert storage_space(st) == StorageSpace(total, total - 3441 * 10**9)
+    warnings: list[str] = []
+    m = build_mapping(KIND_SYSCONFIG, [st, nnf_storage("kind-worker3", [TiB, 0, TiB], 5)],
+                      warnings=warnings)
+    assert m["rabbits"]["kind-worker2"]["capacity"] == total == 25424 * 10**9
+    assert m["rabbits"]["kind-worker3"]["capacity"] == 2 * TiB  # a failed drive counts 0
+    assert warnings == []
+    # an older DWS lists no device capacity: its status.capacity is the total
+    assert storage_space(storage("r", 100)) == StorageSpace(100, 100)
+    assert storage_space(nnf_storage("r", [0, 0], 0)) is None
+    assert storage_space({"metadata": {"name": "r"}, "status": "bad"}) is None
+
+
+def test_a_full_rabbit_keeps_its_total():
+    m = build_mapping(KIND_SYSCONFIG, [nnf_storage("kind-worker2", [TiB] * 4, 0),
+                                       nnf_storage("kind-worker3", [TiB] * 2, 2 * TiB)])
+    assert m["rabbits"]["kind-worker2"]["capacity"] == 4 * TiB
+    assert m["rabbits"]["kind-worker3"]["capacity"] == 2 * TiB
+
+
+def test_external_allocation_is_subtracted_once():
+    """A 1 TiB external allocation already missing from the free space is
+    taken from the total once, not from the free space again; Flux's own
+    allocations (missing from the free space too) are not taken at all."""
+    total = 16 * TiB
+    st = nnf_storage("kind-worker2", [TiB] * 16, total - TiB - 3 * TiB)  # external + flux
+    objs = [servers("nnf-system-storage", "kind-worker2", TiB),
+            servers("fluxjob-42-0", "kind-worker2", 3 * TiB)]
+    warnings: list[str] = []
+    m = build_mapping(KIND_SYSCONFIG, [st, nnf_storage("kind-worker3", [TiB] * 16, total)],
+                      objs, warnings=warnings)
+    assert m["rabbits"]["kind-worker2"]["capacity"] == total - TiB
+    assert m["rabbits"]["kind-worker3"]["capacity"] == total
+    assert warnings == []
+    m = build_mapping(KIND_SYSCONFIG, [st], objs, ignore_external=True, warnings=warnings)
+    assert m["rabbits"]["kind-worker2"]["capacity"] == total
+    assert m["rabbits"]["kind-worker3"]["capacity"] == total  # the largest seen
+    assert warnings == []
+
+
+def test_warning_when_total_less_external_is_below_free():
+    """#501: an external Servers whose storage the Storage does not show as
+    allocated: the mapping keeps total - external, and says so."""
+    st = nnf_storage("kind-worker2", [TiB] * 4, 4 * TiB)
+    objs = [servers("persistent-lus", "kind-worker2", TiB, 2)]
+    warnings: list[str] = []
+    m = build_mapping(KIND_SYSCONFIG, [st, nnf_storage("kind-worker3", [TiB] * 4, TiB)], objs,
+                      warnings=warnings)
+    assert m["rabbits"]["kind-worker2"]["capacity"] == 2 * TiB
+    assert warnings == [
+        f"rabbit kind-worker2: its total ({4 * TiB} bytes) less external allocations"
+        f" ({2 * TiB} bytes) is {2 * TiB} bytes, below the free space its Storage reports"
+        f" ({4 * TiB} bytes); using {2 * TiB}"]
+    # without the subtraction the figures agree: no warning
+    warnings.clear()
+    build_mapping(KIND_SYSCONFIG, [st], objs, ignore_external=True, warnings=warnings)
+    assert warnings == []
+    # more external than the total: floored at 0, and said
+    build_mapping(KIND_SYSCONFIG, [st], [servers("x", "kind-worker2", 5 * TiB)],
+                  warnings=warnings)
+    assert len(warnings) == 1 and "is -1099511627776 bytes" in warnings[0]
+    assert warnings[0].endswith("using 0")
 
 
 def test_non_rabbit_storage_nodes_are_ignored():

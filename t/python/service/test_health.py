@@ -446,6 +446,27 @@ def test_rabbits_view_lists_jobs(h: Harness) -> None:
     h.wait_for(lambda: h.rabbits_now()["rabbits"][0]["jobs"] == [], what="job gone from view")
 
 
+def test_rabbits_view_space_follows_allocations(h: Harness) -> None:
+    """capacity is the rabbit's total (its Storage's drives), free its
+    Storage's status.capacity, used the difference: a job's xfs is used
+    while it runs and free again after its Teardown."""
+    total = 39582418599936  # etc/systems/kind.yaml
+    padded = 10 * (1 << 30)  # capacity=10GiB, the default profile pads nothing
+
+    def space() -> tuple[int, int | None, int | None]:
+        r = h.rabbits_now()["rabbits"][0]
+        return r["capacity"], r["free"], r["used"]
+
+    h.wait_for(lambda: space() == (total, total, 0), what="kind-worker2 all free")
+    jobid = h.submit(XFS, nodes=1, runtime=60)
+    h.wait_event(jobid, "start")
+    h.wait_for(lambda: space() == (total, total - padded, padded), what="the xfs used")
+    assert h.rabbits()["rabbits"][1]["free"] == total  # kind-worker3 untouched
+    h.cancel(jobid)
+    h.wait(jobid)
+    h.wait_for(lambda: space() == (total, total, 0), what="the xfs freed")
+
+
 def test_any_user_may_see_rabbit_health_but_not_the_rest(h: Harness) -> None:
     guest = h.owner + 1
     view = h.ask("dws.rabbits", userid=guest)

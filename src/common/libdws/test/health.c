@@ -1165,6 +1165,59 @@ static void test_capacity (void)
     dws_health_destroy (h);
 }
 
+static json_int_t view_int (json_t *view, size_t i, const char *key, bool *null)
+{
+    json_t *v = json_object_get (json_array_get (json_object_get (view, "rabbits"), i), key);
+    *null = json_is_null (v);
+    return json_integer_value (v);
+}
+
+/* status.capacity is free space (DWS #284): a rabbit's total is the sum
+ * of status.devices[].capacity (a failed drive reports 0), and the view
+ * shows total ("capacity"), free and used.  A Storage that lists no
+ * device capacity gives status.capacity as its total.
+ */
+static void test_capacity_devices (void)
+{
+    dws_error_t err;
+    int64_t total, largest, count;
+    bool null;
+    struct dws_health *h = system_create (true, true, true, false);
+    json_t *view = dws_health_view (h);
+    view_int (view, 0, "free", &null);
+    ok (null, "free is null before any Storage");
+    view_int (view, 0, "used", &null);
+    ok (null, "used is null before any Storage");
+    json_decref (view);
+    json_t *r1 = storage ("r1", "Ready", "Enabled", "Ready", "Ready");
+    json_t *st = json_object_get (r1, "status");
+    json_object_set_new (st, "capacity", json_integer (3LL << 40));
+    json_object_set_new (st, "devices",
+                         J ("[{'slot':'0','capacity':%lld,'status':'Ready'},"
+                            "{'slot':'1','capacity':%lld,'status':'Ready'},"
+                            "{'slot':'2','capacity':0,'status':'Failed'}]",
+                            (long long)(4LL << 40), (long long)(4LL << 40)));
+    json_t *r2 = storage ("r2", "Ready", "Enabled", "Ready", "Ready");
+    json_object_set_new (json_object_get (r2, "status"), "capacity", json_integer (2LL << 40));
+    json_t *objs = json_pack ("[oo]", r1, r2);
+    reset ();
+    ok (dws_health_storage_sync (h, objs, actions, &err) == 0, "Storage sync accepted");
+    json_decref (objs);
+    dws_health_capacity (h, &total, &largest, &count);
+    ok (total == 10LL << 40 && largest == 8LL << 40 && count == 2,
+        "totals: r1's drives (8 TiB, not its 3 TiB free), r2's capacity (2 TiB)");
+    view = dws_health_view (h);
+    ok (view_int (view, 0, "capacity", &null) == 8LL << 40, "r1's capacity is its total");
+    ok (view_int (view, 0, "free", &null) == 3LL << 40 && !null, "r1's free is status.capacity");
+    ok (view_int (view, 0, "used", &null) == 5LL << 40 && !null, "r1's used is total - free");
+    ok (view_int (view, 1, "capacity", &null) == 2LL << 40
+            && view_int (view, 1, "free", &null) == 2LL << 40
+            && view_int (view, 1, "used", &null) == 0,
+        "r2 (no devices): total and free its status.capacity, 0 used");
+    json_decref (view);
+    dws_health_destroy (h);
+}
+
 /* --- holds: a job's ssd vertices kept down until its Teardown ------------ */
 
 #define SET_STATUS "sched-fluxion-resource.set_status"
@@ -1625,6 +1678,7 @@ int main (void)
     test_storage_before_topology ();
     test_bad_input ();
     test_capacity ();
+    test_capacity_devices ();
     test_hold_and_unhold ();
     test_hold_rabbit_flaps ();
     test_hold_fluxion_restart ();

@@ -2,7 +2,9 @@
 
 Reads the DWS SystemConfiguration ``default/default``, every Storage and
 (unless --ignore-external-allocations) every Servers object, and prints the
-mapping described in flux_dws.rabbitmapping.  Also installed as the command
+mapping described in flux_dws.rabbitmapping: each rabbit's capacity is its
+drives' total less external allocations.  A rabbit whose figure is below the
+free space its Storage reports gets a warning on standard error.  Also installed as the command
 ``flux-rabbitmapping`` (``flux rabbitmapping`` where Flux is installed).
 """
 
@@ -36,8 +38,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=run)
 
 
-def fetch(api: Any, ignore_external: bool) -> dict[str, Any]:
-    """Read the DWS objects through ``api`` (a CustomObjectsApi) and build the mapping."""
+def fetch(api: Any, ignore_external: bool,
+          warnings: list[str] | None = None) -> dict[str, Any]:
+    """Read the DWS objects through ``api`` (a CustomObjectsApi) and build the
+    mapping (its warnings appended to ``warnings``)."""
     version = crd.probe_dws_version(api)
     g = crd.DWS_GROUP
     sysconfig = api.get_namespaced_custom_object(
@@ -47,7 +51,8 @@ def fetch(api: Any, ignore_external: bool) -> dict[str, Any]:
     servers: list[dict[str, Any]] = []
     if not ignore_external:
         servers = crd.items(api.list_cluster_custom_object(g, version, "servers"))
-    return rabbitmapping.build_mapping(sysconfig, storages, servers, ignore_external)
+    return rabbitmapping.build_mapping(sysconfig, storages, servers, ignore_external,
+                                       warnings)
 
 
 def check_kubeconfig(path: str | None) -> None:
@@ -84,8 +89,9 @@ def run(args: argparse.Namespace) -> int:
         what = inputfile.one_line(str(exc)) or type(exc).__name__
         print(f"flux-rabbitmapping: cannot load kubeconfig: {what}", file=sys.stderr)
         return 1
+    warnings: list[str] = []
     try:
-        mapping = fetch(api, args.ignore_external_allocations)
+        mapping = fetch(api, args.ignore_external_allocations, warnings)
     except ApiException as exc:
         print(f"flux-rabbitmapping: Kubernetes API error {exc.status}: {exc.reason}",
               file=sys.stderr)
@@ -96,6 +102,8 @@ def run(args: argparse.Namespace) -> int:
     except Exception as exc:  # urllib3 connection errors and the like
         print(f"flux-rabbitmapping: cannot reach the Kubernetes API: {exc}", file=sys.stderr)
         return 1
+    for warning in warnings:
+        print(f"flux-rabbitmapping: warning: {warning}", file=sys.stderr)
     print(json.dumps(mapping, indent=args.indent, sort_keys=args.sort_keys))
     return 0
 

@@ -4,8 +4,10 @@ Asks the running service (``dws.rabbits`` on the enclosing Flux instance)
 what it knows of each rabbit: its Storage object, what Fluxion has for its
 ssd vertices, the jobs using it, the ssd vertices jobs hold down until their
 Teardown, and for each of its computes the PCIe link, drains, properties and
-the SystemStatus flux-dws last wrote.  Prints a summary line and a table (one
-line per rabbit); ``-v`` adds a line per compute that is not plainly healthy
+the SystemStatus flux-dws last wrote, and its space (total, used, free: the
+sum of its Storage's drives, what allocations hold, its Storage's
+``status.capacity``).  Prints a summary line and a table (one line per
+rabbit); ``-v`` adds a line per compute that is not plainly healthy
 and one per job holding ssds, ``-vv`` one per compute and the held vertices'
 names; ``--json`` prints the answer as it is.
 """
@@ -24,7 +26,7 @@ from flux_dws.engine import EngineError
 from flux_dws.fluxutil import FluxUnavailable, ask_dws
 from flux_dws.hostlist import Hostlist, HostlistError
 from flux_dws.inputfile import one_line
-from flux_dws.textfmt import duration, f58, truncate
+from flux_dws.textfmt import duration, f58, size, truncate
 
 TOPIC = "dws.rabbits"
 
@@ -32,9 +34,10 @@ TOPIC = "dws.rabbits"
 MIN_WHY = 24
 
 COLUMNS = ("RABBIT", "STORAGE", "STATE", "FLUXION", "COMPUTES", "LINKS-DOWN", "DRAINED",
-           "JOBS", "HELD", "LUSTRE-GIB", "WHY")
-#: Columns aligned to the right (counts).
-NUMERIC = frozenset({"COMPUTES", "LINKS-DOWN", "DRAINED", "JOBS", "HELD", "LUSTRE-GIB"})
+           "JOBS", "HELD", "TOTAL", "USED", "FREE", "LUSTRE-GIB", "WHY")
+#: Columns aligned to the right (counts and sizes).
+NUMERIC = frozenset({"COMPUTES", "LINKS-DOWN", "DRAINED", "JOBS", "HELD", "TOTAL", "USED",
+                     "FREE", "LUSTRE-GIB"})
 GiB = 1 << 30
 
 
@@ -103,7 +106,7 @@ def rabbits_of(answer: Any) -> list[dict[str, Any]]:
         for h in _dicts(r.get("held"), f"rabbit {r['name']}: 'held'"):
             if not isinstance(h.get("ssds"), list):
                 raise AnswerError(f"rabbit {r['name']}: a 'held' entry without 'ssds'")
-        for key in ("capacity", "lustre_gib"):
+        for key in ("capacity", "free", "used", "lustre_gib"):
             v = r.get(key)
             if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
                 raise AnswerError(f"rabbit {r['name']}: '{key}' is not a count")
@@ -240,12 +243,23 @@ def _state(storage: dict[str, Any] | None) -> str:
 
 def lustre_cell(rabbit: dict[str, Any]) -> str:
     """GiB of the rabbit's ssd that spread Lustre file systems hold, of its
-    Storage capacity: ``used/capacity``; ``-`` when neither is known."""
+    total (its Storage's drives): ``used/total``; ``-`` when neither is known."""
     used = rabbit.get("lustre_gib") or 0
     cap = (rabbit.get("capacity") or 0) // GiB
     if cap:
         return f"{used}/{cap}"
     return str(used) if used else "-"
+
+
+def space_cells(rabbit: dict[str, Any]) -> dict[str, str]:
+    """The rabbit's TOTAL (``capacity``: the sum of its Storage's drives),
+    USED and FREE (its Storage's ``status.capacity``), short (``size``);
+    ``-`` for what is not known (no Storage yet, an older service)."""
+    total = rabbit.get("capacity") or 0
+    free, used = rabbit.get("free"), rabbit.get("used")
+    return {"TOTAL": size(total) if total else "-",
+            "USED": "-" if used is None else size(used),
+            "FREE": "-" if free is None else size(free)}
 
 
 def row(rabbit: dict[str, Any]) -> dict[str, str]:
@@ -262,6 +276,7 @@ def row(rabbit: dict[str, Any]) -> dict[str, str]:
         "DRAINED": str(sum(1 for c in computes if is_drained(c))),
         "JOBS": str(len(rabbit.get("jobs") or [])),
         "HELD": str(held_ssds(rabbit)),
+        **space_cells(rabbit),
         "LUSTRE-GIB": lustre_cell(rabbit),
         "WHY": _text(rabbit.get("why")),
     }

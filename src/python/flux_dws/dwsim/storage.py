@@ -9,6 +9,13 @@ manager's own status.  Compute entries carry each PCIe link's status.
 rabbit's ``RabbitHealth`` (the NnfNode and Kubernetes Node nnf-sos reads),
 the status it writes back, in Live and in Testing mode.
 ``storm_plan`` decides a burst of health flips that ends where it began.
+
+Capacity, as nnf-sos reports it: ``status.devices`` lists the rabbit's NVMe
+drives (slot, model, serial number, firmware, capacity, wear level, status;
+a drive that is not Ready shows its slot and status only, capacity 0), and
+``status.capacity`` is the rabbit's *free* bytes (DWS #284): the Ready
+drives' capacity less what allocations hold on it.  The total is the sum of
+``status.devices[].capacity``.
 """
 
 from __future__ import annotations
@@ -30,6 +37,47 @@ STATES = ("Enabled", "Disabled")   # Storage spec.state
 MODES = ("Live", "Testing")        # Storage spec.mode
 # nnf-sos reports a rabbit Drained for a taint whose key starts so (§6)
 DRAIN_TAINT_PREFIX = "cray.nnf.node.drain"
+#: NVMe drives per emulated rabbit unless its system says otherwise
+DRIVES_PER_RABBIT = 16
+DRIVE_MODEL = "flux-dws emulated NVMe SSD"
+DRIVE_FIRMWARE = "EMU00001"
+
+
+def nvme_devices(rabbit: str, total: int, drives: int = DRIVES_PER_RABBIT) -> list[dict[str, Any]]:
+    """A rabbit's ``status.devices``: ``drives`` Ready NVMe drives of equal
+    size whose capacities add up to ``total`` bytes exactly (the last one
+    takes the remainder).  ValueError if drives < 1 or total < 0."""
+    if drives < 1:
+        raise ValueError(f"a rabbit needs at least one drive, not {drives}")
+    if total < 0:
+        raise ValueError(f"capacity {total} is negative")
+    size = total // drives
+    return [{"slot": str(i), "model": DRIVE_MODEL, "serialNumber": f"{rabbit}-nvme{i:02d}",
+             "firmwareVersion": DRIVE_FIRMWARE,
+             "capacity": size + (total - size * drives if i == drives - 1 else 0),
+             "wearLevel": 0, "status": "Ready"} for i in range(drives)]
+
+
+def devices_total(devices: Sequence[dict[str, Any]]) -> int:
+    """The bytes a Storage's ``status.devices`` hold: the sum of their
+    capacities (nnf-sos reports 0 for a drive that is not Ready)."""
+    return sum(d["capacity"] for d in devices
+               if isinstance(d.get("capacity"), int) and not isinstance(d["capacity"], bool)
+               and d["capacity"] > 0)
+
+
+def reported_devices(devices: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The devices as nnf-sos writes them into a Storage: a drive that is not
+    Ready keeps its slot and status, its model, serial number, firmware and
+    wear level are empty and its capacity 0."""
+    out = []
+    for d in devices:
+        d = copy_json(d)
+        if d.get("status", "Ready") != "Ready":
+            d.update(model="", serialNumber="", firmwareVersion="", capacity=0)
+            d.pop("wearLevel", None)
+        out.append(d)
+    return out
 
 
 def check_status(value: object, what: str) -> str:
@@ -51,14 +99,17 @@ def check_drain_taint(value: object) -> str:
 
 def storage_status(spec: dict[str, Any], name: str, capacity: int, computes: dict[str, str],
                    node_status: str = "Ready", k8s_ready: bool = True,
-                   fenced: bool = False, drain_taint: str | None = None) -> dict[str, Any]:
+                   fenced: bool = False, drain_taint: str | None = None,
+                   devices: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+    """A Storage status; ``capacity`` is the free bytes, ``devices`` the
+    drives (reported as nnf-sos does, see reported_devices)."""
     status: dict[str, Any] = {
         "type": "NVMe",
         "capacity": capacity,
         "access": {"protocol": "PCIe",
                    "servers": [{"name": name, "status": node_status}],
                    "computes": [{"name": c, "status": s} for c, s in computes.items()]},
-        "devices": [],
+        "devices": reported_devices(devices),
         "rebootRequired": False,
         "message": "",
     }
@@ -80,7 +131,12 @@ def storage_status(spec: dict[str, Any], name: str, capacity: int, computes: dic
 @dataclass
 class RabbitHealth:
     """What a rabbit's node manager (its NnfNode ``nnf-nlc``) and its
-    Kubernetes Node say: the truth nnf-sos rebuilds a Live Storage from."""
+    Kubernetes Node say: the truth nnf-sos rebuilds a Live Storage from.
+
+    ``capacity`` is the rabbit's total bytes, ``used`` what allocations
+    (anyone's NnfStorage: Flux's jobs, persistent storage, an
+    NnfSystemStorage) hold on it; ``devices`` its drives.  Without devices
+    the rabbit has DRIVES_PER_RABBIT drives sharing ``capacity``."""
 
     capacity: int
     computes: dict[str, str]               # compute -> PCIe link status
@@ -89,17 +145,32 @@ class RabbitHealth:
     fenced: bool = False
     drain_taint: str | None = None
     devices: list[dict[str, Any]] = field(default_factory=list)
+    used: int = 0
 
     @classmethod
-    def from_status(cls, status: dict[str, Any]) -> RabbitHealth:
-        """The health a Storage's (seeded or last Live) status shows."""
+    def from_status(cls, status: dict[str, Any], name: str = "rabbit") -> RabbitHealth:
+        """The health a Storage's (seeded or last Live) status shows: its total
+        is its devices' (``status.capacity`` is free space), or, for a status
+        that lists no device (a state saved before devices were reported),
+        ``status.capacity`` on DRIVES_PER_RABBIT drives."""
         access = status.get("access") or {}
         servers = access.get("servers") or [{}]
-        return cls(capacity=int(status.get("capacity") or 0),
+        devices = [dict(d) for d in status.get("devices") or [] if isinstance(d, dict)]
+        if not devices:
+            devices = nvme_devices(name, max(0, int(status.get("capacity") or 0)))
+        return cls(capacity=devices_total(devices),
                    computes={c["name"]: c.get("status", "Ready")
                              for c in access.get("computes") or [] if "name" in c},
                    node_status=str(servers[0].get("status") or "Ready"),
-                   devices=[dict(d) for d in status.get("devices") or []])
+                   devices=devices)
+
+    def drives(self, name: str) -> list[dict[str, Any]]:
+        """Its drives: ``devices``, or DRIVES_PER_RABBIT sharing ``capacity``."""
+        return self.devices or nvme_devices(name, self.capacity)
+
+    def free(self, name: str) -> int:
+        """``status.capacity``: the Ready drives' bytes less ``used`` (>= 0)."""
+        return max(0, devices_total(reported_devices(self.drives(name))) - self.used)
 
     def reset(self) -> None:
         """Fully healthy: node manager Ready, every link Ready, not fenced,
@@ -117,7 +188,8 @@ def reconcile(labels: dict[str, str], spec: dict[str, Any], status: dict[str, An
     Only Storage labelled ``…/storage=Rabbit`` is touched.  ``spec.state:
     Disabled`` reports Disabled in any mode; in ``Testing`` mode nothing else
     is touched (whoever set the mode owns the status).  In ``Live`` mode the
-    whole status is rebuilt from the rabbit: type, capacity, access (server
+    whole status is rebuilt from the rabbit: type, capacity (free bytes:
+    the Ready drives' less ``health.used``), access (server
     and every compute's link), devices, then the overall status -- unless
     disabled.  Re-enabling (status still Disabled) clears ``rebootRequired``
     and ``message`` and the fencing; otherwise, as in nnf-sos, a message
@@ -132,11 +204,11 @@ def reconcile(labels: dict[str, str], spec: dict[str, Any], status: dict[str, An
     if spec.get("mode", "Live") != "Live":
         return new, False
     new["type"] = "NVMe"
-    new["capacity"] = health.capacity
+    new["capacity"] = health.free(name)
     new["access"] = {"protocol": "PCIe",
                      "servers": [{"name": name, "status": health.node_status}],
                      "computes": [{"name": c, "status": s} for c, s in health.computes.items()]}
-    new["devices"] = copy_json(health.devices)
+    new["devices"] = reported_devices(health.drives(name))
     new.setdefault("rebootRequired", False)
     new.setdefault("message", "")
     if disabled:

@@ -4,7 +4,8 @@ A system description (YAML; ``etc/systems/<name>.yaml``, or any path) says
 which rabbits serve which computes and what they hold::
 
     name: rzadams
-    capacity: 30720000000000          # bytes per rabbit
+    capacity: 30720000000000          # bytes per rabbit (the sum of its drives)
+    drives: 16                        # NVMe drives per rabbit (default 16)
     capacities: {rzadams208: 17250000000000}   # exceptions
     ports: ["10000-10999"]            # container ports (SystemConfiguration)
     portsCooldownInSeconds: 60
@@ -34,7 +35,7 @@ from typing import Any
 
 from flux_dws import inputfile
 from flux_dws.directives import nnf_rules
-from flux_dws.dwsim.storage import storage_status
+from flux_dws.dwsim.storage import DRIVES_PER_RABBIT, nvme_devices, storage_status
 from flux_dws.hostlist import Hostlist, HostlistError
 
 DWS = "dataworkflowservices.github.io/v1alpha7"
@@ -50,8 +51,9 @@ class SystemError_(ValueError):
 @dataclass
 class Rabbit:
     name: str
-    capacity: int
+    capacity: int                      # total bytes, shared by its drives
     computes: list[tuple[str, int]]
+    drives: int = DRIVES_PER_RABBIT
 
 
 @dataclass
@@ -121,6 +123,9 @@ def parse_system(doc: dict[str, Any], where: str = "system") -> System:
     if not isinstance(name, str) or not name:
         raise SystemError_(f"{where}: name is required")
     capacity = _int(doc, "capacity", where)
+    drives = _int(doc, "drives", where, DRIVES_PER_RABBIT)
+    if drives < 1:
+        raise SystemError_(f"{where}: drives must be at least 1")
     exceptions = doc.get("capacities") or {}
     if not isinstance(exceptions, dict):
         raise SystemError_(f"{where}: capacities must be a mapping of rabbit to bytes")
@@ -157,6 +162,7 @@ def parse_system(doc: dict[str, Any], where: str = "system") -> System:
     seen: dict[str, str] = {}
     for r in rabbits:
         r.capacity = int(exceptions.get(r.name, r.capacity or capacity))
+        r.drives = drives
         for c, _ in r.computes:
             if c in seen:
                 raise SystemError_(f"{where}: compute '{c}' is attached to two rabbits:"
@@ -210,7 +216,8 @@ def seed_objects(system: System) -> list[dict[str, Any]]:
         st = _obj(DWS, "Storage", r.name, "default",
                   spec={"state": "Enabled", "mode": "Live"},
                   status=storage_status({}, r.name, r.capacity,
-                                        {c: "Ready" for c, _ in r.computes}))
+                                        {c: "Ready" for c, _ in r.computes},
+                                        devices=nvme_devices(r.name, r.capacity, r.drives)))
         st["metadata"]["labels"] = {STORAGE_TYPE_LABEL: "Rabbit"}
         out.append(st)
     out.append(_obj(DWS, "SystemStatus", "default", "default", data={

@@ -173,6 +173,8 @@ class Controllers:
             # NnfStorage sets its Servers' allocations back to 0
             if plural == "nnfstorages" or ev.type != "DELETED":
                 self.enqueue("servers:" + ns, name)
+            if plural == "nnfstorages":  # the rabbits' free space may move
+                self.enqueue("capacity:", "")
             self._enqueue_owner(ev)
         elif (group, plural) in ((NNF, "nnfportmanagers"), (DWS, "systemconfigurations")):
             if ev.type != "DELETED":
@@ -212,6 +214,8 @@ class Controllers:
                     nnf_servers.reconcile(self.store, key[0][len("servers:"):], key[1])
                 elif key[0] == "portmanager:":
                     self.ports.reconcile()
+                elif key[0] == "capacity:":
+                    self.health.allocations_changed()
                 else:
                     self.reconcile(*key)
             except ApiError as exc:

@@ -10,6 +10,12 @@ the rabbit's node manager and Kubernetes report, ``set_storage`` what an
 administrator does with kubectl, ``storm`` a burst of Storage updates
 (``flux-dws fault health|storage|storm``).
 
+A rabbit's free space (its Storage's ``status.capacity``) is its drives'
+less what the NnfStorages of anyone (Flux's jobs, persistent storage, an
+NnfSystemStorage) hold on it, counted as the Servers controller counts
+allocations (nnf_servers.allocated); ``allocations_changed`` recounts it
+after an NnfStorage changed and updates the Storages whose figure moved.
+
 Every read-modify-write of a rabbit's health and of its Storage runs
 under one lock (the controllers' worker and the admin endpoints' threads),
 so a Storage never ends written from a stale health.
@@ -22,6 +28,7 @@ import datetime as dt
 import random
 import threading
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from flux_dws.dwsim import storage as nnf_storage_status
@@ -34,9 +41,21 @@ from flux_dws.dwsim.storage import (
     storm_plan,
 )
 from flux_dws.emulator.driver import RESOURCE
+from flux_dws.emulator.nnf_servers import NNF_STORAGE, allocated
 from flux_dws.emulator.store import ApiError, Store
 from flux_dws.hostlist import Hostlist, HostlistError
 from flux_dws.jsondata import copy_json
+
+
+def rabbit_usage(nnf_storages: list[Mapping[str, Any]]) -> dict[str, int]:
+    """Per rabbit, the bytes these NnfStorages hold on it (their ready
+    allocations, as nnf_servers.allocated counts them)."""
+    used: dict[str, int] = {}
+    for nst in nnf_storages:
+        for per in allocated(dict(nst)).values():
+            for rabbit, size in per.items():
+                used[rabbit] = used.get(rabbit, 0) + size
+    return used
 
 
 class RabbitHealthController:
@@ -47,17 +66,34 @@ class RabbitHealthController:
     def __init__(self, store: Store) -> None:
         self.store = store
         self._lock = threading.RLock()
-        self._health: dict[str, RabbitHealth] = {
-            o["metadata"]["name"]: RabbitHealth.from_status(o.get("status") or {})
-            for o in store.view(RESOURCE["storage"], "default")}
+        self._usage = rabbit_usage(store.view(NNF_STORAGE, None))
+        self._health: dict[str, RabbitHealth] = {}
+        for o in store.view(RESOURCE["storage"], "default"):
+            self._rabbit(o["metadata"]["name"], o.get("status") or {})
 
-    def _rabbit(self, name: str, status: dict[str, Any]) -> RabbitHealth:
+    def _rabbit(self, name: str, status: Mapping[str, Any]) -> RabbitHealth:
         """The rabbit's health (its node manager's truth), first read from the
         Storage status the system seeded or a restart found."""
         health = self._health.get(name)
         if health is None:
-            health = self._health[name] = RabbitHealth.from_status(status)
+            health = self._health[name] = RabbitHealth.from_status(dict(status), name)
+            health.used = self._usage.get(name, 0)
         return health
+
+    def allocations_changed(self) -> list[str]:
+        """Some NnfStorage changed: count what every rabbit holds again and
+        reconcile the Storage of each rabbit whose figure moved.  Returns
+        those rabbits."""
+        with self._lock:
+            was, self._usage = self._usage, rabbit_usage(self.store.view(NNF_STORAGE, None))
+            moved = sorted(r for r in set(was) | set(self._usage)
+                           if was.get(r, 0) != self._usage.get(r, 0))
+            for name in moved:
+                health = self._health.get(name)
+                if health is not None:
+                    health.used = self._usage.get(name, 0)
+                self.reconcile("default", name)
+            return moved
 
     def reconcile(self, ns: str, name: str) -> bool:
         """nnf-sos' Storage controller (dwsim.storage.reconcile): Disabled shows
