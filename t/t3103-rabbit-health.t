@@ -4,7 +4,10 @@ test_description='rabbit health under a real broker and Fluxion
 The dws service follows the rabbits'"'"' Storage objects in the emulator and
 tells Fluxion (ssd vertices up/down, badrabbit), the resource module
 (drains of computes whose PCIe link is down) and DWS (SystemStatus).  A
-down rabbit'"'"'s storage is not scheduled; it is again once it is back.'
+down rabbit'"'"'s storage is not scheduled; it is again once it is back.
+A Degraded rabbit that is still usable stays up; one that needs a reboot
+after a STONITH event is down; a fenced compute is drained until it is
+unfenced (issue 43).'
 
 . "$(dirname "$0")"/sharness.sh
 
@@ -85,6 +88,56 @@ test_expect_success 'an admin disables a rabbit through its Storage: down, with 
 	dws_rabbits --json | jq -e ".rabbits[0].why == \"disabled: drive swap\"" &&
 	flux-dws fault storage kind-worker2 --state Enabled &&
 	wait_rabbits ".rabbits[0].fluxion == \"up\""
+'
+
+test_expect_success 'a Degraded rabbit (still usable) keeps its ssds up and a job runs on it' '
+	flux-dws fault health kind-worker3 --status Degraded &&
+	wait_rabbits ".rabbits[1].storage.status == \"Degraded\"" &&
+	dws_rabbits --json | jq -e ".rabbits[1].up and .rabbits[1].fluxion == \"up\"" &&
+	dws_rabbits -v >degraded.out &&
+	cat degraded.out &&
+	grep "^kind-worker3  *Degraded  *Enabled  *up " degraded.out &&
+	grep "Storage status Degraded, still usable" degraded.out &&
+	id=$(flux submit -N1 --requires=host:compute-04 --setattr=system.dw="$XFS" true) &&
+	flux job wait-event -t 60 $id clean &&
+	test "$(flux jobs -no {nodelist} $id)" = compute-04 &&
+	flux job status $id &&
+	dws_rabbits --json | jq -e ".rabbits[1].fluxion == \"up\"" &&
+	flux-dws fault health kind-worker3 --reset &&
+	wait_rabbits ".rabbits[1].storage.status == \"Ready\""
+'
+
+test_expect_success 'a rabbit that needs a reboot after a STONITH event is down' '
+	flux-dws fault health kind-worker3 --fenced &&
+	wait_rabbits ".rabbits[1].fluxion == \"down\"" &&
+	dws_rabbits -v >reboot.out &&
+	cat reboot.out &&
+	grep "^kind-worker3  *Degraded/reboot  *Enabled  *down " reboot.out &&
+	grep "Storage status Degraded, reboot required: Storage node requires reboot" reboot.out &&
+	flux-dws fault health kind-worker3 --reset &&
+	wait_rabbits ".rabbits[1].fluxion == \"up\""
+'
+
+test_expect_success 'a fenced compute is drained, with the reason, before a rabbit job is placed on it' '
+	flux-dws fault health kind-worker2 --link compute-02=Fenced &&
+	wait_rabbits ".rabbits[0].computes[1].drained == \"rabbit kind-worker2 fenced this node: rabbit jobs fail here until it is unfenced\"" &&
+	flux resource drain -no "{nodelist} {reason}" >fenced.out &&
+	grep "^compute-02 rabbit kind-worker2 fenced this node: rabbit jobs fail here until it is unfenced$" fenced.out &&
+	dws_rabbits -v >fenced-view.out &&
+	grep "compute-02  fenced (rabbit jobs fail here); .*drained: rabbit kind-worker2 fenced this node: rabbit jobs fail here until it is unfenced" fenced-view.out &&
+	id=$(flux submit -N1 --requires=host:compute-02 --setattr=system.dw="$XFS" true) &&
+	echo $id >fenced.id &&
+	flux job wait-event -t 60 $id priority &&
+	test_must_fail flux job wait-event -t 3 $id alloc
+'
+
+test_expect_success 'the compute unfenced: undrained, and the job runs there' '
+	flux-dws fault health kind-worker2 --link compute-02=Ready &&
+	wait_rabbits ".rabbits[0].computes[1].drained == null" &&
+	id=$(cat fenced.id) &&
+	flux job wait-event -t 60 $id clean &&
+	test "$(flux jobs -no {nodelist} $id)" = compute-02 &&
+	flux job status $id
 '
 
 test_expect_success 'after a storm of Storage events, one real change costs its 36 ssds' '

@@ -16,7 +16,8 @@ the emulator (issue 37, items 1 and 2):
   reaches DWS as its real owner: the Workflow'"'"'s spec.userID and
   spec.groupID (from passwd), create_persistent refused to it while
   rabbit.restrict_persistent_creation is true and allowed once false, and
-  persistentdw of the owner'"'"'s storage refused with DWS'"'"' words.'
+  persistentdw of the owner'"'"'s storage refused with DWS'"'"' words,
+  then accepted once it carries the ignore-uid annotation (nnf-sos #616).'
 
 . "$(dirname "$0")"/sharness.sh
 
@@ -225,9 +226,26 @@ test_expect_success ROOT 'persistentdw of the owner'"'"'s storage by another use
 	flux job wait-event -t 60 $id clean &&
 	exception_note $id >pdw.note &&
 	cat pdw.note &&
-	grep "DWS/Rabbit interactions failed: workflow hit an error: DW Directive 0: User error: User ID does not match existing persistent storage -- .*belongs to another user" pdw.note &&
+	grep "^exception: DWS/Rabbit interactions failed: workflow hit an error: DW Directive 0: User error: User ID does not match existing persistent storage$" pdw.note &&
+	flux job eventlog -f json $id |
+		jq -r "select(.name == \"dws-explanation\") | .context.explanation" >pdw.expl &&
+	cat pdw.expl &&
+	grep "^That persistent storage belongs to another user, who created it. Its owner or an admin can share it: kubectl annotate persistentstorageinstance NAME dataworkflowservices.github.io/ignore-uid=true.$" pdw.expl &&
 	flux run -N1 --setattr=system.dw="#DW persistentdw name=keep37" printenv DW_PERSISTENT_keep37 >keep.out &&
-	grep "^/mnt/nnf/" keep.out &&
+	grep "^/mnt/nnf/" keep.out
+'
+
+test_expect_success ROOT 'once annotated ignore-uid, the other user'"'"'s persistentdw is accepted' '
+	kubectl annotate persistentstorageinstance keep37 \
+		dataworkflowservices.github.io/ignore-uid=true &&
+	id=$(submit_as $OTHER -N1 --setattr=system.dw="#DW persistentdw name=keep37" true) &&
+	flux job wait-event -t 60 $id clean &&
+	flux job eventlog $id >shared.events &&
+	test_must_fail grep exception shared.events &&
+	workflow_spec $id | jq -e ".userID == $OTHER"
+'
+
+test_expect_success ROOT 'the owner destroys it' '
 	flux run -N1 --setattr=system.dw="#DW destroy_persistent name=keep37" true &&
 	kubectl wait --for=delete persistentstorageinstance/keep37 --timeout=60s
 '

@@ -150,10 +150,18 @@ static const struct row rows[] = {
               " NnfDataMovementProfile found; unable to pick one: [a b]"},
 
     /* --- persistent storage ------------------------------------------------ */
-    {"persistent-not-owner", "ser ID does not match existing persistent storage",
-     "That persistent storage belongs to another user; only its owner may use or destroy it."
-     " Check the name= of your #DW directive.",
+    /* persistentdw (nnf-sos #609; its create and breakdown checks say the
+     * same): the annotation lets other users in (#616); destroy_persistent
+     * (lower case, next row) stays the owner's whatever the annotation */
+    {"persistent-not-shared", "User ID does not match existing persistent storage",
+     "That persistent storage belongs to another user, who created it. Its owner or an admin"
+     " can share it: kubectl annotate persistentstorageinstance NAME"
+     " dataworkflowservices.github.io/ignore-uid=true.",
      WF_ERROR "User error: User ID does not match existing persistent storage"},
+    {"persistent-not-owner", "ser ID does not match existing persistent storage",
+     "That persistent storage belongs to another user; only its owner may destroy it."
+     " Check the name= of your #DW directive.",
+     WF_ERROR "User error: user ID does not match existing persistent storage"},
     {"persistent-deleting", "ersistent storage instance '{}' is deleting",
      "The persistent storage '{}' is being deleted and can no longer be used. Create it again,"
      " or use another.",

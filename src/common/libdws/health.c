@@ -40,6 +40,7 @@ struct rabbit {
                            * #284); -1 not reported */
     bool up;
     char why[256];        /* why it is down */
+    char note[256];       /* why it is up though not Ready (Degraded), "" if Ready */
     int allocs;           /* jobs using it */
     size_t *members;      /* its computes (indexes) */
     size_t nmembers;
@@ -51,7 +52,8 @@ struct compute {
     long rank;            /* broker rank, -1 if not in this instance */
     char link[32];        /* PCIe link status, "" when not reported */
     bool mount_failed;
-    int link_seen;        /* -1 unknown, 0 up, 1 down: the last edge acted on */
+    int link_seen;        /* the last edge acted on: -1 unknown, LINK_UP, LINK_DOWN,
+                             LINK_FENCED */
     int bad_applied;      /* badrabbit: -1 unknown, 0 unset, 1 set */
     int alloc_applied;    /* alloc_rabbit: the same */
     int ss_applied;       /* SystemStatus: -1 unknown, 0 Enabled, 1 Disabled */
@@ -468,6 +470,20 @@ static void storage_space (json_t *obj, int64_t *total, int64_t *free_bytes)
         *total = *free_bytes;
 }
 
+/* Whether a rabbit whose Storage says 'status' can be used (health.h):
+ * Ready, or Degraded ("ready but operating in a degraded state", DWS'
+ * ResourceStatus) unless a reboot is required (nnf-sos' Degraded after a
+ * STONITH event, rebootRequired true).
+ */
+static bool health_status_usable (const char *status, bool reboot)
+{
+    if (!status)
+        return false;
+    if (!strcmp (status, "Ready"))
+        return true;
+    return !strcmp (status, "Degraded") && !reboot;
+}
+
 /* Read one Storage object into its rabbit; 'obj' NULL: it was deleted. */
 static void storage_read (struct dws_health *h, struct rabbit *r, json_t *obj,
                           json_t *actions)
@@ -481,6 +497,7 @@ static void storage_read (struct dws_health *h, struct rabbit *r, json_t *obj,
     storage_space (obj, &r->capacity, &r->free_bytes);
     if (!obj) {
         r->up = false;
+        r->note[0] = '\0';
         snprintf (r->why, sizeof (r->why), "no Storage object");
     }
     else {
@@ -488,30 +505,42 @@ static void storage_read (struct dws_health *h, struct rabbit *r, json_t *obj,
         const char *mode = str_at (obj, "spec", "mode");
         const char *status = str_at (obj, "status", "status");
         const char *message = str_at (obj, "status", "message");
+        bool reboot = json_is_true (
+            json_object_get (json_object_get (obj, "status"), "rebootRequired"));
         json_t *ann = json_object_get (json_object_get (obj, "metadata"), "annotations");
         const char *dreason = json_string_value (json_object_get (ann, "disable_reason"));
         const char *ddate = json_string_value (json_object_get (ann, "disable_date"));
         bool disabled = state && !strcmp (state, "Disabled");
-        r->storage = json_pack ("{s:s? s:s s:s s:s s:s? s:s?}", "status", status, "state",
+        const char *colon = message && *message ? ": " : "";
+        r->storage = json_pack ("{s:s? s:s s:s s:s s:b s:s? s:s?}", "status", status, "state",
                                 state ? state : "Enabled", "mode", mode ? mode : "Live",
-                                "message", message ? message : "", "disable_reason", dreason,
-                                "disable_date", ddate);
-        r->up = !disabled && status && !strcmp (status, "Ready");
+                                "message", message ? message : "", "reboot_required", reboot,
+                                "disable_reason", dreason, "disable_date", ddate);
+        r->up = !disabled && health_status_usable (status, reboot);
+        r->note[0] = '\0';
         if (disabled)
             snprintf (r->why, sizeof (r->why), "disabled%s%s", dreason ? ": " : "",
                       dreason ? dreason : "");
         else if (!status)
             snprintf (r->why, sizeof (r->why), "Storage has no status yet");
+        else if (!r->up && reboot)
+            snprintf (r->why, sizeof (r->why), "Storage status %s, reboot required%s%s", status,
+                      colon, *colon ? message : "");
         else if (!r->up)
-            snprintf (r->why, sizeof (r->why), "Storage status %s%s%s", status,
-                      message && *message ? ": " : "", message ? message : "");
-        else
+            snprintf (r->why, sizeof (r->why), "Storage status %s%s%s", status, colon,
+                      *colon ? message : "");
+        else {
             r->why[0] = '\0';
+            if (strcmp (status, "Ready") != 0)
+                snprintf (r->note, sizeof (r->note), "Storage status %s, still usable%s%s",
+                          status, colon, *colon ? message : "");
+        }
     }
     if (was_up != r->up || strcmp (was_why, r->why) != 0) {
         if (h->storage_synced)
             dws_act_log (actions, r->up ? "info" : "warning", "rabbit %s is %s%s%s", r->name,
-                  r->up ? "up" : "down", r->up ? "" : ": ", r->why);
+                  r->up ? "up" : "down", r->up ? (r->note[0] ? ": " : "") : ": ",
+                  r->up ? r->note : r->why);
     }
 
     /* the links: every compute of this rabbit, reported or not */
@@ -1087,9 +1116,26 @@ void dws_health_mount_failed (struct dws_health *h, json_t *hosts, json_t *actio
 
 /* --- the flush: what each side should have ----------------------------- */
 
+/* A compute's link as the drains see it (link_seen). */
+enum { LINK_UP = 0, LINK_DOWN = 1, LINK_FENCED = 2 };
+
+/* Down: reported and neither Ready nor Degraded (DWS: "ready but operating
+ * in a degraded state").
+ */
 static bool link_down (const struct compute *c)
 {
-    return c->link[0] && strcmp (c->link, "Ready") != 0;
+    return c->link[0] && strcmp (c->link, "Ready") != 0 && strcmp (c->link, "Degraded") != 0;
+}
+
+/* nnf-sos fenced the compute (DWS #266): it fails every Workflow using it. */
+static bool link_fenced (const struct compute *c)
+{
+    return !strcmp (c->link, "Fenced");
+}
+
+static int link_state (const struct compute *c)
+{
+    return link_fenced (c) ? LINK_FENCED : link_down (c) ? LINK_DOWN : LINK_UP;
 }
 
 static bool want_bad (struct dws_health *h, const struct compute *c)
@@ -1104,10 +1150,12 @@ static bool want_alloc (struct dws_health *h, const struct compute *c)
     return !h->cfg.fluxion && h->rabbits[c->rabbit].allocs > 0;
 }
 
-/* Our drains: "rabbit <name> link <status>". */
+/* Our drains: "rabbit <name> link <status>", "rabbit <name> fenced ...". */
 static bool is_link_drain (const char *reason)
 {
-    return reason && !strncmp (reason, "rabbit ", 7) && strstr (reason, " link ") != NULL;
+    return reason && !strncmp (reason, "rabbit ", 7)
+           && (strstr (reason, " link ") != NULL
+               || strstr (reason, DWS_HEALTH_FENCED_REASON) != NULL);
 }
 
 /* The path of a compute in Fluxion's graph, or NULL: not in it. */
@@ -1287,33 +1335,51 @@ static void flush_drains (struct dws_health *h, json_t *actions)
         struct rank *rk = rank_of (h, c);
         if (!c->link[0] || !rk || rk->excluded)
             continue; /* link not reported, or not a node of ours */
-        int down = link_down (c) ? 1 : 0;
-        if (down == c->link_seen)
+        int state = link_state (c);
+        if (state == c->link_seen)
             continue;
-        c->link_seen = down;
+        int was = c->link_seen;
+        c->link_seen = state;
         bool drainable = h->cfg.drain_compute_nodes
                          && (!h->drainable || json_object_get (h->drainable, c->name));
-        if (down && drainable && !rk->drained && !c->drain_sent) {
-            char reason[128];
+        char reason[160];
+        if (state == LINK_FENCED)
+            snprintf (reason, sizeof (reason), "rabbit %s" DWS_HEALTH_FENCED_REASON,
+                      h->rabbits[c->rabbit].name);
+        else
             snprintf (reason, sizeof (reason), "rabbit %s link %s", h->rabbits[c->rabbit].name,
                       c->link);
-            json_t *list = json_object_get (drains, reason);
+        /* A drain of ours with a link reason (done or in flight) is
+         * overwritten when the compute is fenced: the reason must say that
+         * DWS fails jobs there.  Never an admin's.  A fenced compute whose
+         * link is then merely down keeps its reason until the link is Ready.
+         */
+        bool redrain = state == LINK_FENCED && was != LINK_FENCED
+                       && ((rk->drained && is_link_drain (rk->drained)
+                            && strcmp (rk->drained, reason) != 0)
+                           || (c->drain_sent && strcmp (c->drain_sent, reason) != 0));
+        if (state != LINK_UP && drainable && (redrain || (!rk->drained && !c->drain_sent))) {
+            char key[sizeof (reason) + 2];
+            snprintf (key, sizeof (key), "%c%s", redrain ? 'o' : 'u', reason);
+            json_t *list = json_object_get (drains, key);
             if (!list)
-                json_object_set_new (drains, reason, (list = json_array ()));
+                json_object_set_new (drains, key, (list = json_array ()));
             json_array_append_new (list, json_string (c->name));
+            free (c->drain_sent);
             c->drain_sent = strdup (reason);
         }
-        else if (!down && is_link_drain (rk->drained))
+        else if (state == LINK_UP && is_link_drain (rk->drained))
             json_array_append_new (undrain, json_string (c->name));
     }
-    const char *reason;
+    const char *key;
     json_t *list;
-    json_object_foreach (drains, reason, list) {
+    json_object_foreach (drains, key, list) {
         char tok[48];
         char *targets = encode (list);
+        const char *reason = key + 1; /* after the mode: o overwrite, u update */
         send_rpc (actions, "resource.drain",
                   json_pack ("{s:s s:s s:s}", "targets", targets ? targets : "", "mode",
-                             "update", "reason", reason),
+                             key[0] == 'o' ? "overwrite" : "update", "reason", reason),
                   new_batch (h, "drain", list, 1, tok, sizeof (tok)));
         dws_act_log (actions, "warning", "draining %s: %s", targets ? targets : "?", reason);
         free (targets);
@@ -1325,7 +1391,7 @@ static void flush_drains (struct dws_health *h, json_t *actions)
         send_rpc (actions, "resource.undrain",
                   json_pack ("{s:s}", "targets", targets ? targets : ""),
                   new_batch (h, "undrain", undrain, 1, tok, sizeof (tok)));
-        dws_act_log (actions, "info", "undraining %s: their rabbit links are Ready again",
+        dws_act_log (actions, "info", "undraining %s: their rabbit links are up again",
               targets ? targets : "?");
         free (targets);
         count_sent (h, "undrain", 1);
@@ -1536,8 +1602,8 @@ static json_t *compute_view (struct dws_health *h, const struct compute *c)
 {
     struct rank *rk = rank_of (h, c);
     struct host_state st = host_state (h, c);
-    return json_pack ("{s:s s:s? s:o s:b s:s? s:b s:b s:b s:s?}", "name", c->name, "link",
-                      c->link[0] ? c->link : NULL, "online",
+    return json_pack ("{s:s s:s? s:b s:o s:b s:s? s:b s:b s:b s:s?}", "name", c->name, "link",
+                      c->link[0] ? c->link : NULL, "fenced", link_fenced (c), "online",
                       rk ? json_boolean (st.ours ? !st.offline : rk->online) : json_null (),
                       "excluded", rk ? rk->excluded : false, "drained",
                       rk ? rk->drained : NULL, "unmount_drained", st.unmount,
@@ -1632,12 +1698,17 @@ bool dws_health_ready (const struct dws_health *h)
 {
     if (!h || !h->storage_synced || !h->journal_synced)
         return false;
+    const char *tok;
+    json_t *b;
+    json_object_foreach (h->batches, tok, b) {
+        const char *kind = json_string_value (json_object_get (b, "kind"));
+        if (kind && !strcmp (kind, "drain"))
+            return false; /* e.g. a fenced compute: drained before rabbit jobs go */
+    }
     if (!h->cfg.fluxion)
         return true;
     if (!h->graph_known || !h->fluxion_known || h->timer_due > 0 || h->find_token[0])
         return false;
-    const char *tok;
-    json_t *b;
     json_object_foreach (h->batches, tok, b) {
         const char *kind = json_string_value (json_object_get (b, "kind"));
         if (kind && !strcmp (kind, "ssd"))
@@ -1691,10 +1762,10 @@ json_t *dws_health_view (struct dws_health *h)
                                                  ? 0
                                                  : r->capacity - r->free_bytes);
         json_array_append_new (rabbits,
-                               json_pack ("{s:s s:O s:b s:s s:o s:i s:O s:O s:I s:o s:o s:o}",
+                               json_pack ("{s:s s:O s:b s:s s:s s:o s:i s:O s:O s:I s:o s:o s:o}",
                                           "name", r->name, "storage",
                                           r->storage ? r->storage : json_null (), "up", r->up,
-                                          "why", r->why, "fluxion", fl, "ssds",
+                                          "why", r->why, "note", r->note, "fluxion", fl, "ssds",
                                           g ? (int)g->n : 0, "jobs",
                                           json_object_get (p, "jobs"), "computes",
                                           json_object_get (p, "computes"), "capacity",

@@ -23,7 +23,10 @@
  *
  * Rules (doc/guide/rabbit-health.rst):
  *   - a rabbit is up when its Storage exists, spec.state is not Disabled
- *     and status.status is Ready;
+ *     and status.status is Ready, or Degraded without rebootRequired (DWS:
+ *     "ready but operating in a degraded state", e.g. a RAID rebuild);
+ *     Degraded with rebootRequired (nnf-sos: a rabbit fenced by a STONITH
+ *     event needs a reboot) and every other status are down;
  *   - an ssd vertex is wanted up iff its rabbit is up and no job holds it
  *     (dws_health_hold: a job whose computes went back before its
  *     Teardown keeps its ssd vertices out of Fluxion's reach); the
@@ -31,12 +34,15 @@
  *     derived from them, and what Fluxion was last given is kept per
  *     vertex, so only the vertices that differ are sent;
  *   - a compute's link is down when the Storage lists it with a status
- *     other than Ready;
+ *     other than Ready or Degraded; Fenced (nnf-sos fenced the compute and
+ *     fails every Workflow that uses it) is down and fenced;
  *   - drains are edge-triggered: a link going down drains the compute
  *     (drain_compute_nodes, within drain_queues, not excluded) with reason
- *     "rabbit <name> link <status>"; the link coming back undrains it if
- *     that drain is still in place; an admin's undrain of a still-down link
- *     stands until the link goes down again;
+ *     "rabbit <name> link <status>", or when it is fenced "rabbit <name>"
+ *     DWS_HEALTH_FENCED_REASON (overwriting a link drain of ours, never an
+ *     admin's); the link coming back undrains it if that drain is still in
+ *     place; an admin's undrain of a still-down link stands until the link
+ *     goes down again;
  *   - badrabbit (soft_drain, or always without Fluxion) marks computes of a
  *     down rabbit, with a down link, or that failed to mount (until their
  *     rabbit's next Storage change);
@@ -67,6 +73,8 @@
 #define DWS_HEALTH_TOKEN "health:"  /* prefix of the tokens of its actions */
 #define DWS_HEALTH_FLUSH_TIMER DWS_WIRE_HEALTH_FLUSH_TIMER
 #define DWS_HEALTH_UNMOUNT_REASON "failed to unmount rabbit"
+/* after "rabbit <name>": the reason a fenced compute is drained with */
+#define DWS_HEALTH_FENCED_REASON " fenced this node: rabbit jobs fail here until it is unfenced"
 
 struct dws_health;
 
@@ -84,7 +92,9 @@ void dws_health_configure (struct dws_health *h, const struct dws_health_config 
 
 /* Whether Flux has been told all it needs: the Storage list and the
  * resource journal read and, with Fluxion, its graph known, Fluxion's own
- * state read back and no ssd status change waiting or in flight.  The
+ * state read back and no ssd status change waiting or in flight; and no
+ * drain in flight (a fenced compute is drained before a rabbit job can be
+ * placed on it).  The
  * jobtap plugin keeps rabbit jobs from the scheduler after a restart until
  * then (schedhold.h, through dws.ready).
  */

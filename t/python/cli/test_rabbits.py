@@ -81,8 +81,8 @@ def kind() -> dict[str, Any]:
     ])
 
 
-HEADER = ("RABBIT        STORAGE  STATE            FLUXION  COMPUTES  LINKS-DOWN  DRAINED  JOBS"
-          "  HELD  TOTAL  USED    FREE  LUSTRE-GIB  WHY")
+HEADER = ("RABBIT        STORAGE  STATE            FLUXION  COMPUTES  LINKS-DOWN  FENCED  DRAINED"
+          "  JOBS  HELD  TOTAL  USED    FREE  LUSTRE-GIB  WHY")
 
 
 def test_summary_line() -> None:
@@ -102,12 +102,12 @@ def test_table() -> None:
     assert format_rabbits(kind()).splitlines() == [
         summary(kind()),
         HEADER,
-        "kind-worker2  Ready    Enabled          up              2           1        1     2"
+        "kind-worker2  Ready    Enabled          up              2           1       0        1     2"
         "     0   4.0T  3.3T  756.0G   3240/4096",
-        "kind-worker3  Offline  Enabled/Testing  down            2           2        0     0"
+        "kind-worker3  Offline  Enabled/Testing  down            2           2       0        0     0"
         "     0  36.0T    0B   36.0T     0/36864  Storage status Offline: Kubernetes node is"
         " offline",
-        "kind-worker4  -        -                -               0           0        0     0"
+        "kind-worker4  -        -                -               0           0       0        0     0"
         "     0      -     -       -           -  no Storage object",
     ]
 
@@ -129,8 +129,8 @@ def test_space_columns() -> None:
     assert space_cells(rabbit("r3", [], capacity=0, free=None, used=None)) == {
         "TOTAL": "-", "USED": "-", "FREE": "-"}
     lines = format_rabbits(answer([full, older])).splitlines()
-    assert lines[2].split()[9:12] == ["8.0T", "8.0T", "0B"]
-    assert lines[3].split()[9:12] == ["8.0T", "-", "-"]
+    assert lines[2].split()[10:13] == ["8.0T", "8.0T", "0B"]
+    assert lines[3].split()[10:13] == ["8.0T", "-", "-"]
 
 
 def test_empty_answers() -> None:
@@ -157,11 +157,11 @@ def test_null_fields() -> None:
     lines = format_rabbits(ans, verbose=2).splitlines()
     assert lines[0].startswith("mode: fluxion; ready; 2 rabbits (2 down); 0 computes drained;")
     assert lines[0].endswith("sent: -")
-    assert lines[2].split() == ["r1", "-", "-", "-", "1", "1", "0", "0", "0", "-", "-", "-",
-                                "-"]
+    assert lines[2].split() == ["r1", "-", "-", "-", "1", "1", "0", "0", "0", "0", "-", "-",
+                                "-", "-"]
     assert lines[3] == "  c1  link not reported; not in this Flux instance"
-    assert lines[4].split() == ["r2", "-", "-", "-", "0", "0", "0", "0", "0", "-", "-", "-",
-                                "-"]
+    assert lines[4].split() == ["r2", "-", "-", "-", "0", "0", "0", "0", "0", "0", "-", "-",
+                                "-", "-"]
     assert len(lines) == 5
 
 
@@ -170,10 +170,10 @@ def test_long_and_multiline_reasons() -> None:
     reason = "failed to unmount rabbit\nstorage on  kind-worker2"
     ans = answer([rabbit("r1", [compute("c1", drained=reason)], up=False, why=why),
                   rabbit("r2", [], up=False, why="short")])
-    lines = format_rabbits(ans, width=139).splitlines()
-    assert lines[2] == ("r1      Ready    Enabled  up              1           0        1     0"
+    lines = format_rabbits(ans, width=147).splitlines()
+    assert lines[2] == ("r1      Ready    Enabled  up              1           0       0        1     0"
                         "     0      -     -     -           -  Storage status Offline: the...")
-    assert len(lines[2]) == 139
+    assert len(lines[2]) == 147
     assert lines[3].endswith("  short")
     # a narrow terminal still leaves MIN_WHY characters of the reason
     narrow = format_rabbits(ans, width=40).splitlines()[2]
@@ -214,8 +214,8 @@ def test_verbose_names_each_problem() -> None:
         "  c11  link Disabled; offline; badrabbit; drained: link down",
         f"  jobs: {f58(123456789)}",
     ]
-    # computes, links down, drained, jobs, held, total, used, free, Lustre
-    assert lines[2].split()[4:] == ["11", "2", "3", "1", "0", "-", "-", "-", "-"]
+    # computes, links down, fenced, drained, jobs, held, total, used, free, Lustre
+    assert lines[2].split()[4:] == ["11", "2", "0", "3", "1", "0", "-", "-", "-", "-"]
     every = format_rabbits(ans, verbose=2).splitlines()
     assert every[3] == "  c01  ok"
     assert every[12] == "  c10  ok; not in this Flux instance"
@@ -251,8 +251,8 @@ def test_held_ssds() -> None:
         " 3 ssds held by 2 jobs; sent: set_status 72, set_property 1, remove_property 0,"
         " drain 1, undrain 0, systemstatus 2")
     lines = format_rabbits(ans, now=NOW).splitlines()
-    assert lines[2].split()[4:9] == ["2", "1", "1", "2", "3"], "HELD: 3 distinct vertices"
-    assert lines[3].split()[8] == "0"
+    assert lines[2].split()[4:10] == ["2", "1", "0", "1", "2", "3"], "HELD: 3 distinct vertices"
+    assert lines[3].split()[9] == "0"
     verbose = format_rabbits(ans, verbose=1, now=NOW).splitlines()
     assert verbose[5:7] == [
         f"  held by {f58(123456789)} for 5m12s: 2 ssds, down",
@@ -442,3 +442,37 @@ def test_command_service_errors(monkeypatch: pytest.MonkeyPatch,
     assert (rc, out) == (1, "")
     assert err == ("flux-dws rabbits: unexpected dws.rabbits answer: 'rabbits' is not a list"
                    " of objects\n")
+
+
+def test_degraded_and_fenced() -> None:
+    """A Degraded rabbit still usable is up with the Storage's words in
+    WHY; one that needs a reboot (nnf-sos after a STONITH event) shows
+    ``Degraded/reboot`` and is down; fenced computes are counted, named in
+    the summary and told apart from a link down."""
+    fenced_reason = ("rabbit r1 fenced this node: rabbit jobs fail here until it is"
+                     " unfenced")
+    ans = answer([
+        rabbit("r1", [compute("c1", link="Fenced", fenced=True, drained=fenced_reason),
+                      compute("c2", link="Degraded")],
+               storage=storage(status="Degraded", message="RAID rebuild"),
+               note="Storage status Degraded, still usable: RAID rebuild"),
+        rabbit("r2", [compute("c3")], up=False, fluxion="down",
+               storage=storage(status="Degraded", reboot_required=True,
+                               message="Storage node requires reboot to recover from"
+                                       " STONITH event"),
+               why="Storage status Degraded, reboot required: Storage node requires reboot"
+                   " to recover from STONITH event"),
+    ])
+    assert summary(ans).startswith("mode: fluxion; ready; 2 rabbits (1 down); 1 compute"
+                                   " drained; 1 compute fenced; link down: drain;")
+    lines = format_rabbits(ans, verbose=1).splitlines()
+    assert lines[2].split()[:10] == ["r1", "Degraded", "Enabled", "up", "2", "1", "1", "1",
+                                     "0", "0"]
+    assert lines[2].endswith("Storage status Degraded, still usable: RAID rebuild")
+    assert lines[3] == f"  c1  fenced (rabbit jobs fail here); drained: {fenced_reason}"
+    assert lines[4].split()[:8] == ["r2", "Degraded/reboot", "Enabled", "down", "1", "0", "0",
+                                    "0"]
+    assert lines[4].endswith("reboot required: Storage node requires reboot to recover from"
+                             " STONITH event")
+    assert len(lines) == 5, "a Degraded link is healthy: no line for c2"
+    assert [r["name"] for r in select(ans, down_only=True)] == ["r1", "r2"]

@@ -139,6 +139,9 @@ def test_ignore_uid_lets_others_use_but_not_destroy(kind):
     wf = wait(api, "o1", "Proposal", want="Error")
     assert wf["status"]["message"] == ("DW Directive 0: User error: User ID does not match"
                                        " existing persistent storage")
+    # nnf-sos' debug message names both user IDs (#609)
+    assert [d["error"] for d in wf["status"]["drivers"] if d.get("error")] == [
+        "user error: existing persistent storage user ID 1000 does not match user ID 4242"]
     api.patch_namespaced_custom_object(G, V, "default", "persistentstorageinstances", "shared", {
         "metadata": {"annotations": {"dataworkflowservices.github.io/ignore-uid": "True"}}})
     other_user(api, "o2", ["#DW persistentdw name=shared"])

@@ -88,7 +88,7 @@ REAL = [
      "persistent-missing-psi"),
     (WF_ERROR + "User error: PersistentStorage 'ps1' not found", "persistent-missing-ps"),
     (WF_ERROR + "User error: User ID does not match existing persistent storage",
-     "persistent-not-owner"),
+     "persistent-not-shared"),
     (WF_ERROR + "User error: user ID does not match existing persistent storage",
      "persistent-not-owner"),
     (WF_ERROR + "User error: Persistent storage instance 'ps1' is deleting",
@@ -170,7 +170,8 @@ def test_the_validators_own_texts(dw: object, name: str) -> None:
 
 @pytest.mark.parametrize(("err", "name"), [
     (rerr.user("PersistentStorageInstance 'p' not found"), "persistent-missing-psi"),
-    (rerr.user("User ID does not match existing persistent storage"), "persistent-not-owner"),
+    (rerr.user("User ID does not match existing persistent storage"), "persistent-not-shared"),
+    (rerr.user("user ID does not match existing persistent storage"), "persistent-not-owner"),
     (rerr.wlm(NOT_MET), "servers-not-met"),
     (rerr.wlm(NOT_SATISFIED), "servers-not-satisfied"),
     (rerr.internal("data movement operation failed during 'DataOut', message: EIO"),

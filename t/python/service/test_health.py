@@ -192,7 +192,31 @@ def test_testing_mode_status_by_hand(h: Harness) -> None:
 def test_fenced_rabbit(h: Harness) -> None:
     h.emulator.controllers.health.set_health(R3, fenced=True)
     h.wait_for(lambda: not h.fluxion.rabbit_up(R3), what="R3 fenced: down")
-    assert h.rabbits()["rabbits"][1]["why"].startswith("Storage status Degraded")
+    r3 = h.rabbits()["rabbits"][1]
+    assert r3["why"] == ("Storage status Degraded, reboot required: Storage node requires"
+                         " reboot to recover from STONITH event")
+    assert r3["storage"]["reboot_required"] is True
+
+
+def test_degraded_rabbit_stays_up(h: Harness) -> None:
+    h.emulator.controllers.health.set_health(R3, status="Degraded")
+    h.wait_for(lambda: h.rabbits_now()["rabbits"][1]["storage"]["status"] == "Degraded",
+               what="the service to see R3 Degraded")
+    flushed(h)
+    assert h.fluxion.rabbit_up(R3), "a Degraded rabbit without rebootRequired stays up"
+    r3 = h.rabbits()["rabbits"][1]
+    assert r3["up"] is True and r3["note"] == "Storage status Degraded, still usable"
+    assert not h.jm.drained
+
+
+def test_fenced_compute_drained_then_undrained(h: Harness) -> None:
+    reason = "rabbit kind-worker2 fenced this node: rabbit jobs fail here until it is unfenced"
+    h.emulator.controllers.health.set_health(R2, links={"compute-02": "Fenced"})
+    h.wait_for(lambda: h.jm.drained == {"compute-02": reason}, what="compute-02 drained")
+    assert compute(h, "compute-02")["fenced"] is True
+    h.emulator.controllers.health.set_health(R2, links={"compute-02": "Ready"})
+    h.wait_for(lambda: not h.jm.drained, what="compute-02 undrained")
+    assert compute(h, "compute-02")["fenced"] is False
 
 
 def test_brokers_lost_and_back_in_systemstatus(h: Harness) -> None:

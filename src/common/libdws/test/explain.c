@@ -94,6 +94,19 @@ static void test_sentences (void)
                 "belongs to another user")
             != NULL,
         "both spellings of the persistent storage owner check");
+    ok (strstr (dws_explain ("DW Directive 0: User error: User ID does not match existing"
+                             " persistent storage",
+                             buf, sizeof (buf)),
+                "belongs to another user, who created it. Its owner or an admin can share it:"
+                " kubectl annotate persistentstorageinstance NAME"
+                " dataworkflowservices.github.io/ignore-uid=true.")
+            != NULL,
+        "persistentdw refused: the owner or an admin can share it by the ignore-uid annotation");
+    ok (strstr (dws_explain ("user ID does not match existing persistent storage", buf,
+                             sizeof (buf)),
+                "ignore-uid")
+            == NULL,
+        "destroy_persistent refused: no annotation is offered (it does not apply)");
     ok (strstr (dws_explain ("DW Directive 1: Internal error: data movement operation failed"
                              " during 'DataIn', message: ",
                              buf, sizeof (buf)),

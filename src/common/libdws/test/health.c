@@ -348,20 +348,59 @@ static void test_fluxion_rabbit_transitions (void)
     flush (h);
     ok (count ("sched-fluxion-resource.set_status") == 2, "r2 Ready in Testing mode: up");
     answer_all (h, true, 0);
+    /* Degraded without rebootRequired (a RAID rebuild): still usable */
+    obj = storage ("r2", "Degraded", "Enabled", "Ready", "Ready");
+    json_object_set_new (json_object_get (obj, "status"), "message",
+                         json_string ("RAID rebuild in progress"));
+    feed_storage (h, obj);
+    none (h, "r2 Degraded without rebootRequired: still up, nothing sent");
+    view = dws_health_view (h);
+    r2 = json_array_get (json_object_get (view, "rabbits"), 1);
+    ok (json_is_true (json_object_get (r2, "up")), "the view has r2 up");
+    is (json_string_value (json_object_get (r2, "note")),
+        "Storage status Degraded, still usable: RAID rebuild in progress",
+        "the view notes that it is Degraded and why");
+    is (json_string_value (json_object_get (r2, "why")), "", "and has no why");
+    json_decref (view);
+
+    /* Degraded with rebootRequired: nnf-sos' fenced rabbit, down */
     obj = storage ("r2", "Degraded", "Enabled", "Ready", "Ready");
     json_object_set_new (json_object_get (obj, "status"), "message",
                          json_string ("Storage node requires reboot to recover from STONITH "
                                       "event"));
+    json_object_set_new (json_object_get (obj, "status"), "rebootRequired", json_true ());
     feed_storage (h, obj);
     flush (h);
-    ok (count ("sched-fluxion-resource.set_status") == 2, "r2 fenced (Degraded): down");
+    ok (count ("sched-fluxion-resource.set_status") == 2,
+        "r2 Degraded with rebootRequired (fenced by STONITH): down");
     view = dws_health_view (h);
     r2 = json_array_get (json_object_get (view, "rabbits"), 1);
     is (json_string_value (json_object_get (r2, "why")),
-        "Storage status Degraded: Storage node requires reboot to recover from STONITH event",
-        "the view quotes the Storage message");
+        "Storage status Degraded, reboot required: Storage node requires reboot to recover"
+        " from STONITH event",
+        "the view says a reboot is required and quotes the Storage message");
+    ok (json_is_true (json_object_get (json_object_get (r2, "storage"), "reboot_required")),
+        "the view's Storage summary has reboot_required");
+    is (json_string_value (json_object_get (r2, "note")), "", "and no note");
     json_decref (view);
     answer_all (h, true, 0);
+
+    /* the statuses that mean unusable, each from an up rabbit */
+    const char *unusable[] = {"Starting", "Disabled", "NotPresent", "Offline", "Failed",
+                              "Drained", "Fenced", "Unknown"};
+    for (size_t k = 0; k < sizeof (unusable) / sizeof (unusable[0]); k++) {
+        feed_storage (h, storage ("r2", "Ready", "Enabled", "Ready", "Ready"));
+        flush (h);
+        answer_all (h, true, 0);
+        feed_storage (h, storage ("r2", unusable[k], "Enabled", "Ready", "Ready"));
+        flush (h);
+        char msg[64];
+        snprintf (msg, sizeof (msg), "Storage status %s: r2's ssds down", unusable[k]);
+        ok (count ("sched-fluxion-resource.set_status") == 2, "%s (both)", msg);
+        payload_is ("sched-fluxion-resource.set_status", 0,
+                    "{'resource_path':'/cl/chassis1/ssd0','status':'down'}", msg);
+        answer_all (h, true, 0);
+    }
 
     /* the Storage object deleted */
     reset ();
@@ -1663,10 +1702,104 @@ static void test_hold_at_start (void)
     dws_health_destroy (h);
 }
 
+#define FENCED_C1 "rabbit r1 fenced this node: rabbit jobs fail here until it is unfenced"
+
+static json_t *compute_of (json_t *view, size_t rabbit, size_t k)
+{
+    return json_array_get (json_object_get (json_array_get (json_object_get (view, "rabbits"),
+                                                            rabbit),
+                                            "computes"),
+                           k);
+}
+
+static void test_fenced_computes (void)
+{
+    struct dws_health *h = system_create (true, true, false, false);
+    system_sync (h);
+    flush (h);
+    answer_all (h, true, 0);
+    ok (dws_health_ready (h), "ready once Fluxion has its state");
+
+    /* a compute fenced: drained with a reason saying so, before rabbit jobs go */
+    feed_storage (h, storage ("r1", "Ready", "Enabled", "Fenced", "Ready"));
+    flush (h);
+    ok (count ("sched-fluxion-resource.set_status") == 0, "a fenced compute leaves the ssds up");
+    payload_is ("resource.drain", 0,
+                "{'targets':'c1','mode':'update','reason':'" FENCED_C1 "'}",
+                "c1 fenced: drained, the reason names the rabbit and the fencing");
+    ok (!dws_health_ready (h), "not ready while the drain of a fenced compute is in flight");
+    answer_all (h, true, 0);
+    ok (dws_health_ready (h), "ready once the drain is answered");
+    feed_journal (h, "[{'name':'drain','context':{'idset':'0','nodelist':'c1',"
+                     "'reason':'" FENCED_C1 "','overwrite':0}}]");
+    json_t *view = dws_health_view (h);
+    ok (json_is_true (json_object_get (compute_of (view, 0, 0), "fenced")),
+        "the view has c1 fenced");
+    ok (json_is_false (json_object_get (compute_of (view, 0, 1), "fenced")),
+        "and c2 not fenced");
+    json_decref (view);
+    feed_storage (h, storage ("r1", "Ready", "Enabled", "Fenced", "Ready"));
+    none (h, "the same Storage again: nothing (edge-triggered)");
+
+    /* unfenced: undrained */
+    feed_storage (h, storage ("r1", "Ready", "Enabled", "Ready", "Ready"));
+    flush (h);
+    payload_is ("resource.undrain", 0, "{'targets':'c1'}", "c1 unfenced: undrained");
+    answer_all (h, true, 0);
+    feed_journal (h, "[{'name':'undrain','context':{'idset':'0','nodelist':'c1'}}]");
+    none (h, "the journal shows the undrain: nothing else");
+
+    /* a link drain of ours becomes a fenced drain (overwrite), not an admin's */
+    feed_storage (h, storage ("r1", "Ready", "Enabled", "Offline", "Ready"));
+    flush (h);
+    payload_is ("resource.drain", 0,
+                "{'targets':'c1','mode':'update','reason':'rabbit r1 link Offline'}",
+                "c1's link down: drained for the link");
+    answer_all (h, true, 0);
+    feed_journal (h, "[{'name':'drain','context':{'idset':'0','nodelist':'c1',"
+                     "'reason':'rabbit r1 link Offline','overwrite':0}}]");
+    feed_storage (h, storage ("r1", "Ready", "Enabled", "Fenced", "Ready"));
+    flush (h);
+    payload_is ("resource.drain", 0,
+                "{'targets':'c1','mode':'overwrite','reason':'" FENCED_C1 "'}",
+                "then fenced: our link drain's reason is overwritten");
+    answer_all (h, true, 0);
+    feed_journal (h, "[{'name':'drain','context':{'idset':'0','nodelist':'c1',"
+                     "'reason':'" FENCED_C1 "','overwrite':1}}]");
+    feed_storage (h, storage ("r1", "Ready", "Enabled", "Offline", "Ready"));
+    flush (h);
+    ok (count ("resource.drain") == 0 && count ("resource.undrain") == 0,
+        "fenced then merely down: the drain stays as it is");
+    answer_all (h, true, 0);
+    feed_storage (h, storage ("r1", "Ready", "Enabled", "Ready", "Ready"));
+    flush (h);
+    payload_is ("resource.undrain", 0, "{'targets':'c1'}", "link Ready: undrained");
+    answer_all (h, true, 0);
+    feed_journal (h, "[{'name':'undrain','context':{'idset':'0','nodelist':'c1'}}]");
+
+    /* an admin's drain is left as it is */
+    feed_journal (h, "[{'name':'drain','context':{'idset':'1','nodelist':'c2',"
+                     "'reason':'bad DIMM','overwrite':0}}]");
+    feed_storage (h, storage ("r1", "Ready", "Enabled", "Ready", "Fenced"));
+    flush (h);
+    ok (count ("resource.drain") == 0, "an admin-drained compute fenced: not drained again");
+    answer_all (h, true, 0);
+    feed_storage (h, storage ("r1", "Ready", "Enabled", "Ready", "Ready"));
+    flush (h);
+    ok (count ("resource.undrain") == 0, "unfenced: the admin's drain stays");
+    answer_all (h, true, 0);
+
+    /* a Degraded link is usable (DWS: ready, degraded) */
+    feed_storage (h, storage ("r2", "Ready", "Enabled", "Degraded", "Ready"));
+    none (h, "a Degraded link: not down, nothing sent");
+    dws_health_destroy (h);
+}
+
 int main (void)
 {
     test_fluxion_rabbit_transitions ();
     test_links_and_drains ();
+    test_fenced_computes ();
     test_drain_options ();
     test_exclude ();
     test_no_fluxion ();

@@ -33,11 +33,11 @@ TOPIC = "dws.rabbits"
 #: Narrowest the WHY column is truncated to, whatever the terminal width.
 MIN_WHY = 24
 
-COLUMNS = ("RABBIT", "STORAGE", "STATE", "FLUXION", "COMPUTES", "LINKS-DOWN", "DRAINED",
-           "JOBS", "HELD", "TOTAL", "USED", "FREE", "LUSTRE-GIB", "WHY")
+COLUMNS = ("RABBIT", "STORAGE", "STATE", "FLUXION", "COMPUTES", "LINKS-DOWN", "FENCED",
+           "DRAINED", "JOBS", "HELD", "TOTAL", "USED", "FREE", "LUSTRE-GIB", "WHY")
 #: Columns aligned to the right (counts and sizes).
-NUMERIC = frozenset({"COMPUTES", "LINKS-DOWN", "DRAINED", "JOBS", "HELD", "TOTAL", "USED",
-                     "FREE", "LUSTRE-GIB"})
+NUMERIC = frozenset({"COMPUTES", "LINKS-DOWN", "FENCED", "DRAINED", "JOBS", "HELD", "TOTAL",
+                     "USED", "FREE", "LUSTRE-GIB"})
 GiB = 1 << 30
 
 
@@ -136,8 +136,14 @@ def is_down(rabbit: dict[str, Any]) -> bool:
 
 
 def link_down(compute: dict[str, Any]) -> bool:
-    """The compute's PCIe link is anything but Ready (not reported counts)."""
-    return compute.get("link") != "Ready"
+    """The compute's PCIe link is anything but Ready or Degraded (not
+    reported counts): DWS' Degraded is ready, in a degraded state."""
+    return compute.get("link") not in ("Ready", "Degraded")
+
+
+def is_fenced(compute: dict[str, Any]) -> bool:
+    """nnf-sos fenced the compute: DWS fails every Workflow that uses it."""
+    return compute.get("fenced") is True or compute.get("link") == "Fenced"
 
 
 def is_drained(compute: dict[str, Any]) -> bool:
@@ -148,7 +154,9 @@ def problems(compute: dict[str, Any]) -> list[str]:
     """What is not healthy about a compute, most telling first and the drain
     reason (which may be long) last; [] when it is plainly healthy."""
     out = []
-    if link_down(compute):
+    if is_fenced(compute):
+        out.append("fenced (rabbit jobs fail here)")
+    elif link_down(compute):
         link = compute.get("link")
         out.append("link not reported" if link is None else f"link {_text(link)}")
     if compute.get("online") is False:
@@ -222,13 +230,16 @@ def summary(answer: dict[str, Any]) -> str:
     rabbits = rabbits_of(answer)
     down = sum(1 for r in rabbits if is_down(r))
     drained = {c.get("name") for r in rabbits for c in _computes(r) if is_drained(c)}
+    fenced = {c.get("name") for r in rabbits for c in _computes(r) if is_fenced(c)}
+    fenced_note = (f"{len(fenced)} compute{'' if len(fenced) == 1 else 's'} fenced; "
+                   if fenced else "")
     sent = answer.get("sent")
     counters = (", ".join(f"{_text(k)} {_text(v)}" for k, v in sent.items())
                 if isinstance(sent, dict) and sent else "-")
     return (f"mode: {'fluxion' if answer.get('fluxion') else 'no fluxion'}; "
             f"{'ready' if answer.get('ready') else 'starting'}; "
             f"{len(rabbits)} rabbit{'' if len(rabbits) == 1 else 's'} ({down} down); "
-            f"{len(drained)} compute{'' if len(drained) == 1 else 's'} drained; "
+            f"{len(drained)} compute{'' if len(drained) == 1 else 's'} drained; {fenced_note}"
             f"link down: {_on_link_down(answer)}; {_holds_note(answer)}sent: {counters}")
 
 
@@ -262,23 +273,35 @@ def space_cells(rabbit: dict[str, Any]) -> dict[str, str]:
             "FREE": "-" if free is None else size(free)}
 
 
+def storage_cell(storage: dict[str, Any] | None) -> str:
+    """The Storage's status; ``Degraded/reboot`` when nnf-sos says the
+    rabbit needs a reboot (after a STONITH event: down, unlike a Degraded
+    rabbit that is still usable)."""
+    status = (_text(storage.get("status")) if storage else "") or "-"
+    if storage and storage.get("reboot_required") is True:
+        status += "/reboot"
+    return status
+
+
 def row(rabbit: dict[str, Any]) -> dict[str, str]:
     """One rabbit's table cells, by column."""
     storage = rabbit.get("storage")
     computes = _computes(rabbit)
     return {
         "RABBIT": _text(rabbit.get("name")),
-        "STORAGE": (_text(storage.get("status")) if storage else "") or "-",
+        "STORAGE": storage_cell(storage),
         "STATE": _state(storage),
         "FLUXION": _text(rabbit.get("fluxion")) or "-",
         "COMPUTES": str(len(computes)),
         "LINKS-DOWN": str(sum(1 for c in computes if link_down(c))),
+        "FENCED": str(sum(1 for c in computes if is_fenced(c))),
         "DRAINED": str(sum(1 for c in computes if is_drained(c))),
         "JOBS": str(len(rabbit.get("jobs") or [])),
         "HELD": str(held_ssds(rabbit)),
         **space_cells(rabbit),
         "LUSTRE-GIB": lustre_cell(rabbit),
-        "WHY": _text(rabbit.get("why")),
+        # why it is down; for an up rabbit that is not Ready, why it is usable
+        "WHY": _text(rabbit.get("why") or (rabbit.get("note") if rabbit.get("up") else "")),
     }
 
 

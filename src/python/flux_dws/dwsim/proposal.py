@@ -82,9 +82,14 @@ def _check_persistentdw(wf: dict[str, Any], cluster: Cluster, name: str) -> None
     md = psi.get("metadata", {})
     if md.get("deletionTimestamp"):
         raise rerr.user(f"Persistent storage instance '{name}' is deleting")
+    owner, user = psi.get("spec", {}).get("userID"), wf["spec"].get("userID")
     if (str((md.get("annotations") or {}).get(IGNORE_UID, "")).lower() != "true"
-            and psi.get("spec", {}).get("userID") != wf["spec"].get("userID")):
-        raise rerr.user("User ID does not match existing persistent storage")
+            and owner != user):
+        # nnf-sos #609; the annotation (#616) lets any user's persistentdw in
+        raise rerr.ResourceError(
+            "User ID does not match existing persistent storage",
+            f"existing persistent storage user ID {owner} does not match user ID {user}",
+            type="User")
 
 
 def _check_container(wf: dict[str, Any], cluster: Cluster, index: int) -> None:

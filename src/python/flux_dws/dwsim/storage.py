@@ -9,6 +9,8 @@ manager's own status.  Compute entries carry each PCIe link's status.
 rabbit's ``RabbitHealth`` (the NnfNode and Kubernetes Node nnf-sos reads),
 the status it writes back, in Live and in Testing mode.
 ``storm_plan`` decides a burst of health flips that ends where it began.
+``fenced_computes`` and ``fence_error`` are nnf-sos' NnfAccess check that
+fails a Workflow whose computes are fenced (nnf-sos #573).
 
 Capacity, as nnf-sos reports it: ``status.devices`` lists the rabbit's NVMe
 drives (slot, model, serial number, firmware, capacity, wear level, status;
@@ -21,10 +23,11 @@ drives' capacity less what allocations hold on it.  The total is the sum of
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from flux_dws.dwsim import resource_error as rerr
 from flux_dws.jsondata import copy_json
 
 STORAGE_TYPE_LABEL = "dataworkflowservices.github.io/storage"
@@ -228,6 +231,31 @@ def reconcile(labels: dict[str, str], spec: dict[str, Any], status: dict[str, An
     else:
         new["status"] = health.node_status
     return new, unfenced
+
+
+def fenced_computes(storages: Iterable[Mapping[str, Any]], clients: Sequence[str]) -> list[str]:
+    """The computes of ``clients`` (in their order) that a rabbit's Storage
+    lists with status Fenced: nnf-sos' detectFencedComputes, which reads
+    the Storage of each compute's rabbit."""
+    fenced = set()
+    for s in storages:
+        for c in ((s.get("status") or {}).get("access") or {}).get("computes") or []:
+            if isinstance(c, dict) and c.get("status") == "Fenced":
+                fenced.add(c.get("name"))
+    return [c for c in clients if c in fenced]
+
+
+def go_list(names: Sequence[str]) -> str:
+    """A Go []string as fmt's %v prints it: ``[a b]``."""
+    return "[" + " ".join(names) + "]"
+
+
+def fence_error(fenced: Sequence[str]) -> rerr.ResourceError:
+    """nnf-sos' error for an NnfAccess whose computes are fenced: Fatal,
+    its words (so the WLM stops waiting and ends the job)."""
+    return rerr.internal(f"Workflow failed: compute nodes {go_list(fenced)} were fenced"
+                         f" during the job",
+                         f"compute nodes have been fenced: {go_list(fenced)}")
 
 
 # What a storm flips: (rabbit, None) is the rabbit's node manager status,

@@ -18,7 +18,10 @@ PreRun    one ClientMount per compute of the Computes object (namespace =
           (dwsim.env).  After a Setup the WLM forced ready (spec.forceReady)
           the computes of rabbits whose allocations are still late get a
           ClientMount with nothing to mount, as nnf-sos maps a compute only
-          to the ready NnfNodeStorages of its rabbit.
+          to the ready NnfNodeStorages of its rabbit.  A compute its
+          rabbit's Storage lists Fenced fails the state (Fatal, nnf-sos'
+          words: "Workflow failed: compute nodes [c] were fenced during the
+          job"), checked after every mount attempt and after the unmount.
 PostRun   the ClientMounts are unmounted; data movements the job started
           itself (copy offload, labelled for PostRun) must finish, and any
           that failed fail the state ("data movement failed").
@@ -43,6 +46,7 @@ from flux_dws.dwsim import breakdown as nnf_breakdown
 from flux_dws.dwsim import env as nnf_env
 from flux_dws.dwsim import resource_error as rerr
 from flux_dws.dwsim import servers as nnf_servers
+from flux_dws.dwsim import storage as nnf_storage_status
 from flux_dws.dwsim import workflow as dws
 from flux_dws.dwsim.gotime import parse_microtime
 from flux_dws.emulator import nnf_servers as servers_controller
@@ -505,17 +509,36 @@ class StorageDriver(Driver):
                         nothing: frozenset[str] = frozenset()) -> None:
         """The computes' NnfAccess and its ClientMounts (those of ``nothing``
         with nothing to mount); the access mirrors them."""
-        try:
-            self._clientmounts(wf, d.index, desired, path, fs, nothing)
-        except rerr.ResourceError as err:
+        def fail(err: rerr.ResourceError) -> rerr.ResourceError:
             self._access(wf, d, "computes", desired, path, ready=False, error={
                 "userMessage": err.user_message, "debugMessage": err.debug_message,
                 "type": err.type, "severity": err.severity})
-            raise
+            return err
+
+        # nnf-sos checks for fenced computes after every mount attempt (its
+        # error wins over a mount error or a wait) and after an unmount
+        # completes (an unmount error comes first)
+        try:
+            self._clientmounts(wf, d.index, desired, path, fs, nothing)
+        except rerr.ResourceError as err:
+            raise fail((self._fenced(wf) if desired == "mounted" else None) or err) from None
         except Wait:
+            fenced = self._fenced(wf) if desired == "mounted" else None
+            if fenced is not None:
+                raise fail(fenced) from None
             self._access(wf, d, "computes", desired, path, ready=False)
             raise
+        fenced = self._fenced(wf)
+        if fenced is not None:
+            raise fail(fenced)
         self._access(wf, d, "computes", desired, path, ready=True)
+
+    def _fenced(self, wf: dict[str, Any]) -> rerr.ResourceError | None:
+        """nnf-sos' error when some of the Workflow's computes are fenced
+        (their rabbit's Storage lists them Fenced), else None."""
+        fenced = nnf_storage_status.fenced_computes(
+            self.store.view(RESOURCE["storage"], "default"), self.ctl.computes(wf))
+        return nnf_storage_status.fence_error(fenced) if fenced else None
 
     def _get_access(self, wf: dict[str, Any], d: Directive, target: str) -> dict[str, Any] | None:
         try:
