@@ -127,7 +127,7 @@ static int get_id (json_t *ev, json_int_t *id, dws_error_t *err)
 static int on_priority (struct dws_schedhold *s, json_t *ev, double now, json_t *acts,
                         dws_error_t *err)
 {
-    json_int_t id;
+    json_int_t id = 0;
     json_t *n = json_object_get (ev, "nnodes");
     json_t *loaded = json_object_get (ev, "loaded");
     char key[32], why[160];
@@ -156,7 +156,7 @@ static int on_priority (struct dws_schedhold *s, json_t *ev, double now, json_t 
 
 static int on_leave (struct dws_schedhold *s, json_t *ev, dws_error_t *err)
 {
-    json_int_t id;
+    json_int_t id = 0;
     char key[32];
     if (get_id (ev, &id, err) < 0)
         return -1;
