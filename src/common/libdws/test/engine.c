@@ -1746,6 +1746,22 @@ static void test_no_fluxion (void)
                                                              "\"Teardown\"}}"),
         "... no errmsg, no Teardown");
     dws_engine_destroy (e);
+
+    /* no early release without Fluxion (alloc_rabbit lasts until Teardown,
+     * so do the computes), whatever release_computes says */
+    k8s_reset ();
+    e = engine ("{'fluxion':false,'release_computes':'after-unmount'}");
+    sysconf (e);
+    sync_none (e);
+    job_to (e, 1103, 0, "'c1'", 1, "DataOut");
+    ok (find ("kind", "Workflow", "op", "patch") && !find ("topic", "job-manager.dws.epilog-remove")
+            && !find ("topic", "job-manager.dws.dataout-begin"),
+        "without Fluxion PostRun done: DataOut, the computes kept");
+    complete (e, 1103, NULL);
+    ok (!find ("topic", "job-manager.dws.epilog-remove"), "... DataOut done: still kept");
+    complete (e, 1103, NULL);
+    has ("... Teardown done: the epilog ends", "topic", "job-manager.dws.epilog-remove");
+    dws_engine_destroy (e);
 }
 
 static void test_more (void)
