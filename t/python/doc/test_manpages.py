@@ -369,7 +369,7 @@ def rpcs() -> Iterator[tuple[str, str]]:
         for text in [*prose(doctree(section, name)), *literals(doctree(section, name))]:
             for m in re.finditer(r"(?<![\w./-])((?:job-manager\.)?dws\.[a-z][a-z_-]*)\b(?![.\w])",
                                  text):
-                if m.group(1).rsplit(".", 1)[1] not in ("py", "toml", "h", "disabled"):
+                if m.group(1).rsplit(".", 1)[1] not in ("py", "toml", "h", "disabled", "args"):
                     yield f"{name}({section})", m.group(1)
 
 

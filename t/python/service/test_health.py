@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from flux_dws.harness import Harness
+from flux_dws.harness import Harness, jobspec
 from flux_dws.rabbitconf import parse
 
 G, V = "dataworkflowservices.github.io", "v1alpha7"
@@ -449,6 +449,10 @@ def test_without_fluxion_alloc_rabbit_and_badrabbit() -> None:
         h.wait_for(lambda: h.fluxion.hosts_with("alloc_rabbit") == {"compute-01", "compute-02",
                                                                     "compute-03"},
                    what="alloc_rabbit on the job's rabbit")
+        # as flux-coral2 v0.36.0: the resources as submitted (no ssd: the
+        # rabbits are not in Fluxion's graph), the bad rabbit's node not given
+        assert h.job(jobid).jobspec["resources"] == jobspec(XFS, 2)["resources"]
+        assert "compute-04" not in h.job(jobid).hosts
         view = h.rabbits()
         assert view["rabbits"][0]["jobs"] == [jobid]
         assert view["fluxion"] is False and view["rabbits"][0]["fluxion"] is None

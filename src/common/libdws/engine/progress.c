@@ -70,6 +70,34 @@ static json_t *breakdown_list (struct job *job)
     return list;
 }
 
+/* The resources of the job's resource-update.  With Fluxion: the submitted
+ * ones with the breakdowns' ssd added (dws_lustre_rewrite), so that Fluxion
+ * allocates the rabbit storage with the nodes ('spread': a Lustre file
+ * system asked for anywhere).  Without (--disable-fluxion, as flux-coral2
+ * v0.36.0 defines it) Fluxion's graph has no ssd vertices: the resources
+ * stay as submitted (no breakdown is applied) and only the constraint of
+ * rabbits_job_constraint (not badrabbit and not alloc_rabbit) keeps the job
+ * off rabbits that are down or in use.  NULL with 'err' set when the job
+ * cannot have them. */
+static json_t *proposal_resources (struct dws_engine *e, struct job *job, json_t *breakdowns,
+                                   bool *spread, dws_error_t *err)
+{
+    bool unchanged = false;
+    *spread = false;
+    if (!job->resources) {
+        snprintf (err->text, sizeof (err->text), "the job's resources are not known");
+        return NULL;
+    }
+    if (!e->cfg.fluxion) {
+        json_t *res = json_deep_copy (job->resources);
+        if (!res)
+            snprintf (err->text, sizeof (err->text), "out of memory");
+        return res;
+    }
+    return dws_lustre_rewrite (job->resources, breakdowns, &e->cfg.lustre,
+                               e->cfg.min_allocation_gib, &unchanged, spread, err);
+}
+
 static void proposal_finish (struct dws_engine *e, struct job *job)
 {
     dws_error_t err;
@@ -92,14 +120,8 @@ static void proposal_finish (struct dws_engine *e, struct job *job)
     if (!job->resources_sent) {
         job->resources_sent = true;
         json_t *payload = NULL;
-        bool unchanged = false;
         bool spread = false;
-        json_t *res = job->resources ? dws_lustre_rewrite (job->resources, list, &e->cfg.lustre,
-                                                           e->cfg.min_allocation_gib,
-                                                           &unchanged, &spread, &err)
-                                     : NULL;
-        if (!job->resources)
-            snprintf (err.text, sizeof (err.text), "the job's resources are not known");
+        json_t *res = proposal_resources (e, job, list, &spread, &err);
         if (res && spread
             && rabbits_lustre_fits (e, json_integer_value (json_object_get (
                                           json_array_get (res, 1), "count")),

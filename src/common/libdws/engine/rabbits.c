@@ -52,6 +52,10 @@ void rabbits_topology (struct dws_engine *e)
 
 void rabbits_job (struct dws_engine *e, struct job *job)
 {
+    if (job->epilog_removed) {
+        rabbits_job_done (e, job); /* its rabbits were given back with its computes */
+        return;
+    }
     json_t *rabbits = json_array ();
     json_t *counts = job->hosts && e->map ? dws_rabbitmap_counts (e->map, job->hosts, NULL)
                                           : NULL;
@@ -67,6 +71,17 @@ void rabbits_job (struct dws_engine *e, struct job *job)
     dws_health_allocation (e->health, job->id, rabbits, e->actions);
     json_decref (counts);
     json_decref (rabbits);
+}
+
+void rabbits_job_done (struct dws_engine *e, struct job *job)
+{
+    dws_health_allocation (e->health, job->id, NULL, e->actions);
+    /* without Fluxion alloc_rabbit goes now, not at the next flush: the
+     * remove_property then reaches Fluxion before anything the end of the
+     * job's epilog sets off, so the scheduling pass at its free sees the
+     * rabbit free (Fluxion does not look again when a property goes) */
+    if (!e->cfg.fluxion)
+        dws_health_flush (e->health, e->now, e->actions);
 }
 
 void rabbits_job_gone (struct dws_engine *e, struct job *job)

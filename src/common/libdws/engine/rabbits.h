@@ -14,6 +14,10 @@ void rabbits_topology (struct dws_engine *e);
 /* the job's hosts changed (or became known) / the job is forgotten */
 void rabbits_job (struct dws_engine *e, struct job *job);
 void rabbits_job_gone (struct dws_engine *e, struct job *job);
+/* The job's computes are about to be given back (its epilog ends): it no
+ * longer uses its rabbits.  Without Fluxion their alloc_rabbit is taken
+ * away at once, in actions that go out before the epilog-remove. */
+void rabbits_job_done (struct dws_engine *e, struct job *job);
 void rabbits_mount_failed (struct dws_engine *e, json_t *hosts);
 /* Hold the job's ssd vertices (job->held) down in Fluxion; whether
  * Fluxion has confirmed every one; end the hold (each comes up where its

@@ -14,6 +14,9 @@
  *   every hold answered       end the epilog, ask for DataOut (released)
  *   no answer in time, no R   keep the computes until Teardown (a warning)
  *
+ * Without Fluxion (--disable-fluxion) there is no early release: the
+ * computes are kept until Teardown (release_wanted).
+ *
  * The held paths go on the Workflow with the DataOut patch (ANN_HELD),
  * so a restarted service holds them again.
  *
@@ -67,6 +70,12 @@ bool release_wanted (struct dws_engine *e, struct job *job)
 {
     if (job->excepted || job->toredown)
         return false;
+    /* without Fluxion only alloc_rabbit keeps other rabbit jobs off the
+     * job's rabbits, and it lasts until Teardown: the computes are kept
+     * until then too (as flux-coral2 v0.36.0), so that their free, after
+     * alloc_rabbit is gone, is what makes Fluxion look at waiting jobs */
+    if (!e->cfg.fluxion)
+        return false;
     if (job->release == RELEASE_DEFAULT)
         return e->cfg.release_early;
     return job->release == RELEASE_EARLY;
@@ -104,10 +113,6 @@ void release_start (struct dws_engine *e, struct job *job)
     char token[96];
     if (phase_event (e, job, PHASE_EV_RELEASE, WF_NONE) < 0)
         return;
-    if (!e->cfg.fluxion) {
-        released (e, job); /* no ssd vertices: nothing for Fluxion to hand out */
-        return;
-    }
     job->info_hold = true;
     act (e, json_pack ("{s:s s:I s:s s:b}", "action", DWS_WIRE_ACTION (JOB_INFO), "id", job->id,
                        "token", token_for (token, sizeof (token), TOK_JOB_INFO, job), "R", 1));

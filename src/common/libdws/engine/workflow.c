@@ -17,6 +17,7 @@
 #include "job.h"
 #include "jsonio.h"
 #include "phase.h"
+#include "rabbits.h"
 #include "token.h"
 #include "wfstate.h"
 #include "wfview.h"
@@ -390,6 +391,7 @@ void workflow_epilog_remove (struct dws_engine *e, struct job *job)
     if (job->epilog_removed)
         return;
     job->epilog_removed = true;
+    rabbits_job_done (e, job);
     act_rpc (e, "job-manager.dws.epilog-remove", json_pack ("{s:I}", "id", job->id), NULL);
 }
 

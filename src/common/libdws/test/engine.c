@@ -1728,6 +1728,76 @@ static void test_abort (void)
 
 /* --- smaller paths ------------------------------------------------------------ */
 
+/* --disable-fluxion ('fluxion': false), as flux-coral2 v0.36.0 defines it:
+ * Fluxion's graph has no ssd vertices, so the resource-update carries the
+ * resources as submitted (no breakdown applied, not even one the Fluxion
+ * rewrite refuses) with only the constraint that keeps the job off
+ * rabbits that are down or in use. */
+static void test_no_fluxion (void)
+{
+    json_t *a;
+    k8s_reset ();
+    struct dws_engine *e = engine ("{'fluxion':false}");
+    sysconf (e);
+    sync_none (e);
+    job_to (e, 1100, 0, "'c1','c2'", 2, "Proposal");
+    a = has ("without Fluxion: resource-update", "topic", "job-manager.dws.resource-update");
+    json_at (jp (a, "payload", NULL),
+             "{'id':1100,'resources':[{'type':'node','count':2,'with':[" TASK "]}],"
+             "'exclude':{'and':[{'not':[{'properties':['badrabbit']}]},"
+             "{'not':[{'properties':['alloc_rabbit']}]}]}}",
+             "without Fluxion: the submitted resources (no ssd), not badrabbit and not "
+             "alloc_rabbit");
+
+    create_req (e, 1101, 2, 0, 1, DW_XFS);
+    k8s_result (e, "create", 1101, true, 201, "", wf (1101));
+    complete (e, 1101, "{'directiveBreakdowns':[{'name':'fluxjob-1101-0'}]}");
+    json_t *bd = jq ("{'metadata':{'name':'fluxjob-1101-0'},'status':{'ready':true,'storage':"
+                     "{'allocationSets':[{'label':'ost','allocationStrategy':"
+                     "'AllocateAcrossServers','minimumCapacity':%lld},{'label':'mdt',"
+                     "'allocationStrategy':'AllocateSingleServer','minimumCapacity':1}]}}}",
+                     100LL << 30);
+    k8s_result (e, "breakdown", 1101, true, 200, "", bd);
+    json_decref (bd);
+    a = has ("a Lustre breakdown without Fluxion: resource-update", "topic",
+             "job-manager.dws.resource-update");
+    json_at (jp (a, "payload", "resources", NULL),
+             "[{'type':'node','count':1,'with':[" TASK "]}]",
+             "... the resources as submitted");
+    ok (!jp (a, "payload", "errmsg", NULL), "... and no error");
+
+    create_req (e, 1102, 3, 0, 1, DW_XFS);
+    k8s_result (e, "create", 1102, true, 201, "", wf (1102));
+    complete (e, 1102, "{'directiveBreakdowns':[{'name':'fluxjob-1102-0'}]}");
+    bd = jq ("{'metadata':{'name':'fluxjob-1102-0'},'status':{'ready':true,'storage':"
+             "{'allocationSets':[{'label':'xfs','allocationStrategy':"
+             "'AllocateSingleServer','minimumCapacity':1}]}}}");
+    k8s_result (e, "breakdown", 1102, true, 200, "", bd);
+    json_decref (bd);
+    a = has ("a breakdown the Fluxion rewrite refuses: not looked at without Fluxion", "topic",
+             "job-manager.dws.resource-update");
+    ok (!jp (a, "payload", "errmsg", NULL) && !find ("body", "{\"spec\":{\"desiredState\":"
+                                                             "\"Teardown\"}}"),
+        "... no errmsg, no Teardown");
+    dws_engine_destroy (e);
+
+    /* no early release without Fluxion (alloc_rabbit lasts until Teardown,
+     * so do the computes), whatever release_computes says */
+    k8s_reset ();
+    e = engine ("{'fluxion':false,'release_computes':'after-unmount'}");
+    sysconf (e);
+    sync_none (e);
+    job_to (e, 1103, 0, "'c1'", 1, "DataOut");
+    ok (find ("kind", "Workflow", "op", "patch") && !find ("topic", "job-manager.dws.epilog-remove")
+            && !find ("topic", "job-manager.dws.dataout-begin"),
+        "without Fluxion PostRun done: DataOut, the computes kept");
+    complete (e, 1103, NULL);
+    ok (!find ("topic", "job-manager.dws.epilog-remove"), "... DataOut done: still kept");
+    complete (e, 1103, NULL);
+    has ("... Teardown done: the epilog ends", "topic", "job-manager.dws.epilog-remove");
+    dws_engine_destroy (e);
+}
+
 static void test_more (void)
 {
     json_t *a;
@@ -3005,6 +3075,7 @@ int main (void)
     test_abort ();
     test_abort_teardown_race ();
     test_more ();
+    test_no_fluxion ();
     test_teardown_reads ();
     test_rebuild ();
     test_vanish ();

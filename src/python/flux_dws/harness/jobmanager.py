@@ -157,7 +157,8 @@ class JobManager:
 
     def _fits(self, job: Job, host: str) -> bool:
         """Fluxion's part: a job with ssd requests avoids rabbits that are
-        down, and every job honours its property constraints."""
+        down (and fits nowhere without the dws2jgf graph, as with
+        --disable-fluxion), and every job honours its property constraints."""
         if self.fluxion is None:
             return True
         props = set(self.fluxion.properties.get(self.fluxion.node_paths.get(host, ""), {}))
@@ -166,8 +167,11 @@ class JobManager:
         if constraint and not _satisfies(constraint, props):
             return False
         rabbit = self.rabbit_of.get(host)
-        if rabbit and self.fluxion.graph and '"ssd"' in json.dumps(job.jobspec.get("resources")):
-            return self._free_ssd(rabbit) is not None
+        if '"ssd"' in json.dumps(job.jobspec.get("resources")):
+            if not self.fluxion.graph:
+                return False  # R without the dws2jgf graph has no ssd to match
+            if rabbit:
+                return self._free_ssd(rabbit) is not None
         return True
 
     def _free_ssd(self, rabbit: str) -> str | None:
