@@ -102,13 +102,13 @@ def test_table() -> None:
     assert format_rabbits(kind()).splitlines() == [
         summary(kind()),
         HEADER,
-        "kind-worker2  Ready    Enabled          up              2           1       0        1     2"
-        "     0   4.0T  3.3T  756.0G   3240/4096",
-        "kind-worker3  Offline  Enabled/Testing  down            2           2       0        0     0"
-        "     0  36.0T    0B   36.0T     0/36864  Storage status Offline: Kubernetes node is"
+        "kind-worker2  Ready    Enabled          up              2           1       0        1"
+        "     2     0   4.0T  3.3T  756.0G   3240/4096",
+        "kind-worker3  Offline  Enabled/Testing  down            2           2       0        0"
+        "     0     0  36.0T    0B   36.0T     0/36864  Storage status Offline: Kubernetes node is"
         " offline",
-        "kind-worker4  -        -                -               0           0       0        0     0"
-        "     0      -     -       -           -  no Storage object",
+        "kind-worker4  -        -                -               0           0       0        0"
+        "     0     0      -     -       -           -  no Storage object",
     ]
 
 
@@ -171,8 +171,9 @@ def test_long_and_multiline_reasons() -> None:
     ans = answer([rabbit("r1", [compute("c1", drained=reason)], up=False, why=why),
                   rabbit("r2", [], up=False, why="short")])
     lines = format_rabbits(ans, width=147).splitlines()
-    assert lines[2] == ("r1      Ready    Enabled  up              1           0       0        1     0"
-                        "     0      -     -     -           -  Storage status Offline: the...")
+    assert lines[2] == ("r1      Ready    Enabled  up              1           0       0        1"
+                        "     0     0      -     -     -           -"
+                        "  Storage status Offline: the...")
     assert len(lines[2]) == 147
     assert lines[3].endswith("  short")
     # a narrow terminal still leaves MIN_WHY characters of the reason

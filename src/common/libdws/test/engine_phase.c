@@ -143,6 +143,9 @@ static void wanted (void)
 {
     reset (PHASE_POSTRUN_DONE);
     e.cfg.release_early = true;
+    e.cfg.fluxion = false;
+    ok (!release_wanted (&e, &job), "without Fluxion (alloc_rabbit until Teardown): kept");
+    e.cfg.fluxion = true;
     ok (release_wanted (&e, &job), "release_computes after-unmount: released");
     job.release = RELEASE_LATE;
     ok (!release_wanted (&e, &job), "... not a job that asked for after-teardown");
