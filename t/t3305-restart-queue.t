@@ -14,7 +14,7 @@ that holds every compute node, then:
    rabbit that is down across the restart gets none of them;
  - Fluxion is reloaded (every ssd vertex down, as in its JGF, until the
    service sees the reload), the compute nodes are freed at once: they run;
- - the dws service is reloaded: they run;
+ - the dws service is reloaded, or the jobtap plugin: they run;
  - the instance comes back without the dws service: they stay in
    PRIORITY, a jobtap plugin reload takes them over, and they run once the
    service is loaded.
@@ -107,6 +107,15 @@ test_expect_success 'dws service reload with rabbit jobs in SCHED: they run' '
 	queue 3 &&
 	flux module remove dws &&
 	flux module load "$top_srcdir/src/modules/dws.py" &&
+	flux cancel $BIG &&
+	ran_clean $QUEUED &&
+	no_workflows
+'
+
+test_expect_success 'jobtap plugin reload with rabbit jobs in SCHED: they run' '
+	queue 3 &&
+	flux jobtap remove dws-jobtap.so &&
+	flux jobtap load "$DWS_JOBTAP" &&
 	flux cancel $BIG &&
 	ran_clean $QUEUED &&
 	no_workflows
