@@ -30,6 +30,9 @@
 /* an action's name, from the one table in jobsm.h */
 #define ACT(id) dws_jobsm_action_name (DWS_JOBSM_ACT_##id)
 
+/* The note of the plugin's own epilog timeout (the reference's words). */
+#define EPILOG_TIMEOUT_NOTE "DWS epilog timed out"
+
 static const char *const action_names[DWS_JOBSM_ACT_COUNT] = {
 #define ACTION_NAME(id, name) [DWS_JOBSM_ACT_##id] = name,
     DWS_JOBSM_ACTIONS (ACTION_NAME)
@@ -156,25 +159,40 @@ static int act_text (struct ctx *c, json_t *a, const char *key, char *text)
  * sentence in an eventlog entry of its own (DWS_EXPLAIN_EVENT) posted
  * right after it.  Takes note.
  */
-static int act_raise (struct ctx *c, const char *type, char *note)
+/* The dws-explanation entry for a note of ours (explain.h), when the table
+ * has a sentence for it; nothing otherwise. */
+static int act_explain (struct ctx *c, const char *type, const char *note)
 {
     char sentence[DWS_EXPLAIN_MAX];
-    bool explained = note && dws_explain (note, sentence, sizeof (sentence));
-    json_t *post = explained ? json_pack ("{s:s s:s s:{s:s s:s s:s}}", "action", ACT (POST_EVENT),
-                                          "name", DWS_EXPLAIN_EVENT, "context", "type", type,
-                                          "note", note, "explanation", sentence)
-                             : NULL;
-    if (explained && !post) {
+    if (!note || !dws_explain (note, sentence, sizeof (sentence)))
+        return 0;
+    json_t *post = json_pack ("{s:s s:s s:{s:s s:s s:s}}", "action", ACT (POST_EVENT), "name",
+                              DWS_EXPLAIN_EVENT, "context", "type", type, "note", note,
+                              "explanation", sentence);
+    return post ? push (c, post) : nomem (c);
+}
+
+/* Raise an exception whose note is the reference's, byte for byte. */
+static int act_raise_only (struct ctx *c, const char *type, char *note)
+{
+    return act_text (c, json_pack ("{s:s s:s s:i}", "action", ACT (RAISE), "type", type,
+                                   "severity", 0),
+                     "note", note);
+}
+
+/* Raise, then post its explanation beside it. */
+static int act_raise (struct ctx *c, const char *type, char *note)
+{
+    char *copy = note ? strdup (note) : NULL;
+    if (note && !copy) {
         free (note);
         return nomem (c);
     }
-    if (act_text (c, json_pack ("{s:s s:s s:i}", "action", ACT (RAISE), "type", type, "severity", 0),
-                  "note", note)
-        < 0) {
-        json_decref (post);
-        return -1;
-    }
-    return post ? push (c, post) : 0;
+    int rc = act_raise_only (c, type, note);
+    if (rc == 0)
+        rc = act_explain (c, type, copy);
+    free (copy);
+    return rc;
 }
 
 static int act_log (struct ctx *c, const char *level, char *message)
@@ -681,9 +699,12 @@ static int ev_exception (struct ctx *c, json_t *ev)
 {
     const char *type = NULL;
     json_t *sev = json_object_get (ev, "severity");
+    json_t *note = json_object_get (ev, "note");
 
     if (get_string (c, ev, "exc_type", &type) < 0)
         return -1;
+    if (note && !json_is_string (note))
+        return dws_errorf (c->err, "exception event: 'note' must be a string");
     if (!json_is_integer (sev))
         return dws_errorf (c->err, "exception event: 'severity' must be an integer");
     if (json_integer_value (sev) != 0)
@@ -699,7 +720,11 @@ static int ev_exception (struct ctx *c, json_t *ev)
     if (!in (&c->next, JOBSM_PHASE_EPILOG))
         return 0; /* before the epilog: finish or cleanup starts it */
     if (!strcmp (type, DWS_JOBSM_EPILOG_TIMEOUT_EXCEPTION)) {
+        /* the epilog's end makes the job inactive at once, before an
+         * action queued after the raise could post to it: the explanation
+         * of our own timeout goes out here, after the exception */
         if (phase (c, JOBSM_EV_EPILOG_END) < 0 || act_rpc (c, TAG_ABORT, json_pack ("{s:I}", "jobid", c->next.id)) < 0
+            || act_explain (c, type, json_string_value (note)) < 0
             || act_finish (c, ACT (EPILOG_FINISH), DWS_JOBSM_EPILOG, 1) < 0)
             return -1;
         return timer_stop (c);
@@ -718,7 +743,8 @@ static int ev_timer (struct ctx *c, json_t *ev)
     c->next.timer_active = false;
     if (!live (&c->next) || !in (&c->next, JOBSM_PHASE_EPILOG) || strcmp (state, "CLEANUP") != 0)
         return 0;
-    return act_raise (c, DWS_JOBSM_EPILOG_TIMEOUT_EXCEPTION, xasprintf ("DWS epilog timed out"));
+    /* explained when the exception comes back (ev_exception) */
+    return act_raise_only (c, DWS_JOBSM_EPILOG_TIMEOUT_EXCEPTION, xasprintf (EPILOG_TIMEOUT_NOTE));
 }
 
 /* The message to log when a request failed because no service was there

@@ -108,7 +108,7 @@
  *       or died: the job manager then clears its start request); the
  *       resources are already on their way to housekeeping, but a late
  *       epilog beats a Workflow that is never torn down.
- *   exception {"exc_type":S, "severity":N}                job.event.exception
+ *   exception {"exc_type":S, "severity":N, "note":S?}     job.event.exception
  *       Only severity 0.  A dws.create kept back is dropped (the job ends
  *       with no Workflow, so no epilog).  Prolog active: prolog-finish dws-setup status 1.
  *       Else epilog active: `dws-epilog-timeout` sends dws.abort and

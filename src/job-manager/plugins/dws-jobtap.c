@@ -350,19 +350,20 @@ static int exception_cb (flux_plugin_t *p, const char *topic, flux_plugin_arg_t 
                          void *arg)
 {
     flux_jobid_t id;
-    const char *type = NULL;
+    const char *type = NULL, *note = "";
     int severity = -1;
     struct jobctx *job;
     (void)topic;
     (void)arg;
 
-    if (flux_plugin_arg_unpack (args, FLUX_PLUGIN_ARG_IN, "{s:I s:{s:{s:s s:i}}}", "id", &id,
-                                "entry", "context", "type", &type, "severity", &severity)
+    if (flux_plugin_arg_unpack (args, FLUX_PLUGIN_ARG_IN, "{s:I s:{s:{s:s s:i s?s}}}", "id",
+                                &id, "entry", "context", "type", &type, "severity", &severity,
+                                "note", &note)
             < 0
         || !(job = jobctx_get (p, id)))
         return 0;
-    return feed_new (job, json_pack ("{s:s s:s s:i}", "type", "exception", "exc_type", type,
-                                     "severity", severity));
+    return feed_new (job, json_pack ("{s:s s:s s:i s:s}", "type", "exception", "exc_type", type,
+                                     "severity", severity, "note", note));
 }
 
 static const struct flux_plugin_handler tab[] = {

@@ -119,7 +119,8 @@ class Job:
         elif kind == "raise":
             assert a["severity"] == 0
             self.exceptions.append((a["type"], a["note"]))
-            self.feed({"type": "exception", "exc_type": a["type"], "severity": 0})
+            self.feed({"type": "exception", "exc_type": a["type"], "severity": 0,
+                       "note": a["note"]})
         elif kind == "jobspec-update":
             for key, value in a["update"].items():
                 *path, last = key.split(".")

@@ -330,7 +330,8 @@ class JobManager:
         first_fatal = severity == 0 and not job.fatal
         if severity == 0:
             job.fatal = True  # before the plugin reacts: a finished prolog must not start it
-        self._feed(job, {"type": "exception", "exc_type": type_, "severity": severity})
+        self._feed(job, {"type": "exception", "exc_type": type_, "severity": severity,
+                         "note": note})
         if not first_fatal:
             return True
         if job.state in ("DEPEND", "SCHED"):
