@@ -41,19 +41,10 @@ from pathlib import Path
 from typing import Any
 
 from flux_dws.emulator import start_subprocess
-from flux_dws.harness import Harness
+from flux_dws.harness import Harness, RemoteEmulator
 
 GFS2 = "#DW jobdw type=gfs2 capacity=100GiB name=shared"
 XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
-
-
-class _Remote:
-    """What the harness needs of an emulator it did not start."""
-
-    def __init__(self, kubeconfig: Path) -> None:
-        self.kubeconfig = kubeconfig
-        self.controllers = None
-        self.server = object()
 
 
 def _p99(xs: list[float]) -> float:
@@ -159,7 +150,7 @@ def main() -> int:
         kc = Path(tmp) / "kubeconfig"
         proc = start_subprocess(kc, "--system", "elcap", "--latency", "zero", timeout=120)
         try:
-            h = Harness(system="elcap", emulator=_Remote(kc))  # type: ignore[arg-type]
+            h = Harness(system="elcap", emulator=RemoteEmulator(kc))  # type: ignore[arg-type]
             with h:
                 ok = incident_439(h)
                 ok = incident_466(h) and ok

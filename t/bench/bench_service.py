@@ -20,20 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from flux_dws.emulator import start_subprocess
-from flux_dws.harness import Harness
+from flux_dws.harness import Harness, RemoteEmulator
 
 N = 1000
 IN_FLIGHT = 200
 XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
-
-
-class _Remote:
-    """What the harness needs of an emulator it did not start."""
-
-    def __init__(self, kubeconfig: Path) -> None:
-        self.kubeconfig = kubeconfig
-        self.controllers = None
-        self.server = object()
 
 
 def _cpu() -> float:
@@ -105,7 +96,7 @@ def main() -> None:
         kc = Path(tmp) / "kubeconfig"
         proc = start_subprocess(kc, "--system", "elcap", "--latency", "zero", timeout=120)
         try:
-            h = Harness(system="elcap", emulator=_Remote(kc))  # type: ignore[arg-type]
+            h = Harness(system="elcap", emulator=RemoteEmulator(kc))  # type: ignore[arg-type]
             with h:
                 lifecycle(h)
                 ids = live_jobs(h)

@@ -20,6 +20,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -34,11 +35,22 @@ from flux_dws.k8s.layer import KubeLayer
 from flux_dws.rabbitconf import parse
 from flux_dws.service.core import Service
 
-__all__ = ["Harness", "Job"]
+__all__ = ["Harness", "Job", "RemoteEmulator"]
 
 log = logging.getLogger("flux_dws.harness")
 
 TASK = {"type": "slot", "count": 1, "label": "task", "with": [{"type": "core", "count": 1}]}
+
+
+class RemoteEmulator:
+    """An emulator the harness did not start (a subprocess, e.g. on El
+    Capitan's system for a benchmark): what the harness needs of it, its
+    kubeconfig; it has no controllers to reach into and is not stopped."""
+
+    def __init__(self, kubeconfig: Path) -> None:
+        self.kubeconfig = kubeconfig
+        self.controllers = None
+        self.server = object()
 
 
 def jobspec(dw: Any, nodes: int = 1, tolerance: Any = None,
