@@ -27,6 +27,9 @@ It prints, last, one line:
     scale: N jobs, X jobs/s, reaction p50/p99 A/B ms, service CPU C ms/job,
     RSS D MB, start-up E s with F live Workflows, stuck G, leaked H
 
+and, before it, the service's err-level log lines (the broker's log ring,
+kept whole), counted and the most common shown with numbers folded.
+
 reaction: a watch event in to each write it causes sent (the service's own
 figure; under --chaos, of the service instance loaded last); service CPU
 and RSS: the service's process (flux-core runs a Python broker module as a
@@ -58,6 +61,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import re
 import shutil
 import signal
 import socket
@@ -65,6 +69,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -174,7 +179,8 @@ def outside(args: argparse.Namespace) -> int:
               f"{time.monotonic() - t0:.1f} s", flush=True)
         env = {**_python_env(), "FLUX_MODPROBE_PATH_APPEND": str(work / "modprobe")}
         inner = args.argv
-        cmd = ["flux", "start", "-s1", f"--config-path={work}/conf",
+        # a log ring large enough to keep every err line of the run
+        cmd = ["flux", "start", "-s1", "-Slog-ring-size=1000000", f"--config-path={work}/conf",
                "flux", "python", str(Path(__file__).resolve()), "--inside", str(work), *inner]
         return subprocess.run(cmd, env=env, check=False).returncode
     finally:
@@ -641,6 +647,16 @@ def lustre_placement(jobs: list[Job], spread: bool) -> None:
           " than ceil(nodes / 16)", flush=True)
 
 
+def service_errors() -> Counter[str]:
+    """The dws service's err-level lines in the broker's log buffer, by
+    text with job ids, hosts and numbers folded (a reload under load
+    should leave none but the faults the chaos injects)."""
+    out = subprocess.run(["flux", "dmesg"], capture_output=True, text=True, check=False).stdout
+    lines = (line.split("dws.err[0]: ", 1)[1] for line in out.splitlines()
+             if "dws.err[0]: " in line)
+    return Counter(re.sub(r"\d{2,}", "N", line) for line in lines)
+
+
 def inside(work: Path, args: argparse.Namespace) -> int:
     inst = Instance(work, args)
     inst.start_emulator()
@@ -714,6 +730,9 @@ def inside(work: Path, args: argparse.Namespace) -> int:
         leaked = sum(left.values())
         if leaked:
             print("leaked: " + ", ".join(f"{k} {v}" for k, v in left.items() if v))
+        errs = service_errors()
+        print(f"service: {sum(errs.values())} err-level log lines"
+              + "".join(f"\n  {n} x {line}" for line, n in errs.most_common(10)), flush=True)
         print(f"scale: {n} jobs, {n / wall:.1f} jobs/s, reaction p50/p99 "
               f"{st['reaction_ms_p50']}/{st['reaction_ms_p99']} ms, service CPU "
               f"{cpu * 1000 / n:.2f} ms/job, RSS {inst.rss_peak:.0f} MB, start-up "
