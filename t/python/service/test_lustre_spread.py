@@ -26,6 +26,14 @@ def harness(lustre: dict[str, Any]) -> Harness:
     return Harness(system=LUS8, config={"lustre": lustre})
 
 
+def capacities_known(h: Harness) -> None:
+    """Until the service has every rabbit's size from its Storage: the
+    refusals below name what all rabbits hold, which a job submitted
+    before the Storage list would not see."""
+    h.wait_for(lambda: all(r["capacity"] > 0 for r in h.rabbits_now()["rabbits"]),
+               what="every rabbit's capacity known")
+
+
 @pytest.fixture
 def spread() -> Iterator[Harness]:
     with harness({"spread": True, "mdts": 2}) as h:
@@ -118,6 +126,7 @@ def test_more_than_all_rabbits_hold_is_refused_with_the_reason() -> None:
     # lus8: 8 rabbits of 4 TiB; 40 TiB (and its headroom) fits no set of them,
     # so the service says so instead of Fluxion's "unsatisfiable"
     with harness({"spread": True}) as h:
+        capacities_known(h)
         jobid = h.submit("#DW jobdw type=lustre capacity=40TiB name=huge", nodes=1)
         job = h.wait(jobid)
         notes = " ".join(e.get("note", "") for e in job.exceptions)
@@ -130,6 +139,7 @@ def test_more_than_all_rabbits_hold_is_refused_with_the_reason() -> None:
 
 def test_more_than_max_rabbits_hold_is_refused_with_the_reason() -> None:
     with harness({"spread": True, "max_rabbits": 2}) as h:
+        capacities_known(h)
         jobid = h.submit("#DW jobdw type=lustre capacity=10TiB name=wide", nodes=1)
         job = h.wait(jobid)
         notes = " ".join(e.get("note", "") for e in job.exceptions)
