@@ -110,12 +110,19 @@ test_expect_success 'forceReady refused in Setup: fatal dws-timeout at once' '
 	flux-dws fault clear
 '
 
+# In PreRun the compute given up is also dropped from the Computes, and
+# nnf-sos stops waiting for a compute no longer in it: were that patch
+# to land before the forceReady, PreRun would complete without it and
+# the refusal would come too late to matter.  It is refused too (422,
+# which the service lets pass), so only forceReady could finish PreRun.
 test_expect_success 'forceReady refused in PreRun: fatal dws-timeout at once' '
 	echo "prerun_timeout = 4" >>conf/instance.toml &&
 	flux config reload &&
 	flux-dws fault stall --kind clientmount --compute compute-02 &&
 	id=$(flux submit -N2 --requires=host:compute-[01-02] --setattr=system.dw="$XFS" \
 		--setattr=system.dw_failure_tolerance=1 hostname) &&
+	flux-dws fault api --status 422 --method PATCH --count 1 \
+		--path "/computes/$(wfname $id)(\\?|\$)" --message "Computes refused" >/dev/null &&
 	refuse_force_ready $id PreRun &&
 	fails_after_node_failure $id compute-02 \
 		"timed out waiting for mounts: DWS refused forceReady after giving up compute-02: forceReady refused" &&
