@@ -151,6 +151,55 @@ test_expect_success 'stand-alone as a Flux job: ready signal, then serves' '
 	grep "\"synced\": true" standalone.json
 '
 
+# flux-coral2 #466: a backlog of watch events must not hold up requests.
+# The service's link runs posted events a slice at a time; between slices
+# the broker dispatches the requests that came.  2,000 posted events of
+# 1 ms each, then a request: it is answered while most of them still wait
+# (before, it waited for all 2,000).
+cat >backlog.py <<'PYEOF'
+import json, threading, time
+import flux
+from flux_dws.service.fluxlink import FluxLink
+
+h = flux.Flux()
+link = FluxLink(h)
+N = 2000
+ran = []
+seen = {}
+
+def handler(req):
+    seen["ran"] = len(ran)
+    link.respond(req.msg, {"ran": len(ran)})
+
+link.serve("backlog", handler)
+
+def one():
+    time.sleep(0.001)  # an engine step
+    ran.append(1)
+    if len(ran) == N:
+        h.reactor_stop()
+
+for _ in range(N):
+    link.post(one)
+
+def ask():
+    seen["answer"] = flux.Flux().rpc("backlog.ping", {}).wait_for(60).get()
+
+t = threading.Thread(target=ask)
+t.start()
+timeout = h.timer_watcher_create(120, lambda *a: h.reactor_stop())
+timeout.start()
+h.reactor_run()
+t.join(60)
+print(json.dumps({"posted": N, "ran": len(ran), "answered_after": seen.get("ran")}))
+PYEOF
+
+test_expect_success 'the link answers a request between slices of a backlog of posted events' '
+	flux start flux python backlog.py >backlog.json &&
+	cat backlog.json &&
+	jq -e ".ran == 2000 and .answered_after != null and .answered_after < 1000" backlog.json
+'
+
 test_expect_success 'stop the emulator' '
 	stop_emulator
 '

@@ -223,7 +223,7 @@ class Harness:
             box.update((payload or {}) if ok else {"error": errstr, "errnum": errnum})
             done.set()
 
-        self.reactor.call(lambda: self.link.request(topic, payload or {}, uid, cb))
+        self.link.request(topic, payload or {}, uid, cb)
         if not done.wait(30):
             raise TimeoutError(f"{topic} did not answer")
         return box

@@ -4,7 +4,9 @@ Requests to ``dws.*`` reach the service only while it serves; a request
 sent to no service is answered ENOSYS, as the broker does.  A request the
 service took and never answered (the service was stopped meanwhile) is
 never answered, also as on a broker.  Every delivery is posted to the
-reactor, never called inline, so ordering is that of a message queue.
+reactor, never called inline, so ordering is that of a message queue;
+requests and their answers are messages (``Reactor.post_message``): they
+do not queue behind the events the service's threads posted.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ class Reply:
         if self.answered or self.generation != self.link.generation:
             return  # answered already, or by a service since stopped
         self.answered = True
-        self.link.reactor.post(lambda: self.callback(ok, errnum, errstr, payload))
+        self.link.reactor.post_message(lambda: self.callback(ok, errnum, errstr, payload))
 
 
 class HarnessLink(Link):
@@ -68,7 +70,8 @@ class HarnessLink(Link):
         self._timers.clear()
 
     def request(self, topic: str, payload: Any, userid: int, callback: RpcCallback) -> None:
-        """The job manager's side: send a dws.* request."""
+        """The job manager's side: send a dws.* request (from any thread:
+        it is delivered on the reactor)."""
         reply = Reply(callback, self, self.generation)
 
         def deliver() -> None:
@@ -82,7 +85,7 @@ class HarnessLink(Link):
                 return
             self._handler(Request(topic, payload, userid, reply))
 
-        self.reactor.post(deliver)
+        self.reactor.post_message(deliver)
 
     def respond(self, msg: Any, payload: Any) -> None:
         msg.answer(True, 0, "", payload)

@@ -2,6 +2,9 @@
 
 It plays the part of the Flux reactor: everything the service and the
 emulated job manager do runs on its one thread, in the order posted.
+Messages (a dws.* request, its answer) are the exception: as the broker
+dispatches messages between the service's slices of posted events, a
+message runs before the callables already posted (``post_message``).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import logging
 import queue
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -19,9 +23,14 @@ T = TypeVar("T")
 log = logging.getLogger("flux_dws.harness")
 
 
+def _wake() -> None:
+    """What post_message queues to wake the reactor (runs nothing)."""
+
+
 class Reactor:
     def __init__(self, name: str = "harness-reactor") -> None:
         self._q: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        self._messages: deque[Callable[[], None]] = deque()  # append/popleft: atomic
         self._timers: list[tuple[float, int, Callable[[], None]]] = []
         self._cancelled: set[int] = set()
         self._seq = itertools.count()
@@ -46,6 +55,13 @@ class Reactor:
 
     def post(self, fn: Callable[[], None]) -> None:
         self._q.put(fn)
+
+    def post_message(self, fn: Callable[[], None]) -> None:
+        """From any thread: run ``fn`` ahead of what is posted and not run
+        yet (``post``), after the callable running now: a message waits
+        for one posted event at most, not for a backlog of them."""
+        self._messages.append(fn)
+        self._q.put(_wake)
 
     def call_later(self, after: float, fn: Callable[[], None]) -> int:
         """Run ``fn`` after ``after`` seconds; returns a handle for cancel()."""
@@ -93,7 +109,9 @@ class Reactor:
                 fn = None
                 if not self._timers:
                     continue
-            if fn is not None:
+            while self._messages:
+                self._guard(self._messages.popleft())
+            if fn is not None and fn is not _wake:
                 self._guard(fn)
             now = time.monotonic()
             while self._timers and self._timers[0][0] <= now:

@@ -13,6 +13,7 @@ import json
 import os
 import syslog
 import threading
+import time
 import traceback
 from collections import deque
 from collections.abc import Callable, Collection
@@ -22,6 +23,9 @@ from flux_dws.service.link import JobInfo, Link, Request, ResourceFollow, RpcCal
 
 #: RFC 21 state bits as job-list reports them
 _STATES = {2: "DEPEND", 4: "PRIORITY", 8: "SCHED", 16: "RUN", 32: "CLEANUP"}
+#: how long the reactor runs posted events (watch events, Kubernetes
+#: answers) before it lets the broker dispatch the messages that wait
+POSTED_SLICE_S = 0.02
 _LEVELS = {"err": syslog.LOG_ERR, "warning": syslog.LOG_WARNING, "info": syslog.LOG_INFO,
            "debug": syslog.LOG_DEBUG}
 
@@ -251,7 +255,9 @@ class FluxLink(Link):
         # Only the post that finds the queue empty writes a wake-up byte:
         # the reactor empties the queue (under the lock) after reading the
         # pipe, so a later post either is taken by that same drain or finds
-        # the queue empty and wakes it again.  So the pipe holds a byte or
+        # the queue empty and wakes it again (a drain that stops at the end
+        # of its slice with the queue not empty writes the byte itself,
+        # after its own reads).  So the pipe holds a byte or
         # two, never fills, and a write never blocks a watch thread (nor
         # deadlocks the reactor thread posting to itself).
         with self._lock:
@@ -264,17 +270,32 @@ class FluxLink(Link):
                 pass  # the write end is non-blocking; a full pipe already wakes it
 
     def _drain_posted(self, h: Any, watcher: Any, fd: int, revents: int, arg: Any) -> None:
+        # One slice of the queue at a time: back in the reactor the broker
+        # dispatches the requests that came meanwhile (dws.status, a
+        # job's dws.create), so a request waits for one slice, not for a
+        # backlog of thousands of watch events (flux-coral2 #466).  What
+        # is left is still queued: a wake-up byte brings us back to it.
         try:
             while os.read(self._rfd, 4096):
                 pass
         except BlockingIOError:
             pass
+        deadline = time.monotonic() + POSTED_SLICE_S
         while True:
             with self._lock:
                 if not self._queue:
                     return
                 fn = self._queue.popleft()
             self._guard(fn, "posted event")
+            if time.monotonic() >= deadline:
+                break
+        with self._lock:
+            more = bool(self._queue)  # posts that find it non-empty do not wake
+        if more:
+            try:
+                os.write(self._wfd, b"x")
+            except BlockingIOError:
+                pass
 
     def timer_start(self, key: str, after: float, fn: Callable[[], None]) -> None:
         self.timer_stop(key)
