@@ -103,6 +103,9 @@ def test_startup_rpcs_keep_to_the_window(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(HarnessLink, "rpc", counting_rpc)
     with Harness(system="kind") as h:
         ready(h)
+        # the property's removal is the start-up's last call, after the
+        # set_status that brought the rabbits up: wait for it
+        h.wait_for(lambda: h.fluxion.calls["remove_property"] > 0, what="remove_property")
         assert h.fluxion.calls == {"find": 1, "set_status": 4, "remove_property": 1}
         assert h.status()["service"]["rpcs_waiting"] == 0  # all sent: none left behind
     assert most == 1
