@@ -151,9 +151,9 @@ struct config {
     bool drain_queues;     /* drains limited to some queues */
     bool fluxion;          /* rabbits are ssd vertices in Fluxion */
     bool release_early;    /* release_computes = "after-unmount" */
-    bool restrict_persistent;
+    bool restrict_persistent_creation;
     int64_t save_datamovements;
-    int64_t min_allocation_gib;
+    int64_t min_allocation_size; /* GiB */
     int64_t owner;
     json_t *presets;   /* object or NULL */
     json_t *maximums;  /* object or NULL */

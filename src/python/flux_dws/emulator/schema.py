@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flux_dws.dwsim.gotime import RFC3339
-from flux_dws.dwsim.storage import RESOURCE_STATUSES
+from flux_dws.dwsim.storage import MODES, RESOURCE_STATUSES
+from flux_dws.dwsim.storage import STATES as STORAGE_STATES
 from flux_dws.wfstates import STATES
 
 PRESERVE = "preserve"
@@ -126,8 +127,8 @@ SERVERS = obj(
 )
 COMPUTES = obj(data=arr(obj(name=STR)))
 STORAGE = obj(
-    spec=obj(state=S("string", enum=("Enabled", "Disabled"), default="Enabled"),
-             mode=S("string", enum=("Live", "Testing"), default="Live")),
+    spec=obj(state=S("string", enum=STORAGE_STATES, default="Enabled"),
+             mode=S("string", enum=MODES, default="Live")),
     status=obj(type=S("string", enum=("NVMe",)), capacity=S("integer", default=0),
                status=S("string", enum=RESOURCE_STATUSES), rebootRequired=BOOL,
                message=STR, devices=arr(obj(preserve=True)),
