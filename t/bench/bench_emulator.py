@@ -25,10 +25,10 @@ import yaml
 
 from flux_dws.breakdown import RabbitMap, allocation_sets
 from flux_dws.emulator import Emulator, start_subprocess
+from flux_dws.wfstates import STATES
 
 G, V = "dataworkflowservices.github.io", "v1alpha7"
 NS = f"/apis/{G}/{V}/namespaces/default"
-STATES = ["Proposal", "Setup", "DataIn", "PreRun", "PostRun", "DataOut", "Teardown"]
 N = 1000
 MAP = {"compute-01": "kind-worker2", "compute-02": "kind-worker2",
        "compute-03": "kind-worker2", "compute-04": "kind-worker3"}

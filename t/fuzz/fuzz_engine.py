@@ -16,7 +16,7 @@ from typing import Any
 import atheris
 
 with atheris.instrument_imports():
-    from flux_dws import engine
+    from flux_dws import engine, wfstates
     from flux_dws.engine import Engine, EngineError
 
 FIN = "flux-framework.readthedocs.io/workflow"
@@ -39,7 +39,7 @@ SYSCONF = {"metadata": {"name": "default"}, "spec": {"storageNodes": [
      "computesAccess": [{"name": "c1", "index": 0}, {"name": "c2", "index": 1}]},
     {"type": "Rabbit", "name": "rabbit2",
      "computesAccess": [{"name": "c3", "index": 0}, {"name": "c4", "index": 1}]}]}}
-STATES = ["Proposal", "Setup", "DataIn", "PreRun", "PostRun", "DataOut", "Teardown"]
+STATES = list(wfstates.STATES)
 STATUSES = ["Completed", "DriverWait", "Running", "TransientCondition", "Error"]
 RESULTS = [(True, 200), (True, 201), (False, 404), (False, 409), (False, 422),
            (False, 500), (False, 0)]

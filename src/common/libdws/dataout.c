@@ -18,6 +18,7 @@
 #include "dataout.h"
 #include "engine/engine.h"
 #include "explain.h"
+#include "jobwire.h"
 
 struct dws_dataout {
     json_t *pending;
@@ -81,7 +82,7 @@ static json_t *dependency (const char *action, json_int_t j, const char *x, bool
 {
     char name[64];
     char *f58 = dws_f58_plain (strtoull (x, NULL, 10));
-    snprintf (name, sizeof (name), DWS_DATAOUT_DEPENDENCY ":%s", f58 ? f58 : x);
+    snprintf (name, sizeof (name), DWS_JOBWIRE_DATAOUT_DEPENDENCY ":%s", f58 ? f58 : x);
     free (f58);
     return json_pack ("{s:s s:I s:s s:b}", "action", action, "id", j, "name", name, "quiet",
                       quiet);
@@ -90,7 +91,7 @@ static json_t *dependency (const char *action, json_int_t j, const char *x, bool
 /* Hold J on X (not held yet). */
 static void hold (json_t *acts, json_int_t j, const char *x, json_t *target)
 {
-    json_array_append_new (acts, dependency ("dependency-add", j, x, false));
+    json_array_append_new (acts, dependency (DWS_JOBWIRE_ACTION (DEPENDENCY_ADD), j, x, false));
     json_object_set_new (target, "held", json_true ());
 }
 
@@ -112,14 +113,14 @@ static void raise_afterok (json_t *acts, json_int_t j, const char *xkey, const c
     snprintf (note, sizeof (note), "dependency: afterok: job %s's copy_out (DWS DataOut) failed: %s",
               f58 ? f58 : xkey, error ? error : "no reason given");
     free (f58);
-    json_array_append_new (acts, json_pack ("{s:s s:I s:s s:i s:s}", "action", "raise", "id", j,
-                                            "type", "dependency", "severity", 0, "note", note));
+    json_array_append_new (acts, json_pack ("{s:s s:I s:s s:i s:s}", "action",
+                                            DWS_JOBWIRE_ACTION (RAISE), "id", j, "type", "dependency", "severity", 0, "note", note));
     /* what the failure means goes beside the note, as for every exception
      * flux-dws raises (explain.h), not into it */
     if (error && dws_explain (error, sentence, sizeof (sentence)))
         json_array_append_new (acts,
-                               json_pack ("{s:s s:I s:s s:{s:s s:s s:s}}", "action", "post-event",
-                                          "id", j, "name", DWS_EXPLAIN_EVENT, "context", "type",
+                               json_pack ("{s:s s:I s:s s:{s:s s:s s:s}}", "action",
+                                          DWS_JOBWIRE_ACTION (POST_EVENT), "id", j, "name", DWS_EXPLAIN_EVENT, "context", "type",
                                           "dependency", "note", note, "explanation", sentence));
 }
 
@@ -237,7 +238,7 @@ static void release_one (json_t *acts, const char *jkey, json_t *mine, const cha
     if (!ok && scheme && !strcmp (scheme, "afterok"))
         raise_afterok (acts, j, xkey, error);
     if (json_is_true (json_object_get (t, "held")))
-        json_array_append_new (acts, dependency ("dependency-remove", j, xkey, quiet));
+        json_array_append_new (acts, dependency (DWS_JOBWIRE_ACTION (DEPENDENCY_REMOVE), j, xkey, quiet));
     json_object_del (mine, xkey);
 }
 
@@ -304,7 +305,7 @@ static int on_pending (struct dws_dataout *d, json_t *ev, json_t *acts, dws_erro
             bool pending = json_object_get (d->pending, xkey) != NULL;
             if (pending)
                 /* held before the load, or not: add it (quiet: it may be) */
-                json_array_append_new (acts, dependency ("dependency-add",
+                json_array_append_new (acts, dependency (DWS_JOBWIRE_ACTION (DEPENDENCY_ADD),
                                                          strtoll (jkey, NULL, 10), xkey, true));
             if (pending)
                 json_object_set_new (t, "held", json_true ());

@@ -43,6 +43,8 @@
  *       others are removed; J is held on those (again).
  *
  * Actions, by "action":
+ * (their names and the dependency's, DWS_JOBWIRE_DATAOUT_DEPENDENCY, are
+ * jobwire.h's):
  *   {"action":"dependency-add"|"dependency-remove", "id":J, "name":N,
  *    "quiet":B}   quiet: a failure (already held / not held) is expected
  *   {"action":"raise", "id":J, "type":"dependency", "severity":0, "note":S}
@@ -58,9 +60,6 @@
 #include <jansson.h>
 
 #include "error.h"
-
-/* The prefix of the dependency a held dependent carries. */
-#define DWS_DATAOUT_DEPENDENCY "dws-dataout"
 
 struct dws_dataout;
 

@@ -22,6 +22,7 @@
 #include "idset.h"
 #include "jgf.h"
 #include "jobsm.h"
+#include "jobwire.h"
 #include "jsonio.h"
 #include "labels.h"
 #include "lustre.h"

@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "explain.h"
+#include "jobwire.h"
+#include "wire.h"
 
 struct row {
     const char *name;
@@ -23,8 +25,8 @@ struct row {
 };
 
 /* Prefixes of the notes the rows' examples are written with. */
-#define DWS_NOTE "DWS/Rabbit interactions failed: "
-#define JOBSM_NOTE "DWS workflow interactions failed: "
+#define DWS_NOTE DWS_WIRE_NOTE_PREFIX      /* the service's notes */
+#define JOBSM_NOTE DWS_JOBWIRE_NOTE_PREFIX /* the jobtap plugin's */
 #define WEBHOOK JOBSM_NOTE "admission webhook \"vworkflow.kb.io\" denied the request: "
 #define WF_ERROR DWS_NOTE "workflow hit an error: DW Directive 0: "
 
@@ -401,7 +403,7 @@ static const struct row rows[] = {
      RETRY,
      DWS_NOTE "workflow in TransientCondition for more than 300 s: DW Directive 0: Internal"
               " error: "},
-    {"kubernetes", "DWS/Rabbit interactions failed: cannot ",
+    {"kubernetes", DWS_NOTE "cannot ",
      "Flux could not carry out a step of the job's rabbit storage in Kubernetes (the message"
      " says which). " RETRY,
      DWS_NOTE "cannot fill the Computes: etcdserver: request timed out"},

@@ -20,42 +20,18 @@
 #include "jobsm_phase.h"
 #include "jsonio.h"
 
-#define NOTE DWS_JOBSM_NOTE_PREFIX
+#define NOTE DWS_JOBWIRE_NOTE_PREFIX
 /* ENOSYS: nothing serves dws.* (the service is not loaded, or is being
  * reloaded); the errno text would leave a user at "Function not implemented". */
 #define ENOSYS_TEXT "dws.%s RPC could not be sent. Admins: is the flux-coral2-dws service loaded?"
 #define SKEW_HINT "coral2_dws module and dws_jobtap plugin versions may be out of sync"
 #define TOLERANCE_TEXT "dw_failure_tolerance must be a positive integer"
 
-/* an action's name, from the one table in jobsm.h */
-#define ACT(id) dws_jobsm_action_name (DWS_JOBSM_ACT_##id)
+/* an action's name, from the one table in jobwire.h */
+#define ACT(id) DWS_JOBWIRE_ACTION (id)
 
 /* The note of the plugin's own epilog timeout (the reference's words). */
 #define EPILOG_TIMEOUT_NOTE "DWS epilog timed out"
-
-static const char *const action_names[DWS_JOBSM_ACT_COUNT] = {
-#define ACTION_NAME(id, name) [DWS_JOBSM_ACT_##id] = name,
-    DWS_JOBSM_ACTIONS (ACTION_NAME)
-#undef ACTION_NAME
-};
-
-const char *dws_jobsm_action_name (int action)
-{
-    return action >= 0 && action < DWS_JOBSM_ACT_COUNT ? action_names[action] : NULL;
-}
-
-int dws_jobsm_action_parse (const char *name)
-{
-    for (int i = 0; name && i < DWS_JOBSM_ACT_COUNT; i++)
-        if (!strcmp (name, action_names[i]))
-            return i;
-    return -1;
-}
-
-int dws_jobsm_action_count (void)
-{
-    return DWS_JOBSM_ACT_COUNT;
-}
 
 enum tag { TAG_CREATE, TAG_SETUP, TAG_POST_RUN, TAG_TEARDOWN, TAG_ABORT, TAG_COUNT };
 
@@ -249,8 +225,8 @@ static int timer_start (struct ctx *c)
     if (c->next.epilog_timeout <= 0)
         return 0;
     c->next.timer_active = true;
-    return push (c, json_pack ("{s:s s:s s:f}", "action", ACT (TIMER_START), "key", DWS_JOBSM_TIMER,
-                               "after", c->next.epilog_timeout));
+    return push (c, json_pack ("{s:s s:s s:f}", "action", ACT (TIMER_START), "key",
+                               DWS_JOBWIRE_TIMER, "after", c->next.epilog_timeout));
 }
 
 static int timer_stop (struct ctx *c)
@@ -258,14 +234,14 @@ static int timer_stop (struct ctx *c)
     if (!c->next.timer_active)
         return 0;
     c->next.timer_active = false;
-    return push (c, json_pack ("{s:s s:s}", "action", ACT (TIMER_STOP), "key", DWS_JOBSM_TIMER));
+    return push (c, json_pack ("{s:s s:s}", "action", ACT (TIMER_STOP), "key", DWS_JOBWIRE_TIMER));
 }
 
 static int epilog_start (struct ctx *c, bool run_started)
 {
     if (phase (c, JOBSM_EV_EPILOG) < 0)
         return -1;
-    if (act_named (c, ACT (EPILOG_START), DWS_JOBSM_EPILOG) < 0 || timer_start (c) < 0)
+    if (act_named (c, ACT (EPILOG_START), DWS_JOBWIRE_EPILOG) < 0 || timer_start (c) < 0)
         return -1;
     return act_rpc (c, TAG_POST_RUN, json_pack ("{s:I s:b}", "jobid", c->next.id, "run_started",
                                                 run_started));
@@ -432,10 +408,10 @@ static int ev_depend (struct ctx *c, json_t *ev)
     if (!classify (c, jobspec, &verr, &invalid)) {
         if (phase (c, JOBSM_EV_NO_DW) < 0)
             return -1;
-        return invalid ? act_raise (c, DWS_JOBSM_DEPENDENCY, xasprintf (NOTE "%s", verr.text))
+        return invalid ? act_raise (c, DWS_JOBWIRE_DEPENDENCY, xasprintf (NOTE "%s", verr.text))
                        : 0;
     }
-    if (phase (c, JOBSM_EV_HOLD) < 0 || act_named (c, ACT (DEPENDENCY_ADD), DWS_JOBSM_DEPENDENCY) < 0 || act (c, ACT (SUBSCRIBE)) < 0)
+    if (phase (c, JOBSM_EV_HOLD) < 0 || act_named (c, ACT (DEPENDENCY_ADD), DWS_JOBWIRE_DEPENDENCY) < 0 || act (c, ACT (SUBSCRIBE)) < 0)
         return -1;
     if (waits_for_others (c, jobspec)) {
         c->next.create_deferred = true;
@@ -461,7 +437,7 @@ static int ev_dependency (struct ctx *c, json_t *ev, bool add)
 
     if (get_string (c, ev, "name", &name) < 0)
         return -1;
-    if (!strcmp (name, DWS_JOBSM_DEPENDENCY))
+    if (!strcmp (name, DWS_JOBWIRE_DEPENDENCY))
         return 0;
     if (add) {
         c->next.other_deps++;
@@ -617,7 +593,7 @@ static int ev_run (struct ctx *c, json_t *ev)
     if (!live (&c->next) || c->next.phase >= JOBSM_PHASE_PROLOG)
         return 0;
     c->next.r_pending = true;
-    if (phase (c, JOBSM_EV_PROLOG) < 0 || act_named (c, ACT (PROLOG_START), DWS_JOBSM_PROLOG) < 0 || act (c, ACT (SUBSCRIBE)) < 0)
+    if (phase (c, JOBSM_EV_PROLOG) < 0 || act_named (c, ACT (PROLOG_START), DWS_JOBWIRE_PROLOG) < 0 || act (c, ACT (SUBSCRIBE)) < 0)
         return -1;
     return act (c, ACT (LOOKUP_R));
 }
@@ -635,11 +611,11 @@ static int ev_R (struct ctx *c, json_t *ev)
     if (!in (&c->next, JOBSM_PHASE_PROLOG))
         return 0; /* cancelled while R was read: no Setup for a dying job */
     if (error) {
-        if (phase (c, JOBSM_EV_PROLOG_END) < 0 || act_raise (c, DWS_JOBSM_PROLOG,
+        if (phase (c, JOBSM_EV_PROLOG_END) < 0 || act_raise (c, DWS_JOBWIRE_PROLOG,
                        xasprintf (NOTE "could not read R: %s", json_string_value (error)))
             < 0)
             return -1;
-        return act_finish (c, ACT (PROLOG_FINISH), DWS_JOBSM_PROLOG, 1);
+        return act_finish (c, ACT (PROLOG_FINISH), DWS_JOBWIRE_PROLOG, 1);
     }
     return act_rpc (c, TAG_SETUP, json_pack ("{s:I s:O}", "jobid", c->next.id, "R", R));
 }
@@ -715,17 +691,17 @@ static int ev_exception (struct ctx *c, json_t *ev)
     if (in (&c->next, JOBSM_PHASE_PROLOG)) {
         if (phase (c, JOBSM_EV_PROLOG_END) < 0)
             return -1;
-        return act_finish (c, ACT (PROLOG_FINISH), DWS_JOBSM_PROLOG, 1);
+        return act_finish (c, ACT (PROLOG_FINISH), DWS_JOBWIRE_PROLOG, 1);
     }
     if (!in (&c->next, JOBSM_PHASE_EPILOG))
         return 0; /* before the epilog: finish or cleanup starts it */
-    if (!strcmp (type, DWS_JOBSM_EPILOG_TIMEOUT_EXCEPTION)) {
+    if (!strcmp (type, DWS_JOBWIRE_EPILOG_TIMEOUT_EXCEPTION)) {
         /* the epilog's end makes the job inactive at once, before an
          * action queued after the raise could post to it: the explanation
          * of our own timeout goes out here, after the exception */
         if (phase (c, JOBSM_EV_EPILOG_END) < 0 || act_rpc (c, TAG_ABORT, json_pack ("{s:I}", "jobid", c->next.id)) < 0
             || act_explain (c, type, json_string_value (note)) < 0
-            || act_finish (c, ACT (EPILOG_FINISH), DWS_JOBSM_EPILOG, 1) < 0)
+            || act_finish (c, ACT (EPILOG_FINISH), DWS_JOBWIRE_EPILOG, 1) < 0)
             return -1;
         return timer_stop (c);
     }
@@ -738,13 +714,14 @@ static int ev_timer (struct ctx *c, json_t *ev)
 
     if (get_string (c, ev, "key", &key) < 0 || get_string (c, ev, "state", &state) < 0)
         return -1;
-    if (strcmp (key, DWS_JOBSM_TIMER) != 0)
+    if (strcmp (key, DWS_JOBWIRE_TIMER) != 0)
         return dws_errorf (c->err, "timer event: unknown timer '%s'", key);
     c->next.timer_active = false;
     if (!live (&c->next) || !in (&c->next, JOBSM_PHASE_EPILOG) || strcmp (state, "CLEANUP") != 0)
         return 0;
     /* explained when the exception comes back (ev_exception) */
-    return act_raise_only (c, DWS_JOBSM_EPILOG_TIMEOUT_EXCEPTION, xasprintf (EPILOG_TIMEOUT_NOTE));
+    return act_raise_only (c, DWS_JOBWIRE_EPILOG_TIMEOUT_EXCEPTION,
+                           xasprintf (EPILOG_TIMEOUT_NOTE));
 }
 
 /* The message to log when a request failed because no service was there
@@ -828,10 +805,10 @@ static int ev_rpc_response (struct ctx *c, json_t *ev)
     switch ((enum tag)t) {
         case TAG_CREATE:
             c->next.create_failed = true; /* (not for one service_away took) */
-            return act_raise (c, DWS_JOBSM_DEPENDENCY, xasprintf (NOTE "%s", text));
+            return act_raise (c, DWS_JOBWIRE_DEPENDENCY, xasprintf (NOTE "%s", text));
         case TAG_SETUP:
             if (in (&c->next, JOBSM_PHASE_PROLOG)) /* its exception event finishes the prolog */
-                return act_raise (c, DWS_JOBSM_PROLOG, xasprintf (NOTE "%s", text));
+                return act_raise (c, DWS_JOBWIRE_PROLOG, xasprintf (NOTE "%s", text));
             return act_log (c, "info",
                             xasprintf ("dws.setup failed for job %lld after its prolog ended: %s",
                                        (long long)c->next.id, text));
@@ -846,8 +823,8 @@ static int ev_rpc_response (struct ctx *c, json_t *ev)
              * the exception event this raise triggers does nothing.
              */
             if (phase (c, JOBSM_EV_EPILOG_END) < 0
-                || act_raise (c, DWS_JOBSM_EPILOG, xasprintf (NOTE "%s", text)) < 0
-                || act_finish (c, ACT (EPILOG_FINISH), DWS_JOBSM_EPILOG, 1) < 0)
+                || act_raise (c, DWS_JOBWIRE_EPILOG, xasprintf (NOTE "%s", text)) < 0
+                || act_finish (c, ACT (EPILOG_FINISH), DWS_JOBWIRE_EPILOG, 1) < 0)
                 return -1;
             return timer_stop (c);
         case TAG_TEARDOWN:
@@ -974,7 +951,7 @@ static int ev_resource_update (struct ctx *c, json_t *ev)
         return -1;
     }
     if (push (c, json_pack ("{s:s s:o}", "action", ACT (JOBSPEC_UPDATE), "update", update)) < 0
-        || act_named (c, ACT (DEPENDENCY_REMOVE), DWS_JOBSM_DEPENDENCY) < 0)
+        || act_named (c, ACT (DEPENDENCY_REMOVE), DWS_JOBWIRE_DEPENDENCY) < 0)
         return -1;
     return act_respond (c);
 }
@@ -1003,7 +980,7 @@ static int ev_prolog_remove (struct ctx *c, json_t *ev)
             || push (c, json_pack ("{s:s s:s s:{s:O}}", "action", ACT (POST_EVENT), "name",
                                 "dws_environment", "context", "variables", vars))
                 < 0
-            || act_finish (c, ACT (PROLOG_FINISH), DWS_JOBSM_PROLOG, 0) < 0)
+            || act_finish (c, ACT (PROLOG_FINISH), DWS_JOBWIRE_PROLOG, 0) < 0)
             return -1;
     }
     return act_respond (c);
@@ -1023,7 +1000,7 @@ static int ev_epilog_remove (struct ctx *c, json_t *ev)
         return wrong_state (c, m, state, "CLEANUP");
     if (in (&c->next, JOBSM_PHASE_EPILOG)) {
         if (phase (c, JOBSM_EV_EPILOG_END) < 0
-            || act_finish (c, ACT (EPILOG_FINISH), DWS_JOBSM_EPILOG, 0) < 0 || timer_stop (c) < 0)
+            || act_finish (c, ACT (EPILOG_FINISH), DWS_JOBWIRE_EPILOG, 0) < 0 || timer_stop (c) < 0)
             return -1;
     }
     return act_respond (c);
@@ -1347,13 +1324,13 @@ static int flag_event (const char *name, json_t *ctx, void *arg)
         f->start = true;
     else if (!strcmp (name, "finish"))
         f->finish = true;
-    else if (!strcmp (name, "prolog-start") && described (ctx, DWS_JOBSM_PROLOG))
+    else if (!strcmp (name, "prolog-start") && described (ctx, DWS_JOBWIRE_PROLOG))
         f->prolog = true;
-    else if (!strcmp (name, "prolog-finish") && described (ctx, DWS_JOBSM_PROLOG))
+    else if (!strcmp (name, "prolog-finish") && described (ctx, DWS_JOBWIRE_PROLOG))
         f->prolog = false;
-    else if (!strcmp (name, "epilog-start") && described (ctx, DWS_JOBSM_EPILOG))
+    else if (!strcmp (name, "epilog-start") && described (ctx, DWS_JOBWIRE_EPILOG))
         f->epilog = true;
-    else if (!strcmp (name, "epilog-finish") && described (ctx, DWS_JOBSM_EPILOG))
+    else if (!strcmp (name, "epilog-finish") && described (ctx, DWS_JOBWIRE_EPILOG))
         f->epilog = false;
     return 0;
 }
@@ -1378,7 +1355,7 @@ static int dependency_event (const char *name, json_t *ctx, void *arg)
     json_t *held = arg;
     const char *d = json_string_value (json_object_get (ctx, "description"));
 
-    if (!d || !strcmp (d, DWS_JOBSM_DEPENDENCY))
+    if (!d || !strcmp (d, DWS_JOBWIRE_DEPENDENCY))
         return 0;
     if (!strcmp (name, "dependency-add"))
         return json_object_set_new (held, d, json_true ());

@@ -221,8 +221,9 @@
  * {"or":[{"properties":["rabbit"]}, result]}; with no constraint at all
  * every node (rabbits too) already matches, so none is set.
  *
- * Exception notes start with "DWS workflow interactions failed: ", as the
- * reference's do (users and tests grep for them).
+ * Exception notes start with "DWS workflow interactions failed: "
+ * (DWS_JOBWIRE_NOTE_PREFIX), as the reference's do (users and tests grep
+ * for them).
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
@@ -234,49 +235,7 @@
 #include <jansson.h>
 
 #include "error.h"
-
-#define DWS_JOBSM_DEPENDENCY "dws-create"
-#define DWS_JOBSM_PROLOG "dws-setup"
-#define DWS_JOBSM_EPILOG "dws-epilog"
-#define DWS_JOBSM_EPILOG_TIMEOUT_EXCEPTION "dws-epilog-timeout"
-#define DWS_JOBSM_TIMER "epilog-timeout"
-#define DWS_JOBSM_NOTE_PREFIX "DWS workflow interactions failed: "
-
-/* The actions' names, in one place: jobsm emits them, and dws-jobtap.c
- * (jobctx.c) and flux-dws' harness (flux_dws.jobsm.Action) dispatch on
- * them through dws_jobsm_action_parse/_name, never on string literals.
- */
-#define DWS_JOBSM_ACTIONS(X)                                                                   \
-    X (DEPENDENCY_ADD, "dependency-add")                                                       \
-    X (DEPENDENCY_REMOVE, "dependency-remove")                                                 \
-    X (SUBSCRIBE, "subscribe")                                                                 \
-    X (RPC, "rpc")                                                                             \
-    X (LOOKUP_R, "lookup-R")                                                                   \
-    X (PROLOG_START, "prolog-start")                                                           \
-    X (PROLOG_FINISH, "prolog-finish")                                                         \
-    X (EPILOG_START, "epilog-start")                                                           \
-    X (EPILOG_FINISH, "epilog-finish")                                                         \
-    X (TIMER_START, "timer-start")                                                             \
-    X (TIMER_STOP, "timer-stop")                                                               \
-    X (RAISE, "raise")                                                                         \
-    X (JOBSPEC_UPDATE, "jobspec-update")                                                       \
-    X (POST_EVENT, "post-event")                                                               \
-    X (RESPOND, "respond")                                                                     \
-    X (RESPOND_ERROR, "respond-error")                                                         \
-    X (LOG, "log")
-
-enum dws_jobsm_action {
-#define DWS_JOBSM_ACTION_ENUM(id, name) DWS_JOBSM_ACT_##id,
-    DWS_JOBSM_ACTIONS (DWS_JOBSM_ACTION_ENUM)
-#undef DWS_JOBSM_ACTION_ENUM
-        DWS_JOBSM_ACT_COUNT
-};
-
-/* An action's name ("respond-error"), or NULL out of range. */
-const char *dws_jobsm_action_name (int action);
-
-/* The action a name stands for, or -1 for a name that is none. */
-int dws_jobsm_action_parse (const char *name);
+#include "jobwire.h" /* the names of its actions, dependency, prolog, ... */
 
 /* The job-manager.dws.<name> services the adapter registers (owner only),
  * i = 0 .. count - 1 (NULL past the end): the request events below that
@@ -367,7 +326,6 @@ char *dws_jobsm_state_json (const struct dws_jobsm *sm);
 int dws_jobsm_validate_jobspec_json (const char *jobspec_json, dws_error_t *err);
 char *dws_jobsm_unrouted_json (const char *method, const char *payload_json, int active,
                                int has_dw, dws_error_t *err);
-int dws_jobsm_action_count (void);
 int dws_jobsm_check_jobspec_json (const char *jobspec_json, dws_error_t *err);
 
 #endif /* !DWS_JOBSM_H */

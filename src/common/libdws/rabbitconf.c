@@ -617,6 +617,16 @@ static json_t *check_restrict (json_t *rabbit, dws_error_t *err)
     return json_boolean (json_is_true (c ? c : a));
 }
 
+int dws_rabbitconf_key_count (void)
+{
+    return (int)NKEYS;
+}
+
+const char *dws_rabbitconf_key_name (int i)
+{
+    return i >= 0 && (size_t)i < NKEYS ? keys[i].name : NULL;
+}
+
 json_t *dws_rabbitconf_parse (json_t *rabbit, dws_error_t *err)
 {
     const char *key;

@@ -97,6 +97,13 @@ int dws_rabbitconf_release_computes (json_t *value, dws_error_t *err);
  */
 json_t *dws_rabbitconf_parse (json_t *rabbit, dws_error_t *err);
 
+/* The keys of a normalised table, in its (alphabetical) order, i = 0 ..
+ * count - 1 (NULL past the end): the one list, which flux_dws.rabbitconf
+ * reads.  The alias restrict_persistent is not one of them.
+ */
+int dws_rabbitconf_key_count (void);
+const char *dws_rabbitconf_key_name (int i);
+
 /* cffi entry point: the table as JSON text (NULL = {}; duplicate keys are
  * refused), the normalised table returned as malloc'd JSON text.
  */

@@ -5,7 +5,8 @@
  * health (health.h) returns actions of the same kinds.  Each name is
  * listed here once: the C code spells them through these tables
  * (dws_wire_action_name (DWS_WIRE_ACT_RESPOND)), and Python reads them
- * from here (flux_dws.engine.EVENTS, ACTIONS, HEALTH_FLUSH_TIMER), so a
+ * from here (flux_dws.engine.EVENTS, ACTIONS, HEALTH_FLUSH_TIMER,
+ * NOTE_PREFIX), so a
  * name cannot be written two ways.  What each carries is described in
  * doc/guide/service.rst; a test holds that guide, the Python handlers and
  * this list to one another.
@@ -68,6 +69,11 @@ enum dws_wire_action {
 /* The timer key of rabbit health's batched flush, the one timer the shell
  * fires itself (dws.watch_test flushes health at once). */
 #define DWS_WIRE_HEALTH_FLUSH_TIMER "health-flush"
+
+/* What the note of every exception the engine raises (its "raise"
+ * actions) starts with, the reference's words (users and tests grep for
+ * them); jobwire.h has the jobtap plugin's. */
+#define DWS_WIRE_NOTE_PREFIX "DWS/Rabbit interactions failed: "
 
 /* An event type's or action's name, or NULL out of range. */
 const char *dws_wire_event_name (int event);

@@ -10,6 +10,7 @@
 
 #include "dataout.h"
 #include "dataout_hold.h"
+#include "jobwire.h"
 
 #define AUX "dws::dataout"
 
@@ -33,17 +34,26 @@ static void carry_out (flux_plugin_t *p, json_t *acts)
 
         if (!what)
             continue;
-        if (!strcmp (what, "dependency-add"))
-            rc = flux_jobtap_dependency_add (p, id, name);
-        else if (!strcmp (what, "dependency-remove"))
-            rc = flux_jobtap_dependency_remove (p, id, name);
-        else if (!strcmp (what, "raise"))
-            rc = flux_jobtap_raise_exception (
-                p, id, json_string_value (json_object_get (a, "type")),
-                (int)json_integer_value (json_object_get (a, "severity")), "%s",
-                json_string_value (json_object_get (a, "note")));
-        else if (!strcmp (what, "post-event"))
-            rc = flux_jobtap_event_post_pack (p, id, name, "O", json_object_get (a, "context"));
+        switch (dws_jobwire_action_parse (what)) {
+            case DWS_JOBWIRE_ACT_DEPENDENCY_ADD:
+                rc = flux_jobtap_dependency_add (p, id, name);
+                break;
+            case DWS_JOBWIRE_ACT_DEPENDENCY_REMOVE:
+                rc = flux_jobtap_dependency_remove (p, id, name);
+                break;
+            case DWS_JOBWIRE_ACT_RAISE:
+                rc = flux_jobtap_raise_exception (
+                    p, id, json_string_value (json_object_get (a, "type")),
+                    (int)json_integer_value (json_object_get (a, "severity")), "%s",
+                    json_string_value (json_object_get (a, "note")));
+                break;
+            case DWS_JOBWIRE_ACT_POST_EVENT:
+                rc = flux_jobtap_event_post_pack (p, id, name, "O",
+                                                  json_object_get (a, "context"));
+                break;
+            default: /* dataout.h returns no other */
+                break;
+        }
         if (rc < 0 && !quiet)
             flux_log_error (h, "dws: job %ju: %s %s", (uintmax_t)id, what, name ? name : "");
         else if (rc == 0 && name)

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "jobsm.h"
+#include "jobwire.h"
 #include "jobctx.h"
 
 struct rpc {
@@ -285,7 +286,7 @@ static void timer_cb (flux_reactor_t *r, flux_watcher_t *w, int revents, void *a
         flux_watcher_start (w);
         return;
     }
-    ev = json_pack ("{s:s s:s s:s}", "type", "timer", "key", DWS_JOBSM_TIMER, "state",
+    ev = json_pack ("{s:s s:s s:s}", "type", "timer", "key", DWS_JOBWIRE_TIMER, "state",
                     job_state (job));
     if (ev)
         jobctx_feed (job, ev, NULL);
@@ -387,32 +388,32 @@ static int do_log (struct jobctx *job, json_t *a, const flux_msg_t *msg)
     return 0;
 }
 
-/* Indexed by jobsm.h's action enum: the names live there only. */
-static int (*const actions[DWS_JOBSM_ACT_COUNT]) (struct jobctx *job, json_t *a,
-                                                   const flux_msg_t *msg) = {
-    [DWS_JOBSM_ACT_DEPENDENCY_ADD] = do_dependency_add,
-    [DWS_JOBSM_ACT_DEPENDENCY_REMOVE] = do_dependency_remove,
-    [DWS_JOBSM_ACT_SUBSCRIBE] = do_subscribe,
-    [DWS_JOBSM_ACT_RPC] = do_rpc,
-    [DWS_JOBSM_ACT_LOOKUP_R] = do_lookup_R,
-    [DWS_JOBSM_ACT_PROLOG_START] = do_prolog_start,
-    [DWS_JOBSM_ACT_PROLOG_FINISH] = do_prolog_finish,
-    [DWS_JOBSM_ACT_EPILOG_START] = do_epilog_start,
-    [DWS_JOBSM_ACT_EPILOG_FINISH] = do_epilog_finish,
-    [DWS_JOBSM_ACT_TIMER_START] = do_timer_start,
-    [DWS_JOBSM_ACT_TIMER_STOP] = do_timer_stop,
-    [DWS_JOBSM_ACT_RAISE] = do_raise,
-    [DWS_JOBSM_ACT_JOBSPEC_UPDATE] = do_jobspec_update,
-    [DWS_JOBSM_ACT_POST_EVENT] = do_post_event,
-    [DWS_JOBSM_ACT_RESPOND] = do_respond,
-    [DWS_JOBSM_ACT_RESPOND_ERROR] = do_respond_error,
-    [DWS_JOBSM_ACT_LOG] = do_log,
+/* Indexed by jobwire.h's action enum: the names live there only. */
+static int (*const actions[DWS_JOBWIRE_ACT_COUNT]) (struct jobctx *job, json_t *a,
+                                                     const flux_msg_t *msg) = {
+    [DWS_JOBWIRE_ACT_DEPENDENCY_ADD] = do_dependency_add,
+    [DWS_JOBWIRE_ACT_DEPENDENCY_REMOVE] = do_dependency_remove,
+    [DWS_JOBWIRE_ACT_SUBSCRIBE] = do_subscribe,
+    [DWS_JOBWIRE_ACT_RPC] = do_rpc,
+    [DWS_JOBWIRE_ACT_LOOKUP_R] = do_lookup_R,
+    [DWS_JOBWIRE_ACT_PROLOG_START] = do_prolog_start,
+    [DWS_JOBWIRE_ACT_PROLOG_FINISH] = do_prolog_finish,
+    [DWS_JOBWIRE_ACT_EPILOG_START] = do_epilog_start,
+    [DWS_JOBWIRE_ACT_EPILOG_FINISH] = do_epilog_finish,
+    [DWS_JOBWIRE_ACT_TIMER_START] = do_timer_start,
+    [DWS_JOBWIRE_ACT_TIMER_STOP] = do_timer_stop,
+    [DWS_JOBWIRE_ACT_RAISE] = do_raise,
+    [DWS_JOBWIRE_ACT_JOBSPEC_UPDATE] = do_jobspec_update,
+    [DWS_JOBWIRE_ACT_POST_EVENT] = do_post_event,
+    [DWS_JOBWIRE_ACT_RESPOND] = do_respond,
+    [DWS_JOBWIRE_ACT_RESPOND_ERROR] = do_respond_error,
+    [DWS_JOBWIRE_ACT_LOG] = do_log,
 };
 
 static void carry_out (struct jobctx *job, json_t *a, const flux_msg_t *msg)
 {
     const char *what = str (a, "action");
-    int i = dws_jobsm_action_parse (what);
+    int i = dws_jobwire_action_parse (what);
 
     if (i < 0 || !actions[i]) {
         flux_log (job->h, LOG_ERR, "dws: job %s: unknown action '%s'", job->f58, what);
@@ -430,14 +431,14 @@ void jobctx_answer_unrouted (flux_t *h, json_t *acts, const flux_msg_t *msg)
 
     json_array_foreach (acts, i, a) {
         int rc = 0;
-        switch (dws_jobsm_action_parse (str (a, "action"))) {
-            case DWS_JOBSM_ACT_RESPOND:
+        switch (dws_jobwire_action_parse (str (a, "action"))) {
+            case DWS_JOBWIRE_ACT_RESPOND:
                 rc = respond (h, a, msg);
                 break;
-            case DWS_JOBSM_ACT_RESPOND_ERROR:
+            case DWS_JOBWIRE_ACT_RESPOND_ERROR:
                 rc = respond_error (h, a, msg);
                 break;
-            case DWS_JOBSM_ACT_LOG:
+            case DWS_JOBWIRE_ACT_LOG:
                 log_line (h, "", a);
                 break;
             default:
@@ -468,9 +469,9 @@ int jobctx_feed (struct jobctx *job, json_t *event, const flux_msg_t *msg)
     json_array_foreach (acts, i, a) {
         /* once the job is gone only the answer to the request and the
          * log lines still have somewhere to go */
-        int what = dws_jobsm_action_parse (str (a, "action"));
-        if (job->destroyed && what != DWS_JOBSM_ACT_RESPOND
-            && what != DWS_JOBSM_ACT_RESPOND_ERROR && what != DWS_JOBSM_ACT_LOG)
+        int what = dws_jobwire_action_parse (str (a, "action"));
+        if (job->destroyed && what != DWS_JOBWIRE_ACT_RESPOND
+            && what != DWS_JOBWIRE_ACT_RESPOND_ERROR && what != DWS_JOBWIRE_ACT_LOG)
             continue;
         carry_out (job, a, msg);
     }

@@ -5,8 +5,8 @@
 
 Events and actions are plain JSON-like dicts; their wire is described in
 doc/guide/service.rst, and every name on it is listed once, in libdws'
-wire.h: ``EVENTS``, ``ACTIONS`` and ``HEALTH_FLUSH_TIMER`` are read from
-there.  A malformed event raises EngineError and changes nothing.
+wire.h: ``EVENTS``, ``ACTIONS``, ``HEALTH_FLUSH_TIMER`` and ``NOTE_PREFIX``
+are read from there.  A malformed event raises EngineError and changes nothing.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from flux_dws import _ffi
 from flux_dws.errors import DwsError
 from flux_dws.jsondata import DecodedObject
 
-__all__ = ["ACTIONS", "EVENTS", "GUEST_METHODS", "HEALTH_FLUSH_TIMER", "METHODS", "Engine",
-           "EngineError", "f58"]
+__all__ = ["ACTIONS", "EVENTS", "GUEST_METHODS", "HEALTH_FLUSH_TIMER", "METHODS", "NOTE_PREFIX",
+           "Engine", "EngineError", "f58"]
 
 
 def _names(name: Any, count: Any) -> tuple[str, ...]:
@@ -32,6 +32,8 @@ EVENTS: tuple[str, ...] = _names(_ffi.lib.dws_wire_event_name, _ffi.lib.dws_wire
 ACTIONS: tuple[str, ...] = _names(_ffi.lib.dws_wire_action_name, _ffi.lib.dws_wire_action_count)
 #: The key of rabbit health's flush timer, which dws.watch_test fires at once.
 HEALTH_FLUSH_TIMER: str = _ffi.ffi.string(_ffi.lib.dws_wire_health_flush_timer()).decode()
+#: What the note of every exception the engine raises starts with.
+NOTE_PREFIX: str = _ffi.ffi.string(_ffi.lib.DWS_WIRE_NOTE_PREFIX).decode()
 
 #: Every dws.<name> method the engine answers, from engine/request.c's one
 #: table (a method added there is served, refused to guests and tested

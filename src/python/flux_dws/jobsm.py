@@ -22,12 +22,24 @@ from typing import Any
 from flux_dws import _ffi
 from flux_dws.errors import DwsError
 
-DEPENDENCY = "dws-create"
-PROLOG = "dws-setup"
-EPILOG = "dws-epilog"
-EPILOG_TIMEOUT_EXCEPTION = "dws-epilog-timeout"
-TIMER = "epilog-timeout"
-NOTE_PREFIX = "DWS workflow interactions failed: "
+
+def _text(value: Any) -> str:
+    return str(_ffi.ffi.string(value).decode())
+
+
+# The names the plugin puts on a job, from jobwire.h (each written once):
+#: the dependency held until the jobspec is rewritten
+DEPENDENCY: str = _text(_ffi.lib.DWS_JOBWIRE_DEPENDENCY)
+#: the prolog that waits for the file systems
+PROLOG: str = _text(_ffi.lib.DWS_JOBWIRE_PROLOG)
+#: the epilog that waits for their teardown
+EPILOG: str = _text(_ffi.lib.DWS_JOBWIRE_EPILOG)
+#: the exception type of the plugin's own epilog timeout
+EPILOG_TIMEOUT_EXCEPTION: str = _text(_ffi.lib.DWS_JOBWIRE_EPILOG_TIMEOUT_EXCEPTION)
+#: that timeout's timer key
+TIMER: str = _text(_ffi.lib.DWS_JOBWIRE_TIMER)
+#: what the notes of the exceptions the plugin raises start with
+NOTE_PREFIX: str = _text(_ffi.lib.DWS_JOBWIRE_NOTE_PREFIX)
 
 __all__ = [
     "ACTIONS",
@@ -47,11 +59,10 @@ __all__ = [
 ]
 
 
-#: Every action a machine returns, by name, from jobsm.h's one table (the
+#: Every action a machine returns, by name, from jobwire.h's one table (the
 #: harness dispatches on these; no name is written twice).
 ACTIONS: tuple[str, ...] = tuple(
-    _ffi.ffi.string(_ffi.lib.dws_jobsm_action_name(i)).decode()
-    for i in range(_ffi.lib.dws_jobsm_action_count()))
+    _text(_ffi.lib.dws_jobwire_action_name(i)) for i in range(_ffi.lib.dws_jobwire_action_count()))
 
 
 #: The job-manager.dws.<name> services the plugin registers, owner only

@@ -21,9 +21,8 @@ from flux_dws.directives import DirectiveError, parse_directive, split_directive
 from flux_dws.explain import EVENT as EXPLAIN_EVENT
 from flux_dws.explain import KVS_KEY as EXPLAIN_KEY
 from flux_dws.explain import explain
+from flux_dws.wfstates import STATES  # Workflow states, in order (the timeline's rows)
 
-#: Workflow states, in order (the timeline's rows)
-STATES = ["Proposal", "Setup", "DataIn", "PreRun", "PostRun", "DataOut", "Teardown"]
 #: what the time before a state was spent on, where it is not Flux's own
 #: work (the gap between the previous state's end and this one's start)
 GAP_WHY = {"Proposal": "submit to Workflow", "Setup": "waiting for resources",

@@ -29,29 +29,11 @@ from flux_dws.errors import DwsError
 
 __all__ = ["KEYS", "ConfigError", "check_drain_properties", "load_config", "load_toml", "parse"]
 
-#: The keys of a normalised table, in its (alphabetical) order.
-KEYS: tuple[str, ...] = (
-    "drain_compute_nodes",
-    "drain_queues",
-    "dws_api_version",
-    "kubeconfig",
-    "lustre",
-    "mapping",
-    "min_allocation_size",
-    "nnf_api_version",
-    "policy",
-    "postrun_timeout",
-    "prerun_timeout",
-    "presets",
-    "prolog_timeout",
-    "release_computes",
-    "restrict_persistent_creation",
-    "save_datamovements",
-    "setup_timeout",
-    "soft_drain",
-    "tc_timeout",
-    "teardown_after",
-)
+#: The keys of a normalised table, in its (alphabetical) order: libdws'
+#: key table (rabbitconf.c), the one list of them.
+KEYS: tuple[str, ...] = tuple(
+    _ffi.ffi.string(_ffi.lib.dws_rabbitconf_key_name(i)).decode()
+    for i in range(_ffi.lib.dws_rabbitconf_key_count()))
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _INT64 = (-(2**63), 2**63 - 1)

@@ -14,6 +14,7 @@ from flux_dws.breakdown import RabbitMap, allocation_sets
 from flux_dws.emulator import Emulator
 from flux_dws.emulator.testing import Target, emulator, k8s, k8s_api  # noqa: F401
 from flux_dws.hostlist import Hostlist
+from flux_dws.wfstates import STATES  # noqa: F401 (the tests import it from here)
 
 G, V = "dataworkflowservices.github.io", "v1alpha7"
 
@@ -49,7 +50,6 @@ def storage(name="r1", **labels):
 
 # --- The kind system with its controllers, and helpers that play the WLM ---
 
-STATES = ["Proposal", "Setup", "DataIn", "PreRun", "PostRun", "DataOut", "Teardown"]
 FLUX_FINALIZER = "flux-framework.readthedocs.io/workflow"
 KIND_MAP = {"compute-01": "kind-worker2", "compute-02": "kind-worker2",
             "compute-03": "kind-worker2", "compute-04": "kind-worker3"}

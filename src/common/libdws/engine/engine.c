@@ -96,10 +96,11 @@ static int config_parse (json_t *cfg, struct config *c, dws_error_t *err)
         || get_bool (cfg, "drain_compute_nodes", true, &c->drain_compute_nodes, err) < 0
         || get_bool (cfg, "soft_drain", true, &c->soft_drain, err) < 0
         || get_bool (cfg, "fluxion", true, &c->fluxion, err) < 0
-        || get_bool (cfg, "restrict_persistent_creation", true, &c->restrict_persistent, err) < 0
+        || get_bool (cfg, "restrict_persistent_creation", true,
+                     &c->restrict_persistent_creation, err) < 0
         || get_release (cfg, &c->release_early, err) < 0
         || get_int (cfg, "save_datamovements", 0, 0, &c->save_datamovements, err) < 0
-        || get_int (cfg, "min_allocation_size", 4, 1, &c->min_allocation_gib, err) < 0
+        || get_int (cfg, "min_allocation_size", 4, 1, &c->min_allocation_size, err) < 0
         || get_int (cfg, "owner", 0, 0, &c->owner, err) < 0)
         return -1;
     json_t *queues = json_object_get (cfg, "drain_queues");

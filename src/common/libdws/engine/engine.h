@@ -82,6 +82,14 @@ int dws_engine_method_count (void);
 const char *dws_engine_method_name (int i);
 int dws_engine_method_guest (int i);
 
+/* The states of a DWS Workflow as DWS spells them ("Proposal" ...
+ * "Teardown"), in their order, i = 0 .. count - 1 (NULL past the end):
+ * the one list, which flux_dws.wfstates reads for the emulator and the
+ * tools.
+ */
+int dws_wfstate_count (void);
+const char *dws_wfstate_name (int i);
+
 /* "f" + Flux's FLUID base58 of id (the Workflow's spec.jobID). */
 char *dws_f58_plain (unsigned long long id);
 

@@ -95,7 +95,7 @@ static json_t *proposal_resources (struct dws_engine *e, struct job *job, json_t
         return res;
     }
     return dws_lustre_rewrite (job->resources, breakdowns, &e->cfg.lustre,
-                               e->cfg.min_allocation_gib, &unchanged, spread, err);
+                               e->cfg.min_allocation_size, &unchanged, spread, err);
 }
 
 static void proposal_finish (struct dws_engine *e, struct job *job)
@@ -200,7 +200,7 @@ static void setup_servers (struct dws_engine *e, struct job *job)
 {
     dws_error_t err;
     char token[96];
-    int64_t min_bytes = e->cfg.min_allocation_gib * 1024LL * 1024 * 1024;
+    int64_t min_bytes = e->cfg.min_allocation_size * 1024LL * 1024 * 1024;
     if (job->toredown)
         return; /* cancelled while the hosts were being recorded */
     json_t *list = breakdown_list (job);

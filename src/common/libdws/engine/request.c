@@ -88,7 +88,7 @@ static json_t *request_check (struct dws_engine *e, const char *what, json_t *ui
         dws_errorf (err, "Malformed #DW directives: no #DW directive found");
         return NULL;
     }
-    if (e->cfg.restrict_persistent && json_integer_value (uid) != e->cfg.owner
+    if (e->cfg.restrict_persistent_creation && json_integer_value (uid) != e->cfg.owner
         && has_create_persistent (directives)) {
         json_decref (directives);
         dws_errorf (err, "only the instance owner may create persistent storage"

@@ -40,6 +40,7 @@
 #include "engine.h"
 #include "health.h"
 #include "lustre.h"
+#include "wire.h" /* NOTE_PREFIX */
 
 /* Workflow states in order; -1 = none. */
 enum wf_state {
@@ -107,7 +108,7 @@ enum job_phase {
  */
 #define CONTAINER_LOG_LINES 5000
 #define CONTAINER_LOG_MAX 50000
-#define NOTE_PREFIX "DWS/Rabbit interactions failed: "
+#define NOTE_PREFIX DWS_WIRE_NOTE_PREFIX /* wire.h */
 
 /* A Workflow as the engine reads it (wfview.c parses it once, where it
  * enters): strings and JSON borrowed from the object.
@@ -150,9 +151,9 @@ struct config {
     bool drain_queues;     /* drains limited to some queues */
     bool fluxion;          /* rabbits are ssd vertices in Fluxion */
     bool release_early;    /* release_computes = "after-unmount" */
-    bool restrict_persistent;
+    bool restrict_persistent_creation;
     int64_t save_datamovements;
-    int64_t min_allocation_gib;
+    int64_t min_allocation_size; /* GiB */
     int64_t owner;
     json_t *presets;   /* object or NULL */
     json_t *maximums;  /* object or NULL */

@@ -1,9 +1,11 @@
-/* wfstate.c - the names of a Workflow's states (DWS' spellings).
+/* wfstate.c - the names of a Workflow's states (DWS' spellings), the one
+ * list of them: Python reads it through dws_wfstate_name (engine.h).
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
 #include <string.h>
 
+#include "engine.h"
 #include "wfstate.h"
 
 static const char *state_names[WF_NSTATES] = {
@@ -21,4 +23,14 @@ enum wf_state wfstate_parse (const char *s)
         if (!strcmp (s, state_names[i]))
             return (enum wf_state)i;
     return WF_NONE;
+}
+
+int dws_wfstate_count (void)
+{
+    return WF_NSTATES;
+}
+
+const char *dws_wfstate_name (int i)
+{
+    return i >= 0 && i < WF_NSTATES ? state_names[i] : NULL;
 }

@@ -1396,13 +1396,13 @@ static void unrouted (void)
     ok (!dws_jobsm_unrouted_json ("epilog-remove", "{\"id\":9}", 1, 1, &err)
             && strstr (err.text, "its machine answers"),
         "an active rabbit job is its machine's to answer: %s", err.text);
-    ok (dws_jobsm_action_count () == DWS_JOBSM_ACT_COUNT, "action count");
+    ok (dws_jobwire_action_count () == DWS_JOBWIRE_ACT_COUNT, "action count");
     bool roundtrip = true;
-    for (int i = 0; i < DWS_JOBSM_ACT_COUNT; i++)
-        roundtrip = roundtrip && dws_jobsm_action_parse (dws_jobsm_action_name (i)) == i;
+    for (int i = 0; i < DWS_JOBWIRE_ACT_COUNT; i++)
+        roundtrip = roundtrip && dws_jobwire_action_parse (dws_jobwire_action_name (i)) == i;
     ok (roundtrip, "every action name parses back to its action");
-    ok (dws_jobsm_action_parse ("bogus") == -1 && dws_jobsm_action_parse (NULL) == -1
-            && !dws_jobsm_action_name (DWS_JOBSM_ACT_COUNT) && !dws_jobsm_action_name (-1),
+    ok (dws_jobwire_action_parse ("bogus") == -1 && dws_jobwire_action_parse (NULL) == -1
+            && !dws_jobwire_action_name (DWS_JOBWIRE_ACT_COUNT) && !dws_jobwire_action_name (-1),
         "unknown names and actions");
 }
 

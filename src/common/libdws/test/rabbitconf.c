@@ -603,9 +603,31 @@ static void test_values_in_messages (void)
             "rabbit.setup_timeout: must be a number of seconds >= 0, got -0.1");
 }
 
+/* The key list Python reads is the normalised table's keys, in its order. */
+static void test_key_list (void)
+{
+    json_t *o = json_loads (DEFAULTS, 0, NULL);
+    const char *key;
+    json_t *val;
+    int i = 0, same = 0;
+
+    json_object_foreach (o, key, val) {
+        const char *name = dws_rabbitconf_key_name (i++);
+        same += name && !strcmp (name, key);
+    }
+    ok (dws_rabbitconf_key_count () == (int)json_object_size (o)
+            && same == dws_rabbitconf_key_count (),
+        "the key list is the table's %d keys, in order", dws_rabbitconf_key_count ());
+    ok (dws_rabbitconf_key_name (-1) == NULL
+            && dws_rabbitconf_key_name (dws_rabbitconf_key_count ()) == NULL,
+        "no key out of range");
+    json_decref (o);
+}
+
 int main (void)
 {
     test_defaults ();
+    test_key_list ();
     test_seconds ();
     test_prolog_timeout ();
     test_bools ();

@@ -19,9 +19,7 @@ from flux_dws import inputfile, rabbitconf
 from flux_dws.cli.argtypes import positive_int
 from flux_dws.explain import explain_note
 from flux_dws.inputfile import InputError
-
-#: Prefix of the exception note a job gets when its directives are refused.
-EXCEPTION_PREFIX = "DWS workflow interactions failed: "
+from flux_dws.jobsm import NOTE_PREFIX as EXCEPTION_PREFIX  # a refused job's note starts so
 
 
 def exception_note(exc: Exception) -> str:

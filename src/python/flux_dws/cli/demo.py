@@ -23,9 +23,9 @@ from flux_dws.breakdown import RabbitMap, allocation_sets
 from flux_dws.dwsim.systems import SystemError_, load_system
 from flux_dws.emulator import Emulator
 from flux_dws.hostlist import Hostlist
+from flux_dws.wfstates import STATES
 
 G, V = "dataworkflowservices.github.io", "v1alpha7"
-STATES = ["Proposal", "Setup", "DataIn", "PreRun", "PostRun", "DataOut", "Teardown"]
 FINALIZER = "flux-framework.readthedocs.io/workflow"
 
 

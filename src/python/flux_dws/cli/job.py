@@ -22,7 +22,8 @@ from flux_dws.cli import argtypes
 from flux_dws.cli.jobs import list_id, result_name, user_names
 from flux_dws.engine import f58
 from flux_dws.fluxutil import FluxUnavailable, job_id, job_info_keys, open_flux
-from flux_dws.jobview import RECORD_KEYS, STATES, eventlog_entries, from_record, job_text
+from flux_dws.jobview import RECORD_KEYS, eventlog_entries, from_record, job_text
+from flux_dws.wfstates import STATES
 
 PROG = "flux-dws job"
 

@@ -16,8 +16,8 @@ from typing import Any
 from flux_dws.directives import DirectiveError, Ruleset
 from flux_dws.dwsim import fielderr, gotime
 from flux_dws.jsondata import copy_json
+from flux_dws.wfstates import STATES
 
-STATES = ("Proposal", "Setup", "DataIn", "PreRun", "PostRun", "DataOut", "Teardown")
 FINALIZER = "dataworkflowservices.github.io/workflow"
 WORKFLOW_LABELS = (
     "dataworkflowservices.github.io/workflow.name",

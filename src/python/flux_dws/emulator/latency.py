@@ -24,7 +24,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-STATES = ("Proposal", "Setup", "DataIn", "PreRun", "PostRun", "DataOut", "Teardown")
+from flux_dws.wfstates import STATES
+
 FS_TYPES = ("xfs", "gfs2", "raw", "lustre")
 CHILDREN = ("ClientMount", "DataMovement", "Container")
 KEYS = frozenset([*STATES, *CHILDREN, *(f"{s}/{f}" for s in STATES for f in FS_TYPES)])

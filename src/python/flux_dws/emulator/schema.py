@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flux_dws.dwsim.gotime import RFC3339
+from flux_dws.dwsim.storage import MODES, RESOURCE_STATUSES
+from flux_dws.dwsim.storage import STATES as STORAGE_STATES
+from flux_dws.wfstates import STATES
 
 PRESERVE = "preserve"
-STATES = ["Proposal", "Setup", "DataIn", "PreRun", "PostRun", "DataOut", "Teardown"]
 DRIVER_STATUS = ["Pending", "Queued", "Running", "Completed", "TransientCondition", "Error",
                  "DriverWait"]
-RESOURCE_STATUS = ["Starting", "Ready", "Disabled", "NotPresent", "Offline", "Failed",
-                   "Degraded", "Drained", "Fenced", "Unknown"]
 
 
 @dataclass
@@ -76,19 +76,19 @@ WORKFLOW = obj(
     spec=obj(
         required=("desiredState", "dwDirectives", "forceReady", "groupID", "jobID", "userID",
                   "wlmID"),
-        desiredState=S("string", enum=tuple(STATES)),
+        desiredState=S("string", enum=STATES),
         wlmID=STR, jobID=S("any", int_or_string=True), userID=INT, groupID=INT,
         dwDirectives=arr(STR), forceReady=S("boolean", default=False),
         hurry=S("boolean", default=False),
     ),
     status=obj(
-        state=S("string", enum=tuple(STATES)), ready=BOOL,
+        state=S("string", enum=STATES), ready=BOOL,
         status=S("string", enum=("Completed", "DriverWait", "TransientCondition", "Error")),
         message=STR, env=m(STR), requires=arr(STR),
         drivers=arr(obj(required=("completed", "driverID", "dwdIndex", "lastHB", "taskID",
                                   "watchState"),
                         driverID=STR, taskID=STR, dwdIndex=INT,
-                        watchState=S("string", enum=tuple(STATES)), lastHB=INT,
+                        watchState=S("string", enum=STATES), lastHB=INT,
                         completed=BOOL, status=S("string", enum=tuple(DRIVER_STATUS)),
                         message=STR, error=STR, completeTime=TIME)),
         directiveBreakdowns=arr(REF), computes=REF,
@@ -127,10 +127,10 @@ SERVERS = obj(
 )
 COMPUTES = obj(data=arr(obj(name=STR)))
 STORAGE = obj(
-    spec=obj(state=S("string", enum=("Enabled", "Disabled"), default="Enabled"),
-             mode=S("string", enum=("Live", "Testing"), default="Live")),
+    spec=obj(state=S("string", enum=STORAGE_STATES, default="Enabled"),
+             mode=S("string", enum=MODES, default="Live")),
     status=obj(type=S("string", enum=("NVMe",)), capacity=S("integer", default=0),
-               status=S("string", enum=tuple(RESOURCE_STATUS)), rebootRequired=BOOL,
+               status=S("string", enum=RESOURCE_STATUSES), rebootRequired=BOOL,
                message=STR, devices=arr(obj(preserve=True)),
                access=obj(protocol=STR, servers=arr(obj(name=STR, status=STR)),
                           computes=arr(obj(name=STR, status=STR)))),

@@ -1,0 +1,75 @@
+/* jobwire.h - every name on the wire between the jobtap plugin's machines
+ * and the code that carries out their actions.
+ *
+ * The plugin's machines, jobsm.h (one per job) and dataout.h (the holds
+ * on dependents), return actions ({"action": A, ...}) that dws-jobtap.so
+ * (jobctx.c, dataout_hold.c) and flux-dws' job-manager harness
+ * (harness/jobmanager.py) carry out, and name the dependencies, prolog,
+ * epilog, exception and timer they put on a job.  Each name is listed
+ * here once: the C code spells them through these macros and tables
+ * (DWS_JOBWIRE_ACTION (RESPOND)), and Python reads them from here
+ * (flux_dws.jobsm: ACTIONS, DEPENDENCY, ..., NOTE_PREFIX), so a name
+ * cannot be written two ways.  Each is the reference's (users and tests
+ * grep for them).
+ *
+ * SPDX-License-Identifier: LGPL-3.0-or-later
+ */
+#ifndef DWS_JOBWIRE_H
+#define DWS_JOBWIRE_H
+
+/* The dependency a rabbit job holds until its jobspec is rewritten. */
+#define DWS_JOBWIRE_DEPENDENCY "dws-create"
+/* The prolog that waits for the file systems to be mounted. */
+#define DWS_JOBWIRE_PROLOG "dws-setup"
+/* The epilog that waits for them to be torn down. */
+#define DWS_JOBWIRE_EPILOG "dws-epilog"
+/* The exception type of the plugin's own epilog timeout. */
+#define DWS_JOBWIRE_EPILOG_TIMEOUT_EXCEPTION "dws-epilog-timeout"
+/* The key of that timeout's timer. */
+#define DWS_JOBWIRE_TIMER "epilog-timeout"
+/* The prefix of the dependency a dependent held by dataout.h carries
+ * ("dws-dataout:<X in f58 plain>"). */
+#define DWS_JOBWIRE_DATAOUT_DEPENDENCY "dws-dataout"
+/* What the exception notes the plugin raises start with. */
+#define DWS_JOBWIRE_NOTE_PREFIX "DWS workflow interactions failed: "
+
+/* The actions, by their "action": jobsm.h returns all of them, dataout.h
+ * dependency-add, dependency-remove, raise and post-event. */
+#define DWS_JOBWIRE_ACTIONS(X)                                                                 \
+    X (DEPENDENCY_ADD, "dependency-add")                                                       \
+    X (DEPENDENCY_REMOVE, "dependency-remove")                                                 \
+    X (SUBSCRIBE, "subscribe")                                                                 \
+    X (RPC, "rpc")                                                                             \
+    X (LOOKUP_R, "lookup-R")                                                                   \
+    X (PROLOG_START, "prolog-start")                                                           \
+    X (PROLOG_FINISH, "prolog-finish")                                                         \
+    X (EPILOG_START, "epilog-start")                                                           \
+    X (EPILOG_FINISH, "epilog-finish")                                                         \
+    X (TIMER_START, "timer-start")                                                             \
+    X (TIMER_STOP, "timer-stop")                                                               \
+    X (RAISE, "raise")                                                                         \
+    X (JOBSPEC_UPDATE, "jobspec-update")                                                       \
+    X (POST_EVENT, "post-event")                                                               \
+    X (RESPOND, "respond")                                                                     \
+    X (RESPOND_ERROR, "respond-error")                                                         \
+    X (LOG, "log")
+
+enum dws_jobwire_action {
+#define DWS_JOBWIRE_ACTION_ENUM(id, name) DWS_JOBWIRE_ACT_##id,
+    DWS_JOBWIRE_ACTIONS (DWS_JOBWIRE_ACTION_ENUM)
+#undef DWS_JOBWIRE_ACTION_ENUM
+        DWS_JOBWIRE_ACT_COUNT
+};
+
+/* An action's name by its id: DWS_JOBWIRE_ACTION (RESPOND). */
+#define DWS_JOBWIRE_ACTION(id) dws_jobwire_action_name (DWS_JOBWIRE_ACT_##id)
+
+/* An action's name ("respond-error"), or NULL out of range. */
+const char *dws_jobwire_action_name (int action);
+
+/* The action a name stands for, or -1 for a name that is none. */
+int dws_jobwire_action_parse (const char *name);
+
+int dws_jobwire_action_count (void);
+
+#endif /* !DWS_JOBWIRE_H */
