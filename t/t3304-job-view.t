@@ -124,9 +124,41 @@ test_expect_success 'another user: refused the job, shown none of it' '
 	grep "^$id " ownerA.out
 '
 
+# the dws.job answer but what only an answer has (flux_dws.jobrecord.ANSWER_ONLY)
+as_recorded() {
+	jq -S "del(.success, .phase_seconds, .datamovements, .datamovements_error,
+		.source, .f58, .now, .timing, .record_keys, .t_submit, .explanation,
+		.dataout, .teardown, .result, .t_inactive)" "$@"
+}
+# the answer, then the record: the same view (retried: the job may move
+# on between the two reads)
+record_is_answer() {
+	dws job --json $1 >live.json &&
+	flux job info $1 data.dws.job >record.json &&
+	as_recorded live.json >live.cmp &&
+	jq -S "del(.datamovements)" record.json >record.cmp &&
+	cmp -s record.cmp live.cmp
+}
+test_expect_success 'the job'"'"'s KVS record is the view dws.job answers' '
+	until_true 30 record_is_answer $(cat datain.id) &&
+	jq -e ".directives | length == 2" record.json
+'
+
 test_expect_success 'the copy_in ends: the job runs and ends' '
 	flux-dws fault clear &&
 	flux job wait-event -t 90 $(cat datain.id) clean
+'
+
+test_expect_success 'the ended job reads back its last record whole' '
+	id=$(cat datain.id) &&
+	flux job info $id data.dws.job >last.json &&
+	jq -e ".phase == \"deleting\" and .state == \"Teardown\"" last.json &&
+	dws job --json $id >ended_view.json &&
+	jq -e ".phase == \"inactive\" and .source == \"kvs\"" ended_view.json &&
+	jq -S "del(.phase)" last.json >last.cmp &&
+	jq -S --slurpfile last last.json "with_entries(select(.key as \$k
+		| \$last[0] | has(\$k))) | del(.phase)" ended_view.json >ended_view.cmp &&
+	test_cmp last.cmp ended_view.cmp
 '
 
 test_expect_success 'not a rabbit job, malformed and unknown ids: one line, exit 1' '

@@ -12,7 +12,7 @@ Measured, each as the median of 30 rounds:
 2. ``dws.jobs`` for the same owner (a line's worth per job);
 3. the command's part: the answer decoded and ``job_text`` printed
    (``flux dws job``'s formatting), and the same from the job's KVS record
-   (``from_record``: an ended job, no service).
+   (``stored_view``: an ended job, no service).
 
 4. end to end through the harness (the service, the embedded emulator's
    API server over HTTPS, the official Kubernetes client): ``dws.job`` for
@@ -32,7 +32,8 @@ from typing import Any
 from flux_dws.emulator.faults import Fault
 from flux_dws.engine import Engine
 from flux_dws.harness import Harness
-from flux_dws.jobview import from_record, job_text
+from flux_dws.jobrecord import stored_view
+from flux_dws.jobview import job_text
 
 N, PER = 11136, 16
 RABBITS = N // PER
@@ -130,7 +131,7 @@ def main() -> None:
                                       "context": {"userid": 1000}}) + "\n"}
 
     def ended() -> None:
-        job_text(from_record(JOBID, record, {"result": "COMPLETED"}))
+        job_text(stored_view(JOBID, record, job={"result": "COMPLETED"}))
 
     print(f"flux dws job, from the KVS record and print (ended job): {median_ms(ended):.2f} ms")
     print(f"dws.job end to end (service, API server list, 4-node job in DataIn):"

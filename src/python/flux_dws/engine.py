@@ -18,7 +18,7 @@ from flux_dws.errors import DwsError
 from flux_dws.jsondata import DecodedObject
 
 __all__ = ["ACTIONS", "EVENTS", "GUEST_METHODS", "HEALTH_FLUSH_TIMER", "METHODS", "NOTE_PREFIX",
-           "Engine", "EngineError", "f58"]
+           "PHASES", "PHASE_IDS", "RECORD_KEY", "Engine", "EngineError", "f58"]
 
 
 def _names(name: Any, count: Any) -> tuple[str, ...]:
@@ -44,6 +44,18 @@ METHODS: tuple[str, ...] = tuple(
 #: ... and those of them open to every user (the rest are the owner's).
 GUEST_METHODS: tuple[str, ...] = tuple(
     m for i, m in enumerate(METHODS) if _ffi.lib.dws_engine_method_guest(i))
+
+
+#: The phase words ``flux dws job`` and ``flux dws jobs`` print, from libdws'
+#: one list (engine.h): the engine's job phases, then a record reader's own
+#: ("inactive", ...); PHASE_IDS maps each word's C name to it
+#: (``PHASE_IDS["INACTIVE"]``).
+PHASES: tuple[str, ...] = _names(_ffi.lib.dws_engine_phase_name, _ffi.lib.dws_engine_phase_count)
+PHASE_IDS: dict[str, str] = dict(zip(
+    _names(_ffi.lib.dws_engine_phase_id, _ffi.lib.dws_engine_phase_count), PHASES, strict=True))
+#: The key of a job's record in its KVS directory: the view ``dws.job``
+#: answers, written by the engine each time it changes (engine.h).
+RECORD_KEY: str = _ffi.ffi.string(_ffi.lib.dws_engine_record_key()).decode()
 
 
 class EngineError(DwsError):
@@ -78,6 +90,15 @@ class Engine:
             _ffi.raise_error(err, EngineError)
         actions: list[dict[str, Any]] = _ffi.take_json(p, err)
         return actions
+
+    def take_records(self) -> dict[int, dict[str, Any]]:
+        """The job records (RECORD_KEY) changed by the events fed since the
+        last call, by job id: the service writes them before it carries
+        out the actions of the event."""
+        err = _ffi.new_error()
+        out: dict[str, Any] = _ffi.take_json(
+            _ffi.lib.dws_engine_take_records_json(self._h, err), err)
+        return {int(k): v for k, v in out.items()}
 
     def status(self) -> dict[str, Any]:
         """The engine's view of its jobs (what ``dws.status`` answers)."""

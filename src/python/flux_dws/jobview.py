@@ -1,43 +1,28 @@
-"""A rabbit job as its owner sees it: the data of ``flux dws jobs`` and
-``flux dws job``, and their text.  No I/O: the commands (flux_dws.cli.jobs,
-flux_dws.cli.job) fetch, this shapes and words.
+"""A rabbit job as its owner sees it: the text of ``flux dws jobs`` and
+``flux dws job``.  No I/O: the commands (flux_dws.cli.jobs,
+flux_dws.cli.job) fetch, this words.
 
-An active job comes from the dws service (``dws.jobs``, ``dws.job``); an
-inactive one from its KVS record (RFC 16: ``data.dws.*`` keys, the
-eventlog, the jobspec), read through job-info so that a user reads only
-their own.  Both give the same dictionary (the ``dws.job`` answer's
-shape), so one formatter prints either.  Nothing secret is kept from the
-KVS copy of the Workflow: not its token reference, not the object itself.
+The data has one shape, the engine's (libdws engine/jobview.c): an
+active job as the dws service answers ``dws.jobs`` and ``dws.job``, an
+inactive one as the engine last wrote it into its KVS record
+(flux_dws.jobrecord reads it back), so one formatter prints either.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from flux_dws import textfmt
-from flux_dws.directives import DirectiveError, parse_directive, split_directives
-from flux_dws.explain import EVENT as EXPLAIN_EVENT
-from flux_dws.explain import KVS_KEY as EXPLAIN_KEY
 from flux_dws.explain import explain
-from flux_dws.wfstates import STATES  # Workflow states, in order (the timeline's rows)
+from flux_dws.jobrecord import INACTIVE, RECORD_KEYS, STATES
+from flux_dws.jobrecord import as_dict as _dict
+from flux_dws.jobrecord import number as _num
 
 #: what the time before a state was spent on, where it is not Flux's own
 #: work (the gap between the previous state's end and this one's start)
 GAP_WHY = {"Proposal": "submit to Workflow", "Setup": "waiting for resources",
            "PostRun": "the job ran"}
-#: the job's KVS record (RFC 16 keys under its directory): what each holds
-RECORD_KEYS = [
-    ("data.dws.workflow", "the Workflow as it last was (directives, state, env)"),
-    *((f"data.dws.timing.{s.lower()}", f"DWS' own time in {s}") for s in STATES),
-    *((f"data.dws.timeline.{s.lower()}", f"when {s} was asked for and done") for s in STATES),
-    ("data.dws.dataout", "what became of copy_out (complete, failed, skipped)"),
-    (EXPLAIN_KEY, "the exception's note and what it means, in plain words"),
-    ("data.dws.teardown", "when the storage was torn down"),
-    ("data.dws.datamovements", "the data movements, as DWS last showed them"),
-    ("data.dws.container_log", "the user container's log"),
-]
 #: short error text in a `flux dws jobs` line
 ERROR_WIDTH = 60
 SEPARATOR = " -- "
@@ -108,166 +93,11 @@ def duration(seconds: float) -> str:
     return textfmt.duration(seconds, tenths_below=10)
 
 
-def _num(v: Any) -> float | None:
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
-
-
-# --- the record of an inactive job, from the KVS -----------------------------------
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _json(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
-
-
-def eventlog_entries(text: Any) -> list[dict[str, Any]]:
-    """An eventlog (RFC 18: one JSON object per line), malformed lines skipped."""
-    out: list[dict[str, Any]] = []
-    for line in str(text or "").splitlines():
-        try:
-            e = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(e, dict) and isinstance(e.get("name"), str):
-            out.append(e)
-    return out
-
-
-def _directives(dw: Any) -> list[dict[str, Any]]:
-    """A dw attribute's directives as the service sends them ({command,
-    args, directive}), split and tokenised by libdws; one it cannot
-    tokenise keeps its text with command '?'."""
-    try:
-        texts = split_directives(dw)
-    except DirectiveError:
-        return []
-    out: list[dict[str, Any]] = []
-    for text in texts:
-        try:
-            command, args = parse_directive(text)
-        except DirectiveError:
-            out.append({"command": "?", "args": {}, "directive": text})
-            continue
-        out.append({"command": command, "args": {k: v or "" for k, v in args},
-                    "directive": text})
-    return out
-
-
-def safe_env(env: Any) -> dict[str, str]:
-    """The Workflow's env as the job sees it: DW_* and NNF_* only."""
-    if not isinstance(env, dict):
-        return {}
-    return {str(k): str(v) for k, v in env.items()
-            if isinstance(v, str) and (str(k).startswith("DW_") or str(k).startswith("NNF_"))}
-
-
-def _datamovement(dm: Any) -> dict[str, Any]:
-    """A saved NnfDataMovement, reduced as the service reduces one."""
-    if not isinstance(dm, dict):
-        return {}
-    meta, spec = dm.get("metadata") or {}, dm.get("spec") or {}
-    st, labels = dm.get("status") or {}, (dm.get("metadata") or {}).get("labels") or {}
-    out: dict[str, Any] = {
-        "name": meta.get("name"), "initiator": labels.get("dm.cray.hpe.com/initiator"),
-        "source": (spec.get("source") or {}).get("path"),
-        "destination": (spec.get("destination") or {}).get("path")}
-    for k in ("state", "status", "message", "startTime", "endTime", "restarts"):
-        if k in st:
-            out[k] = st[k]
-    cs = st.get("commandStatus")
-    if isinstance(cs, dict):
-        out["commandStatus"] = {k: v for k, v in cs.items() if k != "command"}
-    return out
-
-
-def from_record(jobid: int, record: dict[str, Any], job: dict[str, Any] | None = None
-                ) -> dict[str, Any]:
-    """The ``dws.job`` shape for a job from its KVS record: ``record`` maps
-    the keys read (RECORD_KEYS, "eventlog", "jobspec") to their values
-    (missing keys absent); ``job`` is its job-list entry, if any."""
-    job = job or {}
-    wf = _json(record.get("data.dws.workflow"))
-    wf = wf if isinstance(wf, dict) else {}
-    spec, st = wf.get("spec") or {}, wf.get("status") or {}
-    events = eventlog_entries(record.get("eventlog"))
-    jobspec = _json(record.get("jobspec"))
-    dw: Any = None
-    if isinstance(jobspec, dict):
-        dw = ((jobspec.get("attributes") or {}).get("system") or {}).get("dw")
-    dws_dw = spec.get("dwDirectives")
-    directives = _directives(dws_dw if isinstance(dws_dw, list) else dw)
-    userid = job.get("userid")
-    error = None
-    explanations: dict[str, str] = {}  # note -> its sentence, as recorded
-    submit = None
-    memo: dict[str, Any] = {}
-    for e in events:
-        ctx = _dict(e.get("context"))
-        if e["name"] == "submit":
-            submit = _num(e.get("timestamp"))
-            userid = ctx.get("userid", userid)
-        elif e["name"] == "exception" and ctx.get("severity") == 0 and error is None:
-            error = str(ctx.get("note") or ctx.get("type") or "exception")
-        elif e["name"] == EXPLAIN_EVENT and isinstance(ctx.get("explanation"), str):
-            explanations.setdefault(str(ctx.get("note")), ctx["explanation"])
-        elif e["name"] == "memo":
-            memo.update(ctx)
-    kept = _json(record.get(EXPLAIN_KEY))
-    if isinstance(kept, dict) and isinstance(kept.get("explanation"), str):
-        explanations.setdefault(str(kept.get("note")), kept["explanation"])
-    dataout = _json(record.get("data.dws.dataout"))
-    if error is None and isinstance(dataout, dict) and dataout.get("state") == "failed":
-        error = f"copy_out failed: {dataout.get('error') or 'no reason recorded'}"
-    timeline: dict[str, dict[str, float]] = {}
-    timing: dict[str, str] = {}
-    for s in STATES:
-        t = _json(record.get(f"data.dws.timeline.{s.lower()}"))
-        if isinstance(t, dict):
-            timeline[s] = {k: v for k, v in t.items() if k in ("asked", "done")
-                           and _num(v) is not None}
-        g = _json(record.get(f"data.dws.timing.{s.lower()}"))
-        if isinstance(g, str) and g:
-            timing[s] = g
-    dms = _json(record.get("data.dws.datamovements"))
-    view: dict[str, Any] = {
-        "id": jobid, "userid": userid, "workflow": memo.get("rabbit_workflow") or
-        (wf.get("metadata") or {}).get("name") or f"fluxjob-{jobid}",
-        "phase": "inactive", "state": st.get("state", ""), "status": st.get("status", ""),
-        "ready": bool(st.get("ready")), "message": st.get("message", ""),
-        "directives": directives, "env": safe_env(st.get("env")), "timeline": timeline,
-        "timing": timing, "datamovements": [_datamovement(d) for d in dms]
-        if isinstance(dms, list) else [], "source": "kvs",
-        "record_keys": [k for k, _ in RECORD_KEYS if k in record]}
-    if memo.get("rabbits"):
-        view["rabbits"] = memo["rabbits"]
-    if submit is not None:
-        view["t_submit"] = submit
-    if error is not None:
-        view["error"] = error
-        if error in explanations:
-            view["explanation"] = explanations[error]
-    for k in ("dataout", "teardown"):
-        v = _json(record.get(f"data.dws.{k}"))
-        if isinstance(v, dict):
-            view[k] = v
-    for k in ("result", "t_inactive", "t_submit"):
-        if k in job and k not in view:
-            view[k] = job[k]
-    return view
-
-
 # --- text ------------------------------------------------------------------------
 
 def _state_cell(j: dict[str, Any]) -> str:
     state, status = str(j.get("state") or ""), str(j.get("status") or "")
-    if j.get("phase") == "inactive":
+    if j.get("phase") == INACTIVE:
         return str(j.get("result") or state or "-")
     if not state:
         return "-"
@@ -302,7 +132,7 @@ def jobs_lines(jobs: list[dict[str, Any]], now: float, users: dict[int, str] | N
     rows = []
     for j in sorted(jobs, key=lambda j: int(j.get("id") or 0)):
         uid = j.get("userid")
-        if j.get("phase") == "inactive":
+        if j.get("phase") == INACTIVE:
             since = _num(j.get("t_inactive"))
             time = f"{duration(now - since)} ago" if since is not None else "-"
         else:
@@ -382,7 +212,7 @@ def timeline_rows(j: dict[str, Any]) -> list[tuple[str, str, str, str]]:
         if asked is not None and done is not None:
             dws = duration(done - asked)
         elif asked is not None and now is not None and s == current \
-                and j.get("phase") != "inactive":
+                and j.get("phase") != INACTIVE:
             dws = f"{duration(now - asked)} so far"
         elif asked is not None and s not in timing:
             dws = "never done"
@@ -430,7 +260,7 @@ def job_text(j: dict[str, Any], user: str | None = None) -> str:
     uid = j.get("userid")
     owner = f"{user} (uid {uid})" if user else f"uid {uid}"
     lines = [f"job {jid}: owner {owner}, Workflow {j.get('workflow', '-')}"]
-    if j.get("phase") == "inactive":
+    if j.get("phase") == INACTIVE:
         lines.append(f"  inactive ({j.get('result') or 'ended'}); read from the job's KVS "
                      "record")
     elif j.get("source") == "kvs":  # active, but not from the service

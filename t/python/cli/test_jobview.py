@@ -8,15 +8,13 @@ import json
 from typing import Any
 
 from flux_dws.explain import explain, explain_note
+from flux_dws.jobrecord import eventlog_entries, from_record, safe_env
 from flux_dws.jobview import (
     directives_short,
     duration,
-    eventlog_entries,
     explained,
-    from_record,
     job_text,
     jobs_lines,
-    safe_env,
     timeline_rows,
 )
 from flux_dws.textfmt import f58

@@ -103,6 +103,7 @@ void act_raise (struct dws_engine *e, struct job *job, const char *type, int sev
     }
     act_raise_verbatim (e, job, type, severity, buf);
     act_explain (e, job, type, buf);
+    act_record (e, job);
 }
 
 void act_k8s (struct dws_engine *e, const char *op, const char *kind, const char *ns,
@@ -150,6 +151,20 @@ void act_kvs (struct dws_engine *e, struct job *job, json_t *put, json_t *link)
 {
     act (e, json_pack ("{s:s s:I s:o s:o}", "action", DWS_WIRE_ACTION (KVS), "id", job->id, "put",
                        put ? put : json_object (), "link", link ? link : json_object ()));
+}
+
+void act_record_id (struct dws_engine *e, json_int_t id)
+{
+    char key[32];
+    if (!e->record_due)
+        return;
+    snprintf (key, sizeof (key), "%" JSON_INTEGER_FORMAT, id);
+    json_object_set_new (e->record_due, key, json_true ());
+}
+
+void act_record (struct dws_engine *e, struct job *job)
+{
+    act_record_id (e, job->id);
 }
 
 static const char *timer_names[T_NKINDS] = {

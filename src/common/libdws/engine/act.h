@@ -37,6 +37,14 @@ void act_k8s_list (struct dws_engine *e, const char *kind, const char *selector,
 void act_rpc (struct dws_engine *e, const char *topic, json_t *payload, const char *token);
 void act_memo (struct dws_engine *e, struct job *job, json_t *memo);
 void act_kvs (struct dws_engine *e, struct job *job, json_t *put, json_t *link);
+/* The job's view may have changed (its phase, a note, its end): once the
+ * event is handled, engine.c builds its record again and hands it to the
+ * service if it differs from the last (dws_engine_take_records).  No
+ * action: the record is written beside the actions, before them.
+ */
+void act_record (struct dws_engine *e, struct job *job);
+/* The same for a job known by its id (engine.c: the job an event is about). */
+void act_record_id (struct dws_engine *e, json_int_t id);
 void act_timer_start (struct dws_engine *e, struct job *job, enum timer_kind kind, double after);
 void act_timer_stop (struct dws_engine *e, struct job *job, enum timer_kind kind);
 void act_drain (struct dws_engine *e, const char *targets, const char *reason);

@@ -222,7 +222,8 @@ struct dws_engine *dws_engine_create (json_t *config, dws_error_t *err)
         dws_engine_destroy (e);
         return NULL;
     }
-    if (!(e->deferred = json_array ()) || !(e->refused = json_object ())) {
+    if (!(e->deferred = json_array ()) || !(e->refused = json_object ())
+        || !(e->record_due = json_object ()) || !(e->records = json_object ())) {
         dws_errorf (err, "out of memory");
         dws_engine_destroy (e);
         return NULL;
@@ -248,6 +249,8 @@ void dws_engine_destroy (struct dws_engine *e)
     dws_health_destroy (e->health);
     json_decref (e->deferred);
     json_decref (e->refused);
+    json_decref (e->record_due);
+    json_decref (e->records);
     json_decref (e->actions);
     free (e);
 }
@@ -464,6 +467,69 @@ static int dispatch (struct dws_engine *e, json_t *event, dws_error_t *err)
     return dws_errorf (err, "unknown event type '%s'", type);
 }
 
+/* The job whose Workflow is obj, or of a token or timer key "<kind>:<id>",
+ * is due for its record (act_record): its view may have changed.
+ */
+static void record_due_workflow (struct dws_engine *e, json_t *obj)
+{
+    json_int_t id;
+    const char *name = json_string_value (json_object_get (json_object_get (obj, "metadata"),
+                                                           "name"));
+    if (name && job_id_from_name (name, &id))
+        act_record_id (e, id);
+}
+
+static void record_due_key (struct dws_engine *e, json_t *key)
+{
+    char name[64];
+    json_int_t id;
+    const char *s = json_string_value (key);
+    const char *colon = s ? strrchr (s, ':') : NULL;
+    if (colon && snprintf (name, sizeof (name), "fluxjob-%s", colon + 1) < (int)sizeof (name)
+        && job_id_from_name (name, &id))
+        act_record_id (e, id);
+}
+
+/* Every job the event is about is due for its record: the Workflows of a
+ * watch or sync event, a request's jobid, the job of an answer's token or
+ * of a timer.  (Phase changes, notes and the job's end mark theirs where
+ * they happen.)
+ */
+static void record_due_event (struct dws_engine *e, json_t *event)
+{
+    const char *type = json_string_value (json_object_get (event, "type"));
+    json_t *v = json_object_get (json_object_get (event, "payload"), "jobid");
+    size_t i;
+    json_t *o;
+    switch (dws_wire_event_parse (type ? type : "")) {
+    case DWS_WIRE_EV_REQUEST:
+        if (json_is_integer (v))
+            act_record_id (e, json_integer_value (v));
+        break;
+    case DWS_WIRE_EV_WATCH:
+        if (json_is_string (json_object_get (event, "kind"))
+            && !strcmp (json_string_value (json_object_get (event, "kind")), "Workflow"))
+            record_due_workflow (e, json_object_get (event, "object"));
+        break;
+    case DWS_WIRE_EV_SYNC:
+        if (json_is_string (json_object_get (event, "kind"))
+            && !strcmp (json_string_value (json_object_get (event, "kind")), "Workflow"))
+            json_array_foreach (json_object_get (event, "objects"), i, o)
+                record_due_workflow (e, o);
+        break;
+    case DWS_WIRE_EV_K8S_RESULT:
+    case DWS_WIRE_EV_RPC_RESULT:
+    case DWS_WIRE_EV_JOB_INFO:
+        record_due_key (e, json_object_get (event, "token"));
+        break;
+    case DWS_WIRE_EV_TIMER:
+        record_due_key (e, json_object_get (event, "key"));
+        break;
+    default:
+        break;
+    }
+}
+
 json_t *dws_engine_event (struct dws_engine *e, json_t *event, dws_error_t *err)
 {
     if (!json_is_object (event)) {
@@ -483,11 +549,15 @@ json_t *dws_engine_event (struct dws_engine *e, json_t *event, dws_error_t *err)
         e->now = now;
         json_decref (e->actions);
         e->actions = NULL;
+        json_object_clear (e->record_due);
         return NULL;
     }
     /* rabbit health may have confirmed the ssd holds of a job whose
      * computes are to be released (release.c) */
     release_check (e);
+    /* the records of the jobs whose view may have changed (act_record) */
+    record_due_event (e, event);
+    jobview_records (e);
     e->events++;
     json_t *out = e->actions;
     e->actions = NULL;
@@ -523,6 +593,21 @@ char *dws_engine_event_json (struct dws_engine *e, const char *event_json, dws_e
     json_t *out = dws_engine_event (e, ev, err);
     json_decref (ev);
     return out ? dws_json_dump_take (out, err) : NULL;
+}
+
+json_t *dws_engine_take_records (struct dws_engine *e)
+{
+    json_t *out = e->records;
+    if (!(e->records = json_object ())) {
+        e->records = out;
+        return json_object ();
+    }
+    return out;
+}
+
+char *dws_engine_take_records_json (struct dws_engine *e, dws_error_t *err)
+{
+    return dws_json_dump_take (dws_engine_take_records (e), err);
 }
 
 char *dws_engine_status_json (struct dws_engine *e, dws_error_t *err)

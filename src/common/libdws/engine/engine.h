@@ -89,6 +89,36 @@ int dws_engine_method_guest (int i);
  */
 int dws_wfstate_count (void);
 const char *dws_wfstate_name (int i);
+/* A job's record: the engine's view of the job (the dws.job answer but
+ * what only an answer has: success, phase_seconds, the data movements
+ * listed for it, datamovements_error), written into the job's KVS
+ * directory (RFC 16) under this key each time it changes (each phase,
+ * each exception note raised, the data movements saved before Teardown,
+ * the epilog's end) so that an ended job reads back what its last answer
+ * showed.  dws_engine_take_records hands out {"<jobid>": view} for the
+ * records changed since the last call (an empty object: none); the
+ * service writes them before it carries out the actions of the same
+ * event, so the record is in place before the epilog-remove that ends
+ * the job.
+ */
+#define DWS_ENGINE_RECORD_KEY "data.dws.job"
+const char *dws_engine_record_key (void);
+json_t *dws_engine_take_records (struct dws_engine *e);
+char *dws_engine_take_records_json (struct dws_engine *e, dws_error_t *err);
+
+/* The phase words `flux dws job` and `flux dws jobs` print, one list: the
+ * engine's job phases (JOB_PHASES, engine/state.h), then those a reader of
+ * a job's record says in place of the recorded phase.  i = 0 .. count - 1
+ * (NULL past the end); the id is the word's name in C ("DATAIN",
+ * "INACTIVE").
+ */
+#define DWS_VIEW_PHASES(X)                                                                     \
+    X (INACTIVE, "inactive")       /* the job has ended: read from its record */            \
+    X (UNKNOWN, "unknown")         /* active, but no dws service is loaded */               \
+    X (NO_WORKFLOW, "no Workflow yet") /* active, the service has no Workflow for it */
+int dws_engine_phase_count (void);
+const char *dws_engine_phase_name (int i);
+const char *dws_engine_phase_id (int i);
 
 /* "f" + Flux's FLUID base58 of id (the Workflow's spec.jobID). */
 char *dws_f58_plain (unsigned long long id);

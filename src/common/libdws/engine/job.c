@@ -65,6 +65,8 @@ struct job *job_create (struct dws_engine *e, json_int_t id)
         json_decref (j->breakdowns);
         json_decref (j->create_msgids);
         json_decref (j->view_msgids);
+    json_decref (j->dms_kept);
+    json_decref (j->record);
         free (j);
         return NULL;
     }
@@ -85,6 +87,8 @@ static void job_free (struct job *j)
     json_decref (j->wf);
     json_decref (j->create_msgids);
     json_decref (j->view_msgids);
+    json_decref (j->dms_kept);
+    json_decref (j->record);
     json_decref (j->breakdowns);
     free (j->note);
     free (j->hosts);

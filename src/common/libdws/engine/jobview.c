@@ -1,6 +1,11 @@
 /* jobview.c - a rabbit job as its owner sees it: the dws.jobs answer (a
- * line's worth per job) and the dws.job answer (one job in full, with its
- * NnfDataMovements listed for the answer, so a long DataIn shows as moving).
+ * line's worth per job), the dws.job answer (one job in full, with its
+ * NnfDataMovements listed for the answer, so a long DataIn shows as moving)
+ * and the job's record: the same view, written into the job's KVS
+ * directory (DWS_ENGINE_RECORD_KEY) each time it changes, so that an ended
+ * job reads back what its last answer showed.  This file is the one author
+ * of that shape; the readers (flux dws job, flux dws jobs) only say where
+ * they read it from.
  *
  * A user sees only their own jobs; the instance owner sees all.  What goes
  * out is what the job's owner may know: no Workflow object, no token or
@@ -143,17 +148,18 @@ static json_t *directives_of (struct job *job, bool full)
     return out;
 }
 
-/* What a line of `flux dws jobs` needs (and `flux dws job` starts from). */
+/* What a line of `flux dws jobs` needs (and `flux dws job` starts from),
+ * but the time in the phase, which is the answer's (jobview_line).
+ */
 static json_t *job_summary (struct dws_engine *e, struct job *job, bool full)
 {
     const struct wfview *v = &job->view;
-    json_t *o = json_pack ("{s:I s:I s:s s:s s:s s:s s:b s:s s:f s:o}", "id", job->id, "userid",
+    json_t *o = json_pack ("{s:I s:I s:s s:s s:s s:s s:b s:s s:o}", "id", job->id, "userid",
                            (json_int_t)job->userid, "workflow", job->name, "phase",
                            phase_name (job->phase), "desired",
                            wfstate_name (phase_desired (job)), "state", wfstate_name (v->state),
                            "ready", v->ready, "status", v->status ? v->status : "",
-                           "phase_seconds", e->now - job->state_since, "directives",
-                           directives_of (job, full));
+                           "directives", directives_of (job, full));
     if (!o)
         return NULL;
     char *rabbits = rabbits_of (e, job);
@@ -165,6 +171,15 @@ static json_t *job_summary (struct dws_engine *e, struct job *job, bool full)
         json_object_set_new (o, "error", json_string (err));
     if (job->released)
         json_object_set_new (o, "released", json_true ());
+    return o;
+}
+
+/* A line of the dws.jobs answer. */
+static json_t *jobview_line (struct dws_engine *e, struct job *job)
+{
+    json_t *o = job_summary (e, job, false);
+    if (o)
+        json_object_set_new (o, "phase_seconds", json_real (e->now - job->state_since));
     return o;
 }
 
@@ -241,17 +256,18 @@ static json_t *datamovement_of (json_t *dm)
     return o;
 }
 
-/* The whole dws.job answer; datamovements: the listed NnfDataMovements
- * (NULL: none listed, with `dm_error` saying why if a list failed).
+/* The job's view as of now, all but what only an answer has (success,
+ * the time in the phase, data movements listed for it): datamovements are
+ * those given (NnfDataMovement objects, NULL: none), shown as datamovement_of
+ * reads each.  The record is this with the NnfDataMovements saved before
+ * Teardown; the dws.job answer adds its own list and the rest to it.
  */
-static json_t *job_full (struct dws_engine *e, struct job *job, json_t *datamovements,
-                         const char *dm_error)
+static json_t *job_view (struct dws_engine *e, struct job *job, json_t *datamovements)
 {
     json_t *o = job_summary (e, job, true);
     if (!o)
         return NULL;
     const struct wfview *v = &job->view;
-    json_object_set_new (o, "success", json_true ());
     json_object_set_new (o, "message", json_string (v->message ? v->message : ""));
     if (job->hosts)
         json_object_set_new (o, "hosts", json_string (job->hosts));
@@ -270,6 +286,20 @@ static json_t *job_full (struct dws_engine *e, struct job *job, json_t *datamove
     json_array_foreach (datamovements, i, dm)
         json_array_append_new (dms, datamovement_of (dm));
     json_object_set_new (o, "datamovements", dms);
+    return o;
+}
+
+/* The whole dws.job answer; datamovements: the listed NnfDataMovements
+ * (NULL: none listed, with `dm_error` saying why if a list failed).
+ */
+static json_t *job_full (struct dws_engine *e, struct job *job, json_t *datamovements,
+                         const char *dm_error)
+{
+    json_t *o = job_view (e, job, datamovements);
+    if (!o)
+        return NULL;
+    json_object_set_new (o, "success", json_true ());
+    json_object_set_new (o, "phase_seconds", json_real (e->now - job->state_since));
     if (dm_error)
         json_object_set_new (o, "datamovements_error", json_string (dm_error));
     return o;
@@ -311,7 +341,7 @@ void jobview_jobs_request (struct dws_engine *e, json_t *msgid, json_t *p, json_
                 if (!wanted)
                     continue;
             }
-            json_array_append_new (jobs, job_summary (e, j, false));
+            json_array_append_new (jobs, jobview_line (e, j));
         }
     act_respond (e, msgid, json_pack ("{s:b s:o}", "success", 1, "jobs", jobs));
 }
@@ -360,4 +390,59 @@ void jobview_on_datamovements (struct dws_engine *e, enum token_kind kind, struc
     json_array_foreach (job->view_msgids, i, msgid)
         act_respond (e, msgid, job_full (e, job, items, error));
     json_array_clear (job->view_msgids);
+}
+
+void jobview_records (struct dws_engine *e)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach (e->record_due, key, v) {
+        json_int_t id = (json_int_t)strtoll (key, NULL, 10);
+        struct job *job = job_lookup (e, id);
+        if (!job || job->phase == PHASE_NONE)
+            continue; /* gone, or no Workflow (dws.job answers ENOENT) */
+        json_t *rec = job_view (e, job, job->dms_kept);
+        if (!rec || (job->record && json_equal (rec, job->record))) {
+            json_decref (rec);
+            continue;
+        }
+        json_decref (job->record);
+        job->record = rec;
+        json_object_set (e->records, key, rec);
+    }
+    json_object_clear (e->record_due);
+}
+
+/* --- the phase words ------------------------------------------------------- */
+static const struct {
+    const char *id;
+    const char *name;
+} phase_words[] = {
+#define JOBVIEW_ENGINE_WORD(id, name, desired, handled, exists) {#id, name},
+    JOB_PHASES (JOBVIEW_ENGINE_WORD)
+#undef JOBVIEW_ENGINE_WORD
+#define JOBVIEW_READER_WORD(id, name) {#id, name},
+    DWS_VIEW_PHASES (JOBVIEW_READER_WORD)
+#undef JOBVIEW_READER_WORD
+};
+#define NWORDS ((int)(sizeof (phase_words) / sizeof (phase_words[0])))
+
+int dws_engine_phase_count (void)
+{
+    return NWORDS;
+}
+
+const char *dws_engine_phase_name (int i)
+{
+    return i >= 0 && i < NWORDS ? phase_words[i].name : NULL;
+}
+
+const char *dws_engine_phase_id (int i)
+{
+    return i >= 0 && i < NWORDS ? phase_words[i].id : NULL;
+}
+
+const char *dws_engine_record_key (void)
+{
+    return DWS_ENGINE_RECORD_KEY;
 }

@@ -21,5 +21,11 @@ void jobview_job_request (struct dws_engine *e, json_t *msgid, json_t *p, json_i
  */
 void jobview_on_datamovements (struct dws_engine *e, enum token_kind kind, struct job *job,
                                json_t *event);
+/* Build the record of each job act_record marked in this event; those
+ * that differ from the job's last go to e->records for the service
+ * (dws_engine_take_records).  Called by engine.c once the event is
+ * handled.
+ */
+void jobview_records (struct dws_engine *e);
 
 #endif /* !DWS_ENGINE_JOBVIEW_H */

@@ -157,6 +157,7 @@ int phase_event (struct dws_engine *e, struct job *job, enum phase_event ev, enu
     e->phase_jobs[job->phase]--;
     e->phase_jobs[to]++;
     job->phase = to;
+    act_record (e, job); /* the job's KVS record follows its phase */
     return 0;
 }
 

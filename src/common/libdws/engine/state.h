@@ -235,6 +235,10 @@ struct job {
                             * before any plain sentence is added */
     json_t *view_msgids;   /* dws.job requests waiting for the job's
                             * NnfDataMovement list (jobview.c) */
+    json_t *dms_kept;      /* the NnfDataMovements saved before Teardown
+                            * (data.dws.datamovements), for the job's record */
+    json_t *record;        /* the job's view last handed out for its KVS
+                            * record (DWS_ENGINE_RECORD_KEY), or NULL */
 };
 
 enum timer_kind {
@@ -273,6 +277,11 @@ struct dws_engine {
     int64_t events;
     int64_t phase_jobs[PHASE_COUNT]; /* how many jobs are in each phase */
     struct dws_health *health; /* rabbit health (rabbits.h) */
+    json_t *record_due;   /* {"<jobid>": true}: jobs whose view may have changed
+                           * in this event (act_record); engine.c builds
+                           * their records after it */
+    json_t *records;      /* {"<jobid>": view}: records not yet taken by the
+                           * service (dws_engine_take_records) */
 };
 
 /* What a Kubernetes answer (or a job-info read) is for: the first word of

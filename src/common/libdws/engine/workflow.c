@@ -391,6 +391,7 @@ void workflow_epilog_remove (struct dws_engine *e, struct job *job)
     if (job->epilog_removed)
         return;
     job->epilog_removed = true;
+    act_record (e, job); /* the job ends: its record is written before */
     rabbits_job_done (e, job);
     act_rpc (e, "job-manager.dws.epilog-remove", json_pack ("{s:I}", "id", job->id), NULL);
 }
@@ -449,11 +450,13 @@ void workflow_on_datamovements (struct dws_engine *e, enum token_kind kind, stru
 {
     (void)kind;
     struct k8s_answer a = answer_of (event);
-    if (a.ok)
-        act_kvs (e, job,
-                 json_pack ("{s:o}", "data.dws.datamovements",
-                            datamovements_kept (e, json_object_get (a.obj, "items"))),
+    if (a.ok) {
+        json_decref (job->dms_kept);
+        job->dms_kept = datamovements_kept (e, json_object_get (a.obj, "items"));
+        act_kvs (e, job, json_pack ("{s:O}", "data.dws.datamovements", job->dms_kept),
                  json_pack ("{s:s}", "rabbit_datamovements", "data.dws.datamovements"));
+        act_record (e, job); /* the record shows them too */
+    }
     else
         act_log (e, "warning", "%s: cannot list its NnfDataMovements: %s", job->name,
                  answer_message (event));

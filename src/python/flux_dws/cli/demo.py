@@ -186,7 +186,8 @@ def owner_view(h: Any, ids: dict[int, str]) -> None:
     reads it without the service."""
     import json
 
-    from flux_dws.jobview import from_record, job_text
+    from flux_dws.jobrecord import stored_view
+    from flux_dws.jobview import job_text
 
     shown = [next(j for j, w in ids.items() if w.startswith("gfs2")),
              next(j for j, w in ids.items() if w.startswith("invalid"))]
@@ -198,7 +199,7 @@ def owner_view(h: Any, ids: dict[int, str]) -> None:
                                                  "context": ctx}) + "\n"
                                      for t, name, ctx in job.eventlog)
         failed = any(e["severity"] == 0 for e in job.exceptions)
-        view = from_record(jobid, record, {"result": "FAILED" if failed else "COMPLETED"})
+        view = stored_view(jobid, record, job={"result": "FAILED" if failed else "COMPLETED"})
         print(f"\n== flux dws job {jobid} ({ids[jobid]}), as its owner sees it")
         print(job_text(view))
 

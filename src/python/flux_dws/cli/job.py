@@ -1,11 +1,13 @@
 """``flux dws job JOBID``: one rabbit job in full, for its owner.
 
 An active job is read from the dws service (``dws.job``: its directives,
-mounts, timeline and data movements as NnfDataMovement reports them), and
-its KVS record fills in what the service did not see (states before a
-service restart) and lists the record's keys.  An inactive job, or any
-job while no service is loaded, is read from its KVS record alone.  Both
-through the broker's checks: a user reads only their own jobs.
+mounts, timeline and data movements as NnfDataMovement reports them).
+An inactive one, or any job while no service is loaded, is read from its
+KVS record: the same view, as the engine last wrote it there
+(flux_dws.jobrecord).  Either way the record adds what it keeps beside
+the view (states before a service restart, DWS' own timings, the
+record's keys).  Both through the broker's checks: a user reads only
+their own jobs.
 """
 
 from __future__ import annotations
@@ -22,8 +24,15 @@ from flux_dws.cli import argtypes
 from flux_dws.cli.jobs import list_id, result_name, user_names
 from flux_dws.engine import f58
 from flux_dws.fluxutil import FluxUnavailable, job_id, job_info_keys, open_flux
-from flux_dws.jobview import RECORD_KEYS, eventlog_entries, from_record, job_text
-from flux_dws.wfstates import STATES
+from flux_dws.jobrecord import (
+    NO_WORKFLOW,
+    RECORD_KEYS,
+    UNKNOWN,
+    eventlog_entries,
+    stored_view,
+    with_record,
+)
+from flux_dws.jobview import job_text
 
 PROG = "flux-dws job"
 
@@ -39,10 +48,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 class JobError(Exception):
     """A one-line reason the job cannot be shown."""
-
-
-#: the phase shown for an active job the service has no Workflow for (yet)
-NO_WORKFLOW = "no Workflow yet"
 
 
 class NoService(Exception):
@@ -76,42 +81,28 @@ def read_record(h: Any, jobid: int) -> dict[str, str]:
     return {k: v for (_, k), v in found.items()}
 
 
-def merge_record(view: dict[str, Any], kvs: dict[str, Any]) -> None:
-    """Fill the service's view from the KVS record: states it did not see
-    (asked before it started), DWS' own timings, the record's keys."""
-    tl = view.setdefault("timeline", {})
-    for s in STATES:
-        if s in kvs.get("timeline", {}) and s not in tl:
-            tl[s] = kvs["timeline"][s]
-    view["timing"] = kvs.get("timing", {})
-    view["record_keys"] = kvs.get("record_keys", [])
-    if "t_submit" in kvs:
-        view["t_submit"] = kvs["t_submit"]
-
-
 def show(h: Any, jobid: int) -> tuple[dict[str, Any], str | None]:
     """The job's view, and a warning to print (or None)."""
     record = read_record(h, jobid)
     if "eventlog" not in record:
         raise JobError("no such job")
-    kvs = from_record(jobid, record)
+    kvs = stored_view(jobid, record)
     if not kvs["directives"]:
         raise JobError("not a rabbit job (no #DW directives)")
     ended = any(e["name"] == "clean" for e in eventlog_entries(record["eventlog"]))
     if ended:
         job = list_id(h, jobid)
         if job is not None:
-            kvs = from_record(jobid, record, {**job, "result": result_name(job)})
+            kvs = stored_view(jobid, record, job={**job, "result": result_name(job)})
         return kvs, None
     try:
         view = from_service(h, jobid)
     except NoService:
-        return {**kvs, "phase": "unknown"}, "the job is active but no dws service is" \
-            " loaded: shown from its KVS record"
+        return stored_view(jobid, record, UNKNOWN), "the job is active but no dws service" \
+            " is loaded: shown from its KVS record"
     if view is None:  # waiting for its Workflow (dependencies, or the create)
-        return {**kvs, "phase": NO_WORKFLOW}, None
-    merge_record(view, kvs)
-    return view, None
+        return stored_view(jobid, record, NO_WORKFLOW), None
+    return with_record(view, record), None
 
 
 def run(args: argparse.Namespace) -> int:

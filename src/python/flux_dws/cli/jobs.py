@@ -21,9 +21,10 @@ from typing import Any
 
 from flux_dws import textfmt
 from flux_dws.cli import argtypes
-from flux_dws.engine import f58
+from flux_dws.engine import RECORD_KEY, f58
 from flux_dws.fluxutil import FluxUnavailable, job_id, job_info_keys, open_flux
-from flux_dws.jobview import from_record, jobs_lines
+from flux_dws.jobrecord import stored_view
+from flux_dws.jobview import jobs_lines
 
 PROG = "flux-dws jobs"
 #: job-list's result codes (flux-core's FLUX_JOB_RESULT_*)
@@ -116,7 +117,7 @@ def result_name(job: dict[str, Any]) -> str:
 def _inactive(h: Any, all_users: bool, ids: list[int] | None, count: int
               ) -> list[dict[str, Any]]:
     """Inactive rabbit jobs (those with a rabbit_workflow memo), from
-    job-list, their directives from each one's KVS record."""
+    job-list, each as its KVS record shows it."""
     if ids is not None:
         listed = [j for j in (list_id(h, jid) for jid in ids) if j is not None]
     else:
@@ -127,14 +128,14 @@ def _inactive(h: Any, all_users: bool, ids: list[int] | None, count: int
                                          "since": 0.0, "constraint": constraint}).get()["jobs"]
     rabbit = [j for j in listed if j.get("state") == INACTIVE
               and ((j.get("annotations") or {}).get("user") or {}).get("rabbit_workflow")]
-    keys = [(int(j["id"]), k) for j in rabbit for k in ("jobspec", "eventlog")]
+    keys = [(int(j["id"]), k) for j in rabbit for k in ("jobspec", "eventlog", RECORD_KEY)]
     record = job_info_keys(h, keys)
     out = []
     for j in rabbit:
         jid = int(j["id"])
         rec = {k: v for (i, k), v in record.items() if i == jid}
         info = {**j, "result": result_name(j)}
-        out.append(from_record(jid, rec, info))
+        out.append(stored_view(jid, rec, job=info))
     return out
 
 

@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from flux_dws.engine import ACTIONS, HEALTH_FLUSH_TIMER, Engine, EngineError
+from flux_dws.engine import ACTIONS, HEALTH_FLUSH_TIMER, RECORD_KEY, Engine, EngineError
 from flux_dws.engine import GUEST_METHODS as engine_guest_methods
 from flux_dws.engine import METHODS as engine_methods
 from flux_dws.k8s.watching import WatchSpec
@@ -213,6 +213,10 @@ class Service:
         if self._reaction_from is not None:
             self.stats.reactor_waits.append(t0 - self._reaction_from)
         try:
+            # the jobs' records first: in place before the actions they
+            # come with (the epilog-remove that ends a job)
+            for jobid, record in self.engine.take_records().items():
+                self._do_kvs({"id": jobid, "put": {RECORD_KEY: record}, "link": {}}, event)
             self._apply(actions, event)
         finally:
             self._reaction_from = None
