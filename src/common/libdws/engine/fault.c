@@ -495,7 +495,7 @@ void fault_abort_job (struct dws_engine *e, struct job *job)
 
 static void abort_read_done (struct dws_engine *e, struct job *job)
 {
-    if (job->abort_reads > 0 && --job->abort_reads == 0 && phase_exists (job) && !job->creating)
+    if (job->abort_reads > 0 && --job->abort_reads == 0 && phase_exists (job))
         workflow_teardown (e, job);
 }
 

@@ -614,12 +614,12 @@ void progress_event (struct dws_engine *e, const char *type, json_t *wf)
             job_forget (e, job);
             return;
         }
-        if (job->creating || !phase_exists (job))
+        if (!phase_exists (job))
             return; /* an older object of the same name */
         vanished (e, job);
         return;
     }
-    if (!job || (!phase_exists (job) && !job->creating)) {
+    if (!job || job->phase == PHASE_NONE) {
         /* unknown (a restart), or waiting to create its Workflow */
         if (v.deleting && v.finalizer_index < 0)
             return; /* on its way out; nothing of ours holds it */
@@ -629,6 +629,8 @@ void progress_event (struct dws_engine *e, const char *type, json_t *wf)
         adopt (e, job);
     }
     job_set_wf (job, wf);
+    if (job->phase == PHASE_CREATING)
+        return; /* its create's answer carries on, from the Workflow last seen */
     phase_event (e, job, PHASE_EV_SEEN, WF_NONE);
     if (job->phase == PHASE_DELETING) {
         workflow_remove_finalizer (e, job); /* if it still has ours */
@@ -660,7 +662,7 @@ void progress_sync (struct dws_engine *e, json_t *objects)
     json_t *gone = json_array ();
     for (size_t b = 0; b < e->nbuckets; b++)
         for (struct job *j = e->table[b]; j; j = j->next)
-            if (phase_exists (j) && !j->creating && !json_object_get (seen, j->name))
+            if (phase_exists (j) && !json_object_get (seen, j->name))
                 json_array_append_new (gone, json_integer (j->id));
     json_array_foreach (gone, i, o) {
         struct job *j = job_lookup (e, json_integer_value (o));
@@ -707,7 +709,6 @@ void progress_on_create (struct dws_engine *e, enum token_kind kind, struct job 
     (void)kind;
     size_t i;
     json_t *msgid;
-    job->creating = false;
     if (a.ok || a.code == 409) {
         phase_event (e, job, PHASE_EV_SEEN, WF_NONE);
         json_array_foreach (job->create_msgids, i, msgid)
@@ -764,7 +765,7 @@ void progress_on_hosts (struct dws_engine *e, enum token_kind kind, struct job *
     struct k8s_answer a = answer_of (event);
     if (write_ended (e, job, a, event, "record the job's hosts"))
         return;
-    if (!phase_exists (job) || job->creating || phase_handled (job) < WF_PROPOSAL)
+    if (!phase_exists (job) || phase_handled (job) < WF_PROPOSAL)
         return; /* for a Workflow that was since created again */
     if (json_is_object (a.obj)) {
         job_set_wf (job, a.obj);

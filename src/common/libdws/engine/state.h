@@ -176,8 +176,6 @@ struct job {
     enum job_phase phase;  /* phase.c: only phase_event () changes it */
 
     json_t *create_msgids; /* requests waiting for the create to answer */
-    bool creating;         /* create sent, no answer yet (the Workflow may
-                            * be seen by the watch before) */
     bool recreate;         /* created again after it vanished (#487) */
     bool resources_sent;   /* resource-update sent to the job manager */
     bool lustre;           /* a breakdown asks for Lustre storage */

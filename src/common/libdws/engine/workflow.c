@@ -51,7 +51,7 @@ void workflow_fail_job (struct dws_engine *e, struct job *job, const char *type,
         act_raise (e, job, type, 0, "%s", buf);
     }
     job->toredown = true;
-    if (phase_exists (job) && !job->creating)
+    if (phase_exists (job))
         workflow_teardown (e, job);
 }
 
@@ -173,7 +173,6 @@ void workflow_create (struct dws_engine *e, struct job *job)
         json_decref (body);
         return;
     }
-    job->creating = true;
     act_k8s (e, "create", "Workflow", e->cfg.namespace, job->name, body,
              token_for (token, sizeof (token), TOK_CREATE, job));
 }
