@@ -15,6 +15,7 @@
 
 #include "act.h"
 #include "breakdown.h"
+#include "decide.h"
 #include "directive.h"
 #include "fault.h"
 #include "health.h"
@@ -256,19 +257,8 @@ static void post_run_begin (struct dws_engine *e, struct job *job, bool run_star
 {
     job->epilog = true;
     job->run_started = run_started;
-    if (!phase_exists (job)) {
-        /* the create has not answered: Teardown once it has */
-        job->toredown = true;
-        return;
-    }
-    if (!job->run_started || phase_desired (job) < WF_PRERUN || job->toredown) {
-        workflow_teardown (e, job);
-        return;
-    }
-    json_t *ann = json_pack ("{s:s}", ANN_EPILOG, "active");
-    workflow_patch_state (e, job, WF_POSTRUN, ann);
-    act_timer_start (e, job, T_TEARDOWN_AFTER, e->cfg.teardown_after);
-    act_timer_start (e, job, T_POSTRUN, e->cfg.postrun_timeout);
+    /* PostRun, or Teardown (now, or once the create has answered) */
+    workflow_step (e, job, decide (e, job, DECIDE_ON_POST_RUN, 0), NULL);
 }
 
 static void post_run_request (struct dws_engine *e, json_t *msgid, json_t *p,
@@ -329,8 +319,7 @@ static void teardown_request (struct dws_engine *e, json_t *msgid, json_t *p, bo
         return;
     }
     job->toredown = true;
-    if (phase_exists (job))
-        workflow_teardown (e, job);
+    workflow_teardown (e, job);
 }
 
 static void teardown_method (struct dws_engine *e, json_t *msgid, json_t *p, json_t *event)

@@ -15,6 +15,8 @@
  *               teardown, finalizer, KVS timing
  *   job.c       the job table
  *   rabbits.c   routing to rabbit health (../health.h)
+ *   decide.c    the one decider: a job's next step from its phase and facts,
+ *               and every change of its phase (through phase.c's table)
  *   phase.c     each job's phase: its names and transitions (one table)
  *   act.c       action builders, timer keys
  *   wfview.c    a Workflow read once where it enters (struct wfview)
