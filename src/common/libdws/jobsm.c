@@ -67,6 +67,7 @@ struct ctx {
     json_t *acts;
     const char *type;
     dws_error_t *err;
+    enum jobsm_phase reloaded; /* JOBSM_EV_RELOADED's phase (jobsm_phase_of_reload) */
 };
 
 /* malloc'd printf, NULL when out of memory. */
@@ -209,7 +210,10 @@ static int phase (struct ctx *c, enum jobsm_phase_event ev)
 {
     dws_error_t perr;
     enum jobsm_phase to;
-    if (jobsm_phase_next (c->next.phase, ev, &to, &perr) < 0)
+    int rc = ev == JOBSM_EV_RELOADED
+                 ? jobsm_phase_reloaded (c->next.phase, c->reloaded, &to, &perr)
+                 : jobsm_phase_next (c->next.phase, ev, &to, &perr);
+    if (rc < 0)
         return act_log (c, "err", xasprintf ("job %lld: %s", (long long)c->next.id, perr.text));
     c->next.phase = to;
     return 0;
@@ -535,14 +539,14 @@ static int ev_reload (struct ctx *c, json_t *ev)
     }
     if (!classify (c, jobspec, &verr, &invalid)) {
         /* no dw, or invalid dw: depend raised, nothing to undo */
-        c->next.phase = JOBSM_PHASE_INERT;
-        return 0;
+        return phase (c, JOBSM_EV_NO_DW);
     }
     if (!strcmp (state, "DEPEND")) {
         c->next.other_deps = (int)others;
         if (waits_for_others (c, jobspec)) {
             /* the old plugin kept its dws.create back for them: so do we */
-            c->next.phase = JOBSM_PHASE_DEPEND;
+            if (phase (c, JOBSM_EV_HOLD) < 0)
+                return -1;
             c->next.create_deferred = true;
             return act (c, ACT (SUBSCRIBE));
         }
@@ -552,7 +556,9 @@ static int ev_reload (struct ctx *c, json_t *ev)
      * the job started and has not finished: its processes may still be
      * running, and finish (or a final release, or free) starts it.
      */
-    c->next.phase = jobsm_phase_of_reload (state, true, prolog, epilog, start && !finish);
+    c->reloaded = jobsm_phase_of_reload (state, true, prolog, epilog, start && !finish);
+    if (phase (c, JOBSM_EV_RELOADED) < 0)
+        return -1;
     if (act (c, ACT (SUBSCRIBE)) < 0)
         return -1;
     if (in (&c->next, JOBSM_PHASE_PROLOG)) {

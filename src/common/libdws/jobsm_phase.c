@@ -19,6 +19,7 @@ static const char *const event_names[JOBSM_EV_COUNT] = {
     [JOBSM_EV_HOLD] = "hold dws-create",         [JOBSM_EV_RESOURCES] = "resources",
     [JOBSM_EV_PROLOG] = "prolog-start",          [JOBSM_EV_PROLOG_END] = "prolog-finish",
     [JOBSM_EV_EPILOG] = "epilog-start",          [JOBSM_EV_EPILOG_END] = "epilog-finish",
+    [JOBSM_EV_RELOADED] = "reloaded",
 };
 
 #define P(id) (1u << JOBSM_PHASE_##id)
@@ -38,6 +39,8 @@ static const struct transition {
     /* a job that never ran (cancelled in DEPEND or SCHED) has its epilog too */
     [JOBSM_EV_EPILOG] = {P (DEPEND) | P (SCHED) | P (PROLOG) | P (RUN), JOBSM_PHASE_EPILOG},
     [JOBSM_EV_EPILOG_END] = {P (EPILOG), JOBSM_PHASE_DONE},
+    /* to: where the job manager's state puts it (jobsm_phase_reloaded) */
+    [JOBSM_EV_RELOADED] = {P (UNKNOWN), JOBSM_PHASE_COUNT},
 };
 
 #undef P
@@ -79,4 +82,16 @@ enum jobsm_phase jobsm_phase_of_reload (const char *state, bool valid_dw, bool p
         return epilog_due ? JOBSM_PHASE_RUN : JOBSM_PHASE_DONE;
     }
     return JOBSM_PHASE_SCHED; /* PRIORITY, SCHED */
+}
+
+int jobsm_phase_reloaded (enum jobsm_phase from, enum jobsm_phase reloaded, enum jobsm_phase *to,
+                          dws_error_t *err)
+{
+    enum jobsm_phase any;
+    if (jobsm_phase_next (from, JOBSM_EV_RELOADED, &any, err) < 0)
+        return -1;
+    if (reloaded < 0 || reloaded >= JOBSM_PHASE_COUNT)
+        return dws_errorf (err, "event 'reloaded' leads to no phase");
+    *to = reloaded;
+    return 0;
 }

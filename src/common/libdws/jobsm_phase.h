@@ -46,6 +46,8 @@ enum jobsm_phase_event {
     JOBSM_EV_PROLOG_END,   /* dws-setup finished (mounted, failed or cancelled) */
     JOBSM_EV_EPILOG,       /* dws-epilog held */
     JOBSM_EV_EPILOG_END,   /* dws-epilog finished */
+    JOBSM_EV_RELOADED,     /* reload with a valid dw, past NEW: the phase the job
+                            * manager's state says (jobsm_phase_reloaded) */
     JOBSM_EV_COUNT
 };
 
@@ -66,5 +68,12 @@ int jobsm_phase_next (enum jobsm_phase from, enum jobsm_phase_event ev, enum job
  */
 enum jobsm_phase jobsm_phase_of_reload (const char *state, bool valid_dw, bool prolog,
                                         bool epilog, bool epilog_due);
+
+/* JOBSM_EV_RELOADED through the table: `from` must take it, and it leads
+ * to `reloaded` (jobsm_phase_of_reload's answer); -1 with the message of
+ * jobsm_phase_next otherwise.
+ */
+int jobsm_phase_reloaded (enum jobsm_phase from, enum jobsm_phase reloaded, enum jobsm_phase *to,
+                          dws_error_t *err);
 
 #endif /* !DWS_JOBSM_PHASE_H */

@@ -25,6 +25,7 @@ LAYERS = [
     "wfview",
     "act",
     "phase",
+    "decide",
     "rabbits",
     "job",
     "workflow",

@@ -44,6 +44,7 @@
 
 #include "act.h"
 #include "answer.h"
+#include "decide.h"
 #include "fault.h"
 #include "hostlist.h"
 #include "hosts.h"
@@ -85,17 +86,42 @@ static const char *timeout_why (enum wf_state s)
     return s == WF_SETUP ? "File system creation took too long" : "timed out waiting for mounts";
 }
 
-/* State s's timer fired while it is still not done: read what names the
- * culprits (`kind` objects, answered with `what`).  After a restart with
- * hosts already given up in s the timer is not armed again (adopt), so it
- * fires once per state.
+/* A timer fired while its state is still not done (the decider says):
+ * read what names the culprits.  After a restart with hosts already given
+ * up in a state its timer is not armed again (adopt), so it fires once per
+ * state.
  */
-static void state_timer (struct dws_engine *e, struct job *job, enum wf_state s,
-                         const char *kind, enum token_kind what)
+static void read_culprits (struct dws_engine *e, struct job *job, enum timer_kind kind)
 {
-    if (phase_desired (job) != s || phase_handled (job) >= s || job->forced == s)
-        return;
-    list_for (e, job, kind, what);
+    switch (kind) {
+        case T_SETUP:
+            list_for (e, job, "Servers", TOK_SETUP_TIMEOUT);
+            break;
+        case T_PRERUN:
+            list_for (e, job, "ClientMount", TOK_PRERUN_TIMEOUT);
+            break;
+        case T_POSTRUN:
+            list_for (e, job, "ClientMount", TOK_POSTRUN_TIMEOUT);
+            break;
+        case T_TC:
+            list_for (e, job, "ClientMount", TOK_TC_PRERUN);
+            break;
+        default:
+            break;
+    }
+}
+
+static void skip_dataout (struct dws_engine *e, struct job *job)
+{
+    /* a released job is inactive: no exception can reach it */
+    if (job->released)
+        act_log (e, "warning", "%s: teardown_after expired: skipping rabbit data"
+                 " movement", job->name);
+    else
+        act_raise (e, job, "teardown-timeout", 1, "skipping rabbit data movement");
+    workflow_kvs_outcome (e, job, "dataout", "skipped",
+                          "teardown_after expired: skipping rabbit data movement");
+    workflow_teardown (e, job);
 }
 
 void fault_timer_event (struct dws_engine *e, const char *key)
@@ -118,53 +144,33 @@ void fault_timer_event (struct dws_engine *e, const char *key)
     if (!job || !(job->timers & (1u << kind)))
         return; /* stopped meanwhile */
     job->timers &= ~(1u << kind);
-    if (job->excepted && kind != T_TEARDOWN_AFTER)
-        return;
-    switch ((enum timer_kind)kind) {
-        case T_SETUP:
-            state_timer (e, job, WF_SETUP, "Servers", TOK_SETUP_TIMEOUT);
+    struct step st = decide (e, job, DECIDE_ON_TIMER, kind);
+    char why[DWS_ERROR_TEXT_MAX], said[DWS_ERROR_TEXT_MAX];
+    const char *m;
+    switch (st.kind) {
+        case STEP_READ_CULPRITS:
+            read_culprits (e, job, st.timer);
             break;
-        case T_PRERUN:
-            state_timer (e, job, WF_PRERUN, "ClientMount", TOK_PRERUN_TIMEOUT);
+        case STEP_SKIP_DATAOUT:
+            skip_dataout (e, job);
             break;
-        case T_POSTRUN:
-            if (phase_desired (job) == WF_POSTRUN && phase_handled (job) < WF_POSTRUN)
-                list_for (e, job, "ClientMount", TOK_POSTRUN_TIMEOUT);
-            break;
-        case T_TEARDOWN_AFTER:
-            if (phase_desired (job) == WF_POSTRUN || phase_desired (job) == WF_DATAOUT) {
-                /* a released job is inactive: no exception can reach it */
-                if (job->released)
-                    act_log (e, "warning", "%s: teardown_after expired: skipping rabbit data"
-                             " movement", job->name);
-                else
-                    act_raise (e, job, "teardown-timeout", 1, "skipping rabbit data movement");
-                workflow_kvs_outcome (e, job, "dataout", "skipped",
-                                      "teardown_after expired: skipping rabbit data movement");
-                workflow_teardown (e, job);
-            }
-            break;
-        case T_RELEASE:
+        case STEP_KEEP_COMPUTES:
             release_timeout (e, job);
             break;
-        case T_TC:
-            if (!job->tc || phase_desired (job) == WF_TEARDOWN)
-                break;
-            if (phase_desired (job) == WF_PRERUN)
-                list_for (e, job, "ClientMount", TOK_TC_PRERUN);
-            else {
-                char why[DWS_ERROR_TEXT_MAX], said[DWS_ERROR_TEXT_MAX];
-                const char *m = wfview_dws_text (&job->view, said, sizeof (said));
-                snprintf (why, sizeof (why),
-                          NOTE_PREFIX "workflow in TransientCondition for more than %g s: %s",
-                          e->cfg.tc_timeout, m ? m : "(no message)");
-                if (phase_desired (job) == WF_POSTRUN)
-                    fault_postrun_failed (e, job, why); /* drain who did not unmount */
-                else
-                    workflow_fail_job (e, job, "exception", "%s", why);
-            }
+        case STEP_POSTRUN_FAILED:
+        case STEP_FAIL:
+            /* TransientCondition too long */
+            m = wfview_dws_text (&job->view, said, sizeof (said));
+            snprintf (why, sizeof (why),
+                      NOTE_PREFIX "workflow in TransientCondition for more than %g s: %s",
+                      e->cfg.tc_timeout, m ? m : "(no message)");
+            if (st.kind == STEP_POSTRUN_FAILED)
+                fault_postrun_failed (e, job, why); /* drain who did not unmount */
+            else
+                workflow_fail_job (e, job, "exception", "%s", why);
             break;
         default:
+            workflow_step (e, job, st, NULL);
             break;
     }
 }
@@ -495,8 +501,10 @@ void fault_abort_job (struct dws_engine *e, struct job *job)
 
 static void abort_read_done (struct dws_engine *e, struct job *job)
 {
-    if (job->abort_reads > 0 && --job->abort_reads == 0 && phase_exists (job) && !job->creating)
-        workflow_teardown (e, job);
+    if (job->abort_reads <= 0)
+        return; /* a late answer */
+    job->abort_reads--;
+    workflow_step (e, job, decide (e, job, DECIDE_ON_ABORT_READ, 0), NULL);
 }
 
 /* The items a read for a timer or an abort got; on a failed read, none

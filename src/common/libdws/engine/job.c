@@ -56,7 +56,7 @@ struct job *job_create (struct dws_engine *e, json_int_t id)
         return NULL;
     j->id = id;
     snprintf (j->name, sizeof (j->name), "fluxjob-%" JSON_INTEGER_FORMAT, id);
-    j->phase = PHASE_NONE; /* (calloc: 0) before its first phase_event */
+    /* j->phase: PHASE_NONE (0, calloc) until decide.c moves it */
     j->forced = WF_NONE;
     j->breakdowns = json_object ();
     j->create_msgids = json_array ();

@@ -365,7 +365,7 @@ void jobview_job_request (struct dws_engine *e, json_t *msgid, json_t *p, json_i
                            job->id);
         return;
     }
-    if (!phase_exists (job) || job->creating) {
+    if (!phase_exists (job)) {
         act_respond (e, msgid, job_full (e, job, NULL, NULL));
         return;
     }

@@ -18,6 +18,7 @@
 #include "action.h"
 #include "answer.h"
 #include "breakdown.h"
+#include "decide.h"
 #include "fault.h"
 #include "hostlist.h"
 #include "hosts.h"
@@ -243,11 +244,7 @@ static void setup_servers (struct dws_engine *e, struct job *job)
                  token_for (token, sizeof (token), TOK_SERVERS, job));
     }
     json_decref (list);
-    if (job->servers_pending == 0) {
-        job->setup_pending = false;
-        workflow_patch_state (e, job, WF_SETUP, NULL);
-        act_timer_start (e, job, T_SETUP, e->cfg.setup_timeout);
-    }
+    workflow_step (e, job, decide (e, job, DECIDE_ON_SERVERS, 0), NULL);
 }
 
 /* dws.setup arrived (or a rebuilt job was on its way to Setup): record the
@@ -405,51 +402,59 @@ static void prerun_complete (struct dws_engine *e, struct job *job)
  */
 void progress_prolog_remove_again (struct dws_engine *e, struct job *job)
 {
-    if (phase_handled (job) >= WF_PRERUN && phase_desired (job) == WF_PRERUN && !job->token_pending
-        && !job->epilog)
+    if (decide (e, job, DECIDE_ON_SETUP_AGAIN, 0).kind == STEP_PROLOG)
         prerun_complete (e, job);
 }
 
-static void state_complete (struct dws_engine *e, struct job *job, enum wf_state s)
+/* What a state's completion records (the decider chose what follows). */
+static void completed (struct dws_engine *e, struct job *job, enum wf_state s)
 {
-    if (phase_event (e, job, PHASE_EV_DONE, s) < 0)
-        return;
     workflow_kvs_timing (e, job, s, s == WF_PROPOSAL);
     switch (s) {
-        case WF_PROPOSAL:
-            if (breakdowns_ready (e, job))
-                proposal_finish (e, job);
-            break;
         case WF_SETUP:
             act_timer_stop (e, job, T_SETUP);
-            computes_patch (e, job);
-            break;
-        case WF_DATAIN:
-            workflow_patch_state (e, job, WF_PRERUN, NULL);
-            act_timer_start (e, job, T_PRERUN, e->cfg.prerun_timeout);
-            break;
-        case WF_PRERUN:
-            prerun_complete (e, job);
             break;
         case WF_POSTRUN:
             act_timer_stop (e, job, T_POSTRUN);
-            if (release_wanted (e, job))
-                release_start (e, job); /* DataOut follows the release */
-            else
-                workflow_patch_state (e, job, WF_DATAOUT, NULL);
             break;
         case WF_DATAOUT:
             workflow_kvs_outcome (e, job, "dataout", "complete", NULL);
-            workflow_teardown (e, job);
             break;
         case WF_TEARDOWN:
             for (int k = 0; k < T_NKINDS; k++)
                 act_timer_stop (e, job, (enum timer_kind)k);
             rabbits_unhold (e, job); /* its ssds up again, where the rabbit is healthy */
             workflow_kvs_outcome (e, job, "teardown", "complete", NULL);
-            workflow_teardown_finish (e, job);
             break;
         default:
+            break;
+    }
+}
+
+/* Carry out the decider's step (decide.h). */
+static void progress_step (struct dws_engine *e, struct job *job, struct step st)
+{
+    if (st.done != WF_NONE)
+        completed (e, job, st.done);
+    switch (st.kind) {
+        case STEP_LOOK:
+            progress_workflow (e, job);
+            break;
+        case STEP_PROPOSAL:
+            if (breakdowns_ready (e, job)) /* else the last breakdown read finishes it */
+                proposal_finish (e, job);
+            break;
+        case STEP_COMPUTES:
+            computes_patch (e, job);
+            break;
+        case STEP_PROLOG:
+            prerun_complete (e, job);
+            break;
+        case STEP_RELEASE:
+            release_start (e, job); /* DataOut follows the release */
+            break;
+        default:
+            workflow_step (e, job, st, NULL);
             break;
     }
 }
@@ -457,7 +462,6 @@ static void state_complete (struct dws_engine *e, struct job *job, enum wf_state
 void progress_workflow (struct dws_engine *e, struct job *job)
 {
     enum wf_state state = job->view.state;
-    enum wf_state want = job->view.desired;
     const char *status = job->view.status;
     if (state == WF_NONE)
         return;
@@ -466,18 +470,16 @@ void progress_workflow (struct dws_engine *e, struct job *job)
         const char *text = wfview_dws_text (&job->view, said, sizeof (said));
         snprintf (why, sizeof (why), NOTE_PREFIX "workflow hit an error: %s",
                   text ? text : "(no message)");
-        if (phase_desired (job) == WF_POSTRUN && phase_handled (job) < WF_POSTRUN)
+        struct step st = decide (e, job, DECIDE_ON_ERROR, 0);
+        if (st.kind == STEP_POSTRUN_FAILED)
             fault_postrun_failed (e, job, why); /* drain exactly who did not unmount */
-        else if (phase_desired (job) != WF_TEARDOWN)
+        else if (st.kind == STEP_FAIL)
             workflow_fail_job (e, job, "exception", "%s", why);
         return;
     }
     fault_transient_condition (e, job);
     fault_force_ready_check (e, job);
-    if (!job->view.ready || state != want || state != phase_desired (job)
-        || state <= phase_handled (job))
-        return;
-    state_complete (e, job, state);
+    progress_step (e, job, decide (e, job, DECIDE_ON_WORKFLOW, 0));
 }
 
 /* --- watch events ------------------------------------------------------------ */
@@ -527,7 +529,7 @@ static void adopt (struct dws_engine *e, struct job *job)
         job->release = release;
     json_decref (mode);
     enum wf_state desired = v->desired;
-    if (phase_event (e, job, PHASE_EV_ADOPT, desired) < 0)
+    if (decide_adopt (e, job, desired) < 0)
         return;
     job->resources_sent = job->resources_sent || desired > WF_PROPOSAL;
     job->setup_pending = job->hosts && desired == WF_PROPOSAL;
@@ -563,7 +565,7 @@ static void vanished (struct dws_engine *e, struct job *job)
 {
     enum wf_state desired = phase_desired (job);
     bool deleting = job->phase == PHASE_DELETING;
-    phase_event (e, job, PHASE_EV_VANISH, WF_NONE);
+    decide_vanish (e, job);
     if (desired <= WF_PROPOSAL && !job->epilog && !job->toredown && job->directives) {
         /* the job still waits for its resources, or dws.setup came but
          * Setup was not asked yet (no storage exists): give it its
@@ -614,12 +616,12 @@ void progress_event (struct dws_engine *e, const char *type, json_t *wf)
             job_forget (e, job);
             return;
         }
-        if (job->creating || !phase_exists (job))
+        if (!phase_exists (job))
             return; /* an older object of the same name */
         vanished (e, job);
         return;
     }
-    if (!job || (!phase_exists (job) && !job->creating)) {
+    if (!job || job->phase == PHASE_NONE) {
         /* unknown (a restart), or waiting to create its Workflow */
         if (v.deleting && v.finalizer_index < 0)
             return; /* on its way out; nothing of ours holds it */
@@ -629,7 +631,9 @@ void progress_event (struct dws_engine *e, const char *type, json_t *wf)
         adopt (e, job);
     }
     job_set_wf (job, wf);
-    phase_event (e, job, PHASE_EV_SEEN, WF_NONE);
+    if (job->phase == PHASE_CREATING)
+        return; /* its create's answer carries on, from the Workflow last seen */
+    decide_seen (e, job);
     if (job->phase == PHASE_DELETING) {
         workflow_remove_finalizer (e, job); /* if it still has ours */
         return;
@@ -660,7 +664,7 @@ void progress_sync (struct dws_engine *e, json_t *objects)
     json_t *gone = json_array ();
     for (size_t b = 0; b < e->nbuckets; b++)
         for (struct job *j = e->table[b]; j; j = j->next)
-            if (phase_exists (j) && !j->creating && !json_object_get (seen, j->name))
+            if (phase_exists (j) && !json_object_get (seen, j->name))
                 json_array_append_new (gone, json_integer (j->id));
     json_array_foreach (gone, i, o) {
         struct job *j = job_lookup (e, json_integer_value (o));
@@ -707,19 +711,14 @@ void progress_on_create (struct dws_engine *e, enum token_kind kind, struct job 
     (void)kind;
     size_t i;
     json_t *msgid;
-    job->creating = false;
     if (a.ok || a.code == 409) {
-        phase_event (e, job, PHASE_EV_SEEN, WF_NONE);
         json_array_foreach (job->create_msgids, i, msgid)
             act_respond_ok (e, msgid);
         json_array_clear (job->create_msgids);
         act_memo (e, job, json_pack ("{s:s}", "rabbit_workflow", job->name));
         if (a.ok && json_is_object (json_object_get (event, "object")) && !job->wf)
             job_set_wf (job, json_object_get (event, "object"));
-        if (job->toredown)
-            workflow_teardown (e, job);
-        else if (job->wf)
-            progress_workflow (e, job);
+        progress_step (e, job, decide (e, job, DECIDE_ON_CREATED, 0));
         return;
     }
     if (json_array_size (job->create_msgids) > 0) {
@@ -764,7 +763,7 @@ void progress_on_hosts (struct dws_engine *e, enum token_kind kind, struct job *
     struct k8s_answer a = answer_of (event);
     if (write_ended (e, job, a, event, "record the job's hosts"))
         return;
-    if (!phase_exists (job) || job->creating || phase_handled (job) < WF_PROPOSAL)
+    if (!phase_exists (job) || phase_handled (job) < WF_PROPOSAL)
         return; /* for a Workflow that was since created again */
     if (json_is_object (a.obj)) {
         job_set_wf (job, a.obj);
@@ -784,12 +783,8 @@ void progress_on_servers (struct dws_engine *e, enum token_kind kind, struct job
         job->setup_error = true;
     if (write_ended (e, job, a, event, "fill the Servers"))
         return;
-    if (--job->servers_pending == 0 && !job->setup_error && !job->excepted
-        && !job->toredown) {
-        job->setup_pending = false;
-        workflow_patch_state (e, job, WF_SETUP, NULL);
-        act_timer_start (e, job, T_SETUP, e->cfg.setup_timeout);
-    }
+    job->servers_pending--;
+    workflow_step (e, job, decide (e, job, DECIDE_ON_SERVERS, 0), NULL);
 }
 
 void progress_on_computes (struct dws_engine *e, enum token_kind kind, struct job *job,
@@ -799,8 +794,7 @@ void progress_on_computes (struct dws_engine *e, enum token_kind kind, struct jo
     struct k8s_answer a = answer_of (event);
     if (write_ended (e, job, a, event, "fill the Computes"))
         return;
-    if (phase_desired (job) == WF_SETUP && !job->excepted)
-        workflow_patch_state (e, job, WF_DATAIN, NULL);
+    workflow_step (e, job, decide (e, job, DECIDE_ON_COMPUTES, 0), NULL);
 }
 
 void progress_on_secret (struct dws_engine *e, enum token_kind kind, struct job *job,
@@ -817,7 +811,7 @@ void progress_on_secret (struct dws_engine *e, enum token_kind kind, struct job 
                   a.ok ? "the Secret has no usable data.token" : answer_message (event));
         return;
     }
-    if (phase_desired (job) == WF_PRERUN && !job->excepted)
+    if (decide (e, job, DECIDE_ON_TOKEN, 0).kind == STEP_PROLOG_REMOVE)
         prolog_remove (e, job, token);
     free (token);
 }

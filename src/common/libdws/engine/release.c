@@ -15,7 +15,7 @@
  *   no answer in time, no R   keep the computes until Teardown (a warning)
  *
  * Without Fluxion (--disable-fluxion) there is no early release: the
- * computes are kept until Teardown (release_wanted).
+ * computes are kept until Teardown (the decider, decide.c, says so).
  *
  * The held paths go on the Workflow with the DataOut patch (ANN_HELD),
  * so a restarted service holds them again.
@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "act.h"
+#include "decide.h"
 #include "job.h"
 #include "phase.h"
 #include "rabbitconf.h"
@@ -68,17 +69,7 @@ const char *release_mode_name (enum release_mode mode)
 
 bool release_wanted (struct dws_engine *e, struct job *job)
 {
-    if (job->excepted || job->toredown)
-        return false;
-    /* without Fluxion only alloc_rabbit keeps other rabbit jobs off the
-     * job's rabbits, and it lasts until Teardown: the computes are kept
-     * until then too (as flux-coral2 v0.36.0), so that their free, after
-     * alloc_rabbit is gone, is what makes Fluxion look at waiting jobs */
-    if (!e->cfg.fluxion)
-        return false;
-    if (job->release == RELEASE_DEFAULT)
-        return e->cfg.release_early;
-    return job->release == RELEASE_EARLY;
+    return decide_next (e, job, DECIDE_ON_WORKFLOW, WF_POSTRUN).kind == STEP_RELEASE;
 }
 
 static void released (struct dws_engine *e, struct job *job)
@@ -94,8 +85,8 @@ static void released (struct dws_engine *e, struct job *job)
     job->released = true;
     act_log (e, "info", "%s: computes released after PostRun (%zu ssd held until Teardown)",
              job->name, json_array_size (job->held));
-    workflow_patch_state (e, job, WF_DATAOUT,
-                          held ? json_pack ("{s:s}", ANN_HELD, held) : NULL);
+    workflow_step (e, job, decide (e, job, DECIDE_ON_RELEASED, 0),
+                   held ? json_pack ("{s:s}", ANN_HELD, held) : NULL);
     free (held);
 }
 
@@ -105,14 +96,12 @@ static void keep_computes (struct dws_engine *e, struct job *job, const char *wh
     act_timer_stop (e, job, T_RELEASE);
     act_log (e, "warning", "%s: computes kept until Teardown: %s", job->name, why);
     rabbits_unhold (e, job);
-    workflow_patch_state (e, job, WF_DATAOUT, NULL);
+    workflow_step (e, job, decide (e, job, DECIDE_ON_RELEASED, 0), NULL);
 }
 
 void release_start (struct dws_engine *e, struct job *job)
 {
     char token[96];
-    if (phase_event (e, job, PHASE_EV_RELEASE, WF_NONE) < 0)
-        return;
     job->info_hold = true;
     act (e, json_pack ("{s:s s:I s:s s:b}", "action", DWS_WIRE_ACTION (JOB_INFO), "id", job->id,
                        "token", token_for (token, sizeof (token), TOK_JOB_INFO, job), "R", 1));
@@ -164,8 +153,6 @@ void release_check (struct dws_engine *e)
 void release_timeout (struct dws_engine *e, struct job *job)
 {
     char why[128];
-    if (job->phase != PHASE_RELEASING)
-        return;
     snprintf (why, sizeof (why), "Fluxion did not confirm the ssd holds within %g s",
               RELEASE_HOLD_TIMEOUT);
     keep_computes (e, job, why);

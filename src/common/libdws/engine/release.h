@@ -16,10 +16,13 @@
 int release_mode_parse (json_t *v, enum release_mode *mode, dws_error_t *err);
 const char *release_mode_name (enum release_mode mode);
 
-/* Whether the job's computes go back to Flux once PostRun is done. */
+/* Whether the job's computes go back to Flux once PostRun is done: the
+ * decider's answer (decide.c) to PostRun's completion.
+ */
 bool release_wanted (struct dws_engine *e, struct job *job);
 
-/* PostRun is done: hold the job's ssds down in Fluxion (their paths
+/* PostRun is done and the decider releases the computes (the job is in
+ * phase releasing): hold the job's ssds down in Fluxion (their paths
  * from the job's R), and once Fluxion has answered every hold end the
  * job's epilog, then ask for DataOut.  Without Fluxion nothing is held.
  */
@@ -30,7 +33,9 @@ void release_on_R (struct dws_engine *e, struct job *job, json_t *event);
  * released.
  */
 void release_check (struct dws_engine *e);
-/* The release timer fired: Fluxion has not confirmed the holds. */
+/* The release timer fired and Fluxion has not confirmed the holds: the
+ * computes are kept until Teardown, DataOut goes on.
+ */
 void release_timeout (struct dws_engine *e, struct job *job);
 /* The ids of released jobs whose DataOut has not ended (dws.released:
  * the jobtap plugin, loaded again, holds their dependents).

@@ -15,6 +15,7 @@
 
 #include "act.h"
 #include "breakdown.h"
+#include "decide.h"
 #include "directive.h"
 #include "fault.h"
 #include "health.h"
@@ -117,7 +118,7 @@ static void refused_create (struct dws_engine *e, json_int_t id)
     struct job *job = job_lookup (e, id);
     char key[32];
 
-    if (job && !phase_exists (job) && !job->creating && !job->recreate && !job->directives
+    if (job && job->phase == PHASE_NONE && !job->recreate && !job->directives
         && json_array_size (job->create_msgids) == 0) {
         job_forget (e, job);
         return;
@@ -154,7 +155,7 @@ static void create_request (struct dws_engine *e, json_t *msgid, json_t *p, json
     struct job *job = job_lookup (e, id);
     if (job) {
         json_decref (directives);
-        if (job->creating || !phase_exists (job))
+        if (!phase_exists (job))
             json_array_append (job->create_msgids, msgid); /* answered by the create */
         else {
             act_respond_ok (e, msgid); /* a repeated create: the Workflow exists */
@@ -256,19 +257,8 @@ static void post_run_begin (struct dws_engine *e, struct job *job, bool run_star
 {
     job->epilog = true;
     job->run_started = run_started;
-    if (job->creating || !phase_exists (job)) {
-        /* the create has not answered: Teardown once it has */
-        job->toredown = true;
-        return;
-    }
-    if (!job->run_started || phase_desired (job) < WF_PRERUN || job->toredown) {
-        workflow_teardown (e, job);
-        return;
-    }
-    json_t *ann = json_pack ("{s:s}", ANN_EPILOG, "active");
-    workflow_patch_state (e, job, WF_POSTRUN, ann);
-    act_timer_start (e, job, T_TEARDOWN_AFTER, e->cfg.teardown_after);
-    act_timer_start (e, job, T_POSTRUN, e->cfg.postrun_timeout);
+    /* PostRun, or Teardown (now, or once the create has answered) */
+    workflow_step (e, job, decide (e, job, DECIDE_ON_POST_RUN, 0), NULL);
 }
 
 static void post_run_request (struct dws_engine *e, json_t *msgid, json_t *p,
@@ -329,8 +319,7 @@ static void teardown_request (struct dws_engine *e, json_t *msgid, json_t *p, bo
         return;
     }
     job->toredown = true;
-    if (!job->creating && phase_exists (job))
-        workflow_teardown (e, job);
+    workflow_teardown (e, job);
 }
 
 static void teardown_method (struct dws_engine *e, json_t *msgid, json_t *p, json_t *event)
@@ -509,7 +498,7 @@ static void ended_while_away (struct dws_engine *e, json_t *active)
         for (struct job *j = e->table[b]; j; j = j->next) {
             char key[32];
             snprintf (key, sizeof (key), "%" JSON_INTEGER_FORMAT, j->id);
-            if (j->listed_at_start && phase_exists (j) && !j->creating && j->phase != PHASE_DELETING
+            if (j->listed_at_start && phase_exists (j) && j->phase != PHASE_DELETING
                 && !j->released && !json_object_get (active, key))
                 json_array_append_new (ended, json_integer (j->id));
         }
@@ -574,7 +563,7 @@ void request_orphans_event (struct dws_engine *e, json_t *jobs, bool complete)
             job_info_for (e, job, false);
         }
         else if (!strcmp (state, "RUN")) {
-            if (!job || !phase_exists (job) || job->creating || phase_desired (job) != WF_PROPOSAL
+            if (!job || !phase_exists (job) || phase_desired (job) != WF_PROPOSAL
                 || job->hosts || job->excepted)
                 continue;
             act_log (e, "warning", "%s: job runs its prolog but its Workflow never went to"
@@ -590,7 +579,7 @@ void request_orphans_event (struct dws_engine *e, json_t *jobs, bool complete)
                          json_pack ("{s:I}", "id", json_integer_value (idv)), NULL);
                 continue;
             }
-            if (!job || job->epilog || !phase_exists (job) || job->creating)
+            if (!job || job->epilog || !phase_exists (job))
                 continue;
             act_log (e, "warning", "%s: job is in CLEANUP but no dws.post_run came;"
                      " starting its epilog", job->name);
@@ -616,7 +605,7 @@ void request_job_info_result (struct dws_engine *e, struct job *job, json_t *eve
         release_on_R (e, job, event); /* the ssds to hold before the computes go back */
         return;
     }
-    if (job->info_sched && (phase_exists (job) || job->creating)) {
+    if (job->info_sched && job->phase != PHASE_NONE) {
         /* the R of the job-manager (dws.setup) has no scheduling graph:
          * the KVS copy says where Fluxion put the job's Lustre ssd */
         job->info_sched = false;
@@ -634,7 +623,7 @@ void request_job_info_result (struct dws_engine *e, struct job *job, json_t *eve
         progress_setup_start (e, job);
         return;
     }
-    if (phase_exists (job) || job->creating) {
+    if (job->phase != PHASE_NONE) {
         /* a known job whose dws.setup was lost: its R is all we need.
          * Its Workflow exists: on failure it is torn down, not forgotten.
          * Without R asked for, the Workflow showed up after all (adopted

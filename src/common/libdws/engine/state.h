@@ -15,6 +15,8 @@
  *               teardown, finalizer, KVS timing
  *   job.c       the job table
  *   rabbits.c   routing to rabbit health (../health.h)
+ *   decide.c    the one decider: a job's next step from its phase and facts,
+ *               and every change of its phase (through phase.c's table)
  *   phase.c     each job's phase: its names and transitions (one table)
  *   act.c       action builders, timer keys
  *   wfview.c    a Workflow read once where it enters (struct wfview)
@@ -177,8 +179,6 @@ struct job {
     enum job_phase phase;  /* phase.c: only phase_event () changes it */
 
     json_t *create_msgids; /* requests waiting for the create to answer */
-    bool creating;         /* create sent, no answer yet (the Workflow may
-                            * be seen by the watch before) */
     bool recreate;         /* created again after it vanished (#487) */
     bool resources_sent;   /* resource-update sent to the job manager */
     bool lustre;           /* a breakdown asks for Lustre storage */

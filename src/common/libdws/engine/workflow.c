@@ -13,6 +13,7 @@
 
 #include "act.h"
 #include "answer.h"
+#include "decide.h"
 #include "explain.h"
 #include "job.h"
 #include "jsonio.h"
@@ -51,8 +52,7 @@ void workflow_fail_job (struct dws_engine *e, struct job *job, const char *type,
         act_raise (e, job, type, 0, "%s", buf);
     }
     job->toredown = true;
-    if (phase_exists (job) && !job->creating)
-        workflow_teardown (e, job);
+    workflow_step (e, job, decide (e, job, DECIDE_ON_FAILED, 0), NULL);
 }
 
 /* --- writes ---------------------------------------------------------------- */
@@ -169,35 +169,42 @@ void workflow_create (struct dws_engine *e, struct job *job)
                               (json_int_t)job->groupid);
     free (jobid);
     free (res);
-    if (phase_event (e, job, PHASE_EV_CREATE, WF_NONE) < 0) {
+    if (decide (e, job, DECIDE_ON_CREATE, 0).kind != STEP_CREATE) {
         json_decref (body);
         return;
     }
-    job->creating = true;
     act_k8s (e, "create", "Workflow", e->cfg.namespace, job->name, body,
              token_for (token, sizeof (token), TOK_CREATE, job));
 }
 
-void workflow_patch_state (struct dws_engine *e, struct job *job, enum wf_state s,
-                           json_t *annotations)
+/* The patch of desiredState s (asked for by the decider), and the timers
+ * that guard s.
+ */
+static void patch_state (struct dws_engine *e, struct job *job, enum wf_state s,
+                         json_t *annotations)
 {
     char token[96];
-    if (phase_desired (job) == WF_TEARDOWN && s != WF_TEARDOWN) {
-        /* an answer that arrived after Teardown was asked for (a Servers
-         * write, say): nothing goes forward from Teardown
-         */
-        json_decref (annotations);
-        return;
-    }
-    if (phase_event (e, job, PHASE_EV_ASK, s) < 0) {
-        json_decref (annotations);
-        return;
-    }
+    if (s == WF_SETUP)
+        job->setup_pending = false;
     json_t *body = json_pack ("{s:{s:s}}", "spec", "desiredState", wfstate_name (s));
     if (annotations)
         json_object_set_new (body, "metadata", json_pack ("{s:o}", "annotations", annotations));
     act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name, body,
              token_for (token, sizeof (token), TOK_STATE, job));
+    switch (s) {
+        case WF_SETUP:
+            act_timer_start (e, job, T_SETUP, e->cfg.setup_timeout);
+            break;
+        case WF_PRERUN:
+            act_timer_start (e, job, T_PRERUN, e->cfg.prerun_timeout);
+            break;
+        case WF_POSTRUN:
+            act_timer_start (e, job, T_TEARDOWN_AFTER, e->cfg.teardown_after);
+            act_timer_start (e, job, T_POSTRUN, e->cfg.postrun_timeout);
+            break;
+        default:
+            break;
+    }
 }
 
 /* Does the job have a #DW container directive (user containers, whose
@@ -225,7 +232,7 @@ static bool has_container (struct job *job)
 static void teardown_patch (struct dws_engine *e, struct job *job)
 {
     json_t *ann = job->epilog ? json_pack ("{s:s}", ANN_EPILOG, "active") : NULL;
-    workflow_patch_state (e, job, WF_TEARDOWN, ann);
+    patch_state (e, job, WF_TEARDOWN, ann);
 }
 
 /* Move the job's Workflow to Teardown.  What Teardown deletes and the
@@ -236,34 +243,31 @@ static void teardown_patch (struct dws_engine *e, struct job *job)
  * already, so nothing else moves the Workflow on; the patch goes out once
  * the last read has answered, whatever the answer.
  */
-void workflow_teardown (struct dws_engine *e, struct job *job)
+static void mark_epilog (struct dws_engine *e, struct job *job)
 {
     char token[96];
-    if (job->abort_reads > 0)
-        return; /* the last of dws.abort's reads calls us again */
-    if (phase_desired (job) == WF_TEARDOWN) {
-        if (phase_handled (job) == WF_TEARDOWN)
-            workflow_teardown_finish (e, job);
-        else if (job->teardown_reads == 0 && job->epilog && !wfview_annotation (&job->view, ANN_EPILOG))
-            act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name,
-                     json_pack ("{s:{s:{s:s}}}", "metadata", "annotations", ANN_EPILOG,
-                                "active"),
-                     token_for (token, sizeof (token), TOK_ANNOTATE, job));
-        return;
-    }
+    act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name,
+             json_pack ("{s:{s:{s:s}}}", "metadata", "annotations", ANN_EPILOG, "active"),
+             token_for (token, sizeof (token), TOK_ANNOTATE, job));
+}
+
+/* STEP_TEARDOWN: desiredState is Teardown already (the decider asked for
+ * it), st.was the state asked for before.
+ */
+static void teardown_begin (struct dws_engine *e, struct job *job, struct step st)
+{
+    char token[96];
     for (int k = 0; k < T_NKINDS; k++)
         act_timer_stop (e, job, (enum timer_kind)k);
     if (job->wf) {
         json_t *put = json_pack ("{s:O}", "data.dws.workflow", job->wf);
         /* the state the job leaves unfinished keeps when it was asked for */
-        enum wf_state left = phase_desired (job);
+        enum wf_state left = st.was;
         if (put && left > WF_NONE && left < WF_TEARDOWN && job->done_at[left] <= 0)
             timeline_put (job, left, put);
         act_kvs (e, job, put, json_pack ("{s:s}", "rabbit_workflow", "data.dws.workflow"));
     }
-    bool prerun = phase_desired (job) >= WF_PRERUN;
-    if (phase_event (e, job, PHASE_EV_ASK, WF_TEARDOWN) < 0)
-        return;
+    bool prerun = st.was >= WF_PRERUN;
     job->teardown_reads = 0;
     if (e->cfg.save_datamovements > 0) {
         char sel[128];
@@ -281,8 +285,12 @@ void workflow_teardown (struct dws_engine *e, struct job *job)
         act (e, a);
         job->teardown_reads++;
     }
-    if (job->teardown_reads == 0)
-        teardown_patch (e, job);
+    workflow_step (e, job, decide (e, job, DECIDE_ON_TEARDOWN_READ, 0), NULL);
+}
+
+void workflow_teardown (struct dws_engine *e, struct job *job)
+{
+    workflow_step (e, job, decide (e, job, DECIDE_ON_TEARDOWN, 0), NULL);
 }
 
 /* One read before Teardown has answered. */
@@ -290,8 +298,8 @@ static void teardown_read_done (struct dws_engine *e, struct job *job)
 {
     if (job->teardown_reads <= 0)
         return; /* a late answer (after a rebuild) */
-    if (--job->teardown_reads == 0 && phase_desired (job) == WF_TEARDOWN && phase_exists (job))
-        teardown_patch (e, job);
+    job->teardown_reads--;
+    workflow_step (e, job, decide (e, job, DECIDE_ON_TEARDOWN_READ, 0), NULL);
 }
 
 /* Of a Workflow's Pods, the one whose log is kept: the MPI launcher, else
@@ -408,22 +416,43 @@ void workflow_remove_finalizer (struct dws_engine *e, struct job *job)
              token_for (token, sizeof (token), TOK_FINALIZER, job));
 }
 
-/* Teardown is complete: release the epilog (once the job is in it), then
- * delete the Workflow.  Until the job's epilog has begun the Workflow is
- * kept: it is what tells a restarted service that this job still needs
- * its epilog released.
+/* STEP_DELETE: Teardown is complete and the job in its epilog: release
+ * the epilog, delete the Workflow.
  */
-void workflow_teardown_finish (struct dws_engine *e, struct job *job)
+static void delete_workflow (struct dws_engine *e, struct job *job)
 {
     char token[96];
-    if (!job->epilog || job->phase == PHASE_DELETING || job->abort_reads > 0)
-        return; /* abort's reads: the last one calls workflow_teardown again */
-    if (phase_event (e, job, PHASE_EV_DELETE, WF_NONE) < 0)
-        return;
     workflow_epilog_remove (e, job);
     act_k8s (e, "delete", "Workflow", e->cfg.namespace, job->name, NULL,
              token_for (token, sizeof (token), TOK_DELETE, job));
     workflow_remove_finalizer (e, job);
+}
+
+void workflow_step (struct dws_engine *e, struct job *job, struct step st,
+                    json_t *annotations)
+{
+    switch (st.kind) {
+        case STEP_ASK:
+            if (st.state == WF_POSTRUN && !annotations)
+                annotations = json_pack ("{s:s}", ANN_EPILOG, "active");
+            patch_state (e, job, st.state, annotations);
+            return;
+        case STEP_TEARDOWN:
+            teardown_begin (e, job, st);
+            break;
+        case STEP_TEARDOWN_PATCH:
+            teardown_patch (e, job);
+            break;
+        case STEP_MARK_EPILOG:
+            mark_epilog (e, job);
+            break;
+        case STEP_DELETE:
+            delete_workflow (e, job);
+            break;
+        default:
+            break;
+    }
+    json_decref (annotations);
 }
 
 void workflow_on_write (struct dws_engine *e, enum token_kind kind, struct job *job,

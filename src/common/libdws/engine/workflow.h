@@ -5,6 +5,7 @@
 #ifndef DWS_ENGINE_WORKFLOW_H
 #define DWS_ENGINE_WORKFLOW_H
 
+#include "decide.h"
 #include "state.h"
 
 
@@ -14,11 +15,14 @@ void workflow_fail_job (struct dws_engine *e, struct job *job, const char *type,
 /* data.dws.timing.<state> (and data.dws.workflow with with_wf) */
 void workflow_kvs_timing (struct dws_engine *e, struct job *job, enum wf_state s, bool with_wf);
 void workflow_create (struct dws_engine *e, struct job *job);
-void workflow_patch_state (struct dws_engine *e, struct job *job, enum wf_state s,
-                           json_t *annotations);
+/* Carry out the decider's step where it is one of the Workflow's verbs
+ * (ask for a state, with `annotations`; Teardown and its reads; mark the
+ * epilog; delete); any other step is its caller's.  Takes `annotations`.
+ */
+void workflow_step (struct dws_engine *e, struct job *job, struct step st,
+                    json_t *annotations);
+/* Teardown is wanted: whatever the decider makes of it (decide.h). */
 void workflow_teardown (struct dws_engine *e, struct job *job);
-/* Teardown is complete: release the epilog, delete the Workflow. */
-void workflow_teardown_finish (struct dws_engine *e, struct job *job);
 void workflow_remove_finalizer (struct dws_engine *e, struct job *job);
 void workflow_epilog_remove (struct dws_engine *e, struct job *job);
 

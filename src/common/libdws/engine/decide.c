@@ -1,0 +1,283 @@
+/* decide.c - the engine's one decider (decide.h): every choice of what a
+ * job does next, and every change of its phase (through phase.c's table).
+ *
+ * decide_next () reads the job's phase, the facts recorded on it and what
+ * just happened, and returns one step; nothing else in the engine
+ * chooses a transition.  To add a phase or a decision: its row in
+ * JOB_PHASES and phase.c's table, its case here, and the step's verb in
+ * the file that acts (workflow.c, progress.c, fault.c, release.c).
+ *
+ * SPDX-License-Identifier: LGPL-3.0-or-later
+ */
+#include <string.h>
+
+#include "decide.h"
+#include "phase.h"
+#include "wfview.h"
+
+static struct step make (enum step_kind kind)
+{
+    struct step st = {kind, WF_NONE, WF_NONE, T_NKINDS, WF_NONE};
+    return st;
+}
+
+/* Ask for state s: nothing goes forward from Teardown (an answer that
+ * arrives after Teardown was asked for, a Servers write say).
+ */
+static struct step ask (const struct job *job, enum wf_state s)
+{
+    if (phase_desired (job) == WF_TEARDOWN && s != WF_TEARDOWN)
+        return make (STEP_NOTHING);
+    struct step st = make (STEP_ASK);
+    st.state = s;
+    return st;
+}
+
+/* Teardown is complete: the Workflow is deleted once the job's epilog has
+ * begun (until then it tells a restarted service that this job still
+ * needs its epilog released) and dws.abort's reads have answered.
+ */
+static struct step delete_when_ready (const struct job *job)
+{
+    if (!job->epilog || job->phase == PHASE_DELETING || job->abort_reads > 0)
+        return make (STEP_NOTHING);
+    return make (STEP_DELETE);
+}
+
+/* Teardown is wanted: after dws.abort's reads; once asked, the epilog
+ * marked on the Workflow or, Teardown done, the deletion.
+ */
+static struct step teardown (const struct job *job)
+{
+    if (job->abort_reads > 0)
+        return make (STEP_NOTHING); /* the last of them asks again */
+    if (phase_desired (job) == WF_TEARDOWN) {
+        if (phase_handled (job) == WF_TEARDOWN)
+            return delete_when_ready (job);
+        if (job->teardown_reads == 0 && job->epilog
+            && !wfview_annotation (&job->view, ANN_EPILOG))
+            return make (STEP_MARK_EPILOG);
+        return make (STEP_NOTHING);
+    }
+    struct step st = make (STEP_TEARDOWN);
+    st.was = phase_desired (job);
+    return st;
+}
+
+/* Are the computes released once PostRun is done (release.c)?  Not
+ * without Fluxion: only alloc_rabbit keeps other rabbit jobs off the
+ * job's rabbits, and it lasts until Teardown, so the computes do too (as
+ * flux-coral2 v0.36.0).
+ */
+static bool release_early (const struct dws_engine *e, const struct job *job)
+{
+    if (job->excepted || job->toredown || !e->cfg.fluxion)
+        return false;
+    if (job->release == RELEASE_DEFAULT)
+        return e->cfg.release_early;
+    return job->release == RELEASE_EARLY;
+}
+
+/* State s is complete (the phase says so already). */
+static struct step after_done (const struct dws_engine *e, const struct job *job,
+                               enum wf_state s)
+{
+    switch (s) {
+        case WF_PROPOSAL:
+            return make (STEP_PROPOSAL);
+        case WF_SETUP:
+            return make (STEP_COMPUTES);
+        case WF_DATAIN:
+            return ask (job, WF_PRERUN);
+        case WF_PRERUN:
+            return make (STEP_PROLOG);
+        case WF_POSTRUN:
+            return release_early (e, job) ? make (STEP_RELEASE) : ask (job, WF_DATAOUT);
+        case WF_DATAOUT:
+            return teardown (job);
+        case WF_TEARDOWN:
+            return delete_when_ready (job);
+        default:
+            return make (STEP_NOTHING);
+    }
+}
+
+static struct step read_culprits (enum timer_kind kind)
+{
+    struct step st = make (STEP_READ_CULPRITS);
+    st.timer = kind;
+    return st;
+}
+
+/* A timer fired (it fires once per state: not again for a state whose
+ * hosts were given up, job->forced).
+ */
+static struct step on_timer (const struct job *job, enum timer_kind kind)
+{
+    enum wf_state desired = phase_desired (job);
+    enum wf_state handled = phase_handled (job);
+    if (job->excepted && kind != T_TEARDOWN_AFTER)
+        return make (STEP_NOTHING);
+    switch (kind) {
+        case T_SETUP:
+            if (desired == WF_SETUP && handled < WF_SETUP && job->forced != WF_SETUP)
+                return read_culprits (kind);
+            break;
+        case T_PRERUN:
+            if (desired == WF_PRERUN && handled < WF_PRERUN && job->forced != WF_PRERUN)
+                return read_culprits (kind);
+            break;
+        case T_POSTRUN:
+            if (desired == WF_POSTRUN && handled < WF_POSTRUN)
+                return read_culprits (kind);
+            break;
+        case T_TEARDOWN_AFTER:
+            if (desired == WF_POSTRUN || desired == WF_DATAOUT)
+                return make (STEP_SKIP_DATAOUT);
+            break;
+        case T_RELEASE:
+            if (job->phase == PHASE_RELEASING)
+                return make (STEP_KEEP_COMPUTES);
+            break;
+        case T_TC:
+            if (!job->tc || desired == WF_TEARDOWN)
+                break;
+            if (desired == WF_PRERUN)
+                return read_culprits (kind);
+            return make (desired == WF_POSTRUN ? STEP_POSTRUN_FAILED : STEP_FAIL);
+        default:
+            break;
+    }
+    return make (STEP_NOTHING);
+}
+
+struct step decide_next (const struct dws_engine *e, const struct job *job, enum decide_on on,
+                         int arg)
+{
+    enum wf_state desired = phase_desired (job);
+    enum wf_state handled = phase_handled (job);
+    switch (on) {
+        case DECIDE_ON_CREATE:
+            return make (job->phase == PHASE_NONE ? STEP_CREATE : STEP_NOTHING);
+        case DECIDE_ON_CREATED:
+            if (job->toredown)
+                return teardown (job);
+            return make (job->wf ? STEP_LOOK : STEP_NOTHING);
+        case DECIDE_ON_WORKFLOW:
+            /* decide () recorded the completion, if it was one */
+            return after_done (e, job, (enum wf_state)arg);
+        case DECIDE_ON_ERROR:
+            if (desired == WF_POSTRUN && handled < WF_POSTRUN)
+                return make (STEP_POSTRUN_FAILED); /* drain exactly who did not unmount */
+            return make (desired != WF_TEARDOWN ? STEP_FAIL : STEP_NOTHING);
+        case DECIDE_ON_FAILED:
+        case DECIDE_ON_TEARDOWN:
+            return phase_exists (job) ? teardown (job) : make (STEP_NOTHING);
+        case DECIDE_ON_TEARDOWN_READ:
+            if (job->teardown_reads == 0 && desired == WF_TEARDOWN && phase_exists (job))
+                return make (STEP_TEARDOWN_PATCH);
+            return make (STEP_NOTHING);
+        case DECIDE_ON_ABORT_READ:
+            if (job->abort_reads == 0 && phase_exists (job))
+                return teardown (job);
+            return make (STEP_NOTHING);
+        case DECIDE_ON_POST_RUN:
+            if (!phase_exists (job))
+                return make (STEP_TEARDOWN_LATER); /* the create has not answered */
+            if (!job->run_started || desired < WF_PRERUN || job->toredown)
+                return teardown (job);
+            return ask (job, WF_POSTRUN);
+        case DECIDE_ON_SERVERS:
+            if (job->servers_pending == 0 && !job->setup_error && !job->excepted
+                && !job->toredown)
+                return ask (job, WF_SETUP);
+            return make (STEP_NOTHING);
+        case DECIDE_ON_COMPUTES:
+            if (desired == WF_SETUP && !job->excepted)
+                return ask (job, WF_DATAIN);
+            return make (STEP_NOTHING);
+        case DECIDE_ON_TOKEN:
+            if (desired == WF_PRERUN && !job->excepted)
+                return make (STEP_PROLOG_REMOVE);
+            return make (STEP_NOTHING);
+        case DECIDE_ON_SETUP_AGAIN:
+            /* its prolog-remove may have been lost with a reloaded plugin */
+            if (handled >= WF_PRERUN && desired == WF_PRERUN && !job->token_pending
+                && !job->epilog)
+                return make (STEP_PROLOG);
+            return make (STEP_NOTHING);
+        case DECIDE_ON_RELEASED:
+            return ask (job, WF_DATAOUT);
+        case DECIDE_ON_TIMER:
+            return on_timer (job, (enum timer_kind)arg);
+    }
+    return make (STEP_NOTHING);
+}
+
+/* "Complete" is DWS' word: spec.desiredState == status.state == S and
+ * status.ready.  The engine acts once on each state's completion, and
+ * only for the state it asked for, so a stale watch event, a repeated
+ * one, or a re-list after a 410 changes nothing.
+ */
+static bool completes (const struct job *job)
+{
+    const struct wfview *v = &job->view;
+    return v->state != WF_NONE && v->ready && v->state == v->desired
+           && v->state == phase_desired (job) && v->state > phase_handled (job);
+}
+
+struct step decide (struct dws_engine *e, struct job *job, enum decide_on on, int arg)
+{
+    enum wf_state done = WF_NONE;
+    if (on == DECIDE_ON_CREATED)
+        phase_event (e, job, PHASE_EV_SEEN, WF_NONE);
+    if (on == DECIDE_ON_WORKFLOW) {
+        if (!completes (job) || phase_event (e, job, PHASE_EV_DONE, job->view.state) < 0)
+            return make (STEP_NOTHING);
+        done = arg = job->view.state;
+    }
+    struct step st = decide_next (e, job, on, arg);
+    int rc = 0;
+    switch (st.kind) {
+        case STEP_CREATE:
+            rc = phase_event (e, job, PHASE_EV_CREATE, WF_NONE);
+            break;
+        case STEP_ASK:
+            rc = phase_event (e, job, PHASE_EV_ASK, st.state);
+            break;
+        case STEP_TEARDOWN:
+        case STEP_TEARDOWN_PATCH:
+            rc = phase_event (e, job, PHASE_EV_ASK, WF_TEARDOWN);
+            break;
+        case STEP_RELEASE:
+            rc = phase_event (e, job, PHASE_EV_RELEASE, WF_NONE);
+            break;
+        case STEP_DELETE:
+            rc = phase_event (e, job, PHASE_EV_DELETE, WF_NONE);
+            break;
+        case STEP_TEARDOWN_LATER:
+            job->toredown = true;
+            break;
+        default:
+            break;
+    }
+    if (rc < 0)
+        st = make (STEP_NOTHING);
+    st.done = done;
+    return st;
+}
+
+int decide_adopt (struct dws_engine *e, struct job *job, enum wf_state s)
+{
+    return phase_event (e, job, PHASE_EV_ADOPT, s);
+}
+
+void decide_seen (struct dws_engine *e, struct job *job)
+{
+    phase_event (e, job, PHASE_EV_SEEN, WF_NONE);
+}
+
+void decide_vanish (struct dws_engine *e, struct job *job)
+{
+    phase_event (e, job, PHASE_EV_VANISH, WF_NONE);
+}

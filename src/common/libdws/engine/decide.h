@@ -1,0 +1,89 @@
+/* decide.h - the engine's one decider: what a job does next.
+ *
+ * An event handler records what happened (a fact on the job) and asks
+ * decide (); decide.c applies the phase change the fact is (a state done,
+ * the Workflow seen), chooses the next step from the job's phase and
+ * facts (decide_next, the one function that chooses), applies that step's
+ * own phase change (a state asked for, the Workflow deleted) and returns
+ * the step.  The caller carries it out and chooses nothing.  No other file
+ * changes a job's phase (t/python/libdws/test_one_decider.py).
+ *
+ * SPDX-License-Identifier: LGPL-3.0-or-later
+ */
+#ifndef DWS_ENGINE_DECIDE_H
+#define DWS_ENGINE_DECIDE_H
+
+#include "state.h"
+
+/* What just happened to the job (the fact recorded before asking). */
+enum decide_on {
+    DECIDE_ON_CREATE,         /* a Workflow is wanted (dws.create, a vanished one, job-info) */
+    DECIDE_ON_CREATED,        /* the create answered: the Workflow exists */
+    DECIDE_ON_WORKFLOW,       /* the Workflow was seen (a watch event, the create's answer) */
+    DECIDE_ON_ERROR,          /* the Workflow is in status Error */
+    DECIDE_ON_FAILED,         /* the job failed (workflow_fail_job) */
+    DECIDE_ON_TEARDOWN,       /* Teardown is wanted (dws.teardown, DataOut skipped, ...) */
+    DECIDE_ON_TEARDOWN_READ,  /* a read before Teardown answered */
+    DECIDE_ON_ABORT_READ,     /* one of dws.abort's reads answered */
+    DECIDE_ON_POST_RUN,       /* the job's epilog began (dws.post_run, or found in CLEANUP) */
+    DECIDE_ON_SERVERS,        /* a Servers fill answered, or all were sent */
+    DECIDE_ON_COMPUTES,       /* the Computes fill answered */
+    DECIDE_ON_TOKEN,          /* the workflow token Secret was read */
+    DECIDE_ON_SETUP_AGAIN,    /* a repeated dws.setup */
+    DECIDE_ON_RELEASED,       /* the ssds are held (or the computes kept): DataOut */
+    DECIDE_ON_TIMER,          /* timer `arg` (enum timer_kind) fired */
+};
+
+/* The next step: what the caller does. */
+enum step_kind {
+    STEP_NOTHING,
+    STEP_CREATE,         /* send the Workflow's create */
+    STEP_LOOK,           /* look at the Workflow last seen (DECIDE_ON_WORKFLOW) */
+    STEP_PROPOSAL,       /* Proposal done: the resources for the job manager */
+    STEP_ASK,            /* patch desiredState to `state` (and start its timers) */
+    STEP_COMPUTES,       /* Setup done: fill the Computes */
+    STEP_PROLOG,         /* PreRun done: end the prolog (read the token first) */
+    STEP_PROLOG_REMOVE,  /* the token read: end the prolog with it */
+    STEP_RELEASE,        /* PostRun done: hold the ssds, release the computes */
+    STEP_TEARDOWN,       /* to Teardown: the reads first (`was`: desired before) */
+    STEP_TEARDOWN_PATCH, /* the reads done: the Teardown patch */
+    STEP_MARK_EPILOG,    /* in Teardown already: mark the epilog on the Workflow */
+    STEP_DELETE,         /* Teardown done: release the epilog, delete the Workflow */
+    STEP_FAIL,           /* fail the job (an Error, a TransientCondition) */
+    STEP_POSTRUN_FAILED, /* PostRun failed: read who still mounts, then fail */
+    STEP_READ_CULPRITS,  /* timer `timer` fired: read who is late */
+    STEP_SKIP_DATAOUT,   /* teardown_after expired: skip DataOut, then Teardown */
+    STEP_KEEP_COMPUTES,  /* Fluxion did not confirm the ssd holds: DataOut without */
+    STEP_TEARDOWN_LATER, /* Teardown once the create has answered (decide records it) */
+};
+
+struct step {
+    enum step_kind kind;
+    enum wf_state state;    /* STEP_ASK */
+    enum wf_state was;      /* STEP_TEARDOWN: the state asked for before */
+    enum timer_kind timer;  /* STEP_READ_CULPRITS */
+    enum wf_state done;     /* the state whose completion decide () recorded, or WF_NONE */
+};
+
+/* The next step for a job, from its phase and facts and what just
+ * happened (arg: a Workflow state or a timer kind, where `on` takes one).
+ * Pure: it changes nothing.
+ */
+struct step decide_next (const struct dws_engine *e, const struct job *job, enum decide_on on,
+                         int arg);
+
+/* Record the phase change `on` is (the Workflow seen, a state done),
+ * decide the next step and apply its phase change.  A transition the
+ * phase table refuses (logged) gives STEP_NOTHING.
+ */
+struct step decide (struct dws_engine *e, struct job *job, enum decide_on on, int arg);
+
+/* The phase changes that are facts and lead to no step of the engine's:
+ * a Workflow of ours taken up in state s after a restart, a Workflow that
+ * vanished.  -1 when the table refuses.
+ */
+int decide_adopt (struct dws_engine *e, struct job *job, enum wf_state s);
+void decide_seen (struct dws_engine *e, struct job *job);
+void decide_vanish (struct dws_engine *e, struct job *job);
+
+#endif /* !DWS_ENGINE_DECIDE_H */
