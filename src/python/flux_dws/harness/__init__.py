@@ -193,16 +193,18 @@ class Harness:
         return self.ask("dws.rabbits")
 
     def rabbits_now(self) -> dict[str, Any]:
-        """The dws.rabbits view read from the engine on the calling thread:
-        for ``wait_for`` predicates, which run on the reactor thread and
-        must not wait for it."""
+        """The dws.rabbits view read from the engine now, not through a
+        request: for ``wait_for`` predicates, which run on the reactor
+        thread and must not wait for it."""
         return self._engine_now("dws.rabbits")
 
     def status_now(self) -> dict[str, Any]:
-        """The dws.status view read on the calling thread, as rabbits_now."""
+        """The dws.status view read from the engine now, as rabbits_now."""
         return self._engine_now("dws.status")
 
     def _engine_now(self, topic: str) -> dict[str, Any]:
+        if not self.reactor.on_thread():  # the engine is the reactor's alone
+            return self.reactor.call(lambda: self._engine_now(topic))
         svc = self.service
         if svc is None:
             return {}
