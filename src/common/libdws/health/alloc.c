@@ -5,7 +5,7 @@
  */
 #include <stdio.h>
 
-#include "flush.h"
+#include "arm.h"
 #include "table.h"
 
 void dws_health_allocation (struct dws_health *h, json_int_t id, json_t *rabbits,
@@ -38,5 +38,5 @@ void dws_health_allocation (struct dws_health *h, json_int_t id, json_t *rabbits
         json_object_set_new (h->jobs, key, kept);
     }
     if (!h->cfg.fluxion)
-        flush_soon (h, actions); /* alloc_rabbit */
+        arm_soon (h, actions); /* alloc_rabbit */
 }

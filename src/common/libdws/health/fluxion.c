@@ -4,8 +4,8 @@
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
 #include "action.h"
+#include "arm.h"
 #include "batch.h"
-#include "flush.h"
 #include "fluxion.h"
 #include "hold.h"
 #include "property.h"
@@ -33,7 +33,7 @@ void dws_health_fluxion_restart (struct dws_health *h, json_t *actions)
     if (h->find_token[0])
         json_object_del (h->batches, h->find_token);
     h->find_token[0] = '\0';
-    flush_soon (h, actions);
+    arm_soon (h, actions);
 }
 
 int dws_health_fluxion_state (struct dws_health *h, json_t *down, json_t *actions,
@@ -59,7 +59,7 @@ int dws_health_fluxion_state (struct dws_health *h, json_t *down, json_t *action
     json_decref (h->fluxion_down);
     h->fluxion_down = set; /* NULL: not known, so every ssd is sent */
     h->fluxion_known = true;
-    flush_soon (h, actions);
+    arm_soon (h, actions);
     return 0;
 }
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flush.h"
+#include "arm.h"
 #include "hold.h"
 #include "property.h"
 #include "table.h"
@@ -75,6 +75,6 @@ int dws_health_graph (struct dws_health *h, json_t *graph, json_t *actions, dws_
     h->graph_known = true;
     h->holds_dirty = true;
     property_forget (h);
-    flush_soon (h, actions);
+    arm_soon (h, actions);
     return 0;
 }

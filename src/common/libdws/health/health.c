@@ -1,16 +1,19 @@
 /* health.c - rabbit health's life: create, configure, destroy, and
  * whether Flux has been told all it needs (health.h).
  *
- * The rest of health/, one concern per file: storageview.c reads a Storage
- * object once and storage.c decides from it whether its rabbit is up and
- * what its computes' links are; topology.c the computes each rabbit
- * serves; resource.c the Flux resource journal and configuration; graph.c
- * the Fluxion graph's ssd vertices, fluxion.c what Fluxion has of them;
- * hold.c the jobs' holds on them and alloc.c the rabbits jobs use; the
- * flush (flush.c) sends what differs: ssd.c the vertices' status,
- * property.c the node properties, drain.c the drains (link.c reads a
- * compute's link), systemstatus.c DWS' SystemStatus, all through batch.c;
- * result.c reads their answers; view.c builds dws.rabbits' view.
+ * The rest of health/, one concern per file, in one-way layers (each
+ * includes only the headers of those below it; doc/guide/rabbit-health.rst
+ * draws them): storageview.c reads a Storage object once and storage.c
+ * decides from it whether its rabbit is up and what its computes' links
+ * are; topology.c the computes each rabbit serves; resource.c the Flux
+ * resource journal and configuration; graph.c the Fluxion graph's ssd
+ * vertices, fluxion.c what Fluxion has of them; hold.c the jobs' holds on
+ * them and alloc.c the rabbits jobs use.  Inputs arm the flush timer
+ * (arm.c); the flush (flush.c) sends what differs: ssd.c the vertices'
+ * status, property.c the node properties, drain.c the drains (link.c
+ * reads a compute's link), systemstatus.c DWS' SystemStatus, all through
+ * batch.c; result.c reads their answers; view.c builds dws.rabbits' view.
+ * state.h has the types, table.c the lookups.
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "flush.h"
+#include "arm.h"
 #include "hold.h"
 #include "table.h"
 
@@ -91,7 +91,7 @@ int dws_health_hold (struct dws_health *h, json_int_t id, json_t *paths, double 
     json_object_set_new (h->holds, key, hold); /* releases old */
     h->now = now;
     h->holds_dirty = true;
-    flush_soon (h, actions);
+    arm_soon (h, actions);
     return 0;
 }
 
@@ -106,7 +106,7 @@ void dws_health_unhold (struct dws_health *h, json_int_t id, double now, json_t 
     json_object_del (h->holds, key);
     h->now = now;
     /* the flush is armed even when no hold is left: what it freed goes up */
-    flush_arm (h, DWS_HEALTH_FLUSH_DELAY, actions);
+    arm_flush (h, DWS_HEALTH_FLUSH_DELAY, actions);
 }
 
 bool dws_health_hold_applied (struct dws_health *h, json_int_t id)

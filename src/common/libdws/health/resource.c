@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "action.h"
-#include "flush.h"
+#include "arm.h"
 #include "hostlist.h"
 #include "idset.h"
 #include "table.h"
@@ -158,7 +158,7 @@ int dws_health_journal (struct dws_health *h, json_t *events, bool synced, json_
     }
     if (synced)
         h->journal_synced = true;
-    flush_soon (h, actions);
+    arm_soon (h, actions);
     return 0;
 }
 
@@ -193,6 +193,6 @@ int dws_health_flux_config (struct dws_health *h, const char *exclude, const cha
     json_decref (h->drainable);
     h->drainable = set;
     apply_exclude (h);
-    flush_soon (h, actions);
+    arm_soon (h, actions);
     return 0;
 }

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "action.h"
+#include "arm.h"
 #include "batch.h"
-#include "flush.h"
 #include "rssd.h"
 #include "table.h"
 
@@ -130,6 +130,6 @@ int dws_health_result (struct dws_health *h, json_t *event, double now, json_t *
         }
     }
     json_object_del (h->batches, tok);
-    flush_arm (h, DWS_HEALTH_RETRY_DELAY, actions);
+    arm_flush (h, DWS_HEALTH_RETRY_DELAY, actions);
     return 0;
 }

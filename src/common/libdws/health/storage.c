@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "action.h"
-#include "flush.h"
+#include "arm.h"
 #include "storage.h"
 #include "table.h"
 
@@ -84,7 +84,7 @@ void storage_decide (struct dws_health *h, struct rabbit *r, json_t *actions)
         snprintf (c->link, sizeof (c->link), "%s", st ? st : "");
         c->mount_failed = false; /* cleared by the rabbit's next Storage event */
     }
-    flush_soon (h, actions);
+    arm_soon (h, actions);
 }
 
 /* Rabbit r's Storage is now obj (NULL: none): parsed once, then decided. */
@@ -132,7 +132,7 @@ int dws_health_storage_sync (struct dws_health *h, json_t *objects, json_t *acti
         storage_read (h, &h->rabbits[k], json_object_get (h->storages, h->rabbits[k].name),
                       actions);
     h->storage_synced = true;
-    flush_soon (h, actions);
+    arm_soon (h, actions);
     return 0;
 }
 
@@ -145,5 +145,5 @@ void dws_health_mount_failed (struct dws_health *h, json_t *hosts, json_t *actio
         if (c)
             c->mount_failed = true;
     }
-    flush_soon (h, actions);
+    arm_soon (h, actions);
 }

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flush.h"
+#include "arm.h"
 #include "storage.h"
 #include "table.h"
 
@@ -118,6 +118,6 @@ int dws_health_topology (struct dws_health *h, json_t *c2r, json_t *actions, dws
     if (h->storage_synced)
         for (size_t i = 0; i < h->nrabbits; i++)
             storage_decide (h, &h->rabbits[i], actions);
-    flush_soon (h, actions);
+    arm_soon (h, actions);
     return 0;
 }
