@@ -464,6 +464,201 @@ done:
     return rc;
 }
 
+/* What one placement works on: the rabbits of R (most reserved first),
+ * the breakdown's sets, and what is decided: j OST rabbits, OSTs of c
+ * bytes, counts[i] OSTs on rabbit i.
+ */
+struct placement {
+    const struct dws_lustre_conf *conf;
+    int64_t min_bytes;
+    struct rab *r;
+    size_t n;
+    struct lset *ls;
+    size_t ns;
+    int64_t *counts;
+    int64_t ost_cap; /* the ost set's capacity, 0 without one */
+    int64_t j;
+    int64_t c;
+};
+
+static void placement_free (struct placement *p)
+{
+    free (p->r);
+    free (p->ls);
+    free (p->counts);
+}
+
+/* The allocationSets of a breakdown's status.storage, given the
+ * breakdown, its status or its status.storage; NULL when none.
+ */
+static json_t *allocation_sets_of (json_t *storage)
+{
+    json_t *status = json_object_get (storage, "status");
+    if (json_is_object (status))
+        storage = status;
+    if (json_is_object (json_object_get (storage, "storage")))
+        storage = json_object_get (storage, "storage");
+    json_t *sets = json_object_get (storage, "allocationSets");
+    return json_is_array (sets) ? sets : NULL;
+}
+
+/* Read R's rabbits (most reserved first, then by name) and the sets. */
+static int placement_read (struct placement *p, json_t *sets, json_t *reserved,
+                           dws_error_t *err)
+{
+    const char *name;
+    json_t *v;
+
+    p->ns = json_array_size (sets);
+    if (!(p->r = calloc (json_object_size (reserved), sizeof (*p->r)))
+        || !(p->ls = calloc (p->ns ? p->ns : 1, sizeof (*p->ls)))
+        || !(p->counts = calloc (json_object_size (reserved), sizeof (*p->counts))))
+        return dws_errorf (err, "out of memory");
+    json_object_foreach (reserved, name, v) {
+        if (!json_is_integer (v) || json_integer_value (v) < 1
+            || json_integer_value (v) > MAX_RABBIT_GIB)
+            return dws_errorf (err, "rabbit '%s': reserved GiB must be an integer from 1 to %lld",
+                               name, (long long)MAX_RABBIT_GIB);
+        p->r[p->n].name = name;
+        p->r[p->n++].reserved = json_integer_value (v) * GIB;
+    }
+    qsort (p->r, p->n, sizeof (*p->r), by_reserved);
+    if (read_sets (sets, p->ls, p->ns, err) < 0)
+        return -1;
+    for (size_t s = 0; s < p->ns; s++) {
+        if (is_ost (&p->ls[s])) {
+            if (p->ost_cap)
+                return dws_errorf (err, "allocation set %zu: a breakdown has a single ost set", s);
+            p->ost_cap = p->ls[s].cap;
+        }
+    }
+    return 0;
+}
+
+/* Equal OSTs, one on each of the largest j rabbits in [lo, hi] whose
+ * first j can each hold one OST and their MDT/MGT share.  False (and j
+ * below lo) when no j fits.
+ */
+static bool place_equal (struct placement *p)
+{
+    const struct dws_lustre_conf *conf = p->conf;
+    int64_t hi = (int64_t)p->n, lo = conf->min_rabbits;
+    if (conf->max_rabbits > 0 && conf->max_rabbits < hi)
+        hi = conf->max_rabbits;
+    if (lo > hi)
+        lo = hi; /* R holds fewer rabbits than min_rabbits: use them all */
+    if (lo < 1)
+        lo = 1;
+    for (p->j = p->ost_cap ? hi : 1; p->j >= lo; p->j--) {
+        p->c = 0;
+        if (p->ost_cap) {
+            p->c = ceil_div (ceil_div (p->ost_cap, p->j), GIB) * GIB;
+            if (p->c < p->min_bytes)
+                p->c = p->min_bytes;
+        }
+        place_md (p->ls, p->ns, p->r, p->j, conf, p->min_bytes);
+        bool fits = true;
+        for (int64_t i = 0; i < p->j && fits; i++)
+            fits = p->r[i].md <= p->r[i].reserved && p->c <= p->r[i].reserved - p->r[i].md;
+        if (fits)
+            break;
+    }
+    if (p->j < lo)
+        return false;
+    for (int64_t i = 0; i < p->j; i++)
+        p->counts[i] = p->ost_cap ? 1 : 0;
+    return true;
+}
+
+/* The largest OST size u (whole GiB, a whole fraction 1/k of some
+ * rabbit's room, at least the minimum) such that the OSTs of size u
+ * fitting on each rabbit add up to the ost set; 0 when none does.
+ */
+static int64_t uneven_unit (const struct placement *p)
+{
+    const struct rab *r = p->r;
+    int64_t unit = 0;
+    int64_t min_gib = p->min_bytes > 0 ? ceil_div (p->min_bytes, GIB) : 1;
+    for (size_t i = 0; i < p->n && p->ost_cap; i++) {
+        int64_t room = (r[i].reserved - r[i].md) / GIB;
+        for (int64_t k = 1; k <= 64; k++) {
+            int64_t u = room / k, sum = 0;
+            if (u < min_gib)
+                break;
+            if (u <= unit)
+                continue;
+            for (size_t x = 0; x < p->n; x++)
+                sum += ((r[x].reserved - r[x].md) / GIB / u) * u;
+            if (sum >= ceil_div (p->ost_cap, GIB))
+                unit = u;
+        }
+    }
+    return unit;
+}
+
+/* Uneven reservation: the MDT/MGT over every rabbit of R, and on each
+ * as many equal-size OSTs (uneven_unit) as fit.
+ */
+static int place_uneven (struct placement *p, dws_error_t *err)
+{
+    struct rab *r = p->r;
+    p->j = (int64_t)p->n;
+    place_md (p->ls, p->ns, r, p->j, p->conf, p->min_bytes);
+    for (size_t i = 0; i < p->n; i++) {
+        if (r[i].md > r[i].reserved)
+            return dws_errorf (err, "rabbit '%s': Fluxion reserved %lld GiB, less than its"
+                               " MDT/MGT share", r[i].name, (long long)(r[i].reserved / GIB));
+    }
+    int64_t unit = uneven_unit (p);
+    if (p->ost_cap && unit == 0) {
+        int64_t sum = 0;
+        for (size_t i = 0; i < p->n; i++)
+            sum += r[i].reserved / GIB;
+        return dws_errorf (err,
+                           "Fluxion reserved %lld GiB on %zu rabbit(s), too little for %lld GiB"
+                           " of OSTs plus the MDT/MGT",
+                           (long long)sum, p->n, (long long)ceil_div (p->ost_cap, GIB));
+    }
+    for (size_t i = 0; i < p->n && p->ost_cap; i++)
+        p->counts[i] = (r[i].reserved - r[i].md) / (unit * GIB);
+    p->c = unit * GIB;
+    return 0;
+}
+
+/* The allocation sets decided: each set's allocations per rabbit. */
+static json_t *placement_emit (const struct placement *p, dws_error_t *err)
+{
+    json_t *out = json_array ();
+    if (!out)
+        goto nomem;
+    for (size_t s = 0; s < p->ns; s++) {
+        const struct lset *ls = &p->ls[s];
+        int64_t *mc = calloc (p->n, sizeof (*mc));
+        int rc;
+        if (!mc)
+            goto nomem;
+        if (is_ost (ls)) {
+            for (size_t i = 0; i < p->n; i++)
+                mc[i] = p->counts[i];
+            rc = emit (out, ls->label, p->c, p->r, p->n, mc);
+        }
+        else {
+            int64_t d = md_count (ls, p->conf, p->j);
+            for (int64_t k = 0; k < d; k++)
+                mc[k % p->j]++;
+            rc = emit (out, ls->label, ls->size, p->r, p->n, mc);
+        }
+        free (mc);
+        if (rc < 0)
+            goto nomem;
+    }
+    return out;
+nomem:
+    dws_errorf (err, "out of memory");
+    json_decref (out);
+    return NULL;
+}
+
 json_t *dws_lustre_allocation_sets (json_t *storage,
                                     json_t *reserved,
                                     const struct dws_lustre_conf *conf,
@@ -471,14 +666,8 @@ json_t *dws_lustre_allocation_sets (json_t *storage,
                                     dws_error_t *err)
 {
     struct dws_lustre_conf dflt;
-    json_t *status, *sets, *out = NULL;
-    struct rab *r = NULL;
-    struct lset *ls = NULL;
-    int64_t *counts = NULL;
-    size_t n = 0, ns;
-    const char *name;
-    json_t *v;
-    int64_t j = 0, c = 0, ost_cap = 0, unit = 0;
+    struct placement p = {0};
+    json_t *sets, *out = NULL;
 
     if (!conf) {
         dws_lustre_conf_default (&dflt);
@@ -488,13 +677,7 @@ json_t *dws_lustre_allocation_sets (json_t *storage,
         dws_errorf (err, "the minimum allocation size must be >= 0 bytes");
         return NULL;
     }
-    status = json_object_get (storage, "status");
-    if (json_is_object (status))
-        storage = status;
-    if (json_is_object (json_object_get (storage, "storage")))
-        storage = json_object_get (storage, "storage");
-    sets = json_object_get (storage, "allocationSets");
-    if (!json_is_array (sets)) {
+    if (!(sets = allocation_sets_of (storage))) {
         dws_errorf (err, "status.storage must have an allocationSets list");
         return NULL;
     }
@@ -502,146 +685,13 @@ json_t *dws_lustre_allocation_sets (json_t *storage,
         dws_errorf (err, "Fluxion allocated no rabbit storage to the job (R holds no ssd)");
         return NULL;
     }
-    ns = json_array_size (sets);
-    if (!(r = calloc (json_object_size (reserved), sizeof (*r)))
-        || !(ls = calloc (ns ? ns : 1, sizeof (*ls)))
-        || !(counts = calloc (json_object_size (reserved), sizeof (*counts)))) {
-        dws_errorf (err, "out of memory");
-        goto fail;
-    }
-    json_object_foreach (reserved, name, v) {
-        if (!json_is_integer (v) || json_integer_value (v) < 1
-            || json_integer_value (v) > MAX_RABBIT_GIB) {
-            dws_errorf (err, "rabbit '%s': reserved GiB must be an integer from 1 to %lld", name,
-                        (long long)MAX_RABBIT_GIB);
-            goto fail;
-        }
-        r[n].name = name;
-        r[n++].reserved = json_integer_value (v) * GIB;
-    }
-    qsort (r, n, sizeof (*r), by_reserved);
-    if (read_sets (sets, ls, ns, err) < 0)
-        goto fail;
-    for (size_t s = 0; s < ns; s++) {
-        if (is_ost (&ls[s])) {
-            if (ost_cap) {
-                dws_errorf (err, "allocation set %zu: a breakdown has a single ost set", s);
-                goto fail;
-            }
-            ost_cap = ls[s].cap;
-        }
-    }
-
-    /* equal OSTs on the largest j that fits */
-    int64_t hi = (int64_t)n, lo = conf->min_rabbits;
-    if (conf->max_rabbits > 0 && conf->max_rabbits < hi)
-        hi = conf->max_rabbits;
-    if (lo > hi)
-        lo = hi; /* R holds fewer rabbits than min_rabbits: use them all */
-    if (lo < 1)
-        lo = 1;
-    for (j = ost_cap ? hi : 1; j >= lo; j--) {
-        c = 0;
-        if (ost_cap) {
-            c = ceil_div (ceil_div (ost_cap, j), GIB) * GIB;
-            if (c < min_bytes)
-                c = min_bytes;
-        }
-        place_md (ls, ns, r, j, conf, min_bytes);
-        bool fits = true;
-        for (int64_t i = 0; i < j && fits; i++)
-            fits = r[i].md <= r[i].reserved && c <= r[i].reserved - r[i].md;
-        if (fits)
-            break;
-    }
-    if (j < lo) {
-        /* uneven reservation: equal-size OSTs of the largest size u
-         * (whole GiB, a whole fraction 1/k of some rabbit's room) such
-         * that those fitting on each rabbit of R add up to the OSTs
-         */
-        j = (int64_t)n;
-        place_md (ls, ns, r, j, conf, min_bytes);
-        for (size_t i = 0; i < n; i++) {
-            if (r[i].md > r[i].reserved) {
-                dws_errorf (err, "rabbit '%s': Fluxion reserved %lld GiB, less than its"
-                            " MDT/MGT share", r[i].name, (long long)(r[i].reserved / GIB));
-                goto fail;
-            }
-        }
-        unit = 0;
-        int64_t min_gib = min_bytes > 0 ? ceil_div (min_bytes, GIB) : 1;
-        for (size_t i = 0; i < n && ost_cap; i++) {
-            int64_t room = (r[i].reserved - r[i].md) / GIB;
-            for (int64_t k = 1; k <= 64; k++) {
-                int64_t u = room / k, sum = 0;
-                if (u < min_gib)
-                    break;
-                if (u <= unit)
-                    continue;
-                for (size_t x = 0; x < n; x++)
-                    sum += ((r[x].reserved - r[x].md) / GIB / u) * u;
-                if (sum >= ceil_div (ost_cap, GIB))
-                    unit = u;
-            }
-        }
-        if (ost_cap && unit == 0) {
-            int64_t sum = 0;
-            for (size_t i = 0; i < n; i++)
-                sum += r[i].reserved / GIB;
-            dws_errorf (err,
-                        "Fluxion reserved %lld GiB on %zu rabbit(s), too little for %lld GiB"
-                        " of OSTs plus the MDT/MGT",
-                        (long long)sum, n, (long long)ceil_div (ost_cap, GIB));
-            goto fail;
-        }
-        for (size_t i = 0; i < n && ost_cap; i++) {
-            counts[i] = (r[i].reserved - r[i].md) / (unit * GIB);
-        }
-        c = unit * GIB;
-    }
-    else {
-        for (int64_t i = 0; i < j; i++)
-            counts[i] = ost_cap ? 1 : 0;
-    }
-
-    if (!(out = json_array ())) {
-        dws_errorf (err, "out of memory");
-        goto fail;
-    }
-    for (size_t s = 0; s < ns; s++) {
-        int64_t *mc = calloc (n, sizeof (*mc));
-        int rc;
-        if (!mc) {
-            dws_errorf (err, "out of memory");
-            goto fail;
-        }
-        if (is_ost (&ls[s])) {
-            for (size_t i = 0; i < n; i++)
-                mc[i] = counts[i];
-            rc = emit (out, ls[s].label, c, r, n, mc);
-        }
-        else {
-            int64_t d = md_count (&ls[s], conf, j);
-            for (int64_t k = 0; k < d; k++)
-                mc[k % j]++;
-            rc = emit (out, ls[s].label, ls[s].size, r, n, mc);
-        }
-        free (mc);
-        if (rc < 0) {
-            dws_errorf (err, "out of memory");
-            goto fail;
-        }
-    }
-    free (r);
-    free (ls);
-    free (counts);
+    p.conf = conf;
+    p.min_bytes = min_bytes;
+    if (placement_read (&p, sets, reserved, err) == 0
+        && (place_equal (&p) || place_uneven (&p, err) == 0))
+        out = placement_emit (&p, err);
+    placement_free (&p);
     return out;
-fail:
-    json_decref (out);
-    free (r);
-    free (ls);
-    free (counts);
-    return NULL;
 }
 
 /* --- cffi ----------------------------------------------------------------- */

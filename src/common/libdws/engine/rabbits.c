@@ -12,7 +12,7 @@
 
 #include "act.h"
 #include "rabbits.h"
-#include "health.h"
+#include "health/health.h"
 #include "rabbitmap.h"
 
 static struct dws_health_config health_config (struct dws_engine *e)

@@ -5,7 +5,7 @@
  * its computes, but its rabbit storage does: DataOut copies out of it and
  * Teardown frees it.  Fluxion frees a job's ssd vertices with its nodes,
  * so before the epilog ends they are marked down (rabbit health's holds,
- * ../health.h): a vertex down when its job is freed stays out of every
+ * ../health/health.h): a vertex down when its job is freed stays out of every
  * match until it is marked up, after Teardown (health does that when the
  * rabbit is healthy and no other hold remains).  The paths come from the
  * job's R in the KVS (the job manager's copy has no scheduling graph).

@@ -18,7 +18,7 @@
 #include "decide.h"
 #include "directive.h"
 #include "fault.h"
-#include "health.h"
+#include "health/health.h"
 #include "hosts.h"
 #include "job.h"
 #include "jobview.h"

@@ -14,7 +14,7 @@
  *   workflow.c  Workflow verbs: create, patch state, fail a job,
  *               teardown, finalizer, KVS timing
  *   job.c       the job table
- *   rabbits.c   routing to rabbit health (../health.h)
+ *   rabbits.c   routing to rabbit health (../health/)
  *   decide.c    the one decider: a job's next step from its phase and facts,
  *               and every change of its phase (through phase.c's table)
  *   phase.c     each job's phase: its names and transitions (one table)
@@ -40,7 +40,7 @@
 #include <jansson.h>
 
 #include "engine.h"
-#include "health.h"
+#include "health/health.h"
 #include "lustre.h"
 #include "wire.h" /* NOTE_PREFIX */
 

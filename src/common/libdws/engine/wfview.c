@@ -1,7 +1,8 @@
 /* wfview.c - a Workflow read once, where it enters the engine (a watch
  * event, the answer to its create or to a patch): the fields the engine
  * decides on, in a struct (state.h, struct wfview), so the rest of the
- * engine never walks the object itself, as health.c reads a Storage.
+ * engine never walks the object itself, as health/storageview.c reads a
+ * Storage.
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */

@@ -6,7 +6,7 @@
 
 #include <jansson.h>
 
-#include "health.h"
+#include "health/health.h"
 #include "jsontap.h"
 
 /* Two rabbits: r1 serves c1 and c2, r2 serves c3 and c4.  The Flux

@@ -1,4 +1,5 @@
-/* health.h - rabbit health in Flux: the decisions, no I/O.
+/* health.h - rabbit health in Flux: the decisions, no I/O (the files of health/;
+ * health.c says which file holds what).
  *
  * DWS reports each rabbit's health on its Storage object: the rabbit's
  * overall status, spec.state (Enabled/Disabled) and, per attached compute
