@@ -28,7 +28,10 @@ It prints, last, one line:
     RSS D MB, start-up E s with F live Workflows, stuck G, leaked H
 
 and, before it, the service's err-level log lines (the broker's log ring,
-kept whole), counted and the most common shown with numbers folded.
+kept whole), counted and the most common shown with numbers folded, and
+the problems found in the ended jobs' KVS records (each job's
+against what its eventlog says it must hold: ``record_problems``).  It
+exits 1 when a job is stuck, something leaked or a record is wrong.
 
 reaction: a watch event in to each write it causes sent (the service's own
 figure; under --chaos, of the service instance loaded last); service CPU
@@ -657,6 +660,88 @@ def service_errors() -> Counter[str]:
     return Counter(re.sub(r"\d{2,}", "N", line) for line in lines)
 
 
+#: the states whose timing a job that started has recorded, and those a
+#: job that also ended its run cleanly has
+STARTED_STATES = ("proposal", "setup", "datain", "prerun")
+RAN_STATES = (*STARTED_STATES, "postrun", "dataout")
+
+
+def record_problems(inst: Instance, jobs: list[Job]) -> dict[str, list[int]]:
+    """Every ended job's KVS record against what its eventlog says it must
+    hold (issue 44: a reload under load may lose a write).
+
+    A job given a Workflow (its ``rabbit_workflow`` memo, the name) must
+    end with ``data.dws.workflow`` holding it (that name, the job's; not
+    one from before it started: a job that started saved it at PreRun or
+    later) and the reference's key ``rabbit_workflow`` reading it; a job
+    that started, the timings of Proposal to PreRun
+    (``data.dws.timing.<state>``, and the reference's
+    ``rabbit_<state>_timing`` reading it); a job whose run ended without
+    a fatal exception, those of PostRun and DataOut too and
+    ``data.dws.dataout`` complete; every job with a Workflow,
+    ``data.dws.teardown`` complete.  Returns the jobs of each problem."""
+    import json
+
+    import flux.kvs
+
+    problems: dict[str, list[int]] = {}
+    for job in jobs:
+        if job.id is None or job.id not in inst.ended:
+            continue
+        jobid = job.id
+        jobdir = inst.fjob.JobID(jobid).kvs
+
+        def get(key: str, jobdir: str = jobdir) -> Any:
+            try:
+                return flux.kvs.get(inst.h, f"{jobdir}.{key}")
+            except FileNotFoundError:
+                return None
+
+        def problem(what: str, jobid: int = jobid) -> None:
+            problems.setdefault(what, []).append(jobid)
+
+        name = None
+        started = fatal = False
+        for line in str(get("eventlog") or "").splitlines():
+            ev = json.loads(line)
+            ctx = ev.get("context") or {}
+            if ev["name"] == "memo" and name is None \
+                    and isinstance(ctx.get("rabbit_workflow"), str):
+                name = ctx["rabbit_workflow"]
+            elif ev["name"] == "start":
+                started = True
+            elif ev["name"] == "exception" and ctx.get("severity") == 0:
+                fatal = True
+        if name is None:
+            continue  # no Workflow: nothing of DWS to keep
+        wf = get("data.dws.workflow")
+        if not isinstance(wf, dict):
+            problem("data.dws.workflow missing")
+        else:
+            if not wf.get("metadata", {}).get("name") == name == f"fluxjob-{jobid}":
+                problem("data.dws.workflow another job's")
+            if started and (wf.get("status") or {}).get("state") in ("Proposal", "Setup",
+                                                                     "DataIn"):
+                problem("data.dws.workflow stale (saved before PreRun)")
+            if get("rabbit_workflow") != wf:
+                problem("rabbit_workflow does not read data.dws.workflow")
+        for state in RAN_STATES if started and not fatal else \
+                STARTED_STATES if started else ():
+            timing = get(f"data.dws.timing.{state}")
+            if not isinstance(timing, str):
+                problem(f"data.dws.timing.{state} missing")
+            elif get(f"rabbit_{state}_timing") != timing:
+                problem(f"rabbit_{state}_timing does not read data.dws.timing.{state}")
+        if started and not fatal:
+            out = get("data.dws.dataout")
+            if not (isinstance(out, dict) and out.get("state") == "complete"):
+                problem("data.dws.dataout not complete")
+        down = get("data.dws.teardown")
+        if not (isinstance(down, dict) and down.get("state") == "complete"):
+            problem("data.dws.teardown not complete")
+    return problems
+
+
 def inside(work: Path, args: argparse.Namespace) -> int:
     inst = Instance(work, args)
     inst.start_emulator()
@@ -690,6 +775,12 @@ def inside(work: Path, args: argparse.Namespace) -> int:
             print(f"chaos (seed {args.chaos}): {len(chaos.done)} faults: "
                   + ", ".join(sorted(set(chaos.done))))
             inst.wait_rabbits_up()
+        bad = record_problems(inst, jobs)
+        print(f"records: {len(inst.ended)} ended jobs' KVS records checked,"
+              f" {sum(len(ids) for ids in bad.values())} problems"
+              + "".join(f"\n  {len(ids)} x {what} (e.g. job {ids[0]})"
+                        for what, ids in sorted(bad.items(), key=lambda kv: -len(kv[1]))),
+              flush=True)
         failed = [j for j in jobs if j.exception is not None]
         for j in failed[:5]:
             print(f"  e.g. job {j.id} ({j.kind}, {j.nodes} nodes): {j.exception}")
@@ -738,7 +829,7 @@ def inside(work: Path, args: argparse.Namespace) -> int:
               f"{cpu * 1000 / n:.2f} ms/job, RSS {inst.rss_peak:.0f} MB, start-up "
               f"{up_took:.2f} s with {live} live Workflows, stuck {len(stuck)}, "
               f"leaked {leaked}", flush=True)
-        return 1 if stuck or leaked or (chaos is None and failed) else 0
+        return 1 if stuck or leaked or bad or (chaos is None and failed) else 0
     finally:
         if inst.service_pid is not None:  # loaded by us, so not removed by rc3
             subprocess.run(["flux", "module", "remove", "dws"], check=False)
