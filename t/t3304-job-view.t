@@ -65,8 +65,11 @@ test_expect_success 'no rabbit job yet: flux dws jobs prints the header only' '
 	grep "^JOBID *USER *PHASE *STATE *DIRECTIVES *RABBITS *TIME" none.out
 '
 
+# The copy_in takes 45 s: the points up to the record's are made while it
+# is under way, and on a loaded machine (CI's 2 cores) the other user's
+# commands alone take 10 s or more
 test_expect_success 'a copy_in under way: its owner sees it moving' '
-	flux-dws fault delay --kind datamovement --index 1 --state DataIn --seconds 20 &&
+	flux-dws fault delay --kind datamovement --index 1 --state DataIn --seconds 45 &&
 	id=$(flux submit -N2 --setattr=system.dw="$STAGED_IN" true) &&
 	echo $id >datain.id &&
 	until_true 60 copy_in_moving $id &&
@@ -146,7 +149,7 @@ test_expect_success 'the job'"'"'s KVS record is the view dws.job answers' '
 
 test_expect_success 'the copy_in ends: the job runs and ends' '
 	flux-dws fault clear &&
-	flux job wait-event -t 90 $(cat datain.id) clean
+	flux job wait-event -t 120 $(cat datain.id) clean
 '
 
 test_expect_success 'the ended job reads back its last record whole' '
