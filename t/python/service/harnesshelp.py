@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from flux_dws.emulator.driver import RESOURCE
+from flux_dws.emulator.faults import Fault
 from flux_dws.harness import Harness
 
 LABEL = "dataworkflowservices.github.io/workflow.name"
@@ -54,3 +55,17 @@ def cleared(h: Harness, timeout: float = 30.0) -> dict[str, int]:
     assert h.emulator.controllers is not None
     h.emulator.controllers.faults.clear()
     return settled(h, timeout)
+
+
+def fault(h: Harness, **kw: object) -> None:
+    """Set an emulator fault (emulator.faults.Fault's fields)."""
+    assert h.emulator.controllers is not None
+    h.emulator.controllers.faults.add(Fault(**kw))  # type: ignore[arg-type]
+
+
+def phase(h: Harness, jobid: int) -> str | None:
+    """The job's engine phase now (None: the engine has no such job)."""
+    for j in h.status_now().get("jobs", []):
+        if j["id"] == jobid:
+            return j.get("phase")  # type: ignore[no-any-return]
+    return None

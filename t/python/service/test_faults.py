@@ -10,10 +10,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from t.python.service.harnesshelp import cleared, settled
+from t.python.service.harnesshelp import cleared, fault, settled
 
 from flux_dws.emulator.driver import RESOURCE
-from flux_dws.emulator.faults import Fault
 from flux_dws.explain import EVENT as EXPLAIN_EVENT
 from flux_dws.explain import KVS_KEY as EXPLAIN_KEY
 from flux_dws.explain import explain
@@ -24,11 +23,6 @@ GFS2 = "#DW jobdw type=gfs2 capacity=10GiB name=scratch"
 #: DataIn and DataOut have drivers only with data movement
 STAGED = [XFS, "#DW copy_in source=/lus/global/in destination=$DW_JOB_scratch/",
           "#DW copy_out source=$DW_JOB_scratch/ destination=/lus/global/out"]
-
-
-def fault(h: Harness, **kw: object) -> None:
-    assert h.emulator.controllers is not None
-    h.emulator.controllers.faults.add(Fault(**kw))  # type: ignore[arg-type]
 
 
 def note_is(job: Any, exc: dict[str, Any], original: str) -> bool:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from flux_dws.emulator.faults import Fault
+from t.python.service.harnesshelp import fault, phase
+
 from flux_dws.engine import PHASES, RECORD_KEY
 from flux_dws.harness import Harness
 from flux_dws.jobrecord import ANSWER_ONLY, INACTIVE, stored_view
@@ -19,18 +20,6 @@ from flux_dws.jobview import job_text
 XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
 STAGED_IN = [XFS, "#DW copy_in source=/lus/global/in destination=$DW_JOB_scratch/"]
 ALICE = 1000
-
-
-def fault(h: Harness, **kw: object) -> None:
-    assert h.emulator.controllers is not None
-    h.emulator.controllers.faults.add(Fault(**kw))  # type: ignore[arg-type]
-
-
-def phase(h: Harness, jobid: int) -> str | None:
-    for j in h.status_now().get("jobs", []):
-        if j["id"] == jobid:
-            return j.get("phase")  # type: ignore[no-any-return]
-    return None
 
 
 def record(h: Harness, jobid: int) -> dict[str, Any]:

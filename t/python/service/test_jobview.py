@@ -12,8 +12,9 @@ import queue
 import time
 from typing import Any
 
+from t.python.service.harnesshelp import fault, phase
+
 from flux_dws.emulator.driver import RESOURCE
-from flux_dws.emulator.faults import Fault
 from flux_dws.harness import Harness
 
 XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
@@ -21,18 +22,6 @@ STAGED_IN = [XFS, "#DW copy_in source=/lus/global/in destination=$DW_JOB_scratch
 ALICE, BOB = 1000, 1001
 DM_KIND = ("nnf.cray.hpe.com", "nnfdatamovements")
 DM_RESOURCE = RESOURCE["dm"]
-
-
-def fault(h: Harness, **kw: object) -> None:
-    assert h.emulator.controllers is not None
-    h.emulator.controllers.faults.add(Fault(**kw))  # type: ignore[arg-type]
-
-
-def phase(h: Harness, jobid: int) -> str | None:
-    for j in h.status_now().get("jobs", []):
-        if j["id"] == jobid:
-            return j.get("phase")  # type: ignore[no-any-return]
-    return None
 
 
 def await_progress(h: Harness, timeout: float = 30.0) -> None:

@@ -8,19 +8,13 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from t.python.service.harnesshelp import cleared
+from t.python.service.harnesshelp import cleared, fault
 
-from flux_dws.emulator.faults import Fault
 from flux_dws.harness import Harness
 
 XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
 STAGED = [XFS, "#DW copy_out source=$DW_JOB_scratch/ destination=/lus/global/out"]
 EARLY = {"release_computes": "after-unmount"}
-
-
-def fault(h: Harness, **kw: object) -> None:
-    assert h.emulator.controllers is not None
-    h.emulator.controllers.faults.add(Fault(**kw))  # type: ignore[arg-type]
 
 
 def clear(h: Harness) -> None:
