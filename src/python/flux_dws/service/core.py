@@ -51,6 +51,11 @@ METHODS: tuple[str, ...] = engine_methods + tuple(
 #: vertices up one RPC each: all at once, their futures and messages were
 #: 50 MB of the service's peak RSS (doc/guide/service.rst).
 RPC_WINDOW = 256
+#: how many times a job's KVS write is sent before it is given up: a commit
+#: is idempotent, and one that fails for a passing reason (a chaos run at
+#: El Capitan scale saw one "File exists" among thousands) must not lose
+#: the job's record
+KVS_TRIES = 3
 
 
 class Kube(Protocol):
@@ -134,6 +139,10 @@ class Service:
         self._flux_waits: list[tuple[int, Callable[[], None]]] = []
         self._rpcs_sent = 0                   # RPCs under way (at most RPC_WINDOW)
         self._rpcs_waiting: deque[Callable[[], None]] = deque()  # ... and beyond it
+        self._kvs_seq = 0                     # KVS writes sent so far
+        # (job, key) -> the last write that put it, while one is under way:
+        # a write sent again leaves out the keys a later write has put
+        self._kvs_latest: dict[tuple[int, str], int] = {}
         # events posted from other threads and not fed yet ("events behind")
         self._posted = 0
         self._posted_lock = threading.Lock()
@@ -429,11 +438,33 @@ class Service:
     def _do_kvs(self, a: dict[str, Any], event: dict[str, Any]) -> None:
         jobid = a["id"]
         answered = self._flux_call()
+        self._kvs_seq += 1
+        seq = self._kvs_seq
+        keys = [*a["put"], *a["link"]]
+        for key in keys:
+            self._kvs_latest[(jobid, key)] = seq
+        tries = 1
+
+        def mine(key: str) -> bool:  # no later write has put it
+            return self._kvs_latest.get((jobid, key)) == seq
 
         def done(ok: bool, errstr: str) -> None:
+            nonlocal tries
+            put = {k: v for k, v in a["put"].items() if mine(k)}
+            link = {k: v for k, v in a["link"].items() if mine(k)}
+            if not ok and tries < KVS_TRIES and (put or link):
+                tries += 1
+                self.link.log("warning", f"job {jobid}: KVS write failed ({errstr}):"
+                                         f" sending it again ({tries} of {KVS_TRIES})")
+                self.link.kvs_commit(jobid, put, link, done)
+                return
+            for key in keys:
+                if mine(key):
+                    del self._kvs_latest[(jobid, key)]
             answered()
-            if not ok:
-                self.link.log("err", f"job {jobid}: KVS write failed: {errstr}")
+            if not ok and (put or link):
+                self.link.log("err", f"job {jobid}: KVS write failed {tries} times,"
+                                     f" given up: {errstr}")
 
         self.link.kvs_commit(jobid, a["put"], a["link"], done)
 
