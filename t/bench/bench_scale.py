@@ -685,6 +685,7 @@ def record_problems(inst: Instance, jobs: list[Job]) -> dict[str, list[int]]:
     import flux.kvs
 
     problems: dict[str, list[int]] = {}
+    digests: dict[int, str] = {}
     for job in jobs:
         if job.id is None or job.id not in inst.ended:
             continue
@@ -702,9 +703,12 @@ def record_problems(inst: Instance, jobs: list[Job]) -> dict[str, list[int]]:
 
         name = None
         started = fatal = False
+        seen: list[str] = []
         for line in str(get("eventlog") or "").splitlines():
             ev = json.loads(line)
             ctx = ev.get("context") or {}
+            seen.append(ev["name"] if ev["name"] != "exception" else
+                        f"exception({ctx.get('type')},{ctx.get('severity')})")
             if ev["name"] == "memo" and name is None \
                     and isinstance(ctx.get("rabbit_workflow"), str):
                 name = ctx["rabbit_workflow"]
@@ -714,6 +718,12 @@ def record_problems(inst: Instance, jobs: list[Job]) -> dict[str, list[int]]:
                 fatal = True
         if name is None:
             continue  # no Workflow: nothing of DWS to keep
+        timeline = get("data.dws.timeline")
+        digest = (" ".join(seen) + "; timeline " + ", ".join(
+            f"{k}:{'done' if 'done' in v else 'asked'}" for k, v in (
+                timeline.items() if isinstance(timeline, dict) else ()))
+            + f"; dataout {get('data.dws.dataout')}")
+        before = sum(len(ids) for ids in problems.values())
         wf = get("data.dws.workflow")
         if not isinstance(wf, dict):
             problem("data.dws.workflow missing")
@@ -739,6 +749,10 @@ def record_problems(inst: Instance, jobs: list[Job]) -> dict[str, list[int]]:
         down = get("data.dws.teardown")
         if not (isinstance(down, dict) and down.get("state") == "complete"):
             problem("data.dws.teardown not complete")
+        if sum(len(ids) for ids in problems.values()) > before:
+            digests[jobid] = digest  # what the job went through, to say why
+    for jobid, text in list(digests.items())[:3]:
+        print(f"records: job {jobid}: {text}", flush=True)
     return problems
 
 
