@@ -200,6 +200,51 @@ test_expect_success 'the link answers a request between slices of a backlog of p
 	jq -e ".ran == 2000 and .answered_after != null and .answered_after < 1000" backlog.json
 '
 
+# Garbage (flux futures among it) is collected on the reactor thread,
+# never in the thread whose allocations cross Python's threshold: a flux
+# future freed in a watch thread gave its matchtag back to the handle's
+# pool while the reactor took one ("File exists" at El Capitan scale).
+# A thread makes 500 cycles with finalizers and allocates well past the
+# threshold: none is collected there, all on the reactor.
+cat >gcthread.py <<'PYEOF'
+import gc, json, threading
+import flux
+from flux_dws.service.fluxlink import FluxLink
+
+h = flux.Flux()
+link = FluxLink(h)
+where = []
+
+class Cycle:
+    def __init__(self):
+        self.me = self
+    def __del__(self):
+        where.append(threading.current_thread().name)
+
+keep = []
+def churn():
+    for _ in range(500):
+        Cycle()
+    keep.extend([] for _ in range(gc.get_threshold()[0] * 20))
+
+t = threading.Thread(target=churn, name="watcher")
+t.start()
+t.join()
+in_thread = where.count("watcher")
+link.post(lambda: h.reactor_stop())
+h.timer_watcher_create(60, lambda *a: h.reactor_stop()).start()
+h.reactor_run()
+link.close()
+print(json.dumps({"in_thread": in_thread, "on_reactor": where.count("MainThread"),
+                  "enabled_after_close": gc.isenabled()}))
+PYEOF
+
+test_expect_success 'garbage is collected on the reactor thread, not in the thread that made it' '
+	flux start flux python gcthread.py >gcthread.json &&
+	cat gcthread.json &&
+	jq -e ".in_thread == 0 and .on_reactor == 500 and .enabled_after_close" gcthread.json
+'
+
 test_expect_success 'stop the emulator' '
 	stop_emulator
 '

@@ -19,6 +19,7 @@ from collections import deque
 from collections.abc import Callable, Collection
 from typing import Any
 
+from flux_dws.service import reactorgc
 from flux_dws.service.link import JobInfo, Link, Request, ResourceFollow, RpcCallback
 
 #: RFC 21 state bits as job-list reports them
@@ -26,6 +27,8 @@ _STATES = {2: "DEPEND", 4: "PRIORITY", 8: "SCHED", 16: "RUN", 32: "CLEANUP"}
 #: how long the reactor runs posted events (watch events, Kubernetes
 #: answers) before it lets the broker dispatch the messages that wait
 POSTED_SLICE_S = 0.02
+#: the longest the reactor goes without looking whether garbage is due
+GC_EVERY_S = 1.0
 _LEVELS = {"err": syslog.LOG_ERR, "warning": syslog.LOG_WARNING, "info": syslog.LOG_INFO,
            "debug": syslog.LOG_DEBUG}
 
@@ -51,6 +54,13 @@ class FluxLink(Link):
                                      events=flux.constants.FLUX_POLLIN)
         w.start()
         self._watchers.append(w)
+        # garbage (flux futures among it) is collected here, never in a
+        # watch or writer thread (reactorgc.py says why)
+        reactorgc.hold()
+        gc_timer = self.h.timer_watcher_create(
+            GC_EVERY_S, lambda *_: reactorgc.collect_due(), repeat=GC_EVERY_S)
+        gc_timer.start()
+        self._watchers.append(gc_timer)
         self.config_reload: Callable[[dict[str, Any]], str | None] | None = None
 
     def close(self) -> None:
@@ -59,6 +69,7 @@ class FluxLink(Link):
         for t in self._timers.values():
             t.stop()
         self._timers.clear()
+        reactorgc.release()
         os.close(self._rfd)
         os.close(self._wfd)
 
@@ -281,16 +292,18 @@ class FluxLink(Link):
         except BlockingIOError:
             pass
         deadline = time.monotonic() + POSTED_SLICE_S
-        while True:
+        more = True
+        while more and time.monotonic() < deadline:
             with self._lock:
-                if not self._queue:
-                    return
-                fn = self._queue.popleft()
-            self._guard(fn, "posted event")
-            if time.monotonic() >= deadline:
-                break
-        with self._lock:
-            more = bool(self._queue)  # posts that find it non-empty do not wake
+                fn = self._queue.popleft() if self._queue else None
+            if fn is None:
+                more = False
+            else:
+                self._guard(fn, "posted event")
+        reactorgc.collect_due()
+        if more:
+            with self._lock:
+                more = bool(self._queue)  # posts that find it non-empty do not wake
         if more:
             try:
                 os.write(self._wfd, b"x")
