@@ -15,9 +15,10 @@ from typing import Any
 
 from flux_dws import textfmt
 from flux_dws.explain import explain
-from flux_dws.jobrecord import INACTIVE, RECORD_KEYS, STATES
+from flux_dws.jobrecord import INACTIVE, RECORD_KEYS
 from flux_dws.jobrecord import as_dict as _dict
 from flux_dws.jobrecord import number as _num
+from flux_dws.wfstates import STATES  # Workflow states, in order (the timeline's rows)
 
 #: what the time before a state was spent on, where it is not Flux's own
 #: work (the gap between the previous state's end and this one's start)
