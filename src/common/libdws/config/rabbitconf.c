@@ -11,11 +11,11 @@
 #include <string.h>
 
 #include "parse/directive.h"
+#include "parse/policy.h"
+#include "placement/lustre.h"
+#include "rabbitconf.h"
 #include "util/idset.h"
 #include "util/jsonio.h"
-#include "placement/lustre.h"
-#include "parse/policy.h"
-#include "rabbitconf.h"
 
 #define PATH_MAX_LEN 160 /* "rabbit.presets.<name>[i]" with the name cut */
 #define VALUE_MAX_LEN 80 /* bytes of a value shown after "got " */

@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rconfig.h"
 #include "util/hostindex.h"
 #include "util/hostlist.h"
 #include "util/idset.h"
 #include "util/jsonio.h"
-#include "rconfig.h"
 
 struct idlist {
     unsigned int *ids; /* sorted, unique */

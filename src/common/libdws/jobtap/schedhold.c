@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/idset.h"
 #include "schedhold.h"
+#include "util/idset.h"
 
 struct dws_schedhold {
     double timeout;

@@ -7,8 +7,8 @@
 
 #include "breakdown.h"
 #include "capacity.h"
-#include "util/jsonio.h"
 #include "labels.h"
+#include "util/jsonio.h"
 
 /* "breakdown 'NAME'" or "breakdown INDEX", for messages. */
 struct bdname {

@@ -4,8 +4,8 @@
 
 #include "capacity.h"
 #include "directive.h"
-#include "util/jsonio.h"
 #include "policy.h"
+#include "util/jsonio.h"
 
 static const char *types[] = {"xfs", "gfs2", "raw", "lustre"};
 #define NTYPES 4

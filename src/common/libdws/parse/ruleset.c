@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "directive.h"
-#include "util/jsonio.h"
 #include "ruleset.h"
+#include "util/jsonio.h"
 
 enum ruletype { T_STRING, T_INTEGER, T_BOOL, T_LIST, T_UNSUPPORTED };
 

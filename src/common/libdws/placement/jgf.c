@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jgf.h"
 #include "util/hostindex.h"
 #include "util/hostlist.h"
 #include "util/idset.h"
-#include "jgf.h"
 #include "util/jsonio.h"
 #include "util/outbuf.h"
 

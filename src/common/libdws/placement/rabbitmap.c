@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rabbitmap.h"
 #include "util/hostindex.h"
 #include "util/hostlist.h"
 #include "util/jsonio.h"
-#include "rabbitmap.h"
 
 struct dws_rabbitmap {
     char **names;              /* owned copies of every name */

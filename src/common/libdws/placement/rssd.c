@@ -5,8 +5,8 @@
  */
 #include <string.h>
 
-#include "util/jsonio.h"
 #include "rssd.h"
+#include "util/jsonio.h"
 
 json_t *dws_rssd_graph_paths (json_t *graph, const char *where, dws_error_t *err)
 {

@@ -7,10 +7,10 @@
 #include <string.h>
 
 #include "parse/breakdown.h"
-#include "util/jsonio.h"
 #include "parse/labels.h"
 #include "rabbitmap.h"
 #include "servers.h"
+#include "util/jsonio.h"
 #include "util/strbuf.h"
 
 struct rcount {
