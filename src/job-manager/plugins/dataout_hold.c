@@ -8,9 +8,9 @@
 #include <string.h>
 #include <syslog.h>
 
-#include "dataout.h"
+#include "jobtap/dataout.h"
 #include "dataout_hold.h"
-#include "jobwire.h"
+#include "wire/jobwire.h"
 
 #define AUX "dws::dataout"
 

@@ -28,7 +28,7 @@
 #include <jansson.h>
 
 #include "dataout_hold.h"
-#include "jobsm.h"
+#include "jobtap/jobsm.h"
 #include "jobctx.h"
 #include "sched_hold.h"
 

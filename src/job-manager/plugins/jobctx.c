@@ -18,8 +18,8 @@
 #include <syslog.h>
 #include <time.h>
 
-#include "jobsm.h"
-#include "jobwire.h"
+#include "jobtap/jobsm.h"
+#include "wire/jobwire.h"
 #include "jobctx.h"
 
 struct rpc {

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <syslog.h>
 
-#include "schedhold.h"
+#include "jobtap/schedhold.h"
 #include "sched_hold.h"
 
 #define AUX "dws::schedhold"

@@ -1,6 +1,6 @@
 """Thin helpers around the cffi extension flux_dws._libdws.
 
-Conventions of the cffi surface (see src/common/libdws/memory.h):
+Conventions of the cffi surface (see src/common/libdws/util/memory.h):
 - fallible calls take a ``dws_error_t *`` and return -1 / NULL on failure;
 - JSON crosses the boundary as UTF-8 text;
 - returned ``char *`` is owned by the caller and released with dws_free().

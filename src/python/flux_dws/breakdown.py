@@ -1,10 +1,10 @@
 """DirectiveBreakdowns -> jobspec resources and Servers allocations (libdws).
 
 The rules (per-node GiB, minimum allocation size, rabbit choice, rounding
-and ordering) are in src/common/libdws/breakdown.h and servers.h and in
-doc/guide/breakdown.rst.  Every function takes and returns plain JSON-like
-Python values; bad input of any kind raises BreakdownError (or its subclass
-ServersError) carrying libdws' message.
+and ordering) are in src/common/libdws/parse/breakdown.h and
+placement/servers.h and in doc/guide/breakdown.rst.  Every function takes
+and returns plain JSON-like Python values; bad input of any kind raises
+BreakdownError (or its subclass ServersError) carrying libdws' message.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """#DW directives: split, validate against DWS rules, capacities, limits.
 
-All decisions are made by libdws (src/common/libdws/{directive,ruleset,
-capacity,policy}.h); this module converts Python values and raises
+All decisions are made by libdws (src/common/libdws/parse/{directive,
+ruleset,capacity,policy}.h); this module converts Python values and raises
 DirectiveError carrying libdws' text, which is exactly what a job's
 exception shows.
 

@@ -1,4 +1,4 @@
-"""RFC 29 hostlists backed by libdws (src/common/libdws/hostlist.h).
+"""RFC 29 hostlists backed by libdws (src/common/libdws/util/hostlist.h).
 
     >>> hl = Hostlist("elcap[1001-1004],login1")
     >>> len(hl), hl[0], hl.index("login1"), str(hl)

@@ -1,4 +1,4 @@
-"""RFC 22 idsets backed by libdws (src/common/libdws/idset.h).
+"""RFC 22 idsets backed by libdws (src/common/libdws/util/idset.h).
 
     >>> ids = IDset("0-3,7")
     >>> len(ids), 7 in ids, list(ids), ids.encode(brackets=True)

@@ -1,6 +1,6 @@
 """Fluxion resource graphs (JGF) for Rabbit systems, written by libdws.
 
-``write_jgf`` streams R plus the rabbit graph (see src/common/libdws/jgf.h
+``write_jgf`` streams R plus the rabbit graph (see src/common/libdws/placement/jgf.h
 for the graph's shape) to a binary file or a file descriptor.  libdws
 builds the text and hands it, a buffer at a time, to a write function of
 this module (it does no I/O itself).  Everything is checked before the

@@ -2,7 +2,7 @@
 
 The decisions of ``dws-jobtap.so`` -- the ``dws-create`` dependency, the
 ``dws-setup`` prolog, the ``dws-epilog`` epilog, the dws.* RPCs and the
-job-manager.dws.* callbacks -- live in src/common/libdws/jobsm.h, which
+job-manager.dws.* callbacks -- live in src/common/libdws/jobtap/jobsm.h, which
 lists every event and action.  The C plugin and flux-dws' in-process
 job-manager harness both drive one JobMachine per job: feed it what
 happens to the job, carry out the actions it returns, in order.

@@ -4,7 +4,7 @@ With ``[rabbit.lustre] spread = true`` a job whose rabbit storage is all
 Lustre asks Fluxion for the file system's capacity beside its nodes
 (``rewrite``), and its Servers allocation sets are built from the ssd
 Fluxion allocated, read from the job's R (``reserved_of_R``,
-``allocation_sets``).  The rules are in src/common/libdws/lustre.h and
+``allocation_sets``).  The rules are in src/common/libdws/placement/lustre.h and
 doc/guide/lustre-placement.rst.  Bad input raises ``LustreError``.
 """
 

@@ -7,7 +7,7 @@
 
 ``parse`` returns every key, filled with its value or default (timeouts as
 float seconds); the rules and messages are libdws'
-(src/common/libdws/rabbitconf.h) and flux-config-rabbit(5) documents each
+(src/common/libdws/config/rabbitconf.h) and flux-config-rabbit(5) documents each
 key.  Every failure is a :class:`ConfigError` whose text names the key, e.g.
 ``rabbit.setup_timeout: must be a number of seconds >= 0, got "ten"``.
 """

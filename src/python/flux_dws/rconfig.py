@@ -2,7 +2,7 @@
 
 ``flux dws2jgf --from-config`` uses ``flux R parse-config`` where Flux is
 installed; elsewhere it reads the TOML here and builds the same R with
-libdws (src/common/libdws/rconfig.h describes the rules).
+libdws (src/common/libdws/config/rconfig.h describes the rules).
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@
 #include <flux/shell.h>
 #include <jansson.h>
 
-#include "envwait.h"
+#include "jobtap/envwait.h"
 
 static int set_variables (flux_shell_t *shell, json_t *vars)
 {

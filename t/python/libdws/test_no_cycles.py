@@ -82,7 +82,7 @@ def test_the_walk_finds_a_circle() -> None:
 
 def test_no_include_circle() -> None:
     graph = c_includes()
-    assert "src/common/libdws/jobsm.c" in graph and len(graph) > 100
+    assert "src/common/libdws/jobtap/jobsm.c" in graph and len(graph) > 100
     assert circles(graph) == []
 
 

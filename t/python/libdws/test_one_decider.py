@@ -4,7 +4,7 @@ phase changes only where its machine decides.
 - the engine (src/common/libdws/engine/): ``phase_event`` is called only
   from ``decide.c`` (the decider) and defined in ``phase.c`` (the table);
   ``->phase`` / ``.phase`` is assigned only in ``phase.c``;
-- the jobtap plugin's machine (src/common/libdws/jobsm*.c): the phase is
+- the jobtap plugin's machine (src/common/libdws/jobtap/jobsm*.c): the phase is
   assigned once, in ``phase ()`` of ``jobsm.c``, from
   ``jobsm_phase_next``'s table.
 
@@ -91,5 +91,5 @@ def test_only_the_decider_moves_an_engine_job() -> None:
 
 
 def test_only_phase_moves_a_jobsm_job() -> None:
-    bad = jobsm_violations(read(sorted(LIBDWS.glob("jobsm*.[ch]"))))
+    bad = jobsm_violations(read(sorted((LIBDWS / "jobtap").glob("jobsm*.[ch]"))))
     assert not bad, "jobsm phase set outside phase (): " + ", ".join(bad)

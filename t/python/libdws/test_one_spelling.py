@@ -94,15 +94,16 @@ def test_c_spells_each_once() -> None:
     wfstate.c only; the plugin's action names in jobwire.h only (of the
     files that carry actions out or build them as bare strings)."""
     once = {
-        f'"{SERVICE_NOTE}"': LIBDWS / "wire.h",
-        f'"{PLUGIN_NOTE}"': LIBDWS / "jobwire.h",
+        f'"{SERVICE_NOTE}"': LIBDWS / "wire" / "wire.h",
+        f'"{PLUGIN_NOTE}"': LIBDWS / "wire" / "jobwire.h",
         '"Proposal", "Setup", "DataIn"': LIBDWS / "engine" / "wfstate.c",
     }
     for path in _c_sources():
         text = _code(path)
         for literal, home in once.items():
             assert (literal in text) == (path == home), f"{path.relative_to(TOP)}: {literal}"
-    for path in (LIBDWS / "dataout.c", SRC / "job-manager" / "plugins" / "dataout_hold.c",
+    for path in (LIBDWS / "jobtap" / "dataout.c",
+                 SRC / "job-manager" / "plugins" / "dataout_hold.c",
                  SRC / "job-manager" / "plugins" / "jobctx.c"):
         found = [a for a in jobsm.ACTIONS if re.search(rf'"{re.escape(a)}"', _code(path))]
         assert not found, f"{path.relative_to(TOP)} spells {found}: use jobwire.h"

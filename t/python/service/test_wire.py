@@ -17,7 +17,7 @@ SHELL = TOP / "src/python/flux_dws/service"
 
 
 def test_lists_come_from_the_header():
-    header = (TOP / "src/common/libdws/wire.h").read_text()
+    header = (TOP / "src/common/libdws/wire/wire.h").read_text()
     events = header[header.index("DWS_WIRE_EVENTS(X)"):header.index("DWS_WIRE_ACTIONS(X)")]
     actions = header[header.index("DWS_WIRE_ACTIONS(X)"):header.index("enum dws_wire_event")]
     assert engine.EVENTS == tuple(re.findall(r'X \(\w+, "([a-z0-9-]+)"\)', events))

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "action.h"
+#include "wire/action.h"
 #include "act.h"
-#include "explain.h"
-#include "wire.h"
+#include "wire/explain.h"
+#include "wire/wire.h"
 
 /* --- actions --------------------------------------------------------- */
 void act (struct dws_engine *e, json_t *action)

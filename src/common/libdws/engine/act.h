@@ -7,7 +7,7 @@
 #define DWS_ENGINE_ACT_H
 
 #include "state.h"
-#include "error.h"
+#include "util/error.h"
 
 /* Append an action to the event's list (e->actions). */
 void act (struct dws_engine *e, json_t *action);

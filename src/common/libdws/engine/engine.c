@@ -15,15 +15,15 @@
 #include "fault.h"
 #include "job.h"
 #include "jobview.h"
-#include "jsonio.h"
+#include "util/jsonio.h"
 #include "progress.h"
-#include "rabbitmap.h"
+#include "placement/rabbitmap.h"
 #include "rabbits.h"
 #include "release.h"
 #include "request.h"
 #include "status.h"
 #include "token.h"
-#include "wire.h"
+#include "wire/wire.h"
 #include "workflow.h"
 
 /* --- configuration ---------------------------------------------------- */

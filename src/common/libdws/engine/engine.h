@@ -36,7 +36,7 @@
 
 #include <jansson.h>
 
-#include "error.h"
+#include "util/error.h"
 
 struct dws_engine;
 

@@ -46,7 +46,7 @@
 #include "answer.h"
 #include "decide.h"
 #include "fault.h"
-#include "hostlist.h"
+#include "util/hostlist.h"
 #include "hosts.h"
 #include "job.h"
 #include "phase.h"

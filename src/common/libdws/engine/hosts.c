@@ -5,7 +5,7 @@
  */
 #include <stdlib.h>
 
-#include "hostlist.h"
+#include "util/hostlist.h"
 #include "hosts.h"
 
 char *hosts_of_R (json_t *R, dws_error_t *err)

@@ -6,7 +6,7 @@
 #define DWS_ENGINE_HOSTS_H
 
 #include <jansson.h>
-#include "error.h"
+#include "util/error.h"
 
 /* The hosts of R's execution.nodelist as one RFC 29 host list. */
 char *hosts_of_R (json_t *R, dws_error_t *err);

@@ -22,8 +22,8 @@
 
 #include "act.h"
 #include "answer.h"
-#include "directive.h"
-#include "hostlist.h"
+#include "parse/directive.h"
+#include "util/hostlist.h"
 #include "hosts.h"
 #include "jobview.h"
 #include "job.h"

@@ -13,7 +13,7 @@
 #include "act.h"
 #include "rabbits.h"
 #include "health/health.h"
-#include "rabbitmap.h"
+#include "placement/rabbitmap.h"
 
 static struct dws_health_config health_config (struct dws_engine *e)
 {

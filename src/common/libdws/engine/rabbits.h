@@ -6,7 +6,7 @@
 #define DWS_ENGINE_RABBITS_H
 
 #include "state.h"
-#include "error.h"
+#include "util/error.h"
 
 void rabbits_configure (struct dws_engine *e);
 json_t *rabbits_job_constraint (struct dws_engine *e);

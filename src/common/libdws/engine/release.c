@@ -30,12 +30,12 @@
 #include "decide.h"
 #include "job.h"
 #include "phase.h"
-#include "rabbitconf.h"
+#include "config/rabbitconf.h"
 #include "rabbits.h"
 #include "release.h"
-#include "rssd.h"
+#include "placement/rssd.h"
 #include "token.h"
-#include "wire.h"
+#include "wire/wire.h"
 #include "workflow.h"
 
 /* How long Fluxion has to answer the holds before the job keeps its

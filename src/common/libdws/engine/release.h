@@ -6,7 +6,7 @@
 #ifndef DWS_ENGINE_RELEASE_H
 #define DWS_ENGINE_RELEASE_H
 
-#include "error.h"
+#include "util/error.h"
 #include "state.h"
 
 /* dw_release_computes / release_computes: "after-unmount" or

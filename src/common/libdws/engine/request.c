@@ -14,23 +14,23 @@
 #include <string.h>
 
 #include "act.h"
-#include "breakdown.h"
+#include "parse/breakdown.h"
 #include "decide.h"
-#include "directive.h"
+#include "parse/directive.h"
 #include "fault.h"
 #include "health/health.h"
 #include "hosts.h"
 #include "job.h"
 #include "jobview.h"
 #include "phase.h"
-#include "policy.h"
+#include "parse/policy.h"
 #include "progress.h"
 #include "rabbits.h"
 #include "release.h"
 #include "request.h"
 #include "status.h"
 #include "token.h"
-#include "wire.h"
+#include "wire/wire.h"
 #include "workflow.h"
 
 /* The request's jobid, or false after answering "<topic>: jobid must be a

@@ -41,8 +41,8 @@
 
 #include "engine.h"
 #include "health/health.h"
-#include "lustre.h"
-#include "wire.h" /* NOTE_PREFIX */
+#include "placement/lustre.h"
+#include "wire/wire.h" /* NOTE_PREFIX */
 
 /* Workflow states in order; -1 = none. */
 enum wf_state {

@@ -5,7 +5,7 @@
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
 #include "act.h"
-#include "jsonio.h"
+#include "util/jsonio.h"
 #include "phase.h"
 #include "status.h"
 #include "wfstate.h"

@@ -14,15 +14,15 @@
 #include "act.h"
 #include "answer.h"
 #include "decide.h"
-#include "explain.h"
+#include "wire/explain.h"
 #include "job.h"
-#include "jsonio.h"
+#include "util/jsonio.h"
 #include "phase.h"
 #include "rabbits.h"
 #include "token.h"
 #include "wfstate.h"
 #include "wfview.h"
-#include "wire.h"
+#include "wire/wire.h"
 #include "workflow.h"
 
 /* --- failing a job ------------------------------------------------------- */

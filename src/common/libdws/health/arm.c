@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
 #include "arm.h"
-#include "wire.h"
+#include "wire/wire.h"
 
 void arm_flush (struct dws_health *h, double after, json_t *actions)
 {

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 
 #include "batch.h"
-#include "hostlist.h"
-#include "wire.h"
+#include "util/hostlist.h"
+#include "wire/wire.h"
 
 const char *batch_new (struct dws_health *h, const char *kind, json_t *names, int n,
                        char *tok, size_t len)

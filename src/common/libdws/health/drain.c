@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "action.h"
+#include "wire/action.h"
 #include "batch.h"
 #include "drain.h"
 #include "link.h"

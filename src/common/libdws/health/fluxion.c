@@ -3,7 +3,7 @@
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
-#include "action.h"
+#include "wire/action.h"
 #include "arm.h"
 #include "batch.h"
 #include "fluxion.h"

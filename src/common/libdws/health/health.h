@@ -66,8 +66,8 @@
 
 #include <jansson.h>
 
-#include "error.h"
-#include "wire.h"
+#include "util/error.h"
+#include "wire/wire.h"
 
 #define DWS_HEALTH_FLUSH_DELAY 0.02 /* seconds from a change to its flush */
 #define DWS_HEALTH_RETRY_DELAY 5.0  /* seconds before a failed update is retried */

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "action.h"
+#include "wire/action.h"
 #include "arm.h"
-#include "hostlist.h"
-#include "idset.h"
+#include "util/hostlist.h"
+#include "util/idset.h"
 #include "table.h"
 
 static void apply_exclude (struct dws_health *h)

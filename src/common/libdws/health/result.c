@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "action.h"
+#include "wire/action.h"
 #include "arm.h"
 #include "batch.h"
-#include "rssd.h"
+#include "placement/rssd.h"
 #include "table.h"
 
 /* The paths of the ssd vertices in Fluxion's find answer (JGF: the matching

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "action.h"
+#include "wire/action.h"
 #include "arm.h"
 #include "storage.h"
 #include "table.h"

@@ -4,7 +4,7 @@
  */
 #include "batch.h"
 #include "systemstatus.h"
-#include "wire.h"
+#include "wire/wire.h"
 
 struct host_state systemstatus_host (struct dws_health *h, const struct compute *c)
 {

@@ -5,7 +5,7 @@
 
 #include <jansson.h>
 
-#include "breakdown.h"
+#include "parse/breakdown.h"
 #include "jsontap.h"
 
 static void rewrite_min (const char *res, const char *bds, int64_t min, const char *expect,

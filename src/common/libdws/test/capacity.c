@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-3.0-or-later */
-#include "capacity.h"
+#include "parse/capacity.h"
 #include "tap.h"
 
 static void good (const char *s, long long expect)

@@ -6,7 +6,7 @@
 
 #include <jansson.h>
 
-#include "dataout.h"
+#include "jobtap/dataout.h"
 #include "engine/engine.h"
 #include "jsontap.h"
 

@@ -4,7 +4,7 @@
 
 #include <jansson.h>
 
-#include "directive.h"
+#include "parse/directive.h"
 #include "jsontap.h"
 
 

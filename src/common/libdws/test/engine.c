@@ -18,10 +18,10 @@
 #include <jansson.h>
 
 #include "engine/engine.h"
-#include "error.h"
-#include "explain.h"
+#include "util/error.h"
+#include "wire/explain.h"
 #include "jsontap.h"
-#include "jsonio.h"
+#include "util/jsonio.h"
 
 #define FIN "flux-framework.readthedocs.io/workflow"
 #define LABEL "dataworkflowservices.github.io/workflow.name"

@@ -4,7 +4,7 @@
 
 #include <jansson.h>
 
-#include "envwait.h"
+#include "jobtap/envwait.h"
 #include "jsontap.h"
 
 /* Feed one entry; check the verdict, the variables or the message. */

@@ -2,8 +2,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "error.h"
-#include "memory.h"
+#include "util/error.h"
+#include "util/memory.h"
 #include "tap.h"
 
 static void test_errorf (void)

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "explain.h"
+#include "wire/explain.h"
 #include "tap.h"
 
 /* Room for any note and its sentence. */

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hostfind.h"
+#include "util/hostfind.h"
 #include "tap.h"
 
 #define NUM(p, lo, hi, w, pos) {p, sizeof (p) - 1, true, lo, hi, w, pos}

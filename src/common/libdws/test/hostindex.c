@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "hostindex.h"
+#include "util/hostindex.h"
 #include "tap.h"
 
 int main (void)

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hostlist.h"
+#include "util/hostlist.h"
 #include "tap.h"
 
 /* decode then encode */

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "idset.h"
+#include "util/idset.h"
 #include "tap.h"
 
 static void roundtrip (const char *in, int flags, const char *out)

@@ -7,7 +7,7 @@
 
 #include <jansson.h>
 
-#include "jobsm.h"
+#include "jobtap/jobsm.h"
 #include "jsontap.h"
 
 /* JSON is written with ' for " to keep it readable (and ` for ' inside

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "jobsm_phase.h"
+#include "jobtap/jobsm_phase.h"
 #include "tap.h"
 
 static enum jobsm_phase step (enum jobsm_phase from, enum jobsm_phase_event ev,

@@ -17,8 +17,8 @@
 
 #include <jansson.h>
 
-#include "error.h"
-#include "explain.h"
+#include "util/error.h"
+#include "wire/explain.h"
 #include "tap.h"
 
 /* After each raise action in v (an action or a list of them) whose note

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-3.0-or-later */
 #include <string.h>
 
-#include "labels.h"
+#include "parse/labels.h"
 #include "tap.h"
 
 static void label_ok (const char *label, const char *strategy, bool lustre)

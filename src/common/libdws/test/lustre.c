@@ -5,8 +5,8 @@
 
 #include <jansson.h>
 
-#include "breakdown.h"
-#include "lustre.h"
+#include "parse/breakdown.h"
+#include "placement/lustre.h"
 #include "jsontap.h"
 
 

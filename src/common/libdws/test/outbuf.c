@@ -6,7 +6,7 @@
 
 #include <jansson.h>
 
-#include "outbuf.h"
+#include "util/outbuf.h"
 #include "tap.h"
 
 static char *slurp (FILE *f)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-3.0-or-later */
 #include <string.h>
 
-#include "policy.h"
+#include "parse/policy.h"
 #include "tap.h"
 
 static void check (const char *dirs, int nnodes, const char *max, const char *expect)

@@ -6,7 +6,7 @@
 #include <jansson.h>
 
 #include "jsontap.h"
-#include "rabbitconf.h"
+#include "config/rabbitconf.h"
 
 #define DEFAULTS                                                                    \
     "{\"drain_compute_nodes\": true, \"drain_queues\": null,"                       \

@@ -4,7 +4,7 @@
 
 #include <jansson.h>
 
-#include "rabbitmap.h"
+#include "placement/rabbitmap.h"
 #include "jsontap.h"
 
 /* key order matters here (rabbits in order of first use) */

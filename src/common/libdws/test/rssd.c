@@ -5,7 +5,7 @@
 
 #include <jansson.h>
 
-#include "rssd.h"
+#include "placement/rssd.h"
 #include "jsontap.h"
 
 /* A fixture of t/data/rssd: the R Fluxion 0.54 (match-format rv1) wrote

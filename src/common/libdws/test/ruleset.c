@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ruleset.h"
+#include "parse/ruleset.h"
 #include "jsontap.h"
 
 

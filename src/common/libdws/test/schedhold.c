@@ -6,7 +6,7 @@
 
 #include <jansson.h>
 
-#include "schedhold.h"
+#include "jobtap/schedhold.h"
 #include "jsontap.h"
 
 /* JSON written with single quotes. */

@@ -5,8 +5,8 @@
 
 #include <jansson.h>
 
-#include "rabbitmap.h"
-#include "servers.h"
+#include "placement/rabbitmap.h"
+#include "placement/servers.h"
 #include "jsontap.h"
 
 /* got must equal expect exactly, list order included */

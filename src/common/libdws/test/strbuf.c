@@ -5,7 +5,7 @@
 
 #include <jansson.h>
 
-#include "strbuf.h"
+#include "util/strbuf.h"
 #include "tap.h"
 
 int main (void)

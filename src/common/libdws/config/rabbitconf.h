@@ -1,0 +1,134 @@
+/* rabbitconf.h - the [rabbit] table of the Flux configuration.
+ *
+ * The dws service validates [rabbit] when it starts and again on every
+ * `flux config reload`; a table that does not pass is refused with the
+ * message, and (on reload) the service keeps the configuration it had.
+ * doc/man5/flux-config-rabbit.rst is the user's description of every key.
+ *
+ * dws_rabbitconf_parse() returns a new object with EVERY key present, each
+ * holding the configured value or its default (alphabetical order):
+ *
+ *   key                           type (normalised)         default
+ *   drain_compute_nodes           boolean                   true
+ *   drain_queues                  non-empty [string] | null null (all queues)
+ *   dws_api_version               string | null             null (discover)
+ *   kubeconfig                    string | null             null (k8s default)
+ *   lustre                        {max_rabbits, mdts,       spread false, mdts 1,
+ *                                  min_rabbits, osts_per_mdt, min_rabbits 1, others 0
+ *                                  spread, whole_rabbit_gib}
+ *                                  (lustre.h)
+ *   mapping                       string | null             null
+ *   min_allocation_size           integer GiB, >= 1         4
+ *   nnf_api_version               string | null             null (discover)
+ *   policy                        {"maximums": {T: GiB}}    {"maximums": {}}
+ *   postrun_timeout               real seconds >= 0         0.0 (off)
+ *   prerun_timeout                real seconds >= 0         0.0 (off)
+ *   presets                       {name: string | [string]} {}
+ *   prolog_timeout                real seconds >= 0         1800.0 (0 = none)
+ *   release_computes              "after-unmount" |         "after-teardown"
+ *                                 "after-teardown"
+ *   restrict_persistent_creation  boolean                   true
+ *   save_datamovements            integer >= 0              0
+ *   setup_timeout                 real seconds >= 0         0.0 (off)
+ *   soft_drain                    boolean                   true
+ *   tc_timeout                    real seconds >= 0         10.0 (0 = never)
+ *   teardown_after                real seconds >= 0         0.0 (off)
+ *
+ * Input rules:
+ * - `rabbit` NULL or JSON null is an empty table; a key whose value is null
+ *   is treated as absent (TOML has no null; this makes the normalised
+ *   output a valid input: parse (parse (x)) == parse (x)).
+ * - Numbers must be JSON numbers (not booleans or strings), finite and
+ *   >= 0; counts and sizes must be integers (2.0 is refused).
+ * - prolog_timeout also takes a Flux Standard Duration string: a decimal
+ *   number with an optional suffix ms, s, m, h or d ("30m", "1.5h", "2d").
+ *   "inf" is refused (JSON cannot carry it): use 0 for no timeout.
+ * - restrict_persistent (flux-coral2's misspelt key, the one its service
+ *   reads) is accepted as an alias of restrict_persistent_creation; giving
+ *   both with different values is an error.  The output has only the
+ *   canonical key.
+ * - policy may hold only `maximums` (checked by dws_policy_check_table).
+ * - presets: each value is a string or a non-empty list of strings holding
+ *   at least one #DW directive, every directive tokenising (directive.h).
+ *   A preset name must be non-empty without leading or trailing white space
+ *   (such a name could never match a dw attribute).
+ * - dws_api_version / nnf_api_version look like Kubernetes API versions:
+ *   "v1", "v1alpha7", "v2beta1".
+ * - Unknown keys are errors (flux-coral2 only warned).
+ *
+ * Messages name the key as a TOML dotted key (rabbit.<key>, quoted when it
+ * is not a bare TOML key) and show the offending value as compact JSON,
+ * cut at 80 bytes:
+ *   "rabbit.setup_timeout: must be a number of seconds >= 0, got \"ten\""
+ *   "rabbit.frobnicate: unknown key (valid keys: drain_compute_nodes, ...)"
+ *   "rabbit.restrict_persistant: unknown key (did you mean
+ *    restrict_persistent_creation?)"
+ * policy.maximums keeps policy.h's wording ("rabbit.policy.maximums.xfs
+ * must be a non-negative integer (GiB per node)").
+ *
+ * SPDX-License-Identifier: LGPL-3.0-or-later
+ */
+#ifndef DWS_RABBITCONF_H
+#define DWS_RABBITCONF_H
+
+#include <jansson.h>
+
+#include "util/error.h"
+
+/* rabbit.release_computes and the job attribute dw_release_computes
+ * (attributes.system.dw_release_computes, which overrides it for one
+ * job): when a rabbit job's computes go back to the queue, once its file
+ * systems are unmounted (PostRun done) or after its Teardown.
+ */
+#define DWS_RELEASE_AFTER_UNMOUNT "after-unmount"
+#define DWS_RELEASE_AFTER_TEARDOWN "after-teardown"
+#define DWS_RELEASE_ATTR "dw_release_computes"
+
+/* A dw_release_computes value: 1 for "after-unmount", 0 for
+ * "after-teardown", or -1 with "dw_release_computes must be
+ * \"after-unmount\" or \"after-teardown\", got <value>" (the value as
+ * compact JSON, cut at 80 bytes; "nothing" for NULL) for anything else.  The configuration's
+ * normalised release_computes is always one of the two strings.
+ */
+int dws_rabbitconf_release_computes (json_t *value, dws_error_t *err);
+
+/* Validate and normalise [rabbit] (NULL = absent = {}); the input is not
+ * modified or kept.  New reference, or NULL with err set.
+ */
+json_t *dws_rabbitconf_parse (json_t *rabbit, dws_error_t *err);
+
+/* The keys of a normalised table, in its (alphabetical) order, i = 0 ..
+ * count - 1 (NULL past the end): the one list, which flux_dws.rabbitconf
+ * reads.  The alias restrict_persistent is not one of them.
+ */
+int dws_rabbitconf_key_count (void);
+const char *dws_rabbitconf_key_name (int i);
+
+/* cffi entry point: the table as JSON text (NULL = {}; duplicate keys are
+ * refused), the normalised table returned as malloc'd JSON text.
+ */
+char *dws_rabbitconf_parse_json (const char *rabbit_json, dws_error_t *err);
+
+/* rabbit.drain_queues (normalised: null or a list of names) names node
+ * properties, as the reference's --drain-queues does: the computes that
+ * rabbit faults may drain are those whose properties include any of them
+ * (flux-core's resource-set constraint {"properties": [Q]} for each Q),
+ * whether or not [queues] defines a queue of that name.  'properties' is
+ * R's execution.properties ({name: idset of ranks}; NULL or null: no node
+ * has any).  Returns a new array of the names no node has (empty when
+ * every one is on some node, and when drain_queues is NULL or null), or
+ * NULL with a message naming them and the properties the nodes do have
+ * when NO node has any of them: then nothing could ever be drained, and
+ * the service refuses the configuration.  'where' names the setting in
+ * the message (NULL: "rabbit.drain_queues"; the service says
+ * "--drain-queues" for its option).
+ */
+json_t *dws_rabbitconf_drain_properties (json_t *drain_queues, json_t *properties,
+                                         const char *where, dws_error_t *err);
+
+/* cffi entry point: both as JSON text (NULL: absent); the array as text. */
+char *dws_rabbitconf_drain_properties_json (const char *drain_queues_json,
+                                            const char *properties_json, const char *where,
+                                            dws_error_t *err);
+
+#endif /* !DWS_RABBITCONF_H */

@@ -1,0 +1,104 @@
+/* schedhold.h - rabbit jobs kept from the scheduler until it can judge
+ * them, as a pure state machine (no Flux, no I/O).
+ *
+ * When a Flux instance restarts, its job manager moves every job that was
+ * waiting in SCHED back to PRIORITY (flux-restart) and hands it to the
+ * scheduler again as soon as the scheduler says hello: before the other
+ * brokers have joined and before the dws service has told Fluxion which
+ * rabbits are up.  Fluxion (0.54, fcfs) then answers every job that asks
+ * for more nodes than are up at that moment "unsatisfiable", and the job
+ * manager kills it: the whole queue of a restarted instance is lost
+ * (dfu_traverser_t::request_feasible: target nodes > nodes_up, in the
+ * satisfiability pass, is ENODEV).  The same happens to a job whose
+ * dws-create dependency is removed while brokers are still joining.
+ *
+ * So the jobtap plugin keeps each rabbit job that enters PRIORITY there
+ * (the priority is "unavailable") until
+ *   - the dws service has said its rabbit health is known and applied to
+ *     Fluxion (dws.ready), and
+ *   - Fluxion has at least as many nodes up as the job asks for;
+ * then it lets it go on (reprioritize).  Both are asked by polling while a
+ * job is held, and not at all otherwise: once the first poll found the
+ * service ready, jobs that come later pass without a question, unless too
+ * few nodes are up for them.  No job is held longer than the configured
+ * timeout: then it goes to the scheduler whatever it may answer.
+ *
+ * One machine per plugin.  Events in, actions out (a JSON array), as
+ * dataout.h; a bad event fails with a message and changes nothing.
+ *
+ * Events, by "type":
+ *   priority {"id":J, "nnodes":N}
+ *       J (a rabbit job) enters PRIORITY and asks for N nodes (dws_schedhold_nnodes).
+ *       Answered by {"action":"hold"} when J must wait, nothing when it may go.
+ *   leave    {"id":J}
+ *       J left PRIORITY some other way (canceled): forgotten.
+ *   ready    {"ready":B, "nodes_up":N|null}
+ *       A poll's answer: whether the service has rabbit health applied
+ *       (false also when no service answered), and how many nodes Fluxion
+ *       has up (null: unknown, e.g. not Fluxion; then only B counts).
+ *   tick     {"now":T}
+ *       The poll timer: with jobs held, asks again ("poll"); each job held
+ *       for longer than the timeout is let go with a warning.
+ * Actions, by "action":
+ *   {"action":"hold"}                 (priority only) keep J in PRIORITY
+ *   {"action":"release", "id":J}      reprioritize J: it goes on to SCHED
+ *   {"action":"poll"}                 ask dws.ready and Fluxion's up nodes
+ *   {"action":"arm", "seconds":S}     start the poll timer (tick in S s)
+ *   {"action":"log", "level":L, "message":S}
+ *
+ * SPDX-License-Identifier: LGPL-3.0-or-later
+ */
+#ifndef DWS_SCHEDHOLD_H
+#define DWS_SCHEDHOLD_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util/error.h"
+
+/* Seconds between two polls while a job is held. */
+#define DWS_SCHEDHOLD_POLL 1.0
+/* Default bound on one job's hold, seconds (jobtap conf sched-hold-timeout). */
+#define DWS_SCHEDHOLD_TIMEOUT 1800.0
+
+struct dws_schedhold;
+
+/* timeout: seconds a job may be held at most (> 0). */
+struct dws_schedhold *dws_schedhold_create (double timeout);
+void dws_schedhold_destroy (struct dws_schedhold *s);
+
+/* Feed one event at time 'now' (seconds, any clock): a new array of
+ * actions, or NULL with err set. */
+json_t *dws_schedhold_event (struct dws_schedhold *s, json_t *event, double now,
+                             dws_error_t *err);
+
+/* cffi entry point: the event and the actions as JSON text. */
+char *dws_schedhold_event_json (struct dws_schedhold *s, const char *event, double now,
+                                dws_error_t *err);
+
+/* Jobs held now; whether job 'id' is one of them. */
+int dws_schedhold_held (const struct dws_schedhold *s);
+bool dws_schedhold_is_held (const struct dws_schedhold *s, json_int_t id);
+
+/* Nodes a jobspec's resources array asks for, as Fluxion counts them for
+ * its node check: each node vertex times the counts above it (a count
+ * range counts its minimum); 0 when no node is named (cores only).  -1
+ * with a message when the array is malformed.
+ */
+int64_t dws_schedhold_nnodes (json_t *resources, dws_error_t *err);
+
+/* How many nodes Fluxion has up, from its answer to
+ * sched-fluxion-resource.find {"criteria": "status=up", "format":
+ * "rv1_nosched"}: the ranks of its R (null R: none).  -1 with a message
+ * when the answer is not of that form.
+ */
+int64_t dws_schedhold_nodes_up (json_t *answer, dws_error_t *err);
+
+/* The jobtap conf's sched-hold-timeout (seconds > 0), or the default when
+ * the conf (an object, or NULL) has none; -1 with a message when it is not
+ * a positive number.
+ */
+int dws_schedhold_conf_timeout (json_t *conf, double *timeout, dws_error_t *err);
+
+#endif /* !DWS_SCHEDHOLD_H */
