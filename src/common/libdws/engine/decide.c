@@ -17,7 +17,7 @@
 
 static struct step make (enum step_kind kind)
 {
-    struct step st = {kind, WF_NONE, WF_NONE, T_NKINDS, WF_NONE};
+    struct step st = {kind, WF_NONE, WF_NONE, T_NKINDS, WF_NONE, false};
     return st;
 }
 
@@ -151,6 +151,39 @@ static struct step on_timer (const struct job *job, enum timer_kind kind)
     return make (STEP_NOTHING);
 }
 
+/* May the Storage placement start (dws.setup has come, the Workflow
+ * exists and its Proposal is done, nothing failed)?
+ */
+static bool setup_may_start (const struct job *job)
+{
+    return job->setup_pending && !job->excepted && !job->toredown && phase_exists (job)
+           && phase_handled (job) >= WF_PROPOSAL;
+}
+
+/* Proposal done and its breakdowns read: the resources once, then the
+ * Setup if dws.setup came meanwhile.
+ */
+static struct step proposal_ready (const struct job *job)
+{
+    if (!job->resources_sent)
+        return make (STEP_RESOURCES);
+    return make (setup_may_start (job) ? STEP_SETUP_START : STEP_NOTHING);
+}
+
+/* The Workflow is gone and we did not delete it (or we did: DELETING). */
+static struct step gone (const struct job *job)
+{
+    if (job->phase == PHASE_DELETING)
+        return make (STEP_FORGET);
+    if (!phase_exists (job))
+        return make (STEP_NOTHING); /* an older object of the same name */
+    if (phase_desired (job) <= WF_PROPOSAL && !job->epilog && !job->toredown && job->directives)
+        return make (STEP_RECREATE); /* no storage exists yet */
+    if (job->epilog)
+        return make (STEP_END_EPILOG);
+    return make (job->excepted ? STEP_FORGET : STEP_RAISE);
+}
+
 struct step decide_next (const struct dws_engine *e, const struct job *job, enum decide_on on,
                          int arg)
 {
@@ -172,6 +205,7 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
             return make (desired != WF_TEARDOWN ? STEP_FAIL : STEP_NOTHING);
         case DECIDE_ON_FAILED:
         case DECIDE_ON_TEARDOWN:
+        case DECIDE_ON_REFUSED:
             return phase_exists (job) ? teardown (job) : make (STEP_NOTHING);
         case DECIDE_ON_TEARDOWN_READ:
             if (job->teardown_reads == 0 && desired == WF_TEARDOWN && phase_exists (job))
@@ -210,6 +244,42 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
             return ask (job, WF_DATAOUT);
         case DECIDE_ON_TIMER:
             return on_timer (job, (enum timer_kind)arg);
+        case DECIDE_ON_BREAKDOWN:
+            if (job->breakdowns_wanted > 0 || job->excepted)
+                return make (STEP_NOTHING);
+            if (handled == WF_PROPOSAL && desired == WF_PROPOSAL)
+                return make (STEP_PROPOSAL);
+            return make (STEP_BREAKDOWNS);
+        case DECIDE_ON_PROPOSAL_READY:
+            return proposal_ready (job);
+        case DECIDE_ON_RESEND:
+            if (job->resources_sent && handled == WF_PROPOSAL && desired == WF_PROPOSAL
+                && !job->hosts && !job->excepted && !job->toredown)
+                return make (STEP_RESOURCES_AGAIN);
+            return make (STEP_NOTHING);
+        case DECIDE_ON_SETUP:
+            return make (setup_may_start (job) ? STEP_SETUP_START : STEP_NOTHING);
+        case DECIDE_ON_HOSTS:
+            if (!phase_exists (job) || handled < WF_PROPOSAL)
+                return make (STEP_NOTHING); /* for a Workflow since created again */
+            if (!job->excepted && job->setup_pending && !job->toredown)
+                return make (STEP_SERVERS);
+            return make (STEP_RECORD);
+        case DECIDE_ON_SEEN:
+            if (job->phase == PHASE_DELETING)
+                return make (STEP_FINALIZER); /* if it still has ours */
+            if (job->view.deleting && !job->toredown)
+                return make (STEP_FAIL_OUTSIDE);
+            return make (STEP_LOOK);
+        case DECIDE_ON_GONE:
+            return gone (job);
+        case DECIDE_ON_CREATE_FAILED: {
+            struct step st = make (json_array_size (job->create_msgids) == 0 && !job->excepted
+                                       ? STEP_RAISE
+                                       : STEP_FORGET);
+            st.end_epilog = job->epilog;
+            return st;
+        }
     }
     return make (STEP_NOTHING);
 }
@@ -231,6 +301,19 @@ struct step decide (struct dws_engine *e, struct job *job, enum decide_on on, in
     enum wf_state done = WF_NONE;
     if (on == DECIDE_ON_CREATED)
         phase_event (e, job, PHASE_EV_SEEN, WF_NONE);
+    if (on == DECIDE_ON_SEEN) {
+        if (job->phase == PHASE_CREATING)
+            return make (STEP_NOTHING); /* its create's answer carries on */
+        phase_event (e, job, PHASE_EV_SEEN, WF_NONE);
+    }
+    if (on == DECIDE_ON_GONE) {
+        struct step st = decide_next (e, job, on, arg); /* from the phase it had */
+        if (st.kind != STEP_NOTHING && job->phase != PHASE_DELETING)
+            phase_event (e, job, PHASE_EV_VANISH, WF_NONE);
+        return st;
+    }
+    if (on == DECIDE_ON_REFUSED)
+        job->toredown = true; /* without PostRun or DataOut */
     if (on == DECIDE_ON_WORKFLOW) {
         if (!completes (job) || phase_event (e, job, PHASE_EV_DONE, job->view.state) < 0)
             return make (STEP_NOTHING);
@@ -270,14 +353,4 @@ struct step decide (struct dws_engine *e, struct job *job, enum decide_on on, in
 int decide_adopt (struct dws_engine *e, struct job *job, enum wf_state s)
 {
     return phase_event (e, job, PHASE_EV_ADOPT, s);
-}
-
-void decide_seen (struct dws_engine *e, struct job *job)
-{
-    phase_event (e, job, PHASE_EV_SEEN, WF_NONE);
-}
-
-void decide_vanish (struct dws_engine *e, struct job *job)
-{
-    phase_event (e, job, PHASE_EV_VANISH, WF_NONE);
 }

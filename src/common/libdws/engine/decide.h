@@ -32,6 +32,15 @@ enum decide_on {
     DECIDE_ON_SETUP_AGAIN,    /* a repeated dws.setup */
     DECIDE_ON_RELEASED,       /* the ssds are held (or the computes kept): DataOut */
     DECIDE_ON_TIMER,          /* timer `arg` (enum timer_kind) fired */
+    DECIDE_ON_BREAKDOWN,      /* a DirectiveBreakdown read answered (recorded) */
+    DECIDE_ON_PROPOSAL_READY, /* Proposal done and every breakdown read */
+    DECIDE_ON_REFUSED,        /* the job cannot have its resources (excepted recorded) */
+    DECIDE_ON_RESEND,         /* the job manager lost the resource-update (a repeated dws.create) */
+    DECIDE_ON_SETUP,          /* dws.setup arrived, or what its start waited for came */
+    DECIDE_ON_HOSTS,          /* the hosts' annotation patch answered */
+    DECIDE_ON_SEEN,           /* a watch event of the job's Workflow (recorded on it) */
+    DECIDE_ON_GONE,           /* the Workflow is gone (DELETED, or missing from the list) */
+    DECIDE_ON_CREATE_FAILED,  /* the create failed */
 };
 
 /* The next step: what the caller does. */
@@ -55,6 +64,18 @@ enum step_kind {
     STEP_SKIP_DATAOUT,   /* teardown_after expired: skip DataOut, then Teardown */
     STEP_KEEP_COMPUTES,  /* Fluxion did not confirm the ssd holds: DataOut without */
     STEP_TEARDOWN_LATER, /* Teardown once the create has answered (decide records it) */
+    STEP_BREAKDOWNS,     /* read the breakdowns the Workflow lists and we lack */
+    STEP_RESOURCES,      /* send the resource-update (Proposal's outcome) */
+    STEP_RESOURCES_AGAIN, /* send it again: read the breakdowns anew first */
+    STEP_SETUP_START,    /* start placing the storage: the hosts on the Workflow */
+    STEP_SERVERS,        /* fill the Servers objects (the hosts' answer kept) */
+    STEP_RECORD,         /* keep the answer's Workflow; nothing follows */
+    STEP_FINALIZER,      /* the Workflow is being deleted by us: remove our finalizer */
+    STEP_FAIL_OUTSIDE,   /* deleted outside Flux: fail the job, then look */
+    STEP_RECREATE,       /* it vanished while the job waited: create it again */
+    STEP_END_EPILOG,     /* it vanished in the epilog: release the epilog, forget */
+    STEP_RAISE,          /* raise on the job, then forget it */
+    STEP_FORGET,         /* forget the job (end_epilog: release its epilog first) */
 };
 
 struct step {
@@ -63,6 +84,7 @@ struct step {
     enum wf_state was;      /* STEP_TEARDOWN: the state asked for before */
     enum timer_kind timer;  /* STEP_READ_CULPRITS */
     enum wf_state done;     /* the state whose completion decide () recorded, or WF_NONE */
+    bool end_epilog;        /* STEP_RAISE, STEP_FORGET: release the job's epilog first */
 };
 
 /* The next step for a job, from its phase and facts and what just
@@ -78,12 +100,10 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
  */
 struct step decide (struct dws_engine *e, struct job *job, enum decide_on on, int arg);
 
-/* The phase changes that are facts and lead to no step of the engine's:
- * a Workflow of ours taken up in state s after a restart, a Workflow that
- * vanished.  -1 when the table refuses.
+/* The phase change that is a fact and leads to no step of the engine's:
+ * a Workflow of ours taken up in state s after a restart.  -1 when the
+ * table refuses.
  */
 int decide_adopt (struct dws_engine *e, struct job *job, enum wf_state s);
-void decide_seen (struct dws_engine *e, struct job *job);
-void decide_vanish (struct dws_engine *e, struct job *job);
 
 #endif /* !DWS_ENGINE_DECIDE_H */
