@@ -184,6 +184,40 @@ static struct step gone (const struct job *job)
     return make (job->excepted ? STEP_FORGET : STEP_RAISE);
 }
 
+/* Hosts were given up in the state the job still waits for. */
+static bool forcing (const struct job *job)
+{
+    return job->forced != WF_NONE && job->forced == phase_desired (job)
+           && phase_handled (job) < job->forced && !job->excepted && !job->toredown;
+}
+
+/* DWS resets forceReady at the transition it raced (the Workflow in the
+ * state, not ready, spec.forceReady false): ask again.
+ */
+static struct step force_check (const struct job *job)
+{
+    const struct wfview *v = &job->view;
+    if (!forcing (job) || job->force_pending || v->state != job->forced
+        || v->desired != job->forced || v->force_ready_state == job->forced || v->ready)
+        return make (STEP_NOTHING);
+    return make (STEP_FORCE_READY);
+}
+
+/* A timeout's culprits were read while state s still waits: give up
+ * `total` hosts in all (within the tolerance), else fail the job.  Lustre
+ * cannot lose a rabbit: Setup fails whole.
+ */
+static struct step culprits (const struct job *job, enum wf_state s, int total)
+{
+    if (phase_desired (job) != s || phase_handled (job) >= s || job->excepted)
+        return make (STEP_NOTHING);
+    if (s == WF_SETUP && job->lustre)
+        return make (STEP_TIMEOUT);
+    if (total <= 0 || job->tolerance <= 0 || total > job->tolerance)
+        return make (STEP_TIMEOUT);
+    return make (STEP_NODE_FAILURE);
+}
+
 struct step decide_next (const struct dws_engine *e, const struct job *job, enum decide_on on,
                          int arg)
 {
@@ -280,6 +314,24 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
             st.end_epilog = job->epilog;
             return st;
         }
+        case DECIDE_ON_FORCE_CHECK:
+            return force_check (job);
+        case DECIDE_ON_FORCE_REFUSED:
+            return make (forcing (job) ? STEP_TIMEOUT : STEP_NOTHING);
+        case DECIDE_ON_SETUP_CULPRITS:
+            return culprits (job, WF_SETUP, arg);
+        case DECIDE_ON_MOUNT_CULPRITS:
+            return culprits (job, WF_PRERUN, arg);
+        case DECIDE_ON_POSTRUN_CULPRITS:
+            if (desired == WF_POSTRUN && handled < WF_POSTRUN)
+                return make (STEP_DRAIN_FAIL);
+            return make (STEP_NOTHING);
+        case DECIDE_ON_POSTRUN_FAILED_READ:
+            if (desired == WF_POSTRUN && handled < WF_POSTRUN)
+                return make (STEP_DRAIN_FAIL);
+            return make (STEP_FAIL);
+        case DECIDE_ON_ABORT:
+            return make (phase_exists (job) ? STEP_ABORT_READS : STEP_NOTHING);
     }
     return make (STEP_NOTHING);
 }
@@ -312,7 +364,7 @@ struct step decide (struct dws_engine *e, struct job *job, enum decide_on on, in
             phase_event (e, job, PHASE_EV_VANISH, WF_NONE);
         return st;
     }
-    if (on == DECIDE_ON_REFUSED)
+    if (on == DECIDE_ON_REFUSED || on == DECIDE_ON_ABORT)
         job->toredown = true; /* without PostRun or DataOut */
     if (on == DECIDE_ON_WORKFLOW) {
         if (!completes (job) || phase_event (e, job, PHASE_EV_DONE, job->view.state) < 0)

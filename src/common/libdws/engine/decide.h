@@ -41,6 +41,15 @@ enum decide_on {
     DECIDE_ON_SEEN,           /* a watch event of the job's Workflow (recorded on it) */
     DECIDE_ON_GONE,           /* the Workflow is gone (DELETED, or missing from the list) */
     DECIDE_ON_CREATE_FAILED,  /* the create failed */
+    DECIDE_ON_FORCE_CHECK,    /* the Workflow seen while hosts are given up */
+    DECIDE_ON_FORCE_REFUSED,  /* Kubernetes refused the forceReady patch */
+    DECIDE_ON_SETUP_CULPRITS, /* Setup's timeout read the Servers: `arg` hosts would be
+                               * given up in all (0: no slow rabbit, -1: not countable) */
+    DECIDE_ON_MOUNT_CULPRITS, /* PreRun's timeout (or TransientCondition) read the
+                               * ClientMounts: `arg` as above */
+    DECIDE_ON_POSTRUN_CULPRITS, /* PostRun's timeout read the ClientMounts */
+    DECIDE_ON_POSTRUN_FAILED_READ, /* a failed PostRun's ClientMounts were read */
+    DECIDE_ON_ABORT,          /* dws.abort: the job manager ended the epilog itself */
 };
 
 /* The next step: what the caller does. */
@@ -76,6 +85,11 @@ enum step_kind {
     STEP_END_EPILOG,     /* it vanished in the epilog: release the epilog, forget */
     STEP_RAISE,          /* raise on the job, then forget it */
     STEP_FORGET,         /* forget the job (end_epilog: release its epilog first) */
+    STEP_FORCE_READY,    /* DWS reset forceReady: ask for it again */
+    STEP_NODE_FAILURE,   /* give the culprits up (within the tolerance): forceReady */
+    STEP_TIMEOUT,        /* fail the job: "dws-timeout" (over the tolerance) */
+    STEP_DRAIN_FAIL,     /* drain the computes still mounted, then fail the job */
+    STEP_ABORT_READS,    /* read the ClientMounts and Servers (drain, disable) first */
 };
 
 struct step {
