@@ -240,6 +240,7 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
         case DECIDE_ON_FAILED:
         case DECIDE_ON_TEARDOWN:
         case DECIDE_ON_REFUSED:
+        case DECIDE_ON_TEARDOWN_REQUEST:
             return phase_exists (job) ? teardown (job) : make (STEP_NOTHING);
         case DECIDE_ON_TEARDOWN_READ:
             if (job->teardown_reads == 0 && desired == WF_TEARDOWN && phase_exists (job))
@@ -270,6 +271,8 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
             return make (STEP_NOTHING);
         case DECIDE_ON_SETUP_AGAIN:
             /* its prolog-remove may have been lost with a reloaded plugin */
+            if (!job->hosts && desired <= WF_PROPOSAL)
+                return make (STEP_RECORD); /* the first: record the hosts */
             if (handled >= WF_PRERUN && desired == WF_PRERUN && !job->token_pending
                 && !job->epilog)
                 return make (STEP_PROLOG);
@@ -332,6 +335,61 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
             return make (STEP_FAIL);
         case DECIDE_ON_ABORT:
             return make (phase_exists (job) ? STEP_ABORT_READS : STEP_NOTHING);
+        case DECIDE_ON_CREATE_REFUSED:
+            /* no Workflow, nothing else waits: it fails by this answer */
+            if (job->phase == PHASE_NONE && !job->recreate && !job->directives
+                && json_array_size (job->create_msgids) == 0)
+                return make (STEP_FORGET);
+            return make (STEP_NOTHING);
+        case DECIDE_ON_CREATE_AGAIN:
+            if (!phase_exists (job))
+                return make (STEP_JOIN_CREATE);
+            return decide_next (e, job, DECIDE_ON_RESEND, 0);
+        case DECIDE_ON_SETUP_REQUEST:
+            return decide_next (e, job, DECIDE_ON_SETUP_AGAIN, 0);
+        case DECIDE_ON_POST_RUN_REQUEST:
+            if (!job->epilog)
+                return make (STEP_RECORD); /* the epilog begins */
+            return make (job->epilog_removed ? STEP_EPILOG_AGAIN : STEP_NOTHING);
+        case DECIDE_ON_INACTIVE:
+            /* its computes released after PostRun on purpose: not ended */
+            if (job->listed_at_start && phase_exists (job) && job->phase != PHASE_DELETING
+                && !job->released)
+                return make (STEP_END_AWAY);
+            return make (STEP_NOTHING);
+        case DECIDE_ON_ORPHAN_RUN:
+            if (phase_exists (job) && desired == WF_PROPOSAL && !job->hosts && !job->excepted)
+                return make (STEP_READ_R);
+            return make (STEP_NOTHING);
+        case DECIDE_ON_ORPHAN_CLEANUP:
+            if (!job->epilog && phase_exists (job))
+                return make (STEP_RECORD); /* its dws.post_run was lost */
+            return make (STEP_NOTHING);
+        case DECIDE_ON_JOB_INFO:
+            if (job->info_hold)
+                return make (STEP_HOLD);
+            if (job->info_sched && job->phase != PHASE_NONE)
+                return make (STEP_PLACE_LUSTRE);
+            if (job->phase != PHASE_NONE)
+                return make (job->info_R ? STEP_SETUP_FROM_R : STEP_NOTHING);
+            return make (STEP_FROM_JOBSPEC);
+        case DECIDE_ON_R_READ:
+            if (job->hosts || desired != WF_PROPOSAL)
+                return make (STEP_NOTHING); /* dws.setup came meanwhile */
+            return make (STEP_RECORD);
+        case DECIDE_ON_JOBSPEC:
+            /* the jobtap plugin keeps the dws.create of a job that uses
+             * persistent storage until its other dependencies are gone:
+             * not lost, still to come */
+            if (job->other_deps && json_array_size (job->create_msgids) == 0 && arg)
+                return make (STEP_FORGET);
+            return make (STEP_RECREATE);
+        case DECIDE_ON_HOLD_R:
+            return make (job->phase == PHASE_RELEASING ? STEP_HOLD : STEP_NOTHING);
+        case DECIDE_ON_HOLDS_APPLIED:
+            if (job->phase == PHASE_RELEASING && !job->info_hold)
+                return make (STEP_RELEASED);
+            return make (STEP_NOTHING);
     }
     return make (STEP_NOTHING);
 }
@@ -364,7 +422,7 @@ struct step decide (struct dws_engine *e, struct job *job, enum decide_on on, in
             phase_event (e, job, PHASE_EV_VANISH, WF_NONE);
         return st;
     }
-    if (on == DECIDE_ON_REFUSED || on == DECIDE_ON_ABORT)
+    if (on == DECIDE_ON_REFUSED || on == DECIDE_ON_ABORT || on == DECIDE_ON_TEARDOWN_REQUEST)
         job->toredown = true; /* without PostRun or DataOut */
     if (on == DECIDE_ON_WORKFLOW) {
         if (!completes (job) || phase_event (e, job, PHASE_EV_DONE, job->view.state) < 0)

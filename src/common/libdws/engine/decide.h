@@ -50,6 +50,20 @@ enum decide_on {
     DECIDE_ON_POSTRUN_CULPRITS, /* PostRun's timeout read the ClientMounts */
     DECIDE_ON_POSTRUN_FAILED_READ, /* a failed PostRun's ClientMounts were read */
     DECIDE_ON_ABORT,          /* dws.abort: the job manager ended the epilog itself */
+    DECIDE_ON_TEARDOWN_REQUEST, /* dws.teardown, or a job found ended while away */
+    DECIDE_ON_CREATE_REFUSED, /* a dws.create for the job was refused */
+    DECIDE_ON_CREATE_AGAIN,   /* a dws.create for a job the engine knows */
+    DECIDE_ON_SETUP_REQUEST,  /* dws.setup for a job the engine knows */
+    DECIDE_ON_POST_RUN_REQUEST, /* dws.post_run for a job the engine knows */
+    DECIDE_ON_INACTIVE,       /* the job is not in the job manager's list of active jobs */
+    DECIDE_ON_ORPHAN_RUN,     /* after a restart, the job is in RUN */
+    DECIDE_ON_ORPHAN_CLEANUP, /* after a restart, the job is in CLEANUP */
+    DECIDE_ON_JOB_INFO,       /* job-info answered */
+    DECIDE_ON_R_READ,         /* the job's R was read (a lost dws.setup): hosts known */
+    DECIDE_ON_JOBSPEC,        /* the jobspec was read and is good (`arg`: it uses
+                               * persistent storage) */
+    DECIDE_ON_HOLD_R,         /* the job's R was read to hold its ssds */
+    DECIDE_ON_HOLDS_APPLIED,  /* Fluxion holds every ssd of the job down */
 };
 
 /* The next step: what the caller does. */
@@ -90,6 +104,15 @@ enum step_kind {
     STEP_TIMEOUT,        /* fail the job: "dws-timeout" (over the tolerance) */
     STEP_DRAIN_FAIL,     /* drain the computes still mounted, then fail the job */
     STEP_ABORT_READS,    /* read the ClientMounts and Servers (drain, disable) first */
+    STEP_JOIN_CREATE,    /* the create is on its way: its answer answers this request */
+    STEP_EPILOG_AGAIN,   /* a repeated dws.post_run: send the epilog-remove again */
+    STEP_END_AWAY,       /* the job ended while no service watched: Teardown, no epilog */
+    STEP_READ_R,         /* read the job's R (its dws.setup was lost) */
+    STEP_HOLD,           /* hold the job's ssds (release.c) */
+    STEP_PLACE_LUSTRE,   /* the job's R, to place its Lustre on the rabbits Fluxion chose */
+    STEP_SETUP_FROM_R,   /* the job's R, for its lost dws.setup */
+    STEP_FROM_JOBSPEC,   /* the jobspec, to create the Workflow again */
+    STEP_RELEASED,       /* the ssds are held: end the epilog, DataOut */
 };
 
 struct step {
