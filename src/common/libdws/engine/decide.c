@@ -296,6 +296,11 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
             return make (STEP_NOTHING);
         case DECIDE_ON_SETUP:
             return make (setup_may_start (job) ? STEP_SETUP_START : STEP_NOTHING);
+        case DECIDE_ON_MAP:
+            /* a job that reached dws.setup before the map was known */
+            if (job->setup_pending && job->servers_pending == 0)
+                return make (STEP_SETUP_START);
+            return make (STEP_NOTHING);
         case DECIDE_ON_HOSTS:
             if (!phase_exists (job) || handled < WF_PROPOSAL)
                 return make (STEP_NOTHING); /* for a Workflow since created again */

@@ -64,6 +64,7 @@ enum decide_on {
                                * persistent storage) */
     DECIDE_ON_HOLD_R,         /* the job's R was read to hold its ssds */
     DECIDE_ON_HOLDS_APPLIED,  /* Fluxion holds every ssd of the job down */
+    DECIDE_ON_MAP,            /* the SystemConfiguration came: rabbits can be placed */
 };
 
 /* The next step: what the caller does. */

@@ -533,7 +533,8 @@ static void adopt (struct dws_engine *e, struct job *job)
     /* DWS resets forceReady at the next transition: still set, it is this
      * state's, whose hosts were given up before the restart */
     job->forced = v->force_ready_state;
-    job->epilog = job->epilog || wfview_annotation (v, ANN_EPILOG) != NULL;
+    if (wfview_annotation (v, ANN_EPILOG))
+        job->epilog = true; /* what the job knows already is kept */
     json_t *mode = json_string (wfview_annotation (v, ANN_RELEASE));
     enum release_mode release = RELEASE_DEFAULT;
     if (release_mode_parse (mode, &release, NULL) == 0)
@@ -542,9 +543,11 @@ static void adopt (struct dws_engine *e, struct job *job)
     enum wf_state desired = v->desired;
     if (decide_adopt (e, job, desired) < 0)
         return;
-    job->resources_sent = job->resources_sent || desired > WF_PROPOSAL;
+    if (desired > WF_PROPOSAL)
+        job->resources_sent = true;
     job->setup_pending = job->hosts && desired == WF_PROPOSAL;
-    job->toredown = job->toredown || desired == WF_TEARDOWN;
+    if (desired == WF_TEARDOWN)
+        job->toredown = true;
     /* timers start again, whole: a restart never makes one fire early;
      * a state whose hosts were given up already had its one timeout */
     switch (desired) {
