@@ -5,7 +5,10 @@
  * just happened, and returns one step; nothing else in the engine
  * chooses a transition.  To add a phase or a decision: its row in
  * JOB_PHASES and phase.c's table, its case here, and the step's verb in
- * the file that acts (workflow.c, progress.c, fault.c, release.c).
+ * the file that acts (workflow.c, progress.c, fault.c, release.c,
+ * request.c, engine.c).  The facts that only choose a transition
+ * (setup_pending, toredown, run_started, ...) are read here alone:
+ * t/python/libdws/test_one_decider.py lists them (DECISION_FACTS).
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */

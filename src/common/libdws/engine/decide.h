@@ -6,7 +6,8 @@
  * facts (decide_next, the one function that chooses), applies that step's
  * own phase change (a state asked for, the Workflow deleted) and returns
  * the step.  The caller carries it out and chooses nothing.  No other file
- * changes a job's phase (t/python/libdws/test_one_decider.py).
+ * changes a job's phase, nor reads a fact that only chooses a transition
+ * (t/python/libdws/test_one_decider.py: DECISION_FACTS).
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
