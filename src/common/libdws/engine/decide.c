@@ -5,7 +5,10 @@
  * just happened, and returns one step; nothing else in the engine
  * chooses a transition.  To add a phase or a decision: its row in
  * JOB_PHASES and phase.c's table, its case here, and the step's verb in
- * the file that acts (workflow.c, progress.c, fault.c, release.c).
+ * the file that acts (workflow.c, progress.c, fault.c, release.c,
+ * request.c, engine.c).  The facts that only choose a transition
+ * (setup_pending, toredown, run_started, ...) are read here alone:
+ * t/python/libdws/test_one_decider.py lists them (DECISION_FACTS).
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
@@ -17,7 +20,7 @@
 
 static struct step make (enum step_kind kind)
 {
-    struct step st = {kind, WF_NONE, WF_NONE, T_NKINDS, WF_NONE};
+    struct step st = {kind, WF_NONE, WF_NONE, T_NKINDS, WF_NONE, false};
     return st;
 }
 
@@ -151,6 +154,73 @@ static struct step on_timer (const struct job *job, enum timer_kind kind)
     return make (STEP_NOTHING);
 }
 
+/* May the Storage placement start (dws.setup has come, the Workflow
+ * exists and its Proposal is done, nothing failed)?
+ */
+static bool setup_may_start (const struct job *job)
+{
+    return job->setup_pending && !job->excepted && !job->toredown && phase_exists (job)
+           && phase_handled (job) >= WF_PROPOSAL;
+}
+
+/* Proposal done and its breakdowns read: the resources once, then the
+ * Setup if dws.setup came meanwhile.
+ */
+static struct step proposal_ready (const struct job *job)
+{
+    if (!job->resources_sent)
+        return make (STEP_RESOURCES);
+    return make (setup_may_start (job) ? STEP_SETUP_START : STEP_NOTHING);
+}
+
+/* The Workflow is gone and we did not delete it (or we did: DELETING). */
+static struct step gone (const struct job *job)
+{
+    if (job->phase == PHASE_DELETING)
+        return make (STEP_FORGET);
+    if (!phase_exists (job))
+        return make (STEP_NOTHING); /* an older object of the same name */
+    if (phase_desired (job) <= WF_PROPOSAL && !job->epilog && !job->toredown && job->directives)
+        return make (STEP_RECREATE); /* no storage exists yet */
+    if (job->epilog)
+        return make (STEP_END_EPILOG);
+    return make (job->excepted ? STEP_FORGET : STEP_RAISE);
+}
+
+/* Hosts were given up in the state the job still waits for. */
+static bool forcing (const struct job *job)
+{
+    return job->forced != WF_NONE && job->forced == phase_desired (job)
+           && phase_handled (job) < job->forced && !job->excepted && !job->toredown;
+}
+
+/* DWS resets forceReady at the transition it raced (the Workflow in the
+ * state, not ready, spec.forceReady false): ask again.
+ */
+static struct step force_check (const struct job *job)
+{
+    const struct wfview *v = &job->view;
+    if (!forcing (job) || job->force_pending || v->state != job->forced
+        || v->desired != job->forced || v->force_ready_state == job->forced || v->ready)
+        return make (STEP_NOTHING);
+    return make (STEP_FORCE_READY);
+}
+
+/* A timeout's culprits were read while state s still waits: give up
+ * `total` hosts in all (within the tolerance), else fail the job.  Lustre
+ * cannot lose a rabbit: Setup fails whole.
+ */
+static struct step culprits (const struct job *job, enum wf_state s, int total)
+{
+    if (phase_desired (job) != s || phase_handled (job) >= s || job->excepted)
+        return make (STEP_NOTHING);
+    if (s == WF_SETUP && job->lustre)
+        return make (STEP_TIMEOUT);
+    if (total <= 0 || job->tolerance <= 0 || total > job->tolerance)
+        return make (STEP_TIMEOUT);
+    return make (STEP_NODE_FAILURE);
+}
+
 struct step decide_next (const struct dws_engine *e, const struct job *job, enum decide_on on,
                          int arg)
 {
@@ -172,6 +242,8 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
             return make (desired != WF_TEARDOWN ? STEP_FAIL : STEP_NOTHING);
         case DECIDE_ON_FAILED:
         case DECIDE_ON_TEARDOWN:
+        case DECIDE_ON_REFUSED:
+        case DECIDE_ON_TEARDOWN_REQUEST:
             return phase_exists (job) ? teardown (job) : make (STEP_NOTHING);
         case DECIDE_ON_TEARDOWN_READ:
             if (job->teardown_reads == 0 && desired == WF_TEARDOWN && phase_exists (job))
@@ -202,6 +274,8 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
             return make (STEP_NOTHING);
         case DECIDE_ON_SETUP_AGAIN:
             /* its prolog-remove may have been lost with a reloaded plugin */
+            if (!job->hosts && desired <= WF_PROPOSAL)
+                return make (STEP_RECORD); /* the first: record the hosts */
             if (handled >= WF_PRERUN && desired == WF_PRERUN && !job->token_pending
                 && !job->epilog)
                 return make (STEP_PROLOG);
@@ -210,6 +284,120 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
             return ask (job, WF_DATAOUT);
         case DECIDE_ON_TIMER:
             return on_timer (job, (enum timer_kind)arg);
+        case DECIDE_ON_BREAKDOWN:
+            if (job->breakdowns_wanted > 0 || job->excepted)
+                return make (STEP_NOTHING);
+            if (handled == WF_PROPOSAL && desired == WF_PROPOSAL)
+                return make (STEP_PROPOSAL);
+            return make (STEP_BREAKDOWNS);
+        case DECIDE_ON_PROPOSAL_READY:
+            return proposal_ready (job);
+        case DECIDE_ON_RESEND:
+            if (job->resources_sent && handled == WF_PROPOSAL && desired == WF_PROPOSAL
+                && !job->hosts && !job->excepted && !job->toredown)
+                return make (STEP_RESOURCES_AGAIN);
+            return make (STEP_NOTHING);
+        case DECIDE_ON_SETUP:
+            return make (setup_may_start (job) ? STEP_SETUP_START : STEP_NOTHING);
+        case DECIDE_ON_MAP:
+            /* a job that reached dws.setup before the map was known */
+            if (job->setup_pending && job->servers_pending == 0)
+                return make (STEP_SETUP_START);
+            return make (STEP_NOTHING);
+        case DECIDE_ON_HOSTS:
+            if (!phase_exists (job) || handled < WF_PROPOSAL)
+                return make (STEP_NOTHING); /* for a Workflow since created again */
+            if (!job->excepted && job->setup_pending && !job->toredown)
+                return make (STEP_SERVERS);
+            return make (STEP_RECORD);
+        case DECIDE_ON_SEEN:
+            if (job->phase == PHASE_DELETING)
+                return make (STEP_FINALIZER); /* if it still has ours */
+            if (job->view.deleting && !job->toredown)
+                return make (STEP_FAIL_OUTSIDE);
+            return make (STEP_LOOK);
+        case DECIDE_ON_GONE:
+            return gone (job);
+        case DECIDE_ON_CREATE_FAILED: {
+            struct step st = make (json_array_size (job->create_msgids) == 0 && !job->excepted
+                                       ? STEP_RAISE
+                                       : STEP_FORGET);
+            st.end_epilog = job->epilog;
+            return st;
+        }
+        case DECIDE_ON_FORCE_CHECK:
+            return force_check (job);
+        case DECIDE_ON_FORCE_REFUSED:
+            return make (forcing (job) ? STEP_TIMEOUT : STEP_NOTHING);
+        case DECIDE_ON_SETUP_CULPRITS:
+            return culprits (job, WF_SETUP, arg);
+        case DECIDE_ON_MOUNT_CULPRITS:
+            return culprits (job, WF_PRERUN, arg);
+        case DECIDE_ON_POSTRUN_CULPRITS:
+            if (desired == WF_POSTRUN && handled < WF_POSTRUN)
+                return make (STEP_DRAIN_FAIL);
+            return make (STEP_NOTHING);
+        case DECIDE_ON_POSTRUN_FAILED_READ:
+            if (desired == WF_POSTRUN && handled < WF_POSTRUN)
+                return make (STEP_DRAIN_FAIL);
+            return make (STEP_FAIL);
+        case DECIDE_ON_ABORT:
+            return make (phase_exists (job) ? STEP_ABORT_READS : STEP_NOTHING);
+        case DECIDE_ON_CREATE_REFUSED:
+            /* no Workflow, nothing else waits: it fails by this answer */
+            if (job->phase == PHASE_NONE && !job->recreate && !job->directives
+                && json_array_size (job->create_msgids) == 0)
+                return make (STEP_FORGET);
+            return make (STEP_NOTHING);
+        case DECIDE_ON_CREATE_AGAIN:
+            if (!phase_exists (job))
+                return make (STEP_JOIN_CREATE);
+            return decide_next (e, job, DECIDE_ON_RESEND, 0);
+        case DECIDE_ON_SETUP_REQUEST:
+            return decide_next (e, job, DECIDE_ON_SETUP_AGAIN, 0);
+        case DECIDE_ON_POST_RUN_REQUEST:
+            if (!job->epilog)
+                return make (STEP_RECORD); /* the epilog begins */
+            return make (job->epilog_removed ? STEP_EPILOG_AGAIN : STEP_NOTHING);
+        case DECIDE_ON_INACTIVE:
+            /* its computes released after PostRun on purpose: not ended */
+            if (job->listed_at_start && phase_exists (job) && job->phase != PHASE_DELETING
+                && !job->released)
+                return make (STEP_END_AWAY);
+            return make (STEP_NOTHING);
+        case DECIDE_ON_ORPHAN_RUN:
+            if (phase_exists (job) && desired == WF_PROPOSAL && !job->hosts && !job->excepted)
+                return make (STEP_READ_R);
+            return make (STEP_NOTHING);
+        case DECIDE_ON_ORPHAN_CLEANUP:
+            if (!job->epilog && phase_exists (job))
+                return make (STEP_RECORD); /* its dws.post_run was lost */
+            return make (STEP_NOTHING);
+        case DECIDE_ON_JOB_INFO:
+            if (job->info_hold)
+                return make (STEP_HOLD);
+            if (job->info_sched && job->phase != PHASE_NONE)
+                return make (STEP_PLACE_LUSTRE);
+            if (job->phase != PHASE_NONE)
+                return make (job->info_R ? STEP_SETUP_FROM_R : STEP_NOTHING);
+            return make (STEP_FROM_JOBSPEC);
+        case DECIDE_ON_R_READ:
+            if (job->hosts || desired != WF_PROPOSAL)
+                return make (STEP_NOTHING); /* dws.setup came meanwhile */
+            return make (STEP_RECORD);
+        case DECIDE_ON_JOBSPEC:
+            /* the jobtap plugin keeps the dws.create of a job that uses
+             * persistent storage until its other dependencies are gone:
+             * not lost, still to come */
+            if (job->other_deps && json_array_size (job->create_msgids) == 0 && arg)
+                return make (STEP_FORGET);
+            return make (STEP_RECREATE);
+        case DECIDE_ON_HOLD_R:
+            return make (job->phase == PHASE_RELEASING ? STEP_HOLD : STEP_NOTHING);
+        case DECIDE_ON_HOLDS_APPLIED:
+            if (job->phase == PHASE_RELEASING && !job->info_hold)
+                return make (STEP_RELEASED);
+            return make (STEP_NOTHING);
     }
     return make (STEP_NOTHING);
 }
@@ -231,6 +419,19 @@ struct step decide (struct dws_engine *e, struct job *job, enum decide_on on, in
     enum wf_state done = WF_NONE;
     if (on == DECIDE_ON_CREATED)
         phase_event (e, job, PHASE_EV_SEEN, WF_NONE);
+    if (on == DECIDE_ON_SEEN) {
+        if (job->phase == PHASE_CREATING)
+            return make (STEP_NOTHING); /* its create's answer carries on */
+        phase_event (e, job, PHASE_EV_SEEN, WF_NONE);
+    }
+    if (on == DECIDE_ON_GONE) {
+        struct step st = decide_next (e, job, on, arg); /* from the phase it had */
+        if (st.kind != STEP_NOTHING && job->phase != PHASE_DELETING)
+            phase_event (e, job, PHASE_EV_VANISH, WF_NONE);
+        return st;
+    }
+    if (on == DECIDE_ON_REFUSED || on == DECIDE_ON_ABORT || on == DECIDE_ON_TEARDOWN_REQUEST)
+        job->toredown = true; /* without PostRun or DataOut */
     if (on == DECIDE_ON_WORKFLOW) {
         if (!completes (job) || phase_event (e, job, PHASE_EV_DONE, job->view.state) < 0)
             return make (STEP_NOTHING);
@@ -270,14 +471,4 @@ struct step decide (struct dws_engine *e, struct job *job, enum decide_on on, in
 int decide_adopt (struct dws_engine *e, struct job *job, enum wf_state s)
 {
     return phase_event (e, job, PHASE_EV_ADOPT, s);
-}
-
-void decide_seen (struct dws_engine *e, struct job *job)
-{
-    phase_event (e, job, PHASE_EV_SEEN, WF_NONE);
-}
-
-void decide_vanish (struct dws_engine *e, struct job *job)
-{
-    phase_event (e, job, PHASE_EV_VANISH, WF_NONE);
 }

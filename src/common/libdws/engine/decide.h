@@ -6,7 +6,8 @@
  * facts (decide_next, the one function that chooses), applies that step's
  * own phase change (a state asked for, the Workflow deleted) and returns
  * the step.  The caller carries it out and chooses nothing.  No other file
- * changes a job's phase (t/python/libdws/test_one_decider.py).
+ * changes a job's phase, nor reads a fact that only chooses a transition
+ * (t/python/libdws/test_one_decider.py: DECISION_FACTS).
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
@@ -32,6 +33,39 @@ enum decide_on {
     DECIDE_ON_SETUP_AGAIN,    /* a repeated dws.setup */
     DECIDE_ON_RELEASED,       /* the ssds are held (or the computes kept): DataOut */
     DECIDE_ON_TIMER,          /* timer `arg` (enum timer_kind) fired */
+    DECIDE_ON_BREAKDOWN,      /* a DirectiveBreakdown read answered (recorded) */
+    DECIDE_ON_PROPOSAL_READY, /* Proposal done and every breakdown read */
+    DECIDE_ON_REFUSED,        /* the job cannot have its resources (excepted recorded) */
+    DECIDE_ON_RESEND,         /* the job manager lost the resource-update (a repeated dws.create) */
+    DECIDE_ON_SETUP,          /* dws.setup arrived, or what its start waited for came */
+    DECIDE_ON_HOSTS,          /* the hosts' annotation patch answered */
+    DECIDE_ON_SEEN,           /* a watch event of the job's Workflow (recorded on it) */
+    DECIDE_ON_GONE,           /* the Workflow is gone (DELETED, or missing from the list) */
+    DECIDE_ON_CREATE_FAILED,  /* the create failed */
+    DECIDE_ON_FORCE_CHECK,    /* the Workflow seen while hosts are given up */
+    DECIDE_ON_FORCE_REFUSED,  /* Kubernetes refused the forceReady patch */
+    DECIDE_ON_SETUP_CULPRITS, /* Setup's timeout read the Servers: `arg` hosts would be
+                               * given up in all (0: no slow rabbit, -1: not countable) */
+    DECIDE_ON_MOUNT_CULPRITS, /* PreRun's timeout (or TransientCondition) read the
+                               * ClientMounts: `arg` as above */
+    DECIDE_ON_POSTRUN_CULPRITS, /* PostRun's timeout read the ClientMounts */
+    DECIDE_ON_POSTRUN_FAILED_READ, /* a failed PostRun's ClientMounts were read */
+    DECIDE_ON_ABORT,          /* dws.abort: the job manager ended the epilog itself */
+    DECIDE_ON_TEARDOWN_REQUEST, /* dws.teardown, or a job found ended while away */
+    DECIDE_ON_CREATE_REFUSED, /* a dws.create for the job was refused */
+    DECIDE_ON_CREATE_AGAIN,   /* a dws.create for a job the engine knows */
+    DECIDE_ON_SETUP_REQUEST,  /* dws.setup for a job the engine knows */
+    DECIDE_ON_POST_RUN_REQUEST, /* dws.post_run for a job the engine knows */
+    DECIDE_ON_INACTIVE,       /* the job is not in the job manager's list of active jobs */
+    DECIDE_ON_ORPHAN_RUN,     /* after a restart, the job is in RUN */
+    DECIDE_ON_ORPHAN_CLEANUP, /* after a restart, the job is in CLEANUP */
+    DECIDE_ON_JOB_INFO,       /* job-info answered */
+    DECIDE_ON_R_READ,         /* the job's R was read (a lost dws.setup): hosts known */
+    DECIDE_ON_JOBSPEC,        /* the jobspec was read and is good (`arg`: it uses
+                               * persistent storage) */
+    DECIDE_ON_HOLD_R,         /* the job's R was read to hold its ssds */
+    DECIDE_ON_HOLDS_APPLIED,  /* Fluxion holds every ssd of the job down */
+    DECIDE_ON_MAP,            /* the SystemConfiguration came: rabbits can be placed */
 };
 
 /* The next step: what the caller does. */
@@ -55,6 +89,32 @@ enum step_kind {
     STEP_SKIP_DATAOUT,   /* teardown_after expired: skip DataOut, then Teardown */
     STEP_KEEP_COMPUTES,  /* Fluxion did not confirm the ssd holds: DataOut without */
     STEP_TEARDOWN_LATER, /* Teardown once the create has answered (decide records it) */
+    STEP_BREAKDOWNS,     /* read the breakdowns the Workflow lists and we lack */
+    STEP_RESOURCES,      /* send the resource-update (Proposal's outcome) */
+    STEP_RESOURCES_AGAIN, /* send it again: read the breakdowns anew first */
+    STEP_SETUP_START,    /* start placing the storage: the hosts on the Workflow */
+    STEP_SERVERS,        /* fill the Servers objects (the hosts' answer kept) */
+    STEP_RECORD,         /* keep the answer's Workflow; nothing follows */
+    STEP_FINALIZER,      /* the Workflow is being deleted by us: remove our finalizer */
+    STEP_FAIL_OUTSIDE,   /* deleted outside Flux: fail the job, then look */
+    STEP_RECREATE,       /* it vanished while the job waited: create it again */
+    STEP_END_EPILOG,     /* it vanished in the epilog: release the epilog, forget */
+    STEP_RAISE,          /* raise on the job, then forget it */
+    STEP_FORGET,         /* forget the job (end_epilog: release its epilog first) */
+    STEP_FORCE_READY,    /* DWS reset forceReady: ask for it again */
+    STEP_NODE_FAILURE,   /* give the culprits up (within the tolerance): forceReady */
+    STEP_TIMEOUT,        /* fail the job: "dws-timeout" (over the tolerance) */
+    STEP_DRAIN_FAIL,     /* drain the computes still mounted, then fail the job */
+    STEP_ABORT_READS,    /* read the ClientMounts and Servers (drain, disable) first */
+    STEP_JOIN_CREATE,    /* the create is on its way: its answer answers this request */
+    STEP_EPILOG_AGAIN,   /* a repeated dws.post_run: send the epilog-remove again */
+    STEP_END_AWAY,       /* the job ended while no service watched: Teardown, no epilog */
+    STEP_READ_R,         /* read the job's R (its dws.setup was lost) */
+    STEP_HOLD,           /* hold the job's ssds (release.c) */
+    STEP_PLACE_LUSTRE,   /* the job's R, to place its Lustre on the rabbits Fluxion chose */
+    STEP_SETUP_FROM_R,   /* the job's R, for its lost dws.setup */
+    STEP_FROM_JOBSPEC,   /* the jobspec, to create the Workflow again */
+    STEP_RELEASED,       /* the ssds are held: end the epilog, DataOut */
 };
 
 struct step {
@@ -63,6 +123,7 @@ struct step {
     enum wf_state was;      /* STEP_TEARDOWN: the state asked for before */
     enum timer_kind timer;  /* STEP_READ_CULPRITS */
     enum wf_state done;     /* the state whose completion decide () recorded, or WF_NONE */
+    bool end_epilog;        /* STEP_RAISE, STEP_FORGET: release the job's epilog first */
 };
 
 /* The next step for a job, from its phase and facts and what just
@@ -78,12 +139,10 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
  */
 struct step decide (struct dws_engine *e, struct job *job, enum decide_on on, int arg);
 
-/* The phase changes that are facts and lead to no step of the engine's:
- * a Workflow of ours taken up in state s after a restart, a Workflow that
- * vanished.  -1 when the table refuses.
+/* The phase change that is a fact and leads to no step of the engine's:
+ * a Workflow of ours taken up in state s after a restart.  -1 when the
+ * table refuses.
  */
 int decide_adopt (struct dws_engine *e, struct job *job, enum wf_state s);
-void decide_seen (struct dws_engine *e, struct job *job);
-void decide_vanish (struct dws_engine *e, struct job *job);
 
 #endif /* !DWS_ENGINE_DECIDE_H */

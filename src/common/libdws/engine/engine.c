@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "act.h"
+#include "decide.h"
 #include "fault.h"
 #include "job.h"
 #include "jobview.h"
@@ -201,7 +202,7 @@ static void sysconfig_event (struct dws_engine *e, json_t *obj)
     /* jobs that reached dws.setup before the map was known */
     for (size_t b = 0; b < e->nbuckets; b++)
         for (struct job *j = e->table[b]; j; j = j->next)
-            if (j->setup_pending && j->servers_pending == 0)
+            if (decide_next (e, j, DECIDE_ON_MAP, 0).kind == STEP_SETUP_START)
                 progress_setup_start (e, j);
 }
 

@@ -204,18 +204,9 @@ static void force_ready (struct dws_engine *e, struct job *job)
              token_for (token, sizeof (token), TOK_FORCE_READY, job));
 }
 
-/* Hosts were given up in the state the job still waits for. */
-static bool forcing (struct job *job)
-{
-    return job->forced != WF_NONE && job->forced == phase_desired (job)
-           && phase_handled (job) < job->forced && !job->excepted && !job->toredown;
-}
-
 void fault_force_ready_check (struct dws_engine *e, struct job *job)
 {
-    const struct wfview *v = &job->view;
-    if (!forcing (job) || job->force_pending || v->state != job->forced
-        || v->desired != job->forced || v->force_ready_state == job->forced || v->ready)
+    if (decide (e, job, DECIDE_ON_FORCE_CHECK, 0).kind != STEP_FORCE_READY)
         return;
     act_log (e, "warning", "%s: DWS reset forceReady on entering %s: asking again", job->name,
              wfstate_name (job->forced));
@@ -232,15 +223,20 @@ void fault_on_force_ready (struct dws_engine *e, enum token_kind kind, struct jo
         fault_force_ready_check (e, job); /* a reset seen before this answer */
         return;
     }
-    if (forcing (job))
+    if (decide (e, job, DECIDE_ON_FORCE_REFUSED, 0).kind == STEP_TIMEOUT)
         workflow_fail_job (e, job, "dws-timeout", "%s: DWS refused forceReady after giving up %s: %s",
                            timeout_why (job->forced), job->failed ? job->failed : "hosts",
                            answer_message (event));
 }
 
-static void node_failure (struct dws_engine *e, struct job *job, json_t *nodes, const char *why)
+/* The hosts given up so far with `nodes` added (RFC 29), and how many
+ * that is (-1: they cannot be counted); NULL when none are new.
+ */
+static char *failed_with (struct job *job, json_t *nodes, int *count)
 {
-    char token[96];
+    *count = 0;
+    if (json_array_size (nodes) == 0)
+        return NULL;
     json_t *all = json_array ();
     if (job->failed) {
         json_t *old = hosts_minus (job->failed, NULL, NULL);
@@ -250,14 +246,19 @@ static void node_failure (struct dws_engine *e, struct job *job, json_t *nodes, 
     json_array_extend (all, nodes);
     char *failed = encode_names (all);
     struct dws_hostlist *hl = failed ? dws_hostlist_decode (failed, NULL) : NULL;
-    size_t count = hl ? dws_hostlist_count (hl) : 0;
+    size_t n = hl ? dws_hostlist_count (hl) : 0;
     dws_hostlist_destroy (hl);
     json_decref (all);
-    if (!failed || job->tolerance <= 0 || count > (size_t)job->tolerance) {
-        workflow_fail_job (e, job, "dws-timeout", "%s", why);
-        free (failed);
-        return;
-    }
+    *count = !failed ? -1 : n > INT32_MAX ? INT32_MAX : (int)n;
+    return failed;
+}
+
+/* Give `nodes` up (the decider found them within the tolerance): `failed`
+ * is every host given up so far with them (failed_with).
+ */
+static void node_failure (struct dws_engine *e, struct job *job, json_t *nodes, char *failed)
+{
+    char token[96];
     free (job->failed);
     job->failed = failed;
     if (phase_desired (job) == WF_PRERUN)
@@ -277,6 +278,22 @@ static void node_failure (struct dws_engine *e, struct job *job, json_t *nodes, 
         act_k8s (e, "patch", "Computes", e->cfg.namespace, cname ? cname : job->name,
                  json_pack ("{s:o}", "data", data), token_for (token, sizeof (token),
                                                                 TOK_ANNOTATE, job));
+    }
+}
+
+/* Carry out the decider's answer to a timeout's culprits. */
+static void give_up (struct dws_engine *e, struct job *job, enum decide_on on, json_t *nodes,
+                     const char *why)
+{
+    int count;
+    char *failed = failed_with (job, nodes, &count);
+    struct step st = decide (e, job, on, count);
+    if (st.kind == STEP_NODE_FAILURE)
+        node_failure (e, job, nodes, failed);
+    else {
+        free (failed);
+        if (st.kind == STEP_TIMEOUT)
+            workflow_fail_job (e, job, "dws-timeout", "%s", why);
     }
 }
 
@@ -421,7 +438,8 @@ static json_t *slow_rabbits (json_t *servers)
     return slow;
 }
 
-static void setup_timeout (struct dws_engine *e, struct job *job, json_t *items)
+/* The job's computes on rabbits whose storage is not allocated yet. */
+static json_t *setup_culprits (struct dws_engine *e, struct job *job, json_t *items)
 {
     json_t *slow = slow_rabbits (items);
     json_t *names = hosts_minus (job->hosts, job->failed, NULL);
@@ -436,11 +454,7 @@ static void setup_timeout (struct dws_engine *e, struct job *job, json_t *items)
     }
     json_decref (names);
     json_decref (slow);
-    if (job->lustre || job->tolerance <= 0 || json_array_size (nodes) == 0)
-        workflow_fail_job (e, job, "dws-timeout", "File system creation took too long");
-    else
-        node_failure (e, job, nodes, "File system creation took too long");
-    json_decref (nodes);
+    return nodes;
 }
 
 static void disable_rabbits (struct dws_engine *e, struct job *job, json_t *servers)
@@ -491,8 +505,7 @@ static void disable_rabbits (struct dws_engine *e, struct job *job, json_t *serv
 void fault_abort_job (struct dws_engine *e, struct job *job)
 {
     job->epilog_removed = true; /* the job manager ended the epilog itself */
-    job->toredown = true;
-    if (phase_exists (job)) {
+    if (decide (e, job, DECIDE_ON_ABORT, 0).kind == STEP_ABORT_READS) {
         job->abort_reads += 2;
         list_for (e, job, "ClientMount", TOK_ABORT_MOUNTS);
         list_for (e, job, "Servers", TOK_ABORT_SERVERS);
@@ -526,9 +539,9 @@ static json_t *read_items (struct dws_engine *e, enum token_kind kind, struct jo
 void fault_on_setup_reads (struct dws_engine *e, enum token_kind kind, struct job *job,
                            json_t *event)
 {
-    json_t *items = read_items (e, kind, job, event);
-    if (phase_desired (job) == WF_SETUP && phase_handled (job) < WF_SETUP && !job->excepted)
-        setup_timeout (e, job, items);
+    json_t *nodes = setup_culprits (e, job, read_items (e, kind, job, event));
+    give_up (e, job, DECIDE_ON_SETUP_CULPRITS, nodes, "File system creation took too long");
+    json_decref (nodes);
 }
 
 /* PreRun's timeout and its TransientCondition timeout read the same */
@@ -536,8 +549,6 @@ void fault_on_prerun_reads (struct dws_engine *e, enum token_kind kind, struct j
                             json_t *event)
 {
     json_t *items = read_items (e, kind, job, event);
-    if (phase_desired (job) != WF_PRERUN || phase_handled (job) >= WF_PRERUN || job->excepted)
-        return;
     json_t *bad = unmounted_computes (e, job, items);
     char why[DWS_ERROR_TEXT_MAX], said[DWS_ERROR_TEXT_MAX];
     /* a TransientCondition has DWS' words for what failed (a timeout
@@ -548,10 +559,7 @@ void fault_on_prerun_reads (struct dws_engine *e, enum token_kind kind, struct j
               kind == TOK_TC_PRERUN ? NOTE_PREFIX "workflow in TransientCondition too long in PreRun"
                                     : "timed out waiting for mounts",
               dws ? ": " : "", dws ? dws : "");
-    if (json_array_size (bad) == 0)
-        workflow_fail_job (e, job, "dws-timeout", "%s", why);
-    else
-        node_failure (e, job, bad, why);
+    give_up (e, job, DECIDE_ON_MOUNT_CULPRITS, bad, why);
     json_decref (bad);
 }
 
@@ -559,7 +567,7 @@ void fault_on_postrun_reads (struct dws_engine *e, enum token_kind kind, struct 
                              json_t *event)
 {
     json_t *items = read_items (e, kind, job, event);
-    if (phase_desired (job) != WF_POSTRUN || phase_handled (job) >= WF_POSTRUN)
+    if (decide (e, job, DECIDE_ON_POSTRUN_CULPRITS, 0).kind != STEP_DRAIN_FAIL)
         return;
     drain_still_mounted (e, job, items);
     workflow_fail_job (e, job, "rabbit-timeout", "unmounts timed out, skipping data movement");
@@ -589,7 +597,7 @@ void fault_on_postrun_failed_reads (struct dws_engine *e, enum token_kind kind,
     job->postrun_why = NULL;
     if (!why)
         return; /* a late answer */
-    if (phase_desired (job) == WF_POSTRUN && phase_handled (job) < WF_POSTRUN)
+    if (decide (e, job, DECIDE_ON_POSTRUN_FAILED_READ, 0).kind == STEP_DRAIN_FAIL)
         drain_still_mounted (e, job, items);
     workflow_fail_job (e, job, "exception", "%s", why);
     free (why);

@@ -99,9 +99,51 @@ static json_t *proposal_resources (struct dws_engine *e, struct job *job, json_t
                                e->cfg.min_allocation_size, &unchanged, spread, err);
 }
 
-static void proposal_finish (struct dws_engine *e, struct job *job)
+/* Proposal's outcome for the job manager: the resources the job is to
+ * have, or why it cannot.  false when it cannot (the job manager raises
+ * the exception).
+ */
+static bool send_resources (struct dws_engine *e, struct job *job, json_t *list)
 {
     dws_error_t err;
+    json_t *payload = NULL;
+    bool spread = false;
+    json_t *res = proposal_resources (e, job, list, &spread, &err);
+    if (res && spread
+        && rabbits_lustre_fits (e, json_integer_value (json_object_get (
+                                      json_array_get (res, 1), "count")),
+                               &err)
+               < 0) {
+        json_decref (res);
+        res = NULL;
+    }
+    int64_t nnodes = res ? dws_jobspec_node_count (job->resources, NULL) : -1;
+    if (res && e->cfg.maximums && nnodes > 0 && nnodes <= INT32_MAX
+        && dws_policy_check_maximums (job->directives, (int)nnodes, e->cfg.maximums, &err)
+               < 0) {
+        json_decref (res);
+        res = NULL;
+    }
+    if (!res) {
+        payload = json_pack ("{s:I s:O s:n s:s}", "id", job->id, "resources",
+                             job->resources ? job->resources : json_null (), "exclude",
+                             "errmsg", err.text);
+    }
+    else {
+        json_t *exclude = rabbits_job_constraint (e);
+        payload = json_pack ("{s:I s:o s:o}", "id", job->id, "resources", res, "exclude",
+                             exclude);
+    }
+    act_rpc (e, "job-manager.dws.resource-update", payload, NULL);
+    return res != NULL;
+}
+
+/* Proposal is done and every breakdown read: record whether the job asks
+ * for Lustre, then carry out the decider's steps (the resources, the
+ * Setup's start).
+ */
+static void proposal_finish (struct dws_engine *e, struct job *job)
+{
     json_t *list = breakdown_list (job);
     size_t i;
     json_t *bd;
@@ -118,54 +160,25 @@ static void proposal_finish (struct dws_engine *e, struct job *job)
                 job->lustre = true;
         }
     }
-    if (!job->resources_sent) {
+    struct step st = decide (e, job, DECIDE_ON_PROPOSAL_READY, 0);
+    if (st.kind == STEP_RESOURCES) {
         job->resources_sent = true;
-        json_t *payload = NULL;
-        bool spread = false;
-        json_t *res = proposal_resources (e, job, list, &spread, &err);
-        if (res && spread
-            && rabbits_lustre_fits (e, json_integer_value (json_object_get (
-                                          json_array_get (res, 1), "count")),
-                                   &err)
-                   < 0) {
-            json_decref (res);
-            res = NULL;
-        }
-        int64_t nnodes = res ? dws_jobspec_node_count (job->resources, NULL) : -1;
-        if (res && e->cfg.maximums && nnodes > 0 && nnodes <= INT32_MAX
-            && dws_policy_check_maximums (job->directives, (int)nnodes, e->cfg.maximums, &err)
-                   < 0) {
-            json_decref (res);
-            res = NULL;
-        }
-        if (!res) {
-            payload = json_pack ("{s:I s:O s:n s:s}", "id", job->id, "resources",
-                                 job->resources ? job->resources : json_null (), "exclude",
-                                 "errmsg", err.text);
-            job->excepted = true; /* the job manager raises the exception */
-            job->toredown = true;
-        }
-        else {
-            json_t *exclude = rabbits_job_constraint (e);
-            payload = json_pack ("{s:I s:o s:o}", "id", job->id, "resources", res, "exclude",
-                                 exclude);
-        }
-        act_rpc (e, "job-manager.dws.resource-update", payload, NULL);
-        if (job->toredown) {
+        if (!send_resources (e, job, list)) {
             json_decref (list);
-            workflow_teardown (e, job);
+            job->excepted = true; /* the job manager raises the exception */
+            workflow_step (e, job, decide (e, job, DECIDE_ON_REFUSED, 0), NULL);
             return;
         }
+        st = decide (e, job, DECIDE_ON_PROPOSAL_READY, 0);
     }
     json_decref (list);
-    if (job->setup_pending)
+    if (st.kind == STEP_SETUP_START)
         progress_setup_start (e, job);
 }
 
 void progress_resources_resend (struct dws_engine *e, struct job *job)
 {
-    if (!job->resources_sent || phase_handled (job) != WF_PROPOSAL || phase_desired (job) != WF_PROPOSAL
-        || job->hosts || job->excepted || job->toredown)
+    if (decide (e, job, DECIDE_ON_RESEND, 0).kind != STEP_RESOURCES_AGAIN)
         return;
     job->resources_sent = false;
     if (breakdowns_ready (e, job)) /* else the last breakdown read finishes it */
@@ -202,8 +215,6 @@ static void setup_servers (struct dws_engine *e, struct job *job)
     dws_error_t err;
     char token[96];
     int64_t min_bytes = e->cfg.min_allocation_size * 1024LL * 1024 * 1024;
-    if (job->toredown)
-        return; /* cancelled while the hosts were being recorded */
     json_t *list = breakdown_list (job);
     size_t i;
     json_t *bd;
@@ -253,10 +264,10 @@ static void setup_servers (struct dws_engine *e, struct job *job)
 void progress_setup_start (struct dws_engine *e, struct job *job)
 {
     char token[96];
-    if (!job->setup_pending || job->excepted || job->toredown)
-        return;
-    if (!phase_exists (job) || phase_handled (job) < WF_PROPOSAL || !breakdowns_ready (e, job))
-        return; /* Proposal finishing first; it calls back here */
+    if (decide (e, job, DECIDE_ON_SETUP, 0).kind != STEP_SETUP_START)
+        return; /* Proposal finishing first, or the job failed */
+    if (!breakdowns_ready (e, job))
+        return; /* the last breakdown read finishes Proposal; it calls back here */
     if (!e->map) {
         /* the SystemConfiguration list has not come yet: resumed when it does */
         act_log (e, "warning", "%s: waiting for SystemConfiguration 'default' to place"
@@ -522,7 +533,8 @@ static void adopt (struct dws_engine *e, struct job *job)
     /* DWS resets forceReady at the next transition: still set, it is this
      * state's, whose hosts were given up before the restart */
     job->forced = v->force_ready_state;
-    job->epilog = job->epilog || wfview_annotation (v, ANN_EPILOG) != NULL;
+    if (wfview_annotation (v, ANN_EPILOG))
+        job->epilog = true; /* what the job knows already is kept */
     json_t *mode = json_string (wfview_annotation (v, ANN_RELEASE));
     enum release_mode release = RELEASE_DEFAULT;
     if (release_mode_parse (mode, &release, NULL) == 0)
@@ -531,9 +543,11 @@ static void adopt (struct dws_engine *e, struct job *job)
     enum wf_state desired = v->desired;
     if (decide_adopt (e, job, desired) < 0)
         return;
-    job->resources_sent = job->resources_sent || desired > WF_PROPOSAL;
+    if (desired > WF_PROPOSAL)
+        job->resources_sent = true;
     job->setup_pending = job->hosts && desired == WF_PROPOSAL;
-    job->toredown = job->toredown || desired == WF_TEARDOWN;
+    if (desired == WF_TEARDOWN)
+        job->toredown = true;
     /* timers start again, whole: a restart never makes one fire early;
      * a state whose hosts were given up already had its one timeout */
     switch (desired) {
@@ -560,43 +574,45 @@ static void adopt (struct dws_engine *e, struct job *job)
     act_log (e, "info", "%s: picked up in %s", job->name, wfstate_name (desired));
 }
 
-/* The Workflow is gone and we did not delete it. */
+/* The Workflow is gone: carry out the decider's step. */
 static void vanished (struct dws_engine *e, struct job *job)
 {
-    enum wf_state desired = phase_desired (job);
-    bool deleting = job->phase == PHASE_DELETING;
-    decide_vanish (e, job);
-    if (desired <= WF_PROPOSAL && !job->epilog && !job->toredown && job->directives) {
-        /* the job still waits for its resources, or dws.setup came but
-         * Setup was not asked yet (no storage exists): give it its
-         * Workflow back, with the hosts when they are known, and start
-         * the Setup over once Proposal completes again
-         */
-        act_log (e, "warning", "%s: Workflow deleted outside Flux while the job waited;"
-                 " creating it again", job->name);
-        json_decref (job->breakdowns);
-        job->breakdowns = json_object ();
-        job->breakdowns_wanted = 0;
-        job->recreate = true;
-        if (job->hosts) {
-            job->setup_pending = true;
-            job->servers_pending = 0;
-            job->setup_error = false;
-        }
-        job_set_wf (job, NULL);
-        workflow_create (e, job); /* with the hosts, if dws.setup came: Setup follows */
-        return;
-    }
-    if (job->epilog) {
-        if (!deleting)
+    struct step st = decide (e, job, DECIDE_ON_GONE, 0);
+    switch (st.kind) {
+        case STEP_NOTHING:
+            return;
+        case STEP_RECREATE:
+            /* the job still waits for its resources, or dws.setup came but
+             * Setup was not asked yet (no storage exists): give it its
+             * Workflow back, with the hosts when they are known, and start
+             * the Setup over once Proposal completes again
+             */
+            act_log (e, "warning", "%s: Workflow deleted outside Flux while the job waited;"
+                     " creating it again", job->name);
+            json_decref (job->breakdowns);
+            job->breakdowns = json_object ();
+            job->breakdowns_wanted = 0;
+            job->recreate = true;
+            if (job->hosts) {
+                job->setup_pending = true;
+                job->servers_pending = 0;
+                job->setup_error = false;
+            }
+            job_set_wf (job, NULL);
+            workflow_create (e, job); /* with the hosts, if dws.setup came: Setup follows */
+            return;
+        case STEP_END_EPILOG:
             act_log (e, "warning", "%s: Workflow deleted outside Flux during the epilog",
                      job->name);
-        workflow_epilog_remove (e, job);
-    }
-    else if (!job->excepted) {
-        job->excepted = true;
-        act_raise (e, job, "exception", 0,
-                   NOTE_PREFIX "workflow %s was deleted outside of Flux", job->name);
+            workflow_epilog_remove (e, job);
+            break;
+        case STEP_RAISE:
+            job->excepted = true;
+            act_raise (e, job, "exception", 0,
+                       NOTE_PREFIX "workflow %s was deleted outside of Flux", job->name);
+            break;
+        default:
+            break;
     }
     job_forget (e, job);
 }
@@ -610,15 +626,8 @@ void progress_event (struct dws_engine *e, const char *type, json_t *wf)
         return;
     struct job *job = job_lookup (e, id);
     if (!strcmp (type, "DELETED")) {
-        if (!job)
-            return;
-        if (job->phase == PHASE_DELETING) {
-            job_forget (e, job);
-            return;
-        }
-        if (!phase_exists (job))
-            return; /* an older object of the same name */
-        vanished (e, job);
+        if (job)
+            vanished (e, job);
         return;
     }
     if (!job || job->phase == PHASE_NONE) {
@@ -631,18 +640,14 @@ void progress_event (struct dws_engine *e, const char *type, json_t *wf)
         adopt (e, job);
     }
     job_set_wf (job, wf);
-    if (job->phase == PHASE_CREATING)
-        return; /* its create's answer carries on, from the Workflow last seen */
-    decide_seen (e, job);
-    if (job->phase == PHASE_DELETING) {
-        workflow_remove_finalizer (e, job); /* if it still has ours */
-        return;
-    }
-    if (v.deleting && !job->toredown) {
+    struct step st = decide (e, job, DECIDE_ON_SEEN, 0);
+    if (st.kind == STEP_FINALIZER)
+        workflow_remove_finalizer (e, job);
+    if (st.kind == STEP_FAIL_OUTSIDE)
         workflow_fail_job (e, job, "exception",
                   NOTE_PREFIX "workflow %s is being deleted outside of Flux", job->name);
-    }
-    progress_workflow (e, job);
+    if (st.kind == STEP_FAIL_OUTSIDE || st.kind == STEP_LOOK)
+        progress_workflow (e, job);
 }
 
 void progress_sync (struct dws_engine *e, json_t *objects)
@@ -668,11 +673,7 @@ void progress_sync (struct dws_engine *e, json_t *objects)
                 json_array_append_new (gone, json_integer (j->id));
     json_array_foreach (gone, i, o) {
         struct job *j = job_lookup (e, json_integer_value (o));
-        if (!j)
-            continue;
-        if (j->phase == PHASE_DELETING)
-            job_forget (e, j);
-        else
+        if (j)
             vanished (e, j);
     }
     json_decref (gone);
@@ -721,15 +722,13 @@ void progress_on_create (struct dws_engine *e, enum token_kind kind, struct job 
         progress_step (e, job, decide (e, job, DECIDE_ON_CREATED, 0));
         return;
     }
-    if (json_array_size (job->create_msgids) > 0) {
-        json_array_foreach (job->create_msgids, i, msgid)
-            act_respond_fail (e, msgid, "%s", answer_message (event));
-    }
-    else if (!job->excepted) {
+    struct step st = decide (e, job, DECIDE_ON_CREATE_FAILED, 0);
+    json_array_foreach (job->create_msgids, i, msgid)
+        act_respond_fail (e, msgid, "%s", answer_message (event));
+    if (st.kind == STEP_RAISE)
         act_raise (e, job, "exception", 0, NOTE_PREFIX "cannot create workflow %s: %s",
                    job->name, answer_message (event));
-    }
-    if (job->epilog)
+    if (st.end_epilog)
         workflow_epilog_remove (e, job);
     job_forget (e, job);
 }
@@ -750,10 +749,9 @@ void progress_on_breakdown (struct dws_engine *e, enum token_kind kind, struct j
     const char *name = dws_json_str_at (a.obj, "metadata", "name");
     if (name)
         json_object_set (job->breakdowns, name, a.obj);
-    if (job->breakdowns_wanted == 0 && !job->excepted && breakdowns_ready (e, job)) {
-        if (phase_handled (job) == WF_PROPOSAL && phase_desired (job) == WF_PROPOSAL)
-            proposal_finish (e, job);
-    }
+    struct step st = decide (e, job, DECIDE_ON_BREAKDOWN, 0);
+    if (st.kind != STEP_NOTHING && breakdowns_ready (e, job) && st.kind == STEP_PROPOSAL)
+        proposal_finish (e, job);
 }
 
 void progress_on_hosts (struct dws_engine *e, enum token_kind kind, struct job *job,
@@ -763,12 +761,12 @@ void progress_on_hosts (struct dws_engine *e, enum token_kind kind, struct job *
     struct k8s_answer a = answer_of (event);
     if (write_ended (e, job, a, event, "record the job's hosts"))
         return;
-    if (!phase_exists (job) || phase_handled (job) < WF_PROPOSAL)
+    struct step st = decide (e, job, DECIDE_ON_HOSTS, 0);
+    if (st.kind == STEP_NOTHING)
         return; /* for a Workflow that was since created again */
-    if (json_is_object (a.obj)) {
+    if (json_is_object (a.obj))
         job_set_wf (job, a.obj);
-    }
-    if (!job->excepted && job->setup_pending)
+    if (st.kind == STEP_SERVERS)
         setup_servers (e, job);
 }
 

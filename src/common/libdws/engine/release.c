@@ -29,7 +29,6 @@
 #include "act.h"
 #include "decide.h"
 #include "job.h"
-#include "phase.h"
 #include "config/rabbitconf.h"
 #include "rabbits.h"
 #include "release.h"
@@ -113,7 +112,7 @@ void release_on_R (struct dws_engine *e, struct job *job, json_t *event)
     dws_error_t err;
     json_t *R = json_object_get (event, "R");
     job->info_hold = false;
-    if (job->phase != PHASE_RELEASING)
+    if (decide (e, job, DECIDE_ON_HOLD_R, 0).kind != STEP_HOLD)
         return; /* given up meanwhile */
     if (!json_is_true (json_object_get (event, "ok")) || !json_is_object (R)) {
         const char *errstr = json_string_value (json_object_get (event, "errstr"));
@@ -133,7 +132,8 @@ void release_on_R (struct dws_engine *e, struct job *job, json_t *event)
     json_decref (job->held);
     job->held = paths;
     rabbits_hold (e, job);
-    if (rabbits_hold_applied (e, job))
+    if (rabbits_hold_applied (e, job)
+        && decide (e, job, DECIDE_ON_HOLDS_APPLIED, 0).kind == STEP_RELEASED)
         released (e, job);
 }
 
@@ -144,7 +144,7 @@ void release_check (struct dws_engine *e)
     json_t *v;
     json_array_foreach (ready, i, v) {
         struct job *job = job_lookup (e, json_integer_value (v));
-        if (job && job->phase == PHASE_RELEASING && !job->info_hold)
+        if (job && decide (e, job, DECIDE_ON_HOLDS_APPLIED, 0).kind == STEP_RELEASED)
             released (e, job);
     }
     json_decref (ready);

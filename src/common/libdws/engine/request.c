@@ -118,8 +118,7 @@ static void refused_create (struct dws_engine *e, json_int_t id)
     struct job *job = job_lookup (e, id);
     char key[32];
 
-    if (job && job->phase == PHASE_NONE && !job->recreate && !job->directives
-        && json_array_size (job->create_msgids) == 0) {
+    if (job && decide (e, job, DECIDE_ON_CREATE_REFUSED, 0).kind == STEP_FORGET) {
         job_forget (e, job);
         return;
     }
@@ -155,7 +154,7 @@ static void create_request (struct dws_engine *e, json_t *msgid, json_t *p, json
     struct job *job = job_lookup (e, id);
     if (job) {
         json_decref (directives);
-        if (!phase_exists (job))
+        if (decide (e, job, DECIDE_ON_CREATE_AGAIN, 0).kind == STEP_JOIN_CREATE)
             json_array_append (job->create_msgids, msgid); /* answered by the create */
         else {
             act_respond_ok (e, msgid); /* a repeated create: the Workflow exists */
@@ -239,7 +238,7 @@ static void setup_request (struct dws_engine *e, json_t *msgid, json_t *p, json_
         act_respond_ok (e, msgid);
         return;
     }
-    if (job->hosts || phase_desired (job) > WF_PROPOSAL) {
+    if (decide (e, job, DECIDE_ON_SETUP_REQUEST, 0).kind != STEP_RECORD) {
         free (hosts);
         act_respond_ok (e, msgid); /* repeated */
         progress_prolog_remove_again (e, job);
@@ -281,16 +280,14 @@ static void post_run_request (struct dws_engine *e, json_t *msgid, json_t *p,
         return;
     }
     act_respond_ok (e, msgid);
-    if (job->epilog) {
-        /* repeated: a jobtap plugin reloaded with the epilog held asks
-         * again, and the epilog-remove it missed while it was away is
-         * sent again */
-        if (job->epilog_removed)
-            act_rpc (e, "job-manager.dws.epilog-remove", json_pack ("{s:I}", "id", job->id),
-                     NULL);
-        return;
-    }
-    post_run_begin (e, job, json_is_true (rs));
+    struct step st = decide (e, job, DECIDE_ON_POST_RUN_REQUEST, 0);
+    /* repeated: a jobtap plugin reloaded with the epilog held asks
+     * again, and the epilog-remove it missed while it was away is
+     * sent again */
+    if (st.kind == STEP_EPILOG_AGAIN)
+        act_rpc (e, "job-manager.dws.epilog-remove", json_pack ("{s:I}", "id", job->id), NULL);
+    if (st.kind == STEP_RECORD)
+        post_run_begin (e, job, json_is_true (rs));
 }
 
 /* The job's epilog has begun (dws.post_run, or found in CLEANUP after a
@@ -318,8 +315,7 @@ static void teardown_request (struct dws_engine *e, json_t *msgid, json_t *p, bo
         fault_abort_job (e, job);
         return;
     }
-    job->toredown = true;
-    workflow_teardown (e, job);
+    workflow_step (e, job, decide (e, job, DECIDE_ON_TEARDOWN_REQUEST, 0), NULL);
 }
 
 static void teardown_method (struct dws_engine *e, json_t *msgid, json_t *p, json_t *event)
@@ -498,8 +494,8 @@ static void ended_while_away (struct dws_engine *e, json_t *active)
         for (struct job *j = e->table[b]; j; j = j->next) {
             char key[32];
             snprintf (key, sizeof (key), "%" JSON_INTEGER_FORMAT, j->id);
-            if (j->listed_at_start && phase_exists (j) && j->phase != PHASE_DELETING
-                && !j->released && !json_object_get (active, key))
+            if (!json_object_get (active, key)
+                && decide_next (e, j, DECIDE_ON_INACTIVE, 0).kind == STEP_END_AWAY)
                 json_array_append_new (ended, json_integer (j->id));
         }
     json_array_foreach (ended, i, v) {
@@ -507,8 +503,7 @@ static void ended_while_away (struct dws_engine *e, json_t *active)
         act_log (e, "warning", "%s: job is no longer active; tearing its Workflow down",
                  job->name);
         job->epilog = job->epilog_removed = true; /* no job left to release */
-        job->toredown = true;
-        workflow_teardown (e, job);
+        workflow_step (e, job, decide (e, job, DECIDE_ON_TEARDOWN_REQUEST, 0), NULL);
     }
     json_decref (ended);
 }
@@ -563,8 +558,7 @@ void request_orphans_event (struct dws_engine *e, json_t *jobs, bool complete)
             job_info_for (e, job, false);
         }
         else if (!strcmp (state, "RUN")) {
-            if (!job || !phase_exists (job) || phase_desired (job) != WF_PROPOSAL
-                || job->hosts || job->excepted)
+            if (!job || decide (e, job, DECIDE_ON_ORPHAN_RUN, 0).kind != STEP_READ_R)
                 continue;
             act_log (e, "warning", "%s: job runs its prolog but its Workflow never went to"
                      " Setup (dws.setup lost); reading R", job->name);
@@ -579,7 +573,7 @@ void request_orphans_event (struct dws_engine *e, json_t *jobs, bool complete)
                          json_pack ("{s:I}", "id", json_integer_value (idv)), NULL);
                 continue;
             }
-            if (!job || job->epilog || !phase_exists (job))
+            if (!job || decide (e, job, DECIDE_ON_ORPHAN_CLEANUP, 0).kind != STEP_RECORD)
                 continue;
             act_log (e, "warning", "%s: job is in CLEANUP but no dws.post_run came;"
                      " starting its epilog", job->name);
@@ -601,11 +595,12 @@ void request_job_info_result (struct dws_engine *e, struct job *job, json_t *eve
     json_t *tol = json_object_get (system, "dw_failure_tolerance");
     json_t *directives = NULL;
     json_t *R = json_object_get (event, "R");
-    if (job->info_hold) {
+    struct step st = decide (e, job, DECIDE_ON_JOB_INFO, 0);
+    if (st.kind == STEP_HOLD) {
         release_on_R (e, job, event); /* the ssds to hold before the computes go back */
         return;
     }
-    if (job->info_sched && job->phase != PHASE_NONE) {
+    if (st.kind == STEP_PLACE_LUSTRE) {
         /* the R of the job-manager (dws.setup) has no scheduling graph:
          * the KVS copy says where Fluxion put the job's Lustre ssd */
         job->info_sched = false;
@@ -623,14 +618,12 @@ void request_job_info_result (struct dws_engine *e, struct job *job, json_t *eve
         progress_setup_start (e, job);
         return;
     }
-    if (job->phase != PHASE_NONE) {
+    if (st.kind == STEP_NOTHING)
+        return; /* the Workflow showed up after all (adopted by progress_event) */
+    if (st.kind == STEP_SETUP_FROM_R) {
         /* a known job whose dws.setup was lost: its R is all we need.
          * Its Workflow exists: on failure it is torn down, not forgotten.
-         * Without R asked for, the Workflow showed up after all (adopted
-         * by progress_event): there is nothing left to create.
          */
-        if (!job->info_R)
-            return;
         job->info_R = false;
         bool ok = json_is_true (json_object_get (event, "ok"));
         const char *errstr = json_string_value (json_object_get (event, "errstr"));
@@ -641,7 +634,7 @@ void request_job_info_result (struct dws_engine *e, struct job *job, json_t *eve
                           : json_is_object (R) ? err.text : "none");
             return;
         }
-        if (job->hosts || phase_desired (job) != WF_PROPOSAL) {
+        if (decide (e, job, DECIDE_ON_R_READ, 0).kind != STEP_RECORD) {
             free (hosts); /* dws.setup came meanwhile */
             return;
         }
@@ -672,8 +665,8 @@ void request_job_info_result (struct dws_engine *e, struct job *job, json_t *eve
         job_forget (e, job);
         return;
     }
-    if (job->other_deps && json_array_size (job->create_msgids) == 0
-        && dws_dw_uses_persistent (directives) == 1) {
+    if (decide (e, job, DECIDE_ON_JOBSPEC, dws_dw_uses_persistent (directives) == 1).kind
+        == STEP_FORGET) {
         /* The jobtap plugin keeps such a job's dws.create until its other
          * dependencies are gone (the job that makes the storage first):
          * it was not lost, it is still to come. */

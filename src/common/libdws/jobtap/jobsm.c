@@ -582,9 +582,12 @@ static int ev_reload (struct ctx *c, json_t *ev)
     return act_rpc (c, TAG_POST_RUN, json_pack ("{s:I s:b}", "jobid", id, "run_started", start));
 }
 
+/* A job with a Workflow to look after: its phase says it has a dw
+ * (jobsm_phase_dw), and its dws.create was sent (not kept back).
+ */
 static bool live (const struct dws_jobsm *s)
 {
-    return s->has_dw && s->created;
+    return jobsm_phase_dw (s->phase) && s->created;
 }
 
 /* The epilog was started (and may be over). */

@@ -9,10 +9,21 @@
 #include "jobsm_phase.h"
 
 static const char *const names[JOBSM_PHASE_COUNT] = {
-#define JOBSM_PHASE_NAME(id, name) [JOBSM_PHASE_##id] = name,
+#define JOBSM_PHASE_NAME(id, name, dw) [JOBSM_PHASE_##id] = name,
     JOBSM_PHASES (JOBSM_PHASE_NAME)
 #undef JOBSM_PHASE_NAME
 };
+
+static const bool dw_phases[JOBSM_PHASE_COUNT] = {
+#define JOBSM_PHASE_DW(id, name, dw) [JOBSM_PHASE_##id] = dw,
+    JOBSM_PHASES (JOBSM_PHASE_DW)
+#undef JOBSM_PHASE_DW
+};
+
+bool jobsm_phase_dw (enum jobsm_phase p)
+{
+    return p >= 0 && p < JOBSM_PHASE_COUNT && dw_phases[p];
+}
 
 static const char *const event_names[JOBSM_EV_COUNT] = {
     [JOBSM_EV_RELOADED_NEW] = "reloaded in NEW", [JOBSM_EV_NO_DW] = "no dw",

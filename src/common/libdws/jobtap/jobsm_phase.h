@@ -17,20 +17,23 @@
 
 #include "util/error.h"
 
-/* In the order a job goes through them. */
+/* In the order a job goes through them.  The third column: whether a job
+ * in the phase has a dw the plugin acts on (it held, holds or held the
+ * job for its rabbit storage); jobsm_phase_dw () reads it.
+ */
 #define JOBSM_PHASES(X)                                                                       \
-    X (UNKNOWN, "unknown")           /* no depend or reload event yet */                      \
-    X (AWAIT_DEPEND, "await-depend") /* reloaded in NEW: its depend event is due */           \
-    X (INERT, "inert")               /* no dw, or a dw job.validate would refuse */           \
-    X (DEPEND, "depend")             /* dws-create held (dws.create sent or kept back) */     \
-    X (SCHED, "sched")               /* jobspec updated, dws-create removed */                \
-    X (PROLOG, "prolog")             /* dws-setup held: file systems being mounted */         \
-    X (RUN, "run")                   /* the prolog over (or never held), no epilog yet */     \
-    X (EPILOG, "epilog")             /* dws-epilog held: unmount, data out, teardown */      \
-    X (DONE, "done")                 /* the epilog over */
+    X (UNKNOWN, "unknown", false)           /* no depend or reload event yet */               \
+    X (AWAIT_DEPEND, "await-depend", false) /* reloaded in NEW: its depend event is due */    \
+    X (INERT, "inert", false)               /* no dw, or a dw job.validate would refuse */    \
+    X (DEPEND, "depend", true)              /* dws-create held (dws.create sent or kept back) */ \
+    X (SCHED, "sched", true)                /* jobspec updated, dws-create removed */         \
+    X (PROLOG, "prolog", true)              /* dws-setup held: file systems being mounted */  \
+    X (RUN, "run", true)                    /* the prolog over (or never held), no epilog yet */ \
+    X (EPILOG, "epilog", true)              /* dws-epilog held: unmount, data out, teardown */ \
+    X (DONE, "done", true)                  /* the epilog over */
 
 enum jobsm_phase {
-#define JOBSM_PHASE_ENUM(id, name) JOBSM_PHASE_##id,
+#define JOBSM_PHASE_ENUM(id, name, dw) JOBSM_PHASE_##id,
     JOBSM_PHASES (JOBSM_PHASE_ENUM)
 #undef JOBSM_PHASE_ENUM
         JOBSM_PHASE_COUNT
@@ -52,6 +55,11 @@ enum jobsm_phase_event {
 };
 
 const char *jobsm_phase_name (enum jobsm_phase p);
+
+/* Whether a job in phase p has a valid dw the plugin acts on (the table's
+ * third column): false for UNKNOWN, AWAIT_DEPEND and INERT.
+ */
+bool jobsm_phase_dw (enum jobsm_phase p);
 const char *jobsm_phase_event_name (enum jobsm_phase_event ev);
 
 /* The phase `ev` leads to from `from`, or -1 with "event 'E' not expected
