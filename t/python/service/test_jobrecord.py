@@ -8,6 +8,7 @@ reads back the last record whole, with only its own words added.
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from t.python.service.harnesshelp import fault, phase
@@ -35,6 +36,20 @@ def answer_as_recorded(h: Harness, jobid: int) -> dict[str, Any]:
     return {k: x for k, x in v.items() if k not in ANSWER_ONLY}
 
 
+def answer_and_record(h: Harness, jobid: int, timeout: float = 10.0
+                      ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The answer and the record, read until they agree (the record is
+    written after the event that changed the view, and another event may
+    come between the two reads); the last pair after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        seen = answer_as_recorded(h, jobid)
+        rec = record(h, jobid)
+        if {k: v for k, v in rec.items() if k != "datamovements"} == seen \
+                or time.monotonic() > deadline:
+            return seen, rec
+
+
 def kvs_of(h: Harness, jobid: int) -> dict[str, Any]:
     """The job's KVS keys as ``flux dws job`` reads them (JSON text)."""
     job = h.job(jobid)
@@ -51,15 +66,13 @@ def test_the_record_is_the_answer_and_reads_back_whole() -> None:
         jobid = h.submit(STAGED_IN, nodes=1, userid=ALICE, runtime=0.0)
 
         h.wait_for(lambda: phase(h, jobid) == "datain", what="datain")
-        seen = answer_as_recorded(h, jobid)
-        rec = record(h, jobid)
+        seen, rec = answer_and_record(h, jobid)
         assert {k: v for k, v in rec.items() if k != "datamovements"} == seen
         assert rec["phase"] == "datain" and rec["phase"] in PHASES
         assert [d["command"] for d in rec["directives"]] == ["jobdw", "copy_in"]
 
         h.wait_for(lambda: phase(h, jobid) == "teardown", what="teardown")
-        seen = answer_as_recorded(h, jobid)
-        rec = record(h, jobid)
+        seen, rec = answer_and_record(h, jobid)
         assert {k: v for k, v in rec.items() if k != "datamovements"} == seen
         assert rec["timeline"]["DataIn"]["done"] >= rec["timeline"]["DataIn"]["asked"]
 
