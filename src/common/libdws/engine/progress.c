@@ -548,27 +548,7 @@ static void adopt (struct dws_engine *e, struct job *job)
     job->setup_pending = job->hosts && desired == WF_PROPOSAL;
     if (desired == WF_TEARDOWN)
         job->toredown = true;
-    /* timers start again, whole: a restart never makes one fire early;
-     * a state whose hosts were given up already had its one timeout */
-    switch (desired) {
-        case WF_SETUP:
-            if (job->forced != WF_SETUP)
-                act_timer_start (e, job, T_SETUP, e->cfg.setup_timeout);
-            break;
-        case WF_PRERUN:
-            if (job->forced != WF_PRERUN)
-                act_timer_start (e, job, T_PRERUN, e->cfg.prerun_timeout);
-            break;
-        case WF_POSTRUN:
-            act_timer_start (e, job, T_POSTRUN, e->cfg.postrun_timeout);
-            act_timer_start (e, job, T_TEARDOWN_AFTER, e->cfg.teardown_after);
-            break;
-        case WF_DATAOUT:
-            act_timer_start (e, job, T_TEARDOWN_AFTER, e->cfg.teardown_after);
-            break;
-        default:
-            break;
-    }
+    workflow_state_timers (e, job, desired, true);
     if (wfview_annotation (v, ANN_HELD))
         release_adopt (e, job, wfview_annotation (v, ANN_HELD));
     act_log (e, "info", "%s: picked up in %s", job->name, wfstate_name (desired));

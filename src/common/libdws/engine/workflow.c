@@ -191,16 +191,34 @@ static void patch_state (struct dws_engine *e, struct job *job, enum wf_state s,
         json_object_set_new (body, "metadata", json_pack ("{s:o}", "annotations", annotations));
     act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name, body,
              token_for (token, sizeof (token), TOK_STATE, job));
+    workflow_state_timers (e, job, s, false);
+}
+
+/* Start the timers that guard state s: when s is asked for, and again,
+ * whole, when a restarted service picks the job up in s (picked_up), so
+ * a restart never makes one fire early.  A state whose hosts were given
+ * up already had its one timeout (job->forced); teardown_after, started
+ * at PostRun, runs on through DataOut, so only a pick-up there starts it.
+ */
+void workflow_state_timers (struct dws_engine *e, struct job *job, enum wf_state s,
+                            bool picked_up)
+{
     switch (s) {
         case WF_SETUP:
-            act_timer_start (e, job, T_SETUP, e->cfg.setup_timeout);
+            if (job->forced != WF_SETUP)
+                act_timer_start (e, job, T_SETUP, e->cfg.setup_timeout);
             break;
         case WF_PRERUN:
-            act_timer_start (e, job, T_PRERUN, e->cfg.prerun_timeout);
+            if (job->forced != WF_PRERUN)
+                act_timer_start (e, job, T_PRERUN, e->cfg.prerun_timeout);
             break;
         case WF_POSTRUN:
             act_timer_start (e, job, T_TEARDOWN_AFTER, e->cfg.teardown_after);
             act_timer_start (e, job, T_POSTRUN, e->cfg.postrun_timeout);
+            break;
+        case WF_DATAOUT:
+            if (picked_up)
+                act_timer_start (e, job, T_TEARDOWN_AFTER, e->cfg.teardown_after);
             break;
         default:
             break;

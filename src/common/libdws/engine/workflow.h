@@ -14,6 +14,8 @@ void workflow_fail_job (struct dws_engine *e, struct job *job, const char *type,
     __attribute__ ((format (printf, 4, 5)));
 /* data.dws.timing.<state> (and data.dws.workflow with with_wf) */
 void workflow_kvs_timing (struct dws_engine *e, struct job *job, enum wf_state s, bool with_wf);
+void workflow_state_timers (struct dws_engine *e, struct job *job, enum wf_state s,
+                            bool picked_up);
 void workflow_create (struct dws_engine *e, struct job *job);
 /* Carry out the decider's step where it is one of the Workflow's verbs
  * (ask for a state, with `annotations`; Teardown and its reads; mark the
