@@ -11,7 +11,9 @@
 
 #include "config/rabbitconf.h"
 #include "config/rconfig.h"
+#include "config/userlimits.h"
 #include "engine/engine.h"
+#include "engine/limits.h"
 #include "jobtap/dataout.h"
 #include "jobtap/jobsm.h"
 #include "parse/breakdown.h"

@@ -29,6 +29,7 @@
 
 #include "dataout_hold.h"
 #include "jobtap/jobsm.h"
+#include "wire/jobwire.h"
 #include "jobctx.h"
 #include "sched_hold.h"
 
@@ -443,7 +444,8 @@ static void service_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg
         ev = json_pack ("{s:s s:O s:s s:O}", "type", method, "payload", payload, "state",
                         flux_job_statetostr (state, "L"), "jobspec",
                         jobspec ? jobspec : json_null ());
-    else if (!strcmp (method, "epilog-remove"))
+    else if (!strcmp (method, "epilog-remove")
+             || !strcmp (method, DWS_JOBWIRE_DEPENDENCY_METHOD))
         ev = json_pack ("{s:s s:O s:s}", "type", method, "payload", payload, "state",
                         flux_job_statetostr (state, "L"));
     else
@@ -512,6 +514,12 @@ __attribute__ ((visibility ("default"))) int flux_plugin_init (flux_plugin_t *p)
             flux_log_error (h, "dws: cannot register job-manager.dws.%s", method);
             return -1;
         }
+    }
+    /* flux-dws' own: the service adds or removes dws-limit (jobwire.h) */
+    if (flux_jobtap_service_register (p, DWS_JOBWIRE_DEPENDENCY_METHOD, service_cb, p) < 0) {
+        flux_log_error (h, "dws: cannot register job-manager.dws.%s",
+                        DWS_JOBWIRE_DEPENDENCY_METHOD);
+        return -1;
     }
     return 0;
 }

@@ -38,14 +38,20 @@ EPILOG: str = _text(_ffi.lib.DWS_JOBWIRE_EPILOG)
 EPILOG_TIMEOUT_EXCEPTION: str = _text(_ffi.lib.DWS_JOBWIRE_EPILOG_TIMEOUT_EXCEPTION)
 #: that timeout's timer key
 TIMER: str = _text(_ffi.lib.DWS_JOBWIRE_TIMER)
+#: the job-manager.dws.<method> that adds or removes flux-dws' own dependencies
+DEPENDENCY_METHOD: str = _text(_ffi.lib.DWS_JOBWIRE_DEPENDENCY_METHOD)
+#: the dependency a job over its user's [rabbit.limits] waits on
+LIMIT_DEPENDENCY: str = _text(_ffi.lib.DWS_JOBWIRE_LIMIT_DEPENDENCY)
 #: what the notes of the exceptions the plugin raises start with
 NOTE_PREFIX: str = _text(_ffi.lib.DWS_JOBWIRE_NOTE_PREFIX)
 
 __all__ = [
     "ACTIONS",
     "DEPENDENCY",
+    "DEPENDENCY_METHOD",
     "EPILOG",
     "EPILOG_TIMEOUT_EXCEPTION",
+    "LIMIT_DEPENDENCY",
     "NOTE_PREFIX",
     "PROLOG",
     "SERVICES",

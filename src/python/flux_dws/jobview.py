@@ -115,6 +115,14 @@ def error_short(j: dict[str, Any]) -> str:
     return textfmt.truncate(e.sentence or e.text, ERROR_WIDTH)
 
 
+def waiting_short(j: dict[str, Any]) -> str:
+    """Why a job waits for its user's [rabbit.limits] ("waiting"), shortened."""
+    why = j.get("waiting")
+    if not isinstance(why, str) or not why:
+        return ""
+    return textfmt.truncate(why, ERROR_WIDTH)
+
+
 def shown_id(j: dict[str, Any]) -> str:
     """The job's id as flux-core prints it for people (textfmt.f58: "ƒ"
     in a UTF-8 locale); the view's own "f58" (plain, as JSON carries it)
@@ -143,7 +151,7 @@ def jobs_lines(jobs: list[dict[str, Any]], now: float, users: dict[int, str] | N
                      users.get(uid, str(uid)) if isinstance(uid, int) else "-",
                      str(j.get("phase") or "-"), _state_cell(j),
                      directives_short(j.get("directives")), str(j.get("rabbits") or "-"),
-                     time, error_short(j)])
+                     time, error_short(j) or waiting_short(j)])
     head = ["JOBID", "USER", "PHASE", "STATE", "DIRECTIVES", "RABBITS", "TIME", "ERROR"]
     table = [head, *rows]
     widths = [max(len(r[i]) for r in table) for i in range(len(head) - 1)]
@@ -271,6 +279,8 @@ def job_text(j: dict[str, Any], user: str | None = None) -> str:
         lines.append(f"  phase {j.get('phase')}: Workflow {_state_cell(j)}"
                      + (f" for {duration(secs)}" if secs is not None else "")
                      + (" (computes released, data still moving)" if j.get("released") else ""))
+    if isinstance(j.get("waiting"), str) and j["waiting"]:
+        lines.append(f"  waits for its user's rabbit storage ([rabbit.limits]): {j['waiting']}")
     if j.get("hosts"):
         lines.append(f"  computes {j['hosts']}" + (f"; given up: {j['failed_hosts']}"
                                                    if j.get("failed_hosts") else ""))

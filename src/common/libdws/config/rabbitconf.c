@@ -14,6 +14,7 @@
 #include "parse/policy.h"
 #include "placement/lustre.h"
 #include "rabbitconf.h"
+#include "userlimits.h"
 #include "util/idset.h"
 #include "util/jsonio.h"
 
@@ -26,6 +27,9 @@
 
 #define ALIAS "restrict_persistent"
 #define RESTRICT "restrict_persistent_creation"
+/* [rabbit.limits] (userlimits.h): in the output only when configured, so
+ * that a table without it normalises as it always did */
+#define LIMITS "limits"
 
 typedef json_t *(*check_f) (const char *path, json_t *val, dws_error_t *err);
 
@@ -581,7 +585,7 @@ static json_t *unknown_key (const char *key, dws_error_t *err)
 
 static bool known (const char *key)
 {
-    if (!strcmp (key, ALIAS))
+    if (!strcmp (key, ALIAS) || !strcmp (key, LIMITS))
         return true;
     for (size_t k = 0; k < NKEYS; k++)
         if (!strcmp (key, keys[k].name))
@@ -656,6 +660,15 @@ json_t *dws_rabbitconf_parse (json_t *rabbit, dws_error_t *err)
         else if (!(nv = json_loads (keys[k].dflt, JSON_DECODE_ANY, NULL)))
             nomem (err);
         if (!nv || json_object_set_new (out, keys[k].name, nv) < 0) {
+            if (nv)
+                nomem (err);
+            json_decref (out);
+            return NULL;
+        }
+    }
+    if ((val = get (rabbit, LIMITS))) {
+        json_t *nv = dws_userlimits_check_table ("rabbit." LIMITS, val, err);
+        if (!nv || json_object_set_new (out, LIMITS, nv) < 0) {
             if (nv)
                 nomem (err);
             json_decref (out);

@@ -228,7 +228,11 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
     enum wf_state handled = phase_handled (job);
     switch (on) {
         case DECIDE_ON_CREATE:
-            return make (job->phase == PHASE_NONE ? STEP_CREATE : STEP_NOTHING);
+            return make (job->phase == PHASE_NONE || job->phase == PHASE_LIMITED ? STEP_CREATE
+                                                                                 : STEP_NOTHING);
+        case DECIDE_ON_OVER_LIMIT:
+            return make (job->phase == PHASE_NONE && !job->epilog ? STEP_WAIT_LIMIT
+                                                                  : STEP_NOTHING);
         case DECIDE_ON_CREATED:
             if (job->toredown)
                 return teardown (job);
@@ -240,10 +244,13 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
             if (desired == WF_POSTRUN && handled < WF_POSTRUN)
                 return make (STEP_POSTRUN_FAILED); /* drain exactly who did not unmount */
             return make (desired != WF_TEARDOWN ? STEP_FAIL : STEP_NOTHING);
+        case DECIDE_ON_TEARDOWN_REQUEST:
+            if (job->phase == PHASE_LIMITED)
+                return make (STEP_END_WAITING);
+            return phase_exists (job) ? teardown (job) : make (STEP_NOTHING);
         case DECIDE_ON_FAILED:
         case DECIDE_ON_TEARDOWN:
         case DECIDE_ON_REFUSED:
-        case DECIDE_ON_TEARDOWN_REQUEST:
             return phase_exists (job) ? teardown (job) : make (STEP_NOTHING);
         case DECIDE_ON_TEARDOWN_READ:
             if (job->teardown_reads == 0 && desired == WF_TEARDOWN && phase_exists (job))
@@ -254,6 +261,8 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
                 return teardown (job);
             return make (STEP_NOTHING);
         case DECIDE_ON_POST_RUN:
+            if (job->phase == PHASE_LIMITED)
+                return make (STEP_END_WAITING); /* no Workflow comes: nothing to tear down */
             if (!phase_exists (job))
                 return make (STEP_TEARDOWN_LATER); /* the create has not answered */
             if (!job->run_started || desired < WF_PRERUN || job->toredown)
@@ -350,6 +359,8 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
                 return make (STEP_FORGET);
             return make (STEP_NOTHING);
         case DECIDE_ON_CREATE_AGAIN:
+            if (job->phase == PHASE_LIMITED)
+                return make (STEP_NOTHING); /* answered: it waits, created later */
             if (!phase_exists (job))
                 return make (STEP_JOIN_CREATE);
             return decide_next (e, job, DECIDE_ON_RESEND, 0);
@@ -442,6 +453,9 @@ struct step decide (struct dws_engine *e, struct job *job, enum decide_on on, in
     switch (st.kind) {
         case STEP_CREATE:
             rc = phase_event (e, job, PHASE_EV_CREATE, WF_NONE);
+            break;
+        case STEP_WAIT_LIMIT:
+            rc = phase_event (e, job, PHASE_EV_WAIT, WF_NONE);
             break;
         case STEP_ASK:
             rc = phase_event (e, job, PHASE_EV_ASK, st.state);

@@ -66,6 +66,7 @@ enum decide_on {
     DECIDE_ON_HOLD_R,         /* the job's R was read to hold its ssds */
     DECIDE_ON_HOLDS_APPLIED,  /* Fluxion holds every ssd of the job down */
     DECIDE_ON_MAP,            /* the SystemConfiguration came: rabbits can be placed */
+    DECIDE_ON_OVER_LIMIT,     /* its user's [rabbit.limits] hold it before its create */
 };
 
 /* The next step: what the caller does. */
@@ -115,6 +116,8 @@ enum step_kind {
     STEP_SETUP_FROM_R,   /* the job's R, for its lost dws.setup */
     STEP_FROM_JOBSPEC,   /* the jobspec, to create the Workflow again */
     STEP_RELEASED,       /* the ssds are held: end the epilog, DataOut */
+    STEP_WAIT_LIMIT,     /* wait, with no Workflow, for its user's use to fall (admit.c) */
+    STEP_END_WAITING,    /* its epilog began while it waited: release it, forget the job */
 };
 
 struct step {

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "act.h"
+#include "admit.h"
 #include "decide.h"
 #include "fault.h"
 #include "job.h"
@@ -81,7 +82,8 @@ static void config_clear (struct config *c)
 {
     json_decref (c->presets);
     json_decref (c->maximums);
-    c->presets = c->maximums = NULL;
+    json_decref (c->limits);
+    c->presets = c->maximums = c->limits = NULL;
 }
 
 static int config_parse (json_t *cfg, struct config *c, dws_error_t *err)
@@ -127,6 +129,14 @@ static int config_parse (json_t *cfg, struct config *c, dws_error_t *err)
             return dws_errorf (err, "rabbit.policy.maximums: must be a table");
         }
         c->maximums = json_incref (max);
+    }
+    json_t *limits = json_object_get (cfg, "limits");
+    if (limits && !json_is_null (limits)) {
+        if (!json_is_object (limits)) {
+            config_clear (c);
+            return dws_errorf (err, "rabbit.limits: must be a table");
+        }
+        c->limits = json_incref (limits);
     }
     const char *ns = json_string_value (json_object_get (cfg, "namespace"));
     if (!ns)
@@ -224,7 +234,8 @@ struct dws_engine *dws_engine_create (json_t *config, dws_error_t *err)
         return NULL;
     }
     if (!(e->deferred = json_array ()) || !(e->refused = json_object ())
-        || !(e->record_due = json_object ()) || !(e->records = json_object ())) {
+        || !(e->record_due = json_object ()) || !(e->records = json_object ())
+        || !(e->psis = json_object ())) {
         dws_errorf (err, "out of memory");
         dws_engine_destroy (e);
         return NULL;
@@ -252,6 +263,7 @@ void dws_engine_destroy (struct dws_engine *e)
     json_decref (e->refused);
     json_decref (e->record_due);
     json_decref (e->records);
+    json_decref (e->psis);
     json_decref (e->actions);
     free (e);
 }
@@ -367,6 +379,8 @@ static int kind_event (struct dws_engine *e, enum dws_wire_event type, json_t *e
         }
         else if (!strcmp (kind, "Storage"))
             return rabbits_event (e, HEALTH_STORAGE_SYNC, event, err);
+        else if (!strcmp (kind, "PersistentStorageInstance"))
+            admit_psi_sync (e, objects);
         else if (!strcmp (kind, "SystemConfiguration")) {
             size_t i;
             json_t *o;
@@ -383,6 +397,8 @@ static int kind_event (struct dws_engine *e, enum dws_wire_event type, json_t *e
         progress_event (e, what, obj);
     else if (!strcmp (kind, "Storage"))
         return rabbits_event (e, HEALTH_STORAGE_WATCH, event, err);
+    else if (!strcmp (kind, "PersistentStorageInstance"))
+        admit_psi_event (e, what, obj);
     else if (!strcmp (kind, "SystemConfiguration") && strcmp (what, "DELETED") != 0)
         sysconfig_event (e, obj);
     return 0;
@@ -556,6 +572,8 @@ json_t *dws_engine_event (struct dws_engine *e, json_t *event, dws_error_t *err)
     /* rabbit health may have confirmed the ssd holds of a job whose
      * computes are to be released (release.c) */
     release_check (e);
+    /* a job of a user whose use fell (or whose limits rose) may go */
+    admit_pass (e);
     /* the records of the jobs whose view may have changed (act_record) */
     record_due_event (e, event);
     jobview_records (e);

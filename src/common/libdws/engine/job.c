@@ -58,6 +58,7 @@ struct job *job_create (struct dws_engine *e, json_int_t id)
     snprintf (j->name, sizeof (j->name), "fluxjob-%" JSON_INTEGER_FORMAT, id);
     /* j->phase: PHASE_NONE (0, calloc) until decide.c moves it */
     j->forced = WF_NONE;
+    j->gib = -1;
     j->breakdowns = json_object ();
     j->create_msgids = json_array ();
     j->view_msgids = json_array ();
@@ -84,6 +85,8 @@ static void job_free (struct job *j)
 {
     json_decref (j->directives);
     json_decref (j->resources);
+    free (j->username);
+    free (j->limit_why);
     json_decref (j->wf);
     json_decref (j->create_msgids);
     json_decref (j->view_msgids);

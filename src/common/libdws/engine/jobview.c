@@ -171,6 +171,8 @@ static json_t *job_summary (struct dws_engine *e, struct job *job, bool full)
         json_object_set_new (o, "error", json_string (err));
     if (job->released)
         json_object_set_new (o, "released", json_true ());
+    if (job->limit_why) /* held by [rabbit.limits] (admit.c) */
+        json_object_set_new (o, "waiting", json_string (job->limit_why));
     return o;
 }
 

@@ -33,7 +33,7 @@ static const char *const event_names[] = {
     [PHASE_EV_CREATE] = "create", [PHASE_EV_SEEN] = "seen",     [PHASE_EV_ADOPT] = "adopt",
     [PHASE_EV_ASK] = "ask",       [PHASE_EV_DONE] = "done",     [PHASE_EV_DELETE] = "delete",
     [PHASE_EV_RELEASE] = "release",
-    [PHASE_EV_VANISH] = "vanish",
+    [PHASE_EV_VANISH] = "vanish", [PHASE_EV_WAIT] = "wait",
 };
 
 /* The phase that asks for state s, and the one that has acted on its
@@ -55,7 +55,8 @@ static const enum job_phase done[WF_NSTATES] = {
  * WF_NONE) is expected in the phases of its row.  Where it leads is the
  * event's own: create -> creating, seen -> (creating ->) proposal, adopt
  * and ask -> the phase asking for s, done -> the phase done with s,
- * release -> releasing, delete -> deleting, vanish -> none.
+ * release -> releasing, delete -> deleting, vanish -> none, wait ->
+ * waiting-limit.
  */
 #define P(id) (1u << PHASE_##id)
 #define WITH_WORKFLOW                                                                         \
@@ -69,7 +70,8 @@ static const struct transition {
     enum wf_state s;
     unsigned from; /* bit per phase */
 } table[] = {
-    {PHASE_EV_CREATE, WF_NONE, P (NONE)},
+    {PHASE_EV_CREATE, WF_NONE, P (NONE) | P (LIMITED)},
+    {PHASE_EV_WAIT, WF_NONE, P (NONE)},
     {PHASE_EV_SEEN, WF_NONE, ~0u},
     {PHASE_EV_ADOPT, WF_NONE, P (NONE)},
     {PHASE_EV_ASK, WF_SETUP, P (PROPOSED)},
@@ -131,6 +133,8 @@ static enum job_phase target (enum phase_event ev, enum wf_state s, enum job_pha
             return PHASE_DELETING;
         case PHASE_EV_VANISH:
             return PHASE_NONE;
+        case PHASE_EV_WAIT:
+            return PHASE_LIMITED;
     }
     return p;
 }
@@ -145,7 +149,7 @@ int phase_event (struct dws_engine *e, struct job *job, enum phase_event ev, enu
                     phase_name (job->phase));
         return -1;
     }
-    if (ev == PHASE_EV_CREATE || ev == PHASE_EV_ASK || ev == PHASE_EV_ADOPT)
+    if (ev == PHASE_EV_CREATE || ev == PHASE_EV_ASK || ev == PHASE_EV_ADOPT || ev == PHASE_EV_WAIT)
         job->state_since = e->now;
     if (ev == PHASE_EV_CREATE)
         job->asked_at[WF_PROPOSAL] = e->now;

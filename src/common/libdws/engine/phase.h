@@ -22,6 +22,7 @@ enum phase_event {
     PHASE_EV_RELEASE, /* PostRun done: the job's ssds are to be held, its computes released */
     PHASE_EV_DELETE, /* the engine deletes the Workflow */
     PHASE_EV_VANISH, /* the Workflow is gone and we did not delete it */
+    PHASE_EV_WAIT,   /* held by its user's limits before its create (admit.c) */
 };
 
 const char *phase_name (enum job_phase p);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "act.h"
+#include "admit.h"
 #include "wire/action.h"
 #include "answer.h"
 #include "parse/breakdown.h"
@@ -697,6 +698,7 @@ void progress_on_create (struct dws_engine *e, enum token_kind kind, struct job 
             act_respond_ok (e, msgid);
         json_array_clear (job->create_msgids);
         act_memo (e, job, json_pack ("{s:s}", "rabbit_workflow", job->name));
+        admit_created (e, job); /* dws-limit, once the Workflow exists */
         if (a.ok && json_is_object (json_object_get (event, "object")) && !job->wf)
             job_set_wf (job, json_object_get (event, "object"));
         progress_step (e, job, decide (e, job, DECIDE_ON_CREATED, 0));

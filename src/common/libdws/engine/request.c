@@ -27,9 +27,11 @@
 #include "progress.h"
 #include "rabbits.h"
 #include "release.h"
+#include "admit.h"
 #include "request.h"
 #include "status.h"
 #include "token.h"
+#include "wire/jobwire.h"
 #include "wire/wire.h"
 #include "workflow.h"
 
@@ -107,6 +109,21 @@ static json_t *request_check (struct dws_engine *e, const char *what, json_t *ui
     return directives;
 }
 
+/* A request for a job the engine does not know.  Before the first
+ * Workflow list that means nothing yet: the request waits for the list
+ * (refusing it failed the job: a service reloaded under load refused the
+ * epilogs of every job that ended meanwhile); after it, that the job's
+ * Workflow is gone (the caller decides).
+ */
+static bool not_yet_synced (struct dws_engine *e, json_t *event)
+{
+    if (!e->synced) {
+        json_array_append (e->deferred, event);
+        return true;
+    }
+    return false;
+}
+
 /* A job whose dws.create is refused fails by that answer: it is no orphan
  * of a restart to create again from its jobspec (and fail a second time),
  * whether the job list that shows it waiting for dws-create comes after
@@ -128,16 +145,28 @@ static void refused_create (struct dws_engine *e, json_int_t id)
     }
 }
 
+/* The owner's name the service looked up ("username"), for [rabbit.limits]. */
+static void set_username (struct job *job, json_t *event)
+{
+    const char *name = json_string_value (json_object_get (event, "username"));
+    free (job->username);
+    job->username = name ? strdup (name) : NULL;
+}
+
 static void create_request (struct dws_engine *e, json_t *msgid, json_t *p, json_t *event)
 {
     json_int_t id;
     dws_error_t err;
     if (!get_jobid (e, msgid, p, "dws.create", &id))
         return;
+    /* what a user holds is known once the Workflow list has come */
+    if (e->cfg.limits && !job_lookup (e, id) && not_yet_synced (e, event))
+        return;
     json_t *uid = json_object_get (p, "userid");
     json_t *tol = json_object_get (p, "failure_tolerance");
     json_t *resources = json_object_get (p, "resources");
     enum release_mode release = RELEASE_DEFAULT;
+
     json_t *directives = request_check (e, "dws.create", uid, tol, resources,
                                         json_object_get (p, "dw_directives"), &err);
     if (directives
@@ -174,23 +203,20 @@ static void create_request (struct dws_engine *e, json_t *msgid, json_t *p, json
     job->release = release;
     job->directives = directives;
     job->resources = json_incref (resources);
+    set_username (job, event);
+    int held = admit_create (e, job, &err);
+    if (held < 0) {
+        act_respond_fail (e, msgid, "%s", err.text);
+        job_forget (e, job);
+        refused_create (e, id);
+        return;
+    }
+    if (held > 0) {
+        act_respond_ok (e, msgid); /* created once its user's use allows */
+        return;
+    }
     json_array_append (job->create_msgids, msgid);
     workflow_create (e, job);
-}
-
-/* A request for a job the engine does not know.  Before the first
- * Workflow list that means nothing yet: the request waits for the list
- * (refusing it failed the job: a service reloaded under load refused the
- * epilogs of every job that ended meanwhile); after it, that the job's
- * Workflow is gone (the caller decides).
- */
-static bool not_yet_synced (struct dws_engine *e, json_t *event)
-{
-    if (!e->synced) {
-        json_array_append (e->deferred, event);
-        return true;
-    }
-    return false;
 }
 
 static void setup_request (struct dws_engine *e, json_t *msgid, json_t *p, json_t *event)
@@ -252,12 +278,27 @@ static void setup_request (struct dws_engine *e, json_t *msgid, json_t *p, json_
     progress_setup_start (e, job);
 }
 
+/* The epilog of a job held by [rabbit.limits] began (it was cancelled
+ * while it waited): it never had a Workflow; release its epilog, drop it.
+ */
+static void end_waiting (struct dws_engine *e, struct job *job)
+{
+    act_log (e, "info", "%s: job ended while it waited for its user's rabbit storage",
+             job->name);
+    workflow_epilog_remove (e, job);
+    job_forget (e, job);
+}
+
 static void post_run_begin (struct dws_engine *e, struct job *job, bool run_started)
 {
     job->epilog = true;
     job->run_started = run_started;
     /* PostRun, or Teardown (now, or once the create has answered) */
-    workflow_step (e, job, decide (e, job, DECIDE_ON_POST_RUN, 0), NULL);
+    struct step st = decide (e, job, DECIDE_ON_POST_RUN, 0);
+    if (st.kind == STEP_END_WAITING)
+        end_waiting (e, job);
+    else
+        workflow_step (e, job, st, NULL);
 }
 
 static void post_run_request (struct dws_engine *e, json_t *msgid, json_t *p,
@@ -315,7 +356,11 @@ static void teardown_request (struct dws_engine *e, json_t *msgid, json_t *p, bo
         fault_abort_job (e, job);
         return;
     }
-    workflow_step (e, job, decide (e, job, DECIDE_ON_TEARDOWN_REQUEST, 0), NULL);
+    struct step st = decide (e, job, DECIDE_ON_TEARDOWN_REQUEST, 0);
+    if (st.kind == STEP_END_WAITING)
+        end_waiting (e, job);
+    else
+        workflow_step (e, job, st, NULL);
 }
 
 static void teardown_method (struct dws_engine *e, json_t *msgid, json_t *p, json_t *event)
@@ -465,7 +510,8 @@ static bool held_by_others (json_t *v)
     size_t i;
     json_t *d;
     json_array_foreach (json_object_get (v, "dependencies"), i, d)
-        if (!json_is_string (d) || strcmp (json_string_value (d), "dws-create") != 0)
+        if (!json_is_string (d) || (strcmp (json_string_value (d), "dws-create") != 0
+                                    && !dws_jobwire_service_dependency (json_string_value (d))))
             return true;
     return false;
 }
@@ -688,5 +734,14 @@ void request_job_info_result (struct dws_engine *e, struct job *job, json_t *eve
     job->directives = directives;
     json_decref (job->resources);
     job->resources = json_incref (json_object_get (jobspec, "resources"));
-    workflow_create (e, job);
+    set_username (job, event);
+    int held = admit_create (e, job, &err);
+    if (held < 0) {
+        workflow_fail_job (e, job, "dws-create", NOTE_PREFIX "cannot create the Workflow again: %s",
+                           err.text);
+        job_forget (e, job);
+        return;
+    }
+    if (held == 0)
+        workflow_create (e, job);
 }

@@ -11,6 +11,7 @@
  *               completion, Proposal to PreRun
  *   fault.c     timers, TransientCondition, tolerance, abort
  *   release.c   computes back after PostRun: ssd holds, then the epilog
+ *   admit.c     [rabbit.limits] on the job table: hold, let go (limits.c decides)
  *   workflow.c  Workflow verbs: create, patch state, fail a job,
  *               teardown, finalizer, KVS timing
  *   job.c       the job table
@@ -20,6 +21,7 @@
  *   phase.c     each job's phase: its names and transitions (one table)
  *   act.c       action builders, timer keys
  *   wfview.c    a Workflow read once where it enters (struct wfview)
+ *   limits.c    [rabbit.limits]: over a user's limit or not, who goes next (pure)
  *   wfstate.c   the names of the Workflow's states
  *   token.c     tokens "<kind>:<jobid>" that route answers back
  *   hosts.c     host lists: a job's hosts from R, one list minus another
@@ -66,6 +68,7 @@ enum wf_state {
  */
 #define JOB_PHASES(X)                                                                          \
     X (NONE, "none", WF_NONE, WF_NONE, false)                 /* no Workflow */               \
+    X (LIMITED, "waiting-limit", WF_NONE, WF_NONE, false)    /* held by [rabbit.limits] */    \
     X (CREATING, "creating", WF_PROPOSAL, WF_NONE, false)     /* create sent */               \
     X (PROPOSAL, "proposal", WF_PROPOSAL, WF_NONE, true)                                      \
     X (PROPOSED, "proposed", WF_PROPOSAL, WF_PROPOSAL, true)  /* waits for dws.setup */       \
@@ -159,6 +162,7 @@ struct config {
     int64_t owner;
     json_t *presets;   /* object or NULL */
     json_t *maximums;  /* object or NULL */
+    json_t *limits;    /* [rabbit.limits] normalised (userlimits.h), or NULL */
     struct dws_lustre_conf lustre; /* [rabbit.lustre] */
     char namespace[64];
 };
@@ -239,6 +243,10 @@ struct job {
                             * (data.dws.datamovements), for the job's record */
     json_t *record;        /* the job's view last handed out for its KVS
                             * record (DWS_ENGINE_RECORD_KEY), or NULL */
+    int64_t gib;           /* rabbit GiB its directives ask for (limits.h); -1: not read */
+    char *username;        /* its owner's name as the service looked it up, or NULL */
+    char *limit_why;       /* why it waits in PHASE_LIMITED (admit.c), or NULL */
+    bool limit_dep;        /* dws-limit was added: removed once the create answers */
 };
 
 enum timer_kind {
@@ -282,6 +290,9 @@ struct dws_engine {
                            * their records after it */
     json_t *records;      /* {"<jobid>": view}: records not yet taken by the
                            * service (dws_engine_take_records) */
+    json_t *psis;         /* {"<namespace>/<name>": {"uid", "gib"}}: the persistent
+                           * storage no Workflow owns any more, by owner (admit.c) */
+    bool psis_synced;     /* the first PersistentStorageInstance list has come */
 };
 
 /* What a Kubernetes answer (or a job-info read) is for: the first word of

@@ -441,7 +441,8 @@ static int ev_dependency (struct ctx *c, json_t *ev, bool add)
 
     if (get_string (c, ev, "name", &name) < 0)
         return -1;
-    if (!strcmp (name, DWS_JOBWIRE_DEPENDENCY))
+    /* flux-dws' own (the service's dws-limit): no other plugin's */
+    if (!strcmp (name, DWS_JOBWIRE_DEPENDENCY) || dws_jobwire_service_dependency (name))
         return 0;
     if (add) {
         c->next.other_deps++;
@@ -1015,6 +1016,41 @@ static int ev_epilog_remove (struct ctx *c, json_t *ev)
     return act_respond (c);
 }
 
+/* dependency: the service adds or removes one of flux-dws' own
+ * dependencies (DWS_JOBWIRE_SERVICE_DEPENDENCIES) on a job in NEW or
+ * DEPEND.  A removal once the job has left DEPEND has nothing to remove
+ * and is answered; the job manager ignores a dependency already held.
+ */
+static int ev_service_dependency (struct ctx *c, json_t *ev)
+{
+    const char *m = DWS_JOBWIRE_DEPENDENCY_METHOD, *state = NULL, *name;
+    json_t *payload, *add;
+    int rc;
+
+    if (get_string (c, ev, "state", &state) < 0)
+        return -1;
+    if ((rc = request_begin (c, ev, m, &payload)) <= 0)
+        return rc;
+    name = json_string_value (json_object_get (payload, "name"));
+    add = json_object_get (payload, "add");
+    if (!name)
+        return malformed (c, m, "'name' must be a string");
+    if (!json_is_boolean (add))
+        return malformed (c, m, "'add' must be a boolean");
+    if (!dws_jobwire_service_dependency (name))
+        return act_respond_error (c, EINVAL, xasprintf ("dws.%s: '%s' is not a flux-dws"
+                                                        " dependency", m, name));
+    if (strcmp (state, "DEPEND") != 0 && strcmp (state, "NEW") != 0) {
+        if (!json_is_true (add))
+            return act_respond (c);
+        return wrong_state (c, m, state, "DEPEND");
+    }
+    if (act_named (c, json_is_true (add) ? ACT (DEPENDENCY_ADD) : ACT (DEPENDENCY_REMOVE),
+                   name) < 0)
+        return -1;
+    return act_respond (c);
+}
+
 /* service: a job-manager.dws.<type> request the adapter registers */
 struct handler {
     const char *type;
@@ -1041,6 +1077,9 @@ static const struct handler handlers[] = {
     {"resource-update", ev_resource_update, true},
     {"prolog-remove", ev_prolog_remove, true},
     {"epilog-remove", ev_epilog_remove, true},
+    /* flux-dws' own method, registered apart from the reference's three
+     * (dws_jobsm_service_*): the adapter feeds it as this event type */
+    {DWS_JOBWIRE_DEPENDENCY_METHOD, ev_service_dependency, false},
 };
 #define NHANDLERS (sizeof (handlers) / sizeof (handlers[0]))
 
@@ -1364,7 +1403,7 @@ static int dependency_event (const char *name, json_t *ctx, void *arg)
     json_t *held = arg;
     const char *d = json_string_value (json_object_get (ctx, "description"));
 
-    if (!d || !strcmp (d, DWS_JOBWIRE_DEPENDENCY))
+    if (!d || !strcmp (d, DWS_JOBWIRE_DEPENDENCY) || dws_jobwire_service_dependency (d))
         return 0;
     if (!strcmp (name, "dependency-add"))
         return json_object_set_new (held, d, json_true ());

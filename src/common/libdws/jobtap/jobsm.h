@@ -157,6 +157,20 @@
  *           active -> epilog-finish dws-epilog status 0, timer-stop (if a
  *           timer runs), respond; else respond only.
  *       A request for an inert job (no dw) gets respond-error EINVAL.
+ *   dependency      {"payload":P, "state":S}
+ *       job-manager.dws.dependency (DWS_JOBWIRE_DEPENDENCY_METHOD), flux-dws'
+ *       own method, registered apart from the three above (not in
+ *       dws_jobsm_service_*): P {id, name, add} adds (add true) or removes
+ *       one of flux-dws' own dependencies (DWS_JOBWIRE_SERVICE_DEPENDENCIES:
+ *       dws-limit, which the service puts on a job over its user's
+ *       [rabbit.limits]) -> dependency-add|dependency-remove NAME, respond.
+ *       A name not in that list: respond-error EINVAL.  State not NEW or
+ *       DEPEND: a removal is answered (nothing to remove), an addition gets
+ *       respond-error EINVAL.  Malformed (name not a string, add not a
+ *       boolean): as above.  These dependencies are not another plugin's:
+ *       dependency-add/-remove of them and other_dependencies at reload do
+ *       not count them (a persistent job's dws.create is not kept back by
+ *       them).
  *   reload {"id":J, "userid":U, "jobspec":{..}, "state":S,
  *           "start_posted":B, "finish_posted":B, "prolog_active":B,
  *           "epilog_active":B, "other_dependencies":N}

@@ -30,3 +30,13 @@ int dws_jobwire_action_count (void)
 {
     return DWS_JOBWIRE_ACT_COUNT;
 }
+
+int dws_jobwire_service_dependency (const char *name)
+{
+#define DWS_JOBWIRE_DEP_MATCH(id, n)                                                           \
+    if (name && !strcmp (name, n))                                                             \
+        return 1;
+    DWS_JOBWIRE_SERVICE_DEPENDENCIES (DWS_JOBWIRE_DEP_MATCH)
+#undef DWS_JOBWIRE_DEP_MATCH
+    return 0;
+}

@@ -30,6 +30,16 @@
 /* The prefix of the dependency a dependent held by dataout.h carries
  * ("dws-dataout:<X in f58 plain>"). */
 #define DWS_JOBWIRE_DATAOUT_DEPENDENCY "dws-dataout"
+/* The job-manager.dws.<method> the dws service asks to add or remove one
+ * of flux-dws' own dependencies on a job in NEW or DEPEND:
+ * {"id": J, "name": N, "add": true|false}; N must be one of
+ * DWS_JOBWIRE_SERVICE_DEPENDENCIES. */
+#define DWS_JOBWIRE_DEPENDENCY_METHOD "dependency"
+/* The dependency a job over its user's [rabbit.limits] waits on. */
+#define DWS_JOBWIRE_LIMIT_DEPENDENCY "dws-limit"
+/* The dependencies the service may add or remove through that method
+ * (flux-dws' own: the plugin does not count them as another plugin's). */
+#define DWS_JOBWIRE_SERVICE_DEPENDENCIES(X) X (LIMIT, DWS_JOBWIRE_LIMIT_DEPENDENCY)
 /* What the exception notes the plugin raises start with. */
 #define DWS_JOBWIRE_NOTE_PREFIX "DWS workflow interactions failed: "
 
@@ -71,5 +81,8 @@ const char *dws_jobwire_action_name (int action);
 int dws_jobwire_action_parse (const char *name);
 
 int dws_jobwire_action_count (void);
+
+/* Whether name is one of DWS_JOBWIRE_SERVICE_DEPENDENCIES (1) or not (0). */
+int dws_jobwire_service_dependency (const char *name);
 
 #endif /* !DWS_JOBWIRE_H */

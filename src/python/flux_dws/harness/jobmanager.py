@@ -26,7 +26,14 @@ from flux_dws.breakdown import BreakdownError, jobspec_node_count
 from flux_dws.harness.fake_resource import FakeFluxion, FakeResources
 from flux_dws.harness.reactor import Reactor
 from flux_dws.hostlist import Hostlist
-from flux_dws.jobsm import ACTIONS, SERVICES, JobMachine, unrouted, validate_jobspec
+from flux_dws.jobsm import (
+    ACTIONS,
+    DEPENDENCY_METHOD,
+    SERVICES,
+    JobMachine,
+    unrouted,
+    validate_jobspec,
+)
 from flux_dws.service.link import JobInfo, RpcCallback
 
 ACTIVE = ("DEPEND", "SCHED", "RUN", "CLEANUP")
@@ -474,7 +481,8 @@ class JobManager:
             answer(True, 0, "", {})
         elif topic.startswith("job-manager.dws."):
             method = topic[len("job-manager.dws."):]
-            if method not in SERVICES:  # the plugin registers these alone
+            # the plugin registers these alone (and flux-dws' own dependency method)
+            if method not in SERVICES and method != DEPENDENCY_METHOD:
                 answer(False, errno.ENOSYS, f"No service matching {topic} is registered", None)
                 return
             jobid = payload.get("id") if isinstance(payload, dict) else None

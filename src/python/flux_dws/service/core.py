@@ -127,6 +127,7 @@ class Service:
         self._msgs: dict[int, Any] = {}
         self._msgid = 0
         self._gids: dict[int, int] = {}
+        self._names: dict[int, str] = {}  # uid -> user name, where passwd has one
         self._looking_up: set[int] = set()
         # events waiting, in order, for their owner's group (uid or None)
         self._held: deque[tuple[dict[str, Any], int | None]] = deque()
@@ -156,7 +157,10 @@ class Service:
     def start(self) -> None:
         """Take dws.* requests and start the watches (on the reactor thread)."""
         self.link.serve("dws", self._request, GUEST_METHODS)
-        self.kube.start_watches([WatchSpec("Workflow", self.namespace)]
+        # PersistentStorageInstances count against their owners'
+        # [rabbit.limits] (libdws engine/admit.h)
+        self.kube.start_watches([WatchSpec("Workflow", self.namespace),
+                                 WatchSpec("PersistentStorageInstance", self.namespace)]
                                 + [WatchSpec(kind, ns) for kind, ns in WATCHED_SYSTEM])
         self._resources = self.link.watch_resources(self.post_event, self._fluxion,
                                                     self._drain_queues)
@@ -325,13 +329,17 @@ class Service:
         self._release()
 
     def _look_up_gid(self, uid: int) -> None:
+        name: str | None = None
         try:
-            gid = pwd.getpwuid(uid).pw_gid
+            entry = pwd.getpwuid(uid)
+            gid, name = entry.pw_gid, entry.pw_name
         except (KeyError, OverflowError):
             gid = uid  # no passwd entry: DWS only needs a number
 
         def known() -> None:
             self._gids[uid] = gid
+            if name is not None:  # [rabbit.limits] by name, and its messages
+                self._names[uid] = name
             self._looking_up.discard(uid)
             self._release()
 
@@ -344,6 +352,8 @@ class Service:
                 if uid not in self._gids:
                     return
                 event["groupid"] = self._gids[uid]
+                if uid in self._names:
+                    event["username"] = self._names[uid]
             self._held.popleft()
             self.feed(event)
 

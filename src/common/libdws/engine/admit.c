@@ -1,0 +1,223 @@
+/* admit.c - the user limits applied to the job table (admit.h).
+ *
+ * SPDX-License-Identifier: LGPL-3.0-or-later
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "act.h"
+#include "admit.h"
+#include "decide.h"
+#include "job.h"
+#include "limits.h"
+#include "parse/breakdown.h"
+#include "phase.h"
+#include "wire/jobwire.h"
+#include "workflow.h"
+
+#define DEP_TOPIC "job-manager.dws." DWS_JOBWIRE_DEPENDENCY_METHOD
+
+/* The GiB the job asks for, read once from its directives (0 when they
+ * cannot be read: the create refuses those). */
+static int64_t job_gib (struct job *job)
+{
+    if (job->gib < 0 && job->directives) {
+        int64_t nnodes = job->resources ? dws_jobspec_node_count (job->resources, NULL) : 1;
+        int64_t gib = 0;
+        if (limits_job_gib (job->directives, nnodes, &gib, NULL) < 0)
+            gib = 0;
+        job->gib = gib;
+    }
+    return job->gib < 0 ? 0 : job->gib;
+}
+
+static const char *user_of (const struct job *job, char *buf, size_t size)
+{
+    if (job->username)
+        return job->username;
+    snprintf (buf, size, "%lld", (long long)job->userid);
+    return buf;
+}
+
+/* What user uid holds now, but job `except`. */
+static struct limits_use use_of (struct dws_engine *e, int64_t uid, const struct job *except)
+{
+    struct limits_use u = {0, 0};
+    const char *key;
+    json_t *psi;
+    json_object_foreach (e->psis, key, psi)
+        if (json_integer_value (json_object_get (psi, "uid")) == uid)
+            u.gib += json_integer_value (json_object_get (psi, "gib"));
+    for (size_t b = 0; b < e->nbuckets; b++)
+        for (struct job *j = e->table[b]; j; j = j->next) {
+            if (j == except || j->userid != uid || j->phase == PHASE_NONE
+                || j->phase == PHASE_LIMITED)
+                continue;
+            u.jobs++;
+            if (j->phase != PHASE_TORN_DOWN && j->phase != PHASE_DELETING)
+                u.gib += job_gib (j);
+        }
+    return u;
+}
+
+static void dependency (struct dws_engine *e, struct job *job, bool add)
+{
+    act_rpc (e, DEP_TOPIC, json_pack ("{s:I s:s s:b}", "id", job->id, "name",
+                                      DWS_JOBWIRE_LIMIT_DEPENDENCY, "add", add), NULL);
+}
+
+int admit_create (struct dws_engine *e, struct job *job, dws_error_t *err)
+{
+    char why[DWS_ERROR_TEXT_MAX], ubuf[32];
+    if (!e->cfg.limits || job->phase == PHASE_LIMITED)
+        return job->phase == PHASE_LIMITED ? 1 : 0;
+    struct limits_rule r = limits_rule (e->cfg.limits, job->userid, job->username);
+    enum limits_verdict v = limits_check (&r, use_of (e, job->userid, job), job_gib (job),
+                                          user_of (job, ubuf, sizeof (ubuf)), why, sizeof (why));
+    if (v == LIMITS_NEVER) {
+        dws_errorf (err, "%s", why);
+        return -1;
+    }
+    if (v == LIMITS_GO)
+        return 0;
+    if (decide (e, job, DECIDE_ON_OVER_LIMIT, 0).kind != STEP_WAIT_LIMIT)
+        return 0;
+    free (job->limit_why);
+    job->limit_why = strdup (why);
+    job->limit_dep = true;
+    act_log (e, "info", "%s: waits for its user's rabbit storage: %s", job->name, why);
+    dependency (e, job, true);
+    act_record (e, job);
+    return 1;
+}
+
+static int by_id (const void *a, const void *b)
+{
+    const struct job *x = *(struct job *const *)a, *y = *(struct job *const *)b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* The waiting jobs of one user, from waiting[from] on (sorted by user,
+ * then id): let go those limits_admit allows; returns where the next
+ * user's begin. */
+static size_t pass_user (struct dws_engine *e, struct job **waiting, size_t from, size_t n)
+{
+    size_t to = from;
+    int64_t uid = waiting[from]->userid;
+    while (to < n && waiting[to]->userid == uid)
+        to++;
+    int64_t *want = calloc (to - from, sizeof (*want));
+    if (!want)
+        return to;
+    for (size_t i = from; i < to; i++)
+        want[i - from] = job_gib (waiting[i]);
+    struct limits_rule r = limits_rule (e->cfg.limits, uid, waiting[from]->username);
+    int go = e->cfg.limits ? limits_admit (&r, use_of (e, uid, NULL), want, (int)(to - from))
+                           : (int)(to - from);
+    free (want);
+    for (size_t i = from; i < from + (size_t)go; i++) {
+        struct job *job = waiting[i];
+        act_log (e, "info", "%s: its user's rabbit storage allows it now; creating its"
+                 " Workflow", job->name);
+        free (job->limit_why);
+        job->limit_why = NULL;
+        workflow_create (e, job);
+    }
+    return to;
+}
+
+static int by_user_id (const void *a, const void *b)
+{
+    const struct job *x = *(struct job *const *)a, *y = *(struct job *const *)b;
+    if (x->userid != y->userid)
+        return x->userid < y->userid ? -1 : 1;
+    return by_id (a, b);
+}
+
+void admit_pass (struct dws_engine *e)
+{
+    if (e->phase_jobs[PHASE_LIMITED] == 0 || !e->synced || e->refused || !e->psis_synced)
+        return;
+    size_t n = 0, cap = (size_t)e->phase_jobs[PHASE_LIMITED];
+    struct job **waiting = calloc (cap, sizeof (*waiting));
+    if (!waiting)
+        return;
+    for (size_t b = 0; b < e->nbuckets; b++)
+        for (struct job *j = e->table[b]; j; j = j->next)
+            if (j->phase == PHASE_LIMITED && n < cap)
+                waiting[n++] = j;
+    qsort (waiting, n, sizeof (*waiting), by_user_id);
+    for (size_t i = 0; i < n;)
+        i = pass_user (e, waiting, i, n);
+    free (waiting);
+}
+
+void admit_created (struct dws_engine *e, struct job *job)
+{
+    if (!job->limit_dep)
+        return;
+    job->limit_dep = false;
+    dependency (e, job, false);
+}
+
+/* A PSI counts against its owner once no Workflow owns it (before, the
+ * Workflow that creates it counts its create_persistent). */
+static bool owned_by_workflow (json_t *obj)
+{
+    size_t i;
+    json_t *ref;
+    json_array_foreach (json_object_get (json_object_get (obj, "metadata"), "ownerReferences"),
+                        i, ref) {
+        const char *kind = json_string_value (json_object_get (ref, "kind"));
+        if (kind && !strcmp (kind, "Workflow"))
+            return true;
+    }
+    return false;
+}
+
+static void psi_key (json_t *obj, char *buf, size_t size)
+{
+    json_t *md = json_object_get (obj, "metadata");
+    const char *ns = json_string_value (json_object_get (md, "namespace"));
+    const char *name = json_string_value (json_object_get (md, "name"));
+    snprintf (buf, size, "%s/%s", ns ? ns : "", name ? name : "");
+}
+
+static void psi_put (struct dws_engine *e, json_t *obj)
+{
+    char key[320];
+    json_t *spec = json_object_get (obj, "spec");
+    json_t *uid = json_object_get (spec, "userID");
+    json_t *dirs = json_pack ("[O?]", json_object_get (spec, "dwDirective"));
+    int64_t gib = 0;
+    psi_key (obj, key, sizeof (key));
+    if (!json_is_integer (uid) || owned_by_workflow (obj) || !dirs
+        || limits_job_gib (dirs, 1, &gib, NULL) < 0)
+        json_object_del (e->psis, key);
+    else
+        json_object_set_new (e->psis, key, json_pack ("{s:O s:I}", "uid", uid, "gib",
+                                                      (json_int_t)gib));
+    json_decref (dirs);
+}
+
+void admit_psi_sync (struct dws_engine *e, json_t *objects)
+{
+    size_t i;
+    json_t *obj;
+    json_object_clear (e->psis);
+    json_array_foreach (objects, i, obj)
+        psi_put (e, obj);
+    e->psis_synced = true;
+}
+
+void admit_psi_event (struct dws_engine *e, const char *what, json_t *obj)
+{
+    char key[320];
+    if (!strcmp (what, "DELETED")) {
+        psi_key (obj, key, sizeof (key));
+        json_object_del (e->psis, key);
+    }
+    else
+        psi_put (e, obj);
+}

@@ -1,0 +1,44 @@
+/* admit.h - the user limits applied to the job table (limits.h decides).
+ *
+ * A job about to get its Workflow (dws.create, or its jobspec read again
+ * after a restart) passes admit_create: within its user's limits it goes
+ * on; alone over max_user_gib it is refused; else it waits in phase
+ * "waiting-limit" with no Workflow, and the jobtap plugin is asked to hold
+ * it with the dws-limit dependency (job-manager.dws.dependency, jobwire.h).
+ * After every event admit_pass lets waiting jobs go, per user in
+ * submission order, as far as what their users hold allows: their
+ * Workflows are created, and dws-limit is removed once the create has
+ * answered (admit_created), so that a restart before that finds the job
+ * still held and weighs it again.
+ *
+ * What a user holds is read from the job table each time: the jobs with
+ * a Workflow (or its create sent), their GiB until Teardown is done, plus
+ * the persistent storage the user owns (e->psis: a PSI whose Workflow
+ * still owns it is counted by that Workflow's create_persistent).  A
+ * restarted service rebuilds it from the Workflow and PSI lists before any
+ * job is let go: waiting jobs come back through the orphans (request.c),
+ * after the Workflow list, and none goes before the PSI list has come.
+ *
+ * SPDX-License-Identifier: LGPL-3.0-or-later
+ */
+#ifndef DWS_ENGINE_ADMIT_H
+#define DWS_ENGINE_ADMIT_H
+
+#include "state.h"
+
+/* 0: the job goes on (the caller creates its Workflow); 1: it waits
+ * (held); -1: refused, the message in err (the caller answers or fails the
+ * job as for a per-job maximum). */
+int admit_create (struct dws_engine *e, struct job *job, dws_error_t *err);
+
+/* Let waiting jobs go that their users' limits now allow. */
+void admit_pass (struct dws_engine *e);
+
+/* PersistentStorageInstances: the list (sync) and each watch event. */
+void admit_psi_sync (struct dws_engine *e, json_t *objects);
+void admit_psi_event (struct dws_engine *e, const char *what, json_t *obj);
+
+/* The Workflow's create answered: release the dws-limit dependency. */
+void admit_created (struct dws_engine *e, struct job *job);
+
+#endif /* !DWS_ENGINE_ADMIT_H */

@@ -1,0 +1,165 @@
+"""[rabbit.limits] end to end through the harness: a job over its user's
+limit waits in DEPEND on dws-limit with no Workflow, and goes, in
+submission order, when the user's other jobs free enough; a job alone over
+max_user_gib is refused at dws.create; persistent storage counts against
+its owner; a service restart keeps the waiting jobs waiting."""
+
+from __future__ import annotations
+
+import os
+import pwd
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from t.python.service.harnesshelp import gone, settled
+
+from flux_dws.harness import Harness
+from flux_dws.jobsm import DEPENDENCY, LIMIT_DEPENDENCY
+
+XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
+LONG = 3600.0  # a runtime that holds the job running until h.finish
+
+
+def _me(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+
+def _view(h: Harness, jobid: int) -> dict[str, Any]:
+    jobs = h.ask("dws.jobs", payload={"all_users": True})["jobs"]
+    return next((j for j in jobs if j["id"] == jobid), {})
+
+
+def _started(h: Harness, jobid: int) -> None:
+    """The job runs (its prolog is over): h.finish can end it."""
+    h.wait_event(jobid, "start")
+
+
+def _waiting(h: Harness, jobid: int) -> None:
+    h.wait_for(lambda: LIMIT_DEPENDENCY in h.jm.jobs[jobid].deps, 30,
+               f"job {jobid} to wait on {LIMIT_DEPENDENCY}")
+
+
+def _workflow_of(h: Harness, jobid: int) -> bool:
+    return any(w["metadata"]["name"] == f"fluxjob-{jobid}" for w in h.workflows())
+
+
+@pytest.fixture
+def jobs1() -> Iterator[Harness]:
+    with Harness(config={"limits": {"max_user_jobs": 1, "users": {}}}) as harness:
+        yield harness
+        assert harness.reactor.errors == []
+
+
+def test_a_job_over_max_user_jobs_waits_then_goes(jobs1: Harness) -> None:
+    h = jobs1
+    a = h.submit(XFS, nodes=1, runtime=LONG)
+    _started(h, a)
+    b = h.submit(XFS, nodes=1)
+    _waiting(h, b)
+    job = h.job(b)
+    assert job.state == "DEPEND" and job.deps == {DEPENDENCY, LIMIT_DEPENDENCY}
+    assert not _workflow_of(h, b)
+    view = _view(h, b)
+    assert view["phase"] == "waiting-limit"
+    assert view["waiting"] == f"max_user_jobs 1: user {_me(h.owner)} holds 10 GiB in 1 job"
+    h.finish(a)
+    job = h.wait(b)
+    assert job.exceptions == [], job.exceptions
+    assert h.job(a).exceptions == []
+    # dws-limit was removed once its Workflow existed, before dws-create
+    names = [(n, c.get("description")) for _, n, c in job.eventlog
+             if n in ("dependency-add", "dependency-remove")]
+    assert names.index(("dependency-remove", LIMIT_DEPENDENCY)) \
+        < names.index(("dependency-remove", DEPENDENCY))
+    gone(h, b)
+    assert settled(h) == {}
+
+
+def test_waiting_jobs_go_in_submission_order(jobs1: Harness) -> None:
+    h = jobs1
+    a = h.submit(XFS, nodes=1, runtime=LONG)
+    _started(h, a)
+    b = h.submit(XFS, nodes=1, runtime=LONG)
+    c = h.submit(XFS, nodes=1)
+    _waiting(h, b)
+    _waiting(h, c)
+    h.finish(a)
+    _started(h, b)
+    assert h.job(c).state == "DEPEND" and LIMIT_DEPENDENCY in h.job(c).deps
+    assert _view(h, c)["phase"] == "waiting-limit"
+    h.finish(b)
+    assert h.wait(c).exceptions == []
+    assert settled(h) == {}
+
+
+def test_a_cancelled_waiting_job_ends_without_a_workflow(jobs1: Harness) -> None:
+    h = jobs1
+    a = h.submit(XFS, nodes=1, runtime=LONG)
+    _started(h, a)
+    b = h.submit(XFS, nodes=1)
+    _waiting(h, b)
+    h.cancel(b)
+    job = h.wait(b)
+    assert not _workflow_of(h, b)
+    assert [e["type"] for e in job.exceptions] == ["cancel"]
+    assert _view(h, b) == {}
+    h.finish(a)
+    assert h.wait(a).exceptions == []
+    assert settled(h) == {}
+
+
+def test_a_restarted_service_keeps_them_waiting(jobs1: Harness) -> None:
+    h = jobs1
+    a = h.submit(XFS, nodes=1, runtime=LONG)
+    _started(h, a)
+    b = h.submit(XFS, nodes=1)
+    _waiting(h, b)
+    h.restart_service()
+    h.wait_for(lambda: h.status_now().get("synced") is True, 30, "the Workflow list")
+    h.wait_for(lambda: any(j["id"] == b and j["phase"] == "waiting-limit"
+                           for j in h.status_now().get("jobs", [])), 30,
+               f"job {b} waiting again")
+    assert _view(h, b)["waiting"].startswith("max_user_jobs 1: ")
+    assert not _workflow_of(h, b) and h.job(b).state == "DEPEND"
+    h.finish(a)
+    assert h.wait(b).exceptions == []
+    assert settled(h) == {}
+
+
+def test_a_job_alone_over_max_user_gib_is_refused() -> None:
+    with Harness(config={"limits": {"max_user_gib": 15, "users": {}}}) as h:
+        jobid = h.submit(XFS, nodes=2)  # 2 x 10 GiB
+        job = h.wait(jobid)
+        assert [e["type"] for e in job.exceptions] == ["dws-create"]
+        assert job.exceptions[0]["note"].endswith(
+            "Requested a total of 20 GiB of rabbit storage but max_user_gib is 15 GiB"
+            f" (user {_me(h.owner)})")
+        assert not _workflow_of(h, jobid)
+
+
+def test_a_users_own_limits_override_the_top_level() -> None:
+    me = _me(os.getuid())
+    limits = {"max_user_gib": 5, "users": {me: {"max_user_gib": 100}}}
+    with Harness(config={"limits": limits}, owner=os.getuid()) as h:
+        jobid = h.submit(XFS, nodes=2)
+        assert h.wait(jobid).exceptions == []
+        assert settled(h) == {}
+
+
+def test_persistent_storage_counts_against_its_owner() -> None:
+    with Harness(config={"limits": {"max_user_gib": 15, "users": {}}}) as h:
+        create = h.submit("#DW create_persistent type=xfs capacity=10GiB name=p1", nodes=1)
+        assert h.wait(create).exceptions == []
+        gone(h, create)  # its Workflow no longer counts: the PSI does
+        jobid = h.submit(XFS, nodes=1)  # 10 GiB more than the 10 the PSI holds
+        _waiting(h, jobid)
+        assert _view(h, jobid)["waiting"] == \
+            f"max_user_gib 15: user {_me(h.owner)} holds 10 GiB in 0 jobs"
+        destroy = h.submit("#DW destroy_persistent name=p1", nodes=1)
+        assert h.wait(destroy).exceptions == []
+        assert h.wait(jobid).exceptions == []
+        assert settled(h) == {}
