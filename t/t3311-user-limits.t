@@ -1,0 +1,141 @@
+#!/bin/sh
+test_description='[rabbit.limits]: rabbit storage per user across jobs (issue 47)
+
+Under a real 4-broker instance with Fluxion and the dws service against
+the emulator, with max_user_jobs = 1 and max_user_gib = 25: a second job
+of the user waits in DEPEND on dws-limit with no Workflow, shown by
+flux dws jobs and flux dws job; it keeps waiting across a dws service
+reload and a jobtap plugin reload and goes once the first job is gone;
+a job cancelled while it waits ends with no Workflow; a job alone over
+max_user_gib is refused at dws.create; bad limits are refused with one
+line naming the key.'
+
+. "$(dirname "$0")"/sharness.sh
+
+skip_all_unless_rabbit_jobs
+
+XFS="#DW jobdw type=xfs capacity=10GiB name=scratch"
+
+dws() {
+	flux python -m flux_dws "$@"
+}
+# waits_on_limit ID: the job is in DEPEND holding dws-limit, with no Workflow
+waits_on_limit() {
+	test "$(flux jobs -no "{state}" $1)" = DEPEND &&
+	flux job eventlog $1 >$1.deps &&
+	grep "dependency-add description=\"dws-limit\"" $1.deps &&
+	test_must_fail grep "dependency-remove description=\"dws-limit\"" $1.deps &&
+	test_must_fail kubectl get workflow $(wfname $1) 2>/dev/null
+}
+# not_listed ID: flux dws jobs no longer lists the job
+not_listed() {
+	dws jobs --json >listed.json &&
+	test "$(jq --argjson id "$(flux job id --to=dec $1)" "[.jobs[] | select(.id == \$id)] | length" listed.json)" = 0
+}
+# phase_is ID PHASE: flux dws jobs says the job is in PHASE
+phase_is() {
+	dws jobs --json >jobs.json &&
+	jq -e --argjson id "$(flux job id --to=dec $1)" --arg p "$2" \
+		".jobs[] | select(.id == \$id) | .phase == \$p" jobs.json >/dev/null
+}
+
+test_expect_success 'start the emulator and an instance with [rabbit.limits]' '
+	start_emulator --system kind --latency zero &&
+	RABBIT_EXTRA_CONF="[rabbit.limits]
+max_user_jobs = 1
+max_user_gib = 25" &&
+	rabbit_instance_config "$(pwd)" &&
+	start_rabbit_instance "$(pwd)"
+'
+
+test_expect_success 'a job alone over max_user_gib is refused at dws.create' '
+	id=$(flux submit -N2 --setattr=system.dw="#DW jobdw type=xfs capacity=20GiB name=big" true) &&
+	flux job wait-event -t 60 $id clean &&
+	flux job eventlog -f json $id | jq -r "select(.name == \"exception\") | .context" >big.exc &&
+	jq -e ".type == \"dws-create\"" big.exc &&
+	jq -r .note big.exc | grep "Requested a total of 40 GiB of rabbit storage but max_user_gib is 25 GiB (user " &&
+	test_must_fail kubectl get workflow $(wfname $id) 2>/dev/null
+'
+
+test_expect_success 'a second job of the user waits on dws-limit with no Workflow' '
+	first=$(submit_held first) &&
+	echo $first >first.id &&
+	flux job wait-event -t 60 $first start &&
+	second=$(flux submit -N1 --setattr=system.dw="$XFS" true) &&
+	echo $second >second.id &&
+	until_true 30 waits_on_limit $second &&
+	flux jobs -no "{dependencies}" $second | grep dws-limit
+'
+
+test_expect_success 'flux dws jobs and flux dws job say why it waits' '
+	second=$(cat second.id) &&
+	until_true 30 phase_is $second waiting-limit &&
+	jq -r --argjson id "$(flux job id --to=dec $second)" \
+		".jobs[] | select(.id == \$id) | .waiting" jobs.json >why &&
+	grep "^max_user_jobs 1: user .* holds 10 GiB in 1 job$" why &&
+	dws jobs >jobs.out &&
+	grep "waiting-limit.*max_user_jobs 1: user" jobs.out &&
+	dws job $second >job.out &&
+	grep "waits for its user.s rabbit storage (\[rabbit.limits\]): max_user_jobs 1" job.out
+'
+
+test_expect_success 'it keeps waiting across a dws service reload' '
+	second=$(cat second.id) &&
+	flux module remove dws &&
+	flux module load "$top_srcdir/src/modules/dws.py" &&
+	until_true 60 phase_is $second waiting-limit &&
+	waits_on_limit $second
+'
+
+test_expect_success 'and across a jobtap plugin reload' '
+	second=$(cat second.id) &&
+	flux jobtap remove dws-jobtap.so &&
+	flux jobtap load "$DWS_JOBTAP" &&
+	until_true 30 phase_is $second waiting-limit &&
+	waits_on_limit $second
+'
+
+test_expect_success 'a job cancelled while it waits ends with no Workflow' '
+	third=$(flux submit -N1 --setattr=system.dw="$XFS" true) &&
+	until_true 30 waits_on_limit $third &&
+	flux cancel $third &&
+	flux job wait-event -t 60 $third clean &&
+	flux job eventlog $third >third.events &&
+	test_must_fail grep "epilog-finish description=\"dws-epilog\" status=1" third.events &&
+	test_must_fail kubectl get workflow $(wfname $third) 2>/dev/null &&
+	until_true 30 not_listed $third
+'
+
+test_expect_success 'the waiting job goes once the first is gone, and completes' '
+	first=$(cat first.id) &&
+	second=$(cat second.id) &&
+	release_job first $first &&
+	flux job wait-event -t 60 $first clean &&
+	flux job wait-event -t 60 $second clean &&
+	completed $first &&
+	completed $second &&
+	grep "dependency-remove description=\"dws-limit\"" $second.events &&
+	workflow_gone $second &&
+	flux dmesg >limits.dmesg &&
+	grep "waits for its user.s rabbit storage: max_user_jobs 1" limits.dmesg &&
+	test_must_fail grep "job-manager.dws.dependency:" limits.dmesg
+'
+
+test_expect_success 'a bad limit is refused by config-check with one line naming the key' '
+	printf "[rabbit.limits]\nmax_user_gib = -1\n" >neg.toml &&
+	test_expect_code 1 flux-dws config-check neg.toml >neg.out 2>&1 &&
+	test $(wc -l <neg.out) = 1 &&
+	grep "^neg.toml: rabbit.limits.max_user_gib: must be an integer >= 1, got -1" neg.out &&
+	printf "[rabbit.limits.users.alice]\nmax_user_jobs = \"lots\"\n" >lots.toml &&
+	test_expect_code 1 flux-dws config-check lots.toml >lots.out 2>&1 &&
+	test $(wc -l <lots.out) = 1 &&
+	grep "^lots.toml: rabbit.limits.users.alice.max_user_jobs: must be an integer >= 1, got \"lots\"" lots.out &&
+	! grep Traceback neg.out lots.out
+'
+
+test_expect_success 'stop the instance and the emulator' '
+	stop_rabbit_instance &&
+	stop_emulator
+'
+
+test_done
