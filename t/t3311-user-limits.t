@@ -5,10 +5,12 @@ Under a real 4-broker instance with Fluxion and the dws service against
 the emulator, with max_user_jobs = 1 and max_user_gib = 25: a second job
 of the user waits in DEPEND on dws-limit with no Workflow, shown by
 flux dws jobs and flux dws job; it keeps waiting across a dws service
-reload and a jobtap plugin reload and goes once the first job is gone;
-a job cancelled while it waits ends with no Workflow; a job alone over
-max_user_gib is refused at dws.create; bad limits are refused with one
-line naming the key.'
+reload and a jobtap plugin reload; a job cancelled while it waits ends
+with no Workflow; a config reload that raises max_user_jobs lets the
+waiting job go; persistent storage counts against its owner, across an
+instance restart, until it is destroyed; a job alone over max_user_gib
+is refused at dws.create; bad limits are refused with one line naming
+the key.'
 
 . "$(dirname "$0")"/sharness.sh
 
@@ -45,6 +47,9 @@ test_expect_success 'start the emulator and an instance with [rabbit.limits]' '
 max_user_jobs = 1
 max_user_gib = 25" &&
 	rabbit_instance_config "$(pwd)" &&
+	STATEDIR=$(mktemp -d "${TMPDIR:-/tmp}/t3311-state.XXXXXX") &&
+	RABBIT_BROKER_OPTS="-Sstatedir=$STATEDIR -Sbroker.cleanup-timeout=3" &&
+	export RABBIT_BROKER_OPTS &&
 	start_rabbit_instance "$(pwd)"
 '
 
@@ -106,19 +111,67 @@ test_expect_success 'a job cancelled while it waits ends with no Workflow' '
 	until_true 30 not_listed $third
 '
 
-test_expect_success 'the waiting job goes once the first is gone, and completes' '
+test_expect_success 'raising max_user_jobs by config reload lets the waiting job go' '
 	first=$(cat first.id) &&
 	second=$(cat second.id) &&
+	sed -i "s/^max_user_jobs = 1$/max_user_jobs = 2/" conf/instance.toml &&
+	flux config reload &&
+	flux job wait-event -t 60 $second clean &&
+	test "$(flux jobs -no "{state}" $first)" = RUN &&
 	release_job first $first &&
 	flux job wait-event -t 60 $first clean &&
-	flux job wait-event -t 60 $second clean &&
 	completed $first &&
 	completed $second &&
 	grep "dependency-remove description=\"dws-limit\"" $second.events &&
 	workflow_gone $second &&
 	flux dmesg >limits.dmesg &&
 	grep "waits for its user.s rabbit storage: max_user_jobs 1" limits.dmesg &&
+	grep "its user.s rabbit storage allows it now" limits.dmesg &&
 	test_must_fail grep "job-manager.dws.dependency:" limits.dmesg
+'
+
+test_expect_success 'persistent storage counts against its owner' '
+	psi=$(flux submit -N1 --setattr=system.dw="#DW create_persistent type=xfs capacity=20GiB name=proj" true) &&
+	flux job wait-event -t 60 $psi clean &&
+	completed $psi &&
+	workflow_gone $psi &&
+	kubectl get persistentstorageinstance proj &&
+	held=$(flux submit -N1 --setattr=system.dw="$XFS" true) &&
+	echo $held >held.id &&
+	until_true 30 waits_on_limit $held &&
+	until_true 30 phase_is $held waiting-limit &&
+	jq -r --argjson id "$(flux job id --to=dec $held)" \
+		".jobs[] | select(.id == \$id) | .waiting" jobs.json >psi.why &&
+	grep "^max_user_gib 25: user .* holds 20 GiB in 0 jobs$" psi.why
+'
+
+test_expect_success 'an instance restart keeps the job waiting on dws-limit' '
+	held=$(cat held.id) &&
+	term_rabbit_instance &&
+	start_rabbit_instance "$(pwd)" &&
+	until_true 60 phase_is $held waiting-limit &&
+	waits_on_limit $held
+'
+
+test_expect_success 'destroying the persistent storage lets it go' '
+	held=$(cat held.id) &&
+	destroy=$(flux submit -N1 --setattr=system.dw="#DW destroy_persistent name=proj" true) &&
+	flux job wait-event -t 60 $destroy clean &&
+	completed $destroy &&
+	flux job wait-event -t 60 $held clean &&
+	completed $held &&
+	workflow_gone $held &&
+	flux dmesg >restart.dmesg &&
+	test_must_fail grep "job-manager.dws.dependency:" restart.dmesg
+'
+
+test_expect_success 'a config reload with a bad limit is refused naming the key' '
+	cp conf/instance.toml good.toml &&
+	sed -i "s/^max_user_gib = 25$/max_user_gib = \"lots\"/" conf/instance.toml &&
+	test_must_fail flux config reload 2>reload-bad.err &&
+	grep "rabbit.limits.max_user_gib: must be an integer >= 1, got \"lots\"" reload-bad.err &&
+	cp good.toml conf/instance.toml &&
+	flux config reload
 '
 
 test_expect_success 'a bad limit is refused by config-check with one line naming the key' '
@@ -135,7 +188,8 @@ test_expect_success 'a bad limit is refused by config-check with one line naming
 
 test_expect_success 'stop the instance and the emulator' '
 	stop_rabbit_instance &&
-	stop_emulator
+	stop_emulator &&
+	rm -rf "$STATEDIR"
 '
 
 test_done
