@@ -29,6 +29,14 @@ waits_on_limit() {
 	test_must_fail grep "dependency-remove description=\"dws-limit\"" $1.deps &&
 	test_must_fail kubectl get workflow $(wfname $1) 2>/dev/null
 }
+# waits_for ID REGEX: flux dws jobs says the job waits, for a reason that
+# matches REGEX (the reason follows what the user holds)
+waits_for() {
+	dws jobs --json >why.json &&
+	jq -r --argjson id "$(flux job id --to=dec $1)" \
+		".jobs[] | select(.id == \$id and .phase == \"waiting-limit\") | .waiting" \
+		why.json | grep "$2"
+}
 # not_listed ID: flux dws jobs no longer lists the job
 not_listed() {
 	dws jobs --json >listed.json &&
@@ -139,10 +147,7 @@ test_expect_success 'persistent storage counts against its owner' '
 	held=$(flux submit -N1 --setattr=system.dw="$XFS" true) &&
 	echo $held >held.id &&
 	until_true 30 waits_on_limit $held &&
-	until_true 30 phase_is $held waiting-limit &&
-	jq -r --argjson id "$(flux job id --to=dec $held)" \
-		".jobs[] | select(.id == \$id) | .waiting" jobs.json >psi.why &&
-	grep "^max_user_gib 25: user .* holds 20 GiB in 0 jobs$" psi.why
+	until_true 30 waits_for $held "^max_user_gib 25: user .* holds 20 GiB in 0 jobs$"
 '
 
 test_expect_success 'an instance restart keeps the job waiting on dws-limit' '

@@ -154,7 +154,10 @@ def test_persistent_storage_counts_against_its_owner() -> None:
     with Harness(config={"limits": {"max_user_gib": 15, "users": {}}}) as h:
         create = h.submit("#DW create_persistent type=xfs capacity=10GiB name=p1", nodes=1)
         assert h.wait(create).exceptions == []
-        gone(h, create)  # its Workflow no longer counts: the PSI does
+        gone(h, create)
+        # the service has seen it go: its Workflow no longer counts, the PSI does
+        h.wait_for(lambda: create not in h.status_now().get("workflows", []), 30,
+                   f"the service to forget job {create}")
         jobid = h.submit(XFS, nodes=1)  # 10 GiB more than the 10 the PSI holds
         _waiting(h, jobid)
         assert _view(h, jobid)["waiting"] == \
@@ -163,3 +166,23 @@ def test_persistent_storage_counts_against_its_owner() -> None:
         assert h.wait(destroy).exceptions == []
         assert h.wait(jobid).exceptions == []
         assert settled(h) == {}
+
+
+def test_cancelled_while_the_service_is_away(jobs1: Harness) -> None:
+    # its dws.post_run is lost: the restarted service finds it in CLEANUP
+    # holding dws-limit, with no Workflow, and releases its epilog
+    h = jobs1
+    a = h.submit(XFS, nodes=1, runtime=LONG)
+    _started(h, a)
+    b = h.submit(XFS, nodes=1)
+    _waiting(h, b)
+    h.stop_service()
+    h.cancel(b)
+    h.wait(b, "CLEANUP")
+    h.start_service()
+    job = h.wait(b)
+    assert not _workflow_of(h, b)
+    assert [e["type"] for e in job.exceptions] == ["cancel"]
+    h.finish(a)
+    assert h.wait(a).exceptions == []
+    assert settled(h) == {}

@@ -98,6 +98,20 @@ static int by_id (const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* A job that still waits: its reason says what its user holds now. */
+static void still_waiting (struct dws_engine *e, struct job *job, const struct limits_rule *r,
+                           struct limits_use use, int64_t want)
+{
+    char why[DWS_ERROR_TEXT_MAX], ubuf[32];
+    if (limits_check (r, use, want, user_of (job, ubuf, sizeof (ubuf)), why, sizeof (why))
+            != LIMITS_WAIT
+        || (job->limit_why && !strcmp (job->limit_why, why)))
+        return;
+    free (job->limit_why);
+    job->limit_why = strdup (why);
+    act_record (e, job);
+}
+
 /* The waiting jobs of one user, from waiting[from] on (sorted by user,
  * then id): let go those limits_admit allows; returns where the next
  * user's begin. */
@@ -113,8 +127,15 @@ static size_t pass_user (struct dws_engine *e, struct job **waiting, size_t from
     for (size_t i = from; i < to; i++)
         want[i - from] = job_gib (waiting[i]);
     struct limits_rule r = limits_rule (e->cfg.limits, uid, waiting[from]->username);
-    int go = e->cfg.limits ? limits_admit (&r, use_of (e, uid, NULL), want, (int)(to - from))
-                           : (int)(to - from);
+    struct limits_use use = use_of (e, uid, NULL);
+    int go = e->cfg.limits ? limits_admit (&r, use, want, (int)(to - from)) : (int)(to - from);
+    /* those that stay: why, with what the user holds now */
+    for (size_t i = from; i < from + (size_t)go; i++) {
+        use.gib += want[i - from];
+        use.jobs++;
+    }
+    for (size_t i = from + (size_t)go; i < to; i++)
+        still_waiting (e, waiting[i], &r, use, want[i - from]);
     free (want);
     for (size_t i = from; i < from + (size_t)go; i++) {
         struct job *job = waiting[i];

@@ -6,7 +6,8 @@
  * "waiting-limit" with no Workflow, and the jobtap plugin is asked to hold
  * it with the dws-limit dependency (job-manager.dws.dependency, jobwire.h).
  * After every event admit_pass lets waiting jobs go, per user in
- * submission order, as far as what their users hold allows: their
+ * submission order, as far as what their users hold allows (the jobs that
+ * stay get their reason written again with what the user holds now): their
  * Workflows are created, and dws-limit is removed once the create has
  * answered (admit_created), so that a restart before that finds the job
  * still held and weighs it again.

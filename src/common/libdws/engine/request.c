@@ -352,6 +352,10 @@ static void teardown_request (struct dws_engine *e, json_t *msgid, json_t *p, bo
     }
     act_respond_ok (e, msgid);
     job->epilog = true;
+    if (abort && decide_next (e, job, DECIDE_ON_TEARDOWN_REQUEST, 0).kind == STEP_END_WAITING) {
+        end_waiting (e, job); /* no Workflow to read or tear down */
+        return;
+    }
     if (abort) {
         fault_abort_job (e, job);
         return;
@@ -516,6 +520,17 @@ static bool held_by_others (json_t *v)
     return false;
 }
 
+/* Held by [rabbit.limits] (dws-limit): a job that never had a Workflow. */
+static bool held_by_limit (json_t *v)
+{
+    size_t i;
+    json_t *d;
+    json_array_foreach (json_object_get (v, "dependencies"), i, d)
+        if (json_is_string (d) && !strcmp (json_string_value (d), DWS_JOBWIRE_LIMIT_DEPENDENCY))
+            return true;
+    return false;
+}
+
 static void job_info_for (struct dws_engine *e, struct job *job, bool want_R)
 {
     char token[96];
@@ -561,7 +576,9 @@ static void ended_while_away (struct dws_engine *e, json_t *active)
  * never got its hosts lost its dws.setup; a job in CLEANUP whose epilog we
  * never saw lost its dws.post_run; a rabbit job in CLEANUP with no
  * Workflow at all lost the epilog-remove sent when its Workflow was
- * deleted.  Each is carried on as the lost request would have.  When the
+ * deleted; a job in CLEANUP that holds dws-limit and has no Workflow was
+ * cancelled while [rabbit.limits] held it and lost its dws.post_run.
+ * Each is carried on as the lost request would have.  When the
  * list is complete (not an empty one for a failed listing), Workflows
  * of jobs that are no longer active are torn down.  Not lost: the
  * dws.create this service refused before the list (the job fails by that
@@ -611,6 +628,16 @@ void request_orphans_event (struct dws_engine *e, json_t *jobs, bool complete)
             job_info_for (e, job, true);
         }
         else if (!strcmp (state, "CLEANUP")) {
+            if (!job && !json_is_true (json_object_get (v, "rabbit")) && held_by_limit (v)) {
+                /* cancelled while [rabbit.limits] held it, its dws.post_run
+                 * lost: it never had a Workflow */
+                act_log (e, "info", "job %" JSON_INTEGER_FORMAT " ended while it waited for"
+                         " its user's rabbit storage; releasing its epilog",
+                         json_integer_value (idv));
+                act_rpc (e, "job-manager.dws.epilog-remove",
+                         json_pack ("{s:I}", "id", json_integer_value (idv)), NULL);
+                continue;
+            }
             if (!job && json_is_true (json_object_get (v, "rabbit"))) {
                 act_log (e, "warning", "job %" JSON_INTEGER_FORMAT " is in CLEANUP and its"
                          " Workflow is gone; releasing its epilog",

@@ -185,6 +185,22 @@ static void refusals (void)
              "fluxjob-1: event 'done Teardown' not expected in phase 'deleting'");
 }
 
+/* [rabbit.limits] (admit.c): a job held before its create, then created */
+static void waiting (void)
+{
+    reset (PHASE_NONE);
+    e.now = 30;
+    step (PHASE_EV_WAIT, WF_NONE, "waiting-limit", WF_NONE, WF_NONE, false);
+    ok (job.state_since == 30, "waiting starts the phase's clock");
+    e.now = 40;
+    step (PHASE_EV_CREATE, WF_NONE, "creating", WF_PROPOSAL, WF_NONE, false);
+    ok (job.state_since == 40, "its create restarts it");
+    refused (PHASE_CREATING, PHASE_EV_WAIT, WF_NONE,
+             "fluxjob-1: event 'wait' not expected in phase 'creating'");
+    refused (PHASE_LIMITED, PHASE_EV_WAIT, WF_NONE,
+             "fluxjob-1: event 'wait' not expected in phase 'waiting-limit'");
+}
+
 static void names (void)
 {
     int bad = 0;
@@ -203,6 +219,7 @@ int main (void)
     refusals ();
     releasing ();
     wanted ();
+    waiting ();
     names ();
     json_decref (e.actions);
     return done_testing ();
