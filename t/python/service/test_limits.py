@@ -186,3 +186,24 @@ def test_cancelled_while_the_service_is_away(jobs1: Harness) -> None:
     h.finish(a)
     assert h.wait(a).exceptions == []
     assert settled(h) == {}
+
+
+def test_limits_configured_by_a_reload_watch_the_persistent_storage() -> None:
+    with Harness() as h:
+        create = h.submit("#DW create_persistent type=xfs capacity=10GiB name=p2", nodes=1)
+        assert h.wait(create).exceptions == []
+        gone(h, create)
+        h.wait_for(lambda: create not in h.status_now().get("workflows", []), 30,
+                   f"the service to forget job {create}")
+        svc = h.service
+        assert svc is not None
+        config = {**h.config, "owner": h.owner, "limits": {"max_user_gib": 15, "users": {}}}
+        h.reactor.call(lambda: svc.reconfig(config, {}))
+        jobid = h.submit(XFS, nodes=1)
+        _waiting(h, jobid)
+        assert _view(h, jobid)["waiting"] == \
+            f"max_user_gib 15: user {_me(h.owner)} holds 10 GiB in 0 jobs"
+        destroy = h.submit("#DW destroy_persistent name=p2", nodes=1)
+        assert h.wait(destroy).exceptions == []
+        assert h.wait(jobid).exceptions == []
+        assert settled(h) == {}

@@ -75,6 +75,11 @@ int admit_create (struct dws_engine *e, struct job *job, dws_error_t *err)
     struct limits_rule r = limits_rule (e->cfg.limits, job->userid, job->username);
     enum limits_verdict v = limits_check (&r, use_of (e, job->userid, job), job_gib (job),
                                           user_of (job, ubuf, sizeof (ubuf)), why, sizeof (why));
+    if (v == LIMITS_GO && !e->psis_synced) {
+        /* the user's persistent storage is not known yet: wait for it */
+        v = LIMITS_WAIT;
+        snprintf (why, sizeof (why), "the persistent storage is not listed yet");
+    }
     if (v == LIMITS_NEVER) {
         dws_errorf (err, "%s", why);
         return -1;

@@ -379,8 +379,10 @@ static int kind_event (struct dws_engine *e, enum dws_wire_event type, json_t *e
         }
         else if (!strcmp (kind, "Storage"))
             return rabbits_event (e, HEALTH_STORAGE_SYNC, event, err);
-        else if (!strcmp (kind, "PersistentStorageInstance"))
+        else if (!strcmp (kind, "PersistentStorageInstance")) {
             admit_psi_sync (e, objects);
+            answer_deferred (e); /* the creates that waited for it */
+        }
         else if (!strcmp (kind, "SystemConfiguration")) {
             size_t i;
             json_t *o;

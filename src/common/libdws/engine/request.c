@@ -124,6 +124,17 @@ static bool not_yet_synced (struct dws_engine *e, json_t *event)
     return false;
 }
 
+/* [rabbit.limits] count persistent storage: a dws.create waits for the
+ * PSI list as for the Workflow list (answered when it comes). */
+static bool psis_not_yet_listed (struct dws_engine *e, json_t *event)
+{
+    if (!e->psis_synced) {
+        json_array_append (e->deferred, event);
+        return true;
+    }
+    return false;
+}
+
 /* A job whose dws.create is refused fails by that answer: it is no orphan
  * of a restart to create again from its jobspec (and fail a second time),
  * whether the job list that shows it waiting for dws-create comes after
@@ -159,8 +170,9 @@ static void create_request (struct dws_engine *e, json_t *msgid, json_t *p, json
     dws_error_t err;
     if (!get_jobid (e, msgid, p, "dws.create", &id))
         return;
-    /* what a user holds is known once the Workflow list has come */
-    if (e->cfg.limits && !job_lookup (e, id) && not_yet_synced (e, event))
+    /* what a user holds is known once the Workflow and PSI lists have come */
+    if (e->cfg.limits && !job_lookup (e, id)
+        && (not_yet_synced (e, event) || psis_not_yet_listed (e, event)))
         return;
     json_t *uid = json_object_get (p, "userid");
     json_t *tol = json_object_get (p, "failure_tolerance");

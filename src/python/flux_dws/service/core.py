@@ -30,6 +30,8 @@ SYSTEM_NAMESPACE = "default"
 #: Kubernetes kinds the service watches besides the Workflows (which it
 #: watches in its own namespace): (kind, namespace)
 WATCHED_SYSTEM = (("SystemConfiguration", SYSTEM_NAMESPACE), ("Storage", SYSTEM_NAMESPACE))
+#: watched in the Workflows' namespace once [rabbit.limits] is configured
+PSI_KIND = "PersistentStorageInstance"
 _WRITES = frozenset(("create", "patch", "json-patch", "delete"))
 #: dws.* methods any user may call (the engine's table): rabbit health,
 #: which says no more than flux resource tells every user of nodes (drains
@@ -128,6 +130,8 @@ class Service:
         self._msgid = 0
         self._gids: dict[int, int] = {}
         self._names: dict[int, str] = {}  # uid -> user name, where passwd has one
+        self._config = config
+        self._psis_watched = False
         self._looking_up: set[int] = set()
         # events waiting, in order, for their owner's group (uid or None)
         self._held: deque[tuple[dict[str, Any], int | None]] = deque()
@@ -157,11 +161,9 @@ class Service:
     def start(self) -> None:
         """Take dws.* requests and start the watches (on the reactor thread)."""
         self.link.serve("dws", self._request, GUEST_METHODS)
-        # PersistentStorageInstances count against their owners'
-        # [rabbit.limits] (libdws engine/admit.h)
-        self.kube.start_watches([WatchSpec("Workflow", self.namespace),
-                                 WatchSpec("PersistentStorageInstance", self.namespace)]
+        self.kube.start_watches([WatchSpec("Workflow", self.namespace)]
                                 + [WatchSpec(kind, ns) for kind, ns in WATCHED_SYSTEM])
+        self._watch_psis(self._config)
         self._resources = self.link.watch_resources(self.post_event, self._fluxion,
                                                     self._drain_queues)
 
@@ -180,10 +182,20 @@ class Service:
         resource.exclude with the new drain queues to the
         resource follow, so that rabbit health drains by the new ones too."""
         self.engine.reconfig({**config, "namespace": self.namespace})
+        self._watch_psis(config)
         self._owner = config.get("owner", self._owner)
         self._drain_queues = config.get("drain_queues") or None
         if self._resources is not None:
             self._resources.reconfigure(flux_config, self._drain_queues)
+
+    def _watch_psis(self, config: Mapping[str, Any]) -> None:
+        """PersistentStorageInstances count against their owners'
+        [rabbit.limits] (libdws engine/admit.h): watched from the first
+        configuration that has the table (no waiting job goes before their
+        list has come), and on from then."""
+        if config.get("limits") and not self._psis_watched:
+            self._psis_watched = True
+            self.kube.start_watches([WatchSpec(PSI_KIND, self.namespace)])
 
     # --- events in ------------------------------------------------------
 
