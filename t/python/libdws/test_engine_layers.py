@@ -29,6 +29,7 @@ LAYERS = [
     "rabbits",
     "job",
     "workflow",
+    "prestage",
     "release",
     "fault",
     "progress",

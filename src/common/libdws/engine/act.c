@@ -168,7 +168,7 @@ void act_record (struct dws_engine *e, struct job *job)
 }
 
 static const char *timer_names[T_NKINDS] = {
-    "setup", "prerun", "postrun", "teardown_after", "tc", "release",
+    "setup", "prerun", "postrun", "teardown_after", "tc", "release", "prestage",
 };
 
 const char *act_timer_name (enum timer_kind kind)

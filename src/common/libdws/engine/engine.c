@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "act.h"
+#include "config/rabbitconf.h"
 #include "decide.h"
 #include "fault.h"
 #include "job.h"
@@ -77,6 +78,16 @@ static int get_release (json_t *cfg, bool *early, dws_error_t *err)
     return 0;
 }
 
+static int get_prestage (json_t *cfg, int *mode, dws_error_t *err)
+{
+    json_t *v = json_object_get (cfg, "prestage");
+    *mode = v && !json_is_null (v) ? dws_rabbitconf_prestage_mode (v) : 0;
+    if (*mode < 0)
+        return dws_errorf (err, "rabbit.prestage: must be \"" DWS_PRESTAGE_NEVER "\", \""
+                           DWS_PRESTAGE_COPY_IN "\" or \"" DWS_PRESTAGE_ALWAYS "\"");
+    return 0;
+}
+
 static void config_clear (struct config *c)
 {
     json_decref (c->presets);
@@ -102,6 +113,9 @@ static int config_parse (json_t *cfg, struct config *c, dws_error_t *err)
         || get_release (cfg, &c->release_early, err) < 0
         || get_int (cfg, "save_datamovements", 0, 0, &c->save_datamovements, err) < 0
         || get_int (cfg, "min_allocation_size", 4, 1, &c->min_allocation_size, err) < 0
+        || get_prestage (cfg, &c->prestage, err) < 0
+        || get_int (cfg, "prestage_max_jobs", 0, 0, &c->prestage_max_jobs, err) < 0
+        || get_int (cfg, "prestage_max_gib", 0, 0, &c->prestage_max_gib, err) < 0
         || get_int (cfg, "owner", 0, 0, &c->owner, err) < 0)
         return -1;
     json_t *queues = json_object_get (cfg, "drain_queues");
@@ -318,6 +332,7 @@ static const result_handler_f result_handlers[TOK_COUNT] = {
     [TOK_ABORT_SERVERS] = fault_on_abort_servers,
     [TOK_FORCE_READY] = fault_on_force_ready,
     [TOK_JOBVIEW] = jobview_on_datamovements,
+    [TOK_PRESTAGE] = progress_on_prestage,
 };
 
 static void k8s_result (struct dws_engine *e, const char *what, struct job *job, json_t *event)
@@ -402,6 +417,9 @@ static int result_event (struct dws_engine *e, enum dws_wire_event type, json_t 
         return 0; /* the job is gone: a late answer */
     if (type == DWS_WIRE_EV_JOB_INFO)
         request_job_info_result (e, job, event);
+    else if (type == DWS_WIRE_EV_RPC_RESULT
+             && token_kind_parse (what, strlen (what)) == TOK_PRESTAGE_FIND)
+        progress_on_prestage_find (e, job, event);
     else if (type == DWS_WIRE_EV_RPC_RESULT) {
         if (!json_is_true (json_object_get (event, "ok")))
             act_log (e, "err", "%s: %s RPC failed: %s", job->name, what,

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "act.h"
+#include "config/rabbitconf.h"
 #include "parse/breakdown.h"
 #include "decide.h"
 #include "parse/directive.h"
@@ -145,6 +146,12 @@ static void create_request (struct dws_engine *e, json_t *msgid, json_t *p, json
         json_decref (directives);
         directives = NULL;
     }
+    json_t *prestage = json_object_get (p, "prestage");
+    int asked = -1;
+    if (directives && prestage && (asked = dws_rabbitconf_prestage_attr (prestage, &err)) < 0) {
+        json_decref (directives);
+        directives = NULL;
+    }
     if (!directives) {
         act_respond_fail (e, msgid, "%s", err.text);
         refused_create (e, id);
@@ -172,6 +179,7 @@ static void create_request (struct dws_engine *e, json_t *msgid, json_t *p, json
     job->groupid = json_is_integer (gid) ? json_integer_value (gid) : job->userid;
     job->tolerance = tol ? json_integer_value (tol) : 0;
     job->release = release;
+    job->prestage_asked = asked;
     job->directives = directives;
     job->resources = json_incref (resources);
     json_array_append (job->create_msgids, msgid);
@@ -245,7 +253,8 @@ static void setup_request (struct dws_engine *e, json_t *msgid, json_t *p, json_
         return;
     }
     job->hosts = hosts;
-    job_set_reserved (job, R);
+    if (!job->prestage) /* a pre-staged job's ssd is the one held for it, not in R */
+        job_set_reserved (job, R);
     rabbits_job (e, job);
     job->setup_pending = true;
     act_respond_ok (e, msgid);
@@ -639,7 +648,8 @@ void request_job_info_result (struct dws_engine *e, struct job *job, json_t *eve
             return;
         }
         job->hosts = hosts;
-        job_set_reserved (job, R);
+        if (!job->prestage)
+            job_set_reserved (job, R);
         rabbits_job (e, job);
         job->setup_pending = true;
         progress_setup_start (e, job);
@@ -684,6 +694,9 @@ void request_job_info_result (struct dws_engine *e, struct job *job, json_t *eve
     if (release_mode_parse (json_object_get (system, "dw_release_computes"), &release, NULL)
         == 0)
         job->release = release; /* a bad one was refused by its dws.create */
+    json_t *prestage = json_object_get (system, DWS_PRESTAGE_ATTR);
+    if (prestage)
+        job->prestage_asked = dws_rabbitconf_prestage_attr (prestage, NULL);
     json_decref (job->directives);
     job->directives = directives;
     json_decref (job->resources);
