@@ -332,6 +332,8 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
                 return make (STEP_NOTHING);
             if (handled == WF_PROPOSAL && desired == WF_PROPOSAL)
                 return make (STEP_PROPOSAL);
+            if (setup_may_start (job))
+                return make (STEP_SETUP_START); /* a pre-staged job picked up, its hosts come */
             return make (STEP_BREAKDOWNS);
         case DECIDE_ON_PROPOSAL_READY:
             return proposal_ready (job);

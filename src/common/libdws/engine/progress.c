@@ -784,6 +784,8 @@ void progress_on_breakdown (struct dws_engine *e, enum token_kind kind, struct j
     struct step st = decide (e, job, DECIDE_ON_BREAKDOWN, 0);
     if (st.kind != STEP_NOTHING && breakdowns_ready (e, job) && st.kind == STEP_PROPOSAL)
         proposal_finish (e, job);
+    else if (st.kind == STEP_SETUP_START && breakdowns_ready (e, job))
+        progress_setup_start (e, job);
 }
 
 void progress_on_hosts (struct dws_engine *e, enum token_kind kind, struct job *job,
