@@ -7,8 +7,9 @@ compute:
 - ``graph_index``: the paths of each rabbit's ssd vertices and of each
   compute node in Fluxion's graph (``{"ssds": {rabbit: [path]}, "nodes":
   {host: path}, "ssd_gib": {rabbit: GiB}}``, the last, where the graph
-  gives vertex sizes, the size of the rabbit's smallest ssd vertex).  A chassis vertex carries its rabbit's
-  name in ``properties.rabbit``; its ssd vertices are its children.
+  gives vertex sizes, the size of the rabbit's smallest ssd vertex).  A
+  chassis vertex carries its rabbit's name in ``properties.rabbit``; its
+  ssd vertices are its children.
 - ``decode_lean``: JSON text (R, or an answer carrying it) decoded with
   the graph cut down as it is read to the vertices ``graph_index`` reads.
   R's graph holds every core and GPU and every containment edge: on El

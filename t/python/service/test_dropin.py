@@ -112,7 +112,7 @@ def test_the_method_lists_come_from_the_engine_table() -> None:
     assert set(core.GUEST_METHODS) == set(engine.GUEST_METHODS) == {"rabbits", "jobs", "job"}
     assert {"create", "setup", "post_run", "teardown", "abort", "status", "watch_test",
             "config-reload"} <= set(core.METHODS)
-    assert SERVICES == ("resource-update", "prolog-remove", "epilog-remove")
+    assert SERVICES == ("resource-update", "prolog-remove", "epilog-remove", "prestage-remove")
 
 
 def test_a_guest_is_refused_every_method_but_the_guests(h: Harness) -> None:
