@@ -11,6 +11,7 @@
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "explain.h"
@@ -155,7 +156,7 @@ static const struct row rows[] = {
     /* persistentdw (nnf-sos #609; its create and breakdown checks say the
      * same): the annotation lets other users in (#616); destroy_persistent
      * (lower case, next row) stays the owner's whatever the annotation */
-    {"persistent-not-shared", "User ID does not match existing persistent storage",
+    {DWS_EXPLAIN_ROW_PERSISTENT_NOT_SHARED, "User ID does not match existing persistent storage",
      "That persistent storage belongs to another user, who created it. Its owner or an admin"
      " can share it: kubectl annotate persistentstorageinstance NAME"
      " dataworkflowservices.github.io/ignore-uid=true.",
@@ -643,6 +644,40 @@ const char *dws_explain_event (void)
 const char *dws_explain_kvs_key (void)
 {
     return DWS_EXPLAIN_KVS_KEY;
+}
+
+int dws_explain_is (const char *text, const char *name)
+{
+    struct span cap;
+    int i;
+    if (!text || !name || (i = lookup (text, strlen (text), &cap)) < 0)
+        return 0;
+    return !strcmp (rows[i].name, name);
+}
+
+const char *dws_explain_persistent_owner (const char *name, long long uid, char *buf,
+                                          size_t size)
+{
+    struct out o = {buf, size, 0, false};
+    char num[32];
+    size_t n;
+    if (!name || !buf || size == 0 || uid < 0)
+        return NULL;
+    buf[0] = '\0';
+    /* a Kubernetes name is short ASCII; cut a longer one as captures are */
+    n = strlen (name) > DWS_EXPLAIN_CAPTURE_MAX ? utf8_cut (name, DWS_EXPLAIN_CAPTURE_MAX)
+                                                 : strlen (name);
+    snprintf (num, sizeof (num), "%lld", uid);
+    out_add (&o, "'", 1);
+    out_add (&o, name, n);
+    static const char *const owns = "' belongs to the user with uid ";
+    static const char *const share = ". That user (or the instance owner) can share it"
+                                     " with: flux dws persistent share ";
+    out_add (&o, owns, strlen (owns));
+    out_add (&o, num, strlen (num));
+    out_add (&o, share, strlen (share));
+    out_add (&o, name, n);
+    return buf;
 }
 
 int dws_explain_count (void)

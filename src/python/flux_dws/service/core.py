@@ -30,6 +30,10 @@ SYSTEM_NAMESPACE = "default"
 #: Kubernetes kinds the service watches besides the Workflows (which it
 #: watches in its own namespace): (kind, namespace)
 WATCHED_SYSTEM = (("SystemConfiguration", SYSTEM_NAMESPACE), ("Storage", SYSTEM_NAMESPACE))
+#: Kinds it watches in the Workflows' namespace besides them: the
+#: PersistentStorageInstances (``flux dws persistent``, the owner named
+#: beside a refused persistentdw), which nnf-sos makes where the Workflow is
+WATCHED_BESIDE_WORKFLOWS = ("PersistentStorageInstance",)
 _WRITES = frozenset(("create", "patch", "json-patch", "delete"))
 #: dws.* methods any user may call (the engine's table): rabbit health,
 #: which says no more than flux resource tells every user of nodes (drains
@@ -157,6 +161,8 @@ class Service:
         """Take dws.* requests and start the watches (on the reactor thread)."""
         self.link.serve("dws", self._request, GUEST_METHODS)
         self.kube.start_watches([WatchSpec("Workflow", self.namespace)]
+                                + [WatchSpec(kind, self.namespace)
+                                   for kind in WATCHED_BESIDE_WORKFLOWS]
                                 + [WatchSpec(kind, ns) for kind, ns in WATCHED_SYSTEM])
         self._resources = self.link.watch_resources(self.post_event, self._fluxion,
                                                     self._drain_queues)
