@@ -105,6 +105,7 @@ test_expect_success 'the owner'"'"'s file system is listed to every user, never 
 	jq -e ".persistent | length == 1" guest.json &&
 	jq -e ".persistent[0] | .name == \"proj\" and .userid == $OWNER and .shared == false
 		and .type == \"xfs\" and .capacity == \"10GiB\" and .state == \"Active\"
+		and .owner == \"$OWNER_NAME\"
 		and .jobs == []" guest.json &&
 	test_must_fail grep -i -e token -e secret guest.json
 '
@@ -121,7 +122,7 @@ test_expect_success 'another user'"'"'s persistentdw: DWS'"'"' note whole, and w
 	jq -r "select(.name == \"dws-explanation\") | .context.explanation" refused.eventlog >refused.expl &&
 	cat refused.expl &&
 	grep "^That persistent storage belongs to another user, who created it." refused.expl &&
-	grep "^.proj. belongs to the user with uid $OWNER. That user (or the instance owner) can share it with: flux dws persistent share proj$" refused.expl
+	grep "^.proj. belongs to $OWNER_NAME (uid $OWNER). That user (or the instance owner) can share it with: flux dws persistent share proj$" refused.expl
 '
 
 test_expect_success 'a guest may not share the owner'"'"'s storage (one line, nothing written)' '

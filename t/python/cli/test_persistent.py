@@ -43,11 +43,15 @@ def test_bad_arguments(argv: list[str], names: str, monkeypatch: pytest.MonkeyPa
 
 
 ANSWER = {"success": True, "persistent": [
-    {"name": "proj", "type": "lustre", "capacity": "1TiB", "userid": ME, "state": "Degraded",
-     "deleting": False, "shared": True, "jobs": [1234567], "workflows": ["slurm-1-0"],
+    {"name": "proj", "type": "lustre", "capacity": "1TiB", "userid": ME, "owner": None,
+     "state": "Degraded", "deleting": False, "shared": True, "jobs": [1234567],
+     "workflows": ["slurm-1-0"], "created": None},
+    {"name": "old", "type": "xfs", "capacity": None, "userid": NOBODY_UID, "owner": None,
+     "state": "Active", "deleting": True, "shared": False, "jobs": [], "workflows": [],
      "created": None},
-    {"name": "old", "type": "xfs", "capacity": None, "userid": NOBODY_UID, "state": "Active",
-     "deleting": True, "shared": False, "jobs": [], "workflows": [], "created": None}]}
+    {"name": "far", "type": "gfs2", "capacity": "1GiB", "userid": NOBODY_UID + 1,
+     "owner": "faruser", "state": "Creating", "deleting": False, "shared": False, "jobs": [],
+     "workflows": [], "created": None}]}
 
 
 def fake_ask(answers: dict[str, Any]) -> Any:
@@ -63,12 +67,14 @@ def test_list_table(monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixtur
     monkeypatch.setattr(persistent, "_ask", fake_ask({"dws.persistent-list": ANSWER}))
     outcome = run_main(flux_dws.main, ["persistent", "list"], monkeypatch, capfd)
     assert outcome.rc == 0 and outcome.err == ""
-    head, proj, old = outcome.out.splitlines()
+    head, proj, old, far = outcome.out.splitlines()
     assert head.split() == ["NAME", "TYPE", "CAPACITY", "OWNER", "STATE", "SHARED", "JOBS"]
     me = pwd.getpwuid(ME).pw_name
     assert proj.split() == ["proj", "lustre", "1TiB", me, "Degraded", "yes",
                             f"{persistent.textfmt.f58(1234567)},slurm-1-0"]
     assert old.split() == ["old", "xfs", "-", str(NOBODY_UID), "Destroying", "no", "-"]
+    # no passwd entry here: the name the service found
+    assert far.split() == ["far", "gfs2", "1GiB", "faruser", "Creating", "no", "-"]
     assert head.index("OWNER") == proj.index(me)  # aligned
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import json
+import pwd
 from typing import Any
 
 import pytest
@@ -69,9 +70,10 @@ def test_share_lets_another_user_in_and_list_shows_who_uses_it(h: Harness) -> No
     create = h.submit("#DW create_persistent type=xfs capacity=10GiB name=proj", nodes=1)
     assert h.wait(create).exceptions == []
     entry = until_listed(h, "proj", state="Active")
+    owner = pwd.getpwuid(h.owner).pw_name
     assert entry == {"name": "proj", "type": "xfs", "capacity": "10GiB", "userid": h.owner,
-                     "state": "Active", "deleting": False, "shared": False, "jobs": [],
-                     "workflows": [], "created": entry["created"]}
+                     "owner": owner, "state": "Active", "deleting": False, "shared": False,
+                     "jobs": [], "workflows": [], "created": entry["created"]}
     assert listed(h, "proj", userid=other) == entry  # every user sees the list
     assert "token" not in json.dumps(entry).lower()
 
@@ -85,7 +87,7 @@ def test_share_lets_another_user_in_and_list_shows_who_uses_it(h: Harness) -> No
     (expl,) = [c for _, n, c in job.eventlog if n == "dws-explanation"]
     first, second = expl["explanation"].split("\n")
     assert first.startswith("That persistent storage belongs to another user, who created it.")
-    assert second == (f"'proj' belongs to the user with uid {h.owner}. That user (or the"
+    assert second == (f"'proj' belongs to {owner} (uid {h.owner}). That user (or the"
                       " instance owner) can share it with: flux dws persistent share proj")
 
     # a guest may not share the owner's storage
@@ -161,3 +163,16 @@ def test_share_faults(h: Harness) -> None:
     assert "\n" not in err["error"]
     assert IGNORE_UID not in (psi(h, "fine")["metadata"].get("annotations") or {})
     assert h.ask(SHARE, payload={"name": "fine"})["changed"] is True  # the fault is spent
+
+
+def test_a_restarted_service_lists_and_shares_again(h: Harness) -> None:
+    """Nothing to rebuild but the list: the PSIs are read again from their
+    watch, and a share made before the restart is seen on them."""
+    make_psi(h, "kept", h.owner + 20)
+    until_listed(h, "kept", shared=False)
+    assert h.ask(SHARE, userid=h.owner + 20, payload={"name": "kept"})["changed"] is True
+    h.restart_service()
+    entry = until_listed(h, "kept", shared=True, userid=h.owner + 20)
+    assert entry["state"] == "Active"
+    again = h.ask(SHARE, userid=h.owner + 20, payload={"name": "kept"})
+    assert again["changed"] is False

@@ -406,7 +406,7 @@ static int kind_event (struct dws_engine *e, enum dws_wire_event type, json_t *e
         else if (!strcmp (kind, "Storage"))
             return rabbits_event (e, HEALTH_STORAGE_SYNC, event, err);
         else if (!strcmp (kind, "PersistentStorageInstance")) {
-            psi_sync (e, objects);
+            psi_sync (e, objects, json_object_get (event, "owners"));
             answer_psi_deferred (e);
         }
         else if (!strcmp (kind, "SystemConfiguration")) {
@@ -426,7 +426,7 @@ static int kind_event (struct dws_engine *e, enum dws_wire_event type, json_t *e
     else if (!strcmp (kind, "Storage"))
         return rabbits_event (e, HEALTH_STORAGE_WATCH, event, err);
     else if (!strcmp (kind, "PersistentStorageInstance"))
-        psi_watch (e, what, obj);
+        psi_watch (e, what, obj, json_object_get (event, "owners"));
     else if (!strcmp (kind, "SystemConfiguration") && strcmp (what, "DELETED") != 0)
         sysconfig_event (e, obj);
     return 0;

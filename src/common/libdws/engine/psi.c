@@ -2,6 +2,7 @@
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -27,7 +28,18 @@ static json_t *capacity_of (json_t *spec)
     return v;
 }
 
-static json_t *view_of (json_t *obj)
+/* The user name the shell found for uid in owners ({"<uid>": name}), or
+ * null. */
+static json_t *owner_of (json_t *owners, json_t *uid)
+{
+    char key[32];
+    if (!json_is_integer (uid))
+        return json_null ();
+    snprintf (key, sizeof (key), "%" JSON_INTEGER_FORMAT, json_integer_value (uid));
+    return str_or_null (json_object_get (owners, key));
+}
+
+static json_t *view_of (json_t *obj, json_t *owners)
 {
     json_t *md = json_object_get (obj, "metadata");
     json_t *spec = json_object_get (obj, "spec");
@@ -50,14 +62,14 @@ static json_t *view_of (json_t *obj)
         if (n)
             json_array_append_new (consumers, json_string (n));
     }
-    return json_pack ("{s:s s:s s:o s:o s:s s:b s:b s:o s:o s:s}", "name", name, "type",
+    return json_pack ("{s:s s:s s:o s:o s:o s:s s:b s:b s:o s:o s:s}", "name", name, "type",
                       dws_json_str_or (json_object_get (spec, "fsType"), ""), "capacity",
                       capacity_of (spec), "userid",
                       json_is_integer (uid) && json_integer_value (uid) >= 0
                           ? json_integer (json_integer_value (uid))
                           : json_null (),
-                      "state", state ? state : "", "deleting",
-                      json_object_get (md, "deletionTimestamp") != NULL
+                      "owner", owner_of (owners, uid), "state", state ? state : "", "deleting",
+                      json_is_string (json_object_get (md, "deletionTimestamp"))
                           || (spec_state && !strcmp (spec_state, "Destroying")),
                       "shared", ann && !strcasecmp (ann, "true"), "consumers", consumers,
                       "created", str_or_null (json_object_get (md, "creationTimestamp")),
@@ -65,7 +77,7 @@ static json_t *view_of (json_t *obj)
                       dws_json_str_or (json_object_get (md, "resourceVersion"), ""));
 }
 
-void psi_sync (struct dws_engine *e, json_t *objects)
+void psi_sync (struct dws_engine *e, json_t *objects, json_t *owners)
 {
     json_t *all = json_object ();
     size_t i;
@@ -73,7 +85,7 @@ void psi_sync (struct dws_engine *e, json_t *objects)
     if (!all)
         return;
     json_array_foreach (objects, i, obj) {
-        json_t *v = view_of (obj);
+        json_t *v = view_of (obj, owners);
         if (v)
             json_object_set_new (all, json_string_value (json_object_get (v, "name")), v);
     }
@@ -81,7 +93,7 @@ void psi_sync (struct dws_engine *e, json_t *objects)
     e->psis = all;
 }
 
-void psi_watch (struct dws_engine *e, const char *what, json_t *obj)
+void psi_watch (struct dws_engine *e, const char *what, json_t *obj, json_t *owners)
 {
     const char *name = json_string_value (
         json_object_get (json_object_get (obj, "metadata"), "name"));
@@ -91,7 +103,7 @@ void psi_watch (struct dws_engine *e, const char *what, json_t *obj)
         json_object_del (e->psis, name);
         return;
     }
-    json_t *v = view_of (obj);
+    json_t *v = view_of (obj, owners);
     if (v)
         json_object_set_new (e->psis, name, v);
 }
@@ -134,12 +146,12 @@ const char *psi_owner_line (struct dws_engine *e, json_t *directives, const char
     json_t *parsed = d ? dws_dw_parse (d, NULL) : NULL;
     const char *cmd = json_string_value (json_object_get (parsed, "command"));
     const char *name = parsed ? dws_dw_arg (parsed, "name") : NULL;
-    json_t *uid = cmd && !strcmp (cmd, "persistentdw")
-                      ? json_object_get (psi_lookup (e, name), "userid")
-                      : NULL;
+    json_t *view = cmd && !strcmp (cmd, "persistentdw") ? psi_lookup (e, name) : NULL;
+    json_t *uid = json_object_get (view, "userid");
     const char *line = json_is_integer (uid)
-                           ? dws_explain_persistent_owner (name, json_integer_value (uid), buf,
-                                                           size)
+                           ? dws_explain_persistent_owner (
+                                 name, json_integer_value (uid),
+                                 json_string_value (json_object_get (view, "owner")), buf, size)
                            : NULL;
     json_decref (parsed);
     return line;

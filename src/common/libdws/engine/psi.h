@@ -19,15 +19,17 @@
  * #616: its value "true", any case). */
 #define PSI_IGNORE_UID "dataworkflowservices.github.io/ignore-uid"
 
-/* The whole list (a sync event's objects): replaces what was known. */
-void psi_sync (struct dws_engine *e, json_t *objects);
-/* One watch event ("ADDED", "MODIFIED", "DELETED") and its object. */
-void psi_watch (struct dws_engine *e, const char *what, json_t *obj);
+/* The whole list (a sync event's objects): replaces what was known.
+ * owners: {"<uid>": user name} the shell found in passwd for the objects'
+ * spec.userID (the event's "owners"; NULL or missing uids: no name). */
+void psi_sync (struct dws_engine *e, json_t *objects, json_t *owners);
+/* One watch event ("ADDED", "MODIFIED", "DELETED"), its object, owners. */
+void psi_watch (struct dws_engine *e, const char *what, json_t *obj, json_t *owners);
 /* Whether the first list has come. */
 bool psi_synced (struct dws_engine *e);
 /* The view of the PSI `name` (borrowed), or NULL:
  *   {"name", "type", "capacity": "<as the directive says>" | null,
- *    "userid": uid | null, "state": status.state ("Creating", "Active",
+ *    "userid": uid | null, "owner": user name | null, "state": status.state ("Creating", "Active",
  *    "Degraded", "Destroying", or "" before nnf-sos set it), "deleting":
  *    b (a deletionTimestamp, or spec.state Destroying), "shared": b (the
  *    ignore-uid annotation), "consumers": [Workflow reference names],

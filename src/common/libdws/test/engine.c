@@ -3090,13 +3090,14 @@ static void test_persistent (void)
     feed (e, "{'type':'sync','kind':'PersistentStorageInstance','objects':[" PSI_OBJ (
                  "proj", "1000", "") "," PSI_OBJ ("gone", "1000",
                                                    ",'deletionTimestamp':'2026-01-02T00:00:00Z'")
-             "]}");
+             "],'owners':{'1000':'alice'}}");
     ok (json_array_size (jp (respond_to (1), "payload", "persistent", NULL)) == 2
             && json_integer_value (jp (respond_to (2), "errnum", NULL)) == EPERM,
         "... both answered once the list has come");
     feed (e, "{'type':'request','userid':1001,'topic':'dws.persistent-list','msgid':3}");
     json_at (jp (respond_to (3), "payload", "persistent", "#1", NULL),
-             "{'name':'proj','type':'lustre','capacity':'1TiB','userid':1000,'state':'Degraded',"
+             "{'name':'proj','type':'lustre','capacity':'1TiB','userid':1000,'owner':'alice',"
+             "'state':'Degraded',"
              "'deleting':false,'shared':false,'jobs':[71],'workflows':['slurm-3-1'],"
              "'created':'2026-01-01T00:00:00Z'}",
              "persistent-list from any user: every PSI, its jobs from its consumers, sorted");
@@ -3183,12 +3184,16 @@ static void test_persistent (void)
                                        " ID does not match existing persistent storage",
                                 DWS_EXPLAIN_ROW_PERSISTENT_NOT_SHARED),
         "dws_explain_is: persistentdw's refusal, not destroy_persistent's");
-    ok (dws_explain_persistent_owner ("proj", 1000, buf, sizeof (buf))
-            && !strcmp (buf, "'proj' belongs to the user with uid 1000. That user (or the"
+    ok (dws_explain_persistent_owner ("proj", 1000, "alice", buf, sizeof (buf))
+            && !strcmp (buf, "'proj' belongs to alice (uid 1000). That user (or the"
                              " instance owner) can share it with: flux dws persistent share proj"),
         "the owner's line");
-    ok (!dws_explain_persistent_owner ("proj", -1, buf, sizeof (buf))
-            && dws_explain_persistent_owner ("proj", 1000, buf, 10) && strlen (buf) == 9,
+    ok (dws_explain_persistent_owner ("proj", 1000, NULL, buf, sizeof (buf))
+            && !strcmp (buf, "'proj' belongs to the user with uid 1000. That user (or the"
+                             " instance owner) can share it with: flux dws persistent share proj"),
+        "... without a user name, the uid");
+    ok (!dws_explain_persistent_owner ("proj", -1, NULL, buf, sizeof (buf))
+            && dws_explain_persistent_owner ("proj", 1000, "alice", buf, 10) && strlen (buf) == 9,
         "... none for a negative uid; cut to fit");
 }
 

@@ -655,28 +655,35 @@ int dws_explain_is (const char *text, const char *name)
     return !strcmp (rows[i].name, name);
 }
 
-const char *dws_explain_persistent_owner (const char *name, long long uid, char *buf,
-                                          size_t size)
+/* At most DWS_EXPLAIN_CAPTURE_MAX bytes of s, cut at a character start. */
+static size_t capped (const char *s)
 {
+    size_t n = strlen (s);
+    return n > DWS_EXPLAIN_CAPTURE_MAX ? utf8_cut (s, DWS_EXPLAIN_CAPTURE_MAX) : n;
+}
+
+const char *dws_explain_persistent_owner (const char *name, long long uid, const char *user,
+                                          char *buf, size_t size)
+{
+    static const char *const share = ". That user (or the instance owner) can share it"
+                                     " with: flux dws persistent share ";
     struct out o = {buf, size, 0, false};
-    char num[32];
-    size_t n;
+    char num[64];
     if (!name || !buf || size == 0 || uid < 0)
         return NULL;
     buf[0] = '\0';
-    /* a Kubernetes name is short ASCII; cut a longer one as captures are */
-    n = strlen (name) > DWS_EXPLAIN_CAPTURE_MAX ? utf8_cut (name, DWS_EXPLAIN_CAPTURE_MAX)
-                                                 : strlen (name);
-    snprintf (num, sizeof (num), "%lld", uid);
     out_add (&o, "'", 1);
-    out_add (&o, name, n);
-    static const char *const owns = "' belongs to the user with uid ";
-    static const char *const share = ". That user (or the instance owner) can share it"
-                                     " with: flux dws persistent share ";
-    out_add (&o, owns, strlen (owns));
+    out_add (&o, name, capped (name));
+    out_add (&o, "' belongs to ", 13);
+    if (user && *user) {
+        snprintf (num, sizeof (num), " (uid %lld)", uid);
+        out_add (&o, user, capped (user));
+    }
+    else
+        snprintf (num, sizeof (num), "the user with uid %lld", uid);
     out_add (&o, num, strlen (num));
     out_add (&o, share, strlen (share));
-    out_add (&o, name, n);
+    out_add (&o, name, capped (name));
     return buf;
 }
 

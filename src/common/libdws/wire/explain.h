@@ -107,15 +107,18 @@ const char *dws_explain_row_example (int i);
 int dws_explain_is (const char *text, const char *name);
 
 /* The line the engine adds under the persistent-not-shared sentence when
- * it knows the storage: who owns the persistent storage `name` and how
- * that owner shares it (`flux dws persistent share NAME`), written into
- * buf (cut to fit, at a UTF-8 character start) and returned; NULL on a
- * NULL name or buf, a zero size, or a negative uid.  The row's own
- * sentence is left as it is (scripts match it whole), so this travels
- * as a line of its own after it.
+ * it knows the storage: who owns the persistent storage `name` (user
+ * name `user` and uid; user may be NULL) and how that owner shares it
+ * (`flux dws persistent share NAME`), written into buf (cut to fit, at a
+ * UTF-8 character start) and returned; NULL on a NULL name or buf, a zero
+ * size, or a negative uid.  The row's own sentence is left as it is
+ * (scripts match it whole), so this travels as a line of its own after
+ * it:
+ *   'proj' belongs to alice (uid 1001). That user (or the instance owner)
+ *   can share it with: flux dws persistent share proj
  */
-const char *dws_explain_persistent_owner (const char *name, long long uid, char *buf,
-                                          size_t size);
+const char *dws_explain_persistent_owner (const char *name, long long uid, const char *user,
+                                          char *buf, size_t size);
 
 /* Match one pattern (the language above) against text: 1 and the first
  * capture (cut to fit capsize, NUL-terminated; empty without a `{}`) when

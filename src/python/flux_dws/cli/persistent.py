@@ -93,13 +93,17 @@ def entries_of(answer: dict[str, Any]) -> list[dict[str, Any]]:
     return ps
 
 
-def owner_name(uid: Any) -> str:
+def owner_name(p: dict[str, Any]) -> str:
+    """The owner's user name here, else the one the service found, else
+    the uid."""
+    uid = p.get("userid")
     if not isinstance(uid, int) or isinstance(uid, bool) or uid < 0:
         return "-"
     try:
         return pwd.getpwuid(uid).pw_name
     except (KeyError, OverflowError):
-        return str(uid)
+        owner = p.get("owner")
+        return owner if isinstance(owner, str) and owner else str(uid)
 
 
 def state_of(p: dict[str, Any]) -> str:
@@ -117,7 +121,7 @@ def jobs_of(p: dict[str, Any]) -> str:
 def table(entries: list[dict[str, Any]]) -> list[str]:
     rows = [COLUMNS] + [(
         p["name"], str(p.get("type") or "-"), str(p.get("capacity") or "-"),
-        owner_name(p.get("userid")), state_of(p), "yes" if p.get("shared") is True else "no",
+        owner_name(p), state_of(p), "yes" if p.get("shared") is True else "no",
         jobs_of(p)) for p in entries]
     widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS) - 1)]
     return [" ".join(c.ljust(w) for c, w in zip(r[:-1], widths, strict=True)) + " " + r[-1]
