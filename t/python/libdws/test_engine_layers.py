@@ -23,6 +23,7 @@ LAYERS = [
     "token",
     "wfstate",
     "wfview",
+    "psi",
     "act",
     "phase",
     "decide",
@@ -35,6 +36,7 @@ LAYERS = [
     "progress",
     "status",
     "jobview",
+    "persistent",
     "request",
     "engine",
 ]

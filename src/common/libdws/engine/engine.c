@@ -17,8 +17,10 @@
 #include "fault.h"
 #include "job.h"
 #include "jobview.h"
+#include "persistent.h"
 #include "util/jsonio.h"
 #include "progress.h"
+#include "psi.h"
 #include "placement/rabbitmap.h"
 #include "rabbits.h"
 #include "release.h"
@@ -238,7 +240,8 @@ struct dws_engine *dws_engine_create (json_t *config, dws_error_t *err)
         return NULL;
     }
     if (!(e->deferred = json_array ()) || !(e->refused = json_object ())
-        || !(e->record_due = json_object ()) || !(e->records = json_object ())) {
+        || !(e->record_due = json_object ()) || !(e->records = json_object ())
+        || !(e->psi_pending = json_object ()) || !(e->psi_deferred = json_array ())) {
         dws_errorf (err, "out of memory");
         dws_engine_destroy (e);
         return NULL;
@@ -266,6 +269,9 @@ void dws_engine_destroy (struct dws_engine *e)
     json_decref (e->refused);
     json_decref (e->record_due);
     json_decref (e->records);
+    json_decref (e->psis);
+    json_decref (e->psi_pending);
+    json_decref (e->psi_deferred);
     json_decref (e->actions);
     free (e);
 }
@@ -364,8 +370,25 @@ static void answer_deferred (struct dws_engine *e)
     json_decref (deferred);
 }
 
+/* The dws.persistent-* requests that waited for the PSIs' first list. */
+static void answer_psi_deferred (struct dws_engine *e)
+{
+    json_t *deferred = e->psi_deferred;
+    size_t i;
+    json_t *ev;
+    if (json_array_size (deferred) == 0 || !(e->psi_deferred = json_array ())) {
+        if (!e->psi_deferred)
+            e->psi_deferred = deferred;
+        return;
+    }
+    json_array_foreach (deferred, i, ev)
+        request_event (e, ev);
+    json_decref (deferred);
+}
+
 /* A sync or watch event: the Workflow list and watch drive the jobs,
- * Storage goes to rabbit health, SystemConfiguration gives the rabbits. */
+ * Storage goes to rabbit health, SystemConfiguration gives the rabbits,
+ * PersistentStorageInstances are kept for dws.persistent-* (psi.c). */
 static int kind_event (struct dws_engine *e, enum dws_wire_event type, json_t *event,
                        dws_error_t *err)
 {
@@ -382,6 +405,10 @@ static int kind_event (struct dws_engine *e, enum dws_wire_event type, json_t *e
         }
         else if (!strcmp (kind, "Storage"))
             return rabbits_event (e, HEALTH_STORAGE_SYNC, event, err);
+        else if (!strcmp (kind, "PersistentStorageInstance")) {
+            psi_sync (e, objects, json_object_get (event, "owners"));
+            answer_psi_deferred (e);
+        }
         else if (!strcmp (kind, "SystemConfiguration")) {
             size_t i;
             json_t *o;
@@ -398,6 +425,8 @@ static int kind_event (struct dws_engine *e, enum dws_wire_event type, json_t *e
         progress_event (e, what, obj);
     else if (!strcmp (kind, "Storage"))
         return rabbits_event (e, HEALTH_STORAGE_WATCH, event, err);
+    else if (!strcmp (kind, "PersistentStorageInstance"))
+        psi_watch (e, what, obj, json_object_get (event, "owners"));
     else if (!strcmp (kind, "SystemConfiguration") && strcmp (what, "DELETED") != 0)
         sysconfig_event (e, obj);
     return 0;
@@ -411,6 +440,10 @@ static int result_event (struct dws_engine *e, enum dws_wire_event type, json_t 
     struct job *job = NULL;
     if (type != DWS_WIRE_EV_JOB_INFO && rabbits_token (event))
         return rabbits_event (e, HEALTH_RESULT, event, err);
+    if (type == DWS_WIRE_EV_K8S_RESULT && persistent_token (event)) {
+        persistent_result (e, event);
+        return 0;
+    }
     if (result_job (e, event, what, sizeof (what), &job, err) < 0)
         return -1;
     if (!job)

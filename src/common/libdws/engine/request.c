@@ -25,6 +25,7 @@
 #include "jobview.h"
 #include "phase.h"
 #include "parse/policy.h"
+#include "persistent.h"
 #include "progress.h"
 #include "rabbits.h"
 #include "release.h"
@@ -384,6 +385,35 @@ static void rabbits_method (struct dws_engine *e, json_t *msgid, json_t *p, json
     rabbits_request (e, msgid);
 }
 
+/* Persistent storage: guest methods that decide who may do what
+ * (persistent.c). */
+static void persistent_list_method (struct dws_engine *e, json_t *msgid, json_t *p,
+                                    json_t *event)
+{
+    (void)p;
+    if (persistent_wait_for_list (e, event))
+        return;
+    persistent_list_request (e, msgid, json_integer_value (json_object_get (event, "userid")));
+}
+
+static void persistent_share_method (struct dws_engine *e, json_t *msgid, json_t *p,
+                                     json_t *event)
+{
+    if (persistent_wait_for_list (e, event))
+        return;
+    persistent_share_request (e, msgid, p, json_integer_value (json_object_get (event, "userid")),
+                              true);
+}
+
+static void persistent_unshare_method (struct dws_engine *e, json_t *msgid, json_t *p,
+                                       json_t *event)
+{
+    if (persistent_wait_for_list (e, event))
+        return;
+    persistent_share_request (e, msgid, p, json_integer_value (json_object_get (event, "userid")),
+                              false);
+}
+
 /* Every dws.<name> method the engine answers, in one table: the dispatch
  * below and the shells' lists (dws_engine_method_*) are read from it.
  * guest: open to every user (the rest are the instance owner's); any:
@@ -406,6 +436,9 @@ static const struct method {
     {"rabbits", true, true, rabbits_method},
     {"jobs", true, false, jobs_method},
     {"job", true, false, job_method},
+    {"persistent-list", true, true, persistent_list_method},
+    {"persistent-share", true, false, persistent_share_method},
+    {"persistent-unshare", true, false, persistent_unshare_method},
 };
 #define NMETHODS ((int)(sizeof (methods) / sizeof (methods[0])))
 

@@ -5,6 +5,7 @@
  *
  *   engine.c    configuration, create/destroy, event dispatch    (top)
  *   request.c   the dws.* requests, orphan recovery, job-info
+ *   persistent.c the dws.persistent-* answers: list, share, unshare
  *   jobview.c   the dws.jobs and dws.job answers: a job as its owner sees it
  *   status.c    the dws.status answer
  *   progress.c  Workflow watch events: adopt, vanish, each state's
@@ -21,6 +22,7 @@
  *               and every change of its phase (through phase.c's table)
  *   phase.c     each job's phase: its names and transitions (one table)
  *   act.c       action builders, timer keys
+ *   psi.c       the PersistentStorageInstances known (their watch)
  *   wfview.c    a Workflow read once where it enters (struct wfview)
  *   wfstate.c   the names of the Workflow's states
  *   token.c     tokens "<kind>:<jobid>" that route answers back
@@ -307,6 +309,13 @@ struct dws_engine {
                            * their records after it */
     json_t *records;      /* {"<jobid>": view}: records not yet taken by the
                            * service (dws_engine_take_records) */
+    json_t *psis;         /* {name: view}: the PersistentStorageInstances
+                           * (psi.c); NULL before their first list */
+    json_t *psi_pending;  /* {"<seq>": {msgid, name, share}}: persistent-share
+                           * and -unshare patches under way (persistent.c) */
+    int64_t psi_seq;      /* the last such patch's number */
+    json_t *psi_deferred; /* dws.persistent-* requests that came before the
+                           * PSIs' first list, fed again after it */
 };
 
 /* What a Kubernetes answer (or a job-info read) is for: the first word of

@@ -24,6 +24,7 @@ SUBCOMMANDS: list[str] = [
     "getrabbit",
     "job",
     "jobs",
+    "persistent",
     "rabbitmapping",
     "rabbits",
     "status",
