@@ -90,6 +90,13 @@ static bool placeable (struct dws_engine *e, struct job *job, json_t *breakdowns
         dws_errorf (err, "its Lustre could not be sized");
         return false;
     }
+    if (rabbits_graph_gib (e) < *gib) {
+        /* a graph without vertex sizes (or not read yet) could never hold it */
+        dws_errorf (err, "the Fluxion graph's ssd vertices hold %lld GiB (flux dws2jgf writes"
+                    " their sizes), less than its %lld", (long long)rabbits_graph_gib (e),
+                    (long long)*gib);
+        return false;
+    }
     return rabbits_lustre_fits (e, *gib, err) == 0;
 }
 

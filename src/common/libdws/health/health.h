@@ -190,6 +190,9 @@ json_t *dws_health_holds_applied (struct dws_health *h);
 json_t *dws_health_pick (struct dws_health *h, int64_t gib, json_t *avoid, json_t **reserved,
                          dws_error_t *err);
 
+/* The GiB of all the graph's ssd vertices (0 when it gives no sizes). */
+int64_t dws_health_graph_gib (struct dws_health *h);
+
 /* The instance's nodes (broker ranks) as the resource journal gave them. */
 size_t dws_health_nodes (struct dws_health *h);
 

@@ -107,3 +107,11 @@ size_t dws_health_nodes (struct dws_health *h)
 {
     return h->nranks;
 }
+
+int64_t dws_health_graph_gib (struct dws_health *h)
+{
+    int64_t gib = 0;
+    for (size_t i = 0; i < h->ngroups; i++)
+        gib += (int64_t)h->groups[i].n * h->groups[i].gib;
+    return gib;
+}
