@@ -26,8 +26,8 @@ def nnf_drain(core, custom, name, reason, date="2026-11-26T04:00:00"):
     node = core.read_node(name)
     existing = [{"key": t.key, "value": t.value or "", "effect": t.effect}
                 for t in node.spec.taints or [] if t.key != TAINT]
-    core.patch_node(name, {"spec": {"taints": existing + [
-        {"key": TAINT, "value": "true", "effect": "NoSchedule"},
+    core.patch_node(name, {"spec": {"taints": [
+        *existing, {"key": TAINT, "value": "true", "effect": "NoSchedule"},
         {"key": TAINT, "value": "true", "effect": "NoExecute"}]}})
 
 

@@ -27,6 +27,7 @@ LAYERS = [
     "phase",
     "decide",
     "rabbits",
+    "rabbitdrain",
     "job",
     "workflow",
     "release",

@@ -19,6 +19,7 @@
 #include "util/jsonio.h"
 #include "progress.h"
 #include "placement/rabbitmap.h"
+#include "rabbitdrain.h"
 #include "rabbits.h"
 #include "release.h"
 #include "request.h"
@@ -224,7 +225,8 @@ struct dws_engine *dws_engine_create (json_t *config, dws_error_t *err)
         return NULL;
     }
     if (!(e->deferred = json_array ()) || !(e->refused = json_object ())
-        || !(e->record_due = json_object ()) || !(e->records = json_object ())) {
+        || !(e->record_due = json_object ()) || !(e->records = json_object ())
+        || !(e->drains = json_object ())) {
         dws_errorf (err, "out of memory");
         dws_engine_destroy (e);
         return NULL;
@@ -249,6 +251,7 @@ void dws_engine_destroy (struct dws_engine *e)
     dws_rabbitmap_destroy (e->map);
     dws_health_destroy (e->health);
     json_decref (e->deferred);
+    json_decref (e->drains);
     json_decref (e->refused);
     json_decref (e->record_due);
     json_decref (e->records);
@@ -396,6 +399,10 @@ static int result_event (struct dws_engine *e, enum dws_wire_event type, json_t 
     struct job *job = NULL;
     if (type != DWS_WIRE_EV_JOB_INFO && rabbits_token (event))
         return rabbits_event (e, HEALTH_RESULT, event, err);
+    if (type == DWS_WIRE_EV_K8S_RESULT && rabbitdrain_token (event)) {
+        rabbitdrain_result (e, event);
+        return 0;
+    }
     if (result_job (e, event, what, sizeof (what), &job, err) < 0)
         return -1;
     if (!job)

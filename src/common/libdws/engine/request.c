@@ -25,6 +25,7 @@
 #include "phase.h"
 #include "parse/policy.h"
 #include "progress.h"
+#include "rabbitdrain.h"
 #include "rabbits.h"
 #include "release.h"
 #include "request.h"
@@ -375,6 +376,16 @@ static void rabbits_method (struct dws_engine *e, json_t *msgid, json_t *p, json
     rabbits_request (e, msgid);
 }
 
+static void drain_method (struct dws_engine *e, json_t *msgid, json_t *p, json_t *event)
+{
+    rabbitdrain_request (e, msgid, p, event, true);
+}
+
+static void undrain_method (struct dws_engine *e, json_t *msgid, json_t *p, json_t *event)
+{
+    rabbitdrain_request (e, msgid, p, event, false);
+}
+
 /* Every dws.<name> method the engine answers, in one table: the dispatch
  * below and the shells' lists (dws_engine_method_*) are read from it.
  * guest: open to every user (the rest are the instance owner's); any:
@@ -394,6 +405,8 @@ static const struct method {
     {"status", false, true, status_method},
     {"released", false, true, released_method},
     {"ready", false, true, ready_method},
+    {"drain", false, false, drain_method},
+    {"undrain", false, false, undrain_method},
     {"rabbits", true, true, rabbits_method},
     {"jobs", true, false, jobs_method},
     {"job", true, false, job_method},

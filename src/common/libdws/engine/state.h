@@ -282,6 +282,9 @@ struct dws_engine {
                            * their records after it */
     json_t *records;      /* {"<jobid>": view}: records not yet taken by the
                            * service (dws_engine_take_records) */
+    json_t *drains;       /* {"<seq>": request}: dws.drain/undrain in flight
+                           * (rabbitdrain.c) */
+    json_int_t drain_seq;
 };
 
 /* What a Kubernetes answer (or a job-info read) is for: the first word of
