@@ -28,6 +28,7 @@ LAYERS = [
     "decide",
     "rabbits",
     "rabbitdrain",
+    "rabbitdf",
     "job",
     "workflow",
     "release",

@@ -25,6 +25,7 @@
 #include "phase.h"
 #include "parse/policy.h"
 #include "progress.h"
+#include "rabbitdf.h"
 #include "rabbitdrain.h"
 #include "rabbits.h"
 #include "release.h"
@@ -369,11 +370,15 @@ static void job_method (struct dws_engine *e, json_t *msgid, json_t *p, json_t *
     jobview_job_request (e, msgid, p, json_integer_value (json_object_get (event, "userid")));
 }
 
+/* dws.rabbits; with {"df": true}, the rabbits' space instead (rabbitdf.h):
+ * one guest method for both views of the rabbits. */
 static void rabbits_method (struct dws_engine *e, json_t *msgid, json_t *p, json_t *event)
 {
-    (void)p;
     (void)event;
-    rabbits_request (e, msgid);
+    if (json_is_true (json_object_get (p, "df")))
+        rabbitdf_request (e, msgid);
+    else
+        rabbits_request (e, msgid);
 }
 
 static void drain_method (struct dws_engine *e, json_t *msgid, json_t *p, json_t *event)

@@ -285,6 +285,8 @@ struct dws_engine {
     json_t *drains;       /* {"<seq>": request}: dws.drain/undrain in flight
                            * (rabbitdrain.c) */
     json_int_t drain_seq;
+    json_t *dfs;          /* {"<seq>": msgid}: dws.df in flight (rabbitdf.c) */
+    json_int_t df_seq;
 };
 
 /* What a Kubernetes answer (or a job-info read) is for: the first word of
