@@ -50,10 +50,10 @@ def reason_arg(text: str) -> str:
     return value
 
 
-def verb_parsers(prog: str) -> dict[str, argparse.ArgumentParser]:
-    """The parsers of ``PROG drain`` and ``PROG undrain``."""
-    drain = argparse.ArgumentParser(
-        prog=f"{prog} drain",
+def add_verb_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the parsers of ``drain`` and ``undrain`` to ``sub``."""
+    drain = sub.add_parser(
+        "drain", help="drain rabbits (the instance owner's)",
         description="Drain rabbits: no new job gets their storage, running jobs keep"
                     " theirs; DWS and NNF see the drain the nnf CLI would make."
                     " The instance owner's.")
@@ -62,36 +62,48 @@ def verb_parsers(prog: str) -> dict[str, argparse.ArgumentParser]:
     drain.add_argument("-r", "--reason", required=True, type=reason_arg, metavar="TEXT",
                        help="why (one line; shown by flux dws rabbits and the nnf CLI)")
     drain.set_defaults(func=run_drain, _parser=drain)
-    undrain = argparse.ArgumentParser(
-        prog=f"{prog} undrain",
+    undrain = sub.add_parser(
+        "undrain", help="undrain rabbits (the instance owner's)",
         description="Undrain rabbits drained with flux dws rabbits drain or the nnf"
                     " CLI. The instance owner's.")
     undrain.add_argument("rabbits", nargs="+", type=rabbits_arg, metavar="RABBITS",
                          help="RFC 29 hostlists of rabbits")
     undrain.set_defaults(func=run_undrain, _parser=undrain)
-    return {"drain": drain, "undrain": undrain}
 
 
 class VerbParser(argparse.ArgumentParser):
-    """A parser whose first argument may be a verb with a parser of its own
-    (``rabbits drain ...``); anything else is parsed by this one."""
+    """A parser that lists verbs as subcommands (for --help and whoever
+    walks the parsers) but reads its own positional arguments too: when
+    the first argument is a verb its parser takes the rest, otherwise this
+    one parses all of it, its subcommands left out (``rabbits drain ...``
+    beside ``rabbits RABBIT ...``)."""
 
-    verbs: dict[str, argparse.ArgumentParser]  # set by add_verbs
+    def _verbs(self) -> dict[str, argparse.ArgumentParser]:
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                return dict(action.choices)
+        return {}
+
+    def _get_positional_actions(self) -> list[argparse.Action]:
+        return [a for a in super()._get_positional_actions()
+                if not isinstance(a, argparse._SubParsersAction)]
 
     def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
                          namespace: argparse.Namespace | None = None
                          ) -> tuple[argparse.Namespace, list[str]]:
         argv = list(sys.argv[1:] if args is None else args)
-        if argv and argv[0] in getattr(self, "verbs", {}):
-            return self.verbs[argv[0]].parse_known_args(argv[1:], namespace)
+        verbs = self._verbs()
+        if argv and argv[0] in verbs:
+            return verbs[argv[0]].parse_known_args(argv[1:], namespace)
         return super().parse_known_args(argv, namespace)
 
 
 def add_verbs(parser: argparse.ArgumentParser) -> None:
     """Make ``parser`` (``flux-dws rabbits``) take the drain verbs."""
     parser.__class__ = VerbParser
-    verbs = verb_parsers(parser.prog)
-    parser.verbs = verbs  # type: ignore[attr-defined]
+    sub = parser.add_subparsers(dest="verb", metavar="drain|undrain", prog=parser.prog,
+                                help="drain or undrain rabbits (flux-dws-rabbits(1))")
+    add_verb_parsers(sub)
     parser.usage = (f"{parser.prog} [-h] [--json] [-v] [--down] [RABBIT ...]\n"
                     f"       {parser.prog} drain RABBITS --reason TEXT\n"
                     f"       {parser.prog} undrain RABBITS")
