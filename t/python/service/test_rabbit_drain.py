@@ -154,3 +154,5 @@ def test_a_failed_write_is_reported(h: Harness) -> None:
     assert got["errnum"] == errno.EIO, got
     assert got["error"] == ("dws.drain: rabbit kind-worker3: reading its Kubernetes Node:"
                             " not found"), got
+    # the annotations written first were taken back, as the nnf CLI does
+    assert "drain_reason" not in (storage(h, R3)["metadata"].get("annotations") or {})

@@ -78,10 +78,37 @@ static json_t *wanted_rabbits (struct dws_engine *e, json_t *msgid, json_t *payl
     return names;
 }
 
-static void token (char *buf, size_t len, json_int_t seq, const char *step, const char *rabbit)
+static void token (char *buf, size_t len, const char *key, const char *step, const char *rabbit)
 {
-    snprintf (buf, len, "%s%" JSON_INTEGER_FORMAT ":%s:%s", RABBITDRAIN_TOKEN, seq, step,
-              rabbit);
+    snprintf (buf, len, "%s%s:%s:%s", RABBITDRAIN_TOKEN, key, step, rabbit);
+}
+
+/* The Storage annotations a drain writes (the request's), or null for
+ * each, which an undrain and a rollback write. */
+static json_t *annotations (json_t *req)
+{
+    if (!req)
+        return json_pack ("{s:n s:n s:n}", "drain_date", "drain_reason",
+                          RABBITDRAIN_BY_ANNOTATION);
+    return json_pack ("{s:O s:O s:O}", "drain_date", json_object_get (req, "date"),
+                      "drain_reason", json_object_get (req, "reason"),
+                      RABBITDRAIN_BY_ANNOTATION, json_object_get (req, "by"));
+}
+
+static void patch_storage (struct dws_engine *e, const char *key, const char *step,
+                           const char *rabbit, json_t *ann)
+{
+    char tok[320];
+    token (tok, sizeof (tok), key, step, rabbit);
+    act_k8s (e, "patch", "Storage", DWS_SYSTEM_NAMESPACE, rabbit,
+             json_pack ("{s:{s:o}}", "metadata", "annotations", ann), tok);
+}
+
+static void get_node (struct dws_engine *e, const char *key, const char *rabbit)
+{
+    char tok[320];
+    token (tok, sizeof (tok), key, "node", rabbit);
+    act_k8s (e, "get", "Node", NULL, rabbit, NULL, tok);
 }
 
 void rabbitdrain_request (struct dws_engine *e, json_t *msgid, json_t *payload, json_t *event,
@@ -109,26 +136,22 @@ void rabbitdrain_request (struct dws_engine *e, json_t *msgid, json_t *payload, 
     strftime (date, sizeof (date), "%Y-%m-%dT%H:%M:%SZ", &tm);
     snprintf (by, sizeof (by), "%" JSON_INTEGER_FORMAT,
               json_integer_value (json_object_get (event, "userid")));
-    json_int_t seq = ++e->drain_seq;
-    snprintf (key, sizeof (key), "%" JSON_INTEGER_FORMAT, seq);
-    json_object_set_new (e->drains, key,
-                         json_pack ("{s:O s:b s:I s:[] s:O}", "msgid", msgid, "drain", drain,
-                                    "left", (json_int_t)(2 * json_array_size (names)),
-                                    "errors", "rabbits", names));
+    snprintf (key, sizeof (key), "%" JSON_INTEGER_FORMAT, ++e->drain_seq);
+    json_t *req = json_pack ("{s:O s:b s:I s:[] s:O s:s s:s s:s?}", "msgid", msgid, "drain",
+                             drain, "left", (json_int_t)json_array_size (names), "errors",
+                             "rabbits", names, "date", date, "by", by, "reason", reason);
+    json_object_set_new (e->drains, key, req);
     size_t i;
     json_t *v;
+    /* one chain per rabbit, in the nnf CLI's order: a drain annotates the
+     * Storage, then taints the Node; an undrain untaints, then removes
+     * the annotations */
     json_array_foreach (names, i, v) {
         const char *r = json_string_value (v);
-        char tok[320];
-        json_t *ann = drain ? json_pack ("{s:s s:s s:s}", "drain_date", date, "drain_reason",
-                                         reason, RABBITDRAIN_BY_ANNOTATION, by)
-                            : json_pack ("{s:n s:n s:n}", "drain_date", "drain_reason",
-                                         RABBITDRAIN_BY_ANNOTATION);
-        token (tok, sizeof (tok), seq, "storage", r);
-        act_k8s (e, "patch", "Storage", DWS_SYSTEM_NAMESPACE, r,
-                 json_pack ("{s:{s:o}}", "metadata", "annotations", ann), tok);
-        token (tok, sizeof (tok), seq, "node", r);
-        act_k8s (e, "get", "Node", NULL, r, NULL, tok);
+        if (drain)
+            patch_storage (e, key, "storage", r, annotations (req));
+        else
+            get_node (e, key, r);
         act_log (e, "info", "%s rabbit %s%s%s (userid %s)", drain ? "draining" : "undraining",
                  r, drain ? ": " : "", drain ? reason : "", by);
     }
@@ -193,6 +216,60 @@ static void finish (struct dws_engine *e, const char *key, json_t *req)
     json_object_del (e->drains, key);
 }
 
+static const char *step_words (const char *step)
+{
+    if (!strcmp (step, "storage"))
+        return "annotating its Storage";
+    if (!strcmp (step, "unannotate"))
+        return "removing its Storage's drain annotations";
+    if (!strcmp (step, "rollback"))
+        return "then removing the drain annotations it had written";
+    if (!strcmp (step, "node"))
+        return "reading its Kubernetes Node";
+    return "tainting its Kubernetes Node";
+}
+
+/* What a rabbit's chain does after an answer: the next write, or its end
+ * (true). */
+static bool next_step (struct dws_engine *e, const char *key, json_t *req, const char *step,
+                       const char *rabbit, struct k8s_answer *a, json_t *event)
+{
+    bool drain = json_is_true (json_object_get (req, "drain"));
+    if (!a->ok) {
+        char msg[512];
+        if (a->gone)
+            snprintf (msg, sizeof (msg), "rabbit %s: %s: not found", rabbit, step_words (step));
+        else
+            snprintf (msg, sizeof (msg), "rabbit %s: %s: %s", rabbit, step_words (step),
+                      answer_message (event));
+        json_array_append_new (json_object_get (req, "errors"), json_string (msg));
+        act_log (e, "err", "%s %s", drain ? "drain" : "undrain", msg);
+        /* a drain that could not taint the Node takes its annotations back,
+         * as the nnf CLI does */
+        if (drain && (!strcmp (step, "node") || !strcmp (step, "taint"))) {
+            patch_storage (e, key, "rollback", rabbit, annotations (NULL));
+            return false;
+        }
+        return true;
+    }
+    if (!strcmp (step, "storage")) {
+        get_node (e, key, rabbit);
+        return false;
+    }
+    if (!strcmp (step, "node")) {
+        char tok[320];
+        token (tok, sizeof (tok), key, "taint", rabbit);
+        act_k8s (e, "patch", "Node", NULL, rabbit,
+                 json_pack ("{s:{s:o}}", "spec", "taints", new_taints (a->obj, drain)), tok);
+        return false;
+    }
+    if (!strcmp (step, "taint") && !drain) {
+        patch_storage (e, key, "unannotate", rabbit, annotations (NULL));
+        return false;
+    }
+    return true; /* taint (drain), unannotate, rollback */
+}
+
 void rabbitdrain_result (struct dws_engine *e, json_t *event)
 {
     const char *tok = json_string_value (json_object_get (event, "token"));
@@ -204,33 +281,13 @@ void rabbitdrain_result (struct dws_engine *e, json_t *event)
         return;
     snprintf (key, sizeof (key), "%.*s", (int)(c1 - p), p);
     snprintf (step, sizeof (step), "%.*s", (int)(c2 - c1 - 1), c1 + 1);
-    const char *rabbit = c2 + 1;
     json_t *req = json_object_get (e->drains, key);
     if (!req)
         return; /* a late answer */
-    bool drain = json_is_true (json_object_get (req, "drain"));
     struct k8s_answer a = answer_of (event);
+    if (!next_step (e, key, req, step, c2 + 1, &a, event))
+        return;
     json_int_t left = json_integer_value (json_object_get (req, "left")) - 1;
-    char msg[512] = "";
-    if (!a.ok) {
-        const char *what = !strcmp (step, "storage") ? "annotating its Storage"
-                           : !strcmp (step, "node")  ? "reading its Kubernetes Node"
-                                                     : "tainting its Kubernetes Node";
-        if (a.gone)
-            snprintf (msg, sizeof (msg), "rabbit %s: %s: not found", rabbit, what);
-        else
-            snprintf (msg, sizeof (msg), "rabbit %s: %s: %s", rabbit, what,
-                      answer_message (event));
-        json_array_append_new (json_object_get (req, "errors"), json_string (msg));
-        act_log (e, "err", "%s %s", drain ? "drain" : "undrain", msg);
-    }
-    else if (!strcmp (step, "node")) {
-        char tok2[320];
-        snprintf (tok2, sizeof (tok2), "%s%s:taint:%s", RABBITDRAIN_TOKEN, key, rabbit);
-        act_k8s (e, "patch", "Node", NULL, rabbit,
-                 json_pack ("{s:{s:o}}", "spec", "taints", new_taints (a.obj, drain)), tok2);
-        left++;
-    }
     json_object_set_new (req, "left", json_integer (left));
     if (left <= 0)
         finish (e, key, req);

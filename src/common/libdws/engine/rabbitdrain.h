@@ -6,11 +6,15 @@
  * drain_date (UTC, "%Y-%m-%dT%H:%M:%SZ"), drain_reason and, of flux-dws's
  * own, RABBITDRAIN_BY_ANNOTATION (the userid that asked), and taints the
  * rabbit's Kubernetes Node cray.nnf.node.drain=true for NoSchedule and
- * NoExecute (its other taints kept: the Node is read first).  nnf-sos then
+ * NoExecute (its other taints kept: the Node is read first), in the nnf
+ * CLI's order, one rabbit's writes after another's answer; when the Node
+ * cannot be read or tainted, the annotations are taken back, as the nnf
+ * CLI does.  An undrain untaints first, then removes them.  nnf-sos then
  * reports the Storage Drained, and rabbit health takes the rabbit's ssd
  * vertices down in Fluxion like any rabbit that is not Ready: new jobs
  * stay off it, running jobs keep what they have.  An undrain removes the
- * taints of that key and the three annotations.  Nothing is kept in the
+ * taints of that key (not other cray.nnf.node.drain* keys, as the nnf
+ * CLI) and the three annotations.  Nothing is kept in the
  * engine but the requests in flight: the state lives on the objects, so
  * it survives every restart, and a drain made with the nnf CLI reads the
  * same.

@@ -105,46 +105,50 @@ static struct dws_engine *engine (void)
     return e;
 }
 
+#define ANN_DRAIN                                                                              \
+    "\"body\":{\"metadata\":{\"annotations\":{\"drain_date\":\"2023-11-14T22:13:20Z\","        \
+    "\"drain_reason\":\"bad drive\",\"flux-dws.io/drained-by\":\"500\"}}}}"
+#define ANN_NULL                                                                               \
+    "\"body\":{\"metadata\":{\"annotations\":{\"drain_date\":null,\"drain_reason\":null,"      \
+    "\"flux-dws.io/drained-by\":null}}}}"
+#define STORAGE(r, tok)                                                                        \
+    "{\"action\":\"k8s\",\"op\":\"patch\",\"kind\":\"Storage\",\"namespace\":\"default\","     \
+    "\"name\":\"" r "\",\"token\":\"" tok "\","
+#define GET_NODE(r, tok)                                                                       \
+    "{\"action\":\"k8s\",\"op\":\"get\",\"kind\":\"Node\",\"name\":\"" r "\",\"token\":\""   \
+    tok "\"}"
+#define TAINT_NS "{\"key\":\"cray.nnf.node.drain\",\"value\":\"true\",\"effect\":\"NoSchedule\"}"
+#define TAINT_NE "{\"key\":\"cray.nnf.node.drain\",\"value\":\"true\",\"effect\":\"NoExecute\"}"
+
 static void test_drain (void)
 {
     struct dws_engine *e = engine ();
     request (e, "dws.drain", OWNER, "{\"rabbits\":\"rabbit[1-2]\",\"reason\":\"bad drive\"}");
     only_is ("k8s",
-             "[{\"action\":\"k8s\",\"op\":\"patch\",\"kind\":\"Storage\",\"namespace\":\"default\","
-             "\"name\":\"rabbit1\",\"token\":\"drain:1:storage:rabbit1\",\"body\":{\"metadata\":"
-             "{\"annotations\":{\"drain_date\":\"2023-11-14T22:13:20Z\",\"drain_reason\":"
-             "\"bad drive\",\"flux-dws.io/drained-by\":\"500\"}}}},"
-             "{\"action\":\"k8s\",\"op\":\"get\",\"kind\":\"Node\",\"name\":\"rabbit1\","
-             "\"token\":\"drain:1:node:rabbit1\"},"
-             "{\"action\":\"k8s\",\"op\":\"patch\",\"kind\":\"Storage\",\"namespace\":\"default\","
-             "\"name\":\"rabbit2\",\"token\":\"drain:1:storage:rabbit2\",\"body\":{\"metadata\":"
-             "{\"annotations\":{\"drain_date\":\"2023-11-14T22:13:20Z\",\"drain_reason\":"
-             "\"bad drive\",\"flux-dws.io/drained-by\":\"500\"}}}},"
-             "{\"action\":\"k8s\",\"op\":\"get\",\"kind\":\"Node\",\"name\":\"rabbit2\","
-             "\"token\":\"drain:1:node:rabbit2\"}]",
-             "a drain annotates each Storage and reads each Node");
+             "[" STORAGE ("rabbit1", "drain:1:storage:rabbit1") ANN_DRAIN ","
+             STORAGE ("rabbit2", "drain:1:storage:rabbit2") ANN_DRAIN "]",
+             "a drain first annotates each Storage, as the nnf CLI does");
     only_is ("respond", "[]", "no answer yet");
+    answer (e, "drain:1:storage:rabbit1", true, "{}");
+    only_is ("k8s", "[" GET_NODE ("rabbit1", "drain:1:node:rabbit1") "]",
+             "annotated: then the Node is read");
     answer (e, "drain:1:node:rabbit1", true,
             "{\"spec\":{\"taints\":[{\"key\":\"cray.nnf.node\",\"value\":\"true\","
-            "\"effect\":\"NoSchedule\"},{\"key\":\"cray.nnf.node.drain\",\"value\":\"true\","
-            "\"effect\":\"NoSchedule\"}]}}");
+            "\"effect\":\"NoSchedule\"}," TAINT_NS "]}}");
     only_is ("k8s",
              "[{\"action\":\"k8s\",\"op\":\"patch\",\"kind\":\"Node\",\"name\":\"rabbit1\","
              "\"token\":\"drain:1:taint:rabbit1\",\"body\":{\"spec\":{\"taints\":["
              "{\"key\":\"cray.nnf.node\",\"value\":\"true\",\"effect\":\"NoSchedule\"},"
-             "{\"key\":\"cray.nnf.node.drain\",\"value\":\"true\",\"effect\":\"NoSchedule\"},"
-             "{\"key\":\"cray.nnf.node.drain\",\"value\":\"true\",\"effect\":\"NoExecute\"}]}}}]",
+             TAINT_NS "," TAINT_NE "]}}}]",
              "the Node read: its taints patched, other keys kept, the drain key once per effect");
-    answer (e, "drain:1:storage:rabbit1", true, "{}");
     answer (e, "drain:1:taint:rabbit1", true, "{}");
     answer (e, "drain:1:storage:rabbit2", true, "{}");
-    only_is ("respond", "[]", "no answer while a write is out");
+    only_is ("respond", "[]", "no answer while a rabbit's writes are out");
     answer (e, "drain:1:node:rabbit2", true, "{\"spec\":{}}");
     only_is ("k8s",
              "[{\"action\":\"k8s\",\"op\":\"patch\",\"kind\":\"Node\",\"name\":\"rabbit2\","
              "\"token\":\"drain:1:taint:rabbit2\",\"body\":{\"spec\":{\"taints\":["
-             "{\"key\":\"cray.nnf.node.drain\",\"value\":\"true\",\"effect\":\"NoSchedule\"},"
-             "{\"key\":\"cray.nnf.node.drain\",\"value\":\"true\",\"effect\":\"NoExecute\"}]}}}]",
+             TAINT_NS "," TAINT_NE "]}}}]",
              "a Node without taints gets the two");
     answer (e, "drain:1:taint:rabbit2", true, "{}");
     only_is ("respond",
@@ -156,18 +160,36 @@ static void test_drain (void)
     dws_engine_destroy (e);
 }
 
+static void test_rollback (void)
+{
+    struct dws_engine *e = engine ();
+    request (e, "dws.drain", OWNER, "{\"rabbits\":\"rabbit1\",\"reason\":\"bad drive\"}");
+    answer (e, "drain:1:storage:rabbit1", true, "{}");
+    answer (e, "drain:1:node:rabbit1", false, NULL);
+    only_is ("k8s", "[" STORAGE ("rabbit1", "drain:1:rollback:rabbit1") ANN_NULL "]",
+             "no Node to taint: the annotations are taken back, as the nnf CLI does");
+    only_is ("respond-error", "[]", "no answer before the rollback answered");
+    answer (e, "drain:1:rollback:rabbit1", true, "{}");
+    only_is ("respond-error",
+             "[{\"action\":\"respond-error\",\"msgid\":7,\"errnum\":5,\"errstr\":"
+             "\"dws.drain: rabbit rabbit1: reading its Kubernetes Node: not found\"}]",
+             "then EIO naming the rabbit and the write");
+    request (e, "dws.drain", OWNER, "{\"rabbits\":\"rabbit2\",\"reason\":\"bad drive\"}");
+    answer (e, "drain:2:storage:rabbit2", false, NULL);
+    only_is ("respond-error",
+             "[{\"action\":\"respond-error\",\"msgid\":7,\"errnum\":5,\"errstr\":"
+             "\"dws.drain: rabbit rabbit2: annotating its Storage: not found\"}]",
+             "no Storage: nothing else is written");
+    only_is ("k8s", "[]", "not even the Node");
+    dws_engine_destroy (e);
+}
+
 static void test_undrain_and_failure (void)
 {
     struct dws_engine *e = engine ();
     request (e, "dws.undrain", OWNER, "{\"rabbits\":\"rabbit2\"}");
-    only_is ("k8s",
-             "[{\"action\":\"k8s\",\"op\":\"patch\",\"kind\":\"Storage\",\"namespace\":\"default\","
-             "\"name\":\"rabbit2\",\"token\":\"drain:1:storage:rabbit2\",\"body\":{\"metadata\":"
-             "{\"annotations\":{\"drain_date\":null,\"drain_reason\":null,"
-             "\"flux-dws.io/drained-by\":null}}}},"
-             "{\"action\":\"k8s\",\"op\":\"get\",\"kind\":\"Node\",\"name\":\"rabbit2\","
-             "\"token\":\"drain:1:node:rabbit2\"}]",
-             "an undrain removes the annotations and reads the Node");
+    only_is ("k8s", "[" GET_NODE ("rabbit2", "drain:1:node:rabbit2") "]",
+             "an undrain first reads the Node");
     answer (e, "drain:1:node:rabbit2", true,
             "{\"spec\":{\"taints\":[{\"key\":\"cray.nnf.node.drain\",\"effect\":\"NoSchedule\"},"
             "{\"key\":\"cray.nnf.node.drain.csi\",\"effect\":\"NoSchedule\"}]}}");
@@ -177,10 +199,13 @@ static void test_undrain_and_failure (void)
              "{\"key\":\"cray.nnf.node.drain.csi\",\"effect\":\"NoSchedule\"}]}}}]",
              "only the nnf CLI's key goes, as its undrain does");
     answer (e, "drain:1:taint:rabbit2", true, "{}");
-    answer (e, "drain:1:storage:rabbit2", false, NULL);
+    only_is ("k8s", "[" STORAGE ("rabbit2", "drain:1:unannotate:rabbit2") ANN_NULL "]",
+             "untainted: then the annotations go");
+    answer (e, "drain:1:unannotate:rabbit2", false, NULL);
     only_is ("respond-error",
              "[{\"action\":\"respond-error\",\"msgid\":7,\"errnum\":5,\"errstr\":"
-             "\"dws.undrain: rabbit rabbit2: annotating its Storage: not found\"}]",
+             "\"dws.undrain: rabbit rabbit2: removing its Storage's drain annotations:"
+             " not found\"}]",
              "a failed write: EIO naming the rabbit and the write");
     request (e, "dws.undrain", OWNER, "{\"rabbits\":\"rabbit1\"}");
     answer (e, "drain:2:node:rabbit1", true, "{\"spec\":{\"taints\":[{\"key\":"
@@ -238,6 +263,7 @@ static void test_refusals (void)
 int main (void)
 {
     test_drain ();
+    test_rollback ();
     test_undrain_and_failure ();
     test_refusals ();
     json_decref (A);
