@@ -28,6 +28,7 @@
 #include "jobview.h"
 #include "job.h"
 #include "phase.h"
+#include "prestage.h"
 #include "token.h"
 #include "wfstate.h"
 
@@ -171,6 +172,9 @@ static json_t *job_summary (struct dws_engine *e, struct job *job, bool full)
         json_object_set_new (o, "error", json_string (err));
     if (job->released)
         json_object_set_new (o, "released", json_true ());
+    json_t *prestage = prestage_view (e, job);
+    if (prestage)
+        json_object_set_new (o, "prestage", prestage);
     return o;
 }
 

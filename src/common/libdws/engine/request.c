@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "act.h"
+#include "config/rabbitconf.h"
 #include "parse/breakdown.h"
 #include "decide.h"
 #include "parse/directive.h"
@@ -24,6 +25,7 @@
 #include "jobview.h"
 #include "phase.h"
 #include "parse/policy.h"
+#include "persistent.h"
 #include "progress.h"
 #include "rabbitdf.h"
 #include "rabbitdrain.h"
@@ -147,6 +149,12 @@ static void create_request (struct dws_engine *e, json_t *msgid, json_t *p, json
         json_decref (directives);
         directives = NULL;
     }
+    json_t *prestage = json_object_get (p, "prestage");
+    int asked = -1;
+    if (directives && prestage && (asked = dws_rabbitconf_prestage_attr (prestage, &err)) < 0) {
+        json_decref (directives);
+        directives = NULL;
+    }
     if (!directives) {
         act_respond_fail (e, msgid, "%s", err.text);
         refused_create (e, id);
@@ -174,6 +182,7 @@ static void create_request (struct dws_engine *e, json_t *msgid, json_t *p, json
     job->groupid = json_is_integer (gid) ? json_integer_value (gid) : job->userid;
     job->tolerance = tol ? json_integer_value (tol) : 0;
     job->release = release;
+    job->prestage_asked = asked;
     job->directives = directives;
     job->resources = json_incref (resources);
     json_array_append (job->create_msgids, msgid);
@@ -247,7 +256,8 @@ static void setup_request (struct dws_engine *e, json_t *msgid, json_t *p, json_
         return;
     }
     job->hosts = hosts;
-    job_set_reserved (job, R);
+    if (!job->prestage) /* a pre-staged job's ssd is the one held for it, not in R */
+        job_set_reserved (job, R);
     rabbits_job (e, job);
     job->setup_pending = true;
     act_respond_ok (e, msgid);
@@ -391,6 +401,35 @@ static void undrain_method (struct dws_engine *e, json_t *msgid, json_t *p, json
     rabbitdrain_request (e, msgid, p, event, false);
 }
 
+/* Persistent storage: guest methods that decide who may do what
+ * (persistent.c). */
+static void persistent_list_method (struct dws_engine *e, json_t *msgid, json_t *p,
+                                    json_t *event)
+{
+    (void)p;
+    if (persistent_wait_for_list (e, event))
+        return;
+    persistent_list_request (e, msgid, json_integer_value (json_object_get (event, "userid")));
+}
+
+static void persistent_share_method (struct dws_engine *e, json_t *msgid, json_t *p,
+                                     json_t *event)
+{
+    if (persistent_wait_for_list (e, event))
+        return;
+    persistent_share_request (e, msgid, p, json_integer_value (json_object_get (event, "userid")),
+                              true);
+}
+
+static void persistent_unshare_method (struct dws_engine *e, json_t *msgid, json_t *p,
+                                       json_t *event)
+{
+    if (persistent_wait_for_list (e, event))
+        return;
+    persistent_share_request (e, msgid, p, json_integer_value (json_object_get (event, "userid")),
+                              false);
+}
+
 /* Every dws.<name> method the engine answers, in one table: the dispatch
  * below and the shells' lists (dws_engine_method_*) are read from it.
  * guest: open to every user (the rest are the instance owner's); any:
@@ -415,6 +454,9 @@ static const struct method {
     {"rabbits", true, true, rabbits_method},
     {"jobs", true, false, jobs_method},
     {"job", true, false, job_method},
+    {"persistent-list", true, true, persistent_list_method},
+    {"persistent-share", true, false, persistent_share_method},
+    {"persistent-unshare", true, false, persistent_unshare_method},
 };
 #define NMETHODS ((int)(sizeof (methods) / sizeof (methods[0])))
 
@@ -657,7 +699,8 @@ void request_job_info_result (struct dws_engine *e, struct job *job, json_t *eve
             return;
         }
         job->hosts = hosts;
-        job_set_reserved (job, R);
+        if (!job->prestage)
+            job_set_reserved (job, R);
         rabbits_job (e, job);
         job->setup_pending = true;
         progress_setup_start (e, job);
@@ -702,6 +745,9 @@ void request_job_info_result (struct dws_engine *e, struct job *job, json_t *eve
     if (release_mode_parse (json_object_get (system, "dw_release_computes"), &release, NULL)
         == 0)
         job->release = release; /* a bad one was refused by its dws.create */
+    json_t *prestage = json_object_get (system, DWS_PRESTAGE_ATTR);
+    if (prestage)
+        job->prestage_asked = dws_rabbitconf_prestage_attr (prestage, NULL);
     json_decref (job->directives);
     job->directives = directives;
     json_decref (job->resources);

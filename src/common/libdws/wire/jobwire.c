@@ -30,3 +30,10 @@ int dws_jobwire_action_count (void)
 {
     return DWS_JOBWIRE_ACT_COUNT;
 }
+
+bool dws_jobwire_own_dependency (const char *name)
+{
+    return name
+           && (!strcmp (name, DWS_JOBWIRE_DEPENDENCY)
+               || !strcmp (name, DWS_JOBWIRE_PRESTAGE_DEPENDENCY));
+}

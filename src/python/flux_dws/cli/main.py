@@ -25,6 +25,7 @@ SUBCOMMANDS: list[str] = [
     "getrabbit",
     "job",
     "jobs",
+    "persistent",
     "rabbitmapping",
     "rabbits",
     "status",

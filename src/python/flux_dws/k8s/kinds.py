@@ -23,6 +23,7 @@ DWS_PLURALS = {
     "Storage": "storages",
     "SystemStatus": "systemstatuses",
     "SystemConfiguration": "systemconfigurations",
+    "PersistentStorageInstance": "persistentstorageinstances",
 }
 NNF_PLURALS = {"NnfDataMovement": "nnfdatamovements"}
 CORE_PLURALS = {"Secret": "secrets", "Pod": "pods", "Node": "nodes"}
