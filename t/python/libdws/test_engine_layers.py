@@ -28,6 +28,8 @@ LAYERS = [
     "phase",
     "decide",
     "rabbits",
+    "rabbitdrain",
+    "rabbitdf",
     "job",
     "workflow",
     "prestage",

@@ -22,6 +22,8 @@
 #include "progress.h"
 #include "psi.h"
 #include "placement/rabbitmap.h"
+#include "rabbitdf.h"
+#include "rabbitdrain.h"
 #include "rabbits.h"
 #include "release.h"
 #include "request.h"
@@ -241,7 +243,8 @@ struct dws_engine *dws_engine_create (json_t *config, dws_error_t *err)
     }
     if (!(e->deferred = json_array ()) || !(e->refused = json_object ())
         || !(e->record_due = json_object ()) || !(e->records = json_object ())
-        || !(e->psi_pending = json_object ()) || !(e->psi_deferred = json_array ())) {
+        || !(e->psi_pending = json_object ()) || !(e->psi_deferred = json_array ())
+        || !(e->drains = json_object ()) || !(e->dfs = json_object ())) {
         dws_errorf (err, "out of memory");
         dws_engine_destroy (e);
         return NULL;
@@ -266,6 +269,8 @@ void dws_engine_destroy (struct dws_engine *e)
     dws_rabbitmap_destroy (e->map);
     dws_health_destroy (e->health);
     json_decref (e->deferred);
+    json_decref (e->drains);
+    json_decref (e->dfs);
     json_decref (e->refused);
     json_decref (e->record_due);
     json_decref (e->records);
@@ -442,6 +447,14 @@ static int result_event (struct dws_engine *e, enum dws_wire_event type, json_t 
         return rabbits_event (e, HEALTH_RESULT, event, err);
     if (type == DWS_WIRE_EV_K8S_RESULT && persistent_token (event)) {
         persistent_result (e, event);
+        return 0;
+    }
+    if (type == DWS_WIRE_EV_K8S_RESULT && rabbitdrain_token (event)) {
+        rabbitdrain_result (e, event);
+        return 0;
+    }
+    if (type == DWS_WIRE_EV_K8S_RESULT && rabbitdf_token (event)) {
+        rabbitdf_result (e, event);
         return 0;
     }
     if (result_job (e, event, what, sizeof (what), &job, err) < 0)

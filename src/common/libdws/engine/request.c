@@ -27,6 +27,8 @@
 #include "parse/policy.h"
 #include "persistent.h"
 #include "progress.h"
+#include "rabbitdf.h"
+#include "rabbitdrain.h"
 #include "rabbits.h"
 #include "release.h"
 #include "request.h"
@@ -378,11 +380,25 @@ static void job_method (struct dws_engine *e, json_t *msgid, json_t *p, json_t *
     jobview_job_request (e, msgid, p, json_integer_value (json_object_get (event, "userid")));
 }
 
+/* dws.rabbits; with {"df": true}, the rabbits' space instead (rabbitdf.h):
+ * one guest method for both views of the rabbits. */
 static void rabbits_method (struct dws_engine *e, json_t *msgid, json_t *p, json_t *event)
 {
-    (void)p;
     (void)event;
-    rabbits_request (e, msgid);
+    if (json_is_true (json_object_get (p, "df")))
+        rabbitdf_request (e, msgid);
+    else
+        rabbits_request (e, msgid);
+}
+
+static void drain_method (struct dws_engine *e, json_t *msgid, json_t *p, json_t *event)
+{
+    rabbitdrain_request (e, msgid, p, event, true);
+}
+
+static void undrain_method (struct dws_engine *e, json_t *msgid, json_t *p, json_t *event)
+{
+    rabbitdrain_request (e, msgid, p, event, false);
 }
 
 /* Persistent storage: guest methods that decide who may do what
@@ -433,6 +449,8 @@ static const struct method {
     {"status", false, true, status_method},
     {"released", false, true, released_method},
     {"ready", false, true, ready_method},
+    {"drain", false, false, drain_method},
+    {"undrain", false, false, undrain_method},
     {"rabbits", true, true, rabbits_method},
     {"jobs", true, false, jobs_method},
     {"job", true, false, job_method},

@@ -316,6 +316,11 @@ struct dws_engine {
     int64_t psi_seq;      /* the last such patch's number */
     json_t *psi_deferred; /* dws.persistent-* requests that came before the
                            * PSIs' first list, fed again after it */
+    json_t *drains;       /* {"<seq>": request}: dws.drain/undrain in flight
+                           * (rabbitdrain.c) */
+    json_int_t drain_seq;
+    json_t *dfs;          /* {"<seq>": msgid}: dws.df in flight (rabbitdf.c) */
+    json_int_t df_seq;
 };
 
 /* What a Kubernetes answer (or a job-info read) is for: the first word of

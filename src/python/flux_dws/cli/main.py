@@ -18,6 +18,7 @@ SUBCOMMANDS: list[str] = [
     "check",
     "config_check",
     "demo",
+    "df",
     "dws2jgf",
     "emulator",
     "fault",
