@@ -177,3 +177,18 @@ def test_a_held_vertex_a_job_had_is_picked_again() -> None:
         h.emulator.controllers.clear_faults()  # type: ignore[union-attr]
         assert h.wait(jobid).exceptions == []
         assert cleared(h) == {}
+
+
+def test_a_rabbit_that_never_allocates_fails_the_job_by_setup_timeout() -> None:
+    """The rules of today's Setup: Lustre cannot lose a rabbit, so its
+    Setup timeout fails the job -- here before it ever had a node."""
+    with Harness(config={"setup_timeout": 2}) as h:
+        for rabbit in h.fluxion.ssds:
+            fault(h, kind="allocation", rabbit=rabbit, state="Setup", severity="stall")
+        jobid = h.submit(STAGED, nodes=1, system=YES)
+        job = h.wait(jobid)
+        assert job.hosts == [] and "alloc" not in job.events()
+        assert [e["type"] for e in job.exceptions] == ["dws-timeout"], job.exceptions
+        h.emulator.controllers.clear_faults()  # type: ignore[union-attr]
+        assert cleared(h) == {}
+        h.wait_for(lambda: not h.rabbits_now().get("holds"), what="no hold left")
