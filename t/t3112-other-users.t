@@ -7,7 +7,8 @@ the emulator (issue 37, items 1 and 2):
 - a guest (FLUX_HANDLE_USERID/FLUX_HANDLE_ROLEMASK, which flux-core
   honours for the instance owner) is refused EPERM every dws.* method the
   service exports but dws.rabbits, dws.jobs and dws.job (which answer a
-  guest about its own jobs only), and every job-manager.dws.* service the
+  guest about its own jobs only) and dws.persistent-* (which decide who
+  may share which storage), and every job-manager.dws.* service the
   jobtap plugin registers: the lists are read from the service and from
   libdws, so a method added there is tested here without a word written;
 - a job submitted as another user (a J signed with mechanism none for
@@ -147,7 +148,7 @@ PYEOF
 GUEST_PAYLOAD="{\"jobid\": 37037, \"id\": 37037, \"userid\": $OWNER, \"failure_tolerance\": 0,
   \"resources\": [{\"type\": \"node\", \"count\": 1}], \"dw_directives\": \"$XFS\"}"
 
-test_expect_success 'a guest is refused every dws.* method but the guest ones (rabbits, jobs, job), and the plugin services' '
+test_expect_success 'a guest is refused every dws.* method but the guest ones (rabbits, jobs, job, persistent-*), and the plugin services' '
 	{ FLUX_HANDLE_ROLEMASK=0x2 FLUX_HANDLE_USERID=$OTHER \
 		flux python who.py guest "$GUEST_PAYLOAD" >guest.out; rc=$?; } ;
 	cat guest.out &&
@@ -156,7 +157,10 @@ test_expect_success 'a guest is refused every dws.* method but the guest ones (r
 	grep "^dws.rabbits ok$" guest.out &&
 	grep "^dws.jobs ok$" guest.out &&
 	grep "^dws.job ENOENT$" guest.out &&
-	test "$(grep -c " ok$" guest.out)" = 2 &&
+	grep "^dws.persistent-list ok$" guest.out &&
+	grep "^dws.persistent-share ok$" guest.out &&
+	grep "^dws.persistent-unshare ok$" guest.out &&
+	test "$(grep -c " ok$" guest.out)" = 5 &&
 	grep "^job-manager.dws.epilog-remove EPERM$" guest.out &&
 	grep "^job-manager.dws.dataout-begin EPERM$" guest.out &&
 	grep "^job-manager.dws.dataout-end EPERM$" guest.out &&

@@ -444,7 +444,7 @@ static void service_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg
         ev = json_pack ("{s:s s:O s:s s:O}", "type", method, "payload", payload, "state",
                         flux_job_statetostr (state, "L"), "jobspec",
                         jobspec ? jobspec : json_null ());
-    else if (!strcmp (method, "epilog-remove")
+    else if (!strcmp (method, "epilog-remove") || !strcmp (method, "prestage-remove")
              || !strcmp (method, DWS_JOBWIRE_DEPENDENCY_METHOD))
         ev = json_pack ("{s:s s:O s:s}", "type", method, "payload", payload, "state",
                         flux_job_statetostr (state, "L"));

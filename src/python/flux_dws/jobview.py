@@ -263,6 +263,28 @@ def _dm_lines(j: dict[str, Any]) -> list[str]:
     return out or ["  (none)"]
 
 
+def _prestage_lines(j: dict[str, Any]) -> list[str]:
+    """A pre-staged job: what it holds ahead of its nodes, since when, and
+    what it waits for (doc/guide/prestage.rst)."""
+    p = _dict(j.get("prestage"))
+    if not p:
+        return []
+    gib = _num(p.get("gib")) or 0
+    held = f"{int(gib)} GiB of rabbit ssd" if gib > 0 else "its persistent storage"
+    since, now = _num(p.get("since")), _num(j.get("now"))
+    if p.get("nodes"):
+        return [f"  pre-staged: set up and filled before its nodes ({held})"]
+    ago = f" for {duration(now - since)}" if since and now and now >= since else ""
+    line = f"  pre-staging: {held} set up ahead of its nodes{ago}"
+    if p.get("ready"):
+        line += "; data in, waiting for the scheduler"
+    elif p.get("waiting"):
+        line += f"; waiting: {p['waiting']}"
+    else:
+        line += "; Setup and DataIn before it is scheduled"
+    return [line]
+
+
 def job_text(j: dict[str, Any], user: str | None = None) -> str:
     """``flux dws job``: one job in full."""
     jid = shown_id(j)
@@ -284,6 +306,7 @@ def job_text(j: dict[str, Any], user: str | None = None) -> str:
     if j.get("hosts"):
         lines.append(f"  computes {j['hosts']}" + (f"; given up: {j['failed_hosts']}"
                                                    if j.get("failed_hosts") else ""))
+    lines += _prestage_lines(j)
     lines.append("storage:")
     lines += _directive_lines(j)
     env = _dict(j.get("env"))

@@ -6,8 +6,10 @@ compute:
 
 - ``graph_index``: the paths of each rabbit's ssd vertices and of each
   compute node in Fluxion's graph (``{"ssds": {rabbit: [path]}, "nodes":
-  {host: path}}``).  A chassis vertex carries its rabbit's name in
-  ``properties.rabbit``; its ssd vertices are its children.
+  {host: path}, "ssd_gib": {rabbit: GiB}}``, the last, where the graph
+  gives vertex sizes, the size of the rabbit's smallest ssd vertex).  A
+  chassis vertex carries its rabbit's name in ``properties.rabbit``; its
+  ssd vertices are its children.
 - ``decode_lean``: JSON text (R, or an answer carrying it) decoded with
   the graph cut down as it is read to the vertices ``graph_index`` reads.
   R's graph holds every core and GPU and every containment edge: on El
@@ -74,12 +76,14 @@ def graph_index(R: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
     its graph from R itself: no ssd vertices, node paths ``/cluster0/<host>``)."""
     ssds: dict[str, list[str]] = {}
     nodes: dict[str, str] = {}
+    ssd_gib: dict[str, int] = {}
     graph = ((R or {}).get("scheduling") or {}).get("graph") or {}
     vertices = graph.get("nodes") if isinstance(graph, dict) else None
     if not isinstance(vertices, list):
         return {"ssds": ssds, "nodes": nodes}
     chassis: dict[str, str] = {}  # chassis path -> rabbit
     ssd_paths: list[str] = []
+    sizes: dict[str, int] = {}  # ssd path -> GiB
     for v in vertices:
         if not isinstance(v, dict):
             continue
@@ -94,6 +98,9 @@ def graph_index(R: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
                 chassis[path] = rabbit
         elif vtype == "ssd":
             ssd_paths.append(path)
+            size = meta.get("size")
+            if isinstance(size, int) and not isinstance(size, bool) and size > 0:
+                sizes[path] = size
         elif vtype in ("node", "storage_node"):
             name = meta.get("name")
             if isinstance(name, str):
@@ -102,9 +109,14 @@ def graph_index(R: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
         rabbit = chassis.get(path.rsplit("/", 1)[0])
         if rabbit is not None:
             ssds.setdefault(rabbit, []).append(path)
+            if path in sizes:
+                ssd_gib[rabbit] = min(ssd_gib.get(rabbit, sizes[path]), sizes[path])
     for paths in ssds.values():
         paths.sort(key=_natural)
-    return {"ssds": ssds, "nodes": nodes}
+    index: dict[str, dict[str, Any]] = {"ssds": ssds, "nodes": nodes}
+    if ssd_gib:
+        index["ssd_gib"] = ssd_gib
+    return index
 
 
 def _natural(path: str) -> tuple[str, int]:

@@ -85,7 +85,8 @@ NOT_UTF8 = b"\xff\xfe".decode("utf-8", "surrogateescape")
 #: command and subcommand, with values out of range, of the wrong type, or
 #: not UTF-8, and unknown options.
 SUBCOMMANDS = ["atom-emulator", "check", "demo", "dws2jgf", "emulator", "fault", "getrabbit",
-               "job", "jobs", "rabbitmapping", "rabbits", "status", "sync", "version", "wait"]
+               "job", "jobs", "persistent", "rabbitmapping", "rabbits", "status", "sync",
+               "version", "wait"]
 FAULT_ACTIONS = ["add", "stall", "delay", "list", "clear", "health", "storage", "storm",
                  "vanish", "api", "api-list", "api-clear", "drop-watches", "expire-watches"]
 ARG_CASES: list[tuple[Main, list[str]]] = [

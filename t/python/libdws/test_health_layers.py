@@ -34,6 +34,7 @@ LAYERS = [
     "graph",
     "resource",
     "alloc",
+    "pick",
     "result",
     "view",
     "flush",

@@ -602,7 +602,26 @@ def test_resource_update_errmsg_and_repeat() -> None:
     assert job.replies == [{"action": "respond", "payload": {}}]
 
 
+def test_prestaged_resource_update_holds_dws_prestage_until_prestage_remove() -> None:
+    job = Job()
+    job.depend()
+    job.resource_update(prestage=True)
+    # dws-prestage is held before dws-create goes: never without one of ours
+    assert job.deps == {"dws-prestage"}
+    assert job.replies[-1] == {"action": "respond", "payload": {}}
+    acts = job.feed({"type": "prestage-remove", "payload": {"id": JOBID}, "state": "DEPEND"})
+    assert job.deps == set()
+    assert acts[-1] == {"action": "respond", "payload": {}}
+    # a repeat after the job left DEPEND changes nothing
+    job.state = "PRIORITY"
+    acts = job.feed({"type": "prestage-remove", "payload": {"id": JOBID}, "state": "PRIORITY"})
+    assert acts == [{"action": "respond", "payload": {}}]
+
+
 @pytest.mark.parametrize(("method", "payload", "what"), [
+    ("resource-update", {"id": JOBID, "resources": [], "prestage": "yes"},
+     "'prestage' must be a boolean"),
+    ("prestage-remove", {"id": "x"}, "'id' must be an integer"),
     ("resource-update", None, "the payload is not an object"),
     ("resource-update", {"resources": []}, "'id' must be an integer"),
     ("resource-update", {"id": JOBID, "errmsg": ["x"]}, "'errmsg' must be a string"),

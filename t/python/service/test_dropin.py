@@ -109,10 +109,11 @@ def test_watch_test_answers_the_owner_an_empty_object(h: Harness) -> None:
 
 def test_the_method_lists_come_from_the_engine_table() -> None:
     assert set(engine.METHODS) <= set(core.METHODS)
-    assert set(core.GUEST_METHODS) == set(engine.GUEST_METHODS) == {"rabbits", "jobs", "job"}
+    assert set(core.GUEST_METHODS) == set(engine.GUEST_METHODS) == {
+        "rabbits", "jobs", "job", "persistent-list", "persistent-share", "persistent-unshare"}
     assert {"create", "setup", "post_run", "teardown", "abort", "status", "watch_test",
             "config-reload"} <= set(core.METHODS)
-    assert SERVICES == ("resource-update", "prolog-remove", "epilog-remove")
+    assert SERVICES == ("resource-update", "prolog-remove", "epilog-remove", "prestage-remove")
 
 
 def test_a_guest_is_refused_every_method_but_the_guests(h: Harness) -> None:
@@ -189,6 +190,8 @@ def test_watch_test_after_a_workflow_vanished(h: Harness) -> None:
 
 
 def test_watch_test_when_a_list_fails_says_why(h: Harness) -> None:
+    # the watches' own first lists done, so the faults meet the barrier's
+    assert h.ask("dws.watch_test") == {}
     h.emulator.api_fault(500, method="GET", path=r"\?limit=", count=3)
     got = h.ask("dws.watch_test")
     assert got["errnum"] == errno.EIO

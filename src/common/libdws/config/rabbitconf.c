@@ -45,6 +45,7 @@ static json_t *check_policy (const char *path, json_t *val, dws_error_t *err);
 static json_t *check_lustre (const char *path, json_t *val, dws_error_t *err);
 static json_t *check_presets (const char *path, json_t *val, dws_error_t *err);
 static json_t *check_release (const char *path, json_t *val, dws_error_t *err);
+static json_t *check_prestage (const char *path, json_t *val, dws_error_t *err);
 
 /* Every key, alphabetical (the order of the output and of messages). */
 static const struct keyspec {
@@ -66,6 +67,9 @@ static const struct keyspec {
     {"postrun_timeout", check_seconds, "0.0"},
     {"prerun_timeout", check_seconds, "0.0"},
     {"presets", check_presets, "{}"},
+    {"prestage", check_prestage, "\"" DWS_PRESTAGE_NEVER "\""},
+    {"prestage_max_gib", check_count, "0"},
+    {"prestage_max_jobs", check_count, "0"},
     {"prolog_timeout", check_duration, "1800.0"},
     {"release_computes", check_release, "\"" DWS_RELEASE_AFTER_TEARDOWN "\""},
     {RESTRICT, check_bool, "true"},
@@ -389,6 +393,45 @@ int dws_rabbitconf_release_computes (json_t *value, dws_error_t *err)
         dws_errorf (err, DWS_RELEASE_ATTR " must be " RELEASE_VALUES ", got %s", got);
     }
     return rc;
+}
+
+/* rabbit.prestage's values, and the job attribute dw_prestage's. */
+#define PRESTAGE_VALUES                                                                        \
+    "\"" DWS_PRESTAGE_NEVER "\", \"" DWS_PRESTAGE_COPY_IN "\" or \"" DWS_PRESTAGE_ALWAYS "\""
+
+int dws_rabbitconf_prestage_mode (json_t *val)
+{
+    const char *s = json_string_value (val);
+    if (s && !strcmp (s, DWS_PRESTAGE_NEVER))
+        return 0;
+    if (s && !strcmp (s, DWS_PRESTAGE_COPY_IN))
+        return 1;
+    if (s && !strcmp (s, DWS_PRESTAGE_ALWAYS))
+        return 2;
+    return -1;
+}
+
+static json_t *check_prestage (const char *path, json_t *val, dws_error_t *err)
+{
+    if (dws_rabbitconf_prestage_mode (val) < 0)
+        return bad (err, path, val, "must be " PRESTAGE_VALUES);
+    return keep (json_deep_copy (val), err);
+}
+
+int dws_rabbitconf_prestage_attr (json_t *value, dws_error_t *err)
+{
+    char got[VALUE_MAX_LEN + 4];
+    const char *s = json_string_value (value);
+    if (json_is_true (value) || (s && !strcmp (s, "yes")))
+        return 1;
+    if (json_is_false (value) || (s && !strcmp (s, "no")))
+        return 0;
+    if (value)
+        render (value, got, sizeof (got));
+    else
+        snprintf (got, sizeof (got), "nothing");
+    dws_errorf (err, DWS_PRESTAGE_ATTR " must be \"yes\" or \"no\", got %s", got);
+    return -1;
 }
 
 static json_t *check_lustre (const char *path, json_t *val, dws_error_t *err)

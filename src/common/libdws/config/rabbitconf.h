@@ -24,6 +24,10 @@
  *   postrun_timeout               real seconds >= 0         0.0 (off)
  *   prerun_timeout                real seconds >= 0         0.0 (off)
  *   presets                       {name: string | [string]} {}
+ *   prestage                      "never" | "copy-in" |     "never"
+ *                                 "always"
+ *   prestage_max_gib              integer >= 0              0 (no limit)
+ *   prestage_max_jobs             integer >= 0              0 (no limit)
  *   prolog_timeout                real seconds >= 0         1800.0 (0 = none)
  *   release_computes              "after-unmount" |         "after-teardown"
  *                                 "after-teardown"
@@ -91,6 +95,25 @@
  * normalised release_computes is always one of the two strings.
  */
 int dws_rabbitconf_release_computes (json_t *value, dws_error_t *err);
+
+/* rabbit.prestage and the job attribute dw_prestage
+ * (attributes.system.dw_prestage, "yes" or "no", which overrides it for
+ * one job): whether a rabbit job's storage is set up and filled before its
+ * nodes are allocated (doc/guide/prestage.rst).  "copy-in": the jobs with
+ * a #DW copy_in.
+ */
+#define DWS_PRESTAGE_NEVER "never"
+#define DWS_PRESTAGE_COPY_IN "copy-in"
+#define DWS_PRESTAGE_ALWAYS "always"
+#define DWS_PRESTAGE_ATTR "dw_prestage"
+
+/* rabbit.prestage's value: 0 never, 1 copy-in, 2 always, -1 none of them. */
+int dws_rabbitconf_prestage_mode (json_t *value);
+
+/* A dw_prestage value: 1 for "yes" (or true), 0 for "no" (or false), or -1
+ * with "dw_prestage must be \"yes\" or \"no\", got <value>".
+ */
+int dws_rabbitconf_prestage_attr (json_t *value, dws_error_t *err);
 
 /* Validate and normalise [rabbit] (NULL = absent = {}); the input is not
  * modified or kept.  New reference, or NULL with err set.

@@ -12,6 +12,7 @@
 
 #include "wire/action.h"
 #include "act.h"
+#include "psi.h"
 #include "wire/explain.h"
 #include "wire/wire.h"
 
@@ -78,8 +79,18 @@ static void act_explain (struct dws_engine *e, struct job *job, const char *type
                          const char *note)
 {
     char sentence[DWS_EXPLAIN_MAX];
+    char owner[DWS_EXPLAIN_MAX];
     if (!dws_explain (note, sentence, sizeof (sentence)))
         return;
+    /* a persistentdw refused for another user's storage: who owns it, as
+     * a line of its own under the row's sentence (which stays whole) */
+    if (psi_owner_line (e, job->directives, note, owner, sizeof (owner))) {
+        size_t n = strlen (sentence), m = strlen (owner);
+        if (n + 1 + m < sizeof (sentence)) { /* whole, or not at all */
+            sentence[n] = '\n';
+            memcpy (sentence + n + 1, owner, m + 1);
+        }
+    }
     act (e, json_pack ("{s:s s:I s:s s:{s:s s:s s:s}}", "action", DWS_WIRE_ACTION (POST_EVENT), "id",
                        job->id, "name", DWS_EXPLAIN_EVENT, "context", "type", type, "note", note,
                        "explanation", sentence));
@@ -168,7 +179,7 @@ void act_record (struct dws_engine *e, struct job *job)
 }
 
 static const char *timer_names[T_NKINDS] = {
-    "setup", "prerun", "postrun", "teardown_after", "tc", "release",
+    "setup", "prerun", "postrun", "teardown_after", "tc", "release", "prestage",
 };
 
 const char *act_timer_name (enum timer_kind kind)

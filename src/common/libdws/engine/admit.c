@@ -46,7 +46,7 @@ static struct limits_use use_of (struct dws_engine *e, int64_t uid, const struct
     struct limits_use u = {0, 0};
     const char *key;
     json_t *psi;
-    json_object_foreach (e->psis, key, psi)
+    json_object_foreach (e->limit_psis, key, psi)
         if (json_integer_value (json_object_get (psi, "uid")) == uid)
             u.gib += json_integer_value (json_object_get (psi, "gib"));
     for (size_t b = 0; b < e->nbuckets; b++)
@@ -75,7 +75,7 @@ int admit_create (struct dws_engine *e, struct job *job, dws_error_t *err)
     struct limits_rule r = limits_rule (e->cfg.limits, job->userid, job->username);
     enum limits_verdict v = limits_check (&r, use_of (e, job->userid, job), job_gib (job),
                                           user_of (job, ubuf, sizeof (ubuf)), why, sizeof (why));
-    if (v == LIMITS_GO && !e->psis_synced) {
+    if (v == LIMITS_GO && !e->limit_psis_synced) {
         /* the user's persistent storage is not known yet: wait for it */
         v = LIMITS_WAIT;
         snprintf (why, sizeof (why), "the persistent storage is not listed yet");
@@ -163,7 +163,7 @@ static int by_user_id (const void *a, const void *b)
 
 void admit_pass (struct dws_engine *e)
 {
-    if (e->phase_jobs[PHASE_LIMITED] == 0 || !e->synced || e->refused || !e->psis_synced)
+    if (e->phase_jobs[PHASE_LIMITED] == 0 || !e->synced || e->refused || !e->limit_psis_synced)
         return;
     size_t n = 0, cap = (size_t)e->phase_jobs[PHASE_LIMITED];
     struct job **waiting = calloc (cap, sizeof (*waiting));
@@ -220,9 +220,9 @@ static void psi_put (struct dws_engine *e, json_t *obj)
     psi_key (obj, key, sizeof (key));
     if (!json_is_integer (uid) || owned_by_workflow (obj) || !dirs
         || limits_job_gib (dirs, 1, &gib, NULL) < 0)
-        json_object_del (e->psis, key);
+        json_object_del (e->limit_psis, key);
     else
-        json_object_set_new (e->psis, key, json_pack ("{s:O s:I}", "uid", uid, "gib",
+        json_object_set_new (e->limit_psis, key, json_pack ("{s:O s:I}", "uid", uid, "gib",
                                                       (json_int_t)gib));
     json_decref (dirs);
 }
@@ -231,10 +231,10 @@ void admit_psi_sync (struct dws_engine *e, json_t *objects)
 {
     size_t i;
     json_t *obj;
-    json_object_clear (e->psis);
+    json_object_clear (e->limit_psis);
     json_array_foreach (objects, i, obj)
         psi_put (e, obj);
-    e->psis_synced = true;
+    e->limit_psis_synced = true;
 }
 
 void admit_psi_event (struct dws_engine *e, const char *what, json_t *obj)
@@ -242,7 +242,7 @@ void admit_psi_event (struct dws_engine *e, const char *what, json_t *obj)
     char key[320];
     if (!strcmp (what, "DELETED")) {
         psi_key (obj, key, sizeof (key));
-        json_object_del (e->psis, key);
+        json_object_del (e->limit_psis, key);
     }
     else
         psi_put (e, obj);

@@ -14,7 +14,7 @@
  *
  * What a user holds is read from the job table each time: the jobs with
  * a Workflow (or its create sent), their GiB until Teardown is done, plus
- * the persistent storage the user owns (e->psis: a PSI whose Workflow
+ * the persistent storage the user owns (e->limit_psis: a PSI whose Workflow
  * still owns it is counted by that Workflow's create_persistent).  A
  * restarted service rebuilds it from the Workflow and PSI lists before any
  * job is let go: waiting jobs come back through the orphans (request.c),

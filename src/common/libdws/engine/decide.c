@@ -81,6 +81,15 @@ static bool release_early (const struct dws_engine *e, const struct job *job)
     return job->release == RELEASE_EARLY;
 }
 
+/* A pre-staged job (prestage.c) is set up and filled before it has
+ * nodes: Setup and DataIn without Computes, then the job is let go to the
+ * scheduler; dws.setup brings the hosts, the Computes, then PreRun.
+ */
+static bool prestaging (const struct job *job)
+{
+    return job->prestage && !job->hosts;
+}
+
 /* State s is complete (the phase says so already). */
 static struct step after_done (const struct dws_engine *e, const struct job *job,
                                enum wf_state s)
@@ -89,8 +98,10 @@ static struct step after_done (const struct dws_engine *e, const struct job *job
         case WF_PROPOSAL:
             return make (STEP_PROPOSAL);
         case WF_SETUP:
-            return make (STEP_COMPUTES);
+            return job->prestage ? ask (job, WF_DATAIN) : make (STEP_COMPUTES);
         case WF_DATAIN:
+            if (job->prestage)
+                return make (job->hosts ? STEP_COMPUTES : STEP_PRESTAGED);
             return ask (job, WF_PRERUN);
         case WF_PRERUN:
             return make (STEP_PROLOG);
@@ -110,6 +121,29 @@ static struct step read_culprits (enum timer_kind kind)
     struct step st = make (STEP_READ_CULPRITS);
     st.timer = kind;
     return st;
+}
+
+/* May a pre-staged job's storage be placed: its choice recorded and its
+ * resources sent, its Proposal done and nothing asked since, nothing
+ * failed.
+ */
+static bool prestage_may_start (const struct job *job)
+{
+    return prestaging (job) && job->prestage_recorded && job->resources_sent && !job->excepted
+           && !job->toredown && phase_exists (job) && phase_handled (job) == WF_PROPOSAL
+           && phase_desired (job) == WF_PROPOSAL && job->servers_pending == 0;
+}
+
+/* A pre-staged job's next step toward Setup: its ssd picked and held
+ * (Lustre), Fluxion's word that no job has any of it, then the Servers.
+ */
+static struct step prestage_next (const struct job *job)
+{
+    if (job->prestage_gib > 0 && !job->prestage_picked)
+        return make (STEP_PRESTAGE_PICK);
+    if (job->prestage_gib > 0 && !job->prestage_verified)
+        return make (STEP_NOTHING); /* the hold applies, or the find is out */
+    return make (STEP_SERVERS);
 }
 
 /* A timer fired (it fires once per state: not again for a state whose
@@ -142,6 +176,10 @@ static struct step on_timer (const struct job *job, enum timer_kind kind)
             if (job->phase == PHASE_RELEASING)
                 return make (STEP_KEEP_COMPUTES);
             break;
+        case T_PRESTAGE:
+            if (prestage_may_start (job) && !job->prestage_picked)
+                return make (STEP_PRESTAGE_PICK);
+            break;
         case T_TC:
             if (!job->tc || desired == WF_TEARDOWN)
                 break;
@@ -169,8 +207,11 @@ static bool setup_may_start (const struct job *job)
 static struct step proposal_ready (const struct job *job)
 {
     if (!job->resources_sent)
-        return make (STEP_RESOURCES);
-    return make (setup_may_start (job) ? STEP_SETUP_START : STEP_NOTHING);
+        return make (job->prestage && !job->prestage_recorded ? STEP_PRESTAGE_RECORD
+                                                              : STEP_RESOURCES);
+    if (setup_may_start (job))
+        return make (STEP_SETUP_START);
+    return prestage_may_start (job) ? prestage_next (job) : make (STEP_NOTHING);
 }
 
 /* The Workflow is gone and we did not delete it (or we did: DELETING). */
@@ -276,6 +317,8 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
         case DECIDE_ON_COMPUTES:
             if (desired == WF_SETUP && !job->excepted)
                 return ask (job, WF_DATAIN);
+            if (job->prestage && desired == WF_DATAIN && handled == WF_DATAIN && !job->excepted)
+                return ask (job, WF_PRERUN); /* pre-staged: its data is in already */
             return make (STEP_NOTHING);
         case DECIDE_ON_TOKEN:
             if (desired == WF_PRERUN && !job->excepted)
@@ -283,7 +326,7 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
             return make (STEP_NOTHING);
         case DECIDE_ON_SETUP_AGAIN:
             /* its prolog-remove may have been lost with a reloaded plugin */
-            if (!job->hosts && desired <= WF_PROPOSAL)
+            if (!job->hosts && (desired <= WF_PROPOSAL || job->prestage))
                 return make (STEP_RECORD); /* the first: record the hosts */
             if (handled >= WF_PRERUN && desired == WF_PRERUN && !job->token_pending
                 && !job->epilog)
@@ -298,12 +341,16 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
                 return make (STEP_NOTHING);
             if (handled == WF_PROPOSAL && desired == WF_PROPOSAL)
                 return make (STEP_PROPOSAL);
+            if (setup_may_start (job))
+                return make (STEP_SETUP_START); /* a pre-staged job picked up, its hosts come */
             return make (STEP_BREAKDOWNS);
         case DECIDE_ON_PROPOSAL_READY:
             return proposal_ready (job);
         case DECIDE_ON_RESEND:
-            if (job->resources_sent && handled == WF_PROPOSAL && desired == WF_PROPOSAL
-                && !job->hosts && !job->excepted && !job->toredown)
+            /* a pre-staged job waits in DEPEND past Proposal */
+            if (job->resources_sent
+                && ((handled == WF_PROPOSAL && desired == WF_PROPOSAL) || job->prestage)
+                && !job->hosts && !job->excepted && !job->toredown && desired < WF_TEARDOWN)
                 return make (STEP_RESOURCES_AGAIN);
             return make (STEP_NOTHING);
         case DECIDE_ON_SETUP:
@@ -316,6 +363,11 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
         case DECIDE_ON_HOSTS:
             if (!phase_exists (job) || handled < WF_PROPOSAL)
                 return make (STEP_NOTHING); /* for a Workflow since created again */
+            if (job->prestage) /* set up and filled already: the Computes, once DataIn is */
+                return make (handled == WF_DATAIN && desired == WF_DATAIN && !job->excepted
+                                     && !job->toredown
+                                 ? STEP_COMPUTES
+                                 : STEP_RECORD);
             if (!job->excepted && job->setup_pending && !job->toredown)
                 return make (STEP_SERVERS);
             return make (STEP_RECORD);
@@ -377,7 +429,8 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
                 return make (STEP_END_AWAY);
             return make (STEP_NOTHING);
         case DECIDE_ON_ORPHAN_RUN:
-            if (phase_exists (job) && desired == WF_PROPOSAL && !job->hosts && !job->excepted)
+            if (phase_exists (job) && !job->hosts && !job->excepted
+                && (desired == WF_PROPOSAL || (job->prestage && handled == WF_DATAIN)))
                 return make (STEP_READ_R);
             return make (STEP_NOTHING);
         case DECIDE_ON_ORPHAN_CLEANUP:
@@ -393,7 +446,7 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
                 return make (job->info_R ? STEP_SETUP_FROM_R : STEP_NOTHING);
             return make (STEP_FROM_JOBSPEC);
         case DECIDE_ON_R_READ:
-            if (job->hosts || desired != WF_PROPOSAL)
+            if (job->hosts || (desired != WF_PROPOSAL && !job->prestage))
                 return make (STEP_NOTHING); /* dws.setup came meanwhile */
             return make (STEP_RECORD);
         case DECIDE_ON_JOBSPEC:
@@ -408,7 +461,18 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
         case DECIDE_ON_HOLDS_APPLIED:
             if (job->phase == PHASE_RELEASING && !job->info_hold)
                 return make (STEP_RELEASED);
+            if (prestage_may_start (job) && job->prestage_picked && !job->prestage_verified
+                && !job->prestage_finding)
+                return make (STEP_PRESTAGE_VERIFY);
             return make (STEP_NOTHING);
+        case DECIDE_ON_PRESTAGE_RECORDED:
+            if (!job->resources_sent)
+                return proposal_ready (job);
+            if (prestage_may_start (job) && job->prestage_picked && !job->prestage_verified)
+                return make (STEP_HOLD);
+            return make (STEP_NOTHING);
+        case DECIDE_ON_PRESTAGE_FOUND:
+            return prestage_may_start (job) ? prestage_next (job) : make (STEP_NOTHING);
     }
     return make (STEP_NOTHING);
 }

@@ -13,13 +13,18 @@
 
 #include "act.h"
 #include "admit.h"
+#include "config/rabbitconf.h"
 #include "decide.h"
 #include "fault.h"
 #include "job.h"
 #include "jobview.h"
+#include "persistent.h"
 #include "util/jsonio.h"
 #include "progress.h"
+#include "psi.h"
 #include "placement/rabbitmap.h"
+#include "rabbitdf.h"
+#include "rabbitdrain.h"
 #include "rabbits.h"
 #include "release.h"
 #include "request.h"
@@ -78,6 +83,16 @@ static int get_release (json_t *cfg, bool *early, dws_error_t *err)
     return 0;
 }
 
+static int get_prestage (json_t *cfg, int *mode, dws_error_t *err)
+{
+    json_t *v = json_object_get (cfg, "prestage");
+    *mode = v && !json_is_null (v) ? dws_rabbitconf_prestage_mode (v) : 0;
+    if (*mode < 0)
+        return dws_errorf (err, "rabbit.prestage: must be \"" DWS_PRESTAGE_NEVER "\", \""
+                           DWS_PRESTAGE_COPY_IN "\" or \"" DWS_PRESTAGE_ALWAYS "\"");
+    return 0;
+}
+
 static void config_clear (struct config *c)
 {
     json_decref (c->presets);
@@ -104,6 +119,9 @@ static int config_parse (json_t *cfg, struct config *c, dws_error_t *err)
         || get_release (cfg, &c->release_early, err) < 0
         || get_int (cfg, "save_datamovements", 0, 0, &c->save_datamovements, err) < 0
         || get_int (cfg, "min_allocation_size", 4, 1, &c->min_allocation_size, err) < 0
+        || get_prestage (cfg, &c->prestage, err) < 0
+        || get_int (cfg, "prestage_max_jobs", 0, 0, &c->prestage_max_jobs, err) < 0
+        || get_int (cfg, "prestage_max_gib", 0, 0, &c->prestage_max_gib, err) < 0
         || get_int (cfg, "owner", 0, 0, &c->owner, err) < 0)
         return -1;
     json_t *queues = json_object_get (cfg, "drain_queues");
@@ -235,7 +253,9 @@ struct dws_engine *dws_engine_create (json_t *config, dws_error_t *err)
     }
     if (!(e->deferred = json_array ()) || !(e->refused = json_object ())
         || !(e->record_due = json_object ()) || !(e->records = json_object ())
-        || !(e->psis = json_object ())) {
+        || !(e->limit_psis = json_object ())
+        || !(e->psi_pending = json_object ()) || !(e->psi_deferred = json_array ())
+        || !(e->drains = json_object ()) || !(e->dfs = json_object ())) {
         dws_errorf (err, "out of memory");
         dws_engine_destroy (e);
         return NULL;
@@ -260,10 +280,15 @@ void dws_engine_destroy (struct dws_engine *e)
     dws_rabbitmap_destroy (e->map);
     dws_health_destroy (e->health);
     json_decref (e->deferred);
+    json_decref (e->drains);
+    json_decref (e->dfs);
     json_decref (e->refused);
     json_decref (e->record_due);
     json_decref (e->records);
     json_decref (e->psis);
+    json_decref (e->psi_pending);
+    json_decref (e->psi_deferred);
+    json_decref (e->limit_psis);
     json_decref (e->actions);
     free (e);
 }
@@ -330,6 +355,7 @@ static const result_handler_f result_handlers[TOK_COUNT] = {
     [TOK_ABORT_SERVERS] = fault_on_abort_servers,
     [TOK_FORCE_READY] = fault_on_force_ready,
     [TOK_JOBVIEW] = jobview_on_datamovements,
+    [TOK_PRESTAGE] = progress_on_prestage,
 };
 
 static void k8s_result (struct dws_engine *e, const char *what, struct job *job, json_t *event)
@@ -361,8 +387,25 @@ static void answer_deferred (struct dws_engine *e)
     json_decref (deferred);
 }
 
+/* The dws.persistent-* requests that waited for the PSIs' first list. */
+static void answer_psi_deferred (struct dws_engine *e)
+{
+    json_t *deferred = e->psi_deferred;
+    size_t i;
+    json_t *ev;
+    if (json_array_size (deferred) == 0 || !(e->psi_deferred = json_array ())) {
+        if (!e->psi_deferred)
+            e->psi_deferred = deferred;
+        return;
+    }
+    json_array_foreach (deferred, i, ev)
+        request_event (e, ev);
+    json_decref (deferred);
+}
+
 /* A sync or watch event: the Workflow list and watch drive the jobs,
- * Storage goes to rabbit health, SystemConfiguration gives the rabbits. */
+ * Storage goes to rabbit health, SystemConfiguration gives the rabbits,
+ * PersistentStorageInstances are kept for dws.persistent-* (psi.c). */
 static int kind_event (struct dws_engine *e, enum dws_wire_event type, json_t *event,
                        dws_error_t *err)
 {
@@ -381,7 +424,9 @@ static int kind_event (struct dws_engine *e, enum dws_wire_event type, json_t *e
             return rabbits_event (e, HEALTH_STORAGE_SYNC, event, err);
         else if (!strcmp (kind, "PersistentStorageInstance")) {
             admit_psi_sync (e, objects);
+            psi_sync (e, objects, json_object_get (event, "owners"));
             answer_deferred (e); /* the creates that waited for it */
+            answer_psi_deferred (e);
         }
         else if (!strcmp (kind, "SystemConfiguration")) {
             size_t i;
@@ -399,8 +444,10 @@ static int kind_event (struct dws_engine *e, enum dws_wire_event type, json_t *e
         progress_event (e, what, obj);
     else if (!strcmp (kind, "Storage"))
         return rabbits_event (e, HEALTH_STORAGE_WATCH, event, err);
-    else if (!strcmp (kind, "PersistentStorageInstance"))
+    else if (!strcmp (kind, "PersistentStorageInstance")) {
         admit_psi_event (e, what, obj);
+        psi_watch (e, what, obj, json_object_get (event, "owners"));
+    }
     else if (!strcmp (kind, "SystemConfiguration") && strcmp (what, "DELETED") != 0)
         sysconfig_event (e, obj);
     return 0;
@@ -414,12 +461,27 @@ static int result_event (struct dws_engine *e, enum dws_wire_event type, json_t 
     struct job *job = NULL;
     if (type != DWS_WIRE_EV_JOB_INFO && rabbits_token (event))
         return rabbits_event (e, HEALTH_RESULT, event, err);
+    if (type == DWS_WIRE_EV_K8S_RESULT && persistent_token (event)) {
+        persistent_result (e, event);
+        return 0;
+    }
+    if (type == DWS_WIRE_EV_K8S_RESULT && rabbitdrain_token (event)) {
+        rabbitdrain_result (e, event);
+        return 0;
+    }
+    if (type == DWS_WIRE_EV_K8S_RESULT && rabbitdf_token (event)) {
+        rabbitdf_result (e, event);
+        return 0;
+    }
     if (result_job (e, event, what, sizeof (what), &job, err) < 0)
         return -1;
     if (!job)
         return 0; /* the job is gone: a late answer */
     if (type == DWS_WIRE_EV_JOB_INFO)
         request_job_info_result (e, job, event);
+    else if (type == DWS_WIRE_EV_RPC_RESULT
+             && token_kind_parse (what, strlen (what)) == TOK_PRESTAGE_FIND)
+        progress_on_prestage_find (e, job, event);
     else if (type == DWS_WIRE_EV_RPC_RESULT) {
         if (!json_is_true (json_object_get (event, "ok")))
             act_log (e, "err", "%s: %s RPC failed: %s", job->name, what,

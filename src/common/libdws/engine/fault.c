@@ -51,6 +51,7 @@
 #include "job.h"
 #include "phase.h"
 #include "rabbits.h"
+#include "prestage.h"
 #include "release.h"
 #include "token.h"
 #include "wfstate.h"
@@ -156,6 +157,9 @@ void fault_timer_event (struct dws_engine *e, const char *key)
             break;
         case STEP_KEEP_COMPUTES:
             release_timeout (e, job);
+            break;
+        case STEP_PRESTAGE_PICK:
+            prestage_pick (e, job); /* ssd may be free now */
             break;
         case STEP_POSTRUN_FAILED:
         case STEP_FAIL:

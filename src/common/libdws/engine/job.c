@@ -59,6 +59,7 @@ struct job *job_create (struct dws_engine *e, json_int_t id)
     /* j->phase: PHASE_NONE (0, calloc) until decide.c moves it */
     j->forced = WF_NONE;
     j->gib = -1;
+    j->prestage_asked = -1;
     j->breakdowns = json_object ();
     j->create_msgids = json_array ();
     j->view_msgids = json_array ();
@@ -97,6 +98,7 @@ static void job_free (struct job *j)
     free (j->hosts);
     json_decref (j->reserved);
     json_decref (j->held);
+    json_decref (j->prestage_avoid);
     free (j->failed);
     free (j->postrun_why);
     free (j);

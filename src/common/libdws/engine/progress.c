@@ -28,6 +28,7 @@
 #include "placement/lustre.h"
 #include "phase.h"
 #include "parse/policy.h"
+#include "prestage.h"
 #include "progress.h"
 #include "placement/rabbitmap.h"
 #include "rabbits.h"
@@ -104,12 +105,19 @@ static json_t *proposal_resources (struct dws_engine *e, struct job *job, json_t
  * have, or why it cannot.  false when it cannot (the job manager raises
  * the exception).
  */
-static bool send_resources (struct dws_engine *e, struct job *job, json_t *list)
+static bool send_resources (struct dws_engine *e, struct job *job, json_t *list,
+                            const dws_error_t *refused)
 {
     dws_error_t err;
     json_t *payload = NULL;
     bool spread = false;
-    json_t *res = proposal_resources (e, job, list, &spread, &err);
+    json_t *res = NULL;
+    if (refused)
+        err = *refused;
+    else if (job->prestage)
+        res = json_deep_copy (job->resources); /* its storage is not the scheduler's */
+    else
+        res = proposal_resources (e, job, list, &spread, &err);
     if (res && spread
         && rabbits_lustre_fits (e, json_integer_value (json_object_get (
                                       json_array_get (res, 1), "count")),
@@ -134,9 +142,36 @@ static bool send_resources (struct dws_engine *e, struct job *job, json_t *list)
         json_t *exclude = rabbits_job_constraint (e);
         payload = json_pack ("{s:I s:o s:o}", "id", job->id, "resources", res, "exclude",
                              exclude);
+        if (payload && job->prestage) /* flux-dws' own key: dws-prestage is held */
+            json_object_set_new (payload, "prestage", json_true ());
     }
     act_rpc (e, "job-manager.dws.resource-update", payload, NULL);
     return res != NULL;
+}
+
+static void setup_servers (struct dws_engine *e, struct job *job);
+
+/* The decider's step toward Setup: the usual start (dws.setup came), or a
+ * pre-staged job's ssd picked, held or its Servers filled.
+ */
+static void prestage_step (struct dws_engine *e, struct job *job, struct step st)
+{
+    switch (st.kind) {
+        case STEP_SETUP_START:
+            progress_setup_start (e, job);
+            break;
+        case STEP_PRESTAGE_PICK:
+            prestage_pick (e, job);
+            break;
+        case STEP_HOLD:
+            prestage_hold (e, job);
+            break;
+        case STEP_SERVERS:
+            setup_servers (e, job);
+            break;
+        default:
+            break;
+    }
 }
 
 /* Proposal is done and every breakdown read: record whether the job asks
@@ -161,20 +196,28 @@ static void proposal_finish (struct dws_engine *e, struct job *job)
                 job->lustre = true;
         }
     }
+    dws_error_t why;
+    bool refused = !job->prestage_chosen && prestage_choose (e, job, list, &why) < 0;
     struct step st = decide (e, job, DECIDE_ON_PROPOSAL_READY, 0);
+    if (st.kind == STEP_PRESTAGE_RECORD) {
+        json_decref (list);
+        prestage_record (e, job); /* its answer finishes Proposal (progress_on_prestage) */
+        return;
+    }
     if (st.kind == STEP_RESOURCES) {
         job->resources_sent = true;
-        if (!send_resources (e, job, list)) {
+        if (!send_resources (e, job, list, refused ? &why : NULL)) {
             json_decref (list);
             job->excepted = true; /* the job manager raises the exception */
             workflow_step (e, job, decide (e, job, DECIDE_ON_REFUSED, 0), NULL);
             return;
         }
+        if (job->prestage_ready)
+            prestage_ready (e, job); /* a resource-update sent again: so is its end */
         st = decide (e, job, DECIDE_ON_PROPOSAL_READY, 0);
     }
     json_decref (list);
-    if (st.kind == STEP_SETUP_START)
-        progress_setup_start (e, job);
+    prestage_step (e, job, st);
 }
 
 void progress_resources_resend (struct dws_engine *e, struct job *job)
@@ -219,11 +262,14 @@ static void setup_servers (struct dws_engine *e, struct job *job)
     json_t *list = breakdown_list (job);
     size_t i;
     json_t *bd;
-    memo_rabbits (e, job);
+    if (job->hosts)
+        memo_rabbits (e, job); /* a pre-staged job's, once it has them (computes_patch) */
     job->servers_pending = 0;
     /* the same decision as the rewrite at Proposal: the job's Lustre went
-     * where Fluxion found room, and R says where */
-    bool spread = job->reserved && dws_lustre_spreads (job->resources, list, &e->cfg.lustre);
+     * where Fluxion found room, and R says where (a pre-staged job's: the
+     * ssd held for it) */
+    bool spread = job->reserved
+                  && (job->prestage || dws_lustre_spreads (job->resources, list, &e->cfg.lustre));
     json_array_foreach (list, i, bd) {
         json_t *storage = json_object_get (json_object_get (bd, "status"), "storage");
         if (!json_is_object (storage))
@@ -314,6 +360,8 @@ static void computes_patch (struct dws_engine *e, struct job *job)
 {
     dws_error_t err;
     char token[96];
+    if (job->prestage)
+        memo_rabbits (e, job); /* its computes are known only now */
     json_t *names = hosts_minus (job->hosts, job->failed, &err);
     if (!names) {
         workflow_fail_job (e, job, "exception", NOTE_PREFIX "bad host list: %s", err.text);
@@ -465,6 +513,9 @@ static void progress_step (struct dws_engine *e, struct job *job, struct step st
         case STEP_RELEASE:
             release_start (e, job); /* DataOut follows the release */
             break;
+        case STEP_PRESTAGED:
+            prestage_ready (e, job);
+            break;
         default:
             workflow_step (e, job, st, NULL);
             break;
@@ -550,6 +601,7 @@ static void adopt (struct dws_engine *e, struct job *job)
     if (desired == WF_TEARDOWN)
         job->toredown = true;
     workflow_state_timers (e, job, desired, true);
+    prestage_adopt (e, job);
     if (wfview_annotation (v, ANN_HELD))
         release_adopt (e, job, wfview_annotation (v, ANN_HELD));
     act_log (e, "info", "%s: picked up in %s", job->name, wfstate_name (desired));
@@ -734,6 +786,8 @@ void progress_on_breakdown (struct dws_engine *e, enum token_kind kind, struct j
     struct step st = decide (e, job, DECIDE_ON_BREAKDOWN, 0);
     if (st.kind != STEP_NOTHING && breakdowns_ready (e, job) && st.kind == STEP_PROPOSAL)
         proposal_finish (e, job);
+    else if (st.kind == STEP_SETUP_START && breakdowns_ready (e, job))
+        progress_setup_start (e, job);
 }
 
 void progress_on_hosts (struct dws_engine *e, enum token_kind kind, struct job *job,
@@ -750,6 +804,8 @@ void progress_on_hosts (struct dws_engine *e, enum token_kind kind, struct job *
         job_set_wf (job, a.obj);
     if (st.kind == STEP_SERVERS)
         setup_servers (e, job);
+    else if (st.kind == STEP_COMPUTES)
+        computes_patch (e, job); /* pre-staged: set up and filled already */
 }
 
 void progress_on_servers (struct dws_engine *e, enum token_kind kind, struct job *job,
@@ -794,4 +850,28 @@ void progress_on_secret (struct dws_engine *e, enum token_kind kind, struct job 
     if (decide (e, job, DECIDE_ON_TOKEN, 0).kind == STEP_PROLOG_REMOVE)
         prolog_remove (e, job, token);
     free (token);
+}
+
+void progress_on_prestage (struct dws_engine *e, enum token_kind kind, struct job *job,
+                           json_t *event)
+{
+    (void)kind;
+    struct k8s_answer a = answer_of (event);
+    if (write_ended (e, job, a, event, "record the job's pre-staging"))
+        return;
+    if (json_is_object (a.obj))
+        job_set_wf (job, a.obj);
+    prestage_noted (e, job);
+    struct step st = decide (e, job, DECIDE_ON_PRESTAGE_RECORDED, 0);
+    if (st.kind == STEP_RESOURCES)
+        proposal_finish (e, job);
+    else
+        prestage_step (e, job, st);
+}
+
+void progress_on_prestage_find (struct dws_engine *e, struct job *job, json_t *event)
+{
+    if (prestage_found (e, job, event) < 0)
+        return; /* picked again when its timer fires */
+    prestage_step (e, job, decide (e, job, DECIDE_ON_PRESTAGE_FOUND, 0));
 }

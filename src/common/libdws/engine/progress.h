@@ -37,4 +37,10 @@ void progress_on_computes (struct dws_engine *e, enum token_kind kind, struct jo
 void progress_on_secret (struct dws_engine *e, enum token_kind kind, struct job *job,
                          json_t *event);
 
+/* ANN_PRESTAGE was written (or not: the Workflow's answer). */
+void progress_on_prestage (struct dws_engine *e, enum token_kind kind, struct job *job,
+                           json_t *event);
+/* Fluxion's answer to the find of a pre-staged job's hold (prestage.c). */
+void progress_on_prestage_find (struct dws_engine *e, struct job *job, json_t *event);
+
 #endif /* !DWS_ENGINE_PROGRESS_H */

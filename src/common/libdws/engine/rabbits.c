@@ -228,3 +228,19 @@ int rabbits_lustre_fits (struct dws_engine *e, int64_t gib, dws_error_t *err)
                            (long long)gib, (long long)most, (long long)largest);
     return 0;
 }
+
+json_t *rabbits_pick (struct dws_engine *e, int64_t gib, json_t *avoid, json_t **reserved,
+                      dws_error_t *err)
+{
+    return dws_health_pick (e->health, gib, avoid, reserved, err);
+}
+
+int64_t rabbits_graph_gib (struct dws_engine *e)
+{
+    return dws_health_graph_gib (e->health);
+}
+
+size_t rabbits_instance_nodes (struct dws_engine *e)
+{
+    return dws_health_nodes (e->health);
+}

@@ -31,6 +31,7 @@
 #include "job.h"
 #include "config/rabbitconf.h"
 #include "rabbits.h"
+#include "prestage.h"
 #include "release.h"
 #include "placement/rssd.h"
 #include "token.h"
@@ -94,7 +95,8 @@ static void keep_computes (struct dws_engine *e, struct job *job, const char *wh
 {
     act_timer_stop (e, job, T_RELEASE);
     act_log (e, "warning", "%s: computes kept until Teardown: %s", job->name, why);
-    rabbits_unhold (e, job);
+    if (!job->prestage)
+        rabbits_unhold (e, job); /* a pre-staged job's ssd stays held until Teardown */
     workflow_step (e, job, decide (e, job, DECIDE_ON_RELEASED, 0), NULL);
 }
 
@@ -144,8 +146,11 @@ void release_check (struct dws_engine *e)
     json_t *v;
     json_array_foreach (ready, i, v) {
         struct job *job = job_lookup (e, json_integer_value (v));
-        if (job && decide (e, job, DECIDE_ON_HOLDS_APPLIED, 0).kind == STEP_RELEASED)
+        struct step st = job ? decide (e, job, DECIDE_ON_HOLDS_APPLIED, 0) : (struct step){0};
+        if (st.kind == STEP_RELEASED)
             released (e, job);
+        else if (st.kind == STEP_PRESTAGE_VERIFY)
+            prestage_verify (e, job); /* a pre-staged job's ssd is down now */
     }
     json_decref (ready);
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "act.h"
+#include "config/rabbitconf.h"
 #include "parse/breakdown.h"
 #include "decide.h"
 #include "parse/directive.h"
@@ -24,7 +25,10 @@
 #include "jobview.h"
 #include "phase.h"
 #include "parse/policy.h"
+#include "persistent.h"
 #include "progress.h"
+#include "rabbitdf.h"
+#include "rabbitdrain.h"
 #include "rabbits.h"
 #include "release.h"
 #include "admit.h"
@@ -128,7 +132,7 @@ static bool not_yet_synced (struct dws_engine *e, json_t *event)
  * PSI list as for the Workflow list (answered when it comes). */
 static bool psis_not_yet_listed (struct dws_engine *e, json_t *event)
 {
-    if (!e->psis_synced) {
+    if (!e->limit_psis_synced) {
         json_array_append (e->deferred, event);
         return true;
     }
@@ -186,6 +190,12 @@ static void create_request (struct dws_engine *e, json_t *msgid, json_t *p, json
         json_decref (directives);
         directives = NULL;
     }
+    json_t *prestage = json_object_get (p, "prestage");
+    int asked = -1;
+    if (directives && prestage && (asked = dws_rabbitconf_prestage_attr (prestage, &err)) < 0) {
+        json_decref (directives);
+        directives = NULL;
+    }
     if (!directives) {
         act_respond_fail (e, msgid, "%s", err.text);
         refused_create (e, id);
@@ -213,6 +223,7 @@ static void create_request (struct dws_engine *e, json_t *msgid, json_t *p, json
     job->groupid = json_is_integer (gid) ? json_integer_value (gid) : job->userid;
     job->tolerance = tol ? json_integer_value (tol) : 0;
     job->release = release;
+    job->prestage_asked = asked;
     job->directives = directives;
     job->resources = json_incref (resources);
     set_username (job, event);
@@ -283,7 +294,8 @@ static void setup_request (struct dws_engine *e, json_t *msgid, json_t *p, json_
         return;
     }
     job->hosts = hosts;
-    job_set_reserved (job, R);
+    if (!job->prestage) /* a pre-staged job's ssd is the one held for it, not in R */
+        job_set_reserved (job, R);
     rabbits_job (e, job);
     job->setup_pending = true;
     act_respond_ok (e, msgid);
@@ -429,11 +441,54 @@ static void job_method (struct dws_engine *e, json_t *msgid, json_t *p, json_t *
     jobview_job_request (e, msgid, p, json_integer_value (json_object_get (event, "userid")));
 }
 
+/* dws.rabbits; with {"df": true}, the rabbits' space instead (rabbitdf.h):
+ * one guest method for both views of the rabbits. */
 static void rabbits_method (struct dws_engine *e, json_t *msgid, json_t *p, json_t *event)
 {
-    (void)p;
     (void)event;
-    rabbits_request (e, msgid);
+    if (json_is_true (json_object_get (p, "df")))
+        rabbitdf_request (e, msgid);
+    else
+        rabbits_request (e, msgid);
+}
+
+static void drain_method (struct dws_engine *e, json_t *msgid, json_t *p, json_t *event)
+{
+    rabbitdrain_request (e, msgid, p, event, true);
+}
+
+static void undrain_method (struct dws_engine *e, json_t *msgid, json_t *p, json_t *event)
+{
+    rabbitdrain_request (e, msgid, p, event, false);
+}
+
+/* Persistent storage: guest methods that decide who may do what
+ * (persistent.c). */
+static void persistent_list_method (struct dws_engine *e, json_t *msgid, json_t *p,
+                                    json_t *event)
+{
+    (void)p;
+    if (persistent_wait_for_list (e, event))
+        return;
+    persistent_list_request (e, msgid, json_integer_value (json_object_get (event, "userid")));
+}
+
+static void persistent_share_method (struct dws_engine *e, json_t *msgid, json_t *p,
+                                     json_t *event)
+{
+    if (persistent_wait_for_list (e, event))
+        return;
+    persistent_share_request (e, msgid, p, json_integer_value (json_object_get (event, "userid")),
+                              true);
+}
+
+static void persistent_unshare_method (struct dws_engine *e, json_t *msgid, json_t *p,
+                                       json_t *event)
+{
+    if (persistent_wait_for_list (e, event))
+        return;
+    persistent_share_request (e, msgid, p, json_integer_value (json_object_get (event, "userid")),
+                              false);
 }
 
 /* Every dws.<name> method the engine answers, in one table: the dispatch
@@ -455,9 +510,14 @@ static const struct method {
     {"status", false, true, status_method},
     {"released", false, true, released_method},
     {"ready", false, true, ready_method},
+    {"drain", false, false, drain_method},
+    {"undrain", false, false, undrain_method},
     {"rabbits", true, true, rabbits_method},
     {"jobs", true, false, jobs_method},
     {"job", true, false, job_method},
+    {"persistent-list", true, true, persistent_list_method},
+    {"persistent-share", true, false, persistent_share_method},
+    {"persistent-unshare", true, false, persistent_unshare_method},
 };
 #define NMETHODS ((int)(sizeof (methods) / sizeof (methods[0])))
 
@@ -724,7 +784,8 @@ void request_job_info_result (struct dws_engine *e, struct job *job, json_t *eve
             return;
         }
         job->hosts = hosts;
-        job_set_reserved (job, R);
+        if (!job->prestage)
+            job_set_reserved (job, R);
         rabbits_job (e, job);
         job->setup_pending = true;
         progress_setup_start (e, job);
@@ -769,6 +830,9 @@ void request_job_info_result (struct dws_engine *e, struct job *job, json_t *eve
     if (release_mode_parse (json_object_get (system, "dw_release_computes"), &release, NULL)
         == 0)
         job->release = release; /* a bad one was refused by its dws.create */
+    json_t *prestage = json_object_get (system, DWS_PRESTAGE_ATTR);
+    if (prestage)
+        job->prestage_asked = dws_rabbitconf_prestage_attr (prestage, NULL);
     json_decref (job->directives);
     job->directives = directives;
     json_decref (job->resources);

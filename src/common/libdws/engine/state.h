@@ -5,11 +5,14 @@
  *
  *   engine.c    configuration, create/destroy, event dispatch    (top)
  *   request.c   the dws.* requests, orphan recovery, job-info
+ *   persistent.c the dws.persistent-* answers: list, share, unshare
  *   jobview.c   the dws.jobs and dws.job answers: a job as its owner sees it
  *   status.c    the dws.status answer
  *   progress.c  Workflow watch events: adopt, vanish, each state's
  *               completion, Proposal to PreRun
  *   fault.c     timers, TransientCondition, tolerance, abort
+ *   prestage.c  storage set up and filled before the nodes: the choice,
+ *               the ssd held for it, the dependency let go
  *   release.c   computes back after PostRun: ssd holds, then the epilog
  *   admit.c     [rabbit.limits] on the job table: hold, let go (limits.c decides)
  *   workflow.c  Workflow verbs: create, patch state, fail a job,
@@ -20,6 +23,7 @@
  *               and every change of its phase (through phase.c's table)
  *   phase.c     each job's phase: its names and transitions (one table)
  *   act.c       action builders, timer keys
+ *   psi.c       the PersistentStorageInstances known (their watch)
  *   wfview.c    a Workflow read once where it enters (struct wfview)
  *   limits.c    [rabbit.limits]: over a user's limit or not, who goes next (pure)
  *   wfstate.c   the names of the Workflow's states
@@ -105,6 +109,11 @@ enum job_phase {
 #define ANN_HELD "flux-dws.io/held-ssds"
 /* dw_release_computes as the job asked it ("after-unmount"), when it did */
 #define ANN_RELEASE "flux-dws.io/release-computes"
+/* dw_prestage as the job asked it ("yes" or "no"), when it did */
+#define ANN_PRESTAGE_ASKED "flux-dws.io/dw-prestage"
+/* the job is pre-staged (prestage.c): JSON {"since": t, "gib": G} and, once
+ * its ssd vertices are picked, "held": [path] and "reserved": {rabbit: GiB} */
+#define ANN_PRESTAGE "flux-dws.io/prestage"
 #define WORKFLOW_FINALIZER "flux-framework.readthedocs.io/workflow"
 #define WORKFLOW_LABEL "dataworkflowservices.github.io/workflow.name"
 #define WORKFLOW_NS_LABEL "dataworkflowservices.github.io/workflow.namespace"
@@ -159,6 +168,9 @@ struct config {
     bool restrict_persistent_creation;
     int64_t save_datamovements;
     int64_t min_allocation_size; /* GiB */
+    int prestage;          /* rabbit.prestage: 0 never, 1 copy-in, 2 always */
+    int64_t prestage_max_jobs; /* jobs holding storage without nodes; 0: no limit */
+    int64_t prestage_max_gib;  /* the GiB they hold; 0: no limit */
     int64_t owner;
     json_t *presets;   /* object or NULL */
     json_t *maximums;  /* object or NULL */
@@ -247,6 +259,20 @@ struct job {
     char *username;        /* its owner's name as the service looked it up, or NULL */
     char *limit_why;       /* why it waits in PHASE_LIMITED (admit.c), or NULL */
     bool limit_dep;        /* dws-limit was added: removed once the create answers */
+
+    /* pre-staging (prestage.c): storage set up and filled before the nodes */
+    int prestage_asked;    /* dw_prestage: -1 not given, 0 "no", 1 "yes" */
+    bool prestage_chosen;  /* prestage_choose has run for this job */
+    bool prestage;         /* pre-staged: Setup and DataIn before dws.setup */
+    bool prestage_recorded; /* ANN_PRESTAGE is on the Workflow */
+    int64_t prestage_gib;  /* the ssd it holds in Fluxion (Lustre); 0: none */
+    bool prestage_picked;  /* its vertices are picked and recorded (held) */
+    bool prestage_verified; /* Fluxion said none of them is a job's */
+    bool prestage_finding; /* that find is on its way */
+    bool prestage_ready;   /* DataIn done: prestage-remove sent */
+    json_t *prestage_avoid; /* {path: true}: vertices a job had when held */
+    double prestage_since; /* when it was pre-staged */
+    char prestage_wait[160]; /* why it waits for its storage, "" if it does not */
 };
 
 enum timer_kind {
@@ -256,6 +282,7 @@ enum timer_kind {
     T_TEARDOWN_AFTER,
     T_TC,
     T_RELEASE, /* Fluxion's answers to the ssd holds (release.c) */
+    T_PRESTAGE, /* pick a pre-staged job's ssd again (prestage.c) */
     T_NKINDS,
 };
 
@@ -290,9 +317,21 @@ struct dws_engine {
                            * their records after it */
     json_t *records;      /* {"<jobid>": view}: records not yet taken by the
                            * service (dws_engine_take_records) */
-    json_t *psis;         /* {"<namespace>/<name>": {"uid", "gib"}}: the persistent
+    json_t *limit_psis;   /* {"<namespace>/<name>": {"uid", "gib"}}: the persistent
                            * storage no Workflow owns any more, by owner (admit.c) */
-    bool psis_synced;     /* the first PersistentStorageInstance list has come */
+    bool limit_psis_synced; /* the first PersistentStorageInstance list has come */
+    json_t *psis;         /* {name: view}: the PersistentStorageInstances
+                           * (psi.c); NULL before their first list */
+    json_t *psi_pending;  /* {"<seq>": {msgid, name, share}}: persistent-share
+                           * and -unshare patches under way (persistent.c) */
+    int64_t psi_seq;      /* the last such patch's number */
+    json_t *psi_deferred; /* dws.persistent-* requests that came before the
+                           * PSIs' first list, fed again after it */
+    json_t *drains;       /* {"<seq>": request}: dws.drain/undrain in flight
+                           * (rabbitdrain.c) */
+    json_int_t drain_seq;
+    json_t *dfs;          /* {"<seq>": msgid}: dws.df in flight (rabbitdf.c) */
+    json_int_t df_seq;
 };
 
 /* What a Kubernetes answer (or a job-info read) is for: the first word of
@@ -323,7 +362,9 @@ struct dws_engine {
     X (ABORT_MOUNTS, "abort-mounts")                                                           \
     X (ABORT_SERVERS, "abort-servers")                                                       \
     X (FORCE_READY, "force-ready")                                                           \
-    X (JOBVIEW, "jobview")
+    X (JOBVIEW, "jobview")                                                                     \
+    X (PRESTAGE, "prestage")                                                                   \
+    X (PRESTAGE_FIND, "prestage-find")
 
 enum token_kind {
 #define TOKEN_KIND_ENUM(id, name) TOK_##id,

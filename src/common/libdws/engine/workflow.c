@@ -155,6 +155,9 @@ void workflow_create (struct dws_engine *e, struct job *job)
         json_object_set_new (ann, ANN_RELEASE,
                              json_string (job->release == RELEASE_EARLY ? "after-unmount"
                                                                         : "after-teardown"));
+    if (job->prestage_asked >= 0)
+        json_object_set_new (ann, ANN_PRESTAGE_ASKED,
+                             json_string (job->prestage_asked ? "yes" : "no"));
     char *rsv = job->reserved ? json_dumps (job->reserved, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     if (rsv)
         json_object_set_new (ann, ANN_RESERVED, json_string (rsv));

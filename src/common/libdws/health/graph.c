@@ -12,7 +12,7 @@
 #include "table.h"
 
 /* The graph's ssd vertices, grouped by rabbit, each unknown to Fluxion. */
-static int build_ssds (struct dws_health *h, json_t *ssds, dws_error_t *err)
+static int build_ssds (struct dws_health *h, json_t *ssds, json_t *gib, dws_error_t *err)
 {
     const char *rabbit;
     json_t *paths;
@@ -40,6 +40,7 @@ static int build_ssds (struct dws_health *h, json_t *ssds, dws_error_t *err)
         g->rabbit = strdup (rabbit);
         g->first = h->nssd;
         g->n = json_array_size (paths);
+        g->gib = json_integer_value (json_object_get (gib, rabbit));
         json_object_set_new (h->group_index, rabbit, json_integer ((json_int_t)h->ngroups));
         json_array_foreach (paths, k, p) {
             struct ssd *s = &h->ssdv[h->nssd];
@@ -62,13 +63,14 @@ int dws_health_graph (struct dws_health *h, json_t *graph, json_t *actions, dws_
 {
     json_t *ssds = json_object_get (graph, "ssds");
     json_t *nodes = json_object_get (graph, "nodes");
+    json_t *gib = json_object_get (graph, "ssd_gib");
     if (!json_is_object (graph) || (ssds && !json_is_object (ssds))
-        || (nodes && !json_is_object (nodes)))
+        || (nodes && !json_is_object (nodes)) || (gib && !json_is_object (gib)))
         return dws_errorf (err, "graph must be {\"ssds\": {rabbit: [path]}, \"nodes\": "
-                                "{host: path}}");
+                                "{host: path}, \"ssd_gib\"?: {rabbit: GiB}}");
     /* a new graph knows nothing we set; what Fluxion says it has (now or
      * when it answers) still seeds the ssds at the next flush */
-    if (build_ssds (h, ssds, err) < 0)
+    if (build_ssds (h, ssds, gib, err) < 0)
         return -1;
     json_decref (h->node_paths);
     h->node_paths = json_object_size (nodes) ? json_incref (nodes) : NULL;

@@ -8,7 +8,8 @@
  * are; topology.c the computes each rabbit serves; resource.c the Flux
  * resource journal and configuration; graph.c the Fluxion graph's ssd
  * vertices, fluxion.c what Fluxion has of them; hold.c the jobs' holds on
- * them and alloc.c the rabbits jobs use.  Inputs arm the flush timer
+ * them, alloc.c the rabbits jobs use and pick.c free vertices for the
+ * service's own holds (pre-staging).  Inputs arm the flush timer
  * (arm.c); the flush (flush.c) sends what differs: ssd.c the vertices'
  * status, property.c the node properties, drain.c the drains (link.c
  * reads a compute's link), systemstatus.c DWS' SystemStatus, all through

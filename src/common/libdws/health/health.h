@@ -179,6 +179,23 @@ bool dws_health_hold_applied (struct dws_health *h, json_int_t id);
  */
 json_t *dws_health_holds_applied (struct dws_health *h);
 
+/* ssd vertices for a hold of the service's own (pick.c): at least 'gib'
+ * GiB of free vertices (no hold, not down, not in 'avoid', a set {path:
+ * true} or NULL) of rabbits that are up, within what each one's Storage
+ * says is free, the rabbits with the most room first.  A new JSON array of
+ * paths, with *reserved a new {rabbit: GiB taken}; NULL with 'err' saying
+ * how much is free when not enough is.  Needs the graph's vertex sizes
+ * (dws_health_graph's "ssd_gib").
+ */
+json_t *dws_health_pick (struct dws_health *h, int64_t gib, json_t *avoid, json_t **reserved,
+                         dws_error_t *err);
+
+/* The GiB of all the graph's ssd vertices (0 when it gives no sizes). */
+int64_t dws_health_graph_gib (struct dws_health *h);
+
+/* The instance's nodes (broker ranks) as the resource journal gave them. */
+size_t dws_health_nodes (struct dws_health *h);
+
 /* Job 'id' uses these rabbits (a JSON array of names; NULL or empty: none). */
 void dws_health_allocation (struct dws_health *h, json_int_t id, json_t *rabbits,
                             json_t *actions);

@@ -68,6 +68,7 @@ struct ssd_group {
     char *rabbit;
     long ri;              /* index into rabbits, -1 if not in the topology */
     size_t first, n;
+    int64_t gib;          /* the size of its vertices (the smallest), 0 unknown */
 };
 
 struct rank {

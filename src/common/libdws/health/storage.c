@@ -49,6 +49,10 @@ static void decide_up (struct rabbit *r)
                   dreason ? dreason : "");
     else if (!status)
         snprintf (r->why, sizeof (r->why), "Storage has no status yet");
+    else if (!r->up && !strcmp (status, "Drained") && (v->drain_reason || v->drain_date))
+        snprintf (r->why, sizeof (r->why), "drained%s%s%s%s", v->drain_date ? " " : "",
+                  v->drain_date ? v->drain_date : "", v->drain_reason ? ": " : "",
+                  v->drain_reason ? v->drain_reason : "");
     else if (!r->up && reboot)
         snprintf (r->why, sizeof (r->why), "Storage status %s, reboot required%s%s", status,
                   colon, *colon ? message : "");

@@ -68,6 +68,9 @@ void storageview_parse (json_t *obj, struct storageview *v)
     v->reboot_required = json_is_true (json_object_get (status, "rebootRequired"));
     v->disable_reason = json_string_value (json_object_get (ann, "disable_reason"));
     v->disable_date = json_string_value (json_object_get (ann, "disable_date"));
+    v->drain_reason = json_string_value (json_object_get (ann, "drain_reason"));
+    v->drain_date = json_string_value (json_object_get (ann, "drain_date"));
+    v->drained_by = json_string_value (json_object_get (ann, "flux-dws.io/drained-by"));
     space (status, v);
     v->links = links (status);
 }
@@ -88,9 +91,17 @@ json_t *storageview_summary (const struct storageview *v)
 {
     if (!v->obj)
         return json_null ();
-    return json_pack ("{s:s? s:s s:s s:s s:b s:s? s:s?}", "status", v->status, "state",
-                      v->state ? v->state : "Enabled", "mode", v->mode ? v->mode : "Live",
-                      "message", v->message ? v->message : "", "reboot_required",
-                      v->reboot_required, "disable_reason", v->disable_reason,
-                      "disable_date", v->disable_date);
+    json_t *o = json_pack ("{s:s? s:s s:s s:s s:b s:s? s:s?}", "status", v->status, "state",
+                           v->state ? v->state : "Enabled", "mode", v->mode ? v->mode : "Live",
+                           "message", v->message ? v->message : "", "reboot_required",
+                           v->reboot_required, "disable_reason", v->disable_reason,
+                           "disable_date", v->disable_date);
+    /* a drain (dws.drain's or the nnf CLI's): only when there is one */
+    if (o && (v->drain_reason || v->drain_date)) {
+        json_t *d = json_pack ("{s:s? s:s? s:s?}", "drain_reason", v->drain_reason, "drain_date",
+                               v->drain_date, "drained_by", v->drained_by);
+        json_object_update (o, d);
+        json_decref (d);
+    }
+    return o;
 }

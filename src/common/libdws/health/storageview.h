@@ -21,6 +21,11 @@ struct storageview {
     bool reboot_required;       /* status.rebootRequired */
     const char *disable_reason; /* metadata.annotations.disable_reason, or NULL */
     const char *disable_date;   /* metadata.annotations.disable_date, or NULL */
+    const char *drain_reason;   /* metadata.annotations.drain_reason (the nnf
+                                 * CLI's and dws.drain's), or NULL */
+    const char *drain_date;     /* metadata.annotations.drain_date, or NULL */
+    const char *drained_by;     /* metadata.annotations.flux-dws.io/drained-by:
+                                 * the userid whose dws.drain it was, or NULL */
     int64_t total;              /* bytes: the sum of status.devices[].capacity (a
                                  * drive that is not Ready reports 0) or, when no
                                  * drive reports one (an older DWS),

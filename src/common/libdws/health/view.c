@@ -123,9 +123,17 @@ static json_t *rabbit_view (struct dws_health *h, const struct rabbit *r, json_t
     json_t *used_j = free_bytes < 0 || capacity == 0
                          ? json_null ()
                          : json_integer (free_bytes >= capacity ? 0 : capacity - free_bytes);
-    return json_pack ("{s:s s:o s:b s:s s:s s:o s:i s:O s:O s:I s:o s:o s:o}", "name", r->name,
+    /* what Fluxion was last given for its ssd vertices, counted */
+    int up = 0, down = 0;
+    for (size_t i = g ? g->first : 0; g && i < g->first + g->n; i++) {
+        up += h->ssdv[i].applied == 1;
+        down += h->ssdv[i].applied == 0;
+    }
+    return json_pack ("{s:s s:o s:b s:s s:s s:o s:i s:i s:i s:O s:O s:I s:o s:o s:o}",
+                      "name", r->name,
                       "storage", storageview_summary (&r->sv), "up", r->up, "why", r->why,
-                      "note", r->note, "fluxion", fl, "ssds", g ? (int)g->n : 0, "jobs",
+                      "note", r->note, "fluxion", fl, "ssds", g ? (int)g->n : 0, "ssds_up", up,
+                      "ssds_down", down, "jobs",
                       json_object_get (p, "jobs"), "computes", json_object_get (p, "computes"),
                       "capacity", (json_int_t)capacity, "free", free_j, "used", used_j, "held",
                       held);

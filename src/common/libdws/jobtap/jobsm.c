@@ -354,7 +354,7 @@ static int classify (struct ctx *c, json_t *jobspec, dws_error_t *verr, bool *in
 static bool live (const struct dws_jobsm *s);
 
 /* Send dws.create for a job whose jobspec holds a valid dw: the directives,
- * dw_failure_tolerance and dw_release_computes as given (the service
+ * dw_failure_tolerance, dw_release_computes and dw_prestage as given (the service
  * checks them; the tolerance defaults to 0, the release to the service's
  * release_computes).
  */
@@ -364,6 +364,7 @@ static int send_create (struct ctx *c, json_t *jobspec)
     json_t *res = json_object_get (jobspec, "resources");
 
     json_t *release = sys_attr (jobspec, "dw_release_computes");
+    json_t *prestage = sys_attr (jobspec, "dw_prestage");
     json_t *payload = json_pack ("{s:I s:I s:O s:O s:o}", "jobid", c->next.id, "userid",
                                  c->next.userid, "dw_directives", sys_attr (jobspec, "dw"),
                                  "resources", res ? res : json_null (), "failure_tolerance",
@@ -371,6 +372,8 @@ static int send_create (struct ctx *c, json_t *jobspec)
     /* as given: the service refuses a bad one, as it does a bad tolerance */
     if (payload && release)
         json_object_set (payload, "release_computes", release);
+    if (payload && prestage) /* flux-dws' own key, as given */
+        json_object_set (payload, "prestage", prestage);
     c->next.created = true;
     return act_rpc (c, TAG_CREATE, payload);
 }
@@ -441,8 +444,7 @@ static int ev_dependency (struct ctx *c, json_t *ev, bool add)
 
     if (get_string (c, ev, "name", &name) < 0)
         return -1;
-    /* flux-dws' own (the service's dws-limit): no other plugin's */
-    if (!strcmp (name, DWS_JOBWIRE_DEPENDENCY) || dws_jobwire_service_dependency (name))
+    if (dws_jobwire_own_dependency (name))
         return 0;
     if (add) {
         c->next.other_deps++;
@@ -919,7 +921,7 @@ static json_t *constraints (json_t *jobspec, json_t *exclude, bool *fail)
 static int ev_resource_update (struct ctx *c, json_t *ev)
 {
     const char *m = "resource-update", *state = NULL;
-    json_t *jobspec = NULL, *payload, *errmsg, *resources, *exclude, *cons, *update;
+    json_t *jobspec = NULL, *payload, *errmsg, *resources, *exclude, *prestage, *cons, *update;
     bool fail = false;
     int rc;
 
@@ -937,10 +939,13 @@ static int ev_resource_update (struct ctx *c, json_t *ev)
     }
     resources = json_object_get (payload, "resources");
     exclude = json_object_get (payload, "exclude");
+    prestage = json_object_get (payload, "prestage");
     if (!json_is_array (resources))
         return malformed (c, m, "'resources' must be a list");
     if (exclude && !json_is_object (exclude) && !json_is_null (exclude))
         return malformed (c, m, "'exclude' must be an object or null");
+    if (prestage && !json_is_boolean (prestage))
+        return malformed (c, m, "'prestage' must be a boolean");
     if (!in (&c->next, JOBSM_PHASE_DEPEND))
         return act_respond (c); /* a repeat: the jobspec was updated already */
     if (strcmp (state, "DEPEND") != 0)
@@ -960,8 +965,33 @@ static int ev_resource_update (struct ctx *c, json_t *ev)
         json_decref (update);
         return -1;
     }
+    /* a pre-staged job takes dws-prestage before it gives dws-create up:
+     * it never stands without a dependency of ours until its storage is in */
     if (push (c, json_pack ("{s:s s:o}", "action", ACT (JOBSPEC_UPDATE), "update", update)) < 0
+        || (json_is_true (prestage)
+            && act_named (c, ACT (DEPENDENCY_ADD), DWS_JOBWIRE_PRESTAGE_DEPENDENCY) < 0)
         || act_named (c, ACT (DEPENDENCY_REMOVE), DWS_JOBWIRE_DEPENDENCY) < 0)
+        return -1;
+    return act_respond (c);
+}
+
+/* prestage-remove: the job's storage is set up and its data in (or the
+ * service gave pre-staging up): it may be scheduled.  A repeat, or a job
+ * past DEPEND, is answered and changes nothing.
+ */
+static int ev_prestage_remove (struct ctx *c, json_t *ev)
+{
+    const char *m = "prestage-remove", *state = NULL;
+    json_t *payload;
+    int rc;
+
+    if (get_string (c, ev, "state", &state) < 0)
+        return -1;
+    if ((rc = request_begin (c, ev, m, &payload)) <= 0)
+        return rc;
+    /* a repeat finds it gone (ENOENT, which the adapter lets pass) */
+    if (!strcmp (state, "DEPEND")
+        && act_named (c, ACT (DEPENDENCY_REMOVE), DWS_JOBWIRE_PRESTAGE_DEPENDENCY) < 0)
         return -1;
     return act_respond (c);
 }
@@ -1080,6 +1110,7 @@ static const struct handler handlers[] = {
     /* flux-dws' own method, registered apart from the reference's three
      * (dws_jobsm_service_*): the adapter feeds it as this event type */
     {DWS_JOBWIRE_DEPENDENCY_METHOD, ev_service_dependency, false},
+    {"prestage-remove", ev_prestage_remove, true},
 };
 #define NHANDLERS (sizeof (handlers) / sizeof (handlers[0]))
 
@@ -1403,7 +1434,7 @@ static int dependency_event (const char *name, json_t *ctx, void *arg)
     json_t *held = arg;
     const char *d = json_string_value (json_object_get (ctx, "description"));
 
-    if (!d || !strcmp (d, DWS_JOBWIRE_DEPENDENCY) || dws_jobwire_service_dependency (d))
+    if (!d || dws_jobwire_own_dependency (d))
         return 0;
     if (!strcmp (name, "dependency-add"))
         return json_object_set_new (held, d, json_true ());

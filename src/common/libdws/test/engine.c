@@ -748,11 +748,14 @@ static void test_credentials (void)
         ok (json_integer_value (json_object_get (first, "errnum")) != EPERM,
             "dws.%s from the owner is not refused EPERM", m);
     }
-    ok (guests == 3 && dws_engine_method_guest (n - 3) == 1
-            && !strcmp (dws_engine_method_name (n - 3), "rabbits")
-            && !strcmp (dws_engine_method_name (n - 2), "jobs")
-            && !strcmp (dws_engine_method_name (n - 1), "job"),
-        "three guest methods: rabbits, jobs, job");
+    ok (guests == 6 && dws_engine_method_guest (n - 6) == 1
+            && !strcmp (dws_engine_method_name (n - 6), "rabbits")
+            && !strcmp (dws_engine_method_name (n - 5), "jobs")
+            && !strcmp (dws_engine_method_name (n - 4), "job")
+            && !strcmp (dws_engine_method_name (n - 3), "persistent-list")
+            && !strcmp (dws_engine_method_name (n - 2), "persistent-share")
+            && !strcmp (dws_engine_method_name (n - 1), "persistent-unshare"),
+        "six guest methods: rabbits, jobs, job, persistent-list, -share, -unshare");
     feed (e, "{'type':'request','userid':501,'topic':'dws.bogus','msgid':3,'payload':{}}");
     acts_are ("[{'action':'respond-error','msgid':3,'errnum':1,"
               "'errstr':'Request requires owner credentials'}]",
@@ -3064,6 +3067,136 @@ static void test_release (void)
     dws_engine_destroy (e);
 }
 
+/* --- persistent storage (dws.persistent-*) ------------------------------------ */
+
+#define PSI_OBJ(name, uid, extra)                                                              \
+    "{'metadata':{'name':'" name "','resourceVersion':'7','creationTimestamp':"               \
+    "'2026-01-01T00:00:00Z'" extra "},'spec':{'name':'" name "','fsType':'lustre',"           \
+    "'userID':" uid ",'state':'Active','dwDirective':'#DW create_persistent type=lustre "     \
+    "capacity=1TiB name=" name "','consumerReferences':[{'kind':'Workflow','name':"          \
+    "'fluxjob-71-0','namespace':'default'},{'kind':'Workflow','name':'slurm-3-1',"           \
+    "'namespace':'default'}]},'status':{'state':'Degraded'}}"
+
+static void test_persistent (void)
+{
+    struct dws_engine *e = engine ("{'owner':0}");
+    sync_none (e);
+    feed (e, "{'type':'request','userid':1000,'topic':'dws.persistent-list','msgid':1}");
+    ok (json_array_size (A) == 0, "persistent-list before the PSIs are listed waits");
+    feed (e, "{'type':'request','userid':1001,'topic':'dws.persistent-share','msgid':2,"
+             "'payload':{'name':'proj'}}");
+    ok (json_array_size (A) == 0, "... and so does persistent-share");
+
+    feed (e, "{'type':'sync','kind':'PersistentStorageInstance','objects':[" PSI_OBJ (
+                 "proj", "1000", "") "," PSI_OBJ ("gone", "1000",
+                                                   ",'deletionTimestamp':'2026-01-02T00:00:00Z'")
+             "],'owners':{'1000':'alice'}}");
+    ok (json_array_size (jp (respond_to (1), "payload", "persistent", NULL)) == 2
+            && json_integer_value (jp (respond_to (2), "errnum", NULL)) == EPERM,
+        "... both answered once the list has come");
+    feed (e, "{'type':'request','userid':1001,'topic':'dws.persistent-list','msgid':3}");
+    json_at (jp (respond_to (3), "payload", "persistent", "#1", NULL),
+             "{'name':'proj','type':'lustre','capacity':'1TiB','userid':1000,'owner':'alice',"
+             "'state':'Degraded',"
+             "'deleting':false,'shared':false,'jobs':[71],'workflows':['slurm-3-1'],"
+             "'created':'2026-01-01T00:00:00Z'}",
+             "persistent-list from any user: every PSI, its jobs from its consumers, sorted");
+    json_at (jp (respond_to (3), "payload", "persistent", "#0", "deleting", NULL), "true",
+             "... one with a deletionTimestamp is deleting");
+
+    feed (e, "{'type':'request','userid':1001,'topic':'dws.persistent-share','msgid':4,"
+             "'payload':{'name':'proj'}}");
+    json_at (jp (respond_to (4), "errnum", NULL), "1", "share by another user: EPERM");
+    ok (!find ("action", "k8s"), "... and nothing is written");
+    feed (e, "{'type':'request','userid':1000,'topic':'dws.persistent-share','msgid':5,"
+             "'payload':{'name':'nosuch'}}");
+    json_at (jp (respond_to (5), "errnum", NULL), "2", "share of an unknown PSI: ENOENT");
+    feed (e, "{'type':'request','userid':1000,'topic':'dws.persistent-share','msgid':6,"
+             "'payload':{'name':'gone'}}");
+    json_at (jp (respond_to (6), "errnum", NULL), "16", "share of a PSI being deleted: EBUSY");
+    feed (e, "{'type':'request','userid':1000,'topic':'dws.persistent-share','msgid':7,"
+             "'payload':{'name':7}}");
+    json_at (jp (respond_to (7), "payload", "errstr", NULL),
+             "'dws.persistent-share: name must be a non-empty string'",
+             "share with a bad name: refused, success false");
+
+    feed (e, "{'type':'request','userid':1000,'topic':'dws.persistent-share','msgid':8,"
+             "'payload':{'name':'proj'}}");
+    json_t *patch = find ("action", "k8s", "op", "patch", "kind", "PersistentStorageInstance");
+    json_at (jp (patch, "body", NULL),
+             "{'metadata':{'resourceVersion':'7','annotations':"
+             "{'dataworkflowservices.github.io/ignore-uid':'true'}}}",
+             "share by the PSI's owner: a merge patch of the annotation, on the version checked");
+    ok (!respond_to (8), "... answered once the patch is");
+    const char *tok = json_string_value (json_object_get (patch, "token"));
+    char *token = tok ? strdup (tok) : NULL;
+    feed (e, "{'type':'k8s-result','token':'%s','ok':false,'code':409,'message':'conflict'}",
+          token ? token : "");
+    json_at (jp (respond_to (8), "errnum", NULL), "11", "a 409 on the patch: EAGAIN");
+    feed (e, "{'type':'k8s-result','token':'%s','ok':true,'code':200}", token ? token : "");
+    ok (json_array_size (A) == 0, "a late second answer is ignored");
+    free (token);
+
+    feed (e, "{'type':'request','userid':0,'topic':'dws.persistent-share','msgid':9,"
+             "'payload':{'name':'proj'}}");
+    tok = json_string_value (json_object_get (find ("action", "k8s"), "token"));
+    token = tok ? strdup (tok) : NULL;
+    feed (e, "{'type':'k8s-result','token':'%s','ok':false,'code':403,'message':"
+             "'persistentstorageinstances is forbidden'}", token ? token : "");
+    json_at (jp (respond_to (9), "errstr", NULL),
+             "'dws.persistent-share: cannot annotate `proj`: persistentstorageinstances is"
+             " forbidden'", "the instance owner's share, refused by the API server: EIO, its words");
+    free (token);
+    feed (e, "{'type':'request','userid':0,'topic':'dws.persistent-share','msgid':10,"
+             "'payload':{'name':'proj'}}");
+    tok = json_string_value (json_object_get (find ("action", "k8s"), "token"));
+    token = tok ? strdup (tok) : NULL;
+    feed (e, "{'type':'k8s-result','token':'%s','ok':true,'code':200}", token ? token : "");
+    json_at (jp (respond_to (10), "payload", NULL),
+             "{'success':true,'name':'proj','shared':true,'changed':true}", "... and accepted");
+    free (token);
+
+    feed (e, "{'type':'watch','kind':'PersistentStorageInstance','event':'MODIFIED','object':"
+             PSI_OBJ ("proj", "1000", ",'annotations':{'dataworkflowservices.github.io/ignore-uid'"
+                                      ":'True'}") "}");
+    feed (e, "{'type':'request','userid':1000,'topic':'dws.persistent-share','msgid':11,"
+             "'payload':{'name':'proj'}}");
+    json_at (jp (respond_to (11), "payload", "changed", NULL), "false",
+             "shared already (any case of true): answered, nothing written");
+    ok (!find ("action", "k8s"), "... no patch");
+    feed (e, "{'type':'request','userid':1000,'topic':'dws.persistent-unshare','msgid':12,"
+             "'payload':{'name':'proj'}}");
+    json_at (jp (find ("action", "k8s"), "body", "metadata", "annotations", NULL),
+             "{'dataworkflowservices.github.io/ignore-uid':null}",
+             "unshare: the annotation removed");
+    feed (e, "{'type':'watch','kind':'PersistentStorageInstance','event':'DELETED','object':"
+             PSI_OBJ ("proj", "1000", "") "}");
+    feed (e, "{'type':'request','userid':1000,'topic':'dws.persistent-list','msgid':13}");
+    ok (json_array_size (jp (respond_to (13), "payload", "persistent", NULL)) == 1,
+        "a deleted PSI leaves the list");
+    dws_engine_destroy (e);
+
+    char buf[DWS_EXPLAIN_MAX];
+    ok (dws_explain_is (PREFIX "workflow hit an error: DW Directive 0: User error: User ID does"
+                               " not match existing persistent storage",
+                        DWS_EXPLAIN_ROW_PERSISTENT_NOT_SHARED)
+            && !dws_explain_is (PREFIX "workflow hit an error: DW Directive 0: User error: user"
+                                       " ID does not match existing persistent storage",
+                                DWS_EXPLAIN_ROW_PERSISTENT_NOT_SHARED),
+        "dws_explain_is: persistentdw's refusal, not destroy_persistent's");
+    ok (dws_explain_persistent_owner ("proj", 1000, "alice", buf, sizeof (buf))
+            && !strcmp (buf, "'proj' belongs to alice (uid 1000). That user (or the"
+                             " instance owner) can share it with: flux dws persistent share proj"),
+        "the owner's line");
+    ok (dws_explain_persistent_owner ("proj", 1000, NULL, buf, sizeof (buf))
+            && !strcmp (buf, "'proj' belongs to the user with uid 1000. That user (or the"
+                             " instance owner) can share it with: flux dws persistent share proj"),
+        "... without a user name, the uid");
+    ok (!dws_explain_persistent_owner ("proj", -1, NULL, buf, sizeof (buf))
+            && dws_explain_persistent_owner ("proj", 1000, "alice", buf, 10) && strlen (buf) == 9,
+        "... none for a negative uid; cut to fit");
+}
+
 int main (void)
 {
     K8S = json_object ();
@@ -3091,6 +3224,7 @@ int main (void)
     test_status_json ();
     test_jobview ();
     test_release ();
+    test_persistent ();
     json_decref (A);
     json_decref (K8S);
     return done_testing ();

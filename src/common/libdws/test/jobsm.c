@@ -1473,6 +1473,14 @@ static void eventlog_other_deps (void)
                 == 0
             && n == 0,
         "eventlog: added and removed: none");
+    ok (dws_jobsm_eventlog_other_deps (DEPEV ("dependency-add", "dws-create")
+                                           DEPEV ("dependency-add", "dws-prestage")
+                                           DEPEV ("dependency-remove", "dws-create")
+                                           DEPEV ("dependency-add", "begin-time=9"),
+                                       &n, &err)
+                == 0
+            && n == 1,
+        "eventlog: dws-prestage is ours, not another plugin's");
     n = 7;
     ok (dws_jobsm_eventlog_other_deps ("not json\n", &n, &err) < 0 && strstr (err.text, "line 1")
             && n == 7,

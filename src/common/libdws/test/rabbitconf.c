@@ -13,7 +13,7 @@
     " \"dws_api_version\": null, \"kubeconfig\": null, \"lustre\": {\"max_rabbits\": 0, \"mdts\": 1, \"min_rabbits\": 1, \"osts_per_mdt\": 0, \"spread\": false, \"whole_rabbit_gib\": 0}, \"mapping\": null,"          \
     " \"min_allocation_size\": 4, \"nnf_api_version\": null,"                       \
     " \"policy\": {\"maximums\": {}}, \"postrun_timeout\": 0.0,"                    \
-    " \"prerun_timeout\": 0.0, \"presets\": {}, \"prolog_timeout\": 1800.0, \"release_computes\": \"after-teardown\","        \
+    " \"prerun_timeout\": 0.0, \"presets\": {}, \"prestage\": \"never\", \"prestage_max_gib\": 0, \"prestage_max_jobs\": 0, \"prolog_timeout\": 1800.0, \"release_computes\": \"after-teardown\","        \
     " \"restrict_persistent_creation\": true, \"save_datamovements\": 0,"           \
     " \"setup_timeout\": 0.0, \"soft_drain\": true, \"tc_timeout\": 10.0,"          \
     " \"teardown_after\": 0.0}"
@@ -412,7 +412,7 @@ static void test_alias (void)
               " \"dws_api_version\": null, \"kubeconfig\": null, \"lustre\": {\"max_rabbits\": 0, \"mdts\": 1, \"min_rabbits\": 1, \"osts_per_mdt\": 0, \"spread\": false, \"whole_rabbit_gib\": 0}, \"mapping\": null,"
               " \"min_allocation_size\": 4, \"nnf_api_version\": null,"
               " \"policy\": {\"maximums\": {}}, \"postrun_timeout\": 0.0,"
-              " \"prerun_timeout\": 0.0, \"presets\": {}, \"prolog_timeout\": 1800.0, \"release_computes\": \"after-teardown\","
+              " \"prerun_timeout\": 0.0, \"presets\": {}, \"prestage\": \"never\", \"prestage_max_gib\": 0, \"prestage_max_jobs\": 0, \"prolog_timeout\": 1800.0, \"release_computes\": \"after-teardown\","
               " \"restrict_persistent_creation\": false, \"save_datamovements\": 0,"
               " \"setup_timeout\": 0.0, \"soft_drain\": true, \"tc_timeout\": 5.0,"
               " \"teardown_after\": 0.0}");
@@ -455,7 +455,7 @@ static void test_unknown (void)
 {
     const char *list = "drain_compute_nodes, drain_queues, dws_api_version, kubeconfig, lustre, mapping,"
                        " min_allocation_size, nnf_api_version, policy, postrun_timeout,"
-                       " prerun_timeout, presets, prolog_timeout, release_computes, restrict_persistent_creation,"
+                       " prerun_timeout, presets, prestage, prestage_max_gib, prestage_max_jobs, prolog_timeout, release_computes, restrict_persistent_creation,"
                        " save_datamovements, setup_timeout, soft_drain, tc_timeout,"
                        " teardown_after";
     char msg[1024];
@@ -577,6 +577,7 @@ static void test_full (void)
               " \"nnf_api_version\": \"v1alpha11\", \"policy\": {\"maximums\": {\"xfs\": 500}},"
               " \"postrun_timeout\": 60.0, \"prerun_timeout\": 300.5,"
               " \"presets\": {\"s\": \"#DW jobdw type=xfs capacity=1GiB name=s\"},"
+              " \"prestage\": \"never\", \"prestage_max_gib\": 0, \"prestage_max_jobs\": 0,"
               " \"prolog_timeout\": 1800.0, \"release_computes\": \"after-unmount\","
               " \"restrict_persistent_creation\": false, \"save_datamovements\": 10, \"setup_timeout\": 600.0, \"soft_drain\": false,"
               " \"tc_timeout\": 0.0, \"teardown_after\": 3600.0}");

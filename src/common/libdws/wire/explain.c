@@ -11,6 +11,7 @@
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "explain.h"
@@ -155,7 +156,7 @@ static const struct row rows[] = {
     /* persistentdw (nnf-sos #609; its create and breakdown checks say the
      * same): the annotation lets other users in (#616); destroy_persistent
      * (lower case, next row) stays the owner's whatever the annotation */
-    {"persistent-not-shared", "User ID does not match existing persistent storage",
+    {DWS_EXPLAIN_ROW_PERSISTENT_NOT_SHARED, "User ID does not match existing persistent storage",
      "That persistent storage belongs to another user, who created it. Its owner or an admin"
      " can share it: kubectl annotate persistentstorageinstance NAME"
      " dataworkflowservices.github.io/ignore-uid=true.",
@@ -643,6 +644,47 @@ const char *dws_explain_event (void)
 const char *dws_explain_kvs_key (void)
 {
     return DWS_EXPLAIN_KVS_KEY;
+}
+
+int dws_explain_is (const char *text, const char *name)
+{
+    struct span cap;
+    int i;
+    if (!text || !name || (i = lookup (text, strlen (text), &cap)) < 0)
+        return 0;
+    return !strcmp (rows[i].name, name);
+}
+
+/* At most DWS_EXPLAIN_CAPTURE_MAX bytes of s, cut at a character start. */
+static size_t capped (const char *s)
+{
+    size_t n = strlen (s);
+    return n > DWS_EXPLAIN_CAPTURE_MAX ? utf8_cut (s, DWS_EXPLAIN_CAPTURE_MAX) : n;
+}
+
+const char *dws_explain_persistent_owner (const char *name, long long uid, const char *user,
+                                          char *buf, size_t size)
+{
+    static const char *const share = ". That user (or the instance owner) can share it"
+                                     " with: flux dws persistent share ";
+    struct out o = {buf, size, 0, false};
+    char num[64];
+    if (!name || !buf || size == 0 || uid < 0)
+        return NULL;
+    buf[0] = '\0';
+    out_add (&o, "'", 1);
+    out_add (&o, name, capped (name));
+    out_add (&o, "' belongs to ", 13);
+    if (user && *user) {
+        snprintf (num, sizeof (num), " (uid %lld)", uid);
+        out_add (&o, user, capped (user));
+    }
+    else
+        snprintf (num, sizeof (num), "the user with uid %lld", uid);
+    out_add (&o, num, strlen (num));
+    out_add (&o, share, strlen (share));
+    out_add (&o, name, capped (name));
+    return buf;
 }
 
 int dws_explain_count (void)

@@ -96,6 +96,30 @@ const char *dws_explain_row_pattern (int i);
 const char *dws_explain_row_sentence (int i);
 const char *dws_explain_row_example (int i);
 
+/* The name of the row for a persistentdw refused because the storage is
+ * another user's and not shared (nnf-sos #609, #616).
+ */
+#define DWS_EXPLAIN_ROW_PERSISTENT_NOT_SHARED "persistent-not-shared"
+
+/* 1 when the first row that matches text is the row named `name`, else 0
+ * (also on NULL arguments).
+ */
+int dws_explain_is (const char *text, const char *name);
+
+/* The line the engine adds under the persistent-not-shared sentence when
+ * it knows the storage: who owns the persistent storage `name` (user
+ * name `user` and uid; user may be NULL) and how that owner shares it
+ * (`flux dws persistent share NAME`), written into buf (cut to fit, at a
+ * UTF-8 character start) and returned; NULL on a NULL name or buf, a zero
+ * size, or a negative uid.  The row's own sentence is left as it is
+ * (scripts match it whole), so this travels as a line of its own after
+ * it:
+ *   'proj' belongs to alice (uid 1001). That user (or the instance owner)
+ *   can share it with: flux dws persistent share proj
+ */
+const char *dws_explain_persistent_owner (const char *name, long long uid, const char *user,
+                                          char *buf, size_t size);
+
 /* Match one pattern (the language above) against text: 1 and the first
  * capture (cut to fit capsize, NUL-terminated; empty without a `{}`) when
  * it matches, 0 when not, -1 on NULL arguments.  cap may be NULL.

@@ -40,3 +40,11 @@ int dws_jobwire_service_dependency (const char *name)
 #undef DWS_JOBWIRE_DEP_MATCH
     return 0;
 }
+
+bool dws_jobwire_own_dependency (const char *name)
+{
+    return name
+           && (!strcmp (name, DWS_JOBWIRE_DEPENDENCY)
+               || !strcmp (name, DWS_JOBWIRE_PRESTAGE_DEPENDENCY)
+               || dws_jobwire_service_dependency (name));
+}

@@ -17,8 +17,13 @@
 #ifndef DWS_JOBWIRE_H
 #define DWS_JOBWIRE_H
 
+#include <stdbool.h>
+
 /* The dependency a rabbit job holds until its jobspec is rewritten. */
 #define DWS_JOBWIRE_DEPENDENCY "dws-create"
+/* The dependency a pre-staged job holds, after dws-create, until its
+ * storage is set up and its data is in (flux-dws' own: doc/guide/prestage.rst). */
+#define DWS_JOBWIRE_PRESTAGE_DEPENDENCY "dws-prestage"
 /* The prolog that waits for the file systems to be mounted. */
 #define DWS_JOBWIRE_PROLOG "dws-setup"
 /* The epilog that waits for them to be torn down. */
@@ -73,6 +78,11 @@ enum dws_jobwire_action {
 
 /* An action's name by its id: DWS_JOBWIRE_ACTION (RESPOND). */
 #define DWS_JOBWIRE_ACTION(id) dws_jobwire_action_name (DWS_JOBWIRE_ACT_##id)
+
+/* Whether a dependency is one the plugin holds for the dws service itself
+ * (dws-create, dws-prestage, and the service's own, dws-limit), not one
+ * of another plugin's that keeps a job's dws.create back. */
+bool dws_jobwire_own_dependency (const char *name);
 
 /* An action's name ("respond-error"), or NULL out of range. */
 const char *dws_jobwire_action_name (int action);

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import pwd
 import shutil
 import sys
 import time
 from typing import Any
 
-from flux_dws.cli import argtypes
+from flux_dws.cli import argtypes, rabbitdrain
 from flux_dws.engine import EngineError
 from flux_dws.fluxutil import FluxUnavailable, ask_dws
 from flux_dws.hostlist import Hostlist, HostlistError
@@ -77,6 +78,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--down", action="store_true",
                    help="only rabbits that are down or have a compute that is not healthy")
     p.set_defaults(func=run)
+    rabbitdrain.add_verbs(p)
 
 
 # --- reading the answer --------------------------------------------------------
@@ -301,8 +303,26 @@ def row(rabbit: dict[str, Any]) -> dict[str, str]:
         **space_cells(rabbit),
         "LUSTRE-GIB": lustre_cell(rabbit),
         # why it is down; for an up rabbit that is not Ready, why it is usable
-        "WHY": _text(rabbit.get("why") or (rabbit.get("note") if rabbit.get("up") else "")),
+        "WHY": _text(rabbit.get("why") or (rabbit.get("note") if rabbit.get("up") else ""))
+        + drained_by(storage),
     }
+
+
+def user_name(userid: str) -> str:
+    """``name`` for a userid this host knows, else ``uid N``."""
+    try:
+        return pwd.getpwuid(int(userid)).pw_name
+    except (ValueError, KeyError, OverflowError):
+        return f"uid {userid}"
+
+
+def drained_by(storage: dict[str, Any] | None) -> str:
+    """`` (by NAME)`` after a drain flux made (``flux dws rabbits drain``
+    records who); '' for none, or one the nnf CLI made."""
+    by = storage.get("drained_by") if isinstance(storage, dict) else None
+    if not isinstance(by, str) or not by:
+        return ""
+    return f" (by {_text(user_name(by))})"
 
 
 def _job(jobid: Any) -> str:

@@ -35,6 +35,7 @@ from typing import Any
 
 from flux_dws import inputfile
 from flux_dws.directives import nnf_rules
+from flux_dws.dwsim.k8snode import node_object
 from flux_dws.dwsim.storage import DRIVES_PER_RABBIT, nvme_devices, storage_status
 from flux_dws.hostlist import Hostlist, HostlistError
 
@@ -205,6 +206,8 @@ def seed_objects(system: System) -> list[dict[str, Any]]:
         out.append(_obj("v1", "Namespace", c, None))
     for r in system.rabbits:  # each rabbit's nnf-sos objects (and its data movement)
         out.append(_obj("v1", "Namespace", r.name, None))
+    for r in system.rabbits:  # and its Kubernetes Node (nnf-sos reads its Ready, taints)
+        out.append(node_object(r.name))
     out.append(_obj(DWS, "SystemConfiguration", "default", "default", spec={
         "storageNodes": [{"type": "Rabbit", "name": r.name,
                           "computesAccess": [{"name": c, "index": i} for c, i in r.computes]}

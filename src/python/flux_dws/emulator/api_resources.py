@@ -79,6 +79,7 @@ RESOURCES: tuple[Resource, ...] = (
     _nnf("nnfsystemstorages", "NnfSystemStorage"),
     Resource(LUS, ("v1beta1", "v1alpha1"), "lustrefilesystems", "LustreFileSystem"),
     Resource("", ("v1",), "namespaces", "Namespace", namespaced=False, short_names=("ns",)),
+    Resource("", ("v1",), "nodes", "Node", namespaced=False, short_names=("no",)),
     Resource("", ("v1",), "secrets", "Secret", status=False),
     Resource("", ("v1",), "pods", "Pod", short_names=("po",)),
     Resource("", ("v1",), "services", "Service", short_names=("svc",)),

@@ -166,6 +166,9 @@ class Controllers:
         elif (group, plural) == (DWS, "storages") and ev.type != "DELETED":
             self.enqueue("storage:" + ns, name)
             self.systemstorage.enqueue_all()  # excludeDisabledRabbits may change
+        elif (group, plural) == ("", "nodes"):
+            # nnf-sos' Storage controller watches the rabbits' Nodes
+            self.enqueue("storage:default", name)
         elif (group, plural) == (NNF, "nnfsystemstorages") and ev.type != "DELETED":
             self.enqueue("systemstorage:" + ns, name)
         elif (group, plural) in ((DWS, "servers"), (NNF, "nnfstorages")):

@@ -39,6 +39,7 @@ RESOURCE: dict[str, Resource] = {name: BY_GROUP_PLURAL[key] for name, key in {
     "dm": (NNF, "nnfdatamovements"), "access": (NNF, "nnfaccesses"),
     "dmmanager": (NNF, "nnfdatamovementmanagers"), "portmanager": (NNF, "nnfportmanagers"),
     "containerdata": (NNF, "nnfcontainerdata"), "secret": ("", "secrets"),
+    "node": ("", "nodes"),
     "lustre": ("lus.cray.hpe.com", "lustrefilesystems"),
 }.items()}
 

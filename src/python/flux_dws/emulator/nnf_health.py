@@ -16,6 +16,14 @@ NnfSystemStorage) hold on it, counted as the Servers controller counts
 allocations (nnf_servers.allocated); ``allocations_changed`` recounts it
 after an NnfStorage changed and updates the Storages whose figure moved.
 
+The Kubernetes side (is the rabbit's node Ready, is it tainted for a
+drain) lives on the rabbit's core ``Node`` object when the cluster has one
+(dwsim.k8snode; seeded for every rabbit): ``reconcile`` reads it, as
+nnf-sos does, so a drain made by hand (the ``nnf`` CLI's taint, kubectl)
+shows in the Storage, and ``set_health`` writes its ``k8s_ready`` and
+``drain_taint`` there.  A state saved before Nodes were seeded has none:
+those two then live in the rabbit's health alone.
+
 Every read-modify-write of a rabbit's health and of its Storage runs
 under one lock (the controllers' worker and the admin endpoints' threads),
 so a Storage never ends written from a stale health.
@@ -31,6 +39,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from flux_dws.dwsim import k8snode
 from flux_dws.dwsim import storage as nnf_storage_status
 from flux_dws.dwsim.storage import (
     RabbitHealth,
@@ -108,6 +117,9 @@ class RabbitHealthController:
                 return False
             status = obj.get("status") or {}
             health = self._rabbit(name, status)
+            node = self._node(name)
+            if node is not None:
+                health.k8s_ready, health.drain_taint = k8snode.node_state(node)
             new, unfenced = nnf_storage_status.reconcile(
                 obj["metadata"].get("labels") or {}, obj.get("spec") or {}, status, name,
                 health)
@@ -117,6 +129,34 @@ class RabbitHealthController:
                 return False
             self.store.patch(RESOURCE["storage"], ns, name, "merge", {"status": new}, "status")
             return True
+
+    def _node(self, name: str) -> dict[str, Any] | None:
+        """The rabbit's Kubernetes Node, or None when the cluster has none."""
+        try:
+            return self.store.get(RESOURCE["node"], "", name)
+        except ApiError as exc:
+            if exc.code != 404:
+                raise
+            return None
+
+    def _set_node(self, name: str, k8s_ready: bool | None, drain_taint: str | None) -> None:
+        """Write a changed Ready condition or drain taint to the rabbit's
+        Node (if it has one): what the kubelet or an administrator does."""
+        node = self._node(name)
+        if node is None:
+            return
+        new = node
+        if k8s_ready is not None and k8snode.node_state(node)[0] != k8s_ready:
+            new = k8snode.with_ready(new, k8s_ready)
+        if drain_taint is not None and k8snode.node_state(node)[1] != (drain_taint or None):
+            new = k8snode.with_drain_taint(new, drain_taint or None)
+        if new is node:
+            return
+        if new.get("spec") != node.get("spec"):
+            self.store.patch(RESOURCE["node"], "", name, "merge", {"spec": new["spec"]})
+        if new.get("status") != node.get("status"):
+            self.store.patch(RESOURCE["node"], "", name, "merge", {"status": new["status"]},
+                             "status")
 
     def _rabbit_storage(self, name: str, rabbit: bool = True) -> dict[str, Any]:
         """The Storage ``default/name`` (404 naming the rabbit if there is
@@ -163,6 +203,8 @@ class RabbitHealthController:
                 check_drain_taint(drain_taint)
             if reset:
                 health.reset()
+                self._set_node(name, True, "")
+            self._set_node(name, k8s_ready, drain_taint)
             health.computes.update(links)
             if status is not None:
                 health.node_status = status

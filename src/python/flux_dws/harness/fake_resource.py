@@ -145,9 +145,13 @@ class FakeFluxion:
                 "type": "chassis", "properties": {"rabbit": rabbit.name},
                 "paths": {"containment": chassis}}})
             self.ssds[rabbit.name] = [f"{chassis}/ssd{k}" for k in range(ssds_per_rabbit)]
+            # GiB per vertex, as flux dws2jgf cuts a rabbit's capacity
+            size = (rabbit.capacity >> 30) // max(ssds_per_rabbit, 1)
             for path in self.ssds[rabbit.name]:
-                vertices.append({"id": str(len(vertices)), "metadata": {
-                    "type": "ssd", "paths": {"containment": path}}})
+                meta: dict[str, Any] = {"type": "ssd", "paths": {"containment": path}}
+                if size > 0:
+                    meta["size"] = size
+                vertices.append({"id": str(len(vertices)), "metadata": meta})
             for host, _ in rabbit.computes:
                 self.node_paths[host] = f"{chassis}/{host}"
                 vertices.append({"id": str(len(vertices)), "metadata": {
@@ -159,6 +163,8 @@ class FakeFluxion:
     def _init_state(self) -> None:
         self.calls: Counter[str] = Counter()
         self.away = False
+        #: ssd vertices a job holds (what find "sched-now=allocated" sees)
+        self.allocated: set[str] = set()
         self._watchers: list[Callable[[], None]] = []
         self._reload()
 
@@ -192,14 +198,19 @@ class FakeFluxion:
         return paths
 
     def _find(self, payload: Any) -> dict[str, Any] | None:
-        """find status=down in JGF, as Fluxion answers it: the down ssd
-        vertices and their ancestors, or null when nothing matches."""
-        if payload.get("criteria") != "status=down":
-            raise ValueError(f"find: invalid criteria: {payload.get('criteria')}")
+        """find status=down (or "sched-now=allocated and status=down": of
+        those, the ones in ``allocated``) in JGF, as Fluxion answers it:
+        the ssd vertices and their ancestors, or null when nothing matches."""
+        criteria = payload.get("criteria")
+        if criteria not in ("status=down", "sched-now=allocated and status=down"):
+            raise ValueError(f"find: invalid criteria: {criteria}")
         if payload.get("format", "rv1_nosched") != "jgf":
             raise ValueError("the harness's Fluxion answers find only in jgf")
         vertices: list[dict[str, Any]] = []
-        for path in sorted(p for p, st in self.status.items() if st == "down"):
+        down = sorted(p for p, st in self.status.items() if st == "down")
+        if criteria != "status=down":
+            down = [p for p in down if p in self.allocated]
+        for path in down:
             chassis = path.rsplit("/", 1)[0]
             for anc, vtype in ((f"/{CLUSTER}", "cluster"), (chassis, "chassis")):
                 if not any(v["metadata"]["paths"]["containment"] == anc for v in vertices):

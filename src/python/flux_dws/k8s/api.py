@@ -66,9 +66,10 @@ class Api:
         return {"_preload_content": False, "_request_timeout": self.timeout}
 
     @staticmethod
-    def _path(k: KindInfo, ns: str, name: str | None = None) -> str:
+    def _path(k: KindInfo, ns: str | None, name: str | None = None) -> str:
         base = "/api/v1" if k.core else f"/apis/{k.group}/{k.version}"
-        path = f"{base}/namespaces/{quote(ns, safe='')}/{k.plural}"
+        path = (f"{base}/namespaces/{quote(ns or '', safe='')}/{k.plural}" if k.namespaced
+                else f"{base}/{k.plural}")
         return path if name is None else f"{path}/{quote(name, safe='')}"
 
     def _send(self, method: str, path: str, body: Any = None,
@@ -89,15 +90,15 @@ class Api:
     def create(self, k: KindInfo, ns: str, body: Any) -> tuple[int, Any]:
         return self._send("POST", self._path(k, ns), body)
 
-    def patch(self, k: KindInfo, ns: str, name: str, body: Any,
+    def patch(self, k: KindInfo, ns: str | None, name: str, body: Any,
               json_patch: bool = False) -> tuple[int, Any]:
         return self._send("PATCH", self._path(k, ns, name), body,
                           JSON_PATCH if json_patch else MERGE_PATCH)
 
-    def delete(self, k: KindInfo, ns: str, name: str) -> tuple[int, Any]:
+    def delete(self, k: KindInfo, ns: str | None, name: str) -> tuple[int, Any]:
         return self._send("DELETE", self._path(k, ns, name))
 
-    def get(self, k: KindInfo, ns: str, name: str) -> tuple[int, Any]:
+    def get(self, k: KindInfo, ns: str | None, name: str) -> tuple[int, Any]:
         return self._send("GET", self._path(k, ns, name))
 
     def pod_log(self, ns: str, name: str, container: str | None,

@@ -26,7 +26,9 @@ DWS_PLURALS = {
     "PersistentStorageInstance": "persistentstorageinstances",
 }
 NNF_PLURALS = {"NnfDataMovement": "nnfdatamovements"}
-CORE_PLURALS = {"Secret": "secrets", "Pod": "pods"}
+CORE_PLURALS = {"Secret": "secrets", "Pod": "pods", "Node": "nodes"}
+#: the kinds above that are cluster-scoped (a rabbit's Node: dws.drain)
+CLUSTER_KINDS = frozenset({"Node"})
 ALL_KINDS = (*DWS_PLURALS, *NNF_PLURALS, *CORE_PLURALS)
 
 
@@ -64,7 +66,8 @@ class Kinds(Mapping[str, KindInfo]):
         if nnf_version is not None:
             table.update({k: KindInfo(k, crd.NNF_GROUP, nnf_version, p)
                           for k, p in NNF_PLURALS.items()})
-        table.update({k: KindInfo(k, "", "v1", p) for k, p in CORE_PLURALS.items()})
+        table.update({k: KindInfo(k, "", "v1", p, namespaced=k not in CLUSTER_KINDS)
+                      for k, p in CORE_PLURALS.items()})
         self._table = table
 
     @classmethod

@@ -251,8 +251,8 @@ class WriterPool:
         if op == "list":
             items, _ = api.list_all(k, ns, sel, self.settings.list_limit)
             return 200, {"items": items}
-        assert ns is not None
         if op == "create":
+            assert ns is not None
             if isinstance(body, dict) and "apiVersion" not in body:
                 # the engine does not know which version the cluster serves
                 body = {"apiVersion": k.api_version, "kind": k.kind, **body}
@@ -261,6 +261,7 @@ class WriterPool:
         if op == "get":
             return api.get(k, ns, name)
         if op == "log":
+            assert ns is not None
             return api.pod_log(ns, name, a.get("container"), a.get("tail_lines"))
         if op == "delete":
             code, _ = api.delete(k, ns, name)

@@ -30,8 +30,10 @@ SYSTEM_NAMESPACE = "default"
 #: Kubernetes kinds the service watches besides the Workflows (which it
 #: watches in its own namespace): (kind, namespace)
 WATCHED_SYSTEM = (("SystemConfiguration", SYSTEM_NAMESPACE), ("Storage", SYSTEM_NAMESPACE))
-#: watched in the Workflows' namespace once [rabbit.limits] is configured
-PSI_KIND = "PersistentStorageInstance"
+#: Kinds it watches in the Workflows' namespace besides them: the
+#: PersistentStorageInstances (``flux dws persistent``, the owner named
+#: beside a refused persistentdw), which nnf-sos makes where the Workflow is
+WATCHED_BESIDE_WORKFLOWS = ("PersistentStorageInstance",)
 _WRITES = frozenset(("create", "patch", "json-patch", "delete"))
 #: dws.* methods any user may call (the engine's table): rabbit health,
 #: which says no more than flux resource tells every user of nodes (drains
@@ -130,8 +132,8 @@ class Service:
         self._msgid = 0
         self._gids: dict[int, int] = {}
         self._names: dict[int, str] = {}  # uid -> user name, where passwd has one
-        self._config = config
-        self._psis_watched = False
+        # uid -> user name, read on watch threads
+        self._user_names: dict[int, str] = {}
         self._looking_up: set[int] = set()
         # events waiting, in order, for their owner's group (uid or None)
         self._held: deque[tuple[dict[str, Any], int | None]] = deque()
@@ -162,8 +164,9 @@ class Service:
         """Take dws.* requests and start the watches (on the reactor thread)."""
         self.link.serve("dws", self._request, GUEST_METHODS)
         self.kube.start_watches([WatchSpec("Workflow", self.namespace)]
+                                + [WatchSpec(kind, self.namespace)
+                                   for kind in WATCHED_BESIDE_WORKFLOWS]
                                 + [WatchSpec(kind, ns) for kind, ns in WATCHED_SYSTEM])
-        self._watch_psis(self._config)
         self._resources = self.link.watch_resources(self.post_event, self._fluxion,
                                                     self._drain_queues)
 
@@ -182,29 +185,43 @@ class Service:
         resource.exclude with the new drain queues to the
         resource follow, so that rabbit health drains by the new ones too."""
         self.engine.reconfig({**config, "namespace": self.namespace})
-        self._watch_psis(config)
         self._owner = config.get("owner", self._owner)
         self._drain_queues = config.get("drain_queues") or None
         if self._resources is not None:
             self._resources.reconfigure(flux_config, self._drain_queues)
-
-    def _watch_psis(self, config: Mapping[str, Any]) -> None:
-        """PersistentStorageInstances count against their owners'
-        [rabbit.limits] (libdws engine/admit.h): watched from the first
-        configuration that has the table (no waiting job goes before their
-        list has come), and on from then."""
-        if config.get("limits") and not self._psis_watched:
-            self._psis_watched = True
-            self.kube.start_watches([WatchSpec(PSI_KIND, self.namespace)])
 
     # --- events in ------------------------------------------------------
 
     def post_event(self, event: dict[str, Any]) -> None:
         """From any thread: feed ``event`` to the engine on the reactor thread."""
         t_in = time.monotonic()
+        if event.get("kind") in WATCHED_BESIDE_WORKFLOWS and event.get("type") in ("sync",
+                                                                                  "watch"):
+            # on the watch thread: a passwd lookup may wait on NSS
+            event["owners"] = self._owner_names(event)
         with self._posted_lock:
             self._posted += 1
         self.link.post(lambda: self._feed_posted(event, t_in))
+
+    def _owner_names(self, event: dict[str, Any]) -> dict[str, str]:
+        """{"<uid>": user name} for the spec.userID of the objects of a PSI
+        sync or watch event (uids without a passwd entry left out), so that
+        the engine names a storage's owner in plain words."""
+        objects = event.get("objects") if event.get("type") == "sync" else [event.get("object")]
+        names: dict[str, str] = {}
+        for obj in objects if isinstance(objects, list) else []:
+            spec = obj.get("spec") if isinstance(obj, dict) else None
+            uid = spec.get("userID") if isinstance(spec, dict) else None
+            if not isinstance(uid, int) or isinstance(uid, bool) or uid < 0:
+                continue
+            name = self._user_names.get(uid)
+            if name is None:  # not known yet (a user added later is found)
+                try:
+                    name = self._user_names[uid] = pwd.getpwuid(uid).pw_name
+                except (KeyError, OverflowError):
+                    continue
+            names[str(uid)] = name
+        return names
 
     def _feed_posted(self, event: dict[str, Any], t_in: float) -> None:
         self._fed_posted += 1

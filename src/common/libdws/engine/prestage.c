@@ -1,0 +1,357 @@
+/* prestage.c - a rabbit job's storage set up and filled before its nodes
+ * are allocated (pre-staging; doc/guide/prestage.rst).
+ *
+ * A pre-staged job waits in DEPEND on dws-prestage (jobwire.h), which the
+ * jobtap plugin adds as it applies the job's resource-update: its
+ * Workflow goes through Setup and DataIn with no Computes, then
+ * prestage-remove lets the job go to the scheduler, whose nodes come to
+ * dws.setup, the Computes and PreRun.  A Lustre file system needs ssd
+ * that no other job takes meanwhile: the vertices are picked here
+ * (dws_health_pick), written on the Workflow (ANN_PRESTAGE) and held down
+ * in Fluxion as early release holds them (rabbits_hold), until Teardown.
+ * Fluxion is then asked whether a job had any of them before the hold
+ * applied (find "sched-now=allocated and status=down"); those are picked
+ * again.  The decider (decide.c) chooses each step; this file carries
+ * them out.
+ *
+ * SPDX-License-Identifier: LGPL-3.0-or-later
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "act.h"
+#include "config/rabbitconf.h"
+#include "decide.h"
+#include "job.h"
+#include "parse/breakdown.h"
+#include "phase.h"
+#include "parse/directive.h"
+#include "placement/lustre.h"
+#include "prestage.h"
+#include "rabbits.h"
+#include "token.h"
+#include "wfview.h"
+#include "workflow.h"
+
+/* A Fluxion find for the vertices a job holds that are also down. */
+#define FIND_CRITERIA "sched-now=allocated and status=down"
+
+static bool has_command (json_t *directives, const char *cmd)
+{
+    const char *const cmds[] = {cmd, NULL};
+    return dws_dw_any_command (directives, cmds, 0) == 1;
+}
+
+/* Whether the job's storage can be placed before its nodes, and the ssd
+ * GiB it then holds (*gib: 0 for none: persistentdw, copy_in into it).
+ * false with the reason in err.
+ */
+static bool placeable (struct dws_engine *e, struct job *job, json_t *breakdowns, int64_t *gib,
+                       dws_error_t *err)
+{
+    size_t i, k;
+    json_t *bd, *set;
+    bool sets = false;
+    *gib = 0;
+    if (has_command (job->directives, "create_persistent")
+        || has_command (job->directives, "destroy_persistent")) {
+        dws_errorf (err, "a job that creates or destroys persistent storage is not pre-staged");
+        return false;
+    }
+    json_array_foreach (breakdowns, i, bd) {
+        json_t *all = json_object_get (
+            json_object_get (json_object_get (bd, "status"), "storage"), "allocationSets");
+        json_array_foreach (all, k, set)
+            sets = true;
+    }
+    if (!sets)
+        return true; /* persistent storage only: nothing to place */
+    if (!e->cfg.fluxion) {
+        dws_errorf (err, "its Lustre is held in Fluxion, and the service runs without it");
+        return false;
+    }
+    struct dws_lustre_conf conf = e->cfg.lustre;
+    conf.spread = true; /* placed where there is room: it does not follow the nodes */
+    if (!dws_lustre_spreads (job->resources, breakdowns, &conf)) {
+        dws_errorf (err, "only Lustre (jobdw type=lustre) and persistent storage can be set up"
+                         " before the nodes, for a job asking for nodes alone (-N): the"
+                         " rabbits of xfs, gfs2 and raw storage are those of the job's nodes");
+        return false;
+    }
+    bool unchanged = false, spread = false;
+    json_t *res = dws_lustre_rewrite (job->resources, breakdowns, &conf,
+                                      e->cfg.min_allocation_size, &unchanged, &spread, err);
+    if (!res)
+        return false;
+    *gib = json_integer_value (json_object_get (json_array_get (res, 1), "count"));
+    json_decref (res);
+    if (!spread || *gib <= 0) {
+        dws_errorf (err, "its Lustre could not be sized");
+        return false;
+    }
+    if (rabbits_graph_gib (e) < *gib) {
+        /* a graph without vertex sizes (or not read yet) could never hold it */
+        dws_errorf (err, "the Fluxion graph's ssd vertices hold %lld GiB (flux dws2jgf writes"
+                    " their sizes), less than its %lld", (long long)rabbits_graph_gib (e),
+                    (long long)*gib);
+        return false;
+    }
+    return rabbits_lustre_fits (e, *gib, err) == 0;
+}
+
+/* The jobs holding storage without nodes now, and the GiB they hold. */
+static void held_ahead (struct dws_engine *e, int64_t *jobs, int64_t *gib)
+{
+    *jobs = *gib = 0;
+    for (size_t b = 0; b < e->nbuckets; b++)
+        for (struct job *j = e->table[b]; j; j = j->next)
+            if (j->prestage && !j->hosts && !j->excepted && phase_desired (j) < WF_TEARDOWN) {
+                (*jobs)++;
+                *gib += j->prestage_gib;
+            }
+}
+
+int prestage_choose (struct dws_engine *e, struct job *job, json_t *breakdowns,
+                     dws_error_t *err)
+{
+    dws_error_t why;
+    int64_t gib = 0, jobs, ahead;
+    bool wanted;
+    job->prestage_chosen = true;
+    job->prestage = false;
+    if (job->prestage_asked >= 0)
+        wanted = job->prestage_asked == 1;
+    else if (e->cfg.prestage == 1)
+        wanted = has_command (job->directives, "copy_in");
+    else
+        wanted = e->cfg.prestage == 2;
+    if (!wanted)
+        return 0;
+    if (!placeable (e, job, breakdowns, &gib, &why)) {
+        if (job->prestage_asked == 1)
+            return dws_errorf (err, DWS_PRESTAGE_ATTR "=yes: %s", why.text);
+        return 0; /* the site's default: the job goes the usual way */
+    }
+    int64_t nodes = dws_jobspec_node_count (job->resources, NULL);
+    size_t have = rabbits_instance_nodes (e);
+    if (have > 0 && nodes > 0 && (size_t)nodes > have) {
+        act_log (e, "info", "%s: not pre-staged: it asks for %lld nodes, the instance has %zu",
+                 job->name, (long long)nodes, have);
+        return 0; /* it could hold its storage forever */
+    }
+    held_ahead (e, &jobs, &ahead);
+    if ((e->cfg.prestage_max_jobs > 0 && jobs + 1 > e->cfg.prestage_max_jobs)
+        || (e->cfg.prestage_max_gib > 0 && ahead + gib > e->cfg.prestage_max_gib)) {
+        act_log (e, "info", "%s: not pre-staged: %lld jobs hold %lld GiB ahead of their nodes"
+                 " (rabbit.prestage_max_jobs %lld, prestage_max_gib %lld)", job->name,
+                 (long long)jobs, (long long)ahead, (long long)e->cfg.prestage_max_jobs,
+                 (long long)e->cfg.prestage_max_gib);
+        return 0;
+    }
+    job->prestage = true;
+    job->prestage_gib = gib;
+    job->prestage_since = e->now;
+    return 0;
+}
+
+/* ANN_PRESTAGE as it now stands: the choice, and the ssd once picked. */
+static json_t *note (struct job *job)
+{
+    json_t *o = json_pack ("{s:f s:I}", "since", job->prestage_since, "gib",
+                           (json_int_t)job->prestage_gib);
+    if (o && job->held)
+        json_object_set (o, "held", job->held);
+    if (o && job->reserved)
+        json_object_set (o, "reserved", job->reserved);
+    char *s = o ? json_dumps (o, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    json_decref (o);
+    json_t *ann = s ? json_pack ("{s:s}", ANN_PRESTAGE, s) : NULL;
+    free (s);
+    return ann;
+}
+
+static void write_note (struct dws_engine *e, struct job *job)
+{
+    char token[96];
+    act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name,
+             json_pack ("{s:{s:o}}", "metadata", "annotations", note (job)),
+             token_for (token, sizeof (token), TOK_PRESTAGE, job));
+}
+
+void prestage_record (struct dws_engine *e, struct job *job)
+{
+    act_log (e, "info", "%s: pre-staged: Setup and DataIn before its nodes%s", job->name,
+             job->prestage_gib > 0 ? " (its Lustre held in Fluxion)" : "");
+    write_note (e, job);
+}
+
+void prestage_pick (struct dws_engine *e, struct job *job)
+{
+    dws_error_t err;
+    json_t *reserved = NULL;
+    rabbits_unhold (e, job); /* a pick again starts from nothing held */
+    job->prestage_verified = false;
+    json_t *paths = rabbits_pick (e, job->prestage_gib, job->prestage_avoid, &reserved, &err);
+    if (!paths) {
+        if (!job->prestage_wait[0])
+            act_log (e, "info", "%s: waits for its rabbit storage: %s", job->name, err.text);
+        snprintf (job->prestage_wait, sizeof (job->prestage_wait), "%.150s", err.text);
+        act_timer_start (e, job, T_PRESTAGE, PRESTAGE_RETRY);
+        act_record (e, job);
+        return;
+    }
+    job->prestage_wait[0] = '\0';
+    json_decref (job->reserved);
+    job->reserved = reserved;
+    job->held = paths;
+    rabbits_job (e, job); /* its rabbits are in use from now */
+    write_note (e, job);
+}
+
+void prestage_noted (struct dws_engine *e, struct job *job)
+{
+    job->prestage_recorded = true;
+    if (job->held && !job->prestage_picked) {
+        job->prestage_picked = true;
+        act_record (e, job);
+    }
+}
+
+void prestage_hold (struct dws_engine *e, struct job *job)
+{
+    rabbits_hold (e, job);
+    if (rabbits_hold_applied (e, job)
+        && decide (e, job, DECIDE_ON_HOLDS_APPLIED, 0).kind == STEP_PRESTAGE_VERIFY)
+        prestage_verify (e, job);
+}
+
+void prestage_verify (struct dws_engine *e, struct job *job)
+{
+    char token[96];
+    job->prestage_finding = true;
+    act_rpc (e, "sched-fluxion-resource.find",
+             json_pack ("{s:s s:s}", "criteria", FIND_CRITERIA, "format", "jgf"),
+             token_for (token, sizeof (token), TOK_PRESTAGE_FIND, job));
+}
+
+/* The ssd paths of a find's JGF answer ({"R": {"graph": {"nodes"}}}). */
+static json_t *found_ssds (json_t *payload)
+{
+    json_t *set = json_object ();
+    json_t *nodes = json_object_get (
+        json_object_get (json_object_get (payload, "R"), "graph"), "nodes");
+    size_t i;
+    json_t *v;
+    json_array_foreach (nodes, i, v) {
+        json_t *meta = json_object_get (v, "metadata");
+        const char *type = json_string_value (json_object_get (meta, "type"));
+        const char *path = json_string_value (
+            json_object_get (json_object_get (meta, "paths"), "containment"));
+        if (type && path && !strcmp (type, "ssd"))
+            json_object_set_new (set, path, json_true ());
+    }
+    return set;
+}
+
+int prestage_found (struct dws_engine *e, struct job *job, json_t *event)
+{
+    job->prestage_finding = false;
+    if (!job->prestage_picked || !job->held)
+        return 0; /* given up meanwhile */
+    if (!json_is_true (json_object_get (event, "ok"))) {
+        const char *why = json_string_value (json_object_get (event, "errstr"));
+        act_log (e, "warning", "%s: cannot ask Fluxion whether its ssd is free (%s):"
+                 " picking it again in %g s", job->name, why ? why : "no answer",
+                 PRESTAGE_RETRY);
+        job->prestage_picked = false;
+        rabbits_unhold (e, job);
+        act_timer_start (e, job, T_PRESTAGE, PRESTAGE_RETRY);
+        return -1;
+    }
+    json_t *taken = found_ssds (json_object_get (event, "payload"));
+    size_t i;
+    json_t *p;
+    int conflicts = 0;
+    json_array_foreach (job->held, i, p) {
+        if (!json_object_get (taken, json_string_value (p)))
+            continue;
+        if (!job->prestage_avoid)
+            job->prestage_avoid = json_object ();
+        json_object_set_new (job->prestage_avoid, json_string_value (p), json_true ());
+        conflicts++;
+    }
+    json_decref (taken);
+    if (conflicts > 0) {
+        act_log (e, "info", "%s: %d of the ssd vertices held for it were a job's: picking"
+                 " others", job->name, conflicts);
+        job->prestage_picked = false;
+    }
+    else {
+        job->prestage_verified = true;
+        act_log (e, "info", "%s: holds %lld GiB of rabbit ssd for its Lustre", job->name,
+                 (long long)job->prestage_gib);
+    }
+    return conflicts;
+}
+
+void prestage_ready (struct dws_engine *e, struct job *job)
+{
+    if (!job->prestage_ready)
+        act_log (e, "info", "%s: set up and filled: let go to the scheduler", job->name);
+    job->prestage_ready = true;
+    act_rpc (e, "job-manager.dws.prestage-remove", json_pack ("{s:I}", "id", job->id), NULL);
+    act_record (e, job);
+}
+
+void prestage_adopt (struct dws_engine *e, struct job *job)
+{
+    const char *asked = wfview_annotation (&job->view, ANN_PRESTAGE_ASKED);
+    if (asked) {
+        json_t *v = json_string (asked);
+        job->prestage_asked = dws_rabbitconf_prestage_attr (v, NULL);
+        json_decref (v);
+    }
+    const char *s = wfview_annotation (&job->view, ANN_PRESTAGE);
+    json_t *o = s ? json_loads (s, 0, NULL) : NULL;
+    if (!json_is_object (o)) {
+        json_decref (o);
+        return;
+    }
+    job->prestage_chosen = job->prestage = job->prestage_recorded = true;
+    job->prestage_since = json_number_value (json_object_get (o, "since"));
+    job->prestage_gib = json_integer_value (json_object_get (o, "gib"));
+    json_t *held = json_object_get (o, "held");
+    json_t *reserved = json_object_get (o, "reserved");
+    if (json_is_array (held) && json_is_object (reserved) && !job->hosts) {
+        json_decref (job->held);
+        job->held = json_incref (held);
+        json_decref (job->reserved);
+        job->reserved = json_incref (reserved);
+        job->prestage_picked = true;
+        /* Setup was asked only once Fluxion had said the ssd was free */
+        job->prestage_verified = job->view.desired > WF_PROPOSAL;
+        rabbits_hold (e, job);
+        rabbits_job (e, job);
+    }
+    else if (json_is_array (held) && job->hosts) {
+        json_decref (job->held);
+        job->held = json_incref (held);
+        job->prestage_picked = job->prestage_verified = true;
+        rabbits_hold (e, job);
+    }
+    json_decref (o);
+}
+
+json_t *prestage_view (struct dws_engine *e, const struct job *job)
+{
+    if (!job->prestage)
+        return NULL;
+    json_t *v = json_pack ("{s:f s:I s:b s:b}", "since", job->prestage_since, "gib",
+                           (json_int_t)job->prestage_gib, "ready", job->prestage_ready,
+                           "nodes", job->hosts != NULL);
+    if (v && job->prestage_wait[0])
+        json_object_set_new (v, "waiting", json_string (job->prestage_wait));
+    (void)e;
+    return v;
+}

@@ -1,0 +1,58 @@
+/* prestage.h - storage set up and filled before a job's nodes
+ * (prestage.c; doc/guide/prestage.rst).
+ *
+ * SPDX-License-Identifier: LGPL-3.0-or-later
+ */
+#ifndef DWS_ENGINE_PRESTAGE_H
+#define DWS_ENGINE_PRESTAGE_H
+
+#include "state.h"
+#include "util/error.h"
+
+/* Seconds before a pre-staged job's ssd is picked again (none was free,
+ * or Fluxion could not be asked). */
+#define PRESTAGE_RETRY 10.0
+
+/* Whether the job is pre-staged (job->prestage, job->prestage_gib), from
+ * what it asked (dw_prestage), rabbit.prestage, its breakdowns and the
+ * site's limits.  -1 with the reason when it asked for it ("yes") and
+ * cannot be: its resource-update refuses it.
+ */
+int prestage_choose (struct dws_engine *e, struct job *job, json_t *breakdowns,
+                     dws_error_t *err);
+
+/* STEP_PRESTAGE_RECORD: write ANN_PRESTAGE (its answer: prestage_noted). */
+void prestage_record (struct dws_engine *e, struct job *job);
+
+/* STEP_PRESTAGE_PICK: pick the ssd to hold and write it on the Workflow;
+ * none free: wait (T_PRESTAGE) with the reason shown.
+ */
+void prestage_pick (struct dws_engine *e, struct job *job);
+
+/* ANN_PRESTAGE was written: record what it says. */
+void prestage_noted (struct dws_engine *e, struct job *job);
+
+/* STEP_HOLD of a pre-staged job: hold its ssd down in Fluxion; once
+ * applied, STEP_PRESTAGE_VERIFY. */
+void prestage_hold (struct dws_engine *e, struct job *job);
+
+/* STEP_PRESTAGE_VERIFY: ask Fluxion which down vertices a job has. */
+void prestage_verify (struct dws_engine *e, struct job *job);
+
+/* Fluxion's answer to that find (an rpc-result event): the held vertices
+ * a job had are to be picked again (their count), 0 when none is, -1 when
+ * Fluxion could not say (picked again after PRESTAGE_RETRY).
+ */
+int prestage_found (struct dws_engine *e, struct job *job, json_t *event);
+
+/* STEP_PRESTAGED: the job may be scheduled (prestage-remove; again on a
+ * repeat). */
+void prestage_ready (struct dws_engine *e, struct job *job);
+
+/* The job's pre-staging from its Workflow (a service restart). */
+void prestage_adopt (struct dws_engine *e, struct job *job);
+
+/* The "prestage" object of the job's view, or NULL when not pre-staged. */
+json_t *prestage_view (struct dws_engine *e, const struct job *job);
+
+#endif /* !DWS_ENGINE_PRESTAGE_H */

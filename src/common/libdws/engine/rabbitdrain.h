@@ -1,0 +1,51 @@
+/* rabbitdrain.h - dws.drain and dws.undrain: an administrator drains a
+ * rabbit from Flux as the nnf CLI's "rabbit drain" does (nnf-sos
+ * tools/nnf), so that Flux, DWS and NNF agree whichever tool acted.
+ *
+ * A drain annotates the rabbit's Storage (default/<rabbit>) with
+ * drain_date (UTC, "%Y-%m-%dT%H:%M:%SZ"), drain_reason and, of flux-dws's
+ * own, RABBITDRAIN_BY_ANNOTATION (the userid that asked), and taints the
+ * rabbit's Kubernetes Node cray.nnf.node.drain=true for NoSchedule and
+ * NoExecute (its other taints kept: the Node is read first), in the nnf
+ * CLI's order, one rabbit's writes after another's answer; when the Node
+ * cannot be read or tainted, the annotations are taken back, as the nnf
+ * CLI does.  An undrain untaints first, then removes them.  nnf-sos then
+ * reports the Storage Drained, and rabbit health takes the rabbit's ssd
+ * vertices down in Fluxion like any rabbit that is not Ready: new jobs
+ * stay off it, running jobs keep what they have.  An undrain removes the
+ * taints of that key (not other cray.nnf.node.drain* keys, as the nnf
+ * CLI) and the three annotations.  Nothing is kept in the
+ * engine but the requests in flight: the state lives on the objects, so
+ * it survives every restart, and a drain made with the nnf CLI reads the
+ * same.
+ *
+ * Payload: {"rabbits": RFC 29 hostlist, "reason": text} (undrain: no
+ * reason).  Every rabbit must be one of the SystemConfiguration's; the
+ * reason is one line of 1..RABBITDRAIN_REASON_MAX bytes.  A bad request
+ * is answered EINVAL and changes nothing; the answer comes once every
+ * write has answered: {"success": true, "rabbits": [names]}, or EIO
+ * naming each rabbit whose write failed.  Owner-only (request.c's
+ * table).
+ *
+ * SPDX-License-Identifier: LGPL-3.0-or-later
+ */
+#ifndef DWS_ENGINE_RABBITDRAIN_H
+#define DWS_ENGINE_RABBITDRAIN_H
+
+#include <stdbool.h>
+
+#include "state.h"
+
+#define RABBITDRAIN_TOKEN "drain:" /* prefix of the tokens of its k8s actions */
+#define RABBITDRAIN_TAINT_KEY "cray.nnf.node.drain"
+#define RABBITDRAIN_BY_ANNOTATION "flux-dws.io/drained-by"
+#define RABBITDRAIN_REASON_MAX 200
+
+void rabbitdrain_request (struct dws_engine *e, json_t *msgid, json_t *payload, json_t *event,
+                          bool drain);
+/* Does the result event carry one of its tokens? */
+bool rabbitdrain_token (json_t *event);
+/* The answer to one of its k8s actions. */
+void rabbitdrain_result (struct dws_engine *e, json_t *event);
+
+#endif /* !DWS_ENGINE_RABBITDRAIN_H */

@@ -1,0 +1,117 @@
+/* pick.c - ssd vertices for a hold of the dws service's own
+ * (dws_health_pick): storage held in Fluxion for a job that has no nodes
+ * yet (pre-staging, doc/guide/prestage.rst).
+ *
+ * Fluxion cannot hold ssd vertices for anyone but a job with nodes
+ * without corrupting the next job's R (its rv1 writer keeps the vertices
+ * of a node-less match and hands them to the next match it emits), so
+ * the service holds vertices down, as early release does, and picks them
+ * here: free vertices (no hold, not down) of rabbits that are up, at most
+ * what the rabbit's Storage says is free, the rabbits with the most room
+ * first.  Fluxion gives a job the highest-numbered vertices of a chassis
+ * first; the lowest are taken here, so a vertex Fluxion gave a job just
+ * before the hold applies is rare, and the caller checks for it (find
+ * "sched-now=allocated and status=down") and picks again without it.
+ *
+ * SPDX-License-Identifier: LGPL-3.0-or-later
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "health.h"
+#include "state.h"
+
+#define GIB (1024LL * 1024 * 1024)
+
+struct cand {
+    size_t group;
+    int64_t free; /* vertices that may be taken */
+};
+
+static int cand_cmp (const void *a, const void *b)
+{
+    const struct cand *x = a, *y = b;
+    if (x->free != y->free)
+        return x->free > y->free ? -1 : 1;
+    return x->group < y->group ? -1 : x->group > y->group;
+}
+
+static bool usable (const struct dws_health *h, const struct ssd *s, json_t *avoid)
+{
+    return s->holds == 0 && s->applied != 0 && !json_object_get (avoid, s->path)
+           && !(h->fluxion_down && json_object_get (h->fluxion_down, s->path));
+}
+
+/* How many of group g's vertices may be taken. */
+static int64_t group_free (const struct dws_health *h, const struct ssd_group *g, json_t *avoid)
+{
+    if (g->ri < 0 || g->gib <= 0 || !h->rabbits[g->ri].up)
+        return 0;
+    int64_t n = 0;
+    for (size_t k = 0; k < g->n; k++)
+        n += usable (h, &h->ssdv[g->first + k], avoid);
+    int64_t free_bytes = h->rabbits[g->ri].sv.free_bytes;
+    if (free_bytes >= 0 && free_bytes / GIB / g->gib < n)
+        n = free_bytes / GIB / g->gib;
+    return n;
+}
+
+json_t *dws_health_pick (struct dws_health *h, int64_t gib, json_t *avoid, json_t **reserved,
+                         dws_error_t *err)
+{
+    struct cand *c = calloc (h->ngroups ? h->ngroups : 1, sizeof (*c));
+    json_t *paths = json_array ();
+    json_t *rsv = json_object ();
+    int64_t have = 0, room = 0;
+    *reserved = NULL;
+    if (!c || !paths || !rsv) {
+        dws_errorf (err, "out of memory");
+        goto fail;
+    }
+    for (size_t i = 0; i < h->ngroups; i++) {
+        c[i].group = i;
+        c[i].free = group_free (h, &h->groups[i], avoid);
+        room += c[i].free * h->groups[i].gib;
+    }
+    qsort (c, h->ngroups, sizeof (*c), cand_cmp);
+    for (size_t i = 0; i < h->ngroups && have < gib; i++) {
+        const struct ssd_group *g = &h->groups[c[i].group];
+        int64_t taken = 0;
+        for (size_t k = 0; k < g->n && taken < c[i].free && have < gib; k++) {
+            const struct ssd *s = &h->ssdv[g->first + k];
+            if (!usable (h, s, avoid))
+                continue;
+            json_array_append_new (paths, json_string (s->path));
+            taken++;
+            have += g->gib;
+        }
+        if (taken > 0)
+            json_object_set_new (rsv, g->rabbit, json_integer (taken * g->gib));
+    }
+    if (have < gib) {
+        dws_errorf (err, "%lld GiB of rabbit ssd wanted, %lld GiB free on the rabbits that"
+                    " are up", (long long)gib, (long long)room);
+        goto fail;
+    }
+    free (c);
+    *reserved = rsv;
+    return paths;
+fail:
+    free (c);
+    json_decref (paths);
+    json_decref (rsv);
+    return NULL;
+}
+
+size_t dws_health_nodes (struct dws_health *h)
+{
+    return h->nranks;
+}
+
+int64_t dws_health_graph_gib (struct dws_health *h)
+{
+    int64_t gib = 0;
+    for (size_t i = 0; i < h->ngroups; i++)
+        gib += (int64_t)h->groups[i].n * h->groups[i].gib;
+    return gib;
+}

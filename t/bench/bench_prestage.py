@@ -1,0 +1,131 @@
+"""Storage staged before the nodes (issue 46): what a site gains.
+
+The same workload runs twice through the harness (the real dws service
+and libdws job machines, the emulated job manager's first-fit scheduler
+and the DWS/NNF emulator of the kind system: 4 computes, 2 rabbits of 36
+ssd vertices), once with ``rabbit.prestage = "never"`` (today: nodes
+first, then Setup and DataIn in the prolog) and once with ``"always"``:
+N one-node rabbit jobs with a Lustre ``jobdw`` and a ``copy_in`` whose
+data movement the emulator makes last D seconds (``flux-dws fault delay
+--kind datamovement --state DataIn``), submitted together with a backlog
+of M plain jobs waiting for the same nodes.
+
+    PYTHONPATH=src/python:build/src/python python t/bench/bench_prestage.py \\
+        [--jobs N] [--plain M] [--datain D] [--runtime S]
+
+It prints, last, one line:
+
+    prestage: N jobs, DataIn D s, node-seconds held before start A (today)
+    vs B (prestaged), backlog drained in X s vs Y s, stuck G, leaked H
+
+node-seconds held before start: per rabbit job, from its ``alloc`` (its
+nodes are its) to its ``start`` (its tasks run), times its nodes, summed.
+backlog drained: from the first submission to the last job's ``clean``.
+stuck: jobs not inactive in time; leaked: Workflows left, ssd vertices
+still down in Fluxion and holds still listed 30 s after the last job
+ended.  Goals: B per job no more than PreRun's own time plus 1 s per node
+(the line before the last gives both), Y below X, G = H = 0: it exits 1
+when G or H is not 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from typing import Any
+
+STAGED = ["#DW jobdw type=lustre capacity=10GiB name=lus",
+          "#DW copy_in source=/lus/global/in destination=$DW_JOB_lus/"]
+WAIT = 900.0  # seconds any one wait may take before the run is called stuck
+
+
+def _event_time(job: Any, name: str) -> float | None:
+    for t, n, _ in job.eventlog:
+        if n == name:
+            return float(t)
+    return None
+
+
+def run(mode: str, jobs: int, plain: int, datain: float, runtime: float) -> dict[str, Any]:
+    from flux_dws.emulator.faults import Fault
+    from flux_dws.harness import Harness
+
+    out: dict[str, Any] = {}
+    with Harness(config={"prestage": mode}, ssds_per_rabbit=36) as h:
+        assert h.emulator.controllers is not None
+        h.emulator.controllers.faults.add(Fault(kind="datamovement", state="DataIn",
+                                                severity="delay", seconds=datain))
+        t0 = time.monotonic()
+        rabbit = [h.submit(STAGED, nodes=1, runtime=runtime) for _ in range(jobs)]
+        others = [h.submit(None, nodes=1, runtime=runtime) for _ in range(plain)]
+        stuck = 0
+        for jobid in rabbit + others:
+            try:
+                h.wait(jobid, timeout=WAIT)
+            except TimeoutError:
+                stuck += 1
+        drained = time.monotonic() - t0
+        held, per_job, prolog, failed = 0.0, [], [], 0
+        for jobid in rabbit:
+            job = h.reactor.call(lambda j=jobid: h.jm.jobs[j])
+            failed += bool(job.exceptions)
+            alloc, start = _event_time(job, "alloc"), _event_time(job, "start")
+            if alloc is None or start is None:
+                continue
+            held += (start - alloc) * job.nodes
+            per_job.append((start - alloc) / job.nodes)
+            begin, end = _event_time(job, "prolog-start"), _event_time(job, "prolog-finish")
+            if begin is not None and end is not None:
+                prolog.append(end - begin)
+
+        def left() -> tuple[list[str], list[str], int]:
+            wfs = [w["metadata"]["name"] for w in h.workflows()]
+            down = h.reactor.call(
+                lambda: sorted(p for p, st in h.fluxion.status.items() if st == "down"))
+            holds = len(h.rabbits_now().get("holds") or [])
+            return wfs, down, holds
+
+        gone_by = time.monotonic() + 30
+        wfs, down, holds = left()
+        while (wfs or down or holds) and time.monotonic() < gone_by:
+            time.sleep(0.2)
+            wfs, down, holds = left()
+        if wfs or down or holds:
+            print(f"{mode}: leaked Workflows {wfs}, ssds down {down}, holds {holds}", flush=True)
+        out.update(drained=drained, held=held, stuck=stuck + failed,
+                   leaked=len(wfs) + len(down) + holds,
+                   per_job=statistics.median(per_job) if per_job else 0.0,
+                   prolog=statistics.median(prolog) if prolog else 0.0)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--jobs", type=int, default=50, help="rabbit jobs with a copy_in (50)")
+    p.add_argument("--plain", type=int, default=50, help="plain jobs behind them (50)")
+    p.add_argument("--datain", type=float, default=10.0, help="seconds DataIn lasts (10)")
+    p.add_argument("--runtime", type=float, default=0.2, help="seconds each job runs (0.2)")
+    args = p.parse_args([] if argv is None else argv)
+    today = run("never", args.jobs, args.plain, args.datain, args.runtime)
+    staged = run("always", args.jobs, args.plain, args.datain, args.runtime)
+    for name, r in (("today", today), ("prestaged", staged)):
+        print(f"{name}: node-seconds held before start per job (median) {r['per_job']:.3f},"
+              f" its prolog (PreRun{', Setup, DataIn' if name == 'today' else ''})"
+              f" {r['prolog']:.3f} s, backlog drained in {r['drained']:.1f} s", flush=True)
+    print(f"prestage: {args.jobs} jobs, DataIn {args.datain:g} s, node-seconds held before"
+          f" start {today['held']:.1f} (today) vs {staged['held']:.1f} (prestaged),"
+          f" backlog drained in {today['drained']:.1f} s vs {staged['drained']:.1f} s,"
+          f" stuck {today['stuck'] + staged['stuck']},"
+          f" leaked {today['leaked'] + staged['leaked']}")
+    stuck, leaked = today["stuck"] + staged["stuck"], today["leaked"] + staged["leaked"]
+    if stuck or leaked:
+        print(f"bench_prestage: failed: stuck {stuck}, leaked {leaked} (both must be 0)",
+              file=sys.stderr, flush=True)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,194 @@
+"""Storage set up and filled before the nodes (issue 46), through the
+harness: a pre-staged job waits in DEPEND on dws-prestage while its
+Workflow goes through Setup and DataIn with its Lustre held in (fake)
+Fluxion; it gets nodes only then.  Failures before the nodes end the job
+without nodes; restarts keep the hold.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from t.python.service.harnesshelp import cleared, fault, phase
+
+from flux_dws.emulator.driver import RESOURCE
+from flux_dws.harness import Harness
+
+LUSTRE = "#DW jobdw type=lustre capacity=10GiB name=lus"
+COPY_IN = "#DW copy_in source=/lus/global/in destination=$DW_JOB_lus/"
+STAGED = [LUSTRE, COPY_IN]
+YES = {"dw_prestage": "yes"}
+
+
+def engine_job(h: Harness, jobid: int) -> dict[str, Any] | None:
+    for j in h.status_now().get("jobs", []):
+        if j["id"] == jobid:
+            return j  # type: ignore[no-any-return]
+    return None
+
+
+def deps(h: Harness, jobid: int) -> set[str]:
+    return h.reactor.call(lambda: set(h.jm.jobs[jobid].deps))
+
+
+def state(h: Harness, jobid: int) -> str:
+    return h.reactor.call(lambda: h.jm.jobs[jobid].state)
+
+
+def held(h: Harness, jobid: int) -> set[str]:
+    """The ssd vertices the engine holds for the job, once Fluxion applied them."""
+    for x in h.rabbits_now().get("holds", []):
+        if x["job"] == jobid and x["applied"]:
+            return set(x["paths"])
+    return set()
+
+
+def down(h: Harness) -> set[str]:
+    return {p for p, st in h.fluxion.status.items() if st == "down"}
+
+
+def test_prestaged_job_waits_in_depend_through_datain_then_runs() -> None:
+    with Harness() as h:
+        fault(h, state="DataIn", severity="stall")
+        jobid = h.submit(STAGED, nodes=2, system=YES)
+        h.wait_for(lambda: phase(h, jobid) == "datain", what="the Workflow in DataIn")
+        # in DEPEND on our dependency alone, no nodes, its ssd held down
+        assert state(h, jobid) == "DEPEND"
+        assert deps(h, jobid) == {"dws-prestage"}
+        assert h.job(jobid).hosts == []
+        h.wait_for(lambda: bool(held(h, jobid)), what="the hold applied")
+        paths = held(h, jobid)
+        assert paths <= down(h)
+        view = engine_job(h, jobid)
+        assert view is not None
+        # the Workflow carries the choice and the ssd (a restart picks it up)
+        wf = [o for o in h.emulator.store.list_objects(RESOURCE["workflow"], None)
+              if o["metadata"]["name"] == f"fluxjob-{jobid}"]
+        ann = wf[0]["metadata"]["annotations"]
+        assert "flux-dws.io/prestage" in ann and "held" in ann["flux-dws.io/prestage"]
+        # DataIn completes: the job is let go, gets its nodes and runs
+        h.emulator.controllers.clear_faults()  # type: ignore[union-attr]
+        job = h.wait(jobid)
+        assert job.exceptions == []
+        assert len(job.hosts) == 2
+        events = job.events()
+        assert events.index("dependency-remove") < events.index("alloc")
+        # the jobspec asks for nodes alone: its storage never was the scheduler's
+        assert "ssd" not in str(job.jobspec["resources"])
+        h.wait_for(lambda: engine_job(h, jobid) is None, what="the Workflow gone")
+        h.wait_for(lambda: not (paths & down(h)), what="its ssd up again")
+        assert cleared(h) == {}
+
+
+def test_datain_failure_ends_the_job_before_any_node() -> None:
+    with Harness() as h:
+        fault(h, state="DataIn", severity="Fatal", message="copy failed")
+        jobid = h.submit(STAGED, nodes=2, system=YES)
+        job = h.wait(jobid)
+        assert job.hosts == []
+        assert any("copy failed" in (e.get("note") or "") for e in job.exceptions)
+        assert "alloc" not in job.events()
+        assert cleared(h) == {}
+        h.wait_for(lambda: not h.rabbits_now().get("holds"), what="no hold left")
+
+
+def test_cancel_while_prestaging_tears_down_and_frees_the_ssd() -> None:
+    with Harness() as h:
+        fault(h, state="DataIn", severity="stall")
+        jobid = h.submit(STAGED, nodes=1, system=YES)
+        h.wait_for(lambda: bool(held(h, jobid)), what="the hold applied")
+        paths = held(h, jobid)
+        h.cancel(jobid)
+        job = h.wait(jobid)
+        assert job.hosts == [] and "alloc" not in job.events()
+        h.emulator.controllers.clear_faults()  # type: ignore[union-attr]
+        assert cleared(h) == {}
+        h.wait_for(lambda: not (paths & down(h)), what="its ssd up again")
+
+
+def test_node_local_storage_refuses_the_opt_in_with_the_reason() -> None:
+    with Harness() as h:
+        jobid = h.submit(["#DW jobdw type=xfs capacity=10GiB name=xfs"], nodes=1, system=YES)
+        job = h.wait(jobid)
+        notes = " ".join(e.get("note") or "" for e in job.exceptions)
+        assert "dw_prestage=yes" in notes and "xfs, gfs2 and raw" in notes, notes
+        assert cleared(h) == {}
+
+
+def test_a_bad_dw_prestage_is_refused_at_create() -> None:
+    with Harness() as h:
+        jobid = h.submit(STAGED, nodes=1, system={"dw_prestage": "maybe"})
+        job = h.wait(jobid)
+        notes = " ".join(e.get("note") or "" for e in job.exceptions)
+        assert 'dw_prestage must be "yes" or "no", got "maybe"' in notes, notes
+
+
+def test_site_default_copy_in_prestages_only_jobs_with_copy_in() -> None:
+    with Harness(config={"prestage": "copy-in"}) as h:
+        plain = h.wait(h.submit([LUSTRE], nodes=1))
+        assert plain.exceptions == [] and "dws-prestage" not in str(plain.eventlog)
+        staged = h.wait(h.submit(STAGED, nodes=1))
+        assert staged.exceptions == [] and "dws-prestage" in str(staged.eventlog)
+        opted_out = h.wait(h.submit(STAGED, nodes=1, system={"dw_prestage": "no"}))
+        assert "dws-prestage" not in str(opted_out.eventlog)
+        assert cleared(h) == {}
+
+
+def test_prestage_max_jobs_sends_the_rest_the_usual_way() -> None:
+    with Harness(config={"prestage": "always", "prestage_max_jobs": 1}) as h:
+        fault(h, state="DataIn", severity="stall")
+        first = h.submit(STAGED, nodes=1)
+        h.wait_for(lambda: phase(h, first) == "datain", what="the first in DataIn")
+        second = h.submit(STAGED, nodes=1)
+        # not pre-staged: it gets its nodes and waits in its prolog instead
+        h.wait_for(lambda: state(h, second) == "RUN", what="the second allocated")
+        assert state(h, first) == "DEPEND"
+        h.emulator.controllers.clear_faults()  # type: ignore[union-attr]
+        assert h.wait(first).exceptions == [] and h.wait(second).exceptions == []
+        assert cleared(h) == {}
+
+
+def test_service_restart_while_prestaging_keeps_the_hold_and_goes_on() -> None:
+    with Harness() as h:
+        fault(h, state="DataIn", severity="stall")
+        jobid = h.submit(STAGED, nodes=1, system=YES)
+        h.wait_for(lambda: bool(held(h, jobid)), what="the hold applied")
+        paths = held(h, jobid)
+        h.stop_service()
+        h.start_service()
+        h.wait_for(lambda: held(h, jobid) == paths, what="the same hold after the restart")
+        assert state(h, jobid) == "DEPEND"
+        h.emulator.controllers.clear_faults()  # type: ignore[union-attr]
+        job = h.wait(jobid)
+        assert job.exceptions == [] and len(job.hosts) == 1
+        assert cleared(h) == {}
+
+
+def test_a_held_vertex_a_job_had_is_picked_again() -> None:
+    with Harness() as h:
+        fault(h, state="DataIn", severity="stall")
+        # Fluxion gave every vertex of the first rabbit to some job already
+        first = sorted(h.fluxion.ssds)[0]
+        h.fluxion.allocated = set(h.fluxion.ssds[first])
+        jobid = h.submit(STAGED, nodes=1, system=YES)
+        h.wait_for(lambda: phase(h, jobid) == "datain", what="DataIn")
+        paths = held(h, jobid)
+        assert paths and not (paths & h.fluxion.allocated)
+        h.emulator.controllers.clear_faults()  # type: ignore[union-attr]
+        assert h.wait(jobid).exceptions == []
+        assert cleared(h) == {}
+
+
+def test_a_rabbit_that_never_allocates_fails_the_job_by_setup_timeout() -> None:
+    """The rules of today's Setup: Lustre cannot lose a rabbit, so its
+    Setup timeout fails the job -- here before it ever had a node."""
+    with Harness(config={"setup_timeout": 2}) as h:
+        for rabbit in h.fluxion.ssds:
+            fault(h, kind="allocation", rabbit=rabbit, state="Setup", severity="stall")
+        jobid = h.submit(STAGED, nodes=1, system=YES)
+        job = h.wait(jobid)
+        assert job.hosts == [] and "alloc" not in job.events()
+        assert [e["type"] for e in job.exceptions] == ["dws-timeout"], job.exceptions
+        h.emulator.controllers.clear_faults()  # type: ignore[union-attr]
+        assert cleared(h) == {}
+        h.wait_for(lambda: not h.rabbits_now().get("holds"), what="no hold left")

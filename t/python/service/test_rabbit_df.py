@@ -1,0 +1,104 @@
+"""dws.rabbits {"df": true} (flux dws df) end to end: the real service
+against the emulator.  What it says agrees with the Storage objects (size
+is the drives', free is status.capacity) and with the Servers objects
+(what jobs and persistent storage hold).  Every wait is on a condition."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from flux_dws.cli import df as dfcli
+from flux_dws.harness import Harness
+
+G, V = "dataworkflowservices.github.io", "v1alpha7"
+XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
+R2, R3 = "kind-worker2", "kind-worker3"
+GiB = 1 << 30
+
+
+@pytest.fixture
+def h() -> Iterator[Harness]:
+    with Harness(system="kind") as harness:
+        harness.wait_for(lambda: harness.fluxion.rabbit_up(R2) and harness.fluxion.rabbit_up(R3),
+                         what="rabbits up")
+        yield harness
+
+
+def df(h: Harness, userid: int | None = None) -> dict[str, Any]:
+    return h.ask("dws.rabbits", userid=userid, payload={"df": True})
+
+
+def storage_status(h: Harness, name: str) -> dict[str, Any]:
+    return dict(h.emulator.custom_objects_api().get_namespaced_custom_object(
+        G, V, "default", "storages", name)["status"])
+
+
+def by_name(answer: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {r["name"]: r for r in dfcli.rabbits_of(answer)}
+
+
+def test_an_idle_system(h: Harness) -> None:
+    got = df(h)
+    assert got["success"] and got["ready"]
+    rabbits = by_name(got)
+    for name in (R2, R3):
+        st = storage_status(h, name)
+        r = rabbits[name]
+        assert r["size"] == sum(d["capacity"] for d in st["devices"])
+        assert r["free"] == st["capacity"] == r["size"]
+        assert (r["used"], r["jobs"], r["persistent"], r["other"]) == (0, 0, 0, 0)
+        # the harness' graph: two ssd vertices a rabbit, all up
+        assert r["ssds"] == {"total": 2, "up": 2, "down": 0, "held": 0}
+        assert r["up"] is True
+    assert got["total"]["size"] == rabbits[R2]["size"] + rabbits[R3]["size"]
+    assert got["total"]["ssds"] == {"total": 4, "up": 4, "down": 0, "held": 0}
+
+
+def test_jobs_and_persistent_storage_and_a_drain(h: Harness) -> None:
+    create = h.submit("#DW create_persistent type=xfs capacity=10GiB name=p1", nodes=1)
+    made = h.wait(create)
+    assert made.exceptions == []
+    prabbit = R3 if made.hosts == ["compute-04"] else R2
+    running = h.submit(XFS, nodes=1, runtime=600.0)
+    job = h.wait(running, state="RUN")
+    jrabbit = R3 if job.hosts == ["compute-04"] else R2
+    # nnf-sos fills the Servers' status.allocationSets as the storage it
+    # made becomes ready: ask until both show (each ask is a round trip
+    # through the service and the API server; no sleep)
+    # and the service's view of each Storage (a watch) catches up with it
+    def settled(rabbits: dict[str, dict[str, Any]]) -> bool:
+        return bool(rabbits[jrabbit]["jobs"] and rabbits[prabbit]["persistent"]) and all(
+            rabbits[n]["free"] == storage_status(h, n)["capacity"] for n in (R2, R3))
+
+    rabbits = by_name(df(h))
+    asks = 1
+    while not settled(rabbits) and asks < 500:
+        rabbits, asks = by_name(df(h)), asks + 1
+    assert rabbits[jrabbit]["jobs"] >= 10 * GiB
+    assert rabbits[prabbit]["persistent"] >= 10 * GiB
+    for name in (R2, R3):
+        r, st = rabbits[name], storage_status(h, name)
+        assert r["free"] == st["capacity"]
+        assert r["used"] == r["size"] - r["free"]
+        assert r["jobs"] + r["persistent"] + r["other"] == r["used"], r
+    # a drain shows in the ssds, the space stays
+    assert h.ask("dws.drain", payload={"rabbits": jrabbit, "reason": "x"})["success"]
+    h.wait_for(lambda: not h.fluxion.rabbit_up(jrabbit), what="drained rabbit down")
+    r = by_name(df(h))[jrabbit]
+    assert r["up"] is False and r["why"].startswith("drained ")
+    assert r["ssds"]["down"] == 2 and r["ssds"]["up"] == 0
+    assert r["jobs"] >= 10 * GiB
+    text = dfcli.format_df(list(by_name(df(h)).values()))
+    assert text.splitlines()[0].split() == list(dfcli.COLUMNS)
+    assert text.splitlines()[-1].startswith("total")
+    h.finish(running)
+    assert not h.wait(running).fatal
+    h.ask("dws.undrain", payload={"rabbits": jrabbit})
+
+
+def test_a_guest_may_ask(h: Harness) -> None:
+    got = df(h, userid=h.owner + 1)
+    assert got["success"] and len(got["rabbits"]) == 2
