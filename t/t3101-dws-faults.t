@@ -58,12 +58,6 @@ test_expect_success 'DWS refuses a directive: dws-create exception with its word
 	test_must_fail kubectl get workflow $(wfname $id)
 '
 
-# the phase the service's engine has the job in (dws.status)
-phase_of() {
-	flux python -m flux_dws status --json |
-	flux python -c "import json,sys; print(*[j[\"phase\"] for j in json.load(sys.stdin)[\"jobs\"] if j[\"id\"] == $(flux job id $1)])"
-}
-
 test_expect_success 'cancel in DEPEND (Proposal never ends): the Workflow is removed' '
 	flux-dws fault stall --state Proposal &&
 	id=$(flux submit -N1 --setattr=system.dw="$XFS" true) &&

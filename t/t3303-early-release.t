@@ -18,15 +18,6 @@ XFS4="#DW jobdw type=xfs capacity=10GiB name=scratch"
 STAGED="$XFS4
 #DW copy_out source=\$DW_JOB_scratch/ destination=/lus/global/out"
 
-# down_ssds: the ssd vertex paths Fluxion has down, one per line, sorted
-down_ssds() {
-	flux python -c "import flux, json; print(json.dumps(flux.Flux().rpc(
-		\"sched-fluxion-resource.find\",
-		{\"criteria\": \"status=down\", \"format\": \"jgf\"}).get()))" |
-	jq -r "(.R // {graph: {nodes: []}}).graph.nodes[] | select(.metadata.type == \"ssd\")
-		| .metadata.paths.containment" | sort
-}
-
 # ssds_of ID: the ssd vertex paths in the job's R, one per line, sorted
 ssds_of() {
 	flux job info "$1" R |
@@ -34,31 +25,6 @@ ssds_of() {
 		| .metadata.paths.containment" | sort
 }
 
-# phase_of ID: the phase the dws service has the job in
-phase_of() {
-	flux python -m flux_dws status --json |
-	jq -r --argjson id "$(flux job id --to=dec "$1")" '.jobs[] | select(.id == $id) | .phase'
-}
-
-phase_is() {
-	test "$(phase_of "$1")" = "$2"
-}
-
-# wait_phase ID PHASE: until the service has the job in PHASE (30 s)
-wait_phase() {
-	until_true 30 phase_is "$1" "$2" ||
-	{ echo "job $1 is in phase '$(phase_of "$1")', not '$2'" >&2; return 1; }
-}
-
-down_count_is() {
-	test "$(down_ssds | wc -l)" -eq "$1"
-}
-
-# wait_down N [SECONDS]: until Fluxion has exactly N ssd vertices down
-# (30 s; the service looks for a Fluxion restart every 10 s)
-wait_down() {
-	until_true ${2:-30} down_count_is "$1" || { down_ssds >&2; return 1; }
-}
 
 test_expect_success 'start the emulator and an instance releasing computes after unmount' '
 	start_emulator --system kind --latency zero &&

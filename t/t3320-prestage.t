@@ -17,33 +17,6 @@ LUSTRE="#DW jobdw type=lustre capacity=10GiB name=lus"
 STAGED="$LUSTRE
 #DW copy_in source=/lus/global/in destination=\$DW_JOB_lus/"
 
-# down_ssds: the ssd vertex paths Fluxion has down, one per line, sorted
-down_ssds() {
-	flux python -c "import flux, json; print(json.dumps(flux.Flux().rpc(
-		\"sched-fluxion-resource.find\",
-		{\"criteria\": \"status=down\", \"format\": \"jgf\"}).get()))" |
-	jq -r "(.R // {graph: {nodes: []}}).graph.nodes[] | select(.metadata.type == \"ssd\")
-		| .metadata.paths.containment" | sort
-}
-down_count_is() {
-	test "$(down_ssds | wc -l)" -eq "$1"
-}
-wait_down() {
-	until_true ${2:-30} down_count_is "$1" || { down_ssds >&2; return 1; }
-}
-
-phase_of() {
-	flux python -m flux_dws status --json |
-	jq -r --argjson id "$(flux job id --to=dec "$1")" '.jobs[] | select(.id == $id) | .phase'
-}
-phase_is() {
-	test "$(phase_of "$1")" = "$2"
-}
-wait_phase() {
-	until_true ${3:-30} phase_is "$1" "$2" ||
-	{ echo "job $1 is in phase '$(phase_of "$1")', not '$2'" >&2; return 1; }
-}
-
 # held_paths ID: the ssd vertices the service holds for the job, applied
 held_paths() {
 	dws_rabbits --json |

@@ -41,13 +41,6 @@ STAGED = ["#DW jobdw type=lustre capacity=10GiB name=lus",
 WAIT = 900.0  # seconds any one wait may take before the run is called stuck
 
 
-def _event_time(job: Any, name: str) -> float | None:
-    for t, n, _ in job.eventlog:
-        if n == name:
-            return float(t)
-    return None
-
-
 def run(mode: str, jobs: int, plain: int, datain: float, runtime: float) -> dict[str, Any]:
     from flux_dws.emulator.faults import Fault
     from flux_dws.harness import Harness
@@ -71,27 +64,16 @@ def run(mode: str, jobs: int, plain: int, datain: float, runtime: float) -> dict
         for jobid in rabbit:
             job = h.reactor.call(lambda j=jobid: h.jm.jobs[j])
             failed += bool(job.exceptions)
-            alloc, start = _event_time(job, "alloc"), _event_time(job, "start")
+            alloc, start = job.event_time("alloc"), job.event_time("start")
             if alloc is None or start is None:
                 continue
             held += (start - alloc) * job.nodes
             per_job.append((start - alloc) / job.nodes)
-            begin, end = _event_time(job, "prolog-start"), _event_time(job, "prolog-finish")
+            begin, end = job.event_time("prolog-start"), job.event_time("prolog-finish")
             if begin is not None and end is not None:
                 prolog.append(end - begin)
 
-        def left() -> tuple[list[str], list[str], int]:
-            wfs = [w["metadata"]["name"] for w in h.workflows()]
-            down = h.reactor.call(
-                lambda: sorted(p for p, st in h.fluxion.status.items() if st == "down"))
-            holds = len(h.rabbits_now().get("holds") or [])
-            return wfs, down, holds
-
-        gone_by = time.monotonic() + 30
-        wfs, down, holds = left()
-        while (wfs or down or holds) and time.monotonic() < gone_by:
-            time.sleep(0.2)
-            wfs, down, holds = left()
+        wfs, down, holds = h.left_behind()
         if wfs or down or holds:
             print(f"{mode}: leaked Workflows {wfs}, ssds down {down}, holds {holds}", flush=True)
         out.update(drained=drained, held=held, stuck=stuck + failed,

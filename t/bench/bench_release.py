@@ -42,13 +42,6 @@ STAGED = ["#DW jobdw type=xfs capacity=10GiB name=scratch",
 WAIT = 600.0  # seconds any one wait may take before the run is called stuck
 
 
-def _event_time(job: Any, name: str) -> float | None:
-    for t, n, _ in job.eventlog:
-        if n == name:
-            return float(t)
-    return None
-
-
 def run(mode: str, jobs: int, plain: int, dataout: float,
         runtime: float) -> dict[str, Any]:
     from flux_dws.emulator.faults import Fault
@@ -80,28 +73,18 @@ def run(mode: str, jobs: int, plain: int, dataout: float,
         held, postrun, per_job = 0.0, [], []
         for jobid in rabbit:
             job = h.reactor.call(lambda j=jobid: h.jm.jobs[j])
-            finish, free = _event_time(job, "finish"), _event_time(job, "free")
-            start = _event_time(job, "epilog-start")
-            end = _event_time(job, "epilog-finish")
+            finish, free = job.event_time("finish"), job.event_time("free")
+            start = job.event_time("epilog-start")
+            end = job.event_time("epilog-finish")
             if finish is None or free is None:
                 continue
             held += (free - finish) * job.nodes
             per_job.append((free - finish) / job.nodes)
             if start is not None and end is not None:
                 postrun.append(end - start)
-        # the last Workflows go and the last holds are lifted (rabbit health
-        # sends its set_status in batches) a moment after the last record
-        def left() -> tuple[list[str], list[str]]:
-            wfs = [w["metadata"]["name"] for w in h.workflows()]
-            down = h.reactor.call(
-                lambda: sorted(p for p, st in h.fluxion.status.items() if st == "down"))
-            return wfs, down
-
-        gone_by = time.monotonic() + 30
-        wfs, down = left()
-        while (wfs or down) and time.monotonic() < gone_by:
-            time.sleep(0.2)
-            wfs, down = left()
+        # the last Workflows go and the last holds are lifted a moment
+        # after the last record (h.left_behind waits for them)
+        wfs, down, _ = h.left_behind()
         if wfs or down:
             print(f"{mode}: leaked Workflows {wfs}, ssds down {down}", flush=True)
         leaked = len(wfs) + len(down)

@@ -395,10 +395,6 @@ int dws_rabbitconf_release_computes (json_t *value, dws_error_t *err)
     return rc;
 }
 
-/* rabbit.prestage's values, and the job attribute dw_prestage's. */
-#define PRESTAGE_VALUES                                                                        \
-    "\"" DWS_PRESTAGE_NEVER "\", \"" DWS_PRESTAGE_COPY_IN "\" or \"" DWS_PRESTAGE_ALWAYS "\""
-
 int dws_rabbitconf_prestage_mode (json_t *val)
 {
     const char *s = json_string_value (val);
@@ -414,7 +410,7 @@ int dws_rabbitconf_prestage_mode (json_t *val)
 static json_t *check_prestage (const char *path, json_t *val, dws_error_t *err)
 {
     if (dws_rabbitconf_prestage_mode (val) < 0)
-        return bad (err, path, val, "must be " PRESTAGE_VALUES);
+        return bad (err, path, val, "must be " DWS_PRESTAGE_VALUES);
     return keep (json_deep_copy (val), err);
 }
 

@@ -106,6 +106,9 @@ int dws_rabbitconf_release_computes (json_t *value, dws_error_t *err);
 #define DWS_PRESTAGE_COPY_IN "copy-in"
 #define DWS_PRESTAGE_ALWAYS "always"
 #define DWS_PRESTAGE_ATTR "dw_prestage"
+/* rabbit.prestage's values, as its messages name them. */
+#define DWS_PRESTAGE_VALUES                                                                    \
+    "\"" DWS_PRESTAGE_NEVER "\", \"" DWS_PRESTAGE_COPY_IN "\" or \"" DWS_PRESTAGE_ALWAYS "\""
 
 /* rabbit.prestage's value: 0 never, 1 copy-in, 2 always, -1 none of them. */
 int dws_rabbitconf_prestage_mode (json_t *value);

@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
@@ -277,6 +278,24 @@ class Harness:
         self.wait_for(lambda: name in self.jm.jobs[jobid].events(), timeout,
                       f"job {jobid} event {name}")
         return self.job(jobid)
+
+    def left_behind(self, timeout: float = 30.0) -> tuple[list[str], list[str], int]:
+        """What the jobs left once every one has ended: the Workflows, the
+        ssd vertices down in Fluxion and the holds the service lists,
+        waited for (they go a moment after the last job: rabbit health
+        sends its set_status in batches) up to ``timeout`` seconds."""
+        def now() -> tuple[list[str], list[str], int]:
+            wfs = [w["metadata"]["name"] for w in self.workflows()]
+            down = self.reactor.call(
+                lambda: sorted(p for p, st in self.fluxion.status.items() if st == "down"))
+            return wfs, down, len(self.rabbits_now().get("holds") or [])
+
+        gone_by = time.monotonic() + timeout
+        wfs, down, holds = now()
+        while (wfs or down or holds) and time.monotonic() < gone_by:
+            time.sleep(0.2)
+            wfs, down, holds = now()
+        return wfs, down, holds
 
     def workflows(self) -> list[dict[str, Any]]:
         """The Workflows in the emulator now (in the service's namespace)."""

@@ -72,6 +72,10 @@ class Job:
     def events(self) -> list[str]:
         return [name for _, name, _ in self.eventlog]
 
+    def event_time(self, name: str) -> float | None:
+        """When the job's first ``name`` event was posted, or None."""
+        return next((float(t) for t, n, _ in self.eventlog if n == name), None)
+
     def kvs_get(self, key: str) -> Any:
         """A key of the job's KVS directory, following symlinks."""
         seen = 0
