@@ -471,6 +471,10 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
             if (prestage_may_start (job) && job->prestage_picked && !job->prestage_verified)
                 return make (STEP_HOLD);
             return make (STEP_NOTHING);
+        case DECIDE_ON_ROOM:
+            if (prestage_may_start (job) && !job->prestage_picked && job->prestage_wait[0])
+                return make (STEP_PRESTAGE_PICK); /* waiting for room: before its timer */
+            return make (STEP_NOTHING);
         case DECIDE_ON_PRESTAGE_FOUND:
             return prestage_may_start (job) ? prestage_next (job) : make (STEP_NOTHING);
     }

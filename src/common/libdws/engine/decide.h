@@ -70,6 +70,7 @@ enum decide_on {
     DECIDE_ON_PRESTAGE_RECORDED, /* ANN_PRESTAGE was written (the choice, or the ssd picked) */
     DECIDE_ON_PRESTAGE_FOUND, /* Fluxion said which held ssd a job has (the picked
                                * ones are verified, or to be picked again) */
+    DECIDE_ON_ROOM,           /* a Storage or the graph changed: there may be room now */
 };
 
 /* The next step: what the caller does. */

@@ -20,6 +20,7 @@
 #include "jobview.h"
 #include "persistent.h"
 #include "util/jsonio.h"
+#include "prestage.h"
 #include "progress.h"
 #include "psi.h"
 #include "placement/rabbitmap.h"
@@ -88,8 +89,7 @@ static int get_prestage (json_t *cfg, int *mode, dws_error_t *err)
     json_t *v = json_object_get (cfg, "prestage");
     *mode = v && !json_is_null (v) ? dws_rabbitconf_prestage_mode (v) : 0;
     if (*mode < 0)
-        return dws_errorf (err, "rabbit.prestage: must be \"" DWS_PRESTAGE_NEVER "\", \""
-                           DWS_PRESTAGE_COPY_IN "\" or \"" DWS_PRESTAGE_ALWAYS "\"");
+        return dws_errorf (err, "rabbit.prestage: must be " DWS_PRESTAGE_VALUES);
     return 0;
 }
 
@@ -636,6 +636,10 @@ json_t *dws_engine_event (struct dws_engine *e, json_t *event, dws_error_t *err)
     /* rabbit health may have confirmed the ssd holds of a job whose
      * computes are to be released (release.c) */
     release_check (e);
+    if (e->room_changed) {
+        e->room_changed = false;
+        prestage_room (e);
+    }
     /* a job of a user whose use fell (or whose limits rose) may go */
     admit_pass (e);
     /* the records of the jobs whose view may have changed (act_record) */

@@ -202,6 +202,7 @@ void prestage_pick (struct dws_engine *e, struct job *job)
         return;
     }
     job->prestage_wait[0] = '\0';
+    act_timer_stop (e, job, T_PRESTAGE);
     json_decref (job->reserved);
     job->reserved = reserved;
     job->held = paths;
@@ -343,7 +344,7 @@ void prestage_adopt (struct dws_engine *e, struct job *job)
     json_decref (o);
 }
 
-json_t *prestage_view (struct dws_engine *e, const struct job *job)
+json_t *prestage_view (const struct job *job)
 {
     if (!job->prestage)
         return NULL;
@@ -352,6 +353,13 @@ json_t *prestage_view (struct dws_engine *e, const struct job *job)
                            "nodes", job->hosts != NULL);
     if (v && job->prestage_wait[0])
         json_object_set_new (v, "waiting", json_string (job->prestage_wait));
-    (void)e;
     return v;
+}
+
+void prestage_room (struct dws_engine *e)
+{
+    for (size_t b = 0; b < e->nbuckets; b++)
+        for (struct job *j = e->table[b]; j; j = j->next)
+            if (decide (e, j, DECIDE_ON_ROOM, 0).kind == STEP_PRESTAGE_PICK)
+                prestage_pick (e, j);
 }

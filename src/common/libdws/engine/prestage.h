@@ -29,6 +29,9 @@ void prestage_record (struct dws_engine *e, struct job *job);
  */
 void prestage_pick (struct dws_engine *e, struct job *job);
 
+/* A Storage or the graph changed: the jobs waiting for room pick again. */
+void prestage_room (struct dws_engine *e);
+
 /* ANN_PRESTAGE was written: record what it says. */
 void prestage_noted (struct dws_engine *e, struct job *job);
 
@@ -53,6 +56,6 @@ void prestage_ready (struct dws_engine *e, struct job *job);
 void prestage_adopt (struct dws_engine *e, struct job *job);
 
 /* The "prestage" object of the job's view, or NULL when not pre-staged. */
-json_t *prestage_view (struct dws_engine *e, const struct job *job);
+json_t *prestage_view (const struct job *job);
 
 #endif /* !DWS_ENGINE_PRESTAGE_H */

@@ -317,6 +317,8 @@ struct dws_engine {
                            * their records after it */
     json_t *records;      /* {"<jobid>": view}: records not yet taken by the
                            * service (dws_engine_take_records) */
+    bool room_changed;    /* a Storage or the graph changed in this event:
+                           * pre-staged jobs waiting for room look again */
     json_t *limit_psis;   /* {"<namespace>/<name>": {"uid", "gib"}}: the persistent
                            * storage no Workflow owns any more, by owner (admit.c) */
     bool limit_psis_synced; /* the first PersistentStorageInstance list has come */
