@@ -192,3 +192,18 @@ def test_a_rabbit_that_never_allocates_fails_the_job_by_setup_timeout() -> None:
         h.emulator.controllers.clear_faults()  # type: ignore[union-attr]
         assert cleared(h) == {}
         h.wait_for(lambda: not h.rabbits_now().get("holds"), what="no hold left")
+
+
+def test_a_failed_find_is_asked_again_and_the_job_goes_on() -> None:
+    """Fluxion cannot say whether the held ssd is free: the hold is picked
+    again after PRESTAGE_RETRY (10 s), never trusted unverified."""
+    with Harness() as h:
+        fault(h, state="DataIn", severity="stall")
+        h.fluxion.allocated_find_fails = 1
+        jobid = h.submit(STAGED, nodes=1, system=YES)
+        h.wait_for(lambda: phase(h, jobid) == "datain", timeout=60, what="DataIn, after a retry")
+        assert h.fluxion.allocated_find_fails == 0
+        assert bool(held(h, jobid))
+        h.emulator.controllers.clear_faults()  # type: ignore[union-attr]
+        assert h.wait(jobid).exceptions == []
+        assert cleared(h) == {}

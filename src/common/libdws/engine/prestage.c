@@ -28,9 +28,11 @@
 #include "phase.h"
 #include "parse/directive.h"
 #include "placement/lustre.h"
+#include "placement/rssd.h"
 #include "prestage.h"
 #include "rabbits.h"
 #include "token.h"
+#include "util/jsonio.h"
 #include "wfview.h"
 #include "workflow.h"
 
@@ -236,22 +238,22 @@ void prestage_verify (struct dws_engine *e, struct job *job)
              token_for (token, sizeof (token), TOK_PRESTAGE_FIND, job));
 }
 
-/* The ssd paths of a find's JGF answer ({"R": {"graph": {"nodes"}}}). */
-static json_t *found_ssds (json_t *payload)
+/* The ssd paths of a find's JGF answer ({"R": {"graph": ...}}, "R" null
+ * when nothing matches), as a set {path: true}, or NULL with the reason.
+ */
+static json_t *found_ssds (json_t *payload, dws_error_t *err)
 {
-    json_t *set = json_object ();
-    json_t *nodes = json_object_get (
-        json_object_get (json_object_get (payload, "R"), "graph"), "nodes");
+    json_t *R = json_object_get (payload, "R");
+    json_t *paths = R && !json_is_null (R)
+                        ? dws_rssd_graph_paths (json_object_get (R, "graph"),
+                                                "Fluxion's find answer", err)
+                        : json_array ();
+    json_t *set = paths ? json_object () : NULL;
     size_t i;
-    json_t *v;
-    json_array_foreach (nodes, i, v) {
-        json_t *meta = json_object_get (v, "metadata");
-        const char *type = json_string_value (json_object_get (meta, "type"));
-        const char *path = json_string_value (
-            json_object_get (json_object_get (meta, "paths"), "containment"));
-        if (type && path && !strcmp (type, "ssd"))
-            json_object_set_new (set, path, json_true ());
-    }
+    json_t *p;
+    json_array_foreach (paths, i, p)
+        json_object_set_new (set, json_string_value (p), json_true ());
+    json_decref (paths);
     return set;
 }
 
@@ -260,17 +262,21 @@ int prestage_found (struct dws_engine *e, struct job *job, json_t *event)
     job->prestage_finding = false;
     if (!job->prestage_picked || !job->held)
         return 0; /* given up meanwhile */
-    if (!json_is_true (json_object_get (event, "ok"))) {
-        const char *why = json_string_value (json_object_get (event, "errstr"));
+    dws_error_t err;
+    json_t *taken = NULL;
+    if (json_is_true (json_object_get (event, "ok")))
+        taken = found_ssds (json_object_get (event, "payload"), &err);
+    else
+        snprintf (err.text, sizeof (err.text), "%s",
+                  dws_json_str_or (json_object_get (event, "errstr"), "no answer"));
+    if (!taken) {
         act_log (e, "warning", "%s: cannot ask Fluxion whether its ssd is free (%s):"
-                 " picking it again in %g s", job->name, why ? why : "no answer",
-                 PRESTAGE_RETRY);
+                 " picking it again in %g s", job->name, err.text, PRESTAGE_RETRY);
         job->prestage_picked = false;
         rabbits_unhold (e, job);
         act_timer_start (e, job, T_PRESTAGE, PRESTAGE_RETRY);
         return -1;
     }
-    json_t *taken = found_ssds (json_object_get (event, "payload"));
     size_t i;
     json_t *p;
     int conflicts = 0;

@@ -165,6 +165,8 @@ class FakeFluxion:
         self.away = False
         #: ssd vertices a job holds (what find "sched-now=allocated" sees)
         self.allocated: set[str] = set()
+        #: how many more finds of "sched-now=allocated ..." fail (EIO)
+        self.allocated_find_fails = 0
         self._watchers: list[Callable[[], None]] = []
         self._reload()
 
@@ -242,6 +244,10 @@ class FakeFluxion:
                 for p in self._paths(payload["resource_path"]):
                     self.properties[p].pop(payload["key"], None)
             elif method == "find":
+                if self.allocated_find_fails > 0 and "sched-now" in str(payload.get("criteria")):
+                    self.allocated_find_fails -= 1
+                    answer(False, errno.EIO, "find: injected failure", None)
+                    return
                 answer(True, 0, "", {"R": self._find(payload)})
                 return
             elif method == "stats-get":
