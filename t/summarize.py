@@ -10,6 +10,10 @@ Counts every test point the runners reported:
   own, and its reason is printed above the total; a script that died
   without failing a point (prove's summary: a non-zero wait status,
   Failed: 0) counts one failure).
+
+Above the total, each failed test by name ("failed: RUNNER: NAME: first
+line of why"), so the last lines of a run (all a CI page may keep) say what
+failed, not only how many.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import re
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 
 def junit_counts(path: Path) -> tuple[int, int, int]:
@@ -30,6 +35,49 @@ def junit_counts(path: Path) -> tuple[int, int, int]:
         failed += int(s.get("failures", 0)) + int(s.get("errors", 0))
         skipped += int(s.get("skipped", 0))
     return total - failed - skipped, failed, skipped
+
+
+def junit_failures(path: Path) -> list[str]:
+    """Each failed or erroring testcase: "file::name: first line of why"."""
+    out: list[str] = []
+    for case in ET.parse(path).getroot().iter("testcase"):
+        bad = case.find("failure")
+        if bad is None:
+            bad = case.find("error")
+        if bad is None:
+            continue
+        where = (case.get("classname") or "").replace(".", "/")
+        why = (bad.get("message") or "").strip().splitlines()
+        out.append(f"{where}::{case.get('name')}: {why[0] if why else bad.tag}"[:300])
+    return out
+
+
+def meson_failures(path: Path) -> list[str]:
+    """Each C test that failed: its name, and its failed points."""
+    out: list[str] = []
+    for line in path.read_text().splitlines():
+        rec = json.loads(line)
+        if rec.get("result") in ("OK", "EXPECTEDFAIL", "SKIP"):
+            continue
+        points = re.findall(r"^not ok\b.*$", rec.get("stdout", ""), re.M)
+        name = rec.get("name", "?")
+        out.extend(f"{name}: {p}"[:300] for p in points or [str(rec.get("result"))])
+    return out
+
+
+def sharness_failures(path: Path) -> list[str]:
+    """Each failed sharness point, "script: not ok N - what"."""
+    out: list[str] = []
+    script = ""
+    for line in path.read_text(errors="replace").splitlines():
+        if m := _HEADER.match(line):
+            script = m.group(1)
+        elif (m := _TAP_POINT.match(line)) and m.group(1) == "not ok" \
+                and "# TODO" not in m.group(2) and "# skip" not in m.group(2).lower():
+            out.append(f"{script}: {line}"[:300])
+        elif (m := _DIED.match(line)) and int(m.group(1)) != 0 and int(m.group(2)) == 0:
+            out.append(f"{line.split()[0]}: died ({line.strip()})"[:300])
+    return out
 
 
 def meson_counts(path: Path) -> tuple[int, int, int]:
@@ -104,24 +152,28 @@ def main(argv: list[str]) -> int:
     results = Path(argv[1])
     totals = [0, 0, 0]
     parts = []
-    sources: list[tuple[str, Path, object]] = []
+    failures: list[str] = []
+    sources: list[tuple[str, Path, Any, Any]] = []
     for xml in sorted(results.glob("*.xml")):
-        sources.append((xml.stem, xml, junit_counts))
+        sources.append((xml.stem, xml, junit_counts, junit_failures))
     for log in argv[2:]:
         p = Path(log)
-        sources.append((f"meson:{p.parent.parent.name}", p, meson_counts))
+        sources.append((f"meson:{p.parent.parent.name}", p, meson_counts, meson_failures))
     # sharness.log, and sharness-release.log (the t34xx scripts run from
     # the release tarball)
     for log_path in sorted(results.glob("sharness*.log")):
-        sources.append((log_path.stem, log_path, sharness_counts))
-    for name, path, fn in sources:
+        sources.append((log_path.stem, log_path, sharness_counts, sharness_failures))
+    for name, path, count, failed in sources:
         if not path.exists():
             continue
-        counts = fn(path)  # type: ignore[operator]
+        counts = count(path)
         parts.append(f"{name} {counts[0]}/{counts[1]}/{counts[2]}")
         for i in range(3):
             totals[i] += counts[i]
+        failures.extend(f"failed: {name}: {f}" for f in failed(path))
     print("by runner (passed/failed/skipped): " + ", ".join(parts))
+    for f in failures:
+        print(f)
     for log_path in sorted(results.glob("sharness*.log")):
         for script, reason in whole_script_skips(log_path):
             print(f"skipped whole: {script}: {reason or '(no reason given)'}")

@@ -4,6 +4,7 @@ point, and every sharness script skipped whole, with its reason."""
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 
 import pytest
@@ -64,3 +65,43 @@ def test_the_summary_prints_each_reason_and_the_skips_in_the_total(
     for script in ("t3000-dws-service.t", "t3100-dws-jobtap.t", "t3101-dws-faults.t"):
         assert f"skipped whole: {script}: {WHY}" in out
     assert "by runner (passed/failed/skipped): sharness 1/1/4" in out
+    assert "failed: sharness: t0000-sharness.t: not ok 2 - usage" in out
+
+
+JUNIT = """\
+<?xml version="1.0" encoding="utf-8"?>
+<testsuites><testsuite name="pytest" errors="1" failures="1" skipped="0" tests="3">
+<testcase classname="t.python.service.test_faults" name="test_ok" time="0.1"/>
+<testcase classname="t.python.service.test_faults" name="test_lost[x]" time="30">
+<failure message="TimeoutError: timed out waiting for every fluxjob Workflow&#10;more">tb</failure>
+</testcase>
+<testcase classname="t.python.tools.test_a" name="test_setup" time="0">
+<error message="failed on setup with &quot;OSError&quot;">tb</error></testcase>
+</testsuite></testsuites>
+"""
+
+MESON = [
+    {"name": "libdws/decide", "result": "FAIL", "stdout": "ok 1 - a\nnot ok 2 - b\n"},
+    {"name": "libdws/jgf", "result": "OK", "stdout": "ok 1 - a\n"},
+    {"name": "libdws/crash", "result": "ERROR", "stdout": ""},
+]
+
+
+def test_the_summary_names_each_failed_test_above_the_total(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "pytest.xml").write_text(JUNIT)
+    meson = tmp_path / "build" / "meson-logs" / "testlog.json"
+    meson.parent.mkdir(parents=True)
+    meson.write_text("".join(json.dumps(r) + "\n" for r in MESON))
+    log(tmp_path, RAN)
+    assert summarize.main(["summarize.py", str(tmp_path), str(meson)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == "total: 4 passed, 5 failed, 1 skipped"
+    assert out[1:-1] == [
+        "failed: pytest: t/python/service/test_faults::test_lost[x]: "
+        "TimeoutError: timed out waiting for every fluxjob Workflow",
+        'failed: pytest: t/python/tools/test_a::test_setup: failed on setup with "OSError"',
+        "failed: meson:build: libdws/decide: not ok 2 - b",
+        "failed: meson:build: libdws/crash: ERROR",
+        "failed: sharness: t0000-sharness.t: not ok 2 - usage",
+    ]
