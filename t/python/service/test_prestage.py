@@ -207,3 +207,67 @@ def test_a_failed_find_is_asked_again_and_the_job_goes_on() -> None:
         h.emulator.controllers.clear_faults()  # type: ignore[union-attr]
         assert h.wait(jobid).exceptions == []
         assert cleared(h) == {}
+
+
+def test_a_prestage_remove_lost_to_a_jobtap_reload_is_sent_again() -> None:
+    """The plugin was reloaded while the service's prestage-remove was on
+    its way (lost with no plugin loaded): the job sat in DEPEND on
+    dws-prestage.  The reloaded plugin's dws.create again brings the
+    resources again, then the prestage-remove again."""
+    with Harness() as h:
+        real_rpc = h.link.rpc
+        dropped: list[str] = []
+
+        def drop_prestage_remove(topic: str, *args: object, **kw: object) -> None:
+            if topic == "job-manager.dws.prestage-remove" and not dropped:
+                dropped.append(topic)
+                return
+            real_rpc(topic, *args, **kw)  # type: ignore[arg-type]
+
+        h.link.rpc = drop_prestage_remove  # type: ignore[method-assign]
+        jobid = h.submit(STAGED, nodes=1, system=YES)
+        h.wait_for(lambda: bool(dropped), what="the first prestage-remove (dropped)")
+        view = engine_job(h, jobid)
+        assert view is not None and view["phase"] == "datain-done", view
+        assert state(h, jobid) == "DEPEND" and deps(h, jobid) == {"dws-prestage"}
+        h.reload_jobtap(jobid)
+        job = h.wait(jobid)
+        assert job.exceptions == [] and len(job.hosts) == 1
+        events = job.events()
+        assert events.count("dependency-remove") >= 2  # dws-create, dws-prestage
+        assert events.index("dependency-remove") < events.index("alloc")
+        assert cleared(h) == {}
+
+
+def test_a_job_waiting_for_room_goes_on_when_a_rabbit_comes_back() -> None:
+    """Every rabbit down: the job waits for room, with the reason shown.
+    A rabbit back (its Storage Ready, then Fluxion's word that its ssd is
+    up) lets it go on at once: its retry timer is kept from firing here,
+    so only the room path can have picked."""
+    with Harness() as h:
+        real_timer_start = h.link.timer_start
+        swallowed: list[str] = []
+
+        def no_retry(key: str, after: float, fn: Any) -> None:
+            if key.startswith("prestage:"):
+                swallowed.append(key)
+                return
+            real_timer_start(key, after, fn)
+
+        h.link.timer_start = no_retry  # type: ignore[method-assign]
+        rabbits = sorted(h.fluxion.ssds)
+        for r in rabbits:
+            h.emulator.controllers.health.set_health(r, status="Offline")  # type: ignore[union-attr]
+        h.wait_for(lambda: not any(h.fluxion.rabbit_up(r) for r in rabbits),
+                   what="every rabbit down in Fluxion")
+        jobid = h.submit(STAGED, nodes=1, system=YES)
+        h.wait_for(lambda: bool(swallowed), what="the job waiting for room (its retry timer)")
+        assert set(swallowed) == {f"prestage:{jobid}"}
+        assert any("waits for its rabbit storage: 16 GiB of rabbit ssd wanted, 0 GiB free" in m
+                   for _, m in h.link.logs), h.link.logs
+        assert held(h, jobid) == set() and state(h, jobid) == "DEPEND"
+        h.emulator.controllers.health.set_health(rabbits[0], status="Ready")  # type: ignore[union-attr]
+        job = h.wait(jobid)
+        assert job.exceptions == [] and len(job.hosts) == 1
+        assert set(swallowed) == {f"prestage:{jobid}"}  # never fired: room picked
+        assert cleared(h) == {}

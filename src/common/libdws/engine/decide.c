@@ -139,9 +139,9 @@ static bool prestage_may_start (const struct job *job)
  */
 static struct step prestage_next (const struct job *job)
 {
-    if (job->prestage_gib > 0 && !job->prestage_picked)
+    if (job->prestage_gib > 0 && job->ssd == SSD_UNPICKED)
         return make (STEP_PRESTAGE_PICK);
-    if (job->prestage_gib > 0 && !job->prestage_verified)
+    if (job->prestage_gib > 0 && job->ssd != SSD_VERIFIED)
         return make (STEP_NOTHING); /* the hold applies, or the find is out */
     return make (STEP_SERVERS);
 }
@@ -177,7 +177,7 @@ static struct step on_timer (const struct job *job, enum timer_kind kind)
                 return make (STEP_KEEP_COMPUTES);
             break;
         case T_PRESTAGE:
-            if (prestage_may_start (job) && !job->prestage_picked)
+            if (prestage_may_start (job) && job->ssd == SSD_UNPICKED)
                 return make (STEP_PRESTAGE_PICK);
             break;
         case T_TC:
@@ -202,7 +202,9 @@ static bool setup_may_start (const struct job *job)
 }
 
 /* Proposal done and its breakdowns read: the resources once, then the
- * Setup if dws.setup came meanwhile.
+ * Setup if dws.setup came meanwhile.  A pre-staged job whose data is in
+ * and whose resources went again (the jobtap plugin asked again: it holds
+ * dws-prestage anew) is let go again.
  */
 static struct step proposal_ready (const struct job *job)
 {
@@ -211,6 +213,8 @@ static struct step proposal_ready (const struct job *job)
                                                               : STEP_RESOURCES);
     if (setup_may_start (job))
         return make (STEP_SETUP_START);
+    if (prestaging (job) && job->prestage_ready)
+        return make (STEP_PRESTAGED);
     return prestage_may_start (job) ? prestage_next (job) : make (STEP_NOTHING);
 }
 
@@ -461,18 +465,18 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
         case DECIDE_ON_HOLDS_APPLIED:
             if (job->phase == PHASE_RELEASING && !job->info_hold)
                 return make (STEP_RELEASED);
-            if (prestage_may_start (job) && job->prestage_picked && !job->prestage_verified
-                && !job->prestage_finding)
+            if (prestage_may_start (job) && job->ssd == SSD_PICKED)
                 return make (STEP_PRESTAGE_VERIFY);
             return make (STEP_NOTHING);
         case DECIDE_ON_PRESTAGE_RECORDED:
             if (!job->resources_sent)
                 return proposal_ready (job);
-            if (prestage_may_start (job) && job->prestage_picked && !job->prestage_verified)
+            if (prestage_may_start (job)
+                && (job->ssd == SSD_PICKED || job->ssd == SSD_FINDING))
                 return make (STEP_HOLD);
             return make (STEP_NOTHING);
         case DECIDE_ON_ROOM:
-            if (prestage_may_start (job) && !job->prestage_picked && job->prestage_wait[0])
+            if (prestage_may_start (job) && job->ssd == SSD_UNPICKED && job->prestage_wait[0])
                 return make (STEP_PRESTAGE_PICK); /* waiting for room: before its timer */
             return make (STEP_NOTHING);
         case DECIDE_ON_PRESTAGE_FOUND:

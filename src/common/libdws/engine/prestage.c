@@ -193,7 +193,7 @@ void prestage_pick (struct dws_engine *e, struct job *job)
     dws_error_t err;
     json_t *reserved = NULL;
     rabbits_unhold (e, job); /* a pick again starts from nothing held */
-    job->prestage_verified = false;
+    job->ssd = SSD_UNPICKED;
     json_t *paths = rabbits_pick (e, job->prestage_gib, job->prestage_avoid, &reserved, &err);
     if (!paths) {
         if (!job->prestage_wait[0])
@@ -215,8 +215,8 @@ void prestage_pick (struct dws_engine *e, struct job *job)
 void prestage_noted (struct dws_engine *e, struct job *job)
 {
     job->prestage_recorded = true;
-    if (job->held && !job->prestage_picked) {
-        job->prestage_picked = true;
+    if (job->held && job->ssd == SSD_UNPICKED) {
+        job->ssd = SSD_PICKED;
         act_record (e, job);
     }
 }
@@ -232,7 +232,7 @@ void prestage_hold (struct dws_engine *e, struct job *job)
 void prestage_verify (struct dws_engine *e, struct job *job)
 {
     char token[96];
-    job->prestage_finding = true;
+    job->ssd = SSD_FINDING;
     act_rpc (e, "sched-fluxion-resource.find",
              json_pack ("{s:s s:s}", "criteria", FIND_CRITERIA, "format", "jgf"),
              token_for (token, sizeof (token), TOK_PRESTAGE_FIND, job));
@@ -259,8 +259,10 @@ static json_t *found_ssds (json_t *payload, dws_error_t *err)
 
 int prestage_found (struct dws_engine *e, struct job *job, json_t *event)
 {
-    job->prestage_finding = false;
-    if (!job->prestage_picked || !job->held)
+    if (job->ssd != SSD_FINDING)
+        return 0;
+    job->ssd = SSD_PICKED;
+    if (!job->held)
         return 0; /* given up meanwhile */
     dws_error_t err;
     json_t *taken = NULL;
@@ -272,7 +274,7 @@ int prestage_found (struct dws_engine *e, struct job *job, json_t *event)
     if (!taken) {
         act_log (e, "warning", "%s: cannot ask Fluxion whether its ssd is free (%s):"
                  " picking it again in %g s", job->name, err.text, PRESTAGE_RETRY);
-        job->prestage_picked = false;
+        job->ssd = SSD_UNPICKED;
         rabbits_unhold (e, job);
         act_timer_start (e, job, T_PRESTAGE, PRESTAGE_RETRY);
         return -1;
@@ -292,10 +294,10 @@ int prestage_found (struct dws_engine *e, struct job *job, json_t *event)
     if (conflicts > 0) {
         act_log (e, "info", "%s: %d of the ssd vertices held for it were a job's: picking"
                  " others", job->name, conflicts);
-        job->prestage_picked = false;
+        job->ssd = SSD_UNPICKED;
     }
     else {
-        job->prestage_verified = true;
+        job->ssd = SSD_VERIFIED;
         act_log (e, "info", "%s: holds %lld GiB of rabbit ssd for its Lustre", job->name,
                  (long long)job->prestage_gib);
     }
@@ -335,16 +337,15 @@ void prestage_adopt (struct dws_engine *e, struct job *job)
         job->held = json_incref (held);
         json_decref (job->reserved);
         job->reserved = json_incref (reserved);
-        job->prestage_picked = true;
         /* Setup was asked only once Fluxion had said the ssd was free */
-        job->prestage_verified = job->view.desired > WF_PROPOSAL;
+        job->ssd = job->view.desired > WF_PROPOSAL ? SSD_VERIFIED : SSD_PICKED;
         rabbits_hold (e, job);
         rabbits_job (e, job);
     }
     else if (json_is_array (held) && job->hosts) {
         json_decref (job->held);
         job->held = json_incref (held);
-        job->prestage_picked = job->prestage_verified = true;
+        job->ssd = SSD_VERIFIED;
         rabbits_hold (e, job);
     }
     json_decref (o);

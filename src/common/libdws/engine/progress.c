@@ -152,7 +152,8 @@ static bool send_resources (struct dws_engine *e, struct job *job, json_t *list,
 static void setup_servers (struct dws_engine *e, struct job *job);
 
 /* The decider's step toward Setup: the usual start (dws.setup came), or a
- * pre-staged job's ssd picked, held or its Servers filled.
+ * pre-staged job's ssd picked, held or its Servers filled, or, its data in,
+ * its dependency removed (again, after its resources were sent again).
  */
 static void prestage_step (struct dws_engine *e, struct job *job, struct step st)
 {
@@ -168,6 +169,9 @@ static void prestage_step (struct dws_engine *e, struct job *job, struct step st
             break;
         case STEP_SERVERS:
             setup_servers (e, job);
+            break;
+        case STEP_PRESTAGED:
+            prestage_ready (e, job);
             break;
         default:
             break;
@@ -212,8 +216,6 @@ static void proposal_finish (struct dws_engine *e, struct job *job)
             workflow_step (e, job, decide (e, job, DECIDE_ON_REFUSED, 0), NULL);
             return;
         }
-        if (job->prestage_ready)
-            prestage_ready (e, job); /* a resource-update sent again: so is its end */
         st = decide (e, job, DECIDE_ON_PROPOSAL_READY, 0);
     }
     json_decref (list);

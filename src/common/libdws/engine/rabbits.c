@@ -164,9 +164,11 @@ bool rabbits_token (json_t *event)
 int rabbits_event (struct dws_engine *e, enum health_input in, json_t *event, dws_error_t *err)
 {
     /* a rabbit's room or health may have changed: who waits for room
-     * looks again (engine.c, prestage_room) */
-    if (in == HEALTH_STORAGE_SYNC || in == HEALTH_STORAGE_WATCH || in == HEALTH_GRAPH)
-        e->room_changed = true;
+     * looks again (engine.c, prestage_room).  Any input may: a Storage
+     * object or the graph, but also Fluxion's answer that an ssd is up
+     * again (HEALTH_RESULT), the journal, a Fluxion restart or a config.
+     */
+    e->room_changed = true;
     switch (in) {
     case HEALTH_STORAGE_SYNC:
         return dws_health_storage_sync (e->health, json_object_get (event, "objects"),

@@ -179,6 +179,16 @@ struct config {
     char namespace[64];
 };
 
+/* A pre-staged job's ssd hold (prestage.c), in order; a vertex a job got
+ * meanwhile, or a find that failed, sends it back to SSD_UNPICKED.
+ */
+enum prestage_ssd {
+    SSD_UNPICKED = 0, /* nothing picked (or given back to be picked again) */
+    SSD_PICKED,       /* picked and recorded on the Workflow: the hold applies */
+    SSD_FINDING,      /* applied: Fluxion's find of what a job got meanwhile is out */
+    SSD_VERIFIED,     /* Fluxion said no job has any of it: its Servers may follow */
+};
+
 struct job {
     json_int_t id;
     char name[64]; /* fluxjob-<id> */
@@ -266,9 +276,7 @@ struct job {
     bool prestage;         /* pre-staged: Setup and DataIn before dws.setup */
     bool prestage_recorded; /* ANN_PRESTAGE is on the Workflow */
     int64_t prestage_gib;  /* the ssd it holds in Fluxion (Lustre); 0: none */
-    bool prestage_picked;  /* its vertices are picked and recorded (held) */
-    bool prestage_verified; /* Fluxion said none of them is a job's */
-    bool prestage_finding; /* that find is on its way */
+    enum prestage_ssd ssd; /* where its ssd hold is (Lustre) */
     bool prestage_ready;   /* DataIn done: prestage-remove sent */
     json_t *prestage_avoid; /* {path: true}: vertices a job had when held */
     double prestage_since; /* when it was pre-staged */
@@ -317,8 +325,9 @@ struct dws_engine {
                            * their records after it */
     json_t *records;      /* {"<jobid>": view}: records not yet taken by the
                            * service (dws_engine_take_records) */
-    bool room_changed;    /* a Storage or the graph changed in this event:
-                           * pre-staged jobs waiting for room look again */
+    bool room_changed;    /* rabbit health had an input in this event (a
+                           * Storage, the graph, an ssd up again): pre-staged
+                           * jobs waiting for room look again */
     json_t *limit_psis;   /* {"<namespace>/<name>": {"uid", "gib"}}: the persistent
                            * storage no Workflow owns any more, by owner (admit.c) */
     bool limit_psis_synced; /* the first PersistentStorageInstance list has come */

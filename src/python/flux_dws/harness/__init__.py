@@ -173,6 +173,10 @@ class Harness:
     def cancel(self, jobid: int) -> None:
         self.reactor.call(lambda: self.jm.cancel(jobid))
 
+    def reload_jobtap(self, jobid: int) -> None:
+        """The dws jobtap plugin removed and loaded again (JobManager.reload_jobtap)."""
+        self.reactor.call(lambda: self.jm.reload_jobtap(jobid))
+
     def finish(self, jobid: int, status: int = 0) -> None:
         """A running job's tasks exit now (submit it with a long runtime to
         hold it running while a test looks)."""

@@ -132,6 +132,24 @@ class JobManager:
         self._leave_depend(job)
         return jobid
 
+    def reload_jobtap(self, jobid: int) -> None:
+        """``flux jobtap remove`` then ``load`` of the dws plugin, for one
+        job: a new machine told what the job manager knows of it (the
+        reload event), then, for a DEPEND job, job.state.depend again, as
+        flux-core calls it for every such job on a load."""
+        job = self.jobs[jobid]
+        job.machine = JobMachine({"epilog-timeout": self.epilog_timeout})
+        names = job.events()
+        self._feed(job, {"type": "reload", "id": jobid, "userid": job.userid,
+                         "jobspec": job.jobspec, "state": job.state,
+                         "start_posted": "start" in names, "finish_posted": "finish" in names,
+                         "prolog_active": bool(job.prologs), "epilog_active": bool(job.epilogs),
+                         "other_dependencies": len({d for d in job.deps
+                                                    if not d.startswith("dws-")})})
+        if job.state == "DEPEND":
+            self._feed(job, {"type": "depend", "id": jobid, "userid": job.userid,
+                             "jobspec": job.jobspec})
+
     def cancel(self, jobid: int, note: str = "") -> None:
         self.raise_exception(jobid, "cancel", 0, note)
 
