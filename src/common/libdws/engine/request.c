@@ -569,16 +569,20 @@ void request_event (struct dws_engine *e, json_t *event)
     m->fn (e, msgid, p, event);
 }
 
-static bool held_by_create (json_t *v)
+/* Whether an active-jobs entry lists dependency name. */
+static bool depends_on (json_t *v, const char *name)
 {
     size_t i;
     json_t *d;
-    if (json_is_integer (v))
-        return true;
     json_array_foreach (json_object_get (v, "dependencies"), i, d)
-        if (json_is_string (d) && !strcmp (json_string_value (d), "dws-create"))
+        if (json_is_string (d) && !strcmp (json_string_value (d), name))
             return true;
     return false;
+}
+
+static bool held_by_create (json_t *v)
+{
+    return json_is_integer (v) || depends_on (v, DWS_JOBWIRE_DEPENDENCY);
 }
 
 static bool held_by_others (json_t *v)
@@ -586,7 +590,7 @@ static bool held_by_others (json_t *v)
     size_t i;
     json_t *d;
     json_array_foreach (json_object_get (v, "dependencies"), i, d)
-        if (!json_is_string (d) || (strcmp (json_string_value (d), "dws-create") != 0
+        if (!json_is_string (d) || (strcmp (json_string_value (d), DWS_JOBWIRE_DEPENDENCY) != 0
                                     && !dws_jobwire_service_dependency (json_string_value (d))))
             return true;
     return false;
@@ -595,12 +599,7 @@ static bool held_by_others (json_t *v)
 /* Held by [rabbit.limits] (dws-limit): a job that never had a Workflow. */
 static bool held_by_limit (json_t *v)
 {
-    size_t i;
-    json_t *d;
-    json_array_foreach (json_object_get (v, "dependencies"), i, d)
-        if (json_is_string (d) && !strcmp (json_string_value (d), DWS_JOBWIRE_LIMIT_DEPENDENCY))
-            return true;
-    return false;
+    return depends_on (v, DWS_JOBWIRE_LIMIT_DEPENDENCY);
 }
 
 static void job_info_for (struct dws_engine *e, struct job *job, bool want_R)
@@ -802,11 +801,11 @@ void request_job_info_result (struct dws_engine *e, struct job *job, json_t *eve
     if (!dw || !(directives = request_check (e, "jobspec", uid, tol,
                                              json_object_get (jobspec, "resources"), dw,
                                              &err))) {
-        /* "dws-create", as the jobtap plugin names a refused dws.create: a
+        /* dws-create, as the jobtap plugin names a refused dws.create: a
          * job submitted as the service starts can be both refused and
          * found without a Workflow, and gets the same exception type from
          * either */
-        workflow_fail_job (e, job, "dws-create", NOTE_PREFIX "cannot create the Workflow again: %s",
+        workflow_fail_job (e, job, DWS_JOBWIRE_DEPENDENCY, NOTE_PREFIX "cannot create the Workflow again: %s",
                   dw ? err.text : "the jobspec has no dw attribute");
         job_forget (e, job);
         return;
@@ -840,7 +839,7 @@ void request_job_info_result (struct dws_engine *e, struct job *job, json_t *eve
     set_username (job, event);
     int held = admit_create (e, job, &err);
     if (held < 0) {
-        workflow_fail_job (e, job, "dws-create", NOTE_PREFIX "cannot create the Workflow again: %s",
+        workflow_fail_job (e, job, DWS_JOBWIRE_DEPENDENCY, NOTE_PREFIX "cannot create the Workflow again: %s",
                            err.text);
         job_forget (e, job);
         return;

@@ -4,9 +4,10 @@
  */
 #include <string.h>
 
+#include "wire/jobwire.h"
 #include "envwait.h"
 
-#define PROLOG "dws-setup"
+#define PROLOG DWS_JOBWIRE_PROLOG
 
 /* An environment variable name: not empty, no '=' (setenv refuses it). */
 static int check_vars (json_t *vars, dws_error_t *err)
