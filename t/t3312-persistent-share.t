@@ -61,31 +61,7 @@ test_expect_success 'start the emulator and a rabbit instance that runs other us
 	test "$OTHER" != "$OWNER" &&
 	start_emulator --system kind --latency zero &&
 	rabbit_instance_config "$(pwd)" &&
-	cat >imp.sh <<-"EOF" &&
-	#!/bin/sh
-	# a stand-in IMP: run the job shell as the job'"'"'s owner
-	case $1 in
-	exec)
-	    shift
-	    uid=$(flux job info "$2" eventlog | head -1 | jq -e .context.userid) || exit 1
-	    gid=$(id -g "$uid" 2>/dev/null || echo "$uid")
-	    exec setpriv --reuid="$uid" --regid="$gid" --clear-groups "$@" ;;
-	kill) kill -"$2" -"$3" 2>/dev/null || kill -"$2" "$3" ;;
-	*) echo "test-imp: unknown command $1" >&2; exit 1 ;;
-	esac
-	EOF
-	chmod +x imp.sh &&
-	cat >conf/exec.toml <<-EOT &&
-	[exec]
-	imp = "$(pwd)/imp.sh"
-	[access]
-	allow-guest-user = true
-	allow-root-owner = true
-	EOT
-	RUNDIR=$(mktemp -d "${TMPDIR:-/tmp}/t3312-run.XXXXXX") &&
-	chmod 755 "$RUNDIR" &&
-	RABBIT_BROKER_OPTS="--test-rundir=$RUNDIR" &&
-	export RABBIT_BROKER_OPTS &&
+	guest_jobs_config "$(pwd)" &&
 	start_rabbit_instance "$(pwd)"
 '
 

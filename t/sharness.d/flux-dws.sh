@@ -162,6 +162,40 @@ rabbit_instance_config() {
         "$top_srcdir/etc/modprobe/dws.toml.in" >"$dir/modprobe/modprobe.d/dws.toml"
 }
 
+# guest_jobs_config DIR: after rabbit_instance_config DIR, let the instance
+# run other users' jobs: a stand-in IMP (DIR/imp.sh: the job shell run as
+# the job's owner, as flux-core's `imp exec SHELL JOBID` does), guests
+# allowed, and the brokers' sockets in RUNDIR (mode 755: flux start makes
+# its test rundir 0700, out of the other user's reach).  Exports
+# RABBIT_BROKER_OPTS for start_rabbit_instance; remove RUNDIR at the end.
+guest_jobs_config() {
+    dir=$1
+    cat >"$dir/imp.sh" <<-"EOF" &&
+	#!/bin/sh
+	case $1 in
+	exec)
+	    shift
+	    uid=$(flux job info "$2" eventlog | head -1 | jq -e .context.userid) || exit 1
+	    gid=$(id -g "$uid" 2>/dev/null || echo "$uid")
+	    exec setpriv --reuid="$uid" --regid="$gid" --clear-groups "$@" ;;
+	kill) kill -"$2" -"$3" 2>/dev/null || kill -"$2" "$3" ;;
+	*) echo "test-imp: unknown command $1" >&2; exit 1 ;;
+	esac
+	EOF
+    chmod +x "$dir/imp.sh" &&
+    cat >"$dir/conf/exec.toml" <<-EOT &&
+	[exec]
+	imp = "$dir/imp.sh"
+	[access]
+	allow-guest-user = true
+	allow-root-owner = true
+	EOT
+    RUNDIR=$(mktemp -d "${TMPDIR:-/tmp}/flux-dws-run.XXXXXX") &&
+    chmod 755 "$RUNDIR" &&
+    RABBIT_BROKER_OPTS="--test-rundir=$RUNDIR" &&
+    export RABBIT_BROKER_OPTS
+}
+
 # start_rabbit_instance DIR: run a 4-broker instance (hosts compute-[01-04],
 # or RABBIT_TEST_HOSTS: a test may give several ranks one hostname)
 # with the config of rabbit_instance_config DIR in the background until
