@@ -271,3 +271,34 @@ def test_a_job_waiting_for_room_goes_on_when_a_rabbit_comes_back() -> None:
         assert job.exceptions == [] and len(job.hosts) == 1
         assert set(swallowed) == {f"prestage:{jobid}"}  # never fired: room picked
         assert cleared(h) == {}
+
+
+def test_waiting_jobs_get_room_in_submission_order_and_never_share_a_vertex() -> None:
+    """One ssd vertex per rabbit, every rabbit down, two jobs waiting.  A
+    rabbit back: the job submitted first holds its vertex, the other keeps
+    waiting (a vertex picked for a job whose hold is not applied yet is
+    not free).  The second rabbit back: the other job holds that one."""
+    with Harness(ssds_per_rabbit=1) as h:
+        fault(h, state="DataIn", severity="stall")
+        rabbits = sorted(h.fluxion.ssds)
+        for r in rabbits:
+            h.emulator.controllers.health.set_health(r, status="Offline")  # type: ignore[union-attr]
+        h.wait_for(lambda: not any(h.fluxion.rabbit_up(r) for r in rabbits),
+                   what="every rabbit down in Fluxion")
+        first = h.submit(STAGED, nodes=1, system=YES)
+        second = h.submit(STAGED, nodes=1, system=YES)
+        h.wait_for(lambda: sum("waits for its rabbit storage" in m for _, m in h.link.logs) == 2,
+                   what="both jobs waiting for room")
+        h.emulator.controllers.health.set_health(rabbits[0], status="Ready")  # type: ignore[union-attr]
+        h.wait_for(lambda: phase(h, first) == "datain", what="the first job in DataIn")
+        assert held(h, first) == set(h.fluxion.ssds[rabbits[0]])
+        holds = h.rabbits_now().get("holds", [])
+        assert [x["job"] for x in holds] == [first], holds
+        assert phase(h, second) == "proposed" and state(h, second) == "DEPEND"
+        h.emulator.controllers.health.set_health(rabbits[1], status="Ready")  # type: ignore[union-attr]
+        h.wait_for(lambda: phase(h, second) == "datain", what="the second job in DataIn")
+        assert held(h, second) == set(h.fluxion.ssds[rabbits[1]])
+        h.emulator.controllers.clear_faults()  # type: ignore[union-attr]
+        for jobid in (first, second):
+            assert h.wait(jobid).exceptions == []
+        assert cleared(h) == {}

@@ -188,13 +188,36 @@ void prestage_record (struct dws_engine *e, struct job *job)
     write_note (e, job);
 }
 
+/* The vertices a pick must leave out, as a set {path: true}: those a job
+ * had when they were held for this one (job->prestage_avoid), and those
+ * picked for another job whose hold is not applied yet -- rabbit health
+ * counts a vertex as held only from the hold, which follows the record
+ * on the Workflow, and two jobs picked in between must not share one.
+ */
+static json_t *pick_avoid (struct dws_engine *e, struct job *job)
+{
+    json_t *avoid = job->prestage_avoid ? json_copy (job->prestage_avoid) : json_object ();
+    size_t i;
+    json_t *p;
+    for (size_t b = 0; avoid && b < e->nbuckets; b++)
+        for (struct job *j = e->table[b]; j; j = j->next)
+            if (j != job)
+                json_array_foreach (j->held, i, p)
+                    json_object_set_new (avoid, json_string_value (p), json_true ());
+    return avoid;
+}
+
 void prestage_pick (struct dws_engine *e, struct job *job)
 {
     dws_error_t err;
     json_t *reserved = NULL;
     rabbits_unhold (e, job); /* a pick again starts from nothing held */
     job->ssd = SSD_UNPICKED;
-    json_t *paths = rabbits_pick (e, job->prestage_gib, job->prestage_avoid, &reserved, &err);
+    json_t *avoid = pick_avoid (e, job);
+    json_t *paths = avoid ? rabbits_pick (e, job->prestage_gib, avoid, &reserved, &err) : NULL;
+    if (!avoid)
+        snprintf (err.text, sizeof (err.text), "out of memory");
+    json_decref (avoid);
     if (!paths) {
         if (!job->prestage_wait[0])
             act_log (e, "info", "%s: waits for its rabbit storage: %s", job->name, err.text);
@@ -363,10 +386,36 @@ json_t *prestage_view (const struct job *job)
     return v;
 }
 
+static int by_id (const void *a, const void *b)
+{
+    const struct job *x = *(struct job *const *)a, *y = *(struct job *const *)b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
 void prestage_room (struct dws_engine *e)
 {
+    size_t n = 0, cap = 0;
+    struct job **waiting = NULL;
     for (size_t b = 0; b < e->nbuckets; b++)
-        for (struct job *j = e->table[b]; j; j = j->next)
-            if (decide (e, j, DECIDE_ON_ROOM, 0).kind == STEP_PRESTAGE_PICK)
-                prestage_pick (e, j);
+        for (struct job *j = e->table[b]; j; j = j->next) {
+            if (decide (e, j, DECIDE_ON_ROOM, 0).kind != STEP_PRESTAGE_PICK)
+                continue;
+            if (n == cap) {
+                size_t want = cap ? 2 * cap : 8;
+                struct job **more = realloc (waiting, want * sizeof (*more));
+                if (!more)
+                    continue; /* out of memory: this one picks on its timer */
+                waiting = more;
+                cap = want;
+            }
+            waiting[n++] = j;
+        }
+    /* first come, first served: a Flux job ID grows with its submission
+     * time, and a job in DEPEND has no priority yet.  A job too large for
+     * the room there is does not stop a later one that fits. */
+    if (n > 1)
+        qsort (waiting, n, sizeof (*waiting), by_id);
+    for (size_t i = 0; i < n; i++)
+        prestage_pick (e, waiting[i]);
+    free (waiting);
 }

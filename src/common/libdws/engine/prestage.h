@@ -29,7 +29,8 @@ void prestage_record (struct dws_engine *e, struct job *job);
  */
 void prestage_pick (struct dws_engine *e, struct job *job);
 
-/* A Storage or the graph changed: the jobs waiting for room pick again. */
+/* Rabbit health had an input (a Storage, the graph, an ssd up again): the
+ * jobs waiting for room pick again, in the order they were submitted. */
 void prestage_room (struct dws_engine *e);
 
 /* ANN_PRESTAGE was written: record what it says. */
