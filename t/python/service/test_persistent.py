@@ -73,7 +73,7 @@ def test_share_lets_another_user_in_and_list_shows_who_uses_it(h: Harness) -> No
     owner = pwd.getpwuid(h.owner).pw_name
     assert entry == {"name": "proj", "type": "xfs", "capacity": "10GiB", "userid": h.owner,
                      "owner": owner, "state": "Active", "deleting": False, "shared": False,
-                     "jobs": [], "workflows": [], "created": entry["created"]}
+                     "jobs": [], "workflows": [], "created": entry["created"], "gib": 10}
     assert listed(h, "proj", userid=other) == entry  # every user sees the list
     assert "token" not in json.dumps(entry).lower()
 

@@ -13,6 +13,7 @@
 #include "limits.h"
 #include "parse/breakdown.h"
 #include "phase.h"
+#include "psi.h"
 #include "wire/jobwire.h"
 #include "workflow.h"
 
@@ -44,11 +45,15 @@ static const char *user_of (const struct job *job, char *buf, size_t size)
 static struct limits_use use_of (struct dws_engine *e, int64_t uid, const struct job *except)
 {
     struct limits_use u = {0, 0};
-    const char *key;
+    const char *name;
     json_t *psi;
-    json_object_foreach (e->limit_psis, key, psi)
-        if (json_integer_value (json_object_get (psi, "uid")) == uid)
+    json_object_foreach (psi_all (e), name, psi) {
+        json_t *owner = json_object_get (psi, "userid");
+        /* a PSI a Workflow still owns is counted by that job */
+        if (json_is_integer (owner) && json_integer_value (owner) == uid
+            && !json_is_true (json_object_get (psi, "creating")))
             u.gib += json_integer_value (json_object_get (psi, "gib"));
+    }
     for (size_t b = 0; b < e->nbuckets; b++)
         for (struct job *j = e->table[b]; j; j = j->next) {
             if (j == except || j->userid != uid || j->phase == PHASE_NONE
@@ -75,7 +80,7 @@ int admit_create (struct dws_engine *e, struct job *job, dws_error_t *err)
     struct limits_rule r = limits_rule (e->cfg.limits, job->userid, job->username);
     enum limits_verdict v = limits_check (&r, use_of (e, job->userid, job), job_gib (job),
                                           user_of (job, ubuf, sizeof (ubuf)), why, sizeof (why));
-    if (v == LIMITS_GO && !e->limit_psis_synced) {
+    if (v == LIMITS_GO && !psi_synced (e)) {
         /* the user's persistent storage is not known yet: wait for it */
         v = LIMITS_WAIT;
         snprintf (why, sizeof (why), "the persistent storage is not listed yet");
@@ -163,7 +168,7 @@ static int by_user_id (const void *a, const void *b)
 
 void admit_pass (struct dws_engine *e)
 {
-    if (e->phase_jobs[PHASE_LIMITED] == 0 || !e->synced || e->refused || !e->limit_psis_synced)
+    if (e->phase_jobs[PHASE_LIMITED] == 0 || !e->synced || e->refused || !psi_synced (e))
         return;
     size_t n = 0, cap = (size_t)e->phase_jobs[PHASE_LIMITED];
     struct job **waiting = calloc (cap, sizeof (*waiting));
@@ -185,65 +190,4 @@ void admit_created (struct dws_engine *e, struct job *job)
         return;
     job->limit_dep = false;
     dependency (e, job, false);
-}
-
-/* A PSI counts against its owner once no Workflow owns it (before, the
- * Workflow that creates it counts its create_persistent). */
-static bool owned_by_workflow (json_t *obj)
-{
-    size_t i;
-    json_t *ref;
-    json_array_foreach (json_object_get (json_object_get (obj, "metadata"), "ownerReferences"),
-                        i, ref) {
-        const char *kind = json_string_value (json_object_get (ref, "kind"));
-        if (kind && !strcmp (kind, "Workflow"))
-            return true;
-    }
-    return false;
-}
-
-static void psi_key (json_t *obj, char *buf, size_t size)
-{
-    json_t *md = json_object_get (obj, "metadata");
-    const char *ns = json_string_value (json_object_get (md, "namespace"));
-    const char *name = json_string_value (json_object_get (md, "name"));
-    snprintf (buf, size, "%s/%s", ns ? ns : "", name ? name : "");
-}
-
-static void psi_put (struct dws_engine *e, json_t *obj)
-{
-    char key[320];
-    json_t *spec = json_object_get (obj, "spec");
-    json_t *uid = json_object_get (spec, "userID");
-    json_t *dirs = json_pack ("[O?]", json_object_get (spec, "dwDirective"));
-    int64_t gib = 0;
-    psi_key (obj, key, sizeof (key));
-    if (!json_is_integer (uid) || owned_by_workflow (obj) || !dirs
-        || limits_job_gib (dirs, 1, &gib, NULL) < 0)
-        json_object_del (e->limit_psis, key);
-    else
-        json_object_set_new (e->limit_psis, key, json_pack ("{s:O s:I}", "uid", uid, "gib",
-                                                      (json_int_t)gib));
-    json_decref (dirs);
-}
-
-void admit_psi_sync (struct dws_engine *e, json_t *objects)
-{
-    size_t i;
-    json_t *obj;
-    json_object_clear (e->limit_psis);
-    json_array_foreach (objects, i, obj)
-        psi_put (e, obj);
-    e->limit_psis_synced = true;
-}
-
-void admit_psi_event (struct dws_engine *e, const char *what, json_t *obj)
-{
-    char key[320];
-    if (!strcmp (what, "DELETED")) {
-        psi_key (obj, key, sizeof (key));
-        json_object_del (e->limit_psis, key);
-    }
-    else
-        psi_put (e, obj);
 }

@@ -14,7 +14,7 @@
  *
  * What a user holds is read from the job table each time: the jobs with
  * a Workflow (or its create sent), their GiB until Teardown is done, plus
- * the persistent storage the user owns (e->limit_psis: a PSI whose Workflow
+ * the persistent storage the user owns (psi.c's views: a PSI whose Workflow
  * still owns it is counted by that Workflow's create_persistent).  A
  * restarted service rebuilds it from the Workflow and PSI lists before any
  * job is let go: waiting jobs come back through the orphans (request.c),
@@ -34,10 +34,6 @@ int admit_create (struct dws_engine *e, struct job *job, dws_error_t *err);
 
 /* Let waiting jobs go that their users' limits now allow. */
 void admit_pass (struct dws_engine *e);
-
-/* PersistentStorageInstances: the list (sync) and each watch event. */
-void admit_psi_sync (struct dws_engine *e, json_t *objects);
-void admit_psi_event (struct dws_engine *e, const char *what, json_t *obj);
 
 /* The Workflow's create answered: release the dws-limit dependency. */
 void admit_created (struct dws_engine *e, struct job *job);

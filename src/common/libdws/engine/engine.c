@@ -253,7 +253,6 @@ struct dws_engine *dws_engine_create (json_t *config, dws_error_t *err)
     }
     if (!(e->deferred = json_array ()) || !(e->refused = json_object ())
         || !(e->record_due = json_object ()) || !(e->records = json_object ())
-        || !(e->limit_psis = json_object ())
         || !(e->psi_pending = json_object ()) || !(e->psi_deferred = json_array ())
         || !(e->drains = json_object ()) || !(e->dfs = json_object ())) {
         dws_errorf (err, "out of memory");
@@ -288,7 +287,6 @@ void dws_engine_destroy (struct dws_engine *e)
     json_decref (e->psis);
     json_decref (e->psi_pending);
     json_decref (e->psi_deferred);
-    json_decref (e->limit_psis);
     json_decref (e->actions);
     free (e);
 }
@@ -423,7 +421,6 @@ static int kind_event (struct dws_engine *e, enum dws_wire_event type, json_t *e
         else if (!strcmp (kind, "Storage"))
             return rabbits_event (e, HEALTH_STORAGE_SYNC, event, err);
         else if (!strcmp (kind, "PersistentStorageInstance")) {
-            admit_psi_sync (e, objects);
             psi_sync (e, objects, json_object_get (event, "owners"));
             answer_deferred (e); /* the creates that waited for it */
             answer_psi_deferred (e);
@@ -444,10 +441,8 @@ static int kind_event (struct dws_engine *e, enum dws_wire_event type, json_t *e
         progress_event (e, what, obj);
     else if (!strcmp (kind, "Storage"))
         return rabbits_event (e, HEALTH_STORAGE_WATCH, event, err);
-    else if (!strcmp (kind, "PersistentStorageInstance")) {
-        admit_psi_event (e, what, obj);
+    else if (!strcmp (kind, "PersistentStorageInstance"))
         psi_watch (e, what, obj, json_object_get (event, "owners"));
-    }
     else if (!strcmp (kind, "SystemConfiguration") && strcmp (what, "DELETED") != 0)
         sysconfig_event (e, obj);
     return 0;

@@ -71,6 +71,7 @@ static json_t *list_entry (json_t *view)
     }
     json_object_del (o, "consumers");
     json_object_del (o, "resourceVersion");
+    json_object_del (o, "creating");
     json_object_set_new (o, "jobs", jobs);
     json_object_set_new (o, "workflows", others);
     return o;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "limits.h"
 #include "parse/directive.h"
 #include "psi.h"
 #include "util/jsonio.h"
@@ -39,6 +40,32 @@ static json_t *owner_of (json_t *owners, json_t *uid)
     return str_or_null (json_object_get (owners, key));
 }
 
+/* The GiB the PSI counts against its owner's [rabbit.limits] (its
+ * create_persistent as limits_job_gib reads a directive), or null. */
+static json_t *gib_of (json_t *spec)
+{
+    int64_t gib = 0;
+    json_t *dirs = json_pack ("[O?]", json_object_get (spec, "dwDirective"));
+    json_t *v = dirs && limits_job_gib (dirs, 1, &gib, NULL) == 0 ? json_integer (gib)
+                                                                   : json_null ();
+    json_decref (dirs);
+    return v;
+}
+
+/* Whether a Workflow owns the PSI still: the job that creates it counts
+ * its GiB until the Workflow lets it go. */
+static bool workflow_owned (json_t *md)
+{
+    size_t i;
+    json_t *ref;
+    json_array_foreach (json_object_get (md, "ownerReferences"), i, ref) {
+        const char *kind = json_string_value (json_object_get (ref, "kind"));
+        if (kind && !strcmp (kind, "Workflow"))
+            return true;
+    }
+    return false;
+}
+
 static json_t *view_of (json_t *obj, json_t *owners)
 {
     json_t *md = json_object_get (obj, "metadata");
@@ -62,7 +89,8 @@ static json_t *view_of (json_t *obj, json_t *owners)
         if (n)
             json_array_append_new (consumers, json_string (n));
     }
-    return json_pack ("{s:s s:s s:o s:o s:o s:s s:b s:b s:o s:o s:s}", "name", name, "type",
+    return json_pack ("{s:s s:s s:o s:o s:o s:s s:b s:b s:o s:o s:s s:o s:b}", "name", name,
+                      "type",
                       dws_json_str_or (json_object_get (spec, "fsType"), ""), "capacity",
                       capacity_of (spec), "userid",
                       json_is_integer (uid) && json_integer_value (uid) >= 0
@@ -74,7 +102,8 @@ static json_t *view_of (json_t *obj, json_t *owners)
                       "shared", ann && !strcasecmp (ann, "true"), "consumers", consumers,
                       "created", str_or_null (json_object_get (md, "creationTimestamp")),
                       "resourceVersion",
-                      dws_json_str_or (json_object_get (md, "resourceVersion"), ""));
+                      dws_json_str_or (json_object_get (md, "resourceVersion"), ""), "gib",
+                      gib_of (spec), "creating", workflow_owned (md));
 }
 
 void psi_sync (struct dws_engine *e, json_t *objects, json_t *owners)

@@ -27,6 +27,7 @@
 #include "parse/policy.h"
 #include "persistent.h"
 #include "progress.h"
+#include "psi.h"
 #include "rabbitdf.h"
 #include "rabbitdrain.h"
 #include "rabbits.h"
@@ -132,7 +133,7 @@ static bool not_yet_synced (struct dws_engine *e, json_t *event)
  * PSI list as for the Workflow list (answered when it comes). */
 static bool psis_not_yet_listed (struct dws_engine *e, json_t *event)
 {
-    if (!e->limit_psis_synced) {
+    if (!psi_synced (e)) {
         json_array_append (e->deferred, event);
         return true;
     }

@@ -328,9 +328,6 @@ struct dws_engine {
     bool room_changed;    /* rabbit health had an input in this event (a
                            * Storage, the graph, an ssd up again): pre-staged
                            * jobs waiting for room look again */
-    json_t *limit_psis;   /* {"<namespace>/<name>": {"uid", "gib"}}: the persistent
-                           * storage no Workflow owns any more, by owner (admit.c) */
-    bool limit_psis_synced; /* the first PersistentStorageInstance list has come */
     json_t *psis;         /* {name: view}: the PersistentStorageInstances
                            * (psi.c); NULL before their first list */
     json_t *psi_pending;  /* {"<seq>": {msgid, name, share}}: persistent-share

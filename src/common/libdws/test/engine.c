@@ -3099,7 +3099,7 @@ static void test_persistent (void)
              "{'name':'proj','type':'lustre','capacity':'1TiB','userid':1000,'owner':'alice',"
              "'state':'Degraded',"
              "'deleting':false,'shared':false,'jobs':[71],'workflows':['slurm-3-1'],"
-             "'created':'2026-01-01T00:00:00Z'}",
+             "'created':'2026-01-01T00:00:00Z','gib':1024}",
              "persistent-list from any user: every PSI, its jobs from its consumers, sorted");
     json_at (jp (respond_to (3), "payload", "persistent", "#0", "deleting", NULL), "true",
              "... one with a deletionTimestamp is deleting");
