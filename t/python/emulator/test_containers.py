@@ -277,9 +277,11 @@ def test_empty_or_unknown_computes(kind):
 
 def test_port_exhaustion_and_cooldown(kind):
     api = kind.custom_objects_api()
+    # 5 s: timeUnallocated has whole seconds, as a metav1.Time does, so a
+    # cooldown of 1 s could pass before a test under load looks
     api.patch_namespaced_custom_object(G, V, "default", "systemconfigurations", "default",
                                        {"spec": {"ports": [6000],
-                                                 "portsCooldownInSeconds": 1}})
+                                                 "portsCooldownInSeconds": 5}})
     to(api, "p1", [GFS2, MPI], "Setup", computes=False)
     new_workflow(api, "p2", [GFS2, MPI])
     wait(api, "p2", "Proposal")
@@ -294,7 +296,7 @@ def test_port_exhaustion_and_cooldown(kind):
     pm = port_manager(api)
     assert [a["status"] for a in pm["status"]["allocations"]] == ["Cooldown"]
     # the cooldown passes and the port is free again
-    eventually(lambda: port_manager(api)["status"]["allocations"] == [], timeout=5)
+    eventually(lambda: port_manager(api)["status"]["allocations"] == [], timeout=20)
     finish(api, "p1")
     to(api, "p3", [GFS2, MPI], "Setup", computes=False)
     assert [a["ports"] for a in port_manager(api)["status"]["allocations"]
