@@ -64,7 +64,7 @@ def kind() -> Iterator[Emulator]:
         yield emu
 
 
-def eventually(fn, timeout=5.0, what="condition"):
+def eventually(fn, timeout=30.0, what="condition"):
     """Wait until fn() is true (polled every 20 ms); AssertionError after
     ``timeout`` seconds."""
     end = time.monotonic() + timeout
@@ -83,7 +83,7 @@ def new_workflow(api, name, directives):
                  "jobID": "f1", "userID": 1000, "groupID": 1000}})
 
 
-def wait(api, name, state, timeout=10.0, want="ready"):
+def wait(api, name, state, timeout=30.0, want="ready"):
     """The Workflow once it is in ``state`` and ready (or its status is
     ``want``)."""
     found = {}

@@ -435,7 +435,7 @@ def test_force_ready_mid_setup_while_its_latency_holds():
         # the WLM: compute-01 given up (out of Computes), Setup forced ready
         api.patch_namespaced_custom_object(G, V, "default", "workflows", "quick",
                                            {"spec": {"forceReady": True}})
-        wf = wait(api, "quick", "Setup", timeout=5.0)
+        wf = wait(api, "quick", "Setup")
         assert wf["status"]["message"] == "Forced Ready"
         assert [d["completed"] for d in wf["status"]["drivers"]
                 if d["watchState"] == "Setup"] == [False]
