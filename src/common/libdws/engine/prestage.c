@@ -222,6 +222,7 @@ void prestage_pick (struct dws_engine *e, struct job *job)
         if (!job->prestage_wait[0])
             act_log (e, "info", "%s: waits for its rabbit storage: %s", job->name, err.text);
         snprintf (job->prestage_wait, sizeof (job->prestage_wait), "%.150s", err.text);
+        e->room_wanted = true;
         act_timer_start (e, job, T_PRESTAGE, PRESTAGE_RETRY);
         act_record (e, job);
         return;
@@ -394,17 +395,24 @@ static int by_id (const void *a, const void *b)
 
 void prestage_room (struct dws_engine *e)
 {
+    if (!e->room_wanted)
+        return; /* no job waits for room: the job table is not walked */
     size_t n = 0, cap = 0;
     struct job **waiting = NULL;
+    bool wanted = false;
     for (size_t b = 0; b < e->nbuckets; b++)
         for (struct job *j = e->table[b]; j; j = j->next) {
-            if (decide (e, j, DECIDE_ON_ROOM, 0).kind != STEP_PRESTAGE_PICK)
+            if (decide (e, j, DECIDE_ON_ROOM, 0).kind != STEP_PRESTAGE_PICK) {
+                wanted = wanted || j->prestage_wait[0] != '\0';
                 continue;
+            }
             if (n == cap) {
                 size_t want = cap ? 2 * cap : 8;
                 struct job **more = realloc (waiting, want * sizeof (*more));
-                if (!more)
-                    continue; /* out of memory: this one picks on its timer */
+                if (!more) {
+                    wanted = true; /* out of memory: this one picks on its timer */
+                    continue;
+                }
                 waiting = more;
                 cap = want;
             }
@@ -415,7 +423,10 @@ void prestage_room (struct dws_engine *e)
      * the room there is does not stop a later one that fits. */
     if (n > 1)
         qsort (waiting, n, sizeof (*waiting), by_id);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         prestage_pick (e, waiting[i]);
+        wanted = wanted || waiting[i]->prestage_wait[0] != '\0';
+    }
     free (waiting);
+    e->room_wanted = wanted;
 }

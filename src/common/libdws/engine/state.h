@@ -328,6 +328,8 @@ struct dws_engine {
     bool room_changed;    /* rabbit health had an input in this event (a
                            * Storage, the graph, an ssd up again): pre-staged
                            * jobs waiting for room look again */
+    bool room_wanted;     /* a pre-staged job found no room (prestage.c): only
+                           * then does room_changed send anyone to pick */
     json_t *psis;         /* {name: view}: the PersistentStorageInstances
                            * (psi.c); NULL before their first list */
     json_t *psi_pending;  /* {"<seq>": {msgid, name, share}}: persistent-share
