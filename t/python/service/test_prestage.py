@@ -148,6 +148,17 @@ def test_prestage_max_jobs_sends_the_rest_the_usual_way() -> None:
         assert cleared(h) == {}
 
 
+def every_rabbit_down(h: Harness) -> list[str]:
+    """Every rabbit's Storage Offline, and its ssd down in Fluxion: the
+    rabbits' names, sorted."""
+    rabbits = sorted(h.fluxion.ssds)
+    for r in rabbits:
+        h.emulator.controllers.health.set_health(r, status="Offline")  # type: ignore[union-attr]
+    h.wait_for(lambda: not any(h.fluxion.rabbit_up(r) for r in rabbits),
+               what="every rabbit down in Fluxion")
+    return rabbits
+
+
 def test_service_restart_while_prestaging_keeps_the_hold_and_goes_on() -> None:
     with Harness() as h:
         fault(h, state="DataIn", severity="stall")
@@ -255,11 +266,7 @@ def test_a_job_waiting_for_room_goes_on_when_a_rabbit_comes_back() -> None:
             real_timer_start(key, after, fn)
 
         h.link.timer_start = no_retry  # type: ignore[method-assign]
-        rabbits = sorted(h.fluxion.ssds)
-        for r in rabbits:
-            h.emulator.controllers.health.set_health(r, status="Offline")  # type: ignore[union-attr]
-        h.wait_for(lambda: not any(h.fluxion.rabbit_up(r) for r in rabbits),
-                   what="every rabbit down in Fluxion")
+        rabbits = every_rabbit_down(h)
         jobid = h.submit(STAGED, nodes=1, system=YES)
         h.wait_for(lambda: bool(swallowed), what="the job waiting for room (its retry timer)")
         assert set(swallowed) == {f"prestage:{jobid}"}
@@ -280,11 +287,7 @@ def test_waiting_jobs_get_room_in_submission_order_and_never_share_a_vertex() ->
     not free).  The second rabbit back: the other job holds that one."""
     with Harness(ssds_per_rabbit=1) as h:
         fault(h, state="DataIn", severity="stall")
-        rabbits = sorted(h.fluxion.ssds)
-        for r in rabbits:
-            h.emulator.controllers.health.set_health(r, status="Offline")  # type: ignore[union-attr]
-        h.wait_for(lambda: not any(h.fluxion.rabbit_up(r) for r in rabbits),
-                   what="every rabbit down in Fluxion")
+        rabbits = every_rabbit_down(h)
         first = h.submit(STAGED, nodes=1, system=YES)
         second = h.submit(STAGED, nodes=1, system=YES)
         h.wait_for(lambda: sum("waits for its rabbit storage" in m for _, m in h.link.logs) == 2,
