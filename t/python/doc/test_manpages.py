@@ -302,7 +302,8 @@ def test_pages_named_exist() -> None:
 
 
 def _key_exists(path: list[str]) -> bool:
-    table: Any = rabbitconf.parse({})
+    # [rabbit.limits] is absent from the parsed table unless given
+    table: Any = rabbitconf.parse({"limits": {"max_user_gib": 1, "max_user_jobs": 1}})
     if path == ["restrict_persistent"]:  # flux-coral2's name, accepted as an alias
         return True
     for i, key in enumerate(path):
