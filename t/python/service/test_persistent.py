@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import json
 import pwd
+import time
 from typing import Any
 
 import pytest
@@ -34,16 +35,22 @@ def listed(h: Harness, name: str, userid: int | None = None) -> dict[str, Any] |
     return next((p for p in answer["persistent"] if p["name"] == name), None)
 
 
-def until_listed(h: Harness, name: str, **want: Any) -> dict[str, Any]:
-    """The list's entry for name once the service has caught up with the
-    API server (dws.watch_test: the PSI watch is asynchronous), checked
-    against ``want``."""
-    assert h.ask("dws.watch_test") == {}
-    entry = listed(h, name)
-    assert entry is not None, f"{name} is not listed"
-    for k, v in want.items():
-        assert entry.get(k) == v, (k, entry)
-    return entry
+def until_listed(h: Harness, name: str, timeout: float = 30.0, **want: Any) -> dict[str, Any]:
+    """The list's entry for name once it shows ``want``: each look follows
+    the service catching up with the API server (dws.watch_test: the PSI
+    watch is asynchronous); looked at again while the emulator's
+    controllers may still be changing the PSI (a consumer reference goes
+    after its Workflow), for ``timeout`` seconds at most."""
+    deadline = time.monotonic() + timeout
+    while True:
+        assert h.ask("dws.watch_test") == {}
+        entry = listed(h, name)
+        if entry is not None and all(entry.get(k) == v for k, v in want.items()):
+            return entry
+        if time.monotonic() > deadline:
+            assert entry is not None, f"{name} is not listed"
+            raise AssertionError(f"{name} never showed {want}: {entry}")
+        time.sleep(0.05)
 
 
 def make_psi(h: Harness, name: str, userid: int, **metadata: Any) -> None:
