@@ -18,6 +18,10 @@ own cost (the service's Flux and Kubernetes I/O runs on other threads).
    down, everything else as before.  Printed: RPCs sent against actual
    changes at the end, wall time to process, and settle time (last event to
    the last flush done, simulated clock + processing).
+   The storm again with JOBS (5,000) rabbit jobs running (their Workflows
+   in PreRun, none pre-staged): every rabbit-health input may send jobs
+   waiting for room to pick again, and with none waiting the job table
+   must not cost a thing per event.  Printed: the same wall time.
 3. Restarts: a new engine (the service restarted) against a Fluxion that
    has every ssd as Storage says, then with 20 rabbits changed while the
    service was away; a Fluxion restart (its graph back with every ssd down)
@@ -35,6 +39,7 @@ from flux_dws.engine import Engine
 RABBITS = 696
 PER = 16
 SSDS = 36
+JOBS = 5_000
 
 
 def rabbit(i: int) -> str:
@@ -119,7 +124,21 @@ def startup(e: Engine, fluxion_down: set[int] | None = None,
     return time.perf_counter() - t0, count(actions)
 
 
-def storm(e: Engine, events: int = 10_000, span: float = 2.0, seed: int = 1) -> None:
+def running_jobs(e: Engine, n: int) -> None:
+    """n rabbit jobs, each on one compute, their Workflows done with PreRun
+    (the first Workflow list a restarted service reads)."""
+    wfs = [{"metadata": {"name": f"fluxjob-{1000 + j}", "namespace": "default",
+                         "annotations": {"flux-dws.io/hosts": compute(j % RABBITS, j % PER)}},
+            "spec": {"wlmID": "flux", "jobID": 1000 + j, "userID": 1000, "groupID": 1000,
+                     "desiredState": "PreRun",
+                     "dwDirectives": ["#DW jobdw type=xfs capacity=100GiB name=scratch"]},
+            "status": {"state": "PreRun", "ready": True, "status": "Completed", "message": ""}}
+           for j in range(n)]
+    e.event({"type": "sync", "kind": "Workflow", "objects": wfs, "now": 0.5})
+
+
+def storm(e: Engine, events: int = 10_000, span: float = 2.0, seed: int = 1,
+          label: str = "storm") -> None:
     rng = random.Random(seed)
     now = 1.0
     due: float | None = None
@@ -178,9 +197,11 @@ def storm(e: Engine, events: int = 10_000, span: float = 2.0, seed: int = 1) -> 
     settle_work = time.perf_counter() - t1
     settle = (now - last) + settle_work
     actual = len(down) * SSDS  # set_status for the rabbits down at the end
-    print(f"storm: {len(plan)} Storage events over {span:.1f} s (simulated), "
+    print(f"{label}: {len(plan)} Storage events over {span:.1f} s (simulated), "
           f"{flushes} flushes; engine wall time {wall:.2f} s "
           f"({wall / len(plan) * 1e6:.0f} us/event, flushes {flush_wall:.2f} s)")
+    if label != "storm":
+        return
     print(f"storm: sent {sent}")
     set_status = sent.get("sched-fluxion-resource.set_status", 0)
     print(f"storm: at the end 20 rabbits down ({actual} set_status), 20 links down"
@@ -229,6 +250,10 @@ def main() -> None:
     again = e.event({"type": "timer", "key": "health-flush", "now": 0.5})
     print(f"start-up: a second flush with nothing changed sends {len(again)} actions")
     storm(e)
+    busy = Engine({"namespace": "default"})
+    startup(busy)
+    running_jobs(busy, JOBS)
+    storm(busy, label=f"storm, {JOBS} jobs running")
     restarts()
     find_cost()
 
