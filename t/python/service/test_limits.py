@@ -47,6 +47,34 @@ def _workflow_of(h: Harness, jobid: int) -> bool:
     return any(w["metadata"]["name"] == f"fluxjob-{jobid}" for w in h.workflows())
 
 
+def _one_running_one_waiting(h: Harness) -> tuple[int, int]:
+    """Under max_user_jobs = 1: job a running (held by LONG), job b waiting
+    on dws-limit."""
+    a = h.submit(XFS, nodes=1, runtime=LONG)
+    _started(h, a)
+    b = h.submit(XFS, nodes=1)
+    _waiting(h, b)
+    return a, b
+
+
+def _persistent(h: Harness, name: str) -> None:
+    """Persistent storage of 10 GiB, its creating job gone: it counts
+    against its owner alone."""
+    create = h.submit(f"#DW create_persistent type=xfs capacity=10GiB name={name}", nodes=1)
+    assert h.wait(create).exceptions == []
+    gone(h, create)
+    h.wait_for(lambda: create not in h.status_now().get("workflows", []), 30,
+               f"the service to forget job {create}")
+
+
+def _destroy_lets_go(h: Harness, name: str, jobid: int) -> None:
+    """Destroying the persistent storage lets the waiting job go."""
+    destroy = h.submit(f"#DW destroy_persistent name={name}", nodes=1)
+    assert h.wait(destroy).exceptions == []
+    assert h.wait(jobid).exceptions == []
+    assert settled(h) == {}
+
+
 @pytest.fixture
 def jobs1() -> Iterator[Harness]:
     with Harness(config={"limits": {"max_user_jobs": 1, "users": {}}}) as harness:
@@ -56,10 +84,7 @@ def jobs1() -> Iterator[Harness]:
 
 def test_a_job_over_max_user_jobs_waits_then_goes(jobs1: Harness) -> None:
     h = jobs1
-    a = h.submit(XFS, nodes=1, runtime=LONG)
-    _started(h, a)
-    b = h.submit(XFS, nodes=1)
-    _waiting(h, b)
+    a, b = _one_running_one_waiting(h)
     job = h.job(b)
     assert job.state == "DEPEND" and job.deps == {DEPENDENCY, LIMIT_DEPENDENCY}
     assert not _workflow_of(h, b)
@@ -98,10 +123,7 @@ def test_waiting_jobs_go_in_submission_order(jobs1: Harness) -> None:
 
 def test_a_cancelled_waiting_job_ends_without_a_workflow(jobs1: Harness) -> None:
     h = jobs1
-    a = h.submit(XFS, nodes=1, runtime=LONG)
-    _started(h, a)
-    b = h.submit(XFS, nodes=1)
-    _waiting(h, b)
+    a, b = _one_running_one_waiting(h)
     h.cancel(b)
     job = h.wait(b)
     assert not _workflow_of(h, b)
@@ -114,10 +136,7 @@ def test_a_cancelled_waiting_job_ends_without_a_workflow(jobs1: Harness) -> None
 
 def test_a_restarted_service_keeps_them_waiting(jobs1: Harness) -> None:
     h = jobs1
-    a = h.submit(XFS, nodes=1, runtime=LONG)
-    _started(h, a)
-    b = h.submit(XFS, nodes=1)
-    _waiting(h, b)
+    a, b = _one_running_one_waiting(h)
     h.restart_service()
     h.wait_for(lambda: h.status_now().get("synced") is True, 30, "the Workflow list")
     h.wait_for(lambda: any(j["id"] == b and j["phase"] == "waiting-limit"
@@ -152,30 +171,19 @@ def test_a_users_own_limits_override_the_top_level() -> None:
 
 def test_persistent_storage_counts_against_its_owner() -> None:
     with Harness(config={"limits": {"max_user_gib": 15, "users": {}}}) as h:
-        create = h.submit("#DW create_persistent type=xfs capacity=10GiB name=p1", nodes=1)
-        assert h.wait(create).exceptions == []
-        gone(h, create)
-        # the service has seen it go: its Workflow no longer counts, the PSI does
-        h.wait_for(lambda: create not in h.status_now().get("workflows", []), 30,
-                   f"the service to forget job {create}")
+        _persistent(h, "p1")
         jobid = h.submit(XFS, nodes=1)  # 10 GiB more than the 10 the PSI holds
         _waiting(h, jobid)
         assert _view(h, jobid)["waiting"] == \
             f"max_user_gib 15: user {_me(h.owner)} holds 10 GiB in 0 jobs"
-        destroy = h.submit("#DW destroy_persistent name=p1", nodes=1)
-        assert h.wait(destroy).exceptions == []
-        assert h.wait(jobid).exceptions == []
-        assert settled(h) == {}
+        _destroy_lets_go(h, "p1", jobid)
 
 
 def test_cancelled_while_the_service_is_away(jobs1: Harness) -> None:
     # its dws.post_run is lost: the restarted service finds it in CLEANUP
     # holding dws-limit, with no Workflow, and releases its epilog
     h = jobs1
-    a = h.submit(XFS, nodes=1, runtime=LONG)
-    _started(h, a)
-    b = h.submit(XFS, nodes=1)
-    _waiting(h, b)
+    a, b = _one_running_one_waiting(h)
     h.stop_service()
     h.cancel(b)
     h.wait(b, "CLEANUP")
@@ -190,11 +198,7 @@ def test_cancelled_while_the_service_is_away(jobs1: Harness) -> None:
 
 def test_limits_configured_by_a_reload_watch_the_persistent_storage() -> None:
     with Harness() as h:
-        create = h.submit("#DW create_persistent type=xfs capacity=10GiB name=p2", nodes=1)
-        assert h.wait(create).exceptions == []
-        gone(h, create)
-        h.wait_for(lambda: create not in h.status_now().get("workflows", []), 30,
-                   f"the service to forget job {create}")
+        _persistent(h, "p2")
         svc = h.service
         assert svc is not None
         config = {**h.config, "owner": h.owner, "limits": {"max_user_gib": 15, "users": {}}}
@@ -203,7 +207,4 @@ def test_limits_configured_by_a_reload_watch_the_persistent_storage() -> None:
         _waiting(h, jobid)
         assert _view(h, jobid)["waiting"] == \
             f"max_user_gib 15: user {_me(h.owner)} holds 10 GiB in 0 jobs"
-        destroy = h.submit("#DW destroy_persistent name=p2", nodes=1)
-        assert h.wait(destroy).exceptions == []
-        assert h.wait(jobid).exceptions == []
-        assert settled(h) == {}
+        _destroy_lets_go(h, "p2", jobid)
