@@ -700,20 +700,15 @@ void request_orphans_event (struct dws_engine *e, json_t *jobs, bool complete)
             job_info_for (e, job, true);
         }
         else if (!strcmp (state, "CLEANUP")) {
-            if (!job && !json_is_true (json_object_get (v, "rabbit")) && held_by_limit (v)) {
-                /* cancelled while [rabbit.limits] held it, its dws.post_run
-                 * lost: it never had a Workflow */
-                act_log (e, "info", "job %" JSON_INTEGER_FORMAT " ended while it waited for"
-                         " its user's rabbit storage; releasing its epilog",
-                         json_integer_value (idv));
-                act_rpc (e, "job-manager.dws.epilog-remove",
-                         json_pack ("{s:I}", "id", json_integer_value (idv)), NULL);
-                continue;
-            }
-            if (!job && json_is_true (json_object_get (v, "rabbit"))) {
-                act_log (e, "warning", "job %" JSON_INTEGER_FORMAT " is in CLEANUP and its"
-                         " Workflow is gone; releasing its epilog",
-                         json_integer_value (idv));
+            /* no Workflow: it lost it, or (cancelled while [rabbit.limits]
+             * held it, its dws.post_run lost) it never had one */
+            bool lost = json_is_true (json_object_get (v, "rabbit"));
+            if (!job && (lost || held_by_limit (v))) {
+                act_log (e, lost ? "warning" : "info",
+                         "job %" JSON_INTEGER_FORMAT " %s; releasing its epilog",
+                         json_integer_value (idv),
+                         lost ? "is in CLEANUP and its Workflow is gone"
+                              : "ended while it waited for its user's rabbit storage");
                 act_rpc (e, "job-manager.dws.epilog-remove",
                          json_pack ("{s:I}", "id", json_integer_value (idv)), NULL);
                 continue;
