@@ -62,9 +62,7 @@ no_workflows() {
 test_expect_success 'start the emulator and an instance with persistent state' '
 	start_emulator --system kind --latency zero &&
 	rabbit_instance_config "$(pwd)" &&
-	STATEDIR=$(mktemp -d "${TMPDIR:-/tmp}/t3305-state.XXXXXX") &&
-	RABBIT_BROKER_OPTS="-Sstatedir=$STATEDIR -Sbroker.cleanup-timeout=3" &&
-	export RABBIT_BROKER_OPTS &&
+	restartable_instance_opts &&
 	start_rabbit_instance "$(pwd)"
 '
 

@@ -109,9 +109,7 @@ test_expect_success 'start the emulator (state in SQLite, fixed port) and an ins
 	EMULATOR_ARGS="--system kind --latency zero --plain-http --no-auth --listen 127.0.0.1:$port --state k8s.db" &&
 	start_emulator $EMULATOR_ARGS &&
 	rabbit_instance_config "$(pwd)" &&
-	STATEDIR=$(mktemp -d "${TMPDIR:-/tmp}/t3306-state.XXXXXX") &&
-	RABBIT_BROKER_OPTS="-Sstatedir=$STATEDIR -Sbroker.cleanup-timeout=3" &&
-	export RABBIT_BROKER_OPTS &&
+	restartable_instance_opts &&
 	start_rabbit_instance "$(pwd)"
 '
 

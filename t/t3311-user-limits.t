@@ -55,9 +55,7 @@ test_expect_success 'start the emulator and an instance with [rabbit.limits]' '
 max_user_jobs = 1
 max_user_gib = 25" &&
 	rabbit_instance_config "$(pwd)" &&
-	STATEDIR=$(mktemp -d "${TMPDIR:-/tmp}/t3311-state.XXXXXX") &&
-	RABBIT_BROKER_OPTS="-Sstatedir=$STATEDIR -Sbroker.cleanup-timeout=3" &&
-	export RABBIT_BROKER_OPTS &&
+	restartable_instance_opts &&
 	start_rabbit_instance "$(pwd)"
 '
 

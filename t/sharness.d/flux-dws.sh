@@ -162,6 +162,16 @@ rabbit_instance_config() {
         "$top_srcdir/etc/modprobe/dws.toml.in" >"$dir/modprobe/modprobe.d/dws.toml"
 }
 
+# restartable_instance_opts: an instance that keeps its jobs across a
+# restart: its state in STATEDIR (a new temporary directory; remove it at
+# the end), and a short broker.cleanup-timeout so that a stop does not wait
+# for running jobs.  Exports RABBIT_BROKER_OPTS for start_rabbit_instance.
+restartable_instance_opts() {
+    STATEDIR=$(mktemp -d "${TMPDIR:-/tmp}/flux-dws-state.XXXXXX") &&
+    RABBIT_BROKER_OPTS="-Sstatedir=$STATEDIR -Sbroker.cleanup-timeout=3" &&
+    export RABBIT_BROKER_OPTS
+}
+
 # guest_jobs_config DIR: after rabbit_instance_config DIR, let the instance
 # run other users' jobs: a stand-in IMP (DIR/imp.sh: the job shell run as
 # the job's owner, as flux-core's `imp exec SHELL JOBID` does), guests
