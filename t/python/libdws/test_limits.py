@@ -40,6 +40,17 @@ def test_the_table_is_absent_unless_configured() -> None:
     ({"users": {"bob": {"max_user_gib": -1}}},
      "rabbit.limits.users.bob.max_user_gib: must be an integer >= 1, got -1"),
     ([1], "rabbit.limits: must be a table, got [1]"),
+    ({"max_user_gib": 2**33},
+     "rabbit.limits.max_user_gib: must be at most 8589934591 GiB, got 8589934592"),
+    ({"frobnicate": 1}, "rabbit.limits.frobnicate: unknown key"
+     " (rabbit.limits has max_user_gib, max_user_jobs and users)"),
+    ({"users": {"bob": {"users": {}}}}, "rabbit.limits.users.bob.users: unknown key"
+     " (rabbit.limits.users.bob has max_user_gib and max_user_jobs)"),
+    ({"users": 5}, "rabbit.limits.users: must be a table of user names or uids, got 5"),
+    ({"users": {"": {"max_user_gib": 1}}},
+     'rabbit.limits.users: a user must be a name or a uid of 1 to 64 characters, got ""'),
+    ({"users": {"bob": 3}},
+     "rabbit.limits.users.bob: must be a table holding max_user_gib or max_user_jobs, got 3"),
 ])
 def test_bad_values_are_refused_with_one_line(table: Any, message: str) -> None:
     with pytest.raises(rabbitconf.ConfigError) as info:

@@ -45,8 +45,9 @@ static int copy_limits (const char *path, json_t *val, json_t *out, bool top,
         if (top && !strcmp (key, "users"))
             continue;
         if (!is_limit_key (key)) {
-            dws_errorf (err, "%s: unknown key (%s has %s, %s%s)", kpath, path,
-                        DWS_USERLIMITS_GIB, DWS_USERLIMITS_JOBS, top ? " and users" : "");
+            dws_errorf (err, "%s: unknown key (%s has %s%s %s%s)", kpath, path,
+                        DWS_USERLIMITS_GIB, top ? "," : " and", DWS_USERLIMITS_JOBS,
+                        top ? " and users" : "");
             return -1;
         }
         if (json_is_null (v))
@@ -56,7 +57,9 @@ static int copy_limits (const char *path, json_t *val, json_t *out, bool top,
             return -1;
         }
         if (!strcmp (key, DWS_USERLIMITS_GIB) && json_integer_value (v) > MAX_GIB) {
-            bad (err, kpath, v, "must be at most 8589934591 GiB");
+            char most[64];
+            snprintf (most, sizeof (most), "must be at most %lld GiB", (long long)MAX_GIB);
+            bad (err, kpath, v, most);
             return -1;
         }
         if (json_object_set_new (out, key, json_integer (json_integer_value (v))) < 0) {
