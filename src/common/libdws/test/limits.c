@@ -56,7 +56,7 @@ static void test_table (void)
                                 " max_user_gib, max_user_jobs and users)");
     table ("{\"users\": {\"bob\": {\"users\": {}}}}",
            "rabbit.limits.users.bob.users: unknown key (rabbit.limits.users.bob has"
-           " max_user_gib, max_user_jobs)");
+           " max_user_gib and max_user_jobs)");
     table ("{\"users\": {\"bob\": {\"max_user_jobs\": -2}}}",
            "rabbit.limits.users.bob.max_user_jobs: must be an integer >= 1, got -2");
     table ("{\"users\": {\"bob\": 5}}", "rabbit.limits.users.bob: must be a table holding"
