@@ -206,8 +206,9 @@ guest_jobs_config() {
     export RABBIT_BROKER_OPTS
 }
 
-# start_rabbit_instance DIR: run a 4-broker instance (hosts compute-[01-04],
-# or RABBIT_TEST_HOSTS: a test may give several ranks one hostname)
+# start_rabbit_instance DIR: run a 4-broker instance (RABBIT_SIZE brokers;
+# hosts compute-[01-04], or RABBIT_TEST_HOSTS: a test may give several ranks
+# one hostname)
 # with the config of rabbit_instance_config DIR in the background until
 # stop_rabbit_instance; exports FLUX_URI.  Returns once the dws service
 # has marked every rabbit's ssd vertices up in Fluxion.  RABBIT_BROKER_OPTS
@@ -218,7 +219,7 @@ start_rabbit_instance() {
     rm -f "$dir/uri" "$dir/hold"
     mkfifo "$dir/hold" || return 1
     FLUX_MODPROBE_PATH_APPEND="$dir/modprobe" \
-    flux start -s4 --test-hosts="${RABBIT_TEST_HOSTS:-compute-[01-04]}" ${RABBIT_BROKER_OPTS:-} \
+    flux start -s${RABBIT_SIZE:-4} --test-hosts="${RABBIT_TEST_HOSTS:-compute-[01-04]}" ${RABBIT_BROKER_OPTS:-} \
         -Sconf.shell_pluginpath="$DWS_SHELL_PLUGINS" \
         --config-path="$dir/conf" \
         sh -c 'echo "$FLUX_URI" >"$1/uri.new" && mv "$1/uri.new" "$1/uri" && read x <"$1/hold"' \

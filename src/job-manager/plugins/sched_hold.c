@@ -3,7 +3,9 @@
  * PRIORITY), held jobs let go (flux_jobtap_reprioritize_all, so each
  * priority plugin gives its own priority), and while any job is held a
  * poll every DWS_SCHEDHOLD_POLL seconds: dws.ready (the service's rabbit
- * health applied) and Fluxion's up nodes (find status=up).
+ * health applied, or what service there is) and Fluxion's up nodes (find
+ * status=up), or where no Fluxion is registered whether any scheduler is
+ * (sched.resource-status).
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
@@ -24,6 +26,8 @@ struct sched_hold {
     flux_watcher_t *tick;    /* the machine's timer */
     flux_watcher_t *release; /* reprioritize once, after the callback that decided it */
     flux_future_t *poll;     /* wait-all of dws.ready and Fluxion's find */
+    flux_future_t *probe;    /* sched.resource-status, where no Fluxion answered */
+    const char *probe_service; /* the poll's service word, while probing */
 };
 
 static struct sched_hold *hold_of (flux_plugin_t *p)
@@ -38,6 +42,7 @@ static void sched_hold_destroy (struct sched_hold *s)
     flux_watcher_destroy (s->tick);
     flux_watcher_destroy (s->release);
     flux_future_destroy (s->poll);
+    flux_future_destroy (s->probe);
     dws_schedhold_destroy (s->m);
     free (s);
 }
@@ -108,8 +113,60 @@ static bool feed (struct sched_hold *s, json_t *ev)
     return hold;
 }
 
-/* Both answers in (or the poll timed out): whether the service is ready,
- * and Fluxion's up nodes (null when it did not answer: not Fluxion).
+/* The service word and nodes up of a poll whose scheduler is being
+ * asked about (probe_cb): fed with the scheduler's word. */
+static void feed_ready (struct sched_hold *s, const char *service, const char *scheduler,
+                        json_t *nodes_up)
+{
+    (void)feed (s, json_pack ("{s:s s:s s:s s:o}", "type", "ready", "service", service,
+                              "scheduler", scheduler, "nodes_up", nodes_up));
+}
+
+/* The errnum and text of a failed RPC (ETIMEDOUT for one not answered). */
+static int rpc_error (flux_future_t *f, const char **errstr)
+{
+    *errstr = NULL;
+    if (!f || !flux_future_is_ready (f))
+        return ETIMEDOUT;
+    if (flux_rpc_get (f, NULL) == 0)
+        return 0;
+    int errnum = errno ? errno : EPROTO;
+    *errstr = flux_future_error_string (f);
+    return errnum;
+}
+
+/* The scheduler's answer to sched.resource-status: with no Fluxion, is
+ * any scheduler loaded (sched-simple, a test's), or none yet? */
+static void probe_cb (flux_future_t *f, void *arg)
+{
+    struct sched_hold *s = arg;
+    const char *errstr;
+    int errnum = rpc_error (f, &errstr);
+
+    s->probe = NULL;
+    flux_future_destroy (f);
+    feed_ready (s, s->probe_service,
+                dws_schedhold_no_service (errnum, errstr) ? "none" : "other", json_null ());
+}
+
+static void probe_start (struct sched_hold *s, const char *service)
+{
+    flux_t *h = flux_jobtap_get_flux (s->p);
+    flux_future_t *f = flux_rpc (h, "sched.resource-status", NULL, 0, 0);
+
+    if (!f || flux_future_then (f, POLL_TIMEOUT, probe_cb, s) < 0) {
+        flux_log_error (h, "dws: schedhold: cannot ask for the scheduler");
+        flux_future_destroy (f);
+        feed_ready (s, service, "none", json_null ()); /* asked again at the next tick */
+        return;
+    }
+    s->probe_service = service;
+    s->probe = f;
+}
+
+/* Both answers in (or the poll timed out): what the dws service says of
+ * dws.ready, and Fluxion's up nodes; where no Fluxion is registered, the
+ * scheduler is asked whether there is one (probe_start).
  */
 static void poll_cb (flux_future_t *all, void *arg)
 {
@@ -117,14 +174,24 @@ static void poll_cb (flux_future_t *all, void *arg)
     flux_t *h = flux_jobtap_get_flux (s->p);
     flux_future_t *fr = flux_future_get_child (all, "ready");
     flux_future_t *ff = flux_future_get_child (all, "find");
+    const char *errstr = NULL;
     int ready = 0;
+    int errnum = rpc_error (fr, &errstr);
+    const char *service;
     json_t *nodes_up = json_null ();
     const char *text = NULL;
 
-    if (fr && flux_future_is_ready (fr)
-        && flux_rpc_get_unpack (fr, "{s:b}", "ready", &ready) < 0)
-        ready = 0; /* no service (yet), or one without dws.ready */
-    if (ff && flux_future_is_ready (ff) && flux_rpc_get (ff, &text) == 0 && text) {
+    if (errnum == 0 && flux_rpc_get_unpack (fr, "{s:b}", "ready", &ready) < 0)
+        errnum = EPROTO; /* an answer without "ready": not ours to read */
+    service = dws_schedhold_service_word (errnum, errstr, ready);
+    errnum = rpc_error (ff, &errstr);
+    if (dws_schedhold_no_service (errnum, errstr)) {
+        s->poll = NULL;
+        flux_future_destroy (all);
+        probe_start (s, service);
+        return;
+    }
+    if (errnum == 0 && flux_rpc_get (ff, &text) == 0 && text) {
         dws_error_t err;
         json_t *answer = json_loads (text, 0, NULL);
         int64_t n = answer ? dws_schedhold_nodes_up (answer, &err) : -1;
@@ -137,8 +204,7 @@ static void poll_cb (flux_future_t *all, void *arg)
     }
     s->poll = NULL;
     flux_future_destroy (all);
-    (void)feed (s, json_pack ("{s:s s:b s:o}", "type", "ready", "ready", ready, "nodes_up",
-                              nodes_up));
+    feed_ready (s, service, "fluxion", nodes_up);
 }
 
 static void poll_start (struct sched_hold *s)
@@ -173,7 +239,7 @@ error:
     flux_log_error (h, "dws: schedhold: cannot poll dws.ready");
     flux_future_destroy (all);
     /* the machine asks again at its next tick */
-    (void)feed (s, json_pack ("{s:s s:b s:n}", "type", "ready", "ready", 0, "nodes_up"));
+    feed_ready (s, "starting", "none", json_null ());
 }
 
 static void tick_cb (flux_reactor_t *r, flux_watcher_t *w, int revents, void *arg)

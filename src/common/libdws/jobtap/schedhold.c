@@ -1,14 +1,16 @@
 /* schedhold.c - rabbit jobs kept from the scheduler until it can judge
  * them (schedhold.h).
  *
- * State: whether the service was ever found ready (it stays so: a new
- * plugin makes a new machine), the nodes Fluxion had up at the last poll,
+ * State: what the last poll found of the dws service and the scheduler,
+ * whether the service was ever found ready (it stays so: a new plugin
+ * makes a new machine), the nodes Fluxion had up at the last poll,
  * the held jobs ({J: {"nnodes": N, "since": T}}, decimal keys), whether
  * a poll is in flight and whether the timer is armed.  A site holds at
  * most its queue here, and only across a restart.
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -19,13 +21,33 @@
 #include "schedhold.h"
 #include "util/idset.h"
 
+/* What the last poll found of the dws service. */
+enum service {
+    SERVICE_UNKNOWN,  /* no poll answered yet */
+    SERVICE_NONE,     /* none registered */
+    SERVICE_STARTING, /* dws.ready answered false, or not at all */
+    SERVICE_READY,    /* dws.ready answered true */
+    SERVICE_OTHER,    /* one that does not serve dws.ready */
+};
+
+/* What the last poll found of the scheduler. */
+enum scheduler {
+    SCHEDULER_UNKNOWN, /* no poll answered yet */
+    SCHEDULER_NONE,    /* none loaded */
+    SCHEDULER_FLUXION,
+    SCHEDULER_OTHER, /* one that is not Fluxion, e.g. sched-simple */
+};
+
 struct dws_schedhold {
     double timeout;
+    enum service service;
+    enum scheduler scheduler;
     bool ready;
     json_int_t nodes_up; /* -1: unknown */
     json_t *held;
     bool polling;
     bool armed;
+    bool said; /* the log said jobs are held (not for a hold of one poll) */
 };
 
 struct dws_schedhold *dws_schedhold_create (double timeout)
@@ -78,11 +100,22 @@ static void logf_to (json_t *acts, const char *level, const char *fmt, ...)
                                             "message", text));
 }
 
-/* Whether a job of nnodes may go to the scheduler now; if not, why. */
+/* Whether a job of nnodes may go to the scheduler now; if not, why.
+ * The hold guards against Fluxion's restart check with our service's
+ * rabbit health: a scheduler that is not Fluxion, or a dws service that
+ * does not serve dws.ready (flux-coral2's, or an older flux-dws), lets
+ * every job go as if there were no hold.
+ */
 static bool may_go (const struct dws_schedhold *s, json_int_t nnodes, char *why, size_t size)
 {
+    if (s->scheduler == SCHEDULER_OTHER || s->service == SERVICE_OTHER)
+        return true;
     if (!s->ready) {
-        snprintf (why, size, "waiting for the dws service to apply rabbit health to the scheduler");
+        if (s->service == SERVICE_NONE)
+            snprintf (why, size, "waiting for the dws service to start");
+        else
+            snprintf (why, size,
+                      "waiting for the dws service to apply rabbit health to the scheduler");
         return false;
     }
     if (s->nodes_up >= 0 && nnodes > s->nodes_up) {
@@ -145,8 +178,6 @@ static int on_priority (struct dws_schedhold *s, json_t *ev, double now, json_t 
             release (acts, key); /* held by the plugin this one replaced */
         return 0;
     }
-    if (json_object_size (s->held) == 0)
-        logf_to (acts, "info", "holding rabbit jobs in PRIORITY: %s", why);
     if (!json_object_get (s->held, key))
         json_object_set_new (s->held, key, json_pack ("{s:O s:f}", "nnodes", n, "since", now));
     json_array_append_new (acts, json_pack ("{s:s s:s}", "action", "hold", "reason", why));
@@ -188,24 +219,71 @@ static void release_due (struct dws_schedhold *s, double now, json_t *acts)
             continue;
         json_object_del (s->held, key);
     }
-    if (before > 0 && json_object_size (s->held) == 0)
+    if (before > 0 && json_object_size (s->held) == 0 && s->said) {
         logf_to (acts, "info", "rabbit jobs held in PRIORITY: all %zu given to the scheduler",
                  before);
+        s->said = false;
+    }
+}
+
+/* After a poll's answer: say that jobs are held, once, and why (a job
+ * held only until the first answer, at a plugin load, is not worth a
+ * line). */
+static void say_held (struct dws_schedhold *s, json_t *acts)
+{
+    const char *key;
+    json_t *v;
+    char why[160];
+
+    if (s->said)
+        return;
+    json_object_foreach (s->held, key, v) {
+        if (!may_go (s, json_integer_value (json_object_get (v, "nnodes")), why, sizeof (why))) {
+            logf_to (acts, "info", "holding rabbit jobs in PRIORITY: %s", why);
+            s->said = true;
+            return;
+        }
+    }
+}
+
+/* A word of the ready event, as one of 'words' (its index), or -1. */
+static int word_of (json_t *ev, const char *key, const char *const *words, int n)
+{
+    const char *w = json_string_value (json_object_get (ev, key));
+    for (int i = 0; w && i < n; i++)
+        if (!strcmp (w, words[i]))
+            return i;
+    return -1;
 }
 
 static int on_ready (struct dws_schedhold *s, json_t *ev, json_t *acts, dws_error_t *err)
 {
-    json_t *r = json_object_get (ev, "ready");
+    static const char *const services[] = {"none", "starting", "ready", "other"};
+    static const enum service service_is[] = {SERVICE_NONE, SERVICE_STARTING, SERVICE_READY,
+                                              SERVICE_OTHER};
+    static const char *const schedulers[] = {"none", "fluxion", "other"};
+    static const enum scheduler scheduler_is[] = {SCHEDULER_NONE, SCHEDULER_FLUXION,
+                                                  SCHEDULER_OTHER};
+    int svc = word_of (ev, "service", services, 4);
+    int sched = word_of (ev, "scheduler", schedulers, 3);
     json_t *n = json_object_get (ev, "nodes_up");
-    if (!json_is_boolean (r))
-        return dws_errorf (err, "schedhold ready: 'ready' must be a boolean");
+
+    if (svc < 0)
+        return dws_errorf (err, "schedhold ready: 'service' must be one of none, starting,"
+                           " ready, other");
+    if (sched < 0)
+        return dws_errorf (err, "schedhold ready: 'scheduler' must be one of none, fluxion,"
+                           " other");
     if (n && !json_is_null (n) && (!json_is_integer (n) || json_integer_value (n) < 0))
         return dws_errorf (err, "schedhold ready: 'nodes_up' must be an integer >= 0 or null");
     s->polling = false;
-    if (json_is_true (r))
+    s->service = service_is[svc];
+    s->scheduler = scheduler_is[sched];
+    if (s->service == SERVICE_READY)
         s->ready = true;
     s->nodes_up = json_is_integer (n) ? json_integer_value (n) : -1;
     release_due (s, -1, acts);
+    say_held (s, acts);
     return 0;
 }
 
@@ -358,6 +436,24 @@ int64_t dws_schedhold_nodes_up (json_t *answer, dws_error_t *err)
     n = (int64_t)dws_idset_count (ranks);
     dws_idset_destroy (ranks);
     return n;
+}
+
+/* --- what a poll's answers say -------------------------------------------- */
+
+#define NO_SERVICE "No service matching "
+
+bool dws_schedhold_no_service (int errnum, const char *errstr)
+{
+    return errnum == ENOSYS && errstr && !strncmp (errstr, NO_SERVICE, strlen (NO_SERVICE));
+}
+
+const char *dws_schedhold_service_word (int errnum, const char *errstr, bool ready)
+{
+    if (errnum == 0)
+        return ready ? "ready" : "starting";
+    if (errnum == ENOSYS)
+        return dws_schedhold_no_service (errnum, errstr) ? "none" : "other";
+    return "starting"; /* busy, or an answer we cannot read: ask again */
 }
 
 /* --- configuration ---------------------------------------------------------- */

@@ -23,6 +23,14 @@
  * few nodes are up for them.  No job is held longer than the configured
  * timeout: then it goes to the scheduler whatever it may answer.
  *
+ * The hold is for our service with Fluxion only.  Where the poll finds a
+ * dws service that does not serve dws.ready (flux-coral2's, an older
+ * flux-dws, a test's stand-in), or a scheduler that is not Fluxion
+ * (sched-simple), every rabbit job goes on at once, as if there were no
+ * hold.  Where it finds no dws service or no scheduler registered yet (an
+ * instance starting), jobs are held until one is: what it is decides.
+ * Until the first poll has answered, a rabbit job is held for that poll.
+ *
  * One machine per plugin.  Events in, actions out (a JSON array), as
  * dataout.h; a bad event fails with a message and changes nothing.
  *
@@ -32,17 +40,21 @@
  *       Answered by {"action":"hold"} when J must wait, nothing when it may go.
  *   leave    {"id":J}
  *       J left PRIORITY some other way (canceled): forgotten.
- *   ready    {"ready":B, "nodes_up":N|null}
- *       A poll's answer: whether the service has rabbit health applied
- *       (false also when no service answered), and how many nodes Fluxion
- *       has up (null: unknown, e.g. not Fluxion; then only B counts).
+ *   ready    {"service":S, "scheduler":K, "nodes_up":N|null}
+ *       A poll's answer.  S, the dws service: "none" (none registered),
+ *       "starting" (dws.ready answered false, or failed other than for a
+ *       missing method), "ready" (dws.ready answered true), "other" (a
+ *       service that does not serve dws.ready).  K, the scheduler: "none"
+ *       (none loaded), "fluxion", "other" (not Fluxion).  N, how many
+ *       nodes Fluxion has up (null: unknown, e.g. not Fluxion or its find
+ *       unanswered; then the node check is skipped).
  *   tick     {"now":T}
  *       The poll timer: with jobs held, asks again ("poll"); each job held
  *       for longer than the timeout is let go with a warning.
  * Actions, by "action":
  *   {"action":"hold"}                 (priority only) keep J in PRIORITY
  *   {"action":"release", "id":J}      reprioritize J: it goes on to SCHED
- *   {"action":"poll"}                 ask dws.ready and Fluxion's up nodes
+ *   {"action":"poll"}                 ask the service and the scheduler (ready)
  *   {"action":"arm", "seconds":S}     start the poll timer (tick in S s)
  *   {"action":"log", "level":L, "message":S}
  *
@@ -94,6 +106,18 @@ int64_t dws_schedhold_nnodes (json_t *resources, dws_error_t *err);
  * when the answer is not of that form.
  */
 int64_t dws_schedhold_nodes_up (json_t *answer, dws_error_t *err);
+
+/* Whether a failed RPC's error (errnum, text) says that no service of
+ * its topic is registered: the broker's ENOSYS ("No service matching
+ * dws.ready is registered"), not the service's own for a method it lacks
+ * ("Unknown service method 'dws.ready'", or no text).
+ */
+bool dws_schedhold_no_service (int errnum, const char *errstr);
+
+/* The ready event's "service" word for the outcome of dws.ready: errnum 0
+ * and 'ready' as answered, or the failure's errnum and text.
+ */
+const char *dws_schedhold_service_word (int errnum, const char *errstr, bool ready);
 
 /* The jobtap conf's sched-hold-timeout (seconds > 0), or the default when
  * the conf (an object, or NULL) has none; -1 with a message when it is not

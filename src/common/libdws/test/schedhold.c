@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-3.0-or-later */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,7 @@ static void feed_is (struct dws_schedhold *s, const char *event, double now,
 
 #define WAIT_SERVICE "waiting for the dws service to apply rabbit health to the scheduler"
 #define HOLD_LOG "{'action':'log','level':'info','message':'holding rabbit jobs in PRIORITY: "
+#define WAIT_START "waiting for the dws service to start"
 #define POLL "{'action':'poll'}"
 #define ARM "{'action':'arm','seconds':1.0}"
 
@@ -45,7 +47,7 @@ static void test_restart (void)
     struct dws_schedhold *s = dws_schedhold_create (60);
 
     feed_is (s, "{'type':'priority','id':1,'nnodes':1}", 0.,
-             "[" HOLD_LOG WAIT_SERVICE "'},{'action':'hold','reason':'" WAIT_SERVICE "'},"
+             "[{'action':'hold','reason':'" WAIT_SERVICE "'},"
              POLL "," ARM "]",
              "the first rabbit job is held, a poll goes out, the timer is armed");
     feed_is (s, "{'type':'priority','id':2,'nnodes':2}", 0.1,
@@ -53,16 +55,17 @@ static void test_restart (void)
              "a second one is held: the poll in flight and the timer serve it too");
     ok (dws_schedhold_held (s) == 2 && dws_schedhold_is_held (s, 1)
         && !dws_schedhold_is_held (s, 3), "two held");
-    feed_is (s, "{'type':'ready','ready':false,'nodes_up':null}", 0.2, "[]",
-             "no service yet: both stay");
+    feed_is (s, "{'type':'ready','service':'none','scheduler':'fluxion','nodes_up':null}", 0.2,
+             "[" HOLD_LOG WAIT_START "'}]",
+             "no service yet: both stay, and the log says so once");
     feed_is (s, "{'type':'tick'}", 1.0, "[" POLL "," ARM "]", "the tick asks again");
-    feed_is (s, "{'type':'ready','ready':true,'nodes_up':1}", 1.1,
+    feed_is (s, "{'type':'ready','service':'ready','scheduler':'fluxion','nodes_up':1}", 1.1,
              "[{'action':'release','id':1}]", "ready with 1 node up: the 1-node job goes");
     feed_is (s, "{'type':'priority','id':3,'nnodes':2}", 1.2,
              "[{'action':'hold','reason':'waiting for 2 nodes up in Fluxion (1 up)'}," POLL "]",
              "a new 2-node job waits for its nodes: asked at once (the timer is armed)");
     feed_is (s, "{'type':'tick'}", 2.0, "[" ARM "]", "the poll is in flight: only the timer");
-    feed_is (s, "{'type':'ready','ready':false,'nodes_up':4}", 2.1,
+    feed_is (s, "{'type':'ready','service':'starting','scheduler':'fluxion','nodes_up':4}", 2.1,
              "[{'action':'release','id':2},{'action':'release','id':3},"
              "{'action':'log','level':'info','message':"
              "'rabbit jobs held in PRIORITY: all 2 given to the scheduler'}]",
@@ -78,7 +81,7 @@ static void test_restart (void)
 static void test_no_fluxion (void)
 {
     struct dws_schedhold *s = dws_schedhold_create (60);
-    feed_is (s, "{'type':'ready','ready':true,'nodes_up':null}", 0., "[]", "ready at load");
+    feed_is (s, "{'type':'ready','service':'ready','scheduler':'none','nodes_up':null}", 0., "[]", "ready at load");
     feed_is (s, "{'type':'priority','id':7,'nnodes':100}", 0.1, "[]",
              "nodes unknown: the job passes");
     dws_schedhold_destroy (s);
@@ -89,12 +92,13 @@ static void test_timeout (void)
 {
     struct dws_schedhold *s = dws_schedhold_create (5);
     feed_is (s, "{'type':'priority','id':1,'nnodes':1}", 0.,
-             "[" HOLD_LOG WAIT_SERVICE "'},{'action':'hold','reason':'" WAIT_SERVICE "'},"
+             "[{'action':'hold','reason':'" WAIT_SERVICE "'},"
              POLL "," ARM "]", "held");
     feed_is (s, "{'type':'tick'}", 1.0, "[" ARM "]", "a poll still in flight: not sent twice");
     feed_is (s, "{'type':'priority','id':2,'nnodes':1}", 3.0,
              "[{'action':'hold','reason':'" WAIT_SERVICE "'}]", "a second, later");
-    feed_is (s, "{'type':'ready','ready':false}", 4.0, "[]", "no service");
+    feed_is (s, "{'type':'ready','service':'starting','scheduler':'fluxion'}", 4.0,
+             "[" HOLD_LOG WAIT_SERVICE "'}]", "the service not ready: the log says so once");
     feed_is (s, "{'type':'tick'}", 5.5,
              "[{'action':'log','level':'warning','message':'job 1: held 6s (" WAIT_SERVICE
              "): giving it to the scheduler anyway'},{'action':'release','id':1}," POLL "," ARM
@@ -109,12 +113,84 @@ static void test_timeout (void)
 static void test_loaded (void)
 {
     struct dws_schedhold *s = dws_schedhold_create (60);
-    feed_is (s, "{'type':'ready','ready':true,'nodes_up':2}", 0., "[]", "ready");
+    feed_is (s, "{'type':'ready','service':'ready','scheduler':'fluxion','nodes_up':2}", 0., "[]", "ready");
     feed_is (s, "{'type':'priority','id':5,'nnodes':1,'loaded':true}", 0.1,
              "[{'action':'release','id':5}]", "found in PRIORITY at load: let go");
     feed_is (s, "{'type':'priority','id':6,'nnodes':1,'loaded':false}", 0.2, "[]",
              "from the callback: it just goes");
     dws_schedhold_destroy (s);
+}
+
+/* A dws service that does not serve dws.ready (flux-coral2's, an older
+ * flux-dws, a test's stand-in): no hold, as before the hold existed. */
+static void test_other_service (void)
+{
+    struct dws_schedhold *s = dws_schedhold_create (60);
+    feed_is (s, "{'type':'ready','service':'other','scheduler':'fluxion','nodes_up':1}", 0.,
+             "[]", "found at load");
+    feed_is (s, "{'type':'priority','id':1,'nnodes':4}", 0.1, "[]",
+             "a job passes, even with fewer nodes up than it asks for");
+    ok (dws_schedhold_held (s) == 0, "none held");
+    dws_schedhold_destroy (s);
+
+    /* the instance started before the service: held for it, then let go */
+    s = dws_schedhold_create (60);
+    feed_is (s, "{'type':'ready','service':'none','scheduler':'none','nodes_up':null}", 0.,
+             "[]", "nothing registered at load");
+    feed_is (s, "{'type':'priority','id':2,'nnodes':1}", 1.,
+             "[{'action':'hold','reason':'" WAIT_START "'},"
+             POLL "," ARM "]",
+             "no service: held for one, asked at once");
+    feed_is (s, "{'type':'ready','service':'other','scheduler':'other','nodes_up':null}", 1.01,
+             "[{'action':'release','id':2}]",
+             "a service without dws.ready: let go at once (no log for a hold of one poll)");
+    feed_is (s, "{'type':'tick'}", 2.0, "[]", "nothing held: no more polls");
+    dws_schedhold_destroy (s);
+}
+
+/* A scheduler that is not Fluxion (sched-simple): no hold, whatever our
+ * service says (it waits for Fluxion's graph to call itself ready). */
+static void test_other_scheduler (void)
+{
+    struct dws_schedhold *s = dws_schedhold_create (60);
+    feed_is (s, "{'type':'priority','id':1,'nnodes':1}", 0.,
+             "[{'action':'hold','reason':'" WAIT_SERVICE "'},"
+             POLL "," ARM "]",
+             "before the first poll's answer: held for it");
+    feed_is (s, "{'type':'ready','service':'starting','scheduler':'other','nodes_up':null}", 0.01,
+             "[{'action':'release','id':1}]",
+             "sched-simple: let go though the service is not ready, without a log");
+    feed_is (s, "{'type':'priority','id':2,'nnodes':100}", 0.1, "[]", "later jobs pass");
+    /* the scheduler replaced by Fluxion (a module reload): our service's
+     * word counts again at the next poll */
+    feed_is (s, "{'type':'ready','service':'starting','scheduler':'fluxion','nodes_up':0}", 0.2,
+             "[]", "Fluxion now");
+    feed_is (s, "{'type':'priority','id':3,'nnodes':1}", 0.3,
+             "[{'action':'hold','reason':'" WAIT_SERVICE "'},"
+             POLL "]",
+             "with Fluxion and our service not ready: held (the timer still armed)");
+    dws_schedhold_destroy (s);
+}
+
+static void test_words (void)
+{
+    ok (dws_schedhold_no_service (ENOSYS, "No service matching dws.ready is registered"),
+        "the broker's ENOSYS: no service");
+    ok (!dws_schedhold_no_service (ENOSYS, "Unknown service method 'dws.ready'"),
+        "the service's ENOSYS: a service");
+    ok (!dws_schedhold_no_service (ENOSYS, NULL), "ENOSYS without text: a service");
+    ok (!dws_schedhold_no_service (EPERM, "No service matching dws.ready is registered"),
+        "another errnum: a service");
+    is (dws_schedhold_service_word (0, NULL, true), "ready", "answered true");
+    is (dws_schedhold_service_word (0, NULL, false), "starting", "answered false");
+    is (dws_schedhold_service_word (ENOSYS, "No service matching dws.ready is registered",
+                                    false), "none", "none registered");
+    is (dws_schedhold_service_word (ENOSYS, "Unknown service method 'dws.ready'", false),
+        "other", "a service without the method");
+    is (dws_schedhold_service_word (ENOSYS, "unknown dws method", false), "other",
+        "an older flux-dws");
+    is (dws_schedhold_service_word (ETIMEDOUT, NULL, false), "starting", "no answer yet");
+    is (dws_schedhold_service_word (EPROTO, NULL, false), "starting", "an answer not ours");
 }
 
 static void test_bad_events (void)
@@ -129,9 +205,16 @@ static void test_bad_events (void)
              "schedhold priority: 'nnodes' must be an integer >= 0", "bad nnodes");
     feed_is (s, "{'type':'priority','id':1,'nnodes':1,'loaded':1}", 0.,
              "schedhold priority: 'loaded' must be a boolean", "bad loaded");
-    feed_is (s, "{'type':'ready','ready':'yes'}", 0.,
-             "schedhold ready: 'ready' must be a boolean", "bad ready");
-    feed_is (s, "{'type':'ready','ready':true,'nodes_up':-3}", 0.,
+    feed_is (s, "{'type':'ready','ready':true}", 0.,
+             "schedhold ready: 'service' must be one of none, starting, ready, other",
+             "no service word");
+    feed_is (s, "{'type':'ready','service':'up','scheduler':'fluxion'}", 0.,
+             "schedhold ready: 'service' must be one of none, starting, ready, other",
+             "bad service word");
+    feed_is (s, "{'type':'ready','service':'ready','scheduler':'sched-simple'}", 0.,
+             "schedhold ready: 'scheduler' must be one of none, fluxion, other",
+             "bad scheduler word");
+    feed_is (s, "{'type':'ready','service':'ready','scheduler':'fluxion','nodes_up':-3}", 0.,
              "schedhold ready: 'nodes_up' must be an integer >= 0 or null", "bad nodes_up");
     feed_is (s, "{'type':'leave'}", 0.,
              "schedhold event: 'id' must be a job id (an integer >= 0)", "leave without id");
@@ -231,6 +314,9 @@ int main (void)
     test_no_fluxion ();
     test_timeout ();
     test_loaded ();
+    test_other_service ();
+    test_other_scheduler ();
+    test_words ();
     test_bad_events ();
     test_nnodes ();
     test_nodes_up ();
