@@ -13,10 +13,18 @@ Needs flux-core and Fluxion on PATH and a build with the Flux plugins
    t/t3100-dws-jobtap.t), the dws service loaded by modprobe, the emulator
    at zero latency; 50 jobs with one xfs jobdw each submitted at once and
    run with real shells, against the same 50 jobs without dw.
+3. The scheduler hold in normal running (the dws service ready, Fluxion's
+   nodes up): in the same instance, rounds of 20 rabbit jobs with the hold
+   on and off (the plugin reloaded with ``sched-hold``), alternating; per
+   job the time from the ``dws-create`` dependency's removal to the
+   ``priority`` event (its time in PRIORITY, where the hold would keep it);
+   medians compared on one line.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import resource
 import shutil
@@ -24,6 +32,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 TOP = Path(__file__).resolve().parents[2]
@@ -95,7 +104,12 @@ def plain_jobs(tmp: Path) -> None:
           f" CPU {100 * (c1 - c0) / c0:+.1f} %")
 
 
-def rabbit_jobs(tmp: Path) -> None:
+@contextlib.contextmanager
+def rabbit_instance(tmp: Path) -> Iterator[tuple[list[str], dict[str, str], str]]:
+    """The emulator at zero latency and what runs a 4-broker instance as the
+    kind system's computes (as in t/t3100-dws-jobtap.t) with the dws service
+    loaded by modprobe: the ``flux start`` words to put a script after, its
+    environment, and the shell lines that mark every ssd vertex up."""
     from flux_dws.emulator import start_subprocess
 
     kubeconfig = tmp / "kubeconfig"
@@ -108,15 +122,15 @@ def rabbit_jobs(tmp: Path) -> None:
                             "kind", "--from-config", str(data / "kind-resource.toml"),
                             str(data / "kind.json")], stdout=f, check=True)
         conf = tmp / "rabbit-conf"
-        conf.mkdir()
+        conf.mkdir(exist_ok=True)
         (conf / "instance.toml").write_text(
             f'[resource]\nnoverify = true\npath = "{R}"\n'
             '[sched-fluxion-resource]\nmatch-format = "rv1"\n'
             f'[job-manager]\nplugins = [ {{ load = "{JOBTAP}" }} ]\n'
             f'[rabbit]\nkubeconfig = "{kubeconfig}"\n')
         modprobe = tmp / "modprobe"
-        (modprobe / "modprobe.d").mkdir(parents=True)
-        (modprobe / "rc1.d").mkdir()
+        (modprobe / "modprobe.d").mkdir(parents=True, exist_ok=True)
+        (modprobe / "rc1.d").mkdir(exist_ok=True)
         shutil.copy(TOP / "etc/modprobe/rc1.d/dws.py", modprobe / "rc1.d")
         (modprobe / "modprobe.d/dws.toml").write_text(
             (TOP / "etc/modprobe/dws.toml.in").read_text().replace(
@@ -129,25 +143,98 @@ def rabbit_jobs(tmp: Path) -> None:
         prep = ("for r in 0 1; do for k in $(seq 0 35); do"
                 " flux ion-resource set-status /kind/chassis$r/ssd$k up >/dev/null;"
                 " done; done")
+        start = ["flux", "start", "-s4", "--test-hosts=compute-[01-04]",
+                 f"-Sconf.shell_pluginpath={SHELL_PLUGINS}", f"--config-path={conf}"]
+        yield start, env, prep
+    finally:
+        emulator.terminate()
+        emulator.wait()
+
+
+def rabbit_jobs(tmp: Path) -> None:
+    with rabbit_instance(tmp) as (start, env, prep):
         n = 50
         figures = {}
         for label, opts in (("without dw", ""), ("xfs jobdw", f"-N1 --setattr=system.dw='{XFS}'")):
             if not opts:
                 opts = "-N1"
             script = TIMED.format(prep=prep, n=n, opts=opts)
-            figures[label] = float(_run(
-                ["flux", "start", "-s4", "--test-hosts=compute-[01-04]",
-                 f"-Sconf.shell_pluginpath={SHELL_PLUGINS}", f"--config-path={conf}",
-                 "sh", "-c", script], n, env=env))
+            figures[label] = float(_run([*start, "sh", "-c", script], n, env=env))
         for label, t in figures.items():
             print(f"{n} jobs {label} on 4 nodes, real shells: {t:.2f} s ({n / t:.1f} jobs/s;"
                   f" all {n} completed)")
         extra = (figures["xfs jobdw"] - figures["without dw"]) / n * 4
         print(f"rabbit lifecycle cost per job and node slot (Proposal..Teardown through the"
               f" real job manager, zero-latency DWS): {1000 * extra:.0f} ms")
-    finally:
-        emulator.terminate()
-        emulator.wait()
+
+
+# In the instance: rounds of N rabbit jobs with the scheduler hold on and
+# off (the plugin reloaded with sched-hold = true / false), alternating;
+# per job, the seconds from the dws-create dependency's removal to the
+# priority event (the time the job spends in PRIORITY, where the hold
+# would keep it).  Prints "PRIORITY on|off SECONDS" per job, and the jobs'
+# results.
+HOLD_ROUNDS = """
+import json, subprocess, sys
+import flux
+from flux.job import JobspecV1, submit_async
+h = flux.Flux()
+jobtap, n, rounds, dw = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+results = {}
+for r in range(rounds):
+    for mode in ("on", "off"):
+        subprocess.run(["flux", "jobtap", "load", "-r", "dws-jobtap.so", jobtap,
+                        "sched-hold=" + ("true" if mode == "on" else "false")], check=True)
+        spec = JobspecV1.from_command(["true"], num_nodes=1, num_tasks=1)
+        spec.setattr("system.dw", dw)
+        ids = [f.get_id() for f in [submit_async(h, spec) for _ in range(n)]]
+        for jobid in ids:
+            subprocess.run(["flux", "job", "wait-event", "-t", "120", str(jobid), "clean"],
+                           check=True, stdout=subprocess.DEVNULL)
+            text = h.rpc("job-info.lookup", {"id": jobid, "keys": ["eventlog"],
+                                             "flags": 0}).get()["eventlog"]
+            events = [json.loads(line) for line in text.splitlines()]
+            at = {}
+            for e in events:
+                at.setdefault(e["name"], e["timestamp"])
+                if e["name"] == "finish":
+                    status = e["context"]["status"]
+                    results[status] = results.get(status, 0) + 1
+            removed = max(e["timestamp"] for e in events if e["name"] == "dependency-remove")
+            print("PRIORITY", mode, at["priority"] - removed, flush=True)
+print("RESULTS", json.dumps(results))
+"""
+
+
+def hold_latency(tmp: Path) -> None:
+    """The scheduler hold in normal running (the flux-dws service ready,
+    Fluxion up): what it adds to a rabbit job's time in PRIORITY."""
+    n, rounds = 20, 3
+    with rabbit_instance(tmp) as (start, env, prep):
+        script = f"set -e\n{prep}\nflux python -c \"$0\" \"$@\""
+        run = subprocess.run([*start, "sh", "-c", script, HOLD_ROUNDS, str(JOBTAP), str(n),
+                              str(rounds), XFS], env=env, capture_output=True, text=True)
+    if run.returncode != 0:
+        raise RuntimeError(f"the instance failed ({run.returncode}): {run.stderr[:3000]}")
+    out = run.stdout
+    times: dict[str, list[float]] = {"on": [], "off": []}
+    results = ""
+    for line in out.splitlines():
+        words = line.split(" ", 2)
+        if words[0] == "PRIORITY":
+            times[words[1]].append(float(words[2]))
+        elif words[0] == "RESULTS":
+            results = line.split(" ", 1)[1]
+    total = n * rounds
+    if len(times["on"]) != total or len(times["off"]) != total:
+        raise RuntimeError(f"expected {total} jobs each way: {out[-500:]}")
+    if json.loads(results or "{}") != {"0": 2 * total}:
+        raise RuntimeError(f"not every job completed: {results}")
+    on, off = statistics.median(times["on"]), statistics.median(times["off"])
+    print(f"scheduler hold in normal running: dws-create removed -> priority, median"
+          f" {1000 * on:.2f} ms (hold on) vs {1000 * off:.2f} ms (hold off), {total} rabbit jobs"
+          f" each, {rounds} alternating rounds; max {1000 * max(times['on']):.2f} vs"
+          f" {1000 * max(times['off']):.2f} ms")
 
 
 def main() -> None:
@@ -159,7 +246,8 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory() as d:
         plain_jobs(Path(d))
-        rabbit_jobs(Path(d))
+        rabbit_jobs(Path(d) / "rabbit")
+        hold_latency(Path(d) / "hold")
 
 
 if __name__ == "__main__":

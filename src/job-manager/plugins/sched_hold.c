@@ -267,12 +267,15 @@ int sched_hold_init (flux_plugin_t *p, json_t *conf)
     flux_reactor_t *r = flux_get_reactor (h);
     struct sched_hold *s;
     double timeout;
+    bool enabled;
     dws_error_t err;
 
-    if (dws_schedhold_conf_timeout (conf, &timeout, &err) < 0) {
+    if (dws_schedhold_conf (conf, &enabled, &timeout, &err) < 0) {
         flux_log (h, LOG_ERR, "dws: %s", err.text);
         return -1;
     }
+    if (!enabled)
+        return 0; /* no machine: every sched_hold_* call below does nothing */
     if (!(s = calloc (1, sizeof (*s))))
         return -1;
     s->p = p;

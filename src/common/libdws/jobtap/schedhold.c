@@ -458,15 +458,20 @@ const char *dws_schedhold_service_word (int errnum, const char *errstr, bool rea
 
 /* --- configuration ---------------------------------------------------------- */
 
-int dws_schedhold_conf_timeout (json_t *conf, double *timeout, dws_error_t *err)
+int dws_schedhold_conf (json_t *conf, bool *enabled, double *timeout, dws_error_t *err)
 {
+    json_t *on = json_object_get (conf, "sched-hold");
     json_t *t = json_object_get (conf, "sched-hold-timeout");
+    *enabled = true;
     *timeout = DWS_SCHEDHOLD_TIMEOUT;
-    if (!t)
-        return 0;
-    if (!json_is_number (t) || json_number_value (t) <= 0)
+    if (on && !json_is_boolean (on))
+        return dws_errorf (err, "dws jobtap config: sched-hold must be true or false");
+    if (t && (!json_is_number (t) || json_number_value (t) <= 0))
         return dws_errorf (err, "dws jobtap config: sched-hold-timeout must be a number of"
                            " seconds > 0");
-    *timeout = json_number_value (t);
+    if (on)
+        *enabled = json_is_true (on);
+    if (t)
+        *timeout = json_number_value (t);
     return 0;
 }

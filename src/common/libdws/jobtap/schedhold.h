@@ -119,10 +119,12 @@ bool dws_schedhold_no_service (int errnum, const char *errstr);
  */
 const char *dws_schedhold_service_word (int errnum, const char *errstr, bool ready);
 
-/* The jobtap conf's sched-hold-timeout (seconds > 0), or the default when
- * the conf (an object, or NULL) has none; -1 with a message when it is not
- * a positive number.
+/* The jobtap conf's sched-hold (a boolean, default true: false turns the
+ * hold off, for a site whose Fluxion queue policy defers what it cannot
+ * place rather than denying it) and sched-hold-timeout (seconds > 0, or
+ * the default), from the conf (an object, or NULL); -1 with a message
+ * naming the key when one is not of its kind.
  */
-int dws_schedhold_conf_timeout (json_t *conf, double *timeout, dws_error_t *err);
+int dws_schedhold_conf (json_t *conf, bool *enabled, double *timeout, dws_error_t *err);
 
 #endif /* !DWS_SCHEDHOLD_H */

@@ -295,16 +295,26 @@ static void test_conf (void)
 {
     dws_error_t err = {{0}};
     double t = 0;
+    bool on = false;
     json_t *c = json_pack ("{s:f}", "sched-hold-timeout", 30.5);
-    ok (dws_schedhold_conf_timeout (c, &t, &err) == 0 && t == 30.5, "sched-hold-timeout read");
+    ok (dws_schedhold_conf (c, &on, &t, &err) == 0 && t == 30.5 && on,
+        "sched-hold-timeout read; the hold on");
     json_decref (c);
-    ok (dws_schedhold_conf_timeout (NULL, &t, &err) == 0 && t == DWS_SCHEDHOLD_TIMEOUT,
-        "no conf: the default");
+    ok (dws_schedhold_conf (NULL, &on, &t, &err) == 0 && t == DWS_SCHEDHOLD_TIMEOUT && on,
+        "no conf: the defaults");
+    c = json_pack ("{s:b}", "sched-hold", 0);
+    ok (dws_schedhold_conf (c, &on, &t, &err) == 0 && !on, "sched-hold = false: off");
+    json_decref (c);
     c = json_pack ("{s:i}", "sched-hold-timeout", 0);
-    ok (dws_schedhold_conf_timeout (c, &t, &err) < 0
+    ok (dws_schedhold_conf (c, &on, &t, &err) < 0
         && !strcmp (err.text, "dws jobtap config: sched-hold-timeout must be a number of"
                     " seconds > 0"),
         "0 refused: %s", err.text);
+    json_decref (c);
+    c = json_pack ("{s:s}", "sched-hold", "no");
+    ok (dws_schedhold_conf (c, &on, &t, &err) < 0
+        && !strcmp (err.text, "dws jobtap config: sched-hold must be true or false"),
+        "a string refused: %s", err.text);
     json_decref (c);
 }
 
