@@ -7,8 +7,8 @@ rabbit its SIZE (the sum of its Storage's drives), what Flux jobs hold
 no Servers names), what is FREE (the Storage's ``status.capacity``), USE%,
 and its ssd vertices as the service gave them to Fluxion (SSDS
 up/total, DOWN, HELD: down for a job's hold until its Teardown); then a
-``total`` line.  ``-H`` prints bytes; ``--json`` the answer, its rabbits
-chosen by RABBIT.
+``total`` line, in the format ``-o`` names (FIELDS, PRESETS).  ``-b``
+prints bytes; ``--json`` the answer, its rabbits chosen by RABBIT.
 """
 
 from __future__ import annotations

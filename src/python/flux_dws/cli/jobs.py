@@ -6,6 +6,8 @@ user with their own jobs, and the instance owner with everyone's on
 and each job's KVS record through job-info, which works without the
 service.  A user sees only their own jobs.  Job ids are printed as
 flux-core prints them (textfmt.f58); the JSON's "f58" is the plain form.
+The table is in the format ``-o`` names (FIELDS, PRESETS: jobview words
+the values, flux_dws.cli.outputformat lays them out).
 """
 
 from __future__ import annotations

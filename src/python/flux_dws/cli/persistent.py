@@ -6,7 +6,8 @@ capacity (as its ``create_persistent`` asked), owner (the user name of its
 ``spec.userID``), state (nnf-sos' ``status.state``: Creating, Active,
 Degraded, Destroying), whether it is shared (the
 ``dataworkflowservices.github.io/ignore-uid`` annotation), and the Flux
-jobs using it now.  It never shows Secrets or tokens.
+jobs using it now, in the format ``-o`` names (FIELDS, PRESETS).  It
+never shows Secrets or tokens.
 
 ``share NAME`` and ``unshare NAME`` ask the service to set or remove that
 annotation (``dws.persistent-share``, ``-unshare``); it allows the PSI's

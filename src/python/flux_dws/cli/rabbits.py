@@ -7,9 +7,12 @@ Teardown, and for each of its computes the PCIe link, drains, properties and
 the SystemStatus flux-dws last wrote, and its space (total, used, free: the
 sum of its Storage's drives, what allocations hold, its Storage's
 ``status.capacity``).  Prints a summary line and a table (one line per
-rabbit); ``-v`` adds a line per compute that is not plainly healthy
-and one per job holding ssds, ``-vv`` one per compute and the held vertices'
-names; ``--json`` prints the answer as it is.
+rabbit) in the format ``-o`` names (flux_dws.cli.outputformat: FIELDS,
+PRESETS; the default fits 80 columns, the reason last, never cut when
+the output is not a terminal); ``-v`` selects the long format and adds a
+line per compute that is not plainly healthy and one per job holding
+ssds, ``-vv`` one per compute and the held vertices' names; ``--json``
+prints the answer as it is.
 """
 
 from __future__ import annotations
