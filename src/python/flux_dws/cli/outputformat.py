@@ -134,14 +134,18 @@ class _Item:
 class OutputFormat:
     """A parsed format: render rows (field name -> value) as lines."""
 
-    def __init__(self, table: Table, text: str) -> None:
+    def __init__(self, table: Table, text: str, items: list[_Item] | None = None) -> None:
+        """Parse ``text`` (FormatError if it cannot be used), or take
+        ``items`` already parsed from it (fitted())."""
         self.table = table
         self.text = text
+        self.items: list[_Item] = items or []
+        if items is not None:
+            return
         try:
             parsed = list(string.Formatter().parse(text))
         except ValueError as exc:
             raise FormatError(f"bad format '{text}': {exc}") from None
-        self.items: list[_Item] = []
         for literal, field, spec, conv in parsed:
             sentinel = next((s for s in SENTINELS if literal.endswith(s)), "") if field else ""
             if field is not None and field not in table.fields:
@@ -197,9 +201,7 @@ class OutputFormat:
                             max((len(v) for v in values), default=0))
                 spec = _with_width(spec, width)
             out.append(_Item(item.text, item.field, spec, item.conv, ""))
-        fitted = object.__new__(OutputFormat)
-        fitted.table, fitted.text, fitted.items = self.table, self.text, out
-        return fitted
+        return OutputFormat(self.table, self.text, out)
 
     def header(self) -> str:
         """The heading line."""
