@@ -164,6 +164,23 @@ test_expect_success 'the ended job reads back its last record whole' '
 	test_cmp last.cmp ended_view.cmp
 '
 
+test_expect_success 'flux dws jobs -o on the ended job: fields, presets, --no-header, help' '
+	id=$(cat datain.id) &&
+	dec=$(flux job id --to=dec $id) &&
+	plain=$(flux job id --to=f58plain $id) &&
+	LC_ALL=C dws jobs --no-header -o "{id} {id.f58} {userid} {workflow}" $id >fields.out &&
+	cat fields.out &&
+	test "$(cat fields.out)" = "$dec $plain $(id -u) fluxjob-$dec" &&
+	LC_ALL=C dws jobs -o long $id >long.out &&
+	cat long.out &&
+	grep "^JOBID *USER *PHASE *STATE *DIRECTIVES *RABBITS *WORKFLOW *TIME *ERROR$" long.out &&
+	grep "^$plain .* fluxjob-$dec " long.out &&
+	dws jobs -o help >help.out &&
+	grep "^  id.f58  *JOBID" help.out &&
+	test_expect_code 2 dws jobs -o "{jobid}" 2>badfield.err &&
+	grep "^flux-dws jobs: error: argument -o/--format: unknown field .jobid." badfield.err
+'
+
 test_expect_success 'not a rabbit job, malformed and unknown ids: one line, exit 1' '
 	plain=$(flux submit -N1 true) &&
 	flux job wait-event -t 30 $plain clean &&

@@ -70,6 +70,34 @@ test_expect_success 'flux dws rabbits shows the drain: date, reason and who' '
 		jq -e ".rabbits[0].storage.drain_reason == \"firmware update\""
 '
 
+test_expect_success 'not on a terminal, the drain reason is whole, on the rabbit'"'"'s line' '
+	COLUMNS=80 dws rabbits >plain.out &&
+	cat plain.out &&
+	grep "^kind-worker3 .* drained 20[0-9-]*T[0-9:]*Z: firmware update (by $(id -un))$" \
+		plain.out &&
+	! grep "^  why:" plain.out &&
+	grep "^RABBIT *STORAGE *FLUXION *COMPUTES *DRAINED *JOBS *WHY$" plain.out
+'
+
+test_expect_success 'flux dws rabbits -o: presets, fields, --no-header, help' '
+	dws rabbits -n -o "{name} {drained_by} {drain_reason}" "kind-worker[2-3]" >fields.out &&
+	cat fields.out &&
+	printf "kind-worker%s $(id -un) firmware update\n" 2 3 >fields.expected &&
+	test_cmp fields.expected fields.out &&
+	dws rabbits --format=drain kind-worker2 >drain.fmt &&
+	grep "^RABBIT *STORAGE *FLUXION *DRAIN-DATE *DRAINED-BY *DRAIN-REASON$" drain.fmt &&
+	grep "^kind-worker2 *Drained *down *20[0-9-]*T[0-9:]*Z *$(id -un) *firmware update$" \
+		drain.fmt &&
+	dws rabbits -v -o long kind-worker3 >long.out &&
+	grep "^RABBIT  *STORAGE  *STATE  *FLUXION  *COMPUTES  *LINKS-DOWN" long.out &&
+	dws rabbits -o help >help.out &&
+	grep "^  drain_reason  *DRAIN-REASON" help.out &&
+	test_expect_code 2 dws rabbits -o "{name} {reason}" 2>badfield.err &&
+	grep "flux-dws rabbits: error: argument -o/--format: unknown field .reason." badfield.err &&
+	test_expect_code 2 dws rabbits -o wide 2>badpreset.err &&
+	grep "argument -o/--format: unknown format .wide.: not a preset" badpreset.err
+'
+
 test_expect_success 'a new rabbit job on a free compute of a drained rabbit waits' '
 	id=$(flux submit -N1 --requires=host:compute-01 --setattr=system.dw="$XFS" true) &&
 	echo $id >blocked.id &&
@@ -150,6 +178,18 @@ test_expect_success 'a drain made the nnf CLI way (kubectl) shows, and flux undr
 	grep "drained 2026-11-26T04:00:00: none$" nnf.out &&
 	dws rabbits undrain "kind-worker[2-3]" &&
 	wait_rabbits ".rabbits[0].fluxion == \"up\" and .rabbits[1].fluxion == \"up\""
+'
+
+test_expect_success 'a reason of 200 bytes shows whole, in a pipe as in a file' '
+	reason="$(printf "%0200d" 0 | tr 0 r | sed "s/^r\{10\}/vendor fix/")" &&
+	test ${#reason} = 200 &&
+	dws rabbits drain kind-worker2 --reason "$reason" &&
+	wait_rabbits "any(.rabbits[]; .name == \"kind-worker2\" and .fluxion == \"down\")" &&
+	dws rabbits kind-worker2 | grep -F ": $reason (by $(id -un))" &&
+	dws rabbits -n -o "{drain_reason}" kind-worker2 >reason.out &&
+	test "$(cat reason.out)" = "$reason" &&
+	dws rabbits undrain kind-worker2 &&
+	wait_rabbits "any(.rabbits[]; .name == \"kind-worker2\" and .fluxion == \"up\")"
 '
 
 test_expect_success 'stop the instance' '

@@ -67,6 +67,22 @@ test_expect_success 'a running job and persistent storage: JOBS and PERSISTENT' 
 	grep "^kind-worker3 .* up$" busy.out
 '
 
+test_expect_success 'flux dws df -o: fields and presets agree with --json' '
+	dws df -n -b -o "{name} {jobs} {persistent} {free} {ssds_up}/{ssds_total}" kind-worker3 \
+		>fields.out &&
+	cat fields.out &&
+	jq -r ".rabbits[0] | \"\(.name) \(.jobs) \(.persistent) \(.free) \(.ssds.up)/\(.ssds.total)\"" \
+		busy.json >fields.expected &&
+	jq -r ".total | \"total \(.jobs) \(.persistent) \(.free) \(.ssds.up)/\(.ssds.total)\"" \
+		busy.json >>fields.expected &&
+	test_cmp fields.expected fields.out &&
+	dws df -o long >long.out &&
+	head -1 long.out | grep "^RABBIT *SIZE *USED *JOBS *PERSISTENT" &&
+	dws df -o help | grep "^  use_percent  *USE%" &&
+	test_expect_code 2 dws df -o "{name} {bogus}" 2>badfield.err &&
+	grep "flux-dws df: error: argument -o/--format: unknown field .bogus." badfield.err
+'
+
 test_expect_success 'a guest may ask' '
 	FLUX_HANDLE_ROLEMASK=0x2 FLUX_HANDLE_USERID=$(($(id -u) + 1)) \
 		flux python -m flux_dws df >guest.out &&

@@ -133,6 +133,17 @@ test_expect_success 'the owner shares it: the annotation the nnf CLI sets, and t
 	grep "^proj was already shared$" again.out
 '
 
+test_expect_success 'flux dws persistent list -o: fields, presets, --no-header, help' '
+	dws persistent list -n -o "{name}:{owner}:{userid}:{shared}" >fields.out &&
+	test "$(cat fields.out)" = "proj:$OWNER_NAME:$OWNER:yes" &&
+	dws persistent list -o long >long.out &&
+	grep "^NAME *TYPE *CAPACITY *OWNER *USERID *STATE *SHARED *JOBS$" long.out &&
+	grep "^proj *xfs *10GiB *$OWNER_NAME *$OWNER *Active *yes *-$" long.out &&
+	dws persistent list -o help | grep "^  userid  *USERID" &&
+	test_expect_code 2 dws persistent list -o "{name} {size}" 2>badfield.err &&
+	grep "error: argument -o/--format: unknown field .size." badfield.err
+'
+
 test_expect_success ROOT 'shared, the other user'"'"'s job uses it, and the list shows the job' '
 	id=$(submit_as $OTHER -N1 --setattr=system.dw="#DW persistentdw name=proj" \
 		sh -c "printenv DW_PERSISTENT_proj; sleep 300") &&

@@ -133,10 +133,12 @@ def shown_id(j: dict[str, Any]) -> str:
     return str(j.get("f58") or jid)
 
 
-def jobs_lines(jobs: list[dict[str, Any]], now: float, users: dict[int, str] | None = None
-               ) -> list[str]:
-    """The ``flux dws jobs`` table (a header, then a line per job, oldest
-    first)."""
+def jobs_rows(jobs: list[dict[str, Any]], now: float, users: dict[int, str] | None = None
+              ) -> list[dict[str, Any]]:
+    """The ``flux dws jobs`` values of each job, oldest first, by field
+    (flux_dws.cli.jobs.FIELDS): its id (decimal and f58), owner, phase,
+    state, directives, rabbits, time in its state (or since it ended),
+    error (short), Workflow."""
     users = users or {}
     rows = []
     for j in sorted(jobs, key=lambda j: int(j.get("id") or 0)):
@@ -147,16 +149,15 @@ def jobs_lines(jobs: list[dict[str, Any]], now: float, users: dict[int, str] | N
         else:
             secs = _num(j.get("phase_seconds"))
             time = duration(secs) if secs is not None else "-"
-        rows.append([shown_id(j),
-                     users.get(uid, str(uid)) if isinstance(uid, int) else "-",
-                     str(j.get("phase") or "-"), _state_cell(j),
-                     directives_short(j.get("directives")), str(j.get("rabbits") or "-"),
-                     time, error_short(j) or waiting_short(j)])
-    head = ["JOBID", "USER", "PHASE", "STATE", "DIRECTIVES", "RABBITS", "TIME", "ERROR"]
-    table = [head, *rows]
-    widths = [max(len(r[i]) for r in table) for i in range(len(head) - 1)]
-    return [(" ".join(c.ljust(w) for c, w in zip(r[:-1], widths, strict=True))
-             + " " + r[-1]).rstrip() for r in table]
+        rows.append({"id": str(j.get("id")), "id.f58": shown_id(j),
+                     "userid": str(uid) if isinstance(uid, int) else "-",
+                     "username": users.get(uid, str(uid)) if isinstance(uid, int) else "-",
+                     "phase": str(j.get("phase") or "-"), "state": _state_cell(j),
+                     "directives": directives_short(j.get("directives")),
+                     "rabbits": str(j.get("rabbits") or "-"), "time": time,
+                     "error": error_short(j) or waiting_short(j),
+                     "workflow": str(j.get("workflow") or "-")})
+    return rows
 
 
 def _gib(v: Any) -> str:

@@ -68,7 +68,8 @@ def test_the_table(monkeypatch: pytest.MonkeyPatch) -> None:
     rc, out, err = run(monkeypatch, ANSWER)
     assert (rc, err) == (0, "")
     lines = out.splitlines()
-    assert lines[0].split() == list(df.COLUMNS)
+    assert lines[0] == ("RABBIT   SIZE   JOBS  PERSISTENT  OTHER   FREE  USE%   SSDS  DOWN  HELD"
+                        "  STATE")
     assert lines[1].split() == ["r1", "36.0T", "10.0G", "20.0G", "0B", "36.0T", "1%", "36/36",
                                 "0", "0", "up"]
     assert lines[2].split()[:10] == ["r2", "36.0T", "1.0T", "0B", "0B", "35.0T", "3%",
@@ -76,6 +77,27 @@ def test_the_table(monkeypatch: pytest.MonkeyPatch) -> None:
     assert lines[2].endswith("drained 2026-11-26T04:00:00Z: fw")
     assert lines[3].split() == ["total", "72.0T", "1.0T", "20.0G", "0B", "71.0T", "2%",
                                 "36/72", "36", "0"]
+
+
+def test_formats(monkeypatch: pytest.MonkeyPatch) -> None:
+    """-o: a preset or {field}s; --no-header; the total is a row like any;
+    the state is never cut."""
+    rc, out, _ = run(monkeypatch, ANSWER, "-o", "long", "r2")
+    assert rc == 0 and out.splitlines()[0].split()[:4] == ["RABBIT", "SIZE", "USED", "JOBS"]
+    assert out.splitlines()[1].split()[:3] == ["r2", "36.0T", "1.0T"]
+    rc, out, _ = run(monkeypatch, ANSWER, "-n", "-b", "-o", "{name}:{ssds_up:02d}/{ssds_total}"
+                     " {free} {state}")
+    assert (rc, out.splitlines()) == (0, [
+        f"r1:36/36 {36 * T - 30 * G} up", f"r2:00/36 {35 * T} drained 2026-11-26T04:00:00Z: fw",
+        f"total:36/72 {71 * T - 30 * G}"])
+    monkeypatch.setenv("COLUMNS", "20")
+    long_why = "drained 2026-11-26T04:00:00Z: " + "the reason, whole " * 10
+    rc, out, _ = run(monkeypatch, {"rabbits": [rabbit("r1", 0, up=False, why=long_why)]})
+    assert out.splitlines()[1].endswith(long_why.strip())
+    monkeypatch.delenv("FLUX_URI", raising=False)
+    rc, out, _ = run(monkeypatch, None, "-o", "help")
+    assert rc == 0 and out == df.TABLE.help_text() + "\n"
+    assert "  use_percent  USE%        used of size, rounded up as df does" in out
 
 
 def test_chosen_rabbits_and_json(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -97,6 +119,10 @@ def test_unknown_sizes_show_a_dash(monkeypatch: pytest.MonkeyPatch) -> None:
     (ANSWER, ["r[1-3]"], 1, "flux-dws df: unknown rabbit: r3"),
     (ANSWER, ["r["], 2, "argument RABBIT: "),
     (ANSWER, ["--no-such-option"], 2, "unrecognized arguments"),
+    (ANSWER, ["-o", "{size} {bogus}"], 2, "argument -o/--format: unknown field 'bogus'"),
+    (ANSWER, ["-o", "narrow"], 2, "argument -o/--format: unknown format 'narrow'"),
+    (ANSWER, ["-o", "{down:s}"], 2, "field 'down': Unknown format code"),
+    (ANSWER, ["-o", "default", "--json"], 2, "argument --json: not allowed with argument -o"),
     ({"rabbits": [{"name": "r1"}]}, [], 1, "not a df entry"),
     ([1, 2], [], 1, "unexpected dws.rabbits answer"),
     (OSError(38, "Function not implemented"), [], 1,

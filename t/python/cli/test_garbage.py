@@ -87,6 +87,8 @@ NOT_UTF8 = b"\xff\xfe".decode("utf-8", "surrogateescape")
 SUBCOMMANDS = ["atom-emulator", "check", "demo", "dws2jgf", "emulator", "fault", "getrabbit",
                "job", "jobs", "persistent", "rabbitmapping", "rabbits", "status", "sync",
                "version", "wait"]
+#: the listing commands, which take -o/--format (flux_dws.cli.outputformat)
+LISTINGS = (["rabbits"], ["df"], ["jobs"], ["persistent", "list"])
 FAULT_ACTIONS = ["add", "stall", "delay", "list", "clear", "health", "storage", "storm",
                  "vanish", "api", "api-list", "api-clear", "drop-watches", "expire-watches"]
 ARG_CASES: list[tuple[Main, list[str]]] = [
@@ -150,6 +152,11 @@ ARG_CASES: list[tuple[Main, list[str]]] = [
     (flux_dws.main, ["rabbits"]),
     *[(flux_dws.main, ["rabbits", *a]) for a in (
         ["r["], ["r[2-1]"], ["--json", "r1,,"], [NOT_UTF8], ["-v", "--down", "r\x00"])],
+    # -o/--format of the listing commands: a bad field, preset, spec or format string
+    *[(flux_dws.main, [*cmd, *a]) for cmd in LISTINGS
+      for a in (["-o", "{bogus}"], ["-o", "no-such-preset"], ["--format", "{state:d}"],
+                ["--format={state"], ["-o", "{}"], ["-o", NOT_UTF8],
+                ["--json", "-o", "{state}"])],
     (flux_dws.main, ["version", "--no-such-option"]),
     *[(flux_dws.main, ["fault", "--kubeconfig", "KC", act, *a]) for act, a in (
         ("add", ["--index", "-1"]), ("add", ["--severity", "Bad"]), ("add", ["--kind", "x"]),
@@ -245,6 +252,13 @@ NAMES: dict[tuple[str, ...], str] = {
     ("fault", "--kubeconfig", "KC", "storm", "--events", "2", NOT_UTF8): "unrecognized",
     ("fault", "--kubeconfig", "KC", "list"): "no-such-kubeconfig",
     ("atom-emulator",): "--socket",
+    **{(*cmd, *a): names
+       for cmd in LISTINGS
+       for a, names in ((["-o", "{bogus}"], "unknown field 'bogus'"),
+                        (["--format", "{state:d}"], "field 'state': Unknown format code"),
+                        (["--format={state"], "'{state'"), (["-o", "{}"], "'{}'"),
+                        (["-o", NOT_UTF8], "not UTF-8"),
+                        (["--json", "-o", "{state}"], "--json"))},
 }
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from flux_dws.cli.jobs import jobs_lines
 from flux_dws.explain import explain, explain_note
 from flux_dws.jobrecord import eventlog_entries, from_record, safe_env
 from flux_dws.jobview import (
@@ -14,7 +15,6 @@ from flux_dws.jobview import (
     duration,
     explained,
     job_text,
-    jobs_lines,
     timeline_rows,
 )
 from flux_dws.textfmt import f58

@@ -34,6 +34,11 @@ NOBODY_UID = 4_000_000_000  # no passwd entry: shown as the number
     (["persistent", "list", "--no-such-option"], "--no-such-option"),
     (["persistent", "list"], "FLUX_URI"),
     (["persistent", "share", "proj"], "FLUX_URI"),
+    (["persistent", "list", "-o", "{name} {size}"], "unknown field 'size'"),
+    (["persistent", "list", "-o", "wide"], "unknown format 'wide'"),
+    (["persistent", "list", "--format={shared:d}"], "field 'shared'"),
+    (["persistent", "list", "--json", "-o", "long"], "not allowed with argument --json"),
+    (["persistent", "share", "proj", "-o", "long"], "unrecognized arguments: -o long"),
 ])
 def test_bad_arguments(argv: list[str], names: str, monkeypatch: pytest.MonkeyPatch,
                        capfd: pytest.CaptureFixture[str]) -> None:
@@ -76,6 +81,23 @@ def test_list_table(monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixtur
     # no passwd entry here: the name the service found
     assert far.split() == ["far", "gfs2", "1GiB", "faruser", "Creating", "no", "-"]
     assert head.index("OWNER") == proj.index(me)  # aligned
+
+
+def test_list_formats(monkeypatch: pytest.MonkeyPatch,
+                      capfd: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(persistent, "_ask", fake_ask({"dws.persistent-list": ANSWER}))
+    outcome = run_main(flux_dws.main, ["persistent", "list", "-o", "long"], monkeypatch, capfd)
+    lines = outcome.out.splitlines()
+    assert outcome.rc == 0 and lines[0].split() == ["NAME", "TYPE", "CAPACITY", "OWNER",
+                                                    "USERID", "STATE", "SHARED", "JOBS"]
+    assert lines[2].split()[3:5] == [str(NOBODY_UID), str(NOBODY_UID)]
+    outcome = run_main(flux_dws.main, ["persistent", "list", "-n", "-o", "{name}={shared}"],
+                       monkeypatch, capfd)
+    assert outcome.out == "proj=yes\nold=no\nfar=no\n"
+    monkeypatch.delenv("FLUX_URI", raising=False)
+    outcome = run_main(flux_dws.main, ["persistent", "list", "-o", "help"], monkeypatch, capfd)
+    assert outcome.rc == 0 and outcome.out == persistent.TABLE.help_text() + "\n"
+    assert outcome.out.startswith("flux dws persistent list output formats (-o NAME):")
 
 
 def test_list_json(monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:

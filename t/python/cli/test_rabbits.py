@@ -12,9 +12,11 @@ from typing import Any
 import pytest
 
 from flux_dws import fluxutil
+from flux_dws.cli import rabbits
 from flux_dws.cli.main import main
 from flux_dws.cli.rabbits import (
     MIN_WHY,
+    TABLE,
     AnswerError,
     UnknownRabbits,
     duration,
@@ -81,6 +83,7 @@ def kind() -> dict[str, Any]:
     ])
 
 
+LONG = TABLE.parse("long")
 HEADER = ("RABBIT        STORAGE  STATE            FLUXION  COMPUTES  LINKS-DOWN  FENCED  DRAINED"
           "  JOBS  HELD  TOTAL  USED    FREE  LUSTRE-GIB  WHY")
 
@@ -99,7 +102,24 @@ def test_summary_line() -> None:
 
 
 def test_table() -> None:
+    """The default view: what fits a terminal of 80 columns, the reason
+    last and whole."""
     assert format_rabbits(kind()).splitlines() == [
+        summary(kind()),
+        "RABBIT       STORAGE FLUXION COMPUTES DRAINED JOBS WHY",
+        "kind-worker2 Ready   up             2       1    2",
+        "kind-worker3 Offline down           2       0    0 Storage status Offline: Kubernetes"
+        " node is offline",
+        "kind-worker4 -       -              0       0    0 no Storage object",
+    ]
+    assert all(len(line) <= 80 - MIN_WHY for line in
+               format_rabbits(kind(), fmt=TABLE.parse("{name} {storage} {fluxion} {computes}"
+                                                      " {drained} {jobs}")).splitlines()[1:])
+
+
+def test_long_table() -> None:
+    """-v: every count and the space (today's table before -o existed)."""
+    assert format_rabbits(kind(), fmt=LONG).splitlines() == [
         summary(kind()),
         HEADER,
         "kind-worker2  Ready    Enabled          up              2           1       0        1"
@@ -110,6 +130,7 @@ def test_table() -> None:
         "kind-worker4  -        -                -               0           0       0        0"
         "     0     0      -     -       -           -  no Storage object",
     ]
+    assert format_rabbits(kind(), verbose=1).splitlines()[1] == HEADER
 
 
 @pytest.mark.parametrize(("nbytes", "text"), [
@@ -123,12 +144,12 @@ def test_space_columns() -> None:
     """TOTAL is the rabbit's capacity (its drives), FREE its Storage's
     status.capacity, USED the difference; '-' for what is not known."""
     full = rabbit("r1", [], capacity=8 << 40, free=0, used=8 << 40)
-    assert space_cells(full) == {"TOTAL": "8.0T", "USED": "8.0T", "FREE": "0B"}
+    assert space_cells(full) == {"total": "8.0T", "used": "8.0T", "free": "0B"}
     older = rabbit("r2", [], capacity=8 << 40)  # a service that sends no free/used
-    assert space_cells(older) == {"TOTAL": "8.0T", "USED": "-", "FREE": "-"}
+    assert space_cells(older) == {"total": "8.0T", "used": "-", "free": "-"}
     assert space_cells(rabbit("r3", [], capacity=0, free=None, used=None)) == {
-        "TOTAL": "-", "USED": "-", "FREE": "-"}
-    lines = format_rabbits(answer([full, older])).splitlines()
+        "total": "-", "used": "-", "free": "-"}
+    lines = format_rabbits(answer([full, older]), fmt=LONG).splitlines()
     assert lines[2].split()[10:13] == ["8.0T", "8.0T", "0B"]
     assert lines[3].split()[10:13] == ["8.0T", "-", "-"]
 
@@ -166,25 +187,94 @@ def test_null_fields() -> None:
 
 
 def test_long_and_multiline_reasons() -> None:
+    """On a terminal (width), a reason that does not fit is cut to what is
+    left of the line (no fewer than MIN_WHY characters) and follows whole
+    on a line of its own; without a width it is never cut."""
     why = "Storage status Offline: " + "the Kubernetes node went away " * 10
     reason = "failed to unmount rabbit\nstorage on  kind-worker2"
     ans = answer([rabbit("r1", [compute("c1", drained=reason)], up=False, why=why),
                   rabbit("r2", [], up=False, why="short")])
-    lines = format_rabbits(ans, width=147).splitlines()
-    assert lines[2] == ("r1      Ready    Enabled  up              1           0       0        1"
-                        "     0     0      -     -     -           -"
-                        "  Storage status Offline: the...")
-    assert len(lines[2]) == 147
-    assert lines[3].endswith("  short")
+    lines = format_rabbits(ans, width=80).splitlines()
+    assert lines[2] == ("r1     Ready   up             1       1    0 Storage status Offline: the"
+                        " Kubern+")
+    assert len(lines[2]) == 80
+    assert lines[3] == f"  why: {why.strip()}"
+    assert lines[4] == "r2     Ready   up             0       0    0 short"
     # a narrow terminal still leaves MIN_WHY characters of the reason
     narrow = format_rabbits(ans, width=40).splitlines()[2]
-    assert narrow.endswith("...") and len(narrow.split("  ")[-1]) == MIN_WHY
-    # without a width (not cut) and with -v the whole reason, on one line
+    assert narrow.endswith("+") and len(narrow.split(" 0 ")[-1]) == MIN_WHY
+    # without a width (not a terminal): the whole reason, on one line
     assert format_rabbits(ans).splitlines()[2].endswith(why.strip())
+    assert len(format_rabbits(ans).splitlines()) == 4
     verbose = format_rabbits(ans, verbose=1, width=139).splitlines()
     assert verbose[3] == f"  why: {why.strip()}"
     assert verbose[4] == "  c1  drained: failed to unmount rabbit storage on kind-worker2"
     assert verbose[5].startswith("r2 ")  # short reason: no why line
+    # the last field of any format is the one cut, and it follows whole
+    mine = format_rabbits(ans, width=30, fmt=TABLE.parse("{name:<4}{why}")).splitlines()
+    assert mine[2] == "r1  " + why[:25] + "+" and mine[3] == f"  why: {why.strip()}"
+
+
+def drained_answer(reason: str, by: str | None = "0") -> dict[str, Any]:
+    """kind-worker3 drained with ``reason`` by ``by`` (a userid; None:
+    with the nnf CLI), kind-worker2 up."""
+    drain = {"drain_reason": reason, "drain_date": "2026-11-26T09:00:00Z", "drained_by": by}
+    return answer([
+        rabbit("kind-worker2", [compute("compute-01")]),
+        rabbit("kind-worker3", [compute("compute-03")], up=False, fluxion="down",
+               storage=storage(status="Drained", **drain),
+               why=f"drained 2026-11-26T09:00:00Z: {reason}")])
+
+
+LONG_REASON = ("firmware update of every NVMe drive, back after the vendor's fix is in;"
+               " ask the storage team (ticket 4242) before undraining: " + "x" * 74)
+
+
+def test_not_a_terminal_never_cuts_the_reason(monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 51: a drained rabbit says why, whole, when the output is not a
+    terminal (a pipe, a file), whatever $COLUMNS says."""
+    assert len(LONG_REASON.encode()) == 200  # the longest reason drain takes
+    why = f"drained 2026-11-26T09:00:00Z: {LONG_REASON} (by root)"
+    for argv in ([], ["-v"], ["--down"], ["-o", "long"]):
+        for columns in ("80", "40"):
+            monkeypatch.setenv("COLUMNS", columns)
+            handle = Handle(drained_answer(LONG_REASON))
+            monkeypatch.setattr(fluxutil, "open_flux", lambda h=handle: h)
+            assert main(["rabbits", *argv]) == 0
+            out = capsys.readouterr().out.splitlines()
+            row = [line for line in out if line.startswith("kind-worker3 ")]
+            assert len(row) == 1 and row[0].endswith(f" {why}"), out
+            assert not any(line.startswith("  why:") for line in out)
+
+
+def test_a_terminal_cuts_the_reason_and_prints_it_whole_below(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(rabbits, "terminal_width", lambda: 80)
+    rc, out, _, _ = run_with(drained_answer(LONG_REASON), [], monkeypatch, capsys)
+    lines = out.splitlines()
+    assert rc == 0 and all(len(line) <= 80 for line in lines[1:4])
+    assert lines[3].startswith("kind-worker3 Drained down") and lines[3].endswith("+")
+    assert lines[4] == f"  why: drained 2026-11-26T09:00:00Z: {LONG_REASON} (by root)"
+    # a reason that fits is not cut: no line of its own
+    monkeypatch.setattr(rabbits, "terminal_width", lambda: 100)
+    rc, out, _, _ = run_with(drained_answer("firmware"), [], monkeypatch, capsys)
+    assert out.splitlines()[3].endswith(": firmware (by root)") and len(out.splitlines()) == 4
+
+
+def test_the_drain_fields() -> None:
+    ans = drained_answer("firmware update", by=None)  # the nnf CLI's: no one recorded
+    ans["rabbits"][0]["storage"].update(drain_reason="old", drain_date="2026-11-25T01:00:00Z",
+                                        drained_by="0")
+    assert format_rabbits(ans, fmt=TABLE.parse("drain")).splitlines()[1:] == [
+        "RABBIT       STORAGE FLUXION DRAIN-DATE           DRAINED-BY DRAIN-REASON",
+        "kind-worker2 Ready   up      2026-11-25T01:00:00Z root       old",
+        "kind-worker3 Drained down    2026-11-26T09:00:00Z            firmware update",
+    ]
+    # ?+: drops a column nobody has a value for
+    assert format_rabbits(drained_answer("x", by=None), fmt=TABLE.parse("drain"),
+                          header=False).splitlines() == [
+        "kind-worker2 Ready   up", "kind-worker3 Drained down 2026-11-26T09:00:00Z x"]
 
 
 def test_verbose_names_each_problem() -> None:
@@ -251,7 +341,7 @@ def test_held_ssds() -> None:
         "mode: fluxion; ready; 3 rabbits (2 down); 1 compute drained; link down: drain;"
         " 3 ssds held by 2 jobs; sent: set_status 72, set_property 1, remove_property 0,"
         " drain 1, undrain 0, systemstatus 2")
-    lines = format_rabbits(ans, now=NOW).splitlines()
+    lines = format_rabbits(ans, now=NOW, fmt=LONG).splitlines()
     assert lines[2].split()[4:10] == ["2", "1", "0", "1", "2", "3"], "HELD: 3 distinct vertices"
     assert lines[3].split()[9] == "0"
     verbose = format_rabbits(ans, verbose=1, now=NOW).splitlines()
@@ -392,11 +482,11 @@ def test_command_prints_the_answer(monkeypatch: pytest.MonkeyPatch,
     rc, out, err, handle = run_with(kind(), [], monkeypatch, capsys)
     assert (rc, err) == (0, "")
     assert handle.calls == [("dws.rabbits", {})]
-    assert out == format_rabbits(kind(), width=100) + "\n"
+    assert out == format_rabbits(kind()) + "\n"  # not a terminal: nothing cut
     rc, out, _, _ = run_with(kind(), ["-vv", "--down", "kind-worker[2-3]"], monkeypatch, capsys)
     assert rc == 0
     assert out == format_rabbits(kind(), verbose=2, down_only=True,
-                                 names=[Hostlist("kind-worker[2-3]")], width=100) + "\n"
+                                 names=[Hostlist("kind-worker[2-3]")]) + "\n"
     assert "  compute-01  ok" in out.splitlines()
 
 
@@ -477,3 +567,56 @@ def test_degraded_and_fenced() -> None:
                              " STONITH event")
     assert len(lines) == 5, "a Degraded link is healthy: no line for c2"
     assert [r["name"] for r in select(ans, down_only=True)] == ["r1", "r2"]
+
+
+def test_command_formats(monkeypatch: pytest.MonkeyPatch,
+                         capsys: pytest.CaptureFixture[str]) -> None:
+    """-o takes a preset or a format string; --no-header leaves out the
+    summary and the heading line; -v keeps its compute lines under any
+    format."""
+    ans = drained_answer("firmware update")
+    rc, out, _, _ = run_with(ans, ["-o", "{name} {drained_by} {drain_reason}"], monkeypatch,
+                             capsys)
+    assert (rc, out.splitlines()[1:]) == (0, ["RABBIT DRAINED-BY DRAIN-REASON",
+                                              "kind-worker2", "kind-worker3 root firmware update"])
+    rc, out, _, _ = run_with(ans, ["-n", "-o", "{name:>14}|{computes:03d}"], monkeypatch,
+                             capsys)
+    assert (rc, out) == (0, "  kind-worker2|001\n  kind-worker3|001\n")
+    rc, out, _, _ = run_with(ans, ["--no-header", "--format=long"], monkeypatch, capsys)
+    assert out == format_rabbits(ans, fmt=LONG, header=False) + "\n"
+    assert out.splitlines()[1].split()[:4] == ["kind-worker3", "Drained", "Enabled", "down"]
+    rc, out, _, _ = run_with(ans, ["-v", "-o", "{name}", "kind-worker3"], monkeypatch, capsys)
+    assert out.splitlines()[1:] == ["RABBIT", "kind-worker3"]  # a healthy compute: no line
+    rc, out, _, _ = run_with(ans, ["-vv", "-o", "{name}", "kind-worker3"], monkeypatch, capsys)
+    assert out.splitlines()[2:] == ["kind-worker3", "  compute-03  ok"]
+    # no rabbit to show and no header: nothing at all
+    rc, out, _, _ = run_with(answer([]), ["-n"], monkeypatch, capsys)
+    assert (rc, out) == (0, "")
+
+
+def test_command_format_help_needs_no_flux(monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("FLUX_URI", raising=False)
+    assert main(["rabbits", "-o", "help"]) == 0
+    out = capsys.readouterr().out
+    assert out == TABLE.help_text() + "\n"
+    assert "  drain_reason  DRAIN-REASON  why it was drained" in out.splitlines()
+
+
+@pytest.mark.parametrize(("argv", "error"), [
+    (["-o", "{bogus}"], "argument -o/--format: unknown field 'bogus' (flux dws rabbits -o help"
+                        " lists the fields)"),
+    (["-o", "wide"], "argument -o/--format: unknown format 'wide': not a preset (default, long,"
+                     " space, drain)"),
+    (["-o", "{name:d}"], "argument -o/--format: field 'name': Unknown format code 'd'"),
+    (["--json", "-o", "{name}"], "argument -o/--format: not allowed with argument --json"),
+])
+def test_command_bad_formats(argv: list[str], error: str, monkeypatch: pytest.MonkeyPatch,
+                             capsys: pytest.CaptureFixture[str]) -> None:
+    """A bad -o is a usage error (exit status 2) before Flux is asked."""
+    monkeypatch.delenv("FLUX_URI", raising=False)
+    with pytest.raises(SystemExit) as exc:
+        main(["rabbits", *argv])
+    err = capsys.readouterr().err.splitlines()
+    assert exc.value.code == 2 and err[0].startswith("usage: flux-dws rabbits ")
+    assert err[-1].startswith(f"flux-dws rabbits: error: {error}")

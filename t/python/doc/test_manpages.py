@@ -48,8 +48,8 @@ OURS = {name: section for section, name, _ in PAGES}
 #: flux-core's pages the pages refer to (flux-core's own names; a page of
 #: ours is checked against doc/, these against this list)
 FLUX_CORE_PAGES = {
-    "flux-broker(1)", "flux-config(5)", "flux-jobtap-plugins(7)", "flux-modprobe(1)",
-    "flux-shell(1)", "flux-shell-plugins(7)",
+    "flux-broker(1)", "flux-config(5)", "flux-jobs(1)", "flux-jobtap-plugins(7)",
+    "flux-modprobe(1)", "flux-shell(1)", "flux-shell-plugins(7)",
 }
 #: the command line of the page's program: flux-dws SUB, or the service
 COMMANDS = {

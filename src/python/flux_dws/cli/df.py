@@ -7,8 +7,8 @@ rabbit its SIZE (the sum of its Storage's drives), what Flux jobs hold
 no Servers names), what is FREE (the Storage's ``status.capacity``), USE%,
 and its ssd vertices as the service gave them to Fluxion (SSDS
 up/total, DOWN, HELD: down for a job's hold until its Teardown); then a
-``total`` line.  ``-H`` prints bytes; ``--json`` the answer, its rabbits
-chosen by RABBIT.
+``total`` line, in the format ``-o`` names (FIELDS, PRESETS).  ``-b``
+prints bytes; ``--json`` the answer, its rabbits chosen by RABBIT.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import json
 import sys
 from typing import Any
 
+from flux_dws.cli.outputformat import HELP, Field, OutputFormat, Preset, Table
 from flux_dws.cli.rabbits import hostlist_arg
 from flux_dws.fluxutil import FluxUnavailable, open_flux
 from flux_dws.hostlist import Hostlist
@@ -25,9 +26,33 @@ from flux_dws.inputfile import one_line
 from flux_dws.textfmt import size
 
 TOPIC = "dws.rabbits"
-COLUMNS = ("RABBIT", "SIZE", "JOBS", "PERSISTENT", "OTHER", "FREE", "USE%", "SSDS", "DOWN",
-           "HELD", "STATE")
-NUMERIC = frozenset(COLUMNS[1:-1])
+FIELDS = {
+    "name": Field("RABBIT", "the rabbit's name (total for the last line)"),
+    "size": Field("SIZE", "its ssd: the sum of its Storage's drives"),
+    "used": Field("USED", "what is used: JOBS + PERSISTENT + OTHER"),
+    "jobs": Field("JOBS", "what Flux jobs' storage holds on it"),
+    "persistent": Field("PERSISTENT", "what persistent file systems hold on it"),
+    "other": Field("OTHER", "the rest of what is used"),
+    "free": Field("FREE", "its Storage's status.capacity"),
+    "use_percent": Field("USE%", "used of size, rounded up as df does"),
+    "ssds": Field("SSDS", "its ssd vertices in Fluxion: up/total"),
+    "ssds_up": Field("UP", "its ssd vertices the service gave Fluxion up", int),
+    "ssds_total": Field("TOTAL", "its ssd vertices in Fluxion's graph", int),
+    "down": Field("DOWN", "its ssd vertices the service gave Fluxion down", int),
+    "held": Field("HELD", "its ssd vertices held down for a job until its Teardown", int),
+    "state": Field("STATE", "up, or why the rabbit is down"),
+}
+PRESETS = {
+    "default": Preset("size, who holds what, free, ssd vertices, state",
+                      "+:{name}  +:{size:>}  +:{jobs:>}  +:{persistent:>}  +:{other:>}"
+                      "  +:{free:>}  +:{use_percent:>}  +:{ssds:>}  +:{down:>}  +:{held:>}"
+                      "  {state}"),
+    "long": Preset("the default with USED",
+                   "+:{name}  +:{size:>}  +:{used:>}  +:{jobs:>}  +:{persistent:>}"
+                   "  +:{other:>}  +:{free:>}  +:{use_percent:>}  +:{ssds:>}  +:{down:>}"
+                   "  +:{held:>}  {state}"),
+}
+TABLE = Table("flux dws df", FIELDS, PRESETS)
 
 
 class AnswerError(Exception):
@@ -43,7 +68,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("rabbits", nargs="*", type=hostlist_arg, metavar="RABBIT",
                    help="only these rabbits (RFC 29 hostlists, e.g. rabbit[01-04]); the"
                         " total is theirs")
-    p.add_argument("--json", action="store_true", help="print the answer as JSON")
+    TABLE.add_options(p, json_help="print the answer as JSON")
     p.add_argument("-b", "--bytes", action="store_true", help="sizes in bytes")
     p.set_defaults(func=run)
 
@@ -115,33 +140,35 @@ def use_percent(r: dict[str, Any]) -> str:
     return f"{-(-100 * used // total)}%"
 
 
-def row(r: dict[str, Any], exact: bool) -> dict[str, str]:
+def row(r: dict[str, Any], exact: bool) -> dict[str, Any]:
+    """A rabbit's (or the total's) values, by field (FIELDS)."""
     ssds = r["ssds"]
     state = "" if r.get("name") == "total" else (
         "up" if r.get("up") else one_line(str(r.get("why") or "down")))
-    return {"RABBIT": one_line(r["name"]),
-            "SIZE": _bytes(r.get("size"), exact), "JOBS": _bytes(r.get("jobs"), exact),
-            "PERSISTENT": _bytes(r.get("persistent"), exact),
-            "OTHER": _bytes(r.get("other"), exact), "FREE": _bytes(r.get("free"), exact),
-            "USE%": use_percent(r), "SSDS": f"{ssds.get('up') or 0}/{ssds.get('total') or 0}",
-            "DOWN": str(ssds.get("down") or 0), "HELD": str(ssds.get("held") or 0),
-            "STATE": state}
+    return {"name": one_line(r["name"]),
+            "size": _bytes(r.get("size"), exact), "used": _bytes(r.get("used"), exact),
+            "jobs": _bytes(r.get("jobs"), exact),
+            "persistent": _bytes(r.get("persistent"), exact),
+            "other": _bytes(r.get("other"), exact), "free": _bytes(r.get("free"), exact),
+            "use_percent": use_percent(r),
+            "ssds": f"{ssds.get('up') or 0}/{ssds.get('total') or 0}",
+            "ssds_up": ssds.get("up") or 0, "ssds_total": ssds.get("total") or 0,
+            "down": ssds.get("down") or 0, "held": ssds.get("held") or 0, "state": state}
 
 
-def format_df(rabbits: list[dict[str, Any]], exact: bool = False) -> str:
-    """The table: a line per rabbit, then the total."""
+def format_df(rabbits: list[dict[str, Any]], exact: bool = False,
+              fmt: OutputFormat | None = None, header: bool = True) -> str:
+    """The table: a line per rabbit, then the total (``fmt``: the default
+    preset's), nothing cut."""
     rows = [row(r, exact) for r in [*rabbits, totals(rabbits)]]
-    widths = {c: max(len(c), *(len(x[c]) for x in rows)) for c in COLUMNS}
-
-    def line(cells: dict[str, str]) -> str:
-        return "  ".join(cells[c].rjust(widths[c]) if c in NUMERIC else cells[c].ljust(widths[c])
-                         for c in COLUMNS).rstrip()
-
-    return "\n".join([line({c: c for c in COLUMNS}), *(line(x) for x in rows)])
+    return "\n".join((fmt or TABLE.parse("default")).lines(rows, header))
 
 
 def run(args: argparse.Namespace) -> int:
     prog = "flux-dws df"
+    if args.format == HELP:
+        print(TABLE.help_text())
+        return 0
     try:
         answer = open_flux().rpc(TOPIC, {"df": True}).get()
     except FluxUnavailable as exc:
@@ -162,5 +189,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({**answer, "rabbits": rabbits, "total": totals(rabbits)}, indent=1))
     else:
-        print(format_df(rabbits, args.bytes))
+        text = format_df(rabbits, args.bytes, args.format, not args.no_header)
+        if text:
+            print(text)
     return 0

@@ -6,6 +6,8 @@ user with their own jobs, and the instance owner with everyone's on
 and each job's KVS record through job-info, which works without the
 service.  A user sees only their own jobs.  Job ids are printed as
 flux-core prints them (textfmt.f58); the JSON's "f58" is the plain form.
+The table is in the format ``-o`` names (FIELDS, PRESETS: jobview words
+the values, flux_dws.cli.outputformat lays them out).
 """
 
 from __future__ import annotations
@@ -21,10 +23,11 @@ from typing import Any
 
 from flux_dws import textfmt
 from flux_dws.cli import argtypes
+from flux_dws.cli.outputformat import HELP, Field, OutputFormat, Preset, Table
 from flux_dws.engine import RECORD_KEY, f58
 from flux_dws.fluxutil import FluxUnavailable, job_id, job_info_keys, open_flux
 from flux_dws.jobrecord import stored_view
-from flux_dws.jobview import jobs_lines
+from flux_dws.jobview import jobs_rows
 
 PROG = "flux-dws jobs"
 #: job-list's result codes (flux-core's FLUX_JOB_RESULT_*)
@@ -37,6 +40,28 @@ USERID_UNKNOWN = 0xFFFFFFFF
 #: the most job-list returns (its max_entries is a C int; 0 would mean all)
 MAX_COUNT = 2**31 - 1
 LIST_ATTRS = ["userid", "state", "result", "t_submit", "t_inactive", "annotations"]
+FIELDS = {
+    "id": Field("JOBID", "the job id, in decimal"),
+    "id.f58": Field("JOBID", "the job id, in f58 as flux-core prints it"),
+    "userid": Field("UID", "its owner's userid"),
+    "username": Field("USER", "its owner"),
+    "phase": Field("PHASE", "where the service has it in its Workflow's life"),
+    "state": Field("STATE", "its Workflow's state and DWS' status (result when ended)"),
+    "directives": Field("DIRECTIVES", "its #DW directives, in short"),
+    "rabbits": Field("RABBITS", "the rabbits holding its storage"),
+    "time": Field("TIME", "how long in its state (how long ago it ended)"),
+    "error": Field("ERROR", "its error in a few plain words, or why it waits"),
+    "workflow": Field("WORKFLOW", "its Workflow's name"),
+}
+PRESETS = {
+    "default": Preset("id, user, phase, state, directives, rabbits, time, error",
+                      "+:{id.f58} +:{username} +:{phase} +:{state} +:{directives} +:{rabbits}"
+                      " +:{time} {error}"),
+    "long": Preset("the default with the Workflow's name",
+                   "+:{id.f58} +:{username} +:{phase} +:{state} +:{directives} +:{rabbits}"
+                   " +:{workflow} +:{time} {error}"),
+}
+TABLE = Table("flux dws jobs", FIELDS, PRESETS)
 
 
 def count(text: str) -> int:
@@ -55,7 +80,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="inactive rabbit jobs too (from their KVS record)")
     p.add_argument("-n", "--count", type=count, default=1000, metavar="N",
                    help="list at most N inactive jobs (default 1000)")
-    p.add_argument("--json", action="store_true", help="print the jobs as JSON")
+    TABLE.add_options(p, json_help="print the jobs as JSON", short_no_header=False)
     p.add_argument("jobids", nargs="*", type=argtypes.text, metavar="JOBID",
                    help="only these jobs")
     p.set_defaults(func=run)
@@ -139,7 +164,17 @@ def _inactive(h: Any, all_users: bool, ids: list[int] | None, count: int
     return out
 
 
+def jobs_lines(jobs: list[dict[str, Any]], now: float, users: dict[int, str] | None = None,
+               fmt: OutputFormat | None = None, header: bool = True) -> list[str]:
+    """The table (``fmt``: the default preset's), oldest job first, nothing
+    cut."""
+    return (fmt or TABLE.parse("default")).lines(jobs_rows(jobs, now, users), header)
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.format == HELP:
+        print(TABLE.help_text())
+        return 0
     try:
         h = open_flux()
         ids = [int(job_id(j)) for j in args.jobids] if args.jobids else None
@@ -174,6 +209,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({"jobs": jobs}, indent=1))
     else:
         uids = {j["userid"] for j in jobs if isinstance(j.get("userid"), int)}
-        for line in jobs_lines(jobs, time.time(), user_names(uids)):
+        for line in jobs_lines(jobs, time.time(), user_names(uids), args.format,
+                               not args.no_header):
             print(line)
     return 1 if ids is not None and len(jobs) < len(set(ids)) else 0

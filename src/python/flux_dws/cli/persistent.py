@@ -6,7 +6,8 @@ capacity (as its ``create_persistent`` asked), owner (the user name of its
 ``spec.userID``), state (nnf-sos' ``status.state``: Creating, Active,
 Degraded, Destroying), whether it is shared (the
 ``dataworkflowservices.github.io/ignore-uid`` annotation), and the Flux
-jobs using it now.  It never shows Secrets or tokens.
+jobs using it now, in the format ``-o`` names (FIELDS, PRESETS).  It
+never shows Secrets or tokens.
 
 ``share NAME`` and ``unshare NAME`` ask the service to set or remove that
 annotation (``dws.persistent-share``, ``-unshare``); it allows the PSI's
@@ -26,6 +27,7 @@ from typing import Any
 
 from flux_dws import textfmt
 from flux_dws.cli import argtypes
+from flux_dws.cli.outputformat import HELP, Field, OutputFormat, Preset, Table
 from flux_dws.fluxutil import FluxUnavailable, open_flux
 
 PROG = "flux-dws persistent"
@@ -36,7 +38,24 @@ TOPICS = {"list": "dws.persistent-list", "share": "dws.persistent-share",
 TIMEOUT = 60.0
 #: a Kubernetes object name (RFC 1123 subdomain), as a PSI's name is
 NAME = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
-COLUMNS = ("NAME", "TYPE", "CAPACITY", "OWNER", "STATE", "SHARED", "JOBS")
+FIELDS = {
+    "name": Field("NAME", "the PSI's name (its #DW name=)"),
+    "type": Field("TYPE", "its file system: xfs, gfs2, lustre, raw"),
+    "capacity": Field("CAPACITY", "the capacity= its create_persistent asked for"),
+    "owner": Field("OWNER", "the user who created it"),
+    "userid": Field("USERID", "that user's id (its spec.userID)"),
+    "state": Field("STATE", "nnf-sos' state of it: Creating, Active, Degraded, Destroying"),
+    "shared": Field("SHARED", "yes when every user's persistentdw may use it"),
+    "jobs": Field("JOBS", "the Flux jobs (and other Workflows) using it now"),
+}
+PRESETS = {
+    "default": Preset("name, type, capacity, owner, state, shared, jobs",
+                      "+:{name} +:{type} +:{capacity} +:{owner} +:{state} +:{shared} {jobs}"),
+    "long": Preset("the default with the owner's userid",
+                   "+:{name} +:{type} +:{capacity} +:{owner} +:{userid} +:{state} +:{shared}"
+                   " {jobs}"),
+}
+TABLE = Table("flux dws persistent list", FIELDS, PRESETS)
 
 
 class AnswerError(Exception):
@@ -63,7 +82,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     verbs = p.add_subparsers(dest="verb", metavar="VERB")
     ls = verbs.add_parser("list", help="every persistent storage instance",
                           description="List every persistent storage instance.")
-    ls.add_argument("--json", action="store_true", help="print the service's answer")
+    TABLE.add_options(ls, json_help="print the service's answer")
     for verb, what in (("share", "let every user's #DW persistentdw use NAME"),
                        ("unshare", "let only NAME's owner use it again")):
         v = verbs.add_parser(verb, help=what, description=what[0].upper() + what[1:] + ".")
@@ -118,19 +137,28 @@ def jobs_of(p: dict[str, Any]) -> str:
     return ",".join(ids + others) or "-"
 
 
-def table(entries: list[dict[str, Any]]) -> list[str]:
-    rows = [COLUMNS] + [(
-        p["name"], str(p.get("type") or "-"), str(p.get("capacity") or "-"),
-        owner_name(p), state_of(p), "yes" if p.get("shared") is True else "no",
-        jobs_of(p)) for p in entries]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS) - 1)]
-    return [" ".join(c.ljust(w) for c, w in zip(r[:-1], widths, strict=True)) + " " + r[-1]
-            for r in rows]
+def row(p: dict[str, Any]) -> dict[str, str]:
+    """A PSI's values, by field (FIELDS)."""
+    uid = p.get("userid")
+    return {"name": p["name"], "type": str(p.get("type") or "-"),
+            "capacity": str(p.get("capacity") or "-"), "owner": owner_name(p),
+            "userid": str(uid) if isinstance(uid, int) and not isinstance(uid, bool) else "-",
+            "state": state_of(p), "shared": "yes" if p.get("shared") is True else "no",
+            "jobs": jobs_of(p)}
+
+
+def table(entries: list[dict[str, Any]], fmt: OutputFormat | None = None,
+          header: bool = True) -> list[str]:
+    """The list's lines (``fmt``: the default preset's), nothing cut."""
+    return (fmt or TABLE.parse("default")).lines([row(p) for p in entries], header)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.verb is None:
         args._parser.error("a VERB is required: list, share or unshare")
+    if args.verb == "list" and args.format == HELP:
+        print(TABLE.help_text())
+        return 0
     topic = TOPICS[args.verb]
     try:
         answer = _ask(topic, {} if args.verb == "list" else {"name": args.name})
@@ -152,7 +180,7 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps({"persistent": entries}, indent=1))
         else:
-            for line in table(entries):
+            for line in table(entries, args.format, not args.no_header):
                 print(line)
         return 0
     name, shared = answer.get("name", args.name), answer.get("shared") is True

@@ -104,7 +104,7 @@ def add_verbs(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="verb", metavar="drain|undrain", prog=parser.prog,
                                 help="drain or undrain rabbits (flux-dws-rabbits(1))")
     add_verb_parsers(sub)
-    parser.usage = (f"{parser.prog} [-h] [--json] [-v] [--down] [RABBIT ...]\n"
+    parser.usage = (f"{parser.prog} [-h] [--json | -o FORMAT] [-n] [-v] [--down] [RABBIT ...]\n"
                     f"       {parser.prog} drain RABBITS --reason TEXT\n"
                     f"       {parser.prog} undrain RABBITS")
 

@@ -7,9 +7,12 @@ Teardown, and for each of its computes the PCIe link, drains, properties and
 the SystemStatus flux-dws last wrote, and its space (total, used, free: the
 sum of its Storage's drives, what allocations hold, its Storage's
 ``status.capacity``).  Prints a summary line and a table (one line per
-rabbit); ``-v`` adds a line per compute that is not plainly healthy
-and one per job holding ssds, ``-vv`` one per compute and the held vertices'
-names; ``--json`` prints the answer as it is.
+rabbit) in the format ``-o`` names (flux_dws.cli.outputformat: FIELDS,
+PRESETS; the default fits 80 columns, the reason last, never cut when
+the output is not a terminal); ``-v`` selects the long format and adds a
+line per compute that is not plainly healthy and one per job holding
+ssds, ``-vv`` one per compute and the held vertices' names; ``--json``
+prints the answer as it is.
 """
 
 from __future__ import annotations
@@ -17,29 +20,62 @@ from __future__ import annotations
 import argparse
 import json
 import pwd
-import shutil
 import sys
 import time
 from typing import Any
 
 from flux_dws.cli import argtypes, rabbitdrain
+from flux_dws.cli.outputformat import HELP, Field, OutputFormat, Preset, Table, terminal_width
 from flux_dws.engine import EngineError
 from flux_dws.fluxutil import FluxUnavailable, ask_dws
 from flux_dws.hostlist import Hostlist, HostlistError
 from flux_dws.inputfile import one_line
-from flux_dws.textfmt import duration, f58, size, truncate
+from flux_dws.textfmt import duration, f58, size
 
 TOPIC = "dws.rabbits"
 
-#: Narrowest the WHY column is truncated to, whatever the terminal width.
+#: Narrowest the reason (the last column) is cut to on a terminal.
 MIN_WHY = 24
-
-COLUMNS = ("RABBIT", "STORAGE", "STATE", "FLUXION", "COMPUTES", "LINKS-DOWN", "FENCED",
-           "DRAINED", "JOBS", "HELD", "TOTAL", "USED", "FREE", "LUSTRE-GIB", "WHY")
-#: Columns aligned to the right (counts and sizes).
-NUMERIC = frozenset({"COMPUTES", "LINKS-DOWN", "FENCED", "DRAINED", "JOBS", "HELD", "TOTAL",
-                     "USED", "FREE", "LUSTRE-GIB"})
 GiB = 1 << 30
+
+FIELDS = {
+    "name": Field("RABBIT", "the rabbit's name"),
+    "storage": Field("STORAGE", "its Storage's status (/reboot when it needs one)"),
+    "state": Field("STATE", "its Storage's spec.state (/mode when not Live)"),
+    "fluxion": Field("FLUXION", "its ssd vertices in Fluxion: up, down, pending, mixed"),
+    "computes": Field("COMPUTES", "how many computes it serves", int),
+    "links_down": Field("LINKS-DOWN", "its computes whose link is not Ready", int),
+    "fenced": Field("FENCED", "its computes fenced", int),
+    "drained": Field("DRAINED", "its computes drained", int),
+    "jobs": Field("JOBS", "Flux jobs whose Workflows use it", int),
+    "held": Field("HELD", "its ssd vertices jobs hold down until their Teardown", int),
+    "ssds": Field("SSDS", "its ssd vertices in Fluxion's graph", int),
+    "total": Field("TOTAL", "its ssd's size"),
+    "used": Field("USED", "what allocations hold on it"),
+    "free": Field("FREE", "what is free (its Storage's status.capacity)"),
+    "lustre_gib": Field("LUSTRE-GIB", "GiB spread Lustre holds of its total"),
+    "message": Field("MESSAGE", "its Storage's status message"),
+    "drain_date": Field("DRAIN-DATE", "when it was drained"),
+    "drain_reason": Field("DRAIN-REASON", "why it was drained"),
+    "drained_by": Field("DRAINED-BY", "who drained it (flux dws rabbits drain)"),
+    "why": Field("WHY", "why it is down, or why it is used though not Ready"),
+}
+PRESETS = {
+    "default": Preset("what fits a terminal of 80 columns, then the reason",
+                      "+:{name} +:{storage} +:{fluxion} +:{computes:>} +:{drained:>}"
+                      " +:{jobs:>} {why}"),
+    "long": Preset("every count, space and the reason (-v)",
+                   "+:{name}  +:{storage}  +:{state}  +:{fluxion}  +:{computes:>}"
+                   "  +:{links_down:>}  +:{fenced:>}  +:{drained:>}  +:{jobs:>}  +:{held:>}"
+                   "  +:{total:>}  +:{used:>}  +:{free:>}  +:{lustre_gib:>}  {why}"),
+    "space": Preset("the rabbit's space and who holds it",
+                    "+:{name} +:{total:>} +:{used:>} +:{free:>} +:{lustre_gib:>}"
+                    " +:{jobs:>} +:{held:>} +:{fluxion}"),
+    "drain": Preset("the drain: when, by whom, why (whole)",
+                    "+:{name} +:{storage} +:{fluxion} ?+:{drain_date} ?+:{drained_by}"
+                    " {drain_reason}"),
+}
+TABLE = Table("flux dws rabbits", FIELDS, PRESETS)
 
 
 class AnswerError(Exception):
@@ -70,11 +106,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                     " service sees them.")
     p.add_argument("rabbits", nargs="*", type=hostlist_arg, metavar="RABBIT",
                    help="only these rabbits (RFC 29 hostlists, e.g. rabbit[01-04])")
-    p.add_argument("--json", action="store_true",
-                   help="print the dws.rabbits answer (its rabbits filtered by RABBIT"
-                        " and --down)")
+    TABLE.add_options(p, json_help="print the dws.rabbits answer (its rabbits filtered by"
+                                   " RABBIT and --down)")
     p.add_argument("-v", "--verbose", action="count", default=0,
-                   help="also a line per compute that is not healthy (-vv: every compute)")
+                   help="the long format, and a line per compute that is not healthy"
+                        " (-vv: every compute)")
     p.add_argument("--down", action="store_true",
                    help="only rabbits that are down or have a compute that is not healthy")
     p.set_defaults(func=run)
@@ -265,14 +301,14 @@ def lustre_cell(rabbit: dict[str, Any]) -> str:
 
 
 def space_cells(rabbit: dict[str, Any]) -> dict[str, str]:
-    """The rabbit's TOTAL (``capacity``: the sum of its Storage's drives),
-    USED and FREE (its Storage's ``status.capacity``), short (``size``);
+    """The rabbit's total (``capacity``: the sum of its Storage's drives),
+    used and free (its Storage's ``status.capacity``), short (``size``);
     ``-`` for what is not known (no Storage yet, an older service)."""
     total = rabbit.get("capacity") or 0
     free, used = rabbit.get("free"), rabbit.get("used")
-    return {"TOTAL": size(total) if total else "-",
-            "USED": "-" if used is None else size(used),
-            "FREE": "-" if free is None else size(free)}
+    return {"total": size(total) if total else "-",
+            "used": "-" if used is None else size(used),
+            "free": "-" if free is None else size(free)}
 
 
 def storage_cell(storage: dict[str, Any] | None) -> str:
@@ -285,25 +321,36 @@ def storage_cell(storage: dict[str, Any] | None) -> str:
     return status
 
 
-def row(rabbit: dict[str, Any]) -> dict[str, str]:
-    """One rabbit's table cells, by column."""
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def row(rabbit: dict[str, Any]) -> dict[str, Any]:
+    """One rabbit's values, by field (FIELDS)."""
     storage = rabbit.get("storage")
     computes = _computes(rabbit)
+    drain = storage if isinstance(storage, dict) else {}
+    by = drain.get("drained_by")
     return {
-        "RABBIT": _text(rabbit.get("name")),
-        "STORAGE": storage_cell(storage),
-        "STATE": _state(storage),
-        "FLUXION": _text(rabbit.get("fluxion")) or "-",
-        "COMPUTES": str(len(computes)),
-        "LINKS-DOWN": str(sum(1 for c in computes if link_down(c))),
-        "FENCED": str(sum(1 for c in computes if is_fenced(c))),
-        "DRAINED": str(sum(1 for c in computes if is_drained(c))),
-        "JOBS": str(len(rabbit.get("jobs") or [])),
-        "HELD": str(held_ssds(rabbit)),
+        "name": _text(rabbit.get("name")),
+        "storage": storage_cell(storage),
+        "state": _state(storage),
+        "fluxion": _text(rabbit.get("fluxion")) or "-",
+        "computes": len(computes),
+        "links_down": sum(1 for c in computes if link_down(c)),
+        "fenced": sum(1 for c in computes if is_fenced(c)),
+        "drained": sum(1 for c in computes if is_drained(c)),
+        "jobs": len(rabbit.get("jobs") or []),
+        "held": held_ssds(rabbit),
+        "ssds": _count(rabbit.get("ssds")),
         **space_cells(rabbit),
-        "LUSTRE-GIB": lustre_cell(rabbit),
+        "lustre_gib": lustre_cell(rabbit),
+        "message": _text(drain.get("message")),
+        "drain_date": _text(drain.get("drain_date")),
+        "drain_reason": _text(drain.get("drain_reason")),
+        "drained_by": _text(user_name(by)) if isinstance(by, str) and by else "",
         # why it is down; for an up rabbit that is not Ready, why it is usable
-        "WHY": _text(rabbit.get("why") or (rabbit.get("note") if rabbit.get("up") else ""))
+        "why": _text(rabbit.get("why") or (rabbit.get("note") if rabbit.get("up") else ""))
         + drained_by(storage),
     }
 
@@ -376,40 +423,42 @@ def compute_lines(rabbit: dict[str, Any], verbose: int, now: float | None = None
 
 def format_rabbits(answer: Any, verbose: int = 0, down_only: bool = False,
                    names: list[Hostlist] | None = None, width: int | None = None,
-                   now: float | None = None) -> str:
+                   now: float | None = None, fmt: OutputFormat | None = None,
+                   header: bool = True) -> str:
     """What ``flux dws rabbits`` prints for a dws.rabbits answer.
 
     ``names`` and ``down_only`` choose the rabbits (see select()); the
-    summary line is always about every rabbit.  With ``width`` (the
-    terminal's), the WHY column is cut to fit it, to no fewer than MIN_WHY
-    characters; verbose output then also prints the whole reason.  ``now``
-    (default: the clock) dates the holds.
+    summary line is always about every rabbit.  ``fmt`` is the table's
+    format (default: the ``default`` preset, ``long`` with ``verbose``).
+    With ``width`` (a terminal's), a last column that does not fit is cut
+    to what is left of it, to no fewer than MIN_WHY characters, and the
+    whole reason follows on a line of its own; without, nothing is cut.
+    ``header`` False leaves out the summary and the heading line.
+    ``now`` (default: the clock) dates the holds.
     """
     rabbits = select(answer, names, down_only)
-    lines = [summary(answer)]
+    if fmt is None:
+        fmt = TABLE.parse("long" if verbose else "default")
+    lines = [summary(answer)] if header else []
     if not rabbits:
+        if not header:
+            return ""
         if down_only:
             lines.append("no rabbit is down or has an unhealthy compute")
         elif not rabbits_of(answer):
             lines.append("no rabbits")
         return "\n".join(lines)
     rows = [row(r) for r in rabbits]
-    widths = {col: max(len(col), *(len(cells[col]) for cells in rows)) for col in COLUMNS}
-    lead = sum(widths[col] + 2 for col in COLUMNS[:-1])
-    why_width = None if width is None else max(width - lead, MIN_WHY)
-
-    def line(cells: dict[str, str]) -> str:
-        parts = [cells[col].rjust(widths[col]) if col in NUMERIC else cells[col].ljust(widths[col])
-                 for col in COLUMNS[:-1]]
-        why = cells["WHY"] if why_width is None else truncate(cells["WHY"], why_width)
-        return "  ".join([*parts, why]).rstrip()
-
-    lines.append(line({col: col for col in COLUMNS}))
+    fitted = fmt.fitted(rows, header)
+    if header:
+        lines.append(fitted.header())
     for rabbit, cells in zip(rabbits, rows):
-        lines.append(line(cells))
+        line, cut = fitted.line(cells, width, MIN_WHY)
+        lines.append(line)
+        if cut:  # the last field, whole, on a line of its own
+            last = fitted.fields[-1]
+            lines.append(f"  {last}: {cells[last]}")
         if verbose:
-            if why_width is not None and len(cells["WHY"]) > why_width:
-                lines.append(f"  why: {cells['WHY']}")
             lines += compute_lines(rabbit, verbose, now)
     return "\n".join(lines)
 
@@ -427,6 +476,9 @@ def filtered_answer(answer: Any, names: list[Hostlist] | None,
 
 def run(args: argparse.Namespace) -> int:
     prog = "flux-dws rabbits"
+    if args.format == HELP:
+        print(TABLE.help_text())
+        return 0
     try:
         answer = ask_dws(TOPIC)
     except FluxUnavailable as exc:
@@ -437,12 +489,14 @@ def run(args: argparse.Namespace) -> int:
             text = json.dumps(filtered_answer(answer, args.rabbits, args.down), indent=1)
         else:
             text = format_rabbits(answer, args.verbose, args.down, args.rabbits,
-                                  shutil.get_terminal_size().columns)
+                                  terminal_width(), fmt=args.format,
+                                  header=not args.no_header)
     except AnswerError as exc:
         print(f"{prog}: unexpected {TOPIC} answer: {exc}", file=sys.stderr)
         return 1
     except UnknownRabbits as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 1
-    print(text)
+    if text:
+        print(text)
     return 0
