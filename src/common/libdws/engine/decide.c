@@ -278,6 +278,11 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
         case DECIDE_ON_OVER_LIMIT:
             return make (job->phase == PHASE_NONE && !job->epilog ? STEP_WAIT_LIMIT
                                                                   : STEP_NOTHING);
+        case DECIDE_ON_LIMIT_FOUND:
+            /* the old service made its Workflow and went away before the
+             * create's answer removed dws-limit; without one, the create
+             * (its answer) or admit.c's pass removes it */
+            return make (phase_exists (job) ? STEP_LIMIT_REMOVE : STEP_NOTHING);
         case DECIDE_ON_CREATED:
             if (job->toredown)
                 return teardown (job);
