@@ -8,7 +8,8 @@
   ``hold`` (seconds), are carried out as usual and only their answer waits
   (up to ``hold``, or until ``release()``): a write that is made while its
   client is gone by the time the answer comes (a service restarted between
-  a create and its answer).
+  a create and its answer).  ``skip``: the first ``skip`` matching requests
+  pass untouched (the second write to one object fails, not the first).
 - ``drop_watches()``: every open watch stream is cut (no final chunk), as
   when an API server or a load balancer goes away; clients must reconnect.
 - ``expire_watches(n)``: the next ``n`` watches that name a resourceVersion
@@ -46,6 +47,7 @@ class ApiFault:
     drop: bool = False
     message: str = ""
     hold: float = 0.0
+    skip: int = 0
     hits: int = 0
     _regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
     _released: threading.Event = field(init=False, repr=False, compare=False,
@@ -59,6 +61,8 @@ class ApiFault:
         if self.retry_after is not None and (not isinstance(self.retry_after, (int, float))
                                              or self.retry_after < 0):
             raise ValueError(f"retry_after must be a number >= 0, not {self.retry_after!r}")
+        if not isinstance(self.skip, int) or self.skip < 0:
+            raise ValueError(f"skip must be an integer >= 0, not {self.skip!r}")
         if not isinstance(self.hold, (int, float)) or self.hold < 0:
             raise ValueError(f"hold must be a number of seconds >= 0, not {self.hold!r}")
         if self.hold and self.drop:
@@ -91,7 +95,8 @@ class ApiFault:
 
     @classmethod
     def from_json(cls, body: dict[str, Any]) -> ApiFault:
-        known = {"status", "method", "path", "count", "retryAfter", "drop", "message", "hold"}
+        known = {"status", "method", "path", "count", "retryAfter", "drop", "message", "hold",
+                 "skip"}
         unknown = set(body) - known
         if unknown:
             raise ValueError(f"unknown field(s) {', '.join(sorted(unknown))}")
@@ -176,6 +181,9 @@ class ApiFaults:
         with self.cond:
             for fault in self.rules:
                 if fault.matches(method, target):
+                    if fault.skip > 0:
+                        fault.skip -= 1
+                        continue
                     fault.count -= 1
                     fault.hits += 1
                     self.failed += 1
