@@ -295,3 +295,28 @@ def test_a_job_taken_up_after_a_restart_counts_its_gib() -> None:
         assert h.wait(a).exceptions == []
         assert h.wait(b).exceptions == []
         assert settled(h) == {}
+
+
+def test_a_limit_removal_lost_to_a_jobtap_reload_is_sent_again(jobs1: Harness) -> None:
+    # the plugin was reloaded as the service removed dws-limit (lost with
+    # no plugin loaded): the reloaded plugin's dws.create again brings it
+    h = jobs1
+    a, b = _one_running_one_waiting(h)
+    real_rpc = h.link.rpc
+    dropped: list[Any] = []
+
+    def drop_limit_removal(topic: str, payload: Any, *args: Any, **kw: Any) -> None:
+        if topic.endswith(".dependency") and payload.get("add") is False and not dropped:
+            dropped.append(payload)
+            return
+        real_rpc(topic, payload, *args, **kw)
+
+    h.link.rpc = drop_limit_removal  # type: ignore[method-assign]
+    h.finish(a)
+    h.wait_for(lambda: bool(dropped) and DEPENDENCY not in h.jm.jobs[b].deps, 30,
+               f"job {b} past dws-create, its dws-limit removal lost")
+    assert h.job(b).state == "DEPEND" and h.job(b).deps == {LIMIT_DEPENDENCY}
+    h.reload_jobtap(b)
+    job = h.wait(b)
+    assert job.exceptions == [], job.exceptions
+    assert settled(h) == {}

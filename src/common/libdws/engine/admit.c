@@ -187,8 +187,7 @@ void admit_pass (struct dws_engine *e)
 
 void admit_created (struct dws_engine *e, struct job *job)
 {
-    if (!job->limit_dep)
-        return;
-    job->limit_dep = false;
-    dependency (e, job, false);
+    /* limit_dep stays: a reloaded plugin may have missed the removal */
+    if (job->limit_dep)
+        dependency (e, job, false);
 }

@@ -15,7 +15,9 @@
  * one that goes at once (its user's use fell while no service watched, or
  * the limits were raised) has it removed once its create answers, one whose
  * Workflow the old service made (and went away before the answer) at once;
- * one that still waits is not held a second time.
+ * one that still waits is not held a second time.  The removal is sent
+ * again when a reloaded jobtap plugin asks for the job's create again
+ * (it may have reached no plugin).
  *
  * What a user holds is read from the job table each time: the jobs with
  * a Workflow (or its create sent), their GiB until Teardown is done, plus
@@ -41,7 +43,9 @@ int admit_create (struct dws_engine *e, struct job *job, dws_error_t *err);
 void admit_pass (struct dws_engine *e);
 
 /* The Workflow's create answered (or its Workflow was found after a
- * restart): release the dws-limit dependency if the job holds it. */
+ * restart, or a reloaded plugin asked for the create again): release the
+ * dws-limit dependency if the job held it (a repeat is harmless: the
+ * plugin answers a removal of what the job no longer holds). */
 void admit_created (struct dws_engine *e, struct job *job);
 
 #endif /* !DWS_ENGINE_ADMIT_H */

@@ -67,8 +67,9 @@ enum decide_on {
     DECIDE_ON_HOLDS_APPLIED,  /* Fluxion holds every ssd of the job down */
     DECIDE_ON_MAP,            /* the SystemConfiguration came: rabbits can be placed */
     DECIDE_ON_OVER_LIMIT,     /* its user's [rabbit.limits] hold it before its create */
-    DECIDE_ON_LIMIT_FOUND,    /* after a restart, the job manager's list shows it holding
-                               * dws-limit (recorded: limit_dep) */
+    DECIDE_ON_LIMIT_FOUND,    /* it may hold dws-limit still: the job manager's list after a
+                               * restart shows it (recorded: limit_dep), or its plugin was
+                               * reloaded (a repeated dws.create) */
     DECIDE_ON_PRESTAGE_RECORDED, /* ANN_PRESTAGE was written (the choice, or the ssd picked) */
     DECIDE_ON_PRESTAGE_FOUND, /* Fluxion said which held ssd a job has (the picked
                                * ones are verified, or to be picked again) */

@@ -211,6 +211,9 @@ static void create_request (struct dws_engine *e, json_t *msgid, json_t *p, json
         else {
             act_respond_ok (e, msgid); /* a repeated create: the Workflow exists */
             progress_resources_resend (e, job);
+            /* a reloaded plugin asks again: what it missed while away */
+            if (decide (e, job, DECIDE_ON_LIMIT_FOUND, 0).kind == STEP_LIMIT_REMOVE)
+                admit_created (e, job);
         }
         return;
     }
