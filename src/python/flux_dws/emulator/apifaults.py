@@ -6,7 +6,7 @@
   retry_after`` when given, as a 429 from API priority and fairness has) or,
   with ``drop``, have their connection closed without an answer; with
   ``hold`` (seconds), are carried out as usual and only their answer waits
-  (up to ``hold``, or until ``release()``): a write that is made while its
+  (up to ``hold``, or until ``release()`` or ``clear()``): a write that is made while its
   client is gone by the time the answer comes (a service restarted between
   a create and its answer).  ``skip``: the first ``skip`` matching requests
   pass untouched (the second write to one object fails, not the first).
@@ -114,6 +114,7 @@ class ApiFaults:
     def __init__(self) -> None:
         self.cond = threading.Condition()
         self.rules: list[ApiFault] = []
+        self.held: list[ApiFault] = []  # rules that held an answer: clear() lets them go
         self.expire = 0            # watches with a resourceVersion still to answer 410
         self.dropped = 0           # watch streams cut so far
         self.failed = 0            # requests answered by a rule so far
@@ -130,6 +131,9 @@ class ApiFaults:
 
     def clear(self) -> None:
         with self.cond:
+            for fault in self.held:
+                fault.release()
+            self.held.clear()
             self.rules.clear()
             self.expire = 0
             self.cond.notify_all()
@@ -186,6 +190,8 @@ class ApiFaults:
                         continue
                     fault.count -= 1
                     fault.hits += 1
+                    if fault.hold and fault not in self.held:
+                        self.held.append(fault)
                     self.failed += 1
                     if fault.count <= 0:
                         self.rules.remove(fault)
