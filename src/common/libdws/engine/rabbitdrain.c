@@ -241,6 +241,8 @@ static bool rollback_answered (struct dws_engine *e, const char *key, json_t *re
     json_t *u = json_object_get (undo, rabbit);
     json_int_t tries = json_integer_value (json_object_get (u, "tries"));
     char msg[768];
+    if (!u)
+        return false; /* a late answer: its chain has ended */
     if (!a->ok && !a->gone && tries < RABBITDRAIN_ROLLBACK_TRIES) {
         json_object_set_new (u, "tries", json_integer (tries + 1));
         act_log (e, "warning", "drain rabbit %s: taking its drain annotations back failed (%s);"
