@@ -8,7 +8,9 @@ Drained and the service takes the rabbit'"'"'s ssds down in Fluxion: no new
 rabbit job gets it, a running one keeps its storage.  undrain undoes it.
 A drain made with kubectl the nnf CLI'"'"'s way shows the same, a drain
 survives a service reload, only the instance owner may drain, and bad
-arguments get one line and no traceback (issue 47).'
+arguments get one line and no traceback (issue 47).  A drain whose Node
+write fails takes its annotations back and says so; a rollback that
+keeps failing names the half-drained rabbit and undrain clears it.'
 
 . "$(dirname "$0")"/sharness.sh
 
@@ -190,6 +192,34 @@ test_expect_success 'a reason of 200 bytes shows whole, in a pipe as in a file' 
 	test "$(cat reason.out)" = "$reason" &&
 	dws rabbits undrain kind-worker2 &&
 	wait_rabbits "any(.rabbits[]; .name == \"kind-worker2\" and .fluxion == \"up\")"
+'
+
+test_expect_success 'a drain whose taint fails is taken back, and says so' '
+	flux-dws fault api --status 403 --method PATCH --path "/nodes/kind-worker3" \
+		--message "nodes kind-worker3 is forbidden" >/dev/null &&
+	test_must_fail dws rabbits drain kind-worker3 --reason "taint fails" 2>taint.err &&
+	one_line taint.err &&
+	grep "rabbit kind-worker3: tainting its Kubernetes Node: nodes kind-worker3 is forbidden; its drain annotations were taken back$" taint.err &&
+	kubectl get storage kind-worker3 -o json |
+		jq -e ".metadata.annotations.drain_reason == null" &&
+	kubectl get node kind-worker3 -o json |
+		jq -e "[.spec.taints[] | .key] == [\"cray.nnf.node\"]"
+'
+
+test_expect_success 'a rollback that keeps failing names the half-drained rabbit; undrain clears it' '
+	flux-dws fault api --status 403 --method PATCH --path "/nodes/kind-worker3" >/dev/null &&
+	flux-dws fault api --status 409 --method PATCH --path "/storages/kind-worker3" \
+		--skip 1 --count 3 --message conflict >/dev/null &&
+	test_must_fail dws rabbits drain kind-worker3 --reason "rollback fails" 2>rollback.err &&
+	one_line rollback.err &&
+	grep "taking its drain annotations back failed 3 times (conflict): its Storage says drained, its Node is not tainted; .flux dws undrain kind-worker3. clears them$" rollback.err &&
+	kubectl get storage kind-worker3 -o json |
+		jq -e ".metadata.annotations.drain_reason == \"rollback fails\"" &&
+	flux dmesg | grep "dws.err.*kind-worker3.*its Node is not tainted" &&
+	flux-dws fault api-clear >/dev/null &&
+	dws rabbits undrain kind-worker3 &&
+	kubectl get storage kind-worker3 -o json |
+		jq -e ".metadata.annotations.drain_reason == null"
 '
 
 test_expect_success 'stop the instance' '

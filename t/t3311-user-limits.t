@@ -7,8 +7,11 @@ of the user waits in DEPEND on dws-limit with no Workflow, shown by
 flux dws jobs and flux dws job; it keeps waiting across a dws service
 reload and a jobtap plugin reload; a job cancelled while it waits ends
 with no Workflow; a config reload that raises max_user_jobs lets the
-waiting job go; persistent storage counts against its owner, across an
-instance restart, until it is destroyed; a job alone over max_user_gib
+waiting job go; so does one raised while the service is away (its
+dws-limit removed once its Workflow exists), and one whose Workflow was
+made as the service went away, before the create answered; persistent
+storage counts
+against its owner, across an instance restart, until it is destroyed; a job alone over max_user_gib
 is refused at dws.create; bad limits are refused with one line naming
 the key.'
 
@@ -166,6 +169,51 @@ test_expect_success 'destroying the persistent storage lets it go' '
 	workflow_gone $held &&
 	flux dmesg >restart.dmesg &&
 	test_must_fail grep "job-manager.dws.dependency:" restart.dmesg
+'
+
+test_expect_success 'a waiting job goes when its limit is raised while the service is away' '
+	sed -i "s/^max_user_jobs = 2$/max_user_jobs = 1/" conf/instance.toml &&
+	flux config reload &&
+	blocker=$(submit_held blocker) &&
+	flux job wait-event -t 60 $blocker start &&
+	away=$(flux submit -N1 --setattr=system.dw="$XFS" true) &&
+	until_true 30 waits_on_limit $away &&
+	flux module remove dws &&
+	sed -i "s/^max_user_jobs = 1$/max_user_jobs = 2/" conf/instance.toml &&
+	flux config reload &&
+	flux module load "$top_srcdir/src/modules/dws.py" &&
+	flux job wait-event -t 60 $away clean &&
+	completed $away &&
+	grep "dependency-remove description=\"dws-limit\"" $away.events &&
+	workflow_gone $away &&
+	release_job blocker $blocker &&
+	flux job wait-event -t 60 $blocker clean &&
+	completed $blocker
+'
+
+test_expect_success 'a restart between its Workflow create and the answer: one Workflow, it runs' '
+	sed -i "s/^max_user_jobs = 2$/max_user_jobs = 1/" conf/instance.toml &&
+	flux config reload &&
+	blocker=$(submit_held blocker3) &&
+	flux job wait-event -t 60 $blocker start &&
+	made=$(flux submit -N1 --setattr=system.dw="$XFS" true) &&
+	until_true 30 waits_on_limit $made &&
+	flux-dws fault api --method POST --path "/workflows(\\?|$)" --hold 20 >/dev/null &&
+	release_job blocker3 $blocker &&
+	until_true 30 kubectl get workflow $(wfname $made) &&
+	flux module remove dws &&
+	flux-dws fault api-clear >/dev/null &&
+	flux module load "$top_srcdir/src/modules/dws.py" &&
+	flux job wait-event -t 60 $made clean &&
+	completed $made &&
+	grep "dependency-remove description=\"dws-limit\"" $made.events &&
+	grep "memo rabbit_workflow=\"$(wfname $made)\"" $made.events &&
+	flux dmesg | grep "$(wfname $made): its Workflow exists; removing dws-limit" &&
+	workflow_gone $made &&
+	flux job wait-event -t 60 $blocker clean &&
+	completed $blocker &&
+	sed -i "s/^max_user_jobs = 1$/max_user_jobs = 2/" conf/instance.toml &&
+	flux config reload
 '
 
 test_expect_success 'a config reload with a bad limit is refused naming the key' '

@@ -7,7 +7,8 @@ waits in DEPEND on dws-prestage while its Workflow goes through Setup and
 DataIn with no node allocated, its Lustre held down in Fluxion; only then
 is it scheduled, mounts and runs.  A DataIn failure or a cancel ends it
 before any node is spent; a service, jobtap, Fluxion or instance restart
-meanwhile changes nothing; nothing stays held.'
+meanwhile changes nothing, nor does a service reload between the
+Workflow'"'"'s create and its answer; nothing stays held.'
 
 . "$(dirname "$0")"/sharness.sh
 
@@ -217,6 +218,19 @@ test_expect_success 'a bad rabbit.prestage is refused by config reload, naming t
 	grep "rabbit.prestage" reload.err &&
 	cp instance.toml.good conf/instance.toml &&
 	flux config reload
+'
+
+test_expect_success 'a service reload between its Workflow create and the answer: one Workflow, it runs' '
+	flux-dws fault api --method POST --path "/workflows(\\?|$)" --hold 20 >/dev/null &&
+	id=$(flux submit -N1 --setattr=system.dw="$STAGED" --setattr=system.dw_prestage=yes true) &&
+	until_true 30 kubectl get workflow $(wfname $id) &&
+	flux module remove dws &&
+	flux-dws fault api-clear >/dev/null &&
+	flux module load "$top_srcdir/src/modules/dws.py" &&
+	prestaged_then_ran $id &&
+	grep "memo rabbit_workflow=\"$(wfname $id)\"" $id.log &&
+	flux dmesg | grep "$(wfname $id): picked up in Proposal" &&
+	workflow_gone $id
 '
 
 test_expect_success 'nothing left behind' '

@@ -208,3 +208,115 @@ def test_limits_configured_by_a_reload_watch_the_persistent_storage() -> None:
         assert _view(h, jobid)["waiting"] == \
             f"max_user_gib 15: user {_me(h.owner)} holds 10 GiB in 0 jobs"
         _destroy_lets_go(h, "p2", jobid)
+
+
+# --- every wait survives every restart -----------------------------------------
+
+
+def _blocker_gone_while_away(h: Harness, a: int) -> None:
+    """Job a ends while no service watches, its Workflow gone with it (the
+    old service deleted it and went away before it let the waiting job go;
+    here: deleted for it)."""
+    h.stop_service()
+    assert h.emulator.controllers is not None
+    h.emulator.controllers.vanish("default", f"fluxjob-{a}")
+    h.wait_for(lambda: not _workflow_of(h, a), 30, f"job {a}'s Workflow to go")
+    h.finish(a)
+    h.wait(a, "CLEANUP")
+
+
+@pytest.mark.parametrize("how", ["blocker-gone", "limit-raised"])
+def test_a_waiting_job_goes_when_its_blocker_ended_while_away(jobs1: Harness,
+                                                               how: str) -> None:
+    # the restarted service finds b holding dws-limit with nothing in its
+    # way: it creates b's Workflow and removes dws-limit once it exists
+    h = jobs1
+    a, b = _one_running_one_waiting(h)
+    if how == "blocker-gone":
+        _blocker_gone_while_away(h, a)
+        h.start_service()
+    else:
+        h.restart_service({**h.config, "limits": {"max_user_jobs": 2, "users": {}}})
+    job = h.wait(b)
+    assert job.exceptions == [], job.exceptions
+    assert LIMIT_DEPENDENCY not in job.deps
+    if how == "limit-raised":
+        h.finish(a)
+        assert h.wait(a).exceptions == []
+    assert settled(h) == {}
+
+
+def _restart_with_the_answer_lost(h: Harness, held: Any) -> None:
+    """The service goes away with the held answer in flight: it reaches no
+    one; a fresh service starts."""
+    h.reactor.call(h.link.unserve)
+    held.release()
+    h.restart_service()
+
+
+def test_a_restart_between_the_create_and_its_answer(jobs1: Harness) -> None:
+    # b's Workflow is made as a lets it go, and the service restarts before
+    # the create's answer: the next one takes the Workflow up (no second
+    # one), removes dws-limit, and counts b against its user
+    h = jobs1
+    a = h.submit(XFS, nodes=1, runtime=LONG)
+    _started(h, a)
+    b = h.submit(XFS, nodes=1, runtime=LONG)
+    _waiting(h, b)
+    held = h.emulator.api_fault(method="POST", path=r"/workflows(\?|$)", hold=30.0)
+    h.finish(a)
+    h.wait_for(lambda: held.hits == 1 and _workflow_of(h, b), 30,
+               f"job {b}'s Workflow made, its answer held")
+    _restart_with_the_answer_lost(h, held)
+    _started(h, b)
+    assert LIMIT_DEPENDENCY not in h.job(b).deps
+    assert h.job(b).memo.get("rabbit_workflow") == f"fluxjob-{b}"
+    assert [w["metadata"]["name"] for w in h.workflows()] == [f"fluxjob-{b}"]
+    c = h.submit(XFS, nodes=1)
+    _waiting(h, c)
+    assert _view(h, c)["waiting"] == \
+        f"max_user_jobs 1: user {_me(h.owner)} holds 10 GiB in 1 job"
+    h.finish(b)
+    assert h.wait(b).exceptions == []
+    assert h.wait(c).exceptions == []
+    assert settled(h) == {}
+
+
+def test_a_job_taken_up_after_a_restart_counts_its_gib() -> None:
+    with Harness(config={"limits": {"max_user_gib": 25, "users": {}}}) as h:
+        a = h.submit(XFS, nodes=2, runtime=LONG)  # 2 x 10 GiB
+        _started(h, a)
+        h.restart_service()
+        b = h.submit(XFS, nodes=1)
+        _waiting(h, b)
+        assert _view(h, b)["waiting"] == \
+            f"max_user_gib 25: user {_me(h.owner)} holds 20 GiB in 1 job"
+        h.finish(a)
+        assert h.wait(a).exceptions == []
+        assert h.wait(b).exceptions == []
+        assert settled(h) == {}
+
+
+def test_a_limit_removal_lost_to_a_jobtap_reload_is_sent_again(jobs1: Harness) -> None:
+    # the plugin was reloaded as the service removed dws-limit (lost with
+    # no plugin loaded): the reloaded plugin's dws.create again brings it
+    h = jobs1
+    a, b = _one_running_one_waiting(h)
+    real_rpc = h.link.rpc
+    dropped: list[Any] = []
+
+    def drop_limit_removal(topic: str, payload: Any, *args: Any, **kw: Any) -> None:
+        if topic.endswith(".dependency") and payload.get("add") is False and not dropped:
+            dropped.append(payload)
+            return
+        real_rpc(topic, payload, *args, **kw)
+
+    h.link.rpc = drop_limit_removal  # type: ignore[method-assign]
+    h.finish(a)
+    h.wait_for(lambda: bool(dropped) and DEPENDENCY not in h.jm.jobs[b].deps, 30,
+               f"job {b} past dws-create, its dws-limit removal lost")
+    assert h.job(b).state == "DEPEND" and h.job(b).deps == {LIMIT_DEPENDENCY}
+    h.reload_jobtap(b)
+    job = h.wait(b)
+    assert job.exceptions == [], job.exceptions
+    assert settled(h) == {}

@@ -305,3 +305,47 @@ def test_waiting_jobs_get_room_in_submission_order_and_never_share_a_vertex() ->
         for jobid in (first, second):
             assert h.wait(jobid).exceptions == []
         assert cleared(h) == {}
+
+
+def test_a_prestage_remove_lost_to_a_service_restart_is_sent_again() -> None:
+    """The service went away with its prestage-remove unsent: the next one
+    takes the Workflow up in DataIn, done, and lets the job go."""
+    with Harness() as h:
+        real_rpc = h.link.rpc
+        dropped: list[str] = []
+
+        def drop_prestage_remove(topic: str, *args: object, **kw: object) -> None:
+            if topic == "job-manager.dws.prestage-remove" and not dropped:
+                dropped.append(topic)
+                return
+            real_rpc(topic, *args, **kw)  # type: ignore[arg-type]
+
+        h.link.rpc = drop_prestage_remove  # type: ignore[method-assign]
+        jobid = h.submit(STAGED, nodes=1, system=YES)
+        h.wait_for(lambda: bool(dropped), what="the first prestage-remove (dropped)")
+        assert state(h, jobid) == "DEPEND" and deps(h, jobid) == {"dws-prestage"}
+        h.restart_service()
+        job = h.wait(jobid)
+        assert job.exceptions == [] and len(job.hosts) == 1
+        assert cleared(h) == {}
+
+
+def test_a_restart_between_a_prestaged_create_and_its_answer() -> None:
+    """The Workflow of a job that asked for pre-staging is made and the
+    service restarts before the create's answer: the next one takes it up,
+    pre-stages it (one Workflow) and the job runs."""
+    with Harness() as h:
+        held_answer = h.emulator.api_fault(method="POST", path=r"/workflows(\?|$)", hold=30.0)
+        jobid = h.submit(STAGED, nodes=1, system=YES)
+        h.wait_for(lambda: held_answer.hits == 1 and any(
+            w["metadata"]["name"] == f"fluxjob-{jobid}" for w in h.workflows()), 30,
+            "the Workflow made, its answer held")
+        h.reactor.call(h.link.unserve)
+        held_answer.release()
+        h.restart_service()
+        job = h.wait(jobid)
+        assert job.exceptions == [] and len(job.hosts) == 1
+        assert job.memo.get("rabbit_workflow") == f"fluxjob-{jobid}"
+        assert "dws-prestage" in [c.get("description") for _, n, c in job.eventlog
+                                  if n == "dependency-add"]
+        assert cleared(h) == {}

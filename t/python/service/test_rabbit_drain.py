@@ -153,6 +153,57 @@ def test_a_failed_write_is_reported(h: Harness) -> None:
     got = h.ask("dws.drain", payload={"rabbits": R3, "reason": "x"})
     assert got["errnum"] == errno.EIO, got
     assert got["error"] == ("dws.drain: rabbit kind-worker3: reading its Kubernetes Node:"
-                            " not found"), got
+                            " not found; its drain annotations were taken back"), got
     # the annotations written first were taken back, as the nnf CLI does
     assert "drain_reason" not in (storage(h, R3)["metadata"].get("annotations") or {})
+
+
+# --- a failed taint write, a failed rollback -------------------------------------
+
+FORBIDDEN = 'nodes "kind-worker3" is forbidden'
+STORAGE_PATH = rf"/storages/{R3}(\?|$)"
+
+
+def _drain_annotated(h: Harness) -> bool:
+    return "drain_reason" in (storage(h, R3)["metadata"].get("annotations") or {})
+
+
+def test_a_failed_taint_is_taken_back_and_named(h: Harness) -> None:
+    h.emulator.api_fault(403, method="PATCH", path=rf"/nodes/{R3}(\?|$)", message=FORBIDDEN)
+    got = h.ask("dws.drain", payload={"rabbits": R3, "reason": "x"})
+    assert got["errnum"] == errno.EIO, got
+    assert got["error"] == (f"dws.drain: rabbit {R3}: tainting its Kubernetes Node: {FORBIDDEN};"
+                            " its drain annotations were taken back"), got
+    assert not _drain_annotated(h)
+    assert taints(h, R3) == [("cray.nnf.node", "NoSchedule")]
+
+
+def test_a_failed_rollback_is_tried_again(h: Harness) -> None:
+    h.emulator.api_fault(403, method="PATCH", path=rf"/nodes/{R3}(\?|$)", message=FORBIDDEN)
+    # the annotations' write passes, the first rollback fails
+    rollback = h.emulator.api_fault(409, method="PATCH", path=STORAGE_PATH, skip=1, count=1,
+                                    message="the object has been modified")
+    got = h.ask("dws.drain", payload={"rabbits": R3, "reason": "x"})
+    assert rollback.hits == 1
+    assert got["error"] == (f"dws.drain: rabbit {R3}: tainting its Kubernetes Node: {FORBIDDEN};"
+                            " its drain annotations were taken back"), got
+    assert not _drain_annotated(h)
+
+
+def test_a_rollback_that_keeps_failing_names_the_half_drained_rabbit(h: Harness) -> None:
+    h.emulator.api_fault(403, method="PATCH", path=rf"/nodes/{R3}(\?|$)", message=FORBIDDEN)
+    rollback = h.emulator.api_fault(409, method="PATCH", path=STORAGE_PATH, skip=1, count=10,
+                                    message="the object has been modified")
+    got = h.ask("dws.drain", payload={"rabbits": R3, "reason": "bad drive"})
+    assert rollback.hits == 3, rollback.hits
+    assert got["errnum"] == errno.EIO, got
+    assert got["error"] == (
+        f"dws.drain: rabbit {R3}: tainting its Kubernetes Node: {FORBIDDEN};"
+        " taking its drain annotations back failed 3 times (the object has been modified):"
+        f" its Storage says drained, its Node is not tainted; 'flux dws undrain {R3}'"
+        " clears them"), got
+    assert any(lvl == "err" and "its Node is not tainted" in m for lvl, m in h.link.logs)
+    assert _drain_annotated(h) and taints(h, R3) == [("cray.nnf.node", "NoSchedule")]
+    h.emulator.clear_api_faults()
+    assert h.ask("dws.undrain", payload={"rabbits": R3})["success"]
+    assert not _drain_annotated(h)

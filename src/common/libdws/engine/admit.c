@@ -95,9 +95,10 @@ int admit_create (struct dws_engine *e, struct job *job, dws_error_t *err)
         return 0;
     free (job->limit_why);
     job->limit_why = strdup (why);
-    job->limit_dep = true;
     act_log (e, "info", "%s: waits for its user's rabbit storage: %s", job->name, why);
-    dependency (e, job, true);
+    if (!job->limit_dep) /* not held already (found so after a restart) */
+        dependency (e, job, true);
+    job->limit_dep = true;
     act_record (e, job);
     return 1;
 }
@@ -186,8 +187,7 @@ void admit_pass (struct dws_engine *e)
 
 void admit_created (struct dws_engine *e, struct job *job)
 {
-    if (!job->limit_dep)
-        return;
-    job->limit_dep = false;
-    dependency (e, job, false);
+    /* limit_dep stays: a reloaded plugin may have missed the removal */
+    if (job->limit_dep)
+        dependency (e, job, false);
 }

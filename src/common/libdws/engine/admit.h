@@ -10,7 +10,14 @@
  * stay get their reason written again with what the user holds now): their
  * Workflows are created, and dws-limit is removed once the create has
  * answered (admit_created), so that a restart before that finds the job
- * still held and weighs it again.
+ * still held and weighs it again.  The job manager's list read after a
+ * restart says which jobs hold dws-limit (request.c records it: limit_dep):
+ * one that goes at once (its user's use fell while no service watched, or
+ * the limits were raised) has it removed once its create answers, one whose
+ * Workflow the old service made (and went away before the answer) at once;
+ * one that still waits is not held a second time.  The removal is sent
+ * again when a reloaded jobtap plugin asks for the job's create again
+ * (it may have reached no plugin).
  *
  * What a user holds is read from the job table each time: the jobs with
  * a Workflow (or its create sent), their GiB until Teardown is done, plus
@@ -35,7 +42,10 @@ int admit_create (struct dws_engine *e, struct job *job, dws_error_t *err);
 /* Let waiting jobs go that their users' limits now allow. */
 void admit_pass (struct dws_engine *e);
 
-/* The Workflow's create answered: release the dws-limit dependency. */
+/* The Workflow's create answered (or its Workflow was found after a
+ * restart, or a reloaded plugin asked for the create again): release the
+ * dws-limit dependency if the job held it (a repeat is harmless: the
+ * plugin answers a removal of what the job no longer holds). */
 void admit_created (struct dws_engine *e, struct job *job);
 
 #endif /* !DWS_ENGINE_ADMIT_H */

@@ -278,6 +278,13 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
         case DECIDE_ON_OVER_LIMIT:
             return make (job->phase == PHASE_NONE && !job->epilog ? STEP_WAIT_LIMIT
                                                                   : STEP_NOTHING);
+        case DECIDE_ON_LIMIT_FOUND:
+            /* its Workflow exists: the old service went away before the
+             * create's answer removed dws-limit, or the removal reached no
+             * plugin (a reload); without one, the create's answer removes
+             * it (or admit.c's pass lets the job go first) */
+            return make (job->limit_dep && phase_exists (job) ? STEP_LIMIT_REMOVE
+                                                              : STEP_NOTHING);
         case DECIDE_ON_CREATED:
             if (job->toredown)
                 return teardown (job);

@@ -67,6 +67,9 @@ enum decide_on {
     DECIDE_ON_HOLDS_APPLIED,  /* Fluxion holds every ssd of the job down */
     DECIDE_ON_MAP,            /* the SystemConfiguration came: rabbits can be placed */
     DECIDE_ON_OVER_LIMIT,     /* its user's [rabbit.limits] hold it before its create */
+    DECIDE_ON_LIMIT_FOUND,    /* it may hold dws-limit still: the job manager's list after a
+                               * restart shows it (recorded: limit_dep), or its plugin was
+                               * reloaded (a repeated dws.create) */
     DECIDE_ON_PRESTAGE_RECORDED, /* ANN_PRESTAGE was written (the choice, or the ssd picked) */
     DECIDE_ON_PRESTAGE_FOUND, /* Fluxion said which held ssd a job has (the picked
                                * ones are verified, or to be picked again) */
@@ -122,6 +125,7 @@ enum step_kind {
     STEP_RELEASED,       /* the ssds are held: end the epilog, DataOut */
     STEP_WAIT_LIMIT,     /* wait, with no Workflow, for its user's use to fall (admit.c) */
     STEP_END_WAITING,    /* its epilog began while it waited: release it, forget the job */
+    STEP_LIMIT_REMOVE,   /* its Workflow exists: remove dws-limit (admit.c) */
     STEP_PRESTAGE_RECORD, /* pre-staged: record it on the Workflow first */
     STEP_PRESTAGE_PICK,  /* pick the ssd it holds (again, or once some are free) */
     STEP_PRESTAGE_VERIFY, /* its hold applied: ask Fluxion whether a job has any of it */

@@ -599,6 +599,8 @@ static void adopt (struct dws_engine *e, struct job *job)
         return;
     if (desired > WF_PROPOSAL)
         job->resources_sent = true;
+    else /* the old service may have gone before its create's answer wrote it */
+        act_memo (e, job, json_pack ("{s:s}", "rabbit_workflow", job->name));
     job->setup_pending = job->hosts && desired == WF_PROPOSAL;
     if (desired == WF_TEARDOWN)
         job->toredown = true;

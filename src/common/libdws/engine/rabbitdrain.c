@@ -137,9 +137,10 @@ void rabbitdrain_request (struct dws_engine *e, json_t *msgid, json_t *payload, 
     snprintf (by, sizeof (by), "%" JSON_INTEGER_FORMAT,
               json_integer_value (json_object_get (event, "userid")));
     snprintf (key, sizeof (key), "%" JSON_INTEGER_FORMAT, ++e->drain_seq);
-    json_t *req = json_pack ("{s:O s:b s:I s:[] s:O s:s s:s s:s?}", "msgid", msgid, "drain",
-                             drain, "left", (json_int_t)json_array_size (names), "errors",
-                             "rabbits", names, "date", date, "by", by, "reason", reason);
+    json_t *req = json_pack ("{s:O s:b s:I s:[] s:{} s:O s:s s:s s:s?}", "msgid", msgid,
+                             "drain", drain, "left", (json_int_t)json_array_size (names),
+                             "errors", "undo", "rabbits", names, "date", date, "by", by,
+                             "reason", reason);
     json_object_set_new (e->drains, key, req);
     size_t i;
     json_t *v;
@@ -222,11 +223,46 @@ static const char *step_words (const char *step)
         return "annotating its Storage";
     if (!strcmp (step, "unannotate"))
         return "removing its Storage's drain annotations";
-    if (!strcmp (step, "rollback"))
-        return "then removing the drain annotations it had written";
     if (!strcmp (step, "node"))
         return "reading its Kubernetes Node";
     return "tainting its Kubernetes Node";
+}
+
+/* A failed drain's rollback answered: its rabbit's error, whole.  A
+ * rollback that failed is sent again until RABBITDRAIN_ROLLBACK_TRIES have
+ * (the writer has retried what Kubernetes calls transient already): one
+ * left undone leaves the rabbit annotated as drained and not tainted,
+ * which the answer and the log say, with the command that clears it.
+ * False while a try is out. */
+static bool rollback_answered (struct dws_engine *e, const char *key, json_t *req,
+                               const char *rabbit, struct k8s_answer *a, json_t *event)
+{
+    json_t *undo = json_object_get (req, "undo");
+    json_t *u = json_object_get (undo, rabbit);
+    json_int_t tries = json_integer_value (json_object_get (u, "tries"));
+    char msg[768];
+    if (!u)
+        return false; /* a late answer: its chain has ended */
+    if (!a->ok && !a->gone && tries < RABBITDRAIN_ROLLBACK_TRIES) {
+        json_object_set_new (u, "tries", json_integer (tries + 1));
+        act_log (e, "warning", "drain rabbit %s: taking its drain annotations back failed (%s);"
+                 " trying again", rabbit, answer_message (event));
+        patch_storage (e, key, "rollback", rabbit, annotations (NULL));
+        return false;
+    }
+    const char *why = json_string_value (json_object_get (u, "why"));
+    if (a->ok || a->gone) /* gone: no Storage, nothing of the drain is left */
+        snprintf (msg, sizeof (msg), "%s; its drain annotations were taken back", why);
+    else {
+        snprintf (msg, sizeof (msg), "%s; taking its drain annotations back failed %lld times"
+                  " (%s): its Storage says drained, its Node is not tainted;"
+                  " 'flux dws undrain %s' clears them", why, (long long)tries,
+                  answer_message (event), rabbit);
+        act_log (e, "err", "drain %s", msg);
+    }
+    json_array_append_new (json_object_get (req, "errors"), json_string (msg));
+    json_object_del (undo, rabbit);
+    return true;
 }
 
 /* What a rabbit's chain does after an answer: the next write, or its end
@@ -235,6 +271,8 @@ static bool next_step (struct dws_engine *e, const char *key, json_t *req, const
                        const char *rabbit, struct k8s_answer *a, json_t *event)
 {
     bool drain = json_is_true (json_object_get (req, "drain"));
+    if (drain && !strcmp (step, "rollback"))
+        return rollback_answered (e, key, req, rabbit, a, event);
     if (!a->ok) {
         char msg[512];
         if (a->gone)
@@ -242,14 +280,16 @@ static bool next_step (struct dws_engine *e, const char *key, json_t *req, const
         else
             snprintf (msg, sizeof (msg), "rabbit %s: %s: %s", rabbit, step_words (step),
                       answer_message (event));
-        json_array_append_new (json_object_get (req, "errors"), json_string (msg));
         act_log (e, "err", "%s %s", drain ? "drain" : "undrain", msg);
         /* a drain that could not taint the Node takes its annotations back,
-         * as the nnf CLI does */
+         * as the nnf CLI does; its error is written once that answers */
         if (drain && (!strcmp (step, "node") || !strcmp (step, "taint"))) {
+            json_object_set_new (json_object_get (req, "undo"), rabbit,
+                                 json_pack ("{s:s s:i}", "why", msg, "tries", 1));
             patch_storage (e, key, "rollback", rabbit, annotations (NULL));
             return false;
         }
+        json_array_append_new (json_object_get (req, "errors"), json_string (msg));
         return true;
     }
     if (!strcmp (step, "storage")) {

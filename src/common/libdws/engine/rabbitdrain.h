@@ -9,7 +9,8 @@
  * NoExecute (its other taints kept: the Node is read first), in the nnf
  * CLI's order, one rabbit's writes after another's answer; when the Node
  * cannot be read or tainted, the annotations are taken back, as the nnf
- * CLI does.  An undrain untaints first, then removes them.  nnf-sos then
+ * CLI does (tried RABBITDRAIN_ROLLBACK_TRIES times; the answer says
+ * whether they were, and names a rabbit left annotated but not tainted).  An undrain untaints first, then removes them.  nnf-sos then
  * reports the Storage Drained, and rabbit health takes the rabbit's ssd
  * vertices down in Fluxion like any rabbit that is not Ready: new jobs
  * stay off it, running jobs keep what they have.  An undrain removes the
@@ -24,7 +25,10 @@
  * reason is one line of 1..RABBITDRAIN_REASON_MAX bytes.  A bad request
  * is answered EINVAL and changes nothing; the answer comes once every
  * write has answered: {"success": true, "rabbits": [names]}, or EIO
- * naming each rabbit whose write failed.  Owner-only (request.c's
+ * naming each rabbit whose write failed ("rabbit R: tainting its
+ * Kubernetes Node: MSG; its drain annotations were taken back", or "...;
+ * taking its drain annotations back failed 3 times (MSG): its Storage says
+ * drained, its Node is not tainted; 'flux dws undrain R' clears them").  Owner-only (request.c's
  * table).
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
@@ -40,6 +44,7 @@
 #define RABBITDRAIN_TAINT_KEY "cray.nnf.node.drain"
 #define RABBITDRAIN_BY_ANNOTATION "flux-dws.io/drained-by"
 #define RABBITDRAIN_REASON_MAX 200
+#define RABBITDRAIN_ROLLBACK_TRIES 3
 
 void rabbitdrain_request (struct dws_engine *e, json_t *msgid, json_t *payload, json_t *event,
                           bool drain);

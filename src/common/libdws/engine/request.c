@@ -211,6 +211,9 @@ static void create_request (struct dws_engine *e, json_t *msgid, json_t *p, json
         else {
             act_respond_ok (e, msgid); /* a repeated create: the Workflow exists */
             progress_resources_resend (e, job);
+            /* a reloaded plugin asks again: what it missed while away */
+            if (decide (e, job, DECIDE_ON_LIMIT_FOUND, 0).kind == STEP_LIMIT_REMOVE)
+                admit_created (e, job);
         }
         return;
     }
@@ -649,7 +652,10 @@ static void ended_while_away (struct dws_engine *e, json_t *active)
  * never saw lost its dws.post_run; a rabbit job in CLEANUP with no
  * Workflow at all lost the epilog-remove sent when its Workflow was
  * deleted; a job in CLEANUP that holds dws-limit and has no Workflow was
- * cancelled while [rabbit.limits] held it and lost its dws.post_run.
+ * cancelled while [rabbit.limits] held it and lost its dws.post_run.  A
+ * job in DEPEND that holds dws-limit keeps it until its Workflow exists:
+ * weighed again when it has none, let go at once when the old service
+ * made it and went away before the create's answer (admit.h).
  * Each is carried on as the lost request would have.  When the
  * list is complete (not an empty one for a failed listing), Workflows
  * of jobs that are no longer active are torn down.  Not lost: the
@@ -684,12 +690,21 @@ void request_orphans_event (struct dws_engine *e, json_t *jobs, bool complete)
         if (!strcmp (state, "DEPEND")) {
             char key[32];
             snprintf (key, sizeof (key), "%" JSON_INTEGER_FORMAT, json_integer_value (idv));
+            if (job && held_by_limit (v)) {
+                job->limit_dep = true;
+                if (decide (e, job, DECIDE_ON_LIMIT_FOUND, 0).kind == STEP_LIMIT_REMOVE) {
+                    act_log (e, "info", "%s: its Workflow exists; removing %s", job->name,
+                             DWS_JOBWIRE_LIMIT_DEPENDENCY);
+                    admit_created (e, job);
+                }
+            }
             if (job || !held_by_create (v) || json_object_get (e->refused, key)
                 || !(job = job_create (e, json_integer_value (idv))))
                 continue;
             act_log (e, "info", "%s: job waits for dws-create and has no Workflow yet;"
                      " creating it from its jobspec", job->name);
             job->other_deps = held_by_others (v);
+            job->limit_dep = held_by_limit (v); /* removed once its create answers */
             job_info_for (e, job, false);
         }
         else if (!strcmp (state, "RUN")) {

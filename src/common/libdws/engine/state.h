@@ -268,7 +268,9 @@ struct job {
     int64_t gib;           /* rabbit GiB its directives ask for (limits.h); -1: not read */
     char *username;        /* its owner's name as the service looked it up, or NULL */
     char *limit_why;       /* why it waits in PHASE_LIMITED (admit.c), or NULL */
-    bool limit_dep;        /* dws-limit was added: removed once the create answers */
+    bool limit_dep;        /* it holds (or held) dws-limit: added here, or found held
+                            * after a restart; removed once its Workflow exists, and
+                            * again at a reloaded plugin's repeated dws.create */
 
     /* pre-staging (prestage.c): storage set up and filled before the nodes */
     int prestage_asked;    /* dw_prestage: -1 not given, 0 "no", 1 "yes" */

@@ -2451,6 +2451,81 @@ static void test_orphans (void)
     dws_engine_destroy (e);
 }
 
+/* dws-limit across a restart: the job manager's list says who holds it */
+#define DEP_TOPIC "job-manager.dws.dependency"
+#define JOBINFO_XFS(id)                                                                        \
+    "{'type':'job-info','token':'job-info:" #id "','ok':true,'userid':1000,'jobspec':"         \
+    "{'resources':[{'type':'node','count':1}],'attributes':{'system':{'dw':'" DW_XFS "'}}}}"
+
+static void test_orphans_limit (void)
+{
+    k8s_reset ();
+    struct dws_engine *e = engine ("{'limits':{'max_user_jobs':1,'users':{}}}");
+    sysconf (e);
+    /* 831's Workflow was made by the old service, which went away before
+     * the create's answer: taken up from the list */
+    json_t *w831 = found (831, "Proposal", "Proposal", false, NULL, NULL);
+    json_t *objs = json_pack ("{s:s s:s s:[O]}", "type", "sync", "kind", "Workflow", "objects",
+                              w831);
+    feedj (e, objs);
+    has ("a Workflow taken up in Proposal: its memo written again (the create's answer"
+         " wrote it)", "action", "memo", "id", "831", "memo",
+         "{\"rabbit_workflow\":\"fluxjob-831\"}");
+    feed (e, "{'type':'sync','kind':'PersistentStorageInstance','objects':[]}");
+    feed (e, "{'type':'orphans','jobs':[{'id':830,'state':'DEPEND','dependencies':"
+             "['dws-create','dws-limit']},{'id':831,'state':'DEPEND','dependencies':"
+             "['dws-create','dws-limit']},{'id':832,'state':'DEPEND','dependencies':"
+             "['dws-create']}]}");
+    has ("831 holds dws-limit and its Workflow exists: dws-limit removed at once", "topic",
+         DEP_TOPIC, "payload", "{\"add\":false,\"id\":831,\"name\":\"dws-limit\"}");
+    has ("830 holds dws-limit without a Workflow: its jobspec read", "action", "job-info", "id",
+         "830");
+    ok (count ("topic", DEP_TOPIC) == 1, "... nothing else about dws-limit yet");
+    feed (e, JOBINFO_XFS (830));
+    has ("830 over max_user_jobs (831 counts): it waits", "action", "log", "message",
+         "fluxjob-830: waits for its user's rabbit storage: max_user_jobs 1: user 1000 holds"
+         " 10 GiB in 1 job");
+    ok (count ("topic", DEP_TOPIC) == 0, "... not held a second time: it holds dws-limit");
+    feed (e, JOBINFO_XFS (832));
+    has ("832 (no dws-limit) over the limit too: held now", "topic", DEP_TOPIC, "payload",
+         "{\"add\":true,\"id\":832,\"name\":\"dws-limit\"}");
+    /* 831 ends (cancelled): 830 goes, and loses dws-limit once its
+     * Workflow exists */
+    json_object_set (K8S, "fluxjob-831", w831);
+    feed (e, "{'type':'request','userid':0,'topic':'dws.teardown','msgid':9,"
+             "'payload':{'jobid':831}}");
+    k8s_apply (A);
+    complete (e, 831, NULL);
+    has ("831 torn down: deleted", "op", "delete", "name", "fluxjob-831");
+    ok (!find ("op", "create"), "... it counts until it is gone");
+    watch (e, "DELETED", w831);
+    json_decref (w831);
+    has ("831 gone: 830 goes first (submission order)", "op", "create", "token", "create:830");
+    ok (count ("topic", DEP_TOPIC) == 0, "... dws-limit stays until the create answers");
+    k8s_apply (A);
+    k8s_result (e, "create", 830, true, 201, "", wf (830));
+    has ("830's create answered: dws-limit removed (found held after the restart)", "topic",
+         DEP_TOPIC, "payload", "{\"add\":false,\"id\":830,\"name\":\"dws-limit\"}");
+    dws_engine_destroy (e);
+
+    /* the limits raised across the restart: the job goes at once and
+     * loses the dws-limit it was found holding */
+    k8s_reset ();
+    e = engine ("{'limits':{'max_user_jobs':5,'users':{}}}");
+    sysconf (e);
+    sync_none (e);
+    feed (e, "{'type':'sync','kind':'PersistentStorageInstance','objects':[]}");
+    feed (e, "{'type':'orphans','jobs':[{'id':833,'state':'DEPEND','dependencies':"
+             "['dws-create','dws-limit']}]}");
+    feed (e, JOBINFO_XFS (833));
+    has ("within the limits now: created", "op", "create", "token", "create:833");
+    k8s_apply (A);
+    k8s_result (e, "create", 833, true, 201, "", wf (833));
+    has ("... and dws-limit removed once it exists", "topic", DEP_TOPIC, "payload",
+         "{\"add\":false,\"id\":833,\"name\":\"dws-limit\"}");
+    dws_engine_destroy (e);
+}
+
 /* Jobs that ended while no service watched, and a lost epilog-remove */
 static void test_orphans_ended (void)
 {
@@ -3216,6 +3291,7 @@ int main (void)
     test_rebuild ();
     test_vanish ();
     test_orphans ();
+    test_orphans_limit ();
     test_orphans_ended ();
     test_orphans_persistent ();
     test_orphans_refused ();

@@ -172,8 +172,9 @@ static void test_rollback (void)
     answer (e, "drain:1:rollback:rabbit1", true, "{}");
     only_is ("respond-error",
              "[{\"action\":\"respond-error\",\"msgid\":7,\"errnum\":5,\"errstr\":"
-             "\"dws.drain: rabbit rabbit1: reading its Kubernetes Node: not found\"}]",
-             "then EIO naming the rabbit and the write");
+             "\"dws.drain: rabbit rabbit1: reading its Kubernetes Node: not found;"
+             " its drain annotations were taken back\"}]",
+             "then EIO naming the rabbit and the write, and that the drain was undone");
     request (e, "dws.drain", OWNER, "{\"rabbits\":\"rabbit2\",\"reason\":\"bad drive\"}");
     answer (e, "drain:2:storage:rabbit2", false, NULL);
     only_is ("respond-error",
@@ -181,6 +182,58 @@ static void test_rollback (void)
              "\"dws.drain: rabbit rabbit2: annotating its Storage: not found\"}]",
              "no Storage: nothing else is written");
     only_is ("k8s", "[]", "not even the Node");
+    dws_engine_destroy (e);
+}
+
+/* A failed rollback is tried again; one that keeps failing is named. */
+static void test_rollback_fails (void)
+{
+    struct dws_engine *e = engine ();
+    request (e, "dws.drain", OWNER, "{\"rabbits\":\"rabbit1\",\"reason\":\"bad drive\"}");
+    answer (e, "drain:1:storage:rabbit1", true, "{}");
+    answer (e, "drain:1:node:rabbit1", true, "{\"spec\":{}}");
+    feed (e, "{\"type\":\"k8s-result\",\"token\":\"drain:1:taint:rabbit1\",\"ok\":false,"
+             "\"code\":403,\"message\":\"nodes \\\"rabbit1\\\" is forbidden\"}");
+    only_is ("k8s", "[" STORAGE ("rabbit1", "drain:1:rollback:rabbit1") ANN_NULL "]",
+             "the taint refused: the annotations are taken back");
+    feed (e, "{\"type\":\"k8s-result\",\"token\":\"drain:1:rollback:rabbit1\",\"ok\":false,"
+             "\"code\":409,\"message\":\"conflict\"}");
+    only_is ("k8s", "[" STORAGE ("rabbit1", "drain:1:rollback:rabbit1") ANN_NULL "]",
+             "the rollback failed: tried again");
+    only_is ("respond-error", "[]", "... no answer meanwhile");
+    answer (e, "drain:1:rollback:rabbit1", true, "{}");
+    only_is ("respond-error",
+             "[{\"action\":\"respond-error\",\"msgid\":7,\"errnum\":5,\"errstr\":"
+             "\"dws.drain: rabbit rabbit1: tainting its Kubernetes Node: nodes \\\"rabbit1\\\" is"
+             " forbidden; its drain annotations were taken back\"}]",
+             "the second try took them back: the answer says so");
+
+    request (e, "dws.drain", OWNER, "{\"rabbits\":\"rabbit2\",\"reason\":\"bad drive\"}");
+    answer (e, "drain:2:storage:rabbit2", true, "{}");
+    answer (e, "drain:2:node:rabbit2", false, NULL);
+    for (int i = 1; i <= 3; i++) {
+        feed (e, "{\"type\":\"k8s-result\",\"token\":\"drain:2:rollback:rabbit2\","
+                 "\"ok\":false,\"code\":500,\"message\":\"etcd is down\"}");
+        if (i < 3)
+            only_is ("k8s", "[" STORAGE ("rabbit2", "drain:2:rollback:rabbit2") ANN_NULL "]",
+                     "a failed rollback is tried again, up to three times");
+    }
+    only_is ("k8s", "[]", "three tries: no fourth");
+    only_is ("respond-error",
+             "[{\"action\":\"respond-error\",\"msgid\":7,\"errnum\":5,\"errstr\":"
+             "\"dws.drain: rabbit rabbit2: reading its Kubernetes Node: not found; taking its"
+             " drain annotations back failed 3 times (etcd is down): its Storage says drained,"
+             " its Node is not tainted; 'flux dws undrain rabbit2' clears them\"}]",
+             "a rabbit left half-drained is named, with what clears it");
+    request (e, "dws.drain", OWNER, "{\"rabbits\":\"rabbit1\",\"reason\":\"bad drive\"}");
+    answer (e, "drain:3:storage:rabbit1", true, "{}");
+    answer (e, "drain:3:node:rabbit1", false, NULL);
+    answer (e, "drain:3:rollback:rabbit1", false, NULL);
+    only_is ("respond-error",
+             "[{\"action\":\"respond-error\",\"msgid\":7,\"errnum\":5,\"errstr\":"
+             "\"dws.drain: rabbit rabbit1: reading its Kubernetes Node: not found;"
+             " its drain annotations were taken back\"}]",
+             "a Storage gone under the rollback: nothing of the drain is left");
     dws_engine_destroy (e);
 }
 
@@ -264,6 +317,7 @@ int main (void)
 {
     test_drain ();
     test_rollback ();
+    test_rollback_fails ();
     test_undrain_and_failure ();
     test_refusals ();
     json_decref (A);

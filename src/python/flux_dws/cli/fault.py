@@ -15,7 +15,7 @@
     flux-dws fault storm [--rabbits HOSTLIST|all] --events N [--seed S]
     flux-dws fault vanish WORKFLOW [--namespace NS]
     flux-dws fault api [--status 503] [--method M] [--path REGEX] [--count N]
-                       [--retry-after S] [--drop] [--message TEXT]
+                       [--retry-after S] [--drop | --hold S] [--skip N] [--message TEXT]
     flux-dws fault api-list | api-clear | drop-watches | expire-watches [--count N]
 
 The emulator is found through --kubeconfig (default $KUBECONFIG or
@@ -126,9 +126,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     a.add_argument("--count", type=positive_int, default=1)
     a.add_argument("--retry-after", type=nonnegative_float, help="seconds, sent as Retry-After")
     a.add_argument("--drop", action="store_true", help="close the connection, no answer")
+    a.add_argument("--hold", type=nonnegative_float, default=0.0,
+                   help="carry the request out, hold its answer S seconds (or until"
+                        " api-clear)")
+    a.add_argument("--skip", type=nonnegative_int, default=0,
+                   help="let the first N matching requests pass")
     a.add_argument("--message", default="")
     act.add_parser("api-list", help="the API faults in force and the open watches")
-    act.add_parser("api-clear", help="remove every API fault")
+    act.add_parser("api-clear", help="remove every API fault (held answers go)")
     act.add_parser("drop-watches", help="cut every open watch stream now")
     e = act.add_parser("expire-watches", help="the next watches from a resourceVersion"
                                               " get 410 Gone")
@@ -255,7 +260,8 @@ def run(args: argparse.Namespace) -> int:
         out = _call(kc, "POST", "/_emulator/faults", body)
     elif args.action == "api":
         body = {"status": args.status, "method": args.method, "path": args.path,
-                "count": args.count, "drop": args.drop, "message": args.message}
+                "count": args.count, "drop": args.drop, "message": args.message,
+                "hold": args.hold, "skip": args.skip}
         if args.retry_after is not None:
             body["retryAfter"] = args.retry_after
         out = _call(kc, "POST", "/_emulator/api-faults", body)

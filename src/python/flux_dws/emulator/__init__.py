@@ -147,12 +147,15 @@ class Emulator:
 
     def api_fault(self, status: int = 503, *, method: str = "*", path: str = "",
                   count: int = 1, retry_after: float | None = None,
-                  drop: bool = False, message: str = "") -> ApiFault:
+                  drop: bool = False, message: str = "", hold: float = 0.0,
+                  skip: int = 0) -> ApiFault:
         """The next ``count`` requests of ``method`` whose target matches the
         regex ``path`` get ``status`` (``Retry-After: retry_after`` if given),
-        or with ``drop`` lose their connection unanswered."""
+        or with ``drop`` lose their connection unanswered, or with ``hold``
+        are carried out and their answer held ``hold`` seconds (or until
+        the fault's ``release()``); the first ``skip`` of them pass untouched."""
         return self.settings.api_faults.add(ApiFault(status, method, path, count,
-                                                     retry_after, drop, message))
+                                                     retry_after, drop, message, hold, skip))
 
     def drop_watches(self) -> int:
         """Cut every open watch stream (clients must reconnect); how many."""

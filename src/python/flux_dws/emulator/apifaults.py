@@ -4,7 +4,12 @@
   and whose request target (path and query) matches the regular expression
   ``path`` (``re.search``) get HTTP ``status`` (with ``Retry-After:
   retry_after`` when given, as a 429 from API priority and fairness has) or,
-  with ``drop``, have their connection closed without an answer.
+  with ``drop``, have their connection closed without an answer; with
+  ``hold`` (seconds), are carried out as usual and only their answer waits
+  (up to ``hold``, or until ``release()`` or ``clear()``): a write that is made while its
+  client is gone by the time the answer comes (a service restarted between
+  a create and its answer).  ``skip``: the first ``skip`` matching requests
+  pass untouched (the second write to one object fails, not the first).
 - ``drop_watches()``: every open watch stream is cut (no final chunk), as
   when an API server or a load balancer goes away; clients must reconnect.
 - ``expire_watches(n)``: the next ``n`` watches that name a resourceVersion
@@ -22,7 +27,7 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 STATUS_REASONS = {429: "TooManyRequests", 500: "InternalError", 502: "BadGateway",
@@ -31,7 +36,8 @@ STATUS_REASONS = {429: "TooManyRequests", 500: "InternalError", 502: "BadGateway
 
 @dataclass
 class ApiFault:
-    """The next ``count`` matching requests fail with ``status`` (or are dropped)."""
+    """The next ``count`` matching requests fail with ``status`` (or are
+    dropped, or carried out with their answer held)."""
 
     status: int = 503
     method: str = "*"
@@ -40,8 +46,12 @@ class ApiFault:
     retry_after: float | None = None
     drop: bool = False
     message: str = ""
+    hold: float = 0.0
+    skip: int = 0
     hits: int = 0
     _regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
+    _released: threading.Event = field(init=False, repr=False, compare=False,
+                                       default_factory=threading.Event)
 
     def __post_init__(self) -> None:
         if not isinstance(self.status, int) or not 400 <= self.status <= 599:
@@ -51,6 +61,12 @@ class ApiFault:
         if self.retry_after is not None and (not isinstance(self.retry_after, (int, float))
                                              or self.retry_after < 0):
             raise ValueError(f"retry_after must be a number >= 0, not {self.retry_after!r}")
+        if not isinstance(self.skip, int) or self.skip < 0:
+            raise ValueError(f"skip must be an integer >= 0, not {self.skip!r}")
+        if not isinstance(self.hold, (int, float)) or self.hold < 0:
+            raise ValueError(f"hold must be a number of seconds >= 0, not {self.hold!r}")
+        if self.hold and self.drop:
+            raise ValueError("a held answer cannot also be dropped")
         if not isinstance(self.method, str) or not isinstance(self.path, str):
             raise ValueError("method and path must be strings")
         self.method = self.method.upper()
@@ -64,15 +80,23 @@ class ApiFault:
     def matches(self, method: str, target: str) -> bool:
         return (self.method in ("*", method)) and self._regex.search(target) is not None
 
+    def release(self) -> None:
+        """Let the answers it holds go now."""
+        self._released.set()
+
+    def wait_released(self) -> None:
+        """Hold an answer (the server's side): until release() or ``hold``."""
+        self._released.wait(self.hold)
+
     def to_json(self) -> dict[str, Any]:
-        out = asdict(self)
-        out.pop("_regex", None)
+        out = {f.name: getattr(self, f.name) for f in fields(self) if not f.name.startswith("_")}
         out["retryAfter"] = out.pop("retry_after")
         return out
 
     @classmethod
     def from_json(cls, body: dict[str, Any]) -> ApiFault:
-        known = {"status", "method", "path", "count", "retryAfter", "drop", "message"}
+        known = {"status", "method", "path", "count", "retryAfter", "drop", "message", "hold",
+                 "skip"}
         unknown = set(body) - known
         if unknown:
             raise ValueError(f"unknown field(s) {', '.join(sorted(unknown))}")
@@ -90,6 +114,7 @@ class ApiFaults:
     def __init__(self) -> None:
         self.cond = threading.Condition()
         self.rules: list[ApiFault] = []
+        self.held: list[ApiFault] = []  # rules that held an answer: clear() lets them go
         self.expire = 0            # watches with a resourceVersion still to answer 410
         self.dropped = 0           # watch streams cut so far
         self.failed = 0            # requests answered by a rule so far
@@ -106,6 +131,9 @@ class ApiFaults:
 
     def clear(self) -> None:
         with self.cond:
+            for fault in self.held:
+                fault.release()
+            self.held.clear()
             self.rules.clear()
             self.expire = 0
             self.cond.notify_all()
@@ -157,8 +185,13 @@ class ApiFaults:
         with self.cond:
             for fault in self.rules:
                 if fault.matches(method, target):
+                    if fault.skip > 0:
+                        fault.skip -= 1
+                        continue
                     fault.count -= 1
                     fault.hits += 1
+                    if fault.hold and fault not in self.held:
+                        self.held.append(fault)
                     self.failed += 1
                     if fault.count <= 0:
                         self.rules.remove(fault)

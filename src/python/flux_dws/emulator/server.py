@@ -179,6 +179,7 @@ class Handler(socketserver.StreamRequestHandler):
     def _one_request(self) -> bool:
         self._warnings: list[str] = []
         self._extra_headers: list[str] = []
+        self._held: ApiFault | None = None  # an api fault that holds this answer
         self.command = ""
         line = self.rfile.readline(MAX_LINE + 1)
         if not line:
@@ -237,6 +238,9 @@ class Handler(socketserver.StreamRequestHandler):
         if self.close_connection:
             head.append("Connection: close")
         data = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1")
+        held, self._held = self._held, None
+        if held is not None:
+            held.wait_released()
         self.wfile.write(data + body if self.command != "HEAD" else data)
 
     def _json(self, code: int, obj: Any) -> None:
@@ -403,6 +407,9 @@ class Handler(socketserver.StreamRequestHandler):
         """Answer this request with an injected fault, if a rule says so."""
         fault = self.settings.api_faults.take(method, self.path)
         if fault is None:
+            return False
+        if fault.hold:  # carried out; _send holds its answer
+            self._held = fault
             return False
         self.close_connection = self.close_connection or fault.drop
         if fault.drop:  # hang up without an answer

@@ -11,7 +11,8 @@ kube layer; only its link differs (``HarnessLink`` instead of
 ``FluxLink``).  The job manager plays flux-core's part and the dws jobtap
 plugin's, through the libdws machine the C plugin shares.
 ``restart_service()`` kills the service mid-flight (pending requests go
-unanswered, as on a broker) and starts a fresh one.
+unanswered, and what its threads finish afterwards reaches no one, as on a
+broker) and starts a fresh one.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from flux_dws.dwsim.systems import load_system
 from flux_dws.emulator import Emulator
 from flux_dws.harness.fake_resource import FakeFluxion
 from flux_dws.harness.jobmanager import Job, JobManager
-from flux_dws.harness.link import HarnessLink
+from flux_dws.harness.link import HarnessLink, ServiceLink
 from flux_dws.harness.reactor import Reactor
 from flux_dws.hostlist import Hostlist
 from flux_dws.k8s.layer import KubeLayer
@@ -141,7 +142,9 @@ class Harness:
             return kube
 
         def make() -> Service:
-            svc = Service(self.link, cfg, factory, namespace=self.namespace)
+            # its own view of the link: once stopped, it neither acts nor
+            # hears (what its threads finish late is dropped, as on a broker)
+            svc = Service(ServiceLink(self.link), cfg, factory, namespace=self.namespace)
             svc.start()
             return svc
 

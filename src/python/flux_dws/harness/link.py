@@ -204,3 +204,67 @@ class _HarnessFollow:
             self.post(ev)
         while self.reader.errors:
             self.link.log("err", f"rabbit health: {self.reader.errors.pop(0)}")
+
+
+class ServiceLink(Link):
+    """The harness link as one service sees it.  Once the harness has
+    stopped that service (``HarnessLink.unserve``), nothing it still does
+    reaches anyone and nothing more reaches it, as for a module unloaded
+    from a broker: what its threads finish meanwhile (a write whose answer
+    comes late) is dropped, not fed to the dead service's engine."""
+
+    def __init__(self, link: HarnessLink) -> None:
+        self.link = link
+        self.generation = link.generation
+
+    def alive(self) -> bool:
+        return self.generation == self.link.generation
+
+    def serve(self, service: str, handler: Callable[[Request], None],
+              guest_methods: Collection[str] = ()) -> None:
+        if self.alive():
+            self.link.serve(service, handler, guest_methods)
+
+    def respond(self, msg: Any, payload: Any) -> None:
+        self.link.respond(msg, payload)
+
+    def respond_error(self, msg: Any, errnum: int, errstr: str) -> None:
+        self.link.respond_error(msg, errnum, errstr)
+
+    def rpc(self, topic: str, payload: Any, nodeid: int, callback: RpcCallback | None) -> None:
+        if self.alive():
+            self.link.rpc(topic, payload, nodeid, callback)
+
+    def job_info(self, jobid: int, want_R: bool, callback: Callable[[JobInfo], None]) -> None:
+        if self.alive():
+            self.link.job_info(jobid, want_R, callback)
+
+    def kvs_commit(self, jobid: int, put: dict[str, Any], link: dict[str, str],
+                   callback: Callable[[bool, str], None]) -> None:
+        if self.alive():
+            self.link.kvs_commit(jobid, put, link, callback)
+
+    def active_jobs(self, callback: Callable[[list[dict[str, Any]] | None], None]) -> None:
+        if self.alive():
+            self.link.active_jobs(callback)
+
+    def watch_resources(self, post: Callable[[dict[str, Any]], None], fluxion: bool,
+                        drain_queues: list[str] | None) -> ResourceFollow:
+        return self.link.watch_resources(post, fluxion, drain_queues)
+
+    def post(self, fn: Callable[[], None]) -> None:
+        self.link.post(lambda: fn() if self.alive() else None)
+
+    def timer_start(self, key: str, after: float, fn: Callable[[], None]) -> None:
+        if self.alive():
+            self.link.timer_start(key, after, fn)
+
+    def timer_pending(self, key: str) -> bool:
+        return self.link.timer_pending(key)
+
+    def timer_stop(self, key: str) -> None:
+        if self.alive():
+            self.link.timer_stop(key)
+
+    def log(self, level: str, message: str) -> None:
+        self.link.log(level, message)
