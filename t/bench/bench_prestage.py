@@ -111,7 +111,7 @@ def check(today: dict[str, Any], staged: dict[str, Any]) -> Goals:
     """The docstring's goals against the two runs' figures (``run``'s)."""
     goals = Goals("bench_prestage")
     goals.at_most("prestaged: node-seconds held before start per job (median), against"
-                  " its PreRun prolog (median) + 1 s per node", staged["per_job"],
+                  " its PreRun prolog (median) + 1 s per node", round(staged["per_job"], 3),
                   round(staged["prolog"] + 1.0, 3), " s")
     goals.check("backlog drained sooner prestaged than today", staged["drained"] <
                 today["drained"], f"{staged['drained']:.1f} s vs {today['drained']:.1f} s")
