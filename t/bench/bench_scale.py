@@ -19,7 +19,8 @@ jobs are left running and the service is reloaded: its start-up to serving.
 (counted in jobs ended, so a run is reproducible), the emulator injects
 driver errors, TransientConditions, ClientMount failures, watch 410s,
 5xx bursts and an API server restart (``--state``); the service is
-reloaded 5 times, the jobtap plugin twice, Fluxion's modules once, and 10
+reloaded 5 times, the jobtap plugin twice (``flux jobtap load --remove``),
+Fluxion's modules once, and 10
 rabbits go down and up.
 
 It prints, last, one line:
@@ -541,8 +542,12 @@ class Chaos:
         self.inst.load_service()
 
     def reload_jobtap(self) -> None:
-        subprocess.run(["flux", "jobtap", "remove", JOBTAP.name], check=True)
-        subprocess.run(["flux", "jobtap", "load", str(JOBTAP)], check=True)
+        """As flux-jobtap-dws(1) tells an admin: one job-manager request
+        removes the plugin and loads the new one, so no job starts or ends
+        between (one that does so while no plugin is loaded runs without
+        its prolog or ends without its epilog)."""
+        subprocess.run(["flux", "jobtap", "load", f"--remove={JOBTAP.name}", str(JOBTAP)],
+                       check=True)
 
     def reload_fluxion(self) -> None:
         for m in FLUXION_MODULES[:2]:
