@@ -32,7 +32,10 @@ and, before it, the service's err-level log lines (the broker's log ring,
 kept whole), counted and the most common shown with numbers folded, and
 the problems found in the ended jobs' KVS records (each job's
 against what its eventlog says it must hold: ``record_problems``).  It
-exits 1 when a job is stuck, something leaked or a record is wrong.
+exits 1 when a job is stuck, something leaked, a record is wrong or an
+err-level line is not an injected fault's own (``stray_errors``: under
+--chaos the faults' messages say "bench chaos:"; without, none is
+injected).
 
 reaction: a watch event in to each write it causes sent (the service's own
 figure; under --chaos, of the service instance loaded last); service CPU
@@ -203,6 +206,8 @@ COPY = [LUSTRE, "#DW copy_in source=/p/lustre5/bench/in destination=$DW_JOB_lus/
 CONTAINER = ["#DW jobdw type=gfs2 capacity={gib}GiB name=cgfs2 requires=user-container-auth",
              "#DW container name=bench profile=example-mpi DW_JOB_foo_local_storage=cgfs2"]
 CHAIN_USERS = 3  # a persistent chain: create, 3 users, destroy
+#: what every message of a fault the chaos injects says
+CHAOS_MARK = "bench chaos: "
 
 
 class Job:
@@ -490,15 +495,15 @@ class Chaos:
         for _ in range(3):
             steps.append(("driver error (Setup, Fatal)", lambda: f(
                 "add", "--kind", "driver", "--state", "Setup", "--once",
-                "--severity", "Fatal", "--message", "bench chaos: drive failed")))
+                "--severity", "Fatal", "--message", f"{CHAOS_MARK}drive failed")))
             steps.append(("TransientCondition (DataIn)", lambda: f(
                 "add", "--kind", "driver", "--state", "DataIn", "--once",
-                "--severity", "Minor", "--message", "bench chaos: slow fabric")))
+                "--severity", "Minor", "--message", f"{CHAOS_MARK}slow fabric")))
         # Fluxion fills the nodes from the first: one of the first 64 soon
         # mounts something
         def mount_fault(compute: str) -> Callable[[], None]:
             return lambda: f("add", "--kind", "clientmount", "--compute", compute, "--once",
-                             "--message", "bench chaos: mount")
+                             "--message", f"{CHAOS_MARK}mount")
 
         steps += [("ClientMount failure", mount_fault(f"elcap{c}"))
                   for c in rng.sample(range(1001, 1065), 2)]
@@ -663,6 +668,13 @@ def service_errors() -> Counter[str]:
     lines = (line.split("dws.err[0]: ", 1)[1] for line in out.splitlines()
              if "dws.err[0]: " in line)
     return Counter(re.sub(r"\d{2,}", "N", line) for line in lines)
+
+
+def stray_errors(errs: Counter[str]) -> Counter[str]:
+    """The err-level lines (``service_errors``) that are no injected
+    fault's: a run leaves none (under --chaos the faults' own messages
+    name them; without, no fault is injected)."""
+    return Counter({line: n for line, n in errs.items() if CHAOS_MARK not in line})
 
 
 #: the states whose timing a job that started has recorded, and those a
@@ -876,14 +888,16 @@ def inside(work: Path, args: argparse.Namespace) -> int:
         if leaked:
             print("leaked: " + ", ".join(f"{k} {v}" for k, v in left.items() if v))
         errs = service_errors()
-        print(f"service: {sum(errs.values())} err-level log lines"
+        stray = stray_errors(errs)
+        print(f"service: {sum(errs.values())} err-level log lines, {sum(stray.values())}"
+              " not from an injected fault"
               + "".join(f"\n  {n} x {line}" for line, n in errs.most_common(10)), flush=True)
         print(f"scale: {n} jobs, {n / wall:.1f} jobs/s, reaction p50/p99 "
               f"{st['reaction_ms_p50']}/{st['reaction_ms_p99']} ms, service CPU "
               f"{cpu * 1000 / n:.2f} ms/job, RSS {inst.rss_peak:.0f} MB, start-up "
               f"{up_took:.2f} s with {live} live Workflows, stuck {len(stuck)}, "
               f"leaked {leaked}", flush=True)
-        return 1 if stuck or leaked or bad or (chaos is None and failed) else 0
+        return 1 if stuck or leaked or bad or stray or (chaos is None and failed) else 0
     finally:
         if inst.service_pid is not None:  # loaded by us, so not removed by rc3
             subprocess.run(["flux", "module", "remove", "dws"], check=False)

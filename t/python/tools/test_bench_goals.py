@@ -210,3 +210,20 @@ def test_prestage_main_exits_with_its_goals(staged: dict[str, Any], rc: int,
     out = capsys.readouterr()
     assert "prestage: 2 jobs, DataIn 10 s" in out.out
     assert ("backlog drained sooner" in out.err) == bool(rc)
+
+
+# --- bench_scale ----------------------------------------------------------------
+
+def test_scale_err_lines_other_than_the_injected_faults_are_stray() -> None:
+    """bench_scale exits 1 on an err-level line that no injected fault
+    explains (issue 51: "no error line besides the injected faults")."""
+    from collections import Counter
+
+    bench = load("bench_scale")
+    injected = ("fluxjob-N: DWS/Rabbit interactions failed: workflow hit an error: DW Directive"
+                f" 0: Internal error: {bench.CHAOS_MARK}drive failed")
+    lost = ("fluxjob-N: DWS/Rabbit interactions failed: workflow hit an error: DW Directive"
+            " 0: User error: PersistentStorageInstance 'bench-pN' not found")
+    assert bench.stray_errors(Counter({injected: 3})) == Counter()
+    assert bench.stray_errors(Counter({injected: 3, lost: 2})) == Counter({lost: 2})
+    assert bench.stray_errors(Counter()) == Counter()
