@@ -696,7 +696,8 @@ def record_keys() -> list[str]:
 
 def read_record(h: Any, jobid: int) -> dict[str, Any]:
     """The job's keys (``record_keys``) that exist, their values decoded as
-    ``flux.kvs.get`` decodes them (JSON, else the text), read as ``flux dws
+    ``flux.kvs.get`` decodes them (JSON, else the text; the eventlog, lines
+    of JSON, as its text), read as ``flux dws
     job`` reads a record: one job-info lookup per key, all sent before the
     first answer is waited for.
 
@@ -715,7 +716,7 @@ def read_record(h: Any, jobid: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for (_, key), raw in job_info_keys(h, [(jobid, k) for k in record_keys()]).items():
         try:
-            out[key] = json.loads(raw)
+            out[key] = raw if key == "eventlog" else json.loads(raw)
         except ValueError:
             out[key] = raw
     return out
