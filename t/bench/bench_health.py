@@ -26,13 +26,26 @@ own cost (the service's Flux and Kubernetes I/O runs on other threads).
    has every ssd as Storage says, then with 20 rabbits changed while the
    service was away; a Fluxion restart (its graph back with every ssd down)
    with 20 rabbits down.  Printed: set_status sent for each.
+
+Goals, each printed met or missed after the figures (``goals.py``; it
+exits 1, naming them, when one is missed): the start-up apply sends a
+set_status for every ssd vertex (Fluxion has them all down) and a second
+flush nothing; the storm sends at least the set_status of the 20 rabbits
+down at its end, and the engine's view ends with those 20 rabbits down and
+those 20 links down, nothing else; with 5,000 jobs running the storm costs
+no more than 1.5 times its engine time without them (the job table is not
+walked per event: walked, it cost twice); restarts send 0, 720 (20 x 36)
+and 24,336 (676 x 36) set_status.
 """
 
 from __future__ import annotations
 
 import random
+import sys
 import time
 from typing import Any
+
+from goals import Goals
 
 from flux_dws.engine import Engine
 
@@ -138,7 +151,9 @@ def running_jobs(e: Engine, n: int) -> None:
 
 
 def storm(e: Engine, events: int = 10_000, span: float = 2.0, seed: int = 1,
-          label: str = "storm") -> None:
+          label: str = "storm") -> dict[str, Any]:
+    """The storm on ``e``; its figures (wall time, set_status sent, the
+    rabbits and links down at the end: wanted and in the engine's view)."""
     rng = random.Random(seed)
     now = 1.0
     due: float | None = None
@@ -200,16 +215,25 @@ def storm(e: Engine, events: int = 10_000, span: float = 2.0, seed: int = 1,
     print(f"{label}: {len(plan)} Storage events over {span:.1f} s (simulated), "
           f"{flushes} flushes; engine wall time {wall:.2f} s "
           f"({wall / len(plan) * 1e6:.0f} us/event, flushes {flush_wall:.2f} s)")
-    if label != "storm":
-        return
-    print(f"storm: sent {sent}")
     set_status = sent.get("sched-fluxion-resource.set_status", 0)
+    view = e.event({"type": "request", "topic": "dws.rabbits", "msgid": 1, "userid": 0,
+                    "payload": {}})[0]["payload"]["rabbits"]
+    figures = {"wall": wall, "set_status": set_status, "actual": actual,
+               "down": sorted(rabbit(i) for i in down),
+               "down_seen": sorted(r["name"] for r in view if not r["up"]),
+               "links": sorted(compute(i, k) for i, k in link_down.items()),
+               "links_seen": sorted(c["name"] for r in view for c in r["computes"]
+                                    if c["link"] != "Ready")}
+    if label != "storm":
+        return figures
+    print(f"storm: sent {sent}")
     print(f"storm: at the end 20 rabbits down ({actual} set_status), 20 links down"
           f" (drains, badrabbit) -- set_status sent {set_status}"
           f" (the rest: flips that lasted past a 20 ms flush window)")
     print(f"storm: settle after the last event: {settle * 1000:.1f} ms"
           f" (the armed flush fired {(now - last) * 1000:.1f} ms after it,"
           f" then {settle_work * 1000:.1f} ms of work)")
+    return figures
 
 
 def find_cost() -> None:
@@ -222,26 +246,31 @@ def find_cost() -> None:
           f" vertices): into the engine in {took * 1000:.0f} ms")
 
 
-def restarts() -> None:
+def restarts() -> list[int]:
+    """set_status sent: service restart with nothing changed, with 20
+    rabbits changed; Fluxion restart with 20 rabbits down."""
     twenty = set(range(0, RABBITS, RABBITS // 20))
     twenty = set(sorted(twenty)[:20])
     _, sent = startup(Engine({"namespace": "default"}), fluxion_down=set())
-    print(f"service restart, nothing changed: set_status "
-          f"{sent.get('sched-fluxion-resource.set_status', 0)}")
+    counts = [sent.get("sched-fluxion-resource.set_status", 0)]
+    print(f"service restart, nothing changed: set_status {counts[-1]}")
     _, sent = startup(Engine({"namespace": "default"}), fluxion_down=set(),
                       storage_down=twenty)
+    counts.append(sent.get("sched-fluxion-resource.set_status", 0))
     print(f"service restart, 20 rabbits went down meanwhile: set_status "
-          f"{sent.get('sched-fluxion-resource.set_status', 0)} (20 x {SSDS})")
+          f"{counts[-1]} (20 x {SSDS})")
     e = Engine({"namespace": "default"})
     startup(e, storage_down=twenty)
     e.event({"type": "fluxion-restart", "now": 1})
     answer_find(e, find_answer(set(range(RABBITS))), 1.01)
     sent = count(e.event({"type": "timer", "key": "health-flush", "now": 1.02}))
+    counts.append(sent.get("sched-fluxion-resource.set_status", 0))
     print(f"Fluxion restart, 20 rabbits down: set_status "
-          f"{sent.get('sched-fluxion-resource.set_status', 0)} ({RABBITS - 20} up x {SSDS})")
+          f"{counts[-1]} ({RABBITS - 20} up x {SSDS})")
+    return counts
 
 
-def main() -> None:
+def main() -> int:
     e = Engine({"namespace": "default"})
     wall, actions = startup(e)
     print(f"start-up: {RABBITS} rabbits, {RABBITS * PER} computes, {RABBITS * SSDS} ssd vertices")
@@ -249,14 +278,41 @@ def main() -> None:
     print(f"start-up: actions {actions}")
     again = e.event({"type": "timer", "key": "health-flush", "now": 0.5})
     print(f"start-up: a second flush with nothing changed sends {len(again)} actions")
-    storm(e)
+    alone = storm(e)
     busy = Engine({"namespace": "default"})
     startup(busy)
     running_jobs(busy, JOBS)
-    storm(busy, label=f"storm, {JOBS} jobs running")
-    restarts()
+    crowded = storm(busy, label=f"storm, {JOBS} jobs running")
+    sent = restarts()
     find_cost()
+    return check(actions, len(again), alone, crowded, sent).status()
+
+
+def check(actions: dict[str, int], again: int, alone: dict[str, Any],
+          crowded: dict[str, Any], restarted: list[int]) -> Goals:
+    """The docstring's goals against what ``main`` measured."""
+    goals = Goals("bench_health")
+    goals.equal("start-up: set_status (every ssd vertex, Fluxion has them down)",
+                actions.get("sched-fluxion-resource.set_status", 0), RABBITS * SSDS)
+    goals.equal("start-up: a second flush with nothing changed: actions", again, 0)
+    for label, fig in (("storm", alone), (f"storm, {JOBS} jobs running", crowded)):
+        goals.at_least(f"{label}: set_status sent (20 rabbits down at the end)",
+                       fig["set_status"], fig["actual"])
+        for what, key in (("rabbits", "down"), ("links", "links")):
+            want, seen = set(fig[key]), set(fig[f"{key}_seen"])
+            goals.check(f"{label}: the engine's view ends with the {len(want)} {what} down"
+                        " the storm left down, no other", seen == want,
+                        f"{len(seen)} down" + "".join(
+                            f", {', '.join(sorted(names))} {why}" for names, why in (
+                                (want - seen, "not down"), (seen - want, "down too"))
+                            if names))
+    goals.at_most(f"storm, {JOBS} jobs running: engine time against the storm's without jobs",
+                  round(crowded["wall"] / alone["wall"], 2), 1.5, "x")
+    goals.equal("restarts: set_status (service, nothing changed; service, 20 rabbits"
+                " changed; Fluxion, 20 rabbits down)", restarted,
+                [0, 20 * SSDS, (RABBITS - 20) * SSDS])
+    return goals
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -3,11 +3,13 @@
     PYTHONPATH=src/python:build/src/python python t/bench/run.py [NAME...]
 
 Every t/bench/bench_<name>.py defines ``main()`` which prints one line
-per figure: "<what>: <value> <unit>".  Benchmarks measure; they never
-assert on speed (speed goals are stated in their docstrings and in the
-issue notes, not enforced by the test suite).  A ``main()`` that returns
-a non-zero int found the run broken (bench_release, bench_scale: a job
-stuck or something leaked): run.py then exits 1, naming it.
+per figure: "<what>: <value> <unit>".  Benchmarks measure; the test suite
+never asserts on speed.  A benchmark that states goals (its docstring's,
+its guide's: figures, nothing stuck, nothing leaked) checks them itself
+(``goals.py``: each printed met or missed) and its ``main()`` returns
+non-zero when one is missed or the run was broken (bench_release,
+bench_scale: a job stuck or something leaked): run.py then exits 1,
+naming it.
 """
 
 from __future__ import annotations

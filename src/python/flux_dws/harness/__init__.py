@@ -54,6 +54,14 @@ class RemoteEmulator:
         self.controllers = None
         self.server = object()
 
+    def custom_objects_api(self) -> Any:
+        """A client of its API server, from its kubeconfig (what the
+        harness lists Workflows with: ``left_behind``)."""
+        from kubernetes import client, config
+
+        return client.CustomObjectsApi(
+            config.new_client_from_config(str(self.kubeconfig)))  # type: ignore[no-untyped-call]
+
 
 def jobspec(dw: Any, nodes: int = 1, tolerance: Any = None,
             system: dict[str, Any] | None = None) -> dict[str, Any]:
