@@ -5,6 +5,7 @@ is the drives', free is status.capacity) and with the Servers objects
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -63,7 +64,7 @@ def test_jobs_and_persistent_storage_and_a_drain(h: Harness) -> None:
     assert made.exceptions == []
     prabbit = R3 if made.hosts == ["compute-04"] else R2
     running = h.submit(XFS, nodes=1, runtime=600.0)
-    job = h.wait(running, state="RUN")
+    job = h.wait_event(running, "start")  # its tasks run: h.finish ends them
     jrabbit = R3 if job.hosts == ["compute-04"] else R2
     # nnf-sos fills the Servers' status.allocationSets as the storage it
     # made becomes ready: ask until both show (each ask is a round trip
@@ -92,7 +93,8 @@ def test_jobs_and_persistent_storage_and_a_drain(h: Harness) -> None:
     assert r["ssds"]["down"] == 2 and r["ssds"]["up"] == 0
     assert r["jobs"] >= 10 * GiB
     text = dfcli.format_df(list(by_name(df(h)).values()))
-    assert text.splitlines()[0].split() == list(dfcli.COLUMNS)
+    default = re.findall(r"\{(\w+)", dfcli.PRESETS["default"].format)
+    assert text.splitlines()[0].split() == [dfcli.FIELDS[f].heading for f in default]
     assert text.splitlines()[-1].startswith("total")
     h.finish(running)
     assert not h.wait(running).fatal

@@ -77,7 +77,7 @@ def test_drain_and_undrain_a_rabbit(h: Harness) -> None:
 
 def test_a_running_job_keeps_its_storage(h: Harness) -> None:
     jobid = h.submit(XFS, nodes=1, runtime=600.0)
-    job = h.wait(jobid, state="RUN")
+    job = h.wait_event(jobid, "start")  # its tasks run: h.finish ends them
     rabbit = R3 if job.hosts == ["compute-04"] else R2
     assert h.ask("dws.drain", payload={"rabbits": rabbit, "reason": "x"})["success"]
     h.wait_for(lambda: not h.fluxion.rabbit_up(rabbit), what="its rabbit down in Fluxion")
