@@ -8,7 +8,8 @@ user and no Secret; a persistentdw of the owner'"'"'s storage by another
 user is refused with DWS'"'"' note byte for byte and, beside it, who owns
 the storage and the command that shares it; flux dws persistent share
 and unshare set and remove the ignore-uid annotation as the nnf CLI
-does, for the PSI'"'"'s owner and the instance owner only; an unknown
+does, for the PSI'"'"'s owner and the instance owner only; another
+user'"'"'s destroy_persistent is refused at dws.create naming the owner; an unknown
 name, a malformed one, a PSI being deleted and an API server that
 refuses the patch each give one line and change nothing.'
 
@@ -200,6 +201,19 @@ test_expect_success 'a PSI being deleted is not shared (one line)' '
 	kubectl patch persistentstorageinstance going --type=merge \
 		-p "{\"metadata\": {\"finalizers\": null}}" &&
 	kubectl wait --for=delete persistentstorageinstance/going --timeout=60s
+'
+
+test_expect_success 'another user'"'"'s destroy_persistent: refused at dws.create, the owner named' '
+	id=$(submit_as $OTHER -N1 --setattr=system.dw="#DW destroy_persistent name=proj" true) &&
+	flux job wait-event -t 60 $id clean &&
+	flux job eventlog $id >destroy.events &&
+	cat destroy.events &&
+	note="DWS workflow interactions failed: only its owner may destroy persistent storage (#DW destroy_persistent): '"'"'proj'"'"' belongs to $OWNER_NAME (uid $OWNER)" &&
+	grep "exception type=\"dws-create\" severity=0 note=\"$note\"" destroy.events &&
+	explained $id "$note" &&
+	test_must_fail grep "^[0-9.]* alloc" destroy.events &&
+	test_must_fail kubectl get workflow $(wfname $id) &&
+	kubectl get persistentstorageinstance proj
 '
 
 test_expect_success 'the owner destroys it; the list is empty again' '

@@ -491,14 +491,21 @@ completed() {
 
 # explained ID NOTE: the job's eventlog has a dws-explanation entry, after
 # its exception, for exactly NOTE (the exception's note, left as the
-# reference writes it) with a plain sentence
+# reference writes it) with a plain sentence; if not, the eventlog and the
+# plugin's log lines about the job go to stderr (a flake shows its cause)
 explained() {
-    flux job eventlog -f json "$1" |
+    flux job eventlog -f json "$1" >"explained.$1.json" &&
     jq -s -e --arg note "$2" '
         (map(.name) | index("exception")) as $exc
         | (map(.name == "dws-explanation" and .context.note == $note) | index(true)) as $at
         | $at != null and $exc != null and $exc < $at
-          and (.[$at].context.explanation | length > 0)' >/dev/null
+          and (.[$at].context.explanation | length > 0)' "explained.$1.json" >/dev/null || {
+        # what there was instead, and the plugin's words about the job
+        echo "job $1: no dws-explanation for '$2' after its exception:" >&2
+        flux job eventlog "$1" >&2
+        flux dmesg | grep "dws: job $1" >&2
+        return 1
+    }
 }
 
 # down_ssds: the ssd vertex paths Fluxion has down, one per line, sorted

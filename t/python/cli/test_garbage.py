@@ -23,6 +23,7 @@ import threading
 import types
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -413,6 +414,45 @@ def test_capacity_too_large_is_refused_where_it_is_parsed(
                        monkeypatch, capfd)
     assert_clear_error(outcome, "capacity")
     assert "99999999999999999999TiB" in outcome.message_lines()[0]
+
+
+#: A range followed by a suffix names each host in full: 12,132,137 of them
+#: took 1 GB and seconds to decode before any command could say no.
+HUGE_SUFFIXED = "[1-12132137]x"
+SUFFIXED_CASES: list[tuple[str, Main, list[str], dict[str, Any] | None]] = [
+    ("flux-getrabbit -c", getrabbit.main, ["-m", "MAP", "-c", "c" + HUGE_SUFFIXED], None),
+    ("flux-getrabbit RABBITS", getrabbit.main, ["-m", "MAP", "r" + HUGE_SUFFIXED], None),
+    ("flux-dws getrabbit -c", flux_dws.main,
+     ["getrabbit", "-m", "MAP", "-c", "c" + HUGE_SUFFIXED], None),
+    ("flux-dws rabbits RABBIT", flux_dws.main, ["rabbits", "r" + HUGE_SUFFIXED], None),
+    ("flux-dws rabbits drain", flux_dws.main,
+     ["rabbits", "drain", "r" + HUGE_SUFFIXED, "--reason", "x"], None),
+    ("flux-dws rabbits undrain", flux_dws.main, ["rabbits", "undrain", "r" + HUGE_SUFFIXED],
+     None),
+    ("flux-dws df RABBIT", flux_dws.main, ["df", "r" + HUGE_SUFFIXED], None),
+    ("flux-dws2jgf (R nodelist)", dws2jgf.main, ["MAP"],
+     {**R, "execution": {**R["execution"], "nodelist": ["c" + HUGE_SUFFIXED]}}),
+    ("flux-dws2jgf (mapping hostlist)", dws2jgf.main, ["HUGEMAP"], R),
+]
+
+
+@pytest.mark.parametrize(("name", "main", "argv", "stdin"), SUFFIXED_CASES,
+                         ids=[c[0] for c in SUFFIXED_CASES])
+def test_a_suffixed_range_too_large_is_one_line(
+        name: str, main: Main, argv: list[str], stdin: dict[str, Any] | None, tmp_path: Path,
+        files: dict[str, str], monkeypatch: pytest.MonkeyPatch,
+        capfd: pytest.CaptureFixture[str]) -> None:
+    """Every command that reads a hostlist refuses one whose range followed
+    by a suffix names too many hosts, in one line, without making them."""
+    monkeypatch.delenv("FLUX_URI", raising=False)
+    huge = {**MAPPING, "computes": {}, "rabbits": {"r1": {"capacity": 1 << 40,
+                                                        "hostlist": "c" + HUGE_SUFFIXED}}}
+    (tmp_path / "huge.json").write_text(json.dumps(huge))
+    files = {**files, "HUGEMAP": str(tmp_path / "huge.json")}
+    outcome = run_main(main, substitute(argv, files), monkeypatch, capfd,
+                       stdin=json.dumps(stdin or R).encode())
+    assert_clear_error(outcome, "12132137 such hosts (at most 1048576)")
+    assert "hostlist too large: '" in outcome.message_lines()[0]
 
 
 def test_every_named_case_is_a_case() -> None:

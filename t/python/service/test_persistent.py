@@ -183,3 +183,41 @@ def test_a_restarted_service_lists_and_shares_again(h: Harness) -> None:
     assert entry["state"] == "Active"
     again = h.ask(SHARE, userid=h.owner + 20, payload={"name": "kept"})
     assert again["changed"] is False
+
+
+def owner_words(uid: int) -> str:
+    """How the service names a PSI's owner: the passwd name and uid, or the
+    uid alone."""
+    try:
+        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except KeyError:
+        return f"the user with uid {uid}"
+
+
+def test_destroy_of_another_users_storage_is_refused_at_create(h: Harness) -> None:
+    """DWS refuses a destroy_persistent of another user's PSI only at
+    Teardown, after the job ran, its epilog waiting out its timeout: the
+    service refuses it at dws.create, naming the owner; the instance
+    owner's too (DWS checks the Workflow's userID, whatever the sharing)."""
+    alice, bob = h.owner + 10, h.owner + 11
+    make_psi(h, "alices", alice, annotations={IGNORE_UID: "true"})
+    until_listed(h, "alices", userid=alice, shared=True)
+    for uid in (bob, h.owner):
+        job = h.wait(h.submit("#DW destroy_persistent name=alices", nodes=1, userid=uid))
+        (exc,) = job.exceptions
+        note = ("DWS workflow interactions failed: only its owner may destroy persistent"
+                f" storage (#DW destroy_persistent): 'alices' belongs to {owner_words(alice)}")
+        assert (exc["type"], exc["severity"], exc["note"]) == ("dws-create", 0, note), exc
+        (expl,) = [c for _, n, c in job.eventlog if n == "dws-explanation"]
+        assert expl["note"] == note
+        assert expl["explanation"].startswith("Only the user who created a persistent storage"
+                                              " may destroy it, shared or not;")
+        assert "alloc" not in job.events() and h.workflows() == []
+    assert psi(h, "alices")["spec"]["state"] == "Active"
+
+    mine = h.wait(h.submit("#DW destroy_persistent name=alices", nodes=1, userid=alice))
+    assert mine.exceptions == []
+    h.ask("dws.watch_test")
+    assert listed(h, "alices") is None
+    none = h.wait(h.submit("#DW destroy_persistent name=alices", nodes=1, userid=bob))
+    assert none.exceptions == [], "a name no PSI has goes to DWS, which takes it as done"

@@ -152,6 +152,45 @@ json_t *psi_all (struct dws_engine *e)
     return e->psis;
 }
 
+bool psi_destroys (json_t *directives)
+{
+    static const char *const destroy[] = {"destroy_persistent", NULL};
+    return dws_dw_any_command (directives, destroy, 0) == 1;
+}
+
+int psi_check_destroy (struct dws_engine *e, json_t *directives, json_int_t uid,
+                       dws_error_t *err)
+{
+    size_t i;
+    json_t *d;
+    int rc = 0;
+    if (!psi_synced (e))
+        return 0;
+    json_array_foreach (directives, i, d) {
+        json_t *parsed = json_is_string (d) ? dws_dw_parse (json_string_value (d), NULL) : NULL;
+        const char *cmd = json_string_value (json_object_get (parsed, "command"));
+        const char *name = parsed ? dws_dw_arg (parsed, "name") : NULL;
+        json_t *view = cmd && !strcmp (cmd, "destroy_persistent") ? psi_lookup (e, name) : NULL;
+        json_t *owner = json_object_get (view, "userid");
+        const char *user = json_string_value (json_object_get (view, "owner"));
+        if (json_is_integer (owner) && json_integer_value (owner) != uid) {
+            char who[128];
+            if (user && *user)
+                snprintf (who, sizeof (who), "%.64s (uid %" JSON_INTEGER_FORMAT ")", user,
+                          json_integer_value (owner));
+            else
+                snprintf (who, sizeof (who), "the user with uid %" JSON_INTEGER_FORMAT,
+                          json_integer_value (owner));
+            rc = dws_errorf (err, "only its owner may destroy persistent storage"
+                                  " (#DW destroy_persistent): '%s' belongs to %s", name, who);
+        }
+        json_decref (parsed);
+        if (rc < 0)
+            break;
+    }
+    return rc;
+}
+
 /* The index N of "DW Directive N" in note, or -1. */
 static long directive_index (const char *note)
 {

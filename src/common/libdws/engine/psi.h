@@ -39,6 +39,23 @@ json_t *psi_lookup (struct dws_engine *e, const char *name);
 /* Every view, by name (borrowed); NULL before the first list. */
 json_t *psi_all (struct dws_engine *e);
 
+/* A destroy_persistent of persistent storage another user owns: DWS
+ * refuses it only at Teardown (it checks the Workflow's userID against
+ * the PSI's, whatever the ignore-uid annotation says: the instance
+ * owner's job too), after the job ran and its epilog waited out its
+ * timeout.  -1 with "only its owner may destroy persistent storage (#DW
+ * destroy_persistent): 'NAME' belongs to USER (uid N)" ("belongs to the
+ * user with uid N" without a name) when a destroy_persistent of
+ * `directives` names a PSI the engine knows another uid owns; 0 when not,
+ * for a PSI it does not know (DWS takes a missing one as destroyed) and
+ * before the first list (the caller waits for it where it can).
+ */
+int psi_check_destroy (struct dws_engine *e, json_t *directives, json_int_t uid,
+                       dws_error_t *err);
+/* Whether `directives` hold a destroy_persistent (judged by
+ * psi_check_destroy once the PSIs are listed). */
+bool psi_destroys (json_t *directives);
+
 /* The line that says who owns the storage a refused persistentdw named
  * (explain.h, dws_explain_persistent_owner), written into buf: only for a
  * note the persistent-not-shared row explains, whose "DW Directive N"

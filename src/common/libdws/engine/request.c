@@ -103,6 +103,10 @@ static json_t *request_check (struct dws_engine *e, const char *what, json_t *ui
                          " (#DW create_persistent)");
         return NULL;
     }
+    if (psi_check_destroy (e, directives, json_integer_value (uid), err) < 0) {
+        json_decref (directives);
+        return NULL;
+    }
     if (e->cfg.maximums) {
         int64_t nnodes = dws_jobspec_node_count (resources, NULL);
         if (nnodes > 0 && nnodes <= INT32_MAX
@@ -129,8 +133,9 @@ static bool not_yet_synced (struct dws_engine *e, json_t *event)
     return false;
 }
 
-/* [rabbit.limits] count persistent storage: a dws.create waits for the
- * PSI list as for the Workflow list (answered when it comes). */
+/* [rabbit.limits] count persistent storage, and a destroy_persistent is
+ * judged by its PSI's owner: such a dws.create waits for the PSI list as
+ * for the Workflow list (answered when it comes). */
 static bool psis_not_yet_listed (struct dws_engine *e, json_t *event)
 {
     if (!psi_synced (e)) {
@@ -204,6 +209,12 @@ static void create_request (struct dws_engine *e, json_t *msgid, json_t *p, json
     }
 
     struct job *job = job_lookup (e, id);
+    /* a destroy_persistent is judged by its PSI's owner: known once the
+     * PSIs are listed (answered when they are) */
+    if (!job && psi_destroys (directives) && psis_not_yet_listed (e, event)) {
+        json_decref (directives);
+        return;
+    }
     if (job) {
         json_decref (directives);
         if (decide (e, job, DECIDE_ON_CREATE_AGAIN, 0).kind == STEP_JOIN_CREATE)

@@ -3272,6 +3272,83 @@ static void test_persistent (void)
         "... none for a negative uid; cut to fit");
 }
 
+/* A dws.create from uid's job `id` (msgid) with the directive dw. */
+static bool create_as (struct dws_engine *e, long long id, int msgid, int uid, const char *dw)
+{
+    char *res = resources (1);
+    bool rc = feed (e,
+                    "{'type':'request','userid':0,'topic':'dws.create','msgid':%d,"
+                    "'groupid':100,'now':%d,'payload':{'jobid':%lld,'userid':%d,"
+                    "'resources':%s,'dw_directives':'%s','failure_tolerance':0}}",
+                    msgid, NOW, id, uid, res, dw);
+    free (res);
+    return rc;
+}
+
+static bool workflow_created (long long id)
+{
+    char name[64];
+    snprintf (name, sizeof (name), "fluxjob-%lld", id);
+    return find ("action", "k8s", "op", "create", "kind", "Workflow", "name", name) != NULL;
+}
+
+/* DWS refuses a destroy_persistent of another user's PSI only at Teardown,
+ * after the job ran, its epilog waiting out its timeout: refused at
+ * dws.create instead, naming the owner, once the PSIs are listed. */
+static void test_persistent_destroy (void)
+{
+    struct dws_engine *e = engine ("{'owner':0}");
+    sync_none (e);
+    create_as (e, 801, 1, 1000, "#DW destroy_persistent name=proj");
+    ok (json_array_size (A) == 0,
+        "destroy_persistent before the PSIs are listed: the create waits for the list");
+    create_as (e, 802, 2, 1000, "#DW persistentdw name=proj");
+    ok (workflow_created (802), "... a persistentdw does not wait (DWS judges it at once)");
+    create_as (e, 803, 3, 0, "#DW destroy_persistent name=proj");
+    create_as (e, 804, 4, 1001, "#DW destroy_persistent name=proj");
+    create_as (e, 805, 5, 1000, "#DW destroy_persistent name=nosuch");
+    create_as (e, 806, 6, 1000, "#DW destroy_persistent name=anon");
+    ok (json_array_size (A) == 0, "... nor do the other destroys answer before it");
+
+    feed (e, "{'type':'sync','kind':'PersistentStorageInstance','objects':[" PSI_OBJ (
+                 "proj", "1001", "") "," PSI_OBJ ("anon", "1002", "")
+             "],'owners':{'1001':'bob'}}");
+    json_at (jp (respond_to (1), "payload", NULL),
+             "{'success':false,'errstr':'only its owner may destroy persistent storage"
+             " (#DW destroy_persistent): `proj` belongs to bob (uid 1001)'}",
+             "the list come: another user's destroy_persistent refused, the owner named");
+    ok (!workflow_created (801), "... and no Workflow made for it");
+    json_at (jp (respond_to (3), "payload", "errstr", NULL),
+             "'only its owner may destroy persistent storage (#DW destroy_persistent):"
+             " `proj` belongs to bob (uid 1001)'",
+             "the instance owner's too: DWS checks the Workflow's userID at Teardown");
+    ok (!respond_to (4) && workflow_created (804), "the owner's own goes on to DWS");
+    ok (!respond_to (5) && workflow_created (805),
+        "an unknown name goes on (DWS takes a missing PSI as destroyed)");
+    json_at (jp (respond_to (6), "payload", "errstr", NULL),
+             "'only its owner may destroy persistent storage (#DW destroy_persistent):"
+             " `anon` belongs to the user with uid 1002'",
+             "an owner with no user name: the uid");
+    ok (!find ("action", "raise"), "refused by the answer (the plugin raises dws-create)");
+
+    create_as (e, 807, 7, 1000, "#DW destroy_persistent name=proj");
+    ok (respond_to (7) && !workflow_created (807), "once listed, refused at once");
+    feed (e, "{'type':'watch','kind':'PersistentStorageInstance','event':'MODIFIED','object':"
+             PSI_OBJ ("proj", "1001", ",'annotations':{'dataworkflowservices.github.io/ignore-uid'"
+                                      ":'true'}") "}");
+    create_as (e, 808, 8, 1000, "#DW destroy_persistent name=proj");
+    ok (respond_to (8) && !workflow_created (808), "shared, still its owner's to destroy");
+    char buf[DWS_EXPLAIN_MAX];
+    ok (dws_explain ("DWS workflow interactions failed: only its owner may destroy persistent"
+                     " storage (#DW destroy_persistent): 'proj' belongs to bob (uid 1001)",
+                     buf, sizeof (buf))
+            && dws_explain_is ("only its owner may destroy persistent storage"
+                               " (#DW destroy_persistent): 'p' belongs to bob (uid 1)",
+                               "persistent-destroy-owner"),
+        "the refusal has a sentence of its own: %s", buf);
+    dws_engine_destroy (e);
+}
+
 int main (void)
 {
     K8S = json_object ();
@@ -3301,6 +3378,7 @@ int main (void)
     test_jobview ();
     test_release ();
     test_persistent ();
+    test_persistent_destroy ();
     json_decref (A);
     json_decref (K8S);
     return done_testing ();

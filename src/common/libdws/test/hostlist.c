@@ -147,12 +147,47 @@ static void test_errors (void)
          "digits)");
     bad ("foo[0-100000000]", "hostlist too large (more than 16777216 hosts)");
     bad ("foo[0-999999999999999999]", "hostlist too large (more than 16777216 hosts)");
-    bad ("foo[0-9999999]x,foo[0-9999999]x", "hostlist too large (more than 16777216 hosts)");
+    bad ("foo[0-99999999]x", "hostlist too large (more than 16777216 hosts)");
     bad ("a[0-9999999],b[0-9999999]", "hostlist too large (more than 16777216 hosts)");
     dws_error_t err;
     ok (dws_hostlist_decode (NULL, &err) == NULL, "NULL is rejected");
     is (err.text, "no hostlist given", "with a message");
     ok (dws_hostlist_decode ("foo[", NULL) == NULL, "errors without an error buffer");
+}
+
+/* A range followed by a suffix names each host in full (about 80 bytes a
+ * host): one line, before any is made, past DWS_HOSTLIST_SUFFIXED_MAX. */
+static void test_suffixed_max (void)
+{
+    struct dws_hostlist *hl;
+    dws_error_t err;
+
+    bad ("el[1-12132137]x",
+         "hostlist too large: 'el[1-12132137]x' has a range followed by a suffix, which names"
+         " each host in full: 12132137 such hosts (at most 1048576)");
+    bad ("foo[0-9999999]x,foo[0-9999999]x",
+         "hostlist too large: 'foo[0-9999999]x' has a range followed by a suffix, which names"
+         " each host in full: 10000000 such hosts (at most 1048576)");
+    /* counted over the whole list: its items and bracket elements */
+    bad ("a[1-600000]x,b[1-600000]x",
+         "hostlist too large: 'b[1-600000]x' has a range followed by a suffix, which names"
+         " each host in full: 1200000 such hosts (at most 1048576)");
+    bad ("a[1-600000,1-600000]-eth0",
+         "hostlist too large: 'a[1-600000,1-600000]-eth0' has a range followed by a suffix,"
+         " which names each host in full: 1200000 such hosts (at most 1048576)");
+    /* the bound itself is taken; plain ranges and names are not counted */
+    hl = dws_hostlist_decode ("n[1-1048576]x", &err);
+    ok (hl && dws_hostlist_count (hl) == 1048576, "1048576 suffixed hosts decode");
+    dws_hostlist_destroy (hl);
+    hl = dws_hostlist_decode ("el[1-12132137],n[1-1048576]x,login1", &err);
+    ok (hl && dws_hostlist_count (hl) == 12132137 + 1048576 + 1,
+        "a plain range of 12132137 hosts and names beside them do not count");
+    dws_hostlist_destroy (hl);
+    /* appended lists were each bounded when decoded */
+    hl = dws_hostlist_decode ("a[1-600000]x", &err);
+    ok (hl && dws_hostlist_append (hl, "b[1-600000]x", &err) == 0,
+        "each decode is bounded on its own: appending a second list is not refused");
+    dws_hostlist_destroy (hl);
 }
 
 static void test_access (void)
@@ -427,6 +462,7 @@ int main (void)
     test_codec ();
     test_expand ();
     test_errors ();
+    test_suffixed_max ();
     test_access ();
     test_find_vectors ();
     test_find_random ();

@@ -36,6 +36,7 @@ struct dws_hostlist {
     struct range *r;
     size_t n, cap;
     size_t count; /* hosts */
+    size_t suffixed; /* hosts decoded from ranges followed by a suffix */
     /* Built by the first dws_hostlist_find() on a list of many ranges and
      * dropped by any change; published atomically so concurrent finds on
      * an unchanging list are safe.
@@ -312,12 +313,22 @@ static int push_suffixed (struct dws_hostlist *hl,
                           int width,
                           const char *suffix,
                           size_t slen,
+                          const char *item,
                           dws_error_t *err)
 {
+    size_t n = (size_t)(hi - lo) + 1;
     char *buf;
 
-    if (too_many (hl, (size_t)(hi - lo) + 1, err) < 0)
+    if (too_many (hl, n, err) < 0)
         return -1;
+    if (hl->suffixed + n > (size_t)DWS_HOSTLIST_SUFFIXED_MAX)
+        return dws_errorf (err,
+                           "hostlist too large: '%s' has a range followed by a suffix, which"
+                           " names each host in full: %zu such hosts (at most %ld)",
+                           item,
+                           hl->suffixed + n,
+                           DWS_HOSTLIST_SUFFIXED_MAX);
+    hl->suffixed += n;
     if (!(buf = malloc (plen + slen + MAX_DIGITS + 2)))
         return dws_errorf (err, "out of memory");
     for (unsigned long long v = lo;; v++) {
@@ -382,7 +393,7 @@ static int append_bracketed (struct dws_hostlist *hl,
             else if (slen == 0)
                 rc = push_range (hl, item, plen, true, lo, hi, width, err);
             else
-                rc = push_suffixed (hl, item, plen, lo, hi, width, suffix, slen, err);
+                rc = push_suffixed (hl, item, plen, lo, hi, width, suffix, slen, copy, err);
             p = stop + 1;
         }
     }

@@ -31,8 +31,19 @@
 
 #include "error.h"
 
-/* Largest number of hosts one list may hold. */
+/* Largest number of hosts one list may hold.  A range costs the same
+ * whatever its size, so "el[1-12132137]" is one range of a few bytes.
+ */
 #define DWS_HOSTLIST_MAX (1L << 24)
+
+/* Largest number of hosts one decode may take from ranges followed by a
+ * suffix ("foo[1-4]-eth0"): each such host is kept as a name of its own
+ * (about 80 bytes), so "el[1-12132137]x" would cost 1 GB.  Counted over
+ * the whole text decoded; past it the decode fails, before any is made,
+ * with "hostlist too large: 'ITEM' has a range followed by a suffix, which
+ * names each host in full: N such hosts (at most 1048576)".
+ */
+#define DWS_HOSTLIST_SUFFIXED_MAX (1L << 20)
 
 struct dws_hostlist;
 

@@ -122,6 +122,11 @@ static const struct row rows[] = {
      "Only the owner of this Flux instance may create persistent storage here. Ask your"
      " administrator to create it for you.",
      JOBSM_NOTE "only the instance owner may create persistent storage (#DW create_persistent)"},
+    {"persistent-destroy-owner", "only its owner may destroy persistent storage",
+     "Only the user who created a persistent storage may destroy it, shared or not; the"
+     " message names that user. Check the name= of your #DW destroy_persistent, or ask them.",
+     JOBSM_NOTE "only its owner may destroy persistent storage (#DW destroy_persistent):"
+                " 'proj' belongs to alice (uid 1001)"},
     {"tolerance", "dw_failure_tolerance must be",
      "The job's dw_failure_tolerance must be a whole number of nodes (0 or more). Fix it and"
      " resubmit.",
