@@ -62,6 +62,16 @@ epilog_after_finish() {
 	test -n "$f" && test -n "$e" && test "$f" -lt "$e" ||
 		{ flux job eventlog "$1"; return 1; }
 }
+# prolog_failed ID: the job ended with its dws-setup prolog failed, never
+# started, and post_run told the service so
+prolog_failed() {
+	flux job wait-event -t 30 "$1" clean &&
+	flux job eventlog "$1" >"$1.events" &&
+	grep "prolog-finish description=\"dws-setup\" status=1" "$1.events" &&
+	test_must_fail grep " start" "$1.events" &&
+	requests dws.post_run "$1" >post_run.json &&
+	jq -e ".run_started == false" post_run.json
+}
 # reload_plugin [KEY=VALUE...]: dws-jobtap.so removed and loaded again
 reload_plugin() {
 	flux jobtap remove dws-jobtap.so &&
@@ -128,12 +138,7 @@ test_expect_success 'a resource-update error: the dws exception' '
 test_expect_success 'setup failure: the dws-setup exception, the prolog fails, no start' '
 	id=$(submit_dw setup-fail) &&
 	has_exception $id dws-setup "DWS workflow interactions failed: stand-in: setup refused" &&
-	flux job wait-event -t 30 $id clean &&
-	flux job eventlog $id >setup-fail.events &&
-	grep "prolog-finish description=\"dws-setup\" status=1" setup-fail.events &&
-	test_must_fail grep " start" setup-fail.events &&
-	requests dws.post_run $id >post_run.json &&
-	jq -e ".run_started == false" post_run.json
+	prolog_failed $id
 '
 test_expect_success 'post_run failure: the dws-epilog exception after the run, epilog status 1' '
 	id=$(submit_dw postrun-fail) &&
@@ -149,12 +154,7 @@ test_expect_success 'an exception in the prolog finishes it failed; post_run say
 	flux job wait-event -t 30 $id prolog-start &&
 	until_true 30 test -n "$(requests dws.setup $id)" &&
 	flux job raise --type=test $id "raised in the prolog" &&
-	flux job wait-event -t 30 $id clean &&
-	flux job eventlog $id >prolog-exc.events &&
-	grep "prolog-finish description=\"dws-setup\" status=1" prolog-exc.events &&
-	test_must_fail grep " start" prolog-exc.events &&
-	requests dws.post_run $id >post_run.json &&
-	jq -e ".run_started == false" post_run.json
+	prolog_failed $id
 '
 test_expect_success 'an exception in the epilog leaves it to the service (dws.teardown)' '
 	id=$(submit_dw epilog-hold) &&

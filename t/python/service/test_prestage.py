@@ -47,6 +47,22 @@ def down(h: Harness) -> set[str]:
     return {p for p, st in h.fluxion.status.items() if st == "down"}
 
 
+def drop_first_prestage_remove(h: Harness) -> list[str]:
+    """The service's first job-manager.dws.prestage-remove is lost on its
+    way (a reload, a restart); the list it returns gets the topic then."""
+    real_rpc = h.link.rpc
+    dropped: list[str] = []
+
+    def drop(topic: str, *args: object, **kw: object) -> None:
+        if topic == "job-manager.dws.prestage-remove" and not dropped:
+            dropped.append(topic)
+            return
+        real_rpc(topic, *args, **kw)  # type: ignore[arg-type]
+
+    h.link.rpc = drop  # type: ignore[method-assign]
+    return dropped
+
+
 def test_prestaged_job_waits_in_depend_through_datain_then_runs() -> None:
     with Harness() as h:
         fault(h, state="DataIn", severity="stall")
@@ -226,16 +242,7 @@ def test_a_prestage_remove_lost_to_a_jobtap_reload_is_sent_again() -> None:
     dws-prestage.  The reloaded plugin's dws.create again brings the
     resources again, then the prestage-remove again."""
     with Harness() as h:
-        real_rpc = h.link.rpc
-        dropped: list[str] = []
-
-        def drop_prestage_remove(topic: str, *args: object, **kw: object) -> None:
-            if topic == "job-manager.dws.prestage-remove" and not dropped:
-                dropped.append(topic)
-                return
-            real_rpc(topic, *args, **kw)  # type: ignore[arg-type]
-
-        h.link.rpc = drop_prestage_remove  # type: ignore[method-assign]
+        dropped = drop_first_prestage_remove(h)
         jobid = h.submit(STAGED, nodes=1, system=YES)
         h.wait_for(lambda: bool(dropped), what="the first prestage-remove (dropped)")
         view = engine_job(h, jobid)
@@ -311,16 +318,7 @@ def test_a_prestage_remove_lost_to_a_service_restart_is_sent_again() -> None:
     """The service went away with its prestage-remove unsent: the next one
     takes the Workflow up in DataIn, done, and lets the job go."""
     with Harness() as h:
-        real_rpc = h.link.rpc
-        dropped: list[str] = []
-
-        def drop_prestage_remove(topic: str, *args: object, **kw: object) -> None:
-            if topic == "job-manager.dws.prestage-remove" and not dropped:
-                dropped.append(topic)
-                return
-            real_rpc(topic, *args, **kw)  # type: ignore[arg-type]
-
-        h.link.rpc = drop_prestage_remove  # type: ignore[method-assign]
+        dropped = drop_first_prestage_remove(h)
         jobid = h.submit(STAGED, nodes=1, system=YES)
         h.wait_for(lambda: bool(dropped), what="the first prestage-remove (dropped)")
         assert state(h, jobid) == "DEPEND" and deps(h, jobid) == {"dws-prestage"}
