@@ -113,8 +113,9 @@ static bool feed (struct sched_hold *s, json_t *ev)
     return hold;
 }
 
-/* The service word and nodes up of a poll whose scheduler is being
- * asked about (probe_cb): fed with the scheduler's word. */
+/* A poll's answer to the machine: the service's and the scheduler's words
+ * (schedhold.h, the ready event) and Fluxion's up nodes (stolen; null
+ * when unknown). */
 static void feed_ready (struct sched_hold *s, const char *service, const char *scheduler,
                         json_t *nodes_up)
 {
