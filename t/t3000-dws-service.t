@@ -111,12 +111,15 @@ one_line_error() {
     # line of its own first (it starts with its timestamp)
     sed -E "s/(.)([A-Z][a-z]{2} [ 0-9]{2} [0-9:.]+ [A-Z]+ [0-9]{4} )/\1\n\2/g" "$1" |
         sed "/^\$/d" >"$1.lines" &&
-    test "$(grep -c "^dws.py: .*$2" "$1.lines")" = 1 &&
-    test "$(grep -c " dws\.err\[0\]: dws: .*$2" "$1.lines")" = 1 &&
-    test "$(grep -c "dws" "$1.lines")" = 5 &&
-    { grep -v "^dws.py: \|^flux-module: load \|^[A-Z][a-z][a-z] [ 0-9]* [0-9:.]* [A-Z]* [0-9]* [a-z0-9-]*\.[a-z]*\[[0-9]*\]: " \
-        "$1.lines" >"$1.other"; test $? -le 1; } &&
-    test_must_be_empty "$1.other"
+    # the message twice: the module's own line and its log line; other
+    # broker log lines (a slow start's) may come and go, and are allowed
+    { test "$(grep -c "^dws.py: .*$2" "$1.lines")" = 1 &&
+      test "$(grep -c " dws\.err\[0\]: dws: .*$2" "$1.lines")" = 1 &&
+      test "$(grep -c "$2" "$1.lines")" = 2 &&
+      { grep -v "^dws.py: \|^flux-module: load \|^[A-Z][a-z][a-z] [ 0-9]* [0-9:.]* [A-Z]* [0-9]* [a-z0-9-]*\.[a-z]*\[[0-9]*\]: " \
+          "$1.lines" >"$1.other"; test $? -le 1; } &&
+      test_must_be_empty "$1.other"; } ||
+    { echo "one_line_error: $1 as lines:"; cat "$1.lines"; false; }
 }
 
 test_expect_success 'broker module: no Kubernetes or a bad option fails the load, one line, no traceback' '
