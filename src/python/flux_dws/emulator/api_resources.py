@@ -10,6 +10,8 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
+from flux_dws.emulator.schema import openapi
+
 STARTED = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 DWS = "dataworkflowservices.github.io"
@@ -152,9 +154,7 @@ def crd_object(r: Resource) -> dict[str, object]:
                           **({"additionalPrinterColumns": PRINTER_COLUMNS[r.plural]}
                              if r.plural in PRINTER_COLUMNS else {}),
                           "subresources": {"status": {}} if r.status else {},
-                          "schema": {"openAPIV3Schema": {"type": "object",
-                                                         "x-kubernetes-preserve-unknown-fields":
-                                                             True}}}
+                          "schema": {"openAPIV3Schema": openapi(r.group, r.kind)}}
                          for v in r.versions],
         },
         "status": {"acceptedNames": {"plural": r.plural, "singular": r.singular,

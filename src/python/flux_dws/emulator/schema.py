@@ -399,3 +399,52 @@ def apply(group: str, kind: str, body: dict[str, Any], old: dict[str, Any] | Non
     if errors:
         raise SchemaError(errors)
     return out
+
+
+def _openapi(s: S) -> dict[str, Any]:
+    """One schema node as a CRD's structural OpenAPI v3 schema node."""
+    out: dict[str, Any] = {}
+    if s.int_or_string:
+        out["x-kubernetes-int-or-string"] = True
+    elif s.type == "any":
+        out["x-kubernetes-preserve-unknown-fields"] = True
+    else:
+        out["type"] = s.type
+    if s.props:
+        out["properties"] = {k: _openapi(v) for k, v in s.props.items()}
+    if s.values is not None:
+        out["additionalProperties"] = _openapi(s.values)
+    if s.items is not None:
+        out["items"] = _openapi(s.items)
+    if s.type == "array" and s.items is None:
+        out["items"] = {"x-kubernetes-preserve-unknown-fields": True}
+    if s.preserve:
+        out["x-kubernetes-preserve-unknown-fields"] = True
+    if s.required:
+        out["required"] = list(s.required)
+    if s.enum:
+        out["enum"] = list(s.enum)
+    for key, value in (("default", s.default), ("minimum", s.minimum),
+                       ("maximum", s.maximum), ("minLength", s.min_length),
+                       ("maxLength", s.max_length), ("format", s.format)):
+        if value is not None:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def openapi(group: str, kind: str) -> dict[str, Any]:
+    """The openAPIV3Schema of a CRD that enforces what ``apply`` does for
+    the kind (one that keeps every field when the kind has no schema
+    here): what a real API server given the emulator's CRDs checks."""
+    schema = SCHEMAS.get((group, kind))
+    root: dict[str, Any] = {"type": "object", "properties": {
+        "apiVersion": {"type": "string"}, "kind": {"type": "string"},
+        "metadata": {"type": "object"}}}
+    if schema is None:
+        root["x-kubernetes-preserve-unknown-fields"] = True
+        return root
+    node = _openapi(schema)
+    root["properties"].update(node.get("properties", {}))
+    if node.get("x-kubernetes-preserve-unknown-fields"):
+        root["x-kubernetes-preserve-unknown-fields"] = True
+    return root

@@ -563,16 +563,18 @@ class Handler(socketserver.StreamRequestHandler):
             raise ApiError(400, "BadRequest", f"fieldValidation parameter unsupported:"
                                               f' "{validation}": must be one of "Ignore",'
                                               f' "Warn" or "Strict"')
+        dry_run = _dry_run(q, {"POST": "Create", "PUT": "Update", "PATCH": "Patch",
+                               "DELETE": "Delete"}.get(method, ""))
         if method == "POST" and not name:
             if r.namespaced and ns is None:
                 raise ApiError(405, "MethodNotAllowed", "create needs a namespace in the URL")
             body = self._check_kind(r, self._body())
-            raw = st.create_raw(r, nsv, body, q.get("dryRun") == "All", validation)
+            raw = st.create_raw(r, nsv, body, dry_run, validation)
             self._warnings = st.take_warnings()
             return self._send(201, raw)
         if method == "PUT" and name:
             body = self._check_kind(r, self._body())
-            raw = st.replace_raw(r, nsv, name, body, sub, validation)
+            raw = st.replace_raw(r, nsv, name, body, sub, validation, dry_run=dry_run)
             self._warnings = st.take_warnings()
             return self._send(200, raw)
         if method == "PATCH" and name:
@@ -589,13 +591,13 @@ class Handler(socketserver.StreamRequestHandler):
                                f" media types include: application/json-patch+json,"
                                f" application/merge-patch+json ({ctype} given)")
             body = self._body()
-            raw = st.patch_raw(r, nsv, name, ptype, body, sub, validation)
+            raw = st.patch_raw(r, nsv, name, ptype, body, sub, validation, dry_run=dry_run)
             self._warnings = st.take_warnings()
             return self._send(200, raw)
         if method == "DELETE":
             pre, propagation = self._delete_options(q)
             if name:
-                deleted, obj = st.delete(r, nsv, name, pre, propagation)
+                deleted, obj = st.delete(r, nsv, name, pre, propagation, dry_run=dry_run)
                 if deleted:
                     md = obj["metadata"]
                     return self._json(200, {"kind": "Status", "apiVersion": "v1",
@@ -604,8 +606,10 @@ class Handler(socketserver.StreamRequestHandler):
                                                         "kind": r.plural,
                                                         "uid": md.get("uid")}})
                 return self._json(200, obj)
-            gone = st.delete_collection(r, ns, q.get("labelSelector"), q.get("fieldSelector"),
-                                        propagation)
+            gone = [json.loads(i) for i in st.list_raw(r, ns, q.get("labelSelector"),
+                                                       q.get("fieldSelector"))[0]] \
+                if dry_run else st.delete_collection(r, ns, q.get("labelSelector"),
+                                                     q.get("fieldSelector"), propagation)
             return self._json(200, {"kind": f"{r.kind}List", "apiVersion": r.api_version(),
                                     "metadata": {"resourceVersion": str(st.rv)}, "items": gone})
         raise ApiError(405, "MethodNotAllowed",
@@ -734,6 +738,21 @@ class Handler(socketserver.StreamRequestHandler):
 
     def _chunk(self, data: bytes) -> None:
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+
+
+def _dry_run(q: dict[str, str], options: str) -> bool:
+    """Whether a write is a dry run (``dryRun=All``); any other value is
+    refused as kube-apiserver's ValidateDryRun refuses it (a 422 naming
+    the Create/Update/Patch/DeleteOptions)."""
+    value = q.get("dryRun")
+    if value is None or value == "All":
+        return value == "All"
+    message = f'Unsupported value: []string{{{json.dumps(value)}}}: supported values: "All"'
+    raise ApiError(422, "Invalid", f'{options}Options.meta.k8s.io "" is invalid: dryRun:'
+                                   f" {message}",
+                   {"group": "meta.k8s.io", "kind": f"{options}Options", "causes": [
+                       {"reason": "FieldValueNotSupported", "message": message,
+                        "field": "dryRun"}]})
 
 
 def _count_param(q: dict[str, str], key: str, least: int = 0) -> int | None:

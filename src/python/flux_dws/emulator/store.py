@@ -672,7 +672,7 @@ class Store:
             self.floor = self.rv
 
     def _finish_update(self, r: Resource, key: Key, old: Entry, new: dict[str, Any],
-                       validation: str) -> bytes:
+                       validation: str, dry_run: bool = False) -> bytes:
         """Common tail of replace/patch (lock held); new is a fresh dict."""
         omd = old.obj["metadata"]
         nmd = new.get("metadata")
@@ -703,6 +703,8 @@ class Store:
             new["metadata"]["generation"] = omd.get("generation", 1) + 1
         if new == old.obj:
             return old.raw  # no-op: same resourceVersion, no event
+        if dry_run:  # the answer as if written, with the old resourceVersion
+            return self._encode(new)
         if omd.get("deletionTimestamp") and not new["metadata"].get("finalizers"):
             raw = self._commit("DELETED", key, new).raw
             self._collect(omd.get("uid"))
@@ -729,13 +731,15 @@ class Store:
         return new
 
     def replace(self, r: Resource, ns: str, name: str, body: dict[str, Any],
-                subresource: str | None = None, validation: str = "Ignore") -> dict[str, Any]:
+                subresource: str | None = None, validation: str = "Ignore", *,
+                dry_run: bool = False) -> dict[str, Any]:
         result: dict[str, Any] = json.loads(
-            self.replace_raw(r, ns, name, body, subresource, validation))
+            self.replace_raw(r, ns, name, body, subresource, validation, dry_run=dry_run))
         return result
 
     def replace_raw(self, r: Resource, ns: str, name: str, body: dict[str, Any],
-                    subresource: str | None = None, validation: str = "Ignore") -> bytes:
+                    subresource: str | None = None, validation: str = "Ignore", *,
+                    dry_run: bool = False) -> bytes:
         if not isinstance(body, dict):
             raise ApiError(400, "BadRequest", "the body is not an object")
         md = body.get("metadata") or {}
@@ -758,17 +762,20 @@ class Store:
             if str(rv) != old.obj["metadata"]["resourceVersion"]:
                 raise conflict(r, name)
             new = self._merge_subresource(r, old.obj, _copy(body), subresource)
-            return self._finish_update(r, key, old, new, validation)
+            return self._finish_update(r, key, old, new, validation, dry_run)
 
     def patch(self, r: Resource, ns: str, name: str, patch_type: str, patch: Any,
-              subresource: str | None = None, validation: str = "Ignore") -> dict[str, Any]:
+              subresource: str | None = None, validation: str = "Ignore", *,
+              dry_run: bool = False) -> dict[str, Any]:
         """patch_type: "merge" (RFC 7386) or "json" (RFC 6902)."""
         result: dict[str, Any] = json.loads(
-            self.patch_raw(r, ns, name, patch_type, patch, subresource, validation))
+            self.patch_raw(r, ns, name, patch_type, patch, subresource, validation,
+                           dry_run=dry_run))
         return result
 
     def patch_raw(self, r: Resource, ns: str, name: str, patch_type: str, patch: Any,
-                  subresource: str | None = None, validation: str = "Ignore") -> bytes:
+                  subresource: str | None = None, validation: str = "Ignore", *,
+                  dry_run: bool = False) -> bytes:
         with self.cond:
             key = self._key(r, ns, name)
             old = self._entry(r, ns, name)
@@ -794,12 +801,14 @@ class Store:
             if rv and str(rv) != old.obj["metadata"]["resourceVersion"]:
                 raise conflict(r, name)
             new = self._merge_subresource(r, old.obj, patched, subresource)
-            return self._finish_update(r, key, old, new, validation)
+            return self._finish_update(r, key, old, new, validation, dry_run)
 
     def delete(self, r: Resource, ns: str, name: str,
                preconditions: dict[str, Any] | None = None,
-               propagation: str = "Background") -> tuple[bool, dict[str, Any]]:
-        """(deleted now, the object as it stands).
+               propagation: str = "Background", *,
+               dry_run: bool = False) -> tuple[bool, dict[str, Any]]:
+        """(deleted now, the object as it stands); with dry_run the answer
+        as if deleted, nothing changed.
 
         propagation: Background (dependents are garbage-collected at once),
         Foreground (the same, dependents first) or Orphan (dependents keep
@@ -828,10 +837,14 @@ class Store:
                     return False, json.loads(e.raw)
                 new = {**e.obj, "metadata": {**md, "deletionTimestamp": now_rfc3339(),
                                              "deletionGracePeriodSeconds": 0}}
+                if dry_run:
+                    return False, _copy(new)
                 entry = self._commit("MODIFIED", key, new)
                 if r.plural == "namespaces" and not r.group:
                     self._delete_namespace(name)
                 return False, json.loads(entry.raw)
+            if dry_run:
+                return True, json.loads(e.raw)
             if r.plural == "namespaces" and not r.group:
                 self._delete_namespace(name)
             if propagation == "Orphan":

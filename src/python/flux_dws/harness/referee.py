@@ -38,7 +38,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
 from flux_dws.k8s.api import JSON_PATCH, MERGE_PATCH, Api
 from flux_dws.k8s.kinds import KindInfo
@@ -226,11 +226,12 @@ class Norm:
         return out
 
     def status(self, b: dict[str, Any]) -> dict[str, Any]:
-        keep = {k: b.get(k) for k in ("status", "reason", "message", "code") if k in b}
+        keep: dict[str, Any] = {k: b.get(k) for k in ("status", "reason", "message", "code")
+                                if k in b}
         d = b.get("details")
         if isinstance(d, dict):
-            keep["details"] = self.value(d)
-        return self.value(keep)
+            keep["details"] = d
+        return self.obj(keep)
 
     def events(self, evs: list[Any]) -> dict[str, Any]:
         if len(evs) == 1 and isinstance(evs[0], Answer):
@@ -585,13 +586,6 @@ def s_watch(r: Run) -> None:
     r.step("watch-query-on-get", r.c.call("GET", path_of(WORKFLOW, r.ns, "w1"),
                                           query={"watch": "true", "timeoutSeconds": "1"}),
            lambda b: b)
-    if r.target.compact is None:
-        r.record("after-compaction", {"unreachable": "the target has no compaction hook"})
-        return
-    r.patch(WORKFLOW, "w1", {"spec": {"jobID": "f2"}})
-    r.target.compact()
-    r.patch(WORKFLOW, "w1", {"spec": {"jobID": "f3"}})
-    r.watch("after-compaction", WORKFLOW, r.ns, resource_version=start)
 
 
 def s_bookmarks(r: Run) -> None:
