@@ -33,6 +33,7 @@ DESCRIPTIONS = {
     "flux-dws-job": "show one rabbit job in full: its storage, timeline, data movements and error",
     "flux-dws-jobs": "list your rabbit jobs and where each is in its DWS Workflow",
     "flux-dws-persistent": "list persistent rabbit storage and share it with other users",
+    "flux-dws-referee": "compare the emulator's Kubernetes API server with a real one",
     "flux-dws-rabbits": "show each rabbit's and its computes' health as the dws service sees it",
     "flux-dws-status": "show what the dws service is doing",
     "flux-dws-sync": "wait until the dws service has caught up with Kubernetes",

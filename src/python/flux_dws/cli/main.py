@@ -28,6 +28,7 @@ SUBCOMMANDS: list[str] = [
     "persistent",
     "rabbitmapping",
     "rabbits",
+    "referee",
     "status",
     "sync",
     "version",
