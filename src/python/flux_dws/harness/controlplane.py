@@ -1,0 +1,425 @@
+"""A real Kubernetes control plane for the real-stack tests: etcd and
+kube-apiserver, built from Go modules by ``t/k8s/build.sh``.
+
+    with ControlPlane(workdir) as cp:          # etcd + kube-apiserver, TLS, RBAC on
+        cp.install_crds()                      # the emulator's kinds, as CRDs
+        cp.apply_rbac()                        # the WLM roles, bound to user flux
+        KubeLayer(cp.flux_kubeconfig, ...)     # the service, as a site runs it
+
+Both servers listen on 127.0.0.1, on free ports.  etcd speaks plain HTTP
+on loopback (only the API server talks to it); the API server serves TLS
+with a certificate made here (flux_dws.emulator.tls), authenticates with
+a static token file (``admin``: system:masters; ``flux``: no group, only
+what RBAC grants it) and authorizes with RBAC alone.  Everything either
+writes (data, certificates, kubeconfigs, logs) stays in ``workdir``; the
+logs are there to read when a start fails (the error quotes their tail).
+
+``binaries()`` finds the built servers: ``FLUX_DWS_K8S_BIN`` (a directory
+holding ``kube-apiserver`` and ``etcd``), else the build cache
+``${FLUX_DWS_K8S_CACHE:-~/.cache/flux-dws/k8s}/<hash>/bin`` that build.sh
+fills, where <hash> is that of t/k8s/go.mod and go.sum (so a new version
+set is a new directory, and a stale build is never used).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import signal
+import socket
+import ssl
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import yaml
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from flux_dws.emulator import api_resources, tls
+from flux_dws.emulator.kubeconfig import kubeconfig, write
+
+__all__ = ["FLUX_USER", "Binaries", "ControlPlane", "ControlPlaneError",
+           "ControlPlaneUnavailable", "binaries", "build_hash", "k8s_dir", "rbac_files"]
+
+FLUX_USER = "flux"
+START_TIMEOUT = 120.0  # etcd, then the API server's /readyz (about 5-10 s here)
+STOP_TIMEOUT = 20.0
+
+
+class ControlPlaneUnavailable(Exception):
+    """The servers are not built (or t/k8s is not there): the reason why."""
+
+
+class ControlPlaneError(Exception):
+    """A server did not start, or did not answer as it should."""
+
+
+@dataclass(frozen=True)
+class Binaries:
+    kube_apiserver: Path
+    etcd: Path
+
+
+def k8s_dir() -> Path:
+    """t/k8s of the source tree this module comes from."""
+    return Path(__file__).resolve().parents[4] / "t" / "k8s"
+
+
+def build_hash(directory: Path | None = None) -> str:
+    """What build.sh names the build directory after: go.mod and go.sum."""
+    d = directory or k8s_dir()
+    h = hashlib.sha256()
+    for name in ("go.mod", "go.sum"):
+        h.update((d / name).read_bytes())
+    return h.hexdigest()[:16]
+
+
+def cache_dir() -> Path:
+    env = os.environ.get("FLUX_DWS_K8S_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "flux-dws" / "k8s"
+
+
+def binaries() -> Binaries:
+    """The built servers, or ControlPlaneUnavailable saying why there are none."""
+    env = os.environ.get("FLUX_DWS_K8S_BIN")
+    if env:
+        where = Path(env)
+        how = f"FLUX_DWS_K8S_BIN={env}"
+    else:
+        try:
+            where = cache_dir() / build_hash() / "bin"
+        except OSError as exc:
+            raise ControlPlaneUnavailable(f"no t/k8s to build the control plane from: "
+                                          f"{exc}") from None
+        how = "t/k8s/build.sh"
+    b = Binaries(where / "kube-apiserver", where / "etcd")
+    for p in (b.kube_apiserver, b.etcd):
+        if not os.access(p, os.X_OK):
+            raise ControlPlaneUnavailable(f"{p.name} is not built (no {p}; run {how})")
+    return b
+
+
+def rbac_files() -> list[Path]:
+    """The WLM roles (t/k8s/rbac), bound to user flux."""
+    return sorted((k8s_dir() / "rbac").glob("*.yaml"))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _tail(path: Path, lines: int = 30) -> str:
+    try:
+        text = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return f"(no {path})"
+    return "\n".join(text[-lines:])
+
+
+def _pem_key(key: Any) -> bytes:
+    out: bytes = key.private_bytes(serialization.Encoding.PEM,
+                                   serialization.PrivateFormat.PKCS8,
+                                   serialization.NoEncryption())
+    return out
+
+
+def _service_account_key() -> tuple[bytes, bytes]:
+    """The key pair the API server signs service account tokens with
+    (it refuses to start without one)."""
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pub = key.public_key().public_bytes(serialization.Encoding.PEM,
+                                        serialization.PublicFormat.SubjectPublicKeyInfo)
+    return _pem_key(key), pub
+
+
+class ControlPlane:
+    """etcd and kube-apiserver in ``workdir`` (see the module's docstring)."""
+
+    def __init__(self, workdir: str | os.PathLike[str],
+                 bins: Binaries | None = None) -> None:
+        self.workdir = Path(workdir)
+        self.bins = bins
+        self.url = ""
+        self.admin_kubeconfig = self.workdir / "admin.kubeconfig"
+        self.flux_kubeconfig = self.workdir / "flux.kubeconfig"
+        self.admin_token = secrets.token_hex(16)
+        self.flux_token = secrets.token_hex(16)
+        self.ca_pem = b""
+        self.etcd_url = ""
+        self.started_in = 0.0  # seconds from start() to a ready API server
+        self._procs: list[tuple[str, subprocess.Popen[bytes]]] = []
+
+    # --- lifecycle ----------------------------------------------------------
+
+    def __enter__(self) -> ControlPlane:
+        try:
+            return self.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+    def start(self) -> ControlPlane:
+        """Start etcd, then the API server; return when /readyz says ok.
+        ControlPlaneError (with the log's tail) if either fails or the
+        API server is not ready within START_TIMEOUT."""
+        bins = self.bins or binaries()
+        t0 = time.monotonic()
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        pki = self.workdir / "pki"
+        pki.mkdir(exist_ok=True)
+        certs = tls.generate(["127.0.0.1"])
+        self.ca_pem = certs.ca_pem
+        (pki / "ca.pem").write_bytes(certs.ca_pem)
+        (pki / "apiserver.pem").write_bytes(certs.cert_pem)
+        (pki / "apiserver-key.pem").write_bytes(certs.key_pem)
+        sa_key, sa_pub = _service_account_key()
+        (pki / "sa-key.pem").write_bytes(sa_key)
+        (pki / "sa.pem").write_bytes(sa_pub)
+        for f in pki.iterdir():
+            f.chmod(0o600)
+        tokens = self.workdir / "tokens.csv"
+        tokens.write_text(f'{self.admin_token},admin,admin,"system:masters"\n'
+                          f"{self.flux_token},{FLUX_USER},{FLUX_USER}\n")
+        tokens.chmod(0o600)
+
+        client_port, peer_port = _free_port(), _free_port()
+        self.etcd_url = f"http://127.0.0.1:{client_port}"
+        peer = f"http://127.0.0.1:{peer_port}"
+        self._spawn("etcd", [
+            str(bins.etcd), "--name=default", f"--data-dir={self.workdir / 'etcd'}",
+            f"--listen-client-urls={self.etcd_url}", f"--advertise-client-urls={self.etcd_url}",
+            f"--listen-peer-urls={peer}", f"--initial-advertise-peer-urls={peer}",
+            f"--initial-cluster=default={peer}", "--log-level=warn",
+            # test data: losing it on a crash is fine, waiting for fsync is not
+            "--unsafe-no-fsync"])
+        self._wait("etcd", lambda: self._etcd_healthy(), t0)
+
+        port = _free_port()
+        self.url = f"https://127.0.0.1:{port}"
+        self._spawn("kube-apiserver", [
+            str(bins.kube_apiserver), f"--etcd-servers={self.etcd_url}",
+            "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+            f"--secure-port={port}", f"--cert-dir={pki}",
+            f"--tls-cert-file={pki / 'apiserver.pem'}",
+            f"--tls-private-key-file={pki / 'apiserver-key.pem'}",
+            f"--client-ca-file={pki / 'ca.pem'}",
+            f"--token-auth-file={tokens}", "--anonymous-auth=false",
+            "--authorization-mode=RBAC",
+            f"--service-account-key-file={pki / 'sa.pem'}",
+            f"--service-account-signing-key-file={pki / 'sa-key.pem'}",
+            "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+            "--service-cluster-ip-range=10.96.0.0/16", "--allow-privileged=true",
+            "--profiling=false", "--v=1"])
+        self._write_kubeconfigs()
+        self._wait("kube-apiserver", self._ready, t0)
+        self.started_in = time.monotonic() - t0
+        return self
+
+    def stop(self) -> None:
+        """SIGTERM the API server, then etcd; SIGKILL what is still there
+        after STOP_TIMEOUT.  Nothing is left running; the workdir stays."""
+        while self._procs:
+            name, p = self._procs.pop()
+            if p.poll() is None:
+                try:
+                    os.killpg(p.pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+                try:
+                    p.wait(STOP_TIMEOUT)
+                except subprocess.TimeoutExpired:
+                    os.killpg(p.pid, signal.SIGKILL)
+                    p.wait()
+            # the process group: anything a server forked goes too
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    def pids(self) -> list[int]:
+        return [p.pid for _, p in self._procs]
+
+    def log(self, name: str) -> Path:
+        """The log of ``etcd`` or ``kube-apiserver``."""
+        return self.workdir / f"{name}.log"
+
+    # --- clients ------------------------------------------------------------
+
+    def request(self, method: str, path: str, body: Any = None, *, user: str = "admin",
+                content_type: str = "application/json",
+                timeout: float = 30.0) -> tuple[int, Any]:
+        """One API call as ``admin`` or ``flux``: (status, decoded body)."""
+        token = self.admin_token if user == "admin" else self.flux_token
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.url + path, data=data, method=method,
+                                     headers={"Authorization": f"Bearer {token}",
+                                              "Content-Type": content_type,
+                                              "Accept": "application/json"})
+        ctx = ssl.create_default_context(cadata=self.ca_pem.decode())
+        try:
+            with urllib.request.urlopen(req, context=ctx, timeout=timeout) as resp:
+                raw = resp.read()
+                status = int(resp.status)
+        except urllib.error.HTTPError as exc:
+            raw, status = exc.read(), int(exc.code)
+        try:
+            return status, json.loads(raw) if raw else None
+        except ValueError:
+            return status, raw.decode(errors="replace")
+
+    def apply(self, obj: dict[str, Any], *, user: str = "admin") -> dict[str, Any]:
+        """Server-side apply of one object (any kind the server serves)."""
+        path = self._path(obj) + "?fieldManager=flux-dws-test&force=true"
+        status, body = self.request("PATCH", path, obj, user=user,
+                                    content_type="application/apply-patch+yaml")
+        if status not in (200, 201):
+            raise ControlPlaneError(f"apply {obj.get('kind')} "
+                                    f"{obj.get('metadata', {}).get('name')}: {status} "
+                                    f"{_message(body)}")
+        out: dict[str, Any] = body
+        return out
+
+    def apply_files(self, paths: Iterable[Path]) -> list[dict[str, Any]]:
+        out = []
+        for p in paths:
+            for doc in yaml.safe_load_all(Path(p).read_text()):
+                if doc:
+                    out.append(self.apply(doc))
+        return out
+
+    def install_crds(self, timeout: float = 60.0) -> list[str]:
+        """A CRD for each kind the emulator serves that a real API server
+        does not (flux_dws.emulator.api_resources; any field kept,
+        the status subresource where the kind has one); returns their
+        names once every one is Established."""
+        names = []
+        for r in api_resources.custom_resources():
+            crd = api_resources.crd_object(r)
+            crd.pop("status", None)
+            self.apply(crd)
+            names.append(f"{r.plural}.{r.group}")
+        deadline = time.monotonic() + timeout
+        for name in names:
+            while True:
+                status, body = self.request(
+                    "GET", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
+                conds = {c["type"]: c["status"]
+                         for c in (body or {}).get("status", {}).get("conditions", [])} \
+                    if status == 200 else {}
+                if conds.get("Established") == "True":
+                    break
+                if time.monotonic() > deadline:
+                    raise ControlPlaneError(f"CRD {name} not Established after {timeout} s")
+                time.sleep(0.1)
+        # the API server serves a new CRD once its discovery has it
+        for group in {r.group for r in api_resources.custom_resources()}:
+            version = api_resources.groups()[group][0]
+            plurals = {r.plural for r in api_resources.custom_resources() if r.group == group}
+            while True:
+                status, body = self.request("GET", f"/apis/{group}/{version}")
+                served = {x["name"] for x in (body or {}).get("resources", [])} \
+                    if status == 200 else set()
+                if plurals <= served:
+                    break
+                if time.monotonic() > deadline:
+                    raise ControlPlaneError(f"{group}/{version} does not serve "
+                                            f"{sorted(plurals - served)}")
+                time.sleep(0.1)
+        return names
+
+    def apply_rbac(self, *extra: Path) -> None:
+        """The WLM roles (t/k8s/rbac/*.yaml) and the ``extra`` files
+        (e.g. etc/k8s/flux-dws-extra-role.yaml), as admin."""
+        files = rbac_files()
+        if not files:
+            raise ControlPlaneError(f"no RBAC files in {k8s_dir() / 'rbac'}")
+        self.apply_files([*files, *extra])
+
+    def delete(self, obj: dict[str, Any]) -> None:
+        status, body = self.request("DELETE", self._path(obj) + "/" + obj["metadata"]["name"])
+        if status not in (200, 202, 404):
+            raise ControlPlaneError(f"delete {obj['kind']}: {status} {_message(body)}")
+
+    # --- the inside ---------------------------------------------------------
+
+    def _path(self, obj: dict[str, Any]) -> str:
+        api_version: str = obj["apiVersion"]
+        kind: str = obj["kind"]
+        meta = obj.get("metadata", {})
+        prefix = f"/apis/{api_version}" if "/" in api_version else f"/api/{api_version}"
+        status, body = self.request("GET", prefix)
+        if status != 200:
+            raise ControlPlaneError(f"{api_version} is not served: {status} {_message(body)}")
+        for r in body.get("resources", []):
+            if r.get("kind") == kind and "/" not in r["name"]:
+                ns = f"/namespaces/{meta.get('namespace', 'default')}" if r["namespaced"] \
+                    else ""
+                name = f"/{meta['name']}" if "name" in meta and "?" not in meta["name"] \
+                    else ""
+                return f"{prefix}{ns}/{r['name']}{name}"
+        raise ControlPlaneError(f"{api_version} serves no kind {kind}")
+
+    def _spawn(self, name: str, argv: list[str]) -> None:
+        logf = self.log(name).open("ab")
+        try:
+            p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=logf,
+                                 stderr=subprocess.STDOUT, cwd=self.workdir,
+                                 start_new_session=True)
+        finally:
+            logf.close()
+        self._procs.append((name, p))
+
+    def _wait(self, name: str, ready: Any, t0: float) -> None:
+        proc = next(p for n, p in self._procs if n == name)
+        while True:
+            if proc.poll() is not None:
+                raise ControlPlaneError(f"{name} exited with {proc.returncode}; "
+                                        f"{self.log(name)} ends:\n{_tail(self.log(name))}")
+            if ready():
+                return
+            if time.monotonic() - t0 > START_TIMEOUT:
+                raise ControlPlaneError(f"{name} not ready after {START_TIMEOUT:.0f} s; "
+                                        f"{self.log(name)} ends:\n{_tail(self.log(name))}")
+            time.sleep(0.1)
+
+    def _etcd_healthy(self) -> bool:
+        try:
+            with urllib.request.urlopen(self.etcd_url + "/health", timeout=2) as resp:
+                return bool(json.loads(resp.read()).get("health") == "true")
+        except (OSError, ValueError):
+            return False
+
+    def _ready(self) -> bool:
+        try:
+            status, _ = self.request("GET", "/readyz", timeout=5)
+        except OSError:
+            return False
+        return status == 200
+
+    def _write_kubeconfigs(self) -> None:
+        write(self.admin_kubeconfig, kubeconfig(self.url, self.ca_pem, self.admin_token,
+                                                "flux-dws-realk8s-admin"))
+        write(self.flux_kubeconfig, kubeconfig(self.url, self.ca_pem, self.flux_token,
+                                               "flux-dws-realk8s-flux"))
+
+
+def _message(body: Any) -> str:
+    if isinstance(body, dict):
+        return str(body.get("message", body))
+    return str(body)
