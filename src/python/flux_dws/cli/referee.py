@@ -3,6 +3,7 @@ compare transcripts (flux_dws.harness.referee; doc/man1/flux-dws-referee.rst).
 
     flux-dws referee run --kubeconfig K [--restricted K2] [-o T.json]
     flux-dws referee emulator [-o T.json]        # a fresh emulator
+    flux-dws referee realk8s [-o T.json]         # a real kube-apiserver (t/k8s)
     flux-dws referee diff A.json B.json [--all]  # one line per difference
 """
 
@@ -40,6 +41,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     e = verbs.add_parser("emulator", help="play the scenarios against a fresh emulator")
     common(e)
     e.set_defaults(func=run_emulator)
+    k = verbs.add_parser("realk8s", help="play the scenarios against a real kube-apiserver"
+                                         " built by t/k8s/build.sh")
+    k.add_argument("--workdir", metavar="DIR",
+                   help="keep its etcd data, certificates and logs here (default: a"
+                        " temporary directory)")
+    common(k)
+    k.set_defaults(func=run_realk8s)
     d = verbs.add_parser("diff", help="print the differences between two transcripts")
     d.add_argument("a", metavar="A.json")
     d.add_argument("b", metavar="B.json")
@@ -72,6 +80,23 @@ def run_emulator(args: argparse.Namespace) -> int:
     with Emulator() as emu:
         return _write(args, referee.run(referee.emulator_target(emu), args.scenario,
                                         _progress(args)))
+
+
+def run_realk8s(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from flux_dws.harness.controlplane import ControlPlane, ControlPlaneUnavailable
+
+    with tempfile.TemporaryDirectory(prefix="flux-dws-referee-") as tmp:
+        try:
+            with ControlPlane(args.workdir or tmp) as cp:
+                cp.install_crds()
+                cp.apply_rbac()
+                return _write(args, referee.run(referee.controlplane_target(cp),
+                                                args.scenario, _progress(args)))
+        except ControlPlaneUnavailable as exc:
+            print(f"flux-dws referee: no real control plane: {exc}", file=sys.stderr)
+            return 1
 
 
 def diff(args: argparse.Namespace) -> int:

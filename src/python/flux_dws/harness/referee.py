@@ -825,3 +825,25 @@ def emulator_target(emu: Any, name: str = "emulator") -> Target:
     def compact() -> None:
         Client(str(emu.kubeconfig)).call("POST", "/_emulator/compact")
     return Target(name, str(emu.kubeconfig), None, compact)
+
+
+def etcd_compact(etcd_url: str) -> None:
+    """Compact etcd to its current revision (its JSON gateway): what makes
+    a real API server's older continue tokens expire."""
+    import urllib.request
+
+    def post(path: str, body: dict[str, Any]) -> Any:
+        req = urllib.request.Request(etcd_url + path, json.dumps(body).encode(),
+                                     {"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return json.loads(resp.read())
+    rev = int(post("/v3/kv/range", {"key": "Lw==", "limit": 1})["header"]["revision"])
+    post("/v3/kv/compaction", {"revision": rev, "physical": True})
+
+
+def controlplane_target(cp: Any, name: str = "kube-apiserver") -> Target:
+    """A Target for a started flux_dws.harness.controlplane.ControlPlane with
+    the emulator's CRDs and the WLM roles installed: its admin, its ``flux``
+    user as the restricted one, etcd compaction as the hook."""
+    return Target(name, str(cp.admin_kubeconfig), str(cp.flux_kubeconfig),
+                  lambda: etcd_compact(cp.etcd_url))
