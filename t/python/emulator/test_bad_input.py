@@ -32,11 +32,13 @@ WF = f"/apis/{G}/{V}/namespaces/default/workflows"
 
 @pytest.mark.parametrize(("method", "path", "body", "ctype", "code", "reason", "text"), [
     ("POST", WF, b"{not json", "application/json", 400, "BadRequest", "json parse error"),
-    ("POST", WF, b"[1,2]", "application/json", 400, "BadRequest", "not a JSON object"),
-    ("POST", WF, {**workflow(), "kind": "Storage"}, "application/json", 400, "BadRequest",
-     "the kind in the data (Storage) does not match the expected kind (Workflow)"),
-    ("POST", WF, {**workflow(), "apiVersion": "v1"}, "application/json", 400, "BadRequest",
-     "the API version in the data (v1) does not match"),
+    ("POST", WF, b"[1,2]", "application/json", 400, "BadRequest",
+     "the object provided is unrecognized (must be of type Workflow): couldn't get"
+     " version/kind; json parse error: json: cannot unmarshal array into Go value of type"),
+    ("POST", WF, {**workflow(), "kind": "Storage"}, "application/json", 422, "Invalid",
+     'kind: Invalid value: "Storage": must be Workflow'),
+    ("POST", WF, {**workflow(), "apiVersion": "v1"}, "application/json", 422, "Invalid",
+     f'apiVersion: Invalid value: "v1": must be {G}/{V}'),
     ("POST", WF, workflow(userID="me"), "application/json", 422, "Invalid",
      "spec.userID: Invalid value"),
     ("POST", WF, workflow(desiredState="Bogus"), "application/json", 422, "Invalid",
@@ -55,19 +57,16 @@ WF = f"/apis/{G}/{V}/namespaces/default/workflows"
     ("POST", WF, {**workflow(), "metadata": {"name": "w", "labels": {"ƒ/b": "1"}}},
      "application/json", 422, "Invalid", "prefix part a lowercase RFC 1123 subdomain"),
     ("POST", "/api/v1/namespaces", {"metadata": {"name": "compute.01"}}, "application/json",
-     422, "Invalid", "a lowercase RFC 1123 label must consist of"),
+     422, "Invalid", 'Namespace "compute.01" is invalid: metadata.name: Invalid value:'
+                     ' "compute.01": must not contain dots'),
     ("POST", f"/apis/{G}/{V}/namespaces/nosuch/workflows", workflow(), "application/json",
      404, "NotFound", 'namespaces "nosuch" not found'),
     ("POST", WF, {**workflow(), "metadata": {"name": "w", "namespace": "other"}},
      "application/json", 400, "BadRequest", "does not match the namespace"),
-    ("GET", f"/apis/{G}/{V}/namespaces/default/nosuchthings", None, "", 404, "NotFound",
-     "the server could not find the requested resource"),
-    ("GET", "/apis/no.such.group/v1/things", None, "", 404, "NotFound",
-     "could not find the requested resource"),
     ("GET", f"{WF}?labelSelector=a%20in%20(", None, "", 400, "BadRequest",
      "unable to parse requirement"),
     ("GET", f"{WF}?fieldSelector=spec.x%3D1", None, "", 400, "BadRequest",
-     "not a known field selector"),
+     "field label not supported: spec.x"),
     ("GET", f"{WF}?limit=x", None, "", 400, "BadRequest", "invalid limit"),
     ("GET", f"{WF}?limit=1&continue=garbage", None, "", 400, "BadRequest",
      "continue key is not valid"),
@@ -80,6 +79,20 @@ def test_bad_requests(emu, method, path, body, ctype, code, reason, text):
     assert raw(emu, "GET", WF)[0] == 200  # still serving
 
 
+@pytest.mark.parametrize("path", [f"/apis/{G}/{V}/namespaces/default/nosuchthings",
+                                  "/apis/no.such.group/v1/things", "/apis/no.such.group"])
+def test_paths_no_api_serves(emu, path):
+    """kube-apiserver's mux: a plain-text 404, no Status (the referee's
+    discovery scenario)."""
+    ctx = ssl.create_default_context(cadata=emu.certs.ca_pem.decode())
+    req = urllib.request.Request(emu.url + path, headers={
+        "Authorization": f"Bearer {emu.token}"})
+    with pytest.raises(urllib.error.HTTPError) as exc:
+        urllib.request.urlopen(req, context=ctx)
+    assert exc.value.code == 404 and exc.value.read() == b"404 page not found\n"
+    assert raw(emu, "GET", WF)[0] == 200
+
+
 def test_bad_patches(emu, api):
     api.create_namespaced_custom_object(G, V, "default", "workflows", workflow())
     path = f"{WF}/w1"
@@ -87,12 +100,14 @@ def test_bad_patches(emu, api):
         == 415
     assert raw(emu, "PATCH", path, b"a: b", "application/apply-patch+yaml")[0] == 415
     assert raw(emu, "PATCH", path, {"op": "add"}, "application/json-patch+json")[0] == 400
+    # handlers/patch.go: any error applying a JSON patch is this generic 422
+    generic = "the server rejected our request due to an error in our request"
     st, out = raw(emu, "PATCH", path, [{"op": "move", "from": "/nope", "path": "/x"}],
                   "application/json-patch+json")
-    assert st == 422 and "missing path" in out["message"]
+    assert st == 422 and out["message"] == generic and out["details"] == {}
     st, out = raw(emu, "PATCH", path, [{"op": "jump", "path": "/x"}],
                   "application/json-patch+json")
-    assert st == 422 and "unknown json patch operation 'jump'" in out["message"]
+    assert st == 422 and out["message"] == generic
     st, out = raw(emu, "PATCH", path, {"metadata": {"resourceVersion": "1"}},
                   "application/merge-patch+json")
     assert st == 409
@@ -209,10 +224,8 @@ def test_chunked_body_and_expect_continue(emu):
 
 @pytest.mark.parametrize(("path", "text"), [
     (f"{WF}?fieldValidation=Loud", "fieldValidation parameter unsupported"),
-    (f"{WF}?limit=-1", "invalid limit"),
     (f"{WF}?watch=1&labelSelector=a%20in%20(", "unable to parse requirement"),
     (f"{WF}?watch=1&timeoutSeconds=-3", "invalid timeoutSeconds"),
-    (f"{WF}?watch=1&resourceVersion=abc", "invalid resourceVersion"),
 ])
 def test_bad_query_parameters(emu, path, text):
     method = "POST" if "fieldValidation" in path else "GET"

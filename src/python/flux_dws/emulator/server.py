@@ -28,7 +28,7 @@ from flux_dws.emulator import selectors, table
 from flux_dws.emulator.api_resources import Resource
 from flux_dws.emulator.apifaults import STATUS_REASONS, ApiFault, ApiFaults
 from flux_dws.emulator.selectors import SelectorError
-from flux_dws.emulator.store import ApiError, Store
+from flux_dws.emulator.store import ApiError, Store, go_json_type, invalid, not_found
 
 log = logging.getLogger("flux_dws.emulator")
 MAX_BODY = 3 * 1024 * 1024
@@ -48,8 +48,9 @@ def status_body(code: int, reason: str, message: str,
                             "status": "Failure", "message": message, "code": code}
     if reason:
         body["reason"] = reason
-    if details:
-        body["details"] = details
+    if details is not None:  # empty name and group are left out (omitempty)
+        body["details"] = {k: v for k, v in details.items()
+                           if not (k in ("name", "group") and v == "")}
     return body
 
 
@@ -67,6 +68,11 @@ class Settings:
 
 
 REASONS = {code.value: code.phrase for code in http.HTTPStatus}
+# what kube-apiserver's mux answers for a path no API serves (text, no Status)
+PAGE_NOT_FOUND = "404 page not found\n"
+UNSUPPORTED_PATCH = ("the body of the request was in an unknown format - accepted media types"
+                     " include: application/json-patch+json, application/merge-patch+json,"
+                     " application/apply-patch+yaml")
 
 # The admin endpoints (POST /_emulator/<action>): each body field, its JSON
 # type(s) (None: null allowed), and which are required.
@@ -332,7 +338,7 @@ class Handler(socketserver.StreamRequestHandler):
             self.rfile.readline(MAX_LINE)
 
     def _body(self) -> Any:
-        raw = self._read_raw()
+        raw = self._raw_body = self._read_raw()
         if not raw:
             raise ApiError(400, "BadRequest", "the request has no body")
         try:
@@ -365,7 +371,10 @@ class Handler(socketserver.StreamRequestHandler):
             elif not self._discovery(method, path):
                 self._resource(method, path, query)
         except ApiError as exc:
-            self._error(exc.code, exc.reason, exc.message, exc.details)
+            if exc.code == 404 and exc.reason == "" and exc.message == PAGE_NOT_FOUND:
+                self._send(404, PAGE_NOT_FOUND.encode(), "text/plain; charset=utf-8")
+            else:
+                self._error(exc.code, exc.reason, exc.message, exc.details)
         except SelectorError as exc:
             self._error(400, "BadRequest", str(exc))
         except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
@@ -503,14 +512,14 @@ class Handler(socketserver.StreamRequestHandler):
         elif path.startswith("/apis/") and path.count("/") == 2:
             g = path.split("/")[2]
             if g not in res.groups():
-                self._not_found()
+                self._send(404, PAGE_NOT_FOUND.encode(), "text/plain; charset=utf-8")
             else:
                 self._json(200, {"kind": "APIGroup", "apiVersion": "v1",
                                  **group_doc(g, res.groups()[g])})
         elif path.startswith("/apis/") and path.count("/") == 3:
             _, _, g, v = path.split("/")
             if v not in res.groups().get(g, ()):
-                self._not_found()
+                self._send(404, PAGE_NOT_FOUND.encode(), "text/plain; charset=utf-8")
             else:
                 self._json(200, resource_list(g, v))
         elif path == "/openapi/v2":
@@ -586,10 +595,7 @@ class Handler(socketserver.StreamRequestHandler):
                 ptype = "merge"  # core kinds: our objects hold no merge-keyed lists we need
             if ptype is None:
                 self._skip_body()
-                raise ApiError(415, "UnsupportedMediaType",
-                               f"the body of the request was in an unknown format - accepted"
-                               f" media types include: application/json-patch+json,"
-                               f" application/merge-patch+json ({ctype} given)")
+                raise ApiError(415, "UnsupportedMediaType", UNSUPPORTED_PATCH)
             body = self._body()
             raw = st.patch_raw(r, nsv, name, ptype, body, sub, validation, dry_run=dry_run)
             self._warnings = st.take_warnings()
@@ -602,7 +608,9 @@ class Handler(socketserver.StreamRequestHandler):
                     md = obj["metadata"]
                     return self._json(200, {"kind": "Status", "apiVersion": "v1",
                                             "metadata": {}, "status": "Success",
-                                            "details": {"name": md["name"], "group": r.group,
+                                            "details": {"name": md["name"],
+                                                        **({"group": r.group} if r.group
+                                                           else {}),
                                                         "kind": r.plural,
                                                         "uid": md.get("uid")}})
                 return self._json(200, obj)
@@ -633,8 +641,30 @@ class Handler(socketserver.StreamRequestHandler):
 
     def _check_kind(self, r: Resource, body: Any) -> dict[str, Any]:
         if not isinstance(body, dict):
-            raise ApiError(400, "BadRequest", "the object provided is not a JSON object")
+            raw = getattr(self, "_raw_body", b"")
+            summary = raw[:30].hex() + (" ..." if len(raw) > 30 else "")
+            raise ApiError(400, "BadRequest", f"the object provided is unrecognized (must be of"
+                                              f" type {r.kind}): couldn't get version/kind; json"
+                                              f" parse error: json: cannot unmarshal"
+                                              f" {go_json_type(body)} into Go value of type"
+                                              ' struct { APIVersion string "json:\\"apiVersion,'
+                                              'omitempty\\""; Kind string "json:\\"kind,'
+                                              'omitempty\\"" }'
+                                              f" ({summary})")
         kind = body.get("kind")
+        if r.group and r.group not in res.BUILTIN_GROUPS:
+            # custom resources: the CR validator's field errors (a 422)
+            api = body.get("apiVersion")
+            name = str((body.get("metadata") or {}).get("name") or "")
+            causes = []
+            if kind is not None and kind != r.kind:
+                causes.append(("kind", f'Invalid value: "{kind}": must be {r.kind}'))
+            if api is not None and api not in [r.api_version(v) for v in r.versions]:
+                causes.append(("apiVersion", f'Invalid value: "{api}": must be'
+                                             f" {r.api_version()}"))
+            if causes:
+                raise invalid(r, name, causes, kind=str(kind or r.kind))
+            return body
         if kind is not None and kind != r.kind:
             raise ApiError(400, "BadRequest", f"the kind in the data ({kind}) does not match"
                                               f" the expected kind ({r.kind})")
@@ -651,14 +681,17 @@ class Handler(socketserver.StreamRequestHandler):
 
     def _list(self, r: Resource, ns: str | None, q: dict[str, str]) -> None:
         try:
-            limit = int(q.get("limit") or 0)
+            limit = max(0, int(q.get("limit") or 0))  # a negative limit is no limit
         except ValueError:
             raise ApiError(400, "BadRequest", f"invalid limit {q.get('limit')!r}") from None
-        items, rv, token = self.store.list_raw(r, ns, q.get("labelSelector"),
-                                               q.get("fieldSelector"), limit, q.get("continue"))
+        items, rv, token, left = self.store.list_page(r, ns, q.get("labelSelector"),
+                                                      q.get("fieldSelector"), limit,
+                                                      q.get("continue"))
         meta: dict[str, Any] = {"resourceVersion": str(rv)}
-        if token:
-            meta["continue"] = token
+        if token or (r.group and r.group not in res.BUILTIN_GROUPS):
+            meta["continue"] = token or ""  # custom resources' lists always say it
+        if left is not None:
+            meta["remainingItemCount"] = left
         if self._table():
             return self._json(200, table.table(r, [json.loads(i) for i in items], meta,
                                                q.get("includeObject") or "Metadata"))
@@ -668,8 +701,12 @@ class Handler(socketserver.StreamRequestHandler):
         self._send(200, body)
 
     def _watch(self, r: Resource, ns: str | None, q: dict[str, str]) -> None:
+        text = q.get("resourceVersion") or ""
+        if text and not text.isdigit():  # as the watch cache says it (a 500, no reason)
+            raise ApiError(500, "", f'resourceVersion: Invalid value: "{text}":'
+                                    f' strconv.ParseUint: parsing "{text}": invalid syntax')
         try:
-            rv = int(q["resourceVersion"]) if q.get("resourceVersion") else None
+            rv = int(text) if text else None
             timeout = float(q.get("timeoutSeconds") or self.settings.default_watch_timeout)
         except ValueError:
             raise ApiError(400, "BadRequest", "invalid resourceVersion or timeoutSeconds") from None
@@ -693,7 +730,11 @@ class Handler(socketserver.StreamRequestHandler):
             self._chunk(b"")
             return
         deadline = time.monotonic() + timeout
-        next_bookmark = time.monotonic() + min(self.settings.bookmark_interval, timeout - 2)
+        # a bookmark 2 s before the deadline (none if that is past) or
+        # every bookmark_interval, as the watch cache schedules them
+        pre_timeout = timeout - 2 if timeout > 2 else float("inf")
+        next_bookmark = time.monotonic() + min(self.settings.bookmark_interval, pre_timeout)
+        sent = rv or self.store.rv  # the newest resourceVersion this watcher has seen
         cut = threading.Event()
 
         def drop() -> None:
@@ -707,8 +748,13 @@ class Handler(socketserver.StreamRequestHandler):
                 if now >= deadline:
                     break
                 if bookmarks and now >= next_bookmark:
-                    self._bookmark(r)
-                    next_bookmark = now + self.settings.bookmark_interval
+                    sent = max(sent, w.seen_rv)
+                    if self.store.rv > sent:  # only news: a bookmark moves the watcher on
+                        sent = self.store.rv
+                        self._bookmark(r, sent)
+                    left = deadline - 2 - now
+                    next_bookmark = now + min(self.settings.bookmark_interval,
+                                              left if left > 0 else float("inf"))
                 wait = min(deadline, next_bookmark if bookmarks else deadline) - now
                 events = w.drain(max(0.0, min(wait, 0.5)))
                 if cut.is_set():  # an injected drop: hang up without the final chunk
@@ -726,14 +772,16 @@ class Handler(socketserver.StreamRequestHandler):
                 elif events:
                     self._chunk(b"".join(b'{"type":"' + ev.type.encode() + b'","object":'
                                          + ev.raw + b"}\n" for ev in events))
+                if events:
+                    sent = max(sent, events[-1].rv)
             self._chunk(b"")
         finally:
             faults.watch_closed(handle)
             w.close()
 
-    def _bookmark(self, r: Resource) -> None:
+    def _bookmark(self, r: Resource, rv: int) -> None:
         obj = {"kind": r.kind, "apiVersion": r.api_version(),
-               "metadata": {"resourceVersion": str(self.store.rv)}}
+               "metadata": {"resourceVersion": str(rv)}}
         self._chunk(json.dumps({"type": "BOOKMARK", "object": obj}).encode() + b"\n")
 
     def _chunk(self, data: bytes) -> None:
@@ -747,7 +795,7 @@ def _dry_run(q: dict[str, str], options: str) -> bool:
     value = q.get("dryRun")
     if value is None or value == "All":
         return value == "All"
-    message = f'Unsupported value: []string{{{json.dumps(value)}}}: supported values: "All"'
+    message = f'Unsupported value: [{json.dumps(value)}]: supported values: "All"'
     raise ApiError(422, "Invalid", f'{options}Options.meta.k8s.io "" is invalid: dryRun:'
                                    f" {message}",
                    {"group": "meta.k8s.io", "kind": f"{options}Options", "causes": [
@@ -773,14 +821,19 @@ def _count_param(q: dict[str, str], key: str, least: int = 0) -> int | None:
 
 @functools.lru_cache(maxsize=8192)
 def route(path: str) -> tuple[Resource, str | None, str | None, str | None, bool]:
-    """(resource, namespace or None, name, subresource, is a watch path)."""
+    """(resource, namespace or None, name, subresource, is a watch path).
+
+    A path no API serves is kube-apiserver's plain-text "404 page not
+    found"; an unknown subresource of a named object (or ``status`` of a
+    kind without one) is that object's NotFound, as the real routes say."""
     parts = [urllib.parse.unquote(p) for p in path.strip("/").split("/")]
+    nowhere = ApiError(404, "", PAGE_NOT_FOUND)
     if parts[0] == "api" and len(parts) >= 2:
         group, version, rest = "", parts[1], parts[2:]
     elif parts[0] == "apis" and len(parts) >= 3:
         group, version, rest = parts[1], parts[2], parts[3:]
     else:
-        raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        raise nowhere
     watch_path = bool(rest) and rest[0] == "watch"
     if watch_path:
         rest = rest[1:]
@@ -788,20 +841,18 @@ def route(path: str) -> tuple[Resource, str | None, str | None, str | None, bool
     if len(rest) >= 3 and rest[0] == "namespaces" and not (group == "" and len(rest) < 3):
         ns, rest = rest[1], rest[2:]
     if not rest:
-        raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        raise nowhere
     r = res.lookup(group, version, rest[0])
-    if r is None:
-        raise ApiError(404, "NotFound", "the server could not find the requested resource")
-    if ns is not None and not r.namespaced:
-        raise ApiError(404, "NotFound", "the server could not find the requested resource")
+    if r is None or (ns is not None and not r.namespaced):
+        raise nowhere
     name = rest[1] if len(rest) > 1 else None
     sub = rest[2] if len(rest) > 2 else None
-    if len(rest) > 3 or (sub is not None and sub not in ("status", "log")):
-        raise ApiError(404, "NotFound", "the server could not find the requested resource")
-    if sub == "status" and not r.status:
-        raise ApiError(404, "NotFound", "the server could not find the requested resource")
-    if sub == "log" and r.plural != "pods":
-        raise ApiError(404, "NotFound", "the server could not find the requested resource")
+    if len(rest) > 3:
+        raise nowhere
+    if sub is not None and name is not None and (
+            sub not in ("status", "log") or (sub == "status" and not r.status)
+            or (sub == "log" and r.plural != "pods")):
+        raise not_found(r, name)
     return r, ns, name, sub, watch_path
 
 

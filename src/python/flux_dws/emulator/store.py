@@ -68,6 +68,10 @@ PROTECTED = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeri
 OBJECT_META = frozenset(PROTECTED) | {"generateName", "labels", "annotations", "finalizers",
                                       "ownerReferences", "managedFields", "selfLink"}
 FIELD_VALIDATION = ("Ignore", "Warn", "Strict")
+OMIT_EMPTY = ("labels", "annotations", "finalizers", "ownerReferences")
+NAMESPACE_LABEL = "kubernetes.io/metadata.name"  # every Namespace carries its name
+# core kinds whose strategies keep no metadata.generation
+NO_GENERATION = frozenset({("", "namespaces"), ("", "nodes"), ("", "secrets"), ("", "services")})
 
 Key = tuple[str, str, str, str]  # group, plural, namespace ("" if cluster), name
 POD_KIND = ("", "pods")
@@ -92,7 +96,42 @@ class ApiError(Exception):
         self.code = code
         self.reason = reason
         self.message = message
-        self.details = details or {}
+        self.details = details  # None: none (an empty dict is sent as {})
+
+
+def _continue_state(token: str) -> dict[str, Any]:
+    """A continue token's contents, or 400 in the words of the etcd3
+    store's decoder (base64 without padding, then JSON)."""
+    def bad(why: str) -> ApiError:
+        return ApiError(400, "BadRequest", f"invalid continue token: continue key is not"
+                                           f" valid: {why}")
+    try:
+        data = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+    except ValueError:
+        at = next((i for i, c in enumerate(token)
+                   if not (c.isascii() and (c.isalnum() or c in "-_"))), len(token))
+        raise bad(f"illegal base64 data at input byte {at}") from None
+    try:
+        state = json.loads(data)
+        if not isinstance(state, dict):
+            raise TypeError
+        int(state["rv"])
+        return state
+    except ValueError:
+        if data and chr(data[0]) not in '{["-0123456789tfn \t\r\n':
+            c = chr(data[0])
+            raise bad("invalid character " + ("'\\''" if c == "'" else
+                                              f"'{json.dumps(c)[1:-1]}'") +
+                      " looking for beginning of value") from None
+        raise bad("malformed continue token") from None
+    except (KeyError, TypeError):
+        raise bad("malformed continue token") from None
+
+
+def go_json_type(v: Any) -> str:
+    """How Go's encoding/json names a JSON value's type in its errors."""
+    return {dict: "object", list: "array", str: "string", bool: "bool", int: "number",
+            float: "number"}.get(type(v), "null")
 
 
 def now_rfc3339() -> str:
@@ -115,14 +154,37 @@ def conflict(r: Resource, name: str) -> ApiError:
                     " again", {"name": name, "group": r.group, "kind": r.plural})
 
 
-def invalid(r: Resource, name: str, causes: list[tuple[str, str]]) -> ApiError:
+CAUSE_REASONS = (("Required value", "FieldValueRequired"), ("Forbidden", "FieldValueForbidden"),
+                 ("Unsupported value", "FieldValueNotSupported"),
+                 ("Too long", "FieldValueTooLong"), ("Duplicate value", "FieldValueDuplicate"))
+
+
+def cause_reason(message: str) -> str:
+    """A field error's StatusCause reason, as its message's kind says
+    (apimachinery field.ErrorType): a wrong JSON type is TypeInvalid."""
+    for prefix, reason in CAUSE_REASONS:
+        if message.startswith(prefix):
+            return reason
+    if " in body must be of type " in message:
+        return "FieldValueTypeInvalid"
+    return "FieldValueInvalid"
+
+
+def invalid(r: Resource, name: str, causes: list[tuple[str, str]],
+            kind: str | None = None, twice: bool = False) -> ApiError:
+    """422 Invalid (apimachinery errors.NewInvalid): the message names
+    each distinct cause once; ``twice``: the causes are listed twice, as
+    kube-apiserver reports ObjectMeta update errors for custom resources
+    (its strategy and the CR validator both check them)."""
     text = ", ".join(f"{f}: {m}" for f, m in causes)
     if len(causes) > 1:
         text = f"[{text}]"
-    return ApiError(422, "Invalid", f'{r.kind}.{r.group or "core"} "{name}" is invalid: {text}',
-                    {"name": name, "group": r.group, "kind": r.kind,
-                     "causes": [{"field": f, "message": m, "reason": "FieldValueInvalid"}
-                                for f, m in causes]})
+    kind = kind or r.kind
+    qualified_kind = f"{kind}.{r.group}" if r.group else kind
+    details: dict[str, Any] = {"name": name, "group": r.group, "kind": kind,
+                               "causes": [{"reason": cause_reason(m), "message": m, "field": f}
+                                          for f, m in causes] * (2 if twice else 1)}
+    return ApiError(422, "Invalid", f'{qualified_kind} "{name}" is invalid: {text}', details)
 
 
 def strict_error(r: Resource, unknown: list[str]) -> ApiError:
@@ -157,6 +219,8 @@ def name_errors(r: Resource, name: str) -> list[tuple[str, str]]:
     """What ObjectMeta validation says of a name (namespaces: a DNS label,
     everything else: a DNS subdomain)."""
     if r.plural == "namespaces" and not r.group:
+        if "." in name:
+            return [("metadata.name", f'Invalid value: "{name}": must not contain dots')]
         if len(name) > 63:
             return [("metadata.name", f'Invalid value: "{name}": must be no more than 63'
                                       " characters")]
@@ -217,14 +281,22 @@ class Event:
 class Watch:
     """Events for one watcher: replayed history, then live ones."""
 
-    def __init__(self, store: Store, match: Callable[[Event], bool]) -> None:
+    def __init__(self, store: Store, match: Callable[[Event], bool],
+                 kind: Kind | None = None) -> None:
         self._store = store
         self._match = match
+        self._kind = kind
+        # the newest resourceVersion of the kind this watch has gone past,
+        # events its selectors filtered out included (a bookmark is only
+        # news beyond it, as for the watch cache's watchers)
+        self.seen_rv = 0
         self._queue: collections.deque[Event] = collections.deque()
         self._cv = threading.Condition(threading.Lock())
         self.closed = False
 
     def _offer(self, ev: Event) -> None:
+        if self._kind is None or ev.key[:2] == self._kind:
+            self.seen_rv = max(self.seen_rv, ev.rv)
         if self._match(ev):
             with self._cv:
                 self._queue.append(ev)
@@ -416,7 +488,10 @@ class Store:
         extra = [k for k in md if k not in OBJECT_META]
         if extra:
             unknown += [f"metadata.{k}" for k in extra]
-            obj["metadata"] = {k: v for k, v in md.items() if k in OBJECT_META}
+            obj["metadata"] = md = {k: v for k, v in md.items() if k in OBJECT_META}
+        empty = [k for k in OMIT_EMPTY if k in md and md[k] in ({}, [], None)]
+        if empty:  # ObjectMeta's omitempty: an empty map or list is not kept
+            obj["metadata"] = {k: v for k, v in md.items() if k not in empty}
         try:
             out = schema.apply(r.group, r.kind, obj, old, unknown)
         except schema.SchemaError as exc:
@@ -507,6 +582,23 @@ class Store:
         entries, rv, token = self._select(r, ns, label, field, limit, cont)
         return [e.raw for e in entries], rv, token
 
+    def list_page(self, r: Resource, ns: str | None, label: str | None = None,
+                  field: str | None = None, limit: int = 0, cont: str | None = None
+                  ) -> tuple[list[bytes], int, str | None, int | None]:
+        """list_raw and the items left after this page (remainingItemCount:
+        None unless there are more pages of a list without selectors, as
+        the etcd3 store counts them)."""
+        entries, rv, token = self._select(r, ns, label, field, limit, cont)
+        left = None
+        if token and not label and not field:
+            last = self._key(r, *(json.loads(entries[-1].raw)["metadata"].get(k, "")
+                                  for k in ("namespace", "name")))
+            with self.cond:
+                left = sum(1 for k in self._kinds.get((r.group, r.plural), ())
+                           if (ns is None or not r.namespaced or k[2] == ns)
+                           and (k[2], k[3]) > (last[2], last[3]))
+        return [e.raw for e in entries], rv, token, left
+
     def view(self, r: Resource, ns: str | None, label: str | None = None,
              field: str | None = None) -> list[Mapping[str, Any]]:
         """The matching stored objects themselves, neither copied nor decoded:
@@ -525,12 +617,9 @@ class Store:
         with self.cond:
             rv = self.rv
             if cont:
-                try:
-                    state = json.loads(base64.urlsafe_b64decode(cont.encode()))
-                    start = (str(state["ns"]), str(state["name"]))
-                    rv = int(state["rv"])
-                except (ValueError, KeyError, TypeError):
-                    raise ApiError(400, "BadRequest", "continue key is not valid") from None
+                state = _continue_state(cont)
+                start = (str(state["ns"]), str(state["name"]))
+                rv = int(state["rv"])
                 if rv < self.floor:
                     raise ApiError(410, "Expired", "The provided continue parameter is too old"
                                    " to display a consistent list result. You can start a new"
@@ -548,7 +637,7 @@ class Store:
                     continue
                 if limit and len(items) == limit and last is not None:
                     token = base64.urlsafe_b64encode(json.dumps(
-                        {"rv": rv, "ns": last[2], "name": last[3]}).encode()).decode()
+                        {"rv": rv, "ns": last[2], "name": last[3]}).encode()).decode().rstrip("=")
                     break
                 items.append(e)
                 last = k
@@ -619,6 +708,8 @@ class Store:
             if not isinstance(name, str):
                 raise invalid(r, str(name), [("metadata.name", "Invalid value: must be a"
                                                                " string")])
+            if r.plural == "namespaces" and not r.group:  # as the NamespaceLifecycle admits it
+                md["labels"] = {**(md.get("labels") or {}), NAMESPACE_LABEL: name}
             errors = name_errors(r, name) + label_errors(md.get("labels"))
             if errors:
                 raise invalid(r, name, errors)
@@ -634,7 +725,8 @@ class Store:
                 md.pop(k, None)
             md["uid"] = str(uuid.uuid4())
             md["creationTimestamp"] = now_rfc3339()
-            md["generation"] = 1
+            if (r.group, r.plural) not in NO_GENERATION:
+                md["generation"] = 1
             if r.plural == "namespaces" and not r.group:
                 obj["spec"] = {"finalizers": ["kubernetes"]}
                 obj["status"] = {"phase": "Active"}
@@ -679,6 +771,9 @@ class Store:
         if not isinstance(nmd, dict):
             raise invalid(r, omd["name"], [("metadata", "Invalid value: must be an object")])
         nmd = new["metadata"] = dict(nmd)  # never change the stored object's metadata
+        if nmd.get("uid") and nmd["uid"] != omd.get("uid"):
+            raise invalid(r, omd["name"], [("metadata.uid", f'Invalid value: "{nmd["uid"]}":'
+                                                            " field is immutable")], twice=True)
         for k in PROTECTED:
             if k in omd:
                 nmd[k] = omd[k]
@@ -692,9 +787,11 @@ class Store:
         if omd.get("deletionTimestamp"):
             added = set(nmd.get("finalizers") or []) - set(omd.get("finalizers") or [])
             if added:
+                found = ", ".join(json.dumps(f) for f in sorted(added))
                 raise invalid(r, omd["name"], [(
                     "metadata.finalizers", "Forbidden: no new finalizers can be added if the"
-                    f" object is being deleted, found new finalizers {sorted(added)}")])
+                    f" object is being deleted, found new finalizers []string{{{found}}}")],
+                    twice=True)
         new = self._schema(r, new, old.obj, validation)
         new = self._admit(r, "UPDATE", old.obj, new)
         # generation counts changes outside metadata -- and outside status only
@@ -706,9 +803,12 @@ class Store:
         if dry_run:  # the answer as if written, with the old resourceVersion
             return self._encode(new)
         if omd.get("deletionTimestamp") and not new["metadata"].get("finalizers"):
-            raw = self._commit("DELETED", key, new).raw
+            # deleted as it is stored (the DELETED event carries its last
+            # state, finalizers and all); the answer is the update as
+            # asked, with the resourceVersion it was made on
+            self._commit("DELETED", key, {**old.obj, "metadata": dict(omd)})
             self._collect(omd.get("uid"))
-            return raw
+            return self._encode(new)
         return self._commit("MODIFIED", key, new).raw
 
     def _merge_subresource(self, r: Resource, old: dict[str, Any], new: dict[str, Any],
@@ -746,8 +846,8 @@ class Store:
         if not isinstance(md, dict):
             raise ApiError(400, "BadRequest", "the object's metadata is not an object")
         if md.get("name") and md["name"] != name:
-            raise ApiError(400, "BadRequest", "the name of the object does not match the name"
-                                              " on the URL")
+            raise ApiError(400, "BadRequest", f"the name of the object ({md['name']}) does not"
+                                              f" match the name on the URL ({name})")
         if r.namespaced and md.get("namespace") and md["namespace"] != ns:
             raise ApiError(400, "BadRequest", "the namespace of the provided object does not"
                                               " match the namespace sent on the request")
@@ -755,10 +855,13 @@ class Store:
             key = self._key(r, ns, name)
             old = self._entry(r, ns, name)
             rv = md.get("resourceVersion")
-            if not rv:
-                raise invalid(r, name, [("metadata.resourceVersion", "Invalid value: 0x0: must"
-                                                                     " be specified for an"
-                                                                     " update")])
+            if not rv:  # (named by its resource, as registry.Store's update says it)
+                err = invalid(r, name, [("metadata.resourceVersion", "Invalid value: 0: must be"
+                                                                     " specified for an update")],
+                              kind=r.plural)
+                err.message = err.message.replace(f"{r.plural}.{r.group}" if r.group else
+                                                  r.plural, qualified(r), 1)
+                raise err
             if str(rv) != old.obj["metadata"]["resourceVersion"]:
                 raise conflict(r, name)
             new = self._merge_subresource(r, old.obj, _copy(body), subresource)
@@ -782,7 +885,10 @@ class Store:
             try:
                 if patch_type == "merge":
                     if not isinstance(patch, dict):
-                        raise ApiError(400, "BadRequest", "a merge patch must be a JSON object")
+                        raise ApiError(400, "BadRequest", "error decoding patch: json: cannot"
+                                                          f" unmarshal {go_json_type(patch)} into"
+                                                          " Go value of type"
+                                                          " map[string]interface {}")
                     patched = merge_patch(old.obj, patch)
                 elif patch_type == "json":
                     patched = json_patch(old.obj, patch)
@@ -792,8 +898,10 @@ class Store:
                                    f" accepted media types include: application/json-patch+json,"
                                    f" application/merge-patch+json ({patch_type} given)")
             except PatchError as exc:
-                raise ApiError(exc.code, "Invalid" if exc.code == 422 else "BadRequest",
-                               str(exc)) from None
+                if exc.code == 422:  # what handlers/patch.go answers for any Apply error
+                    raise ApiError(422, "Invalid", "the server rejected our request due to an"
+                                                   " error in our request", {}) from None
+                raise ApiError(exc.code, "BadRequest", str(exc)) from None
             if not isinstance(patched, dict):
                 raise ApiError(422, "Invalid", "the patch made the object not an object")
             rv = (patched.get("metadata") or {}).get("resourceVersion") \
@@ -824,19 +932,27 @@ class Store:
             pre = preconditions or {}
             if not isinstance(pre, dict):
                 raise ApiError(400, "BadRequest", "preconditions must be an object")
+            what = (f"Operation cannot be fulfilled on {r.kind}{'.' if r.group else ''}"
+                    f'{r.group} "{name}"')
+            details = {"name": name, "group": r.group, "kind": r.kind}
             if pre.get("uid") and pre["uid"] != md["uid"]:
-                raise ApiError(409, "Conflict", f"Precondition failed: UID in precondition:"
-                                                f" {pre['uid']}, UID in object meta: {md['uid']}")
+                raise ApiError(409, "Conflict", f"{what}: the UID in the precondition"
+                                                f" ({pre['uid']}) does not match the UID in"
+                                                f" record ({md['uid']}). The object might have"
+                                                " been deleted and then recreated", details)
             if pre.get("resourceVersion") and pre["resourceVersion"] != md["resourceVersion"]:
-                raise ApiError(409, "Conflict", f"Precondition failed: ResourceVersion in"
-                                                f" precondition: {pre['resourceVersion']},"
-                                                f" ResourceVersion in object meta:"
-                                                f" {md['resourceVersion']}")
+                raise ApiError(409, "Conflict", f"{what}: the ResourceVersion in the"
+                                                f" precondition ({pre['resourceVersion']}) does"
+                                                " not match the ResourceVersion in record"
+                                                f" ({md['resourceVersion']}). The object might"
+                                                " have been modified", details)
             if md.get("finalizers"):
                 if md.get("deletionTimestamp"):
                     return False, json.loads(e.raw)
                 new = {**e.obj, "metadata": {**md, "deletionTimestamp": now_rfc3339(),
                                              "deletionGracePeriodSeconds": 0}}
+                if md.get("generation"):  # rest.BeforeDelete counts the deletion
+                    new["metadata"]["generation"] = md["generation"] + 1
                 if dry_run:
                     return False, _copy(new)
                 entry = self._commit("MODIFIED", key, new)
@@ -919,7 +1035,7 @@ class Store:
             return (k[:2] == kind and (ns is None or not r.namespaced or k[2] == ns)
                     and lmatch(ev.obj) and fmatch(ev.obj))
 
-        w = Watch(self, match)
+        w = Watch(self, match, kind)
         with self.cond:
             if rv is None or rv == 0:
                 for k in sorted(self._kinds.get(kind, ())):

@@ -11,6 +11,7 @@ real server formats them.
 from __future__ import annotations
 
 import datetime as dt
+import json
 from typing import Any
 
 from flux_dws.emulator.api_resources import PRINTER_COLUMNS, Resource
@@ -74,6 +75,9 @@ def _cell(col: dict[str, Any], obj: dict[str, Any], now: dt.datetime) -> Any:
         except ValueError:
             return value
         return human_duration((now - when).total_seconds())
+    if col["type"] == "string" and value is not None and not isinstance(value, str):
+        # a string column prints any value as text (apiextensions' tableconvertor)
+        return json.dumps(value, separators=(",", ":"))
     return value
 
 
