@@ -15,6 +15,7 @@ import functools
 import http
 import json
 import logging
+import select
 import socket
 import socketserver
 import ssl
@@ -757,6 +758,9 @@ class Handler(socketserver.StreamRequestHandler):
                                               left if left > 0 else float("inf"))
                 wait = min(deadline, next_bookmark if bookmarks else deadline) - now
                 events = w.drain(max(0.0, min(wait, 0.5)))
+                if not events and self._client_gone():  # as Go's server sees a hang-up
+                    self.close_connection = True
+                    return
                 if cut.is_set():  # an injected drop: hang up without the final chunk
                     self.close_connection = True
                     try:
@@ -778,6 +782,15 @@ class Handler(socketserver.StreamRequestHandler):
         finally:
             faults.watch_closed(handle)
             w.close()
+
+    def _client_gone(self) -> bool:
+        """Whether a watch's client hung up (or sent anything: a watching
+        client sends nothing more), seen without writing to it."""
+        try:
+            readable, _, _ = select.select([self.request], [], [], 0)
+        except (OSError, ValueError):
+            return True
+        return bool(readable)
 
     def _bookmark(self, r: Resource, rv: int) -> None:
         obj = {"kind": r.kind, "apiVersion": r.api_version(),
