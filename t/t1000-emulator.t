@@ -125,7 +125,7 @@ test_expect_success 'kubectl patch --subresource=status (Storage has one, Workfl
 	head -1 plain | grep "^NAME *AGE$" &&
 	test_must_fail kubectl patch workflow wf1 --subresource=status --type merge \
 		-p "{\"status\":{\"ready\":true}}" 2>err &&
-	grep "the server could not find the requested resource" err
+	grep "workflows.dataworkflowservices.github.io \"wf1\" not found" err
 '
 
 # Wait (up to 10 s) until FILE has the line TEXT.
