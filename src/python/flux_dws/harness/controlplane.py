@@ -27,6 +27,7 @@ import hashlib
 import json
 import os
 import secrets
+import shutil
 import signal
 import socket
 import ssl
@@ -104,7 +105,8 @@ def binaries() -> Binaries:
     b = Binaries(where / "kube-apiserver", where / "etcd")
     for p in (b.kube_apiserver, b.etcd):
         if not os.access(p, os.X_OK):
-            raise ControlPlaneUnavailable(f"{p.name} is not built (no {p}; run {how})")
+            nogo = "" if env or shutil.which("go") else ", which needs Go: no go on PATH"
+            raise ControlPlaneUnavailable(f"{p.name} is not built (no {p}; run {how}{nogo})")
     return b
 
 
