@@ -11,6 +11,7 @@ nothing is left half-written."""
 from __future__ import annotations
 
 import errno
+import json
 import logging
 from collections.abc import Iterator
 from typing import Any
@@ -159,3 +160,33 @@ def test_persistent_share_needs_psi_patch(cp: ControlPlane, h: Harness,
         assert ann == {}
     finally:
         cp.delete(psi(cp, h.owner))
+
+
+def test_undrain_without_node_rights_writes_nothing(cp: ControlPlane, h: Harness) -> None:
+    """Drained with the extra Role, which is then taken away: the undrain
+    fails on the Node and leaves the drain whole (Storage and Node)."""
+    grant_extra(cp, True)
+    before = taints(cp, R3)
+    got = h.ask("dws.drain", payload={"rabbits": R3, "reason": "cabling"})
+    assert got == {"success": True, "rabbits": [R3]}, got
+    drained = (drain_annotations(cp, R3), taints(cp, R3))
+    grant_extra(cp, False)
+    got = h.ask("dws.undrain", payload={"rabbits": R3})
+    assert got["errnum"] == errno.EIO, got
+    assert got["error"] == (
+        f'dws.undrain: rabbit {R3}: reading its Kubernetes Node: nodes "{R3}" is forbidden:'
+        f' User "flux" cannot get resource "nodes" in API group "" at the cluster scope'), got
+    assert (drain_annotations(cp, R3), taints(cp, R3)) == drained
+    grant_extra(cp, True)
+    got = h.ask("dws.undrain", payload={"rabbits": R3})
+    assert got == {"success": True, "rabbits": [R3]}, got
+    assert (drain_annotations(cp, R3), taints(cp, R3)) == ({}, before)
+
+
+def test_rabbitmapping_as_flux(cp: ControlPlane, capsys: pytest.CaptureFixture[str]) -> None:
+    """The admin guide's `flux rabbitmapping -k KUBECONFIG` with flux's rights."""
+    from flux_dws.cli import rabbitmapping
+
+    assert rabbitmapping.main(["-k", str(cp.flux_kubeconfig)]) == 0
+    mapping = json.loads(capsys.readouterr().out)
+    assert set(mapping["rabbits"]) == {R2, R3}

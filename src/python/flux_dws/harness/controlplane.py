@@ -23,6 +23,7 @@ set is a new directory, and a stale build is never used).
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import os
@@ -183,6 +184,7 @@ class ControlPlane:
         API server is not ready within START_TIMEOUT."""
         bins = self.bins or binaries()
         t0 = time.monotonic()
+        atexit.register(self.stop)  # a test run that ends early leaves no server
         self.workdir.mkdir(parents=True, exist_ok=True)
         pki = self.workdir / "pki"
         pki.mkdir(exist_ok=True)
@@ -237,6 +239,7 @@ class ControlPlane:
     def stop(self) -> None:
         """SIGTERM the API server, then etcd; SIGKILL what is still there
         after STOP_TIMEOUT.  Nothing is left running; the workdir stays."""
+        atexit.unregister(self.stop)
         while self._procs:
             _, p = self._procs.pop()
             if p.poll() is None:
