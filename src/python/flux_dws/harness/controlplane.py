@@ -36,7 +36,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -213,7 +213,7 @@ class ControlPlane:
             f"--initial-cluster=default={peer}", "--log-level=warn",
             # test data: losing it on a crash is fine, waiting for fsync is not
             "--unsafe-no-fsync"])
-        self._wait("etcd", lambda: self._etcd_healthy(), t0)
+        self._wait("etcd", self._etcd_healthy, t0)
 
         port = _free_port()
         self.url = f"https://127.0.0.1:{port}"
@@ -444,7 +444,7 @@ class ControlPlane:
             logf.close()
         self._procs.append((name, p))
 
-    def _wait(self, name: str, ready: Any, t0: float) -> None:
+    def _wait(self, name: str, ready: Callable[[], bool], t0: float) -> None:
         proc = next(p for n, p in self._procs if n == name)
         while True:
             if proc.poll() is not None:
