@@ -71,17 +71,17 @@ def test_dry_run_other_values_are_422(api, ns, verb, options):
 
 
 def test_crds_carry_the_schemas_the_emulator_enforces():
-    """A real API server given the emulator's CRDs (the real-stack
-    harness installs api_resources.crd_object) defaults, prunes and
-    validates as the emulator does."""
-    crd = res.crd_object(res.BY_KIND[(res.DWS, "Workflow")])
+    """A real API server given the emulator's CRDs with their schemas (the
+    referee installs them) defaults, prunes and validates as the emulator
+    does."""
+    crd = res.crd_object(res.BY_KIND[(res.DWS, "Workflow")], schemas=True)
     schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
     spec = schema["properties"]["spec"]
     assert spec["properties"]["forceReady"]["default"] is False
     assert spec["properties"]["desiredState"]["enum"][0] == "Proposal"
     assert spec["properties"]["jobID"] == {"x-kubernetes-int-or-string": True}
     assert "x-kubernetes-preserve-unknown-fields" not in schema  # unknown fields pruned
-    plain = res.crd_object(res.BY_KIND[(res.NNF, "NnfNode")])
+    plain = res.crd_object(res.BY_KIND[(res.NNF, "NnfNode")], schemas=True)
     assert plain["spec"]["versions"][0]["schema"]["openAPIV3Schema"][
         "x-kubernetes-preserve-unknown-fields"] is True
 

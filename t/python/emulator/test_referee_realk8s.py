@@ -1,6 +1,6 @@
 """The referee's verdict: the emulator's API server against a real
 kube-apiserver (flux_dws.harness.controlplane, built by t/k8s/build.sh)
-given the emulator's CRDs and the WLM roles.  Fails on any difference
+given the emulator's CRDs with their schemas and the WLM roles.  Fails on any difference
 that referee.ACCEPTED does not list (doc/guide/emulator.rst, "Differences
 from a real kube-apiserver"), and on an accepted one that no longer
 shows.  Skipped with the reason when the servers are not built; failed
@@ -32,6 +32,7 @@ def test_emulator_agrees_with_kube_apiserver(tmp_path):
     bins = _binaries()
     with ControlPlane(tmp_path / "cp", bins) as cp:
         cp.install_crds()
+        referee.install_schemas(cp)
         cp.apply_rbac()
         real = referee.run(referee.controlplane_target(cp))
     with Emulator() as emu:

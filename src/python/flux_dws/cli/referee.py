@@ -91,6 +91,7 @@ def run_realk8s(args: argparse.Namespace) -> int:
         try:
             with ControlPlane(args.workdir or tmp) as cp:
                 cp.install_crds()
+                referee.install_schemas(cp)
                 cp.apply_rbac()
                 return _write(args, referee.run(referee.controlplane_target(cp),
                                                 args.scenario, _progress(args)))

@@ -139,8 +139,11 @@ PRINTER_COLUMNS = {
 }
 
 
-def crd_object(r: Resource) -> dict[str, object]:
-    """A CustomResourceDefinition describing r (for `kubectl get crd`)."""
+def crd_object(r: Resource, schemas: bool = False) -> dict[str, object]:
+    """A CustomResourceDefinition describing r (for `kubectl get crd`):
+    any field kept, or with ``schemas`` the structural schema the
+    emulator enforces (schema.openapi: what the emulator serves, and what
+    the referee gives a real API server)."""
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
@@ -154,7 +157,9 @@ def crd_object(r: Resource) -> dict[str, object]:
                           **({"additionalPrinterColumns": PRINTER_COLUMNS[r.plural]}
                              if r.plural in PRINTER_COLUMNS else {}),
                           "subresources": {"status": {}} if r.status else {},
-                          "schema": {"openAPIV3Schema": openapi(r.group, r.kind)}}
+                          "schema": {"openAPIV3Schema": openapi(r.group, r.kind) if schemas
+                                     else {"type": "object",
+                                           "x-kubernetes-preserve-unknown-fields": True}}}
                          for v in r.versions],
         },
         "status": {"acceptedNames": {"plural": r.plural, "singular": r.singular,

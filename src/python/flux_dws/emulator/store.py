@@ -364,7 +364,7 @@ class Store:
                 self.create(BY_GROUP_PLURAL[("", "namespaces")], "", {"metadata": {"name": ns}})
         crd = BY_GROUP_PLURAL[(CRD_GROUP, "customresourcedefinitions")]
         for r in custom_resources():
-            self.load(crd, crd_object(r))
+            self.load(crd, crd_object(r, schemas=True))
 
     def subscribe(self, fn: Callable[[Event], None],
                   kinds: Iterable[Kind] | None = None) -> None:

@@ -868,6 +868,33 @@ def etcd_compact(etcd_url: str) -> None:
     post("/v3/kv/compaction", {"revision": rev, "physical": True})
 
 
+def install_schemas(cp: Any, timeout: float = 60.0) -> None:
+    """Give a ControlPlane's CRDs (``install_crds``: any field kept) the
+    schemas the emulator enforces (``crd_object(r, schemas=True)``), so
+    that defaulting, pruning and validation are compared too; returns once
+    each is in force (a dry-run create with an unknown field is refused)."""
+    from flux_dws.emulator import api_resources as res
+    from flux_dws.emulator import schema
+
+    kinds = [r for r in res.custom_resources() if (r.group, r.kind) in schema.SCHEMAS]
+    for r in kinds:
+        crd = res.crd_object(r, schemas=True)
+        crd.pop("status", None)
+        cp.apply(crd)
+    admin = Client(str(cp.admin_kubeconfig))
+    deadline = time.monotonic() + timeout
+    for r in kinds:
+        k = KindInfo(r.kind, r.group, r.storage_version, r.plural, r.namespaced)
+        probe = {"apiVersion": r.api_version(), "kind": r.kind,
+                 "metadata": {"name": "referee-probe"}, "refereeProbe": 1}
+        while admin.call("POST", path_of(k, "default"), probe, query={
+                "dryRun": "All", "fieldValidation": "Strict"}).code == 201:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the schema of {r.plural}.{r.group} not in force after"
+                                   f" {timeout} s")
+            time.sleep(0.05)
+
+
 def controlplane_target(cp: Any, name: str = "kube-apiserver") -> Target:
     """A Target for a started flux_dws.harness.controlplane.ControlPlane with
     the emulator's CRDs and the WLM roles installed: its admin, its ``flux``
