@@ -299,3 +299,28 @@ def test_delete_status_leaves_out_an_empty_group(k8s):
     st = core.delete_node("n1", _preload_content=False)
     details = json.loads(st.data)["details"]
     assert "group" not in details and details["kind"] == "nodes"
+
+
+def test_watch_with_a_selector_sees_objects_come_and_go(api, ns):
+    """cache_watcher convertToWatchEvent: an object that comes to match a
+    watch's selector is ADDED to it, one that stops matching is DELETED
+    (its previous state, the change's resourceVersion)."""
+    from kubernetes import watch as kwatch
+
+    for name, rack in (("s1", "a"), ("s2", "b")):
+        api.create_namespaced_custom_object(G, V, ns, "storages", {
+            "apiVersion": f"{G}/{V}", "kind": "Storage",
+            "metadata": {"name": name, "labels": {"rack": rack}}})
+    rv = api.list_namespaced_custom_object(G, V, ns, "storages")["metadata"]["resourceVersion"]
+    left = api.patch_namespaced_custom_object(G, V, ns, "storages", "s1", {
+        "metadata": {"labels": {"rack": "b"}}})
+    api.patch_namespaced_custom_object(G, V, ns, "storages", "s2", {
+        "metadata": {"labels": {"rack": "a"}}})
+    events = [(e["type"], e["raw_object"]) for e in kwatch.Watch().stream(
+        api.list_namespaced_custom_object, G, V, ns, "storages", resource_version=rv,
+        label_selector="rack=a", timeout_seconds=1)]
+    assert [(t, o["metadata"]["name"]) for t, o in events] == [("DELETED", "s1"),
+                                                               ("ADDED", "s2")]
+    gone = events[0][1]["metadata"]
+    assert gone["labels"] == {"rack": "a"}
+    assert gone["resourceVersion"] == left["metadata"]["resourceVersion"]

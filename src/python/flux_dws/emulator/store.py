@@ -276,12 +276,13 @@ class Event:
     obj: dict[str, Any]  # shared with the store: read it, never change it
     raw: bytes
     rv: int
+    prev: dict[str, Any] | None = None  # a MODIFIED object's previous state
 
 
 class Watch:
     """Events for one watcher: replayed history, then live ones."""
 
-    def __init__(self, store: Store, match: Callable[[Event], bool],
+    def __init__(self, store: Store, match: Callable[[Event], Event | None],
                  kind: Kind | None = None) -> None:
         self._store = store
         self._match = match
@@ -297,9 +298,10 @@ class Watch:
     def _offer(self, ev: Event) -> None:
         if self._kind is None or ev.key[:2] == self._kind:
             self.seen_rv = max(self.seen_rv, ev.rv)
-        if self._match(ev):
+        out = self._match(ev)
+        if out is not None:
             with self._cv:
-                self._queue.append(ev)
+                self._queue.append(out)
                 self._cv.notify()
 
     def next(self, timeout: float) -> Event | None:
@@ -439,7 +441,8 @@ class Store:
                     del self._pod_logs[k]
         else:
             self.objects[key] = entry
-        ev = Event(etype, key, obj, raw, self.rv)
+        ev = Event(etype, key, obj, raw, self.rv,
+                   prev.obj if prev is not None and etype == "MODIFIED" else None)
         self.events.append(ev)
         if len(self.events) == self.events.maxlen:
             self.floor = self.events[0].rv - 1
@@ -1030,10 +1033,28 @@ class Store:
         lmatch, fmatch = selectors.label_matcher(label), selectors.field_matcher(field)
         kind = (r.group, r.plural)
 
-        def match(ev: Event) -> bool:
+        def match(ev: Event) -> Event | None:
+            """The event as this watch sees it (cache_watcher's
+            convertToWatchEvent): an object that comes to match the
+            selectors is ADDED, one that stops matching DELETED (its
+            previous state, the change's resourceVersion)."""
             k = ev.key
-            return (k[:2] == kind and (ns is None or not r.namespaced or k[2] == ns)
-                    and lmatch(ev.obj) and fmatch(ev.obj))
+            if k[:2] != kind or not (ns is None or not r.namespaced or k[2] == ns):
+                return None
+            now = ev.type != "DELETED" and lmatch(ev.obj) and fmatch(ev.obj)
+            before = ev.prev if ev.type == "MODIFIED" else ev.obj if ev.type == "DELETED" \
+                else None
+            was = before is not None and lmatch(before) and fmatch(before)
+            if now:
+                return ev if was or ev.type == "ADDED" else Event(
+                    "ADDED", k, ev.obj, ev.raw, ev.rv, ev.prev)
+            if not was or before is None:
+                return None
+            if ev.type == "DELETED":
+                return ev
+            gone = {**before, "metadata": {**before["metadata"],
+                                           "resourceVersion": str(ev.rv)}}
+            return Event("DELETED", k, gone, self._encode(gone), ev.rv, before)
 
         w = Watch(self, match, kind)
         with self.cond:

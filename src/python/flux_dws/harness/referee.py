@@ -383,6 +383,15 @@ def s_crud(r: Run) -> None:
     other["metadata"]["namespace"] = "default"
     r.step("create-namespace-mismatch", r.create(WORKFLOW, other))
     r.step("create-wrong-kind", r.create(WORKFLOW, {**workflow("w4"), "kind": "Storage"}))
+    with_rv = workflow("w5")
+    with_rv["metadata"]["resourceVersion"] = "5"
+    r.step("create-with-resource-version", r.create(WORKFLOW, with_rv))
+    r.create(STORAGE, storage("s1"))
+    fresh = r.get(STORAGE, "s1").body
+    fresh["status"] = {"status": "Degraded"}
+    fresh["spec"]["state"] = "Disabled"
+    r.step("put-status", r.put(STORAGE, "s1", fresh, sub="status"),
+           _meta("generation"))
     # (the client sends a str JSON-encoded: a JSON string, not an object)
     r.step("create-not-object", r.c.call("POST", path_of(WORKFLOW, r.ns), "{not json"))
 
@@ -546,6 +555,11 @@ def s_selectors(r: Run) -> None:
             label_selector="rack=a")
     r.watch("watch field metadata.name=s2", STORAGE, r.ns, resource_version=start,
             field_selector="metadata.name=s2")
+    moved = r.rv_of(r.get(STORAGE, "s2"))
+    r.patch(STORAGE, "s1", {"metadata": {"labels": {"rack": "b"}}})   # leaves rack=a
+    r.patch(STORAGE, "s3", {"metadata": {"labels": {"rack": "a"}}})   # joins rack=a
+    r.watch("watch label rack=a as labels change", STORAGE, r.ns, resource_version=moved,
+            label_selector="rack=a")
 
 
 def s_pagination(r: Run) -> None:
