@@ -324,3 +324,20 @@ def test_watch_with_a_selector_sees_objects_come_and_go(api, ns):
     gone = events[0][1]["metadata"]
     assert gone["labels"] == {"rack": "a"}
     assert gone["resourceVersion"] == left["metadata"]["resourceVersion"]
+
+
+@pytest.mark.parametrize(("mib", "message"), [
+    (1.6, "etcdserver: request is too large"),
+    (2.0, "rpc error: code = ResourceExhausted desc = trying to send message larger than max"),
+])
+def test_objects_too_large_for_etcd(api, ns, mib, message):
+    """What a kube-apiserver on etcd with its default limits answers: a 500
+    from etcd (--max-request-bytes 1.5 MiB) or from the gRPC client (2 MiB),
+    below the 3 MiB request limit; nothing stored."""
+    body = workflow("big")
+    body["spec"]["dwDirectives"] = ["x" * int(mib * (1 << 20) / 8)] * 8
+    with pytest.raises(ApiException) as exc:
+        api.create_namespaced_custom_object(G, V, ns, "workflows", body)
+    st = _status(exc.value)
+    assert exc.value.status == 500 and "reason" not in st and st["message"].startswith(message)
+    assert api.list_namespaced_custom_object(G, V, ns, "workflows")["items"] == []

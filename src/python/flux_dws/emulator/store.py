@@ -99,6 +99,23 @@ class ApiError(Exception):
         self.details = details  # None: none (an empty dict is sent as {})
 
 
+# etcd's default --max-request-bytes, and the gRPC send limit of
+# kube-apiserver's etcd client: larger writes fail with these 500s
+ETCD_MAX_REQUEST = 1572864
+ETCD_MAX_MESSAGE = 2097152
+
+
+def _check_size(key: Key, raw: bytes) -> None:
+    """Refuse an object etcd would not store (the size of the request
+    carrying it is our estimate: the value, its key twice, framing)."""
+    size = len(raw) + 2 * len("/registry/" + "/".join(key)) + 64
+    if size > ETCD_MAX_MESSAGE:
+        raise ApiError(500, "", f"rpc error: code = ResourceExhausted desc = trying to send"
+                                f" message larger than max ({size} vs. {ETCD_MAX_MESSAGE})")
+    if size > ETCD_MAX_REQUEST:
+        raise ApiError(500, "", "etcdserver: request is too large")
+
+
 def _continue_state(token: str) -> dict[str, Any]:
     """A continue token's contents, or 400 in the words of the etcd3
     store's decoder (base64 without padding, then JSON)."""
@@ -425,11 +442,14 @@ class Store:
     def _commit(self, etype: str, key: Key, obj: dict[str, Any]) -> Entry:
         """Store obj (or remove it for DELETED) with a new resourceVersion.
 
-        obj (and its metadata dict) must be new: it is changed here."""
+        obj (and its metadata dict) must be new: it is changed here.  An
+        object too large for etcd is refused first, as etcd refuses it."""
+        obj["metadata"]["resourceVersion"] = str(self.rv + 1)
+        raw = self._encode(obj)
+        if etype != "DELETED":
+            _check_size(key, raw)
         self.rv += 1
         self._kind_rv[key[:2]] = self.rv
-        obj["metadata"]["resourceVersion"] = str(self.rv)
-        raw = self._encode(obj)
         entry = Entry(obj, raw, self.rv)
         prev = self.objects.get(key)
         self._index(key, prev.obj if prev else None, None if etype == "DELETED" else obj)

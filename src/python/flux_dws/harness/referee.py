@@ -151,7 +151,8 @@ UID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 # numbers in messages that name resourceVersions
 MESSAGE_RVS = (re.compile(r"(too old resource version: )\d+ \(\d+\)"),
                re.compile(r"(ResourceVersion in (?:precondition|object meta): )\d+"),
-               re.compile(r"(ResourceVersion in (?:the precondition|record) \()\d+"))
+               re.compile(r"(ResourceVersion in (?:the precondition|record) \()\d+"),
+               re.compile(r"(trying to send message larger than max \()\d+"))
 
 
 class Norm:
@@ -383,6 +384,17 @@ def s_crud(r: Run) -> None:
     other["metadata"]["namespace"] = "default"
     r.step("create-namespace-mismatch", r.create(WORKFLOW, other))
     r.step("create-wrong-kind", r.create(WORKFLOW, {**workflow("w4"), "kind": "Storage"}))
+    unknown = workflow("w6")
+    unknown["spec"]["bogus"] = 1
+    unknown["metadata"]["bogus"] = 1
+    r.step("create-unknown-fields", r.create(WORKFLOW, unknown), _meta("name"))
+    r.step("create-unknown-fields-strict", r.create(WORKFLOW, {
+        **unknown, "metadata": {"name": "w7"}}, fieldValidation="Strict"))
+    for label, size in (("create-1.6MiB", 1600 << 10), ("create-2MiB", 2 << 20),
+                        ("create-4MiB", 4 << 20)):
+        big = workflow(f"big-{size >> 20}")
+        big["spec"]["dwDirectives"] = ["x" * (size // 8)] * 8
+        r.step(label, r.create(WORKFLOW, big), _meta("name"))
     with_rv = workflow("w5")
     with_rv["metadata"]["resourceVersion"] = "5"
     r.step("create-with-resource-version", r.create(WORKFLOW, with_rv))
