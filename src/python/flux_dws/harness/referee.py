@@ -611,6 +611,8 @@ def s_watch(r: Run) -> None:
     r.watch("all-namespaces", WORKFLOW, None, resource_version=start,
             field_selector=f"metadata.namespace={r.ns}")
     r.watch("from-1-too-old", WORKFLOW, r.ns, resource_version="1")
+    future = str(int(listed.body["metadata"]["resourceVersion"]) + 1000000)
+    r.watch("from-the-future", WORKFLOW, r.ns, 5, resource_version=future)
     r.watch("bad-rv", WORKFLOW, r.ns, resource_version="abc")
     r.watch("bad-label", WORKFLOW, r.ns, resource_version=start, label_selector="a in (b")
     r.step("watch-query-on-get", r.c.call("GET", path_of(WORKFLOW, r.ns, "w1"),
