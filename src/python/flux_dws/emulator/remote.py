@@ -231,6 +231,9 @@ class _Informer:
     def join(self, timeout: float) -> None:
         self._thread.join(timeout)
 
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
     def _run(self) -> None:
         backoff = 0.1
         while not self.store.stopping.is_set():
@@ -270,9 +273,7 @@ class _Informer:
             if not cont:
                 rv = str((body.get("metadata") or {}).get("resourceVersion") or "")
                 break
-        self.store._relist(self, items, not self.synced.is_set())
-        self.lists += 1
-        self.rv = rv
+        self.store._relist(self, items, not self.synced.is_set(), rv)
         self.synced.set()
 
     def _watch(self) -> bool:
@@ -291,7 +292,10 @@ class _Informer:
                 ev = json.loads(line)
                 etype, obj = ev.get("type"), ev.get("object") or {}
                 if etype == "BOOKMARK":
-                    self.rv = str(obj.get("metadata", {}).get("resourceVersion") or self.rv)
+                    with self.store.cond:
+                        self.rv = str(obj.get("metadata", {}).get("resourceVersion")
+                                      or self.rv)
+                        self.store.cond.notify_all()
                 elif etype == "ERROR":
                     raise ApiError(int(obj.get("code") or 500), str(obj.get("reason") or ""),
                                    str(obj.get("message") or ""))
@@ -354,12 +358,14 @@ class RemoteStore:
                 raise ApiError(503, "ServiceUnavailable", f"cannot list {inf.error}")
         return self
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 5.0) -> None:
         self.stopping.set()
+        deadline = time.monotonic() + timeout
         for inf in self._informers.values():
-            inf.stop()
-        for inf in self._informers.values():
-            inf.join(5)
+            # a watch still connecting has no socket to shut down yet: again
+            while inf.alive() and time.monotonic() < deadline:
+                inf.stop()
+                inf.join(0.05)
 
     def __enter__(self) -> RemoteStore:
         return self.start()
@@ -425,7 +431,8 @@ class RemoteStore:
                 self._put(key, obj, rv)
             self._deliver(Event(etype, key, obj, _encode(obj), rv))
 
-    def _relist(self, inf: _Informer, items: list[dict[str, Any]], first: bool) -> None:
+    def _relist(self, inf: _Informer, items: list[dict[str, Any]], first: bool,
+                list_rv: str) -> None:
         """A (re-)list: the cache of the kind becomes it; after a 410, what
         differs goes to the subscribers as the events the watch missed."""
         kind = inf.kind
@@ -442,13 +449,16 @@ class RemoteStore:
                 events.append(Event("DELETED", key, old, _encode(old), _rv(old)))
             for key, obj in sorted(fresh.items()):
                 cur = self.objects.get(key)
-                rv = _rv(obj)
-                if cur is not None and cur.rv >= rv:
+                obj_rv = _rv(obj)
+                if cur is not None and cur.rv >= obj_rv:
                     continue
-                self._put(key, obj, rv)
+                self._put(key, obj, obj_rv)
                 events.append(Event("ADDED" if cur is None else "MODIFIED", key, obj,
-                                    _encode(obj), rv))
+                                    _encode(obj), obj_rv))
             self._gone.clear()
+            inf.lists += 1
+            inf.rv = list_rv
+            self.cond.notify_all()
             if not first:
                 for ev in events:
                     self._deliver(ev)
