@@ -77,7 +77,11 @@ def register_webhooks(store: RemoteStore, server: WebhookServer) -> None:
     while True:
         status, raw = store.http.request(
             "POST", path_of(RESOURCE["workflow"], "default") + "?dryRun=All", probe)
-        if status == 403 and want in raw.decode(errors="replace") and server.calls > calls:
+        try:
+            message = str(json.loads(raw).get("message", ""))
+        except (ValueError, AttributeError):
+            message = ""
+        if status == 403 and message.startswith(want) and server.calls > calls:
             return
         if time.monotonic() > deadline:
             raise ApiError(504, "Timeout", f"the API server does not call the webhooks at"

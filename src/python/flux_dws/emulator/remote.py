@@ -247,7 +247,8 @@ class _Informer:
                 if exc.code == 410:
                     self.rv = None
                     continue
-                if not self.synced.is_set():
+                if not self.synced.is_set() and exc.code in (401, 403, 404):
+                    # refused or not served: retrying will not help
                     self.error = f"{self.r.plural}.{self.r.group or 'core'}: {exc.message}"
                     self.synced.set()
                 log.warning("informer %s: %s", self.r.plural, exc.message)
