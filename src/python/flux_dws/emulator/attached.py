@@ -96,11 +96,12 @@ class Attached:
     def __init__(self, kubeconfig: str | Path, system: str | None = "kind",
                  latency: str | dict[str, float] = latency_model.DEFAULT,
                  webhooks: Callable[[RemoteStore, WebhookServer], None] = register_webhooks,
-                 webhook_port: int = 0) -> None:
+                 webhook_host: str = "127.0.0.1", webhook_port: int = 0) -> None:
         self.store = RemoteStore(kubeconfig)
         self.system = system
         self.latency = latency_model.load(latency)
         self.webhooks = webhooks
+        self.webhook_host = webhook_host
         self.webhook_port = webhook_port
         self.controllers: Controllers | None = None
         self.webhook: WebhookServer | None = None
@@ -112,7 +113,8 @@ class Attached:
             if self.system is not None:
                 self.seeded = seed_system(self.store, self.system)
             self.controllers = Controllers(self.store, self.latency)
-            self.webhook = WebhookServer(self.store.admission, port=self.webhook_port).start()
+            self.webhook = WebhookServer(self.store.admission, self.webhook_host,
+                                         self.webhook_port).start()
             self.webhooks(self.store, self.webhook)
             self.controllers.start()
         except BaseException:
