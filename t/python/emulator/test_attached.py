@@ -279,3 +279,20 @@ def test_cancel_in_each_state_as_the_wlm(kind, last):
                                     wait(api, name, "Proposal"))
     advance(api, name, "Teardown")  # Teardown is legal from any state
     finish(api, name)
+
+
+def test_api_server_option_says_what_is_wrong(tmp_path):
+    import subprocess
+    import sys
+
+    missing = tmp_path / "nope.kubeconfig"
+    out = subprocess.run([sys.executable, "-m", "flux_dws", "emulator", "--api-server",
+                          str(missing)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1
+    assert out.stderr.startswith(f"flux-dws emulator: --api-server {missing}: ")
+    with Emulator() as emu:  # it lists, but serves no webhook configurations
+        out = subprocess.run([sys.executable, "-m", "flux_dws", "emulator", "--api-server",
+                              str(emu.kubeconfig), "--latency", "zero"],
+                             capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1
+    assert "MutatingWebhookConfiguration flux-dws-emulator-mutating" in out.stderr
