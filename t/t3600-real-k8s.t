@@ -136,6 +136,29 @@ test_expect_success 'a Proposal error worded by nnf-sos' '
 	workflow_gone $id
 '
 
+test_expect_success 'cancel: held after Proposal, in the setup prolog, while running' '
+	dw="#DW jobdw type=xfs capacity=1GiB name=aa" &&
+	held=$(flux submit -N1 --urgency=hold --setattr=system.dw="$dw" true) &&
+	flux job wait-event -t 30 $held dependency-remove &&
+	kubectl get workflow $(wfname $held) -o jsonpath="{.status.state}" >held.state &&
+	grep -x Proposal held.state &&
+	flux cancel $held &&
+	flux job wait-event -t 60 $held clean &&
+	workflow_gone $held &&
+	setup=$(flux submit -N1 --setattr=system.dw="$dw" sleep 300) &&
+	flux job wait-event -t 30 $setup prolog-start &&
+	flux cancel $setup &&
+	flux job wait-event -t 60 $setup clean &&
+	workflow_gone $setup &&
+	running=$(flux submit -N1 --setattr=system.dw="$dw" sleep 300) &&
+	flux job wait-event -t 30 $running start &&
+	flux cancel $running &&
+	flux job wait-event -t 60 $running clean &&
+	flux job eventlog $running >running.events &&
+	grep "epilog-finish description=\"dws-epilog\" status=0" running.events &&
+	workflow_gone $running
+'
+
 test_expect_success 'nothing is left on the real API server' '
 	test "$(kubectl get workflows -A -o name)" = "" &&
 	test "$(kubectl get servers -A -o name)" = ""
