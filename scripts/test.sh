@@ -10,7 +10,11 @@
 #   SKIP_SANITIZERS=1 / SKIP_FUZZ=1 / SKIP_RELEASE=1 to shorten a local run
 #   (CI sets none; SKIP_RELEASE=1 runs the t34xx scripts from this tree),
 #   FLUX_DWS_REQUIRE_BROKER (default 1 where `flux` is on PATH: a sharness
-#   script that needs a broker fails rather than skips; 0 lets it skip).
+#   script that needs a broker fails rather than skips; 0 lets it skip),
+#   FLUX_DWS_REQUIRE_REALK8S (default 1 where `go` is on PATH: the real
+#   control plane is built, t/k8s/build.sh, or reused from its cache, and
+#   the real-stack tests, t/python/test_controlplane*.py, fail rather than
+#   skip; 0 lets them skip), FLUX_DWS_K8S_CACHE (where it is built).
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -56,6 +60,25 @@ if [ -d src/pbs ] && ls src/pbs/*.PY >/dev/null 2>&1; then
 fi
 
 step "C unit tests" meson test -C build --print-errorlogs
+
+# The real control plane (kube-apiserver and etcd built from Go modules,
+# t/k8s/build.sh: about 15 min cold, a few seconds once built) for the
+# real-stack tests in t/python/test_controlplane*.py.  Without Go they skip
+# with the reason; with Go they must run (FLUX_DWS_REQUIRE_REALK8S).
+if command -v go >/dev/null 2>&1; then
+    export FLUX_DWS_REQUIRE_REALK8S=${FLUX_DWS_REQUIRE_REALK8S:-1}
+    realk8s_build() {
+        local t0 bin
+        t0=$(date +%s)
+        bin=$(bash t/k8s/build.sh 2>"$results/k8s-build.log") \
+            || { tail -40 "$results/k8s-build.log"; return 1; }
+        export FLUX_DWS_K8S_BIN=$bin
+        echo "real control plane: $bin ($(( $(date +%s) - t0 )) s)"
+    }
+    step "real control plane (t/k8s/build.sh)" realk8s_build
+else
+    echo "no go on PATH: the real-stack tests (t/python/test_controlplane*.py) skip"
+fi
 step "pytest" python -m pytest -q -p no:cacheprovider \
     --junitxml="$results/pytest.xml" t/python
 

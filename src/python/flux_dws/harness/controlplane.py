@@ -23,10 +23,12 @@ set is a new directory, and a stale build is never used).
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import os
 import secrets
+import shutil
 import signal
 import socket
 import ssl
@@ -34,7 +36,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -104,7 +106,8 @@ def binaries() -> Binaries:
     b = Binaries(where / "kube-apiserver", where / "etcd")
     for p in (b.kube_apiserver, b.etcd):
         if not os.access(p, os.X_OK):
-            raise ControlPlaneUnavailable(f"{p.name} is not built (no {p}; run {how})")
+            nogo = "" if env or shutil.which("go") else ", which needs Go: no go on PATH"
+            raise ControlPlaneUnavailable(f"{p.name} is not built (no {p}; run {how}{nogo})")
     return b
 
 
@@ -160,6 +163,7 @@ class ControlPlane:
         self.etcd_url = ""
         self.started_in = 0.0  # seconds from start() to a ready API server
         self._procs: list[tuple[str, subprocess.Popen[bytes]]] = []
+        self._discovery: dict[str, list[dict[str, Any]]] = {}
 
     # --- lifecycle ----------------------------------------------------------
 
@@ -180,6 +184,7 @@ class ControlPlane:
         API server is not ready within START_TIMEOUT."""
         bins = self.bins or binaries()
         t0 = time.monotonic()
+        atexit.register(self.stop)  # a test run that ends early leaves no server
         self.workdir.mkdir(parents=True, exist_ok=True)
         pki = self.workdir / "pki"
         pki.mkdir(exist_ok=True)
@@ -208,7 +213,7 @@ class ControlPlane:
             f"--initial-cluster=default={peer}", "--log-level=warn",
             # test data: losing it on a crash is fine, waiting for fsync is not
             "--unsafe-no-fsync"])
-        self._wait("etcd", lambda: self._etcd_healthy(), t0)
+        self._wait("etcd", self._etcd_healthy, t0)
 
         port = _free_port()
         self.url = f"https://127.0.0.1:{port}"
@@ -234,8 +239,9 @@ class ControlPlane:
     def stop(self) -> None:
         """SIGTERM the API server, then etcd; SIGKILL what is still there
         after STOP_TIMEOUT.  Nothing is left running; the workdir stays."""
+        atexit.unregister(self.stop)
         while self._procs:
-            name, p = self._procs.pop()
+            _, p = self._procs.pop()
             if p.poll() is None:
                 try:
                     os.killpg(p.pid, signal.SIGTERM)
@@ -262,10 +268,14 @@ class ControlPlane:
     # --- clients ------------------------------------------------------------
 
     def request(self, method: str, path: str, body: Any = None, *, user: str = "admin",
-                content_type: str = "application/json",
-                timeout: float = 30.0) -> tuple[int, Any]:
-        """One API call as ``admin`` or ``flux``: (status, decoded body)."""
-        token = self.admin_token if user == "admin" else self.flux_token
+                content_type: str = "application/json", timeout: float = 30.0,
+                token: str | None = None) -> tuple[int, Any]:
+        """One API call as ``admin`` or ``flux`` (or with ``token``):
+        (status, decoded body)."""
+        if token is None:
+            if user not in ("admin", FLUX_USER):
+                raise ValueError(f"no token for user {user!r}")
+            token = self.admin_token if user == "admin" else self.flux_token
         data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(self.url + path, data=data, method=method,
                                      headers={"Authorization": f"Bearer {token}",
@@ -341,6 +351,18 @@ class ControlPlane:
                     raise ControlPlaneError(f"{group}/{version} does not serve "
                                             f"{sorted(plurals - served)}")
                 time.sleep(0.1)
+        # ... and answers its lists once its watch cache is filled (429
+        # "storage is (re)initializing" until then), for every version
+        for r in api_resources.custom_resources():
+            for v in r.versions:
+                path = f"/apis/{r.group}/{v}/{r.plural}?limit=1"
+                while True:
+                    status, body = self.request("GET", path)
+                    if status == 200:
+                        break
+                    if status != 429 or time.monotonic() > deadline:
+                        raise ControlPlaneError(f"GET {path}: {status} {_message(body)}")
+                    time.sleep(0.1)
         return names
 
     def apply_rbac(self, *extra: Path) -> None:
@@ -351,27 +373,64 @@ class ControlPlane:
             raise ControlPlaneError(f"no RBAC files in {k8s_dir() / 'rbac'}")
         self.apply_files([*files, *extra])
 
+    def seed(self, objects: Iterable[dict[str, Any]]) -> int:
+        """Create ``objects`` as admin (e.g. flux_dws.dwsim.systems.seed_objects),
+        their status too where the kind has a status subresource (a real
+        API server ignores the status of a create there).  Returns how many."""
+        n = 0
+        for obj in objects:
+            status = obj.get("status")
+            out = self.apply({k: v for k, v in obj.items() if k != "status"})
+            if status is not None and self._has_status(obj):
+                body = {"apiVersion": obj["apiVersion"], "kind": obj["kind"],
+                        "metadata": {"name": obj["metadata"]["name"],
+                                     **({"namespace": out["metadata"]["namespace"]}
+                                        if "namespace" in out["metadata"] else {})},
+                        "status": status}
+                code, answer = self.request(
+                    "PATCH", self._path(obj) + "/status?fieldManager=flux-dws-test&force=true",
+                    body, content_type="application/apply-patch+yaml")
+                if code != 200:
+                    raise ControlPlaneError(f"status of {obj['kind']} "
+                                            f"{obj['metadata']['name']}: {code} "
+                                            f"{_message(answer)}")
+            n += 1
+        return n
+
     def delete(self, obj: dict[str, Any]) -> None:
-        status, body = self.request("DELETE", self._path(obj) + "/" + obj["metadata"]["name"])
+        status, body = self.request("DELETE", self._path(obj))
         if status not in (200, 202, 404):
             raise ControlPlaneError(f"delete {obj['kind']}: {status} {_message(body)}")
 
     # --- the inside ---------------------------------------------------------
+
+    def _resources(self, api_version: str) -> list[dict[str, Any]]:
+        """What the server's discovery says of ``api_version`` (cached)."""
+        if api_version not in self._discovery:
+            prefix = f"/apis/{api_version}" if "/" in api_version else f"/api/{api_version}"
+            status, body = self.request("GET", prefix)
+            if status != 200:
+                raise ControlPlaneError(f"{api_version} is not served: {status} "
+                                        f"{_message(body)}")
+            self._discovery[api_version] = body.get("resources", [])
+        return self._discovery[api_version]
+
+    def _has_status(self, obj: dict[str, Any]) -> bool:
+        kind = obj["kind"]
+        plural = next(r["name"] for r in self._resources(obj["apiVersion"])
+                      if r.get("kind") == kind and "/" not in r["name"])
+        return any(r["name"] == f"{plural}/status" for r in self._resources(obj["apiVersion"]))
 
     def _path(self, obj: dict[str, Any]) -> str:
         api_version: str = obj["apiVersion"]
         kind: str = obj["kind"]
         meta = obj.get("metadata", {})
         prefix = f"/apis/{api_version}" if "/" in api_version else f"/api/{api_version}"
-        status, body = self.request("GET", prefix)
-        if status != 200:
-            raise ControlPlaneError(f"{api_version} is not served: {status} {_message(body)}")
-        for r in body.get("resources", []):
+        for r in self._resources(api_version):
             if r.get("kind") == kind and "/" not in r["name"]:
                 ns = f"/namespaces/{meta.get('namespace', 'default')}" if r["namespaced"] \
                     else ""
-                name = f"/{meta['name']}" if "name" in meta and "?" not in meta["name"] \
-                    else ""
+                name = f"/{meta['name']}" if "name" in meta else ""
                 return f"{prefix}{ns}/{r['name']}{name}"
         raise ControlPlaneError(f"{api_version} serves no kind {kind}")
 
@@ -385,7 +444,7 @@ class ControlPlane:
             logf.close()
         self._procs.append((name, p))
 
-    def _wait(self, name: str, ready: Any, t0: float) -> None:
+    def _wait(self, name: str, ready: Callable[[], bool], t0: float) -> None:
         proc = next(p for n, p in self._procs if n == name)
         while True:
             if proc.poll() is not None:
