@@ -12,13 +12,10 @@ FLUX_DWS_REQUIRE_REALK8S=1).
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 import threading
 from pathlib import Path
-
-K8S = Path(__file__).resolve().parents[1] / "k8s"
 
 
 def main() -> int:
@@ -26,15 +23,7 @@ def main() -> int:
 
     workdir = Path(sys.argv[1]).resolve()
     try:
-        if os.environ.get("FLUX_DWS_K8S_BIN"):
-            bins = cp.binaries()
-        else:
-            where = cp.cache_dir() / cp.build_hash(K8S) / "bin"
-            bins = cp.Binaries(where / "kube-apiserver", where / "etcd")
-            for p in (bins.kube_apiserver, bins.etcd):
-                if not os.access(p, os.X_OK):
-                    raise cp.ControlPlaneUnavailable(f"{p.name} is not built (no {p};"
-                                                     " run t/k8s/build.sh)")
+        bins = cp.binaries()
     except cp.ControlPlaneUnavailable as exc:
         print(f"realk8s: {exc}", file=sys.stderr)
         return 77
@@ -43,7 +32,7 @@ def main() -> int:
     signal.signal(signal.SIGINT, lambda *_: done.set())
     with cp.ControlPlane(workdir / "cp", bins) as plane:
         plane.install_crds()
-        plane.apply_files(sorted((K8S / "rbac").glob("*.yaml")))
+        plane.apply_rbac()
         for name in ("admin", "flux"):
             src = getattr(plane, f"{name}_kubeconfig")
             (workdir / f"{name}.kubeconfig").write_bytes(Path(src).read_bytes())

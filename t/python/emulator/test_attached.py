@@ -11,7 +11,6 @@ not built (t/k8s/build.sh); FLUX_DWS_REQUIRE_REALK8S=1 makes that a failure.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,6 +39,7 @@ from t.python.emulator.test_controllers import (  # noqa: F401 (run here again)
     test_proposal_errors_reach_the_workflow,
     test_xfs_workflow_through_every_state,
 )
+from t.python.realk8s import require_binaries
 
 from flux_dws.emulator import Emulator
 from flux_dws.emulator.attached import Attached
@@ -48,31 +48,17 @@ from flux_dws.emulator.faults import Fault
 from flux_dws.emulator.remote import RemoteStore
 from flux_dws.emulator.webhook import WebhookServer, api_server_admission
 
-K8S = Path(__file__).resolve().parents[2] / "k8s"   # t/k8s of this tree
 STATES = ("Proposal", "Setup", "DataIn", "PreRun", "PostRun", "DataOut")
 
 
 def real_control_plane(workdir: Path) -> Any:
     """A started ControlPlane with the CRDs and WLM roles, or a skip."""
-    from flux_dws.harness import controlplane as cp
+    from flux_dws.harness.controlplane import ControlPlane
 
-    try:
-        bins = cp.binaries() if os.environ.get("FLUX_DWS_K8S_BIN") else None
-        if bins is None:
-            where = cp.cache_dir() / cp.build_hash(K8S) / "bin"
-            bins = cp.Binaries(where / "kube-apiserver", where / "etcd")
-            for p in (bins.kube_apiserver, bins.etcd):
-                if not os.access(p, os.X_OK):
-                    raise cp.ControlPlaneUnavailable(f"{p.name} is not built (no {p};"
-                                                     " run t/k8s/build.sh)")
-    except cp.ControlPlaneUnavailable as exc:
-        if os.environ.get("FLUX_DWS_REQUIRE_REALK8S") == "1":
-            pytest.fail(f"FLUX_DWS_REQUIRE_REALK8S=1: {exc}")
-        pytest.skip(str(exc))
-    plane = cp.ControlPlane(workdir, bins).start()
+    plane = ControlPlane(workdir, require_binaries()).start()
     try:
         plane.install_crds()
-        plane.apply_files(sorted((K8S / "rbac").glob("*.yaml")))
+        plane.apply_rbac()
     except BaseException:
         plane.stop()
         raise
