@@ -159,6 +159,30 @@ test_expect_success 'cancel: held after Proposal, in the setup prolog, while run
 	workflow_gone $running
 '
 
+test_expect_success 'a rabbit drained the nnf way goes down in Fluxion, and comes back' '
+	KUBECONFIG="$(pwd)/admin.kubeconfig" kubectl patch storage kind-worker3 --type=merge \
+		-p "{\"spec\":{\"state\":\"Disabled\"}}" &&
+	wait_rabbits ".rabbits[1].fluxion == \"down\"" &&
+	KUBECONFIG="$(pwd)/admin.kubeconfig" kubectl patch storage kind-worker3 --type=merge \
+		-p "{\"spec\":{\"state\":\"Enabled\"}}" &&
+	wait_rabbits "[.rabbits[].fluxion] | all(. == \"up\")"
+'
+
+test_expect_success 'the controllers restart mid-job: the new ones tear it down' '
+	id=$(flux submit -N1 --setattr=system.dw="#DW jobdw type=xfs capacity=1GiB name=aa" sleep 300) &&
+	flux job wait-event -t 30 $id start &&
+	kill $(cat attached.pid) && wait $(cat attached.pid);
+	flux-dws emulator --api-server "$(pwd)/admin.kubeconfig" --system kind \
+		--latency zero >attached2.log 2>&1 &
+	echo $! >attached.pid &&
+	until_true 60 grep -q "controllers of kind attached to" attached2.log &&
+	flux cancel $id &&
+	flux job wait-event -t 60 $id clean &&
+	flux job eventlog $id >restart.events &&
+	grep "epilog-finish description=\"dws-epilog\" status=0" restart.events &&
+	workflow_gone $id
+'
+
 test_expect_success 'nothing is left on the real API server' '
 	test "$(kubectl get workflows -A -o name)" = "" &&
 	test "$(kubectl get servers -A -o name)" = ""

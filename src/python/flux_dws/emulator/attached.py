@@ -15,9 +15,10 @@ must be allowed everything the controllers do (an admin).
 
 ``webhooks`` says how the API server learns of the webhook server: by
 default the two webhook configurations are created (or replaced) and
-``Attached`` waits until the API server calls them; a server with no
-webhook support (the emulator's own, in tests) is given a function that
-installs ``webhook.api_server_admission`` instead.
+``Attached`` waits until the API server calls them, before seeding (a
+restart replaces the configurations of the run before, whose server is
+gone); a server with no webhook support (the emulator's own, in tests) is
+given a function that installs ``webhook.api_server_admission`` instead.
 """
 
 from __future__ import annotations
@@ -110,12 +111,15 @@ class Attached:
     def start(self) -> Attached:
         try:
             self.store.start()
-            if self.system is not None:
-                self.seeded = seed_system(self.store, self.system)
             self.controllers = Controllers(self.store, self.latency)
+            # the webhooks first: configurations a previous run left point
+            # to its server, gone, and the API server fails every write they
+            # cover (seeding too) until they name this one
             self.webhook = WebhookServer(self.store.admission, self.webhook_host,
                                          self.webhook_port).start()
             self.webhooks(self.store, self.webhook)
+            if self.system is not None:
+                self.seeded = seed_system(self.store, self.system)
             self.controllers.start()
         except BaseException:
             self.stop()
