@@ -203,3 +203,38 @@ def test_the_official_client_sees_the_same_objects(served, remote):
     except ApiException as exc:  # pragma: no cover - a failure's message
         raise AssertionError(exc.body) from None
     assert got["metadata"]["uid"] == remote.get(WF, "default", "w8")["metadata"]["uid"]
+
+
+def test_a_real_api_server_answers_as_the_in_process_store(tmp_path):
+    """The same calls on kube-apiserver (skipped when it is not built):
+    its answers are worded as the in-process Store's, and another client's
+    changes reach the subscribers in order."""
+    from t.python.emulator.test_attached import real_control_plane
+
+    plane = real_control_plane(tmp_path / "cp")
+    try:
+        with RemoteStore(plane.admin_kubeconfig, kinds=[WF]) as rs:
+            local = Store()
+            answers = []
+            for st in (local, rs):
+                st.create(WF, "default", workflow("w4"))
+                old = st.get(WF, "default", "w4")
+                st.patch(WF, "default", "w4", "merge", {"spec": {"forceReady": True}})
+                with pytest.raises(ApiError) as conflict:
+                    st.replace(WF, "default", "w4", old)
+                with pytest.raises(ApiError) as exists:
+                    st.create(WF, "default", workflow("w4"))
+                with pytest.raises(ApiError) as missing:
+                    st.patch(WF, "default", "nope", "merge", {"spec": {}})
+                answers.append([(e.value.code, e.value.reason, e.value.message)
+                                for e in (conflict, exists, missing)])
+            assert answers[0] == answers[1]
+            q = events(rs)
+            status, _ = plane.request("POST", "/apis/dataworkflowservices.github.io/v1alpha7/"
+                                      "namespaces/default/workflows", workflow("w9"))
+            assert status == 201
+            plane.request("DELETE", "/apis/dataworkflowservices.github.io/v1alpha7/"
+                          "namespaces/default/workflows/w9")
+            assert take(q, 2) == [("ADDED", "w9"), ("DELETED", "w9")]
+    finally:
+        plane.stop()
