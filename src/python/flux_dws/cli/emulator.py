@@ -3,6 +3,8 @@
 Serves the Kubernetes API for the DWS/NNF resources on ADDR:PORT (TLS with a
 generated CA and a bearer token unless told otherwise), writes a kubeconfig
 naming the port actually used, and runs in the foreground until interrupted.
+With --api-server it serves nothing: the DWS/nnf-sos controllers run as
+clients of that API server (emulator.attached).
 """
 
 from __future__ import annotations
@@ -44,6 +46,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         " tens to hundreds of ms, Setup and unmounts longest, so a WLM's"
                         " timeouts can fire), zero (no latency, for fast tests), demo,"
                         " realistic, or a YAML file (doc/man1/flux-dws-emulator.rst)")
+    p.add_argument("--api-server", metavar="KUBECONFIG",
+                   help="serve nothing: run the DWS/nnf-sos controllers of --system"
+                        " (default kind) against the API server this kubeconfig names"
+                        " (an admin's), seeding the system there and serving their"
+                        " admission webhooks on --webhook-listen")
+    p.add_argument("--webhook-listen", type=listen_address, default=("127.0.0.1", 0),
+                   metavar="ADDR:PORT",
+                   help="with --api-server: where the webhooks are served (default"
+                        " 127.0.0.1:0, a free port)")
     p.set_defaults(func=run)
 
 
@@ -68,7 +79,44 @@ def check_state(path: str) -> str | None:
     return None
 
 
+def _on_signals() -> threading.Event:
+    """An Event set by SIGTERM or SIGINT (from now on)."""
+    done = threading.Event()
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        done.set()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    return done
+
+
+def run_attached(args: argparse.Namespace) -> int:
+    """--api-server: the controllers as clients of an existing API server."""
+    from flux_dws.dwsim.systems import SystemError_
+    from flux_dws.emulator.attached import Attached
+    from flux_dws.emulator.store import ApiError
+
+    host, port = args.webhook_listen
+    done = _on_signals()
+    try:
+        att = Attached(args.api_server, system=args.system or "kind", latency=args.latency,
+                       webhook_host=host, webhook_port=port)
+        att.start()
+    except (SystemError_, ValueError, OSError, ApiError) as exc:
+        print(f"flux-dws emulator: --api-server {args.api_server}: {exc}", file=sys.stderr)
+        return 1
+    assert att.webhook is not None
+    print(f"flux-dws emulator: controllers of {args.system or 'kind'} attached to"
+          f" {att.store.http.config.server}, webhooks on {att.webhook.url}", flush=True)
+    done.wait()
+    att.stop()
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.api_server:
+        return run_attached(args)
     host, port = args.listen
     from flux_dws.dwsim.systems import SystemError_
     why = check_state(args.state) if args.state else None
@@ -87,13 +135,7 @@ def run(args: argparse.Namespace) -> int:
     except sqlite3.Error as exc:
         print(f"flux-dws emulator: --state {args.state}: {exc}", file=sys.stderr)
         return 1
-    done = threading.Event()
-
-    def stop(signum: int, frame: FrameType | None) -> None:
-        done.set()
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
+    done = _on_signals()
     try:
         emu.start()
     except OSError as exc:

@@ -65,14 +65,14 @@ from flux_dws.emulator.nnf_health import RabbitHealthController
 from flux_dws.emulator.nnf_ports import PortManager
 from flux_dws.emulator.nnf_storage import ClientMountDaemon, StorageDriver
 from flux_dws.emulator.nnf_systemstorage import SystemStorageController, owner_of
-from flux_dws.emulator.store import ApiError, Event, Store
+from flux_dws.emulator.store import ApiError, Event, StoreApi
 from flux_dws.emulator.timers import TimerThread
 from flux_dws.jsondata import copy_json
 
 log = logging.getLogger("flux_dws.emulator")
 NNF_FINALIZER = "nnf.cray.hpe.com/nnf_workflow"
 class Controllers:
-    def __init__(self, store: Store, latency: dict[str, float] | None = None) -> None:
+    def __init__(self, store: StoreApi, latency: dict[str, float] | None = None) -> None:
         self.store = store
         self.latency = latency_model.check(dict(latency or {}))
         self.faults = Faults()
@@ -109,9 +109,13 @@ class Controllers:
                                         daemon=True)
         self._thread.start()
         self.after(0, self._resume)
-        for key in [(k[2], k[3]) for k in self.store.objects if k[:2] == (DWS, "workflows")]:
+        for key in self._workflow_keys():
             self.enqueue(*key)
         return self
+
+    def _workflow_keys(self) -> list[tuple[str, str]]:
+        return [(wf["metadata"]["namespace"], wf["metadata"]["name"])
+                for wf in self.store.view(RESOURCE["workflow"], None)]
 
     def clear_faults(self) -> None:
         """Drop every injected fault and look at every Workflow and
@@ -120,7 +124,7 @@ class Controllers:
         (``flux-dws fault clear`` only drops them: what a stall held moves
         on at its object's next change.)"""
         self.faults.clear()
-        for key in [(k[2], k[3]) for k in self.store.objects if k[:2] == (DWS, "workflows")]:
+        for key in self._workflow_keys():
             self.enqueue(*key)
         self.after(0, self._kick_clientmounts)
 
@@ -552,7 +556,7 @@ def _micro(t: dt.datetime) -> str:
     return microtime(t)
 
 
-def seed_system(store: Store, system: str) -> int:
+def seed_system(store: StoreApi, system: str) -> int:
     """Load the objects a fresh cluster for ``system`` holds; returns how many."""
     from flux_dws.dwsim.systems import load_system, seed_objects
 

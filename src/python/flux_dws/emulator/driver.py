@@ -23,7 +23,7 @@ from typing import Any, Protocol
 from flux_dws.dwsim import workflow as dws
 from flux_dws.emulator.api_resources import BY_GROUP_PLURAL, DWS, NNF, Resource
 from flux_dws.emulator.faults import Faults
-from flux_dws.emulator.store import ApiError, Store
+from flux_dws.emulator.store import ApiError, StoreApi
 
 __all__ = ["DWS", "NNF", "RESOURCE", "Directive", "Driver", "DriverContext", "Wait"]
 
@@ -92,11 +92,11 @@ def owner_refs(wf: dict[str, Any]) -> list[dict[str, Any]]:
              "blockOwnerDeletion": True}]
 
 
-def exists(store: Store, r: Resource, ns: str, name: str) -> bool:
+def exists(store: StoreApi, r: Resource, ns: str, name: str) -> bool:
     return (r.group, r.plural, ns, name) in store.objects
 
 
-def create_quiet(store: Store, r: Resource, ns: str, obj: dict[str, Any]) -> None:
+def create_quiet(store: StoreApi, r: Resource, ns: str, obj: dict[str, Any]) -> None:
     """Create obj unless it exists (a reconcile may run twice)."""
     try:
         store.create(r, ns, obj)
@@ -105,7 +105,7 @@ def create_quiet(store: Store, r: Resource, ns: str, obj: dict[str, Any]) -> Non
             raise
 
 
-def delete_quiet(store: Store, r: Resource, ns: str, name: str) -> None:
+def delete_quiet(store: StoreApi, r: Resource, ns: str, name: str) -> None:
     """Delete the object if it is there."""
     try:
         store.delete(r, ns, name)
@@ -147,7 +147,7 @@ class DriverContext(Protocol):
     that run them (controllers.Controllers provides it)."""
 
     @property
-    def store(self) -> Store: ...
+    def store(self) -> StoreApi: ...
 
     @property
     def faults(self) -> Faults: ...
@@ -190,7 +190,7 @@ class Driver:
         self.ctl = ctl
 
     @property
-    def store(self) -> Store:
+    def store(self) -> StoreApi:
         return self.ctl.store
 
     def exists(self, r: Resource, ns: str, name: str) -> bool:

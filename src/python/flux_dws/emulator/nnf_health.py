@@ -51,7 +51,7 @@ from flux_dws.dwsim.storage import (
 )
 from flux_dws.emulator.driver import RESOURCE
 from flux_dws.emulator.nnf_servers import NNF_STORAGE, allocated
-from flux_dws.emulator.store import ApiError, Store
+from flux_dws.emulator.store import ApiError, StoreApi
 from flux_dws.hostlist import Hostlist, HostlistError
 from flux_dws.jsondata import copy_json
 
@@ -72,7 +72,7 @@ class RabbitHealthController:
 
     MAX_STORM = 1_000_000
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: StoreApi) -> None:
         self.store = store
         self._lock = threading.RLock()
         self._usage = rabbit_usage(store.view(NNF_STORAGE, None))

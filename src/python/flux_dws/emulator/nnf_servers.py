@@ -22,7 +22,7 @@ from typing import Any
 from flux_dws.dwsim import servers as nnf_servers
 from flux_dws.dwsim.gotime import microtime
 from flux_dws.emulator.api_resources import BY_GROUP_PLURAL, DWS, NNF
-from flux_dws.emulator.store import ApiError, Store
+from flux_dws.emulator.store import ApiError, StoreApi
 
 SERVERS = BY_GROUP_PLURAL[(DWS, "servers")]
 NNF_STORAGE = BY_GROUP_PLURAL[(NNF, "nnfstorages")]
@@ -54,7 +54,7 @@ def allocated(nnf_storage: dict[str, Any]) -> dict[str, dict[str, int]]:
     return out
 
 
-def reconcile(store: Store, ns: str, name: str) -> None:
+def reconcile(store: StoreApi, ns: str, name: str) -> None:
     """Bring the Servers ``ns/name``'s status up to date."""
     try:
         srv = store.get(SERVERS, ns, name)

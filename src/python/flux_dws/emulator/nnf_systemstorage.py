@@ -21,7 +21,7 @@ from typing import Any
 from flux_dws.dwsim import resource_error as rerr
 from flux_dws.dwsim import systemstorage as nss
 from flux_dws.emulator.api_resources import BY_GROUP_PLURAL, DWS, NNF, Resource
-from flux_dws.emulator.store import ApiError, Store
+from flux_dws.emulator.store import ApiError, StoreApi
 
 FINALIZER = "nnf.cray.hpe.com/nnf_system_storage"
 KIND = "NnfSystemStorage"
@@ -55,7 +55,7 @@ class SystemStorageController:
     on the emulator's timer thread, ``enqueue(ns, name)`` asks for a
     reconcile."""
 
-    def __init__(self, store: Store, later: Callable[[float, Callable[[], Any]], None],
+    def __init__(self, store: StoreApi, later: Callable[[float, Callable[[], Any]], None],
                  enqueue: Callable[[str, str], None], alloc_delay: float = 0.0,
                  retry: float = 1.0) -> None:
         self.store = store

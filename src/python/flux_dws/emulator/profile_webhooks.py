@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from flux_dws.emulator.api_resources import NNF
-from flux_dws.emulator.store import ApiError, Store
+from flux_dws.emulator.store import ApiError, StoreApi
 
 PROFILE_NAMESPACE = "nnf-system"
 WEBHOOKS = {"nnfstorageprofiles": "vnnfstorageprofile.kb.io",
@@ -92,7 +92,7 @@ def check_profile(plural: str, op: str, old: dict[str, Any] | None,
         check_storage_profile_data(data)
 
 
-def install(store: Store) -> None:
+def install(store: StoreApi) -> None:
     """Register the three profile webhooks with the store's admission."""
     for plural, webhook in WEBHOOKS.items():
         def admit(op: str, old: dict[str, Any] | None, new: dict[str, Any],

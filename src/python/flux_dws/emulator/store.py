@@ -48,7 +48,7 @@ import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from flux_dws.emulator import schema, selectors
 from flux_dws.emulator.api_resources import (
@@ -344,6 +344,48 @@ class Watch:
         with self._cv:
             self.closed = True
             self._cv.notify_all()
+
+
+class StoreApi(Protocol):
+    """What the controllers use of a store: ``Store`` (in this process) and
+    ``remote.RemoteStore`` (a cache of any Kubernetes API server) both have
+    it, so the DWS/nnf-sos controllers never know which they were given.
+    ``objects`` is read-only to them (membership and ``get``)."""
+
+    admission: dict[Kind, Admission]
+
+    @property
+    def objects(self) -> Mapping[Key, Entry]: ...
+
+    def subscribe(self, fn: Callable[[Event], None],
+                  kinds: Iterable[Kind] | None = None) -> None: ...
+
+    def get(self, r: Resource, ns: str, name: str) -> dict[str, Any]: ...
+
+    def view(self, r: Resource, ns: str | None, label: str | None = None,
+             field: str | None = None) -> list[Mapping[str, Any]]: ...
+
+    def list_objects(self, r: Resource, ns: str | None, label: str | None = None,
+                     field: str | None = None) -> list[dict[str, Any]]: ...
+
+    def kind_version(self, r: Resource) -> int: ...
+
+    def create(self, r: Resource, ns: str, body: dict[str, Any], dry_run: bool = False,
+               validation: str = "Ignore") -> dict[str, Any]: ...
+
+    def replace(self, r: Resource, ns: str, name: str, body: dict[str, Any],
+                subresource: str | None = None, validation: str = "Ignore") -> dict[str, Any]: ...
+
+    def patch(self, r: Resource, ns: str, name: str, patch_type: str, patch: Any,
+              subresource: str | None = None, validation: str = "Ignore") -> dict[str, Any]: ...
+
+    def delete(self, r: Resource, ns: str, name: str,
+               preconditions: dict[str, Any] | None = None,
+               propagation: str = "Background") -> tuple[bool, dict[str, Any]]: ...
+
+    def load(self, r: Resource, obj: dict[str, Any]) -> None: ...
+
+    def append_pod_log(self, ns: str, name: str, container: str, text: str) -> None: ...
 
 
 def _owner_uids(obj: dict[str, Any]) -> set[str]:

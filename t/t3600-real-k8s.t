@@ -1,0 +1,200 @@
+#!/bin/sh
+test_description='rabbit jobs on a real kube-apiserver, the dws service as user flux
+
+A real control plane (kube-apiserver and etcd built from Go modules by
+t/k8s/build.sh, RBAC on), the emulator'"'"'s DWS/nnf-sos controllers attached
+to it as API clients (flux-dws emulator --api-server, an admin), and a
+4-broker instance whose dws service connects as user flux with only the
+workload manager roles.  The two talk only through the real API server.
+Skipped with the reason when the control plane is not built; a failure
+under FLUX_DWS_REQUIRE_REALK8S=1.'
+
+# the build cache, named before sharness moves HOME into the trash directory
+: "${FLUX_DWS_K8S_CACHE:=$HOME/.cache/flux-dws/k8s}"
+export FLUX_DWS_K8S_CACHE
+
+. "$(dirname "$0")"/sharness.sh
+
+skip_all_unless_rabbit_jobs
+
+# the real control plane (t/scripts/realk8s.py): ready, or the reason why not
+start_realk8s() {
+    python3 "$top_srcdir/t/scripts/realk8s.py" "$(pwd)" >realk8s.log 2>&1 &
+    REALK8S_PID=$!
+    i=0
+    while ! test -s ready; do
+        if ! kill -0 $REALK8S_PID 2>/dev/null; then
+            wait $REALK8S_PID
+            return $?
+        fi
+        i=$((i + 1))
+        test $i -gt 2400 && { cat realk8s.log; return 1; }
+        sleep 0.05
+    done
+}
+
+stop_realk8s() {
+    test -n "$REALK8S_PID" && kill $REALK8S_PID 2>/dev/null && wait $REALK8S_PID
+    REALK8S_PID=
+    return 0
+}
+
+start_realk8s
+rc=$?
+if test $rc = 77; then
+    reason=$(sed -n 's/^realk8s: //p' realk8s.log)
+    if test "${FLUX_DWS_REQUIRE_REALK8S:-0}" = 1; then
+        test_expect_success "the real control plane: $reason (FLUX_DWS_REQUIRE_REALK8S=1)" '
+		false
+	'
+        test_done
+    fi
+    skip_all="the real control plane is not built: $reason"
+    test_done
+elif test $rc != 0; then
+    cat realk8s.log
+    test_expect_success 'the real control plane starts' 'false'
+    test_done
+fi
+
+test_expect_success 'the controllers attach to the real API server as admin' '
+	flux-dws emulator --api-server "$(pwd)/admin.kubeconfig" --system kind \
+		--latency zero >attached.log 2>&1 &
+	echo $! >attached.pid &&
+	until_true 60 grep -q "controllers of kind attached to" attached.log &&
+	grep "webhooks on https://127.0.0.1:" attached.log &&
+	KUBECONFIG=$(pwd)/admin.kubeconfig kubectl get validatingwebhookconfigurations \
+		flux-dws-emulator-validating -o name
+'
+
+test_expect_success 'the WLM identity has only the WLM roles' '
+	export KUBECONFIG="$(pwd)/flux.kubeconfig" &&
+	kubectl auth can-i create workflows.dataworkflowservices.github.io &&
+	test_must_fail kubectl auth can-i create nnfstorages.nnf.cray.hpe.com &&
+	test_must_fail kubectl auth can-i patch nodes
+'
+
+test_expect_success 'a rabbit instance whose dws service connects as flux' '
+	export KUBECONFIG="$(pwd)/flux.kubeconfig" &&
+	rabbit_instance_config "$(pwd)" &&
+	start_rabbit_instance "$(pwd)"
+'
+
+test_expect_success 'xfs: Proposal to Teardown on the real API server' '
+	flux run -N2 --setattr=system.dw="#DW jobdw type=xfs capacity=10GiB name=scratch" \
+		printenv DW_JOB_scratch >xfs.out &&
+	id=$(flux job last) &&
+	test $(sort -u xfs.out | wc -l) = 1 &&
+	grep "^/mnt/nnf/" xfs.out &&
+	flux job eventlog $id >xfs.events &&
+	grep "prolog-finish description=\"dws-setup\" status=0" xfs.events &&
+	grep "epilog-finish description=\"dws-epilog\" status=0" xfs.events &&
+	flux kvs get $(flux job id --to=kvs $id).rabbit_workflow | grep -q "\"Teardown\"" &&
+	workflow_gone $id
+'
+
+test_expect_success 'gfs2, raw and lustre' '
+	flux run -N1 --setattr=system.dw="#DW jobdw type=gfs2 capacity=20GiB name=shared" \
+		printenv DW_JOB_shared >gfs2.out &&
+	grep "^/mnt/nnf/" gfs2.out &&
+	workflow_gone $(flux job last) &&
+	flux run -N1 --setattr=system.dw="#DW jobdw type=raw capacity=5GiB name=rawdisk" \
+		printenv DW_JOB_rawdisk >raw.out &&
+	test -s raw.out &&
+	workflow_gone $(flux job last) &&
+	flux run -N2 --setattr=system.dw="#DW jobdw type=lustre capacity=100GiB name=lus" \
+		printenv DW_JOB_lus >lustre.out &&
+	test -s lustre.out &&
+	workflow_gone $(flux job last)
+'
+
+test_expect_success 'persistent storage: create, use, destroy' '
+	flux run -N1 --setattr=system.dw="#DW create_persistent type=lustre capacity=100GiB name=keep" true &&
+	workflow_gone $(flux job last) &&
+	kubectl get persistentstorageinstance keep &&
+	flux run -N1 --setattr=system.dw="#DW persistentdw name=keep" printenv DW_PERSISTENT_keep >pers.out &&
+	test -s pers.out &&
+	workflow_gone $(flux job last) &&
+	flux run -N1 --setattr=system.dw="#DW destroy_persistent name=keep" true &&
+	workflow_gone $(flux job last) &&
+	kubectl wait --for=delete persistentstorageinstance/keep --timeout=60s
+'
+
+test_expect_success 'a directive DWS refuses: the job gets its words' '
+	test_must_fail flux run -N1 --setattr=system.dw="#DW jobdw type=zfs capacity=1GiB name=aa" true 2>bad.err &&
+	id=$(flux job last) &&
+	flux job eventlog $id >bad.events &&
+	grep "exception type=\"dws-create\"" bad.events &&
+	grep "DWS workflow interactions failed: admission webhook ..vworkflow.kb.io.. denied the request: argument .type. invalid string .zfs.\"" bad.events
+'
+
+test_expect_success 'a Proposal error worded by nnf-sos' '
+	test_must_fail flux run -N1 --setattr=system.dw="[\"#DW jobdw type=xfs capacity=1GiB name=aa\", \"#DW copy_in source=/nowhere/x destination=\$DW_JOB_aa/\"]" true &&
+	id=$(flux job last) &&
+	flux job eventlog $id >prop.events &&
+	grep "global Lustre file system containing .*/nowhere/x.* not found" prop.events &&
+	workflow_gone $id
+'
+
+test_expect_success 'cancel: held after Proposal, in the setup prolog, while running' '
+	dw="#DW jobdw type=xfs capacity=1GiB name=aa" &&
+	held=$(flux submit -N1 --urgency=hold --setattr=system.dw="$dw" true) &&
+	flux job wait-event -t 30 $held dependency-remove &&
+	kubectl get workflow $(wfname $held) -o jsonpath="{.status.state}" >held.state &&
+	grep -x Proposal held.state &&
+	flux cancel $held &&
+	flux job wait-event -t 60 $held clean &&
+	workflow_gone $held &&
+	setup=$(flux submit -N1 --setattr=system.dw="$dw" sleep 300) &&
+	test_when_finished "flux cancel $setup 2>/dev/null || :" &&
+	flux job wait-event -t 30 $setup prolog-start &&
+	flux cancel $setup &&
+	flux job wait-event -t 60 $setup clean &&
+	workflow_gone $setup &&
+	running=$(flux submit -N1 --setattr=system.dw="$dw" sleep 300) &&
+	test_when_finished "flux cancel $running 2>/dev/null || :" &&
+	flux job wait-event -t 30 $running start &&
+	flux cancel $running &&
+	flux job wait-event -t 60 $running clean &&
+	flux job eventlog $running >running.events &&
+	grep "epilog-finish description=\"dws-epilog\" status=0" running.events &&
+	workflow_gone $running
+'
+
+test_expect_success 'a rabbit drained the nnf way goes down in Fluxion, and comes back' '
+	KUBECONFIG="$(pwd)/admin.kubeconfig" kubectl patch storage kind-worker3 --type=merge \
+		-p "{\"spec\":{\"state\":\"Disabled\"}}" &&
+	wait_rabbits ".rabbits[1].fluxion == \"down\"" &&
+	KUBECONFIG="$(pwd)/admin.kubeconfig" kubectl patch storage kind-worker3 --type=merge \
+		-p "{\"spec\":{\"state\":\"Enabled\"}}" &&
+	wait_rabbits "[.rabbits[].fluxion] | all(. == \"up\")"
+'
+
+test_expect_success 'the controllers restart mid-job: the new ones tear it down' '
+	id=$(flux submit -N1 --setattr=system.dw="#DW jobdw type=xfs capacity=1GiB name=aa" sleep 300) &&
+	test_when_finished "flux cancel $id 2>/dev/null || :" &&
+	flux job wait-event -t 30 $id start &&
+	kill $(cat attached.pid) && wait $(cat attached.pid);
+	flux-dws emulator --api-server "$(pwd)/admin.kubeconfig" --system kind \
+		--latency zero >attached2.log 2>&1 &
+	echo $! >attached.pid &&
+	until_true 60 grep -q "controllers of kind attached to" attached2.log &&
+	flux cancel $id &&
+	flux job wait-event -t 60 $id clean &&
+	flux job eventlog $id >restart.events &&
+	grep "epilog-finish description=\"dws-epilog\" status=0" restart.events &&
+	workflow_gone $id
+'
+
+test_expect_success 'nothing is left on the real API server' '
+	test "$(kubectl get workflows -A -o name)" = "" &&
+	test "$(kubectl get servers -A -o name)" = ""
+'
+
+test_expect_success 'stop the instance, the controllers and the control plane' '
+	stop_rabbit_instance &&
+	kill $(cat attached.pid) && wait $(cat attached.pid);
+	stop_realk8s
+'
+
+test_done
