@@ -17,51 +17,10 @@ export FLUX_DWS_K8S_CACHE
 
 skip_all_unless_rabbit_jobs
 
-# the real control plane (t/scripts/realk8s.py): ready, or the reason why not
-start_realk8s() {
-    python3 "$top_srcdir/t/scripts/realk8s.py" "$(pwd)" >realk8s.log 2>&1 &
-    REALK8S_PID=$!
-    i=0
-    while ! test -s ready; do
-        if ! kill -0 $REALK8S_PID 2>/dev/null; then
-            wait $REALK8S_PID
-            return $?
-        fi
-        i=$((i + 1))
-        test $i -gt 2400 && { cat realk8s.log; return 1; }
-        sleep 0.05
-    done
-}
-
-stop_realk8s() {
-    test -n "$REALK8S_PID" && kill $REALK8S_PID 2>/dev/null && wait $REALK8S_PID
-    REALK8S_PID=
-    return 0
-}
-
-start_realk8s
-rc=$?
-if test $rc = 77; then
-    reason=$(sed -n 's/^realk8s: //p' realk8s.log)
-    if test "${FLUX_DWS_REQUIRE_REALK8S:-0}" = 1; then
-        test_expect_success "the real control plane: $reason (FLUX_DWS_REQUIRE_REALK8S=1)" '
-		false
-	'
-        test_done
-    fi
-    skip_all="the real control plane is not built: $reason"
-    test_done
-elif test $rc != 0; then
-    cat realk8s.log
-    test_expect_success 'the real control plane starts' 'false'
-    test_done
-fi
+realk8s_or_skip
 
 test_expect_success 'the controllers attach to the real API server as admin' '
-	flux-dws emulator --api-server "$(pwd)/admin.kubeconfig" --system kind \
-		--latency zero >attached.log 2>&1 &
-	echo $! >attached.pid &&
-	until_true 60 grep -q "controllers of kind attached to" attached.log &&
+	attach_controllers attached.log &&
 	grep "webhooks on https://127.0.0.1:" attached.log &&
 	KUBECONFIG=$(pwd)/admin.kubeconfig kubectl get validatingwebhookconfigurations \
 		flux-dws-emulator-validating -o name
@@ -174,11 +133,8 @@ test_expect_success 'the controllers restart mid-job: the new ones tear it down'
 	id=$(flux submit -N1 --setattr=system.dw="#DW jobdw type=xfs capacity=1GiB name=aa" sleep 300) &&
 	test_when_finished "flux cancel $id 2>/dev/null || :" &&
 	flux job wait-event -t 30 $id start &&
-	kill $(cat attached.pid) && wait $(cat attached.pid);
-	flux-dws emulator --api-server "$(pwd)/admin.kubeconfig" --system kind \
-		--latency zero >attached2.log 2>&1 &
-	echo $! >attached.pid &&
-	until_true 60 grep -q "controllers of kind attached to" attached2.log &&
+	detach_controllers &&
+	attach_controllers attached2.log &&
 	flux cancel $id &&
 	flux job wait-event -t 60 $id clean &&
 	flux job eventlog $id >restart.events &&
@@ -193,7 +149,7 @@ test_expect_success 'nothing is left on the real API server' '
 
 test_expect_success 'stop the instance, the controllers and the control plane' '
 	stop_rabbit_instance &&
-	kill $(cat attached.pid) && wait $(cat attached.pid);
+	detach_controllers &&
 	stop_realk8s
 '
 

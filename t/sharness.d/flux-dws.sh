@@ -542,3 +542,70 @@ down_count_is() {
 wait_down() {
     until_true ${2:-30} down_count_is "$1" || { down_ssds >&2; return 1; }
 }
+
+# start_realk8s: a real control plane (t/scripts/realk8s.py) for this
+# directory: admin.kubeconfig, flux.kubeconfig, then ready (120 s at most);
+# exit status 77 with realk8s.log saying why when it is not built
+start_realk8s() {
+    python3 "$top_srcdir/t/scripts/realk8s.py" "$(pwd)" >realk8s.log 2>&1 &
+    REALK8S_PID=$!
+    i=0
+    while ! test -s ready; do
+        if ! kill -0 $REALK8S_PID 2>/dev/null; then
+            wait $REALK8S_PID
+            return $?
+        fi
+        i=$((i + 1))
+        test $i -gt 2400 && { cat realk8s.log; return 1; }
+        sleep 0.05
+    done
+}
+
+stop_realk8s() {
+    test -n "$REALK8S_PID" && kill $REALK8S_PID 2>/dev/null && wait $REALK8S_PID
+    REALK8S_PID=
+    return 0
+}
+
+# realk8s_or_skip: start_realk8s, or skip the script with the reason it is
+# not built (a failure under FLUX_DWS_REQUIRE_REALK8S=1), or fail it
+realk8s_or_skip() {
+    start_realk8s
+    rc=$?
+    if test $rc = 77; then
+        reason=$(sed -n 's/^realk8s: //p' realk8s.log)
+        if test "${FLUX_DWS_REQUIRE_REALK8S:-0}" = 1; then
+            test_expect_success "the real control plane: $reason (FLUX_DWS_REQUIRE_REALK8S=1)" '
+		false
+	'
+            test_done
+        fi
+        skip_all="the real control plane is not built: $reason"
+        test_done
+    elif test $rc != 0; then
+        cat realk8s.log
+        test_expect_success 'the real control plane starts' 'false'
+        test_done
+    fi
+}
+
+# attach_controllers LOG: the emulator's controllers of kind attached to
+# the real API server as its admin (flux-dws emulator --api-server, in the
+# background, pid in attached.pid), until they say so (60 s); flux-dws
+# fault reaches them through faults.kubeconfig (realk8s_fault)
+attach_controllers() {
+    flux-dws emulator --api-server "$(pwd)/admin.kubeconfig" --system kind \
+        --latency zero --kubeconfig "$(pwd)/faults.kubeconfig" >"$1" 2>&1 &
+    echo $! >attached.pid &&
+    until_true 60 grep -q "controllers of kind attached to" "$1"
+}
+
+detach_controllers() {
+    kill $(cat attached.pid) && wait $(cat attached.pid)
+    return 0
+}
+
+# realk8s_fault ARGS: flux-dws fault ARGS against the attached controllers
+realk8s_fault() {
+    flux-dws fault --kubeconfig "$(pwd)/faults.kubeconfig" "$@"
+}

@@ -282,3 +282,56 @@ def test_api_server_option_says_what_is_wrong(tmp_path):
                              capture_output=True, text=True, timeout=120)
     assert out.returncode == 1
     assert "MutatingWebhookConfiguration flux-dws-emulator-mutating" in out.stderr
+
+
+# --- flux-dws fault against attached controllers ------------------------------------
+
+
+def _fault(kubeconfig: Path, *args: str) -> Any:
+    """flux-dws fault ARGS through kubeconfig: its JSON answer, or SystemExit."""
+    import contextlib
+    import io
+    import json
+
+    from flux_dws.cli.main import main
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["fault", "--kubeconfig", str(kubeconfig), *args]) == 0
+    return json.loads(out.getvalue())
+
+
+def test_fault_cli_reaches_attached_controllers(kind, tmp_path):
+    """The attached controllers' webhook server answers the admin endpoints
+    (emulator.admin, as the emulator's own server does): a fault added by
+    flux-dws fault fails the WLM's Setup in its words; list, clear and a
+    Storage change go through; a wrong token or path gets a clear refusal."""
+    kc = tmp_path / "faults.kubeconfig"
+    kind.attached.write_kubeconfig(kc)
+    added = _fault(kc, "add", "--workflow", "fsf", "--state", "Setup", "--message",
+                   "no space on the rabbit")
+    assert added["workflow"] == "fsf" and added["severity"] == "Fatal"
+    assert [f["message"] for f in _fault(kc, "list")["faults"]] == ["no space on the rabbit"]
+    api = kind.wlm_api()
+    new_workflow(api, "fsf", ["#DW jobdw type=xfs capacity=1GiB name=aa"])
+    wait(api, "fsf", "Proposal")
+    fill_servers(api, "fsf", "compute-01")
+    api.patch_namespaced_custom_object(G, V, "default", "workflows", "fsf",
+                                       {"spec": {"desiredState": "Setup"}})
+    wf = wait(api, "fsf", "Setup", want="Error")
+    assert wf["status"]["message"] == "DW Directive 0: Internal error: no space on the rabbit"
+    assert _fault(kc, "clear") == {"faults": []}
+    assert _fault(kc, "list") == {"faults": []}
+    finish(api, "fsf")
+    storage = _fault(kc, "storage", "kind-worker3", "--state", "Disabled")
+    assert storage["spec"]["state"] == "Disabled"
+    _fault(kc, "storage", "kind-worker3", "--state", "Enabled")
+    with pytest.raises(SystemExit, match=r"^flux-dws fault: invalid fault: a clientmount"
+                                         r" fault needs a compute$"):
+        _fault(kc, "add", "--kind", "clientmount")
+    bad = tmp_path / "bad.kubeconfig"
+    kind.attached.write_kubeconfig(bad)
+    bad.write_text(bad.read_text().replace(kind.attached.token, "f" * 32))
+    with pytest.raises(SystemExit, match=r"^flux-dws fault: Unauthorized$"):
+        _fault(bad, "list")
+    with pytest.raises(SystemExit, match=r"no admin endpoint /_emulator/api-faults"):
+        _fault(kc, "api-list")

@@ -29,7 +29,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--listen", type=listen_address, default=("127.0.0.1", 0), metavar="ADDR:PORT",
                    help="address to serve on (default 127.0.0.1:0, a free port)")
     p.add_argument("--kubeconfig", metavar="OUT", default="kubeconfig",
-                   help="write a kubeconfig for clients here (default ./kubeconfig)")
+                   help="write a kubeconfig for clients here (default ./kubeconfig;"
+                        " with --api-server, one for flux-dws fault)")
     p.add_argument("--state", metavar="FILE",
                    help="keep objects in this SQLite file across restarts")
     p.add_argument("--plain-http", action="store_true", help="serve HTTP, not HTTPS")
@@ -107,8 +108,16 @@ def run_attached(args: argparse.Namespace) -> int:
         print(f"flux-dws emulator: --api-server {args.api_server}: {exc}", file=sys.stderr)
         return 1
     assert att.webhook is not None
+    try:
+        att.write_kubeconfig(args.kubeconfig)
+    except OSError as exc:
+        att.stop()
+        print(f"flux-dws emulator: --kubeconfig {args.kubeconfig}: {exc}", file=sys.stderr)
+        return 1
     print(f"flux-dws emulator: controllers of {args.system or 'kind'} attached to"
           f" {att.store.http.config.server}, webhooks on {att.webhook.url}", flush=True)
+    print(f"flux-dws emulator: faults on {att.webhook.url}/_emulator/"
+          f" (flux-dws fault --kubeconfig {args.kubeconfig})", flush=True)
     done.wait()
     att.stop()
     return 0

@@ -13,6 +13,11 @@ server must serve the emulator's kinds (CRDs: ``api_resources.crd_object``,
 as flux_dws.harness.controlplane installs them) and the kubeconfig's user
 must be allowed everything the controllers do (an admin).
 
+The webhook server also answers the emulator's admin endpoints
+(emulator.admin: ``/_emulator/faults``, ``health``, ``storage``, ``storm``,
+``vanish``) for a bearer of ``token``; ``write_kubeconfig`` names it for
+``flux-dws fault --kubeconfig``, as the emulator's own kubeconfig does.
+
 ``webhooks`` says how the API server learns of the webhook server: by
 default the two webhook configurations are created (or replaced) and
 ``Attached`` waits until the API server calls them, before seeding (a
@@ -25,11 +30,13 @@ from __future__ import annotations
 
 import json
 import logging
+import secrets
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from flux_dws.emulator import admin, kubeconfig
 from flux_dws.emulator import latency as latency_model
 from flux_dws.emulator.api_resources import DWS
 from flux_dws.emulator.controllers import Controllers, seed_system
@@ -107,6 +114,21 @@ class Attached:
         self.controllers: Controllers | None = None
         self.webhook: WebhookServer | None = None
         self.seeded = 0
+        self.token = secrets.token_hex(16)
+
+    def _admin(self, method: str, path: str,
+               body: Callable[[], Any]) -> tuple[int, Any]:
+        if path not in admin.PATHS:
+            raise ApiError(404, "NotFound", f"no admin endpoint {path} on attached"
+                                            f" controllers")
+        return admin.request(self.controllers, method, path, body)
+
+    def write_kubeconfig(self, path: str | Path) -> None:
+        """A kubeconfig naming the admin endpoints (flux-dws fault)."""
+        assert self.webhook is not None
+        kubeconfig.write(path, kubeconfig.kubeconfig(
+            self.webhook.url, self.webhook.certs.ca_pem, self.token,
+            name="flux-dws-attached"))
 
     def start(self) -> Attached:
         try:
@@ -116,7 +138,8 @@ class Attached:
             # to its server, gone, and the API server fails every write they
             # cover (seeding too) until they name this one
             self.webhook = WebhookServer(self.store.admission, self.webhook_host,
-                                         self.webhook_port).start()
+                                         self.webhook_port, admin=self._admin,
+                                         token=self.token).start()
             self.webhooks(self.store, self.webhook)
             if self.system is not None:
                 self.seeded = seed_system(self.store, self.system)

@@ -24,8 +24,8 @@ import time
 import urllib.parse
 from typing import Any
 
+from flux_dws.emulator import admin, selectors, table
 from flux_dws.emulator import api_resources as res
-from flux_dws.emulator import selectors, table
 from flux_dws.emulator.api_resources import Resource
 from flux_dws.emulator.apifaults import STATUS_REASONS, ApiFault, ApiFaults
 from flux_dws.emulator.selectors import SelectorError
@@ -74,45 +74,6 @@ PAGE_NOT_FOUND = "404 page not found\n"
 UNSUPPORTED_PATCH = ("the body of the request was in an unknown format - accepted media types"
                      " include: application/json-patch+json, application/merge-patch+json,"
                      " application/apply-patch+yaml")
-
-# The admin endpoints (POST /_emulator/<action>): each body field, its JSON
-# type(s) (None: null allowed), and which are required.
-_STR, _OPT_STR, _BOOL = (str,), (str, type(None)), (bool,)
-ADMIN_FIELDS: dict[str, dict[str, tuple[type, ...]]] = {
-    "health": {"name": _STR, "reset": _BOOL, "status": _OPT_STR, "links": (dict,),
-               "fenced": _BOOL, "k8sReady": _BOOL, "drainTaint": _OPT_STR},
-    "storage": {"name": _STR, "state": _OPT_STR, "mode": _OPT_STR, "reason": _OPT_STR,
-                "status": _OPT_STR, "links": (dict,)},
-    "storm": {"rabbits": _OPT_STR, "events": (int,), "seed": (int, type(None))},
-    "vanish": {"name": _STR, "namespace": _OPT_STR},
-}
-ADMIN_REQUIRED = {"health": ("name",), "storage": ("name",), "storm": ("events",),
-                  "vanish": ("name",)}
-ADMIN_PATHS = frozenset(f"/_emulator/{a}" for a in ADMIN_FIELDS)
-
-
-def admin_body(action: str, body: Any) -> dict[str, Any]:
-    """An admin request's body, checked against ADMIN_FIELDS (400 naming
-    the field otherwise); ``links`` maps compute names to strings."""
-    fields = ADMIN_FIELDS[action]
-    if not isinstance(body, dict):
-        raise ApiError(400, "BadRequest", f"{action}: the body must be a JSON object")
-    for key in ADMIN_REQUIRED[action]:
-        if key not in body:
-            raise ApiError(400, "BadRequest", f"{action}: '{key}' is required")
-    for key, value in body.items():
-        types = fields.get(key)
-        if types is None:
-            raise ApiError(400, "BadRequest", f"{action}: unknown field '{key}' (known:"
-                                              f" {', '.join(fields)})")
-        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
-            raise ApiError(400, "BadRequest", f"{action}: '{key}' has the wrong type"
-                                              f" ({type(value).__name__})")
-    links = body.get("links") or {}
-    if not all(isinstance(v, str) for v in links.values()):
-        raise ApiError(400, "BadRequest", f"{action}: 'links' maps computes to statuses")
-    return body
-
 
 MAX_LINE = 65536
 HANDSHAKE_TIMEOUT = 10.0
@@ -361,14 +322,11 @@ class Handler(socketserver.StreamRequestHandler):
             if path == "/_emulator/compact" and method == "POST":
                 self.store.compact()  # test hook: drop watch history as etcd compaction
                 self._json(200, {"resourceVersion": str(self.store.rv)})
-            elif path == "/_emulator/faults":
-                self._faults(method)
             elif path == "/_emulator/api-faults":
                 self._api_faults(method)
-            elif path in ADMIN_PATHS:
-                if method != "POST":
-                    raise ApiError(405, "MethodNotAllowed", f"{path}: use POST")
-                self._admin(path.rsplit("/", 1)[1])
+            elif path in admin.PATHS:
+                self._json(*admin.request(self.settings.controllers, method, path,
+                                          self._body))
             elif not self._discovery(method, path):
                 self._resource(method, path, query)
         except ApiError as exc:
@@ -383,35 +341,6 @@ class Handler(socketserver.StreamRequestHandler):
         except Exception as exc:  # a bug of ours: say so, keep serving
             log.exception("%s %s", self.command, self.path)
             self._error(500, "InternalError", f"Internal error occurred: {exc!r}")
-
-    def _faults(self, method: str) -> None:
-        """Admin endpoint: POST a fault, GET the list, DELETE them all."""
-        ctl = self.settings.controllers
-        if ctl is None:
-            raise ApiError(404, "NotFound", "this emulator runs no controllers (no --system)")
-        from dataclasses import asdict
-
-        from flux_dws.emulator.faults import Fault
-        if method == "POST":
-            body = self._body()
-            if not isinstance(body, dict):
-                raise ApiError(400, "BadRequest", "a fault is a JSON object")
-            try:
-                fault = Fault(**body)
-                ctl.faults.add(fault)
-            except (TypeError, ValueError) as exc:
-                raise ApiError(400, "BadRequest", f"invalid fault: {exc}") from None
-            self._json(201, asdict(fault))
-        elif method == "DELETE":
-            # what a stall held moves on at its object's next change (as
-            # before: tests kick it, and rely on it not moving by itself)
-            ctl.faults.clear()
-            self._json(200, {"faults": []})
-        elif method == "GET":
-            with ctl.faults.lock:
-                self._json(200, {"faults": [asdict(f) for f in ctl.faults.items]})
-        else:
-            raise ApiError(405, "MethodNotAllowed", "use GET, POST or DELETE")
 
     def _api_fault(self, method: str) -> bool:
         """Answer this request with an injected fault, if a rule says so."""
@@ -460,37 +389,6 @@ class Handler(socketserver.StreamRequestHandler):
             self._json(200, faults.to_json())
         else:
             raise ApiError(405, "MethodNotAllowed", "use GET, POST or DELETE")
-
-    def _admin(self, action: str) -> None:
-        """Admin endpoints: rabbit health and Storage changes, a storm of
-        them, workflows vanishing (bodies: see ADMIN_FIELDS)."""
-        ctl = self.settings.controllers
-        if ctl is None:
-            raise ApiError(404, "NotFound", "this emulator runs no controllers (no --system)")
-        body = admin_body(action, self._body())
-        try:
-            if action == "health":
-                taint = body.get("drainTaint")  # null removes the taint
-                if taint == "":
-                    raise ValueError("drainTaint: '' is not a drain taint key (null removes"
-                                     " the taint)")
-                self._json(200, ctl.health.set_health(
-                    body["name"], body.get("status"), body.get("links"), body.get("fenced"),
-                    body.get("k8sReady"), "" if "drainTaint" in body and taint is None
-                    else taint, bool(body.get("reset"))))
-            elif action == "storage":
-                self._json(200, ctl.health.set_storage(
-                    body["name"], body.get("state"), body.get("mode"), body.get("reason"),
-                    body.get("status"), body.get("links")))
-            elif action == "storm":
-                rabbits = body.get("rabbits")
-                self._json(200, ctl.health.storm("all" if rabbits is None else rabbits,
-                                          body["events"], body.get("seed")))
-            else:
-                ctl.vanish(body.get("namespace") or "default", body["name"])
-                self._json(200, {"deleted": body["name"]})
-        except ValueError as exc:
-            raise ApiError(400, "BadRequest", f"{action}: {exc}") from None
 
     # --- discovery ---------------------------------------------------------
 

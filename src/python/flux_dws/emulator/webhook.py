@@ -20,6 +20,10 @@ the API server's denial reads as the emulator's does:
   API server's ``admission webhook "NAME" denied the request: `` prefix
   taken off, as the API server puts it back).
 
+With ``admin`` (emulator.admin.request on the attached controllers) and
+``token``, the same server answers ``/_emulator/...`` for a bearer of the
+token: ``flux-dws fault`` against attached controllers.
+
 ``api_server_admission`` plays the API server's part for a store without
 webhook support (the emulator's own, in tests): a mutating call, the
 patch applied, then a validating call, each over HTTPS.
@@ -28,13 +32,14 @@ patch applied, then a validating call, each over HTTPS.
 from __future__ import annotations
 
 import base64
+import hmac
 import http.client
 import json
 import logging
 import ssl
 import threading
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -50,6 +55,10 @@ __all__ = ["WEBHOOKS", "Webhook", "WebhookServer", "api_server_admission", "conf
            "denied_prefix"]
 
 log = logging.getLogger("flux_dws.emulator.webhook")
+
+ADMIN_PREFIX = "/_emulator/"
+# emulator.admin.request's signature: (method, path, read body) -> (status, JSON)
+AdminHandler = Callable[[str, str, Callable[[], Any]], tuple[int, Any]]
 
 MUTATING_CONFIG = "flux-dws-emulator-mutating"
 VALIDATING_CONFIG = "flux-dws-emulator-validating"
@@ -104,8 +113,11 @@ class WebhookServer:
     """HTTPS AdmissionReview v1 endpoints for ``admission``'s functions."""
 
     def __init__(self, admission: Mapping[Kind, Admission], host: str = "127.0.0.1",
-                 port: int = 0) -> None:
+                 port: int = 0, admin: AdminHandler | None = None,
+                 token: str | None = None) -> None:
         self.admission = admission
+        self.admin = admin
+        self.token = token
         self.host = host
         self.certs = tls.generate([host])
         self.routes: dict[str, tuple[str, Kind]] = {}
@@ -194,7 +206,16 @@ class WebhookServer:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
+            def do_GET(self) -> None:
+                self._admin()
+
+            def do_DELETE(self) -> None:
+                self._admin()
+
             def do_POST(self) -> None:
+                if self.path.startswith(ADMIN_PREFIX):
+                    self._admin()
+                    return
                 try:
                     size = int(self.headers.get("Content-Length") or 0)
                     review = json.loads(self.rfile.read(size))
@@ -205,6 +226,40 @@ class WebhookServer:
                 except Exception as exc:  # a bug must not hang the API server
                     log.exception("webhook %s", self.path)
                     answer, code = {"error": str(exc)}, 500
+                self._answer(code, answer)
+
+            def _admin(self) -> None:
+                """An admin endpoint (emulator.admin), for a bearer of the token."""
+                path = self.path.split("?")[0]
+                self.close_connection = True  # a refused POST leaves its body unread
+                try:
+                    if outer.admin is None or not path.startswith(ADMIN_PREFIX):
+                        raise ApiError(404, "NotFound", f"nothing at {path}")
+                    if not outer.token or not hmac.compare_digest(
+                            self.headers.get("Authorization") or "",
+                            f"Bearer {outer.token}"):
+                        raise ApiError(401, "Unauthorized", "Unauthorized")
+                    code, answer = outer.admin(self.command, path, self._json_body)
+                except ApiError as exc:
+                    code, answer = exc.code, {
+                        "kind": "Status", "apiVersion": "v1", "status": "Failure",
+                        "message": exc.message, "reason": exc.reason, "code": exc.code}
+                except Exception as exc:  # a bug of ours: say so, keep serving
+                    log.exception("admin %s %s", self.command, self.path)
+                    code, answer = 500, {"kind": "Status", "code": 500,
+                                         "message": f"Internal error occurred: {exc!r}"}
+                self._answer(code, answer)
+
+            def _json_body(self) -> Any:
+                size = int(self.headers.get("Content-Length") or 0)
+                if size <= 0:
+                    raise ApiError(400, "BadRequest", "the request has no body")
+                try:
+                    return json.loads(self.rfile.read(size))
+                except (ValueError, UnicodeDecodeError) as exc:
+                    raise ApiError(400, "BadRequest", f"json parse error: {exc}") from None
+
+            def _answer(self, code: int, answer: Any) -> None:
                 data = json.dumps(answer).encode()
                 self.send_response(code)
                 self.send_header("Content-Type", "application/json")
