@@ -8,8 +8,9 @@ with only the workload manager roles), with faults injected into the
 attached controllers by flux-dws fault (their webhook server answers the
 emulator'"'"'s fault endpoints): a Setup failure, dw_failure_tolerance
 with a late rabbit (forceReady), cancel in DataIn, PreRun, PostRun,
-DataOut and Teardown, the dws service reloaded mid-job, and early
-release (release_computes = "after-unmount").'
+DataOut and Teardown, the dws service reloaded mid-job, early release
+(release_computes = "after-unmount"), and the instance restarted with a
+job held in Setup and one in PostRun.'
 
 # the build cache, named before sharness moves HOME into the trash directory
 : "${FLUX_DWS_K8S_CACHE:=$HOME/.cache/flux-dws/k8s}"
@@ -20,7 +21,10 @@ export FLUX_DWS_K8S_CACHE
 skip_all_unless_rabbit_jobs
 
 XFS="#DW jobdw type=xfs capacity=10GiB name=scratch"
-# a rabbit job with a copy_out: its DataOut has a data movement to wait for
+# rabbit jobs with a copy_in, a copy_out: their DataIn, DataOut have a
+# driver to hold (a state no directive watches completes at once)
+STAGEIN="$XFS
+#DW copy_in source=/lus/global/in destination=\$DW_JOB_scratch/"
 STAGED="$XFS
 #DW copy_out source=\$DW_JOB_scratch/ destination=/lus/global/out"
 
@@ -34,6 +38,12 @@ unstall() {
 # wf_state ID STATE: until the job's Workflow is in STATE (30 s)
 wf_state() {
 	kubectl wait --for=jsonpath="{.status.state}"=$2 "workflow/$(wfname $1)" --timeout=30s
+}
+
+# wf_held ID STATE: the job's Workflow is in STATE, its drivers held
+wf_held() {
+	wf_state $1 $2 &&
+	test "$(kubectl get workflow $(wfname $1) -o jsonpath={.status.status})" = DriverWait
 }
 
 # ends_cleanly ID EVENTS: the job ends with its epilog done and no
@@ -70,7 +80,10 @@ test_expect_success 'the controllers attach, flux-dws fault reaches them' '
 test_expect_success 'a rabbit instance whose dws service connects as flux' '
 	export KUBECONFIG="$(pwd)/flux.kubeconfig" &&
 	rabbit_instance_config "$(pwd)" "epilog-timeout = 600.0" &&
-	start_rabbit_instance "$(pwd)"
+	restartable_instance_opts &&
+	FLUX_DISABLE_JOB_CLEANUP=1 && export FLUX_DISABLE_JOB_CLEANUP &&
+	start_rabbit_instance "$(pwd)" &&
+	unset FLUX_DISABLE_JOB_CLEANUP
 '
 
 test_expect_success 'a fatal DWS error in Setup: the job fails with DWS'"'"' message' '
@@ -115,10 +128,10 @@ test_expect_success 'a late rabbit, the job tolerates its compute: forceReady, i
 
 test_expect_success 'cancel in DataIn (held): the prolog fails, teardown, nothing left' '
 	realk8s_fault stall --state DataIn &&
-	id=$(flux submit -N1 --setattr=system.dw="$XFS" true) &&
+	id=$(flux submit -N1 --setattr=system.dw="$STAGEIN" true) &&
 	test_when_finished "flux cancel $id 2>/dev/null; realk8s_fault clear >/dev/null" &&
 	flux job wait-event -t 30 $id prolog-start &&
-	wf_state $id DataIn &&
+	wf_held $id DataIn &&
 	cancelled_cleanly $id datain.events &&
 	grep "prolog-finish description=\"dws-setup\" status=1" datain.events &&
 	test_must_fail grep "^[0-9.]* start" datain.events
@@ -129,7 +142,7 @@ test_expect_success 'cancel in PreRun (held): the prolog fails, teardown, nothin
 	id=$(flux submit -N1 --setattr=system.dw="$XFS" true) &&
 	test_when_finished "flux cancel $id 2>/dev/null; realk8s_fault clear >/dev/null" &&
 	flux job wait-event -t 30 $id prolog-start &&
-	wf_state $id PreRun &&
+	wf_held $id PreRun &&
 	cancelled_cleanly $id prerun.events &&
 	grep "prolog-finish description=\"dws-setup\" status=1" prerun.events &&
 	test_must_fail grep "^[0-9.]* start" prerun.events
@@ -138,12 +151,12 @@ test_expect_success 'cancel in PreRun (held): the prolog fails, teardown, nothin
 test_expect_success 'cancel in PostRun and in DataOut (held): Teardown still ends them' '
 	for state in PostRun DataOut; do
 		realk8s_fault stall --state $state &&
-		id=$(submit_held $state) &&
+		id=$(submit_held $state -N1 --setattr=system.dw="$STAGED") &&
 		test_when_finished "flux cancel $id 2>/dev/null; realk8s_fault clear >/dev/null" &&
 		flux job wait-event -t 30 $id start &&
 		release_job $state $id &&
 		flux job wait-event -t 30 $id epilog-start &&
-		wf_state $id $state &&
+		wf_held $id $state &&
 		cancelled_cleanly $id $state.events &&
 		realk8s_fault clear >/dev/null || return 1
 	done
@@ -156,7 +169,7 @@ test_expect_success 'cancel during Teardown (held): the epilog ends once it does
 	flux job wait-event -t 30 $id start &&
 	release_job td $id &&
 	flux job wait-event -t 30 $id epilog-start &&
-	wf_state $id Teardown &&
+	wf_held $id Teardown &&
 	flux cancel $id &&
 	test_must_fail flux job wait-event -t 1 $id epilog-finish &&
 	unstall $id &&
@@ -202,6 +215,34 @@ test_expect_success 'early release: DataOut held, the job ends and frees its com
 	flux config reload
 '
 
+test_expect_success 'a job held in Setup and one in PostRun, the instance restarted: both end cleanly' '
+	pr=$(submit_held pr) &&
+	test_when_finished "flux cancel $pr 2>/dev/null; realk8s_fault clear >/dev/null" &&
+	flux job wait-event -t 30 $pr start &&
+	realk8s_fault stall --state PostRun --workflow $(wfname $pr) &&
+	release_job pr $pr &&
+	flux job wait-event -t 30 $pr epilog-start &&
+	wf_held $pr PostRun &&
+	realk8s_fault stall --state Setup &&
+	su=$(flux submit -N1 --setattr=system.dw="$XFS" printenv DW_JOB_scratch) &&
+	test_when_finished "flux cancel $su 2>/dev/null || :" &&
+	flux job wait-event -t 30 -m description=dws-setup $su prolog-start &&
+	wf_held $su Setup &&
+	stop_rabbit_instance &&
+	FLUX_DISABLE_JOB_CLEANUP=1 && export FLUX_DISABLE_JOB_CLEANUP &&
+	start_rabbit_instance "$(pwd)" &&
+	unset FLUX_DISABLE_JOB_CLEANUP &&
+	test $(flux jobs -no {state} $su) = RUN &&
+	test $(flux jobs -no {state} $pr) = CLEANUP &&
+	unstall $su &&
+	unstall $pr &&
+	ends_cleanly $su su.events &&
+	grep "prolog-finish description=\"dws-setup\" status=0" su.events &&
+	flux job attach $su | grep "^/mnt/nnf/" &&
+	ends_cleanly $pr pr.events &&
+	flux job attach $pr | grep "^DW_JOB_scratch=/mnt/nnf/"
+'
+
 test_expect_success 'nothing is left on the real API server' '
 	test "$(kubectl get workflows -A -o name)" = "" &&
 	test "$(kubectl get servers -A -o name)" = ""
@@ -209,6 +250,7 @@ test_expect_success 'nothing is left on the real API server' '
 
 test_expect_success 'stop the instance, the controllers and the control plane' '
 	stop_rabbit_instance &&
+	rm -rf "$STATEDIR" &&
 	detach_controllers &&
 	stop_realk8s
 '
