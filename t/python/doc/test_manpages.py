@@ -400,3 +400,14 @@ def test_rpcs_exist() -> None:
             if any(a.get("errstr") == "unknown dws method" for a in answer):
                 bad.append((page, topic))
     assert bad == []
+
+
+def test_the_rpm_packages_every_page() -> None:
+    """flux-dws.spec names its man pages one by one: a page added without
+    its %files line fails rpmbuild ("Installed (but unpackaged) file(s)
+    found"), which only the release step's t3402 would show."""
+    spec = (TOP / "flux-dws.spec").read_text()
+    listed = set(re.findall(r"^%\{_mandir\}/man(\d)/(\S+)\.\1\*$", spec, re.M))
+    built = {(section, name) for section, name, _ in PAGES}
+    assert built - listed == set(), "man pages missing from flux-dws.spec %files"
+    assert listed - built == set(), "flux-dws.spec lists man pages that are not built"
