@@ -9,27 +9,16 @@ instead under FLUX_DWS_REQUIRE_REALK8S=1 (CI)."""
 from __future__ import annotations
 
 import json
-import os
 
-import pytest
+from t.python.realk8s import require_binaries
 
 from flux_dws.emulator import Emulator
 from flux_dws.harness import referee
-from flux_dws.harness.controlplane import ControlPlane, ControlPlaneUnavailable, binaries
-
-
-def _binaries():
-    try:
-        return binaries()
-    except ControlPlaneUnavailable as exc:
-        why = f"no real control plane: {exc}"
-        if os.environ.get("FLUX_DWS_REQUIRE_REALK8S") == "1":
-            pytest.fail(f"{why} (FLUX_DWS_REQUIRE_REALK8S=1)")
-        pytest.skip(why)
+from flux_dws.harness.controlplane import ControlPlane
 
 
 def test_emulator_agrees_with_kube_apiserver(tmp_path):
-    bins = _binaries()
+    bins = require_binaries()
     with ControlPlane(tmp_path / "cp", bins) as cp:
         cp.install_crds()
         referee.install_schemas(cp)
