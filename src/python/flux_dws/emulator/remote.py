@@ -50,7 +50,16 @@ import yaml
 
 from flux_dws.emulator import selectors
 from flux_dws.emulator.api_resources import BY_GROUP_PLURAL, RESOURCES, Resource
-from flux_dws.emulator.store import Admission, ApiError, Entry, Event, Key, Kind, not_found
+from flux_dws.emulator.store import (
+    Admission,
+    ApiError,
+    Entry,
+    Event,
+    Key,
+    Kind,
+    for_kinds,
+    not_found,
+)
 
 __all__ = ["ClientConfig", "RemoteStore", "load_kubeconfig"]
 
@@ -515,15 +524,8 @@ class RemoteStore:
 
     def subscribe(self, fn: Callable[[Event], None],
                   kinds: Iterable[Kind] | None = None) -> None:
-        if kinds is not None:
-            wanted = frozenset(kinds)
-            inner = fn
-
-            def fn(ev: Event) -> None:
-                if ev.key[:2] in wanted:
-                    inner(ev)
         with self.cond:
-            self.subscribers.append(fn)
+            self.subscribers.append(for_kinds(fn, kinds))
 
     # --- writes (through the API server) ----------------------------------------
 

@@ -346,6 +346,20 @@ class Watch:
             self._cv.notify_all()
 
 
+def for_kinds(fn: Callable[[Event], None],
+              kinds: Iterable[Kind] | None) -> Callable[[Event], None]:
+    """fn, called only for events of the given (group, plural) kinds (all
+    when kinds is None): a subscriber of either store."""
+    if kinds is None:
+        return fn
+    wanted = frozenset(kinds)
+
+    def filtered(ev: Event) -> None:
+        if ev.key[:2] in wanted:
+            fn(ev)
+    return filtered
+
+
 class StoreApi(Protocol):
     """What the controllers use of a store: ``Store`` (in this process) and
     ``remote.RemoteStore`` (a cache of any Kubernetes API server) both have
@@ -431,15 +445,8 @@ class Store:
                   kinds: Iterable[Kind] | None = None) -> None:
         """Call fn(event) after every committed change of the given
         (group, plural) kinds, or of all (under the lock: only queue work)."""
-        if kinds is not None:
-            wanted = frozenset(kinds)
-            inner = fn
-
-            def fn(ev: Event) -> None:
-                if ev.key[:2] in wanted:
-                    inner(ev)
         with self.cond:
-            self.subscribers.append(fn)
+            self.subscribers.append(for_kinds(fn, kinds))
 
     def subscribe_queue(self, kinds: Iterable[Kind] | None = None) -> queue.SimpleQueue[Event]:
         """A queue receiving every committed Event of the given kinds (or all)."""
