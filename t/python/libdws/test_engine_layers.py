@@ -28,6 +28,7 @@ LAYERS = [
     "act",
     "phase",
     "decide",
+    "advance",
     "rabbits",
     "rabbitdrain",
     "rabbitdf",
@@ -42,6 +43,7 @@ LAYERS = [
     "jobview",
     "persistent",
     "request",
+    "verbs",
     "engine",
 ]
 INCLUDE = re.compile(r'^#include "(\w+)\.h"', re.M)

@@ -162,3 +162,83 @@ def test_only_the_decider_moves_an_engine_job() -> None:
 def test_only_phase_moves_a_jobsm_job() -> None:
     bad = jobsm_violations(read(sorted((LIBDWS / "jobtap").glob("jobsm*.[ch]"))))
     assert not bad, "jobsm phase set outside phase (): " + ", ".join(bad)
+
+
+# The one call site of the decider and the one table of verbs
+# (engine/advance.c, engine/verbs.c): an input records its facts and
+# calls advance_job (); only advance_job () asks decide (), only decide.c
+# asks decide_next (), and a step's kind is named only where it is chosen
+# (decide.c, decide.h) and where it is carried out (verbs.c's table).
+DECIDE_CALL = re.compile(r"\b(decide|decide_next)\s*\(")
+STEP_NAME = re.compile(r"\bSTEP_[A-Z_]+\b")
+DECIDER_FILES = {"decide.c": ("decide", "decide_next"), "advance.c": ("decide",)}
+STEP_FILES = ("decide.c", "decide.h", "verbs.c")
+
+
+def decide_call_violations(files: dict[str, str]) -> list[str]:
+    """Calls of decide () or decide_next () outside advance.c and decide.c
+    (a definition counts as none: it starts a line)."""
+    bad = []
+    for name, text in sorted(files.items()):
+        allowed = DECIDER_FILES.get(name, ())
+        for n, line in code_lines(text):
+            for m in DECIDE_CALL.finditer(line):
+                defined = re.match(r"^(?:struct step|int|bool)\s+" + m.group(1), line)
+                if m.group(1) not in allowed and not defined and not name.endswith(".h"):
+                    bad.append(f"{name}:{n}: calls {m.group(1)}")
+    return bad
+
+
+def step_kind_violations(files: dict[str, str]) -> list[str]:
+    """A step's kind named in code outside the decider and the table."""
+    bad = []
+    for name, text in sorted(files.items()):
+        if name in STEP_FILES:
+            continue
+        for n, line in code_lines(text):
+            for m in STEP_NAME.finditer(line):
+                if m.group(0) != "STEP_COUNT":  # the table's size, no kind
+                    bad.append(f"{name}:{n}: names {m.group(0)}")
+    return bad
+
+
+def test_the_guard_finds_a_planted_outside_choice() -> None:
+    planted = {
+        "progress.c": "void f (struct job *job)\n{\n"
+        "    /* decide (e, job, ...) == STEP_LOOK in a comment */\n"
+        "    if (decide (e, job, DECIDE_ON_SEEN, 0).kind == STEP_LOOK)\n"
+        "        progress_workflow (e, job);\n}\n",
+        "engine.c": "void g (struct job *j)\n{\n"
+        "    struct step st = decide_next (e, j, DECIDE_ON_MAP, 0);\n}\n",
+        "advance.c": "void advance_job (void)\n{\n"
+        "    struct step st = decide (e, job, on, arg);\n}\n",
+        "decide.c": "struct step decide (struct dws_engine *e)\n{\n"
+        "    return decide_next (e, job, on, arg);\n}\n",
+    }
+    assert decide_call_violations(planted) == [
+        "engine.c:3: calls decide_next",
+        "progress.c:4: calls decide",
+    ]
+    assert step_kind_violations(planted) == ["progress.c:4: names STEP_LOOK"]
+
+
+def test_only_advance_asks_the_decider() -> None:
+    bad = decide_call_violations(read(sorted(ENGINE.glob("*.[ch]"))))
+    assert not bad, "decide () asked outside advance.c: " + ", ".join(bad)
+
+
+def test_only_the_decider_and_the_table_name_a_step() -> None:
+    bad = step_kind_violations(read(sorted(ENGINE.glob("*.[ch]"))))
+    assert not bad, "a step's kind tested outside decide.c and verbs.c: " + ", ".join(bad)
+
+
+def test_every_step_has_its_verb_in_the_table() -> None:
+    header = "\n".join(line for _, line in code_lines((ENGINE / "decide.h").read_text()))
+    enum = header[header.index("enum step_kind {") :]
+    enum = enum[: enum.index("};")]
+    kinds = set(STEP_NAME.findall(enum)) - {"STEP_COUNT"}
+    table = dict(re.findall(r"\[(STEP_[A-Z_]+)\]\s*=\s*(\w+)", (ENGINE / "verbs.c").read_text()))
+    # nothing to carry out: nothing, or only what decide () records
+    without = {"STEP_NOTHING", "STEP_TEARDOWN_LATER"}
+    assert set(table) <= kinds, f"rows for no step: {set(table) - kinds}"
+    assert kinds - set(table) == without, f"steps without a verb: {kinds - set(table) - without}"

@@ -8,7 +8,7 @@
 
 #include "act.h"
 #include "admit.h"
-#include "decide.h"
+#include "advance.h"
 #include "job.h"
 #include "limits.h"
 #include "parse/breakdown.h"
@@ -91,16 +91,25 @@ int admit_create (struct dws_engine *e, struct job *job, dws_error_t *err)
     }
     if (v == LIMITS_GO)
         return 0;
-    if (decide (e, job, DECIDE_ON_OVER_LIMIT, 0).kind != STEP_WAIT_LIMIT)
-        return 0;
+    struct input in = {.why = why};
+    advance_job (e, job, DECIDE_ON_OVER_LIMIT, 0, &in);
+    return job->phase == PHASE_LIMITED ? 1 : 0;
+}
+
+/* STEP_WAIT_LIMIT: it waits, with no Workflow, for its user's use to
+ * fall (in->why: what its user holds).
+ */
+void admit_wait (struct dws_engine *e, struct job *job, const struct step *st,
+                 struct input *in)
+{
+    (void)st;
     free (job->limit_why);
-    job->limit_why = strdup (why);
-    act_log (e, "info", "%s: waits for its user's rabbit storage: %s", job->name, why);
+    job->limit_why = strdup (in->why);
+    act_log (e, "info", "%s: waits for its user's rabbit storage: %s", job->name, in->why);
     if (!job->limit_dep) /* not held already (found so after a restart) */
         dependency (e, job, true);
     job->limit_dep = true;
     act_record (e, job);
-    return 1;
 }
 
 static int by_id (const void *a, const void *b)

@@ -32,6 +32,7 @@
 #ifndef DWS_ENGINE_ADMIT_H
 #define DWS_ENGINE_ADMIT_H
 
+#include "advance.h"
 #include "state.h"
 
 /* 0: the job goes on (the caller creates its Workflow); 1: it waits
@@ -47,5 +48,9 @@ void admit_pass (struct dws_engine *e);
  * dws-limit dependency if the job held it (a repeat is harmless: the
  * plugin answers a removal of what the job no longer holds). */
 void admit_created (struct dws_engine *e, struct job *job);
+
+/* STEP_WAIT_LIMIT (verbs.c's table). */
+void admit_wait (struct dws_engine *e, struct job *job, const struct step *st,
+                 struct input *in);
 
 #endif /* !DWS_ENGINE_ADMIT_H */

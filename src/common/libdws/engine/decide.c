@@ -4,10 +4,10 @@
  * decide_next () reads the job's phase, the facts recorded on it and what
  * just happened, and returns one step; nothing else in the engine
  * chooses a transition.  To add a phase or a decision: its row in
- * JOB_PHASES and phase.c's table, its case here, and the step's verb in
- * the file that acts (workflow.c, progress.c, fault.c, release.c,
- * request.c, engine.c).  The facts that only choose a transition
- * (setup_pending, toredown, run_started, ...) are read here alone:
+ * JOB_PHASES and phase.c's table, its case here, and for a new kind of
+ * step its verb in the file that acts and its row in verbs.c's table.
+ * The facts that only choose a transition (setup_pending, toredown,
+ * run_started, ...) are read here alone:
  * t/python/libdws/test_one_decider.py lists them (DECISION_FACTS).
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
@@ -72,7 +72,7 @@ static struct step teardown (const struct job *job)
  * job's rabbits, and it lasts until Teardown, so the computes do too (as
  * flux-coral2 v0.36.0).
  */
-static bool release_early (const struct dws_engine *e, const struct job *job)
+bool decide_release_early (const struct dws_engine *e, const struct job *job)
 {
     if (job->excepted || job->toredown || !e->cfg.fluxion)
         return false;
@@ -106,7 +106,7 @@ static struct step after_done (const struct dws_engine *e, const struct job *job
         case WF_PRERUN:
             return make (STEP_PROLOG);
         case WF_POSTRUN:
-            return release_early (e, job) ? make (STEP_RELEASE) : ask (job, WF_DATAOUT);
+            return decide_release_early (e, job) ? make (STEP_RELEASE) : ask (job, WF_DATAOUT);
         case WF_DATAOUT:
             return teardown (job);
         case WF_TEARDOWN:
@@ -338,7 +338,7 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
         case DECIDE_ON_SETUP_AGAIN:
             /* its prolog-remove may have been lost with a reloaded plugin */
             if (!job->hosts && (desired <= WF_PROPOSAL || job->prestage))
-                return make (STEP_RECORD); /* the first: record the hosts */
+                return make (STEP_NOTHING); /* the first: not a repeated one */
             if (handled >= WF_PRERUN && desired == WF_PRERUN && !job->token_pending
                 && !job->epilog)
                 return make (STEP_PROLOG);
@@ -368,7 +368,7 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
             return make (setup_may_start (job) ? STEP_SETUP_START : STEP_NOTHING);
         case DECIDE_ON_MAP:
             /* a job that reached dws.setup before the map was known */
-            if (job->setup_pending && job->servers_pending == 0)
+            if (job->setup_pending && job->servers_pending == 0 && setup_may_start (job))
                 return make (STEP_SETUP_START);
             return make (STEP_NOTHING);
         case DECIDE_ON_HOSTS:
@@ -414,7 +414,9 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
                 return make (STEP_DRAIN_FAIL);
             return make (STEP_FAIL);
         case DECIDE_ON_ABORT:
-            return make (phase_exists (job) ? STEP_ABORT_READS : STEP_NOTHING);
+            if (job->phase == PHASE_LIMITED)
+                return make (STEP_END_WAITING); /* no Workflow to read or tear down */
+            return make (phase_exists (job) ? STEP_ABORT_READS : STEP_ABORT_NOTED);
         case DECIDE_ON_CREATE_REFUSED:
             /* no Workflow, nothing else waits: it fails by this answer */
             if (job->phase == PHASE_NONE && !job->recreate && !job->directives
@@ -422,16 +424,17 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
                 return make (STEP_FORGET);
             return make (STEP_NOTHING);
         case DECIDE_ON_CREATE_AGAIN:
-            if (job->phase == PHASE_LIMITED)
-                return make (STEP_NOTHING); /* answered: it waits, created later */
-            if (!phase_exists (job))
+            /* a LIMITED job waits, created later: answered, as a repeated one */
+            if (!phase_exists (job) && job->phase != PHASE_LIMITED)
                 return make (STEP_JOIN_CREATE);
-            return decide_next (e, job, DECIDE_ON_RESEND, 0);
+            return make (STEP_CREATE_ANSWER);
         case DECIDE_ON_SETUP_REQUEST:
-            return decide_next (e, job, DECIDE_ON_SETUP_AGAIN, 0);
+            if (!job->hosts && (desired <= WF_PROPOSAL || job->prestage))
+                return make (STEP_RECORD_HOSTS); /* the first: record the hosts */
+            return make (STEP_SETUP_ANSWER);
         case DECIDE_ON_POST_RUN_REQUEST:
             if (!job->epilog)
-                return make (STEP_RECORD); /* the epilog begins */
+                return make (STEP_BEGIN_EPILOG);
             return make (job->epilog_removed ? STEP_EPILOG_AGAIN : STEP_NOTHING);
         case DECIDE_ON_INACTIVE:
             /* its computes released after PostRun on purpose: not ended */
@@ -446,11 +449,11 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
             return make (STEP_NOTHING);
         case DECIDE_ON_ORPHAN_CLEANUP:
             if (!job->epilog && phase_exists (job))
-                return make (STEP_RECORD); /* its dws.post_run was lost */
+                return make (STEP_BEGIN_EPILOG); /* its dws.post_run was lost */
             return make (STEP_NOTHING);
         case DECIDE_ON_JOB_INFO:
             if (job->info_hold)
-                return make (STEP_HOLD);
+                return make (STEP_HOLD_ANSWER);
             if (job->info_sched && job->phase != PHASE_NONE)
                 return make (STEP_PLACE_LUSTRE);
             if (job->phase != PHASE_NONE)
@@ -459,14 +462,14 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
         case DECIDE_ON_R_READ:
             if (job->hosts || (desired != WF_PROPOSAL && !job->prestage))
                 return make (STEP_NOTHING); /* dws.setup came meanwhile */
-            return make (STEP_RECORD);
+            return make (STEP_RECORD_HOSTS);
         case DECIDE_ON_JOBSPEC:
             /* the jobtap plugin keeps the dws.create of a job that uses
              * persistent storage until its other dependencies are gone:
              * not lost, still to come */
             if (job->other_deps && json_array_size (job->create_msgids) == 0 && arg)
-                return make (STEP_FORGET);
-            return make (STEP_RECREATE);
+                return make (STEP_CREATE_LATER);
+            return make (STEP_CREATE_FROM_JOBSPEC);
         case DECIDE_ON_HOLD_R:
             return make (job->phase == PHASE_RELEASING ? STEP_HOLD : STEP_NOTHING);
         case DECIDE_ON_HOLDS_APPLIED:
@@ -480,7 +483,7 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
                 return proposal_ready (job);
             if (prestage_may_start (job)
                 && (job->ssd == SSD_PICKED || job->ssd == SSD_FINDING))
-                return make (STEP_HOLD);
+                return make (STEP_PRESTAGE_HOLD);
             return make (STEP_NOTHING);
         case DECIDE_ON_ROOM:
             if (prestage_may_start (job) && job->ssd == SSD_UNPICKED && job->prestage_wait[0])

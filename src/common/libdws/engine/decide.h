@@ -1,11 +1,12 @@
 /* decide.h - the engine's one decider: what a job does next.
  *
- * An event handler records what happened (a fact on the job) and asks
- * decide (); decide.c applies the phase change the fact is (a state done,
- * the Workflow seen), chooses the next step from the job's phase and
- * facts (decide_next, the one function that chooses), applies that step's
- * own phase change (a state asked for, the Workflow deleted) and returns
- * the step.  The caller carries it out and chooses nothing.  No other file
+ * An input records what happened (a fact on the job) and calls
+ * advance_job () (advance.h), the one caller of decide (); decide.c applies
+ * the phase change the fact is (a state done, the Workflow seen), chooses
+ * the next step from the job's phase and facts (decide_next, the one
+ * function that chooses), applies that step's own phase change (a state
+ * asked for, the Workflow deleted) and returns the step, which the one
+ * table of verbs (verbs.c) carries out.  No other file
  * changes a job's phase, nor reads a fact that only chooses a transition
  * (t/python/libdws/test_one_decider.py: DECISION_FACTS).
  *
@@ -118,7 +119,7 @@ enum step_kind {
     STEP_EPILOG_AGAIN,   /* a repeated dws.post_run: send the epilog-remove again */
     STEP_END_AWAY,       /* the job ended while no service watched: Teardown, no epilog */
     STEP_READ_R,         /* read the job's R (its dws.setup was lost) */
-    STEP_HOLD,           /* hold the job's ssds (release.c) */
+    STEP_HOLD,           /* hold the job's ssds, from its R (release.c) */
     STEP_PLACE_LUSTRE,   /* the job's R, to place its Lustre on the rabbits Fluxion chose */
     STEP_SETUP_FROM_R,   /* the job's R, for its lost dws.setup */
     STEP_FROM_JOBSPEC,   /* the jobspec, to create the Workflow again */
@@ -130,6 +131,16 @@ enum step_kind {
     STEP_PRESTAGE_PICK,  /* pick the ssd it holds (again, or once some are free) */
     STEP_PRESTAGE_VERIFY, /* its hold applied: ask Fluxion whether a job has any of it */
     STEP_PRESTAGED,      /* its data is in: let the job be scheduled (prestage-remove) */
+    STEP_PRESTAGE_HOLD,  /* hold a pre-staged job's ssd down in Fluxion (prestage.c) */
+    STEP_HOLD_ANSWER,    /* job-info answered with the R of the ssds to hold */
+    STEP_CREATE_ANSWER,  /* a repeated dws.create: answer it, send what was lost again */
+    STEP_RECORD_HOSTS,   /* the hosts from R (dws.setup, or a lost one's R): Setup */
+    STEP_SETUP_ANSWER,   /* a repeated dws.setup: answer it, the prolog-remove again */
+    STEP_BEGIN_EPILOG,   /* the job's epilog began (dws.post_run, or a lost one) */
+    STEP_ABORT_NOTED,    /* dws.abort before the Workflow exists: the epilog is ended */
+    STEP_CREATE_LATER,   /* its dws.create is still to come: forget the job */
+    STEP_CREATE_FROM_JOBSPEC, /* create its Workflow from its jobspec */
+    STEP_COUNT,
 };
 
 struct step {
@@ -159,5 +170,10 @@ struct step decide (struct dws_engine *e, struct job *job, enum decide_on on, in
  * table refuses.
  */
 int decide_adopt (struct dws_engine *e, struct job *job, enum wf_state s);
+
+/* Whether the job's computes go back once PostRun is done (release.c):
+ * the decider's answer to PostRun's completion, asked alone.
+ */
+bool decide_release_early (const struct dws_engine *e, const struct job *job);
 
 #endif /* !DWS_ENGINE_DECIDE_H */

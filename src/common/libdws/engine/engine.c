@@ -14,7 +14,6 @@
 #include "act.h"
 #include "admit.h"
 #include "config/rabbitconf.h"
-#include "decide.h"
 #include "fault.h"
 #include "job.h"
 #include "jobview.h"
@@ -31,6 +30,7 @@
 #include "request.h"
 #include "status.h"
 #include "token.h"
+#include "verbs.h"
 #include "wire/wire.h"
 #include "workflow.h"
 
@@ -230,8 +230,7 @@ static void sysconfig_event (struct dws_engine *e, json_t *obj)
     /* jobs that reached dws.setup before the map was known */
     for (size_t b = 0; b < e->nbuckets; b++)
         for (struct job *j = e->table[b]; j; j = j->next)
-            if (decide_next (e, j, DECIDE_ON_MAP, 0).kind == STEP_SETUP_START)
-                progress_setup_start (e, j);
+            advance_job (e, j, DECIDE_ON_MAP, 0, NULL);
 }
 
 /* --- create / destroy -------------------------------------------------- */
@@ -242,6 +241,7 @@ struct dws_engine *dws_engine_create (json_t *config, dws_error_t *err)
         dws_errorf (err, "out of memory");
         return NULL;
     }
+    e->verbs = verbs_table ();
     if (job_table_init (e) < 0) {
         free (e);
         dws_errorf (err, "out of memory");

@@ -43,16 +43,14 @@
 #include <time.h>
 
 #include "act.h"
+#include "advance.h"
 #include "answer.h"
-#include "decide.h"
 #include "fault.h"
 #include "util/hostlist.h"
 #include "hosts.h"
 #include "job.h"
 #include "phase.h"
 #include "rabbits.h"
-#include "prestage.h"
-#include "release.h"
 #include "token.h"
 #include "wfstate.h"
 #include "wfview.h"
@@ -92,9 +90,11 @@ static const char *timeout_why (enum wf_state s)
  * up in a state its timer is not armed again (adopt), so it fires once per
  * state.
  */
-static void read_culprits (struct dws_engine *e, struct job *job, enum timer_kind kind)
+void fault_read_culprits (struct dws_engine *e, struct job *job, const struct step *st,
+                          struct input *in)
 {
-    switch (kind) {
+    (void)in;
+    switch (st->timer) {
         case T_SETUP:
             list_for (e, job, "Servers", TOK_SETUP_TIMEOUT);
             break;
@@ -112,8 +112,11 @@ static void read_culprits (struct dws_engine *e, struct job *job, enum timer_kin
     }
 }
 
-static void skip_dataout (struct dws_engine *e, struct job *job)
+void fault_skip_dataout (struct dws_engine *e, struct job *job, const struct step *st,
+                         struct input *in)
 {
+    (void)st;
+    (void)in;
     /* a released job is inactive: no exception can reach it */
     if (job->released)
         act_log (e, "warning", "%s: teardown_after expired: skipping rabbit data"
@@ -145,38 +148,17 @@ void fault_timer_event (struct dws_engine *e, const char *key)
     if (!job || !(job->timers & (1u << kind)))
         return; /* stopped meanwhile */
     job->timers &= ~(1u << kind);
-    struct step st = decide (e, job, DECIDE_ON_TIMER, kind);
+    struct input in = {0};
     char why[DWS_ERROR_TEXT_MAX], said[DWS_ERROR_TEXT_MAX];
-    const char *m;
-    switch (st.kind) {
-        case STEP_READ_CULPRITS:
-            read_culprits (e, job, st.timer);
-            break;
-        case STEP_SKIP_DATAOUT:
-            skip_dataout (e, job);
-            break;
-        case STEP_KEEP_COMPUTES:
-            release_timeout (e, job);
-            break;
-        case STEP_PRESTAGE_PICK:
-            prestage_pick (e, job); /* ssd may be free now */
-            break;
-        case STEP_POSTRUN_FAILED:
-        case STEP_FAIL:
-            /* TransientCondition too long */
-            m = wfview_dws_text (&job->view, said, sizeof (said));
-            snprintf (why, sizeof (why),
-                      NOTE_PREFIX "workflow in TransientCondition for more than %g s: %s",
-                      e->cfg.tc_timeout, m ? m : "(no message)");
-            if (st.kind == STEP_POSTRUN_FAILED)
-                fault_postrun_failed (e, job, why); /* drain who did not unmount */
-            else
-                workflow_fail_job (e, job, "exception", "%s", why);
-            break;
-        default:
-            workflow_step (e, job, st, NULL);
-            break;
+    if (kind == T_TC) {
+        /* TransientCondition too long: DWS' words for the note */
+        const char *m = wfview_dws_text (&job->view, said, sizeof (said));
+        snprintf (why, sizeof (why),
+                  NOTE_PREFIX "workflow in TransientCondition for more than %g s: %s",
+                  e->cfg.tc_timeout, m ? m : "(no message)");
+        in.why = why;
     }
+    advance_job (e, job, DECIDE_ON_TIMER, kind, &in);
 }
 
 /* --- failure tolerance --------------------------------------------------- */
@@ -210,8 +192,15 @@ static void force_ready (struct dws_engine *e, struct job *job)
 
 void fault_force_ready_check (struct dws_engine *e, struct job *job)
 {
-    if (decide (e, job, DECIDE_ON_FORCE_CHECK, 0).kind != STEP_FORCE_READY)
-        return;
+    advance_job (e, job, DECIDE_ON_FORCE_CHECK, 0, NULL);
+}
+
+/* STEP_FORCE_READY: DWS reset forceReady at the transition it raced. */
+void fault_force_ready_again (struct dws_engine *e, struct job *job, const struct step *st,
+                              struct input *in)
+{
+    (void)st;
+    (void)in;
     act_log (e, "warning", "%s: DWS reset forceReady on entering %s: asking again", job->name,
              wfstate_name (job->forced));
     force_ready (e, job);
@@ -227,10 +216,12 @@ void fault_on_force_ready (struct dws_engine *e, enum token_kind kind, struct jo
         fault_force_ready_check (e, job); /* a reset seen before this answer */
         return;
     }
-    if (decide (e, job, DECIDE_ON_FORCE_REFUSED, 0).kind == STEP_TIMEOUT)
-        workflow_fail_job (e, job, "dws-timeout", "%s: DWS refused forceReady after giving up %s: %s",
-                           timeout_why (job->forced), job->failed ? job->failed : "hosts",
-                           answer_message (event));
+    char why[DWS_ERROR_TEXT_MAX];
+    snprintf (why, sizeof (why), "%s: DWS refused forceReady after giving up %s: %s",
+              timeout_why (job->forced), job->failed ? job->failed : "hosts",
+              answer_message (event));
+    struct input in = {.type = "dws-timeout", .why = why};
+    advance_job (e, job, DECIDE_ON_FORCE_REFUSED, 0, &in);
 }
 
 /* The hosts given up so far with `nodes` added (RFC 29), and how many
@@ -257,17 +248,22 @@ static char *failed_with (struct job *job, json_t *nodes, int *count)
     return failed;
 }
 
-/* Give `nodes` up (the decider found them within the tolerance): `failed`
- * is every host given up so far with them (failed_with).
+/* STEP_NODE_FAILURE: give in->nodes up (the decider found them within
+ * the tolerance); in->failed is every host given up so far with them
+ * (failed_with).
  */
-static void node_failure (struct dws_engine *e, struct job *job, json_t *nodes, char *failed)
+void fault_node_failure (struct dws_engine *e, struct job *job, const struct step *st,
+                         struct input *in)
 {
     char token[96];
+    json_t *nodes = in->nodes;
+    (void)st;
     free (job->failed);
-    job->failed = failed;
+    job->failed = in->failed;
+    in->failed = NULL;
     if (phase_desired (job) == WF_PRERUN)
         rabbits_mount_failed (e, nodes); /* keep other jobs off them: badrabbit */
-    act_raise_verbatim (e, job, "dws-node-failure", 1, failed); /* a host list, for rc1 */
+    act_raise_verbatim (e, job, "dws-node-failure", 1, job->failed); /* a host list, for rc1 */
     force_ready (e, job);
     if (phase_desired (job) == WF_PRERUN) {
         json_t *names = hosts_minus (job->hosts, job->failed, NULL);
@@ -285,20 +281,16 @@ static void node_failure (struct dws_engine *e, struct job *job, json_t *nodes, 
     }
 }
 
-/* Carry out the decider's answer to a timeout's culprits. */
+/* A timeout's culprits are read: the decider gives them up, or fails the
+ * job with `why`.
+ */
 static void give_up (struct dws_engine *e, struct job *job, enum decide_on on, json_t *nodes,
                      const char *why)
 {
     int count;
-    char *failed = failed_with (job, nodes, &count);
-    struct step st = decide (e, job, on, count);
-    if (st.kind == STEP_NODE_FAILURE)
-        node_failure (e, job, nodes, failed);
-    else {
-        free (failed);
-        if (st.kind == STEP_TIMEOUT)
-            workflow_fail_job (e, job, "dws-timeout", "%s", why);
-    }
+    struct input in = {.type = "dws-timeout", .why = why, .nodes = nodes};
+    in.failed = failed_with (job, nodes, &count);
+    advance_job (e, job, on, count, &in);
 }
 
 /* --- reading the culprits ------------------------------------------------ */
@@ -506,14 +498,23 @@ static void disable_rabbits (struct dws_engine *e, struct job *job, json_t *serv
  * and leave the reads empty.  So Teardown, or the deletion when Teardown
  * was asked for already, waits until both reads have answered.
  */
-void fault_abort_job (struct dws_engine *e, struct job *job)
+void fault_abort_reads (struct dws_engine *e, struct job *job, const struct step *st,
+                        struct input *in)
 {
-    job->epilog_removed = true; /* the job manager ended the epilog itself */
-    if (decide (e, job, DECIDE_ON_ABORT, 0).kind == STEP_ABORT_READS) {
-        job->abort_reads += 2;
-        list_for (e, job, "ClientMount", TOK_ABORT_MOUNTS);
-        list_for (e, job, "Servers", TOK_ABORT_SERVERS);
-    }
+    fault_abort_noted (e, job, st, in);
+    job->abort_reads += 2;
+    list_for (e, job, "ClientMount", TOK_ABORT_MOUNTS);
+    list_for (e, job, "Servers", TOK_ABORT_SERVERS);
+}
+
+/* STEP_ABORT_NOTED: the job manager ended the epilog itself. */
+void fault_abort_noted (struct dws_engine *e, struct job *job, const struct step *st,
+                        struct input *in)
+{
+    (void)e;
+    (void)st;
+    (void)in;
+    job->epilog_removed = true;
 }
 
 static void abort_read_done (struct dws_engine *e, struct job *job)
@@ -521,7 +522,7 @@ static void abort_read_done (struct dws_engine *e, struct job *job)
     if (job->abort_reads <= 0)
         return; /* a late answer */
     job->abort_reads--;
-    workflow_step (e, job, decide (e, job, DECIDE_ON_ABORT_READ, 0), NULL);
+    advance_job (e, job, DECIDE_ON_ABORT_READ, 0, NULL);
 }
 
 /* The items a read for a timer or an abort got; on a failed read, none
@@ -570,19 +571,32 @@ void fault_on_prerun_reads (struct dws_engine *e, enum token_kind kind, struct j
 void fault_on_postrun_reads (struct dws_engine *e, enum token_kind kind, struct job *job,
                              json_t *event)
 {
-    json_t *items = read_items (e, kind, job, event);
-    if (decide (e, job, DECIDE_ON_POSTRUN_CULPRITS, 0).kind != STEP_DRAIN_FAIL)
-        return;
-    drain_still_mounted (e, job, items);
-    workflow_fail_job (e, job, "rabbit-timeout", "unmounts timed out, skipping data movement");
+    struct input in = {.type = "rabbit-timeout",
+                       .why = "unmounts timed out, skipping data movement",
+                       .items = read_items (e, kind, job, event)};
+    advance_job (e, job, DECIDE_ON_POSTRUN_CULPRITS, 0, &in);
+}
+
+/* STEP_DRAIN_FAIL: drain the computes in->items shows still mounted, then
+ * fail the job (in->type, in->why).
+ */
+void fault_drain_fail (struct dws_engine *e, struct job *job, const struct step *st,
+                       struct input *in)
+{
+    (void)st;
+    drain_still_mounted (e, job, in->items);
+    workflow_fail_job (e, job, in->type ? in->type : "exception", "%s", in->why);
 }
 
 /* PostRun failed (DWS' Error, or TransientCondition too long): which
  * computes still hold a mount is read first, to drain exactly those;
  * then the job fails with `why` and goes to Teardown.
  */
-void fault_postrun_failed (struct dws_engine *e, struct job *job, const char *why)
+void fault_postrun_failed (struct dws_engine *e, struct job *job, const struct step *st,
+                           struct input *in)
 {
+    const char *why = in->why ? in->why : "";
+    (void)st;
     if (job->postrun_why)
         return; /* the ClientMounts are being read */
     job->postrun_why = strdup (why);
@@ -601,9 +615,8 @@ void fault_on_postrun_failed_reads (struct dws_engine *e, enum token_kind kind,
     job->postrun_why = NULL;
     if (!why)
         return; /* a late answer */
-    if (decide (e, job, DECIDE_ON_POSTRUN_FAILED_READ, 0).kind == STEP_DRAIN_FAIL)
-        drain_still_mounted (e, job, items);
-    workflow_fail_job (e, job, "exception", "%s", why);
+    struct input in = {.why = why, .items = items};
+    advance_job (e, job, DECIDE_ON_POSTRUN_FAILED_READ, 0, &in);
     free (why);
 }
 

@@ -5,6 +5,7 @@
 #ifndef DWS_ENGINE_FAULT_H
 #define DWS_ENGINE_FAULT_H
 
+#include "advance.h"
 #include "state.h"
 
 /* a timer-start key came due */
@@ -18,7 +19,6 @@ void fault_force_ready_check (struct dws_engine *e, struct job *job);
 void fault_on_force_ready (struct dws_engine *e, enum token_kind kind, struct job *job,
                            json_t *event);
 /* dws.abort: read what to blame, then Teardown */
-void fault_abort_job (struct dws_engine *e, struct job *job);
 
 /* Answers to the reads a timer or an abort made: Servers for a Setup
  * timeout, ClientMounts for PreRun (its timeout and its
@@ -31,7 +31,23 @@ void fault_on_prerun_reads (struct dws_engine *e, enum token_kind kind, struct j
 /* PostRun failed: drain exactly the computes still mounted, then fail the
  * job with why (its ClientMounts are read first).
  */
-void fault_postrun_failed (struct dws_engine *e, struct job *job, const char *why);
+/* The verbs of the fault steps (verbs.c's table). */
+void fault_postrun_failed (struct dws_engine *e, struct job *job, const struct step *st,
+                           struct input *in);
+void fault_read_culprits (struct dws_engine *e, struct job *job, const struct step *st,
+                          struct input *in);
+void fault_skip_dataout (struct dws_engine *e, struct job *job, const struct step *st,
+                         struct input *in);
+void fault_force_ready_again (struct dws_engine *e, struct job *job, const struct step *st,
+                              struct input *in);
+void fault_node_failure (struct dws_engine *e, struct job *job, const struct step *st,
+                         struct input *in);
+void fault_abort_reads (struct dws_engine *e, struct job *job, const struct step *st,
+                        struct input *in);
+void fault_abort_noted (struct dws_engine *e, struct job *job, const struct step *st,
+                        struct input *in);
+void fault_drain_fail (struct dws_engine *e, struct job *job, const struct step *st,
+                       struct input *in);
 void fault_on_postrun_failed_reads (struct dws_engine *e, enum token_kind kind,
                                     struct job *job, json_t *event);
 void fault_on_postrun_reads (struct dws_engine *e, enum token_kind kind, struct job *job,

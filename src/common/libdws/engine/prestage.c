@@ -22,7 +22,7 @@
 
 #include "act.h"
 #include "config/rabbitconf.h"
-#include "decide.h"
+#include "advance.h"
 #include "job.h"
 #include "parse/breakdown.h"
 #include "phase.h"
@@ -181,8 +181,11 @@ static void write_note (struct dws_engine *e, struct job *job)
              token_for (token, sizeof (token), TOK_PRESTAGE, job));
 }
 
-void prestage_record (struct dws_engine *e, struct job *job)
+void prestage_record (struct dws_engine *e, struct job *job, const struct step *st,
+                      struct input *in)
 {
+    (void)st;
+    (void)in;
     act_log (e, "info", "%s: pre-staged: Setup and DataIn before its nodes%s", job->name,
              job->prestage_gib > 0 ? " (its Lustre held in Fluxion)" : "");
     write_note (e, job);
@@ -207,9 +210,12 @@ static json_t *pick_avoid (struct dws_engine *e, struct job *job)
     return avoid;
 }
 
-void prestage_pick (struct dws_engine *e, struct job *job)
+void prestage_pick (struct dws_engine *e, struct job *job, const struct step *st,
+                    struct input *in)
 {
     dws_error_t err;
+    (void)st;
+    (void)in;
     json_t *reserved = NULL;
     rabbits_unhold (e, job); /* a pick again starts from nothing held */
     job->ssd = SSD_UNPICKED;
@@ -245,17 +251,22 @@ void prestage_noted (struct dws_engine *e, struct job *job)
     }
 }
 
-void prestage_hold (struct dws_engine *e, struct job *job)
+void prestage_hold (struct dws_engine *e, struct job *job, const struct step *st,
+                    struct input *in)
 {
+    (void)st;
+    (void)in;
     rabbits_hold (e, job);
-    if (rabbits_hold_applied (e, job)
-        && decide (e, job, DECIDE_ON_HOLDS_APPLIED, 0).kind == STEP_PRESTAGE_VERIFY)
-        prestage_verify (e, job);
+    if (rabbits_hold_applied (e, job))
+        advance_job (e, job, DECIDE_ON_HOLDS_APPLIED, 0, NULL);
 }
 
-void prestage_verify (struct dws_engine *e, struct job *job)
+void prestage_verify (struct dws_engine *e, struct job *job, const struct step *st,
+                      struct input *in)
 {
     char token[96];
+    (void)st;
+    (void)in;
     job->ssd = SSD_FINDING;
     act_rpc (e, "sched-fluxion-resource.find",
              json_pack ("{s:s s:s}", "criteria", FIND_CRITERIA, "format", "jgf"),
@@ -328,8 +339,11 @@ int prestage_found (struct dws_engine *e, struct job *job, json_t *event)
     return conflicts;
 }
 
-void prestage_ready (struct dws_engine *e, struct job *job)
+void prestage_ready (struct dws_engine *e, struct job *job, const struct step *st,
+                     struct input *in)
 {
+    (void)st;
+    (void)in;
     if (!job->prestage_ready)
         act_log (e, "info", "%s: set up and filled: let go to the scheduler", job->name);
     job->prestage_ready = true;
@@ -402,10 +416,8 @@ void prestage_room (struct dws_engine *e)
     bool wanted = false;
     for (size_t b = 0; b < e->nbuckets; b++)
         for (struct job *j = e->table[b]; j; j = j->next) {
-            if (decide (e, j, DECIDE_ON_ROOM, 0).kind != STEP_PRESTAGE_PICK) {
-                wanted = wanted || j->prestage_wait[0] != '\0';
+            if (!j->prestage_wait[0])
                 continue;
-            }
             if (n == cap) {
                 size_t want = cap ? 2 * cap : 8;
                 struct job **more = realloc (waiting, want * sizeof (*more));
@@ -420,11 +432,12 @@ void prestage_room (struct dws_engine *e)
         }
     /* first come, first served: a Flux job ID grows with its submission
      * time, and a job in DEPEND has no priority yet.  A job too large for
-     * the room there is does not stop a later one that fits. */
+     * the room there is does not stop a later one that fits (the decider
+     * says which may pick now). */
     if (n > 1)
         qsort (waiting, n, sizeof (*waiting), by_id);
     for (size_t i = 0; i < n; i++) {
-        prestage_pick (e, waiting[i]);
+        advance_job (e, waiting[i], DECIDE_ON_ROOM, 0, NULL);
         wanted = wanted || waiting[i]->prestage_wait[0] != '\0';
     }
     free (waiting);

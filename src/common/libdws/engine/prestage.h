@@ -6,6 +6,7 @@
 #ifndef DWS_ENGINE_PRESTAGE_H
 #define DWS_ENGINE_PRESTAGE_H
 
+#include "advance.h"
 #include "state.h"
 #include "util/error.h"
 
@@ -22,12 +23,14 @@ int prestage_choose (struct dws_engine *e, struct job *job, json_t *breakdowns,
                      dws_error_t *err);
 
 /* STEP_PRESTAGE_RECORD: write ANN_PRESTAGE (its answer: prestage_noted). */
-void prestage_record (struct dws_engine *e, struct job *job);
+void prestage_record (struct dws_engine *e, struct job *job, const struct step *st,
+                     struct input *in);
 
 /* STEP_PRESTAGE_PICK: pick the ssd to hold and write it on the Workflow;
  * none free: wait (T_PRESTAGE) with the reason shown.
  */
-void prestage_pick (struct dws_engine *e, struct job *job);
+void prestage_pick (struct dws_engine *e, struct job *job, const struct step *st,
+                   struct input *in);
 
 /* Rabbit health had an input (a Storage, the graph, an ssd up again): the
  * jobs waiting for room pick again, in the order they were submitted. */
@@ -38,10 +41,12 @@ void prestage_noted (struct dws_engine *e, struct job *job);
 
 /* STEP_HOLD of a pre-staged job: hold its ssd down in Fluxion; once
  * applied, STEP_PRESTAGE_VERIFY. */
-void prestage_hold (struct dws_engine *e, struct job *job);
+void prestage_hold (struct dws_engine *e, struct job *job, const struct step *st,
+                   struct input *in);
 
 /* STEP_PRESTAGE_VERIFY: ask Fluxion which down vertices a job has. */
-void prestage_verify (struct dws_engine *e, struct job *job);
+void prestage_verify (struct dws_engine *e, struct job *job, const struct step *st,
+                     struct input *in);
 
 /* Fluxion's answer to that find (an rpc-result event): the held vertices
  * a job had are to be picked again (their count), 0 when none is, -1 when
@@ -51,7 +56,8 @@ int prestage_found (struct dws_engine *e, struct job *job, json_t *event);
 
 /* STEP_PRESTAGED: the job may be scheduled (prestage-remove; again on a
  * repeat). */
-void prestage_ready (struct dws_engine *e, struct job *job);
+void prestage_ready (struct dws_engine *e, struct job *job, const struct step *st,
+                    struct input *in);
 
 /* The job's pre-staging from its Workflow (a service restart). */
 void prestage_adopt (struct dws_engine *e, struct job *job);

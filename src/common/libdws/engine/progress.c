@@ -15,11 +15,11 @@
 #include <string.h>
 
 #include "act.h"
+#include "advance.h"
 #include "admit.h"
 #include "wire/action.h"
 #include "answer.h"
 #include "parse/breakdown.h"
-#include "decide.h"
 #include "fault.h"
 #include "util/hostlist.h"
 #include "hosts.h"
@@ -149,38 +149,9 @@ static bool send_resources (struct dws_engine *e, struct job *job, json_t *list,
     return res != NULL;
 }
 
-static void setup_servers (struct dws_engine *e, struct job *job);
-
-/* The decider's step toward Setup: the usual start (dws.setup came), or a
- * pre-staged job's ssd picked, held or its Servers filled, or, its data in,
- * its dependency removed (again, after its resources were sent again).
- */
-static void prestage_step (struct dws_engine *e, struct job *job, struct step st)
-{
-    switch (st.kind) {
-        case STEP_SETUP_START:
-            progress_setup_start (e, job);
-            break;
-        case STEP_PRESTAGE_PICK:
-            prestage_pick (e, job);
-            break;
-        case STEP_HOLD:
-            prestage_hold (e, job);
-            break;
-        case STEP_SERVERS:
-            setup_servers (e, job);
-            break;
-        case STEP_PRESTAGED:
-            prestage_ready (e, job);
-            break;
-        default:
-            break;
-    }
-}
-
 /* Proposal is done and every breakdown read: record whether the job asks
- * for Lustre, then carry out the decider's steps (the resources, the
- * Setup's start).
+ * for Lustre and whether it is pre-staged, then what the decider says
+ * follows (the pre-staging's record, the resources, the Setup's start).
  */
 static void proposal_finish (struct dws_engine *e, struct job *job)
 {
@@ -202,30 +173,37 @@ static void proposal_finish (struct dws_engine *e, struct job *job)
     }
     dws_error_t why;
     bool refused = !job->prestage_chosen && prestage_choose (e, job, list, &why) < 0;
-    struct step st = decide (e, job, DECIDE_ON_PROPOSAL_READY, 0);
-    if (st.kind == STEP_PRESTAGE_RECORD) {
-        json_decref (list);
-        prestage_record (e, job); /* its answer finishes Proposal (progress_on_prestage) */
+    json_decref (list);
+    struct input in = {.err = refused ? &why : NULL};
+    advance_job (e, job, DECIDE_ON_PROPOSAL_READY, 0, &in);
+}
+
+void progress_send_resources (struct dws_engine *e, struct job *job, const struct step *st,
+                              struct input *in)
+{
+    (void)st;
+    json_t *list = breakdown_list (job);
+    job->resources_sent = true;
+    bool sent = send_resources (e, job, list, in->err);
+    json_decref (list);
+    if (!sent) {
+        job->excepted = true; /* the job manager raises the exception */
+        advance_job (e, job, DECIDE_ON_REFUSED, 0, NULL);
         return;
     }
-    if (st.kind == STEP_RESOURCES) {
-        job->resources_sent = true;
-        if (!send_resources (e, job, list, refused ? &why : NULL)) {
-            json_decref (list);
-            job->excepted = true; /* the job manager raises the exception */
-            workflow_step (e, job, decide (e, job, DECIDE_ON_REFUSED, 0), NULL);
-            return;
-        }
-        st = decide (e, job, DECIDE_ON_PROPOSAL_READY, 0);
-    }
-    json_decref (list);
-    prestage_step (e, job, st);
+    advance_job (e, job, DECIDE_ON_PROPOSAL_READY, 0, NULL);
 }
 
 void progress_resources_resend (struct dws_engine *e, struct job *job)
 {
-    if (decide (e, job, DECIDE_ON_RESEND, 0).kind != STEP_RESOURCES_AGAIN)
-        return;
+    advance_job (e, job, DECIDE_ON_RESEND, 0, NULL);
+}
+
+void progress_resources_again (struct dws_engine *e, struct job *job, const struct step *st,
+                               struct input *in)
+{
+    (void)st;
+    (void)in;
     job->resources_sent = false;
     if (breakdowns_ready (e, job)) /* else the last breakdown read finishes it */
         proposal_finish (e, job);
@@ -304,7 +282,17 @@ static void setup_servers (struct dws_engine *e, struct job *job)
                  token_for (token, sizeof (token), TOK_SERVERS, job));
     }
     json_decref (list);
-    workflow_step (e, job, decide (e, job, DECIDE_ON_SERVERS, 0), NULL);
+    advance_job (e, job, DECIDE_ON_SERVERS, 0, NULL);
+}
+
+/* STEP_SERVERS (with the hosts' answer's Workflow, if it carried one). */
+void progress_servers (struct dws_engine *e, struct job *job, const struct step *st,
+                       struct input *in)
+{
+    (void)st;
+    if (json_is_object (in->obj))
+        job_set_wf (job, in->obj);
+    setup_servers (e, job);
 }
 
 /* dws.setup arrived (or a rebuilt job was on its way to Setup): record the
@@ -312,9 +300,18 @@ static void setup_servers (struct dws_engine *e, struct job *job)
  */
 void progress_setup_start (struct dws_engine *e, struct job *job)
 {
+    advance_job (e, job, DECIDE_ON_SETUP, 0, NULL);
+}
+
+/* STEP_SETUP_START (Proposal finishing first, or the job failed: the
+ * decider says nothing).
+ */
+void progress_start_setup (struct dws_engine *e, struct job *job, const struct step *st,
+                           struct input *in)
+{
     char token[96];
-    if (decide (e, job, DECIDE_ON_SETUP, 0).kind != STEP_SETUP_START)
-        return; /* Proposal finishing first, or the job failed */
+    (void)st;
+    (void)in;
     if (!breakdowns_ready (e, job))
         return; /* the last breakdown read finishes Proposal; it calls back here */
     if (!e->map) {
@@ -358,10 +355,14 @@ void progress_setup_start (struct dws_engine *e, struct job *job)
 }
 
 /* --- the states' completions ----------------------------------------------- */
-static void computes_patch (struct dws_engine *e, struct job *job)
+void progress_computes (struct dws_engine *e, struct job *job, const struct step *st,
+                        struct input *in)
 {
     dws_error_t err;
     char token[96];
+    (void)st;
+    if (json_is_object (in->obj))
+        job_set_wf (job, in->obj); /* the hosts' answer: pre-staged, set up already */
     if (job->prestage)
         memo_rabbits (e, job); /* its computes are known only now */
     json_t *names = hosts_minus (job->hosts, job->failed, &err);
@@ -433,8 +434,11 @@ static char *b64decode (const char *s)
     return out;
 }
 
-static void prolog_remove (struct dws_engine *e, struct job *job, const char *token)
+void progress_prolog_remove (struct dws_engine *e, struct job *job, const struct step *st,
+                             struct input *in)
 {
+    const char *token = in->token;
+    (void)st;
     json_t *vars = job->view.env ? json_deep_copy (job->view.env) : json_object ();
     if (token)
         json_object_set_new (vars, "DW_WORKFLOW_TOKEN", json_string (token));
@@ -442,9 +446,11 @@ static void prolog_remove (struct dws_engine *e, struct job *job, const char *to
              json_pack ("{s:I s:o}", "id", job->id, "variables", vars), NULL);
 }
 
-static void prerun_complete (struct dws_engine *e, struct job *job)
+void progress_prolog (struct dws_engine *e, struct job *job, const struct step *st,
+                      struct input *in)
 {
     char token[96];
+    (void)st;
     const char *secret = job->view.token_secret;
     const char *ns = job->view.token_ns;
     act_timer_stop (e, job, T_PRERUN);
@@ -454,7 +460,7 @@ static void prerun_complete (struct dws_engine *e, struct job *job)
                  token_for (token, sizeof (token), TOK_SECRET, job));
         return;
     }
-    prolog_remove (e, job, NULL);
+    progress_prolog_remove (e, job, st, in);
 }
 
 /* A repeated dws.setup (a jobtap plugin reloaded while it held the
@@ -464,12 +470,11 @@ static void prerun_complete (struct dws_engine *e, struct job *job)
  */
 void progress_prolog_remove_again (struct dws_engine *e, struct job *job)
 {
-    if (decide (e, job, DECIDE_ON_SETUP_AGAIN, 0).kind == STEP_PROLOG)
-        prerun_complete (e, job);
+    advance_job (e, job, DECIDE_ON_SETUP_AGAIN, 0, NULL);
 }
 
 /* What a state's completion records (the decider chose what follows). */
-static void completed (struct dws_engine *e, struct job *job, enum wf_state s)
+void progress_completed (struct dws_engine *e, struct job *job, enum wf_state s)
 {
     workflow_kvs_timing (e, job, s, s == WF_PROPOSAL);
     switch (s) {
@@ -493,35 +498,42 @@ static void completed (struct dws_engine *e, struct job *job, enum wf_state s)
     }
 }
 
-/* Carry out the decider's step (decide.h). */
-static void progress_step (struct dws_engine *e, struct job *job, struct step st)
+/* STEP_LOOK: look at the Workflow last seen. */
+void progress_look (struct dws_engine *e, struct job *job, const struct step *st,
+                    struct input *in)
 {
-    if (st.done != WF_NONE)
-        completed (e, job, st.done);
-    switch (st.kind) {
-        case STEP_LOOK:
-            progress_workflow (e, job);
-            break;
-        case STEP_PROPOSAL:
-            if (breakdowns_ready (e, job)) /* else the last breakdown read finishes it */
-                proposal_finish (e, job);
-            break;
-        case STEP_COMPUTES:
-            computes_patch (e, job);
-            break;
-        case STEP_PROLOG:
-            prerun_complete (e, job);
-            break;
-        case STEP_RELEASE:
-            release_start (e, job); /* DataOut follows the release */
-            break;
-        case STEP_PRESTAGED:
-            prestage_ready (e, job);
-            break;
-        default:
-            workflow_step (e, job, st, NULL);
-            break;
-    }
+    (void)st;
+    (void)in;
+    progress_workflow (e, job);
+}
+
+/* STEP_PROPOSAL: its resources, once every breakdown is read. */
+void progress_proposal (struct dws_engine *e, struct job *job, const struct step *st,
+                        struct input *in)
+{
+    (void)st;
+    (void)in;
+    if (breakdowns_ready (e, job)) /* else the last breakdown read finishes it */
+        proposal_finish (e, job);
+}
+
+/* STEP_BREAKDOWNS: read those the Workflow lists and we lack. */
+void progress_breakdowns (struct dws_engine *e, struct job *job, const struct step *st,
+                          struct input *in)
+{
+    (void)st;
+    (void)in;
+    breakdowns_ready (e, job);
+}
+
+/* STEP_RECORD of the hosts' answer: keep the Workflow it carries. */
+void progress_record (struct dws_engine *e, struct job *job, const struct step *st,
+                      struct input *in)
+{
+    (void)e;
+    (void)st;
+    if (json_is_object (in->obj))
+        job_set_wf (job, in->obj);
 }
 
 void progress_workflow (struct dws_engine *e, struct job *job)
@@ -535,16 +547,13 @@ void progress_workflow (struct dws_engine *e, struct job *job)
         const char *text = wfview_dws_text (&job->view, said, sizeof (said));
         snprintf (why, sizeof (why), NOTE_PREFIX "workflow hit an error: %s",
                   text ? text : "(no message)");
-        struct step st = decide (e, job, DECIDE_ON_ERROR, 0);
-        if (st.kind == STEP_POSTRUN_FAILED)
-            fault_postrun_failed (e, job, why); /* drain exactly who did not unmount */
-        else if (st.kind == STEP_FAIL)
-            workflow_fail_job (e, job, "exception", "%s", why);
+        struct input in = {.why = why};
+        advance_job (e, job, DECIDE_ON_ERROR, 0, &in);
         return;
     }
     fault_transient_condition (e, job);
     fault_force_ready_check (e, job);
-    progress_step (e, job, decide (e, job, DECIDE_ON_WORKFLOW, 0));
+    advance_job (e, job, DECIDE_ON_WORKFLOW, 0, NULL);
 }
 
 /* --- watch events ------------------------------------------------------------ */
@@ -611,47 +620,88 @@ static void adopt (struct dws_engine *e, struct job *job)
     act_log (e, "info", "%s: picked up in %s", job->name, wfstate_name (desired));
 }
 
-/* The Workflow is gone: carry out the decider's step. */
+/* STEP_RECREATE: the job still waits for its resources, or dws.setup
+ * came but Setup was not asked yet (no storage exists): give it its
+ * Workflow back, with the hosts when they are known, and start the Setup
+ * over once Proposal completes again.
+ */
+void progress_recreate (struct dws_engine *e, struct job *job, const struct step *st,
+                        struct input *in)
+{
+    (void)st;
+    (void)in;
+    act_log (e, "warning", "%s: Workflow deleted outside Flux while the job waited;"
+             " creating it again", job->name);
+    json_decref (job->breakdowns);
+    job->breakdowns = json_object ();
+    job->breakdowns_wanted = 0;
+    job->recreate = true;
+    if (job->hosts) {
+        job->setup_pending = true;
+        job->servers_pending = 0;
+        job->setup_error = false;
+    }
+    job_set_wf (job, NULL);
+    workflow_create (e, job); /* with the hosts, if dws.setup came: Setup follows */
+}
+
+/* STEP_END_EPILOG: it vanished in the epilog: release it, forget the job. */
+void progress_end_epilog (struct dws_engine *e, struct job *job, const struct step *st,
+                          struct input *in)
+{
+    (void)st;
+    (void)in;
+    act_log (e, "warning", "%s: Workflow deleted outside Flux during the epilog", job->name);
+    workflow_epilog_remove (e, job);
+    job_forget (e, job);
+}
+
+/* STEP_RAISE: raise in->why on the job (its epilog released first when
+ * the step says), then forget it.
+ */
+void progress_raise (struct dws_engine *e, struct job *job, const struct step *st,
+                     struct input *in)
+{
+    job->excepted = true;
+    act_raise (e, job, "exception", 0, "%s", in->why ? in->why : "");
+    if (st->end_epilog)
+        workflow_epilog_remove (e, job);
+    job_forget (e, job);
+}
+
+/* STEP_FORGET: forget the job (its epilog released first when the step
+ * says).
+ */
+void progress_forget (struct dws_engine *e, struct job *job, const struct step *st,
+                      struct input *in)
+{
+    (void)in;
+    if (st->end_epilog)
+        workflow_epilog_remove (e, job);
+    job_forget (e, job);
+}
+
+/* The Workflow is gone. */
 static void vanished (struct dws_engine *e, struct job *job)
 {
-    struct step st = decide (e, job, DECIDE_ON_GONE, 0);
-    switch (st.kind) {
-        case STEP_NOTHING:
-            return;
-        case STEP_RECREATE:
-            /* the job still waits for its resources, or dws.setup came but
-             * Setup was not asked yet (no storage exists): give it its
-             * Workflow back, with the hosts when they are known, and start
-             * the Setup over once Proposal completes again
-             */
-            act_log (e, "warning", "%s: Workflow deleted outside Flux while the job waited;"
-                     " creating it again", job->name);
-            json_decref (job->breakdowns);
-            job->breakdowns = json_object ();
-            job->breakdowns_wanted = 0;
-            job->recreate = true;
-            if (job->hosts) {
-                job->setup_pending = true;
-                job->servers_pending = 0;
-                job->setup_error = false;
-            }
-            job_set_wf (job, NULL);
-            workflow_create (e, job); /* with the hosts, if dws.setup came: Setup follows */
-            return;
-        case STEP_END_EPILOG:
-            act_log (e, "warning", "%s: Workflow deleted outside Flux during the epilog",
-                     job->name);
-            workflow_epilog_remove (e, job);
-            break;
-        case STEP_RAISE:
-            job->excepted = true;
-            act_raise (e, job, "exception", 0,
-                       NOTE_PREFIX "workflow %s was deleted outside of Flux", job->name);
-            break;
-        default:
-            break;
-    }
-    job_forget (e, job);
+    char why[DWS_ERROR_TEXT_MAX];
+    snprintf (why, sizeof (why), NOTE_PREFIX "workflow %s was deleted outside of Flux",
+              job->name);
+    struct input in = {.why = why};
+    advance_job (e, job, DECIDE_ON_GONE, 0, &in);
+}
+
+/* STEP_FAIL_OUTSIDE: deleted outside Flux while in use: fail the job, then
+ * look at the Workflow.
+ */
+void progress_fail_outside (struct dws_engine *e, struct job *job, const struct step *st,
+                            struct input *in)
+{
+    (void)st;
+    (void)in;
+    workflow_fail_job (e, job, "exception",
+                       NOTE_PREFIX "workflow %s is being deleted outside of Flux", job->name);
+    progress_workflow (e, job);
 }
 
 void progress_event (struct dws_engine *e, const char *type, json_t *wf)
@@ -677,14 +727,7 @@ void progress_event (struct dws_engine *e, const char *type, json_t *wf)
         adopt (e, job);
     }
     job_set_wf (job, wf);
-    struct step st = decide (e, job, DECIDE_ON_SEEN, 0);
-    if (st.kind == STEP_FINALIZER)
-        workflow_remove_finalizer (e, job);
-    if (st.kind == STEP_FAIL_OUTSIDE)
-        workflow_fail_job (e, job, "exception",
-                  NOTE_PREFIX "workflow %s is being deleted outside of Flux", job->name);
-    if (st.kind == STEP_FAIL_OUTSIDE || st.kind == STEP_LOOK)
-        progress_workflow (e, job);
+    advance_job (e, job, DECIDE_ON_SEEN, 0, NULL);
 }
 
 void progress_sync (struct dws_engine *e, json_t *objects)
@@ -757,18 +800,16 @@ void progress_on_create (struct dws_engine *e, enum token_kind kind, struct job 
         admit_created (e, job); /* dws-limit, once the Workflow exists */
         if (a.ok && json_is_object (json_object_get (event, "object")) && !job->wf)
             job_set_wf (job, json_object_get (event, "object"));
-        progress_step (e, job, decide (e, job, DECIDE_ON_CREATED, 0));
+        advance_job (e, job, DECIDE_ON_CREATED, 0, NULL);
         return;
     }
-    struct step st = decide (e, job, DECIDE_ON_CREATE_FAILED, 0);
     json_array_foreach (job->create_msgids, i, msgid)
         act_respond_fail (e, msgid, "%s", answer_message (event));
-    if (st.kind == STEP_RAISE)
-        act_raise (e, job, "exception", 0, NOTE_PREFIX "cannot create workflow %s: %s",
-                   job->name, answer_message (event));
-    if (st.end_epilog)
-        workflow_epilog_remove (e, job);
-    job_forget (e, job);
+    char why[DWS_ERROR_TEXT_MAX];
+    snprintf (why, sizeof (why), NOTE_PREFIX "cannot create workflow %s: %s", job->name,
+              answer_message (event));
+    struct input in = {.why = why};
+    advance_job (e, job, DECIDE_ON_CREATE_FAILED, 0, &in);
 }
 
 void progress_on_breakdown (struct dws_engine *e, enum token_kind kind, struct job *job,
@@ -787,11 +828,7 @@ void progress_on_breakdown (struct dws_engine *e, enum token_kind kind, struct j
     const char *name = dws_json_str_at (a.obj, "metadata", "name");
     if (name)
         json_object_set (job->breakdowns, name, a.obj);
-    struct step st = decide (e, job, DECIDE_ON_BREAKDOWN, 0);
-    if (st.kind != STEP_NOTHING && breakdowns_ready (e, job) && st.kind == STEP_PROPOSAL)
-        proposal_finish (e, job);
-    else if (st.kind == STEP_SETUP_START && breakdowns_ready (e, job))
-        progress_setup_start (e, job);
+    advance_job (e, job, DECIDE_ON_BREAKDOWN, 0, NULL);
 }
 
 void progress_on_hosts (struct dws_engine *e, enum token_kind kind, struct job *job,
@@ -801,15 +838,9 @@ void progress_on_hosts (struct dws_engine *e, enum token_kind kind, struct job *
     struct k8s_answer a = answer_of (event);
     if (write_ended (e, job, a, event, "record the job's hosts"))
         return;
-    struct step st = decide (e, job, DECIDE_ON_HOSTS, 0);
-    if (st.kind == STEP_NOTHING)
-        return; /* for a Workflow that was since created again */
-    if (json_is_object (a.obj))
-        job_set_wf (job, a.obj);
-    if (st.kind == STEP_SERVERS)
-        setup_servers (e, job);
-    else if (st.kind == STEP_COMPUTES)
-        computes_patch (e, job); /* pre-staged: set up and filled already */
+    /* nothing for a Workflow that was since created again */
+    struct input in = {.obj = a.obj};
+    advance_job (e, job, DECIDE_ON_HOSTS, 0, &in);
 }
 
 void progress_on_servers (struct dws_engine *e, enum token_kind kind, struct job *job,
@@ -824,7 +855,7 @@ void progress_on_servers (struct dws_engine *e, enum token_kind kind, struct job
     if (write_ended (e, job, a, event, "fill the Servers"))
         return;
     job->servers_pending--;
-    workflow_step (e, job, decide (e, job, DECIDE_ON_SERVERS, 0), NULL);
+    advance_job (e, job, DECIDE_ON_SERVERS, 0, NULL);
 }
 
 void progress_on_computes (struct dws_engine *e, enum token_kind kind, struct job *job,
@@ -834,7 +865,7 @@ void progress_on_computes (struct dws_engine *e, enum token_kind kind, struct jo
     struct k8s_answer a = answer_of (event);
     if (write_ended (e, job, a, event, "fill the Computes"))
         return;
-    workflow_step (e, job, decide (e, job, DECIDE_ON_COMPUTES, 0), NULL);
+    advance_job (e, job, DECIDE_ON_COMPUTES, 0, NULL);
 }
 
 void progress_on_secret (struct dws_engine *e, enum token_kind kind, struct job *job,
@@ -851,8 +882,8 @@ void progress_on_secret (struct dws_engine *e, enum token_kind kind, struct job 
                   a.ok ? "the Secret has no usable data.token" : answer_message (event));
         return;
     }
-    if (decide (e, job, DECIDE_ON_TOKEN, 0).kind == STEP_PROLOG_REMOVE)
-        prolog_remove (e, job, token);
+    struct input in = {.token = token};
+    advance_job (e, job, DECIDE_ON_TOKEN, 0, &in);
     free (token);
 }
 
@@ -866,16 +897,12 @@ void progress_on_prestage (struct dws_engine *e, enum token_kind kind, struct jo
     if (json_is_object (a.obj))
         job_set_wf (job, a.obj);
     prestage_noted (e, job);
-    struct step st = decide (e, job, DECIDE_ON_PRESTAGE_RECORDED, 0);
-    if (st.kind == STEP_RESOURCES)
-        proposal_finish (e, job);
-    else
-        prestage_step (e, job, st);
+    advance_job (e, job, DECIDE_ON_PRESTAGE_RECORDED, 0, NULL);
 }
 
 void progress_on_prestage_find (struct dws_engine *e, struct job *job, json_t *event)
 {
     if (prestage_found (e, job, event) < 0)
         return; /* picked again when its timer fires */
-    prestage_step (e, job, decide (e, job, DECIDE_ON_PRESTAGE_FOUND, 0));
+    advance_job (e, job, DECIDE_ON_PRESTAGE_FOUND, 0, NULL);
 }

@@ -5,6 +5,7 @@
 #ifndef DWS_ENGINE_PROGRESS_H
 #define DWS_ENGINE_PROGRESS_H
 
+#include "advance.h"
 #include "state.h"
 
 void progress_event (struct dws_engine *e, const char *type, json_t *wf);
@@ -42,5 +43,41 @@ void progress_on_prestage (struct dws_engine *e, enum token_kind kind, struct jo
                            json_t *event);
 /* Fluxion's answer to the find of a pre-staged job's hold (prestage.c). */
 void progress_on_prestage_find (struct dws_engine *e, struct job *job, json_t *event);
+
+/* The verbs of the steps of a Workflow's progress (verbs.c's table). */
+void progress_look (struct dws_engine *e, struct job *job, const struct step *st,
+                   struct input *in);
+void progress_proposal (struct dws_engine *e, struct job *job, const struct step *st,
+                       struct input *in);
+void progress_breakdowns (struct dws_engine *e, struct job *job, const struct step *st,
+                         struct input *in);
+void progress_record (struct dws_engine *e, struct job *job, const struct step *st,
+                     struct input *in);
+void progress_send_resources (struct dws_engine *e, struct job *job, const struct step *st,
+                             struct input *in);
+void progress_resources_again (struct dws_engine *e, struct job *job, const struct step *st,
+                              struct input *in);
+void progress_start_setup (struct dws_engine *e, struct job *job, const struct step *st,
+                          struct input *in);
+void progress_servers (struct dws_engine *e, struct job *job, const struct step *st,
+                      struct input *in);
+void progress_computes (struct dws_engine *e, struct job *job, const struct step *st,
+                       struct input *in);
+void progress_prolog (struct dws_engine *e, struct job *job, const struct step *st,
+                     struct input *in);
+void progress_prolog_remove (struct dws_engine *e, struct job *job, const struct step *st,
+                            struct input *in);
+void progress_recreate (struct dws_engine *e, struct job *job, const struct step *st,
+                       struct input *in);
+void progress_end_epilog (struct dws_engine *e, struct job *job, const struct step *st,
+                         struct input *in);
+void progress_raise (struct dws_engine *e, struct job *job, const struct step *st,
+                    struct input *in);
+void progress_forget (struct dws_engine *e, struct job *job, const struct step *st,
+                     struct input *in);
+void progress_fail_outside (struct dws_engine *e, struct job *job, const struct step *st,
+                           struct input *in);
+/* What a state's completion records, before the step that follows it. */
+void progress_completed (struct dws_engine *e, struct job *job, enum wf_state s);
 
 #endif /* !DWS_ENGINE_PROGRESS_H */

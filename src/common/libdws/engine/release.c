@@ -27,11 +27,10 @@
 #include <string.h>
 
 #include "act.h"
-#include "decide.h"
+#include "advance.h"
 #include "job.h"
 #include "config/rabbitconf.h"
 #include "rabbits.h"
-#include "prestage.h"
 #include "release.h"
 #include "placement/rssd.h"
 #include "token.h"
@@ -69,11 +68,15 @@ const char *release_mode_name (enum release_mode mode)
 
 bool release_wanted (struct dws_engine *e, struct job *job)
 {
-    return decide_next (e, job, DECIDE_ON_WORKFLOW, WF_POSTRUN).kind == STEP_RELEASE;
+    return decide_release_early (e, job);
 }
 
-static void released (struct dws_engine *e, struct job *job)
+/* STEP_RELEASED: the ssds are held: end the epilog, DataOut. */
+void release_released (struct dws_engine *e, struct job *job, const struct step *st,
+                       struct input *in)
 {
+    (void)st;
+    (void)in;
     json_t *none = job->held ? NULL : json_array ();
     char *held = json_dumps (job->held ? job->held : none, JSON_COMPACT);
     json_decref (none);
@@ -85,9 +88,9 @@ static void released (struct dws_engine *e, struct job *job)
     job->released = true;
     act_log (e, "info", "%s: computes released after PostRun (%zu ssd held until Teardown)",
              job->name, json_array_size (job->held));
-    workflow_step (e, job, decide (e, job, DECIDE_ON_RELEASED, 0),
-                   held ? json_pack ("{s:s}", ANN_HELD, held) : NULL);
+    struct input ann = {.annotations = held ? json_pack ("{s:s}", ANN_HELD, held) : NULL};
     free (held);
+    advance_job (e, job, DECIDE_ON_RELEASED, 0, &ann);
 }
 
 /* Release without waiting any longer, or not at all: DataOut goes on. */
@@ -97,12 +100,15 @@ static void keep_computes (struct dws_engine *e, struct job *job, const char *wh
     act_log (e, "warning", "%s: computes kept until Teardown: %s", job->name, why);
     if (!job->prestage)
         rabbits_unhold (e, job); /* a pre-staged job's ssd stays held until Teardown */
-    workflow_step (e, job, decide (e, job, DECIDE_ON_RELEASED, 0), NULL);
+    advance_job (e, job, DECIDE_ON_RELEASED, 0, NULL);
 }
 
-void release_start (struct dws_engine *e, struct job *job)
+void release_start (struct dws_engine *e, struct job *job, const struct step *st,
+                    struct input *in)
 {
     char token[96];
+    (void)st;
+    (void)in;
     job->info_hold = true;
     act (e, json_pack ("{s:s s:I s:s s:b}", "action", DWS_WIRE_ACTION (JOB_INFO), "id", job->id,
                        "token", token_for (token, sizeof (token), TOK_JOB_INFO, job), "R", 1));
@@ -111,11 +117,19 @@ void release_start (struct dws_engine *e, struct job *job)
 
 void release_on_R (struct dws_engine *e, struct job *job, json_t *event)
 {
-    dws_error_t err;
-    json_t *R = json_object_get (event, "R");
     job->info_hold = false;
-    if (decide (e, job, DECIDE_ON_HOLD_R, 0).kind != STEP_HOLD)
-        return; /* given up meanwhile */
+    struct input in = {.event = event};
+    advance_job (e, job, DECIDE_ON_HOLD_R, 0, &in); /* nothing if given up meanwhile */
+}
+
+/* STEP_HOLD: hold the ssds the job's R (in->event) names. */
+void release_hold (struct dws_engine *e, struct job *job, const struct step *st,
+                   struct input *in)
+{
+    dws_error_t err;
+    json_t *event = in->event;
+    json_t *R = json_object_get (event, "R");
+    (void)st;
     if (!json_is_true (json_object_get (event, "ok")) || !json_is_object (R)) {
         const char *errstr = json_string_value (json_object_get (event, "errstr"));
         keep_computes (e, job, errstr ? errstr : "the job's R could not be read");
@@ -128,15 +142,14 @@ void release_on_R (struct dws_engine *e, struct job *job, json_t *event)
     }
     if (json_array_size (paths) == 0) {
         json_decref (paths); /* no ssd of Fluxion's: nothing it could hand out */
-        released (e, job);
+        release_released (e, job, st, in);
         return;
     }
     json_decref (job->held);
     job->held = paths;
     rabbits_hold (e, job);
-    if (rabbits_hold_applied (e, job)
-        && decide (e, job, DECIDE_ON_HOLDS_APPLIED, 0).kind == STEP_RELEASED)
-        released (e, job);
+    if (rabbits_hold_applied (e, job))
+        advance_job (e, job, DECIDE_ON_HOLDS_APPLIED, 0, NULL);
 }
 
 void release_check (struct dws_engine *e)
@@ -146,17 +159,17 @@ void release_check (struct dws_engine *e)
     json_t *v;
     json_array_foreach (ready, i, v) {
         struct job *job = job_lookup (e, json_integer_value (v));
-        struct step st = job ? decide (e, job, DECIDE_ON_HOLDS_APPLIED, 0) : (struct step){0};
-        if (st.kind == STEP_RELEASED)
-            released (e, job);
-        else if (st.kind == STEP_PRESTAGE_VERIFY)
-            prestage_verify (e, job); /* a pre-staged job's ssd is down now */
+        if (job) /* its computes released, or a pre-staged job's ssd verified */
+            advance_job (e, job, DECIDE_ON_HOLDS_APPLIED, 0, NULL);
     }
     json_decref (ready);
 }
 
-void release_timeout (struct dws_engine *e, struct job *job)
+void release_timeout (struct dws_engine *e, struct job *job, const struct step *st,
+                      struct input *in)
 {
+    (void)st;
+    (void)in;
     char why[128];
     snprintf (why, sizeof (why), "Fluxion did not confirm the ssd holds within %g s",
               RELEASE_HOLD_TIMEOUT);

@@ -7,6 +7,7 @@
 #define DWS_ENGINE_RELEASE_H
 
 #include "util/error.h"
+#include "advance.h"
 #include "state.h"
 
 /* dw_release_computes / release_computes: "after-unmount" or
@@ -26,9 +27,14 @@ bool release_wanted (struct dws_engine *e, struct job *job);
  * from the job's R), and once Fluxion has answered every hold end the
  * job's epilog, then ask for DataOut.  Without Fluxion nothing is held.
  */
-void release_start (struct dws_engine *e, struct job *job);
+void release_start (struct dws_engine *e, struct job *job, const struct step *st,
+                   struct input *in);
 /* The job's R (a job-info answer asked by release_start). */
 void release_on_R (struct dws_engine *e, struct job *job, json_t *event);
+void release_hold (struct dws_engine *e, struct job *job, const struct step *st,
+                   struct input *in);
+void release_released (struct dws_engine *e, struct job *job, const struct step *st,
+                       struct input *in);
 /* After rabbit health moved: jobs whose holds Fluxion has confirmed are
  * released.
  */
@@ -36,7 +42,8 @@ void release_check (struct dws_engine *e);
 /* The release timer fired and Fluxion has not confirmed the holds: the
  * computes are kept until Teardown, DataOut goes on.
  */
-void release_timeout (struct dws_engine *e, struct job *job);
+void release_timeout (struct dws_engine *e, struct job *job, const struct step *st,
+                     struct input *in);
 /* The ids of released jobs whose DataOut has not ended (dws.released:
  * the jobtap plugin, loaded again, holds their dependents).
  */

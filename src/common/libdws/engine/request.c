@@ -14,11 +14,10 @@
 #include <string.h>
 
 #include "act.h"
+#include "advance.h"
 #include "config/rabbitconf.h"
 #include "parse/breakdown.h"
-#include "decide.h"
 #include "parse/directive.h"
-#include "fault.h"
 #include "health/health.h"
 #include "hosts.h"
 #include "job.h"
@@ -156,17 +155,49 @@ static void refused_create (struct dws_engine *e, json_int_t id)
     struct job *job = job_lookup (e, id);
     char key[32];
 
-    if (job && decide (e, job, DECIDE_ON_CREATE_REFUSED, 0).kind == STEP_FORGET) {
-        job_forget (e, job);
+    if (job) {
+        advance_job (e, job, DECIDE_ON_CREATE_REFUSED, 0, NULL); /* forgotten, if nothing waits */
         return;
     }
-    if (e->refused && !job) {
+    if (e->refused) {
         snprintf (key, sizeof (key), "%" JSON_INTEGER_FORMAT, id);
         json_object_set_new (e->refused, key, json_true ());
     }
 }
 
 /* The owner's name the service looked up ("username"), for [rabbit.limits]. */
+/* STEP_JOIN_CREATE: the create is on its way: its answer answers this one. */
+void request_join_create (struct dws_engine *e, struct job *job, const struct step *st,
+                          struct input *in)
+{
+    (void)e;
+    (void)st;
+    json_array_append (job->create_msgids, in->msgid);
+}
+
+/* STEP_CREATE_ANSWER: a repeated dws.create (the Workflow exists, or the
+ * job waits for its user's limits): answered, and what a reloaded plugin
+ * missed while away is sent again.
+ */
+void request_create_answer (struct dws_engine *e, struct job *job, const struct step *st,
+                            struct input *in)
+{
+    (void)st;
+    act_respond_ok (e, in->msgid);
+    progress_resources_resend (e, job);
+    advance_job (e, job, DECIDE_ON_LIMIT_FOUND, 0, NULL);
+}
+
+/* STEP_LIMIT_REMOVE: its Workflow exists: dws-limit goes. */
+void request_limit_remove (struct dws_engine *e, struct job *job, const struct step *st,
+                           struct input *in)
+{
+    (void)st;
+    if (in->log)
+        act_log (e, "info", "%s: %s", job->name, in->log);
+    admit_created (e, job);
+}
+
 static void set_username (struct job *job, json_t *event)
 {
     const char *name = json_string_value (json_object_get (event, "username"));
@@ -217,15 +248,8 @@ static void create_request (struct dws_engine *e, json_t *msgid, json_t *p, json
     }
     if (job) {
         json_decref (directives);
-        if (decide (e, job, DECIDE_ON_CREATE_AGAIN, 0).kind == STEP_JOIN_CREATE)
-            json_array_append (job->create_msgids, msgid); /* answered by the create */
-        else {
-            act_respond_ok (e, msgid); /* a repeated create: the Workflow exists */
-            progress_resources_resend (e, job);
-            /* a reloaded plugin asks again: what it missed while away */
-            if (decide (e, job, DECIDE_ON_LIMIT_FOUND, 0).kind == STEP_LIMIT_REMOVE)
-                admit_created (e, job);
-        }
+        struct input in = {.msgid = msgid};
+        advance_job (e, job, DECIDE_ON_CREATE_AGAIN, 0, &in);
         return;
     }
     if (!(job = job_create (e, id))) {
@@ -302,42 +326,68 @@ static void setup_request (struct dws_engine *e, json_t *msgid, json_t *p, json_
         act_respond_ok (e, msgid);
         return;
     }
-    if (decide (e, job, DECIDE_ON_SETUP_REQUEST, 0).kind != STEP_RECORD) {
-        free (hosts);
-        act_respond_ok (e, msgid); /* repeated */
-        progress_prolog_remove_again (e, job);
-        return;
-    }
-    job->hosts = hosts;
+    struct input in = {.msgid = msgid, .hosts = hosts, .event = R};
+    advance_job (e, job, DECIDE_ON_SETUP_REQUEST, 0, &in);
+}
+
+/* STEP_SETUP_ANSWER: a repeated dws.setup: answered; its prolog-remove
+ * again if it may have been lost.
+ */
+void request_setup_answer (struct dws_engine *e, struct job *job, const struct step *st,
+                           struct input *in)
+{
+    (void)st;
+    act_respond_ok (e, in->msgid);
+    progress_prolog_remove_again (e, job);
+}
+
+/* STEP_RECORD_HOSTS: the job's hosts (in->hosts) and its R (in->event),
+ * from dws.setup (answered here) or a lost one's R: the Setup starts.
+ */
+void request_record_hosts (struct dws_engine *e, struct job *job, const struct step *st,
+                           struct input *in)
+{
+    (void)st;
+    free (job->hosts);
+    job->hosts = in->hosts;
+    in->hosts = NULL;
     if (!job->prestage) /* a pre-staged job's ssd is the one held for it, not in R */
-        job_set_reserved (job, R);
+        job_set_reserved (job, in->event);
     rabbits_job (e, job);
     job->setup_pending = true;
-    act_respond_ok (e, msgid);
+    if (in->msgid)
+        act_respond_ok (e, in->msgid);
     progress_setup_start (e, job);
 }
 
-/* The epilog of a job held by [rabbit.limits] began (it was cancelled
- * while it waited): it never had a Workflow; release its epilog, drop it.
+/* STEP_END_WAITING: the epilog of a job held by [rabbit.limits] began
+ * (it was cancelled while it waited): it never had a Workflow; release
+ * its epilog, drop it.
  */
-static void end_waiting (struct dws_engine *e, struct job *job)
+void request_end_waiting (struct dws_engine *e, struct job *job, const struct step *st,
+                          struct input *in)
 {
+    (void)st;
+    (void)in;
     act_log (e, "info", "%s: job ended while it waited for its user's rabbit storage",
              job->name);
     workflow_epilog_remove (e, job);
     job_forget (e, job);
 }
 
-static void post_run_begin (struct dws_engine *e, struct job *job, bool run_started)
+/* STEP_BEGIN_EPILOG: the job's epilog began (dws.post_run, or found in
+ * CLEANUP after a restart that lost it).
+ */
+void request_begin_epilog (struct dws_engine *e, struct job *job, const struct step *st,
+                           struct input *in)
 {
+    (void)st;
+    if (in->log)
+        act_log (e, "warning", "%s: %s", job->name, in->log);
     job->epilog = true;
-    job->run_started = run_started;
+    job->run_started = in->run_started;
     /* PostRun, or Teardown (now, or once the create has answered) */
-    struct step st = decide (e, job, DECIDE_ON_POST_RUN, 0);
-    if (st.kind == STEP_END_WAITING)
-        end_waiting (e, job);
-    else
-        workflow_step (e, job, st, NULL);
+    advance_job (e, job, DECIDE_ON_POST_RUN, 0, NULL);
 }
 
 static void post_run_request (struct dws_engine *e, json_t *msgid, json_t *p,
@@ -360,14 +410,19 @@ static void post_run_request (struct dws_engine *e, json_t *msgid, json_t *p,
         return;
     }
     act_respond_ok (e, msgid);
-    struct step st = decide (e, job, DECIDE_ON_POST_RUN_REQUEST, 0);
-    /* repeated: a jobtap plugin reloaded with the epilog held asks
-     * again, and the epilog-remove it missed while it was away is
-     * sent again */
-    if (st.kind == STEP_EPILOG_AGAIN)
-        act_rpc (e, "job-manager.dws.epilog-remove", json_pack ("{s:I}", "id", job->id), NULL);
-    if (st.kind == STEP_RECORD)
-        post_run_begin (e, job, json_is_true (rs));
+    struct input in = {.run_started = json_is_true (rs)};
+    advance_job (e, job, DECIDE_ON_POST_RUN_REQUEST, 0, &in);
+}
+
+/* STEP_EPILOG_AGAIN: a jobtap plugin reloaded with the epilog held asks
+ * again: the epilog-remove it missed while it was away goes again.
+ */
+void request_epilog_again (struct dws_engine *e, struct job *job, const struct step *st,
+                           struct input *in)
+{
+    (void)st;
+    (void)in;
+    act_rpc (e, "job-manager.dws.epilog-remove", json_pack ("{s:I}", "id", job->id), NULL);
 }
 
 /* The job's epilog has begun (dws.post_run, or found in CLEANUP after a
@@ -391,19 +446,7 @@ static void teardown_request (struct dws_engine *e, json_t *msgid, json_t *p, bo
     }
     act_respond_ok (e, msgid);
     job->epilog = true;
-    if (abort && decide_next (e, job, DECIDE_ON_TEARDOWN_REQUEST, 0).kind == STEP_END_WAITING) {
-        end_waiting (e, job); /* no Workflow to read or tear down */
-        return;
-    }
-    if (abort) {
-        fault_abort_job (e, job);
-        return;
-    }
-    struct step st = decide (e, job, DECIDE_ON_TEARDOWN_REQUEST, 0);
-    if (st.kind == STEP_END_WAITING)
-        end_waiting (e, job);
-    else
-        workflow_step (e, job, st, NULL);
+    advance_job (e, job, abort ? DECIDE_ON_ABORT : DECIDE_ON_TEARDOWN_REQUEST, 0, NULL);
 }
 
 static void teardown_method (struct dws_engine *e, json_t *msgid, json_t *p, json_t *event)
@@ -634,25 +677,45 @@ static void job_info_for (struct dws_engine *e, struct job *job, bool want_R)
  */
 static void ended_while_away (struct dws_engine *e, json_t *active)
 {
-    json_t *ended = json_array ();
+    json_t *inactive = json_array ();
     size_t i;
     json_t *v;
     for (size_t b = 0; b < e->nbuckets; b++)
         for (struct job *j = e->table[b]; j; j = j->next) {
             char key[32];
             snprintf (key, sizeof (key), "%" JSON_INTEGER_FORMAT, j->id);
-            if (!json_object_get (active, key)
-                && decide_next (e, j, DECIDE_ON_INACTIVE, 0).kind == STEP_END_AWAY)
-                json_array_append_new (ended, json_integer (j->id));
+            if (!json_object_get (active, key))
+                json_array_append_new (inactive, json_integer (j->id));
         }
-    json_array_foreach (ended, i, v) {
+    json_array_foreach (inactive, i, v) {
         struct job *job = job_lookup (e, json_integer_value (v));
-        act_log (e, "warning", "%s: job is no longer active; tearing its Workflow down",
-                 job->name);
-        job->epilog = job->epilog_removed = true; /* no job left to release */
-        workflow_step (e, job, decide (e, job, DECIDE_ON_TEARDOWN_REQUEST, 0), NULL);
+        if (job)
+            advance_job (e, job, DECIDE_ON_INACTIVE, 0, NULL);
     }
-    json_decref (ended);
+    json_decref (inactive);
+}
+
+/* STEP_END_AWAY: the job ended while no service watched. */
+void request_end_away (struct dws_engine *e, struct job *job, const struct step *st,
+                       struct input *in)
+{
+    (void)st;
+    (void)in;
+    act_log (e, "warning", "%s: job is no longer active; tearing its Workflow down",
+             job->name);
+    job->epilog = job->epilog_removed = true; /* no job left to release */
+    advance_job (e, job, DECIDE_ON_TEARDOWN_REQUEST, 0, NULL);
+}
+
+/* STEP_READ_R: a job in RUN whose Workflow never went to Setup. */
+void request_read_R (struct dws_engine *e, struct job *job, const struct step *st,
+                     struct input *in)
+{
+    (void)st;
+    (void)in;
+    act_log (e, "warning", "%s: job runs its prolog but its Workflow never went to"
+             " Setup (dws.setup lost); reading R", job->name);
+    job_info_for (e, job, true);
 }
 
 /* After a restart, the active jobs ({"id", "state", "dependencies",
@@ -703,11 +766,9 @@ void request_orphans_event (struct dws_engine *e, json_t *jobs, bool complete)
             snprintf (key, sizeof (key), "%" JSON_INTEGER_FORMAT, json_integer_value (idv));
             if (job && held_by_limit (v)) {
                 job->limit_dep = true;
-                if (decide (e, job, DECIDE_ON_LIMIT_FOUND, 0).kind == STEP_LIMIT_REMOVE) {
-                    act_log (e, "info", "%s: its Workflow exists; removing %s", job->name,
-                             DWS_JOBWIRE_LIMIT_DEPENDENCY);
-                    admit_created (e, job);
-                }
+                struct input in = {.log = "its Workflow exists; removing "
+                                          DWS_JOBWIRE_LIMIT_DEPENDENCY};
+                advance_job (e, job, DECIDE_ON_LIMIT_FOUND, 0, &in);
             }
             if (job || !held_by_create (v) || json_object_get (e->refused, key)
                 || !(job = job_create (e, json_integer_value (idv))))
@@ -719,11 +780,8 @@ void request_orphans_event (struct dws_engine *e, json_t *jobs, bool complete)
             job_info_for (e, job, false);
         }
         else if (!strcmp (state, "RUN")) {
-            if (!job || decide (e, job, DECIDE_ON_ORPHAN_RUN, 0).kind != STEP_READ_R)
-                continue;
-            act_log (e, "warning", "%s: job runs its prolog but its Workflow never went to"
-                     " Setup (dws.setup lost); reading R", job->name);
-            job_info_for (e, job, true);
+            if (job)
+                advance_job (e, job, DECIDE_ON_ORPHAN_RUN, 0, NULL);
         }
         else if (!strcmp (state, "CLEANUP")) {
             /* no Workflow: it lost it, or (cancelled while [rabbit.limits]
@@ -739,79 +797,97 @@ void request_orphans_event (struct dws_engine *e, json_t *jobs, bool complete)
                          json_pack ("{s:I}", "id", json_integer_value (idv)), NULL);
                 continue;
             }
-            if (!job || decide (e, job, DECIDE_ON_ORPHAN_CLEANUP, 0).kind != STEP_RECORD)
+            if (!job)
                 continue;
-            act_log (e, "warning", "%s: job is in CLEANUP but no dws.post_run came;"
-                     " starting its epilog", job->name);
-            post_run_begin (e, job, phase_handled (job) >= WF_PRERUN);
+            struct input in = {.run_started = phase_handled (job) >= WF_PRERUN,
+                               .log = "job is in CLEANUP but no dws.post_run came;"
+                                      " starting its epilog"};
+            advance_job (e, job, DECIDE_ON_ORPHAN_CLEANUP, 0, &in);
         }
     }
     json_decref (e->refused); /* the one job list is read */
     e->refused = NULL;
 }
 
-/* The job's jobspec and owner, read to create a vanished Workflow again. */
+/* A job-info answer (event): the decider says what it was for. */
 void request_job_info_result (struct dws_engine *e, struct job *job, json_t *event)
 {
+    struct input in = {.event = event};
+    advance_job (e, job, DECIDE_ON_JOB_INFO, 0, &in);
+}
+
+/* STEP_HOLD_ANSWER: the R of the ssds to hold before the computes go back. */
+void request_hold_answer (struct dws_engine *e, struct job *job, const struct step *st,
+                          struct input *in)
+{
+    (void)st;
+    release_on_R (e, job, in->event);
+}
+
+/* STEP_PLACE_LUSTRE: the R of the job-manager (dws.setup) has no
+ * scheduling graph: the KVS copy (in->event) says where Fluxion put the
+ * job's Lustre ssd.
+ */
+void request_place_lustre (struct dws_engine *e, struct job *job, const struct step *st,
+                           struct input *in)
+{
+    json_t *R = json_object_get (in->event, "R");
+    (void)st;
+    job->info_sched = false;
+    bool ok = json_is_true (json_object_get (in->event, "ok"));
+    if (ok && json_is_object (R)) {
+        job_set_reserved (job, R);
+        rabbits_job (e, job);
+    }
+    if (!job->reserved) {
+        workflow_fail_job (e, job, "exception", NOTE_PREFIX "cannot place Lustre: the job's R holds"
+                  " no rabbit ssd (%s)",
+                  !ok ? "job-info failed" : "no scheduling graph with ssd vertices");
+        return;
+    }
+    progress_setup_start (e, job);
+}
+
+/* STEP_SETUP_FROM_R: a known job whose dws.setup was lost: its R
+ * (in->event) is all we need.  Its Workflow exists: on failure it is torn
+ * down, not forgotten.
+ */
+void request_setup_from_R (struct dws_engine *e, struct job *job, const struct step *st,
+                           struct input *in)
+{
     dws_error_t err;
+    json_t *event = in->event;
+    json_t *R = json_object_get (event, "R");
+    (void)st;
+    job->info_R = false;
+    bool ok = json_is_true (json_object_get (event, "ok"));
+    const char *errstr = json_string_value (json_object_get (event, "errstr"));
+    char *hosts = ok && json_is_object (R) ? hosts_of_R (R, &err) : NULL;
+    if (!hosts) {
+        workflow_fail_job (e, job, "exception", NOTE_PREFIX "cannot read the job's R: %s",
+                  !ok ? (errstr ? errstr : "job-info failed")
+                      : json_is_object (R) ? err.text : "none");
+        return;
+    }
+    struct input rin = {.hosts = hosts, .event = R};
+    advance_job (e, job, DECIDE_ON_R_READ, 0, &rin); /* nothing if dws.setup came meanwhile */
+}
+
+/* STEP_FROM_JOBSPEC: the job's jobspec and owner (in->event), read to
+ * create a vanished Workflow again.
+ */
+void request_from_jobspec (struct dws_engine *e, struct job *job, const struct step *st,
+                           struct input *in)
+{
+    dws_error_t err;
+    json_t *event = in->event;
     json_t *jobspec = json_object_get (event, "jobspec");
     json_t *uid = json_object_get (event, "userid");
     json_t *system = json_object_get (json_object_get (jobspec, "attributes"), "system");
     json_t *dw = json_object_get (system, "dw");
     json_t *tol = json_object_get (system, "dw_failure_tolerance");
     json_t *directives = NULL;
-    json_t *R = json_object_get (event, "R");
-    struct step st = decide (e, job, DECIDE_ON_JOB_INFO, 0);
-    if (st.kind == STEP_HOLD) {
-        release_on_R (e, job, event); /* the ssds to hold before the computes go back */
-        return;
-    }
-    if (st.kind == STEP_PLACE_LUSTRE) {
-        /* the R of the job-manager (dws.setup) has no scheduling graph:
-         * the KVS copy says where Fluxion put the job's Lustre ssd */
-        job->info_sched = false;
-        bool ok = json_is_true (json_object_get (event, "ok"));
-        if (ok && json_is_object (R)) {
-            job_set_reserved (job, R);
-            rabbits_job (e, job);
-        }
-        if (!job->reserved) {
-            workflow_fail_job (e, job, "exception", NOTE_PREFIX "cannot place Lustre: the job's R holds"
-                      " no rabbit ssd (%s)",
-                      !ok ? "job-info failed" : "no scheduling graph with ssd vertices");
-            return;
-        }
-        progress_setup_start (e, job);
-        return;
-    }
-    if (st.kind == STEP_NOTHING)
-        return; /* the Workflow showed up after all (adopted by progress_event) */
-    if (st.kind == STEP_SETUP_FROM_R) {
-        /* a known job whose dws.setup was lost: its R is all we need.
-         * Its Workflow exists: on failure it is torn down, not forgotten.
-         */
-        job->info_R = false;
-        bool ok = json_is_true (json_object_get (event, "ok"));
-        const char *errstr = json_string_value (json_object_get (event, "errstr"));
-        char *hosts = ok && json_is_object (R) ? hosts_of_R (R, &err) : NULL;
-        if (!hosts) {
-            workflow_fail_job (e, job, "exception", NOTE_PREFIX "cannot read the job's R: %s",
-                      !ok ? (errstr ? errstr : "job-info failed")
-                          : json_is_object (R) ? err.text : "none");
-            return;
-        }
-        if (decide (e, job, DECIDE_ON_R_READ, 0).kind != STEP_RECORD) {
-            free (hosts); /* dws.setup came meanwhile */
-            return;
-        }
-        job->hosts = hosts;
-        if (!job->prestage)
-            job_set_reserved (job, R);
-        rabbits_job (e, job);
-        job->setup_pending = true;
-        progress_setup_start (e, job);
-        return;
-    }
+    (void)st;
     if (!json_is_true (json_object_get (event, "ok")) || !json_is_integer (uid)) {
         workflow_fail_job (e, job, "exception", NOTE_PREFIX "cannot read the job to create its Workflow"
                   " again: %s",
@@ -832,17 +908,39 @@ void request_job_info_result (struct dws_engine *e, struct job *job, json_t *eve
         job_forget (e, job);
         return;
     }
-    if (decide (e, job, DECIDE_ON_JOBSPEC, dws_dw_uses_persistent (directives) == 1).kind
-        == STEP_FORGET) {
-        /* The jobtap plugin keeps such a job's dws.create until its other
-         * dependencies are gone (the job that makes the storage first):
-         * it was not lost, it is still to come. */
-        act_log (e, "info", "%s: job uses persistent storage and waits for its other"
-                 " dependencies; its dws.create comes once they are gone", job->name);
-        json_decref (directives);
-        job_forget (e, job);
-        return;
-    }
+    struct input jin = {.event = event, .directives = directives};
+    advance_job (e, job, DECIDE_ON_JOBSPEC, dws_dw_uses_persistent (directives) == 1, &jin);
+}
+
+/* STEP_CREATE_LATER: the jobtap plugin keeps the dws.create of a job
+ * that uses persistent storage until its other dependencies are gone
+ * (the job that makes the storage first): it was not lost, it is still
+ * to come.
+ */
+void request_create_later (struct dws_engine *e, struct job *job, const struct step *st,
+                           struct input *in)
+{
+    (void)st;
+    (void)in;
+    act_log (e, "info", "%s: job uses persistent storage and waits for its other"
+             " dependencies; its dws.create comes once they are gone", job->name);
+    job_forget (e, job);
+}
+
+/* STEP_CREATE_FROM_JOBSPEC: the job as its jobspec (in->event) and its
+ * checked directives (in->directives) say: its Workflow is created (once
+ * its user's limits allow).
+ */
+void request_create_from_jobspec (struct dws_engine *e, struct job *job,
+                                  const struct step *st, struct input *in)
+{
+    dws_error_t err;
+    json_t *event = in->event;
+    json_t *jobspec = json_object_get (event, "jobspec");
+    json_t *uid = json_object_get (event, "userid");
+    json_t *system = json_object_get (json_object_get (jobspec, "attributes"), "system");
+    json_t *tol = json_object_get (system, "dw_failure_tolerance");
+    (void)st;
     job->userid = json_integer_value (uid);
     json_t *gid = json_object_get (event, "groupid");
     job->groupid = json_is_integer (gid) ? json_integer_value (gid) : job->userid;
@@ -855,7 +953,8 @@ void request_job_info_result (struct dws_engine *e, struct job *job, json_t *eve
     if (prestage)
         job->prestage_asked = dws_rabbitconf_prestage_attr (prestage, NULL);
     json_decref (job->directives);
-    job->directives = directives;
+    job->directives = in->directives;
+    in->directives = NULL;
     json_decref (job->resources);
     job->resources = json_incref (json_object_get (jobspec, "resources"));
     set_username (job, event);

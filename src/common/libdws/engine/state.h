@@ -4,6 +4,7 @@
  * of the layers below it (t/python/libdws/test_engine_layers.py checks):
  *
  *   engine.c    configuration, create/destroy, event dispatch    (top)
+ *   verbs.c     the one table: each step's verb, in the file that owns it
  *   request.c   the dws.* requests, orphan recovery, job-info
  *   persistent.c the dws.persistent-* answers: list, share, unshare
  *   jobview.c   the dws.jobs and dws.job answers: a job as its owner sees it
@@ -19,6 +20,8 @@
  *               teardown, finalizer, KVS timing
  *   job.c       the job table
  *   rabbits.c   routing to rabbit health (../health/)
+ *   advance.c   an input's one way to move a job: decide, then the verb
+ *               of the step from the one table (verbs.c, set at create)
  *   decide.c    the one decider: a job's next step from its phase and facts,
  *               and every change of its phase (through phase.c's table)
  *   phase.c     each job's phase: its names and transitions (one table)
@@ -303,8 +306,11 @@ enum release_mode {
     RELEASE_LATE,        /* "after-teardown": once Teardown is done */
 };
 
+struct verbs; /* advance.h */
+
 struct dws_engine {
     struct config cfg;
+    const struct verbs *verbs; /* the one table of step verbs (verbs.c) */
     struct job **table;
     size_t nbuckets;
     size_t njobs;

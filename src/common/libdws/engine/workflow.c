@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "act.h"
+#include "advance.h"
 #include "answer.h"
-#include "decide.h"
 #include "wire/explain.h"
 #include "job.h"
 #include "util/jsonio.h"
@@ -52,7 +52,15 @@ void workflow_fail_job (struct dws_engine *e, struct job *job, const char *type,
         act_raise (e, job, type, 0, "%s", buf);
     }
     job->toredown = true;
-    workflow_step (e, job, decide (e, job, DECIDE_ON_FAILED, 0), NULL);
+    advance_job (e, job, DECIDE_ON_FAILED, 0, NULL);
+}
+
+void workflow_fail (struct dws_engine *e, struct job *job, const struct step *st,
+                    struct input *in)
+{
+    (void)st;
+    workflow_fail_job (e, job, in->type ? in->type : "exception", "%s",
+                       in->why ? in->why : "");
 }
 
 /* --- writes ---------------------------------------------------------------- */
@@ -141,7 +149,15 @@ void workflow_kvs_outcome (struct dws_engine *e, struct job *job, const char *st
 
 void workflow_create (struct dws_engine *e, struct job *job)
 {
+    advance_job (e, job, DECIDE_ON_CREATE, 0, NULL);
+}
+
+void workflow_send_create (struct dws_engine *e, struct job *job, const struct step *st,
+                           struct input *in)
+{
     char token[96];
+    (void)st;
+    (void)in;
     char tol[32];
     char *jobid = dws_f58_plain ((unsigned long long)job->id);
     char *res = job->resources ? json_dumps (job->resources, JSON_COMPACT) : NULL;
@@ -172,10 +188,6 @@ void workflow_create (struct dws_engine *e, struct job *job)
                               (json_int_t)job->groupid);
     free (jobid);
     free (res);
-    if (decide (e, job, DECIDE_ON_CREATE, 0).kind != STEP_CREATE) {
-        json_decref (body);
-        return;
-    }
     act_k8s (e, "create", "Workflow", e->cfg.namespace, job->name, body,
              token_for (token, sizeof (token), TOK_CREATE, job));
 }
@@ -250,8 +262,11 @@ static bool has_container (struct job *job)
     return false;
 }
 
-static void teardown_patch (struct dws_engine *e, struct job *job)
+void workflow_teardown_patch (struct dws_engine *e, struct job *job, const struct step *st,
+                              struct input *in)
 {
+    (void)st;
+    (void)in;
     json_t *ann = job->epilog ? json_pack ("{s:s}", ANN_EPILOG, "active") : NULL;
     patch_state (e, job, WF_TEARDOWN, ann);
 }
@@ -264,9 +279,12 @@ static void teardown_patch (struct dws_engine *e, struct job *job)
  * already, so nothing else moves the Workflow on; the patch goes out once
  * the last read has answered, whatever the answer.
  */
-static void mark_epilog (struct dws_engine *e, struct job *job)
+void workflow_mark_epilog (struct dws_engine *e, struct job *job, const struct step *st,
+                           struct input *in)
 {
     char token[96];
+    (void)st;
+    (void)in;
     act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name,
              json_pack ("{s:{s:{s:s}}}", "metadata", "annotations", ANN_EPILOG, "active"),
              token_for (token, sizeof (token), TOK_ANNOTATE, job));
@@ -275,20 +293,22 @@ static void mark_epilog (struct dws_engine *e, struct job *job)
 /* STEP_TEARDOWN: desiredState is Teardown already (the decider asked for
  * it), st.was the state asked for before.
  */
-static void teardown_begin (struct dws_engine *e, struct job *job, struct step st)
+void workflow_teardown_begin (struct dws_engine *e, struct job *job, const struct step *st,
+                              struct input *in)
 {
     char token[96];
+    (void)in;
     for (int k = 0; k < T_NKINDS; k++)
         act_timer_stop (e, job, (enum timer_kind)k);
     if (job->wf) {
         json_t *put = json_pack ("{s:O}", "data.dws.workflow", job->wf);
         /* the state the job leaves unfinished keeps when it was asked for */
-        enum wf_state left = st.was;
+        enum wf_state left = st->was;
         if (put && left > WF_NONE && left < WF_TEARDOWN && job->done_at[left] <= 0)
             timeline_put (job, left, put);
         act_kvs (e, job, put, json_pack ("{s:s}", "rabbit_workflow", "data.dws.workflow"));
     }
-    bool prerun = st.was >= WF_PRERUN;
+    bool prerun = st->was >= WF_PRERUN;
     job->teardown_reads = 0;
     if (e->cfg.save_datamovements > 0) {
         char sel[128];
@@ -306,12 +326,12 @@ static void teardown_begin (struct dws_engine *e, struct job *job, struct step s
         act (e, a);
         job->teardown_reads++;
     }
-    workflow_step (e, job, decide (e, job, DECIDE_ON_TEARDOWN_READ, 0), NULL);
+    advance_job (e, job, DECIDE_ON_TEARDOWN_READ, 0, NULL);
 }
 
 void workflow_teardown (struct dws_engine *e, struct job *job)
 {
-    workflow_step (e, job, decide (e, job, DECIDE_ON_TEARDOWN, 0), NULL);
+    advance_job (e, job, DECIDE_ON_TEARDOWN, 0, NULL);
 }
 
 /* One read before Teardown has answered. */
@@ -320,7 +340,7 @@ static void teardown_read_done (struct dws_engine *e, struct job *job)
     if (job->teardown_reads <= 0)
         return; /* a late answer (after a rebuild) */
     job->teardown_reads--;
-    workflow_step (e, job, decide (e, job, DECIDE_ON_TEARDOWN_READ, 0), NULL);
+    advance_job (e, job, DECIDE_ON_TEARDOWN_READ, 0, NULL);
 }
 
 /* Of a Workflow's Pods, the one whose log is kept: the MPI launcher, else
@@ -440,40 +460,38 @@ void workflow_remove_finalizer (struct dws_engine *e, struct job *job)
 /* STEP_DELETE: Teardown is complete and the job in its epilog: release
  * the epilog, delete the Workflow.
  */
-static void delete_workflow (struct dws_engine *e, struct job *job)
+void workflow_delete (struct dws_engine *e, struct job *job, const struct step *st,
+                      struct input *in)
 {
     char token[96];
+    (void)st;
+    (void)in;
     workflow_epilog_remove (e, job);
     act_k8s (e, "delete", "Workflow", e->cfg.namespace, job->name, NULL,
              token_for (token, sizeof (token), TOK_DELETE, job));
     workflow_remove_finalizer (e, job);
 }
 
-void workflow_step (struct dws_engine *e, struct job *job, struct step st,
-                    json_t *annotations)
+/* STEP_ASK: desiredState st->state (the decider asked for it), with the
+ * annotations the input gives (PostRun: the epilog is active).
+ */
+void workflow_ask (struct dws_engine *e, struct job *job, const struct step *st,
+                   struct input *in)
 {
-    switch (st.kind) {
-        case STEP_ASK:
-            if (st.state == WF_POSTRUN && !annotations)
-                annotations = json_pack ("{s:s}", ANN_EPILOG, "active");
-            patch_state (e, job, st.state, annotations);
-            return;
-        case STEP_TEARDOWN:
-            teardown_begin (e, job, st);
-            break;
-        case STEP_TEARDOWN_PATCH:
-            teardown_patch (e, job);
-            break;
-        case STEP_MARK_EPILOG:
-            mark_epilog (e, job);
-            break;
-        case STEP_DELETE:
-            delete_workflow (e, job);
-            break;
-        default:
-            break;
-    }
-    json_decref (annotations);
+    json_t *annotations = in->annotations;
+    in->annotations = NULL;
+    if (st->state == WF_POSTRUN && !annotations)
+        annotations = json_pack ("{s:s}", ANN_EPILOG, "active");
+    patch_state (e, job, st->state, annotations);
+}
+
+/* STEP_FINALIZER: the Workflow we delete still has our finalizer. */
+void workflow_finalizer (struct dws_engine *e, struct job *job, const struct step *st,
+                         struct input *in)
+{
+    (void)st;
+    (void)in;
+    workflow_remove_finalizer (e, job);
 }
 
 void workflow_on_write (struct dws_engine *e, enum token_kind kind, struct job *job,

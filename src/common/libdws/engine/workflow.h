@@ -5,7 +5,7 @@
 #ifndef DWS_ENGINE_WORKFLOW_H
 #define DWS_ENGINE_WORKFLOW_H
 
-#include "decide.h"
+#include "advance.h"
 #include "state.h"
 
 
@@ -17,12 +17,25 @@ void workflow_kvs_timing (struct dws_engine *e, struct job *job, enum wf_state s
 void workflow_state_timers (struct dws_engine *e, struct job *job, enum wf_state s,
                             bool picked_up);
 void workflow_create (struct dws_engine *e, struct job *job);
-/* Carry out the decider's step where it is one of the Workflow's verbs
- * (ask for a state, with `annotations`; Teardown and its reads; mark the
- * epilog; delete); any other step is its caller's.  Takes `annotations`.
- */
-void workflow_step (struct dws_engine *e, struct job *job, struct step st,
-                    json_t *annotations);
+/* The verbs of the Workflow's steps (verbs.c's table). */
+void workflow_send_create (struct dws_engine *e, struct job *job, const struct step *st,
+                           struct input *in);
+void workflow_ask (struct dws_engine *e, struct job *job, const struct step *st,
+                   struct input *in);
+void workflow_teardown_begin (struct dws_engine *e, struct job *job, const struct step *st,
+                              struct input *in);
+void workflow_teardown_patch (struct dws_engine *e, struct job *job, const struct step *st,
+                              struct input *in);
+void workflow_mark_epilog (struct dws_engine *e, struct job *job, const struct step *st,
+                           struct input *in);
+void workflow_delete (struct dws_engine *e, struct job *job, const struct step *st,
+                      struct input *in);
+void workflow_finalizer (struct dws_engine *e, struct job *job, const struct step *st,
+                         struct input *in);
+/* STEP_FAIL, STEP_TIMEOUT: fail the job with in->type (default
+ * "exception") and in->why. */
+void workflow_fail (struct dws_engine *e, struct job *job, const struct step *st,
+                    struct input *in);
 /* Teardown is wanted: whatever the decider makes of it (decide.h). */
 void workflow_teardown (struct dws_engine *e, struct job *job);
 void workflow_remove_finalizer (struct dws_engine *e, struct job *job);
