@@ -12,10 +12,12 @@
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "decide.h"
 #include "phase.h"
+#include "placement/lustre.h"
 #include "wfview.h"
 
 static struct step make (enum step_kind kind)
@@ -90,13 +92,92 @@ static bool prestaging (const struct job *job)
     return job->prestage && !job->hosts;
 }
 
+/* Does the Workflow list a breakdown the job has not read? */
+static bool breakdowns_missing (const struct job *job)
+{
+    size_t i;
+    json_t *ref;
+    json_array_foreach (job->view.breakdowns, i, ref) {
+        const char *name = json_string_value (json_object_get (ref, "name"));
+        if (name && !json_object_get (job->breakdowns, name))
+            return true;
+    }
+    return false;
+}
+
+/* Proposal is done: every breakdown read first (the last read's answer
+ * decides again), then the resources.
+ */
+static struct step proposal (const struct job *job)
+{
+    if (job->breakdowns_wanted > 0)
+        return make (STEP_NOTHING);
+    return make (breakdowns_missing (job) ? STEP_BREAKDOWNS : STEP_PROPOSAL);
+}
+
+/* Does the job's Lustre go where Fluxion found room (lustre.h)? */
+static bool lustre_spreads (const struct dws_engine *e, const struct job *job)
+{
+    json_t *list = json_array ();
+    const char *name;
+    json_t *bd;
+    json_object_foreach (job->breakdowns, name, bd)
+        json_array_append (list, bd);
+    bool spread = list && dws_lustre_spreads (job->resources, list, &e->cfg.lustre);
+    json_decref (list);
+    return spread;
+}
+
+/* Are the job's hosts (and the ssd Fluxion reserved it) on the Workflow
+ * already (a restarted service, a Workflow created again with them)?
+ */
+static bool hosts_recorded (const struct job *job)
+{
+    const char *hosts = wfview_annotation (&job->view, ANN_HOSTS);
+    const char *reserved = wfview_annotation (&job->view, ANN_RESERVED);
+    if (!hosts || !job->hosts || strcmp (hosts, job->hosts) != 0)
+        return false;
+    if (!job->reserved)
+        return !reserved;
+    char *rsv = json_dumps (job->reserved, JSON_COMPACT | JSON_SORT_KEYS);
+    bool same = rsv && reserved && !strcmp (reserved, rsv);
+    free (rsv);
+    return same;
+}
+
+/* dws.setup has come and the Setup may start: its breakdowns read, the
+ * rabbit map known, a spread Lustre's ssd read from the job's R, the
+ * hosts recorded on the Workflow, then the Servers filled.
+ */
+static struct step setup_start (const struct dws_engine *e, const struct job *job)
+{
+    if (job->breakdowns_wanted > 0)
+        return make (STEP_NOTHING); /* the last read's answer decides again */
+    if (breakdowns_missing (job))
+        return make (STEP_BREAKDOWNS);
+    if (!e->map)
+        return make (STEP_WAIT_MAP); /* until the SystemConfiguration comes */
+    if (!job->reserved && lustre_spreads (e, job))
+        return make (job->info_sched ? STEP_NOTHING : STEP_READ_SCHED_R);
+    return make (hosts_recorded (job) ? STEP_SERVERS : STEP_HOSTS_PATCH);
+}
+
+/* PreRun is done: the prolog ends, with the workflow token if DWS made
+ * one (read first).
+ */
+static struct step prolog (const struct job *job)
+{
+    const char *secret = job->view.token_secret;
+    return make (secret && *secret ? STEP_READ_TOKEN : STEP_PROLOG);
+}
+
 /* State s is complete (the phase says so already). */
 static struct step after_done (const struct dws_engine *e, const struct job *job,
                                enum wf_state s)
 {
     switch (s) {
         case WF_PROPOSAL:
-            return make (STEP_PROPOSAL);
+            return proposal (job);
         case WF_SETUP:
             return job->prestage ? ask (job, WF_DATAIN) : make (STEP_COMPUTES);
         case WF_DATAIN:
@@ -104,7 +185,7 @@ static struct step after_done (const struct dws_engine *e, const struct job *job
                 return make (job->hosts ? STEP_COMPUTES : STEP_PRESTAGED);
             return ask (job, WF_PRERUN);
         case WF_PRERUN:
-            return make (STEP_PROLOG);
+            return prolog (job);
         case WF_POSTRUN:
             return decide_release_early (e, job) ? make (STEP_RELEASE) : ask (job, WF_DATAOUT);
         case WF_DATAOUT:
@@ -206,13 +287,13 @@ static bool setup_may_start (const struct job *job)
  * and whose resources went again (the jobtap plugin asked again: it holds
  * dws-prestage anew) is let go again.
  */
-static struct step proposal_ready (const struct job *job)
+static struct step proposal_ready (const struct dws_engine *e, const struct job *job)
 {
     if (!job->resources_sent)
         return make (job->prestage && !job->prestage_recorded ? STEP_PRESTAGE_RECORD
                                                               : STEP_RESOURCES);
     if (setup_may_start (job))
-        return make (STEP_SETUP_START);
+        return setup_start (e, job);
     if (prestaging (job) && job->prestage_ready)
         return make (STEP_PRESTAGED);
     return prestage_may_start (job) ? prestage_next (job) : make (STEP_NOTHING);
@@ -341,22 +422,24 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
                 return make (STEP_NOTHING); /* the first: not a repeated one */
             if (handled >= WF_PRERUN && desired == WF_PRERUN && !job->token_pending
                 && !job->epilog)
-                return make (STEP_PROLOG);
+                return prolog (job);
             return make (STEP_NOTHING);
         case DECIDE_ON_RELEASED:
             return ask (job, WF_DATAOUT);
         case DECIDE_ON_TIMER:
             return on_timer (job, (enum timer_kind)arg);
         case DECIDE_ON_BREAKDOWN:
-            if (job->breakdowns_wanted > 0 || job->excepted)
+            if (job->excepted)
                 return make (STEP_NOTHING);
             if (handled == WF_PROPOSAL && desired == WF_PROPOSAL)
-                return make (STEP_PROPOSAL);
+                return proposal (job);
             if (setup_may_start (job))
-                return make (STEP_SETUP_START); /* a pre-staged job picked up, its hosts come */
-            return make (STEP_BREAKDOWNS);
+                return setup_start (e, job); /* a pre-staged job picked up, its hosts come */
+            return make (job->breakdowns_wanted == 0 && breakdowns_missing (job)
+                             ? STEP_BREAKDOWNS
+                             : STEP_NOTHING);
         case DECIDE_ON_PROPOSAL_READY:
-            return proposal_ready (job);
+            return proposal_ready (e, job);
         case DECIDE_ON_RESEND:
             /* a pre-staged job waits in DEPEND past Proposal */
             if (job->resources_sent
@@ -365,11 +448,11 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
                 return make (STEP_RESOURCES_AGAIN);
             return make (STEP_NOTHING);
         case DECIDE_ON_SETUP:
-            return make (setup_may_start (job) ? STEP_SETUP_START : STEP_NOTHING);
+            return setup_may_start (job) ? setup_start (e, job) : make (STEP_NOTHING);
         case DECIDE_ON_MAP:
             /* a job that reached dws.setup before the map was known */
             if (job->setup_pending && job->servers_pending == 0 && setup_may_start (job))
-                return make (STEP_SETUP_START);
+                return setup_start (e, job);
             return make (STEP_NOTHING);
         case DECIDE_ON_HOSTS:
             if (!phase_exists (job) || handled < WF_PROPOSAL)
@@ -480,7 +563,7 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
             return make (STEP_NOTHING);
         case DECIDE_ON_PRESTAGE_RECORDED:
             if (!job->resources_sent)
-                return proposal_ready (job);
+                return proposal_ready (e, job);
             if (prestage_may_start (job)
                 && (job->ssd == SSD_PICKED || job->ssd == SSD_FINDING))
                 return make (STEP_PRESTAGE_HOLD);

@@ -85,7 +85,8 @@ enum step_kind {
     STEP_PROPOSAL,       /* Proposal done: the resources for the job manager */
     STEP_ASK,            /* patch desiredState to `state` (and start its timers) */
     STEP_COMPUTES,       /* Setup done: fill the Computes */
-    STEP_PROLOG,         /* PreRun done: end the prolog (read the token first) */
+    STEP_PROLOG,         /* PreRun done: end the prolog (no workflow token) */
+    STEP_READ_TOKEN,     /* PreRun done: read the workflow token Secret first */
     STEP_PROLOG_REMOVE,  /* the token read: end the prolog with it */
     STEP_RELEASE,        /* PostRun done: hold the ssds, release the computes */
     STEP_TEARDOWN,       /* to Teardown: the reads first (`was`: desired before) */
@@ -101,7 +102,9 @@ enum step_kind {
     STEP_BREAKDOWNS,     /* read the breakdowns the Workflow lists and we lack */
     STEP_RESOURCES,      /* send the resource-update (Proposal's outcome) */
     STEP_RESOURCES_AGAIN, /* send it again: read the breakdowns anew first */
-    STEP_SETUP_START,    /* start placing the storage: the hosts on the Workflow */
+    STEP_WAIT_MAP,       /* the Setup waits for the SystemConfiguration (logged) */
+    STEP_READ_SCHED_R,   /* the job's R with its graph: where its Lustre ssd went */
+    STEP_HOSTS_PATCH,    /* record the hosts (and ssd reserved) on the Workflow */
     STEP_SERVERS,        /* fill the Servers objects (the hosts' answer kept) */
     STEP_RECORD,         /* keep the answer's Workflow; nothing follows */
     STEP_FINALIZER,      /* the Workflow is being deleted by us: remove our finalizer */

@@ -303,48 +303,43 @@ void progress_setup_start (struct dws_engine *e, struct job *job)
     advance_job (e, job, DECIDE_ON_SETUP, 0, NULL);
 }
 
-/* STEP_SETUP_START (Proposal finishing first, or the job failed: the
- * decider says nothing).
+/* STEP_WAIT_MAP: the SystemConfiguration list has not come yet: the
+ * Setup starts when it does (DECIDE_ON_MAP).
  */
-void progress_start_setup (struct dws_engine *e, struct job *job, const struct step *st,
+void progress_wait_map (struct dws_engine *e, struct job *job, const struct step *st,
+                        struct input *in)
+{
+    (void)st;
+    (void)in;
+    act_log (e, "warning", "%s: waiting for SystemConfiguration 'default' to place"
+             " the job's rabbit storage", job->name);
+}
+
+/* STEP_READ_SCHED_R: the job manager's R is redacted (no scheduling
+ * graph): read the job's R from the KVS, to place its Lustre where
+ * Fluxion put its ssd (its answer: STEP_PLACE_LUSTRE).
+ */
+void progress_read_sched_R (struct dws_engine *e, struct job *job, const struct step *st,
+                            struct input *in)
+{
+    char token[96];
+    (void)st;
+    (void)in;
+    job->info_sched = true;
+    act (e, json_pack ("{s:s s:I s:s s:b}", "action", DWS_WIRE_ACTION (JOB_INFO), "id", job->id,
+                       "token", token_for (token, sizeof (token), TOK_JOB_INFO, job), "R", 1));
+}
+
+/* STEP_HOSTS_PATCH: the job's hosts (and the ssd reserved for it) on the
+ * Workflow before its Servers are filled (its answer: DECIDE_ON_HOSTS).
+ */
+void progress_hosts_patch (struct dws_engine *e, struct job *job, const struct step *st,
                            struct input *in)
 {
     char token[96];
     (void)st;
     (void)in;
-    if (!breakdowns_ready (e, job))
-        return; /* the last breakdown read finishes Proposal; it calls back here */
-    if (!e->map) {
-        /* the SystemConfiguration list has not come yet: resumed when it does */
-        act_log (e, "warning", "%s: waiting for SystemConfiguration 'default' to place"
-                 " the job's rabbit storage", job->name);
-        return;
-    }
-    if (!job->reserved) {
-        json_t *list = breakdown_list (job);
-        bool spread = dws_lustre_spreads (job->resources, list, &e->cfg.lustre);
-        json_decref (list);
-        if (spread) {
-            /* the job manager's R is redacted (no scheduling graph): read
-             * the job's R from the KVS; the answer comes back here */
-            if (!job->info_sched) {
-                job->info_sched = true;
-                act (e, json_pack ("{s:s s:I s:s s:b}", "action", DWS_WIRE_ACTION (JOB_INFO), "id", job->id,
-                                   "token", token_for (token, sizeof (token), TOK_JOB_INFO, job),
-                                   "R", 1));
-            }
-            return;
-        }
-    }
-    const char *recorded = wfview_annotation (&job->view, ANN_HOSTS);
     char *rsv = job->reserved ? json_dumps (job->reserved, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-    const char *rec_rsv = wfview_annotation (&job->view, ANN_RESERVED);
-    if (recorded && !strcmp (recorded, job->hosts)
-        && (rsv ? rec_rsv && !strcmp (rec_rsv, rsv) : !rec_rsv)) {
-        free (rsv);
-        setup_servers (e, job);
-        return;
-    }
     json_t *ann = json_pack ("{s:s}", ANN_HOSTS, job->hosts);
     if (rsv)
         json_object_set_new (ann, ANN_RESERVED, json_string (rsv));
@@ -446,21 +441,28 @@ void progress_prolog_remove (struct dws_engine *e, struct job *job, const struct
              json_pack ("{s:I s:o}", "id", job->id, "variables", vars), NULL);
 }
 
+/* STEP_PROLOG: PreRun is done and DWS made no workflow token. */
 void progress_prolog (struct dws_engine *e, struct job *job, const struct step *st,
                       struct input *in)
 {
-    char token[96];
-    (void)st;
-    const char *secret = job->view.token_secret;
-    const char *ns = job->view.token_ns;
     act_timer_stop (e, job, T_PRERUN);
-    if (secret && *secret) {
-        job->token_pending = true;
-        act_k8s (e, "get", "Secret", ns && *ns ? ns : e->cfg.namespace, secret, NULL,
-                 token_for (token, sizeof (token), TOK_SECRET, job));
-        return;
-    }
     progress_prolog_remove (e, job, st, in);
+}
+
+/* STEP_READ_TOKEN: PreRun is done: the workflow token Secret is read
+ * before the prolog ends (its answer: DECIDE_ON_TOKEN).
+ */
+void progress_read_token (struct dws_engine *e, struct job *job, const struct step *st,
+                          struct input *in)
+{
+    char token[96];
+    const char *ns = job->view.token_ns;
+    (void)st;
+    (void)in;
+    act_timer_stop (e, job, T_PRERUN);
+    job->token_pending = true;
+    act_k8s (e, "get", "Secret", ns && *ns ? ns : e->cfg.namespace, job->view.token_secret,
+             NULL, token_for (token, sizeof (token), TOK_SECRET, job));
 }
 
 /* A repeated dws.setup (a jobtap plugin reloaded while it held the
@@ -507,14 +509,13 @@ void progress_look (struct dws_engine *e, struct job *job, const struct step *st
     progress_workflow (e, job);
 }
 
-/* STEP_PROPOSAL: its resources, once every breakdown is read. */
+/* STEP_PROPOSAL: every breakdown is read: its resources. */
 void progress_proposal (struct dws_engine *e, struct job *job, const struct step *st,
                         struct input *in)
 {
     (void)st;
     (void)in;
-    if (breakdowns_ready (e, job)) /* else the last breakdown read finishes it */
-        proposal_finish (e, job);
+    proposal_finish (e, job);
 }
 
 /* STEP_BREAKDOWNS: read those the Workflow lists and we lack. */

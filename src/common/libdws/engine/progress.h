@@ -57,7 +57,13 @@ void progress_send_resources (struct dws_engine *e, struct job *job, const struc
                              struct input *in);
 void progress_resources_again (struct dws_engine *e, struct job *job, const struct step *st,
                               struct input *in);
-void progress_start_setup (struct dws_engine *e, struct job *job, const struct step *st,
+void progress_wait_map (struct dws_engine *e, struct job *job, const struct step *st,
+                        struct input *in);
+void progress_read_sched_R (struct dws_engine *e, struct job *job, const struct step *st,
+                            struct input *in);
+void progress_hosts_patch (struct dws_engine *e, struct job *job, const struct step *st,
+                           struct input *in);
+void progress_read_token (struct dws_engine *e, struct job *job, const struct step *st,
                           struct input *in);
 void progress_servers (struct dws_engine *e, struct job *job, const struct step *st,
                       struct input *in);
