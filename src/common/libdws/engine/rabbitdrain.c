@@ -269,8 +269,8 @@ static void step_outcome (struct dws_engine *e, json_t *req, enum drain_step don
     char msg[768];
     if (done == DRAIN_STEP_ROLLBACK && next == DRAIN_STEP_ROLLBACK) {
         json_object_set_new (u, "tries", json_integer (tries + 1));
-        act_log (e, "warning", "drain rabbit %s: taking its drain annotations back failed (%s);"
-                 " trying again", rabbit, answer_message (event));
+        act_log (e, "warning", "drain rabbit %s: %s failed (%s); trying again", rabbit,
+                 steps[done].doing, answer_message (event));
         return;
     }
     if (done == DRAIN_STEP_ROLLBACK) {
@@ -278,10 +278,9 @@ static void step_outcome (struct dws_engine *e, json_t *req, enum drain_step don
         if (ok) /* gone too: no Storage, nothing of the drain is left */
             snprintf (msg, sizeof (msg), "%s; its drain annotations were taken back", why);
         else {
-            snprintf (msg, sizeof (msg), "%s; taking its drain annotations back failed %lld"
-                      " times (%s): its Storage says drained, its Node is not tainted;"
-                      " 'flux dws undrain %s' clears them", why, (long long)tries,
-                      answer_message (event), rabbit);
+            snprintf (msg, sizeof (msg), "%s; %s failed %lld times (%s): its Storage says"
+                      " drained, its Node is not tainted; 'flux dws undrain %s' clears them",
+                      why, steps[done].doing, (long long)tries, answer_message (event), rabbit);
             act_log (e, "err", "drain %s", msg);
         }
         json_array_append_new (json_object_get (req, "errors"), json_string (msg));
