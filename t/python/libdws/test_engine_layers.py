@@ -25,6 +25,7 @@ LAYERS = [
     "limits",
     "wfview",
     "psi",
+    "pending",
     "act",
     "phase",
     "decide",

@@ -104,3 +104,22 @@ def test_jobs_and_persistent_storage_and_a_drain(h: Harness) -> None:
 def test_a_guest_may_ask(h: Harness) -> None:
     got = df(h, userid=h.owner + 1)
     assert got["success"] and len(got["rabbits"]) == 2
+
+
+def test_an_answer_with_a_token_that_is_none_is_logged_and_dropped(h: Harness) -> None:
+    """The engine refuses an answer whose token is no token of its one
+    namespace, naming it; the service logs that and goes on serving."""
+    svc = h.service
+    assert svc is not None
+    bad = ("df:1x", f"drain:1:bogus:{R2}", "health:abc", "persistent-share:")
+    for tok in bad:
+        h.reactor.call(lambda t=tok: svc.feed({"type": "k8s-result", "token": t, "ok": True,
+                                                "code": 200, "object": {}}))
+    errors = [m for lvl, m in h.link.logs if lvl == "err"]
+    for tok in bad:
+        assert f"dropped a malformed k8s-result event: unknown token '{tok}'" in errors
+    # an answer to a request never made (or answered already): dropped unlogged
+    h.reactor.call(lambda: svc.feed({"type": "k8s-result", "token": "df:999", "ok": True,
+                                     "code": 200, "object": {"items": []}}))
+    assert [m for lvl, m in h.link.logs if lvl == "err"] == errors
+    assert df(h)["success"]

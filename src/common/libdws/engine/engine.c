@@ -17,6 +17,7 @@
 #include "fault.h"
 #include "job.h"
 #include "jobview.h"
+#include "pending.h"
 #include "persistent.h"
 #include "util/jsonio.h"
 #include "prestage.h"
@@ -253,8 +254,7 @@ struct dws_engine *dws_engine_create (json_t *config, dws_error_t *err)
     }
     if (!(e->deferred = json_array ()) || !(e->refused = json_object ())
         || !(e->record_due = json_object ()) || !(e->records = json_object ())
-        || !(e->psi_pending = json_object ()) || !(e->psi_deferred = json_array ())
-        || !(e->drains = json_object ()) || !(e->dfs = json_object ())) {
+        || !(e->pending = json_object ())) {
         dws_errorf (err, "out of memory");
         dws_engine_destroy (e);
         return NULL;
@@ -279,14 +279,11 @@ void dws_engine_destroy (struct dws_engine *e)
     dws_rabbitmap_destroy (e->map);
     dws_health_destroy (e->health);
     json_decref (e->deferred);
-    json_decref (e->drains);
-    json_decref (e->dfs);
+    json_decref (e->pending);
     json_decref (e->refused);
     json_decref (e->record_due);
     json_decref (e->records);
     json_decref (e->psis);
-    json_decref (e->psi_pending);
-    json_decref (e->psi_deferred);
     json_decref (e->actions);
     free (e);
 }
@@ -303,102 +300,18 @@ int dws_engine_reconfig (struct dws_engine *e, json_t *config, dws_error_t *err)
 }
 
 /* --- dispatch ------------------------------------------------------------ */
-static int result_job (struct dws_engine *e, json_t *event, char *what, size_t len,
-                       struct job **jobp, dws_error_t *err)
-{
-    const char *token = json_string_value (json_object_get (event, "token"));
-    if (!token)
-        return dws_errorf (err, "event has no token");
-    const char *colon = strrchr (token, ':');
-    json_int_t id;
-    char name[64];
-    if (!colon || (size_t)(colon - token) >= len)
-        return dws_errorf (err, "unknown token '%s'", token);
-    memcpy (what, token, (size_t)(colon - token));
-    what[colon - token] = '\0';
-    /* a longer id would be cut to a different (valid) one */
-    if (snprintf (name, sizeof (name), "fluxjob-%s", colon + 1) >= (int)sizeof (name)
-        || !job_id_from_name (name, &id))
-        return dws_errorf (err, "unknown token '%s'", token);
-    *jobp = job_lookup (e, id);
-    return 0;
-}
-
-/* The one handler of each token kind's Kubernetes answer (job-info is the
- * token of a job-info event, never of a Kubernetes answer).
- */
-typedef void (*result_handler_f) (struct dws_engine *e, enum token_kind kind, struct job *job,
-                                  json_t *event);
-static const result_handler_f result_handlers[TOK_COUNT] = {
-    [TOK_CREATE] = progress_on_create,
-    [TOK_STATE] = workflow_on_state,
-    [TOK_ANNOTATE] = workflow_on_write,
-    [TOK_FINALIZER] = workflow_on_write,
-    [TOK_DELETE] = workflow_on_write,
-    [TOK_BREAKDOWN] = progress_on_breakdown,
-    [TOK_HOSTS] = progress_on_hosts,
-    [TOK_SERVERS] = progress_on_servers,
-    [TOK_COMPUTES] = progress_on_computes,
-    [TOK_SECRET] = progress_on_secret,
-    [TOK_DM] = workflow_on_datamovements,
-    [TOK_PODS] = workflow_on_pods,
-    [TOK_PODLOG] = workflow_on_podlog,
-    [TOK_JOB_INFO] = NULL,
-    [TOK_SETUP_TIMEOUT] = fault_on_setup_reads,
-    [TOK_PRERUN_TIMEOUT] = fault_on_prerun_reads,
-    [TOK_TC_PRERUN] = fault_on_prerun_reads,
-    [TOK_POSTRUN_TIMEOUT] = fault_on_postrun_reads,
-    [TOK_POSTRUN_FAILED] = fault_on_postrun_failed_reads,
-    [TOK_ABORT_MOUNTS] = fault_on_abort_mounts,
-    [TOK_ABORT_SERVERS] = fault_on_abort_servers,
-    [TOK_FORCE_READY] = fault_on_force_ready,
-    [TOK_JOBVIEW] = jobview_on_datamovements,
-    [TOK_PRESTAGE] = progress_on_prestage,
-};
-
-static void k8s_result (struct dws_engine *e, const char *what, struct job *job, json_t *event)
-{
-    int kind = token_kind_parse (what, strlen (what));
-    if (kind < 0 || !result_handlers[kind]) {
-        act_log (e, "err", "%s: unexpected answer '%s'", job->name, what);
-        return;
-    }
-    result_handlers[kind](e, (enum token_kind)kind, job, event);
-}
-
-/* The requests that waited for the first Workflow list, in the order
- * they came (their answers go out with the list's actions).
+/* The requests that waited for a list (the first Workflow list, the
+ * PSIs') and have all they need now, in the order they came (their
+ * answers go out with the list's actions).
  */
 static void answer_deferred (struct dws_engine *e)
 {
-    json_t *deferred = e->deferred;
+    json_t *ready = pending_ready (e);
     size_t i;
     json_t *ev;
-    if (!e->synced || json_array_size (deferred) == 0)
-        return;
-    if (!(e->deferred = json_array ())) {
-        e->deferred = deferred;
-        return;
-    }
-    json_array_foreach (deferred, i, ev)
+    json_array_foreach (ready, i, ev)
         request_event (e, ev);
-    json_decref (deferred);
-}
-
-/* The dws.persistent-* requests that waited for the PSIs' first list. */
-static void answer_psi_deferred (struct dws_engine *e)
-{
-    json_t *deferred = e->psi_deferred;
-    size_t i;
-    json_t *ev;
-    if (json_array_size (deferred) == 0 || !(e->psi_deferred = json_array ())) {
-        if (!e->psi_deferred)
-            e->psi_deferred = deferred;
-        return;
-    }
-    json_array_foreach (deferred, i, ev)
-        request_event (e, ev);
-    json_decref (deferred);
+    json_decref (ready);
 }
 
 /* A sync or watch event: the Workflow list and watch drive the jobs,
@@ -422,8 +335,7 @@ static int kind_event (struct dws_engine *e, enum dws_wire_event type, json_t *e
             return rabbits_event (e, HEALTH_STORAGE_SYNC, event, err);
         else if (!strcmp (kind, "PersistentStorageInstance")) {
             psi_sync (e, objects, json_object_get (event, "owners"));
-            answer_deferred (e); /* the creates that waited for it */
-            answer_psi_deferred (e);
+            answer_deferred (e);
         }
         else if (!strcmp (kind, "SystemConfiguration")) {
             size_t i;
@@ -448,42 +360,129 @@ static int kind_event (struct dws_engine *e, enum dws_wire_event type, json_t *e
     return 0;
 }
 
-/* The answer to a k8s, rpc or job-info action, by its token. */
+/* --- answers: one token namespace, one table of handlers --------------- */
+/* A job's answer (TOKEN_JOB): its job found in the job table. */
+typedef void (*job_answer_f) (struct dws_engine *e, enum token_kind kind, struct job *job,
+                              json_t *event);
+/* A request's answer (TOKEN_REQUEST, TOKEN_STEP): its entry found in the
+ * pending table; true when the request is answered (it leaves the table). */
+typedef bool (*request_answer_f) (struct dws_engine *e, json_t *req, const struct token *t,
+                                  json_t *event);
+
+static void on_job_info (struct dws_engine *e, enum token_kind kind, struct job *job,
+                         json_t *event)
+{
+    (void)kind;
+    request_job_info_result (e, job, event);
+}
+
+static void on_prestage_find (struct dws_engine *e, enum token_kind kind, struct job *job,
+                              json_t *event)
+{
+    (void)kind;
+    progress_on_prestage_find (e, job, event);
+}
+
+#define K8S (1u << DWS_WIRE_EV_K8S_RESULT)
+#define RPC (1u << DWS_WIRE_EV_RPC_RESULT)
+#define INFO (1u << DWS_WIRE_EV_JOB_INFO)
+
+/* Each token kind's answer: the result events it comes as, and its one
+ * handler (of the kind's shape; TOKEN_HEALTH's is rabbit health's,
+ * rabbits_event).
+ */
+static const struct {
+    unsigned comes_as;
+    job_answer_f job;
+    request_answer_f request;
+} answers[TOK_COUNT] = {
+    [TOK_CREATE] = {K8S, progress_on_create, NULL},
+    [TOK_STATE] = {K8S, workflow_on_state, NULL},
+    [TOK_ANNOTATE] = {K8S, workflow_on_write, NULL},
+    [TOK_FINALIZER] = {K8S, workflow_on_write, NULL},
+    [TOK_DELETE] = {K8S, workflow_on_write, NULL},
+    [TOK_BREAKDOWN] = {K8S, progress_on_breakdown, NULL},
+    [TOK_HOSTS] = {K8S, progress_on_hosts, NULL},
+    [TOK_SERVERS] = {K8S, progress_on_servers, NULL},
+    [TOK_COMPUTES] = {K8S, progress_on_computes, NULL},
+    [TOK_SECRET] = {K8S, progress_on_secret, NULL},
+    [TOK_DM] = {K8S, workflow_on_datamovements, NULL},
+    [TOK_PODS] = {K8S, workflow_on_pods, NULL},
+    [TOK_PODLOG] = {K8S, workflow_on_podlog, NULL},
+    [TOK_JOB_INFO] = {INFO, on_job_info, NULL},
+    [TOK_SETUP_TIMEOUT] = {K8S, fault_on_setup_reads, NULL},
+    [TOK_PRERUN_TIMEOUT] = {K8S, fault_on_prerun_reads, NULL},
+    [TOK_TC_PRERUN] = {K8S, fault_on_prerun_reads, NULL},
+    [TOK_POSTRUN_TIMEOUT] = {K8S, fault_on_postrun_reads, NULL},
+    [TOK_POSTRUN_FAILED] = {K8S, fault_on_postrun_failed_reads, NULL},
+    [TOK_ABORT_MOUNTS] = {K8S, fault_on_abort_mounts, NULL},
+    [TOK_ABORT_SERVERS] = {K8S, fault_on_abort_servers, NULL},
+    [TOK_FORCE_READY] = {K8S, fault_on_force_ready, NULL},
+    [TOK_JOBVIEW] = {K8S, jobview_on_datamovements, NULL},
+    [TOK_PRESTAGE] = {K8S, progress_on_prestage, NULL},
+    [TOK_PRESTAGE_FIND] = {RPC, on_prestage_find, NULL},
+    [TOK_PERSISTENT] = {K8S, NULL, persistent_result},
+    [TOK_DF] = {K8S, NULL, rabbitdf_result},
+    [TOK_DRAIN] = {K8S, NULL, rabbitdrain_result},
+    [TOK_HEALTH] = {K8S | RPC, NULL, NULL},
+};
+
+/* A job's answer its kind's table row does not take (a word no kind has,
+ * or another event than its answer comes as): a failed RPC and any other
+ * Kubernetes or job-info answer are logged. */
+static void job_unexpected (struct dws_engine *e, enum dws_wire_event type, const struct token *t,
+                            struct job *job, json_t *event)
+{
+    if (type != DWS_WIRE_EV_RPC_RESULT)
+        act_log (e, "err", "%s: unexpected answer '%s'", job->name, t->word);
+    else if (!json_is_true (json_object_get (event, "ok")))
+        act_log (e, "err", "%s: %s RPC failed: %s", job->name, t->word,
+                 dws_json_str_or (json_object_get (event, "errstr"), "unknown"));
+}
+
+/* The answer to a k8s, rpc or job-info action, by its token: parsed
+ * once, then its kind's one handler.  An answer whose job or request is
+ * gone (a late one) is dropped.
+ */
 static int result_event (struct dws_engine *e, enum dws_wire_event type, json_t *event,
                          dws_error_t *err)
 {
-    char what[64];
-    struct job *job = NULL;
-    if (type != DWS_WIRE_EV_JOB_INFO && rabbits_token (event))
-        return rabbits_event (e, HEALTH_RESULT, event, err);
-    if (type == DWS_WIRE_EV_K8S_RESULT && persistent_token (event)) {
-        persistent_result (e, event);
-        return 0;
-    }
-    if (type == DWS_WIRE_EV_K8S_RESULT && rabbitdrain_token (event)) {
-        rabbitdrain_result (e, event);
-        return 0;
-    }
-    if (type == DWS_WIRE_EV_K8S_RESULT && rabbitdf_token (event)) {
-        rabbitdf_result (e, event);
-        return 0;
-    }
-    if (result_job (e, event, what, sizeof (what), &job, err) < 0)
+    const char *text = json_string_value (json_object_get (event, "token"));
+    struct token t;
+    if (!text)
+        return dws_errorf (err, "event has no token");
+    if (token_parse (text, &t, err) < 0)
         return -1;
-    if (!job)
-        return 0; /* the job is gone: a late answer */
-    if (type == DWS_WIRE_EV_JOB_INFO)
-        request_job_info_result (e, job, event);
-    else if (type == DWS_WIRE_EV_RPC_RESULT
-             && token_kind_parse (what, strlen (what)) == TOK_PRESTAGE_FIND)
-        progress_on_prestage_find (e, job, event);
-    else if (type == DWS_WIRE_EV_RPC_RESULT) {
-        if (!json_is_true (json_object_get (event, "ok")))
-            act_log (e, "err", "%s: %s RPC failed: %s", job->name, what,
-                     dws_json_str_or (json_object_get (event, "errstr"), "unknown"));
+    bool expected = t.kind >= 0 && (answers[t.kind].comes_as & (1u << type));
+    switch (t.kind >= 0 ? token_kind_shape ((enum token_kind)t.kind) : TOKEN_JOB) {
+    case TOKEN_JOB: {
+        act_record_id (e, t.n); /* its view may have changed */
+        struct job *job = job_lookup (e, t.n);
+        if (!job)
+            return 0;
+        if (expected)
+            answers[t.kind].job (e, (enum token_kind)t.kind, job, event);
+        else
+            job_unexpected (e, type, &t, job, event);
+        return 0;
     }
-    else
-        k8s_result (e, what, job, event);
+    case TOKEN_REQUEST:
+    case TOKEN_STEP: {
+        json_t *req = pending_get (e, &t);
+        if (!req)
+            return 0;
+        if (!expected)
+            break;
+        if (answers[t.kind].request (e, req, &t, event))
+            pending_remove (e, &t);
+        return 0;
+    }
+    case TOKEN_HEALTH:
+        if (!expected)
+            break;
+        return rabbits_event (e, HEALTH_RESULT, event, err);
+    }
+    act_log (e, "err", "unexpected %s for token '%s'", dws_wire_event_name (type), text);
     return 0;
 }
 
@@ -543,8 +542,8 @@ static int dispatch (struct dws_engine *e, json_t *event, dws_error_t *err)
     return dws_errorf (err, "unknown event type '%s'", type);
 }
 
-/* The job whose Workflow is obj, or of a token or timer key "<kind>:<id>",
- * is due for its record (act_record): its view may have changed.
+/* The job whose Workflow is obj, or of a timer key "<kind>:<id>", is due
+ * for its record (act_record): its view may have changed.
  */
 static void record_due_workflow (struct dws_engine *e, json_t *obj)
 {
@@ -567,8 +566,8 @@ static void record_due_key (struct dws_engine *e, json_t *key)
 }
 
 /* Every job the event is about is due for its record: the Workflows of a
- * watch or sync event, a request's jobid, the job of an answer's token or
- * of a timer.  (Phase changes, notes and the job's end mark theirs where
+ * watch or sync event, a request's jobid, the job of a timer (and of an
+ * answer's token: result_event marks it).  (Phase changes, notes and the job's end mark theirs where
  * they happen.)
  */
 static void record_due_event (struct dws_engine *e, json_t *event)
@@ -592,11 +591,6 @@ static void record_due_event (struct dws_engine *e, json_t *event)
             && !strcmp (json_string_value (json_object_get (event, "kind")), "Workflow"))
             json_array_foreach (json_object_get (event, "objects"), i, o)
                 record_due_workflow (e, o);
-        break;
-    case DWS_WIRE_EV_K8S_RESULT:
-    case DWS_WIRE_EV_RPC_RESULT:
-    case DWS_WIRE_EV_JOB_INFO:
-        record_due_key (e, json_object_get (event, "token"));
         break;
     case DWS_WIRE_EV_TIMER:
         record_due_key (e, json_object_get (event, "key"));

@@ -9,7 +9,6 @@
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,11 +16,10 @@
 #include "act.h"
 #include "answer.h"
 #include "job.h"
+#include "pending.h"
 #include "persistent.h"
 #include "psi.h"
-
-/* What a share patch's token starts with: "persistent-share:<seq>". */
-#define PERSISTENT_TOKEN "persistent-share:"
+#include "token.h"
 
 static const char *topic_of (bool share)
 {
@@ -86,7 +84,7 @@ bool persistent_wait_for_list (struct dws_engine *e, json_t *event)
 {
     if (psi_synced (e))
         return false;
-    json_array_append (e->psi_deferred, event);
+    pending_defer (e, event, PENDING_PSIS);
     return true;
 }
 
@@ -149,33 +147,22 @@ void persistent_share_request (struct dws_engine *e, json_t *msgid, json_t *p, j
                                           "shared", share, "changed", 0));
         return;
     }
-    char key[32], token[64];
-    e->psi_seq++;
-    snprintf (key, sizeof (key), "%" PRId64, e->psi_seq);
-    snprintf (token, sizeof (token), PERSISTENT_TOKEN "%s", key);
-    json_object_set_new (e->psi_pending, key,
-                         json_pack ("{s:O s:s s:b}", "msgid", msgid, "name", name, "share",
-                                    share));
+    char token[64];
+    json_int_t seq = pending_add (e, TOK_PERSISTENT,
+                                  json_pack ("{s:O s:s s:b}", "msgid", msgid, "name", name,
+                                             "share", share));
     json_t *body = json_pack ("{s:{s:s s:{s:o}}}", "metadata", "resourceVersion",
                               json_string_value (json_object_get (view, "resourceVersion")),
                               "annotations", PSI_IGNORE_UID,
                               share ? json_string ("true") : json_null ());
-    act_k8s (e, "patch", "PersistentStorageInstance", e->cfg.namespace, name, body, token);
+    act_k8s (e, "patch", "PersistentStorageInstance", e->cfg.namespace, name, body,
+             token_for_request (token, sizeof (token), TOK_PERSISTENT, seq));
 }
 
-bool persistent_token (json_t *event)
+bool persistent_result (struct dws_engine *e, json_t *req, const struct token *t,
+                        json_t *event)
 {
-    const char *token = json_string_value (json_object_get (event, "token"));
-    return token && !strncmp (token, PERSISTENT_TOKEN, strlen (PERSISTENT_TOKEN));
-}
-
-void persistent_result (struct dws_engine *e, json_t *event)
-{
-    const char *key = json_string_value (json_object_get (event, "token"))
-                      + strlen (PERSISTENT_TOKEN);
-    json_t *req = json_object_get (e->psi_pending, key);
-    if (!req)
-        return; /* a late answer */
+    (void)t;
     json_t *msgid = json_object_get (req, "msgid");
     const char *name = json_string_value (json_object_get (req, "name"));
     bool share = json_is_true (json_object_get (req, "share"));
@@ -195,5 +182,5 @@ void persistent_result (struct dws_engine *e, json_t *event)
     else
         act_respond_error (e, msgid, EIO, "%s: cannot annotate '%s': %s", topic_of (share),
                            name, answer_message (event));
-    json_object_del (e->psi_pending, key);
+    return true;
 }

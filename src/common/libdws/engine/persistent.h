@@ -25,18 +25,20 @@
 #define DWS_ENGINE_PERSISTENT_H
 
 #include "state.h"
+#include "token.h"
 
-/* Before the PSIs' first list: keep the request event for engine.c to
- * feed again once it has come (true), as Workflow requests wait for the
- * first Workflow list; else false.
+/* Before the PSIs' first list: the request event waits for it in the
+ * deferral queue (pending.h), fed again once it has come (true), as
+ * Workflow requests wait for the first Workflow list; else false.
  */
 bool persistent_wait_for_list (struct dws_engine *e, json_t *event);
 void persistent_list_request (struct dws_engine *e, json_t *msgid, json_int_t uid);
 void persistent_share_request (struct dws_engine *e, json_t *msgid, json_t *p, json_int_t uid,
                                bool share);
-/* Whether a k8s-result is the answer to a share or unshare patch, by its
- * token; persistent_result answers the request it was for. */
-bool persistent_token (json_t *event);
-void persistent_result (struct dws_engine *e, json_t *event);
+/* The answer to a share or unshare patch (token "persistent-share:<seq>"):
+ * answers the request it was for (true: engine.c takes it out of the
+ * pending table). */
+bool persistent_result (struct dws_engine *e, json_t *req, const struct token *t,
+                        json_t *event);
 
 #endif /* !DWS_ENGINE_PERSISTENT_H */

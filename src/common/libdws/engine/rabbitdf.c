@@ -9,7 +9,9 @@
 #include "act.h"
 #include "answer.h"
 #include "health/health.h"
+#include "pending.h"
 #include "rabbitdf.h"
+#include "token.h"
 
 #define LABEL_PSI "dataworkflowservices.github.io/persistentstorage.name"
 #define LABEL_WORKFLOW "dataworkflowservices.github.io/workflow.name"
@@ -17,18 +19,10 @@
 
 void rabbitdf_request (struct dws_engine *e, json_t *msgid)
 {
-    char key[32], tok[64];
-    json_int_t seq = ++e->df_seq;
-    snprintf (key, sizeof (key), "%" JSON_INTEGER_FORMAT, seq);
-    snprintf (tok, sizeof (tok), "%s%s", RABBITDF_TOKEN, key);
-    json_object_set (e->dfs, key, msgid);
-    act_k8s (e, "list", "Servers", NULL, NULL, NULL, tok);
-}
-
-bool rabbitdf_token (json_t *event)
-{
-    const char *tok = json_string_value (json_object_get (event, "token"));
-    return tok && !strncmp (tok, RABBITDF_TOKEN, strlen (RABBITDF_TOKEN));
+    char tok[64];
+    json_int_t seq = pending_add (e, TOK_DF, json_pack ("{s:O}", "msgid", msgid));
+    act_k8s (e, "list", "Servers", NULL, NULL, NULL,
+             token_for_request (tok, sizeof (tok), TOK_DF, seq));
 }
 
 /* Whose a Servers object is: "jobs", "persistent" or "other". */
@@ -141,20 +135,15 @@ static json_t *rabbit_df (json_t *rv, json_t *sums, json_t *total)
     return o;
 }
 
-void rabbitdf_result (struct dws_engine *e, json_t *event)
+bool rabbitdf_result (struct dws_engine *e, json_t *req, const struct token *t, json_t *event)
 {
-    const char *tok = json_string_value (json_object_get (event, "token"));
-    const char *key = tok + strlen (RABBITDF_TOKEN);
-    json_t *msgid = json_incref (json_object_get (e->dfs, key));
-    if (!msgid)
-        return; /* a late answer */
-    json_object_del (e->dfs, key);
+    json_t *msgid = json_object_get (req, "msgid");
+    (void)t;
     struct k8s_answer a = answer_of (event);
     if (!a.ok) {
         act_respond_error (e, msgid, EIO, "dws.rabbits: listing the Servers objects failed: %s",
                            answer_message (event));
-        json_decref (msgid);
-        return;
+        return true;
     }
     json_t *sums = servers_sums (json_object_get (a.obj, "items"));
     json_t *view = dws_health_view (e->health);
@@ -175,5 +164,5 @@ void rabbitdf_result (struct dws_engine *e, json_t *event)
                             total));
     json_decref (view);
     json_decref (sums);
-    json_decref (msgid);
+    return true;
 }

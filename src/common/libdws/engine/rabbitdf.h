@@ -25,13 +25,13 @@
 #include <stdbool.h>
 
 #include "state.h"
+#include "token.h"
 
-#define RABBITDF_TOKEN "df:" /* prefix of the tokens of its k8s actions */
-
+/* Lists the Servers objects, the request waiting in the pending table
+ * (token "df:<seq>"). */
 void rabbitdf_request (struct dws_engine *e, json_t *msgid);
-/* Does the result event carry one of its tokens? */
-bool rabbitdf_token (json_t *event);
-/* The answer to its Servers list. */
-void rabbitdf_result (struct dws_engine *e, json_t *event);
+/* The answer to its Servers list: answers the request (true: it is
+ * answered, engine.c takes it out of the pending table). */
+bool rabbitdf_result (struct dws_engine *e, json_t *req, const struct token *t, json_t *event);
 
 #endif /* !DWS_ENGINE_RABBITDF_H */

@@ -10,7 +10,9 @@
 
 #include "act.h"
 #include "answer.h"
+#include "pending.h"
 #include "rabbitdrain.h"
+#include "token.h"
 #include "util/hostlist.h"
 #include "wire/wire.h"
 
@@ -78,11 +80,6 @@ static json_t *wanted_rabbits (struct dws_engine *e, json_t *msgid, json_t *payl
     return names;
 }
 
-static void token (char *buf, size_t len, const char *key, const char *step, const char *rabbit)
-{
-    snprintf (buf, len, "%s%s:%s:%s", RABBITDRAIN_TOKEN, key, step, rabbit);
-}
-
 /* The Storage annotations a drain writes (the request's), or null for
  * each, which an undrain and a rollback write. */
 static json_t *annotations (json_t *req)
@@ -93,76 +90,6 @@ static json_t *annotations (json_t *req)
     return json_pack ("{s:O s:O s:O}", "drain_date", json_object_get (req, "date"),
                       "drain_reason", json_object_get (req, "reason"),
                       RABBITDRAIN_BY_ANNOTATION, json_object_get (req, "by"));
-}
-
-static void patch_storage (struct dws_engine *e, const char *key, const char *step,
-                           const char *rabbit, json_t *ann)
-{
-    char tok[320];
-    token (tok, sizeof (tok), key, step, rabbit);
-    act_k8s (e, "patch", "Storage", DWS_SYSTEM_NAMESPACE, rabbit,
-             json_pack ("{s:{s:o}}", "metadata", "annotations", ann), tok);
-}
-
-static void get_node (struct dws_engine *e, const char *key, const char *rabbit)
-{
-    char tok[320];
-    token (tok, sizeof (tok), key, "node", rabbit);
-    act_k8s (e, "get", "Node", NULL, rabbit, NULL, tok);
-}
-
-void rabbitdrain_request (struct dws_engine *e, json_t *msgid, json_t *payload, json_t *event,
-                          bool drain)
-{
-    const char *topic = drain ? "dws.drain" : "dws.undrain";
-    const char *reason = json_string_value (json_object_get (payload, "reason"));
-    if (drain && (!reason || !reason_ok (reason) || strlen (reason) > RABBITDRAIN_REASON_MAX)) {
-        act_respond_error (e, msgid, EINVAL,
-                           "%s: reason must be one line of 1 to %d characters, not blank",
-                           topic, RABBITDRAIN_REASON_MAX);
-        return;
-    }
-    if (!drain && json_object_get (payload, "reason")) {
-        act_respond_error (e, msgid, EINVAL, "%s: an undrain takes no reason", topic);
-        return;
-    }
-    json_t *names = wanted_rabbits (e, msgid, payload, topic);
-    if (!names)
-        return;
-    char date[32], by[32], key[32];
-    time_t t = (time_t)e->now;
-    struct tm tm;
-    gmtime_r (&t, &tm);
-    strftime (date, sizeof (date), "%Y-%m-%dT%H:%M:%SZ", &tm);
-    snprintf (by, sizeof (by), "%" JSON_INTEGER_FORMAT,
-              json_integer_value (json_object_get (event, "userid")));
-    snprintf (key, sizeof (key), "%" JSON_INTEGER_FORMAT, ++e->drain_seq);
-    json_t *req = json_pack ("{s:O s:b s:I s:[] s:{} s:O s:s s:s s:s?}", "msgid", msgid,
-                             "drain", drain, "left", (json_int_t)json_array_size (names),
-                             "errors", "undo", "rabbits", names, "date", date, "by", by,
-                             "reason", reason);
-    json_object_set_new (e->drains, key, req);
-    size_t i;
-    json_t *v;
-    /* one chain per rabbit, in the nnf CLI's order: a drain annotates the
-     * Storage, then taints the Node; an undrain untaints, then removes
-     * the annotations */
-    json_array_foreach (names, i, v) {
-        const char *r = json_string_value (v);
-        if (drain)
-            patch_storage (e, key, "storage", r, annotations (req));
-        else
-            get_node (e, key, r);
-        act_log (e, "info", "%s rabbit %s%s%s (userid %s)", drain ? "draining" : "undraining",
-                 r, drain ? ": " : "", drain ? reason : "", by);
-    }
-    json_decref (names);
-}
-
-bool rabbitdrain_token (json_t *event)
-{
-    const char *tok = json_string_value (json_object_get (event, "token"));
-    return tok && !strncmp (tok, RABBITDRAIN_TOKEN, strlen (RABBITDRAIN_TOKEN));
 }
 
 /* The Node's taints without RABBITDRAIN_TAINT_KEY's (as the nnf CLI
@@ -191,7 +118,119 @@ static json_t *new_taints (json_t *node, bool drain)
     return out;
 }
 
-static void finish (struct dws_engine *e, const char *key, json_t *req)
+/* A rabbit's chain of writes, one step after another's answer, in the
+ * nnf CLI's order: a drain annotates the Storage, reads the Node, taints
+ * it; an undrain reads the Node, untaints it, then removes the
+ * annotations.  A drain whose Node cannot be read or tainted takes its
+ * annotations back (rollback, tried RABBITDRAIN_ROLLBACK_TRIES times).
+ * The steps (state.h DRAIN_STEPS) and what follows each, in one table;
+ * step_next reads it, step_send carries a step out.
+ */
+static const struct {
+    const char *doing;          /* in the error of a step that failed */
+    enum drain_step ok[2];      /* next after it succeeded: [undrain], [drain] */
+    enum drain_step failed[2];  /* next after it failed */
+    bool gone_is_done;          /* a 404 is what it asked (nothing left to undo) */
+} steps[DRAIN_STEP_COUNT] = {
+#define END DRAIN_STEP_COUNT
+    [DRAIN_STEP_STORAGE] = {"annotating its Storage", {END, DRAIN_STEP_NODE}, {END, END},
+                            false},
+    [DRAIN_STEP_NODE] = {"reading its Kubernetes Node", {DRAIN_STEP_TAINT, DRAIN_STEP_TAINT},
+                         {END, DRAIN_STEP_ROLLBACK}, false},
+    [DRAIN_STEP_TAINT] = {"tainting its Kubernetes Node", {DRAIN_STEP_UNANNOTATE, END},
+                          {END, DRAIN_STEP_ROLLBACK}, false},
+    [DRAIN_STEP_UNANNOTATE] = {"removing its Storage's drain annotations", {END, END},
+                               {END, END}, false},
+    [DRAIN_STEP_ROLLBACK] = {"taking its drain annotations back", {END, END},
+                             {END, DRAIN_STEP_ROLLBACK}, true},
+#undef END
+};
+
+/* The one choice of a rabbit's next step: its first (done is
+ * DRAIN_STEP_COUNT), or what follows done's answer (ok or not; again:
+ * tries of the rollback remain).  DRAIN_STEP_COUNT: the chain ends. */
+static enum drain_step step_next (bool drain, enum drain_step done, bool ok, bool again)
+{
+    if (done == DRAIN_STEP_COUNT)
+        return drain ? DRAIN_STEP_STORAGE : DRAIN_STEP_NODE;
+    enum drain_step next = ok ? steps[done].ok[drain] : steps[done].failed[drain];
+    if (next == DRAIN_STEP_ROLLBACK && done == DRAIN_STEP_ROLLBACK && !again)
+        return DRAIN_STEP_COUNT;
+    return next;
+}
+
+static void step_send (struct dws_engine *e, json_int_t seq, json_t *req, enum drain_step step,
+                       const char *rabbit, json_t *node)
+{
+    char tok[320];
+    token_for_step (tok, sizeof (tok), TOK_DRAIN, seq, step, rabbit);
+    switch (step) {
+    case DRAIN_STEP_STORAGE:
+    case DRAIN_STEP_UNANNOTATE:
+    case DRAIN_STEP_ROLLBACK:
+        act_k8s (e, "patch", "Storage", DWS_SYSTEM_NAMESPACE, rabbit,
+                 json_pack ("{s:{s:o}}", "metadata", "annotations",
+                            annotations (step == DRAIN_STEP_STORAGE ? req : NULL)),
+                 tok);
+        break;
+    case DRAIN_STEP_NODE:
+        act_k8s (e, "get", "Node", NULL, rabbit, NULL, tok);
+        break;
+    case DRAIN_STEP_TAINT:
+        act_k8s (e, "patch", "Node", NULL, rabbit,
+                 json_pack ("{s:{s:o}}", "spec", "taints",
+                            new_taints (node, json_is_true (json_object_get (req, "drain")))),
+                 tok);
+        break;
+    case DRAIN_STEP_COUNT:
+        break;
+    }
+}
+
+void rabbitdrain_request (struct dws_engine *e, json_t *msgid, json_t *payload, json_t *event,
+                          bool drain)
+{
+    const char *topic = drain ? "dws.drain" : "dws.undrain";
+    const char *reason = json_string_value (json_object_get (payload, "reason"));
+    if (drain && (!reason || !reason_ok (reason) || strlen (reason) > RABBITDRAIN_REASON_MAX)) {
+        act_respond_error (e, msgid, EINVAL,
+                           "%s: reason must be one line of 1 to %d characters, not blank",
+                           topic, RABBITDRAIN_REASON_MAX);
+        return;
+    }
+    if (!drain && json_object_get (payload, "reason")) {
+        act_respond_error (e, msgid, EINVAL, "%s: an undrain takes no reason", topic);
+        return;
+    }
+    json_t *names = wanted_rabbits (e, msgid, payload, topic);
+    if (!names)
+        return;
+    char date[32], by[32];
+    time_t t = (time_t)e->now;
+    struct tm tm;
+    gmtime_r (&t, &tm);
+    strftime (date, sizeof (date), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    snprintf (by, sizeof (by), "%" JSON_INTEGER_FORMAT,
+              json_integer_value (json_object_get (event, "userid")));
+    json_t *req = json_pack ("{s:O s:b s:I s:[] s:{} s:O s:s s:s s:s?}", "msgid", msgid,
+                             "drain", drain, "left", (json_int_t)json_array_size (names),
+                             "errors", "undo", "rabbits", names, "date", date, "by", by,
+                             "reason", reason);
+    json_int_t seq = pending_add (e, TOK_DRAIN, req);
+    size_t i;
+    json_t *v;
+    /* one chain per rabbit (steps[]) */
+    json_array_foreach (names, i, v) {
+        const char *r = json_string_value (v);
+        step_send (e, seq, req, step_next (drain, DRAIN_STEP_COUNT, true, false), r, NULL);
+        act_log (e, "info", "%s rabbit %s%s%s (userid %s)", drain ? "draining" : "undraining",
+                 r, drain ? ": " : "", drain ? reason : "", by);
+    }
+    json_decref (names);
+}
+
+/* The request's answer, once every rabbit's chain has ended. */
+static void finish (struct dws_engine *e, json_t *req)
 {
     json_t *errors = json_object_get (req, "errors");
     json_t *msgid = json_object_get (req, "msgid");
@@ -214,121 +253,74 @@ static void finish (struct dws_engine *e, const char *key, json_t *req)
                                                                          : "dws.undrain",
                            buf);
     }
-    json_object_del (e->drains, key);
 }
 
-static const char *step_words (const char *step)
+/* What the outcome of a step is recorded as: its error, or the rollback
+ * it sets off (the error written once that has answered), or the rollback
+ * tried again. */
+static void step_outcome (struct dws_engine *e, json_t *req, enum drain_step done,
+                          enum drain_step next, bool ok, const char *rabbit,
+                          struct k8s_answer *a, json_t *event)
 {
-    if (!strcmp (step, "storage"))
-        return "annotating its Storage";
-    if (!strcmp (step, "unannotate"))
-        return "removing its Storage's drain annotations";
-    if (!strcmp (step, "node"))
-        return "reading its Kubernetes Node";
-    return "tainting its Kubernetes Node";
-}
-
-/* A failed drain's rollback answered: its rabbit's error, whole.  A
- * rollback that failed is sent again until RABBITDRAIN_ROLLBACK_TRIES have
- * (the writer has retried what Kubernetes calls transient already): one
- * left undone leaves the rabbit annotated as drained and not tainted,
- * which the answer and the log say, with the command that clears it.
- * False while a try is out. */
-static bool rollback_answered (struct dws_engine *e, const char *key, json_t *req,
-                               const char *rabbit, struct k8s_answer *a, json_t *event)
-{
+    bool drain = json_is_true (json_object_get (req, "drain"));
     json_t *undo = json_object_get (req, "undo");
     json_t *u = json_object_get (undo, rabbit);
     json_int_t tries = json_integer_value (json_object_get (u, "tries"));
     char msg[768];
-    if (!u)
-        return false; /* a late answer: its chain has ended */
-    if (!a->ok && !a->gone && tries < RABBITDRAIN_ROLLBACK_TRIES) {
+    if (done == DRAIN_STEP_ROLLBACK && next == DRAIN_STEP_ROLLBACK) {
         json_object_set_new (u, "tries", json_integer (tries + 1));
-        act_log (e, "warning", "drain rabbit %s: taking its drain annotations back failed (%s);"
-                 " trying again", rabbit, answer_message (event));
-        patch_storage (e, key, "rollback", rabbit, annotations (NULL));
-        return false;
+        act_log (e, "warning", "drain rabbit %s: %s failed (%s); trying again", rabbit,
+                 steps[done].doing, answer_message (event));
+        return;
     }
-    const char *why = json_string_value (json_object_get (u, "why"));
-    if (a->ok || a->gone) /* gone: no Storage, nothing of the drain is left */
-        snprintf (msg, sizeof (msg), "%s; its drain annotations were taken back", why);
-    else {
-        snprintf (msg, sizeof (msg), "%s; taking its drain annotations back failed %lld times"
-                  " (%s): its Storage says drained, its Node is not tainted;"
-                  " 'flux dws undrain %s' clears them", why, (long long)tries,
-                  answer_message (event), rabbit);
-        act_log (e, "err", "drain %s", msg);
-    }
-    json_array_append_new (json_object_get (req, "errors"), json_string (msg));
-    json_object_del (undo, rabbit);
-    return true;
-}
-
-/* What a rabbit's chain does after an answer: the next write, or its end
- * (true). */
-static bool next_step (struct dws_engine *e, const char *key, json_t *req, const char *step,
-                       const char *rabbit, struct k8s_answer *a, json_t *event)
-{
-    bool drain = json_is_true (json_object_get (req, "drain"));
-    if (drain && !strcmp (step, "rollback"))
-        return rollback_answered (e, key, req, rabbit, a, event);
-    if (!a->ok) {
-        char msg[512];
-        if (a->gone)
-            snprintf (msg, sizeof (msg), "rabbit %s: %s: not found", rabbit, step_words (step));
-        else
-            snprintf (msg, sizeof (msg), "rabbit %s: %s: %s", rabbit, step_words (step),
-                      answer_message (event));
-        act_log (e, "err", "%s %s", drain ? "drain" : "undrain", msg);
-        /* a drain that could not taint the Node takes its annotations back,
-         * as the nnf CLI does; its error is written once that answers */
-        if (drain && (!strcmp (step, "node") || !strcmp (step, "taint"))) {
-            json_object_set_new (json_object_get (req, "undo"), rabbit,
-                                 json_pack ("{s:s s:i}", "why", msg, "tries", 1));
-            patch_storage (e, key, "rollback", rabbit, annotations (NULL));
-            return false;
+    if (done == DRAIN_STEP_ROLLBACK) {
+        const char *why = json_string_value (json_object_get (u, "why"));
+        if (ok) /* gone too: no Storage, nothing of the drain is left */
+            snprintf (msg, sizeof (msg), "%s; its drain annotations were taken back", why);
+        else {
+            snprintf (msg, sizeof (msg), "%s; %s failed %lld times (%s): its Storage says"
+                      " drained, its Node is not tainted; 'flux dws undrain %s' clears them",
+                      why, steps[done].doing, (long long)tries, answer_message (event), rabbit);
+            act_log (e, "err", "drain %s", msg);
         }
         json_array_append_new (json_object_get (req, "errors"), json_string (msg));
-        return true;
+        json_object_del (undo, rabbit);
+        return;
     }
-    if (!strcmp (step, "storage")) {
-        get_node (e, key, rabbit);
-        return false;
-    }
-    if (!strcmp (step, "node")) {
-        char tok[320];
-        token (tok, sizeof (tok), key, "taint", rabbit);
-        act_k8s (e, "patch", "Node", NULL, rabbit,
-                 json_pack ("{s:{s:o}}", "spec", "taints", new_taints (a->obj, drain)), tok);
-        return false;
-    }
-    if (!strcmp (step, "taint") && !drain) {
-        patch_storage (e, key, "unannotate", rabbit, annotations (NULL));
-        return false;
-    }
-    return true; /* taint (drain), unannotate, rollback */
+    if (ok)
+        return;
+    if (a->gone)
+        snprintf (msg, sizeof (msg), "rabbit %s: %s: not found", rabbit, steps[done].doing);
+    else
+        snprintf (msg, sizeof (msg), "rabbit %s: %s: %s", rabbit, steps[done].doing,
+                  answer_message (event));
+    act_log (e, "err", "%s %s", drain ? "drain" : "undrain", msg);
+    if (next == DRAIN_STEP_ROLLBACK)
+        json_object_set_new (undo, rabbit, json_pack ("{s:s s:i}", "why", msg, "tries", 1));
+    else
+        json_array_append_new (json_object_get (req, "errors"), json_string (msg));
 }
 
-void rabbitdrain_result (struct dws_engine *e, json_t *event)
+bool rabbitdrain_result (struct dws_engine *e, json_t *req, const struct token *t,
+                         json_t *event)
 {
-    const char *tok = json_string_value (json_object_get (event, "token"));
-    char key[32], step[16];
-    const char *p = tok + strlen (RABBITDRAIN_TOKEN);
-    const char *c1 = strchr (p, ':');
-    const char *c2 = c1 ? strchr (c1 + 1, ':') : NULL;
-    if (!c2 || (size_t)(c1 - p) >= sizeof (key) || (size_t)(c2 - c1 - 1) >= sizeof (step))
-        return;
-    snprintf (key, sizeof (key), "%.*s", (int)(c1 - p), p);
-    snprintf (step, sizeof (step), "%.*s", (int)(c2 - c1 - 1), c1 + 1);
-    json_t *req = json_object_get (e->drains, key);
-    if (!req)
-        return; /* a late answer */
+    bool drain = json_is_true (json_object_get (req, "drain"));
+    json_t *u = json_object_get (json_object_get (req, "undo"), t->rabbit);
+    if (t->step == DRAIN_STEP_ROLLBACK && !u)
+        return false; /* a late answer: its chain has ended */
     struct k8s_answer a = answer_of (event);
-    if (!next_step (e, key, req, step, c2 + 1, &a, event))
-        return;
+    bool ok = a.ok || (a.gone && steps[t->step].gone_is_done);
+    bool again = json_integer_value (json_object_get (u, "tries")) < RABBITDRAIN_ROLLBACK_TRIES;
+    enum drain_step next = step_next (drain, t->step, ok, again);
+    step_outcome (e, req, t->step, next, ok, t->rabbit, &a, event);
+    if (next != DRAIN_STEP_COUNT) {
+        step_send (e, t->n, req, next, t->rabbit, a.obj);
+        return false;
+    }
     json_int_t left = json_integer_value (json_object_get (req, "left")) - 1;
     json_object_set_new (req, "left", json_integer (left));
-    if (left <= 0)
-        finish (e, key, req);
+    if (left > 0)
+        return false;
+    finish (e, req);
+    return true;
 }

@@ -39,8 +39,8 @@
 #include <stdbool.h>
 
 #include "state.h"
+#include "token.h"
 
-#define RABBITDRAIN_TOKEN "drain:" /* prefix of the tokens of its k8s actions */
 #define RABBITDRAIN_TAINT_KEY "cray.nnf.node.drain"
 #define RABBITDRAIN_BY_ANNOTATION "flux-dws.io/drained-by"
 #define RABBITDRAIN_REASON_MAX 200
@@ -48,9 +48,11 @@
 
 void rabbitdrain_request (struct dws_engine *e, json_t *msgid, json_t *payload, json_t *event,
                           bool drain);
-/* Does the result event carry one of its tokens? */
-bool rabbitdrain_token (json_t *event);
-/* The answer to one of its k8s actions. */
-void rabbitdrain_result (struct dws_engine *e, json_t *event);
+/* The answer to one of its k8s actions (token "drain:<seq>:<step>:<rabbit>"):
+ * the rabbit's next step, or the end of its chain.  True once every
+ * rabbit's has ended and the request is answered (engine.c then takes it
+ * out of the pending table). */
+bool rabbitdrain_result (struct dws_engine *e, json_t *req, const struct token *t,
+                         json_t *event);
 
 #endif /* !DWS_ENGINE_RABBITDRAIN_H */

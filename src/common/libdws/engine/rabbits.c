@@ -8,7 +8,6 @@
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
-#include <string.h>
 
 #include "act.h"
 #include "rabbits.h"
@@ -153,12 +152,6 @@ void rabbits_request (struct dws_engine *e, json_t *msgid)
     lustre_use (e, view);
     json_object_set_new (view, "success", json_true ());
     act_respond (e, msgid, view);
-}
-
-bool rabbits_token (json_t *event)
-{
-    const char *token = json_string_value (json_object_get (event, "token"));
-    return token && !strncmp (token, DWS_HEALTH_TOKEN, strlen (DWS_HEALTH_TOKEN));
 }
 
 int rabbits_event (struct dws_engine *e, enum health_input in, json_t *event, dws_error_t *err)

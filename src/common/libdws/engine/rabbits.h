@@ -29,11 +29,9 @@ bool rabbits_hold_applied (struct dws_engine *e, struct job *job);
 json_t *rabbits_holds_applied (struct dws_engine *e);
 void rabbits_unhold (struct dws_engine *e, struct job *job);
 void rabbits_request (struct dws_engine *e, json_t *msgid);
-/* does the result event carry a token of the health module? */
-bool rabbits_token (json_t *event);
 /* What rabbit health is handed: a wire event (sync/watch of kind Storage,
  * journal, flux-config, graph, fluxion-restart), its flush timer, or the
- * answer to one of its own actions. */
+ * answer to one of its own actions (token kind TOK_HEALTH: engine.c). */
 enum health_input {
     HEALTH_STORAGE_SYNC,
     HEALTH_STORAGE_WATCH,

@@ -24,6 +24,7 @@
 #include "jobview.h"
 #include "phase.h"
 #include "parse/policy.h"
+#include "pending.h"
 #include "persistent.h"
 #include "progress.h"
 #include "psi.h"
@@ -126,7 +127,7 @@ static json_t *request_check (struct dws_engine *e, const char *what, json_t *ui
 static bool not_yet_synced (struct dws_engine *e, json_t *event)
 {
     if (!e->synced) {
-        json_array_append (e->deferred, event);
+        pending_defer (e, event, PENDING_WORKFLOWS);
         return true;
     }
     return false;
@@ -138,7 +139,7 @@ static bool not_yet_synced (struct dws_engine *e, json_t *event)
 static bool psis_not_yet_listed (struct dws_engine *e, json_t *event)
 {
     if (!psi_synced (e)) {
-        json_array_append (e->deferred, event);
+        pending_defer (e, event, PENDING_WORKFLOWS | PENDING_PSIS);
         return true;
     }
     return false;

@@ -19,6 +19,8 @@
  *   workflow.c  Workflow verbs: create, patch state, fail a job,
  *               teardown, finalizer, KVS timing
  *   job.c       the job table
+ *   rabbitdf.c  dws.rabbits {df}: each rabbit's space
+ *   rabbitdrain.c dws.drain, dws.undrain: one chain of steps per rabbit
  *   rabbits.c   routing to rabbit health (../health/)
  *   advance.c   an input's one way to move a job: decide, then the verb
  *               of the step from the one table (verbs.c, set at create)
@@ -26,11 +28,13 @@
  *               and every change of its phase (through phase.c's table)
  *   phase.c     each job's phase: its names and transitions (one table)
  *   act.c       action builders, timer keys
+ *   pending.c   the requests that wait: for an answer (the pending table,
+ *               by their tokens' sequence), for a list (deferred)
  *   psi.c       the PersistentStorageInstances known (their watch)
  *   wfview.c    a Workflow read once where it enters (struct wfview)
  *   limits.c    [rabbit.limits]: over a user's limit or not, who goes next (pure)
  *   wfstate.c   the names of the Workflow's states
- *   token.c     tokens "<kind>:<jobid>" that route answers back
+ *   token.c     every token the engine writes, "<kind>:...", and its parse
  *   hosts.c     host lists: a job's hosts from R, one list minus another
  *   answer.c    reading a Kubernetes answer
  *   state.h     these types                                      (bottom)
@@ -315,8 +319,10 @@ struct dws_engine {
     size_t nbuckets;
     size_t njobs;
     bool synced;           /* the first Workflow list has been seen */
-    json_t *deferred;      /* requests for unknown jobs before that list, answered
-                            * once it has come */
+    json_t *deferred;      /* [{"waits": enum pending_wait bits, "event"}]: the
+                            * requests that came before a list they need (the
+                            * Workflow list, the PSIs'), fed again once it has
+                            * come (pending.c) */
     json_t *refused;       /* {id: true}: jobs whose dws.create was refused before
                             * the orphans event (still in DEPEND in the job list,
                             * they are no orphans); NULL after it */
@@ -340,55 +346,92 @@ struct dws_engine {
                            * then does room_changed send anyone to pick */
     json_t *psis;         /* {name: view}: the PersistentStorageInstances
                            * (psi.c); NULL before their first list */
-    json_t *psi_pending;  /* {"<seq>": {msgid, name, share}}: persistent-share
-                           * and -unshare patches under way (persistent.c) */
-    int64_t psi_seq;      /* the last such patch's number */
-    json_t *psi_deferred; /* dws.persistent-* requests that came before the
-                           * PSIs' first list, fed again after it */
-    json_t *drains;       /* {"<seq>": request}: dws.drain/undrain in flight
-                           * (rabbitdrain.c) */
-    json_int_t drain_seq;
-    json_t *dfs;          /* {"<seq>": msgid}: dws.df in flight (rabbitdf.c) */
-    json_int_t df_seq;
+    json_t *pending;      /* {"<seq>": {"kind": token kind, ...}}: every request
+                           * the engine made that waits for an answer and is
+                           * not a job's (persistent-share and -unshare,
+                           * dws.drain and -undrain, dws.rabbits {df}),
+                           * keyed by its tokens' sequence (pending.c) */
+    json_int_t pending_seq; /* the last such request's number */
 };
 
-/* What a Kubernetes answer (or a job-info read) is for: the first word of
- * its token "<kind>:<jobid>".  token_for writes it from the enum, so a
- * token cannot be mistyped; engine.c parses it once (token_kind_parse)
- * and hands the answer to the one handler its table gives the kind.
+/* What an answer (a Kubernetes call's, an RPC's, a job-info read's) is
+ * for: the first word of its token.  Every token the engine puts on an
+ * action is of one namespace, one of these kinds: token.c writes it from
+ * the enum, so a token cannot be mistyped, and parses it once (the kind,
+ * then what its shape says follows); engine.c hands the answer to the
+ * one handler its table gives the kind.  A kind's shape says what follows
+ * "<kind>:" and where the answer's request waits:
  */
+enum token_shape {
+    TOKEN_JOB,     /* "<kind>:<jobid>": a job's (the job table holds it) */
+    TOKEN_REQUEST, /* "<kind>:<seq>": a request's, in the pending table (e->pending) */
+    TOKEN_STEP,    /* "<kind>:<seq>:<step>:<rabbit>": one rabbit's step (enum drain_step)
+                    * of a request in the pending table */
+    TOKEN_HEALTH,  /* "<kind>:<n>": a batch of rabbit health's, a kind it owns (its
+                    * word is health.h's; health/batch.c writes it, keeps the batch) */
+};
+
 #define TOKEN_KINDS(X)                                                                         \
-    X (CREATE, "create")                                                                       \
-    X (STATE, "state")                                                                         \
-    X (ANNOTATE, "annotate")                                                                   \
-    X (FINALIZER, "finalizer")                                                                 \
-    X (DELETE, "delete")                                                                       \
-    X (BREAKDOWN, "breakdown")                                                                 \
-    X (HOSTS, "hosts")                                                                         \
-    X (SERVERS, "servers")                                                                     \
-    X (COMPUTES, "computes")                                                                   \
-    X (SECRET, "secret")                                                                       \
-    X (DM, "dm")                                                                               \
-    X (PODS, "pods")                                                                           \
-    X (PODLOG, "podlog")                                                                       \
-    X (JOB_INFO, "job-info")                                                                   \
-    X (SETUP_TIMEOUT, "setup-timeout")                                                         \
-    X (PRERUN_TIMEOUT, "prerun-timeout")                                                       \
-    X (TC_PRERUN, "tc-prerun")                                                                 \
-    X (POSTRUN_TIMEOUT, "postrun-timeout")                                                     \
-    X (POSTRUN_FAILED, "postrun-failed")                                                       \
-    X (ABORT_MOUNTS, "abort-mounts")                                                           \
-    X (ABORT_SERVERS, "abort-servers")                                                       \
-    X (FORCE_READY, "force-ready")                                                           \
-    X (JOBVIEW, "jobview")                                                                     \
-    X (PRESTAGE, "prestage")                                                                   \
-    X (PRESTAGE_FIND, "prestage-find")
+    X (CREATE, "create", TOKEN_JOB)                                                            \
+    X (STATE, "state", TOKEN_JOB)                                                              \
+    X (ANNOTATE, "annotate", TOKEN_JOB)                                                        \
+    X (FINALIZER, "finalizer", TOKEN_JOB)                                                      \
+    X (DELETE, "delete", TOKEN_JOB)                                                            \
+    X (BREAKDOWN, "breakdown", TOKEN_JOB)                                                      \
+    X (HOSTS, "hosts", TOKEN_JOB)                                                              \
+    X (SERVERS, "servers", TOKEN_JOB)                                                          \
+    X (COMPUTES, "computes", TOKEN_JOB)                                                        \
+    X (SECRET, "secret", TOKEN_JOB)                                                            \
+    X (DM, "dm", TOKEN_JOB)                                                                    \
+    X (PODS, "pods", TOKEN_JOB)                                                                \
+    X (PODLOG, "podlog", TOKEN_JOB)                                                            \
+    X (JOB_INFO, "job-info", TOKEN_JOB)                                                        \
+    X (SETUP_TIMEOUT, "setup-timeout", TOKEN_JOB)                                              \
+    X (PRERUN_TIMEOUT, "prerun-timeout", TOKEN_JOB)                                            \
+    X (TC_PRERUN, "tc-prerun", TOKEN_JOB)                                                      \
+    X (POSTRUN_TIMEOUT, "postrun-timeout", TOKEN_JOB)                                          \
+    X (POSTRUN_FAILED, "postrun-failed", TOKEN_JOB)                                            \
+    X (ABORT_MOUNTS, "abort-mounts", TOKEN_JOB)                                                \
+    X (ABORT_SERVERS, "abort-servers", TOKEN_JOB)                                              \
+    X (FORCE_READY, "force-ready", TOKEN_JOB)                                                  \
+    X (JOBVIEW, "jobview", TOKEN_JOB)                                                          \
+    X (PRESTAGE, "prestage", TOKEN_JOB)                                                        \
+    X (PRESTAGE_FIND, "prestage-find", TOKEN_JOB)                                              \
+    X (PERSISTENT, "persistent-share", TOKEN_REQUEST) /* share and unshare (persistent.c) */   \
+    X (DF, "df", TOKEN_REQUEST)                       /* dws.rabbits {df} (rabbitdf.c) */      \
+    X (DRAIN, "drain", TOKEN_STEP)                    /* dws.drain, -undrain (rabbitdrain.c) */\
+    X (HEALTH, DWS_HEALTH_TOKEN_KIND, TOKEN_HEALTH)
 
 enum token_kind {
-#define TOKEN_KIND_ENUM(id, name) TOK_##id,
+#define TOKEN_KIND_ENUM(id, name, shape) TOK_##id,
     TOKEN_KINDS (TOKEN_KIND_ENUM)
 #undef TOKEN_KIND_ENUM
         TOK_COUNT
+};
+
+/* The steps of one rabbit's chain of writes in a dws.drain or -undrain
+ * (rabbitdrain.c's table says what each does and which comes next): the
+ * word each is written as in its token.
+ */
+#define DRAIN_STEPS(X)                                                                         \
+    X (STORAGE, "storage")       /* drain: annotate the Storage */                             \
+    X (NODE, "node")             /* read the Node (its taints) */                              \
+    X (TAINT, "taint")           /* patch the Node's taints */                                 \
+    X (UNANNOTATE, "unannotate") /* undrain: take the Storage's annotations away */            \
+    X (ROLLBACK, "rollback")     /* a failed drain: take them back */
+
+enum drain_step {
+#define DRAIN_STEP_ENUM(id, name) DRAIN_STEP_##id,
+    DRAIN_STEPS (DRAIN_STEP_ENUM)
+#undef DRAIN_STEP_ENUM
+        DRAIN_STEP_COUNT /* none: the chain has ended */
+};
+
+/* What a deferred request waits for (pending.c): the lists it needs,
+ * a bit each. */
+enum pending_wait {
+    PENDING_WORKFLOWS = 1, /* the first Workflow list (e->synced) */
+    PENDING_PSIS = 2,      /* the PSIs' first list (psi_synced) */
 };
 
 #endif /* !DWS_ENGINE_STATE_H */

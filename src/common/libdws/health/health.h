@@ -71,7 +71,10 @@
 
 #define DWS_HEALTH_FLUSH_DELAY 0.02 /* seconds from a change to its flush */
 #define DWS_HEALTH_RETRY_DELAY 5.0  /* seconds before a failed update is retried */
-#define DWS_HEALTH_TOKEN "health:"  /* prefix of the tokens of its actions */
+/* The kind of the tokens of its actions, "health:<n>": one of the engine's
+ * token kinds (engine/state.h TOKEN_KINDS), owned here (batch.c writes them). */
+#define DWS_HEALTH_TOKEN_KIND "health"
+#define DWS_HEALTH_TOKEN DWS_HEALTH_TOKEN_KIND ":" /* prefix of the tokens of its actions */
 #define DWS_HEALTH_FLUSH_TIMER DWS_WIRE_HEALTH_FLUSH_TIMER
 #define DWS_HEALTH_UNMOUNT_REASON "failed to unmount rabbit"
 /* after "rabbit <name>": the reason a fenced compute is drained with */

@@ -200,6 +200,10 @@ static void test_rollback_fails (void)
              "\"code\":409,\"message\":\"conflict\"}");
     only_is ("k8s", "[" STORAGE ("rabbit1", "drain:1:rollback:rabbit1") ANN_NULL "]",
              "the rollback failed: tried again");
+    only_is ("log",
+             "[{\"action\":\"log\",\"level\":\"warning\",\"message\":\"drain rabbit"
+             " rabbit1: taking its drain annotations back failed (conflict); trying again\"}]",
+             "... and the log says so, word for word");
     only_is ("respond-error", "[]", "... no answer meanwhile");
     answer (e, "drain:1:rollback:rabbit1", true, "{}");
     only_is ("respond-error",
