@@ -36,15 +36,12 @@ COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 DECISION_FACTS = (
     "recreate",  # created again after it vanished: a refused create keeps it
     "resources_sent",  # the resource-update went out: not again, unless lost
-    "lustre",  # a breakdown asks for Lustre: Setup's timeout fails whole
-    "info_R",  # job-info asked for R for a lost dws.setup
+    "info_for",  # what the job-info read is for (R, R's graph, the jobspec)
     "other_deps",  # found holding other dependencies: its create is still to come
     "force_pending",  # the forceReady patch is not answered yet
     "setup_pending",  # dws.setup came; Setup not yet asked
-    "setup_error",  # a Servers write failed: Setup is not asked
     "run_started",  # the job ran: PostRun, else Teardown
     "toredown",  # to Teardown without PostRun or DataOut
-    "info_hold",  # job-info asked for R for the ssd holds
     "listed_at_start",  # in the first Workflow list: may have ended while away
     "token_pending",  # the workflow token is being read
 )
@@ -242,3 +239,57 @@ def test_every_step_has_its_verb_in_the_table() -> None:
     without = {"STEP_NOTHING", "STEP_TEARDOWN_LATER"}
     assert set(table) <= kinds, f"rows for no step: {set(table) - kinds}"
     assert kinds - set(table) == without, f"steps without a verb: {kinds - set(table) - without}"
+
+
+# Every field of struct job, each said once to be what it is: a fact only
+# the decider reads (DECISION_FACTS), or one of these.  A new field fails
+# test_every_field_of_struct_job_is_classified until it is put in one of
+# them, so a flag that chooses cannot slip in beside the decider unseen.
+JOB_FIELDS = {
+    # who the job is, and what it asked for
+    "identity": ("id", "name", "next", "userid", "groupid", "tolerance", "directives",
+                 "resources", "username", "prestage_asked", "release", "gib"),
+    # its Workflow as last seen, and its phase (phase.c)
+    "workflow": ("wf", "view", "phase", "state_since", "asked_at", "done_at"),
+    # what it was given or read: hosts, ssd, breakdowns, held vertices
+    "read": ("breakdowns", "hosts", "reserved", "failed", "held", "dms_kept",
+             "prestage_avoid", "prestage_gib", "prestage_since"),
+    # requests and reads outstanding, counted or kept to answer
+    "pending": ("create_msgids", "view_msgids", "breakdowns_wanted", "servers_pending",
+                "abort_reads", "teardown_reads", "timers", "record"),
+    # facts the verbs also act on (a note raised once, an annotation, a
+    # late answer dropped, what `flux dws job` shows)
+    "acted": ("forced", "epilog", "excepted", "released", "dataout_ended", "postrun_why",
+              "tc", "note", "limit_why", "limit_dep", "prestage_stage", "prestage", "ssd",
+              "prestage_wait"),
+}
+# booleans in struct job now; the issue's goal is 8 (what is left is in
+# doc/guide/service.rst, "A job's phase"): the count may only fall
+JOB_BOOLEANS_MAX = 15
+
+
+def struct_job_fields() -> dict[str, str]:
+    """{field: type} of struct job (engine/state.h)."""
+    code = "\n".join(line for _, line in code_lines((ENGINE / "state.h").read_text()))
+    body = code[code.index("struct job {") :]
+    body = body[body.index("{") + 1 : body.index("};")]
+    fields = {}
+    for decl in body.split(";"):
+        m = re.match(r"\s*(.+?)[\s*]+(\w+)\s*(?:\[[^]]*\])?\s*$", decl, re.S)
+        if m:
+            fields[m.group(2)] = " ".join(m.group(1).split())
+    return fields
+
+
+def test_every_field_of_struct_job_is_classified() -> None:
+    fields = struct_job_fields()
+    said = [f for group in JOB_FIELDS.values() for f in group] + list(DECISION_FACTS)
+    twice = sorted({f for f in said if said.count(f) > 1})
+    assert not twice, f"fields classified twice: {twice}"
+    assert not set(fields) - set(said), f"fields not classified: {set(fields) - set(said)}"
+    assert not set(said) - set(fields), f"classified, not in struct job: {set(said) - set(fields)}"
+
+
+def test_struct_job_has_no_more_booleans() -> None:
+    booleans = sorted(f for f, t in struct_job_fields().items() if t == "bool")
+    assert len(booleans) <= JOB_BOOLEANS_MAX, f"{len(booleans)} booleans: {booleans}"

@@ -17,6 +17,7 @@
 
 #include "decide.h"
 #include "phase.h"
+#include "parse/labels.h"
 #include "placement/lustre.h"
 #include "wfview.h"
 
@@ -105,6 +106,23 @@ static bool breakdowns_missing (const struct job *job)
     return false;
 }
 
+/* Does a breakdown read for the job ask for Lustre storage? */
+static bool asks_lustre (const struct job *job)
+{
+    const char *name;
+    json_t *bd;
+    json_object_foreach (job->breakdowns, name, bd) {
+        json_t *sets = json_object_get (
+            json_object_get (json_object_get (bd, "status"), "storage"), "allocationSets");
+        size_t i;
+        json_t *set;
+        json_array_foreach (sets, i, set)
+            if (dws_label_is_lustre (json_string_value (json_object_get (set, "label"))))
+                return true;
+    }
+    return false;
+}
+
 /* Proposal is done: every breakdown read first (the last read's answer
  * decides again), then the resources.
  */
@@ -158,7 +176,7 @@ static struct step setup_start (const struct dws_engine *e, const struct job *jo
     if (!e->map)
         return make (STEP_WAIT_MAP); /* until the SystemConfiguration comes */
     if (!job->reserved && lustre_spreads (e, job))
-        return make (job->info_sched ? STEP_NOTHING : STEP_READ_SCHED_R);
+        return make (job->info_for == INFO_SCHED ? STEP_NOTHING : STEP_READ_SCHED_R);
     return make (hosts_recorded (job) ? STEP_SERVERS : STEP_HOSTS_PATCH);
 }
 
@@ -210,7 +228,7 @@ static struct step read_culprits (enum timer_kind kind)
  */
 static bool prestage_may_start (const struct job *job)
 {
-    return prestaging (job) && job->prestage_recorded && job->resources_sent && !job->excepted
+    return prestaging (job) && job->prestage_stage >= PRESTAGE_RECORDED && job->resources_sent && !job->excepted
            && !job->toredown && phase_exists (job) && phase_handled (job) == WF_PROPOSAL
            && phase_desired (job) == WF_PROPOSAL && job->servers_pending == 0;
 }
@@ -290,11 +308,12 @@ static bool setup_may_start (const struct job *job)
 static struct step proposal_ready (const struct dws_engine *e, const struct job *job)
 {
     if (!job->resources_sent)
-        return make (job->prestage && !job->prestage_recorded ? STEP_PRESTAGE_RECORD
+        return make (job->prestage && job->prestage_stage < PRESTAGE_RECORDED
+                         ? STEP_PRESTAGE_RECORD
                                                               : STEP_RESOURCES);
     if (setup_may_start (job))
         return setup_start (e, job);
-    if (prestaging (job) && job->prestage_ready)
+    if (prestaging (job) && job->prestage_stage == PRESTAGE_READY)
         return make (STEP_PRESTAGED);
     return prestage_may_start (job) ? prestage_next (job) : make (STEP_NOTHING);
 }
@@ -340,7 +359,7 @@ static struct step culprits (const struct job *job, enum wf_state s, int total)
 {
     if (phase_desired (job) != s || phase_handled (job) >= s || job->excepted)
         return make (STEP_NOTHING);
-    if (s == WF_SETUP && job->lustre)
+    if (s == WF_SETUP && asks_lustre (job))
         return make (STEP_TIMEOUT);
     if (total <= 0 || job->tolerance <= 0 || total > job->tolerance)
         return make (STEP_TIMEOUT);
@@ -402,7 +421,7 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
                 return teardown (job);
             return ask (job, WF_POSTRUN);
         case DECIDE_ON_SERVERS:
-            if (job->servers_pending == 0 && !job->setup_error && !job->excepted
+            if (job->servers_pending == 0 && !job->excepted
                 && !job->toredown)
                 return ask (job, WF_SETUP);
             return make (STEP_NOTHING);
@@ -477,7 +496,7 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
             struct step st = make (json_array_size (job->create_msgids) == 0 && !job->excepted
                                        ? STEP_RAISE
                                        : STEP_FORGET);
-            st.end_epilog = job->epilog;
+            st.end_epilog = job->epilog != EPILOG_NONE;
             return st;
         }
         case DECIDE_ON_FORCE_CHECK:
@@ -518,7 +537,7 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
         case DECIDE_ON_POST_RUN_REQUEST:
             if (!job->epilog)
                 return make (STEP_BEGIN_EPILOG);
-            return make (job->epilog_removed ? STEP_EPILOG_AGAIN : STEP_NOTHING);
+            return make (job->epilog == EPILOG_REMOVED ? STEP_EPILOG_AGAIN : STEP_NOTHING);
         case DECIDE_ON_INACTIVE:
             /* its computes released after PostRun on purpose: not ended */
             if (job->listed_at_start && phase_exists (job) && job->phase != PHASE_DELETING
@@ -535,12 +554,12 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
                 return make (STEP_BEGIN_EPILOG); /* its dws.post_run was lost */
             return make (STEP_NOTHING);
         case DECIDE_ON_JOB_INFO:
-            if (job->info_hold)
+            if (job->info_for == INFO_HOLD)
                 return make (STEP_HOLD_ANSWER);
-            if (job->info_sched && job->phase != PHASE_NONE)
+            if (job->info_for == INFO_SCHED && job->phase != PHASE_NONE)
                 return make (STEP_PLACE_LUSTRE);
             if (job->phase != PHASE_NONE)
-                return make (job->info_R ? STEP_SETUP_FROM_R : STEP_NOTHING);
+                return make (job->info_for == INFO_R ? STEP_SETUP_FROM_R : STEP_NOTHING);
             return make (STEP_FROM_JOBSPEC);
         case DECIDE_ON_R_READ:
             if (job->hosts || (desired != WF_PROPOSAL && !job->prestage))
@@ -556,7 +575,7 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
         case DECIDE_ON_HOLD_R:
             return make (job->phase == PHASE_RELEASING ? STEP_HOLD : STEP_NOTHING);
         case DECIDE_ON_HOLDS_APPLIED:
-            if (job->phase == PHASE_RELEASING && !job->info_hold)
+            if (job->phase == PHASE_RELEASING && job->info_for != INFO_HOLD)
                 return make (STEP_RELEASED);
             if (prestage_may_start (job) && job->ssd == SSD_PICKED)
                 return make (STEP_PRESTAGE_VERIFY);

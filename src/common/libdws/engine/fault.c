@@ -514,7 +514,7 @@ void fault_abort_noted (struct dws_engine *e, struct job *job, const struct step
     (void)e;
     (void)st;
     (void)in;
-    job->epilog_removed = true;
+    job->epilog = EPILOG_REMOVED;
 }
 
 static void abort_read_done (struct dws_engine *e, struct job *job)

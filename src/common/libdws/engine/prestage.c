@@ -120,7 +120,7 @@ int prestage_choose (struct dws_engine *e, struct job *job, json_t *breakdowns,
     dws_error_t why;
     int64_t gib = 0, jobs, ahead;
     bool wanted;
-    job->prestage_chosen = true;
+    job->prestage_stage = PRESTAGE_CHOSEN;
     job->prestage = false;
     if (job->prestage_asked >= 0)
         wanted = job->prestage_asked == 1;
@@ -244,7 +244,8 @@ void prestage_pick (struct dws_engine *e, struct job *job, const struct step *st
 
 void prestage_noted (struct dws_engine *e, struct job *job)
 {
-    job->prestage_recorded = true;
+    if (job->prestage_stage < PRESTAGE_RECORDED)
+        job->prestage_stage = PRESTAGE_RECORDED;
     if (job->held && job->ssd == SSD_UNPICKED) {
         job->ssd = SSD_PICKED;
         act_record (e, job);
@@ -344,9 +345,9 @@ void prestage_ready (struct dws_engine *e, struct job *job, const struct step *s
 {
     (void)st;
     (void)in;
-    if (!job->prestage_ready)
+    if (job->prestage_stage != PRESTAGE_READY)
         act_log (e, "info", "%s: set up and filled: let go to the scheduler", job->name);
-    job->prestage_ready = true;
+    job->prestage_stage = PRESTAGE_READY;
     act_rpc (e, "job-manager.dws.prestage-remove", json_pack ("{s:I}", "id", job->id), NULL);
     act_record (e, job);
 }
@@ -365,7 +366,8 @@ void prestage_adopt (struct dws_engine *e, struct job *job)
         json_decref (o);
         return;
     }
-    job->prestage_chosen = job->prestage = job->prestage_recorded = true;
+    job->prestage = true;
+    job->prestage_stage = PRESTAGE_RECORDED;
     job->prestage_since = json_number_value (json_object_get (o, "since"));
     job->prestage_gib = json_integer_value (json_object_get (o, "gib"));
     json_t *held = json_object_get (o, "held");
@@ -394,7 +396,7 @@ json_t *prestage_view (const struct job *job)
     if (!job->prestage)
         return NULL;
     json_t *v = json_pack ("{s:f s:I s:b s:b}", "since", job->prestage_since, "gib",
-                           (json_int_t)job->prestage_gib, "ready", job->prestage_ready,
+                           (json_int_t)job->prestage_gib, "ready", job->prestage_stage == PRESTAGE_READY,
                            "nodes", job->hosts != NULL);
     if (v && job->prestage_wait[0])
         json_object_set_new (v, "waiting", json_string (job->prestage_wait));

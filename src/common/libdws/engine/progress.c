@@ -149,30 +149,16 @@ static bool send_resources (struct dws_engine *e, struct job *job, json_t *list,
     return res != NULL;
 }
 
-/* Proposal is done and every breakdown read: record whether the job asks
- * for Lustre and whether it is pre-staged, then what the decider says
- * follows (the pre-staging's record, the resources, the Setup's start).
+/* Proposal is done and every breakdown read: choose whether the job is
+ * pre-staged, then what the decider says follows (the pre-staging's
+ * record, the resources, the Setup's start).
  */
 static void proposal_finish (struct dws_engine *e, struct job *job)
 {
     json_t *list = breakdown_list (job);
-    size_t i;
-    json_t *bd;
-    job->lustre = false;
-    json_array_foreach (list, i, bd) {
-        json_t *sets = json_object_get (
-            json_object_get (json_object_get (bd, "status"), "storage"), "allocationSets");
-        size_t k;
-        json_t *set;
-        json_array_foreach (sets, k, set) {
-            const char *label = json_string_value (json_object_get (set, "label"));
-            if (label && (!strcmp (label, "ost") || !strcmp (label, "mdt")
-                          || !strcmp (label, "mgt") || !strcmp (label, "mgtmdt")))
-                job->lustre = true;
-        }
-    }
     dws_error_t why;
-    bool refused = !job->prestage_chosen && prestage_choose (e, job, list, &why) < 0;
+    bool refused = job->prestage_stage == PRESTAGE_UNCHOSEN
+                   && prestage_choose (e, job, list, &why) < 0;
     json_decref (list);
     struct input in = {.err = refused ? &why : NULL};
     advance_job (e, job, DECIDE_ON_PROPOSAL_READY, 0, &in);
@@ -325,7 +311,7 @@ void progress_read_sched_R (struct dws_engine *e, struct job *job, const struct 
     char token[96];
     (void)st;
     (void)in;
-    job->info_sched = true;
+    job->info_for = INFO_SCHED;
     act (e, json_pack ("{s:s s:I s:s s:b}", "action", DWS_WIRE_ACTION (JOB_INFO), "id", job->id,
                        "token", token_for (token, sizeof (token), TOK_JOB_INFO, job), "R", 1));
 }
@@ -598,7 +584,7 @@ static void adopt (struct dws_engine *e, struct job *job)
      * state's, whose hosts were given up before the restart */
     job->forced = v->force_ready_state;
     if (wfview_annotation (v, ANN_EPILOG))
-        job->epilog = true; /* what the job knows already is kept */
+        job->epilog = job->epilog ? job->epilog : EPILOG_ACTIVE; /* what it knows is kept */
     json_t *mode = json_string (wfview_annotation (v, ANN_RELEASE));
     enum release_mode release = RELEASE_DEFAULT;
     if (release_mode_parse (mode, &release, NULL) == 0)
@@ -640,7 +626,6 @@ void progress_recreate (struct dws_engine *e, struct job *job, const struct step
     if (job->hosts) {
         job->setup_pending = true;
         job->servers_pending = 0;
-        job->setup_error = false;
     }
     job_set_wf (job, NULL);
     workflow_create (e, job); /* with the hosts, if dws.setup came: Setup follows */
@@ -851,8 +836,6 @@ void progress_on_servers (struct dws_engine *e, enum token_kind kind, struct job
     struct k8s_answer a = answer_of (event);
     if (!a.gone && job->servers_pending <= 0)
         return; /* a late answer: for a Workflow that was since created again */
-    if (!a.ok && !a.gone)
-        job->setup_error = true;
     if (write_ended (e, job, a, event, "fill the Servers"))
         return;
     job->servers_pending--;

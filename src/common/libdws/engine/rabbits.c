@@ -51,7 +51,7 @@ void rabbits_topology (struct dws_engine *e)
 
 void rabbits_job (struct dws_engine *e, struct job *job)
 {
-    if (job->epilog_removed) {
+    if (job->epilog == EPILOG_REMOVED) {
         rabbits_job_done (e, job); /* its rabbits were given back with its computes */
         return;
     }

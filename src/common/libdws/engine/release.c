@@ -109,7 +109,7 @@ void release_start (struct dws_engine *e, struct job *job, const struct step *st
     char token[96];
     (void)st;
     (void)in;
-    job->info_hold = true;
+    job->info_for = INFO_HOLD;
     act (e, json_pack ("{s:s s:I s:s s:b}", "action", DWS_WIRE_ACTION (JOB_INFO), "id", job->id,
                        "token", token_for (token, sizeof (token), TOK_JOB_INFO, job), "R", 1));
     act_timer_start (e, job, T_RELEASE, RELEASE_HOLD_TIMEOUT);
@@ -117,7 +117,7 @@ void release_start (struct dws_engine *e, struct job *job, const struct step *st
 
 void release_on_R (struct dws_engine *e, struct job *job, json_t *event)
 {
-    job->info_hold = false;
+    job->info_for = INFO_JOBSPEC;
     struct input in = {.event = event};
     advance_job (e, job, DECIDE_ON_HOLD_R, 0, &in); /* nothing if given up meanwhile */
 }
@@ -186,7 +186,7 @@ void release_adopt (struct dws_engine *e, struct job *job, const char *held)
     json_decref (job->held);
     job->held = paths;
     job->released = true;
-    job->epilog = job->epilog_removed = true; /* ended when the computes went back */
+    job->epilog = EPILOG_REMOVED; /* ended when the computes went back */
     rabbits_hold (e, job);
 }
 

@@ -385,7 +385,8 @@ void request_begin_epilog (struct dws_engine *e, struct job *job, const struct s
     (void)st;
     if (in->log)
         act_log (e, "warning", "%s: %s", job->name, in->log);
-    job->epilog = true;
+    if (job->epilog == EPILOG_NONE)
+        job->epilog = EPILOG_ACTIVE;
     job->run_started = in->run_started;
     /* PostRun, or Teardown (now, or once the create has answered) */
     advance_job (e, job, DECIDE_ON_POST_RUN, 0, NULL);
@@ -446,7 +447,8 @@ static void teardown_request (struct dws_engine *e, json_t *msgid, json_t *p, bo
         return;
     }
     act_respond_ok (e, msgid);
-    job->epilog = true;
+    if (job->epilog == EPILOG_NONE)
+        job->epilog = EPILOG_ACTIVE;
     advance_job (e, job, abort ? DECIDE_ON_ABORT : DECIDE_ON_TEARDOWN_REQUEST, 0, NULL);
 }
 
@@ -664,7 +666,7 @@ static bool held_by_limit (json_t *v)
 static void job_info_for (struct dws_engine *e, struct job *job, bool want_R)
 {
     char token[96];
-    job->info_R = want_R;
+    job->info_for = want_R ? INFO_R : INFO_JOBSPEC;
     act (e, json_pack ("{s:s s:I s:s s:b}", "action", DWS_WIRE_ACTION (JOB_INFO), "id", job->id, "token",
                        token_for (token, sizeof (token), TOK_JOB_INFO, job), "R", want_R));
 }
@@ -704,7 +706,7 @@ void request_end_away (struct dws_engine *e, struct job *job, const struct step 
     (void)in;
     act_log (e, "warning", "%s: job is no longer active; tearing its Workflow down",
              job->name);
-    job->epilog = job->epilog_removed = true; /* no job left to release */
+    job->epilog = EPILOG_REMOVED; /* no job left to release */
     advance_job (e, job, DECIDE_ON_TEARDOWN_REQUEST, 0, NULL);
 }
 
@@ -834,7 +836,7 @@ void request_place_lustre (struct dws_engine *e, struct job *job, const struct s
 {
     json_t *R = json_object_get (in->event, "R");
     (void)st;
-    job->info_sched = false;
+    job->info_for = INFO_JOBSPEC;
     bool ok = json_is_true (json_object_get (in->event, "ok"));
     if (ok && json_is_object (R)) {
         job_set_reserved (job, R);
@@ -860,7 +862,7 @@ void request_setup_from_R (struct dws_engine *e, struct job *job, const struct s
     json_t *event = in->event;
     json_t *R = json_object_get (event, "R");
     (void)st;
-    job->info_R = false;
+    job->info_for = INFO_JOBSPEC;
     bool ok = json_is_true (json_object_get (event, "ok"));
     const char *errstr = json_string_value (json_object_get (event, "errstr"));
     char *hosts = ok && json_is_object (R) ? hosts_of_R (R, &err) : NULL;

@@ -196,6 +196,31 @@ enum prestage_ssd {
     SSD_VERIFIED,     /* Fluxion said no job has any of it: its Servers may follow */
 };
 
+/* What a job's job-info read is for (its answer: DECIDE_ON_JOB_INFO). */
+enum info_for {
+    INFO_JOBSPEC = 0, /* the jobspec, to create a vanished Workflow again */
+    INFO_R,           /* R, for a lost dws.setup */
+    INFO_SCHED,       /* R's graph: where a spread Lustre's ssd went */
+    INFO_HOLD,        /* R's graph: the ssds to hold before the computes go back */
+};
+
+/* A job's epilog, in order. */
+enum epilog {
+    EPILOG_NONE = 0,  /* not begun (no dws.post_run) */
+    EPILOG_ACTIVE,    /* begun: Flux waits for its epilog-remove */
+    EPILOG_REMOVED,   /* ended: epilog-remove sent, or dws.abort ended it */
+};
+
+/* How far a job's pre-staging went (prestage.c), in order; `prestage`
+ * says whether the choice was to pre-stage it.
+ */
+enum prestage_stage {
+    PRESTAGE_UNCHOSEN = 0, /* prestage_choose has not run */
+    PRESTAGE_CHOSEN,       /* it has (pre-staged or not) */
+    PRESTAGE_RECORDED,     /* pre-staged, ANN_PRESTAGE is on the Workflow */
+    PRESTAGE_READY,        /* its data is in: dws-prestage removed */
+};
+
 struct job {
     json_int_t id;
     char name[64]; /* fluxjob-<id> */
@@ -214,9 +239,7 @@ struct job {
     json_t *create_msgids; /* requests waiting for the create to answer */
     bool recreate;         /* created again after it vanished (#487) */
     bool resources_sent;   /* resource-update sent to the job manager */
-    bool lustre;           /* a breakdown asks for Lustre storage */
-    bool info_R;           /* job-info asked for R (a lost dws.setup) */
-    bool info_sched;       /* job-info asked for R's graph (spread Lustre) */
+    enum info_for info_for; /* what the job-info read out is for */
     bool other_deps;       /* found in DEPEND after a restart holding dependencies
                             * besides dws-create (see request_orphans_event) */
 
@@ -231,10 +254,9 @@ struct job {
     bool force_pending;    /* that forceReady patch not answered yet */
     int servers_pending;   /* Servers patches outstanding */
     bool setup_pending;    /* dws.setup arrived; Setup not yet asked */
-    bool setup_error;
 
-    bool epilog;           /* post_run arrived: the job's epilog is active */
-    bool epilog_removed;   /* epilog-remove sent, or abort ended the epilog */
+    enum epilog epilog;    /* the job's epilog: not begun, active, ended
+                            * (epilog-remove sent, or dws.abort ended it) */
     bool run_started;
     bool toredown;         /* the Workflow is to go to Teardown without PostRun
                             * or DataOut: a failure, an exception (dws.teardown),
@@ -247,7 +269,6 @@ struct job {
     bool excepted;         /* a fatal exception was raised by us */
     int release;           /* RELEASE_DEFAULT (the config's), RELEASE_EARLY or
                             * RELEASE_LATE: dw_release_computes */
-    bool info_hold;        /* job-info asked for R's graph (the ssds to hold) */
     json_t *held;          /* ssd vertex paths held down until Teardown, or NULL */
     bool released;         /* the epilog ended after PostRun: the computes are
                             * back in Flux while DataOut and Teardown go on */
@@ -281,12 +302,10 @@ struct job {
 
     /* pre-staging (prestage.c): storage set up and filled before the nodes */
     int prestage_asked;    /* dw_prestage: -1 not given, 0 "no", 1 "yes" */
-    bool prestage_chosen;  /* prestage_choose has run for this job */
+    enum prestage_stage prestage_stage; /* how far its pre-staging went */
     bool prestage;         /* pre-staged: Setup and DataIn before dws.setup */
-    bool prestage_recorded; /* ANN_PRESTAGE is on the Workflow */
     int64_t prestage_gib;  /* the ssd it holds in Fluxion (Lustre); 0: none */
     enum prestage_ssd ssd; /* where its ssd hold is (Lustre) */
-    bool prestage_ready;   /* DataIn done: prestage-remove sent */
     json_t *prestage_avoid; /* {path: true}: vertices a job had when held */
     double prestage_since; /* when it was pre-staged */
     char prestage_wait[160]; /* why it waits for its storage, "" if it does not */

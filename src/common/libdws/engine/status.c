@@ -24,7 +24,7 @@ json_t *dws_engine_status (struct dws_engine *e)
                                    "state", wfstate_name (v->state), "ready", v->ready,
                                    "status", v->status ? v->status : "",
                                    "message", v->message ? v->message : "",
-                                   "epilog", j->epilog, "failed_job", j->excepted);
+                                   "epilog", j->epilog != EPILOG_NONE, "failed_job", j->excepted);
             if (o && j->hosts)
                 json_object_set_new (o, "hosts", json_string (j->hosts));
             if (o && j->failed)

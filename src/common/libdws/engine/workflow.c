@@ -437,9 +437,9 @@ static json_t *datamovements_kept (struct dws_engine *e, json_t *items)
 
 void workflow_epilog_remove (struct dws_engine *e, struct job *job)
 {
-    if (job->epilog_removed)
+    if (job->epilog == EPILOG_REMOVED)
         return;
-    job->epilog_removed = true;
+    job->epilog = EPILOG_REMOVED;
     act_record (e, job); /* the job ends: its record is written before */
     rabbits_job_done (e, job);
     act_rpc (e, "job-manager.dws.epilog-remove", json_pack ("{s:I}", "id", job->id), NULL);

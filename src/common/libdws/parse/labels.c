@@ -51,6 +51,14 @@ const char *dws_strategy_name (enum dws_strategy strategy)
     return strategy_names[strategy];
 }
 
+bool dws_label_is_lustre (const char *label)
+{
+    for (size_t i = 0; i < NELEM (label_table); i++)
+        if (label && !strcmp (label_table[i].label, label))
+            return label_table[i].lustre;
+    return false;
+}
+
 int dws_label_check (const char *label,
                      const char *strategy,
                      bool *lustre,

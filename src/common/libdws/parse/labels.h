@@ -46,4 +46,9 @@ int dws_label_check (const char *label,
                      bool *lustre,
                      dws_error_t *err);
 
+/* Whether `label` holds part of a Lustre file system (ost, mdt, mgtmdt,
+ * mgt): its capacity is for the whole file system.  false for any other.
+ */
+bool dws_label_is_lustre (const char *label);
+
 #endif /* !DWS_LABELS_H */
