@@ -12,7 +12,10 @@ path of the reference'"'"'s contract: create success and failure, a
 resource-update error, setup and post_run failures, exceptions in the
 prolog and the epilog, constraints added and combined with
 --requires=^property, dw_failure_tolerance as given, the epilog timeout,
-a plugin reload mid-job, and epilog-start only after finish.'
+a plugin reload mid-job, and epilog-start only after finish.  Beside
+them, flux-dws'"'"' own pre-staging sent by the test as a flux-dws service
+would: dws-prestage removed through the dependency method, refused when
+added through it, and an older flux-dws service'"'"'s prestage-remove.'
 
 . "$(dirname "$0")"/sharness.sh
 
@@ -215,6 +218,43 @@ test_expect_success 'a plugin reload while the prolog waits: the job goes on and
 		"{\"id\": $(flux job id --to=dec $id), \"variables\": {\"DW_JOB_x\": \"/x\"}}" &&
 	ended_clean $id &&
 	epilog_after_finish $id
+'
+# prestaged WORDS: a job held by dws-prestage, as a flux-dws service
+# pre-stages one: its resource-update (sent here) carries "prestage": true
+prestaged() {
+	pid=$(submit_dw "update-hold $1") &&
+	until_true 30 test -n "$(requests dws.create $pid)" &&
+	tell job-manager.dws.resource-update "$(requests dws.create $pid |
+		jq -c "{id: .jobid, resources: .resources, exclude: null, prestage: true}")" &&
+	flux job wait-event -t 30 $pid dependency-remove >/dev/null &&
+	test "$(flux jobs -no {state} $pid)" = DEPEND &&
+	flux job eventlog $pid >$pid.deps &&
+	grep -q "dependency-add description=\"dws-prestage\"" $pid.deps &&
+	echo $pid
+}
+test_expect_success 'pre-staged: the dependency method removes dws-prestage' '
+	id=$(prestaged "") &&
+	dec=$(flux job id --to=dec $id) &&
+	tell job-manager.dws.dependency \
+		"{\"id\": $dec, \"name\": \"dws-prestage\", \"add\": false}" &&
+	ended_clean $id &&
+	flux job eventlog $id | grep "dependency-remove description=\"dws-prestage\""
+'
+test_expect_success 'pre-staged: dws-prestage added through the method is refused' '
+	id=$(prestaged "") &&
+	dec=$(flux job id --to=dec $id) &&
+	test_must_fail tell job-manager.dws.dependency \
+		"{\"id\": $dec, \"name\": \"dws-prestage\", \"add\": true}" 2>add.err &&
+	grep "dws-prestage is added by the plugin with the resource-update" add.err &&
+	test "$(flux jobs -no {state} $id)" = DEPEND &&
+	flux cancel $id &&
+	flux job wait-event -t 30 $id clean
+'
+test_expect_success 'pre-staged: an older flux-dws service'"'"'s prestage-remove still works' '
+	id=$(prestaged "") &&
+	tell job-manager.dws.prestage-remove "{\"id\": $(flux job id --to=dec $id)}" &&
+	ended_clean $id &&
+	flux job eventlog $id | grep "dependency-remove description=\"dws-prestage\""
 '
 test_expect_success 'cancel while running: epilog-start after finish' '
 	id=$(submit_dw "" sleep 300) &&

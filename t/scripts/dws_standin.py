@@ -15,6 +15,7 @@ What it does with a job is chosen by words in the job's ``#DW`` text:
   create-fail   dws.create answered ``{"success": false, "errstr": ...}``
   update-error  the resource-update carries ``errmsg`` instead of resources
   exclude       the resource-update carries an ``exclude`` constraint
+  update-hold   dws.create answered, no resource-update (the test sends it)
   setup-fail    dws.setup answered ``{"success": false, "errstr": ...}``
   setup-hold    dws.setup answered, no prolog-remove (the test raises or sends it)
   postrun-fail  dws.post_run answered ``{"success": false, "errstr": ...}``
@@ -69,6 +70,8 @@ class StandIn:
             h.respond(msg, {"success": False, "errstr": "stand-in: create refused"})
             return
         h.respond(msg, {"success": True})
+        if self.has(jobid, "update-hold"):
+            return
         if self.has(jobid, "update-error"):
             self.tell("job-manager.dws.resource-update",
                       {"id": jobid, "resources": p["resources"], "exclude": None,

@@ -515,7 +515,9 @@ __attribute__ ((visibility ("default"))) int flux_plugin_init (flux_plugin_t *p)
             return -1;
         }
     }
-    /* flux-dws' own: the service adds or removes dws-limit (jobwire.h) */
+    /* flux-dws' own: the service adds or removes dws-limit and removes
+     * dws-prestage (jobwire.h); prestage-remove, registered above, is
+     * kept for an older flux-dws service */
     if (flux_jobtap_service_register (p, DWS_JOBWIRE_DEPENDENCY_METHOD, service_cb, p) < 0) {
         flux_log_error (h, "dws: cannot register job-manager.dws.%s",
                         DWS_JOBWIRE_DEPENDENCY_METHOD);

@@ -42,6 +42,10 @@ TIMER: str = _text(_ffi.lib.DWS_JOBWIRE_TIMER)
 DEPENDENCY_METHOD: str = _text(_ffi.lib.DWS_JOBWIRE_DEPENDENCY_METHOD)
 #: the dependency a job over its user's [rabbit.limits] waits on
 LIMIT_DEPENDENCY: str = _text(_ffi.lib.DWS_JOBWIRE_LIMIT_DEPENDENCY)
+#: the dependency a pre-staged job waits on until its data is in (the
+#: service removes it with DEPENDENCY_METHOD; an older one with
+#: prestage-remove, still in SERVICES)
+PRESTAGE_DEPENDENCY: str = _text(_ffi.lib.DWS_JOBWIRE_PRESTAGE_DEPENDENCY)
 #: what the notes of the exceptions the plugin raises start with
 NOTE_PREFIX: str = _text(_ffi.lib.DWS_JOBWIRE_NOTE_PREFIX)
 
@@ -53,6 +57,7 @@ __all__ = [
     "EPILOG_TIMEOUT_EXCEPTION",
     "LIMIT_DEPENDENCY",
     "NOTE_PREFIX",
+    "PRESTAGE_DEPENDENCY",
     "PROLOG",
     "SERVICES",
     "TIMER",

@@ -7,12 +7,14 @@ without nodes; restarts keep the hold.
 
 from __future__ import annotations
 
+import errno
 from typing import Any
 
 from t.python.service.harnesshelp import cleared, fault, phase
 
 from flux_dws.emulator.driver import RESOURCE
 from flux_dws.harness import Harness
+from flux_dws.jobsm import DEPENDENCY_METHOD, PRESTAGE_DEPENDENCY
 
 LUSTRE = "#DW jobdw type=lustre capacity=10GiB name=lus"
 COPY_IN = "#DW copy_in source=/lus/global/in destination=$DW_JOB_lus/"
@@ -47,17 +49,26 @@ def down(h: Harness) -> set[str]:
     return {p for p, st in h.fluxion.status.items() if st == "down"}
 
 
-def drop_first_prestage_remove(h: Harness) -> list[str]:
-    """The service's first job-manager.dws.prestage-remove is lost on its
-    way (a reload, a restart); the list it returns gets the topic then."""
-    real_rpc = h.link.rpc
-    dropped: list[str] = []
+def prestage_release(jobid: int) -> tuple[str, dict[str, Any]]:
+    """What the service sends to let a pre-staged job go: the one
+    dependency method of the waits it owns (as for dws-limit)."""
+    return (f"job-manager.dws.{DEPENDENCY_METHOD}",
+            {"id": jobid, "name": PRESTAGE_DEPENDENCY, "add": False})
 
-    def drop(topic: str, *args: object, **kw: object) -> None:
-        if topic == "job-manager.dws.prestage-remove" and not dropped:
-            dropped.append(topic)
+
+def drop_prestage_releases(h: Harness, count: int = 1) -> list[tuple[str, Any]]:
+    """The service's first `count` removals of dws-prestage are lost on
+    their way (a reload, a restart); the list it returns gets each
+    (topic, payload) then."""
+    real_rpc = h.link.rpc
+    dropped: list[tuple[str, Any]] = []
+
+    def drop(topic: str, payload: Any, *args: object, **kw: object) -> None:
+        if (len(dropped) < count and isinstance(payload, dict)
+                and payload.get("name") == PRESTAGE_DEPENDENCY):
+            dropped.append((topic, payload))
             return
-        real_rpc(topic, *args, **kw)  # type: ignore[arg-type]
+        real_rpc(topic, payload, *args, **kw)  # type: ignore[arg-type]
 
     h.link.rpc = drop  # type: ignore[method-assign]
     return dropped
@@ -236,15 +247,16 @@ def test_a_failed_find_is_asked_again_and_the_job_goes_on() -> None:
         assert cleared(h) == {}
 
 
-def test_a_prestage_remove_lost_to_a_jobtap_reload_is_sent_again() -> None:
-    """The plugin was reloaded while the service's prestage-remove was on
-    its way (lost with no plugin loaded): the job sat in DEPEND on
+def test_a_prestage_removal_lost_to_a_jobtap_reload_is_sent_again() -> None:
+    """The plugin was reloaded while the service's removal of dws-prestage
+    was on its way (lost with no plugin loaded): the job sat in DEPEND on
     dws-prestage.  The reloaded plugin's dws.create again brings the
-    resources again, then the prestage-remove again."""
+    resources again, then the removal again."""
     with Harness() as h:
-        dropped = drop_first_prestage_remove(h)
+        dropped = drop_prestage_releases(h)
         jobid = h.submit(STAGED, nodes=1, system=YES)
-        h.wait_for(lambda: bool(dropped), what="the first prestage-remove (dropped)")
+        h.wait_for(lambda: bool(dropped), what="the first dws-prestage removal (dropped)")
+        assert dropped == [prestage_release(jobid)]
         view = engine_job(h, jobid)
         assert view is not None and view["phase"] == "datain-done", view
         assert state(h, jobid) == "DEPEND" and deps(h, jobid) == {"dws-prestage"}
@@ -253,6 +265,41 @@ def test_a_prestage_remove_lost_to_a_jobtap_reload_is_sent_again() -> None:
         assert job.exceptions == [] and len(job.hosts) == 1
         events = job.events()
         assert events.count("dependency-remove") >= 2  # dws-create, dws-prestage
+        assert events.index("dependency-remove") < events.index("alloc")
+        assert cleared(h) == {}
+
+
+def test_an_older_services_prestage_remove_still_lets_the_job_go() -> None:
+    """A flux-dws service older than the plugin removes dws-prestage with
+    job-manager.dws.prestage-remove {id}: the plugin still serves it.  The
+    dependency method refuses dws-prestage added (the plugin adds it with
+    the resource-update, before dws-create goes)."""
+    with Harness() as h:
+        dropped = drop_prestage_releases(h, count=1000)  # as if it never sent one
+        jobid = h.submit(STAGED, nodes=1, system=YES)
+        h.wait_for(lambda: bool(dropped), what="the service's dws-prestage removal (dropped)")
+        assert state(h, jobid) == "DEPEND" and deps(h, jobid) == {"dws-prestage"}
+        answers: list[tuple[str, bool, int, str]] = []
+
+        def send(topic: str, payload: dict[str, Any]) -> None:
+            def answer(ok: bool, errnum: int, errstr: str, _: Any) -> None:
+                answers.append((topic, ok, errnum, errstr))
+            h.reactor.call(lambda: h.jm.rpc(topic, payload, answer))
+
+        send(f"job-manager.dws.{DEPENDENCY_METHOD}",
+             {"id": jobid, "name": PRESTAGE_DEPENDENCY, "add": True})
+        h.wait_for(lambda: len(answers) == 1, what="the addition answered")
+        assert answers[0] == (f"job-manager.dws.{DEPENDENCY_METHOD}", False, errno.EINVAL,
+                              "dws.dependency: dws-prestage is added by the plugin with the"
+                              " resource-update ('prestage': true), not by this method")
+        assert state(h, jobid) == "DEPEND" and deps(h, jobid) == {"dws-prestage"}
+        send("job-manager.dws.prestage-remove", {"id": jobid})
+        h.wait_for(lambda: len(answers) == 2, what="prestage-remove answered")
+        assert answers[1] == ("job-manager.dws.prestage-remove", True, 0, "")
+        job = h.wait(jobid)
+        assert job.exceptions == [] and len(job.hosts) == 1
+        events = job.events()
+        assert events.count("dependency-remove") == 2  # dws-create, dws-prestage
         assert events.index("dependency-remove") < events.index("alloc")
         assert cleared(h) == {}
 
@@ -314,13 +361,14 @@ def test_waiting_jobs_get_room_in_submission_order_and_never_share_a_vertex() ->
         assert cleared(h) == {}
 
 
-def test_a_prestage_remove_lost_to_a_service_restart_is_sent_again() -> None:
-    """The service went away with its prestage-remove unsent: the next one
+def test_a_prestage_removal_lost_to_a_service_restart_is_sent_again() -> None:
+    """The service went away with its dws-prestage removal unsent: the next one
     takes the Workflow up in DataIn, done, and lets the job go."""
     with Harness() as h:
-        dropped = drop_first_prestage_remove(h)
+        dropped = drop_prestage_releases(h)
         jobid = h.submit(STAGED, nodes=1, system=YES)
-        h.wait_for(lambda: bool(dropped), what="the first prestage-remove (dropped)")
+        h.wait_for(lambda: bool(dropped), what="the first dws-prestage removal (dropped)")
+        assert dropped == [prestage_release(jobid)]
         assert state(h, jobid) == "DEPEND" and deps(h, jobid) == {"dws-prestage"}
         h.restart_service()
         job = h.wait(jobid)

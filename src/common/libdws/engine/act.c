@@ -14,6 +14,7 @@
 #include "act.h"
 #include "psi.h"
 #include "wire/explain.h"
+#include "wire/jobwire.h"
 #include "wire/wire.h"
 
 /* --- actions --------------------------------------------------------- */
@@ -151,6 +152,26 @@ void act_rpc (struct dws_engine *e, const char *topic, json_t *payload, const ch
     if (a && token)
         json_object_set_new (a, "token", json_string (token));
     act (e, a);
+}
+
+/* --- the jobtap plugin's job-manager.dws.* methods the service sends --- */
+void act_dependency (struct dws_engine *e, struct job *job, const char *name, bool add)
+{
+    act_rpc (e, "job-manager.dws." DWS_JOBWIRE_DEPENDENCY_METHOD,
+             json_pack ("{s:I s:s s:b}", "id", job->id, "name", name, "add", add), NULL);
+}
+
+void act_epilog_remove (struct dws_engine *e, json_int_t id)
+{
+    act_rpc (e, "job-manager.dws.epilog-remove", json_pack ("{s:I}", "id", id), NULL);
+}
+
+void act_dataout_end (struct dws_engine *e, json_int_t id, bool ok, const char *error)
+{
+    json_t *p = json_pack ("{s:I s:b}", "id", id, "ok", ok);
+    if (p && error)
+        json_object_set_new (p, "error", json_string (error));
+    act_rpc (e, "job-manager.dws.dataout-end", p, NULL);
 }
 
 void act_memo (struct dws_engine *e, struct job *job, json_t *memo)

@@ -35,6 +35,17 @@ void act_k8s (struct dws_engine *e, const char *op, const char *kind, const char
 void act_k8s_list (struct dws_engine *e, const char *kind, const char *selector,
                    const char *token);
 void act_rpc (struct dws_engine *e, const char *topic, json_t *payload, const char *token);
+/* The jobtap plugin's job-manager.dws.* methods (jobsm.h, dataout.h), each
+ * sent from here alone.  dependency {id, name, add}: one of the waits the
+ * service owns (jobwire.h DWS_JOBWIRE_SERVICE_DEPENDENCIES: dws-limit
+ * added or removed, dws-prestage removed).
+ */
+void act_dependency (struct dws_engine *e, struct job *job, const char *name, bool add);
+/* epilog-remove {id}: the job's dws-epilog may finish. */
+void act_epilog_remove (struct dws_engine *e, json_int_t id);
+/* dataout-end {id, ok, error?}: a released job's DataOut ended; its
+ * dependents held on dws-dataout go on (or fail, afterok, without ok). */
+void act_dataout_end (struct dws_engine *e, json_int_t id, bool ok, const char *error);
 void act_memo (struct dws_engine *e, struct job *job, json_t *memo);
 void act_kvs (struct dws_engine *e, struct job *job, json_t *put, json_t *link);
 /* The job's view may have changed (its phase, a note, its end): once the

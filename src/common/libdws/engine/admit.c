@@ -17,8 +17,6 @@
 #include "wire/jobwire.h"
 #include "workflow.h"
 
-#define DEP_TOPIC "job-manager.dws." DWS_JOBWIRE_DEPENDENCY_METHOD
-
 /* The GiB the job asks for, read once from its directives (0 when they
  * cannot be read: the create refuses those). */
 static int64_t job_gib (struct job *job)
@@ -68,8 +66,7 @@ static struct limits_use use_of (struct dws_engine *e, int64_t uid, const struct
 
 static void dependency (struct dws_engine *e, struct job *job, bool add)
 {
-    act_rpc (e, DEP_TOPIC, json_pack ("{s:I s:s s:b}", "id", job->id, "name",
-                                      DWS_JOBWIRE_LIMIT_DEPENDENCY, "add", add), NULL);
+    act_dependency (e, job, DWS_JOBWIRE_LIMIT_DEPENDENCY, add);
 }
 
 int admit_create (struct dws_engine *e, struct job *job, dws_error_t *err)

@@ -133,7 +133,7 @@ enum step_kind {
     STEP_PRESTAGE_RECORD, /* pre-staged: record it on the Workflow first */
     STEP_PRESTAGE_PICK,  /* pick the ssd it holds (again, or once some are free) */
     STEP_PRESTAGE_VERIFY, /* its hold applied: ask Fluxion whether a job has any of it */
-    STEP_PRESTAGED,      /* its data is in: let the job be scheduled (prestage-remove) */
+    STEP_PRESTAGED,      /* its data is in: let the job be scheduled (dws-prestage goes) */
     STEP_PRESTAGE_HOLD,  /* hold a pre-staged job's ssd down in Fluxion (prestage.c) */
     STEP_HOLD_ANSWER,    /* job-info answered with the R of the ssds to hold */
     STEP_CREATE_ANSWER,  /* a repeated dws.create: answer it, send what was lost again */

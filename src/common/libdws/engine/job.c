@@ -109,10 +109,7 @@ void job_forget (struct dws_engine *e, struct job *job)
     for (int k = 0; k < T_NKINDS; k++)
         act_timer_stop (e, job, (enum timer_kind)k);
     if (e->actions && job->released && !job->dataout_ended)
-        act_rpc (e, "job-manager.dws.dataout-end",
-                 json_pack ("{s:I s:b s:s}", "id", job->id, "ok", 0, "error",
-                            "the Workflow was gone before DataOut ended"),
-                 NULL);
+        act_dataout_end (e, job->id, false, "the Workflow was gone before DataOut ended");
     if (e->actions)
         rabbits_job_gone (e, job);
     size_t i;

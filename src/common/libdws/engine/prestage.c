@@ -4,7 +4,7 @@
  * A pre-staged job waits in DEPEND on dws-prestage (jobwire.h), which the
  * jobtap plugin adds as it applies the job's resource-update: its
  * Workflow goes through Setup and DataIn with no Computes, then
- * prestage-remove lets the job go to the scheduler, whose nodes come to
+ * the removal of dws-prestage lets the job go to the scheduler, whose nodes come to
  * dws.setup, the Computes and PreRun.  A Lustre file system needs ssd
  * that no other job takes meanwhile: the vertices are picked here
  * (dws_health_pick), written on the Workflow (ANN_PRESTAGE) and held down
@@ -34,6 +34,7 @@
 #include "token.h"
 #include "util/jsonio.h"
 #include "wfview.h"
+#include "wire/jobwire.h"
 #include "workflow.h"
 
 /* A Fluxion find for the vertices a job holds that are also down. */
@@ -348,7 +349,7 @@ void prestage_ready (struct dws_engine *e, struct job *job, const struct step *s
     if (job->prestage_stage != PRESTAGE_READY)
         act_log (e, "info", "%s: set up and filled: let go to the scheduler", job->name);
     job->prestage_stage = PRESTAGE_READY;
-    act_rpc (e, "job-manager.dws.prestage-remove", json_pack ("{s:I}", "id", job->id), NULL);
+    act_dependency (e, job, DWS_JOBWIRE_PRESTAGE_DEPENDENCY, false);
     act_record (e, job);
 }
 

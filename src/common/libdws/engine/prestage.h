@@ -54,7 +54,7 @@ void prestage_verify (struct dws_engine *e, struct job *job, const struct step *
  */
 int prestage_found (struct dws_engine *e, struct job *job, json_t *event);
 
-/* STEP_PRESTAGED: the job may be scheduled (prestage-remove; again on a
+/* STEP_PRESTAGED: the job may be scheduled (dws-prestage removed; again on a
  * repeat). */
 void prestage_ready (struct dws_engine *e, struct job *job, const struct step *st,
                     struct input *in);

@@ -408,7 +408,7 @@ static void post_run_request (struct dws_engine *e, json_t *msgid, json_t *p,
         if (not_yet_synced (e, event))
             return;
         act_respond_ok (e, msgid);
-        act_rpc (e, "job-manager.dws.epilog-remove", json_pack ("{s:I}", "id", id), NULL);
+        act_epilog_remove (e, id);
         return;
     }
     act_respond_ok (e, msgid);
@@ -424,7 +424,7 @@ void request_epilog_again (struct dws_engine *e, struct job *job, const struct s
 {
     (void)st;
     (void)in;
-    act_rpc (e, "job-manager.dws.epilog-remove", json_pack ("{s:I}", "id", job->id), NULL);
+    act_epilog_remove (e, job->id);
 }
 
 /* The job's epilog has begun (dws.post_run, or found in CLEANUP after a
@@ -443,7 +443,7 @@ static void teardown_request (struct dws_engine *e, json_t *msgid, json_t *p, bo
             return;
         act_respond_ok (e, msgid);
         if (!abort)
-            act_rpc (e, "job-manager.dws.epilog-remove", json_pack ("{s:I}", "id", id), NULL);
+            act_epilog_remove (e, id);
         return;
     }
     act_respond_ok (e, msgid);
@@ -796,8 +796,7 @@ void request_orphans_event (struct dws_engine *e, json_t *jobs, bool complete)
                          json_integer_value (idv),
                          lost ? "is in CLEANUP and its Workflow is gone"
                               : "ended while it waited for its user's rabbit storage");
-                act_rpc (e, "job-manager.dws.epilog-remove",
-                         json_pack ("{s:I}", "id", json_integer_value (idv)), NULL);
+                act_epilog_remove (e, json_integer_value (idv));
                 continue;
             }
             if (!job)

@@ -139,10 +139,7 @@ void workflow_kvs_outcome (struct dws_engine *e, struct job *job, const char *st
         if (job->released) {
             /* the jobtap plugin holds the dependents of a released job
              * (dws-dataout) until now; an afterok one fails on a failure */
-            json_t *p = json_pack ("{s:I s:b}", "id", job->id, "ok", !strcmp (state, "complete"));
-            if (p && error)
-                json_object_set_new (p, "error", json_string (error));
-            act_rpc (e, "job-manager.dws.dataout-end", p, NULL);
+            act_dataout_end (e, job->id, !strcmp (state, "complete"), error);
         }
     }
 }
@@ -442,7 +439,7 @@ void workflow_epilog_remove (struct dws_engine *e, struct job *job)
     job->epilog = EPILOG_REMOVED;
     act_record (e, job); /* the job ends: its record is written before */
     rabbits_job_done (e, job);
-    act_rpc (e, "job-manager.dws.epilog-remove", json_pack ("{s:I}", "id", job->id), NULL);
+    act_epilog_remove (e, job->id);
 }
 
 void workflow_remove_finalizer (struct dws_engine *e, struct job *job)

@@ -975,10 +975,22 @@ static int ev_resource_update (struct ctx *c, json_t *ev)
     return act_respond (c);
 }
 
-/* prestage-remove: the job's storage is set up and its data in (or the
- * service gave pre-staging up): it may be scheduled.  A repeat, or a job
- * past DEPEND, is answered and changes nothing.
+/* dws-prestage removed: the job's storage is set up and its data in (or
+ * the service gave pre-staging up): it may be scheduled.  A repeat, or a
+ * job not in DEPEND, is answered and changes nothing.  The service asks
+ * with the dependency method; an older flux-dws service with
+ * prestage-remove, which the plugin still serves.
  */
+static int prestage_let_go (struct ctx *c, const char *state)
+{
+    /* a repeat finds it gone (ENOENT, which the adapter lets pass) */
+    if (!strcmp (state, "DEPEND")
+        && act_named (c, ACT (DEPENDENCY_REMOVE), DWS_JOBWIRE_PRESTAGE_DEPENDENCY) < 0)
+        return -1;
+    return act_respond (c);
+}
+
+/* prestage-remove {id}: an older flux-dws service's dws-prestage removal. */
 static int ev_prestage_remove (struct ctx *c, json_t *ev)
 {
     const char *m = "prestage-remove", *state = NULL;
@@ -989,11 +1001,7 @@ static int ev_prestage_remove (struct ctx *c, json_t *ev)
         return -1;
     if ((rc = request_begin (c, ev, m, &payload)) <= 0)
         return rc;
-    /* a repeat finds it gone (ENOENT, which the adapter lets pass) */
-    if (!strcmp (state, "DEPEND")
-        && act_named (c, ACT (DEPENDENCY_REMOVE), DWS_JOBWIRE_PRESTAGE_DEPENDENCY) < 0)
-        return -1;
-    return act_respond (c);
+    return prestage_let_go (c, state);
 }
 
 static int ev_prolog_remove (struct ctx *c, json_t *ev)
@@ -1050,6 +1058,7 @@ static int ev_epilog_remove (struct ctx *c, json_t *ev)
  * dependencies (DWS_JOBWIRE_SERVICE_DEPENDENCIES) on a job in NEW or
  * DEPEND.  A removal once the job has left DEPEND has nothing to remove
  * and is answered; the job manager ignores a dependency already held.
+ * dws-prestage is only removed through it (prestage_let_go).
  */
 static int ev_service_dependency (struct ctx *c, json_t *ev)
 {
@@ -1070,6 +1079,16 @@ static int ev_service_dependency (struct ctx *c, json_t *ev)
     if (!dws_jobwire_service_dependency (name))
         return act_respond_error (c, EINVAL, xasprintf ("dws.%s: '%s' is not a flux-dws"
                                                         " dependency", m, name));
+    if (!strcmp (name, DWS_JOBWIRE_PRESTAGE_DEPENDENCY)) {
+        /* the plugin adds it with the resource-update, before dws-create
+         * goes: the job never stands without one of ours meanwhile */
+        if (json_is_true (add))
+            return act_respond_error (c, EINVAL,
+                                      xasprintf ("dws.%s: %s is added by the plugin with the"
+                                                 " resource-update ('prestage': true), not by"
+                                                 " this method", m, name));
+        return prestage_let_go (c, state);
+    }
     if (strcmp (state, "DEPEND") != 0 && strcmp (state, "NEW") != 0) {
         if (!json_is_true (add))
             return act_respond (c);

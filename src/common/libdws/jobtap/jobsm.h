@@ -156,6 +156,9 @@
  *         epilog-remove: state not CLEANUP -> respond-error EINVAL; epilog
  *           active -> epilog-finish dws-epilog status 0, timer-stop (if a
  *           timer runs), respond; else respond only.
+ *         prestage-remove: kept for an older flux-dws service (today's
+ *           removes dws-prestage with the dependency method below): as
+ *           that method's removal of dws-prestage.
  *       A request for an inert job (no dw) gets respond-error EINVAL.
  *   dependency      {"payload":P, "state":S}
  *       job-manager.dws.dependency (DWS_JOBWIRE_DEPENDENCY_METHOD), flux-dws'
@@ -163,10 +166,16 @@
  *       dws_jobsm_service_*): P {id, name, add} adds (add true) or removes
  *       one of flux-dws' own dependencies (DWS_JOBWIRE_SERVICE_DEPENDENCIES:
  *       dws-limit, which the service puts on a job over its user's
- *       [rabbit.limits]) -> dependency-add|dependency-remove NAME, respond.
- *       A name not in that list: respond-error EINVAL.  State not NEW or
- *       DEPEND: a removal is answered (nothing to remove), an addition gets
- *       respond-error EINVAL.  Malformed (name not a string, add not a
+ *       [rabbit.limits], and dws-prestage) -> dependency-add|dependency-remove
+ *       NAME, respond.  A name not in that list: respond-error EINVAL.
+ *       State not NEW or DEPEND: a removal is answered (nothing to remove),
+ *       an addition gets respond-error EINVAL.  dws-prestage: a removal
+ *       in DEPEND -> dependency-remove dws-prestage, respond; in any other
+ *       state respond only; an addition gets respond-error EINVAL
+ *       "dws.dependency: dws-prestage is added by the plugin with the
+ *       resource-update ('prestage': true), not by this method" (the
+ *       plugin adds it before it removes dws-create, so the job never
+ *       stands without one of ours).  Malformed (name not a string, add not a
  *       boolean): as above.  These dependencies are not another plugin's:
  *       dependency-add/-remove of them and other_dependencies at reload do
  *       not count them (a persistent job's dws.create is not kept back by

@@ -3349,6 +3349,56 @@ static void test_persistent_destroy (void)
     dws_engine_destroy (e);
 }
 
+/* A pre-staged job (doc/guide/prestage.rst) of persistent storage alone:
+ * nothing to place, so no ssd to hold in Fluxion.  Set up and filled
+ * before its nodes, it is let go with the one dependency method of the
+ * waits the service owns (as dws-limit): dws-prestage removed.
+ */
+static void test_prestage_release (void)
+{
+    struct dws_engine *e = engine ("{'prestage':'always'}");
+    long long id = 950;
+    char extra[256];
+    k8s_reset ();
+    sync_none (e);
+    sysconf (e);
+    json_t *bd = jq ("{'kind':'DirectiveBreakdown','metadata':{'name':'fluxjob-950-0',"
+                     "'namespace':'default'},'status':{'ready':true}}");
+    snprintf (extra, sizeof (extra),
+              "{'directiveBreakdowns':[{'name':'fluxjob-%lld-0','namespace':'default'}]}", id);
+    ok (create_req (e, id, 1, 0, 1, "#DW persistentdw name=proj")
+            && k8s_result (e, "create", id, true, 201, "", wf (id)) && complete (e, id, extra)
+            && k8s_result (e, "breakdown", id, true, 200, "", bd),
+        "prestage: a persistentdw job through Proposal, its breakdown read");
+    k8s_result (e, "prestage", id, true, 200, "", wf (id));
+    json_at (jp (find ("topic", "job-manager.dws.resource-update"), "payload", "prestage", NULL),
+             "true", "prestage: its resources sent with prestage (the plugin adds dws-prestage)");
+    has ("prestage: Setup asked, no nodes yet", "kind", "Workflow", "op", "patch", "body",
+         "{\"spec\":{\"desiredState\":\"Setup\"}}");
+    complete (e, id, NULL);
+    has ("prestage: then DataIn", "kind", "Workflow", "op", "patch", "body",
+         "{\"spec\":{\"desiredState\":\"DataIn\"}}");
+    ok (!find ("topic", "job-manager.dws.dependency"), "prestage: still held until DataIn is done");
+    complete (e, id, NULL);
+    json_t *rel = has ("prestage: DataIn done: dws-prestage removed through the dependency method",
+                       "topic", "job-manager.dws.dependency");
+    char *p = rel ? json_dumps (json_object_get (rel, "payload"), JSON_COMPACT) : NULL;
+    is (p, "{\"id\":950,\"name\":\"dws-prestage\",\"add\":false}",
+        "... its payload {id, name, add}, as dws-limit's");
+    free (p);
+    ok (count ("action", "rpc") == 1 && !find ("topic", "job-manager.dws.prestage-remove"),
+        "... and no prestage-remove (kept in the plugin for an older service)");
+    /* the plugin reloaded asks again: the resources again (it holds
+     * dws-prestage anew), then the removal again */
+    create_req (e, id, 2, 0, 1, "#DW persistentdw name=proj");
+    ok (find ("topic", "job-manager.dws.resource-update")
+            && count ("topic", "job-manager.dws.dependency", "payload",
+                      "{\"add\":false,\"id\":950,\"name\":\"dws-prestage\"}") == 1,
+        "prestage: a repeated dws.create: resources, then dws-prestage removed again");
+    json_decref (bd);
+    dws_engine_destroy (e);
+}
+
 int main (void)
 {
     K8S = json_object ();
@@ -3379,6 +3429,7 @@ int main (void)
     test_release ();
     test_persistent ();
     test_persistent_destroy ();
+    test_prestage_release ();
     json_decref (A);
     json_decref (K8S);
     return done_testing ();

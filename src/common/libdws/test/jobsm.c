@@ -1180,6 +1180,106 @@ static void epilog_remove (void)
     dws_jobsm_destroy (sm);
 }
 
+/* dws-prestage through the service's dependency method (jobwire.h
+ * DWS_JOBWIRE_SERVICE_DEPENDENCIES), as dws-limit: removed in DEPEND,
+ * answered in every other state as prestage-remove is (which an older
+ * flux-dws service still sends); never added through it (the plugin adds
+ * it itself, with resource-update's 'prestage', before dws-create goes).
+ */
+#define UPDATE_PRESTAGE                                                                        \
+    "{'type':'resource-update','state':'DEPEND','jobspec':" JOBSPEC ","                        \
+    "'payload':{'id':42,'resources':[{'type':'slot'}],'exclude':null,'prestage':true}}"
+#define UPDATE_PRESTAGE_ACTS                                                                   \
+    "[{'action':'jobspec-update','update':{'resources':[{'type':'slot'}]}},"                   \
+    "{'action':'dependency-add','name':'dws-prestage'},"                                       \
+    "{'action':'dependency-remove','name':'dws-create'},{'action':'respond','payload':{}}]"
+#define SDEP(state, payload) "{'type':'dependency','state':'" state "','payload':" payload "}"
+#define PRESTAGE_GONE                                                                          \
+    "[{'action':'dependency-remove','name':'dws-prestage'},{'action':'respond','payload':{}}]"
+#define PRESTAGE_NOT_ADDED                                                                     \
+    "[{'action':'respond-error','errnum':22,'errstr':'dws.dependency: dws-prestage is added"  \
+    " by the plugin with the resource-update (`prestage`: true), not by this method'}]"
+
+static struct dws_jobsm *prestaged (void)
+{
+    struct dws_jobsm *sm = sm_new (NULL);
+    ev (sm, DEPEND, DEPEND_ACTS, "prestaged: depend");
+    ev (sm, RESP ("create"), "[]", "prestaged: create ok");
+    ev (sm, UPDATE_PRESTAGE, UPDATE_PRESTAGE_ACTS,
+        "prestaged: resource-update adds dws-prestage before dws-create goes");
+    return sm;
+}
+
+static void prestage_dependency (void)
+{
+    struct dws_jobsm *sm = prestaged ();
+    ev (sm, SDEP ("DEPEND", "{'id':42,'name':'dws-prestage','add':false}"), PRESTAGE_GONE,
+        "dependency method: dws-prestage removed in DEPEND");
+    ev (sm, SDEP ("DEPEND", "{'id':42,'name':'dws-prestage','add':false}"), PRESTAGE_GONE,
+        "... a repeat removes it again (the job manager's ENOENT is let pass)");
+    dws_jobsm_destroy (sm);
+
+    /* every other state: answered, nothing removed (prestage-remove's rule) */
+    static const char *const others[] = {"NEW", "PRIORITY", "SCHED", "RUN", "CLEANUP"};
+    for (size_t i = 0; i < sizeof (others) / sizeof (others[0]); i++) {
+        char event[256], what[128];
+        sm = prestaged ();
+        snprintf (event, sizeof (event),
+                  SDEP ("%s", "{'id':42,'name':'dws-prestage','add':false}"), others[i]);
+        snprintf (what, sizeof (what), "dependency method: dws-prestage in %s: answered only",
+                  others[i]);
+        ev (sm, event, RESPOND, what);
+        snprintf (event, sizeof (event), "{'type':'prestage-remove','state':'%s',"
+                  "'payload':{'id':42}}", others[i]);
+        snprintf (what, sizeof (what), "... as prestage-remove in %s", others[i]);
+        ev (sm, event, RESPOND, what);
+        dws_jobsm_destroy (sm);
+    }
+
+    /* added through the method: refused, in any state, nothing held */
+    sm = prestaged ();
+    ev (sm, SDEP ("DEPEND", "{'id':42,'name':'dws-prestage','add':true}"), PRESTAGE_NOT_ADDED,
+        "dependency method: dws-prestage added in DEPEND is refused");
+    ev (sm, SDEP ("NEW", "{'id':42,'name':'dws-prestage','add':true}"), PRESTAGE_NOT_ADDED,
+        "... in NEW too");
+    ev (sm, SDEP ("SCHED", "{'id':42,'name':'dws-prestage','add':true}"), PRESTAGE_NOT_ADDED,
+        "... and after DEPEND");
+    /* the other names: dws-create is the plugin's, not the service's */
+    ev (sm, SDEP ("DEPEND", "{'id':42,'name':'dws-create','add':false}"),
+        "[{'action':'respond-error','errnum':22,"
+        "'errstr':'dws.dependency: `dws-create` is not a flux-dws dependency'}]",
+        "dependency method: dws-create is not the service's to remove");
+    ev (sm, SDEP ("DEPEND", "{'id':42,'name':'dws-limit','add':false}"),
+        "[{'action':'dependency-remove','name':'dws-limit'},{'action':'respond','payload':{}}]",
+        "dependency method: dws-limit through the same method");
+
+    /* malformed: the clear error of every method */
+    ev (sm, SDEP ("DEPEND", "{'id':42,'add':false}"),
+        MALFORMED_ACTS ("dependency", "`name` must be a string"), "dependency: no name");
+    ev (sm, SDEP ("DEPEND", "{'id':42,'name':7,'add':false}"),
+        MALFORMED_ACTS ("dependency", "`name` must be a string"), "dependency: name number");
+    ev (sm, SDEP ("DEPEND", "{'id':42,'name':'dws-prestage'}"),
+        MALFORMED_ACTS ("dependency", "`add` must be a boolean"), "dependency: no add");
+    ev (sm, SDEP ("DEPEND", "{'id':42,'name':'dws-prestage','add':0}"),
+        MALFORMED_ACTS ("dependency", "`add` must be a boolean"), "dependency: add 0");
+    ev (sm, SDEP ("DEPEND", "{'id':'42','name':'dws-prestage','add':false}"),
+        MALFORMED_ACTS ("dependency", "`id` must be an integer"), "dependency: id string");
+    ev (sm, SDEP ("DEPEND", "[]"),
+        MALFORMED_ACTS ("dependency", "the payload is not an object"), "dependency: a list");
+    ev (sm, "{'type':'prestage-remove','state':'DEPEND','payload':{'id':'42'}}",
+        MALFORMED_ACTS ("prestage-remove", "`id` must be an integer"),
+        "prestage-remove: id string");
+    dws_jobsm_destroy (sm);
+
+    /* an older flux-dws service's prestage-remove still lets the job go */
+    sm = prestaged ();
+    ev (sm, "{'type':'prestage-remove','state':'DEPEND','payload':{'id':42}}", PRESTAGE_GONE,
+        "prestage-remove (an older service): dws-prestage removed in DEPEND");
+    dws_jobsm_destroy (sm);
+    ok (dws_jobsm_service_count () == 4 && !strcmp (dws_jobsm_service_name (3), "prestage-remove"),
+        "prestage-remove is still registered, beside the reference's three");
+}
+
 #define RELOAD(state, flags)                                                                   \
     "{'type':'reload','id':42,'userid':1000,'jobspec':" JOBSPEC ",'state':'" state "'" flags "}"
 
@@ -1511,6 +1611,7 @@ int main (void)
     epilog_failures ();
     epilog_timeout ();
     epilog_remove ();
+    prestage_dependency ();
     reload ();
     eventlog_flags ();
     eventlog_other_deps ();

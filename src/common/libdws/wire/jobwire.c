@@ -44,7 +44,5 @@ int dws_jobwire_service_dependency (const char *name)
 bool dws_jobwire_own_dependency (const char *name)
 {
     return name
-           && (!strcmp (name, DWS_JOBWIRE_DEPENDENCY)
-               || !strcmp (name, DWS_JOBWIRE_PRESTAGE_DEPENDENCY)
-               || dws_jobwire_service_dependency (name));
+           && (!strcmp (name, DWS_JOBWIRE_DEPENDENCY) || dws_jobwire_service_dependency (name));
 }

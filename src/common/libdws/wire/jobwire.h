@@ -42,9 +42,15 @@
 #define DWS_JOBWIRE_DEPENDENCY_METHOD "dependency"
 /* The dependency a job over its user's [rabbit.limits] waits on. */
 #define DWS_JOBWIRE_LIMIT_DEPENDENCY "dws-limit"
-/* The dependencies the service may add or remove through that method
- * (flux-dws' own: the plugin does not count them as another plugin's). */
-#define DWS_JOBWIRE_SERVICE_DEPENDENCIES(X) X (LIMIT, DWS_JOBWIRE_LIMIT_DEPENDENCY)
+/* The dependencies of the waits the service owns, which it adds or
+ * removes through that method (flux-dws' own: the plugin does not count
+ * them as another plugin's).  dws-prestage is only removed through it
+ * (the plugin adds it with the resource-update); an older flux-dws
+ * service removes it with job-manager.dws.prestage-remove {id}, which the
+ * plugin still serves. */
+#define DWS_JOBWIRE_SERVICE_DEPENDENCIES(X)                                                    \
+    X (LIMIT, DWS_JOBWIRE_LIMIT_DEPENDENCY)                                                    \
+    X (PRESTAGE, DWS_JOBWIRE_PRESTAGE_DEPENDENCY)
 /* What the exception notes the plugin raises start with. */
 #define DWS_JOBWIRE_NOTE_PREFIX "DWS workflow interactions failed: "
 
@@ -80,7 +86,7 @@ enum dws_jobwire_action {
 #define DWS_JOBWIRE_ACTION(id) dws_jobwire_action_name (DWS_JOBWIRE_ACT_##id)
 
 /* Whether a dependency is one the plugin holds for the dws service itself
- * (dws-create, dws-prestage, and the service's own, dws-limit), not one
+ * (dws-create, and the service's own, dws-limit and dws-prestage), not one
  * of another plugin's that keeps a job's dws.create back. */
 bool dws_jobwire_own_dependency (const char *name);
 

@@ -503,7 +503,9 @@ class JobManager:
             answer(True, 0, "", {})
         elif topic.startswith("job-manager.dws."):
             method = topic[len("job-manager.dws."):]
-            # the plugin registers these alone (and flux-dws' own dependency method)
+            # the plugin registers these alone (the reference's three, and
+            # prestage-remove kept for an older flux-dws service) and
+            # flux-dws' own dependency method (dws-limit, dws-prestage)
             if method not in SERVICES and method != DEPENDENCY_METHOD:
                 answer(False, errno.ENOSYS, f"No service matching {topic} is registered", None)
                 return
