@@ -37,13 +37,11 @@ DECISION_FACTS = (
     "recreate",  # created again after it vanished: a refused create keeps it
     "resources_sent",  # the resource-update went out: not again, unless lost
     "info_for",  # what the job-info read is for (R, R's graph, the jobspec)
-    "other_deps",  # found holding other dependencies: its create is still to come
-    "force_pending",  # the forceReady patch is not answered yet
+    "asking",  # a single request out (forceReady patch, token read): not again
     "setup_pending",  # dws.setup came; Setup not yet asked
     "run_started",  # the job ran: PostRun, else Teardown
     "toredown",  # to Teardown without PostRun or DataOut
     "listed_at_start",  # in the first Workflow list: may have ended while away
-    "token_pending",  # the workflow token is being read
 )
 # a read of job->F (or j->F): not an assignment to it
 FACT_READ = re.compile(
@@ -260,12 +258,12 @@ JOB_FIELDS = {
     # facts the verbs also act on (a note raised once, an annotation, a
     # late answer dropped, what `flux dws job` shows)
     "acted": ("forced", "epilog", "excepted", "released", "dataout_ended", "postrun_why",
-              "tc", "note", "limit_why", "limit_dep", "prestage_stage", "prestage", "ssd",
+              "tc", "note", "limit_why", "deps", "prestage_stage", "prestage", "ssd",
               "prestage_wait"),
 }
 # booleans in struct job now; the goal is 8 (what is left is in
 # doc/guide/service.rst, "A job's phase"): the count may only fall
-JOB_BOOLEANS_MAX = 15
+JOB_BOOLEANS_MAX = 11
 
 
 def struct_job_fields() -> dict[str, str]:

@@ -103,9 +103,9 @@ void admit_wait (struct dws_engine *e, struct job *job, const struct step *st,
     free (job->limit_why);
     job->limit_why = strdup (in->why);
     act_log (e, "info", "%s: waits for its user's rabbit storage: %s", job->name, in->why);
-    if (!job->limit_dep) /* not held already (found so after a restart) */
+    if (!(job->deps & JOB_DEP_LIMIT)) /* not held already (found so after a restart) */
         dependency (e, job, true);
-    job->limit_dep = true;
+    job->deps |= JOB_DEP_LIMIT;
     act_record (e, job);
 }
 
@@ -193,7 +193,7 @@ void admit_pass (struct dws_engine *e)
 
 void admit_created (struct dws_engine *e, struct job *job)
 {
-    /* limit_dep stays: a reloaded plugin may have missed the removal */
-    if (job->limit_dep)
+    /* JOB_DEP_LIMIT stays: a reloaded plugin may have missed the removal */
+    if (job->deps & JOB_DEP_LIMIT)
         dependency (e, job, false);
 }

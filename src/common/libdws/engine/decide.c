@@ -345,7 +345,8 @@ static bool forcing (const struct job *job)
 static struct step force_check (const struct job *job)
 {
     const struct wfview *v = &job->view;
-    if (!forcing (job) || job->force_pending || v->state != job->forced
+    if (!forcing (job) || (job->asking & ((uint64_t)1 << TOK_FORCE_READY))
+        || v->state != job->forced
         || v->desired != job->forced || v->force_ready_state == job->forced || v->ready)
         return make (STEP_NOTHING);
     return make (STEP_FORCE_READY);
@@ -383,7 +384,7 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
              * create's answer removed dws-limit, or the removal reached no
              * plugin (a reload); without one, the create's answer removes
              * it (or admit.c's pass lets the job go first) */
-            return make (job->limit_dep && phase_exists (job) ? STEP_LIMIT_REMOVE
+            return make ((job->deps & JOB_DEP_LIMIT) && phase_exists (job) ? STEP_LIMIT_REMOVE
                                                               : STEP_NOTHING);
         case DECIDE_ON_CREATED:
             if (job->toredown)
@@ -439,7 +440,8 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
             /* its prolog-remove may have been lost with a reloaded plugin */
             if (!job->hosts && (desired <= WF_PROPOSAL || job->prestage))
                 return make (STEP_NOTHING); /* the first: not a repeated one */
-            if (handled >= WF_PRERUN && desired == WF_PRERUN && !job->token_pending
+            if (handled >= WF_PRERUN && desired == WF_PRERUN
+                && !(job->asking & ((uint64_t)1 << TOK_SECRET))
                 && !job->epilog)
                 return prolog (job);
             return make (STEP_NOTHING);
@@ -569,7 +571,7 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
             /* the jobtap plugin keeps the dws.create of a job that uses
              * persistent storage until its other dependencies are gone:
              * not lost, still to come */
-            if (job->other_deps && json_array_size (job->create_msgids) == 0 && arg)
+            if ((job->deps & JOB_DEP_OTHER) && json_array_size (job->create_msgids) == 0 && arg)
                 return make (STEP_CREATE_LATER);
             return make (STEP_CREATE_FROM_JOBSPEC);
         case DECIDE_ON_HOLD_R:

@@ -183,7 +183,7 @@ static void force_ready (struct dws_engine *e, struct job *job)
 {
     char token[96];
     job->forced = phase_desired (job);
-    job->force_pending = true;
+    job->asking |= (uint64_t)1 << TOK_FORCE_READY;
     act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name,
              json_pack ("{s:{s:b} s:{s:{s:s}}}", "spec", "forceReady", 1, "metadata",
                         "annotations", ANN_FAILED, job->failed),
@@ -211,7 +211,7 @@ void fault_on_force_ready (struct dws_engine *e, enum token_kind kind, struct jo
 {
     (void)kind;
     struct k8s_answer a = answer_of (event);
-    job->force_pending = false;
+    job->asking &= ~((uint64_t)1 << TOK_FORCE_READY);
     if (a.ok || a.code == 404) { /* 404: the Workflow went; vanished() says so */
         fault_force_ready_check (e, job); /* a reset seen before this answer */
         return;

@@ -446,7 +446,7 @@ void progress_read_token (struct dws_engine *e, struct job *job, const struct st
     (void)st;
     (void)in;
     act_timer_stop (e, job, T_PRERUN);
-    job->token_pending = true;
+    job->asking |= (uint64_t)1 << TOK_SECRET;
     act_k8s (e, "get", "Secret", ns && *ns ? ns : e->cfg.namespace, job->view.token_secret,
              NULL, token_for (token, sizeof (token), TOK_SECRET, job));
 }
@@ -857,7 +857,7 @@ void progress_on_secret (struct dws_engine *e, enum token_kind kind, struct job 
 {
     (void)kind;
     struct k8s_answer a = answer_of (event);
-    job->token_pending = false;
+    job->asking &= ~((uint64_t)1 << TOK_SECRET);
     json_t *data = json_object_get (a.obj, "data");
     const char *b64 = json_string_value (json_object_get (data, "token"));
     char *token = a.ok && b64 ? b64decode (b64) : NULL;

@@ -768,7 +768,7 @@ void request_orphans_event (struct dws_engine *e, json_t *jobs, bool complete)
             char key[32];
             snprintf (key, sizeof (key), "%" JSON_INTEGER_FORMAT, json_integer_value (idv));
             if (job && held_by_limit (v)) {
-                job->limit_dep = true;
+                job->deps |= JOB_DEP_LIMIT;
                 struct input in = {.log = "its Workflow exists; removing "
                                           DWS_JOBWIRE_LIMIT_DEPENDENCY};
                 advance_job (e, job, DECIDE_ON_LIMIT_FOUND, 0, &in);
@@ -778,8 +778,9 @@ void request_orphans_event (struct dws_engine *e, json_t *jobs, bool complete)
                 continue;
             act_log (e, "info", "%s: job waits for dws-create and has no Workflow yet;"
                      " creating it from its jobspec", job->name);
-            job->other_deps = held_by_others (v);
-            job->limit_dep = held_by_limit (v); /* removed once its create answers */
+            job->deps = (held_by_others (v) ? JOB_DEP_OTHER : 0)
+                        | (held_by_limit (v) ? JOB_DEP_LIMIT : 0); /* dws-limit: removed
+                                                                    * once its create answers */
             job_info_for (e, job, false);
         }
         else if (!strcmp (state, "RUN")) {

@@ -204,6 +204,15 @@ enum info_for {
     INFO_HOLD,        /* R's graph: the ssds to hold before the computes go back */
 };
 
+/* The dependencies a job holds that the engine weighs (job->deps). */
+enum job_dep {
+    JOB_DEP_LIMIT = 1, /* dws-limit: added here, or found held after a restart;
+                        * removed once its Workflow exists, and again at a
+                        * reloaded plugin's repeated dws.create */
+    JOB_DEP_OTHER = 2, /* another plugin's, found in DEPEND after a restart
+                        * beside dws-create (see request_orphans_event) */
+};
+
 /* A job's epilog, in order. */
 enum epilog {
     EPILOG_NONE = 0,  /* not begun (no dws.post_run) */
@@ -240,8 +249,8 @@ struct job {
     bool recreate;         /* created again after it vanished (#487) */
     bool resources_sent;   /* resource-update sent to the job manager */
     enum info_for info_for; /* what the job-info read out is for */
-    bool other_deps;       /* found in DEPEND after a restart holding dependencies
-                            * besides dws-create (see request_orphans_event) */
+    unsigned deps;         /* bit per dependency it holds that the engine weighs
+                            * (enum job_dep) */
 
     json_t *breakdowns;    /* {name: DirectiveBreakdown} read for this job */
     int breakdowns_wanted; /* breakdown reads outstanding */
@@ -251,7 +260,6 @@ struct job {
     enum wf_state forced;  /* the state whose hosts were last given up (its
                             * forceReady asked), or WF_NONE: its timer has
                             * fired, once, as flux-coral2's does (fault.c) */
-    bool force_pending;    /* that forceReady patch not answered yet */
     int servers_pending;   /* Servers patches outstanding */
     bool setup_pending;    /* dws.setup arrived; Setup not yet asked */
 
@@ -277,10 +285,11 @@ struct job {
                             * are being read to drain who did not unmount */
     bool listed_at_start;  /* in the first Workflow list: its job may have ended
                             * while no service watched (see request_orphans_event) */
-    bool token_pending;    /* PreRun: reading the workflow token Secret */
     bool tc;               /* in TransientCondition, timer running */
     int teardown_reads;    /* reads before Teardown outstanding (data movements, pod log) */
     unsigned timers;       /* bit per timer kind running */
+    uint64_t asking;       /* bit per token kind (TOK_*) of a single request out:
+                            * the forceReady patch, the workflow token read */
     double state_since;    /* when a desiredState was last asked for */
     double asked_at[WF_NSTATES]; /* when each state was asked for (phase.c; 0: not */
     double done_at[WF_NSTATES];  /* by this service) and found done */
@@ -296,9 +305,6 @@ struct job {
     int64_t gib;           /* rabbit GiB its directives ask for (limits.h); -1: not read */
     char *username;        /* its owner's name as the service looked it up, or NULL */
     char *limit_why;       /* why it waits in PHASE_LIMITED (admit.c), or NULL */
-    bool limit_dep;        /* it holds (or held) dws-limit: added here, or found held
-                            * after a restart; removed once its Workflow exists, and
-                            * again at a reloaded plugin's repeated dws.create */
 
     /* pre-staging (prestage.c): storage set up and filled before the nodes */
     int prestage_asked;    /* dw_prestage: -1 not given, 0 "no", 1 "yes" */
