@@ -140,6 +140,10 @@ def test_persistent_share_needs_psi_patch(cp: ControlPlane, h: Harness,
     grant_extra(cp, granted)
     cp.seed([psi(cp, h.owner)])
     try:
+        # seed writes the PSI, then its status: the share's patch names the
+        # version the service saw last, so the barrier makes that the status
+        # write's (else the patch may race it: "changed meanwhile; try again")
+        assert h.ask("dws.watch_test") == {}
         h.wait_for(lambda: any(p["name"] == PSI for p in h._engine_now(
             "dws.persistent-list").get("persistent") or []), what="the PSI seen")
         got = h.ask("dws.persistent-share", payload={"name": PSI})
