@@ -17,7 +17,7 @@
 #include "wire/jobwire.h"
 #include "workflow.h"
 
-#define DEP_TOPIC "job-manager.dws." DWS_JOBWIRE_DEPENDENCY_METHOD
+#define DEP_TOPIC DWS_JOBWIRE_TOPIC (DWS_JOBWIRE_DEPENDENCY_METHOD)
 
 /* The GiB the job asks for, read once from its directives (0 when they
  * cannot be read: the create refuses those). */

@@ -46,6 +46,7 @@
 #include "answer.h"
 #include "decide.h"
 #include "fault.h"
+#include "util/f58.h"
 #include "util/hostlist.h"
 #include "hosts.h"
 #include "job.h"
@@ -120,7 +121,7 @@ static void skip_dataout (struct dws_engine *e, struct job *job)
                  " movement", job->name);
     else
         act_raise (e, job, "teardown-timeout", 1, "skipping rabbit data movement");
-    workflow_kvs_outcome (e, job, "dataout", "skipped",
+    workflow_kvs_outcome (e, job, DWS_JOBKVS_DATAOUT, "skipped",
                           "teardown_after expired: skipping rabbit data movement");
     workflow_teardown (e, job);
 }

@@ -12,6 +12,7 @@
 #include "phase.h"
 #include "rabbits.h"
 #include "wfview.h"
+#include "wire/jobwire.h"
 
 static size_t bucket (struct dws_engine *e, json_int_t id)
 {
@@ -109,7 +110,7 @@ void job_forget (struct dws_engine *e, struct job *job)
     for (int k = 0; k < T_NKINDS; k++)
         act_timer_stop (e, job, (enum timer_kind)k);
     if (e->actions && job->released && !job->dataout_ended)
-        act_rpc (e, "job-manager.dws.dataout-end",
+        act_rpc (e, DWS_JOBWIRE_TOPIC (DWS_JOBWIRE_DATAOUT_END_METHOD),
                  json_pack ("{s:I s:b s:s}", "id", job->id, "ok", 0, "error",
                             "the Workflow was gone before DataOut ended"),
                  NULL);

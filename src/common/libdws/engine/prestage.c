@@ -34,6 +34,7 @@
 #include "token.h"
 #include "util/jsonio.h"
 #include "wfview.h"
+#include "wire/jobwire.h"
 #include "workflow.h"
 
 /* A Fluxion find for the vertices a job holds that are also down. */
@@ -333,7 +334,7 @@ void prestage_ready (struct dws_engine *e, struct job *job)
     if (!job->prestage_ready)
         act_log (e, "info", "%s: set up and filled: let go to the scheduler", job->name);
     job->prestage_ready = true;
-    act_rpc (e, "job-manager.dws.prestage-remove", json_pack ("{s:I}", "id", job->id), NULL);
+    act_rpc (e, DWS_JOBWIRE_TOPIC (DWS_JOBWIRE_PRESTAGE_REMOVE_METHOD), json_pack ("{s:I}", "id", job->id), NULL);
     act_record (e, job);
 }
 

@@ -356,7 +356,7 @@ static void post_run_request (struct dws_engine *e, json_t *msgid, json_t *p,
         if (not_yet_synced (e, event))
             return;
         act_respond_ok (e, msgid);
-        act_rpc (e, "job-manager.dws.epilog-remove", json_pack ("{s:I}", "id", id), NULL);
+        act_rpc (e, DWS_JOBWIRE_TOPIC (DWS_JOBWIRE_EPILOG_REMOVE_METHOD), json_pack ("{s:I}", "id", id), NULL);
         return;
     }
     act_respond_ok (e, msgid);
@@ -365,7 +365,7 @@ static void post_run_request (struct dws_engine *e, json_t *msgid, json_t *p,
      * again, and the epilog-remove it missed while it was away is
      * sent again */
     if (st.kind == STEP_EPILOG_AGAIN)
-        act_rpc (e, "job-manager.dws.epilog-remove", json_pack ("{s:I}", "id", job->id), NULL);
+        act_rpc (e, DWS_JOBWIRE_TOPIC (DWS_JOBWIRE_EPILOG_REMOVE_METHOD), json_pack ("{s:I}", "id", job->id), NULL);
     if (st.kind == STEP_RECORD)
         post_run_begin (e, job, json_is_true (rs));
 }
@@ -386,7 +386,7 @@ static void teardown_request (struct dws_engine *e, json_t *msgid, json_t *p, bo
             return;
         act_respond_ok (e, msgid);
         if (!abort)
-            act_rpc (e, "job-manager.dws.epilog-remove", json_pack ("{s:I}", "id", id), NULL);
+            act_rpc (e, DWS_JOBWIRE_TOPIC (DWS_JOBWIRE_EPILOG_REMOVE_METHOD), json_pack ("{s:I}", "id", id), NULL);
         return;
     }
     act_respond_ok (e, msgid);
@@ -735,7 +735,7 @@ void request_orphans_event (struct dws_engine *e, json_t *jobs, bool complete)
                          json_integer_value (idv),
                          lost ? "is in CLEANUP and its Workflow is gone"
                               : "ended while it waited for its user's rabbit storage");
-                act_rpc (e, "job-manager.dws.epilog-remove",
+                act_rpc (e, DWS_JOBWIRE_TOPIC (DWS_JOBWIRE_EPILOG_REMOVE_METHOD),
                          json_pack ("{s:I}", "id", json_integer_value (idv)), NULL);
                 continue;
             }
