@@ -702,68 +702,62 @@ json_t *dws_rabbitconf_value (json_t *cfg, enum dws_rabbitconf_key id)
     return keys[id].dflt ? dflt (&keys[id], keys[id].name, &err) : NULL;
 }
 
-/* cfg's value of key id, which must be of one of the kinds a and b: NULL
- * with *v NULL for its default, or 0 with *v the value (borrowed); -1 when
- * the key is of another kind. */
-static int lookup (json_t *cfg, enum dws_rabbitconf_key id, enum dws_rabbitconf_kind a,
-                   enum dws_rabbitconf_kind b, json_t **v, dws_error_t *err)
+/* The engine's read of key id, which must be of kind a or b: cfg's value
+ * (checked, with the engine's short message) or the key's default; a new
+ * reference, or NULL with err set. */
+static json_t *engine_value (json_t *cfg, enum dws_rabbitconf_key id, enum dws_rabbitconf_kind a,
+                             enum dws_rabbitconf_kind b, dws_error_t *err)
 {
-    if ((size_t)id >= NALLKEYS || (keys[id].kind != a && keys[id].kind != b))
-        return dws_errorf (err, "rabbit key %d is not of the kind asked", (int)id);
-    *v = json_is_object (cfg) ? get (cfg, keys[id].name) : NULL;
-    return 0;
-}
+    const struct keyspec *k = (size_t)id < NALLKEYS ? &keys[id] : NULL;
+    json_t *v;
 
-/* Key id's default as a new JSON value. */
-static int default_of (enum dws_rabbitconf_key id, json_t **v, dws_error_t *err)
-{
-    if (!(*v = json_loads (keys[id].dflt, JSON_DECODE_ANY, NULL)))
-        return dws_errorf (err, "out of memory");
-    return 0;
+    if (!k || (k->kind != a && k->kind != b)) {
+        dws_errorf (err, "rabbit key %d is not of the kind asked", (int)id);
+        return NULL;
+    }
+    if (!(v = json_is_object (cfg) ? get (cfg, k->name) : NULL))
+        return keep (json_loads (k->dflt, JSON_DECODE_ANY, NULL), err);
+    if (k->kind == DWS_RABBITCONF_SECONDS && !seconds_ok (v))
+        dws_errorf (err, "rabbit.%s: " SECONDS_PROBLEM, k->name);
+    else if (k->kind == DWS_RABBITCONF_BOOL && !json_is_boolean (v))
+        dws_errorf (err, "rabbit.%s: " BOOL_PROBLEM, k->name);
+    else if ((k->kind == DWS_RABBITCONF_COUNT || k->kind == DWS_RABBITCONF_GIB)
+             && (!json_is_integer (v) || json_integer_value (v) < k->least))
+        dws_errorf (err, "rabbit.%s: must be an integer >= %lld", k->name, (long long)k->least);
+    else
+        return json_incref (v);
+    return NULL;
 }
 
 int dws_rabbitconf_seconds (json_t *cfg, enum dws_rabbitconf_key id, double *out,
                             dws_error_t *err)
 {
-    json_t *v = NULL, *d = NULL;
-
-    if (lookup (cfg, id, DWS_RABBITCONF_SECONDS, DWS_RABBITCONF_SECONDS, &v, err) < 0
-        || (!v && default_of (id, &d, err) < 0))
+    json_t *v = engine_value (cfg, id, DWS_RABBITCONF_SECONDS, DWS_RABBITCONF_SECONDS, err);
+    if (!v)
         return -1;
-    if (v && !seconds_ok (v))
-        return dws_errorf (err, "rabbit.%s: " SECONDS_PROBLEM, keys[id].name);
-    *out = json_number_value (v ? v : d);
-    json_decref (d);
+    *out = json_number_value (v);
+    json_decref (v);
     return 0;
 }
 
 int dws_rabbitconf_bool (json_t *cfg, enum dws_rabbitconf_key id, bool *out, dws_error_t *err)
 {
-    json_t *v = NULL, *d = NULL;
-
-    if (lookup (cfg, id, DWS_RABBITCONF_BOOL, DWS_RABBITCONF_BOOL, &v, err) < 0
-        || (!v && default_of (id, &d, err) < 0))
+    json_t *v = engine_value (cfg, id, DWS_RABBITCONF_BOOL, DWS_RABBITCONF_BOOL, err);
+    if (!v)
         return -1;
-    if (v && !json_is_boolean (v))
-        return dws_errorf (err, "rabbit.%s: " BOOL_PROBLEM, keys[id].name);
-    *out = json_is_true (v ? v : d);
-    json_decref (d);
+    *out = json_is_true (v);
+    json_decref (v);
     return 0;
 }
 
 int dws_rabbitconf_int (json_t *cfg, enum dws_rabbitconf_key id, int64_t *out,
                         dws_error_t *err)
 {
-    json_t *v = NULL, *d = NULL;
-
-    if (lookup (cfg, id, DWS_RABBITCONF_COUNT, DWS_RABBITCONF_GIB, &v, err) < 0
-        || (!v && default_of (id, &d, err) < 0))
+    json_t *v = engine_value (cfg, id, DWS_RABBITCONF_COUNT, DWS_RABBITCONF_GIB, err);
+    if (!v)
         return -1;
-    if (v && (!json_is_integer (v) || json_integer_value (v) < keys[id].least))
-        return dws_errorf (err, "rabbit.%s: must be an integer >= %lld", keys[id].name,
-                           (long long)keys[id].least);
-    *out = json_integer_value (v ? v : d);
-    json_decref (d);
+    *out = json_integer_value (v);
+    json_decref (v);
     return 0;
 }
 
