@@ -28,6 +28,7 @@
 #include "placement/rssd.h"
 #include "placement/servers.h"
 #include "util/error.h"
+#include "util/f58.h"
 #include "util/hostfind.h"
 #include "util/hostindex.h"
 #include "util/hostlist.h"
@@ -37,6 +38,7 @@
 #include "util/outbuf.h"
 #include "util/strbuf.h"
 #include "wire/explain.h"
+#include "wire/jobkvs.h"
 #include "wire/jobwire.h"
 #include "wire/wire.h"
 

@@ -87,7 +87,7 @@ static void service_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg
     (void)mh;
 
     (void)flux_msg_get_topic (msg, &topic);
-    bool begin = strstr (topic, "dataout-begin") != NULL;
+    bool begin = strstr (topic, DWS_JOBWIRE_DATAOUT_BEGIN_METHOD) != NULL;
     if (flux_request_decode (msg, NULL, &s) < 0 || !s
         || !(payload = json_loads (s, 0, NULL)) || !json_is_object (payload)) {
         if (flux_respond_error (h, msg, EPROTO, "dws: a dataout request is a JSON object") < 0)
@@ -134,9 +134,9 @@ int dataout_hold_init (flux_plugin_t *p)
         dws_dataout_destroy (d);
         return -1;
     }
-    if (flux_jobtap_service_register (p, "dataout-begin", service_cb, p) < 0
-        || flux_jobtap_service_register (p, "dataout-end", service_cb, p) < 0) {
-        flux_log_error (h, "dws: cannot register job-manager.dws.dataout-*");
+    if (flux_jobtap_service_register (p, DWS_JOBWIRE_DATAOUT_BEGIN_METHOD, service_cb, p) < 0
+        || flux_jobtap_service_register (p, DWS_JOBWIRE_DATAOUT_END_METHOD, service_cb, p) < 0) {
+        flux_log_error (h, "dws: cannot register " DWS_JOBWIRE_TOPIC_PREFIX "dataout-*");
         return -1;
     }
     /* the future is the plugin's: a plugin removed before the answer

@@ -440,11 +440,12 @@ static void service_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg
         json_decref (acts);
         goto done;
     }
-    if (!strcmp (method, "resource-update"))
+    if (!strcmp (method, DWS_JOBWIRE_RESOURCE_UPDATE_METHOD))
         ev = json_pack ("{s:s s:O s:s s:O}", "type", method, "payload", payload, "state",
                         flux_job_statetostr (state, "L"), "jobspec",
                         jobspec ? jobspec : json_null ());
-    else if (!strcmp (method, "epilog-remove") || !strcmp (method, "prestage-remove")
+    else if (!strcmp (method, DWS_JOBWIRE_EPILOG_REMOVE_METHOD)
+             || !strcmp (method, DWS_JOBWIRE_PRESTAGE_REMOVE_METHOD)
              || !strcmp (method, DWS_JOBWIRE_DEPENDENCY_METHOD))
         ev = json_pack ("{s:s s:O s:s}", "type", method, "payload", payload, "state",
                         flux_job_statetostr (state, "L"));
@@ -511,7 +512,7 @@ __attribute__ ((visibility ("default"))) int flux_plugin_init (flux_plugin_t *p)
     for (int i = 0; i < dws_jobsm_service_count (); i++) {
         const char *method = dws_jobsm_service_name (i);
         if (flux_jobtap_service_register (p, method, service_cb, p) < 0) {
-            flux_log_error (h, "dws: cannot register job-manager.dws.%s", method);
+            flux_log_error (h, "dws: cannot register " DWS_JOBWIRE_TOPIC_PREFIX "%s", method);
             return -1;
         }
     }
@@ -519,7 +520,7 @@ __attribute__ ((visibility ("default"))) int flux_plugin_init (flux_plugin_t *p)
      * dws-prestage (jobwire.h); prestage-remove, registered above, is
      * kept for an older flux-dws service */
     if (flux_jobtap_service_register (p, DWS_JOBWIRE_DEPENDENCY_METHOD, service_cb, p) < 0) {
-        flux_log_error (h, "dws: cannot register job-manager.dws.%s",
+        flux_log_error (h, "dws: cannot register " DWS_JOBWIRE_TOPIC_PREFIX "%s",
                         DWS_JOBWIRE_DEPENDENCY_METHOD);
         return -1;
     }

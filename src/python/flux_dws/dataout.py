@@ -22,11 +22,13 @@ from typing import Any
 
 from flux_dws import _ffi
 from flux_dws.errors import DwsError
+from flux_dws.jobsm import DATAOUT_BEGIN_METHOD, DATAOUT_END_METHOD
 
 __all__ = ["SERVICES", "DataoutError", "DataoutMachine"]
 
-#: the job-manager.dws.<method> requests the machine serves, and their events
-SERVICES = {"dataout-begin": "begin", "dataout-end": "end"}
+#: the job-manager.dws.<method> requests the machine serves (jobwire.h's
+#: names), and their events
+SERVICES = {DATAOUT_BEGIN_METHOD: "begin", DATAOUT_END_METHOD: "end"}
 
 
 class DataoutError(DwsError):

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from flux_dws import _ffi
 from flux_dws.directives import DirectiveError, parse_directive, split_directives
 from flux_dws.engine import PHASE_IDS, RECORD_KEY
 from flux_dws.explain import EVENT as EXPLAIN_EVENT
@@ -33,17 +34,49 @@ from flux_dws.wfstates import STATES  # Workflow states, in order (the timeline'
 INACTIVE = PHASE_IDS["INACTIVE"]
 UNKNOWN = PHASE_IDS["UNKNOWN"]
 NO_WORKFLOW = PHASE_IDS["NO_WORKFLOW"]
+
+
+def _kvs_key(name: str) -> str:
+    return str(_ffi.ffi.string(getattr(_ffi.lib, name)).decode())
+
+
+# The keys of the record, from libdws wire/jobkvs.h (each written once):
+#: what every key starts with
+KVS_PREFIX = _kvs_key("DWS_JOBKVS_PREFIX")
+KVS_WORKFLOW = _kvs_key("DWS_JOBKVS_WORKFLOW")
+#: KVS_TIMING + a state's name in lower case (timing_key)
+KVS_TIMING = _kvs_key("DWS_JOBKVS_TIMING")
+#: KVS_TIMELINE + a state's name in lower case (timeline_key)
+KVS_TIMELINE = _kvs_key("DWS_JOBKVS_TIMELINE")
+KVS_DATAOUT = _kvs_key("DWS_JOBKVS_DATAOUT")
+KVS_TEARDOWN = _kvs_key("DWS_JOBKVS_TEARDOWN")
+KVS_DATAMOVEMENTS = _kvs_key("DWS_JOBKVS_DATAMOVEMENTS")
+KVS_CONTAINER_LOG = _kvs_key("DWS_JOBKVS_CONTAINER_LOG")
+#: the view's outcome fields and the keys they are kept under
+OUTCOME_KEYS = (("dataout", KVS_DATAOUT), ("teardown", KVS_TEARDOWN))
+
+
+def timing_key(state: str) -> str:
+    """The key of DWS' own time in a Workflow state."""
+    return KVS_TIMING + state.lower()
+
+
+def timeline_key(state: str) -> str:
+    """The key of when a Workflow state was asked for and done."""
+    return KVS_TIMELINE + state.lower()
+
+
 #: the job's KVS record (RFC 16 keys under its directory): what each holds
 RECORD_KEYS = [
     (RECORD_KEY, "the job as flux dws job showed it last (the engine's view)"),
-    ("data.dws.workflow", "the Workflow as it last was (directives, state, env)"),
-    *((f"data.dws.timing.{s.lower()}", f"DWS' own time in {s}") for s in STATES),
-    *((f"data.dws.timeline.{s.lower()}", f"when {s} was asked for and done") for s in STATES),
-    ("data.dws.dataout", "what became of copy_out (complete, failed, skipped)"),
+    (KVS_WORKFLOW, "the Workflow as it last was (directives, state, env)"),
+    *((timing_key(s), f"DWS' own time in {s}") for s in STATES),
+    *((timeline_key(s), f"when {s} was asked for and done") for s in STATES),
+    (KVS_DATAOUT, "what became of copy_out (complete, failed, skipped)"),
     (EXPLAIN_KEY, "the exception's note and what it means, in plain words"),
-    ("data.dws.teardown", "when the storage was torn down"),
-    ("data.dws.datamovements", "the data movements, as DWS last showed them"),
-    ("data.dws.container_log", "the user container's log"),
+    (KVS_TEARDOWN, "when the storage was torn down"),
+    (KVS_DATAMOVEMENTS, "the data movements, as DWS last showed them"),
+    (KVS_CONTAINER_LOG, "the user container's log"),
 ]
 #: what a dws.job answer has that the record has not (or has otherwise):
 #: the answer's own success, the time in the phase as it is asked, the
@@ -116,11 +149,11 @@ def with_record(view: dict[str, Any], record: dict[str, Any],
     tl = view.setdefault("timeline", {})
     timing: dict[str, str] = {}
     for s in STATES:
-        t = _json(record.get(f"data.dws.timeline.{s.lower()}"))
+        t = _json(record.get(timeline_key(s)))
         if isinstance(t, dict) and s not in tl:
             tl[s] = {k: v for k, v in t.items() if k in ("asked", "done")
                      and number(v) is not None}
-        g = _json(record.get(f"data.dws.timing.{s.lower()}"))
+        g = _json(record.get(timing_key(s)))
         if isinstance(g, str) and g:
             timing[s] = g
     view["timing"] = timing
@@ -142,8 +175,8 @@ def with_record(view: dict[str, Any], record: dict[str, Any],
         view["error"] = fatal
     if view.get("error") in explanations:
         view["explanation"] = explanations[view["error"]]
-    for k in ("dataout", "teardown"):
-        v = _json(record.get(f"data.dws.{k}"))
+    for k, key in OUTCOME_KEYS:
+        v = _json(record.get(key))
         if isinstance(v, dict):
             view[k] = v
     for k in ("result", "t_inactive", "t_submit"):
@@ -208,7 +241,7 @@ def from_record(jobid: int, record: dict[str, Any], job: dict[str, Any] | None =
     "eventlog", "jobspec") to their values (missing keys absent); ``job``
     is its job-list entry, if any."""
     job = job or {}
-    wf = _json(record.get("data.dws.workflow"))
+    wf = _json(record.get(KVS_WORKFLOW))
     wf = wf if isinstance(wf, dict) else {}
     spec, st = wf.get("spec") or {}, wf.get("status") or {}
     events = eventlog_entries(record.get("eventlog"))
@@ -237,20 +270,20 @@ def from_record(jobid: int, record: dict[str, Any], job: dict[str, Any] | None =
     kept = _json(record.get(EXPLAIN_KEY))
     if isinstance(kept, dict) and isinstance(kept.get("explanation"), str):
         explanations.setdefault(str(kept.get("note")), kept["explanation"])
-    dataout = _json(record.get("data.dws.dataout"))
+    dataout = _json(record.get(KVS_DATAOUT))
     if error is None and isinstance(dataout, dict) and dataout.get("state") == "failed":
         error = f"copy_out failed: {dataout.get('error') or 'no reason recorded'}"
     timeline: dict[str, dict[str, float]] = {}
     timing: dict[str, str] = {}
     for s in STATES:
-        t = _json(record.get(f"data.dws.timeline.{s.lower()}"))
+        t = _json(record.get(timeline_key(s)))
         if isinstance(t, dict):
             timeline[s] = {k: v for k, v in t.items() if k in ("asked", "done")
                            and number(v) is not None}
-        g = _json(record.get(f"data.dws.timing.{s.lower()}"))
+        g = _json(record.get(timing_key(s)))
         if isinstance(g, str) and g:
             timing[s] = g
-    dms = _json(record.get("data.dws.datamovements"))
+    dms = _json(record.get(KVS_DATAMOVEMENTS))
     view: dict[str, Any] = {
         "id": jobid, "userid": userid, "workflow": memo.get("rabbit_workflow") or
         (wf.get("metadata") or {}).get("name") or f"fluxjob-{jobid}",
@@ -268,8 +301,8 @@ def from_record(jobid: int, record: dict[str, Any], job: dict[str, Any] | None =
         view["error"] = error
         if error in explanations:
             view["explanation"] = explanations[error]
-    for k in ("dataout", "teardown"):
-        v = _json(record.get(f"data.dws.{k}"))
+    for k, key in OUTCOME_KEYS:
+        v = _json(record.get(key))
         if isinstance(v, dict):
             view[k] = v
     for k in ("result", "t_inactive", "t_submit"):

@@ -40,6 +40,18 @@ EPILOG_TIMEOUT_EXCEPTION: str = _text(_ffi.lib.DWS_JOBWIRE_EPILOG_TIMEOUT_EXCEPT
 TIMER: str = _text(_ffi.lib.DWS_JOBWIRE_TIMER)
 #: the job-manager.dws.<method> that adds or removes flux-dws' own dependencies
 DEPENDENCY_METHOD: str = _text(_ffi.lib.DWS_JOBWIRE_DEPENDENCY_METHOD)
+#: what the topic of every job-manager.dws.<method> request starts with
+TOPIC_PREFIX: str = _text(_ffi.lib.DWS_JOBWIRE_TOPIC_PREFIX)
+#: the methods the dws service asks of the plugin (each topic is
+#: TOPIC_PREFIX + method): the jobspec rewrite, the prolog's and the
+#: epilog's end, a pre-staged job's storage ready, a released job's
+#: DataOut begun and ended
+RESOURCE_UPDATE_METHOD: str = _text(_ffi.lib.DWS_JOBWIRE_RESOURCE_UPDATE_METHOD)
+PROLOG_REMOVE_METHOD: str = _text(_ffi.lib.DWS_JOBWIRE_PROLOG_REMOVE_METHOD)
+EPILOG_REMOVE_METHOD: str = _text(_ffi.lib.DWS_JOBWIRE_EPILOG_REMOVE_METHOD)
+PRESTAGE_REMOVE_METHOD: str = _text(_ffi.lib.DWS_JOBWIRE_PRESTAGE_REMOVE_METHOD)
+DATAOUT_BEGIN_METHOD: str = _text(_ffi.lib.DWS_JOBWIRE_DATAOUT_BEGIN_METHOD)
+DATAOUT_END_METHOD: str = _text(_ffi.lib.DWS_JOBWIRE_DATAOUT_END_METHOD)
 #: the dependency a job over its user's [rabbit.limits] waits on
 LIMIT_DEPENDENCY: str = _text(_ffi.lib.DWS_JOBWIRE_LIMIT_DEPENDENCY)
 #: the dependency a pre-staged job waits on until its data is in (the
@@ -51,16 +63,23 @@ NOTE_PREFIX: str = _text(_ffi.lib.DWS_JOBWIRE_NOTE_PREFIX)
 
 __all__ = [
     "ACTIONS",
+    "DATAOUT_BEGIN_METHOD",
+    "DATAOUT_END_METHOD",
     "DEPENDENCY",
     "DEPENDENCY_METHOD",
     "EPILOG",
+    "EPILOG_REMOVE_METHOD",
     "EPILOG_TIMEOUT_EXCEPTION",
     "LIMIT_DEPENDENCY",
     "NOTE_PREFIX",
     "PRESTAGE_DEPENDENCY",
+    "PRESTAGE_REMOVE_METHOD",
     "PROLOG",
+    "PROLOG_REMOVE_METHOD",
+    "RESOURCE_UPDATE_METHOD",
     "SERVICES",
     "TIMER",
+    "TOPIC_PREFIX",
     "JobMachine",
     "JobMachineError",
     "JobspecError",

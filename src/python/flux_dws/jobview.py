@@ -15,15 +15,20 @@ from typing import Any
 
 from flux_dws import textfmt
 from flux_dws.explain import explain
-from flux_dws.jobrecord import INACTIVE, RECORD_KEYS
+from flux_dws.jobrecord import INACTIVE, KVS_TIMELINE, KVS_TIMING, RECORD_KEYS
 from flux_dws.jobrecord import as_dict as _dict
 from flux_dws.jobrecord import number as _num
-from flux_dws.wfstates import STATES  # Workflow states, in order (the timeline's rows)
+from flux_dws.wfstates import (
+    POST_RUN,
+    PROPOSAL,
+    SETUP,
+    STATES,  # Workflow states, in order (the timeline's rows)
+)
 
 #: what the time before a state was spent on, where it is not Flux's own
 #: work (the gap between the previous state's end and this one's start)
-GAP_WHY = {"Proposal": "submit to Workflow", "Setup": "waiting for resources",
-           "PostRun": "the job ran"}
+GAP_WHY = {PROPOSAL: "submit to Workflow", SETUP: "waiting for resources",
+           POST_RUN: "the job ran"}
 #: short error text in a `flux dws jobs` line
 ERROR_WIDTH = 60
 SEPARATOR = " -- "
@@ -345,7 +350,7 @@ def job_text(j: dict[str, Any], user: str | None = None) -> str:
         grouped: dict[str, list[str]] = {}
         for k in keys:
             head, _, state = str(k).rpartition(".")
-            if head in ("data.dws.timing", "data.dws.timeline"):
+            if head + "." in (KVS_TIMING, KVS_TIMELINE):
                 grouped.setdefault(head, []).append(state)
                 if len(grouped[head]) > 1:
                     continue
@@ -353,7 +358,7 @@ def job_text(j: dict[str, Any], user: str | None = None) -> str:
             else:
                 lines.append(f"  {k}: {what.get(k, '')}")
         for head, states in grouped.items():
-            why = ("DWS' own time in each state" if head.endswith("timing")
+            why = ("DWS' own time in each state" if head + "." == KVS_TIMING
                    else "when each state was asked for and done")
             lines[lines.index(head)] = f"  {head}.<state>: {why} ({', '.join(states)})"
     return "\n".join(lines)

@@ -30,7 +30,7 @@ from flux_dws.errors import DwsError
 __all__ = ["KEYS", "ConfigError", "check_drain_properties", "load_config", "load_toml", "parse"]
 
 #: The keys of a normalised table, in its (alphabetical) order: libdws'
-#: key table (rabbitconf.c), the one list of them.
+#: key table (DWS_RABBITCONF_KEYS in rabbitconf.h), the one list of them.
 KEYS: tuple[str, ...] = tuple(
     _ffi.ffi.string(_ffi.lib.dws_rabbitconf_key_name(i)).decode()
     for i in range(_ffi.lib.dws_rabbitconf_key_count()))

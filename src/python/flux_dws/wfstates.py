@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from flux_dws import _ffi
 
-__all__ = ["STATES"]
+__all__ = ["DATA_IN", "DATA_OUT", "POST_RUN", "PRE_RUN", "PROPOSAL", "SETUP", "STATES",
+           "TEARDOWN"]
 
 #: "Proposal", "Setup", "DataIn", "PreRun", "PostRun", "DataOut", "Teardown"
 STATES: tuple[str, ...] = tuple(
     _ffi.ffi.string(_ffi.lib.dws_wfstate_name(i)).decode()
     for i in range(_ffi.lib.dws_wfstate_count()))
+#: each state by name, for code that names one (never its own literal)
+PROPOSAL, SETUP, DATA_IN, PRE_RUN, POST_RUN, DATA_OUT, TEARDOWN = STATES

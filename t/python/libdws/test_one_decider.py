@@ -1,5 +1,7 @@
-"""One decider per state machine (ARCHITECTURE.md, h11's rule): a job's
-phase changes only where its machine decides.
+"""One decider per state machine (doc/guide/service.rst, "The decider";
+doc/guide/development.rst, "Where to make a change" and its worked
+example; h11's rule): a job's phase changes only where its machine
+decides.
 
 - the engine (src/common/libdws/engine/): ``phase_event`` is called only
   from ``decide.c`` (the decider) and defined in ``phase.c`` (the table);

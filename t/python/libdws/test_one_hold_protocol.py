@@ -17,10 +17,11 @@ ENGINE = TOP / "src" / "common" / "libdws" / "engine"
 HOME = "act.c"
 
 #: the plugin's methods the engine sends through one act.c function each
-#: (the method's name as it appears in C: a literal or jobwire.h's macro)
+#: (the method's name as it appears in C: jobwire.h's macro; a literal
+#: is test_one_spelling.py's to refuse)
 SENT_ONCE = {
-    "epilog-remove": r'"[^"\n]*\bepilog-remove"',
-    "dataout-end": r'"[^"\n]*\bdataout-end"',
+    "epilog-remove": r"\bDWS_JOBWIRE_EPILOG_REMOVE_METHOD\b",
+    "dataout-end": r"\bDWS_JOBWIRE_DATAOUT_END_METHOD\b",
     "dependency": r"\bDWS_JOBWIRE_DEPENDENCY_METHOD\b",
 }
 
@@ -46,7 +47,7 @@ def test_each_method_is_sent_from_one_function() -> None:
 
 
 def test_the_engine_sends_no_prestage_remove() -> None:
-    assert _uses(r'"[^"\n]*\bprestage-remove"') == {}
+    assert _uses(r'"[^"\n]*\bprestage-remove"|\bDWS_JOBWIRE_PRESTAGE_REMOVE_METHOD\b') == {}
 
 
 def test_the_service_owns_both_waits_through_the_method() -> None:

@@ -26,19 +26,20 @@
 #define MAX_GIB ((json_int_t)(INT64_MAX >> 30))
 
 #define ALIAS "restrict_persistent"
-#define RESTRICT "restrict_persistent_creation"
-/* [rabbit.limits] (userlimits.h): in the output only when configured, so
- * that a table without it normalises as it always did */
-#define LIMITS "limits"
+#define RESTRICT DWS_RABBITCONF_RESTRICT
+#define LIMITS DWS_RABBITCONF_LIMITS
 
-typedef json_t *(*check_f) (const char *path, json_t *val, dws_error_t *err);
+/* What each check says of a value it refuses; the engine's short messages
+ * (dws_rabbitconf_seconds, ...) say the same without the value. */
+#define SECONDS_PROBLEM "must be a number of seconds >= 0"
+#define BOOL_PROBLEM "must be true or false"
 
 static json_t *check_path (const char *path, json_t *val, dws_error_t *err);
 static json_t *check_seconds (const char *path, json_t *val, dws_error_t *err);
 static json_t *check_duration (const char *path, json_t *val, dws_error_t *err);
 static json_t *check_bool (const char *path, json_t *val, dws_error_t *err);
-static json_t *check_count (const char *path, json_t *val, dws_error_t *err);
-static json_t *check_gib (const char *path, json_t *val, dws_error_t *err);
+static json_t *check_count (const char *path, json_t *val, json_int_t least, dws_error_t *err);
+static json_t *check_gib (const char *path, json_t *val, json_int_t least, dws_error_t *err);
 static json_t *check_apiver (const char *path, json_t *val, dws_error_t *err);
 static json_t *check_queues (const char *path, json_t *val, dws_error_t *err);
 static json_t *check_policy (const char *path, json_t *val, dws_error_t *err);
@@ -47,39 +48,55 @@ static json_t *check_presets (const char *path, json_t *val, dws_error_t *err);
 static json_t *check_release (const char *path, json_t *val, dws_error_t *err);
 static json_t *check_prestage (const char *path, json_t *val, dws_error_t *err);
 
-/* Every key, alphabetical (the order of the output and of messages). */
+/* Every key (rabbitconf.h's table): the [rabbit] keys, alphabetical (the
+ * order of the output and of messages), then the service's. */
 static const struct keyspec {
     const char *name;
-    check_f check;
-    const char *dflt; /* JSON text of the default */
+    enum dws_rabbitconf_kind kind;
+    const char *dflt; /* JSON text of the default, or NULL: check (NULL) */
+    json_int_t least;
 } keys[] = {
-    {"drain_compute_nodes", check_bool, "true"},
-    {"drain_queues", check_queues, "null"},
-    {"dws_api_version", check_apiver, "null"},
-    {"kubeconfig", check_path, "null"},
-    {"lustre", check_lustre,
-     "{\"max_rabbits\": 0, \"mdts\": 1, \"min_rabbits\": 1, \"osts_per_mdt\": 0,"
-     " \"spread\": false, \"whole_rabbit_gib\": 0}"},
-    {"mapping", check_path, "null"},
-    {"min_allocation_size", check_gib, "4"},
-    {"nnf_api_version", check_apiver, "null"},
-    {"policy", check_policy, "{\"maximums\": {}}"},
-    {"postrun_timeout", check_seconds, "0.0"},
-    {"prerun_timeout", check_seconds, "0.0"},
-    {"presets", check_presets, "{}"},
-    {"prestage", check_prestage, "\"" DWS_PRESTAGE_NEVER "\""},
-    {"prestage_max_gib", check_count, "0"},
-    {"prestage_max_jobs", check_count, "0"},
-    {"prolog_timeout", check_duration, "1800.0"},
-    {"release_computes", check_release, "\"" DWS_RELEASE_AFTER_TEARDOWN "\""},
-    {RESTRICT, check_bool, "true"},
-    {"save_datamovements", check_count, "0"},
-    {"setup_timeout", check_seconds, "0.0"},
-    {"soft_drain", check_bool, "true"},
-    {"tc_timeout", check_seconds, "10.0"},
-    {"teardown_after", check_seconds, "0.0"},
+#define KEYSPEC(id, name, kind, dflt, least) {name, DWS_RABBITCONF_##kind, dflt, least},
+    DWS_RABBITCONF_KEYS (KEYSPEC) DWS_RABBITCONF_SERVICE_KEYS (KEYSPEC)
+#undef KEYSPEC
 };
-#define NKEYS (sizeof (keys) / sizeof (keys[0]))
+#define NKEYS ((size_t)DWS_RABBIT_NKEYS)
+#define NALLKEYS (sizeof (keys) / sizeof (keys[0]))
+
+/* A value of key k checked and normalised (a new reference), or NULL. */
+static json_t *check (const struct keyspec *k, const char *path, json_t *val, dws_error_t *err)
+{
+    switch (k->kind) {
+    case DWS_RABBITCONF_BOOL:
+        return check_bool (path, val, err);
+    case DWS_RABBITCONF_SECONDS:
+        return check_seconds (path, val, err);
+    case DWS_RABBITCONF_DURATION:
+        return check_duration (path, val, err);
+    case DWS_RABBITCONF_COUNT:
+        return check_count (path, val, k->least, err);
+    case DWS_RABBITCONF_GIB:
+        return check_gib (path, val, k->least, err);
+    case DWS_RABBITCONF_PATH:
+        return check_path (path, val, err);
+    case DWS_RABBITCONF_APIVER:
+        return check_apiver (path, val, err);
+    case DWS_RABBITCONF_QUEUES:
+        return check_queues (path, val, err);
+    case DWS_RABBITCONF_LUSTRE:
+        return check_lustre (path, val, err);
+    case DWS_RABBITCONF_POLICY:
+        return check_policy (path, val, err);
+    case DWS_RABBITCONF_PRESETS:
+        return check_presets (path, val, err);
+    case DWS_RABBITCONF_PRESTAGE:
+        return check_prestage (path, val, err);
+    case DWS_RABBITCONF_RELEASE:
+        return check_release (path, val, err);
+    }
+    dws_errorf (err, "%s: a key of no kind", path);
+    return NULL;
+}
 
 /* Compact JSON of v for a message, cut to VALUE_MAX_LEN bytes (at a UTF-8
  * character boundary) with "..." appended.
@@ -194,7 +211,7 @@ static bool seconds_ok (json_t *val)
 static json_t *check_seconds (const char *path, json_t *val, dws_error_t *err)
 {
     if (!seconds_ok (val))
-        return bad (err, path, val, "must be a number of seconds >= 0");
+        return bad (err, path, val, SECONDS_PROBLEM);
     return keep (json_real (json_number_value (val) + 0.0), err);
 }
 
@@ -284,21 +301,21 @@ static json_t *check_duration (const char *path, json_t *val, dws_error_t *err)
 static json_t *check_bool (const char *path, json_t *val, dws_error_t *err)
 {
     if (!json_is_boolean (val))
-        return bad (err, path, val, "must be true or false");
+        return bad (err, path, val, BOOL_PROBLEM);
     return keep (json_deep_copy (val), err);
 }
 
-static json_t *check_count (const char *path, json_t *val, dws_error_t *err)
+static json_t *check_count (const char *path, json_t *val, json_int_t least, dws_error_t *err)
 {
-    if (!json_is_integer (val) || json_integer_value (val) < 0)
-        return bad (err, path, val, "must be an integer >= 0");
+    if (!json_is_integer (val) || json_integer_value (val) < least)
+        return bad (err, path, val, "must be an integer >= %lld", (long long)least);
     return keep (json_integer (json_integer_value (val)), err);
 }
 
-static json_t *check_gib (const char *path, json_t *val, dws_error_t *err)
+static json_t *check_gib (const char *path, json_t *val, json_int_t least, dws_error_t *err)
 {
-    if (!json_is_integer (val) || json_integer_value (val) < 1)
-        return bad (err, path, val, "must be an integer number of GiB >= 1");
+    if (!json_is_integer (val) || json_integer_value (val) < least)
+        return bad (err, path, val, "must be an integer number of GiB >= %lld", (long long)least);
     if (json_integer_value (val) > MAX_GIB)
         return bad (err,
                     path,
@@ -660,6 +677,90 @@ static json_t *check_restrict (json_t *rabbit, dws_error_t *err)
     return json_boolean (json_is_true (c ? c : a));
 }
 
+/* Key k's default (a new reference), or NULL with err set. */
+static json_t *dflt (const struct keyspec *k, const char *path, dws_error_t *err)
+{
+    if (!k->dflt)
+        return check (k, path, NULL, err);
+    return keep (json_loads (k->dflt, JSON_DECODE_ANY, NULL), err);
+}
+
+const char *dws_rabbitconf_key (enum dws_rabbitconf_key id)
+{
+    return (size_t)id < NALLKEYS ? keys[id].name : NULL;
+}
+
+json_t *dws_rabbitconf_value (json_t *cfg, enum dws_rabbitconf_key id)
+{
+    dws_error_t err;
+    json_t *v;
+
+    if ((size_t)id >= NALLKEYS)
+        return NULL;
+    if ((v = get (cfg, keys[id].name)))
+        return json_incref (v);
+    return keys[id].dflt ? dflt (&keys[id], keys[id].name, &err) : NULL;
+}
+
+/* The engine's read of key id, which must be of kind a or b: cfg's value
+ * (checked, with the engine's short message) or the key's default; a new
+ * reference, or NULL with err set. */
+static json_t *engine_value (json_t *cfg, enum dws_rabbitconf_key id, enum dws_rabbitconf_kind a,
+                             enum dws_rabbitconf_kind b, dws_error_t *err)
+{
+    const struct keyspec *k = (size_t)id < NALLKEYS ? &keys[id] : NULL;
+    json_t *v;
+
+    if (!k || (k->kind != a && k->kind != b)) {
+        dws_errorf (err, "rabbit key %d is not of the kind asked", (int)id);
+        return NULL;
+    }
+    if (!(v = json_is_object (cfg) ? get (cfg, k->name) : NULL))
+        return keep (json_loads (k->dflt, JSON_DECODE_ANY, NULL), err);
+    if (k->kind == DWS_RABBITCONF_SECONDS && !seconds_ok (v))
+        dws_errorf (err, "rabbit.%s: " SECONDS_PROBLEM, k->name);
+    else if (k->kind == DWS_RABBITCONF_BOOL && !json_is_boolean (v))
+        dws_errorf (err, "rabbit.%s: " BOOL_PROBLEM, k->name);
+    else if ((k->kind == DWS_RABBITCONF_COUNT || k->kind == DWS_RABBITCONF_GIB)
+             && (!json_is_integer (v) || json_integer_value (v) < k->least))
+        dws_errorf (err, "rabbit.%s: must be an integer >= %lld", k->name, (long long)k->least);
+    else
+        return json_incref (v);
+    return NULL;
+}
+
+int dws_rabbitconf_seconds (json_t *cfg, enum dws_rabbitconf_key id, double *out,
+                            dws_error_t *err)
+{
+    json_t *v = engine_value (cfg, id, DWS_RABBITCONF_SECONDS, DWS_RABBITCONF_SECONDS, err);
+    if (!v)
+        return -1;
+    *out = json_number_value (v);
+    json_decref (v);
+    return 0;
+}
+
+int dws_rabbitconf_bool (json_t *cfg, enum dws_rabbitconf_key id, bool *out, dws_error_t *err)
+{
+    json_t *v = engine_value (cfg, id, DWS_RABBITCONF_BOOL, DWS_RABBITCONF_BOOL, err);
+    if (!v)
+        return -1;
+    *out = json_is_true (v);
+    json_decref (v);
+    return 0;
+}
+
+int dws_rabbitconf_int (json_t *cfg, enum dws_rabbitconf_key id, int64_t *out,
+                        dws_error_t *err)
+{
+    json_t *v = engine_value (cfg, id, DWS_RABBITCONF_COUNT, DWS_RABBITCONF_GIB, err);
+    if (!v)
+        return -1;
+    *out = json_integer_value (v);
+    json_decref (v);
+    return 0;
+}
+
 int dws_rabbitconf_key_count (void)
 {
     return (int)NKEYS;
@@ -692,12 +793,12 @@ json_t *dws_rabbitconf_parse (json_t *rabbit, dws_error_t *err)
         json_t *nv;
 
         snprintf (path, sizeof (path), "rabbit.%s", keys[k].name);
-        if (!strcmp (keys[k].name, RESTRICT))
+        if (k == DWS_RABBIT_RESTRICT_PERSISTENT_CREATION)
             nv = check_restrict (rabbit, err);
         else if ((val = get (rabbit, keys[k].name)))
-            nv = keys[k].check (path, val, err);
-        else if (!(nv = json_loads (keys[k].dflt, JSON_DECODE_ANY, NULL)))
-            nomem (err);
+            nv = check (&keys[k], path, val, err);
+        else
+            nv = dflt (&keys[k], path, err);
         if (!nv || json_object_set_new (out, keys[k].name, nv) < 0) {
             if (nv)
                 nomem (err);
@@ -849,7 +950,7 @@ char *dws_rabbitconf_drain_properties_json (const char *drain_queues_json,
     char *out = NULL;
 
     if (drain_queues_json
-        && !(dq = dws_json_load ("drain_queues", drain_queues_json, 0, err)))
+        && !(dq = dws_json_load (keys[DWS_RABBIT_DRAIN_QUEUES].name, drain_queues_json, 0, err)))
         return NULL;
     if (properties_json && !(props = dws_json_load ("properties", properties_json, 0, err)))
         goto done;

@@ -75,9 +75,90 @@
 #ifndef DWS_RABBITCONF_H
 #define DWS_RABBITCONF_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include <jansson.h>
 
 #include "util/error.h"
+
+/* Every [rabbit] key, alphabetical (the order of the normalised table and
+ * of messages): X (ID, name, kind, default, least).  The one table of
+ * them: dws_rabbitconf_parse checks each key by its kind, and the engine
+ * reads its values through it (dws_rabbitconf_seconds, ... below), so a
+ * key, its default and its bounds are written here alone.  default is
+ * the JSON text of the value an absent (or null) key takes; NULL: what
+ * the kind's check makes of an empty table (lustre.h's defaults).
+ * least: the smallest integer a COUNT or GIB key takes.  The rules of
+ * each kind are listed at the top of this file.
+ */
+#define DWS_RABBITCONF_KEYS(X)                                                                 \
+    X (DRAIN_COMPUTE_NODES, "drain_compute_nodes", BOOL, "true", 0)                            \
+    X (DRAIN_QUEUES, "drain_queues", QUEUES, "null", 0)                                        \
+    X (DWS_API_VERSION, "dws_api_version", APIVER, "null", 0)                                  \
+    X (KUBECONFIG, "kubeconfig", PATH, "null", 0)                                              \
+    X (LUSTRE, "lustre", LUSTRE, NULL, 0)                                                      \
+    X (MAPPING, "mapping", PATH, "null", 0)                                                    \
+    X (MIN_ALLOCATION_SIZE, "min_allocation_size", GIB, "4", 1)                                \
+    X (NNF_API_VERSION, "nnf_api_version", APIVER, "null", 0)                                  \
+    X (POLICY, "policy", POLICY, "{\"maximums\": {}}", 0)                                      \
+    X (POSTRUN_TIMEOUT, "postrun_timeout", SECONDS, "0.0", 0)                                  \
+    X (PRERUN_TIMEOUT, "prerun_timeout", SECONDS, "0.0", 0)                                    \
+    X (PRESETS, "presets", PRESETS, "{}", 0)                                                   \
+    X (PRESTAGE, "prestage", PRESTAGE, "\"" DWS_PRESTAGE_NEVER "\"", 0)                        \
+    X (PRESTAGE_MAX_GIB, "prestage_max_gib", COUNT, "0", 0)                                    \
+    X (PRESTAGE_MAX_JOBS, "prestage_max_jobs", COUNT, "0", 0)                                  \
+    X (PROLOG_TIMEOUT, "prolog_timeout", DURATION, "1800.0", 0)                                \
+    X (RELEASE_COMPUTES, "release_computes", RELEASE, "\"" DWS_RELEASE_AFTER_TEARDOWN "\"", 0) \
+    X (RESTRICT_PERSISTENT_CREATION, DWS_RABBITCONF_RESTRICT, BOOL, "true", 0)                 \
+    X (SAVE_DATAMOVEMENTS, "save_datamovements", COUNT, "0", 0)                                \
+    X (SETUP_TIMEOUT, "setup_timeout", SECONDS, "0.0", 0)                                      \
+    X (SOFT_DRAIN, "soft_drain", BOOL, "true", 0)                                              \
+    X (TC_TIMEOUT, "tc_timeout", SECONDS, "10.0", 0)                                           \
+    X (TEARDOWN_AFTER, "teardown_after", SECONDS, "0.0", 0)
+
+/* The key flux-coral2 misspells restrict_persistent (an alias of it). */
+#define DWS_RABBITCONF_RESTRICT "restrict_persistent_creation"
+
+/* What the dws service adds to the table it gives the engine (not
+ * [rabbit] keys: dws_rabbitconf_parse refuses them; the engine's messages
+ * name them rabbit.<key> all the same).  Same columns. */
+#define DWS_RABBITCONF_SERVICE_KEYS(X)                                                         \
+    X (FLUXION, "fluxion", BOOL, "true", 0)                                                    \
+    X (OWNER, "owner", COUNT, "0", 0)
+
+/* [rabbit.limits] (userlimits.h): in the normalised table only when
+ * configured. */
+#define DWS_RABBITCONF_LIMITS "limits"
+
+/* The kinds of value, by the check a value of the kind passes. */
+enum dws_rabbitconf_kind {
+    DWS_RABBITCONF_BOOL,     /* true or false */
+    DWS_RABBITCONF_SECONDS,  /* a number >= 0 */
+    DWS_RABBITCONF_DURATION, /* a number >= 0 or a Flux Standard Duration */
+    DWS_RABBITCONF_COUNT,    /* an integer >= least */
+    DWS_RABBITCONF_GIB,      /* an integer >= least, its bytes in 64 bits */
+    DWS_RABBITCONF_PATH,     /* a non-empty string */
+    DWS_RABBITCONF_APIVER,   /* "v1", "v1alpha7", ... */
+    DWS_RABBITCONF_QUEUES,   /* a non-empty list of names */
+    DWS_RABBITCONF_LUSTRE,   /* lustre.h's table */
+    DWS_RABBITCONF_POLICY,   /* {"maximums": ...} (policy.h) */
+    DWS_RABBITCONF_PRESETS,  /* {name: #DW directive(s)} */
+    DWS_RABBITCONF_PRESTAGE, /* DWS_PRESTAGE_VALUES */
+    DWS_RABBITCONF_RELEASE,  /* DWS_RELEASE_AFTER_UNMOUNT or _TEARDOWN */
+};
+
+/* The keys by id: DWS_RABBIT_TC_TIMEOUT, ...; the [rabbit] keys are
+ * 0 .. DWS_RABBIT_NKEYS - 1, the service's follow. */
+enum dws_rabbitconf_key {
+#define DWS_RABBITCONF_KEY_ENUM(id, name, kind, dflt, least) DWS_RABBIT_##id,
+    DWS_RABBITCONF_KEYS (DWS_RABBITCONF_KEY_ENUM)
+    DWS_RABBIT_NKEYS,
+    DWS_RABBIT_SERVICE_BEFORE_ = DWS_RABBIT_NKEYS - 1,
+    DWS_RABBITCONF_SERVICE_KEYS (DWS_RABBITCONF_KEY_ENUM)
+#undef DWS_RABBITCONF_KEY_ENUM
+        DWS_RABBIT_ALLKEYS
+};
 
 /* rabbit.release_computes and the job attribute dw_release_computes
  * (attributes.system.dw_release_computes, which overrides it for one
@@ -129,6 +210,27 @@ json_t *dws_rabbitconf_parse (json_t *rabbit, dws_error_t *err);
  */
 int dws_rabbitconf_key_count (void);
 const char *dws_rabbitconf_key_name (int i);
+
+/* A key's name, or NULL for an id that is none. */
+const char *dws_rabbitconf_key (enum dws_rabbitconf_key id);
+
+/* An engine configuration's value of a key (cfg: the normalised table,
+ * with the service's keys, or any object; NULL: {}): absent or null, the
+ * key's default.  A value of the wrong type fails with the engine's
+ * short message (no "got"): "rabbit.<key>: must be a number of seconds
+ * >= 0", "rabbit.<key>: must be true or false", "rabbit.<key>: must be an
+ * integer >= <least>".  Each takes a key of its kind only (SECONDS;
+ * BOOL; COUNT or GIB); another is a programming error, refused so.
+ */
+int dws_rabbitconf_seconds (json_t *cfg, enum dws_rabbitconf_key id, double *out,
+                            dws_error_t *err);
+int dws_rabbitconf_bool (json_t *cfg, enum dws_rabbitconf_key id, bool *out, dws_error_t *err);
+int dws_rabbitconf_int (json_t *cfg, enum dws_rabbitconf_key id, int64_t *out,
+                        dws_error_t *err);
+
+/* cfg's value of a key (a new reference), or its default when absent or
+ * null (NULL for a key whose default is NULL, and out of memory). */
+json_t *dws_rabbitconf_value (json_t *cfg, enum dws_rabbitconf_key id);
 
 /* cffi entry point: the table as JSON text (NULL = {}; duplicate keys are
  * refused), the normalised table returned as malloc'd JSON text.

@@ -157,13 +157,14 @@ void act_rpc (struct dws_engine *e, const char *topic, json_t *payload, const ch
 /* --- the jobtap plugin's job-manager.dws.* methods the service sends --- */
 void act_dependency (struct dws_engine *e, struct job *job, const char *name, bool add)
 {
-    act_rpc (e, "job-manager.dws." DWS_JOBWIRE_DEPENDENCY_METHOD,
+    act_rpc (e, DWS_JOBWIRE_TOPIC (DWS_JOBWIRE_DEPENDENCY_METHOD),
              json_pack ("{s:I s:s s:b}", "id", job->id, "name", name, "add", add), NULL);
 }
 
 void act_epilog_remove (struct dws_engine *e, json_int_t id)
 {
-    act_rpc (e, "job-manager.dws.epilog-remove", json_pack ("{s:I}", "id", id), NULL);
+    act_rpc (e, DWS_JOBWIRE_TOPIC (DWS_JOBWIRE_EPILOG_REMOVE_METHOD),
+             json_pack ("{s:I}", "id", id), NULL);
 }
 
 void act_dataout_end (struct dws_engine *e, json_int_t id, bool ok, const char *error)
@@ -171,7 +172,7 @@ void act_dataout_end (struct dws_engine *e, json_int_t id, bool ok, const char *
     json_t *p = json_pack ("{s:I s:b}", "id", id, "ok", ok);
     if (p && error)
         json_object_set_new (p, "error", json_string (error));
-    act_rpc (e, "job-manager.dws.dataout-end", p, NULL);
+    act_rpc (e, DWS_JOBWIRE_TOPIC (DWS_JOBWIRE_DATAOUT_END_METHOD), p, NULL);
 }
 
 void act_memo (struct dws_engine *e, struct job *job, json_t *memo)

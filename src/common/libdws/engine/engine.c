@@ -5,8 +5,6 @@
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
 #include <errno.h>
-#include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,62 +33,28 @@
 #include "wire/wire.h"
 #include "workflow.h"
 
-/* --- configuration ---------------------------------------------------- */
-static int get_seconds (json_t *cfg, const char *key, double def, double *out, dws_error_t *err)
-{
-    json_t *v = json_object_get (cfg, key);
-    if (!v || json_is_null (v)) {
-        *out = def;
-        return 0;
-    }
-    if (!json_is_number (v) || !isfinite (json_number_value (v)) || json_number_value (v) < 0)
-        return dws_errorf (err, "rabbit.%s: must be a number of seconds >= 0", key);
-    *out = json_number_value (v);
-    return 0;
-}
-
-static int get_bool (json_t *cfg, const char *key, bool def, bool *out, dws_error_t *err)
-{
-    json_t *v = json_object_get (cfg, key);
-    if (!v || json_is_null (v)) {
-        *out = def;
-        return 0;
-    }
-    if (!json_is_boolean (v))
-        return dws_errorf (err, "rabbit.%s: must be true or false", key);
-    *out = json_is_true (v);
-    return 0;
-}
-
-static int get_int (json_t *cfg, const char *key, int64_t def, int64_t min, int64_t *out,
-                    dws_error_t *err)
-{
-    json_t *v = json_object_get (cfg, key);
-    if (!v || json_is_null (v)) {
-        *out = def;
-        return 0;
-    }
-    if (!json_is_integer (v) || json_integer_value (v) < min)
-        return dws_errorf (err, "rabbit.%s: must be an integer >= %" PRId64, key, min);
-    *out = json_integer_value (v);
-    return 0;
-}
+/* --- configuration: each key read through rabbitconf.h's table ------- */
+#define KEY(id) dws_rabbitconf_key (DWS_RABBIT_##id)
 
 static int get_release (json_t *cfg, bool *early, dws_error_t *err)
 {
     enum release_mode mode;
-    if (release_mode_parse (json_object_get (cfg, "release_computes"), &mode, err) < 0)
-        return dws_error_prefix (err, "rabbit.release_computes: ");
+    json_t *v = dws_rabbitconf_value (cfg, DWS_RABBIT_RELEASE_COMPUTES);
+    int rc = release_mode_parse (v, &mode, err);
+    json_decref (v);
+    if (rc < 0)
+        return dws_error_prefix (err, "rabbit.%s: ", KEY (RELEASE_COMPUTES));
     *early = mode == RELEASE_EARLY;
     return 0;
 }
 
 static int get_prestage (json_t *cfg, int *mode, dws_error_t *err)
 {
-    json_t *v = json_object_get (cfg, "prestage");
-    *mode = v && !json_is_null (v) ? dws_rabbitconf_prestage_mode (v) : 0;
+    json_t *v = dws_rabbitconf_value (cfg, DWS_RABBIT_PRESTAGE);
+    *mode = dws_rabbitconf_prestage_mode (v);
+    json_decref (v);
     if (*mode < 0)
-        return dws_errorf (err, "rabbit.prestage: must be " DWS_PRESTAGE_VALUES);
+        return dws_errorf (err, "rabbit.%s: must be " DWS_PRESTAGE_VALUES, KEY (PRESTAGE));
     return 0;
 }
 
@@ -107,53 +71,55 @@ static int config_parse (json_t *cfg, struct config *c, dws_error_t *err)
     memset (c, 0, sizeof (*c));
     if (cfg && !json_is_object (cfg))
         return dws_errorf (err, "engine config must be an object");
-    if (get_seconds (cfg, "tc_timeout", 10., &c->tc_timeout, err) < 0
-        || get_seconds (cfg, "setup_timeout", 0., &c->setup_timeout, err) < 0
-        || get_seconds (cfg, "prerun_timeout", 0., &c->prerun_timeout, err) < 0
-        || get_seconds (cfg, "postrun_timeout", 0., &c->postrun_timeout, err) < 0
-        || get_seconds (cfg, "teardown_after", 0., &c->teardown_after, err) < 0
-        || get_bool (cfg, "drain_compute_nodes", true, &c->drain_compute_nodes, err) < 0
-        || get_bool (cfg, "soft_drain", true, &c->soft_drain, err) < 0
-        || get_bool (cfg, "fluxion", true, &c->fluxion, err) < 0
-        || get_bool (cfg, "restrict_persistent_creation", true,
-                     &c->restrict_persistent_creation, err) < 0
+    if (dws_rabbitconf_seconds (cfg, DWS_RABBIT_TC_TIMEOUT, &c->tc_timeout, err) < 0
+        || dws_rabbitconf_seconds (cfg, DWS_RABBIT_SETUP_TIMEOUT, &c->setup_timeout, err) < 0
+        || dws_rabbitconf_seconds (cfg, DWS_RABBIT_PRERUN_TIMEOUT, &c->prerun_timeout, err) < 0
+        || dws_rabbitconf_seconds (cfg, DWS_RABBIT_POSTRUN_TIMEOUT, &c->postrun_timeout, err) < 0
+        || dws_rabbitconf_seconds (cfg, DWS_RABBIT_TEARDOWN_AFTER, &c->teardown_after, err) < 0
+        || dws_rabbitconf_bool (cfg, DWS_RABBIT_DRAIN_COMPUTE_NODES, &c->drain_compute_nodes,
+                                err) < 0
+        || dws_rabbitconf_bool (cfg, DWS_RABBIT_SOFT_DRAIN, &c->soft_drain, err) < 0
+        || dws_rabbitconf_bool (cfg, DWS_RABBIT_FLUXION, &c->fluxion, err) < 0
+        || dws_rabbitconf_bool (cfg, DWS_RABBIT_RESTRICT_PERSISTENT_CREATION,
+                                &c->restrict_persistent_creation, err) < 0
         || get_release (cfg, &c->release_early, err) < 0
-        || get_int (cfg, "save_datamovements", 0, 0, &c->save_datamovements, err) < 0
-        || get_int (cfg, "min_allocation_size", 4, 1, &c->min_allocation_size, err) < 0
+        || dws_rabbitconf_int (cfg, DWS_RABBIT_SAVE_DATAMOVEMENTS, &c->save_datamovements, err) < 0
+        || dws_rabbitconf_int (cfg, DWS_RABBIT_MIN_ALLOCATION_SIZE, &c->min_allocation_size,
+                               err) < 0
         || get_prestage (cfg, &c->prestage, err) < 0
-        || get_int (cfg, "prestage_max_jobs", 0, 0, &c->prestage_max_jobs, err) < 0
-        || get_int (cfg, "prestage_max_gib", 0, 0, &c->prestage_max_gib, err) < 0
-        || get_int (cfg, "owner", 0, 0, &c->owner, err) < 0)
+        || dws_rabbitconf_int (cfg, DWS_RABBIT_PRESTAGE_MAX_JOBS, &c->prestage_max_jobs, err) < 0
+        || dws_rabbitconf_int (cfg, DWS_RABBIT_PRESTAGE_MAX_GIB, &c->prestage_max_gib, err) < 0
+        || dws_rabbitconf_int (cfg, DWS_RABBIT_OWNER, &c->owner, err) < 0)
         return -1;
-    json_t *queues = json_object_get (cfg, "drain_queues");
+    json_t *queues = json_object_get (cfg, KEY (DRAIN_QUEUES));
     if (queues && !json_is_null (queues) && !json_is_array (queues))
-        return dws_errorf (err, "rabbit.drain_queues: must be a list of queue names");
+        return dws_errorf (err, "rabbit.%s: must be a list of queue names", KEY (DRAIN_QUEUES));
     c->drain_queues = json_array_size (queues) > 0;
-    json_t *presets = json_object_get (cfg, "presets");
+    json_t *presets = json_object_get (cfg, KEY (PRESETS));
     if (presets && !json_is_null (presets)) {
         if (!json_is_object (presets))
-            return dws_errorf (err, "rabbit.presets: must be a table");
+            return dws_errorf (err, "rabbit.%s: must be a table", KEY (PRESETS));
         c->presets = json_incref (presets);
     }
-    if (dws_lustre_conf_parse (json_object_get (cfg, "lustre"), &c->lustre, err) < 0) {
+    if (dws_lustre_conf_parse (json_object_get (cfg, KEY (LUSTRE)), &c->lustre, err) < 0) {
         config_clear (c);
         return -1;
     }
     if (!c->fluxion)
         c->lustre.spread = false; /* only Fluxion's ssd vertices say where Lustre went */
-    json_t *max = json_object_get (json_object_get (cfg, "policy"), "maximums");
+    json_t *max = json_object_get (json_object_get (cfg, KEY (POLICY)), "maximums");
     if (max && !json_is_null (max)) {
         if (!json_is_object (max)) {
             config_clear (c);
-            return dws_errorf (err, "rabbit.policy.maximums: must be a table");
+            return dws_errorf (err, "rabbit.%s.maximums: must be a table", KEY (POLICY));
         }
         c->maximums = json_incref (max);
     }
-    json_t *limits = json_object_get (cfg, "limits");
+    json_t *limits = json_object_get (cfg, DWS_RABBITCONF_LIMITS);
     if (limits && !json_is_null (limits)) {
         if (!json_is_object (limits)) {
             config_clear (c);
-            return dws_errorf (err, "rabbit.limits: must be a table");
+            return dws_errorf (err, "rabbit." DWS_RABBITCONF_LIMITS ": must be a table");
         }
         c->limits = json_incref (limits);
     }

@@ -37,6 +37,7 @@
 #include <jansson.h>
 
 #include "util/error.h"
+#include "wire/jobkvs.h"
 
 struct dws_engine;
 
@@ -101,7 +102,7 @@ const char *dws_wfstate_name (int i);
  * event, so the record is in place before the epilog-remove that ends
  * the job.
  */
-#define DWS_ENGINE_RECORD_KEY "data.dws.job"
+#define DWS_ENGINE_RECORD_KEY DWS_JOBKVS_JOB
 const char *dws_engine_record_key (void);
 json_t *dws_engine_take_records (struct dws_engine *e);
 char *dws_engine_take_records_json (struct dws_engine *e, dws_error_t *err);
@@ -119,8 +120,5 @@ char *dws_engine_take_records_json (struct dws_engine *e, dws_error_t *err);
 int dws_engine_phase_count (void);
 const char *dws_engine_phase_name (int i);
 const char *dws_engine_phase_id (int i);
-
-/* "f" + Flux's FLUID base58 of id (the Workflow's spec.jobID). */
-char *dws_f58_plain (unsigned long long id);
 
 #endif /* !DWS_ENGINE_H */

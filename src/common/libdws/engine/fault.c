@@ -46,6 +46,7 @@
 #include "advance.h"
 #include "answer.h"
 #include "fault.h"
+#include "util/f58.h"
 #include "util/hostlist.h"
 #include "hosts.h"
 #include "job.h"
@@ -123,7 +124,7 @@ void fault_skip_dataout (struct dws_engine *e, struct job *job, const struct ste
                  " movement", job->name);
     else
         act_raise (e, job, "teardown-timeout", 1, "skipping rabbit data movement");
-    workflow_kvs_outcome (e, job, "dataout", "skipped",
+    workflow_kvs_outcome (e, job, DWS_JOBKVS_DATAOUT, "skipped",
                           "teardown_after expired: skipping rabbit data movement");
     workflow_teardown (e, job);
 }

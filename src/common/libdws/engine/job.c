@@ -12,6 +12,7 @@
 #include "phase.h"
 #include "rabbits.h"
 #include "wfview.h"
+#include "wire/jobwire.h"
 
 static size_t bucket (struct dws_engine *e, json_int_t id)
 {

@@ -37,6 +37,7 @@
 #include "token.h"
 #include "wfstate.h"
 #include "wfview.h"
+#include "wire/jobwire.h"
 #include "wire/wire.h"
 #include "workflow.h"
 
@@ -145,7 +146,7 @@ static bool send_resources (struct dws_engine *e, struct job *job, json_t *list,
         if (payload && job->prestage) /* flux-dws' own key: dws-prestage is held */
             json_object_set_new (payload, "prestage", json_true ());
     }
-    act_rpc (e, "job-manager.dws.resource-update", payload, NULL);
+    act_rpc (e, DWS_JOBWIRE_TOPIC (DWS_JOBWIRE_RESOURCE_UPDATE_METHOD), payload, NULL);
     return res != NULL;
 }
 
@@ -423,7 +424,7 @@ void progress_prolog_remove (struct dws_engine *e, struct job *job, const struct
     json_t *vars = job->view.env ? json_deep_copy (job->view.env) : json_object ();
     if (token)
         json_object_set_new (vars, "DW_WORKFLOW_TOKEN", json_string (token));
-    act_rpc (e, "job-manager.dws.prolog-remove",
+    act_rpc (e, DWS_JOBWIRE_TOPIC (DWS_JOBWIRE_PROLOG_REMOVE_METHOD),
              json_pack ("{s:I s:o}", "id", job->id, "variables", vars), NULL);
 }
 
@@ -473,13 +474,13 @@ void progress_completed (struct dws_engine *e, struct job *job, enum wf_state s)
             act_timer_stop (e, job, T_POSTRUN);
             break;
         case WF_DATAOUT:
-            workflow_kvs_outcome (e, job, "dataout", "complete", NULL);
+            workflow_kvs_outcome (e, job, DWS_JOBKVS_DATAOUT, "complete", NULL);
             break;
         case WF_TEARDOWN:
             for (int k = 0; k < T_NKINDS; k++)
                 act_timer_stop (e, job, (enum timer_kind)k);
             rabbits_unhold (e, job); /* its ssds up again, where the rabbit is healthy */
-            workflow_kvs_outcome (e, job, "teardown", "complete", NULL);
+            workflow_kvs_outcome (e, job, DWS_JOBKVS_TEARDOWN, "complete", NULL);
             break;
         default:
             break;

@@ -34,6 +34,7 @@
 #include "release.h"
 #include "placement/rssd.h"
 #include "token.h"
+#include "wire/jobwire.h"
 #include "wire/wire.h"
 #include "workflow.h"
 
@@ -83,7 +84,7 @@ void release_released (struct dws_engine *e, struct job *job, const struct step 
     act_timer_stop (e, job, T_RELEASE);
     /* before the epilog ends (the same sender, in order): the jobtap
      * plugin holds the job's dependents until DataOut has ended */
-    act_rpc (e, "job-manager.dws.dataout-begin", json_pack ("{s:I}", "id", job->id), NULL);
+    act_rpc (e, DWS_JOBWIRE_TOPIC (DWS_JOBWIRE_DATAOUT_BEGIN_METHOD), json_pack ("{s:I}", "id", job->id), NULL);
     workflow_epilog_remove (e, job);
     job->released = true;
     act_log (e, "info", "%s: computes released after PostRun (%zu ssd held until Teardown)",

@@ -14,14 +14,17 @@
 #include "act.h"
 #include "advance.h"
 #include "answer.h"
+#include "config/rabbitconf.h"
 #include "wire/explain.h"
 #include "job.h"
+#include "util/f58.h"
 #include "util/jsonio.h"
 #include "phase.h"
 #include "rabbits.h"
 #include "token.h"
 #include "wfstate.h"
 #include "wfview.h"
+#include "wire/jobwire.h"
 #include "wire/wire.h"
 #include "workflow.h"
 
@@ -42,7 +45,7 @@ void workflow_fail_job (struct dws_engine *e, struct job *job, const char *type,
         free (job->note);
         job->note = strdup (buf);
         if (phase_desired (job) <= WF_DATAOUT)
-            workflow_kvs_outcome (e, job, "dataout", "failed", buf);
+            workflow_kvs_outcome (e, job, DWS_JOBKVS_DATAOUT, "failed", buf);
         job->excepted = true;
     }
     else
@@ -74,14 +77,14 @@ static const char *lower_name (enum wf_state s, char *buf, size_t size)
     return buf;
 }
 
-/* data.dws.timeline.<state>: when the state was asked for and found done,
+/* DWS_JOBKVS_TIMELINE <state>: when the state was asked for and found done,
  * for `flux dws job` after the job is gone (a time is left out when this
  * service did not see it: asked before it started, or never done).
  */
 static void timeline_put (struct job *job, enum wf_state s, json_t *put)
 {
     char key[64], lower[16];
-    snprintf (key, sizeof (key), "data.dws.timeline.%s", lower_name (s, lower, sizeof (lower)));
+    snprintf (key, sizeof (key), DWS_JOBKVS_TIMELINE "%s", lower_name (s, lower, sizeof (lower)));
     json_t *when = json_object ();
     if (job->asked_at[s] > 0)
         json_object_set_new (when, "asked", json_real (job->asked_at[s]));
@@ -97,33 +100,31 @@ void workflow_kvs_timing (struct dws_engine *e, struct job *job, enum wf_state s
     json_t *put = json_object ();
     json_t *links = json_object ();
     const char *elapsed = job->view.elapsed;
-    snprintf (key, sizeof (key), "data.dws.timing.%s", lower);
+    snprintf (key, sizeof (key), DWS_JOBKVS_TIMING "%s", lower);
     snprintf (link, sizeof (link), "rabbit_%s_timing", lower);
     json_object_set_new (put, key, json_string (elapsed ? elapsed : ""));
     json_object_set_new (links, link, json_string (key));
     timeline_put (job, s, put);
     if (with_wf && job->wf) {
-        json_object_set (put, "data.dws.workflow", job->wf);
-        json_object_set_new (links, "rabbit_workflow", json_string ("data.dws.workflow"));
+        json_object_set (put, DWS_JOBKVS_WORKFLOW, job->wf);
+        json_object_set_new (links, "rabbit_workflow", json_string (DWS_JOBKVS_WORKFLOW));
     }
     act_kvs (e, job, put, links);
 }
 
 /* What became of the job's data and storage after its run, in the job's
- * KVS directory (RFC 16): data.dws.<step> = {"state", "time", "error"?,
- * "explanation"?}, step "dataout" (complete, failed, skipped) or
- * "teardown" (complete).  flux dws wait reads them: after an early release
- * they are the only record the job keeps.
+ * KVS directory (RFC 16): key = {"state", "time", "error"?,
+ * "explanation"?}, key DWS_JOBKVS_DATAOUT (complete, failed, skipped) or
+ * DWS_JOBKVS_TEARDOWN (complete).  flux dws wait reads them: after an
+ * early release they are the only record the job keeps.
  */
-void workflow_kvs_outcome (struct dws_engine *e, struct job *job, const char *step,
+void workflow_kvs_outcome (struct dws_engine *e, struct job *job, const char *key,
                            const char *state, const char *error)
 {
-    char key[64];
     char sentence[DWS_EXPLAIN_MAX];
-    bool dataout = !strcmp (step, "dataout");
+    bool dataout = !strcmp (key, DWS_JOBKVS_DATAOUT);
     if (dataout && job->dataout_ended)
         return; /* the first outcome stands */
-    snprintf (key, sizeof (key), "data.dws.%s", step);
     json_t *o = json_pack ("{s:s s:f}", "state", state, "time", e->now);
     if (o && error) {
         /* after an early release this record is all the job's owner
@@ -166,8 +167,8 @@ void workflow_send_create (struct dws_engine *e, struct job *job, const struct s
         json_object_set_new (ann, ANN_HOSTS, json_string (job->hosts));
     if (job->release != RELEASE_DEFAULT)
         json_object_set_new (ann, ANN_RELEASE,
-                             json_string (job->release == RELEASE_EARLY ? "after-unmount"
-                                                                        : "after-teardown"));
+                             json_string (job->release == RELEASE_EARLY ? DWS_RELEASE_AFTER_UNMOUNT
+                                                                        : DWS_RELEASE_AFTER_TEARDOWN));
     if (job->prestage_asked >= 0)
         json_object_set_new (ann, ANN_PRESTAGE_ASKED,
                              json_string (job->prestage_asked ? "yes" : "no"));
@@ -179,7 +180,7 @@ void workflow_send_create (struct dws_engine *e, struct job *job, const struct s
                               " s:{s:s s:O s:s s:s s:I s:I}}",
                               "metadata", "name", job->name, "namespace", e->cfg.namespace,
                               "finalizers", WORKFLOW_FINALIZER, "annotations", ann,
-                              "spec", "desiredState", "Proposal", "dwDirectives",
+                              "spec", "desiredState", wfstate_name (WF_PROPOSAL), "dwDirectives",
                               job->directives, "wlmID", "flux", "jobID", jobid ? jobid : "",
                               "userID", (json_int_t)job->userid, "groupID",
                               (json_int_t)job->groupid);
@@ -298,12 +299,12 @@ void workflow_teardown_begin (struct dws_engine *e, struct job *job, const struc
     for (int k = 0; k < T_NKINDS; k++)
         act_timer_stop (e, job, (enum timer_kind)k);
     if (job->wf) {
-        json_t *put = json_pack ("{s:O}", "data.dws.workflow", job->wf);
+        json_t *put = json_pack ("{s:O}", DWS_JOBKVS_WORKFLOW, job->wf);
         /* the state the job leaves unfinished keeps when it was asked for */
         enum wf_state left = st->was;
         if (put && left > WF_NONE && left < WF_TEARDOWN && job->done_at[left] <= 0)
             timeline_put (job, left, put);
-        act_kvs (e, job, put, json_pack ("{s:s}", "rabbit_workflow", "data.dws.workflow"));
+        act_kvs (e, job, put, json_pack ("{s:s}", "rabbit_workflow", DWS_JOBKVS_WORKFLOW));
     }
     bool prerun = st->was >= WF_PRERUN;
     job->teardown_reads = 0;
@@ -518,8 +519,8 @@ void workflow_on_datamovements (struct dws_engine *e, enum token_kind kind, stru
     if (a.ok) {
         json_decref (job->dms_kept);
         job->dms_kept = datamovements_kept (e, json_object_get (a.obj, "items"));
-        act_kvs (e, job, json_pack ("{s:O}", "data.dws.datamovements", job->dms_kept),
-                 json_pack ("{s:s}", "rabbit_datamovements", "data.dws.datamovements"));
+        act_kvs (e, job, json_pack ("{s:O}", DWS_JOBKVS_DATAMOVEMENTS, job->dms_kept),
+                 json_pack ("{s:s}", "rabbit_datamovements", DWS_JOBKVS_DATAMOVEMENTS));
         act_record (e, job); /* the record shows them too */
     }
     else
@@ -563,30 +564,11 @@ void workflow_on_podlog (struct dws_engine *e, enum token_kind kind, struct job 
     const char *text = json_string_value (json_object_get (a.obj, "log"));
     if (a.ok && text)
         act_kvs (e, job,
-                 json_pack ("{s:s}", "data.dws.container_log",
+                 json_pack ("{s:s}", DWS_JOBKVS_CONTAINER_LOG,
                             text_tail (text, CONTAINER_LOG_MAX)),
-                 json_pack ("{s:s}", "rabbit_container_log", "data.dws.container_log"));
+                 json_pack ("{s:s}", "rabbit_container_log", DWS_JOBKVS_CONTAINER_LOG));
     else
         act_log (e, "warning", "%s: cannot read its container log: %s", job->name,
                  a.ok ? "no log in the answer" : answer_message (event));
     teardown_read_done (e, job);
-}
-
-char *dws_f58_plain (unsigned long long id)
-{
-    static const char alphabet[] = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
-    char tmp[32];
-    int n = 0;
-    do {
-        tmp[n++] = alphabet[id % 58];
-        id /= 58;
-    } while (id > 0);
-    char *out = malloc ((size_t)n + 2);
-    if (!out)
-        return NULL;
-    out[0] = 'f';
-    for (int i = 0; i < n; i++)
-        out[i + 1] = tmp[n - 1 - i];
-    out[n + 1] = '\0';
-    return out;
 }

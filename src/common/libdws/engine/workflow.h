@@ -7,12 +7,13 @@
 
 #include "advance.h"
 #include "state.h"
+#include "wire/jobkvs.h"
 
 
 /* Raise the job's exception (once) and take its Workflow to Teardown. */
 void workflow_fail_job (struct dws_engine *e, struct job *job, const char *type, const char *fmt, ...)
     __attribute__ ((format (printf, 4, 5)));
-/* data.dws.timing.<state> (and data.dws.workflow with with_wf) */
+/* DWS_JOBKVS_TIMING <state> (and DWS_JOBKVS_WORKFLOW with with_wf) */
 void workflow_kvs_timing (struct dws_engine *e, struct job *job, enum wf_state s, bool with_wf);
 void workflow_state_timers (struct dws_engine *e, struct job *job, enum wf_state s,
                             bool picked_up);
@@ -55,8 +56,9 @@ void workflow_on_pods (struct dws_engine *e, enum token_kind kind, struct job *j
 void workflow_on_podlog (struct dws_engine *e, enum token_kind kind, struct job *job,
                          json_t *event);
 
-/* The job's data.dws.<step> record: {"state", "time", "error"?}. */
-void workflow_kvs_outcome (struct dws_engine *e, struct job *job, const char *step,
+/* The job's record under key (wire/jobkvs.h: DWS_JOBKVS_DATAOUT or
+ * DWS_JOBKVS_TEARDOWN): {"state", "time", "error"?}. */
+void workflow_kvs_outcome (struct dws_engine *e, struct job *job, const char *key,
                            const char *state, const char *error);
 
 #endif /* !DWS_ENGINE_WORKFLOW_H */

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "dataout.h"
-#include "engine/engine.h"
+#include "util/f58.h"
 #include "wire/explain.h"
 #include "wire/jobwire.h"
 

@@ -920,7 +920,7 @@ static json_t *constraints (json_t *jobspec, json_t *exclude, bool *fail)
 
 static int ev_resource_update (struct ctx *c, json_t *ev)
 {
-    const char *m = "resource-update", *state = NULL;
+    const char *m = DWS_JOBWIRE_RESOURCE_UPDATE_METHOD, *state = NULL;
     json_t *jobspec = NULL, *payload, *errmsg, *resources, *exclude, *prestage, *cons, *update;
     bool fail = false;
     int rc;
@@ -993,7 +993,7 @@ static int prestage_let_go (struct ctx *c, const char *state)
 /* prestage-remove {id}: an older flux-dws service's dws-prestage removal. */
 static int ev_prestage_remove (struct ctx *c, json_t *ev)
 {
-    const char *m = "prestage-remove", *state = NULL;
+    const char *m = DWS_JOBWIRE_PRESTAGE_REMOVE_METHOD, *state = NULL;
     json_t *payload;
     int rc;
 
@@ -1006,7 +1006,7 @@ static int ev_prestage_remove (struct ctx *c, json_t *ev)
 
 static int ev_prolog_remove (struct ctx *c, json_t *ev)
 {
-    const char *m = "prolog-remove", *name;
+    const char *m = DWS_JOBWIRE_PROLOG_REMOVE_METHOD, *name;
     json_t *payload, *vars, *v;
     int rc;
 
@@ -1036,7 +1036,7 @@ static int ev_prolog_remove (struct ctx *c, json_t *ev)
 
 static int ev_epilog_remove (struct ctx *c, json_t *ev)
 {
-    const char *m = "epilog-remove", *state = NULL;
+    const char *m = DWS_JOBWIRE_EPILOG_REMOVE_METHOD, *state = NULL;
     json_t *payload;
     int rc;
 
@@ -1123,13 +1123,13 @@ static const struct handler handlers[] = {
     {"exception", ev_exception, false},
     {"timer", ev_timer, false},
     {"rpc-response", ev_rpc_response, false},
-    {"resource-update", ev_resource_update, true},
-    {"prolog-remove", ev_prolog_remove, true},
-    {"epilog-remove", ev_epilog_remove, true},
+    {DWS_JOBWIRE_RESOURCE_UPDATE_METHOD, ev_resource_update, true},
+    {DWS_JOBWIRE_PROLOG_REMOVE_METHOD, ev_prolog_remove, true},
+    {DWS_JOBWIRE_EPILOG_REMOVE_METHOD, ev_epilog_remove, true},
     /* flux-dws' own method, registered apart from the reference's three
      * (dws_jobsm_service_*): the adapter feeds it as this event type */
     {DWS_JOBWIRE_DEPENDENCY_METHOD, ev_service_dependency, false},
-    {"prestage-remove", ev_prestage_remove, true},
+    {DWS_JOBWIRE_PRESTAGE_REMOVE_METHOD, ev_prestage_remove, true},
 };
 #define NHANDLERS (sizeof (handlers) / sizeof (handlers[0]))
 

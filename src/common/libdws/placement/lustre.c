@@ -16,16 +16,6 @@
 #define GIB (1024LL * 1024 * 1024)
 #define MAX_RABBIT_GIB (INT64_MAX / GIB)
 
-void dws_lustre_conf_default (struct dws_lustre_conf *c)
-{
-    c->spread = false;
-    c->min_rabbits = 1;
-    c->max_rabbits = 0;
-    c->mdts = 1;
-    c->osts_per_mdt = 0;
-    c->whole_rabbit_gib = 0;
-}
-
 static int64_t ceil_div (int64_t a, int64_t b)
 {
     return a / b + (a % b ? 1 : 0);
@@ -119,20 +109,35 @@ fail:
     return NULL;
 }
 
-int dws_lustre_conf_parse (json_t *table, struct dws_lustre_conf *c, dws_error_t *err)
+/* c from a checked table (NULL: out of memory, all zero). */
+static void conf_from (json_t *t, struct dws_lustre_conf *c)
 {
-    json_t *t;
-    dws_lustre_conf_default (c);
-    if (!table || json_is_null (table))
-        return 0;
-    if (!(t = dws_lustre_check_table ("rabbit.lustre", table, err)))
-        return -1;
     c->spread = json_is_true (json_object_get (t, "spread"));
     c->min_rabbits = json_integer_value (json_object_get (t, "min_rabbits"));
     c->max_rabbits = json_integer_value (json_object_get (t, "max_rabbits"));
     c->mdts = json_integer_value (json_object_get (t, "mdts"));
     c->osts_per_mdt = json_integer_value (json_object_get (t, "osts_per_mdt"));
     c->whole_rabbit_gib = json_integer_value (json_object_get (t, "whole_rabbit_gib"));
+}
+
+/* The defaults are lkeys' (what the check makes of an empty table). */
+void dws_lustre_conf_default (struct dws_lustre_conf *c)
+{
+    json_t *t = dws_lustre_check_table ("rabbit.lustre", NULL, NULL);
+    conf_from (t, c);
+    json_decref (t);
+}
+
+int dws_lustre_conf_parse (json_t *table, struct dws_lustre_conf *c, dws_error_t *err)
+{
+    json_t *t;
+    if (!table || json_is_null (table)) {
+        dws_lustre_conf_default (c);
+        return 0;
+    }
+    if (!(t = dws_lustre_check_table ("rabbit.lustre", table, err)))
+        return -1;
+    conf_from (t, c);
     json_decref (t);
     return 0;
 }

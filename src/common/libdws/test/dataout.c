@@ -7,7 +7,7 @@
 #include <jansson.h>
 
 #include "jobtap/dataout.h"
-#include "engine/engine.h"
+#include "util/f58.h"
 #include "jsontap.h"
 
 /* Feed one event (JSON text); the actions must be `expect` (JSON text) or,

@@ -19,6 +19,7 @@
 
 #include "engine/engine.h"
 #include "util/error.h"
+#include "util/f58.h"
 #include "wire/explain.h"
 #include "jsontap.h"
 #include "util/jsonio.h"

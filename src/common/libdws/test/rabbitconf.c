@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-3.0-or-later */
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -625,10 +627,78 @@ static void test_key_list (void)
     json_decref (o);
 }
 
+/* The engine reads each key through the table: absent, every reader gives
+ * the default dws_rabbitconf_parse puts in the normalised table (one
+ * default per key); a value of the wrong type gets the engine's short
+ * message; a reader refuses a key of another kind. */
+static void test_engine_readers (void)
+{
+    dws_error_t err;
+    json_t *defaults = dws_rabbitconf_parse (NULL, &err);
+    int same = 0, nread = 0;
+
+    for (int id = 0; id < DWS_RABBIT_NKEYS; id++) {
+        json_t *want = json_object_get (defaults, dws_rabbitconf_key (id));
+        json_t *v = dws_rabbitconf_value (NULL, id);
+        double d;
+        bool b;
+        int64_t i;
+        if (dws_rabbitconf_seconds (NULL, id, &d, &err) == 0)
+            nread++, same += json_is_number (want) && json_number_value (want) == d;
+        else if (dws_rabbitconf_bool (NULL, id, &b, &err) == 0)
+            nread++, same += json_is_boolean (want) && json_is_true (want) == b;
+        else if (dws_rabbitconf_int (NULL, id, &i, &err) == 0)
+            nread++, same += json_is_integer (want) && json_integer_value (want) == i;
+        /* lustre's default is the lustre table's own (NULL here) */
+        if (v || id != DWS_RABBIT_LUSTRE)
+            same += json_equal (v, want) ? 0 : -100;
+        json_decref (v);
+    }
+    ok (nread == 12 && same == nread,
+        "the engine's readers give the normalised table's defaults (%d of %d keys read)", same,
+        nread);
+    json_decref (defaults);
+
+    json_t *cfg = json_pack ("{s:s s:i s:i s:b s:n}", "tc_timeout", "ten", "prestage_max_jobs",
+                             -1, "min_allocation_size", 0, "fluxion", 0, "soft_drain");
+    double d = -1;
+    bool b = true;
+    int64_t i = -1;
+    ok (dws_rabbitconf_seconds (cfg, DWS_RABBIT_TC_TIMEOUT, &d, &err) < 0, "a bad number");
+    is (err.text, "rabbit.tc_timeout: must be a number of seconds >= 0", "... the short message");
+    ok (dws_rabbitconf_int (cfg, DWS_RABBIT_PRESTAGE_MAX_JOBS, &i, &err) < 0, "a count < 0");
+    is (err.text, "rabbit.prestage_max_jobs: must be an integer >= 0", "... says its least");
+    ok (dws_rabbitconf_int (cfg, DWS_RABBIT_MIN_ALLOCATION_SIZE, &i, &err) < 0, "GiB < 1");
+    is (err.text, "rabbit.min_allocation_size: must be an integer >= 1", "... says its least");
+    ok (dws_rabbitconf_bool (cfg, DWS_RABBIT_FLUXION, &b, &err) == 0 && !b,
+        "a service key is read through the same table");
+    ok (dws_rabbitconf_bool (cfg, DWS_RABBIT_SOFT_DRAIN, &b, &err) == 0 && b,
+        "null is the default");
+    ok (dws_rabbitconf_int (cfg, DWS_RABBIT_OWNER, &i, &err) == 0 && i == 0,
+        "the owner's default is 0");
+    ok (dws_rabbitconf_bool (cfg, DWS_RABBIT_TC_TIMEOUT, &b, &err) < 0
+            && dws_rabbitconf_seconds (cfg, DWS_RABBIT_ALLKEYS, &d, &err) < 0,
+        "a key of another kind, or none, is refused (%s)", err.text);
+    ok (dws_rabbitconf_key (DWS_RABBIT_OWNER) && !strcmp (dws_rabbitconf_key (DWS_RABBIT_OWNER),
+                                                          "owner")
+            && dws_rabbitconf_key (DWS_RABBIT_ALLKEYS) == NULL
+            && dws_rabbitconf_key_name (DWS_RABBIT_OWNER) == NULL,
+        "the service's keys are named but are not [rabbit] keys");
+    json_decref (cfg);
+    parse_is ("{\"owner\": 0}",
+              "rabbit.owner: unknown key (valid keys: drain_compute_nodes, drain_queues,"
+              " dws_api_version, kubeconfig, lustre, mapping, min_allocation_size,"
+              " nnf_api_version, policy, postrun_timeout, prerun_timeout, presets, prestage,"
+              " prestage_max_gib, prestage_max_jobs, prolog_timeout, release_computes,"
+              " restrict_persistent_creation, save_datamovements, setup_timeout, soft_drain,"
+              " tc_timeout, teardown_after)");
+}
+
 int main (void)
 {
     test_defaults ();
     test_key_list ();
+    test_engine_readers ();
     test_seconds ();
     test_prolog_timeout ();
     test_bools ();

@@ -45,6 +45,7 @@
 #define DWS_EXPLAIN_H
 
 #include <stddef.h>
+#include "jobkvs.h"
 
 /* The longest sentence, with its NUL (a buffer this size never cuts one). */
 #define DWS_EXPLAIN_MAX 512
@@ -64,7 +65,7 @@
 /* The job's KVS key (RFC 16 data.*) that keeps the sentence of the
  * exception the engine raised, for `flux dws job` after the job is gone.
  */
-#define DWS_EXPLAIN_KVS_KEY "data.dws.explanation"
+#define DWS_EXPLAIN_KVS_KEY DWS_JOBKVS_EXPLANATION
 
 /* DWS_EXPLAIN_EVENT and DWS_EXPLAIN_KVS_KEY, for Python (one spelling). */
 const char *dws_explain_event (void);

@@ -40,6 +40,24 @@
  * {"id": J, "name": N, "add": true|false}; N must be one of
  * DWS_JOBWIRE_SERVICE_DEPENDENCIES. */
 #define DWS_JOBWIRE_DEPENDENCY_METHOD "dependency"
+/* The topic of every job-manager.dws.<method> request the dws service
+ * sends the plugin (the methods the plugin registers with
+ * flux_jobtap_service_register); a topic is DWS_JOBWIRE_TOPIC (method):
+ * DWS_JOBWIRE_TOPIC (DWS_JOBWIRE_EPILOG_REMOVE_METHOD). */
+#define DWS_JOBWIRE_TOPIC_PREFIX "job-manager.dws."
+#define DWS_JOBWIRE_TOPIC(method) DWS_JOBWIRE_TOPIC_PREFIX method
+/* The jobspec rewrite after dws.create: {"id", "resources", ...}. */
+#define DWS_JOBWIRE_RESOURCE_UPDATE_METHOD "resource-update"
+/* The file systems are mounted: end the dws-setup prolog. */
+#define DWS_JOBWIRE_PROLOG_REMOVE_METHOD "prolog-remove"
+/* They are torn down: end the dws-epilog epilog. */
+#define DWS_JOBWIRE_EPILOG_REMOVE_METHOD "epilog-remove"
+/* A pre-staged job's storage is ready: remove its dws-prestage dependency. */
+#define DWS_JOBWIRE_PRESTAGE_REMOVE_METHOD "prestage-remove"
+/* A released job's DataOut begins / ends: hold its dependents, then let
+ * them go (dataout.h). */
+#define DWS_JOBWIRE_DATAOUT_BEGIN_METHOD "dataout-begin"
+#define DWS_JOBWIRE_DATAOUT_END_METHOD "dataout-end"
 /* The dependency a job over its user's [rabbit.limits] waits on. */
 #define DWS_JOBWIRE_LIMIT_DEPENDENCY "dws-limit"
 /* The dependencies of the waits the service owns, which it adds or

@@ -23,7 +23,7 @@ from flux_dws.breakdown import RabbitMap, allocation_sets
 from flux_dws.dwsim.systems import SystemError_, load_system
 from flux_dws.emulator import Emulator
 from flux_dws.hostlist import Hostlist
-from flux_dws.wfstates import STATES
+from flux_dws.wfstates import PRE_RUN, PROPOSAL, SETUP, STATES
 
 G, V = "dataworkflowservices.github.io", "v1alpha7"
 FINALIZER = "flux-framework.readthedocs.io/workflow"
@@ -73,18 +73,18 @@ def walk(api: Any, directives: list[str], hosts: list[str], mapping: dict[str, s
     api.create_namespaced_custom_object(G, V, "default", "workflows", {
         "apiVersion": f"{G}/{V}", "kind": "Workflow",
         "metadata": {"name": name, "finalizers": [FINALIZER]},
-        "spec": {"desiredState": "Proposal", "dwDirectives": directives, "wlmID": "flux",
+        "spec": {"desiredState": PROPOSAL, "dwDirectives": directives, "wlmID": "flux",
                  "jobID": "f1", "userID": 1000, "groupID": 1000}})
     out = []
     for state in STATES:
         t0 = time.monotonic()
-        if state != "Proposal":
+        if state != PROPOSAL:
             api.patch_namespaced_custom_object(G, V, "default", "workflows", name,
                                                {"spec": {"desiredState": state}})
         wf = _wait(api, name, state)
         out.append((state, wf["status"].get("elapsedTimeLastState", ""), time.monotonic() - t0,
                     _children(api, name)))
-        if state == "Proposal":  # what flux-dws does before Setup
+        if state == PROPOSAL:  # what flux-dws does before Setup
             counts = RabbitMap(mapping).counts(Hostlist(hosts).encode())
             for ref in wf["status"].get("directiveBreakdowns", []):
                 dbd = api.get_namespaced_custom_object(G, V, "default", "directivebreakdowns",
@@ -94,10 +94,10 @@ def walk(api: Any, directives: list[str], hosts: list[str], mapping: dict[str, s
                     api.patch_namespaced_custom_object(
                         G, V, "default", "servers", storage["reference"]["name"],
                         {"spec": {"allocationSets": allocation_sets(storage, counts)}})
-        if state == "Setup":
+        if state == SETUP:
             api.patch_namespaced_custom_object(G, V, "default", "computes", name,
                                                {"data": [{"name": h} for h in hosts]})
-        if state == "PreRun" and env is not None:
+        if state == PRE_RUN and env is not None:
             env.update(wf["status"].get("env", {}))
     api.delete_namespaced_custom_object(G, V, "default", "workflows", name)
     remove_finalizer(api, name)
@@ -186,14 +186,14 @@ def owner_view(h: Any, ids: dict[int, str]) -> None:
     reads it without the service."""
     import json
 
-    from flux_dws.jobrecord import stored_view
+    from flux_dws.jobrecord import KVS_PREFIX, stored_view
     from flux_dws.jobview import job_text
 
     shown = [next(j for j, w in ids.items() if w.startswith("gfs2")),
              next(j for j, w in ids.items() if w.startswith("invalid"))]
     for jobid in shown:
         job = h.job(jobid)
-        record: dict[str, Any] = {k: v for k, v in job.kvs.items() if k.startswith("data.dws.")}
+        record: dict[str, Any] = {k: v for k, v in job.kvs.items() if k.startswith(KVS_PREFIX)}
         record["jobspec"] = job.jobspec
         record["eventlog"] = "".join(json.dumps({"timestamp": t, "name": name,
                                                  "context": ctx}) + "\n"

@@ -16,7 +16,6 @@ import argparse
 import errno
 import json
 import os
-import pwd
 import sys
 import time
 from typing import Any
@@ -28,6 +27,7 @@ from flux_dws.engine import RECORD_KEY, f58
 from flux_dws.fluxutil import FluxUnavailable, job_id, job_info_keys, open_flux
 from flux_dws.jobrecord import stored_view
 from flux_dws.jobview import jobs_rows
+from flux_dws.users import user_name
 
 PROG = "flux-dws jobs"
 #: job-list's result codes (flux-core's FLUX_JOB_RESULT_*)
@@ -97,13 +97,8 @@ def requester_uid() -> int:
 
 
 def user_names(uids: set[int]) -> dict[int, str]:
-    out = {}
-    for uid in uids:
-        try:
-            out[uid] = pwd.getpwuid(uid).pw_name
-        except (KeyError, OverflowError):
-            out[uid] = str(uid)
-    return out
+    """{uid: its name, else the uid as a number (users.py's rule)}."""
+    return {uid: user_name(uid) or str(uid) for uid in uids}
 
 
 def _active(h: Any, all_users: bool, ids: list[int] | None) -> list[dict[str, Any]] | None:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import errno
 import json
-import pwd
 import re
 import sys
 from typing import Any
@@ -29,6 +28,7 @@ from flux_dws import textfmt
 from flux_dws.cli import argtypes
 from flux_dws.cli.outputformat import HELP, Field, OutputFormat, Preset, Table
 from flux_dws.fluxutil import FluxUnavailable, open_flux
+from flux_dws.users import user_name
 
 PROG = "flux-dws persistent"
 TOPICS = {"list": "dws.persistent-list", "share": "dws.persistent-share",
@@ -118,11 +118,11 @@ def owner_name(p: dict[str, Any]) -> str:
     uid = p.get("userid")
     if not isinstance(uid, int) or isinstance(uid, bool) or uid < 0:
         return "-"
-    try:
-        return pwd.getpwuid(uid).pw_name
-    except (KeyError, OverflowError):
-        owner = p.get("owner")
-        return owner if isinstance(owner, str) and owner else str(uid)
+    name = user_name(uid)
+    if name is not None:
+        return name
+    owner = p.get("owner")
+    return owner if isinstance(owner, str) and owner else str(uid)
 
 
 def state_of(p: dict[str, Any]) -> str:

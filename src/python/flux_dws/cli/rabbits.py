@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import pwd
 import sys
 import time
 from typing import Any
 
+from flux_dws import users
 from flux_dws.cli import argtypes, rabbitdrain
 from flux_dws.cli.outputformat import HELP, Field, OutputFormat, Preset, Table, terminal_width
 from flux_dws.engine import EngineError
@@ -356,11 +356,8 @@ def row(rabbit: dict[str, Any]) -> dict[str, Any]:
 
 
 def user_name(userid: str) -> str:
-    """``name`` for a userid this host knows, else ``uid N``."""
-    try:
-        return pwd.getpwuid(int(userid)).pw_name
-    except (ValueError, KeyError, OverflowError):
-        return f"uid {userid}"
+    """``name`` for a userid this host knows, else ``uid N`` (users.py's rule)."""
+    return users.user_name(userid) or f"uid {userid}"
 
 
 def drained_by(storage: dict[str, Any] | None) -> str:

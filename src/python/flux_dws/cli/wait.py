@@ -27,6 +27,7 @@ from typing import Any
 from flux_dws import textfmt
 from flux_dws.cli import argtypes
 from flux_dws.fluxutil import FluxUnavailable, job_id, open_flux
+from flux_dws.jobrecord import KVS_DATAOUT, KVS_TEARDOWN
 
 PROG = "flux-dws wait"
 #: seconds between two dws.status asks while no service is loaded
@@ -66,7 +67,7 @@ class _Wait:
     def __init__(self, h: Any, jobid: Any, timeout: float | None) -> None:
         self.h = h
         self.jobid = jobid
-        self.key = f"{jobid.kvs}.data.dws.teardown"
+        self.key = f"{jobid.kvs}.{KVS_TEARDOWN}"
         self.timeout = timeout
         self.teardown: dict[str, Any] | None = None
         self.error: str | None = None
@@ -189,7 +190,7 @@ def run(args: argparse.Namespace) -> int:
     if w.error:
         print(f"{PROG}: job {shown}: {w.error}", file=sys.stderr)
         return 1
-    rc, line = verdict(_lookup(h, f"{jobid.kvs}.data.dws.dataout"), w.teardown)
+    rc, line = verdict(_lookup(h, f"{jobid.kvs}.{KVS_DATAOUT}"), w.teardown)
     if rc != 0:
         print(f"{PROG}: job {shown}: {line}", file=sys.stderr)
     elif not args.quiet:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from flux_dws.dwsim import resource_error as rerr
+from flux_dws.wfstates import POST_RUN
 
 LABEL = "system-storage"
 JOB_ID = "SystemStorage"
@@ -163,7 +164,7 @@ def nnf_storage_spec(spec: dict[str, Any], meta: dict[str, Any],
 
 def access_spec(spec: dict[str, Any], ns: str, name: str) -> dict[str, Any]:
     return {
-        "teardownState": "PostRun", "desiredState": "mounted", "userID": 0, "groupID": 0,
+        "teardownState": POST_RUN, "desiredState": "mounted", "userID": 0, "groupID": 0,
         "target": "shared" if spec.get("shared", True) else "single",
         "ignoreOfflineComputes": bool(spec.get("ignoreOfflineComputes")),
         "makeClientMounts": bool(spec.get("makeClientMounts")),

@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flux_dws.dwsim import resource_error as rerr
+from flux_dws.wfstates import POST_RUN, TEARDOWN
 
-WAITS_IN_START = ("PostRun", "Teardown")
+WAITS_IN_START = (POST_RUN, TEARDOWN)
 
 
 @dataclass(frozen=True)

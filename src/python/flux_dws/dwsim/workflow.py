@@ -16,7 +16,7 @@ from typing import Any
 from flux_dws.directives import DirectiveError, Ruleset
 from flux_dws.dwsim import fielderr, gotime
 from flux_dws.jsondata import copy_json
-from flux_dws.wfstates import STATES
+from flux_dws.wfstates import PROPOSAL, STATES, TEARDOWN
 
 FINALIZER = "dataworkflowservices.github.io/workflow"
 WORKFLOW_LABELS = (
@@ -47,7 +47,7 @@ def admit_create(wf: dict[str, Any], rules: Ruleset | None) -> dict[str, Any]:
     spec = wf.get("spec", {})
     status = wf.get("status") or {}
     state = spec.get("desiredState")
-    if state != "Proposal":
+    if state != PROPOSAL:
         raise fielderr.AdmissionError(fielderr.invalid(
             "Spec.DesiredState", state, "desired state must start in Proposal"))
     if spec.get("hurry"):
@@ -96,14 +96,14 @@ def admit_update(old: dict[str, Any], new: dict[str, Any]) -> None:
     ospec, nspec = old.get("spec", {}), new.get("spec", {})
     ostat, nstat = old.get("status") or {}, new.get("status") or {}
     desired = nspec.get("desiredState")
-    if nspec.get("hurry") and desired != "Teardown":
+    if nspec.get("hurry") and desired != TEARDOWN:
         raise fielderr.AdmissionError(fielderr.invalid(
             "Spec.Hurry", True, "the hurry flag may be set only in Teardown"))
     for key, name in _IMMUTABLE:
         if ospec.get(key) != nspec.get(key):
             raise fielderr.AdmissionError(fielderr.forbidden(f"Spec.{name}", "field is immutable"))
     old_state = ostat.get("state") or ""
-    if old_state == "" and desired == "Proposal":
+    if old_state == "" and desired == PROPOSAL:
         return
     odrivers = ostat.get("drivers") or []
     for i, d in enumerate(nstat.get("drivers") or []):
@@ -124,7 +124,7 @@ def admit_update(old: dict[str, Any], new: dict[str, Any]) -> None:
         elif before is not None and before.get("completed"):
             raise fielderr.AdmissionError(fielderr.internal(
                 path, "driver cannot change from completed state"))
-    if desired == "Teardown" or desired == old_state:
+    if desired == TEARDOWN or desired == old_state:
         return
     if state_index(old_state) > state_index(desired):
         raise fielderr.AdmissionError(fielderr.invalid(
@@ -208,7 +208,7 @@ def reconcile(wf: dict[str, Any], now: dt.datetime, computes_exist: bool = False
         st["desiredStateChange"] = gotime.microtime(now)
         return Step(workflow=out)
     step = Step()
-    if spec["desiredState"] == "Proposal":
+    if spec["desiredState"] == PROPOSAL:
         ref = {"kind": "Computes", "name": md["name"], "namespace": md.get("namespace", "default")}
         if not computes_exist:
             step.ensure_computes = True

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flux_dws.breakdown import BreakdownError, jobspec_node_count
+from flux_dws.dataout import SERVICES as DATAOUT_SERVICES
 from flux_dws.harness.fake_resource import FakeFluxion, FakeResources
 from flux_dws.harness.reactor import Reactor
 from flux_dws.hostlist import Hostlist
@@ -30,6 +31,7 @@ from flux_dws.jobsm import (
     ACTIONS,
     DEPENDENCY_METHOD,
     SERVICES,
+    TOPIC_PREFIX,
     JobMachine,
     unrouted,
     validate_jobspec,
@@ -495,14 +497,14 @@ class JobManager:
     # --- what the service reaches -----------------------------------------------
 
     def rpc(self, topic: str, payload: Any, answer: RpcCallback) -> None:
-        if topic in ("job-manager.dws.dataout-begin", "job-manager.dws.dataout-end"):
+        method = topic[len(TOPIC_PREFIX):] if topic.startswith(TOPIC_PREFIX) else None
+        if method in DATAOUT_SERVICES:
             # dws-jobtap.so holds the released job's after* dependents
             # (libdws dataout.h); the harness has no dependents to hold,
             # so it records what the service told it
-            self.dataout.append((topic.rsplit(".", 1)[1], payload))
+            self.dataout.append((method, payload))
             answer(True, 0, "", {})
-        elif topic.startswith("job-manager.dws."):
-            method = topic[len("job-manager.dws."):]
+        elif method is not None:
             # the plugin registers these alone (the reference's three, and
             # prestage-remove kept for an older flux-dws service) and
             # flux-dws' own dependency method (dws-limit, dws-prestage)

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import builtins
 import os
-import pwd
 import signal
 import sys
 import tempfile
@@ -34,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from flux_dws.pbs import hook_dir
+from flux_dws.users import user_name
 
 HOOK = "PBS_cray_atom"
 CONSTANTS = {
@@ -206,7 +206,7 @@ def run_hook(event_type: str, jobid: str = "1.pbs01", euser: str | None = None,
     if not vnodes:
         raise ValueError("a MoM has at least one vnode")
     if euser is None:
-        euser = pwd.getpwuid(os.getuid()).pw_name
+        euser = user_name(os.getuid()) or str(os.getuid())
     etype = EVENTS.get(event_type, 0)
     vnode_list = {n: Vnode(n) for n in vnodes}
     vnode_list[vnodes[0]].sharing = sharing

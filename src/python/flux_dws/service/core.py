@@ -11,7 +11,6 @@ Flux messages to the link.
 from __future__ import annotations
 
 import errno
-import pwd
 import threading
 import time
 from collections import deque
@@ -23,6 +22,7 @@ from flux_dws.engine import GUEST_METHODS as engine_guest_methods
 from flux_dws.engine import METHODS as engine_methods
 from flux_dws.k8s.watching import WatchSpec
 from flux_dws.service.link import JobInfo, Link, Request, ResourceFollow
+from flux_dws.users import passwd, user_name
 
 #: Where DWS keeps its system objects (SystemConfiguration, Storage,
 #: SystemStatus), whatever namespace the Workflows are made in.
@@ -216,10 +216,10 @@ class Service:
                 continue
             name = self._user_names.get(uid)
             if name is None:  # not known yet (a user added later is found)
-                try:
-                    name = self._user_names[uid] = pwd.getpwuid(uid).pw_name
-                except (KeyError, OverflowError):
+                name = user_name(uid)
+                if name is None:
                     continue
+                self._user_names[uid] = name
             names[str(uid)] = name
         return names
 
@@ -358,12 +358,9 @@ class Service:
         self._release()
 
     def _look_up_gid(self, uid: int) -> None:
-        name: str | None = None
-        try:
-            entry = pwd.getpwuid(uid)
-            gid, name = entry.pw_gid, entry.pw_name
-        except (KeyError, OverflowError):
-            gid = uid  # no passwd entry: DWS only needs a number
+        entry = passwd(uid)
+        # no passwd entry: DWS only needs a number
+        gid, name = (entry.pw_gid, entry.pw_name) if entry is not None else (uid, None)
 
         def known() -> None:
             self._gids[uid] = gid
