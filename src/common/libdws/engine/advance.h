@@ -34,8 +34,7 @@ struct input {
     char *hosts;             /* owned: the job's hosts (RFC 29), from R */
     json_t *directives;      /* owned: the jobspec's, checked */
     bool run_started;        /* STEP_BEGIN_EPILOG: the job ran */
-    const char *level;       /* a line the step logs first, at this level */
-    const char *log;
+    const char *log;         /* a line the step logs first (its verb's level) */
 };
 
 typedef void (*advance_verb_f) (struct dws_engine *e, struct job *job, const struct step *st,

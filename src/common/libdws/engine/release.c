@@ -67,11 +67,6 @@ const char *release_mode_name (enum release_mode mode)
     return mode <= RELEASE_LATE ? mode_names[mode] : "?";
 }
 
-bool release_wanted (struct dws_engine *e, struct job *job)
-{
-    return decide_release_early (e, job);
-}
-
 /* STEP_RELEASED: the ssds are held: end the epilog, DataOut. */
 void release_released (struct dws_engine *e, struct job *job, const struct step *st,
                        struct input *in)

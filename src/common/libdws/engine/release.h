@@ -17,18 +17,13 @@
 int release_mode_parse (json_t *v, enum release_mode *mode, dws_error_t *err);
 const char *release_mode_name (enum release_mode mode);
 
-/* Whether the job's computes go back to Flux once PostRun is done: the
- * decider's answer (decide.c) to PostRun's completion.
- */
-bool release_wanted (struct dws_engine *e, struct job *job);
-
 /* PostRun is done and the decider releases the computes (the job is in
  * phase releasing): hold the job's ssds down in Fluxion (their paths
  * from the job's R), and once Fluxion has answered every hold end the
  * job's epilog, then ask for DataOut.  Without Fluxion nothing is held.
  */
 void release_start (struct dws_engine *e, struct job *job, const struct step *st,
-                   struct input *in);
+                    struct input *in);
 /* The job's R (a job-info answer asked by release_start). */
 void release_on_R (struct dws_engine *e, struct job *job, json_t *event);
 void release_hold (struct dws_engine *e, struct job *job, const struct step *st,

@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "engine/decide.h"
 #include "engine/phase.h"
 #include "engine/release.h"
 #include "engine/wfstate.h"
@@ -144,24 +145,24 @@ static void wanted (void)
     reset (PHASE_POSTRUN_DONE);
     e.cfg.release_early = true;
     e.cfg.fluxion = false;
-    ok (!release_wanted (&e, &job), "without Fluxion (alloc_rabbit until Teardown): kept");
+    ok (!decide_release_early (&e, &job), "without Fluxion (alloc_rabbit until Teardown): kept");
     e.cfg.fluxion = true;
-    ok (release_wanted (&e, &job), "release_computes after-unmount: released");
+    ok (decide_release_early (&e, &job), "release_computes after-unmount: released");
     job.release = RELEASE_LATE;
-    ok (!release_wanted (&e, &job), "... not a job that asked for after-teardown");
+    ok (!decide_release_early (&e, &job), "... not a job that asked for after-teardown");
     e.cfg.release_early = false;
     job.release = RELEASE_EARLY;
-    ok (release_wanted (&e, &job), "after-teardown configured: a job that asked is released");
+    ok (decide_release_early (&e, &job), "after-teardown configured: a job that asked is released");
     job.excepted = true;
-    ok (!release_wanted (&e, &job), "... but not once it has failed (an exception raised)");
+    ok (!decide_release_early (&e, &job), "... but not once it has failed (an exception raised)");
     job.excepted = false;
     job.toredown = true;
-    ok (!release_wanted (&e, &job), "... nor while it is being torn down");
+    ok (!decide_release_early (&e, &job), "... nor while it is being torn down");
     e.cfg.release_early = true;
     job.release = RELEASE_DEFAULT;
     job.toredown = false;
     job.excepted = true;
-    ok (!release_wanted (&e, &job), "after-unmount configured: an excepted job is not released");
+    ok (!decide_release_early (&e, &job), "after-unmount configured: an excepted job is not released");
     e.cfg.release_early = false;
 }
 
