@@ -89,7 +89,7 @@ int admit_create (struct dws_engine *e, struct job *job, dws_error_t *err)
     if (v == LIMITS_GO)
         return 0;
     struct input in = {.why = why};
-    advance_job (e, job, DECIDE_ON_OVER_LIMIT, 0, &in);
+    advance_job (e, job, NEWS_OVER_LIMIT, &in);
     return job->phase == PHASE_LIMITED ? 1 : 0;
 }
 

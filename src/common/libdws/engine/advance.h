@@ -1,11 +1,12 @@
 /* advance.h - a job moved on by an input: the decider asked (decide.h),
- * its step carried out by the one table of verbs (verbs.c).
+ * its steps carried out by the one table of verbs (verbs.c).
  *
  * An input (a request, a watch event, a timer, an answer) records its
- * facts on the job and calls advance_job () with what happened; it asks
- * decide () for the step and hands it to the step's verb.  No other file
- * calls decide () or tests a step's kind: a new step is a row of
- * verbs.c's table and a case of decide.c.
+ * facts on the job and its news (advance_job, or advance_mark for a pass
+ * over many jobs); the job is then run to a fixed point: decide () takes
+ * one news at a time and each step goes to its verb, until no news is
+ * left.  No other file calls decide () or tests a step's kind: a new
+ * step is a row of verbs.c's table and a case of decide.c.
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
@@ -32,7 +33,6 @@ struct input {
     const char *token;       /* the workflow token read */
     json_t *msgid;           /* the request the step answers */
     char *hosts;             /* owned: the job's hosts (RFC 29), from R */
-    json_t *directives;      /* owned: the jobspec's, checked */
     bool run_started;        /* STEP_BEGIN_EPILOG: the job ran */
     const char *log;         /* a line the step logs first (its verb's level) */
 };
@@ -49,10 +49,20 @@ struct verbs {
     advance_verb_f step[STEP_COUNT];
 };
 
-/* Record what `on` is, decide the job's next step, carry it out (in may
- * be NULL).  Owned fields of `in` left by the verb are freed.
+/* Record `news` on the job and run it to its fixed point: `in` (may be
+ * NULL) goes with the step that answers `news`; its owned fields left by
+ * the verb are freed.  The job may be gone when it returns.
  */
-void advance_job (struct dws_engine *e, struct job *job, enum decide_on on, int arg,
-                  struct input *in);
+void advance_job (struct dws_engine *e, struct job *job, enum news news, struct input *in);
+
+/* Record `news` on the job, to be taken at the event's end
+ * (advance_due): a pass that finds many jobs concerned marks them.
+ */
+void advance_mark (struct dws_engine *e, struct job *job, enum news news);
+
+/* Run every job marked in this event to its fixed point, oldest first
+ * (a Flux job ID grows with its submission time).
+ */
+void advance_due (struct dws_engine *e);
 
 #endif /* !DWS_ENGINE_ADVANCE_H */

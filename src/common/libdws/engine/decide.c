@@ -7,7 +7,7 @@
  * JOB_PHASES and phase.c's table, its case here, and for a new kind of
  * step its verb in the file that acts and its row in verbs.c's table.
  * The facts that only choose a transition (setup_pending, toredown,
- * run_started, ...) are read here alone:
+ * the news, ...) are read here alone:
  * t/python/libdws/test_one_decider.py lists them (DECISION_FACTS).
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
@@ -17,13 +17,14 @@
 
 #include "decide.h"
 #include "phase.h"
+#include "parse/directive.h"
 #include "parse/labels.h"
 #include "placement/lustre.h"
 #include "wfview.h"
 
 static struct step make (enum step_kind kind)
 {
-    struct step st = {kind, WF_NONE, WF_NONE, T_NKINDS, WF_NONE, false};
+    struct step st = {kind, WF_NONE, WF_NONE, T_NKINDS, WF_NONE, false, NEWS_COUNT};
     return st;
 }
 
@@ -280,7 +281,7 @@ static struct step on_timer (const struct job *job, enum timer_kind kind)
                 return make (STEP_PRESTAGE_PICK);
             break;
         case T_TC:
-            if (!job->tc || desired == WF_TEARDOWN)
+            if (job->tc_since < 0 || desired == WF_TEARDOWN)
                 break;
             if (desired == WF_PRERUN)
                 return read_culprits (kind);
@@ -367,76 +368,82 @@ static struct step culprits (const struct job *job, enum wf_state s, int total)
     return make (STEP_NODE_FAILURE);
 }
 
-struct step decide_next (const struct dws_engine *e, const struct job *job, enum decide_on on,
+/* The step for news `on` (`arg`: what the news says beside it, read from
+ * the job by news_arg ()).
+ */
+static struct step next (const struct dws_engine *e, const struct job *job, enum news on,
                          int arg)
 {
     enum wf_state desired = phase_desired (job);
     enum wf_state handled = phase_handled (job);
     switch (on) {
-        case DECIDE_ON_CREATE:
+        case NEWS_CREATE:
             return make (job->phase == PHASE_NONE || job->phase == PHASE_LIMITED ? STEP_CREATE
                                                                                  : STEP_NOTHING);
-        case DECIDE_ON_OVER_LIMIT:
+        case NEWS_OVER_LIMIT:
             return make (job->phase == PHASE_NONE && !job->epilog ? STEP_WAIT_LIMIT
                                                                   : STEP_NOTHING);
-        case DECIDE_ON_LIMIT_FOUND:
+        case NEWS_LIMIT_FOUND:
             /* its Workflow exists: the old service went away before the
              * create's answer removed dws-limit, or the removal reached no
              * plugin (a reload); without one, the create's answer removes
              * it (or admit.c's pass lets the job go first) */
             return make ((job->deps & JOB_DEP_LIMIT) && phase_exists (job) ? STEP_LIMIT_REMOVE
                                                               : STEP_NOTHING);
-        case DECIDE_ON_CREATED:
+        case NEWS_CREATED:
             if (job->toredown)
                 return teardown (job);
             return make (job->wf ? STEP_LOOK : STEP_NOTHING);
-        case DECIDE_ON_WORKFLOW:
+        case NEWS_WORKFLOW:
             /* decide () recorded the completion, if it was one */
+            if (arg == WF_NONE || arg != (int)handled)
+                return make (STEP_NOTHING);
             return after_done (e, job, (enum wf_state)arg);
-        case DECIDE_ON_ERROR:
+        case NEWS_ERROR:
             if (desired == WF_POSTRUN && handled < WF_POSTRUN)
                 return make (STEP_POSTRUN_FAILED); /* drain exactly who did not unmount */
             return make (desired != WF_TEARDOWN ? STEP_FAIL : STEP_NOTHING);
-        case DECIDE_ON_TEARDOWN_REQUEST:
+        case NEWS_TEARDOWN_REQUEST:
             if (job->phase == PHASE_LIMITED)
                 return make (STEP_END_WAITING);
             return phase_exists (job) ? teardown (job) : make (STEP_NOTHING);
-        case DECIDE_ON_FAILED:
-        case DECIDE_ON_TEARDOWN:
-        case DECIDE_ON_REFUSED:
+        case NEWS_FAILED:
+        case NEWS_TEARDOWN:
+        case NEWS_REFUSED:
             return phase_exists (job) ? teardown (job) : make (STEP_NOTHING);
-        case DECIDE_ON_TEARDOWN_READ:
+        case NEWS_TEARDOWN_READ:
             if (job->teardown_reads == 0 && desired == WF_TEARDOWN && phase_exists (job))
                 return make (STEP_TEARDOWN_PATCH);
             return make (STEP_NOTHING);
-        case DECIDE_ON_ABORT_READ:
+        case NEWS_ABORT_READ:
             if (job->abort_reads == 0 && phase_exists (job))
                 return teardown (job);
             return make (STEP_NOTHING);
-        case DECIDE_ON_POST_RUN:
+        case NEWS_POST_RUN:
+        case NEWS_EPILOG_UNRUN:
             if (job->phase == PHASE_LIMITED)
                 return make (STEP_END_WAITING); /* no Workflow comes: nothing to tear down */
             if (!phase_exists (job))
                 return make (STEP_TEARDOWN_LATER); /* the create has not answered */
-            if (!job->run_started || desired < WF_PRERUN || job->toredown)
+            if (on == NEWS_EPILOG_UNRUN || desired < WF_PRERUN || job->toredown)
                 return teardown (job);
             return ask (job, WF_POSTRUN);
-        case DECIDE_ON_SERVERS:
+        case NEWS_SERVERS:
             if (job->servers_pending == 0 && !job->excepted
                 && !job->toredown)
                 return ask (job, WF_SETUP);
             return make (STEP_NOTHING);
-        case DECIDE_ON_COMPUTES:
+        case NEWS_COMPUTES:
             if (desired == WF_SETUP && !job->excepted)
                 return ask (job, WF_DATAIN);
             if (job->prestage && desired == WF_DATAIN && handled == WF_DATAIN && !job->excepted)
                 return ask (job, WF_PRERUN); /* pre-staged: its data is in already */
             return make (STEP_NOTHING);
-        case DECIDE_ON_TOKEN:
+        case NEWS_TOKEN:
             if (desired == WF_PRERUN && !job->excepted)
                 return make (STEP_PROLOG_REMOVE);
             return make (STEP_NOTHING);
-        case DECIDE_ON_SETUP_AGAIN:
+        case NEWS_SETUP_AGAIN:
             /* its prolog-remove may have been lost with a reloaded plugin */
             if (!job->hosts && (desired <= WF_PROPOSAL || job->prestage))
                 return make (STEP_NOTHING); /* the first: not a repeated one */
@@ -445,11 +452,11 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
                 && !job->epilog)
                 return prolog (job);
             return make (STEP_NOTHING);
-        case DECIDE_ON_RELEASED:
+        case NEWS_RELEASED:
             return ask (job, WF_DATAOUT);
-        case DECIDE_ON_TIMER:
+        case NEWS_TIMER:
             return on_timer (job, (enum timer_kind)arg);
-        case DECIDE_ON_BREAKDOWN:
+        case NEWS_BREAKDOWN:
             if (job->excepted)
                 return make (STEP_NOTHING);
             if (handled == WF_PROPOSAL && desired == WF_PROPOSAL)
@@ -459,23 +466,23 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
             return make (job->breakdowns_wanted == 0 && breakdowns_missing (job)
                              ? STEP_BREAKDOWNS
                              : STEP_NOTHING);
-        case DECIDE_ON_PROPOSAL_READY:
+        case NEWS_PROPOSAL_READY:
             return proposal_ready (e, job);
-        case DECIDE_ON_RESEND:
+        case NEWS_RESEND:
             /* a pre-staged job waits in DEPEND past Proposal */
             if (job->resources_sent
                 && ((handled == WF_PROPOSAL && desired == WF_PROPOSAL) || job->prestage)
                 && !job->hosts && !job->excepted && !job->toredown && desired < WF_TEARDOWN)
                 return make (STEP_RESOURCES_AGAIN);
             return make (STEP_NOTHING);
-        case DECIDE_ON_SETUP:
+        case NEWS_SETUP:
             return setup_may_start (job) ? setup_start (e, job) : make (STEP_NOTHING);
-        case DECIDE_ON_MAP:
+        case NEWS_MAP:
             /* a job that reached dws.setup before the map was known */
             if (job->setup_pending && job->servers_pending == 0 && setup_may_start (job))
                 return setup_start (e, job);
             return make (STEP_NOTHING);
-        case DECIDE_ON_HOSTS:
+        case NEWS_HOSTS:
             if (!phase_exists (job) || handled < WF_PROPOSAL)
                 return make (STEP_NOTHING); /* for a Workflow since created again */
             if (job->prestage) /* set up and filled already: the Computes, once DataIn is */
@@ -486,76 +493,78 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
             if (!job->excepted && job->setup_pending && !job->toredown)
                 return make (STEP_SERVERS);
             return make (STEP_RECORD);
-        case DECIDE_ON_SEEN:
+        case NEWS_SEEN:
             if (job->phase == PHASE_DELETING)
                 return make (STEP_FINALIZER); /* if it still has ours */
             if (job->view.deleting && !job->toredown)
                 return make (STEP_FAIL_OUTSIDE);
             return make (STEP_LOOK);
-        case DECIDE_ON_GONE:
+        case NEWS_GONE:
             return gone (job);
-        case DECIDE_ON_CREATE_FAILED: {
+        case NEWS_CREATE_FAILED: {
             struct step st = make (json_array_size (job->create_msgids) == 0 && !job->excepted
                                        ? STEP_RAISE
                                        : STEP_FORGET);
             st.end_epilog = job->epilog != EPILOG_NONE;
             return st;
         }
-        case DECIDE_ON_FORCE_CHECK:
+        case NEWS_FORCE_CHECK:
             return force_check (job);
-        case DECIDE_ON_FORCE_REFUSED:
+        case NEWS_FORCE_REFUSED:
             return make (forcing (job) ? STEP_TIMEOUT : STEP_NOTHING);
-        case DECIDE_ON_SETUP_CULPRITS:
+        case NEWS_SETUP_CULPRITS:
             return culprits (job, WF_SETUP, arg);
-        case DECIDE_ON_MOUNT_CULPRITS:
+        case NEWS_MOUNT_CULPRITS:
             return culprits (job, WF_PRERUN, arg);
-        case DECIDE_ON_POSTRUN_CULPRITS:
+        case NEWS_POSTRUN_CULPRITS:
             if (desired == WF_POSTRUN && handled < WF_POSTRUN)
                 return make (STEP_DRAIN_FAIL);
             return make (STEP_NOTHING);
-        case DECIDE_ON_POSTRUN_FAILED_READ:
+        case NEWS_POSTRUN_FAILED_READ:
             if (desired == WF_POSTRUN && handled < WF_POSTRUN)
                 return make (STEP_DRAIN_FAIL);
             return make (STEP_FAIL);
-        case DECIDE_ON_ABORT:
+        case NEWS_ABORT:
             if (job->phase == PHASE_LIMITED)
                 return make (STEP_END_WAITING); /* no Workflow to read or tear down */
             return make (phase_exists (job) ? STEP_ABORT_READS : STEP_ABORT_NOTED);
-        case DECIDE_ON_CREATE_REFUSED:
-            /* no Workflow, nothing else waits: it fails by this answer */
-            if (job->phase == PHASE_NONE && !job->recreate && !job->directives
+        case NEWS_CREATE_REFUSED:
+            /* no Workflow, nothing else waits (no directives of an
+             * earlier create, no dws.setup's hosts for a Workflow to
+             * create again): it fails by this answer */
+            if (job->phase == PHASE_NONE && !job->hosts && !job->directives
                 && json_array_size (job->create_msgids) == 0)
                 return make (STEP_FORGET);
             return make (STEP_NOTHING);
-        case DECIDE_ON_CREATE_AGAIN:
+        case NEWS_CREATE_AGAIN:
             /* a LIMITED job waits, created later: answered, as a repeated one */
             if (!phase_exists (job) && job->phase != PHASE_LIMITED)
                 return make (STEP_JOIN_CREATE);
             return make (STEP_CREATE_ANSWER);
-        case DECIDE_ON_SETUP_REQUEST:
+        case NEWS_SETUP_REQUEST:
             if (!job->hosts && (desired <= WF_PROPOSAL || job->prestage))
                 return make (STEP_RECORD_HOSTS); /* the first: record the hosts */
             return make (STEP_SETUP_ANSWER);
-        case DECIDE_ON_POST_RUN_REQUEST:
+        case NEWS_POST_RUN_REQUEST:
             if (!job->epilog)
                 return make (STEP_BEGIN_EPILOG);
             return make (job->epilog == EPILOG_REMOVED ? STEP_EPILOG_AGAIN : STEP_NOTHING);
-        case DECIDE_ON_INACTIVE:
+        case NEWS_INACTIVE:
             /* its computes released after PostRun on purpose: not ended */
             if (job->listed_at_start && phase_exists (job) && job->phase != PHASE_DELETING
                 && !job->released)
                 return make (STEP_END_AWAY);
             return make (STEP_NOTHING);
-        case DECIDE_ON_ORPHAN_RUN:
+        case NEWS_ORPHAN_RUN:
             if (phase_exists (job) && !job->hosts && !job->excepted
                 && (desired == WF_PROPOSAL || (job->prestage && handled == WF_DATAIN)))
                 return make (STEP_READ_R);
             return make (STEP_NOTHING);
-        case DECIDE_ON_ORPHAN_CLEANUP:
+        case NEWS_ORPHAN_CLEANUP:
             if (!job->epilog && phase_exists (job))
                 return make (STEP_BEGIN_EPILOG); /* its dws.post_run was lost */
             return make (STEP_NOTHING);
-        case DECIDE_ON_JOB_INFO:
+        case NEWS_JOB_INFO:
             if (job->info_for == INFO_HOLD)
                 return make (STEP_HOLD_ANSWER);
             if (job->info_for == INFO_SCHED && job->phase != PHASE_NONE)
@@ -563,38 +572,40 @@ struct step decide_next (const struct dws_engine *e, const struct job *job, enum
             if (job->phase != PHASE_NONE)
                 return make (job->info_for == INFO_R ? STEP_SETUP_FROM_R : STEP_NOTHING);
             return make (STEP_FROM_JOBSPEC);
-        case DECIDE_ON_R_READ:
+        case NEWS_R_READ:
             if (job->hosts || (desired != WF_PROPOSAL && !job->prestage))
                 return make (STEP_NOTHING); /* dws.setup came meanwhile */
             return make (STEP_RECORD_HOSTS);
-        case DECIDE_ON_JOBSPEC:
+        case NEWS_JOBSPEC:
             /* the jobtap plugin keeps the dws.create of a job that uses
              * persistent storage until its other dependencies are gone:
              * not lost, still to come */
             if ((job->deps & JOB_DEP_OTHER) && json_array_size (job->create_msgids) == 0 && arg)
                 return make (STEP_CREATE_LATER);
             return make (STEP_CREATE_FROM_JOBSPEC);
-        case DECIDE_ON_HOLD_R:
+        case NEWS_HOLD_R:
             return make (job->phase == PHASE_RELEASING ? STEP_HOLD : STEP_NOTHING);
-        case DECIDE_ON_HOLDS_APPLIED:
+        case NEWS_HOLDS_APPLIED:
             if (job->phase == PHASE_RELEASING && job->info_for != INFO_HOLD)
                 return make (STEP_RELEASED);
             if (prestage_may_start (job) && job->ssd == SSD_PICKED)
                 return make (STEP_PRESTAGE_VERIFY);
             return make (STEP_NOTHING);
-        case DECIDE_ON_PRESTAGE_RECORDED:
+        case NEWS_PRESTAGE_RECORDED:
             if (!job->resources_sent)
                 return proposal_ready (e, job);
             if (prestage_may_start (job)
                 && (job->ssd == SSD_PICKED || job->ssd == SSD_FINDING))
                 return make (STEP_PRESTAGE_HOLD);
             return make (STEP_NOTHING);
-        case DECIDE_ON_ROOM:
+        case NEWS_ROOM:
             if (prestage_may_start (job) && job->ssd == SSD_UNPICKED && job->prestage_wait[0])
                 return make (STEP_PRESTAGE_PICK); /* waiting for room: before its timer */
             return make (STEP_NOTHING);
-        case DECIDE_ON_PRESTAGE_FOUND:
+        case NEWS_PRESTAGE_FOUND:
             return prestage_may_start (job) ? prestage_next (job) : make (STEP_NOTHING);
+        case NEWS_COUNT:
+            break;
     }
     return make (STEP_NOTHING);
 }
@@ -611,30 +622,79 @@ static bool completes (const struct job *job)
            && v->state == phase_desired (job) && v->state > phase_handled (job);
 }
 
-struct step decide (struct dws_engine *e, struct job *job, enum decide_on on, int arg)
+/* The job's first news, NEWS_COUNT when it has none. */
+static enum news first_news (const struct job *job)
+{
+    for (int n = 0; n < NEWS_COUNT; n++)
+        if (job->news & ((uint64_t)1 << n))
+            return (enum news)n;
+    return NEWS_COUNT;
+}
+
+/* The first timer kind fired and not yet decided, T_NKINDS if none. */
+static enum timer_kind first_fired (const struct job *job)
+{
+    for (int k = 0; k < T_NKINDS; k++)
+        if (job->fired & (1u << k))
+            return (enum timer_kind)k;
+    return T_NKINDS;
+}
+
+/* What news `on` says beside itself, as the job's facts record it. */
+static int news_arg (const struct job *job, enum news on)
+{
+    switch (on) {
+        case NEWS_WORKFLOW:
+            return job->view.state;
+        case NEWS_TIMER:
+            return first_fired (job);
+        case NEWS_SETUP_CULPRITS:
+        case NEWS_MOUNT_CULPRITS:
+            return job->culprits;
+        case NEWS_JOBSPEC:
+            return dws_dw_uses_persistent (job->directives) == 1;
+        default:
+            return 0;
+    }
+}
+
+struct step decide_next (const struct dws_engine *e, const struct job *job)
+{
+    enum news on = first_news (job);
+    struct step st = on == NEWS_COUNT ? make (STEP_NOTHING) : next (e, job, on, news_arg (job, on));
+    st.news = on;
+    return st;
+}
+
+bool decide_pending (const struct job *job)
+{
+    return job->news != 0;
+}
+
+static struct step take (struct dws_engine *e, struct job *job, enum news on, int arg)
 {
     enum wf_state done = WF_NONE;
-    if (on == DECIDE_ON_CREATED)
+    if (on == NEWS_CREATED)
         phase_event (e, job, PHASE_EV_SEEN, WF_NONE);
-    if (on == DECIDE_ON_SEEN) {
+    if (on == NEWS_SEEN) {
         if (job->phase == PHASE_CREATING)
             return make (STEP_NOTHING); /* its create's answer carries on */
         phase_event (e, job, PHASE_EV_SEEN, WF_NONE);
     }
-    if (on == DECIDE_ON_GONE) {
-        struct step st = decide_next (e, job, on, arg); /* from the phase it had */
+    if (on == NEWS_GONE) {
+        struct step st = next (e, job, on, arg); /* from the phase it had */
         if (st.kind != STEP_NOTHING && job->phase != PHASE_DELETING)
             phase_event (e, job, PHASE_EV_VANISH, WF_NONE);
         return st;
     }
-    if (on == DECIDE_ON_REFUSED || on == DECIDE_ON_ABORT || on == DECIDE_ON_TEARDOWN_REQUEST)
+    if (on == NEWS_REFUSED || on == NEWS_ABORT || on == NEWS_TEARDOWN_REQUEST)
         job->toredown = true; /* without PostRun or DataOut */
-    if (on == DECIDE_ON_WORKFLOW) {
+    if (on == NEWS_WORKFLOW) {
         if (!completes (job) || phase_event (e, job, PHASE_EV_DONE, job->view.state) < 0)
             return make (STEP_NOTHING);
-        done = arg = job->view.state;
+        done = job->view.state;
     }
-    struct step st = decide_next (e, job, on, arg);
+    struct step st = next (e, job, on, arg);
     int rc = 0;
     switch (st.kind) {
         case STEP_CREATE:
@@ -665,6 +725,22 @@ struct step decide (struct dws_engine *e, struct job *job, enum decide_on on, in
     if (rc < 0)
         st = make (STEP_NOTHING);
     st.done = done;
+    return st;
+}
+
+struct step decide (struct dws_engine *e, struct job *job)
+{
+    enum news on = first_news (job);
+    if (on == NEWS_COUNT)
+        return make (STEP_NOTHING);
+    int arg = news_arg (job, on);
+    if (on == NEWS_TIMER && arg != T_NKINDS)
+        job->fired &= ~(1u << arg); /* the others are taken next */
+    if (on != NEWS_TIMER || job->fired == 0)
+        job->news &= ~((uint64_t)1 << on);
+    struct step st = on == NEWS_TIMER && arg == T_NKINDS ? make (STEP_NOTHING)
+                                                         : take (e, job, on, arg);
+    st.news = on;
     return st;
 }
 

@@ -17,71 +17,81 @@
 
 #include "state.h"
 
-/* What just happened to the job (the fact recorded before asking). */
-enum decide_on {
-    DECIDE_ON_CREATE,         /* a Workflow is wanted (dws.create, a vanished one, job-info) */
-    DECIDE_ON_CREATED,        /* the create answered: the Workflow exists */
-    DECIDE_ON_WORKFLOW,       /* the Workflow was seen (a watch event, the create's answer) */
-    DECIDE_ON_ERROR,          /* the Workflow is in status Error */
-    DECIDE_ON_FAILED,         /* the job failed (workflow_fail_job) */
-    DECIDE_ON_TEARDOWN,       /* Teardown is wanted (dws.teardown, DataOut skipped, ...) */
-    DECIDE_ON_TEARDOWN_READ,  /* a read before Teardown answered */
-    DECIDE_ON_ABORT_READ,     /* one of dws.abort's reads answered */
-    DECIDE_ON_POST_RUN,       /* the job's epilog began (dws.post_run, or found in CLEANUP) */
-    DECIDE_ON_SERVERS,        /* a Servers fill answered, or all were sent */
-    DECIDE_ON_COMPUTES,       /* the Computes fill answered */
-    DECIDE_ON_TOKEN,          /* the workflow token Secret was read */
-    DECIDE_ON_SETUP_AGAIN,    /* a repeated dws.setup */
-    DECIDE_ON_RELEASED,       /* the ssds are held (or the computes kept): DataOut */
-    DECIDE_ON_TIMER,          /* timer `arg` (enum timer_kind) fired */
-    DECIDE_ON_BREAKDOWN,      /* a DirectiveBreakdown read answered (recorded) */
-    DECIDE_ON_PROPOSAL_READY, /* Proposal done and every breakdown read */
-    DECIDE_ON_REFUSED,        /* the job cannot have its resources (excepted recorded) */
-    DECIDE_ON_RESEND,         /* the job manager lost the resource-update (a repeated dws.create) */
-    DECIDE_ON_SETUP,          /* dws.setup arrived, or what its start waited for came */
-    DECIDE_ON_HOSTS,          /* the hosts' annotation patch answered */
-    DECIDE_ON_SEEN,           /* a watch event of the job's Workflow (recorded on it) */
-    DECIDE_ON_GONE,           /* the Workflow is gone (DELETED, or missing from the list) */
-    DECIDE_ON_CREATE_FAILED,  /* the create failed */
-    DECIDE_ON_FORCE_CHECK,    /* the Workflow seen while hosts are given up */
-    DECIDE_ON_FORCE_REFUSED,  /* Kubernetes refused the forceReady patch */
-    DECIDE_ON_SETUP_CULPRITS, /* Setup's timeout read the Servers: `arg` hosts would be
+/* The news an input records on a job (job->news, a bit each) before it
+ * is advanced: what happened that the job's phase and facts do not say
+ * by themselves (a request to answer, a read's outcome, a timer fired).
+ * The decider takes them in this order, one per step, until none is
+ * left; those a pass marks on many jobs at once (NEWS_HOLDS_APPLIED,
+ * NEWS_ROOM) come last, so an input's own news meets its input first.
+ */
+enum news {
+    NEWS_CREATE,         /* a Workflow is wanted (dws.create, a vanished one, job-info) */
+    NEWS_CREATED,        /* the create answered: the Workflow exists */
+    NEWS_WORKFLOW,       /* the Workflow was seen (a watch event, the create's answer) */
+    NEWS_ERROR,          /* the Workflow is in status Error */
+    NEWS_FAILED,         /* the job failed (workflow_fail_job) */
+    NEWS_TEARDOWN,       /* Teardown is wanted (dws.teardown, DataOut skipped, ...) */
+    NEWS_TEARDOWN_READ,  /* a read before Teardown answered */
+    NEWS_ABORT_READ,     /* one of dws.abort's reads answered */
+    NEWS_POST_RUN,       /* the job's epilog began after it ran (dws.post_run, or found
+                          * in CLEANUP) */
+    NEWS_EPILOG_UNRUN,   /* the job's epilog began and it never ran (an exception
+                          * before its start) */
+    NEWS_SERVERS,        /* a Servers fill answered, or all were sent */
+    NEWS_COMPUTES,       /* the Computes fill answered */
+    NEWS_TOKEN,          /* the workflow token Secret was read */
+    NEWS_SETUP_AGAIN,    /* a repeated dws.setup */
+    NEWS_RELEASED,       /* the ssds are held (or the computes kept): DataOut */
+    NEWS_TIMER,          /* timer `arg` (enum timer_kind) fired */
+    NEWS_BREAKDOWN,      /* a DirectiveBreakdown read answered (recorded) */
+    NEWS_PROPOSAL_READY, /* Proposal done and every breakdown read */
+    NEWS_REFUSED,        /* the job cannot have its resources (excepted recorded) */
+    NEWS_RESEND,         /* the job manager lost the resource-update (a repeated dws.create) */
+    NEWS_SETUP,          /* dws.setup arrived, or what its start waited for came */
+    NEWS_HOSTS,          /* the hosts' annotation patch answered */
+    NEWS_SEEN,           /* a watch event of the job's Workflow (recorded on it) */
+    NEWS_GONE,           /* the Workflow is gone (DELETED, or missing from the list) */
+    NEWS_CREATE_FAILED,  /* the create failed */
+    NEWS_FORCE_CHECK,    /* the Workflow seen while hosts are given up */
+    NEWS_FORCE_REFUSED,  /* Kubernetes refused the forceReady patch */
+    NEWS_SETUP_CULPRITS, /* Setup's timeout read the Servers: `arg` hosts would be
                                * given up in all (0: no slow rabbit, -1: not countable) */
-    DECIDE_ON_MOUNT_CULPRITS, /* PreRun's timeout (or TransientCondition) read the
+    NEWS_MOUNT_CULPRITS, /* PreRun's timeout (or TransientCondition) read the
                                * ClientMounts: `arg` as above */
-    DECIDE_ON_POSTRUN_CULPRITS, /* PostRun's timeout read the ClientMounts */
-    DECIDE_ON_POSTRUN_FAILED_READ, /* a failed PostRun's ClientMounts were read */
-    DECIDE_ON_ABORT,          /* dws.abort: the job manager ended the epilog itself */
-    DECIDE_ON_TEARDOWN_REQUEST, /* dws.teardown, or a job found ended while away */
-    DECIDE_ON_CREATE_REFUSED, /* a dws.create for the job was refused */
-    DECIDE_ON_CREATE_AGAIN,   /* a dws.create for a job the engine knows */
-    DECIDE_ON_SETUP_REQUEST,  /* dws.setup for a job the engine knows */
-    DECIDE_ON_POST_RUN_REQUEST, /* dws.post_run for a job the engine knows */
-    DECIDE_ON_INACTIVE,       /* the job is not in the job manager's list of active jobs */
-    DECIDE_ON_ORPHAN_RUN,     /* after a restart, the job is in RUN */
-    DECIDE_ON_ORPHAN_CLEANUP, /* after a restart, the job is in CLEANUP */
-    DECIDE_ON_JOB_INFO,       /* job-info answered */
-    DECIDE_ON_R_READ,         /* the job's R was read (a lost dws.setup): hosts known */
-    DECIDE_ON_JOBSPEC,        /* the jobspec was read and is good (`arg`: it uses
+    NEWS_POSTRUN_CULPRITS, /* PostRun's timeout read the ClientMounts */
+    NEWS_POSTRUN_FAILED_READ, /* a failed PostRun's ClientMounts were read */
+    NEWS_ABORT,          /* dws.abort: the job manager ended the epilog itself */
+    NEWS_TEARDOWN_REQUEST, /* dws.teardown, or a job found ended while away */
+    NEWS_CREATE_REFUSED, /* a dws.create for the job was refused */
+    NEWS_CREATE_AGAIN,   /* a dws.create for a job the engine knows */
+    NEWS_SETUP_REQUEST,  /* dws.setup for a job the engine knows */
+    NEWS_POST_RUN_REQUEST, /* dws.post_run for a job the engine knows */
+    NEWS_INACTIVE,       /* the job is not in the job manager's list of active jobs */
+    NEWS_ORPHAN_RUN,     /* after a restart, the job is in RUN */
+    NEWS_ORPHAN_CLEANUP, /* after a restart, the job is in CLEANUP */
+    NEWS_JOB_INFO,       /* job-info answered */
+    NEWS_R_READ,         /* the job's R was read (a lost dws.setup): hosts known */
+    NEWS_JOBSPEC,        /* the jobspec was read and is good (`arg`: it uses
                                * persistent storage) */
-    DECIDE_ON_HOLD_R,         /* the job's R was read to hold its ssds */
-    DECIDE_ON_HOLDS_APPLIED,  /* Fluxion holds every ssd of the job down */
-    DECIDE_ON_MAP,            /* the SystemConfiguration came: rabbits can be placed */
-    DECIDE_ON_OVER_LIMIT,     /* its user's [rabbit.limits] hold it before its create */
-    DECIDE_ON_LIMIT_FOUND,    /* it may hold dws-limit still: the job manager's list after a
+    NEWS_HOLD_R,         /* the job's R was read to hold its ssds */
+    NEWS_MAP,            /* the SystemConfiguration came: rabbits can be placed */
+    NEWS_OVER_LIMIT,     /* its user's [rabbit.limits] hold it before its create */
+    NEWS_LIMIT_FOUND,    /* it may hold dws-limit still: the job manager's list after a
                                * restart shows it (recorded: limit_dep), or its plugin was
                                * reloaded (a repeated dws.create) */
-    DECIDE_ON_PRESTAGE_RECORDED, /* ANN_PRESTAGE was written (the choice, or the ssd picked) */
-    DECIDE_ON_PRESTAGE_FOUND, /* Fluxion said which held ssd a job has (the picked
+    NEWS_PRESTAGE_RECORDED, /* ANN_PRESTAGE was written (the choice, or the ssd picked) */
+    NEWS_PRESTAGE_FOUND, /* Fluxion said which held ssd a job has (the picked
                                * ones are verified, or to be picked again) */
-    DECIDE_ON_ROOM,           /* a Storage or the graph changed: there may be room now */
+    NEWS_HOLDS_APPLIED,  /* Fluxion holds every ssd of the job down */
+    NEWS_ROOM,           /* a Storage or the graph changed: there may be room now */
+    NEWS_COUNT,
 };
 
 /* The next step: what the caller does. */
 enum step_kind {
     STEP_NOTHING,
     STEP_CREATE,         /* send the Workflow's create */
-    STEP_LOOK,           /* look at the Workflow last seen (DECIDE_ON_WORKFLOW) */
+    STEP_LOOK,           /* look at the Workflow last seen (NEWS_WORKFLOW) */
     STEP_PROPOSAL,       /* Proposal done: the resources for the job manager */
     STEP_ASK,            /* patch desiredState to `state` (and start its timers) */
     STEP_COMPUTES,       /* Setup done: fill the Computes */
@@ -153,20 +163,23 @@ struct step {
     enum timer_kind timer;  /* STEP_READ_CULPRITS */
     enum wf_state done;     /* the state whose completion decide () recorded, or WF_NONE */
     bool end_epilog;        /* STEP_RAISE, STEP_FORGET: release the job's epilog first */
+    enum news news;         /* the news it answers, NEWS_COUNT: none was left */
 };
 
-/* The next step for a job, from its phase and facts and what just
- * happened (arg: a Workflow state or a timer kind, where `on` takes one).
+/* The job's next step, from its phase, the facts recorded on it and the
+ * first of its news (the step's `news`: NEWS_COUNT when it has none).
  * Pure: it changes nothing.
  */
-struct step decide_next (const struct dws_engine *e, const struct job *job, enum decide_on on,
-                         int arg);
+struct step decide_next (const struct dws_engine *e, const struct job *job);
 
-/* Record the phase change `on` is (the Workflow seen, a state done),
- * decide the next step and apply its phase change.  A transition the
- * phase table refuses (logged) gives STEP_NOTHING.
+/* Take the job's first news: record the phase change it is (the Workflow
+ * seen, a state done), decide the next step and apply its phase change.
+ * A transition the phase table refuses (logged) gives STEP_NOTHING.
  */
-struct step decide (struct dws_engine *e, struct job *job, enum decide_on on, int arg);
+struct step decide (struct dws_engine *e, struct job *job);
+
+/* Has the job news the decider has not taken? */
+bool decide_pending (const struct job *job);
 
 /* The phase change that is a fact and leads to no step of the engine's:
  * a Workflow of ours taken up in state s after a restart.  -1 when the

@@ -197,7 +197,7 @@ static void sysconfig_event (struct dws_engine *e, json_t *obj)
     /* jobs that reached dws.setup before the map was known */
     for (size_t b = 0; b < e->nbuckets; b++)
         for (struct job *j = e->table[b]; j; j = j->next)
-            advance_job (e, j, DECIDE_ON_MAP, 0, NULL);
+            advance_mark (e, j, NEWS_MAP);
 }
 
 /* --- create / destroy -------------------------------------------------- */
@@ -248,6 +248,7 @@ void dws_engine_destroy (struct dws_engine *e)
     json_decref (e->pending);
     json_decref (e->refused);
     json_decref (e->record_due);
+    free (e->due);
     json_decref (e->records);
     json_decref (e->psis);
     json_decref (e->actions);
@@ -589,12 +590,15 @@ json_t *dws_engine_event (struct dws_engine *e, json_t *event, dws_error_t *err)
         return NULL;
     }
     /* rabbit health may have confirmed the ssd holds of a job whose
-     * computes are to be released (release.c) */
+     * computes are to be released (release.c), or made room for the
+     * pre-staged jobs that wait: they are marked, then every job marked
+     * in this event is run to its fixed point */
     release_check (e);
     if (e->room_changed) {
         e->room_changed = false;
         prestage_room (e);
     }
+    advance_due (e);
     /* a job of a user whose use fell (or whose limits rose) may go */
     admit_pass (e);
     /* the records of the jobs whose view may have changed (act_record) */

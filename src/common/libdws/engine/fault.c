@@ -61,13 +61,13 @@ void fault_transient_condition (struct dws_engine *e, struct job *job)
 {
     const char *s = job->view.status;
     if (s && !strcmp (s, "TransientCondition")) {
-        if (!job->tc) {
-            job->tc = true;
+        if (job->tc_since < 0) {
+            job->tc_since = e->now;
             act_timer_start (e, job, T_TC, e->cfg.tc_timeout);
         }
     }
-    else if (job->tc) {
-        job->tc = false;
+    else if (job->tc_since >= 0) {
+        job->tc_since = -1;
         act_timer_stop (e, job, T_TC);
     }
 }
@@ -159,7 +159,8 @@ void fault_timer_event (struct dws_engine *e, const char *key)
                   e->cfg.tc_timeout, m ? m : "(no message)");
         in.why = why;
     }
-    advance_job (e, job, DECIDE_ON_TIMER, kind, &in);
+    job->fired |= 1u << kind;
+    advance_job (e, job, NEWS_TIMER, &in);
 }
 
 /* --- failure tolerance --------------------------------------------------- */
@@ -193,7 +194,7 @@ static void force_ready (struct dws_engine *e, struct job *job)
 
 void fault_force_ready_check (struct dws_engine *e, struct job *job)
 {
-    advance_job (e, job, DECIDE_ON_FORCE_CHECK, 0, NULL);
+    advance_job (e, job, NEWS_FORCE_CHECK, NULL);
 }
 
 /* STEP_FORCE_READY: DWS reset forceReady at the transition it raced. */
@@ -222,7 +223,7 @@ void fault_on_force_ready (struct dws_engine *e, enum token_kind kind, struct jo
               timeout_why (job->forced), job->failed ? job->failed : "hosts",
               answer_message (event));
     struct input in = {.type = "dws-timeout", .why = why};
-    advance_job (e, job, DECIDE_ON_FORCE_REFUSED, 0, &in);
+    advance_job (e, job, NEWS_FORCE_REFUSED, &in);
 }
 
 /* The hosts given up so far with `nodes` added (RFC 29), and how many
@@ -285,13 +286,14 @@ void fault_node_failure (struct dws_engine *e, struct job *job, const struct ste
 /* A timeout's culprits are read: the decider gives them up, or fails the
  * job with `why`.
  */
-static void give_up (struct dws_engine *e, struct job *job, enum decide_on on, json_t *nodes,
+static void give_up (struct dws_engine *e, struct job *job, enum news on, json_t *nodes,
                      const char *why)
 {
-    int count;
     struct input in = {.type = "dws-timeout", .why = why, .nodes = nodes};
+    int count;
     in.failed = failed_with (job, nodes, &count);
-    advance_job (e, job, on, count, &in);
+    job->culprits = count;
+    advance_job (e, job, on, &in);
 }
 
 /* --- reading the culprits ------------------------------------------------ */
@@ -523,7 +525,7 @@ static void abort_read_done (struct dws_engine *e, struct job *job)
     if (job->abort_reads <= 0)
         return; /* a late answer */
     job->abort_reads--;
-    advance_job (e, job, DECIDE_ON_ABORT_READ, 0, NULL);
+    advance_job (e, job, NEWS_ABORT_READ, NULL);
 }
 
 /* The items a read for a timer or an abort got; on a failed read, none
@@ -546,7 +548,7 @@ void fault_on_setup_reads (struct dws_engine *e, enum token_kind kind, struct jo
                            json_t *event)
 {
     json_t *nodes = setup_culprits (e, job, read_items (e, kind, job, event));
-    give_up (e, job, DECIDE_ON_SETUP_CULPRITS, nodes, "File system creation took too long");
+    give_up (e, job, NEWS_SETUP_CULPRITS, nodes, "File system creation took too long");
     json_decref (nodes);
 }
 
@@ -565,7 +567,7 @@ void fault_on_prerun_reads (struct dws_engine *e, enum token_kind kind, struct j
               kind == TOK_TC_PRERUN ? NOTE_PREFIX "workflow in TransientCondition too long in PreRun"
                                     : "timed out waiting for mounts",
               dws ? ": " : "", dws ? dws : "");
-    give_up (e, job, DECIDE_ON_MOUNT_CULPRITS, bad, why);
+    give_up (e, job, NEWS_MOUNT_CULPRITS, bad, why);
     json_decref (bad);
 }
 
@@ -575,7 +577,7 @@ void fault_on_postrun_reads (struct dws_engine *e, enum token_kind kind, struct 
     struct input in = {.type = "rabbit-timeout",
                        .why = "unmounts timed out, skipping data movement",
                        .items = read_items (e, kind, job, event)};
-    advance_job (e, job, DECIDE_ON_POSTRUN_CULPRITS, 0, &in);
+    advance_job (e, job, NEWS_POSTRUN_CULPRITS, &in);
 }
 
 /* STEP_DRAIN_FAIL: drain the computes in->items shows still mounted, then
@@ -617,7 +619,7 @@ void fault_on_postrun_failed_reads (struct dws_engine *e, enum token_kind kind,
     if (!why)
         return; /* a late answer */
     struct input in = {.why = why, .items = items};
-    advance_job (e, job, DECIDE_ON_POSTRUN_FAILED_READ, 0, &in);
+    advance_job (e, job, NEWS_POSTRUN_FAILED_READ, &in);
     free (why);
 }
 

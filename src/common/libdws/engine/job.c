@@ -61,6 +61,7 @@ struct job *job_create (struct dws_engine *e, json_int_t id)
     j->forced = WF_NONE;
     j->gib = -1;
     j->prestage_asked = -1;
+    j->tc_since = -1;
     j->breakdowns = json_object ();
     j->create_msgids = json_array ();
     j->view_msgids = json_array ();
@@ -68,8 +69,6 @@ struct job *job_create (struct dws_engine *e, json_int_t id)
         json_decref (j->breakdowns);
         json_decref (j->create_msgids);
         json_decref (j->view_msgids);
-    json_decref (j->dms_kept);
-    json_decref (j->record);
         free (j);
         return NULL;
     }

@@ -260,7 +260,7 @@ void prestage_hold (struct dws_engine *e, struct job *job, const struct step *st
     (void)in;
     rabbits_hold (e, job);
     if (rabbits_hold_applied (e, job))
-        advance_job (e, job, DECIDE_ON_HOLDS_APPLIED, 0, NULL);
+        advance_job (e, job, NEWS_HOLDS_APPLIED, NULL);
 }
 
 void prestage_verify (struct dws_engine *e, struct job *job, const struct step *st,
@@ -404,45 +404,22 @@ json_t *prestage_view (const struct job *job)
     return v;
 }
 
-static int by_id (const void *a, const void *b)
-{
-    const struct job *x = *(struct job *const *)a, *y = *(struct job *const *)b;
-    return x->id < y->id ? -1 : x->id > y->id;
-}
-
 void prestage_room (struct dws_engine *e)
 {
     if (!e->room_wanted)
         return; /* no job waits for room: the job table is not walked */
-    size_t n = 0, cap = 0;
-    struct job **waiting = NULL;
+    /* first come, first served: advance_due () takes them in the order
+     * of their IDs (a Flux job ID grows with its submission time, and a
+     * job in DEPEND has no priority yet).  A job too large for the room
+     * there is does not stop a later one that fits (the decider says
+     * which may pick now).  Room stays wanted while one waited: the next
+     * change's walk finds whether any still does. */
     bool wanted = false;
     for (size_t b = 0; b < e->nbuckets; b++)
-        for (struct job *j = e->table[b]; j; j = j->next) {
-            if (!j->prestage_wait[0])
-                continue;
-            if (n == cap) {
-                size_t want = cap ? 2 * cap : 8;
-                struct job **more = realloc (waiting, want * sizeof (*more));
-                if (!more) {
-                    wanted = true; /* out of memory: this one picks on its timer */
-                    continue;
-                }
-                waiting = more;
-                cap = want;
+        for (struct job *j = e->table[b]; j; j = j->next)
+            if (j->prestage_wait[0]) {
+                advance_mark (e, j, NEWS_ROOM);
+                wanted = true;
             }
-            waiting[n++] = j;
-        }
-    /* first come, first served: a Flux job ID grows with its submission
-     * time, and a job in DEPEND has no priority yet.  A job too large for
-     * the room there is does not stop a later one that fits (the decider
-     * says which may pick now). */
-    if (n > 1)
-        qsort (waiting, n, sizeof (*waiting), by_id);
-    for (size_t i = 0; i < n; i++) {
-        advance_job (e, waiting[i], DECIDE_ON_ROOM, 0, NULL);
-        wanted = wanted || waiting[i]->prestage_wait[0] != '\0';
-    }
-    free (waiting);
     e->room_wanted = wanted;
 }

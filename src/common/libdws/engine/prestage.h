@@ -33,7 +33,8 @@ void prestage_pick (struct dws_engine *e, struct job *job, const struct step *st
                    struct input *in);
 
 /* Rabbit health had an input (a Storage, the graph, an ssd up again): the
- * jobs waiting for room pick again, in the order they were submitted. */
+ * jobs waiting for room are marked (NEWS_ROOM) to pick again at the
+ * event's end, in the order they were submitted. */
 void prestage_room (struct dws_engine *e);
 
 /* ANN_PRESTAGE was written: record what it says. */

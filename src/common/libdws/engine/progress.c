@@ -162,7 +162,7 @@ static void proposal_finish (struct dws_engine *e, struct job *job)
                    && prestage_choose (e, job, list, &why) < 0;
     json_decref (list);
     struct input in = {.err = refused ? &why : NULL};
-    advance_job (e, job, DECIDE_ON_PROPOSAL_READY, 0, &in);
+    advance_job (e, job, NEWS_PROPOSAL_READY, &in);
 }
 
 void progress_send_resources (struct dws_engine *e, struct job *job, const struct step *st,
@@ -175,15 +175,15 @@ void progress_send_resources (struct dws_engine *e, struct job *job, const struc
     json_decref (list);
     if (!sent) {
         job->excepted = true; /* the job manager raises the exception */
-        advance_job (e, job, DECIDE_ON_REFUSED, 0, NULL);
+        advance_job (e, job, NEWS_REFUSED, NULL);
         return;
     }
-    advance_job (e, job, DECIDE_ON_PROPOSAL_READY, 0, NULL);
+    advance_job (e, job, NEWS_PROPOSAL_READY, NULL);
 }
 
 void progress_resources_resend (struct dws_engine *e, struct job *job)
 {
-    advance_job (e, job, DECIDE_ON_RESEND, 0, NULL);
+    advance_job (e, job, NEWS_RESEND, NULL);
 }
 
 void progress_resources_again (struct dws_engine *e, struct job *job, const struct step *st,
@@ -269,7 +269,7 @@ static void setup_servers (struct dws_engine *e, struct job *job)
                  token_for (token, sizeof (token), TOK_SERVERS, job));
     }
     json_decref (list);
-    advance_job (e, job, DECIDE_ON_SERVERS, 0, NULL);
+    advance_job (e, job, NEWS_SERVERS, NULL);
 }
 
 /* STEP_SERVERS (with the hosts' answer's Workflow, if it carried one). */
@@ -287,11 +287,11 @@ void progress_servers (struct dws_engine *e, struct job *job, const struct step 
  */
 void progress_setup_start (struct dws_engine *e, struct job *job)
 {
-    advance_job (e, job, DECIDE_ON_SETUP, 0, NULL);
+    advance_job (e, job, NEWS_SETUP, NULL);
 }
 
 /* STEP_WAIT_MAP: the SystemConfiguration list has not come yet: the
- * Setup starts when it does (DECIDE_ON_MAP).
+ * Setup starts when it does (NEWS_MAP).
  */
 void progress_wait_map (struct dws_engine *e, struct job *job, const struct step *st,
                         struct input *in)
@@ -318,7 +318,7 @@ void progress_read_sched_R (struct dws_engine *e, struct job *job, const struct 
 }
 
 /* STEP_HOSTS_PATCH: the job's hosts (and the ssd reserved for it) on the
- * Workflow before its Servers are filled (its answer: DECIDE_ON_HOSTS).
+ * Workflow before its Servers are filled (its answer: NEWS_HOSTS).
  */
 void progress_hosts_patch (struct dws_engine *e, struct job *job, const struct step *st,
                            struct input *in)
@@ -437,7 +437,7 @@ void progress_prolog (struct dws_engine *e, struct job *job, const struct step *
 }
 
 /* STEP_READ_TOKEN: PreRun is done: the workflow token Secret is read
- * before the prolog ends (its answer: DECIDE_ON_TOKEN).
+ * before the prolog ends (its answer: NEWS_TOKEN).
  */
 void progress_read_token (struct dws_engine *e, struct job *job, const struct step *st,
                           struct input *in)
@@ -459,7 +459,7 @@ void progress_read_token (struct dws_engine *e, struct job *job, const struct st
  */
 void progress_prolog_remove_again (struct dws_engine *e, struct job *job)
 {
-    advance_job (e, job, DECIDE_ON_SETUP_AGAIN, 0, NULL);
+    advance_job (e, job, NEWS_SETUP_AGAIN, NULL);
 }
 
 /* What a state's completion records (the decider chose what follows). */
@@ -536,12 +536,12 @@ void progress_workflow (struct dws_engine *e, struct job *job)
         snprintf (why, sizeof (why), NOTE_PREFIX "workflow hit an error: %s",
                   text ? text : "(no message)");
         struct input in = {.why = why};
-        advance_job (e, job, DECIDE_ON_ERROR, 0, &in);
+        advance_job (e, job, NEWS_ERROR, &in);
         return;
     }
     fault_transient_condition (e, job);
     fault_force_ready_check (e, job);
-    advance_job (e, job, DECIDE_ON_WORKFLOW, 0, NULL);
+    advance_job (e, job, NEWS_WORKFLOW, NULL);
 }
 
 /* --- watch events ------------------------------------------------------------ */
@@ -623,7 +623,6 @@ void progress_recreate (struct dws_engine *e, struct job *job, const struct step
     json_decref (job->breakdowns);
     job->breakdowns = json_object ();
     job->breakdowns_wanted = 0;
-    job->recreate = true;
     if (job->hosts) {
         job->setup_pending = true;
         job->servers_pending = 0;
@@ -675,7 +674,7 @@ static void vanished (struct dws_engine *e, struct job *job)
     snprintf (why, sizeof (why), NOTE_PREFIX "workflow %s was deleted outside of Flux",
               job->name);
     struct input in = {.why = why};
-    advance_job (e, job, DECIDE_ON_GONE, 0, &in);
+    advance_job (e, job, NEWS_GONE, &in);
 }
 
 /* STEP_FAIL_OUTSIDE: deleted outside Flux while in use: fail the job, then
@@ -714,7 +713,7 @@ void progress_event (struct dws_engine *e, const char *type, json_t *wf)
         adopt (e, job);
     }
     job_set_wf (job, wf);
-    advance_job (e, job, DECIDE_ON_SEEN, 0, NULL);
+    advance_job (e, job, NEWS_SEEN, NULL);
 }
 
 void progress_sync (struct dws_engine *e, json_t *objects)
@@ -787,7 +786,7 @@ void progress_on_create (struct dws_engine *e, enum token_kind kind, struct job 
         admit_created (e, job); /* dws-limit, once the Workflow exists */
         if (a.ok && json_is_object (json_object_get (event, "object")) && !job->wf)
             job_set_wf (job, json_object_get (event, "object"));
-        advance_job (e, job, DECIDE_ON_CREATED, 0, NULL);
+        advance_job (e, job, NEWS_CREATED, NULL);
         return;
     }
     json_array_foreach (job->create_msgids, i, msgid)
@@ -796,7 +795,7 @@ void progress_on_create (struct dws_engine *e, enum token_kind kind, struct job 
     snprintf (why, sizeof (why), NOTE_PREFIX "cannot create workflow %s: %s", job->name,
               answer_message (event));
     struct input in = {.why = why};
-    advance_job (e, job, DECIDE_ON_CREATE_FAILED, 0, &in);
+    advance_job (e, job, NEWS_CREATE_FAILED, &in);
 }
 
 void progress_on_breakdown (struct dws_engine *e, enum token_kind kind, struct job *job,
@@ -815,7 +814,7 @@ void progress_on_breakdown (struct dws_engine *e, enum token_kind kind, struct j
     const char *name = dws_json_str_at (a.obj, "metadata", "name");
     if (name)
         json_object_set (job->breakdowns, name, a.obj);
-    advance_job (e, job, DECIDE_ON_BREAKDOWN, 0, NULL);
+    advance_job (e, job, NEWS_BREAKDOWN, NULL);
 }
 
 void progress_on_hosts (struct dws_engine *e, enum token_kind kind, struct job *job,
@@ -827,7 +826,7 @@ void progress_on_hosts (struct dws_engine *e, enum token_kind kind, struct job *
         return;
     /* nothing for a Workflow that was since created again */
     struct input in = {.obj = a.obj};
-    advance_job (e, job, DECIDE_ON_HOSTS, 0, &in);
+    advance_job (e, job, NEWS_HOSTS, &in);
 }
 
 void progress_on_servers (struct dws_engine *e, enum token_kind kind, struct job *job,
@@ -840,7 +839,7 @@ void progress_on_servers (struct dws_engine *e, enum token_kind kind, struct job
     if (write_ended (e, job, a, event, "fill the Servers"))
         return;
     job->servers_pending--;
-    advance_job (e, job, DECIDE_ON_SERVERS, 0, NULL);
+    advance_job (e, job, NEWS_SERVERS, NULL);
 }
 
 void progress_on_computes (struct dws_engine *e, enum token_kind kind, struct job *job,
@@ -850,7 +849,7 @@ void progress_on_computes (struct dws_engine *e, enum token_kind kind, struct jo
     struct k8s_answer a = answer_of (event);
     if (write_ended (e, job, a, event, "fill the Computes"))
         return;
-    advance_job (e, job, DECIDE_ON_COMPUTES, 0, NULL);
+    advance_job (e, job, NEWS_COMPUTES, NULL);
 }
 
 void progress_on_secret (struct dws_engine *e, enum token_kind kind, struct job *job,
@@ -868,7 +867,7 @@ void progress_on_secret (struct dws_engine *e, enum token_kind kind, struct job 
         return;
     }
     struct input in = {.token = token};
-    advance_job (e, job, DECIDE_ON_TOKEN, 0, &in);
+    advance_job (e, job, NEWS_TOKEN, &in);
     free (token);
 }
 
@@ -882,12 +881,12 @@ void progress_on_prestage (struct dws_engine *e, enum token_kind kind, struct jo
     if (json_is_object (a.obj))
         job_set_wf (job, a.obj);
     prestage_noted (e, job);
-    advance_job (e, job, DECIDE_ON_PRESTAGE_RECORDED, 0, NULL);
+    advance_job (e, job, NEWS_PRESTAGE_RECORDED, NULL);
 }
 
 void progress_on_prestage_find (struct dws_engine *e, struct job *job, json_t *event)
 {
     if (prestage_found (e, job, event) < 0)
         return; /* picked again when its timer fires */
-    advance_job (e, job, DECIDE_ON_PRESTAGE_FOUND, 0, NULL);
+    advance_job (e, job, NEWS_PRESTAGE_FOUND, NULL);
 }

@@ -86,7 +86,7 @@ void release_released (struct dws_engine *e, struct job *job, const struct step 
              job->name, json_array_size (job->held));
     struct input ann = {.annotations = held ? json_pack ("{s:s}", ANN_HELD, held) : NULL};
     free (held);
-    advance_job (e, job, DECIDE_ON_RELEASED, 0, &ann);
+    advance_job (e, job, NEWS_RELEASED, &ann);
 }
 
 /* Release without waiting any longer, or not at all: DataOut goes on. */
@@ -96,7 +96,7 @@ static void keep_computes (struct dws_engine *e, struct job *job, const char *wh
     act_log (e, "warning", "%s: computes kept until Teardown: %s", job->name, why);
     if (!job->prestage)
         rabbits_unhold (e, job); /* a pre-staged job's ssd stays held until Teardown */
-    advance_job (e, job, DECIDE_ON_RELEASED, 0, NULL);
+    advance_job (e, job, NEWS_RELEASED, NULL);
 }
 
 void release_start (struct dws_engine *e, struct job *job, const struct step *st,
@@ -115,7 +115,7 @@ void release_on_R (struct dws_engine *e, struct job *job, json_t *event)
 {
     job->info_for = INFO_JOBSPEC;
     struct input in = {.event = event};
-    advance_job (e, job, DECIDE_ON_HOLD_R, 0, &in); /* nothing if given up meanwhile */
+    advance_job (e, job, NEWS_HOLD_R, &in); /* nothing if given up meanwhile */
 }
 
 /* STEP_HOLD: hold the ssds the job's R (in->event) names. */
@@ -145,7 +145,7 @@ void release_hold (struct dws_engine *e, struct job *job, const struct step *st,
     job->held = paths;
     rabbits_hold (e, job);
     if (rabbits_hold_applied (e, job))
-        advance_job (e, job, DECIDE_ON_HOLDS_APPLIED, 0, NULL);
+        advance_job (e, job, NEWS_HOLDS_APPLIED, NULL);
 }
 
 void release_check (struct dws_engine *e)
@@ -156,7 +156,7 @@ void release_check (struct dws_engine *e)
     json_array_foreach (ready, i, v) {
         struct job *job = job_lookup (e, json_integer_value (v));
         if (job) /* its computes released, or a pre-staged job's ssd verified */
-            advance_job (e, job, DECIDE_ON_HOLDS_APPLIED, 0, NULL);
+            advance_mark (e, job, NEWS_HOLDS_APPLIED);
     }
     json_decref (ready);
 }

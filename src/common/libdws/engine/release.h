@@ -30,8 +30,8 @@ void release_hold (struct dws_engine *e, struct job *job, const struct step *st,
                    struct input *in);
 void release_released (struct dws_engine *e, struct job *job, const struct step *st,
                        struct input *in);
-/* After rabbit health moved: jobs whose holds Fluxion has confirmed are
- * released.
+/* After rabbit health moved: the jobs whose holds Fluxion has confirmed
+ * are marked (NEWS_HOLDS_APPLIED), to be released at the event's end.
  */
 void release_check (struct dws_engine *e);
 /* The release timer fired and Fluxion has not confirmed the holds: the

@@ -157,7 +157,7 @@ static void refused_create (struct dws_engine *e, json_int_t id)
     char key[32];
 
     if (job) {
-        advance_job (e, job, DECIDE_ON_CREATE_REFUSED, 0, NULL); /* forgotten, if nothing waits */
+        advance_job (e, job, NEWS_CREATE_REFUSED, NULL); /* forgotten, if nothing waits */
         return;
     }
     if (e->refused) {
@@ -186,7 +186,7 @@ void request_create_answer (struct dws_engine *e, struct job *job, const struct 
     (void)st;
     act_respond_ok (e, in->msgid);
     progress_resources_resend (e, job);
-    advance_job (e, job, DECIDE_ON_LIMIT_FOUND, 0, NULL);
+    advance_job (e, job, NEWS_LIMIT_FOUND, NULL);
 }
 
 /* STEP_LIMIT_REMOVE: its Workflow exists: dws-limit goes. */
@@ -250,7 +250,7 @@ static void create_request (struct dws_engine *e, json_t *msgid, json_t *p, json
     if (job) {
         json_decref (directives);
         struct input in = {.msgid = msgid};
-        advance_job (e, job, DECIDE_ON_CREATE_AGAIN, 0, &in);
+        advance_job (e, job, NEWS_CREATE_AGAIN, &in);
         return;
     }
     if (!(job = job_create (e, id))) {
@@ -314,7 +314,6 @@ static void setup_request (struct dws_engine *e, json_t *msgid, json_t *p, json_
             return;
         }
         char token[96];
-        job->recreate = true;
         job->resources_sent = true;
         job->hosts = hosts;
         job_set_reserved (job, R);
@@ -328,7 +327,7 @@ static void setup_request (struct dws_engine *e, json_t *msgid, json_t *p, json_
         return;
     }
     struct input in = {.msgid = msgid, .hosts = hosts, .event = R};
-    advance_job (e, job, DECIDE_ON_SETUP_REQUEST, 0, &in);
+    advance_job (e, job, NEWS_SETUP_REQUEST, &in);
 }
 
 /* STEP_SETUP_ANSWER: a repeated dws.setup: answered; its prolog-remove
@@ -387,9 +386,8 @@ void request_begin_epilog (struct dws_engine *e, struct job *job, const struct s
         act_log (e, "warning", "%s: %s", job->name, in->log);
     if (job->epilog == EPILOG_NONE)
         job->epilog = EPILOG_ACTIVE;
-    job->run_started = in->run_started;
     /* PostRun, or Teardown (now, or once the create has answered) */
-    advance_job (e, job, DECIDE_ON_POST_RUN, 0, NULL);
+    advance_job (e, job, in->run_started ? NEWS_POST_RUN : NEWS_EPILOG_UNRUN, NULL);
 }
 
 static void post_run_request (struct dws_engine *e, json_t *msgid, json_t *p,
@@ -413,7 +411,7 @@ static void post_run_request (struct dws_engine *e, json_t *msgid, json_t *p,
     }
     act_respond_ok (e, msgid);
     struct input in = {.run_started = json_is_true (rs)};
-    advance_job (e, job, DECIDE_ON_POST_RUN_REQUEST, 0, &in);
+    advance_job (e, job, NEWS_POST_RUN_REQUEST, &in);
 }
 
 /* STEP_EPILOG_AGAIN: a jobtap plugin reloaded with the epilog held asks
@@ -449,7 +447,7 @@ static void teardown_request (struct dws_engine *e, json_t *msgid, json_t *p, bo
     act_respond_ok (e, msgid);
     if (job->epilog == EPILOG_NONE)
         job->epilog = EPILOG_ACTIVE;
-    advance_job (e, job, abort ? DECIDE_ON_ABORT : DECIDE_ON_TEARDOWN_REQUEST, 0, NULL);
+    advance_job (e, job, abort ? NEWS_ABORT : NEWS_TEARDOWN_REQUEST, NULL);
 }
 
 static void teardown_method (struct dws_engine *e, json_t *msgid, json_t *p, json_t *event)
@@ -693,7 +691,7 @@ static void ended_while_away (struct dws_engine *e, json_t *active)
     json_array_foreach (inactive, i, v) {
         struct job *job = job_lookup (e, json_integer_value (v));
         if (job)
-            advance_job (e, job, DECIDE_ON_INACTIVE, 0, NULL);
+            advance_job (e, job, NEWS_INACTIVE, NULL);
     }
     json_decref (inactive);
 }
@@ -707,7 +705,7 @@ void request_end_away (struct dws_engine *e, struct job *job, const struct step 
     act_log (e, "warning", "%s: job is no longer active; tearing its Workflow down",
              job->name);
     job->epilog = EPILOG_REMOVED; /* no job left to release */
-    advance_job (e, job, DECIDE_ON_TEARDOWN_REQUEST, 0, NULL);
+    advance_job (e, job, NEWS_TEARDOWN_REQUEST, NULL);
 }
 
 /* STEP_READ_R: a job in RUN whose Workflow never went to Setup. */
@@ -771,7 +769,7 @@ void request_orphans_event (struct dws_engine *e, json_t *jobs, bool complete)
                 job->deps |= JOB_DEP_LIMIT;
                 struct input in = {.log = "its Workflow exists; removing "
                                           DWS_JOBWIRE_LIMIT_DEPENDENCY};
-                advance_job (e, job, DECIDE_ON_LIMIT_FOUND, 0, &in);
+                advance_job (e, job, NEWS_LIMIT_FOUND, &in);
             }
             if (job || !held_by_create (v) || json_object_get (e->refused, key)
                 || !(job = job_create (e, json_integer_value (idv))))
@@ -785,7 +783,7 @@ void request_orphans_event (struct dws_engine *e, json_t *jobs, bool complete)
         }
         else if (!strcmp (state, "RUN")) {
             if (job)
-                advance_job (e, job, DECIDE_ON_ORPHAN_RUN, 0, NULL);
+                advance_job (e, job, NEWS_ORPHAN_RUN, NULL);
         }
         else if (!strcmp (state, "CLEANUP")) {
             /* no Workflow: it lost it, or (cancelled while [rabbit.limits]
@@ -805,7 +803,7 @@ void request_orphans_event (struct dws_engine *e, json_t *jobs, bool complete)
             struct input in = {.run_started = phase_handled (job) >= WF_PRERUN,
                                .log = "job is in CLEANUP but no dws.post_run came;"
                                       " starting its epilog"};
-            advance_job (e, job, DECIDE_ON_ORPHAN_CLEANUP, 0, &in);
+            advance_job (e, job, NEWS_ORPHAN_CLEANUP, &in);
         }
     }
     json_decref (e->refused); /* the one job list is read */
@@ -816,7 +814,7 @@ void request_orphans_event (struct dws_engine *e, json_t *jobs, bool complete)
 void request_job_info_result (struct dws_engine *e, struct job *job, json_t *event)
 {
     struct input in = {.event = event};
-    advance_job (e, job, DECIDE_ON_JOB_INFO, 0, &in);
+    advance_job (e, job, NEWS_JOB_INFO, &in);
 }
 
 /* STEP_HOLD_ANSWER: the R of the ssds to hold before the computes go back. */
@@ -873,7 +871,7 @@ void request_setup_from_R (struct dws_engine *e, struct job *job, const struct s
         return;
     }
     struct input rin = {.hosts = hosts, .event = R};
-    advance_job (e, job, DECIDE_ON_R_READ, 0, &rin); /* nothing if dws.setup came meanwhile */
+    advance_job (e, job, NEWS_R_READ, &rin); /* nothing if dws.setup came meanwhile */
 }
 
 /* STEP_FROM_JOBSPEC: the job's jobspec and owner (in->event), read to
@@ -911,8 +909,10 @@ void request_from_jobspec (struct dws_engine *e, struct job *job, const struct s
         job_forget (e, job);
         return;
     }
-    struct input jin = {.event = event, .directives = directives};
-    advance_job (e, job, DECIDE_ON_JOBSPEC, dws_dw_uses_persistent (directives) == 1, &jin);
+    json_decref (job->directives);
+    job->directives = directives;
+    struct input jin = {.event = event};
+    advance_job (e, job, NEWS_JOBSPEC, &jin);
 }
 
 /* STEP_CREATE_LATER: the jobtap plugin keeps the dws.create of a job
@@ -931,7 +931,7 @@ void request_create_later (struct dws_engine *e, struct job *job, const struct s
 }
 
 /* STEP_CREATE_FROM_JOBSPEC: the job as its jobspec (in->event) and its
- * checked directives (in->directives) say: its Workflow is created (once
+ * checked directives (recorded on it) say: its Workflow is created (once
  * its user's limits allow).
  */
 void request_create_from_jobspec (struct dws_engine *e, struct job *job,
@@ -955,9 +955,6 @@ void request_create_from_jobspec (struct dws_engine *e, struct job *job,
     json_t *prestage = json_object_get (system, DWS_PRESTAGE_ATTR);
     if (prestage)
         job->prestage_asked = dws_rabbitconf_prestage_attr (prestage, NULL);
-    json_decref (job->directives);
-    job->directives = in->directives;
-    in->directives = NULL;
     json_decref (job->resources);
     job->resources = json_incref (json_object_get (jobspec, "resources"));
     set_username (job, event);

@@ -196,7 +196,7 @@ enum prestage_ssd {
     SSD_VERIFIED,     /* Fluxion said no job has any of it: its Servers may follow */
 };
 
-/* What a job's job-info read is for (its answer: DECIDE_ON_JOB_INFO). */
+/* What a job's job-info read is for (its answer: NEWS_JOB_INFO). */
 enum info_for {
     INFO_JOBSPEC = 0, /* the jobspec, to create a vanished Workflow again */
     INFO_R,           /* R, for a lost dws.setup */
@@ -246,7 +246,6 @@ struct job {
     enum job_phase phase;  /* phase.c: only phase_event () changes it */
 
     json_t *create_msgids; /* requests waiting for the create to answer */
-    bool recreate;         /* created again after it vanished (#487) */
     bool resources_sent;   /* resource-update sent to the job manager */
     enum info_for info_for; /* what the job-info read out is for */
     unsigned deps;         /* bit per dependency it holds that the engine weighs
@@ -265,7 +264,6 @@ struct job {
 
     enum epilog epilog;    /* the job's epilog: not begun, active, ended
                             * (epilog-remove sent, or dws.abort ended it) */
-    bool run_started;
     bool toredown;         /* the Workflow is to go to Teardown without PostRun
                             * or DataOut: a failure, an exception (dws.teardown),
                             * an epilog before the create answered, or found in
@@ -285,9 +283,14 @@ struct job {
                             * are being read to drain who did not unmount */
     bool listed_at_start;  /* in the first Workflow list: its job may have ended
                             * while no service watched (see request_orphans_event) */
-    bool tc;               /* in TransientCondition, timer running */
+    double tc_since;       /* when its TransientCondition began (its timer was
+                            * started), -1: not in one */
     int teardown_reads;    /* reads before Teardown outstanding (data movements, pod log) */
     unsigned timers;       /* bit per timer kind running */
+    uint64_t news;         /* bit per news (decide.h) recorded, not yet taken
+                            * by the decider */
+    unsigned fired;        /* bit per timer kind fired, not yet decided */
+    int culprits;          /* hosts a timeout's read would give up, in all */
     uint64_t asking;       /* bit per token kind (TOK_*) of a single request out:
                             * the forceReady patch, the workflow token read */
     double state_since;    /* when a desiredState was last asked for */
@@ -362,6 +365,10 @@ struct dws_engine {
     json_t *record_due;   /* {"<jobid>": true}: jobs whose view may have changed
                            * in this event (act_record); engine.c builds
                            * their records after it */
+    json_int_t *due;      /* ids of the jobs news was marked on without an
+                           * advance (advance_mark): advance_due () runs them
+                           * at the event's end */
+    size_t ndue, due_cap;
     json_t *records;      /* {"<jobid>": view}: records not yet taken by the
                            * service (dws_engine_take_records) */
     bool room_changed;    /* rabbit health had an input in this event (a

@@ -55,7 +55,7 @@ void workflow_fail_job (struct dws_engine *e, struct job *job, const char *type,
         act_raise (e, job, type, 0, "%s", buf);
     }
     job->toredown = true;
-    advance_job (e, job, DECIDE_ON_FAILED, 0, NULL);
+    advance_job (e, job, NEWS_FAILED, NULL);
 }
 
 void workflow_fail (struct dws_engine *e, struct job *job, const struct step *st,
@@ -147,7 +147,7 @@ void workflow_kvs_outcome (struct dws_engine *e, struct job *job, const char *ke
 
 void workflow_create (struct dws_engine *e, struct job *job)
 {
-    advance_job (e, job, DECIDE_ON_CREATE, 0, NULL);
+    advance_job (e, job, NEWS_CREATE, NULL);
 }
 
 void workflow_send_create (struct dws_engine *e, struct job *job, const struct step *st,
@@ -324,12 +324,12 @@ void workflow_teardown_begin (struct dws_engine *e, struct job *job, const struc
         act (e, a);
         job->teardown_reads++;
     }
-    advance_job (e, job, DECIDE_ON_TEARDOWN_READ, 0, NULL);
+    advance_job (e, job, NEWS_TEARDOWN_READ, NULL);
 }
 
 void workflow_teardown (struct dws_engine *e, struct job *job)
 {
-    advance_job (e, job, DECIDE_ON_TEARDOWN, 0, NULL);
+    advance_job (e, job, NEWS_TEARDOWN, NULL);
 }
 
 /* One read before Teardown has answered. */
@@ -338,7 +338,7 @@ static void teardown_read_done (struct dws_engine *e, struct job *job)
     if (job->teardown_reads <= 0)
         return; /* a late answer (after a rebuild) */
     job->teardown_reads--;
-    advance_job (e, job, DECIDE_ON_TEARDOWN_READ, 0, NULL);
+    advance_job (e, job, NEWS_TEARDOWN_READ, NULL);
 }
 
 /* Of a Workflow's Pods, the one whose log is kept: the MPI launcher, else
