@@ -24,8 +24,31 @@
 
 static struct step make (enum step_kind kind)
 {
-    struct step st = {kind, WF_NONE, WF_NONE, T_NKINDS, WF_NONE, false, NEWS_COUNT};
+    struct step st = {kind, WF_NONE, WF_NONE, T_NKINDS, 0, WF_NONE, false, NEWS_COUNT};
     return st;
+}
+
+/* The timers that guard state s: when s is asked for, and again, whole,
+ * when a restarted service picks the job up in s (picked_up), so a
+ * restart never makes one fire early.  A state whose hosts were given up
+ * already had its one timeout (job->forced, as flux-coral2's); the
+ * teardown_after timer, started at PostRun, runs on through DataOut, so
+ * only a pick-up there starts it.
+ */
+static unsigned state_timers (const struct job *job, enum wf_state s, bool picked_up)
+{
+    switch (s) {
+        case WF_SETUP:
+            return job->forced != WF_SETUP ? 1u << T_SETUP : 0;
+        case WF_PRERUN:
+            return job->forced != WF_PRERUN ? 1u << T_PRERUN : 0;
+        case WF_POSTRUN:
+            return 1u << T_TEARDOWN_AFTER | 1u << T_POSTRUN;
+        case WF_DATAOUT:
+            return picked_up ? 1u << T_TEARDOWN_AFTER : 0;
+        default:
+            return 0;
+    }
 }
 
 /* Ask for state s: nothing goes forward from Teardown (an answer that
@@ -37,6 +60,7 @@ static struct step ask (const struct job *job, enum wf_state s)
         return make (STEP_NOTHING);
     struct step st = make (STEP_ASK);
     st.state = s;
+    st.timers = state_timers (job, s, false);
     return st;
 }
 
@@ -625,10 +649,7 @@ static bool completes (const struct job *job)
 /* The job's first news, NEWS_COUNT when it has none. */
 static enum news first_news (const struct job *job)
 {
-    for (int n = 0; n < NEWS_COUNT; n++)
-        if (job->news & ((uint64_t)1 << n))
-            return (enum news)n;
-    return NEWS_COUNT;
+    return job->news ? (enum news)__builtin_ctzll (job->news) : NEWS_COUNT;
 }
 
 /* The first timer kind fired and not yet decided, T_NKINDS if none. */
@@ -744,7 +765,8 @@ struct step decide (struct dws_engine *e, struct job *job)
     return st;
 }
 
-int decide_adopt (struct dws_engine *e, struct job *job, enum wf_state s)
+int decide_adopt (struct dws_engine *e, struct job *job, enum wf_state s, unsigned *timers)
 {
+    *timers = state_timers (job, s, true);
     return phase_event (e, job, PHASE_EV_ADOPT, s);
 }

@@ -86,6 +86,7 @@ enum news {
     NEWS_ROOM,           /* a Storage or the graph changed: there may be room now */
     NEWS_COUNT,
 };
+_Static_assert (NEWS_COUNT <= 64, "job->news has a bit per news");
 
 /* The next step: what the caller does. */
 enum step_kind {
@@ -161,6 +162,7 @@ struct step {
     enum wf_state state;    /* STEP_ASK */
     enum wf_state was;      /* STEP_TEARDOWN: the state asked for before */
     enum timer_kind timer;  /* STEP_READ_CULPRITS */
+    unsigned timers;        /* STEP_ASK: bit per timer kind that guards the state */
     enum wf_state done;     /* the state whose completion decide () recorded, or WF_NONE */
     bool end_epilog;        /* STEP_RAISE, STEP_FORGET: release the job's epilog first */
     enum news news;         /* the news it answers, NEWS_COUNT: none was left */
@@ -182,10 +184,11 @@ struct step decide (struct dws_engine *e, struct job *job);
 bool decide_pending (const struct job *job);
 
 /* The phase change that is a fact and leads to no step of the engine's:
- * a Workflow of ours taken up in state s after a restart.  -1 when the
- * table refuses.
+ * a Workflow of ours taken up in state s after a restart; *timers: bit
+ * per timer kind that guards s, started whole again.  -1 when the table
+ * refuses.
  */
-int decide_adopt (struct dws_engine *e, struct job *job, enum wf_state s);
+int decide_adopt (struct dws_engine *e, struct job *job, enum wf_state s, unsigned *timers);
 
 /* Whether the job's computes go back once PostRun is done (release.c):
  * the decider's answer to PostRun's completion, asked alone.

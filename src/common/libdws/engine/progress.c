@@ -592,7 +592,8 @@ static void adopt (struct dws_engine *e, struct job *job)
         job->release = release;
     json_decref (mode);
     enum wf_state desired = v->desired;
-    if (decide_adopt (e, job, desired) < 0)
+    unsigned timers = 0;
+    if (decide_adopt (e, job, desired, &timers) < 0)
         return;
     if (desired > WF_PROPOSAL)
         job->resources_sent = true;
@@ -601,7 +602,7 @@ static void adopt (struct dws_engine *e, struct job *job)
     job->setup_pending = job->hosts && desired == WF_PROPOSAL;
     if (desired == WF_TEARDOWN)
         job->toredown = true;
-    workflow_state_timers (e, job, desired, true);
+    workflow_start_timers (e, job, timers);
     prestage_adopt (e, job);
     if (wfview_annotation (v, ANN_HELD))
         release_adopt (e, job, wfview_annotation (v, ANN_HELD));

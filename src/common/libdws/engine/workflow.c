@@ -191,10 +191,10 @@ void workflow_send_create (struct dws_engine *e, struct job *job, const struct s
 }
 
 /* The patch of desiredState s (asked for by the decider), and the timers
- * that guard s.
+ * that guard s (the decider's too).
  */
 static void patch_state (struct dws_engine *e, struct job *job, enum wf_state s,
-                         json_t *annotations)
+                         json_t *annotations, unsigned timers)
 {
     char token[96];
     if (s == WF_SETUP)
@@ -204,37 +204,22 @@ static void patch_state (struct dws_engine *e, struct job *job, enum wf_state s,
         json_object_set_new (body, "metadata", json_pack ("{s:o}", "annotations", annotations));
     act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name, body,
              token_for (token, sizeof (token), TOK_STATE, job));
-    workflow_state_timers (e, job, s, false);
+    workflow_start_timers (e, job, timers);
 }
 
-/* Start the timers that guard state s: when s is asked for, and again,
- * whole, when a restarted service picks the job up in s (picked_up), so
- * a restart never makes one fire early.  A state whose hosts were given
- * up already had its one timeout (job->forced); teardown_after, started
- * at PostRun, runs on through DataOut, so only a pick-up there starts it.
- */
-void workflow_state_timers (struct dws_engine *e, struct job *job, enum wf_state s,
-                            bool picked_up)
+void workflow_start_timers (struct dws_engine *e, struct job *job, unsigned timers)
 {
-    switch (s) {
-        case WF_SETUP:
-            if (job->forced != WF_SETUP)
-                act_timer_start (e, job, T_SETUP, e->cfg.setup_timeout);
-            break;
-        case WF_PRERUN:
-            if (job->forced != WF_PRERUN)
-                act_timer_start (e, job, T_PRERUN, e->cfg.prerun_timeout);
-            break;
-        case WF_POSTRUN:
-            act_timer_start (e, job, T_TEARDOWN_AFTER, e->cfg.teardown_after);
-            act_timer_start (e, job, T_POSTRUN, e->cfg.postrun_timeout);
-            break;
-        case WF_DATAOUT:
-            if (picked_up)
-                act_timer_start (e, job, T_TEARDOWN_AFTER, e->cfg.teardown_after);
-            break;
-        default:
-            break;
+    /* teardown_after before PostRun's own, as they were always started */
+    static const enum timer_kind order[] = {T_SETUP, T_PRERUN, T_TEARDOWN_AFTER, T_POSTRUN};
+    for (size_t i = 0; i < sizeof (order) / sizeof (order[0]); i++) {
+        enum timer_kind k = order[i];
+        if (!(timers & (1u << k)))
+            continue;
+        double after = k == T_SETUP      ? e->cfg.setup_timeout
+                       : k == T_PRERUN   ? e->cfg.prerun_timeout
+                       : k == T_POSTRUN  ? e->cfg.postrun_timeout
+                                         : e->cfg.teardown_after;
+        act_timer_start (e, job, k, after);
     }
 }
 
@@ -266,7 +251,7 @@ void workflow_teardown_patch (struct dws_engine *e, struct job *job, const struc
     (void)st;
     (void)in;
     json_t *ann = job->epilog ? json_pack ("{s:s}", ANN_EPILOG, "active") : NULL;
-    patch_state (e, job, WF_TEARDOWN, ann);
+    patch_state (e, job, WF_TEARDOWN, ann, 0);
 }
 
 /* Move the job's Workflow to Teardown.  What Teardown deletes and the
@@ -480,7 +465,7 @@ void workflow_ask (struct dws_engine *e, struct job *job, const struct step *st,
     in->annotations = NULL;
     if (st->state == WF_POSTRUN && !annotations)
         annotations = json_pack ("{s:s}", ANN_EPILOG, "active");
-    patch_state (e, job, st->state, annotations);
+    patch_state (e, job, st->state, annotations, st->timers);
 }
 
 /* STEP_FINALIZER: the Workflow we delete still has our finalizer. */

@@ -15,8 +15,8 @@ void workflow_fail_job (struct dws_engine *e, struct job *job, const char *type,
     __attribute__ ((format (printf, 4, 5)));
 /* DWS_JOBKVS_TIMING <state> (and DWS_JOBKVS_WORKFLOW with with_wf) */
 void workflow_kvs_timing (struct dws_engine *e, struct job *job, enum wf_state s, bool with_wf);
-void workflow_state_timers (struct dws_engine *e, struct job *job, enum wf_state s,
-                            bool picked_up);
+/* Start the timers in `timers` (a bit per kind, as the decider chose). */
+void workflow_start_timers (struct dws_engine *e, struct job *job, unsigned timers);
 void workflow_create (struct dws_engine *e, struct job *job);
 /* The verbs of the Workflow's steps (verbs.c's table). */
 void workflow_send_create (struct dws_engine *e, struct job *job, const struct step *st,
