@@ -517,6 +517,8 @@ static struct step next (const struct dws_engine *e, const struct job *job, enum
             if (!job->excepted && job->setup_pending && !job->toredown)
                 return make (STEP_SERVERS);
             return make (STEP_RECORD);
+        case NEWS_WRITE_FAILED:
+            return make (STEP_FAIL); /* "cannot WHAT: ..." */
         case NEWS_SEEN:
             if (job->phase == PHASE_DELETING)
                 return make (STEP_FINALIZER); /* if it still has ours */

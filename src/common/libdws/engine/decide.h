@@ -49,6 +49,7 @@ enum news {
     NEWS_RESEND,         /* the job manager lost the resource-update (a repeated dws.create) */
     NEWS_SETUP,          /* dws.setup arrived, or what its start waited for came */
     NEWS_HOSTS,          /* the hosts' annotation patch answered */
+    NEWS_WRITE_FAILED,   /* a write for its Setup failed, not for a Workflow gone */
     NEWS_SEEN,           /* a watch event of the job's Workflow (recorded on it) */
     NEWS_GONE,           /* the Workflow is gone (DELETED, or missing from the list) */
     NEWS_CREATE_FAILED,  /* the create failed */

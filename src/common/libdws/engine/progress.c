@@ -755,9 +755,9 @@ void progress_sync (struct dws_engine *e, json_t *objects)
 
 /* The answer to a write for the job's Setup (its hosts, Servers,
  * Computes) ends its handler: a 404 says the Workflow (and its children)
- * is gone, and its DELETED event, seen or still to come, decides between
- * creating it again and failing the job; another failure fails the job
- * ("cannot WHAT: <Kubernetes' message>").
+ * is gone, and its DELETED event, seen or still to come, brings the
+ * news; another failure is news of its own, with "cannot WHAT:
+ * <Kubernetes' message>" for the decider to fail the job with.
  */
 static bool write_ended (struct dws_engine *e, struct job *job, struct k8s_answer a,
                          json_t *event, const char *what)
@@ -765,8 +765,10 @@ static bool write_ended (struct dws_engine *e, struct job *job, struct k8s_answe
     if (a.gone)
         return true;
     if (!a.ok) {
-        workflow_fail_job (e, job, "exception", NOTE_PREFIX "cannot %s: %s", what,
-                  answer_message (event));
+        char why[DWS_ERROR_TEXT_MAX];
+        snprintf (why, sizeof (why), NOTE_PREFIX "cannot %s: %s", what, answer_message (event));
+        struct input in = {.why = why};
+        advance_job (e, job, NEWS_WRITE_FAILED, &in);
         return true;
     }
     return false;
