@@ -52,8 +52,18 @@ KVS_DATAOUT = _kvs_key("DWS_JOBKVS_DATAOUT")
 KVS_TEARDOWN = _kvs_key("DWS_JOBKVS_TEARDOWN")
 KVS_DATAMOVEMENTS = _kvs_key("DWS_JOBKVS_DATAMOVEMENTS")
 KVS_CONTAINER_LOG = _kvs_key("DWS_JOBKVS_CONTAINER_LOG")
+#: the reference's memo with the job's Workflow name, and its KVS link to
+#: KVS_WORKFLOW (timing_link: the links to the timing keys)
+MEMO_WORKFLOW = _kvs_key("DWS_JOBKVS_MEMO_WORKFLOW")
+_LINK_TIMING = (_kvs_key("DWS_JOBKVS_LINK_TIMING_PREFIX"),
+                _kvs_key("DWS_JOBKVS_LINK_TIMING_SUFFIX"))
 #: the view's outcome fields and the keys they are kept under
 OUTCOME_KEYS = (("dataout", KVS_DATAOUT), ("teardown", KVS_TEARDOWN))
+
+
+def timing_link(state: str) -> str:
+    """The reference's KVS link to a Workflow state's timing key."""
+    return _LINK_TIMING[0] + state.lower() + _LINK_TIMING[1]
 
 
 def timing_key(state: str) -> str:
@@ -285,7 +295,7 @@ def from_record(jobid: int, record: dict[str, Any], job: dict[str, Any] | None =
             timing[s] = g
     dms = _json(record.get(KVS_DATAMOVEMENTS))
     view: dict[str, Any] = {
-        "id": jobid, "userid": userid, "workflow": memo.get("rabbit_workflow") or
+        "id": jobid, "userid": userid, "workflow": memo.get(MEMO_WORKFLOW) or
         (wf.get("metadata") or {}).get("name") or f"fluxjob-{jobid}",
         "phase": INACTIVE, "state": st.get("state", ""), "status": st.get("status", ""),
         "ready": bool(st.get("ready")), "message": st.get("message", ""),

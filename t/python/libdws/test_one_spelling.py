@@ -133,10 +133,14 @@ C_HOMES = {
     "a job-manager.dws. topic": "wire/jobwire.h",
     "a job-manager.dws.<method>": "wire/jobwire.h",
     "a data.dws. KVS key": "wire/jobkvs.h",
+    "the reference's memo or link name": "wire/jobkvs.h",
     "a Workflow state": "engine/wfstate.c",
     "a release_computes value": "config/rabbitconf.h",
     "the f58 alphabet": "util/f58.c",
 }
+#: the reference's memo (rabbit_workflow) and KVS link names
+#: (rabbit_<state>_timing), or a printf pattern of them
+REFERENCE_NAME = re.compile(r"^rabbit_(?:workflow|\w*%s\w*|\w+_timing)?$|^_timing$")
 #: the files that read the [rabbit] table: each key comes from
 #: rabbitconf.h's DWS_RABBITCONF_KEYS (by id), never as its own literal
 CONFIG_READERS = ("engine/engine.c", "config/rabbitconf.c")
@@ -182,6 +186,8 @@ def c_violations(files: dict[str, str]) -> list[str]:
                 found.append("a job-manager.dws.<method>")
             if "data.dws." in lit:
                 found.append("a data.dws. KVS key")
+            if REFERENCE_NAME.search(lit):
+                found.append("the reference's memo or link name")
             if lit in wfstates.STATES:
                 found.append("a Workflow state")
             if lit in RELEASE_VALUES:
@@ -205,6 +211,9 @@ def py_violations(files: dict[str, str]) -> list[str]:
             if "data.dws." in lit:
                 bad.append(f"{path}:{line}: a data.dws. KVS key {lit!r}"
                            " (jobrecord.py reads them from jobkvs.h)")
+            if REFERENCE_NAME.search(lit):
+                bad.append(f"{path}:{line}: the reference's memo or link name {lit!r}"
+                           " (jobrecord.MEMO_WORKFLOW, timing_link: from jobkvs.h)")
             if lit.startswith(jobsm.TOPIC_PREFIX) or lit in METHODS:
                 bad.append(f"{path}:{line}: a job-manager.dws. topic or method {lit!r}"
                            " (jobsm.py reads them from jobwire.h)")
@@ -247,7 +256,7 @@ def test_the_guard_finds_a_planted_c_alias() -> None:
     tree = c_tree()
     planted = {
         "engine/progress.c": tree["engine/progress.c"] + '\nstatic const char *t ='
-        ' "job-manager.dws.resource-update";\n',
+        ' "job-manager.dws.resource-update";\nstatic const char *m = "rabbit_workflow";\n',
         "engine/workflow.c": tree["engine/workflow.c"] + '\n/* "data.dws.x" in a comment */\n'
         'static const char *k = "data.dws.teardown";\nstatic const char *s = "Setup";\n',
         "engine/engine.c": tree["engine/engine.c"].replace(
@@ -267,6 +276,8 @@ def test_the_guard_finds_a_planted_c_alias() -> None:
         " its id)",
         "engine/progress.c:N: a job-manager.dws. topic 'job-manager.dws.resource-update'"
         " (spelled in wire/jobwire.h)",
+        "engine/progress.c:N: the reference's memo or link name 'rabbit_workflow' (spelled in"
+        " wire/jobkvs.h)",
         "engine/workflow.c:N: a data.dws. KVS key 'data.dws.teardown' (spelled in"
         " wire/jobkvs.h)",
         "engine/workflow.c:N: a Workflow state 'Setup' (spelled in engine/wfstate.c)",
@@ -276,6 +287,7 @@ def test_the_guard_finds_a_planted_c_alias() -> None:
 
 def test_the_guard_finds_a_planted_python_alias() -> None:
     planted = {
+        "cli/jobs.py": 'LINK = f"rabbit_{1}_timing"\n',
         "cli/wait.py": 'KEY = f"{1}.data.dws.teardown"\n',
         "service/core.py": 'import pwd\nNAME = pwd.getpwuid(0).pw_name\n',
         "harness/jobmanager.py": 'TOPIC = "job-manager.dws.dataout-end"\n',
@@ -285,6 +297,10 @@ def test_the_guard_finds_a_planted_python_alias() -> None:
         "jobrecord.py": '"""data.dws.job in a docstring"""\n',
     }
     assert py_violations(planted) == [
+        "cli/jobs.py:1: the reference's memo or link name 'rabbit_'"
+        " (jobrecord.MEMO_WORKFLOW, timing_link: from jobkvs.h)",
+        "cli/jobs.py:1: the reference's memo or link name '_timing'"
+        " (jobrecord.MEMO_WORKFLOW, timing_link: from jobkvs.h)",
         "cli/wait.py:1: a data.dws. KVS key '.data.dws.teardown'"
         " (jobrecord.py reads them from jobkvs.h)",
         "harness/jobmanager.py:1: a job-manager.dws. topic or method 'job-manager.dws.dataout-end'"
@@ -309,5 +325,7 @@ def test_the_names_read_through_cffi_are_the_references() -> None:
         "data.dws.", "data.dws.workflow", "data.dws.dataout", "data.dws.teardown",
         "data.dws.datamovements", "data.dws.container_log")
     assert jobrecord.timing_key("PreRun") == "data.dws.timing.prerun"
+    assert jobrecord.MEMO_WORKFLOW == "rabbit_workflow"
+    assert jobrecord.timing_link("PreRun") == "rabbit_prerun_timing"
     assert jobrecord.timeline_key("DataOut") == "data.dws.timeline.dataout"
     assert (wfstates.PROPOSAL, wfstates.TEARDOWN) == ("Proposal", "Teardown")

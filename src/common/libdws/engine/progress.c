@@ -598,7 +598,7 @@ static void adopt (struct dws_engine *e, struct job *job)
     if (desired > WF_PROPOSAL)
         job->resources_sent = true;
     else /* the old service may have gone before its create's answer wrote it */
-        act_memo (e, job, json_pack ("{s:s}", "rabbit_workflow", job->name));
+        act_memo (e, job, json_pack ("{s:s}", DWS_JOBKVS_MEMO_WORKFLOW, job->name));
     job->setup_pending = job->hosts && desired == WF_PROPOSAL;
     if (desired == WF_TEARDOWN)
         job->toredown = true;
@@ -785,7 +785,7 @@ void progress_on_create (struct dws_engine *e, enum token_kind kind, struct job 
         json_array_foreach (job->create_msgids, i, msgid)
             act_respond_ok (e, msgid);
         json_array_clear (job->create_msgids);
-        act_memo (e, job, json_pack ("{s:s}", "rabbit_workflow", job->name));
+        act_memo (e, job, json_pack ("{s:s}", DWS_JOBKVS_MEMO_WORKFLOW, job->name));
         admit_created (e, job); /* dws-limit, once the Workflow exists */
         if (a.ok && json_is_object (json_object_get (event, "object")) && !job->wf)
             job_set_wf (job, json_object_get (event, "object"));

@@ -101,13 +101,14 @@ void workflow_kvs_timing (struct dws_engine *e, struct job *job, enum wf_state s
     json_t *links = json_object ();
     const char *elapsed = job->view.elapsed;
     snprintf (key, sizeof (key), DWS_JOBKVS_TIMING "%s", lower);
-    snprintf (link, sizeof (link), "rabbit_%s_timing", lower);
+    snprintf (link, sizeof (link), DWS_JOBKVS_LINK_TIMING_PREFIX "%s" DWS_JOBKVS_LINK_TIMING_SUFFIX,
+              lower);
     json_object_set_new (put, key, json_string (elapsed ? elapsed : ""));
     json_object_set_new (links, link, json_string (key));
     timeline_put (job, s, put);
     if (with_wf && job->wf) {
         json_object_set (put, DWS_JOBKVS_WORKFLOW, job->wf);
-        json_object_set_new (links, "rabbit_workflow", json_string (DWS_JOBKVS_WORKFLOW));
+        json_object_set_new (links, DWS_JOBKVS_MEMO_WORKFLOW, json_string (DWS_JOBKVS_WORKFLOW));
     }
     act_kvs (e, job, put, links);
 }
@@ -289,7 +290,7 @@ void workflow_teardown_begin (struct dws_engine *e, struct job *job, const struc
         enum wf_state left = st->was;
         if (put && left > WF_NONE && left < WF_TEARDOWN && job->done_at[left] <= 0)
             timeline_put (job, left, put);
-        act_kvs (e, job, put, json_pack ("{s:s}", "rabbit_workflow", DWS_JOBKVS_WORKFLOW));
+        act_kvs (e, job, put, json_pack ("{s:s}", DWS_JOBKVS_MEMO_WORKFLOW, DWS_JOBKVS_WORKFLOW));
     }
     bool prerun = st->was >= WF_PRERUN;
     job->teardown_reads = 0;

@@ -36,4 +36,13 @@
 /* The exception's note and what it means, in plain words (explain.h). */
 #define DWS_JOBKVS_EXPLANATION DWS_JOBKVS_PREFIX "explanation"
 
+/* The reference's names for a rabbit job beside its keys: the memo that
+ * gives its Workflow's name (job-list shows it: a job with it has had a
+ * Workflow), and the KVS links, the Workflow's key as rabbit_workflow
+ * and each state's timing key as rabbit_<state>_timing (the state's name
+ * in lower case between the two). */
+#define DWS_JOBKVS_MEMO_WORKFLOW "rabbit_workflow"
+#define DWS_JOBKVS_LINK_TIMING_PREFIX "rabbit_"
+#define DWS_JOBKVS_LINK_TIMING_SUFFIX "_timing"
+
 #endif /* !DWS_JOBKVS_H */

@@ -23,6 +23,7 @@ from flux_dws.breakdown import RabbitMap, allocation_sets
 from flux_dws.dwsim.systems import SystemError_, load_system
 from flux_dws.emulator import Emulator
 from flux_dws.hostlist import Hostlist
+from flux_dws.jobrecord import timing_link
 from flux_dws.wfstates import PRE_RUN, PROPOSAL, SETUP, STATES
 
 G, V = "dataworkflowservices.github.io", "v1alpha7"
@@ -245,8 +246,8 @@ def run_jobs(args: argparse.Namespace) -> int:
                 for k in sorted(job.env):
                     v = job.env[k]
                     print(f"      {k}={v if len(v) < 70 else v[:67] + '...'}")
-            timings = {k[len("rabbit_"):-len("_timing")]: job.kvs_get(k)
-                       for k in job.links if k.endswith("_timing")}
+            timings = {s.lower(): job.kvs_get(timing_link(s))
+                       for s in STATES if timing_link(s) in job.links}
             if timings:
                 print("   DWS time per state (KVS rabbit_<state>_timing): "
                       + ", ".join(f"{k} {v}" for k, v in timings.items()))

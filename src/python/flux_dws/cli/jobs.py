@@ -25,7 +25,7 @@ from flux_dws.cli import argtypes
 from flux_dws.cli.outputformat import HELP, Field, OutputFormat, Preset, Table
 from flux_dws.engine import RECORD_KEY, f58
 from flux_dws.fluxutil import FluxUnavailable, job_id, job_info_keys, open_flux
-from flux_dws.jobrecord import stored_view
+from flux_dws.jobrecord import MEMO_WORKFLOW, stored_view
 from flux_dws.jobview import jobs_rows
 from flux_dws.users import user_name
 
@@ -147,7 +147,7 @@ def _inactive(h: Any, all_users: bool, ids: list[int] | None, count: int
         listed = h.rpc("job-list.list", {"max_entries": count, "attrs": LIST_ATTRS,
                                          "since": 0.0, "constraint": constraint}).get()["jobs"]
     rabbit = [j for j in listed if j.get("state") == INACTIVE
-              and ((j.get("annotations") or {}).get("user") or {}).get("rabbit_workflow")]
+              and ((j.get("annotations") or {}).get("user") or {}).get(MEMO_WORKFLOW)]
     keys = [(int(j["id"]), k) for j in rabbit for k in ("jobspec", "eventlog", RECORD_KEY)]
     record = job_info_keys(h, keys)
     out = []

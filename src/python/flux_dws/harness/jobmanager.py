@@ -27,6 +27,7 @@ from flux_dws.dataout import SERVICES as DATAOUT_SERVICES
 from flux_dws.harness.fake_resource import FakeFluxion, FakeResources
 from flux_dws.harness.reactor import Reactor
 from flux_dws.hostlist import Hostlist
+from flux_dws.jobrecord import MEMO_WORKFLOW
 from flux_dws.jobsm import (
     ACTIONS,
     DEPENDENCY_METHOD,
@@ -575,7 +576,7 @@ class JobManager:
     def active_dw_jobs(self) -> list[dict[str, Any]]:
         """What job-list tells of active jobs with a dw attribute."""
         return [{"id": j.id, "state": j.state, "dependencies": sorted(j.deps),
-                 "rabbit": "rabbit_workflow" in j.memo}
+                 "rabbit": MEMO_WORKFLOW in j.memo}
                 for j in self.jobs.values() if j.state in ACTIVE
                 and "dw" in j.jobspec.get("attributes", {}).get("system", {})]
 

@@ -19,6 +19,7 @@ from collections import deque
 from collections.abc import Callable, Collection
 from typing import Any
 
+from flux_dws.jobrecord import MEMO_WORKFLOW
 from flux_dws.service import reactorgc
 from flux_dws.service.link import JobInfo, Link, Request, ResourceFollow, RpcCallback
 
@@ -234,7 +235,7 @@ class FluxLink(Link):
                     user = (j.get("annotations") or {}).get("user") or {}
                     out.append({"id": j["id"], "state": state,
                                 "dependencies": j.get("dependencies") or [],
-                                "rabbit": "rabbit_workflow" in user})
+                                "rabbit": MEMO_WORKFLOW in user})
             callback(out)
 
         # job-list cannot filter on the dw attribute; the engine ignores the
