@@ -1,9 +1,11 @@
 /* decide.c - the engine's one decider (decide.h): every choice of what a
  * job does next, and every change of its phase (through phase.c's table).
  *
- * decide_next () reads the job's phase, the facts recorded on it and what
- * just happened, and returns one step; nothing else in the engine
- * chooses a transition.  To add a phase or a decision: its row in
+ * decide_next () reads the job alone -- its phase, the facts recorded on
+ * it and the first of its news (what happened that no other fact says,
+ * recorded by the input) -- and returns one step; decide () takes that
+ * news, and advance.c asks again until none is left.  Nothing else in
+ * the engine chooses a transition.  To add a phase or a decision: its row in
  * JOB_PHASES and phase.c's table, its case here, and for a new kind of
  * step its verb in the file that acts and its row in verbs.c's table.
  * The facts that only choose a transition (setup_pending, toredown,
