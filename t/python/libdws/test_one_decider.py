@@ -238,6 +238,34 @@ def test_the_decider_reads_the_job_alone() -> None:
     assert args == ["const struct dws_engine *e", "const struct job *job"], args
 
 
+def inner_choices(decide_c: str) -> list[str]:
+    """Calls, in decide.c, of the function that chooses a step for a news
+    (``next``) from anywhere but decide_next's body: decide () must take
+    its step from decide_next (), the function the guard above reads."""
+    code = "\n".join(line for _, line in code_lines(decide_c))
+    body = re.search(r"^struct step decide_next \([^)]*\)\n\{\n.*?^\}\n", code, re.S | re.M)
+    assert body, "decide.c defines no decide_next"
+    rest = code[: body.start()] + code[body.end():]
+    return [f"decide.c:{rest[: m.start()].count(chr(10)) + 1}: calls next"
+            for m in re.finditer(r"(?<![\w.>])next\s*\(", rest)
+            if not re.match(r"next \(const struct dws_engine", rest[m.start():])]
+
+
+def test_decide_takes_its_step_from_decide_next() -> None:
+    bad = inner_choices((ENGINE / "decide.c").read_text())
+    assert not bad, "a step chosen beside decide_next: " + ", ".join(bad)
+
+
+def test_the_guard_finds_a_step_chosen_beside_decide_next() -> None:
+    planted = ("static struct step next (const struct dws_engine *e, const struct job *job,\n"
+               "                         enum news on, int arg)\n{\n    return make (1);\n}\n"
+               "struct step decide_next (const struct dws_engine *e, const struct job *job)\n{\n"
+               "    return next (e, job, first_news (job), 0);\n}\n"
+               "struct step decide (struct dws_engine *e, struct job *job)\n{\n"
+               "    return next (e, job, NEWS_SEEN, 0);\n}\n")
+    assert inner_choices(planted) == ["decide.c:8: calls next"]
+
+
 def test_the_guard_finds_a_what_happened_argument() -> None:
     planted = "struct step decide_next (const struct dws_engine *e,\n" \
         "    const struct job *job, enum news on, int arg);\n"

@@ -696,7 +696,10 @@ bool decide_pending (const struct job *job)
     return job->news != 0;
 }
 
-static struct step take (struct dws_engine *e, struct job *job, enum news on, int arg)
+/* The phase change news `on` is, the step decide_next () gives for it
+ * (the news still on the job), and the step's own phase change.
+ */
+static struct step take (struct dws_engine *e, struct job *job, enum news on)
 {
     enum wf_state done = WF_NONE;
     if (on == NEWS_CREATED)
@@ -707,7 +710,7 @@ static struct step take (struct dws_engine *e, struct job *job, enum news on, in
         phase_event (e, job, PHASE_EV_SEEN, WF_NONE);
     }
     if (on == NEWS_GONE) {
-        struct step st = next (e, job, on, arg); /* from the phase it had */
+        struct step st = decide_next (e, job); /* from the phase it had */
         if (st.kind != STEP_NOTHING && job->phase != PHASE_DELETING)
             phase_event (e, job, PHASE_EV_VANISH, WF_NONE);
         return st;
@@ -719,7 +722,7 @@ static struct step take (struct dws_engine *e, struct job *job, enum news on, in
             return make (STEP_NOTHING);
         done = job->view.state;
     }
-    struct step st = next (e, job, on, arg);
+    struct step st = decide_next (e, job);
     int rc = 0;
     switch (st.kind) {
         case STEP_CREATE:
@@ -758,13 +761,13 @@ struct step decide (struct dws_engine *e, struct job *job)
     enum news on = first_news (job);
     if (on == NEWS_COUNT)
         return make (STEP_NOTHING);
-    int arg = news_arg (job, on);
-    if (on == NEWS_TIMER && arg != T_NKINDS)
-        job->fired &= ~(1u << arg); /* the others are taken next */
+    enum timer_kind fired = on == NEWS_TIMER ? first_fired (job) : T_NKINDS;
+    struct step st = take (e, job, on);
+    /* the news is taken; a timer's only with the last of those fired */
+    if (fired != T_NKINDS)
+        job->fired &= ~(1u << fired);
     if (on != NEWS_TIMER || job->fired == 0)
         job->news &= ~((uint64_t)1 << on);
-    struct step st = on == NEWS_TIMER && arg == T_NKINDS ? make (STEP_NOTHING)
-                                                         : take (e, job, on, arg);
     st.news = on;
     return st;
 }
