@@ -306,7 +306,8 @@ JOB_FIELDS = {
     "workflow": ("wf", "view", "phase", "state_since", "asked_at", "done_at"),
     # what it was given or read: hosts, ssd, breakdowns, held vertices
     "read": ("breakdowns", "hosts", "reserved", "failed", "held", "dms_kept",
-             "prestage_avoid", "prestage_gib", "prestage_since"),
+             "prestage_avoid", "prestage_gib", "prestage_since", "limit_use",
+             "limit_behind"),
     # requests and reads outstanding, counted or kept to answer
     "pending": ("create_msgids", "view_msgids", "breakdowns_wanted", "servers_pending",
                 "abort_reads", "teardown_reads", "timers", "record"),

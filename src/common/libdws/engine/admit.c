@@ -31,14 +31,6 @@ static int64_t job_gib (struct job *job)
     return job->gib < 0 ? 0 : job->gib;
 }
 
-static const char *user_of (const struct job *job, char *buf, size_t size)
-{
-    if (job->username)
-        return job->username;
-    snprintf (buf, size, "%lld", (long long)job->userid);
-    return buf;
-}
-
 /* What user uid holds now, but job `except`. */
 static struct limits_use use_of (struct dws_engine *e, int64_t uid, const struct job *except)
 {
@@ -71,42 +63,80 @@ static void dependency (struct dws_engine *e, struct job *job, bool add)
 
 int admit_create (struct dws_engine *e, struct job *job, dws_error_t *err)
 {
-    char why[DWS_ERROR_TEXT_MAX], ubuf[32];
+    char why[DWS_ERROR_TEXT_MAX];
     if (!e->cfg.limits || job->phase == PHASE_LIMITED)
-        return job->phase == PHASE_LIMITED ? 1 : 0;
-    struct limits_rule r = limits_rule (e->cfg.limits, job->userid, job->username);
-    enum limits_verdict v = limits_check (&r, use_of (e, job->userid, job), job_gib (job),
-                                          user_of (job, ubuf, sizeof (ubuf)), why, sizeof (why));
-    if (v == LIMITS_GO && !psi_synced (e)) {
-        /* the user's persistent storage is not known yet: wait for it */
-        v = LIMITS_WAIT;
-        snprintf (why, sizeof (why), "the persistent storage is not listed yet");
-    }
-    if (v == LIMITS_NEVER) {
-        dws_errorf (err, "%s", why);
-        return -1;
-    }
-    if (v == LIMITS_GO)
-        return 0;
-    struct input in = {.why = why};
-    advance_job (e, job, NEWS_OVER_LIMIT, &in);
-    return job->phase == PHASE_LIMITED ? 1 : 0;
+        return 0; /* a waiting job is counted by the pass */
+    struct limits_use use = use_of (e, job->userid, job);
+    bool listed = psi_synced (e);
+    if (limits_job_verdict (e->cfg.limits, job->userid, job->username, use, listed,
+                            job_gib (job), why, sizeof (why))
+        == LIMITS_NEVER)
+        return dws_errorf (err, "%s", why);
+    job->limit_use = use; /* the decider says whether it goes (NEWS_CREATE) */
+    job->limit_behind = listed ? 0 : -1;
+    return 0;
+}
+
+/* Why the job waits, from what admit.c counted (its verdict the
+ * decider's): false when its limits would let it go (it waits behind an
+ * older job of its user, whose reason says why).
+ */
+static bool waits_why (struct dws_engine *e, struct job *job, char *why, size_t size)
+{
+    return limits_job_verdict (e->cfg.limits, job->userid, job->username, job->limit_use,
+                               job->limit_behind >= 0, job_gib (job), why, size)
+           == LIMITS_WAIT;
 }
 
 /* STEP_WAIT_LIMIT: it waits, with no Workflow, for its user's use to
- * fall (in->why: what its user holds).
+ * fall: its dws.create is answered now (its Workflow is created once its
+ * user's use allows).
  */
 void admit_wait (struct dws_engine *e, struct job *job, const struct step *st,
                  struct input *in)
 {
+    char why[DWS_ERROR_TEXT_MAX];
+    size_t i;
+    json_t *msgid;
     (void)st;
+    (void)in;
+    if (!waits_why (e, job, why, sizeof (why)))
+        snprintf (why, sizeof (why), "its user's limits");
     free (job->limit_why);
-    job->limit_why = strdup (in->why);
-    act_log (e, "info", "%s: waits for its user's rabbit storage: %s", job->name, in->why);
+    job->limit_why = strdup (why);
+    act_log (e, "info", "%s: waits for its user's rabbit storage: %s", job->name, why);
     if (!(job->deps & JOB_DEP_LIMIT)) /* not held already (found so after a restart) */
         dependency (e, job, true);
     job->deps |= JOB_DEP_LIMIT;
+    /* after dws-limit is added: the answer lets the plugin remove dws-create */
+    json_array_foreach (job->create_msgids, i, msgid)
+        act_respond_ok (e, msgid);
+    json_array_clear (job->create_msgids);
     act_record (e, job);
+}
+
+/* STEP_LIMIT_WHY: it still waits; what its user holds changed. */
+void admit_still_waiting (struct dws_engine *e, struct job *job, const struct step *st,
+                          struct input *in)
+{
+    char why[DWS_ERROR_TEXT_MAX];
+    (void)st;
+    (void)in;
+    if (!waits_why (e, job, why, sizeof (why)))
+        return;
+    free (job->limit_why);
+    job->limit_why = strdup (why);
+    act_record (e, job);
+}
+
+/* STEP_ADMIT: its user's use allows it now: its Workflow is created. */
+void admit_go (struct dws_engine *e, struct job *job, const struct step *st, struct input *in)
+{
+    act_log (e, "info", "%s: its user's rabbit storage allows it now; creating its"
+             " Workflow", job->name);
+    free (job->limit_why);
+    job->limit_why = NULL;
+    workflow_send_create (e, job, st, in);
 }
 
 static int by_id (const void *a, const void *b)
@@ -115,23 +145,11 @@ static int by_id (const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* A job that still waits: its reason says what its user holds now. */
-static void still_waiting (struct dws_engine *e, struct job *job, const struct limits_rule *r,
-                           struct limits_use use, int64_t want)
-{
-    char why[DWS_ERROR_TEXT_MAX], ubuf[32];
-    if (limits_check (r, use, want, user_of (job, ubuf, sizeof (ubuf)), why, sizeof (why))
-            != LIMITS_WAIT
-        || (job->limit_why && !strcmp (job->limit_why, why)))
-        return;
-    free (job->limit_why);
-    job->limit_why = strdup (why);
-    act_record (e, job);
-}
-
 /* The waiting jobs of one user, from waiting[from] on (sorted by user,
- * then id): let go those limits_admit allows; returns where the next
- * user's begin. */
+ * then id): record on each what its user holds when its turn comes (with
+ * the older ones that fit, limits_admit) and how many older ones stay,
+ * and mark it for the decider; returns where the next user's begin.
+ */
 static size_t pass_user (struct dws_engine *e, struct job **waiting, size_t from, size_t n)
 {
     size_t to = from;
@@ -145,23 +163,18 @@ static size_t pass_user (struct dws_engine *e, struct job **waiting, size_t from
         want[i - from] = job_gib (waiting[i]);
     struct limits_rule r = limits_rule (e->cfg.limits, uid, waiting[from]->username);
     struct limits_use use = use_of (e, uid, NULL);
-    int go = e->cfg.limits ? limits_admit (&r, use, want, (int)(to - from)) : (int)(to - from);
-    /* those that stay: why, with what the user holds now */
-    for (size_t i = from; i < from + (size_t)go; i++) {
-        use.gib += want[i - from];
-        use.jobs++;
-    }
-    for (size_t i = from + (size_t)go; i < to; i++)
-        still_waiting (e, waiting[i], &r, use, want[i - from]);
-    free (want);
-    for (size_t i = from; i < from + (size_t)go; i++) {
+    int go = limits_admit (&r, use, want, (int)(to - from));
+    for (size_t i = from; i < to; i++) {
         struct job *job = waiting[i];
-        act_log (e, "info", "%s: its user's rabbit storage allows it now; creating its"
-                 " Workflow", job->name);
-        free (job->limit_why);
-        job->limit_why = NULL;
-        workflow_create (e, job);
+        job->limit_use = use;
+        job->limit_behind = i - from > (size_t)go ? (int64_t)(i - from) - go : 0;
+        if (i - from < (size_t)go) {
+            use.gib += want[i - from];
+            use.jobs++;
+        }
+        advance_mark (e, job, NEWS_ROOM);
     }
+    free (want);
     return to;
 }
 

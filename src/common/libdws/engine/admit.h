@@ -1,13 +1,15 @@
 /* admit.h - the user limits applied to the job table (limits.h decides).
  *
  * A job about to get its Workflow (dws.create, or its jobspec read again
- * after a restart) passes admit_create: within its user's limits it goes
- * on; alone over max_user_gib it is refused; else it waits in phase
- * "waiting-limit" with no Workflow, and the jobtap plugin is asked to hold
- * it with the dws-limit dependency (job-manager.dws.dependency, jobwire.h).
- * After every event admit_pass lets waiting jobs go, per user in
- * submission order, as far as what their users hold allows (the jobs that
- * stay get their reason written again with what the user holds now): their
+ * after a restart) passes admit_create: alone over max_user_gib it is
+ * refused; else what its user holds is recorded on it, and the decider
+ * (decide.c, limits_job_verdict) says whether it goes on or waits in phase
+ * "waiting-limit" with no Workflow, the jobtap plugin asked to hold it
+ * with the dws-limit dependency (job-manager.dws.dependency, jobwire.h).
+ * After every event admit_pass records on each waiting job what its user
+ * holds when its turn comes (per user in submission order: the older ones
+ * that fit go first, limits_admit) and marks it; the decider lets it go,
+ * or writes its reason again with what the user holds now.  Their
  * Workflows are created, and dws-limit is removed once the create has
  * answered (admit_created), so that a restart before that finds the job
  * still held and weighs it again.  The job manager's list read after a
@@ -35,12 +37,17 @@
 #include "advance.h"
 #include "state.h"
 
-/* 0: the job goes on (the caller creates its Workflow); 1: it waits
- * (held); -1: refused, the message in err (the caller answers or fails the
- * job as for a per-job maximum). */
+/* A dws.create (or a job's Workflow to be created again after a
+ * restart): record what its user holds (the decider says whether it goes
+ * or waits, NEWS_CREATE); -1 when it asks alone for more than its user
+ * may hold, the message in err (the caller answers or fails the job as
+ * for a per-job maximum).
+ */
 int admit_create (struct dws_engine *e, struct job *job, dws_error_t *err);
 
-/* Let waiting jobs go that their users' limits now allow. */
+/* After an event: record on each waiting job what its user holds when its
+ * turn comes, and mark it for the decider (NEWS_ROOM).
+ */
 void admit_pass (struct dws_engine *e);
 
 /* The Workflow's create answered (or its Workflow was found after a
@@ -49,8 +56,11 @@ void admit_pass (struct dws_engine *e);
  * plugin answers a removal of what the job no longer holds). */
 void admit_created (struct dws_engine *e, struct job *job);
 
-/* STEP_WAIT_LIMIT (verbs.c's table). */
+/* STEP_WAIT_LIMIT, STEP_LIMIT_WHY, STEP_ADMIT (verbs.c's table). */
 void admit_wait (struct dws_engine *e, struct job *job, const struct step *st,
                  struct input *in);
+void admit_still_waiting (struct dws_engine *e, struct job *job, const struct step *st,
+                          struct input *in);
+void admit_go (struct dws_engine *e, struct job *job, const struct step *st, struct input *in);
 
 #endif /* !DWS_ENGINE_ADMIT_H */

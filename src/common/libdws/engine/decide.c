@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "decide.h"
+#include "limits.h"
 #include "phase.h"
 #include "parse/directive.h"
 #include "parse/labels.h"
@@ -394,6 +395,38 @@ static struct step culprits (const struct job *job, enum wf_state s, int total)
     return make (STEP_NODE_FAILURE);
 }
 
+/* Do its user's [rabbit.limits] hold it, with what admit.c counted (its
+ * user's use, and the older jobs of its user that stay)?
+ */
+static bool over_limit (const struct dws_engine *e, const struct job *job)
+{
+    char why[8];
+    if (!e->cfg.limits || job->limit_use.jobs < 0)
+        return false;
+    return job->limit_behind > 0
+           || limits_job_verdict (e->cfg.limits, job->userid, job->username, job->limit_use,
+                                  job->limit_behind >= 0, job->gib < 0 ? 0 : job->gib, why,
+                                  sizeof (why))
+                  != LIMITS_GO;
+}
+
+/* A waiting job whose user's use was counted again: it goes, or its
+ * reason is written again when what its user holds changed.
+ */
+static struct step limited (const struct dws_engine *e, const struct job *job)
+{
+    char why[DWS_ERROR_TEXT_MAX];
+    if (!over_limit (e, job))
+        return make (STEP_ADMIT);
+    if (limits_job_verdict (e->cfg.limits, job->userid, job->username, job->limit_use,
+                            job->limit_behind >= 0, job->gib < 0 ? 0 : job->gib, why,
+                            sizeof (why))
+            == LIMITS_WAIT
+        && (!job->limit_why || strcmp (job->limit_why, why) != 0))
+        return make (STEP_LIMIT_WHY);
+    return make (STEP_NOTHING);
+}
+
 /* The step for news `on` (`arg`: what the news says beside it, read from
  * the job by news_arg ()).
  */
@@ -404,11 +437,10 @@ static struct step next (const struct dws_engine *e, const struct job *job, enum
     enum wf_state handled = phase_handled (job);
     switch (on) {
         case NEWS_CREATE:
-            return make (job->phase == PHASE_NONE || job->phase == PHASE_LIMITED ? STEP_CREATE
-                                                                                 : STEP_NOTHING);
-        case NEWS_OVER_LIMIT:
-            return make (job->phase == PHASE_NONE && !job->epilog ? STEP_WAIT_LIMIT
-                                                                  : STEP_NOTHING);
+            /* a waiting job goes when its turn comes (NEWS_ROOM) */
+            if (job->phase != PHASE_NONE)
+                return make (STEP_NOTHING);
+            return make (!job->epilog && over_limit (e, job) ? STEP_WAIT_LIMIT : STEP_CREATE);
         case NEWS_LIMIT_FOUND:
             /* its Workflow exists: the old service went away before the
              * create's answer removed dws-limit, or the removal reached no
@@ -627,6 +659,8 @@ static struct step next (const struct dws_engine *e, const struct job *job, enum
                 return make (STEP_PRESTAGE_HOLD);
             return make (STEP_NOTHING);
         case NEWS_ROOM:
+            if (job->phase == PHASE_LIMITED)
+                return limited (e, job);
             if (prestage_may_start (job) && job->ssd == SSD_UNPICKED && job->prestage_wait[0])
                 return make (STEP_PRESTAGE_PICK); /* waiting for room: before its timer */
             return make (STEP_NOTHING);
@@ -726,6 +760,7 @@ static struct step take (struct dws_engine *e, struct job *job, enum news on)
     int rc = 0;
     switch (st.kind) {
         case STEP_CREATE:
+        case STEP_ADMIT:
             rc = phase_event (e, job, PHASE_EV_CREATE, WF_NONE);
             break;
         case STEP_WAIT_LIMIT:

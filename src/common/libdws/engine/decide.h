@@ -76,7 +76,6 @@ enum news {
                                * persistent storage) */
     NEWS_HOLD_R,         /* the job's R was read to hold its ssds */
     NEWS_MAP,            /* the SystemConfiguration came: rabbits can be placed */
-    NEWS_OVER_LIMIT,     /* its user's [rabbit.limits] hold it before its create */
     NEWS_LIMIT_FOUND,    /* it may hold dws-limit still: the job manager's list after a
                                * restart shows it (recorded: limit_dep), or its plugin was
                                * reloaded (a repeated dws.create) */
@@ -84,7 +83,8 @@ enum news {
     NEWS_PRESTAGE_FOUND, /* Fluxion said which held ssd a job has (the picked
                                * ones are verified, or to be picked again) */
     NEWS_HOLDS_APPLIED,  /* Fluxion holds every ssd of the job down */
-    NEWS_ROOM,           /* a Storage or the graph changed: there may be room now */
+    NEWS_ROOM,           /* a Storage or the graph changed, or its user's use was
+                          * counted again (admit.c): there may be room now */
     NEWS_COUNT,
 };
 _Static_assert (NEWS_COUNT <= 64, "job->news has a bit per news");
@@ -142,6 +142,8 @@ enum step_kind {
     STEP_WAIT_LIMIT,     /* wait, with no Workflow, for its user's use to fall (admit.c) */
     STEP_END_WAITING,    /* its epilog began while it waited: release it, forget the job */
     STEP_LIMIT_REMOVE,   /* its Workflow exists: remove dws-limit (admit.c) */
+    STEP_LIMIT_WHY,      /* it still waits: its reason says what its user holds now */
+    STEP_ADMIT,          /* its user's use allows it now: create its Workflow */
     STEP_PRESTAGE_RECORD, /* pre-staged: record it on the Workflow first */
     STEP_PRESTAGE_PICK,  /* pick the ssd it holds (again, or once some are free) */
     STEP_PRESTAGE_VERIFY, /* its hold applied: ask Fluxion whether a job has any of it */

@@ -599,8 +599,10 @@ json_t *dws_engine_event (struct dws_engine *e, json_t *event, dws_error_t *err)
         prestage_room (e);
     }
     advance_due (e);
-    /* a job of a user whose use fell (or whose limits rose) may go */
+    /* a job of a user whose use fell (or whose limits rose) may go: the
+     * use is counted once the event's jobs have moved */
     admit_pass (e);
+    advance_due (e);
     /* the records of the jobs whose view may have changed (act_record) */
     record_due_event (e, event);
     jobview_records (e);

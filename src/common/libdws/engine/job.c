@@ -60,6 +60,7 @@ struct job *job_create (struct dws_engine *e, json_int_t id)
     /* j->phase: PHASE_NONE (0, calloc) until decide.c moves it */
     j->forced = WF_NONE;
     j->gib = -1;
+    j->limit_use.jobs = -1;
     j->prestage_asked = -1;
     j->tc_since = -1;
     j->breakdowns = json_object ();

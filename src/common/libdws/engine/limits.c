@@ -73,6 +73,29 @@ enum limits_verdict limits_check (const struct limits_rule *r, struct limits_use
     return LIMITS_GO;
 }
 
+enum limits_verdict limits_job_verdict (json_t *limits, int64_t uid, const char *name,
+                                        struct limits_use use, bool listed, int64_t want,
+                                        char *why, size_t size)
+{
+    char user[32];
+    if (!limits) {
+        if (size > 0)
+            why[0] = '\0';
+        return LIMITS_GO;
+    }
+    struct limits_rule r = limits_rule (limits, uid, name);
+    if (!name) {
+        snprintf (user, sizeof (user), "%lld", (long long)uid);
+        name = user;
+    }
+    enum limits_verdict v = limits_check (&r, use, want, name, why, size);
+    if (v == LIMITS_GO && !listed) {
+        snprintf (why, size, "the persistent storage is not listed yet");
+        return LIMITS_WAIT;
+    }
+    return v;
+}
+
 int limits_admit (const struct limits_rule *r, struct limits_use use, const int64_t *want,
                   int n)
 {

@@ -21,6 +21,7 @@
 #ifndef DWS_ENGINE_LIMITS_H
 #define DWS_ENGINE_LIMITS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -61,6 +62,17 @@ struct limits_rule limits_rule (json_t *limits, int64_t uid, const char *name);
  */
 enum limits_verdict limits_check (const struct limits_rule *r, struct limits_use use,
                                   int64_t want, const char *user, char *why, size_t size);
+
+/* The verdict on a job of user uid (name: the user's name, or NULL)
+ * asking for `want` GiB while its user holds `use`: limits_check () with
+ * the user's rule from the normalised limits table (NULL: GO), the user
+ * named by name or uid.  listed false: the user's persistent storage is
+ * not listed yet, so a job that would go waits.  The decider's question
+ * (decide.c) and the reason a waiting job shows (admit.c).
+ */
+enum limits_verdict limits_job_verdict (json_t *limits, int64_t uid, const char *name,
+                                        struct limits_use use, bool listed, int64_t want,
+                                        char *why, size_t size);
 
 /* Of a user's n waiting jobs (want[i] GiB each, in submission order), how
  * many go now: the first ones, each added to what the user holds, while

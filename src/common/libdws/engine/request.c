@@ -267,17 +267,14 @@ static void create_request (struct dws_engine *e, json_t *msgid, json_t *p, json
     job->directives = directives;
     job->resources = json_incref (resources);
     set_username (job, event);
-    int held = admit_create (e, job, &err);
-    if (held < 0) {
+    if (admit_create (e, job, &err) < 0) {
         act_respond_fail (e, msgid, "%s", err.text);
         job_forget (e, job);
         refused_create (e, id);
         return;
     }
-    if (held > 0) {
-        act_respond_ok (e, msgid); /* created once its user's use allows */
-        return;
-    }
+    /* answered by the create's answer, or at once if it waits for its
+     * user's use to fall (admit_wait) */
     json_array_append (job->create_msgids, msgid);
     workflow_create (e, job);
 }
@@ -958,13 +955,11 @@ void request_create_from_jobspec (struct dws_engine *e, struct job *job,
     json_decref (job->resources);
     job->resources = json_incref (json_object_get (jobspec, "resources"));
     set_username (job, event);
-    int held = admit_create (e, job, &err);
-    if (held < 0) {
+    if (admit_create (e, job, &err) < 0) {
         workflow_fail_job (e, job, DWS_JOBWIRE_DEPENDENCY, NOTE_PREFIX "cannot create the Workflow again: %s",
                            err.text);
         job_forget (e, job);
         return;
     }
-    if (held == 0)
-        workflow_create (e, job);
+    workflow_create (e, job);
 }

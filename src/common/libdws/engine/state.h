@@ -54,6 +54,7 @@
 
 #include "engine.h"
 #include "health/health.h"
+#include "limits.h"
 #include "placement/lustre.h"
 #include "wire/wire.h" /* NOTE_PREFIX */
 
@@ -308,6 +309,13 @@ struct job {
     int64_t gib;           /* rabbit GiB its directives ask for (limits.h); -1: not read */
     char *username;        /* its owner's name as the service looked it up, or NULL */
     char *limit_why;       /* why it waits in PHASE_LIMITED (admit.c), or NULL */
+    struct limits_use limit_use; /* what its user holds as admit.c counted it at
+                            * its dws.create, or, while it waits, with the
+                            * older waiting jobs let go before it; jobs -1:
+                            * not counted (no limits, or its create sent) */
+    int64_t limit_behind;  /* older waiting jobs of its user that stay (no job
+                            * overtakes an older one of the same user); -1:
+                            * its user's persistent storage not listed yet */
 
     /* pre-staging (prestage.c): storage set up and filled before the nodes */
     int prestage_asked;    /* dw_prestage: -1 not given, 0 "no", 1 "yes" */

@@ -158,6 +158,7 @@ void workflow_send_create (struct dws_engine *e, struct job *job, const struct s
     (void)st;
     (void)in;
     char tol[32];
+    job->limit_use.jobs = -1; /* counted: a Workflow created again is not held */
     char *jobid = dws_f58_plain ((unsigned long long)job->id);
     char *res = job->resources ? json_dumps (job->resources, JSON_COMPACT) : NULL;
     snprintf (tol, sizeof (tol), "%lld", (long long)job->tolerance);

@@ -120,6 +120,37 @@ static void test_admit (void)
     cmp_ok (limits_admit (&r, u, big, 3), ==, 3, "no limits: all go");
 }
 
+static void test_job_verdict (void)
+{
+    json_t *l = json_pack ("{s:I s:{s:{s:I}}}", "max_user_gib", (json_int_t)100, "users",
+                           "1001", "max_user_jobs", (json_int_t)1);
+    struct limits_use u = {90, 0};
+    char why[256];
+    is (limits_job_verdict (l, 1000, "alice", u, true, 20, why, sizeof (why)) == LIMITS_WAIT
+            ? why : "?",
+        "max_user_gib 100: user alice holds 90 GiB in 0 jobs", "named by its name");
+    u = (struct limits_use){0, 1};
+    is (limits_job_verdict (l, 1001, NULL, u, true, 1, why, sizeof (why)) == LIMITS_WAIT
+            ? why : "?",
+        "max_user_jobs 1: user 1001 holds 0 GiB in 1 job", "no name: by uid, its own table");
+    u = (struct limits_use){0, 0};
+    is (limits_job_verdict (l, 1000, "alice", u, false, 10, why, sizeof (why)) == LIMITS_WAIT
+            ? why : "?",
+        "the persistent storage is not listed yet", "would go, the PSIs unlisted: waits");
+    is (limits_job_verdict (l, 1000, "alice", u, false, 200, why, sizeof (why)) == LIMITS_NEVER
+            ? why : "?",
+        "Requested a total of 200 GiB of rabbit storage but max_user_gib is 100 GiB (user alice)",
+        "alone over the limit: never, listed or not");
+    u = (struct limits_use){99, 0};
+    is (limits_job_verdict (l, 1000, "alice", u, false, 10, why, sizeof (why)) == LIMITS_WAIT
+            ? why : "?",
+        "max_user_gib 100: user alice holds 99 GiB in 0 jobs", "over what is known: says so");
+    ok (limits_job_verdict (NULL, 1000, "alice", u, false, 1 << 30, why, sizeof (why))
+            == LIMITS_GO && !why[0],
+        "no limits table: go");
+    json_decref (l);
+}
+
 static void gib (const char *dirs, int64_t nnodes, const char *expect)
 {
     dws_error_t err;
@@ -151,6 +182,7 @@ int main (void)
     test_rule ();
     test_check ();
     test_admit ();
+    test_job_verdict ();
     test_job_gib ();
     return done_testing ();
 }
