@@ -307,7 +307,7 @@ JOB_FIELDS = {
     # what it was given or read: hosts, ssd, breakdowns, held vertices
     "read": ("breakdowns", "hosts", "reserved", "failed", "held", "dms_kept",
              "prestage_avoid", "prestage_gib", "prestage_since", "limit_use",
-             "limit_behind"),
+             "limit_behind", "weighed"),
     # requests and reads outstanding, counted or kept to answer
     "pending": ("create_msgids", "view_msgids", "breakdowns_wanted", "servers_pending",
                 "abort_reads", "teardown_reads", "timers", "record"),
@@ -347,3 +347,47 @@ def test_every_field_of_struct_job_is_classified() -> None:
 def test_struct_job_has_no_more_booleans() -> None:
     booleans = sorted(f for f, t in struct_job_fields().items() if t == "bool")
     assert len(booleans) <= JOB_BOOLEANS_MAX, f"{len(booleans)} booleans: {booleans}"
+
+
+# The policies are the decider's: the settings that choose (whether a job
+# is pre-staged, whether its computes go back early) are read in decide.c
+# alone, and only decide.c (and limits.c, which words the verdict) tells
+# a job that may go (LIMITS_GO) from one that waits.  admit.c and
+# prestage.c count and weigh (facts); the decider chooses.
+POLICY_SETTING = re.compile(r"cfg\.(prestage|release_early)\b(?!_)")
+LIMITS_GO = re.compile(r"\bLIMITS_GO\b")
+
+
+def policy_violations(files: dict[str, str]) -> list[str]:
+    """A choosing setting read, or a limits verdict taken as go,
+    outside decide.c (limits.c words the verdict)."""
+    bad = []
+    for name, text in sorted(files.items()):
+        if name in ("decide.c", "limits.c", "limits.h"):
+            continue
+        for n, line in code_lines(text):
+            for m in POLICY_SETTING.finditer(line):
+                bad.append(f"{name}:{n}: reads cfg.{m.group(1)}")
+            if LIMITS_GO.search(line):
+                bad.append(f"{name}:{n}: takes a limits verdict as go")
+    return bad
+
+
+def test_only_the_decider_applies_a_policy() -> None:
+    bad = policy_violations(read(sorted(ENGINE.glob("*.[ch]"))))
+    assert not bad, "a policy applied beside the decider: " + ", ".join(bad)
+
+
+def test_the_guard_finds_a_planted_policy() -> None:
+    planted = {
+        "admit.c": "void f (void)\n{\n"
+        "    if (limits_check (&r, use, want, u, why, n) == LIMITS_GO)\n"
+        "        workflow_create (e, job);\n}\n",
+        "prestage.c": "bool g (void)\n{\n    /* cfg.prestage in a comment */\n"
+        "    return e->cfg.prestage == 2 && e->cfg.prestage_max_jobs > 0;\n}\n",
+        "decide.c": "bool h (void)\n{\n    return e->cfg.release_early;\n}\n",
+    }
+    assert policy_violations(planted) == [
+        "admit.c:3: takes a limits verdict as go",
+        "prestage.c:4: reads cfg.prestage",
+    ]

@@ -328,6 +328,38 @@ static bool setup_may_start (const struct job *job)
            && phase_handled (job) >= WF_PROPOSAL;
 }
 
+/* Is the job to be pre-staged if it can be: what it asked (dw_prestage),
+ * else rabbit.prestage (1: the jobs that copy data in, 2: all)?
+ */
+static bool prestage_wanted (const struct dws_engine *e, const struct job *job)
+{
+    const char *const copy_in[] = {"copy_in", NULL};
+    if (job->prestage_asked >= 0)
+        return job->prestage_asked == 1;
+    if (e->cfg.prestage == 1)
+        return dws_dw_any_command (job->directives, copy_in, 0) == 1;
+    return e->cfg.prestage == 2;
+}
+
+/* Pre-staging is wanted and weighed (job->weighed): a job whose storage
+ * cannot be placed before its nodes goes the usual way, or is refused if
+ * it asked; one that asks for more nodes than the instance has could
+ * hold its storage forever; the site bounds what is held ahead of nodes
+ * (rabbit.prestage_max_jobs, prestage_max_gib).
+ */
+static struct step prestage_choice (const struct dws_engine *e, const struct job *job)
+{
+    const struct prestage_facts *w = &job->weighed;
+    if (w->unfit)
+        return make (job->prestage_asked == 1 ? STEP_PRESTAGE_REFUSE : STEP_PRESTAGE_NO);
+    if (w->instance_nodes > 0 && w->nodes > w->instance_nodes)
+        return make (STEP_PRESTAGE_TOO_BIG);
+    if ((e->cfg.prestage_max_jobs > 0 && w->ahead_jobs + 1 > e->cfg.prestage_max_jobs)
+        || (e->cfg.prestage_max_gib > 0 && w->ahead_gib + w->gib > e->cfg.prestage_max_gib))
+        return make (STEP_PRESTAGE_FULL);
+    return make (STEP_PRESTAGE_YES);
+}
+
 /* Proposal done and its breakdowns read: the resources once, then the
  * Setup if dws.setup came meanwhile.  A pre-staged job whose data is in
  * and whose resources went again (the jobtap plugin asked again: it holds
@@ -335,10 +367,14 @@ static bool setup_may_start (const struct job *job)
  */
 static struct step proposal_ready (const struct dws_engine *e, const struct job *job)
 {
+    if (!job->resources_sent && job->prestage_stage == PRESTAGE_UNCHOSEN)
+        return make (prestage_wanted (e, job) ? STEP_PRESTAGE_WEIGH : STEP_PRESTAGE_NO);
+    if (!job->resources_sent && job->prestage_stage == PRESTAGE_WEIGHED)
+        return prestage_choice (e, job);
     if (!job->resources_sent)
         return make (job->prestage && job->prestage_stage < PRESTAGE_RECORDED
                          ? STEP_PRESTAGE_RECORD
-                                                              : STEP_RESOURCES);
+                         : STEP_RESOURCES);
     if (setup_may_start (job))
         return setup_start (e, job);
     if (prestaging (job) && job->prestage_stage == PRESTAGE_READY)

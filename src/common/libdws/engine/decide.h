@@ -144,6 +144,13 @@ enum step_kind {
     STEP_LIMIT_REMOVE,   /* its Workflow exists: remove dws-limit (admit.c) */
     STEP_LIMIT_WHY,      /* it still waits: its reason says what its user holds now */
     STEP_ADMIT,          /* its user's use allows it now: create its Workflow */
+    STEP_PRESTAGE_WEIGH, /* pre-staging wanted: read what decides it (prestage.c) */
+    STEP_PRESTAGE_NO,    /* not pre-staged: not wanted, or it cannot be (the site's
+                          * default) */
+    STEP_PRESTAGE_TOO_BIG, /* not pre-staged: more nodes than the instance has */
+    STEP_PRESTAGE_FULL,  /* not pre-staged: the site's bound on what is held ahead */
+    STEP_PRESTAGE_REFUSE, /* it asked for it (dw_prestage=yes) and cannot be: refused */
+    STEP_PRESTAGE_YES,   /* pre-staged: Setup and DataIn before its nodes */
     STEP_PRESTAGE_RECORD, /* pre-staged: record it on the Workflow first */
     STEP_PRESTAGE_PICK,  /* pick the ssd it holds (again, or once some are free) */
     STEP_PRESTAGE_VERIFY, /* its hold applied: ask Fluxion whether a job has any of it */

@@ -100,6 +100,7 @@ static void job_free (struct job *j)
     json_decref (j->reserved);
     json_decref (j->held);
     json_decref (j->prestage_avoid);
+    free (j->weighed.unfit);
     free (j->failed);
     free (j->postrun_why);
     free (j);

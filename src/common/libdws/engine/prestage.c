@@ -115,47 +115,80 @@ static void held_ahead (struct dws_engine *e, int64_t *jobs, int64_t *gib)
             }
 }
 
-int prestage_choose (struct dws_engine *e, struct job *job, json_t *breakdowns,
-                     dws_error_t *err)
+void prestage_weigh (struct dws_engine *e, struct job *job, json_t *breakdowns)
 {
+    struct prestage_facts *w = &job->weighed;
     dws_error_t why;
-    int64_t gib = 0, jobs, ahead;
-    bool wanted;
+    free (w->unfit);
+    w->unfit = NULL;
+    if (!placeable (e, job, breakdowns, &w->gib, &why))
+        w->unfit = strdup (why.text);
+    w->nodes = dws_jobspec_node_count (job->resources, NULL);
+    w->instance_nodes = (int64_t)rabbits_instance_nodes (e);
+    held_ahead (e, &w->ahead_jobs, &w->ahead_gib);
+    job->prestage_stage = PRESTAGE_WEIGHED;
+}
+
+/* The choice made: its Proposal's outcome follows (in: the refusal). */
+static void chosen (struct dws_engine *e, struct job *job, bool prestage, struct input *in)
+{
     job->prestage_stage = PRESTAGE_CHOSEN;
-    job->prestage = false;
-    if (job->prestage_asked >= 0)
-        wanted = job->prestage_asked == 1;
-    else if (e->cfg.prestage == 1)
-        wanted = has_command (job->directives, "copy_in");
-    else
-        wanted = e->cfg.prestage == 2;
-    if (!wanted)
-        return 0;
-    if (!placeable (e, job, breakdowns, &gib, &why)) {
-        if (job->prestage_asked == 1)
-            return dws_errorf (err, DWS_PRESTAGE_ATTR "=yes: %s", why.text);
-        return 0; /* the site's default: the job goes the usual way */
+    job->prestage = prestage;
+    if (prestage) {
+        job->prestage_gib = job->weighed.gib;
+        job->prestage_since = e->now;
     }
-    int64_t nodes = dws_jobspec_node_count (job->resources, NULL);
-    size_t have = rabbits_instance_nodes (e);
-    if (have > 0 && nodes > 0 && (size_t)nodes > have) {
-        act_log (e, "info", "%s: not pre-staged: it asks for %lld nodes, the instance has %zu",
-                 job->name, (long long)nodes, have);
-        return 0; /* it could hold its storage forever */
-    }
-    held_ahead (e, &jobs, &ahead);
-    if ((e->cfg.prestage_max_jobs > 0 && jobs + 1 > e->cfg.prestage_max_jobs)
-        || (e->cfg.prestage_max_gib > 0 && ahead + gib > e->cfg.prestage_max_gib)) {
-        act_log (e, "info", "%s: not pre-staged: %lld jobs hold %lld GiB ahead of their nodes"
-                 " (rabbit.prestage_max_jobs %lld, prestage_max_gib %lld)", job->name,
-                 (long long)jobs, (long long)ahead, (long long)e->cfg.prestage_max_jobs,
-                 (long long)e->cfg.prestage_max_gib);
-        return 0;
-    }
-    job->prestage = true;
-    job->prestage_gib = gib;
-    job->prestage_since = e->now;
-    return 0;
+    advance_job (e, job, NEWS_PROPOSAL_READY, in);
+}
+
+void prestage_no (struct dws_engine *e, struct job *job, const struct step *st,
+                  struct input *in)
+{
+    (void)st;
+    (void)in;
+    chosen (e, job, false, NULL);
+}
+
+void prestage_too_big (struct dws_engine *e, struct job *job, const struct step *st,
+                       struct input *in)
+{
+    (void)st;
+    (void)in;
+    act_log (e, "info", "%s: not pre-staged: it asks for %lld nodes, the instance has %lld",
+             job->name, (long long)job->weighed.nodes, (long long)job->weighed.instance_nodes);
+    chosen (e, job, false, NULL);
+}
+
+void prestage_full (struct dws_engine *e, struct job *job, const struct step *st,
+                    struct input *in)
+{
+    (void)st;
+    (void)in;
+    act_log (e, "info", "%s: not pre-staged: %lld jobs hold %lld GiB ahead of their nodes"
+             " (rabbit.prestage_max_jobs %lld, prestage_max_gib %lld)", job->name,
+             (long long)job->weighed.ahead_jobs, (long long)job->weighed.ahead_gib,
+             (long long)e->cfg.prestage_max_jobs, (long long)e->cfg.prestage_max_gib);
+    chosen (e, job, false, NULL);
+}
+
+void prestage_refuse (struct dws_engine *e, struct job *job, const struct step *st,
+                      struct input *in)
+{
+    dws_error_t err;
+    (void)st;
+    (void)in;
+    dws_errorf (&err, DWS_PRESTAGE_ATTR "=yes: %s",
+                job->weighed.unfit ? job->weighed.unfit : "its storage cannot be placed");
+    struct input refused = {.err = &err};
+    chosen (e, job, false, &refused);
+}
+
+void prestage_yes (struct dws_engine *e, struct job *job, const struct step *st,
+                   struct input *in)
+{
+    (void)st;
+    (void)in;
+    chosen (e, job, true, NULL);
 }
 
 /* ANN_PRESTAGE as it now stands: the choice, and the ssd once picked. */

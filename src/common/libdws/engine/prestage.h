@@ -14,13 +14,29 @@
  * or Fluxion could not be asked). */
 #define PRESTAGE_RETRY 10.0
 
-/* Whether the job is pre-staged (job->prestage, job->prestage_gib), from
- * what it asked (dw_prestage), rabbit.prestage, its breakdowns and the
- * site's limits.  -1 with the reason when it asked for it ("yes") and
- * cannot be: its resource-update refuses it.
+/* Record what decides whether the job is pre-staged (job->weighed, from
+ * its breakdowns, the rabbits and the jobs pre-staged now): the decider
+ * chooses from it with what the job asked (dw_prestage) and
+ * rabbit.prestage*.
  */
-int prestage_choose (struct dws_engine *e, struct job *job, json_t *breakdowns,
-                     dws_error_t *err);
+void prestage_weigh (struct dws_engine *e, struct job *job, json_t *breakdowns);
+
+/* The decider's choice: not pre-staged (quietly, or saying it asks for
+ * more nodes than the instance has, or that the site's bound on what is
+ * held ahead of nodes is reached), refused (it asked for it and cannot
+ * be: its resource-update says why), or pre-staged; its Proposal's
+ * outcome follows.
+ */
+void prestage_no (struct dws_engine *e, struct job *job, const struct step *st,
+                  struct input *in);
+void prestage_too_big (struct dws_engine *e, struct job *job, const struct step *st,
+                       struct input *in);
+void prestage_full (struct dws_engine *e, struct job *job, const struct step *st,
+                    struct input *in);
+void prestage_refuse (struct dws_engine *e, struct job *job, const struct step *st,
+                      struct input *in);
+void prestage_yes (struct dws_engine *e, struct job *job, const struct step *st,
+                   struct input *in);
 
 /* STEP_PRESTAGE_RECORD: write ANN_PRESTAGE (its answer: prestage_noted). */
 void prestage_record (struct dws_engine *e, struct job *job, const struct step *st,

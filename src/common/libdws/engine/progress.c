@@ -150,19 +150,27 @@ static bool send_resources (struct dws_engine *e, struct job *job, json_t *list,
     return res != NULL;
 }
 
-/* Proposal is done and every breakdown read: choose whether the job is
- * pre-staged, then what the decider says follows (the pre-staging's
- * record, the resources, the Setup's start).
+/* Proposal is done and every breakdown read: what the decider says
+ * follows (pre-staging weighed and chosen, its record, the resources,
+ * the Setup's start).
  */
 static void proposal_finish (struct dws_engine *e, struct job *job)
 {
+    advance_job (e, job, NEWS_PROPOSAL_READY, NULL);
+}
+
+/* STEP_PRESTAGE_WEIGH: pre-staging is wanted: what decides it is read
+ * from the breakdowns, the rabbits and the jobs pre-staged now.
+ */
+void progress_prestage_weigh (struct dws_engine *e, struct job *job, const struct step *st,
+                              struct input *in)
+{
+    (void)st;
+    (void)in;
     json_t *list = breakdown_list (job);
-    dws_error_t why;
-    bool refused = job->prestage_stage == PRESTAGE_UNCHOSEN
-                   && prestage_choose (e, job, list, &why) < 0;
+    prestage_weigh (e, job, list);
     json_decref (list);
-    struct input in = {.err = refused ? &why : NULL};
-    advance_job (e, job, NEWS_PROPOSAL_READY, &in);
+    advance_job (e, job, NEWS_PROPOSAL_READY, NULL);
 }
 
 void progress_send_resources (struct dws_engine *e, struct job *job, const struct step *st,

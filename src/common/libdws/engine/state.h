@@ -12,10 +12,11 @@
  *   progress.c  Workflow watch events: adopt, vanish, each state's
  *               completion, Proposal to PreRun
  *   fault.c     timers, TransientCondition, tolerance, abort
- *   prestage.c  storage set up and filled before the nodes: the choice,
- *               the ssd held for it, the dependency let go
+ *   prestage.c  storage set up and filled before the nodes: what the
+ *               choice weighs (the decider's), the ssd held, the dependency let go
  *   release.c   computes back after PostRun: ssd holds, then the epilog
- *   admit.c     [rabbit.limits] on the job table: hold, let go (limits.c decides)
+ *   admit.c     [rabbit.limits] on the job table: what each user holds (the
+ *               decider's verdict, limits.c), hold, let go
  *   workflow.c  Workflow verbs: create, patch state, fail a job,
  *               teardown, finalizer, KVS timing
  *   job.c       the job table
@@ -32,12 +33,13 @@
  *               by their tokens' sequence), for a list (deferred)
  *   psi.c       the PersistentStorageInstances known (their watch)
  *   wfview.c    a Workflow read once where it enters (struct wfview)
- *   limits.c    [rabbit.limits]: over a user's limit or not, who goes next (pure)
  *   wfstate.c   the names of the Workflow's states
  *   token.c     every token the engine writes, "<kind>:...", and its parse
  *   hosts.c     host lists: a job's hosts from R, one list minus another
  *   answer.c    reading a Kubernetes answer
- *   state.h     these types                                      (bottom)
+ *   state.h     these types
+ *   limits.c    [rabbit.limits]: the verdict on a job, who goes next (pure)
+ *                                                                (bottom)
  *
  * A function's prefix names its file (act_* in act.c, workflow_* in
  * workflow.c); the public API, dws_engine_* (engine.h), is the exception.
@@ -225,10 +227,24 @@ enum epilog {
  * says whether the choice was to pre-stage it.
  */
 enum prestage_stage {
-    PRESTAGE_UNCHOSEN = 0, /* prestage_choose has not run */
-    PRESTAGE_CHOSEN,       /* it has (pre-staged or not) */
+    PRESTAGE_UNCHOSEN = 0, /* not weighed, not chosen */
+    PRESTAGE_WEIGHED,      /* what decides it is recorded (job->weighed) */
+    PRESTAGE_CHOSEN,       /* the decider chose (pre-staged or not) */
     PRESTAGE_RECORDED,     /* pre-staged, ANN_PRESTAGE is on the Workflow */
     PRESTAGE_READY,        /* its data is in: dws-prestage removed */
+};
+
+/* What decides whether a job is pre-staged, as prestage_weigh () read
+ * it when pre-staging was wanted (the decider chooses from it).
+ */
+struct prestage_facts {
+    char *unfit;            /* why its storage cannot be placed before its
+                             * nodes (prestage.c), or NULL: it can */
+    int64_t gib;            /* the ssd GiB its Lustre would hold; 0: none */
+    int64_t nodes;          /* the nodes it asks for */
+    int64_t instance_nodes; /* the nodes the instance has (0: not known) */
+    int64_t ahead_jobs;     /* jobs holding storage without nodes now */
+    int64_t ahead_gib;      /* and the GiB they hold */
 };
 
 struct job {
@@ -320,6 +336,7 @@ struct job {
     /* pre-staging (prestage.c): storage set up and filled before the nodes */
     int prestage_asked;    /* dw_prestage: -1 not given, 0 "no", 1 "yes" */
     enum prestage_stage prestage_stage; /* how far its pre-staging went */
+    struct prestage_facts weighed; /* what decides it (PRESTAGE_WEIGHED on) */
     bool prestage;         /* pre-staged: Setup and DataIn before dws.setup */
     int64_t prestage_gib;  /* the ssd it holds in Fluxion (Lustre); 0: none */
     enum prestage_ssd ssd; /* where its ssd hold is (Lustre) */
