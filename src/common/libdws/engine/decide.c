@@ -38,13 +38,13 @@ static struct step make (enum step_kind kind)
  * teardown_after timer, started at PostRun, runs on through DataOut, so
  * only a pick-up there starts it.
  */
-static unsigned state_timers (const struct job *job, enum wf_state s, bool picked_up)
+static unsigned state_timers (enum wf_state forced, enum wf_state s, bool picked_up)
 {
     switch (s) {
         case WF_SETUP:
-            return job->forced != WF_SETUP ? 1u << T_SETUP : 0;
+            return forced != WF_SETUP ? 1u << T_SETUP : 0;
         case WF_PRERUN:
-            return job->forced != WF_PRERUN ? 1u << T_PRERUN : 0;
+            return forced != WF_PRERUN ? 1u << T_PRERUN : 0;
         case WF_POSTRUN:
             return 1u << T_TEARDOWN_AFTER | 1u << T_POSTRUN;
         case WF_DATAOUT:
@@ -63,7 +63,25 @@ static struct step ask (const struct job *job, enum wf_state s)
         return make (STEP_NOTHING);
     struct step st = make (STEP_ASK);
     st.state = s;
-    st.timers = state_timers (job, s, false);
+    st.timers = state_timers (job->forced, s, false);
+    return st;
+}
+
+/* A Workflow of ours seen while the job has none (a restarted service
+ * takes it up, or a job about to create its Workflow finds it made): its
+ * phase is the state it asks for, and the timers that guard that state
+ * start whole; a restart never makes one fire early, and a state whose
+ * hosts were given up before (forceReady still set) had its one timeout.
+ * One being deleted that holds no finalizer of ours is let go.
+ */
+static struct step adopt (const struct job *job)
+{
+    const struct wfview *v = &job->view;
+    if (v->deleting && v->finalizer_index < 0)
+        return make (STEP_NOTHING);
+    struct step st = make (STEP_ADOPT);
+    st.state = v->desired;
+    st.timers = state_timers (v->force_ready_state, v->desired, true);
     return st;
 }
 
@@ -590,6 +608,8 @@ static struct step next (const struct dws_engine *e, const struct job *job, enum
         case NEWS_WRITE_FAILED:
             return make (STEP_FAIL); /* "cannot WHAT: ..." */
         case NEWS_SEEN:
+            if (job->phase == PHASE_NONE)
+                return adopt (job);
             if (job->phase == PHASE_DELETING)
                 return make (STEP_FINALIZER); /* if it still has ours */
             if (job->view.deleting && !job->toredown)
@@ -777,7 +797,8 @@ static struct step take (struct dws_engine *e, struct job *job, enum news on)
     if (on == NEWS_SEEN) {
         if (job->phase == PHASE_CREATING)
             return make (STEP_NOTHING); /* its create's answer carries on */
-        phase_event (e, job, PHASE_EV_SEEN, WF_NONE);
+        if (job->phase != PHASE_NONE) /* else taken up (STEP_ADOPT) */
+            phase_event (e, job, PHASE_EV_SEEN, WF_NONE);
     }
     if (on == NEWS_GONE) {
         struct step st = decide_next (e, job); /* from the phase it had */
@@ -798,6 +819,9 @@ static struct step take (struct dws_engine *e, struct job *job, enum news on)
         case STEP_CREATE:
         case STEP_ADMIT:
             rc = phase_event (e, job, PHASE_EV_CREATE, WF_NONE);
+            break;
+        case STEP_ADOPT:
+            rc = phase_event (e, job, PHASE_EV_ADOPT, st.state);
             break;
         case STEP_WAIT_LIMIT:
             rc = phase_event (e, job, PHASE_EV_WAIT, WF_NONE);
@@ -841,10 +865,4 @@ struct step decide (struct dws_engine *e, struct job *job)
         job->news &= ~((uint64_t)1 << on);
     st.news = on;
     return st;
-}
-
-int decide_adopt (struct dws_engine *e, struct job *job, enum wf_state s, unsigned *timers)
-{
-    *timers = state_timers (job, s, true);
-    return phase_event (e, job, PHASE_EV_ADOPT, s);
 }

@@ -94,6 +94,8 @@ enum step_kind {
     STEP_NOTHING,
     STEP_CREATE,         /* send the Workflow's create */
     STEP_LOOK,           /* look at the Workflow last seen (NEWS_WORKFLOW) */
+    STEP_ADOPT,          /* take up a Workflow of ours in `state` (a restart):
+                          * its facts read from it, `timers` started whole */
     STEP_PROPOSAL,       /* Proposal done: the resources for the job manager */
     STEP_ASK,            /* patch desiredState to `state` (and start its timers) */
     STEP_COMPUTES,       /* Setup done: fill the Computes */
@@ -169,10 +171,11 @@ enum step_kind {
 
 struct step {
     enum step_kind kind;
-    enum wf_state state;    /* STEP_ASK */
+    enum wf_state state;    /* STEP_ASK, STEP_ADOPT */
     enum wf_state was;      /* STEP_TEARDOWN: the state asked for before */
     enum timer_kind timer;  /* STEP_READ_CULPRITS */
-    unsigned timers;        /* STEP_ASK: bit per timer kind that guards the state */
+    unsigned timers;        /* STEP_ASK, STEP_ADOPT: bit per timer kind that guards
+                             * the state */
     enum wf_state done;     /* the state whose completion decide () recorded, or WF_NONE */
     bool end_epilog;        /* STEP_RAISE, STEP_FORGET: release the job's epilog first */
     enum news news;         /* the news it answers, NEWS_COUNT: none was left */
@@ -192,13 +195,6 @@ struct step decide (struct dws_engine *e, struct job *job);
 
 /* Has the job news the decider has not taken? */
 bool decide_pending (const struct job *job);
-
-/* The phase change that is a fact and leads to no step of the engine's:
- * a Workflow of ours taken up in state s after a restart; *timers: bit
- * per timer kind that guards s, started whole again.  -1 when the table
- * refuses.
- */
-int decide_adopt (struct dws_engine *e, struct job *job, enum wf_state s, unsigned *timers);
 
 /* Whether the job's computes go back once PostRun is done (release.c):
  * the decider's answer to PostRun's completion, asked alone.

@@ -565,8 +565,14 @@ static json_t *annotation_json (struct job *job, const char *key)
  * (job-info) and found it after all.  What the job knows already (its
  * hosts from dws.setup, its epilog begun) is kept.
  */
-static void adopt (struct dws_engine *e, struct job *job)
+/* STEP_ADOPT: a Workflow of ours taken up in st->state (its phase the
+ * decider's): what the job is and was given is read from it, the timers
+ * that guard the state start whole, then the Workflow is looked at.
+ */
+void progress_adopt (struct dws_engine *e, struct job *job, const struct step *st,
+                     struct input *in)
 {
+    (void)in;
     const struct wfview *v = &job->view;
     job->userid = v->user_id;
     job->groupid = v->group_id;
@@ -599,10 +605,7 @@ static void adopt (struct dws_engine *e, struct job *job)
     if (release_mode_parse (mode, &release, NULL) == 0)
         job->release = release;
     json_decref (mode);
-    enum wf_state desired = v->desired;
-    unsigned timers = 0;
-    if (decide_adopt (e, job, desired, &timers) < 0)
-        return;
+    enum wf_state desired = st->state;
     if (desired > WF_PROPOSAL)
         job->resources_sent = true;
     else /* the old service may have gone before its create's answer wrote it */
@@ -610,11 +613,12 @@ static void adopt (struct dws_engine *e, struct job *job)
     job->setup_pending = job->hosts && desired == WF_PROPOSAL;
     if (desired == WF_TEARDOWN)
         job->toredown = true;
-    workflow_start_timers (e, job, timers);
+    workflow_start_timers (e, job, st->timers);
     prestage_adopt (e, job);
     if (wfview_annotation (v, ANN_HELD))
         release_adopt (e, job, wfview_annotation (v, ANN_HELD));
     act_log (e, "info", "%s: picked up in %s", job->name, wfstate_name (desired));
+    advance_job (e, job, NEWS_SEEN, NULL);
 }
 
 /* STEP_RECREATE: the job still waits for its resources, or dws.setup
@@ -712,14 +716,13 @@ void progress_event (struct dws_engine *e, const char *type, json_t *wf)
             vanished (e, job);
         return;
     }
-    if (!job || job->phase == PHASE_NONE) {
-        /* unknown (a restart), or waiting to create its Workflow */
+    if (!job) {
+        /* unknown (a restart): taken up (STEP_ADOPT), unless it is on its
+         * way out and nothing of ours holds it */
         if (v.deleting && v.finalizer_index < 0)
-            return; /* on its way out; nothing of ours holds it */
-        if (!job && !(job = job_create (e, id)))
             return;
-        job_set_wf (job, wf);
-        adopt (e, job);
+        if (!(job = job_create (e, id)))
+            return;
     }
     job_set_wf (job, wf);
     advance_job (e, job, NEWS_SEEN, NULL);

@@ -55,6 +55,9 @@ void progress_record (struct dws_engine *e, struct job *job, const struct step *
                      struct input *in);
 void progress_send_resources (struct dws_engine *e, struct job *job, const struct step *st,
                              struct input *in);
+/* STEP_ADOPT: a Workflow of ours taken up after a restart. */
+void progress_adopt (struct dws_engine *e, struct job *job, const struct step *st,
+                     struct input *in);
 /* STEP_PRESTAGE_WEIGH: what decides pre-staging, read (prestage_weigh). */
 void progress_prestage_weigh (struct dws_engine *e, struct job *job, const struct step *st,
                               struct input *in);

@@ -22,6 +22,7 @@ static const struct verbs table = {
     .step = {
         [STEP_CREATE] = workflow_send_create,
         [STEP_LOOK] = progress_look,
+        [STEP_ADOPT] = progress_adopt,
         [STEP_PROPOSAL] = progress_proposal,
         [STEP_ASK] = workflow_ask,
         [STEP_COMPUTES] = progress_computes,
