@@ -520,6 +520,10 @@ static struct step next (const struct dws_engine *e, const struct job *job, enum
                 return make (STEP_END_WAITING);
             return phase_exists (job) ? teardown (job) : make (STEP_NOTHING);
         case NEWS_FAILED:
+            /* how its owner learns it; Teardown follows (NEWS_TEARDOWN) */
+            if (job->released)
+                return make (STEP_FAIL_RECORD);
+            return make (job->excepted ? STEP_FAIL_AGAIN : STEP_FAIL_RAISE);
         case NEWS_TEARDOWN:
         case NEWS_REFUSED:
             return phase_exists (job) ? teardown (job) : make (STEP_NOTHING);
@@ -806,7 +810,8 @@ static struct step take (struct dws_engine *e, struct job *job, enum news on)
             phase_event (e, job, PHASE_EV_VANISH, WF_NONE);
         return st;
     }
-    if (on == NEWS_REFUSED || on == NEWS_ABORT || on == NEWS_TEARDOWN_REQUEST)
+    if (on == NEWS_REFUSED || on == NEWS_ABORT || on == NEWS_TEARDOWN_REQUEST
+        || on == NEWS_FAILED)
         job->toredown = true; /* without PostRun or DataOut */
     if (on == NEWS_WORKFLOW) {
         if (!completes (job) || phase_event (e, job, PHASE_EV_DONE, job->view.state) < 0)

@@ -29,7 +29,7 @@ enum news {
     NEWS_CREATED,        /* the create answered: the Workflow exists */
     NEWS_WORKFLOW,       /* the Workflow was seen (a watch event, the create's answer) */
     NEWS_ERROR,          /* the Workflow is in status Error */
-    NEWS_FAILED,         /* the job failed (workflow_fail_job) */
+    NEWS_FAILED,         /* the job failed (workflow_fail_job; its note in the input) */
     NEWS_TEARDOWN,       /* Teardown is wanted (dws.teardown, DataOut skipped, ...) */
     NEWS_TEARDOWN_READ,  /* a read before Teardown answered */
     NEWS_ABORT_READ,     /* one of dws.abort's reads answered */
@@ -108,6 +108,10 @@ enum step_kind {
     STEP_MARK_EPILOG,    /* in Teardown already: mark the epilog on the Workflow */
     STEP_DELETE,         /* Teardown done: release the epilog, delete the Workflow */
     STEP_FAIL,           /* fail the job (an Error, a TransientCondition) */
+    STEP_FAIL_RECORD,    /* failed, its computes released: record it (no exception
+                          * reaches an inactive job), then Teardown */
+    STEP_FAIL_RAISE,     /* failed: raise its exception, then Teardown */
+    STEP_FAIL_AGAIN,     /* failed, excepted already: log it, then Teardown */
     STEP_POSTRUN_FAILED, /* PostRun failed: read who still mounts, then fail */
     STEP_READ_CULPRITS,  /* timer `timer` fired: read who is late */
     STEP_SKIP_DATAOUT,   /* teardown_after expired: skip DataOut, then Teardown */

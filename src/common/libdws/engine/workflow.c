@@ -36,26 +36,50 @@ void workflow_fail_job (struct dws_engine *e, struct job *job, const char *type,
     va_start (ap, fmt);
     vsnprintf (buf, sizeof (buf), fmt, ap);
     va_end (ap);
-    if (job->released) {
-        /* the job is inactive (its computes went back after PostRun): no
-         * exception can reach it; its owner learns from the KVS record
-         * (flux dws wait) and the log */
-        act_log (e, "err", "%s (owner uid %lld, computes released): %s", job->name,
-                 (long long)job->userid, buf);
-        free (job->note);
-        job->note = strdup (buf);
-        if (phase_desired (job) <= WF_DATAOUT)
-            workflow_kvs_outcome (e, job, DWS_JOBKVS_DATAOUT, "failed", buf);
-        job->excepted = true;
-    }
-    else
-        act_log (e, "err", "%s: %s", job->name, buf);
-    if (!job->excepted) {
-        job->excepted = true;
-        act_raise (e, job, type, 0, "%s", buf);
-    }
-    job->toredown = true;
-    advance_job (e, job, NEWS_FAILED, NULL);
+    struct input in = {.type = type, .why = buf};
+    advance_job (e, job, NEWS_FAILED, &in);
+}
+
+/* STEP_FAIL_RECORD: the job is inactive (its computes went back after
+ * PostRun): no exception can reach it; its owner learns from the KVS
+ * record (flux dws wait) and the log.  Teardown follows.
+ */
+void workflow_fail_record (struct dws_engine *e, struct job *job, const struct step *st,
+                           struct input *in)
+{
+    (void)st;
+    const char *why = in->why ? in->why : "";
+    act_log (e, "err", "%s (owner uid %lld, computes released): %s", job->name,
+             (long long)job->userid, why);
+    free (job->note);
+    job->note = strdup (why);
+    if (phase_desired (job) <= WF_DATAOUT)
+        workflow_kvs_outcome (e, job, DWS_JOBKVS_DATAOUT, "failed", why);
+    job->excepted = true;
+    advance_job (e, job, NEWS_TEARDOWN, NULL);
+}
+
+/* STEP_FAIL_RAISE: the job's exception (its first), then Teardown. */
+void workflow_fail_raise (struct dws_engine *e, struct job *job, const struct step *st,
+                          struct input *in)
+{
+    (void)st;
+    const char *why = in->why ? in->why : "";
+    act_log (e, "err", "%s: %s", job->name, why);
+    job->excepted = true;
+    act_raise (e, job, in->type ? in->type : "exception", 0, "%s", why);
+    advance_job (e, job, NEWS_TEARDOWN, NULL);
+}
+
+/* STEP_FAIL_AGAIN: a job that has its exception already: logged, and
+ * Teardown (asked for already, or now).
+ */
+void workflow_fail_again (struct dws_engine *e, struct job *job, const struct step *st,
+                          struct input *in)
+{
+    (void)st;
+    act_log (e, "err", "%s: %s", job->name, in->why ? in->why : "");
+    advance_job (e, job, NEWS_TEARDOWN, NULL);
 }
 
 void workflow_fail (struct dws_engine *e, struct job *job, const struct step *st,

@@ -10,7 +10,8 @@
 #include "wire/jobkvs.h"
 
 
-/* Raise the job's exception (once) and take its Workflow to Teardown. */
+/* The job failed (type: its exception's, why: the formatted note): the
+ * decider says how its owner learns it (STEP_FAIL_*), then Teardown. */
 void workflow_fail_job (struct dws_engine *e, struct job *job, const char *type, const char *fmt, ...)
     __attribute__ ((format (printf, 4, 5)));
 /* DWS_JOBKVS_TIMING <state> (and DWS_JOBKVS_WORKFLOW with with_wf) */
@@ -37,6 +38,15 @@ void workflow_finalizer (struct dws_engine *e, struct job *job, const struct ste
  * "exception") and in->why. */
 void workflow_fail (struct dws_engine *e, struct job *job, const struct step *st,
                     struct input *in);
+/* STEP_FAIL_RECORD (its computes released: the KVS record says it),
+ * STEP_FAIL_RAISE (its exception), STEP_FAIL_AGAIN (excepted already:
+ * logged); each then Teardown. */
+void workflow_fail_record (struct dws_engine *e, struct job *job, const struct step *st,
+                           struct input *in);
+void workflow_fail_raise (struct dws_engine *e, struct job *job, const struct step *st,
+                          struct input *in);
+void workflow_fail_again (struct dws_engine *e, struct job *job, const struct step *st,
+                          struct input *in);
 /* Teardown is wanted: whatever the decider makes of it (decide.h). */
 void workflow_teardown (struct dws_engine *e, struct job *job);
 void workflow_remove_finalizer (struct dws_engine *e, struct job *job);
