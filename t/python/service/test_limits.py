@@ -210,6 +210,25 @@ def test_limits_configured_by_a_reload_watch_the_persistent_storage() -> None:
         _destroy_lets_go(h, "p2", jobid)
 
 
+def test_limits_raised_by_a_reload_let_a_waiting_job_go() -> None:
+    # nothing its user holds changes: the new limits alone let it go, at
+    # the next event the engine sees (here a dws.jobs request)
+    with Harness(config={"limits": {"max_user_jobs": 1, "users": {}}}) as h:
+        a = h.submit(XFS, nodes=1, runtime=LONG)
+        _started(h, a)
+        b = h.submit(XFS, nodes=1)
+        _waiting(h, b)
+        svc = h.service
+        assert svc is not None
+        config = {**h.config, "owner": h.owner, "limits": {"max_user_jobs": 2, "users": {}}}
+        h.reactor.call(lambda: svc.reconfig(config, {}))
+        _view(h, b)
+        assert h.wait(b).exceptions == []
+        h.finish(a)
+        assert h.wait(a).exceptions == []
+        assert settled(h) == {}
+
+
 # --- every wait survives every restart -----------------------------------------
 
 

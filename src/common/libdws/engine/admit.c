@@ -166,13 +166,18 @@ static size_t pass_user (struct dws_engine *e, struct job **waiting, size_t from
     int go = limits_admit (&r, use, want, (int)(to - from));
     for (size_t i = from; i < to; i++) {
         struct job *job = waiting[i];
+        int64_t behind = i - from > (size_t)go ? (int64_t)(i - from) - go : 0;
+        /* the same count and the same limits: the same answer */
+        bool same = !e->limits_changed && job->limit_use.gib == use.gib
+                    && job->limit_use.jobs == use.jobs && job->limit_behind == behind;
         job->limit_use = use;
-        job->limit_behind = i - from > (size_t)go ? (int64_t)(i - from) - go : 0;
+        job->limit_behind = behind;
         if (i - from < (size_t)go) {
             use.gib += want[i - from];
             use.jobs++;
         }
-        advance_mark (e, job, NEWS_ROOM);
+        if (!same)
+            advance_mark (e, job, NEWS_ROOM);
     }
     free (want);
     return to;
@@ -201,6 +206,7 @@ void admit_pass (struct dws_engine *e)
     qsort (waiting, n, sizeof (*waiting), by_user_id);
     for (size_t i = 0; i < n;)
         i = pass_user (e, waiting, i, n);
+    e->limits_changed = false;
     free (waiting);
 }
 

@@ -262,6 +262,7 @@ int dws_engine_reconfig (struct dws_engine *e, json_t *config, dws_error_t *err)
         return -1;
     config_clear (&e->cfg);
     e->cfg = c;
+    e->limits_changed = true;
     rabbits_configure (e);
     return 0;
 }

@@ -399,6 +399,9 @@ struct dws_engine {
     bool room_changed;    /* rabbit health had an input in this event (a
                            * Storage, the graph, an ssd up again): pre-staged
                            * jobs waiting for room look again */
+    bool limits_changed;  /* reconfigured since admit_pass last counted: every
+                           * waiting job is weighed again, not only those whose
+                           * count changed */
     bool room_wanted;     /* a pre-staged job found no room (prestage.c): only
                            * then does room_changed send anyone to pick */
     json_t *psis;         /* {name: view}: the PersistentStorageInstances
