@@ -144,10 +144,6 @@ REFERENCE_NAME = re.compile(r"^rabbit_(?:workflow|\w*%s\w*|\w+_timing)?$|^_timin
 #: the files that read the [rabbit] table: each key comes from
 #: rabbitconf.h's DWS_RABBITCONF_KEYS (by id), never as its own literal
 CONFIG_READERS = ("engine/engine.c", "config/rabbitconf.c")
-#: the Python that still plays DWS' side with its own state words (the
-#: emulator's controllers and the real-stack referee's scripted steps):
-#: not yet read from wfstates, left to their own change
-STATE_WORDS_LEFT = ("emulator/", "harness/referee.py")
 #: the one Python lookup of a user's name (users.py's rule)
 HOME_OF_NAMES = "users.py"
 
@@ -217,7 +213,7 @@ def py_violations(files: dict[str, str]) -> list[str]:
             if lit.startswith(jobsm.TOPIC_PREFIX) or lit in METHODS:
                 bad.append(f"{path}:{line}: a job-manager.dws. topic or method {lit!r}"
                            " (jobsm.py reads them from jobwire.h)")
-            if lit in wfstates.STATES and not path.startswith(STATE_WORDS_LEFT):
+            if lit in wfstates.STATES:
                 bad.append(f"{path}:{line}: the Workflow state {lit!r} (wfstates.py's)")
         for node in ast.walk(tree):
             name = (node.attr if isinstance(node, ast.Attribute)
@@ -292,7 +288,7 @@ def test_the_guard_finds_a_planted_python_alias() -> None:
         "service/core.py": 'import pwd\nNAME = pwd.getpwuid(0).pw_name\n',
         "harness/jobmanager.py": 'TOPIC = "job-manager.dws.dataout-end"\n',
         "jobview.py": 'GAP_WHY = {"Setup": "waiting for resources"}\n',
-        "emulator/controllers.py": 'S = "Setup"\n',  # STATE_WORDS_LEFT
+        "emulator/controllers.py": 'S = "Setup"\n',  # the emulator too: no exemption
         "users.py": 'import pwd\nE = pwd.getpwuid(0)\n',
         "jobrecord.py": '"""data.dws.job in a docstring"""\n',
     }
@@ -303,6 +299,7 @@ def test_the_guard_finds_a_planted_python_alias() -> None:
         " (jobrecord.MEMO_WORKFLOW, timing_link: from jobkvs.h)",
         "cli/wait.py:1: a data.dws. KVS key '.data.dws.teardown'"
         " (jobrecord.py reads them from jobkvs.h)",
+        "emulator/controllers.py:1: the Workflow state 'Setup' (wfstates.py's)",
         "harness/jobmanager.py:1: a job-manager.dws. topic or method 'job-manager.dws.dataout-end'"
         " (jobsm.py reads them from jobwire.h)",
         "jobview.py:1: the Workflow state 'Setup' (wfstates.py's)",

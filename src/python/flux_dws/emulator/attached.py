@@ -44,6 +44,7 @@ from flux_dws.emulator.driver import RESOURCE
 from flux_dws.emulator.remote import RemoteStore, path_of
 from flux_dws.emulator.store import ApiError
 from flux_dws.emulator.webhook import WEBHOOKS, WebhookServer, configurations, denied_prefix
+from flux_dws.wfstates import TEARDOWN
 
 __all__ = ["Attached", "register_webhooks"]
 
@@ -77,7 +78,7 @@ def register_webhooks(store: RemoteStore, server: WebhookServer) -> None:
         _apply(store, obj)
     probe = {"apiVersion": RESOURCE["workflow"].api_version(), "kind": "Workflow",
              "metadata": {"name": "flux-dws-webhook-probe", "namespace": "default"},
-             "spec": {"desiredState": "Teardown", "wlmID": "probe", "jobID": "probe",
+             "spec": {"desiredState": TEARDOWN, "wlmID": "probe", "jobID": "probe",
                       "userID": 0, "groupID": 0, "dwDirectives": []}}
     want = denied_prefix(WEBHOOKS[(DWS, "workflows")].validating)
     deadline = time.monotonic() + WEBHOOK_TIMEOUT

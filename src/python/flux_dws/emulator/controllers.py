@@ -68,6 +68,7 @@ from flux_dws.emulator.nnf_systemstorage import SystemStorageController, owner_o
 from flux_dws.emulator.store import ApiError, Event, StoreApi
 from flux_dws.emulator.timers import TimerThread
 from flux_dws.jsondata import copy_json
+from flux_dws.wfstates import PROPOSAL, SETUP
 
 log = logging.getLogger("flux_dws.emulator")
 NNF_FINALIZER = "nnf.cray.hpe.com/nnf_workflow"
@@ -90,7 +91,7 @@ class Controllers:
         self.ports = PortManager(self)
         self.systemstorage = SystemStorageController(
             store, self.after, lambda ns, name: self.enqueue("systemstorage:" + ns, name),
-            alloc_delay=self.latency.get("Setup", 0.0), retry=self.retry_seconds)
+            alloc_delay=self.latency.get(SETUP, 0.0), retry=self.retry_seconds)
         self.child_timeout = 300.0  # NNF_CHILD_RESOURCE_TIMEOUT_SECONDS
         # per rabbit: what nnf-sos reads (NnfNode, k8s Node), from the seeded status
         self._unreachable: tuple[tuple[int, int], frozenset[str]] | None = None
@@ -447,7 +448,7 @@ class Controllers:
         directive = wf["spec"]["dwDirectives"][index]
         command, args = _parse(directive)
         d = Directive(index, command, dict(args), directive)
-        if state == "Proposal" and not start_only:
+        if state == PROPOSAL and not start_only:
             nnf_proposal.validate_workflow(wf, self._cluster(wf["metadata"]["namespace"]))
         driver = self.drivers.get(command)
         method = f"{state.lower()}_start" if start_only else state.lower()

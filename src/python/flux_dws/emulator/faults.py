@@ -10,6 +10,8 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
+from flux_dws.wfstates import SETUP
+
 __all__ = ["FAULT_KINDS", "SEVERITIES", "Fault", "Faults"]
 
 FAULT_KINDS = ("driver", "clientmount", "datamovement", "container", "allocation")
@@ -136,7 +138,7 @@ class Faults:
                         waited: float) -> Fault | None:
         """An allocation fault for this workflow's directive on ``rabbit``
         (Setup; ``waited``: seconds since Setup was asked for)."""
-        return self._take("allocation", wf, "Setup", index, waited=waited, rabbit=rabbit)
+        return self._take("allocation", wf, SETUP, index, waited=waited, rabbit=rabbit)
 
     def take_mount(self, wf: str, compute: str, state: str) -> Fault | None:
         """A ClientMount fault for ``compute``: ``state`` is PreRun for a

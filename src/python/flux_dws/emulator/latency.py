@@ -24,25 +24,34 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from flux_dws.wfstates import STATES
+from flux_dws.wfstates import (
+    DATA_IN,
+    DATA_OUT,
+    POST_RUN,
+    PRE_RUN,
+    PROPOSAL,
+    SETUP,
+    STATES,
+    TEARDOWN,
+)
 
 FS_TYPES = ("xfs", "gfs2", "raw", "lustre")
 CHILDREN = ("ClientMount", "DataMovement", "Container")
 KEYS = frozenset([*STATES, *CHILDREN, *(f"{s}/{f}" for s in STATES for f in FS_TYPES)])
 
 REALISTIC: dict[str, float] = {
-    "Proposal": 2.0, "Setup": 10.0, "Setup/gfs2": 15.0, "Setup/lustre": 30.0, "DataIn": 2.0,
-    "PreRun": 6.0, "PreRun/lustre": 8.0, "PostRun": 4.0, "DataOut": 2.0, "Teardown": 8.0,
-    "Teardown/lustre": 15.0, "ClientMount": 3.0, "DataMovement": 10.0, "Container": 5.0,
+    PROPOSAL: 2.0, SETUP: 10.0, f"{SETUP}/gfs2": 15.0, f"{SETUP}/lustre": 30.0, DATA_IN: 2.0,
+    PRE_RUN: 6.0, f"{PRE_RUN}/lustre": 8.0, POST_RUN: 4.0, DATA_OUT: 2.0, TEARDOWN: 8.0,
+    f"{TEARDOWN}/lustre": 15.0, "ClientMount": 3.0, "DataMovement": 10.0, "Container": 5.0,
 }
 
 # the default: every state takes tens to hundreds of milliseconds, storage
 # creation (Setup) and unmounting (PostRun, Teardown) longest, as on a real
 # system, so a WLM's short timeouts can fire while tests stay quick
 FAST: dict[str, float] = {
-    "Proposal": 0.02, "Setup": 0.3, "Setup/gfs2": 0.35, "Setup/lustre": 0.5, "DataIn": 0.05,
-    "PreRun": 0.08, "PreRun/lustre": 0.1, "PostRun": 0.3, "DataOut": 0.05, "Teardown": 0.2,
-    "Teardown/lustre": 0.3, "ClientMount": 0.03, "DataMovement": 0.1, "Container": 0.1,
+    PROPOSAL: 0.02, SETUP: 0.3, f"{SETUP}/gfs2": 0.35, f"{SETUP}/lustre": 0.5, DATA_IN: 0.05,
+    PRE_RUN: 0.08, f"{PRE_RUN}/lustre": 0.1, POST_RUN: 0.3, DATA_OUT: 0.05, TEARDOWN: 0.2,
+    f"{TEARDOWN}/lustre": 0.3, "ClientMount": 0.03, "DataMovement": 0.1, "Container": 0.1,
 }
 DEFAULT = "fast"
 

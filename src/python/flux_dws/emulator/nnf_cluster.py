@@ -16,6 +16,7 @@ from flux_dws.emulator.nnf_container import (
     POD,
 )
 from flux_dws.emulator.store import ApiError, now_rfc3339
+from flux_dws.wfstates import POST_RUN, PRE_RUN
 
 
 def _containers(spec: Any) -> list[dict[str, Any]]:
@@ -75,7 +76,7 @@ class ContainerCluster:
             obj = self.ctl.store.get(r, ns, name)
         except ApiError:
             return
-        fault = self.ctl.faults.take_container(self._wf(obj), "PreRun")
+        fault = self.ctl.faults.take_container(self._wf(obj), PRE_RUN)
         if r is MPIJOB:
             self._patch_status(r, ns, name, {"conditions": [
                 {"type": "Created", "status": "True", "reason": "MPIJobCreated",
@@ -234,7 +235,7 @@ class ContainerCluster:
         ns, name = obj["metadata"]["namespace"], obj["metadata"]["name"]
         if not self.set_deadline(r, obj, timeout):
             return  # asked already
-        fault = self.ctl.faults.take_container(self._wf(obj), "PostRun")
+        fault = self.ctl.faults.take_container(self._wf(obj), POST_RUN)
         if fault is not None and fault.severity == "stall":
             return  # ignores the shutdown: the deadline ends it
         if fault is not None:

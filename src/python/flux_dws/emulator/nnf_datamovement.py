@@ -49,6 +49,7 @@ from flux_dws.emulator.driver import (
     owner_refs,
 )
 from flux_dws.emulator.store import ApiError
+from flux_dws.wfstates import DATA_IN, DATA_OUT
 
 DM_NAMESPACE = "nnf-dm-system"
 #: how often a running data movement's commandStatus moves (seconds; a
@@ -122,10 +123,10 @@ class DataMovementDriver(Driver):
     # --- DataIn / DataOut ------------------------------------------------------
 
     def datain(self, wf: dict[str, Any], d: Directive) -> None:
-        self._stage(wf, d, "DataIn")
+        self._stage(wf, d, DATA_IN)
 
     def dataout(self, wf: dict[str, Any], d: Directive) -> None:
-        self._stage(wf, d, "DataOut")
+        self._stage(wf, d, DATA_OUT)
 
     def _stage(self, wf: dict[str, Any], d: Directive, state: str) -> None:
         sel = ",".join(f"{k}={v}" for k, v in {
@@ -192,7 +193,7 @@ class DataMovementDriver(Driver):
             raise rerr.internal("could not determine data movement readiness",
                                 f"could not get NnfDataMovementManager"
                                 f" {DM_NAMESPACE}/{DM_MANAGER}", severity="Minor")
-        target_ref, fs = (dst_ref, dst_fs) if state == "DataIn" else (src_ref, src_fs)
+        target_ref, fs = (dst_ref, dst_fs) if state == DATA_IN else (src_ref, src_fs)
         pinned = f"{name}-{d.index}"
         if not self.exists(RESOURCE["dmprofile"], ns, pinned):
             raise rerr.internal("could not find data movement profile",

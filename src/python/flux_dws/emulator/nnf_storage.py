@@ -67,6 +67,7 @@ from flux_dws.emulator.driver import (
 )
 from flux_dws.emulator.nnf_container import TLS_SECRET, interpret_requires
 from flux_dws.emulator.store import ApiError
+from flux_dws.wfstates import POST_RUN, PRE_RUN, TEARDOWN
 
 STORAGE_COMMANDS = ("jobdw", "create_persistent")
 TEARDOWN_STATE_LABEL = "nnf.cray.hpe.com/teardown_state"
@@ -391,7 +392,7 @@ class StorageDriver(Driver):
         mine = any(o.get("kind") == "DirectiveBreakdown" and o.get("name") == dbd
                    for o in psi["metadata"].get("ownerReferences") or [])
         drivers = wf["status"].get("drivers") or []
-        if not all(d["completed"] for d in drivers if d["watchState"] != "Teardown"):
+        if not all(d["completed"] for d in drivers if d["watchState"] != TEARDOWN):
             # the creation never finished: nnf-sos leaves the half-made storage
             # to its breakdown, which takes it along when the Workflow goes
             return
@@ -490,7 +491,7 @@ class StorageDriver(Driver):
         # data movement the job started itself (copy offload) must end before
         # the rabbits unmount (the movements use their mounts)
         owner = {k: v for k, v in child_labels(wf).items() if k in OWNER_LABELS}
-        sel = ",".join(f"{k}={v}" for k, v in {**owner, TEARDOWN_STATE_LABEL: "PostRun"}.items())
+        sel = ",".join(f"{k}={v}" for k, v in {**owner, TEARDOWN_STATE_LABEL: POST_RUN}.items())
         movements = self.store.view(RESOURCE["dm"], None, sel)
         for dm in movements:
             if (dm.get("status") or {}).get("state") != "Finished":
@@ -501,7 +502,7 @@ class StorageDriver(Driver):
                                     f" {dm['metadata'].get('namespace')}/"
                                     f"{dm['metadata']['name']} failed")
         servers = self._get_access(wf, d, "servers")
-        if servers is not None and servers["spec"].get("teardownState") == "PostRun":
+        if servers is not None and servers["spec"].get("teardownState") == POST_RUN:
             self._access(wf, d, "servers", "unmounted", None, ready=True)
 
     def _mount_computes(self, wf: dict[str, Any], d: Directive, desired: str,
@@ -571,8 +572,8 @@ class StorageDriver(Driver):
                          "groupID": wf["spec"].get("groupID", 0), "mountPath": path or "",
                          "mountPathPrefix": path or "",
                          "makeClientMounts": target == "computes",
-                         "teardownState": "Teardown" if target == "servers" and later
-                         else "PostRun",
+                         "teardownState": TEARDOWN if target == "servers" and later
+                         else POST_RUN,
                          "clientReference": {"kind": "Computes", "name": wf["metadata"]["name"],
                                              "namespace": ns} if target == "computes" else {},
                          "storageReference": {"kind": "NnfStorage", "name": storage,
@@ -746,7 +747,7 @@ class ClientMountDaemon:
         wf = (cm["metadata"].get("labels") or {}).get(
             "dataworkflowservices.github.io/workflow.name", "")
         fault = self.ctl.faults.take_mount(wf, compute,
-                                           "PreRun" if desired == "mounted" else "PostRun")
+                                           PRE_RUN if desired == "mounted" else POST_RUN)
         mounts = cm["spec"].get("mounts") or []
         if fault is not None and fault.severity == "stall":
             return None

@@ -43,6 +43,7 @@ from urllib.parse import urlencode
 from flux_dws.k8s.api import JSON_PATCH, MERGE_PATCH, Api
 from flux_dws.k8s.kinds import KindInfo
 from flux_dws.k8s.watching import _watch_lines
+from flux_dws.wfstates import PROPOSAL, SETUP
 
 __all__ = ["ACCEPTED", "SCENARIOS", "Target", "accepted", "compare", "run"]
 
@@ -332,7 +333,7 @@ def workflow(name: str, finalizers: list[str] | None = None,
     if labels:
         md["labels"] = labels
     return {"apiVersion": f"{G}/{V}", "kind": "Workflow", "metadata": md,
-            "spec": {"desiredState": "Proposal", "dwDirectives": [], "wlmID": "flux",
+            "spec": {"desiredState": PROPOSAL, "dwDirectives": [], "wlmID": "flux",
                      "jobID": "f1", "userID": 1000, "groupID": 1000, "forceReady": False}}
 
 
@@ -430,7 +431,7 @@ def s_conflicts(r: Run) -> None:
     a = r.step("create", r.create(WORKFLOW, workflow("w1")), _meta("resourceVersion"))
     r.step("create-existing", r.create(WORKFLOW, workflow("w1")))
     old = a.body
-    r.step("patch", r.patch(WORKFLOW, "w1", {"spec": {"desiredState": "Setup"}}),
+    r.step("patch", r.patch(WORKFLOW, "w1", {"spec": {"desiredState": SETUP}}),
            _meta("resourceVersion", "generation"))
     r.step("put-stale", r.put(WORKFLOW, "w1", old))
     r.step("patch-stale-rv", r.patch(WORKFLOW, "w1", {"metadata": {
@@ -497,7 +498,7 @@ def s_status(r: Run) -> None:
            _meta("generation", "labels"))
     r.step("get-sub", r.c.call("GET", path_of(STORAGE, r.ns, "s1", "status")), _meta("name"))
     r.step("workflow-create", r.create(WORKFLOW, {**workflow("w1"), "status": {
-        "state": "Proposal", "ready": False}}), _meta("generation"))
+        "state": PROPOSAL, "ready": False}}), _meta("generation"))
     r.step("workflow-status-via-main", r.patch(WORKFLOW, "w1", {"status": {"ready": True}}),
            _meta("generation"))
     r.step("workflow-status-sub", r.patch(WORKFLOW, "w1", {"status": {"ready": False}},
@@ -531,7 +532,7 @@ def s_generation(r: Run) -> None:
     r.step("annotations", r.patch(WORKFLOW, "w1", {"metadata": {"annotations": {"x": "1"}}}),
            _meta("generation"))
     r.step("spec", r.patch(WORKFLOW, "w1", {"spec": {"jobID": "f2"}}), _meta("generation"))
-    r.step("status", r.patch(WORKFLOW, "w1", {"status": {"state": "Proposal"}}),
+    r.step("status", r.patch(WORKFLOW, "w1", {"status": {"state": PROPOSAL}}),
            _meta("generation"))
     r.step("protected-meta", r.patch(WORKFLOW, "w1", {"metadata": {
         "uid": "00000000-0000-0000-0000-000000000000", "generation": 99,
@@ -599,7 +600,7 @@ def s_watch(r: Run) -> None:
     """watches from a resourceVersion, as flux-dws' watches run them."""
     a = r.create(WORKFLOW, workflow("w1"))
     start = r.rv_of(a)
-    r.patch(WORKFLOW, "w1", {"spec": {"desiredState": "Setup"}})
+    r.patch(WORKFLOW, "w1", {"spec": {"desiredState": SETUP}})
     r.create(WORKFLOW, workflow("w2"))
     r.delete(WORKFLOW, "w2")
     r.watch("from-create", WORKFLOW, r.ns, resource_version=start)
