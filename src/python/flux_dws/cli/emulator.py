@@ -92,6 +92,19 @@ def _on_signals() -> threading.Event:
     return done
 
 
+#: how often the main thread looks for a signal's handler to run
+SIGNAL_POLL_S = 0.2
+
+
+def _until_signalled(done: threading.Event) -> None:
+    """Wait for _on_signals's event.  Not done.wait () alone: Python runs a
+    handler in the main thread only, and a signal the kernel gives one of
+    the server's threads does not interrupt the main thread's wait, which
+    then never ends (seen: t1000's emulator ignored its SIGTERM)."""
+    while not done.wait(SIGNAL_POLL_S):
+        pass
+
+
 def run_attached(args: argparse.Namespace) -> int:
     """--api-server: the controllers as clients of an existing API server."""
     from flux_dws.dwsim.systems import SystemError_
@@ -118,7 +131,7 @@ def run_attached(args: argparse.Namespace) -> int:
           f" {att.store.http.config.server}, webhooks on {att.webhook.url}", flush=True)
     print(f"flux-dws emulator: faults on {att.webhook.url}/_emulator/"
           f" (flux-dws fault --kubeconfig {args.kubeconfig})", flush=True)
-    done.wait()
+    _until_signalled(done)
     att.stop()
     return 0
 
@@ -159,6 +172,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"flux-dws emulator: {what}: {exc.strerror or exc}", file=sys.stderr)
         return 1
     print(f"flux-dws emulator: serving {emu.url}, kubeconfig {emu.kubeconfig}", flush=True)
-    done.wait()
+    _until_signalled(done)
     emu.stop()
     return 0
