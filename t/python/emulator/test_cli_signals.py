@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,19 @@ def _start(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[str], Path]:
     return proc, kubeconfig
 
 
+def _ended_by(proc: subprocess.Popen[str], send: Callable[[], None]) -> str:
+    """Send the signal, and the emulator's output once it has ended (15 s
+    at most: then it is killed and the test fails on its status)."""
+    try:
+        send()
+        out, _ = proc.communicate(timeout=15)
+        return out
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
 def _other_threads(pid: int) -> list[int]:
     return [int(t) for t in os.listdir(f"/proc/{pid}/task") if int(t) != pid]
 
@@ -54,26 +68,14 @@ def test_sigterm_to_a_server_thread_ends_the_emulator(tmp_path: Path,
                                                       extra: tuple[str, ...]) -> None:
     extra = tuple(str(tmp_path / a) if a.endswith(".db") else a for a in extra)
     proc, _ = _start(tmp_path, *extra)
-    try:
-        others = _other_threads(proc.pid)
-        assert others, "the emulator runs its server in a thread of its own"
-        _tgkill(proc.pid, others[0], signal.SIGTERM)
-        out, _ = proc.communicate(timeout=15)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+    others = _other_threads(proc.pid)
+    assert others, "the emulator runs its server in a thread of its own"
+    out = _ended_by(proc, lambda: _tgkill(proc.pid, others[0], signal.SIGTERM))
     assert proc.returncode == 0, out
     assert "serving" in out
 
 
 def test_sigint_ends_the_emulator(tmp_path: Path) -> None:
     proc, _ = _start(tmp_path)
-    try:
-        proc.send_signal(signal.SIGINT)
-        out, _ = proc.communicate(timeout=15)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+    out = _ended_by(proc, lambda: proc.send_signal(signal.SIGINT))
     assert proc.returncode == 0, out

@@ -470,13 +470,12 @@ static bool over_limit (const struct dws_engine *e, const struct job *job)
 static struct step limited (const struct dws_engine *e, const struct job *job)
 {
     char why[DWS_ERROR_TEXT_MAX];
-    if (!over_limit (e, job))
+    enum limits_verdict v = limits_job_verdict (e->cfg.limits, job->userid, job->username,
+                                                job->limit_use, job->limit_behind >= 0,
+                                                job->gib < 0 ? 0 : job->gib, why, sizeof (why));
+    if (v == LIMITS_GO && job->limit_behind <= 0)
         return make (STEP_ADMIT);
-    if (limits_job_verdict (e->cfg.limits, job->userid, job->username, job->limit_use,
-                            job->limit_behind >= 0, job->gib < 0 ? 0 : job->gib, why,
-                            sizeof (why))
-            == LIMITS_WAIT
-        && (!job->limit_why || strcmp (job->limit_why, why) != 0))
+    if (v == LIMITS_WAIT && (!job->limit_why || strcmp (job->limit_why, why) != 0))
         return make (STEP_LIMIT_WHY);
     return make (STEP_NOTHING);
 }
