@@ -12,6 +12,7 @@ from typing import Any
 
 from t.python.service.harnesshelp import cleared, fault, phase
 
+from flux_dws.dwsim.systems import load_system
 from flux_dws.emulator.driver import RESOURCE
 from flux_dws.harness import Harness
 from flux_dws.jobsm import DEPENDENCY_METHOD, PRESTAGE_DEPENDENCY
@@ -394,4 +395,54 @@ def test_a_restart_between_a_prestaged_create_and_its_answer() -> None:
         assert job.memo.get("rabbit_workflow") == f"fluxjob-{jobid}"
         assert "dws-prestage" in [c.get("description") for _, n, c in job.eventlog
                                   if n == "dependency-add"]
+        assert cleared(h) == {}
+
+
+def test_a_pick_leaves_room_for_a_node_local_job_ahead_of_it() -> None:
+    """One ssd vertex per rabbit; every node busy.  An xfs job queued
+    first needs one vertex with its nodes: the pre-staged Lustre jobs
+    behind it may hold only the other, so the second of them waits with
+    the reason.  Were both held, the xfs job would fit nowhere once the
+    nodes came back, Fluxion's first-come queue would wait on it, and the
+    pre-staged jobs behind it would never get their nodes."""
+    with Harness(ssds_per_rabbit=1) as h:
+        fault(h, state="DataIn", severity="stall")
+        nodes = len(h.system.computes)
+        busy = h.submit(None, nodes=nodes, runtime=3600)
+        h.wait_for(lambda: state(h, busy) == "RUN", what="every node busy")
+        xfs = h.submit("#DW jobdw type=xfs capacity=10GiB name=scratch", nodes=1)
+        h.wait_for(lambda: state(h, xfs) == "SCHED", what="the xfs job queued")
+        first = h.submit(STAGED, nodes=1, system=YES)
+        h.wait_for(lambda: phase(h, first) == "datain", what="the first pre-staged in DataIn")
+        second = h.submit(STAGED, nodes=1, system=YES)
+        h.wait_for(lambda: any("kept for the jobs ahead of it" in m for _, m in h.link.logs),
+                   what="the second waiting for room")
+        assert held(h, second) == set()
+        view = next(j for j in h.ask("dws.jobs", payload={"all_users": True})["jobs"]
+                    if j["id"] == second)
+        assert "kept for the jobs ahead" in view["prestage"]["waiting"], view
+        h.emulator.controllers.clear_faults()  # type: ignore[union-attr]
+        h.finish(busy)
+        for jobid in (xfs, first, second):
+            assert h.wait(jobid).exceptions == []
+        assert cleared(h) == {}
+
+
+def test_prestage_max_gib_counts_the_whole_vertices_held() -> None:
+    """A 10 GiB Lustre holds a whole vertex (far more than 10 GiB): the
+    bound counts what is held, so a second job does not fit under a bound
+    of one vertex and a few GiB, and goes the usual way."""
+    # the harness's system, one vertex per rabbit: each its rabbit's capacity
+    vertex = min(r.capacity >> 30 for r in load_system("kind").rabbits)
+    with Harness(ssds_per_rabbit=1,
+                 config={"prestage": "always", "prestage_max_gib": vertex + 5}) as h:
+        fault(h, state="DataIn", severity="stall")
+        first = h.submit(STAGED, nodes=1)
+        h.wait_for(lambda: phase(h, first) == "datain", what="the first in DataIn")
+        second = h.submit(STAGED, nodes=1)
+        h.wait_for(lambda: state(h, second) == "RUN", what="the second allocated")
+        assert any(f"1 jobs hold {vertex} GiB ahead of their nodes" in m
+                   for _, m in h.link.logs), h.link.logs
+        h.emulator.controllers.clear_faults()  # type: ignore[union-attr]
+        assert h.wait(first).exceptions == [] and h.wait(second).exceptions == []
         assert cleared(h) == {}

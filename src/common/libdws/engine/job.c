@@ -98,6 +98,7 @@ static void job_free (struct job *j)
     free (j->note);
     free (j->hosts);
     json_decref (j->reserved);
+    json_decref (j->ssd_asks);
     json_decref (j->held);
     json_decref (j->prestage_avoid);
     free (j->weighed.unfit);
@@ -114,6 +115,8 @@ void job_forget (struct dws_engine *e, struct job *job)
         act_dataout_end (e, job->id, false, "the Workflow was gone before DataOut ended");
     if (e->actions)
         rabbits_job_gone (e, job);
+    if (job->ssd_asks && !job->hosts) /* the room a pick left for it is free */
+        e->room_changed = true;
     size_t i;
     json_t *msgid;
     json_array_foreach (job->view_msgids, i, msgid) /* dws.job: its record is in the KVS now */

@@ -103,6 +103,21 @@ static bool placeable (struct dws_engine *e, struct job *job, json_t *breakdowns
     return rabbits_lustre_fits (e, *gib, err) == 0;
 }
 
+/* The GiB a pre-staged job holds: its vertices' whole size once picked
+ * (a vertex is held whole, whatever part of it the Lustre uses), else
+ * what its Lustre asks. */
+static int64_t held_gib (const struct job *j)
+{
+    if (!j->reserved || !j->held)
+        return j->prestage_gib;
+    int64_t gib = 0;
+    const char *rabbit;
+    json_t *v;
+    json_object_foreach (j->reserved, rabbit, v)
+        gib += json_integer_value (v);
+    return gib;
+}
+
 /* The jobs holding storage without nodes now, and the GiB they hold. */
 static void held_ahead (struct dws_engine *e, int64_t *jobs, int64_t *gib)
 {
@@ -111,7 +126,7 @@ static void held_ahead (struct dws_engine *e, int64_t *jobs, int64_t *gib)
         for (struct job *j = e->table[b]; j; j = j->next)
             if (j->prestage && !j->hosts && !j->excepted && phase_desired (j) < WF_TEARDOWN) {
                 (*jobs)++;
-                *gib += j->prestage_gib;
+                *gib += held_gib (j);
             }
 }
 
@@ -244,6 +259,25 @@ static json_t *pick_avoid (struct dws_engine *e, struct job *job)
     return avoid;
 }
 
+/* The ssd asks ([[slots, GiB]]) of the jobs ahead of this one that get
+ * their ssd with their nodes and have none yet: submitted before it
+ * (Fluxion's first-come queue orders jobs of one priority by submission,
+ * and a Flux job ID grows with it), not pre-staged, not allocated.  Were
+ * the pick to take the room they need, such a job could fit nowhere, a
+ * first-come queue would wait on it, and this job, behind it, would hold
+ * its storage without ever getting its nodes.
+ */
+static json_t *pick_leave (struct dws_engine *e, struct job *job)
+{
+    json_t *leave = json_array ();
+    for (size_t b = 0; leave && b < e->nbuckets; b++)
+        for (struct job *j = e->table[b]; j; j = j->next)
+            if (j->id < job->id && j->ssd_asks && !j->prestage && !j->hosts && !j->excepted
+                && phase_desired (j) < WF_TEARDOWN)
+                json_array_extend (leave, j->ssd_asks);
+    return leave;
+}
+
 void prestage_pick (struct dws_engine *e, struct job *job, const struct step *st,
                     struct input *in)
 {
@@ -254,10 +288,14 @@ void prestage_pick (struct dws_engine *e, struct job *job, const struct step *st
     rabbits_unhold (e, job); /* a pick again starts from nothing held */
     job->ssd = SSD_UNPICKED;
     json_t *avoid = pick_avoid (e, job);
-    json_t *paths = avoid ? rabbits_pick (e, job->prestage_gib, avoid, &reserved, &err) : NULL;
-    if (!avoid)
+    json_t *leave = pick_leave (e, job);
+    json_t *paths = avoid && leave
+                        ? rabbits_pick (e, job->prestage_gib, avoid, leave, &reserved, &err)
+                        : NULL;
+    if (!avoid || !leave)
         snprintf (err.text, sizeof (err.text), "out of memory");
     json_decref (avoid);
+    json_decref (leave);
     if (!paths) {
         if (!job->prestage_wait[0])
             act_log (e, "info", "%s: waits for its rabbit storage: %s", job->name, err.text);

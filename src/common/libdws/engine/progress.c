@@ -141,6 +141,8 @@ static bool send_resources (struct dws_engine *e, struct job *job, json_t *list,
     }
     else {
         json_t *exclude = rabbits_job_constraint (e);
+        json_decref (job->ssd_asks);
+        job->ssd_asks = job->prestage ? NULL : dws_jobspec_ssd_asks (res);
         payload = json_pack ("{s:I s:o s:o}", "id", job->id, "resources", res, "exclude",
                              exclude);
         if (payload && job->prestage) /* flux-dws' own key: dws-prestage is held */

@@ -228,10 +228,10 @@ int rabbits_lustre_fits (struct dws_engine *e, int64_t gib, dws_error_t *err)
     return 0;
 }
 
-json_t *rabbits_pick (struct dws_engine *e, int64_t gib, json_t *avoid, json_t **reserved,
-                      dws_error_t *err)
+json_t *rabbits_pick (struct dws_engine *e, int64_t gib, json_t *avoid, json_t *leave,
+                      json_t **reserved, dws_error_t *err)
 {
-    return dws_health_pick (e->health, gib, avoid, reserved, err);
+    return dws_health_pick (e->health, gib, avoid, leave, reserved, err);
 }
 
 int64_t rabbits_graph_gib (struct dws_engine *e)

@@ -51,9 +51,10 @@ int rabbits_event (struct dws_engine *e, enum health_input in, json_t *event, dw
  * it may fit or no capacity is known yet.
  */
 int rabbits_lustre_fits (struct dws_engine *e, int64_t gib, dws_error_t *err);
-/* ssd vertices for a pre-staged job's hold (dws_health_pick). */
-json_t *rabbits_pick (struct dws_engine *e, int64_t gib, json_t *avoid, json_t **reserved,
-                      dws_error_t *err);
+/* ssd vertices for a pre-staged job's hold (dws_health_pick), leaving
+ * room for the ssd asks in 'leave'. */
+json_t *rabbits_pick (struct dws_engine *e, int64_t gib, json_t *avoid, json_t *leave,
+                      json_t **reserved, dws_error_t *err);
 /* The GiB of the Fluxion graph's ssd vertices (0: no sizes, or no graph yet). */
 int64_t rabbits_graph_gib (struct dws_engine *e);
 /* The instance's nodes (its broker ranks), 0 until the resource journal says. */

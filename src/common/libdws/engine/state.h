@@ -272,6 +272,9 @@ struct job {
     int breakdowns_wanted; /* breakdown reads outstanding */
     char *hosts;           /* compute hosts (RFC 29), from R */
     json_t *reserved;      /* {rabbit: GiB of ssd} Fluxion gave it, from R */
+    json_t *ssd_asks;      /* [[slots, GiB]]: the ssd its resource-update asked
+                            * Fluxion for (dws_jobspec_ssd_asks), or NULL: a
+                            * pre-staging pick leaves room for it (prestage.c) */
     char *failed;          /* hosts given up (RFC 29), or NULL */
     enum wf_state forced;  /* the state whose hosts were last given up (its
                             * forceReady asked), or WF_NONE: its timer has

@@ -185,13 +185,15 @@ json_t *dws_health_holds_applied (struct dws_health *h);
 /* ssd vertices for a hold of the service's own (pick.c): at least 'gib'
  * GiB of free vertices (no hold, not down, not in 'avoid', a set {path:
  * true} or NULL) of rabbits that are up, within what each one's Storage
- * says is free, the rabbits with the most room first.  A new JSON array of
- * paths, with *reserved a new {rabbit: GiB taken}; NULL with 'err' saying
- * how much is free when not enough is.  Needs the graph's vertex sizes
+ * says is free, the rabbits with the most room first, leaving free the
+ * vertices the ssd asks in 'leave' ([[slots, GiB]] or NULL: the jobs
+ * ahead of this one) may take.  A new JSON array of paths, with
+ * *reserved a new {rabbit: GiB taken}; NULL with 'err' saying how much is
+ * free, or kept, when not enough is.  Needs the graph's vertex sizes
  * (dws_health_graph's "ssd_gib").
  */
-json_t *dws_health_pick (struct dws_health *h, int64_t gib, json_t *avoid, json_t **reserved,
-                         dws_error_t *err);
+json_t *dws_health_pick (struct dws_health *h, int64_t gib, json_t *avoid, json_t *leave,
+                         json_t **reserved, dws_error_t *err);
 
 /* The GiB of all the graph's ssd vertices (0 when it gives no sizes). */
 int64_t dws_health_graph_gib (struct dws_health *h);

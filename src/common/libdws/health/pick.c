@@ -8,7 +8,11 @@
  * the service holds vertices down, as early release does, and picks them
  * here: free vertices (no hold, not down) of rabbits that are up, at most
  * what the rabbit's Storage says is free, the rabbits with the most room
- * first.  Fluxion gives a job the highest-numbered vertices of a chassis
+ * first.  It leaves free the vertices that the jobs ahead of this one in
+ * the queue, which get their ssd with their nodes, may need: holding them
+ * would keep such a job from fitting, and a first-come queue waiting on it
+ * would never give the pre-staged jobs behind it their nodes.
+ * Fluxion gives a job the highest-numbered vertices of a chassis
  * first; the lowest are taken here, so a vertex Fluxion gave a job just
  * before the hold applies is rare, and the caller checks for it (find
  * "sched-now=allocated and status=down") and picks again without it.
@@ -56,13 +60,36 @@ static int64_t group_free (const struct dws_health *h, const struct ssd_group *g
     return n;
 }
 
-json_t *dws_health_pick (struct dws_health *h, int64_t gib, json_t *avoid, json_t **reserved,
-                         dws_error_t *err)
+/* The vertices the ssd asks in 'leave' ([[slots, GiB]]) take, in the
+ * smallest vertices the graph has: each slot's GiB in whole vertices, as
+ * Fluxion gives an exclusive ssd request.  The most it could take, since
+ * the rabbits the scheduler will choose are not known.
+ */
+static int64_t leave_vertices (const struct dws_health *h, json_t *leave)
+{
+    int64_t small = 0, n = 0;
+    for (size_t i = 0; i < h->ngroups; i++)
+        if (h->groups[i].gib > 0 && (small == 0 || h->groups[i].gib < small))
+            small = h->groups[i].gib;
+    size_t i;
+    json_t *ask;
+    json_array_foreach (leave, i, ask) {
+        int64_t slots = json_integer_value (json_array_get (ask, 0));
+        int64_t gib = json_integer_value (json_array_get (ask, 1));
+        if (small > 0 && slots > 0 && gib > 0)
+            n += slots * ((gib + small - 1) / small);
+    }
+    return n;
+}
+
+json_t *dws_health_pick (struct dws_health *h, int64_t gib, json_t *avoid, json_t *leave,
+                         json_t **reserved, dws_error_t *err)
 {
     struct cand *c = calloc (h->ngroups ? h->ngroups : 1, sizeof (*c));
     json_t *paths = json_array ();
     json_t *rsv = json_object ();
-    int64_t have = 0, room = 0;
+    int64_t have = 0, room = 0, nfree = 0, taken_all = 0;
+    int64_t keep = leave_vertices (h, leave);
     *reserved = NULL;
     if (!c || !paths || !rsv) {
         dws_errorf (err, "out of memory");
@@ -72,6 +99,7 @@ json_t *dws_health_pick (struct dws_health *h, int64_t gib, json_t *avoid, json_
         c[i].group = i;
         c[i].free = group_free (h, &h->groups[i], avoid);
         room += c[i].free * h->groups[i].gib;
+        nfree += c[i].free;
     }
     qsort (c, h->ngroups, sizeof (*c), cand_cmp);
     for (size_t i = 0; i < h->ngroups && have < gib; i++) {
@@ -87,10 +115,18 @@ json_t *dws_health_pick (struct dws_health *h, int64_t gib, json_t *avoid, json_
         }
         if (taken > 0)
             json_object_set_new (rsv, g->rabbit, json_integer (taken * g->gib));
+        taken_all += taken;
     }
     if (have < gib) {
         dws_errorf (err, "%lld GiB of rabbit ssd wanted, %lld GiB free on the rabbits that"
                     " are up", (long long)gib, (long long)room);
+        goto fail;
+    }
+    if (nfree - taken_all < keep) {
+        dws_errorf (err, "%lld GiB of rabbit ssd wanted (%lld vertices), %lld of the %lld"
+                    " free vertices kept for the jobs ahead of it that get their ssd with"
+                    " their nodes", (long long)gib, (long long)taken_all, (long long)keep,
+                    (long long)nfree);
         goto fail;
     }
     free (c);

@@ -291,6 +291,38 @@ int64_t dws_jobspec_node_count (json_t *resources, dws_error_t *err)
     return sh.outer * sh.per;
 }
 
+static int ssd_asks (json_t *list, int64_t above, json_t *out)
+{
+    size_t i;
+    json_t *entry;
+    json_array_foreach (list, i, entry) {
+        json_t *count = json_object_get (entry, "count");
+        int64_t n = json_is_integer (count) && json_integer_value (count) > 0
+                        ? json_integer_value (count)
+                        : 1;
+        const char *type = json_string_value (json_object_get (entry, "type"));
+        if (type && !strcmp (type, "ssd")) {
+            if (json_array_append_new (out, json_pack ("[I I]", (json_int_t)above,
+                                                       (json_int_t)n)) < 0)
+                return -1;
+        }
+        else if (n <= DWS_BREAKDOWN_MAX_COUNT && above <= DWS_BREAKDOWN_MAX_COUNT
+                 && ssd_asks (json_object_get (entry, "with"), above * n, out) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+json_t *dws_jobspec_ssd_asks (json_t *resources)
+{
+    json_t *out = json_array ();
+    if (out && ssd_asks (resources, 1, out) < 0) {
+        json_decref (out);
+        return NULL;
+    }
+    return out;
+}
+
 static json_t *ssd (int64_t gib)
 {
     return json_pack ("{s:s s:I s:b}", "type", "ssd", "count", (json_int_t)gib, "exclusive", 1);

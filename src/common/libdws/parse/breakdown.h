@@ -78,6 +78,14 @@ int64_t dws_jobspec_node_count (json_t *resources, dws_error_t *err);
 /* cffi entry point of dws_jobspec_node_count (JSON text in). */
 int64_t dws_jobspec_node_count_json (const char *resources_json, dws_error_t *err);
 
+/* The ssd a jobspec `resources` array asks for, as a new array of
+ * [slots, gib] pairs: `slots` ssd requests of `gib` each (the product of
+ * the counts above each ssd entry), one pair per ssd entry; an empty array
+ * when it asks for none (or is not an array).  Counts that are not plain
+ * integers count as 1.  NULL only on ENOMEM.
+ */
+json_t *dws_jobspec_ssd_asks (json_t *resources);
+
 /* The rewritten resources (new reference), or NULL with a message.
  * *unchanged is set true, and a new reference to `resources` returned,
  * when they are left alone.

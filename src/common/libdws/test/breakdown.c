@@ -312,6 +312,36 @@ static void direct (void)
     json_decref (bds);
 }
 
+static void ssd_asks_is (const char *res, const char *expect, const char *what)
+{
+    json_t *r = json_loads (res, JSON_DECODE_ANY, NULL);
+    json_t *asks = dws_jobspec_ssd_asks (r);
+    char *s = asks ? json_dumps (asks, JSON_COMPACT) : NULL;
+    json_is (s ? s : "NULL", expect, what);
+    free (s);
+    json_decref (asks);
+    json_decref (r);
+}
+
+/* What a pick leaves room for: each ssd entry, with the slots above it. */
+static void ssd_asks (void)
+{
+    ssd_asks_is ("[{\"type\":\"slot\",\"count\":3,\"label\":\"rabbit\",\"with\":["
+                 "{\"type\":\"node\",\"count\":1},"
+                 "{\"type\":\"ssd\",\"count\":10,\"exclusive\":true}]}]",
+                 "[[3,10]]", "a node-local rewrite: one ask per node");
+    ssd_asks_is ("[{\"type\":\"chassis\",\"count\":2,\"with\":["
+                 "{\"type\":\"node\",\"count\":4},{\"type\":\"ssd\",\"count\":40}]}]",
+                 "[[2,40]]", "a chassis rewrite: one ask per chassis");
+    ssd_asks_is ("[{\"type\":\"node\",\"count\":8},{\"type\":\"ssd\",\"count\":300}]",
+                 "[[1,300]]", "a spread Lustre: one ask for the whole");
+    ssd_asks_is (NODE2, "[]", "no ssd: no ask");
+    ssd_asks_is ("{\"type\":\"node\"}", "[]", "not an array: no ask");
+    ssd_asks_is ("[{\"type\":\"slot\",\"count\":{\"min\":2},\"with\":["
+                 "{\"type\":\"ssd\",\"count\":5}]}]",
+                 "[[1,5]]", "a count that is not an integer counts as 1");
+}
+
 int main (void)
 {
     forms ();
@@ -320,5 +350,6 @@ int main (void)
     bad_jobspecs ();
     bad_breakdowns ();
     direct ();
+    ssd_asks ();
     return done_testing ();
 }

@@ -14,6 +14,7 @@ Everything runs on the harness reactor thread; the test-facing methods of
 
 from __future__ import annotations
 
+import bisect
 import errno
 import itertools
 import json
@@ -177,7 +178,8 @@ class JobManager:
     def _leave_depend(self, job: Job) -> None:
         if job.state == "DEPEND" and not job.deps and not job.fatal:
             self._state(job, "SCHED")
-            self.queue.append(job.id)
+            # Fluxion's queue: by priority (all alike here), then submission
+            bisect.insort(self.queue, job.id)
             self._schedule()
 
     def _nodes(self, job: Job) -> int:
