@@ -288,7 +288,26 @@ def _prestage_lines(j: dict[str, Any]) -> list[str]:
         line += f"; waiting: {p['waiting']}"
     else:
         line += "; Setup and DataIn before it is scheduled"
-    return [line]
+    return [line, *_datain_lines(_dict(p.get("datain")))]
+
+
+def _datain_lines(d: dict[str, Any]) -> list[str]:
+    """A pre-staged DataIn watched for progress (rabbit.datain_stall_timeout):
+    how far its data movements are, when they last moved, and the time
+    left at the pace so far."""
+    if not d:
+        return []
+    pct, moved, left = _num(d.get("percent")), _num(d.get("moved")), _num(d.get("left"))
+    line = (f"  DataIn: {pct or 0:.0f}% of {d.get('dms', 0)} data movements"
+            f" ({d.get('finished', 0)} finished)")
+    if moved is not None:
+        line += f", last moved {duration(moved)} ago"
+    if left is not None:
+        line += f", about {duration(left)} left"
+    out = [line]
+    if d.get("last"):
+        out.append(f"      {d['last']}")
+    return out
 
 
 def job_text(j: dict[str, Any], user: str | None = None) -> str:

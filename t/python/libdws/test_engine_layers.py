@@ -34,6 +34,7 @@ LAYERS = [
     "rabbitdf",
     "job",
     "advance",
+    "datain",
     "workflow",
     "admit",
     "prestage",

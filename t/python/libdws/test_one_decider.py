@@ -307,7 +307,8 @@ JOB_FIELDS = {
     # what it was given or read: hosts, ssd, breakdowns, held vertices
     "read": ("breakdowns", "hosts", "reserved", "failed", "held", "dms_kept",
              "prestage_avoid", "prestage_gib", "prestage_since", "limit_use",
-             "limit_behind", "weighed", "ssd_asks"),
+             "limit_behind", "weighed", "ssd_asks", "datain", "split", "prestage_counts",
+             "prestage_hosts"),
     # requests and reads outstanding, counted or kept to answer
     "pending": ("create_msgids", "view_msgids", "breakdowns_wanted", "servers_pending",
                 "abort_reads", "teardown_reads", "timers", "record"),

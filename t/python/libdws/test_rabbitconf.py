@@ -18,6 +18,7 @@ from flux_dws.errors import DwsError
 from flux_dws.rabbitconf import KEYS, ConfigError, load_toml, parse
 
 DEFAULTS = {
+    "datain_stall_timeout": 0.0,
     "drain_compute_nodes": True,
     "drain_queues": None,
     "dws_api_version": None,

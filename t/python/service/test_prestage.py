@@ -134,12 +134,17 @@ def test_cancel_while_prestaging_tears_down_and_frees_the_ssd() -> None:
         h.wait_for(lambda: not (paths & down(h)), what="its ssd up again")
 
 
-def test_node_local_storage_refuses_the_opt_in_with_the_reason() -> None:
+def test_node_local_storage_with_lustre_refuses_the_opt_in_with_the_reason() -> None:
+    """Node-local storage follows the job's chassis, Lustre the rabbits with
+    room: a job with both is not pre-staged (node-local alone is:
+    test_prestage_local.py)."""
     with Harness() as h:
-        jobid = h.submit(["#DW jobdw type=xfs capacity=10GiB name=xfs"], nodes=1, system=YES)
+        jobid = h.submit(["#DW jobdw type=xfs capacity=10GiB name=xfs", LUSTRE], nodes=1,
+                         system=YES)
         job = h.wait(jobid)
         notes = " ".join(e.get("note") or "" for e in job.exceptions)
-        assert "dw_prestage=yes" in notes and "xfs, gfs2 and raw" in notes, notes
+        assert "dw_prestage=yes" in notes and "its node-local storage and its Lustre" in notes, \
+            notes
         assert cleared(h) == {}
 
 

@@ -9,6 +9,7 @@
  * holding the configured value or its default (alphabetical order):
  *
  *   key                           type (normalised)         default
+ *   datain_stall_timeout          real seconds >= 0         0.0 (off)
  *   drain_compute_nodes           boolean                   true
  *   drain_queues                  non-empty [string] | null null (all queues)
  *   dws_api_version               string | null             null (discover)
@@ -93,6 +94,7 @@
  * each kind are listed at the top of this file.
  */
 #define DWS_RABBITCONF_KEYS(X)                                                                 \
+    X (DATAIN_STALL_TIMEOUT, "datain_stall_timeout", SECONDS, "0.0", 0)                        \
     X (DRAIN_COMPUTE_NODES, "drain_compute_nodes", BOOL, "true", 0)                            \
     X (DRAIN_QUEUES, "drain_queues", QUEUES, "null", 0)                                        \
     X (DWS_API_VERSION, "dws_api_version", APIVER, "null", 0)                                  \

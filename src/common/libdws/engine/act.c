@@ -155,10 +155,14 @@ void act_rpc (struct dws_engine *e, const char *topic, json_t *payload, const ch
 }
 
 /* --- the jobtap plugin's job-manager.dws.* methods the service sends --- */
-void act_dependency (struct dws_engine *e, struct job *job, const char *name, bool add)
+void act_dependency (struct dws_engine *e, struct job *job, const char *name, bool add,
+                     json_t *with)
 {
-    act_rpc (e, DWS_JOBWIRE_TOPIC (DWS_JOBWIRE_DEPENDENCY_METHOD),
-             json_pack ("{s:I s:s s:b}", "id", job->id, "name", name, "add", add), NULL);
+    json_t *payload = json_pack ("{s:I s:s s:b}", "id", job->id, "name", name, "add", add);
+    if (payload && with)
+        json_object_update (payload, with);
+    json_decref (with);
+    act_rpc (e, DWS_JOBWIRE_TOPIC (DWS_JOBWIRE_DEPENDENCY_METHOD), payload, NULL);
 }
 
 void act_epilog_remove (struct dws_engine *e, json_int_t id)
@@ -201,7 +205,7 @@ void act_record (struct dws_engine *e, struct job *job)
 }
 
 static const char *timer_names[T_NKINDS] = {
-    "setup", "prerun", "postrun", "teardown_after", "tc", "release", "prestage",
+    "setup", "prerun", "postrun", "teardown_after", "tc", "release", "prestage", "datain",
 };
 
 const char *act_timer_name (enum timer_kind kind)

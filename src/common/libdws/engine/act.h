@@ -40,7 +40,8 @@ void act_rpc (struct dws_engine *e, const char *topic, json_t *payload, const ch
  * service owns (jobwire.h DWS_JOBWIRE_SERVICE_DEPENDENCIES: dws-limit
  * added or removed, dws-prestage removed).
  */
-void act_dependency (struct dws_engine *e, struct job *job, const char *name, bool add);
+void act_dependency (struct dws_engine *e, struct job *job, const char *name, bool add,
+                     json_t *with);
 /* epilog-remove {id}: the job's dws-epilog may finish. */
 void act_epilog_remove (struct dws_engine *e, json_int_t id);
 /* dataout-end {id, ok, error?}: a released job's DataOut ended; its

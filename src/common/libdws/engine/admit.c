@@ -58,7 +58,7 @@ static struct limits_use use_of (struct dws_engine *e, int64_t uid, const struct
 
 static void dependency (struct dws_engine *e, struct job *job, bool add)
 {
-    act_dependency (e, job, DWS_JOBWIRE_LIMIT_DEPENDENCY, add);
+    act_dependency (e, job, DWS_JOBWIRE_LIMIT_DEPENDENCY, add, NULL);
 }
 
 int admit_create (struct dws_engine *e, struct job *job, dws_error_t *err)

@@ -36,11 +36,15 @@ static struct step make (enum step_kind kind)
  * restart never makes one fire early.  A state whose hosts were given up
  * already had its one timeout (job->forced, as flux-coral2's); the
  * teardown_after timer, started at PostRun, runs on through DataOut, so
- * only a pick-up there starts it.
+ * only a pick-up there starts it.  A pre-staged job's DataIn is watched
+ * for progress (datain.c), from its start or its pick-up.
  */
-static unsigned state_timers (enum wf_state forced, enum wf_state s, bool picked_up)
+static unsigned state_timers (enum wf_state forced, enum wf_state s, bool picked_up,
+                              bool prestaged)
 {
     switch (s) {
+        case WF_DATAIN:
+            return prestaged ? 1u << T_DATAIN : 0;
         case WF_SETUP:
             return forced != WF_SETUP ? 1u << T_SETUP : 0;
         case WF_PRERUN:
@@ -63,7 +67,7 @@ static struct step ask (const struct job *job, enum wf_state s)
         return make (STEP_NOTHING);
     struct step st = make (STEP_ASK);
     st.state = s;
-    st.timers = state_timers (job->forced, s, false);
+    st.timers = state_timers (job->forced, s, false, job->prestage);
     return st;
 }
 
@@ -81,7 +85,8 @@ static struct step adopt (const struct job *job)
         return make (STEP_NOTHING);
     struct step st = make (STEP_ADOPT);
     st.state = v->desired;
-    st.timers = state_timers (v->force_ready_state, v->desired, true);
+    st.timers = state_timers (v->force_ready_state, v->desired, true,
+                              wfview_annotation (v, ANN_PRESTAGE) != NULL);
     return st;
 }
 
@@ -279,6 +284,27 @@ static bool prestage_may_start (const struct job *job)
            && phase_desired (job) == WF_PROPOSAL && job->servers_pending == 0;
 }
 
+/* Is the job's DataIn watched for progress now: pre-staged, DataIn asked
+ * for and not done, nothing failed (datain.c).
+ */
+static bool datain_watched (const struct job *job)
+{
+    return job->prestage && !job->excepted && !job->toredown && phase_desired (job) == WF_DATAIN
+           && phase_handled (job) < WF_DATAIN;
+}
+
+/* Its progress was read: a DataIn that has not moved for
+ * rabbit.datain_stall_timeout fails, one that moved is read again later.
+ */
+static struct step datain_read_answer (const struct dws_engine *e, const struct job *job)
+{
+    if (!datain_watched (job) || e->cfg.datain_stall_timeout <= 0)
+        return make (STEP_NOTHING);
+    if (e->now - job->datain.moved_at >= e->cfg.datain_stall_timeout)
+        return make (STEP_DATAIN_STALLED);
+    return make (STEP_DATAIN_WATCH);
+}
+
 /* A pre-staged job's next step toward Setup: its ssd picked and held
  * (Lustre), Fluxion's word that no job has any of it, then the Servers.
  */
@@ -324,6 +350,10 @@ static struct step on_timer (const struct job *job, enum timer_kind kind)
         case T_PRESTAGE:
             if (prestage_may_start (job) && job->ssd == SSD_UNPICKED)
                 return make (STEP_PRESTAGE_PICK);
+            break;
+        case T_DATAIN:
+            if (datain_watched (job))
+                return make (STEP_DATAIN_READ);
             break;
         case T_TC:
             if (job->tc_since < 0 || desired == WF_TEARDOWN)
@@ -725,6 +755,8 @@ static struct step next (const struct dws_engine *e, const struct job *job, enum
             return make (STEP_NOTHING);
         case NEWS_PRESTAGE_FOUND:
             return prestage_may_start (job) ? prestage_next (job) : make (STEP_NOTHING);
+        case NEWS_DATAIN_READ:
+            return datain_read_answer (e, job);
         case NEWS_COUNT:
             break;
     }

@@ -85,6 +85,7 @@ enum news {
     NEWS_HOLDS_APPLIED,  /* Fluxion holds every ssd of the job down */
     NEWS_ROOM,           /* a Storage or the graph changed, or its user's use was
                           * counted again (admit.c): there may be room now */
+    NEWS_DATAIN_READ,    /* its DataIn's NnfDataMovements were read (job->datain) */
     NEWS_COUNT,
 };
 _Static_assert (NEWS_COUNT <= 64, "job->news has a bit per news");
@@ -170,6 +171,9 @@ enum step_kind {
     STEP_ABORT_NOTED,    /* dws.abort before the Workflow exists: the epilog is ended */
     STEP_CREATE_LATER,   /* its dws.create is still to come: forget the job */
     STEP_CREATE_FROM_JOBSPEC, /* create its Workflow from its jobspec */
+    STEP_DATAIN_READ,    /* read a pre-staged DataIn's progress (datain.c) */
+    STEP_DATAIN_WATCH,   /* it moved lately: read it again later */
+    STEP_DATAIN_STALLED, /* it did not move for rabbit.datain_stall_timeout: fail */
     STEP_COUNT,
 };
 

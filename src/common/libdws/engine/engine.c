@@ -12,6 +12,7 @@
 #include "act.h"
 #include "admit.h"
 #include "config/rabbitconf.h"
+#include "datain.h"
 #include "fault.h"
 #include "job.h"
 #include "jobview.h"
@@ -76,6 +77,8 @@ static int config_parse (json_t *cfg, struct config *c, dws_error_t *err)
         || dws_rabbitconf_seconds (cfg, DWS_RABBIT_PRERUN_TIMEOUT, &c->prerun_timeout, err) < 0
         || dws_rabbitconf_seconds (cfg, DWS_RABBIT_POSTRUN_TIMEOUT, &c->postrun_timeout, err) < 0
         || dws_rabbitconf_seconds (cfg, DWS_RABBIT_TEARDOWN_AFTER, &c->teardown_after, err) < 0
+        || dws_rabbitconf_seconds (cfg, DWS_RABBIT_DATAIN_STALL_TIMEOUT,
+                                   &c->datain_stall_timeout, err) < 0
         || dws_rabbitconf_bool (cfg, DWS_RABBIT_DRAIN_COMPUTE_NODES, &c->drain_compute_nodes,
                                 err) < 0
         || dws_rabbitconf_bool (cfg, DWS_RABBIT_SOFT_DRAIN, &c->soft_drain, err) < 0
@@ -389,6 +392,7 @@ static const struct {
     [TOK_JOBVIEW] = {K8S, jobview_on_datamovements, NULL},
     [TOK_PRESTAGE] = {K8S, progress_on_prestage, NULL},
     [TOK_PRESTAGE_FIND] = {RPC, on_prestage_find, NULL},
+    [TOK_DATAIN] = {K8S, datain_on_list, NULL},
     [TOK_PERSISTENT] = {K8S, NULL, persistent_result},
     [TOK_DF] = {K8S, NULL, rabbitdf_result},
     [TOK_DRAIN] = {K8S, NULL, rabbitdrain_result},

@@ -101,6 +101,8 @@ static void job_free (struct job *j)
     json_decref (j->ssd_asks);
     json_decref (j->held);
     json_decref (j->prestage_avoid);
+    json_decref (j->prestage_counts);
+    free (j->prestage_hosts);
     free (j->weighed.unfit);
     free (j->failed);
     free (j->postrun_why);

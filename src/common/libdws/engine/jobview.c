@@ -174,7 +174,7 @@ static json_t *job_summary (struct dws_engine *e, struct job *job, bool full)
         json_object_set_new (o, "released", json_true ());
     if (job->limit_why) /* held by [rabbit.limits] (admit.c) */
         json_object_set_new (o, "waiting", json_string (job->limit_why));
-    json_t *prestage = prestage_view (job);
+    json_t *prestage = prestage_view (e, job);
     if (prestage)
         json_object_set_new (o, "prestage", prestage);
     return o;

@@ -22,16 +22,19 @@
 
 #include "act.h"
 #include "config/rabbitconf.h"
+#include "datain.h"
 #include "advance.h"
 #include "job.h"
 #include "parse/breakdown.h"
 #include "phase.h"
 #include "parse/directive.h"
 #include "placement/lustre.h"
+#include "placement/nodelocal.h"
 #include "placement/rssd.h"
 #include "prestage.h"
 #include "rabbits.h"
 #include "token.h"
+#include "util/hostlist.h"
 #include "util/jsonio.h"
 #include "wfview.h"
 #include "wire/jobwire.h"
@@ -46,17 +49,53 @@ static bool has_command (json_t *directives, const char *cmd)
     return dws_dw_any_command (directives, cmds, 0) == 1;
 }
 
+/* Node-local storage: the even split of its nodes over chassis that
+ * hold them (nodelocal.h), and the GiB it holds.
+ */
+static bool placeable_local (struct dws_engine *e, struct job *job, json_t *breakdowns,
+                             int64_t *gib, struct prestage_split *split, dws_error_t *err)
+{
+    int64_t nodes = dws_jobspec_node_count (job->resources, err);
+    if (nodes < 1)
+        return false;
+    int64_t node_gib = dws_breakdown_gib_per_node (breakdowns, nodes, e->cfg.min_allocation_size,
+                                                   err);
+    if (node_gib < 0)
+        return false;
+    size_t n;
+    int64_t *sizes = rabbits_chassis_sizes (e, &n);
+    int rc = dws_nodelocal_split (nodes, sizes, n, &split->chassis, &split->per, err);
+    free (sizes);
+    if (rc < 0)
+        return false;
+    split->node_gib = node_gib;
+    *gib = nodes * node_gib;
+    int64_t fit = rabbits_chassis_fit (e, split);
+    if (fit < split->chassis) {
+        /* a graph without vertex sizes (or not read yet) never holds it */
+        dws_errorf (err, "its %lld nodes go %lld on each of %lld rabbits, each with an ssd"
+                    " vertex of %lld GiB per node: %lld rabbits of the Fluxion graph could"
+                    " hold that (flux dws2jgf writes the vertices' sizes)",
+                    (long long)nodes, (long long)split->per, (long long)split->chassis,
+                    (long long)node_gib, (long long)fit);
+        return false;
+    }
+    return true;
+}
+
 /* Whether the job's storage can be placed before its nodes, and the ssd
- * GiB it then holds (*gib: 0 for none: persistentdw, copy_in into it).
- * false with the reason in err.
+ * GiB it then holds (*gib: 0 for none: persistentdw, copy_in into it;
+ * *split: node-local storage's, chassis 0 for Lustre).  false with the
+ * reason in err.
  */
 static bool placeable (struct dws_engine *e, struct job *job, json_t *breakdowns, int64_t *gib,
-                       dws_error_t *err)
+                       struct prestage_split *split, dws_error_t *err)
 {
     size_t i, k;
     json_t *bd, *set;
     bool sets = false;
     *gib = 0;
+    memset (split, 0, sizeof (*split));
     if (has_command (job->directives, "create_persistent")
         || has_command (job->directives, "destroy_persistent")) {
         dws_errorf (err, "a job that creates or destroys persistent storage is not pre-staged");
@@ -71,15 +110,20 @@ static bool placeable (struct dws_engine *e, struct job *job, json_t *breakdowns
     if (!sets)
         return true; /* persistent storage only: nothing to place */
     if (!e->cfg.fluxion) {
-        dws_errorf (err, "its Lustre is held in Fluxion, and the service runs without it");
+        dws_errorf (err, "its storage is held in Fluxion, and the service runs without it");
         return false;
     }
     struct dws_lustre_conf conf = e->cfg.lustre;
     conf.spread = true; /* placed where there is room: it does not follow the nodes */
     if (!dws_lustre_spreads (job->resources, breakdowns, &conf)) {
-        dws_errorf (err, "only Lustre (jobdw type=lustre) and persistent storage can be set up"
-                         " before the nodes, for a job asking for nodes alone (-N): the"
-                         " rabbits of xfs, gfs2 and raw storage are those of the job's nodes");
+        dws_error_t why;
+        if (dws_nodelocal_placeable (job->resources, breakdowns, &why))
+            return placeable_local (e, job, breakdowns, gib, split, err);
+        if (strstr (why.text, "no node-local")) /* Lustre, not a plain node request */
+            dws_errorf (err, "Lustre is set up before the nodes only for a job asking for"
+                             " nodes alone (-N)");
+        else
+            *err = why;
         return false;
     }
     bool unchanged = false, spread = false;
@@ -136,7 +180,7 @@ void prestage_weigh (struct dws_engine *e, struct job *job, json_t *breakdowns)
     dws_error_t why;
     free (w->unfit);
     w->unfit = NULL;
-    if (!placeable (e, job, breakdowns, &w->gib, &why))
+    if (!placeable (e, job, breakdowns, &w->gib, &w->split, &why))
         w->unfit = strdup (why.text);
     w->nodes = dws_jobspec_node_count (job->resources, NULL);
     w->instance_nodes = (int64_t)rabbits_instance_nodes (e);
@@ -151,6 +195,7 @@ static void chosen (struct dws_engine *e, struct job *job, bool prestage, struct
     job->prestage = prestage;
     if (prestage) {
         job->prestage_gib = job->weighed.gib;
+        job->split = job->weighed.split;
         job->prestage_since = e->now;
     }
     advance_job (e, job, NEWS_PROPOSAL_READY, in);
@@ -215,6 +260,15 @@ static json_t *note (struct job *job)
         json_object_set (o, "held", job->held);
     if (o && job->reserved)
         json_object_set (o, "reserved", job->reserved);
+    if (o && job->split.chassis > 0)
+        json_object_set_new (o, "split", json_pack ("{s:I s:I s:I}", "chassis",
+                                                    (json_int_t)job->split.chassis, "per",
+                                                    (json_int_t)job->split.per, "node_gib",
+                                                    (json_int_t)job->split.node_gib));
+    if (o && job->prestage_counts && job->prestage_hosts) {
+        json_object_set (o, "counts", job->prestage_counts);
+        json_object_set_new (o, "hosts", json_string (job->prestage_hosts));
+    }
     char *s = o ? json_dumps (o, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     json_decref (o);
     json_t *ann = s ? json_pack ("{s:s}", ANN_PRESTAGE, s) : NULL;
@@ -236,7 +290,9 @@ void prestage_record (struct dws_engine *e, struct job *job, const struct step *
     (void)st;
     (void)in;
     act_log (e, "info", "%s: pre-staged: Setup and DataIn before its nodes%s", job->name,
-             job->prestage_gib > 0 ? " (its Lustre held in Fluxion)" : "");
+             job->split.chassis > 0 ? " (its node-local storage held in Fluxion)"
+             : job->prestage_gib > 0 ? " (its Lustre held in Fluxion)"
+                                     : "");
     write_note (e, job);
 }
 
@@ -278,6 +334,34 @@ static json_t *pick_leave (struct dws_engine *e, struct job *job)
     return leave;
 }
 
+/* Node-local storage picked: the rabbits it is set up on, with the job's
+ * nodes each serves, and their computes, which its nodes come from.
+ */
+static bool pinned_to (struct job *job, json_t *hosts)
+{
+    json_t *counts = json_object ();
+    struct dws_hostlist *hl = dws_hostlist_create ();
+    const char *rabbit;
+    json_t *v;
+    size_t i;
+    json_object_foreach (job->reserved, rabbit, v)
+        json_object_set_new (counts, rabbit, json_integer (job->split.per));
+    json_array_foreach (hosts, i, v)
+        dws_hostlist_append_host (hl, json_string_value (v), NULL);
+    char *s = hl ? dws_hostlist_encode (hl) : NULL;
+    dws_hostlist_destroy (hl);
+    if (!counts || !s) {
+        json_decref (counts);
+        free (s);
+        return false;
+    }
+    json_decref (job->prestage_counts);
+    job->prestage_counts = counts;
+    free (job->prestage_hosts);
+    job->prestage_hosts = s;
+    return true;
+}
+
 void prestage_pick (struct dws_engine *e, struct job *job, const struct step *st,
                     struct input *in)
 {
@@ -289,9 +373,12 @@ void prestage_pick (struct dws_engine *e, struct job *job, const struct step *st
     job->ssd = SSD_UNPICKED;
     json_t *avoid = pick_avoid (e, job);
     json_t *leave = pick_leave (e, job);
-    json_t *paths = avoid && leave
-                        ? rabbits_pick (e, job->prestage_gib, avoid, leave, &reserved, &err)
-                        : NULL;
+    json_t *hosts = NULL;
+    json_t *paths = NULL;
+    if (avoid && leave && job->split.chassis > 0)
+        paths = rabbits_pick_chassis (e, &job->split, avoid, leave, &reserved, &hosts, &err);
+    else if (avoid && leave)
+        paths = rabbits_pick (e, job->prestage_gib, avoid, leave, &reserved, &err);
     if (!avoid || !leave)
         snprintf (err.text, sizeof (err.text), "out of memory");
     json_decref (avoid);
@@ -310,6 +397,12 @@ void prestage_pick (struct dws_engine *e, struct job *job, const struct step *st
     json_decref (job->reserved);
     job->reserved = reserved;
     job->held = paths;
+    if (hosts && !pinned_to (job, hosts)) {
+        json_decref (hosts);
+        act_log (e, "err", "%s: out of memory", job->name);
+        return;
+    }
+    json_decref (hosts);
     rabbits_job (e, job); /* its rabbits are in use from now */
     write_note (e, job);
 }
@@ -406,10 +499,36 @@ int prestage_found (struct dws_engine *e, struct job *job, json_t *event)
     }
     else {
         job->ssd = SSD_VERIFIED;
-        act_log (e, "info", "%s: holds %lld GiB of rabbit ssd for its Lustre", job->name,
-                 (long long)job->prestage_gib);
+        if (job->split.chassis > 0)
+            act_log (e, "info", "%s: holds %lld GiB of rabbit ssd for %lld nodes on each of"
+                     " %lld rabbits; its nodes will be those rabbits' computes (%s)", job->name,
+                     (long long)job->prestage_gib, (long long)job->split.per,
+                     (long long)job->split.chassis, job->prestage_hosts ? job->prestage_hosts : "?");
+        else
+            act_log (e, "info", "%s: holds %lld GiB of rabbit ssd for its Lustre", job->name,
+                     (long long)job->prestage_gib);
     }
     return conflicts;
+}
+
+/* What holds node-local storage's job to the chassis it is set up on, for
+ * the dependency's removal (flux-dws' own keys, which the jobtap plugin
+ * applies as a jobspec-update first): "resources" chassis(c){node(k)} and
+ * "constraint" {"hostlist": [those chassis' computes]}; NULL for any
+ * other job.
+ */
+static json_t *pin (struct dws_engine *e, struct job *job)
+{
+    dws_error_t err;
+    if (job->split.chassis <= 0 || !job->prestage_hosts)
+        return NULL;
+    json_t *res = dws_nodelocal_pin (job->resources, job->split.chassis, job->split.per, &err);
+    if (!res) {
+        act_log (e, "err", "%s: cannot hold it to its chassis: %s", job->name, err.text);
+        return NULL;
+    }
+    return json_pack ("{s:o s:o}", "resources", res, "constraint",
+                      dws_nodelocal_constraint (job->prestage_hosts));
 }
 
 void prestage_ready (struct dws_engine *e, struct job *job, const struct step *st,
@@ -420,7 +539,7 @@ void prestage_ready (struct dws_engine *e, struct job *job, const struct step *s
     if (job->prestage_stage != PRESTAGE_READY)
         act_log (e, "info", "%s: set up and filled: let go to the scheduler", job->name);
     job->prestage_stage = PRESTAGE_READY;
-    act_dependency (e, job, DWS_JOBWIRE_PRESTAGE_DEPENDENCY, false);
+    act_dependency (e, job, DWS_JOBWIRE_PRESTAGE_DEPENDENCY, false, pin (e, job));
     act_record (e, job);
 }
 
@@ -442,6 +561,18 @@ void prestage_adopt (struct dws_engine *e, struct job *job)
     job->prestage_stage = PRESTAGE_RECORDED;
     job->prestage_since = json_number_value (json_object_get (o, "since"));
     job->prestage_gib = json_integer_value (json_object_get (o, "gib"));
+    json_t *split = json_object_get (o, "split");
+    job->split.chassis = json_integer_value (json_object_get (split, "chassis"));
+    job->split.per = json_integer_value (json_object_get (split, "per"));
+    job->split.node_gib = json_integer_value (json_object_get (split, "node_gib"));
+    json_t *counts = json_object_get (o, "counts");
+    const char *hosts = json_string_value (json_object_get (o, "hosts"));
+    if (json_is_object (counts) && hosts) {
+        json_decref (job->prestage_counts);
+        job->prestage_counts = json_incref (counts);
+        free (job->prestage_hosts);
+        job->prestage_hosts = strdup (hosts);
+    }
     json_t *held = json_object_get (o, "held");
     json_t *reserved = json_object_get (o, "reserved");
     if (json_is_array (held) && json_is_object (reserved) && !job->hosts) {
@@ -463,7 +594,7 @@ void prestage_adopt (struct dws_engine *e, struct job *job)
     json_decref (o);
 }
 
-json_t *prestage_view (const struct job *job)
+json_t *prestage_view (const struct dws_engine *e, const struct job *job)
 {
     if (!job->prestage)
         return NULL;
@@ -472,6 +603,11 @@ json_t *prestage_view (const struct job *job)
                            "nodes", job->hosts != NULL);
     if (v && job->prestage_wait[0])
         json_object_set_new (v, "waiting", json_string (job->prestage_wait));
+    json_t *datain = v && !job->hosts && job->prestage_stage < PRESTAGE_READY
+                         ? datain_view (e, job)
+                         : NULL;
+    if (datain)
+        json_object_set_new (v, "datain", datain);
     return v;
 }
 

@@ -79,7 +79,8 @@ void prestage_ready (struct dws_engine *e, struct job *job, const struct step *s
 /* The job's pre-staging from its Workflow (a service restart). */
 void prestage_adopt (struct dws_engine *e, struct job *job);
 
-/* The "prestage" object of the job's view, or NULL when not pre-staged. */
-json_t *prestage_view (const struct job *job);
+/* The "prestage" object of the job's view, or NULL when not pre-staged:
+ * with "datain" (datain_view) while its data moves in. */
+json_t *prestage_view (const struct dws_engine *e, const struct job *job);
 
 #endif /* !DWS_ENGINE_PRESTAGE_H */

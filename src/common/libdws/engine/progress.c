@@ -245,7 +245,7 @@ static void setup_servers (struct dws_engine *e, struct job *job)
     /* the same decision as the rewrite at Proposal: the job's Lustre went
      * where Fluxion found room, and R says where (a pre-staged job's: the
      * ssd held for it) */
-    bool spread = job->reserved
+    bool spread = job->reserved && !job->prestage_counts
                   && (job->prestage || dws_lustre_spreads (job->resources, list, &e->cfg.lustre));
     json_array_foreach (list, i, bd) {
         json_t *storage = json_object_get (json_object_get (bd, "status"), "storage");
@@ -259,6 +259,11 @@ static void setup_servers (struct dws_engine *e, struct job *job)
             /* Lustre on the rabbits Fluxion chose (lustre.h) */
             sets = dws_lustre_allocation_sets (storage, job->reserved, &e->cfg.lustre,
                                                min_bytes, &err);
+        }
+        else if (job->prestage_counts) {
+            /* node-local, before the nodes: the rabbits picked, the job's
+             * nodes each will serve (its jobspec is held to them) */
+            sets = dws_servers_allocation_sets (storage, job->prestage_counts, min_bytes, &err);
         }
         else {
             json_t *counts = dws_rabbitmap_counts (e->map, job->hosts, &err);
@@ -347,6 +352,31 @@ void progress_hosts_patch (struct dws_engine *e, struct job *job, const struct s
 }
 
 /* --- the states' completions ----------------------------------------------- */
+
+/* Node-local storage set up before the nodes serves the nodes of the
+ * rabbits picked, as many on each as it was set up for; the jobspec held
+ * the scheduler to them, but a jobtap plugin that does not know the pin
+ * (older than the service) lets the job go anywhere: said here, not
+ * found out by failed mounts.
+ */
+static bool on_its_chassis (struct dws_engine *e, struct job *job, dws_error_t *err)
+{
+    json_t *counts = dws_rabbitmap_counts (e->map, job->hosts, err);
+    if (!counts)
+        return false;
+    bool same = json_equal (counts, job->prestage_counts);
+    if (!same) {
+        char *got = json_dumps (counts, JSON_COMPACT | JSON_SORT_KEYS);
+        char *want = json_dumps (job->prestage_counts, JSON_COMPACT | JSON_SORT_KEYS);
+        dws_errorf (err, "its nodes %s are not those its storage was set up for before them"
+                    " (nodes per rabbit: %s, not %s); is the dws jobtap plugin older than the"
+                    " dws service?", job->hosts, got ? got : "?", want ? want : "?");
+        free (got);
+        free (want);
+    }
+    json_decref (counts);
+    return same;
+}
 void progress_computes (struct dws_engine *e, struct job *job, const struct step *st,
                         struct input *in)
 {
@@ -357,6 +387,10 @@ void progress_computes (struct dws_engine *e, struct job *job, const struct step
         job_set_wf (job, in->obj); /* the hosts' answer: pre-staged, set up already */
     if (job->prestage)
         memo_rabbits (e, job); /* its computes are known only now */
+    if (job->prestage_counts && !on_its_chassis (e, job, &err)) {
+        workflow_fail_job (e, job, "exception", NOTE_PREFIX "%s", err.text);
+        return;
+    }
     json_t *names = hosts_minus (job->hosts, job->failed, &err);
     if (!names) {
         workflow_fail_job (e, job, "exception", NOTE_PREFIX "bad host list: %s", err.text);
@@ -479,6 +513,9 @@ void progress_completed (struct dws_engine *e, struct job *job, enum wf_state s)
     switch (s) {
         case WF_SETUP:
             act_timer_stop (e, job, T_SETUP);
+            break;
+        case WF_DATAIN:
+            act_timer_stop (e, job, T_DATAIN);
             break;
         case WF_POSTRUN:
             act_timer_stop (e, job, T_POSTRUN);

@@ -234,6 +234,24 @@ json_t *rabbits_pick (struct dws_engine *e, int64_t gib, json_t *avoid, json_t *
     return dws_health_pick (e->health, gib, avoid, leave, reserved, err);
 }
 
+json_t *rabbits_pick_chassis (struct dws_engine *e, const struct prestage_split *split,
+                              json_t *avoid, json_t *leave, json_t **reserved, json_t **hosts,
+                              dws_error_t *err)
+{
+    return dws_health_pick_chassis (e->health, split->chassis, split->per, split->node_gib,
+                                    avoid, leave, reserved, hosts, err);
+}
+
+int64_t rabbits_chassis_fit (struct dws_engine *e, const struct prestage_split *split)
+{
+    return dws_health_chassis_fit (e->health, split->per, split->node_gib);
+}
+
+int64_t *rabbits_chassis_sizes (struct dws_engine *e, size_t *n)
+{
+    return dws_health_chassis_sizes (e->health, n);
+}
+
 int64_t rabbits_graph_gib (struct dws_engine *e)
 {
     return dws_health_graph_gib (e->health);

@@ -55,6 +55,15 @@ int rabbits_lustre_fits (struct dws_engine *e, int64_t gib, dws_error_t *err);
  * room for the ssd asks in 'leave'. */
 json_t *rabbits_pick (struct dws_engine *e, int64_t gib, json_t *avoid, json_t *leave,
                       json_t **reserved, dws_error_t *err);
+/* ssd vertices for node-local storage placed before the nodes
+ * (dws_health_pick_chassis): *hosts, the chosen chassis' computes. */
+json_t *rabbits_pick_chassis (struct dws_engine *e, const struct prestage_split *split,
+                              json_t *avoid, json_t *leave, json_t **reserved, json_t **hosts,
+                              dws_error_t *err);
+/* How many rabbits could ever hold it (dws_health_chassis_fit). */
+int64_t rabbits_chassis_fit (struct dws_engine *e, const struct prestage_split *split);
+/* The computes of this instance each rabbit serves (dws_health_chassis_sizes). */
+int64_t *rabbits_chassis_sizes (struct dws_engine *e, size_t *n);
 /* The GiB of the Fluxion graph's ssd vertices (0: no sizes, or no graph yet). */
 int64_t rabbits_graph_gib (struct dws_engine *e);
 /* The instance's nodes (its broker ranks), 0 until the resource journal says. */

@@ -19,6 +19,7 @@
  *               decider's verdict, limits.c), hold, let go
  *   workflow.c  Workflow verbs: create, patch state, fail a job,
  *               teardown, finalizer, KVS timing
+ *   datain.c    a pre-staged DataIn bounded by its progress (the stall)
  *   job.c       the job table
  *   rabbitdf.c  dws.rabbits {df}: each rabbit's space
  *   rabbitdrain.c dws.drain, dws.undrain: one chain of steps per rabbit
@@ -121,8 +122,10 @@ enum job_phase {
 #define ANN_RELEASE "flux-dws.io/release-computes"
 /* dw_prestage as the job asked it ("yes" or "no"), when it did */
 #define ANN_PRESTAGE_ASKED "flux-dws.io/dw-prestage"
-/* the job is pre-staged (prestage.c): JSON {"since": t, "gib": G} and, once
- * its ssd vertices are picked, "held": [path] and "reserved": {rabbit: GiB} */
+/* the job is pre-staged (prestage.c): JSON {"since": t, "gib": G}, for
+ * node-local storage "split": {"chassis", "per", "node_gib"}, and once its
+ * ssd vertices are picked, "held": [path] and "reserved": {rabbit: GiB}
+ * (node-local: "counts": {rabbit: nodes}, "hosts": RFC 29 hostlist) */
 #define ANN_PRESTAGE "flux-dws.io/prestage"
 #define WORKFLOW_FINALIZER "flux-framework.readthedocs.io/workflow"
 #define WORKFLOW_LABEL "dataworkflowservices.github.io/workflow.name"
@@ -170,6 +173,7 @@ struct config {
     double prerun_timeout;
     double postrun_timeout;
     double teardown_after;
+    double datain_stall_timeout; /* a pre-staged DataIn without progress (datain.c) */
     bool drain_compute_nodes;
     bool soft_drain;
     bool drain_queues;     /* drains limited to some queues */
@@ -234,13 +238,36 @@ enum prestage_stage {
     PRESTAGE_READY,        /* its data is in: dws-prestage removed */
 };
 
+/* How a pre-staged job's DataIn moves, as its NnfDataMovements last said
+ * (datain.c): the sums that grow while data moves, and when they last
+ * grew.  since == 0: not watched. */
+struct datain_facts {
+    double since;          /* DataIn asked for (or taken up after a restart) */
+    double moved_at;       /* the sums last grew (since, at first) */
+    int64_t dms;           /* its DataIn NnfDataMovements */
+    int64_t finished;      /* those Finished */
+    int64_t percent;       /* the sum of their progress (%; Finished: 100) */
+    int64_t bytes;         /* the sum of their bytes copied, where nnf-dm gives them */
+    char last[160];        /* the last dcp line of the least advanced one */
+};
+
+/* Node-local storage placed before the nodes (placement/nodelocal.h):
+ * per nodes on each of chassis rabbits, node_gib each; chassis == 0: none
+ * (Lustre, persistent storage, or not pre-staged). */
+struct prestage_split {
+    int64_t chassis;
+    int64_t per;
+    int64_t node_gib;
+};
+
 /* What decides whether a job is pre-staged, as prestage_weigh () read
  * it when pre-staging was wanted (the decider chooses from it).
  */
 struct prestage_facts {
     char *unfit;            /* why its storage cannot be placed before its
                              * nodes (prestage.c), or NULL: it can */
-    int64_t gib;            /* the ssd GiB its Lustre would hold; 0: none */
+    int64_t gib;            /* the ssd GiB its storage would hold; 0: none */
+    struct prestage_split split; /* node-local: how it would be placed */
     int64_t nodes;          /* the nodes it asks for */
     int64_t instance_nodes; /* the nodes the instance has (0: not known) */
     int64_t ahead_jobs;     /* jobs holding storage without nodes now */
@@ -341,11 +368,17 @@ struct job {
     enum prestage_stage prestage_stage; /* how far its pre-staging went */
     struct prestage_facts weighed; /* what decides it (PRESTAGE_WEIGHED on) */
     bool prestage;         /* pre-staged: Setup and DataIn before dws.setup */
-    int64_t prestage_gib;  /* the ssd it holds in Fluxion (Lustre); 0: none */
+    int64_t prestage_gib;  /* the ssd it holds in Fluxion; 0: none */
+    struct prestage_split split; /* node-local storage: its even split */
+    json_t *prestage_counts; /* node-local, once picked: {rabbit: nodes} its
+                              * storage is set up for */
+    char *prestage_hosts;  /* and those chassis' computes (RFC 29): its nodes
+                            * come from them alone */
     enum prestage_ssd ssd; /* where its ssd hold is (Lustre) */
     json_t *prestage_avoid; /* {path: true}: vertices a job had when held */
     double prestage_since; /* when it was pre-staged */
     char prestage_wait[160]; /* why it waits for its storage, "" if it does not */
+    struct datain_facts datain; /* its DataIn's progress while pre-staged (datain.c) */
 };
 
 enum timer_kind {
@@ -356,6 +389,7 @@ enum timer_kind {
     T_TC,
     T_RELEASE, /* Fluxion's answers to the ssd holds (release.c) */
     T_PRESTAGE, /* pick a pre-staged job's ssd again (prestage.c) */
+    T_DATAIN,   /* read a pre-staged job's DataIn progress again (datain.c) */
     T_NKINDS,
 };
 
@@ -460,6 +494,7 @@ enum token_shape {
     X (JOBVIEW, "jobview", TOKEN_JOB)                                                          \
     X (PRESTAGE, "prestage", TOKEN_JOB)                                                        \
     X (PRESTAGE_FIND, "prestage-find", TOKEN_JOB)                                              \
+    X (DATAIN, "datain", TOKEN_JOB)                                                            \
     X (PERSISTENT, "persistent-share", TOKEN_REQUEST) /* share and unshare (persistent.c) */   \
     X (DF, "df", TOKEN_REQUEST)                       /* dws.rabbits {df} (rabbitdf.c) */      \
     X (DRAIN, "drain", TOKEN_STEP)                    /* dws.drain, -undrain (rabbitdrain.c) */\

@@ -9,6 +9,7 @@
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
 #include "admit.h"
+#include "datain.h"
 #include "fault.h"
 #include "prestage.h"
 #include "progress.h"
@@ -84,6 +85,9 @@ static const struct verbs table = {
         [STEP_CREATE_FROM_JOBSPEC] = request_create_from_jobspec,
         [STEP_ABORT_NOTED] = fault_abort_noted,
         [STEP_PRESTAGE_WEIGH] = progress_prestage_weigh,
+        [STEP_DATAIN_READ] = datain_read,
+        [STEP_DATAIN_WATCH] = datain_watch,
+        [STEP_DATAIN_STALLED] = datain_stalled,
         [STEP_PRESTAGE_NO] = prestage_no,
         [STEP_PRESTAGE_TOO_BIG] = prestage_too_big,
         [STEP_PRESTAGE_FULL] = prestage_full,

@@ -19,6 +19,7 @@
 #include "job.h"
 #include "util/f58.h"
 #include "util/jsonio.h"
+#include "datain.h"
 #include "phase.h"
 #include "rabbits.h"
 #include "token.h"
@@ -247,6 +248,8 @@ void workflow_start_timers (struct dws_engine *e, struct job *job, unsigned time
                                          : e->cfg.teardown_after;
         act_timer_start (e, job, k, after);
     }
+    if (timers & (1u << T_DATAIN))
+        datain_begin (e, job);
 }
 
 /* Does the job have a #DW container directive (user containers, whose

@@ -195,6 +195,31 @@ json_t *dws_health_holds_applied (struct dws_health *h);
 json_t *dws_health_pick (struct dws_health *h, int64_t gib, json_t *avoid, json_t *leave,
                          json_t **reserved, dws_error_t *err);
 
+/* ssd vertices for node-local storage placed before the nodes (pick.c):
+ * `chassis` rabbits, each up, with `per` computes of this instance online
+ * and not drained, and room for `per` allocations of `node_gib` (one
+ * exclusive ssd request per node, in whole vertices); the rabbits least
+ * used by rabbit jobs first, then those with the most room.  The same
+ * vertices are left out, and kept free, as by dws_health_pick.  A new
+ * array of paths, *reserved a new {rabbit: GiB taken} and *hosts a new
+ * array of the chosen rabbits' computes that may run it; NULL with 'err'
+ * saying what is missing.
+ */
+json_t *dws_health_pick_chassis (struct dws_health *h, int64_t chassis, int64_t per,
+                                 int64_t node_gib, json_t *avoid, json_t *leave,
+                                 json_t **reserved, json_t **hosts, dws_error_t *err);
+
+/* How many rabbits could hold node-local storage for `per` nodes of
+ * `node_gib` each, all their vertices free: those with `per` computes in
+ * this instance and `per` vertices of that size (one per node).
+ */
+int64_t dws_health_chassis_fit (struct dws_health *h, int64_t per, int64_t node_gib);
+
+/* How many computes of this instance each rabbit serves: a new array
+ * of h's rabbits' counts (*n of them; NULL and 0 when none is known).
+ */
+int64_t *dws_health_chassis_sizes (struct dws_health *h, size_t *n);
+
 /* The GiB of all the graph's ssd vertices (0 when it gives no sizes). */
 int64_t dws_health_graph_gib (struct dws_health *h);
 

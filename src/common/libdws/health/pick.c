@@ -139,6 +139,148 @@ fail:
     return NULL;
 }
 
+/* A rabbit's computes in this instance that may run a job: broker ranks
+ * online and not drained.  Their names, when `names` is not NULL.
+ */
+static int64_t chassis_nodes (const struct dws_health *h, const struct rabbit *r, json_t *names)
+{
+    int64_t n = 0;
+    for (size_t i = 0; i < r->nmembers; i++) {
+        const struct compute *c = &h->computes[r->members[i]];
+        if (c->rank < 0 || (size_t)c->rank >= h->nranks)
+            continue;
+        const struct rank *k = &h->ranks[c->rank];
+        if (!k->online || k->drained)
+            continue;
+        n++;
+        if (names)
+            json_array_append_new (names, json_string (c->name));
+    }
+    return n;
+}
+
+struct chassis_cand {
+    size_t group;
+    int64_t nodes;  /* its computes that may run the job */
+    int64_t free;   /* vertices that may be taken */
+    int64_t want;   /* vertices the job's allocations on it take */
+    int allocs;     /* jobs using the rabbit */
+};
+
+/* Rabbits whose nodes are least in use by rabbit jobs first (their nodes
+ * are likelier to come soon), then the most room, then the graph's order.
+ */
+static int chassis_cmp (const void *a, const void *b)
+{
+    const struct chassis_cand *x = a, *y = b;
+    if (x->allocs != y->allocs)
+        return x->allocs < y->allocs ? -1 : 1;
+    if (x->free != y->free)
+        return x->free > y->free ? -1 : 1;
+    return x->group < y->group ? -1 : x->group > y->group;
+}
+
+json_t *dws_health_pick_chassis (struct dws_health *h, int64_t chassis, int64_t per,
+                                 int64_t node_gib, json_t *avoid, json_t *leave,
+                                 json_t **reserved, json_t **hosts, dws_error_t *err)
+{
+    struct chassis_cand *c = calloc (h->ngroups ? h->ngroups : 1, sizeof (*c));
+    json_t *paths = json_array ();
+    json_t *rsv = json_object ();
+    json_t *names = json_array ();
+    int64_t nfree = 0, taken_all = 0, fit = 0, nodes_fit = 0;
+    int64_t keep = leave_vertices (h, leave);
+    size_t n = 0;
+    *reserved = *hosts = NULL;
+    if (!c || !paths || !rsv || !names) {
+        dws_errorf (err, "out of memory");
+        goto fail;
+    }
+    for (size_t i = 0; i < h->ngroups; i++) {
+        const struct ssd_group *g = &h->groups[i];
+        int64_t free = group_free (h, g, avoid);
+        nfree += free;
+        if (g->ri < 0 || g->gib <= 0 || !h->rabbits[g->ri].up)
+            continue;
+        struct chassis_cand *x = &c[n];
+        x->group = i;
+        x->free = free;
+        x->want = per * ((node_gib + g->gib - 1) / g->gib); /* one exclusive ssd per node */
+        x->nodes = chassis_nodes (h, &h->rabbits[g->ri], NULL);
+        x->allocs = h->rabbits[g->ri].allocs;
+        nodes_fit += x->nodes >= per;
+        if (x->nodes >= per && x->free >= x->want) {
+            n++;
+            fit++;
+        }
+    }
+    if (fit < chassis) {
+        dws_errorf (err, "%lld rabbits wanted with %lld nodes up and %lld ssd vertices free"
+                    " (one per node, %lld GiB each); %lld have the nodes, %lld both",
+                    (long long)chassis, (long long)per, (long long)per, (long long)node_gib,
+                    (long long)nodes_fit, (long long)fit);
+        goto fail;
+    }
+    qsort (c, n, sizeof (*c), chassis_cmp);
+    for (int64_t i = 0; i < chassis; i++) {
+        const struct ssd_group *g = &h->groups[c[i].group];
+        int64_t taken = 0;
+        for (size_t k = 0; k < g->n && taken < c[i].want; k++) {
+            const struct ssd *s = &h->ssdv[g->first + k];
+            if (!usable (h, s, avoid))
+                continue;
+            json_array_append_new (paths, json_string (s->path));
+            taken++;
+        }
+        json_object_set_new (rsv, g->rabbit, json_integer (taken * g->gib));
+        chassis_nodes (h, &h->rabbits[g->ri], names);
+        taken_all += taken;
+    }
+    if (nfree - taken_all < keep) {
+        dws_errorf (err, "%lld ssd vertices wanted on %lld rabbits, %lld of the %lld free"
+                    " vertices kept for the jobs ahead of it that get their ssd with their"
+                    " nodes", (long long)taken_all, (long long)chassis, (long long)keep,
+                    (long long)nfree);
+        goto fail;
+    }
+    free (c);
+    *reserved = rsv;
+    *hosts = names;
+    return paths;
+fail:
+    free (c);
+    json_decref (paths);
+    json_decref (rsv);
+    json_decref (names);
+    return NULL;
+}
+
+int64_t dws_health_chassis_fit (struct dws_health *h, int64_t per, int64_t node_gib)
+{
+    int64_t fit = 0;
+    for (size_t i = 0; i < h->ngroups; i++) {
+        const struct ssd_group *g = &h->groups[i];
+        if (g->ri < 0 || g->gib <= 0)
+            continue;
+        int64_t nodes = 0;
+        const struct rabbit *r = &h->rabbits[g->ri];
+        for (size_t k = 0; k < r->nmembers; k++)
+            nodes += h->computes[r->members[k]].rank >= 0;
+        fit += nodes >= per && (int64_t)g->n >= per * ((node_gib + g->gib - 1) / g->gib);
+    }
+    return fit;
+}
+
+int64_t *dws_health_chassis_sizes (struct dws_health *h, size_t *n)
+{
+    int64_t *sizes = h->nrabbits ? calloc (h->nrabbits, sizeof (*sizes)) : NULL;
+    *n = sizes ? h->nrabbits : 0;
+    for (size_t i = 0; sizes && i < h->nrabbits; i++)
+        for (size_t k = 0; k < h->rabbits[i].nmembers; k++)
+            sizes[i] += h->computes[h->rabbits[i].members[k]].rank >= 0;
+    return sizes;
+}
+
 size_t dws_health_nodes (struct dws_health *h)
 {
     return h->nranks;

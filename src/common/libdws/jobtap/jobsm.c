@@ -979,15 +979,49 @@ static int ev_resource_update (struct ctx *c, json_t *ev)
  * the service gave pre-staging up): it may be scheduled.  A repeat, or a
  * job not in DEPEND, is answered and changes nothing.  The service asks
  * with the dependency method; an older flux-dws service with
- * prestage-remove, which the plugin still serves.
+ * prestage-remove, which the plugin still serves.  `update`, when not
+ * NULL, is applied to the jobspec first (node-local storage set up on
+ * chassis the job's nodes must come from).
  */
-static int prestage_let_go (struct ctx *c, const char *state)
+static int prestage_let_go (struct ctx *c, const char *state, json_t *update)
 {
+    if (!strcmp (state, "DEPEND") && update
+        && push (c, json_pack ("{s:s s:O}", "action", ACT (JOBSPEC_UPDATE), "update", update)) < 0)
+        return -1;
     /* a repeat finds it gone (ENOENT, which the adapter lets pass) */
     if (!strcmp (state, "DEPEND")
         && act_named (c, ACT (DEPENDENCY_REMOVE), DWS_JOBWIRE_PRESTAGE_DEPENDENCY) < 0)
         return -1;
     return act_respond (c);
+}
+
+/* The jobspec-update that holds a pre-staged job to the chassis its
+ * node-local storage is on: the dependency removal's "resources" and
+ * "constraint" (flux-dws' own keys; none: NULL, *update too), the
+ * constraint and-ed with the job's own, as a resource-update's exclude
+ * is.  0, 1 when the request was answered (malformed), -1 on error.
+ */
+static int prestage_pin (struct ctx *c, const char *m, json_t *payload, json_t *jobspec,
+                         json_t **update)
+{
+    json_t *res = json_object_get (payload, "resources");
+    json_t *pin = json_object_get (payload, "constraint");
+    bool fail = false;
+    *update = NULL;
+    if (!res && !pin)
+        return 0;
+    if (!json_is_array (res) || !json_is_object (pin))
+        return malformed (c, m, "'resources' (a list) and 'constraint' (an object) come"
+                                " together") < 0 ? -1 : 1;
+    json_t *now = json_object_get (jobspec, "resources");
+    if (now && json_equal (now, res))
+        return 0; /* a repeat: applied already */
+    json_t *cons = constraints (jobspec, pin, &fail);
+    if (!fail)
+        *update = json_pack ("{s:O s:O}", "resources", res, "attributes.system.constraints",
+                             cons);
+    json_decref (cons);
+    return *update ? 0 : nomem (c);
 }
 
 /* prestage-remove {id}: an older flux-dws service's dws-prestage removal. */
@@ -1001,7 +1035,7 @@ static int ev_prestage_remove (struct ctx *c, json_t *ev)
         return -1;
     if ((rc = request_begin (c, ev, m, &payload)) <= 0)
         return rc;
-    return prestage_let_go (c, state);
+    return prestage_let_go (c, state, NULL);
 }
 
 static int ev_prolog_remove (struct ctx *c, json_t *ev)
@@ -1087,7 +1121,12 @@ static int ev_service_dependency (struct ctx *c, json_t *ev)
                                       xasprintf ("dws.%s: %s is added by the plugin with the"
                                                  " resource-update ('prestage': true), not by"
                                                  " this method", m, name));
-        return prestage_let_go (c, state);
+        json_t *update = NULL;
+        if ((rc = prestage_pin (c, m, payload, json_object_get (ev, "jobspec"), &update)) != 0)
+            return rc < 0 ? -1 : 0;
+        rc = prestage_let_go (c, state, update);
+        json_decref (update);
+        return rc;
     }
     if (strcmp (state, "DEPEND") != 0 && strcmp (state, "NEW") != 0) {
         if (!json_is_true (add))

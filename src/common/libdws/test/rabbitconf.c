@@ -11,7 +11,7 @@
 #include "config/rabbitconf.h"
 
 #define DEFAULTS                                                                    \
-    "{\"drain_compute_nodes\": true, \"drain_queues\": null,"                       \
+    "{\"datain_stall_timeout\": 0.0, \"drain_compute_nodes\": true, \"drain_queues\": null,"                       \
     " \"dws_api_version\": null, \"kubeconfig\": null, \"lustre\": {\"max_rabbits\": 0, \"mdts\": 1, \"min_rabbits\": 1, \"osts_per_mdt\": 0, \"spread\": false, \"whole_rabbit_gib\": 0}, \"mapping\": null,"          \
     " \"min_allocation_size\": 4, \"nnf_api_version\": null,"                       \
     " \"policy\": {\"maximums\": {}}, \"postrun_timeout\": 0.0,"                    \
@@ -410,7 +410,7 @@ static void test_presets (void)
 static void test_alias (void)
 {
     parse_is ("{\"restrict_persistent\": false, \"tc_timeout\": 5}",
-              "{\"drain_compute_nodes\": true, \"drain_queues\": null,"
+              "{\"datain_stall_timeout\": 0.0, \"drain_compute_nodes\": true, \"drain_queues\": null,"
               " \"dws_api_version\": null, \"kubeconfig\": null, \"lustre\": {\"max_rabbits\": 0, \"mdts\": 1, \"min_rabbits\": 1, \"osts_per_mdt\": 0, \"spread\": false, \"whole_rabbit_gib\": 0}, \"mapping\": null,"
               " \"min_allocation_size\": 4, \"nnf_api_version\": null,"
               " \"policy\": {\"maximums\": {}}, \"postrun_timeout\": 0.0,"
@@ -455,7 +455,7 @@ static void test_alias (void)
 
 static void test_unknown (void)
 {
-    const char *list = "drain_compute_nodes, drain_queues, dws_api_version, kubeconfig, lustre, mapping,"
+    const char *list = "datain_stall_timeout, drain_compute_nodes, drain_queues, dws_api_version, kubeconfig, lustre, mapping,"
                        " min_allocation_size, nnf_api_version, policy, postrun_timeout,"
                        " prerun_timeout, presets, prestage, prestage_max_gib, prestage_max_jobs, prolog_timeout, release_computes, restrict_persistent_creation,"
                        " save_datamovements, setup_timeout, soft_drain, tc_timeout,"
@@ -571,7 +571,7 @@ static void test_full (void)
               " \"min_allocation_size\": 8, \"drain_queues\": [\"pbatch\"],"
               " \"lustre\": {\"spread\": true, \"osts_per_mdt\": 4},"
               " \"release_computes\": \"after-unmount\"}",
-              "{\"drain_compute_nodes\": false, \"drain_queues\": [\"pbatch\"],"
+              "{\"datain_stall_timeout\": 0.0, \"drain_compute_nodes\": false, \"drain_queues\": [\"pbatch\"],"
               " \"dws_api_version\": \"v1alpha7\", \"kubeconfig\": \"/etc/flux/kc\","
               " \"lustre\": {\"max_rabbits\": 0, \"mdts\": 1, \"min_rabbits\": 1,"
               " \"osts_per_mdt\": 4, \"spread\": true, \"whole_rabbit_gib\": 0},"
@@ -654,7 +654,7 @@ static void test_engine_readers (void)
             same += json_equal (v, want) ? 0 : -100;
         json_decref (v);
     }
-    ok (nread == 12 && same == nread,
+    ok (nread == 13 && same == nread,
         "the engine's readers give the normalised table's defaults (%d of %d keys read)", same,
         nread);
     json_decref (defaults);
@@ -686,7 +686,8 @@ static void test_engine_readers (void)
         "the service's keys are named but are not [rabbit] keys");
     json_decref (cfg);
     parse_is ("{\"owner\": 0}",
-              "rabbit.owner: unknown key (valid keys: drain_compute_nodes, drain_queues,"
+              "rabbit.owner: unknown key (valid keys: datain_stall_timeout, drain_compute_nodes,"
+              " drain_queues,"
               " dws_api_version, kubeconfig, lustre, mapping, min_allocation_size,"
               " nnf_api_version, policy, postrun_timeout, prerun_timeout, presets, prestage,"
               " prestage_max_gib, prestage_max_jobs, prolog_timeout, release_computes,"

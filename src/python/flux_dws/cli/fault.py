@@ -4,6 +4,7 @@
                        [--index I] [--type User|WLM|Internal] [--once]
                        [--kind driver|clientmount|datamovement|container] [--compute C]
     flux-dws fault stall --state PreRun [--workflow W] [--kind ...] [--compute C]
+    flux-dws fault stall --kind datamovement --state DataIn [--seconds S]
     flux-dws fault stall --kind allocation --rabbit R [--workflow W]
     flux-dws fault delay --state Setup --seconds 30 [--workflow W] [--kind ...]
     flux-dws fault list | clear
@@ -75,6 +76,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         q.add_argument("--rabbit", type=text,
                        help="the rabbit whose Setup allocations are late (kind allocation)")
     delay.add_argument("--seconds", type=positive_float, required=True)
+    stall.add_argument("--seconds", type=positive_float,
+                       help="kind datamovement: its progress moves this long, then stops")
     add.add_argument("--severity", default="Fatal", choices=["Minor", "Major", "Fatal"])
     add.add_argument("--type", default="Internal", choices=["Internal", "User", "WLM"])
     add.add_argument("--message", default="injected fault")
@@ -257,6 +260,12 @@ def run(args: argparse.Namespace) -> int:
             body.update(severity="delay", seconds=args.seconds)
         else:
             body["severity"] = "stall"
+            if args.seconds is not None:
+                if args.kind != "datamovement":
+                    print("flux-dws fault stall: --seconds is for --kind datamovement",
+                          file=sys.stderr)
+                    return 2
+                body["seconds"] = args.seconds
         out = _call(kc, "POST", "/_emulator/faults", body)
     elif args.action == "api":
         body = {"status": args.status, "method": args.method, "path": args.path,

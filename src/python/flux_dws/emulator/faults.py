@@ -34,7 +34,8 @@ class Fault:
     (any severity but stall) or stay pending (``stall``), when mounting
     (``state`` PreRun), unmounting (PostRun) or both ("*").
     Kind ``datamovement``: the NnfDataMovements of directive ``index`` end
-    Failed with ``message``, stay Running (``stall``) or take ``seconds``
+    Failed with ``message``, stay Running (``stall``: with ``seconds``, their
+    progress moves for that long first, then stops) or take ``seconds``
     (``delay``).  Kind ``container``: at ``state`` PreRun the workflow's
     containers never start (``stall``) or fail at once (other severities);
     at PostRun they ignore shutdown (``stall``: the deadline ends them) or

@@ -270,6 +270,9 @@ class DataMovementWorker:
         self._status(ns, name, {"state": "Running", "startTime": now, "restarts": 0,
                                 "commandStatus": {"command": "mpirun dcp", "progress": 0}})
         if fault is not None and fault.severity == "stall":
+            if fault.seconds > 0:  # a copy that moves, then stops moving
+                self._progress_later(ns, name, time.monotonic(), 2 * fault.seconds,
+                                     stop=fault.seconds)
             return
         seconds = fault.seconds if fault is not None and fault.severity == "delay" \
             else self.seconds
@@ -281,14 +284,19 @@ class DataMovementWorker:
         else:
             self.finish(ns, name, failed)
 
-    def _progress_later(self, ns: str, name: str, began: float, seconds: float) -> None:
+    def _progress_later(self, ns: str, name: str, began: float, seconds: float,
+                        stop: float | None = None) -> None:
         """dcp prints its progress about every PROGRESS_EVERY seconds; nnf-dm
         puts the last line in commandStatus (progress %, elapsedTime,
-        lastMessage, lastMessageTime)."""
+        lastMessage, lastMessageTime).  A copy that stalls (``stop``: the
+        seconds after which it moves no more) prints nothing after that."""
+        if stop is not None and time.monotonic() - began >= stop:
+            return
         self.ctl.after(min(PROGRESS_EVERY, seconds / 4),
-                       lambda: self._progress(ns, name, began, seconds))
+                       lambda: self._progress(ns, name, began, seconds, stop))
 
-    def _progress(self, ns: str, name: str, began: float, seconds: float) -> None:
+    def _progress(self, ns: str, name: str, began: float, seconds: float,
+                  stop: float | None = None) -> None:
         try:
             dm = self.ctl.store.get(RESOURCE["dm"], ns, name)
         except ApiError:
@@ -305,7 +313,7 @@ class DataMovementWorker:
                            f" ({moved / GIB / max(elapsed, 1e-3):.3f} GiB/s)"
                            f" {max(seconds - elapsed, 0):.0f} secs left ...",
             "lastMessageTime": now}})
-        self._progress_later(ns, name, began, seconds)
+        self._progress_later(ns, name, began, seconds, stop)
 
     def resume(self, dm: dict[str, Any]) -> None:
         """A movement that was running when the emulator stopped."""

@@ -198,7 +198,7 @@ class JobManager:
         props = set(self.fluxion.properties.get(self.fluxion.node_paths.get(host, ""), {}))
         constraint = (job.jobspec.get("attributes", {}).get("system", {})
                       .get("constraints"))
-        if constraint and not _satisfies(constraint, props):
+        if constraint and not _satisfies(constraint, props, host):
             return False
         rabbit = self.rabbit_of.get(host)
         if '"ssd"' in json.dumps(job.jobspec.get("resources")):
@@ -207,6 +207,21 @@ class JobManager:
             if rabbit:
                 return self._free_ssd(rabbit) is not None
         return True
+
+    def _chassis_hosts(self, job: Job, usable: list[str]) -> list[str]:
+        """A job asking for chassis(c){node(k)}: k of the usable hosts from
+        each of c chassis (those with room first, in order), as Fluxion
+        matches it; [] when c chassis do not have k each.  Any other job:
+        the usable hosts."""
+        top = (job.jobspec.get("resources") or [{}])[0]
+        if top.get("type") != "chassis":
+            return usable
+        c, k = top.get("count", 1), (top.get("with") or [{}])[0].get("count", 1)
+        by_chassis: dict[str, list[str]] = {}
+        for h in usable:
+            by_chassis.setdefault(self.rabbit_of.get(h, ""), []).append(h)
+        full = [hosts[:k] for hosts in by_chassis.values() if len(hosts) >= k]
+        return [h for hosts in full[:c] for h in hosts] if len(full) >= c else []
 
     def _free_ssd(self, rabbit: str) -> str | None:
         """An ssd vertex of the rabbit that is up and no active job has:
@@ -236,7 +251,8 @@ class JobManager:
             job = self.jobs[self.queue[0]]
             n = self._nodes(job)
             drained = self.drained
-            usable = [h for h in self.free if h not in drained and self._fits(job, h)]
+            usable = self._chassis_hosts(job, [h for h in self.free
+                                               if h not in drained and self._fits(job, h)])
             if n > len(usable):
                 return
             want = self._top_ssd(job)
@@ -583,8 +599,9 @@ class JobManager:
                 and "dw" in j.jobspec.get("attributes", {}).get("system", {})]
 
 
-def _satisfies(constraint: Any, props: set[str]) -> bool:
-    """RFC 31 properties/not/and/or, as Fluxion evaluates them on a node."""
+def _satisfies(constraint: Any, props: set[str], host: str) -> bool:
+    """RFC 31 properties/hostlist/not/and/or, as Fluxion evaluates them on
+    a node."""
     if not isinstance(constraint, dict):
         return True
     for op, arg in constraint.items():
@@ -592,14 +609,17 @@ def _satisfies(constraint: Any, props: set[str]) -> bool:
             if not all((p[1:] not in props) if p.startswith("^") else (p in props)
                        for p in arg):
                 return False
+        elif op == "hostlist":
+            if not any(host in Hostlist(h) for h in arg):
+                return False
         elif op == "not":
-            if all(_satisfies(c, props) for c in arg):
+            if all(_satisfies(c, props, host) for c in arg):
                 return False
         elif op == "and":
-            if not all(_satisfies(c, props) for c in arg):
+            if not all(_satisfies(c, props, host) for c in arg):
                 return False
         elif op == "or":
-            if not any(_satisfies(c, props) for c in arg):
+            if not any(_satisfies(c, props, host) for c in arg):
                 return False
     return True
 
