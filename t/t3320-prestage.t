@@ -174,12 +174,12 @@ test_expect_success 'a copy_in into persistent storage is pre-staged, nothing he
 	flux run -N1 --setattr=system.dw="#DW destroy_persistent name=proj" true
 '
 
-test_expect_success 'dw_prestage=yes on node-local storage is refused with the reason' '
-	id=$(flux submit -N1 --setattr=system.dw="#DW jobdw type=xfs capacity=10GiB name=x1" \
-		--setattr=system.dw_prestage=yes true) &&
+test_expect_success 'dw_prestage=yes on node-local storage with Lustre is refused with the reason' '
+	id=$(flux submit -N1 --setattr=system.dw="#DW jobdw type=xfs capacity=10GiB name=x1
+$LUSTRE" --setattr=system.dw_prestage=yes true) &&
 	flux job wait-event -t 30 $id clean &&
 	flux job eventlog $id >xfs.log &&
-	grep "dw_prestage=yes: only Lustre" xfs.log &&
+	grep "dw_prestage=yes: its node-local storage and its Lustre" xfs.log &&
 	test_must_fail grep " alloc" xfs.log
 '
 
