@@ -3,7 +3,8 @@
 The same workload runs twice through the harness (the real dws service
 and libdws job machines, the emulated job manager's first-fit scheduler
 and the DWS/NNF emulator of the kind system: 4 computes, 2 rabbits of 36
-ssd vertices), once with ``rabbit.prestage = "never"`` (today: nodes
+ssd vertices; ``--type xfs``: below), once with ``rabbit.prestage =
+"never"`` (today: nodes
 first, then Setup and DataIn in the prolog) and once with ``"always"``:
 N one-node rabbit jobs with a Lustre ``jobdw`` and a ``copy_in`` whose
 data movement the emulator makes last D seconds (``flux-dws fault delay
@@ -11,7 +12,14 @@ data movement the emulator makes last D seconds (``flux-dws fault delay
 of M plain jobs waiting for the same nodes.
 
     PYTHONPATH=src/python:build/src/python python t/bench/bench_prestage.py \\
-        [--jobs N] [--plain M] [--datain D] [--runtime S]
+        [--type lustre|xfs] [--jobs N] [--plain M] [--datain D] [--runtime S]
+
+``--type xfs`` (issue 54) runs node-local storage instead, on the
+rzadams system (8 rabbits of 16 computes, 36 ssd vertices each): the
+rabbit jobs cycle through 1 node, one chassis (16) and two chassis (32),
+each with an xfs ``jobdw`` and a ``copy_in`` into it, and the plain jobs
+behind them ask for 16 nodes each.  Pre-staged, each is set up on whole
+chassis and its jobspec then holds the scheduler to them.
 
 It prints, last, one line:
 
@@ -25,8 +33,10 @@ stuck: jobs not inactive in time; leaked: Workflows left, ssd vertices
 still down in Fluxion and holds still listed 30 s after the last job
 ended.  Goals: B per job no more than PreRun's own time plus 1 s per node
 (the line before the last gives both: the medians of the prestaged run's
-jobs), Y below X, G = H = 0.  Each goal is printed met or missed after the
-line (``goals.py``); it exits 1, naming the goals, when one is missed.
+jobs), Y below X, G = H = 0; for ``--type xfs`` the issue's: B no more
+than A / 5, Y no more than X, G = H = 0.  Each goal is printed met or
+missed after the line (``goals.py``); it exits 1, naming the goals, when
+one is missed.
 """
 
 from __future__ import annotations
@@ -41,21 +51,33 @@ from goals import Goals
 
 STAGED = ["#DW jobdw type=lustre capacity=10GiB name=lus",
           "#DW copy_in source=/lus/global/in destination=$DW_JOB_lus/"]
+XFS = ["#DW jobdw type=xfs capacity=10GiB name=scratch",
+       "#DW copy_in source=/p/lslide/in destination=$DW_JOB_scratch/"]
+XFS_NODES = (1, 16, 32)  # one node, one chassis, two chassis of rzadams
+XFS_PLAIN_NODES = 16
 WAIT = 900.0  # seconds any one wait may take before the run is called stuck
 
 
-def run(mode: str, jobs: int, plain: int, datain: float, runtime: float) -> dict[str, Any]:
+def run(mode: str, jobs: int, plain: int, datain: float, runtime: float,
+        kind: str = "lustre") -> dict[str, Any]:
     from flux_dws.emulator.faults import Fault
     from flux_dws.harness import Harness
 
     out: dict[str, Any] = {}
-    with Harness(config={"prestage": mode}, ssds_per_rabbit=36) as h:
+    system = "rzadams" if kind == "xfs" else "kind"
+    with Harness(system=system, config={"prestage": mode}, ssds_per_rabbit=36) as h:
         assert h.emulator.controllers is not None
         h.emulator.controllers.faults.add(Fault(kind="datamovement", state="DataIn",
                                                 severity="delay", seconds=datain))
         t0 = time.monotonic()
-        rabbit = [h.submit(STAGED, nodes=1, runtime=runtime) for _ in range(jobs)]
-        others = [h.submit(None, nodes=1, runtime=runtime) for _ in range(plain)]
+        if kind == "xfs":
+            rabbit = [h.submit(XFS, nodes=XFS_NODES[i % len(XFS_NODES)], runtime=runtime)
+                      for i in range(jobs)]
+            others = [h.submit(None, nodes=XFS_PLAIN_NODES, runtime=runtime)
+                      for _ in range(plain)]
+        else:
+            rabbit = [h.submit(STAGED, nodes=1, runtime=runtime) for _ in range(jobs)]
+            others = [h.submit(None, nodes=1, runtime=runtime) for _ in range(plain)]
         stuck = 0
         for jobid in rabbit + others:
             try:
@@ -88,13 +110,15 @@ def run(mode: str, jobs: int, plain: int, datain: float, runtime: float) -> dict
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--type", choices=("lustre", "xfs"), default="lustre",
+                   help="the rabbit jobs' storage (lustre)")
     p.add_argument("--jobs", type=int, default=50, help="rabbit jobs with a copy_in (50)")
     p.add_argument("--plain", type=int, default=50, help="plain jobs behind them (50)")
     p.add_argument("--datain", type=float, default=10.0, help="seconds DataIn lasts (10)")
     p.add_argument("--runtime", type=float, default=0.2, help="seconds each job runs (0.2)")
     args = p.parse_args([] if argv is None else argv)
-    today = run("never", args.jobs, args.plain, args.datain, args.runtime)
-    staged = run("always", args.jobs, args.plain, args.datain, args.runtime)
+    today = run("never", args.jobs, args.plain, args.datain, args.runtime, args.type)
+    staged = run("always", args.jobs, args.plain, args.datain, args.runtime, args.type)
     for name, r in (("today", today), ("prestaged", staged)):
         print(f"{name}: node-seconds held before start per job (median) {r['per_job']:.3f},"
               f" its prolog (PreRun{', Setup, DataIn' if name == 'today' else ''})"
@@ -103,8 +127,9 @@ def main(argv: list[str] | None = None) -> int:
           f" start {today['held']:.1f} (today) vs {staged['held']:.1f} (prestaged),"
           f" backlog drained in {today['drained']:.1f} s vs {staged['drained']:.1f} s,"
           f" stuck {today['stuck'] + staged['stuck']},"
-          f" leaked {today['leaked'] + staged['leaked']}")
-    return check(today, staged).status()
+          f" leaked {today['leaked'] + staged['leaked']}"
+          + (" (xfs: 1, 16 and 32 nodes)" if args.type == "xfs" else ""))
+    return (check_xfs if args.type == "xfs" else check)(today, staged).status()
 
 
 def check(today: dict[str, Any], staged: dict[str, Any]) -> Goals:
@@ -115,6 +140,19 @@ def check(today: dict[str, Any], staged: dict[str, Any]) -> Goals:
                   round(staged["prolog"] + 1.0, 3), " s")
     goals.check("backlog drained sooner prestaged than today", staged["drained"] <
                 today["drained"], f"{staged['drained']:.1f} s vs {today['drained']:.1f} s")
+    goals.equal("stuck (jobs not inactive in time, or failed)",
+                today["stuck"] + staged["stuck"], 0)
+    goals.equal("leaked (Workflows, ssds down, holds)", today["leaked"] + staged["leaked"], 0)
+    return goals
+
+
+def check_xfs(today: dict[str, Any], staged: dict[str, Any]) -> Goals:
+    """Issue 54's goals for node-local storage: B <= A / 5, Y <= X."""
+    goals = Goals("bench_prestage --type xfs")
+    goals.at_most("prestaged: node-seconds held before start, against a fifth of today's",
+                  round(staged["held"], 1), round(today["held"] / 5, 1))
+    goals.at_most("backlog drained prestaged, against today", round(staged["drained"], 1),
+                  round(today["drained"], 1), " s")
     goals.equal("stuck (jobs not inactive in time, or failed)",
                 today["stuck"] + staged["stuck"], 0)
     goals.equal("leaked (Workflows, ssds down, holds)", today["leaked"] + staged["leaked"], 0)

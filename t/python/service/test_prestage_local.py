@@ -203,3 +203,20 @@ def test_a_plugin_that_ignores_the_pin_gets_a_clear_error() -> None:
             job.exceptions
         h.finish(busy)
         assert cleared(h) == {}
+
+
+def test_its_rabbit_going_down_before_its_nodes_fails_it_with_no_node_spent() -> None:
+    """Node-local storage serves its own chassis alone: a rabbit of it going
+    down while the job has no node fails the job (nothing can be given up
+    within a tolerance), and its storage is torn down."""
+    with Harness(config={"prestage": "always"}) as h:
+        fault(h, state="DataIn", severity="stall")
+        jobid = h.submit(STAGED, nodes=2)
+        (rabbit,) = prestaged_on(h, jobid, 2)
+        h.emulator.controllers.health.set_health(rabbit, status="Offline")  # type: ignore[union-attr]
+        job = h.wait(jobid)
+        assert job.exceptions and f"rabbit {rabbit} went down while the job's node-local" in \
+            job.exceptions[0]["note"], job.exceptions
+        assert not events(h, jobid, "alloc")
+        h.emulator.controllers.health.set_health(rabbit, status="Ready")  # type: ignore[union-attr]
+        assert cleared(h) == {}

@@ -90,6 +90,24 @@ def test_prestage_goals(today: dict[str, Any], staged: dict[str, Any], missed: s
         assert "bench_prestage: failed: 1 of 4 goals missed:" in err and missed in err
 
 
+@pytest.mark.parametrize("today, staged, missed", [
+    ({}, {}, None),
+    ({}, {"held": 101.0}, "node-seconds held before start, against a fifth of today's"),
+    ({}, {"drained": 30.5}, "backlog drained prestaged, against today"),
+    ({}, {"drained": 30.0}, None),  # no more than today: met
+    ({"stuck": 1}, {}, "stuck (jobs not inactive in time, or failed) = 0 (seen: 1)"),
+])
+def test_prestage_xfs_goals(today: dict[str, Any], staged: dict[str, Any],
+                            missed: str | None, capsys: pytest.CaptureFixture[str]) -> None:
+    """--type xfs: issue 54's goals, B <= A / 5 and Y <= X."""
+    bench = load("bench_prestage")
+    rc, err = status_and_missed(bench.check_xfs({**PRESTAGE_TODAY, **today},
+                                                {**PRESTAGE_STAGED, **staged}), capsys)
+    assert rc == (0 if missed is None else 1)
+    if missed is not None:
+        assert "bench_prestage --type xfs: failed: 1 of 4 goals missed:" in err and missed in err
+
+
 # --- bench_service --------------------------------------------------------------
 
 SERVICE = {"reaction_p99": 12.5, "cpu_ms": 4.2, "rss": 180.0, "startup": 1.1, "found": 1000,

@@ -757,6 +757,13 @@ static struct step next (const struct dws_engine *e, const struct job *job, enum
             return prestage_may_start (job) ? prestage_next (job) : make (STEP_NOTHING);
         case NEWS_DATAIN_READ:
             return datain_read_answer (e, job);
+        case NEWS_RABBIT_LOST:
+            /* node-local storage serves its own chassis alone: with no
+             * node yet, nothing can be given up within a tolerance */
+            if (job->prestage_counts && !job->hosts && !job->excepted && !job->toredown
+                && desired < WF_TEARDOWN)
+                return make (STEP_PRESTAGE_LOST);
+            return make (STEP_NOTHING);
         case NEWS_COUNT:
             break;
     }

@@ -86,6 +86,7 @@ enum news {
     NEWS_ROOM,           /* a Storage or the graph changed, or its user's use was
                           * counted again (admit.c): there may be room now */
     NEWS_DATAIN_READ,    /* its DataIn's NnfDataMovements were read (job->datain) */
+    NEWS_RABBIT_LOST,    /* a rabbit its node-local storage waits on went down */
     NEWS_COUNT,
 };
 _Static_assert (NEWS_COUNT <= 64, "job->news has a bit per news");
@@ -174,6 +175,7 @@ enum step_kind {
     STEP_DATAIN_READ,    /* read a pre-staged DataIn's progress (datain.c) */
     STEP_DATAIN_WATCH,   /* it moved lately: read it again later */
     STEP_DATAIN_STALLED, /* it did not move for rabbit.datain_stall_timeout: fail */
+    STEP_PRESTAGE_LOST,  /* its storage's rabbit went down before its nodes came: fail */
     STEP_COUNT,
 };
 

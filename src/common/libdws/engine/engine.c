@@ -602,6 +602,7 @@ json_t *dws_engine_event (struct dws_engine *e, json_t *event, dws_error_t *err)
     if (e->room_changed) {
         e->room_changed = false;
         prestage_room (e);
+        prestage_rabbits (e);
     }
     advance_due (e);
     /* a job of a user whose use fell (or whose limits rose) may go: the

@@ -119,6 +119,8 @@ void job_forget (struct dws_engine *e, struct job *job)
         rabbits_job_gone (e, job);
     if (job->ssd_asks && !job->hosts) /* the room a pick left for it is free */
         e->room_changed = true;
+    if (job->prestage_counts)
+        e->pinned--;
     size_t i;
     json_t *msgid;
     json_array_foreach (job->view_msgids, i, msgid) /* dws.job: its record is in the KVS now */

@@ -337,7 +337,7 @@ static json_t *pick_leave (struct dws_engine *e, struct job *job)
 /* Node-local storage picked: the rabbits it is set up on, with the job's
  * nodes each serves, and their computes, which its nodes come from.
  */
-static bool pinned_to (struct job *job, json_t *hosts)
+static bool pinned_to (struct dws_engine *e, struct job *job, json_t *hosts)
 {
     json_t *counts = json_object ();
     struct dws_hostlist *hl = dws_hostlist_create ();
@@ -355,6 +355,8 @@ static bool pinned_to (struct job *job, json_t *hosts)
         free (s);
         return false;
     }
+    if (!job->prestage_counts)
+        e->pinned++;
     json_decref (job->prestage_counts);
     job->prestage_counts = counts;
     free (job->prestage_hosts);
@@ -397,7 +399,7 @@ void prestage_pick (struct dws_engine *e, struct job *job, const struct step *st
     json_decref (job->reserved);
     job->reserved = reserved;
     job->held = paths;
-    if (hosts && !pinned_to (job, hosts)) {
+    if (hosts && !pinned_to (e, job, hosts)) {
         json_decref (hosts);
         act_log (e, "err", "%s: out of memory", job->name);
         return;
@@ -568,6 +570,8 @@ void prestage_adopt (struct dws_engine *e, struct job *job)
     json_t *counts = json_object_get (o, "counts");
     const char *hosts = json_string_value (json_object_get (o, "hosts"));
     if (json_is_object (counts) && hosts) {
+        if (!job->prestage_counts)
+            e->pinned++;
         json_decref (job->prestage_counts);
         job->prestage_counts = json_incref (counts);
         free (job->prestage_hosts);
@@ -609,6 +613,39 @@ json_t *prestage_view (const struct dws_engine *e, const struct job *job)
     if (datain)
         json_object_set_new (v, "datain", datain);
     return v;
+}
+
+/* The first rabbit of the job's node-local storage that is down, or NULL. */
+static const char *rabbit_down (struct dws_engine *e, struct job *job)
+{
+    const char *rabbit;
+    json_t *v;
+    json_object_foreach (job->prestage_counts, rabbit, v)
+        if (!rabbits_up (e, rabbit))
+            return rabbit;
+    return NULL;
+}
+
+void prestage_lost (struct dws_engine *e, struct job *job, const struct step *st,
+                    struct input *in)
+{
+    (void)st;
+    (void)in;
+    const char *rabbit = rabbit_down (e, job);
+    workflow_fail_job (e, job, "exception",
+                       NOTE_PREFIX "rabbit %s went down while the job's node-local storage,"
+                       " set up on it before the job's nodes, waited for them",
+                       rabbit ? rabbit : "?");
+}
+
+void prestage_rabbits (struct dws_engine *e)
+{
+    if (e->pinned <= 0)
+        return; /* no job waits on its rabbits: the table is not walked */
+    for (size_t b = 0; b < e->nbuckets; b++)
+        for (struct job *j = e->table[b]; j; j = j->next)
+            if (j->prestage_counts && !j->hosts && !j->excepted && rabbit_down (e, j))
+                advance_mark (e, j, NEWS_RABBIT_LOST);
 }
 
 void prestage_room (struct dws_engine *e)

@@ -76,6 +76,15 @@ int prestage_found (struct dws_engine *e, struct job *job, json_t *event);
 void prestage_ready (struct dws_engine *e, struct job *job, const struct step *st,
                     struct input *in);
 
+/* STEP_PRESTAGE_LOST: a rabbit its node-local storage is on went down
+ * before its nodes came: the job fails (Teardown follows). */
+void prestage_lost (struct dws_engine *e, struct job *job, const struct step *st,
+                    struct input *in);
+
+/* After a rabbit health input: the jobs whose node-local storage waits on
+ * a rabbit that is down now are marked (NEWS_RABBIT_LOST). */
+void prestage_rabbits (struct dws_engine *e);
+
 /* The job's pre-staging from its Workflow (a service restart). */
 void prestage_adopt (struct dws_engine *e, struct job *job);
 

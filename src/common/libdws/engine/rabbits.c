@@ -242,6 +242,11 @@ json_t *rabbits_pick_chassis (struct dws_engine *e, const struct prestage_split 
                                     avoid, leave, reserved, hosts, err);
 }
 
+bool rabbits_up (struct dws_engine *e, const char *rabbit)
+{
+    return dws_health_rabbit_up (e->health, rabbit);
+}
+
 int64_t rabbits_chassis_fit (struct dws_engine *e, const struct prestage_split *split)
 {
     return dws_health_chassis_fit (e->health, split->per, split->node_gib);

@@ -441,6 +441,9 @@ struct dws_engine {
                            * count changed */
     bool room_wanted;     /* a pre-staged job found no room (prestage.c): only
                            * then does room_changed send anyone to pick */
+    int64_t pinned;       /* jobs whose node-local storage waits on its rabbits
+                           * for their nodes (prestage_counts set): only then
+                           * does room_changed look for a rabbit gone down */
     json_t *psis;         /* {name: view}: the PersistentStorageInstances
                            * (psi.c); NULL before their first list */
     json_t *pending;      /* {"<seq>": {"kind": token kind, ...}}: every request

@@ -88,6 +88,7 @@ static const struct verbs table = {
         [STEP_DATAIN_READ] = datain_read,
         [STEP_DATAIN_WATCH] = datain_watch,
         [STEP_DATAIN_STALLED] = datain_stalled,
+        [STEP_PRESTAGE_LOST] = prestage_lost,
         [STEP_PRESTAGE_NO] = prestage_no,
         [STEP_PRESTAGE_TOO_BIG] = prestage_too_big,
         [STEP_PRESTAGE_FULL] = prestage_full,

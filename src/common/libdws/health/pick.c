@@ -24,6 +24,7 @@
 
 #include "health.h"
 #include "state.h"
+#include "table.h"
 
 #define GIB (1024LL * 1024 * 1024)
 
@@ -253,6 +254,12 @@ fail:
     json_decref (rsv);
     json_decref (names);
     return NULL;
+}
+
+bool dws_health_rabbit_up (struct dws_health *h, const char *rabbit)
+{
+    long ri = table_index (h->rabbit_index, rabbit);
+    return ri >= 0 && h->rabbits[ri].up;
 }
 
 int64_t dws_health_chassis_fit (struct dws_health *h, int64_t per, int64_t node_gib)
