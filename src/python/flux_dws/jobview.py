@@ -274,7 +274,8 @@ def _prestage_lines(j: dict[str, Any]) -> list[str]:
     what it waits for (doc/guide/prestage.rst)."""
     p = _dict(j.get("prestage"))
     if not p:
-        return []
+        why = j.get("prestage_not")
+        return [f"  not pre-staged: {why}"] if why else []
     gib = _num(p.get("gib")) or 0
     held = f"{int(gib)} GiB of rabbit ssd" if gib > 0 else "its persistent storage"
     since, now = _num(p.get("since")), _num(j.get("now"))

@@ -220,3 +220,20 @@ def test_its_rabbit_going_down_before_its_nodes_fails_it_with_no_node_spent() ->
         assert not events(h, jobid, "alloc")
         h.emulator.controllers.health.set_health(rabbit, status="Ready")  # type: ignore[union-attr]
         assert cleared(h) == {}
+
+
+def test_under_the_site_default_a_job_that_cannot_be_placed_is_told_why() -> None:
+    """prestage = "always": a job whose nodes cannot be split goes the usual
+    way, and its view says why it was not pre-staged."""
+    from flux_dws.jobview import job_text
+
+    with Harness(config={"prestage": "always"}) as h:
+        jobid = h.submit(STAGED, nodes=4, runtime=3600)
+        h.wait_for(lambda: state(h, jobid) == "RUN", what="nodes first")
+        view = h.ask("dws.job", payload={"jobid": jobid})
+        assert "cannot be split evenly" in view["prestage_not"], view
+        assert "not pre-staged: its 4 nodes cannot be split evenly" in job_text(view)
+        h.wait_event(jobid, "start")
+        h.finish(jobid)
+        assert h.wait(jobid).exceptions == []
+        assert cleared(h) == {}

@@ -177,6 +177,8 @@ static json_t *job_summary (struct dws_engine *e, struct job *job, bool full)
     json_t *prestage = prestage_view (e, job);
     if (prestage)
         json_object_set_new (o, "prestage", prestage);
+    if (job->prestage_not[0]) /* the site's default wanted it: why not */
+        json_object_set_new (o, "prestage_not", json_string (job->prestage_not));
     return o;
 }
 

@@ -206,6 +206,8 @@ void prestage_no (struct dws_engine *e, struct job *job, const struct step *st,
 {
     (void)st;
     (void)in;
+    if (job->prestage_stage == PRESTAGE_WEIGHED && job->weighed.unfit) /* wanted: unfit */
+        snprintf (job->prestage_not, sizeof (job->prestage_not), "%s", job->weighed.unfit);
     chosen (e, job, false, NULL);
 }
 
@@ -214,8 +216,10 @@ void prestage_too_big (struct dws_engine *e, struct job *job, const struct step 
 {
     (void)st;
     (void)in;
-    act_log (e, "info", "%s: not pre-staged: it asks for %lld nodes, the instance has %lld",
-             job->name, (long long)job->weighed.nodes, (long long)job->weighed.instance_nodes);
+    snprintf (job->prestage_not, sizeof (job->prestage_not),
+              "it asks for %lld nodes, the instance has %lld", (long long)job->weighed.nodes,
+              (long long)job->weighed.instance_nodes);
+    act_log (e, "info", "%s: not pre-staged: %s", job->name, job->prestage_not);
     chosen (e, job, false, NULL);
 }
 
@@ -224,10 +228,12 @@ void prestage_full (struct dws_engine *e, struct job *job, const struct step *st
 {
     (void)st;
     (void)in;
-    act_log (e, "info", "%s: not pre-staged: %lld jobs hold %lld GiB ahead of their nodes"
-             " (rabbit.prestage_max_jobs %lld, prestage_max_gib %lld)", job->name,
-             (long long)job->weighed.ahead_jobs, (long long)job->weighed.ahead_gib,
-             (long long)e->cfg.prestage_max_jobs, (long long)e->cfg.prestage_max_gib);
+    snprintf (job->prestage_not, sizeof (job->prestage_not),
+              "%lld jobs hold %lld GiB ahead of their nodes (rabbit.prestage_max_jobs %lld,"
+              " prestage_max_gib %lld)", (long long)job->weighed.ahead_jobs,
+              (long long)job->weighed.ahead_gib, (long long)e->cfg.prestage_max_jobs,
+              (long long)e->cfg.prestage_max_gib);
+    act_log (e, "info", "%s: not pre-staged: %s", job->name, job->prestage_not);
     chosen (e, job, false, NULL);
 }
 
@@ -621,7 +627,7 @@ static const char *rabbit_down (struct dws_engine *e, struct job *job)
     const char *rabbit;
     json_t *v;
     json_object_foreach (job->prestage_counts, rabbit, v)
-        if (!rabbits_up (e, rabbit))
+        if (rabbits_down (e, rabbit))
             return rabbit;
     return NULL;
 }

@@ -242,9 +242,9 @@ json_t *rabbits_pick_chassis (struct dws_engine *e, const struct prestage_split 
                                     avoid, leave, reserved, hosts, err);
 }
 
-bool rabbits_up (struct dws_engine *e, const char *rabbit)
+bool rabbits_down (struct dws_engine *e, const char *rabbit)
 {
-    return dws_health_rabbit_up (e->health, rabbit);
+    return dws_health_rabbit_down (e->health, rabbit);
 }
 
 int64_t rabbits_chassis_fit (struct dws_engine *e, const struct prestage_split *split)

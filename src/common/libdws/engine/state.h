@@ -378,6 +378,8 @@ struct job {
     json_t *prestage_avoid; /* {path: true}: vertices a job had when held */
     double prestage_since; /* when it was pre-staged */
     char prestage_wait[160]; /* why it waits for its storage, "" if it does not */
+    char prestage_not[200]; /* why it is not pre-staged though the site's default
+                             * wanted it (flux dws job), "" otherwise */
     struct datain_facts datain; /* its DataIn's progress while pre-staged (datain.c) */
 };
 

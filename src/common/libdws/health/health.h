@@ -209,8 +209,9 @@ json_t *dws_health_pick_chassis (struct dws_health *h, int64_t chassis, int64_t 
                                  int64_t node_gib, json_t *avoid, json_t *leave,
                                  json_t **reserved, json_t **hosts, dws_error_t *err);
 
-/* Whether the rabbit is up (false for one not in the topology). */
-bool dws_health_rabbit_up (struct dws_health *h, const char *rabbit);
+/* Whether the rabbit is known to be down: its Storage was seen and says
+ * so (false while nothing is known of it, as after a restart). */
+bool dws_health_rabbit_down (struct dws_health *h, const char *rabbit);
 
 /* How many rabbits could hold node-local storage for `per` nodes of
  * `node_gib` each, all their vertices free: those with `per` computes in

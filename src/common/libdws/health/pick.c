@@ -256,10 +256,10 @@ fail:
     return NULL;
 }
 
-bool dws_health_rabbit_up (struct dws_health *h, const char *rabbit)
+bool dws_health_rabbit_down (struct dws_health *h, const char *rabbit)
 {
     long ri = table_index (h->rabbit_index, rabbit);
-    return ri >= 0 && h->rabbits[ri].up;
+    return ri >= 0 && h->rabbits[ri].sv.obj && !h->rabbits[ri].up;
 }
 
 int64_t dws_health_chassis_fit (struct dws_health *h, int64_t per, int64_t node_gib)
