@@ -77,6 +77,19 @@ chassis_update() {
 		     | test("hostlist") and test("compute-\\[01-03\\]"))' $1.update
 }
 
+# rabbit_key LINE: LINE added to the instance's [rabbit] table (the last
+# of conf/instance.toml) and the config reloaded; rabbit_keys_restore puts
+# the table back as it was
+rabbit_key() {
+	cp conf/instance.toml instance.toml.good &&
+	printf "%s\n" "$1" >>conf/instance.toml &&
+	flux config reload
+}
+rabbit_keys_restore() {
+	cp instance.toml.good conf/instance.toml &&
+	flux config reload
+}
+
 # never_allocated ID: the job ended and no node was ever allocated to it
 never_allocated() {
 	flux job wait-event -t 60 $1 clean &&
@@ -222,9 +235,7 @@ test_expect_success 'a dws service reload while it waits: the same ssd held, it 
 '
 
 test_expect_success 'rabbit.datain_stall_timeout: a DataIn that does not move fails the job, no node' '
-	cp conf/instance.toml instance.toml.good &&
-	printf "datain_stall_timeout = 2\n" >>conf/instance.toml &&
-	flux config reload &&
+	rabbit_key "datain_stall_timeout = 2" &&
 	flux-dws fault stall --kind datamovement --state DataIn &&
 	id=$(submit_staged 2) &&
 	flux job wait-event -t 60 -m type=dws-timeout $id exception &&
@@ -234,8 +245,34 @@ test_expect_success 'rabbit.datain_stall_timeout: a DataIn that does not move fa
 	flux-dws fault clear &&
 	workflow_gone $id &&
 	wait_down 0 &&
-	cp instance.toml.good conf/instance.toml &&
-	flux config reload
+	rabbit_keys_restore
+'
+
+test_expect_success 'its rabbit going down before its nodes fails it, no node spent, nothing held' '
+	flux-dws fault stall --state DataIn &&
+	id=$(submit_staged 2) &&
+	wait_phase $id datain &&
+	until_true 30 test -n "$(held_paths $id)" &&
+	prestaging $id &&
+	flux-dws fault health kind-worker2 --status Offline &&
+	never_allocated $id &&
+	grep "rabbit kind-worker2 went down while the job.s node-local storage" $id.log &&
+	flux-dws fault health kind-worker2 --reset &&
+	flux-dws fault clear &&
+	kick $(wfname $id) &&
+	workflow_gone $id &&
+	wait_down 0
+'
+
+test_expect_success 'under rabbit.prestage = "always" flux dws job says why -N4 was not pre-staged' '
+	rabbit_key "prestage = \"always\"" &&
+	id=$(flux submit -N4 -t 5m --setattr=system.dw="$STAGED" sh -c "echo \$DW_JOB_loc") &&
+	flux job wait-event -t 60 $id start &&
+	flux python -m flux_dws job $id >$id.view &&
+	grep "not pre-staged: its 4 nodes cannot be split evenly" $id.view &&
+	flux job wait-event -t 60 $id clean &&
+	completed $id &&
+	rabbit_keys_restore
 '
 
 test_expect_success '-N4 with dw_prestage=yes is refused: it cannot be split evenly' '

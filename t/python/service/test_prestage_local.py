@@ -237,3 +237,19 @@ def test_under_the_site_default_a_job_that_cannot_be_placed_is_told_why() -> Non
         h.finish(jobid)
         assert h.wait(jobid).exceptions == []
         assert cleared(h) == {}
+
+
+def test_gfs2_and_raw_are_prestaged_as_xfs_is() -> None:
+    """gfs2 with a copy_in; raw alone (DWS moves no data into raw storage)."""
+    with Harness(config={"prestage": "always"}) as h:
+        jobs = [h.submit(["#DW jobdw type=gfs2 capacity=10GiB name=local",
+                          "#DW copy_in source=/lus/global/in destination=$DW_JOB_local/"],
+                         nodes=2),
+                h.submit(["#DW jobdw type=raw capacity=10GiB name=local"], nodes=2)]
+        for jobid in jobs:
+            job = h.wait(jobid)
+            assert job.exceptions == [], job.exceptions
+            assert chassis_of(h, job.hosts) == {"kind-worker2": 2}
+            assert any(e.get("description") == PRESTAGE_DEPENDENCY
+                       for e in events(h, jobid, "dependency-remove"))
+        assert cleared(h) == {}

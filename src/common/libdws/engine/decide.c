@@ -284,6 +284,15 @@ static bool prestage_may_start (const struct job *job)
            && phase_desired (job) == WF_PROPOSAL && job->servers_pending == 0;
 }
 
+/* Was the job weighed before the rabbits were known (prestage_weigh), and
+ * is its choice still to make?
+ */
+static bool weighed_unknown (const struct job *job)
+{
+    return job->prestage_stage == PRESTAGE_WEIGHED && job->weighed.unknown_since > 0
+           && !job->resources_sent && !job->excepted;
+}
+
 /* Is the job's DataIn watched for progress now: pre-staged, DataIn asked
  * for and not done, nothing failed (datain.c).
  */
@@ -348,6 +357,8 @@ static struct step on_timer (const struct job *job, enum timer_kind kind)
                 return make (STEP_KEEP_COMPUTES);
             break;
         case T_PRESTAGE:
+            if (weighed_unknown (job))
+                return make (STEP_PRESTAGE_WEIGH);
             if (prestage_may_start (job) && job->ssd == SSD_UNPICKED)
                 return make (STEP_PRESTAGE_PICK);
             break;
@@ -398,6 +409,8 @@ static bool prestage_wanted (const struct dws_engine *e, const struct job *job)
 static struct step prestage_choice (const struct dws_engine *e, const struct job *job)
 {
     const struct prestage_facts *w = &job->weighed;
+    if (w->unknown_since > 0)
+        return make (STEP_NOTHING); /* weighed again when the rabbits are known */
     if (w->unfit)
         return make (job->prestage_asked == 1 ? STEP_PRESTAGE_REFUSE : STEP_PRESTAGE_NO);
     if (w->instance_nodes > 0 && w->nodes > w->instance_nodes)
@@ -750,6 +763,8 @@ static struct step next (const struct dws_engine *e, const struct job *job, enum
         case NEWS_ROOM:
             if (job->phase == PHASE_LIMITED)
                 return limited (e, job);
+            if (weighed_unknown (job))
+                return make (STEP_PRESTAGE_WEIGH); /* the rabbits may be known now */
             if (prestage_may_start (job) && job->ssd == SSD_UNPICKED && job->prestage_wait[0])
                 return make (STEP_PRESTAGE_PICK); /* waiting for room: before its timer */
             return make (STEP_NOTHING);

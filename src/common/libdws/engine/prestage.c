@@ -180,12 +180,30 @@ void prestage_weigh (struct dws_engine *e, struct job *job, json_t *breakdowns)
     dws_error_t why;
     free (w->unfit);
     w->unfit = NULL;
+    job->prestage_stage = PRESTAGE_WEIGHED;
+    /* just after a start the graph or the instance's nodes may not be
+     * known yet: weighed again once they are (any rabbit health input),
+     * or as they are after PRESTAGE_KNOWN_WAIT */
+    if (e->cfg.fluxion && !rabbits_known (e)
+        && (w->unknown_since == 0 || e->now - w->unknown_since < PRESTAGE_KNOWN_WAIT)) {
+        if (w->unknown_since == 0)
+            w->unknown_since = e->now;
+        snprintf (job->prestage_wait, sizeof (job->prestage_wait),
+                  "the Fluxion graph and the instance's nodes are not known yet");
+        e->room_wanted = true;
+        act_timer_start (e, job, T_PRESTAGE, PRESTAGE_RETRY);
+        return;
+    }
+    if (w->unknown_since > 0) {
+        act_timer_stop (e, job, T_PRESTAGE);
+        job->prestage_wait[0] = '\0';
+    }
+    w->unknown_since = 0;
     if (!placeable (e, job, breakdowns, &w->gib, &w->split, &why))
         w->unfit = strdup (why.text);
     w->nodes = dws_jobspec_node_count (job->resources, NULL);
     w->instance_nodes = (int64_t)rabbits_instance_nodes (e);
     held_ahead (e, &w->ahead_jobs, &w->ahead_gib);
-    job->prestage_stage = PRESTAGE_WEIGHED;
 }
 
 /* The choice made: its Proposal's outcome follows (in: the refusal). */

@@ -13,11 +13,16 @@
 /* Seconds before a pre-staged job's ssd is picked again (none was free,
  * or Fluxion could not be asked). */
 #define PRESTAGE_RETRY 10.0
+/* Seconds a job's choice waits, at most, for the graph and the instance's
+ * nodes to be known (after a start), before it is made without them. */
+#define PRESTAGE_KNOWN_WAIT 60.0
 
 /* Record what decides whether the job is pre-staged (job->weighed, from
  * its breakdowns, the rabbits and the jobs pre-staged now): the decider
  * chooses from it with what the job asked (dw_prestage) and
- * rabbit.prestage*.
+ * rabbit.prestage*.  While rabbit health does not know the graph and
+ * the instance's nodes (after a start) only that is recorded
+ * (weighed.unknown_since), for at most PRESTAGE_KNOWN_WAIT.
  */
 void prestage_weigh (struct dws_engine *e, struct job *job, json_t *breakdowns);
 

@@ -242,6 +242,11 @@ json_t *rabbits_pick_chassis (struct dws_engine *e, const struct prestage_split 
                                     avoid, leave, reserved, hosts, err);
 }
 
+bool rabbits_known (struct dws_engine *e)
+{
+    return dws_health_known (e->health);
+}
+
 bool rabbits_down (struct dws_engine *e, const char *rabbit)
 {
     return dws_health_rabbit_down (e->health, rabbit);

@@ -60,6 +60,8 @@ json_t *rabbits_pick (struct dws_engine *e, int64_t gib, json_t *avoid, json_t *
 json_t *rabbits_pick_chassis (struct dws_engine *e, const struct prestage_split *split,
                               json_t *avoid, json_t *leave, json_t **reserved, json_t **hosts,
                               dws_error_t *err);
+/* Whether the graph and the instance's nodes are known (dws_health_known). */
+bool rabbits_known (struct dws_engine *e);
 /* Whether the rabbit is known to be down (dws_health_rabbit_down). */
 bool rabbits_down (struct dws_engine *e, const char *rabbit);
 /* How many rabbits could ever hold it (dws_health_chassis_fit). */

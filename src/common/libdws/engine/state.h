@@ -272,6 +272,9 @@ struct prestage_facts {
     int64_t instance_nodes; /* the nodes the instance has (0: not known) */
     int64_t ahead_jobs;     /* jobs holding storage without nodes now */
     int64_t ahead_gib;      /* and the GiB they hold */
+    double unknown_since;   /* rabbit health did not know the graph and the
+                             * instance's nodes yet when it was first weighed
+                             * (0: it did): weighed again when it does */
 };
 
 struct job {

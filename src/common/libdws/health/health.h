@@ -209,6 +209,10 @@ json_t *dws_health_pick_chassis (struct dws_health *h, int64_t chassis, int64_t 
                                  int64_t node_gib, json_t *avoid, json_t *leave,
                                  json_t **reserved, json_t **hosts, dws_error_t *err);
 
+/* Whether what a pick needs is known: the Fluxion graph and the
+ * instance's nodes (the resource journal). */
+bool dws_health_known (struct dws_health *h);
+
 /* Whether the rabbit is known to be down: its Storage was seen and says
  * so (false while nothing is known of it, as after a restart). */
 bool dws_health_rabbit_down (struct dws_health *h, const char *rabbit);
