@@ -279,8 +279,14 @@ def _prestage_lines(j: dict[str, Any]) -> list[str]:
     gib = _num(p.get("gib")) or 0
     held = f"{int(gib)} GiB of rabbit ssd" if gib > 0 else "its persistent storage"
     since, now = _num(p.get("since")), _num(j.get("now"))
+    chassis = _dict(p.get("chassis"))
+    where = []
+    if chassis:
+        counts = _dict(chassis.get("counts"))
+        where = ["  on " + ", ".join(f"{r} ({n} nodes)" for r, n in sorted(counts.items()))
+                 + f": its nodes come from {chassis.get('hosts', '?')} alone"]
     if p.get("nodes"):
-        return [f"  pre-staged: set up and filled before its nodes ({held})"]
+        return [f"  pre-staged: set up and filled before its nodes ({held})", *where]
     ago = f" for {duration(now - since)}" if since and now and now >= since else ""
     line = f"  pre-staging: {held} set up ahead of its nodes{ago}"
     if p.get("ready"):
@@ -289,7 +295,7 @@ def _prestage_lines(j: dict[str, Any]) -> list[str]:
         line += f"; waiting: {p['waiting']}"
     else:
         line += "; Setup and DataIn before it is scheduled"
-    return [line, *_datain_lines(_dict(p.get("datain")))]
+    return [line, *where, *_datain_lines(_dict(p.get("datain")))]
 
 
 def _datain_lines(d: dict[str, Any]) -> list[str]:

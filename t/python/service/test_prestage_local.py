@@ -17,6 +17,7 @@ from t.python.service.harnesshelp import cleared, fault, phase
 from flux_dws.emulator.driver import RESOURCE
 from flux_dws.harness import Harness
 from flux_dws.jobsm import DEPENDENCY_METHOD, PRESTAGE_DEPENDENCY
+from flux_dws.jobview import job_text
 
 XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
 COPY_IN = "#DW copy_in source=/lus/global/in destination=$DW_JOB_scratch/"
@@ -63,6 +64,8 @@ def prestaged_on(h: Harness, jobid: int, nodes: int) -> dict[str, int]:
     counts = servers_counts(h, jobid)
     assert sum(counts.values()) == nodes and len(set(counts.values())) == 1, counts
     assert held(h, jobid), "its ssd is held in Fluxion"
+    view = h.ask("dws.job", payload={"jobid": jobid})
+    assert view["prestage"]["chassis"]["counts"] == counts, view
     return counts
 
 
@@ -72,6 +75,9 @@ def test_a_node_local_job_gets_the_nodes_of_the_chassis_its_storage_is_on() -> N
         jobid = h.submit(STAGED, nodes=2)
         counts = prestaged_on(h, jobid, 2)
         assert len(counts) == 1  # 2 nodes: one chassis of 2
+        text = job_text(h.ask("dws.job", payload={"jobid": jobid}))
+        assert "on kind-worker2 (2 nodes): its nodes come from compute-[01-03] alone" in text, \
+            text
         h.emulator.controllers.clear_faults()  # type: ignore[union-attr]
         job = h.wait(jobid)
         assert job.exceptions == [], job.exceptions
@@ -225,8 +231,6 @@ def test_its_rabbit_going_down_before_its_nodes_fails_it_with_no_node_spent() ->
 def test_under_the_site_default_a_job_that_cannot_be_placed_is_told_why() -> None:
     """prestage = "always": a job whose nodes cannot be split goes the usual
     way, and its view says why it was not pre-staged."""
-    from flux_dws.jobview import job_text
-
     with Harness(config={"prestage": "always"}) as h:
         jobid = h.submit(STAGED, nodes=4, runtime=3600)
         h.wait_for(lambda: state(h, jobid) == "RUN", what="nodes first")

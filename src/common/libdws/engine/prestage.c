@@ -636,6 +636,10 @@ json_t *prestage_view (const struct dws_engine *e, const struct job *job)
                          : NULL;
     if (datain)
         json_object_set_new (v, "datain", datain);
+    if (v && job->prestage_counts && job->prestage_hosts) /* node-local: its chassis */
+        json_object_set_new (v, "chassis", json_pack ("{s:O s:s}", "counts",
+                                                      job->prestage_counts, "hosts",
+                                                      job->prestage_hosts));
     return v;
 }
 

@@ -94,7 +94,9 @@ void prestage_rabbits (struct dws_engine *e);
 void prestage_adopt (struct dws_engine *e, struct job *job);
 
 /* The "prestage" object of the job's view, or NULL when not pre-staged:
- * with "datain" (datain_view) while its data moves in. */
+ * with "datain" (datain_view) while its data moves in, and for node-local
+ * storage "chassis": {"counts": {rabbit: nodes}, "hosts": its nodes'
+ * hostlist}. */
 json_t *prestage_view (const struct dws_engine *e, const struct job *job);
 
 #endif /* !DWS_ENGINE_PRESTAGE_H */
