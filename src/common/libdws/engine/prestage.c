@@ -668,8 +668,10 @@ void prestage_lost (struct dws_engine *e, struct job *job, const struct step *st
 
 void prestage_rabbits (struct dws_engine *e)
 {
-    if (e->pinned <= 0)
-        return; /* no job waits on its rabbits: the table is not walked */
+    unsigned long gen = rabbits_updown_gen (e);
+    if (e->pinned <= 0 || gen == e->updown_seen)
+        return; /* no job waits on its rabbits, or none went down: no walk */
+    e->updown_seen = gen;
     for (size_t b = 0; b < e->nbuckets; b++)
         for (struct job *j = e->table[b]; j; j = j->next)
             if (j->prestage_counts && !j->hosts && !j->excepted && rabbit_down (e, j))

@@ -247,6 +247,11 @@ bool rabbits_known (struct dws_engine *e)
     return dws_health_known (e->health);
 }
 
+unsigned long rabbits_updown_gen (struct dws_engine *e)
+{
+    return dws_health_updown_gen (e->health);
+}
+
 bool rabbits_down (struct dws_engine *e, const char *rabbit)
 {
     return dws_health_rabbit_down (e->health, rabbit);

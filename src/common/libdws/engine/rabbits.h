@@ -62,6 +62,8 @@ json_t *rabbits_pick_chassis (struct dws_engine *e, const struct prestage_split 
                               dws_error_t *err);
 /* Whether the graph and the instance's nodes are known (dws_health_known). */
 bool rabbits_known (struct dws_engine *e);
+/* Changes whenever a rabbit goes up or down (dws_health_updown_gen). */
+unsigned long rabbits_updown_gen (struct dws_engine *e);
 /* Whether the rabbit is known to be down (dws_health_rabbit_down). */
 bool rabbits_down (struct dws_engine *e, const char *rabbit);
 /* How many rabbits could ever hold it (dws_health_chassis_fit). */

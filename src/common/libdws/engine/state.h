@@ -447,8 +447,10 @@ struct dws_engine {
     bool room_wanted;     /* a pre-staged job found no room (prestage.c): only
                            * then does room_changed send anyone to pick */
     int64_t pinned;       /* jobs whose node-local storage waits on its rabbits
-                           * for their nodes (prestage_counts set): only then
-                           * does room_changed look for a rabbit gone down */
+                           * for their nodes (prestage_counts set): only then,
+                           * and when a rabbit went up or down since
+                           * (updown_seen), is a rabbit gone down looked for */
+    unsigned long updown_seen; /* rabbits_updown_gen () when last looked */
     json_t *psis;         /* {name: view}: the PersistentStorageInstances
                            * (psi.c); NULL before their first list */
     json_t *pending;      /* {"<seq>": {"kind": token kind, ...}}: every request

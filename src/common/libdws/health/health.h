@@ -213,6 +213,10 @@ json_t *dws_health_pick_chassis (struct dws_health *h, int64_t chassis, int64_t 
  * instance's nodes (the resource journal). */
 bool dws_health_known (struct dws_health *h);
 
+/* A number that changes whenever a rabbit goes up or down (or the reason
+ * it is down changes): whoever watches for that compares it. */
+unsigned long dws_health_updown_gen (struct dws_health *h);
+
 /* Whether the rabbit is known to be down: its Storage was seen and says
  * so (false while nothing is known of it, as after a restart). */
 bool dws_health_rabbit_down (struct dws_health *h, const char *rabbit);

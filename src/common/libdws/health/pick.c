@@ -261,6 +261,11 @@ bool dws_health_known (struct dws_health *h)
     return h->graph_gen > 0 && h->nranks > 0 && h->nrabbits > 0;
 }
 
+unsigned long dws_health_updown_gen (struct dws_health *h)
+{
+    return h->updown_gen;
+}
+
 bool dws_health_rabbit_down (struct dws_health *h, const char *rabbit)
 {
     long ri = table_index (h->rabbit_index, rabbit);

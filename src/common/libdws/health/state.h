@@ -105,6 +105,7 @@ struct dws_health {
     json_t *ssd_index;     /* path -> index into ssdv */
     json_t *group_index;   /* rabbit -> index into groups */
     unsigned long graph_gen; /* bumped by each graph: older batches' ranges are stale */
+    unsigned long updown_gen; /* bumped when a rabbit goes up or down, or why changes */
     json_t *holds;         /* {jobid: {"paths", "since", "reported"}} */
     bool holds_dirty;      /* an ssd's state changed since the last holds_applied */
     json_t *node_paths;    /* {host: path} from the graph, or NULL */

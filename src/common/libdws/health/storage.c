@@ -75,6 +75,7 @@ void storage_decide (struct dws_health *h, struct rabbit *r, json_t *actions)
 
     decide_up (r);
     if (was_up != r->up || strcmp (was_why, r->why) != 0) {
+        h->updown_gen++;
         if (h->storage_synced)
             dws_act_log (actions, r->up ? "info" : "warning", "rabbit %s is %s%s%s", r->name,
                   r->up ? "up" : "down", r->up ? (r->note[0] ? ": " : "") : ": ",
