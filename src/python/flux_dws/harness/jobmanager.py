@@ -210,9 +210,9 @@ class JobManager:
 
     def _chassis_hosts(self, job: Job, usable: list[str]) -> list[str]:
         """A job asking for chassis(c){node(k)}: k of the usable hosts from
-        each of c chassis (those with room first, in order), as Fluxion
-        matches it; [] when c chassis do not have k each.  Any other job:
-        the usable hosts."""
+        each of the first c chassis that have k (in the order of the free
+        hosts), as Fluxion matches it; [] when c chassis do not have k
+        each.  Any other job: the usable hosts."""
         top = (job.jobspec.get("resources") or [{}])[0]
         if top.get("type") != "chassis":
             return usable
