@@ -83,12 +83,13 @@ static bool placeable_local (struct dws_engine *e, struct job *job, json_t *brea
     return true;
 }
 
-/* Whether the job's storage can be placed before its nodes, and the ssd
- * GiB it then holds (*gib: 0 for none: persistentdw, copy_in into it;
- * *split: node-local storage's, chassis 0 for Lustre).  false with the
- * reason in err.
+/* Whether the job's storage can be placed before its nodes (1), and the
+ * ssd GiB it then holds (*gib: 0 for none: persistentdw, copy_in into it;
+ * *split: node-local storage's, chassis 0 for Lustre); 0 with the reason
+ * in err; -1 when it has storage to place and rabbit health does not know
+ * the graph and the instance's nodes yet (just after a start).
  */
-static bool placeable (struct dws_engine *e, struct job *job, json_t *breakdowns, int64_t *gib,
+static int placeable (struct dws_engine *e, struct job *job, json_t *breakdowns, int64_t *gib,
                        struct prestage_split *split, dws_error_t *err)
 {
     size_t i, k;
@@ -99,7 +100,7 @@ static bool placeable (struct dws_engine *e, struct job *job, json_t *breakdowns
     if (has_command (job->directives, "create_persistent")
         || has_command (job->directives, "destroy_persistent")) {
         dws_errorf (err, "a job that creates or destroys persistent storage is not pre-staged");
-        return false;
+        return 0;
     }
     json_array_foreach (breakdowns, i, bd) {
         json_t *all = json_object_get (
@@ -108,43 +109,45 @@ static bool placeable (struct dws_engine *e, struct job *job, json_t *breakdowns
             sets = true;
     }
     if (!sets)
-        return true; /* persistent storage only: nothing to place */
+        return 1; /* persistent storage only: nothing to place */
     if (!e->cfg.fluxion) {
         dws_errorf (err, "its storage is held in Fluxion, and the service runs without it");
-        return false;
+        return 0;
     }
+    if (!rabbits_known (e))
+        return -1;
     struct dws_lustre_conf conf = e->cfg.lustre;
     conf.spread = true; /* placed where there is room: it does not follow the nodes */
     if (!dws_lustre_spreads (job->resources, breakdowns, &conf)) {
         dws_error_t why;
         if (dws_nodelocal_placeable (job->resources, breakdowns, &why))
-            return placeable_local (e, job, breakdowns, gib, split, err);
+            return placeable_local (e, job, breakdowns, gib, split, err) ? 1 : 0;
         if (strstr (why.text, "no node-local")) /* Lustre, not a plain node request */
             dws_errorf (err, "Lustre is set up before the nodes only for a job asking for"
                              " nodes alone (-N)");
         else
             *err = why;
-        return false;
+        return 0;
     }
     bool unchanged = false, spread = false;
     json_t *res = dws_lustre_rewrite (job->resources, breakdowns, &conf,
                                       e->cfg.min_allocation_size, &unchanged, &spread, err);
     if (!res)
-        return false;
+        return 0;
     *gib = json_integer_value (json_object_get (json_array_get (res, 1), "count"));
     json_decref (res);
     if (!spread || *gib <= 0) {
         dws_errorf (err, "its Lustre could not be sized");
-        return false;
+        return 0;
     }
     if (rabbits_graph_gib (e) < *gib) {
         /* a graph without vertex sizes (or not read yet) could never hold it */
         dws_errorf (err, "the Fluxion graph's ssd vertices hold %lld GiB (flux dws2jgf writes"
                     " their sizes), less than its %lld", (long long)rabbits_graph_gib (e),
                     (long long)*gib);
-        return false;
+        return 0;
     }
-    return rabbits_lustre_fits (e, *gib, err) == 0;
+    return rabbits_lustre_fits (e, *gib, err) == 0 ? 1 : 0;
 }
 
 /* The GiB a pre-staged job holds: its vertices' whole size once picked
@@ -181,11 +184,11 @@ void prestage_weigh (struct dws_engine *e, struct job *job, json_t *breakdowns)
     free (w->unfit);
     w->unfit = NULL;
     job->prestage_stage = PRESTAGE_WEIGHED;
+    int rc = placeable (e, job, breakdowns, &w->gib, &w->split, &why);
     /* just after a start the graph or the instance's nodes may not be
      * known yet: weighed again once they are (any rabbit health input),
-     * or as they are after PRESTAGE_KNOWN_WAIT */
-    if (e->cfg.fluxion && !rabbits_known (e)
-        && (w->unknown_since == 0 || e->now - w->unknown_since < PRESTAGE_KNOWN_WAIT)) {
+     * or judged without them after PRESTAGE_KNOWN_WAIT */
+    if (rc < 0 && (w->unknown_since == 0 || e->now - w->unknown_since < PRESTAGE_KNOWN_WAIT)) {
         if (w->unknown_since == 0)
             w->unknown_since = e->now;
         snprintf (job->prestage_wait, sizeof (job->prestage_wait),
@@ -199,7 +202,10 @@ void prestage_weigh (struct dws_engine *e, struct job *job, json_t *breakdowns)
         job->prestage_wait[0] = '\0';
     }
     w->unknown_since = 0;
-    if (!placeable (e, job, breakdowns, &w->gib, &w->split, &why))
+    if (rc < 0)
+        snprintf (why.text, sizeof (why.text), "the Fluxion graph and the instance's nodes"
+                  " were not known within %g s of its Proposal", PRESTAGE_KNOWN_WAIT);
+    if (rc <= 0)
         w->unfit = strdup (why.text);
     w->nodes = dws_jobspec_node_count (job->resources, NULL);
     w->instance_nodes = (int64_t)rabbits_instance_nodes (e);
