@@ -11,8 +11,12 @@
  * in Fluxion as early release holds them (rabbits_hold), until Teardown.
  * Fluxion is then asked whether a job had any of them before the hold
  * applied (find "sched-now=allocated and status=down"); those are picked
- * again.  The decider (decide.c) chooses each step; this file carries
- * them out.
+ * again.  Node-local storage (xfs, gfs2, raw) is held the same way on
+ * chassis chosen first (placement/nodelocal.h, dws_health_pick_chassis):
+ * its Servers get the job's nodes per rabbit, and the removal of
+ * dws-prestage carries the jobspec that holds the scheduler to those
+ * chassis' computes.  The decider (decide.c) chooses each step; this file
+ * carries them out.
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
