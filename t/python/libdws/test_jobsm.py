@@ -618,6 +618,50 @@ def test_prestaged_resource_update_holds_dws_prestage_until_prestage_remove() ->
     assert acts == [{"action": "respond", "payload": {}}]
 
 
+PIN_RESOURCES = [{"type": "chassis", "count": 1,
+                  "with": [{"type": "node", "count": 2, "with": []}]}]
+PIN = {"hostlist": ["compute-[01-03]"]}
+
+
+def _let_go(job: Job, state: str, **pin: Any) -> list[dict[str, Any]]:
+    return job.feed({"type": "dependency", "state": state, "jobspec": job.jobspec,
+                     "payload": {"id": JOBID, "name": "dws-prestage", "add": False, **pin}})
+
+
+def test_a_prestage_removal_with_a_pin_updates_the_jobspec_first() -> None:
+    """Node-local storage set up before the nodes: the removal's resources
+    and constraint (and-ed with the job's own) are applied, then the
+    dependency goes; a repeat past DEPEND changes nothing."""
+    job = Job()
+    job.depend()
+    job.resource_update(prestage=True, exclude=EXCLUDE)
+    acts = _let_go(job, "DEPEND", resources=PIN_RESOURCES, constraint=PIN)
+    kinds = [a["action"] for a in acts]
+    assert kinds.index("jobspec-update") < kinds.index("dependency-remove"), kinds
+    assert job.jobspec["resources"] == PIN_RESOURCES
+    assert job.jobspec["attributes"]["system"]["constraints"] == {"and": [EXCLUDE, PIN]}
+    assert job.deps == set()
+    before = copy.deepcopy(job.jobspec)
+    job.state = "SCHED"
+    assert _let_go(job, "SCHED", resources=PIN_RESOURCES, constraint=PIN) == \
+        [{"action": "respond", "payload": {}}]
+    assert job.jobspec == before
+
+
+@pytest.mark.parametrize("pin", [{"resources": PIN_RESOURCES}, {"constraint": PIN},
+                                  {"resources": {}, "constraint": PIN},
+                                  {"resources": PIN_RESOURCES, "constraint": []}])
+def test_a_prestage_removal_with_half_a_pin_is_malformed(pin: dict[str, Any]) -> None:
+    job = Job()
+    job.depend()
+    job.resource_update(prestage=True)
+    acts = _let_go(job, "DEPEND", **pin)
+    assert acts[0] == {"action": "respond-error", "errnum": errno.EPROTO,
+                       "errstr": "received malformed dws.dependency RPC: 'resources' (a list)"
+                                 " and 'constraint' (an object) come together"}
+    assert job.deps == {"dws-prestage"}  # not let go
+
+
 @pytest.mark.parametrize(("method", "payload", "what"), [
     ("resource-update", {"id": JOBID, "resources": [], "prestage": "yes"},
      "'prestage' must be a boolean"),
