@@ -18,19 +18,6 @@ LUSTRE="#DW jobdw type=lustre capacity=10GiB name=lus"
 STAGED="$LUSTRE
 #DW copy_in source=/lus/global/in destination=\$DW_JOB_lus/"
 
-# held_paths ID: the ssd vertices the service holds for the job, applied
-held_paths() {
-	dws_rabbits --json |
-	jq -r --argjson id "$(flux job id --to=dec "$1")" \
-		'.holds[] | select(.job == $id and .applied) | .paths[]' | sort
-}
-
-# prestaging ID: the job waits in DEPEND on dws-prestage alone, no node
-prestaging() {
-	test "$(flux jobs -no {state} $1)" = DEPEND &&
-	test "$(flux jobs -no {dependencies} $1)" = dws-prestage &&
-	! flux job eventlog $1 | grep -q " alloc"
-}
 
 # prestaged_then_ran ID: it ended clean, let go (dws-prestage removed)
 # before its nodes were allocated

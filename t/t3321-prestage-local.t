@@ -23,19 +23,6 @@ STAGED="$XFS
 #DW copy_in source=/lus/global/in destination=\$DW_JOB_loc/"
 KW2="compute-[01-03]"
 
-# held_paths ID: the ssd vertices the service holds for the job, applied
-held_paths() {
-	dws_rabbits --json |
-	jq -r --argjson id "$(flux job id --to=dec "$1")" \
-		'.holds[] | select(.job == $id and .applied) | .paths[]' | sort
-}
-
-# prestaging ID: the job waits in DEPEND on dws-prestage alone, no node
-prestaging() {
-	test "$(flux jobs -no {state} $1)" = DEPEND &&
-	test "$(flux jobs -no {dependencies} $1)" = dws-prestage &&
-	! flux job eventlog $1 | grep -q " alloc"
-}
 
 # submit_staged N [ARGS...]: a pre-staged job of N nodes on xfs with a
 # copy_in; its task prints the mount point of its storage

@@ -517,6 +517,21 @@ down_ssds() {
         | .metadata.paths.containment" | sort
 }
 
+# held_paths ID: the ssd vertices the service holds for the job, applied
+held_paths() {
+    dws_rabbits --json |
+    jq -r --argjson id "$(flux job id --to=dec "$1")" \
+        '.holds[] | select(.job == $id and .applied) | .paths[]' | sort
+}
+
+# prestaging ID: a pre-staged job waits in DEPEND on dws-prestage alone,
+# no node allocated
+prestaging() {
+    test "$(flux jobs -no {state} $1)" = DEPEND &&
+    test "$(flux jobs -no {dependencies} $1)" = dws-prestage &&
+    ! flux job eventlog $1 | grep -q " alloc"
+}
+
 # phase_of ID: the phase the dws service has the job in
 phase_of() {
     flux python -m flux_dws status --json |

@@ -69,3 +69,16 @@ def phase(h: Harness, jobid: int) -> str | None:
         if j["id"] == jobid:
             return j.get("phase")  # type: ignore[no-any-return]
     return None
+
+
+def state(h: Harness, jobid: int) -> str:
+    """The job's state in the harness's job manager now."""
+    return h.reactor.call(lambda: h.jm.jobs[jobid].state)
+
+
+def held(h: Harness, jobid: int) -> set[str]:
+    """The ssd vertices the engine holds for the job, once Fluxion applied them."""
+    for x in h.rabbits_now().get("holds", []):
+        if x["job"] == jobid and x["applied"]:
+            return set(x["paths"])
+    return set()

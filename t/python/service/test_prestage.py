@@ -10,7 +10,7 @@ from __future__ import annotations
 import errno
 from typing import Any
 
-from t.python.service.harnesshelp import cleared, fault, phase
+from t.python.service.harnesshelp import cleared, fault, held, phase, state
 
 from flux_dws.dwsim.systems import load_system
 from flux_dws.emulator.driver import RESOURCE
@@ -32,18 +32,6 @@ def engine_job(h: Harness, jobid: int) -> dict[str, Any] | None:
 
 def deps(h: Harness, jobid: int) -> set[str]:
     return h.reactor.call(lambda: set(h.jm.jobs[jobid].deps))
-
-
-def state(h: Harness, jobid: int) -> str:
-    return h.reactor.call(lambda: h.jm.jobs[jobid].state)
-
-
-def held(h: Harness, jobid: int) -> set[str]:
-    """The ssd vertices the engine holds for the job, once Fluxion applied them."""
-    for x in h.rabbits_now().get("holds", []):
-        if x["job"] == jobid and x["applied"]:
-            return set(x["paths"])
-    return set()
 
 
 def down(h: Harness) -> set[str]:

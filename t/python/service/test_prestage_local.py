@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from t.python.service.harnesshelp import cleared, fault, phase
+from t.python.service.harnesshelp import cleared, fault, held, phase, state
 
 from flux_dws.emulator.driver import RESOURCE
 from flux_dws.harness import Harness
@@ -23,17 +23,6 @@ XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
 COPY_IN = "#DW copy_in source=/lus/global/in destination=$DW_JOB_scratch/"
 STAGED = [XFS, COPY_IN]
 YES = {"dw_prestage": "yes"}
-
-
-def state(h: Harness, jobid: int) -> str:
-    return h.reactor.call(lambda: h.jm.jobs[jobid].state)
-
-
-def held(h: Harness, jobid: int) -> set[str]:
-    for x in h.rabbits_now().get("holds", []):
-        if x["job"] == jobid and x["applied"]:
-            return set(x["paths"])
-    return set()
 
 
 def events(h: Harness, jobid: int, name: str) -> list[dict[str, Any]]:

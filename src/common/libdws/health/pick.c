@@ -61,6 +61,26 @@ static int64_t group_free (const struct dws_health *h, const struct ssd_group *g
     return n;
 }
 
+/* Take up to `most` usable vertices of group g, each rabbit's lowest
+ * first: their paths onto `paths`, their GiB as the rabbit's in `rsv`.
+ * How many were taken.
+ */
+static int64_t take (const struct dws_health *h, const struct ssd_group *g, json_t *avoid,
+                     int64_t most, json_t *paths, json_t *rsv)
+{
+    int64_t taken = 0;
+    for (size_t k = 0; k < g->n && taken < most; k++) {
+        const struct ssd *s = &h->ssdv[g->first + k];
+        if (!usable (h, s, avoid))
+            continue;
+        json_array_append_new (paths, json_string (s->path));
+        taken++;
+    }
+    if (taken > 0)
+        json_object_set_new (rsv, g->rabbit, json_integer (taken * g->gib));
+    return taken;
+}
+
 /* The vertices the ssd asks in 'leave' ([[slots, GiB]]) take, in the
  * smallest vertices the graph has: each slot's GiB in whole vertices, as
  * Fluxion gives an exclusive ssd request.  The most it could take, since
@@ -105,17 +125,9 @@ json_t *dws_health_pick (struct dws_health *h, int64_t gib, json_t *avoid, json_
     qsort (c, h->ngroups, sizeof (*c), cand_cmp);
     for (size_t i = 0; i < h->ngroups && have < gib; i++) {
         const struct ssd_group *g = &h->groups[c[i].group];
-        int64_t taken = 0;
-        for (size_t k = 0; k < g->n && taken < c[i].free && have < gib; k++) {
-            const struct ssd *s = &h->ssdv[g->first + k];
-            if (!usable (h, s, avoid))
-                continue;
-            json_array_append_new (paths, json_string (s->path));
-            taken++;
-            have += g->gib;
-        }
-        if (taken > 0)
-            json_object_set_new (rsv, g->rabbit, json_integer (taken * g->gib));
+        int64_t need = (gib - have + g->gib - 1) / g->gib;
+        int64_t taken = take (h, g, avoid, need < c[i].free ? need : c[i].free, paths, rsv);
+        have += taken * g->gib;
         taken_all += taken;
     }
     if (have < gib) {
@@ -225,17 +237,8 @@ json_t *dws_health_pick_chassis (struct dws_health *h, int64_t chassis, int64_t 
     qsort (c, n, sizeof (*c), chassis_cmp);
     for (int64_t i = 0; i < chassis; i++) {
         const struct ssd_group *g = &h->groups[c[i].group];
-        int64_t taken = 0;
-        for (size_t k = 0; k < g->n && taken < c[i].want; k++) {
-            const struct ssd *s = &h->ssdv[g->first + k];
-            if (!usable (h, s, avoid))
-                continue;
-            json_array_append_new (paths, json_string (s->path));
-            taken++;
-        }
-        json_object_set_new (rsv, g->rabbit, json_integer (taken * g->gib));
+        taken_all += take (h, g, avoid, c[i].want, paths, rsv);
         chassis_nodes (h, &h->rabbits[g->ri], names);
-        taken_all += taken;
     }
     if (nfree - taken_all < keep) {
         dws_errorf (err, "%lld ssd vertices wanted on %lld rabbits, %lld of the %lld free"
