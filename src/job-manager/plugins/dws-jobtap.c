@@ -441,7 +441,8 @@ static void service_cb (flux_t *h, flux_msg_handler_t *mh, const flux_msg_t *msg
         goto done;
     }
     if (!strcmp (method, DWS_JOBWIRE_RESOURCE_UPDATE_METHOD)
-        || !strcmp (method, DWS_JOBWIRE_DEPENDENCY_METHOD))
+        || !strcmp (method, DWS_JOBWIRE_DEPENDENCY_METHOD)
+        || !strcmp (method, DWS_JOBWIRE_PRESTAGE_UNPIN_METHOD))
         ev = json_pack ("{s:s s:O s:s s:O}", "type", method, "payload", payload, "state",
                         flux_job_statetostr (state, "L"), "jobspec",
                         jobspec ? jobspec : json_null ());

@@ -50,6 +50,8 @@ RESOURCE_UPDATE_METHOD: str = _text(_ffi.lib.DWS_JOBWIRE_RESOURCE_UPDATE_METHOD)
 PROLOG_REMOVE_METHOD: str = _text(_ffi.lib.DWS_JOBWIRE_PROLOG_REMOVE_METHOD)
 EPILOG_REMOVE_METHOD: str = _text(_ffi.lib.DWS_JOBWIRE_EPILOG_REMOVE_METHOD)
 PRESTAGE_REMOVE_METHOD: str = _text(_ffi.lib.DWS_JOBWIRE_PRESTAGE_REMOVE_METHOD)
+#: a pre-staged job given up: the usual resources again, the pin out
+PRESTAGE_UNPIN_METHOD: str = _text(_ffi.lib.DWS_JOBWIRE_PRESTAGE_UNPIN_METHOD)
 DATAOUT_BEGIN_METHOD: str = _text(_ffi.lib.DWS_JOBWIRE_DATAOUT_BEGIN_METHOD)
 DATAOUT_END_METHOD: str = _text(_ffi.lib.DWS_JOBWIRE_DATAOUT_END_METHOD)
 #: the dependency a job over its user's [rabbit.limits] waits on
@@ -74,6 +76,7 @@ __all__ = [
     "NOTE_PREFIX",
     "PRESTAGE_DEPENDENCY",
     "PRESTAGE_REMOVE_METHOD",
+    "PRESTAGE_UNPIN_METHOD",
     "PROLOG",
     "PROLOG_REMOVE_METHOD",
     "RESOURCE_UPDATE_METHOD",

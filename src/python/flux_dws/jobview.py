@@ -285,11 +285,17 @@ def _prestage_lines(j: dict[str, Any]) -> list[str]:
         counts = _dict(chassis.get("counts"))
         where = ["  on " + ", ".join(f"{r} ({n} nodes)" for r, n in sorted(counts.items()))
                  + f": its nodes come from {chassis.get('hosts', '?')} alone"]
+    if p.get("given_up"):
+        return [f"  pre-staging given up: {p['given_up']}; its storage is torn down and set"
+                " up again the usual way when its nodes come"]
     if p.get("nodes"):
         return [f"  pre-staged: set up and filled before its nodes ({held})", *where]
     ago = f" for {duration(now - since)}" if since and now and now >= since else ""
     line = f"  pre-staging: {held} set up ahead of its nodes{ago}"
-    if p.get("ready"):
+    if p.get("ready") and p.get("node_wait"):
+        line += ("; data in, waiting for the scheduler (given up after"
+                 f" {duration(_num(p['node_wait']) or 0)} without its nodes)")
+    elif p.get("ready"):
         line += "; data in, waiting for the scheduler"
     elif p.get("waiting"):
         line += f"; waiting: {p['waiting']}"

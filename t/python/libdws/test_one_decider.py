@@ -316,7 +316,7 @@ JOB_FIELDS = {
     # late answer dropped, what `flux dws job` shows)
     "acted": ("forced", "epilog", "excepted", "released", "dataout_ended", "postrun_why",
               "tc_since", "note", "limit_why", "deps", "prestage_stage", "prestage", "ssd",
-              "prestage_wait", "prestage_not"),
+              "prestage_wait", "prestage_not", "restage", "restage_why"),
 }
 # booleans in struct job now, the goal of 8 (what is left is in
 # doc/guide/service.rst, "A job's phase"): the count may only fall

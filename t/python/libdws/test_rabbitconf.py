@@ -35,6 +35,7 @@ DEFAULTS = {
     "prestage": "never",
     "prestage_max_gib": 0,
     "prestage_max_jobs": 0,
+    "prestage_node_wait": 3600.0,
     "prolog_timeout": 1800.0,
     "release_computes": "after-teardown",
     "restrict_persistent_creation": True,

@@ -29,6 +29,7 @@
  *                                 "always"
  *   prestage_max_gib              integer >= 0              0 (no limit)
  *   prestage_max_jobs             integer >= 0              0 (no limit)
+ *   prestage_node_wait            real seconds >= 0         3600.0 (0 = never)
  *   prolog_timeout                real seconds >= 0         1800.0 (0 = none)
  *   release_computes              "after-unmount" |         "after-teardown"
  *                                 "after-teardown"
@@ -110,6 +111,7 @@
     X (PRESTAGE, "prestage", PRESTAGE, "\"" DWS_PRESTAGE_NEVER "\"", 0)                        \
     X (PRESTAGE_MAX_GIB, "prestage_max_gib", COUNT, "0", 0)                                    \
     X (PRESTAGE_MAX_JOBS, "prestage_max_jobs", COUNT, "0", 0)                                  \
+    X (PRESTAGE_NODE_WAIT, "prestage_node_wait", SECONDS, "3600.0", 0)                         \
     X (PROLOG_TIMEOUT, "prolog_timeout", DURATION, "1800.0", 0)                                \
     X (RELEASE_COMPUTES, "release_computes", RELEASE, "\"" DWS_RELEASE_AFTER_TEARDOWN "\"", 0) \
     X (RESTRICT_PERSISTENT_CREATION, DWS_RABBITCONF_RESTRICT, BOOL, "true", 0)                 \

@@ -165,6 +165,15 @@ void act_dependency (struct dws_engine *e, struct job *job, const char *name, bo
     act_rpc (e, DWS_JOBWIRE_TOPIC (DWS_JOBWIRE_DEPENDENCY_METHOD), payload, NULL);
 }
 
+void act_unpin (struct dws_engine *e, struct job *job, json_t *resources, json_t *constraint,
+                const char *token)
+{
+    act_rpc (e, DWS_JOBWIRE_TOPIC (DWS_JOBWIRE_PRESTAGE_UNPIN_METHOD),
+             json_pack ("{s:I s:o s:o}", "id", job->id, "resources", resources, "constraint",
+                        constraint),
+             token);
+}
+
 void act_epilog_remove (struct dws_engine *e, json_int_t id)
 {
     act_rpc (e, DWS_JOBWIRE_TOPIC (DWS_JOBWIRE_EPILOG_REMOVE_METHOD),
@@ -206,6 +215,7 @@ void act_record (struct dws_engine *e, struct job *job)
 
 static const char *timer_names[T_NKINDS] = {
     "setup", "prerun", "postrun", "teardown_after", "tc", "release", "prestage", "datain",
+    "node_wait",
 };
 
 const char *act_timer_name (enum timer_kind kind)

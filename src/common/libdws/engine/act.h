@@ -42,6 +42,11 @@ void act_rpc (struct dws_engine *e, const char *topic, json_t *payload, const ch
  */
 void act_dependency (struct dws_engine *e, struct job *job, const char *name, bool add,
                      json_t *with);
+/* prestage-unpin {id, resources, constraint}: a pre-staged job given up
+ * asks for the usual resources again, the pin's constraint out (steals
+ * both; its answer comes with the token). */
+void act_unpin (struct dws_engine *e, struct job *job, json_t *resources, json_t *constraint,
+                const char *token);
 /* epilog-remove {id}: the job's dws-epilog may finish. */
 void act_epilog_remove (struct dws_engine *e, json_int_t id);
 /* dataout-end {id, ok, error?}: a released job's DataOut ended; its

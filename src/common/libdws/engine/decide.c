@@ -92,11 +92,14 @@ static struct step adopt (const struct job *job)
 
 /* Teardown is complete: the Workflow is deleted once the job's epilog has
  * begun (until then it tells a restarted service that this job still
- * needs its epilog released) and dws.abort's reads have answered.
+ * needs its epilog released), or at once when its pre-staged storage was
+ * given up (the job waits for its nodes: it is created again), and
+ * dws.abort's reads have answered.
  */
 static struct step delete_when_ready (const struct job *job)
 {
-    if (!job->epilog || job->phase == PHASE_DELETING || job->abort_reads > 0)
+    if ((!job->epilog && job->restage != RESTAGE_UNPINNED) || job->phase == PHASE_DELETING
+        || job->abort_reads > 0)
         return make (STEP_NOTHING);
     return make (STEP_DELETE);
 }
@@ -250,6 +253,8 @@ static struct step after_done (const struct dws_engine *e, const struct job *job
         case WF_SETUP:
             return job->prestage ? ask (job, WF_DATAIN) : make (STEP_COMPUTES);
         case WF_DATAIN:
+            if (job->prestage && !job->hosts && job->restage == RESTAGE_UNPINNING)
+                return make (STEP_PRESTAGE_UNPIN); /* given up before a restart */
             if (job->prestage)
                 return make (job->hosts ? STEP_COMPUTES : STEP_PRESTAGED);
             return ask (job, WF_PRERUN);
@@ -326,6 +331,16 @@ static struct step prestage_next (const struct job *job)
     return make (STEP_SERVERS);
 }
 
+/* Does a pre-staged job let go wait for the nodes of its chassis, with
+ * nothing given up or failed?
+ */
+static bool waits_for_chassis (const struct job *job)
+{
+    return prestaging (job) && job->prestage_counts && job->prestage_stage == PRESTAGE_READY
+           && job->restage == RESTAGE_NONE && !job->excepted && !job->toredown
+           && phase_desired (job) == WF_DATAIN && phase_handled (job) == WF_DATAIN;
+}
+
 /* A timer fired (it fires once per state: not again for a state whose
  * hosts were given up, job->forced).
  */
@@ -366,6 +381,10 @@ static struct step on_timer (const struct job *job, enum timer_kind kind)
             if (datain_watched (job))
                 return make (STEP_DATAIN_READ);
             break;
+        case T_NODE_WAIT:
+            if (waits_for_chassis (job))
+                return make (STEP_PRESTAGE_GIVE_UP);
+            break;
         case T_TC:
             if (job->tc_since < 0 || desired == WF_TEARDOWN)
                 break;
@@ -384,7 +403,8 @@ static struct step on_timer (const struct job *job, enum timer_kind kind)
 static bool setup_may_start (const struct job *job)
 {
     return job->setup_pending && !job->excepted && !job->toredown && phase_exists (job)
-           && phase_handled (job) >= WF_PROPOSAL;
+           && phase_handled (job) >= WF_PROPOSAL
+           && (job->restage == RESTAGE_NONE || job->restage == RESTAGE_AGAIN);
 }
 
 /* Is the job to be pre-staged if it can be: what it asked (dw_prestage),
@@ -443,11 +463,19 @@ static struct step proposal_ready (const struct dws_engine *e, const struct job 
     return prestage_may_start (job) ? prestage_next (job) : make (STEP_NOTHING);
 }
 
-/* The Workflow is gone and we did not delete it (or we did: DELETING). */
+/* The Workflow is gone and we did not delete it (or we did: DELETING; a
+ * given-up pre-staged job's is created again, unless the job ended
+ * meanwhile, its epilog released then).
+ */
 static struct step gone (const struct job *job)
 {
-    if (job->phase == PHASE_DELETING)
-        return make (STEP_FORGET);
+    if (job->phase == PHASE_DELETING) {
+        if (job->restage == RESTAGE_UNPINNED && !job->epilog && !job->excepted)
+            return make (STEP_RESTAGE);
+        struct step st = make (STEP_FORGET);
+        st.end_epilog = job->epilog == EPILOG_ACTIVE;
+        return st;
+    }
     if (!phase_exists (job))
         return make (STEP_NOTHING); /* an older object of the same name */
     if (phase_desired (job) <= WF_PROPOSAL && !job->epilog && !job->toredown && job->directives)
@@ -718,8 +746,11 @@ static struct step next (const struct dws_engine *e, const struct job *job, enum
                 return make (STEP_END_AWAY);
             return make (STEP_NOTHING);
         case NEWS_ORPHAN_RUN:
+            /* a given-up job's nodes may have come before the restart:
+             * its Workflow is created again with them */
             if (phase_exists (job) && !job->hosts && !job->excepted
-                && (desired == WF_PROPOSAL || (job->prestage && handled == WF_DATAIN)))
+                && (desired == WF_PROPOSAL || (job->prestage && handled == WF_DATAIN)
+                    || (job->prestage && job->restage == RESTAGE_UNPINNED)))
                 return make (STEP_READ_R);
             return make (STEP_NOTHING);
         case NEWS_ORPHAN_CLEANUP:
@@ -778,6 +809,20 @@ static struct step next (const struct dws_engine *e, const struct job *job, enum
             if (job->prestage_counts && !job->hosts && !job->excepted && !job->toredown
                 && desired < WF_TEARDOWN)
                 return make (STEP_PRESTAGE_LOST);
+            return make (STEP_NOTHING);
+        case NEWS_GIVEN_UP:
+            if (job->restage == RESTAGE_UNPINNING && !job->excepted && !job->toredown
+                && desired == WF_DATAIN)
+                return make (STEP_PRESTAGE_UNPIN);
+            return make (STEP_NOTHING);
+        case NEWS_UNPINNED:
+            /* let go: torn down (decide () records it), then created
+             * again; not let go: it waits for its chassis, or goes on
+             * with the nodes that came meanwhile */
+            if (job->restage == RESTAGE_UNPINNED && phase_exists (job) && desired < WF_TEARDOWN)
+                return teardown (job);
+            if (job->restage == RESTAGE_NONE && setup_may_start (job))
+                return setup_start (e, job);
             return make (STEP_NOTHING);
         case NEWS_COUNT:
             break;
@@ -859,12 +904,12 @@ static struct step take (struct dws_engine *e, struct job *job, enum news on)
     }
     if (on == NEWS_GONE) {
         struct step st = decide_next (e, job); /* from the phase it had */
-        if (st.kind != STEP_NOTHING && job->phase != PHASE_DELETING)
+        if (st.kind != STEP_NOTHING && (job->phase != PHASE_DELETING || st.kind == STEP_RESTAGE))
             phase_event (e, job, PHASE_EV_VANISH, WF_NONE);
         return st;
     }
     if (on == NEWS_REFUSED || on == NEWS_ABORT || on == NEWS_TEARDOWN_REQUEST
-        || on == NEWS_FAILED)
+        || on == NEWS_FAILED || (on == NEWS_UNPINNED && job->restage == RESTAGE_UNPINNED))
         job->toredown = true; /* without PostRun or DataOut */
     if (on == NEWS_WORKFLOW) {
         if (!completes (job) || phase_event (e, job, PHASE_EV_DONE, job->view.state) < 0)

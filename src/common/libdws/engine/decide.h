@@ -87,6 +87,9 @@ enum news {
                           * counted again (admit.c): there may be room now */
     NEWS_DATAIN_READ,    /* its DataIn's NnfDataMovements were read (job->datain) */
     NEWS_RABBIT_LOST,    /* a rabbit its node-local storage waits on went down */
+    NEWS_GIVEN_UP,       /* ANN_GIVEN_UP was written (job->restage says how) */
+    NEWS_UNPINNED,       /* the jobtap plugin answered prestage-unpin (job->restage
+                          * says how) */
     NEWS_COUNT,
 };
 _Static_assert (NEWS_COUNT <= 64, "job->news has a bit per news");
@@ -176,6 +179,11 @@ enum step_kind {
     STEP_DATAIN_WATCH,   /* it moved lately: read it again later */
     STEP_DATAIN_STALLED, /* it did not move for rabbit.datain_stall_timeout: fail */
     STEP_PRESTAGE_LOST,  /* its storage's rabbit went down before its nodes came: fail */
+    STEP_PRESTAGE_GIVE_UP, /* its nodes did not come within rabbit.prestage_node_wait:
+                            * write ANN_GIVEN_UP first */
+    STEP_PRESTAGE_UNPIN, /* ask the jobtap plugin to let it go of its chassis */
+    STEP_RESTAGE,        /* its given-up Workflow is deleted: create it again, the
+                          * usual way */
     STEP_COUNT,
 };
 

@@ -92,6 +92,8 @@ static int config_parse (json_t *cfg, struct config *c, dws_error_t *err)
         || get_prestage (cfg, &c->prestage, err) < 0
         || dws_rabbitconf_int (cfg, DWS_RABBIT_PRESTAGE_MAX_JOBS, &c->prestage_max_jobs, err) < 0
         || dws_rabbitconf_int (cfg, DWS_RABBIT_PRESTAGE_MAX_GIB, &c->prestage_max_gib, err) < 0
+        || dws_rabbitconf_seconds (cfg, DWS_RABBIT_PRESTAGE_NODE_WAIT, &c->prestage_node_wait,
+                                   err) < 0
         || dws_rabbitconf_int (cfg, DWS_RABBIT_OWNER, &c->owner, err) < 0)
         return -1;
     json_t *queues = json_object_get (cfg, KEY (DRAIN_QUEUES));
@@ -393,6 +395,8 @@ static const struct {
     [TOK_PRESTAGE] = {K8S, progress_on_prestage, NULL},
     [TOK_PRESTAGE_FIND] = {RPC, on_prestage_find, NULL},
     [TOK_DATAIN] = {K8S, datain_on_list, NULL},
+    [TOK_GIVE_UP] = {K8S, prestage_on_given_up, NULL},
+    [TOK_UNPIN] = {RPC, prestage_on_unpin, NULL},
     [TOK_PERSISTENT] = {K8S, NULL, persistent_result},
     [TOK_DF] = {K8S, NULL, rabbitdf_result},
     [TOK_DRAIN] = {K8S, NULL, rabbitdrain_result},

@@ -28,12 +28,14 @@
 #include "config/rabbitconf.h"
 #include "datain.h"
 #include "advance.h"
+#include "answer.h"
 #include "job.h"
 #include "parse/breakdown.h"
 #include "phase.h"
 #include "parse/directive.h"
 #include "placement/lustre.h"
 #include "placement/nodelocal.h"
+#include "placement/rabbitmap.h"
 #include "placement/rssd.h"
 #include "prestage.h"
 #include "rabbits.h"
@@ -576,7 +578,23 @@ void prestage_ready (struct dws_engine *e, struct job *job, const struct step *s
         act_log (e, "info", "%s: set up and filled: let go to the scheduler", job->name);
     job->prestage_stage = PRESTAGE_READY;
     act_dependency (e, job, DWS_JOBWIRE_PRESTAGE_DEPENDENCY, false, pin (e, job));
+    if (job->prestage_counts && e->cfg.prestage_node_wait > 0) /* held to its chassis */
+        act_timer_start (e, job, T_NODE_WAIT, e->cfg.prestage_node_wait);
     act_record (e, job);
+}
+
+/* The job as one of the usual way, its pre-staging given up (why): its
+ * resources sent already (the unpin's), nothing to weigh again.
+ */
+static void again (struct job *job, const char *why)
+{
+    job->restage = RESTAGE_AGAIN;
+    job->resources_sent = true;
+    job->prestage_stage = PRESTAGE_CHOSEN;
+    if (why != job->restage_why)
+        snprintf (job->restage_why, sizeof (job->restage_why), "%s", why);
+    snprintf (job->prestage_not, sizeof (job->prestage_not), "given up: %.180s",
+              job->restage_why);
 }
 
 void prestage_adopt (struct dws_engine *e, struct job *job)
@@ -588,9 +606,12 @@ void prestage_adopt (struct dws_engine *e, struct job *job)
         json_decref (v);
     }
     const char *s = wfview_annotation (&job->view, ANN_PRESTAGE);
+    const char *given_up = wfview_annotation (&job->view, ANN_GIVEN_UP);
     json_t *o = s ? json_loads (s, 0, NULL) : NULL;
     if (!json_is_object (o)) {
         json_decref (o);
+        if (given_up) /* created again after its pre-staging was given up */
+            again (job, given_up);
         return;
     }
     job->prestage = true;
@@ -610,6 +631,10 @@ void prestage_adopt (struct dws_engine *e, struct job *job)
         job->prestage_counts = json_incref (counts);
         free (job->prestage_hosts);
         job->prestage_hosts = strdup (hosts);
+    }
+    if (given_up) { /* to be torn down, then set up again the usual way */
+        snprintf (job->restage_why, sizeof (job->restage_why), "%s", given_up);
+        job->restage = job->view.desired == WF_TEARDOWN ? RESTAGE_UNPINNED : RESTAGE_UNPINNING;
     }
     json_t *held = json_object_get (o, "held");
     json_t *reserved = json_object_get (o, "reserved");
@@ -650,6 +675,11 @@ json_t *prestage_view (const struct dws_engine *e, const struct job *job)
         json_object_set_new (v, "chassis", json_pack ("{s:O s:s}", "counts",
                                                       job->prestage_counts, "hosts",
                                                       job->prestage_hosts));
+    if (v && job->restage != RESTAGE_NONE)
+        json_object_set_new (v, "given_up", json_string (job->restage_why));
+    if (v && !job->hosts && job->prestage_stage == PRESTAGE_READY
+        && job->restage == RESTAGE_NONE && job->prestage_counts && e->cfg.prestage_node_wait > 0)
+        json_object_set_new (v, "node_wait", json_real (e->cfg.prestage_node_wait));
     return v;
 }
 
@@ -706,4 +736,124 @@ void prestage_room (struct dws_engine *e)
                 wanted = true;
             }
     e->room_wanted = wanted;
+}
+
+/* --- giving pre-staged node-local storage up (rabbit.prestage_node_wait) --- */
+
+void prestage_give_up (struct dws_engine *e, struct job *job, const struct step *st,
+                       struct input *in)
+{
+    char token[96];
+    (void)st;
+    (void)in;
+    snprintf (job->restage_why, sizeof (job->restage_why),
+              "its nodes did not come within %g s of its data being in on %s"
+              " (rabbit.prestage_node_wait)", e->cfg.prestage_node_wait,
+              job->prestage_hosts ? job->prestage_hosts : "its chassis");
+    act_log (e, "info", "%s: %s: letting it go of its chassis; its storage is set up again"
+             " the usual way when its nodes come", job->name, job->restage_why);
+    job->restage = RESTAGE_NOTING;
+    act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name,
+             json_pack ("{s:{s:{s:s}}}", "metadata", "annotations", ANN_GIVEN_UP,
+                        job->restage_why),
+             token_for (token, sizeof (token), TOK_GIVE_UP, job));
+    act_record (e, job);
+}
+
+void prestage_on_given_up (struct dws_engine *e, enum token_kind kind, struct job *job,
+                           json_t *event)
+{
+    (void)kind;
+    if (job->restage != RESTAGE_NOTING)
+        return; /* a late answer */
+    struct k8s_answer a = answer_of (event);
+    if (!a.ok) {
+        act_log (e, "warning", "%s: cannot record that its pre-staging is given up (%s):"
+                 " it waits for its chassis", job->name, answer_message (event));
+        job->restage = RESTAGE_NONE;
+        job->restage_why[0] = '\0';
+        act_record (e, job);
+        return;
+    }
+    job->restage = RESTAGE_UNPINNING;
+    advance_job (e, job, NEWS_GIVEN_UP, NULL);
+}
+
+/* Are the job's nodes those its node-local storage was set up for? */
+static bool on_chassis (struct dws_engine *e, struct job *job)
+{
+    json_t *counts = dws_rabbitmap_counts (e->map, job->hosts, NULL);
+    bool same = counts && json_equal (counts, job->prestage_counts);
+    json_decref (counts);
+    return same;
+}
+
+void prestage_on_unpin (struct dws_engine *e, enum token_kind kind, struct job *job,
+                        json_t *event)
+{
+    (void)kind;
+    if (job->restage != RESTAGE_UNPINNING)
+        return; /* a late answer */
+    if (json_is_true (json_object_get (event, "ok"))) {
+        job->restage = RESTAGE_UNPINNED;
+        act_log (e, "info", "%s: let go of its chassis: its pre-staged storage is torn down",
+                 job->name);
+    }
+    else if (job->hosts && !on_chassis (e, job)) {
+        /* let go before a restart, its nodes came from other chassis:
+         * the storage set up on its own cannot serve them */
+        job->restage = RESTAGE_UNPINNED;
+        act_log (e, "info", "%s: its nodes %s are not those of its chassis: its pre-staged"
+                 " storage is torn down", job->name, job->hosts);
+    }
+    else {
+        /* an older jobtap plugin (no such method), or its nodes came
+         * meanwhile: the storage set up on its chassis is kept */
+        act_log (e, "warning", "%s: cannot let it go of its chassis (%s): its pre-staged"
+                 " storage is kept", job->name,
+                 dws_json_str_or (json_object_get (event, "errstr"), "no answer"));
+        job->restage = RESTAGE_NONE;
+        job->restage_why[0] = '\0';
+    }
+    act_record (e, job);
+    advance_job (e, job, NEWS_UNPINNED, NULL);
+}
+
+void prestage_again (struct dws_engine *e, struct job *job, const struct step *st,
+                     struct input *in)
+{
+    (void)st;
+    (void)in;
+    act_log (e, "info", "%s: its pre-staged storage is gone: creating its Workflow again,%s",
+             job->name, job->hosts ? " for its nodes" : " to wait for its nodes");
+    job->prestage = false;
+    job->prestage_gib = 0;
+    memset (&job->split, 0, sizeof (job->split));
+    if (job->prestage_counts)
+        e->pinned--;
+    json_decref (job->prestage_counts);
+    job->prestage_counts = NULL;
+    free (job->prestage_hosts);
+    job->prestage_hosts = NULL;
+    job->ssd = SSD_UNPICKED;
+    rabbits_unhold (e, job); /* at Teardown already */
+    json_decref (job->reserved);
+    job->reserved = NULL;
+    json_decref (job->prestage_avoid);
+    job->prestage_avoid = NULL;
+    job->prestage_wait[0] = '\0';
+    memset (&job->datain, 0, sizeof (job->datain));
+    again (job, job->restage_why);
+    job->toredown = false;
+    job->teardown_reads = 0;
+    job->forced = WF_NONE;
+    json_decref (job->breakdowns);
+    job->breakdowns = json_object ();
+    job->breakdowns_wanted = 0;
+    job->setup_pending = job->hosts != NULL;
+    job->servers_pending = 0;
+    if (job->hosts)
+        rabbits_job (e, job); /* its rabbits, from its nodes */
+    job_set_wf (job, NULL);
+    workflow_create (e, job); /* with its hosts, if they came: Setup follows */
 }

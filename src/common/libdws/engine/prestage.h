@@ -90,6 +90,26 @@ void prestage_lost (struct dws_engine *e, struct job *job, const struct step *st
  * a rabbit that is down now are marked (NEWS_RABBIT_LOST). */
 void prestage_rabbits (struct dws_engine *e);
 
+/* STEP_PRESTAGE_GIVE_UP: its nodes did not come within
+ * rabbit.prestage_node_wait: ANN_GIVEN_UP is written on its Workflow
+ * first (a restarted service carries on), its answer is
+ * prestage_on_given_up.
+ */
+void prestage_give_up (struct dws_engine *e, struct job *job, const struct step *st,
+                       struct input *in);
+void prestage_on_given_up (struct dws_engine *e, enum token_kind kind, struct job *job,
+                           json_t *event);
+
+/* The jobtap plugin's answer to prestage-unpin (progress_unpin asks). */
+void prestage_on_unpin (struct dws_engine *e, enum token_kind kind, struct job *job,
+                        json_t *event);
+
+/* STEP_RESTAGE: its given-up Workflow is deleted: it is a job of the usual
+ * way from now, its Workflow created again (with its hosts, if they came).
+ */
+void prestage_again (struct dws_engine *e, struct job *job, const struct step *st,
+                     struct input *in);
+
 /* The job's pre-staging from its Workflow (a service restart). */
 void prestage_adopt (struct dws_engine *e, struct job *job);
 

@@ -26,6 +26,7 @@
 #include "job.h"
 #include "util/jsonio.h"
 #include "placement/lustre.h"
+#include "placement/nodelocal.h"
 #include "phase.h"
 #include "parse/policy.h"
 #include "prestage.h"
@@ -150,6 +151,36 @@ static bool send_resources (struct dws_engine *e, struct job *job, json_t *list,
     }
     act_rpc (e, DWS_JOBWIRE_TOPIC (DWS_JOBWIRE_RESOURCE_UPDATE_METHOD), payload, NULL);
     return res != NULL;
+}
+
+/* STEP_PRESTAGE_UNPIN: a pre-staged job given up asks the jobtap plugin
+ * for the resource-update it would have had (its ssd with its nodes, so
+ * Fluxion holds it again) without the pin's constraint; the answer:
+ * prestage_on_unpin.  Resources it cannot have: it waits for its chassis.
+ */
+void progress_unpin (struct dws_engine *e, struct job *job, const struct step *st,
+                     struct input *in)
+{
+    char token[96];
+    dws_error_t err;
+    bool spread = false;
+    (void)st;
+    (void)in;
+    json_t *list = breakdown_list (job);
+    json_t *res = proposal_resources (e, job, list, &spread, &err);
+    json_decref (list);
+    if (!res || !job->prestage_hosts) {
+        act_log (e, "warning", "%s: cannot let it go of its chassis: %s", job->name,
+                 res ? "its chassis are not known" : err.text);
+        json_decref (res);
+        job->restage = RESTAGE_NONE;
+        job->restage_why[0] = '\0';
+        return;
+    }
+    json_decref (job->ssd_asks);
+    job->ssd_asks = dws_jobspec_ssd_asks (res);
+    act_unpin (e, job, res, dws_nodelocal_constraint (job->prestage_hosts),
+               token_for (token, sizeof (token), TOK_UNPIN, job));
 }
 
 /* Proposal is done and every breakdown read: what the decider says

@@ -53,6 +53,8 @@ void progress_breakdowns (struct dws_engine *e, struct job *job, const struct st
                          struct input *in);
 void progress_record (struct dws_engine *e, struct job *job, const struct step *st,
                      struct input *in);
+void progress_unpin (struct dws_engine *e, struct job *job, const struct step *st,
+                     struct input *in);
 void progress_send_resources (struct dws_engine *e, struct job *job, const struct step *st,
                              struct input *in);
 /* STEP_ADOPT: a Workflow of ours taken up after a restart. */

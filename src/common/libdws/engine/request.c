@@ -348,6 +348,7 @@ void request_record_hosts (struct dws_engine *e, struct job *job, const struct s
     free (job->hosts);
     job->hosts = in->hosts;
     in->hosts = NULL;
+    act_timer_stop (e, job, T_NODE_WAIT); /* its nodes came */
     if (job->ssd_asks) /* the room a pick left for it is taken: picks may go */
         e->room_changed = true;
     if (!job->prestage) /* a pre-staged job's ssd is the one held for it, not in R */

@@ -127,6 +127,10 @@ enum job_phase {
  * ssd vertices are picked, "held": [path] and "reserved": {rabbit: GiB}
  * (node-local: "counts": {rabbit: nodes}, "hosts": RFC 29 hostlist) */
 #define ANN_PRESTAGE "flux-dws.io/prestage"
+/* its pre-staging was given up (prestage.c), why: on a Workflow with
+ * ANN_PRESTAGE, its storage is to be torn down and set up again the usual
+ * way; on one without, it is that Workflow, created again */
+#define ANN_GIVEN_UP "flux-dws.io/prestage-given-up"
 #define WORKFLOW_FINALIZER "flux-framework.readthedocs.io/workflow"
 #define WORKFLOW_LABEL "dataworkflowservices.github.io/workflow.name"
 #define WORKFLOW_NS_LABEL "dataworkflowservices.github.io/workflow.namespace"
@@ -185,6 +189,8 @@ struct config {
     int prestage;          /* rabbit.prestage: 0 never, 1 copy-in, 2 always */
     int64_t prestage_max_jobs; /* jobs holding storage without nodes; 0: no limit */
     int64_t prestage_max_gib;  /* the GiB they hold; 0: no limit */
+    double prestage_node_wait; /* a pre-staged job's wait for its chassis' nodes,
+                                * its data in; 0: no bound (prestage.c) */
     int64_t owner;
     json_t *presets;   /* object or NULL */
     json_t *maximums;  /* object or NULL */
@@ -236,6 +242,20 @@ enum prestage_stage {
     PRESTAGE_CHOSEN,       /* the decider chose (pre-staged or not) */
     PRESTAGE_RECORDED,     /* pre-staged, ANN_PRESTAGE is on the Workflow */
     PRESTAGE_READY,        /* its data is in: dws-prestage removed */
+};
+
+/* How far a pre-staged job's giving up went (prestage.c), in order: its
+ * node-local storage waited longer than rabbit.prestage_node_wait for
+ * the nodes of its chassis, so the job is let go of them and its storage
+ * is set up again the usual way once its nodes come.
+ */
+enum prestage_restage {
+    RESTAGE_NONE = 0, /* not given up */
+    RESTAGE_NOTING,   /* ANN_GIVEN_UP is being written on its Workflow */
+    RESTAGE_UNPINNING, /* written: the jobtap plugin is asked to let it go of
+                        * its chassis (prestage-unpin) */
+    RESTAGE_UNPINNED, /* let go: its Workflow is torn down, then created again */
+    RESTAGE_AGAIN,    /* its Workflow created again: the usual way from here */
 };
 
 /* How a pre-staged job's DataIn moves, as its NnfDataMovements last said
@@ -384,6 +404,8 @@ struct job {
     char prestage_not[200]; /* why it is not pre-staged though the site's default
                              * wanted it (flux dws job), "" otherwise */
     struct datain_facts datain; /* its DataIn's progress while pre-staged (datain.c) */
+    enum prestage_restage restage; /* its pre-staging given up (prestage.c) */
+    char restage_why[200]; /* why, "" when it was not */
 };
 
 enum timer_kind {
@@ -395,6 +417,7 @@ enum timer_kind {
     T_RELEASE, /* Fluxion's answers to the ssd holds (release.c) */
     T_PRESTAGE, /* pick a pre-staged job's ssd again (prestage.c) */
     T_DATAIN,   /* read a pre-staged job's DataIn progress again (datain.c) */
+    T_NODE_WAIT, /* a pre-staged job let go waits no longer for its chassis */
     T_NKINDS,
 };
 
@@ -505,6 +528,8 @@ enum token_shape {
     X (PRESTAGE, "prestage", TOKEN_JOB)                                                        \
     X (PRESTAGE_FIND, "prestage-find", TOKEN_JOB)                                              \
     X (DATAIN, "datain", TOKEN_JOB)                                                            \
+    X (GIVE_UP, "prestage-give-up", TOKEN_JOB)                                                 \
+    X (UNPIN, "prestage-unpin", TOKEN_JOB)                                                     \
     X (PERSISTENT, "persistent-share", TOKEN_REQUEST) /* share and unshare (persistent.c) */   \
     X (DF, "df", TOKEN_REQUEST)                       /* dws.rabbits {df} (rabbitdf.c) */      \
     X (DRAIN, "drain", TOKEN_STEP)                    /* dws.drain, -undrain (rabbitdrain.c) */\

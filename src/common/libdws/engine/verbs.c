@@ -99,6 +99,9 @@ static const struct verbs table = {
         [STEP_PRESTAGE_HOLD] = prestage_hold,
         [STEP_PRESTAGE_VERIFY] = prestage_verify,
         [STEP_PRESTAGED] = prestage_ready,
+        [STEP_PRESTAGE_GIVE_UP] = prestage_give_up,
+        [STEP_PRESTAGE_UNPIN] = progress_unpin,
+        [STEP_RESTAGE] = prestage_again,
     },
 };
 

@@ -196,6 +196,8 @@ void workflow_send_create (struct dws_engine *e, struct job *job, const struct s
         json_object_set_new (ann, ANN_RELEASE,
                              json_string (job->release == RELEASE_EARLY ? DWS_RELEASE_AFTER_UNMOUNT
                                                                         : DWS_RELEASE_AFTER_TEARDOWN));
+    if (job->restage == RESTAGE_AGAIN) /* a restarted service takes it up so */
+        json_object_set_new (ann, ANN_GIVEN_UP, json_string (job->restage_why));
     if (job->prestage_asked >= 0)
         json_object_set_new (ann, ANN_PRESTAGE_ASKED,
                              json_string (job->prestage_asked ? "yes" : "no"));
@@ -478,7 +480,10 @@ void workflow_delete (struct dws_engine *e, struct job *job, const struct step *
     char token[96];
     (void)st;
     (void)in;
-    workflow_epilog_remove (e, job);
+    if (job->epilog || job->restage != RESTAGE_UNPINNED)
+        workflow_epilog_remove (e, job);
+    else
+        rabbits_job_done (e, job); /* given up: the job waits, its epilog not begun */
     act_k8s (e, "delete", "Workflow", e->cfg.namespace, job->name, NULL,
              token_for (token, sizeof (token), TOK_DELETE, job));
     workflow_remove_finalizer (e, job);

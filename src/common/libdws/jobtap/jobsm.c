@@ -1024,6 +1024,103 @@ static int prestage_pin (struct ctx *c, const char *m, json_t *payload, json_t *
     return *update ? 0 : nomem (c);
 }
 
+/* The constraint c with the pin taken out (a new reference): {} (RFC 31:
+ * matches all) where c is the pin, the pin dropped from an "and" (the one
+ * operand left stands alone), "or" and "not" taken apart the same way
+ * (allow_rabbits wraps it).  *found says whether the pin was in it.
+ */
+static json_t *unpinned (json_t *c, json_t *pin, bool *found)
+{
+    const char *op;
+    json_t *list, *v, *out;
+    size_t i;
+    if (json_equal (c, pin)) {
+        *found = true;
+        return json_object ();
+    }
+    if (json_object_size (c) != 1 || !(op = json_object_iter_key (json_object_iter (c)))
+        || (strcmp (op, "and") && strcmp (op, "or") && strcmp (op, "not"))
+        || !json_is_array ((list = json_object_get (c, op))))
+        return json_incref (c);
+    if (!(out = json_array ()))
+        return NULL;
+    json_array_foreach (list, i, v) {
+        if (!strcmp (op, "and") && json_equal (v, pin)) {
+            *found = true;
+            continue;
+        }
+        if (json_array_append_new (out, unpinned (v, pin, found)) < 0) {
+            json_decref (out);
+            return NULL;
+        }
+    }
+    if (!strcmp (op, "and") && json_array_size (out) == 1) {
+        json_t *one = json_incref (json_array_get (out, 0));
+        json_decref (out);
+        return one;
+    }
+    if (!strcmp (op, "and") && json_array_size (out) == 0) {
+        json_decref (out);
+        return json_object ();
+    }
+    return json_pack ("{s:o}", op, out);
+}
+
+/* prestage-unpin {id, resources, constraint}: the service gave a
+ * pre-staged job's node-local storage up (its nodes did not come within
+ * rabbit.prestage_node_wait): the jobspec asks for `resources` again (the
+ * usual ones, ssd with the nodes) and the pin's `constraint` (as the
+ * dependency's removal carried it) leaves the job's constraints.  flux-core
+ * moves a job in SCHED back to PRIORITY on a jobspec-update: it is
+ * scheduled anew.  A repeat changes nothing; a job that has its nodes
+ * already is answered EBUSY (the storage set up for them is used).
+ */
+static int ev_prestage_unpin (struct ctx *c, json_t *ev)
+{
+    const char *m = DWS_JOBWIRE_PRESTAGE_UNPIN_METHOD, *state = NULL;
+    json_t *payload, *res, *pin, *jobspec, *now, *cons, *update;
+    bool found = false;
+    int rc;
+
+    if (get_string (c, ev, "state", &state) < 0)
+        return -1;
+    if ((rc = request_begin (c, ev, m, &payload)) <= 0)
+        return rc;
+    res = json_object_get (payload, "resources");
+    pin = json_object_get (payload, "constraint");
+    if (!json_is_array (res))
+        return malformed (c, m, "'resources' must be a list");
+    if (!json_is_object (pin))
+        return malformed (c, m, "'constraint' must be an object");
+    if (!strcmp (state, "RUN") || !strcmp (state, "CLEANUP"))
+        return act_respond_error (c, EBUSY, xasprintf ("dws.%s: job %lld is in state %s: it"
+                                                       " has its nodes", m,
+                                                       (long long)c->next.id, state));
+    if (strcmp (state, "DEPEND") && strcmp (state, "PRIORITY") && strcmp (state, "SCHED"))
+        return wrong_state (c, m, state, "DEPEND, PRIORITY or SCHED");
+    jobspec = json_object_get (ev, "jobspec");
+    now = sys_attr (jobspec, "constraints");
+    cons = now ? unpinned (now, pin, &found) : NULL;
+    if (now && !cons)
+        return nomem (c);
+    json_t *had = json_object_get (jobspec, "resources");
+    if (!found && had && json_equal (had, res)) {
+        json_decref (cons);
+        return act_respond (c); /* a repeat: unpinned already */
+    }
+    update = json_pack ("{s:O}", "resources", res);
+    if (update && found && json_object_set (update, "attributes.system.constraints", cons) < 0) {
+        json_decref (update);
+        update = NULL;
+    }
+    json_decref (cons);
+    if (!update)
+        return nomem (c);
+    if (push (c, json_pack ("{s:s s:o}", "action", ACT (JOBSPEC_UPDATE), "update", update)) < 0)
+        return -1;
+    return act_respond (c);
+}
+
 /* prestage-remove {id}: an older flux-dws service's dws-prestage removal. */
 static int ev_prestage_remove (struct ctx *c, json_t *ev)
 {
@@ -1169,6 +1266,7 @@ static const struct handler handlers[] = {
      * (dws_jobsm_service_*): the adapter feeds it as this event type */
     {DWS_JOBWIRE_DEPENDENCY_METHOD, ev_service_dependency, false},
     {DWS_JOBWIRE_PRESTAGE_REMOVE_METHOD, ev_prestage_remove, true},
+    {DWS_JOBWIRE_PRESTAGE_UNPIN_METHOD, ev_prestage_unpin, true},
 };
 #define NHANDLERS (sizeof (handlers) / sizeof (handlers[0]))
 

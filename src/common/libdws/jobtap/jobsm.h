@@ -159,6 +159,15 @@
  *         prestage-remove: kept for an older flux-dws service (today's
  *           removes dws-prestage with the dependency method below): as
  *           that method's removal of dws-prestage.
+ *         prestage-unpin {id, resources, constraint} (flux-dws' own, with
+ *           "jobspec": J): a pre-staged job's node-local storage given up.
+ *           State RUN or CLEANUP -> respond-error EBUSY (it has its nodes);
+ *           not DEPEND, PRIORITY or SCHED -> respond-error EINVAL.  Else
+ *           jobspec-update {resources, constraints without the pin} (the
+ *           pin: {} where it was all of them, dropped from an "and"),
+ *           respond; the pin not found and resources equal (a repeat) ->
+ *           respond only.  Malformed (resources not a list, constraint not
+ *           an object): as above.
  *       A request for an inert job (no dw) gets respond-error EINVAL.
  *   dependency      {"payload":P, "state":S}
  *       job-manager.dws.dependency (DWS_JOBWIRE_DEPENDENCY_METHOD), flux-dws'

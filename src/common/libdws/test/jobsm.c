@@ -1210,6 +1210,57 @@ static struct dws_jobsm *prestaged (void)
     return sm;
 }
 
+/* prestage-unpin: a given-up pre-staged job's jobspec asks for the usual
+ * resources again, the pin's hostlist out of its constraints. */
+#define PIN "{'hostlist':['compute-[01-03]']}"
+#define USUAL "[{'type':'node','count':3,'with':[{'type':'ssd','count':10}]}]"
+#define UNPIN(state, cons, res)                                                                \
+    "{'type':'prestage-unpin','state':'" state "','jobspec':{'resources':" res ","            \
+    "'attributes':{'system':{'dw':'x','constraints':" cons "}}},'payload':{'id':42,"          \
+    "'resources':" USUAL ",'constraint':" PIN "}}"
+#define CHASSIS "[{'type':'chassis','count':1,'with':[{'type':'node','count':3}]}]"
+
+static void prestage_unpin (void)
+{
+    struct dws_jobsm *sm = prestaged ();
+    ev (sm, UNPIN ("SCHED", "{'and':[{'not':[{'properties':['badrabbit']}]}," PIN "]}", CHASSIS),
+        "[{'action':'jobspec-update','update':{'resources':" USUAL ","
+        "'attributes.system.constraints':{'not':[{'properties':['badrabbit']}]}}},"
+        "{'action':'respond','payload':{}}]",
+        "prestage-unpin in SCHED: the usual resources, the pin out of the and");
+    ev (sm, UNPIN ("SCHED", "{'not':[{'properties':['badrabbit']}]}", USUAL), RESPOND,
+        "... a repeat (unpinned already): answered only");
+    ev (sm, UNPIN ("PRIORITY", PIN, CHASSIS),
+        "[{'action':'jobspec-update','update':{'resources':" USUAL ","
+        "'attributes.system.constraints':{}}},{'action':'respond','payload':{}}]",
+        "... the pin alone: {} (matches all), in PRIORITY");
+    ev (sm, UNPIN ("SCHED", "{'or':[{'properties':['rabbit']},{'and':[{'properties':['x']},"
+                   PIN "]}]}", CHASSIS),
+        "[{'action':'jobspec-update','update':{'resources':" USUAL ","
+        "'attributes.system.constraints':{'or':[{'properties':['rabbit']},{'properties':['x']}]}}},"
+        "{'action':'respond','payload':{}}]",
+        "... inside allow_rabbits' or");
+    ev (sm, UNPIN ("RUN", PIN, CHASSIS),
+        "[{'action':'respond-error','errnum':16,'errstr':'dws.prestage-unpin: job 42 is in state"
+        " RUN: it has its nodes'}]",
+        "... in RUN: EBUSY, its storage is used");
+    ev (sm, UNPIN ("NEW", PIN, CHASSIS),
+        "[{'action':'respond-error','errnum':22,'errstr':'dws.prestage-unpin: job 42 is in state"
+        " NEW, not DEPEND, PRIORITY or SCHED'}]",
+        "... in NEW: EINVAL");
+    ev (sm, "{'type':'prestage-unpin','state':'SCHED','jobspec':{},'payload':{'id':42,"
+        "'resources':{},'constraint':" PIN "}}",
+        MALFORMED_ACTS ("prestage-unpin", "`resources` must be a list"),
+        "prestage-unpin: resources not a list");
+    dws_jobsm_destroy (sm);
+    sm = prestaged ();
+    ev (sm, "{'type':'prestage-unpin','state':'SCHED','jobspec':{},'payload':{'id':42,"
+        "'resources':[],'constraint':'x'}}",
+        MALFORMED_ACTS ("prestage-unpin", "`constraint` must be an object"),
+        "prestage-unpin: constraint not an object");
+    dws_jobsm_destroy (sm);
+}
+
 static void prestage_dependency (void)
 {
     struct dws_jobsm *sm = prestaged ();
@@ -1276,8 +1327,9 @@ static void prestage_dependency (void)
     ev (sm, "{'type':'prestage-remove','state':'DEPEND','payload':{'id':42}}", PRESTAGE_GONE,
         "prestage-remove (an older service): dws-prestage removed in DEPEND");
     dws_jobsm_destroy (sm);
-    ok (dws_jobsm_service_count () == 4 && !strcmp (dws_jobsm_service_name (3), "prestage-remove"),
-        "prestage-remove is still registered, beside the reference's three");
+    ok (dws_jobsm_service_count () == 5 && !strcmp (dws_jobsm_service_name (3), "prestage-remove")
+            && !strcmp (dws_jobsm_service_name (4), "prestage-unpin"),
+        "prestage-remove is still registered, beside the reference's three, and prestage-unpin");
 }
 
 #define RELOAD(state, flags)                                                                   \
@@ -1612,6 +1664,7 @@ int main (void)
     epilog_timeout ();
     epilog_remove ();
     prestage_dependency ();
+    prestage_unpin ();
     reload ();
     eventlog_flags ();
     eventlog_other_deps ();

@@ -15,7 +15,7 @@
     " \"dws_api_version\": null, \"kubeconfig\": null, \"lustre\": {\"max_rabbits\": 0, \"mdts\": 1, \"min_rabbits\": 1, \"osts_per_mdt\": 0, \"spread\": false, \"whole_rabbit_gib\": 0}, \"mapping\": null,"          \
     " \"min_allocation_size\": 4, \"nnf_api_version\": null,"                       \
     " \"policy\": {\"maximums\": {}}, \"postrun_timeout\": 0.0,"                    \
-    " \"prerun_timeout\": 0.0, \"presets\": {}, \"prestage\": \"never\", \"prestage_max_gib\": 0, \"prestage_max_jobs\": 0, \"prolog_timeout\": 1800.0, \"release_computes\": \"after-teardown\","        \
+    " \"prerun_timeout\": 0.0, \"presets\": {}, \"prestage\": \"never\", \"prestage_max_gib\": 0, \"prestage_max_jobs\": 0, \"prestage_node_wait\": 3600.0, \"prolog_timeout\": 1800.0, \"release_computes\": \"after-teardown\","        \
     " \"restrict_persistent_creation\": true, \"save_datamovements\": 0,"           \
     " \"setup_timeout\": 0.0, \"soft_drain\": true, \"tc_timeout\": 10.0,"          \
     " \"teardown_after\": 0.0}"
@@ -414,7 +414,7 @@ static void test_alias (void)
               " \"dws_api_version\": null, \"kubeconfig\": null, \"lustre\": {\"max_rabbits\": 0, \"mdts\": 1, \"min_rabbits\": 1, \"osts_per_mdt\": 0, \"spread\": false, \"whole_rabbit_gib\": 0}, \"mapping\": null,"
               " \"min_allocation_size\": 4, \"nnf_api_version\": null,"
               " \"policy\": {\"maximums\": {}}, \"postrun_timeout\": 0.0,"
-              " \"prerun_timeout\": 0.0, \"presets\": {}, \"prestage\": \"never\", \"prestage_max_gib\": 0, \"prestage_max_jobs\": 0, \"prolog_timeout\": 1800.0, \"release_computes\": \"after-teardown\","
+              " \"prerun_timeout\": 0.0, \"presets\": {}, \"prestage\": \"never\", \"prestage_max_gib\": 0, \"prestage_max_jobs\": 0, \"prestage_node_wait\": 3600.0, \"prolog_timeout\": 1800.0, \"release_computes\": \"after-teardown\","
               " \"restrict_persistent_creation\": false, \"save_datamovements\": 0,"
               " \"setup_timeout\": 0.0, \"soft_drain\": true, \"tc_timeout\": 5.0,"
               " \"teardown_after\": 0.0}");
@@ -457,7 +457,7 @@ static void test_unknown (void)
 {
     const char *list = "datain_stall_timeout, drain_compute_nodes, drain_queues, dws_api_version, kubeconfig, lustre, mapping,"
                        " min_allocation_size, nnf_api_version, policy, postrun_timeout,"
-                       " prerun_timeout, presets, prestage, prestage_max_gib, prestage_max_jobs, prolog_timeout, release_computes, restrict_persistent_creation,"
+                       " prerun_timeout, presets, prestage, prestage_max_gib, prestage_max_jobs, prestage_node_wait, prolog_timeout, release_computes, restrict_persistent_creation,"
                        " save_datamovements, setup_timeout, soft_drain, tc_timeout,"
                        " teardown_after";
     char msg[1024];
@@ -579,7 +579,7 @@ static void test_full (void)
               " \"nnf_api_version\": \"v1alpha11\", \"policy\": {\"maximums\": {\"xfs\": 500}},"
               " \"postrun_timeout\": 60.0, \"prerun_timeout\": 300.5,"
               " \"presets\": {\"s\": \"#DW jobdw type=xfs capacity=1GiB name=s\"},"
-              " \"prestage\": \"never\", \"prestage_max_gib\": 0, \"prestage_max_jobs\": 0,"
+              " \"prestage\": \"never\", \"prestage_max_gib\": 0, \"prestage_max_jobs\": 0, \"prestage_node_wait\": 3600.0,"
               " \"prolog_timeout\": 1800.0, \"release_computes\": \"after-unmount\","
               " \"restrict_persistent_creation\": false, \"save_datamovements\": 10, \"setup_timeout\": 600.0, \"soft_drain\": false,"
               " \"tc_timeout\": 0.0, \"teardown_after\": 3600.0}");
@@ -654,7 +654,7 @@ static void test_engine_readers (void)
             same += json_equal (v, want) ? 0 : -100;
         json_decref (v);
     }
-    ok (nread == 13 && same == nread,
+    ok (nread == 14 && same == nread,
         "the engine's readers give the normalised table's defaults (%d of %d keys read)", same,
         nread);
     json_decref (defaults);
@@ -690,7 +690,7 @@ static void test_engine_readers (void)
               " drain_queues,"
               " dws_api_version, kubeconfig, lustre, mapping, min_allocation_size,"
               " nnf_api_version, policy, postrun_timeout, prerun_timeout, presets, prestage,"
-              " prestage_max_gib, prestage_max_jobs, prolog_timeout, release_computes,"
+              " prestage_max_gib, prestage_max_jobs, prestage_node_wait, prolog_timeout, release_computes,"
               " restrict_persistent_creation, save_datamovements, setup_timeout, soft_drain,"
               " tc_timeout, teardown_after)");
 }

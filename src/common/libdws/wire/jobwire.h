@@ -54,6 +54,11 @@
 #define DWS_JOBWIRE_EPILOG_REMOVE_METHOD "epilog-remove"
 /* A pre-staged job's storage is ready: remove its dws-prestage dependency. */
 #define DWS_JOBWIRE_PRESTAGE_REMOVE_METHOD "prestage-remove"
+/* A pre-staged job's node-local storage is given up (its nodes did not
+ * come within rabbit.prestage_node_wait): {"id", "resources", "constraint"}
+ * asks for the usual resources again and takes the pin's constraint out
+ * (flux-dws' own: doc/guide/prestage.rst). */
+#define DWS_JOBWIRE_PRESTAGE_UNPIN_METHOD "prestage-unpin"
 /* A released job's DataOut begins / ends: hold its dependents, then let
  * them go (dataout.h). */
 #define DWS_JOBWIRE_DATAOUT_BEGIN_METHOD "dataout-begin"

@@ -485,6 +485,10 @@ class JobManager:
         for key, value in update.items():
             _set_dotted(job.jobspec, key, value)
         self._post(job, "jobspec-update", update)
+        if job.state == "SCHED":
+            # flux-core sends a job in SCHED back through PRIORITY: its
+            # alloc request goes again, in its place in the queue
+            self.reactor.post(self._schedule)
 
     def _act_respond(self, job: Job | None, a: dict[str, Any],
                      reply: RpcCallback | None) -> None:

@@ -1,0 +1,156 @@
+"""A pre-staged node-local job whose nodes do not come within
+rabbit.prestage_node_wait (issue 54): it is let go of its chassis (the
+jobtap plugin's prestage-unpin: the usual ssd resources again, the pin's
+hostlist out of its constraints), its storage is torn down, and its
+Workflow is created again: Setup and DataIn with its nodes, as for a job
+that was never pre-staged.  Through the harness (kind: compute-[01-03]
+behind kind-worker2, compute-04 behind kind-worker3).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from t.python.service.harnesshelp import cleared, fault, phase, state
+from t.python.service.test_prestage_local import STAGED, chassis_of, events, prestaged_on
+
+from flux_dws.harness import Harness
+from flux_dws.jobsm import PRESTAGE_UNPIN_METHOD
+from flux_dws.jobview import job_text
+
+WAIT = 0.5  # rabbit.prestage_node_wait, seconds
+
+
+def harness(**config: Any) -> Harness:
+    return Harness(config={"prestage": "always", "prestage_node_wait": WAIT, **config},
+                   ssds_per_rabbit=4)
+
+
+def busy_on_its_chassis(h: Harness) -> int:
+    """A plain job on one of kind-worker2's computes (the first fit may
+    take compute-04: a second one then, the first let go)."""
+    busy = h.submit(None, nodes=1, runtime=3600)
+    h.wait_for(lambda: state(h, busy) == "RUN", what="a plain job running")
+    if chassis_of(h, h.job(busy).hosts) != {"kind-worker2": 1}:
+        other = h.submit(None, nodes=1, runtime=3600)
+        h.wait_for(lambda: state(h, other) == "RUN", what="a second plain job running")
+        h.finish(busy)
+        h.wait(busy)
+        busy = other
+    assert chassis_of(h, h.job(busy).hosts) == {"kind-worker2": 1}
+    return busy
+
+
+def logged(h: Harness, text: str) -> bool:
+    return any(text in m for _, m in h.link.logs)
+
+
+def test_nodes_that_do_not_come_in_time_get_their_storage_the_usual_way() -> None:
+    with harness() as h:
+        fault(h, state="DataIn", severity="stall")
+        jobid = h.submit(STAGED, nodes=3, runtime=3600)  # kind-worker2's 3 computes
+        assert prestaged_on(h, jobid, 3) == {"kind-worker2": 3}
+        busy = busy_on_its_chassis(h)
+        h.emulator.controllers.clear_faults()  # type: ignore[union-attr]
+        h.wait_event(jobid, "start")
+        text = job_text(h.ask("dws.job", payload={"jobid": jobid}))
+        assert "not pre-staged: given up: its nodes did not come within" in text, text
+        assert phase(h, jobid) == "running"
+        h.finish(jobid)
+        job = h.wait(jobid)
+        assert job.exceptions == [], job.exceptions
+        # 2 of kind-worker2's and compute-04: not the chassis it was held to
+        assert chassis_of(h, job.hosts) == {"kind-worker2": 2, "kind-worker3": 1}, job.hosts
+        _, pin, unpin = events(h, jobid, "jobspec-update")  # resource-update, pin, unpin
+        assert pin["resources"][0]["type"] == "chassis"
+        assert unpin["resources"][0]["type"] != "chassis"
+        assert '"ssd"' in str(unpin["resources"]).replace("'", '"'), unpin
+        assert "hostlist" in str(pin["attributes.system.constraints"])
+        assert "hostlist" not in str(unpin.get("attributes.system.constraints", {}))
+        assert logged(h, "did not come within 0.5 s of its data being in on compute-[01-03]"
+                      " (rabbit.prestage_node_wait)"), h.link.logs
+        assert logged(h, "creating its Workflow again")
+        h.finish(busy)
+        assert cleared(h) == {}
+
+
+def test_nodes_that_come_in_time_keep_their_storage() -> None:
+    with harness(prestage_node_wait=3600) as h:
+        fault(h, state="DataIn", severity="stall")
+        jobid = h.submit(STAGED, nodes=3)
+        counts = prestaged_on(h, jobid, 3)
+        busy = busy_on_its_chassis(h)
+        h.emulator.controllers.clear_faults()  # type: ignore[union-attr]
+        h.wait_for(lambda: state(h, jobid) == "SCHED", what="let go to the scheduler")
+        text = job_text(h.ask("dws.job", payload={"jobid": jobid}))
+        assert "given up after 1h00m without its nodes" in text, text
+        h.finish(busy)
+        job = h.wait(jobid)
+        assert job.exceptions == [] and chassis_of(h, job.hosts) == counts
+        assert len(events(h, jobid, "jobspec-update")) == 2  # resource-update, pin
+        assert not logged(h, "letting it go of its chassis")
+        assert cleared(h) == {}
+
+
+def test_an_older_plugin_keeps_it_waiting_for_its_chassis() -> None:
+    """A jobtap plugin without prestage-unpin answers ENOSYS: the storage
+    set up on its chassis is kept and the job runs there when they free."""
+    with harness() as h:
+        fault(h, state="DataIn", severity="stall")
+        real_rpc = h.link.rpc
+
+        def old_plugin(topic: str, payload: Any, *args: object, **kw: object) -> None:
+            if topic.endswith("." + PRESTAGE_UNPIN_METHOD):
+                topic = topic + "-unknown"  # the job manager: no such service
+            real_rpc(topic, payload, *args, **kw)  # type: ignore[arg-type]
+
+        h.link.rpc = old_plugin  # type: ignore[method-assign]
+        jobid = h.submit(STAGED, nodes=3)
+        counts = prestaged_on(h, jobid, 3)
+        busy = busy_on_its_chassis(h)
+        h.emulator.controllers.clear_faults()  # type: ignore[union-attr]
+        h.wait_for(lambda: logged(h, "cannot let it go of its chassis"),
+                   what="the plugin's refusal")
+        assert phase(h, jobid) == "datain-done" and state(h, jobid) == "SCHED"
+        h.finish(busy)
+        job = h.wait(jobid)
+        assert job.exceptions == [] and chassis_of(h, job.hosts) == counts
+        assert cleared(h) == {}
+
+
+def test_cancel_while_its_storage_is_torn_down() -> None:
+    """Its new nodes came (its prolog waits for the old storage's Teardown):
+    a cancel ends it, nothing is created again, nothing leaks."""
+    with harness() as h:
+        fault(h, state="DataIn", severity="stall")
+        jobid = h.submit(STAGED, nodes=3)
+        prestaged_on(h, jobid, 3)
+        busy = busy_on_its_chassis(h)
+        h.emulator.controllers.clear_faults()  # type: ignore[union-attr]
+        fault(h, state="Teardown", severity="stall")  # its old storage stays in Teardown
+        h.wait_for(lambda: phase(h, jobid) == "teardown", what="its storage given up")
+        h.cancel(jobid)
+        h.emulator.controllers.clear_faults()  # type: ignore[union-attr]
+        job = h.wait(jobid)
+        assert [e["type"] for e in job.exceptions] == ["cancel"], job.exceptions
+        h.finish(busy)
+        assert cleared(h) == {}
+
+
+def test_a_service_restart_while_its_storage_is_torn_down() -> None:
+    with harness() as h:
+        fault(h, state="DataIn", severity="stall")
+        jobid = h.submit(STAGED, nodes=3)
+        prestaged_on(h, jobid, 3)
+        busy = busy_on_its_chassis(h)
+        h.emulator.controllers.clear_faults()  # type: ignore[union-attr]
+        fault(h, state="Teardown", severity="stall")
+        h.wait_for(lambda: phase(h, jobid) == "teardown", what="its storage given up")
+        h.restart_service()
+        h.wait_for(lambda: phase(h, jobid) == "teardown", what="taken up in Teardown")
+        h.emulator.controllers.clear_faults()  # type: ignore[union-attr]
+        job = h.wait(jobid)
+        assert job.exceptions == [], job.exceptions
+        assert chassis_of(h, job.hosts) == {"kind-worker2": 2, "kind-worker3": 1}
+        h.finish(busy)
+        assert cleared(h) == {}
