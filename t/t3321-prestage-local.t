@@ -11,7 +11,9 @@ asks for chassis(c){node(k)} with a hostlist constraint naming those
 chassis'"'"' computes: it gets nodes of that chassis alone, waiting for
 them while others are free, then mounts and runs.  A DataIn failure, a
 cancel or a DataIn that stops moving (rabbit.datain_stall_timeout) ends
-it before any node is spent; a service reload meanwhile keeps its hold;
+it before any node is spent; one whose chassis stay busy past
+rabbit.prestage_node_wait is let go of them and staged again with the
+nodes it gets; a service reload meanwhile keeps its hold;
 a job that cannot be split evenly is refused; nothing stays held.'
 
 . "$(dirname "$0")"/sharness.sh
@@ -171,6 +173,41 @@ test_expect_success 'it waits for its own chassis while compute-04 is free' '
 	on_kind_worker2 $id 2 &&
 	workflow_gone $id &&
 	wait_down 0
+'
+
+test_expect_success 'rabbit.prestage_node_wait: let go of its chassis, staged again with its nodes' '
+	rabbit_key "prestage_node_wait = 2" &&
+	blocker=$(flux submit -N2 -t 5m --requires=host:compute-[01-02] sleep 300) &&
+	flux job wait-event -t 30 $blocker start &&
+	flux-dws fault stall --state DataIn &&
+	id=$(submit_staged 2) &&
+	wait_phase $id datain &&
+	prestaging $id &&
+	flux-dws fault clear &&
+	kick $(wfname $id) &&
+	flux job wait-event -t 60 -m description=dws-prestage $id dependency-remove &&
+	flux job wait-event -t 60 $id clean &&
+	completed $id &&
+	flux job eventlog -f json $id |
+		jq -s -c "[.[] | select(.name == \"jobspec-update\")] | last | .context" >$id.unpin &&
+	cat $id.unpin &&
+	jq -e "(.resources[0].type != \"chassis\")
+		and (.resources | tostring | test(\"ssd\"))
+		and (.[\"attributes.system.constraints\"] | tostring | test(\"hostlist\") | not)" \
+		$id.unpin &&
+	flux job eventlog $id >$id.log &&
+	awk "/jobspec-update/ {u = NR} / alloc/ {a = NR} END {exit !(u && a && u < a)}" $id.log &&
+	nodes=$(flux jobs -no {nodelist} $id) &&
+	echo "job $id ran on $nodes" &&
+	test "$(flux hostlist -c "$nodes")" = 2 &&
+	flux hostlist -q -i "$nodes" compute-04 &&
+	flux job attach $id >$id.out &&
+	grep "^/mnt/nnf/" $id.out &&
+	flux dmesg | grep "$(wfname $id): its nodes did not come within 2 s" &&
+	flux cancel $blocker &&
+	workflow_gone $id &&
+	wait_down 0 &&
+	rabbit_keys_restore
 '
 
 test_expect_success 'a DataIn failure ends it in DEPEND, no node spent, nothing held' '
