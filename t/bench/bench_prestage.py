@@ -37,6 +37,13 @@ jobs), Y below X, G = H = 0; for ``--type xfs`` the issue's: B no more
 than A / 5, Y no more than X, G = H = 0.  Each goal is printed met or
 missed after the line (``goals.py``); it exits 1, naming the goals, when
 one is missed.
+
+``--node-wait W`` (xfs) runs the pre-staged workload a third time with
+``rabbit.prestage_node_wait = W``: the jobs whose chassis stay busy that
+long are let go of them and staged again with their nodes; it prints how
+many were given up and what that run's nodes were held before start
+(the cost: their Setup and DataIn in the prolog again), with stuck and
+leaked (goals: 0).
 """
 
 from __future__ import annotations
@@ -59,13 +66,16 @@ WAIT = 900.0  # seconds any one wait may take before the run is called stuck
 
 
 def run(mode: str, jobs: int, plain: int, datain: float, runtime: float,
-        kind: str = "lustre") -> dict[str, Any]:
+        kind: str = "lustre", node_wait: float | None = None) -> dict[str, Any]:
     from flux_dws.emulator.faults import Fault
     from flux_dws.harness import Harness
 
     out: dict[str, Any] = {}
     system = "rzadams" if kind == "xfs" else "kind"
-    with Harness(system=system, config={"prestage": mode}, ssds_per_rabbit=36) as h:
+    config: dict[str, Any] = {"prestage": mode}
+    if node_wait is not None:
+        config["prestage_node_wait"] = node_wait
+    with Harness(system=system, config=config, ssds_per_rabbit=36) as h:
         assert h.emulator.controllers is not None
         h.emulator.controllers.faults.add(Fault(kind="datamovement", state="DataIn",
                                                 severity="delay", seconds=datain))
@@ -101,7 +111,9 @@ def run(mode: str, jobs: int, plain: int, datain: float, runtime: float,
         wfs, down, holds = h.left_behind()
         if wfs or down or holds:
             print(f"{mode}: leaked Workflows {wfs}, ssds down {down}, holds {holds}", flush=True)
-        out.update(drained=drained, held=held, stuck=stuck + failed,
+        given_up = sum("let go of its chassis: its pre-staged storage is torn down" in m
+                       for _, m in h.link.logs)
+        out.update(drained=drained, held=held, stuck=stuck + failed, given_up=given_up,
                    leaked=len(wfs) + len(down) + holds,
                    per_job=statistics.median(per_job) if per_job else 0.0,
                    prolog=statistics.median(prolog) if prolog else 0.0)
@@ -116,6 +128,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--plain", type=int, default=50, help="plain jobs behind them (50)")
     p.add_argument("--datain", type=float, default=10.0, help="seconds DataIn lasts (10)")
     p.add_argument("--runtime", type=float, default=0.2, help="seconds each job runs (0.2)")
+    p.add_argument("--node-wait", type=float, default=None,
+                   help="xfs: a third run with rabbit.prestage_node_wait this short, to"
+                        " count what giving pre-staged jobs up costs")
     args = p.parse_args([] if argv is None else argv)
     today = run("never", args.jobs, args.plain, args.datain, args.runtime, args.type)
     staged = run("always", args.jobs, args.plain, args.datain, args.runtime, args.type)
@@ -129,7 +144,18 @@ def main(argv: list[str] | None = None) -> int:
           f" stuck {today['stuck'] + staged['stuck']},"
           f" leaked {today['leaked'] + staged['leaked']}"
           + (" (xfs: 1, 16 and 32 nodes)" if args.type == "xfs" else ""))
-    return (check_xfs if args.type == "xfs" else check)(today, staged).status()
+    goals = (check_xfs if args.type == "xfs" else check)(today, staged)
+    if args.node_wait is not None:
+        short = run("always", args.jobs, args.plain, args.datain, args.runtime, args.type,
+                    args.node_wait)
+        print(f"prestage_node_wait {args.node_wait:g} s: given up {short['given_up']} of"
+              f" {args.jobs} jobs (staged again with their nodes), node-seconds held before"
+              f" start {short['held']:.1f} (against {staged['held']:.1f} with none given up,"
+              f" {today['held']:.1f} today), backlog drained in {short['drained']:.1f} s,"
+              f" stuck {short['stuck']}, leaked {short['leaked']}", flush=True)
+        goals.equal("node wait run: stuck", short["stuck"], 0)
+        goals.equal("node wait run: leaked", short["leaked"], 0)
+    return goals.status()
 
 
 def check(today: dict[str, Any], staged: dict[str, Any]) -> Goals:
