@@ -14,11 +14,13 @@ from typing import Any
 from t.python.service.harnesshelp import cleared, fault, phase, state
 from t.python.service.test_prestage_local import STAGED, chassis_of, events, prestaged_on
 
+from flux_dws.emulator.driver import RESOURCE
 from flux_dws.harness import Harness
 from flux_dws.jobsm import PRESTAGE_UNPIN_METHOD
 from flux_dws.jobview import job_text
 
 WAIT = 0.5  # rabbit.prestage_node_wait, seconds
+GIVEN_UP = "flux-dws.io/prestage-given-up"
 
 
 def harness(**config: Any) -> Harness:
@@ -152,5 +154,85 @@ def test_a_service_restart_while_its_storage_is_torn_down() -> None:
         job = h.wait(jobid)
         assert job.exceptions == [], job.exceptions
         assert chassis_of(h, job.hosts) == {"kind-worker2": 2, "kind-worker3": 1}
+        h.finish(busy)
+        assert cleared(h) == {}
+
+
+def test_a_service_restart_before_the_plugin_answers() -> None:
+    """Given up (written on its Workflow) but the unpin lost with the old
+    service: the new one takes the Workflow up and asks again."""
+    with harness() as h:
+        fault(h, state="DataIn", severity="stall")
+        real_rpc = h.link.rpc
+        lost: list[str] = []
+
+        def losing(topic: str, payload: Any, *args: object, **kw: object) -> None:
+            if topic.endswith("." + PRESTAGE_UNPIN_METHOD) and not lost:
+                lost.append(topic)  # the old service goes before it is sent
+                return
+            real_rpc(topic, payload, *args, **kw)  # type: ignore[arg-type]
+
+        h.link.rpc = losing  # type: ignore[method-assign]
+        jobid = h.submit(STAGED, nodes=3)
+        prestaged_on(h, jobid, 3)
+        busy = busy_on_its_chassis(h)
+        h.emulator.controllers.clear_faults()  # type: ignore[union-attr]
+        h.wait_for(lambda: bool(lost), what="the unpin lost")
+        wf = h.emulator.store.get(RESOURCE["workflow"], "default", f"fluxjob-{jobid}")
+        assert "did not come within" in wf["metadata"]["annotations"][GIVEN_UP]
+        h.restart_service()
+        job = h.wait(jobid)
+        assert job.exceptions == [], job.exceptions
+        assert chassis_of(h, job.hosts) == {"kind-worker2": 2, "kind-worker3": 1}
+        h.finish(busy)
+        assert cleared(h) == {}
+
+
+def test_its_view_while_given_up_and_after() -> None:
+    with harness() as h:
+        fault(h, state="DataIn", severity="stall")
+        jobid = h.submit(STAGED, nodes=3, runtime=3600)
+        prestaged_on(h, jobid, 3)
+        busy = busy_on_its_chassis(h)
+        h.emulator.controllers.clear_faults()  # type: ignore[union-attr]
+        fault(h, state="Teardown", severity="stall")
+        h.wait_for(lambda: phase(h, jobid) == "teardown", what="its storage given up")
+        view = h.ask("dws.job", payload={"jobid": jobid})
+        assert "did not come within" in view["prestage"]["given_up"], view
+        text = job_text(view)
+        assert "pre-staging given up: its nodes did not come within 0.5 s" in text, text
+        assert "torn down and set up again the usual way when its nodes come" in text
+        h.emulator.controllers.clear_faults()  # type: ignore[union-attr]
+        h.wait_event(jobid, "start")
+        wf = h.emulator.store.get(RESOURCE["workflow"], "default", f"fluxjob-{jobid}")
+        assert GIVEN_UP in wf["metadata"]["annotations"]  # its new Workflow says so too
+        assert "flux-dws.io/prestage" not in wf["metadata"]["annotations"]
+        h.finish(jobid)
+        h.finish(busy)
+        assert cleared(h) == {}
+
+
+def test_a_restart_while_its_new_workflow_waits_for_nodes() -> None:
+    """Given up and created again, it still waits for nodes: a restarted
+    service takes the new Workflow up as one of the usual way (its
+    resources sent, nothing weighed or pre-staged again)."""
+    with harness() as h:
+        fault(h, state="DataIn", severity="stall")
+        jobid = h.submit(STAGED, nodes=3)
+        prestaged_on(h, jobid, 3)
+        busy = busy_on_its_chassis(h)
+        other = h.submit(None, nodes=1, runtime=3600)  # compute-04: 2 nodes free of 4
+        h.wait_for(lambda: state(h, other) == "RUN", what="compute-04 taken")
+        h.emulator.controllers.clear_faults()  # type: ignore[union-attr]
+        h.wait_for(lambda: logged(h, "creating its Workflow again, to wait for its nodes"),
+                   what="created again, without nodes")
+        h.wait_for(lambda: phase(h, jobid) == "proposed", what="its new Proposal done")
+        h.restart_service()
+        h.wait_for(lambda: phase(h, jobid) == "proposed", what="taken up in Proposal")
+        h.finish(other)
+        job = h.wait(jobid)
+        assert job.exceptions == [], job.exceptions
+        assert len(events(h, jobid, "jobspec-update")) == 3  # resource-update, pin, unpin
+        assert sum("pre-staged: Setup and DataIn" in m for _, m in h.link.logs) == 1
         h.finish(busy)
         assert cleared(h) == {}
