@@ -320,6 +320,8 @@ def _datain_lines(d: dict[str, Any]) -> list[str]:
     out = [line]
     if d.get("last"):
         out.append(f"      {d['last']}")
+    if d.get("unread"):
+        out.append(f"      (its data movements could not be listed: {d['unread']})")
     return out
 
 

@@ -214,3 +214,26 @@ def test_a_directive_libdws_cannot_tokenise_keeps_its_text() -> None:
     assert d["command"] == "?" and d["directive"].endswith("name=a")
     assert from_record(11, {"jobspec": json.dumps({"attributes": {"system": {
         "dw": 42}}})})["directives"] == []
+
+
+def test_a_prestaged_job_waiting_for_its_chassis_and_given_up() -> None:
+    chassis = {"counts": {"kind-worker2": 3}, "hosts": "compute-[01-03]"}
+    waiting = service_answer(phase="datain-done", prestage={
+        "since": T0, "gib": 30, "ready": True, "nodes": False, "chassis": chassis,
+        "node_wait": 3600.0})
+    text = job_text(waiting)
+    assert ("pre-staging: 30 GiB of rabbit ssd set up ahead of its nodes for 1m08s; data in,"
+            " waiting for the scheduler (given up after 1h00m without its nodes)") in text, text
+    why = ("its nodes did not come within 3600 s of its data being in on compute-[01-03]"
+           " (rabbit.prestage_node_wait)")
+    torn = service_answer(phase="teardown", prestage={
+        "since": T0, "gib": 30, "ready": True, "nodes": False, "chassis": chassis,
+        "given_up": why})
+    assert (f"  pre-staging given up: {why}; its storage is torn down and set up again the"
+            " usual way when its nodes come") in job_text(torn)
+    again = service_answer(phase="proposed", prestage_not=f"given up: {why}")
+    assert f"  not pre-staged: given up: {why}" in job_text(again)
+    unread = service_answer(prestage={"since": T0, "gib": 30, "ready": False, "nodes": False,
+                                      "datain": {"percent": 0, "moved": 12.0, "dms": 0,
+                                                 "finished": 0, "unread": "Internal error"}})
+    assert "(its data movements could not be listed: Internal error)" in job_text(unread)

@@ -89,3 +89,22 @@ def test_without_the_bound_a_stalled_datain_is_left_to_the_user() -> None:
         job = h.wait(jobid)
         assert [e["type"] for e in job.exceptions] == ["cancel"], job.exceptions
         assert cleared(h) == {}
+
+
+def test_a_progress_list_that_keeps_failing_ends_the_job_too() -> None:
+    """The NnfDataMovement list fails every time (Kubernetes 500): nothing
+    is recorded as moved, so the bound ends the job, before any node, as a
+    copy that does not move would; a copy that moves meanwhile is not seen
+    (the job is failed on what can be seen)."""
+    with _harness() as h:
+        fault(h, kind="datamovement", state="DataIn", severity="delay", seconds=60)
+        h.emulator.api_fault(500, method="GET", path="nnfdatamovements", count=100000)
+        jobid = h.submit(STAGED, nodes=1)
+        job = h.wait(jobid)
+        h.emulator.clear_api_faults()
+        assert [e["type"] for e in job.exceptions] == ["dws-timeout"], job.exceptions
+        note = job.exceptions[0]["note"]
+        assert "DataIn made no progress for" in note, note
+        assert "its NnfDataMovements could not be listed: " in note, note
+        assert not _allocated(h, jobid)
+        assert cleared(h) == {}

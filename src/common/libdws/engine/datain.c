@@ -93,9 +93,12 @@ void datain_on_list (struct dws_engine *e, enum token_kind kind, struct job *job
         if (now.dms > job->datain.dms || now.finished > job->datain.finished
             || now.percent > job->datain.percent || now.bytes > job->datain.bytes)
             now.moved_at = e->now;
+        now.unread[0] = '\0';
         job->datain = now;
         act_record (e, job);
     }
+    else /* nothing is recorded as moved: a list that keeps failing ends it too */
+        snprintf (job->datain.unread, sizeof (job->datain.unread), "%s", answer_message (event));
     advance_job (e, job, NEWS_DATAIN_READ, NULL);
 }
 
@@ -116,9 +119,10 @@ void datain_stalled (struct dws_engine *e, struct job *job, const struct step *s
     char why[DWS_ERROR_TEXT_MAX];
     snprintf (why, sizeof (why),
               NOTE_PREFIX "DataIn made no progress for %.1f s (rabbit.datain_stall_timeout"
-              " %g s; %lld of %lld data movements finished)%s%s",
+              " %g s; %lld of %lld data movements finished)%s%.150s%s%.100s",
               e->now - d->moved_at, e->cfg.datain_stall_timeout, (long long)d->finished,
-              (long long)d->dms, d->last[0] ? ": " : "", d->last);
+              (long long)d->dms, d->last[0] ? ": " : "", d->last,
+              d->unread[0] ? "; its NnfDataMovements could not be listed: " : "", d->unread);
     struct input failed = {.type = "dws-timeout", .why = why};
     advance_job (e, job, NEWS_FAILED, &failed); /* as workflow_fail_job, a layer up */
 }
@@ -136,5 +140,7 @@ json_t *datain_view (const struct dws_engine *e, const struct job *job)
         json_object_set_new (o, "left", json_real ((e->now - d->since) * (100 - percent) / percent));
     if (o && d->last[0])
         json_object_set_new (o, "last", json_string (d->last));
+    if (o && d->unread[0])
+        json_object_set_new (o, "unread", json_string (d->unread));
     return o;
 }

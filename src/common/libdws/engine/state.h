@@ -269,6 +269,7 @@ struct datain_facts {
     int64_t percent;       /* the sum of their progress (%; Finished: 100) */
     int64_t bytes;         /* the sum of their bytes copied, where nnf-dm gives them */
     char last[160];        /* the last dcp line of the least advanced one */
+    char unread[120];      /* why the last list failed, "" when it answered */
 };
 
 /* Node-local storage placed before the nodes (placement/nodelocal.h):
