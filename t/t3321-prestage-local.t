@@ -11,7 +11,8 @@ asks for chassis(c){node(k)} with a hostlist constraint naming those
 chassis'"'"' computes: it gets nodes of that chassis alone, waiting for
 them while others are free, then mounts and runs.  A DataIn failure, a
 cancel or a DataIn that stops moving (rabbit.datain_stall_timeout) ends
-it before any node is spent; one whose chassis stay busy past
+it before any node is spent (the same bound ends a job that is not
+pre-staged in its prolog); one whose chassis stay busy past
 rabbit.prestage_node_wait is let go of them and staged again with the
 nodes it gets; a service reload meanwhile keeps its hold;
 a job that cannot be split evenly is refused; nothing stays held.'
@@ -266,6 +267,22 @@ test_expect_success 'rabbit.datain_stall_timeout: a DataIn that does not move fa
 	never_allocated $id &&
 	grep "exception.*type=\"dws-timeout\".*DataIn made no progress for" $id.log &&
 	test_must_fail left_depend $id &&
+	flux-dws fault clear &&
+	workflow_gone $id &&
+	wait_down 0 &&
+	rabbit_keys_restore
+'
+
+test_expect_success 'rabbit.datain_stall_timeout bounds a DataIn in the prolog too' '
+	rabbit_key "datain_stall_timeout = 2" &&
+	flux-dws fault stall --kind datamovement --state DataIn &&
+	id=$(flux submit -N1 -t 5m --setattr=system.dw="$STAGED" sh -c "echo \$DW_JOB_loc") &&
+	flux job wait-event -t 60 -m type=dws-timeout $id exception &&
+	flux job wait-event -t 60 $id clean &&
+	flux job eventlog $id >$id.log &&
+	grep " alloc" $id.log &&
+	grep "exception.*type=\"dws-timeout\".*DataIn made no progress for" $id.log &&
+	test_must_fail grep " start" $id.log &&
 	flux-dws fault clear &&
 	workflow_gone $id &&
 	wait_down 0 &&

@@ -347,6 +347,7 @@ def job_text(j: dict[str, Any], user: str | None = None) -> str:
         lines.append(f"  computes {j['hosts']}" + (f"; given up: {j['failed_hosts']}"
                                                    if j.get("failed_hosts") else ""))
     lines += _prestage_lines(j)
+    lines += _datain_lines(_dict(j.get("datain")))  # in its prolog
     lines.append("storage:")
     lines += _directive_lines(j)
     env = _dict(j.get("env"))

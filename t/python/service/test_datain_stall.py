@@ -108,3 +108,34 @@ def test_a_progress_list_that_keeps_failing_ends_the_job_too() -> None:
         assert "its NnfDataMovements could not be listed: " in note, note
         assert not _allocated(h, jobid)
         assert cleared(h) == {}
+
+
+def test_in_the_prolog_a_datain_that_does_not_move_fails_the_job() -> None:
+    """Not pre-staged: its DataIn runs in its prolog, with its nodes, and
+    the same rule bounds it (a site may then drop prolog_timeout's fixed
+    bound); its nodes go back."""
+    with Harness(config={"datain_stall_timeout": STALL}) as h:
+        fault(h, kind="datamovement", state="DataIn", severity="stall")
+        jobid = h.submit(STAGED, nodes=1)
+        job = h.wait(jobid)
+        assert [e["type"] for e in job.exceptions] == ["dws-timeout"], job.exceptions
+        assert "DataIn made no progress for" in job.exceptions[0]["note"]
+        assert _allocated(h, jobid)  # the usual way: nodes first
+        assert cleared(h) == {}
+
+
+def test_in_the_prolog_a_datain_that_moves_runs_past_the_bound() -> None:
+    with Harness(config={"datain_stall_timeout": STALL}) as h:
+        fault(h, kind="datamovement", state="DataIn", severity="delay", seconds=4 * STALL)
+        jobid = h.submit(STAGED, nodes=1)
+        h.wait_for(lambda: phase(h, jobid) == "datain", what="DataIn")
+        deadline = time.monotonic() + 30
+        seen: dict[str, Any] = {}
+        while not seen.get("percent", 0) > 0:
+            assert time.monotonic() < deadline, f"no progress shown: {seen}"
+            time.sleep(0.05)
+            seen = h.ask("dws.job", payload={"jobid": jobid}).get("datain") or {}
+        assert seen["dms"] == 1
+        job = h.wait(jobid)
+        assert job.exceptions == [], job.exceptions
+        assert cleared(h) == {}

@@ -36,15 +36,14 @@ static struct step make (enum step_kind kind)
  * restart never makes one fire early.  A state whose hosts were given up
  * already had its one timeout (job->forced, as flux-coral2's); the
  * teardown_after timer, started at PostRun, runs on through DataOut, so
- * only a pick-up there starts it.  A pre-staged job's DataIn is watched
- * for progress (datain.c), from its start or its pick-up.
+ * only a pick-up there starts it.  DataIn is watched for progress
+ * (datain.c), from its start or its pick-up, pre-staged or in the prolog.
  */
-static unsigned state_timers (enum wf_state forced, enum wf_state s, bool picked_up,
-                              bool prestaged)
+static unsigned state_timers (enum wf_state forced, enum wf_state s, bool picked_up)
 {
     switch (s) {
         case WF_DATAIN:
-            return prestaged ? 1u << T_DATAIN : 0;
+            return 1u << T_DATAIN;
         case WF_SETUP:
             return forced != WF_SETUP ? 1u << T_SETUP : 0;
         case WF_PRERUN:
@@ -67,7 +66,7 @@ static struct step ask (const struct job *job, enum wf_state s)
         return make (STEP_NOTHING);
     struct step st = make (STEP_ASK);
     st.state = s;
-    st.timers = state_timers (job->forced, s, false, job->prestage);
+    st.timers = state_timers (job->forced, s, false);
     return st;
 }
 
@@ -85,8 +84,7 @@ static struct step adopt (const struct job *job)
         return make (STEP_NOTHING);
     struct step st = make (STEP_ADOPT);
     st.state = v->desired;
-    st.timers = state_timers (v->force_ready_state, v->desired, true,
-                              wfview_annotation (v, ANN_PRESTAGE) != NULL);
+    st.timers = state_timers (v->force_ready_state, v->desired, true);
     return st;
 }
 
@@ -298,12 +296,12 @@ static bool weighed_unknown (const struct job *job)
            && !job->resources_sent && !job->excepted;
 }
 
-/* Is the job's DataIn watched for progress now: pre-staged, DataIn asked
- * for and not done, nothing failed (datain.c).
+/* Is the job's DataIn watched for progress now: DataIn asked for and not
+ * done (pre-staged, or in its prolog), nothing failed (datain.c).
  */
 static bool datain_watched (const struct job *job)
 {
-    return job->prestage && !job->excepted && !job->toredown && phase_desired (job) == WF_DATAIN
+    return !job->excepted && !job->toredown && phase_desired (job) == WF_DATAIN
            && phase_handled (job) < WF_DATAIN;
 }
 
