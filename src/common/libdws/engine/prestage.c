@@ -632,7 +632,9 @@ void prestage_adopt (struct dws_engine *e, struct job *job)
         free (job->prestage_hosts);
         job->prestage_hosts = strdup (hosts);
     }
-    if (given_up) { /* to be torn down, then set up again the usual way */
+    /* to be torn down, then set up again the usual way; not when its
+     * nodes came first (its hosts recorded): it kept its storage */
+    if (given_up && !job->hosts) {
         snprintf (job->restage_why, sizeof (job->restage_why), "%s", given_up);
         job->restage = job->view.desired == WF_TEARDOWN ? RESTAGE_UNPINNED : RESTAGE_UNPINNING;
     }
