@@ -113,7 +113,8 @@ def test_the_method_lists_come_from_the_engine_table() -> None:
         "rabbits", "jobs", "job", "persistent-list", "persistent-share", "persistent-unshare"}
     assert {"create", "setup", "post_run", "teardown", "abort", "status", "watch_test",
             "config-reload"} <= set(core.METHODS)
-    assert SERVICES == ("resource-update", "prolog-remove", "epilog-remove", "prestage-remove")
+    assert SERVICES == ("resource-update", "prolog-remove", "epilog-remove", "prestage-remove",
+                        "prestage-unpin")
 
 
 def test_a_guest_is_refused_every_method_but_the_guests(h: Harness) -> None:
