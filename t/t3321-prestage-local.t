@@ -12,7 +12,8 @@ chassis'"'"' computes: it gets nodes of that chassis alone, waiting for
 them while others are free, then mounts and runs.  A DataIn failure, a
 cancel or a DataIn that stops moving (rabbit.datain_stall_timeout) ends
 it before any node is spent (the same bound ends a job that is not
-pre-staged in its prolog); one whose chassis stay busy past
+pre-staged in its prolog); Fluxion, jobtap plugin and instance restarts
+keep its hold and its chassis; one whose chassis stay busy past
 rabbit.prestage_node_wait is let go of them and staged again with the
 nodes it gets; a service reload meanwhile keeps its hold;
 a job that cannot be split evenly is refused; nothing stays held.'
@@ -95,6 +96,7 @@ left_depend() {
 test_expect_success 'start the emulator and an instance' '
 	start_emulator --system kind --latency zero &&
 	rabbit_instance_config "$(pwd)" &&
+	restartable_instance_opts &&
 	start_rabbit_instance "$(pwd)" &&
 	wait_down 0
 '
@@ -170,6 +172,55 @@ test_expect_success 'it waits for its own chassis while compute-04 is free' '
 	cat free.now &&
 	flux hostlist -q -i "$(cat free.now)" compute-04 &&
 	flux cancel $blocker &&
+	prestaged_then_ran $id &&
+	on_kind_worker2 $id 2 &&
+	workflow_gone $id &&
+	wait_down 0
+'
+
+test_expect_success 'a Fluxion and a jobtap plugin reload while it waits: it runs on its chassis' '
+	blocker=$(flux submit -N2 -t 5m --requires=host:compute-[01-02] sleep 300) &&
+	flux job wait-event -t 30 $blocker start &&
+	flux-dws fault stall --state DataIn &&
+	id=$(submit_staged 2) &&
+	wait_phase $id datain &&
+	until_true 30 test -n "$(held_paths $id)" &&
+	held_paths $id >held.reload &&
+	reload_fluxion &&
+	wait_down $(wc -l <held.reload) 90 &&
+	down_ssds >down.now &&
+	test_cmp held.reload down.now &&
+	prestaging $id &&
+	flux-dws fault clear &&
+	kick $(wfname $id) &&
+	flux job wait-event -t 60 -m description=dws-prestage $id dependency-remove &&
+	until_true 30 test "$(flux jobs -no {state} $id)" = SCHED &&
+	flux jobtap remove dws-jobtap.so &&
+	flux jobtap load "$DWS_JOBTAP" &&
+	chassis_update $id &&
+	test_must_fail flux job wait-event -t 3 $id alloc &&
+	flux cancel $blocker &&
+	prestaged_then_ran $id &&
+	on_kind_worker2 $id 2 &&
+	workflow_gone $id &&
+	wait_down 0
+'
+
+test_expect_success 'an instance restart while it waits in DataIn: it goes on, runs on its chassis' '
+	flux-dws fault stall --state DataIn &&
+	id=$(submit_staged 2) &&
+	wait_phase $id datain &&
+	until_true 30 test -n "$(held_paths $id)" &&
+	held_paths $id >held.ssds &&
+	term_rabbit_instance &&
+	RABBIT_WAIT="[.holds[] | select(.applied)] | length == 1" &&
+	export RABBIT_WAIT &&
+	start_rabbit_instance "$(pwd)" &&
+	unset RABBIT_WAIT &&
+	prestaging $id &&
+	held_paths $id >held.now &&
+	test_cmp held.ssds held.now &&
+	clear_and_end $id &&
 	prestaged_then_ran $id &&
 	on_kind_worker2 $id 2 &&
 	workflow_gone $id &&
@@ -331,6 +382,7 @@ test_expect_success 'nothing left behind' '
 
 test_expect_success 'stop the instance and the emulator' '
 	stop_rabbit_instance &&
+	rm -rf "$STATEDIR" &&
 	stop_emulator
 '
 
