@@ -781,9 +781,12 @@ void prestage_on_given_up (struct dws_engine *e, enum token_kind kind, struct jo
     advance_job (e, job, NEWS_GIVEN_UP, NULL);
 }
 
-/* Are the job's nodes those its node-local storage was set up for? */
+/* Are the job's nodes those its node-local storage was set up for (yes
+ * while the rabbit map is not known: the Computes fill checks again)? */
 static bool on_chassis (struct dws_engine *e, struct job *job)
 {
+    if (!e->map)
+        return true;
     json_t *counts = dws_rabbitmap_counts (e->map, job->hosts, NULL);
     bool same = counts && json_equal (counts, job->prestage_counts);
     json_decref (counts);
