@@ -236,3 +236,23 @@ def test_a_restart_while_its_new_workflow_waits_for_nodes() -> None:
         assert sum("pre-staged: Setup and DataIn" in m for _, m in h.link.logs) == 1
         h.finish(busy)
         assert cleared(h) == {}
+
+
+def test_a_give_up_kubernetes_refuses_to_record_keeps_its_storage() -> None:
+    """The patch that records the give-up is refused (403): nothing is asked of
+    the plugin; the job keeps its storage and runs on its chassis."""
+    with harness(prestage_node_wait=2) as h:
+        fault(h, state="DataIn", severity="stall")
+        jobid = h.submit(STAGED, nodes=3)
+        counts = prestaged_on(h, jobid, 3)
+        busy = busy_on_its_chassis(h)
+        h.emulator.controllers.clear_faults()  # type: ignore[union-attr]
+        h.wait_for(lambda: state(h, jobid) == "SCHED", what="let go to the scheduler")
+        h.emulator.api_fault(403, method="PATCH", path="/workflows/", count=1)
+        h.wait_for(lambda: logged(h, "cannot record that its pre-staging is given up"),
+                   what="the refused patch logged")
+        h.finish(busy)
+        job = h.wait(jobid)
+        assert job.exceptions == [] and chassis_of(h, job.hosts) == counts
+        assert len(events(h, jobid, "jobspec-update")) == 2  # resource-update, pin
+        assert cleared(h) == {}

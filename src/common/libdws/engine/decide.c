@@ -812,6 +812,8 @@ static struct step next (const struct dws_engine *e, const struct job *job, enum
             if (job->restage == RESTAGE_UNPINNING && !job->excepted && !job->toredown
                 && desired == WF_DATAIN)
                 return make (STEP_PRESTAGE_UNPIN);
+            if (job->restage == RESTAGE_NONE && setup_may_start (job))
+                return setup_start (e, job); /* not written: its nodes that came go on */
             return make (STEP_NOTHING);
         case NEWS_UNPINNED:
             /* let go: torn down (decide () records it), then created

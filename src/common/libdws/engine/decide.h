@@ -87,7 +87,8 @@ enum news {
                           * counted again (admit.c): there may be room now */
     NEWS_DATAIN_READ,    /* its DataIn's NnfDataMovements were read (job->datain) */
     NEWS_RABBIT_LOST,    /* a rabbit its node-local storage waits on went down */
-    NEWS_GIVEN_UP,       /* ANN_GIVEN_UP was written (job->restage says how) */
+    NEWS_GIVEN_UP,       /* the ANN_GIVEN_UP patch answered (job->restage says how:
+                          * UNPINNING written, NONE not) */
     NEWS_UNPINNED,       /* the jobtap plugin answered prestage-unpin (job->restage
                           * says how) */
     NEWS_COUNT,

@@ -775,9 +775,9 @@ void prestage_on_given_up (struct dws_engine *e, enum token_kind kind, struct jo
         job->restage = RESTAGE_NONE;
         job->restage_why[0] = '\0';
         act_record (e, job);
-        return;
     }
-    job->restage = RESTAGE_UNPINNING;
+    else
+        job->restage = RESTAGE_UNPINNING;
     advance_job (e, job, NEWS_GIVEN_UP, NULL);
 }
 

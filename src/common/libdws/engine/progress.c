@@ -175,6 +175,7 @@ void progress_unpin (struct dws_engine *e, struct job *job, const struct step *s
         json_decref (res);
         job->restage = RESTAGE_NONE;
         job->restage_why[0] = '\0';
+        advance_job (e, job, NEWS_UNPINNED, NULL); /* not let go: as a refusal */
         return;
     }
     json_decref (job->ssd_asks);
