@@ -43,16 +43,25 @@ def busy_on_its_chassis(h: Harness) -> int:
     return busy
 
 
+def staged_behind_a_busy_chassis(h: Harness, runtime: float | None = None
+                                 ) -> tuple[int, dict[str, int], int]:
+    """A 3-node xfs job pre-staged on kind-worker2 (its DataIn stalled
+    until the test clears the faults) and a plain job on one of that
+    chassis' computes: (its id, its nodes per rabbit, the plain job's id)."""
+    fault(h, state="DataIn", severity="stall")
+    jobid = h.submit(STAGED, nodes=3, **({"runtime": runtime} if runtime else {}))
+    counts = prestaged_on(h, jobid, 3)
+    assert counts == {"kind-worker2": 3}
+    return jobid, counts, busy_on_its_chassis(h)
+
+
 def logged(h: Harness, text: str) -> bool:
     return any(text in m for _, m in h.link.logs)
 
 
 def test_nodes_that_do_not_come_in_time_get_their_storage_the_usual_way() -> None:
     with harness() as h:
-        fault(h, state="DataIn", severity="stall")
-        jobid = h.submit(STAGED, nodes=3, runtime=3600)  # kind-worker2's 3 computes
-        assert prestaged_on(h, jobid, 3) == {"kind-worker2": 3}
-        busy = busy_on_its_chassis(h)
+        jobid, _, busy = staged_behind_a_busy_chassis(h, runtime=3600)
         h.emulator.controllers.clear_faults()  # type: ignore[union-attr]
         h.wait_event(jobid, "start")
         text = job_text(h.ask("dws.job", payload={"jobid": jobid}))
@@ -78,10 +87,7 @@ def test_nodes_that_do_not_come_in_time_get_their_storage_the_usual_way() -> Non
 
 def test_nodes_that_come_in_time_keep_their_storage() -> None:
     with harness(prestage_node_wait=3600) as h:
-        fault(h, state="DataIn", severity="stall")
-        jobid = h.submit(STAGED, nodes=3)
-        counts = prestaged_on(h, jobid, 3)
-        busy = busy_on_its_chassis(h)
+        jobid, counts, busy = staged_behind_a_busy_chassis(h)
         h.emulator.controllers.clear_faults()  # type: ignore[union-attr]
         h.wait_for(lambda: state(h, jobid) == "SCHED", what="let go to the scheduler")
         text = job_text(h.ask("dws.job", payload={"jobid": jobid}))
@@ -124,10 +130,7 @@ def test_cancel_while_its_storage_is_torn_down() -> None:
     """Its new nodes came (its prolog waits for the old storage's Teardown):
     a cancel ends it, nothing is created again, nothing leaks."""
     with harness() as h:
-        fault(h, state="DataIn", severity="stall")
-        jobid = h.submit(STAGED, nodes=3)
-        prestaged_on(h, jobid, 3)
-        busy = busy_on_its_chassis(h)
+        jobid, _, busy = staged_behind_a_busy_chassis(h)
         h.emulator.controllers.clear_faults()  # type: ignore[union-attr]
         fault(h, state="Teardown", severity="stall")  # its old storage stays in Teardown
         h.wait_for(lambda: phase(h, jobid) == "teardown", what="its storage given up")
@@ -141,10 +144,7 @@ def test_cancel_while_its_storage_is_torn_down() -> None:
 
 def test_a_service_restart_while_its_storage_is_torn_down() -> None:
     with harness() as h:
-        fault(h, state="DataIn", severity="stall")
-        jobid = h.submit(STAGED, nodes=3)
-        prestaged_on(h, jobid, 3)
-        busy = busy_on_its_chassis(h)
+        jobid, _, busy = staged_behind_a_busy_chassis(h)
         h.emulator.controllers.clear_faults()  # type: ignore[union-attr]
         fault(h, state="Teardown", severity="stall")
         h.wait_for(lambda: phase(h, jobid) == "teardown", what="its storage given up")
@@ -190,10 +190,7 @@ def test_a_service_restart_before_the_plugin_answers() -> None:
 
 def test_its_view_while_given_up_and_after() -> None:
     with harness() as h:
-        fault(h, state="DataIn", severity="stall")
-        jobid = h.submit(STAGED, nodes=3, runtime=3600)
-        prestaged_on(h, jobid, 3)
-        busy = busy_on_its_chassis(h)
+        jobid, _, busy = staged_behind_a_busy_chassis(h, runtime=3600)
         h.emulator.controllers.clear_faults()  # type: ignore[union-attr]
         fault(h, state="Teardown", severity="stall")
         h.wait_for(lambda: phase(h, jobid) == "teardown", what="its storage given up")
@@ -217,10 +214,7 @@ def test_a_restart_while_its_new_workflow_waits_for_nodes() -> None:
     service takes the new Workflow up as one of the usual way (its
     resources sent, nothing weighed or pre-staged again)."""
     with harness() as h:
-        fault(h, state="DataIn", severity="stall")
-        jobid = h.submit(STAGED, nodes=3)
-        prestaged_on(h, jobid, 3)
-        busy = busy_on_its_chassis(h)
+        jobid, _, busy = staged_behind_a_busy_chassis(h)
         other = h.submit(None, nodes=1, runtime=3600)  # compute-04: 2 nodes free of 4
         h.wait_for(lambda: state(h, other) == "RUN", what="compute-04 taken")
         h.emulator.controllers.clear_faults()  # type: ignore[union-attr]
@@ -242,10 +236,7 @@ def test_a_give_up_kubernetes_refuses_to_record_keeps_its_storage() -> None:
     """The patch that records the give-up is refused (403): nothing is asked of
     the plugin; the job keeps its storage and runs on its chassis."""
     with harness(prestage_node_wait=2) as h:
-        fault(h, state="DataIn", severity="stall")
-        jobid = h.submit(STAGED, nodes=3)
-        counts = prestaged_on(h, jobid, 3)
-        busy = busy_on_its_chassis(h)
+        jobid, counts, busy = staged_behind_a_busy_chassis(h)
         h.emulator.controllers.clear_faults()  # type: ignore[union-attr]
         h.wait_for(lambda: state(h, jobid) == "SCHED", what="let go to the scheduler")
         h.emulator.api_fault(403, method="PATCH", path="/workflows/", count=1)
