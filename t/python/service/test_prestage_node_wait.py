@@ -43,13 +43,13 @@ def busy_on_its_chassis(h: Harness) -> int:
     return busy
 
 
-def staged_behind_a_busy_chassis(h: Harness, runtime: float | None = None
+def staged_behind_a_busy_chassis(h: Harness, runtime: float = 0.0
                                  ) -> tuple[int, dict[str, int], int]:
     """A 3-node xfs job pre-staged on kind-worker2 (its DataIn stalled
     until the test clears the faults) and a plain job on one of that
     chassis' computes: (its id, its nodes per rabbit, the plain job's id)."""
     fault(h, state="DataIn", severity="stall")
-    jobid = h.submit(STAGED, nodes=3, **({"runtime": runtime} if runtime else {}))
+    jobid = h.submit(STAGED, nodes=3, runtime=runtime)
     counts = prestaged_on(h, jobid, 3)
     assert counts == {"kind-worker2": 3}
     return jobid, counts, busy_on_its_chassis(h)
