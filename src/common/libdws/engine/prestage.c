@@ -742,6 +742,32 @@ void prestage_room (struct dws_engine *e)
 
 /* --- giving pre-staged node-local storage up (rabbit.prestage_node_wait) --- */
 
+/* Node-local storage set up before the nodes serves the nodes of the
+ * rabbits picked, as many on each as it was set up for; the jobspec held
+ * the scheduler to them, but a jobtap plugin that does not know the pin
+ * (older than the service) lets the job go anywhere: said here, not
+ * found out by failed mounts.
+ */
+bool prestage_on_chassis (struct dws_engine *e, struct job *job, dws_error_t *err)
+{
+    json_t *counts = dws_rabbitmap_counts (e->map, job->hosts, err);
+    if (!counts)
+        return false;
+    bool same = json_equal (counts, job->prestage_counts);
+    if (!same) {
+        char *got = json_dumps (counts, JSON_COMPACT | JSON_SORT_KEYS);
+        char *want = json_dumps (job->prestage_counts, JSON_COMPACT | JSON_SORT_KEYS);
+        dws_errorf (err, "its nodes %s are not those its storage was set up for before them"
+                    " (nodes per rabbit: %s, not %s); is the dws jobtap plugin older than the"
+                    " dws service?", job->hosts, got ? got : "?", want ? want : "?");
+        free (got);
+        free (want);
+    }
+    json_decref (counts);
+    return same;
+}
+
+
 void prestage_give_up (struct dws_engine *e, struct job *job, const struct step *st,
                        struct input *in)
 {
@@ -781,18 +807,6 @@ void prestage_on_given_up (struct dws_engine *e, enum token_kind kind, struct jo
     advance_job (e, job, NEWS_GIVEN_UP, NULL);
 }
 
-/* Are the job's nodes those its node-local storage was set up for (yes
- * while the rabbit map is not known: the Computes fill checks again)? */
-static bool on_chassis (struct dws_engine *e, struct job *job)
-{
-    if (!e->map)
-        return true;
-    json_t *counts = dws_rabbitmap_counts (e->map, job->hosts, NULL);
-    bool same = counts && json_equal (counts, job->prestage_counts);
-    json_decref (counts);
-    return same;
-}
-
 void prestage_on_unpin (struct dws_engine *e, enum token_kind kind, struct job *job,
                         json_t *event)
 {
@@ -804,7 +818,8 @@ void prestage_on_unpin (struct dws_engine *e, enum token_kind kind, struct job *
         act_log (e, "info", "%s: let go of its chassis: its pre-staged storage is torn down",
                  job->name);
     }
-    else if (job->hosts && !on_chassis (e, job)) {
+    else if (job->hosts && e->map && !prestage_on_chassis (e, job, NULL)) {
+        /* (without the rabbit map it cannot be said: the Computes fill checks) */
         /* let go before a restart, its nodes came from other chassis:
          * the storage set up on its own cannot serve them */
         job->restage = RESTAGE_UNPINNED;

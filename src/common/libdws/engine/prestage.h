@@ -100,6 +100,11 @@ void prestage_give_up (struct dws_engine *e, struct job *job, const struct step 
 void prestage_on_given_up (struct dws_engine *e, enum token_kind kind, struct job *job,
                            json_t *event);
 
+/* Are the job's nodes those its node-local storage was set up for?  No,
+ * with the reason in err (NULL: none wanted), when they are not or the
+ * rabbit map is not known. */
+bool prestage_on_chassis (struct dws_engine *e, struct job *job, dws_error_t *err);
+
 /* The jobtap plugin's answer to prestage-unpin (progress_unpin asks). */
 void prestage_on_unpin (struct dws_engine *e, enum token_kind kind, struct job *job,
                         json_t *event);

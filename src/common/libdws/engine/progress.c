@@ -385,30 +385,6 @@ void progress_hosts_patch (struct dws_engine *e, struct job *job, const struct s
 
 /* --- the states' completions ----------------------------------------------- */
 
-/* Node-local storage set up before the nodes serves the nodes of the
- * rabbits picked, as many on each as it was set up for; the jobspec held
- * the scheduler to them, but a jobtap plugin that does not know the pin
- * (older than the service) lets the job go anywhere: said here, not
- * found out by failed mounts.
- */
-static bool on_its_chassis (struct dws_engine *e, struct job *job, dws_error_t *err)
-{
-    json_t *counts = dws_rabbitmap_counts (e->map, job->hosts, err);
-    if (!counts)
-        return false;
-    bool same = json_equal (counts, job->prestage_counts);
-    if (!same) {
-        char *got = json_dumps (counts, JSON_COMPACT | JSON_SORT_KEYS);
-        char *want = json_dumps (job->prestage_counts, JSON_COMPACT | JSON_SORT_KEYS);
-        dws_errorf (err, "its nodes %s are not those its storage was set up for before them"
-                    " (nodes per rabbit: %s, not %s); is the dws jobtap plugin older than the"
-                    " dws service?", job->hosts, got ? got : "?", want ? want : "?");
-        free (got);
-        free (want);
-    }
-    json_decref (counts);
-    return same;
-}
 void progress_computes (struct dws_engine *e, struct job *job, const struct step *st,
                         struct input *in)
 {
@@ -419,7 +395,7 @@ void progress_computes (struct dws_engine *e, struct job *job, const struct step
         job_set_wf (job, in->obj); /* the hosts' answer: pre-staged, set up already */
     if (job->prestage)
         memo_rabbits (e, job); /* its computes are known only now */
-    if (job->prestage_counts && !on_its_chassis (e, job, &err)) {
+    if (job->prestage_counts && !prestage_on_chassis (e, job, &err)) {
         workflow_fail_job (e, job, "exception", NOTE_PREFIX "%s", err.text);
         return;
     }
