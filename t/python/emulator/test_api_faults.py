@@ -131,14 +131,18 @@ def test_admin_endpoint(emulator):
     assert code == 200 and body["expireWatches"] == 2
     code, _, body = request(emulator, "POST", base, {"dropWatches": True})
     assert (code, body) == (200, {"dropped": 0})
+    code, _, body = request(emulator, "POST", base, {"muteWatches": True})
+    assert code == 200 and body["muteWatches"] is True and body["mutedEvents"] == 0
     code, _, body = request(emulator, "GET", base)
     assert len(body["faults"]) == 1 and body["openWatches"] == 0
     for bad in ({"status": 200}, {"count": 0}, {"path": "("}, {"bogus": 1}, [1],
-                {"drop": "yes"}, {"retryAfter": -1}, {"expireWatches": -1}):
+                {"drop": "yes"}, {"retryAfter": -1}, {"expireWatches": -1},
+                {"muteWatches": 1}):
         code, _, body = request(emulator, "POST", base, bad)
         assert code == 400, (bad, body)
     code, _, body = request(emulator, "DELETE", base)
     assert code == 200 and body["faults"] == [] and body["expireWatches"] == 0
+    assert body["muteWatches"] is False  # cleared with the rest
     code, _, _ = request(emulator, "POST", base, {"status": 500}, token="wrong")
     assert code == 401
     code, _, _ = request(emulator, "PUT", base, {})
@@ -171,7 +175,42 @@ def test_cli(emulator, capsys):
     assert [(f["status"], f["drop"]) for f in listed["faults"]] == [(429, False), (503, True)]
     assert main([*kc, "drop-watches"]) == 0
     assert json.loads(capsys.readouterr().out) == {"dropped": 0}
+    assert main([*kc, "mute-watches"]) == 0
+    assert json.loads(capsys.readouterr().out)["muteWatches"] is True
+    assert emulator.api_faults.muted
+    assert main([*kc, "mute-watches", "--off"]) == 0
+    assert json.loads(capsys.readouterr().out)["muteWatches"] is False
     assert main([*kc, "api-clear"]) == 0
     assert emulator.api_faults.rules == [] and emulator.api_faults.expire == 0
     with pytest.raises(SystemExit, match="invalid API fault"):
         main([*kc, "api", "--status", "200"])
+
+
+def test_muted_watches_stay_open_and_lose_their_events(emulator):
+    """mute-watches: a watch (open before, or opened while muted) stays
+    open and says nothing, its events counted as lost; unmuted, it speaks
+    again from the next change (what it lost stays lost)."""
+    import queue
+    import threading
+
+    api = emulator.custom_objects_api()
+    got: queue.SimpleQueue = queue.SimpleQueue()
+    rv = api.list_namespaced_custom_object(G, V, "default", "storages")["metadata"][
+        "resourceVersion"]
+
+    def watching() -> None:
+        for ev in watch.Watch().stream(api.list_namespaced_custom_object, G, V, "default",
+                                       "storages", resource_version=rv, timeout_seconds=30):
+            got.put((ev["type"], ev["object"]["metadata"]["name"]))
+
+    emulator.mute_watches()
+    threading.Thread(target=watching, daemon=True).start()
+    assert emulator.api_faults.wait(lambda f: f.open_watches() == 1)
+    body = {"apiVersion": f"{G}/{V}", "kind": "Storage", "metadata": {"name": "lost"}}
+    api.create_namespaced_custom_object(G, V, "default", "storages", body)
+    assert emulator.api_faults.wait(lambda f: f.muted_events == 1)
+    emulator.mute_watches(False)
+    body["metadata"]["name"] = "heard"
+    api.create_namespaced_custom_object(G, V, "default", "storages", body)
+    assert got.get(timeout=10) == ("ADDED", "heard")
+    assert got.empty() and emulator.api_faults.open_watches() == 1

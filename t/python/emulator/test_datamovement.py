@@ -332,3 +332,38 @@ def test_post_run_waits_for_copy_offload_movements(kind):
     wf = wait(api, "off", "PostRun", want="Error")
     assert wf["status"]["message"] == "DW Directive 0: Internal error: data movement failed"
     finish(api, "off")
+
+
+def test_a_held_data_movement_moves_until_released(kind):
+    """A hold (flux-dws fault hold): the copies run and report progress,
+    never past 99 %, however long; they finish when released (flux-dws
+    fault release), and only then."""
+    api = kind.custom_objects_api()
+    kind.controllers.faults.add(Fault(kind="datamovement", severity="hold", seconds=0.4))
+    to_setup(api, "held", [JOBDW_XFS, COPY_IN])
+    api.patch_namespaced_custom_object(G, V, "default", "workflows", "held",
+                                       {"spec": {"desiredState": "DataIn"}})
+
+    def progress() -> list[int]:
+        return [((d.get("status") or {}).get("commandStatus") or {}).get("progress", 0)
+                for d in dms(api, "held")]
+
+    # past the time its progress moves as over: held at 99 %, still Running
+    eventually(lambda: len(progress()) == 4 and min(progress()) == 99, timeout=30)
+    assert {d["status"]["state"] for d in dms(api, "held")} == {"Running"}
+    wf = api.get_namespaced_custom_object(G, V, "default", "workflows", "held")
+    assert wf["status"]["state"] == "DataIn" and wf["status"]["ready"] is False
+    assert kind.controllers.dmworker.release() == 4
+    wait(api, "held", "DataIn", timeout=10)
+    assert {d["status"].get("status") for d in dms(api, "held")} == {"Success"}
+    assert kind.controllers.dmworker.release() == 0  # nothing held any more
+    finish(api, "held")
+
+
+@pytest.mark.parametrize("fields, says", [
+    ({"kind": "driver", "severity": "hold"}, "a hold is a datamovement fault"),
+    ({"kind": "datamovement", "severity": "hold", "seconds": -1}, "a hold's seconds"),
+])
+def test_a_hold_refused(fields, says):
+    with pytest.raises(ValueError, match=says):
+        Fault(**fields)

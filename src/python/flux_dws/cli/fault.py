@@ -7,6 +7,8 @@
     flux-dws fault stall --kind datamovement --state DataIn [--seconds S]
     flux-dws fault stall --kind allocation --rabbit R [--workflow W]
     flux-dws fault delay --state Setup --seconds 30 [--workflow W] [--kind ...]
+    flux-dws fault hold --kind datamovement --state DataIn [--index I] [--seconds S]
+    flux-dws fault release
     flux-dws fault list | clear
     flux-dws fault health RABBIT [--reset] [--status S] [--link COMPUTE=S ...]
                        [--fenced|--unfenced] [--k8s-not-ready|--k8s-ready]
@@ -18,10 +20,12 @@
     flux-dws fault api [--status 503] [--method M] [--path REGEX] [--count N]
                        [--retry-after S] [--drop | --hold S] [--skip N] [--message TEXT]
     flux-dws fault api-list | api-clear | drop-watches | expire-watches [--count N]
+    flux-dws fault mute-watches [--off]
 
 The emulator is found through --kubeconfig (default $KUBECONFIG or
 ./kubeconfig); it must run with --system (its controllers take the faults),
-except for the API-level faults (api*, drop-watches, expire-watches).
+except for the API-level faults (api*, drop-watches, expire-watches,
+mute-watches).
 """
 
 from __future__ import annotations
@@ -64,7 +68,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                                      " container)")
     stall = act.add_parser("stall", help="something that never completes")
     delay = act.add_parser("delay", help="a state or data movement that takes --seconds")
-    for q in (add, stall, delay):
+    hold = act.add_parser("hold", help="a data movement that moves until released"
+                                       " (flux-dws fault release)")
+    act.add_parser("release", help="let every held data movement finish now")
+    for q in (add, stall, delay, hold):
         q.add_argument("--workflow", default="*")
         q.add_argument("--state", default="*")
         q.add_argument("--index", type=nonnegative_int)
@@ -78,6 +85,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     delay.add_argument("--seconds", type=positive_float, required=True)
     stall.add_argument("--seconds", type=positive_float,
                        help="kind datamovement: its progress moves this long, then stops")
+    hold.add_argument("--seconds", type=positive_float,
+                      help="its progress moves as over this long (default 60), never past 99%%")
     add.add_argument("--severity", default="Fatal", choices=["Minor", "Major", "Fatal"])
     add.add_argument("--type", default="Internal", choices=["Internal", "User", "WLM"])
     add.add_argument("--message", default="injected fault")
@@ -138,6 +147,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     act.add_parser("api-list", help="the API faults in force and the open watches")
     act.add_parser("api-clear", help="remove every API fault (held answers go)")
     act.add_parser("drop-watches", help="cut every open watch stream now")
+    m = act.add_parser("mute-watches", help="every watch stream stays open and sends nothing"
+                                            " (its events lost) until --off or api-clear")
+    m.add_argument("--off", action="store_true", help="let the watch streams speak again")
     e = act.add_parser("expire-watches", help="the next watches from a resourceVersion"
                                               " get 410 Gone")
     e.add_argument("--count", type=positive_int, default=1)
@@ -250,7 +262,7 @@ def _rabbit_request(args: argparse.Namespace) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     kc = args.kubeconfig
-    if args.action in ("add", "stall", "delay"):
+    if args.action in ("add", "stall", "delay", "hold"):
         body = {"workflow": args.workflow, "state": args.state, "index": args.index,
                 "once": args.once, "kind": args.kind, "compute": args.compute,
                 "rabbit": args.rabbit}
@@ -258,6 +270,12 @@ def run(args: argparse.Namespace) -> int:
             body.update(severity=args.severity, type=args.type, message=args.message)
         elif args.action == "delay":
             body.update(severity="delay", seconds=args.seconds)
+        elif args.action == "hold":
+            if args.kind != "datamovement":
+                print("flux-dws fault hold: only a data movement is held (--kind"
+                      " datamovement)", file=sys.stderr)
+                return 2
+            body.update(severity="hold", seconds=args.seconds or 0.0)
         else:
             body["severity"] = "stall"
             if args.seconds is not None:
@@ -274,12 +292,16 @@ def run(args: argparse.Namespace) -> int:
         if args.retry_after is not None:
             body["retryAfter"] = args.retry_after
         out = _call(kc, "POST", "/_emulator/api-faults", body)
+    elif args.action == "release":
+        out = _call(kc, "POST", "/_emulator/release", {})
     elif args.action == "api-list":
         out = _call(kc, "GET", "/_emulator/api-faults")
     elif args.action == "api-clear":
         out = _call(kc, "DELETE", "/_emulator/api-faults")
     elif args.action == "drop-watches":
         out = _call(kc, "POST", "/_emulator/api-faults", {"dropWatches": True})
+    elif args.action == "mute-watches":
+        out = _call(kc, "POST", "/_emulator/api-faults", {"muteWatches": not args.off})
     elif args.action == "expire-watches":
         out = _call(kc, "POST", "/_emulator/api-faults", {"expireWatches": args.count})
     elif args.action == "list":

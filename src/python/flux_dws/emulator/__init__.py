@@ -165,6 +165,11 @@ class Emulator:
         """The next ``count`` watches from a resourceVersion get 410 Gone."""
         self.settings.api_faults.expire_watches(count)
 
+    def mute_watches(self, on: bool = True) -> None:
+        """Every watch stream sends nothing (its events lost) until
+        ``mute_watches(False)`` or ``clear_api_faults()``."""
+        self.settings.api_faults.mute_watches(on)
+
     def clear_api_faults(self) -> None:
         self.settings.api_faults.clear()
 

@@ -1,7 +1,7 @@
 """The controllers' admin endpoints, one implementation for every server.
 
 ``/_emulator/faults`` (POST a fault, GET the list, DELETE them all) and
-POST ``/_emulator/{health,storage,storm,vanish}`` act on the DWS/nnf-sos
+POST ``/_emulator/{health,storage,storm,vanish,release}`` act on the DWS/nnf-sos
 controllers (emulator.controllers), wherever they run: the emulator's own
 API server serves them beside the Kubernetes API (emulator.server), and
 controllers attached to another API server serve them on their webhook
@@ -31,9 +31,10 @@ FIELDS: dict[str, dict[str, tuple[type, ...]]] = {
                 "status": _OPT_STR, "links": (dict,)},
     "storm": {"rabbits": _OPT_STR, "events": (int,), "seed": (int, type(None))},
     "vanish": {"name": _STR, "namespace": _OPT_STR},
+    "release": {},
 }
 REQUIRED = {"health": ("name",), "storage": ("name",), "storm": ("events",),
-            "vanish": ("name",)}
+            "vanish": ("name",), "release": ()}
 FAULTS = "/_emulator/faults"
 PATHS = frozenset({FAULTS, *(f"/_emulator/{a}" for a in FIELDS)})
 
@@ -119,6 +120,8 @@ def _action(ctl: Any, action: str, raw: Any) -> tuple[int, Any]:
             rabbits = body.get("rabbits")
             return 200, ctl.health.storm("all" if rabbits is None else rabbits,
                                          body["events"], body.get("seed"))
+        if action == "release":  # what hold faults hold goes on (nnf-dm's copies)
+            return 200, {"released": ctl.dmworker.release()}
         ctl.vanish(body.get("namespace") or "default", body["name"])
         return 200, {"deleted": body["name"]}
     except ValueError as exc:

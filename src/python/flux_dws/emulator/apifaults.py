@@ -15,6 +15,10 @@
 - ``expire_watches(n)``: the next ``n`` watches that name a resourceVersion
   get ``410 Gone`` (an ERROR event, as from the watch cache), whatever the
   history holds; clients must re-list.
+- ``mute_watches(True)``: every watch stream, open or opened later, stays
+  open and sends nothing (its events are lost, no bookmark goes out) until
+  ``mute_watches(False)`` or ``clear()``: a connection that is up but deaf,
+  which only a client that lists again recovers from.
 
 Requests to ``/_emulator/...`` are never affected.  The server calls
 ``take``, ``watch_opened``/``watch_closed`` and ``take_expired``; tests call
@@ -116,6 +120,8 @@ class ApiFaults:
         self.rules: list[ApiFault] = []
         self.held: list[ApiFault] = []  # rules that held an answer: clear() lets them go
         self.expire = 0            # watches with a resourceVersion still to answer 410
+        self.muted = False         # watch streams send nothing (mute_watches)
+        self.muted_events = 0      # watch events lost to it so far
         self.dropped = 0           # watch streams cut so far
         self.failed = 0            # requests answered by a rule so far
         self._watches: dict[int, Callable[[], None]] = {}
@@ -136,6 +142,14 @@ class ApiFaults:
             self.held.clear()
             self.rules.clear()
             self.expire = 0
+            self.muted = False
+            self.cond.notify_all()
+
+    def mute_watches(self, on: bool) -> None:
+        if not isinstance(on, bool):
+            raise ValueError(f"muteWatches must be true or false, not {on!r}")
+        with self.cond:
+            self.muted = on
             self.cond.notify_all()
 
     def expire_watches(self, count: int = 1) -> None:
@@ -173,6 +187,7 @@ class ApiFaults:
     def to_json(self) -> dict[str, Any]:
         with self.cond:
             return {"faults": [f.to_json() for f in self.rules], "expireWatches": self.expire,
+                    "muteWatches": self.muted, "mutedEvents": self.muted_events,
                     "openWatches": len(self._watches), "droppedWatches": self.dropped,
                     "failedRequests": self.failed}
 
@@ -209,6 +224,16 @@ class ApiFaults:
             self.expire -= 1
             self.cond.notify_all()
             return True
+
+    def silenced(self, events: int) -> bool:
+        """Whether a watch stream must hold its tongue now (its ``events``
+        are then counted as lost)."""
+        if not self.muted:
+            return False
+        with self.cond:
+            self.muted_events += events
+            self.cond.notify_all()
+        return True
 
     def watch_opened(self, cut: Callable[[], None]) -> int:
         with self.cond:

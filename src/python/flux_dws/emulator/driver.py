@@ -125,6 +125,8 @@ class MovementWorker(Protocol):
 
     def start(self, ns: str, name: str, wf: str, state: str, index: int) -> None: ...
 
+    def release(self) -> int: ...
+
 
 class JobCluster(Protocol):
     """What runs user containers (nnf_container.ContainerCluster)."""

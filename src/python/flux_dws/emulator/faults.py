@@ -15,7 +15,7 @@ from flux_dws.wfstates import SETUP
 __all__ = ["FAULT_KINDS", "SEVERITIES", "Fault", "Faults"]
 
 FAULT_KINDS = ("driver", "clientmount", "datamovement", "container", "allocation")
-SEVERITIES = ("Minor", "Major", "Fatal", "stall", "delay")
+SEVERITIES = ("Minor", "Major", "Fatal", "stall", "delay", "hold")
 
 
 @dataclass
@@ -36,7 +36,11 @@ class Fault:
     Kind ``datamovement``: the NnfDataMovements of directive ``index`` end
     Failed with ``message``, stay Running (``stall``: with ``seconds``, their
     progress moves for that long first, then stops) or take ``seconds``
-    (``delay``).  Kind ``container``: at ``state`` PreRun the workflow's
+    (``delay``), or move until released (``hold``: their progress moves as
+    over ``seconds``, 60 when not given, never past 99 %, and they finish
+    when ``flux-dws fault release`` says so: a test's copy under way for as
+    long as its assertions take, however loaded the machine).  Kind
+    ``container``: at ``state`` PreRun the workflow's
     containers never start (``stall``) or fail at once (other severities);
     at PostRun they ignore shutdown (``stall``: the deadline ends them) or
     fail.  ``workflow`` "*" matches every workflow; ``once`` faults are used
@@ -73,8 +77,8 @@ class Fault:
         if self.kind not in FAULT_KINDS:
             raise ValueError(f"kind must be one of {', '.join(FAULT_KINDS)}, not {self.kind!r}")
         if self.severity not in SEVERITIES:
-            raise ValueError(f"severity must be Minor, Major, Fatal, stall or delay, not"
-                             f" {self.severity!r}")
+            raise ValueError(f"severity must be Minor, Major, Fatal, stall, delay or hold,"
+                             f" not {self.severity!r}")
         if self.type not in ("Internal", "User", "WLM"):
             raise ValueError(f"type must be Internal, User or WLM, not {self.type!r}")
         if self.kind == "clientmount" and not self.compute:
@@ -84,6 +88,11 @@ class Fault:
         if self.kind == "allocation" and self.severity not in ("stall", "delay"):
             raise ValueError(f"an allocation fault is a stall or a delay, not"
                              f" {self.severity!r}")
+        if self.severity == "hold" and self.kind != "datamovement":
+            raise ValueError(f"a hold is a datamovement fault, not a {self.kind} fault")
+        if self.severity == "hold" and not (0 <= self.seconds <= 86400):
+            raise ValueError("a hold's seconds (how its progress moves) are between 0 and"
+                             " 86400")
         if self.severity == "delay" and not (0 < self.seconds <= 86400):
             raise ValueError("a delay fault needs seconds between 0 and 86400")
 

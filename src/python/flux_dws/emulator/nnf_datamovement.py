@@ -28,7 +28,9 @@ with their message, leave it Running (stall) or slow it (delay).
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import posixpath
+import threading
 import time
 from typing import Any
 
@@ -55,6 +57,8 @@ DM_NAMESPACE = "nnf-dm-system"
 #: how often a running data movement's commandStatus moves (seconds; a
 #: quarter of its length for a shorter one)
 PROGRESS_EVERY = 5.0
+#: the time a held copy's progress moves as over, when its hold says none
+HOLD_SECONDS = 60.0
 #: what an emulated data movement pretends to copy, for its progress lines
 EMULATED_BYTES = 64 << 30
 GIB = 1 << 30
@@ -263,12 +267,19 @@ class DataMovementWorker:
     def __init__(self, ctl: DriverContext, seconds: float = 0.0) -> None:
         self.ctl = ctl
         self.seconds = seconds
+        self._lock = threading.Lock()
+        self._held: set[tuple[str, str]] = set()  # (namespace, name) held by a hold fault
 
     def start(self, ns: str, name: str, wf: str, state: str, index: int) -> None:
         fault = self.ctl.faults.take_dm(wf, state, index)
         now = microtime(dt.datetime.now(dt.timezone.utc))
         self._status(ns, name, {"state": "Running", "startTime": now, "restarts": 0,
                                 "commandStatus": {"command": "mpirun dcp", "progress": 0}})
+        if fault is not None and fault.severity == "hold":  # moves until released
+            with self._lock:
+                self._held.add((ns, name))
+            self._progress_later(ns, name, time.monotonic(), fault.seconds or HOLD_SECONDS)
+            return
         if fault is not None and fault.severity == "stall":
             if fault.seconds > 0:  # a copy that moves, then stops moving
                 self._progress_later(ns, name, time.monotonic(), 2 * fault.seconds,
@@ -314,6 +325,14 @@ class DataMovementWorker:
                            f" {max(seconds - elapsed, 0):.0f} secs left ...",
             "lastMessageTime": now}})
         self._progress_later(ns, name, began, seconds, stop)
+
+    def release(self) -> int:
+        """Let every held data movement finish now; how many."""
+        with self._lock:
+            held, self._held = sorted(self._held), set()
+        for ns, name in held:
+            self.ctl.after(0, functools.partial(self.finish, ns, name, None))
+        return len(held)
 
     def resume(self, dm: dict[str, Any]) -> None:
         """A movement that was running when the emulator stopped."""

@@ -366,7 +366,8 @@ class Handler(socketserver.StreamRequestHandler):
         return True
 
     def _api_faults(self, method: str) -> None:
-        """Admin endpoint: POST a rule, dropWatches or expireWatches; GET; DELETE."""
+        """Admin endpoint: POST a rule, dropWatches, expireWatches or
+        muteWatches; GET; DELETE."""
         faults = self.settings.api_faults
         if method == "POST":
             body = self._body()
@@ -377,6 +378,9 @@ class Handler(socketserver.StreamRequestHandler):
                     return self._json(200, {"dropped": faults.drop_watches()})
                 if "expireWatches" in body and len(body) == 1:
                     faults.expire_watches(body["expireWatches"])
+                    return self._json(200, faults.to_json())
+                if "muteWatches" in body and len(body) == 1:
+                    faults.mute_watches(body["muteWatches"])
                     return self._json(200, faults.to_json())
                 fault = faults.add(ApiFault.from_json(body))
             except (TypeError, ValueError) as exc:
@@ -646,7 +650,7 @@ class Handler(socketserver.StreamRequestHandler):
                 now = time.monotonic()
                 if now >= deadline:
                     break
-                if bookmarks and now >= next_bookmark:
+                if bookmarks and now >= next_bookmark and not faults.muted:
                     sent = max(sent, w.seen_rv)
                     if self.store.rv > sent:  # only news: a bookmark moves the watcher on
                         sent = self.store.rv
@@ -666,6 +670,8 @@ class Handler(socketserver.StreamRequestHandler):
                     except OSError:
                         pass
                     return
+                if events and faults.silenced(len(events)):  # injected: lost on the way
+                    events = []
                 if events and as_table:
                     self._chunk(b"".join(json.dumps({"type": ev.type, "object": table.table(
                         r, [ev.obj], {"resourceVersion": str(ev.rv)},
