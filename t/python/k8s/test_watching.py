@@ -17,7 +17,14 @@ from flux_dws.emulator import api_resources as res
 from flux_dws.jsondata import DecodedObject
 from flux_dws.k8s.kinds import Kinds
 from flux_dws.k8s.settings import KubeSettings
-from flux_dws.k8s.watching import KindWatch, WatchSpec, _event_object, _watch_lines
+from flux_dws.k8s.watching import (
+    RETRYING,
+    WATCHING,
+    KindWatch,
+    WatchSpec,
+    _event_object,
+    _watch_lines,
+)
 
 from .conftest import (
     STORAGE,
@@ -207,6 +214,88 @@ def test_dropped_watch_reconnects_without_losing_events(emulator, layer, events)
     assert Mirror(events, "Storage").state() == store_state(emulator)
     assert len(events.of("sync")) == 1  # reconnected from its resourceVersion, no re-list
     assert layer.watches["Storage"].reconnects >= 1
+
+
+def _moving(obj: Any) -> bool:
+    """The tests' rule of an object that must still change: label moving=yes."""
+    return (obj.get("metadata", {}).get("labels") or {}).get("moving") == "yes"
+
+
+def _s1_labels(sync: dict[str, Any]) -> dict[str, str]:
+    return next(o["metadata"].get("labels") or {} for o in sync["objects"]
+                if o["metadata"]["name"] == "s1")
+
+
+def test_a_deaf_watch_with_objects_to_change_is_listed_again(emulator, make_layer, events):
+    """A stream that is open but delivers nothing (its events lost on the
+    way) is healed by the watchdog: silent past watch_silence while an
+    object must still change, the watch lists again and the change comes
+    in that list."""
+    layer = make_layer({"watch_silence": 0.3})
+    store_create(emulator, "s1", moving="yes")
+    layer.start_watches([WatchSpec("Storage", unsettled=_moving)])
+    events.sync("Storage")
+    watch_connected(emulator)
+    emulator.mute_watches()
+    api = emulator.custom_objects_api()
+    api.patch_namespaced_custom_object(G, V, "default", "storages", "s1",
+                                       {"metadata": {"labels": {"moving": "no"}}})
+    assert emulator.api_faults.wait(lambda f: f.muted_events >= 1), "the change was not lost"
+    events.wait_for(lambda e: e["type"] == "sync"
+                    and _s1_labels(e) == {"moving": "no"})
+    assert not events.of("watch")  # the muted stream said nothing: the list healed it
+    w = layer.watches["Storage"]
+    assert w.heals >= 1 and w.syncs == 1 + w.heals
+    view = w.view(time.monotonic())
+    assert view["heals"] == w.heals and view["unsettled"] == 0
+    assert "silent for" in view["last_error"] and "still to change" in view["last_error"]
+    # settled now: silence is no longer a reason to list
+    assert not w.check_silence(time.monotonic() + 3600)
+
+
+def test_a_silent_watch_is_listed_again_only_while_something_must_change(
+        emulator, make_layer, events):
+    layer = make_layer({"watch_silence": 3600})  # the watchdog thread stays out of it
+    store_create(emulator, "s1")
+    layer.start_watches([WatchSpec("Storage", unsettled=_moving)])
+    events.sync("Storage")
+    watch_connected(emulator)
+    w = layer.watches["Storage"]
+    now = time.monotonic()
+    assert w.view(now)["state"] == WATCHING and w.view(now)["unsettled"] == 0
+    assert not w.check_silence(now + 7200)  # silent, but nothing must change
+    api = emulator.custom_objects_api()
+    api.patch_namespaced_custom_object(G, V, "default", "storages", "s1",
+                                       {"metadata": {"labels": {"moving": "yes"}}})
+    events.wait_for(lambda e: e["type"] == "watch")
+    assert w.view(time.monotonic())["unsettled"] == 1
+    assert not w.check_silence(time.monotonic() + 60)  # not silent long enough
+    assert w.check_silence(time.monotonic() + 7200)
+    assert not w.check_silence(time.monotonic() + 7200)  # one heal at a time
+    i, sync = events.sync("Storage", 1)
+    assert _s1_labels(sync) == {"moving": "yes"} and w.heals == 1
+    # a watch without the rule is never healed for silence
+    layer2 = make_layer({"watch_silence": 3600})
+    layer2.start_watches(["Storage"])
+    events.wait_for(lambda e: e["type"] == "sync", i + 1)
+    assert not layer2.watches["Storage"].check_silence(time.monotonic() + 7200)
+    states = layer.watch_states()
+    assert [s["kind"] for s in states] == ["Storage"]
+    assert set(states[0]) == {"kind", "state", "resource_version", "heard_s", "unsettled",
+                              "lists", "reconnects", "heals", "last_error"}
+
+
+def test_a_watch_that_cannot_connect_says_why(emulator, make_layer, events):
+    layer = make_layer({"watch_backoff_initial": 3600})
+    emulator.api_fault(500, method="GET", path="storages", count=1)
+    layer.start_watches(["Storage"])
+    w = layer.watches["Storage"]
+    assert emulator.api_faults.wait(lambda f: f.failed >= 1)
+    deadline = time.monotonic() + 10
+    while w.view(time.monotonic())["state"] != RETRYING and time.monotonic() < deadline:
+        time.sleep(0.01)
+    view = w.view(time.monotonic())
+    assert view["state"] == RETRYING and view["last_error"].startswith("500 ")
 
 
 def test_watch_errors_back_off_and_recover(emulator, make_layer, events):

@@ -32,7 +32,15 @@ def test_status_table() -> None:
                       "reactor_wait_ms_p99": 1.0, "writer_wait_ms_p50": 0.5,
                       "writer_wait_ms_p99": 4.25, "events_behind": 12,
                       "k8s_oldest_pending_s": 0.25, "flux_pending": 4,
-                      "rpcs_waiting": 2},
+                      "rpcs_waiting": 2,
+                      "watches": [{"kind": "Storage", "state": "watching",
+                                   "resource_version": "812", "heard_s": 0.43, "unsettled": 0,
+                                   "lists": 1, "reconnects": 6, "heals": 0,
+                                   "last_error": None},
+                                  {"kind": "Workflow", "state": "retrying",
+                                   "resource_version": "", "heard_s": 130.0, "unsettled": 2,
+                                   "lists": 2, "reconnects": 0, "heals": 1,
+                                   "last_error": "503 busy"}]},
           "jobs": [{"id": 7, "workflow": "fluxjob-7", "phase": "datain", "desired": "DataIn",
                     "state": "Setup",
                     "ready": True, "status": "Completed", "message": "", "hosts": "c[1-2]",
@@ -47,7 +55,11 @@ def test_status_table() -> None:
                       " 0.2/1.0 ms, for a writer 0.5/4.25 ms)")
     assert out[2] == ("load: events behind 12, k8s writes pending 3 (oldest 0.250 s),"
                       " flux calls pending 4 (2 RPCs waiting to be sent)")
-    rows = out[4:]
+    assert out[3] == ("watch Storage: watching at resourceVersion 812, heard 0.4 s ago,"
+                      " 0 unsettled; lists 1, reconnects 6, heals 0")
+    assert out[4] == ("watch Workflow: retrying at resourceVersion -, heard 130.0 s ago,"
+                      " 2 unsettled; lists 2, reconnects 0, heals 1; last error: 503 busy")
+    rows = out[6:]
     assert [r.split()[0] for r in rows] == [f58(5), f58(7), f58(9)]  # by job id
     assert "PreRun ready" in rows[0]
     assert "Setup -> DataIn" in rows[1] and "c[1-2]" in rows[1] and "setup" in rows[1]

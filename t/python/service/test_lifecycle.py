@@ -218,8 +218,15 @@ def test_status_reports_jobs_and_service(h: Harness) -> None:
         assert svc[f"{wait}_ms_p99"] >= svc[f"{wait}_ms_p50"] >= 0
     # the load figures (what each counts: test_status_load_figures_count_what_waits)
     assert set(svc) >= {"events_behind", "k8s_pending", "k8s_oldest_pending_s", "flux_pending",
-                        "rpcs_waiting"}
+                        "rpcs_waiting", "watches"}
     assert (svc["k8s_oldest_pending_s"] is None) == (svc["k8s_pending"] == 0)
+    # each watch's state: all four watching, the Workflows' with its rule
+    watches = {w["kind"]: w for w in svc["watches"]}
+    assert set(watches) == {"Workflow", "PersistentStorageInstance", "SystemConfiguration",
+                            "Storage"}
+    assert {w["state"] for w in watches.values()} == {"watching"}
+    assert watches["Workflow"]["lists"] == 1 and watches["Workflow"]["heals"] == 0
+    assert int(watches["Workflow"]["resource_version"]) > 0
     h.cancel(jobid)
     h.wait(jobid)
 

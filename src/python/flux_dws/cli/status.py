@@ -52,6 +52,18 @@ def _jobid(job: dict[str, Any]) -> str:
     return str(jid if jid is not None else "")
 
 
+def _watch_line(w: dict[str, Any]) -> str:
+    """'watch Workflow: watching at resourceVersion 812, heard 0.4 s ago, ...'
+    (a watch's state: flux_dws.k8s.watching.KindWatch.view)."""
+    heard = w.get("heard_s")
+    line = (f"watch {w.get('kind')}: {w.get('state')} at resourceVersion "
+            f"{w.get('resource_version') or '-'}, heard "
+            f"{'-' if not isinstance(heard, (int, float)) else f'{heard:.1f} s ago'}, "
+            f"{w.get('unsettled', 0)} unsettled; lists {w.get('lists', 0)}, reconnects "
+            f"{w.get('reconnects', 0)}, heals {w.get('heals', 0)}")
+    return line + (f"; last error: {w['last_error']}" if w.get("last_error") else "")
+
+
 def format_status(st: dict[str, Any]) -> str:
     """The table ``flux dws status`` prints (also used by the demo)."""
     released = [j for j in st.get("jobs", []) if j.get("released")]
@@ -74,6 +86,7 @@ def format_status(st: dict[str, Any]) -> str:
                      f"{'-' if oldest is None else f'{oldest:.3f} s'}), flux calls pending "
                      f"{svc.get('flux_pending', 0)} ({svc.get('rpcs_waiting', 0)} RPCs"
                      " waiting to be sent)")
+        lines += [_watch_line(w) for w in svc.get("watches") or [] if isinstance(w, dict)]
     jobs = sorted(st.get("jobs", []), key=lambda j: j.get("id", 0))
     if jobs:
         lines.append(f"{'JOBID':>10} {'WORKFLOW':<18} {'PHASE':<12} {'STATE':<22} {'HOSTS':<16} "

@@ -6,6 +6,11 @@ versions it serves: kinds.py), starts one list+watch thread per kind
 (writing.py), and hands every outcome back as an event through ``post``
 (events.py); settings.py lists its config keys.  It does I/O only.
 
+A watchdog thread (started with the watches) asks each watch every few
+seconds whether it has been silent too long while objects it knows must
+still change (``KindWatch.check_silence``: it then lists again);
+``watch_states`` is what each watch is doing, for ``flux dws status``.
+
 Barriers (the service's ``dws.watch_test``): ``watch_barrier`` lists every
 watched kind and calls back once each watch has posted what its list
 shows; ``writes_barrier`` calls back once every action submitted before has
@@ -86,6 +91,8 @@ class KubeLayer:
         self.kinds: Kinds | None = None
         self.pool: WriterPool | None = None
         self.watches: dict[str, KindWatch] = {}
+        self._watchdog_stop = threading.Event()
+        self._watchdog: threading.Thread | None = None
 
     def connect(self) -> Kinds:
         """Build the client, check the server answers, probe the API versions
@@ -185,9 +192,27 @@ class KubeLayer:
                 self.log.warning("not watching %s: the cluster does not serve it", spec.kind)
                 continue
             w = KindWatch(self.api, self.kinds[spec.kind], self._gate, self.log,
-                          self.settings, spec.namespace, spec.label_selector)
+                          self.settings, spec.namespace, spec.label_selector, spec.unsettled)
             self.watches[spec.kind] = w
             w.start()
+        if self._watchdog is None and self.watches:
+            self._watchdog = threading.Thread(target=self._watch_dog, name="kube-watchdog",
+                                              daemon=True)
+            self._watchdog.start()
+
+    def _watch_dog(self) -> None:
+        """Every few seconds (a quarter of ``watch_silence``, at most 5 s):
+        each silent watch that must hear something is listed again."""
+        every = min(self.settings.watch_silence / 4, 5.0)
+        while not self._watchdog_stop.wait(every):
+            now = time.monotonic()
+            for w in list(self.watches.values()):
+                w.check_silence(now)
+
+    def watch_states(self) -> list[dict[str, Any]]:
+        """What each watch is doing (``KindWatch.view``), by kind."""
+        now = time.monotonic()
+        return [w.view(now) for _, w in sorted(self.watches.items())]
 
     def submit(self, action: Mapping[str, Any], sent: Callable[[], None] | None = None) -> None:
         """Queue a ``k8s`` action; never blocks.  Its outcome comes back as
@@ -254,6 +279,7 @@ class KubeLayer:
     def stop(self, timeout: float = 5.0, drain: bool = False) -> None:
         """End the watches and the writers and join them (up to timeout)."""
         deadline = time.monotonic() + timeout
+        self._watchdog_stop.set()
         for w in self.watches.values():
             w.stop()
         if not drain:

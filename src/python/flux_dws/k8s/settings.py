@@ -3,7 +3,7 @@
 Config keys (``KubeSettings.from_config``; others are ignored): ``writers``,
 ``retry_initial``, ``retry_max``, ``retry_attempts``, ``retry_deadline``,
 ``request_timeout``, ``connect_timeout``, ``watch_timeout``,
-``watch_backoff_initial``, ``watch_backoff_max``, ``list_limit``,
+``watch_backoff_initial``, ``watch_backoff_max``, ``watch_silence``, ``list_limit``,
 ``dws_api_version``, ``nnf_api_version``.  The service passes its whole
 ``[rabbit]`` table.
 """
@@ -32,6 +32,9 @@ class KubeSettings:
     watch_timeout: int = 60
     watch_backoff_initial: float = 0.1
     watch_backoff_max: float = 10.0
+    #: seconds a watch may hear of no object while objects it knows must
+    #: still change, before it is listed again (watching.py)
+    watch_silence: float = 120.0
     list_limit: int = 500
     dws_api_version: str | None = None
     nnf_api_version: str | None = None

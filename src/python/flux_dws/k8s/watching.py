@@ -12,6 +12,17 @@ go to the logger, not to the engine.  The stream is read by its own line
 reader (``_watch_lines``), each event's object keeping its text
 (``_event_object``).
 
+A watch that hears nothing is not trusted while it has objects that must
+change (``WatchSpec.unsettled``: a Workflow DWS is still to move): silent
+(no object event and no list) for ``watch_silence`` seconds with such
+objects known, it is healed (``check_silence``, called by the layer's
+watchdog): its stream is cut and it lists again, as after a 410, so a
+connection that is open but delivers nothing (or a server that lost its
+events) cannot stop the queue.  ``view`` is a watch's state for ``flux
+dws status``: listing, watching or retrying, its resourceVersion, the
+seconds since it last heard of an object, its lists, reconnects, heals
+and last error.
+
 Barriers (the service's ``dws.watch_test``, through
 ``KubeLayer.watch_barrier``): ``when_caught_up`` calls back once the
 watch has posted what a list of its kind shows.
@@ -40,16 +51,22 @@ from flux_dws.k8s.events import Post
 from flux_dws.k8s.kinds import KindInfo
 from flux_dws.k8s.settings import KubeSettings
 
-__all__ = ["KindWatch", "WatchSpec"]
+__all__ = ["LISTING", "RETRYING", "STOPPED", "WATCHING", "KindWatch", "WatchSpec"]
+
+#: what a watch is doing (``KindWatch.view``)
+LISTING, WATCHING, RETRYING, STOPPED = "listing", "watching", "retrying", "stopped"
 
 
 @dataclass(frozen=True)
 class WatchSpec:
-    """What to watch: a kind, optionally one namespace and a label selector."""
+    """What to watch: a kind, optionally one namespace and a label selector;
+    ``unsettled(obj)``: whether an object of it must still change (the
+    watch is then not trusted when silent: see the module docstring)."""
 
     kind: str
     namespace: str | None = None
     label_selector: str | None = None
+    unsettled: Callable[[Any], bool] | None = None
 
 
 def _watch_lines(resp: Any) -> Iterator[bytes]:
@@ -125,7 +142,8 @@ class KindWatch:
 
     def __init__(self, api: Api, info: KindInfo, post: Post, log: logging.Logger,
                  settings: KubeSettings, namespace: str | None = None,
-                 label_selector: str | None = None) -> None:
+                 label_selector: str | None = None,
+                 unsettled: Callable[[Any], bool] | None = None) -> None:
         self.api = api
         self.info = info
         self.kind = info.kind
@@ -135,6 +153,13 @@ class KindWatch:
         self.resource_version = ""
         self.syncs = 0           # lists posted so far
         self.reconnects = 0      # streams opened after the first
+        self.heals = 0           # lists made because it was silent (check_silence)
+        self.state = LISTING
+        self.last_error: str | None = None
+        self._unsettled_rule = unsettled
+        self._unsettled: set[str] = set()  # objects known that must still change
+        self._heard = time.monotonic()     # its last list or object event
+        self._heal: str | None = None      # why it must list again (check_silence)
         self._post = post
         self._log = log
         self._stopping = threading.Event()
@@ -175,19 +200,31 @@ class KindWatch:
         """Record what was just posted (or, for a BOOKMARK, reached) and
         release the barriers it satisfies (on the watch thread)."""
         n = _rv_int(rv)
+        rule = self._unsettled_rule
         with self._lock:
             if etype == "SYNC":
+                self._heard = time.monotonic()
                 self._known = {k: v for k, v in (_rv_of(o) for o in objects or ())
                                if k is not None and v is not None}
                 self._seen = n if n is not None else -1
+                self._unsettled = set()
+                for o in objects or () if rule is not None else ():
+                    key = _rv_of(o)[0]
+                    if key is not None and rule(o):  # type: ignore[misc]
+                        self._unsettled.add(key)
             else:
                 if etype in ("ADDED", "MODIFIED", "DELETED"):
+                    self._heard = time.monotonic()
                     key, orv = _rv_of(obj)
                     if key is not None:
                         if etype == "DELETED":
                             self._known.pop(key, None)
                         elif orv is not None:
                             self._known[key] = orv
+                        if etype != "DELETED" and rule is not None and rule(obj):
+                            self._unsettled.add(key)
+                        else:
+                            self._unsettled.discard(key)
                 if n is not None and n > self._seen:
                     self._seen = n
             ready = [b for b in self._barriers if self._caught_up(b)]
@@ -223,6 +260,50 @@ class KindWatch:
                 return
         done(None)
 
+    # --- the watchdog's side: a silent watch is listed again
+
+    def check_silence(self, now: float) -> bool:
+        """Heal this watch (cut its stream, list again) when it is watching
+        and has heard of no object for ``watch_silence`` seconds while it
+        knows objects that must still change.  Called by the layer's
+        watchdog thread; True when it healed."""
+        with self._lock:
+            silent = now - self._heard
+            if (self.state != WATCHING or not self._unsettled or self._heal is not None
+                    or silent < self.settings.watch_silence):
+                return False
+            self._heal = (f"silent for {silent:.0f} s with {len(self._unsettled)} "
+                          f"{self.kind} object(s) still to change")
+            resp = self._resp
+        self._log.warning("watch %s: %s; listing again", self.kind, self._heal)
+        if resp is not None:
+            _hang_up(resp)
+        return True
+
+    def _take_heal(self) -> bool:
+        """Whether the watchdog asked for a list (its ask is taken)."""
+        with self._lock:
+            if self._heal is None:
+                return False
+            self.last_error, self._heal = self._heal, None
+            self.heals += 1
+            return True
+
+    def view(self, now: float) -> dict[str, Any]:
+        """This watch's state, for ``flux dws status``."""
+        with self._lock:
+            return {"kind": self.kind, "state": self.state,
+                    "resource_version": self.resource_version,
+                    "heard_s": round(now - self._heard, 3), "unsettled": len(self._unsettled),
+                    "lists": self.syncs, "reconnects": self.reconnects, "heals": self.heals,
+                    "last_error": self.last_error}
+
+    def _set_state(self, state: str, error: str | None = None) -> None:
+        with self._lock:
+            self.state = state
+            if error is not None:
+                self.last_error = error
+
     def _run(self) -> None:
         s = self.settings
         backoff = s.watch_backoff_initial
@@ -232,8 +313,11 @@ class KindWatch:
         while not self._stopping.is_set():
             failed: str | None = None
             self._delivered = False
+            if self._take_heal():
+                need_list, progress = True, False
             try:
                 if need_list:
+                    self._set_state(LISTING)
                     objects, rv = self.api.list_all(self.info, self.namespace,
                                                     self.label_selector, s.list_limit)
                     self.resource_version = rv
@@ -245,6 +329,7 @@ class KindWatch:
                 streams += 1
                 if streams > 1:
                     self.reconnects += 1
+                self._set_state(WATCHING)
                 if self._stream():
                     progress = True
                     backoff = s.watch_backoff_initial
@@ -269,10 +354,16 @@ class KindWatch:
                 if self._delivered:
                     progress, backoff = True, s.watch_backoff_initial
                 failed = describe(exc)
+            with self._lock:
+                healing = self._heal is not None
+            if healing:
+                continue  # cut by the watchdog: list again at once
+            self._set_state(RETRYING, failed)
             self._log.warning("watch %s: %s; retrying in %.1f s", self.kind, failed, backoff)
             if self._stopping.wait(backoff):
                 break
             backoff = min(backoff * 2, s.watch_backoff_max)
+        self._set_state(STOPPED)
 
     def _stream(self) -> bool:
         """One watch request from self.resource_version; True when it delivered
@@ -295,7 +386,8 @@ class KindWatch:
         resp = self.api.lister(self.info, self.namespace)(**kw)
         with self._lock:
             self._resp = resp
-        if self._stopping.is_set():
+            cut = self._heal is not None  # the watchdog asked before it could cut it
+        if cut or self._stopping.is_set():
             _hang_up(resp)
         try:
             for line in _watch_lines(resp):

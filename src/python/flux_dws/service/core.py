@@ -23,6 +23,7 @@ from flux_dws.engine import METHODS as engine_methods
 from flux_dws.k8s.watching import WatchSpec
 from flux_dws.service.link import JobInfo, Link, Request, ResourceFollow
 from flux_dws.users import passwd, user_name
+from flux_dws.wfstates import workflow_unsettled
 
 #: Where DWS keeps its system objects (SystemConfiguration, Storage,
 #: SystemStatus), whatever namespace the Workflows are made in.
@@ -70,6 +71,7 @@ class Kube(Protocol):
     def pending(self) -> int: ...
     def oldest_pending(self) -> float | None: ...
     def watch_barrier(self, done: Callable[[str | None], None]) -> None: ...
+    def watch_states(self) -> list[dict[str, Any]]: ...
     def writes_barrier(self, done: Callable[[], None]) -> None: ...
 
 
@@ -163,7 +165,8 @@ class Service:
     def start(self) -> None:
         """Take dws.* requests and start the watches (on the reactor thread)."""
         self.link.serve("dws", self._request, GUEST_METHODS)
-        self.kube.start_watches([WatchSpec("Workflow", self.namespace)]
+        self.kube.start_watches([WatchSpec("Workflow", self.namespace,
+                                           unsettled=workflow_unsettled)]
                                 + [WatchSpec(kind, self.namespace)
                                    for kind in WATCHED_BESIDE_WORKFLOWS]
                                 + [WatchSpec(kind, ns) for kind, ns in WATCHED_SYSTEM])
@@ -237,7 +240,8 @@ class Service:
         oldest = self.kube.oldest_pending()
         return {"events_behind": behind, "k8s_pending": self.kube.pending(),
                 "k8s_oldest_pending_s": None if oldest is None else round(oldest, 3),
-                "flux_pending": len(self._flux_open), "rpcs_waiting": len(self._rpcs_waiting)}
+                "flux_pending": len(self._flux_open), "rpcs_waiting": len(self._rpcs_waiting),
+                "watches": self.kube.watch_states()}
 
     def feed(self, event: dict[str, Any], t_in: float | None = None) -> None:
         """Feed one event to the engine and carry out its actions.  ``t_in``:
