@@ -65,11 +65,12 @@ test_expect_success 'no rabbit job yet: flux dws jobs prints the header only' '
 	grep "^JOBID *USER *PHASE *STATE *DIRECTIVES *RABBITS *TIME" none.out
 '
 
-# The copy_in takes 45 s: the points up to the record's are made while it
-# is under way, and on a loaded machine (CI's 2 cores) the other user's
-# commands alone take 10 s or more
+# The copy_in is held (its two copies, one per node, move, and end only
+# when released): the points
+# up to the record's are made while it is under way, however long a
+# loaded machine (CI's 2 cores) takes over them
 test_expect_success 'a copy_in under way: its owner sees it moving' '
-	flux-dws fault delay --kind datamovement --index 1 --state DataIn --seconds 45 &&
+	flux-dws fault hold --kind datamovement --index 1 --state DataIn --seconds 10 &&
 	id=$(flux submit -N2 --setattr=system.dw="$STAGED_IN" true) &&
 	echo $id >datain.id &&
 	until_true 60 copy_in_moving $id &&
@@ -149,6 +150,7 @@ test_expect_success 'the job'"'"'s KVS record is the view dws.job answers' '
 
 test_expect_success 'the copy_in ends: the job runs and ends' '
 	flux-dws fault clear &&
+	flux-dws fault release | jq -e ".released == 2" &&
 	flux job wait-event -t 120 $(cat datain.id) clean
 '
 
@@ -221,7 +223,7 @@ in_datain() {
 }
 
 test_expect_success 'an active job with no service loaded: its KVS record, exit 1' '
-	flux-dws fault delay --kind datamovement --index 1 --state DataIn --seconds 30 &&
+	flux-dws fault hold --kind datamovement --index 1 --state DataIn &&
 	active=$(flux submit -N1 --setattr=system.dw="$STAGED_IN" true) &&
 	echo $active >active.id &&
 	until_true 60 in_datain $active &&
@@ -257,6 +259,7 @@ test_expect_success 'load the service again: the active job goes on' '
 	flux module load "$top_srcdir/src/modules/dws.py" &&
 	flux python -m flux_dws sync &&
 	flux-dws fault clear &&
+	flux-dws fault release | jq -e ".released == 1" &&
 	flux job wait-event -t 90 $(cat active.id) clean &&
 	flux job status $(cat active.id)
 '
