@@ -339,3 +339,31 @@ def test_a_limit_removal_lost_to_a_jobtap_reload_is_sent_again(jobs1: Harness) -
     job = h.wait(b)
     assert job.exceptions == [], job.exceptions
     assert settled(h) == {}
+
+
+def test_a_job_whose_storage_is_torn_down_no_longer_holds_its_gib() -> None:
+    """Teardown done, its Workflow being deleted (held there: the deletes
+    fail until the test clears the fault), a job's GiB no longer count:
+    a job that fits beside the rest goes at once."""
+    with Harness(config={"limits": {"max_user_gib": 25, "users": {}}},
+                 kube={"retry_attempts": 1_000_000, "retry_deadline": 86400.0,
+                       "retry_max": 0.2}) as h:
+        a = h.submit(XFS, nodes=2, runtime=LONG)  # 2 x 10 GiB
+        _started(h, a)
+        h.emulator.api_fault(503, method="DELETE", path=f"/workflows/fluxjob-{a}$",
+                             count=1_000_000)
+        h.finish(a)
+        # each ask is a round trip through the service (no sleep); the phase
+        # stays "deleting" while the deletes fail
+        asks = 0
+        while _view(h, a).get("phase") != "deleting":
+            asks += 1
+            assert asks < 5000, f"job {a} never reached the deleting phase"
+        b = h.submit(XFS, nodes=1)  # 10 GiB: 30 if a's 20 still counted
+        h.wait_for(lambda: _workflow_of(h, b), 30, f"job {b}'s Workflow")
+        assert LIMIT_DEPENDENCY not in h.jm.jobs[b].deps
+        assert _view(h, a).get("phase") == "deleting"  # still there, the whole time
+        h.emulator.clear_api_faults()
+        assert h.wait(a).exceptions == []
+        assert h.wait(b).exceptions == []
+        assert settled(h) == {}

@@ -41,6 +41,15 @@ def by_name(answer: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {r["name"]: r for r in dfcli.rabbits_of(answer)}
 
 
+def assert_total_sums(answer: dict[str, Any]) -> None:
+    """The total row is each column summed over the rabbits."""
+    rabbits = dfcli.rabbits_of(answer)
+    for key in ("size", "free", "used", "jobs", "persistent", "other"):
+        assert answer["total"][key] == sum(r[key] for r in rabbits), key
+    for key in ("total", "up", "down", "held"):
+        assert answer["total"]["ssds"][key] == sum(r["ssds"][key] for r in rabbits), key
+
+
 def test_an_idle_system(h: Harness) -> None:
     got = df(h)
     assert got["success"] and got["ready"]
@@ -56,6 +65,7 @@ def test_an_idle_system(h: Harness) -> None:
         assert r["up"] is True
     assert got["total"]["size"] == rabbits[R2]["size"] + rabbits[R3]["size"]
     assert got["total"]["ssds"] == {"total": 4, "up": 4, "down": 0, "held": 0}
+    assert_total_sums(got)
 
 
 def test_jobs_and_persistent_storage_and_a_drain(h: Harness) -> None:
@@ -74,10 +84,14 @@ def test_jobs_and_persistent_storage_and_a_drain(h: Harness) -> None:
         return bool(rabbits[jrabbit]["jobs"] and rabbits[prabbit]["persistent"]) and all(
             rabbits[n]["free"] == storage_status(h, n)["capacity"] for n in (R2, R3))
 
-    rabbits = by_name(df(h))
+    answer = df(h)
+    rabbits = by_name(answer)
     asks = 1
     while not settled(rabbits) and asks < 500:
-        rabbits, asks = by_name(df(h)), asks + 1
+        answer = df(h)
+        rabbits, asks = by_name(answer), asks + 1
+    assert_total_sums(answer)
+    assert answer["total"]["used"] >= 20 * GiB  # the job's and the persistent storage
     assert rabbits[jrabbit]["jobs"] >= 10 * GiB
     assert rabbits[prabbit]["persistent"] >= 10 * GiB
     for name in (R2, R3):
