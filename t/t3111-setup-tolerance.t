@@ -130,13 +130,15 @@ test_expect_success 'forceReady refused in PreRun: fatal dws-timeout at once' '
 '
 
 # setup_timeout = 0.0001 fires while Setup is still in progress: a
-# delay fault holds nnf-sos' Setup for 3 s (in flux-coral2's test a
-# real Setup takes that long); the NnfStorage is made at Setup's start
+# stall holds nnf-sos' Setup until the service forces it ready (in
+# flux-coral2's test a real Setup takes 3 s; a delay of that length was
+# a window a loaded machine could miss); the NnfStorage is made at
+# Setup's start
 test_expect_success 'setup_timeout = 0.0001, 1-node batch tolerating 1: it runs, status 0' '
 	sed -i "s/^setup_timeout = .*/setup_timeout = 0.0001/" conf/instance.toml &&
 	flux config reload &&
 	flux config get rabbit.setup_timeout | grep "^0.0001\$" &&
-	flux-dws fault delay --state Setup --seconds 3 &&
+	flux-dws fault stall --state Setup &&
 	id=$(flux batch -N1 --setattr=system.dw="$XFS" \
 		--setattr=system.dw_failure_tolerance=1 --output=tiny.out --wrap hostname) &&
 	flux job wait-event -t 60 $id clean &&
@@ -154,7 +156,7 @@ test_expect_success 'setup_timeout = 0.0001, 1-node batch tolerating 1: it runs,
 test_expect_success 'forceReady patched by hand mid-Setup: Setup completes, the job runs' '
 	sed -i "/^setup_timeout = /d; /^prerun_timeout = /d" conf/instance.toml &&
 	flux config reload &&
-	flux-dws fault delay --state Setup --seconds 60 &&
+	flux-dws fault stall --state Setup &&
 	id=$(flux submit -N1 --setattr=system.dw="$XFS" hostname) &&
 	kubectl wait --for=jsonpath="{.status.state}"=Setup \
 		"workflow/$(wfname $id)" --timeout=30s &&
