@@ -66,6 +66,7 @@ Skips, saying why, where Flux, Fluxion or the plugins are absent.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import re
@@ -191,7 +192,7 @@ def outside(args: argparse.Namespace) -> int:
                "flux", "python", str(Path(__file__).resolve()), "--inside", str(work), *inner]
         return subprocess.run(cmd, env=env, check=False).returncode
     finally:
-        if not args.keep:
+        if not args.keep and not (work / "stall").exists():
             shutil.rmtree(work, ignore_errors=True)
 
 
@@ -383,6 +384,31 @@ class Instance:
         cur = 0.0 if self.service_pid is None else self._cpu(self.service_pid) - self.cpu_base
         return self.cpu_done + cur
 
+    def keep_stall_evidence(self) -> None:
+        """A stalled run keeps what explains it, in the work directory
+        (kept): the broker's log, the service's status (its watches' state
+        with it), the service's and the emulator's threads' stacks (where
+        py-spy is on PATH) and the emulator's log beside them.  Taken
+        before the rest of the chaos plan is played out at once
+        (Chaos.finish), which would hide where the run stood."""
+        out = self.work / "stall"
+        out.mkdir(exist_ok=True)
+        with open(out / "dmesg", "wb") as f:
+            subprocess.run(["flux", "dmesg"], stdout=f, stderr=subprocess.STDOUT, check=False)
+        try:
+            (out / "dws.status.json").write_text(json.dumps(self.rpc("dws.status"), indent=1))
+        except OSError as exc:
+            (out / "dws.status.json").write_text(f"dws.status failed: {exc}\n")
+        spy = shutil.which("py-spy")
+        for name, pid in (("service", self.service_pid),
+                          ("emulator", None if self.emulator is None else self.emulator.pid)):
+            if spy is not None and pid is not None:
+                with open(out / f"{name}-threads", "wb") as f:
+                    subprocess.run([spy, "dump", "--pid", str(pid)], stdout=f,
+                                   stderr=subprocess.STDOUT, check=False, timeout=60)
+        print(f"stall: evidence kept in {out} (the emulator's log: "
+              f"{self.work / 'emulator.log'})", flush=True)
+
     def wait_rabbits_up(self, timeout: float = 300) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -537,6 +563,7 @@ class Chaos:
                 self.plan.append((when + jobs // 20, f"{r} up", health(r, "--reset")))
         self.plan.sort(key=lambda p: p[0])
         self.done: list[str] = []
+        self.at: list[tuple[int, str]] = []  # (jobs ended, fault) as they were made
 
     def restart_emulator(self) -> None:
         self.inst.stop_emulator()
@@ -566,10 +593,18 @@ class Chaos:
             _, what, fn = self.plan.pop(0)
             fn()
             self.done.append(what)
+            self.at.append((ended, what))
 
     def finish(self) -> None:
-        """Whatever is left of the plan (the run ended early: rabbits up)."""
-        self.step(1 << 30)
+        """The run ended early (a stall): the rabbits that are down come up;
+        the rest of the plan is dropped, not played out at once (a burst
+        of reloads and restarts after a stall would leave the figures of
+        an instance that never saw the stall, and hide what came before)."""
+        for _, what, fn in self.plan:
+            if what.endswith(" up"):
+                fn()
+                self.done.append(what)
+        self.plan.clear()
 
 
 def _ready(job: Job, inst: Instance) -> bool | None:
@@ -617,6 +652,10 @@ def run_workload(inst: Instance, jobs: list[Job], in_flight: int,
         if chaos is not None:
             chaos.step(len(inst.ended))
         if time.monotonic() - last_progress > inst.args.stall:
+            inst.keep_stall_evidence()
+            if chaos is not None:
+                print("stall: after " + ", ".join(f"{what} at {n}" for n, what in chaos.at[-4:])
+                      + f"; {len(inst.ended)} jobs ended", flush=True)
             break  # nothing ended for so long: the rest is stuck
     if chaos is not None:
         chaos.finish()
