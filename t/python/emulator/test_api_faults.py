@@ -214,3 +214,29 @@ def test_muted_watches_stay_open_and_lose_their_events(emulator):
     api.create_namespaced_custom_object(G, V, "default", "storages", body)
     assert got.get(timeout=10) == ("ADDED", "heard")
     assert got.empty() and emulator.api_faults.open_watches() == 1
+
+
+def test_a_stopped_server_closes_its_kept_alive_connections():
+    """Once stopped, what still comes on a kept-alive connection gets 503
+    and the connection closes, as from Go's server: a client's next
+    request finds the server that follows, not this one for ever."""
+    emu = Emulator().start()
+    try:
+        ctx = ssl.create_default_context()
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        conn = http.client.HTTPSConnection(emu.host, emu.port, context=ctx, timeout=10)
+        headers = {"Authorization": f"Bearer {emu.token}"}
+        conn.request("GET", "/version", headers=headers)
+        first = conn.getresponse()
+        first.read()
+        assert first.status == 200 and first.headers.get("Connection") != "close"
+        emu.settings.stopping.set()  # what Emulator.stop does first
+        conn.request("GET", "/version", headers=headers)
+        second = conn.getresponse()
+        body = json.loads(second.read())
+        assert second.status == 503 and second.headers["Connection"] == "close"
+        assert body["message"] == "the API server is shutting down"
+        conn.close()
+    finally:
+        emu.stop()

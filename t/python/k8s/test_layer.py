@@ -108,3 +108,60 @@ def test_stop_is_prompt(emulator, layer, events):
     n = len(events)
     layer.submit(k8s("get", name="x", token="late"))  # dropped with a warning
     assert len(events) == n and layer.pending() == 0
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_a_reload_in_a_5xx_burst_then_an_api_server_restart(tmp_path):
+    """The fault pair a stalled chaos run showed (issue 62): a layer made
+    (a service reloaded) during a burst of 503s, then its API server
+    restarted (its state kept, the same address): the watches come back
+    and deliver what changes after, the writers write; nothing is lost.
+    (The stall itself was not this pair: bench_scale's Chaos.finish
+    played it out after the stall; see the silent-watch tests.)"""
+    from flux_dws.emulator.apifaults import ApiFault
+
+    port, state, kc = _free_port(), tmp_path / "state.db", tmp_path / "kubeconfig"
+
+    def emulator() -> Emulator:
+        emu = Emulator(port=port, state=state, kubeconfig=kc, system="kind",
+                       latency="zero", bookmark_interval=1.0)
+        emu.start()
+        return emu
+
+    emu = emulator()
+    events = Recorder()
+    layer = None
+    try:
+        emu.api_faults.add(ApiFault(status=503, count=10, message="bench chaos: burst"))
+        layer = KubeLayer(kc, events, logging.getLogger("test-pair"),
+                          {"watch_backoff_max": 0.5, "retry_max": 0.5})
+        layer.connect()  # rides out the burst
+        assert emu.api_faults.failed == 10
+        layer.start_watches(["Workflow", "Storage"])
+        events.sync("Workflow")
+        events.sync("Storage")
+        watch_connected(emu, 2)
+        emu.stop()
+        emu = emulator()
+        body = {"apiVersion": f"{G}/v1alpha7", "kind": "Workflow",
+                "metadata": {"name": "after-restart", "namespace": "default"},
+                "spec": {"desiredState": "Proposal", "dwDirectives": [], "wlmID": "flux",
+                         "jobID": 1, "userID": 0, "groupID": 0}}
+        layer.submit(k8s("create", kind="Workflow", body=body, token="c"))
+        assert events.result("c")["ok"]
+        # the watch came back from where it was (or listed again): the new
+        # Workflow's own changes arrive, DWS' Proposal among them
+        events.wait_for(lambda e: e["type"] == "watch"
+                        and e["object"]["metadata"]["name"] == "after-restart"
+                        and (e["object"].get("status") or {}).get("state") == "Proposal",
+                        timeout=30)
+        assert layer.watches["Workflow"].view(time.monotonic())["state"] == "watching"
+    finally:
+        if layer is not None:
+            layer.stop()
+        emu.stop()

@@ -184,6 +184,13 @@ class Handler(socketserver.StreamRequestHandler):
         self.close_connection = conn == "close" or (version == "HTTP/1.0"
                                                      and conn != "keep-alive")
         self._body_read = False
+        if self.settings.stopping.is_set():
+            # a server going away answers what still comes on a kept-alive
+            # connection with 503 and closes it, as Go's server does, so
+            # the client's next request finds the server that follows
+            self.close_connection = True
+            self._error(503, "ServiceUnavailable", "the API server is shutting down")
+            return False
         method = "GET" if self.command == "HEAD" else self.command
         if method not in ("GET", "POST", "PUT", "PATCH", "DELETE"):
             self._skip_body()
@@ -682,6 +689,8 @@ class Handler(socketserver.StreamRequestHandler):
                                          + ev.raw + b"}\n" for ev in events))
                 if events:
                     sent = max(sent, events[-1].rv)
+            if self.settings.stopping.is_set():
+                self.close_connection = True  # its last chunk, then the connection goes
             self._chunk(b"")
         finally:
             faults.watch_closed(handle)

@@ -384,6 +384,14 @@ class KindWatch:
         started = time.monotonic()
         self._delivered = False
         resp = self.api.lister(self.info, self.namespace)(**kw)
+        # The stream's connection is closed when it ends, never handed back
+        # to the pool: a stream that ends normally goes back to it (urllib3
+        # releases it at the last chunk), and the next watch would go out
+        # on it again -- to a server that is shutting down and ends every
+        # watch at once, for ever (an API server restarted in place, a
+        # proxy), however often it reconnects.  A new connection each time
+        # costs a TLS handshake a minute per kind.
+        conn = getattr(resp, "connection", None)
         with self._lock:
             self._resp = resp
             cut = self._heal is not None  # the watchdog asked before it could cut it
@@ -423,6 +431,8 @@ class KindWatch:
         finally:
             with self._lock:
                 self._resp = None
+            if conn is not None:
+                conn.close()
             resp.close()
             resp.release_conn()
         return self._delivered or time.monotonic() - started >= 1.0
