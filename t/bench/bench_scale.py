@@ -170,6 +170,49 @@ mapping = "{work}/elcap.json"
         "    context.setopt('resource', 'monitor-force-up noverify', overwrite=True)\n")
 
 
+#: written by the initial program when it is done (instance_stop_bound)
+INSIDE_DONE = "inside-done"
+#: seconds the instance may take to stop once its initial program is done,
+#: before it is stopped as a site stops one (SIGTERM); and the broker's
+#: cleanup-timeout, which flux-core applies on that signal only
+STOP_WAIT, CLEANUP_TIMEOUT = 60.0, 30.0
+
+
+def run_instance(cmd: list[str], env: dict[str, str], done: Path) -> int:
+    """Run the instance; its exit status.  A stopping instance waits for
+    every epilog (flux queue idle, with no bound unless by a signal): jobs
+    left in CLEANUP with their dws service gone (a stalled run's) would
+    hold it for good.  So once the initial program is done, the instance
+    gets STOP_WAIT seconds, then SIGTERM, as systemd stops one: the
+    cleanup is then cut after broker.cleanup-timeout and the jobs stay
+    active with their Workflows, for the next start to carry on
+    (t3107).  Last, SIGKILL."""
+    proc = subprocess.Popen(cmd, env=env)
+    since: float | None = None
+    signalled = False
+    while True:
+        try:
+            return proc.wait(timeout=1.0)
+        except subprocess.TimeoutExpired:
+            pass
+        if since is None and done.exists():
+            since = time.monotonic()
+        if since is None:
+            continue
+        waited = time.monotonic() - since
+        if not signalled and waited > STOP_WAIT:
+            print(f"bench_scale: the instance did not stop within {STOP_WAIT:.0f} s of its"
+                  " initial program's end (jobs in CLEANUP wait for epilogs): SIGTERM, as a"
+                  f" site stops one (broker.cleanup-timeout {CLEANUP_TIMEOUT:.0f} s)",
+                  flush=True)
+            proc.send_signal(signal.SIGTERM)
+            signalled = True
+        elif waited > STOP_WAIT + CLEANUP_TIMEOUT + 120:
+            print("bench_scale: the instance ignored SIGTERM: killed", flush=True)
+            proc.kill()
+            return proc.wait()
+
+
 def outside(args: argparse.Namespace) -> int:
     reason = _skip_reason()
     if reason is not None:
@@ -188,9 +231,10 @@ def outside(args: argparse.Namespace) -> int:
         env = {**_python_env(), "FLUX_MODPROBE_PATH_APPEND": str(work / "modprobe")}
         inner = args.argv
         # a log ring large enough to keep every err line of the run
-        cmd = ["flux", "start", "-s1", "-Slog-ring-size=1000000", f"--config-path={work}/conf",
+        cmd = ["flux", "start", "-s1", "-Slog-ring-size=1000000",
+               f"-Sbroker.cleanup-timeout={CLEANUP_TIMEOUT:.0f}", f"--config-path={work}/conf",
                "flux", "python", str(Path(__file__).resolve()), "--inside", str(work), *inner]
-        return subprocess.run(cmd, env=env, check=False).returncode
+        return run_instance(cmd, env, work / INSIDE_DONE)
     finally:
         if not args.keep and not (work / "stall").exists():
             shutil.rmtree(work, ignore_errors=True)
@@ -596,7 +640,8 @@ class Chaos:
             self.at.append((ended, what))
 
     def finish(self) -> None:
-        """The run ended early (a stall): the rabbits that are down come up;
+        """The workload is over (or ended early, a stall): the rabbits that
+        are down come up;
         the rest of the plan is dropped, not played out at once (a burst
         of reloads and restarts after a stall would leave the figures of
         an instance that never saw the stall, and hide what came before)."""
@@ -605,6 +650,11 @@ class Chaos:
                 fn()
                 self.done.append(what)
         self.plan.clear()
+        # the faults no job took (a --once driver error the 2,000-job
+        # schedule places near the end): the start-up phase's jobs must
+        # not meet them
+        self.inst.fault("clear")
+        self.inst.fault("api-clear")
 
 
 def _ready(job: Job, inst: Instance) -> bool | None:
@@ -942,6 +992,7 @@ def inside(work: Path, args: argparse.Namespace) -> int:
         if inst.service_pid is not None:  # loaded by us, so not removed by rc3
             subprocess.run(["flux", "module", "remove", "dws"], check=False)
         inst.stop_emulator()
+        (work / INSIDE_DONE).touch()  # the instance may stop now (run_instance)
 
 
 def main(argv: list[str] | None = None) -> int:
