@@ -225,7 +225,7 @@ test_expect_success 'plugin services: malformed requests get an error naming the
 	grep "received malformed dws.epilog-remove RPC: .id. must be a job id" m2.out &&
 	test_must_fail dws_rpc job-manager.dws.epilog-remove "{\"id\": 12345}" >m3.out &&
 	grep "dws.epilog-remove: job 12345 is not active" m3.out &&
-	id=$(flux submit -N1 sleep 300) &&
+	id=$(flux submit -N1 sleep inf) &&
 	flux job wait-event -t 30 $id start &&
 	test_must_fail dws_rpc job-manager.dws.epilog-remove \
 		"{\"id\": $(flux job id --to=dec $id)}" >m5.out &&

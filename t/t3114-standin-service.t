@@ -257,7 +257,7 @@ test_expect_success 'pre-staged: an older flux-dws service'"'"'s prestage-remove
 	flux job eventlog $id | grep "dependency-remove description=\"dws-prestage\""
 '
 test_expect_success 'cancel while running: epilog-start after finish' '
-	id=$(submit_dw "" sleep 300) &&
+	id=$(submit_dw "" sleep inf) &&
 	flux job wait-event -t 30 $id start &&
 	flux cancel $id &&
 	flux job wait-event -t 30 $id clean &&

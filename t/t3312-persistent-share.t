@@ -147,7 +147,7 @@ test_expect_success 'flux dws persistent list -o: fields, presets, --no-header, 
 
 test_expect_success ROOT 'shared, the other user'"'"'s job uses it, and the list shows the job' '
 	id=$(submit_as $OTHER -N1 --setattr=system.dw="#DW persistentdw name=proj" \
-		sh -c "printenv DW_PERSISTENT_proj; sleep 300") &&
+		sh -c "printenv DW_PERSISTENT_proj; sleep inf") &&
 	echo $id >user.id &&
 	flux job wait-event -t 60 $id start &&
 	dws persistent list --json >using.json &&

@@ -149,8 +149,8 @@ test_expect_success 'DataIn done: it gets nodes of that chassis alone, mounts an
 '
 
 test_expect_success 'it waits for its own chassis while compute-04 is free' '
-	blocker=$(flux submit -N2 -t 5m --requires=host:compute-[01-02] \
-		sleep 300) &&
+	blocker=$(flux submit -N2 -t 1h --requires=host:compute-[01-02] \
+		sleep inf) &&
 	echo $blocker >blocker.id &&
 	flux job wait-event -t 30 $blocker start &&
 	flux-dws fault stall --state DataIn &&
@@ -179,7 +179,7 @@ test_expect_success 'it waits for its own chassis while compute-04 is free' '
 '
 
 test_expect_success 'a Fluxion and a jobtap plugin reload while it waits: it runs on its chassis' '
-	blocker=$(flux submit -N2 -t 5m --requires=host:compute-[01-02] sleep 300) &&
+	blocker=$(flux submit -N2 -t 1h --requires=host:compute-[01-02] sleep inf) &&
 	flux job wait-event -t 30 $blocker start &&
 	flux-dws fault stall --state DataIn &&
 	id=$(submit_staged 2) &&
@@ -229,7 +229,7 @@ test_expect_success 'an instance restart while it waits in DataIn: it goes on, r
 
 test_expect_success 'rabbit.prestage_node_wait: let go of its chassis, staged again with its nodes' '
 	rabbit_key "prestage_node_wait = 2" &&
-	blocker=$(flux submit -N2 -t 5m --requires=host:compute-[01-02] sleep 300) &&
+	blocker=$(flux submit -N2 -t 1h --requires=host:compute-[01-02] sleep inf) &&
 	flux job wait-event -t 30 $blocker start &&
 	flux-dws fault stall --state DataIn &&
 	id=$(submit_staged 2) &&

@@ -104,13 +104,13 @@ test_expect_success 'cancel: held after Proposal, in the setup prolog, while run
 	flux cancel $held &&
 	flux job wait-event -t 60 $held clean &&
 	workflow_gone $held &&
-	setup=$(flux submit -N1 --setattr=system.dw="$dw" sleep 300) &&
+	setup=$(flux submit -N1 --setattr=system.dw="$dw" sleep inf) &&
 	test_when_finished "flux cancel $setup 2>/dev/null || :" &&
 	flux job wait-event -t 30 $setup prolog-start &&
 	flux cancel $setup &&
 	flux job wait-event -t 60 $setup clean &&
 	workflow_gone $setup &&
-	running=$(flux submit -N1 --setattr=system.dw="$dw" sleep 300) &&
+	running=$(flux submit -N1 --setattr=system.dw="$dw" sleep inf) &&
 	test_when_finished "flux cancel $running 2>/dev/null || :" &&
 	flux job wait-event -t 30 $running start &&
 	flux cancel $running &&
@@ -130,7 +130,7 @@ test_expect_success 'a rabbit drained the nnf way goes down in Fluxion, and come
 '
 
 test_expect_success 'the controllers restart mid-job: the new ones tear it down' '
-	id=$(flux submit -N1 --setattr=system.dw="#DW jobdw type=xfs capacity=1GiB name=aa" sleep 300) &&
+	id=$(flux submit -N1 --setattr=system.dw="#DW jobdw type=xfs capacity=1GiB name=aa" sleep inf) &&
 	test_when_finished "flux cancel $id 2>/dev/null || :" &&
 	flux job wait-event -t 30 $id start &&
 	detach_controllers &&
