@@ -500,3 +500,30 @@ def test_stream_raises_an_error_event(status):
     assert exc.value.status == status.get("code", 0)
     assert exc.value.reason == f"{status['reason']}: {status['message']}"
     assert len(posted) == 1 and resp.closed and resp.released
+
+
+def test_what_the_layer_wrote_must_be_heard_of(emulator, make_layer, events):
+    """A watch deaf from its start still knows what the service wrote is in
+    flight: an object written unsettled (or deleted) that the watch has
+    not heard of counts as unsettled, so its silence is healed; a version
+    it already knows, or a deletion of what it no longer knows, does not."""
+    layer = make_layer({"watch_silence": 3600})
+    layer.start_watches([WatchSpec("Storage", unsettled=_moving)])
+    events.sync("Storage")
+    watch_connected(emulator)
+    emulator.mute_watches()
+    w = layer.watches["Storage"]
+    layer.submit(k8s("create", body=storage("s1", moving="yes"), token="c"))
+    assert events.result("c")["ok"]
+    assert w.view(time.monotonic())["unsettled"] == 1  # told by the writer, not the watch
+    assert w.check_silence(time.monotonic() + 7200)
+    _, sync = events.sync("Storage", 1)
+    assert _s1_labels(sync) == {"moving": "yes"}
+    # known now (the list): an older answer is not news, a deletion is
+    w.wrote("patch", "default", "s1", {"metadata": {"name": "s1", "namespace": "default",
+                                                    "resourceVersion": "1",
+                                                    "labels": {"moving": "yes"}}})
+    w.wrote("patch", "default", "s9", None)  # no answer, not a rule's object: nothing
+    w.wrote("delete", "default", "gone", None)  # never known: nothing to hear
+    assert w.view(time.monotonic())["unsettled"] == 1
+    emulator.mute_watches(False)

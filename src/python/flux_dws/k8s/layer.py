@@ -144,7 +144,8 @@ class KubeLayer:
         self.api_client = api_client
         self.api = Api(api_client, self.settings.request_timeout)
         self.kinds = kinds
-        self.pool = WriterPool(self.api, kinds, self._gate, self.log, self.settings)
+        self.pool = WriterPool(self.api, kinds, self._gate, self.log, self.settings,
+                               self._written)
         self.pool.start()
         return kinds
 
@@ -208,6 +209,13 @@ class KubeLayer:
             now = time.monotonic()
             for w in list(self.watches.values()):
                 w.check_silence(now)
+
+    def _written(self, kind: str, op: str, namespace: str | None, name: str | None,
+                 obj: Any) -> None:
+        """A write that succeeded: the watch of its kind must hear of it."""
+        w = self.watches.get(kind)
+        if w is not None:
+            w.wrote(op, namespace, name, obj)
 
     def watch_states(self) -> list[dict[str, Any]]:
         """What each watch is doing (``KindWatch.view``), by kind."""

@@ -262,6 +262,30 @@ class KindWatch:
 
     # --- the watchdog's side: a silent watch is listed again
 
+    def wrote(self, op: str, namespace: str | None, name: str | None, obj: Any) -> None:
+        """A write of ours to an object of this kind succeeded (a writer
+        thread): when the object must still change (its answer says so)
+        or was deleted (its DELETED is to come), this watch must hear of
+        it -- unless it already has (it knows that version, or a newer
+        one; a deleted object it no longer knows).  So a watch deaf from
+        its start still knows the Workflows the service made are in flight."""
+        rule = self._unsettled_rule
+        if rule is None:
+            return
+        key, rv = _rv_of(obj)
+        if key is None and name:
+            key = f"{namespace or ''}/{name}"
+        if key is None:
+            return
+        with self._lock:
+            known = self._known.get(key)
+            if op == "delete":
+                if known is not None:
+                    self._unsettled.add(key)
+            elif isinstance(obj, dict) and rule(obj) and (known is None or rv is None
+                                                           or rv > known):
+                self._unsettled.add(key)
+
     def check_silence(self, now: float) -> bool:
         """Heal this watch (cut its stream, list again) when it is watching
         and has heard of no object for ``watch_silence`` seconds while it

@@ -19,6 +19,10 @@ object is gone, which is what was asked.
 Barriers (the service's ``dws.watch_test``, through
 ``KubeLayer.writes_barrier``): ``barrier`` calls back once every action
 submitted before has been carried out and its result posted.
+
+``written(kind, op, namespace, name, object)`` is told of every write
+that succeeded, before its result is posted (the layer tells the watch
+of that kind what it must hear of: watching.py).
 """
 
 from __future__ import annotations
@@ -38,9 +42,13 @@ from flux_dws.k8s.events import Post
 from flux_dws.k8s.kinds import KindInfo
 from flux_dws.k8s.settings import KubeSettings
 
-__all__ = ["OPS", "WriterPool"]
+__all__ = ["OPS", "WRITES", "WriterPool", "Written"]
 
 OPS = ("create", "patch", "json-patch", "delete", "get", "list", "log")
+#: the ops that change an object
+WRITES = frozenset(("create", "patch", "json-patch", "delete"))
+#: told of a write that succeeded: (kind, op, namespace, name, answer's object)
+Written = Callable[[str, str, "str | None", "str | None", Any], None]
 
 
 class _BadAction(Exception):
@@ -88,8 +96,10 @@ class WriterPool:
     """``k8s`` actions carried out by N threads, in order per object (see the module docstring)."""
 
     def __init__(self, api: Api, kinds: Mapping[str, KindInfo], post: Post,
-                 log: logging.Logger, settings: KubeSettings) -> None:
+                 log: logging.Logger, settings: KubeSettings,
+                 written: Written | None = None) -> None:
         self.api = api
+        self._written = written
         self.kinds = kinds
         self.settings = settings
         self._post = post
@@ -281,6 +291,8 @@ class WriterPool:
             lambda: self._call(op, info, ns, name, body, sel, a), a)
         if not ok and op == "delete" and code == 404:
             ok = True  # already gone: what was asked
+        if ok and op in WRITES and self._written is not None:
+            self._written(info.kind, op, ns, name, obj)
         self._finish(a, token, ok, code, message, obj)
 
     def _with_retries(self, fn: Callable[[], tuple[int, Any]],
