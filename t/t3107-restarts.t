@@ -88,7 +88,7 @@ test_expect_success 'a persistentdw job waits for another dependency (afterok on
 '
 
 test_expect_success 'rabbit jobs in flight: RUN, CLEANUP (PostRun held), DEPEND (Proposal held)' '
-	run=$(flux submit -N1 --setattr=system.dw="$XFS" sleep 3600) &&
+	run=$(flux submit -N1 --setattr=system.dw="$XFS" sleep inf) &&
 	flux job wait-event -t 30 $run start &&
 	cl=$(submit_held cl) &&
 	flux job wait-event -t 30 $cl start &&
@@ -235,7 +235,7 @@ test_expect_success 'a job held in Setup and one in PostRun, the instance restar
 # gone shell: an exec exception.  Either way it ends and its epilog tears
 # its Workflow down.
 test_expect_success 'a job running when the instance stops without job cleanup ends; Workflow torn down' '
-	run2=$(flux submit -N1 --setattr=system.dw="$XFS" sleep 3600) &&
+	run2=$(flux submit -N1 --setattr=system.dw="$XFS" sleep inf) &&
 	flux job wait-event -t 30 $run2 start &&
 	stop_rabbit_instance &&
 	start_rabbit_instance "$(pwd)" &&

@@ -29,7 +29,7 @@ XFS="#DW jobdw type=xfs capacity=10GiB name=scratch"
 # queue N: a job holding all four computes (BIG), then N one-node rabbit
 # jobs behind it, each waiting in SCHED (QUEUED: their ids)
 queue() {
-	BIG=$(flux submit -N4 sleep 3600) &&
+	BIG=$(flux submit -N4 sleep inf) &&
 	flux job wait-event -t 30 $BIG start &&
 	QUEUED= &&
 	for i in $(seq $1); do

@@ -127,7 +127,7 @@ for restart in reload_service reload_fluxion reload_jobtap restart_api_server; d
 done
 
 test_expect_success 'restart_api_server with a rabbit job waiting in SCHED: it runs' '
-	big=$(flux submit -N4 sleep 3600) &&
+	big=$(flux submit -N4 sleep inf) &&
 	flux job wait-event -t 30 $big start &&
 	Q=$(flux submit -N1 --setattr=system.dw="$XFS" true) &&
 	flux job wait-event -t 30 $Q priority &&
