@@ -116,6 +116,7 @@ class Emulator:
 
     def stop(self) -> None:
         self.settings.stopping.set()
+        self.settings.close_idle()
         if self.controllers is not None:
             self.controllers.stop()
         if self.server is not None:

@@ -66,6 +66,32 @@ class Settings:
         self.stopping = threading.Event()
         self.controllers: Any = None  # emulator.controllers.Controllers, with a system
         self.api_faults = ApiFaults()  # HTTP-level faults (emulator.apifaults)
+        # kept-alive connections waiting for their next request (close_idle)
+        self._idle: set[socket.socket] = set()
+        self._idle_lock = threading.Lock()
+
+    def idle(self, sock: socket.socket, waiting: bool) -> None:
+        """A connection waits for its next request (or no longer does)."""
+        with self._idle_lock:
+            if waiting:
+                self._idle.add(sock)
+            else:
+                self._idle.discard(sock)
+
+    def close_idle(self) -> int:
+        """Close every kept-alive connection waiting for a request, as Go's
+        server does at its shutdown: a client's next request then finds
+        the server that follows (urllib3 sees the connection dropped
+        before it reuses it).  A connection busy with a request closes
+        after its answer (stopping is set first).  How many."""
+        with self._idle_lock:
+            idle, self._idle = list(self._idle), set()
+        for sock in idle:
+            try:  # the plain socket's shutdown: the TLS object stays whole
+                socket.socket.shutdown(sock, socket.SHUT_RDWR)
+            except OSError:
+                pass
+        return len(idle)
 
 
 REASONS = {code.value: code.phrase for code in http.HTTPStatus}
@@ -138,18 +164,22 @@ class Handler(socketserver.StreamRequestHandler):
     def handle(self) -> None:
         self.close_connection = False
         try:
-            while not self.close_connection:
+            while not self.close_connection and not self.settings.stopping.is_set():
                 if not self._one_request():
                     return
         except (OSError, ssl.SSLError, ValueError):
             return  # the client went away (or spoke TLS/HTTP wrongly)
+        finally:
+            self.settings.idle(self.request, False)
 
     def _one_request(self) -> bool:
         self._warnings: list[str] = []
         self._extra_headers: list[str] = []
         self._held: ApiFault | None = None  # an api fault that holds this answer
         self.command = ""
+        self.settings.idle(self.request, True)
         line = self.rfile.readline(MAX_LINE + 1)
+        self.settings.idle(self.request, False)
         if not line:
             return False
         if len(line) > MAX_LINE:
