@@ -527,3 +527,18 @@ def test_what_the_layer_wrote_must_be_heard_of(emulator, make_layer, events):
     w.wrote("delete", "default", "gone", None)  # never known: nothing to hear
     assert w.view(time.monotonic())["unsettled"] == 1
     emulator.mute_watches(False)
+
+
+def test_silence_counts_from_when_something_is_expected(emulator, make_layer, events):
+    """A watch quiet for an hour with nothing to hear of is not healed the
+    moment the service writes: its silence counts from that write."""
+    layer = make_layer({"watch_silence": 60})
+    layer.start_watches([WatchSpec("Storage", unsettled=_moving)])
+    events.sync("Storage")
+    w = layer.watches["Storage"]
+    w._heard -= 3600  # an idle hour
+    w.wrote("create", "default", "s1", storage("s1", moving="yes"))
+    now = time.monotonic()
+    assert w.view(now)["heard_s"] < 60
+    assert not w.check_silence(now)
+    assert w.check_silence(now + 61)

@@ -279,11 +279,14 @@ class KindWatch:
             return
         with self._lock:
             known = self._known.get(key)
-            if op == "delete":
-                if known is not None:
-                    self._unsettled.add(key)
-            elif isinstance(obj, dict) and rule(obj) and (known is None or rv is None
-                                                           or rv > known):
+            expect = known is not None if op == "delete" else (
+                isinstance(obj, dict) and rule(obj) and (known is None or rv is None
+                                                         or rv > known))
+            if expect:
+                if not self._unsettled:
+                    # its silence counts from when it began to expect
+                    # something, not from an idle hour before
+                    self._heard = time.monotonic()
                 self._unsettled.add(key)
 
     def check_silence(self, now: float) -> bool:
