@@ -207,11 +207,9 @@ class KindWatch:
                 self._known = {k: v for k, v in (_rv_of(o) for o in objects or ())
                                if k is not None and v is not None}
                 self._seen = n if n is not None else -1
-                self._unsettled = set()
-                for o in objects or () if rule is not None else ():
-                    key = _rv_of(o)[0]
-                    if key is not None and rule(o):  # type: ignore[misc]
-                        self._unsettled.add(key)
+                self._unsettled = set() if rule is None else {
+                    key for key, o in ((_rv_of(o)[0], o) for o in objects or ())
+                    if key is not None and rule(o)}
             else:
                 if etype in ("ADDED", "MODIFIED", "DELETED"):
                     self._heard = time.monotonic()
@@ -299,10 +297,11 @@ class KindWatch:
             if (self.state != WATCHING or not self._unsettled or self._heal is not None
                     or silent < self.settings.watch_silence):
                 return False
-            self._heal = (f"silent for {silent:.0f} s with {len(self._unsettled)} "
-                          f"{self.kind} object(s) still to change")
+            why = (f"silent for {silent:.0f} s with {len(self._unsettled)} "
+                   f"{self.kind} object(s) still to change")
+            self._heal = why
             resp = self._resp
-        self._log.warning("watch %s: %s; listing again", self.kind, self._heal)
+        self._log.warning("watch %s: %s; listing again", self.kind, why)
         if resp is not None:
             _hang_up(resp)
         return True
