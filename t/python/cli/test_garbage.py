@@ -90,8 +90,9 @@ SUBCOMMANDS = ["atom-emulator", "check", "demo", "dws2jgf", "emulator", "fault",
                "version", "wait"]
 #: the listing commands, which take -o/--format (flux_dws.cli.outputformat)
 LISTINGS = (["rabbits"], ["df"], ["jobs"], ["persistent", "list"])
-FAULT_ACTIONS = ["add", "stall", "delay", "list", "clear", "health", "storage", "storm",
-                 "vanish", "api", "api-list", "api-clear", "drop-watches", "expire-watches"]
+FAULT_ACTIONS = ["add", "stall", "delay", "hold", "release", "list", "clear", "health",
+                 "storage", "storm", "vanish", "api", "api-list", "api-clear", "drop-watches",
+                 "expire-watches", "mute-watches"]
 ARG_CASES: list[tuple[Main, list[str]]] = [
     (flux_dws.main, []),
     (flux_dws.main, ["no-such-command"]),

@@ -240,3 +240,12 @@ def test_a_stopped_server_closes_its_kept_alive_connections():
         conn.close()
     finally:
         emu.stop()
+
+
+def test_cli_hold_is_for_data_movement_only(emulator, capsys):
+    from flux_dws.cli.main import main
+
+    kc = ["fault", "--kubeconfig", str(emulator.kubeconfig)]
+    assert main([*kc, "hold", "--state", "Setup"]) == 2
+    assert capsys.readouterr().err == ("flux-dws fault hold: only a data movement is held"
+                                       " (--kind datamovement)\n")
