@@ -526,6 +526,13 @@ def test_what_the_layer_wrote_must_be_heard_of(emulator, make_layer, events):
     w.wrote("patch", "default", "s9", None)  # no answer, not a rule's object: nothing
     w.wrote("delete", "default", "gone", None)  # never known: nothing to hear
     assert w.view(time.monotonic())["unsettled"] == 1
+    # a watch of one namespace hears nothing of another's objects
+    ns_layer = make_layer({"watch_silence": 3600})
+    ns_layer.start_watches([WatchSpec("Storage", "default", unsettled=_moving)])
+    ns_watch = ns_layer.watches["Storage"]
+    ns_watch.wrote("create", "other", "s2", {"metadata": {"name": "s2", "namespace": "other",
+                                                          "labels": {"moving": "yes"}}})
+    assert ns_watch.view(time.monotonic())["unsettled"] == 0
     emulator.mute_watches(False)
 
 

@@ -268,8 +268,8 @@ class KindWatch:
         one; a deleted object it no longer knows).  So a watch deaf from
         its start still knows the Workflows the service made are in flight."""
         rule = self._unsettled_rule
-        if rule is None:
-            return
+        if rule is None or (self.namespace is not None and namespace != self.namespace):
+            return  # (an object this watch does not see is not its to hear of)
         key, rv = _rv_of(obj)
         if key is None and name:
             key = f"{namespace or ''}/{name}"
