@@ -18,7 +18,9 @@ def test_jobs_go_on_while_every_watch_is_deaf() -> None:
         h.emulator.mute_watches()
         jobs = [h.submit(XFS, nodes=1) for _ in range(3)]
         for jobid in jobs:
-            job = h.wait(jobid)
+            # each step waits for a heal (a list after 0.5 s of silence):
+            # about 6 s here, a bound for a loaded machine
+            job = h.wait(jobid, timeout=120.0)
             assert job.exceptions == [], job.exceptions
         assert h.emulator.api_faults.muted_events > 0  # the watches heard nothing
         watches = {w["kind"]: w for w in h.status()["service"]["watches"]}
