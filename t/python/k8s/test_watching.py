@@ -286,16 +286,18 @@ def test_a_silent_watch_is_listed_again_only_while_something_must_change(
 
 
 def test_a_watch_that_cannot_connect_says_why(emulator, make_layer, events):
-    layer = make_layer({"watch_backoff_initial": 3600})
-    emulator.api_fault(500, method="GET", path="storages", count=1)
-    layer.start_watches(["Storage"])
-    w = layer.watches["Storage"]
-    assert emulator.api_faults.wait(lambda f: f.failed >= 1)
-    deadline = time.monotonic() + 10
-    while w.view(time.monotonic())["state"] != RETRYING and time.monotonic() < deadline:
-        time.sleep(0.01)
-    view = w.view(time.monotonic())
-    assert view["state"] == RETRYING and view["last_error"].startswith("500 ")
+    log = logging.getLogger("flux_dws.test.kube.retrying")
+    signal = LogSignal("retrying in")  # logged once its state says so
+    log.addHandler(signal)
+    try:
+        layer = make_layer({"watch_backoff_initial": 3600}, log=log)
+        emulator.api_fault(500, method="GET", path="storages", count=1)
+        layer.start_watches(["Storage"])
+        assert signal.wait(1), "the watch did not retry"
+        view = layer.watches["Storage"].view(time.monotonic())
+        assert view["state"] == RETRYING and view["last_error"].startswith("500 ")
+    finally:
+        log.removeHandler(signal)
 
 
 def test_watch_errors_back_off_and_recover(emulator, make_layer, events):
@@ -528,11 +530,14 @@ def test_what_the_layer_wrote_must_be_heard_of(emulator, make_layer, events):
     assert w.view(time.monotonic())["unsettled"] == 1
     # a watch of one namespace hears nothing of another's objects
     ns_layer = make_layer({"watch_silence": 3600})
+    start = len(events)
     ns_layer.start_watches([WatchSpec("Storage", "default", unsettled=_moving)])
+    events.sync("Storage", start)  # its own list: s1, moving
     ns_watch = ns_layer.watches["Storage"]
+    assert ns_watch.view(time.monotonic())["unsettled"] == 1
     ns_watch.wrote("create", "other", "s2", {"metadata": {"name": "s2", "namespace": "other",
                                                           "labels": {"moving": "yes"}}})
-    assert ns_watch.view(time.monotonic())["unsettled"] == 0
+    assert ns_watch.view(time.monotonic())["unsettled"] == 1
     emulator.mute_watches(False)
 
 
