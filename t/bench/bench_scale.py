@@ -433,23 +433,31 @@ class Instance:
         (kept): the broker's log, the service's status (its watches' state
         with it), the service's and the emulator's threads' stacks (where
         py-spy is on PATH) and the emulator's log beside them.  Taken
-        before the rest of the chaos plan is played out at once
-        (Chaos.finish), which would hide where the run stood."""
+        where the run stood, before anything else is done to it; each
+        step bounded (a stalled service may not answer)."""
         out = self.work / "stall"
         out.mkdir(exist_ok=True)
-        with open(out / "dmesg", "wb") as f:
-            subprocess.run(["flux", "dmesg"], stdout=f, stderr=subprocess.STDOUT, check=False)
+
+        def keep(name: str, argv: list[str]) -> None:
+            with open(out / name, "wb") as f:
+                try:
+                    subprocess.run(argv, stdout=f, stderr=subprocess.STDOUT, check=False,
+                                   timeout=60)
+                except subprocess.TimeoutExpired:
+                    f.write(f"\n{argv[0]}: no end within 60 s\n".encode())
+
+        keep("dmesg", ["flux", "dmesg"])
         try:
-            (out / "dws.status.json").write_text(json.dumps(self.rpc("dws.status"), indent=1))
+            fut = self.h.rpc("dws.status", {})
+            fut.wait_for(30)
+            (out / "dws.status.json").write_text(json.dumps(fut.get(), indent=1))
         except OSError as exc:
             (out / "dws.status.json").write_text(f"dws.status failed: {exc}\n")
         spy = shutil.which("py-spy")
         for name, pid in (("service", self.service_pid),
                           ("emulator", None if self.emulator is None else self.emulator.pid)):
             if spy is not None and pid is not None:
-                with open(out / f"{name}-threads", "wb") as f:
-                    subprocess.run([spy, "dump", "--pid", str(pid)], stdout=f,
-                                   stderr=subprocess.STDOUT, check=False, timeout=60)
+                keep(f"{name}-threads", [spy, "dump", "--pid", str(pid)])
         print(f"stall: evidence kept in {out} (the emulator's log: "
               f"{self.work / 'emulator.log'})", flush=True)
 
