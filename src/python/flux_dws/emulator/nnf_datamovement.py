@@ -22,7 +22,8 @@ Teardown  the directive's NnfDataMovements are deleted (that is how nnf-sos
 ``DataMovementWorker`` plays nnf-dm: a new NnfDataMovement is Starting,
 then Running, then Finished/Success after the ``DataMovement`` latency;
 ``spec.cancel`` ends it Cancelled; ``datamovement`` faults end it Failed
-with their message, leave it Running (stall) or slow it (delay).
+with their message, leave it Running (stall), slow it (delay) or keep it
+moving until ``release`` (hold: ``flux-dws fault release``).
 """
 
 from __future__ import annotations
