@@ -110,12 +110,6 @@ def test_stop_is_prompt(emulator, layer, events):
     assert len(events) == n and layer.pending() == 0
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_a_reload_in_a_5xx_burst_then_an_api_server_restart(tmp_path):
     """The fault pair a stalled chaos run showed (issue 62): a layer made
     (a service reloaded) during a burst of 503s, then its API server
@@ -125,9 +119,9 @@ def test_a_reload_in_a_5xx_burst_then_an_api_server_restart(tmp_path):
     played it out after the stall; see the silent-watch tests.)"""
     from flux_dws.emulator.apifaults import ApiFault
 
-    port, state, kc = _free_port(), tmp_path / "state.db", tmp_path / "kubeconfig"
+    state, kc = tmp_path / "state.db", tmp_path / "kubeconfig"
 
-    def emulator() -> Emulator:
+    def emulator(port: int = 0) -> Emulator:  # the restarted one: the same address
         emu = Emulator(port=port, state=state, kubeconfig=kc, system="kind",
                        latency="zero", bookmark_interval=1.0)
         emu.start()
@@ -147,7 +141,7 @@ def test_a_reload_in_a_5xx_burst_then_an_api_server_restart(tmp_path):
         events.sync("Storage")
         watch_connected(emu, 2)
         emu.stop()
-        emu = emulator()
+        emu = emulator(emu.port)
         body = {"apiVersion": f"{G}/v1alpha7", "kind": "Workflow",
                 "metadata": {"name": "after-restart", "namespace": "default"},
                 "spec": {"desiredState": "Proposal", "dwDirectives": [], "wlmID": "flux",
