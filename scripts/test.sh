@@ -14,7 +14,9 @@
 #   FLUX_DWS_REQUIRE_REALK8S (default 1 where `go` is on PATH: the real
 #   control plane is built, t/k8s/build.sh, or reused from its cache, and
 #   the real-stack tests, t/python/test_controlplane*.py, fail rather than
-#   skip; 0 lets them skip), FLUX_DWS_K8S_CACHE (where it is built).
+#   skip; 0 lets them skip), FLUX_DWS_K8S_CACHE (where it is built);
+#   FLUX_DWS_NNF_CACHE: where t/nnf/build.sh builds the real DWS and NNF
+#   controllers from ../shared/nnf (NNF_SRC) for t3602.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -76,6 +78,24 @@ if command -v go >/dev/null 2>&1; then
         echo "real control plane: $bin ($(( $(date +%s) - t0 )) s)"
     }
     step "real control plane (t/k8s/build.sh)" realk8s_build
+    # The real DWS, nnf-sos and nnf-dm managers (t/nnf/build.sh, from
+    # ../shared/nnf: about 2 min warm, 10 cold) for t3602; where the NNF
+    # source is absent (exit 77) t3602 skips with the reason, or fails
+    # under FLUX_DWS_REQUIRE_REALK8S=1
+    nnf_build() {
+        local t0 dir rc
+        t0=$(date +%s)
+        dir=$(bash t/nnf/build.sh 2>"$results/nnf-build.log")
+        rc=$?
+        if [ $rc = 77 ]; then
+            echo "real controllers not built: $(tail -1 "$results/nnf-build.log")"
+            return 0
+        fi
+        [ $rc = 0 ] || { tail -40 "$results/nnf-build.log"; return 1; }
+        export FLUX_DWS_NNF_DIR=$dir
+        echo "real controllers: $dir ($(( $(date +%s) - t0 )) s)"
+    }
+    step "real controllers (t/nnf/build.sh)" nnf_build
 else
     echo "no go on PATH: the real-stack tests (t/python/test_controlplane*.py) skip"
 fi

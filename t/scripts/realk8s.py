@@ -1,44 +1,85 @@
 """Run a real control plane for a sharness script until SIGTERM.
 
-    python realk8s.py DIR
+    python realk8s.py DIR [--controllers nnf] [--lustre-root PATH]
 
 kube-apiserver and etcd (flux_dws.harness.controlplane, built by
-t/k8s/build.sh), the emulator's kinds as CRDs, the WLM roles of t/k8s/rbac
-bound to user ``flux``.  Writes DIR/admin.kubeconfig, DIR/flux.kubeconfig,
-then DIR/ready (the seconds it took).  Exit status 77 and the reason on
-stderr when the binaries are not built (the script skips, or fails under
-FLUX_DWS_REQUIRE_REALK8S=1).
+t/k8s/build.sh) with, by default, the emulator's kinds as CRDs and the WLM
+roles of t/k8s/rbac bound to user ``flux`` (the emulator's controllers
+attach later: attach_controllers).  With ``--controllers nnf``: the real
+DWS, nnf-sos and nnf-dm managers instead (flux_dws.harness.nnf, built by
+t/nnf/build.sh), their CRDs and their WLM roles, bound to ``flux`` by
+t/k8s/rbac/flux-bindings.yaml; copy_in sources and copy_out destinations
+live under ``--lustre-root`` (the LustreFileSystem's mount root; DIR/lus
+by default).
+Writes DIR/admin.kubeconfig, DIR/flux.kubeconfig, then DIR/ready (the
+seconds it took).  Exit status 77 and the reason on stderr when the
+binaries are not built (the script skips, or fails under
+FLUX_DWS_REQUIRE_REALK8S=1).  SIGUSR1/SIGUSR2 with DIR/signal naming a
+manager: pause/resume it (t/sharness.d: nnf_pause, nnf_resume);
+DIR/signal "restart NAME" and SIGHUP restarts it.
 """
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import signal
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 
 def main() -> int:
     from flux_dws.harness import controlplane as cp
+    from flux_dws.harness import nnf
 
-    workdir = Path(sys.argv[1]).resolve()
+    ap = argparse.ArgumentParser()
+    ap.add_argument("dir")
+    ap.add_argument("--controllers", choices=("emulator", "nnf"), default="emulator")
+    ap.add_argument("--lustre-root")
+    args = ap.parse_args()
+    workdir = Path(args.dir).resolve()
     try:
         bins = cp.binaries()
-    except cp.ControlPlaneUnavailable as exc:
+        nnf_build = nnf.build() if args.controllers == "nnf" else None
+    except (cp.ControlPlaneUnavailable, nnf.NnfUnavailable) as exc:
         print(f"realk8s: {exc}", file=sys.stderr)
         return 77
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     signal.signal(signal.SIGINT, lambda *_: done.set())
-    with cp.ControlPlane(workdir / "cp", bins) as plane:
-        plane.install_crds()
-        plane.apply_rbac()
+    with contextlib.ExitStack() as stack:
+        plane = stack.enter_context(cp.ControlPlane(workdir / "cp", bins))
+        if nnf_build is None:
+            plane.install_crds()
+            plane.apply_rbac()
+        else:
+            rc = stack.enter_context(nnf.RealControllers(
+                plane, workdir / "nnf", nnf=nnf_build,
+                lustre_root=args.lustre_root or workdir / "lus"))
+            plane.apply_files([cp.k8s_dir() / "rbac" / "flux-bindings.yaml"])
+            _signals(rc, workdir / "signal")
         for name in ("admin", "flux"):
             src = getattr(plane, f"{name}_kubeconfig")
             (workdir / f"{name}.kubeconfig").write_bytes(Path(src).read_bytes())
         (workdir / "ready").write_text(f"{plane.started_in:.1f}\n")
         done.wait()
     return 0
+
+
+def _signals(rc: Any, order: Path) -> None:
+    """The test's hold on one manager: DIR/signal names it, a signal acts;
+    DIR/signal.done (the same words) says it is done."""
+    def act(verb: str) -> None:
+        name = order.read_text().split()[-1]
+        getattr(rc, verb)(name)
+        done = order.with_suffix(".done")
+        done.with_suffix(".tmp").write_text(f"{verb} {name}\n")
+        done.with_suffix(".tmp").rename(done)
+    signal.signal(signal.SIGUSR1, lambda *_: act("pause"))
+    signal.signal(signal.SIGUSR2, lambda *_: act("resume"))
+    signal.signal(signal.SIGHUP, lambda *_: act("restart"))
 
 
 if __name__ == "__main__":

@@ -560,9 +560,12 @@ wait_down() {
 
 # start_realk8s: a real control plane (t/scripts/realk8s.py) for this
 # directory: admin.kubeconfig, flux.kubeconfig, then ready (120 s at most);
-# exit status 77 with realk8s.log saying why when it is not built
+# exit status 77 with realk8s.log saying why when it is not built.
+# REALK8S_ARGS: realk8s.py's options (e.g. --controllers nnf: the real
+# DWS and NNF controllers run with it)
 start_realk8s() {
-    python3 "$top_srcdir/t/scripts/realk8s.py" "$(pwd)" >realk8s.log 2>&1 &
+    # shellcheck disable=SC2086
+    python3 "$top_srcdir/t/scripts/realk8s.py" "$(pwd)" ${REALK8S_ARGS:-} >realk8s.log 2>&1 &
     REALK8S_PID=$!
     i=0
     while ! test -s ready; do
@@ -602,6 +605,22 @@ realk8s_or_skip() {
         test_expect_success 'the real control plane starts' 'false'
         test_done
     fi
+}
+
+# nnf_manager VERB NAME: pause, resume or restart one of the real managers
+# of start_realk8s --controllers nnf (dws-controller, nnf-sos-storage,
+# nnf-sos-node-RABBIT, nnf-dm-RABBIT, dws-webhook); returns once done
+nnf_manager() {
+    rm -f signal.done &&
+    echo "$2" >signal &&
+    case $1 in
+    pause) kill -USR1 $REALK8S_PID ;;
+    resume) kill -USR2 $REALK8S_PID ;;
+    restart) kill -HUP $REALK8S_PID ;;
+    *) echo "nnf_manager: no verb $1" >&2; return 1 ;;
+    esac &&
+    until_true 60 test -s signal.done &&
+    grep -qx "$1 $2" signal.done
 }
 
 # attach_controllers LOG: the emulator's controllers of kind attached to

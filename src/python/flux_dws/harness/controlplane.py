@@ -317,13 +317,23 @@ class ControlPlane:
         """A CRD for each kind the emulator serves that a real API server
         does not (flux_dws.emulator.api_resources; any field kept,
         the status subresource where the kind has one); returns their
-        names once every one is Established."""
-        names = []
+        names once the API server serves every one."""
+        crds = []
         for r in api_resources.custom_resources():
             crd = api_resources.crd_object(r)
             crd.pop("status", None)
+            crds.append(crd)
+        return self.install_crd_objects(crds, timeout)
+
+    def install_crd_objects(self, crds: Iterable[dict[str, Any]],
+                            timeout: float = 60.0) -> list[str]:
+        """Apply ``crds`` (CustomResourceDefinition objects) and return
+        their names once each is Established, in discovery, and answers
+        its lists in every version it serves."""
+        crds = list(crds)
+        for crd in crds:
             self.apply(crd)
-            names.append(f"{r.plural}.{r.group}")
+        names = [crd["metadata"]["name"] for crd in crds]
         deadline = time.monotonic() + timeout
         for name in names:
             while True:
@@ -337,25 +347,30 @@ class ControlPlane:
                 if time.monotonic() > deadline:
                     raise ControlPlaneError(f"CRD {name} not Established after {timeout} s")
                 time.sleep(0.1)
-        # the API server serves a new CRD once its discovery has it
-        for group in {r.group for r in api_resources.custom_resources()}:
-            version = api_resources.groups()[group][0]
-            plurals = {r.plural for r in api_resources.custom_resources() if r.group == group}
+        served: dict[tuple[str, str], set[str]] = {}
+        for crd in crds:
+            spec = crd["spec"]
+            for v in spec["versions"]:
+                if v.get("served", True):
+                    served.setdefault((spec["group"], v["name"]), set()).add(
+                        spec["names"]["plural"])
+        # the API server serves a new CRD once its discovery has it ...
+        for (group, version), plurals in served.items():
             while True:
                 status, body = self.request("GET", f"/apis/{group}/{version}")
-                served = {x["name"] for x in (body or {}).get("resources", [])} \
+                have = {x["name"] for x in (body or {}).get("resources", [])} \
                     if status == 200 else set()
-                if plurals <= served:
+                if plurals <= have:
                     break
                 if time.monotonic() > deadline:
                     raise ControlPlaneError(f"{group}/{version} does not serve "
-                                            f"{sorted(plurals - served)}")
+                                            f"{sorted(plurals - have)}")
                 time.sleep(0.1)
         # ... and answers its lists once its watch cache is filled (429
         # "storage is (re)initializing" until then), for every version
-        for r in api_resources.custom_resources():
-            for v in r.versions:
-                path = f"/apis/{r.group}/{v}/{r.plural}?limit=1"
+        for (group, version), plurals in served.items():
+            for plural in sorted(plurals):
+                path = f"/apis/{group}/{version}/{plural}?limit=1"
                 while True:
                     status, body = self.request("GET", path)
                     if status == 200:
