@@ -433,6 +433,7 @@ class StorageDriver(Driver):
                                                       d.text, path)
         targets = ["computes", "servers"] if fs in ("gfs2", "lustre", "raw") else ["computes"]
         late = self._need_storage(wf, d, path, targets)
+        self._enough_allocations(wf, d, path, fs)
         if "servers" in targets:
             self._access(wf, d, "servers", "mounted", path, ready=True)
         self._mount_computes(wf, d, "mounted", path, fs, frozenset() if fs == "lustre" else late)
@@ -471,6 +472,37 @@ class StorageDriver(Driver):
             raise Wait("pending mount")
         return frozenset(str(c["name"]) for r in pending
                          for c in self._rabbit_access(r) if c.get("name"))
+
+    def _enough_allocations(self, wf: dict[str, Any], d: Directive, path: str,
+                            fs: str) -> None:
+        """nnf-sos maps each compute to one allocation of its rabbit; a
+        rabbit given fewer allocations than the job has computes on it
+        fails the computes' NnfAccess ("Too many clients for storage", a
+        WLM error) while the Workflow only waits (``pending mount``), for
+        ever: the referee saw it so on the real controllers.  Lustre is
+        mounted over the network, not per allocation."""
+        if d.command != "jobdw" or fs == "lustre":
+            return
+        try:
+            servers = self.store.get(RESOURCE["servers"], wf["metadata"]["namespace"],
+                                     f"{wf['metadata']['name']}-{d.index}")
+        except ApiError:
+            return
+        given: dict[str, int] = {}
+        for s in (servers.get("spec") or {}).get("allocationSets") or []:
+            for e in s.get("storage") or []:
+                given[str(e.get("name"))] = given.get(str(e.get("name")), 0) + \
+                    int(e.get("allocationCount") or 0)
+        computes = set(self.ctl.computes(wf))
+        for rabbit, count in given.items():
+            served = [c for c in self._rabbit_access(rabbit) if c.get("name") in computes]
+            if len(served) > count:
+                err = rerr.wlm("invalid matching between clients and storage. "
+                               "Too many clients for storage")
+                self._access(wf, d, "computes", "mounted", path, ready=False, error={
+                    "userMessage": err.user_message, "type": err.type,
+                    "severity": err.severity})
+                raise Wait("pending mount")
 
     def _rabbit_access(self, rabbit: str) -> list[dict[str, Any]]:
         """The computes a rabbit's Storage says it serves."""
@@ -629,11 +661,14 @@ class StorageDriver(Driver):
             except ApiError:
                 if desired != "mounted":
                     continue
+                # nnf-sos bind-mounts a raw allocation as a file
+                # (nnf_access_controller.go, mapClientLocalStorage)
+                raw = fs not in ("lustre", "xfs", "gfs2")
                 mount = {"mountPath": path or "", "userID": wf["spec"].get("userID", 0),
                          "groupID": wf["spec"].get("groupID", 0), "setPermissions": True,
-                         "options": "",
-                         "type": fs if fs in ("lustre", "xfs", "gfs2") else "none",
-                         "targetType": "directory", "compute": compute}
+                         "options": "bind" if raw else "",
+                         "type": "none" if raw else fs,
+                         "targetType": "file" if raw else "directory", "compute": compute}
                 cm = self.store.create(RESOURCE["clientmount"], compute, {
                     "apiVersion": f"{DWS}/v1alpha7", "kind": "ClientMount",
                     "metadata": {"name": cm_name, "labels": labels},

@@ -67,7 +67,7 @@ from flux_dws.emulator import tls
 from flux_dws.harness.controlplane import ControlPlane, ControlPlaneError
 
 __all__ = ["LOCK_TIMEOUT", "NnfBuild", "NnfUnavailable", "RealControllers", "build",
-           "source_dir"]
+           "source_dir", "storage_profile"]
 
 DWS_API = "dataworkflowservices.github.io/v1alpha7"
 NNF_API = "nnf.cray.hpe.com/v1alpha11"
@@ -133,6 +133,15 @@ def build() -> NnfBuild:
         raise NnfUnavailable(f"not built: {', '.join(missing)} missing in {root / 'bin'} "
                              "(run t/nnf/build.sh)")
     return NnfBuild(root)
+
+
+def storage_profile(nnf: NnfBuild) -> dict[str, Any]:
+    """nnf-sos' example storage profile (config/examples), as the
+    default: the one nnf-sos pins for a directive that names none."""
+    doc = next(_docs(nnf.tree("nnf-sos") / "config/examples/nnf_nnfstorageprofile.yaml"))
+    doc["metadata"].update(name="default", namespace=POD_NAMESPACE)
+    doc["data"]["default"] = True
+    return doc
 
 
 def _docs(path: Path) -> Iterator[dict[str, Any]]:
@@ -301,10 +310,7 @@ class RealControllers:
         for doc in _docs(sos / "config" / "dws" / "nnf-ruleset.yaml"):
             doc["metadata"]["namespace"] = DWS_NAMESPACE
             out.append(doc)
-        for doc in _docs(sos / "config" / "examples" / "nnf_nnfstorageprofile.yaml"):
-            doc["metadata"].update(name="default", namespace=POD_NAMESPACE)
-            doc["data"]["default"] = True
-            out.append(doc)
+        out.append(storage_profile(self.nnf))
         out.append(self.datamovement_profile())
         for doc in _docs(sos / "config" / "ports" / "port_manager.yaml"):
             doc["metadata"].update(name="nnf-" + doc["metadata"]["name"],

@@ -1,0 +1,419 @@
+"""The referee of the emulator's controllers: the same Workflows, played
+as flux-dws plays them, on the emulator's DWS/nnf-sos model and on the
+real DWS, nnf-sos and nnf-dm managers (doc/guide/emulator.rst, "The real
+controllers as referee").
+
+    a = play(Side("emulator", admin_kubeconfig_a))
+    b = play(Side("real", admin_kubeconfig_b, lustre_root=...))
+    for line in compare(a, b):
+        print(line, "" if accepted(line) else "(new)")
+
+``play`` runs every scenario of ``SCENARIOS`` against one API server on
+which one set of controllers runs, as the workload manager does (create
+the Workflow, read its DirectiveBreakdowns, fill the Servers from them
+and the job's computes with flux-dws' own allocation code, fill the
+Computes, ask for each state in turn, Teardown, delete), and returns a
+*transcript*: per scenario, per step, what flux-dws sees there (the
+Workflow's state, status, message and drivers once the step settles, the
+DirectiveBreakdowns' storage and compute constraints, the Workflow's
+env, the ClientMounts made, the PersistentStorageInstance, the words of
+a refusal) with what differs from run to run abstracted (the Workflow's
+uid ``<uid>``, the LustreFileSystem's mount root ``<lus>``), and how long
+each step took to settle (``seconds``: compared by order of magnitude).
+
+``compare(a, b)`` gives every difference, one line each
+(``scenario/step: key: emulator=... real=...``); ``accepted(line)``
+names the entry of ``ACCEPTED`` (a difference that stays, with its
+reason) that covers a line.  t/python/emulator/test_ctlreferee.py fails
+on a line no entry covers; ``python -m flux_dws.harness.ctlreferee``
+starts both sides (two control planes) and prints the lines.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import math
+import re
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from flux_dws.breakdown import RabbitMap, allocation_sets
+from flux_dws.hostlist import Hostlist
+
+__all__ = ["ACCEPTED", "SCENARIOS", "Side", "accepted", "compare", "play"]
+
+G, V = "dataworkflowservices.github.io", "v1alpha7"
+FINALIZER = "flux-framework.readthedocs.io/workflow"
+NS = "default"
+SETTLE_TIMEOUT = 60.0
+KIND_MAP = {"compute-01": "kind-worker2", "compute-02": "kind-worker2",
+            "compute-03": "kind-worker2", "compute-04": "kind-worker3"}
+Transcript = dict[str, dict[str, dict[str, Any]]]
+
+
+@dataclass
+class Side:
+    """One API server and the controllers on it."""
+
+    name: str
+    kubeconfig: str | Path
+    lustre_root: str = "/lus/global"   # its LustreFileSystem's mount root
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    directives: list[str]
+    hosts: str
+    last: str = "Teardown"            # the last state asked for
+    computes: bool = True
+    allocations: Callable[[dict[str, int]], dict[str, int]] | None = None
+    note: str = ""
+
+
+def _fewer(counts: dict[str, int]) -> dict[str, int]:
+    return {r: max(1, n - 1) for r, n in counts.items()}
+
+
+SCENARIOS: list[Scenario] = [
+    Scenario("xfs", ["#DW jobdw type=xfs capacity=10GiB name=scratch"], "compute-[01-02]"),
+    Scenario("gfs2", ["#DW jobdw type=gfs2 capacity=20GiB name=shared"], "compute-[01-04]"),
+    Scenario("raw", ["#DW jobdw type=raw capacity=5GiB name=rawdisk"], "compute-01"),
+    # one rabbit's computes: the mock rabbits share one host, where two
+    # rabbits' Lustre mounts would be one path (RealControllers' files)
+    Scenario("lustre", ["#DW jobdw type=lustre capacity=100GiB name=lus"],
+             "compute-[01-03]"),
+    Scenario("staged", ["#DW jobdw type=xfs capacity=10GiB name=scratch",
+                        "#DW copy_in source=<lus>/in/ destination=$DW_JOB_scratch/",
+                        "#DW copy_out source=$DW_JOB_scratch/ destination=<lus>/out/"],
+             "compute-[01-02]"),
+    Scenario("persistent-create", ["#DW create_persistent type=xfs capacity=10GiB name=keep"],
+             "compute-01", computes=False),
+    Scenario("persistent-use", ["#DW persistentdw name=keep"], "compute-01"),
+    Scenario("persistent-destroy", ["#DW destroy_persistent name=keep"], "compute-01",
+             computes=False),
+    Scenario("proposal-error", ["#DW jobdw type=xfs capacity=1GiB name=aa",
+                                "#DW copy_in source=/nowhere/x destination=$DW_JOB_aa/"],
+             "compute-01", last="Proposal"),
+    Scenario("refused-type", ["#DW jobdw type=zfs capacity=1GiB name=aa"], "compute-01",
+             last="Proposal"),
+    Scenario("refused-short-name", ["#DW jobdw type=xfs capacity=1GiB name=x"], "compute-01",
+             last="Proposal"),
+    Scenario("too-few-allocations", ["#DW jobdw type=xfs capacity=1GiB name=aa"],
+             "compute-[01-03]", allocations=_fewer, last="PreRun",
+             note="Servers with fewer allocations than computes on a rabbit"),
+]
+
+# The differences that stay (fnmatch patterns on compare()'s lines), each
+# with why; a line no entry covers is a new difference.
+ACCEPTED: list[tuple[str, str]] = [
+    ("*/PreRun: clientmounts: *",
+     "the real nnf-sos mounts gfs2 and Lustre, and a staged file system, on the rabbits "
+     "too (ClientMounts in the rabbits' namespaces); the emulator keeps that side as the "
+     "servers' NnfAccess alone.  flux-dws reads no ClientMount, so what it sees is the "
+     "same"),
+    ("*: seconds: emulator=\"<1 s\" real=\"1-10 s\"",
+     "the real managers take 1 to 5 s for PreRun and PostRun here (controller-runtime "
+     "requeues and nnf-sos' batching of Servers updates); the emulator's latency model "
+     "answers at once unless asked for site latencies (--latency)"),
+]
+
+
+def accepted(line: str) -> str | None:
+    """The reason of the ACCEPTED entry that covers ``line``, or None."""
+    for pattern, reason in ACCEPTED:
+        if fnmatch.fnmatchcase(line, pattern):
+            return reason
+    return None
+
+
+class _Wlm:
+    """The workload manager's calls, as the kubernetes client makes them."""
+
+    def __init__(self, side: Side) -> None:
+        from kubernetes import client, config
+
+        api_client = config.new_client_from_config(  # type: ignore[no-untyped-call]
+            config_file=str(side.kubeconfig))
+        self.side = side
+        self.api: Any = client.CustomObjectsApi(api_client)
+        self.exc: Any = client.exceptions.ApiException
+
+    def get(self, plural: str, name: str, ns: str = NS) -> dict[str, Any]:
+        out: dict[str, Any] = self.api.get_namespaced_custom_object(G, V, ns, plural, name)
+        return out
+
+    def items(self, plural: str, **kw: Any) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = self.api.list_cluster_custom_object(G, V, plural,
+                                                                        **kw)["items"]
+        return out
+
+    def patch(self, plural: str, name: str, body: dict[str, Any]) -> None:
+        self.api.patch_namespaced_custom_object(G, V, NS, plural, name, body)
+
+    def create(self, name: str, directives: list[str]) -> str | None:
+        """None, or the refusal's message."""
+        try:
+            self.api.create_namespaced_custom_object(G, V, NS, "workflows", {
+                "apiVersion": f"{G}/{V}", "kind": "Workflow",
+                "metadata": {"name": name, "finalizers": [FINALIZER]},
+                "spec": {"desiredState": "Proposal", "dwDirectives": directives,
+                         "wlmID": "flux", "jobID": "1", "userID": 0, "groupID": 0}})
+        except self.exc as exc:
+            return _message(exc)
+        return None
+
+    def settle(self, name: str, state: str) -> tuple[dict[str, Any], float]:
+        """The Workflow once in ``state`` and ready or in error (or as it
+        is after SETTLE_TIMEOUT), and the seconds it took."""
+        t0 = time.monotonic()
+        while True:
+            wf = self.get("workflows", name)
+            st = wf.get("status") or {}
+            if st.get("state") == state and (st.get("ready") or st.get("status") == "Error"):
+                return wf, time.monotonic() - t0
+            if time.monotonic() - t0 > SETTLE_TIMEOUT:
+                return wf, math.inf
+            time.sleep(0.05)
+
+    def delete(self, name: str) -> float:
+        """Delete as flux-dws does (then drop its finalizer); seconds until gone."""
+        t0 = time.monotonic()
+        try:
+            self.api.delete_namespaced_custom_object(G, V, NS, "workflows", name)
+        except self.exc as exc:
+            if exc.status != 404:
+                raise
+        while time.monotonic() - t0 < SETTLE_TIMEOUT:
+            try:
+                md = self.get("workflows", name)["metadata"]
+            except self.exc as exc:
+                if exc.status == 404:
+                    return time.monotonic() - t0
+                raise
+            fins = md.get("finalizers") or []
+            if FINALIZER in fins:
+                try:
+                    self.patch("workflows", name, {"metadata": {
+                        "resourceVersion": md["resourceVersion"],
+                        "finalizers": [f for f in fins if f != FINALIZER]}})
+                except self.exc as exc:
+                    if exc.status not in (404, 409):
+                        raise
+            time.sleep(0.05)
+        return math.inf
+
+
+def _message(exc: Any) -> str:
+    """An API error's Status message (or its code and reason)."""
+    try:
+        return str(json.loads(exc.body)["message"])
+    except (TypeError, ValueError, KeyError):
+        return f"{exc.status} {exc.reason}"
+
+
+def _seconds(s: float) -> str:
+    """Order of magnitude: what compares between two machines' runs."""
+    if s == math.inf:
+        return "never"
+    return "<1 s" if s < 1 else "1-10 s" if s < 10 else ">=10 s"
+
+
+def _abstract(value: Any, uid: str, name: str, side: Side) -> Any:
+    text = json.dumps(value, sort_keys=True)
+    if uid:
+        text = text.replace(uid, "<uid>")
+    text = re.sub(re.escape(name) + r"(?![0-9])", "<name>", text)
+    text = text.replace(side.lustre_root.rstrip("/"), "<lus>")
+    return json.loads(text)
+
+
+def _workflow_view(wf: dict[str, Any]) -> dict[str, Any]:
+    st = wf.get("status") or {}
+    return {"state": st.get("state"), "status": st.get("status"),
+            "ready": bool(st.get("ready")), "message": st.get("message") or "",
+            "drivers": sorted(f"{d.get('driverID')}:{d.get('watchState')}:"
+                              f"{'done' if d.get('completed') else 'waiting'}"
+                              for d in st.get("drivers") or [])}
+
+
+def _breakdowns(w: _Wlm, wf: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for ref in (wf.get("status") or {}).get("directiveBreakdowns") or []:
+        dbd = w.get("directivebreakdowns", ref["name"], ref.get("namespace", NS))
+        st = dbd.get("status") or {}
+        storage = st.get("storage") or {}
+        out.append({
+            "ready": bool(st.get("ready")),
+            "lifetime": storage.get("lifetime"),
+            "allocationSets": [{k: a.get(k) for k in ("label", "allocationStrategy",
+                                                      "minimumCapacity", "constraints")}
+                               for a in storage.get("allocationSets") or []],
+            "compute": st.get("compute")})
+    return out
+
+
+def _clientmounts(w: _Wlm, name: str) -> list[str]:
+    out = []
+    for cm in w.items("clientmounts",
+                      label_selector=f"dataworkflowservices.github.io/workflow.name={name}"):
+        for m in cm["spec"].get("mounts") or []:
+            out.append(f"{cm['metadata']['namespace']} {m.get('type')} "
+                       f"{m.get('mountPath')} {m.get('targetType')}")
+    return sorted(out)
+
+
+def _play_one(w: _Wlm, sc: Scenario, name: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    directives = [d.replace("<lus>", w.side.lustre_root.rstrip("/")) for d in sc.directives]
+    refused = w.create(name, directives)
+    if refused is not None:
+        yield "create", {"refused": refused.replace(name, "<name>")}
+        return
+    wf, took = w.settle(name, "Proposal")
+    uid = wf["metadata"]["uid"]
+    yield "Proposal", _abstract({**_workflow_view(wf), "breakdowns": _breakdowns(w, wf),
+                                 "seconds": _seconds(took)}, uid, name, w.side)
+    if sc.last == "Proposal" or wf["status"].get("status") == "Error":
+        yield "delete", {"seconds": _seconds(_teardown_and_delete(w, name))}
+        return
+    counts = RabbitMap(KIND_MAP).counts(sc.hosts)
+    if sc.allocations:
+        counts = sc.allocations(counts)
+    for ref in wf["status"].get("directiveBreakdowns") or []:
+        storage = (w.get("directivebreakdowns", ref["name"]).get("status") or {}).get("storage")
+        if storage:
+            w.patch("servers", storage["reference"]["name"],
+                    {"spec": {"allocationSets": allocation_sets(storage, counts)}})
+    for state in ("Setup", "DataIn", "PreRun", "PostRun", "DataOut", "Teardown"):
+        if state == "DataIn" and sc.computes:
+            w.patch("computes", name, {"data": [{"name": h} for h in Hostlist(sc.hosts)]})
+        try:
+            w.patch("workflows", name, {"spec": {"desiredState": state}})
+        except w.exc as exc:
+            yield state, _abstract({"refused": _message(exc)}, uid, name, w.side)
+            break
+        wf, took = w.settle(name, state)
+        seen = {**_workflow_view(wf), "seconds": _seconds(took)}
+        if state == "PreRun":
+            seen["env"] = wf["status"].get("env") or {}
+            seen["clientmounts"] = _clientmounts(w, name)
+        yield state, _abstract(seen, uid, name, w.side)
+        if state == sc.last or wf["status"].get("status") == "Error":
+            break
+    yield "delete", {"seconds": _seconds(_teardown_and_delete(w, name))}
+
+
+def _teardown_and_delete(w: _Wlm, name: str) -> float:
+    wf = w.get("workflows", name)
+    if (wf.get("status") or {}).get("state") != "Teardown":
+        w.patch("workflows", name, {"spec": {"desiredState": "Teardown"}})
+        w.settle(name, "Teardown")
+    return w.delete(name)
+
+
+def play(side: Side, scenarios: list[Scenario] | None = None,
+         prefix: str = "ref") -> Transcript:
+    """Every scenario on ``side``, in order (persistent-use needs
+    persistent-create before it); its transcript."""
+    w = _Wlm(side)
+    lus = Path(side.lustre_root)
+    if lus.is_dir():   # the real side copies real files
+        (lus / "in").mkdir(exist_ok=True)
+        (lus / "in" / "data").write_text("payload\n")
+    out: Transcript = {}
+    for i, sc in enumerate(scenarios or SCENARIOS):
+        name = f"fluxjob-{prefix}-{i}"
+        steps: dict[str, dict[str, Any]] = {}
+        for step, seen in _play_one(w, sc, name):
+            steps[step] = seen
+        if sc.name.startswith("persistent-"):
+            steps["psi"] = _psi(w)
+        out[sc.name] = steps
+    return out
+
+
+def _psi(w: _Wlm) -> dict[str, Any]:
+    try:
+        psi = w.get("persistentstorageinstances", "keep")
+    except w.exc as exc:
+        return {"exists": False} if exc.status == 404 else {"error": exc.status}
+    return {"exists": True, "state": (psi.get("status") or {}).get("state"),
+            "fsType": psi["spec"].get("fsType")}
+
+
+def _flat(prefix: str, value: Any) -> Iterator[tuple[str, Any]]:
+    if isinstance(value, dict) and value:
+        for k in sorted(value):
+            yield from _flat(f"{prefix}.{k}" if prefix else k, value[k])
+    else:
+        yield prefix, value
+
+
+def compare(a: Transcript, b: Transcript, names: tuple[str, str] = ("emulator", "real")
+            ) -> list[str]:
+    """Every difference between two transcripts, one line each."""
+    out = []
+    for sc in [s.name for s in SCENARIOS if s.name in a or s.name in b]:
+        sa, sb = a.get(sc, {}), b.get(sc, {})
+        for step in list(dict.fromkeys([*sa, *sb])):
+            fa, fb = dict(_flat("", sa.get(step, {}))), dict(_flat("", sb.get(step, {})))
+            if step not in sa or step not in sb:
+                out.append(f"{sc}/{step}: step: {names[0]}={step in sa} "
+                           f"{names[1]}={step in sb}")
+                continue
+            for key in list(dict.fromkeys([*fa, *fb])):
+                va, vb = fa.get(key, "<absent>"), fb.get(key, "<absent>")
+                if va != vb:
+                    out.append(f"{sc}/{step}: {key}: {names[0]}={json.dumps(va)} "
+                               f"{names[1]}={json.dumps(vb)}")
+    return out
+
+
+def both(work: Path) -> tuple[Transcript, Transcript]:
+    """The transcripts of the emulator's controllers (attached to one real
+    control plane, nnf-sos' example storage profile made their default, as
+    on the other side) and of the real ones (on another)."""
+    from flux_dws.emulator.attached import Attached
+    from flux_dws.harness import nnf
+    from flux_dws.harness.controlplane import ControlPlane
+
+    build = nnf.build()
+    with ControlPlane(work / "emulator") as cp:
+        cp.install_crds()
+        with Attached(cp.admin_kubeconfig, system="kind"):
+            cp.apply(nnf.storage_profile(build))
+            emu = play(Side("emulator", cp.admin_kubeconfig))
+    with ControlPlane(work / "real") as cp, \
+            nnf.RealControllers(cp, work / "real" / "nnf", nnf=build) as rc:
+        real = play(Side("real", cp.admin_kubeconfig, lustre_root=str(rc.lustre_root)))
+    return emu, real
+
+
+def main() -> int:
+    """Both sides on two control planes; print the transcripts' differences."""
+    import argparse
+    import tempfile
+
+    ap = argparse.ArgumentParser(prog="python -m flux_dws.harness.ctlreferee",
+                                 description=__doc__.split("\n\n")[0])
+    ap.add_argument("--json", metavar="FILE", help="write both transcripts to FILE")
+    args = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="flux-dws-ctlreferee."))
+    emu, real = both(work)
+    if args.json:
+        Path(args.json).write_text(json.dumps({"emulator": emu, "real": real}, indent=1))
+    lines = compare(emu, real)
+    for line in lines:
+        why = accepted(line)
+        print(line if why is None else f"{line}   [accepted: {why}]")
+    new = [x for x in lines if accepted(x) is None]
+    print(f"{len(lines)} differences, {len(new)} not accepted")
+    return 1 if new else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

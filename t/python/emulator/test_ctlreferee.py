@@ -1,0 +1,62 @@
+"""The referee of the emulator's controllers (flux_dws.harness.ctlreferee):
+the same Workflows, played as flux-dws plays them, on the emulator's
+DWS/nnf-sos model and on the real DWS, nnf-sos and nnf-dm managers; a
+difference ACCEPTED does not list fails.
+
+The real side needs the control plane (t/k8s/build.sh) and the managers
+(t/nnf/build.sh from ../shared/nnf): skipped with the reason when the NNF
+source is absent; without a build, skipped, or failed under
+FLUX_DWS_REQUIRE_REALK8S=1 (CI).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from t.python.realk8s import require_binaries
+
+from flux_dws.harness import ctlreferee, nnf
+
+
+def require_nnf() -> nnf.NnfBuild:
+    if not (nnf.source_dir() / "SHA256SUMS").is_file() \
+            and not os.environ.get("FLUX_DWS_NNF_DIR"):
+        pytest.skip(f"no NNF source to build the real controllers from ({nnf.source_dir()})")
+    try:
+        return nnf.build()
+    except nnf.NnfUnavailable as exc:
+        if os.environ.get("FLUX_DWS_REQUIRE_REALK8S") == "1":
+            pytest.fail(f"{exc} (FLUX_DWS_REQUIRE_REALK8S=1)")
+        pytest.skip(str(exc))
+
+
+def test_compare_names_each_difference_and_accepted_covers_it():
+    a = {"xfs": {"PreRun": {"state": "PreRun", "seconds": "<1 s", "env": {"A": "1"}}}}
+    b = {"xfs": {"PreRun": {"state": "PreRun", "seconds": "1-10 s", "env": {"A": "2"}},
+                 "delete": {"seconds": "<1 s"}}}
+    lines = ctlreferee.compare(a, b)
+    assert lines == ['xfs/PreRun: env.A: emulator="1" real="2"',
+                     'xfs/PreRun: seconds: emulator="<1 s" real="1-10 s"',
+                     "xfs/delete: step: emulator=False real=True"]
+    assert ctlreferee.accepted(lines[0]) is None
+    assert ctlreferee.accepted(lines[1])
+    assert ctlreferee.compare(a, a) == []
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)  # two control planes; the real managers: about 3 min
+def test_the_emulator_does_what_the_real_controllers_do(tmp_path):
+    require_binaries()
+    require_nnf()
+    emu, real = ctlreferee.both(tmp_path)
+    assert set(emu) == set(real) == {s.name for s in ctlreferee.SCENARIOS}
+    # the scenarios went where they should on the real controllers
+    assert real["xfs"]["Teardown"]["ready"] and real["xfs"]["delete"]["seconds"] != "never"
+    assert "invalid string 'zfs'" in real["refused-type"]["create"]["refused"]
+    assert real["proposal-error"]["Proposal"]["status"] == "Error"
+    assert real["too-few-allocations"]["PreRun"]["message"] == "DW Directive 0: pending mount"
+    assert real["persistent-create"]["psi"]["exists"] is True
+    assert real["persistent-destroy"]["psi"]["exists"] is False
+    new = [line for line in ctlreferee.compare(emu, real) if ctlreferee.accepted(line) is None]
+    assert new == []
