@@ -60,3 +60,15 @@ def test_the_emulator_does_what_the_real_controllers_do(tmp_path):
     assert real["persistent-destroy"]["psi"]["exists"] is False
     new = [line for line in ctlreferee.compare(emu, real) if ctlreferee.accepted(line) is None]
     assert new == []
+
+
+def test_what_is_missing_is_named(tmp_path, monkeypatch):
+    monkeypatch.delenv("FLUX_DWS_NNF_DIR", raising=False)
+    monkeypatch.setenv("FLUX_DWS_NNF_SRC", str(tmp_path / "none"))
+    with pytest.raises(nnf.NnfUnavailable, match=r"no NNF source \(.*none/SHA256SUMS"):
+        nnf.build()
+    monkeypatch.setenv("FLUX_DWS_NNF_DIR", str(tmp_path))
+    with pytest.raises(nnf.NnfUnavailable,
+                       match=r"dws-manager, nnf-sos-manager, nnf-dm-manager, clientmountd "
+                             r"missing .*run t/nnf/build.sh"):
+        nnf.build()

@@ -52,6 +52,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -504,6 +505,18 @@ class RealControllers:
                         f"({lockdir}) for more than {LOCK_TIMEOUT:.0f} s") from None
                 time.sleep(0.5)
         self._lock = lock
+        # the lock says no other harness has it; a manager a killed run
+        # left behind may still listen there
+        with socket.socket() as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(("", WEBHOOK_PORT))
+            except OSError as exc:
+                lock.close()
+                self._lock = None
+                raise ControlPlaneError(
+                    f"port {WEBHOOK_PORT} is taken ({exc.strerror}): a dws-manager of a "
+                    f"run that was killed? (fuser -n tcp {WEBHOOK_PORT})") from None
 
     def _spawn(self, name: str) -> None:
         proc = self._procs[name]
