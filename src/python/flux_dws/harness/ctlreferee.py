@@ -43,6 +43,7 @@ from typing import Any
 
 from flux_dws.breakdown import RabbitMap, allocation_sets
 from flux_dws.hostlist import Hostlist
+from flux_dws.wfstates import DATA_IN, PRE_RUN, PROPOSAL, STATES, TEARDOWN
 
 __all__ = ["ACCEPTED", "SCENARIOS", "Side", "accepted", "compare", "play"]
 
@@ -69,7 +70,7 @@ class Scenario:
     name: str
     directives: list[str]
     hosts: str
-    last: str = "Teardown"            # the last state asked for
+    last: str = TEARDOWN              # the last state asked for
     computes: bool = True
     allocations: Callable[[dict[str, int]], dict[str, int]] | None = None
     note: str = ""
@@ -98,13 +99,13 @@ SCENARIOS: list[Scenario] = [
              computes=False),
     Scenario("proposal-error", ["#DW jobdw type=xfs capacity=1GiB name=aa",
                                 "#DW copy_in source=/nowhere/x destination=$DW_JOB_aa/"],
-             "compute-01", last="Proposal"),
+             "compute-01", last=PROPOSAL),
     Scenario("refused-type", ["#DW jobdw type=zfs capacity=1GiB name=aa"], "compute-01",
-             last="Proposal"),
+             last=PROPOSAL),
     Scenario("refused-short-name", ["#DW jobdw type=xfs capacity=1GiB name=x"], "compute-01",
-             last="Proposal"),
+             last=PROPOSAL),
     Scenario("too-few-allocations", ["#DW jobdw type=xfs capacity=1GiB name=aa"],
-             "compute-[01-03]", allocations=_fewer, last="PreRun",
+             "compute-[01-03]", allocations=_fewer, last=PRE_RUN,
              note="Servers with fewer allocations than computes on a rabbit"),
 ]
 
@@ -161,7 +162,7 @@ class _Wlm:
             self.api.create_namespaced_custom_object(G, V, NS, "workflows", {
                 "apiVersion": f"{G}/{V}", "kind": "Workflow",
                 "metadata": {"name": name, "finalizers": [FINALIZER]},
-                "spec": {"desiredState": "Proposal", "dwDirectives": directives,
+                "spec": {"desiredState": PROPOSAL, "dwDirectives": directives,
                          "wlmID": "flux", "jobID": "1", "userID": 0, "groupID": 0}})
         except self.exc as exc:
             return _message(exc)
@@ -273,11 +274,11 @@ def _play_one(w: _Wlm, sc: Scenario, name: str) -> Iterator[tuple[str, dict[str,
     if refused is not None:
         yield "create", {"refused": refused.replace(name, "<name>")}
         return
-    wf, took = w.settle(name, "Proposal")
+    wf, took = w.settle(name, PROPOSAL)
     uid = wf["metadata"]["uid"]
-    yield "Proposal", _abstract({**_workflow_view(wf), "breakdowns": _breakdowns(w, wf),
+    yield PROPOSAL, _abstract({**_workflow_view(wf), "breakdowns": _breakdowns(w, wf),
                                  "seconds": _seconds(took)}, uid, name, w.side)
-    if sc.last == "Proposal" or wf["status"].get("status") == "Error":
+    if sc.last == PROPOSAL or wf["status"].get("status") == "Error":
         yield "delete", {"seconds": _seconds(_teardown_and_delete(w, name))}
         return
     counts = RabbitMap(KIND_MAP).counts(sc.hosts)
@@ -288,8 +289,8 @@ def _play_one(w: _Wlm, sc: Scenario, name: str) -> Iterator[tuple[str, dict[str,
         if storage:
             w.patch("servers", storage["reference"]["name"],
                     {"spec": {"allocationSets": allocation_sets(storage, counts)}})
-    for state in ("Setup", "DataIn", "PreRun", "PostRun", "DataOut", "Teardown"):
-        if state == "DataIn" and sc.computes:
+    for state in STATES[STATES.index(PROPOSAL) + 1:]:
+        if state == DATA_IN and sc.computes:
             w.patch("computes", name, {"data": [{"name": h} for h in Hostlist(sc.hosts)]})
         try:
             w.patch("workflows", name, {"spec": {"desiredState": state}})
@@ -298,7 +299,7 @@ def _play_one(w: _Wlm, sc: Scenario, name: str) -> Iterator[tuple[str, dict[str,
             break
         wf, took = w.settle(name, state)
         seen = {**_workflow_view(wf), "seconds": _seconds(took)}
-        if state == "PreRun":
+        if state == PRE_RUN:
             seen["env"] = wf["status"].get("env") or {}
             seen["clientmounts"] = _clientmounts(w, name)
         yield state, _abstract(seen, uid, name, w.side)
@@ -309,9 +310,9 @@ def _play_one(w: _Wlm, sc: Scenario, name: str) -> Iterator[tuple[str, dict[str,
 
 def _teardown_and_delete(w: _Wlm, name: str) -> float:
     wf = w.get("workflows", name)
-    if (wf.get("status") or {}).get("state") != "Teardown":
-        w.patch("workflows", name, {"spec": {"desiredState": "Teardown"}})
-        w.settle(name, "Teardown")
+    if (wf.get("status") or {}).get("state") != TEARDOWN:
+        w.patch("workflows", name, {"spec": {"desiredState": TEARDOWN}})
+        w.settle(name, TEARDOWN)
     return w.delete(name)
 
 

@@ -66,6 +66,7 @@ import yaml
 
 from flux_dws.emulator import tls
 from flux_dws.harness.controlplane import ControlPlane, ControlPlaneError
+from flux_dws.wfstates import PROPOSAL
 
 __all__ = ["LOCK_TIMEOUT", "NnfBuild", "NnfUnavailable", "RealControllers", "build",
            "source_dir", "storage_profile"]
@@ -434,7 +435,7 @@ class RealControllers:
         words come back once the API server calls the webhook."""
         probe = {"apiVersion": DWS_API, "kind": "Workflow",
                  "metadata": {"name": "flux-dws-webhook-probe", "namespace": "default"},
-                 "spec": {"desiredState": "Proposal", "wlmID": "flux", "jobID": "0",
+                 "spec": {"desiredState": PROPOSAL, "wlmID": "flux", "jobID": "0",
                           "userID": 0, "groupID": 0,
                           "dwDirectives": ["#DW flux-dws-probe"]}}
         status, body = self.plane.request(
