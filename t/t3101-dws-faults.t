@@ -19,16 +19,6 @@ unstall() {
     kubectl annotate --overwrite "workflow/$(wfname "$1")" flux-dws-test/kick="$(date +%s%N)"
 }
 
-# the job ends with its epilog done and no exception, its Workflow gone;
-# its eventlog is kept in $2
-ends_cleanly() {
-	flux job wait-event -t 60 $1 clean &&
-	flux job eventlog $1 >$2 &&
-	grep "epilog-finish description=\"dws-epilog\" status=0" $2 &&
-	test_must_fail grep exception $2 &&
-	workflow_gone $1
-}
-
 test_expect_success 'start the emulator and a rabbit instance' '
 	start_emulator --system kind --latency zero &&
 	rabbit_instance_config "$(pwd)" "epilog-timeout = 600.0" &&

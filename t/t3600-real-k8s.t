@@ -40,43 +40,15 @@ test_expect_success 'a rabbit instance whose dws service connects as flux' '
 '
 
 test_expect_success 'xfs: Proposal to Teardown on the real API server' '
-	flux run -N2 --setattr=system.dw="#DW jobdw type=xfs capacity=10GiB name=scratch" \
-		printenv DW_JOB_scratch >xfs.out &&
-	id=$(flux job last) &&
-	test $(sort -u xfs.out | wc -l) = 1 &&
-	grep "^/mnt/nnf/" xfs.out &&
-	flux job eventlog $id >xfs.events &&
-	grep "prolog-finish description=\"dws-setup\" status=0" xfs.events &&
-	grep "epilog-finish description=\"dws-epilog\" status=0" xfs.events &&
-	flux kvs get $(flux job id --to=kvs $id).rabbit_workflow | grep -q "\"Teardown\"" &&
-	workflow_gone $id
+	xfs_through_every_state
 '
 
 test_expect_success 'gfs2, raw and lustre' '
-	flux run -N1 --setattr=system.dw="#DW jobdw type=gfs2 capacity=20GiB name=shared" \
-		printenv DW_JOB_shared >gfs2.out &&
-	grep "^/mnt/nnf/" gfs2.out &&
-	workflow_gone $(flux job last) &&
-	flux run -N1 --setattr=system.dw="#DW jobdw type=raw capacity=5GiB name=rawdisk" \
-		printenv DW_JOB_rawdisk >raw.out &&
-	test -s raw.out &&
-	workflow_gone $(flux job last) &&
-	flux run -N2 --setattr=system.dw="#DW jobdw type=lustre capacity=100GiB name=lus" \
-		printenv DW_JOB_lus >lustre.out &&
-	test -s lustre.out &&
-	workflow_gone $(flux job last)
+	gfs2_raw_and_lustre
 '
 
 test_expect_success 'persistent storage: create, use, destroy' '
-	flux run -N1 --setattr=system.dw="#DW create_persistent type=lustre capacity=100GiB name=keep" true &&
-	workflow_gone $(flux job last) &&
-	kubectl get persistentstorageinstance keep &&
-	flux run -N1 --setattr=system.dw="#DW persistentdw name=keep" printenv DW_PERSISTENT_keep >pers.out &&
-	test -s pers.out &&
-	workflow_gone $(flux job last) &&
-	flux run -N1 --setattr=system.dw="#DW destroy_persistent name=keep" true &&
-	workflow_gone $(flux job last) &&
-	kubectl wait --for=delete persistentstorageinstance/keep --timeout=60s
+	persistent_create_use_destroy
 '
 
 test_expect_success 'a directive DWS refuses: the job gets its words' '

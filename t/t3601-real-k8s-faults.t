@@ -46,16 +46,6 @@ wf_held() {
 	test "$(kubectl get workflow $(wfname $1) -o jsonpath={.status.status})" = DriverWait
 }
 
-# ends_cleanly ID EVENTS: the job ends with its epilog done and no
-# exception, its Workflow gone; its eventlog is kept in EVENTS
-ends_cleanly() {
-	flux job wait-event -t 60 $1 clean &&
-	flux job eventlog $1 >$2 &&
-	grep "epilog-finish description=\"dws-epilog\" status=0" $2 &&
-	test_must_fail grep exception $2 &&
-	workflow_gone $1
-}
-
 # cancelled_cleanly ID EVENTS: after flux cancel ID, the job ends, its
 # epilog done, its Workflow gone, the faults cleared
 cancelled_cleanly() {
@@ -180,14 +170,7 @@ test_expect_success 'cancel during Teardown (held): the epilog ends once it does
 '
 
 test_expect_success 'the dws service reloaded while a job runs: the job ends cleanly' '
-	id=$(submit_held reload) &&
-	test_when_finished "flux cancel $id 2>/dev/null || :" &&
-	flux job wait-event -t 30 $id start &&
-	flux module remove dws &&
-	flux module load "$top_srcdir/src/modules/dws.py" &&
-	release_job reload $id &&
-	ends_cleanly $id reload.events &&
-	flux job attach $id | grep "^DW_JOB_scratch=/mnt/nnf/"
+	reload_service_mid_job
 '
 
 test_expect_success 'early release: DataOut held, the job ends and frees its computes' '

@@ -9,8 +9,10 @@ and an nnf-dm node manager), their CRDs, rules, profiles and workload
 manager roles, and a 4-broker instance with Fluxion and a statedir whose
 dws service connects as user flux.  A state is held by stopping the
 manager that moves it (SIGSTOP: nnf_manager pause) and released by
-continuing it.  Skipped with the reason when either is not built; a
-failure under FLUX_DWS_REQUIRE_REALK8S=1.'
+continuing it; the control plane'"'"'s faults the same way: kube-apiserver
+and etcd restarted (data kept), etcd held, etcd compacted so that every
+watch is answered 410.  Skipped with the reason when either is not
+built; a failure under FLUX_DWS_REQUIRE_REALK8S=1.'
 
 : "${FLUX_DWS_K8S_CACHE:=$HOME/.cache/flux-dws/k8s}"
 : "${FLUX_DWS_NNF_CACHE:=$HOME/.cache/flux-dws/nnf}"
@@ -49,16 +51,6 @@ held() {
 	kubectl wait --for=jsonpath="{.spec.desiredState}"=$2 "workflow/$(wfname $1)" \
 		--timeout=30s &&
 	test "$(kubectl get workflow $(wfname $1) -o jsonpath={.status.ready})" != true
-}
-
-# ends_cleanly ID EVENTS: the job ends with its epilog done and no
-# exception, its Workflow gone; its eventlog is kept in EVENTS
-ends_cleanly() {
-	flux job wait-event -t 60 $1 clean &&
-	flux job eventlog $1 >$2 &&
-	grep "epilog-finish description=\"dws-epilog\" status=0" $2 &&
-	test_must_fail grep exception $2 &&
-	workflow_gone $1
 }
 
 # cancelled_then_released ID EVENTS VERB NAME...: flux cancel ID, then
@@ -108,42 +100,15 @@ test_expect_success 'a rabbit instance whose dws service connects as flux' '
 '
 
 test_expect_success 'xfs: Proposal to Teardown on the real controllers' '
-	flux run -N2 --setattr=system.dw="$XFS" printenv DW_JOB_scratch >xfs.out &&
-	id=$(flux job last) &&
-	test $(sort -u xfs.out | wc -l) = 1 &&
-	grep "^/mnt/nnf/" xfs.out &&
-	flux job eventlog $id >xfs.events &&
-	grep "prolog-finish description=\"dws-setup\" status=0" xfs.events &&
-	grep "epilog-finish description=\"dws-epilog\" status=0" xfs.events &&
-	flux kvs get $(flux job id --to=kvs $id).rabbit_workflow | grep -q "\"Teardown\"" &&
-	workflow_gone $id
+	xfs_through_every_state
 '
 
 test_expect_success 'gfs2, raw and lustre' '
-	flux run -N1 --setattr=system.dw="#DW jobdw type=gfs2 capacity=20GiB name=shared" \
-		printenv DW_JOB_shared >gfs2.out &&
-	grep "^/mnt/nnf/" gfs2.out &&
-	workflow_gone $(flux job last) &&
-	flux run -N1 --setattr=system.dw="#DW jobdw type=raw capacity=5GiB name=rawdisk" \
-		printenv DW_JOB_rawdisk >raw.out &&
-	test -s raw.out &&
-	workflow_gone $(flux job last) &&
-	flux run -N2 --setattr=system.dw="#DW jobdw type=lustre capacity=100GiB name=lus" \
-		printenv DW_JOB_lus >lustre.out &&
-	test -s lustre.out &&
-	workflow_gone $(flux job last)
+	gfs2_raw_and_lustre
 '
 
 test_expect_success 'persistent storage: create, use, destroy' '
-	flux run -N1 --setattr=system.dw="#DW create_persistent type=lustre capacity=100GiB name=keep" true &&
-	workflow_gone $(flux job last) &&
-	kubectl get persistentstorageinstance keep &&
-	flux run -N1 --setattr=system.dw="#DW persistentdw name=keep" printenv DW_PERSISTENT_keep >pers.out &&
-	test -s pers.out &&
-	workflow_gone $(flux job last) &&
-	flux run -N1 --setattr=system.dw="#DW destroy_persistent name=keep" true &&
-	workflow_gone $(flux job last) &&
-	kubectl wait --for=delete persistentstorageinstance/keep --timeout=60s
+	persistent_create_use_destroy
 '
 
 test_expect_success 'copy_in and copy_out: nnf-dm moves the data through the rabbit' '
@@ -320,14 +285,7 @@ test_expect_success 'every manager restarted mid-job: the new ones tear it down'
 '
 
 test_expect_success 'the dws service reloaded while a job runs: the job ends cleanly' '
-	id=$(submit_held reload) &&
-	test_when_finished "flux cancel $id 2>/dev/null || :" &&
-	flux job wait-event -t 30 $id start &&
-	flux module remove dws &&
-	flux module load "$top_srcdir/src/modules/dws.py" &&
-	release_job reload $id &&
-	ends_cleanly $id reload.events &&
-	flux job attach $id | grep "^DW_JOB_scratch=/mnt/nnf/"
+	reload_service_mid_job
 '
 
 test_expect_success 'early release: DataOut held, the job ends and frees its computes' '
@@ -395,6 +353,56 @@ test_expect_success 'a job held in Setup and one in PostRun, the instance stoppe
 	workflow_gone $su &&
 	ends_cleanly $pr pr.events &&
 	flux job attach $pr | grep "^DW_JOB_scratch=/mnt/nnf/"
+'
+
+test_expect_success 'kube-apiserver restarted, then etcd restarted (data kept), mid-job: it ends cleanly' '
+	id=$(submit_held apirestart) &&
+	test_when_finished "flux cancel $id 2>/dev/null || :" &&
+	flux job wait-event -t 30 $id start &&
+	nnf_manager restart kube-apiserver &&
+	nnf_manager restart etcd &&
+	release_job apirestart $id &&
+	ends_cleanly $id apirestart.events
+'
+
+test_expect_success 'etcd held while a job ends: its epilog waits, then ends once etcd is back' '
+	id=$(submit_held etcdheld) &&
+	test_when_finished "flux cancel $id 2>/dev/null || :" &&
+	flux job wait-event -t 30 $id start &&
+	nnf_manager pause etcd &&
+	test_when_finished "nnf_manager resume etcd" &&
+	release_job etcdheld $id &&
+	flux job wait-event -t 30 $id epilog-start &&
+	test_must_fail flux job wait-event -t 2 $id epilog-finish &&
+	nnf_manager resume etcd &&
+	ends_cleanly $id etcdheld.events
+'
+
+# wf_lists: how many times the service's Workflow watch has listed
+wf_lists() {
+	flux python -m flux_dws status --json |
+	jq -e ".service.watches[] | select(.kind == \"Workflow\") | .lists"
+}
+
+# listed_since N: the Workflow watch has listed more than N times
+listed_since() {
+	test "$(wf_lists)" -gt "$1"
+}
+
+# a write no watch of the service sees, then etcd compacted past it: the
+# watches, reconnected to the restarted API server from their last
+# resourceVersion, are answered 410 Gone and list again
+test_expect_success 'etcd compacted and kube-apiserver restarted: every watch lists again, no job lost' '
+	id=$(submit_held compacted) &&
+	test_when_finished "flux cancel $id 2>/dev/null || :" &&
+	flux job wait-event -t 30 $id start &&
+	lists=$(wf_lists) &&
+	KUBECONFIG="$(pwd)/admin.kubeconfig" kubectl create configmap compaction-$(flux job id --to=dec $id) &&
+	nnf_manager restart history &&
+	nnf_manager restart kube-apiserver &&
+	until_true 60 listed_since $lists &&
+	release_job compacted $id &&
+	ends_cleanly $id compacted.events
 '
 
 test_expect_success 'nothing is left on the real API server' '

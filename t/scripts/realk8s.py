@@ -15,8 +15,8 @@ Writes DIR/admin.kubeconfig, DIR/flux.kubeconfig, then DIR/ready (the
 seconds it took).  Exit status 77 and the reason on stderr when the
 binaries are not built (the script skips, or fails under
 FLUX_DWS_REQUIRE_REALK8S=1).  SIGUSR1/SIGUSR2 with DIR/signal naming a
-manager: pause/resume it (t/sharness.d: nnf_pause, nnf_resume);
-DIR/signal "restart NAME" and SIGHUP restarts it.
+manager (or etcd, kube-apiserver): pause/resume it, SIGHUP restarts it
+(t/sharness.d: nnf_manager); SIGHUP with "history" compacts etcd.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def main() -> int:
                 plane, workdir / "nnf", nnf=nnf_build,
                 lustre_root=args.lustre_root or workdir / "lus"))
             plane.apply_files([cp.k8s_dir() / "rbac" / "flux-bindings.yaml"])
-            _signals(rc, workdir / "signal")
+            _signals(plane, rc, workdir / "signal")
         for name in ("admin", "flux"):
             src = getattr(plane, f"{name}_kubeconfig")
             (workdir / f"{name}.kubeconfig").write_bytes(Path(src).read_bytes())
@@ -68,12 +68,19 @@ def main() -> int:
     return 0
 
 
-def _signals(rc: Any, order: Path) -> None:
-    """The test's hold on one manager: DIR/signal names it, a signal acts;
-    DIR/signal.done (the same words) says it is done."""
+def _signals(plane: Any, rc: Any, order: Path) -> None:
+    """The test's hold on one manager or server: DIR/signal names it, a
+    signal acts; DIR/signal.done (the same words) says it is done.  The
+    name ``etcd`` or ``kube-apiserver`` is the control plane's server,
+    ``history`` (restart only) compacts etcd's history."""
     def act(verb: str) -> None:
         name = order.read_text().split()[-1]
-        getattr(rc, verb)(name)
+        if name == "history":
+            plane.compact()
+        elif name in ("etcd", "kube-apiserver"):
+            getattr(plane, verb)(name)
+        else:
+            getattr(rc, verb)(name)
         done = order.with_suffix(".done")
         done.with_suffix(".tmp").write_text(f"{verb} {name}\n")
         done.with_suffix(".tmp").rename(done)

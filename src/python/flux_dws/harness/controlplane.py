@@ -163,6 +163,7 @@ class ControlPlane:
         self.etcd_url = ""
         self.started_in = 0.0  # seconds from start() to a ready API server
         self._procs: list[tuple[str, subprocess.Popen[bytes]]] = []
+        self._argv: dict[str, list[str]] = {}
         self._discovery: dict[str, list[dict[str, Any]]] = {}
 
     # --- lifecycle ----------------------------------------------------------
@@ -242,21 +243,47 @@ class ControlPlane:
         atexit.unregister(self.stop)
         while self._procs:
             _, p = self._procs.pop()
-            if p.poll() is None:
-                try:
-                    os.killpg(p.pid, signal.SIGTERM)
-                except ProcessLookupError:
-                    pass
-                try:
-                    p.wait(STOP_TIMEOUT)
-                except subprocess.TimeoutExpired:
-                    os.killpg(p.pid, signal.SIGKILL)
-                    p.wait()
-            # the process group: anything a server forked goes too
-            try:
-                os.killpg(p.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+            _end(p)
+
+    # --- faults: a server stopped, held, or its history compacted --------------
+
+    def restart(self, name: str) -> None:
+        """Stop ``etcd`` or ``kube-apiserver`` (SIGTERM, then SIGKILL after
+        STOP_TIMEOUT) and start it again as it was (same port, same data):
+        returns once it answers again."""
+        i = next(i for i, (n, _) in enumerate(self._procs) if n == name)
+        _, p = self._procs.pop(i)
+        _end(p)
+        t0 = time.monotonic()
+        self._spawn(name, self._argv[name])
+        self._wait(name, self._etcd_healthy if name == "etcd" else self._ready, t0)
+
+    def pause(self, name: str) -> None:
+        """Hold ``etcd`` or ``kube-apiserver`` (SIGSTOP): it accepts
+        connections and answers nothing until resume."""
+        os.killpg(self._proc(name).pid, signal.SIGSTOP)
+
+    def resume(self, name: str) -> None:
+        os.killpg(self._proc(name).pid, signal.SIGCONT)
+
+    def compact(self) -> int:
+        """Compact etcd's history up to its current revision (what etcd's
+        periodic compaction does), so that a watch started again from an
+        older resourceVersion is answered 410 Gone; the revision."""
+        def post(path: str, body: dict[str, Any]) -> dict[str, Any]:
+            req = urllib.request.Request(self.etcd_url + path, data=json.dumps(body).encode(),
+                                         method="POST",
+                                         headers={"Content-Type": "application/json"})
+            with urllib.request.urlopen(req, timeout=30) as resp:
+                out: dict[str, Any] = json.loads(resp.read())
+                return out
+        # the key is base64 of "\0": a range that holds nothing, to read the revision
+        rev = int(post("/v3/kv/range", {"key": "AA=="})["header"]["revision"])
+        post("/v3/kv/compaction", {"revision": rev, "physical": True})
+        return rev
+
+    def _proc(self, name: str) -> subprocess.Popen[bytes]:
+        return next(p for n, p in self._procs if n == name)
 
     def pids(self) -> list[int]:
         return [p.pid for _, p in self._procs]
@@ -450,6 +477,7 @@ class ControlPlane:
         raise ControlPlaneError(f"{api_version} serves no kind {kind}")
 
     def _spawn(self, name: str, argv: list[str]) -> None:
+        self._argv[name] = argv
         logf = self.log(name).open("ab")
         try:
             p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=logf,
@@ -460,7 +488,7 @@ class ControlPlane:
         self._procs.append((name, p))
 
     def _wait(self, name: str, ready: Callable[[], bool], t0: float) -> None:
-        proc = next(p for n, p in self._procs if n == name)
+        proc = self._proc(name)
         while True:
             if proc.poll() is not None:
                 raise ControlPlaneError(f"{name} exited with {proc.returncode}; "
@@ -491,6 +519,26 @@ class ControlPlane:
                                                 "flux-dws-realk8s-admin"))
         write(self.flux_kubeconfig, kubeconfig(self.url, self.ca_pem, self.flux_token,
                                                "flux-dws-realk8s-flux"))
+
+
+def _end(p: subprocess.Popen[bytes]) -> None:
+    """SIGTERM a server's process group (SIGCONT first: a held one too),
+    SIGKILL after STOP_TIMEOUT; nothing it forked is left."""
+    if p.poll() is None:
+        try:
+            os.killpg(p.pid, signal.SIGCONT)
+            os.killpg(p.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        try:
+            p.wait(STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    try:
+        os.killpg(p.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def _message(body: Any) -> str:
