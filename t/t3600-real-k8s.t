@@ -52,19 +52,11 @@ test_expect_success 'persistent storage: create, use, destroy' '
 '
 
 test_expect_success 'a directive DWS refuses: the job gets its words' '
-	test_must_fail flux run -N1 --setattr=system.dw="#DW jobdw type=zfs capacity=1GiB name=aa" true 2>bad.err &&
-	id=$(flux job last) &&
-	flux job eventlog $id >bad.events &&
-	grep "exception type=\"dws-create\"" bad.events &&
-	grep "DWS workflow interactions failed: admission webhook ..vworkflow.kb.io.. denied the request: argument .type. invalid string .zfs.\"" bad.events
+	refused_in_dws_words
 '
 
 test_expect_success 'a Proposal error worded by nnf-sos' '
-	test_must_fail flux run -N1 --setattr=system.dw="[\"#DW jobdw type=xfs capacity=1GiB name=aa\", \"#DW copy_in source=/nowhere/x destination=\$DW_JOB_aa/\"]" true &&
-	id=$(flux job last) &&
-	flux job eventlog $id >prop.events &&
-	grep "global Lustre file system containing .*/nowhere/x.* not found" prop.events &&
-	workflow_gone $id
+	proposal_error_in_nnf_words
 '
 
 test_expect_success 'cancel: held after Proposal, in the setup prolog, while running' '

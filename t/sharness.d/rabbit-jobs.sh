@@ -71,3 +71,23 @@ reload_service_mid_job() {
     ends_cleanly $id reload.events &&
     flux job attach $id | grep "^DW_JOB_scratch=/mnt/nnf/"
 }
+
+# refused_in_dws_words: a directive DWS' validating webhook refuses; the
+# job's dws-create exception quotes it
+refused_in_dws_words() {
+    test_must_fail flux run -N1 --setattr=system.dw="#DW jobdw type=zfs capacity=1GiB name=aa" true &&
+    id=$(flux job last) &&
+    flux job eventlog $id >bad.events &&
+    grep "exception type=\"dws-create\"" bad.events &&
+    grep "DWS workflow interactions failed: admission webhook ..vworkflow.kb.io.. denied the request: argument .type. invalid string .zfs.\"" bad.events
+}
+
+# proposal_error_in_nnf_words: a copy_in outside any Lustre file system
+# fails in Proposal, in nnf-sos' words; the Workflow goes
+proposal_error_in_nnf_words() {
+    test_must_fail flux run -N1 --setattr=system.dw="[\"#DW jobdw type=xfs capacity=1GiB name=aa\", \"#DW copy_in source=/nowhere/x destination=\$DW_JOB_aa/\"]" true &&
+    id=$(flux job last) &&
+    flux job eventlog $id >prop.events &&
+    grep "global Lustre file system containing .*/nowhere/x.* not found" prop.events &&
+    workflow_gone $id
+}

@@ -50,7 +50,8 @@ from flux_dws.emulator import api_resources, tls
 from flux_dws.emulator.kubeconfig import kubeconfig, write
 
 __all__ = ["FLUX_USER", "Binaries", "ControlPlane", "ControlPlaneError",
-           "ControlPlaneUnavailable", "binaries", "build_hash", "k8s_dir", "rbac_files"]
+           "ControlPlaneUnavailable", "binaries", "build_hash", "k8s_dir", "rbac_files",
+           "stop_process"]
 
 FLUX_USER = "flux"
 START_TIMEOUT = 120.0  # etcd, then the API server's /readyz (about 5-10 s here)
@@ -243,7 +244,7 @@ class ControlPlane:
         atexit.unregister(self.stop)
         while self._procs:
             _, p = self._procs.pop()
-            _end(p)
+            stop_process(p)
 
     # --- faults: a server stopped, held, or its history compacted --------------
 
@@ -253,7 +254,7 @@ class ControlPlane:
         returns once it answers again."""
         i = next(i for i, (n, _) in enumerate(self._procs) if n == name)
         _, p = self._procs.pop(i)
-        _end(p)
+        stop_process(p)
         t0 = time.monotonic()
         self._spawn(name, self._argv[name])
         self._wait(name, self._etcd_healthy if name == "etcd" else self._ready, t0)
@@ -521,9 +522,9 @@ class ControlPlane:
                                                "flux-dws-realk8s-flux"))
 
 
-def _end(p: subprocess.Popen[bytes]) -> None:
-    """SIGTERM a server's process group (SIGCONT first: a held one too),
-    SIGKILL after STOP_TIMEOUT; nothing it forked is left."""
+def stop_process(p: subprocess.Popen[bytes]) -> None:
+    """SIGTERM a server's (or a manager's) process group (SIGCONT first: a
+    held one too), SIGKILL after STOP_TIMEOUT; nothing it forked is left."""
     if p.poll() is None:
         try:
             os.killpg(p.pid, signal.SIGCONT)

@@ -65,7 +65,7 @@ from typing import IO, Any
 import yaml
 
 from flux_dws.emulator import tls
-from flux_dws.harness.controlplane import ControlPlane, ControlPlaneError
+from flux_dws.harness.controlplane import ControlPlane, ControlPlaneError, stop_process
 from flux_dws.wfstates import PROPOSAL
 
 __all__ = ["LOCK_TIMEOUT", "NnfBuild", "NnfUnavailable", "RealControllers", "build",
@@ -77,7 +77,6 @@ LUS_API = "lus.cray.hpe.com/v1beta1"
 WEBHOOK_PORT = 9443          # controller-runtime's, fixed in DWS' main.go
 LOCK_TIMEOUT = 1800.0        # another run's controllers hold the port
 READY_TIMEOUT = 120.0        # every manager up, every rabbit's Storage Ready
-STOP_TIMEOUT = 20.0
 DRIVER = "nnf"               # the DWDirectiveRule's name, nnf-sos' DWS_DRIVER_ID
 POD_NAMESPACE = "nnf-system"
 DWS_NAMESPACE = "dws-system"
@@ -531,20 +530,8 @@ class RealControllers:
         proc.paused = False
 
     def _end(self, proc: _Proc) -> None:
-        p = proc.popen
-        if p is None:
-            return
-        if p.poll() is None:
-            try:
-                os.killpg(p.pid, signal.SIGCONT)
-                os.killpg(p.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            try:
-                p.wait(STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
+        if proc.popen is not None:
+            stop_process(proc.popen)
         proc.popen = None
 
     def _wait(self, ready: Callable[[], bool], what: str, t0: float) -> None:
