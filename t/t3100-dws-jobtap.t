@@ -72,15 +72,7 @@ test_expect_success 'a container job gets its workflow token' '
 '
 
 test_expect_success 'persistent storage: create, use from another job, destroy' '
-	flux run -N1 --setattr=system.dw="#DW create_persistent type=lustre capacity=100GiB name=keep" true &&
-	workflow_gone $(flux job last) &&
-	kubectl get persistentstorageinstance keep &&
-	flux run -N1 --setattr=system.dw="#DW persistentdw name=keep" printenv DW_PERSISTENT_keep >pers.out &&
-	test -s pers.out &&
-	workflow_gone $(flux job last) &&
-	flux run -N1 --setattr=system.dw="#DW destroy_persistent name=keep" true &&
-	workflow_gone $(flux job last) &&
-	kubectl wait --for=delete persistentstorageinstance/keep --timeout=60s
+	persistent_create_use_destroy
 '
 
 test_expect_success 'jobs without dw are none of the plugin'"'"'s business' '

@@ -158,7 +158,6 @@ class _Proc:
     env: dict[str, str]
     cwd: Path
     popen: subprocess.Popen[bytes] | None = None
-    paused: bool = False
 
 
 class RealControllers:
@@ -213,13 +212,13 @@ class RealControllers:
         for name in self._procs:
             if name != "dws-webhook":
                 self._spawn(name)
-        self._wait(lambda: self._storages_ready(), "every rabbit's Storage Ready", t0)
+        self._wait(self._storages_ready, "every rabbit's Storage Ready", t0)
         self.started_in = time.monotonic() - t0
         return self
 
     def stop(self) -> None:
-        """SIGTERM every manager (SIGCONT first: a paused one too), then
-        SIGKILL what is left after STOP_TIMEOUT; release the port."""
+        """Stop every manager (controlplane.stop_process: a paused one
+        too), remove the rabbits' file trees, release the port."""
         atexit.unregister(self.stop)
         for proc in reversed(list(self._procs.values())):
             self._end(proc)
@@ -235,28 +234,19 @@ class RealControllers:
         proc = self._procs[name]
         assert proc.popen is not None
         os.killpg(proc.popen.pid, signal.SIGSTOP)
-        proc.paused = True
 
     def resume(self, name: str) -> None:
         proc = self._procs[name]
         assert proc.popen is not None
         os.killpg(proc.popen.pid, signal.SIGCONT)
-        proc.paused = False
 
     def restart(self, name: str) -> None:
         """Stop ``name`` and start it again, as a pod's restart would."""
         self._end(self._procs[name])
         self._spawn(name)
 
-    def names(self) -> list[str]:
-        return list(self._procs)
-
     def log(self, name: str) -> Path:
         return self.workdir / f"{name}.log"
-
-    def pid(self, name: str) -> int:
-        popen = self._procs[name].popen
-        return popen.pid if popen is not None else 0
 
     # --- what the managers need -----------------------------------------------
 
@@ -527,7 +517,6 @@ class RealControllers:
                                           stderr=subprocess.STDOUT, start_new_session=True)
         finally:
             logf.close()
-        proc.paused = False
 
     def _end(self, proc: _Proc) -> None:
         if proc.popen is not None:
