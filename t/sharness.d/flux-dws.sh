@@ -609,7 +609,9 @@ realk8s_or_skip() {
 
 # nnf_manager VERB NAME: pause, resume or restart one of the real managers
 # of start_realk8s --controllers nnf (dws-controller, nnf-sos-storage,
-# nnf-sos-node-RABBIT, nnf-dm-RABBIT, dws-webhook); returns once done
+# nnf-sos-node-RABBIT, nnf-dm-RABBIT, dws-webhook) or of its control
+# plane's servers (etcd, kube-apiserver; "restart history" compacts
+# etcd); returns once done
 nnf_manager() {
     rm -f signal.done &&
     echo "$2" >signal &&
