@@ -79,7 +79,7 @@ if command -v go >/dev/null 2>&1; then
     }
     step "real control plane (t/k8s/build.sh)" realk8s_build
     # The real DWS, nnf-sos and nnf-dm managers (t/nnf/build.sh, from
-    # ../shared/nnf: about 2 min warm, 10 cold) for t3602 and the referee
+    # ../shared/nnf: about 2 min, cold or not) for t3602 and the referee
     # (t/python/emulator/test_ctlreferee.py); where the NNF source is
     # absent (exit 77) both skip with the reason
     nnf_build() {
