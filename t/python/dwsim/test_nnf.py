@@ -199,3 +199,16 @@ def test_servers_controller_status_steps():
     st = servers.reconcile_status(spec, st, None, "t4")  # NnfStorage deleted
     assert st["ready"] is True and st["allocationSets"][0]["storage"]["r1"][
         "allocationSize"] == 0
+
+
+def test_short_rabbits_counts_allocations_per_rabbit_over_sets():
+    spec = {"allocationSets": [
+        {"label": "xfs", "storage": [{"name": "r1", "allocationCount": 2},
+                                     {"name": "r2", "allocationCount": 1}]}]}
+    assert servers.short_rabbits(spec, {"r1": 2, "r2": 1}) == []
+    assert servers.short_rabbits(spec, {"r1": 3, "r2": 2}) == ["r1", "r2"]
+    assert servers.short_rabbits(spec, {}) == []
+    assert servers.short_rabbits({}, {"r1": 1}) == []   # no allocation named: nothing to map
+    two_sets = {"allocationSets": [{"storage": [{"name": "r1", "allocationCount": 1}]},
+                                   {"storage": [{"name": "r1", "allocationCount": 1}]}]}
+    assert servers.short_rabbits(two_sets, {"r1": 2}) == []

@@ -49,6 +49,23 @@ def validate_allocations(breakdown_sets: list[dict[str, Any]],
                 raise rerr.internal(NOT_SATISFIED)
 
 
+TOO_MANY_CLIENTS = "invalid matching between clients and storage. Too many clients for storage"
+
+
+def short_rabbits(servers_spec: dict[str, Any], served: dict[str, int]) -> list[str]:
+    """The rabbits given fewer allocations than the job has computes on
+    them (``served``: rabbit -> its computes in the job).  nnf-sos maps
+    each compute to one allocation of its rabbit and fails the computes'
+    NnfAccess with TOO_MANY_CLIENTS when one runs out
+    (nnf_access_controller.go, mapClientLocalStorage)."""
+    given: dict[str, int] = {}
+    for aset in servers_spec.get("allocationSets") or []:
+        for e in aset.get("storage") or []:
+            name = str(e.get("name"))
+            given[name] = given.get(name, 0) + int(e.get("allocationCount") or 0)
+    return sorted(r for r, count in given.items() if served.get(r, 0) > count)
+
+
 def status_for(servers_spec: dict[str, Any], ready: bool) -> list[dict[str, Any]]:
     """Servers status.allocationSets: per rabbit, the bytes allocated."""
     out = []

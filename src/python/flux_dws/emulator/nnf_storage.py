@@ -488,21 +488,14 @@ class StorageDriver(Driver):
                                      f"{wf['metadata']['name']}-{d.index}")
         except ApiError:
             return
-        given: dict[str, int] = {}
-        for s in (servers.get("spec") or {}).get("allocationSets") or []:
-            for e in s.get("storage") or []:
-                given[str(e.get("name"))] = given.get(str(e.get("name")), 0) + \
-                    int(e.get("allocationCount") or 0)
         computes = set(self.ctl.computes(wf))
-        for rabbit, count in given.items():
-            served = [c for c in self._rabbit_access(rabbit) if c.get("name") in computes]
-            if len(served) > count:
-                err = rerr.wlm("invalid matching between clients and storage. "
-                               "Too many clients for storage")
-                self._access(wf, d, "computes", "mounted", path, ready=False, error={
-                    "userMessage": err.user_message, "type": err.type,
-                    "severity": err.severity})
-                raise Wait("pending mount")
+        served = {r: sum(1 for c in self._rabbit_access(r) if c.get("name") in computes)
+                  for r in _rabbits_of(servers)}
+        if nnf_servers.short_rabbits(servers.get("spec") or {}, served):
+            err = rerr.wlm(nnf_servers.TOO_MANY_CLIENTS)
+            self._access(wf, d, "computes", "mounted", path, ready=False, error={
+                "userMessage": err.user_message, "type": err.type, "severity": err.severity})
+            raise Wait("pending mount")
 
     def _rabbit_access(self, rabbit: str) -> list[dict[str, Any]]:
         """The computes a rabbit's Storage says it serves."""
