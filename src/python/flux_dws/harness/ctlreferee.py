@@ -51,8 +51,6 @@ G, V = "dataworkflowservices.github.io", "v1alpha7"
 FINALIZER = "flux-framework.readthedocs.io/workflow"
 NS = "default"
 SETTLE_TIMEOUT = 60.0
-KIND_MAP = {"compute-01": "kind-worker2", "compute-02": "kind-worker2",
-            "compute-03": "kind-worker2", "compute-04": "kind-worker3"}
 Transcript = dict[str, dict[str, dict[str, Any]]]
 
 
@@ -73,7 +71,13 @@ class Scenario:
     last: str = TEARDOWN              # the last state asked for
     computes: bool = True
     allocations: Callable[[dict[str, int]], dict[str, int]] | None = None
-    note: str = ""
+
+
+def _kind_map() -> dict[str, str]:
+    """compute -> rabbit of the kind system both sides run."""
+    from flux_dws.dwsim.systems import load_system
+
+    return {c: r.name for r in load_system("kind").rabbits for c, _ in r.computes}
 
 
 def _fewer(counts: dict[str, int]) -> dict[str, int]:
@@ -105,8 +109,8 @@ SCENARIOS: list[Scenario] = [
     Scenario("refused-short-name", ["#DW jobdw type=xfs capacity=1GiB name=x"], "compute-01",
              last=PROPOSAL),
     Scenario("too-few-allocations", ["#DW jobdw type=xfs capacity=1GiB name=aa"],
-             "compute-[01-03]", allocations=_fewer, last=PRE_RUN,
-             note="Servers with fewer allocations than computes on a rabbit"),
+             # Servers with fewer allocations than computes on a rabbit
+             "compute-[01-03]", allocations=_fewer, last=PRE_RUN),
 ]
 
 # The differences that stay (fnmatch patterns on compare()'s lines), each
@@ -281,7 +285,7 @@ def _play_one(w: _Wlm, sc: Scenario, name: str) -> Iterator[tuple[str, dict[str,
     if sc.last == PROPOSAL or wf["status"].get("status") == "Error":
         yield "delete", {"seconds": _seconds(_teardown_and_delete(w, name))}
         return
-    counts = RabbitMap(KIND_MAP).counts(sc.hosts)
+    counts = RabbitMap(_kind_map()).counts(sc.hosts)
     if sc.allocations:
         counts = sc.allocations(counts)
     for ref in wf["status"].get("directiveBreakdowns") or []:
