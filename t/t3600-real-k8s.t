@@ -74,14 +74,7 @@ test_expect_success 'cancel: held after Proposal, in the setup prolog, while run
 	flux cancel $setup &&
 	flux job wait-event -t 60 $setup clean &&
 	workflow_gone $setup &&
-	running=$(flux submit -N1 --setattr=system.dw="$dw" sleep inf) &&
-	test_when_finished "flux cancel $running 2>/dev/null || :" &&
-	flux job wait-event -t 30 $running start &&
-	flux cancel $running &&
-	flux job wait-event -t 60 $running clean &&
-	flux job eventlog $running >running.events &&
-	grep "epilog-finish description=\"dws-epilog\" status=0" running.events &&
-	workflow_gone $running
+	cancel_while_running "$dw"
 '
 
 test_expect_success 'a rabbit drained the nnf way goes down in Fluxion, and comes back' '

@@ -86,7 +86,8 @@ realk8s_or_skip
 test_expect_success 'the real managers run; the WLM identity has only the WLM roles' '
 	KUBECONFIG=$(pwd)/admin.kubeconfig kubectl get storages -o name >storages &&
 	test $(wc -l <storages) = 2 &&
-	grep -q "nnf-sos-node-kind-worker3" realk8s.log || :
+	test_must_fail nnf_manager pause nnf-dm-nowhere 2>nowhere.err &&
+	grep "error: pause nnf-dm-nowhere: no manager .nnf-dm-nowhere.; the managers: dws-webhook, " nowhere.err &&
 	export KUBECONFIG="$(pwd)/flux.kubeconfig" &&
 	kubectl auth can-i create workflows.dataworkflowservices.github.io &&
 	test_must_fail kubectl auth can-i create nnfstorages.nnf.cray.hpe.com &&
@@ -149,14 +150,7 @@ test_expect_success 'cancel: held after Proposal, in the setup prolog (Setup hel
 	held $setup Setup &&
 	cancelled_then_released $setup setup.events nnf-sos-storage &&
 	grep "prolog-finish description=\"dws-setup\" status=1" setup.events &&
-	running=$(flux submit -N1 --setattr=system.dw="$XFS" sleep inf) &&
-	test_when_finished "flux cancel $running 2>/dev/null || :" &&
-	flux job wait-event -t 30 $running start &&
-	flux cancel $running &&
-	flux job wait-event -t 60 $running clean &&
-	flux job eventlog $running >running.events &&
-	grep "epilog-finish description=\"dws-epilog\" status=0" running.events &&
-	workflow_gone $running
+	cancel_while_running "$XFS"
 '
 
 test_expect_success 'cancel in DataIn (nnf-dm held): the prolog fails, teardown, nothing left' '

@@ -75,14 +75,18 @@ def _signals(plane: Any, rc: Any, order: Path) -> None:
     ``history`` (restart only) compacts etcd's history."""
     def act(verb: str) -> None:
         name = order.read_text().split()[-1]
-        if name == "history":
-            plane.compact()
-        elif name in ("etcd", "kube-apiserver"):
-            getattr(plane, verb)(name)
-        else:
-            getattr(rc, verb)(name)
+        said = f"{verb} {name}"
+        try:
+            if name == "history":
+                plane.compact()
+            elif name in ("etcd", "kube-apiserver"):
+                getattr(plane, verb)(name)
+            else:
+                getattr(rc, verb)(name)
+        except Exception as exc:  # the test reads why; the stack runs on
+            said = f"error: {verb} {name}: {exc}"
         done = order.with_suffix(".done")
-        done.with_suffix(".tmp").write_text(f"{verb} {name}\n")
+        done.with_suffix(".tmp").write_text(f"{said}\n")
         done.with_suffix(".tmp").rename(done)
     signal.signal(signal.SIGUSR1, lambda *_: act("pause"))
     signal.signal(signal.SIGUSR2, lambda *_: act("resume"))

@@ -622,7 +622,7 @@ nnf_manager() {
     *) echo "nnf_manager: no verb $1" >&2; return 1 ;;
     esac &&
     until_true 60 test -s signal.done &&
-    grep -qx "$1 $2" signal.done
+    { grep -qx "$1 $2" signal.done || { cat signal.done >&2; return 1; }; }
 }
 
 # attach_controllers LOG: the emulator's controllers of kind attached to

@@ -91,3 +91,16 @@ proposal_error_in_nnf_words() {
     grep "global Lustre file system containing .*/nowhere/x.* not found" prop.events &&
     workflow_gone $id
 }
+
+# cancel_while_running DW: a job of directive DW cancelled once it runs:
+# its epilog tears the storage down, its Workflow goes
+cancel_while_running() {
+    running=$(flux submit -N1 --setattr=system.dw="$1" sleep inf) &&
+    test_when_finished "flux cancel $running 2>/dev/null || :" &&
+    flux job wait-event -t 30 $running start &&
+    flux cancel $running &&
+    flux job wait-event -t 60 $running clean &&
+    flux job eventlog $running >running.events &&
+    grep "epilog-finish description=\"dws-epilog\" status=0" running.events &&
+    workflow_gone $running
+}

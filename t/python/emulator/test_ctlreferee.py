@@ -72,3 +72,12 @@ def test_what_is_missing_is_named(tmp_path, monkeypatch):
                        match=r"dws-manager, nnf-sos-manager, nnf-dm-manager, clientmountd "
                              r"missing .*run t/nnf/build.sh"):
         nnf.build()
+
+
+def test_a_manager_nobody_runs_is_named(tmp_path):
+    from typing import Any, cast
+
+    rc = nnf.RealControllers(cast(Any, None), tmp_path)
+    with pytest.raises(ValueError, match=r"no manager 'nnf-dm-nowhere'; the managers: "
+                                         r"\(none started\)"):
+        rc.pause("nnf-dm-nowhere")

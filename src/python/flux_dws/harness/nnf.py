@@ -231,19 +231,28 @@ class RealControllers:
 
     def pause(self, name: str) -> None:
         """Hold ``name`` (SIGSTOP): what it moves waits until resume."""
-        proc = self._procs[name]
-        assert proc.popen is not None
-        os.killpg(proc.popen.pid, signal.SIGSTOP)
+        os.killpg(self._running(name).pid, signal.SIGSTOP)
 
     def resume(self, name: str) -> None:
-        proc = self._procs[name]
-        assert proc.popen is not None
-        os.killpg(proc.popen.pid, signal.SIGCONT)
+        os.killpg(self._running(name).pid, signal.SIGCONT)
 
     def restart(self, name: str) -> None:
         """Stop ``name`` and start it again, as a pod's restart would."""
-        self._end(self._procs[name])
+        self._end(self._manager(name))
         self._spawn(name)
+
+    def _manager(self, name: str) -> _Proc:
+        proc = self._procs.get(name)
+        if proc is None:
+            raise ValueError(f"no manager {name!r}; the managers: "
+                             f"{', '.join(self._procs) or '(none started)'}")
+        return proc
+
+    def _running(self, name: str) -> subprocess.Popen[bytes]:
+        popen = self._manager(name).popen
+        if popen is None:
+            raise ValueError(f"manager {name!r} is not running")
+        return popen
 
     def log(self, name: str) -> Path:
         return self.workdir / f"{name}.log"
