@@ -122,8 +122,9 @@ ACCEPTED: list[tuple[str, str]] = [
      "servers' NnfAccess alone.  flux-dws reads no ClientMount, so what it sees is the "
      "same"),
     ("*: seconds: emulator=\"<1 s\" real=\"1-10 s\"",
-     "the real managers take 1 to 5 s for PreRun and PostRun here (controller-runtime "
-     "requeues and nnf-sos' batching of Servers updates); the emulator's latency model "
+     "the real managers take 1 to 5 s for a step here, PreRun and PostRun most often "
+     "(controller-runtime requeues, nnf-sos' batching of Servers updates); the emulator's "
+     "latency model "
      "answers at once unless asked for site latencies (--latency)"),
 ]
 
