@@ -17,6 +17,9 @@
 #   skip; 0 lets them skip), FLUX_DWS_K8S_CACHE (where it is built);
 #   FLUX_DWS_NNF_CACHE: where t/nnf/build.sh builds the real DWS and NNF
 #   controllers from ../shared/nnf (NNF_SRC) for t3602.
+#   SHARNESS_JOBS: sharness scripts run at once (default 2).
+# Each step's time is printed as it ends and, at the end, in a table
+# (build/test-results/steps.txt).
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,15 +38,20 @@ bash scripts/setup.sh || { echo "setup failed"; exit 1; }
 results="$top/build/test-results"
 rm -rf "$results"; mkdir -p "$results"
 failed_steps=()
-step() {  # step NAME CMD...: run a step, remember failures
-    local name=$1; shift
+step_times=()
+step() {  # step NAME CMD...: run a step, remember failures and its time
+    local name=$1 t0=$SECONDS took
+    shift
     printf '\n===== %s =====\n' "$name"
     if "$@"; then
-        printf -- '----- %s: ok\n' "$name"
+        took=$(( SECONDS - t0 ))
+        printf -- '----- %s: ok (%d s)\n' "$name" "$took"
     else
-        printf -- '----- %s: FAILED\n' "$name"
+        took=$(( SECONDS - t0 ))
+        printf -- '----- %s: FAILED (%d s)\n' "$name" "$took"
         failed_steps+=("$name")
     fi
+    step_times+=("$(printf '%6d s  %s' "$took" "$name")")
 }
 
 export PYTHONPATH="$top/src/python:$top/build/src/python"
@@ -64,43 +72,62 @@ fi
 step "C unit tests" meson test -C build --print-errorlogs
 
 # The real control plane (kube-apiserver and etcd built from Go modules,
-# t/k8s/build.sh: about 15 min cold, a few seconds once built) for the
-# real-stack tests in t/python/test_controlplane*.py.  Without Go they skip
-# with the reason; with Go they must run (FLUX_DWS_REQUIRE_REALK8S).
+# t/k8s/build.sh: about 9 min cold on a quiet machine, a few seconds once
+# built) for the real-stack tests (t/python/test_controlplane*.py, t360x),
+# then the real DWS, nnf-sos and nnf-dm managers (t/nnf/build.sh, from
+# ../shared/nnf: about 2 min) for t3602 and the referee.  Both are built in
+# the background from here, so their module downloads and single-threaded
+# links overlap the sanitizer build, its tests and the fuzz run; their
+# steps below wait for them (each build bounded by timeout).  Without Go
+# the real-stack tests skip with the reason; with Go they must run
+# (FLUX_DWS_REQUIRE_REALK8S); where the NNF source is absent (exit 77)
+# t3602 and the referee skip with the reason.
+builds="$results/builds"
 if command -v go >/dev/null 2>&1; then
     export FLUX_DWS_REQUIRE_REALK8S=${FLUX_DWS_REQUIRE_REALK8S:-1}
-    realk8s_build() {
-        local t0 bin
-        t0=$(date +%s)
-        bin=$(bash t/k8s/build.sh 2>"$results/k8s-build.log") \
-            || { tail -40 "$results/k8s-build.log"; return 1; }
-        export FLUX_DWS_K8S_BIN=$bin
-        echo "real control plane: $bin ($(( $(date +%s) - t0 )) s)"
+    mkdir -p "$builds"
+    (
+        t0=$SECONDS
+        timeout 3600 bash t/k8s/build.sh >"$builds/k8s.out" 2>"$results/k8s-build.log"
+        echo "$? $(( SECONDS - t0 ))" >"$builds/k8s.rc"
+        t0=$SECONDS
+        timeout 1800 bash t/nnf/build.sh >"$builds/nnf.out" 2>"$results/nnf-build.log"
+        echo "$? $(( SECONDS - t0 ))" >"$builds/nnf.rc"
+    ) &
+    # build_wait NAME: the background build's "STATUS SECONDS", once done
+    # (bounded: the builds themselves are, by timeout)
+    build_wait() {
+        local waited=0
+        until [ -f "$builds/$1.rc" ]; do
+            sleep 1
+            waited=$(( waited + 1 ))
+            [ $waited -lt 5500 ] || { echo "124 $waited"; return; }
+        done
+        cat "$builds/$1.rc"
     }
-    step "real control plane (t/k8s/build.sh)" realk8s_build
-    # The real DWS, nnf-sos and nnf-dm managers (t/nnf/build.sh, from
-    # ../shared/nnf: about 2 min, cold or not) for t3602 and the referee
-    # (t/python/emulator/test_ctlreferee.py); where the NNF source is
-    # absent (exit 77) both skip with the reason
+    realk8s_build() {
+        local rc took
+        read -r rc took < <(build_wait k8s)
+        [ "$rc" = 0 ] || { tail -40 "$results/k8s-build.log"; return 1; }
+        FLUX_DWS_K8S_BIN=$(cat "$builds/k8s.out")
+        export FLUX_DWS_K8S_BIN
+        echo "real control plane: $FLUX_DWS_K8S_BIN (built in $took s, in the background)"
+    }
     nnf_build() {
-        local t0 dir rc
-        t0=$(date +%s)
-        dir=$(bash t/nnf/build.sh 2>"$results/nnf-build.log")
-        rc=$?
-        if [ $rc = 77 ]; then
+        local rc took
+        read -r rc took < <(build_wait nnf)
+        if [ "$rc" = 77 ]; then
             echo "real controllers not built: $(tail -1 "$results/nnf-build.log")"
             return 0
         fi
-        [ $rc = 0 ] || { tail -40 "$results/nnf-build.log"; return 1; }
-        export FLUX_DWS_NNF_DIR=$dir
-        echo "real controllers: $dir ($(( $(date +%s) - t0 )) s)"
+        [ "$rc" = 0 ] || { tail -40 "$results/nnf-build.log"; return 1; }
+        FLUX_DWS_NNF_DIR=$(cat "$builds/nnf.out")
+        export FLUX_DWS_NNF_DIR
+        echo "real controllers: $FLUX_DWS_NNF_DIR (built in $took s, in the background)"
     }
-    step "real controllers (t/nnf/build.sh)" nnf_build
 else
     echo "no go on PATH: the real-stack tests (t/python/test_controlplane*.py) skip"
 fi
-step "pytest" python -m pytest -q -p no:cacheprovider \
-    --junitxml="$results/pytest.xml" t/python
 
 if [ "${SKIP_SANITIZERS:-0}" != 1 ]; then
     asan_build() {
@@ -126,6 +153,13 @@ if [ "${SKIP_FUZZ:-0}" != 1 ] && ls t/fuzz/fuzz_*.py >/dev/null 2>&1; then
     step "fuzz (${FUZZ_SECONDS:-30}s)" python t/fuzz/run.py --seconds "${FUZZ_SECONDS:-30}"
 fi
 
+if command -v go >/dev/null 2>&1; then
+    step "real control plane (t/k8s/build.sh)" realk8s_build
+    step "real controllers (t/nnf/build.sh)" nnf_build
+fi
+step "pytest" python -m pytest -q -p no:cacheprovider \
+    --junitxml="$results/pytest.xml" t/python
+
 # The t34xx scripts check what is installed and released (meson install
 # into flux-core's prefix, the wheel, the RPM); the release step runs them
 # from the release tarball, so the sharness step leaves them to it
@@ -133,13 +167,21 @@ fi
 if ls t/t[0-9]*.t >/dev/null 2>&1; then
     sharness() {
         local scripts
-        scripts=$(cd t && ls t[0-9]*.t)
+        # newest first: the long scripts (the real control plane's t36xx,
+        # the restart and pre-staging ones) start early, so two at a time
+        # end together rather than one long script alone at the end
+        scripts=$(cd t && ls -r t[0-9]*.t)
         [ "${SKIP_RELEASE:-0}" = 1 ] || scripts=$(echo "$scripts" | grep -v '^t34')
         # -v: every test point in the log, so the summary counts cases;
         # the scripts' --verbose: a failing case shows its commands' output
-        # (a wait-event timeout, a diff), not only its text
+        # (a wait-event timeout, a diff), not only its text.  -j: scripts
+        # wait on brokers and API servers more than they compute, and each
+        # has its own instance, emulator or control plane on free ports
+        # (t3602's webhook port is taken under a lock), so two at a time
+        # halve the step (prove prints each script's output whole as it ends)
         # shellcheck disable=SC2086
-        (cd t && prove -v --timer $scripts :: --verbose) 2>&1 | tee "$results/sharness.log"
+        (cd t && prove -j"${SHARNESS_JOBS:-2}" -v --timer $scripts :: --verbose) 2>&1 \
+            | tee "$results/sharness.log"
         return "${PIPESTATUS[0]}"
     }
     step "sharness" sharness
@@ -179,7 +221,8 @@ if [ "${SKIP_RELEASE:-0}" != 1 ] && ls t/t34[0-9]*.t >/dev/null 2>&1; then
     step "release tarball" release
 fi
 
-echo "test.sh: took $(( $(date +%s) - started )) s"
+echo "test.sh: took $(( $(date +%s) - started )) s; by step:"
+printf '%s\n' "${step_times[@]}" | tee "$results/steps.txt"
 python t/summarize.py "$results" build/meson-logs/testlog.json \
     build-asan/meson-logs/testlog.json
 if [ ${#failed_steps[@]} -gt 0 ]; then
