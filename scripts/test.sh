@@ -62,7 +62,7 @@ if command -v flux >/dev/null 2>&1 \
     PYTHONPATH="$PYTHONPATH:$fluxpy"
 fi
 
-step "lint: ruff" ruff check src/python t/python t/bench t/fuzz t/scripts doc
+step "lint: ruff" ruff check src/python t/python t/bench t/fuzz t/scripts t/mutants doc
 step "lint: mypy" mypy src/python/flux_dws
 if [ -d src/pbs ] && ls src/pbs/*.PY >/dev/null 2>&1; then
     step "lint: vermin (PBS hook is Python 3.6)" \

@@ -1,0 +1,175 @@
+"""Mutation testing of libdws' engine and health rooms (issue 62, item 7).
+
+    python t/mutants/run.py [--sample N] [--seed S] [--files GLOB ...]
+        [--pytest PATH ...] [--only RESULTS.jsonl] [--out RESULTS.jsonl]
+
+universalmutator (``pip install universalmutator``: ``mutate``) writes
+the mutants of each C source (``--noCheck``: every rule's text change, its
+comment and dead-line heuristics on); a seeded sample of them is tried,
+one at a time, in a private copy of the tree (``git worktree`` of HEAD in
+a temporary directory, built there with meson, flux-core's plugins off):
+the mutant replaces its file, ninja rebuilds, and it is
+
+- stillborn when it does not compile (not counted),
+- killed when ``meson test`` (the C unit tests) fails or, those passing,
+  when pytest over ``--pytest`` (default t/python/libdws: the engine and
+  health through cffi) fails,
+- survived when both pass.
+
+Every test run is bounded (a mutant that loops is killed by its timeout).
+One JSON line per mutant goes to ``--out`` and a summary is printed last:
+
+    mutants: G generated in F files, S tried: B stillborn, K killed (C
+    tests KC, pytest KP), V survived
+
+with each survivor as ``file:line: original -> mutant``.  ``--only`` tries
+again the mutants an earlier run's results name (its survivors), to show
+what a new test kills.  Nothing in the checkout is changed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import glob
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+TOP = Path(__file__).resolve().parents[2]
+DEFAULT_FILES = ["src/common/libdws/engine/*.c", "src/common/libdws/health/*.c"]
+BUILD_TIMEOUT = 600
+TEST_TIMEOUT = 600
+
+
+def run(argv: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None
+        ) -> tuple[bool, str]:
+    """(passed, the output's tail); a run past timeout fails."""
+    try:
+        p = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True,
+                           timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return False, f"timed out after {timeout:.0f} s"
+    return p.returncode == 0, (p.stdout + p.stderr)[-400:]
+
+
+def generate(tree: Path, files: list[str], into: Path) -> list[tuple[str, Path]]:
+    """Every mutant of each file: (the file, relative to the tree; its mutant)."""
+    mutants: list[tuple[str, Path]] = []
+    for rel in files:
+        d = into / rel.replace("/", "__")
+        d.mkdir(parents=True)
+        subprocess.run(["mutate", str(tree / rel), "c", "--noCheck", "--mutantDir", str(d)],
+                       check=True, capture_output=True)
+        mutants += [(rel, m) for m in sorted(d.iterdir())]
+    return mutants
+
+
+def changed_line(orig: str, mutant: str) -> tuple[int, str, str]:
+    """(line number, original line, mutant line) of a one-line mutant."""
+    a, b = orig.splitlines(), mutant.splitlines()
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op != "equal":
+            return i1 + 1, " ".join(a[i1:i2]).strip(), " ".join(b[j1:j2]).strip()
+    return 0, "", ""
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--files", nargs="+", default=DEFAULT_FILES,
+                    help="C sources (globs, relative to the top) to mutate")
+    ap.add_argument("--sample", type=int, default=200, help="mutants tried (0: all)")
+    ap.add_argument("--seed", type=int, default=62)
+    ap.add_argument("--pytest", nargs="+", default=["t/python/libdws"],
+                    help="pytest paths run when the C tests pass")
+    ap.add_argument("--only", type=Path,
+                    help="try only the mutants this earlier --out names as survivors")
+    ap.add_argument("--out", type=Path, default=Path("mutants.jsonl"))
+    args = ap.parse_args()
+    if shutil.which("mutate") is None:
+        print("mutants: skipped: universalmutator is not installed (pip install"
+              " universalmutator)")
+        return 0
+    work = Path(tempfile.mkdtemp(prefix="flux-dws-mutants-"))
+    tree = work / "tree"
+    subprocess.run(["git", "-C", str(TOP), "worktree", "add", "--detach", str(tree), "HEAD"],
+                   check=True, capture_output=True)
+    try:
+        return trial(args, work, tree)
+    finally:
+        subprocess.run(["git", "-C", str(TOP), "worktree", "remove", "--force", str(tree)],
+                       check=False, capture_output=True)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def trial(args: argparse.Namespace, work: Path, tree: Path) -> int:
+    files = sorted({os.path.relpath(f, TOP) for g in args.files
+                    for f in glob.glob(str(TOP / g))})
+    mutants = generate(tree, files, work / "mutants")
+    if args.only is not None:
+        wanted = {(r["file"], r["mutant"]) for r in map(json.loads, args.only.open())
+                  if r["result"] == "survived"}
+        tried = [(f, m) for f, m in mutants if (f, m.name) in wanted]
+    elif args.sample and args.sample < len(mutants):
+        tried = random.Random(args.seed).sample(mutants, args.sample)
+    else:
+        tried = mutants
+    build = tree / "build"
+    ok, out = run(["meson", "setup", str(build), "-Dflux=disabled", "-Ddocs=disabled",
+                   "-Dflux-commands=disabled"], tree, BUILD_TIMEOUT)
+    ok = ok and run(["ninja", "-C", str(build)], tree, BUILD_TIMEOUT)[0]
+    if not ok:
+        print(f"mutants: the unmutated tree does not build: {out}")
+        return 1
+    env = {**os.environ, "PYTHONPATH": f"{tree / 'src/python'}:{build / 'src/python'}"}
+    counts = {"stillborn": 0, "killed by C tests": 0, "killed by pytest": 0, "survived": 0}
+    survivors: list[str] = []
+    t0 = time.monotonic()
+    with args.out.open("w") as out_f:
+        for n, (rel, mutant) in enumerate(tried, 1):
+            src = tree / rel
+            orig = src.read_text()
+            text = mutant.read_text()
+            line, was, now = changed_line(orig, text)
+            src.write_text(text)
+            try:
+                if not run(["ninja", "-C", str(build)], tree, BUILD_TIMEOUT)[0]:
+                    result = "stillborn"
+                elif not run(["meson", "test", "-C", str(build), "--no-rebuild", "-q"],
+                             tree, TEST_TIMEOUT)[0]:
+                    result = "killed by C tests"
+                elif not run([sys.executable, "-m", "pytest", "-x", "-q", "-p",
+                              "no:cacheprovider", *args.pytest], tree, TEST_TIMEOUT, env)[0]:
+                    result = "killed by pytest"
+                else:
+                    result = "survived"
+                    survivors.append(f"{rel}:{line}: {was} -> {now}")
+            finally:
+                src.write_text(orig)
+            counts[result] += 1
+            rec: dict[str, Any] = {"file": rel, "mutant": mutant.name, "line": line,
+                                   "original": was, "mutated": now, "result": result}
+            out_f.write(json.dumps(rec) + "\n")
+            out_f.flush()
+            print(f"[{n}/{len(tried)} {time.monotonic() - t0:.0f} s] {rel}:{line}: {result}",
+                  flush=True)
+    run(["ninja", "-C", str(build)], tree, BUILD_TIMEOUT)
+    print("survivors:\n" + "\n".join(f"  {s}" for s in survivors) if survivors else
+          "survivors: none")
+    print(f"mutants: {len(mutants)} generated in {len(files)} files, {len(tried)} tried: "
+          f"{counts['stillborn']} stillborn, "
+          f"{counts['killed by C tests'] + counts['killed by pytest']} killed (C tests "
+          f"{counts['killed by C tests']}, pytest {counts['killed by pytest']}), "
+          f"{counts['survived']} survived", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
