@@ -14,6 +14,7 @@ jobs are left running and the service is reloaded: its start-up to serving.
     PYTHONPATH=src/python:build/src/python python t/bench/bench_scale.py \\
         [--jobs N] [--in-flight N] [--cores N] [--chaos SEED] [--seed SEED]
         [--lustre-spread] [--release-computes MODE] [--keep]
+        [--api-server emulator|kube-apiserver|both]
 
 ``--chaos SEED`` runs the same workload while, at times drawn from SEED
 (counted in jobs ended, so a run is reproducible), the emulator injects
@@ -26,7 +27,8 @@ rabbits go down and up.
 It prints, last, one line:
 
     scale: N jobs, X jobs/s, reaction p50/p99 A/B ms, service CPU C ms/job,
-    RSS D MB, start-up E s with F live Workflows, stuck G, leaked H
+    RSS D MB, start-up E s with F live Workflows, re-list after a 410 R s,
+    stuck G, leaked H
 
 and, before it, the service's err-level log lines (the broker's log ring,
 kept whole), counted and the most common shown with numbers folded, and
@@ -58,6 +60,21 @@ rabbits the Lustre jobs that completed used (their ``rabbits`` memo).
 Nodes have ``--cores`` cores (default 1): the rabbit path never looks at
 cores, and El Capitan's 96 cores and 4 GPUs per node make a 186 MB R that
 takes Fluxion minutes to load on a 2-core machine (``--cores 96`` does it).
+``--api-server kube-apiserver`` runs the same on a real control plane:
+kube-apiserver and etcd from t/k8s/build.sh (flux_dws.harness.controlplane;
+etcd without fsync, as for every test), the emulator's El Capitan
+controllers attached to it as ordinary clients (``flux-dws emulator
+--api-server``) and the service as user ``flux`` with only the workload
+manager's roles; ``--api-server both`` runs the emulator's then that, and
+prints their last lines side by side.  Each run also measures a watch
+re-list after a 410, with the start-up's live Workflows: every watch of
+the service answered 410 Gone at once (the emulator: its expire-watches
+and drop-watches faults; kube-apiserver: a write, etcd compacted past it,
+kube-apiserver restarted, as a compaction does to watches over a restart),
+the seconds from the fault until each has listed again and watches.
+``--chaos`` needs the emulator's API server (its faults are the
+emulator's); t3602 holds the real control plane's faults as tests.
+
 ``--keep`` leaves the work directory (the emulator's log and ``--state``
 database, the instance's config) for a look after the run.
 Skips, saying why, where Flux, Fluxion or the plugins are absent.
@@ -172,6 +189,12 @@ mapping = "{work}/elcap.json"
 
 #: written by the initial program when it is done (instance_stop_bound)
 INSIDE_DONE = "inside-done"
+#: the initial program's last line (scale: ...), for --api-server both
+RESULT = "result"
+#: seconds for the emulator's controllers to seed El Capitan on kube-apiserver
+ATTACH_TIMEOUT = 600.0
+#: seconds for every watch to list again after a 410
+RELIST_TIMEOUT = 300.0
 #: seconds the instance may take to stop once its initial program is done,
 #: before it is stopped as a site stops one (SIGTERM); and the broker's
 #: cleanup-timeout, which flux-core applies on that signal only
@@ -213,11 +236,42 @@ def run_instance(cmd: list[str], env: dict[str, str], done: Path) -> int:
             return proc.wait()
 
 
+def _plane_skip_reason(api_server: str) -> str | None:
+    if api_server == "emulator":
+        return None
+    from flux_dws.harness.controlplane import ControlPlaneUnavailable, binaries
+
+    try:
+        binaries()
+    except ControlPlaneUnavailable as exc:
+        return f"no kube-apiserver: {exc}"
+    return None
+
+
 def outside(args: argparse.Namespace) -> int:
-    reason = _skip_reason()
+    """One run on the API server args.api_server names, or with "both" the
+    emulator's, then kube-apiserver's, their last lines side by side."""
+    reason = _skip_reason() or _plane_skip_reason(args.api_server)
+    if reason is None and args.chaos is not None and args.api_server != "emulator":
+        reason = "--chaos needs --api-server emulator (the faults it injects are the emulator's)"
     if reason is not None:
         print(f"scale: skipped: {reason}")
         return 0
+    if args.api_server != "both":
+        return outside_one(args, args.argv)[0]
+    lines, rc = [], 0
+    for server in ("emulator", "kube-apiserver"):
+        print(f"=== on {server} ===", flush=True)
+        one_rc, line = outside_one(args, [*args.argv, "--api-server", server])
+        rc = rc or one_rc
+        lines.append(f"{server + ':':16} {line or '(no result: the run failed)'}")
+    print("side by side (the same workload, seed and live Workflows):\n"
+          + "\n".join(lines), flush=True)
+    return rc
+
+
+def outside_one(args: argparse.Namespace, inner: list[str]) -> tuple[int, str]:
+    """(exit status, the scale line) of one instance's run."""
     work = Path(tempfile.mkdtemp(prefix="bench-scale-"))
     try:
         if args.keep:
@@ -229,12 +283,13 @@ def outside(args: argparse.Namespace) -> int:
               f"{(work / 'R.json').stat().st_size / 1e6:.1f} MB in "
               f"{time.monotonic() - t0:.1f} s", flush=True)
         env = {**_python_env(), "FLUX_MODPROBE_PATH_APPEND": str(work / "modprobe")}
-        inner = args.argv
         # a log ring large enough to keep every err line of the run
         cmd = ["flux", "start", "-s1", "-Slog-ring-size=1000000",
                f"-Sbroker.cleanup-timeout={CLEANUP_TIMEOUT:.0f}", f"--config-path={work}/conf",
                "flux", "python", str(Path(__file__).resolve()), "--inside", str(work), *inner]
-        return run_instance(cmd, env, work / INSIDE_DONE)
+        rc = run_instance(cmd, env, work / INSIDE_DONE)
+        result = work / RESULT
+        return rc, result.read_text().strip() if result.exists() else ""
     finally:
         if not args.keep and not (work / "stall").exists():
             shutil.rmtree(work, ignore_errors=True)
@@ -317,9 +372,14 @@ class Instance:
         self.flux, self.fjob = flux, flux.job
         self.h = flux.Flux()
         self.work, self.args = work, args
-        self.kubeconfig = work / "kubeconfig"
+        self.kubeconfig = work / "kubeconfig"   # the service's ([rabbit] kubeconfig)
         self.port = _free_port()
         self.emulator: subprocess.Popen[bytes] | None = None
+        # --api-server kube-apiserver: the control plane, and the
+        # emulator's faults' kubeconfig (its attached webhook server)
+        self.plane: Any = None
+        self.fault_kubeconfig = self.kubeconfig
+        self.admin_kubeconfig = self.kubeconfig
         self.service_pid: int | None = None
         self.cpu_done = 0.0   # CPU of service processes already gone (reloads)
         self.cpu_base = 0.0   # the current process's CPU when the run began
@@ -331,6 +391,9 @@ class Instance:
 
     # emulator ------------------------------------------------------------
     def start_emulator(self) -> None:
+        if self.args.api_server == "kube-apiserver":
+            self.start_attached()
+            return
         from flux_dws.emulator import start_subprocess
 
         extra = ["--state", str(self.work / "emulator.db")] if self.args.chaos is not None else []
@@ -339,15 +402,79 @@ class Instance:
             listen=f"127.0.0.1:{self.port}", stdout=subprocess.DEVNULL,
             stderr=open(self.work / "emulator.log", "ab"))
 
+    def start_attached(self) -> None:
+        """kube-apiserver and etcd (the emulator's kinds as CRDs, the
+        workload manager's roles bound to user flux), the emulator's El
+        Capitan controllers attached to it; the service's kubeconfig is
+        flux's."""
+        from flux_dws.harness.controlplane import ControlPlane
+
+        t0 = time.monotonic()
+        self.plane = ControlPlane(self.work / "cp").start()
+        self.plane.install_crds()
+        self.plane.apply_rbac()
+        self.kubeconfig.write_bytes(Path(self.plane.flux_kubeconfig).read_bytes())
+        self.admin_kubeconfig = Path(self.plane.admin_kubeconfig)
+        self.fault_kubeconfig = self.work / "fault.kubeconfig"
+        log = self.work / "emulator.log"
+        with open(log, "ab") as out:
+            self.emulator = subprocess.Popen(
+                [sys.executable, "-m", "flux_dws", "emulator", "--api-server",
+                 str(self.admin_kubeconfig), "--system", "elcap", "--latency", "zero",
+                 "--kubeconfig", str(self.fault_kubeconfig)],
+                stdout=out, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + ATTACH_TIMEOUT
+        while b"controllers of elcap attached to" not in log.read_bytes():
+            if self.emulator.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit("bench_scale: the emulator's controllers did not attach to"
+                                 f" kube-apiserver within {ATTACH_TIMEOUT:.0f} s: "
+                                 + log.read_text(errors="replace")[-2000:])
+            time.sleep(0.2)
+        print(f"control plane: kube-apiserver + etcd ready, El Capitan seeded and its"
+              f" controllers attached in {time.monotonic() - t0:.1f} s", flush=True)
+
     def stop_emulator(self) -> None:
         if self.emulator is not None:
             self.emulator.send_signal(signal.SIGTERM)
             self.emulator.wait(60)
             self.emulator = None
+        if self.plane is not None:
+            self.plane.stop()
+            self.plane = None
+
+    def plane_hwm(self) -> str:
+        """kube-apiserver's and etcd's peak RSS, for the record."""
+        if self.plane is None:
+            return ""
+        peaks = []
+        for name in ("kube-apiserver", "etcd"):
+            status = Path(f"/proc/{self.plane._proc(name).pid}/status").read_text()
+            kb = next(int(line.split()[1]) for line in status.splitlines()
+                      if line.startswith("VmHWM:"))
+            peaks.append(f"{name} {kb / 1024:.0f} MB")
+        return ", ".join(peaks)
 
     def fault(self, *argv: str) -> None:
         subprocess.run([sys.executable, "-m", "flux_dws", "fault", "--kubeconfig",
-                        str(self.kubeconfig), *argv], check=True, stdout=subprocess.DEVNULL)
+                        str(self.fault_kubeconfig), *argv], check=True, stdout=subprocess.DEVNULL)
+
+    def expire_watches(self) -> float:
+        """Every watch's next request from its resourceVersion answered
+        410 Gone, its stream cut: the emulator's faults, or on
+        kube-apiserver what does it there (a write no watch has seen,
+        etcd compacted past it, kube-apiserver restarted).  Seconds the
+        API server was away (its restart), 0 for the emulator."""
+        if self.plane is None:
+            self.fault("expire-watches")
+            self.fault("drop-watches")
+            return 0.0
+        self.plane.request("POST", "/api/v1/namespaces/default/configmaps",
+                           {"apiVersion": "v1", "kind": "ConfigMap",
+                            "metadata": {"generateName": "bench-compaction-"}})
+        self.plane.compact()
+        t0 = time.monotonic()
+        self.plane.restart("kube-apiserver")
+        return time.monotonic() - t0
 
     # the service ---------------------------------------------------------
     def rpc(self, topic: str, payload: Any = None) -> Any:
@@ -515,8 +642,8 @@ class Instance:
         from flux_dws.k8s import crd
 
         subprocess.run([sys.executable, "-m", "flux_dws", "sync"], check=False)
-        api = client.CustomObjectsApi(
-            config.new_client_from_config(str(self.kubeconfig)))  # type: ignore[no-untyped-call]
+        api = client.CustomObjectsApi(  # an admin's: flux may not read NnfStorages
+            config.new_client_from_config(str(self.admin_kubeconfig)))  # type: ignore[no-untyped-call]
         dws_v = crd.probe_dws_version(api, None)
         nnf_v = crd.probe_nnf_version(api, None)
         # Workflows we deleted go once DWS has removed its finalizers: wait
@@ -720,9 +847,33 @@ def run_workload(inst: Instance, jobs: list[Job], in_flight: int,
     return time.monotonic() - t0, most, not_run
 
 
-def startup(inst: Instance, n: int) -> tuple[float, int]:
-    """Leave n 1-node xfs jobs running, reload the service: (seconds to serve,
-    live Workflows it found)."""
+def relist(inst: Instance) -> tuple[float, float, int]:
+    """Every watch of the service answered 410 Gone (Instance.expire_watches):
+    (seconds from the fault until each watch has listed again and watches,
+    seconds of it the API server was away, watches)."""
+    def watches() -> list[dict[str, Any]]:
+        return list(inst.rpc("dws.status")["service"]["watches"])
+
+    before = [w["lists"] for w in watches()]
+    t0 = time.monotonic()
+    away = inst.expire_watches()
+    deadline = time.monotonic() + RELIST_TIMEOUT
+    while time.monotonic() < deadline:
+        try:
+            now = watches()
+        except OSError:
+            now = []
+        if len(now) == len(before) and all(
+                w["lists"] > b and w["state"] == "watching" for w, b in zip(now, before)):
+            return time.monotonic() - t0, away, len(now)
+        time.sleep(0.02)
+    raise SystemExit(f"bench_scale: the service's watches did not list again within"
+                     f" {RELIST_TIMEOUT:.0f} s of a 410: {watches()}")
+
+
+def startup(inst: Instance, n: int) -> tuple[float, int, tuple[float, float, int]]:
+    """Leave n 1-node xfs jobs running, reload the service, then answer its
+    watches 410: (seconds to serve, live Workflows it found, relist's)."""
     jobs = [Job("xfs", 1, XFS.format(gib=10)) for _ in range(n)]
     for j in jobs:
         inst.submit(j, "4h")
@@ -735,10 +886,11 @@ def startup(inst: Instance, n: int) -> tuple[float, int]:
     inst.unload_service()
     took = inst.load_service()
     live = len(inst.rpc("dws.status").get("jobs", []))
+    relisted = relist(inst)
     inst.cancel([j.id for j in jobs if j.id is not None])
     while not ids <= set(inst.ended):
         inst.poll(1.0)
-    return took, live
+    return took, live, relisted
 
 
 def lustre_placement(jobs: list[Job], spread: bool) -> None:
@@ -976,11 +1128,17 @@ def inside(work: Path, args: argparse.Namespace) -> int:
         print("service: engine time by event: " + ", ".join(
             f"{k} {v['events']} in {v['engine_ms'] / 1000:.1f} s" for k, v in by[:6]))
         run_rss = inst.service_hwm()
-        up_took, live = startup(inst, args.live)
+        up_took, live, (relist_s, away_s, n_watches) = startup(inst, args.live)
         inst.sample_service()
         print(f"service: RSS peak {run_rss:.0f} MB in the workload (the instance that ended"
               f" it), {inst.service_hwm():.0f} MB in a start-up with {live} live Workflows",
               flush=True)
+        print(f"service: re-list after a 410 with {live} live Workflows: {n_watches} watches"
+              f" listed again and watching {relist_s:.2f} s after the fault"
+              + (f" (the API server restarted in {away_s:.2f} s of it)" if away_s else ""),
+              flush=True)
+        if inst.plane is not None:
+            print(f"control plane: RSS peak {inst.plane_hwm()}", flush=True)
         left = inst.leaks()
         leaked = sum(left.values())
         if leaked:
@@ -990,11 +1148,13 @@ def inside(work: Path, args: argparse.Namespace) -> int:
         print(f"service: {sum(errs.values())} err-level log lines, {sum(stray.values())}"
               " not from an injected fault"
               + "".join(f"\n  {n} x {line}" for line, n in errs.most_common(10)), flush=True)
-        print(f"scale: {n} jobs, {n / wall:.1f} jobs/s, reaction p50/p99 "
-              f"{st['reaction_ms_p50']}/{st['reaction_ms_p99']} ms, service CPU "
-              f"{cpu * 1000 / n:.2f} ms/job, RSS {inst.rss_peak:.0f} MB, start-up "
-              f"{up_took:.2f} s with {live} live Workflows, stuck {len(stuck)}, "
-              f"leaked {leaked}", flush=True)
+        line = (f"scale: {n} jobs, {n / wall:.1f} jobs/s, reaction p50/p99 "
+                f"{st['reaction_ms_p50']}/{st['reaction_ms_p99']} ms, service CPU "
+                f"{cpu * 1000 / n:.2f} ms/job, RSS {inst.rss_peak:.0f} MB, start-up "
+                f"{up_took:.2f} s with {live} live Workflows, re-list after a 410 "
+                f"{relist_s:.2f} s, stuck {len(stuck)}, leaked {leaked}")
+        print(line, flush=True)
+        (work / RESULT).write_text(line + "\n")
         return 1 if stuck or leaked or bad or stray or (chaos is None and failed) else 0
     finally:
         if inst.service_pid is not None:  # loaded by us, so not removed by rc3
@@ -1017,6 +1177,11 @@ def main(argv: list[str] | None = None) -> int:
                    help="[rabbit.lustre] spread = true: Lustre on the rabbits Fluxion chooses")
     p.add_argument("--release-computes", choices=["after-teardown", "after-unmount"],
                    help="[rabbit] release_computes (issue 38; default: the service's)")
+    p.add_argument("--api-server", choices=("emulator", "kube-apiserver", "both"),
+                   default="emulator",
+                   help="the emulator's API server (default), kube-apiserver + etcd from"
+                        " t/k8s/build.sh with the emulator's controllers attached, or both,"
+                        " one after the other, side by side")
     p.add_argument("--stall", type=float, default=300,
                    help="seconds without a job ending after which the rest count stuck")
     p.add_argument("--inside", metavar="DIR", help=argparse.SUPPRESS)
