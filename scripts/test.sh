@@ -157,7 +157,8 @@ if command -v go >/dev/null 2>&1; then
     step "real control plane (t/k8s/build.sh)" realk8s_build
     step "real controllers (t/nnf/build.sh)" nnf_build
 fi
-step "pytest" python -m pytest -q -p no:cacheprovider \
+# --durations: where pytest's time goes, on every CI page
+step "pytest" python -m pytest -q -p no:cacheprovider --durations=25 \
     --junitxml="$results/pytest.xml" t/python
 
 # The t34xx scripts check what is installed and released (meson install
