@@ -222,6 +222,10 @@ static void fluxion_says (struct dws_health *h, const char *down)
     json_decref (answer);
 }
 
+/* What the graph adds to its ssds and nodes (the pick tests: its vertex
+ * sizes, "ssd_gib"). */
+static const char *graph_extra = "";
+
 static struct dws_health *system_create (bool fluxion, bool drain, bool soft, bool queues)
 {
     struct dws_health *h = dws_health_create ();
@@ -241,7 +245,7 @@ static struct dws_health *system_create (bool fluxion, bool drain, bool soft, bo
     json_t *graph = J ("{'ssds':{'r1':['/cl/chassis0/ssd0','/cl/chassis0/ssd1'],"
                        "'r2':['/cl/chassis1/ssd0','/cl/chassis1/ssd1']},"
                        "'nodes':{'c1':'/cl/chassis0/c1','c2':'/cl/chassis0/c2',"
-                       "'c3':'/cl/chassis1/c3','c4':'/cl/chassis1/c4'}}");
+                       "'c3':'/cl/chassis1/c3','c4':'/cl/chassis1/c4'}%s}", graph_extra);
     if (fluxion)
         ok (dws_health_graph (h, graph, actions, &err) == 0, "graph accepted");
     json_decref (graph);
@@ -1607,7 +1611,7 @@ static void test_hold_unknown_paths (void)
                        "'r2':['/cl/chassis1/ssd0','/cl/chassis1/ssd1'],"
                        "'r3':['/cl/chassis2/ssd0','/cl/chassis2/ssd1']},"
                        "'nodes':{'c1':'/cl/chassis0/c1','c2':'/cl/chassis0/c2',"
-                       "'c3':'/cl/chassis1/c3','c4':'/cl/chassis1/c4'}}");
+                       "'c3':'/cl/chassis1/c3','c4':'/cl/chassis1/c4'}%s}", graph_extra);
     ok (dws_health_graph (h, graph, actions, &err) == 0, "a graph with r3");
     json_decref (graph);
     flush (h);
@@ -1795,6 +1799,134 @@ static void test_fenced_computes (void)
     dws_health_destroy (h);
 }
 
+/* dws_health_pick's answer as "paths|reserved", or "error: TEXT". */
+static void pick_is (struct dws_health *h, int64_t gib, const char *avoid, const char *leave,
+                     const char *expect, const char *msg)
+{
+    dws_error_t err = {0};
+    json_t *reserved = NULL;
+    json_t *av = avoid ? J ("%s", avoid) : NULL;
+    json_t *lv = leave ? J ("%s", leave) : NULL;
+    json_t *paths = dws_health_pick (h, gib, av, lv, &reserved, &err);
+    char got[sizeof (err.text) + 64];
+    if (paths) {
+        char *p = dump (paths), *r = dump (reserved);
+        snprintf (got, sizeof (got), "%s|%s", p, r);
+        free (p);
+        free (r);
+    }
+    else
+        snprintf (got, sizeof (got), "error: %s", err.text);
+    is (got, expect, "%s", msg);
+    json_decref (paths);
+    json_decref (reserved);
+    json_decref (av);
+    json_decref (lv);
+}
+
+/* dws_health_pick_chassis's answer as "paths|reserved|hosts", or "error: TEXT". */
+static void pick_chassis_is (struct dws_health *h, int64_t chassis, int64_t per,
+                             int64_t node_gib, const char *leave, const char *expect,
+                             const char *msg)
+{
+    dws_error_t err = {0};
+    json_t *reserved = NULL, *hosts = NULL;
+    json_t *lv = leave ? J ("%s", leave) : NULL;
+    json_t *paths = dws_health_pick_chassis (h, chassis, per, node_gib, NULL, lv, &reserved,
+                                             &hosts, &err);
+    char got[sizeof (err.text) + 64];
+    if (paths) {
+        char *p = dump (paths), *r = dump (reserved), *n = dump (hosts);
+        snprintf (got, sizeof (got), "%s|%s|%s", p, r, n);
+        free (p);
+        free (r);
+        free (n);
+    }
+    else
+        snprintf (got, sizeof (got), "error: %s", err.text);
+    is (got, expect, "%s", msg);
+    json_decref (paths);
+    json_decref (reserved);
+    json_decref (hosts);
+    json_decref (lv);
+}
+
+/* Vertices for the service's own holds (pre-staging): the most room
+ * first, within each rabbit the lowest vertices, never a held, avoided or
+ * down one, and never what the jobs ahead of it need. */
+static void test_pick (void)
+{
+    graph_extra = ",'ssd_gib':{'r1':100,'r2':100}";
+    struct dws_health *h = healthy_system ();
+    graph_extra = "";
+
+    pick_is (h, 150, NULL, NULL,
+             "[\"/cl/chassis0/ssd0\",\"/cl/chassis0/ssd1\"]|{\"r1\":200}",
+             "150 GiB: two 100 GiB vertices of one rabbit (equal room: the graph's first)");
+    pick_is (h, 100, "{'/cl/chassis1/ssd0':true}", NULL,
+             "[\"/cl/chassis0/ssd0\"]|{\"r1\":100}",
+             "an avoided vertex leaves r2 less room: r1's lowest");
+    pick_is (h, 400, NULL, NULL,
+             "[\"/cl/chassis0/ssd0\",\"/cl/chassis0/ssd1\",\"/cl/chassis1/ssd0\","
+             "\"/cl/chassis1/ssd1\"]|{\"r1\":200,\"r2\":200}",
+             "every free vertex when all are wanted");
+    pick_is (h, 500, NULL, NULL,
+             "error: 500 GiB of rabbit ssd wanted, 400 GiB free on the rabbits that are up",
+             "more than is free: refused, saying how much is");
+    pick_is (h, 200, NULL, "[[3,100]]",
+             "error: 200 GiB of rabbit ssd wanted (2 vertices), 3 of the 4 free vertices"
+             " kept for the jobs ahead of it that get their ssd with their nodes",
+             "what the jobs ahead need is kept free");
+    pick_is (h, 100, NULL, "[[3,100]]",
+             "[\"/cl/chassis0/ssd0\"]|{\"r1\":100}",
+             "one vertex left beside the three kept: taken");
+
+    hold_answered (h, 7, "['/cl/chassis0/ssd0']", true);
+    pick_is (h, 150, NULL, NULL,
+             "[\"/cl/chassis1/ssd0\",\"/cl/chassis1/ssd1\"]|{\"r2\":200}",
+             "r1's ssd0 held: r2 has the most room");
+    pick_is (h, 250, NULL, NULL,
+             "[\"/cl/chassis1/ssd0\",\"/cl/chassis1/ssd1\",\"/cl/chassis0/ssd1\"]"
+             "|{\"r1\":100,\"r2\":200}",
+             "then r1's free vertex, never the held one");
+
+    feed_storage (h, storage ("r2", "Offline", "Enabled", "Ready", "Ready"));
+    pick_is (h, 150, NULL, NULL,
+             "error: 150 GiB of rabbit ssd wanted, 100 GiB free on the rabbits that are up",
+             "r2 down: only r1's free vertex counts");
+    feed_storage (h, storage ("r2", "Ready", "Enabled", "Ready", "Ready"));
+    unhold (h, 7);
+    flush (h);
+    answer_all (h, true, 0);
+    pick_is (h, 100, NULL, NULL, "[\"/cl/chassis0/ssd0\"]|{\"r1\":100}",
+             "the hold ended and its vertex up again: it may be picked");
+
+    pick_chassis_is (h, 1, 2, 100, NULL,
+                     "[\"/cl/chassis0/ssd0\",\"/cl/chassis0/ssd1\"]|{\"r1\":200}"
+                     "|[\"c1\",\"c2\"]",
+                     "node-local: one rabbit with its two nodes up and a vertex for each");
+    pick_chassis_is (h, 2, 1, 150, NULL,
+                     "[\"/cl/chassis0/ssd0\",\"/cl/chassis0/ssd1\",\"/cl/chassis1/ssd0\","
+                     "\"/cl/chassis1/ssd1\"]|{\"r1\":200,\"r2\":200}"
+                     "|[\"c1\",\"c2\",\"c3\",\"c4\"]",
+                     "150 GiB a node takes two 100 GiB vertices on each of two rabbits");
+    feed_journal (h, "[{'name':'drain','context':{'idset':'0','nodelist':'c1',"
+                     "'reason':'x','overwrite':0}}]");
+    pick_chassis_is (h, 1, 2, 100, NULL,
+                     "[\"/cl/chassis1/ssd0\",\"/cl/chassis1/ssd1\"]|{\"r2\":200}"
+                     "|[\"c3\",\"c4\"]",
+                     "c1 drained: r1 has one node that may run it, r2 is chosen");
+    pick_chassis_is (h, 2, 2, 100, NULL,
+                     "error: 2 rabbits wanted with 2 nodes up and 2 ssd vertices free (one"
+                     " per node, 100 GiB each); 1 have the nodes, 1 both",
+                     "two such rabbits wanted, one has its nodes: refused, saying which");
+    pick_chassis_is (h, 1, 2, 100, "[[3,100]]",
+                     "error: 2 ssd vertices wanted on 1 rabbits, 3 of the 4 free vertices"
+                     " kept for the jobs ahead of it that get their ssd with their nodes",
+                     "node-local keeps what the jobs ahead need free too");
+    dws_health_destroy (h);
+}
+
 int main (void)
 {
     test_fluxion_rabbit_transitions ();
@@ -1818,6 +1950,7 @@ int main (void)
     test_hold_failures ();
     test_hold_unknown_paths ();
     test_hold_at_start ();
+    test_pick ();
     json_decref (actions);
     return done_testing ();
 }
