@@ -18,6 +18,7 @@
 #include <jansson.h>
 
 #include "engine/engine.h"
+#include "engine/datain.h"
 #include "util/error.h"
 #include "util/f58.h"
 #include "wire/explain.h"
@@ -1254,6 +1255,16 @@ static void test_lifecycle (void)
 
 /* --- DWS errors and TransientCondition ------------------------------------ */
 
+/* A pre-staged job's DataIn progress is read a quarter of the stall
+ * timeout apart, at least 0.1 s and at most 30 s. */
+static void test_datain_read_every (void)
+{
+    ok (datain_read_every (0.2) == 0.1, "datain_stall_timeout 0.2 s: read every 0.1 s (the least)");
+    ok (datain_read_every (8) == 2.0, "8 s: every 2 s (a quarter)");
+    ok (datain_read_every (120) == 30.0, "120 s: every 30 s");
+    ok (datain_read_every (400) == 30.0, "400 s: every 30 s (the most)");
+}
+
 static void test_error (void)
 {
     k8s_reset ();
@@ -1290,6 +1301,21 @@ static void test_error (void)
     has ("post_run after Teardown completed: epilog-remove", "topic",
          "job-manager.dws.epilog-remove");
     has ("post_run after Teardown completed: delete", "op", "delete", "token", "delete:200");
+
+    /* the epilog begins while the Teardown an error asked for is under way:
+     * the Workflow is marked (a restarted service finds the epilog there) */
+    ok (job_to (e, 201, 0, "'c1'", 1, "PreRun"), "job 201 reaches PreRun");
+    wf_status (e, 201, "PreRun", false, "Error", "{'message':'mount failed on c1'}");
+    has ("status Error: Teardown, no epilog yet", "action", "k8s", "op", "patch", "body",
+         "{\"spec\":{\"desiredState\":\"Teardown\"}}");
+    post_run_req (e, 201, 10, false);
+    has ("post_run during Teardown: the epilog marked on the Workflow", "op", "patch", "kind",
+         "Workflow", "body",
+         "{\"metadata\":{\"annotations\":{\"" ANN_EPILOG "\":\"active\"}}}");
+    ok (!find ("op", "delete"), "... no delete before Teardown is done");
+    complete (e, 201, NULL);
+    has ("Teardown done: epilog-remove", "topic", "job-manager.dws.epilog-remove");
+    has ("... and the Workflow deleted", "op", "delete", "token", "delete:201");
     dws_engine_destroy (e);
 
     /* nnf-sos' empty user text: the failing driver's error says what failed */
@@ -3408,6 +3434,7 @@ int main (void)
     test_credentials ();
     test_sysconfig ();
     test_lifecycle ();
+    test_datain_read_every ();
     test_error ();
     test_tc ();
     test_timers ();

@@ -306,6 +306,8 @@ static void test_refusals (void)
              "dws.drain: reason must be one line of 1 to 200 characters, not blank");
     refused (e, "dws.drain", OWNER, "{\"rabbits\":\"rabbit1\",\"reason\":\"a\\tb\"}", EINVAL,
              "dws.drain: reason must be one line of 1 to 200 characters, not blank");
+    refused (e, "dws.drain", OWNER, "{\"rabbits\":\"rabbit1\",\"reason\":\"   \"}", EINVAL,
+             "dws.drain: reason must be one line of 1 to 200 characters, not blank");
     refused (e, "dws.undrain", OWNER, "{\"rabbits\":\"rabbit1\",\"reason\":\"x\"}", EINVAL,
              "dws.undrain: an undrain takes no reason");
     dws_engine_destroy (e);
