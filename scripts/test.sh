@@ -76,9 +76,10 @@ step "C unit tests" meson test -C build --print-errorlogs
 # built) for the real-stack tests (t/python/test_controlplane*.py, t360x),
 # then the real DWS, nnf-sos and nnf-dm managers (t/nnf/build.sh, from
 # ../shared/nnf: about 2 min) for t3602 and the referee.  Both are built in
-# the background from here, so their module downloads and single-threaded
-# links overlap the sanitizer build, its tests and the fuzz run; their
-# steps below wait for them (each build bounded by timeout).  Without Go
+# the background from here, so that the sanitizer build, its tests, the
+# fuzz run and the pytest cases that need neither run meanwhile (pytest
+# waits on sockets and subprocesses more than it computes); their steps
+# below wait for them (each build bounded by timeout).  Without Go
 # the real-stack tests skip with the reason; with Go they must run
 # (FLUX_DWS_REQUIRE_REALK8S); where the NNF source is absent (exit 77)
 # t3602 and the referee skip with the reason.
@@ -153,13 +154,23 @@ if [ "${SKIP_FUZZ:-0}" != 1 ] && ls t/fuzz/fuzz_*.py >/dev/null 2>&1; then
     step "fuzz (${FUZZ_SECONDS:-30}s)" python t/fuzz/run.py --seconds "${FUZZ_SECONDS:-30}"
 fi
 
+# pytest in two steps: what does not need the real control plane or the
+# real controllers runs while they are built; then the real-stack tests
+# (every test file that names them).  --durations: where pytest's time
+# goes, on every CI page.
+realstack=$(grep -l -E "realk8s|controlplane|harness\.nnf|harness import nnf" \
+    $(find t/python -name 'test_*.py') | sort)
+ignore=()
+for f in $realstack; do ignore+=("--ignore=$f"); done
+step "pytest" python -m pytest -q -p no:cacheprovider --durations=25 \
+    --junitxml="$results/pytest.xml" "${ignore[@]}" t/python
 if command -v go >/dev/null 2>&1; then
     step "real control plane (t/k8s/build.sh)" realk8s_build
     step "real controllers (t/nnf/build.sh)" nnf_build
 fi
-# --durations: where pytest's time goes, on every CI page
-step "pytest" python -m pytest -q -p no:cacheprovider --durations=25 \
-    --junitxml="$results/pytest.xml" t/python
+# shellcheck disable=SC2086
+step "pytest: the real stack" python -m pytest -q -p no:cacheprovider --durations=10 \
+    --junitxml="$results/pytest-realstack.xml" $realstack
 
 # The t34xx scripts check what is installed and released (meson install
 # into flux-core's prefix, the wheel, the RPM); the release step runs them
