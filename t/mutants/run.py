@@ -36,6 +36,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -97,6 +98,8 @@ def main() -> int:
         print("mutants: skipped: universalmutator is not installed (pip install"
               " universalmutator)")
         return 0
+    # stopped by a signal, the worktree and its build are still removed
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     work = Path(tempfile.mkdtemp(prefix="flux-dws-mutants-"))
     tree = work / "tree"
     subprocess.run(["git", "-C", str(TOP), "worktree", "add", "--detach", str(tree), "HEAD"],
