@@ -46,11 +46,15 @@ fi
 # shellcheck disable=SC1091
 . "$venv/bin/activate"
 stamp="$venv/.requirements-dev.sha"
-want=$(sha256sum requirements-dev.txt | cut -d' ' -f1)
+want=$(cat requirements-dev.txt requirements-nodeps.txt | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     log "installing Python packages into $venv"
     python -m pip install -q --upgrade pip
     python -m pip install -q -r requirements-dev.txt
+    python -m pip install -q --no-deps -r requirements-nodeps.txt
+    # a venv of an earlier setup may hold what requirements-nodeps.txt
+    # keeps out (the typing backport shadows the standard library's)
+    python -m pip uninstall -q -y typing comby 2>/dev/null || :
     echo "$want" > "$stamp"
 fi
 
