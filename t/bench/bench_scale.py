@@ -458,14 +458,15 @@ class Instance:
         subprocess.run([sys.executable, "-m", "flux_dws", "fault", "--kubeconfig",
                         str(self.fault_kubeconfig), *argv], check=True, stdout=subprocess.DEVNULL)
 
-    def expire_watches(self) -> float:
-        """Every watch's next request from its resourceVersion answered
-        410 Gone, its stream cut: the emulator's faults, or on
+    def expire_watches(self, watches: int) -> float:
+        """The service's watches' next requests from their resourceVersion
+        answered 410 Gone, their streams cut: the emulator's faults (as
+        many 410s as it has watches), or on
         kube-apiserver what does it there (a write no watch has seen,
         etcd compacted past it, kube-apiserver restarted).  Seconds the
         API server was away (its restart), 0 for the emulator."""
         if self.plane is None:
-            self.fault("expire-watches")
+            self.fault("expire-watches", "--count", str(watches))
             self.fault("drop-watches")
             return 0.0
         self.plane.request("POST", "/api/v1/namespaces/default/configmaps",
@@ -856,7 +857,7 @@ def relist(inst: Instance) -> tuple[float, float, int]:
 
     before = [w["lists"] for w in watches()]
     t0 = time.monotonic()
-    away = inst.expire_watches()
+    away = inst.expire_watches(len(before))
     deadline = time.monotonic() + RELIST_TIMEOUT
     while time.monotonic() < deadline:
         try:

@@ -235,8 +235,21 @@ class ControlPlane:
             "--profiling=false", "--v=1"])
         self._write_kubeconfigs()
         self._wait("kube-apiserver", self._ready, t0)
+        self._default_service_account()
         self.started_in = time.monotonic() - t0
         return self
+
+    def _default_service_account(self, namespace: str = "default") -> None:
+        """The ServiceAccount every namespace has in a cluster (made there by
+        kube-controller-manager, which does not run here): without it the
+        API server's ServiceAccount admission refuses every Pod, as a user
+        container's launcher (\"serviceaccount \"default\" not found\")."""
+        status, body = self.request("POST", f"/api/v1/namespaces/{namespace}/serviceaccounts",
+                                    {"apiVersion": "v1", "kind": "ServiceAccount",
+                                     "metadata": {"name": "default"}})
+        if status not in (201, 409):
+            raise ControlPlaneError(f"ServiceAccount {namespace}/default: {status} "
+                                    f"{_message(body)}")
 
     def stop(self) -> None:
         """SIGTERM the API server, then etcd; SIGKILL what is still there
