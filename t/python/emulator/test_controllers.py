@@ -462,3 +462,35 @@ def test_a_driver_error_fault_skips_the_early_start():
             api.get_namespaced_custom_object(NNF, NV, "default", "nnfstorages", "bad-0")
         assert got.value.status == 404
         finish(api, "bad")
+
+
+class _CutOnce:
+    """The controllers' store, whose first Workflow replace is cut as by an
+    API server restarting mid-request (what RemoteStore raises then)."""
+
+    def __init__(self, store):
+        self._store = store
+        self.cuts = 0
+
+    def __getattr__(self, name):
+        return getattr(self._store, name)
+
+    def replace(self, resource, *args, **kw):
+        from flux_dws.emulator.driver import RESOURCE
+
+        if resource is RESOURCE["workflow"] and self.cuts == 0:
+            self.cuts += 1
+            raise ConnectionResetError("the API server went away mid-request")
+        return self._store.replace(resource, *args, **kw)
+
+
+def test_a_reconcile_cut_by_a_transport_error_is_tried_again(kind):
+    """As controller-runtime requeues a failed key: found with the
+    controllers attached to kube-apiserver, whose restart cut a Workflow's
+    update and left the job in PostRun for good."""
+    cut = _CutOnce(kind.controllers.store)
+    kind.controllers.store = cut
+    api = kind.custom_objects_api()
+    new_workflow(api, "fluxjob-cut", ["#DW jobdw type=xfs capacity=10GiB name=scratch"])
+    wf = wait(api, "fluxjob-cut", "Proposal")
+    assert cut.cuts == 1 and wf["status"]["ready"] is True

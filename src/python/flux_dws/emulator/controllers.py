@@ -72,6 +72,9 @@ from flux_dws.wfstates import PROPOSAL, SETUP
 
 log = logging.getLogger("flux_dws.emulator")
 NNF_FINALIZER = "nnf.cray.hpe.com/nnf_workflow"
+#: seconds before a reconcile that failed for the API server's trouble (a
+#: 5xx, a 429, a connection cut by its restart) is tried again
+RETRY_AFTER = 1.0
 class Controllers:
     def __init__(self, store: StoreApi, latency: dict[str, float] | None = None) -> None:
         self.store = store
@@ -234,8 +237,14 @@ class Controllers:
                         self.enqueue(*key)
                     continue
                 log.exception("reconcile %s/%s", *key)
+                if exc.code == 429 or exc.code >= 500:  # the server's trouble: again
+                    self._later(RETRY_AFTER, *key)
             except Exception:
+                # a transport error (an API server restarting mid-request):
+                # tried again, as controller-runtime requeues a failed key,
+                # not left until the object changes again
                 log.exception("reconcile %s/%s", *key)
+                self._later(RETRY_AFTER, *key)
 
     # --- admission -------------------------------------------------------------
 
