@@ -71,7 +71,10 @@ re-list after a 410, with the start-up's live Workflows: every watch of
 the service answered 410 Gone at once (the emulator: its expire-watches
 and drop-watches faults; kube-apiserver: a write, etcd compacted past it,
 kube-apiserver restarted, as a compaction does to watches over a restart),
-the seconds from the fault until each has listed again and watches.
+the seconds from the fault until each has listed again and watches.  No
+kubelet runs there, so no Pod runs: the user container jobs' draws are
+gfs2 jobs of the same size on kube-apiserver (``--no-containers``, which
+both runs of ``both`` take, so their workloads are the same).
 ``--chaos`` needs the emulator's API server (its faults are the
 emulator's); t3602 holds the real control plane's faults as tests.
 
@@ -257,12 +260,17 @@ def outside(args: argparse.Namespace) -> int:
     if reason is not None:
         print(f"scale: skipped: {reason}")
         return 0
+    if args.api_server == "kube-apiserver" and not args.no_containers:
+        print("scale: no user container jobs on kube-apiserver (no kubelet runs their Pods"
+              " here): their draws are gfs2 jobs", flush=True)
+        args.argv = [*args.argv, "--no-containers"]
     if args.api_server != "both":
         return outside_one(args, args.argv)[0]
     lines, rc = [], 0
     for server in ("emulator", "kube-apiserver"):
-        print(f"=== on {server} ===", flush=True)
-        one_rc, line = outside_one(args, [*args.argv, "--api-server", server])
+        print(f"=== on {server} (no user container jobs: no kubelet runs their Pods on"
+              " kube-apiserver here; their draws are gfs2 jobs) ===", flush=True)
+        one_rc, line = outside_one(args, [*args.argv, "--api-server", server, "--no-containers"])
         rc = rc or one_rc
         lines.append(f"{server + ':':16} {line or '(no result: the run failed)'}")
     print("side by side (the same workload, seed and live Workflows):\n"
@@ -324,8 +332,10 @@ class Job:
         self.rabbits = ""  # its "rabbits" memo: its computes' and its file system's
 
 
-def workload(n: int, rng: random.Random) -> list[Job]:
-    """n jobs in submission order; a persistent chain's jobs are adjacent."""
+def workload(n: int, rng: random.Random, containers: bool = True) -> list[Job]:
+    """n jobs in submission order; a persistent chain's jobs are adjacent.
+    Without containers, a draw of a user container job is a gfs2 job of
+    the same size (the other jobs stay the same)."""
     jobs: list[Job] = []
     chain = 0
 
@@ -345,8 +355,10 @@ def workload(n: int, rng: random.Random) -> list[Job]:
             jobs.append(Job("lustre", size(), LUSTRE.format(tib=rng.choice((1, 4, 16)))))
         elif r < 0.87:
             jobs.append(Job("copy", size(), [d.format(tib=1) for d in COPY]))
-        elif r < 0.96:
+        elif r < 0.96 and containers:
             jobs.append(Job("container", min(size(), 16), [d.format(gib=gib) for d in CONTAINER]))
+        elif r < 0.96:
+            jobs.append(Job("gfs2", min(size(), 16), GFS2.format(gib=gib)))
         elif n - len(jobs) >= CHAIN_USERS + 2:  # 4% of draws, 17% of jobs
             chain += 1
             name = f"bench-p{chain}"
@@ -1068,7 +1080,7 @@ def inside(work: Path, args: argparse.Namespace) -> int:
         print(f"service: first start-up {took:.2f} s (El Capitan, no jobs), RSS"
               f" {inst.service_hwm():.0f} MB", flush=True)
         rng = random.Random(args.seed)
-        jobs = workload(args.jobs, rng)
+        jobs = workload(args.jobs, rng, containers=not args.no_containers)
         chaos = Chaos(inst, args.chaos, len(jobs)) if args.chaos is not None else None
         inst.cpu_base = inst._cpu(inst.service_pid) if inst.service_pid else 0.0
         machine0 = inst.machine_cpu()
@@ -1183,6 +1195,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="the emulator's API server (default), kube-apiserver + etcd from"
                         " t/k8s/build.sh with the emulator's controllers attached, or both,"
                         " one after the other, side by side")
+    p.add_argument("--no-containers", action="store_true",
+                   help="no user container jobs (their draws become gfs2 jobs); implied"
+                        " on kube-apiserver, where no kubelet runs their Pods")
     p.add_argument("--stall", type=float, default=300,
                    help="seconds without a job ending after which the rest count stuck")
     p.add_argument("--inside", metavar="DIR", help=argparse.SUPPRESS)
