@@ -1799,7 +1799,28 @@ static void test_fenced_computes (void)
     dws_health_destroy (h);
 }
 
-/* dws_health_pick's answer as "paths|reserved", or "error: TEXT". */
+/* A pick's answer against what is expected: "paths|reserved" and, for a
+ * chassis pick, "|hosts"; "error: TEXT" when it refused.  Takes the
+ * answer's references. */
+static void picked_is (json_t *paths, json_t *reserved, json_t *hosts, const dws_error_t *err,
+                       const char *expect, const char *msg)
+{
+    char got[sizeof (err->text) + 64];
+    if (paths) {
+        char *p = dump (paths), *r = dump (reserved), *n = hosts ? dump (hosts) : NULL;
+        snprintf (got, sizeof (got), "%s|%s%s%s", p, r, n ? "|" : "", n ? n : "");
+        free (p);
+        free (r);
+        free (n);
+    }
+    else
+        snprintf (got, sizeof (got), "error: %s", err->text);
+    is (got, expect, "%s", msg);
+    json_decref (paths);
+    json_decref (reserved);
+    json_decref (hosts);
+}
+
 static void pick_is (struct dws_health *h, int64_t gib, const char *avoid, const char *leave,
                      const char *expect, const char *msg)
 {
@@ -1808,23 +1829,11 @@ static void pick_is (struct dws_health *h, int64_t gib, const char *avoid, const
     json_t *av = avoid ? J ("%s", avoid) : NULL;
     json_t *lv = leave ? J ("%s", leave) : NULL;
     json_t *paths = dws_health_pick (h, gib, av, lv, &reserved, &err);
-    char got[sizeof (err.text) + 64];
-    if (paths) {
-        char *p = dump (paths), *r = dump (reserved);
-        snprintf (got, sizeof (got), "%s|%s", p, r);
-        free (p);
-        free (r);
-    }
-    else
-        snprintf (got, sizeof (got), "error: %s", err.text);
-    is (got, expect, "%s", msg);
-    json_decref (paths);
-    json_decref (reserved);
+    picked_is (paths, reserved, NULL, &err, expect, msg);
     json_decref (av);
     json_decref (lv);
 }
 
-/* dws_health_pick_chassis's answer as "paths|reserved|hosts", or "error: TEXT". */
 static void pick_chassis_is (struct dws_health *h, int64_t chassis, int64_t per,
                              int64_t node_gib, const char *leave, const char *expect,
                              const char *msg)
@@ -1834,20 +1843,7 @@ static void pick_chassis_is (struct dws_health *h, int64_t chassis, int64_t per,
     json_t *lv = leave ? J ("%s", leave) : NULL;
     json_t *paths = dws_health_pick_chassis (h, chassis, per, node_gib, NULL, lv, &reserved,
                                              &hosts, &err);
-    char got[sizeof (err.text) + 64];
-    if (paths) {
-        char *p = dump (paths), *r = dump (reserved), *n = dump (hosts);
-        snprintf (got, sizeof (got), "%s|%s|%s", p, r, n);
-        free (p);
-        free (r);
-        free (n);
-    }
-    else
-        snprintf (got, sizeof (got), "error: %s", err.text);
-    is (got, expect, "%s", msg);
-    json_decref (paths);
-    json_decref (reserved);
-    json_decref (hosts);
+    picked_is (paths, reserved, hosts, &err, expect, msg);
     json_decref (lv);
 }
 
