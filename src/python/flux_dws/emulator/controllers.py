@@ -75,6 +75,8 @@ NNF_FINALIZER = "nnf.cray.hpe.com/nnf_workflow"
 #: seconds before a reconcile that failed for the API server's trouble (a
 #: 5xx, a 429, a connection cut by its restart) is tried again
 RETRY_AFTER = 1.0
+
+
 class Controllers:
     def __init__(self, store: StoreApi, latency: dict[str, float] | None = None) -> None:
         self.store = store
