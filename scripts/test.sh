@@ -156,9 +156,10 @@ fi
 
 # pytest in two steps: what does not need the real control plane or the
 # real controllers runs while they are built; then the real-stack tests
-# (every test file that names them).  --durations: where pytest's time
-# goes, on every CI page.
-realstack=$(grep -l -E "realk8s|controlplane|harness\.nnf|harness import nnf" \
+# (every test file that names them, or a helper that starts them:
+# test_remote_store.py borrows test_attached's real_control_plane).
+# --durations: where pytest's time goes, on every CI page.
+realstack=$(grep -l -E "realk8s|control_?plane|require_binaries|harness\.nnf|harness import nnf" \
     $(find t/python -name 'test_*.py') | sort)
 ignore=()
 for f in $realstack; do ignore+=("--ignore=$f"); done
