@@ -301,12 +301,13 @@ def test_every_step_has_its_verb_in_the_table() -> None:
 JOB_FIELDS = {
     # who the job is, and what it asked for
     "identity": ("id", "name", "next", "userid", "groupid", "tolerance", "directives",
-                 "resources", "username", "prestage_asked", "release", "gib"),
+                 "resources", "username", "bank", "project", "prestage_asked", "release",
+                 "gib", "gib_types"),
     # its Workflow as last seen, and its phase (phase.c)
     "workflow": ("wf", "view", "phase", "state_since", "asked_at", "done_at"),
     # what it was given or read: hosts, ssd, breakdowns, held vertices
     "read": ("breakdowns", "hosts", "reserved", "failed", "held", "dms_kept",
-             "prestage_avoid", "prestage_gib", "prestage_since", "limit_use",
+             "prestage_avoid", "prestage_gib", "prestage_since", "limit_held",
              "limit_behind", "weighed", "ssd_asks", "datain", "split", "prestage_counts",
              "prestage_hosts"),
     # requests and reads outstanding, counted or kept to answer

@@ -518,29 +518,30 @@ static struct step culprits (const struct job *job, enum wf_state s, int total)
     return make (STEP_NODE_FAILURE);
 }
 
-/* Do its user's [rabbit.limits] hold it, with what admit.c counted (its
- * user's use, and the older jobs of its user that stay)?
+/* Do [rabbit.limits] hold it, with what admit.c counted (what its user,
+ * bank and user within the bank hold, and the older jobs that stay)?
  */
 static bool over_limit (const struct dws_engine *e, const struct job *job)
 {
     char why[8];
-    if (!e->cfg.limits || job->limit_use.jobs < 0)
+    if (!e->cfg.limits || job->limit_held.use[LIMITS_USER].jobs < 0)
         return false;
+    struct limits_who who = {job->userid, job->username, job->bank};
     return job->limit_behind > 0
-           || limits_job_verdict (e->cfg.limits, job->userid, job->username, job->limit_use,
-                                  job->limit_behind >= 0, job->gib < 0 ? 0 : job->gib, why,
-                                  sizeof (why))
+           || limits_job_verdict (e->cfg.limits, &who, &job->limit_held, job->limit_behind >= 0,
+                                  job->gib < 0 ? 0 : job->gib, why, sizeof (why))
                   != LIMITS_GO;
 }
 
-/* A waiting job whose user's use was counted again: it goes, or its
- * reason is written again when what its user holds changed.
+/* A waiting job whose scopes' use was counted again: it goes, or its
+ * reason is written again when what they hold changed.
  */
 static struct step limited (const struct dws_engine *e, const struct job *job)
 {
     char why[DWS_ERROR_TEXT_MAX];
-    enum limits_verdict v = limits_job_verdict (e->cfg.limits, job->userid, job->username,
-                                                job->limit_use, job->limit_behind >= 0,
+    struct limits_who who = {job->userid, job->username, job->bank};
+    enum limits_verdict v = limits_job_verdict (e->cfg.limits, &who, &job->limit_held,
+                                                job->limit_behind >= 0,
                                                 job->gib < 0 ? 0 : job->gib, why, sizeof (why));
     if (v == LIMITS_GO && job->limit_behind <= 0)
         return make (STEP_ADMIT);
