@@ -282,16 +282,66 @@ def test_only_the_decider_and_the_table_name_a_step() -> None:
     assert not bad, "a step's kind tested outside decide.c and verbs.c: " + ", ".join(bad)
 
 
-def test_every_step_has_its_verb_in_the_table() -> None:
+STEP_ROW = re.compile(r"^\s*X \((\w+), (\w+)\)", re.M)
+
+
+def step_list(header: str) -> list[tuple[str, str]]:
+    """(step, verb) of decide.h's DWS_ENGINE_STEPS, in order."""
+    code = "\n".join(line for _, line in code_lines(header))
+    macro = code[code.index("#define DWS_ENGINE_STEPS(X)") :]
+    macro = macro[: macro.index("enum step_kind")]
+    return STEP_ROW.findall(macro)
+
+
+def step_list_violations(rows: list[tuple[str, str]], files: dict[str, str]) -> list[str]:
+    """A step listed twice, a verb shared, a verb whose name is not its
+    file's prefix and its step's name (the prefix said once when the step's
+    name starts with it: PRESTAGE_LOST is prestage_lost), or a verb its
+    file does not define."""
+    bad = []
+    steps = [step for step, _ in rows]
+    verbs = [verb for _, verb in rows]
+    bad += [f"{s} listed twice" for s in sorted({s for s in steps if steps.count(s) > 1})]
+    bad += [f"{v} carries two steps" for v in sorted({v for v in verbs if verbs.count(v) > 1})]
+    for step, verb in rows:
+        prefix = verb.split("_")[0]
+        name = step.lower()
+        if verb.lower() not in (f"{prefix}_{name}", name if name.startswith(prefix + "_") else ""):
+            bad.append(f"{verb} is not the verb of STEP_{step} ({prefix}_{name})")
+        defined = re.compile(r"^void\s+" + verb + r"\s*\(", re.M)
+        if not defined.search(files.get(f"{prefix}.c", "")):
+            bad.append(f"{verb} is not defined in {prefix}.c")
+    return bad
+
+
+def test_every_step_is_listed_once_with_its_verb() -> None:
+    rows = step_list((ENGINE / "decide.h").read_text())
+    assert len(rows) >= 80  # a parse that finds the list
+    bad = step_list_violations(rows, read(sorted(ENGINE.glob("*.c"))))
+    assert not bad, "; ".join(bad)
+    # the enum and the table are made from the list, and name no step again
     header = "\n".join(line for _, line in code_lines((ENGINE / "decide.h").read_text()))
     enum = header[header.index("enum step_kind {") :]
     enum = enum[: enum.index("};")]
-    kinds = set(STEP_NAME.findall(enum)) - {"STEP_COUNT"}
-    table = dict(re.findall(r"\[(STEP_[A-Z_]+)\]\s*=\s*(\w+)", (ENGINE / "verbs.c").read_text()))
-    # nothing to carry out: nothing, or only what decide () records
-    without = {"STEP_NOTHING", "STEP_TEARDOWN_LATER"}
-    assert set(table) <= kinds, f"rows for no step: {set(table) - kinds}"
-    assert kinds - set(table) == without, f"steps without a verb: {kinds - set(table) - without}"
+    assert set(STEP_NAME.findall(enum)) == {"STEP_NOTHING", "STEP_TEARDOWN_LATER", "STEP_COUNT",
+                                            "STEP_KIND"}  # the list's X
+    assert "DWS_ENGINE_STEPS (STEP_KIND)" in enum
+    table = "\n".join(line for _, line in code_lines((ENGINE / "verbs.c").read_text()))
+    assert set(STEP_NAME.findall(table)) == {"STEP_ROW"}  # the list's X
+    assert "DWS_ENGINE_STEPS (STEP_ROW)" in table
+
+
+def test_the_list_guard_finds_planted_cases() -> None:
+    files = {"workflow.c": "void workflow_delete (struct dws_engine *e)\n{\n}\n",
+             "release.c": "void release_timeout (struct dws_engine *e)\n{\n}\n"}
+    rows = [("DELETE", "workflow_delete"), ("DELETE", "workflow_delete"),
+            ("KEEP_COMPUTES", "release_timeout"), ("PRESTAGE_LOST", "prestage_lost")]
+    assert step_list_violations(rows, files) == [
+        "DELETE listed twice",
+        "workflow_delete carries two steps",
+        "release_timeout is not the verb of STEP_KEEP_COMPUTES (release_keep_computes)",
+        "prestage_lost is not defined in prestage.c",
+    ]
 
 
 # Every field of struct job, each said once to be what it is: a fact only

@@ -133,7 +133,7 @@ static bool waits_why (struct dws_engine *e, struct job *job, char *why, size_t 
  * fall: its dws.create is answered now (its Workflow is created once its
  * user's use allows).
  */
-void admit_wait (struct dws_engine *e, struct job *job, const struct step *st,
+void admit_wait_limit (struct dws_engine *e, struct job *job, const struct step *st,
                  struct input *in)
 {
     char why[DWS_ERROR_TEXT_MAX];
@@ -156,7 +156,7 @@ void admit_wait (struct dws_engine *e, struct job *job, const struct step *st,
     act_record (e, job);
 }
 
-/* STEP_LIMIT_WHY: it still waits; what its user holds changed. */
+/* STEP_STILL_WAITING: it still waits; what its user holds changed. */
 void admit_still_waiting (struct dws_engine *e, struct job *job, const struct step *st,
                           struct input *in)
 {
@@ -170,7 +170,7 @@ void admit_still_waiting (struct dws_engine *e, struct job *job, const struct st
     act_record (e, job);
 }
 
-/* STEP_ADMIT: its user's use allows it now: its Workflow is created. */
+/* STEP_ADMIT_GO: its user's use allows it now: its Workflow is created. */
 void admit_go (struct dws_engine *e, struct job *job, const struct step *st, struct input *in)
 {
     act_log (e, "info", "%s: its user's rabbit storage allows it now; creating its"

@@ -59,8 +59,8 @@ void admit_pass (struct dws_engine *e);
  * plugin answers a removal of what the job no longer holds). */
 void admit_created (struct dws_engine *e, struct job *job);
 
-/* STEP_WAIT_LIMIT, STEP_LIMIT_WHY, STEP_ADMIT (verbs.c's table). */
-void admit_wait (struct dws_engine *e, struct job *job, const struct step *st,
+/* STEP_WAIT_LIMIT, STEP_STILL_WAITING, STEP_ADMIT_GO (verbs.c's table). */
+void admit_wait_limit (struct dws_engine *e, struct job *job, const struct step *st,
                  struct input *in);
 void admit_still_waiting (struct dws_engine *e, struct job *job, const struct step *st,
                           struct input *in);

@@ -7,7 +7,8 @@
  * news, and advance.c asks again until none is left.  Nothing else in
  * the engine chooses a transition.  To add a phase or a decision: its row in
  * JOB_PHASES and phase.c's table, its case here, and for a new kind of
- * step its verb in the file that acts and its row in verbs.c's table.
+ * step its verb in the file that acts and its line in decide.h's
+ * DWS_ENGINE_STEPS (which makes verbs.c's table).
  * The facts that only choose a transition (setup_pending, toredown,
  * the news, ...) are read here alone:
  * t/python/libdws/test_one_decider.py lists them (DECISION_FACTS).
@@ -117,7 +118,7 @@ static struct step teardown (const struct job *job)
             return make (STEP_MARK_EPILOG);
         return make (STEP_NOTHING);
     }
-    struct step st = make (STEP_TEARDOWN);
+    struct step st = make (STEP_TEARDOWN_BEGIN);
     st.was = phase_desired (job);
     return st;
 }
@@ -254,12 +255,12 @@ static struct step after_done (const struct dws_engine *e, const struct job *job
             if (job->prestage && !job->hosts && job->restage == RESTAGE_UNPINNING)
                 return make (STEP_PRESTAGE_UNPIN); /* given up before a restart */
             if (job->prestage)
-                return make (job->hosts ? STEP_COMPUTES : STEP_PRESTAGED);
+                return make (job->hosts ? STEP_COMPUTES : STEP_PRESTAGE_READY);
             return ask (job, WF_PRERUN);
         case WF_PRERUN:
             return prolog (job);
         case WF_POSTRUN:
-            return decide_release_early (e, job) ? make (STEP_RELEASE) : ask (job, WF_DATAOUT);
+            return decide_release_early (e, job) ? make (STEP_RELEASE_START) : ask (job, WF_DATAOUT);
         case WF_DATAOUT:
             return teardown (job);
         case WF_TEARDOWN:
@@ -453,11 +454,11 @@ static struct step proposal_ready (const struct dws_engine *e, const struct job 
     if (!job->resources_sent)
         return make (job->prestage && job->prestage_stage < PRESTAGE_RECORDED
                          ? STEP_PRESTAGE_RECORD
-                         : STEP_RESOURCES);
+                         : STEP_SEND_RESOURCES);
     if (setup_may_start (job))
         return setup_start (e, job);
     if (prestaging (job) && job->prestage_stage == PRESTAGE_READY)
-        return make (STEP_PRESTAGED);
+        return make (STEP_PRESTAGE_READY);
     return prestage_may_start (job) ? prestage_next (job) : make (STEP_NOTHING);
 }
 
@@ -469,7 +470,7 @@ static struct step gone (const struct job *job)
 {
     if (job->phase == PHASE_DELETING) {
         if (job->restage == RESTAGE_UNPINNED && !job->epilog && !job->excepted)
-            return make (STEP_RESTAGE);
+            return make (STEP_PRESTAGE_AGAIN);
         struct step st = make (STEP_FORGET);
         st.end_epilog = job->epilog == EPILOG_ACTIVE;
         return st;
@@ -500,7 +501,7 @@ static struct step force_check (const struct job *job)
         || v->state != job->forced
         || v->desired != job->forced || v->force_ready_state == job->forced || v->ready)
         return make (STEP_NOTHING);
-    return make (STEP_FORCE_READY);
+    return make (STEP_FORCE_READY_AGAIN);
 }
 
 /* A timeout's culprits were read while state s still waits: give up
@@ -511,10 +512,11 @@ static struct step culprits (const struct job *job, enum wf_state s, int total)
 {
     if (phase_desired (job) != s || phase_handled (job) >= s || job->excepted)
         return make (STEP_NOTHING);
+    /* fail: the input's type is "dws-timeout" */
     if (s == WF_SETUP && asks_lustre (job))
-        return make (STEP_TIMEOUT);
+        return make (STEP_FAIL);
     if (total <= 0 || job->tolerance <= 0 || total > job->tolerance)
-        return make (STEP_TIMEOUT);
+        return make (STEP_FAIL);
     return make (STEP_NODE_FAILURE);
 }
 
@@ -544,9 +546,9 @@ static struct step limited (const struct dws_engine *e, const struct job *job)
                                                 job->limit_behind >= 0,
                                                 job->gib < 0 ? 0 : job->gib, why, sizeof (why));
     if (v == LIMITS_GO && job->limit_behind <= 0)
-        return make (STEP_ADMIT);
+        return make (STEP_ADMIT_GO);
     if (v == LIMITS_WAIT && (!job->limit_why || strcmp (job->limit_why, why) != 0))
-        return make (STEP_LIMIT_WHY);
+        return make (STEP_STILL_WAITING);
     return make (STEP_NOTHING);
 }
 
@@ -563,7 +565,7 @@ static struct step next (const struct dws_engine *e, const struct job *job, enum
             /* a waiting job goes when its turn comes (NEWS_ROOM) */
             if (job->phase != PHASE_NONE)
                 return make (STEP_NOTHING);
-            return make (!job->epilog && over_limit (e, job) ? STEP_WAIT_LIMIT : STEP_CREATE);
+            return make (!job->epilog && over_limit (e, job) ? STEP_WAIT_LIMIT : STEP_SEND_CREATE);
         case NEWS_LIMIT_FOUND:
             /* its Workflow exists: the old service went away before the
              * create's answer removed dws-limit, or the removal reached no
@@ -700,7 +702,7 @@ static struct step next (const struct dws_engine *e, const struct job *job, enum
         case NEWS_FORCE_CHECK:
             return force_check (job);
         case NEWS_FORCE_REFUSED:
-            return make (forcing (job) ? STEP_TIMEOUT : STEP_NOTHING);
+            return make (forcing (job) ? STEP_FAIL : STEP_NOTHING); /* a dws-timeout */
         case NEWS_SETUP_CULPRITS:
             return culprits (job, WF_SETUP, arg);
         case NEWS_MOUNT_CULPRITS:
@@ -905,7 +907,7 @@ static struct step take (struct dws_engine *e, struct job *job, enum news on)
     }
     if (on == NEWS_GONE) {
         struct step st = decide_next (e, job); /* from the phase it had */
-        if (st.kind != STEP_NOTHING && (job->phase != PHASE_DELETING || st.kind == STEP_RESTAGE))
+        if (st.kind != STEP_NOTHING && (job->phase != PHASE_DELETING || st.kind == STEP_PRESTAGE_AGAIN))
             phase_event (e, job, PHASE_EV_VANISH, WF_NONE);
         return st;
     }
@@ -920,8 +922,8 @@ static struct step take (struct dws_engine *e, struct job *job, enum news on)
     struct step st = decide_next (e, job);
     int rc = 0;
     switch (st.kind) {
-        case STEP_CREATE:
-        case STEP_ADMIT:
+        case STEP_SEND_CREATE:
+        case STEP_ADMIT_GO:
             rc = phase_event (e, job, PHASE_EV_CREATE, WF_NONE);
             break;
         case STEP_ADOPT:
@@ -933,11 +935,11 @@ static struct step take (struct dws_engine *e, struct job *job, enum news on)
         case STEP_ASK:
             rc = phase_event (e, job, PHASE_EV_ASK, st.state);
             break;
-        case STEP_TEARDOWN:
+        case STEP_TEARDOWN_BEGIN:
         case STEP_TEARDOWN_PATCH:
             rc = phase_event (e, job, PHASE_EV_ASK, WF_TEARDOWN);
             break;
-        case STEP_RELEASE:
+        case STEP_RELEASE_START:
             rc = phase_event (e, job, PHASE_EV_RELEASE, WF_NONE);
             break;
         case STEP_DELETE:

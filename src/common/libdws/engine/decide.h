@@ -95,103 +95,198 @@ enum news {
 };
 _Static_assert (NEWS_COUNT <= 64, "job->news has a bit per news");
 
+/* The step kinds, each with its verb, in one list: X (NAME, verb) makes
+ * STEP_NAME and its row of verbs.c's table.  A verb is a function of the
+ * file its prefix names, and its name is that prefix and its step's name
+ * (t/python/libdws/test_one_decider.py holds both).  Grouped by the file
+ * that carries them out.
+ */
+#define DWS_ENGINE_STEPS(X)                                                                    \
+    /* --- request.c --- */                                                                    \
+    /* the create is on its way: its answer answers this request */                            \
+    X (JOIN_CREATE, request_join_create)                                                       \
+    /* a repeated dws.post_run: send the epilog-remove again */                                \
+    X (EPILOG_AGAIN, request_epilog_again)                                                     \
+    /* the job ended while no service watched: Teardown, no epilog */                          \
+    X (END_AWAY, request_end_away)                                                             \
+    /* read the job's R (its dws.setup was lost) */                                            \
+    X (READ_R, request_read_R)                                                                 \
+    /* the job's R, to place its Lustre on the rabbits Fluxion chose */                        \
+    X (PLACE_LUSTRE, request_place_lustre)                                                     \
+    /* the job's R, for its lost dws.setup */                                                  \
+    X (SETUP_FROM_R, request_setup_from_R)                                                     \
+    /* the jobspec, to create the Workflow again */                                            \
+    X (FROM_JOBSPEC, request_from_jobspec)                                                     \
+    /* its epilog began while it waited: release it, forget the job */                         \
+    X (END_WAITING, request_end_waiting)                                                       \
+    /* its Workflow exists: remove dws-limit (admit.c) */                                      \
+    X (LIMIT_REMOVE, request_limit_remove)                                                     \
+    /* job-info answered with the R of the ssds to hold */                                     \
+    X (HOLD_ANSWER, request_hold_answer)                                                       \
+    /* a repeated dws.create: answer it, send what was lost again */                           \
+    X (CREATE_ANSWER, request_create_answer)                                                   \
+    /* the hosts from R (dws.setup, or a lost one's R): Setup */                               \
+    X (RECORD_HOSTS, request_record_hosts)                                                     \
+    /* a repeated dws.setup: answer it, the prolog-remove again */                             \
+    X (SETUP_ANSWER, request_setup_answer)                                                     \
+    /* the job's epilog began (dws.post_run, or a lost one) */                                 \
+    X (BEGIN_EPILOG, request_begin_epilog)                                                     \
+    /* its dws.create is still to come: forget the job */                                      \
+    X (CREATE_LATER, request_create_later)                                                     \
+    /* create its Workflow from its jobspec */                                                 \
+    X (CREATE_FROM_JOBSPEC, request_create_from_jobspec)                                       \
+    /* --- admit.c --- */                                                                      \
+    /* wait, with no Workflow, for its user's use to fall (admit.c) */                         \
+    X (WAIT_LIMIT, admit_wait_limit)                                                           \
+    /* it still waits: its reason says what its user holds now */                              \
+    X (STILL_WAITING, admit_still_waiting)                                                     \
+    /* its user's use allows it now: create its Workflow */                                    \
+    X (ADMIT_GO, admit_go)                                                                     \
+    /* --- workflow.c --- */                                                                   \
+    /* send the Workflow's create */                                                           \
+    X (SEND_CREATE, workflow_send_create)                                                      \
+    /* patch desiredState to `state` (and start its timers) */                                 \
+    X (ASK, workflow_ask)                                                                      \
+    /* to Teardown: the reads first (`was`: desired before) */                                 \
+    X (TEARDOWN_BEGIN, workflow_teardown_begin)                                                \
+    /* the reads done: the Teardown patch */                                                   \
+    X (TEARDOWN_PATCH, workflow_teardown_patch)                                                \
+    /* in Teardown already: mark the epilog on the Workflow */                                 \
+    X (MARK_EPILOG, workflow_mark_epilog)                                                      \
+    /* Teardown done: release the epilog, delete the Workflow */                               \
+    X (DELETE, workflow_delete)                                                                \
+    /* fail the job (an Error, a TransientCondition) */                                        \
+    X (FAIL, workflow_fail)                                                                    \
+    /* failed, its computes released: record it (no exception reaches an inactive job),        \
+     * then Teardown */                                                                        \
+    X (FAIL_RECORD, workflow_fail_record)                                                      \
+    /* failed: raise its exception, then Teardown */                                           \
+    X (FAIL_RAISE, workflow_fail_raise)                                                        \
+    /* failed, excepted already: log it, then Teardown */                                      \
+    X (FAIL_AGAIN, workflow_fail_again)                                                        \
+    /* the Workflow is being deleted by us: remove our finalizer */                            \
+    X (FINALIZER, workflow_finalizer)                                                          \
+    /* --- progress.c --- */                                                                   \
+    /* look at the Workflow last seen (NEWS_WORKFLOW) */                                       \
+    X (LOOK, progress_look)                                                                    \
+    /* take up a Workflow of ours in `state` (a restart): its facts read from it, `timers`     \
+     * started whole */                                                                        \
+    X (ADOPT, progress_adopt)                                                                  \
+    /* Proposal done: the resources for the job manager */                                     \
+    X (PROPOSAL, progress_proposal)                                                            \
+    /* Setup done: fill the Computes */                                                        \
+    X (COMPUTES, progress_computes)                                                            \
+    /* PreRun done: end the prolog (no workflow token) */                                      \
+    X (PROLOG, progress_prolog)                                                                \
+    /* PreRun done: read the workflow token Secret first */                                    \
+    X (READ_TOKEN, progress_read_token)                                                        \
+    /* the token read: end the prolog with it */                                               \
+    X (PROLOG_REMOVE, progress_prolog_remove)                                                  \
+    /* read the breakdowns the Workflow lists and we lack */                                   \
+    X (BREAKDOWNS, progress_breakdowns)                                                        \
+    /* send the resource-update (Proposal's outcome) */                                        \
+    X (SEND_RESOURCES, progress_send_resources)                                                \
+    /* send it again: read the breakdowns anew first */                                        \
+    X (RESOURCES_AGAIN, progress_resources_again)                                              \
+    /* the Setup waits for the SystemConfiguration (logged) */                                 \
+    X (WAIT_MAP, progress_wait_map)                                                            \
+    /* the job's R with its graph: where its Lustre ssd went */                                \
+    X (READ_SCHED_R, progress_read_sched_R)                                                    \
+    /* record the hosts (and ssd reserved) on the Workflow */                                  \
+    X (HOSTS_PATCH, progress_hosts_patch)                                                      \
+    /* fill the Servers objects (the hosts' answer kept) */                                    \
+    X (SERVERS, progress_servers)                                                              \
+    /* keep the answer's Workflow; nothing follows */                                          \
+    X (RECORD, progress_record)                                                                \
+    /* deleted outside Flux: fail the job, then look */                                        \
+    X (FAIL_OUTSIDE, progress_fail_outside)                                                    \
+    /* it vanished while the job waited: create it again */                                    \
+    X (RECREATE, progress_recreate)                                                            \
+    /* it vanished in the epilog: release the epilog, forget */                                \
+    X (END_EPILOG, progress_end_epilog)                                                        \
+    /* raise on the job, then forget it */                                                     \
+    X (RAISE, progress_raise)                                                                  \
+    /* forget the job (end_epilog: release its epilog first) */                                \
+    X (FORGET, progress_forget)                                                                \
+    /* pre-staging wanted: read what decides it (prestage.c) */                                \
+    X (PRESTAGE_WEIGH, progress_prestage_weigh)                                                \
+    /* ask the jobtap plugin to let it go of its chassis */                                    \
+    X (PRESTAGE_UNPIN, progress_prestage_unpin)                                                \
+    /* --- fault.c --- */                                                                      \
+    /* PostRun failed: read who still mounts, then fail */                                     \
+    X (POSTRUN_FAILED, fault_postrun_failed)                                                   \
+    /* timer `timer` fired: read who is late */                                                \
+    X (READ_CULPRITS, fault_read_culprits)                                                     \
+    /* teardown_after expired: skip DataOut, then Teardown */                                  \
+    X (SKIP_DATAOUT, fault_skip_dataout)                                                       \
+    /* DWS reset forceReady: ask for it again */                                               \
+    X (FORCE_READY_AGAIN, fault_force_ready_again)                                             \
+    /* give the culprits up (within the tolerance): forceReady */                              \
+    X (NODE_FAILURE, fault_node_failure)                                                       \
+    /* drain the computes still mounted, then fail the job */                                  \
+    X (DRAIN_FAIL, fault_drain_fail)                                                           \
+    /* read the ClientMounts and Servers (drain, disable) first */                             \
+    X (ABORT_READS, fault_abort_reads)                                                         \
+    /* dws.abort before the Workflow exists: the epilog is ended */                            \
+    X (ABORT_NOTED, fault_abort_noted)                                                         \
+    /* --- release.c --- */                                                                    \
+    /* PostRun done: hold the ssds, release the computes */                                    \
+    X (RELEASE_START, release_start)                                                           \
+    /* Fluxion did not confirm the ssd holds: DataOut without */                               \
+    X (KEEP_COMPUTES, release_keep_computes)                                                   \
+    /* hold the job's ssds, from its R (release.c) */                                          \
+    X (HOLD, release_hold)                                                                     \
+    /* the ssds are held: end the epilog, DataOut */                                           \
+    X (RELEASED, release_released)                                                             \
+    /* --- prestage.c --- */                                                                   \
+    /* not pre-staged: not wanted, or it cannot be (the site's default) */                     \
+    X (PRESTAGE_NO, prestage_no)                                                               \
+    /* not pre-staged: more nodes than the instance has */                                     \
+    X (PRESTAGE_TOO_BIG, prestage_too_big)                                                     \
+    /* not pre-staged: the site's bound on what is held ahead */                               \
+    X (PRESTAGE_FULL, prestage_full)                                                           \
+    /* it asked for it (dw_prestage=yes) and cannot be: refused */                             \
+    X (PRESTAGE_REFUSE, prestage_refuse)                                                       \
+    /* pre-staged: Setup and DataIn before its nodes */                                        \
+    X (PRESTAGE_YES, prestage_yes)                                                             \
+    /* pre-staged: record it on the Workflow first */                                          \
+    X (PRESTAGE_RECORD, prestage_record)                                                       \
+    /* pick the ssd it holds (again, or once some are free) */                                 \
+    X (PRESTAGE_PICK, prestage_pick)                                                           \
+    /* its hold applied: ask Fluxion whether a job has any of it */                            \
+    X (PRESTAGE_VERIFY, prestage_verify)                                                       \
+    /* its data is in: let the job be scheduled (dws-prestage goes) */                         \
+    X (PRESTAGE_READY, prestage_ready)                                                         \
+    /* hold a pre-staged job's ssd down in Fluxion (prestage.c) */                             \
+    X (PRESTAGE_HOLD, prestage_hold)                                                           \
+    /* its storage's rabbit went down before its nodes came: fail */                           \
+    X (PRESTAGE_LOST, prestage_lost)                                                           \
+    /* its nodes did not come within rabbit.prestage_node_wait: write ANN_GIVEN_UP first */    \
+    X (PRESTAGE_GIVE_UP, prestage_give_up)                                                     \
+    /* its given-up Workflow is deleted: create it again, the usual way */                     \
+    X (PRESTAGE_AGAIN, prestage_again)                                                         \
+    /* --- datain.c --- */                                                                     \
+    /* read a pre-staged DataIn's progress (datain.c) */                                       \
+    X (DATAIN_READ, datain_read)                                                               \
+    /* it moved lately: read it again later */                                                 \
+    X (DATAIN_WATCH, datain_watch)                                                             \
+    /* it did not move for rabbit.datain_stall_timeout: fail */                                \
+    X (DATAIN_STALLED, datain_stalled)
+
 /* The next step: what the caller does. */
 enum step_kind {
     STEP_NOTHING,
-    STEP_CREATE,         /* send the Workflow's create */
-    STEP_LOOK,           /* look at the Workflow last seen (NEWS_WORKFLOW) */
-    STEP_ADOPT,          /* take up a Workflow of ours in `state` (a restart):
-                          * its facts read from it, `timers` started whole */
-    STEP_PROPOSAL,       /* Proposal done: the resources for the job manager */
-    STEP_ASK,            /* patch desiredState to `state` (and start its timers) */
-    STEP_COMPUTES,       /* Setup done: fill the Computes */
-    STEP_PROLOG,         /* PreRun done: end the prolog (no workflow token) */
-    STEP_READ_TOKEN,     /* PreRun done: read the workflow token Secret first */
-    STEP_PROLOG_REMOVE,  /* the token read: end the prolog with it */
-    STEP_RELEASE,        /* PostRun done: hold the ssds, release the computes */
-    STEP_TEARDOWN,       /* to Teardown: the reads first (`was`: desired before) */
-    STEP_TEARDOWN_PATCH, /* the reads done: the Teardown patch */
-    STEP_MARK_EPILOG,    /* in Teardown already: mark the epilog on the Workflow */
-    STEP_DELETE,         /* Teardown done: release the epilog, delete the Workflow */
-    STEP_FAIL,           /* fail the job (an Error, a TransientCondition) */
-    STEP_FAIL_RECORD,    /* failed, its computes released: record it (no exception
-                          * reaches an inactive job), then Teardown */
-    STEP_FAIL_RAISE,     /* failed: raise its exception, then Teardown */
-    STEP_FAIL_AGAIN,     /* failed, excepted already: log it, then Teardown */
-    STEP_POSTRUN_FAILED, /* PostRun failed: read who still mounts, then fail */
-    STEP_READ_CULPRITS,  /* timer `timer` fired: read who is late */
-    STEP_SKIP_DATAOUT,   /* teardown_after expired: skip DataOut, then Teardown */
-    STEP_KEEP_COMPUTES,  /* Fluxion did not confirm the ssd holds: DataOut without */
+#define STEP_KIND(name, verb) STEP_##name,
+    DWS_ENGINE_STEPS (STEP_KIND)
+#undef STEP_KIND
     STEP_TEARDOWN_LATER, /* Teardown once the create has answered (decide records it) */
-    STEP_BREAKDOWNS,     /* read the breakdowns the Workflow lists and we lack */
-    STEP_RESOURCES,      /* send the resource-update (Proposal's outcome) */
-    STEP_RESOURCES_AGAIN, /* send it again: read the breakdowns anew first */
-    STEP_WAIT_MAP,       /* the Setup waits for the SystemConfiguration (logged) */
-    STEP_READ_SCHED_R,   /* the job's R with its graph: where its Lustre ssd went */
-    STEP_HOSTS_PATCH,    /* record the hosts (and ssd reserved) on the Workflow */
-    STEP_SERVERS,        /* fill the Servers objects (the hosts' answer kept) */
-    STEP_RECORD,         /* keep the answer's Workflow; nothing follows */
-    STEP_FINALIZER,      /* the Workflow is being deleted by us: remove our finalizer */
-    STEP_FAIL_OUTSIDE,   /* deleted outside Flux: fail the job, then look */
-    STEP_RECREATE,       /* it vanished while the job waited: create it again */
-    STEP_END_EPILOG,     /* it vanished in the epilog: release the epilog, forget */
-    STEP_RAISE,          /* raise on the job, then forget it */
-    STEP_FORGET,         /* forget the job (end_epilog: release its epilog first) */
-    STEP_FORCE_READY,    /* DWS reset forceReady: ask for it again */
-    STEP_NODE_FAILURE,   /* give the culprits up (within the tolerance): forceReady */
-    STEP_TIMEOUT,        /* fail the job: "dws-timeout" (over the tolerance) */
-    STEP_DRAIN_FAIL,     /* drain the computes still mounted, then fail the job */
-    STEP_ABORT_READS,    /* read the ClientMounts and Servers (drain, disable) first */
-    STEP_JOIN_CREATE,    /* the create is on its way: its answer answers this request */
-    STEP_EPILOG_AGAIN,   /* a repeated dws.post_run: send the epilog-remove again */
-    STEP_END_AWAY,       /* the job ended while no service watched: Teardown, no epilog */
-    STEP_READ_R,         /* read the job's R (its dws.setup was lost) */
-    STEP_HOLD,           /* hold the job's ssds, from its R (release.c) */
-    STEP_PLACE_LUSTRE,   /* the job's R, to place its Lustre on the rabbits Fluxion chose */
-    STEP_SETUP_FROM_R,   /* the job's R, for its lost dws.setup */
-    STEP_FROM_JOBSPEC,   /* the jobspec, to create the Workflow again */
-    STEP_RELEASED,       /* the ssds are held: end the epilog, DataOut */
-    STEP_WAIT_LIMIT,     /* wait, with no Workflow, for its user's use to fall (admit.c) */
-    STEP_END_WAITING,    /* its epilog began while it waited: release it, forget the job */
-    STEP_LIMIT_REMOVE,   /* its Workflow exists: remove dws-limit (admit.c) */
-    STEP_LIMIT_WHY,      /* it still waits: its reason says what its user holds now */
-    STEP_ADMIT,          /* its user's use allows it now: create its Workflow */
-    STEP_PRESTAGE_WEIGH, /* pre-staging wanted: read what decides it (prestage.c) */
-    STEP_PRESTAGE_NO,    /* not pre-staged: not wanted, or it cannot be (the site's
-                          * default) */
-    STEP_PRESTAGE_TOO_BIG, /* not pre-staged: more nodes than the instance has */
-    STEP_PRESTAGE_FULL,  /* not pre-staged: the site's bound on what is held ahead */
-    STEP_PRESTAGE_REFUSE, /* it asked for it (dw_prestage=yes) and cannot be: refused */
-    STEP_PRESTAGE_YES,   /* pre-staged: Setup and DataIn before its nodes */
-    STEP_PRESTAGE_RECORD, /* pre-staged: record it on the Workflow first */
-    STEP_PRESTAGE_PICK,  /* pick the ssd it holds (again, or once some are free) */
-    STEP_PRESTAGE_VERIFY, /* its hold applied: ask Fluxion whether a job has any of it */
-    STEP_PRESTAGED,      /* its data is in: let the job be scheduled (dws-prestage goes) */
-    STEP_PRESTAGE_HOLD,  /* hold a pre-staged job's ssd down in Fluxion (prestage.c) */
-    STEP_HOLD_ANSWER,    /* job-info answered with the R of the ssds to hold */
-    STEP_CREATE_ANSWER,  /* a repeated dws.create: answer it, send what was lost again */
-    STEP_RECORD_HOSTS,   /* the hosts from R (dws.setup, or a lost one's R): Setup */
-    STEP_SETUP_ANSWER,   /* a repeated dws.setup: answer it, the prolog-remove again */
-    STEP_BEGIN_EPILOG,   /* the job's epilog began (dws.post_run, or a lost one) */
-    STEP_ABORT_NOTED,    /* dws.abort before the Workflow exists: the epilog is ended */
-    STEP_CREATE_LATER,   /* its dws.create is still to come: forget the job */
-    STEP_CREATE_FROM_JOBSPEC, /* create its Workflow from its jobspec */
-    STEP_DATAIN_READ,    /* read a pre-staged DataIn's progress (datain.c) */
-    STEP_DATAIN_WATCH,   /* it moved lately: read it again later */
-    STEP_DATAIN_STALLED, /* it did not move for rabbit.datain_stall_timeout: fail */
-    STEP_PRESTAGE_LOST,  /* its storage's rabbit went down before its nodes came: fail */
-    STEP_PRESTAGE_GIVE_UP, /* its nodes did not come within rabbit.prestage_node_wait:
-                            * write ANN_GIVEN_UP first */
-    STEP_PRESTAGE_UNPIN, /* ask the jobtap plugin to let it go of its chassis */
-    STEP_RESTAGE,        /* its given-up Workflow is deleted: create it again, the
-                          * usual way */
     STEP_COUNT,
 };
 
 struct step {
     enum step_kind kind;
     enum wf_state state;    /* STEP_ASK, STEP_ADOPT */
-    enum wf_state was;      /* STEP_TEARDOWN: the state asked for before */
+    enum wf_state was;      /* STEP_TEARDOWN_BEGIN: the state asked for before */
     enum timer_kind timer;  /* STEP_READ_CULPRITS */
     unsigned timers;        /* STEP_ASK, STEP_ADOPT: bit per timer kind that guards
                              * the state */

@@ -197,7 +197,7 @@ void fault_force_ready_check (struct dws_engine *e, struct job *job)
     advance_job (e, job, NEWS_FORCE_CHECK, NULL);
 }
 
-/* STEP_FORCE_READY: DWS reset forceReady at the transition it raced. */
+/* STEP_FORCE_READY_AGAIN: DWS reset forceReady at the transition it raced. */
 void fault_force_ready_again (struct dws_engine *e, struct job *job, const struct step *st,
                               struct input *in)
 {

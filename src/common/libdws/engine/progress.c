@@ -158,7 +158,7 @@ static bool send_resources (struct dws_engine *e, struct job *job, json_t *list,
  * Fluxion holds it again) without the pin's constraint; the answer:
  * prestage_on_unpin.  Resources it cannot have: it waits for its chassis.
  */
-void progress_unpin (struct dws_engine *e, struct job *job, const struct step *st,
+void progress_prestage_unpin (struct dws_engine *e, struct job *job, const struct step *st,
                      struct input *in)
 {
     char token[96];

@@ -283,7 +283,7 @@ static void create_request (struct dws_engine *e, json_t *msgid, json_t *p, json
         return;
     }
     /* answered by the create's answer, or at once if it waits for its
-     * user's use to fall (admit_wait) */
+     * user's use to fall (admit_wait_limit) */
     json_array_append (job->create_msgids, msgid);
     workflow_create (e, job);
 }

@@ -308,7 +308,7 @@ void workflow_mark_epilog (struct dws_engine *e, struct job *job, const struct s
              token_for (token, sizeof (token), TOK_ANNOTATE, job));
 }
 
-/* STEP_TEARDOWN: desiredState is Teardown already (the decider asked for
+/* STEP_TEARDOWN_BEGIN: desiredState is Teardown already (the decider asked for
  * it), st.was the state asked for before.
  */
 void workflow_teardown_begin (struct dws_engine *e, struct job *job, const struct step *st,
