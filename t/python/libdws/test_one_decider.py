@@ -331,6 +331,40 @@ def test_every_step_is_listed_once_with_its_verb() -> None:
     assert "DWS_ENGINE_STEPS (STEP_ROW)" in table
 
 
+NEWS_ROW = re.compile(r"^\s*X \((\w+), (\w+)\)", re.M)
+
+
+def news_family_violations(header: str, decider: str) -> list[str]:
+    """A news its family's decider (decide.c's next_<family>) does not
+    answer, or answered by another family's, where it never comes."""
+    code = "\n".join(line for _, line in code_lines(header))
+    macro = code[code.index("#define DWS_ENGINE_NEWS(X)") :]
+    family = {f"NEWS_{n}": f for n, f in NEWS_ROW.findall(macro[: macro.index("enum news")])}
+    bad = []
+    answered: dict[str, str] = {}
+    for m in re.finditer(r"^static struct step next_(\w+) \(.*?^}", decider, re.M | re.S):
+        for news in re.findall(r"case (NEWS_[A-Z_]+):", m.group(0)):
+            answered[news] = m.group(1)
+            if family.get(news) != m.group(1):
+                bad.append(f"{news} is answered in next_{m.group(1)}, its family is"
+                           f" {family.get(news)}")
+    bad += [f"{n} is answered by no next_{f}" for n, f in family.items() if n not in answered]
+    return bad
+
+
+def test_each_news_is_answered_by_its_family() -> None:
+    bad = news_family_violations((ENGINE / "decide.h").read_text(),
+                                 (ENGINE / "decide.c").read_text())
+    assert not bad, "; ".join(bad)
+    planted_h = "#define DWS_ENGINE_NEWS(X) \\\n    X (SEEN, workflow) \\\n    X (ROOM, limits)\nenum news"
+    planted_c = ("static struct step next_limits (e)\n{\n    switch (on) {\n"
+                 "        case NEWS_SEEN:\n            break;\n    }\n}\n")
+    assert news_family_violations(planted_h, planted_c) == [
+        "NEWS_SEEN is answered in next_limits, its family is workflow",
+        "NEWS_ROOM is answered by no next_limits",
+    ]
+
+
 def test_the_list_guard_finds_planted_cases() -> None:
     files = {"workflow.c": "void workflow_delete (struct dws_engine *e)\n{\n}\n",
              "release.c": "void release_timeout (struct dws_engine *e)\n{\n}\n"}

@@ -552,11 +552,9 @@ static struct step limited (const struct dws_engine *e, const struct job *job)
     return make (STEP_NOTHING);
 }
 
-/* The step for news `on` (`arg`: what the news says beside it, read from
- * the job by news_arg ()).
- */
-static struct step next (const struct dws_engine *e, const struct job *job, enum news on,
-                         int arg)
+/* The step for news `on` of a request, or what a restart found of one. */
+static struct step next_request (const struct dws_engine *e, const struct job *job,
+                                 enum news on, int arg)
 {
     enum wf_state desired = phase_desired (job);
     enum wf_state handled = phase_handled (job);
@@ -566,46 +564,10 @@ static struct step next (const struct dws_engine *e, const struct job *job, enum
             if (job->phase != PHASE_NONE)
                 return make (STEP_NOTHING);
             return make (!job->epilog && over_limit (e, job) ? STEP_WAIT_LIMIT : STEP_SEND_CREATE);
-        case NEWS_LIMIT_FOUND:
-            /* its Workflow exists: the old service went away before the
-             * create's answer removed dws-limit, or the removal reached no
-             * plugin (a reload); without one, the create's answer removes
-             * it (or admit.c's pass lets the job go first) */
-            return make ((job->deps & JOB_DEP_LIMIT) && phase_exists (job) ? STEP_LIMIT_REMOVE
-                                                              : STEP_NOTHING);
-        case NEWS_CREATED:
-            if (job->toredown)
-                return teardown (job);
-            return make (job->wf ? STEP_LOOK : STEP_NOTHING);
-        case NEWS_WORKFLOW:
-            /* decide () recorded the completion, if it was one */
-            if (arg == WF_NONE || arg != (int)handled)
-                return make (STEP_NOTHING);
-            return after_done (e, job, (enum wf_state)arg);
-        case NEWS_ERROR:
-            if (desired == WF_POSTRUN && handled < WF_POSTRUN)
-                return make (STEP_POSTRUN_FAILED); /* drain exactly who did not unmount */
-            return make (desired != WF_TEARDOWN ? STEP_FAIL : STEP_NOTHING);
         case NEWS_TEARDOWN_REQUEST:
             if (job->phase == PHASE_LIMITED)
                 return make (STEP_END_WAITING);
             return phase_exists (job) ? teardown (job) : make (STEP_NOTHING);
-        case NEWS_FAILED:
-            /* how its owner learns it; Teardown follows (NEWS_TEARDOWN) */
-            if (job->released)
-                return make (STEP_FAIL_RECORD);
-            return make (job->excepted ? STEP_FAIL_AGAIN : STEP_FAIL_RAISE);
-        case NEWS_TEARDOWN:
-        case NEWS_REFUSED:
-            return phase_exists (job) ? teardown (job) : make (STEP_NOTHING);
-        case NEWS_TEARDOWN_READ:
-            if (job->teardown_reads == 0 && desired == WF_TEARDOWN && phase_exists (job))
-                return make (STEP_TEARDOWN_PATCH);
-            return make (STEP_NOTHING);
-        case NEWS_ABORT_READ:
-            if (job->abort_reads == 0 && phase_exists (job))
-                return teardown (job);
-            return make (STEP_NOTHING);
         case NEWS_POST_RUN:
         case NEWS_EPILOG_UNRUN:
             if (job->phase == PHASE_LIMITED)
@@ -615,21 +577,6 @@ static struct step next (const struct dws_engine *e, const struct job *job, enum
             if (on == NEWS_EPILOG_UNRUN || desired < WF_PRERUN || job->toredown)
                 return teardown (job);
             return ask (job, WF_POSTRUN);
-        case NEWS_SERVERS:
-            if (job->servers_pending == 0 && !job->excepted
-                && !job->toredown)
-                return ask (job, WF_SETUP);
-            return make (STEP_NOTHING);
-        case NEWS_COMPUTES:
-            if (desired == WF_SETUP && !job->excepted)
-                return ask (job, WF_DATAIN);
-            if (job->prestage && desired == WF_DATAIN && handled == WF_DATAIN && !job->excepted)
-                return ask (job, WF_PRERUN); /* pre-staged: its data is in already */
-            return make (STEP_NOTHING);
-        case NEWS_TOKEN:
-            if (desired == WF_PRERUN && !job->excepted)
-                return make (STEP_PROLOG_REMOVE);
-            return make (STEP_NOTHING);
         case NEWS_SETUP_AGAIN:
             /* its prolog-remove may have been lost with a reloaded plugin */
             if (!job->hosts && (desired <= WF_PROPOSAL || job->prestage))
@@ -639,22 +586,6 @@ static struct step next (const struct dws_engine *e, const struct job *job, enum
                 && !job->epilog)
                 return prolog (job);
             return make (STEP_NOTHING);
-        case NEWS_RELEASED:
-            return ask (job, WF_DATAOUT);
-        case NEWS_TIMER:
-            return on_timer (job, (enum timer_kind)arg);
-        case NEWS_BREAKDOWN:
-            if (job->excepted)
-                return make (STEP_NOTHING);
-            if (handled == WF_PROPOSAL && desired == WF_PROPOSAL)
-                return proposal (job);
-            if (setup_may_start (job))
-                return setup_start (e, job); /* a pre-staged job picked up, its hosts come */
-            return make (job->breakdowns_wanted == 0 && breakdowns_missing (job)
-                             ? STEP_BREAKDOWNS
-                             : STEP_NOTHING);
-        case NEWS_PROPOSAL_READY:
-            return proposal_ready (e, job);
         case NEWS_RESEND:
             /* a pre-staged job waits in DEPEND past Proposal */
             if (job->resources_sent
@@ -664,57 +595,6 @@ static struct step next (const struct dws_engine *e, const struct job *job, enum
             return make (STEP_NOTHING);
         case NEWS_SETUP:
             return setup_may_start (job) ? setup_start (e, job) : make (STEP_NOTHING);
-        case NEWS_MAP:
-            /* a job that reached dws.setup before the map was known */
-            if (job->setup_pending && job->servers_pending == 0 && setup_may_start (job))
-                return setup_start (e, job);
-            return make (STEP_NOTHING);
-        case NEWS_HOSTS:
-            if (!phase_exists (job) || handled < WF_PROPOSAL)
-                return make (STEP_NOTHING); /* for a Workflow since created again */
-            if (job->prestage) /* set up and filled already: the Computes, once DataIn is */
-                return make (handled == WF_DATAIN && desired == WF_DATAIN && !job->excepted
-                                     && !job->toredown
-                                 ? STEP_COMPUTES
-                                 : STEP_RECORD);
-            if (!job->excepted && job->setup_pending && !job->toredown)
-                return make (STEP_SERVERS);
-            return make (STEP_RECORD);
-        case NEWS_WRITE_FAILED:
-            return make (STEP_FAIL); /* "cannot WHAT: ..." */
-        case NEWS_SEEN:
-            if (job->phase == PHASE_NONE)
-                return adopt (job);
-            if (job->phase == PHASE_DELETING)
-                return make (STEP_FINALIZER); /* if it still has ours */
-            if (job->view.deleting && !job->toredown)
-                return make (STEP_FAIL_OUTSIDE);
-            return make (STEP_LOOK);
-        case NEWS_GONE:
-            return gone (job);
-        case NEWS_CREATE_FAILED: {
-            struct step st = make (json_array_size (job->create_msgids) == 0 && !job->excepted
-                                       ? STEP_RAISE
-                                       : STEP_FORGET);
-            st.end_epilog = job->epilog != EPILOG_NONE;
-            return st;
-        }
-        case NEWS_FORCE_CHECK:
-            return force_check (job);
-        case NEWS_FORCE_REFUSED:
-            return make (forcing (job) ? STEP_FAIL : STEP_NOTHING); /* a dws-timeout */
-        case NEWS_SETUP_CULPRITS:
-            return culprits (job, WF_SETUP, arg);
-        case NEWS_MOUNT_CULPRITS:
-            return culprits (job, WF_PRERUN, arg);
-        case NEWS_POSTRUN_CULPRITS:
-            if (desired == WF_POSTRUN && handled < WF_POSTRUN)
-                return make (STEP_DRAIN_FAIL);
-            return make (STEP_NOTHING);
-        case NEWS_POSTRUN_FAILED_READ:
-            if (desired == WF_POSTRUN && handled < WF_POSTRUN)
-                return make (STEP_DRAIN_FAIL);
-            return make (STEP_FAIL);
         case NEWS_ABORT:
             if (job->phase == PHASE_LIMITED)
                 return make (STEP_END_WAITING); /* no Workflow to read or tear down */
@@ -777,8 +657,160 @@ static struct step next (const struct dws_engine *e, const struct job *job, enum
             if ((job->deps & JOB_DEP_OTHER) && json_array_size (job->create_msgids) == 0 && arg)
                 return make (STEP_CREATE_LATER);
             return make (STEP_CREATE_FROM_JOBSPEC);
+        default:
+            break;
+    }
+    return make (STEP_NOTHING);
+}
+
+/* The step for news `on` of the Workflow's progress: its create, its
+ * states, its reads and writes. */
+static struct step next_workflow (const struct dws_engine *e, const struct job *job,
+                                  enum news on, int arg)
+{
+    enum wf_state desired = phase_desired (job);
+    enum wf_state handled = phase_handled (job);
+    switch (on) {
+        case NEWS_CREATED:
+            if (job->toredown)
+                return teardown (job);
+            return make (job->wf ? STEP_LOOK : STEP_NOTHING);
+        case NEWS_WORKFLOW:
+            /* decide () recorded the completion, if it was one */
+            if (arg == WF_NONE || arg != (int)handled)
+                return make (STEP_NOTHING);
+            return after_done (e, job, (enum wf_state)arg);
+        case NEWS_SERVERS:
+            if (job->servers_pending == 0 && !job->excepted
+                && !job->toredown)
+                return ask (job, WF_SETUP);
+            return make (STEP_NOTHING);
+        case NEWS_COMPUTES:
+            if (desired == WF_SETUP && !job->excepted)
+                return ask (job, WF_DATAIN);
+            if (job->prestage && desired == WF_DATAIN && handled == WF_DATAIN && !job->excepted)
+                return ask (job, WF_PRERUN); /* pre-staged: its data is in already */
+            return make (STEP_NOTHING);
+        case NEWS_TOKEN:
+            if (desired == WF_PRERUN && !job->excepted)
+                return make (STEP_PROLOG_REMOVE);
+            return make (STEP_NOTHING);
+        case NEWS_RELEASED:
+            return ask (job, WF_DATAOUT);
+        case NEWS_BREAKDOWN:
+            if (job->excepted)
+                return make (STEP_NOTHING);
+            if (handled == WF_PROPOSAL && desired == WF_PROPOSAL)
+                return proposal (job);
+            if (setup_may_start (job))
+                return setup_start (e, job); /* a pre-staged job picked up, its hosts come */
+            return make (job->breakdowns_wanted == 0 && breakdowns_missing (job)
+                             ? STEP_BREAKDOWNS
+                             : STEP_NOTHING);
+        case NEWS_PROPOSAL_READY:
+            return proposal_ready (e, job);
+        case NEWS_MAP:
+            /* a job that reached dws.setup before the map was known */
+            if (job->setup_pending && job->servers_pending == 0 && setup_may_start (job))
+                return setup_start (e, job);
+            return make (STEP_NOTHING);
+        case NEWS_HOSTS:
+            if (!phase_exists (job) || handled < WF_PROPOSAL)
+                return make (STEP_NOTHING); /* for a Workflow since created again */
+            if (job->prestage) /* set up and filled already: the Computes, once DataIn is */
+                return make (handled == WF_DATAIN && desired == WF_DATAIN && !job->excepted
+                                     && !job->toredown
+                                 ? STEP_COMPUTES
+                                 : STEP_RECORD);
+            if (!job->excepted && job->setup_pending && !job->toredown)
+                return make (STEP_SERVERS);
+            return make (STEP_RECORD);
+        case NEWS_SEEN:
+            if (job->phase == PHASE_NONE)
+                return adopt (job);
+            if (job->phase == PHASE_DELETING)
+                return make (STEP_FINALIZER); /* if it still has ours */
+            if (job->view.deleting && !job->toredown)
+                return make (STEP_FAIL_OUTSIDE);
+            return make (STEP_LOOK);
+        case NEWS_GONE:
+            return gone (job);
         case NEWS_HOLD_R:
             return make (job->phase == PHASE_RELEASING ? STEP_HOLD : STEP_NOTHING);
+        default:
+            break;
+    }
+    return make (STEP_NOTHING);
+}
+
+/* The step for news `on` of failures, timeouts and teardown. */
+static struct step next_failure (const struct dws_engine *e, const struct job *job,
+                                 enum news on, int arg)
+{
+    (void)e;
+    enum wf_state desired = phase_desired (job);
+    enum wf_state handled = phase_handled (job);
+    switch (on) {
+        case NEWS_ERROR:
+            if (desired == WF_POSTRUN && handled < WF_POSTRUN)
+                return make (STEP_POSTRUN_FAILED); /* drain exactly who did not unmount */
+            return make (desired != WF_TEARDOWN ? STEP_FAIL : STEP_NOTHING);
+        case NEWS_FAILED:
+            /* how its owner learns it; Teardown follows (NEWS_TEARDOWN) */
+            if (job->released)
+                return make (STEP_FAIL_RECORD);
+            return make (job->excepted ? STEP_FAIL_AGAIN : STEP_FAIL_RAISE);
+        case NEWS_TEARDOWN:
+        case NEWS_REFUSED:
+            return phase_exists (job) ? teardown (job) : make (STEP_NOTHING);
+        case NEWS_TEARDOWN_READ:
+            if (job->teardown_reads == 0 && desired == WF_TEARDOWN && phase_exists (job))
+                return make (STEP_TEARDOWN_PATCH);
+            return make (STEP_NOTHING);
+        case NEWS_ABORT_READ:
+            if (job->abort_reads == 0 && phase_exists (job))
+                return teardown (job);
+            return make (STEP_NOTHING);
+        case NEWS_TIMER:
+            return on_timer (job, (enum timer_kind)arg);
+        case NEWS_WRITE_FAILED:
+            return make (STEP_FAIL); /* "cannot WHAT: ..." */
+        case NEWS_CREATE_FAILED: {
+            struct step st = make (json_array_size (job->create_msgids) == 0 && !job->excepted
+                                       ? STEP_RAISE
+                                       : STEP_FORGET);
+            st.end_epilog = job->epilog != EPILOG_NONE;
+            return st;
+        }
+        case NEWS_FORCE_CHECK:
+            return force_check (job);
+        case NEWS_FORCE_REFUSED:
+            return make (forcing (job) ? STEP_FAIL : STEP_NOTHING); /* a dws-timeout */
+        case NEWS_SETUP_CULPRITS:
+            return culprits (job, WF_SETUP, arg);
+        case NEWS_MOUNT_CULPRITS:
+            return culprits (job, WF_PRERUN, arg);
+        case NEWS_POSTRUN_CULPRITS:
+            if (desired == WF_POSTRUN && handled < WF_POSTRUN)
+                return make (STEP_DRAIN_FAIL);
+            return make (STEP_NOTHING);
+        case NEWS_POSTRUN_FAILED_READ:
+            if (desired == WF_POSTRUN && handled < WF_POSTRUN)
+                return make (STEP_DRAIN_FAIL);
+            return make (STEP_FAIL);
+        default:
+            break;
+    }
+    return make (STEP_NOTHING);
+}
+
+/* The step for news `on` of pre-staging: its picks, holds and DataIn. */
+static struct step next_prestage (const struct dws_engine *e, const struct job *job,
+                                  enum news on, int arg)
+{
+    (void)arg;
+    enum wf_state desired = phase_desired (job);
+    switch (on) {
         case NEWS_HOLDS_APPLIED:
             if (job->phase == PHASE_RELEASING && job->info_for != INFO_HOLD)
                 return make (STEP_RELEASED);
@@ -791,14 +823,6 @@ static struct step next (const struct dws_engine *e, const struct job *job, enum
             if (prestage_may_start (job)
                 && (job->ssd == SSD_PICKED || job->ssd == SSD_FINDING))
                 return make (STEP_PRESTAGE_HOLD);
-            return make (STEP_NOTHING);
-        case NEWS_ROOM:
-            if (job->phase == PHASE_LIMITED)
-                return limited (e, job);
-            if (weighed_unknown (job))
-                return make (STEP_PRESTAGE_WEIGH); /* the rabbits may be known now */
-            if (prestage_may_start (job) && job->ssd == SSD_UNPICKED && job->prestage_wait[0])
-                return make (STEP_PRESTAGE_PICK); /* waiting for room: before its timer */
             return make (STEP_NOTHING);
         case NEWS_PRESTAGE_FOUND:
             return prestage_may_start (job) ? prestage_next (job) : make (STEP_NOTHING);
@@ -827,10 +851,57 @@ static struct step next (const struct dws_engine *e, const struct job *job, enum
             if (job->restage == RESTAGE_NONE && setup_may_start (job))
                 return setup_start (e, job);
             return make (STEP_NOTHING);
-        case NEWS_COUNT:
+        default:
             break;
     }
     return make (STEP_NOTHING);
+}
+
+/* The step for news `on` of [rabbit.limits] (dws-limit found, a waiting
+ * job's turn) and of room that came (also for pre-staging's pick). */
+static struct step next_limits (const struct dws_engine *e, const struct job *job,
+                                enum news on, int arg)
+{
+    (void)arg;
+    switch (on) {
+        case NEWS_LIMIT_FOUND:
+            /* its Workflow exists: the old service went away before the
+             * create's answer removed dws-limit, or the removal reached no
+             * plugin (a reload); without one, the create's answer removes
+             * it (or admit.c's pass lets the job go first) */
+            return make ((job->deps & JOB_DEP_LIMIT) && phase_exists (job) ? STEP_LIMIT_REMOVE
+                                                              : STEP_NOTHING);
+        case NEWS_ROOM:
+            if (job->phase == PHASE_LIMITED)
+                return limited (e, job);
+            if (weighed_unknown (job))
+                return make (STEP_PRESTAGE_WEIGH); /* the rabbits may be known now */
+            if (prestage_may_start (job) && job->ssd == SSD_UNPICKED && job->prestage_wait[0])
+                return make (STEP_PRESTAGE_PICK); /* waiting for room: before its timer */
+            return make (STEP_NOTHING);
+        default:
+            break;
+    }
+    return make (STEP_NOTHING);
+}
+
+typedef struct step (*next_f) (const struct dws_engine *e, const struct job *job,
+                               enum news on, int arg);
+
+/* The decider of each news' family (decide.h's list). */
+static const next_f next_of[NEWS_COUNT] = {
+#define NEWS_NEXT(name, family) [NEWS_##name] = next_##family,
+    DWS_ENGINE_NEWS (NEWS_NEXT)
+#undef NEWS_NEXT
+};
+
+/* The step for news `on` (`arg`: what the news says beside it, read from
+ * the job by news_arg ()): its family's answer.
+ */
+static struct step next (const struct dws_engine *e, const struct job *job, enum news on,
+                         int arg)
+{
+    return on < NEWS_COUNT ? next_of[on](e, job, on, arg) : make (STEP_NOTHING);
 }
 
 /* "Complete" is DWS' word: spec.desiredState == status.state == S and

@@ -23,74 +23,130 @@
  * The decider takes them in this order, one per step, until none is
  * left; those a pass marks on many jobs at once (NEWS_HOLDS_APPLIED,
  * NEWS_ROOM) come last, so an input's own news meets its input first.
+ * X (NAME, family): the family of the decider that answers it (decide.c's
+ * next_<family> (): the requests, the Workflow's progress, failures and
+ * teardown, pre-staging, the limits).
  */
+#define DWS_ENGINE_NEWS(X)                                                                     \
+    /* a Workflow is wanted (dws.create, a vanished one, job-info) */                          \
+    X (CREATE, request)                                                                        \
+    /* the create answered: the Workflow exists */                                             \
+    X (CREATED, workflow)                                                                      \
+    /* the Workflow was seen (a watch event, the create's answer) */                           \
+    X (WORKFLOW, workflow)                                                                     \
+    /* the Workflow is in status Error */                                                      \
+    X (ERROR, failure)                                                                         \
+    /* the job failed (workflow_fail_job; its note in the input) */                            \
+    X (FAILED, failure)                                                                        \
+    /* Teardown is wanted (dws.teardown, DataOut skipped, ...) */                              \
+    X (TEARDOWN, failure)                                                                      \
+    /* a read before Teardown answered */                                                      \
+    X (TEARDOWN_READ, failure)                                                                 \
+    /* one of dws.abort's reads answered */                                                    \
+    X (ABORT_READ, failure)                                                                    \
+    /* the job's epilog began after it ran (dws.post_run, or found in CLEANUP) */              \
+    X (POST_RUN, request)                                                                      \
+    /* the job's epilog began and it never ran (an exception before its start) */              \
+    X (EPILOG_UNRUN, request)                                                                  \
+    /* a Servers fill answered, or all were sent */                                            \
+    X (SERVERS, workflow)                                                                      \
+    /* the Computes fill answered */                                                           \
+    X (COMPUTES, workflow)                                                                     \
+    /* the workflow token Secret was read */                                                   \
+    X (TOKEN, workflow)                                                                        \
+    /* a repeated dws.setup */                                                                 \
+    X (SETUP_AGAIN, request)                                                                   \
+    /* the ssds are held (or the computes kept): DataOut */                                    \
+    X (RELEASED, workflow)                                                                     \
+    /* timer `arg` (enum timer_kind) fired */                                                  \
+    X (TIMER, failure)                                                                         \
+    /* a DirectiveBreakdown read answered (recorded) */                                        \
+    X (BREAKDOWN, workflow)                                                                    \
+    /* Proposal done and every breakdown read */                                               \
+    X (PROPOSAL_READY, workflow)                                                               \
+    /* the job cannot have its resources (excepted recorded) */                                \
+    X (REFUSED, failure)                                                                       \
+    /* the job manager lost the resource-update (a repeated dws.create) */                     \
+    X (RESEND, request)                                                                        \
+    /* dws.setup arrived, or what its start waited for came */                                 \
+    X (SETUP, request)                                                                         \
+    /* the hosts' annotation patch answered */                                                 \
+    X (HOSTS, workflow)                                                                        \
+    /* a write for its Setup failed, not for a Workflow gone */                                \
+    X (WRITE_FAILED, failure)                                                                  \
+    /* a watch event of the job's Workflow (recorded on it) */                                 \
+    X (SEEN, workflow)                                                                         \
+    /* the Workflow is gone (DELETED, or missing from the list) */                             \
+    X (GONE, workflow)                                                                         \
+    /* the create failed */                                                                    \
+    X (CREATE_FAILED, failure)                                                                 \
+    /* the Workflow seen while hosts are given up */                                           \
+    X (FORCE_CHECK, failure)                                                                   \
+    /* Kubernetes refused the forceReady patch */                                              \
+    X (FORCE_REFUSED, failure)                                                                 \
+    /* Setup's timeout read the Servers: `arg` hosts would be given up in all (0: no slow      \
+     * rabbit, -1: not countable) */                                                           \
+    X (SETUP_CULPRITS, failure)                                                                \
+    /* PreRun's timeout (or TransientCondition) read the ClientMounts: `arg` as above */       \
+    X (MOUNT_CULPRITS, failure)                                                                \
+    /* PostRun's timeout read the ClientMounts */                                              \
+    X (POSTRUN_CULPRITS, failure)                                                              \
+    /* a failed PostRun's ClientMounts were read */                                            \
+    X (POSTRUN_FAILED_READ, failure)                                                           \
+    /* dws.abort: the job manager ended the epilog itself */                                   \
+    X (ABORT, request)                                                                         \
+    /* dws.teardown, or a job found ended while away */                                        \
+    X (TEARDOWN_REQUEST, request)                                                              \
+    /* a dws.create for the job was refused */                                                 \
+    X (CREATE_REFUSED, request)                                                                \
+    /* a dws.create for a job the engine knows */                                              \
+    X (CREATE_AGAIN, request)                                                                  \
+    /* dws.setup for a job the engine knows */                                                 \
+    X (SETUP_REQUEST, request)                                                                 \
+    /* dws.post_run for a job the engine knows */                                              \
+    X (POST_RUN_REQUEST, request)                                                              \
+    /* the job is not in the job manager's list of active jobs */                              \
+    X (INACTIVE, request)                                                                      \
+    /* after a restart, the job is in RUN */                                                   \
+    X (ORPHAN_RUN, request)                                                                    \
+    /* after a restart, the job is in CLEANUP */                                               \
+    X (ORPHAN_CLEANUP, request)                                                                \
+    /* job-info answered */                                                                    \
+    X (JOB_INFO, request)                                                                      \
+    /* the job's R was read (a lost dws.setup): hosts known */                                 \
+    X (R_READ, request)                                                                        \
+    /* the jobspec was read and is good (`arg`: it uses persistent storage) */                 \
+    X (JOBSPEC, request)                                                                       \
+    /* the job's R was read to hold its ssds */                                                \
+    X (HOLD_R, workflow)                                                                       \
+    /* the SystemConfiguration came: rabbits can be placed */                                  \
+    X (MAP, workflow)                                                                          \
+    /* it may hold dws-limit still: the job manager's list after a restart shows it            \
+     * (recorded: limit_dep), or its plugin was reloaded (a repeated dws.create) */            \
+    X (LIMIT_FOUND, limits)                                                                    \
+    /* ANN_PRESTAGE was written (the choice, or the ssd picked) */                             \
+    X (PRESTAGE_RECORDED, prestage)                                                            \
+    /* Fluxion said which held ssd a job has (the picked ones are verified, or to be picked    \
+     * again) */                                                                               \
+    X (PRESTAGE_FOUND, prestage)                                                               \
+    /* Fluxion holds every ssd of the job down */                                              \
+    X (HOLDS_APPLIED, prestage)                                                                \
+    /* a Storage or the graph changed, or its user's use was counted again (admit.c): there    \
+     * may be room now */                                                                      \
+    X (ROOM, limits)                                                                           \
+    /* its DataIn's NnfDataMovements were read (job->datain) */                                \
+    X (DATAIN_READ, prestage)                                                                  \
+    /* a rabbit its node-local storage waits on went down */                                   \
+    X (RABBIT_LOST, prestage)                                                                  \
+    /* the ANN_GIVEN_UP patch answered (job->restage says how: UNPINNING written, NONE not) */ \
+    X (GIVEN_UP, prestage)                                                                     \
+    /* the jobtap plugin answered prestage-unpin (job->restage says how) */                    \
+    X (UNPINNED, prestage)
+
 enum news {
-    NEWS_CREATE,         /* a Workflow is wanted (dws.create, a vanished one, job-info) */
-    NEWS_CREATED,        /* the create answered: the Workflow exists */
-    NEWS_WORKFLOW,       /* the Workflow was seen (a watch event, the create's answer) */
-    NEWS_ERROR,          /* the Workflow is in status Error */
-    NEWS_FAILED,         /* the job failed (workflow_fail_job; its note in the input) */
-    NEWS_TEARDOWN,       /* Teardown is wanted (dws.teardown, DataOut skipped, ...) */
-    NEWS_TEARDOWN_READ,  /* a read before Teardown answered */
-    NEWS_ABORT_READ,     /* one of dws.abort's reads answered */
-    NEWS_POST_RUN,       /* the job's epilog began after it ran (dws.post_run, or found
-                          * in CLEANUP) */
-    NEWS_EPILOG_UNRUN,   /* the job's epilog began and it never ran (an exception
-                          * before its start) */
-    NEWS_SERVERS,        /* a Servers fill answered, or all were sent */
-    NEWS_COMPUTES,       /* the Computes fill answered */
-    NEWS_TOKEN,          /* the workflow token Secret was read */
-    NEWS_SETUP_AGAIN,    /* a repeated dws.setup */
-    NEWS_RELEASED,       /* the ssds are held (or the computes kept): DataOut */
-    NEWS_TIMER,          /* timer `arg` (enum timer_kind) fired */
-    NEWS_BREAKDOWN,      /* a DirectiveBreakdown read answered (recorded) */
-    NEWS_PROPOSAL_READY, /* Proposal done and every breakdown read */
-    NEWS_REFUSED,        /* the job cannot have its resources (excepted recorded) */
-    NEWS_RESEND,         /* the job manager lost the resource-update (a repeated dws.create) */
-    NEWS_SETUP,          /* dws.setup arrived, or what its start waited for came */
-    NEWS_HOSTS,          /* the hosts' annotation patch answered */
-    NEWS_WRITE_FAILED,   /* a write for its Setup failed, not for a Workflow gone */
-    NEWS_SEEN,           /* a watch event of the job's Workflow (recorded on it) */
-    NEWS_GONE,           /* the Workflow is gone (DELETED, or missing from the list) */
-    NEWS_CREATE_FAILED,  /* the create failed */
-    NEWS_FORCE_CHECK,    /* the Workflow seen while hosts are given up */
-    NEWS_FORCE_REFUSED,  /* Kubernetes refused the forceReady patch */
-    NEWS_SETUP_CULPRITS, /* Setup's timeout read the Servers: `arg` hosts would be
-                               * given up in all (0: no slow rabbit, -1: not countable) */
-    NEWS_MOUNT_CULPRITS, /* PreRun's timeout (or TransientCondition) read the
-                               * ClientMounts: `arg` as above */
-    NEWS_POSTRUN_CULPRITS, /* PostRun's timeout read the ClientMounts */
-    NEWS_POSTRUN_FAILED_READ, /* a failed PostRun's ClientMounts were read */
-    NEWS_ABORT,          /* dws.abort: the job manager ended the epilog itself */
-    NEWS_TEARDOWN_REQUEST, /* dws.teardown, or a job found ended while away */
-    NEWS_CREATE_REFUSED, /* a dws.create for the job was refused */
-    NEWS_CREATE_AGAIN,   /* a dws.create for a job the engine knows */
-    NEWS_SETUP_REQUEST,  /* dws.setup for a job the engine knows */
-    NEWS_POST_RUN_REQUEST, /* dws.post_run for a job the engine knows */
-    NEWS_INACTIVE,       /* the job is not in the job manager's list of active jobs */
-    NEWS_ORPHAN_RUN,     /* after a restart, the job is in RUN */
-    NEWS_ORPHAN_CLEANUP, /* after a restart, the job is in CLEANUP */
-    NEWS_JOB_INFO,       /* job-info answered */
-    NEWS_R_READ,         /* the job's R was read (a lost dws.setup): hosts known */
-    NEWS_JOBSPEC,        /* the jobspec was read and is good (`arg`: it uses
-                               * persistent storage) */
-    NEWS_HOLD_R,         /* the job's R was read to hold its ssds */
-    NEWS_MAP,            /* the SystemConfiguration came: rabbits can be placed */
-    NEWS_LIMIT_FOUND,    /* it may hold dws-limit still: the job manager's list after a
-                               * restart shows it (recorded: limit_dep), or its plugin was
-                               * reloaded (a repeated dws.create) */
-    NEWS_PRESTAGE_RECORDED, /* ANN_PRESTAGE was written (the choice, or the ssd picked) */
-    NEWS_PRESTAGE_FOUND, /* Fluxion said which held ssd a job has (the picked
-                               * ones are verified, or to be picked again) */
-    NEWS_HOLDS_APPLIED,  /* Fluxion holds every ssd of the job down */
-    NEWS_ROOM,           /* a Storage or the graph changed, or its user's use was
-                          * counted again (admit.c): there may be room now */
-    NEWS_DATAIN_READ,    /* its DataIn's NnfDataMovements were read (job->datain) */
-    NEWS_RABBIT_LOST,    /* a rabbit its node-local storage waits on went down */
-    NEWS_GIVEN_UP,       /* the ANN_GIVEN_UP patch answered (job->restage says how:
-                          * UNPINNING written, NONE not) */
-    NEWS_UNPINNED,       /* the jobtap plugin answered prestage-unpin (job->restage
-                          * says how) */
+#define NEWS_KIND(name, family) NEWS_##name,
+    DWS_ENGINE_NEWS (NEWS_KIND)
+#undef NEWS_KIND
     NEWS_COUNT,
 };
 _Static_assert (NEWS_COUNT <= 64, "job->news has a bit per news");
