@@ -422,16 +422,27 @@ struct job {
     char restage_why[200]; /* why, "" when it was not */
 };
 
+/* A job's timers, X (ID, word): T_ID, and its key "<word>:<jobid>", written
+ * and read by token.c alone. */
+#define TIMER_KINDS(X)                                                                        \
+    X (SETUP, "setup")                                                                        \
+    X (PRERUN, "prerun")                                                                      \
+    X (POSTRUN, "postrun")                                                                    \
+    X (TEARDOWN_AFTER, "teardown_after")                                                      \
+    X (TC, "tc")                                                                              \
+    /* Fluxion's answers to the ssd holds (release.c) */                                      \
+    X (RELEASE, "release")                                                                    \
+    /* pick a pre-staged job's ssd again (prestage.c) */                                      \
+    X (PRESTAGE, "prestage")                                                                  \
+    /* read a pre-staged job's DataIn progress again (datain.c) */                            \
+    X (DATAIN, "datain")                                                                      \
+    /* a pre-staged job let go waits no longer for its chassis */                             \
+    X (NODE_WAIT, "node_wait")
+
 enum timer_kind {
-    T_SETUP = 0,
-    T_PRERUN,
-    T_POSTRUN,
-    T_TEARDOWN_AFTER,
-    T_TC,
-    T_RELEASE, /* Fluxion's answers to the ssd holds (release.c) */
-    T_PRESTAGE, /* pick a pre-staged job's ssd again (prestage.c) */
-    T_DATAIN,   /* read a pre-staged job's DataIn progress again (datain.c) */
-    T_NODE_WAIT, /* a pre-staged job let go waits no longer for its chassis */
+#define TIMER_KIND(id, word) T_##id,
+    TIMER_KINDS (TIMER_KIND)
+#undef TIMER_KIND
     T_NKINDS,
 };
 
