@@ -68,7 +68,7 @@ class Settings:
         self.api_faults = ApiFaults()  # HTTP-level faults (emulator.apifaults)
         # kept-alive connections waiting for their next request (close_idle)
         self._idle: set[socket.socket] = set()
-        self._idle_lock = threading.Lock()
+        self._idle_lock = threading.Condition()
 
     def idle(self, sock: socket.socket, waiting: bool) -> None:
         """A connection waits for its next request (or no longer does)."""
@@ -77,6 +77,13 @@ class Settings:
                 self._idle.add(sock)
             else:
                 self._idle.discard(sock)
+            self._idle_lock.notify_all()
+
+    def wait_idle(self, count: int, timeout: float) -> bool:
+        """Wait until `count` kept-alive connections wait for their next
+        request (a test's sync point); False after `timeout` s."""
+        with self._idle_lock:
+            return self._idle_lock.wait_for(lambda: len(self._idle) >= count, timeout)
 
     def close_idle(self) -> int:
         """Close every kept-alive connection waiting for a request, as Go's
