@@ -249,8 +249,10 @@ class FluxLink(Link):
         # job has the memo its Workflow's creation posts)
         self.rpc("job-list.list", {"max_entries": 0,
                                    "attrs": ["state", "dependencies", "annotations"],
-                                   "constraint": {"states": ["depend", "sched", "run",
-                                                             "cleanup"]}}, 0, got)
+                                   # every active state: a job in PRIORITY (held
+                                   # there across a restart) has not ended
+                                   "constraint": {"states": ["depend", "priority", "sched",
+                                                             "run", "cleanup"]}}, 0, got)
 
     def watch_resources(self, post: Callable[[dict[str, Any]], None], fluxion: bool,
                         drain_queues: list[str] | None) -> ResourceFollow:
