@@ -86,8 +86,8 @@ test_expect_success 'start the emulator and a rabbit instance that runs other us
 cat >who.py <<'PYEOF'
 import errno, json, sys
 import flux
-from flux_dws.dataout import SERVICES as DATAOUT_SERVICES
-from flux_dws.jobsm import SERVICES
+from flux_dws.libdws.dataout import SERVICES as DATAOUT_SERVICES
+from flux_dws.libdws.jobsm import SERVICES
 from flux_dws.service.core import GUEST_METHODS, METHODS
 
 mode, payload = sys.argv[1], json.loads(sys.argv[2])

@@ -93,7 +93,7 @@ test_expect_success 'whole_rabbit_gib: a 6 TiB file system gets two whole rabbit
 	grep "ssd\",\"count\":8136" whole.events &&
 	flux python -c "
 import json
-from flux_dws import lustre
+from flux_dws.libdws import lustre
 got = lustre.reserved_of_R(json.load(open(\"whole.R\")))
 print(got)
 assert sorted(got.values()) == [4068, 4068], got

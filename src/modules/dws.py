@@ -42,7 +42,7 @@ STOP_SECONDS = 3.5
 try:
     from flux_dws.k8s.errors import KubeError
     from flux_dws.k8s.layer import KubeLayer
-    from flux_dws.rabbitconf import ConfigError, check_drain_properties, parse
+    from flux_dws.libdws.rabbitconf import ConfigError, check_drain_properties, parse
     from flux_dws.service.core import Service
     from flux_dws.service.fluxlink import FluxLink
 except ImportError as _exc:  # pragma: no cover - a deployment error, said plainly

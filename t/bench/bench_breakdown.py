@@ -15,8 +15,8 @@ import timeit
 from collections.abc import Callable
 from typing import Any
 
-from flux_dws.breakdown import RabbitMap, allocation_sets, rabbit_counts, rewrite_resources
 from flux_dws.dwsim import breakdown as nnf
+from flux_dws.libdws.breakdown import RabbitMap, allocation_sets, rabbit_counts, rewrite_resources
 
 N, PER = 11136, 16
 HOSTS = [f"elcap{1001 + i}" for i in range(N)]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import timeit
 
-from flux_dws.directives import check_maximums, default_ruleset, split_directives, validate
+from flux_dws.libdws.directives import check_maximums, default_ruleset, split_directives, validate
 
 DW = ("#DW jobdw type=lustre capacity=1TiB name=lus requires=copy-offload\n"
       "#DW copy_in source=/p/lustre1/in destination=$DW_JOB_lus/in\n"

@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from flux_dws.rconfig import R_from_config
+from flux_dws.libdws.resource_config import R_from_config
 
 CAPACITY = 30659987046400
 

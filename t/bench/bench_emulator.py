@@ -23,9 +23,9 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from flux_dws.breakdown import RabbitMap, allocation_sets
 from flux_dws.emulator import Emulator, start_subprocess
-from flux_dws.wfstates import STATES
+from flux_dws.libdws.breakdown import RabbitMap, allocation_sets
+from flux_dws.libdws.wfstates import STATES
 
 G, V = "dataworkflowservices.github.io", "v1alpha7"
 NS = f"/apis/{G}/{V}/namespaces/default"

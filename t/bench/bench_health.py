@@ -47,7 +47,7 @@ from typing import Any
 
 from goals import Goals
 
-from flux_dws.engine import Engine
+from flux_dws.libdws.engine import Engine
 
 RABBITS = 696
 PER = 16

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import timeit
 
-from flux_dws.hostlist import Hostlist
-from flux_dws.idset import IDset
+from flux_dws.libdws.hostlist import Hostlist
+from flux_dws.libdws.idset import IDset
 
 N = 11136
 

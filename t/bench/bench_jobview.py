@@ -42,10 +42,10 @@ from typing import Any
 from goals import Goals
 
 from flux_dws.emulator.faults import Fault
-from flux_dws.engine import Engine
 from flux_dws.harness import Harness
 from flux_dws.jobrecord import stored_view
 from flux_dws.jobview import job_text
+from flux_dws.libdws.engine import Engine
 
 N, PER = 11136, 16
 RABBITS = N // PER

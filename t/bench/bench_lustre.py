@@ -14,10 +14,10 @@ even on an empty machine is refused.
   fit, then the free ssd vertices taken rabbit by rabbit in graph order
   (whole rabbits first, the remainder on the next); the job's R is built
   from that and the Servers allocation sets come from libdws
-  (``flux_dws.lustre.allocation_sets``) exactly as the service makes them.
+  (``flux_dws.libdws.lustre.allocation_sets``) exactly as the service makes them.
 * today (the off switch): the node-local rewrite (``slot(N){node, ssd(G)}``,
   G = ceil(C / N) GiB per node) on the job's own chassis, and the Servers
-  sets of ``flux_dws.breakdown.allocation_sets`` (weighted by node counts).
+  sets of ``flux_dws.libdws.breakdown.allocation_sets`` (weighted by node counts).
   A job is refused when its own rabbits' drives can never hold it.
 
 Imbalance of a job = the largest over the smallest OST capacity per rabbit
@@ -45,9 +45,9 @@ import random
 import sys
 from typing import Any
 
-from flux_dws import lustre
-from flux_dws.breakdown import allocation_sets
 from flux_dws.dwsim import breakdown as nnf
+from flux_dws.libdws import lustre
+from flux_dws.libdws.breakdown import allocation_sets
 
 GiB = 1 << 30
 TiB = 1 << 40

@@ -909,7 +909,7 @@ def startup(inst: Instance, n: int) -> tuple[float, int, tuple[float, float, int
 def lustre_placement(jobs: list[Job], spread: bool) -> None:
     """Where the Lustre jobs that completed had their storage: the rabbits
     their memo names (their computes' and, spread, their file system's)."""
-    from flux_dws.hostlist import Hostlist
+    from flux_dws.libdws.hostlist import Hostlist
 
     done = [j for j in jobs if j.kind in ("lustre", "copy") and j.exception is None
             and j.rabbits]
@@ -947,7 +947,7 @@ RAN_STATES = (*STARTED_STATES, "postrun", "dataout")
 
 def record_keys() -> list[str]:
     """The keys of a job's directory the record check reads."""
-    from flux_dws.wfstates import STATES
+    from flux_dws.libdws.wfstates import STATES
 
     return ["eventlog", "data.dws.workflow", "rabbit_workflow", "data.dws.dataout",
             "data.dws.teardown",

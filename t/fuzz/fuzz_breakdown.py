@@ -7,7 +7,7 @@ import sys
 import atheris
 
 with atheris.instrument_imports():
-    from flux_dws.breakdown import (
+    from flux_dws.libdws.breakdown import (
         BreakdownError,
         RabbitMap,
         allocation_sets,

@@ -8,7 +8,7 @@ import sys
 import atheris
 
 with atheris.instrument_imports():
-    from flux_dws.dataout import DataoutError, DataoutMachine
+    from flux_dws.libdws.dataout import DataoutError, DataoutMachine
 
 ACTIONS = {"dependency-add", "dependency-remove", "raise"}
 

@@ -5,7 +5,7 @@ import sys
 import atheris
 
 with atheris.instrument_imports():
-    from flux_dws.directives import (
+    from flux_dws.libdws.directives import (
         DirectiveError,
         check_maximums,
         parse_capacity,

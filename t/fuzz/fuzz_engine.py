@@ -1,5 +1,5 @@
 """atheris target: sequences of dws service events into the engine (libdws
-engine.h through flux_dws.engine).  Events are built from the wire of
+engine.h through flux_dws.libdws.engine).  Events are built from the wire of
 doc/guide/service.rst: requests, Workflow syncs and watch events (from a
 small fake API server that applies the engine's own creates and patches),
 answers to the engine's Kubernetes calls, RPCs and job-info reads, its
@@ -16,8 +16,8 @@ from typing import Any
 import atheris
 
 with atheris.instrument_imports():
-    from flux_dws import engine, wfstates
-    from flux_dws.engine import Engine, EngineError
+    from flux_dws.libdws import engine, wfstates
+    from flux_dws.libdws.engine import Engine, EngineError
 
 FIN = "flux-framework.readthedocs.io/workflow"
 CONFIGS: list[dict[str, Any]] = [

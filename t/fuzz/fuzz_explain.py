@@ -9,7 +9,7 @@ import sys
 import atheris
 
 with atheris.instrument_imports():
-    from flux_dws.explain import SEPARATOR, explain, explain_note, match
+    from flux_dws.libdws.explain import SEPARATOR, explain, explain_note, match
 
 SENTENCE_MAX = 512  # DWS_EXPLAIN_MAX, with its NUL
 

@@ -8,7 +8,7 @@ import atheris
 
 with atheris.instrument_imports():
     from flux_dws.errors import DwsError
-    from flux_dws.hostlist import Hostlist
+    from flux_dws.libdws.hostlist import Hostlist
 
 
 #: hosts the ranges of one input may name: a range followed by a suffix

@@ -7,7 +7,7 @@ import atheris
 
 with atheris.instrument_imports():
     from flux_dws.errors import DwsError
-    from flux_dws.idset import IDset
+    from flux_dws.libdws.idset import IDset
 
 
 def test_one(data: bytes) -> None:

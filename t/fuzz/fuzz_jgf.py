@@ -7,7 +7,7 @@ import sys
 import atheris
 
 with atheris.instrument_imports():
-    from flux_dws.jgf import JGFError, write_jgf
+    from flux_dws.libdws.jgf import JGFError, write_jgf
 
 DEVNULL = os.open(os.devnull, os.O_WRONLY)
 BASE_R = {"execution": {"R_lite": [{"rank": "0-3", "children": {"core": "0-1"}}],

@@ -8,7 +8,7 @@ import sys
 import atheris
 
 with atheris.instrument_imports():
-    from flux_dws.jobsm import JobMachine, JobMachineError
+    from flux_dws.libdws.jobsm import JobMachine, JobMachineError
 
 DW = "#DW jobdw type=xfs capacity=1GiB name=x"
 SPEC = {"resources": [{"type": "node", "count": 1}],

@@ -8,7 +8,7 @@ import sys
 import atheris
 
 with atheris.instrument_imports():
-    from flux_dws.lustre import LustreError, allocation_sets, reserved_of_R, rewrite
+    from flux_dws.libdws.lustre import LustreError, allocation_sets, reserved_of_R, rewrite
 
 NODES = [{"type": "node", "count": 2}]
 LUSTRE = {"allocationSets": [

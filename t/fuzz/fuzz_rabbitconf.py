@@ -6,8 +6,8 @@ import sys
 import atheris
 
 with atheris.instrument_imports():
-    from flux_dws import _ffi
-    from flux_dws.rabbitconf import ConfigError, parse
+    from flux_dws.libdws import _ffi
+    from flux_dws.libdws.rabbitconf import ConfigError, parse
 
 if sys.version_info >= (3, 11):
     import tomllib

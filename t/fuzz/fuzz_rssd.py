@@ -8,7 +8,7 @@ import sys
 import atheris
 
 with atheris.instrument_imports():
-    from flux_dws.rssd import RssdError, paths
+    from flux_dws.libdws.rssd import RssdError, paths
 
 
 def test_one(data: bytes) -> None:

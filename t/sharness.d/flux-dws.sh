@@ -390,7 +390,7 @@ resources_form() {
 osts_within_reservation() {
     flux python - "$1" "$2" <<-'EOF'
 	import json, sys
-	from flux_dws import lustre
+	from flux_dws.libdws import lustre
 	got = lustre.reserved_of_R(json.load(open(sys.argv[1])))
 	sets = json.load(open(sys.argv[2]))
 	use = {}

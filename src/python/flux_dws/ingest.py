@@ -20,10 +20,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from flux_dws import directives as dw
 from flux_dws.errors import DwsError
-from flux_dws.explain import explain_note
-from flux_dws.jobsm import JobspecError, check_jobspec
+from flux_dws.libdws import directives as dw
+from flux_dws.libdws.explain import explain_note
+from flux_dws.libdws.jobsm import JobspecError, check_jobspec
 
 #: The property flux-dws2jgf gives the nodes of a Rabbit chassis.
 RABBIT_PROPERTY = "rabbit"

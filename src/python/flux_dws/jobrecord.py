@@ -23,12 +23,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from flux_dws import _ffi
-from flux_dws.directives import DirectiveError, parse_directive, split_directives
-from flux_dws.engine import PHASE_IDS, RECORD_KEY
-from flux_dws.explain import EVENT as EXPLAIN_EVENT
-from flux_dws.explain import KVS_KEY as EXPLAIN_KEY
-from flux_dws.wfstates import STATES  # Workflow states, in order (the timeline's rows)
+from flux_dws.libdws import _ffi
+from flux_dws.libdws.directives import DirectiveError, parse_directive, split_directives
+from flux_dws.libdws.engine import PHASE_IDS, RECORD_KEY
+from flux_dws.libdws.explain import EVENT as EXPLAIN_EVENT
+from flux_dws.libdws.explain import KVS_KEY as EXPLAIN_KEY
+from flux_dws.libdws.wfstates import STATES  # Workflow states, in order (the timeline's rows)
 
 #: the reader's phase words (libdws engine.h's one list)
 INACTIVE = PHASE_IDS["INACTIVE"]

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from flux_dws import textfmt
-from flux_dws.explain import explain
 from flux_dws.jobrecord import INACTIVE, KVS_TIMELINE, KVS_TIMING, RECORD_KEYS
 from flux_dws.jobrecord import as_dict as _dict
 from flux_dws.jobrecord import number as _num
-from flux_dws.wfstates import (
+from flux_dws.libdws.explain import explain
+from flux_dws.libdws.wfstates import (
     POST_RUN,
     PROPOSAL,
     SETUP,

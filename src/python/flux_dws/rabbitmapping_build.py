@@ -39,7 +39,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from flux_dws.hostlist import Hostlist
+from flux_dws.libdws.hostlist import Hostlist
 
 RABBIT_STORAGE_TYPE = "Rabbit"
 FLUX_WORKFLOW_PREFIX = "fluxjob-"

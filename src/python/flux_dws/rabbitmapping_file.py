@@ -1,6 +1,6 @@
 """A loaded rabbitmapping file: compute <-> rabbit lookups.
 
-See flux_dws.rabbitmapping for the format.  Loading checks that the two
+See flux_dws.rabbitmapping_build for the format.  Loading checks that the two
 halves agree (every compute in a rabbit's hostlist maps back to that rabbit
 in ``computes`` and vice versa) and names the first inconsistency.
 """
@@ -14,7 +14,7 @@ from typing import Any
 
 from flux_dws import inputfile
 from flux_dws.errors import DwsError
-from flux_dws.hostlist import Hostlist
+from flux_dws.libdws.hostlist import Hostlist
 
 
 class MappingFileError(Exception):

@@ -30,8 +30,8 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from flux_dws.hostlist import Hostlist
-from flux_dws.idset import IDset
+from flux_dws.libdws.hostlist import Hostlist
+from flux_dws.libdws.idset import IDset
 
 
 class ResourceError(ValueError):

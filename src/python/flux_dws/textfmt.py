@@ -41,7 +41,7 @@ def f58_prefix() -> str:
 
 def f58(jobid: int) -> str:
     """A job id as flux-core prints it for people (f58_prefix() + base58)."""
-    from flux_dws.engine import f58 as plain
+    from flux_dws.libdws.engine import f58 as plain
 
     return f58_prefix() + plain(jobid)[len(F58_ASCII_PREFIX):]
 

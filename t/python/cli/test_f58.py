@@ -13,11 +13,12 @@ from typing import Any
 
 import pytest
 
-from flux_dws import engine, textfmt
+from flux_dws import textfmt
 from flux_dws.cli.jobs import jobs_lines
 from flux_dws.cli.rabbits import held_line
 from flux_dws.cli.status import format_status
 from flux_dws.jobview import job_text
+from flux_dws.libdws import engine
 
 JOBID = 1234567  # 7Kze in base58
 ROOT = Path(__file__).resolve().parents[3]

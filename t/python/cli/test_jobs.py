@@ -13,7 +13,7 @@ from t.python.cli.test_jobview import MOUNT_NOTE, service_answer
 
 from flux_dws.cli import jobs
 from flux_dws.cli import main as flux_dws
-from flux_dws.explain import explain_note
+from flux_dws.libdws.explain import explain_note
 from flux_dws.textfmt import f58
 
 

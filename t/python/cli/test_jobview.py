@@ -8,7 +8,6 @@ import json
 from typing import Any
 
 from flux_dws.cli.jobs import jobs_lines
-from flux_dws.explain import explain, explain_note
 from flux_dws.jobrecord import eventlog_entries, from_record, safe_env
 from flux_dws.jobview import (
     directives_short,
@@ -17,6 +16,7 @@ from flux_dws.jobview import (
     job_text,
     timeline_rows,
 )
+from flux_dws.libdws.explain import explain, explain_note
 from flux_dws.textfmt import f58
 
 T0 = 1_700_000_000.0

@@ -26,7 +26,7 @@ from flux_dws.cli.rabbits import (
     space_cells,
     summary,
 )
-from flux_dws.hostlist import Hostlist
+from flux_dws.libdws.hostlist import Hostlist
 from flux_dws.textfmt import f58, size
 
 SENT = {"set_status": 72, "set_property": 1, "remove_property": 0, "drain": 1, "undrain": 0,

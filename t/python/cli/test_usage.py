@@ -19,7 +19,7 @@ from t.python.cli.test_garbage import assert_clear_error, run_main
 
 from flux_dws.cli import main as flux_dws
 from flux_dws.cli import usage
-from flux_dws.engine import RECORD_KEY
+from flux_dws.libdws.engine import RECORD_KEY
 from flux_dws.storageuse import JobUse, aggregate, job_use
 
 H = 3600.0

@@ -29,13 +29,14 @@ import pytest
 from docutils import nodes
 from docutils.core import publish_doctree
 
-from flux_dws import inputfile, rabbitconf
+from flux_dws import inputfile
 from flux_dws.cli import config_check
 from flux_dws.cli.main import build_parser
-from flux_dws.dataout import SERVICES as DATAOUT_SERVICES
-from flux_dws.dataout import DataoutError, DataoutMachine
-from flux_dws.engine import Engine
-from flux_dws.jobsm import JobMachine, JobMachineError
+from flux_dws.libdws import rabbitconf
+from flux_dws.libdws.dataout import SERVICES as DATAOUT_SERVICES
+from flux_dws.libdws.dataout import DataoutError, DataoutMachine
+from flux_dws.libdws.engine import Engine
+from flux_dws.libdws.jobsm import JobMachine, JobMachineError
 from flux_dws.service.core import WATCH_TEST
 
 TOP = Path(__file__).resolve().parents[3]

@@ -7,9 +7,9 @@ import datetime as dt
 
 import pytest
 
-from flux_dws.directives import default_ruleset
 from flux_dws.dwsim import workflow as wfm
 from flux_dws.dwsim.fielderr import AdmissionError
+from flux_dws.libdws.directives import default_ruleset
 
 NOW = dt.datetime(2026, 11, 22, 12, 0, 0, tzinfo=dt.timezone.utc)
 XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"

@@ -10,11 +10,11 @@ from collections.abc import Iterator
 import pytest
 from kubernetes.client.exceptions import ApiException
 
-from flux_dws.breakdown import RabbitMap, allocation_sets
 from flux_dws.emulator import Emulator
 from flux_dws.emulator.testing import Target, emulator, k8s, k8s_api  # noqa: F401
-from flux_dws.hostlist import Hostlist
-from flux_dws.wfstates import STATES  # noqa: F401 (the tests import it from here)
+from flux_dws.libdws.breakdown import RabbitMap, allocation_sets
+from flux_dws.libdws.hostlist import Hostlist
+from flux_dws.libdws.wfstates import STATES  # noqa: F401 (the tests import it from here)
 
 G, V = "dataworkflowservices.github.io", "v1alpha7"
 

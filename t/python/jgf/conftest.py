@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from flux_dws.rconfig import R_from_config
+from flux_dws.libdws.resource_config import R_from_config
 
 
 def make_R(*entries: dict[str, Any]) -> dict[str, Any]:

@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from flux_dws.hostlist import Hostlist
-from flux_dws.idset import IDset
+from flux_dws.libdws.hostlist import Hostlist
+from flux_dws.libdws.idset import IDset
 
 GiB = 1 << 30
 

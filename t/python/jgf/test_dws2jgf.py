@@ -11,7 +11,7 @@ import pytest
 from t.python.jgf.conftest import make_R
 from t.python.jgf.jgfcheck import check_graph
 
-from flux_dws.jgf import JGFError, default_cluster_name, write_jgf
+from flux_dws.libdws.jgf import JGFError, default_cluster_name, write_jgf
 
 GiB = 1 << 30
 

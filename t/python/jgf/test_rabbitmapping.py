@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from flux_dws.mapping import MappingFileError, RabbitMapping
-from flux_dws.rabbitmapping import MappingError, StorageSpace, build_mapping, storage_space
+from flux_dws.rabbitmapping_build import MappingError, StorageSpace, build_mapping, storage_space
+from flux_dws.rabbitmapping_file import MappingFileError, RabbitMapping
 
 KIND_SYSCONFIG = {
     "metadata": {"name": "default", "namespace": "default"},

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from flux_dws.rconfig import ConfigError, R_from_config, load_resource_table
+from flux_dws.libdws.resource_config import ConfigError, R_from_config, load_resource_table
 
 
 def R(config):

@@ -1,4 +1,4 @@
-"""Jobspec rewrite from DirectiveBreakdowns (flux_dws.breakdown.rewrite_resources)."""
+"""Jobspec rewrite from DirectiveBreakdowns (flux_dws.libdws.breakdown.rewrite_resources)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from t.python.libdws.breakdown_data import GiB, load, storage_sets
 
-from flux_dws.breakdown import BreakdownError, rewrite_resources
 from flux_dws.dwsim import breakdown as nnf
 from flux_dws.errors import DwsError
+from flux_dws.libdws.breakdown import BreakdownError, rewrite_resources
 
 TASKS = [{"type": "slot", "count": 1, "label": "task", "with": [{"type": "core", "count": 1}]}]
 
@@ -250,7 +250,7 @@ def test_arbitrary_input_only_raises_breakdown_error(resources: Any, breakdowns:
 
 
 def test_jobspec_node_count():
-    from flux_dws.breakdown import BreakdownError, jobspec_node_count
+    from flux_dws.libdws.breakdown import BreakdownError, jobspec_node_count
     node = {"type": "node", "count": 1, "with": [{"type": "core", "count": 1}]}
     assert jobspec_node_count([{**node, "count": 5}]) == 5
     assert jobspec_node_count([{"type": "slot", "count": 3, "label": "s", "with": [node]}]) == 3

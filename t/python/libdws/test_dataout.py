@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from flux_dws.dataout import DataoutError, DataoutMachine
+from flux_dws.libdws.dataout import DataoutError, DataoutMachine
 
 
 def test_hold_then_release() -> None:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from flux_dws.directives import (
+from flux_dws.libdws.directives import (
     DirectiveError,
     Ruleset,
     check_maximums,

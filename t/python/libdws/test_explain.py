@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from flux_dws import directives
-from flux_dws import explain as ex
 from flux_dws.dwsim import resource_error as rerr
 from flux_dws.dwsim.servers import NOT_MET, NOT_SATISFIED
 from flux_dws.errors import DwsError
-from flux_dws.jobsm import NOTE_PREFIX
+from flux_dws.libdws import directives
+from flux_dws.libdws import explain as ex
+from flux_dws.libdws.jobsm import NOTE_PREFIX
 
 ROWS = ex.rows()
 
@@ -74,7 +74,7 @@ REAL = [
     (DWS + "cannot move workflow fluxjob-201 to DataIn: desiredState is bad", "kubernetes"),
     (DWS + "cannot place rabbit storage: the job has no compute nodes attached to rabbits",
      "no-rabbit-nodes"),
-    # the webhook (flux_dws.directives words it as DWS does)
+    # the webhook (flux_dws.libdws.directives words it as DWS does)
     (WEBHOOK + "argument 'type' invalid string 'zfs'", "directive-type"),
     (WEBHOOK + "invalid directive '#DW foo'", "directive-invalid"),
     (WEBHOOK + "argument 'name' invalid string 'a'", "directive-name"),
@@ -160,7 +160,7 @@ def test_real_texts_land_on_their_row(text: str, name: str) -> None:
     (5, "directive-malformed"),
 ])
 def test_the_validators_own_texts(dw: object, name: str) -> None:
-    """What flux_dws.directives (DWS' webhook words) refuses, as the job's
+    """What flux_dws.libdws.directives (DWS' webhook words) refuses, as the job's
     note carries it."""
     with pytest.raises(directives.DirectiveError) as info:
         directives.check_dw(dw)  # type: ignore[arg-type]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 import flux_dws
-from flux_dws import _ffi
 from flux_dws.errors import DwsError
+from flux_dws.libdws import _ffi
 
 
 def test_version_matches_package() -> None:

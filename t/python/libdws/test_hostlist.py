@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from flux_dws.errors import DwsError
-from flux_dws.hostlist import Hostlist, HostlistError, encode, expand
+from flux_dws.libdws.hostlist import Hostlist, HostlistError, encode, expand
 
 
 def test_basics():

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from flux_dws.errors import DwsError
-from flux_dws.idset import IDset, IDsetError
+from flux_dws.libdws.idset import IDset, IDsetError
 
 
 def test_basics():

@@ -1,4 +1,4 @@
-"""The dws jobtap plugin's job state machine (flux_dws.jobsm), walked
+"""The dws jobtap plugin's job state machine (flux_dws.libdws.jobsm), walked
 through whole job lifecycles by a small job-manager double that carries
 out the actions the way the C adapter does (an exception it raises runs
 the exception callback at once, as flux_jobtap_raise_exception does)."""
@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flux_dws.errors import DwsError
-from flux_dws.explain import EVENT as EXPLAIN_EVENT
-from flux_dws.explain import explain
-from flux_dws.jobsm import (
+from flux_dws.libdws.explain import EVENT as EXPLAIN_EVENT
+from flux_dws.libdws.explain import explain
+from flux_dws.libdws.jobsm import (
     DEPENDENCY,
     EPILOG,
     NOTE_PREFIX,
@@ -827,7 +827,7 @@ def test_any_sequence(events: list[dict[str, Any]]) -> None:
 
 
 def test_action_names_come_from_one_table() -> None:
-    from flux_dws.jobsm import ACTIONS
+    from flux_dws.libdws.jobsm import ACTIONS
 
     assert "respond-error" in ACTIONS and "dependency-add" in ACTIONS
     assert len(set(ACTIONS)) == len(ACTIONS) == 17
@@ -846,7 +846,7 @@ def test_action_names_come_from_one_table() -> None:
     ({"id": 7}, True, False, errno.EINVAL, "dws.epilog-remove: job 7 has no #DW directives"),
 ])
 def test_unrouted(payload: Any, active: bool, has_dw: bool, errnum: int, errstr: str) -> None:
-    from flux_dws.jobsm import unrouted
+    from flux_dws.libdws.jobsm import unrouted
 
     acts = unrouted("epilog-remove", payload, active, has_dw)
     assert acts[0] == {"action": "respond-error", "errnum": errnum, "errstr": errstr}
@@ -857,7 +857,7 @@ def test_unrouted(payload: Any, active: bool, has_dw: bool, errnum: int, errstr:
 
 
 def test_unrouted_for_a_job_with_a_machine_is_a_bad_call() -> None:
-    from flux_dws.jobsm import JobMachineError, unrouted
+    from flux_dws.libdws.jobsm import JobMachineError, unrouted
 
     with pytest.raises(JobMachineError, match="its machine answers"):
         unrouted("prolog-remove", {"id": 7}, True, True)

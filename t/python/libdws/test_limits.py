@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from flux_dws import limits, rabbitconf
-from flux_dws.jobsm import (
+from flux_dws.libdws import limits, rabbitconf
+from flux_dws.libdws.jobsm import (
     DEPENDENCY,
     DEPENDENCY_METHOD,
     LIMIT_DEPENDENCY,

@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flux_dws import lustre
 from flux_dws.dwsim import breakdown as nnf
 from flux_dws.dwsim import servers as nnf_servers
+from flux_dws.libdws import lustre
 
 GiB = 1 << 30
 TiB = 1 << 40

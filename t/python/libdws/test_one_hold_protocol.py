@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from flux_dws import _ffi, jobsm
+from flux_dws.libdws import _ffi, jobsm
 
 TOP = Path(__file__).resolve().parents[3]
 ENGINE = TOP / "src" / "common" / "libdws" / "engine"

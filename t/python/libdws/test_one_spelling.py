@@ -19,9 +19,9 @@ import ast
 import re
 from pathlib import Path
 
-from flux_dws import engine, jobsm, rabbitconf, wfstates
 from flux_dws.dwsim import storage
 from flux_dws.emulator import schema
+from flux_dws.libdws import engine, jobsm, rabbitconf, wfstates
 
 TOP = Path(__file__).resolve().parents[3]
 SRC = TOP / "src"
@@ -311,7 +311,6 @@ def test_the_names_read_through_cffi_are_the_references() -> None:
     """The topics and KVS keys are the reference's (the wire and the
     record stay byte for byte)."""
     from flux_dws import jobrecord
-
     assert jobsm.TOPIC_PREFIX == "job-manager.dws."
     assert METHODS == ("resource-update", "prolog-remove", "epilog-remove", "prestage-remove",
                        "dataout-begin", "dataout-end")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from flux_dws.engine import PHASE_IDS, PHASES
+from flux_dws.libdws.engine import PHASE_IDS, PHASES
 
 
 def test_each_word_beside_its_c_name() -> None:

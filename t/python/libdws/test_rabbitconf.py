@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from flux_dws import rabbitconf
 from flux_dws.errors import DwsError
-from flux_dws.rabbitconf import KEYS, ConfigError, load_toml, parse
+from flux_dws.libdws import rabbitconf
+from flux_dws.libdws.rabbitconf import KEYS, ConfigError, load_toml, parse
 
 DEFAULTS = {
     "datain_stall_timeout": 0.0,

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from flux_dws import rssd
+from flux_dws.libdws import rssd
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "rssd"
 

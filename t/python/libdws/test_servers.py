@@ -1,4 +1,4 @@
-"""Servers allocationSets (flux_dws.breakdown.allocation_sets) and the
+"""Servers allocationSets (flux_dws.libdws.breakdown.allocation_sets) and the
 per-rabbit node counts they are computed from (rabbit_counts, RabbitMap)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from t.python.libdws.breakdown_data import GiB, check_servers, load, storage_sets
 
-from flux_dws.breakdown import (
+from flux_dws.libdws.breakdown import (
     BreakdownError,
     RabbitMap,
     ServersError,

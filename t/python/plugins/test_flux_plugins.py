@@ -15,7 +15,7 @@ pytest.importorskip("flux.job", reason="flux.job does not import here (flux-core
 from flux.importer import import_path  # noqa: E402
 from flux.job import JobspecV1  # noqa: E402
 
-from flux_dws.explain import SEPARATOR, explain_note  # noqa: E402
+from flux_dws.libdws.explain import SEPARATOR, explain_note  # noqa: E402
 
 TOP = Path(__file__).resolve().parents[3]
 PLUGINS = TOP / "src" / "python" / "flux_dws" / "flux_plugins"

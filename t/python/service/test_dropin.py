@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from t.python.service.harnesshelp import gone, settled
 
-from flux_dws import engine
 from flux_dws.harness import Harness
 from flux_dws.harness.link import Reply
-from flux_dws.jobsm import SERVICES
+from flux_dws.libdws import engine
+from flux_dws.libdws.jobsm import SERVICES
 from flux_dws.service import core
 from flux_dws.service.link import Request
 

@@ -10,8 +10,8 @@ import json
 import pytest
 from t.python.k8s.conftest import WF
 
-from flux_dws.engine import Engine, EngineError, _event_text
 from flux_dws.jsondata import DecodedObject, copy_json
+from flux_dws.libdws.engine import Engine, EngineError, _event_text
 
 
 def test_decoded_object_is_a_dict_and_copies_plain():

@@ -13,10 +13,10 @@ import pytest
 from t.python.service.harnesshelp import cleared, fault, settled
 
 from flux_dws.emulator.driver import RESOURCE
-from flux_dws.explain import EVENT as EXPLAIN_EVENT
-from flux_dws.explain import KVS_KEY as EXPLAIN_KEY
-from flux_dws.explain import explain
 from flux_dws.harness import Harness
+from flux_dws.libdws.explain import EVENT as EXPLAIN_EVENT
+from flux_dws.libdws.explain import KVS_KEY as EXPLAIN_KEY
+from flux_dws.libdws.explain import explain
 
 XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
 GFS2 = "#DW jobdw type=gfs2 capacity=10GiB name=scratch"

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from flux_dws.harness import Harness, jobspec
-from flux_dws.rabbitconf import parse
+from flux_dws.libdws.rabbitconf import parse
 
 G, V = "dataworkflowservices.github.io", "v1alpha7"
 XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"

@@ -13,10 +13,10 @@ from typing import Any
 
 from t.python.service.harnesshelp import fault, phase
 
-from flux_dws.engine import PHASES, RECORD_KEY
 from flux_dws.harness import Harness
 from flux_dws.jobrecord import ANSWER_ONLY, INACTIVE, stored_view
 from flux_dws.jobview import job_text
+from flux_dws.libdws.engine import PHASES, RECORD_KEY
 
 XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
 STAGED_IN = [XFS, "#DW copy_in source=/lus/global/in destination=$DW_JOB_scratch/"]

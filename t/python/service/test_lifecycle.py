@@ -16,10 +16,10 @@ import pytest
 from t.python.service.harnesshelp import gone, settled
 
 from flux_dws.emulator.driver import RESOURCE
-from flux_dws.explain import EVENT as EXPLAIN_EVENT
-from flux_dws.explain import KVS_KEY as EXPLAIN_KEY
-from flux_dws.explain import explain
 from flux_dws.harness import Harness
+from flux_dws.libdws.explain import EVENT as EXPLAIN_EVENT
+from flux_dws.libdws.explain import KVS_KEY as EXPLAIN_KEY
+from flux_dws.libdws.explain import explain
 
 XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
 
@@ -148,7 +148,7 @@ def test_dws_error_note_says_what_to_do(h: Harness) -> None:
     (["#DW jobdw type=xfs capacity=1GiB name=a", 7], "Malformed #DW directives"),
 ])
 def test_bad_dw_refused_at_submit(h: Harness, dw: object, message: str) -> None:
-    from flux_dws.jobsm import JobspecError
+    from flux_dws.libdws.jobsm import JobspecError
 
     with pytest.raises(JobspecError, match=message):
         h.submit(dw, nodes=1)

@@ -15,7 +15,7 @@ import pytest
 from t.python.service.harnesshelp import gone, settled
 
 from flux_dws.harness import Harness
-from flux_dws.jobsm import DEPENDENCY, LIMIT_DEPENDENCY
+from flux_dws.libdws.jobsm import DEPENDENCY, LIMIT_DEPENDENCY
 
 XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
 LONG = 3600.0  # a runtime that holds the job running until h.finish

@@ -14,9 +14,9 @@ from typing import Any
 
 from t.python.service.harnesshelp import settled
 
-from flux_dws.engine import RECORD_KEY
 from flux_dws.harness import Harness
-from flux_dws.jobsm import LIMIT_DEPENDENCY
+from flux_dws.libdws.engine import RECORD_KEY
+from flux_dws.libdws.jobsm import LIMIT_DEPENDENCY
 
 XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
 LUSTRE = "#DW jobdw type=lustre capacity=50GiB name=lus"

@@ -16,7 +16,7 @@ import pytest
 from t.python.service.harnesshelp import gone, settled
 
 from flux_dws.harness import Harness
-from flux_dws.hostlist import Hostlist
+from flux_dws.libdws.hostlist import Hostlist
 
 LUS8 = str(Path(__file__).resolve().parents[2] / "data" / "lustre" / "lus8.yaml")
 GiB = 1 << 30

@@ -8,7 +8,7 @@ from types import ModuleType
 
 import pytest
 
-from flux_dws.rabbitconf import ConfigError
+from flux_dws.libdws.rabbitconf import ConfigError
 
 DWS_PY = Path(__file__).resolve().parents[3] / "src" / "modules" / "dws.py"
 

@@ -15,7 +15,7 @@ from t.python.service.harnesshelp import cleared, fault, held, phase, state
 from flux_dws.dwsim.systems import load_system
 from flux_dws.emulator.driver import RESOURCE
 from flux_dws.harness import Harness
-from flux_dws.jobsm import DEPENDENCY_METHOD, PRESTAGE_DEPENDENCY
+from flux_dws.libdws.jobsm import DEPENDENCY_METHOD, PRESTAGE_DEPENDENCY
 
 LUSTRE = "#DW jobdw type=lustre capacity=10GiB name=lus"
 COPY_IN = "#DW copy_in source=/lus/global/in destination=$DW_JOB_lus/"

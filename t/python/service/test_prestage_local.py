@@ -16,8 +16,8 @@ from t.python.service.harnesshelp import cleared, fault, held, phase, state
 
 from flux_dws.emulator.driver import RESOURCE
 from flux_dws.harness import Harness
-from flux_dws.jobsm import DEPENDENCY_METHOD, PRESTAGE_DEPENDENCY
 from flux_dws.jobview import job_text
+from flux_dws.libdws.jobsm import DEPENDENCY_METHOD, PRESTAGE_DEPENDENCY
 
 XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
 COPY_IN = "#DW copy_in source=/lus/global/in destination=$DW_JOB_scratch/"

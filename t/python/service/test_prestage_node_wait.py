@@ -16,8 +16,8 @@ from t.python.service.test_prestage_local import STAGED, chassis_of, events, pre
 
 from flux_dws.emulator.driver import RESOURCE
 from flux_dws.harness import Harness
-from flux_dws.jobsm import PRESTAGE_UNPIN_METHOD
 from flux_dws.jobview import job_text
+from flux_dws.libdws.jobsm import PRESTAGE_UNPIN_METHOD
 
 WAIT = 0.5  # rabbit.prestage_node_wait, seconds
 GIVEN_UP = "flux-dws.io/prestage-given-up"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from flux_dws import engine
+from flux_dws.libdws import engine
 from flux_dws.service import core
 
 TOP = Path(__file__).resolve().parents[3]

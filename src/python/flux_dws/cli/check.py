@@ -14,12 +14,13 @@ import argparse
 import sys
 from typing import Any
 
-from flux_dws import directives as dw
-from flux_dws import inputfile, rabbitconf
+from flux_dws import inputfile
 from flux_dws.cli.argtypes import positive_int
-from flux_dws.explain import explain_note
 from flux_dws.inputfile import InputError
-from flux_dws.jobsm import NOTE_PREFIX as EXCEPTION_PREFIX  # a refused job's note starts so
+from flux_dws.libdws import directives as dw
+from flux_dws.libdws import rabbitconf
+from flux_dws.libdws.explain import explain_note
+from flux_dws.libdws.jobsm import NOTE_PREFIX as EXCEPTION_PREFIX  # a refused job's note starts so
 
 
 def exception_note(exc: Exception) -> str:

@@ -20,8 +20,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from flux_dws import rabbitconf, rconfig
-from flux_dws.jobsm import JobMachine, JobMachineError
+from flux_dws.libdws import rabbitconf, resource_config
+from flux_dws.libdws.jobsm import JobMachine, JobMachineError
 
 JOBTAP = "dws-jobtap.so"
 
@@ -69,10 +69,10 @@ def queue_problems(table: Any, resource: Any) -> list[str]:
         return []
     try:
         drain_queues = rabbitconf.parse({"drain_queues": table["drain_queues"]})["drain_queues"]
-        R = json.loads(rconfig.R_from_config(nodes))
+        R = json.loads(resource_config.R_from_config(nodes))
     except rabbitconf.ConfigError as exc:
         return [str(exc)]
-    except rconfig.ConfigError:
+    except resource_config.ConfigError:
         return []  # flux-core reports a bad resource.config, in its own words
     try:
         rabbitconf.check_drain_properties(drain_queues, R["execution"].get("properties"))

@@ -19,12 +19,12 @@ import sys
 import time
 from typing import Any
 
-from flux_dws.breakdown import RabbitMap, allocation_sets
 from flux_dws.dwsim.systems import SystemError_, load_system
 from flux_dws.emulator import Emulator
-from flux_dws.hostlist import Hostlist
 from flux_dws.jobrecord import timing_link
-from flux_dws.wfstates import PRE_RUN, PROPOSAL, SETUP, STATES
+from flux_dws.libdws.breakdown import RabbitMap, allocation_sets
+from flux_dws.libdws.hostlist import Hostlist
+from flux_dws.libdws.wfstates import PRE_RUN, PROPOSAL, SETUP, STATES
 
 G, V = "dataworkflowservices.github.io", "v1alpha7"
 FINALIZER = "flux-framework.readthedocs.io/workflow"

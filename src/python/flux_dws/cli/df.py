@@ -21,8 +21,8 @@ from typing import Any
 from flux_dws.cli.outputformat import HELP, Field, OutputFormat, Preset, Table
 from flux_dws.cli.rabbits import hostlist_arg
 from flux_dws.fluxutil import FluxUnavailable, open_flux
-from flux_dws.hostlist import Hostlist
 from flux_dws.inputfile import one_line
+from flux_dws.libdws.hostlist import Hostlist
 from flux_dws.textfmt import size
 
 TOPIC = "dws.rabbits"

@@ -16,10 +16,11 @@ import json
 import sys
 from typing import Any
 
-from flux_dws import fluxutil, inputfile, jgf, rconfig
+from flux_dws import fluxutil, inputfile
 from flux_dws.cli import argtypes
 from flux_dws.cli.argtypes import positive_int
 from flux_dws.inputfile import InputError
+from flux_dws.libdws import jgf, resource_config
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -45,12 +46,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def _R_and_exclude(args: argparse.Namespace) -> tuple[str, str | None]:
     if args.from_config:
-        resource = rconfig.load_resource_table(args.from_config)
+        resource = resource_config.load_resource_table(args.from_config)
         exclude = resource.get("exclude")
         try:
             R = json.dumps(fluxutil.parse_config_R(args.from_config))
         except fluxutil.FluxUnavailable:
-            R = rconfig.R_from_config(resource.get("config"), source=args.from_config)
+            R = resource_config.R_from_config(resource.get("config"), source=args.from_config)
         return R, exclude if isinstance(exclude, str) else None
     if sys.stdin.isatty():
         raise InputError("reading R from standard input (a terminal): pipe R in or use "
@@ -114,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
             only_sched=args.only_sched,
         )
         sys.stdout.buffer.flush()
-    except (InputError, jgf.JGFError, rconfig.ConfigError) as exc:
+    except (InputError, jgf.JGFError, resource_config.ConfigError) as exc:
         message = str(exc)
         if message.startswith("rabbitmapping: "):  # libdws names it, not its file
             message = f"rabbitmapping {path}: {message[len('rabbitmapping: '):]}"

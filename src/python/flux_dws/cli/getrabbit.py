@@ -20,8 +20,8 @@ import sys
 from flux_dws import fluxutil
 from flux_dws.cli import argtypes
 from flux_dws.errors import DwsError
-from flux_dws.hostlist import Hostlist
-from flux_dws.mapping import MappingFileError, RabbitMapping
+from flux_dws.libdws.hostlist import Hostlist
+from flux_dws.rabbitmapping_file import MappingFileError, RabbitMapping
 
 
 class UsageError(Exception):

@@ -22,7 +22,6 @@ from typing import Any
 from flux_dws import textfmt
 from flux_dws.cli import argtypes
 from flux_dws.cli.jobs import list_id, result_name, user_names
-from flux_dws.engine import f58
 from flux_dws.fluxutil import FluxUnavailable, job_id, job_info_keys, open_flux
 from flux_dws.jobrecord import (
     NO_WORKFLOW,
@@ -33,6 +32,7 @@ from flux_dws.jobrecord import (
     with_record,
 )
 from flux_dws.jobview import job_text
+from flux_dws.libdws.engine import f58
 
 PROG = "flux-dws job"
 

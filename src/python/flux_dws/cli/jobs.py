@@ -23,10 +23,10 @@ from typing import Any
 from flux_dws import textfmt
 from flux_dws.cli import argtypes
 from flux_dws.cli.outputformat import HELP, Field, OutputFormat, Preset, Table
-from flux_dws.engine import RECORD_KEY, f58
 from flux_dws.fluxutil import FluxUnavailable, job_id, job_info_keys, open_flux
 from flux_dws.jobrecord import MEMO_WORKFLOW, stored_view
 from flux_dws.jobview import jobs_rows
+from flux_dws.libdws.engine import RECORD_KEY, f58
 from flux_dws.users import user_name
 
 PROG = "flux-dws jobs"

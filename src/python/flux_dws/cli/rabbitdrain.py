@@ -20,7 +20,7 @@ from typing import Any
 
 from flux_dws.cli import argtypes
 from flux_dws.fluxutil import FluxUnavailable, open_flux
-from flux_dws.hostlist import Hostlist, HostlistError
+from flux_dws.libdws.hostlist import Hostlist, HostlistError
 
 #: the longest reason the service takes (engine/rabbitdrain.h)
 REASON_MAX = 200

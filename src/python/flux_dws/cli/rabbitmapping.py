@@ -2,7 +2,7 @@
 
 Reads the DWS SystemConfiguration ``default/default``, every Storage and
 (unless --ignore-external-allocations) every Servers object, and prints the
-mapping described in flux_dws.rabbitmapping: each rabbit's capacity is its
+mapping described in flux_dws.rabbitmapping_build: each rabbit's capacity is its
 drives' total less external allocations.  A rabbit whose figure is below the
 free space its Storage reports gets a warning on standard error.  Also installed as the command
 ``flux-rabbitmapping`` (``flux rabbitmapping`` where Flux is installed).
@@ -16,7 +16,7 @@ import os
 import sys
 from typing import Any
 
-from flux_dws import inputfile, rabbitmapping
+from flux_dws import inputfile, rabbitmapping_build
 from flux_dws.inputfile import InputError
 from flux_dws.k8s import crd
 
@@ -51,7 +51,7 @@ def fetch(api: Any, ignore_external: bool,
     servers: list[dict[str, Any]] = []
     if not ignore_external:
         servers = crd.items(api.list_cluster_custom_object(g, version, "servers"))
-    return rabbitmapping.build_mapping(sysconfig, storages, servers, ignore_external,
+    return rabbitmapping_build.build_mapping(sysconfig, storages, servers, ignore_external,
                                        warnings)
 
 
@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"flux-rabbitmapping: Kubernetes API error {exc.status}: {exc.reason}",
               file=sys.stderr)
         return 1
-    except (rabbitmapping.MappingError, crd.CRDVersionError) as exc:
+    except (rabbitmapping_build.MappingError, crd.CRDVersionError) as exc:
         print(f"flux-rabbitmapping: {exc}", file=sys.stderr)
         return 1
     except Exception as exc:  # urllib3 connection errors and the like

@@ -26,10 +26,10 @@ from typing import Any
 from flux_dws import users
 from flux_dws.cli import argtypes, rabbitdrain
 from flux_dws.cli.outputformat import HELP, Field, OutputFormat, Preset, Table, terminal_width
-from flux_dws.engine import EngineError
 from flux_dws.fluxutil import FluxUnavailable, ask_dws
-from flux_dws.hostlist import Hostlist, HostlistError
 from flux_dws.inputfile import one_line
+from flux_dws.libdws.engine import EngineError
+from flux_dws.libdws.hostlist import Hostlist, HostlistError
 from flux_dws.textfmt import duration, f58, size
 
 TOPIC = "dws.rabbits"

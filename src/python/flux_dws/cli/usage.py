@@ -26,9 +26,9 @@ from typing import Any, NamedTuple
 from flux_dws.cli import argtypes
 from flux_dws.cli.jobs import INACTIVE, requester_uid, user_names
 from flux_dws.cli.outputformat import HELP, Field, OutputFormat, Preset, Table
-from flux_dws.engine import RECORD_KEY
 from flux_dws.fluxutil import FluxUnavailable, import_flux, job_info_window, open_flux
 from flux_dws.jobrecord import MEMO_WORKFLOW
+from flux_dws.libdws.engine import RECORD_KEY
 from flux_dws.storageuse import KEYS, Group, JobUse, aggregate, job_use
 
 PROG = "flux-dws usage"

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import flux_dws
-from flux_dws import _ffi
+from flux_dws.libdws import _ffi
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from flux_dws.directives import DirectiveError, parse_capacity, parse_directive
 from flux_dws.dwsim import resource_error as rerr
+from flux_dws.libdws.directives import DirectiveError, parse_capacity, parse_directive
 
 STORAGE_LABEL = "dataworkflowservices.github.io/storage=Rabbit"
 _PER_COMPUTE_KEY = {"raw": "rawStorage", "xfs": "xfsStorage", "gfs2": "gfs2Storage"}

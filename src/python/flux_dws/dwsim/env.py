@@ -20,8 +20,8 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
-from flux_dws.directives import parse_directive
 from flux_dws.dwsim.breakdown import section
+from flux_dws.libdws.directives import parse_directive
 
 DEFAULT_PREFIX = "/mnt/nnf"
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from flux_dws.directives import parse_directive
 from flux_dws.dwsim import resource_error as rerr
+from flux_dws.libdws.directives import parse_directive
 
 IGNORE_UID = "dataworkflowservices.github.io/ignore-uid"
 

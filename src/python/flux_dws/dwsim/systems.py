@@ -34,10 +34,10 @@ from pathlib import Path
 from typing import Any
 
 from flux_dws import inputfile
-from flux_dws.directives import nnf_rules
 from flux_dws.dwsim.k8snode import node_object
 from flux_dws.dwsim.storage import DRIVES_PER_RABBIT, nvme_devices, storage_status
-from flux_dws.hostlist import Hostlist, HostlistError
+from flux_dws.libdws.directives import nnf_rules
+from flux_dws.libdws.hostlist import Hostlist, HostlistError
 
 DWS = "dataworkflowservices.github.io/v1alpha7"
 NNF = "nnf.cray.hpe.com/v1alpha11"

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from flux_dws.dwsim import resource_error as rerr
-from flux_dws.wfstates import POST_RUN
+from flux_dws.libdws.wfstates import POST_RUN
 
 LABEL = "system-storage"
 JOB_ID = "SystemStorage"

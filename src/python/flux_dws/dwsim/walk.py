@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flux_dws.dwsim import resource_error as rerr
-from flux_dws.wfstates import POST_RUN, TEARDOWN
+from flux_dws.libdws.wfstates import POST_RUN, TEARDOWN
 
 WAITS_IN_START = (POST_RUN, TEARDOWN)
 

@@ -13,10 +13,10 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from flux_dws.directives import DirectiveError, Ruleset
 from flux_dws.dwsim import fielderr, gotime
 from flux_dws.jsondata import copy_json
-from flux_dws.wfstates import PROPOSAL, STATES, TEARDOWN
+from flux_dws.libdws.directives import DirectiveError, Ruleset
+from flux_dws.libdws.wfstates import PROPOSAL, STATES, TEARDOWN
 
 FINALIZER = "dataworkflowservices.github.io/workflow"
 WORKFLOW_LABELS = (

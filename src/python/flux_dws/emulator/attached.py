@@ -44,7 +44,7 @@ from flux_dws.emulator.driver import RESOURCE
 from flux_dws.emulator.remote import RemoteStore, path_of
 from flux_dws.emulator.store import ApiError
 from flux_dws.emulator.webhook import WEBHOOKS, WebhookServer, configurations, denied_prefix
-from flux_dws.wfstates import TEARDOWN
+from flux_dws.libdws.wfstates import TEARDOWN
 
 __all__ = ["Attached", "register_webhooks"]
 

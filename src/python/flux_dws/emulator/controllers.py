@@ -39,7 +39,6 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from flux_dws.directives import DirectiveError, Ruleset, parse_directive
 from flux_dws.dwsim import proposal as nnf_proposal
 from flux_dws.dwsim import resource_error as rerr
 from flux_dws.dwsim import walk as nnf_walk
@@ -68,7 +67,8 @@ from flux_dws.emulator.nnf_systemstorage import SystemStorageController, owner_o
 from flux_dws.emulator.store import ApiError, Event, StoreApi
 from flux_dws.emulator.timers import TimerThread
 from flux_dws.jsondata import copy_json
-from flux_dws.wfstates import PROPOSAL, SETUP
+from flux_dws.libdws.directives import DirectiveError, Ruleset, parse_directive
+from flux_dws.libdws.wfstates import PROPOSAL, SETUP
 
 log = logging.getLogger("flux_dws.emulator")
 NNF_FINALIZER = "nnf.cray.hpe.com/nnf_workflow"

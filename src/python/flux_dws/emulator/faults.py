@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
-from flux_dws.wfstates import SETUP
+from flux_dws.libdws.wfstates import SETUP
 
 __all__ = ["FAULT_KINDS", "SEVERITIES", "Fault", "Faults"]
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from flux_dws.wfstates import (
+from flux_dws.libdws.wfstates import (
     DATA_IN,
     DATA_OUT,
     POST_RUN,

@@ -16,7 +16,7 @@ from flux_dws.emulator.nnf_container import (
     POD,
 )
 from flux_dws.emulator.store import ApiError, now_rfc3339
-from flux_dws.wfstates import POST_RUN, PRE_RUN
+from flux_dws.libdws.wfstates import POST_RUN, PRE_RUN
 
 
 def _containers(spec: Any) -> list[dict[str, Any]]:

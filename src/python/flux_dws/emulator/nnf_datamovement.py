@@ -52,7 +52,7 @@ from flux_dws.emulator.driver import (
     owner_refs,
 )
 from flux_dws.emulator.store import ApiError
-from flux_dws.wfstates import DATA_IN, DATA_OUT
+from flux_dws.libdws.wfstates import DATA_IN, DATA_OUT
 
 DM_NAMESPACE = "nnf-dm-system"
 #: how often a running data movement's commandStatus moves (seconds; a

@@ -52,8 +52,8 @@ from flux_dws.dwsim.storage import (
 from flux_dws.emulator.driver import RESOURCE
 from flux_dws.emulator.nnf_servers import NNF_STORAGE, allocated
 from flux_dws.emulator.store import ApiError, StoreApi
-from flux_dws.hostlist import Hostlist, HostlistError
 from flux_dws.jsondata import copy_json
+from flux_dws.libdws.hostlist import Hostlist, HostlistError
 
 
 def rabbit_usage(nnf_storages: list[Mapping[str, Any]]) -> dict[str, int]:

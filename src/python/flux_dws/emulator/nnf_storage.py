@@ -67,7 +67,7 @@ from flux_dws.emulator.driver import (
 )
 from flux_dws.emulator.nnf_container import TLS_SECRET, interpret_requires
 from flux_dws.emulator.store import ApiError
-from flux_dws.wfstates import POST_RUN, PRE_RUN, TEARDOWN
+from flux_dws.libdws.wfstates import POST_RUN, PRE_RUN, TEARDOWN
 
 STORAGE_COMMANDS = ("jobdw", "create_persistent")
 TEARDOWN_STATE_LABEL = "nnf.cray.hpe.com/teardown_state"

@@ -25,7 +25,7 @@ from typing import Any
 from flux_dws.dwsim.gotime import RFC3339
 from flux_dws.dwsim.storage import MODES, RESOURCE_STATUSES
 from flux_dws.dwsim.storage import STATES as STORAGE_STATES
-from flux_dws.wfstates import STATES
+from flux_dws.libdws.wfstates import STATES
 
 PRESERVE = "preserve"
 DRIVER_STATUS = ["Pending", "Queued", "Running", "Completed", "TransientCondition", "Error",

@@ -32,9 +32,9 @@ from flux_dws.harness.fake_resource import FakeFluxion
 from flux_dws.harness.jobmanager import Job, JobManager
 from flux_dws.harness.link import HarnessLink, ServiceLink
 from flux_dws.harness.reactor import Reactor
-from flux_dws.hostlist import Hostlist
 from flux_dws.k8s.layer import KubeLayer
-from flux_dws.rabbitconf import parse
+from flux_dws.libdws.hostlist import Hostlist
+from flux_dws.libdws.rabbitconf import parse
 from flux_dws.service.core import Service
 
 __all__ = ["Harness", "Job", "RemoteEmulator"]

@@ -41,9 +41,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from flux_dws.breakdown import RabbitMap, allocation_sets
-from flux_dws.hostlist import Hostlist
-from flux_dws.wfstates import DATA_IN, PRE_RUN, PROPOSAL, STATES, TEARDOWN
+from flux_dws.libdws.breakdown import RabbitMap, allocation_sets
+from flux_dws.libdws.hostlist import Hostlist
+from flux_dws.libdws.wfstates import DATA_IN, PRE_RUN, PROPOSAL, STATES, TEARDOWN
 
 __all__ = ["ACCEPTED", "SCENARIOS", "Side", "accepted", "compare", "play"]
 

@@ -26,8 +26,8 @@ from collections.abc import Callable
 from typing import Any
 
 from flux_dws.dwsim.systems import System
-from flux_dws.hostlist import Hostlist
-from flux_dws.idset import IDset
+from flux_dws.libdws.hostlist import Hostlist
+from flux_dws.libdws.idset import IDset
 
 Answer = Callable[[bool, int, str, Any], None]
 CLUSTER = "harness"

@@ -5,7 +5,7 @@ INACTIVE) the way flux-core's job manager does for what flux-dws touches:
 dependencies, prolog and epilog actions, exceptions, jobspec updates,
 posted events, memos, the job's KVS directory.  What the dws jobtap
 plugin decides comes from the same libdws machine the C plugin uses
-(``flux_dws.jobsm``); this module only carries its actions out.  A
+(``flux_dws.libdws.jobsm``); this module only carries its actions out.  A
 first-fit scheduler hands out compute nodes of the emulated system.
 
 Everything runs on the harness reactor thread; the test-facing methods of
@@ -23,13 +23,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from flux_dws.breakdown import BreakdownError, jobspec_node_count
-from flux_dws.dataout import SERVICES as DATAOUT_SERVICES
 from flux_dws.harness.fake_resource import FakeFluxion, FakeResources
 from flux_dws.harness.reactor import Reactor
-from flux_dws.hostlist import Hostlist
 from flux_dws.jobrecord import MEMO_WORKFLOW
-from flux_dws.jobsm import (
+from flux_dws.libdws.breakdown import BreakdownError, jobspec_node_count
+from flux_dws.libdws.dataout import SERVICES as DATAOUT_SERVICES
+from flux_dws.libdws.hostlist import Hostlist
+from flux_dws.libdws.jobsm import (
     ACTIONS,
     DEPENDENCY_METHOD,
     SERVICES,
@@ -408,7 +408,7 @@ class JobManager:
 
     def _act(self, job: Job | None, a: dict[str, Any], reply: RpcCallback | None) -> None:
         """Carry out one jobsm action: ``_act_<name>`` (names from jobsm.h's
-        one table, flux_dws.jobsm.ACTIONS; every one has a method)."""
+        one table, flux_dws.libdws.jobsm.ACTIONS; every one has a method)."""
         getattr(self, _handler_name(a["action"]))(job, a, reply)
 
     def _act_dependency_add(self, job: Job, a: dict[str, Any], reply: RpcCallback | None) -> None:

@@ -66,7 +66,7 @@ import yaml
 
 from flux_dws.emulator import tls
 from flux_dws.harness.controlplane import ControlPlane, ControlPlaneError, stop_process
-from flux_dws.wfstates import PROPOSAL
+from flux_dws.libdws.wfstates import PROPOSAL
 
 __all__ = ["LOCK_TIMEOUT", "NnfBuild", "NnfUnavailable", "RealControllers", "build",
            "source_dir", "storage_profile"]

@@ -43,7 +43,7 @@ from urllib.parse import urlencode
 from flux_dws.k8s.api import JSON_PATCH, MERGE_PATCH, Api
 from flux_dws.k8s.kinds import KindInfo
 from flux_dws.k8s.watching import _watch_lines
-from flux_dws.wfstates import PROPOSAL, SETUP
+from flux_dws.libdws.wfstates import PROPOSAL, SETUP
 
 __all__ = ["ACCEPTED", "SCENARIOS", "Target", "accepted", "compare", "run"]
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from flux_dws import _ffi
 from flux_dws.errors import DwsError
-from flux_dws.jobsm import DATAOUT_BEGIN_METHOD, DATAOUT_END_METHOD
+from flux_dws.libdws import _ffi
+from flux_dws.libdws.jobsm import DATAOUT_BEGIN_METHOD, DATAOUT_END_METHOD
 
 __all__ = ["SERVICES", "DataoutError", "DataoutMachine"]
 

@@ -16,8 +16,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from flux_dws import _ffi
 from flux_dws.errors import DwsError
+from flux_dws.libdws import _ffi
 
 #: DWS answers a rejected Workflow with this prefix (HTTP 403).
 ADMISSION_PREFIX = 'admission webhook "vworkflow.kb.io" denied the request: '

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from flux_dws import _ffi
 from flux_dws.errors import DwsError
 from flux_dws.jsondata import DecodedObject
+from flux_dws.libdws import _ffi
 
 __all__ = ["ACTIONS", "EVENTS", "GUEST_METHODS", "HEALTH_FLUSH_TIMER", "METHODS", "NOTE_PREFIX",
            "PHASES", "PHASE_IDS", "RECORD_KEY", "Engine", "EngineError", "f58"]

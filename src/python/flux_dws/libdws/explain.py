@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from flux_dws import _ffi
+from flux_dws.libdws import _ffi
 
 __all__ = ["EVENT", "KVS_KEY", "SEPARATOR", "Row", "explain", "explain_note", "find_row",
            "match", "rows"]

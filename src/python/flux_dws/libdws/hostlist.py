@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any, overload
 
-from flux_dws import _ffi
 from flux_dws.errors import DwsError
+from flux_dws.libdws import _ffi
 
 _NAME_BUF = 256
 

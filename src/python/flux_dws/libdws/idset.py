@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from flux_dws import _ffi
 from flux_dws.errors import DwsError
+from flux_dws.libdws import _ffi
 
 INVALID = 0xFFFFFFFF
 

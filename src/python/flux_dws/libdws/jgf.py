@@ -15,8 +15,8 @@ import os
 import socket
 from typing import Any, BinaryIO, Union
 
-from flux_dws import _ffi
 from flux_dws.errors import DwsError
+from flux_dws.libdws import _ffi
 
 DEFAULT_CHUNKS = 36
 GiB = 1 << 30

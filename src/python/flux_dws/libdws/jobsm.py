@@ -19,8 +19,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from flux_dws import _ffi
 from flux_dws.errors import DwsError
+from flux_dws.libdws import _ffi
 
 
 def _text(value: Any) -> str:

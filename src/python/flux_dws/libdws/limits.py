@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from flux_dws import _ffi
+from flux_dws.libdws import _ffi
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from flux_dws import _ffi
-from flux_dws.breakdown import MIN_ALLOCATION_BYTES, MIN_ALLOCATION_GIB, ServersError
+from flux_dws.libdws import _ffi
+from flux_dws.libdws.breakdown import MIN_ALLOCATION_BYTES, MIN_ALLOCATION_GIB, ServersError
 
 __all__ = ["LustreError", "allocation_sets", "reserved_of_R", "rewrite"]
 

@@ -24,8 +24,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from flux_dws import _ffi, inputfile
+from flux_dws import inputfile
 from flux_dws.errors import DwsError
+from flux_dws.libdws import _ffi
 
 __all__ = ["KEYS", "ConfigError", "check_drain_properties", "load_config", "load_toml", "parse"]
 

@@ -11,8 +11,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from flux_dws import _ffi, inputfile
+from flux_dws import inputfile
 from flux_dws.errors import DwsError
+from flux_dws.libdws import _ffi
 
 
 class ConfigError(DwsError):

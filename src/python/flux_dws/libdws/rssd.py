@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from flux_dws import _ffi
 from flux_dws.errors import DwsError
+from flux_dws.libdws import _ffi
 
 __all__ = ["RssdError", "paths"]
 

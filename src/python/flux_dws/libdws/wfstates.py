@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flux_dws import _ffi
+from flux_dws.libdws import _ffi
 
 __all__ = ["DATA_IN", "DATA_OUT", "POST_RUN", "PRE_RUN", "PROPOSAL", "SETUP", "STATES",
            "TEARDOWN", "workflow_unsettled"]

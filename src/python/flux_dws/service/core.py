@@ -17,13 +17,13 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from flux_dws.engine import ACTIONS, HEALTH_FLUSH_TIMER, RECORD_KEY, Engine, EngineError
-from flux_dws.engine import GUEST_METHODS as engine_guest_methods
-from flux_dws.engine import METHODS as engine_methods
 from flux_dws.k8s.watching import WatchSpec
+from flux_dws.libdws.engine import ACTIONS, HEALTH_FLUSH_TIMER, RECORD_KEY, Engine, EngineError
+from flux_dws.libdws.engine import GUEST_METHODS as engine_guest_methods
+from flux_dws.libdws.engine import METHODS as engine_methods
+from flux_dws.libdws.wfstates import workflow_unsettled
 from flux_dws.service.link import JobInfo, Link, Request, ResourceFollow
 from flux_dws.users import passwd, user_name
-from flux_dws.wfstates import workflow_unsettled
 
 #: Where DWS keeps its system objects (SystemConfiguration, Storage,
 #: SystemStatus), whatever namespace the Workflows are made in.

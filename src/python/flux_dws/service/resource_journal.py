@@ -31,8 +31,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from flux_dws.hostlist import Hostlist
-from flux_dws.rabbitconf import ConfigError, check_drain_properties
+from flux_dws.libdws.hostlist import Hostlist
+from flux_dws.libdws.rabbitconf import ConfigError, check_drain_properties
 from flux_dws.resourcegraph import ResourceError, decode_lean, drainable_hosts, graph_index
 
 #: seconds by which the graph's load time may move between two polls
