@@ -206,6 +206,22 @@ guest_jobs_config() {
     export RABBIT_BROKER_OPTS
 }
 
+# submit_as UID ARGS...: flux submit ARGS as user UID; prints the job id.
+# A J signed by UID with mechanism none (flux-core's sign_none.c format),
+# as flux-core's own multi-user tests submit: the owner may send as
+# another user (FLUX_HANDLE_USERID), and job-ingest takes mechanism none
+# from the owner's role only, so the rolemask stays.  The job runs as UID
+# under guest_jobs_config's stand-in IMP.
+submit_as() {
+    uid=$1 && shift &&
+    flux run --dry-run "$@" | flux python -c '
+import base64, sys
+header = f"version\0i1\0userid\0i{int(sys.argv[1])}\0mechanism\0snone\0".encode()
+print(f"{base64.b64encode(header).decode()}."
+      f"{base64.b64encode(sys.stdin.buffer.read()).decode()}.none")' "$uid" >"J.$uid" &&
+    FLUX_HANDLE_USERID=$uid flux job submit --flags=signed "J.$uid"
+}
+
 # start_rabbit_instance DIR: run a 4-broker instance (RABBIT_SIZE brokers;
 # hosts compute-[01-04], or RABBIT_TEST_HOSTS: a test may give several ranks
 # one hostname)
@@ -506,6 +522,25 @@ explained() {
         flux dmesg | grep "dws: job $1" >&2
         return 1
     }
+}
+
+# waits_on_limit ID: the job is in DEPEND holding dws-limit
+# ([rabbit.limits]), with no Workflow
+waits_on_limit() {
+    test "$(flux jobs -no "{state}" $1)" = DEPEND &&
+    flux job eventlog $1 >$1.deps &&
+    grep "dependency-add description=\"dws-limit\"" $1.deps &&
+    test_must_fail grep "dependency-remove description=\"dws-limit\"" $1.deps &&
+    test_must_fail kubectl get workflow $(wfname $1) 2>/dev/null
+}
+
+# waits_for ID REGEX: flux dws jobs says the job waits on a limit, for a
+# reason that matches REGEX (the reason follows what is held)
+waits_for() {
+    flux python -m flux_dws jobs --json >why.json &&
+    jq -r --argjson id "$(flux job id --to=dec $1)" \
+        ".jobs[] | select(.id == \$id and .phase == \"waiting-limit\") | .waiting" \
+        why.json | grep "$2"
 }
 
 # down_ssds: the ssd vertex paths Fluxion has down, one per line, sorted
