@@ -136,7 +136,9 @@ skip_all_unless_rabbit_jobs() {
 # Another system: RABBIT_MAPPING (its rabbitmapping), RABBIT_CLUSTER (the
 # graph's cluster name), RABBIT_DWS2JGF_OPTS, RABBIT_RESOURCE_CONF (the
 # [resource] TOML dws2jgf reads the compute nodes from); RABBIT_EXTRA_CONF
-# is TOML appended after the [rabbit] table.
+# is TOML appended after the [rabbit] table; RABBIT_PLUGINS_BEFORE and
+# RABBIT_PLUGINS_AFTER are [job-manager] plugins entries (TOML inline
+# tables, comma-separated) loaded before and after dws-jobtap.so.
 rabbit_instance_config() {
     dir=$1
     mapping=${RABBIT_MAPPING:-$top_srcdir/t/data/rabbitmapping/kind.json}
@@ -152,7 +154,7 @@ rabbit_instance_config() {
 	[sched-fluxion-resource]
 	match-format = "rv1"
 	[job-manager]
-	plugins = [ { load = "$DWS_JOBTAP", conf = { ${2:-} } } ]
+	plugins = [ ${RABBIT_PLUGINS_BEFORE:+$RABBIT_PLUGINS_BEFORE, }{ load = "$DWS_JOBTAP", conf = { ${2:-} } }${RABBIT_PLUGINS_AFTER:+, $RABBIT_PLUGINS_AFTER} ]
 	[rabbit]
 	kubeconfig = "$KUBECONFIG"
 	mapping = "$mapping"
