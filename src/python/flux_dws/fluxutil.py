@@ -15,6 +15,9 @@ import os
 import shutil
 import subprocess
 import sys
+import time
+from collections import deque
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 
@@ -207,3 +210,50 @@ def job_info_keys(handle: Any, requests: list[tuple[int, str]]) -> dict[tuple[in
         if isinstance(value, str):
             out[(jobid, key)] = value
     return out
+
+
+def job_info_window(handle: Any, requests: Iterable[tuple[int, str]], in_flight: int = 64,
+                    deadline: float | None = None
+                    ) -> Iterator[tuple[int, str, str | None]]:
+    """Read one key of each of many jobs' KVS directories through
+    job-info, as job_info_keys does, with at most ``in_flight`` lookups
+    unanswered at a time: each answer taken sends the next request.
+    Yields (jobid, key, raw value) in the order asked, the value None for
+    a missing key or job (ENOENT).  PermissionError when job-info refuses
+    a job (another user's); TimeoutError when an answer has not come by
+    ``deadline`` (a time.monotonic() time; None: no bound)."""
+    if in_flight < 1:
+        raise ValueError("in_flight must be at least 1")
+    todo = iter(requests)
+    pending: deque[tuple[int, str, Any]] = deque()
+    answered = 0
+    while True:
+        while len(pending) < in_flight:
+            nxt = next(todo, None)
+            if nxt is None:
+                break
+            jobid, key = nxt
+            pending.append((jobid, key, handle.rpc("job-info.lookup",
+                                                   {"id": jobid, "keys": [key], "flags": 0})))
+        if not pending:
+            return
+        jobid, key, f = pending.popleft()
+        left = -1.0 if deadline is None else max(deadline - time.monotonic(), 0.0)
+        try:
+            f.wait_for(left)
+        except OSError as exc:
+            if exc.errno == errno.ETIMEDOUT:
+                raise TimeoutError(f"job-info answered {answered} lookups, not job {jobid}'s"
+                                   f" (nor {len(pending)} more sent)") from None
+            raise
+        answered += 1
+        try:
+            value = f.get().get(key)
+        except OSError as exc:
+            if exc.errno == errno.EPERM:
+                raise PermissionError(f"job {jobid} belongs to another user") from None
+            if exc.errno == errno.ENOENT:
+                yield jobid, key, None
+                continue
+            raise
+        yield jobid, key, value if isinstance(value, str) else None

@@ -325,12 +325,30 @@ def _datain_lines(d: dict[str, Any]) -> list[str]:
     return out
 
 
+def _usage_lines(j: dict[str, Any]) -> list[str]:
+    """What its storage held and for how long (flux dws usage sums it)."""
+    usage = _dict(j.get("usage"))
+    if not usage:
+        return []
+    gib = _dict(usage.get("gib"))
+    held = ", ".join(f"{g} GiB {t}" for t, g in sorted(gib.items())) or "no GiB"
+    since, until = _num(usage.get("since")), _num(usage.get("until"))
+    if since is None or until is None:
+        return [f"  usage: {held}, held since its Workflow was created"]
+    seconds = _dict(usage.get("gib_seconds")).values()
+    hours = sum(v for v in seconds if isinstance(v, (int, float))) / 3600
+    return [f"  usage: {held} for {duration(until - since)}: {hours:.2f} GiB-hours"]
+
+
 def job_text(j: dict[str, Any], user: str | None = None) -> str:
     """``flux dws job``: one job in full."""
     jid = shown_id(j)
     uid = j.get("userid")
     owner = f"{user} (uid {uid})" if user else f"uid {uid}"
     lines = [f"job {jid}: owner {owner}, Workflow {j.get('workflow', '-')}"]
+    account = ", ".join(f"{k} {j[k]}" for k in ("bank", "project") if isinstance(j.get(k), str))
+    if account:  # flux-accounting's
+        lines.append(f"  {account}")
     if j.get("phase") == INACTIVE:
         lines.append(f"  inactive ({j.get('result') or 'ended'}); read from the job's KVS "
                      "record")
@@ -342,7 +360,7 @@ def job_text(j: dict[str, Any], user: str | None = None) -> str:
                      + (f" for {duration(secs)}" if secs is not None else "")
                      + (" (computes released, data still moving)" if j.get("released") else ""))
     if isinstance(j.get("waiting"), str) and j["waiting"]:
-        lines.append(f"  waits for its user's rabbit storage ([rabbit.limits]): {j['waiting']}")
+        lines.append(f"  waits for rabbit storage ([rabbit.limits]): {j['waiting']}")
     if j.get("hosts"):
         lines.append(f"  computes {j['hosts']}" + (f"; given up: {j['failed_hosts']}"
                                                    if j.get("failed_hosts") else ""))
@@ -350,6 +368,7 @@ def job_text(j: dict[str, Any], user: str | None = None) -> str:
     lines += _datain_lines(_dict(j.get("datain")))  # in its prolog
     lines.append("storage:")
     lines += _directive_lines(j)
+    lines += _usage_lines(j)
     env = _dict(j.get("env"))
     lines.append("mounts, as the job sees them:")
     lines += [f"  {k}={v}" for k, v in sorted(env.items())] or ["  (none yet)"]

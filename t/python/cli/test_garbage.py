@@ -87,9 +87,11 @@ NOT_UTF8 = b"\xff\xfe".decode("utf-8", "surrogateescape")
 #: not UTF-8, and unknown options.
 SUBCOMMANDS = ["atom-emulator", "check", "demo", "dws2jgf", "emulator", "fault", "getrabbit",
                "job", "jobs", "persistent", "rabbitmapping", "rabbits", "status", "sync",
-               "version", "wait"]
-#: the listing commands, which take -o/--format (flux_dws.cli.outputformat)
-LISTINGS = (["rabbits"], ["df"], ["jobs"], ["persistent", "list"])
+               "usage", "version", "wait"]
+#: the listing commands, which take -o/--format (flux_dws.cli.outputformat), and a
+#: text field of each
+LISTINGS = ((["rabbits"], "state"), (["df"], "state"), (["jobs"], "state"),
+            (["persistent", "list"], "state"), (["usage"], "user"))
 FAULT_ACTIONS = ["add", "stall", "delay", "hold", "release", "list", "clear", "health",
                  "storage", "storm", "vanish", "api", "api-list", "api-clear", "drop-watches",
                  "expire-watches", "mute-watches"]
@@ -155,10 +157,22 @@ ARG_CASES: list[tuple[Main, list[str]]] = [
     *[(flux_dws.main, ["rabbits", *a]) for a in (
         ["r["], ["r[2-1]"], ["--json", "r1,,"], [NOT_UTF8], ["-v", "--down", "r\x00"])],
     # -o/--format of the listing commands: a bad field, preset, spec or format string
-    *[(flux_dws.main, [*cmd, *a]) for cmd in LISTINGS
-      for a in (["-o", "{bogus}"], ["-o", "no-such-preset"], ["--format", "{state:d}"],
-                ["--format={state"], ["-o", "{}"], ["-o", NOT_UTF8],
-                ["--json", "-o", "{state}"])],
+    *[(flux_dws.main, [*cmd, *a]) for cmd, f in LISTINGS
+      for a in (["-o", "{bogus}"], ["-o", "no-such-preset"], ["--format", f"{{{f}:d}}"],
+                [f"--format={{{f}"], ["-o", "{}"], ["-o", NOT_UTF8],
+                ["--json", "-o", f"{{{f}}}"])],
+    (flux_dws.main, ["usage"]),
+    *[(flux_dws.main, ["usage", o, v]) for o, vs in (
+        ("--by", ("bogus", "user,", "user,user", "", NOT_UTF8)),
+        ("--since", ("garbage", "", "99999-01-01", NOT_UTF8, "2026-13-45")),
+        ("--until", ("garbage", "1e400")),
+        ("-u", ("no-such-user-here", "4294967295", NOT_UTF8)),
+        ("-t", ("0", "nan", "inf", "x"))) for v in vs],
+    # a value that begins with '-' is given with '=' (--since=-7d), as to flux jobs
+    *[(flux_dws.main, ["usage", a]) for a in ("--since=-x", "--since=-1e400",
+                                               "--until=-9999999999999d", "-u-1", "-t-1")],
+    (flux_dws.main, ["usage", "--since", "2026-11-02", "--until", "2026-11-01"]),
+    (flux_dws.main, ["usage", "-o", "{type} {jobs}"]),
     (flux_dws.main, ["version", "--no-such-option"]),
     *[(flux_dws.main, ["fault", "--kubeconfig", "KC", act, *a]) for act, a in (
         ("add", ["--index", "-1"]), ("add", ["--severity", "Bad"]), ("add", ["--kind", "x"]),
@@ -226,6 +240,21 @@ NAMES: dict[tuple[str, ...], str] = {
     ("jobs",): "FLUX_URI",
     ("jobs", "f1", NOT_UTF8): "not UTF-8",
     ("jobs", "--count=-5"): "-5",
+    ("usage",): "FLUX_URI",
+    ("usage", "--by", NOT_UTF8): "not UTF-8",
+    ("usage", "--since", NOT_UTF8): "not UTF-8",
+    ("usage", "-u", NOT_UTF8): "not UTF-8",
+    ("usage", "--by", ""): "--by",
+    ("usage", "--since", ""): "--since",
+    ("usage", "--since", "2026-11-02", "--until", "2026-11-01"):
+        "--since=2026-11-02 (2026-11-02",
+    ("usage", "--since", "99999-01-01"): "--since=99999-01-01",
+    ("usage", "--since=-x"): "'-x'",
+    ("usage", "--since=-1e400"): "'-1e400'",
+    ("usage", "--until=-9999999999999d"): "'-9999999999999d'",
+    ("usage", "-u-1"): "'-1'",
+    ("usage", "-t-1"): "-1",
+    ("usage", "-o", "{type} {jobs}"): "'type', which --by does not group by",
     ("wait",): "jobid",
     ("wait", "--no-such-option"): "jobid",
     ("wait", "f1"): "FLUX_URI",
@@ -255,12 +284,12 @@ NAMES: dict[tuple[str, ...], str] = {
     ("fault", "--kubeconfig", "KC", "list"): "no-such-kubeconfig",
     ("atom-emulator",): "--socket",
     **{(*cmd, *a): names
-       for cmd in LISTINGS
+       for cmd, f in LISTINGS
        for a, names in ((["-o", "{bogus}"], "unknown field 'bogus'"),
-                        (["--format", "{state:d}"], "field 'state': Unknown format code"),
-                        (["--format={state"], "'{state'"), (["-o", "{}"], "'{}'"),
+                        (["--format", f"{{{f}:d}}"], f"field '{f}': Unknown format code"),
+                        ([f"--format={{{f}"], f"'{{{f}'"), (["-o", "{}"], "'{}'"),
                         (["-o", NOT_UTF8], "not UTF-8"),
-                        (["--json", "-o", "{state}"], "--json"))},
+                        (["--json", "-o", f"{{{f}}}"], "--json"))},
 }
 
 

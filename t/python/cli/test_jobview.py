@@ -237,3 +237,18 @@ def test_a_prestaged_job_waiting_for_its_chassis_and_given_up() -> None:
                                       "datain": {"percent": 0, "moved": 12.0, "dms": 0,
                                                  "finished": 0, "unread": "Internal error"}})
     assert "(its data movements could not be listed: Internal error)" in job_text(unread)
+
+
+def test_job_text_says_its_bank_and_usage() -> None:
+    held = service_answer(bank="physics", project="fusion",
+                          usage={"since": T0, "gib": {"xfs": 20, "lustre": 50}})
+    text = job_text(held)
+    assert "\n  bank physics, project fusion\n" in text
+    assert "\n  usage: 50 GiB lustre, 20 GiB xfs, held since its Workflow was created\n" in text
+    ended = service_answer(bank="physics", usage={
+        "since": T0, "until": T0 + 5400, "gib": {"xfs": 20},
+        "gib_seconds": {"xfs": 20 * 5400.0}})
+    text = job_text(ended)
+    assert "\n  bank physics\n" in text
+    assert f"\n  usage: 20 GiB xfs for {duration(5400)}: 30.00 GiB-hours\n" in text
+    assert "usage:" not in job_text(service_answer()) and "bank" not in job_text(service_answer())

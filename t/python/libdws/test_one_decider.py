@@ -282,16 +282,100 @@ def test_only_the_decider_and_the_table_name_a_step() -> None:
     assert not bad, "a step's kind tested outside decide.c and verbs.c: " + ", ".join(bad)
 
 
-def test_every_step_has_its_verb_in_the_table() -> None:
+STEP_ROW = re.compile(r"^\s*X \((\w+), (\w+)\)", re.M)
+
+
+def step_list(header: str) -> list[tuple[str, str]]:
+    """(step, verb) of decide.h's DWS_ENGINE_STEPS, in order."""
+    code = "\n".join(line for _, line in code_lines(header))
+    macro = code[code.index("#define DWS_ENGINE_STEPS(X)") :]
+    macro = macro[: macro.index("enum step_kind")]
+    return STEP_ROW.findall(macro)
+
+
+def step_list_violations(rows: list[tuple[str, str]], files: dict[str, str]) -> list[str]:
+    """A step listed twice, a verb shared, a verb whose name is not its
+    file's prefix and its step's name (the prefix said once when the step's
+    name starts with it: PRESTAGE_LOST is prestage_lost), or a verb its
+    file does not define."""
+    bad = []
+    steps = [step for step, _ in rows]
+    verbs = [verb for _, verb in rows]
+    bad += [f"{s} listed twice" for s in sorted({s for s in steps if steps.count(s) > 1})]
+    bad += [f"{v} carries two steps" for v in sorted({v for v in verbs if verbs.count(v) > 1})]
+    for step, verb in rows:
+        prefix = verb.split("_")[0]
+        name = step.lower()
+        if verb.lower() not in (f"{prefix}_{name}", name if name.startswith(prefix + "_") else ""):
+            bad.append(f"{verb} is not the verb of STEP_{step} ({prefix}_{name})")
+        defined = re.compile(r"^void\s+" + verb + r"\s*\(", re.M)
+        if not defined.search(files.get(f"{prefix}.c", "")):
+            bad.append(f"{verb} is not defined in {prefix}.c")
+    return bad
+
+
+def test_every_step_is_listed_once_with_its_verb() -> None:
+    rows = step_list((ENGINE / "decide.h").read_text())
+    assert len(rows) >= 80  # a parse that finds the list
+    bad = step_list_violations(rows, read(sorted(ENGINE.glob("*.c"))))
+    assert not bad, "; ".join(bad)
+    # the enum and the table are made from the list, and name no step again
     header = "\n".join(line for _, line in code_lines((ENGINE / "decide.h").read_text()))
     enum = header[header.index("enum step_kind {") :]
     enum = enum[: enum.index("};")]
-    kinds = set(STEP_NAME.findall(enum)) - {"STEP_COUNT"}
-    table = dict(re.findall(r"\[(STEP_[A-Z_]+)\]\s*=\s*(\w+)", (ENGINE / "verbs.c").read_text()))
-    # nothing to carry out: nothing, or only what decide () records
-    without = {"STEP_NOTHING", "STEP_TEARDOWN_LATER"}
-    assert set(table) <= kinds, f"rows for no step: {set(table) - kinds}"
-    assert kinds - set(table) == without, f"steps without a verb: {kinds - set(table) - without}"
+    assert set(STEP_NAME.findall(enum)) == {"STEP_NOTHING", "STEP_TEARDOWN_LATER", "STEP_COUNT",
+                                            "STEP_KIND"}  # the list's X
+    assert "DWS_ENGINE_STEPS (STEP_KIND)" in enum
+    table = "\n".join(line for _, line in code_lines((ENGINE / "verbs.c").read_text()))
+    assert set(STEP_NAME.findall(table)) == {"STEP_ROW"}  # the list's X
+    assert "DWS_ENGINE_STEPS (STEP_ROW)" in table
+
+
+NEWS_ROW = re.compile(r"^\s*X \((\w+), (\w+)\)", re.M)
+
+
+def news_family_violations(header: str, decider: str) -> list[str]:
+    """A news its family's decider (decide.c's next_<family>) does not
+    answer, or answered by another family's, where it never comes."""
+    code = "\n".join(line for _, line in code_lines(header))
+    macro = code[code.index("#define DWS_ENGINE_NEWS(X)") :]
+    family = {f"NEWS_{n}": f for n, f in NEWS_ROW.findall(macro[: macro.index("enum news")])}
+    bad = []
+    answered: dict[str, str] = {}
+    for m in re.finditer(r"^static struct step next_(\w+) \(.*?^}", decider, re.M | re.S):
+        for news in re.findall(r"case (NEWS_[A-Z_]+):", m.group(0)):
+            answered[news] = m.group(1)
+            if family.get(news) != m.group(1):
+                bad.append(f"{news} is answered in next_{m.group(1)}, its family is"
+                           f" {family.get(news)}")
+    bad += [f"{n} is answered by no next_{f}" for n, f in family.items() if n not in answered]
+    return bad
+
+
+def test_each_news_is_answered_by_its_family() -> None:
+    bad = news_family_violations((ENGINE / "decide.h").read_text(),
+                                 (ENGINE / "decide.c").read_text())
+    assert not bad, "; ".join(bad)
+    planted_h = "#define DWS_ENGINE_NEWS(X) \\\n    X (SEEN, workflow) \\\n    X (ROOM, limits)\nenum news"
+    planted_c = ("static struct step next_limits (e)\n{\n    switch (on) {\n"
+                 "        case NEWS_SEEN:\n            break;\n    }\n}\n")
+    assert news_family_violations(planted_h, planted_c) == [
+        "NEWS_SEEN is answered in next_limits, its family is workflow",
+        "NEWS_ROOM is answered by no next_limits",
+    ]
+
+
+def test_the_list_guard_finds_planted_cases() -> None:
+    files = {"workflow.c": "void workflow_delete (struct dws_engine *e)\n{\n}\n",
+             "release.c": "void release_timeout (struct dws_engine *e)\n{\n}\n"}
+    rows = [("DELETE", "workflow_delete"), ("DELETE", "workflow_delete"),
+            ("KEEP_COMPUTES", "release_timeout"), ("PRESTAGE_LOST", "prestage_lost")]
+    assert step_list_violations(rows, files) == [
+        "DELETE listed twice",
+        "workflow_delete carries two steps",
+        "release_timeout is not the verb of STEP_KEEP_COMPUTES (release_keep_computes)",
+        "prestage_lost is not defined in prestage.c",
+    ]
 
 
 # Every field of struct job, each said once to be what it is: a fact only
@@ -301,12 +385,13 @@ def test_every_step_has_its_verb_in_the_table() -> None:
 JOB_FIELDS = {
     # who the job is, and what it asked for
     "identity": ("id", "name", "next", "userid", "groupid", "tolerance", "directives",
-                 "resources", "username", "prestage_asked", "release", "gib"),
+                 "resources", "username", "bank", "project", "prestage_asked", "release",
+                 "gib", "gib_types"),
     # its Workflow as last seen, and its phase (phase.c)
     "workflow": ("wf", "view", "phase", "state_since", "asked_at", "done_at"),
     # what it was given or read: hosts, ssd, breakdowns, held vertices
     "read": ("breakdowns", "hosts", "reserved", "failed", "held", "dms_kept",
-             "prestage_avoid", "prestage_gib", "prestage_since", "limit_use",
+             "prestage_avoid", "prestage_gib", "prestage_since", "limit_held",
              "limit_behind", "weighed", "ssd_asks", "datain", "split", "prestage_counts",
              "prestage_hosts"),
     # requests and reads outstanding, counted or kept to answer

@@ -1,7 +1,8 @@
-/* act.c - action builders and timer keys.
+/* act.c - action builders.
  *
  * The bottom layer of the engine (state.h has the picture): every
- * action the engine returns is built here, as are the keys of its timers.
+ * action the engine returns is built here (its tokens and timer keys by
+ * token.c).
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
@@ -13,6 +14,7 @@
 #include "wire/action.h"
 #include "act.h"
 #include "psi.h"
+#include "token.h"
 #include "wire/explain.h"
 #include "wire/jobwire.h"
 #include "wire/wire.h"
@@ -213,27 +215,12 @@ void act_record (struct dws_engine *e, struct job *job)
     act_record_id (e, job->id);
 }
 
-static const char *timer_names[T_NKINDS] = {
-    "setup", "prerun", "postrun", "teardown_after", "tc", "release", "prestage", "datain",
-    "node_wait",
-};
-
-const char *act_timer_name (enum timer_kind kind)
-{
-    return timer_names[kind];
-}
-
-static void timer_key (char *buf, size_t len, enum timer_kind kind, struct job *job)
-{
-    snprintf (buf, len, "%s:%" JSON_INTEGER_FORMAT, timer_names[kind], job->id);
-}
-
 void act_timer_start (struct dws_engine *e, struct job *job, enum timer_kind kind, double after)
 {
     char key[96];
     if (after <= 0)
         return;
-    timer_key (key, sizeof (key), kind, job);
+    token_for_timer (key, sizeof (key), kind, job->id);
     job->timers |= 1u << kind;
     act (e, json_pack ("{s:s s:s s:f}", "action", DWS_WIRE_ACTION (TIMER_START), "key", key, "after", after));
 }
@@ -243,7 +230,7 @@ void act_timer_stop (struct dws_engine *e, struct job *job, enum timer_kind kind
     char key[96];
     if (!(job->timers & (1u << kind)))
         return;
-    timer_key (key, sizeof (key), kind, job);
+    token_for_timer (key, sizeof (key), kind, job->id);
     job->timers &= ~(1u << kind);
     act (e, json_pack ("{s:s s:s}", "action", DWS_WIRE_ACTION (TIMER_STOP), "key", key));
 }

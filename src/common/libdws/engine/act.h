@@ -66,6 +66,4 @@ void act_timer_start (struct dws_engine *e, struct job *job, enum timer_kind kin
 void act_timer_stop (struct dws_engine *e, struct job *job, enum timer_kind kind);
 void act_drain (struct dws_engine *e, const char *targets, const char *reason);
 
-const char *act_timer_name (enum timer_kind kind);
-
 #endif /* !DWS_ENGINE_ACT_H */

@@ -31,22 +31,50 @@ static int64_t job_gib (struct job *job)
     return job->gib < 0 ? 0 : job->gib;
 }
 
-/* What user uid holds now, but job `except`. */
-static struct limits_use use_of (struct dws_engine *e, int64_t uid, const struct job *except)
+static bool same_bank (const char *a, const char *b)
+{
+    return a && b && !strcmp (a, b);
+}
+
+/* Does job j count in who's scope? */
+static bool in_scope (const struct job *j, enum limits_scope scope,
+                      const struct limits_who *who)
+{
+    switch (scope) {
+        case LIMITS_USER:
+            return j->userid == who->uid;
+        case LIMITS_BANK:
+            return same_bank (j->bank, who->bank);
+        case LIMITS_BANK_USER:
+            return j->userid == who->uid && same_bank (j->bank, who->bank);
+        case LIMITS_NSCOPES:
+            break;
+    }
+    return false;
+}
+
+/* What who's scope holds now, but job `except`: its jobs with a Workflow
+ * (or its create sent), their GiB until Teardown is done, and for a user
+ * the persistent storage they own (a PSI has no bank: it counts against
+ * its owner alone).
+ */
+static struct limits_use use_of (struct dws_engine *e, enum limits_scope scope,
+                                 const struct limits_who *who, const struct job *except)
 {
     struct limits_use u = {0, 0};
     const char *name;
     json_t *psi;
-    json_object_foreach (psi_all (e), name, psi) {
-        json_t *owner = json_object_get (psi, "userid");
-        /* a PSI a Workflow still owns is counted by that job */
-        if (json_is_integer (owner) && json_integer_value (owner) == uid
-            && !json_is_true (json_object_get (psi, "creating")))
-            u.gib += json_integer_value (json_object_get (psi, "gib"));
-    }
+    if (scope == LIMITS_USER)
+        json_object_foreach (psi_all (e), name, psi) {
+            json_t *owner = json_object_get (psi, "userid");
+            /* a PSI a Workflow still owns is counted by that job */
+            if (json_is_integer (owner) && json_integer_value (owner) == who->uid
+                && !json_is_true (json_object_get (psi, "creating")))
+                u.gib += json_integer_value (json_object_get (psi, "gib"));
+        }
     for (size_t b = 0; b < e->nbuckets; b++)
         for (struct job *j = e->table[b]; j; j = j->next) {
-            if (j == except || j->userid != uid || j->phase == PHASE_NONE
+            if (j == except || !in_scope (j, scope, who) || j->phase == PHASE_NONE
                 || j->phase == PHASE_LIMITED)
                 continue;
             u.jobs++;
@@ -54,6 +82,18 @@ static struct limits_use use_of (struct dws_engine *e, int64_t uid, const struct
                 u.gib += job_gib (j);
         }
     return u;
+}
+
+/* What each of the job's scopes holds now, but the job. */
+static struct limits_held held_by (struct dws_engine *e, const struct job *job)
+{
+    struct limits_held h;
+    struct limits_who who = {job->userid, job->username, job->bank};
+    memset (&h, 0, sizeof (h));
+    for (int s = 0; s < LIMITS_NSCOPES; s++)
+        if (s == LIMITS_USER || job->bank)
+            h.use[s] = use_of (e, (enum limits_scope)s, &who, job);
+    return h;
 }
 
 static void dependency (struct dws_engine *e, struct job *job, bool add)
@@ -66,13 +106,13 @@ int admit_create (struct dws_engine *e, struct job *job, dws_error_t *err)
     char why[DWS_ERROR_TEXT_MAX];
     if (!e->cfg.limits || job->phase == PHASE_LIMITED)
         return 0; /* a waiting job is counted by the pass */
-    struct limits_use use = use_of (e, job->userid, job);
+    struct limits_held held = held_by (e, job);
+    struct limits_who who = {job->userid, job->username, job->bank};
     bool listed = psi_synced (e);
-    if (limits_job_verdict (e->cfg.limits, job->userid, job->username, use, listed,
-                            job_gib (job), why, sizeof (why))
+    if (limits_job_verdict (e->cfg.limits, &who, &held, listed, job_gib (job), why, sizeof (why))
         == LIMITS_NEVER)
         return dws_errorf (err, "%s", why);
-    job->limit_use = use; /* the decider says whether it goes (NEWS_CREATE) */
+    job->limit_held = held; /* the decider says whether it goes (NEWS_CREATE) */
     job->limit_behind = listed ? 0 : -1;
     return 0;
 }
@@ -83,8 +123,9 @@ int admit_create (struct dws_engine *e, struct job *job, dws_error_t *err)
  */
 static bool waits_why (struct dws_engine *e, struct job *job, char *why, size_t size)
 {
-    return limits_job_verdict (e->cfg.limits, job->userid, job->username, job->limit_use,
-                               job->limit_behind >= 0, job_gib (job), why, size)
+    struct limits_who who = {job->userid, job->username, job->bank};
+    return limits_job_verdict (e->cfg.limits, &who, &job->limit_held, job->limit_behind >= 0,
+                               job_gib (job), why, size)
            == LIMITS_WAIT;
 }
 
@@ -92,7 +133,7 @@ static bool waits_why (struct dws_engine *e, struct job *job, char *why, size_t 
  * fall: its dws.create is answered now (its Workflow is created once its
  * user's use allows).
  */
-void admit_wait (struct dws_engine *e, struct job *job, const struct step *st,
+void admit_wait_limit (struct dws_engine *e, struct job *job, const struct step *st,
                  struct input *in)
 {
     char why[DWS_ERROR_TEXT_MAX];
@@ -115,7 +156,7 @@ void admit_wait (struct dws_engine *e, struct job *job, const struct step *st,
     act_record (e, job);
 }
 
-/* STEP_LIMIT_WHY: it still waits; what its user holds changed. */
+/* STEP_STILL_WAITING: it still waits; what its user holds changed. */
 void admit_still_waiting (struct dws_engine *e, struct job *job, const struct step *st,
                           struct input *in)
 {
@@ -129,7 +170,7 @@ void admit_still_waiting (struct dws_engine *e, struct job *job, const struct st
     act_record (e, job);
 }
 
-/* STEP_ADMIT: its user's use allows it now: its Workflow is created. */
+/* STEP_ADMIT_GO: its user's use allows it now: its Workflow is created. */
 void admit_go (struct dws_engine *e, struct job *job, const struct step *st, struct input *in)
 {
     act_log (e, "info", "%s: its user's rabbit storage allows it now; creating its"
@@ -145,50 +186,19 @@ static int by_id (const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* The waiting jobs of one user, from waiting[from] on (sorted by user,
- * then id): record on each what its user holds when its turn comes (with
- * the older ones that fit, limits_admit) and how many older ones stay,
- * and mark it for the decider; returns where the next user's begin.
- */
-static size_t pass_user (struct dws_engine *e, struct job **waiting, size_t from, size_t n)
+/* limits_turns' count of a scope, from the job table. */
+static struct limits_use table_use (void *arg, enum limits_scope scope,
+                                    const struct limits_who *who)
 {
-    size_t to = from;
-    int64_t uid = waiting[from]->userid;
-    while (to < n && waiting[to]->userid == uid)
-        to++;
-    int64_t *want = calloc (to - from, sizeof (*want));
-    if (!want)
-        return to;
-    for (size_t i = from; i < to; i++)
-        want[i - from] = job_gib (waiting[i]);
-    struct limits_rule r = limits_rule (e->cfg.limits, uid, waiting[from]->username);
-    struct limits_use use = use_of (e, uid, NULL);
-    int go = limits_admit (&r, use, want, (int)(to - from));
-    for (size_t i = from; i < to; i++) {
-        struct job *job = waiting[i];
-        int64_t behind = i - from > (size_t)go ? (int64_t)(i - from) - go : 0;
-        /* the same count and the same limits: the same answer */
-        bool same = !e->limits_changed && job->limit_use.gib == use.gib
-                    && job->limit_use.jobs == use.jobs && job->limit_behind == behind;
-        job->limit_use = use;
-        job->limit_behind = behind;
-        if (i - from < (size_t)go) {
-            use.gib += want[i - from];
-            use.jobs++;
-        }
-        if (!same)
-            advance_mark (e, job, NEWS_ROOM);
-    }
-    free (want);
-    return to;
+    return use_of (arg, scope, who, NULL);
 }
 
-static int by_user_id (const void *a, const void *b)
+static bool same_held (const struct limits_held *a, const struct limits_held *b)
 {
-    const struct job *x = *(struct job *const *)a, *y = *(struct job *const *)b;
-    if (x->userid != y->userid)
-        return x->userid < y->userid ? -1 : 1;
-    return by_id (a, b);
+    for (int s = 0; s < LIMITS_NSCOPES; s++)
+        if (a->use[s].gib != b->use[s].gib || a->use[s].jobs != b->use[s].jobs)
+            return false;
+    return true;
 }
 
 void admit_pass (struct dws_engine *e)
@@ -197,16 +207,35 @@ void admit_pass (struct dws_engine *e)
         return;
     size_t n = 0, cap = (size_t)e->phase_jobs[PHASE_LIMITED];
     struct job **waiting = calloc (cap, sizeof (*waiting));
-    if (!waiting)
+    struct limits_turn *turns = calloc (cap, sizeof (*turns));
+    if (!waiting || !turns) {
+        free (waiting);
+        free (turns);
         return;
+    }
     for (size_t b = 0; b < e->nbuckets; b++)
         for (struct job *j = e->table[b]; j; j = j->next)
             if (j->phase == PHASE_LIMITED && n < cap)
                 waiting[n++] = j;
-    qsort (waiting, n, sizeof (*waiting), by_user_id);
-    for (size_t i = 0; i < n;)
-        i = pass_user (e, waiting, i, n);
+    qsort (waiting, n, sizeof (*waiting), by_id); /* submission order */
+    for (size_t i = 0; i < n; i++) {
+        turns[i].who = (struct limits_who){waiting[i]->userid, waiting[i]->username,
+                                           waiting[i]->bank};
+        turns[i].want = job_gib (waiting[i]);
+    }
+    limits_turns (e->cfg.limits, turns, n, table_use, e);
+    for (size_t i = 0; i < n; i++) {
+        struct job *job = waiting[i];
+        /* the same count and the same limits: the same answer */
+        bool same = !e->limits_changed && same_held (&job->limit_held, &turns[i].held)
+                    && job->limit_behind == turns[i].behind;
+        job->limit_held = turns[i].held;
+        job->limit_behind = turns[i].behind;
+        if (!same)
+            advance_mark (e, job, NEWS_ROOM);
+    }
     e->limits_changed = false;
+    free (turns);
     free (waiting);
 }
 

@@ -1,4 +1,5 @@
-/* admit.h - the user limits applied to the job table (limits.h decides).
+/* admit.h - the user and bank limits applied to the job table (limits.h
+ * decides).
  *
  * A job about to get its Workflow (dws.create, or its jobspec read again
  * after a restart) passes admit_create: alone over max_user_gib it is
@@ -6,10 +7,12 @@
  * (decide.c, limits_job_verdict) says whether it goes on or waits in phase
  * "waiting-limit" with no Workflow, the jobtap plugin asked to hold it
  * with the dws-limit dependency (job-manager.dws.dependency, jobwire.h).
- * After every event admit_pass records on each waiting job what its user
- * holds when its turn comes (per user in submission order: the older ones
- * that fit go first, limits_admit) and marks it; the decider lets it go,
- * or writes its reason again with what the user holds now.  Their
+ * After every event admit_pass records on each waiting job what its
+ * scopes (its user, its bank, its user within the bank) hold when its turn
+ * comes (in submission order: the older ones that fit go first, and one
+ * that stays holds back the younger ones of the scope that holds it:
+ * limits_turns) and marks it; the decider lets it go, or writes its reason
+ * again with what they hold now.  Their
  * Workflows are created, and dws-limit is removed once the create has
  * answered (admit_created), so that a restart before that finds the job
  * still held and weighs it again.  The job manager's list read after a
@@ -21,9 +24,9 @@
  * again when a reloaded jobtap plugin asks for the job's create again
  * (it may have reached no plugin).
  *
- * What a user holds is read from the job table each time: the jobs with
- * a Workflow (or its create sent), their GiB until Teardown is done, plus
- * the persistent storage the user owns (psi.c's views: a PSI whose Workflow
+ * What a scope holds is read from the job table each time: its jobs with
+ * a Workflow (or its create sent), their GiB until Teardown is done, plus,
+ * for a user, the persistent storage the user owns (psi.c's views: a PSI whose Workflow
  * still owns it is counted by that Workflow's create_persistent).  A
  * restarted service rebuilds it from the Workflow and PSI lists before any
  * job is let go: waiting jobs come back through the orphans (request.c),
@@ -56,8 +59,8 @@ void admit_pass (struct dws_engine *e);
  * plugin answers a removal of what the job no longer holds). */
 void admit_created (struct dws_engine *e, struct job *job);
 
-/* STEP_WAIT_LIMIT, STEP_LIMIT_WHY, STEP_ADMIT (verbs.c's table). */
-void admit_wait (struct dws_engine *e, struct job *job, const struct step *st,
+/* STEP_WAIT_LIMIT, STEP_STILL_WAITING, STEP_ADMIT_GO (verbs.c's table). */
+void admit_wait_limit (struct dws_engine *e, struct job *job, const struct step *st,
                  struct input *in);
 void admit_still_waiting (struct dws_engine *e, struct job *job, const struct step *st,
                           struct input *in);

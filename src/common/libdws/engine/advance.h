@@ -6,7 +6,7 @@
  * over many jobs); the job is then run to a fixed point: decide () takes
  * one news at a time and each step goes to its verb, until no news is
  * left.  No other file calls decide () or tests a step's kind: a new
- * step is a row of verbs.c's table and a case of decide.c.
+ * step is a line of decide.h's DWS_ENGINE_STEPS and a case of decide.c.
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
@@ -23,7 +23,7 @@
 struct input {
     const char *type;        /* a failure's exception type ("exception" if NULL) */
     const char *why;         /* a failure's note, or a log line of the step */
-    const dws_error_t *err;  /* STEP_RESOURCES: why the job cannot have them */
+    const dws_error_t *err;  /* STEP_SEND_RESOURCES: why the job cannot have them */
     json_t *obj;             /* the Workflow an answer carries */
     json_t *event;           /* the answer itself (job-info: the R) */
     json_t *items;           /* what a read listed (ClientMounts) */

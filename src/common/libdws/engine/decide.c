@@ -7,7 +7,8 @@
  * news, and advance.c asks again until none is left.  Nothing else in
  * the engine chooses a transition.  To add a phase or a decision: its row in
  * JOB_PHASES and phase.c's table, its case here, and for a new kind of
- * step its verb in the file that acts and its row in verbs.c's table.
+ * step its verb in the file that acts and its line in decide.h's
+ * DWS_ENGINE_STEPS (which makes verbs.c's table).
  * The facts that only choose a transition (setup_pending, toredown,
  * the news, ...) are read here alone:
  * t/python/libdws/test_one_decider.py lists them (DECISION_FACTS).
@@ -117,7 +118,7 @@ static struct step teardown (const struct job *job)
             return make (STEP_MARK_EPILOG);
         return make (STEP_NOTHING);
     }
-    struct step st = make (STEP_TEARDOWN);
+    struct step st = make (STEP_TEARDOWN_BEGIN);
     st.was = phase_desired (job);
     return st;
 }
@@ -254,12 +255,12 @@ static struct step after_done (const struct dws_engine *e, const struct job *job
             if (job->prestage && !job->hosts && job->restage == RESTAGE_UNPINNING)
                 return make (STEP_PRESTAGE_UNPIN); /* given up before a restart */
             if (job->prestage)
-                return make (job->hosts ? STEP_COMPUTES : STEP_PRESTAGED);
+                return make (job->hosts ? STEP_COMPUTES : STEP_PRESTAGE_READY);
             return ask (job, WF_PRERUN);
         case WF_PRERUN:
             return prolog (job);
         case WF_POSTRUN:
-            return decide_release_early (e, job) ? make (STEP_RELEASE) : ask (job, WF_DATAOUT);
+            return decide_release_early (e, job) ? make (STEP_RELEASE_START) : ask (job, WF_DATAOUT);
         case WF_DATAOUT:
             return teardown (job);
         case WF_TEARDOWN:
@@ -453,11 +454,11 @@ static struct step proposal_ready (const struct dws_engine *e, const struct job 
     if (!job->resources_sent)
         return make (job->prestage && job->prestage_stage < PRESTAGE_RECORDED
                          ? STEP_PRESTAGE_RECORD
-                         : STEP_RESOURCES);
+                         : STEP_SEND_RESOURCES);
     if (setup_may_start (job))
         return setup_start (e, job);
     if (prestaging (job) && job->prestage_stage == PRESTAGE_READY)
-        return make (STEP_PRESTAGED);
+        return make (STEP_PRESTAGE_READY);
     return prestage_may_start (job) ? prestage_next (job) : make (STEP_NOTHING);
 }
 
@@ -469,7 +470,7 @@ static struct step gone (const struct job *job)
 {
     if (job->phase == PHASE_DELETING) {
         if (job->restage == RESTAGE_UNPINNED && !job->epilog && !job->excepted)
-            return make (STEP_RESTAGE);
+            return make (STEP_PRESTAGE_AGAIN);
         struct step st = make (STEP_FORGET);
         st.end_epilog = job->epilog == EPILOG_ACTIVE;
         return st;
@@ -500,7 +501,7 @@ static struct step force_check (const struct job *job)
         || v->state != job->forced
         || v->desired != job->forced || v->force_ready_state == job->forced || v->ready)
         return make (STEP_NOTHING);
-    return make (STEP_FORCE_READY);
+    return make (STEP_FORCE_READY_AGAIN);
 }
 
 /* A timeout's culprits were read while state s still waits: give up
@@ -511,49 +512,49 @@ static struct step culprits (const struct job *job, enum wf_state s, int total)
 {
     if (phase_desired (job) != s || phase_handled (job) >= s || job->excepted)
         return make (STEP_NOTHING);
+    /* fail: the input's type is "dws-timeout" */
     if (s == WF_SETUP && asks_lustre (job))
-        return make (STEP_TIMEOUT);
+        return make (STEP_FAIL);
     if (total <= 0 || job->tolerance <= 0 || total > job->tolerance)
-        return make (STEP_TIMEOUT);
+        return make (STEP_FAIL);
     return make (STEP_NODE_FAILURE);
 }
 
-/* Do its user's [rabbit.limits] hold it, with what admit.c counted (its
- * user's use, and the older jobs of its user that stay)?
+/* Do [rabbit.limits] hold it, with what admit.c counted (what its user,
+ * bank and user within the bank hold, and the older jobs that stay)?
  */
 static bool over_limit (const struct dws_engine *e, const struct job *job)
 {
     char why[8];
-    if (!e->cfg.limits || job->limit_use.jobs < 0)
+    if (!e->cfg.limits || job->limit_held.use[LIMITS_USER].jobs < 0)
         return false;
+    struct limits_who who = {job->userid, job->username, job->bank};
     return job->limit_behind > 0
-           || limits_job_verdict (e->cfg.limits, job->userid, job->username, job->limit_use,
-                                  job->limit_behind >= 0, job->gib < 0 ? 0 : job->gib, why,
-                                  sizeof (why))
+           || limits_job_verdict (e->cfg.limits, &who, &job->limit_held, job->limit_behind >= 0,
+                                  job->gib < 0 ? 0 : job->gib, why, sizeof (why))
                   != LIMITS_GO;
 }
 
-/* A waiting job whose user's use was counted again: it goes, or its
- * reason is written again when what its user holds changed.
+/* A waiting job whose scopes' use was counted again: it goes, or its
+ * reason is written again when what they hold changed.
  */
 static struct step limited (const struct dws_engine *e, const struct job *job)
 {
     char why[DWS_ERROR_TEXT_MAX];
-    enum limits_verdict v = limits_job_verdict (e->cfg.limits, job->userid, job->username,
-                                                job->limit_use, job->limit_behind >= 0,
+    struct limits_who who = {job->userid, job->username, job->bank};
+    enum limits_verdict v = limits_job_verdict (e->cfg.limits, &who, &job->limit_held,
+                                                job->limit_behind >= 0,
                                                 job->gib < 0 ? 0 : job->gib, why, sizeof (why));
     if (v == LIMITS_GO && job->limit_behind <= 0)
-        return make (STEP_ADMIT);
+        return make (STEP_ADMIT_GO);
     if (v == LIMITS_WAIT && (!job->limit_why || strcmp (job->limit_why, why) != 0))
-        return make (STEP_LIMIT_WHY);
+        return make (STEP_STILL_WAITING);
     return make (STEP_NOTHING);
 }
 
-/* The step for news `on` (`arg`: what the news says beside it, read from
- * the job by news_arg ()).
- */
-static struct step next (const struct dws_engine *e, const struct job *job, enum news on,
-                         int arg)
+/* The step for news `on` of a request, or what a restart found of one. */
+static struct step next_request (const struct dws_engine *e, const struct job *job,
+                                 enum news on, int arg)
 {
     enum wf_state desired = phase_desired (job);
     enum wf_state handled = phase_handled (job);
@@ -562,47 +563,11 @@ static struct step next (const struct dws_engine *e, const struct job *job, enum
             /* a waiting job goes when its turn comes (NEWS_ROOM) */
             if (job->phase != PHASE_NONE)
                 return make (STEP_NOTHING);
-            return make (!job->epilog && over_limit (e, job) ? STEP_WAIT_LIMIT : STEP_CREATE);
-        case NEWS_LIMIT_FOUND:
-            /* its Workflow exists: the old service went away before the
-             * create's answer removed dws-limit, or the removal reached no
-             * plugin (a reload); without one, the create's answer removes
-             * it (or admit.c's pass lets the job go first) */
-            return make ((job->deps & JOB_DEP_LIMIT) && phase_exists (job) ? STEP_LIMIT_REMOVE
-                                                              : STEP_NOTHING);
-        case NEWS_CREATED:
-            if (job->toredown)
-                return teardown (job);
-            return make (job->wf ? STEP_LOOK : STEP_NOTHING);
-        case NEWS_WORKFLOW:
-            /* decide () recorded the completion, if it was one */
-            if (arg == WF_NONE || arg != (int)handled)
-                return make (STEP_NOTHING);
-            return after_done (e, job, (enum wf_state)arg);
-        case NEWS_ERROR:
-            if (desired == WF_POSTRUN && handled < WF_POSTRUN)
-                return make (STEP_POSTRUN_FAILED); /* drain exactly who did not unmount */
-            return make (desired != WF_TEARDOWN ? STEP_FAIL : STEP_NOTHING);
+            return make (!job->epilog && over_limit (e, job) ? STEP_WAIT_LIMIT : STEP_SEND_CREATE);
         case NEWS_TEARDOWN_REQUEST:
             if (job->phase == PHASE_LIMITED)
                 return make (STEP_END_WAITING);
             return phase_exists (job) ? teardown (job) : make (STEP_NOTHING);
-        case NEWS_FAILED:
-            /* how its owner learns it; Teardown follows (NEWS_TEARDOWN) */
-            if (job->released)
-                return make (STEP_FAIL_RECORD);
-            return make (job->excepted ? STEP_FAIL_AGAIN : STEP_FAIL_RAISE);
-        case NEWS_TEARDOWN:
-        case NEWS_REFUSED:
-            return phase_exists (job) ? teardown (job) : make (STEP_NOTHING);
-        case NEWS_TEARDOWN_READ:
-            if (job->teardown_reads == 0 && desired == WF_TEARDOWN && phase_exists (job))
-                return make (STEP_TEARDOWN_PATCH);
-            return make (STEP_NOTHING);
-        case NEWS_ABORT_READ:
-            if (job->abort_reads == 0 && phase_exists (job))
-                return teardown (job);
-            return make (STEP_NOTHING);
         case NEWS_POST_RUN:
         case NEWS_EPILOG_UNRUN:
             if (job->phase == PHASE_LIMITED)
@@ -612,21 +577,6 @@ static struct step next (const struct dws_engine *e, const struct job *job, enum
             if (on == NEWS_EPILOG_UNRUN || desired < WF_PRERUN || job->toredown)
                 return teardown (job);
             return ask (job, WF_POSTRUN);
-        case NEWS_SERVERS:
-            if (job->servers_pending == 0 && !job->excepted
-                && !job->toredown)
-                return ask (job, WF_SETUP);
-            return make (STEP_NOTHING);
-        case NEWS_COMPUTES:
-            if (desired == WF_SETUP && !job->excepted)
-                return ask (job, WF_DATAIN);
-            if (job->prestage && desired == WF_DATAIN && handled == WF_DATAIN && !job->excepted)
-                return ask (job, WF_PRERUN); /* pre-staged: its data is in already */
-            return make (STEP_NOTHING);
-        case NEWS_TOKEN:
-            if (desired == WF_PRERUN && !job->excepted)
-                return make (STEP_PROLOG_REMOVE);
-            return make (STEP_NOTHING);
         case NEWS_SETUP_AGAIN:
             /* its prolog-remove may have been lost with a reloaded plugin */
             if (!job->hosts && (desired <= WF_PROPOSAL || job->prestage))
@@ -636,22 +586,6 @@ static struct step next (const struct dws_engine *e, const struct job *job, enum
                 && !job->epilog)
                 return prolog (job);
             return make (STEP_NOTHING);
-        case NEWS_RELEASED:
-            return ask (job, WF_DATAOUT);
-        case NEWS_TIMER:
-            return on_timer (job, (enum timer_kind)arg);
-        case NEWS_BREAKDOWN:
-            if (job->excepted)
-                return make (STEP_NOTHING);
-            if (handled == WF_PROPOSAL && desired == WF_PROPOSAL)
-                return proposal (job);
-            if (setup_may_start (job))
-                return setup_start (e, job); /* a pre-staged job picked up, its hosts come */
-            return make (job->breakdowns_wanted == 0 && breakdowns_missing (job)
-                             ? STEP_BREAKDOWNS
-                             : STEP_NOTHING);
-        case NEWS_PROPOSAL_READY:
-            return proposal_ready (e, job);
         case NEWS_RESEND:
             /* a pre-staged job waits in DEPEND past Proposal */
             if (job->resources_sent
@@ -661,57 +595,6 @@ static struct step next (const struct dws_engine *e, const struct job *job, enum
             return make (STEP_NOTHING);
         case NEWS_SETUP:
             return setup_may_start (job) ? setup_start (e, job) : make (STEP_NOTHING);
-        case NEWS_MAP:
-            /* a job that reached dws.setup before the map was known */
-            if (job->setup_pending && job->servers_pending == 0 && setup_may_start (job))
-                return setup_start (e, job);
-            return make (STEP_NOTHING);
-        case NEWS_HOSTS:
-            if (!phase_exists (job) || handled < WF_PROPOSAL)
-                return make (STEP_NOTHING); /* for a Workflow since created again */
-            if (job->prestage) /* set up and filled already: the Computes, once DataIn is */
-                return make (handled == WF_DATAIN && desired == WF_DATAIN && !job->excepted
-                                     && !job->toredown
-                                 ? STEP_COMPUTES
-                                 : STEP_RECORD);
-            if (!job->excepted && job->setup_pending && !job->toredown)
-                return make (STEP_SERVERS);
-            return make (STEP_RECORD);
-        case NEWS_WRITE_FAILED:
-            return make (STEP_FAIL); /* "cannot WHAT: ..." */
-        case NEWS_SEEN:
-            if (job->phase == PHASE_NONE)
-                return adopt (job);
-            if (job->phase == PHASE_DELETING)
-                return make (STEP_FINALIZER); /* if it still has ours */
-            if (job->view.deleting && !job->toredown)
-                return make (STEP_FAIL_OUTSIDE);
-            return make (STEP_LOOK);
-        case NEWS_GONE:
-            return gone (job);
-        case NEWS_CREATE_FAILED: {
-            struct step st = make (json_array_size (job->create_msgids) == 0 && !job->excepted
-                                       ? STEP_RAISE
-                                       : STEP_FORGET);
-            st.end_epilog = job->epilog != EPILOG_NONE;
-            return st;
-        }
-        case NEWS_FORCE_CHECK:
-            return force_check (job);
-        case NEWS_FORCE_REFUSED:
-            return make (forcing (job) ? STEP_TIMEOUT : STEP_NOTHING);
-        case NEWS_SETUP_CULPRITS:
-            return culprits (job, WF_SETUP, arg);
-        case NEWS_MOUNT_CULPRITS:
-            return culprits (job, WF_PRERUN, arg);
-        case NEWS_POSTRUN_CULPRITS:
-            if (desired == WF_POSTRUN && handled < WF_POSTRUN)
-                return make (STEP_DRAIN_FAIL);
-            return make (STEP_NOTHING);
-        case NEWS_POSTRUN_FAILED_READ:
-            if (desired == WF_POSTRUN && handled < WF_POSTRUN)
-                return make (STEP_DRAIN_FAIL);
-            return make (STEP_FAIL);
         case NEWS_ABORT:
             if (job->phase == PHASE_LIMITED)
                 return make (STEP_END_WAITING); /* no Workflow to read or tear down */
@@ -774,8 +657,160 @@ static struct step next (const struct dws_engine *e, const struct job *job, enum
             if ((job->deps & JOB_DEP_OTHER) && json_array_size (job->create_msgids) == 0 && arg)
                 return make (STEP_CREATE_LATER);
             return make (STEP_CREATE_FROM_JOBSPEC);
+        default:
+            break;
+    }
+    return make (STEP_NOTHING);
+}
+
+/* The step for news `on` of the Workflow's progress: its create, its
+ * states, its reads and writes. */
+static struct step next_workflow (const struct dws_engine *e, const struct job *job,
+                                  enum news on, int arg)
+{
+    enum wf_state desired = phase_desired (job);
+    enum wf_state handled = phase_handled (job);
+    switch (on) {
+        case NEWS_CREATED:
+            if (job->toredown)
+                return teardown (job);
+            return make (job->wf ? STEP_LOOK : STEP_NOTHING);
+        case NEWS_WORKFLOW:
+            /* decide () recorded the completion, if it was one */
+            if (arg == WF_NONE || arg != (int)handled)
+                return make (STEP_NOTHING);
+            return after_done (e, job, (enum wf_state)arg);
+        case NEWS_SERVERS:
+            if (job->servers_pending == 0 && !job->excepted
+                && !job->toredown)
+                return ask (job, WF_SETUP);
+            return make (STEP_NOTHING);
+        case NEWS_COMPUTES:
+            if (desired == WF_SETUP && !job->excepted)
+                return ask (job, WF_DATAIN);
+            if (job->prestage && desired == WF_DATAIN && handled == WF_DATAIN && !job->excepted)
+                return ask (job, WF_PRERUN); /* pre-staged: its data is in already */
+            return make (STEP_NOTHING);
+        case NEWS_TOKEN:
+            if (desired == WF_PRERUN && !job->excepted)
+                return make (STEP_PROLOG_REMOVE);
+            return make (STEP_NOTHING);
+        case NEWS_RELEASED:
+            return ask (job, WF_DATAOUT);
+        case NEWS_BREAKDOWN:
+            if (job->excepted)
+                return make (STEP_NOTHING);
+            if (handled == WF_PROPOSAL && desired == WF_PROPOSAL)
+                return proposal (job);
+            if (setup_may_start (job))
+                return setup_start (e, job); /* a pre-staged job picked up, its hosts come */
+            return make (job->breakdowns_wanted == 0 && breakdowns_missing (job)
+                             ? STEP_BREAKDOWNS
+                             : STEP_NOTHING);
+        case NEWS_PROPOSAL_READY:
+            return proposal_ready (e, job);
+        case NEWS_MAP:
+            /* a job that reached dws.setup before the map was known */
+            if (job->setup_pending && job->servers_pending == 0 && setup_may_start (job))
+                return setup_start (e, job);
+            return make (STEP_NOTHING);
+        case NEWS_HOSTS:
+            if (!phase_exists (job) || handled < WF_PROPOSAL)
+                return make (STEP_NOTHING); /* for a Workflow since created again */
+            if (job->prestage) /* set up and filled already: the Computes, once DataIn is */
+                return make (handled == WF_DATAIN && desired == WF_DATAIN && !job->excepted
+                                     && !job->toredown
+                                 ? STEP_COMPUTES
+                                 : STEP_RECORD);
+            if (!job->excepted && job->setup_pending && !job->toredown)
+                return make (STEP_SERVERS);
+            return make (STEP_RECORD);
+        case NEWS_SEEN:
+            if (job->phase == PHASE_NONE)
+                return adopt (job);
+            if (job->phase == PHASE_DELETING)
+                return make (STEP_FINALIZER); /* if it still has ours */
+            if (job->view.deleting && !job->toredown)
+                return make (STEP_FAIL_OUTSIDE);
+            return make (STEP_LOOK);
+        case NEWS_GONE:
+            return gone (job);
         case NEWS_HOLD_R:
             return make (job->phase == PHASE_RELEASING ? STEP_HOLD : STEP_NOTHING);
+        default:
+            break;
+    }
+    return make (STEP_NOTHING);
+}
+
+/* The step for news `on` of failures, timeouts and teardown. */
+static struct step next_failure (const struct dws_engine *e, const struct job *job,
+                                 enum news on, int arg)
+{
+    (void)e;
+    enum wf_state desired = phase_desired (job);
+    enum wf_state handled = phase_handled (job);
+    switch (on) {
+        case NEWS_ERROR:
+            if (desired == WF_POSTRUN && handled < WF_POSTRUN)
+                return make (STEP_POSTRUN_FAILED); /* drain exactly who did not unmount */
+            return make (desired != WF_TEARDOWN ? STEP_FAIL : STEP_NOTHING);
+        case NEWS_FAILED:
+            /* how its owner learns it; Teardown follows (NEWS_TEARDOWN) */
+            if (job->released)
+                return make (STEP_FAIL_RECORD);
+            return make (job->excepted ? STEP_FAIL_AGAIN : STEP_FAIL_RAISE);
+        case NEWS_TEARDOWN:
+        case NEWS_REFUSED:
+            return phase_exists (job) ? teardown (job) : make (STEP_NOTHING);
+        case NEWS_TEARDOWN_READ:
+            if (job->teardown_reads == 0 && desired == WF_TEARDOWN && phase_exists (job))
+                return make (STEP_TEARDOWN_PATCH);
+            return make (STEP_NOTHING);
+        case NEWS_ABORT_READ:
+            if (job->abort_reads == 0 && phase_exists (job))
+                return teardown (job);
+            return make (STEP_NOTHING);
+        case NEWS_TIMER:
+            return on_timer (job, (enum timer_kind)arg);
+        case NEWS_WRITE_FAILED:
+            return make (STEP_FAIL); /* "cannot WHAT: ..." */
+        case NEWS_CREATE_FAILED: {
+            struct step st = make (json_array_size (job->create_msgids) == 0 && !job->excepted
+                                       ? STEP_RAISE
+                                       : STEP_FORGET);
+            st.end_epilog = job->epilog != EPILOG_NONE;
+            return st;
+        }
+        case NEWS_FORCE_CHECK:
+            return force_check (job);
+        case NEWS_FORCE_REFUSED:
+            return make (forcing (job) ? STEP_FAIL : STEP_NOTHING); /* a dws-timeout */
+        case NEWS_SETUP_CULPRITS:
+            return culprits (job, WF_SETUP, arg);
+        case NEWS_MOUNT_CULPRITS:
+            return culprits (job, WF_PRERUN, arg);
+        case NEWS_POSTRUN_CULPRITS:
+            if (desired == WF_POSTRUN && handled < WF_POSTRUN)
+                return make (STEP_DRAIN_FAIL);
+            return make (STEP_NOTHING);
+        case NEWS_POSTRUN_FAILED_READ:
+            if (desired == WF_POSTRUN && handled < WF_POSTRUN)
+                return make (STEP_DRAIN_FAIL);
+            return make (STEP_FAIL);
+        default:
+            break;
+    }
+    return make (STEP_NOTHING);
+}
+
+/* The step for news `on` of pre-staging: its picks, holds and DataIn. */
+static struct step next_prestage (const struct dws_engine *e, const struct job *job,
+                                  enum news on, int arg)
+{
+    (void)arg;
+    enum wf_state desired = phase_desired (job);
+    switch (on) {
         case NEWS_HOLDS_APPLIED:
             if (job->phase == PHASE_RELEASING && job->info_for != INFO_HOLD)
                 return make (STEP_RELEASED);
@@ -788,14 +823,6 @@ static struct step next (const struct dws_engine *e, const struct job *job, enum
             if (prestage_may_start (job)
                 && (job->ssd == SSD_PICKED || job->ssd == SSD_FINDING))
                 return make (STEP_PRESTAGE_HOLD);
-            return make (STEP_NOTHING);
-        case NEWS_ROOM:
-            if (job->phase == PHASE_LIMITED)
-                return limited (e, job);
-            if (weighed_unknown (job))
-                return make (STEP_PRESTAGE_WEIGH); /* the rabbits may be known now */
-            if (prestage_may_start (job) && job->ssd == SSD_UNPICKED && job->prestage_wait[0])
-                return make (STEP_PRESTAGE_PICK); /* waiting for room: before its timer */
             return make (STEP_NOTHING);
         case NEWS_PRESTAGE_FOUND:
             return prestage_may_start (job) ? prestage_next (job) : make (STEP_NOTHING);
@@ -824,10 +851,57 @@ static struct step next (const struct dws_engine *e, const struct job *job, enum
             if (job->restage == RESTAGE_NONE && setup_may_start (job))
                 return setup_start (e, job);
             return make (STEP_NOTHING);
-        case NEWS_COUNT:
+        default:
             break;
     }
     return make (STEP_NOTHING);
+}
+
+/* The step for news `on` of [rabbit.limits] (dws-limit found, a waiting
+ * job's turn) and of room that came (also for pre-staging's pick). */
+static struct step next_limits (const struct dws_engine *e, const struct job *job,
+                                enum news on, int arg)
+{
+    (void)arg;
+    switch (on) {
+        case NEWS_LIMIT_FOUND:
+            /* its Workflow exists: the old service went away before the
+             * create's answer removed dws-limit, or the removal reached no
+             * plugin (a reload); without one, the create's answer removes
+             * it (or admit.c's pass lets the job go first) */
+            return make ((job->deps & JOB_DEP_LIMIT) && phase_exists (job) ? STEP_LIMIT_REMOVE
+                                                              : STEP_NOTHING);
+        case NEWS_ROOM:
+            if (job->phase == PHASE_LIMITED)
+                return limited (e, job);
+            if (weighed_unknown (job))
+                return make (STEP_PRESTAGE_WEIGH); /* the rabbits may be known now */
+            if (prestage_may_start (job) && job->ssd == SSD_UNPICKED && job->prestage_wait[0])
+                return make (STEP_PRESTAGE_PICK); /* waiting for room: before its timer */
+            return make (STEP_NOTHING);
+        default:
+            break;
+    }
+    return make (STEP_NOTHING);
+}
+
+typedef struct step (*next_f) (const struct dws_engine *e, const struct job *job,
+                               enum news on, int arg);
+
+/* The decider of each news' family (decide.h's list). */
+static const next_f next_of[NEWS_COUNT] = {
+#define NEWS_NEXT(name, family) [NEWS_##name] = next_##family,
+    DWS_ENGINE_NEWS (NEWS_NEXT)
+#undef NEWS_NEXT
+};
+
+/* The step for news `on` (`arg`: what the news says beside it, read from
+ * the job by news_arg ()): its family's answer.
+ */
+static struct step next (const struct dws_engine *e, const struct job *job, enum news on,
+                         int arg)
+{
+    return on < NEWS_COUNT ? next_of[on](e, job, on, arg) : make (STEP_NOTHING);
 }
 
 /* "Complete" is DWS' word: spec.desiredState == status.state == S and
@@ -904,7 +978,7 @@ static struct step take (struct dws_engine *e, struct job *job, enum news on)
     }
     if (on == NEWS_GONE) {
         struct step st = decide_next (e, job); /* from the phase it had */
-        if (st.kind != STEP_NOTHING && (job->phase != PHASE_DELETING || st.kind == STEP_RESTAGE))
+        if (st.kind != STEP_NOTHING && (job->phase != PHASE_DELETING || st.kind == STEP_PRESTAGE_AGAIN))
             phase_event (e, job, PHASE_EV_VANISH, WF_NONE);
         return st;
     }
@@ -919,8 +993,8 @@ static struct step take (struct dws_engine *e, struct job *job, enum news on)
     struct step st = decide_next (e, job);
     int rc = 0;
     switch (st.kind) {
-        case STEP_CREATE:
-        case STEP_ADMIT:
+        case STEP_SEND_CREATE:
+        case STEP_ADMIT_GO:
             rc = phase_event (e, job, PHASE_EV_CREATE, WF_NONE);
             break;
         case STEP_ADOPT:
@@ -932,11 +1006,11 @@ static struct step take (struct dws_engine *e, struct job *job, enum news on)
         case STEP_ASK:
             rc = phase_event (e, job, PHASE_EV_ASK, st.state);
             break;
-        case STEP_TEARDOWN:
+        case STEP_TEARDOWN_BEGIN:
         case STEP_TEARDOWN_PATCH:
             rc = phase_event (e, job, PHASE_EV_ASK, WF_TEARDOWN);
             break;
-        case STEP_RELEASE:
+        case STEP_RELEASE_START:
             rc = phase_event (e, job, PHASE_EV_RELEASE, WF_NONE);
             break;
         case STEP_DELETE:

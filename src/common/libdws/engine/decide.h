@@ -23,175 +23,326 @@
  * The decider takes them in this order, one per step, until none is
  * left; those a pass marks on many jobs at once (NEWS_HOLDS_APPLIED,
  * NEWS_ROOM) come last, so an input's own news meets its input first.
+ * X (NAME, family): the family of the decider that answers it (decide.c's
+ * next_<family> (): the requests, the Workflow's progress, failures and
+ * teardown, pre-staging, the limits).
  */
+#define DWS_ENGINE_NEWS(X)                                                                     \
+    /* a Workflow is wanted (dws.create, a vanished one, job-info) */                          \
+    X (CREATE, request)                                                                        \
+    /* the create answered: the Workflow exists */                                             \
+    X (CREATED, workflow)                                                                      \
+    /* the Workflow was seen (a watch event, the create's answer) */                           \
+    X (WORKFLOW, workflow)                                                                     \
+    /* the Workflow is in status Error */                                                      \
+    X (ERROR, failure)                                                                         \
+    /* the job failed (workflow_fail_job; its note in the input) */                            \
+    X (FAILED, failure)                                                                        \
+    /* Teardown is wanted (dws.teardown, DataOut skipped, ...) */                              \
+    X (TEARDOWN, failure)                                                                      \
+    /* a read before Teardown answered */                                                      \
+    X (TEARDOWN_READ, failure)                                                                 \
+    /* one of dws.abort's reads answered */                                                    \
+    X (ABORT_READ, failure)                                                                    \
+    /* the job's epilog began after it ran (dws.post_run, or found in CLEANUP) */              \
+    X (POST_RUN, request)                                                                      \
+    /* the job's epilog began and it never ran (an exception before its start) */              \
+    X (EPILOG_UNRUN, request)                                                                  \
+    /* a Servers fill answered, or all were sent */                                            \
+    X (SERVERS, workflow)                                                                      \
+    /* the Computes fill answered */                                                           \
+    X (COMPUTES, workflow)                                                                     \
+    /* the workflow token Secret was read */                                                   \
+    X (TOKEN, workflow)                                                                        \
+    /* a repeated dws.setup */                                                                 \
+    X (SETUP_AGAIN, request)                                                                   \
+    /* the ssds are held (or the computes kept): DataOut */                                    \
+    X (RELEASED, workflow)                                                                     \
+    /* timer `arg` (enum timer_kind) fired */                                                  \
+    X (TIMER, failure)                                                                         \
+    /* a DirectiveBreakdown read answered (recorded) */                                        \
+    X (BREAKDOWN, workflow)                                                                    \
+    /* Proposal done and every breakdown read */                                               \
+    X (PROPOSAL_READY, workflow)                                                               \
+    /* the job cannot have its resources (excepted recorded) */                                \
+    X (REFUSED, failure)                                                                       \
+    /* the job manager lost the resource-update (a repeated dws.create) */                     \
+    X (RESEND, request)                                                                        \
+    /* dws.setup arrived, or what its start waited for came */                                 \
+    X (SETUP, request)                                                                         \
+    /* the hosts' annotation patch answered */                                                 \
+    X (HOSTS, workflow)                                                                        \
+    /* a write for its Setup failed, not for a Workflow gone */                                \
+    X (WRITE_FAILED, failure)                                                                  \
+    /* a watch event of the job's Workflow (recorded on it) */                                 \
+    X (SEEN, workflow)                                                                         \
+    /* the Workflow is gone (DELETED, or missing from the list) */                             \
+    X (GONE, workflow)                                                                         \
+    /* the create failed */                                                                    \
+    X (CREATE_FAILED, failure)                                                                 \
+    /* the Workflow seen while hosts are given up */                                           \
+    X (FORCE_CHECK, failure)                                                                   \
+    /* Kubernetes refused the forceReady patch */                                              \
+    X (FORCE_REFUSED, failure)                                                                 \
+    /* Setup's timeout read the Servers: `arg` hosts would be given up in all (0: no slow      \
+     * rabbit, -1: not countable) */                                                           \
+    X (SETUP_CULPRITS, failure)                                                                \
+    /* PreRun's timeout (or TransientCondition) read the ClientMounts: `arg` as above */       \
+    X (MOUNT_CULPRITS, failure)                                                                \
+    /* PostRun's timeout read the ClientMounts */                                              \
+    X (POSTRUN_CULPRITS, failure)                                                              \
+    /* a failed PostRun's ClientMounts were read */                                            \
+    X (POSTRUN_FAILED_READ, failure)                                                           \
+    /* dws.abort: the job manager ended the epilog itself */                                   \
+    X (ABORT, request)                                                                         \
+    /* dws.teardown, or a job found ended while away */                                        \
+    X (TEARDOWN_REQUEST, request)                                                              \
+    /* a dws.create for the job was refused */                                                 \
+    X (CREATE_REFUSED, request)                                                                \
+    /* a dws.create for a job the engine knows */                                              \
+    X (CREATE_AGAIN, request)                                                                  \
+    /* dws.setup for a job the engine knows */                                                 \
+    X (SETUP_REQUEST, request)                                                                 \
+    /* dws.post_run for a job the engine knows */                                              \
+    X (POST_RUN_REQUEST, request)                                                              \
+    /* the job is not in the job manager's list of active jobs */                              \
+    X (INACTIVE, request)                                                                      \
+    /* after a restart, the job is in RUN */                                                   \
+    X (ORPHAN_RUN, request)                                                                    \
+    /* after a restart, the job is in CLEANUP */                                               \
+    X (ORPHAN_CLEANUP, request)                                                                \
+    /* job-info answered */                                                                    \
+    X (JOB_INFO, request)                                                                      \
+    /* the job's R was read (a lost dws.setup): hosts known */                                 \
+    X (R_READ, request)                                                                        \
+    /* the jobspec was read and is good (`arg`: it uses persistent storage) */                 \
+    X (JOBSPEC, request)                                                                       \
+    /* the job's R was read to hold its ssds */                                                \
+    X (HOLD_R, workflow)                                                                       \
+    /* the SystemConfiguration came: rabbits can be placed */                                  \
+    X (MAP, workflow)                                                                          \
+    /* it may hold dws-limit still: the job manager's list after a restart shows it            \
+     * (recorded: limit_dep), or its plugin was reloaded (a repeated dws.create) */            \
+    X (LIMIT_FOUND, limits)                                                                    \
+    /* ANN_PRESTAGE was written (the choice, or the ssd picked) */                             \
+    X (PRESTAGE_RECORDED, prestage)                                                            \
+    /* Fluxion said which held ssd a job has (the picked ones are verified, or to be picked    \
+     * again) */                                                                               \
+    X (PRESTAGE_FOUND, prestage)                                                               \
+    /* Fluxion holds every ssd of the job down */                                              \
+    X (HOLDS_APPLIED, prestage)                                                                \
+    /* a Storage or the graph changed, or its user's use was counted again (admit.c): there    \
+     * may be room now */                                                                      \
+    X (ROOM, limits)                                                                           \
+    /* its DataIn's NnfDataMovements were read (job->datain) */                                \
+    X (DATAIN_READ, prestage)                                                                  \
+    /* a rabbit its node-local storage waits on went down */                                   \
+    X (RABBIT_LOST, prestage)                                                                  \
+    /* the ANN_GIVEN_UP patch answered (job->restage says how: UNPINNING written, NONE not) */ \
+    X (GIVEN_UP, prestage)                                                                     \
+    /* the jobtap plugin answered prestage-unpin (job->restage says how) */                    \
+    X (UNPINNED, prestage)
+
 enum news {
-    NEWS_CREATE,         /* a Workflow is wanted (dws.create, a vanished one, job-info) */
-    NEWS_CREATED,        /* the create answered: the Workflow exists */
-    NEWS_WORKFLOW,       /* the Workflow was seen (a watch event, the create's answer) */
-    NEWS_ERROR,          /* the Workflow is in status Error */
-    NEWS_FAILED,         /* the job failed (workflow_fail_job; its note in the input) */
-    NEWS_TEARDOWN,       /* Teardown is wanted (dws.teardown, DataOut skipped, ...) */
-    NEWS_TEARDOWN_READ,  /* a read before Teardown answered */
-    NEWS_ABORT_READ,     /* one of dws.abort's reads answered */
-    NEWS_POST_RUN,       /* the job's epilog began after it ran (dws.post_run, or found
-                          * in CLEANUP) */
-    NEWS_EPILOG_UNRUN,   /* the job's epilog began and it never ran (an exception
-                          * before its start) */
-    NEWS_SERVERS,        /* a Servers fill answered, or all were sent */
-    NEWS_COMPUTES,       /* the Computes fill answered */
-    NEWS_TOKEN,          /* the workflow token Secret was read */
-    NEWS_SETUP_AGAIN,    /* a repeated dws.setup */
-    NEWS_RELEASED,       /* the ssds are held (or the computes kept): DataOut */
-    NEWS_TIMER,          /* timer `arg` (enum timer_kind) fired */
-    NEWS_BREAKDOWN,      /* a DirectiveBreakdown read answered (recorded) */
-    NEWS_PROPOSAL_READY, /* Proposal done and every breakdown read */
-    NEWS_REFUSED,        /* the job cannot have its resources (excepted recorded) */
-    NEWS_RESEND,         /* the job manager lost the resource-update (a repeated dws.create) */
-    NEWS_SETUP,          /* dws.setup arrived, or what its start waited for came */
-    NEWS_HOSTS,          /* the hosts' annotation patch answered */
-    NEWS_WRITE_FAILED,   /* a write for its Setup failed, not for a Workflow gone */
-    NEWS_SEEN,           /* a watch event of the job's Workflow (recorded on it) */
-    NEWS_GONE,           /* the Workflow is gone (DELETED, or missing from the list) */
-    NEWS_CREATE_FAILED,  /* the create failed */
-    NEWS_FORCE_CHECK,    /* the Workflow seen while hosts are given up */
-    NEWS_FORCE_REFUSED,  /* Kubernetes refused the forceReady patch */
-    NEWS_SETUP_CULPRITS, /* Setup's timeout read the Servers: `arg` hosts would be
-                               * given up in all (0: no slow rabbit, -1: not countable) */
-    NEWS_MOUNT_CULPRITS, /* PreRun's timeout (or TransientCondition) read the
-                               * ClientMounts: `arg` as above */
-    NEWS_POSTRUN_CULPRITS, /* PostRun's timeout read the ClientMounts */
-    NEWS_POSTRUN_FAILED_READ, /* a failed PostRun's ClientMounts were read */
-    NEWS_ABORT,          /* dws.abort: the job manager ended the epilog itself */
-    NEWS_TEARDOWN_REQUEST, /* dws.teardown, or a job found ended while away */
-    NEWS_CREATE_REFUSED, /* a dws.create for the job was refused */
-    NEWS_CREATE_AGAIN,   /* a dws.create for a job the engine knows */
-    NEWS_SETUP_REQUEST,  /* dws.setup for a job the engine knows */
-    NEWS_POST_RUN_REQUEST, /* dws.post_run for a job the engine knows */
-    NEWS_INACTIVE,       /* the job is not in the job manager's list of active jobs */
-    NEWS_ORPHAN_RUN,     /* after a restart, the job is in RUN */
-    NEWS_ORPHAN_CLEANUP, /* after a restart, the job is in CLEANUP */
-    NEWS_JOB_INFO,       /* job-info answered */
-    NEWS_R_READ,         /* the job's R was read (a lost dws.setup): hosts known */
-    NEWS_JOBSPEC,        /* the jobspec was read and is good (`arg`: it uses
-                               * persistent storage) */
-    NEWS_HOLD_R,         /* the job's R was read to hold its ssds */
-    NEWS_MAP,            /* the SystemConfiguration came: rabbits can be placed */
-    NEWS_LIMIT_FOUND,    /* it may hold dws-limit still: the job manager's list after a
-                               * restart shows it (recorded: limit_dep), or its plugin was
-                               * reloaded (a repeated dws.create) */
-    NEWS_PRESTAGE_RECORDED, /* ANN_PRESTAGE was written (the choice, or the ssd picked) */
-    NEWS_PRESTAGE_FOUND, /* Fluxion said which held ssd a job has (the picked
-                               * ones are verified, or to be picked again) */
-    NEWS_HOLDS_APPLIED,  /* Fluxion holds every ssd of the job down */
-    NEWS_ROOM,           /* a Storage or the graph changed, or its user's use was
-                          * counted again (admit.c): there may be room now */
-    NEWS_DATAIN_READ,    /* its DataIn's NnfDataMovements were read (job->datain) */
-    NEWS_RABBIT_LOST,    /* a rabbit its node-local storage waits on went down */
-    NEWS_GIVEN_UP,       /* the ANN_GIVEN_UP patch answered (job->restage says how:
-                          * UNPINNING written, NONE not) */
-    NEWS_UNPINNED,       /* the jobtap plugin answered prestage-unpin (job->restage
-                          * says how) */
+#define NEWS_KIND(name, family) NEWS_##name,
+    DWS_ENGINE_NEWS (NEWS_KIND)
+#undef NEWS_KIND
     NEWS_COUNT,
 };
 _Static_assert (NEWS_COUNT <= 64, "job->news has a bit per news");
 
+/* The step kinds, each with its verb, in one list: X (NAME, verb) makes
+ * STEP_NAME and its row of verbs.c's table.  A verb is a function of the
+ * file its prefix names, and its name is that prefix and its step's name
+ * (t/python/libdws/test_one_decider.py holds both).  Grouped by the file
+ * that carries them out.
+ */
+#define DWS_ENGINE_STEPS(X)                                                                    \
+    /* --- request.c --- */                                                                    \
+    /* the create is on its way: its answer answers this request */                            \
+    X (JOIN_CREATE, request_join_create)                                                       \
+    /* a repeated dws.post_run: send the epilog-remove again */                                \
+    X (EPILOG_AGAIN, request_epilog_again)                                                     \
+    /* the job ended while no service watched: Teardown, no epilog */                          \
+    X (END_AWAY, request_end_away)                                                             \
+    /* read the job's R (its dws.setup was lost) */                                            \
+    X (READ_R, request_read_R)                                                                 \
+    /* the job's R, to place its Lustre on the rabbits Fluxion chose */                        \
+    X (PLACE_LUSTRE, request_place_lustre)                                                     \
+    /* the job's R, for its lost dws.setup */                                                  \
+    X (SETUP_FROM_R, request_setup_from_R)                                                     \
+    /* the jobspec, to create the Workflow again */                                            \
+    X (FROM_JOBSPEC, request_from_jobspec)                                                     \
+    /* its epilog began while it waited: release it, forget the job */                         \
+    X (END_WAITING, request_end_waiting)                                                       \
+    /* its Workflow exists: remove dws-limit (admit.c) */                                      \
+    X (LIMIT_REMOVE, request_limit_remove)                                                     \
+    /* job-info answered with the R of the ssds to hold */                                     \
+    X (HOLD_ANSWER, request_hold_answer)                                                       \
+    /* a repeated dws.create: answer it, send what was lost again */                           \
+    X (CREATE_ANSWER, request_create_answer)                                                   \
+    /* the hosts from R (dws.setup, or a lost one's R): Setup */                               \
+    X (RECORD_HOSTS, request_record_hosts)                                                     \
+    /* a repeated dws.setup: answer it, the prolog-remove again */                             \
+    X (SETUP_ANSWER, request_setup_answer)                                                     \
+    /* the job's epilog began (dws.post_run, or a lost one) */                                 \
+    X (BEGIN_EPILOG, request_begin_epilog)                                                     \
+    /* its dws.create is still to come: forget the job */                                      \
+    X (CREATE_LATER, request_create_later)                                                     \
+    /* create its Workflow from its jobspec */                                                 \
+    X (CREATE_FROM_JOBSPEC, request_create_from_jobspec)                                       \
+    /* --- admit.c --- */                                                                      \
+    /* wait, with no Workflow, for its user's use to fall (admit.c) */                         \
+    X (WAIT_LIMIT, admit_wait_limit)                                                           \
+    /* it still waits: its reason says what its user holds now */                              \
+    X (STILL_WAITING, admit_still_waiting)                                                     \
+    /* its user's use allows it now: create its Workflow */                                    \
+    X (ADMIT_GO, admit_go)                                                                     \
+    /* --- workflow.c --- */                                                                   \
+    /* send the Workflow's create */                                                           \
+    X (SEND_CREATE, workflow_send_create)                                                      \
+    /* patch desiredState to `state` (and start its timers) */                                 \
+    X (ASK, workflow_ask)                                                                      \
+    /* to Teardown: the reads first (`was`: desired before) */                                 \
+    X (TEARDOWN_BEGIN, workflow_teardown_begin)                                                \
+    /* the reads done: the Teardown patch */                                                   \
+    X (TEARDOWN_PATCH, workflow_teardown_patch)                                                \
+    /* in Teardown already: mark the epilog on the Workflow */                                 \
+    X (MARK_EPILOG, workflow_mark_epilog)                                                      \
+    /* Teardown done: release the epilog, delete the Workflow */                               \
+    X (DELETE, workflow_delete)                                                                \
+    /* fail the job (an Error, a TransientCondition) */                                        \
+    X (FAIL, workflow_fail)                                                                    \
+    /* failed, its computes released: record it (no exception reaches an inactive job),        \
+     * then Teardown */                                                                        \
+    X (FAIL_RECORD, workflow_fail_record)                                                      \
+    /* failed: raise its exception, then Teardown */                                           \
+    X (FAIL_RAISE, workflow_fail_raise)                                                        \
+    /* failed, excepted already: log it, then Teardown */                                      \
+    X (FAIL_AGAIN, workflow_fail_again)                                                        \
+    /* the Workflow is being deleted by us: remove our finalizer */                            \
+    X (FINALIZER, workflow_finalizer)                                                          \
+    /* --- progress.c --- */                                                                   \
+    /* look at the Workflow last seen (NEWS_WORKFLOW) */                                       \
+    X (LOOK, progress_look)                                                                    \
+    /* take up a Workflow of ours in `state` (a restart): its facts read from it, `timers`     \
+     * started whole */                                                                        \
+    X (ADOPT, progress_adopt)                                                                  \
+    /* Proposal done: the resources for the job manager */                                     \
+    X (PROPOSAL, progress_proposal)                                                            \
+    /* Setup done: fill the Computes */                                                        \
+    X (COMPUTES, progress_computes)                                                            \
+    /* PreRun done: end the prolog (no workflow token) */                                      \
+    X (PROLOG, progress_prolog)                                                                \
+    /* PreRun done: read the workflow token Secret first */                                    \
+    X (READ_TOKEN, progress_read_token)                                                        \
+    /* the token read: end the prolog with it */                                               \
+    X (PROLOG_REMOVE, progress_prolog_remove)                                                  \
+    /* read the breakdowns the Workflow lists and we lack */                                   \
+    X (BREAKDOWNS, progress_breakdowns)                                                        \
+    /* send the resource-update (Proposal's outcome) */                                        \
+    X (SEND_RESOURCES, progress_send_resources)                                                \
+    /* send it again: read the breakdowns anew first */                                        \
+    X (RESOURCES_AGAIN, progress_resources_again)                                              \
+    /* the Setup waits for the SystemConfiguration (logged) */                                 \
+    X (WAIT_MAP, progress_wait_map)                                                            \
+    /* the job's R with its graph: where its Lustre ssd went */                                \
+    X (READ_SCHED_R, progress_read_sched_R)                                                    \
+    /* record the hosts (and ssd reserved) on the Workflow */                                  \
+    X (HOSTS_PATCH, progress_hosts_patch)                                                      \
+    /* fill the Servers objects (the hosts' answer kept) */                                    \
+    X (SERVERS, progress_servers)                                                              \
+    /* keep the answer's Workflow; nothing follows */                                          \
+    X (RECORD, progress_record)                                                                \
+    /* deleted outside Flux: fail the job, then look */                                        \
+    X (FAIL_OUTSIDE, progress_fail_outside)                                                    \
+    /* it vanished while the job waited: create it again */                                    \
+    X (RECREATE, progress_recreate)                                                            \
+    /* it vanished in the epilog: release the epilog, forget */                                \
+    X (END_EPILOG, progress_end_epilog)                                                        \
+    /* raise on the job, then forget it */                                                     \
+    X (RAISE, progress_raise)                                                                  \
+    /* forget the job (end_epilog: release its epilog first) */                                \
+    X (FORGET, progress_forget)                                                                \
+    /* pre-staging wanted: read what decides it (prestage.c) */                                \
+    X (PRESTAGE_WEIGH, progress_prestage_weigh)                                                \
+    /* ask the jobtap plugin to let it go of its chassis */                                    \
+    X (PRESTAGE_UNPIN, progress_prestage_unpin)                                                \
+    /* --- fault.c --- */                                                                      \
+    /* PostRun failed: read who still mounts, then fail */                                     \
+    X (POSTRUN_FAILED, fault_postrun_failed)                                                   \
+    /* timer `timer` fired: read who is late */                                                \
+    X (READ_CULPRITS, fault_read_culprits)                                                     \
+    /* teardown_after expired: skip DataOut, then Teardown */                                  \
+    X (SKIP_DATAOUT, fault_skip_dataout)                                                       \
+    /* DWS reset forceReady: ask for it again */                                               \
+    X (FORCE_READY_AGAIN, fault_force_ready_again)                                             \
+    /* give the culprits up (within the tolerance): forceReady */                              \
+    X (NODE_FAILURE, fault_node_failure)                                                       \
+    /* drain the computes still mounted, then fail the job */                                  \
+    X (DRAIN_FAIL, fault_drain_fail)                                                           \
+    /* read the ClientMounts and Servers (drain, disable) first */                             \
+    X (ABORT_READS, fault_abort_reads)                                                         \
+    /* dws.abort before the Workflow exists: the epilog is ended */                            \
+    X (ABORT_NOTED, fault_abort_noted)                                                         \
+    /* --- release.c --- */                                                                    \
+    /* PostRun done: hold the ssds, release the computes */                                    \
+    X (RELEASE_START, release_start)                                                           \
+    /* Fluxion did not confirm the ssd holds: DataOut without */                               \
+    X (KEEP_COMPUTES, release_keep_computes)                                                   \
+    /* hold the job's ssds, from its R (release.c) */                                          \
+    X (HOLD, release_hold)                                                                     \
+    /* the ssds are held: end the epilog, DataOut */                                           \
+    X (RELEASED, release_released)                                                             \
+    /* --- prestage.c --- */                                                                   \
+    /* not pre-staged: not wanted, or it cannot be (the site's default) */                     \
+    X (PRESTAGE_NO, prestage_no)                                                               \
+    /* not pre-staged: more nodes than the instance has */                                     \
+    X (PRESTAGE_TOO_BIG, prestage_too_big)                                                     \
+    /* not pre-staged: the site's bound on what is held ahead */                               \
+    X (PRESTAGE_FULL, prestage_full)                                                           \
+    /* it asked for it (dw_prestage=yes) and cannot be: refused */                             \
+    X (PRESTAGE_REFUSE, prestage_refuse)                                                       \
+    /* pre-staged: Setup and DataIn before its nodes */                                        \
+    X (PRESTAGE_YES, prestage_yes)                                                             \
+    /* pre-staged: record it on the Workflow first */                                          \
+    X (PRESTAGE_RECORD, prestage_record)                                                       \
+    /* pick the ssd it holds (again, or once some are free) */                                 \
+    X (PRESTAGE_PICK, prestage_pick)                                                           \
+    /* its hold applied: ask Fluxion whether a job has any of it */                            \
+    X (PRESTAGE_VERIFY, prestage_verify)                                                       \
+    /* its data is in: let the job be scheduled (dws-prestage goes) */                         \
+    X (PRESTAGE_READY, prestage_ready)                                                         \
+    /* hold a pre-staged job's ssd down in Fluxion (prestage.c) */                             \
+    X (PRESTAGE_HOLD, prestage_hold)                                                           \
+    /* its storage's rabbit went down before its nodes came: fail */                           \
+    X (PRESTAGE_LOST, prestage_lost)                                                           \
+    /* its nodes did not come within rabbit.prestage_node_wait: write ANN_GIVEN_UP first */    \
+    X (PRESTAGE_GIVE_UP, prestage_give_up)                                                     \
+    /* its given-up Workflow is deleted: create it again, the usual way */                     \
+    X (PRESTAGE_AGAIN, prestage_again)                                                         \
+    /* --- datain.c --- */                                                                     \
+    /* read a pre-staged DataIn's progress (datain.c) */                                       \
+    X (DATAIN_READ, datain_read)                                                               \
+    /* it moved lately: read it again later */                                                 \
+    X (DATAIN_WATCH, datain_watch)                                                             \
+    /* it did not move for rabbit.datain_stall_timeout: fail */                                \
+    X (DATAIN_STALLED, datain_stalled)
+
 /* The next step: what the caller does. */
 enum step_kind {
     STEP_NOTHING,
-    STEP_CREATE,         /* send the Workflow's create */
-    STEP_LOOK,           /* look at the Workflow last seen (NEWS_WORKFLOW) */
-    STEP_ADOPT,          /* take up a Workflow of ours in `state` (a restart):
-                          * its facts read from it, `timers` started whole */
-    STEP_PROPOSAL,       /* Proposal done: the resources for the job manager */
-    STEP_ASK,            /* patch desiredState to `state` (and start its timers) */
-    STEP_COMPUTES,       /* Setup done: fill the Computes */
-    STEP_PROLOG,         /* PreRun done: end the prolog (no workflow token) */
-    STEP_READ_TOKEN,     /* PreRun done: read the workflow token Secret first */
-    STEP_PROLOG_REMOVE,  /* the token read: end the prolog with it */
-    STEP_RELEASE,        /* PostRun done: hold the ssds, release the computes */
-    STEP_TEARDOWN,       /* to Teardown: the reads first (`was`: desired before) */
-    STEP_TEARDOWN_PATCH, /* the reads done: the Teardown patch */
-    STEP_MARK_EPILOG,    /* in Teardown already: mark the epilog on the Workflow */
-    STEP_DELETE,         /* Teardown done: release the epilog, delete the Workflow */
-    STEP_FAIL,           /* fail the job (an Error, a TransientCondition) */
-    STEP_FAIL_RECORD,    /* failed, its computes released: record it (no exception
-                          * reaches an inactive job), then Teardown */
-    STEP_FAIL_RAISE,     /* failed: raise its exception, then Teardown */
-    STEP_FAIL_AGAIN,     /* failed, excepted already: log it, then Teardown */
-    STEP_POSTRUN_FAILED, /* PostRun failed: read who still mounts, then fail */
-    STEP_READ_CULPRITS,  /* timer `timer` fired: read who is late */
-    STEP_SKIP_DATAOUT,   /* teardown_after expired: skip DataOut, then Teardown */
-    STEP_KEEP_COMPUTES,  /* Fluxion did not confirm the ssd holds: DataOut without */
+#define STEP_KIND(name, verb) STEP_##name,
+    DWS_ENGINE_STEPS (STEP_KIND)
+#undef STEP_KIND
     STEP_TEARDOWN_LATER, /* Teardown once the create has answered (decide records it) */
-    STEP_BREAKDOWNS,     /* read the breakdowns the Workflow lists and we lack */
-    STEP_RESOURCES,      /* send the resource-update (Proposal's outcome) */
-    STEP_RESOURCES_AGAIN, /* send it again: read the breakdowns anew first */
-    STEP_WAIT_MAP,       /* the Setup waits for the SystemConfiguration (logged) */
-    STEP_READ_SCHED_R,   /* the job's R with its graph: where its Lustre ssd went */
-    STEP_HOSTS_PATCH,    /* record the hosts (and ssd reserved) on the Workflow */
-    STEP_SERVERS,        /* fill the Servers objects (the hosts' answer kept) */
-    STEP_RECORD,         /* keep the answer's Workflow; nothing follows */
-    STEP_FINALIZER,      /* the Workflow is being deleted by us: remove our finalizer */
-    STEP_FAIL_OUTSIDE,   /* deleted outside Flux: fail the job, then look */
-    STEP_RECREATE,       /* it vanished while the job waited: create it again */
-    STEP_END_EPILOG,     /* it vanished in the epilog: release the epilog, forget */
-    STEP_RAISE,          /* raise on the job, then forget it */
-    STEP_FORGET,         /* forget the job (end_epilog: release its epilog first) */
-    STEP_FORCE_READY,    /* DWS reset forceReady: ask for it again */
-    STEP_NODE_FAILURE,   /* give the culprits up (within the tolerance): forceReady */
-    STEP_TIMEOUT,        /* fail the job: "dws-timeout" (over the tolerance) */
-    STEP_DRAIN_FAIL,     /* drain the computes still mounted, then fail the job */
-    STEP_ABORT_READS,    /* read the ClientMounts and Servers (drain, disable) first */
-    STEP_JOIN_CREATE,    /* the create is on its way: its answer answers this request */
-    STEP_EPILOG_AGAIN,   /* a repeated dws.post_run: send the epilog-remove again */
-    STEP_END_AWAY,       /* the job ended while no service watched: Teardown, no epilog */
-    STEP_READ_R,         /* read the job's R (its dws.setup was lost) */
-    STEP_HOLD,           /* hold the job's ssds, from its R (release.c) */
-    STEP_PLACE_LUSTRE,   /* the job's R, to place its Lustre on the rabbits Fluxion chose */
-    STEP_SETUP_FROM_R,   /* the job's R, for its lost dws.setup */
-    STEP_FROM_JOBSPEC,   /* the jobspec, to create the Workflow again */
-    STEP_RELEASED,       /* the ssds are held: end the epilog, DataOut */
-    STEP_WAIT_LIMIT,     /* wait, with no Workflow, for its user's use to fall (admit.c) */
-    STEP_END_WAITING,    /* its epilog began while it waited: release it, forget the job */
-    STEP_LIMIT_REMOVE,   /* its Workflow exists: remove dws-limit (admit.c) */
-    STEP_LIMIT_WHY,      /* it still waits: its reason says what its user holds now */
-    STEP_ADMIT,          /* its user's use allows it now: create its Workflow */
-    STEP_PRESTAGE_WEIGH, /* pre-staging wanted: read what decides it (prestage.c) */
-    STEP_PRESTAGE_NO,    /* not pre-staged: not wanted, or it cannot be (the site's
-                          * default) */
-    STEP_PRESTAGE_TOO_BIG, /* not pre-staged: more nodes than the instance has */
-    STEP_PRESTAGE_FULL,  /* not pre-staged: the site's bound on what is held ahead */
-    STEP_PRESTAGE_REFUSE, /* it asked for it (dw_prestage=yes) and cannot be: refused */
-    STEP_PRESTAGE_YES,   /* pre-staged: Setup and DataIn before its nodes */
-    STEP_PRESTAGE_RECORD, /* pre-staged: record it on the Workflow first */
-    STEP_PRESTAGE_PICK,  /* pick the ssd it holds (again, or once some are free) */
-    STEP_PRESTAGE_VERIFY, /* its hold applied: ask Fluxion whether a job has any of it */
-    STEP_PRESTAGED,      /* its data is in: let the job be scheduled (dws-prestage goes) */
-    STEP_PRESTAGE_HOLD,  /* hold a pre-staged job's ssd down in Fluxion (prestage.c) */
-    STEP_HOLD_ANSWER,    /* job-info answered with the R of the ssds to hold */
-    STEP_CREATE_ANSWER,  /* a repeated dws.create: answer it, send what was lost again */
-    STEP_RECORD_HOSTS,   /* the hosts from R (dws.setup, or a lost one's R): Setup */
-    STEP_SETUP_ANSWER,   /* a repeated dws.setup: answer it, the prolog-remove again */
-    STEP_BEGIN_EPILOG,   /* the job's epilog began (dws.post_run, or a lost one) */
-    STEP_ABORT_NOTED,    /* dws.abort before the Workflow exists: the epilog is ended */
-    STEP_CREATE_LATER,   /* its dws.create is still to come: forget the job */
-    STEP_CREATE_FROM_JOBSPEC, /* create its Workflow from its jobspec */
-    STEP_DATAIN_READ,    /* read a pre-staged DataIn's progress (datain.c) */
-    STEP_DATAIN_WATCH,   /* it moved lately: read it again later */
-    STEP_DATAIN_STALLED, /* it did not move for rabbit.datain_stall_timeout: fail */
-    STEP_PRESTAGE_LOST,  /* its storage's rabbit went down before its nodes came: fail */
-    STEP_PRESTAGE_GIVE_UP, /* its nodes did not come within rabbit.prestage_node_wait:
-                            * write ANN_GIVEN_UP first */
-    STEP_PRESTAGE_UNPIN, /* ask the jobtap plugin to let it go of its chassis */
-    STEP_RESTAGE,        /* its given-up Workflow is deleted: create it again, the
-                          * usual way */
     STEP_COUNT,
 };
 
 struct step {
     enum step_kind kind;
     enum wf_state state;    /* STEP_ASK, STEP_ADOPT */
-    enum wf_state was;      /* STEP_TEARDOWN: the state asked for before */
+    enum wf_state was;      /* STEP_TEARDOWN_BEGIN: the state asked for before */
     enum timer_kind timer;  /* STEP_READ_CULPRITS */
     unsigned timers;        /* STEP_ASK, STEP_ADOPT: bit per timer kind that guards
                              * the state */

@@ -532,12 +532,9 @@ static void record_due_workflow (struct dws_engine *e, json_t *obj)
 
 static void record_due_key (struct dws_engine *e, json_t *key)
 {
-    char name[64];
+    enum timer_kind kind;
     json_int_t id;
-    const char *s = json_string_value (key);
-    const char *colon = s ? strrchr (s, ':') : NULL;
-    if (colon && snprintf (name, sizeof (name), "fluxjob-%s", colon + 1) < (int)sizeof (name)
-        && job_id_from_name (name, &id))
+    if (token_timer_parse (json_string_value (key), &kind, &id) == 0)
         act_record_id (e, id);
 }
 

@@ -131,19 +131,9 @@ void fault_skip_dataout (struct dws_engine *e, struct job *job, const struct ste
 
 void fault_timer_event (struct dws_engine *e, const char *key)
 {
-    const char *colon = strrchr (key, ':');
-    char name[64];
+    enum timer_kind kind;
     json_int_t id;
-    int kind = -1;
-    if (!colon)
-        return;
-    for (int k = 0; k < T_NKINDS; k++) {
-        size_t n = strlen (act_timer_name ((enum timer_kind)k));
-        if ((size_t)(colon - key) == n && !strncmp (key, act_timer_name ((enum timer_kind)k), n))
-            kind = k;
-    }
-    if (kind < 0 || snprintf (name, sizeof (name), "fluxjob-%s", colon + 1) >= (int)sizeof (name)
-        || !job_id_from_name (name, &id))
+    if (token_timer_parse (key, &kind, &id) < 0)
         return;
     struct job *job = job_lookup (e, id);
     if (!job || !(job->timers & (1u << kind)))
@@ -197,7 +187,7 @@ void fault_force_ready_check (struct dws_engine *e, struct job *job)
     advance_job (e, job, NEWS_FORCE_CHECK, NULL);
 }
 
-/* STEP_FORCE_READY: DWS reset forceReady at the transition it raced. */
+/* STEP_FORCE_READY_AGAIN: DWS reset forceReady at the transition it raced. */
 void fault_force_ready_again (struct dws_engine *e, struct job *job, const struct step *st,
                               struct input *in)
 {

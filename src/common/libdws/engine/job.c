@@ -60,7 +60,7 @@ struct job *job_create (struct dws_engine *e, json_int_t id)
     /* j->phase: PHASE_NONE (0, calloc) until decide.c moves it */
     j->forced = WF_NONE;
     j->gib = -1;
-    j->limit_use.jobs = -1;
+    j->limit_held.use[LIMITS_USER].jobs = -1;
     j->prestage_asked = -1;
     j->tc_since = -1;
     j->breakdowns = json_object ();
@@ -88,6 +88,9 @@ static void job_free (struct job *j)
     json_decref (j->directives);
     json_decref (j->resources);
     free (j->username);
+    free (j->bank);
+    json_decref (j->gib_types);
+    free (j->project);
     free (j->limit_why);
     json_decref (j->wf);
     json_decref (j->create_msgids);
@@ -143,6 +146,19 @@ void job_set_wf (struct job *job, json_t *wf)
     job->wf = json_incref (wf);
     json_decref (old);
     wfview_parse (job->wf, &job->view);
+}
+
+static void set_string (char **field, json_t *v)
+{
+    const char *s = json_string_value (v);
+    free (*field);
+    *field = s && *s ? strdup (s) : NULL;
+}
+
+void job_set_account (struct job *job, json_t *bank, json_t *project)
+{
+    set_string (&job->bank, bank);
+    set_string (&job->project, project);
 }
 
 void job_set_reserved (struct job *job, json_t *R)

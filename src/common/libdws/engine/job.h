@@ -19,6 +19,9 @@ void job_forget (struct dws_engine *e, struct job *job);
  * into job->view.
  */
 void job_set_wf (struct job *job, json_t *wf);
+/* Record the job's flux-accounting bank and project (strings, or NULL or
+ * another type: none). */
+void job_set_account (struct job *job, json_t *bank, json_t *project);
 /* Record the ssd Fluxion gave the job, per rabbit, from its R (none: NULL). */
 void job_set_reserved (struct job *job, json_t *R);
 

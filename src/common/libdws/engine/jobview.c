@@ -28,6 +28,8 @@
 #include "hosts.h"
 #include "jobview.h"
 #include "job.h"
+#include "limits.h"
+#include "parse/breakdown.h"
 #include "phase.h"
 #include "prestage.h"
 #include "token.h"
@@ -173,6 +175,10 @@ static json_t *job_summary (struct dws_engine *e, struct job *job, bool full)
         json_object_set_new (o, "error", json_string (err));
     if (job->released)
         json_object_set_new (o, "released", json_true ());
+    if (job->bank) /* flux-accounting's (job_set_account) */
+        json_object_set_new (o, "bank", json_string (job->bank));
+    if (job->project)
+        json_object_set_new (o, "project", json_string (job->project));
     if (job->limit_why) /* held by [rabbit.limits] (admit.c) */
         json_object_set_new (o, "waiting", json_string (job->limit_why));
     json_t *prestage = prestage_view (e, job);
@@ -271,6 +277,41 @@ static json_t *datamovement_of (json_t *dm)
     return o;
 }
 
+/* What the job's storage held, for `flux dws usage`: from its Workflow's
+ * creation ("since", the API server's time) until its Teardown was done
+ * ("until", DWS' readyChange; the service's own time where DWS gave
+ * none), the GiB its directives ask for by storage type (as
+ * [rabbit.limits] counts them) and, once it is torn down, the
+ * GiB-seconds of each.  NULL before its Workflow exists.
+ */
+static json_t *usage_of (struct job *job)
+{
+    const struct wfview *v = &job->view;
+    if (!job->wf || v->created <= 0)
+        return NULL;
+    if (!job->gib_types) {
+        int64_t nnodes = job->resources ? dws_jobspec_node_count (job->resources, NULL) : 1;
+        job->gib_types = limits_job_gib_by_type (job->directives, nnodes, NULL);
+        if (!job->gib_types) /* directives the create refused: none held */
+            job->gib_types = json_object ();
+    }
+    double until = 0;
+    if (v->state == WF_TEARDOWN && v->ready)
+        until = v->ready_change > 0 ? v->ready_change : job->done_at[WF_TEARDOWN];
+    json_t *o = json_pack ("{s:f s:O}", "since", v->created, "gib", job->gib_types);
+    if (o && until > 0) {
+        double held = until > v->created ? until - v->created : 0;
+        json_t *gs = json_object ();
+        const char *type;
+        json_t *g;
+        json_object_foreach (job->gib_types, type, g)
+            json_object_set_new (gs, type, json_real ((double)json_integer_value (g) * held));
+        json_object_set_new (o, "until", json_real (until));
+        json_object_set_new (o, "gib_seconds", gs);
+    }
+    return o;
+}
+
 /* The job's view as of now, all but what only an answer has (success,
  * the time in the phase, data movements listed for it): datamovements are
  * those given (NnfDataMovement objects, NULL: none), shown as datamovement_of
@@ -294,6 +335,9 @@ static json_t *job_view (struct dws_engine *e, struct job *job, json_t *datamove
         json_object_set_new (o, "held_ssds", json_integer ((json_int_t)json_array_size (job->held)));
     json_object_set_new (o, "env", env_of (job));
     json_object_set_new (o, "timeline", timeline_of (job));
+    json_t *usage = usage_of (job);
+    if (usage)
+        json_object_set_new (o, "usage", usage);
     json_object_set_new (o, "tolerance", json_integer (job->tolerance));
     json_t *dms = json_array ();
     size_t i;

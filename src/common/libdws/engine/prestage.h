@@ -76,7 +76,7 @@ void prestage_verify (struct dws_engine *e, struct job *job, const struct step *
  */
 int prestage_found (struct dws_engine *e, struct job *job, json_t *event);
 
-/* STEP_PRESTAGED: the job may be scheduled (dws-prestage removed; again on a
+/* STEP_PRESTAGE_READY: the job may be scheduled (dws-prestage removed; again on a
  * repeat). */
 void prestage_ready (struct dws_engine *e, struct job *job, const struct step *st,
                     struct input *in);
@@ -105,11 +105,11 @@ void prestage_on_given_up (struct dws_engine *e, enum token_kind kind, struct jo
  * rabbit map is not known. */
 bool prestage_on_chassis (struct dws_engine *e, struct job *job, dws_error_t *err);
 
-/* The jobtap plugin's answer to prestage-unpin (progress_unpin asks). */
+/* The jobtap plugin's answer to prestage-unpin (progress_prestage_unpin asks). */
 void prestage_on_unpin (struct dws_engine *e, enum token_kind kind, struct job *job,
                         json_t *event);
 
-/* STEP_RESTAGE: its given-up Workflow is deleted: it is a job of the usual
+/* STEP_PRESTAGE_AGAIN: its given-up Workflow is deleted: it is a job of the usual
  * way from now, its Workflow created again (with its hosts, if they came).
  */
 void prestage_again (struct dws_engine *e, struct job *job, const struct step *st,

@@ -158,7 +158,7 @@ static bool send_resources (struct dws_engine *e, struct job *job, json_t *list,
  * Fluxion holds it again) without the pin's constraint; the answer:
  * prestage_on_unpin.  Resources it cannot have: it waits for its chassis.
  */
-void progress_unpin (struct dws_engine *e, struct job *job, const struct step *st,
+void progress_prestage_unpin (struct dws_engine *e, struct job *job, const struct step *st,
                      struct input *in)
 {
     char token[96];
@@ -629,6 +629,11 @@ void progress_adopt (struct dws_engine *e, struct job *job, const struct step *s
     job->resources = annotation_json (job, ANN_RESOURCES);
     const char *tol = wfview_annotation (v, ANN_TOLERANCE);
     job->tolerance = tol ? strtoll (tol, NULL, 10) : 0;
+    json_t *bank = json_string (wfview_annotation (v, ANN_BANK));
+    json_t *project = json_string (wfview_annotation (v, ANN_PROJECT));
+    job_set_account (job, bank, project);
+    json_decref (bank);
+    json_decref (project);
     if (wfview_annotation (v, ANN_HOSTS) || !job->hosts) {
         free (job->hosts);
         job->hosts = dws_strdup_null (wfview_annotation (v, ANN_HOSTS));

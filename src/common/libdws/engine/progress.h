@@ -53,7 +53,7 @@ void progress_breakdowns (struct dws_engine *e, struct job *job, const struct st
                          struct input *in);
 void progress_record (struct dws_engine *e, struct job *job, const struct step *st,
                      struct input *in);
-void progress_unpin (struct dws_engine *e, struct job *job, const struct step *st,
+void progress_prestage_unpin (struct dws_engine *e, struct job *job, const struct step *st,
                      struct input *in);
 void progress_send_resources (struct dws_engine *e, struct job *job, const struct step *st,
                              struct input *in);

@@ -161,7 +161,7 @@ void release_check (struct dws_engine *e)
     json_decref (ready);
 }
 
-void release_timeout (struct dws_engine *e, struct job *job, const struct step *st,
+void release_keep_computes (struct dws_engine *e, struct job *job, const struct step *st,
                       struct input *in)
 {
     (void)st;

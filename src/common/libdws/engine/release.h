@@ -37,7 +37,7 @@ void release_check (struct dws_engine *e);
 /* The release timer fired and Fluxion has not confirmed the holds: the
  * computes are kept until Teardown, DataOut goes on.
  */
-void release_timeout (struct dws_engine *e, struct job *job, const struct step *st,
+void release_keep_computes (struct dws_engine *e, struct job *job, const struct step *st,
                      struct input *in);
 /* The ids of released jobs whose DataOut has not ended (dws.released:
  * the jobtap plugin, loaded again, holds their dependents).

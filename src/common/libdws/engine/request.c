@@ -228,6 +228,14 @@ static void create_request (struct dws_engine *e, json_t *msgid, json_t *p, json
         json_decref (directives);
         directives = NULL;
     }
+    json_t *bank = json_object_get (p, "bank");
+    json_t *project = json_object_get (p, "project");
+    if (directives && ((bank && !json_is_string (bank)) || (project && !json_is_string (project)))) {
+        json_decref (directives);
+        directives = NULL;
+        dws_errorf (&err, "dws.create: %s must be a string (flux-accounting's name)",
+                    bank && !json_is_string (bank) ? "bank" : "project");
+    }
     json_t *prestage = json_object_get (p, "prestage");
     int asked = -1;
     if (directives && prestage && (asked = dws_rabbitconf_prestage_attr (prestage, &err)) < 0) {
@@ -266,6 +274,7 @@ static void create_request (struct dws_engine *e, json_t *msgid, json_t *p, json
     job->prestage_asked = asked;
     job->directives = directives;
     job->resources = json_incref (resources);
+    job_set_account (job, bank, project);
     set_username (job, event);
     if (admit_create (e, job, &err) < 0) {
         act_respond_fail (e, msgid, "%s", err.text);
@@ -274,7 +283,7 @@ static void create_request (struct dws_engine *e, json_t *msgid, json_t *p, json
         return;
     }
     /* answered by the create's answer, or at once if it waits for its
-     * user's use to fall (admit_wait) */
+     * user's use to fall (admit_wait_limit) */
     json_array_append (job->create_msgids, msgid);
     workflow_create (e, job);
 }
@@ -957,6 +966,7 @@ void request_create_from_jobspec (struct dws_engine *e, struct job *job,
         job->prestage_asked = dws_rabbitconf_prestage_attr (prestage, NULL);
     json_decref (job->resources);
     job->resources = json_incref (json_object_get (jobspec, "resources"));
+    job_set_account (job, json_object_get (system, "bank"), json_object_get (system, "project"));
     set_username (job, event);
     if (admit_create (e, job, &err) < 0) {
         workflow_fail_job (e, job, DWS_JOBWIRE_DEPENDENCY, NOTE_PREFIX "cannot create the Workflow again: %s",

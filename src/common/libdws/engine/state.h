@@ -122,6 +122,10 @@ enum job_phase {
 #define ANN_RELEASE "flux-dws.io/release-computes"
 /* dw_prestage as the job asked it ("yes" or "no"), when it did */
 #define ANN_PRESTAGE_ASKED "flux-dws.io/dw-prestage"
+/* the job's flux-accounting bank and project, when it has them (its
+ * [rabbit.limits] by bank, and its usage record, after a restart) */
+#define ANN_BANK "flux-dws.io/bank"
+#define ANN_PROJECT "flux-dws.io/project"
 /* the job is pre-staged (prestage.c): JSON {"since": t, "gib": G}, for
  * node-local storage "split": {"chassis", "per", "node_gib"}, and once its
  * ssd vertices are picked, "held": [path] and "reserved": {rabbit: GiB}
@@ -160,6 +164,8 @@ struct wfview {
     const char *status;
     const char *message;
     const char *elapsed;       /* status.elapsedTimeLastState */
+    double created;            /* metadata.creationTimestamp (unix time; 0: none) */
+    double ready_change;       /* status.readyChange, when ready last changed (0: none) */
     const char *driver_error;  /* the first status.drivers[].error of the current
                                 * state: nnf-sos' debug text, where its message
                                 * (user text) may be empty ("Internal error: ") */
@@ -377,15 +383,22 @@ struct job {
     json_t *record;        /* the job's view last handed out for its KVS
                             * record (DWS_ENGINE_RECORD_KEY), or NULL */
     int64_t gib;           /* rabbit GiB its directives ask for (limits.h); -1: not read */
+    json_t *gib_types;     /* the same by storage type (its usage record), or NULL:
+                            * not read */
     char *username;        /* its owner's name as the service looked it up, or NULL */
+    char *bank;            /* its flux-accounting bank (attributes.system.bank, as
+                            * its dws.create or its Workflow carries it), or NULL */
+    char *project;         /* and its project, or NULL */
     char *limit_why;       /* why it waits in PHASE_LIMITED (admit.c), or NULL */
-    struct limits_use limit_use; /* what its user holds as admit.c counted it at
-                            * its dws.create, or, while it waits, with the
-                            * older waiting jobs let go before it; jobs -1:
-                            * not counted (no limits, or its create sent) */
-    int64_t limit_behind;  /* older waiting jobs of its user that stay (no job
-                            * overtakes an older one of the same user); -1:
-                            * its user's persistent storage not listed yet */
+    struct limits_held limit_held; /* what its scopes (user, bank, user within
+                            * the bank) hold as admit.c counted them at its
+                            * dws.create, or, while it waits, with the older
+                            * waiting jobs let go before it; the user's jobs
+                            * -1: not counted (no limits, or its create sent) */
+    int64_t limit_behind;  /* older waiting jobs that stay and hold it back (no
+                            * job overtakes an older one of the same user, bank
+                            * or user within a bank); -1: its user's persistent
+                            * storage not listed yet */
 
     /* pre-staging (prestage.c): storage set up and filled before the nodes */
     int prestage_asked;    /* dw_prestage: -1 not given, 0 "no", 1 "yes" */
@@ -409,16 +422,27 @@ struct job {
     char restage_why[200]; /* why, "" when it was not */
 };
 
+/* A job's timers, X (ID, word): T_ID, and its key "<word>:<jobid>", written
+ * and read by token.c alone. */
+#define TIMER_KINDS(X)                                                                        \
+    X (SETUP, "setup")                                                                        \
+    X (PRERUN, "prerun")                                                                      \
+    X (POSTRUN, "postrun")                                                                    \
+    X (TEARDOWN_AFTER, "teardown_after")                                                      \
+    X (TC, "tc")                                                                              \
+    /* Fluxion's answers to the ssd holds (release.c) */                                      \
+    X (RELEASE, "release")                                                                    \
+    /* pick a pre-staged job's ssd again (prestage.c) */                                      \
+    X (PRESTAGE, "prestage")                                                                  \
+    /* read a pre-staged job's DataIn progress again (datain.c) */                            \
+    X (DATAIN, "datain")                                                                      \
+    /* a pre-staged job let go waits no longer for its chassis */                             \
+    X (NODE_WAIT, "node_wait")
+
 enum timer_kind {
-    T_SETUP = 0,
-    T_PRERUN,
-    T_POSTRUN,
-    T_TEARDOWN_AFTER,
-    T_TC,
-    T_RELEASE, /* Fluxion's answers to the ssd holds (release.c) */
-    T_PRESTAGE, /* pick a pre-staged job's ssd again (prestage.c) */
-    T_DATAIN,   /* read a pre-staged job's DataIn progress again (datain.c) */
-    T_NODE_WAIT, /* a pre-staged job let go waits no longer for its chassis */
+#define TIMER_KIND(id, word) T_##id,
+    TIMER_KINDS (TIMER_KIND)
+#undef TIMER_KIND
     T_NKINDS,
 };
 

@@ -8,6 +8,7 @@
 #include "util/jsonio.h"
 #include "phase.h"
 #include "status.h"
+#include "token.h"
 #include "wfstate.h"
 #include "workflow.h"
 
@@ -40,7 +41,7 @@ json_t *dws_engine_status (struct dws_engine *e)
                 for (int k = 0; k < T_NKINDS; k++)
                     if (j->timers & (1u << k))
                         json_array_append_new (
-                            timers, json_string (act_timer_name ((enum timer_kind)k)));
+                            timers, json_string (token_timer_name ((enum timer_kind)k)));
                 json_object_set_new (o, "timers", timers);
             }
             json_array_append_new (jobs, o);

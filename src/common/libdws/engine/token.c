@@ -26,6 +26,12 @@ static const char *const token_step_names[DRAIN_STEP_COUNT] = {
 #undef DRAIN_STEP_NAME
 };
 
+static const char *const token_timer_names[T_NKINDS] = {
+#define TIMER_NAME(id, word) [T_##id] = word,
+    TIMER_KINDS (TIMER_NAME)
+#undef TIMER_NAME
+};
+
 const char *token_kind_name (enum token_kind kind)
 {
     return kind < TOK_COUNT ? token_kinds[kind].name : "?";
@@ -103,6 +109,31 @@ static bool step_parse (const char *s, struct token *t)
             return true;
         }
     return false;
+}
+
+const char *token_timer_name (enum timer_kind kind)
+{
+    return kind < T_NKINDS ? token_timer_names[kind] : "?";
+}
+
+const char *token_for_timer (char *buf, size_t len, enum timer_kind kind, json_int_t id)
+{
+    snprintf (buf, len, "%s:%" JSON_INTEGER_FORMAT, token_timer_name (kind), id);
+    return buf;
+}
+
+int token_timer_parse (const char *key, enum timer_kind *kind, json_int_t *id)
+{
+    const char *colon = key ? strchr (key, ':') : NULL;
+    if (!colon || !number (colon + 1, strlen (colon + 1), id))
+        return -1;
+    for (int k = 0; k < T_NKINDS; k++)
+        if (strlen (token_timer_names[k]) == (size_t)(colon - key)
+            && !strncmp (key, token_timer_names[k], (size_t)(colon - key))) {
+            *kind = (enum timer_kind)k;
+            return 0;
+        }
+    return -1;
 }
 
 int token_parse (const char *s, struct token *t, dws_error_t *err)

@@ -1,6 +1,7 @@
 /* token.h - the one namespace of the tokens the engine puts on its
- * actions, "<kind>:..." (the kinds and their shapes: state.h TOKEN_KINDS):
- * every one is written here and parsed here, once.
+ * actions, "<kind>:..." (the kinds and their shapes: state.h TOKEN_KINDS),
+ * and of its timers' keys, "<timer>:<jobid>" (state.h TIMER_KINDS): every
+ * one is written here and parsed here, once.
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
@@ -34,6 +35,13 @@ const char *token_for_request (char *buf, size_t len, enum token_kind kind, json
 /* "<kind>:<seq>:<step>:<rabbit>" (a TOKEN_STEP kind) */
 const char *token_for_step (char *buf, size_t len, enum token_kind kind, json_int_t seq,
                             enum drain_step step, const char *rabbit);
+
+/* A job's timer key, "<timer>:<jobid>" (state.h TIMER_KINDS): its word,
+ * the key, and the key read (-1 when it is none: an unknown word, no ':',
+ * a job id that is not a decimal below 2^63). */
+const char *token_timer_name (enum timer_kind kind);
+const char *token_for_timer (char *buf, size_t len, enum timer_kind kind, json_int_t id);
+int token_timer_parse (const char *key, enum timer_kind *kind, json_int_t *id);
 
 /* Read s as its kind's shape says (a word no kind has: as a job's).  -1
  * with "unknown token '<s>'" when it is not one: no ':', a word of 64

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/timestamp.h"
 #include "wfstate.h"
 #include "wfview.h"
 
@@ -79,6 +80,10 @@ void wfview_parse (json_t *wf, struct wfview *v)
     v->status = str (json_object_get (st, "status"));
     v->message = str (json_object_get (st, "message"));
     v->elapsed = str (json_object_get (st, "elapsedTimeLastState"));
+    if (dws_timestamp_parse (str (json_object_get (meta, "creationTimestamp")), &v->created) < 0)
+        v->created = 0;
+    if (dws_timestamp_parse (str (json_object_get (st, "readyChange")), &v->ready_change) < 0)
+        v->ready_change = 0;
     v->breakdowns = json_object_get (st, "directiveBreakdowns");
     driver_error (st, v);
     v->computes_name = str (at (st, "computes", "name"));

@@ -183,7 +183,7 @@ void workflow_send_create (struct dws_engine *e, struct job *job, const struct s
     (void)st;
     (void)in;
     char tol[32];
-    job->limit_use.jobs = -1; /* counted: a Workflow created again is not held */
+    job->limit_held.use[LIMITS_USER].jobs = -1; /* counted: a Workflow created again is not held */
     char *jobid = dws_f58_plain ((unsigned long long)job->id);
     char *res = job->resources ? json_dumps (job->resources, JSON_COMPACT) : NULL;
     snprintf (tol, sizeof (tol), "%lld", (long long)job->tolerance);
@@ -198,6 +198,10 @@ void workflow_send_create (struct dws_engine *e, struct job *job, const struct s
                                                                         : DWS_RELEASE_AFTER_TEARDOWN));
     if (job->restage == RESTAGE_AGAIN) /* a restarted service takes it up so */
         json_object_set_new (ann, ANN_GIVEN_UP, json_string (job->restage_why));
+    if (job->bank)
+        json_object_set_new (ann, ANN_BANK, json_string (job->bank));
+    if (job->project)
+        json_object_set_new (ann, ANN_PROJECT, json_string (job->project));
     if (job->prestage_asked >= 0)
         json_object_set_new (ann, ANN_PRESTAGE_ASKED,
                              json_string (job->prestage_asked ? "yes" : "no"));
@@ -304,7 +308,7 @@ void workflow_mark_epilog (struct dws_engine *e, struct job *job, const struct s
              token_for (token, sizeof (token), TOK_ANNOTATE, job));
 }
 
-/* STEP_TEARDOWN: desiredState is Teardown already (the decider asked for
+/* STEP_TEARDOWN_BEGIN: desiredState is Teardown already (the decider asked for
  * it), st.was the state asked for before.
  */
 void workflow_teardown_begin (struct dws_engine *e, struct job *job, const struct step *st,

@@ -34,8 +34,8 @@ void workflow_delete (struct dws_engine *e, struct job *job, const struct step *
                       struct input *in);
 void workflow_finalizer (struct dws_engine *e, struct job *job, const struct step *st,
                          struct input *in);
-/* STEP_FAIL, STEP_TIMEOUT: fail the job with in->type (default
- * "exception") and in->why. */
+/* STEP_FAIL: fail the job with in->type (default "exception": a timeout's
+ * input says "dws-timeout") and in->why. */
 void workflow_fail (struct dws_engine *e, struct job *job, const struct step *st,
                     struct input *in);
 /* STEP_FAIL_RECORD (its computes released: the KVS record says it),

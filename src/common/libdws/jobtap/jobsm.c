@@ -356,7 +356,7 @@ static bool live (const struct dws_jobsm *s);
 /* Send dws.create for a job whose jobspec holds a valid dw: the directives,
  * dw_failure_tolerance, dw_release_computes and dw_prestage as given (the service
  * checks them; the tolerance defaults to 0, the release to the service's
- * release_computes).
+ * release_computes), and the bank and project where they are strings.
  */
 static int send_create (struct ctx *c, json_t *jobspec)
 {
@@ -374,6 +374,15 @@ static int send_create (struct ctx *c, json_t *jobspec)
         json_object_set (payload, "release_computes", release);
     if (payload && prestage) /* flux-dws' own key, as given */
         json_object_set (payload, "prestage", prestage);
+    /* flux-dws' own keys: the job's flux-accounting bank and project (its
+     * mf_priority.so sets the default bank at job.new), for [rabbit.limits]
+     * by bank and the usage record */
+    json_t *bank = sys_attr (jobspec, "bank");
+    json_t *project = sys_attr (jobspec, "project");
+    if (payload && json_is_string (bank))
+        json_object_set (payload, "bank", bank);
+    if (payload && json_is_string (project))
+        json_object_set (payload, "project", project);
     c->next.created = true;
     return act_rpc (c, TAG_CREATE, payload);
 }

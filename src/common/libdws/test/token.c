@@ -144,11 +144,35 @@ static void test_malformed (void)
         "2^63-1 is a job id");
 }
 
+static void test_timer_keys (void)
+{
+    char buf[64];
+    enum timer_kind kind = T_NKINDS;
+    json_int_t id = 0;
+    for (int k = 0; k < T_NKINDS; k++) {
+        token_for_timer (buf, sizeof (buf), (enum timer_kind)k, 9223372036854775807LL);
+        ok (token_timer_parse (buf, &kind, &id) == 0 && kind == (enum timer_kind)k
+                && id == 9223372036854775807LL,
+            "timer key %s reads back", buf);
+    }
+    is (token_for_timer (buf, sizeof (buf), T_TEARDOWN_AFTER, 42), "teardown_after:42",
+        "a timer key as the service sees it");
+    ok (token_timer_parse ("teardown_after:42", &kind, &id) == 0 && kind == T_TEARDOWN_AFTER
+            && id == 42, "teardown_after:42");
+    static const char *const bad[] = {"", "setup", "setup:", "setup:x", "setup:-1",
+                                      "nosuch:1", ":1", "setup:1:2",
+                                      "setup:99999999999999999999", NULL};
+    for (int i = 0; bad[i]; i++)
+        ok (token_timer_parse (bad[i], &kind, &id) < 0, "'%s' is no timer key", bad[i]);
+    ok (token_timer_parse (NULL, &kind, &id) < 0, "NULL is no timer key");
+}
+
 int main (void)
 {
     test_round_trip ();
     test_one_table ();
     test_wire ();
     test_malformed ();
+    test_timer_keys ();
     return done_testing ();
 }

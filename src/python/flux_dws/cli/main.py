@@ -31,6 +31,7 @@ SUBCOMMANDS: list[str] = [
     "referee",
     "status",
     "sync",
+    "usage",
     "version",
     "wait",
 ]

@@ -24,6 +24,9 @@ from flux_dws.service import reactorgc
 from flux_dws.service.link import JobInfo, Link, Request, ResourceFollow, RpcCallback
 
 #: RFC 21 state bits as job-list reports them
+#: job-info.lookup's FLUX_JOB_LOOKUP_CURRENT (flux-core's job.h): the jobspec
+#: with its jobspec-update events applied
+LOOKUP_CURRENT = 2
 _STATES = {2: "DEPEND", 4: "PRIORITY", 8: "SCHED", 16: "RUN", 32: "CLEANUP"}
 #: how long the reactor runs posted events (watch events, Kubernetes
 #: answers) before it lets the broker dispatch the messages that wait
@@ -170,8 +173,11 @@ class FluxLink(Link):
                 return
             box["userid"] = (body or {}).get("job", {}).get("userid")
             keys = ["jobspec", "R"] if want_R else ["jobspec"]
-            self.rpc("job-info.lookup", {"id": jobid, "keys": keys, "flags": 0}, 0,
-                     got_jobspec)
+            # the jobspec as it is now, as the harness's job manager gives
+            # it: with its jobspec-update events (flux-accounting's
+            # mf_priority sets the default bank so, at job.new)
+            self.rpc("job-info.lookup", {"id": jobid, "keys": keys, "flags": LOOKUP_CURRENT},
+                     0, got_jobspec)
 
         def got_jobspec(ok: bool, errnum: int, errstr: str, body: Any) -> None:
             if not ok:
