@@ -536,10 +536,10 @@ waits_on_limit() {
     test_must_fail kubectl get workflow $(wfname $1) 2>/dev/null
 }
 
-# waits_for ID REGEX: flux dws jobs says the job waits on a limit, for a
+# waits_for ID REGEX: flux dws jobs -A says the job waits on a limit, for a
 # reason that matches REGEX (the reason follows what is held)
 waits_for() {
-    flux python -m flux_dws jobs --json >why.json &&
+    flux python -m flux_dws jobs -A --json >why.json &&
     jq -r --argjson id "$(flux job id --to=dec $1)" \
         ".jobs[] | select(.id == \$id and .phase == \"waiting-limit\") | .waiting" \
         why.json | grep "$2"
