@@ -74,7 +74,7 @@ test_expect_success 'flux dws jobs and flux dws job say why it waits' '
 	dws jobs >jobs.out &&
 	grep "waiting-limit.*max_user_jobs 1: user" jobs.out &&
 	dws job $second >job.out &&
-	grep "waits for its user.s rabbit storage (\[rabbit.limits\]): max_user_jobs 1" job.out
+	grep "waits for rabbit storage (\[rabbit.limits\]): max_user_jobs 1" job.out
 '
 
 test_expect_success 'it keeps waiting across a dws service reload' '
