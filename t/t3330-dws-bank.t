@@ -32,7 +32,10 @@ jobs and GiB-hours by bank, user, project and type, -o and --json.
 Rabbit jobs held in PRIORITY across a restart without the dws service
 (t3305) stay held when the accounting data is pushed to mf_priority.so
 loaded before dws-jobtap.so; loaded after it, its priority replaces the
-plugin'"'"'s "unavailable" and they go to SCHED: a known breakage.'
+plugin'"'"'s "unavailable" and they go to SCHED: a known breakage.  Once
+the service is loaded they run, their Workflows taken up (not torn down
+and made again), each charged to the bank its dws.create carried though
+mf_priority.so has set its jobspec to the default bank since.'
 
 . "$(dirname "$0")"/sharness.sh
 
@@ -91,7 +94,7 @@ bank_before_depend() {
 	test -n "$u" && test -n "$d" && test "$u" -lt "$d" ||
 		{ flux job eventlog $1; return 1; }
 }
-# jobspec_attr ID KEY [--base]: attributes.system.KEY of the job'"'"'s
+# jobspec_attr ID KEY [--base]: attributes.system.KEY of the job's
 # jobspec, with its updates (--base: as submitted)
 jobspec_attr() {
 	flux job info $3 $1 jobspec | jq -r ".attributes.system.$2 // \"none\""
@@ -123,7 +126,7 @@ stop_trace() {
 	kill $TRACE_PID && wait $TRACE_PID
 	return 0
 }
-# create_payload ID: the payload of the job'"'"'s dws.create, as traced
+# create_payload ID: the payload of the job's dws.create, as traced
 create_payload() {
 	flux python -c '
 import json, re, sys
@@ -139,7 +142,7 @@ sys.exit(1)' "$(flux job id --to=dec $1)"
 }
 
 # start_bank_instance: the instance of rabbit_instance_config with
-# RABBIT_EXTRA_CONF, RABBIT_PLUGINS_BEFORE/AFTER, that runs other users'"'"'
+# RABBIT_EXTRA_CONF, RABBIT_PLUGINS_BEFORE/AFTER, that runs other users'
 # jobs and keeps its jobs across a restart (STATEDIR)
 start_bank_instance() {
 	rabbit_instance_config "$(pwd)" &&
@@ -166,7 +169,7 @@ pushed() {
 
 # default_bank_in_order: a rabbit job of the other user without a bank
 # gets physics and quantum before DEPEND, one of the owner gets the
-# owner'"'"'s bank, one naming chemistry keeps it; each ends cleanly
+# owner's bank, one naming chemistry keeps it; each ends cleanly
 default_bank_in_order() {
 	g=$(submit_as $OTHER -N1 --setattr=system.dw="$XFS" true) &&
 	o=$(flux submit -N1 --setattr=system.dw="$XFS" true) &&
@@ -188,8 +191,8 @@ default_bank_in_order() {
 	test "$(jobspec_attr $c bank --base)" = chemistry &&
 	test_must_fail grep "jobspec-update .*attributes.system.bank=" $c.events
 }
-# creates_carry_banks: dws.create of default_bank_in_order'"'"'s jobs
-# carried their banks, and the other user'"'"'s its project
+# creates_carry_banks: dws.create of default_bank_in_order's jobs
+# carried their banks, and the other user's its project
 creates_carry_banks() {
 	read g o c <default.ids &&
 	until_true 10 create_payload $g >g.create &&
@@ -200,15 +203,16 @@ creates_carry_banks() {
 	jq -e ".bank == \"chemistry\"" c.create
 }
 
-# queue_behind_big: a rabbit job of the other user (physics by default)
-# and one of the owner naming physics (Q1, Q2) queued behind a job that
-# holds every compute; then the instance restarted without the dws
-# service (as t3305 does): dws-jobtap.so holds them in PRIORITY, and
-# mf_priority.so has no data until it is pushed again
+# queue_behind_big: a rabbit job of the other user naming chemistry
+# (physics is its default) and one of the owner naming physics (Q1, Q2)
+# queued behind a job that holds every compute; then the instance
+# restarted without the dws service (as t3305 does): dws-jobtap.so holds
+# them in PRIORITY, and mf_priority.so has no data until it is pushed
+# again (when it sets Q1's jobspec to its user's default bank)
 queue_behind_big() {
 	big=$(flux submit -N4 sleep inf) &&
 	flux job wait-event -t 30 $big start &&
-	Q1=$(submit_as $OTHER -N1 --setattr=system.dw="$XFS" true) &&
+	Q1=$(submit_as $OTHER -N1 --setattr=system.bank=chemistry --setattr=system.dw="$XFS" true) &&
 	Q2=$(flux submit -N1 --setattr=system.bank=physics --setattr=system.dw="$XFS" true) &&
 	flux job wait-event -t 30 $Q1 priority &&
 	flux job wait-event -t 30 $Q2 priority
@@ -241,12 +245,30 @@ held_after_push() {
 		test_must_fail grep -E " (priority|alloc) " $id.restarted || return 1
 	done
 }
-# run_when_service_loads: the service loaded, Q1 and Q2 run and end
+# run_when_service_loads: the service loaded, Q1 and Q2 run and end; the
+# service took their Workflows up (a job in PRIORITY is active: its
+# Workflow is not torn down and made again), and each is charged to the
+# bank its dws.create carried (its record says so), whatever its jobspec
+# says since
 run_when_service_loads() {
 	flux module load "$top_srcdir/src/modules/dws.py" &&
 	for id in $Q1 $Q2; do
 		flux job wait-event -t 60 $id clean && completed $id || return 1
-	done
+	done &&
+	flux dmesg >loaded.dmesg &&
+	for id in $Q1 $Q2; do
+		grep "$(wfname $id): picked up in Proposal" loaded.dmesg &&
+		test_must_fail grep "$(wfname $id): job is no longer active" loaded.dmesg &&
+		test_must_fail grep "$(wfname $id): no Workflow for job" loaded.dmesg || return 1
+	done &&
+	echo "Q1: jobspec bank $(jobspec_attr $Q1 bank), record bank $(record_bank $Q1);" \
+		"Q2: record bank $(record_bank $Q2)" &&
+	test "$(record_bank $Q1)" = chemistry &&
+	test "$(record_bank $Q2)" = physics
+}
+# record_bank ID: the bank in the job's record (data.dws.job)
+record_bank() {
+	flux kvs get "$(flux job id --to=kvs $1).data.dws.job" | jq -r ".bank // \"none\""
 }
 
 test_expect_success 'start the emulator and an instance: mf_priority.so after dws-jobtap.so' '
@@ -298,7 +320,7 @@ test_expect_success 'a job alone over its bank max_bank_gib is refused at dws.cr
 	flux job eventlog -f json $big | jq -r "select(.name == \"exception\") | .context" >big.exc &&
 	jq -e ".type == \"dws-create\"" big.exc &&
 	jq -r .note big.exc >big.note &&
-	grep "^Requested a total of 40 GiB of rabbit storage but max_bank_gib is 30 GiB (bank physics)" big.note &&
+	grep "Requested a total of 40 GiB of rabbit storage but max_bank_gib is 30 GiB (bank physics)" big.note &&
 	test_must_fail kubectl get workflow $(wfname $big) 2>/dev/null
 '
 
@@ -332,7 +354,10 @@ test_expect_success 'a job that takes physics by default waits on it too' '
 	until_true 30 waits_for $g1 "^max_bank_jobs 2: bank physics holds 20 GiB in 2 jobs$" &&
 	bank_before_depend $g1 physics &&
 	dws jobs -A >jobs.out &&
-	grep "waiting-limit.*max_bank_jobs 2: bank physics" jobs.out
+	grep "waiting-limit.*max_bank_jobs 2: bank physics" jobs.out &&
+	dws job $g1 >g1.job &&
+	grep "^  bank physics, project quantum$" g1.job &&
+	grep "waits for rabbit storage (\[rabbit.limits\]): max_bank_jobs 2: bank physics holds 20 GiB in 2 jobs$" g1.job
 '
 
 test_expect_success 'the waits survive a dws service reload' '
@@ -479,12 +504,14 @@ held_count() {
 	awk -v c=$1 -v v="$2" "\$c == v" held.list | wc -l
 }
 # held_bound COLUMN VALUE: the most GiB-hours those jobs can have held:
-# their GiB over their whole life, from submit to inactive
+# their GiB over their whole life, from submit (to the second before: a
+# Workflow's creationTimestamp, where usage starts, is in whole seconds)
+# to inactive
 held_bound() {
 	awk -v c=$1 -v v="$2" "\$c == v { print \$1, \$4 }" held.list |
 	while read id gib; do
 		echo "$gib $(flux jobs -no "{t_submit} {t_inactive}" $id)"
-	done | awk "{ s += \$1 * (\$3 - \$2) / 3600 } END { print s + 0 }"
+	done | awk "{ s += \$1 * (\$3 - int(\$2)) / 3600 } END { print s + 0 }"
 }
 # usage_matches COLUMN KEY FIELD VALUE: flux dws usage --by=KEY counts the
 # jobs of held.list whose COLUMN is VALUE (its rows' FIELD), and GiB-hours
@@ -533,7 +560,7 @@ test_expect_success DWS_USAGE 'flux dws usage -o prints the fields asked for' '
 # the hold of rabbit jobs in PRIORITY across a restart (t3305) and
 # mf_priority.so: its priority comes after dws-jobtap.so's "unavailable"
 # when it is loaded after it, and the job manager takes the last
-# plugin'"'"'s answer
+# plugin's answer
 #
 test_expect_success 'rabbit jobs queued, the instance restarted without the dws service' '
 	queue_behind_big &&
@@ -544,7 +571,7 @@ test_expect_failure 'mf_priority last: the accounting push leaves them held in P
 	held_after_push
 '
 
-test_expect_success 'mf_priority last: the dws service loaded, they run' '
+test_expect_success 'mf_priority last: the service loaded, they run; Workflows and banks kept' '
 	run_when_service_loads
 '
 
@@ -600,7 +627,7 @@ test_expect_success 'mf_priority first: a job alone over max_bank_gib is refused
 	flux job wait-event -t 60 $big clean &&
 	flux job eventlog -f json $big | jq -r "select(.name == \"exception\") | .context" >big2.exc &&
 	jq -e ".type == \"dws-create\"" big2.exc &&
-	jq -r .note big2.exc | grep "^Requested a total of 40 GiB of rabbit storage but max_bank_gib is 30 GiB (bank physics)" &&
+	jq -r .note big2.exc | grep "Requested a total of 40 GiB of rabbit storage but max_bank_gib is 30 GiB (bank physics)" &&
 	test_must_fail kubectl get workflow $(wfname $big) 2>/dev/null
 '
 
@@ -613,7 +640,7 @@ test_expect_success 'mf_priority first: the accounting push leaves them held in 
 	held_after_push
 '
 
-test_expect_success 'mf_priority first: the dws service loaded, they run' '
+test_expect_success 'mf_priority first: the service loaded, they run; Workflows and banks kept' '
 	run_when_service_loads
 '
 
