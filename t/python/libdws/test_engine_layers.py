@@ -27,6 +27,7 @@ LAYERS = [
     "psi",
     "pending",
     "act",
+    "sidestate",
     "phase",
     "decide",
     "rabbits",

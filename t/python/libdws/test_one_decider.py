@@ -356,7 +356,8 @@ def test_each_news_is_answered_by_its_family() -> None:
     bad = news_family_violations((ENGINE / "decide.h").read_text(),
                                  (ENGINE / "decide.c").read_text())
     assert not bad, "; ".join(bad)
-    planted_h = "#define DWS_ENGINE_NEWS(X) \\\n    X (SEEN, workflow) \\\n    X (ROOM, limits)\nenum news"
+    planted_h = ("#define DWS_ENGINE_NEWS(X) \\\n    X (SEEN, workflow) \\\n"
+                 "    X (ROOM, limits)\nenum news")
     planted_c = ("static struct step next_limits (e)\n{\n    switch (on) {\n"
                  "        case NEWS_SEEN:\n            break;\n    }\n}\n")
     assert news_family_violations(planted_h, planted_c) == [
@@ -477,3 +478,33 @@ def test_the_guard_finds_a_planted_policy() -> None:
         "admit.c:3: takes a limits verdict as go",
         "prestage.c:4: reads cfg.prestage",
     ]
+
+
+# The machines beside the phase (engine/sidestate.c): their fields change
+# only through its setters, which refuse a transition their table lacks.
+SIDE_FIELDS = ("prestage_stage", "ssd", "restage", "epilog")
+SIDE_SET = re.compile(r"->\s*(" + "|".join(SIDE_FIELDS) + r")\s*(=(?!=)|\+\+|--|\+=|-=)")
+
+
+def side_state_violations(files: dict[str, str]) -> list[str]:
+    """An assignment of a side machine's field outside sidestate.c."""
+    bad = []
+    for name, text in sorted(files.items()):
+        if name == "sidestate.c":
+            continue
+        for n, line in code_lines(text):
+            bad += [f"{name}:{n}: sets {m.group(1)}" for m in SIDE_SET.finditer(line)]
+    return bad
+
+
+def test_side_states_change_only_through_their_tables() -> None:
+    bad = side_state_violations(read(sorted(ENGINE.glob("*.c"))))
+    assert not bad, "set outside engine/sidestate.c: " + ", ".join(bad)
+    planted = {"prestage.c": "void f (struct job *job)\n{\n"
+               "    /* job->ssd = SSD_PICKED in a comment */\n"
+               "    if (job->ssd == SSD_PICKED)\n"
+               "        job->ssd = SSD_VERIFIED;\n"
+               "    job->restage=RESTAGE_AGAIN;\n}\n",
+               "sidestate.c": "    job->epilog = to;\n"}
+    assert side_state_violations(planted) == ["prestage.c:5: sets ssd",
+                                              "prestage.c:6: sets restage"]

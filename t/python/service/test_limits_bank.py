@@ -154,3 +154,38 @@ def test_the_record_says_who_held_how_much_for_how_long() -> None:
         rec = _record(h, b)
         assert "bank" not in rec and "project" not in rec
         assert rec["usage"]["gib"] == {"xfs": 10}
+
+
+def _events_at(h: Harness, jobid: int) -> dict[str, float]:
+    """When each of the job's eventlog entries was posted (the first of a name)."""
+    out: dict[str, float] = {}
+    for t, name, _ in h.job(jobid).eventlog:
+        out.setdefault(name, t)
+    return out
+
+
+def test_storage_kept_after_an_early_release_counts_until_teardown() -> None:
+    staged = [XFS, "#DW copy_out source=$DW_JOB_scratch/ destination=/lus/global/out"]
+    with Harness(config={"release_computes": "after-unmount"}) as h:
+        jobid = h.submit(staged, nodes=1, system=PHYSICS)
+        assert h.wait(jobid).exceptions == []
+        settled(h)
+        usage = _record(h, jobid)["usage"]
+        ended = _events_at(h, jobid)["clean"]  # the job ended (its epilog released)
+        # its storage outlived its nodes: counted until Teardown, after the end
+        assert usage["until"] >= ended
+        assert usage["gib_seconds"]["xfs"] == 10 * (usage["until"] - usage["since"])
+
+
+def test_prestaged_storage_counts_from_before_the_nodes() -> None:
+    lustre = "#DW jobdw type=lustre capacity=10GiB name=lus"
+    staged = [lustre, "#DW copy_in source=/lus/global/in destination=$DW_JOB_lus/"]
+    with Harness() as h:
+        jobid = h.submit(staged, nodes=2, system={"dw_prestage": "yes", **PHYSICS})
+        assert h.wait(jobid).exceptions == []
+        settled(h)
+        usage = _record(h, jobid)["usage"]
+        # its Workflow came before its nodes: the hold counts from then
+        assert usage["since"] <= _events_at(h, jobid)["alloc"]
+        assert usage["gib"] == {"lustre": 10}
+        assert usage["until"] >= usage["since"]

@@ -56,6 +56,7 @@
 #include "wfstate.h"
 #include "wfview.h"
 #include "workflow.h"
+#include "sidestate.h"
 
 void fault_transient_condition (struct dws_engine *e, struct job *job)
 {
@@ -507,7 +508,7 @@ void fault_abort_noted (struct dws_engine *e, struct job *job, const struct step
     (void)e;
     (void)st;
     (void)in;
-    job->epilog = EPILOG_REMOVED;
+    sidestate_epilog (e, job, EPILOG_REMOVED);
 }
 
 static void abort_read_done (struct dws_engine *e, struct job *job)

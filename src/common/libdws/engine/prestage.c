@@ -45,6 +45,7 @@
 #include "wfview.h"
 #include "wire/jobwire.h"
 #include "workflow.h"
+#include "sidestate.h"
 
 /* A Fluxion find for the vertices a job holds that are also down. */
 #define FIND_CRITERIA "sched-now=allocated and status=down"
@@ -189,7 +190,7 @@ void prestage_weigh (struct dws_engine *e, struct job *job, json_t *breakdowns)
     dws_error_t why;
     free (w->unfit);
     w->unfit = NULL;
-    job->prestage_stage = PRESTAGE_WEIGHED;
+    sidestate_prestage_stage (e, job, PRESTAGE_WEIGHED);
     int rc = placeable (e, job, breakdowns, &w->gib, &w->split, &why);
     /* just after a start the graph or the instance's nodes may not be
      * known yet: weighed again once they are (any rabbit health input),
@@ -221,7 +222,7 @@ void prestage_weigh (struct dws_engine *e, struct job *job, json_t *breakdowns)
 /* The choice made: its Proposal's outcome follows (in: the refusal). */
 static void chosen (struct dws_engine *e, struct job *job, bool prestage, struct input *in)
 {
-    job->prestage_stage = PRESTAGE_CHOSEN;
+    sidestate_prestage_stage (e, job, PRESTAGE_CHOSEN);
     job->prestage = prestage;
     if (prestage) {
         job->prestage_gib = job->weighed.gib;
@@ -408,7 +409,7 @@ void prestage_pick (struct dws_engine *e, struct job *job, const struct step *st
     (void)in;
     json_t *reserved = NULL;
     rabbits_unhold (e, job); /* a pick again starts from nothing held */
-    job->ssd = SSD_UNPICKED;
+    sidestate_ssd (e, job, SSD_UNPICKED);
     json_t *avoid = pick_avoid (e, job);
     json_t *leave = pick_leave (e, job);
     json_t *hosts = NULL;
@@ -448,9 +449,9 @@ void prestage_pick (struct dws_engine *e, struct job *job, const struct step *st
 void prestage_noted (struct dws_engine *e, struct job *job)
 {
     if (job->prestage_stage < PRESTAGE_RECORDED)
-        job->prestage_stage = PRESTAGE_RECORDED;
+        sidestate_prestage_stage (e, job, PRESTAGE_RECORDED);
     if (job->held && job->ssd == SSD_UNPICKED) {
-        job->ssd = SSD_PICKED;
+        sidestate_ssd (e, job, SSD_PICKED);
         act_record (e, job);
     }
 }
@@ -471,7 +472,7 @@ void prestage_verify (struct dws_engine *e, struct job *job, const struct step *
     char token[96];
     (void)st;
     (void)in;
-    job->ssd = SSD_FINDING;
+    sidestate_ssd (e, job, SSD_FINDING);
     act_rpc (e, "sched-fluxion-resource.find",
              json_pack ("{s:s s:s}", "criteria", FIND_CRITERIA, "format", "jgf"),
              token_for (token, sizeof (token), TOK_PRESTAGE_FIND, job));
@@ -500,7 +501,7 @@ int prestage_found (struct dws_engine *e, struct job *job, json_t *event)
 {
     if (job->ssd != SSD_FINDING)
         return 0;
-    job->ssd = SSD_PICKED;
+    sidestate_ssd (e, job, SSD_PICKED);
     if (!job->held)
         return 0; /* given up meanwhile */
     dws_error_t err;
@@ -513,7 +514,7 @@ int prestage_found (struct dws_engine *e, struct job *job, json_t *event)
     if (!taken) {
         act_log (e, "warning", "%s: cannot ask Fluxion whether its ssd is free (%s):"
                  " picking it again in %g s", job->name, err.text, PRESTAGE_RETRY);
-        job->ssd = SSD_UNPICKED;
+        sidestate_ssd (e, job, SSD_UNPICKED);
         rabbits_unhold (e, job);
         act_timer_start (e, job, T_PRESTAGE, PRESTAGE_RETRY);
         return -1;
@@ -533,10 +534,10 @@ int prestage_found (struct dws_engine *e, struct job *job, json_t *event)
     if (conflicts > 0) {
         act_log (e, "info", "%s: %d of the ssd vertices held for it were a job's: picking"
                  " others", job->name, conflicts);
-        job->ssd = SSD_UNPICKED;
+        sidestate_ssd (e, job, SSD_UNPICKED);
     }
     else {
-        job->ssd = SSD_VERIFIED;
+        sidestate_ssd (e, job, SSD_VERIFIED);
         if (job->split.chassis > 0)
             act_log (e, "info", "%s: holds %lld GiB of rabbit ssd for %lld nodes on each of"
                      " %lld rabbits; its nodes will be those rabbits' computes (%s)", job->name,
@@ -576,7 +577,7 @@ void prestage_ready (struct dws_engine *e, struct job *job, const struct step *s
     (void)in;
     if (job->prestage_stage != PRESTAGE_READY)
         act_log (e, "info", "%s: set up and filled: let go to the scheduler", job->name);
-    job->prestage_stage = PRESTAGE_READY;
+    sidestate_prestage_stage (e, job, PRESTAGE_READY);
     act_dependency (e, job, DWS_JOBWIRE_PRESTAGE_DEPENDENCY, false, pin (e, job));
     if (job->prestage_counts && e->cfg.prestage_node_wait > 0) /* held to its chassis */
         act_timer_start (e, job, T_NODE_WAIT, e->cfg.prestage_node_wait);
@@ -586,11 +587,11 @@ void prestage_ready (struct dws_engine *e, struct job *job, const struct step *s
 /* The job as one of the usual way, its pre-staging given up (why): its
  * resources sent already (the unpin's), nothing to weigh again.
  */
-static void again (struct job *job, const char *why)
+static void again (struct dws_engine *e, struct job *job, const char *why)
 {
-    job->restage = RESTAGE_AGAIN;
+    sidestate_restage (e, job, RESTAGE_AGAIN);
     job->resources_sent = true;
-    job->prestage_stage = PRESTAGE_CHOSEN;
+    sidestate_prestage_stage (e, job, PRESTAGE_CHOSEN);
     if (why != job->restage_why)
         snprintf (job->restage_why, sizeof (job->restage_why), "%s", why);
     snprintf (job->prestage_not, sizeof (job->prestage_not), "given up: %.180s",
@@ -611,11 +612,11 @@ void prestage_adopt (struct dws_engine *e, struct job *job)
     if (!json_is_object (o)) {
         json_decref (o);
         if (given_up) /* created again after its pre-staging was given up */
-            again (job, given_up);
+            again (e, job, given_up);
         return;
     }
     job->prestage = true;
-    job->prestage_stage = PRESTAGE_RECORDED;
+    sidestate_prestage_stage (e, job, PRESTAGE_RECORDED);
     job->prestage_since = json_number_value (json_object_get (o, "since"));
     job->prestage_gib = json_integer_value (json_object_get (o, "gib"));
     json_t *split = json_object_get (o, "split");
@@ -636,7 +637,8 @@ void prestage_adopt (struct dws_engine *e, struct job *job)
      * nodes came first (its hosts recorded): it kept its storage */
     if (given_up && !job->hosts) {
         snprintf (job->restage_why, sizeof (job->restage_why), "%s", given_up);
-        job->restage = job->view.desired == WF_TEARDOWN ? RESTAGE_UNPINNED : RESTAGE_UNPINNING;
+        sidestate_restage (e, job, job->view.desired == WF_TEARDOWN ? RESTAGE_UNPINNED
+                                                                    : RESTAGE_UNPINNING);
     }
     json_t *held = json_object_get (o, "held");
     json_t *reserved = json_object_get (o, "reserved");
@@ -646,14 +648,14 @@ void prestage_adopt (struct dws_engine *e, struct job *job)
         json_decref (job->reserved);
         job->reserved = json_incref (reserved);
         /* Setup was asked only once Fluxion had said the ssd was free */
-        job->ssd = job->view.desired > WF_PROPOSAL ? SSD_VERIFIED : SSD_PICKED;
+        sidestate_ssd (e, job, job->view.desired > WF_PROPOSAL ? SSD_VERIFIED : SSD_PICKED);
         rabbits_hold (e, job);
         rabbits_job (e, job);
     }
     else if (json_is_array (held) && job->hosts) {
         json_decref (job->held);
         job->held = json_incref (held);
-        job->ssd = SSD_VERIFIED;
+        sidestate_ssd (e, job, SSD_VERIFIED);
         rabbits_hold (e, job);
     }
     json_decref (o);
@@ -780,7 +782,7 @@ void prestage_give_up (struct dws_engine *e, struct job *job, const struct step 
               job->prestage_hosts ? job->prestage_hosts : "its chassis");
     act_log (e, "info", "%s: %s: letting it go of its chassis; its storage is set up again"
              " the usual way when its nodes come", job->name, job->restage_why);
-    job->restage = RESTAGE_NOTING;
+    sidestate_restage (e, job, RESTAGE_NOTING);
     act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name,
              json_pack ("{s:{s:{s:s}}}", "metadata", "annotations", ANN_GIVEN_UP,
                         job->restage_why),
@@ -798,12 +800,12 @@ void prestage_on_given_up (struct dws_engine *e, enum token_kind kind, struct jo
     if (!a.ok) {
         act_log (e, "warning", "%s: cannot record that its pre-staging is given up (%s):"
                  " it waits for its chassis", job->name, answer_message (event));
-        job->restage = RESTAGE_NONE;
+        sidestate_restage (e, job, RESTAGE_NONE);
         job->restage_why[0] = '\0';
         act_record (e, job);
     }
     else
-        job->restage = RESTAGE_UNPINNING;
+        sidestate_restage (e, job, RESTAGE_UNPINNING);
     advance_job (e, job, NEWS_GIVEN_UP, NULL);
 }
 
@@ -814,7 +816,7 @@ void prestage_on_unpin (struct dws_engine *e, enum token_kind kind, struct job *
     if (job->restage != RESTAGE_UNPINNING)
         return; /* a late answer */
     if (json_is_true (json_object_get (event, "ok"))) {
-        job->restage = RESTAGE_UNPINNED;
+        sidestate_restage (e, job, RESTAGE_UNPINNED);
         act_log (e, "info", "%s: let go of its chassis: its pre-staged storage is torn down",
                  job->name);
     }
@@ -822,7 +824,7 @@ void prestage_on_unpin (struct dws_engine *e, enum token_kind kind, struct job *
         /* (without the rabbit map it cannot be said: the Computes fill checks) */
         /* let go before a restart, its nodes came from other chassis:
          * the storage set up on its own cannot serve them */
-        job->restage = RESTAGE_UNPINNED;
+        sidestate_restage (e, job, RESTAGE_UNPINNED);
         act_log (e, "info", "%s: its nodes %s are not those of its chassis: its pre-staged"
                  " storage is torn down", job->name, job->hosts);
     }
@@ -832,7 +834,7 @@ void prestage_on_unpin (struct dws_engine *e, enum token_kind kind, struct job *
         act_log (e, "warning", "%s: cannot let it go of its chassis (%s): its pre-staged"
                  " storage is kept", job->name,
                  dws_json_str_or (json_object_get (event, "errstr"), "no answer"));
-        job->restage = RESTAGE_NONE;
+        sidestate_restage (e, job, RESTAGE_NONE);
         job->restage_why[0] = '\0';
     }
     act_record (e, job);
@@ -855,7 +857,7 @@ void prestage_again (struct dws_engine *e, struct job *job, const struct step *s
     job->prestage_counts = NULL;
     free (job->prestage_hosts);
     job->prestage_hosts = NULL;
-    job->ssd = SSD_UNPICKED;
+    sidestate_ssd (e, job, SSD_UNPICKED);
     rabbits_unhold (e, job); /* at Teardown already */
     json_decref (job->reserved);
     job->reserved = NULL;
@@ -863,7 +865,7 @@ void prestage_again (struct dws_engine *e, struct job *job, const struct step *s
     job->prestage_avoid = NULL;
     job->prestage_wait[0] = '\0';
     memset (&job->datain, 0, sizeof (job->datain));
-    again (job, job->restage_why);
+    again (e, job, job->restage_why);
     job->toredown = false;
     job->teardown_reads = 0;
     job->forced = WF_NONE;

@@ -41,6 +41,7 @@
 #include "wire/jobwire.h"
 #include "wire/wire.h"
 #include "workflow.h"
+#include "sidestate.h"
 
 /* true when every breakdown the Workflow lists has been read; otherwise
  * read the missing ones (once).
@@ -173,7 +174,7 @@ void progress_prestage_unpin (struct dws_engine *e, struct job *job, const struc
         act_log (e, "warning", "%s: cannot let it go of its chassis: %s", job->name,
                  res ? "its chassis are not known" : err.text);
         json_decref (res);
-        job->restage = RESTAGE_NONE;
+        sidestate_restage (e, job, RESTAGE_NONE);
         job->restage_why[0] = '\0';
         advance_job (e, job, NEWS_UNPINNED, NULL); /* not let go: as a refusal */
         return;
@@ -651,7 +652,8 @@ void progress_adopt (struct dws_engine *e, struct job *job, const struct step *s
      * state's, whose hosts were given up before the restart */
     job->forced = v->force_ready_state;
     if (wfview_annotation (v, ANN_EPILOG))
-        job->epilog = job->epilog ? job->epilog : EPILOG_ACTIVE; /* what it knows is kept */
+        if (job->epilog == EPILOG_NONE) /* what it knows is kept */
+            sidestate_epilog (e, job, EPILOG_ACTIVE);
     json_t *mode = json_string (wfview_annotation (v, ANN_RELEASE));
     enum release_mode release = RELEASE_DEFAULT;
     if (release_mode_parse (mode, &release, NULL) == 0)

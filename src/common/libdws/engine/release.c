@@ -37,6 +37,7 @@
 #include "wire/jobwire.h"
 #include "wire/wire.h"
 #include "workflow.h"
+#include "sidestate.h"
 
 /* How long Fluxion has to answer the holds before the job keeps its
  * computes until Teardown instead (seconds).
@@ -182,7 +183,7 @@ void release_adopt (struct dws_engine *e, struct job *job, const char *held)
     json_decref (job->held);
     job->held = paths;
     job->released = true;
-    job->epilog = EPILOG_REMOVED; /* ended when the computes went back */
+    sidestate_epilog (e, job, EPILOG_REMOVED); /* ended when the computes went back */
     rabbits_hold (e, job);
 }
 

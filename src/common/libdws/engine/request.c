@@ -39,6 +39,7 @@
 #include "wire/jobwire.h"
 #include "wire/wire.h"
 #include "workflow.h"
+#include "sidestate.h"
 
 /* The request's jobid, or false after answering "<topic>: jobid must be a
  * non-negative integer".
@@ -394,7 +395,7 @@ void request_begin_epilog (struct dws_engine *e, struct job *job, const struct s
     if (in->log)
         act_log (e, "warning", "%s: %s", job->name, in->log);
     if (job->epilog == EPILOG_NONE)
-        job->epilog = EPILOG_ACTIVE;
+        sidestate_epilog (e, job, EPILOG_ACTIVE);
     /* PostRun, or Teardown (now, or once the create has answered) */
     advance_job (e, job, in->run_started ? NEWS_POST_RUN : NEWS_EPILOG_UNRUN, NULL);
 }
@@ -455,7 +456,7 @@ static void teardown_request (struct dws_engine *e, json_t *msgid, json_t *p, bo
     }
     act_respond_ok (e, msgid);
     if (job->epilog == EPILOG_NONE)
-        job->epilog = EPILOG_ACTIVE;
+        sidestate_epilog (e, job, EPILOG_ACTIVE);
     advance_job (e, job, abort ? NEWS_ABORT : NEWS_TEARDOWN_REQUEST, NULL);
 }
 
@@ -713,7 +714,7 @@ void request_end_away (struct dws_engine *e, struct job *job, const struct step 
     (void)in;
     act_log (e, "warning", "%s: job is no longer active; tearing its Workflow down",
              job->name);
-    job->epilog = EPILOG_REMOVED; /* no job left to release */
+    sidestate_epilog (e, job, EPILOG_REMOVED); /* no job left to release */
     advance_job (e, job, NEWS_TEARDOWN_REQUEST, NULL);
 }
 

@@ -29,13 +29,16 @@
  *   decide.c    the one decider: a job's next step from its phase and facts,
  *               and every change of its phase (through phase.c's table)
  *   phase.c     each job's phase: its names and transitions (one table)
- *   act.c       action builders, timer keys
+ *   sidestate.c the machines beside it (pre-staging's stage, ssd hold and
+ *               re-staging, the epilog): their transitions (a table each)
+ *   act.c       action builders
  *   pending.c   the requests that wait: for an answer (the pending table,
  *               by their tokens' sequence), for a list (deferred)
  *   psi.c       the PersistentStorageInstances known (their watch)
  *   wfview.c    a Workflow read once where it enters (struct wfview)
  *   wfstate.c   the names of the Workflow's states
- *   token.c     every token the engine writes, "<kind>:...", and its parse
+ *   token.c     every token the engine writes, "<kind>:...", and timer key,
+ *               and their parse
  *   hosts.c     host lists: a job's hosts from R, one list minus another
  *   answer.c    reading a Kubernetes answer
  *   state.h     these types

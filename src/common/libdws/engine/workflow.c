@@ -28,6 +28,7 @@
 #include "wire/jobwire.h"
 #include "wire/wire.h"
 #include "workflow.h"
+#include "sidestate.h"
 
 /* --- failing a job ------------------------------------------------------- */
 void workflow_fail_job (struct dws_engine *e, struct job *job, const char *type, const char *fmt, ...)
@@ -457,7 +458,7 @@ void workflow_epilog_remove (struct dws_engine *e, struct job *job)
 {
     if (job->epilog == EPILOG_REMOVED)
         return;
-    job->epilog = EPILOG_REMOVED;
+    sidestate_epilog (e, job, EPILOG_REMOVED);
     act_record (e, job); /* the job ends: its record is written before */
     rabbits_job_done (e, job);
     act_epilog_remove (e, job->id);

@@ -1,0 +1,24 @@
+/* sidestate.h - the job's machines beside its phase (phase.c): how far
+ * its pre-staging went (enum prestage_stage), its pre-staged ssd hold
+ * (enum prestage_ssd), its pre-staging given up (enum prestage_restage)
+ * and its epilog (enum epilog), each with its transitions in a table.
+ *
+ * Every change of one of them goes through its setter here: a transition
+ * its table does not list is refused and logged, and the value stays, as
+ * phase_event () does for the phase; setting the value it has already is
+ * no transition and always allowed.  No other file assigns the four
+ * fields (t/python/libdws/test_one_decider.py holds it).
+ *
+ * SPDX-License-Identifier: LGPL-3.0-or-later
+ */
+#ifndef DWS_ENGINE_SIDESTATE_H
+#define DWS_ENGINE_SIDESTATE_H
+
+#include "state.h"
+
+void sidestate_prestage_stage (struct dws_engine *e, struct job *job, enum prestage_stage to);
+void sidestate_ssd (struct dws_engine *e, struct job *job, enum prestage_ssd to);
+void sidestate_restage (struct dws_engine *e, struct job *job, enum prestage_restage to);
+void sidestate_epilog (struct dws_engine *e, struct job *job, enum epilog to);
+
+#endif /* !DWS_ENGINE_SIDESTATE_H */
