@@ -36,22 +36,6 @@ print(users[0].pw_uid if users else 65534)')
 OTHER_GID=$(python3 -c "import pwd; print(pwd.getpwuid($OTHER).pw_gid)")
 XFS="#DW jobdw type=xfs capacity=10GiB name=scratch"
 
-# sign_as UID: a jobspec (stdin) wrapped in a J signed by UID with
-# mechanism none (flux-core's sign_none.c format)
-cat >sign_as.py <<'PYEOF'
-import base64, sys
-header = f"version\0i1\0userid\0i{int(sys.argv[1])}\0mechanism\0snone\0".encode()
-print(f"{base64.b64encode(header).decode()}."
-      f"{base64.b64encode(sys.stdin.buffer.read()).decode()}.none")
-PYEOF
-# submit_as UID ARGS...: flux submit ARGS as UID; prints the job id.  The
-# owner may send as another user (FLUX_HANDLE_USERID); job-ingest takes
-# mechanism none from the owner's role only, so the rolemask stays.
-submit_as() {
-    uid=$1 && shift &&
-    flux run --dry-run "$@" | flux python sign_as.py "$uid" >J.$uid &&
-    FLUX_HANDLE_USERID=$uid flux job submit --flags=signed J.$uid
-}
 # workflow_spec ID: the job's Workflow as the service recorded it in the
 # job's KVS directory (rabbit_workflow)
 workflow_spec() {

@@ -24,22 +24,6 @@ XFS="#DW jobdw type=xfs capacity=10GiB name=scratch"
 dws() {
 	flux python -m flux_dws "$@"
 }
-# waits_on_limit ID: the job is in DEPEND holding dws-limit, with no Workflow
-waits_on_limit() {
-	test "$(flux jobs -no "{state}" $1)" = DEPEND &&
-	flux job eventlog $1 >$1.deps &&
-	grep "dependency-add description=\"dws-limit\"" $1.deps &&
-	test_must_fail grep "dependency-remove description=\"dws-limit\"" $1.deps &&
-	test_must_fail kubectl get workflow $(wfname $1) 2>/dev/null
-}
-# waits_for ID REGEX: flux dws jobs says the job waits, for a reason that
-# matches REGEX (the reason follows what the user holds)
-waits_for() {
-	dws jobs --json >why.json &&
-	jq -r --argjson id "$(flux job id --to=dec $1)" \
-		".jobs[] | select(.id == \$id and .phase == \"waiting-limit\") | .waiting" \
-		why.json | grep "$2"
-}
 # not_listed ID: flux dws jobs no longer lists the job
 not_listed() {
 	dws jobs --json >listed.json &&
@@ -90,7 +74,7 @@ test_expect_success 'flux dws jobs and flux dws job say why it waits' '
 	dws jobs >jobs.out &&
 	grep "waiting-limit.*max_user_jobs 1: user" jobs.out &&
 	dws job $second >job.out &&
-	grep "waits for its user.s rabbit storage (\[rabbit.limits\]): max_user_jobs 1" job.out
+	grep "waits for rabbit storage (\[rabbit.limits\]): max_user_jobs 1" job.out
 '
 
 test_expect_success 'it keeps waiting across a dws service reload' '

@@ -34,19 +34,6 @@ dws() {
 as_other() {
 	FLUX_HANDLE_USERID=$OTHER FLUX_HANDLE_ROLEMASK=0x2 "$@"
 }
-# sign_as UID: a jobspec (stdin) wrapped in a J signed by UID with
-# mechanism none (flux-core's sign_none.c format)
-cat >sign_as.py <<'PYEOF'
-import base64, sys
-header = f"version\0i1\0userid\0i{int(sys.argv[1])}\0mechanism\0snone\0".encode()
-print(f"{base64.b64encode(header).decode()}."
-      f"{base64.b64encode(sys.stdin.buffer.read()).decode()}.none")
-PYEOF
-submit_as() {
-	uid=$1 && shift &&
-	flux run --dry-run "$@" | flux python sign_as.py "$uid" >J.$uid &&
-	FLUX_HANDLE_USERID=$uid flux job submit --flags=signed J.$uid
-}
 annotation() {
 	kubectl get persistentstorageinstance "$1" -o json |
 		jq -r --arg k $IGNORE_UID '.metadata.annotations[$k] // "none"'

@@ -136,7 +136,9 @@ skip_all_unless_rabbit_jobs() {
 # Another system: RABBIT_MAPPING (its rabbitmapping), RABBIT_CLUSTER (the
 # graph's cluster name), RABBIT_DWS2JGF_OPTS, RABBIT_RESOURCE_CONF (the
 # [resource] TOML dws2jgf reads the compute nodes from); RABBIT_EXTRA_CONF
-# is TOML appended after the [rabbit] table.
+# is TOML appended after the [rabbit] table; RABBIT_PLUGINS_BEFORE and
+# RABBIT_PLUGINS_AFTER are [job-manager] plugins entries (TOML inline
+# tables, comma-separated) loaded before and after dws-jobtap.so.
 rabbit_instance_config() {
     dir=$1
     mapping=${RABBIT_MAPPING:-$top_srcdir/t/data/rabbitmapping/kind.json}
@@ -152,7 +154,7 @@ rabbit_instance_config() {
 	[sched-fluxion-resource]
 	match-format = "rv1"
 	[job-manager]
-	plugins = [ { load = "$DWS_JOBTAP", conf = { ${2:-} } } ]
+	plugins = [ ${RABBIT_PLUGINS_BEFORE:+$RABBIT_PLUGINS_BEFORE, }{ load = "$DWS_JOBTAP", conf = { ${2:-} } }${RABBIT_PLUGINS_AFTER:+, $RABBIT_PLUGINS_AFTER} ]
 	[rabbit]
 	kubeconfig = "$KUBECONFIG"
 	mapping = "$mapping"
@@ -204,6 +206,22 @@ guest_jobs_config() {
     chmod 755 "$RUNDIR" &&
     RABBIT_BROKER_OPTS="--test-rundir=$RUNDIR" &&
     export RABBIT_BROKER_OPTS
+}
+
+# submit_as UID ARGS...: flux submit ARGS as user UID; prints the job id.
+# A J signed by UID with mechanism none (flux-core's sign_none.c format),
+# as flux-core's own multi-user tests submit: the owner may send as
+# another user (FLUX_HANDLE_USERID), and job-ingest takes mechanism none
+# from the owner's role only, so the rolemask stays.  The job runs as UID
+# under guest_jobs_config's stand-in IMP.
+submit_as() {
+    uid=$1 && shift &&
+    flux run --dry-run "$@" | flux python -c '
+import base64, sys
+header = f"version\0i1\0userid\0i{int(sys.argv[1])}\0mechanism\0snone\0".encode()
+print(f"{base64.b64encode(header).decode()}."
+      f"{base64.b64encode(sys.stdin.buffer.read()).decode()}.none")' "$uid" >"J.$uid" &&
+    FLUX_HANDLE_USERID=$uid flux job submit --flags=signed "J.$uid"
 }
 
 # start_rabbit_instance DIR: run a 4-broker instance (RABBIT_SIZE brokers;
@@ -506,6 +524,25 @@ explained() {
         flux dmesg | grep "dws: job $1" >&2
         return 1
     }
+}
+
+# waits_on_limit ID: the job is in DEPEND holding dws-limit
+# ([rabbit.limits]), with no Workflow
+waits_on_limit() {
+    test "$(flux jobs -no "{state}" $1)" = DEPEND &&
+    flux job eventlog $1 >$1.deps &&
+    grep "dependency-add description=\"dws-limit\"" $1.deps &&
+    test_must_fail grep "dependency-remove description=\"dws-limit\"" $1.deps &&
+    test_must_fail kubectl get workflow $(wfname $1) 2>/dev/null
+}
+
+# waits_for ID REGEX: flux dws jobs -A says the job waits on a limit, for a
+# reason that matches REGEX (the reason follows what is held)
+waits_for() {
+    flux python -m flux_dws jobs -A --json >why.json &&
+    jq -r --argjson id "$(flux job id --to=dec $1)" \
+        ".jobs[] | select(.id == \$id and .phase == \"waiting-limit\") | .waiting" \
+        why.json | grep "$2"
 }
 
 # down_ssds: the ssd vertex paths Fluxion has down, one per line, sorted
