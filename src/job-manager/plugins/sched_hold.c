@@ -28,6 +28,8 @@ struct sched_hold {
     flux_future_t *poll;     /* wait-all of dws.ready and Fluxion's find */
     flux_future_t *probe;    /* sched.resource-status, where no Fluxion answered */
     const char *probe_service; /* the poll's service word, while probing */
+    flux_watcher_t *ask_order; /* ask for the job manager's plugins once running */
+    flux_future_t *order;    /* its answer */
 };
 
 static struct sched_hold *hold_of (flux_plugin_t *p)
@@ -43,6 +45,8 @@ static void sched_hold_destroy (struct sched_hold *s)
     flux_watcher_destroy (s->release);
     flux_future_destroy (s->poll);
     flux_future_destroy (s->probe);
+    flux_watcher_destroy (s->ask_order);
+    flux_future_destroy (s->order);
     dws_schedhold_destroy (s->m);
     free (s);
 }
@@ -262,6 +266,63 @@ static void release_cb (flux_reactor_t *r, flux_watcher_t *w, int revents, void 
         flux_log_error (flux_jobtap_get_flux (s->p), "dws: schedhold: reprioritize");
 }
 
+/* Plugins that set every job's priority whatever an earlier plugin said:
+ * one loaded after this plugin overrides its hold (the job manager keeps
+ * the last plugin's priority), so rabbit jobs would reach the scheduler
+ * after a restart before it can judge them. */
+static const char *const priority_plugins[] = {"mf_priority.so", NULL};
+
+static bool priority_plugin (const char *name)
+{
+    for (int i = 0; priority_plugins[i]; i++)
+        if (!strcmp (name, priority_plugins[i]))
+            return true;
+    return false;
+}
+
+/* The job manager's plugins, in their order: say so, once, when a priority
+ * plugin comes after this one. */
+static void order_cb (flux_future_t *f, void *arg)
+{
+    struct sched_hold *s = arg;
+    flux_t *h = flux_jobtap_get_flux (s->p);
+    const char *self = flux_plugin_aux_get (s->p, "jobtap::basename");
+    json_t *plugins;
+    size_t i;
+    json_t *v;
+    bool after = false;
+
+    if (flux_rpc_get_unpack (f, "{s:o}", "plugins", &plugins) == 0 && self)
+        json_array_foreach (plugins, i, v) {
+            const char *name = json_string_value (v);
+            if (name && !strcmp (name, self))
+                after = true;
+            else if (name && after && priority_plugin (name))
+                flux_log (h, LOG_WARNING,
+                          "dws: %s is loaded after %s: its priority overrides the hold of"
+                          " rabbit jobs in PRIORITY after a restart (flux-jobtap-dws(1));"
+                          " load %s after it",
+                          name, self, self);
+        }
+    flux_future_destroy (f);
+    s->order = NULL;
+}
+
+static void ask_order_cb (flux_reactor_t *r, flux_watcher_t *w, int revents, void *arg)
+{
+    struct sched_hold *s = arg;
+    flux_t *h = flux_jobtap_get_flux (s->p);
+    (void)r;
+    (void)w;
+    (void)revents;
+    if (!(s->order = flux_rpc_pack (h, "job-manager.jobtap", FLUX_NODEID_ANY, 0, "{s:b}",
+                                    "query_only", 1))
+        || flux_future_then (s->order, 30., order_cb, s) < 0) {
+        flux_future_destroy (s->order);
+        s->order = NULL; /* not told: the hold works as before */
+    }
+}
+
 int sched_hold_init (flux_plugin_t *p, json_t *conf)
 {
     flux_t *h = flux_jobtap_get_flux (p);
@@ -283,6 +344,7 @@ int sched_hold_init (flux_plugin_t *p, json_t *conf)
     if (!(s->m = dws_schedhold_create (timeout))
         || !(s->tick = flux_timer_watcher_create (r, DWS_SCHEDHOLD_POLL, 0., tick_cb, s))
         || !(s->release = flux_timer_watcher_create (r, 0., 0., release_cb, s))
+        || !(s->ask_order = flux_timer_watcher_create (r, 0., 0., ask_order_cb, s))
         || flux_plugin_aux_set (p, AUX, s, (flux_free_f)sched_hold_destroy) < 0) {
         sched_hold_destroy (s);
         return -1;
@@ -290,6 +352,9 @@ int sched_hold_init (flux_plugin_t *p, json_t *conf)
     /* a plugin loaded on a running instance finds the service ready at
      * once, before the first rabbit job needs it */
     poll_start (s);
+    /* once the reactor runs: the job manager has loaded every configured
+     * plugin, and answers (a request sent during its start times out) */
+    flux_watcher_start (s->ask_order);
     return 0;
 }
 
