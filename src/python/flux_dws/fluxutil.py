@@ -191,25 +191,13 @@ def parse_config_R(path: str) -> dict[str, Any]:
 def job_info_keys(handle: Any, requests: list[tuple[int, str]]) -> dict[tuple[int, str], str]:
     """Read keys of jobs' KVS directories through job-info (which lets a
     user read only their own jobs), one lookup per (jobid, key), all sent
-    before the first answer is waited for.  The raw values of the keys
-    found; a missing key (or job) is left out; PermissionError when job-info
-    refuses a job (another user's)."""
-    futures = [(jobid, key, handle.rpc("job-info.lookup",
-                                       {"id": jobid, "keys": [key], "flags": 0}))
-               for jobid, key in requests]
-    out: dict[tuple[int, str], str] = {}
-    for jobid, key, f in futures:
-        try:
-            value = f.get().get(key)
-        except OSError as exc:
-            if exc.errno == errno.EPERM:
-                raise PermissionError(f"job {jobid} belongs to another user") from None
-            if exc.errno == errno.ENOENT:
-                continue
-            raise
-        if isinstance(value, str):
-            out[(jobid, key)] = value
-    return out
+    before the first answer is waited for (job_info_window with room for
+    all).  The raw values of the keys found; a missing key (or job) is left
+    out; PermissionError when job-info refuses a job (another user's)."""
+    return {(jobid, key): value
+            for jobid, key, value in job_info_window(handle, requests,
+                                                     in_flight=max(len(requests), 1))
+            if value is not None}
 
 
 def job_info_window(handle: Any, requests: Iterable[tuple[int, str]], in_flight: int = 64,

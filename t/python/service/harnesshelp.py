@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import pwd
+from typing import Any
+
 from flux_dws.emulator.driver import RESOURCE
 from flux_dws.emulator.faults import Fault
 from flux_dws.harness import Harness
+from flux_dws.libdws.jobsm import LIMIT_DEPENDENCY
 
 LABEL = "dataworkflowservices.github.io/workflow.name"
 #: what a job's Workflow brings with it (jobdw storage; persistent storage
@@ -82,3 +86,31 @@ def held(h: Harness, jobid: int) -> set[str]:
         if x["job"] == jobid and x["applied"]:
             return set(x["paths"])
     return set()
+
+
+# --- [rabbit.limits] ------------------------------------------------------------
+
+
+def user_name(uid: int) -> str:
+    """The name [rabbit.limits]' messages give a user (its uid without one)."""
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+
+def engine_view(h: Harness, jobid: int) -> dict[str, Any]:
+    """The job's line of dws.jobs (every user's), or {}."""
+    jobs = h.ask("dws.jobs", payload={"all_users": True})["jobs"]
+    return next((j for j in jobs if j["id"] == jobid), {})
+
+
+def waits_on_limit(h: Harness, jobid: int) -> None:
+    """Wait until the job holds dws-limit."""
+    h.wait_for(lambda: LIMIT_DEPENDENCY in h.jm.jobs[jobid].deps, 30,
+               f"job {jobid} to wait on {LIMIT_DEPENDENCY}")
+
+
+def has_workflow(h: Harness, jobid: int) -> bool:
+    """Whether the job's Workflow exists."""
+    return any(w["metadata"]["name"] == f"fluxjob-{jobid}" for w in h.workflows())

@@ -7,12 +7,18 @@ its owner; a service restart keeps the waiting jobs waiting."""
 from __future__ import annotations
 
 import os
-import pwd
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from t.python.service.harnesshelp import gone, settled
+from t.python.service.harnesshelp import (
+    engine_view,
+    gone,
+    has_workflow,
+    settled,
+    user_name,
+    waits_on_limit,
+)
 
 from flux_dws.harness import Harness
 from flux_dws.libdws.jobsm import DEPENDENCY, LIMIT_DEPENDENCY
@@ -21,30 +27,9 @@ XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
 LONG = 3600.0  # a runtime that holds the job running until h.finish
 
 
-def _me(uid: int) -> str:
-    try:
-        return pwd.getpwuid(uid).pw_name
-    except KeyError:
-        return str(uid)
-
-
-def _view(h: Harness, jobid: int) -> dict[str, Any]:
-    jobs = h.ask("dws.jobs", payload={"all_users": True})["jobs"]
-    return next((j for j in jobs if j["id"] == jobid), {})
-
-
 def _started(h: Harness, jobid: int) -> None:
     """The job runs (its prolog is over): h.finish can end it."""
     h.wait_event(jobid, "start")
-
-
-def _waiting(h: Harness, jobid: int) -> None:
-    h.wait_for(lambda: LIMIT_DEPENDENCY in h.jm.jobs[jobid].deps, 30,
-               f"job {jobid} to wait on {LIMIT_DEPENDENCY}")
-
-
-def _workflow_of(h: Harness, jobid: int) -> bool:
-    return any(w["metadata"]["name"] == f"fluxjob-{jobid}" for w in h.workflows())
 
 
 def _one_running_one_waiting(h: Harness) -> tuple[int, int]:
@@ -53,7 +38,7 @@ def _one_running_one_waiting(h: Harness) -> tuple[int, int]:
     a = h.submit(XFS, nodes=1, runtime=LONG)
     _started(h, a)
     b = h.submit(XFS, nodes=1)
-    _waiting(h, b)
+    waits_on_limit(h, b)
     return a, b
 
 
@@ -87,10 +72,10 @@ def test_a_job_over_max_user_jobs_waits_then_goes(jobs1: Harness) -> None:
     a, b = _one_running_one_waiting(h)
     job = h.job(b)
     assert job.state == "DEPEND" and job.deps == {DEPENDENCY, LIMIT_DEPENDENCY}
-    assert not _workflow_of(h, b)
-    view = _view(h, b)
+    assert not has_workflow(h, b)
+    view = engine_view(h, b)
     assert view["phase"] == "waiting-limit"
-    assert view["waiting"] == f"max_user_jobs 1: user {_me(h.owner)} holds 10 GiB in 1 job"
+    assert view["waiting"] == f"max_user_jobs 1: user {user_name(h.owner)} holds 10 GiB in 1 job"
     h.finish(a)
     job = h.wait(b)
     assert job.exceptions == [], job.exceptions
@@ -110,12 +95,12 @@ def test_waiting_jobs_go_in_submission_order(jobs1: Harness) -> None:
     _started(h, a)
     b = h.submit(XFS, nodes=1, runtime=LONG)
     c = h.submit(XFS, nodes=1)
-    _waiting(h, b)
-    _waiting(h, c)
+    waits_on_limit(h, b)
+    waits_on_limit(h, c)
     h.finish(a)
     _started(h, b)
     assert h.job(c).state == "DEPEND" and LIMIT_DEPENDENCY in h.job(c).deps
-    assert _view(h, c)["phase"] == "waiting-limit"
+    assert engine_view(h, c)["phase"] == "waiting-limit"
     h.finish(b)
     assert h.wait(c).exceptions == []
     assert settled(h) == {}
@@ -126,9 +111,9 @@ def test_a_cancelled_waiting_job_ends_without_a_workflow(jobs1: Harness) -> None
     a, b = _one_running_one_waiting(h)
     h.cancel(b)
     job = h.wait(b)
-    assert not _workflow_of(h, b)
+    assert not has_workflow(h, b)
     assert [e["type"] for e in job.exceptions] == ["cancel"]
-    assert _view(h, b) == {}
+    assert engine_view(h, b) == {}
     h.finish(a)
     assert h.wait(a).exceptions == []
     assert settled(h) == {}
@@ -142,8 +127,8 @@ def test_a_restarted_service_keeps_them_waiting(jobs1: Harness) -> None:
     h.wait_for(lambda: any(j["id"] == b and j["phase"] == "waiting-limit"
                            for j in h.status_now().get("jobs", [])), 30,
                f"job {b} waiting again")
-    assert _view(h, b)["waiting"].startswith("max_user_jobs 1: ")
-    assert not _workflow_of(h, b) and h.job(b).state == "DEPEND"
+    assert engine_view(h, b)["waiting"].startswith("max_user_jobs 1: ")
+    assert not has_workflow(h, b) and h.job(b).state == "DEPEND"
     h.finish(a)
     assert h.wait(b).exceptions == []
     assert settled(h) == {}
@@ -156,12 +141,12 @@ def test_a_job_alone_over_max_user_gib_is_refused() -> None:
         assert [e["type"] for e in job.exceptions] == ["dws-create"]
         assert job.exceptions[0]["note"].endswith(
             "Requested a total of 20 GiB of rabbit storage but max_user_gib is 15 GiB"
-            f" (user {_me(h.owner)})")
-        assert not _workflow_of(h, jobid)
+            f" (user {user_name(h.owner)})")
+        assert not has_workflow(h, jobid)
 
 
 def test_a_users_own_limits_override_the_top_level() -> None:
-    me = _me(os.getuid())
+    me = user_name(os.getuid())
     limits = {"max_user_gib": 5, "users": {me: {"max_user_gib": 100}}}
     with Harness(config={"limits": limits}, owner=os.getuid()) as h:
         jobid = h.submit(XFS, nodes=2)
@@ -173,9 +158,9 @@ def test_persistent_storage_counts_against_its_owner() -> None:
     with Harness(config={"limits": {"max_user_gib": 15, "users": {}}}) as h:
         _persistent(h, "p1")
         jobid = h.submit(XFS, nodes=1)  # 10 GiB more than the 10 the PSI holds
-        _waiting(h, jobid)
-        assert _view(h, jobid)["waiting"] == \
-            f"max_user_gib 15: user {_me(h.owner)} holds 10 GiB in 0 jobs"
+        waits_on_limit(h, jobid)
+        assert engine_view(h, jobid)["waiting"] == \
+            f"max_user_gib 15: user {user_name(h.owner)} holds 10 GiB in 0 jobs"
         _destroy_lets_go(h, "p1", jobid)
 
 
@@ -189,7 +174,7 @@ def test_cancelled_while_the_service_is_away(jobs1: Harness) -> None:
     h.wait(b, "CLEANUP")
     h.start_service()
     job = h.wait(b)
-    assert not _workflow_of(h, b)
+    assert not has_workflow(h, b)
     assert [e["type"] for e in job.exceptions] == ["cancel"]
     h.finish(a)
     assert h.wait(a).exceptions == []
@@ -204,9 +189,9 @@ def test_limits_configured_by_a_reload_watch_the_persistent_storage() -> None:
         config = {**h.config, "owner": h.owner, "limits": {"max_user_gib": 15, "users": {}}}
         h.reactor.call(lambda: svc.reconfig(config, {}))
         jobid = h.submit(XFS, nodes=1)
-        _waiting(h, jobid)
-        assert _view(h, jobid)["waiting"] == \
-            f"max_user_gib 15: user {_me(h.owner)} holds 10 GiB in 0 jobs"
+        waits_on_limit(h, jobid)
+        assert engine_view(h, jobid)["waiting"] == \
+            f"max_user_gib 15: user {user_name(h.owner)} holds 10 GiB in 0 jobs"
         _destroy_lets_go(h, "p2", jobid)
 
 
@@ -217,12 +202,12 @@ def test_limits_raised_by_a_reload_let_a_waiting_job_go() -> None:
         a = h.submit(XFS, nodes=1, runtime=LONG)
         _started(h, a)
         b = h.submit(XFS, nodes=1)
-        _waiting(h, b)
+        waits_on_limit(h, b)
         svc = h.service
         assert svc is not None
         config = {**h.config, "owner": h.owner, "limits": {"max_user_jobs": 2, "users": {}}}
         h.reactor.call(lambda: svc.reconfig(config, {}))
-        _view(h, b)
+        engine_view(h, b)
         assert h.wait(b).exceptions == []
         h.finish(a)
         assert h.wait(a).exceptions == []
@@ -239,7 +224,7 @@ def _blocker_gone_while_away(h: Harness, a: int) -> None:
     h.stop_service()
     assert h.emulator.controllers is not None
     h.emulator.controllers.vanish("default", f"fluxjob-{a}")
-    h.wait_for(lambda: not _workflow_of(h, a), 30, f"job {a}'s Workflow to go")
+    h.wait_for(lambda: not has_workflow(h, a), 30, f"job {a}'s Workflow to go")
     h.finish(a)
     h.wait(a, "CLEANUP")
 
@@ -281,10 +266,10 @@ def test_a_restart_between_the_create_and_its_answer(jobs1: Harness) -> None:
     a = h.submit(XFS, nodes=1, runtime=LONG)
     _started(h, a)
     b = h.submit(XFS, nodes=1, runtime=LONG)
-    _waiting(h, b)
+    waits_on_limit(h, b)
     held = h.emulator.api_fault(method="POST", path=r"/workflows(\?|$)", hold=30.0)
     h.finish(a)
-    h.wait_for(lambda: held.hits == 1 and _workflow_of(h, b), 30,
+    h.wait_for(lambda: held.hits == 1 and has_workflow(h, b), 30,
                f"job {b}'s Workflow made, its answer held")
     _restart_with_the_answer_lost(h, held)
     _started(h, b)
@@ -292,9 +277,9 @@ def test_a_restart_between_the_create_and_its_answer(jobs1: Harness) -> None:
     assert h.job(b).memo.get("rabbit_workflow") == f"fluxjob-{b}"
     assert [w["metadata"]["name"] for w in h.workflows()] == [f"fluxjob-{b}"]
     c = h.submit(XFS, nodes=1)
-    _waiting(h, c)
-    assert _view(h, c)["waiting"] == \
-        f"max_user_jobs 1: user {_me(h.owner)} holds 10 GiB in 1 job"
+    waits_on_limit(h, c)
+    assert engine_view(h, c)["waiting"] == \
+        f"max_user_jobs 1: user {user_name(h.owner)} holds 10 GiB in 1 job"
     h.finish(b)
     assert h.wait(b).exceptions == []
     assert h.wait(c).exceptions == []
@@ -307,9 +292,9 @@ def test_a_job_taken_up_after_a_restart_counts_its_gib() -> None:
         _started(h, a)
         h.restart_service()
         b = h.submit(XFS, nodes=1)
-        _waiting(h, b)
-        assert _view(h, b)["waiting"] == \
-            f"max_user_gib 25: user {_me(h.owner)} holds 20 GiB in 1 job"
+        waits_on_limit(h, b)
+        assert engine_view(h, b)["waiting"] == \
+            f"max_user_gib 25: user {user_name(h.owner)} holds 20 GiB in 1 job"
         h.finish(a)
         assert h.wait(a).exceptions == []
         assert h.wait(b).exceptions == []
@@ -356,18 +341,18 @@ def test_a_job_whose_storage_is_torn_down_no_longer_holds_its_gib() -> None:
         # each ask is a round trip through the service (no sleep); the phase
         # stays "deleting" while the deletes fail
         asks = 0
-        while _view(h, a).get("phase") != "deleting":
+        while engine_view(h, a).get("phase") != "deleting":
             asks += 1
             assert asks < 5000, f"job {a} never reached the deleting phase"
         b = h.submit(XFS, nodes=1)  # 10 GiB: 30 if a's 20 still counted
         # its create decided (read from the engine: its Workflow's create may
         # wait behind a's failing delete, on the same writer)
         asks = 0
-        while (phase := _view(h, b).get("phase")) in (None, ""):
+        while (phase := engine_view(h, b).get("phase")) in (None, ""):
             asks += 1
             assert asks < 5000, f"job {b} never got a phase"
         assert phase != "waiting-limit" and LIMIT_DEPENDENCY not in h.jm.jobs[b].deps
-        assert _view(h, a).get("phase") == "deleting"  # still there, the whole time
+        assert engine_view(h, a).get("phase") == "deleting"  # still there, the whole time
         h.emulator.clear_api_faults()
         assert h.wait(a).exceptions == []
         assert h.wait(b).exceptions == []

@@ -9,10 +9,15 @@ job's record says its bank, project and the GiB-seconds it held."""
 from __future__ import annotations
 
 import json
-import pwd
 from typing import Any
 
-from t.python.service.harnesshelp import settled
+from t.python.service.harnesshelp import (
+    engine_view,
+    has_workflow,
+    settled,
+    user_name,
+    waits_on_limit,
+)
 
 from flux_dws.harness import Harness
 from flux_dws.libdws.engine import RECORD_KEY
@@ -25,32 +30,11 @@ PHYSICS = {"bank": "physics", "project": "fusion"}
 CHEM = {"bank": "chem"}
 
 
-def _me(uid: int) -> str:
-    try:
-        return pwd.getpwuid(uid).pw_name
-    except KeyError:
-        return str(uid)
-
-
-def _view(h: Harness, jobid: int) -> dict[str, Any]:
-    jobs = h.ask("dws.jobs", payload={"all_users": True})["jobs"]
-    return next((j for j in jobs if j["id"] == jobid), {})
-
-
-def _waiting(h: Harness, jobid: int) -> None:
-    h.wait_for(lambda: LIMIT_DEPENDENCY in h.jm.jobs[jobid].deps, 30,
-               f"job {jobid} to wait on {LIMIT_DEPENDENCY}")
-
-
 def _record(h: Harness, jobid: int) -> dict[str, Any]:
     rec: dict[str, Any] = h.reactor.call(lambda: json.loads(json.dumps(
         h.jm.jobs[jobid].kvs.get(RECORD_KEY))))
     assert isinstance(rec, dict), f"no {RECORD_KEY} in job {jobid}'s KVS record"
     return rec
-
-
-def _workflow_of(h: Harness, jobid: int) -> bool:
-    return any(w["metadata"]["name"] == f"fluxjob-{jobid}" for w in h.workflows())
 
 
 def test_a_full_bank_holds_its_jobs_and_not_the_users_others() -> None:
@@ -59,9 +43,9 @@ def test_a_full_bank_holds_its_jobs_and_not_the_users_others() -> None:
         a = h.submit(XFS, nodes=1, runtime=LONG, system=PHYSICS)
         h.wait_event(a, "start")
         b = h.submit(XFS, nodes=1, system=PHYSICS)
-        _waiting(h, b)
-        assert _view(h, b)["waiting"] == "max_bank_jobs 1: bank physics holds 10 GiB in 1 job"
-        assert not _workflow_of(h, b)
+        waits_on_limit(h, b)
+        assert engine_view(h, b)["waiting"] == "max_bank_jobs 1: bank physics holds 10 GiB in 1 job"
+        assert not has_workflow(h, b)
         c = h.submit(XFS, nodes=1, system=CHEM)  # the same user, another bank
         assert h.wait(c).exceptions == []
         d = h.submit(XFS, nodes=1)  # no bank: the bank's limits are not its
@@ -79,9 +63,9 @@ def test_a_users_share_of_a_bank() -> None:
         a = h.submit(XFS, nodes=1, runtime=LONG, system=PHYSICS)
         h.wait_event(a, "start")
         b = h.submit(XFS, nodes=1, system=PHYSICS)
-        _waiting(h, b)
-        assert _view(h, b)["waiting"] == \
-            f"max_user_gib 15: user {_me(h.owner)} holds 10 GiB in 1 job in bank physics"
+        waits_on_limit(h, b)
+        assert engine_view(h, b)["waiting"] == \
+            f"max_user_gib 15: user {user_name(h.owner)} holds 10 GiB in 1 job in bank physics"
         h.finish(a)
         assert h.wait(b).exceptions == []
         assert settled(h) == {}
@@ -95,7 +79,7 @@ def test_a_job_alone_over_the_banks_gib_is_refused() -> None:
         assert job.exceptions[0]["note"].endswith(
             "Requested a total of 20 GiB of rabbit storage but max_bank_gib is 15 GiB"
             " (bank chem)")
-        assert not _workflow_of(h, jobid)
+        assert not has_workflow(h, jobid)
 
 
 def test_a_bank_that_is_not_a_string() -> None:
@@ -110,7 +94,7 @@ def test_a_bank_that_is_not_a_string() -> None:
             "resources": [{"type": "node", "count": 1}], "failure_tolerance": 0, "bank": 5})
         assert answer == {"success": False,
                           "errstr": "dws.create: bank must be a string (flux-accounting's name)"}
-        assert not _workflow_of(h, 4242)
+        assert not has_workflow(h, 4242)
 
 
 def test_a_restart_reads_each_jobs_bank_again() -> None:
@@ -119,16 +103,17 @@ def test_a_restart_reads_each_jobs_bank_again() -> None:
         a = h.submit(XFS, nodes=2, runtime=LONG, system=PHYSICS)  # 20 GiB
         h.wait_event(a, "start")
         b = h.submit(XFS, nodes=1, system=PHYSICS)  # 30 with a's: waits
-        _waiting(h, b)
+        waits_on_limit(h, b)
         h.restart_service()
         # a's bank from its Workflow, b's from its jobspec: b still waits;
         # each ask is a round trip through the restarted service (no sleep)
         asks = 0
-        while _view(h, b).get("waiting") != "max_bank_gib 25: bank physics holds 20 GiB in 1 job":
+        reason = "max_bank_gib 25: bank physics holds 20 GiB in 1 job"
+        while engine_view(h, b).get("waiting") != reason:
             asks += 1
             assert asks < 5000, f"the restarted service never held job {b} by the bank"
         c = h.submit(XFS, nodes=1, system=PHYSICS)
-        _waiting(h, c)  # behind b, and over the bank besides
+        waits_on_limit(h, c)  # behind b, and over the bank besides
         h.finish(a)
         assert h.wait(b).exceptions == []
         assert h.wait(c).exceptions == []
