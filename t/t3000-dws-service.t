@@ -108,9 +108,12 @@ test_expect_success 'broker module: a bad config reload is refused naming the ke
 one_line_error() {
     # the module's line and the broker's log lines share stderr: a log line
     # written between the module's text and its newline is put back on a
-    # line of its own first (it starts with its timestamp)
+    # line of its own first (it starts with its timestamp); the broker
+    # writes a log line's timestamp and its text apart, so the module's
+    # newline may fall between them: a timestamp alone joins the next line
     sed -E "s/(.)([A-Z][a-z]{2} [ 0-9]{2} [0-9:.]+ [A-Z]+ [0-9]{4} )/\1\n\2/g" "$1" |
-        sed "/^\$/d" >"$1.lines" &&
+        sed -E -e "/^[A-Z][a-z]{2} [ 0-9]{2} [0-9:.]+ [A-Z]+ [0-9]{4} \$/{N;s/\n//;}" \
+            -e "/^\$/d" >"$1.lines" &&
     # the message twice: the module's own line and its log line; other
     # broker log lines (a slow start's) may come and go, and are allowed
     { test "$(grep -c "^dws.py: .*$2" "$1.lines")" = 1 &&
