@@ -420,7 +420,11 @@ class StorageDriver(Driver):
             "spec": {"state": "Destroying"}})
         self.store.patch(RESOURCE["psi"], ns, name, "merge", {"status": {"state": "Destroying"}},
                          "status")
-        self.delete_quiet(RESOURCE["servers"], ns, name)
+        # nnf-sos' PersistentStorageInstance controller deletes its children
+        # (NnfStorage, Servers, the pinned profile) before the instance goes;
+        # an API server with no garbage collector running keeps them otherwise
+        for r in ("nnfstorage", "servers", "profile"):
+            self.delete_quiet(RESOURCE[r], ns, name)
         self.delete_quiet(RESOURCE["psi"], ns, name)
 
     # --- PreRun / PostRun: ClientMounts ---------------------------------------
