@@ -538,7 +538,8 @@ class Instance:
         """CPU seconds so far of what shares the machine with the service:
         the broker (job manager, Fluxion, the other modules) with its
         child processes but the service (job validators), the emulator,
-        and this benchmark's own process (it submits and follows jobs)."""
+        this benchmark's own process (it submits and follows jobs) and,
+        on kube-apiserver, the API server and etcd."""
         broker = int(self.h.attr_get("broker.pid"))
         flux_cpu = self._cpu(broker)
         for child in Path(f"/proc/{broker}/task").glob("*/children"):
@@ -550,7 +551,11 @@ class Instance:
                         pass  # ended meanwhile
         emu = self._cpu(self.emulator.pid) if self.emulator is not None else 0.0
         t = os.times()
-        return {"flux": flux_cpu, "emulator": emu, "benchmark": t.user + t.system}
+        out = {"flux": flux_cpu, "emulator": emu, "benchmark": t.user + t.system}
+        if self.plane is not None:
+            for name in ("kube-apiserver", "etcd"):
+                out[name] = self._cpu(self.plane._proc(name).pid)
+        return out
 
     def service_hwm(self) -> float:
         """The service process's peak RSS so far (MB)."""

@@ -21,6 +21,8 @@ from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 from t.python.emulator.conftest import (
     FLUX_FINALIZER,
+    NNF,
+    NV,
     G,
     V,
     advance,
@@ -239,6 +241,13 @@ def test_persistent_storage_as_the_wlm(kind):
             return exc.status == 404
         return False
     eventually(gone, what="the PersistentStorageInstance destroyed")
+    # its NnfStorage, Servers and pinned profile went with it, deleted by
+    # nnf-sos (no garbage collector runs on the test control plane)
+    admin = kind.custom_objects_api()
+    for group, version, plural in ((NNF, NV, "nnfstorages"), (G, V, "servers"),
+                                   (NNF, NV, "nnfstorageprofiles")):
+        left = admin.list_namespaced_custom_object(group, version, "default", plural)
+        assert "keep" not in [o["metadata"]["name"] for o in left["items"]], plural
 
 
 def test_a_setup_failure_as_the_wlm(kind):

@@ -43,7 +43,8 @@ class Emulator:
                  token: str | None = "auto", kubeconfig: str | Path | None = None,
                  state: str | Path | None = None, history: int = 1000,
                  bookmark_interval: float = 60.0, system: str | None = None,
-                 latency: str | dict[str, float] = latency_model.DEFAULT) -> None:
+                 latency: str | dict[str, float] = latency_model.DEFAULT,
+                 workers: int = 1, fanout: int = 1) -> None:
         self.host = host
         self.port = port
         self.use_tls = use_tls
@@ -73,7 +74,7 @@ class Emulator:
         self.controllers: Controllers | None = None
         if system is not None:
             seed_system(self.store, system)
-            self.controllers = Controllers(self.store, latency)
+            self.controllers = Controllers(self.store, latency, workers=workers, fanout=fanout)
             self.settings.controllers = self.controllers
 
     @property

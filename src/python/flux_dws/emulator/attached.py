@@ -51,6 +51,12 @@ __all__ = ["Attached", "register_webhooks"]
 log = logging.getLogger("flux_dws.emulator.attached")
 
 WEBHOOK_TIMEOUT = 30.0  # until the API server calls a new webhook configuration
+#: reconciles at once (nnf-sos runs GOMAXPROCS of each controller), and the
+#: threads writing one reconcile's independent objects (a ClientMount per
+#: compute) at once: over HTTPS a reconcile waits on the API server, not
+#: on the CPU (emulator.workqueue)
+WORKERS = 16
+FANOUT = 32
 
 
 def _apply(store: RemoteStore, obj: dict[str, Any]) -> None:
@@ -105,8 +111,11 @@ class Attached:
     def __init__(self, kubeconfig: str | Path, system: str | None = "kind",
                  latency: str | dict[str, float] = latency_model.DEFAULT,
                  webhooks: Callable[[RemoteStore, WebhookServer], None] = register_webhooks,
-                 webhook_host: str = "127.0.0.1", webhook_port: int = 0) -> None:
+                 webhook_host: str = "127.0.0.1", webhook_port: int = 0,
+                 workers: int = WORKERS, fanout: int = FANOUT) -> None:
         self.store = RemoteStore(kubeconfig)
+        self.workers = workers
+        self.fanout = fanout
         self.system = system
         self.latency = latency_model.load(latency)
         self.webhooks = webhooks
@@ -134,7 +143,8 @@ class Attached:
     def start(self) -> Attached:
         try:
             self.store.start()
-            self.controllers = Controllers(self.store, self.latency)
+            self.controllers = Controllers(self.store, self.latency, workers=self.workers,
+                                           fanout=self.fanout)
             # the webhooks first: configurations a previous run left point
             # to its server, gone, and the API server fails every write they
             # cover (seeding too) until they name this one

@@ -8,9 +8,14 @@ nnf_datamovement (copy_in, copy_out, with the nnf-dm workers) and
 nnf_container (container); rabbit health (nnf-sos' Storage controller) is
 nnf_health.  This module is the core: it reads the store,
 runs DWS' admission and controller step, walks each state's nnf drivers in
-directive order, and writes back.  One worker thread reconciles Workflows
-from a queue fed by store events (a Workflow, or an object labelled with a
-Workflow's name and namespace) and by timers (latency, waits, retries).
+directive order, and writes back.  Worker threads (``workers``, one by
+default) reconcile Workflows from a queue fed by store events (a Workflow,
+or an object labelled with a Workflow's name and namespace) and by timers
+(latency, waits, retries); each key (a Workflow, a Storage, ...) is
+reconciled by one worker at a time (emulator.workqueue).  ``fanout``
+threads make the independent writes of one reconcile (the ClientMount of
+each compute node) at once.  Both matter over HTTPS (emulator.attached);
+in-process, one thread of each is as fast.
 
 - Admission: DWS' mutating and validating webhooks on Workflow create and
   update (403 with DWS' texts).
@@ -34,10 +39,9 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import logging
-import queue
 import threading
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 from flux_dws.dwsim import proposal as nnf_proposal
 from flux_dws.dwsim import resource_error as rerr
@@ -66,6 +70,7 @@ from flux_dws.emulator.nnf_storage import ClientMountDaemon, StorageDriver
 from flux_dws.emulator.nnf_systemstorage import SystemStorageController, owner_of
 from flux_dws.emulator.store import ApiError, Event, StoreApi
 from flux_dws.emulator.timers import TimerThread
+from flux_dws.emulator.workqueue import FanOut, Workers
 from flux_dws.jsondata import copy_json
 from flux_dws.libdws.directives import DirectiveError, Ruleset, parse_directive
 from flux_dws.libdws.wfstates import PROPOSAL, SETUP
@@ -75,17 +80,18 @@ NNF_FINALIZER = "nnf.cray.hpe.com/nnf_workflow"
 #: seconds before a reconcile that failed for the API server's trouble (a
 #: 5xx, a 429, a connection cut by its restart) is tried again
 RETRY_AFTER = 1.0
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 class Controllers:
-    def __init__(self, store: StoreApi, latency: dict[str, float] | None = None) -> None:
+    def __init__(self, store: StoreApi, latency: dict[str, float] | None = None,
+                 workers: int = 1, fanout: int = 1) -> None:
         self.store = store
         self.latency = latency_model.check(dict(latency or {}))
         self.faults = Faults()
-        self._queue: queue.Queue[tuple[str, str] | None] = queue.Queue()
-        self._pending: set[tuple[str, str]] = set()
-        self._lock = threading.Lock()
-        self._thread: threading.Thread | None = None
+        self._workers: Workers[tuple[str, str]] = Workers(self._reconcile_key, workers)
+        self._fanout = FanOut(fanout)
         self._timers = TimerThread()
         self._stopping = threading.Event()
         self._ruleset: tuple[tuple[tuple[str, str], ...], Ruleset] | None = None
@@ -111,9 +117,7 @@ class Controllers:
     # --- plumbing ------------------------------------------------------------
 
     def start(self) -> Controllers:
-        self._thread = threading.Thread(target=self._run, name="emulator-controllers",
-                                        daemon=True)
-        self._thread.start()
+        self._workers.start()
         self.after(0, self._resume)
         for key in self._workflow_keys():
             self.enqueue(*key)
@@ -153,18 +157,20 @@ class Controllers:
         self.cluster.resume()
 
     def stop(self) -> None:
+        """Stop the timers and the workers (what is queued is dropped; the
+        reconciles under way get 5 s to end)."""
         self._stopping.set()
         self._timers.stop()
-        self._queue.put(None)
-        if self._thread is not None:
-            self._thread.join(5)
+        self._fanout.stop()
+        self._workers.stop(5.0)
 
     def enqueue(self, ns: str, name: str) -> None:
-        with self._lock:
-            if (ns, name) in self._pending:
-                return
-            self._pending.add((ns, name))
-        self._queue.put((ns, name))
+        self._workers.add((ns, name))
+
+    def fan_out(self, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
+        """[fn(item) for item in items] on the fan-out threads (all of them
+        run; the first exception, in the items' order, is raised)."""
+        return self._fanout.map(fn, items)
 
     def _later(self, seconds: float, ns: str, name: str) -> None:
         self._timers.call_later(seconds, lambda: self.enqueue(ns, name))
@@ -211,42 +217,40 @@ class Controllers:
         if wf_name and wf_ns:
             self.enqueue(wf_ns, wf_name)
 
-    def _run(self) -> None:
-        while not self._stopping.is_set():
-            key = self._queue.get()
-            if key is None:
+    def _reconcile_key(self, key: tuple[str, str]) -> None:
+        """One reconcile of a queued key, on a worker; what failed for the
+        API server's trouble is requeued here (the one place for retries)."""
+        if self._stopping.is_set():
+            return
+        try:
+            if key[0].startswith("storage:"):
+                self.health.reconcile(key[0][len("storage:"):], key[1])
+            elif key[0].startswith("systemstorage:"):
+                self.systemstorage.reconcile(key[0][len("systemstorage:"):], key[1])
+            elif key[0].startswith("servers:"):
+                nnf_servers.reconcile(self.store, key[0][len("servers:"):], key[1])
+            elif key[0] == "portmanager:":
+                self.ports.reconcile()
+            elif key[0] == "capacity:":
+                self.health.allocations_changed()
+            else:
+                self.reconcile(*key)
+        except ApiError as exc:
+            if exc.code in (404, 409):
+                # the object changed or went while we looked: look again
+                log.debug("reconcile %s/%s: %s", *key, exc)
+                if exc.code == 409:
+                    self.enqueue(*key)
                 return
-            with self._lock:
-                self._pending.discard(key)
-            try:
-                if key[0].startswith("storage:"):
-                    self.health.reconcile(key[0][len("storage:"):], key[1])
-                elif key[0].startswith("systemstorage:"):
-                    self.systemstorage.reconcile(key[0][len("systemstorage:"):], key[1])
-                elif key[0].startswith("servers:"):
-                    nnf_servers.reconcile(self.store, key[0][len("servers:"):], key[1])
-                elif key[0] == "portmanager:":
-                    self.ports.reconcile()
-                elif key[0] == "capacity:":
-                    self.health.allocations_changed()
-                else:
-                    self.reconcile(*key)
-            except ApiError as exc:
-                if exc.code in (404, 409):
-                    # the object changed or went while we looked: look again
-                    log.debug("reconcile %s/%s: %s", *key, exc)
-                    if exc.code == 409:
-                        self.enqueue(*key)
-                    continue
-                log.exception("reconcile %s/%s", *key)
-                if exc.code == 429 or exc.code >= 500:  # the server's trouble: again
-                    self._later(RETRY_AFTER, *key)
-            except Exception:
-                # a transport error (an API server restarting mid-request):
-                # tried again, as controller-runtime requeues a failed key,
-                # not left until the object changes again
-                log.exception("reconcile %s/%s", *key)
+            log.exception("reconcile %s/%s", *key)
+            if exc.code == 429 or exc.code >= 500:  # the server's trouble: again
                 self._later(RETRY_AFTER, *key)
+        except Exception:
+            # a transport error (an API server restarting mid-request):
+            # tried again, as controller-runtime requeues a failed key,
+            # not left until the object changes again
+            log.exception("reconcile %s/%s", *key)
+            self._later(RETRY_AFTER, *key)
 
     # --- admission -------------------------------------------------------------
 

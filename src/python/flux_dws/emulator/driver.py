@@ -16,9 +16,9 @@ removes whatever the driver created for it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from flux_dws.dwsim import workflow as dws
 from flux_dws.emulator.api_resources import BY_GROUP_PLURAL, DWS, NNF, Resource
@@ -42,6 +42,9 @@ RESOURCE: dict[str, Resource] = {name: BY_GROUP_PLURAL[key] for name, key in {
     "node": ("", "nodes"),
     "lustre": ("lus.cray.hpe.com", "lustrefilesystems"),
 }.items()}
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 DIRECTIVE_INDEX_LABEL = "nnf.cray.hpe.com/directive_index"
 JOB_ID_LABEL = "nnf.cray.hpe.com/job_id"
@@ -171,6 +174,8 @@ class DriverContext(Protocol):
 
 
     def after(self, seconds: float, fn: Callable[[], Any]) -> None: ...
+
+    def fan_out(self, fn: Callable[[T], R], items: Iterable[T]) -> list[R]: ...
 
     def directives(self, wf: dict[str, Any]) -> list[Directive]: ...
 

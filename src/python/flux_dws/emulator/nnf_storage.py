@@ -377,8 +377,11 @@ class StorageDriver(Driver):
         if add:
             refs.append(ref)
         if refs != (psi["spec"].get("consumerReferences") or []):
-            self.store.patch(RESOURCE["psi"], ns, name, "merge",
-                             {"spec": {"consumerReferences": refs}})
+            # on the version read, as nnf-sos' Update: two users' Setups at
+            # once must not lose a reference (409: the reconcile runs again)
+            self.store.patch(RESOURCE["psi"], ns, name, "merge", {
+                "metadata": {"resourceVersion": psi["metadata"]["resourceVersion"]},
+                "spec": {"consumerReferences": refs}})
 
     def _release_psi(self, wf: dict[str, Any], index: int, name: str) -> None:
         """create_persistent at Teardown: the PSI outlives the workflow."""
@@ -412,10 +415,16 @@ class StorageDriver(Driver):
             raise rerr.user("user ID does not match existing persistent storage")
         if psi["spec"].get("consumerReferences"):
             raise rerr.user("persistent storage cannot be deleted while in use")
-        self.store.patch(RESOURCE["psi"], ns, name, "merge", {"spec": {"state": "Destroying"}})
+        self.store.patch(RESOURCE["psi"], ns, name, "merge", {
+            "metadata": {"resourceVersion": psi["metadata"]["resourceVersion"]},
+            "spec": {"state": "Destroying"}})
         self.store.patch(RESOURCE["psi"], ns, name, "merge", {"status": {"state": "Destroying"}},
                          "status")
-        self.delete_quiet(RESOURCE["servers"], ns, name)
+        # nnf-sos' PersistentStorageInstance controller deletes its children
+        # (NnfStorage, Servers, the pinned profile) before the instance goes;
+        # an API server with no garbage collector running keeps them otherwise
+        for r in ("nnfstorage", "servers", "profile"):
+            self.delete_quiet(RESOURCE[r], ns, name)
         self.delete_quiet(RESOURCE["psi"], ns, name)
 
     # --- PreRun / PostRun: ClientMounts ---------------------------------------
@@ -636,24 +645,26 @@ class StorageDriver(Driver):
     def _clientmounts(self, wf: dict[str, Any], index: int, desired: str, path: str | None,
                       fs: str, nothing: frozenset[str] = frozenset()) -> None:
         """Ask for every compute's ClientMount to reach ``desired``; wait for
-        it.  A ClientMount made for a compute of ``nothing`` has no mounts."""
+        it.  A ClientMount made for a compute of ``nothing`` has no mounts.
+        The computes' ClientMounts are written at once (Controllers.fan_out),
+        up to the first compute with no namespace, whose error comes after."""
         ns, name = wf["metadata"]["namespace"], wf["metadata"]["name"]
         labels = {**workflow_labels(wf), TARGET_INDEX_LABEL: str(index)}
         cm_name = f"{ns}-{name}-{index}-computes"
-        waiting: list[str] = []
-        errors: list[tuple[str, dict[str, Any]]] = []
         skip = self.ctl.unreachable_computes() if desired == "unmounted" else frozenset()
-        for compute in self.ctl.computes(wf):
-            if ("", "namespaces", "", compute) not in self.store.objects:
-                raise rerr.internal("could not mount file system on compute nodes",
-                                    f"compute node '{compute}' has no namespace")
-            if compute in skip:
-                continue  # an Offline or Fenced compute cannot unmount: nnf-sos skips it
+        computes = self.ctl.computes(wf)
+        homeless = next((c for c in computes
+                         if ("", "namespaces", "", c) not in self.store.objects), None)
+        if homeless is not None:
+            computes = computes[:computes.index(homeless)]
+
+        def one(compute: str) -> dict[str, Any] | None:
+            """The compute's ClientMount asked for ``desired`` (None: none to ask)."""
             try:
                 cm = self.store.get(RESOURCE["clientmount"], compute, cm_name)
             except ApiError:
                 if desired != "mounted":
-                    continue
+                    return None
                 # nnf-sos bind-mounts a raw allocation as a file
                 # (nnf_access_controller.go, mapClientLocalStorage)
                 raw = fs not in ("lustre", "xfs", "gfs2")
@@ -672,10 +683,18 @@ class StorageDriver(Driver):
                 cm = self.store.patch(RESOURCE["clientmount"], compute, cm_name, "merge",
                                       {"spec": {"desiredState": desired}})
                 cm = self.ctl.clientmountd.kick(compute, cm_name) or cm
-            status = cm.get("status") or {}
-            if status.get("error"):  # clientmountd tries again on each reconcile
+            if (cm.get("status") or {}).get("error"):  # clientmountd tries again each time
                 cm = self.ctl.clientmountd.kick(compute, cm_name) or cm
-                status = cm.get("status") or {}
+            return cm
+
+        # an Offline or Fenced compute cannot unmount: nnf-sos skips it
+        asked = [c for c in computes if c not in skip]
+        waiting: list[str] = []
+        errors: list[tuple[str, dict[str, Any]]] = []
+        for compute, cm in zip(asked, self.ctl.fan_out(one, asked), strict=True):
+            if cm is None:
+                continue
+            status = cm.get("status") or {}
             if status.get("error"):
                 errors.append((compute, status["error"]))
             elif not (status.get("allReady") and all(
@@ -685,6 +704,9 @@ class StorageDriver(Driver):
                     raise rerr.internal("", f"Node: {compute}: ClientMount has not been"
                                             f" reconciled after {self.ctl.child_timeout:g}"
                                             f" seconds", severity="Major")
+        if homeless is not None:
+            raise rerr.internal("could not mount file system on compute nodes",
+                                f"compute node '{homeless}' has no namespace")
         if errors:
             # NnfAccess passes the first ClientMount error up as it is, prefixed
             compute, e = errors[0]
@@ -729,11 +751,11 @@ class StorageDriver(Driver):
     def _remove(self, wf: dict[str, Any], index: int | None) -> None:
         ns, name = wf["metadata"]["namespace"], wf["metadata"]["name"]
         sel = f"{dws.WORKFLOW_LABELS[0]}={name},{dws.WORKFLOW_LABELS[1]}={ns}"
-        for cm in self.store.view(RESOURCE["clientmount"], None, sel):
-            if index is None or (cm["metadata"].get("labels") or {}).get(
-                    TARGET_INDEX_LABEL) == str(index):
-                self.delete_quiet(RESOURCE["clientmount"], cm["metadata"]["namespace"],
-                                  cm["metadata"]["name"])
+        gone = [(cm["metadata"]["namespace"], cm["metadata"]["name"])
+                for cm in self.store.view(RESOURCE["clientmount"], None, sel)
+                if index is None or (cm["metadata"].get("labels") or {}).get(
+                    TARGET_INDEX_LABEL) == str(index)]
+        self.ctl.fan_out(lambda key: self.delete_quiet(RESOURCE["clientmount"], *key), gone)
         names = [f"{name}-{index}"] if index is not None else [
             o["metadata"]["name"] for o in self.store.view(RESOURCE["breakdown"], ns, sel)]
         self.delete_labelled(RESOURCE["access"], wf, index)

@@ -407,15 +407,17 @@ class RemoteStore:
         md = obj["metadata"]
         return (kind[0], kind[1], md.get("namespace") or "", md["name"])
 
-    def _put(self, key: Key, obj: dict[str, Any] | None, rv: int) -> None:
-        """Change the cache (lock held): obj None removes."""
+    def _put(self, key: Key, obj: dict[str, Any] | None, rv: int,
+             raw: bytes | None = None) -> None:
+        """Change the cache (lock held): obj None removes; raw is obj encoded
+        when the caller has it."""
         kind = key[:2]
         self._kind_rv[kind] = max(self._kind_rv.get(kind, 0), rv)
         if obj is None:
             self.objects.pop(key, None)
             self._kinds[kind].discard(key)
         else:
-            self.objects[key] = Entry(obj, _encode(obj), rv)
+            self.objects[key] = Entry(obj, raw if raw is not None else _encode(obj), rv)
             self._kinds[kind].add(key)
         self.cond.notify_all()
 
@@ -431,6 +433,7 @@ class RemoteStore:
         to the subscribers."""
         key = self._obj_key(kind, obj)
         rv = _rv(obj)
+        raw = _encode(obj)
         with self.cond:
             cur = self.objects.get(key)
             if etype == "DELETED":
@@ -438,8 +441,8 @@ class RemoteStore:
                     self._put(key, None, rv)
                 self._gone.pop(key, None)
             elif (cur is None or cur.rv <= rv) and self._gone.get(key, -1) < rv:
-                self._put(key, obj, rv)
-            self._deliver(Event(etype, key, obj, _encode(obj), rv))
+                self._put(key, obj, rv, raw)
+            self._deliver(Event(etype, key, obj, raw, rv))
 
     def _relist(self, inf: _Informer, items: list[dict[str, Any]], first: bool,
                 list_rv: str) -> None:
