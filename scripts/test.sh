@@ -159,7 +159,7 @@ fi
 # (every test file that names them, or a helper that starts them:
 # test_remote_store.py borrows test_attached's real_control_plane).
 # --durations: where pytest's time goes, on every CI page.
-realstack=$(grep -l -E "realk8s|control_?plane|require_binaries|harness\.nnf|harness import nnf" \
+realstack=$(grep -l -E "realk8s|control_?plane|require_binaries|flux_dws\.realstack" \
     $(find t/python -name 'test_*.py') | sort)
 ignore=()
 for f in $realstack; do ignore+=("--ignore=$f"); done

@@ -3,7 +3,7 @@ test_description='rabbit jobs on the real DWS, nnf-sos and nnf-dm controllers
 
 The real control plane (kube-apiserver and etcd, t/k8s/build.sh) with the
 upstream DWS, nnf-sos and nnf-dm managers built from ../shared/nnf by
-t/nnf/build.sh (flux_dws.harness.nnf: DWS webhook and controller, the
+t/nnf/build.sh (flux_dws.realstack.nnf: DWS webhook and controller, the
 nnf-sos storage controller, per rabbit an nnf-sos node controller --mock
 and an nnf-dm node manager), their CRDs, rules, profiles and workload
 manager roles, and a 4-broker instance with Fluxion and a statedir whose

@@ -111,7 +111,6 @@ def rabbit_instance(tmp: Path) -> Iterator[tuple[list[str], dict[str, str], str]
     loaded by modprobe: the ``flux start`` words to put a script after, its
     environment, and the shell lines that mark every ssd vertex up."""
     from flux_dws.emulator import start_subprocess
-
     kubeconfig = tmp / "kubeconfig"
     emulator = start_subprocess(kubeconfig, "--system", "kind", "--latency", "zero")
     try:

@@ -69,7 +69,6 @@ def run(mode: str, jobs: int, plain: int, datain: float, runtime: float,
         kind: str = "lustre", node_wait: float | None = None) -> dict[str, Any]:
     from flux_dws.emulator.faults import Fault
     from flux_dws.harness import Harness
-
     out: dict[str, Any] = {}
     system = "rzadams" if kind == "xfs" else "kind"
     config: dict[str, Any] = {"prestage": mode}

@@ -46,7 +46,6 @@ def run(mode: str, jobs: int, plain: int, dataout: float,
         runtime: float) -> dict[str, Any]:
     from flux_dws.emulator.faults import Fault
     from flux_dws.harness import Harness
-
     out: dict[str, Any] = {}
     # 36 ssd vertices a rabbit, as flux dws2jgf makes the kind system's
     with Harness(config={"release_computes": mode}, ssds_per_rabbit=36) as h:

@@ -61,7 +61,7 @@ Nodes have ``--cores`` cores (default 1): the rabbit path never looks at
 cores, and El Capitan's 96 cores and 4 GPUs per node make a 186 MB R that
 takes Fluxion minutes to load on a 2-core machine (``--cores 96`` does it).
 ``--api-server kube-apiserver`` runs the same on a real control plane:
-kube-apiserver and etcd from t/k8s/build.sh (flux_dws.harness.controlplane;
+kube-apiserver and etcd from t/k8s/build.sh (flux_dws.realstack.controlplane;
 etcd without fsync, as for every test), the emulator's El Capitan
 controllers attached to it as ordinary clients (``flux-dws emulator
 --api-server``) and the service as user ``flux`` with only the workload
@@ -148,7 +148,6 @@ def build_system(work: Path, cores: int, spread: bool = False,
     """work/R.json (El Capitan from the emulator's elcap system) and the
     instance's config and modprobe directories."""
     from flux_dws.emulator import start_subprocess
-
     env = _python_env()
     kc = work / "mapping-kubeconfig"
     emu = start_subprocess(kc, "--system", "elcap", "--latency", "zero", timeout=120,
@@ -242,7 +241,7 @@ def run_instance(cmd: list[str], env: dict[str, str], done: Path) -> int:
 def _plane_skip_reason(api_server: str) -> str | None:
     if api_server == "emulator":
         return None
-    from flux_dws.harness.controlplane import ControlPlaneUnavailable, binaries
+    from flux_dws.realstack.controlplane import ControlPlaneUnavailable, binaries
 
     try:
         binaries()
@@ -407,7 +406,6 @@ class Instance:
             self.start_attached()
             return
         from flux_dws.emulator import start_subprocess
-
         extra = ["--state", str(self.work / "emulator.db")] if self.args.chaos is not None else []
         self.emulator = start_subprocess(
             self.kubeconfig, "--system", "elcap", "--latency", "zero", *extra, timeout=120,
@@ -419,7 +417,7 @@ class Instance:
         workload manager's roles bound to user flux), the emulator's El
         Capitan controllers attached to it; the service's kubeconfig is
         flux's."""
-        from flux_dws.harness.controlplane import ControlPlane
+        from flux_dws.realstack.controlplane import ControlPlane
 
         t0 = time.monotonic()
         self.plane = ControlPlane(self.work / "cp").start()

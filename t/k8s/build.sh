@@ -6,7 +6,7 @@
 # (a new go.mod or go.sum is a new hash, so a new directory).  Nothing is
 # written into the source tree (-mod=readonly: go.sum is committed whole);
 # modules go to Go's module cache, objects to its build cache.
-# flux_dws.harness.controlplane.binaries() looks in the same place.
+# flux_dws.realstack.controlplane.binaries() looks in the same place.
 # Figures (cold build: time, memory, download): doc/guide/development.rst.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

@@ -9,7 +9,7 @@
 # already built is reused as it is.  Their code is vendored: no network,
 # nothing written into the source tree, nothing of theirs committed.
 # Exit 77 with the reason when the source or go is not there.
-# flux_dws.harness.nnf.build() looks in the same place.
+# flux_dws.realstack.nnf.build() looks in the same place.
 # Figures (cold build: time, memory): doc/guide/development.rst.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

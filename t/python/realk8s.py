@@ -1,5 +1,5 @@
 """Shared by the real-stack tests (t/python/test_controlplane*.py): a real
-kube-apiserver and etcd (flux_dws.harness.controlplane), skipped with the
+kube-apiserver and etcd (flux_dws.realstack.controlplane), skipped with the
 reason when t/k8s/build.sh has not built them, failed instead when
 FLUX_DWS_REQUIRE_REALK8S=1 (CI: scripts/test.sh sets it where Go is)."""
 
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from flux_dws.dwsim.systems import load_system, seed_objects
-from flux_dws.harness.controlplane import (
+from flux_dws.realstack.controlplane import (
     FLUX_USER,
     Binaries,
     ControlPlane,

@@ -1,4 +1,4 @@
-"""The real control plane (flux_dws.harness.controlplane): etcd and
+"""The real control plane (flux_dws.realstack.controlplane): etcd and
 kube-apiserver built from Go modules start and stop cleanly, serve the
 emulator's kinds as CRDs, and give user flux exactly what the WLM roles
 (t/k8s/rbac, DWS' and nnf-sos' workload-manager roles) allow."""
@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from t.python.realk8s import can, require_binaries, seeded_controlplane
 
-from flux_dws.emulator import api_resources
-from flux_dws.harness.controlplane import ControlPlane, ControlPlaneError
+from flux_dws.apiserver import api_resources
+from flux_dws.realstack.controlplane import ControlPlane, ControlPlaneError
 
 DWS = api_resources.DWS
 NNF = api_resources.NNF

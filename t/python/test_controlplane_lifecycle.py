@@ -16,7 +16,7 @@ import pytest
 from t.python.realk8s import require_binaries
 
 from flux_dws.harness import Harness, RemoteEmulator
-from flux_dws.harness.controlplane import ControlPlane
+from flux_dws.realstack.controlplane import ControlPlane
 
 attached = pytest.importorskip(
     "flux_dws.emulator.attached",

@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 from t.python.realk8s import EXTRA_ROLE, seeded_controlplane, wait_rbac
 
-from flux_dws.emulator import api_resources
+from flux_dws.apiserver import api_resources
 from flux_dws.harness import Harness, RemoteEmulator
-from flux_dws.harness.controlplane import ControlPlane
+from flux_dws.realstack.controlplane import ControlPlane
 
 DWS = api_resources.DWS
 V = api_resources.DWS_VERSIONS[0]

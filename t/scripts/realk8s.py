@@ -2,11 +2,11 @@
 
     python realk8s.py DIR [--controllers nnf] [--lustre-root PATH]
 
-kube-apiserver and etcd (flux_dws.harness.controlplane, built by
+kube-apiserver and etcd (flux_dws.realstack.controlplane, built by
 t/k8s/build.sh) with, by default, the emulator's kinds as CRDs and the WLM
 roles of t/k8s/rbac bound to user ``flux`` (the emulator's controllers
 attach later: attach_controllers).  With ``--controllers nnf``: the real
-DWS, nnf-sos and nnf-dm managers instead (flux_dws.harness.nnf, built by
+DWS, nnf-sos and nnf-dm managers instead (flux_dws.realstack.nnf, built by
 t/nnf/build.sh), their CRDs and their WLM roles, bound to ``flux`` by
 t/k8s/rbac/flux-bindings.yaml; copy_in sources and copy_out destinations
 live under ``--lustre-root`` (the LustreFileSystem's mount root; DIR/lus
@@ -31,9 +31,8 @@ from typing import Any
 
 
 def main() -> int:
-    from flux_dws.harness import controlplane as cp
-    from flux_dws.harness import nnf
-
+    from flux_dws.realstack import controlplane as cp
+    from flux_dws.realstack import nnf
     ap = argparse.ArgumentParser()
     ap.add_argument("dir")
     ap.add_argument("--controllers", choices=("emulator", "nnf"), default="emulator")

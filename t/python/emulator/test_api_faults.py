@@ -13,8 +13,8 @@ import pytest
 from kubernetes import watch
 from kubernetes.client.exceptions import ApiException
 
+from flux_dws.apiserver.apifaults import ApiFault
 from flux_dws.emulator import Emulator
-from flux_dws.emulator.apifaults import ApiFault
 
 from .conftest import G, V, storage
 

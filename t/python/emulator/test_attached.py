@@ -2,7 +2,7 @@
 (emulator.attached): the lifecycle tests of test_controllers run again with
 the controllers as API clients, first of the emulator's own API server
 (bare: no system, no controllers), then of a real kube-apiserver and etcd
-(flux_dws.harness.controlplane, RBAC on).  There the WLM's part is played
+(flux_dws.realstack.controlplane, RBAC on).  There the WLM's part is played
 as user ``flux`` with only the WLM roles, as a site runs flux-dws.
 
 The real control plane is skipped, with the reason, when its binaries are
@@ -43,11 +43,11 @@ from t.python.emulator.test_controllers import (  # noqa: F401 (run here again)
 )
 from t.python.realk8s import require_binaries
 
+from flux_dws.apiserver.remote import RemoteStore
 from flux_dws.emulator import Emulator
 from flux_dws.emulator.attached import Attached
 from flux_dws.emulator.controllers import Controllers
 from flux_dws.emulator.faults import Fault
-from flux_dws.emulator.remote import RemoteStore
 from flux_dws.emulator.webhook import WebhookServer, api_server_admission
 
 STATES = ("Proposal", "Setup", "DataIn", "PreRun", "PostRun", "DataOut")
@@ -55,7 +55,7 @@ STATES = ("Proposal", "Setup", "DataIn", "PreRun", "PostRun", "DataOut")
 
 def real_control_plane(workdir: Path) -> Any:
     """A started ControlPlane with the CRDs and WLM roles, or a skip."""
-    from flux_dws.harness.controlplane import ControlPlane
+    from flux_dws.realstack.controlplane import ControlPlane
 
     plane = ControlPlane(workdir, require_binaries()).start()
     try:
@@ -147,8 +147,8 @@ def collect_garbage(store: RemoteStore) -> int:
     """kube-controller-manager's garbage collector, which the test control
     plane does not run: delete every object whose owners are all gone
     (the emulator's API server does this itself).  How many went."""
-    from flux_dws.emulator.api_resources import BY_GROUP_PLURAL
-    from flux_dws.emulator.store import ApiError
+    from flux_dws.apiserver.api_resources import BY_GROUP_PLURAL
+    from flux_dws.apiserver.store import ApiError
 
     gone = 0
     while True:

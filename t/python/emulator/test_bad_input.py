@@ -12,7 +12,7 @@ import pytest
 from kubernetes.client.exceptions import ApiException
 from t.python.emulator.conftest import G, V, workflow
 
-from flux_dws.emulator import schema
+from flux_dws.apiserver import schema
 
 
 def raw(emu, method, path, body=None, ctype="application/json"):

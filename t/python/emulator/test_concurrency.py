@@ -12,9 +12,9 @@ from collections.abc import Iterator
 import pytest
 from t.python.emulator.conftest import G, V, eventually, finish, new_workflow, to, wait
 
+from flux_dws.apiserver.store import ApiError
 from flux_dws.emulator import Emulator
 from flux_dws.emulator.driver import RESOURCE
-from flux_dws.emulator.store import ApiError
 from flux_dws.emulator.workqueue import FanOut, Workers, WorkQueue
 
 WAIT = 10.0  # seconds any one wait of these tests may take

@@ -22,8 +22,8 @@ from t.python.emulator.conftest import (
     wait,
 )
 
+from flux_dws.apiserver.api_resources import BY_GROUP_PLURAL
 from flux_dws.dwsim import tokens
-from flux_dws.emulator.api_resources import BY_GROUP_PLURAL
 from flux_dws.emulator.faults import Fault
 from flux_dws.emulator.nnf_container import count_containers, interpret_requires
 

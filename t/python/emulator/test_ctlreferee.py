@@ -1,4 +1,4 @@
-"""The referee of the emulator's controllers (flux_dws.harness.ctlreferee):
+"""The referee of the emulator's controllers (flux_dws.referee.ctlreferee):
 the same Workflows, played as flux-dws plays them, on the emulator's
 DWS/nnf-sos model and on the real DWS, nnf-sos and nnf-dm managers; a
 difference ACCEPTED does not list fails.
@@ -16,7 +16,8 @@ import os
 import pytest
 from t.python.realk8s import require_binaries
 
-from flux_dws.harness import ctlreferee, nnf
+from flux_dws.realstack import nnf
+from flux_dws.referee import ctlreferee
 
 
 def require_nnf() -> nnf.NnfBuild:

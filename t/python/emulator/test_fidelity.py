@@ -296,7 +296,6 @@ def test_default_latency_is_fast_but_not_zero(capsys):
     from flux_dws.cli.main import main
     from flux_dws.dwsim.gotime import parse_microtime
     from flux_dws.emulator import latency as lat
-
     assert lat.load(lat.DEFAULT) == lat.FAST
     assert max(lat.FAST, key=lambda k: lat.FAST[k]).startswith("Setup")
     assert lat.FAST["PostRun"] == max(lat.FAST[s] for s in ("DataIn", "PreRun", "PostRun",

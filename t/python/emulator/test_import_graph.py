@@ -46,3 +46,18 @@ def test_no_import_circle():
     for m in sorted(g):
         visit(m, [])
     assert f"{PKG}.controllers" not in g[f"{PKG}.driver"]
+
+
+def test_the_api_server_knows_no_controller():
+    """flux_dws.apiserver imports nothing of flux_dws.emulator (the
+    controllers): they meet it only through its StoreApi."""
+    import flux_dws.apiserver
+
+    root = Path(flux_dws.apiserver.__file__).parent
+    bad = []
+    for path in sorted(root.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([node.module] if isinstance(node, ast.ImportFrom) and node.module
+                     else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            bad += [f"{path.name}: {n}" for n in names if n.startswith(PKG)]
+    assert not bad, bad

@@ -9,7 +9,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from t.python.emulator.conftest import advance, eventually, to
 
-from flux_dws.emulator.api_resources import BY_GROUP_PLURAL
+from flux_dws.apiserver.api_resources import BY_GROUP_PLURAL
 
 POD = BY_GROUP_PLURAL[("", "pods")]
 MPI = "#DW container name=mpic profile=example-mpi DW_JOB_foo_local_storage=my-gfs2"

@@ -1,4 +1,4 @@
-"""The referee (flux_dws.harness.referee): its normalising and comparing,
+"""The referee (flux_dws.referee.referee): its normalising and comparing,
 and two emulators agreeing on every scenario (what it reports then is the
 emulator against itself: nothing)."""
 
@@ -9,7 +9,7 @@ import threading
 
 from flux_dws.cli.main import main
 from flux_dws.emulator import Emulator
-from flux_dws.harness import referee
+from flux_dws.referee import referee
 
 
 def _transcript(name, scen, steps):

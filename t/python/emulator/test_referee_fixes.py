@@ -1,4 +1,4 @@
-"""Emulator behaviours the referee (flux_dws.harness.referee) found to
+"""Emulator behaviours the referee (flux_dws.referee.referee) found to
 differ from kube-apiserver's, each checked as kube-apiserver does it
 (the source read is named on each test)."""
 
@@ -10,7 +10,7 @@ import pytest
 from kubernetes.client.exceptions import ApiException
 from t.python.emulator.conftest import G, V, workflow
 
-from flux_dws.emulator import api_resources as res
+from flux_dws.apiserver import api_resources as res
 
 
 def _status(exc: ApiException) -> dict:

@@ -1,5 +1,5 @@
 """The referee's verdict: the emulator's API server against a real
-kube-apiserver (flux_dws.harness.controlplane, built by t/k8s/build.sh)
+kube-apiserver (flux_dws.realstack.controlplane, built by t/k8s/build.sh)
 given the emulator's CRDs with their schemas and the WLM roles.  Fails on any difference
 that referee.ACCEPTED does not list (doc/guide/emulator.rst, "Differences
 from a real kube-apiserver"), and on an accepted one that no longer
@@ -13,8 +13,8 @@ import json
 from t.python.realk8s import require_binaries
 
 from flux_dws.emulator import Emulator
-from flux_dws.harness import referee
-from flux_dws.harness.controlplane import ControlPlane
+from flux_dws.realstack.controlplane import ControlPlane
+from flux_dws.referee import referee
 
 
 def test_emulator_agrees_with_kube_apiserver(tmp_path):

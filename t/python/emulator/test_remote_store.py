@@ -12,10 +12,10 @@ import pytest
 from kubernetes.client.exceptions import ApiException
 from t.python.emulator.conftest import G, V, workflow
 
+from flux_dws.apiserver.api_resources import BY_GROUP_PLURAL, DWS
+from flux_dws.apiserver.remote import RemoteStore, load_kubeconfig
+from flux_dws.apiserver.store import ApiError, Event, Store
 from flux_dws.emulator import Emulator
-from flux_dws.emulator.api_resources import BY_GROUP_PLURAL, DWS
-from flux_dws.emulator.remote import RemoteStore, load_kubeconfig
-from flux_dws.emulator.store import ApiError, Event, Store
 
 WF = BY_GROUP_PLURAL[(DWS, "workflows")]
 STORAGE = BY_GROUP_PLURAL[(DWS, "storages")]

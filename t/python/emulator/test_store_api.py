@@ -11,8 +11,8 @@ import pytest
 from kubernetes.client.exceptions import ApiException
 from t.python.emulator.conftest import G, storage, workflow
 
-from flux_dws.emulator.api_resources import BY_GROUP_PLURAL
-from flux_dws.emulator.store import ApiError, Store
+from flux_dws.apiserver.api_resources import BY_GROUP_PLURAL
+from flux_dws.apiserver.store import ApiError, Store
 
 WF = BY_GROUP_PLURAL[(G, "workflows")]
 ST = BY_GROUP_PLURAL[(G, "storages")]

@@ -9,7 +9,7 @@ import urllib.request
 import pytest
 from t.python.emulator.conftest import G, V, workflow
 
-from flux_dws.emulator.table import human_duration
+from flux_dws.apiserver.table import human_duration
 
 ACCEPT = ("application/json;as=Table;v=v1;g=meta.k8s.io,"
           "application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json")

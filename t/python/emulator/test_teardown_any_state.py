@@ -25,7 +25,7 @@ from t.python.emulator.conftest import (
     wait,
 )
 
-from flux_dws.emulator.api_resources import RESOURCES
+from flux_dws.apiserver.api_resources import RESOURCES
 from flux_dws.emulator.faults import Fault
 
 

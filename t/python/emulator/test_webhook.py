@@ -14,9 +14,9 @@ import pytest
 from kubernetes.client.exceptions import ApiException
 from t.python.emulator.conftest import NNF, NV, G, V, workflow
 
+from flux_dws.apiserver.api_resources import DWS
+from flux_dws.apiserver.store import ApiError
 from flux_dws.emulator import Emulator
-from flux_dws.emulator.api_resources import DWS
-from flux_dws.emulator.store import ApiError
 from flux_dws.emulator.webhook import (
     WebhookServer,
     api_server_admission,

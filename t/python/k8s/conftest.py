@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from flux_dws.apiserver import api_resources as res
 from flux_dws.emulator import Emulator
-from flux_dws.emulator import api_resources as res
 from flux_dws.emulator.testing import emulator  # noqa: F401
 from flux_dws.k8s.layer import KubeLayer
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 
+from flux_dws.apiserver import api_resources as res
 from flux_dws.emulator import Emulator
-from flux_dws.emulator import api_resources as res
 from flux_dws.jsondata import DecodedObject
 
 from .conftest import STORAGE, G, V, k8s, storage, store_create

@@ -60,7 +60,7 @@ current-context: x
 def test_connect_rides_out_busy_answers(emulator, tmp_path):
     """A 503 burst while the service (re)starts: connect retries the busy
     answers (with a warning each) and succeeds; a refusal (403) fails at once."""
-    from flux_dws.emulator.apifaults import ApiFault
+    from flux_dws.apiserver.apifaults import ApiFault
 
     log = logging.getLogger("test-connect")
     signal = LogSignal("retrying in")
@@ -117,7 +117,7 @@ def test_a_reload_in_a_5xx_burst_then_an_api_server_restart(tmp_path):
     and deliver what changes after, the writers write; nothing is lost.
     (The stall itself was not this pair: bench_scale's Chaos.finish
     played it out after the stall; see the silent-watch tests.)"""
-    from flux_dws.emulator.apifaults import ApiFault
+    from flux_dws.apiserver.apifaults import ApiFault
 
     state, kc = tmp_path / "state.db", tmp_path / "kubeconfig"
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from kubernetes.client.exceptions import ApiException
 
-from flux_dws.emulator import api_resources as res
+from flux_dws.apiserver import api_resources as res
 from flux_dws.jsondata import DecodedObject
 from flux_dws.k8s.kinds import Kinds
 from flux_dws.k8s.settings import KubeSettings

@@ -867,7 +867,6 @@ def test_harness_answers_unrouted_requests_as_the_plugin_does() -> None:
     """The harness' job manager no longer answers ENOENT for everything:
     jobsm decides, as in dws-jobtap.so (issue 24.4)."""
     from flux_dws.harness import Harness
-
     with Harness() as h:
         box: list[tuple[bool, int, str]] = []
         for payload in ([], {"id": 424242}):

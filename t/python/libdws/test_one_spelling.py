@@ -19,8 +19,8 @@ import ast
 import re
 from pathlib import Path
 
+from flux_dws.apiserver import schema
 from flux_dws.dwsim import storage
-from flux_dws.emulator import schema
 from flux_dws.libdws import engine, jobsm, rabbitconf, wfstates
 
 TOP = Path(__file__).resolve().parents[3]

@@ -208,7 +208,6 @@ def owner_view(h: Any, ids: dict[int, str]) -> None:
 def run_jobs(args: argparse.Namespace) -> int:
     from flux_dws.cli.status import format_status
     from flux_dws.harness import Harness
-
     system = load_system(args.system)
     print(f"emulated system {system.name}: {len(system.rabbits)} rabbits,"
           f" {len(system.computes)} computes; latency model {args.latency}")

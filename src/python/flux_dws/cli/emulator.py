@@ -107,9 +107,9 @@ def _until_signalled(done: threading.Event) -> None:
 
 def run_attached(args: argparse.Namespace) -> int:
     """--api-server: the controllers as clients of an existing API server."""
+    from flux_dws.apiserver.store import ApiError
     from flux_dws.dwsim.systems import SystemError_
     from flux_dws.emulator.attached import Attached
-    from flux_dws.emulator.store import ApiError
 
     host, port = args.webhook_listen
     done = _on_signals()

@@ -1,5 +1,5 @@
 """``flux-dws referee``: play the API-server scenarios against a server and
-compare transcripts (flux_dws.harness.referee; doc/man1/flux-dws-referee.rst).
+compare transcripts (flux_dws.referee.referee; doc/man1/flux-dws-referee.rst).
 
     flux-dws referee run --kubeconfig K [--restricted K2] [-o T.json]
     flux-dws referee emulator [-o T.json]        # a fresh emulator
@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from flux_dws.harness import referee
+from flux_dws.referee import referee
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -76,7 +76,6 @@ def run(args: argparse.Namespace) -> int:
 
 def run_emulator(args: argparse.Namespace) -> int:
     from flux_dws.emulator import Emulator
-
     with Emulator() as emu:
         return _write(args, referee.run(referee.emulator_target(emu), args.scenario,
                                         _progress(args)))
@@ -85,7 +84,7 @@ def run_emulator(args: argparse.Namespace) -> int:
 def run_realk8s(args: argparse.Namespace) -> int:
     import tempfile
 
-    from flux_dws.harness.controlplane import ControlPlane, ControlPlaneUnavailable
+    from flux_dws.realstack.controlplane import ControlPlane, ControlPlaneUnavailable
 
     with tempfile.TemporaryDirectory(prefix="flux-dws-referee-") as tmp:
         try:

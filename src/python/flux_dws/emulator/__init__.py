@@ -26,14 +26,15 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from flux_dws.emulator import kubeconfig as kc
+from flux_dws.apiserver import kubeconfig as kc
+from flux_dws.apiserver import tls
+from flux_dws.apiserver.apifaults import ApiFault, ApiFaults
+from flux_dws.apiserver.persist import SQLiteState
+from flux_dws.apiserver.server import ApiServer, Settings, make_server
+from flux_dws.apiserver.store import Store
+from flux_dws.emulator import admin
 from flux_dws.emulator import latency as latency_model
-from flux_dws.emulator import tls
-from flux_dws.emulator.apifaults import ApiFault, ApiFaults
 from flux_dws.emulator.controllers import Controllers, seed_system
-from flux_dws.emulator.persist import SQLiteState
-from flux_dws.emulator.server import ApiServer, Settings, make_server
-from flux_dws.emulator.store import Store
 
 __all__ = ["Emulator", "start_subprocess"]
 
@@ -75,7 +76,10 @@ class Emulator:
         if system is not None:
             seed_system(self.store, system)
             self.controllers = Controllers(self.store, latency, workers=workers, fanout=fanout)
-            self.settings.controllers = self.controllers
+        # the controllers' endpoints (a 404 naming why when there are none)
+        self.settings.admin_paths = admin.PATHS
+        self.settings.admin = lambda method, path, body: admin.request(self.controllers, method,
+                                                                       path, body)
 
     @property
     def url(self) -> str:

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
+from flux_dws.apiserver.store import ApiError
 from flux_dws.emulator.faults import Fault
-from flux_dws.emulator.store import ApiError
 
 __all__ = ["FIELDS", "PATHS", "request"]
 

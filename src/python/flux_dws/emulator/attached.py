@@ -10,7 +10,7 @@ system is created there, and their admission (DWS' Workflow webhooks,
 nnf-sos' profile webhooks) is served by a ``webhook.WebhookServer`` that
 the API server calls (registered as webhook configurations).  The API
 server must serve the emulator's kinds (CRDs: ``api_resources.crd_object``,
-as flux_dws.harness.controlplane installs them) and the kubeconfig's user
+as flux_dws.realstack.controlplane installs them) and the kubeconfig's user
 must be allowed everything the controllers do (an admin).
 
 The webhook server also answers the emulator's admin endpoints
@@ -36,13 +36,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from flux_dws.emulator import admin, kubeconfig
+from flux_dws.apiserver import kubeconfig
+from flux_dws.apiserver.api_resources import DWS
+from flux_dws.apiserver.remote import RemoteStore, path_of
+from flux_dws.apiserver.store import ApiError
+from flux_dws.emulator import admin
 from flux_dws.emulator import latency as latency_model
-from flux_dws.emulator.api_resources import DWS
 from flux_dws.emulator.controllers import Controllers, seed_system
 from flux_dws.emulator.driver import RESOURCE
-from flux_dws.emulator.remote import RemoteStore, path_of
-from flux_dws.emulator.store import ApiError
 from flux_dws.emulator.webhook import WEBHOOKS, WebhookServer, configurations, denied_prefix
 from flux_dws.libdws.wfstates import TEARDOWN
 

@@ -43,6 +43,8 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
+from flux_dws.apiserver.api_resources import BY_GROUP_PLURAL, DWS, NNF
+from flux_dws.apiserver.store import ApiError, Event, StoreApi
 from flux_dws.dwsim import proposal as nnf_proposal
 from flux_dws.dwsim import resource_error as rerr
 from flux_dws.dwsim import walk as nnf_walk
@@ -50,7 +52,6 @@ from flux_dws.dwsim import workflow as dws
 from flux_dws.dwsim.fielderr import AdmissionError
 from flux_dws.emulator import latency as latency_model
 from flux_dws.emulator import nnf_servers, profile_webhooks
-from flux_dws.emulator.api_resources import BY_GROUP_PLURAL, DWS, NNF
 from flux_dws.emulator.driver import (
     RESOURCE,
     Directive,
@@ -68,7 +69,6 @@ from flux_dws.emulator.nnf_health import RabbitHealthController
 from flux_dws.emulator.nnf_ports import PortManager
 from flux_dws.emulator.nnf_storage import ClientMountDaemon, StorageDriver
 from flux_dws.emulator.nnf_systemstorage import SystemStorageController, owner_of
-from flux_dws.emulator.store import ApiError, Event, StoreApi
 from flux_dws.emulator.timers import TimerThread
 from flux_dws.emulator.workqueue import FanOut, Workers
 from flux_dws.jsondata import copy_json

@@ -20,10 +20,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+from flux_dws.apiserver.api_resources import BY_GROUP_PLURAL, DWS, NNF, Resource
+from flux_dws.apiserver.store import ApiError, StoreApi
 from flux_dws.dwsim import workflow as dws
-from flux_dws.emulator.api_resources import BY_GROUP_PLURAL, DWS, NNF, Resource
 from flux_dws.emulator.faults import Faults
-from flux_dws.emulator.store import ApiError, StoreApi
 
 __all__ = ["DWS", "NNF", "RESOURCE", "Directive", "Driver", "DriverContext", "Wait"]
 

@@ -8,6 +8,7 @@ import secrets
 import time
 from typing import Any
 
+from flux_dws.apiserver.store import ApiError, now_rfc3339
 from flux_dws.dwsim.gotime import parse_microtime
 from flux_dws.emulator.driver import DriverContext
 from flux_dws.emulator.nnf_container import (
@@ -15,7 +16,6 @@ from flux_dws.emulator.nnf_container import (
     MPIJOB,
     POD,
 )
-from flux_dws.emulator.store import ApiError, now_rfc3339
 from flux_dws.libdws.wfstates import POST_RUN, PRE_RUN
 
 

@@ -41,9 +41,10 @@ import base64
 import datetime as dt
 from typing import Any
 
+from flux_dws.apiserver.api_resources import BY_GROUP_PLURAL
+from flux_dws.apiserver.store import ApiError
 from flux_dws.dwsim import resource_error as rerr
 from flux_dws.dwsim import tokens
-from flux_dws.emulator.api_resources import BY_GROUP_PLURAL
 from flux_dws.emulator.driver import (
     DIRECTIVE_INDEX_LABEL,
     NNF,
@@ -56,7 +57,6 @@ from flux_dws.emulator.driver import (
     owner_refs,
     workflow_labels,
 )
-from flux_dws.emulator.store import ApiError
 from flux_dws.jsondata import copy_json
 
 JOB = BY_GROUP_PLURAL[("batch", "jobs")]

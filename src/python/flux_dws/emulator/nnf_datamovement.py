@@ -35,6 +35,7 @@ import threading
 import time
 from typing import Any
 
+from flux_dws.apiserver.store import ApiError
 from flux_dws.dwsim import resource_error as rerr
 from flux_dws.dwsim.gotime import microtime
 from flux_dws.dwsim.proposal import staging_name
@@ -51,7 +52,6 @@ from flux_dws.emulator.driver import (
     child_labels,
     owner_refs,
 )
-from flux_dws.emulator.store import ApiError
 from flux_dws.libdws.wfstates import DATA_IN, DATA_OUT
 
 DM_NAMESPACE = "nnf-dm-system"

@@ -39,6 +39,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from flux_dws.apiserver.store import ApiError, StoreApi
 from flux_dws.dwsim import k8snode
 from flux_dws.dwsim import storage as nnf_storage_status
 from flux_dws.dwsim.storage import (
@@ -51,7 +52,6 @@ from flux_dws.dwsim.storage import (
 )
 from flux_dws.emulator.driver import RESOURCE
 from flux_dws.emulator.nnf_servers import NNF_STORAGE, allocated
-from flux_dws.emulator.store import ApiError, StoreApi
 from flux_dws.jsondata import copy_json
 from flux_dws.libdws.hostlist import Hostlist, HostlistError
 

@@ -9,13 +9,13 @@ import threading
 import time
 from typing import Any
 
+from flux_dws.apiserver.store import ApiError
 from flux_dws.dwsim import ports as nnf_ports
 from flux_dws.dwsim.gotime import parse_microtime
 from flux_dws.emulator.driver import RESOURCE, DriverContext
 from flux_dws.emulator.nnf_container import (
     PORT_MANAGER,
 )
-from flux_dws.emulator.store import ApiError
 
 
 def _age(a: dict[str, Any], now: float) -> float:

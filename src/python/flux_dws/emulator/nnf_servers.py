@@ -19,10 +19,10 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from flux_dws.apiserver.api_resources import BY_GROUP_PLURAL, DWS, NNF
+from flux_dws.apiserver.store import ApiError, StoreApi
 from flux_dws.dwsim import servers as nnf_servers
 from flux_dws.dwsim.gotime import microtime
-from flux_dws.emulator.api_resources import BY_GROUP_PLURAL, DWS, NNF
-from flux_dws.emulator.store import ApiError, StoreApi
 
 SERVERS = BY_GROUP_PLURAL[(DWS, "servers")]
 NNF_STORAGE = BY_GROUP_PLURAL[(NNF, "nnfstorages")]

@@ -42,6 +42,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
+from flux_dws.apiserver.store import ApiError
 from flux_dws.dwsim import breakdown as nnf_breakdown
 from flux_dws.dwsim import env as nnf_env
 from flux_dws.dwsim import resource_error as rerr
@@ -66,7 +67,6 @@ from flux_dws.emulator.driver import (
     workflow_labels,
 )
 from flux_dws.emulator.nnf_container import TLS_SECRET, interpret_requires
-from flux_dws.emulator.store import ApiError
 from flux_dws.libdws.wfstates import POST_RUN, PRE_RUN, TEARDOWN
 
 STORAGE_COMMANDS = ("jobdw", "create_persistent")

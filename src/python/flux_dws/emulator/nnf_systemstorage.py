@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from flux_dws.apiserver.api_resources import BY_GROUP_PLURAL, DWS, NNF, Resource
+from flux_dws.apiserver.store import ApiError, StoreApi
 from flux_dws.dwsim import resource_error as rerr
 from flux_dws.dwsim import systemstorage as nss
-from flux_dws.emulator.api_resources import BY_GROUP_PLURAL, DWS, NNF, Resource
-from flux_dws.emulator.store import ApiError, StoreApi
 
 FINALIZER = "nnf.cray.hpe.com/nnf_system_storage"
 KIND = "NnfSystemStorage"

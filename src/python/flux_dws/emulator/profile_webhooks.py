@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from flux_dws.emulator.api_resources import NNF
-from flux_dws.emulator.store import ApiError, StoreApi
+from flux_dws.apiserver.api_resources import NNF
+from flux_dws.apiserver.store import ApiError, StoreApi
 
 PROFILE_NAMESPACE = "nnf-system"
 WEBHOOKS = {"nnfstorageprofiles": "vnnfstorageprofile.kb.io",

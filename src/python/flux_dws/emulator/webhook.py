@@ -45,11 +45,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
+from flux_dws.apiserver import tls
+from flux_dws.apiserver.api_resources import BY_GROUP_PLURAL, DWS, NNF, Resource
+from flux_dws.apiserver.patch import PatchError, json_patch
+from flux_dws.apiserver.store import Admission, ApiError, Kind
 from flux_dws.dwsim.fielderr import WORKFLOW_WEBHOOK
-from flux_dws.emulator import profile_webhooks, tls
-from flux_dws.emulator.api_resources import BY_GROUP_PLURAL, DWS, NNF, Resource
-from flux_dws.emulator.patch import PatchError, json_patch
-from flux_dws.emulator.store import Admission, ApiError, Kind
+from flux_dws.emulator import profile_webhooks
 
 __all__ = ["WEBHOOKS", "Webhook", "WebhookServer", "api_server_admission", "configurations",
            "denied_prefix"]

@@ -64,9 +64,9 @@ from typing import IO, Any
 
 import yaml
 
-from flux_dws.emulator import tls
-from flux_dws.harness.controlplane import ControlPlane, ControlPlaneError, stop_process
+from flux_dws.apiserver import tls
 from flux_dws.libdws.wfstates import PROPOSAL
+from flux_dws.realstack.controlplane import ControlPlane, ControlPlaneError, stop_process
 
 __all__ = ["LOCK_TIMEOUT", "NnfBuild", "NnfUnavailable", "RealControllers", "build",
            "source_dir", "storage_profile"]

@@ -14,7 +14,7 @@ import datetime as dt
 import json
 from typing import Any
 
-from flux_dws.emulator.api_resources import PRINTER_COLUMNS, Resource
+from flux_dws.apiserver.api_resources import PRINTER_COLUMNS, Resource
 
 NAME = {"name": "Name", "type": "string", "format": "name", "priority": 0,
         "description": "Name must be unique within a namespace."}

@@ -902,9 +902,8 @@ def install_schemas(cp: Any, timeout: float = 60.0) -> None:
     schemas the emulator enforces (``crd_object(r, schemas=True)``), so
     that defaulting, pruning and validation are compared too; returns once
     each is in force (a dry-run create with an unknown field is refused)."""
-    from flux_dws.emulator import api_resources as res
-    from flux_dws.emulator import schema
-
+    from flux_dws.apiserver import api_resources as res
+    from flux_dws.apiserver import schema
     kinds = [r for r in res.custom_resources() if (r.group, r.kind) in schema.SCHEMAS]
     for r in kinds:
         crd = res.crd_object(r, schemas=True)
@@ -925,7 +924,7 @@ def install_schemas(cp: Any, timeout: float = 60.0) -> None:
 
 
 def controlplane_target(cp: Any, name: str = "kube-apiserver") -> Target:
-    """A Target for a started flux_dws.harness.controlplane.ControlPlane with
+    """A Target for a started flux_dws.realstack.controlplane.ControlPlane with
     the emulator's CRDs and the WLM roles installed: its admin, its ``flux``
     user as the restricted one, etcd compaction as the hook."""
     return Target(name, str(cp.admin_kubeconfig), str(cp.flux_kubeconfig),

@@ -48,9 +48,9 @@ from urllib.parse import quote, urlencode, urlsplit
 
 import yaml
 
-from flux_dws.emulator import selectors
-from flux_dws.emulator.api_resources import BY_GROUP_PLURAL, RESOURCES, Resource
-from flux_dws.emulator.store import (
+from flux_dws.apiserver import selectors
+from flux_dws.apiserver.api_resources import BY_GROUP_PLURAL, RESOURCES, Resource
+from flux_dws.apiserver.store import (
     Admission,
     ApiError,
     Entry,
@@ -63,7 +63,7 @@ from flux_dws.emulator.store import (
 
 __all__ = ["ClientConfig", "RemoteStore", "load_kubeconfig"]
 
-log = logging.getLogger("flux_dws.emulator.remote")
+log = logging.getLogger("flux_dws.apiserver.remote")
 
 WATCH_SECONDS = 60          # the server ends each watch stream after this
 REQUEST_TIMEOUT = 30.0

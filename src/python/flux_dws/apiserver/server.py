@@ -22,16 +22,17 @@ import ssl
 import threading
 import time
 import urllib.parse
+from collections.abc import Callable, Collection
 from typing import Any
 
-from flux_dws.emulator import admin, selectors, table
-from flux_dws.emulator import api_resources as res
-from flux_dws.emulator.api_resources import Resource
-from flux_dws.emulator.apifaults import STATUS_REASONS, ApiFault, ApiFaults
-from flux_dws.emulator.selectors import SelectorError
-from flux_dws.emulator.store import ApiError, Store, go_json_type, invalid, not_found
+from flux_dws.apiserver import api_resources as res
+from flux_dws.apiserver import selectors, table
+from flux_dws.apiserver.api_resources import Resource
+from flux_dws.apiserver.apifaults import STATUS_REASONS, ApiFault, ApiFaults
+from flux_dws.apiserver.selectors import SelectorError
+from flux_dws.apiserver.store import ApiError, Store, go_json_type, invalid, not_found
 
-log = logging.getLogger("flux_dws.emulator")
+log = logging.getLogger("flux_dws.emulator")  # the name the emulator's log had
 MAX_BODY = 3 * 1024 * 1024
 KUBE_VERSION = {"major": "1", "minor": "30", "gitVersion": "v1.30.0-flux-dws-emulator",
                 "gitCommit": "", "gitTreeState": "clean", "buildDate": "2026-11-22T00:00:00Z",
@@ -64,7 +65,11 @@ class Settings:
         self.bookmark_interval = bookmark_interval
         self.default_watch_timeout = default_watch_timeout
         self.stopping = threading.Event()
-        self.controllers: Any = None  # emulator.controllers.Controllers, with a system
+        # the controllers' own endpoints (emulator.admin), served beside the
+        # Kubernetes API by whoever runs controllers on this server: their
+        # paths, and the answer to one call as (status, JSON body)
+        self.admin_paths: Collection[str] = ()
+        self.admin: Callable[[str, str, Callable[[], Any]], tuple[int, Any]] | None = None
         self.api_faults = ApiFaults()  # HTTP-level faults (emulator.apifaults)
         # kept-alive connections waiting for their next request (close_idle)
         self._idle: set[socket.socket] = set()
@@ -368,9 +373,8 @@ class Handler(socketserver.StreamRequestHandler):
                 self._json(200, {"resourceVersion": str(self.store.rv)})
             elif path == "/_emulator/api-faults":
                 self._api_faults(method)
-            elif path in admin.PATHS:
-                self._json(*admin.request(self.settings.controllers, method, path,
-                                          self._body))
+            elif path in self.settings.admin_paths and self.settings.admin is not None:
+                self._json(*self.settings.admin(method, path, self._body))
             elif not self._discovery(method, path):
                 self._resource(method, path, query)
         except ApiError as exc:

@@ -8,7 +8,7 @@ kube-apiserver, built from Go modules by ``t/k8s/build.sh``.
 
 Both servers listen on 127.0.0.1, on free ports.  etcd speaks plain HTTP
 on loopback (only the API server talks to it); the API server serves TLS
-with a certificate made here (flux_dws.emulator.tls), authenticates with
+with a certificate made here (flux_dws.apiserver.tls), authenticates with
 a static token file (``admin``: system:masters; ``flux``: no group, only
 what RBAC grants it) and authorizes with RBAC alone.  Everything either
 writes (data, certificates, kubeconfigs, logs) stays in ``workdir``; the
@@ -46,8 +46,8 @@ import yaml
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from flux_dws.emulator import api_resources, tls
-from flux_dws.emulator.kubeconfig import kubeconfig, write
+from flux_dws.apiserver import api_resources, tls
+from flux_dws.apiserver.kubeconfig import kubeconfig, write
 
 __all__ = ["FLUX_USER", "Binaries", "ControlPlane", "ControlPlaneError",
            "ControlPlaneUnavailable", "binaries", "build_hash", "k8s_dir", "rbac_files",
@@ -356,7 +356,7 @@ class ControlPlane:
 
     def install_crds(self, timeout: float = 60.0) -> list[str]:
         """A CRD for each kind the emulator serves that a real API server
-        does not (flux_dws.emulator.api_resources; any field kept,
+        does not (flux_dws.apiserver.api_resources; any field kept,
         the status subresource where the kind has one); returns their
         names once the API server serves every one."""
         crds = []

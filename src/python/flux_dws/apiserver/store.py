@@ -50,15 +50,15 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from flux_dws.emulator import schema, selectors
-from flux_dws.emulator.api_resources import (
+from flux_dws.apiserver import schema, selectors
+from flux_dws.apiserver.api_resources import (
     BY_GROUP_PLURAL,
     CRD_GROUP,
     Resource,
     crd_object,
     custom_resources,
 )
-from flux_dws.emulator.patch import PatchError, json_patch, merge_patch
+from flux_dws.apiserver.patch import PatchError, json_patch, merge_patch
 
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "dws-system", "nnf-system",
                       "nnf-dm-system")

@@ -25,7 +25,7 @@ each step took to settle (``seconds``: compared by order of magnitude).
 (``scenario/step: key: emulator=... real=...``); ``accepted(line)``
 names the entry of ``ACCEPTED`` (a difference that stays, with its
 reason) that covers a line.  t/python/emulator/test_ctlreferee.py fails
-on a line no entry covers; ``python -m flux_dws.harness.ctlreferee``
+on a line no entry covers; ``python -m flux_dws.referee.ctlreferee``
 starts both sides (two control planes) and prints the lines.
 """
 
@@ -384,8 +384,8 @@ def both(work: Path) -> tuple[Transcript, Transcript]:
     control plane, nnf-sos' example storage profile made their default, as
     on the other side) and of the real ones (on another)."""
     from flux_dws.emulator.attached import Attached
-    from flux_dws.harness import nnf
-    from flux_dws.harness.controlplane import ControlPlane
+    from flux_dws.realstack import nnf
+    from flux_dws.realstack.controlplane import ControlPlane
 
     build = nnf.build()
     with ControlPlane(work / "emulator") as cp:
@@ -404,7 +404,7 @@ def main() -> int:
     import argparse
     import tempfile
 
-    ap = argparse.ArgumentParser(prog="python -m flux_dws.harness.ctlreferee",
+    ap = argparse.ArgumentParser(prog="python -m flux_dws.referee.ctlreferee",
                                  description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", metavar="FILE", help="write both transcripts to FILE")
     args = ap.parse_args()
