@@ -17,6 +17,8 @@
 #   skip; 0 lets them skip), FLUX_DWS_K8S_CACHE (where it is built);
 #   FLUX_DWS_NNF_CACHE: where t/nnf/build.sh builds the real DWS and NNF
 #   controllers from ../shared/nnf (NNF_SRC) for t3602.
+#   FLUX_DWS_REQUIRE_ACCOUNTING=1 (set by .ci/run, which installs
+#   flux-accounting): t3330 fails rather than skips without it.
 #   SHARNESS_JOBS: sharness scripts run at once (default 2).
 # Each step's time is printed as it ends and, at the end, in a table
 # (build/test-results/steps.txt).
