@@ -164,7 +164,8 @@ def test_only_phase_moves_a_jobsm_job() -> None:
 
 # The one call site of the decider and the one table of verbs
 # (engine/advance.c, engine/verbs.c): an input records its facts and
-# calls advance_job (); only advance_job () asks decide (), only decide.c
+# marks the job (advance_mark, advance_tell); only advance.c's run ()
+# asks decide (), only decide.c
 # asks decide_next (), and a step's kind is named only where it is chosen
 # (decide.c, decide.h) and where it is carried out (verbs.c's table).
 DECIDE_CALL = re.compile(r"\b(decide|decide_next)\s*\(")
@@ -208,7 +209,7 @@ def test_the_guard_finds_a_planted_outside_choice() -> None:
         "        progress_workflow (e, job);\n}\n",
         "engine.c": "void g (struct job *j)\n{\n"
         "    struct step st = decide_next (e, j, NEWS_MAP, 0);\n}\n",
-        "advance.c": "void advance_job (void)\n{\n"
+        "advance.c": "static void run (void)\n{\n"
         "    struct step st = decide (e, job, on, arg);\n}\n",
         "decide.c": "struct step decide (struct dws_engine *e)\n{\n"
         "    return decide_next (e, job, on, arg);\n}\n",
@@ -218,6 +219,65 @@ def test_the_guard_finds_a_planted_outside_choice() -> None:
         "progress.c:4: calls decide",
     ]
     assert step_kind_violations(planted) == ["progress.c:4: names STEP_LOOK"]
+
+
+# Inputs mark, the loop runs once: the marked jobs are run (advance_due)
+# only at the end of an input or of the event's passes, in engine.c; no
+# verb, no input handler runs a job itself, and advance.c's run () has
+# one caller.  (Issue 64: a verb that ran the loop from inside it made a
+# second machine beside the decider's.)
+LOOP_CALL = re.compile(r"\b(advance_due|advance_job|run)\s*\(")
+LOOP_CALLERS = {"advance_due": ("engine.c",), "run": ("advance.c",)}
+
+
+def loop_call_violations(files: dict[str, str]) -> list[str]:
+    """Runs of the loop outside its places: advance_due () outside
+    engine.c, advance.c's run () called more than once or elsewhere, and
+    any advance_job () (gone: inputs mark)."""
+    bad = []
+    runs = 0
+    for name, text in sorted(files.items()):
+        if name.endswith(".h"):
+            continue
+        for n, line in code_lines(text):
+            for m in LOOP_CALL.finditer(line):
+                what = m.group(1)
+                if re.match(r"^(?:static )?void\s+" + what, line):
+                    continue  # its definition
+                if what == "run" and name != "advance.c":
+                    continue  # another file's word, not the loop
+                if what == "run":
+                    runs += 1
+                if name not in LOOP_CALLERS.get(what, ()):
+                    bad.append(f"{name}:{n}: calls {what}")
+    if runs > 1:
+        bad.append(f"advance.c: run () called {runs} times")
+    return bad
+
+
+def test_the_loop_runs_in_one_place() -> None:
+    bad = loop_call_violations(read(sorted(ENGINE.glob("*.[ch]"))))
+    assert not bad, "the loop run outside its place: " + ", ".join(bad)
+
+
+def test_the_guard_finds_a_verb_that_runs_the_loop() -> None:
+    planted = {
+        "progress.c": "void progress_look (struct dws_engine *e)\n{\n"
+        "    /* advance_due (e, ADVANCE_AS_MARKED) in a comment */\n"
+        "    advance_mark (e, job, NEWS_WORKFLOW);\n"
+        "    advance_due (e, ADVANCE_AS_MARKED);\n}\n",
+        "request.c": "void request_setup (struct dws_engine *e)\n{\n"
+        "    advance_job (e, job, NEWS_SETUP, NULL);\n}\n",
+        "advance.c": "static void run (struct dws_engine *e)\n{\n}\n"
+        "void advance_due (struct dws_engine *e)\n{\n    run (e, job);\n    run (e, job);\n}\n",
+        "engine.c": "void f (struct dws_engine *e)\n{\n"
+        "    advance_due (e, ADVANCE_AS_MARKED);\n}\n",
+    }
+    assert loop_call_violations(planted) == [
+        "progress.c:5: calls advance_due",
+        "request.c:3: calls advance_job",
+        "advance.c: run () called 2 times",
+    ]
 
 
 # The decider reads the job alone: no argument says what just happened
@@ -398,6 +458,9 @@ JOB_FIELDS = {
     # requests and reads outstanding, counted or kept to answer
     "pending": ("create_msgids", "view_msgids", "breakdowns_wanted", "servers_pending",
                 "abort_reads", "teardown_reads", "timers", "record"),
+    # what inputs told beside their news, kept for the step that answers it
+    # (advance.c), and that of the step being carried out
+    "told": ("told", "said"),
     # facts the verbs also act on (a note raised once, an annotation, a
     # late answer dropped, what `flux dws job` shows)
     "acted": ("forced", "epilog", "excepted", "released", "dataout_ended", "postrun_why",

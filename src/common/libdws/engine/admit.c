@@ -133,14 +133,12 @@ static bool waits_why (struct dws_engine *e, struct job *job, char *why, size_t 
  * fall: its dws.create is answered now (its Workflow is created once its
  * user's use allows).
  */
-void admit_wait_limit (struct dws_engine *e, struct job *job, const struct step *st,
-                 struct input *in)
+void admit_wait_limit (struct dws_engine *e, struct job *job, const struct step *st)
 {
     char why[DWS_ERROR_TEXT_MAX];
     size_t i;
     json_t *msgid;
     (void)st;
-    (void)in;
     if (!waits_why (e, job, why, sizeof (why)))
         snprintf (why, sizeof (why), "its user's limits");
     free (job->limit_why);
@@ -157,12 +155,10 @@ void admit_wait_limit (struct dws_engine *e, struct job *job, const struct step 
 }
 
 /* STEP_STILL_WAITING: it still waits; what its user holds changed. */
-void admit_still_waiting (struct dws_engine *e, struct job *job, const struct step *st,
-                          struct input *in)
+void admit_still_waiting (struct dws_engine *e, struct job *job, const struct step *st)
 {
     char why[DWS_ERROR_TEXT_MAX];
     (void)st;
-    (void)in;
     if (!waits_why (e, job, why, sizeof (why)))
         return;
     free (job->limit_why);
@@ -171,13 +167,13 @@ void admit_still_waiting (struct dws_engine *e, struct job *job, const struct st
 }
 
 /* STEP_ADMIT_GO: its user's use allows it now: its Workflow is created. */
-void admit_go (struct dws_engine *e, struct job *job, const struct step *st, struct input *in)
+void admit_go (struct dws_engine *e, struct job *job, const struct step *st)
 {
     act_log (e, "info", "%s: its user's rabbit storage allows it now; creating its"
              " Workflow", job->name);
     free (job->limit_why);
     job->limit_why = NULL;
-    workflow_send_create (e, job, st, in);
+    workflow_send_create (e, job, st);
 }
 
 static int by_id (const void *a, const void *b)

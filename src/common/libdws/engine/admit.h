@@ -60,10 +60,8 @@ void admit_pass (struct dws_engine *e);
 void admit_created (struct dws_engine *e, struct job *job);
 
 /* STEP_WAIT_LIMIT, STEP_STILL_WAITING, STEP_ADMIT_GO (verbs.c's table). */
-void admit_wait_limit (struct dws_engine *e, struct job *job, const struct step *st,
-                 struct input *in);
-void admit_still_waiting (struct dws_engine *e, struct job *job, const struct step *st,
-                          struct input *in);
-void admit_go (struct dws_engine *e, struct job *job, const struct step *st, struct input *in);
+void admit_wait_limit (struct dws_engine *e, struct job *job, const struct step *st);
+void admit_still_waiting (struct dws_engine *e, struct job *job, const struct step *st);
+void admit_go (struct dws_engine *e, struct job *job, const struct step *st);
 
 #endif /* !DWS_ENGINE_ADMIT_H */

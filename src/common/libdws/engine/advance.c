@@ -9,58 +9,23 @@
 #include "advance.h"
 #include "job.h"
 
-/* Steps one input may lead to before the job is left where it is: far
+/* Steps one job may take in a run before it is left where it is: far
  * more than any chain of the decider's (a news is taken per step and a
  * verb records few), so reaching it means a verb that keeps recording
  * news, a bug: logged rather than looped on.
  */
 #define ADVANCE_MAX_STEPS 256
 
-/* Rounds of advance_due (): a round's steps mark jobs only through the
- * passes, which run before it, so one round is the rule.
+/* Rounds of advance_due (): a round's steps mark other jobs (a verb that
+ * ends one job's wait lets another go), which the next round runs; more
+ * than this is a cycle, a bug.
  */
 #define ADVANCE_MAX_ROUNDS 16
-
-static void input_release (struct input *in)
-{
-    json_decref (in->annotations);
-    in->annotations = NULL;
-    free (in->failed);
-    in->failed = NULL;
-    free (in->hosts);
-    in->hosts = NULL;
-}
 
 static void record (struct job *job, enum news news)
 {
     if (news < NEWS_COUNT)
         job->news |= (uint64_t)1 << news;
-}
-
-void advance_job (struct dws_engine *e, struct job *job, enum news news, struct input *in)
-{
-    struct input none = {0};
-    json_int_t id = job->id;
-    record (job, news);
-    for (int n = 0; job && decide_pending (job); n++) {
-        if (n == ADVANCE_MAX_STEPS) {
-            act_log (e, "err", "%s: still news after %d steps; left for the next input",
-                     job->name, ADVANCE_MAX_STEPS);
-            break;
-        }
-        struct step st = decide (e, job);
-        struct input *with = in && st.news == news ? in : &none;
-        if (with == in)
-            in = NULL; /* its news is taken: one step has it */
-        if (st.done != WF_NONE)
-            e->verbs->done (e, job, st.done);
-        if (e->verbs->step[st.kind])
-            e->verbs->step[st.kind](e, job, &st, with);
-        input_release (with);
-        job = job_lookup (e, id); /* a verb may have forgotten it */
-    }
-    if (in)
-        input_release (in);
 }
 
 void advance_mark (struct dws_engine *e, struct job *job, enum news news)
@@ -80,13 +45,59 @@ void advance_mark (struct dws_engine *e, struct job *job, enum news news)
     e->due[e->ndue++] = job->id;
 }
 
+void advance_tell (struct dws_engine *e, struct job *job, enum news news, struct told *what)
+{
+    if (job_tell (job, news, what) < 0) {
+        act_log (e, "err", "%s: out of memory recording its news", job->name);
+        return;
+    }
+    advance_mark (e, job, news);
+}
+
+/* The first thing told for `news`, taken off the job; the news is
+ * recorded again while more was told for it (each is answered).
+ */
+static struct told *take_told (struct job *job, enum news news)
+{
+    struct told *t = job_told_take (job, news);
+    for (struct told *o = job->told; t && o; o = o->next)
+        if (o->news == news)
+            record (job, news);
+    return t;
+}
+
+/* Run the job to its fixed point.  The job may be gone when it returns. */
+static void run (struct dws_engine *e, struct job *job)
+{
+    json_int_t id = job->id;
+    for (int n = 0; job && decide_pending (job); n++) {
+        if (n == ADVANCE_MAX_STEPS) {
+            act_log (e, "err", "%s: still news after %d steps; left for the next input",
+                     job->name, ADVANCE_MAX_STEPS);
+            break;
+        }
+        struct step st = decide (e, job);
+        struct told none = {0};
+        struct told *said = take_told (job, st.news);
+        job->said = said ? said : &none;
+        if (st.done != WF_NONE)
+            e->verbs->done (e, job, st.done);
+        if (e->verbs->step[st.kind])
+            e->verbs->step[st.kind](e, job, &st);
+        job_told_free (said);
+        job = job_lookup (e, id); /* a verb may have forgotten it */
+        if (job)
+            job->said = NULL;
+    }
+}
+
 static int by_id (const void *a, const void *b)
 {
     json_int_t x = *(const json_int_t *)a, y = *(const json_int_t *)b;
     return x < y ? -1 : x > y;
 }
 
-void advance_due (struct dws_engine *e)
+void advance_due (struct dws_engine *e, enum advance_order order)
 {
     /* a job's steps may mark others: take the list as it stands, again
      * until it stays empty */
@@ -101,13 +112,14 @@ void advance_due (struct dws_engine *e)
         size_t n = e->ndue;
         e->due = NULL;
         e->ndue = e->due_cap = 0;
-        qsort (due, n, sizeof (*due), by_id);
+        if (order == ADVANCE_OLDEST_FIRST)
+            qsort (due, n, sizeof (*due), by_id);
         for (size_t i = 0; i < n; i++) {
-            if (i > 0 && due[i] == due[i - 1])
+            if (order == ADVANCE_OLDEST_FIRST && i > 0 && due[i] == due[i - 1])
                 continue;
             struct job *job = job_lookup (e, due[i]);
             if (job && decide_pending (job))
-                advance_job (e, job, NEWS_COUNT, NULL);
+                run (e, job);
         }
         free (due);
     }

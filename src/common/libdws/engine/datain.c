@@ -44,12 +44,10 @@ void datain_begin (struct dws_engine *e, struct job *job)
         act_timer_start (e, job, T_DATAIN, datain_read_every (e->cfg.datain_stall_timeout));
 }
 
-void datain_read (struct dws_engine *e, struct job *job, const struct step *st,
-                  struct input *in)
+void datain_read (struct dws_engine *e, struct job *job, const struct step *st)
 {
     char sel[160], token[96];
     (void)st;
-    (void)in;
     snprintf (sel, sizeof (sel), WORKFLOW_LABEL "=%s," LABEL_STATE "=DataIn", job->name);
     act_k8s_list (e, "NnfDataMovement", sel, token_for (token, sizeof (token), TOK_DATAIN, job));
 }
@@ -99,22 +97,18 @@ void datain_on_list (struct dws_engine *e, enum token_kind kind, struct job *job
     }
     else /* nothing is recorded as moved: a list that keeps failing ends it too */
         snprintf (job->datain.unread, sizeof (job->datain.unread), "%s", answer_message (event));
-    advance_job (e, job, NEWS_DATAIN_READ, NULL);
+    advance_mark (e, job, NEWS_DATAIN_READ);
 }
 
-void datain_watch (struct dws_engine *e, struct job *job, const struct step *st,
-                   struct input *in)
+void datain_watch (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    (void)in;
     act_timer_start (e, job, T_DATAIN, datain_read_every (e->cfg.datain_stall_timeout));
 }
 
-void datain_stalled (struct dws_engine *e, struct job *job, const struct step *st,
-                     struct input *in)
+void datain_stalled (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    (void)in;
     const struct datain_facts *d = &job->datain;
     char why[DWS_ERROR_TEXT_MAX];
     snprintf (why, sizeof (why),
@@ -123,8 +117,8 @@ void datain_stalled (struct dws_engine *e, struct job *job, const struct step *s
               e->now - d->moved_at, e->cfg.datain_stall_timeout, (long long)d->finished,
               (long long)d->dms, d->last[0] ? ": " : "", d->last,
               d->unread[0] ? "; its NnfDataMovements could not be listed: " : "", d->unread);
-    struct input failed = {.type = "dws-timeout", .why = why};
-    advance_job (e, job, NEWS_FAILED, &failed); /* as workflow_fail_job, a layer up */
+    struct told failed = {.type = "dws-timeout", .why = why};
+    advance_tell (e, job, NEWS_FAILED, &failed); /* as workflow_fail_job, a layer up */
 }
 
 json_t *datain_view (const struct dws_engine *e, const struct job *job)

@@ -21,21 +21,18 @@ void datain_begin (struct dws_engine *e, struct job *job);
 
 /* STEP_DATAIN_READ: list the job's NnfDataMovements (its answer:
  * datain_on_list, NEWS_DATAIN_READ). */
-void datain_read (struct dws_engine *e, struct job *job, const struct step *st,
-                  struct input *in);
+void datain_read (struct dws_engine *e, struct job *job, const struct step *st);
 
 /* The list answered: the progress facts recorded on the job. */
 void datain_on_list (struct dws_engine *e, enum token_kind kind, struct job *job,
                      json_t *event);
 
 /* STEP_DATAIN_WATCH: it moved, or not for long yet: read again later. */
-void datain_watch (struct dws_engine *e, struct job *job, const struct step *st,
-                   struct input *in);
+void datain_watch (struct dws_engine *e, struct job *job, const struct step *st);
 
 /* STEP_DATAIN_STALLED: nothing moved for rabbit.datain_stall_timeout:
  * the job fails ("dws-timeout"), before any node is spent. */
-void datain_stalled (struct dws_engine *e, struct job *job, const struct step *st,
-                     struct input *in);
+void datain_stalled (struct dws_engine *e, struct job *job, const struct step *st);
 
 /* What `flux dws job` shows of it: {"percent", "moved", "left", "last"}
  * (percent over its data movements, seconds since it last moved, an

@@ -657,6 +657,8 @@ static struct step next_request (const struct dws_engine *e, const struct job *j
             if ((job->deps & JOB_DEP_OTHER) && json_array_size (job->create_msgids) == 0 && arg)
                 return make (STEP_CREATE_LATER);
             return make (STEP_CREATE_FROM_JOBSPEC);
+        case NEWS_UNMADE:
+            return make (STEP_FAIL_FORGET);
         default:
             break;
     }

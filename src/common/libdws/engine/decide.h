@@ -1,7 +1,8 @@
 /* decide.h - the engine's one decider: what a job does next.
  *
- * An input records what happened (a fact on the job) and calls
- * advance_job () (advance.h), the one caller of decide (); decide.c applies
+ * An input records what happened (a fact on the job) and marks it;
+ * advance_due () (advance.h) runs the marked jobs, the one caller of
+ * decide (); decide.c applies
  * the phase change the fact is (a state done, the Workflow seen), chooses
  * the next step from the job's phase and facts (decide_next, the one
  * function that chooses), applies that step's own phase change (a state
@@ -117,6 +118,8 @@
     X (R_READ, request)                                                                        \
     /* the jobspec was read and is good (`arg`: it uses persistent storage) */                 \
     X (JOBSPEC, request)                                                                       \
+    /* its Workflow cannot be made again (its job unread, or refused): the exception told */  \
+    X (UNMADE, request)                                                                        \
     /* the job's R was read to hold its ssds */                                                \
     X (HOLD_R, workflow)                                                                       \
     /* the SystemConfiguration came: rabbits can be placed */                                  \
@@ -213,6 +216,8 @@ _Static_assert (NEWS_COUNT <= 64, "job->news has a bit per news");
     X (DELETE, workflow_delete)                                                                \
     /* fail the job (an Error, a TransientCondition) */                                        \
     X (FAIL, workflow_fail)                                                                    \
+    /* its exception, then forget it: it has no Workflow (created for a lost request) */       \
+    X (FAIL_FORGET, workflow_fail_forget)                                                      \
     /* failed, its computes released: record it (no exception reaches an inactive job),        \
      * then Teardown */                                                                        \
     X (FAIL_RECORD, workflow_fail_record)                                                      \

@@ -282,8 +282,10 @@ static void answer_deferred (struct dws_engine *e)
     json_t *ready = pending_ready (e);
     size_t i;
     json_t *ev;
-    json_array_foreach (ready, i, ev)
+    json_array_foreach (ready, i, ev) {
         request_event (e, ev);
+        advance_due (e, ADVANCE_AS_MARKED); /* each request an input of its own */
+    }
     json_decref (ready);
 }
 
@@ -301,13 +303,19 @@ static int kind_event (struct dws_engine *e, enum dws_wire_event type, json_t *e
         if (!json_is_array (objects))
             return dws_errorf (err, "sync event needs an objects array");
         if (!strcmp (kind, "Workflow")) {
+            /* the listed Workflows' jobs first, then those the list
+             * lacks, then the requests that waited for it */
             progress_sync (e, objects);
+            advance_due (e, ADVANCE_AS_MARKED);
+            progress_sync_missing (e, objects);
+            advance_due (e, ADVANCE_AS_MARKED);
             answer_deferred (e);
         }
         else if (!strcmp (kind, "Storage"))
             return rabbits_event (e, HEALTH_STORAGE_SYNC, event, err);
         else if (!strcmp (kind, "PersistentStorageInstance")) {
             psi_sync (e, objects, json_object_get (event, "owners"));
+            advance_due (e, ADVANCE_AS_MARKED);
             answer_deferred (e);
         }
         else if (!strcmp (kind, "SystemConfiguration")) {
@@ -595,21 +603,22 @@ json_t *dws_engine_event (struct dws_engine *e, json_t *event, dws_error_t *err)
         json_object_clear (e->record_due);
         return NULL;
     }
+    /* the jobs the event's input marked, in the order it came to them */
+    advance_due (e, ADVANCE_AS_MARKED);
     /* rabbit health may have confirmed the ssd holds of a job whose
      * computes are to be released (release.c), or made room for the
-     * pre-staged jobs that wait: they are marked, then every job marked
-     * in this event is run to its fixed point */
+     * pre-staged jobs that wait: they are marked, then run, oldest first */
     release_check (e);
     if (e->room_changed) {
         e->room_changed = false;
         prestage_room (e);
         prestage_rabbits (e);
     }
-    advance_due (e);
+    advance_due (e, ADVANCE_OLDEST_FIRST);
     /* a job of a user whose use fell (or whose limits rose) may go: the
      * use is counted once the event's jobs have moved */
     admit_pass (e);
-    advance_due (e);
+    advance_due (e, ADVANCE_OLDEST_FIRST);
     /* the records of the jobs whose view may have changed (act_record) */
     record_due_event (e, event);
     jobview_records (e);

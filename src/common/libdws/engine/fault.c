@@ -92,10 +92,8 @@ static const char *timeout_why (enum wf_state s)
  * up in a state its timer is not armed again (adopt), so it fires once per
  * state.
  */
-void fault_read_culprits (struct dws_engine *e, struct job *job, const struct step *st,
-                          struct input *in)
+void fault_read_culprits (struct dws_engine *e, struct job *job, const struct step *st)
 {
-    (void)in;
     switch (st->timer) {
         case T_SETUP:
             list_for (e, job, "Servers", TOK_SETUP_TIMEOUT);
@@ -114,11 +112,9 @@ void fault_read_culprits (struct dws_engine *e, struct job *job, const struct st
     }
 }
 
-void fault_skip_dataout (struct dws_engine *e, struct job *job, const struct step *st,
-                         struct input *in)
+void fault_skip_dataout (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    (void)in;
     /* a released job is inactive: no exception can reach it */
     if (job->released)
         act_log (e, "warning", "%s: teardown_after expired: skipping rabbit data"
@@ -140,7 +136,7 @@ void fault_timer_event (struct dws_engine *e, const char *key)
     if (!job || !(job->timers & (1u << kind)))
         return; /* stopped meanwhile */
     job->timers &= ~(1u << kind);
-    struct input in = {0};
+    struct told in = {0};
     char why[DWS_ERROR_TEXT_MAX], said[DWS_ERROR_TEXT_MAX];
     if (kind == T_TC) {
         /* TransientCondition too long: DWS' words for the note */
@@ -151,7 +147,7 @@ void fault_timer_event (struct dws_engine *e, const char *key)
         in.why = why;
     }
     job->fired |= 1u << kind;
-    advance_job (e, job, NEWS_TIMER, &in);
+    advance_tell (e, job, NEWS_TIMER, &in);
 }
 
 /* --- failure tolerance --------------------------------------------------- */
@@ -185,15 +181,13 @@ static void force_ready (struct dws_engine *e, struct job *job)
 
 void fault_force_ready_check (struct dws_engine *e, struct job *job)
 {
-    advance_job (e, job, NEWS_FORCE_CHECK, NULL);
+    advance_mark (e, job, NEWS_FORCE_CHECK);
 }
 
 /* STEP_FORCE_READY_AGAIN: DWS reset forceReady at the transition it raced. */
-void fault_force_ready_again (struct dws_engine *e, struct job *job, const struct step *st,
-                              struct input *in)
+void fault_force_ready_again (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    (void)in;
     act_log (e, "warning", "%s: DWS reset forceReady on entering %s: asking again", job->name,
              wfstate_name (job->forced));
     force_ready (e, job);
@@ -213,8 +207,8 @@ void fault_on_force_ready (struct dws_engine *e, enum token_kind kind, struct jo
     snprintf (why, sizeof (why), "%s: DWS refused forceReady after giving up %s: %s",
               timeout_why (job->forced), job->failed ? job->failed : "hosts",
               answer_message (event));
-    struct input in = {.type = "dws-timeout", .why = why};
-    advance_job (e, job, NEWS_FORCE_REFUSED, &in);
+    struct told in = {.type = "dws-timeout", .why = why};
+    advance_tell (e, job, NEWS_FORCE_REFUSED, &in);
 }
 
 /* The hosts given up so far with `nodes` added (RFC 29), and how many
@@ -241,19 +235,18 @@ static char *failed_with (struct job *job, json_t *nodes, int *count)
     return failed;
 }
 
-/* STEP_NODE_FAILURE: give in->nodes up (the decider found them within
- * the tolerance); in->failed is every host given up so far with them
+/* STEP_NODE_FAILURE: give job->said->nodes up (the decider found them within
+ * the tolerance); job->said->failed is every host given up so far with them
  * (failed_with).
  */
-void fault_node_failure (struct dws_engine *e, struct job *job, const struct step *st,
-                         struct input *in)
+void fault_node_failure (struct dws_engine *e, struct job *job, const struct step *st)
 {
     char token[96];
-    json_t *nodes = in->nodes;
+    json_t *nodes = job->said->nodes;
     (void)st;
     free (job->failed);
-    job->failed = in->failed;
-    in->failed = NULL;
+    job->failed = job->said->failed;
+    job->said->failed = NULL;
     if (phase_desired (job) == WF_PRERUN)
         rabbits_mount_failed (e, nodes); /* keep other jobs off them: badrabbit */
     act_raise_verbatim (e, job, "dws-node-failure", 1, job->failed); /* a host list, for rc1 */
@@ -280,11 +273,11 @@ void fault_node_failure (struct dws_engine *e, struct job *job, const struct ste
 static void give_up (struct dws_engine *e, struct job *job, enum news on, json_t *nodes,
                      const char *why)
 {
-    struct input in = {.type = "dws-timeout", .why = why, .nodes = nodes};
+    struct told in = {.type = "dws-timeout", .why = why, .nodes = nodes};
     int count;
     in.failed = failed_with (job, nodes, &count);
     job->culprits = count;
-    advance_job (e, job, on, &in);
+    advance_tell (e, job, on, &in);
 }
 
 /* --- reading the culprits ------------------------------------------------ */
@@ -492,22 +485,19 @@ static void disable_rabbits (struct dws_engine *e, struct job *job, json_t *serv
  * and leave the reads empty.  So Teardown, or the deletion when Teardown
  * was asked for already, waits until both reads have answered.
  */
-void fault_abort_reads (struct dws_engine *e, struct job *job, const struct step *st,
-                        struct input *in)
+void fault_abort_reads (struct dws_engine *e, struct job *job, const struct step *st)
 {
-    fault_abort_noted (e, job, st, in);
+    fault_abort_noted (e, job, st);
     job->abort_reads += 2;
     list_for (e, job, "ClientMount", TOK_ABORT_MOUNTS);
     list_for (e, job, "Servers", TOK_ABORT_SERVERS);
 }
 
 /* STEP_ABORT_NOTED: the job manager ended the epilog itself. */
-void fault_abort_noted (struct dws_engine *e, struct job *job, const struct step *st,
-                        struct input *in)
+void fault_abort_noted (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)e;
     (void)st;
-    (void)in;
     sidestate_epilog (e, job, EPILOG_REMOVED);
 }
 
@@ -516,7 +506,7 @@ static void abort_read_done (struct dws_engine *e, struct job *job)
     if (job->abort_reads <= 0)
         return; /* a late answer */
     job->abort_reads--;
-    advance_job (e, job, NEWS_ABORT_READ, NULL);
+    advance_mark (e, job, NEWS_ABORT_READ);
 }
 
 /* The items a read for a timer or an abort got; on a failed read, none
@@ -565,31 +555,29 @@ void fault_on_prerun_reads (struct dws_engine *e, enum token_kind kind, struct j
 void fault_on_postrun_reads (struct dws_engine *e, enum token_kind kind, struct job *job,
                              json_t *event)
 {
-    struct input in = {.type = "rabbit-timeout",
+    struct told in = {.type = "rabbit-timeout",
                        .why = "unmounts timed out, skipping data movement",
                        .items = read_items (e, kind, job, event)};
-    advance_job (e, job, NEWS_POSTRUN_CULPRITS, &in);
+    advance_tell (e, job, NEWS_POSTRUN_CULPRITS, &in);
 }
 
-/* STEP_DRAIN_FAIL: drain the computes in->items shows still mounted, then
- * fail the job (in->type, in->why).
+/* STEP_DRAIN_FAIL: drain the computes job->said->items shows still mounted, then
+ * fail the job (job->said->type, job->said->why).
  */
-void fault_drain_fail (struct dws_engine *e, struct job *job, const struct step *st,
-                       struct input *in)
+void fault_drain_fail (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    drain_still_mounted (e, job, in->items);
-    workflow_fail_job (e, job, in->type ? in->type : "exception", "%s", in->why);
+    drain_still_mounted (e, job, job->said->items);
+    workflow_fail_job (e, job, job->said->type ? job->said->type : "exception", "%s", job->said->why);
 }
 
 /* PostRun failed (DWS' Error, or TransientCondition too long): which
  * computes still hold a mount is read first, to drain exactly those;
  * then the job fails with `why` and goes to Teardown.
  */
-void fault_postrun_failed (struct dws_engine *e, struct job *job, const struct step *st,
-                           struct input *in)
+void fault_postrun_failed (struct dws_engine *e, struct job *job, const struct step *st)
 {
-    const char *why = in->why ? in->why : "";
+    const char *why = job->said->why ? job->said->why : "";
     (void)st;
     if (job->postrun_why)
         return; /* the ClientMounts are being read */
@@ -609,8 +597,8 @@ void fault_on_postrun_failed_reads (struct dws_engine *e, enum token_kind kind,
     job->postrun_why = NULL;
     if (!why)
         return; /* a late answer */
-    struct input in = {.why = why, .items = items};
-    advance_job (e, job, NEWS_POSTRUN_FAILED_READ, &in);
+    struct told in = {.why = why, .items = items};
+    advance_tell (e, job, NEWS_POSTRUN_FAILED_READ, &in);
     free (why);
 }
 

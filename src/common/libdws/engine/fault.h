@@ -32,22 +32,14 @@ void fault_on_prerun_reads (struct dws_engine *e, enum token_kind kind, struct j
  * job with why (its ClientMounts are read first).
  */
 /* The verbs of the fault steps (verbs.c's table). */
-void fault_postrun_failed (struct dws_engine *e, struct job *job, const struct step *st,
-                           struct input *in);
-void fault_read_culprits (struct dws_engine *e, struct job *job, const struct step *st,
-                          struct input *in);
-void fault_skip_dataout (struct dws_engine *e, struct job *job, const struct step *st,
-                         struct input *in);
-void fault_force_ready_again (struct dws_engine *e, struct job *job, const struct step *st,
-                              struct input *in);
-void fault_node_failure (struct dws_engine *e, struct job *job, const struct step *st,
-                         struct input *in);
-void fault_abort_reads (struct dws_engine *e, struct job *job, const struct step *st,
-                        struct input *in);
-void fault_abort_noted (struct dws_engine *e, struct job *job, const struct step *st,
-                        struct input *in);
-void fault_drain_fail (struct dws_engine *e, struct job *job, const struct step *st,
-                       struct input *in);
+void fault_postrun_failed (struct dws_engine *e, struct job *job, const struct step *st);
+void fault_read_culprits (struct dws_engine *e, struct job *job, const struct step *st);
+void fault_skip_dataout (struct dws_engine *e, struct job *job, const struct step *st);
+void fault_force_ready_again (struct dws_engine *e, struct job *job, const struct step *st);
+void fault_node_failure (struct dws_engine *e, struct job *job, const struct step *st);
+void fault_abort_reads (struct dws_engine *e, struct job *job, const struct step *st);
+void fault_abort_noted (struct dws_engine *e, struct job *job, const struct step *st);
+void fault_drain_fail (struct dws_engine *e, struct job *job, const struct step *st);
 void fault_on_postrun_failed_reads (struct dws_engine *e, enum token_kind kind,
                                     struct job *job, json_t *event);
 void fault_on_postrun_reads (struct dws_engine *e, enum token_kind kind, struct job *job,

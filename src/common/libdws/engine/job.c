@@ -12,6 +12,7 @@
 #include "phase.h"
 #include "rabbits.h"
 #include "wfview.h"
+#include "wire/action.h"
 #include "wire/jobwire.h"
 
 static size_t bucket (struct dws_engine *e, json_int_t id)
@@ -85,6 +86,11 @@ struct job *job_create (struct dws_engine *e, json_int_t id)
 
 static void job_free (struct job *j)
 {
+    while (j->told) {
+        struct told *t = j->told;
+        j->told = t->next;
+        job_told_free (t);
+    }
     json_decref (j->directives);
     json_decref (j->resources);
     free (j->username);
@@ -110,6 +116,78 @@ static void job_free (struct job *j)
     free (j->failed);
     free (j->postrun_why);
     free (j);
+}
+
+/* What the job was told, kept: the error with it. */
+struct kept {
+    struct told told;
+    dws_error_t err;
+};
+
+void job_told_free (struct told *t)
+{
+    if (!t)
+        return;
+    free ((void *)t->type); /* copies (job_tell) */
+    free ((void *)t->why);
+    free ((void *)t->token);
+    free ((void *)t->log);
+    json_decref (t->obj);
+    json_decref (t->event);
+    json_decref (t->items);
+    json_decref (t->nodes);
+    json_decref (t->annotations);
+    json_decref (t->msgid);
+    free (t->failed);
+    free (t->hosts);
+    free (t); /* the struct kept it begins */
+}
+
+int job_tell (struct job *job, enum news news, struct told *what)
+{
+    struct kept *k = calloc (1, sizeof (*k));
+    if (!k)
+        return -1;
+    struct told *t = &k->told;
+    t->news = news;
+    t->type = dws_strdup_null (what->type);
+    t->why = dws_strdup_null (what->why);
+    t->token = dws_strdup_null (what->token);
+    t->log = dws_strdup_null (what->log);
+    if (what->err) {
+        k->err = *what->err;
+        t->err = &k->err;
+    }
+    t->obj = json_incref (what->obj);
+    t->event = json_incref (what->event);
+    t->items = json_incref (what->items);
+    t->nodes = json_incref (what->nodes);
+    t->msgid = json_incref (what->msgid);
+    t->run_started = what->run_started;
+    t->failed = what->failed;
+    what->failed = NULL;
+    t->hosts = what->hosts;
+    what->hosts = NULL;
+    t->annotations = what->annotations;
+    what->annotations = NULL;
+    struct told **tail = &job->told;
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail = t;
+    return 0;
+}
+
+struct told *job_told_take (struct job *job, enum news news)
+{
+    struct told **pp = &job->told;
+    while (*pp && (*pp)->news != news)
+        pp = &(*pp)->next;
+    struct told *t = *pp;
+    if (t) {
+        *pp = t->next;
+        t->next = NULL;
+    }
+    return t;
 }
 
 void job_forget (struct dws_engine *e, struct job *job)

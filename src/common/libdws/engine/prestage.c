@@ -219,8 +219,9 @@ void prestage_weigh (struct dws_engine *e, struct job *job, json_t *breakdowns)
     held_ahead (e, &w->ahead_jobs, &w->ahead_gib);
 }
 
-/* The choice made: its Proposal's outcome follows (in: the refusal). */
-static void chosen (struct dws_engine *e, struct job *job, bool prestage, struct input *in)
+/* The choice made: its Proposal's outcome follows (refused: why it is
+ * refused, or NULL). */
+static void chosen (struct dws_engine *e, struct job *job, bool prestage, struct told *refused)
 {
     sidestate_prestage_stage (e, job, PRESTAGE_CHOSEN);
     job->prestage = prestage;
@@ -229,24 +230,23 @@ static void chosen (struct dws_engine *e, struct job *job, bool prestage, struct
         job->split = job->weighed.split;
         job->prestage_since = e->now;
     }
-    advance_job (e, job, NEWS_PROPOSAL_READY, in);
+    if (refused)
+        advance_tell (e, job, NEWS_PROPOSAL_READY, refused);
+    else
+        advance_mark (e, job, NEWS_PROPOSAL_READY);
 }
 
-void prestage_no (struct dws_engine *e, struct job *job, const struct step *st,
-                  struct input *in)
+void prestage_no (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    (void)in;
     if (job->prestage_stage == PRESTAGE_WEIGHED && job->weighed.unfit) /* wanted: unfit */
         snprintf (job->prestage_not, sizeof (job->prestage_not), "%s", job->weighed.unfit);
     chosen (e, job, false, NULL);
 }
 
-void prestage_too_big (struct dws_engine *e, struct job *job, const struct step *st,
-                       struct input *in)
+void prestage_too_big (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    (void)in;
     snprintf (job->prestage_not, sizeof (job->prestage_not),
               "it asks for %lld nodes, the instance has %lld", (long long)job->weighed.nodes,
               (long long)job->weighed.instance_nodes);
@@ -254,11 +254,9 @@ void prestage_too_big (struct dws_engine *e, struct job *job, const struct step 
     chosen (e, job, false, NULL);
 }
 
-void prestage_full (struct dws_engine *e, struct job *job, const struct step *st,
-                    struct input *in)
+void prestage_full (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    (void)in;
     snprintf (job->prestage_not, sizeof (job->prestage_not),
               "%lld jobs hold %lld GiB ahead of their nodes (rabbit.prestage_max_jobs %lld,"
               " prestage_max_gib %lld)", (long long)job->weighed.ahead_jobs,
@@ -268,23 +266,19 @@ void prestage_full (struct dws_engine *e, struct job *job, const struct step *st
     chosen (e, job, false, NULL);
 }
 
-void prestage_refuse (struct dws_engine *e, struct job *job, const struct step *st,
-                      struct input *in)
+void prestage_refuse (struct dws_engine *e, struct job *job, const struct step *st)
 {
     dws_error_t err;
     (void)st;
-    (void)in;
     dws_errorf (&err, DWS_PRESTAGE_ATTR "=yes: %s",
                 job->weighed.unfit ? job->weighed.unfit : "its storage cannot be placed");
-    struct input refused = {.err = &err};
+    struct told refused = {.err = &err};
     chosen (e, job, false, &refused);
 }
 
-void prestage_yes (struct dws_engine *e, struct job *job, const struct step *st,
-                   struct input *in)
+void prestage_yes (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    (void)in;
     chosen (e, job, true, NULL);
 }
 
@@ -321,11 +315,9 @@ static void write_note (struct dws_engine *e, struct job *job)
              token_for (token, sizeof (token), TOK_PRESTAGE, job));
 }
 
-void prestage_record (struct dws_engine *e, struct job *job, const struct step *st,
-                      struct input *in)
+void prestage_record (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    (void)in;
     act_log (e, "info", "%s: pre-staged: Setup and DataIn before its nodes%s", job->name,
              job->split.chassis > 0 ? " (its node-local storage held in Fluxion)"
              : job->prestage_gib > 0 ? " (its Lustre held in Fluxion)"
@@ -401,12 +393,10 @@ static bool pinned_to (struct dws_engine *e, struct job *job, json_t *hosts)
     return true;
 }
 
-void prestage_pick (struct dws_engine *e, struct job *job, const struct step *st,
-                    struct input *in)
+void prestage_pick (struct dws_engine *e, struct job *job, const struct step *st)
 {
     dws_error_t err;
     (void)st;
-    (void)in;
     json_t *reserved = NULL;
     rabbits_unhold (e, job); /* a pick again starts from nothing held */
     sidestate_ssd (e, job, SSD_UNPICKED);
@@ -456,22 +446,18 @@ void prestage_noted (struct dws_engine *e, struct job *job)
     }
 }
 
-void prestage_hold (struct dws_engine *e, struct job *job, const struct step *st,
-                    struct input *in)
+void prestage_hold (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    (void)in;
     rabbits_hold (e, job);
     if (rabbits_hold_applied (e, job))
-        advance_job (e, job, NEWS_HOLDS_APPLIED, NULL);
+        advance_mark (e, job, NEWS_HOLDS_APPLIED);
 }
 
-void prestage_verify (struct dws_engine *e, struct job *job, const struct step *st,
-                      struct input *in)
+void prestage_verify (struct dws_engine *e, struct job *job, const struct step *st)
 {
     char token[96];
     (void)st;
-    (void)in;
     sidestate_ssd (e, job, SSD_FINDING);
     act_rpc (e, "sched-fluxion-resource.find",
              json_pack ("{s:s s:s}", "criteria", FIND_CRITERIA, "format", "jgf"),
@@ -570,11 +556,9 @@ static json_t *pin (struct dws_engine *e, struct job *job)
                       dws_nodelocal_constraint (job->prestage_hosts));
 }
 
-void prestage_ready (struct dws_engine *e, struct job *job, const struct step *st,
-                     struct input *in)
+void prestage_ready (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    (void)in;
     if (job->prestage_stage != PRESTAGE_READY)
         act_log (e, "info", "%s: set up and filled: let go to the scheduler", job->name);
     sidestate_prestage_stage (e, job, PRESTAGE_READY);
@@ -698,11 +682,9 @@ static const char *rabbit_down (struct dws_engine *e, struct job *job)
     return NULL;
 }
 
-void prestage_lost (struct dws_engine *e, struct job *job, const struct step *st,
-                    struct input *in)
+void prestage_lost (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    (void)in;
     const char *rabbit = rabbit_down (e, job);
     workflow_fail_job (e, job, "exception",
                        NOTE_PREFIX "rabbit %s went down while the job's node-local storage,"
@@ -770,12 +752,10 @@ bool prestage_on_chassis (struct dws_engine *e, struct job *job, dws_error_t *er
 }
 
 
-void prestage_give_up (struct dws_engine *e, struct job *job, const struct step *st,
-                       struct input *in)
+void prestage_give_up (struct dws_engine *e, struct job *job, const struct step *st)
 {
     char token[96];
     (void)st;
-    (void)in;
     snprintf (job->restage_why, sizeof (job->restage_why),
               "its nodes did not come within %g s of its data being in on %s"
               " (rabbit.prestage_node_wait)", e->cfg.prestage_node_wait,
@@ -806,7 +786,7 @@ void prestage_on_given_up (struct dws_engine *e, enum token_kind kind, struct jo
     }
     else
         sidestate_restage (e, job, RESTAGE_UNPINNING);
-    advance_job (e, job, NEWS_GIVEN_UP, NULL);
+    advance_mark (e, job, NEWS_GIVEN_UP);
 }
 
 void prestage_on_unpin (struct dws_engine *e, enum token_kind kind, struct job *job,
@@ -838,14 +818,12 @@ void prestage_on_unpin (struct dws_engine *e, enum token_kind kind, struct job *
         job->restage_why[0] = '\0';
     }
     act_record (e, job);
-    advance_job (e, job, NEWS_UNPINNED, NULL);
+    advance_mark (e, job, NEWS_UNPINNED);
 }
 
-void prestage_again (struct dws_engine *e, struct job *job, const struct step *st,
-                     struct input *in)
+void prestage_again (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    (void)in;
     act_log (e, "info", "%s: its pre-staged storage is gone: creating its Workflow again,%s",
              job->name, job->hosts ? " for its nodes" : " to wait for its nodes");
     job->prestage = false;

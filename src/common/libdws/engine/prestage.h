@@ -32,26 +32,19 @@ void prestage_weigh (struct dws_engine *e, struct job *job, json_t *breakdowns);
  * be: its resource-update says why), or pre-staged; its Proposal's
  * outcome follows.
  */
-void prestage_no (struct dws_engine *e, struct job *job, const struct step *st,
-                  struct input *in);
-void prestage_too_big (struct dws_engine *e, struct job *job, const struct step *st,
-                       struct input *in);
-void prestage_full (struct dws_engine *e, struct job *job, const struct step *st,
-                    struct input *in);
-void prestage_refuse (struct dws_engine *e, struct job *job, const struct step *st,
-                      struct input *in);
-void prestage_yes (struct dws_engine *e, struct job *job, const struct step *st,
-                   struct input *in);
+void prestage_no (struct dws_engine *e, struct job *job, const struct step *st);
+void prestage_too_big (struct dws_engine *e, struct job *job, const struct step *st);
+void prestage_full (struct dws_engine *e, struct job *job, const struct step *st);
+void prestage_refuse (struct dws_engine *e, struct job *job, const struct step *st);
+void prestage_yes (struct dws_engine *e, struct job *job, const struct step *st);
 
 /* STEP_PRESTAGE_RECORD: write ANN_PRESTAGE (its answer: prestage_noted). */
-void prestage_record (struct dws_engine *e, struct job *job, const struct step *st,
-                     struct input *in);
+void prestage_record (struct dws_engine *e, struct job *job, const struct step *st);
 
 /* STEP_PRESTAGE_PICK: pick the ssd to hold and write it on the Workflow;
  * none free: wait (T_PRESTAGE) with the reason shown.
  */
-void prestage_pick (struct dws_engine *e, struct job *job, const struct step *st,
-                   struct input *in);
+void prestage_pick (struct dws_engine *e, struct job *job, const struct step *st);
 
 /* Rabbit health had an input (a Storage, the graph, an ssd up again): the
  * jobs waiting for room are marked (NEWS_ROOM) to pick again at the
@@ -63,12 +56,10 @@ void prestage_noted (struct dws_engine *e, struct job *job);
 
 /* STEP_HOLD of a pre-staged job: hold its ssd down in Fluxion; once
  * applied, STEP_PRESTAGE_VERIFY. */
-void prestage_hold (struct dws_engine *e, struct job *job, const struct step *st,
-                   struct input *in);
+void prestage_hold (struct dws_engine *e, struct job *job, const struct step *st);
 
 /* STEP_PRESTAGE_VERIFY: ask Fluxion which down vertices a job has. */
-void prestage_verify (struct dws_engine *e, struct job *job, const struct step *st,
-                     struct input *in);
+void prestage_verify (struct dws_engine *e, struct job *job, const struct step *st);
 
 /* Fluxion's answer to that find (an rpc-result event): the held vertices
  * a job had are to be picked again (their count), 0 when none is, -1 when
@@ -78,13 +69,11 @@ int prestage_found (struct dws_engine *e, struct job *job, json_t *event);
 
 /* STEP_PRESTAGE_READY: the job may be scheduled (dws-prestage removed; again on a
  * repeat). */
-void prestage_ready (struct dws_engine *e, struct job *job, const struct step *st,
-                    struct input *in);
+void prestage_ready (struct dws_engine *e, struct job *job, const struct step *st);
 
 /* STEP_PRESTAGE_LOST: a rabbit its node-local storage is on went down
  * before its nodes came: the job fails (Teardown follows). */
-void prestage_lost (struct dws_engine *e, struct job *job, const struct step *st,
-                    struct input *in);
+void prestage_lost (struct dws_engine *e, struct job *job, const struct step *st);
 
 /* After a rabbit health input: the jobs whose node-local storage waits on
  * a rabbit that is down now are marked (NEWS_RABBIT_LOST). */
@@ -95,8 +84,7 @@ void prestage_rabbits (struct dws_engine *e);
  * first (a restarted service carries on), its answer is
  * prestage_on_given_up.
  */
-void prestage_give_up (struct dws_engine *e, struct job *job, const struct step *st,
-                       struct input *in);
+void prestage_give_up (struct dws_engine *e, struct job *job, const struct step *st);
 void prestage_on_given_up (struct dws_engine *e, enum token_kind kind, struct job *job,
                            json_t *event);
 
@@ -112,8 +100,7 @@ void prestage_on_unpin (struct dws_engine *e, enum token_kind kind, struct job *
 /* STEP_PRESTAGE_AGAIN: its given-up Workflow is deleted: it is a job of the usual
  * way from now, its Workflow created again (with its hosts, if they came).
  */
-void prestage_again (struct dws_engine *e, struct job *job, const struct step *st,
-                     struct input *in);
+void prestage_again (struct dws_engine *e, struct job *job, const struct step *st);
 
 /* The job's pre-staging from its Workflow (a service restart). */
 void prestage_adopt (struct dws_engine *e, struct job *job);

@@ -159,14 +159,12 @@ static bool send_resources (struct dws_engine *e, struct job *job, json_t *list,
  * Fluxion holds it again) without the pin's constraint; the answer:
  * prestage_on_unpin.  Resources it cannot have: it waits for its chassis.
  */
-void progress_prestage_unpin (struct dws_engine *e, struct job *job, const struct step *st,
-                     struct input *in)
+void progress_prestage_unpin (struct dws_engine *e, struct job *job, const struct step *st)
 {
     char token[96];
     dws_error_t err;
     bool spread = false;
     (void)st;
-    (void)in;
     json_t *list = breakdown_list (job);
     json_t *res = proposal_resources (e, job, list, &spread, &err);
     json_decref (list);
@@ -176,7 +174,7 @@ void progress_prestage_unpin (struct dws_engine *e, struct job *job, const struc
         json_decref (res);
         sidestate_restage (e, job, RESTAGE_NONE);
         job->restage_why[0] = '\0';
-        advance_job (e, job, NEWS_UNPINNED, NULL); /* not let go: as a refusal */
+        advance_mark (e, job, NEWS_UNPINNED); /* not let go: as a refusal */
         return;
     }
     json_decref (job->ssd_asks);
@@ -191,49 +189,44 @@ void progress_prestage_unpin (struct dws_engine *e, struct job *job, const struc
  */
 static void proposal_finish (struct dws_engine *e, struct job *job)
 {
-    advance_job (e, job, NEWS_PROPOSAL_READY, NULL);
+    advance_mark (e, job, NEWS_PROPOSAL_READY);
 }
 
 /* STEP_PRESTAGE_WEIGH: pre-staging is wanted: what decides it is read
  * from the breakdowns, the rabbits and the jobs pre-staged now.
  */
-void progress_prestage_weigh (struct dws_engine *e, struct job *job, const struct step *st,
-                              struct input *in)
+void progress_prestage_weigh (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    (void)in;
     json_t *list = breakdown_list (job);
     prestage_weigh (e, job, list);
     json_decref (list);
-    advance_job (e, job, NEWS_PROPOSAL_READY, NULL);
+    advance_mark (e, job, NEWS_PROPOSAL_READY);
 }
 
-void progress_send_resources (struct dws_engine *e, struct job *job, const struct step *st,
-                              struct input *in)
+void progress_send_resources (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
     json_t *list = breakdown_list (job);
     job->resources_sent = true;
-    bool sent = send_resources (e, job, list, in->err);
+    bool sent = send_resources (e, job, list, job->said->err);
     json_decref (list);
     if (!sent) {
         job->excepted = true; /* the job manager raises the exception */
-        advance_job (e, job, NEWS_REFUSED, NULL);
+        advance_mark (e, job, NEWS_REFUSED);
         return;
     }
-    advance_job (e, job, NEWS_PROPOSAL_READY, NULL);
+    advance_mark (e, job, NEWS_PROPOSAL_READY);
 }
 
 void progress_resources_resend (struct dws_engine *e, struct job *job)
 {
-    advance_job (e, job, NEWS_RESEND, NULL);
+    advance_mark (e, job, NEWS_RESEND);
 }
 
-void progress_resources_again (struct dws_engine *e, struct job *job, const struct step *st,
-                               struct input *in)
+void progress_resources_again (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    (void)in;
     job->resources_sent = false;
     if (breakdowns_ready (e, job)) /* else the last breakdown read finishes it */
         proposal_finish (e, job);
@@ -317,16 +310,15 @@ static void setup_servers (struct dws_engine *e, struct job *job)
                  token_for (token, sizeof (token), TOK_SERVERS, job));
     }
     json_decref (list);
-    advance_job (e, job, NEWS_SERVERS, NULL);
+    advance_mark (e, job, NEWS_SERVERS);
 }
 
 /* STEP_SERVERS (with the hosts' answer's Workflow, if it carried one). */
-void progress_servers (struct dws_engine *e, struct job *job, const struct step *st,
-                       struct input *in)
+void progress_servers (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    if (json_is_object (in->obj))
-        job_set_wf (job, in->obj);
+    if (json_is_object (job->said->obj))
+        job_set_wf (job, job->said->obj);
     setup_servers (e, job);
 }
 
@@ -335,17 +327,15 @@ void progress_servers (struct dws_engine *e, struct job *job, const struct step 
  */
 void progress_setup_start (struct dws_engine *e, struct job *job)
 {
-    advance_job (e, job, NEWS_SETUP, NULL);
+    advance_mark (e, job, NEWS_SETUP);
 }
 
 /* STEP_WAIT_MAP: the SystemConfiguration list has not come yet: the
  * Setup starts when it does (NEWS_MAP).
  */
-void progress_wait_map (struct dws_engine *e, struct job *job, const struct step *st,
-                        struct input *in)
+void progress_wait_map (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    (void)in;
     act_log (e, "warning", "%s: waiting for SystemConfiguration 'default' to place"
              " the job's rabbit storage", job->name);
 }
@@ -354,12 +344,10 @@ void progress_wait_map (struct dws_engine *e, struct job *job, const struct step
  * graph): read the job's R from the KVS, to place its Lustre where
  * Fluxion put its ssd (its answer: STEP_PLACE_LUSTRE).
  */
-void progress_read_sched_R (struct dws_engine *e, struct job *job, const struct step *st,
-                            struct input *in)
+void progress_read_sched_R (struct dws_engine *e, struct job *job, const struct step *st)
 {
     char token[96];
     (void)st;
-    (void)in;
     job->info_for = INFO_SCHED;
     act (e, json_pack ("{s:s s:I s:s s:b}", "action", DWS_WIRE_ACTION (JOB_INFO), "id", job->id,
                        "token", token_for (token, sizeof (token), TOK_JOB_INFO, job), "R", 1));
@@ -368,12 +356,10 @@ void progress_read_sched_R (struct dws_engine *e, struct job *job, const struct 
 /* STEP_HOSTS_PATCH: the job's hosts (and the ssd reserved for it) on the
  * Workflow before its Servers are filled (its answer: NEWS_HOSTS).
  */
-void progress_hosts_patch (struct dws_engine *e, struct job *job, const struct step *st,
-                           struct input *in)
+void progress_hosts_patch (struct dws_engine *e, struct job *job, const struct step *st)
 {
     char token[96];
     (void)st;
-    (void)in;
     char *rsv = job->reserved ? json_dumps (job->reserved, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     json_t *ann = json_pack ("{s:s}", ANN_HOSTS, job->hosts);
     if (rsv)
@@ -386,14 +372,13 @@ void progress_hosts_patch (struct dws_engine *e, struct job *job, const struct s
 
 /* --- the states' completions ----------------------------------------------- */
 
-void progress_computes (struct dws_engine *e, struct job *job, const struct step *st,
-                        struct input *in)
+void progress_computes (struct dws_engine *e, struct job *job, const struct step *st)
 {
     dws_error_t err;
     char token[96];
     (void)st;
-    if (json_is_object (in->obj))
-        job_set_wf (job, in->obj); /* the hosts' answer: pre-staged, set up already */
+    if (json_is_object (job->said->obj))
+        job_set_wf (job, job->said->obj); /* the hosts' answer: pre-staged, set up already */
     if (job->prestage)
         memo_rabbits (e, job); /* its computes are known only now */
     if (job->prestage_counts && !prestage_on_chassis (e, job, &err)) {
@@ -469,10 +454,9 @@ static char *b64decode (const char *s)
     return out;
 }
 
-void progress_prolog_remove (struct dws_engine *e, struct job *job, const struct step *st,
-                             struct input *in)
+void progress_prolog_remove (struct dws_engine *e, struct job *job, const struct step *st)
 {
-    const char *token = in->token;
+    const char *token = job->said->token;
     (void)st;
     json_t *vars = job->view.env ? json_deep_copy (job->view.env) : json_object ();
     if (token)
@@ -482,23 +466,20 @@ void progress_prolog_remove (struct dws_engine *e, struct job *job, const struct
 }
 
 /* STEP_PROLOG: PreRun is done and DWS made no workflow token. */
-void progress_prolog (struct dws_engine *e, struct job *job, const struct step *st,
-                      struct input *in)
+void progress_prolog (struct dws_engine *e, struct job *job, const struct step *st)
 {
     act_timer_stop (e, job, T_PRERUN);
-    progress_prolog_remove (e, job, st, in);
+    progress_prolog_remove (e, job, st);
 }
 
 /* STEP_READ_TOKEN: PreRun is done: the workflow token Secret is read
  * before the prolog ends (its answer: NEWS_TOKEN).
  */
-void progress_read_token (struct dws_engine *e, struct job *job, const struct step *st,
-                          struct input *in)
+void progress_read_token (struct dws_engine *e, struct job *job, const struct step *st)
 {
     char token[96];
     const char *ns = job->view.token_ns;
     (void)st;
-    (void)in;
     act_timer_stop (e, job, T_PRERUN);
     job->asking |= (uint64_t)1 << TOK_SECRET;
     act_k8s (e, "get", "Secret", ns && *ns ? ns : e->cfg.namespace, job->view.token_secret,
@@ -512,7 +493,7 @@ void progress_read_token (struct dws_engine *e, struct job *job, const struct st
  */
 void progress_prolog_remove_again (struct dws_engine *e, struct job *job)
 {
-    advance_job (e, job, NEWS_SETUP_AGAIN, NULL);
+    advance_mark (e, job, NEWS_SETUP_AGAIN);
 }
 
 /* What a state's completion records (the decider chose what follows). */
@@ -544,40 +525,33 @@ void progress_completed (struct dws_engine *e, struct job *job, enum wf_state s)
 }
 
 /* STEP_LOOK: look at the Workflow last seen. */
-void progress_look (struct dws_engine *e, struct job *job, const struct step *st,
-                    struct input *in)
+void progress_look (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    (void)in;
     progress_workflow (e, job);
 }
 
 /* STEP_PROPOSAL: every breakdown is read: its resources. */
-void progress_proposal (struct dws_engine *e, struct job *job, const struct step *st,
-                        struct input *in)
+void progress_proposal (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    (void)in;
     proposal_finish (e, job);
 }
 
 /* STEP_BREAKDOWNS: read those the Workflow lists and we lack. */
-void progress_breakdowns (struct dws_engine *e, struct job *job, const struct step *st,
-                          struct input *in)
+void progress_breakdowns (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    (void)in;
     breakdowns_ready (e, job);
 }
 
 /* STEP_RECORD of the hosts' answer: keep the Workflow it carries. */
-void progress_record (struct dws_engine *e, struct job *job, const struct step *st,
-                      struct input *in)
+void progress_record (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)e;
     (void)st;
-    if (json_is_object (in->obj))
-        job_set_wf (job, in->obj);
+    if (json_is_object (job->said->obj))
+        job_set_wf (job, job->said->obj);
 }
 
 void progress_workflow (struct dws_engine *e, struct job *job)
@@ -591,13 +565,13 @@ void progress_workflow (struct dws_engine *e, struct job *job)
         const char *text = wfview_dws_text (&job->view, said, sizeof (said));
         snprintf (why, sizeof (why), NOTE_PREFIX "workflow hit an error: %s",
                   text ? text : "(no message)");
-        struct input in = {.why = why};
-        advance_job (e, job, NEWS_ERROR, &in);
+        struct told in = {.why = why};
+        advance_tell (e, job, NEWS_ERROR, &in);
         return;
     }
     fault_transient_condition (e, job);
     fault_force_ready_check (e, job);
-    advance_job (e, job, NEWS_WORKFLOW, NULL);
+    advance_mark (e, job, NEWS_WORKFLOW);
 }
 
 /* --- watch events ------------------------------------------------------------ */
@@ -617,10 +591,8 @@ static json_t *annotation_json (struct job *job, const char *key)
  * decider's): what the job is and was given is read from it, the timers
  * that guard the state start whole, then the Workflow is looked at.
  */
-void progress_adopt (struct dws_engine *e, struct job *job, const struct step *st,
-                     struct input *in)
+void progress_adopt (struct dws_engine *e, struct job *job, const struct step *st)
 {
-    (void)in;
     const struct wfview *v = &job->view;
     job->userid = v->user_id;
     job->groupid = v->group_id;
@@ -672,7 +644,7 @@ void progress_adopt (struct dws_engine *e, struct job *job, const struct step *s
     if (wfview_annotation (v, ANN_HELD))
         release_adopt (e, job, wfview_annotation (v, ANN_HELD));
     act_log (e, "info", "%s: picked up in %s", job->name, wfstate_name (desired));
-    advance_job (e, job, NEWS_SEEN, NULL);
+    advance_mark (e, job, NEWS_SEEN);
 }
 
 /* STEP_RECREATE: the job still waits for its resources, or dws.setup
@@ -680,11 +652,9 @@ void progress_adopt (struct dws_engine *e, struct job *job, const struct step *s
  * Workflow back, with the hosts when they are known, and start the Setup
  * over once Proposal completes again.
  */
-void progress_recreate (struct dws_engine *e, struct job *job, const struct step *st,
-                        struct input *in)
+void progress_recreate (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    (void)in;
     act_log (e, "warning", "%s: Workflow deleted outside Flux while the job waited;"
              " creating it again", job->name);
     json_decref (job->breakdowns);
@@ -699,24 +669,21 @@ void progress_recreate (struct dws_engine *e, struct job *job, const struct step
 }
 
 /* STEP_END_EPILOG: it vanished in the epilog: release it, forget the job. */
-void progress_end_epilog (struct dws_engine *e, struct job *job, const struct step *st,
-                          struct input *in)
+void progress_end_epilog (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    (void)in;
     act_log (e, "warning", "%s: Workflow deleted outside Flux during the epilog", job->name);
     workflow_epilog_remove (e, job);
     job_forget (e, job);
 }
 
-/* STEP_RAISE: raise in->why on the job (its epilog released first when
+/* STEP_RAISE: raise job->said->why on the job (its epilog released first when
  * the step says), then forget it.
  */
-void progress_raise (struct dws_engine *e, struct job *job, const struct step *st,
-                     struct input *in)
+void progress_raise (struct dws_engine *e, struct job *job, const struct step *st)
 {
     job->excepted = true;
-    act_raise (e, job, "exception", 0, "%s", in->why ? in->why : "");
+    act_raise (e, job, "exception", 0, "%s", job->said->why ? job->said->why : "");
     if (st->end_epilog)
         workflow_epilog_remove (e, job);
     job_forget (e, job);
@@ -725,10 +692,8 @@ void progress_raise (struct dws_engine *e, struct job *job, const struct step *s
 /* STEP_FORGET: forget the job (its epilog released first when the step
  * says).
  */
-void progress_forget (struct dws_engine *e, struct job *job, const struct step *st,
-                      struct input *in)
+void progress_forget (struct dws_engine *e, struct job *job, const struct step *st)
 {
-    (void)in;
     if (st->end_epilog)
         workflow_epilog_remove (e, job);
     job_forget (e, job);
@@ -740,18 +705,16 @@ static void vanished (struct dws_engine *e, struct job *job)
     char why[DWS_ERROR_TEXT_MAX];
     snprintf (why, sizeof (why), NOTE_PREFIX "workflow %s was deleted outside of Flux",
               job->name);
-    struct input in = {.why = why};
-    advance_job (e, job, NEWS_GONE, &in);
+    struct told in = {.why = why};
+    advance_tell (e, job, NEWS_GONE, &in);
 }
 
 /* STEP_FAIL_OUTSIDE: deleted outside Flux while in use: fail the job, then
  * look at the Workflow.
  */
-void progress_fail_outside (struct dws_engine *e, struct job *job, const struct step *st,
-                            struct input *in)
+void progress_fail_outside (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    (void)in;
     workflow_fail_job (e, job, "exception",
                        NOTE_PREFIX "workflow %s is being deleted outside of Flux", job->name);
     progress_workflow (e, job);
@@ -779,10 +742,24 @@ void progress_event (struct dws_engine *e, const char *type, json_t *wf)
             return;
     }
     job_set_wf (job, wf);
-    advance_job (e, job, NEWS_SEEN, NULL);
+    advance_mark (e, job, NEWS_SEEN);
 }
 
 void progress_sync (struct dws_engine *e, json_t *objects)
+{
+    size_t i;
+    json_t *o;
+    json_array_foreach (objects, i, o) {
+        const char *name = dws_json_str_at (o, "metadata", "name");
+        progress_event (e, "MODIFIED", o);
+        json_int_t id;
+        struct job *j;
+        if (!e->synced && name && job_id_from_name (name, &id) && (j = job_lookup (e, id)))
+            j->listed_at_start = true;
+    }
+}
+
+void progress_sync_missing (struct dws_engine *e, json_t *objects)
 {
     json_t *seen = json_object ();
     size_t i;
@@ -791,11 +768,6 @@ void progress_sync (struct dws_engine *e, json_t *objects)
         const char *name = dws_json_str_at (o, "metadata", "name");
         if (name)
             json_object_set_new (seen, name, json_true ());
-        progress_event (e, "MODIFIED", o);
-        json_int_t id;
-        struct job *j;
-        if (!e->synced && name && job_id_from_name (name, &id) && (j = job_lookup (e, id)))
-            j->listed_at_start = true;
     }
     /* jobs whose Workflow the list lacks: deleted while we did not watch */
     json_t *gone = json_array ();
@@ -832,8 +804,8 @@ static bool write_ended (struct dws_engine *e, struct job *job, struct k8s_answe
     if (!a.ok) {
         char why[DWS_ERROR_TEXT_MAX];
         snprintf (why, sizeof (why), NOTE_PREFIX "cannot %s: %s", what, answer_message (event));
-        struct input in = {.why = why};
-        advance_job (e, job, NEWS_WRITE_FAILED, &in);
+        struct told in = {.why = why};
+        advance_tell (e, job, NEWS_WRITE_FAILED, &in);
         return true;
     }
     return false;
@@ -854,7 +826,7 @@ void progress_on_create (struct dws_engine *e, enum token_kind kind, struct job 
         admit_created (e, job); /* dws-limit, once the Workflow exists */
         if (a.ok && json_is_object (json_object_get (event, "object")) && !job->wf)
             job_set_wf (job, json_object_get (event, "object"));
-        advance_job (e, job, NEWS_CREATED, NULL);
+        advance_mark (e, job, NEWS_CREATED);
         return;
     }
     json_array_foreach (job->create_msgids, i, msgid)
@@ -862,8 +834,8 @@ void progress_on_create (struct dws_engine *e, enum token_kind kind, struct job 
     char why[DWS_ERROR_TEXT_MAX];
     snprintf (why, sizeof (why), NOTE_PREFIX "cannot create workflow %s: %s", job->name,
               answer_message (event));
-    struct input in = {.why = why};
-    advance_job (e, job, NEWS_CREATE_FAILED, &in);
+    struct told in = {.why = why};
+    advance_tell (e, job, NEWS_CREATE_FAILED, &in);
 }
 
 void progress_on_breakdown (struct dws_engine *e, enum token_kind kind, struct job *job,
@@ -882,7 +854,7 @@ void progress_on_breakdown (struct dws_engine *e, enum token_kind kind, struct j
     const char *name = dws_json_str_at (a.obj, "metadata", "name");
     if (name)
         json_object_set (job->breakdowns, name, a.obj);
-    advance_job (e, job, NEWS_BREAKDOWN, NULL);
+    advance_mark (e, job, NEWS_BREAKDOWN);
 }
 
 void progress_on_hosts (struct dws_engine *e, enum token_kind kind, struct job *job,
@@ -893,8 +865,8 @@ void progress_on_hosts (struct dws_engine *e, enum token_kind kind, struct job *
     if (write_ended (e, job, a, event, "record the job's hosts"))
         return;
     /* nothing for a Workflow that was since created again */
-    struct input in = {.obj = a.obj};
-    advance_job (e, job, NEWS_HOSTS, &in);
+    struct told in = {.obj = a.obj};
+    advance_tell (e, job, NEWS_HOSTS, &in);
 }
 
 void progress_on_servers (struct dws_engine *e, enum token_kind kind, struct job *job,
@@ -907,7 +879,7 @@ void progress_on_servers (struct dws_engine *e, enum token_kind kind, struct job
     if (write_ended (e, job, a, event, "fill the Servers"))
         return;
     job->servers_pending--;
-    advance_job (e, job, NEWS_SERVERS, NULL);
+    advance_mark (e, job, NEWS_SERVERS);
 }
 
 void progress_on_computes (struct dws_engine *e, enum token_kind kind, struct job *job,
@@ -917,7 +889,7 @@ void progress_on_computes (struct dws_engine *e, enum token_kind kind, struct jo
     struct k8s_answer a = answer_of (event);
     if (write_ended (e, job, a, event, "fill the Computes"))
         return;
-    advance_job (e, job, NEWS_COMPUTES, NULL);
+    advance_mark (e, job, NEWS_COMPUTES);
 }
 
 void progress_on_secret (struct dws_engine *e, enum token_kind kind, struct job *job,
@@ -934,8 +906,8 @@ void progress_on_secret (struct dws_engine *e, enum token_kind kind, struct job 
                   a.ok ? "the Secret has no usable data.token" : answer_message (event));
         return;
     }
-    struct input in = {.token = token};
-    advance_job (e, job, NEWS_TOKEN, &in);
+    struct told in = {.token = token};
+    advance_tell (e, job, NEWS_TOKEN, &in);
     free (token);
 }
 
@@ -949,12 +921,12 @@ void progress_on_prestage (struct dws_engine *e, enum token_kind kind, struct jo
     if (json_is_object (a.obj))
         job_set_wf (job, a.obj);
     prestage_noted (e, job);
-    advance_job (e, job, NEWS_PRESTAGE_RECORDED, NULL);
+    advance_mark (e, job, NEWS_PRESTAGE_RECORDED);
 }
 
 void progress_on_prestage_find (struct dws_engine *e, struct job *job, json_t *event)
 {
     if (prestage_found (e, job, event) < 0)
         return; /* picked again when its timer fires */
-    advance_job (e, job, NEWS_PRESTAGE_FOUND, NULL);
+    advance_mark (e, job, NEWS_PRESTAGE_FOUND);
 }

@@ -9,7 +9,11 @@
 #include "state.h"
 
 void progress_event (struct dws_engine *e, const char *type, json_t *wf);
+/* A Workflow list: each listed Workflow's job marked (progress_event) ... */
 void progress_sync (struct dws_engine *e, json_t *objects);
+/* ... then, once they have moved, the jobs whose Workflow it lacks (gone
+ * while no one watched), and after the first list, the active-jobs read. */
+void progress_sync_missing (struct dws_engine *e, json_t *objects);
 void progress_workflow (struct dws_engine *e, struct job *job);
 /* dws.setup arrived: record the hosts, fill the Servers, ask for Setup */
 void progress_setup_start (struct dws_engine *e, struct job *job);
@@ -45,52 +49,30 @@ void progress_on_prestage (struct dws_engine *e, enum token_kind kind, struct jo
 void progress_on_prestage_find (struct dws_engine *e, struct job *job, json_t *event);
 
 /* The verbs of the steps of a Workflow's progress (verbs.c's table). */
-void progress_look (struct dws_engine *e, struct job *job, const struct step *st,
-                   struct input *in);
-void progress_proposal (struct dws_engine *e, struct job *job, const struct step *st,
-                       struct input *in);
-void progress_breakdowns (struct dws_engine *e, struct job *job, const struct step *st,
-                         struct input *in);
-void progress_record (struct dws_engine *e, struct job *job, const struct step *st,
-                     struct input *in);
-void progress_prestage_unpin (struct dws_engine *e, struct job *job, const struct step *st,
-                     struct input *in);
-void progress_send_resources (struct dws_engine *e, struct job *job, const struct step *st,
-                             struct input *in);
+void progress_look (struct dws_engine *e, struct job *job, const struct step *st);
+void progress_proposal (struct dws_engine *e, struct job *job, const struct step *st);
+void progress_breakdowns (struct dws_engine *e, struct job *job, const struct step *st);
+void progress_record (struct dws_engine *e, struct job *job, const struct step *st);
+void progress_prestage_unpin (struct dws_engine *e, struct job *job, const struct step *st);
+void progress_send_resources (struct dws_engine *e, struct job *job, const struct step *st);
 /* STEP_ADOPT: a Workflow of ours taken up after a restart. */
-void progress_adopt (struct dws_engine *e, struct job *job, const struct step *st,
-                     struct input *in);
+void progress_adopt (struct dws_engine *e, struct job *job, const struct step *st);
 /* STEP_PRESTAGE_WEIGH: what decides pre-staging, read (prestage_weigh). */
-void progress_prestage_weigh (struct dws_engine *e, struct job *job, const struct step *st,
-                              struct input *in);
-void progress_resources_again (struct dws_engine *e, struct job *job, const struct step *st,
-                              struct input *in);
-void progress_wait_map (struct dws_engine *e, struct job *job, const struct step *st,
-                        struct input *in);
-void progress_read_sched_R (struct dws_engine *e, struct job *job, const struct step *st,
-                            struct input *in);
-void progress_hosts_patch (struct dws_engine *e, struct job *job, const struct step *st,
-                           struct input *in);
-void progress_read_token (struct dws_engine *e, struct job *job, const struct step *st,
-                          struct input *in);
-void progress_servers (struct dws_engine *e, struct job *job, const struct step *st,
-                      struct input *in);
-void progress_computes (struct dws_engine *e, struct job *job, const struct step *st,
-                       struct input *in);
-void progress_prolog (struct dws_engine *e, struct job *job, const struct step *st,
-                     struct input *in);
-void progress_prolog_remove (struct dws_engine *e, struct job *job, const struct step *st,
-                            struct input *in);
-void progress_recreate (struct dws_engine *e, struct job *job, const struct step *st,
-                       struct input *in);
-void progress_end_epilog (struct dws_engine *e, struct job *job, const struct step *st,
-                         struct input *in);
-void progress_raise (struct dws_engine *e, struct job *job, const struct step *st,
-                    struct input *in);
-void progress_forget (struct dws_engine *e, struct job *job, const struct step *st,
-                     struct input *in);
-void progress_fail_outside (struct dws_engine *e, struct job *job, const struct step *st,
-                           struct input *in);
+void progress_prestage_weigh (struct dws_engine *e, struct job *job, const struct step *st);
+void progress_resources_again (struct dws_engine *e, struct job *job, const struct step *st);
+void progress_wait_map (struct dws_engine *e, struct job *job, const struct step *st);
+void progress_read_sched_R (struct dws_engine *e, struct job *job, const struct step *st);
+void progress_hosts_patch (struct dws_engine *e, struct job *job, const struct step *st);
+void progress_read_token (struct dws_engine *e, struct job *job, const struct step *st);
+void progress_servers (struct dws_engine *e, struct job *job, const struct step *st);
+void progress_computes (struct dws_engine *e, struct job *job, const struct step *st);
+void progress_prolog (struct dws_engine *e, struct job *job, const struct step *st);
+void progress_prolog_remove (struct dws_engine *e, struct job *job, const struct step *st);
+void progress_recreate (struct dws_engine *e, struct job *job, const struct step *st);
+void progress_end_epilog (struct dws_engine *e, struct job *job, const struct step *st);
+void progress_raise (struct dws_engine *e, struct job *job, const struct step *st);
+void progress_forget (struct dws_engine *e, struct job *job, const struct step *st);
+void progress_fail_outside (struct dws_engine *e, struct job *job, const struct step *st);
 /* What a state's completion records, before the step that follows it. */
 void progress_completed (struct dws_engine *e, struct job *job, enum wf_state s);
 

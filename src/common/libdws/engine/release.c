@@ -69,11 +69,9 @@ const char *release_mode_name (enum release_mode mode)
 }
 
 /* STEP_RELEASED: the ssds are held: end the epilog, DataOut. */
-void release_released (struct dws_engine *e, struct job *job, const struct step *st,
-                       struct input *in)
+void release_released (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    (void)in;
     json_t *none = job->held ? NULL : json_array ();
     char *held = json_dumps (job->held ? job->held : none, JSON_COMPACT);
     json_decref (none);
@@ -85,9 +83,9 @@ void release_released (struct dws_engine *e, struct job *job, const struct step 
     job->released = true;
     act_log (e, "info", "%s: computes released after PostRun (%zu ssd held until Teardown)",
              job->name, json_array_size (job->held));
-    struct input ann = {.annotations = held ? json_pack ("{s:s}", ANN_HELD, held) : NULL};
+    struct told ann = {.annotations = held ? json_pack ("{s:s}", ANN_HELD, held) : NULL};
     free (held);
-    advance_job (e, job, NEWS_RELEASED, &ann);
+    advance_tell (e, job, NEWS_RELEASED, &ann);
 }
 
 /* Release without waiting any longer, or not at all: DataOut goes on. */
@@ -97,15 +95,13 @@ static void keep_computes (struct dws_engine *e, struct job *job, const char *wh
     act_log (e, "warning", "%s: computes kept until Teardown: %s", job->name, why);
     if (!job->prestage)
         rabbits_unhold (e, job); /* a pre-staged job's ssd stays held until Teardown */
-    advance_job (e, job, NEWS_RELEASED, NULL);
+    advance_mark (e, job, NEWS_RELEASED);
 }
 
-void release_start (struct dws_engine *e, struct job *job, const struct step *st,
-                    struct input *in)
+void release_start (struct dws_engine *e, struct job *job, const struct step *st)
 {
     char token[96];
     (void)st;
-    (void)in;
     job->info_for = INFO_HOLD;
     act (e, json_pack ("{s:s s:I s:s s:b}", "action", DWS_WIRE_ACTION (JOB_INFO), "id", job->id,
                        "token", token_for (token, sizeof (token), TOK_JOB_INFO, job), "R", 1));
@@ -115,16 +111,15 @@ void release_start (struct dws_engine *e, struct job *job, const struct step *st
 void release_on_R (struct dws_engine *e, struct job *job, json_t *event)
 {
     job->info_for = INFO_JOBSPEC;
-    struct input in = {.event = event};
-    advance_job (e, job, NEWS_HOLD_R, &in); /* nothing if given up meanwhile */
+    struct told in = {.event = event};
+    advance_tell (e, job, NEWS_HOLD_R, &in); /* nothing if given up meanwhile */
 }
 
-/* STEP_HOLD: hold the ssds the job's R (in->event) names. */
-void release_hold (struct dws_engine *e, struct job *job, const struct step *st,
-                   struct input *in)
+/* STEP_HOLD: hold the ssds the job's R (job->said->event) names. */
+void release_hold (struct dws_engine *e, struct job *job, const struct step *st)
 {
     dws_error_t err;
-    json_t *event = in->event;
+    json_t *event = job->said->event;
     json_t *R = json_object_get (event, "R");
     (void)st;
     if (!json_is_true (json_object_get (event, "ok")) || !json_is_object (R)) {
@@ -139,14 +134,14 @@ void release_hold (struct dws_engine *e, struct job *job, const struct step *st,
     }
     if (json_array_size (paths) == 0) {
         json_decref (paths); /* no ssd of Fluxion's: nothing it could hand out */
-        release_released (e, job, st, in);
+        release_released (e, job, st);
         return;
     }
     json_decref (job->held);
     job->held = paths;
     rabbits_hold (e, job);
     if (rabbits_hold_applied (e, job))
-        advance_job (e, job, NEWS_HOLDS_APPLIED, NULL);
+        advance_mark (e, job, NEWS_HOLDS_APPLIED);
 }
 
 void release_check (struct dws_engine *e)
@@ -162,11 +157,9 @@ void release_check (struct dws_engine *e)
     json_decref (ready);
 }
 
-void release_keep_computes (struct dws_engine *e, struct job *job, const struct step *st,
-                      struct input *in)
+void release_keep_computes (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    (void)in;
     char why[128];
     snprintf (why, sizeof (why), "Fluxion did not confirm the ssd holds within %g s",
               RELEASE_HOLD_TIMEOUT);

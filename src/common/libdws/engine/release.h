@@ -22,14 +22,11 @@ const char *release_mode_name (enum release_mode mode);
  * from the job's R), and once Fluxion has answered every hold end the
  * job's epilog, then ask for DataOut.  Without Fluxion nothing is held.
  */
-void release_start (struct dws_engine *e, struct job *job, const struct step *st,
-                    struct input *in);
+void release_start (struct dws_engine *e, struct job *job, const struct step *st);
 /* The job's R (a job-info answer asked by release_start). */
 void release_on_R (struct dws_engine *e, struct job *job, json_t *event);
-void release_hold (struct dws_engine *e, struct job *job, const struct step *st,
-                   struct input *in);
-void release_released (struct dws_engine *e, struct job *job, const struct step *st,
-                       struct input *in);
+void release_hold (struct dws_engine *e, struct job *job, const struct step *st);
+void release_released (struct dws_engine *e, struct job *job, const struct step *st);
 /* After rabbit health moved: the jobs whose holds Fluxion has confirmed
  * are marked (NEWS_HOLDS_APPLIED), to be released at the event's end.
  */
@@ -37,8 +34,7 @@ void release_check (struct dws_engine *e);
 /* The release timer fired and Fluxion has not confirmed the holds: the
  * computes are kept until Teardown, DataOut goes on.
  */
-void release_keep_computes (struct dws_engine *e, struct job *job, const struct step *st,
-                     struct input *in);
+void release_keep_computes (struct dws_engine *e, struct job *job, const struct step *st);
 /* The ids of released jobs whose DataOut has not ended (dws.released:
  * the jobtap plugin, loaded again, holds their dependents).
  */

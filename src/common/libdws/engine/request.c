@@ -9,6 +9,7 @@
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,7 +159,7 @@ static void refused_create (struct dws_engine *e, json_int_t id)
     char key[32];
 
     if (job) {
-        advance_job (e, job, NEWS_CREATE_REFUSED, NULL); /* forgotten, if nothing waits */
+        advance_mark (e, job, NEWS_CREATE_REFUSED); /* forgotten, if nothing waits */
         return;
     }
     if (e->refused) {
@@ -169,34 +170,31 @@ static void refused_create (struct dws_engine *e, json_int_t id)
 
 /* The owner's name the service looked up ("username"), for [rabbit.limits]. */
 /* STEP_JOIN_CREATE: the create is on its way: its answer answers this one. */
-void request_join_create (struct dws_engine *e, struct job *job, const struct step *st,
-                          struct input *in)
+void request_join_create (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)e;
     (void)st;
-    json_array_append (job->create_msgids, in->msgid);
+    json_array_append (job->create_msgids, job->said->msgid);
 }
 
 /* STEP_CREATE_ANSWER: a repeated dws.create (the Workflow exists, or the
  * job waits for its user's limits): answered, and what a reloaded plugin
  * missed while away is sent again.
  */
-void request_create_answer (struct dws_engine *e, struct job *job, const struct step *st,
-                            struct input *in)
+void request_create_answer (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    act_respond_ok (e, in->msgid);
+    act_respond_ok (e, job->said->msgid);
     progress_resources_resend (e, job);
-    advance_job (e, job, NEWS_LIMIT_FOUND, NULL);
+    advance_mark (e, job, NEWS_LIMIT_FOUND);
 }
 
 /* STEP_LIMIT_REMOVE: its Workflow exists: dws-limit goes. */
-void request_limit_remove (struct dws_engine *e, struct job *job, const struct step *st,
-                           struct input *in)
+void request_limit_remove (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    if (in->log)
-        act_log (e, "info", "%s: %s", job->name, in->log);
+    if (job->said->log)
+        act_log (e, "info", "%s: %s", job->name, job->said->log);
     admit_created (e, job);
 }
 
@@ -258,8 +256,8 @@ static void create_request (struct dws_engine *e, json_t *msgid, json_t *p, json
     }
     if (job) {
         json_decref (directives);
-        struct input in = {.msgid = msgid};
-        advance_job (e, job, NEWS_CREATE_AGAIN, &in);
+        struct told in = {.msgid = msgid};
+        advance_tell (e, job, NEWS_CREATE_AGAIN, &in);
         return;
     }
     if (!(job = job_create (e, id))) {
@@ -333,40 +331,38 @@ static void setup_request (struct dws_engine *e, json_t *msgid, json_t *p, json_
         act_respond_ok (e, msgid);
         return;
     }
-    struct input in = {.msgid = msgid, .hosts = hosts, .event = R};
-    advance_job (e, job, NEWS_SETUP_REQUEST, &in);
+    struct told in = {.msgid = msgid, .hosts = hosts, .event = R};
+    advance_tell (e, job, NEWS_SETUP_REQUEST, &in);
 }
 
 /* STEP_SETUP_ANSWER: a repeated dws.setup: answered; its prolog-remove
  * again if it may have been lost.
  */
-void request_setup_answer (struct dws_engine *e, struct job *job, const struct step *st,
-                           struct input *in)
+void request_setup_answer (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    act_respond_ok (e, in->msgid);
+    act_respond_ok (e, job->said->msgid);
     progress_prolog_remove_again (e, job);
 }
 
-/* STEP_RECORD_HOSTS: the job's hosts (in->hosts) and its R (in->event),
+/* STEP_RECORD_HOSTS: the job's hosts (job->said->hosts) and its R (job->said->event),
  * from dws.setup (answered here) or a lost one's R: the Setup starts.
  */
-void request_record_hosts (struct dws_engine *e, struct job *job, const struct step *st,
-                           struct input *in)
+void request_record_hosts (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
     free (job->hosts);
-    job->hosts = in->hosts;
-    in->hosts = NULL;
+    job->hosts = job->said->hosts;
+    job->said->hosts = NULL;
     act_timer_stop (e, job, T_NODE_WAIT); /* its nodes came */
     if (job->ssd_asks) /* the room a pick left for it is taken: picks may go */
         e->room_changed = true;
     if (!job->prestage) /* a pre-staged job's ssd is the one held for it, not in R */
-        job_set_reserved (job, in->event);
+        job_set_reserved (job, job->said->event);
     rabbits_job (e, job);
     job->setup_pending = true;
-    if (in->msgid)
-        act_respond_ok (e, in->msgid);
+    if (job->said->msgid)
+        act_respond_ok (e, job->said->msgid);
     progress_setup_start (e, job);
 }
 
@@ -374,11 +370,9 @@ void request_record_hosts (struct dws_engine *e, struct job *job, const struct s
  * (it was cancelled while it waited): it never had a Workflow; release
  * its epilog, drop it.
  */
-void request_end_waiting (struct dws_engine *e, struct job *job, const struct step *st,
-                          struct input *in)
+void request_end_waiting (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    (void)in;
     act_log (e, "info", "%s: job ended while it waited for its user's rabbit storage",
              job->name);
     workflow_epilog_remove (e, job);
@@ -388,16 +382,15 @@ void request_end_waiting (struct dws_engine *e, struct job *job, const struct st
 /* STEP_BEGIN_EPILOG: the job's epilog began (dws.post_run, or found in
  * CLEANUP after a restart that lost it).
  */
-void request_begin_epilog (struct dws_engine *e, struct job *job, const struct step *st,
-                           struct input *in)
+void request_begin_epilog (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    if (in->log)
-        act_log (e, "warning", "%s: %s", job->name, in->log);
+    if (job->said->log)
+        act_log (e, "warning", "%s: %s", job->name, job->said->log);
     if (job->epilog == EPILOG_NONE)
         sidestate_epilog (e, job, EPILOG_ACTIVE);
     /* PostRun, or Teardown (now, or once the create has answered) */
-    advance_job (e, job, in->run_started ? NEWS_POST_RUN : NEWS_EPILOG_UNRUN, NULL);
+    advance_mark (e, job, job->said->run_started ? NEWS_POST_RUN : NEWS_EPILOG_UNRUN);
 }
 
 static void post_run_request (struct dws_engine *e, json_t *msgid, json_t *p,
@@ -420,18 +413,16 @@ static void post_run_request (struct dws_engine *e, json_t *msgid, json_t *p,
         return;
     }
     act_respond_ok (e, msgid);
-    struct input in = {.run_started = json_is_true (rs)};
-    advance_job (e, job, NEWS_POST_RUN_REQUEST, &in);
+    struct told in = {.run_started = json_is_true (rs)};
+    advance_tell (e, job, NEWS_POST_RUN_REQUEST, &in);
 }
 
 /* STEP_EPILOG_AGAIN: a jobtap plugin reloaded with the epilog held asks
  * again: the epilog-remove it missed while it was away goes again.
  */
-void request_epilog_again (struct dws_engine *e, struct job *job, const struct step *st,
-                           struct input *in)
+void request_epilog_again (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    (void)in;
     act_epilog_remove (e, job->id);
 }
 
@@ -457,7 +448,7 @@ static void teardown_request (struct dws_engine *e, json_t *msgid, json_t *p, bo
     act_respond_ok (e, msgid);
     if (job->epilog == EPILOG_NONE)
         sidestate_epilog (e, job, EPILOG_ACTIVE);
-    advance_job (e, job, abort ? NEWS_ABORT : NEWS_TEARDOWN_REQUEST, NULL);
+    advance_mark (e, job, abort ? NEWS_ABORT : NEWS_TEARDOWN_REQUEST);
 }
 
 static void teardown_method (struct dws_engine *e, json_t *msgid, json_t *p, json_t *event)
@@ -701,29 +692,25 @@ static void ended_while_away (struct dws_engine *e, json_t *active)
     json_array_foreach (inactive, i, v) {
         struct job *job = job_lookup (e, json_integer_value (v));
         if (job)
-            advance_job (e, job, NEWS_INACTIVE, NULL);
+            advance_mark (e, job, NEWS_INACTIVE);
     }
     json_decref (inactive);
 }
 
 /* STEP_END_AWAY: the job ended while no service watched. */
-void request_end_away (struct dws_engine *e, struct job *job, const struct step *st,
-                       struct input *in)
+void request_end_away (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    (void)in;
     act_log (e, "warning", "%s: job is no longer active; tearing its Workflow down",
              job->name);
     sidestate_epilog (e, job, EPILOG_REMOVED); /* no job left to release */
-    advance_job (e, job, NEWS_TEARDOWN_REQUEST, NULL);
+    advance_mark (e, job, NEWS_TEARDOWN_REQUEST);
 }
 
 /* STEP_READ_R: a job in RUN whose Workflow never went to Setup. */
-void request_read_R (struct dws_engine *e, struct job *job, const struct step *st,
-                     struct input *in)
+void request_read_R (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    (void)in;
     act_log (e, "warning", "%s: job runs its prolog but its Workflow never went to"
              " Setup (dws.setup lost); reading R", job->name);
     job_info_for (e, job, true);
@@ -777,9 +764,9 @@ void request_orphans_event (struct dws_engine *e, json_t *jobs, bool complete)
             snprintf (key, sizeof (key), "%" JSON_INTEGER_FORMAT, json_integer_value (idv));
             if (job && held_by_limit (v)) {
                 job->deps |= JOB_DEP_LIMIT;
-                struct input in = {.log = "its Workflow exists; removing "
+                struct told in = {.log = "its Workflow exists; removing "
                                           DWS_JOBWIRE_LIMIT_DEPENDENCY};
-                advance_job (e, job, NEWS_LIMIT_FOUND, &in);
+                advance_tell (e, job, NEWS_LIMIT_FOUND, &in);
             }
             if (job || !held_by_create (v) || json_object_get (e->refused, key)
                 || !(job = job_create (e, json_integer_value (idv))))
@@ -793,7 +780,7 @@ void request_orphans_event (struct dws_engine *e, json_t *jobs, bool complete)
         }
         else if (!strcmp (state, "RUN")) {
             if (job)
-                advance_job (e, job, NEWS_ORPHAN_RUN, NULL);
+                advance_mark (e, job, NEWS_ORPHAN_RUN);
         }
         else if (!strcmp (state, "CLEANUP")) {
             /* no Workflow: it lost it, or (cancelled while [rabbit.limits]
@@ -810,10 +797,10 @@ void request_orphans_event (struct dws_engine *e, json_t *jobs, bool complete)
             }
             if (!job)
                 continue;
-            struct input in = {.run_started = phase_handled (job) >= WF_PRERUN,
+            struct told in = {.run_started = phase_handled (job) >= WF_PRERUN,
                                .log = "job is in CLEANUP but no dws.post_run came;"
                                       " starting its epilog"};
-            advance_job (e, job, NEWS_ORPHAN_CLEANUP, &in);
+            advance_tell (e, job, NEWS_ORPHAN_CLEANUP, &in);
         }
     }
     json_decref (e->refused); /* the one job list is read */
@@ -823,29 +810,27 @@ void request_orphans_event (struct dws_engine *e, json_t *jobs, bool complete)
 /* A job-info answer (event): the decider says what it was for. */
 void request_job_info_result (struct dws_engine *e, struct job *job, json_t *event)
 {
-    struct input in = {.event = event};
-    advance_job (e, job, NEWS_JOB_INFO, &in);
+    struct told in = {.event = event};
+    advance_tell (e, job, NEWS_JOB_INFO, &in);
 }
 
 /* STEP_HOLD_ANSWER: the R of the ssds to hold before the computes go back. */
-void request_hold_answer (struct dws_engine *e, struct job *job, const struct step *st,
-                          struct input *in)
+void request_hold_answer (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    release_on_R (e, job, in->event);
+    release_on_R (e, job, job->said->event);
 }
 
 /* STEP_PLACE_LUSTRE: the R of the job-manager (dws.setup) has no
- * scheduling graph: the KVS copy (in->event) says where Fluxion put the
+ * scheduling graph: the KVS copy (job->said->event) says where Fluxion put the
  * job's Lustre ssd.
  */
-void request_place_lustre (struct dws_engine *e, struct job *job, const struct step *st,
-                           struct input *in)
+void request_place_lustre (struct dws_engine *e, struct job *job, const struct step *st)
 {
-    json_t *R = json_object_get (in->event, "R");
+    json_t *R = json_object_get (job->said->event, "R");
     (void)st;
     job->info_for = INFO_JOBSPEC;
-    bool ok = json_is_true (json_object_get (in->event, "ok"));
+    bool ok = json_is_true (json_object_get (job->said->event, "ok"));
     if (ok && json_is_object (R)) {
         job_set_reserved (job, R);
         rabbits_job (e, job);
@@ -860,14 +845,13 @@ void request_place_lustre (struct dws_engine *e, struct job *job, const struct s
 }
 
 /* STEP_SETUP_FROM_R: a known job whose dws.setup was lost: its R
- * (in->event) is all we need.  Its Workflow exists: on failure it is torn
+ * (job->said->event) is all we need.  Its Workflow exists: on failure it is torn
  * down, not forgotten.
  */
-void request_setup_from_R (struct dws_engine *e, struct job *job, const struct step *st,
-                           struct input *in)
+void request_setup_from_R (struct dws_engine *e, struct job *job, const struct step *st)
 {
     dws_error_t err;
-    json_t *event = in->event;
+    json_t *event = job->said->event;
     json_t *R = json_object_get (event, "R");
     (void)st;
     job->info_for = INFO_JOBSPEC;
@@ -880,18 +864,33 @@ void request_setup_from_R (struct dws_engine *e, struct job *job, const struct s
                       : json_is_object (R) ? err.text : "none");
         return;
     }
-    struct input rin = {.hosts = hosts, .event = R};
-    advance_job (e, job, NEWS_R_READ, &rin); /* nothing if dws.setup came meanwhile */
+    struct told rin = {.hosts = hosts, .event = R};
+    advance_tell (e, job, NEWS_R_READ, &rin); /* nothing if dws.setup came meanwhile */
 }
 
-/* STEP_FROM_JOBSPEC: the job's jobspec and owner (in->event), read to
+/* The job made for a lost request cannot have its Workflow again: its
+ * exception, then it is forgotten (STEP_FAIL_FORGET).
+ */
+static void unmade (struct dws_engine *e, struct job *job, const char *type, const char *fmt, ...)
+    __attribute__ ((format (printf, 4, 5)));
+static void unmade (struct dws_engine *e, struct job *job, const char *type, const char *fmt, ...)
+{
+    char why[DWS_ERROR_TEXT_MAX];
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (why, sizeof (why), fmt, ap);
+    va_end (ap);
+    struct told told = {.type = type, .why = why};
+    advance_tell (e, job, NEWS_UNMADE, &told);
+}
+
+/* STEP_FROM_JOBSPEC: the job's jobspec and owner (job->said->event), read to
  * create a vanished Workflow again.
  */
-void request_from_jobspec (struct dws_engine *e, struct job *job, const struct step *st,
-                           struct input *in)
+void request_from_jobspec (struct dws_engine *e, struct job *job, const struct step *st)
 {
     dws_error_t err;
-    json_t *event = in->event;
+    json_t *event = job->said->event;
     json_t *jobspec = json_object_get (event, "jobspec");
     json_t *uid = json_object_get (event, "userid");
     json_t *system = json_object_get (json_object_get (jobspec, "attributes"), "system");
@@ -900,11 +899,10 @@ void request_from_jobspec (struct dws_engine *e, struct job *job, const struct s
     json_t *directives = NULL;
     (void)st;
     if (!json_is_true (json_object_get (event, "ok")) || !json_is_integer (uid)) {
-        workflow_fail_job (e, job, "exception", NOTE_PREFIX "cannot read the job to create its Workflow"
-                  " again: %s",
-                  json_string_value (json_object_get (event, "errstr")) ? json_string_value (
-                      json_object_get (event, "errstr")) : "no jobspec");
-        job_forget (e, job);
+        unmade (e, job, "exception", NOTE_PREFIX "cannot read the job to create its Workflow"
+                " again: %s",
+                json_string_value (json_object_get (event, "errstr")) ? json_string_value (
+                    json_object_get (event, "errstr")) : "no jobspec");
         return;
     }
     if (!dw || !(directives = request_check (e, "jobspec", uid, tol,
@@ -914,15 +912,14 @@ void request_from_jobspec (struct dws_engine *e, struct job *job, const struct s
          * job submitted as the service starts can be both refused and
          * found without a Workflow, and gets the same exception type from
          * either */
-        workflow_fail_job (e, job, DWS_JOBWIRE_DEPENDENCY, NOTE_PREFIX "cannot create the Workflow again: %s",
-                  dw ? err.text : "the jobspec has no dw attribute");
-        job_forget (e, job);
+        unmade (e, job, DWS_JOBWIRE_DEPENDENCY, NOTE_PREFIX "cannot create the Workflow again: %s",
+                dw ? err.text : "the jobspec has no dw attribute");
         return;
     }
     json_decref (job->directives);
     job->directives = directives;
-    struct input jin = {.event = event};
-    advance_job (e, job, NEWS_JOBSPEC, &jin);
+    struct told jin = {.event = event};
+    advance_tell (e, job, NEWS_JOBSPEC, &jin);
 }
 
 /* STEP_CREATE_LATER: the jobtap plugin keeps the dws.create of a job
@@ -930,25 +927,23 @@ void request_from_jobspec (struct dws_engine *e, struct job *job, const struct s
  * (the job that makes the storage first): it was not lost, it is still
  * to come.
  */
-void request_create_later (struct dws_engine *e, struct job *job, const struct step *st,
-                           struct input *in)
+void request_create_later (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    (void)in;
     act_log (e, "info", "%s: job uses persistent storage and waits for its other"
              " dependencies; its dws.create comes once they are gone", job->name);
     job_forget (e, job);
 }
 
-/* STEP_CREATE_FROM_JOBSPEC: the job as its jobspec (in->event) and its
+/* STEP_CREATE_FROM_JOBSPEC: the job as its jobspec (job->said->event) and its
  * checked directives (recorded on it) say: its Workflow is created (once
  * its user's limits allow).
  */
 void request_create_from_jobspec (struct dws_engine *e, struct job *job,
-                                  const struct step *st, struct input *in)
+                                  const struct step *st)
 {
     dws_error_t err;
-    json_t *event = in->event;
+    json_t *event = job->said->event;
     json_t *jobspec = json_object_get (event, "jobspec");
     json_t *uid = json_object_get (event, "userid");
     json_t *system = json_object_get (json_object_get (jobspec, "attributes"), "system");
@@ -970,9 +965,8 @@ void request_create_from_jobspec (struct dws_engine *e, struct job *job,
     job_set_account (job, json_object_get (system, "bank"), json_object_get (system, "project"));
     set_username (job, event);
     if (admit_create (e, job, &err) < 0) {
-        workflow_fail_job (e, job, DWS_JOBWIRE_DEPENDENCY, NOTE_PREFIX "cannot create the Workflow again: %s",
-                           err.text);
-        job_forget (e, job);
+        unmade (e, job, DWS_JOBWIRE_DEPENDENCY, NOTE_PREFIX "cannot create the Workflow again: %s",
+                err.text);
         return;
     }
     workflow_create (e, job);

@@ -14,37 +14,21 @@ void request_orphans_event (struct dws_engine *e, json_t *jobs, bool complete);
 void request_job_info_result (struct dws_engine *e, struct job *job, json_t *event);
 
 /* The verbs of the requests' steps (verbs.c's table). */
-void request_join_create (struct dws_engine *e, struct job *job, const struct step *st,
-                         struct input *in);
-void request_create_answer (struct dws_engine *e, struct job *job, const struct step *st,
-                           struct input *in);
-void request_limit_remove (struct dws_engine *e, struct job *job, const struct step *st,
-                          struct input *in);
-void request_setup_answer (struct dws_engine *e, struct job *job, const struct step *st,
-                          struct input *in);
-void request_record_hosts (struct dws_engine *e, struct job *job, const struct step *st,
-                          struct input *in);
-void request_begin_epilog (struct dws_engine *e, struct job *job, const struct step *st,
-                          struct input *in);
-void request_epilog_again (struct dws_engine *e, struct job *job, const struct step *st,
-                          struct input *in);
-void request_end_away (struct dws_engine *e, struct job *job, const struct step *st,
-                      struct input *in);
-void request_read_R (struct dws_engine *e, struct job *job, const struct step *st,
-                    struct input *in);
-void request_hold_answer (struct dws_engine *e, struct job *job, const struct step *st,
-                         struct input *in);
-void request_place_lustre (struct dws_engine *e, struct job *job, const struct step *st,
-                          struct input *in);
-void request_setup_from_R (struct dws_engine *e, struct job *job, const struct step *st,
-                          struct input *in);
-void request_from_jobspec (struct dws_engine *e, struct job *job, const struct step *st,
-                          struct input *in);
-void request_create_later (struct dws_engine *e, struct job *job, const struct step *st,
-                          struct input *in);
-void request_create_from_jobspec (struct dws_engine *e, struct job *job, const struct step *st,
-                                 struct input *in);
-void request_end_waiting (struct dws_engine *e, struct job *job, const struct step *st,
-                          struct input *in);
+void request_join_create (struct dws_engine *e, struct job *job, const struct step *st);
+void request_create_answer (struct dws_engine *e, struct job *job, const struct step *st);
+void request_limit_remove (struct dws_engine *e, struct job *job, const struct step *st);
+void request_setup_answer (struct dws_engine *e, struct job *job, const struct step *st);
+void request_record_hosts (struct dws_engine *e, struct job *job, const struct step *st);
+void request_begin_epilog (struct dws_engine *e, struct job *job, const struct step *st);
+void request_epilog_again (struct dws_engine *e, struct job *job, const struct step *st);
+void request_end_away (struct dws_engine *e, struct job *job, const struct step *st);
+void request_read_R (struct dws_engine *e, struct job *job, const struct step *st);
+void request_hold_answer (struct dws_engine *e, struct job *job, const struct step *st);
+void request_place_lustre (struct dws_engine *e, struct job *job, const struct step *st);
+void request_setup_from_R (struct dws_engine *e, struct job *job, const struct step *st);
+void request_from_jobspec (struct dws_engine *e, struct job *job, const struct step *st);
+void request_create_later (struct dws_engine *e, struct job *job, const struct step *st);
+void request_create_from_jobspec (struct dws_engine *e, struct job *job, const struct step *st);
+void request_end_waiting (struct dws_engine *e, struct job *job, const struct step *st);
 
 #endif /* !DWS_ENGINE_REQUEST_H */

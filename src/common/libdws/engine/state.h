@@ -307,6 +307,8 @@ struct prestage_facts {
                              * (0: it did): weighed again when it does */
 };
 
+struct told; /* advance.h */
+
 struct job {
     json_int_t id;
     char name[64]; /* fluxjob-<id> */
@@ -370,6 +372,10 @@ struct job {
     uint64_t news;         /* bit per news (decide.h) recorded, not yet taken
                             * by the decider */
     unsigned fired;        /* bit per timer kind fired, not yet decided */
+    struct told *told;     /* what inputs told beside their news, in order, each
+                            * kept until the step answering its news (advance.h) */
+    struct told *said;     /* that of the step being carried out: what its verb
+                            * reads (never NULL while a verb runs) */
     int culprits;          /* hosts a timeout's read would give up, in all */
     uint64_t asking;       /* bit per token kind (TOK_*) of a single request out:
                             * the forceReady patch, the workflow token read */

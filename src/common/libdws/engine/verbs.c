@@ -2,8 +2,9 @@
  *
  * Each step kind has one verb, a function of the file that owns what it
  * does, named for that file and the step; both come from one list,
- * DWS_ENGINE_STEPS (decide.h), which makes this table.  advance_job ()
- * (advance.c) is the only caller.  Nothing else in the engine tests a
+ * DWS_ENGINE_STEPS (decide.h), which makes this table.  advance.c's run ()
+ * is the only caller; a verb records facts and news and marks jobs, never
+ * runs one.  Nothing else in the engine tests a
  * step's kind: a new step is a case of decide.c and a line of the list.  A step without a verb changes only what
  * decide () records (STEP_TEARDOWN_LATER: toredown).
  *

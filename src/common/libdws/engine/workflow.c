@@ -38,19 +38,18 @@ void workflow_fail_job (struct dws_engine *e, struct job *job, const char *type,
     va_start (ap, fmt);
     vsnprintf (buf, sizeof (buf), fmt, ap);
     va_end (ap);
-    struct input in = {.type = type, .why = buf};
-    advance_job (e, job, NEWS_FAILED, &in);
+    struct told in = {.type = type, .why = buf};
+    advance_tell (e, job, NEWS_FAILED, &in);
 }
 
 /* STEP_FAIL_RECORD: the job is inactive (its computes went back after
  * PostRun): no exception can reach it; its owner learns from the KVS
  * record (flux dws wait) and the log.  Teardown follows.
  */
-void workflow_fail_record (struct dws_engine *e, struct job *job, const struct step *st,
-                           struct input *in)
+void workflow_fail_record (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    const char *why = in->why ? in->why : "";
+    const char *why = job->said->why ? job->said->why : "";
     act_log (e, "err", "%s (owner uid %lld, computes released): %s", job->name,
              (long long)job->userid, why);
     free (job->note);
@@ -58,38 +57,45 @@ void workflow_fail_record (struct dws_engine *e, struct job *job, const struct s
     if (phase_desired (job) <= WF_DATAOUT)
         workflow_kvs_outcome (e, job, DWS_JOBKVS_DATAOUT, "failed", why);
     job->excepted = true;
-    advance_job (e, job, NEWS_TEARDOWN, NULL);
+    advance_mark (e, job, NEWS_TEARDOWN);
 }
 
 /* STEP_FAIL_RAISE: the job's exception (its first), then Teardown. */
-void workflow_fail_raise (struct dws_engine *e, struct job *job, const struct step *st,
-                          struct input *in)
+void workflow_fail_raise (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    const char *why = in->why ? in->why : "";
+    const char *why = job->said->why ? job->said->why : "";
     act_log (e, "err", "%s: %s", job->name, why);
     job->excepted = true;
-    act_raise (e, job, in->type ? in->type : "exception", 0, "%s", why);
-    advance_job (e, job, NEWS_TEARDOWN, NULL);
+    act_raise (e, job, job->said->type ? job->said->type : "exception", 0, "%s", why);
+    advance_mark (e, job, NEWS_TEARDOWN);
+}
+
+/* STEP_FAIL_FORGET: the job was made for a request lost in a restart
+ * and its Workflow cannot be made again: its exception (its first: the
+ * job is new), and it is forgotten (nothing to tear down).
+ */
+void workflow_fail_forget (struct dws_engine *e, struct job *job, const struct step *st)
+{
+    workflow_fail_raise (e, job, st);
+    job_forget (e, job);
 }
 
 /* STEP_FAIL_AGAIN: a job that has its exception already: logged, and
  * Teardown (asked for already, or now).
  */
-void workflow_fail_again (struct dws_engine *e, struct job *job, const struct step *st,
-                          struct input *in)
+void workflow_fail_again (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    act_log (e, "err", "%s: %s", job->name, in->why ? in->why : "");
-    advance_job (e, job, NEWS_TEARDOWN, NULL);
+    act_log (e, "err", "%s: %s", job->name, job->said->why ? job->said->why : "");
+    advance_mark (e, job, NEWS_TEARDOWN);
 }
 
-void workflow_fail (struct dws_engine *e, struct job *job, const struct step *st,
-                    struct input *in)
+void workflow_fail (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    workflow_fail_job (e, job, in->type ? in->type : "exception", "%s",
-                       in->why ? in->why : "");
+    workflow_fail_job (e, job, job->said->type ? job->said->type : "exception", "%s",
+                       job->said->why ? job->said->why : "");
 }
 
 /* --- writes ---------------------------------------------------------------- */
@@ -174,15 +180,13 @@ void workflow_kvs_outcome (struct dws_engine *e, struct job *job, const char *ke
 
 void workflow_create (struct dws_engine *e, struct job *job)
 {
-    advance_job (e, job, NEWS_CREATE, NULL);
+    advance_mark (e, job, NEWS_CREATE);
 }
 
-void workflow_send_create (struct dws_engine *e, struct job *job, const struct step *st,
-                           struct input *in)
+void workflow_send_create (struct dws_engine *e, struct job *job, const struct step *st)
 {
     char token[96];
     (void)st;
-    (void)in;
     char tol[32];
     job->limit_held.use[LIMITS_USER].jobs = -1; /* counted: a Workflow created again is not held */
     char *jobid = dws_f58_plain ((unsigned long long)job->id);
@@ -281,11 +285,9 @@ static bool has_container (struct job *job)
     return false;
 }
 
-void workflow_teardown_patch (struct dws_engine *e, struct job *job, const struct step *st,
-                              struct input *in)
+void workflow_teardown_patch (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    (void)in;
     json_t *ann = job->epilog ? json_pack ("{s:s}", ANN_EPILOG, "active") : NULL;
     patch_state (e, job, WF_TEARDOWN, ann, 0);
 }
@@ -298,12 +300,10 @@ void workflow_teardown_patch (struct dws_engine *e, struct job *job, const struc
  * already, so nothing else moves the Workflow on; the patch goes out once
  * the last read has answered, whatever the answer.
  */
-void workflow_mark_epilog (struct dws_engine *e, struct job *job, const struct step *st,
-                           struct input *in)
+void workflow_mark_epilog (struct dws_engine *e, struct job *job, const struct step *st)
 {
     char token[96];
     (void)st;
-    (void)in;
     act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name,
              json_pack ("{s:{s:{s:s}}}", "metadata", "annotations", ANN_EPILOG, "active"),
              token_for (token, sizeof (token), TOK_ANNOTATE, job));
@@ -312,11 +312,9 @@ void workflow_mark_epilog (struct dws_engine *e, struct job *job, const struct s
 /* STEP_TEARDOWN_BEGIN: desiredState is Teardown already (the decider asked for
  * it), st.was the state asked for before.
  */
-void workflow_teardown_begin (struct dws_engine *e, struct job *job, const struct step *st,
-                              struct input *in)
+void workflow_teardown_begin (struct dws_engine *e, struct job *job, const struct step *st)
 {
     char token[96];
-    (void)in;
     for (int k = 0; k < T_NKINDS; k++)
         act_timer_stop (e, job, (enum timer_kind)k);
     if (job->wf) {
@@ -345,12 +343,12 @@ void workflow_teardown_begin (struct dws_engine *e, struct job *job, const struc
         act (e, a);
         job->teardown_reads++;
     }
-    advance_job (e, job, NEWS_TEARDOWN_READ, NULL);
+    advance_mark (e, job, NEWS_TEARDOWN_READ);
 }
 
 void workflow_teardown (struct dws_engine *e, struct job *job)
 {
-    advance_job (e, job, NEWS_TEARDOWN, NULL);
+    advance_mark (e, job, NEWS_TEARDOWN);
 }
 
 /* One read before Teardown has answered. */
@@ -359,7 +357,7 @@ static void teardown_read_done (struct dws_engine *e, struct job *job)
     if (job->teardown_reads <= 0)
         return; /* a late answer (after a rebuild) */
     job->teardown_reads--;
-    advance_job (e, job, NEWS_TEARDOWN_READ, NULL);
+    advance_mark (e, job, NEWS_TEARDOWN_READ);
 }
 
 /* Of a Workflow's Pods, the one whose log is kept: the MPI launcher, else
@@ -479,12 +477,10 @@ void workflow_remove_finalizer (struct dws_engine *e, struct job *job)
 /* STEP_DELETE: Teardown is complete and the job in its epilog: release
  * the epilog, delete the Workflow.
  */
-void workflow_delete (struct dws_engine *e, struct job *job, const struct step *st,
-                      struct input *in)
+void workflow_delete (struct dws_engine *e, struct job *job, const struct step *st)
 {
     char token[96];
     (void)st;
-    (void)in;
     if (job->epilog || job->restage != RESTAGE_UNPINNED)
         workflow_epilog_remove (e, job);
     else
@@ -497,22 +493,19 @@ void workflow_delete (struct dws_engine *e, struct job *job, const struct step *
 /* STEP_ASK: desiredState st->state (the decider asked for it), with the
  * annotations the input gives (PostRun: the epilog is active).
  */
-void workflow_ask (struct dws_engine *e, struct job *job, const struct step *st,
-                   struct input *in)
+void workflow_ask (struct dws_engine *e, struct job *job, const struct step *st)
 {
-    json_t *annotations = in->annotations;
-    in->annotations = NULL;
+    json_t *annotations = job->said->annotations;
+    job->said->annotations = NULL;
     if (st->state == WF_POSTRUN && !annotations)
         annotations = json_pack ("{s:s}", ANN_EPILOG, "active");
     patch_state (e, job, st->state, annotations, st->timers);
 }
 
 /* STEP_FINALIZER: the Workflow we delete still has our finalizer. */
-void workflow_finalizer (struct dws_engine *e, struct job *job, const struct step *st,
-                         struct input *in)
+void workflow_finalizer (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    (void)in;
     workflow_remove_finalizer (e, job);
 }
 

@@ -20,33 +20,23 @@ void workflow_kvs_timing (struct dws_engine *e, struct job *job, enum wf_state s
 void workflow_start_timers (struct dws_engine *e, struct job *job, unsigned timers);
 void workflow_create (struct dws_engine *e, struct job *job);
 /* The verbs of the Workflow's steps (verbs.c's table). */
-void workflow_send_create (struct dws_engine *e, struct job *job, const struct step *st,
-                           struct input *in);
-void workflow_ask (struct dws_engine *e, struct job *job, const struct step *st,
-                   struct input *in);
-void workflow_teardown_begin (struct dws_engine *e, struct job *job, const struct step *st,
-                              struct input *in);
-void workflow_teardown_patch (struct dws_engine *e, struct job *job, const struct step *st,
-                              struct input *in);
-void workflow_mark_epilog (struct dws_engine *e, struct job *job, const struct step *st,
-                           struct input *in);
-void workflow_delete (struct dws_engine *e, struct job *job, const struct step *st,
-                      struct input *in);
-void workflow_finalizer (struct dws_engine *e, struct job *job, const struct step *st,
-                         struct input *in);
-/* STEP_FAIL: fail the job with in->type (default "exception": a timeout's
- * input says "dws-timeout") and in->why. */
-void workflow_fail (struct dws_engine *e, struct job *job, const struct step *st,
-                    struct input *in);
+void workflow_send_create (struct dws_engine *e, struct job *job, const struct step *st);
+void workflow_ask (struct dws_engine *e, struct job *job, const struct step *st);
+void workflow_teardown_begin (struct dws_engine *e, struct job *job, const struct step *st);
+void workflow_teardown_patch (struct dws_engine *e, struct job *job, const struct step *st);
+void workflow_mark_epilog (struct dws_engine *e, struct job *job, const struct step *st);
+void workflow_delete (struct dws_engine *e, struct job *job, const struct step *st);
+void workflow_finalizer (struct dws_engine *e, struct job *job, const struct step *st);
+/* STEP_FAIL: fail the job with job->said->type (default "exception": a timeout's
+ * input says "dws-timeout") and job->said->why. */
+void workflow_fail (struct dws_engine *e, struct job *job, const struct step *st);
 /* STEP_FAIL_RECORD (its computes released: the KVS record says it),
  * STEP_FAIL_RAISE (its exception), STEP_FAIL_AGAIN (excepted already:
  * logged); each then Teardown. */
-void workflow_fail_record (struct dws_engine *e, struct job *job, const struct step *st,
-                           struct input *in);
-void workflow_fail_raise (struct dws_engine *e, struct job *job, const struct step *st,
-                          struct input *in);
-void workflow_fail_again (struct dws_engine *e, struct job *job, const struct step *st,
-                          struct input *in);
+void workflow_fail_record (struct dws_engine *e, struct job *job, const struct step *st);
+void workflow_fail_raise (struct dws_engine *e, struct job *job, const struct step *st);
+void workflow_fail_again (struct dws_engine *e, struct job *job, const struct step *st);
+void workflow_fail_forget (struct dws_engine *e, struct job *job, const struct step *st);
 /* Teardown is wanted: whatever the decider makes of it (decide.h). */
 void workflow_teardown (struct dws_engine *e, struct job *job);
 void workflow_remove_finalizer (struct dws_engine *e, struct job *job);
