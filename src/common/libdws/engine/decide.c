@@ -730,8 +730,9 @@ static struct step next_workflow (const struct dws_engine *e, const struct job *
         case NEWS_SEEN:
             if (job->phase == PHASE_NONE)
                 return adopt (job);
-            if (job->phase == PHASE_DELETING)
-                return make (STEP_FINALIZER); /* if it still has ours */
+            if (job->phase == PHASE_DELETING) /* if it still has ours, not asked yet */
+                return make ((job->asking & ((uint64_t)1 << TOK_FINALIZER)) ? STEP_NOTHING
+                                                                             : STEP_FINALIZER);
             if (job->view.deleting && !job->toredown)
                 return make (STEP_FAIL_OUTSIDE);
             return make (STEP_LOOK);

@@ -741,6 +741,8 @@ void progress_event (struct dws_engine *e, const char *type, json_t *wf)
         if (!(job = job_create (e, id)))
             return;
     }
+    if (!json_equal (job->wf, wf)) /* changed: a finalizer patch may be asked again */
+        job->asking &= ~((uint64_t)1 << TOK_FINALIZER);
     job_set_wf (job, wf);
     advance_mark (e, job, NEWS_SEEN);
 }

@@ -472,6 +472,7 @@ void workflow_remove_finalizer (struct dws_engine *e, struct job *job)
                              WORKFLOW_FINALIZER, "op", "remove", "path", path);
     act_k8s (e, "json-patch", "Workflow", e->cfg.namespace, job->name, ops,
              token_for (token, sizeof (token), TOK_FINALIZER, job));
+    job->asking |= (uint64_t)1 << TOK_FINALIZER; /* once, until it is answered */
 }
 
 /* STEP_DELETE: Teardown is complete and the job in its epilog: release
@@ -513,6 +514,11 @@ void workflow_on_write (struct dws_engine *e, enum token_kind kind, struct job *
                         json_t *event)
 {
     struct k8s_answer a = answer_of (event);
+    /* a finalizer patch that failed on its way is asked again by the next
+     * look; one whose test failed (409, 422: our finalizer is not where the
+     * Workflow seen said) waits for the Workflow to change (progress.c) */
+    if (kind == TOK_FINALIZER && !a.ok && a.code != 409 && a.code != 422)
+        job->asking &= ~((uint64_t)1 << TOK_FINALIZER);
     if (!a.ok && a.code != 404 && a.code != 409 && a.code != 422)
         act_log (e, "err", "%s: %s failed: %s", job->name, token_kind_name (kind),
                  answer_message (event));

@@ -19,6 +19,7 @@
 
 #include "engine/engine.h"
 #include "engine/datain.h"
+#include "engine/state.h"
 #include "util/error.h"
 #include "util/f58.h"
 #include "wire/explain.h"
@@ -162,6 +163,38 @@ static json_t *wf (long long id)
     return json_object_get (K8S, name);
 }
 
+/* After every event, each job's Workflow as the engine last saw it is
+ * fed to it again: nothing new, so no job may take a step (issue 64: the
+ * decider chooses from the job's phase and facts, a news bit says which
+ * jobs to look at, not what to do).  What acts is counted and shown. */
+static int looked_again, acted_again;
+
+static void look_again (struct dws_engine *e)
+{
+    json_t *wfs = json_array ();
+    for (size_t b = 0; b < e->nbuckets; b++)
+        for (struct job *j = e->table[b]; j; j = j->next)
+            if (j->wf)
+                json_array_append_new (wfs, json_pack ("{s:s s:s s:s s:O}", "type", "watch",
+                                                       "kind", "Workflow", "event", "MODIFIED",
+                                                       "object", j->wf));
+    size_t i;
+    json_t *ev;
+    json_array_foreach (wfs, i, ev) {
+        dws_error_t err;
+        json_t *again = dws_engine_event (e, ev, &err);
+        looked_again++;
+        if (json_array_size (again) > 0) {
+            char *s = json_dumps (again, JSON_COMPACT);
+            diag ("looked at again, acted: %s", s ? s : "?");
+            free (s);
+            acted_again++;
+        }
+        json_decref (again);
+    }
+    json_decref (wfs);
+}
+
 /* Feed an event (stolen); A = the actions, or NULL and errtext. */
 static bool feedj (struct dws_engine *e, json_t *ev)
 {
@@ -172,8 +205,10 @@ static bool feedj (struct dws_engine *e, json_t *ev)
     errtext[0] = '\0';
     if (!A)
         snprintf (errtext, sizeof (errtext), "%s", err.text);
-    else
+    else {
         k8s_apply (A);
+        look_again (e);
+    }
     return A != NULL;
 }
 
@@ -3458,6 +3493,9 @@ int main (void)
     test_persistent ();
     test_persistent_destroy ();
     test_prestage_release ();
+    ok (acted_again == 0 && looked_again > 0,
+        "every job looked at again after each event takes no step (%d looks, %d acted)",
+        looked_again, acted_again);
     json_decref (A);
     json_decref (K8S);
     return done_testing ();
