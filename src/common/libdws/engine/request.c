@@ -9,7 +9,6 @@
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +36,7 @@
 #include "request.h"
 #include "status.h"
 #include "token.h"
+#include "util/jsonio.h"
 #include "wire/jobwire.h"
 #include "wire/wire.h"
 #include "workflow.h"
@@ -868,22 +868,6 @@ void request_setup_from_R (struct dws_engine *e, struct job *job, const struct s
     advance_tell (e, job, NEWS_R_READ, &rin); /* nothing if dws.setup came meanwhile */
 }
 
-/* The job made for a lost request cannot have its Workflow again: its
- * exception, then it is forgotten (STEP_FAIL_FORGET).
- */
-static void unmade (struct dws_engine *e, struct job *job, const char *type, const char *fmt, ...)
-    __attribute__ ((format (printf, 4, 5)));
-static void unmade (struct dws_engine *e, struct job *job, const char *type, const char *fmt, ...)
-{
-    char why[DWS_ERROR_TEXT_MAX];
-    va_list ap;
-    va_start (ap, fmt);
-    vsnprintf (why, sizeof (why), fmt, ap);
-    va_end (ap);
-    struct told told = {.type = type, .why = why};
-    advance_tell (e, job, NEWS_UNMADE, &told);
-}
-
 /* STEP_FROM_JOBSPEC: the job's jobspec and owner (job->said->event), read to
  * create a vanished Workflow again.
  */
@@ -899,10 +883,9 @@ void request_from_jobspec (struct dws_engine *e, struct job *job, const struct s
     json_t *directives = NULL;
     (void)st;
     if (!json_is_true (json_object_get (event, "ok")) || !json_is_integer (uid)) {
-        unmade (e, job, "exception", NOTE_PREFIX "cannot read the job to create its Workflow"
-                " again: %s",
-                json_string_value (json_object_get (event, "errstr")) ? json_string_value (
-                    json_object_get (event, "errstr")) : "no jobspec");
+        workflow_unmade (e, job, "exception",
+                         NOTE_PREFIX "cannot read the job to create its Workflow again: %s",
+                         dws_json_str_or (json_object_get (event, "errstr"), "no jobspec"));
         return;
     }
     if (!dw || !(directives = request_check (e, "jobspec", uid, tol,
@@ -912,8 +895,9 @@ void request_from_jobspec (struct dws_engine *e, struct job *job, const struct s
          * job submitted as the service starts can be both refused and
          * found without a Workflow, and gets the same exception type from
          * either */
-        unmade (e, job, DWS_JOBWIRE_DEPENDENCY, NOTE_PREFIX "cannot create the Workflow again: %s",
-                dw ? err.text : "the jobspec has no dw attribute");
+        workflow_unmade (e, job, DWS_JOBWIRE_DEPENDENCY,
+                         NOTE_PREFIX "cannot create the Workflow again: %s",
+                         dw ? err.text : "the jobspec has no dw attribute");
         return;
     }
     json_decref (job->directives);
@@ -965,8 +949,8 @@ void request_create_from_jobspec (struct dws_engine *e, struct job *job,
     job_set_account (job, json_object_get (system, "bank"), json_object_get (system, "project"));
     set_username (job, event);
     if (admit_create (e, job, &err) < 0) {
-        unmade (e, job, DWS_JOBWIRE_DEPENDENCY, NOTE_PREFIX "cannot create the Workflow again: %s",
-                err.text);
+        workflow_unmade (e, job, DWS_JOBWIRE_DEPENDENCY,
+                         NOTE_PREFIX "cannot create the Workflow again: %s", err.text);
         return;
     }
     workflow_create (e, job);

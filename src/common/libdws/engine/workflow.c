@@ -31,15 +31,29 @@
 #include "sidestate.h"
 
 /* --- failing a job ------------------------------------------------------- */
-void workflow_fail_job (struct dws_engine *e, struct job *job, const char *type, const char *fmt, ...)
+static void tell_failure (struct dws_engine *e, struct job *job, enum news news,
+                          const char *type, const char *fmt, va_list ap)
 {
     char buf[DWS_ERROR_TEXT_MAX];
+    vsnprintf (buf, sizeof (buf), fmt, ap);
+    struct told in = {.type = type, .why = buf};
+    advance_tell (e, job, news, &in);
+}
+
+void workflow_fail_job (struct dws_engine *e, struct job *job, const char *type, const char *fmt, ...)
+{
     va_list ap;
     va_start (ap, fmt);
-    vsnprintf (buf, sizeof (buf), fmt, ap);
+    tell_failure (e, job, NEWS_FAILED, type, fmt, ap);
     va_end (ap);
-    struct told in = {.type = type, .why = buf};
-    advance_tell (e, job, NEWS_FAILED, &in);
+}
+
+void workflow_unmade (struct dws_engine *e, struct job *job, const char *type, const char *fmt, ...)
+{
+    va_list ap;
+    va_start (ap, fmt);
+    tell_failure (e, job, NEWS_UNMADE, type, fmt, ap);
+    va_end (ap);
 }
 
 /* STEP_FAIL_RECORD: the job is inactive (its computes went back after

@@ -14,6 +14,11 @@
  * decider says how its owner learns it (STEP_FAIL_*), then Teardown. */
 void workflow_fail_job (struct dws_engine *e, struct job *job, const char *type, const char *fmt, ...)
     __attribute__ ((format (printf, 4, 5)));
+/* A job made for a request lost in a restart cannot have its Workflow
+ * again: its exception (type, the note), then it is forgotten
+ * (NEWS_UNMADE: STEP_FAIL_FORGET). */
+void workflow_unmade (struct dws_engine *e, struct job *job, const char *type, const char *fmt, ...)
+    __attribute__ ((format (printf, 4, 5)));
 /* DWS_JOBKVS_TIMING <state> (and DWS_JOBKVS_WORKFLOW with with_wf) */
 void workflow_kvs_timing (struct dws_engine *e, struct job *job, enum wf_state s, bool with_wf);
 /* Start the timers in `timers` (a bit per kind, as the decider chose). */
