@@ -199,7 +199,16 @@ static void sysconfig_event (struct dws_engine *e, json_t *obj)
         return;
     }
     rabbits_topology (e);
-    /* jobs that reached dws.setup before the map was known */
+    e->map_changed = true; /* map_pass, after the event's input */
+}
+
+/* The jobs that reached dws.setup before the map was known may place
+ * their storage now: every job is marked, the decider says which. */
+static void map_pass (struct dws_engine *e)
+{
+    if (!e->map_changed)
+        return;
+    e->map_changed = false;
     for (size_t b = 0; b < e->nbuckets; b++)
         for (struct job *j = e->table[b]; j; j = j->next)
             advance_mark (e, j, NEWS_MAP);
@@ -607,8 +616,10 @@ json_t *dws_engine_event (struct dws_engine *e, json_t *event, dws_error_t *err)
     advance_due (e, ADVANCE_AS_MARKED);
     /* rabbit health may have confirmed the ssd holds of a job whose
      * computes are to be released (release.c), or made room for the
-     * pre-staged jobs that wait: they are marked, then run, oldest first */
+     * pre-staged jobs that wait, and the map may have come: they are
+     * marked, then run, oldest first */
     release_check (e);
+    map_pass (e);
     if (e->room_changed) {
         e->room_changed = false;
         prestage_room (e);

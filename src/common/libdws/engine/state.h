@@ -496,6 +496,9 @@ struct dws_engine {
     size_t ndue, due_cap;
     json_t *records;      /* {"<jobid>": view}: records not yet taken by the
                            * service (dws_engine_take_records) */
+    bool map_changed;     /* the SystemConfiguration came in this event: the
+                           * jobs that reached dws.setup before it look again,
+                           * with the event's passes (NEWS_MAP) */
     bool room_changed;    /* rabbit health had an input in this event (a
                            * Storage, the graph, an ssd up again): pre-staged
                            * jobs waiting for room look again */
