@@ -1,7 +1,8 @@
 """Mutation testing of libdws' engine and health rooms (issue 62, item 7).
 
     python t/mutants/run.py [--sample N] [--seed S] [--files GLOB ...]
-        [--pytest PATH ...] [--only RESULTS.jsonl] [--out RESULTS.jsonl]
+        [--pytest PATH ...] [--only RESULTS.jsonl] [--replay RESULTS.jsonl]
+        [--out RESULTS.jsonl]
 
 universalmutator (``pip install universalmutator``: ``mutate``) writes
 the mutants of each C source (``--noCheck``: every rule's text change, its
@@ -12,8 +13,9 @@ the mutant replaces its file, ninja rebuilds, and it is
 
 - stillborn when it does not compile (not counted),
 - killed when ``meson test`` (the C unit tests) fails or, those passing,
-  when pytest over ``--pytest`` (default t/python/libdws: the engine and
-  health through cffi) fails,
+  when pytest over one of the ``--pytest`` paths (default t/python/libdws:
+  the engine and health through cffi; each in turn, the first to fail is
+  the record's ``by``) fails,
 - survived when both pass.
 
 Every test run is bounded (a mutant that loops is killed by its timeout).
@@ -24,7 +26,16 @@ One JSON line per mutant goes to ``--out`` and a summary is printed last:
 
 with each survivor as ``file:line: original -> mutant``.  ``--only`` tries
 again the mutants an earlier run's results name (its survivors), to show
-what a new test kills.  Nothing in the checkout is changed.
+what a new test kills.  ``--replay`` makes them again from their text
+instead, for sources that changed since: each record's ``original`` line
+(or, for a line the mutant inserted, the ``before`` line it went before)
+is looked for in its ``file``, the occurrence nearest its ``line``, else
+in the one other ``--files`` source that has it (code that moved), and
+the ``mutated`` text put in its place; a record no source matches is
+"unmapped".  The records need only those keys (a hand-written line of
+``file``, ``line``, ``original``, ``mutated`` will do).  Flux-core's
+Python (``PYTHONPATH`` entries outside the checkout) stays on the path of
+the pytest runs.  Nothing in the checkout is changed.
 """
 
 from __future__ import annotations
@@ -73,6 +84,71 @@ def generate(tree: Path, files: list[str], into: Path) -> list[tuple[str, Path]]
     return mutants
 
 
+def locate(tree: Path, rec: dict[str, Any], files: list[str]) -> tuple[str, int] | None:
+    """Where a recorded mutant's line is now: (file, 0-based line index),
+    None where no source, or more than one other source, has it."""
+    key = (rec.get("original") or rec.get("before") or "").strip()
+    if not key:
+        return None
+
+    def hits(rel: str) -> list[int]:
+        path = tree / rel
+        if not path.is_file():
+            return []
+        return [i for i, text in enumerate(path.read_text().splitlines())
+                if text.strip() == key]
+
+    here = hits(rec["file"])
+    if here:
+        hint = int(rec.get("line") or 1) - 1
+        return rec["file"], min(here, key=lambda i: (abs(i - hint), i))
+    elsewhere = [(rel, h) for rel in files if rel != rec["file"] for h in hits(rel)]
+    if len({rel for rel, _ in elsewhere}) == 1 and len(elsewhere) == 1:
+        return elsewhere[0]
+    return None
+
+
+def remake(tree: Path, rec: dict[str, Any], files: list[str]) -> tuple[str, int, str] | None:
+    """A recorded mutant made again in today's source: (file, 1-based line,
+    the mutated file's text), or None where it no longer maps."""
+    where = locate(tree, rec, files)
+    if where is None:
+        return None
+    rel, i = where
+    text = (tree / rel).read_text()
+    lines = text.splitlines(keepends=True)
+    indent = lines[i][:len(lines[i]) - len(lines[i].lstrip())]
+    new = indent + rec["mutated"].strip() + "\n"
+    if rec.get("original", "").strip():
+        lines[i] = new
+    else:
+        lines.insert(i, new)
+    return rel, i + 1, "".join(lines)
+
+
+def replay(tree: Path, results: Path, files: list[str], into: Path
+           ) -> tuple[list[tuple[str, Path]], list[dict[str, Any]]]:
+    """The survivors of an earlier run's results made again (each once):
+    (the file, its mutant) as generate () gives them, and the records that
+    no longer map."""
+    into.mkdir(parents=True)
+    mutants: list[tuple[str, Path]] = []
+    unmapped: list[dict[str, Any]] = []
+    seen: set[tuple[str, str]] = set()
+    for n, rec in enumerate(map(json.loads, results.open())):
+        if rec.get("result", "survived") != "survived":
+            continue
+        made = remake(tree, rec, files)
+        if made is None:
+            unmapped.append(rec)
+        elif (made[0], made[2]) not in seen:
+            seen.add((made[0], made[2]))
+            m = into / f"{Path(made[0]).stem}.replay.{n}{Path(made[0]).suffix}"
+            m.write_text(made[2])
+            mutants.append((made[0], m))
+    return mutants, unmapped
+
+
 def changed_line(orig: str, mutant: str) -> tuple[int, str, str]:
     """(line number, original line, mutant line) of a one-line mutant."""
     a, b = orig.splitlines(), mutant.splitlines()
@@ -92,9 +168,11 @@ def main() -> int:
                     help="pytest paths run when the C tests pass")
     ap.add_argument("--only", type=Path,
                     help="try only the mutants this earlier --out names as survivors")
+    ap.add_argument("--replay", type=Path,
+                    help="make this earlier --out's survivors again from their text")
     ap.add_argument("--out", type=Path, default=Path("mutants.jsonl"))
     args = ap.parse_args()
-    if shutil.which("mutate") is None:
+    if args.replay is None and shutil.which("mutate") is None:
         print("mutants: skipped: universalmutator is not installed (pip install"
               " universalmutator)")
         return 0
@@ -115,15 +193,20 @@ def main() -> int:
 def trial(args: argparse.Namespace, work: Path, tree: Path) -> int:
     files = sorted({os.path.relpath(f, TOP) for g in args.files
                     for f in glob.glob(str(TOP / g))})
-    mutants = generate(tree, files, work / "mutants")
-    if args.only is not None:
-        wanted = {(r["file"], r["mutant"]) for r in map(json.loads, args.only.open())
-                  if r["result"] == "survived"}
-        tried = [(f, m) for f, m in mutants if (f, m.name) in wanted]
-    elif args.sample and args.sample < len(mutants):
-        tried = random.Random(args.seed).sample(mutants, args.sample)
-    else:
+    unmapped: list[dict[str, Any]] = []
+    if args.replay is not None:
+        mutants, unmapped = replay(tree, args.replay, files, work / "mutants")
         tried = mutants
+    else:
+        mutants = generate(tree, files, work / "mutants")
+        if args.only is not None:
+            wanted = {(r["file"], r["mutant"]) for r in map(json.loads, args.only.open())
+                      if r["result"] == "survived"}
+            tried = [(f, m) for f, m in mutants if (f, m.name) in wanted]
+        elif args.sample and args.sample < len(mutants):
+            tried = random.Random(args.seed).sample(mutants, args.sample)
+        else:
+            tried = mutants
     build = tree / "build"
     ok, out = run(["meson", "setup", str(build), "-Dflux=disabled", "-Ddocs=disabled",
                    "-Dflux-commands=disabled"], tree, BUILD_TIMEOUT)
@@ -131,11 +214,20 @@ def trial(args: argparse.Namespace, work: Path, tree: Path) -> int:
     if not ok:
         print(f"mutants: the unmutated tree does not build: {out}")
         return 1
-    env = {**os.environ, "PYTHONPATH": f"{tree / 'src/python'}:{build / 'src/python'}"}
-    counts = {"stillborn": 0, "killed by C tests": 0, "killed by pytest": 0, "survived": 0}
+    # the tree's Python first; flux-core's bindings (outside the checkout) kept
+    kept = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+            if p and not Path(p).resolve().is_relative_to(TOP)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(tree / "src/python"), str(build / "src/python"), *kept])}
+    counts = {"stillborn": 0, "killed by C tests": 0, "killed by pytest": 0, "survived": 0,
+              "unmapped": len(unmapped)}
     survivors: list[str] = []
     t0 = time.monotonic()
     with args.out.open("w") as out_f:
+        for lost in unmapped:
+            out_f.write(json.dumps({**lost, "result": "unmapped"}) + "\n")
+            print(f"unmapped: {lost['file']}:{lost.get('line')}: {lost.get('original')!r}"
+                  f" -> {lost.get('mutated')!r}", flush=True)
         for n, (rel, mutant) in enumerate(tried, 1):
             src = tree / rel
             orig = src.read_text()
@@ -143,13 +235,15 @@ def trial(args: argparse.Namespace, work: Path, tree: Path) -> int:
             line, was, now = changed_line(orig, text)
             src.write_text(text)
             try:
+                by = None
                 if not run(["ninja", "-C", str(build)], tree, BUILD_TIMEOUT)[0]:
                     result = "stillborn"
                 elif not run(["meson", "test", "-C", str(build), "--no-rebuild", "-q"],
                              tree, TEST_TIMEOUT)[0]:
                     result = "killed by C tests"
-                elif not run([sys.executable, "-m", "pytest", "-x", "-q", "-p",
-                              "no:cacheprovider", *args.pytest], tree, TEST_TIMEOUT, env)[0]:
+                elif (by := next((p for p in args.pytest if not run(
+                        [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", p],
+                        tree, TEST_TIMEOUT, env)[0]), None)) is not None:
                     result = "killed by pytest"
                 else:
                     result = "survived"
@@ -159,9 +253,14 @@ def trial(args: argparse.Namespace, work: Path, tree: Path) -> int:
             counts[result] += 1
             rec: dict[str, Any] = {"file": rel, "mutant": mutant.name, "line": line,
                                    "original": was, "mutated": now, "result": result}
+            if by is not None:
+                rec["by"] = by  # the --pytest path that failed
+            if not was and 0 < line <= len(orig.splitlines()):
+                rec["before"] = orig.splitlines()[line - 1].strip()  # what --replay finds
             out_f.write(json.dumps(rec) + "\n")
             out_f.flush()
-            print(f"[{n}/{len(tried)} {time.monotonic() - t0:.0f} s] {rel}:{line}: {result}",
+            print(f"[{n}/{len(tried)} {time.monotonic() - t0:.0f} s] {rel}:{line}: {result}"
+                  + (f" ({by})" if by else ""),
                   flush=True)
     run(["ninja", "-C", str(build)], tree, BUILD_TIMEOUT)
     print("survivors:\n" + "\n".join(f"  {s}" for s in survivors) if survivors else
@@ -170,7 +269,9 @@ def trial(args: argparse.Namespace, work: Path, tree: Path) -> int:
           f"{counts['stillborn']} stillborn, "
           f"{counts['killed by C tests'] + counts['killed by pytest']} killed (C tests "
           f"{counts['killed by C tests']}, pytest {counts['killed by pytest']}), "
-          f"{counts['survived']} survived", flush=True)
+          f"{counts['survived']} survived"
+          + (f", {counts['unmapped']} unmapped" if args.replay is not None else ""),
+          flush=True)
     return 0
 
 

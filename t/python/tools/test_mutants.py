@@ -46,3 +46,58 @@ def test_generate_writes_each_files_mutants(tmp_path: Path) -> None:
     for _, m in out:
         line, was, now = mutants.changed_line(SOURCE, m.read_text())
         assert line >= 1 and was != now
+
+
+def test_remake_finds_a_moved_line_nearest_its_old_number(tmp_path: Path) -> None:
+    (tmp_path / "f.c").write_text(SOURCE.replace("int f", "/* new */\nint g (void);\nint f")
+                                  + SOURCE.replace("int f", "int h"))
+    rec = {"file": "f.c", "line": 3, "original": "if (a > 1)", "mutated": "if (a >= 1)"}
+    rel, line, text = mutants.remake(tmp_path, rec, ["f.c"])
+    assert (rel, line) == ("f.c", 5)  # the first of two, nearest line 3
+    assert text.splitlines()[4] == "    if (a >= 1)"  # the line's indent kept
+    assert text.count("if (a > 1)") == 1
+
+
+def test_remake_of_an_inserted_line_goes_before_its_line(tmp_path: Path) -> None:
+    (tmp_path / "f.c").write_text(SOURCE)
+    rec = {"file": "f.c", "line": 4, "original": "", "mutated": "break;",
+           "before": "return 2;"}
+    _, line, text = mutants.remake(tmp_path, rec, ["f.c"])
+    assert line == 4
+    assert text.splitlines()[3:5] == ["        break;", "        return 2;"]
+
+
+def test_remake_follows_code_to_the_one_file_it_moved_to(tmp_path: Path) -> None:
+    (tmp_path / "old.c").write_text("int f (void);\n")
+    (tmp_path / "new.c").write_text(SOURCE)
+    (tmp_path / "other.c").write_text("int k;\n")
+    rec = {"file": "old.c", "line": 9, "original": "return 0;", "mutated": "return 1;"}
+    rel, line, _ = mutants.remake(tmp_path, rec, ["new.c", "old.c", "other.c"])
+    assert (rel, line) == ("new.c", 5)
+
+
+def test_remake_gives_up_where_nothing_or_two_files_match(tmp_path: Path) -> None:
+    (tmp_path / "a.c").write_text(SOURCE)
+    (tmp_path / "b.c").write_text(SOURCE)
+    rec = {"file": "gone.c", "line": 3, "original": "if (a > 1)", "mutated": "if (a)"}
+    assert mutants.remake(tmp_path, rec, ["a.c", "b.c"]) is None
+    rec = {"file": "a.c", "line": 3, "original": "if (b > 1)", "mutated": "if (b)"}
+    assert mutants.remake(tmp_path, rec, ["a.c"]) is None
+    assert mutants.remake(tmp_path, {"file": "a.c", "line": 4, "original": "",
+                                     "mutated": "break;"}, ["a.c"]) is None
+
+
+def test_replay_makes_each_survivor_once(tmp_path: Path) -> None:
+    import json
+    (tmp_path / "tree").mkdir()
+    (tmp_path / "tree" / "f.c").write_text(SOURCE)
+    rec = {"file": "f.c", "line": 3, "original": "if (a > 1)", "mutated": "if (a >= 1)"}
+    results = tmp_path / "results.jsonl"
+    results.write_text("".join(json.dumps(r) + "\n" for r in [
+        {**rec, "result": "survived"}, {**rec, "result": "survived"},
+        {**rec, "mutated": "if (a < 1)", "result": "killed by C tests"},
+        {"file": "f.c", "line": 1, "original": "gone", "mutated": "x"}]))
+    made, lost = mutants.replay(tmp_path / "tree", results, ["f.c"], tmp_path / "mutants")
+    assert [rel for rel, _ in made] == ["f.c"]
+    assert "if (a >= 1)" in made[0][1].read_text()
+    assert [r["original"] for r in lost] == ["gone"]

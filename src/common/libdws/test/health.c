@@ -714,6 +714,37 @@ static void test_systemstatus (void)
     dws_health_destroy (h);
 }
 
+/* What a pick needs is known once the one graph and the journal came
+ * (a pre-staged job waits for it: prestage.c). */
+static void test_known (void)
+{
+    struct dws_health *h = system_create (true, true, true, false);
+    ok (!dws_health_known (h), "the graph alone: not known (no nodes yet)");
+    system_sync (h);
+    ok (dws_health_known (h), "the first graph and the journal: known");
+    dws_health_destroy (h);
+}
+
+/* A journal restart event that names no online ranks: none is online
+ * (the mutation run: a rank set online by itself went unnoticed). */
+static void test_restart_without_online (void)
+{
+    struct dws_health *h = system_create (true, true, true, false);
+    json_t *objs = json_array ();
+    dws_error_t err;
+    json_array_append_new (objs, storage ("r1", "Ready", "Enabled", "Ready", "Ready"));
+    json_array_append_new (objs, storage ("r2", "Ready", "Enabled", "Ready", "Ready"));
+    ok (dws_health_storage_sync (h, objs, actions, &err) == 0, "Storage sync accepted");
+    json_decref (objs);
+    feed_journal (h, "[{'name':'restart','context':{'ranks':'0-3','nodelist':'c[1-4]'}}]");
+    flush (h);
+    payload_is ("SystemStatus", 0,
+                "{'data':{'nodes':{'c1':'Disabled','c2':'Disabled','c3':'Disabled',"
+                "'c4':'Disabled'}}}",
+                "a restart event without online: every node Disabled in SystemStatus");
+    dws_health_destroy (h);
+}
+
 /* Issue 22 item 6: Disabled means "cannot take part", whatever the drain
  * reason kept, and per host over all its ranks. */
 static void test_systemstatus_unmount_and_hosts (void)
@@ -1933,6 +1964,8 @@ int main (void)
     test_no_fluxion ();
     test_systemstatus ();
     test_systemstatus_unmount_and_hosts ();
+    test_restart_without_online ();
+    test_known ();
     test_failures_and_restarts ();
     test_fluxion_state ();
     test_storm ();
