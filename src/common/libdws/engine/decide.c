@@ -230,7 +230,10 @@ static struct step setup_start (const struct dws_engine *e, const struct job *jo
         return make (STEP_WAIT_MAP); /* until the SystemConfiguration comes */
     if (!job->reserved && lustre_spreads (e, job))
         return make (job->info_for == INFO_SCHED ? STEP_NOTHING : STEP_READ_SCHED_R);
-    return make (hosts_recorded (job) ? STEP_SERVERS : STEP_HOSTS_PATCH);
+    if (hosts_recorded (job))
+        return make (STEP_SERVERS);
+    /* its hosts' patch out: its answer goes on */
+    return make ((job->asking & ((uint64_t)1 << TOK_HOSTS)) ? STEP_NOTHING : STEP_HOSTS_PATCH);
 }
 
 /* PreRun is done: the prolog ends, with the workflow token if DWS made

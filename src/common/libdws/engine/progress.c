@@ -368,6 +368,7 @@ void progress_hosts_patch (struct dws_engine *e, struct job *job, const struct s
     act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name,
              json_pack ("{s:{s:o}}", "metadata", "annotations", ann),
              token_for (token, sizeof (token), TOK_HOSTS, job));
+    job->asking |= (uint64_t)1 << TOK_HOSTS; /* once, until it is answered */
 }
 
 /* --- the states' completions ----------------------------------------------- */
@@ -741,8 +742,8 @@ void progress_event (struct dws_engine *e, const char *type, json_t *wf)
         if (!(job = job_create (e, id)))
             return;
     }
-    if (!json_equal (job->wf, wf)) /* changed: a finalizer patch may be asked again */
-        job->asking &= ~((uint64_t)1 << TOK_FINALIZER);
+    if (!json_equal (job->wf, wf)) /* changed: what waited for it may be asked again */
+        job->asking &= ~(((uint64_t)1 << TOK_FINALIZER) | ((uint64_t)1 << TOK_HOSTS));
     job_set_wf (job, wf);
     advance_mark (e, job, NEWS_SEEN);
 }
@@ -864,6 +865,8 @@ void progress_on_hosts (struct dws_engine *e, enum token_kind kind, struct job *
 {
     (void)kind;
     struct k8s_answer a = answer_of (event);
+    if (a.code != 404) /* gone: the watch says what follows, not a Workflow seen again */
+        job->asking &= ~((uint64_t)1 << TOK_HOSTS);
     if (write_ended (e, job, a, event, "record the job's hosts"))
         return;
     /* nothing for a Workflow that was since created again */

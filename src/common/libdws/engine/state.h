@@ -379,7 +379,7 @@ struct job {
     int culprits;          /* hosts a timeout's read would give up, in all */
     uint64_t asking;       /* bit per token kind (TOK_*) of a single request out:
                             * the forceReady patch, the workflow token read,
-                            * the finalizer's removal */
+                            * the finalizer's removal, the hosts' patch */
     double state_since;    /* when a desiredState was last asked for */
     double asked_at[WF_NSTATES]; /* when each state was asked for (phase.c; 0: not */
     double done_at[WF_NSTATES];  /* by this service) and found done */

@@ -164,14 +164,20 @@ static json_t *wf (long long id)
 }
 
 /* After every event, each job's Workflow as the engine last saw it is
- * fed to it again: nothing new, so no job may take a step (issue 64: the
+ * fed to it again, and the SystemConfiguration last fed: nothing new, so
+ * no job may take a step (issue 64: the
  * decider chooses from the job's phase and facts, a news bit says which
  * jobs to look at, not what to do).  What acts is counted and shown. */
 static int looked_again, acted_again;
+static json_t *last_sysconf;            /* the last SystemConfiguration event fed ... */
+static struct dws_engine *sysconf_to;  /* ... to this engine */
 
 static void look_again (struct dws_engine *e)
 {
     json_t *wfs = json_array ();
+    /* the map again: every job is marked NEWS_MAP (map_pass) */
+    if (last_sysconf && sysconf_to == e)
+        json_array_append (wfs, last_sysconf);
     for (size_t b = 0; b < e->nbuckets; b++)
         for (struct job *j = e->table[b]; j; j = j->next)
             if (j->wf)
@@ -199,10 +205,25 @@ static void look_again (struct dws_engine *e)
 static bool feedj (struct dws_engine *e, json_t *ev)
 {
     dws_error_t err;
+    const char *kind = json_string_value (json_object_get (ev, "kind"));
+    bool is_sysconf = kind && !strcmp (kind, "SystemConfiguration");
+    if (is_sysconf) {
+        json_decref (last_sysconf);
+        last_sysconf = json_deep_copy (ev);
+        sysconf_to = e;
+    }
     json_decref (A);
     A = dws_engine_event (e, ev, &err);
     json_decref (ev);
     errtext[0] = '\0';
+    if (sysconf_to == e && is_sysconf) {
+        size_t i;
+        json_t *a;
+        json_array_foreach (A, i, a) /* a map refused (logged) is no map to see again */
+            if (!strncmp (dws_json_str_or (json_object_get (a, "message"), ""),
+                          "SystemConfiguration", 19))
+                sysconf_to = NULL;
+    }
     if (!A)
         snprintf (errtext, sizeof (errtext), "%s", err.text);
     else {
@@ -455,6 +476,7 @@ static struct dws_engine *engine (const char *config)
     free (c);
     if (!e)
         bail ("engine", err.text);
+    sysconf_to = NULL; /* a new engine may have a freed one's address */
     return e;
 }
 
@@ -3496,6 +3518,7 @@ int main (void)
     ok (acted_again == 0 && looked_again > 0,
         "every job looked at again after each event takes no step (%d looks, %d acted)",
         looked_again, acted_again);
+    json_decref (last_sysconf);
     json_decref (A);
     json_decref (K8S);
     return done_testing ();
