@@ -2432,11 +2432,14 @@ static void test_orphans (void)
     sync_none (e);
     feed (e, "{'type':'orphans','jobs':[{'id':800,'state':'DEPEND','dependencies':"
              "['dws-create']},{'id':801,'state':'DEPEND','dependencies':[]},802,"
-             "{'id':-1,'state':'DEPEND'},{'state':'RUN'},{'id':803}]}");
+             "{'id':-1,'state':'DEPEND','dependencies':['dws-create']},"
+             "{'id':-2,'state':'CLEANUP','rabbit':true},{'state':'RUN'},{'id':803}]}");
     has ("DEPEND held by dws-create without a Workflow: job-info", "action", "job-info", "id",
          "800", "token", "job-info:800", "R", "false");
     has ("a bare id counts as held by dws-create", "action", "job-info", "id", "802");
     ok (count ("action", "job-info") == 2, "nothing for other dependencies or bad entries");
+    ok (!find ("topic", "job-manager.dws.epilog-remove"),
+        "... nor for a negative id (in CLEANUP, its Workflow gone: no epilog released)");
     json_t *gone = jq ("{'metadata':{'name':'fluxjob-800'},'spec':{'wlmID':'flux'}}");
     watch (e, "DELETED", gone);
     json_decref (gone);
