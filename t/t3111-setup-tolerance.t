@@ -36,14 +36,15 @@ ends_with_node_failure() {
 	workflow_gone $1
 }
 
-# refuse_force_ready ID STATE: once the job's Workflow is in STATE, the
-# next PATCH of it (the forceReady the service sends when the state's
-# timer fires) is refused with 422
-refuse_force_ready() {
-	kubectl wait --for=jsonpath="{.status.state}"=$2 "workflow/$(wfname $1)" \
-		--timeout=30s &&
-	flux-dws fault api --status 422 --method PATCH --count 1 \
-		--path "/workflows/$(wfname $1)(\\?|\$)" \
+# refuse_force_ready_after N: of the next job's Workflow PATCHes, the
+# N first pass (its hosts' annotation, then each state asked after
+# Proposal) and the next, the forceReady the service sends when the
+# state's timer fires, is refused with 422.  Set before the job is
+# submitted: a refusal set once the Workflow is seen in the state raced
+# the state's timer, and a loaded machine lost the race (issue 62).
+refuse_force_ready_after() {
+	flux-dws fault api --status 422 --method PATCH --count 1 --skip $1 \
+		--path "/workflows/fluxjob-[0-9]+(\\?|\$)" \
 		--message "forceReady refused" >/dev/null
 }
 
@@ -101,9 +102,9 @@ test_expect_success 'a late rabbit: only its compute is given up, the others mou
 
 test_expect_success 'forceReady refused in Setup: fatal dws-timeout at once' '
 	flux-dws fault stall --state Setup &&
+	refuse_force_ready_after 2 &&
 	id=$(flux submit -N1 --setattr=system.dw="$XFS" \
 		--setattr=system.dw_failure_tolerance=1 hostname) &&
-	refuse_force_ready $id Setup &&
 	host=$(flux jobs -no {nodelist} $id) &&
 	fails_after_node_failure $id $host \
 		"File system creation took too long: DWS refused forceReady after giving up $host: forceReady refused" &&
@@ -114,16 +115,18 @@ test_expect_success 'forceReady refused in Setup: fatal dws-timeout at once' '
 # nnf-sos stops waiting for a compute no longer in it: were that patch
 # to land before the forceReady, PreRun would complete without it and
 # the refusal would come too late to matter.  It is refused too (422,
-# which the service lets pass), so only forceReady could finish PreRun.
+# which the service lets pass), so only forceReady could finish PreRun:
+# the second Computes PATCH (the first fills them after Setup), set
+# before the job is submitted, as the forceReady's refusal is.
 test_expect_success 'forceReady refused in PreRun: fatal dws-timeout at once' '
 	echo "prerun_timeout = 4" >>conf/instance.toml &&
 	flux config reload &&
 	flux-dws fault stall --kind clientmount --compute compute-02 &&
+	flux-dws fault api --status 422 --method PATCH --count 1 --skip 1 \
+		--path "/computes/fluxjob-[0-9]+(\\?|\$)" --message "Computes refused" >/dev/null &&
+	refuse_force_ready_after 4 &&
 	id=$(flux submit -N2 --requires=host:compute-[01-02] --setattr=system.dw="$XFS" \
 		--setattr=system.dw_failure_tolerance=1 hostname) &&
-	flux-dws fault api --status 422 --method PATCH --count 1 \
-		--path "/computes/$(wfname $id)(\\?|\$)" --message "Computes refused" >/dev/null &&
-	refuse_force_ready $id PreRun &&
 	fails_after_node_failure $id compute-02 \
 		"timed out waiting for mounts: DWS refused forceReady after giving up compute-02: forceReady refused" &&
 	flux-dws fault clear
