@@ -146,8 +146,16 @@ void job_told_free (struct told *t)
 int job_tell (struct job *job, enum news news, struct told *what)
 {
     struct kept *k = calloc (1, sizeof (*k));
-    if (!k)
+    if (!k) {
+        /* what is taken goes either way: the caller holds nothing after */
+        free (what->failed);
+        what->failed = NULL;
+        free (what->hosts);
+        what->hosts = NULL;
+        json_decref (what->annotations);
+        what->annotations = NULL;
         return -1;
+    }
     struct told *t = &k->told;
     t->news = news;
     t->type = dws_strdup_null (what->type);

@@ -54,7 +54,7 @@ void job_set_reserved (struct job *job, json_t *R);
 
 /* Keep a copy of `what` at the end of what the job was told (its strings
  * and JSON copied; `failed`, `hosts` and `annotations` taken, set to NULL
- * in `what`): -1 when out of memory. */
+ * in `what`, and freed on failure): -1 when out of memory. */
 int job_tell (struct job *job, enum news news, struct told *what);
 /* The first thing the job was told for `news`, taken off it, or NULL. */
 struct told *job_told_take (struct job *job, enum news news);
