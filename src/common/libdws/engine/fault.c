@@ -568,7 +568,8 @@ void fault_drain_fail (struct dws_engine *e, struct job *job, const struct step 
 {
     (void)st;
     drain_still_mounted (e, job, job->said->items);
-    workflow_fail_job (e, job, job->said->type ? job->said->type : "exception", "%s", job->said->why);
+    workflow_fail_job (e, job, job->said->type ? job->said->type : "exception", "%s",
+                       job->said->why ? job->said->why : "");
 }
 
 /* PostRun failed (DWS' Error, or TransientCondition too long): which
