@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import socket
 import stat
@@ -216,13 +217,13 @@ def test_unbindable_path(sockdir):
 
 # --- command line -------------------------------------------------------------------
 
-def _wait_for(path, proc):
-    for _ in range(200):
-        if os.path.exists(path):
-            return
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.025)
-    raise AssertionError(f"{path} never appeared")
+def _first_line(proc, bound=120.0):
+    """The emulator's first line, once it serves (bounded: a hang fails)."""
+    ready, _, _ = select.select([proc.stdout], [], [], bound)
+    assert ready, f"no line from the emulator in {bound:.0f} s"
+    line = proc.stdout.readline()
+    assert line, proc.communicate()
+    return line.rstrip("\n")
 
 
 @pytest.mark.parametrize("argv0", [
@@ -235,7 +236,7 @@ def test_command_line(sockdir, argv0):
     proc = subprocess.Popen([*argv0, "--socket", sock, "--fault", "POST=status:500",
                              "--fault", "post=drop"], stdout=subprocess.PIPE, text=True)
     try:
-        _wait_for(sock, proc)
+        first = _first_line(proc)
         for _ in range(3):
             run_hook("execjob_begin", config=cfg(sock))
         assert run_hook("execjob_end", config=cfg(sock)).outcome == "accept"
@@ -243,9 +244,8 @@ def test_command_line(sockdir, argv0):
         proc.send_signal(signal.SIGTERM)
         out, _ = proc.communicate(timeout=10)
     assert proc.returncode == 0
-    lines = out.splitlines()
-    assert lines[0] == f"atom emulator: serving {sock}"
-    got = [json.loads(line) for line in lines[1:]]
+    assert first == f"atom emulator: serving {sock}"
+    got = [json.loads(line) for line in out.splitlines()]
     assert [(g["method"], g["reply"]) for g in got] == [
         ("POST", "500"), ("POST", "drop"), ("POST", "200"), ("DELETE", "204")]
     assert json.loads(got[2]["body"])["jobid"] == "1.pbs01"

@@ -426,7 +426,11 @@ def run(args: argparse.Namespace, prog: str) -> int:
     for method, action in args.fault:
         atom.fault(method, action)
     try:
-        atom.start()
+        # the first line says it serves: a request's line, printed by the
+        # serving thread, waits for it
+        with out_lock:
+            atom.start()
+            print(f"atom emulator: serving {args.socket}", flush=True)
     except AtomEmulatorError as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 1
@@ -436,7 +440,6 @@ def run(args: argparse.Namespace, prog: str) -> int:
         done.set()
 
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-    print(f"atom emulator: serving {args.socket}", flush=True)
     try:
         while not done.wait(0.2):
             pass
