@@ -54,7 +54,9 @@ __all__ = ["FLUX_USER", "Binaries", "ControlPlane", "ControlPlaneError",
            "stop_process"]
 
 FLUX_USER = "flux"
-START_TIMEOUT = 120.0  # etcd, then the API server's /readyz (about 5-10 s here)
+# etcd, then the API server's /readyz (about 5-10 s here, quiet): a bound
+# against a hang, wide enough for a machine a busy CI run loads
+START_TIMEOUT = 600.0
 STOP_TIMEOUT = 20.0
 
 

@@ -76,7 +76,10 @@ NNF_API = "nnf.cray.hpe.com/v1alpha11"
 LUS_API = "lus.cray.hpe.com/v1beta1"
 WEBHOOK_PORT = 9443          # controller-runtime's, fixed in DWS' main.go
 LOCK_TIMEOUT = 1800.0        # another run's controllers hold the port
-READY_TIMEOUT = 120.0        # every manager up, every rabbit's Storage Ready
+# every manager up, every rabbit's Storage Ready: 20-40 s on a quiet
+# 2-core machine; a busy CI run (four yes loops) took over 120 s.  A bound
+# against a hang, not a figure
+READY_TIMEOUT = 600.0
 DRIVER = "nnf"               # the DWDirectiveRule's name, nnf-sos' DWS_DRIVER_ID
 POD_NAMESPACE = "nnf-system"
 DWS_NAMESPACE = "dws-system"
