@@ -133,7 +133,7 @@ step "C unit tests" meson test -C build --print-errorlogs
 # The real control plane (kube-apiserver and etcd built from Go modules,
 # t/k8s/build.sh: about 9 min cold on a quiet machine, a few seconds once
 # built) for the real-stack tests (t/python/test_controlplane*.py, t360x),
-# then the real DWS, nnf-sos and nnf-dm managers (t/nnf/build.sh, from
+# and the real DWS, nnf-sos and nnf-dm managers (t/nnf/build.sh, from
 # ../shared/nnf: about 2 min) for t3602 and the referee.  Both are built in
 # the background from here, so that the sanitizer build, its tests, the
 # fuzz run and the pytest cases that need neither run meanwhile (pytest
@@ -146,12 +146,17 @@ builds="$results/builds"
 if command -v go >/dev/null 2>&1; then
     export FLUX_DWS_REQUIRE_REALK8S=${FLUX_DWS_REQUIRE_REALK8S:-1}
     mkdir -p "$builds"
+    # the two builds side by side (Go's build cache is safe to share):
+    # one after the other, on a busy machine the real controllers were
+    # still being built 15 minutes after pytest
     (
         t0=$SECONDS
         timeout 3600 bash t/k8s/build.sh >"$builds/k8s.out" 2>"$results/k8s-build.log"
         echo "$? $(( SECONDS - t0 ))" >"$builds/k8s.rc"
+    ) &
+    (
         t0=$SECONDS
-        timeout 1800 bash t/nnf/build.sh >"$builds/nnf.out" 2>"$results/nnf-build.log"
+        timeout 3600 bash t/nnf/build.sh >"$builds/nnf.out" 2>"$results/nnf-build.log"
         echo "$? $(( SECONDS - t0 ))" >"$builds/nnf.rc"
     ) &
     # build_wait NAME: the background build's "STATUS SECONDS", once done
