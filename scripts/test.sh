@@ -21,11 +21,17 @@
 #   flux-accounting): t3330 fails rather than skips without it.
 #   SHARNESS_JOBS: sharness scripts run at once (default 2).
 # Each step's time is printed as it ends and, at the end, in a table
-# (build/test-results/steps.txt).
+# (build/test-results/steps.txt).  Some steps run beside others (marked
+# "[beside others]" there): mypy beside the C unit tests and the sanitizer
+# build; the sanitizer cffi tests and the fuzz run beside pytest; the real-
+# stack pytest and the release tarball beside sharness.  Each writes its
+# output into build/test-results/steps/ and test.sh prints it whole when
+# the step ends (after the step it runs beside); each is bounded (timeout).
+# shellcheck disable=SC2317  # the functions below are run by step and bg_start
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-cd "$top"
+cd "$top" || exit 1
 started=$(date +%s)
 # With a Flux on PATH, no script that needs a broker (or Fluxion, or the
 # Flux plugins) may skip: it fails instead (t/sharness.d/flux-dws.sh).
@@ -55,6 +61,57 @@ step() {  # step NAME CMD...: run a step, remember failures and its time
     fi
     step_times+=("$(printf '%6d s  %s' "$took" "$name")")
 }
+# bg_start NAME CMD...: a step run in the background, beside the steps that
+# follow, its output into build/test-results/steps/NAME.log (CMD bounds
+# itself: timeout); bg_wait NAME...: wait for those steps, and as each ends
+# print its output whole and its time, and remember it as step does.
+# Under load (CI's two cores shared) the steps beside each other also get
+# a larger share of the CPU than one at a time.
+bgdir="$results/steps"
+mkdir -p "$bgdir"
+declare -A bg_pids=()
+bg_log() { printf '%s/%s.log' "$bgdir" "$(printf '%s' "$1" | tr -c 'A-Za-z0-9.-' '_')"; }
+bg_start() {
+    local name=$1 log
+    shift
+    log=$(bg_log "$name")
+    printf '\n===== %s: started beside the next steps (%s) =====\n' "$name" "${log#"$top"/}"
+    (
+        t0=$SECONDS
+        "$@" >"$log" 2>&1
+        echo "$? $(( SECONDS - t0 ))" >"$log.rc"
+    ) </dev/null &
+    bg_pids[$!]=$name
+}
+bg_wait() {
+    local name pid ended log rc took
+    local -A want=()
+    for name in "$@"; do
+        for pid in "${!bg_pids[@]}"; do
+            [ "${bg_pids[$pid]}" != "$name" ] || want[$pid]=$name
+        done
+    done
+    while [ ${#want[@]} -gt 0 ]; do
+        ended=""
+        wait -n -p ended "${!want[@]}"
+        [ -n "$ended" ] || break  # none left to wait for (cannot happen)
+        name=${want[$ended]}
+        unset "want[$ended]" "bg_pids[$ended]"
+        log=$(bg_log "$name")
+        rc=1 took=0
+        read -r rc took <"$log.rc" || echo "$name: no exit status (killed?)"
+        printf '\n===== %s (ran beside other steps: its output whole) =====\n' "$name"
+        cat "$log"
+        if [ "$rc" = 0 ]; then
+            printf -- '----- %s: ok (%d s, beside other steps)\n' "$name" "$took"
+        else
+            printf -- '----- %s: FAILED (exit %s, %d s, beside other steps)\n' \
+                "$name" "$rc" "$took"
+            failed_steps+=("$name")
+        fi
+        step_times+=("$(printf '%6d s  %s [beside others]' "$took" "$name")")
+    done
+}
 
 export PYTHONPATH="$top/src/python:$top/build/src/python"
 # flux-core's Python bindings, where a Flux is on PATH: the tests that load
@@ -65,7 +122,7 @@ if command -v flux >/dev/null 2>&1 \
 fi
 
 step "lint: ruff" ruff check src/python t/python t/bench t/fuzz t/scripts t/mutants doc
-step "lint: mypy" mypy src/python/flux_dws
+bg_start "lint: mypy" timeout 1200 mypy src/python/flux_dws
 if [ -d src/pbs ] && ls src/pbs/*.PY >/dev/null 2>&1; then
     step "lint: vermin (PBS hook is Python 3.6)" \
         vermin --no-tips --violations --target=3.6- --backport typing src/pbs/*.PY
@@ -76,7 +133,7 @@ step "C unit tests" meson test -C build --print-errorlogs
 # The real control plane (kube-apiserver and etcd built from Go modules,
 # t/k8s/build.sh: about 9 min cold on a quiet machine, a few seconds once
 # built) for the real-stack tests (t/python/test_controlplane*.py, t360x),
-# then the real DWS, nnf-sos and nnf-dm managers (t/nnf/build.sh, from
+# and the real DWS, nnf-sos and nnf-dm managers (t/nnf/build.sh, from
 # ../shared/nnf: about 2 min) for t3602 and the referee.  Both are built in
 # the background from here, so that the sanitizer build, its tests, the
 # fuzz run and the pytest cases that need neither run meanwhile (pytest
@@ -89,12 +146,17 @@ builds="$results/builds"
 if command -v go >/dev/null 2>&1; then
     export FLUX_DWS_REQUIRE_REALK8S=${FLUX_DWS_REQUIRE_REALK8S:-1}
     mkdir -p "$builds"
+    # the two builds side by side (Go's build cache is safe to share):
+    # one after the other, on a busy machine the real controllers were
+    # still being built 15 minutes after pytest
     (
         t0=$SECONDS
         timeout 3600 bash t/k8s/build.sh >"$builds/k8s.out" 2>"$results/k8s-build.log"
         echo "$? $(( SECONDS - t0 ))" >"$builds/k8s.rc"
+    ) &
+    (
         t0=$SECONDS
-        timeout 1800 bash t/nnf/build.sh >"$builds/nnf.out" 2>"$results/nnf-build.log"
+        timeout 3600 bash t/nnf/build.sh >"$builds/nnf.out" 2>"$results/nnf-build.log"
         echo "$? $(( SECONDS - t0 ))" >"$builds/nnf.rc"
     ) &
     # build_wait NAME: the background build's "STATUS SECONDS", once done
@@ -104,7 +166,7 @@ if command -v go >/dev/null 2>&1; then
         until [ -f "$builds/$1.rc" ]; do
             sleep 1
             waited=$(( waited + 1 ))
-            [ $waited -lt 5500 ] || { echo "124 $waited"; return; }
+            [ "$waited" -lt 5500 ] || { echo "124 $waited"; return; }
         done
         cat "$builds/$1.rc"
     }
@@ -140,20 +202,25 @@ if [ "${SKIP_SANITIZERS:-0}" != 1 ]; then
         meson compile -C build-asan >/dev/null
     }
     asan_pytest() {
-        LD_PRELOAD="$(gcc -print-file-name=libasan.so)" \
-        ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
-        UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-        PYTHONPATH="$top/src/python:$top/build-asan/src/python" \
+        timeout 2400 env LD_PRELOAD="$(gcc -print-file-name=libasan.so)" \
+            ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
+            UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+            PYTHONPATH="$top/src/python:$top/build-asan/src/python" \
             python -m pytest -q -p no:cacheprovider -m "not slow" \
             --junitxml="$results/pytest-asan.xml" t/python/libdws t/python/jgf
     }
     step "ASan+UBSan build" asan_build
     step "ASan+UBSan C unit tests" meson test -C build-asan --print-errorlogs
-    step "ASan+UBSan cffi tests" asan_pytest
+fi
+bg_wait "lint: mypy"
+if [ "${SKIP_SANITIZERS:-0}" != 1 ]; then
+    # beside pytest: they share nothing (build-asan, their own JUnit file)
+    bg_start "ASan+UBSan cffi tests" asan_pytest
 fi
 
 if [ "${SKIP_FUZZ:-0}" != 1 ] && ls t/fuzz/fuzz_*.py >/dev/null 2>&1; then
-    step "fuzz (${FUZZ_SECONDS:-30}s)" python t/fuzz/run.py --seconds "${FUZZ_SECONDS:-30}"
+    bg_start "fuzz (${FUZZ_SECONDS:-30}s)" timeout 900 \
+        python t/fuzz/run.py --seconds "${FUZZ_SECONDS:-30}"
 fi
 
 # pytest in two steps: what does not need the real control plane or the
@@ -161,19 +228,22 @@ fi
 # (every test file that names them, or a helper that starts them:
 # test_remote_store.py borrows test_attached's real_control_plane).
 # --durations: where pytest's time goes, on every CI page.
+# shellcheck disable=SC2046  # the test files' names have no blanks
 realstack=$(grep -l -E "realk8s|control_?plane|require_binaries|flux_dws\.realstack" \
     $(find t/python -name 'test_*.py') | sort)
 ignore=()
 for f in $realstack; do ignore+=("--ignore=$f"); done
 step "pytest" python -m pytest -q -p no:cacheprovider --durations=25 \
     --junitxml="$results/pytest.xml" "${ignore[@]}" t/python
-if command -v go >/dev/null 2>&1; then
-    step "real control plane (t/k8s/build.sh)" realk8s_build
-    step "real controllers (t/nnf/build.sh)" nnf_build
-fi
-# shellcheck disable=SC2086
-step "pytest: the real stack" python -m pytest -q -p no:cacheprovider --durations=10 \
-    --junitxml="$results/pytest-realstack.xml" $realstack
+bg_wait "ASan+UBSan cffi tests" "fuzz (${FUZZ_SECONDS:-30}s)"
+
+# Then three steps at once, each printed whole as it ends: the release
+# tarball (below; it needs neither Go build, so it starts first), the
+# real-stack pytest and sharness.  They share nothing but the real
+# controllers' webhook port, which t3602 and the referee take in turn
+# (flux_dws.realstack.nnf: a lock).  Sharness is the longest (its scripts,
+# two at a time, add up to more than the other two together), so the
+# others end beside it rather than after it.
 
 # The t34xx scripts check what is installed and released (meson install
 # into flux-core's prefix, the wheel, the RPM); the release step runs them
@@ -195,11 +265,10 @@ if ls t/t[0-9]*.t >/dev/null 2>&1; then
         # (t3602's webhook port is taken under a lock), so two at a time
         # halve the step (prove prints each script's output whole as it ends)
         # shellcheck disable=SC2086
-        (cd t && prove -j"${SHARNESS_JOBS:-2}" -v --timer $scripts :: --verbose) 2>&1 \
-            | tee "$results/sharness.log"
+        (cd t && timeout -k 60 4800 prove -j"${SHARNESS_JOBS:-2}" -v --timer $scripts \
+            :: --verbose) 2>&1 | tee "$results/sharness.log"
         return "${PIPESTATUS[0]}"
     }
-    step "sharness" sharness
 fi
 
 # The release tarball (meson dist: the tracked files of HEAD), checked from
@@ -207,8 +276,9 @@ fi
 # meson dist builds it and runs the C unit tests (meson test) and meson
 # install; then, in the unpacked tree, t3400 (meson install into a copy of
 # flux-core's prefix and a rabbit job on that install), t3401 (its wheel in
-# a fresh venv, the libdws cffi tests against it) and t3402 (the RPM from
-# the tarball).  A file the tarball lacks fails one of them.
+# a fresh venv, the libdws cffi tests against it), t3402 (the RPM from
+# the tarball) and t3403 (the README's venv route).  A file the tarball
+# lacks fails one of them.
 if [ "${SKIP_RELEASE:-0}" != 1 ] && ls t/t34[0-9]*.t >/dev/null 2>&1; then
     release() {
         local t0 tarball src
@@ -216,7 +286,7 @@ if [ "${SKIP_RELEASE:-0}" != 1 ] && ls t/t34[0-9]*.t >/dev/null 2>&1; then
         git diff --quiet HEAD 2>/dev/null \
             || echo "release: uncommitted changes are not in the tarball (meson dist packs HEAD)"
         rm -rf build/meson-dist build/release
-        meson dist -C build --formats xztar --allow-dirty >"$results/meson-dist.log" 2>&1 \
+        timeout 1800 meson dist -C build --formats xztar --allow-dirty >"$results/meson-dist.log" 2>&1 \
             || { tail -40 "$results/meson-dist.log"; return 1; }
         tarball=$(ls "$top"/build/meson-dist/flux-dws-*.tar.xz)
         echo "release: $(basename "$tarball"), $(du -k "$tarball" | cut -f1) KB," \
@@ -225,16 +295,31 @@ if [ "${SKIP_RELEASE:-0}" != 1 ] && ls t/t34[0-9]*.t >/dev/null 2>&1; then
         mkdir -p build/release
         tar -C build/release -xJf "$tarball"
         src=$(ls -d "$top"/build/release/flux-dws-*)
+        # -j2: the four scripts share nothing (each its own work
+        # directory; t3400's copy of flux-core's prefix is in its own
+        # mount namespace), and each waits on pip, meson or rpmbuild
         # shellcheck disable=SC2046
         (cd "$src/t" && FLUX_DWS_DIST_TARBALL=$tarball env -u PYTHONPATH \
-            prove -v --timer $(cd "$src/t" && ls t34[0-9]*.t) :: --verbose) 2>&1 \
-            | tee "$results/sharness-release.log"
+            timeout -k 60 2400 prove -j2 -v --timer $(cd "$src/t" && ls t34[0-9]*.t) \
+            :: --verbose) 2>&1 | tee "$results/sharness-release.log"
         local rc=${PIPESTATUS[0]}
         echo "release: took $(( $(date +%s) - t0 )) s"
         return "$rc"
     }
-    step "release tarball" release
+    bg_start "release tarball" release
 fi
+
+if command -v go >/dev/null 2>&1; then
+    step "real control plane (t/k8s/build.sh)" realk8s_build
+    step "real controllers (t/nnf/build.sh)" nnf_build
+fi
+# shellcheck disable=SC2086
+bg_start "pytest: the real stack" timeout 2700 python -m pytest -q -p no:cacheprovider \
+    --durations=10 --junitxml="$results/pytest-realstack.xml" $realstack
+if ls t/t[0-9]*.t >/dev/null 2>&1; then
+    bg_start "sharness" sharness
+fi
+bg_wait "release tarball" "pytest: the real stack" "sharness"
 
 echo "test.sh: took $(( $(date +%s) - started )) s; by step:"
 printf '%s\n' "${step_times[@]}" | tee "$results/steps.txt"
