@@ -95,8 +95,10 @@ def test_a_progress_list_that_keeps_failing_ends_the_job_too() -> None:
     """The NnfDataMovement list fails every time (Kubernetes 500): nothing
     is recorded as moved, so the bound ends the job, before any node, as a
     copy that does not move would; a copy that moves meanwhile is not seen
-    (the job is failed on what can be seen)."""
-    with _harness() as h:
+    (the job is failed on what can be seen).  Failing for good: longer
+    than the reads' retry deadline (60 s by default)."""
+    with Harness(config={"prestage": "always", "datain_stall_timeout": STALL},
+                 kube={"retry_deadline": 2.0}) as h:
         fault(h, kind="datamovement", state="DataIn", severity="delay", seconds=60)
         h.emulator.api_fault(500, method="GET", path="nnfdatamovements", count=100000)
         jobid = h.submit(STAGED, nodes=1)

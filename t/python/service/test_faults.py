@@ -521,15 +521,18 @@ def test_dropped_connections_are_retried(h: Harness) -> None:
     assert settled(h) == {}
 
 
-def test_api_refusing_for_good_fails_the_job_cleanly(h: Harness) -> None:
-    h.emulator.api_fault(500, method="PATCH", path="/computes/", count=1000,
-                         message="etcd is down")
-    jobid = h.submit(XFS, nodes=1)
-    job = h.wait(jobid, timeout=120)
-    (exc,) = fatal(job.exceptions)
-    assert "cannot fill the Computes" in exc["note"] and "etcd is down" in exc["note"]
-    h.emulator.clear_api_faults()
-    assert settled(h) == {}
+def test_api_refusing_for_good_fails_the_job_cleanly() -> None:
+    # refusing for longer than the writers' retry deadline (60 s by default)
+    with Harness(kube={"retry_deadline": 3.0}) as h:
+        h.emulator.api_fault(500, method="PATCH", path="/computes/", count=1000,
+                             message="etcd is down")
+        jobid = h.submit(XFS, nodes=1)
+        job = h.wait(jobid, timeout=120)
+        (exc,) = fatal(job.exceptions)
+        assert "cannot fill the Computes" in exc["note"] and "etcd is down" in exc["note"]
+        h.emulator.clear_api_faults()
+        assert settled(h) == {}
+        assert h.reactor.errors == []
 
 
 def test_watches_dropped_and_expired_mid_job(h: Harness) -> None:

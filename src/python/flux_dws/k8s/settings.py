@@ -25,7 +25,11 @@ class KubeSettings:
     writers: int = 16
     retry_initial: float = 0.05
     retry_max: float = 5.0
-    retry_attempts: int = 8
+    #: a write is given up after retry_attempts or retry_deadline seconds,
+    #: whichever comes first: with the backoff capped at retry_max, 40
+    #: attempts outlast the deadline, so an API server that restarts within
+    #: a minute costs no job (8 attempts gave up after 6.4 s)
+    retry_attempts: int = 40
     retry_deadline: float = 60.0
     request_timeout: float = 30.0
     connect_timeout: float = 10.0
