@@ -326,6 +326,24 @@ stop_rabbit_instance() {
     # no reader, and an unguarded write would block forever
     kill -0 $RABBIT_INSTANCE_PID 2>/dev/null &&
         timeout 30 sh -c 'echo done >"$1"' sh "$RABBIT_INSTANCE_DIR/hold"
+    # it ends once its queue is idle: a job a failed case left behind (its
+    # epilog held by a stalled service) must not hold the script for good.
+    # Bounded (RABBIT_STOP_BOUND seconds), then SIGTERM (the broker's
+    # cleanup cancels what runs), then SIGKILL
+    stop_ticks=0 # of 0.2 s
+    stop_bound=$(( ${RABBIT_STOP_BOUND:-600} * 5 ))
+    while kill -0 $RABBIT_INSTANCE_PID 2>/dev/null; do
+        case $stop_ticks in
+        "$stop_bound")
+            echo "stop_rabbit_instance: still running after ${RABBIT_STOP_BOUND:-600} s: SIGTERM" >&2
+            kill -TERM $RABBIT_INSTANCE_PID 2>/dev/null ;;
+        $(( stop_bound + 300 )))
+            echo "stop_rabbit_instance: still running 60 s after SIGTERM: SIGKILL" >&2
+            kill -KILL $RABBIT_INSTANCE_PID 2>/dev/null ;;
+        esac
+        sleep 0.2
+        stop_ticks=$((stop_ticks + 1))
+    done
     wait $RABBIT_INSTANCE_PID
     rc=$?
     RABBIT_INSTANCE_PID=
