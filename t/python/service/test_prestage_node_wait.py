@@ -188,6 +188,80 @@ def test_a_service_restart_before_the_plugin_answers() -> None:
         assert cleared(h) == {}
 
 
+def test_a_restart_after_the_plugin_let_it_go_before_its_nodes_are_read() -> None:
+    """The plugin let it go (the unpin applied) but its answer was lost with
+    the old service, and the job got nodes off its chassis.  The new service
+    asks again: "in state RUN: it has its nodes".  Its hosts, read from R
+    after that answer (held here until it came), decide: not those of its
+    chassis, the storage is torn down and set up again for them (before, the
+    storage was kept and the job failed at its Computes)."""
+    with harness() as h:
+        jobid, _, busy = staged_behind_a_busy_chassis(h)
+        real_rpc, real_info = h.link.rpc, h.link.job_info
+        unanswered: list[str] = []
+        held: list[Any] = []
+        holding_r = [True]
+
+        def unanswering(topic: str, payload: Any, nodeid: int, callback: Any) -> None:
+            if topic.endswith("." + PRESTAGE_UNPIN_METHOD) and not unanswered:
+                unanswered.append(topic)  # applied; the old service goes first
+                callback = None
+            real_rpc(topic, payload, nodeid, callback)
+
+        def holding(job: int, want_r: bool, callback: Any) -> None:
+            if job == jobid and want_r and holding_r[0]:
+                held.append(lambda: real_info(job, want_r, callback))
+                return
+            real_info(job, want_r, callback)
+
+        h.link.rpc = unanswering  # type: ignore[method-assign]
+        h.link.job_info = holding  # type: ignore[method-assign]
+        h.emulator.controllers.clear_faults()  # type: ignore[union-attr]
+        h.wait_for(lambda: state(h, jobid) == "RUN", what="its nodes, the unpin applied")
+        assert unanswered and chassis_of(h, h.job(jobid).hosts) == {"kind-worker2": 2,
+                                                                    "kind-worker3": 1}
+        h.restart_service()
+        h.wait_for(lambda: logged(h, "it has its nodes"), what="the unpin asked again, refused")
+        h.wait_for(lambda: bool(held), what="its R read")
+        holding_r[0] = False
+        for read in held:
+            h.reactor.call(read)
+        job = h.wait(jobid)
+        assert job.exceptions == [], job.exceptions
+        assert logged(h, "are not those of its chassis: its pre-staged storage is torn down")
+        h.finish(busy)
+        assert cleared(h) == {}
+
+
+def test_its_nodes_on_its_chassis_before_the_unpin_keep_its_storage() -> None:
+    """Given up, but its nodes came on its chassis before the plugin saw the
+    unpin (held here until the job runs): "it has its nodes", and they are
+    those its storage was set up for: kept, not torn down."""
+    with harness() as h:
+        jobid, counts, busy = staged_behind_a_busy_chassis(h)
+        real_rpc = h.link.rpc
+        held: list[Any] = []
+
+        def holding(topic: str, payload: Any, nodeid: int, callback: Any) -> None:
+            if topic.endswith("." + PRESTAGE_UNPIN_METHOD) and not held:
+                held.append(lambda: real_rpc(topic, payload, nodeid, callback))
+                return
+            real_rpc(topic, payload, nodeid, callback)
+
+        h.link.rpc = holding  # type: ignore[method-assign]
+        h.emulator.controllers.clear_faults()  # type: ignore[union-attr]
+        h.wait_for(lambda: bool(held), what="the unpin sent")
+        h.finish(busy)
+        h.wait_for(lambda: state(h, jobid) == "RUN", what="its nodes, on its chassis")
+        h.reactor.call(held[0])
+        job = h.wait(jobid)
+        assert job.exceptions == [] and chassis_of(h, job.hosts) == counts
+        assert logged(h, "are those of its chassis: its pre-staged storage is kept")
+        assert not logged(h, "creating its Workflow again")
+        assert len(events(h, jobid, "jobspec-update")) == 2  # resource-update, pin
+        assert cleared(h) == {}
+
+
 def test_its_view_while_given_up_and_after() -> None:
     with harness() as h:
         jobid, _, busy = staged_behind_a_busy_chassis(h, runtime=3600)

@@ -409,6 +409,16 @@ static bool setup_may_start (const struct job *job)
            && (job->restage == RESTAGE_NONE || job->restage == RESTAGE_AGAIN);
 }
 
+/* Its nodes came before it was let go of its chassis (RESTAGE_NODES_CAME):
+ * once they and the rabbit map are known, which they are decides whether
+ * its storage is kept (STEP_PRESTAGE_NODES).
+ */
+static bool nodes_decide (const struct dws_engine *e, const struct job *job)
+{
+    return job->restage == RESTAGE_NODES_CAME && job->hosts && e->map && !job->excepted
+           && !job->toredown;
+}
+
 /* Is the job to be pre-staged if it can be: what it asked (dw_prestage),
  * else rabbit.prestage (1: the jobs that copy data in, 2: all)?
  */
@@ -597,6 +607,8 @@ static struct step next_request (const struct dws_engine *e, const struct job *j
                 return make (STEP_RESOURCES_AGAIN);
             return make (STEP_NOTHING);
         case NEWS_SETUP:
+            if (nodes_decide (e, job))
+                return make (STEP_PRESTAGE_NODES);
             return setup_may_start (job) ? setup_start (e, job) : make (STEP_NOTHING);
         case NEWS_ABORT:
             if (job->phase == PHASE_LIMITED)
@@ -716,6 +728,8 @@ static struct step next_workflow (const struct dws_engine *e, const struct job *
             return proposal_ready (e, job);
         case NEWS_MAP:
             /* a job that reached dws.setup before the map was known */
+            if (nodes_decide (e, job))
+                return make (STEP_PRESTAGE_NODES);
             if (job->setup_pending && job->servers_pending == 0 && setup_may_start (job))
                 return setup_start (e, job);
             return make (STEP_NOTHING);
@@ -851,7 +865,9 @@ static struct step next_prestage (const struct dws_engine *e, const struct job *
         case NEWS_UNPINNED:
             /* let go: torn down (decide () records it), then created
              * again; not let go: it waits for its chassis, or goes on
-             * with the nodes that came meanwhile */
+             * with the nodes that came meanwhile, once they decide */
+            if (nodes_decide (e, job))
+                return make (STEP_PRESTAGE_NODES);
             if (job->restage == RESTAGE_UNPINNED && phase_exists (job) && desired < WF_TEARDOWN)
                 return teardown (job);
             if (job->restage == RESTAGE_NONE && setup_may_start (job))

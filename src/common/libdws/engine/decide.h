@@ -324,6 +324,8 @@ _Static_assert (NEWS_COUNT <= 64, "job->news has a bit per news");
     X (PRESTAGE_LOST, prestage_lost)                                                           \
     /* its nodes did not come within rabbit.prestage_node_wait: write ANN_GIVEN_UP first */    \
     X (PRESTAGE_GIVE_UP, prestage_give_up)                                                     \
+    /* its nodes came as it was let go: kept on its chassis, else torn down */                 \
+    X (PRESTAGE_NODES, prestage_nodes)                                                         \
     /* its given-up Workflow is deleted: create it again, the usual way */                     \
     X (PRESTAGE_AGAIN, prestage_again)                                                         \
     /* --- datain.c --- */                                                                     \

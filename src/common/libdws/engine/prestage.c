@@ -20,6 +20,7 @@
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -795,27 +796,51 @@ void prestage_on_unpin (struct dws_engine *e, enum token_kind kind, struct job *
     (void)kind;
     if (job->restage != RESTAGE_UNPINNING)
         return; /* a late answer */
+    const char *errstr = dws_json_str_or (json_object_get (event, "errstr"), "no answer");
     if (json_is_true (json_object_get (event, "ok"))) {
         sidestate_restage (e, job, RESTAGE_UNPINNED);
         act_log (e, "info", "%s: let go of its chassis: its pre-staged storage is torn down",
                  job->name);
     }
-    else if (job->hosts && e->map && !prestage_on_chassis (e, job, NULL)) {
-        /* (without the rabbit map it cannot be said: the Computes fill checks) */
-        /* let go before a restart, its nodes came from other chassis:
-         * the storage set up on its own cannot serve them */
-        sidestate_restage (e, job, RESTAGE_UNPINNED);
-        act_log (e, "info", "%s: its nodes %s are not those of its chassis: its pre-staged"
-                 " storage is torn down", job->name, job->hosts);
+    else if (job->hosts || json_integer_value (json_object_get (event, "errnum")) == EBUSY) {
+        /* its nodes came (the plugin's EBUSY: the job runs), perhaps
+         * by an unpin that the plugin applied but whose answer was lost
+         * with a restarted service: which nodes decides (prestage_nodes),
+         * once they are known (dws.setup, or its R read) */
+        sidestate_restage (e, job, RESTAGE_NODES_CAME);
+        act_log (e, "info", "%s: not let go of its chassis (%s): its storage is kept if its"
+                 " nodes are there", job->name, errstr);
     }
     else {
         /* an older jobtap plugin (no such method), or its nodes came
          * meanwhile: the storage set up on its chassis is kept */
         act_log (e, "warning", "%s: cannot let it go of its chassis (%s): its pre-staged"
-                 " storage is kept", job->name,
-                 dws_json_str_or (json_object_get (event, "errstr"), "no answer"));
+                 " storage is kept", job->name, errstr);
         sidestate_restage (e, job, RESTAGE_NONE);
         job->restage_why[0] = '\0';
+    }
+    act_record (e, job);
+    advance_mark (e, job, NEWS_UNPINNED);
+}
+
+/* STEP_PRESTAGE_NODES: its nodes came before it was let go of its
+ * chassis (RESTAGE_NODES_CAME): on them, its storage serves them; on
+ * others (the plugin let it go before a restart), the storage set up on its
+ * own cannot: torn down, set up again for them.
+ */
+void prestage_nodes (struct dws_engine *e, struct job *job, const struct step *st)
+{
+    (void)st;
+    if (prestage_on_chassis (e, job, NULL)) {
+        sidestate_restage (e, job, RESTAGE_NONE);
+        job->restage_why[0] = '\0';
+        act_log (e, "info", "%s: its nodes %s are those of its chassis: its pre-staged"
+                 " storage is kept", job->name, job->hosts);
+    }
+    else {
+        sidestate_restage (e, job, RESTAGE_UNPINNED);
+        act_log (e, "info", "%s: its nodes %s are not those of its chassis: its pre-staged"
+                 " storage is torn down", job->name, job->hosts);
     }
     act_record (e, job);
     advance_mark (e, job, NEWS_UNPINNED);

@@ -44,8 +44,8 @@ static const unsigned ssd_to[] = {
     [SSD_VERIFIED] = B (SSD_UNPICKED),
 };
 
-static const char *const restage_names[] = {"none", "noting", "unpinning", "unpinned",
-                                            "again"};
+static const char *const restage_names[] = {"none",     "noting",   "unpinning",
+                                            "nodes-came", "unpinned", "again"};
 static const unsigned restage_to[] = {
     /* given up: ANN_GIVEN_UP written first; or found given up after a
      * restart (being let go, torn down, or created again) */
@@ -53,8 +53,10 @@ static const unsigned restage_to[] = {
                      | B (RESTAGE_AGAIN),
     /* written (unpin it), or not (it waits for its chassis) */
     [RESTAGE_NOTING] = B (RESTAGE_UNPINNING) | B (RESTAGE_NONE),
-    /* let go, or not (an older plugin, its nodes came meanwhile) */
-    [RESTAGE_UNPINNING] = B (RESTAGE_UNPINNED) | B (RESTAGE_NONE),
+    /* let go, or not (an older plugin), or its nodes came meanwhile */
+    [RESTAGE_UNPINNING] = B (RESTAGE_UNPINNED) | B (RESTAGE_NONE) | B (RESTAGE_NODES_CAME),
+    /* they are not on its chassis (torn down), or they are (kept) */
+    [RESTAGE_NODES_CAME] = B (RESTAGE_UNPINNED) | B (RESTAGE_NONE),
     /* its Workflow created again */
     [RESTAGE_UNPINNED] = B (RESTAGE_AGAIN),
     [RESTAGE_AGAIN] = 0,

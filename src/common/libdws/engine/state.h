@@ -263,6 +263,9 @@ enum prestage_restage {
     RESTAGE_NOTING,   /* ANN_GIVEN_UP is being written on its Workflow */
     RESTAGE_UNPINNING, /* written: the jobtap plugin is asked to let it go of
                         * its chassis (prestage-unpin) */
+    RESTAGE_NODES_CAME, /* not let go: its nodes came first (the unpin lost
+                         * with a restarted service may have let it go):
+                         * which nodes they are decides, once known */
     RESTAGE_UNPINNED, /* let go: its Workflow is torn down, then created again */
     RESTAGE_AGAIN,    /* its Workflow created again: the usual way from here */
 };
