@@ -571,3 +571,75 @@ def test_side_states_change_only_through_their_tables() -> None:
                "sidestate.c": "    job->epilog = to;\n"}
     assert side_state_violations(planted) == ["prestage.c:5: sets ssd",
                                               "prestage.c:6: sets restage"]
+
+
+# ... and only the decider reads them to choose a step (issue 64).  A read
+# elsewhere is one of these, each function said once with what it does:
+# a view (what `flux dws job`, dws.status or a Workflow annotation shows of
+# the value: it writes the fact out, it does not choose), an answer's
+# check that it is still awaited (a late one is dropped), or rabbit health's
+# count of the rabbits a job uses.  sidestate.c moves the machines (its
+# reach/begin/end setters read where a machine is, so verbs need not).
+SIDE_READ = re.compile(
+    r"\b(?:job|j)->(" + "|".join(SIDE_FIELDS) + r")\b(?!\s*(?:=(?!=)|\+\+|--|[-+|&]=))"
+)
+SIDE_READERS = {
+    ("prestage.c", "prestage_view"): "view: `flux dws job`'s pre-staging",
+    ("status.c", "dws_engine_status"): "view: dws.status' job list",
+    ("workflow.c", "workflow_send_create"): "view: a Workflow created again says it was given up",
+    ("workflow.c", "workflow_teardown_patch"): "view: the Teardown patch says the epilog runs",
+    ("prestage.c", "prestage_noted"): "answer: the pick written, the ssd held (not picked anew)",
+    ("prestage.c", "prestage_found"): "answer: Fluxion's find, dropped unless awaited",
+    ("prestage.c", "prestage_on_given_up"): "answer: the give-up written, dropped unless awaited",
+    ("prestage.c", "prestage_on_unpin"): "answer: the unpin, dropped unless awaited",
+    ("rabbits.c", "rabbits_job"): "health: a job whose epilog ended uses no rabbit",
+}
+FUNCTION = re.compile(r"^(?:static\s+)?(?:const\s+)?(?:struct\s+)?\w+[\s*]+(\w+)\s*\(")
+
+
+def side_read_violations(files: dict[str, str]) -> list[str]:
+    """A side machine's field read outside decide.c and sidestate.c, in a
+    function SIDE_READERS does not list."""
+    bad = []
+    for name, text in sorted(files.items()):
+        if name in ("decide.c", "sidestate.c"):
+            continue
+        owner = None
+        for n, line in code_lines(text):
+            m = FUNCTION.match(line)
+            if m:
+                owner = m.group(1)
+            if (name, owner) in SIDE_READERS:
+                continue
+            bad += [f"{name}:{n}: {owner} reads {m.group(1)}" for m in SIDE_READ.finditer(line)]
+    return bad
+
+
+def test_only_the_decider_reads_a_side_state_to_choose() -> None:
+    files = read(sorted(ENGINE.glob("*.c")))
+    bad = side_read_violations(files)
+    assert not bad, "a side state read beside the decider: " + ", ".join(bad)
+    # every listed reader still reads one: the list says what is, not was
+    for name, function in SIDE_READERS:
+        lines = code_lines(files[name])
+        body = [line for n, line in lines]
+        start = next(i for i, line in enumerate(body) if (m := FUNCTION.match(line))
+                     and m.group(1) == function)
+        end = next(i for i in range(start + 1, len(body)) if body[i].startswith("}"))
+        assert any(SIDE_READ.search(line) for line in body[start:end]), (name, function)
+
+
+def test_the_guard_finds_a_verb_choosing_by_a_side_state() -> None:
+    planted = {
+        "workflow.c": "void workflow_delete (struct dws_engine *e, struct job *job)\n{\n"
+        "    /* job->epilog in a comment */\n"
+        "    if (job->epilog || job->restage != RESTAGE_UNPINNED)\n"
+        "        workflow_epilog_remove (e, job);\n    job->ssd = SSD_PICKED;\n}\n",
+        "status.c": "json_t *dws_engine_status (struct job *j)\n{\n"
+        "    return json_boolean (j->epilog);\n}\n",
+        "decide.c": "static bool f (const struct job *job)\n{\n    return job->epilog;\n}\n",
+    }
+    assert side_read_violations(planted) == [
+        "workflow.c:4: workflow_delete reads epilog",
+        "workflow.c:4: workflow_delete reads restage",
+    ]

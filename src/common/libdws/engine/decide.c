@@ -100,7 +100,7 @@ static struct step delete_when_ready (const struct job *job)
     if ((!job->epilog && job->restage != RESTAGE_UNPINNED) || job->phase == PHASE_DELETING
         || job->abort_reads > 0)
         return make (STEP_NOTHING);
-    return make (STEP_DELETE);
+    return make (job->epilog ? STEP_DELETE : STEP_DELETE_GIVEN_UP);
 }
 
 /* Teardown is wanted: after dws.abort's reads; once asked, the epilog
@@ -444,7 +444,7 @@ static struct step prestage_choice (const struct dws_engine *e, const struct job
     if (w->unknown_since > 0)
         return make (STEP_NOTHING); /* weighed again when the rabbits are known */
     if (w->unfit)
-        return make (job->prestage_asked == 1 ? STEP_PRESTAGE_REFUSE : STEP_PRESTAGE_NO);
+        return make (job->prestage_asked == 1 ? STEP_PRESTAGE_REFUSE : STEP_PRESTAGE_UNFIT);
     if (w->instance_nodes > 0 && w->nodes > w->instance_nodes)
         return make (STEP_PRESTAGE_TOO_BIG);
     if ((e->cfg.prestage_max_jobs > 0 && w->ahead_jobs + 1 > e->cfg.prestage_max_jobs)
@@ -1036,6 +1036,7 @@ static struct step take (struct dws_engine *e, struct job *job, enum news on)
             rc = phase_event (e, job, PHASE_EV_RELEASE, WF_NONE);
             break;
         case STEP_DELETE:
+        case STEP_DELETE_GIVEN_UP:
             rc = phase_event (e, job, PHASE_EV_DELETE, WF_NONE);
             break;
         case STEP_TEARDOWN_LATER:

@@ -214,6 +214,8 @@ _Static_assert (NEWS_COUNT <= 64, "job->news has a bit per news");
     X (MARK_EPILOG, workflow_mark_epilog)                                                      \
     /* Teardown done: release the epilog, delete the Workflow */                               \
     X (DELETE, workflow_delete)                                                                \
+    /* given up before its nodes (its epilog not begun): delete the Workflow */                \
+    X (DELETE_GIVEN_UP, workflow_delete_given_up)                                              \
     /* fail the job (an Error, a TransientCondition) */                                        \
     X (FAIL, workflow_fail)                                                                    \
     /* its exception, then forget it: it has no Workflow (created for a lost request) */       \
@@ -302,6 +304,8 @@ _Static_assert (NEWS_COUNT <= 64, "job->news has a bit per news");
     /* --- prestage.c --- */                                                                   \
     /* not pre-staged: not wanted, or it cannot be (the site's default) */                     \
     X (PRESTAGE_NO, prestage_no)                                                               \
+    /* wanted, but it cannot be: the usual way (prestage_not says why) */                      \
+    X (PRESTAGE_UNFIT, prestage_unfit)                                                         \
     /* not pre-staged: more nodes than the instance has */                                     \
     X (PRESTAGE_TOO_BIG, prestage_too_big)                                                     \
     /* not pre-staged: the site's bound on what is held ahead */                               \

@@ -240,8 +240,13 @@ static void chosen (struct dws_engine *e, struct job *job, bool prestage, struct
 void prestage_no (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    if (job->prestage_stage == PRESTAGE_WEIGHED && job->weighed.unfit) /* wanted: unfit */
-        snprintf (job->prestage_not, sizeof (job->prestage_not), "%s", job->weighed.unfit);
+    chosen (e, job, false, NULL);
+}
+
+void prestage_unfit (struct dws_engine *e, struct job *job, const struct step *st)
+{
+    (void)st;
+    snprintf (job->prestage_not, sizeof (job->prestage_not), "%s", job->weighed.unfit);
     chosen (e, job, false, NULL);
 }
 
@@ -439,8 +444,7 @@ void prestage_pick (struct dws_engine *e, struct job *job, const struct step *st
 
 void prestage_noted (struct dws_engine *e, struct job *job)
 {
-    if (job->prestage_stage < PRESTAGE_RECORDED)
-        sidestate_prestage_stage (e, job, PRESTAGE_RECORDED);
+    sidestate_prestage_reach (e, job, PRESTAGE_RECORDED);
     if (job->held && job->ssd == SSD_UNPICKED) {
         sidestate_ssd (e, job, SSD_PICKED);
         act_record (e, job);
@@ -560,9 +564,8 @@ static json_t *pin (struct dws_engine *e, struct job *job)
 void prestage_ready (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    if (job->prestage_stage != PRESTAGE_READY)
+    if (sidestate_prestage_reach (e, job, PRESTAGE_READY))
         act_log (e, "info", "%s: set up and filled: let go to the scheduler", job->name);
-    sidestate_prestage_stage (e, job, PRESTAGE_READY);
     act_dependency (e, job, DWS_JOBWIRE_PRESTAGE_DEPENDENCY, false, pin (e, job));
     if (job->prestage_counts && e->cfg.prestage_node_wait > 0) /* held to its chassis */
         act_timer_start (e, job, T_NODE_WAIT, e->cfg.prestage_node_wait);

@@ -32,6 +32,7 @@ void prestage_weigh (struct dws_engine *e, struct job *job, json_t *breakdowns);
  * be: its resource-update says why), or pre-staged; its Proposal's
  * outcome follows.
  */
+void prestage_unfit (struct dws_engine *e, struct job *job, const struct step *st);
 void prestage_no (struct dws_engine *e, struct job *job, const struct step *st);
 void prestage_too_big (struct dws_engine *e, struct job *job, const struct step *st);
 void prestage_full (struct dws_engine *e, struct job *job, const struct step *st);

@@ -625,8 +625,7 @@ void progress_adopt (struct dws_engine *e, struct job *job, const struct step *s
      * state's, whose hosts were given up before the restart */
     job->forced = v->force_ready_state;
     if (wfview_annotation (v, ANN_EPILOG))
-        if (job->epilog == EPILOG_NONE) /* what it knows is kept */
-            sidestate_epilog (e, job, EPILOG_ACTIVE);
+        sidestate_epilog_begin (e, job);
     json_t *mode = json_string (wfview_annotation (v, ANN_RELEASE));
     enum release_mode release = RELEASE_DEFAULT;
     if (release_mode_parse (mode, &release, NULL) == 0)

@@ -387,8 +387,7 @@ void request_begin_epilog (struct dws_engine *e, struct job *job, const struct s
     (void)st;
     if (job->said->log)
         act_log (e, "warning", "%s: %s", job->name, job->said->log);
-    if (job->epilog == EPILOG_NONE)
-        sidestate_epilog (e, job, EPILOG_ACTIVE);
+    sidestate_epilog_begin (e, job);
     /* PostRun, or Teardown (now, or once the create has answered) */
     advance_mark (e, job, job->said->run_started ? NEWS_POST_RUN : NEWS_EPILOG_UNRUN);
 }
@@ -446,8 +445,7 @@ static void teardown_request (struct dws_engine *e, json_t *msgid, json_t *p, bo
         return;
     }
     act_respond_ok (e, msgid);
-    if (job->epilog == EPILOG_NONE)
-        sidestate_epilog (e, job, EPILOG_ACTIVE);
+    sidestate_epilog_begin (e, job);
     advance_mark (e, job, abort ? NEWS_ABORT : NEWS_TEARDOWN_REQUEST);
 }
 

@@ -115,3 +115,25 @@ void sidestate_epilog (struct dws_engine *e, struct job *job, enum epilog to)
     if (allowed (e, job, &epilog_machine, (int)job->epilog, (int)to))
         job->epilog = to;
 }
+
+bool sidestate_prestage_reach (struct dws_engine *e, struct job *job, enum prestage_stage to)
+{
+    if (job->prestage_stage >= to)
+        return false;
+    sidestate_prestage_stage (e, job, to);
+    return true;
+}
+
+void sidestate_epilog_begin (struct dws_engine *e, struct job *job)
+{
+    if (job->epilog == EPILOG_NONE) /* what it knows is kept */
+        sidestate_epilog (e, job, EPILOG_ACTIVE);
+}
+
+bool sidestate_epilog_end (struct dws_engine *e, struct job *job)
+{
+    if (job->epilog == EPILOG_REMOVED)
+        return false;
+    sidestate_epilog (e, job, EPILOG_REMOVED);
+    return true;
+}

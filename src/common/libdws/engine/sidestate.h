@@ -21,4 +21,12 @@ void sidestate_ssd (struct dws_engine *e, struct job *job, enum prestage_ssd to)
 void sidestate_restage (struct dws_engine *e, struct job *job, enum prestage_restage to);
 void sidestate_epilog (struct dws_engine *e, struct job *job, enum epilog to);
 
+/* Moves that depend on where the machine is, so that no verb reads it to
+ * choose: pre-staging moved on to `to` unless it is there or past it
+ * (true when it moved); the epilog begun unless it has (active, or
+ * removed); the epilog removed unless it was (true when it was not). */
+bool sidestate_prestage_reach (struct dws_engine *e, struct job *job, enum prestage_stage to);
+void sidestate_epilog_begin (struct dws_engine *e, struct job *job);
+bool sidestate_epilog_end (struct dws_engine *e, struct job *job);
+
 #endif /* !DWS_ENGINE_SIDESTATE_H */

@@ -468,9 +468,8 @@ static json_t *datamovements_kept (struct dws_engine *e, json_t *items)
 
 void workflow_epilog_remove (struct dws_engine *e, struct job *job)
 {
-    if (job->epilog == EPILOG_REMOVED)
+    if (!sidestate_epilog_end (e, job))
         return;
-    sidestate_epilog (e, job, EPILOG_REMOVED);
     act_record (e, job); /* the job ends: its record is written before */
     rabbits_job_done (e, job);
     act_epilog_remove (e, job->id);
@@ -489,20 +488,33 @@ void workflow_remove_finalizer (struct dws_engine *e, struct job *job)
     job->asking |= (uint64_t)1 << TOK_FINALIZER; /* once, until it is answered */
 }
 
+static void delete (struct dws_engine *e, struct job *job)
+{
+    char token[96];
+    act_k8s (e, "delete", "Workflow", e->cfg.namespace, job->name, NULL,
+             token_for (token, sizeof (token), TOK_DELETE, job));
+    workflow_remove_finalizer (e, job);
+}
+
 /* STEP_DELETE: Teardown is complete and the job in its epilog: release
  * the epilog, delete the Workflow.
  */
 void workflow_delete (struct dws_engine *e, struct job *job, const struct step *st)
 {
-    char token[96];
     (void)st;
-    if (job->epilog || job->restage != RESTAGE_UNPINNED)
-        workflow_epilog_remove (e, job);
-    else
-        rabbits_job_done (e, job); /* given up: the job waits, its epilog not begun */
-    act_k8s (e, "delete", "Workflow", e->cfg.namespace, job->name, NULL,
-             token_for (token, sizeof (token), TOK_DELETE, job));
-    workflow_remove_finalizer (e, job);
+    workflow_epilog_remove (e, job);
+    delete (e, job);
+}
+
+/* STEP_DELETE_GIVEN_UP: Teardown is complete for a job whose pre-staging
+ * was given up before its nodes: the job waits (its epilog not begun),
+ * its rabbits are free; the Workflow is deleted, then created again.
+ */
+void workflow_delete_given_up (struct dws_engine *e, struct job *job, const struct step *st)
+{
+    (void)st;
+    rabbits_job_done (e, job);
+    delete (e, job);
 }
 
 /* STEP_ASK: desiredState st->state (the decider asked for it), with the

@@ -31,6 +31,7 @@ void workflow_teardown_begin (struct dws_engine *e, struct job *job, const struc
 void workflow_teardown_patch (struct dws_engine *e, struct job *job, const struct step *st);
 void workflow_mark_epilog (struct dws_engine *e, struct job *job, const struct step *st);
 void workflow_delete (struct dws_engine *e, struct job *job, const struct step *st);
+void workflow_delete_given_up (struct dws_engine *e, struct job *job, const struct step *st);
 void workflow_finalizer (struct dws_engine *e, struct job *job, const struct step *st);
 /* STEP_FAIL: fail the job with job->said->type (default "exception": a timeout's
  * input says "dws-timeout") and job->said->why. */
