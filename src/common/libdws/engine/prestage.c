@@ -815,8 +815,8 @@ void prestage_on_unpin (struct dws_engine *e, enum token_kind kind, struct job *
                  " nodes are there", job->name, errstr);
     }
     else {
-        /* an older jobtap plugin (no such method), or its nodes came
-         * meanwhile: the storage set up on its chassis is kept */
+        /* an older jobtap plugin (no such method), or another refusal:
+         * the storage set up on its chassis is kept, the job waits for it */
         act_log (e, "warning", "%s: cannot let it go of its chassis (%s): its pre-staged"
                  " storage is kept", job->name, errstr);
         sidestate_restage (e, job, RESTAGE_NONE);
