@@ -30,8 +30,11 @@ def capacities_known(h: Harness) -> None:
     """Until the service has every rabbit's size from its Storage: the
     refusals below name what all rabbits hold, which a job submitted
     before the Storage list would not see."""
-    h.wait_for(lambda: all(r["capacity"] > 0 for r in h.rabbits_now()["rabbits"]),
-               what="every rabbit's capacity known")
+    def known() -> bool:
+        view = h.rabbits_now()  # not ready: its rabbits may not be listed yet
+        return bool(view.get("ready")) and all(r["capacity"] > 0 for r in view["rabbits"])
+
+    h.wait_for(known, what="every rabbit's capacity known")
 
 
 @pytest.fixture

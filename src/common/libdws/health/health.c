@@ -101,8 +101,8 @@ void dws_health_configure (struct dws_health *h, const struct dws_health_config 
 
 bool dws_health_ready (const struct dws_health *h)
 {
-    if (!h || !h->storage_synced || !h->journal_synced)
-        return false;
+    if (!h || !h->topology_known || !h->storage_synced || !h->journal_synced)
+        return false; /* before the map, no ssd state can have been applied */
     const char *tok;
     json_t *b;
     json_object_foreach (h->batches, tok, b) {

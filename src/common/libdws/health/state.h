@@ -113,6 +113,7 @@ struct dws_health {
 
     bool storage_synced;
     bool journal_synced;
+    bool topology_known;   /* which computes each rabbit serves (the map) */
     bool graph_known;
     bool fluxion_known;    /* Fluxion answered find since it (re)started */
     json_t *fluxion_down;  /* {path: true}: its down vertices, until the next ssd flush */

@@ -57,6 +57,7 @@ int dws_health_topology (struct dws_health *h, json_t *c2r, json_t *actions, dws
         if (!json_is_string (r))
             return dws_errorf (err, "topology: the rabbit of %s is not a string", c);
     }
+    h->topology_known = true;
     if (same_topology (h, c2r))
         return 0;
     /* Build the new tables, moving over what is known of the rabbits and

@@ -168,7 +168,7 @@ json_t *dws_health_view (struct dws_health *h)
         json_array_append_new (rabbits, rabbit_view (h, r, json_object_get (per, r->name)));
     }
     json_decref (per);
-    bool ready = h->storage_synced && h->journal_synced
+    bool ready = h->topology_known && h->storage_synced && h->journal_synced
                  && (!h->cfg.fluxion || (h->graph_known && h->fluxion_known));
     return json_pack ("{s:b s:b s:b s:b s:O s:o s:o}", "fluxion", h->cfg.fluxion,
                       "drain_compute_nodes", h->cfg.drain_compute_nodes, "soft_drain",

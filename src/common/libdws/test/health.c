@@ -1747,6 +1747,50 @@ static json_t *compute_of (json_t *view, size_t rabbit, size_t k)
                            k);
 }
 
+/* Storage, journal, graph and Fluxion known, but not which computes each
+ * rabbit serves (the SystemConfiguration comes late): no ssd state can
+ * have been applied, so health is not ready and lists no rabbit. */
+static void test_not_ready_before_the_topology (void)
+{
+    dws_error_t err;
+    struct dws_health *h = dws_health_create ();
+    struct dws_health_config cfg = {.fluxion = true, .namespace = "default"};
+    dws_health_configure (h, &cfg);
+    reset ();
+    json_t *graph = J ("{'ssds':{'r1':['/cl/chassis0/ssd0'],'r2':['/cl/chassis1/ssd0']},"
+                       "'nodes':{}}");
+    dws_health_graph (h, graph, actions, &err);
+    json_decref (graph);
+    fluxion_says (h, "[]");
+    json_t *objs = json_array ();
+    json_array_append_new (objs, storage ("r1", "Ready", "Enabled", "Ready", "Ready"));
+    json_array_append_new (objs, storage ("r2", "Ready", "Enabled", "Ready", "Ready"));
+    dws_health_storage_sync (h, objs, actions, &err);
+    json_decref (objs);
+    feed_journal (h, "[{'name':'restart','context':{'ranks':'0-3','online':'0-3',"
+                     "'nodelist':'c[1-4]'}}]");
+    flush (h);
+    answer_all (h, true, 0);
+    ok (!dws_health_ready (h), "without the topology: not ready");
+    json_t *view = dws_health_view (h);
+    ok (json_is_false (json_object_get (view, "ready"))
+            && json_array_size (json_object_get (view, "rabbits")) == 0,
+        "and the view says so, with no rabbit listed");
+    json_decref (view);
+    json_t *topo = J ("{'c1':'r1','c2':'r1','c3':'r2','c4':'r2'}");
+    ok (dws_health_topology (h, topo, actions, &err) == 0, "the topology comes");
+    json_decref (topo);
+    flush (h);
+    answer_all (h, true, 0);
+    ok (dws_health_ready (h), "then ready");
+    view = dws_health_view (h);
+    ok (json_is_true (json_object_get (view, "ready"))
+            && json_array_size (json_object_get (view, "rabbits")) == 2,
+        "and the view lists its two rabbits, ready");
+    json_decref (view);
+    dws_health_destroy (h);
+}
+
 static void test_fenced_computes (void)
 {
     struct dws_health *h = system_create (true, true, false, false);
@@ -1958,6 +2002,7 @@ int main (void)
 {
     test_fluxion_rabbit_transitions ();
     test_links_and_drains ();
+    test_not_ready_before_the_topology ();
     test_fenced_computes ();
     test_drain_options ();
     test_exclude ();
