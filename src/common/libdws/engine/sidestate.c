@@ -44,8 +44,8 @@ static const unsigned ssd_to[] = {
     [SSD_VERIFIED] = B (SSD_UNPICKED),
 };
 
-static const char *const restage_names[] = {"none",     "noting",   "unpinning",
-                                            "nodes-came", "unpinned", "again"};
+static const char *const restage_names[] = {"none", "noting", "unpinning", "nodes-came",
+                                            "unpinned", "again"};
 static const unsigned restage_to[] = {
     /* given up: ANN_GIVEN_UP written first; or found given up after a
      * restart (being let go, torn down, or created again) */
