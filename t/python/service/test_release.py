@@ -10,6 +10,8 @@ from typing import Any, Callable
 
 from t.python.service.harnesshelp import cleared, fault
 
+from flux_dws.apiserver.store import ApiError
+from flux_dws.emulator.driver import RESOURCE as RESOURCES
 from flux_dws.harness import Harness
 
 XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
@@ -147,10 +149,13 @@ def test_a_bad_dw_release_computes_is_a_dws_create_exception() -> None:
 
 def test_failed_copy_out_after_release_is_recorded_not_raised() -> None:
     with Harness(config=EARLY) as h:
-        fault(h, state="DataOut", severity="Fatal")
+        fault(h, state="DataOut", severity="stall")
         jobid = h.submit(STAGED, nodes=1)
-        job = h.wait(jobid)
-        assert job.exceptions == []  # nothing can reach an inactive job
+        h.wait(jobid)  # released: DataOut written, then the epilog ended
+        fault(h, state="DataOut", severity="Fatal")
+        h.emulator.controllers.clear_faults("DataOut", "stall")  # type: ignore[union-attr]
+        h.wait_for(lambda: "data.dws.dataout" in h.jm.jobs[jobid].kvs, what="DataOut failed")
+        assert h.job(jobid).exceptions == []  # nothing can reach an inactive job
         h.wait_for(lambda: "data.dws.teardown" in h.jm.jobs[jobid].kvs, what="Teardown")
         rec = h.jm.jobs[jobid].kvs["data.dws.dataout"]
         assert rec["state"] == "failed" and rec["error"]
@@ -159,6 +164,73 @@ def test_failed_copy_out_after_release_is_recorded_not_raised() -> None:
         assert end == {"id": jobid, "ok": False, "error": rec["error"]}
         assert any("owner uid" in m and "computes released" in m
                    for lvl, m in h.link.logs if lvl == "err"), h.link.logs
+        assert cleared(h) == {}
+
+
+def test_copy_out_failed_before_the_computes_went_back_is_raised() -> None:
+    """DataOut fails before its patch is answered (the answer held here):
+    the job is still in its epilog, so the exception reaches it, and its
+    epilog ends at Teardown, its computes not released early."""
+    with Harness(config=EARLY) as h:
+        fault(h, state="PostRun", severity="stall")
+        fault(h, state="DataOut", severity="Fatal")
+        jobid = h.submit(STAGED, nodes=1)
+        name = f"fluxjob-{jobid}"
+        h.wait_for(lambda: desired_state(h, name) == "PostRun", what="PostRun written")
+        held_answer = h.emulator.api_fault(method="PATCH", path=f"/workflows/{name}$",
+                                           hold=600.0)
+        h.emulator.controllers.clear_faults("PostRun")  # type: ignore[union-attr]
+        h.wait_for(lambda: bool(h.job(jobid).exceptions), what="DataOut's failure raised")
+        held_answer.release()
+        job = h.wait(jobid)
+        assert [e["note"] for e in job.exceptions] == [
+            "DWS/Rabbit interactions failed: workflow hit an error:"
+            " DW Directive 1: Internal error: injected fault"], job.exceptions
+        assert not any("computes released" in m for _, m in h.link.logs)
+        assert sum("epilog-finish" in e for e in job.events()) == 1
+        assert cleared(h) == {}
+
+
+def desired_state(h: Harness, name: str) -> str | None:
+    """The Workflow's desiredState in the API server, None before it exists."""
+    try:
+        wf = h.emulator.store.get(RESOURCES["workflow"], "default", name)
+    except ApiError:
+        return None
+    return wf["spec"]["desiredState"]  # type: ignore[no-any-return]
+
+
+def test_a_restart_before_the_dataout_patch_answers_ends_the_epilog() -> None:
+    """The computes go back only once DataOut, with the held ssds, is on the
+    Workflow: the DataOut patch is carried out but its answer held, and the
+    service restarted then.  The job is still in CLEANUP (before, its epilog
+    ended first, and a restart in between tore down a job whose data was
+    never copied out); the new service takes the Workflow up released and
+    ends the epilog once."""
+    with Harness(config=EARLY) as h:
+        fault(h, state="PostRun", severity="stall")
+        fault(h, state="DataOut", severity="stall")
+        jobid = h.submit(STAGED, nodes=4)
+        name = f"fluxjob-{jobid}"
+        h.wait_for(lambda: desired_state(h, name) == "PostRun", what="PostRun written")
+        held_answer = h.emulator.api_fault(method="PATCH", path=f"/workflows/{name}$",
+                                           hold=600.0)
+        h.emulator.controllers.clear_faults("PostRun")  # type: ignore[union-attr]
+        h.wait_for(lambda: held_answer.hits >= 1, what="the DataOut patch sent")
+        wf = h.emulator.store.get(RESOURCES["workflow"], "default", name)
+        assert wf["spec"]["desiredState"] == "DataOut"
+        assert "flux-dws.io/held-ssds" in wf["metadata"]["annotations"]
+        assert h.job(jobid).state == "CLEANUP"  # its epilog waits for the answer
+        h.restart_service()
+        held_answer.release()
+        job = h.wait(jobid)
+        assert job.exceptions == [], job.exceptions
+        assert sum("epilog-finish" in e for e in job.events()) == 1
+        assert any("released, but its epilog is active: ending it" in m
+                   for _, m in h.link.logs)
+        h.wait_for(lambda: phase(h, jobid) == "dataout", what="DataOut goes on")
+        clear(h)
+        h.wait_for(lambda: engine_job(h, jobid) is None, what="the Workflow gone")
         assert cleared(h) == {}
 
 

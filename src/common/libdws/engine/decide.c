@@ -485,7 +485,7 @@ static struct step gone (const struct job *job)
         if (job->restage == RESTAGE_UNPINNED && !job->epilog && !job->excepted)
             return make (STEP_PRESTAGE_AGAIN);
         struct step st = make (STEP_FORGET);
-        st.end_epilog = job->epilog == EPILOG_ACTIVE;
+        st.end_epilog = job->epilog == EPILOG_ACTIVE || job->epilog == EPILOG_RELEASING;
         return st;
     }
     if (!phase_exists (job))
@@ -652,6 +652,8 @@ static struct step next_request (const struct dws_engine *e, const struct job *j
         case NEWS_ORPHAN_CLEANUP:
             if (!job->epilog && phase_exists (job))
                 return make (STEP_BEGIN_EPILOG); /* its dws.post_run was lost */
+            if (job->released && job->epilog == EPILOG_REMOVED && phase_exists (job))
+                return make (STEP_RELEASE_EPILOG_AGAIN); /* stopped before its epilog ended */
             return make (STEP_NOTHING);
         case NEWS_JOB_INFO:
             if (job->info_for == INFO_HOLD)
@@ -714,6 +716,12 @@ static struct step next_workflow (const struct dws_engine *e, const struct job *
             return make (STEP_NOTHING);
         case NEWS_RELEASED:
             return ask (job, WF_DATAOUT);
+        case NEWS_STATE_WRITTEN:
+            /* DataOut with the held ssds is on the Workflow: a restart
+             * now takes it up released (release.c) */
+            if (job->epilog == EPILOG_RELEASING && desired == WF_DATAOUT)
+                return make (STEP_RELEASE_EPILOG);
+            return make (STEP_NOTHING);
         case NEWS_BREAKDOWN:
             if (job->excepted)
                 return make (STEP_NOTHING);

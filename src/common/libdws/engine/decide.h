@@ -59,6 +59,8 @@
     X (SETUP_AGAIN, request)                                                                   \
     /* the ssds are held (or the computes kept): DataOut */                                    \
     X (RELEASED, workflow)                                                                     \
+    /* a desiredState patch is written */                                                      \
+    X (STATE_WRITTEN, workflow)                                                                \
     /* timer `arg` (enum timer_kind) fired */                                                  \
     X (TIMER, failure)                                                                         \
     /* a DirectiveBreakdown read answered (recorded) */                                        \
@@ -301,6 +303,10 @@ _Static_assert (NEWS_COUNT <= 64, "job->news has a bit per news");
     X (HOLD, release_hold)                                                                     \
     /* the ssds are held: end the epilog, DataOut */                                           \
     X (RELEASED, release_released)                                                             \
+    /* DataOut and the held ssds written: end the epilog, the computes go back */              \
+    X (RELEASE_EPILOG, release_epilog)                                                         \
+    /* taken up released with its epilog active still (a restart between): end it */          \
+    X (RELEASE_EPILOG_AGAIN, release_epilog_again)                                             \
     /* --- prestage.c --- */                                                                   \
     /* not pre-staged: not wanted, or it cannot be (the site's default) */                     \
     X (PRESTAGE_NO, prestage_no)                                                               \

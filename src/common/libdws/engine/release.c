@@ -11,14 +11,19 @@
  * job's R in the KVS (the job manager's copy has no scheduling graph).
  *
  *   postrun-done --release--> releasing: read R, hold its ssds
- *   every hold answered       end the epilog, ask for DataOut (released)
+ *   every hold answered       ask for DataOut, the held paths with it
+ *   DataOut written           end the epilog (released)
  *   no answer in time, no R   keep the computes until Teardown (a warning)
  *
  * Without Fluxion (--disable-fluxion) there is no early release: the
  * computes are kept until Teardown (the decider, decide.c, says so).
  *
  * The held paths go on the Workflow with the DataOut patch (ANN_HELD),
- * so a restarted service holds them again.
+ * so a restarted service holds them again, and the epilog ends only once
+ * that patch is written: a service restarted in between finds the job in
+ * CLEANUP with its Workflow in PostRun (it releases it again) or in DataOut
+ * with the paths (it ends the epilog), never a job ended with its DataOut
+ * not asked for (which it would tear down, its data not copied out).
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
@@ -68,7 +73,8 @@ const char *release_mode_name (enum release_mode mode)
     return mode <= RELEASE_LATE ? mode_names[mode] : "?";
 }
 
-/* STEP_RELEASED: the ssds are held: end the epilog, DataOut. */
+/* STEP_RELEASED: the ssds are held: DataOut, the held paths with it;
+ * the epilog ends once that is written (STEP_RELEASE_EPILOG). */
 void release_released (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
@@ -76,16 +82,41 @@ void release_released (struct dws_engine *e, struct job *job, const struct step 
     char *held = json_dumps (job->held ? job->held : none, JSON_COMPACT);
     json_decref (none);
     act_timer_stop (e, job, T_RELEASE);
-    /* before the epilog ends (the same sender, in order): the jobtap
-     * plugin holds the job's dependents until DataOut has ended */
-    act_rpc (e, DWS_JOBWIRE_TOPIC (DWS_JOBWIRE_DATAOUT_BEGIN_METHOD), json_pack ("{s:I}", "id", job->id), NULL);
+    sidestate_epilog (e, job, EPILOG_RELEASING);
+    struct told ann = {.annotations = held ? json_pack ("{s:s}", ANN_HELD, held) : NULL};
+    free (held);
+    advance_tell (e, job, NEWS_RELEASED, &ann);
+}
+
+/* Before the epilog ends (the same sender, in order): the jobtap plugin
+ * holds the job's dependents until DataOut has ended. */
+static void dataout_begin (struct dws_engine *e, struct job *job)
+{
+    act_rpc (e, DWS_JOBWIRE_TOPIC (DWS_JOBWIRE_DATAOUT_BEGIN_METHOD),
+             json_pack ("{s:I}", "id", job->id), NULL);
+}
+
+/* STEP_RELEASE_EPILOG: DataOut and the held ssds are on the Workflow:
+ * the computes go back. */
+void release_epilog (struct dws_engine *e, struct job *job, const struct step *st)
+{
+    (void)st;
+    dataout_begin (e, job);
     workflow_epilog_remove (e, job);
     job->released = true;
     act_log (e, "info", "%s: computes released after PostRun (%zu ssd held until Teardown)",
              job->name, json_array_size (job->held));
-    struct told ann = {.annotations = held ? json_pack ("{s:s}", ANN_HELD, held) : NULL};
-    free (held);
-    advance_tell (e, job, NEWS_RELEASED, &ann);
+}
+
+/* STEP_RELEASE_EPILOG_AGAIN: a restarted service took up a released
+ * job's Workflow (DataOut, the held paths), and the job is in CLEANUP
+ * still: the service before it stopped between the two. */
+void release_epilog_again (struct dws_engine *e, struct job *job, const struct step *st)
+{
+    (void)st;
+    act_log (e, "warning", "%s: released, but its epilog is active: ending it", job->name);
+    dataout_begin (e, job);
+    act_epilog_remove (e, job->id);
 }
 
 /* Release without waiting any longer, or not at all: DataOut goes on. */

@@ -26,6 +26,8 @@ void release_start (struct dws_engine *e, struct job *job, const struct step *st
 /* The job's R (a job-info answer asked by release_start). */
 void release_on_R (struct dws_engine *e, struct job *job, json_t *event);
 void release_hold (struct dws_engine *e, struct job *job, const struct step *st);
+void release_epilog (struct dws_engine *e, struct job *job, const struct step *st);
+void release_epilog_again (struct dws_engine *e, struct job *job, const struct step *st);
 void release_released (struct dws_engine *e, struct job *job, const struct step *st);
 /* After rabbit health moved: the jobs whose holds Fluxion has confirmed
  * are marked (NEWS_HOLDS_APPLIED), to be released at the event's end.

@@ -62,11 +62,14 @@ static const unsigned restage_to[] = {
     [RESTAGE_AGAIN] = 0,
 };
 
-static const char *const epilog_names[] = {"none", "active", "removed"};
+static const char *const epilog_names[] = {"none", "active", "releasing", "removed"};
 static const unsigned epilog_to[] = {
     /* begun; or ended with none begun (dws.abort, a job ended while away) */
     [EPILOG_NONE] = B (EPILOG_ACTIVE) | B (EPILOG_REMOVED),
-    [EPILOG_ACTIVE] = B (EPILOG_REMOVED),
+    /* its computes to go back after PostRun; or ended */
+    [EPILOG_ACTIVE] = B (EPILOG_RELEASING) | B (EPILOG_REMOVED),
+    /* DataOut written: ended (or, failing, ended at Teardown) */
+    [EPILOG_RELEASING] = B (EPILOG_REMOVED),
     [EPILOG_REMOVED] = 0,
 };
 

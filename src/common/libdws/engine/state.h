@@ -239,6 +239,8 @@ enum job_dep {
 enum epilog {
     EPILOG_NONE = 0,  /* not begun (no dws.post_run) */
     EPILOG_ACTIVE,    /* begun: Flux waits for its epilog-remove */
+    EPILOG_RELEASING, /* to end once DataOut, with the ssds held, is on the
+                       * Workflow (release.c): a restart finds either */
     EPILOG_REMOVED,   /* ended: epilog-remove sent, or dws.abort ended it */
 };
 

@@ -555,7 +555,9 @@ void workflow_on_state (struct dws_engine *e, enum token_kind kind, struct job *
 {
     (void)kind;
     struct k8s_answer a = answer_of (event);
-    if (!a.ok && a.code != 404)
+    if (a.ok)
+        advance_mark (e, job, NEWS_STATE_WRITTEN); /* a released job's epilog may end */
+    else if (a.code != 404)
         workflow_fail_job (e, job, "exception", NOTE_PREFIX "cannot move workflow %s to %s: %s",
                   job->name, wfstate_name (phase_desired (job)), answer_message (event));
 }

@@ -3072,21 +3072,15 @@ static bool postrun_done (struct dws_engine *e, long long id)
     return job_to (e, id, 0, "'c1'", 1, "PostRun") && complete (e, id, NULL);
 }
 
-/* The computes went back: dataout-begin, then (never before) the
- * epilog-remove, then the Workflow on to DataOut with the held paths.
+/* The computes go back: DataOut asked with the held paths first, and
+ * nothing released before that patch is written (a restart between would
+ * find a job ended with its DataOut not asked for); then dataout-begin,
+ * then (never before) the epilog-remove.
  */
-static void released_ok (long long id, const char *held, const char *what)
+static void released_ok (struct dws_engine *e, long long id, const char *held, const char *what)
 {
     char payload[64];
     snprintf (payload, sizeof (payload), "{\"id\":%lld}", id);
-    long begin = topic_at ("job-manager.dws.dataout-begin");
-    long epilog = topic_at ("job-manager.dws.epilog-remove");
-    if (!ok (begin >= 0 && epilog > begin, "%s: dataout-begin, then the epilog-remove", what))
-        show_actions ();
-    has ("... dataout-begin names the job", "topic", "job-manager.dws.dataout-begin", "payload",
-         payload);
-    has ("... the epilog-remove too", "topic", "job-manager.dws.epilog-remove", "payload",
-         payload);
     json_t *p = find ("kind", "Workflow", "op", "patch");
     ok (p && !strcmp (dws_json_str_or (jp (p, "body", "spec", "desiredState", NULL), ""),
                       "DataOut")
@@ -3094,7 +3088,21 @@ static void released_ok (long long id, const char *held, const char *what)
                                              "flux-dws.io/held-ssds", NULL),
                                          "(none)"),
                         held),
-        "... DataOut asked, the held ssds %s on the Workflow", held);
+        "%s: DataOut asked, the held ssds %s on the Workflow", what, held);
+    ok (topic_at ("job-manager.dws.epilog-remove") < 0
+            && topic_at ("job-manager.dws.dataout-begin") < 0,
+        "... the epilog not ended before that patch is written");
+    char *token = strdup (dws_json_str_or (jp (p, "token", NULL), ""));
+    feed (e, "{'type':'k8s-result','token':'%s','ok':true,'code':200}", token);
+    free (token);
+    long begin = topic_at ("job-manager.dws.dataout-begin");
+    long epilog = topic_at ("job-manager.dws.epilog-remove");
+    if (!ok (begin >= 0 && epilog > begin, "... written: dataout-begin, then the epilog-remove"))
+        show_actions ();
+    has ("... dataout-begin names the job", "topic", "job-manager.dws.dataout-begin", "payload",
+         payload);
+    has ("... the epilog-remove too", "topic", "job-manager.dws.epilog-remove", "payload",
+         payload);
 }
 
 /* The computes kept until Teardown, for `why`: no epilog-remove, no
@@ -3169,7 +3177,7 @@ static void test_release (void)
              "'edges':[]}}}}");
     has ("an R without ssd vertices: the timer stops", "action", "timer-stop", "key",
          "release:901");
-    released_ok (901, "[]", "an R without ssd vertices");
+    released_ok (e, 901, "[]", "an R without ssd vertices");
 
     /* no R: the job-info failed, or answered without one */
     ok (postrun_done (e, 902), "job 902 through PostRun");
@@ -3226,6 +3234,32 @@ static void test_release (void)
     ok (topic_at ("job-manager.dws.epilog-remove") >= 0
             && topic_at ("job-manager.dws.dataout-begin") < 0,
         "the excepted job's epilog ends at Teardown, with no dataout-begin");
+    dws_engine_destroy (e);
+
+    /* a service restarted after DataOut was written with the held ssds,
+     * before the epilog ended: the job is in CLEANUP still */
+    k8s_reset ();
+    e = engine ("{'owner':0,'release_computes':'after-unmount'}");
+    sysconf (e);
+    json_t *w907 = found (907, "DataOut", "DataOut", false,
+                          "'" ANN_HOSTS "':'c1','" ANN_EPILOG "':'active',"
+                          "'flux-dws.io/held-ssds':'[]'", NULL);
+    json_t *w908 = found (908, "DataOut", "DataOut", false,
+                          "'" ANN_HOSTS "':'c1','" ANN_EPILOG "':'active',"
+                          "'flux-dws.io/held-ssds':'[]'", NULL);
+    feedj (e, json_pack ("{s:s s:s s:[oo]}", "type", "sync", "kind", "Workflow", "objects",
+                         w907, w908));
+    ok (topic_at ("job-manager.dws.epilog-remove") < 0, "taken up released: nothing sent yet");
+    feed (e, "{'type':'orphans','complete':true,'jobs':[{'id':907,'state':'CLEANUP',"
+             "'rabbit':true}]}");
+    long begin = topic_at ("job-manager.dws.dataout-begin");
+    long epilog = topic_at ("job-manager.dws.epilog-remove");
+    ok (begin >= 0 && epilog > begin && count ("topic", "job-manager.dws.epilog-remove") == 1,
+        "released but in CLEANUP: dataout-begin, then its epilog ended");
+    has ("... that one alone", "topic", "job-manager.dws.epilog-remove", "payload",
+         "{\"id\":907}");
+    ok (!find ("name", "fluxjob-908") && !find ("name", "fluxjob-907"),
+        "... both Workflows go on in DataOut (908, inactive, is not torn down)");
     dws_engine_destroy (e);
 }
 

@@ -127,13 +127,14 @@ class Controllers:
         return [(wf["metadata"]["namespace"], wf["metadata"]["name"])
                 for wf in self.store.view(RESOURCE["workflow"], None)]
 
-    def clear_faults(self) -> None:
-        """Drop every injected fault and look at every Workflow and
-        ClientMount again: what a stall held (it is never retried by
-        itself) goes on now, as it would once a site fixed the cause.
-        (``flux-dws fault clear`` only drops them: what a stall held moves
-        on at its object's next change.)"""
-        self.faults.clear()
+    def clear_faults(self, state: str | None = None, severity: str | None = None) -> None:
+        """Drop every injected fault (or those of one Workflow ``state``, of
+        one ``severity``) and look at every Workflow and ClientMount again:
+        what a stall held (it
+        is never retried by itself) goes on now, as it would once a site
+        fixed the cause.  (``flux-dws fault clear`` only drops them: what a
+        stall held moves on at its object's next change.)"""
+        self.faults.clear(state, severity)
         for key in self._workflow_keys():
             self.enqueue(*key)
         self.after(0, self._kick_clientmounts)

@@ -113,9 +113,12 @@ class Faults:
         with self.lock:
             self.items.append(fault)
 
-    def clear(self) -> None:
+    def clear(self, state: str | None = None, severity: str | None = None) -> None:
+        """Drop every fault, or those of one Workflow state and/or severity."""
         with self.lock:
-            self.items.clear()
+            self.items[:] = [f for f in self.items
+                             if (state is not None and f.state != state)
+                             or (severity is not None and f.severity != severity)]
 
     def _take(self, kind: str, wf: str, state: str, index: int | None,
               compute: str | None = None, waited: float | None = None,
