@@ -13,6 +13,7 @@ from typing import Any
 
 from t.python.service.harnesshelp import (
     engine_view,
+    fault,
     has_workflow,
     settled,
     user_name,
@@ -152,8 +153,10 @@ def _events_at(h: Harness, jobid: int) -> dict[str, float]:
 def test_storage_kept_after_an_early_release_counts_until_teardown() -> None:
     staged = [XFS, "#DW copy_out source=$DW_JOB_scratch/ destination=/lus/global/out"]
     with Harness(config={"release_computes": "after-unmount"}) as h:
+        fault(h, state="DataOut", severity="stall")  # held until the job has ended
         jobid = h.submit(staged, nodes=1, system=PHYSICS)
         assert h.wait(jobid).exceptions == []
+        h.emulator.controllers.clear_faults()  # type: ignore[union-attr]
         settled(h)
         usage = _record(h, jobid)["usage"]
         ended = _events_at(h, jobid)["clean"]  # the job ended (its epilog released)
