@@ -167,19 +167,35 @@ def test_failed_copy_out_after_release_is_recorded_not_raised() -> None:
         assert cleared(h) == {}
 
 
+def desired_state(h: Harness, name: str) -> str | None:
+    """The Workflow's desiredState in the API server, None before it exists."""
+    try:
+        wf = h.emulator.store.get(RESOURCES["workflow"], "default", name)
+    except ApiError:
+        return None
+    return wf["spec"]["desiredState"]  # type: ignore[no-any-return]
+
+
+def dataout_answer_held(h: Harness, nodes: int) -> tuple[int, Any]:
+    """A job through PostRun (stalled until the API server holds the
+    answers to its Workflow's patches, DataOut's first): its id and the
+    held answers' fault (``release()`` lets them go)."""
+    fault(h, state="PostRun", severity="stall")
+    jobid = h.submit(STAGED, nodes=nodes)
+    name = f"fluxjob-{jobid}"
+    h.wait_for(lambda: desired_state(h, name) == "PostRun", what="PostRun written")
+    held_answer = h.emulator.api_fault(method="PATCH", path=f"/workflows/{name}$", hold=600.0)
+    h.emulator.controllers.clear_faults("PostRun")  # type: ignore[union-attr]
+    return jobid, held_answer
+
+
 def test_copy_out_failed_before_the_computes_went_back_is_raised() -> None:
     """DataOut fails before its patch is answered (the answer held here):
     the job is still in its epilog, so the exception reaches it, and its
     epilog ends at Teardown, its computes not released early."""
     with Harness(config=EARLY) as h:
-        fault(h, state="PostRun", severity="stall")
         fault(h, state="DataOut", severity="Fatal")
-        jobid = h.submit(STAGED, nodes=1)
-        name = f"fluxjob-{jobid}"
-        h.wait_for(lambda: desired_state(h, name) == "PostRun", what="PostRun written")
-        held_answer = h.emulator.api_fault(method="PATCH", path=f"/workflows/{name}$",
-                                           hold=600.0)
-        h.emulator.controllers.clear_faults("PostRun")  # type: ignore[union-attr]
+        jobid, held_answer = dataout_answer_held(h, nodes=1)
         h.wait_for(lambda: bool(h.job(jobid).exceptions), what="DataOut's failure raised")
         held_answer.release()
         job = h.wait(jobid)
@@ -191,15 +207,6 @@ def test_copy_out_failed_before_the_computes_went_back_is_raised() -> None:
         assert cleared(h) == {}
 
 
-def desired_state(h: Harness, name: str) -> str | None:
-    """The Workflow's desiredState in the API server, None before it exists."""
-    try:
-        wf = h.emulator.store.get(RESOURCES["workflow"], "default", name)
-    except ApiError:
-        return None
-    return wf["spec"]["desiredState"]  # type: ignore[no-any-return]
-
-
 def test_a_restart_before_the_dataout_patch_answers_ends_the_epilog() -> None:
     """The computes go back only once DataOut, with the held ssds, is on the
     Workflow: the DataOut patch is carried out but its answer held, and the
@@ -208,16 +215,10 @@ def test_a_restart_before_the_dataout_patch_answers_ends_the_epilog() -> None:
     never copied out); the new service takes the Workflow up released and
     ends the epilog once."""
     with Harness(config=EARLY) as h:
-        fault(h, state="PostRun", severity="stall")
         fault(h, state="DataOut", severity="stall")
-        jobid = h.submit(STAGED, nodes=4)
-        name = f"fluxjob-{jobid}"
-        h.wait_for(lambda: desired_state(h, name) == "PostRun", what="PostRun written")
-        held_answer = h.emulator.api_fault(method="PATCH", path=f"/workflows/{name}$",
-                                           hold=600.0)
-        h.emulator.controllers.clear_faults("PostRun")  # type: ignore[union-attr]
+        jobid, held_answer = dataout_answer_held(h, nodes=4)
         h.wait_for(lambda: held_answer.hits >= 1, what="the DataOut patch sent")
-        wf = h.emulator.store.get(RESOURCES["workflow"], "default", name)
+        wf = h.emulator.store.get(RESOURCES["workflow"], "default", f"fluxjob-{jobid}")
         assert wf["spec"]["desiredState"] == "DataOut"
         assert "flux-dws.io/held-ssds" in wf["metadata"]["annotations"]
         assert h.job(jobid).state == "CLEANUP"  # its epilog waits for the answer
