@@ -24,6 +24,7 @@
 #include "parse/directive.h"
 #include "parse/labels.h"
 #include "placement/lustre.h"
+#include "placement/rabbitmap.h"
 #include "wfview.h"
 
 static struct step make (enum step_kind kind)
@@ -411,12 +412,23 @@ static bool setup_may_start (const struct job *job)
 
 /* Its nodes came before it was let go of its chassis (RESTAGE_NODES_CAME):
  * once they and the rabbit map are known, which they are decides whether
- * its storage is kept (STEP_PRESTAGE_NODES).
+ * its storage is kept (nodes_came).
  */
 static bool nodes_decide (const struct dws_engine *e, const struct job *job)
 {
     return job->restage == RESTAGE_NODES_CAME && job->hosts && e->map && !job->excepted
            && !job->toredown;
+}
+
+/* The nodes that came are those its storage was set up for (as many on
+ * each rabbit as prestage_counts says): it is kept; else set up again.
+ */
+static struct step nodes_came (const struct dws_engine *e, const struct job *job)
+{
+    json_t *counts = dws_rabbitmap_counts (e->map, job->hosts, NULL);
+    bool same = counts && json_equal (counts, job->prestage_counts);
+    json_decref (counts);
+    return make (same ? STEP_PRESTAGE_KEEP : STEP_PRESTAGE_REDO);
 }
 
 /* Is the job to be pre-staged if it can be: what it asked (dw_prestage),
@@ -608,7 +620,7 @@ static struct step next_request (const struct dws_engine *e, const struct job *j
             return make (STEP_NOTHING);
         case NEWS_SETUP:
             if (nodes_decide (e, job))
-                return make (STEP_PRESTAGE_NODES);
+                return nodes_came (e, job);
             return setup_may_start (job) ? setup_start (e, job) : make (STEP_NOTHING);
         case NEWS_ABORT:
             if (job->phase == PHASE_LIMITED)
@@ -716,9 +728,10 @@ static struct step next_workflow (const struct dws_engine *e, const struct job *
             return make (STEP_NOTHING);
         case NEWS_RELEASED:
             return ask (job, WF_DATAOUT);
-        case NEWS_STATE_WRITTEN:
+        case NEWS_HELD_WRITTEN:
             /* DataOut with the held ssds is on the Workflow: a restart
-             * now takes it up released (release.c) */
+             * now takes it up released (release.c); one torn down
+             * meanwhile ends its epilog with the deletion */
             if (job->epilog == EPILOG_RELEASING && desired == WF_DATAOUT)
                 return make (STEP_RELEASE_EPILOG);
             return make (STEP_NOTHING);
@@ -737,7 +750,7 @@ static struct step next_workflow (const struct dws_engine *e, const struct job *
         case NEWS_MAP:
             /* a job that reached dws.setup before the map was known */
             if (nodes_decide (e, job))
-                return make (STEP_PRESTAGE_NODES);
+                return nodes_came (e, job);
             if (job->setup_pending && job->servers_pending == 0 && setup_may_start (job))
                 return setup_start (e, job);
             return make (STEP_NOTHING);
@@ -875,7 +888,7 @@ static struct step next_prestage (const struct dws_engine *e, const struct job *
              * again; not let go: it waits for its chassis, or goes on
              * with the nodes that came meanwhile, once they decide */
             if (nodes_decide (e, job))
-                return make (STEP_PRESTAGE_NODES);
+                return nodes_came (e, job);
             if (job->restage == RESTAGE_UNPINNED && phase_exists (job) && desired < WF_TEARDOWN)
                 return teardown (job);
             if (job->restage == RESTAGE_NONE && setup_may_start (job))

@@ -59,8 +59,8 @@
     X (SETUP_AGAIN, request)                                                                   \
     /* the ssds are held (or the computes kept): DataOut */                                    \
     X (RELEASED, workflow)                                                                     \
-    /* a desiredState patch is written */                                                      \
-    X (STATE_WRITTEN, workflow)                                                                \
+    /* the DataOut patch that carries the held ssds is written (TOK_DATAOUT_HELD) */          \
+    X (HELD_WRITTEN, workflow)                                                                 \
     /* timer `arg` (enum timer_kind) fired */                                                  \
     X (TIMER, failure)                                                                         \
     /* a DirectiveBreakdown read answered (recorded) */                                        \
@@ -334,8 +334,10 @@ _Static_assert (NEWS_COUNT <= 64, "job->news has a bit per news");
     X (PRESTAGE_LOST, prestage_lost)                                                           \
     /* its nodes did not come within rabbit.prestage_node_wait: write ANN_GIVEN_UP first */    \
     X (PRESTAGE_GIVE_UP, prestage_give_up)                                                     \
-    /* its nodes came as it was let go: kept on its chassis, else torn down */                 \
-    X (PRESTAGE_NODES, prestage_nodes)                                                         \
+    /* its nodes came as it was let go, on its chassis: its storage kept */                     \
+    X (PRESTAGE_KEEP, prestage_keep)                                                           \
+    /* its nodes came as it was let go, elsewhere: torn down, set up again for them */         \
+    X (PRESTAGE_REDO, prestage_redo)                                                           \
     /* its given-up Workflow is deleted: create it again, the usual way */                     \
     X (PRESTAGE_AGAIN, prestage_again)                                                         \
     /* --- datain.c --- */                                                                     \

@@ -388,6 +388,7 @@ static const struct {
 } answers[TOK_COUNT] = {
     [TOK_CREATE] = {K8S, progress_on_create, NULL},
     [TOK_STATE] = {K8S, workflow_on_state, NULL},
+    [TOK_DATAOUT_HELD] = {K8S, release_on_held_written, NULL},
     [TOK_ANNOTATE] = {K8S, workflow_on_write, NULL},
     [TOK_FINALIZER] = {K8S, workflow_on_write, NULL},
     [TOK_DELETE] = {K8S, workflow_on_write, NULL},

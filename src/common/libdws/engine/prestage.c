@@ -808,7 +808,7 @@ void prestage_on_unpin (struct dws_engine *e, enum token_kind kind, struct job *
     else if (job->hosts || json_integer_value (json_object_get (event, "errnum")) == EBUSY) {
         /* its nodes came (the plugin's EBUSY: the job runs), perhaps
          * by an unpin that the plugin applied but whose answer was lost
-         * with a restarted service: which nodes decides (prestage_nodes),
+         * with a restarted service: which nodes decides (decide.c: STEP_PRESTAGE_KEEP or _REDO),
          * once they are known (dws.setup, or its R read) */
         sidestate_restage (e, job, RESTAGE_NODES_CAME);
         act_log (e, "info", "%s: not let go of its chassis (%s): its storage is kept if its"
@@ -826,25 +826,30 @@ void prestage_on_unpin (struct dws_engine *e, enum token_kind kind, struct job *
     advance_mark (e, job, NEWS_UNPINNED);
 }
 
-/* STEP_PRESTAGE_NODES: its nodes came before it was let go of its
- * chassis (RESTAGE_NODES_CAME): on them, its storage serves them; on
- * others (the plugin let it go before a restart), the storage set up on its
- * own cannot: torn down, set up again for them.
+/* STEP_PRESTAGE_KEEP: its nodes came before it was let go of its
+ * chassis (RESTAGE_NODES_CAME), and on it: its storage serves them.
  */
-void prestage_nodes (struct dws_engine *e, struct job *job, const struct step *st)
+void prestage_keep (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    if (prestage_on_chassis (e, job, NULL)) {
-        sidestate_restage (e, job, RESTAGE_NONE);
-        job->restage_why[0] = '\0';
-        act_log (e, "info", "%s: its nodes %s are those of its chassis: its pre-staged"
-                 " storage is kept", job->name, job->hosts);
-    }
-    else {
-        sidestate_restage (e, job, RESTAGE_UNPINNED);
-        act_log (e, "info", "%s: its nodes %s are not those of its chassis: its pre-staged"
-                 " storage is torn down", job->name, job->hosts);
-    }
+    sidestate_restage (e, job, RESTAGE_NONE);
+    job->restage_why[0] = '\0';
+    act_log (e, "info", "%s: its nodes %s are those of its chassis: its pre-staged"
+             " storage is kept", job->name, job->hosts);
+    act_record (e, job);
+    advance_mark (e, job, NEWS_UNPINNED);
+}
+
+/* STEP_PRESTAGE_REDO: its nodes came before it was let go, on others (the
+ * plugin let it go before a restart): the storage set up on its own
+ * chassis cannot serve them: torn down, set up again for them.
+ */
+void prestage_redo (struct dws_engine *e, struct job *job, const struct step *st)
+{
+    (void)st;
+    sidestate_restage (e, job, RESTAGE_UNPINNED);
+    act_log (e, "info", "%s: its nodes %s are not those of its chassis: its pre-staged"
+             " storage is torn down", job->name, job->hosts);
     act_record (e, job);
     advance_mark (e, job, NEWS_UNPINNED);
 }

@@ -101,7 +101,8 @@ void prestage_on_unpin (struct dws_engine *e, enum token_kind kind, struct job *
 /* STEP_PRESTAGE_AGAIN: its given-up Workflow is deleted: it is a job of the usual
  * way from now, its Workflow created again (with its hosts, if they came).
  */
-void prestage_nodes (struct dws_engine *e, struct job *job, const struct step *st);
+void prestage_keep (struct dws_engine *e, struct job *job, const struct step *st);
+void prestage_redo (struct dws_engine *e, struct job *job, const struct step *st);
 void prestage_again (struct dws_engine *e, struct job *job, const struct step *st);
 
 /* The job's pre-staging from its Workflow (a service restart). */

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "act.h"
+#include "answer.h"
 #include "advance.h"
 #include "job.h"
 #include "config/rabbitconf.h"
@@ -144,6 +145,15 @@ void release_on_R (struct dws_engine *e, struct job *job, json_t *event)
     job->info_for = INFO_JOBSPEC;
     struct told in = {.event = event};
     advance_tell (e, job, NEWS_HOLD_R, &in); /* nothing if given up meanwhile */
+}
+
+void release_on_held_written (struct dws_engine *e, enum token_kind kind, struct job *job,
+                              json_t *event)
+{
+    if (answer_of (event).ok)
+        advance_mark (e, job, NEWS_HELD_WRITTEN);
+    else
+        workflow_on_state (e, kind, job, event);
 }
 
 /* STEP_HOLD: hold the ssds the job's R (job->said->event) names. */

@@ -547,6 +547,7 @@ enum token_shape {
 #define TOKEN_KINDS(X)                                                                         \
     X (CREATE, "create", TOKEN_JOB)                                                            \
     X (STATE, "state", TOKEN_JOB)                                                              \
+    X (DATAOUT_HELD, "dataout-held", TOKEN_JOB) /* DataOut with the held ssds (release.c) */    \
     X (ANNOTATE, "annotate", TOKEN_JOB)                                                        \
     X (FINALIZER, "finalizer", TOKEN_JOB)                                                      \
     X (DELETE, "delete", TOKEN_JOB)                                                            \

@@ -248,6 +248,11 @@ void workflow_send_create (struct dws_engine *e, struct job *job, const struct s
 static void patch_state (struct dws_engine *e, struct job *job, enum wf_state s,
                          json_t *annotations, unsigned timers)
 {
+    /* the answer to the patch that carries the held ssds ends a released
+     * job's epilog (release.c): a token of its own says which it is */
+    enum token_kind kind = annotations && json_object_get (annotations, ANN_HELD)
+                               ? TOK_DATAOUT_HELD
+                               : TOK_STATE;
     char token[96];
     if (s == WF_SETUP)
         job->setup_pending = false;
@@ -255,7 +260,7 @@ static void patch_state (struct dws_engine *e, struct job *job, enum wf_state s,
     if (annotations)
         json_object_set_new (body, "metadata", json_pack ("{s:o}", "annotations", annotations));
     act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name, body,
-             token_for (token, sizeof (token), TOK_STATE, job));
+             token_for (token, sizeof (token), kind, job));
     workflow_start_timers (e, job, timers);
 }
 
@@ -555,9 +560,7 @@ void workflow_on_state (struct dws_engine *e, enum token_kind kind, struct job *
 {
     (void)kind;
     struct k8s_answer a = answer_of (event);
-    if (a.ok)
-        advance_mark (e, job, NEWS_STATE_WRITTEN); /* a released job's epilog may end */
-    else if (a.code != 404)
+    if (!a.ok && a.code != 404)
         workflow_fail_job (e, job, "exception", NOTE_PREFIX "cannot move workflow %s to %s: %s",
                   job->name, wfstate_name (phase_desired (job)), answer_message (event));
 }

@@ -3141,6 +3141,7 @@ static void test_release (void)
      * the computes are kept until then whatever release_computes says */
     struct dws_engine *e = engine ("{'owner':0,'release_computes':'after-unmount',"
                                    "'fluxion':false}");
+    json_t *td;
     sysconf (e);
     sync_none (e);
     ok (postrun_done (e, 900), "fluxion = false: job 900 through PostRun");
@@ -3155,9 +3156,10 @@ static void test_release (void)
     late_end_ok (e, 900, "fluxion = false");
     dws_engine_destroy (e);
 
-    /* with Fluxion: the R is read, its ssds held first */
+    /* with Fluxion: the R is read, its ssds held first (teardown_after
+     * for job 909) */
     k8s_reset ();
-    e = engine ("{'owner':0,'release_computes':'after-unmount'}");
+    e = engine ("{'owner':0,'release_computes':'after-unmount','teardown_after':5}");
     sysconf (e);
     sync_none (e);
     ok (postrun_done (e, 901), "job 901 through PostRun");
@@ -3178,6 +3180,39 @@ static void test_release (void)
     has ("an R without ssd vertices: the timer stops", "action", "timer-stop", "key",
          "release:901");
     released_ok (e, 901, "[]", "an R without ssd vertices");
+
+    /* in the window between DataOut asked with the held ssds and that
+     * patch's answer: another desiredState patch's answer (PostRun's,
+     * late) ends nothing; teardown_after expires: the job, in CLEANUP
+     * still, is told, and torn down; its epilog ends at the deletion */
+    ok (postrun_done (e, 909), "job 909 through PostRun");
+    feed (e, "{'type':'job-info','token':'job-info:909','ok':true,'R':{'version':1,"
+             "'execution':{'R_lite':[],'nodelist':['c1']},'scheduling':{'graph':{'nodes':"
+             "[{'id':'0','metadata':{'type':'node','paths':{'containment':'/c/c1'}}}],"
+             "'edges':[]}}}}");
+    has ("DataOut asked with the held ssds, on a token of its own", "kind", "Workflow", "op",
+         "patch", "token", "dataout-held:909");
+    feed (e, "{'type':'k8s-result','token':'state:909','ok':true,'code':200}");
+    ok (A && topic_at ("job-manager.dws.epilog-remove") < 0
+            && topic_at ("job-manager.dws.dataout-begin") < 0,
+        "... a late answer to another desiredState patch: the epilog not ended");
+    feed (e, "{'type':'timer','key':'teardown_after:909'}");
+    has ("teardown_after in the window: the job, active still, is told", "action", "raise",
+         "id", "909", "type", "teardown-timeout");
+    td = has ("... and torn down", "op", "patch", "name", "fluxjob-909");
+    ok (td && !strcmp (dws_json_str_or (jp (td, "body", "spec", "desiredState", NULL), ""),
+                       "Teardown"),
+        "... to Teardown");
+    feed (e, "{'type':'k8s-result','token':'dataout-held:909','ok':true,'code':200}");
+    ok (topic_at ("job-manager.dws.epilog-remove") < 0
+            && topic_at ("job-manager.dws.dataout-begin") < 0,
+        "the held DataOut written after that: nothing released");
+    complete (e, 909, NULL); /* Teardown */
+    ok (topic_at ("job-manager.dws.epilog-remove") >= 0
+            && topic_at ("job-manager.dws.dataout-begin") < 0,
+        "Teardown done: its epilog ends with the deletion, with no dataout-begin");
+    watch (e, "DELETED", wf (909));
+    ok (topic_at ("job-manager.dws.epilog-remove") < 0, "... and not again when it is gone");
 
     /* no R: the job-info failed, or answered without one */
     ok (postrun_done (e, 902), "job 902 through PostRun");
@@ -3219,7 +3254,7 @@ static void test_release (void)
     wf_status (e, 906, "PostRun", false, "Error", "{'message':'unmount failed on c1'}");
     list_result (e, "postrun-failed", 906, "[]"); /* the ClientMounts: all unmounted */
     has ("PostRun Error: an exception", "action", "raise", "id", "906");
-    json_t *td = has ("... a Workflow patch", "op", "patch", "name", "fluxjob-906");
+    td = has ("... a Workflow patch", "op", "patch", "name", "fluxjob-906");
     ok (td && !strcmp (dws_json_str_or (jp (td, "body", "spec", "desiredState", NULL), ""),
                        "Teardown"),
         "... to Teardown");
