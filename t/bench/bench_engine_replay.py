@@ -3,6 +3,7 @@
     PYTHONPATH=src/python:build/src/python python t/bench/bench_engine_replay.py \\
         replay DIR OUT          # every DIR/*.jsonl (engine_record.py) -> OUT/
     python t/bench/bench_engine_replay.py record OUT   # a 300-job harness run
+    python t/bench/bench_engine_replay.py look DIR     # every job looked at again
     python t/bench/run.py engine_replay                # record, then replay: CPU
 
 ``replay`` feeds each recording's lines to a fresh engine of the libdws on
@@ -11,6 +12,11 @@ error's text) and the job records the event changed, as JSON; two builds'
 OUT directories are then compared with ``diff -r`` (a refactor that must
 change nothing a user sees: every answer equal, byte for byte).  It prints
 the engine's CPU per event over all recordings.
+
+``look`` replays DIR and, after each event, feeds the last
+SystemConfiguration again: nothing new, but every job is looked at
+(NEWS_LOOK), so none may act (issue 64: the decider chooses from the
+job's phase and facts).  It prints the looks and what acted.
 
 ``record`` runs a harness workload (300 jobs, xfs, gfs2 and Lustre, 60 in
 flight, on the emulator) with the engine's inputs recorded, for a replay
@@ -73,6 +79,59 @@ def replay_file(path: Path, out: Path) -> tuple[int, float]:
     return events, cpu
 
 
+def _is_sysconf(event: Any) -> bool:
+    return (isinstance(event, dict) and event.get("kind") == "SystemConfiguration"
+            and event.get("type") in ("watch", "sync"))
+
+
+def look_file(path: Path) -> tuple[int, list[str]]:
+    """Replay one recording, every job looked at again after each event
+    (the last SystemConfiguration fed again); (looks, what acted)."""
+    lib, looks = _ffi.lib, 0
+    acted: list[str] = []
+    engine, sysconf = None, None
+    with open(path, encoding="utf-8") as src:
+        for line in src:
+            op = json.loads(line)
+            err = _ffi.new_error()
+            if op["op"] == "create":
+                text = op["config"].encode() if op["config"] is not None else _ffi.ffi.NULL
+                h = lib.dws_engine_create_json(text, err)
+                engine = _ffi.ffi.gc(h, lib.dws_engine_destroy) if h != _ffi.ffi.NULL else None
+                sysconf = None
+                continue
+            if engine is None:
+                continue
+            if op["op"] == "reconfig":
+                lib.dws_engine_reconfig_json(engine, op["config"].encode(), err)
+                continue
+            text = op["event"].encode("utf-8", "surrogatepass")
+            _answer(lib.dws_engine_event_json(engine, text, err), err)
+            _answer(lib.dws_engine_take_records_json(engine, err), err)
+            if _is_sysconf(json.loads(op["event"])):
+                sysconf = text
+            if sysconf is None:
+                continue
+            again = json.loads(_answer(lib.dws_engine_event_json(engine, sysconf, err), err))
+            records = json.loads(_answer(lib.dws_engine_take_records_json(engine, err), err))
+            looks += 1
+            if again or records:
+                acted.append(f"{path.name}: after {op['event'][:120]}: {again} {records}")
+    return looks, acted
+
+
+def look(directory: Path) -> int:
+    looks, acted = 0, list[str]()
+    for path in sorted(directory.glob("*.jsonl")):
+        n, a = look_file(path)
+        looks, acted = looks + n, acted + a
+    for line in acted[:20]:
+        print(line)
+    print(f"engine look: {looks} events followed by every job looked at again,"
+          f" {len(acted)} acted")
+    return 1 if acted else 0
+
+
 def replay(directory: Path, out: Path) -> dict[str, float]:
     out.mkdir(parents=True, exist_ok=True)
     events, cpu = 0, 0.0
@@ -115,6 +174,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"engine replay: {fig['recordings']:.0f} recordings, {fig['events']:.0f} events,"
               f" {fig['cpu']:.3f} s CPU, {1e6 * fig['cpu'] / max(fig['events'], 1):.1f} us/event")
         return 0
+    if args[:1] == ["look"] and len(args) == 2:
+        return look(Path(args[1]))
     if args[:1] == ["record"] and len(args) == 2:
         print(f"engine record: {record(Path(args[1]))} jobs ended")
         return 0

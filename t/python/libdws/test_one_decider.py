@@ -39,6 +39,7 @@ DECISION_FACTS = (
     "resources_sent",  # the resource-update went out: not again, unless lost
     "info_for",  # what the job-info read is for (R, R's graph, the jobspec)
     "asking",  # a single request out (forceReady patch, token read): not again
+    "written",  # a write answered that a step waits for (the Servers, the Computes)
     "setup_pending",  # dws.setup came; Setup not yet asked
     "toredown",  # to Teardown without PostRun or DataOut
     "listed_at_start",  # in the first Workflow list: may have ended while away
@@ -403,7 +404,11 @@ def news_family_violations(header: str, decider: str) -> list[str]:
     bad = []
     answered: dict[str, str] = {}
     for m in re.finditer(r"^static struct step next_(\w+) \(.*?^}", decider, re.M | re.S):
-        for news in re.findall(r"case (NEWS_[A-Z_]+):", m.group(0)):
+        cases = re.findall(r"case (NEWS_[A-Z_]+):", m.group(0))
+        alone = [n for n, f in family.items() if f == m.group(1)]
+        if not cases and len(alone) == 1:
+            answered[alone[0]] = m.group(1)  # a family of one news: no case needed (NEWS_LOOK)
+        for news in cases:
             answered[news] = m.group(1)
             if family.get(news) != m.group(1):
                 bad.append(f"{news} is answered in next_{m.group(1)}, its family is"
@@ -424,6 +429,13 @@ def test_each_news_is_answered_by_its_family() -> None:
         "NEWS_SEEN is answered in next_limits, its family is workflow",
         "NEWS_ROOM is answered by no next_limits",
     ]
+    # a family of one news is answered without a case; of two, not
+    look_h = "#define DWS_ENGINE_NEWS(X) \\\n    X (LOOK, look)\nenum news"
+    look_c = "static struct step next_look (e)\n{\n    return settle (e, job);\n}\n"
+    assert news_family_violations(look_h, look_c) == []
+    two_h = "#define DWS_ENGINE_NEWS(X) \\\n    X (LOOK, look) \\\n    X (MAP, look)\nenum news"
+    assert news_family_violations(two_h, look_c) == [
+        "NEWS_LOOK is answered by no next_look", "NEWS_MAP is answered by no next_look"]
 
 
 def test_the_list_guard_finds_planted_cases() -> None:

@@ -231,10 +231,15 @@ static struct step setup_start (const struct dws_engine *e, const struct job *jo
         return make (STEP_WAIT_MAP); /* until the SystemConfiguration comes */
     if (!job->reserved && lustre_spreads (e, job))
         return make (job->info_for == INFO_SCHED ? STEP_NOTHING : STEP_READ_SCHED_R);
-    if (hosts_recorded (job))
-        return make (STEP_SERVERS);
-    /* its hosts' patch out: its answer goes on */
-    return make ((job->asking & ((uint64_t)1 << TOK_HOSTS)) ? STEP_NOTHING : STEP_HOSTS_PATCH);
+    /* its hosts' patch out: its answer goes on (the Workflow may show
+     * them before it comes) */
+    if (job->asking & ((uint64_t)1 << TOK_HOSTS))
+        return make (STEP_NOTHING);
+    if (!hosts_recorded (job))
+        return make (STEP_HOSTS_PATCH);
+    /* a pre-staged job was set up before its nodes: the hosts' answer
+     * took it on to its Computes */
+    return make (phase_desired (job) > WF_PROPOSAL ? STEP_NOTHING : STEP_SERVERS);
 }
 
 /* PreRun is done: the prolog ends, with the workflow token if DWS made
@@ -711,30 +716,12 @@ static struct step next_workflow (const struct dws_engine *e, const struct job *
             if (arg == WF_NONE || arg != (int)handled)
                 return make (STEP_NOTHING);
             return after_done (e, job, (enum wf_state)arg);
-        case NEWS_SERVERS:
-            if (job->servers_pending == 0 && !job->excepted
-                && !job->toredown)
-                return ask (job, WF_SETUP);
-            return make (STEP_NOTHING);
-        case NEWS_COMPUTES:
-            if (desired == WF_SETUP && !job->excepted)
-                return ask (job, WF_DATAIN);
-            if (job->prestage && desired == WF_DATAIN && handled == WF_DATAIN && !job->excepted)
-                return ask (job, WF_PRERUN); /* pre-staged: its data is in already */
-            return make (STEP_NOTHING);
         case NEWS_TOKEN:
             if (desired == WF_PRERUN && !job->excepted)
                 return make (STEP_PROLOG_REMOVE);
             return make (STEP_NOTHING);
         case NEWS_RELEASED:
             return ask (job, WF_DATAOUT);
-        case NEWS_HELD_WRITTEN:
-            /* DataOut with the held ssds is on the Workflow: a restart
-             * now takes it up released (release.c); one torn down
-             * meanwhile ends its epilog with the deletion */
-            if (job->epilog == EPILOG_RELEASING && desired == WF_DATAOUT)
-                return make (STEP_RELEASE_EPILOG);
-            return make (STEP_NOTHING);
         case NEWS_BREAKDOWN:
             if (job->excepted)
                 return make (STEP_NOTHING);
@@ -747,13 +734,6 @@ static struct step next_workflow (const struct dws_engine *e, const struct job *
                              : STEP_NOTHING);
         case NEWS_PROPOSAL_READY:
             return proposal_ready (e, job);
-        case NEWS_MAP:
-            /* a job that reached dws.setup before the map was known */
-            if (nodes_decide (e, job))
-                return nodes_came (e, job);
-            if (job->setup_pending && job->servers_pending == 0 && setup_may_start (job))
-                return setup_start (e, job);
-            return make (STEP_NOTHING);
         case NEWS_HOSTS:
             if (!phase_exists (job) || handled < WF_PROPOSAL)
                 return make (STEP_NOTHING); /* for a Workflow since created again */
@@ -876,24 +856,6 @@ static struct step next_prestage (const struct dws_engine *e, const struct job *
                 && desired < WF_TEARDOWN)
                 return make (STEP_PRESTAGE_LOST);
             return make (STEP_NOTHING);
-        case NEWS_GIVEN_UP:
-            if (job->restage == RESTAGE_UNPINNING && !job->excepted && !job->toredown
-                && desired == WF_DATAIN)
-                return make (STEP_PRESTAGE_UNPIN);
-            if (job->restage == RESTAGE_NONE && setup_may_start (job))
-                return setup_start (e, job); /* not written: its nodes that came go on */
-            return make (STEP_NOTHING);
-        case NEWS_UNPINNED:
-            /* let go: torn down (decide () records it), then created
-             * again; not let go: it waits for its chassis, or goes on
-             * with the nodes that came meanwhile, once they decide */
-            if (nodes_decide (e, job))
-                return nodes_came (e, job);
-            if (job->restage == RESTAGE_UNPINNED && phase_exists (job) && desired < WF_TEARDOWN)
-                return teardown (job);
-            if (job->restage == RESTAGE_NONE && setup_may_start (job))
-                return setup_start (e, job);
-            return make (STEP_NOTHING);
         default:
             break;
     }
@@ -926,6 +888,70 @@ static struct step next_limits (const struct dws_engine *e, const struct job *jo
             break;
     }
     return make (STEP_NOTHING);
+}
+
+/* Has the job's write of token kind `kind` been answered (job->written)? */
+static bool written (const struct job *job, enum token_kind kind)
+{
+    return job->written & ((uint64_t)1 << kind);
+}
+
+/* Is the job's single request of token kind `kind` out (job->asking)? */
+static bool asked (const struct job *job, enum token_kind kind)
+{
+    return job->asking & ((uint64_t)1 << kind);
+}
+
+/* The job is looked at: its next step chosen from its phase and facts
+ * alone, so a job looked at again with nothing new takes none (each rule
+ * holds no more once its step is taken).
+ */
+static struct step settle (const struct dws_engine *e, const struct job *job)
+{
+    enum wf_state desired = phase_desired (job);
+    enum wf_state handled = phase_handled (job);
+    /* every Servers filled: Setup */
+    if (written (job, TOK_SERVERS) && !job->excepted && !job->toredown)
+        return ask (job, WF_SETUP);
+    /* the Computes filled: DataIn; pre-staged, its data is in already: PreRun */
+    if (written (job, TOK_COMPUTES) && !job->excepted && desired == WF_SETUP)
+        return ask (job, WF_DATAIN);
+    if (written (job, TOK_COMPUTES) && !job->excepted && job->prestage
+        && desired == WF_DATAIN && handled == WF_DATAIN)
+        return ask (job, WF_PRERUN);
+    /* DataOut with the held ssds is on the Workflow: a restart now takes
+     * it up released (release.c); one torn down meanwhile ends its epilog
+     * with the deletion */
+    if (written (job, TOK_DATAOUT_HELD) && job->epilog == EPILOG_RELEASING
+        && desired == WF_DATAOUT)
+        return make (STEP_RELEASE_EPILOG);
+    /* given up (ANN_GIVEN_UP written): the jobtap plugin lets it go of
+     * its chassis (its answer: prestage_on_unpin) */
+    if (job->restage == RESTAGE_UNPINNING && !job->excepted && !job->toredown
+        && desired == WF_DATAIN && handled == WF_DATAIN && !asked (job, TOK_UNPIN))
+        return make (STEP_PRESTAGE_UNPIN);
+    /* let go: torn down, then created again (STEP_PRESTAGE_AGAIN) */
+    if (job->restage == RESTAGE_UNPINNED && phase_exists (job) && desired < WF_TEARDOWN)
+        return teardown (job);
+    if (!e->map)
+        return make (STEP_NOTHING);
+    /* its nodes came as it was let go of its chassis, and can be weighed */
+    if (nodes_decide (e, job))
+        return nodes_came (e, job);
+    /* it reached dws.setup before the map was known, or before its
+     * give-up was written or refused */
+    if (job->setup_pending && job->servers_pending == 0 && setup_may_start (job))
+        return setup_start (e, job);
+    return make (STEP_NOTHING);
+}
+
+/* The step for NEWS_LOOK: what the job's facts say. */
+static struct step next_look (const struct dws_engine *e, const struct job *job,
+                              enum news on, int arg)
+{
+    (void)on;
+    (void)arg;
+    return settle (e, job);
 }
 
 typedef struct step (*next_f) (const struct dws_engine *e, const struct job *job,
@@ -1026,7 +1052,7 @@ static struct step take (struct dws_engine *e, struct job *job, enum news on)
         return st;
     }
     if (on == NEWS_REFUSED || on == NEWS_ABORT || on == NEWS_TEARDOWN_REQUEST
-        || on == NEWS_FAILED || (on == NEWS_UNPINNED && job->restage == RESTAGE_UNPINNED))
+        || on == NEWS_FAILED)
         job->toredown = true; /* without PostRun or DataOut */
     if (on == NEWS_WORKFLOW) {
         if (!completes (job) || phase_event (e, job, PHASE_EV_DONE, job->view.state) < 0)

@@ -49,18 +49,12 @@
     X (POST_RUN, request)                                                                      \
     /* the job's epilog began and it never ran (an exception before its start) */              \
     X (EPILOG_UNRUN, request)                                                                  \
-    /* a Servers fill answered, or all were sent */                                            \
-    X (SERVERS, workflow)                                                                      \
-    /* the Computes fill answered */                                                           \
-    X (COMPUTES, workflow)                                                                     \
     /* the workflow token Secret was read */                                                   \
     X (TOKEN, workflow)                                                                        \
     /* a repeated dws.setup */                                                                 \
     X (SETUP_AGAIN, request)                                                                   \
     /* the ssds are held (or the computes kept): DataOut */                                    \
     X (RELEASED, workflow)                                                                     \
-    /* the DataOut patch that carries the held ssds is written (TOK_DATAOUT_HELD) */          \
-    X (HELD_WRITTEN, workflow)                                                                 \
     /* timer `arg` (enum timer_kind) fired */                                                  \
     X (TIMER, failure)                                                                         \
     /* a DirectiveBreakdown read answered (recorded) */                                        \
@@ -124,8 +118,6 @@
     X (UNMADE, request)                                                                        \
     /* the job's R was read to hold its ssds */                                                \
     X (HOLD_R, workflow)                                                                       \
-    /* the SystemConfiguration came: rabbits can be placed */                                  \
-    X (MAP, workflow)                                                                          \
     /* it may hold dws-limit still: the job manager's list after a restart shows it            \
      * (recorded: limit_dep), or its plugin was reloaded (a repeated dws.create) */            \
     X (LIMIT_FOUND, limits)                                                                    \
@@ -143,10 +135,10 @@
     X (DATAIN_READ, prestage)                                                                  \
     /* a rabbit its node-local storage waits on went down */                                   \
     X (RABBIT_LOST, prestage)                                                                  \
-    /* the ANN_GIVEN_UP patch answered (job->restage says how: UNPINNING written, NONE not) */ \
-    X (GIVEN_UP, prestage)                                                                     \
-    /* the jobtap plugin answered prestage-unpin (job->restage says how) */                    \
-    X (UNPINNED, prestage)
+    /* look at the job: a fact it holds changed (the rabbit map came, a write answered:        \
+     * job->written, its re-staging moved); the decider chooses from its phase and facts      \
+     * alone (decide.c's settle) */                                                            \
+    X (LOOK, look)
 
 enum news {
 #define NEWS_KIND(name, family) NEWS_##name,

@@ -203,7 +203,7 @@ static void sysconfig_event (struct dws_engine *e, json_t *obj)
 }
 
 /* The jobs that reached dws.setup before the map was known may place
- * their storage now: every job is marked, the decider says which. */
+ * their storage now: every job is looked at, the decider says which. */
 static void map_pass (struct dws_engine *e)
 {
     if (!e->map_changed)
@@ -211,7 +211,7 @@ static void map_pass (struct dws_engine *e)
     e->map_changed = false;
     for (size_t b = 0; b < e->nbuckets; b++)
         for (struct job *j = e->table[b]; j; j = j->next)
-            advance_mark (e, j, NEWS_MAP);
+            advance_mark (e, j, NEWS_LOOK);
 }
 
 /* --- create / destroy -------------------------------------------------- */

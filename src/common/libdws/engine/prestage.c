@@ -790,7 +790,7 @@ void prestage_on_given_up (struct dws_engine *e, enum token_kind kind, struct jo
     }
     else
         sidestate_restage (e, job, RESTAGE_UNPINNING);
-    advance_mark (e, job, NEWS_GIVEN_UP);
+    advance_mark (e, job, NEWS_LOOK);
 }
 
 void prestage_on_unpin (struct dws_engine *e, enum token_kind kind, struct job *job,
@@ -800,8 +800,10 @@ void prestage_on_unpin (struct dws_engine *e, enum token_kind kind, struct job *
     if (job->restage != RESTAGE_UNPINNING)
         return; /* a late answer */
     const char *errstr = dws_json_str_or (json_object_get (event, "errstr"), "no answer");
+    job->asking &= ~((uint64_t)1 << TOK_UNPIN);
     if (json_is_true (json_object_get (event, "ok"))) {
         sidestate_restage (e, job, RESTAGE_UNPINNED);
+        job->toredown = true; /* without PostRun or DataOut */
         act_log (e, "info", "%s: let go of its chassis: its pre-staged storage is torn down",
                  job->name);
     }
@@ -823,7 +825,7 @@ void prestage_on_unpin (struct dws_engine *e, enum token_kind kind, struct job *
         job->restage_why[0] = '\0';
     }
     act_record (e, job);
-    advance_mark (e, job, NEWS_UNPINNED);
+    advance_mark (e, job, NEWS_LOOK);
 }
 
 /* STEP_PRESTAGE_KEEP: its nodes came before it was let go of its
@@ -837,7 +839,7 @@ void prestage_keep (struct dws_engine *e, struct job *job, const struct step *st
     act_log (e, "info", "%s: its nodes %s are those of its chassis: its pre-staged"
              " storage is kept", job->name, job->hosts);
     act_record (e, job);
-    advance_mark (e, job, NEWS_UNPINNED);
+    advance_mark (e, job, NEWS_LOOK);
 }
 
 /* STEP_PRESTAGE_REDO: its nodes came before it was let go, on others (the
@@ -848,10 +850,11 @@ void prestage_redo (struct dws_engine *e, struct job *job, const struct step *st
 {
     (void)st;
     sidestate_restage (e, job, RESTAGE_UNPINNED);
+    job->toredown = true; /* without PostRun or DataOut */
     act_log (e, "info", "%s: its nodes %s are not those of its chassis: its pre-staged"
              " storage is torn down", job->name, job->hosts);
     act_record (e, job);
-    advance_mark (e, job, NEWS_UNPINNED);
+    advance_mark (e, job, NEWS_LOOK);
 }
 
 void prestage_again (struct dws_engine *e, struct job *job, const struct step *st)
@@ -885,6 +888,8 @@ void prestage_again (struct dws_engine *e, struct job *job, const struct step *s
     job->breakdowns_wanted = 0;
     job->setup_pending = job->hosts != NULL;
     job->servers_pending = 0;
+    job->written = 0; /* nothing written to the new one yet */
+    job->asking &= ~((uint64_t)1 << TOK_HOSTS); /* nor asked (a hosts' patch met a 404) */
     if (job->hosts)
         rabbits_job (e, job); /* its rabbits, from its nodes */
     job_set_wf (job, NULL);

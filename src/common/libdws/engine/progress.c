@@ -174,13 +174,14 @@ void progress_prestage_unpin (struct dws_engine *e, struct job *job, const struc
         json_decref (res);
         sidestate_restage (e, job, RESTAGE_NONE);
         job->restage_why[0] = '\0';
-        advance_mark (e, job, NEWS_UNPINNED); /* not let go: as a refusal */
+        advance_mark (e, job, NEWS_LOOK); /* not let go: as a refusal */
         return;
     }
     json_decref (job->ssd_asks);
     job->ssd_asks = dws_jobspec_ssd_asks (res);
     act_unpin (e, job, res, dws_nodelocal_constraint (job->prestage_hosts),
                token_for (token, sizeof (token), TOK_UNPIN, job));
+    job->asking |= (uint64_t)1 << TOK_UNPIN; /* once, until it is answered */
 }
 
 /* Proposal is done and every breakdown read: what the decider says
@@ -310,7 +311,9 @@ static void setup_servers (struct dws_engine *e, struct job *job)
                  token_for (token, sizeof (token), TOK_SERVERS, job));
     }
     json_decref (list);
-    advance_mark (e, job, NEWS_SERVERS);
+    if (job->servers_pending == 0)
+        job->written |= (uint64_t)1 << TOK_SERVERS; /* none to fill */
+    advance_mark (e, job, NEWS_LOOK);
 }
 
 /* STEP_SERVERS (with the hosts' answer's Workflow, if it carried one). */
@@ -331,7 +334,7 @@ void progress_setup_start (struct dws_engine *e, struct job *job)
 }
 
 /* STEP_WAIT_MAP: the SystemConfiguration list has not come yet: the
- * Setup starts when it does (NEWS_MAP).
+ * Setup starts when it does (map_pass looks at every job).
  */
 void progress_wait_map (struct dws_engine *e, struct job *job, const struct step *st)
 {
@@ -664,6 +667,8 @@ void progress_recreate (struct dws_engine *e, struct job *job, const struct step
         job->setup_pending = true;
         job->servers_pending = 0;
     }
+    job->written = 0; /* nothing written to the new one yet */
+    job->asking &= ~((uint64_t)1 << TOK_HOSTS); /* nor asked (a hosts' patch met a 404) */
     job_set_wf (job, NULL);
     workflow_create (e, job); /* with the hosts, if dws.setup came: Setup follows */
 }
@@ -741,8 +746,8 @@ void progress_event (struct dws_engine *e, const char *type, json_t *wf)
         if (!(job = job_create (e, id)))
             return;
     }
-    if (!json_equal (job->wf, wf)) /* changed: what waited for it may be asked again */
-        job->asking &= ~(((uint64_t)1 << TOK_FINALIZER) | ((uint64_t)1 << TOK_HOSTS));
+    if (!json_equal (job->wf, wf)) /* changed: a finalizer removal may be asked again */
+        job->asking &= ~((uint64_t)1 << TOK_FINALIZER);
     job_set_wf (job, wf);
     advance_mark (e, job, NEWS_SEEN);
 }
@@ -882,8 +887,9 @@ void progress_on_servers (struct dws_engine *e, enum token_kind kind, struct job
         return; /* a late answer: for a Workflow that was since created again */
     if (write_ended (e, job, a, event, "fill the Servers"))
         return;
-    job->servers_pending--;
-    advance_mark (e, job, NEWS_SERVERS);
+    if (--job->servers_pending == 0)
+        job->written |= (uint64_t)1 << TOK_SERVERS;
+    advance_mark (e, job, NEWS_LOOK);
 }
 
 void progress_on_computes (struct dws_engine *e, enum token_kind kind, struct job *job,
@@ -893,7 +899,8 @@ void progress_on_computes (struct dws_engine *e, enum token_kind kind, struct jo
     struct k8s_answer a = answer_of (event);
     if (write_ended (e, job, a, event, "fill the Computes"))
         return;
-    advance_mark (e, job, NEWS_COMPUTES);
+    job->written |= (uint64_t)1 << TOK_COMPUTES;
+    advance_mark (e, job, NEWS_LOOK);
 }
 
 void progress_on_secret (struct dws_engine *e, enum token_kind kind, struct job *job,

@@ -150,8 +150,10 @@ void release_on_R (struct dws_engine *e, struct job *job, json_t *event)
 void release_on_held_written (struct dws_engine *e, enum token_kind kind, struct job *job,
                               json_t *event)
 {
-    if (answer_of (event).ok)
-        advance_mark (e, job, NEWS_HELD_WRITTEN);
+    if (answer_of (event).ok) {
+        job->written |= (uint64_t)1 << TOK_DATAOUT_HELD;
+        advance_mark (e, job, NEWS_LOOK);
+    }
     else
         workflow_on_state (e, kind, job, event);
 }

@@ -26,7 +26,8 @@ void release_start (struct dws_engine *e, struct job *job, const struct step *st
 /* The job's R (a job-info answer asked by release_start). */
 void release_on_R (struct dws_engine *e, struct job *job, json_t *event);
 /* The answer to the DataOut patch that carries the held ssds
- * (TOK_DATAOUT_HELD): written, the epilog may end; failed, as any
+ * (TOK_DATAOUT_HELD): written, the epilog may end (the decider looks);
+ * failed, as any
  * desiredState patch's (workflow_on_state). */
 void release_on_held_written (struct dws_engine *e, enum token_kind kind, struct job *job,
                               json_t *event);

@@ -382,6 +382,10 @@ struct job {
     struct told *said;     /* that of the step being carried out: what its verb
                             * reads (never NULL while a verb runs) */
     int culprits;          /* hosts a timeout's read would give up, in all */
+    uint64_t written;      /* bit per token kind (TOK_*) of a write to this Workflow
+                            * answered, that a step waits for: TOK_SERVERS (every
+                            * Servers filled, until Setup is asked), TOK_COMPUTES,
+                            * TOK_DATAOUT_HELD (DataOut with the held ssds) */
     uint64_t asking;       /* bit per token kind (TOK_*) of a single request out:
                             * the forceReady patch, the workflow token read,
                             * the finalizer's removal, the hosts' patch */
@@ -503,7 +507,7 @@ struct dws_engine {
                            * service (dws_engine_take_records) */
     bool map_changed;     /* the SystemConfiguration came in this event: the
                            * jobs that reached dws.setup before it look again,
-                           * with the event's passes (NEWS_MAP) */
+                           * with the event's passes (NEWS_LOOK) */
     bool room_changed;    /* rabbit health had an input in this event (a
                            * Storage, the graph, an ssd up again): pre-staged
                            * jobs waiting for room look again */

@@ -254,8 +254,10 @@ static void patch_state (struct dws_engine *e, struct job *job, enum wf_state s,
                                ? TOK_DATAOUT_HELD
                                : TOK_STATE;
     char token[96];
-    if (s == WF_SETUP)
+    if (s == WF_SETUP) {
         job->setup_pending = false;
+        job->written &= ~((uint64_t)1 << TOK_SERVERS); /* a later fill is another */
+    }
     json_t *body = json_pack ("{s:{s:s}}", "spec", "desiredState", wfstate_name (s));
     if (annotations)
         json_object_set_new (body, "metadata", json_pack ("{s:o}", "annotations", annotations));

@@ -175,7 +175,7 @@ static struct dws_engine *sysconf_to;  /* ... to this engine */
 static void look_again (struct dws_engine *e)
 {
     json_t *wfs = json_array ();
-    /* the map again: every job is marked NEWS_MAP (map_pass) */
+    /* the map again: every job is looked at, NEWS_LOOK (map_pass) */
     if (last_sysconf && sysconf_to == e)
         json_array_append (wfs, last_sysconf);
     for (size_t b = 0; b < e->nbuckets; b++)
@@ -1905,6 +1905,14 @@ static void test_more (void)
     ok (!find ("token", "hosts:1000"), "... nothing written yet");
     sysconf (e);
     has ("the SystemConfiguration arrives: Setup goes on", "token", "hosts:1000");
+    /* the Workflow seen with its hosts before that patch's answer, and the
+     * map listed again (a re-list): the answer goes on, no Servers before */
+    watch (e, "MODIFIED", wf (1000));
+    sysconf (e);
+    ok (A && !find ("kind", "Servers"),
+        "the hosts seen before their patch's answer, the map listed again: no Servers yet");
+    k8s_result (e, "hosts", 1000, true, 200, "", wf (1000));
+    ok (count ("kind", "Servers", "op", "patch") == 1, "... its answer: the Servers, once");
 
     /* the workflow token Secret cannot be used */
     job_to (e, 1001, 0, "'c1'", 1, "PreRun");
