@@ -108,8 +108,9 @@ def look_file(path: Path) -> tuple[int, list[str]]:
             text = op["event"].encode("utf-8", "surrogatepass")
             _answer(lib.dws_engine_event_json(engine, text, err), err)
             _answer(lib.dws_engine_take_records_json(engine, err), err)
-            if _is_sysconf(json.loads(op["event"])):
-                sysconf = text
+            event = json.loads(op["event"])
+            if _is_sysconf(event):  # again without its "now": the clock stays
+                sysconf = json.dumps({k: v for k, v in event.items() if k != "now"}).encode()
             if sysconf is None:
                 continue
             again = json.loads(_answer(lib.dws_engine_event_json(engine, sysconf, err), err))
