@@ -803,8 +803,6 @@ static struct step next_failure (const struct dws_engine *e, const struct job *j
             st.end_epilog = job->epilog != EPILOG_NONE;
             return st;
         }
-        case NEWS_FORCE_CHECK:
-            return force_check (job);
         case NEWS_FORCE_REFUSED:
             return make (forcing (job) ? STEP_FAIL : STEP_NOTHING); /* a dws-timeout */
         case NEWS_SETUP_CULPRITS:
@@ -933,6 +931,9 @@ static struct step settle (const struct dws_engine *e, const struct job *job)
     /* let go: torn down, then created again (STEP_PRESTAGE_AGAIN) */
     if (job->restage == RESTAGE_UNPINNED && phase_exists (job) && desired < WF_TEARDOWN)
         return teardown (job);
+    /* hosts given up, and DWS reset forceReady at the transition it raced */
+    if (force_check (job).kind != STEP_NOTHING)
+        return force_check (job);
     if (!e->map)
         return make (STEP_NOTHING);
     /* its nodes came as it was let go of its chassis, and can be weighed */

@@ -77,8 +77,6 @@
     X (GONE, workflow)                                                                         \
     /* the create failed */                                                                    \
     X (CREATE_FAILED, failure)                                                                 \
-    /* the Workflow seen while hosts are given up */                                           \
-    X (FORCE_CHECK, failure)                                                                   \
     /* Kubernetes refused the forceReady patch */                                              \
     X (FORCE_REFUSED, failure)                                                                 \
     /* Setup's timeout read the Servers: `arg` hosts would be given up in all (0: no slow      \
@@ -136,8 +134,8 @@
     /* a rabbit its node-local storage waits on went down */                                   \
     X (RABBIT_LOST, prestage)                                                                  \
     /* look at the job: a fact it holds changed (the rabbit map came, a write answered:        \
-     * job->written, its re-staging moved); the decider chooses from its phase and facts      \
-     * alone (decide.c's settle) */                                                            \
+     * job->written, its re-staging moved, its Workflow seen while hosts are given up); the   \
+     * decider chooses from its phase and facts alone (decide.c's settle) */                   \
     X (LOOK, look)
 
 enum news {

@@ -181,7 +181,7 @@ static void force_ready (struct dws_engine *e, struct job *job)
 
 void fault_force_ready_check (struct dws_engine *e, struct job *job)
 {
-    advance_mark (e, job, NEWS_FORCE_CHECK);
+    advance_mark (e, job, NEWS_LOOK); /* the decider compares (decide.c's force_check) */
 }
 
 /* STEP_FORCE_READY_AGAIN: DWS reset forceReady at the transition it raced. */
