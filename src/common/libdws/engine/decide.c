@@ -2,9 +2,15 @@
  * job does next, and every change of its phase (through phase.c's table).
  *
  * decide_next () reads the job alone -- its phase, the facts recorded on
- * it and the first of its news (what happened that no other fact says,
- * recorded by the input) -- and returns one step; decide () takes that
- * news, and advance.c asks again until none is left.  Nothing else in
+ * it and the first of its news -- and returns one step; decide () takes
+ * that news, and advance.c asks again until none is left.  A news is an
+ * input that carries what no fact says (a request to answer, a read's
+ * outcome, a timer, a failure's note), or NEWS_LOOK, which says only
+ * which job to look at: settle () chooses from the phase and facts alone,
+ * each of its rules one that holds no more once its step is taken, so a
+ * job looked at again with nothing new takes no step (test-engine, the
+ * service tests' conftest.py and bench_engine_replay.py's `look` check
+ * it after every event).  Nothing else in
  * the engine chooses a transition.  To add a phase or a decision: its row in
  * JOB_PHASES and phase.c's table, its case here, and for a new kind of
  * step its verb in the file that acts and its line in decide.h's
@@ -115,7 +121,8 @@ static struct step teardown (const struct job *job)
         if (phase_handled (job) == WF_TEARDOWN)
             return delete_when_ready (job);
         if (job->teardown_reads == 0 && job->epilog
-            && !wfview_annotation (&job->view, ANN_EPILOG))
+            && !wfview_annotation (&job->view, ANN_EPILOG)
+            && !(job->asking & ((uint64_t)1 << TOK_ANNOTATE)))
             return make (STEP_MARK_EPILOG);
         return make (STEP_NOTHING);
     }
@@ -777,21 +784,10 @@ static struct step next_failure (const struct dws_engine *e, const struct job *j
                 return make (STEP_POSTRUN_FAILED); /* drain exactly who did not unmount */
             return make (desired != WF_TEARDOWN ? STEP_FAIL : STEP_NOTHING);
         case NEWS_FAILED:
-            /* how its owner learns it; Teardown follows (NEWS_TEARDOWN) */
+            /* how its owner learns it; Teardown follows (a look: excepted) */
             if (job->released)
                 return make (STEP_FAIL_RECORD);
             return make (job->excepted ? STEP_FAIL_AGAIN : STEP_FAIL_RAISE);
-        case NEWS_TEARDOWN:
-        case NEWS_REFUSED:
-            return phase_exists (job) ? teardown (job) : make (STEP_NOTHING);
-        case NEWS_TEARDOWN_READ:
-            if (job->teardown_reads == 0 && desired == WF_TEARDOWN && phase_exists (job))
-                return make (STEP_TEARDOWN_PATCH);
-            return make (STEP_NOTHING);
-        case NEWS_ABORT_READ:
-            if (job->abort_reads == 0 && phase_exists (job))
-                return teardown (job);
-            return make (STEP_NOTHING);
         case NEWS_TIMER:
             return on_timer (job, (enum timer_kind)arg);
         case NEWS_WRITE_FAILED:
@@ -908,6 +904,17 @@ static struct step settle (const struct dws_engine *e, const struct job *job)
 {
     enum wf_state desired = phase_desired (job);
     enum wf_state handled = phase_handled (job);
+    /* the reads before Teardown answered: its patch, once (the Workflow
+     * taken up in Teardown says it already) */
+    if (job->teardown_reads == 0 && desired == WF_TEARDOWN && phase_exists (job)
+        && job->view.desired != WF_TEARDOWN && !asked (job, TOK_STATE))
+        return make (STEP_TEARDOWN_PATCH);
+    /* to Teardown without PostRun or DataOut (a failure, dws.teardown,
+     * dws.abort once its reads answer, DataOut skipped), or on its way
+     * there (its epilog marked, its deletion) */
+    if (phase_exists (job) && (job->toredown || job->excepted || desired == WF_TEARDOWN)
+        && teardown (job).kind != STEP_NOTHING)
+        return teardown (job);
     /* every Servers filled: Setup */
     if (written (job, TOK_SERVERS) && !job->excepted && !job->toredown)
         return ask (job, WF_SETUP);
@@ -1052,8 +1059,7 @@ static struct step take (struct dws_engine *e, struct job *job, enum news on)
             phase_event (e, job, PHASE_EV_VANISH, WF_NONE);
         return st;
     }
-    if (on == NEWS_REFUSED || on == NEWS_ABORT || on == NEWS_TEARDOWN_REQUEST
-        || on == NEWS_FAILED)
+    if (on == NEWS_ABORT || on == NEWS_TEARDOWN_REQUEST || on == NEWS_FAILED)
         job->toredown = true; /* without PostRun or DataOut */
     if (on == NEWS_WORKFLOW) {
         if (!completes (job) || phase_event (e, job, PHASE_EV_DONE, job->view.state) < 0)

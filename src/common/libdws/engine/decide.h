@@ -39,12 +39,6 @@
     X (ERROR, failure)                                                                         \
     /* the job failed (workflow_fail_job; its note in the input) */                            \
     X (FAILED, failure)                                                                        \
-    /* Teardown is wanted (dws.teardown, DataOut skipped, ...) */                              \
-    X (TEARDOWN, failure)                                                                      \
-    /* a read before Teardown answered */                                                      \
-    X (TEARDOWN_READ, failure)                                                                 \
-    /* one of dws.abort's reads answered */                                                    \
-    X (ABORT_READ, failure)                                                                    \
     /* the job's epilog began after it ran (dws.post_run, or found in CLEANUP) */              \
     X (POST_RUN, request)                                                                      \
     /* the job's epilog began and it never ran (an exception before its start) */              \
@@ -61,8 +55,6 @@
     X (BREAKDOWN, workflow)                                                                    \
     /* Proposal done and every breakdown read */                                               \
     X (PROPOSAL_READY, workflow)                                                               \
-    /* the job cannot have its resources (excepted recorded) */                                \
-    X (REFUSED, failure)                                                                       \
     /* the job manager lost the resource-update (a repeated dws.create) */                     \
     X (RESEND, request)                                                                        \
     /* dws.setup arrived, or what its start waited for came */                                 \
@@ -134,8 +126,9 @@
     /* a rabbit its node-local storage waits on went down */                                   \
     X (RABBIT_LOST, prestage)                                                                  \
     /* look at the job: a fact it holds changed (the rabbit map came, a write answered:        \
-     * job->written, its re-staging moved, its Workflow seen while hosts are given up); the   \
-     * decider chooses from its phase and facts alone (decide.c's settle) */                   \
+     * job->written, its re-staging moved, its Workflow seen while hosts are given up, it is  \
+     * to be torn down: toredown, excepted, the reads before it answered); the decider chooses\
+     * from its phase and facts alone (decide.c's settle) */                                  \
     X (LOOK, look)
 
 enum news {

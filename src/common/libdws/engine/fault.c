@@ -506,7 +506,7 @@ static void abort_read_done (struct dws_engine *e, struct job *job)
     if (job->abort_reads <= 0)
         return; /* a late answer */
     job->abort_reads--;
-    advance_mark (e, job, NEWS_ABORT_READ);
+    advance_mark (e, job, NEWS_LOOK); /* Teardown waits for the last */
 }
 
 /* The items a read for a timer or an abort got; on a failed read, none

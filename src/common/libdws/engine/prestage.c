@@ -889,7 +889,7 @@ void prestage_again (struct dws_engine *e, struct job *job, const struct step *s
     job->setup_pending = job->hosts != NULL;
     job->servers_pending = 0;
     job->written = 0; /* nothing written to the new one yet */
-    job->asking &= ~((uint64_t)1 << TOK_HOSTS); /* nor asked (a hosts' patch met a 404) */
+    job->asking = 0; /* nor asked (its Teardown patch, ...) */
     if (job->hosts)
         rabbits_job (e, job); /* its rabbits, from its nodes */
     job_set_wf (job, NULL);

@@ -214,7 +214,8 @@ void progress_send_resources (struct dws_engine *e, struct job *job, const struc
     json_decref (list);
     if (!sent) {
         job->excepted = true; /* the job manager raises the exception */
-        advance_mark (e, job, NEWS_REFUSED);
+        job->toredown = true; /* without PostRun or DataOut */
+        advance_mark (e, job, NEWS_LOOK);
         return;
     }
     advance_mark (e, job, NEWS_PROPOSAL_READY);
@@ -668,7 +669,7 @@ void progress_recreate (struct dws_engine *e, struct job *job, const struct step
         job->servers_pending = 0;
     }
     job->written = 0; /* nothing written to the new one yet */
-    job->asking &= ~((uint64_t)1 << TOK_HOSTS); /* nor asked (a hosts' patch met a 404) */
+    job->asking = 0; /* nor asked (a hosts' patch that met a 404, ...) */
     job_set_wf (job, NULL);
     workflow_create (e, job); /* with the hosts, if dws.setup came: Setup follows */
 }

@@ -388,7 +388,11 @@ struct job {
                             * TOK_DATAOUT_HELD (DataOut with the held ssds) */
     uint64_t asking;       /* bit per token kind (TOK_*) of a single request out:
                             * the forceReady patch, the workflow token read,
-                            * the finalizer's removal, the hosts' patch */
+                            * the finalizer's removal, the hosts' patch, the
+                            * unpin, the epilog's mark (TOK_ANNOTATE: kept
+                            * until a failure; the Workflow shows it after),
+                            * the Teardown patch (TOK_STATE: once for the
+                            * Workflow); all cleared when it is created again */
     double state_since;    /* when a desiredState was last asked for */
     double asked_at[WF_NSTATES]; /* when each state was asked for (phase.c; 0: not */
     double done_at[WF_NSTATES];  /* by this service) and found done */

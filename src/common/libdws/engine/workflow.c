@@ -71,7 +71,7 @@ void workflow_fail_record (struct dws_engine *e, struct job *job, const struct s
     if (phase_desired (job) <= WF_DATAOUT)
         workflow_kvs_outcome (e, job, DWS_JOBKVS_DATAOUT, "failed", why);
     job->excepted = true;
-    advance_mark (e, job, NEWS_TEARDOWN);
+    advance_mark (e, job, NEWS_LOOK); /* Teardown follows */
 }
 
 /* STEP_FAIL_RAISE: the job's exception (its first), then Teardown. */
@@ -82,7 +82,7 @@ void workflow_fail_raise (struct dws_engine *e, struct job *job, const struct st
     act_log (e, "err", "%s: %s", job->name, why);
     job->excepted = true;
     act_raise (e, job, job->said->type ? job->said->type : "exception", 0, "%s", why);
-    advance_mark (e, job, NEWS_TEARDOWN);
+    advance_mark (e, job, NEWS_LOOK); /* Teardown follows */
 }
 
 /* STEP_FAIL_FORGET: the job was made for a request lost in a restart
@@ -102,7 +102,7 @@ void workflow_fail_again (struct dws_engine *e, struct job *job, const struct st
 {
     (void)st;
     act_log (e, "err", "%s: %s", job->name, job->said->why ? job->said->why : "");
-    advance_mark (e, job, NEWS_TEARDOWN);
+    advance_mark (e, job, NEWS_LOOK); /* Teardown follows, or has begun */
 }
 
 void workflow_fail (struct dws_engine *e, struct job *job, const struct step *st)
@@ -310,6 +310,9 @@ void workflow_teardown_patch (struct dws_engine *e, struct job *job, const struc
 {
     (void)st;
     json_t *ann = job->epilog ? json_pack ("{s:s}", ANN_EPILOG, "active") : NULL;
+    if (ann) /* the epilog's mark is asked with it */
+        job->asking |= (uint64_t)1 << TOK_ANNOTATE;
+    job->asking |= (uint64_t)1 << TOK_STATE; /* once for this Workflow */
     patch_state (e, job, WF_TEARDOWN, ann, 0);
 }
 
@@ -328,6 +331,7 @@ void workflow_mark_epilog (struct dws_engine *e, struct job *job, const struct s
     act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name,
              json_pack ("{s:{s:{s:s}}}", "metadata", "annotations", ANN_EPILOG, "active"),
              token_for (token, sizeof (token), TOK_ANNOTATE, job));
+    job->asking |= (uint64_t)1 << TOK_ANNOTATE; /* until the Workflow shows it */
 }
 
 /* STEP_TEARDOWN_BEGIN: desiredState is Teardown already (the decider asked for
@@ -364,12 +368,13 @@ void workflow_teardown_begin (struct dws_engine *e, struct job *job, const struc
         act (e, a);
         job->teardown_reads++;
     }
-    advance_mark (e, job, NEWS_TEARDOWN_READ);
+    advance_mark (e, job, NEWS_LOOK);
 }
 
 void workflow_teardown (struct dws_engine *e, struct job *job)
 {
-    advance_mark (e, job, NEWS_TEARDOWN);
+    job->toredown = true; /* without DataOut (or PostRun) */
+    advance_mark (e, job, NEWS_LOOK);
 }
 
 /* One read before Teardown has answered. */
@@ -378,7 +383,7 @@ static void teardown_read_done (struct dws_engine *e, struct job *job)
     if (job->teardown_reads <= 0)
         return; /* a late answer (after a rebuild) */
     job->teardown_reads--;
-    advance_mark (e, job, NEWS_TEARDOWN_READ);
+    advance_mark (e, job, NEWS_LOOK);
 }
 
 /* Of a Workflow's Pods, the one whose log is kept: the MPI launcher, else
@@ -552,6 +557,10 @@ void workflow_on_write (struct dws_engine *e, enum token_kind kind, struct job *
      * Workflow seen said) waits for the Workflow to change (progress.c) */
     if (kind == TOK_FINALIZER && !a.ok && a.code != 409 && a.code != 422)
         job->asking &= ~((uint64_t)1 << TOK_FINALIZER);
+    /* the epilog's mark failed (or a Computes patch of fault.c's): asked
+     * again while the Workflow does not show it */
+    if (kind == TOK_ANNOTATE && !a.ok && a.code != 404)
+        job->asking &= ~((uint64_t)1 << TOK_ANNOTATE);
     if (!a.ok && a.code != 404 && a.code != 409 && a.code != 422)
         act_log (e, "err", "%s: %s failed: %s", job->name, token_kind_name (kind),
                  answer_message (event));
