@@ -184,14 +184,16 @@ static bool asks_lustre (const struct job *job)
     return false;
 }
 
+static struct step proposal_ready (const struct dws_engine *e, const struct job *job);
+
 /* Proposal is done: every breakdown read first (the last read's answer
- * decides again), then the resources.
+ * looks again), then the resources.
  */
-static struct step proposal (const struct job *job)
+static struct step proposal (const struct dws_engine *e, const struct job *job)
 {
     if (job->breakdowns_wanted > 0)
         return make (STEP_NOTHING);
-    return make (breakdowns_missing (job) ? STEP_BREAKDOWNS : STEP_PROPOSAL);
+    return breakdowns_missing (job) ? make (STEP_BREAKDOWNS) : proposal_ready (e, job);
 }
 
 /* Does the job's Lustre go where Fluxion found room (lustre.h)? */
@@ -264,7 +266,7 @@ static struct step after_done (const struct dws_engine *e, const struct job *job
 {
     switch (s) {
         case WF_PROPOSAL:
-            return proposal (job);
+            return proposal (e, job);
         case WF_SETUP:
             return job->prestage ? ask (job, WF_DATAIN) : make (STEP_COMPUTES);
         case WF_DATAIN:
@@ -336,11 +338,17 @@ static struct step datain_read_answer (const struct dws_engine *e, const struct 
 
 /* A pre-staged job's next step toward Setup: its ssd picked and held
  * (Lustre), Fluxion's word that no job has any of it, then the Servers.
+ * Not picked again while its pick's record is out, nor while it waits
+ * to be (its timer runs: no room, or Fluxion's find failed; the timer and
+ * the room's pass pick again).
  */
 static struct step prestage_next (const struct job *job)
 {
     if (job->prestage_gib > 0 && job->ssd == SSD_UNPICKED)
-        return make (STEP_PRESTAGE_PICK);
+        return make ((job->timers & (1u << T_PRESTAGE))
+                             || (job->asking & ((uint64_t)1 << TOK_PRESTAGE))
+                         ? STEP_NOTHING
+                         : STEP_PRESTAGE_PICK);
     if (job->prestage_gib > 0 && job->ssd != SSD_VERIFIED)
         return make (STEP_NOTHING); /* the hold applies, or the find is out */
     return make (STEP_SERVERS);
@@ -477,6 +485,16 @@ static struct step prestage_choice (const struct dws_engine *e, const struct job
     return make (STEP_PRESTAGE_YES);
 }
 
+/* It asked to be pre-staged (dw_prestage=yes), and its storage cannot
+ * be placed before its nodes (prestage_choice chose STEP_PRESTAGE_REFUSE):
+ * its resource-update says so.
+ */
+static bool prestage_refused (const struct job *job)
+{
+    return job->prestage_asked == 1 && !job->prestage && job->weighed.unfit
+           && job->prestage_stage >= PRESTAGE_CHOSEN;
+}
+
 /* Proposal done and its breakdowns read: the resources once, then the
  * Setup if dws.setup came meanwhile.  A pre-staged job whose data is in
  * and whose resources went again (the jobtap plugin asked again: it holds
@@ -488,13 +506,15 @@ static struct step proposal_ready (const struct dws_engine *e, const struct job 
         return make (prestage_wanted (e, job) ? STEP_PRESTAGE_WEIGH : STEP_PRESTAGE_NO);
     if (!job->resources_sent && job->prestage_stage == PRESTAGE_WEIGHED)
         return prestage_choice (e, job);
+    if (!job->resources_sent && job->prestage && job->prestage_stage < PRESTAGE_RECORDED)
+        return make ((job->asking & ((uint64_t)1 << TOK_PRESTAGE)) ? STEP_NOTHING
+                                                                   : STEP_PRESTAGE_RECORD);
     if (!job->resources_sent)
-        return make (job->prestage && job->prestage_stage < PRESTAGE_RECORDED
-                         ? STEP_PRESTAGE_RECORD
-                         : STEP_SEND_RESOURCES);
+        return make (prestage_refused (job) ? STEP_SEND_REFUSAL : STEP_SEND_RESOURCES);
     if (setup_may_start (job))
         return setup_start (e, job);
-    if (prestaging (job) && job->prestage_stage == PRESTAGE_READY)
+    if (prestaging (job) && job->prestage_stage == PRESTAGE_READY
+        && (job->deps & JOB_DEP_PRESTAGE))
         return make (STEP_PRESTAGE_READY);
     return prestage_may_start (job) ? prestage_next (job) : make (STEP_NOTHING);
 }
@@ -729,18 +749,6 @@ static struct step next_workflow (const struct dws_engine *e, const struct job *
             return make (STEP_NOTHING);
         case NEWS_RELEASED:
             return ask (job, WF_DATAOUT);
-        case NEWS_BREAKDOWN:
-            if (job->excepted)
-                return make (STEP_NOTHING);
-            if (handled == WF_PROPOSAL && desired == WF_PROPOSAL)
-                return proposal (job);
-            if (setup_may_start (job))
-                return setup_start (e, job); /* a pre-staged job picked up, its hosts come */
-            return make (job->breakdowns_wanted == 0 && breakdowns_missing (job)
-                             ? STEP_BREAKDOWNS
-                             : STEP_NOTHING);
-        case NEWS_PROPOSAL_READY:
-            return proposal_ready (e, job);
         case NEWS_HOSTS:
             if (!phase_exists (job) || handled < WF_PROPOSAL)
                 return make (STEP_NOTHING); /* for a Workflow since created again */
@@ -839,8 +847,6 @@ static struct step next_prestage (const struct dws_engine *e, const struct job *
                 && (job->ssd == SSD_PICKED || job->ssd == SSD_FINDING))
                 return make (STEP_PRESTAGE_HOLD);
             return make (STEP_NOTHING);
-        case NEWS_PRESTAGE_FOUND:
-            return prestage_may_start (job) ? prestage_next (job) : make (STEP_NOTHING);
         case NEWS_DATAIN_READ:
             return datain_read_answer (e, job);
         case NEWS_RABBIT_LOST:
@@ -938,6 +944,19 @@ static struct step settle (const struct dws_engine *e, const struct job *job)
     /* let go: torn down, then created again (STEP_PRESTAGE_AGAIN) */
     if (job->restage == RESTAGE_UNPINNED && phase_exists (job) && desired < WF_TEARDOWN)
         return teardown (job);
+    /* Proposal done: its breakdowns read, then pre-staging weighed and
+     * chosen, its resources sent (again: a pre-staged job's resend) */
+    if (!job->excepted && !job->resources_sent && phase_exists (job)
+        && ((handled == WF_PROPOSAL && desired == WF_PROPOSAL) || job->prestage))
+        return proposal (e, job);
+    /* a pre-staged job's resources sent again: let go again */
+    if (job->resources_sent && prestaging (job) && job->prestage_stage == PRESTAGE_READY
+        && (job->deps & JOB_DEP_PRESTAGE))
+        return make (STEP_PRESTAGE_READY);
+    /* a pre-staged job's storage placed before its nodes (Fluxion said
+     * which of its ssd are free) */
+    if (prestage_may_start (job))
+        return prestage_next (job);
     /* hosts given up, and DWS reset forceReady at the transition it raced */
     if (force_check (job).kind != STEP_NOTHING)
         return force_check (job);

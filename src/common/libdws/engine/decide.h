@@ -23,7 +23,8 @@
  * by themselves (a request to answer, a read's outcome, a timer fired).
  * The decider takes them in this order, one per step, until none is
  * left; those a pass marks on many jobs at once (NEWS_HOLDS_APPLIED,
- * NEWS_ROOM) come last, so an input's own news meets its input first.
+ * NEWS_ROOM) come last, so an input's own news meets its input first,
+ * and NEWS_LOOK (which a pass marks too: the map) before those.
  * X (NAME, family): the family of the decider that answers it (decide.c's
  * next_<family> (): the requests, the Workflow's progress, failures and
  * teardown, pre-staging, the limits).
@@ -51,10 +52,6 @@
     X (RELEASED, workflow)                                                                     \
     /* timer `arg` (enum timer_kind) fired */                                                  \
     X (TIMER, failure)                                                                         \
-    /* a DirectiveBreakdown read answered (recorded) */                                        \
-    X (BREAKDOWN, workflow)                                                                    \
-    /* Proposal done and every breakdown read */                                               \
-    X (PROPOSAL_READY, workflow)                                                               \
     /* the job manager lost the resource-update (a repeated dws.create) */                     \
     X (RESEND, request)                                                                        \
     /* dws.setup arrived, or what its start waited for came */                                 \
@@ -108,14 +105,16 @@
     X (UNMADE, request)                                                                        \
     /* the job's R was read to hold its ssds */                                                \
     X (HOLD_R, workflow)                                                                       \
+    /* look at the job: a fact it holds changed (the rabbit map came, a write answered:        \
+     * job->written, its re-staging moved, its Workflow seen while hosts are given up, it is  \
+     * to be torn down: toredown, excepted, the reads before it answered); the decider chooses\
+     * from its phase and facts alone (decide.c's settle) */                                  \
+    X (LOOK, look)                                                                             \
     /* it may hold dws-limit still: the job manager's list after a restart shows it            \
      * (recorded: limit_dep), or its plugin was reloaded (a repeated dws.create) */            \
     X (LIMIT_FOUND, limits)                                                                    \
     /* ANN_PRESTAGE was written (the choice, or the ssd picked) */                             \
     X (PRESTAGE_RECORDED, prestage)                                                            \
-    /* Fluxion said which held ssd a job has (the picked ones are verified, or to be picked    \
-     * again) */                                                                               \
-    X (PRESTAGE_FOUND, prestage)                                                               \
     /* Fluxion holds every ssd of the job down */                                              \
     X (HOLDS_APPLIED, prestage)                                                                \
     /* a Storage or the graph changed, or its user's use was counted again (admit.c): there    \
@@ -124,12 +123,7 @@
     /* its DataIn's NnfDataMovements were read (job->datain) */                                \
     X (DATAIN_READ, prestage)                                                                  \
     /* a rabbit its node-local storage waits on went down */                                   \
-    X (RABBIT_LOST, prestage)                                                                  \
-    /* look at the job: a fact it holds changed (the rabbit map came, a write answered:        \
-     * job->written, its re-staging moved, its Workflow seen while hosts are given up, it is  \
-     * to be torn down: toredown, excepted, the reads before it answered); the decider chooses\
-     * from its phase and facts alone (decide.c's settle) */                                  \
-    X (LOOK, look)
+    X (RABBIT_LOST, prestage)
 
 enum news {
 #define NEWS_KIND(name, family) NEWS_##name,
@@ -220,8 +214,6 @@ _Static_assert (NEWS_COUNT <= 64, "job->news has a bit per news");
     /* take up a Workflow of ours in `state` (a restart): its facts read from it, `timers`     \
      * started whole */                                                                        \
     X (ADOPT, progress_adopt)                                                                  \
-    /* Proposal done: the resources for the job manager */                                     \
-    X (PROPOSAL, progress_proposal)                                                            \
     /* Setup done: fill the Computes */                                                        \
     X (COMPUTES, progress_computes)                                                            \
     /* PreRun done: end the prolog (no workflow token) */                                      \
@@ -234,6 +226,8 @@ _Static_assert (NEWS_COUNT <= 64, "job->news has a bit per news");
     X (BREAKDOWNS, progress_breakdowns)                                                        \
     /* send the resource-update (Proposal's outcome) */                                        \
     X (SEND_RESOURCES, progress_send_resources)                                                \
+    /* send it with why the job cannot have them: dw_prestage=yes refused */                   \
+    X (SEND_REFUSAL, progress_send_refusal)                                                    \
     /* send it again: read the breakdowns anew first */                                        \
     X (RESOURCES_AGAIN, progress_resources_again)                                              \
     /* the Setup waits for the SystemConfiguration (logged) */                                 \

@@ -220,9 +220,9 @@ void prestage_weigh (struct dws_engine *e, struct job *job, json_t *breakdowns)
     held_ahead (e, &w->ahead_jobs, &w->ahead_gib);
 }
 
-/* The choice made: its Proposal's outcome follows (refused: why it is
- * refused, or NULL). */
-static void chosen (struct dws_engine *e, struct job *job, bool prestage, struct told *refused)
+/* The choice made: its Proposal's outcome follows (the decider looks: a
+ * refusal is sent for a dw_prestage=yes it cannot keep). */
+static void chosen (struct dws_engine *e, struct job *job, bool prestage)
 {
     sidestate_prestage_stage (e, job, PRESTAGE_CHOSEN);
     job->prestage = prestage;
@@ -231,23 +231,20 @@ static void chosen (struct dws_engine *e, struct job *job, bool prestage, struct
         job->split = job->weighed.split;
         job->prestage_since = e->now;
     }
-    if (refused)
-        advance_tell (e, job, NEWS_PROPOSAL_READY, refused);
-    else
-        advance_mark (e, job, NEWS_PROPOSAL_READY);
+    advance_mark (e, job, NEWS_LOOK);
 }
 
 void prestage_no (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    chosen (e, job, false, NULL);
+    chosen (e, job, false);
 }
 
 void prestage_unfit (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
     snprintf (job->prestage_not, sizeof (job->prestage_not), "%s", job->weighed.unfit);
-    chosen (e, job, false, NULL);
+    chosen (e, job, false);
 }
 
 void prestage_too_big (struct dws_engine *e, struct job *job, const struct step *st)
@@ -257,7 +254,7 @@ void prestage_too_big (struct dws_engine *e, struct job *job, const struct step 
               "it asks for %lld nodes, the instance has %lld", (long long)job->weighed.nodes,
               (long long)job->weighed.instance_nodes);
     act_log (e, "info", "%s: not pre-staged: %s", job->name, job->prestage_not);
-    chosen (e, job, false, NULL);
+    chosen (e, job, false);
 }
 
 void prestage_full (struct dws_engine *e, struct job *job, const struct step *st)
@@ -269,23 +266,21 @@ void prestage_full (struct dws_engine *e, struct job *job, const struct step *st
               (long long)job->weighed.ahead_gib, (long long)e->cfg.prestage_max_jobs,
               (long long)e->cfg.prestage_max_gib);
     act_log (e, "info", "%s: not pre-staged: %s", job->name, job->prestage_not);
-    chosen (e, job, false, NULL);
+    chosen (e, job, false);
 }
 
+/* STEP_PRESTAGE_REFUSE: not pre-staged; its resource-update says why
+ * (STEP_SEND_REFUSAL). */
 void prestage_refuse (struct dws_engine *e, struct job *job, const struct step *st)
 {
-    dws_error_t err;
     (void)st;
-    dws_errorf (&err, DWS_PRESTAGE_ATTR "=yes: %s",
-                job->weighed.unfit ? job->weighed.unfit : "its storage cannot be placed");
-    struct told refused = {.err = &err};
-    chosen (e, job, false, &refused);
+    chosen (e, job, false);
 }
 
 void prestage_yes (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    chosen (e, job, true, NULL);
+    chosen (e, job, true);
 }
 
 /* ANN_PRESTAGE as it now stands: the choice, and the ssd once picked. */
@@ -319,6 +314,7 @@ static void write_note (struct dws_engine *e, struct job *job)
     act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name,
              json_pack ("{s:{s:o}}", "metadata", "annotations", note (job)),
              token_for (token, sizeof (token), TOK_PRESTAGE, job));
+    job->asking |= (uint64_t)1 << TOK_PRESTAGE; /* until it is answered */
 }
 
 void prestage_record (struct dws_engine *e, struct job *job, const struct step *st)
@@ -567,6 +563,7 @@ void prestage_ready (struct dws_engine *e, struct job *job, const struct step *s
     if (sidestate_prestage_reach (e, job, PRESTAGE_READY))
         act_log (e, "info", "%s: set up and filled: let go to the scheduler", job->name);
     act_dependency (e, job, DWS_JOBWIRE_PRESTAGE_DEPENDENCY, false, pin (e, job));
+    job->deps &= ~JOB_DEP_PRESTAGE;
     if (job->prestage_counts && e->cfg.prestage_node_wait > 0) /* held to its chassis */
         act_timer_start (e, job, T_NODE_WAIT, e->cfg.prestage_node_wait);
     act_record (e, job);

@@ -20,6 +20,7 @@
 #include "wire/action.h"
 #include "answer.h"
 #include "parse/breakdown.h"
+#include "config/rabbitconf.h"
 #include "fault.h"
 #include "util/hostlist.h"
 #include "hosts.h"
@@ -190,7 +191,7 @@ void progress_prestage_unpin (struct dws_engine *e, struct job *job, const struc
  */
 static void proposal_finish (struct dws_engine *e, struct job *job)
 {
-    advance_mark (e, job, NEWS_PROPOSAL_READY);
+    advance_mark (e, job, NEWS_LOOK);
 }
 
 /* STEP_PRESTAGE_WEIGH: pre-staging is wanted: what decides it is read
@@ -202,23 +203,41 @@ void progress_prestage_weigh (struct dws_engine *e, struct job *job, const struc
     json_t *list = breakdown_list (job);
     prestage_weigh (e, job, list);
     json_decref (list);
-    advance_mark (e, job, NEWS_PROPOSAL_READY);
+    advance_mark (e, job, NEWS_LOOK);
+}
+
+/* The resource-update, or why the job cannot have its resources
+ * (refused): the job manager raises the exception, Teardown follows. */
+static void resources (struct dws_engine *e, struct job *job, const dws_error_t *refused)
+{
+    json_t *list = breakdown_list (job);
+    job->resources_sent = true;
+    bool sent = send_resources (e, job, list, refused);
+    json_decref (list);
+    if (!sent) {
+        job->excepted = true; /* the job manager raises the exception */
+        job->toredown = true; /* without PostRun or DataOut */
+    }
+    else if (job->prestage)
+        job->deps |= JOB_DEP_PRESTAGE; /* the plugin adds dws-prestage */
+    advance_mark (e, job, NEWS_LOOK);
 }
 
 void progress_send_resources (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    json_t *list = breakdown_list (job);
-    job->resources_sent = true;
-    bool sent = send_resources (e, job, list, job->said->err);
-    json_decref (list);
-    if (!sent) {
-        job->excepted = true; /* the job manager raises the exception */
-        job->toredown = true; /* without PostRun or DataOut */
-        advance_mark (e, job, NEWS_LOOK);
-        return;
-    }
-    advance_mark (e, job, NEWS_PROPOSAL_READY);
+    resources (e, job, NULL);
+}
+
+/* STEP_SEND_REFUSAL: it asked to be pre-staged (dw_prestage=yes) and its
+ * storage cannot be placed before its nodes (job->weighed). */
+void progress_send_refusal (struct dws_engine *e, struct job *job, const struct step *st)
+{
+    dws_error_t err;
+    (void)st;
+    dws_errorf (&err, DWS_PRESTAGE_ATTR "=yes: %s",
+                job->weighed.unfit ? job->weighed.unfit : "its storage cannot be placed");
+    resources (e, job, &err);
 }
 
 void progress_resources_resend (struct dws_engine *e, struct job *job)
@@ -534,13 +553,6 @@ void progress_look (struct dws_engine *e, struct job *job, const struct step *st
 {
     (void)st;
     progress_workflow (e, job);
-}
-
-/* STEP_PROPOSAL: every breakdown is read: its resources. */
-void progress_proposal (struct dws_engine *e, struct job *job, const struct step *st)
-{
-    (void)st;
-    proposal_finish (e, job);
 }
 
 /* STEP_BREAKDOWNS: read those the Workflow lists and we lack. */
@@ -862,7 +874,7 @@ void progress_on_breakdown (struct dws_engine *e, enum token_kind kind, struct j
     const char *name = dws_json_str_at (a.obj, "metadata", "name");
     if (name)
         json_object_set (job->breakdowns, name, a.obj);
-    advance_mark (e, job, NEWS_BREAKDOWN);
+    advance_mark (e, job, NEWS_LOOK);
 }
 
 void progress_on_hosts (struct dws_engine *e, enum token_kind kind, struct job *job,
@@ -928,6 +940,7 @@ void progress_on_prestage (struct dws_engine *e, enum token_kind kind, struct jo
 {
     (void)kind;
     struct k8s_answer a = answer_of (event);
+    job->asking &= ~((uint64_t)1 << TOK_PRESTAGE);
     if (write_ended (e, job, a, event, "record the job's pre-staging"))
         return;
     if (json_is_object (a.obj))
@@ -940,5 +953,5 @@ void progress_on_prestage_find (struct dws_engine *e, struct job *job, json_t *e
 {
     if (prestage_found (e, job, event) < 0)
         return; /* picked again when its timer fires */
-    advance_mark (e, job, NEWS_PRESTAGE_FOUND);
+    advance_mark (e, job, NEWS_LOOK);
 }

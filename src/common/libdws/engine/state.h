@@ -233,6 +233,9 @@ enum job_dep {
                         * reloaded plugin's repeated dws.create */
     JOB_DEP_OTHER = 2, /* another plugin's, found in DEPEND after a restart
                         * beside dws-create (see request_orphans_event) */
+    JOB_DEP_PRESTAGE = 4, /* dws-prestage: the plugin holds it from a
+                           * resource-update that says prestage, until
+                           * the job is let go (prestage_ready) */
 };
 
 /* A job's epilog, in order. */
