@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "decide.h"
+#include "health/health.h"
 #include "limits.h"
 #include "phase.h"
 #include "parse/directive.h"
@@ -75,6 +76,15 @@ static struct step ask (const struct job *job, enum wf_state s)
     struct step st = make (STEP_ASK);
     st.state = s;
     st.timers = state_timers (job->forced, s, false);
+    return st;
+}
+
+/* DataOut, asked with the held ssds on the Workflow (release.c). */
+static struct step dataout_held (const struct job *job)
+{
+    struct step st = ask (job, WF_DATAOUT);
+    if (st.kind == STEP_ASK)
+        st.kind = STEP_DATAOUT_HELD;
     return st;
 }
 
@@ -747,8 +757,6 @@ static struct step next_workflow (const struct dws_engine *e, const struct job *
             if (desired == WF_PRERUN && !job->excepted)
                 return make (STEP_PROLOG_REMOVE);
             return make (STEP_NOTHING);
-        case NEWS_RELEASED:
-            return ask (job, WF_DATAOUT);
         case NEWS_HOSTS:
             if (!phase_exists (job) || handled < WF_PROPOSAL)
                 return make (STEP_NOTHING); /* for a Workflow since created again */
@@ -832,14 +840,7 @@ static struct step next_prestage (const struct dws_engine *e, const struct job *
                                   enum news on, int arg)
 {
     (void)arg;
-    enum wf_state desired = phase_desired (job);
     switch (on) {
-        case NEWS_HOLDS_APPLIED:
-            if (job->phase == PHASE_RELEASING && job->info_for != INFO_HOLD)
-                return make (STEP_RELEASED);
-            if (prestage_may_start (job) && job->ssd == SSD_PICKED)
-                return make (STEP_PRESTAGE_VERIFY);
-            return make (STEP_NOTHING);
         case NEWS_PRESTAGE_RECORDED:
             if (!job->resources_sent)
                 return proposal_ready (e, job);
@@ -849,13 +850,6 @@ static struct step next_prestage (const struct dws_engine *e, const struct job *
             return make (STEP_NOTHING);
         case NEWS_DATAIN_READ:
             return datain_read_answer (e, job);
-        case NEWS_RABBIT_LOST:
-            /* node-local storage serves its own chassis alone: with no
-             * node yet, nothing can be given up within a tolerance */
-            if (job->prestage_counts && !job->hosts && !job->excepted && !job->toredown
-                && desired < WF_TEARDOWN)
-                return make (STEP_PRESTAGE_LOST);
-            return make (STEP_NOTHING);
         default:
             break;
     }
@@ -890,6 +884,23 @@ static struct step next_limits (const struct dws_engine *e, const struct job *jo
     return make (STEP_NOTHING);
 }
 
+/* Is a rabbit its pre-staged node-local storage is on down (rabbit health)? */
+static bool storage_rabbit_down (const struct dws_engine *e, const struct job *job)
+{
+    const char *rabbit;
+    json_t *v;
+    json_object_foreach (job->prestage_counts, rabbit, v)
+        if (dws_health_rabbit_down (e->health, rabbit))
+            return true;
+    return false;
+}
+
+/* Does Fluxion hold every ssd the job holds down (rabbit health)? */
+static bool holds_applied (const struct dws_engine *e, const struct job *job)
+{
+    return job->held && dws_health_hold_applied (e->health, job->id);
+}
+
 /* Has the job's write of token kind `kind` been answered (job->written)? */
 static bool written (const struct job *job, enum token_kind kind)
 {
@@ -902,6 +913,12 @@ static bool asked (const struct job *job, enum token_kind kind)
     return job->asking & ((uint64_t)1 << kind);
 }
 
+/* Did a rule choose a step? */
+static bool taken (struct step st)
+{
+    return st.kind != STEP_NOTHING;
+}
+
 /* The job is looked at: its next step chosen from its phase and facts
  * alone, so a job looked at again with nothing new takes none (each rule
  * holds no more once its step is taken).
@@ -910,6 +927,7 @@ static struct step settle (const struct dws_engine *e, const struct job *job)
 {
     enum wf_state desired = phase_desired (job);
     enum wf_state handled = phase_handled (job);
+    struct step st;
     /* the reads before Teardown answered: its patch, once (the Workflow
      * taken up in Teardown says it already) */
     if (job->teardown_reads == 0 && desired == WF_TEARDOWN && phase_exists (job)
@@ -919,17 +937,19 @@ static struct step settle (const struct dws_engine *e, const struct job *job)
      * dws.abort once its reads answer, DataOut skipped), or on its way
      * there (its epilog marked, its deletion) */
     if (phase_exists (job) && (job->toredown || job->excepted || desired == WF_TEARDOWN)
-        && teardown (job).kind != STEP_NOTHING)
-        return teardown (job);
+        && taken (st = teardown (job)))
+        return st;
     /* every Servers filled: Setup */
-    if (written (job, TOK_SERVERS) && !job->excepted && !job->toredown)
-        return ask (job, WF_SETUP);
+    if (written (job, TOK_SERVERS) && !job->excepted && !job->toredown
+        && taken (st = ask (job, WF_SETUP)))
+        return st;
     /* the Computes filled: DataIn; pre-staged, its data is in already: PreRun */
-    if (written (job, TOK_COMPUTES) && !job->excepted && desired == WF_SETUP)
-        return ask (job, WF_DATAIN);
+    if (written (job, TOK_COMPUTES) && !job->excepted && desired == WF_SETUP
+        && taken (st = ask (job, WF_DATAIN)))
+        return st;
     if (written (job, TOK_COMPUTES) && !job->excepted && job->prestage
-        && desired == WF_DATAIN && handled == WF_DATAIN)
-        return ask (job, WF_PRERUN);
+        && desired == WF_DATAIN && handled == WF_DATAIN && taken (st = ask (job, WF_PRERUN)))
+        return st;
     /* DataOut with the held ssds is on the Workflow: a restart now takes
      * it up released (release.c); one torn down meanwhile ends its epilog
      * with the deletion */
@@ -942,33 +962,53 @@ static struct step settle (const struct dws_engine *e, const struct job *job)
         && desired == WF_DATAIN && handled == WF_DATAIN && !asked (job, TOK_UNPIN))
         return make (STEP_PRESTAGE_UNPIN);
     /* let go: torn down, then created again (STEP_PRESTAGE_AGAIN) */
-    if (job->restage == RESTAGE_UNPINNED && phase_exists (job) && desired < WF_TEARDOWN)
-        return teardown (job);
+    if (job->restage == RESTAGE_UNPINNED && phase_exists (job) && desired < WF_TEARDOWN
+        && taken (st = teardown (job)))
+        return st;
     /* Proposal done: its breakdowns read, then pre-staging weighed and
      * chosen, its resources sent (again: a pre-staged job's resend) */
     if (!job->excepted && !job->resources_sent && phase_exists (job)
-        && ((handled == WF_PROPOSAL && desired == WF_PROPOSAL) || job->prestage))
-        return proposal (e, job);
+        && ((handled == WF_PROPOSAL && desired == WF_PROPOSAL) || job->prestage)
+        && taken (st = proposal (e, job)))
+        return st;
     /* a pre-staged job's resources sent again: let go again */
     if (job->resources_sent && prestaging (job) && job->prestage_stage == PRESTAGE_READY
         && (job->deps & JOB_DEP_PRESTAGE))
         return make (STEP_PRESTAGE_READY);
-    /* a pre-staged job's storage placed before its nodes (Fluxion said
-     * which of its ssd are free) */
-    if (prestage_may_start (job))
-        return prestage_next (job);
+    /* a pre-staged job's storage placed before its nodes: its ssd picked,
+     * held (Fluxion is asked then whether it is free), the Servers */
+    if (prestage_may_start (job) && job->ssd == SSD_PICKED && holds_applied (e, job))
+        return make (STEP_PRESTAGE_VERIFY);
+    if (prestage_may_start (job) && taken (st = prestage_next (job)))
+        return st;
+    /* a rabbit its node-local storage waits on went down: that storage
+     * serves its own chassis alone, and with no node yet nothing can be
+     * given up within a tolerance */
+    if (job->prestage_counts && !job->hosts && !job->excepted && !job->toredown
+        && desired < WF_TEARDOWN && storage_rabbit_down (e, job))
+        return make (STEP_PRESTAGE_LOST);
+    /* its computes to go back, its R read, and Fluxion holds its ssds
+     * down (rabbit health says so; the release timer runs: undecided) */
+    if (job->phase == PHASE_RELEASING && job->info_for != INFO_HOLD
+        && (job->timers & (1u << T_RELEASE)) && holds_applied (e, job))
+        return make (STEP_RELEASED);
+    /* its computes' release decided (the release timer stopped): the ssds
+     * held, DataOut with them on the Workflow; or the computes kept */
+    if (job->phase == PHASE_RELEASING && !(job->timers & (1u << T_RELEASE))
+        && taken (st = job->epilog == EPILOG_RELEASING ? dataout_held (job)
+                                                       : ask (job, WF_DATAOUT)))
+        return st;
     /* hosts given up, and DWS reset forceReady at the transition it raced */
-    if (force_check (job).kind != STEP_NOTHING)
-        return force_check (job);
-    if (!e->map)
-        return make (STEP_NOTHING);
+    if (taken (st = force_check (job)))
+        return st;
     /* its nodes came as it was let go of its chassis, and can be weighed */
     if (nodes_decide (e, job))
         return nodes_came (e, job);
     /* it reached dws.setup before the map was known, or before its
      * give-up was written or refused */
-    if (job->setup_pending && job->servers_pending == 0 && setup_may_start (job))
-        return setup_start (e, job);
+    if (e->map && job->setup_pending && job->servers_pending == 0 && setup_may_start (job)
+        && taken (st = setup_start (e, job)))
+        return st;
     return make (STEP_NOTHING);
 }
 
@@ -1099,6 +1139,7 @@ static struct step take (struct dws_engine *e, struct job *job, enum news on)
             rc = phase_event (e, job, PHASE_EV_WAIT, WF_NONE);
             break;
         case STEP_ASK:
+        case STEP_DATAOUT_HELD:
             rc = phase_event (e, job, PHASE_EV_ASK, st.state);
             break;
         case STEP_TEARDOWN_BEGIN:

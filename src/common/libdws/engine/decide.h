@@ -22,9 +22,9 @@
  * is advanced: what happened that the job's phase and facts do not say
  * by themselves (a request to answer, a read's outcome, a timer fired).
  * The decider takes them in this order, one per step, until none is
- * left; those a pass marks on many jobs at once (NEWS_HOLDS_APPLIED,
- * NEWS_ROOM) come last, so an input's own news meets its input first,
- * and NEWS_LOOK (which a pass marks too: the map) before those.
+ * left; those a pass marks on many jobs at once (NEWS_ROOM) come last,
+ * so an input's own news meets its input first, and NEWS_LOOK (which the
+ * passes mark too: the map, the ssd holds confirmed) before those.
  * X (NAME, family): the family of the decider that answers it (decide.c's
  * next_<family> (): the requests, the Workflow's progress, failures and
  * teardown, pre-staging, the limits).
@@ -48,8 +48,6 @@
     X (TOKEN, workflow)                                                                        \
     /* a repeated dws.setup */                                                                 \
     X (SETUP_AGAIN, request)                                                                   \
-    /* the ssds are held (or the computes kept): DataOut */                                    \
-    X (RELEASED, workflow)                                                                     \
     /* timer `arg` (enum timer_kind) fired */                                                  \
     X (TIMER, failure)                                                                         \
     /* the job manager lost the resource-update (a repeated dws.create) */                     \
@@ -106,7 +104,8 @@
     /* the job's R was read to hold its ssds */                                                \
     X (HOLD_R, workflow)                                                                       \
     /* look at the job: a fact it holds changed (the rabbit map came, a write answered:        \
-     * job->written, its re-staging moved, its Workflow seen while hosts are given up, it is  \
+     * job->written, its re-staging moved, its Workflow seen while hosts are given up, its    \
+     * ssd holds confirmed by rabbit health or a rabbit of its storage down, it is           \
      * to be torn down: toredown, excepted, the reads before it answered); the decider chooses\
      * from its phase and facts alone (decide.c's settle) */                                  \
     X (LOOK, look)                                                                             \
@@ -115,15 +114,11 @@
     X (LIMIT_FOUND, limits)                                                                    \
     /* ANN_PRESTAGE was written (the choice, or the ssd picked) */                             \
     X (PRESTAGE_RECORDED, prestage)                                                            \
-    /* Fluxion holds every ssd of the job down */                                              \
-    X (HOLDS_APPLIED, prestage)                                                                \
     /* a Storage or the graph changed, or its user's use was counted again (admit.c): there    \
      * may be room now */                                                                      \
     X (ROOM, limits)                                                                           \
     /* its DataIn's NnfDataMovements were read (job->datain) */                                \
-    X (DATAIN_READ, prestage)                                                                  \
-    /* a rabbit its node-local storage waits on went down */                                   \
-    X (RABBIT_LOST, prestage)
+    X (DATAIN_READ, prestage)
 
 enum news {
 #define NEWS_KIND(name, family) NEWS_##name,
@@ -278,8 +273,10 @@ _Static_assert (NEWS_COUNT <= 64, "job->news has a bit per news");
     X (KEEP_COMPUTES, release_keep_computes)                                                   \
     /* hold the job's ssds, from its R (release.c) */                                          \
     X (HOLD, release_hold)                                                                     \
-    /* the ssds are held: end the epilog, DataOut */                                           \
+    /* the ssds are held: the epilog is releasing, DataOut follows */                          \
     X (RELEASED, release_released)                                                             \
+    /* DataOut, the held ssds on the Workflow */                                               \
+    X (DATAOUT_HELD, release_dataout_held)                                                     \
     /* DataOut and the held ssds written: end the epilog, the computes go back */              \
     X (RELEASE_EPILOG, release_epilog)                                                         \
     /* taken up released with its epilog active still (a restart between): end it */          \

@@ -118,12 +118,6 @@ static void job_free (struct job *j)
     free (j);
 }
 
-/* What the job was told, kept: the error with it. */
-struct kept {
-    struct told told;
-    dws_error_t err;
-};
-
 void job_told_free (struct told *t)
 {
     if (!t)
@@ -136,36 +130,28 @@ void job_told_free (struct told *t)
     json_decref (t->event);
     json_decref (t->items);
     json_decref (t->nodes);
-    json_decref (t->annotations);
     json_decref (t->msgid);
     free (t->failed);
     free (t->hosts);
-    free (t); /* the struct kept it begins */
+    free (t);
 }
 
 int job_tell (struct job *job, enum news news, struct told *what)
 {
-    struct kept *k = calloc (1, sizeof (*k));
-    if (!k) {
+    struct told *t = calloc (1, sizeof (*t));
+    if (!t) {
         /* what is taken goes either way: the caller holds nothing after */
         free (what->failed);
         what->failed = NULL;
         free (what->hosts);
         what->hosts = NULL;
-        json_decref (what->annotations);
-        what->annotations = NULL;
         return -1;
     }
-    struct told *t = &k->told;
     t->news = news;
     t->type = dws_strdup_null (what->type);
     t->why = dws_strdup_null (what->why);
     t->token = dws_strdup_null (what->token);
     t->log = dws_strdup_null (what->log);
-    if (what->err) {
-        k->err = *what->err;
-        t->err = &k->err;
-    }
     t->obj = json_incref (what->obj);
     t->event = json_incref (what->event);
     t->items = json_incref (what->items);
@@ -176,8 +162,6 @@ int job_tell (struct job *job, enum news news, struct told *what)
     what->failed = NULL;
     t->hosts = what->hosts;
     what->hosts = NULL;
-    t->annotations = what->annotations;
-    what->annotations = NULL;
     struct told **tail = &job->told;
     while (*tail)
         tail = &(*tail)->next;

@@ -20,13 +20,11 @@ struct told {
     enum news news;          /* the news it goes with */
     const char *type;        /* a failure's exception type ("exception" if NULL) */
     const char *why;         /* a failure's note, or a log line of the step */
-    const dws_error_t *err;  /* STEP_SEND_RESOURCES: why the job cannot have them */
     json_t *obj;             /* the Workflow an answer carries */
     json_t *event;           /* the answer itself (job-info: the R) */
     json_t *items;           /* what a read listed (ClientMounts) */
     json_t *nodes;           /* the culprits a timeout's read found */
     char *failed;            /* every host given up, with them */
-    json_t *annotations;     /* written with the state asked for */
     const char *token;       /* the workflow token read */
     json_t *msgid;           /* the request the step answers */
     char *hosts;             /* the job's hosts (RFC 29), from R */

@@ -452,7 +452,7 @@ void prestage_hold (struct dws_engine *e, struct job *job, const struct step *st
     (void)st;
     rabbits_hold (e, job);
     if (rabbits_hold_applied (e, job))
-        advance_mark (e, job, NEWS_HOLDS_APPLIED);
+        advance_mark (e, job, NEWS_LOOK);
 }
 
 void prestage_verify (struct dws_engine *e, struct job *job, const struct step *st)
@@ -702,7 +702,7 @@ void prestage_rabbits (struct dws_engine *e)
     for (size_t b = 0; b < e->nbuckets; b++)
         for (struct job *j = e->table[b]; j; j = j->next)
             if (j->prestage_counts && !j->hosts && !j->excepted && rabbit_down (e, j))
-                advance_mark (e, j, NEWS_RABBIT_LOST);
+                advance_mark (e, j, NEWS_LOOK);
 }
 
 void prestage_room (struct dws_engine *e)

@@ -74,19 +74,26 @@ const char *release_mode_name (enum release_mode mode)
     return mode <= RELEASE_LATE ? mode_names[mode] : "?";
 }
 
-/* STEP_RELEASED: the ssds are held: DataOut, the held paths with it;
- * the epilog ends once that is written (STEP_RELEASE_EPILOG). */
+/* STEP_RELEASED: the ssds are held: the epilog is releasing; DataOut
+ * follows, the held paths with it (STEP_DATAOUT_HELD), and the epilog
+ * ends once that is written (STEP_RELEASE_EPILOG). */
 void release_released (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
+    act_timer_stop (e, job, T_RELEASE);
+    sidestate_epilog (e, job, EPILOG_RELEASING);
+    advance_mark (e, job, NEWS_LOOK);
+}
+
+/* STEP_DATAOUT_HELD: DataOut, the held ssds on the Workflow (ANN_HELD):
+ * a restart takes the job up released. */
+void release_dataout_held (struct dws_engine *e, struct job *job, const struct step *st)
+{
     json_t *none = job->held ? NULL : json_array ();
     char *held = json_dumps (job->held ? job->held : none, JSON_COMPACT);
     json_decref (none);
-    act_timer_stop (e, job, T_RELEASE);
-    sidestate_epilog (e, job, EPILOG_RELEASING);
-    struct told ann = {.annotations = held ? json_pack ("{s:s}", ANN_HELD, held) : NULL};
+    workflow_ask_held (e, job, st, held ? json_pack ("{s:s}", ANN_HELD, held) : NULL);
     free (held);
-    advance_tell (e, job, NEWS_RELEASED, &ann);
 }
 
 /* Before the epilog ends (the same sender, in order): the jobtap plugin
@@ -127,7 +134,7 @@ static void keep_computes (struct dws_engine *e, struct job *job, const char *wh
     act_log (e, "warning", "%s: computes kept until Teardown: %s", job->name, why);
     if (!job->prestage)
         rabbits_unhold (e, job); /* a pre-staged job's ssd stays held until Teardown */
-    advance_mark (e, job, NEWS_RELEASED);
+    advance_mark (e, job, NEWS_LOOK); /* DataOut */
 }
 
 void release_start (struct dws_engine *e, struct job *job, const struct step *st)
@@ -184,7 +191,7 @@ void release_hold (struct dws_engine *e, struct job *job, const struct step *st)
     job->held = paths;
     rabbits_hold (e, job);
     if (rabbits_hold_applied (e, job))
-        advance_mark (e, job, NEWS_HOLDS_APPLIED);
+        advance_mark (e, job, NEWS_LOOK);
 }
 
 void release_check (struct dws_engine *e)
@@ -195,7 +202,7 @@ void release_check (struct dws_engine *e)
     json_array_foreach (ready, i, v) {
         struct job *job = job_lookup (e, json_integer_value (v));
         if (job) /* its computes released, or a pre-staged job's ssd verified */
-            advance_mark (e, job, NEWS_HOLDS_APPLIED);
+            advance_mark (e, job, NEWS_LOOK);
     }
     json_decref (ready);
 }

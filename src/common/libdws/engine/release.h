@@ -35,8 +35,9 @@ void release_hold (struct dws_engine *e, struct job *job, const struct step *st)
 void release_epilog (struct dws_engine *e, struct job *job, const struct step *st);
 void release_epilog_again (struct dws_engine *e, struct job *job, const struct step *st);
 void release_released (struct dws_engine *e, struct job *job, const struct step *st);
+void release_dataout_held (struct dws_engine *e, struct job *job, const struct step *st);
 /* After rabbit health moved: the jobs whose holds Fluxion has confirmed
- * are marked (NEWS_HOLDS_APPLIED), to be released at the event's end.
+ * are looked at (NEWS_LOOK), to be released at the event's end.
  */
 void release_check (struct dws_engine *e);
 /* The release timer fired and Fluxion has not confirmed the holds: the

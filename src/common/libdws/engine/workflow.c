@@ -243,16 +243,11 @@ void workflow_send_create (struct dws_engine *e, struct job *job, const struct s
 }
 
 /* The patch of desiredState s (asked for by the decider), and the timers
- * that guard s (the decider's too).
+ * that guard s (the decider's too), on a token of `kind`.
  */
 static void patch_state (struct dws_engine *e, struct job *job, enum wf_state s,
-                         json_t *annotations, unsigned timers)
+                         json_t *annotations, unsigned timers, enum token_kind kind)
 {
-    /* the answer to the patch that carries the held ssds ends a released
-     * job's epilog (release.c): a token of its own says which it is */
-    enum token_kind kind = annotations && json_object_get (annotations, ANN_HELD)
-                               ? TOK_DATAOUT_HELD
-                               : TOK_STATE;
     char token[96];
     if (s == WF_SETUP) {
         job->setup_pending = false;
@@ -313,7 +308,7 @@ void workflow_teardown_patch (struct dws_engine *e, struct job *job, const struc
     if (ann) /* the epilog's mark is asked with it */
         job->asking |= (uint64_t)1 << TOK_ANNOTATE;
     job->asking |= (uint64_t)1 << TOK_STATE; /* once for this Workflow */
-    patch_state (e, job, WF_TEARDOWN, ann, 0);
+    patch_state (e, job, WF_TEARDOWN, ann, 0, TOK_STATE);
 }
 
 /* Move the job's Workflow to Teardown.  What Teardown deletes and the
@@ -529,16 +524,20 @@ void workflow_delete_given_up (struct dws_engine *e, struct job *job, const stru
     delete (e, job);
 }
 
-/* STEP_ASK: desiredState st->state (the decider asked for it), with the
- * annotations the input gives (PostRun: the epilog is active).
+/* STEP_ASK: desiredState st->state (the decider asked for it); PostRun
+ * says the epilog is active.
  */
 void workflow_ask (struct dws_engine *e, struct job *job, const struct step *st)
 {
-    json_t *annotations = job->said->annotations;
-    job->said->annotations = NULL;
-    if (st->state == WF_POSTRUN && !annotations)
-        annotations = json_pack ("{s:s}", ANN_EPILOG, "active");
-    patch_state (e, job, st->state, annotations, st->timers);
+    json_t *annotations = st->state == WF_POSTRUN ? json_pack ("{s:s}", ANN_EPILOG, "active")
+                                                  : NULL;
+    patch_state (e, job, st->state, annotations, st->timers, TOK_STATE);
+}
+
+void workflow_ask_held (struct dws_engine *e, struct job *job, const struct step *st,
+                        json_t *annotations)
+{
+    patch_state (e, job, st->state, annotations, st->timers, TOK_DATAOUT_HELD);
 }
 
 /* STEP_FINALIZER: the Workflow we delete still has our finalizer. */

@@ -27,6 +27,11 @@ void workflow_create (struct dws_engine *e, struct job *job);
 /* The verbs of the Workflow's steps (verbs.c's table). */
 void workflow_send_create (struct dws_engine *e, struct job *job, const struct step *st);
 void workflow_ask (struct dws_engine *e, struct job *job, const struct step *st);
+/* desiredState st->state with the held ssds' annotation (stolen), for
+ * release.c: on a token of its own (TOK_DATAOUT_HELD), whose answer ends
+ * a released job's epilog. */
+void workflow_ask_held (struct dws_engine *e, struct job *job, const struct step *st,
+                        json_t *annotations);
 void workflow_teardown_begin (struct dws_engine *e, struct job *job, const struct step *st);
 void workflow_teardown_patch (struct dws_engine *e, struct job *job, const struct step *st);
 void workflow_mark_epilog (struct dws_engine *e, struct job *job, const struct step *st);
