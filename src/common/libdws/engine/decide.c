@@ -34,6 +34,18 @@
 #include "placement/rabbitmap.h"
 #include "wfview.h"
 
+/* Has the job's write of token kind `kind` been answered (job->written)? */
+static bool written (const struct job *job, enum token_kind kind)
+{
+    return job->written & ((uint64_t)1 << kind);
+}
+
+/* Is the job's single request of token kind `kind` out (job->asking)? */
+static bool asked (const struct job *job, enum token_kind kind)
+{
+    return job->asking & ((uint64_t)1 << kind);
+}
+
 static struct step make (enum step_kind kind)
 {
     struct step st = {kind, WF_NONE, WF_NONE, T_NKINDS, 0, WF_NONE, false, NEWS_COUNT};
@@ -132,7 +144,7 @@ static struct step teardown (const struct job *job)
             return delete_when_ready (job);
         if (job->teardown_reads == 0 && job->epilog
             && !wfview_annotation (&job->view, ANN_EPILOG)
-            && !(job->asking & ((uint64_t)1 << TOK_ANNOTATE)))
+            && !asked (job, TOK_ANNOTATE))
             return make (STEP_MARK_EPILOG);
         return make (STEP_NOTHING);
     }
@@ -252,7 +264,7 @@ static struct step setup_start (const struct dws_engine *e, const struct job *jo
         return make (job->info_for == INFO_SCHED ? STEP_NOTHING : STEP_READ_SCHED_R);
     /* its hosts' patch out: its answer goes on (the Workflow may show
      * them before it comes) */
-    if (job->asking & ((uint64_t)1 << TOK_HOSTS))
+    if (asked (job, TOK_HOSTS))
         return make (STEP_NOTHING);
     if (!hosts_recorded (job))
         return make (STEP_HOSTS_PATCH);
@@ -355,8 +367,7 @@ static struct step datain_read_answer (const struct dws_engine *e, const struct 
 static struct step prestage_next (const struct job *job)
 {
     if (job->prestage_gib > 0 && job->ssd == SSD_UNPICKED)
-        return make ((job->timers & (1u << T_PRESTAGE))
-                             || (job->asking & ((uint64_t)1 << TOK_PRESTAGE))
+        return make ((job->timers & (1u << T_PRESTAGE)) || asked (job, TOK_PRESTAGE)
                          ? STEP_NOTHING
                          : STEP_PRESTAGE_PICK);
     if (job->prestage_gib > 0 && job->ssd != SSD_VERIFIED)
@@ -517,8 +528,7 @@ static struct step proposal_ready (const struct dws_engine *e, const struct job 
     if (!job->resources_sent && job->prestage_stage == PRESTAGE_WEIGHED)
         return prestage_choice (e, job);
     if (!job->resources_sent && job->prestage && job->prestage_stage < PRESTAGE_RECORDED)
-        return make ((job->asking & ((uint64_t)1 << TOK_PRESTAGE)) ? STEP_NOTHING
-                                                                   : STEP_PRESTAGE_RECORD);
+        return make (asked (job, TOK_PRESTAGE) ? STEP_NOTHING : STEP_PRESTAGE_RECORD);
     if (!job->resources_sent)
         return make (prestage_refused (job) ? STEP_SEND_REFUSAL : STEP_SEND_RESOURCES);
     if (setup_may_start (job))
@@ -564,7 +574,7 @@ static bool forcing (const struct job *job)
 static struct step force_check (const struct job *job)
 {
     const struct wfview *v = &job->view;
-    if (!forcing (job) || (job->asking & ((uint64_t)1 << TOK_FORCE_READY))
+    if (!forcing (job) || asked (job, TOK_FORCE_READY)
         || v->state != job->forced
         || v->desired != job->forced || v->force_ready_state == job->forced || v->ready)
         return make (STEP_NOTHING);
@@ -649,7 +659,7 @@ static struct step next_request (const struct dws_engine *e, const struct job *j
             if (!job->hosts && (desired <= WF_PROPOSAL || job->prestage))
                 return make (STEP_NOTHING); /* the first: not a repeated one */
             if (handled >= WF_PRERUN && desired == WF_PRERUN
-                && !(job->asking & ((uint64_t)1 << TOK_SECRET))
+                && !asked (job, TOK_SECRET)
                 && !job->epilog)
                 return prolog (job);
             return make (STEP_NOTHING);
@@ -772,8 +782,7 @@ static struct step next_workflow (const struct dws_engine *e, const struct job *
             if (job->phase == PHASE_NONE)
                 return adopt (job);
             if (job->phase == PHASE_DELETING) /* if it still has ours, not asked yet */
-                return make ((job->asking & ((uint64_t)1 << TOK_FINALIZER)) ? STEP_NOTHING
-                                                                             : STEP_FINALIZER);
+                return make (asked (job, TOK_FINALIZER) ? STEP_NOTHING : STEP_FINALIZER);
             if (job->view.deleting && !job->toredown)
                 return make (STEP_FAIL_OUTSIDE);
             return make (STEP_LOOK);
@@ -899,18 +908,6 @@ static bool storage_rabbit_down (const struct dws_engine *e, const struct job *j
 static bool holds_applied (const struct dws_engine *e, const struct job *job)
 {
     return job->held && dws_health_hold_applied (e->health, job->id);
-}
-
-/* Has the job's write of token kind `kind` been answered (job->written)? */
-static bool written (const struct job *job, enum token_kind kind)
-{
-    return job->written & ((uint64_t)1 << kind);
-}
-
-/* Is the job's single request of token kind `kind` out (job->asking)? */
-static bool asked (const struct job *job, enum token_kind kind)
-{
-    return job->asking & ((uint64_t)1 << kind);
 }
 
 /* Did a rule choose a step? */
