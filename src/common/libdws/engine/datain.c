@@ -50,6 +50,7 @@ void datain_read (struct dws_engine *e, struct job *job, const struct step *st)
     (void)st;
     snprintf (sel, sizeof (sel), WORKFLOW_LABEL "=%s," LABEL_STATE "=DataIn", job->name);
     act_k8s_list (e, "NnfDataMovement", sel, token_for (token, sizeof (token), TOK_DATAIN, job));
+    job->asking |= (uint64_t)1 << TOK_DATAIN; /* until it is answered */
 }
 
 static int64_t int_of (json_t *v)
@@ -65,6 +66,7 @@ void datain_on_list (struct dws_engine *e, enum token_kind kind, struct job *job
 {
     (void)kind;
     struct k8s_answer a = answer_of (event);
+    job->asking &= ~((uint64_t)1 << TOK_DATAIN);
     if (a.ok) {
         struct datain_facts now = job->datain;
         json_t *items = json_object_get (a.obj, "items");
@@ -97,7 +99,7 @@ void datain_on_list (struct dws_engine *e, enum token_kind kind, struct job *job
     }
     else /* nothing is recorded as moved: a list that keeps failing ends it too */
         snprintf (job->datain.unread, sizeof (job->datain.unread), "%s", answer_message (event));
-    advance_mark (e, job, NEWS_DATAIN_READ);
+    advance_mark (e, job, NEWS_LOOK); /* judged: stalled, or read again later */
 }
 
 void datain_watch (struct dws_engine *e, struct job *job, const struct step *st)

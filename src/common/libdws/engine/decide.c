@@ -346,12 +346,14 @@ static bool datain_watched (const struct job *job)
            && phase_handled (job) < WF_DATAIN;
 }
 
-/* Its progress was read: a DataIn that has not moved for
- * rabbit.datain_stall_timeout fails, one that moved is read again later.
+/* Its progress was read (no read out, its timer not running): a DataIn
+ * that has not moved for rabbit.datain_stall_timeout fails, one that
+ * moved is read again later.
  */
 static struct step datain_read_answer (const struct dws_engine *e, const struct job *job)
 {
-    if (!datain_watched (job) || e->cfg.datain_stall_timeout <= 0)
+    if (!datain_watched (job) || e->cfg.datain_stall_timeout <= 0 || asked (job, TOK_DATAIN)
+        || (job->timers & (1u << T_DATAIN)))
         return make (STEP_NOTHING);
     if (e->now - job->datain.moved_at >= e->cfg.datain_stall_timeout)
         return make (STEP_DATAIN_STALLED);
@@ -844,27 +846,6 @@ static struct step next_failure (const struct dws_engine *e, const struct job *j
     return make (STEP_NOTHING);
 }
 
-/* The step for news `on` of pre-staging: its picks, holds and DataIn. */
-static struct step next_prestage (const struct dws_engine *e, const struct job *job,
-                                  enum news on, int arg)
-{
-    (void)arg;
-    switch (on) {
-        case NEWS_PRESTAGE_RECORDED:
-            if (!job->resources_sent)
-                return proposal_ready (e, job);
-            if (prestage_may_start (job)
-                && (job->ssd == SSD_PICKED || job->ssd == SSD_FINDING))
-                return make (STEP_PRESTAGE_HOLD);
-            return make (STEP_NOTHING);
-        case NEWS_DATAIN_READ:
-            return datain_read_answer (e, job);
-        default:
-            break;
-    }
-    return make (STEP_NOTHING);
-}
-
 /* The step for news `on` of [rabbit.limits] (dws-limit found, a waiting
  * job's turn) and of room that came (also for pre-staging's pick). */
 static struct step next_limits (const struct dws_engine *e, const struct job *job,
@@ -972,8 +953,12 @@ static struct step settle (const struct dws_engine *e, const struct job *job)
     if (job->resources_sent && prestaging (job) && job->prestage_stage == PRESTAGE_READY
         && (job->deps & JOB_DEP_PRESTAGE))
         return make (STEP_PRESTAGE_READY);
-    /* a pre-staged job's storage placed before its nodes: its ssd picked,
-     * held (Fluxion is asked then whether it is free), the Servers */
+    /* a pre-staged job's storage placed before its nodes: its ssd picked
+     * (and recorded), held down in Fluxion, which is asked then whether it
+     * is free, then the Servers */
+    if (prestage_may_start (job) && (job->ssd == SSD_PICKED || job->ssd == SSD_FINDING)
+        && !dws_health_holding (e->health, job->id))
+        return make (STEP_PRESTAGE_HOLD);
     if (prestage_may_start (job) && job->ssd == SSD_PICKED && holds_applied (e, job))
         return make (STEP_PRESTAGE_VERIFY);
     if (prestage_may_start (job) && taken (st = prestage_next (job)))
@@ -994,6 +979,9 @@ static struct step settle (const struct dws_engine *e, const struct job *job)
     if (job->phase == PHASE_RELEASING && !(job->timers & (1u << T_RELEASE))
         && taken (st = job->epilog == EPILOG_RELEASING ? dataout_held (job)
                                                        : ask (job, WF_DATAOUT)))
+        return st;
+    /* its DataIn's progress read: stalled, or read again later */
+    if (taken (st = datain_read_answer (e, job)))
         return st;
     /* hosts given up, and DWS reset forceReady at the transition it raced */
     if (taken (st = force_check (job)))

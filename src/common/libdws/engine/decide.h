@@ -27,7 +27,7 @@
  * passes mark too: the map, the ssd holds confirmed) before those.
  * X (NAME, family): the family of the decider that answers it (decide.c's
  * next_<family> (): the requests, the Workflow's progress, failures and
- * teardown, pre-staging, the limits).
+ * timeouts, the limits; NEWS_LOOK's is settle (), the job's facts alone).
  */
 #define DWS_ENGINE_NEWS(X)                                                                     \
     /* a Workflow is wanted (dws.create, a vanished one, job-info) */                          \
@@ -104,7 +104,9 @@
     /* the job's R was read to hold its ssds */                                                \
     X (HOLD_R, workflow)                                                                       \
     /* look at the job: a fact it holds changed (the rabbit map came, a write answered:        \
-     * job->written, its re-staging moved, its Workflow seen while hosts are given up, its    \
+     * job->written, a pre-staging record written, its DataIn's progress read, its          \
+     * re-staging moved, its Workflow seen                                                    \
+     * while hosts are given up, its                                                          \
      * ssd holds confirmed by rabbit health or a rabbit of its storage down, it is           \
      * to be torn down: toredown, excepted, the reads before it answered); the decider chooses\
      * from its phase and facts alone (decide.c's settle) */                                  \
@@ -112,13 +114,9 @@
     /* it may hold dws-limit still: the job manager's list after a restart shows it            \
      * (recorded: limit_dep), or its plugin was reloaded (a repeated dws.create) */            \
     X (LIMIT_FOUND, limits)                                                                    \
-    /* ANN_PRESTAGE was written (the choice, or the ssd picked) */                             \
-    X (PRESTAGE_RECORDED, prestage)                                                            \
     /* a Storage or the graph changed, or its user's use was counted again (admit.c): there    \
      * may be room now */                                                                      \
-    X (ROOM, limits)                                                                           \
-    /* its DataIn's NnfDataMovements were read (job->datain) */                                \
-    X (DATAIN_READ, prestage)
+    X (ROOM, limits)
 
 enum news {
 #define NEWS_KIND(name, family) NEWS_##name,

@@ -946,7 +946,7 @@ void progress_on_prestage (struct dws_engine *e, enum token_kind kind, struct jo
     if (json_is_object (a.obj))
         job_set_wf (job, a.obj);
     prestage_noted (e, job);
-    advance_mark (e, job, NEWS_PRESTAGE_RECORDED);
+    advance_mark (e, job, NEWS_LOOK);
 }
 
 void progress_on_prestage_find (struct dws_engine *e, struct job *job, json_t *event)

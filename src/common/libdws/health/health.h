@@ -168,6 +168,9 @@ int dws_health_hold (struct dws_health *h, json_int_t id, json_t *paths, double 
  */
 void dws_health_unhold (struct dws_health *h, json_int_t id, double now, json_t *actions);
 
+/* Whether job 'id' holds vertices (dws_health_hold, not unheld since). */
+bool dws_health_holding (struct dws_health *h, json_int_t id);
+
 /* Whether Fluxion has said that every vertex job 'id' holds is down: it
  * answered the set_status down, or its find said so (without Fluxion:
  * always, for a job that holds).  False for a job that holds nothing, and

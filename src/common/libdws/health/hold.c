@@ -109,6 +109,13 @@ void dws_health_unhold (struct dws_health *h, json_int_t id, double now, json_t 
     arm_flush (h, DWS_HEALTH_FLUSH_DELAY, actions);
 }
 
+bool dws_health_holding (struct dws_health *h, json_int_t id)
+{
+    char key[32];
+    hold_key (key, sizeof (key), id);
+    return json_object_get (h->holds, key) != NULL;
+}
+
 bool dws_health_hold_applied (struct dws_health *h, json_int_t id)
 {
     char key[32];
