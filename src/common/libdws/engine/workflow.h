@@ -48,7 +48,8 @@ void workflow_fail_record (struct dws_engine *e, struct job *job, const struct s
 void workflow_fail_raise (struct dws_engine *e, struct job *job, const struct step *st);
 void workflow_fail_again (struct dws_engine *e, struct job *job, const struct step *st);
 void workflow_fail_forget (struct dws_engine *e, struct job *job, const struct step *st);
-/* Teardown is wanted: whatever the decider makes of it (decide.h). */
+/* Teardown is wanted without DataOut (teardown_after expired): the job
+ * is toredown, and the decider looks (decide.c's settle). */
 void workflow_teardown (struct dws_engine *e, struct job *job);
 void workflow_remove_finalizer (struct dws_engine *e, struct job *job);
 void workflow_epilog_remove (struct dws_engine *e, struct job *job);
