@@ -1401,8 +1401,11 @@ static void test_hold_and_unhold (void)
     struct dws_health *h = healthy_system ();
 
     ok (!dws_health_hold_applied (h, 7), "a job that holds nothing: not applied");
+    ok (!dws_health_holding (h, 7), "... nor holding");
     double t7 = now;
     ok (hold (h, 7, "['/cl/chassis0/ssd1','/cl/chassis1/ssd0']") == 0, "job 7 holds 2 ssds");
+    ok (dws_health_holding (h, 7) && !dws_health_holding (h, 8),
+        "holding: job 7 from its hold, before any is applied; not job 8");
     ok (count ("timer-start") == 1, "a hold arms the flush");
     ok (!dws_health_hold_applied (h, 7), "not applied before anything is sent");
     applied_list_is (h, "[]", "holds_applied: none yet");
@@ -1444,6 +1447,8 @@ static void test_hold_and_unhold (void)
                   "job 7's hold ends: its ssd no one else holds goes up, r2's ssd0 stays down");
     answer_all (h, true, 0);
     ok (!dws_health_hold_applied (h, 7), "an ended hold is not applied");
+    ok (!dws_health_holding (h, 7) && dws_health_holding (h, 8),
+        "... nor holding; job 8 still is");
     unhold (h, 8);
     flush (h);
     statuses_are ("/cl/chassis1/ssd0=up", "job 8's hold ends: r2's ssd0 up");
