@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from t.python.service.harnesshelp import cleared, fault, phase, state
 from t.python.service.test_prestage_local import STAGED, chassis_of, events, prestaged_on
 
@@ -18,6 +19,7 @@ from flux_dws.emulator.driver import RESOURCE
 from flux_dws.harness import Harness
 from flux_dws.jobview import job_text
 from flux_dws.libdws.jobsm import PRESTAGE_UNPIN_METHOD
+from flux_dws.service.core import Service
 
 WAIT = 0.5  # rabbit.prestage_node_wait, seconds
 GIVEN_UP = "flux-dws.io/prestage-given-up"
@@ -226,6 +228,65 @@ def test_a_restart_after_the_plugin_let_it_go_before_its_nodes_are_read() -> Non
         holding_r[0] = False
         for read in held:
             h.reactor.call(read)
+        job = h.wait(jobid)
+        assert job.exceptions == [], job.exceptions
+        assert logged(h, "are not those of its chassis: its pre-staged storage is torn down")
+        h.finish(busy)
+        assert cleared(h) == {}
+
+
+def test_its_nodes_decide_once_the_rabbit_map_comes_after_a_restart(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """As above, and the restarted service's SystemConfiguration held back
+    until the unpin's refusal is logged and the job's R is read: its nodes
+    are known, the map is not, so nothing is decided (no storage kept on a
+    guess); the map comes, and the job is looked at: not its chassis, torn
+    down and set up again for its nodes."""
+    with harness() as h:
+        jobid, _, busy = staged_behind_a_busy_chassis(h)
+        real_rpc, real_info, real_feed = h.link.rpc, h.link.job_info, Service.feed
+        unanswered: list[str] = []
+        maps: list[tuple[Service, dict[str, Any]]] = []
+        holding_map = [False]
+        r_read: list[int] = []
+
+        def unanswering(topic: str, payload: Any, nodeid: int, callback: Any) -> None:
+            if topic.endswith("." + PRESTAGE_UNPIN_METHOD) and not unanswered:
+                unanswered.append(topic)  # applied; the old service goes first
+                callback = None
+            real_rpc(topic, payload, nodeid, callback)
+
+        def reading(job: int, want_r: bool, callback: Any) -> None:
+            def answered(*args: Any, **kw: Any) -> None:
+                callback(*args, **kw)
+                if job == jobid and want_r:
+                    r_read.append(job)  # the service has taken its R
+
+            real_info(job, want_r, answered)
+
+        def feeding(svc: Service, event: dict[str, Any], t_in: float | None = None) -> None:
+            if holding_map[0] and event.get("kind") == "SystemConfiguration":
+                maps.append((svc, event))
+                return
+            real_feed(svc, event, t_in)
+
+        h.link.rpc = unanswering  # type: ignore[method-assign]
+        h.link.job_info = reading  # type: ignore[method-assign]
+        monkeypatch.setattr(Service, "feed", feeding)
+        h.emulator.controllers.clear_faults()  # type: ignore[union-attr]
+        h.wait_for(lambda: state(h, jobid) == "RUN", what="its nodes, the unpin applied")
+        assert unanswered
+        holding_map[0] = True
+        h.restart_service()
+        h.wait_for(lambda: logged(h, "it has its nodes"), what="the unpin asked again, refused")
+        h.wait_for(lambda: bool(r_read), what="its R read")
+        h.wait_for(lambda: bool(maps), what="the new service's SystemConfiguration, held")
+        h.reactor.call(lambda: None)  # what the R's answer posted is taken first
+        assert not logged(h, "are not those of its chassis")
+        assert not logged(h, "are those of its chassis")
+        holding_map[0] = False
+        for svc, event in maps:
+            h.reactor.call(lambda svc=svc, event=event: real_feed(svc, event))
         job = h.wait(jobid)
         assert job.exceptions == [], job.exceptions
         assert logged(h, "are not those of its chassis: its pre-staged storage is torn down")
