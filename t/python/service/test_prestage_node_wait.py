@@ -57,6 +57,23 @@ def staged_behind_a_busy_chassis(h: Harness, runtime: float = 0.0
     return jobid, counts, busy_on_its_chassis(h)
 
 
+def unpin_answer_lost(h: Harness) -> list[str]:
+    """The jobtap plugin applies the first prestage-unpin, and its answer
+    is lost (the old service goes before it comes): the list says when it
+    was sent."""
+    real_rpc = h.link.rpc
+    unanswered: list[str] = []
+
+    def unanswering(topic: str, payload: Any, nodeid: int, callback: Any) -> None:
+        if topic.endswith("." + PRESTAGE_UNPIN_METHOD) and not unanswered:
+            unanswered.append(topic)
+            callback = None
+        real_rpc(topic, payload, nodeid, callback)
+
+    h.link.rpc = unanswering  # type: ignore[method-assign]
+    return unanswered
+
+
 def logged(h: Harness, text: str) -> bool:
     return any(text in m for _, m in h.link.logs)
 
@@ -199,16 +216,10 @@ def test_a_restart_after_the_plugin_let_it_go_before_its_nodes_are_read() -> Non
     storage was kept and the job failed at its Computes)."""
     with harness() as h:
         jobid, _, busy = staged_behind_a_busy_chassis(h)
-        real_rpc, real_info = h.link.rpc, h.link.job_info
-        unanswered: list[str] = []
+        real_info = h.link.job_info
+        unanswered = unpin_answer_lost(h)
         held: list[Any] = []
         holding_r = [True]
-
-        def unanswering(topic: str, payload: Any, nodeid: int, callback: Any) -> None:
-            if topic.endswith("." + PRESTAGE_UNPIN_METHOD) and not unanswered:
-                unanswered.append(topic)  # applied; the old service goes first
-                callback = None
-            real_rpc(topic, payload, nodeid, callback)
 
         def holding(job: int, want_r: bool, callback: Any) -> None:
             if job == jobid and want_r and holding_r[0]:
@@ -216,7 +227,6 @@ def test_a_restart_after_the_plugin_let_it_go_before_its_nodes_are_read() -> Non
                 return
             real_info(job, want_r, callback)
 
-        h.link.rpc = unanswering  # type: ignore[method-assign]
         h.link.job_info = holding  # type: ignore[method-assign]
         h.emulator.controllers.clear_faults()  # type: ignore[union-attr]
         h.wait_for(lambda: state(h, jobid) == "RUN", what="its nodes, the unpin applied")
@@ -244,17 +254,11 @@ def test_its_nodes_decide_once_the_rabbit_map_comes_after_a_restart(
     down and set up again for its nodes."""
     with harness() as h:
         jobid, _, busy = staged_behind_a_busy_chassis(h)
-        real_rpc, real_info, real_feed = h.link.rpc, h.link.job_info, Service.feed
-        unanswered: list[str] = []
+        real_info, real_feed = h.link.job_info, Service.feed
+        unanswered = unpin_answer_lost(h)
         maps: list[tuple[Service, dict[str, Any]]] = []
         holding_map = [False]
         r_read: list[int] = []
-
-        def unanswering(topic: str, payload: Any, nodeid: int, callback: Any) -> None:
-            if topic.endswith("." + PRESTAGE_UNPIN_METHOD) and not unanswered:
-                unanswered.append(topic)  # applied; the old service goes first
-                callback = None
-            real_rpc(topic, payload, nodeid, callback)
 
         def reading(job: int, want_r: bool, callback: Any) -> None:
             def answered(*args: Any, **kw: Any) -> None:
@@ -270,7 +274,6 @@ def test_its_nodes_decide_once_the_rabbit_map_comes_after_a_restart(
                 return
             real_feed(svc, event, t_in)
 
-        h.link.rpc = unanswering  # type: ignore[method-assign]
         h.link.job_info = reading  # type: ignore[method-assign]
         monkeypatch.setattr(Service, "feed", feeding)
         h.emulator.controllers.clear_faults()  # type: ignore[union-attr]
