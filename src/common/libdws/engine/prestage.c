@@ -825,33 +825,37 @@ void prestage_on_unpin (struct dws_engine *e, enum token_kind kind, struct job *
     advance_mark (e, job, NEWS_LOOK);
 }
 
-/* STEP_PRESTAGE_KEEP: its nodes came before it was let go of its
- * chassis (RESTAGE_NODES_CAME), and on it: its storage serves them.
- */
-void prestage_keep (struct dws_engine *e, struct job *job, const struct step *st)
+/* Its nodes came before it was let go of its chassis (RESTAGE_NODES_CAME)
+ * and the decider compared them: the re-staging moves `to`, said, and the
+ * job is looked at again. */
+static void nodes_weighed (struct dws_engine *e, struct job *job, enum prestage_restage to,
+                           const char *said)
 {
-    (void)st;
-    sidestate_restage (e, job, RESTAGE_NONE);
-    job->restage_why[0] = '\0';
-    act_log (e, "info", "%s: its nodes %s are those of its chassis: its pre-staged"
-             " storage is kept", job->name, job->hosts);
+    sidestate_restage (e, job, to);
+    act_log (e, "info", "%s: its nodes %s are %s", job->name, job->hosts, said);
     act_record (e, job);
     advance_mark (e, job, NEWS_LOOK);
 }
 
-/* STEP_PRESTAGE_REDO: its nodes came before it was let go, on others (the
- * plugin let it go before a restart): the storage set up on its own
- * chassis cannot serve them: torn down, set up again for them.
- */
+/* STEP_PRESTAGE_KEEP: they are those of its chassis: its storage serves
+ * them. */
+void prestage_keep (struct dws_engine *e, struct job *job, const struct step *st)
+{
+    (void)st;
+    job->restage_why[0] = '\0';
+    nodes_weighed (e, job, RESTAGE_NONE,
+                   "those of its chassis: its pre-staged storage is kept");
+}
+
+/* STEP_PRESTAGE_REDO: they are others (the plugin let it go before a
+ * restart): the storage set up on its own chassis cannot serve them:
+ * torn down, set up again for them. */
 void prestage_redo (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    sidestate_restage (e, job, RESTAGE_UNPINNED);
     job->toredown = true; /* without PostRun or DataOut */
-    act_log (e, "info", "%s: its nodes %s are not those of its chassis: its pre-staged"
-             " storage is torn down", job->name, job->hosts);
-    act_record (e, job);
-    advance_mark (e, job, NEWS_LOOK);
+    nodes_weighed (e, job, RESTAGE_UNPINNED,
+                   "not those of its chassis: its pre-staged storage is torn down");
 }
 
 void prestage_again (struct dws_engine *e, struct job *job, const struct step *st)
