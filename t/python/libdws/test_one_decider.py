@@ -46,6 +46,8 @@ DECISION_FACTS = (
     "news",  # what happened that no other fact says: the decider takes it
     "fired",  # the timers fired, not yet decided (NEWS_TIMER)
     "culprits",  # the hosts a timeout's read would give up (NEWS_*_CULPRITS)
+    "limit_recounted",  # the event whose admit pass changed its count: decided in it
+    "room_tried",  # the room's generation when it last found none: not again till it moves
 )
 # a read of job->F (or j->F): not an assignment to it
 FACT_READ = re.compile(
@@ -477,7 +479,7 @@ JOB_FIELDS = {
     # late answer dropped, what `flux dws job` shows)
     "acted": ("forced", "epilog", "excepted", "released", "dataout_ended", "postrun_why",
               "tc_since", "note", "limit_why", "deps", "prestage_stage", "prestage", "ssd",
-              "prestage_wait", "prestage_not", "restage", "restage_why"),
+              "prestage_wait", "prestage_not", "restage", "restage_why", "limit_shown"),
 }
 # booleans in struct job now, the goal of 8 (what is left is in
 # doc/guide/service.rst, "A job's phase"): the count may only fall

@@ -227,8 +227,10 @@ void admit_pass (struct dws_engine *e)
                     && job->limit_behind == turns[i].behind;
         job->limit_held = turns[i].held;
         job->limit_behind = turns[i].behind;
-        if (!same)
-            advance_mark (e, job, NEWS_ROOM);
+        if (!same) {
+            job->limit_recounted = e->events;
+            advance_mark (e, job, NEWS_LOOK);
+        }
     }
     e->limits_changed = false;
     free (turns);
@@ -238,6 +240,7 @@ void admit_pass (struct dws_engine *e)
 void admit_created (struct dws_engine *e, struct job *job)
 {
     /* JOB_DEP_LIMIT stays: a reloaded plugin may have missed the removal */
+    job->limit_shown = LIMIT_SHOWN_NOT;
     if (job->deps & JOB_DEP_LIMIT)
         dependency (e, job, false);
 }

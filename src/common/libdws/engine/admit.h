@@ -49,7 +49,8 @@
 int admit_create (struct dws_engine *e, struct job *job, dws_error_t *err);
 
 /* After an event: record on each waiting job what its user holds when its
- * turn comes, and mark it for the decider (NEWS_ROOM).
+ * turn comes, and, when that changed, look at it (NEWS_LOOK: the decider
+ * goes by that count in this event alone, job->limit_recounted).
  */
 void admit_pass (struct dws_engine *e);
 

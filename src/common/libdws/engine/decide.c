@@ -639,7 +639,7 @@ static struct step next_request (const struct dws_engine *e, const struct job *j
     enum wf_state handled = phase_handled (job);
     switch (on) {
         case NEWS_CREATE:
-            /* a waiting job goes when its turn comes (NEWS_ROOM) */
+            /* a waiting job goes when its turn comes (admit.c's count) */
             if (job->phase != PHASE_NONE)
                 return make (STEP_NOTHING);
             return make (!job->epilog && over_limit (e, job) ? STEP_WAIT_LIMIT : STEP_SEND_CREATE);
@@ -846,34 +846,6 @@ static struct step next_failure (const struct dws_engine *e, const struct job *j
     return make (STEP_NOTHING);
 }
 
-/* The step for news `on` of [rabbit.limits] (dws-limit found, a waiting
- * job's turn) and of room that came (also for pre-staging's pick). */
-static struct step next_limits (const struct dws_engine *e, const struct job *job,
-                                enum news on, int arg)
-{
-    (void)arg;
-    switch (on) {
-        case NEWS_LIMIT_FOUND:
-            /* its Workflow exists: the old service went away before the
-             * create's answer removed dws-limit, or the removal reached no
-             * plugin (a reload); without one, the create's answer removes
-             * it (or admit.c's pass lets the job go first) */
-            return make ((job->deps & JOB_DEP_LIMIT) && phase_exists (job) ? STEP_LIMIT_REMOVE
-                                                              : STEP_NOTHING);
-        case NEWS_ROOM:
-            if (job->phase == PHASE_LIMITED)
-                return limited (e, job);
-            if (weighed_unknown (job))
-                return make (STEP_PRESTAGE_WEIGH); /* the rabbits may be known now */
-            if (prestage_may_start (job) && job->ssd == SSD_UNPICKED && job->prestage_wait[0])
-                return make (STEP_PRESTAGE_PICK); /* waiting for room: before its timer */
-            return make (STEP_NOTHING);
-        default:
-            break;
-    }
-    return make (STEP_NOTHING);
-}
-
 /* Is a rabbit its pre-staged node-local storage is on down (rabbit health)? */
 static bool storage_rabbit_down (const struct dws_engine *e, const struct job *job)
 {
@@ -994,6 +966,25 @@ static struct step settle (const struct dws_engine *e, const struct job *job)
     if (e->map && job->setup_pending && job->servers_pending == 0 && setup_may_start (job)
         && taken (st = setup_start (e, job)))
         return st;
+    /* dws-limit shown held and its Workflow exists: the old service went
+     * away before the create's answer removed it, or the removal reached
+     * no plugin (a reload); without one, the create's answer removes it
+     * (or admit.c's pass lets the job go first) */
+    if (job->limit_shown && (job->deps & JOB_DEP_LIMIT) && phase_exists (job))
+        return make (STEP_LIMIT_REMOVE);
+    /* a waiting job's use counted anew in this event (admit.c): it goes,
+     * or its reason is written again when what they hold changed; the
+     * count holds only in the event that made it */
+    if (job->phase == PHASE_LIMITED && job->limit_recounted == e->events)
+        return limited (e, job);
+    /* room may have come since it found none: the rabbits may be known
+     * now, or it picks before its timer */
+    if (job->prestage_wait[0] && job->room_tried != e->room_gen) {
+        if (weighed_unknown (job))
+            return make (STEP_PRESTAGE_WEIGH);
+        if (prestage_may_start (job) && job->ssd == SSD_UNPICKED)
+            return make (STEP_PRESTAGE_PICK);
+    }
     return make (STEP_NOTHING);
 }
 
@@ -1157,10 +1148,12 @@ struct step decide (struct dws_engine *e, struct job *job)
         return make (STEP_NOTHING);
     enum timer_kind fired = on == NEWS_TIMER ? first_fired (job) : T_NKINDS;
     struct step st = take (e, job, on);
-    /* the news is taken; a timer's only with the last of those fired */
+    /* the news is taken; a timer's only with the last of those fired, and
+     * a look only once it chooses nothing: the job settles to its fixed
+     * point (a rule's step may let another rule hold) */
     if (fired != T_NKINDS)
         job->fired &= ~(1u << fired);
-    if (on != NEWS_TIMER || job->fired == 0)
+    if ((on != NEWS_TIMER || job->fired == 0) && (on != NEWS_LOOK || st.kind == STEP_NOTHING))
         job->news &= ~((uint64_t)1 << on);
     st.news = on;
     return st;

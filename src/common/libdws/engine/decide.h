@@ -22,12 +22,12 @@
  * is advanced: what happened that the job's phase and facts do not say
  * by themselves (a request to answer, a read's outcome, a timer fired).
  * The decider takes them in this order, one per step, until none is
- * left; those a pass marks on many jobs at once (NEWS_ROOM) come last,
- * so an input's own news meets its input first, and NEWS_LOOK (which the
- * passes mark too: the map, the ssd holds confirmed) before those.
+ * left; NEWS_LOOK, which the passes mark on many jobs at once (the map,
+ * room, the ssd holds confirmed, the limits' counts), comes last, so an
+ * input's own news meets its input first.
  * X (NAME, family): the family of the decider that answers it (decide.c's
  * next_<family> (): the requests, the Workflow's progress, failures and
- * timeouts, the limits; NEWS_LOOK's is settle (), the job's facts alone).
+ * timeouts; NEWS_LOOK's is settle (), the job's facts alone).
  */
 #define DWS_ENGINE_NEWS(X)                                                                     \
     /* a Workflow is wanted (dws.create, a vanished one, job-info) */                          \
@@ -104,19 +104,14 @@
     /* the job's R was read to hold its ssds */                                                \
     X (HOLD_R, workflow)                                                                       \
     /* look at the job: a fact it holds changed (the rabbit map came, a write answered:        \
-     * job->written, a pre-staging record written, its DataIn's progress read, its          \
-     * re-staging moved, its Workflow seen                                                    \
-     * while hosts are given up, its                                                          \
-     * ssd holds confirmed by rabbit health or a rabbit of its storage down, it is           \
-     * to be torn down: toredown, excepted, the reads before it answered); the decider chooses\
-     * from its phase and facts alone (decide.c's settle) */                                  \
-    X (LOOK, look)                                                                             \
-    /* it may hold dws-limit still: the job manager's list after a restart shows it            \
-     * (recorded: limit_dep), or its plugin was reloaded (a repeated dws.create) */            \
-    X (LIMIT_FOUND, limits)                                                                    \
-    /* a Storage or the graph changed, or its user's use was counted again (admit.c): there    \
-     * may be room now */                                                                      \
-    X (ROOM, limits)
+     * job->written, a pre-staging record written, its DataIn's progress read, its            \
+     * re-staging moved, its Workflow seen while hosts are given up, its ssd holds confirmed   \
+     * by rabbit health or a rabbit of its storage down, it is to be torn down: toredown,      \
+     * excepted, the reads before it answered, dws-limit shown held, its user's use counted    \
+     * anew, room come for pre-staging); the decider chooses from its phase and facts alone    \
+     * (decide.c's settle), again until it chooses nothing */                                  \
+    X (LOOK, look)
+
 
 enum news {
 #define NEWS_KIND(name, family) NEWS_##name,

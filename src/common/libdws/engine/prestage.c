@@ -201,6 +201,7 @@ void prestage_weigh (struct dws_engine *e, struct job *job, json_t *breakdowns)
             w->unknown_since = e->now;
         snprintf (job->prestage_wait, sizeof (job->prestage_wait),
                   "the Fluxion graph and the instance's nodes are not known yet");
+        job->room_tried = e->room_gen;
         e->room_wanted = true;
         act_timer_start (e, job, T_PRESTAGE, PRESTAGE_RETRY);
         return;
@@ -418,6 +419,7 @@ void prestage_pick (struct dws_engine *e, struct job *job, const struct step *st
         if (!job->prestage_wait[0])
             act_log (e, "info", "%s: waits for its rabbit storage: %s", job->name, err.text);
         snprintf (job->prestage_wait, sizeof (job->prestage_wait), "%.150s", err.text);
+        job->room_tried = e->room_gen;
         e->room_wanted = true;
         act_timer_start (e, job, T_PRESTAGE, PRESTAGE_RETRY);
         act_record (e, job);
@@ -707,6 +709,7 @@ void prestage_rabbits (struct dws_engine *e)
 
 void prestage_room (struct dws_engine *e)
 {
+    e->room_gen++; /* who found none tries again (decide.c) */
     if (!e->room_wanted)
         return; /* no job waits for room: the job table is not walked */
     /* first come, first served: advance_due () takes them in the order
@@ -719,7 +722,7 @@ void prestage_room (struct dws_engine *e)
     for (size_t b = 0; b < e->nbuckets; b++)
         for (struct job *j = e->table[b]; j; j = j->next)
             if (j->prestage_wait[0]) {
-                advance_mark (e, j, NEWS_ROOM);
+                advance_mark (e, j, NEWS_LOOK);
                 wanted = true;
             }
     e->room_wanted = wanted;

@@ -47,9 +47,10 @@ void prestage_record (struct dws_engine *e, struct job *job, const struct step *
  */
 void prestage_pick (struct dws_engine *e, struct job *job, const struct step *st);
 
-/* Rabbit health had an input (a Storage, the graph, an ssd up again): the
- * jobs waiting for room are marked (NEWS_ROOM) to pick again at the
- * event's end, in the order they were submitted. */
+/* Rabbit health had an input (a Storage, the graph, an ssd up again):
+ * room may have come (e->room_gen moves), and the jobs waiting for it are
+ * looked at (NEWS_LOOK) to pick again at the event's end, in the order
+ * they were submitted. */
 void prestage_room (struct dws_engine *e);
 
 /* ANN_PRESTAGE was written: record what it says. */

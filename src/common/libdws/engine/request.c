@@ -186,15 +186,18 @@ void request_create_answer (struct dws_engine *e, struct job *job, const struct 
     (void)st;
     act_respond_ok (e, job->said->msgid);
     progress_resources_resend (e, job);
-    advance_mark (e, job, NEWS_LIMIT_FOUND);
+    if (job->limit_shown == LIMIT_SHOWN_NOT)
+        job->limit_shown = LIMIT_SHOWN_ASKED;
+    advance_mark (e, job, NEWS_LOOK);
 }
 
 /* STEP_LIMIT_REMOVE: its Workflow exists: dws-limit goes. */
 void request_limit_remove (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    if (job->said->log)
-        act_log (e, "info", "%s: %s", job->name, job->said->log);
+    if (job->limit_shown == LIMIT_SHOWN_LISTED)
+        act_log (e, "info", "%s: its Workflow exists; removing " DWS_JOBWIRE_LIMIT_DEPENDENCY,
+                 job->name);
     admit_created (e, job);
 }
 
@@ -762,9 +765,8 @@ void request_orphans_event (struct dws_engine *e, json_t *jobs, bool complete)
             snprintf (key, sizeof (key), "%" JSON_INTEGER_FORMAT, json_integer_value (idv));
             if (job && held_by_limit (v)) {
                 job->deps |= JOB_DEP_LIMIT;
-                struct told in = {.log = "its Workflow exists; removing "
-                                          DWS_JOBWIRE_LIMIT_DEPENDENCY};
-                advance_tell (e, job, NEWS_LIMIT_FOUND, &in);
+                job->limit_shown = LIMIT_SHOWN_LISTED;
+                advance_mark (e, job, NEWS_LOOK);
             }
             if (job || !held_by_create (v) || json_object_get (e->refused, key)
                 || !(job = job_create (e, json_integer_value (idv))))

@@ -238,6 +238,17 @@ enum job_dep {
                            * the job is let go (prestage_ready) */
 };
 
+/* Whether the job manager showed dws-limit still held since the engine
+ * last removed it (job->limit_shown): a removal may have been lost with
+ * a plugin reloaded, or with the service restarted before its create's
+ * answer.
+ */
+enum limit_shown {
+    LIMIT_SHOWN_NOT = 0,
+    LIMIT_SHOWN_LISTED, /* its list of jobs after a restart (the removal is logged) */
+    LIMIT_SHOWN_ASKED,  /* a reloaded plugin's repeated dws.create */
+};
+
 /* A job's epilog, in order. */
 enum epilog {
     EPILOG_NONE = 0,  /* not begun (no dws.post_run) */
@@ -416,11 +427,15 @@ struct job {
                             * its dws.create or its Workflow carries it), or NULL */
     char *project;         /* and its project, or NULL */
     char *limit_why;       /* why it waits in PHASE_LIMITED (admit.c), or NULL */
+    enum limit_shown limit_shown; /* dws-limit shown held since its last removal:
+                            * removed again once its Workflow exists */
     struct limits_held limit_held; /* what its scopes (user, bank, user within
                             * the bank) hold as admit.c counted them at its
                             * dws.create, or, while it waits, with the older
                             * waiting jobs let go before it; the user's jobs
                             * -1: not counted (no limits, or its create sent) */
+    int64_t limit_recounted; /* the event (e->events) whose admit pass found its
+                            * count changed: decided on that count in it */
     int64_t limit_behind;  /* older waiting jobs that stay and hold it back (no
                             * job overtakes an older one of the same user, bank
                             * or user within a bank); -1: its user's persistent
@@ -441,6 +456,9 @@ struct job {
     json_t *prestage_avoid; /* {path: true}: vertices a job had when held */
     double prestage_since; /* when it was pre-staged */
     char prestage_wait[160]; /* why it waits for its storage, "" if it does not */
+    unsigned long room_tried; /* e->room_gen when its weigh or pick last found no
+                            * room (or the rabbits unknown): it tries again once
+                            * room may have come since, or at its timer */
     char prestage_not[200]; /* why it is not pre-staged though the site's default
                              * wanted it (flux dws job), "" otherwise */
     struct datain_facts datain; /* its DataIn's progress while pre-staged (datain.c) */
@@ -523,6 +541,8 @@ struct dws_engine {
                            * count changed */
     bool room_wanted;     /* a pre-staged job found no room (prestage.c): only
                            * then does room_changed send anyone to pick */
+    unsigned long room_gen; /* rabbit health's inputs that may have made room,
+                           * counted by prestage_room (job->room_tried) */
     int64_t pinned;       /* jobs whose node-local storage waits on its rabbits
                            * for their nodes (prestage_counts set): only then,
                            * and when a rabbit went up or down since
