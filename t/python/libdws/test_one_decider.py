@@ -468,7 +468,7 @@ JOB_FIELDS = {
     "read": ("breakdowns", "hosts", "reserved", "failed", "held", "dms_kept",
              "prestage_avoid", "prestage_gib", "prestage_since", "limit_held",
              "limit_behind", "weighed", "ssd_asks", "datain", "split", "prestage_counts",
-             "prestage_hosts"),
+             "prestage_hosts", "wf_token"),
     # requests and reads outstanding, counted or kept to answer
     "pending": ("create_msgids", "view_msgids", "breakdowns_wanted", "servers_pending",
                 "abort_reads", "teardown_reads", "timers", "record"),

@@ -722,8 +722,8 @@ static struct step next_request (const struct dws_engine *e, const struct job *j
                 return make (STEP_RELEASE_EPILOG_AGAIN); /* stopped before its epilog ended */
             return make (STEP_NOTHING);
         case NEWS_JOB_INFO:
-            if (job->info_for == INFO_HOLD)
-                return make (STEP_HOLD_ANSWER);
+            if (job->info_for == INFO_HOLD) /* nothing if given up meanwhile */
+                return make (job->phase == PHASE_RELEASING ? STEP_HOLD : STEP_NOTHING);
             if (job->info_for == INFO_SCHED && job->phase != PHASE_NONE)
                 return make (STEP_PLACE_LUSTRE);
             if (job->phase != PHASE_NONE)
@@ -765,10 +765,6 @@ static struct step next_workflow (const struct dws_engine *e, const struct job *
             if (arg == WF_NONE || arg != (int)handled)
                 return make (STEP_NOTHING);
             return after_done (e, job, (enum wf_state)arg);
-        case NEWS_TOKEN:
-            if (desired == WF_PRERUN && !job->excepted)
-                return make (STEP_PROLOG_REMOVE);
-            return make (STEP_NOTHING);
         case NEWS_HOSTS:
             if (!phase_exists (job) || handled < WF_PROPOSAL)
                 return make (STEP_NOTHING); /* for a Workflow since created again */
@@ -790,8 +786,6 @@ static struct step next_workflow (const struct dws_engine *e, const struct job *
             return make (STEP_LOOK);
         case NEWS_GONE:
             return gone (job);
-        case NEWS_HOLD_R:
-            return make (job->phase == PHASE_RELEASING ? STEP_HOLD : STEP_NOTHING);
         default:
             break;
     }
@@ -878,6 +872,9 @@ static struct step settle (const struct dws_engine *e, const struct job *job)
     enum wf_state desired = phase_desired (job);
     enum wf_state handled = phase_handled (job);
     struct step st;
+    /* the workflow token read while PreRun is done: the prolog ends with it */
+    if (job->wf_token && desired == WF_PRERUN && !job->excepted)
+        return make (STEP_PROLOG_REMOVE);
     /* the reads before Teardown answered: its patch, once (the Workflow
      * taken up in Teardown says it already) */
     if (job->teardown_reads == 0 && desired == WF_TEARDOWN && phase_exists (job)

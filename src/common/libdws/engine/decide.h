@@ -44,8 +44,6 @@
     X (POST_RUN, request)                                                                      \
     /* the job's epilog began and it never ran (an exception before its start) */              \
     X (EPILOG_UNRUN, request)                                                                  \
-    /* the workflow token Secret was read */                                                   \
-    X (TOKEN, workflow)                                                                        \
     /* a repeated dws.setup */                                                                 \
     X (SETUP_AGAIN, request)                                                                   \
     /* timer `arg` (enum timer_kind) fired */                                                  \
@@ -101,8 +99,6 @@
     X (JOBSPEC, request)                                                                       \
     /* its Workflow cannot be made again (its job unread, or refused): the exception told */  \
     X (UNMADE, request)                                                                        \
-    /* the job's R was read to hold its ssds */                                                \
-    X (HOLD_R, workflow)                                                                       \
     /* look at the job: a fact it holds changed (the rabbit map came, a write answered:        \
      * job->written, a pre-staging record written, its DataIn's progress read, its            \
      * re-staging moved, its Workflow seen while hosts are given up, its ssd holds confirmed   \
@@ -147,8 +143,6 @@ _Static_assert (NEWS_COUNT <= 64, "job->news has a bit per news");
     X (END_WAITING, request_end_waiting)                                                       \
     /* its Workflow exists: remove dws-limit (admit.c) */                                      \
     X (LIMIT_REMOVE, request_limit_remove)                                                     \
-    /* job-info answered with the R of the ssds to hold */                                     \
-    X (HOLD_ANSWER, request_hold_answer)                                                       \
     /* a repeated dws.create: answer it, send what was lost again */                           \
     X (CREATE_ANSWER, request_create_answer)                                                   \
     /* the hosts from R (dws.setup, or a lost one's R): Setup */                               \
@@ -264,7 +258,7 @@ _Static_assert (NEWS_COUNT <= 64, "job->news has a bit per news");
     X (RELEASE_START, release_start)                                                           \
     /* Fluxion did not confirm the ssd holds: DataOut without */                               \
     X (KEEP_COMPUTES, release_keep_computes)                                                   \
-    /* hold the job's ssds, from its R (release.c) */                                          \
+    /* job-info answered with its R: hold the ssds it names */                                \
     X (HOLD, release_hold)                                                                     \
     /* the ssds are held: the epilog is releasing, DataOut follows */                          \
     X (RELEASED, release_released)                                                             \

@@ -114,6 +114,7 @@ static void job_free (struct job *j)
     free (j->prestage_hosts);
     free (j->weighed.unfit);
     free (j->failed);
+    free (j->wf_token);
     free (j->postrun_why);
     free (j);
 }
@@ -124,7 +125,6 @@ void job_told_free (struct told *t)
         return;
     free ((void *)t->type); /* copies (job_tell) */
     free ((void *)t->why);
-    free ((void *)t->token);
     free ((void *)t->log);
     json_decref (t->obj);
     json_decref (t->event);
@@ -150,7 +150,6 @@ int job_tell (struct job *job, enum news news, struct told *what)
     t->news = news;
     t->type = dws_strdup_null (what->type);
     t->why = dws_strdup_null (what->why);
-    t->token = dws_strdup_null (what->token);
     t->log = dws_strdup_null (what->log);
     t->obj = json_incref (what->obj);
     t->event = json_incref (what->event);

@@ -25,7 +25,6 @@ struct told {
     json_t *items;           /* what a read listed (ClientMounts) */
     json_t *nodes;           /* the culprits a timeout's read found */
     char *failed;            /* every host given up, with them */
-    const char *token;       /* the workflow token read */
     json_t *msgid;           /* the request the step answers */
     char *hosts;             /* the job's hosts (RFC 29), from R */
     bool run_started;        /* STEP_BEGIN_EPILOG: the job ran */

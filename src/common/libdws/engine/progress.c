@@ -480,13 +480,14 @@ static char *b64decode (const char *s)
 
 void progress_prolog_remove (struct dws_engine *e, struct job *job, const struct step *st)
 {
-    const char *token = job->said->token;
     (void)st;
     json_t *vars = job->view.env ? json_deep_copy (job->view.env) : json_object ();
-    if (token)
-        json_object_set_new (vars, "DW_WORKFLOW_TOKEN", json_string (token));
+    if (job->wf_token)
+        json_object_set_new (vars, "DW_WORKFLOW_TOKEN", json_string (job->wf_token));
     act_rpc (e, DWS_JOBWIRE_TOPIC (DWS_JOBWIRE_PROLOG_REMOVE_METHOD),
              json_pack ("{s:I s:o}", "id", job->id, "variables", vars), NULL);
+    free (job->wf_token); /* carried: read again for a repeated dws.setup */
+    job->wf_token = NULL;
 }
 
 /* STEP_PROLOG: PreRun is done and DWS made no workflow token. */
@@ -497,7 +498,7 @@ void progress_prolog (struct dws_engine *e, struct job *job, const struct step *
 }
 
 /* STEP_READ_TOKEN: PreRun is done: the workflow token Secret is read
- * before the prolog ends (its answer: NEWS_TOKEN).
+ * before the prolog ends (its answer: job->wf_token).
  */
 void progress_read_token (struct dws_engine *e, struct job *job, const struct step *st)
 {
@@ -930,9 +931,9 @@ void progress_on_secret (struct dws_engine *e, enum token_kind kind, struct job 
                   a.ok ? "the Secret has no usable data.token" : answer_message (event));
         return;
     }
-    struct told in = {.token = token};
-    advance_tell (e, job, NEWS_TOKEN, &in);
-    free (token);
+    free (job->wf_token);
+    job->wf_token = token;
+    advance_mark (e, job, NEWS_LOOK);
 }
 
 void progress_on_prestage (struct dws_engine *e, enum token_kind kind, struct job *job,

@@ -147,13 +147,6 @@ void release_start (struct dws_engine *e, struct job *job, const struct step *st
     act_timer_start (e, job, T_RELEASE, RELEASE_HOLD_TIMEOUT);
 }
 
-void release_on_R (struct dws_engine *e, struct job *job, json_t *event)
-{
-    job->info_for = INFO_JOBSPEC;
-    struct told in = {.event = event};
-    advance_tell (e, job, NEWS_HOLD_R, &in); /* nothing if given up meanwhile */
-}
-
 void release_on_held_written (struct dws_engine *e, enum token_kind kind, struct job *job,
                               json_t *event)
 {
@@ -165,13 +158,15 @@ void release_on_held_written (struct dws_engine *e, enum token_kind kind, struct
         workflow_on_state (e, kind, job, event);
 }
 
-/* STEP_HOLD: hold the ssds the job's R (job->said->event) names. */
+/* STEP_HOLD: hold the ssds the job's R (job-info's answer,
+ * job->said->event) names. */
 void release_hold (struct dws_engine *e, struct job *job, const struct step *st)
 {
     dws_error_t err;
     json_t *event = job->said->event;
     json_t *R = json_object_get (event, "R");
     (void)st;
+    job->info_for = INFO_JOBSPEC;
     if (!json_is_true (json_object_get (event, "ok")) || !json_is_object (R)) {
         const char *errstr = json_string_value (json_object_get (event, "errstr"));
         keep_computes (e, job, errstr ? errstr : "the job's R could not be read");

@@ -23,8 +23,6 @@ const char *release_mode_name (enum release_mode mode);
  * job's epilog, then ask for DataOut.  Without Fluxion nothing is held.
  */
 void release_start (struct dws_engine *e, struct job *job, const struct step *st);
-/* The job's R (a job-info answer asked by release_start). */
-void release_on_R (struct dws_engine *e, struct job *job, json_t *event);
 /* The answer to the DataOut patch that carries the held ssds
  * (TOK_DATAOUT_HELD): written, the epilog may end (the decider looks);
  * failed, as any

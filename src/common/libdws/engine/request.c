@@ -814,13 +814,6 @@ void request_job_info_result (struct dws_engine *e, struct job *job, json_t *eve
     advance_tell (e, job, NEWS_JOB_INFO, &in);
 }
 
-/* STEP_HOLD_ANSWER: the R of the ssds to hold before the computes go back. */
-void request_hold_answer (struct dws_engine *e, struct job *job, const struct step *st)
-{
-    (void)st;
-    release_on_R (e, job, job->said->event);
-}
-
 /* STEP_PLACE_LUSTRE: the R of the job-manager (dws.setup) has no
  * scheduling graph: the KVS copy (job->said->event) says where Fluxion put the
  * job's Lustre ssd.

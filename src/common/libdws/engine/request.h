@@ -23,7 +23,6 @@ void request_begin_epilog (struct dws_engine *e, struct job *job, const struct s
 void request_epilog_again (struct dws_engine *e, struct job *job, const struct step *st);
 void request_end_away (struct dws_engine *e, struct job *job, const struct step *st);
 void request_read_R (struct dws_engine *e, struct job *job, const struct step *st);
-void request_hold_answer (struct dws_engine *e, struct job *job, const struct step *st);
 void request_place_lustre (struct dws_engine *e, struct job *job, const struct step *st);
 void request_setup_from_R (struct dws_engine *e, struct job *job, const struct step *st);
 void request_from_jobspec (struct dws_engine *e, struct job *job, const struct step *st);

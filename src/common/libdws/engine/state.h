@@ -357,6 +357,8 @@ struct job {
                             * Fluxion for (dws_jobspec_ssd_asks), or NULL: a
                             * pre-staging pick leaves room for it (prestage.c) */
     char *failed;          /* hosts given up (RFC 29), or NULL */
+    char *wf_token;        /* the workflow token read from its Secret, until the
+                            * prolog-remove carries it, or NULL */
     enum wf_state forced;  /* the state whose hosts were last given up (its
                             * forceReady asked), or WF_NONE: its timer has
                             * fired, once, as flux-coral2's does (fault.c) */
