@@ -267,7 +267,7 @@ def test_the_guard_finds_a_verb_that_runs_the_loop() -> None:
     planted = {
         "progress.c": "void progress_look (struct dws_engine *e)\n{\n"
         "    /* advance_due (e, ADVANCE_AS_MARKED) in a comment */\n"
-        "    advance_mark (e, job, NEWS_WORKFLOW);\n"
+        "    advance_mark (e, job, NEWS_LOOK);\n"
         "    advance_due (e, ADVANCE_AS_MARKED);\n}\n",
         "request.c": "void request_setup (struct dws_engine *e)\n{\n"
         "    advance_job (e, job, NEWS_SETUP, NULL);\n}\n",
@@ -477,7 +477,7 @@ JOB_FIELDS = {
     "told": ("told", "said"),
     # facts the verbs also act on (a note raised once, an annotation, a
     # late answer dropped, what `flux dws job` shows)
-    "acted": ("forced", "epilog", "excepted", "released", "dataout_ended", "postrun_why",
+    "acted": ("forced", "prolog", "epilog", "excepted", "released", "dataout_ended", "postrun_why",
               "tc_since", "note", "limit_why", "deps", "prestage_stage", "prestage", "ssd",
               "prestage_wait", "prestage_not", "restage", "restage_why", "limit_shown"),
 }
@@ -559,7 +559,7 @@ def test_the_guard_finds_a_planted_policy() -> None:
 
 # The machines beside the phase (engine/sidestate.c): their fields change
 # only through its setters, which refuse a transition their table lacks.
-SIDE_FIELDS = ("prestage_stage", "ssd", "restage", "epilog")
+SIDE_FIELDS = ("prestage_stage", "ssd", "restage", "prolog", "epilog")
 SIDE_SET = re.compile(r"->\s*(" + "|".join(SIDE_FIELDS) + r")\s*(=(?!=)|\+\+|--|\+=|-=)")
 
 

@@ -31,6 +31,8 @@ static void record (struct job *job, enum news news)
 void advance_mark (struct dws_engine *e, struct job *job, enum news news)
 {
     record (job, news);
+    if (job->id == e->running)
+        return; /* its run takes it (and a run cut short is not run again) */
     if (e->ndue == e->due_cap) {
         size_t want = e->due_cap ? 2 * e->due_cap : 16;
         json_int_t *more = realloc (e->due, want * sizeof (*more));
@@ -70,6 +72,7 @@ static struct told *take_told (struct job *job, enum news news)
 static void run (struct dws_engine *e, struct job *job)
 {
     json_int_t id = job->id;
+    e->running = id;
     for (int n = 0; job && decide_pending (job); n++) {
         if (n == ADVANCE_MAX_STEPS) {
             act_log (e, "err", "%s: still news after %d steps; left for the next input",
@@ -89,6 +92,7 @@ static void run (struct dws_engine *e, struct job *job)
         if (job)
             job->said = NULL;
     }
+    e->running = -1;
 }
 
 static int by_id (const void *a, const void *b)

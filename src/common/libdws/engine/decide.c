@@ -282,22 +282,53 @@ static struct step prolog (const struct job *job)
     return make (secret && *secret ? STEP_READ_TOKEN : STEP_PROLOG);
 }
 
-/* State s is complete (the phase says so already). */
+/* May the Computes be filled: not asked yet (nor filled), nothing
+ * failed? */
+static bool computes_due (const struct job *job)
+{
+    return !asked (job, TOK_COMPUTES) && !written (job, TOK_COMPUTES) && !job->excepted
+           && !job->toredown;
+}
+
+/* Are its hosts on the Workflow: their patch answered (the Workflow seen
+ * with them before the answer waits for it, as setup_start does)? */
+static bool hosts_written (const struct job *job)
+{
+    return !asked (job, TOK_HOSTS) && (written (job, TOK_HOSTS) || hosts_recorded (job));
+}
+
+/* State s is complete (the phase says so: phase_completed): what
+ * follows, each rule one its step ends (a phase moved on, the Computes
+ * asked, the prolog ended, ...).
+ */
 static struct step after_done (const struct dws_engine *e, const struct job *job,
                                enum wf_state s)
 {
     switch (s) {
         case WF_PROPOSAL:
-            return proposal (e, job);
+            /* a breakdown it lists not read (a Workflow created again):
+             * read first; the rest is the rules of settle () */
+            return make (job->breakdowns_wanted == 0 && breakdowns_missing (job) ? STEP_BREAKDOWNS
+                                                                                : STEP_NOTHING);
         case WF_SETUP:
-            return job->prestage ? ask (job, WF_DATAIN) : make (STEP_COMPUTES);
+            if (job->prestage)
+                return ask (job, WF_DATAIN);
+            return make (computes_due (job) ? STEP_COMPUTES : STEP_NOTHING);
         case WF_DATAIN:
             if (job->prestage && !job->hosts && job->restage == RESTAGE_UNPINNING)
-                return make (STEP_PRESTAGE_UNPIN); /* given up before a restart */
-            if (job->prestage)
-                return make (job->hosts ? STEP_COMPUTES : STEP_PRESTAGE_READY);
+                return make (asked (job, TOK_UNPIN) ? STEP_NOTHING /* given up before a restart */
+                                                    : STEP_PRESTAGE_UNPIN);
+            if (job->prestage && job->hosts) /* its hosts on the Workflow first */
+                return make (computes_due (job) && hosts_written (job) ? STEP_COMPUTES
+                                                                       : STEP_NOTHING);
+            if (job->prestage) /* let go to the scheduler, once (not given up) */
+                return make (job->prestage_stage < PRESTAGE_READY && job->restage == RESTAGE_NONE
+                                 ? STEP_PRESTAGE_READY
+                                 : STEP_NOTHING);
             return ask (job, WF_PRERUN);
         case WF_PRERUN:
+            if (job->prolog == PROLOG_ENDED || asked (job, TOK_SECRET) || job->wf_token)
+                return make (STEP_NOTHING); /* ended, or its token read first */
             return prolog (job);
         case WF_POSTRUN:
             return decide_release_early (e, job) ? make (STEP_RELEASE_START) : ask (job, WF_DATAOUT);
@@ -444,11 +475,13 @@ static struct step on_timer (const struct job *job, enum timer_kind kind)
 }
 
 /* May the Storage placement start (dws.setup has come, the Workflow
- * exists and its Proposal is done, nothing failed)?
+ * exists and its Proposal is done, nothing failed, no Servers being
+ * filled)?
  */
 static bool setup_may_start (const struct job *job)
 {
-    return job->setup_pending && !job->excepted && !job->toredown && phase_exists (job)
+    return job->setup_pending && job->servers_pending == 0 && !job->excepted && !job->toredown
+           && phase_exists (job)
            && phase_handled (job) >= WF_PROPOSAL
            && (job->restage == RESTAGE_NONE || job->restage == RESTAGE_AGAIN);
 }
@@ -748,34 +781,19 @@ static struct step next_request (const struct dws_engine *e, const struct job *j
     return make (STEP_NOTHING);
 }
 
-/* The step for news `on` of the Workflow's progress: its create, its
- * states, its reads and writes. */
+/* The step for news `on` of the Workflow seen: its create answered, a
+ * watch event, its deletion (its states' completions are looks:
+ * after_done). */
 static struct step next_workflow (const struct dws_engine *e, const struct job *job,
                                   enum news on, int arg)
 {
-    enum wf_state desired = phase_desired (job);
-    enum wf_state handled = phase_handled (job);
+    (void)e;
+    (void)arg;
     switch (on) {
         case NEWS_CREATED:
             if (job->toredown)
                 return teardown (job);
             return make (job->wf ? STEP_LOOK : STEP_NOTHING);
-        case NEWS_WORKFLOW:
-            /* decide () recorded the completion, if it was one */
-            if (arg == WF_NONE || arg != (int)handled)
-                return make (STEP_NOTHING);
-            return after_done (e, job, (enum wf_state)arg);
-        case NEWS_HOSTS:
-            if (!phase_exists (job) || handled < WF_PROPOSAL)
-                return make (STEP_NOTHING); /* for a Workflow since created again */
-            if (job->prestage) /* set up and filled already: the Computes, once DataIn is */
-                return make (handled == WF_DATAIN && desired == WF_DATAIN && !job->excepted
-                                     && !job->toredown
-                                 ? STEP_COMPUTES
-                                 : STEP_RECORD);
-            if (!job->excepted && job->setup_pending && !job->toredown)
-                return make (STEP_SERVERS);
-            return make (STEP_RECORD);
         case NEWS_SEEN:
             if (job->phase == PHASE_NONE)
                 return adopt (job);
@@ -872,6 +890,12 @@ static struct step settle (const struct dws_engine *e, const struct job *job)
     enum wf_state desired = phase_desired (job);
     enum wf_state handled = phase_handled (job);
     struct step st;
+    /* a state complete: what follows it (after_done; Proposal's, but for
+     * its breakdowns, are the rules below: they hold again for a
+     * pre-staged job) */
+    if (phase_completed (job) != WF_NONE
+        && taken (st = after_done (e, job, phase_completed (job))))
+        return st;
     /* the workflow token read while PreRun is done: the prolog ends with it */
     if (job->wf_token && desired == WF_PRERUN && !job->excepted)
         return make (STEP_PROLOG_REMOVE);
@@ -886,6 +910,12 @@ static struct step settle (const struct dws_engine *e, const struct job *job)
     if (phase_exists (job) && (job->toredown || job->excepted || desired == WF_TEARDOWN)
         && taken (st = teardown (job)))
         return st;
+    /* its hosts recorded on the Workflow (the patch answered): the Servers
+     * while the Setup waits for them (set up and filled before its nodes,
+     * the Computes: after_done) */
+    if (written (job, TOK_HOSTS) && !job->excepted && !job->toredown && !job->prestage
+        && job->setup_pending && desired <= WF_PROPOSAL && handled >= WF_PROPOSAL)
+        return make (STEP_SERVERS);
     /* every Servers filled: Setup */
     if (written (job, TOK_SERVERS) && !job->excepted && !job->toredown
         && taken (st = ask (job, WF_SETUP)))
@@ -960,7 +990,7 @@ static struct step settle (const struct dws_engine *e, const struct job *job)
         return nodes_came (e, job);
     /* it reached dws.setup before the map was known, or before its
      * give-up was written or refused */
-    if (e->map && job->setup_pending && job->servers_pending == 0 && setup_may_start (job)
+    if (e->map && setup_may_start (job)
         && taken (st = setup_start (e, job)))
         return st;
     /* dws-limit shown held and its Workflow exists: the old service went
@@ -1016,13 +1046,15 @@ static struct step next (const struct dws_engine *e, const struct job *job, enum
 /* "Complete" is DWS' word: spec.desiredState == status.state == S and
  * status.ready.  The engine acts once on each state's completion, and
  * only for the state it asked for, so a stale watch event, a repeated
- * one, or a re-list after a 410 changes nothing.
+ * one, or a re-list after a 410 changes nothing.  Not while the create
+ * has not answered, nor in status Error (NEWS_ERROR says what follows).
  */
 static bool completes (const struct job *job)
 {
     const struct wfview *v = &job->view;
-    return v->state != WF_NONE && v->ready && v->state == v->desired
-           && v->state == phase_desired (job) && v->state > phase_handled (job);
+    return phase_exists (job) && v->state != WF_NONE && v->ready && v->state == v->desired
+           && v->state == phase_desired (job) && v->state > phase_handled (job)
+           && !(v->status && !strcmp (v->status, "Error"));
 }
 
 /* The job's first news, NEWS_COUNT when it has none. */
@@ -1044,8 +1076,6 @@ static enum timer_kind first_fired (const struct job *job)
 static int news_arg (const struct job *job, enum news on)
 {
     switch (on) {
-        case NEWS_WORKFLOW:
-            return job->view.state;
         case NEWS_TIMER:
             return first_fired (job);
         case NEWS_SETUP_CULPRITS:
@@ -1093,11 +1123,11 @@ static struct step take (struct dws_engine *e, struct job *job, enum news on)
     }
     if (on == NEWS_ABORT || on == NEWS_TEARDOWN_REQUEST || on == NEWS_FAILED)
         job->toredown = true; /* without PostRun or DataOut */
-    if (on == NEWS_WORKFLOW) {
-        if (!completes (job) || phase_event (e, job, PHASE_EV_DONE, job->view.state) < 0)
-            return make (STEP_NOTHING);
+    /* a look records the completion the Workflow shows (settle () acts on
+     * it first: phase_completed) */
+    if (on == NEWS_LOOK && completes (job)
+        && phase_event (e, job, PHASE_EV_DONE, job->view.state) == 0)
         done = job->view.state;
-    }
     struct step st = decide_next (e, job);
     int rc = 0;
     switch (st.kind) {

@@ -34,8 +34,6 @@
     X (CREATE, request)                                                                        \
     /* the create answered: the Workflow exists */                                             \
     X (CREATED, workflow)                                                                      \
-    /* the Workflow was seen (a watch event, the create's answer) */                           \
-    X (WORKFLOW, workflow)                                                                     \
     /* the Workflow is in status Error */                                                      \
     X (ERROR, failure)                                                                         \
     /* the job failed (workflow_fail_job; its note in the input) */                            \
@@ -52,8 +50,6 @@
     X (RESEND, request)                                                                        \
     /* dws.setup arrived, or what its start waited for came */                                 \
     X (SETUP, request)                                                                         \
-    /* the hosts' annotation patch answered */                                                 \
-    X (HOSTS, workflow)                                                                        \
     /* a write for its Setup failed, not for a Workflow gone */                                \
     X (WRITE_FAILED, failure)                                                                  \
     /* a watch event of the job's Workflow (recorded on it) */                                 \
@@ -191,7 +187,7 @@ _Static_assert (NEWS_COUNT <= 64, "job->news has a bit per news");
     /* the Workflow is being deleted by us: remove our finalizer */                            \
     X (FINALIZER, workflow_finalizer)                                                          \
     /* --- progress.c --- */                                                                   \
-    /* look at the Workflow last seen (NEWS_WORKFLOW) */                                       \
+    /* look at the Workflow last seen (its status), then the job (NEWS_LOOK) */                \
     X (LOOK, progress_look)                                                                    \
     /* take up a Workflow of ours in `state` (a restart): its facts read from it, `timers`     \
      * started whole */                                                                        \
@@ -220,8 +216,6 @@ _Static_assert (NEWS_COUNT <= 64, "job->news has a bit per news");
     X (HOSTS_PATCH, progress_hosts_patch)                                                      \
     /* fill the Servers objects (the hosts' answer kept) */                                    \
     X (SERVERS, progress_servers)                                                              \
-    /* keep the answer's Workflow; nothing follows */                                          \
-    X (RECORD, progress_record)                                                                \
     /* deleted outside Flux: fail the job, then look */                                        \
     X (FAIL_OUTSIDE, progress_fail_outside)                                                    \
     /* it vanished while the job waited: create it again */                                    \

@@ -223,6 +223,7 @@ struct dws_engine *dws_engine_create (json_t *config, dws_error_t *err)
         return NULL;
     }
     e->verbs = verbs_table ();
+    e->running = -1;
     if (job_table_init (e) < 0) {
         free (e);
         dws_errorf (err, "out of memory");

@@ -179,3 +179,9 @@ bool phase_exists (const struct job *job)
 {
     return info[job->phase].exists;
 }
+
+enum wf_state phase_completed (const struct job *job)
+{
+    enum wf_state s = info[job->phase].handled;
+    return s > WF_NONE && s < WF_NSTATES && done[s] == job->phase ? s : WF_NONE;
+}

@@ -43,5 +43,8 @@ int phase_event (struct dws_engine *e, struct job *job, enum phase_event ev, enu
 enum wf_state phase_desired (const struct job *job);
 enum wf_state phase_handled (const struct job *job);
 bool phase_exists (const struct job *job);
+/* The state whose completion the job's phase is (proposed, setup-done,
+ * ..., torn-down: what follows it is still to come), or WF_NONE. */
+enum wf_state phase_completed (const struct job *job);
 
 #endif /* !DWS_ENGINE_PHASE_H */

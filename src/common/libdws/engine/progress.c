@@ -340,8 +340,7 @@ static void setup_servers (struct dws_engine *e, struct job *job)
 void progress_servers (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    if (json_is_object (job->said->obj))
-        job_set_wf (job, job->said->obj);
+    job->written &= ~((uint64_t)1 << TOK_HOSTS);
     setup_servers (e, job);
 }
 
@@ -377,7 +376,8 @@ void progress_read_sched_R (struct dws_engine *e, struct job *job, const struct 
 }
 
 /* STEP_HOSTS_PATCH: the job's hosts (and the ssd reserved for it) on the
- * Workflow before its Servers are filled (its answer: NEWS_HOSTS).
+ * Workflow before its Servers are filled (its answer: job->written's
+ * TOK_HOSTS, the Workflow it carries kept when it is the one seen).
  */
 void progress_hosts_patch (struct dws_engine *e, struct job *job, const struct step *st)
 {
@@ -401,8 +401,7 @@ void progress_computes (struct dws_engine *e, struct job *job, const struct step
     dws_error_t err;
     char token[96];
     (void)st;
-    if (json_is_object (job->said->obj))
-        job_set_wf (job, job->said->obj); /* the hosts' answer: pre-staged, set up already */
+    job->written &= ~((uint64_t)1 << TOK_HOSTS);
     if (job->prestage)
         memo_rabbits (e, job); /* its computes are known only now */
     if (job->prestage_counts && !prestage_on_chassis (e, job, &err)) {
@@ -428,6 +427,7 @@ void progress_computes (struct dws_engine *e, struct job *job, const struct step
     act_k8s (e, "patch", "Computes", ns ? ns : e->cfg.namespace, name ? name : job->name,
              json_pack ("{s:o}", "data", data),
              token_for (token, sizeof (token), TOK_COMPUTES, job));
+    job->asking |= (uint64_t)1 << TOK_COMPUTES; /* once, until it is answered */
 }
 
 static int b64val (int c)
@@ -488,6 +488,7 @@ void progress_prolog_remove (struct dws_engine *e, struct job *job, const struct
              json_pack ("{s:I s:o}", "id", job->id, "variables", vars), NULL);
     free (job->wf_token); /* carried: read again for a repeated dws.setup */
     job->wf_token = NULL;
+    sidestate_prolog (e, job, PROLOG_ENDED);
 }
 
 /* STEP_PROLOG: PreRun is done and DWS made no workflow token. */
@@ -563,15 +564,6 @@ void progress_breakdowns (struct dws_engine *e, struct job *job, const struct st
     breakdowns_ready (e, job);
 }
 
-/* STEP_RECORD of the hosts' answer: keep the Workflow it carries. */
-void progress_record (struct dws_engine *e, struct job *job, const struct step *st)
-{
-    (void)e;
-    (void)st;
-    if (json_is_object (job->said->obj))
-        job_set_wf (job, job->said->obj);
-}
-
 void progress_workflow (struct dws_engine *e, struct job *job)
 {
     enum wf_state state = job->view.state;
@@ -588,8 +580,7 @@ void progress_workflow (struct dws_engine *e, struct job *job)
         return;
     }
     fault_transient_condition (e, job);
-    fault_force_ready_check (e, job);
-    advance_mark (e, job, NEWS_WORKFLOW);
+    fault_force_ready_check (e, job); /* a look: a completion, forceReady reset */
 }
 
 /* --- watch events ------------------------------------------------------------ */
@@ -883,13 +874,18 @@ void progress_on_hosts (struct dws_engine *e, enum token_kind kind, struct job *
 {
     (void)kind;
     struct k8s_answer a = answer_of (event);
+    /* written to a Workflow since created again: nothing (the new one's
+     * own patch may be out) */
+    if (a.ok && (!job->wf || (json_is_object (a.obj) && !wfview_same (&job->view, a.obj))))
+        return;
     if (a.code != 404) /* gone: the watch says what follows, not a Workflow seen again */
         job->asking &= ~((uint64_t)1 << TOK_HOSTS);
     if (write_ended (e, job, a, event, "record the job's hosts"))
         return;
-    /* nothing for a Workflow that was since created again */
-    struct told in = {.obj = a.obj};
-    advance_tell (e, job, NEWS_HOSTS, &in);
+    if (json_is_object (a.obj))
+        job_set_wf (job, a.obj);
+    job->written |= (uint64_t)1 << TOK_HOSTS;
+    advance_mark (e, job, NEWS_LOOK);
 }
 
 void progress_on_servers (struct dws_engine *e, enum token_kind kind, struct job *job,
@@ -911,6 +907,7 @@ void progress_on_computes (struct dws_engine *e, enum token_kind kind, struct jo
 {
     (void)kind;
     struct k8s_answer a = answer_of (event);
+    job->asking &= ~((uint64_t)1 << TOK_COMPUTES);
     if (write_ended (e, job, a, event, "fill the Computes"))
         return;
     job->written |= (uint64_t)1 << TOK_COMPUTES;

@@ -62,6 +62,13 @@ static const unsigned restage_to[] = {
     [RESTAGE_AGAIN] = 0,
 };
 
+static const char *const prolog_names[] = {"held", "ended"};
+static const unsigned prolog_to[] = {
+    /* PreRun done: the prolog-remove (again for a repeated dws.setup) */
+    [PROLOG_HELD] = B (PROLOG_ENDED),
+    [PROLOG_ENDED] = 0,
+};
+
 static const char *const epilog_names[] = {"none", "active", "releasing", "removed"};
 static const unsigned epilog_to[] = {
     /* begun; or ended with none begun (dws.abort, a job ended while away) */
@@ -79,6 +86,7 @@ static const struct machine prestage_stage_machine = MACHINE ("pre-staging", sta
 static const struct machine ssd_machine = MACHINE ("ssd hold", ssd_names, ssd_to);
 static const struct machine restage_machine = MACHINE ("re-staging", restage_names,
                                                        restage_to);
+static const struct machine prolog_machine = MACHINE ("prolog", prolog_names, prolog_to);
 static const struct machine epilog_machine = MACHINE ("epilog", epilog_names, epilog_to);
 
 /* May the machine go from `from` to `to`?  Logged when it may not. */
@@ -111,6 +119,12 @@ void sidestate_restage (struct dws_engine *e, struct job *job, enum prestage_res
 {
     if (allowed (e, job, &restage_machine, (int)job->restage, (int)to))
         job->restage = to;
+}
+
+void sidestate_prolog (struct dws_engine *e, struct job *job, enum prolog to)
+{
+    if (allowed (e, job, &prolog_machine, (int)job->prolog, (int)to))
+        job->prolog = to;
 }
 
 void sidestate_epilog (struct dws_engine *e, struct job *job, enum epilog to)

@@ -153,6 +153,7 @@ enum job_phase {
  */
 struct wfview {
     const char *name;          /* metadata */
+    const char *uid;           /* metadata.uid: which Workflow of that name */
     bool deleting;             /* metadata.deletionTimestamp is set */
     int finalizer_index;       /* of WORKFLOW_FINALIZER in metadata.finalizers, or -1 */
     json_t *annotations;       /* metadata.annotations (ANN_*), or NULL */
@@ -256,6 +257,13 @@ enum epilog {
     EPILOG_RELEASING, /* to end once DataOut, with the ssds held, is on the
                        * Workflow (release.c): a restart finds either */
     EPILOG_REMOVED,   /* ended: epilog-remove sent, or dws.abort ended it */
+};
+
+/* A job's prolog, as the engine holds it (the jobtap plugin's
+ * dws-prolog): held from its start until PreRun is done, then ended. */
+enum prolog {
+    PROLOG_HELD = 0, /* held (or not begun) */
+    PROLOG_ENDED,    /* the prolog-remove sent */
 };
 
 /* How far a job's pre-staging went (prestage.c), in order; `prestage`
@@ -365,6 +373,7 @@ struct job {
     int servers_pending;   /* Servers patches outstanding */
     bool setup_pending;    /* dws.setup arrived; Setup not yet asked */
 
+    enum prolog prolog;    /* the job's prolog: held, or ended (sidestate.c) */
     enum epilog epilog;    /* the job's epilog: not begun, active, ended
                             * (epilog-remove sent, or dws.abort ended it) */
     bool toredown;         /* the Workflow is to go to Teardown without PostRun
@@ -399,12 +408,15 @@ struct job {
                             * reads (never NULL while a verb runs) */
     int culprits;          /* hosts a timeout's read would give up, in all */
     uint64_t written;      /* bit per token kind (TOK_*) of a write to this Workflow
-                            * answered, that a step waits for: TOK_SERVERS (every
+                            * answered, that a step waits for: TOK_HOSTS (the hosts
+                            * recorded, until the Servers or Computes are asked),
+                            * TOK_SERVERS (every
                             * Servers filled, until Setup is asked), TOK_COMPUTES,
                             * TOK_DATAOUT_HELD (DataOut with the held ssds) */
     uint64_t asking;       /* bit per token kind (TOK_*) of a single request out:
                             * the forceReady patch, the workflow token read,
                             * the finalizer's removal, the hosts' patch, the
+                            * Computes' patch, the
                             * unpin, the epilog's mark (TOK_ANNOTATE: kept
                             * until a failure; the Workflow shows it after),
                             * the Teardown patch (TOK_STATE: once for the
@@ -526,6 +538,8 @@ struct dws_engine {
     json_t *record_due;   /* {"<jobid>": true}: jobs whose view may have changed
                            * in this event (act_record); engine.c builds
                            * their records after it */
+    json_int_t running;   /* the job advance.c runs now (-1: none): news marked on
+                           * it is taken in its run, not marked due again */
     json_int_t *due;      /* ids of the jobs news was marked on without an
                            * advance (advance_mark): advance_due () runs them
                            * at the event's end */

@@ -63,6 +63,7 @@ void wfview_parse (json_t *wf, struct wfview *v)
     json_t *spec = json_object_get (wf, "spec");
     json_t *st = json_object_get (wf, "status");
     v->name = str (json_object_get (meta, "name"));
+    v->uid = str (json_object_get (meta, "uid"));
     v->deleting = json_object_get (meta, "deletionTimestamp") != NULL;
     v->annotations = json_object_get (meta, "annotations");
     finalizer (meta, v);
@@ -116,4 +117,17 @@ const char *wfview_dws_text (const struct wfview *v, char *buf, size_t size)
 const char *wfview_annotation (const struct wfview *v, const char *key)
 {
     return json_string_value (json_object_get (v->annotations, key));
+}
+
+static bool same_str (const char *a, const char *b)
+{
+    return a == b || (a && b && !strcmp (a, b));
+}
+
+bool wfview_same (const struct wfview *v, json_t *wf)
+{
+    json_t *meta = json_object_get (wf, "metadata");
+    return json_is_object (wf) && v->name
+           && same_str (v->name, str (json_object_get (meta, "name")))
+           && same_str (v->uid, str (json_object_get (meta, "uid")));
 }

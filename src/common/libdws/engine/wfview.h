@@ -25,4 +25,9 @@ const char *wfview_dws_text (const struct wfview *v, char *buf, size_t size);
 /* The value of annotation key (one of the ANN_* of state.h), or NULL. */
 const char *wfview_annotation (const struct wfview *v, const char *key);
 
+/* Is wf (an answer's object) the Workflow v was read from: its name and
+ * uid (an object without one matches one without), not one of the same
+ * name deleted or created since? */
+bool wfview_same (const struct wfview *v, json_t *wf);
+
 #endif /* !DWS_ENGINE_WFVIEW_H */

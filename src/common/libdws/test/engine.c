@@ -19,6 +19,7 @@
 
 #include "engine/engine.h"
 #include "engine/datain.h"
+#include "engine/job.h"
 #include "engine/state.h"
 #include "util/error.h"
 #include "util/f58.h"
@@ -1969,6 +1970,37 @@ static void test_more (void)
     k8s_result (e, "hosts", 1006, false, 409, "conflict", NULL);
     has ("a failed hosts annotation: exception", "action", "raise", "note",
          PREFIX "cannot record the job's hosts: conflict");
+    /* the epilog begins (the job never ran) while the hosts' patch is
+     * out: Teardown follows, and the answer fills no Servers */
+    job_to (e, 1007, 0, "'c1'", 1, "Proposal");
+    setup_req (e, 1007, 1, "'c1'");
+    post_run_req (e, 1007, 2, false);
+    has ("epilog begun with the hosts' patch out: its data movements read for Teardown",
+         "token", "dm:1007");
+    k8s_result (e, "hosts", 1007, true, 200, "", wf (1007));
+    ok (!find ("kind", "Servers"), "... the hosts' answer fills no Servers for a Workflow"
+        " torn down");
+    /* deleted outside Flux while the hosts' patch is out: created again,
+     * and the old one's answer, late, records nothing on the new one */
+    job_to (e, 1008, 0, "'c1'", 1, "Proposal");
+    json_object_set_new (json_object_get (wf (1008), "metadata"), "uid", json_string ("one"));
+    watch (e, "MODIFIED", wf (1008));
+    setup_req (e, 1008, 1, "'c1'");
+    has ("dws.setup: the hosts' patch", "token", "hosts:1008");
+    json_t *old = json_deep_copy (wf (1008));
+    json_object_set_new (json_object_get (old, "metadata"), "annotations",
+                         json_pack ("{s:s}", ANN_HOSTS, "c1"));
+    watch (e, "DELETED", wf (1008));
+    has ("deleted before its Setup: created again", "op", "create", "kind", "Workflow",
+         "token", "create:1008");
+    json_object_set_new (json_object_get (wf (1008), "metadata"), "uid", json_string ("two"));
+    k8s_result (e, "create", 1008, true, 201, "", wf (1008));
+    k8s_result (e, "hosts", 1008, true, 200, "", old);
+    ok (!find ("kind", "Servers"), "... the old one's hosts' answer fills no Servers");
+    struct job *j1008 = job_lookup (e, 1008);
+    ok (j1008 && j1008->view.uid && !strcmp (j1008->view.uid, "two"),
+        "... nor is its Workflow taken for the new one's");
+    json_decref (old);
     dws_engine_destroy (e);
 
     /* the resources cannot be rewritten: the job manager raises the exception */
