@@ -19,6 +19,7 @@
 
 #include "engine/engine.h"
 #include "engine/datain.h"
+#include "engine/advance.h"
 #include "engine/job.h"
 #include "engine/state.h"
 #include "util/error.h"
@@ -170,6 +171,13 @@ static json_t *wf (long long id)
  * decider chooses from the job's phase and facts, a news bit says which
  * jobs to look at, not what to do).  What acts is counted and shown. */
 static int looked_again, acted_again;
+/* A Computes verb that asks nothing and looks again (planted below). */
+static void computes_forgotten (struct dws_engine *e, struct job *job, const struct step *st)
+{
+    (void)st;
+    advance_mark (e, job, NEWS_LOOK);
+}
+static bool looks_paused; /* a scenario that plants a broken verb */
 static json_t *last_sysconf;            /* the last SystemConfiguration event fed ... */
 static struct dws_engine *sysconf_to;  /* ... to this engine */
 
@@ -229,7 +237,8 @@ static bool feedj (struct dws_engine *e, json_t *ev)
         snprintf (errtext, sizeof (errtext), "%s", err.text);
     else {
         k8s_apply (A);
-        look_again (e);
+        if (!looks_paused)
+            look_again (e);
     }
     return A != NULL;
 }
@@ -2001,6 +2010,22 @@ static void test_more (void)
     ok (j1008 && j1008->view.uid && !strcmp (j1008->view.uid, "two"),
         "... nor is its Workflow taken for the new one's");
     json_decref (old);
+    /* a verb that never ends the rule that chose it (a bug, planted): the
+     * job's run stops at its bound, logged, and the event ends without
+     * marking it due again (each mark once ran it again: the due list
+     * grew 256-fold a round) */
+    job_to (e, 1009, 0, "'c1'", 1, "Setup");
+    const struct verbs *verbs = e->verbs;
+    struct verbs broken = *verbs;
+    broken.step[STEP_COMPUTES] = computes_forgotten;
+    e->verbs = &broken;
+    looks_paused = true;
+    complete (e, 1009, NULL);
+    has ("a rule its verb never ends: the run is cut at its bound, logged", "action", "log",
+         "message", "fluxjob-1009: still news after 256 steps; left for the next input");
+    ok (json_array_size (A) < 300 && e->ndue == 0, "... the event ends, nothing left due");
+    e->verbs = verbs;
+    looks_paused = false;
     dws_engine_destroy (e);
 
     /* the resources cannot be rewritten: the job manager raises the exception */
