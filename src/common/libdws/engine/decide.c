@@ -501,10 +501,9 @@ static bool nodes_decide (const struct dws_engine *e, const struct job *job)
  */
 static struct step nodes_came (const struct dws_engine *e, const struct job *job)
 {
-    json_t *counts = dws_rabbitmap_counts (e->map, job->hosts, NULL);
-    bool same = counts && json_equal (counts, job->prestage_counts);
-    json_decref (counts);
-    return make (same ? STEP_PRESTAGE_KEEP : STEP_PRESTAGE_REDO);
+    return make (dws_rabbitmap_counts_equal (e->map, job->hosts, job->prestage_counts)
+                     ? STEP_PRESTAGE_KEEP
+                     : STEP_PRESTAGE_REDO);
 }
 
 /* Is the job to be pre-staged if it can be: what it asked (dw_prestage),
@@ -858,17 +857,6 @@ static struct step next_failure (const struct dws_engine *e, const struct job *j
     return make (STEP_NOTHING);
 }
 
-/* Is a rabbit its pre-staged node-local storage is on down (rabbit health)? */
-static bool storage_rabbit_down (const struct dws_engine *e, const struct job *job)
-{
-    const char *rabbit;
-    json_t *v;
-    json_object_foreach (job->prestage_counts, rabbit, v)
-        if (dws_health_rabbit_down (e->health, rabbit))
-            return true;
-    return false;
-}
-
 /* Does Fluxion hold every ssd the job holds down (rabbit health)? */
 static bool holds_applied (const struct dws_engine *e, const struct job *job)
 {
@@ -966,7 +954,7 @@ static struct step settle (const struct dws_engine *e, const struct job *job)
      * serves its own chassis alone, and with no node yet nothing can be
      * given up within a tolerance */
     if (job->prestage_counts && !job->hosts && !job->excepted && !job->toredown
-        && desired < WF_TEARDOWN && storage_rabbit_down (e, job))
+        && desired < WF_TEARDOWN && dws_health_first_down (e->health, job->prestage_counts))
         return make (STEP_PRESTAGE_LOST);
     /* its computes to go back, its R read, and Fluxion holds its ssds
      * down (rabbit health says so; the release timer runs: undecided) */

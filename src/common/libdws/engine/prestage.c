@@ -675,20 +675,10 @@ json_t *prestage_view (const struct dws_engine *e, const struct job *job)
 }
 
 /* The first rabbit of the job's node-local storage that is down, or NULL. */
-static const char *rabbit_down (struct dws_engine *e, struct job *job)
-{
-    const char *rabbit;
-    json_t *v;
-    json_object_foreach (job->prestage_counts, rabbit, v)
-        if (rabbits_down (e, rabbit))
-            return rabbit;
-    return NULL;
-}
-
 void prestage_lost (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    const char *rabbit = rabbit_down (e, job);
+    const char *rabbit = rabbits_first_down (e, job->prestage_counts);
     workflow_fail_job (e, job, "exception",
                        NOTE_PREFIX "rabbit %s went down while the job's node-local storage,"
                        " set up on it before the job's nodes, waited for them",
@@ -703,7 +693,7 @@ void prestage_rabbits (struct dws_engine *e)
     e->updown_seen = gen;
     for (size_t b = 0; b < e->nbuckets; b++)
         for (struct job *j = e->table[b]; j; j = j->next)
-            if (j->prestage_counts && !j->hosts && !j->excepted && rabbit_down (e, j))
+            if (j->prestage_counts && !j->hosts && !j->excepted && rabbits_first_down (e, j->prestage_counts))
                 advance_mark (e, j, NEWS_LOOK);
 }
 
@@ -738,21 +728,20 @@ void prestage_room (struct dws_engine *e)
  */
 bool prestage_on_chassis (struct dws_engine *e, struct job *job, dws_error_t *err)
 {
+    if (dws_rabbitmap_counts_equal (e->map, job->hosts, job->prestage_counts))
+        return true;
     json_t *counts = dws_rabbitmap_counts (e->map, job->hosts, err);
     if (!counts)
         return false;
-    bool same = json_equal (counts, job->prestage_counts);
-    if (!same) {
-        char *got = json_dumps (counts, JSON_COMPACT | JSON_SORT_KEYS);
-        char *want = json_dumps (job->prestage_counts, JSON_COMPACT | JSON_SORT_KEYS);
-        dws_errorf (err, "its nodes %s are not those its storage was set up for before them"
-                    " (nodes per rabbit: %s, not %s); is the dws jobtap plugin older than the"
-                    " dws service?", job->hosts, got ? got : "?", want ? want : "?");
-        free (got);
-        free (want);
-    }
+    char *got = json_dumps (counts, JSON_COMPACT | JSON_SORT_KEYS);
+    char *want = json_dumps (job->prestage_counts, JSON_COMPACT | JSON_SORT_KEYS);
+    dws_errorf (err, "its nodes %s are not those its storage was set up for before them"
+                " (nodes per rabbit: %s, not %s); is the dws jobtap plugin older than the"
+                " dws service?", job->hosts, got ? got : "?", want ? want : "?");
+    free (got);
+    free (want);
     json_decref (counts);
-    return same;
+    return false;
 }
 
 

@@ -252,9 +252,9 @@ unsigned long rabbits_updown_gen (struct dws_engine *e)
     return dws_health_updown_gen (e->health);
 }
 
-bool rabbits_down (struct dws_engine *e, const char *rabbit)
+const char *rabbits_first_down (struct dws_engine *e, json_t *rabbits)
 {
-    return dws_health_rabbit_down (e->health, rabbit);
+    return dws_health_first_down (e->health, rabbits);
 }
 
 int64_t rabbits_chassis_fit (struct dws_engine *e, const struct prestage_split *split)

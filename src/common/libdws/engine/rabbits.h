@@ -64,8 +64,9 @@ json_t *rabbits_pick_chassis (struct dws_engine *e, const struct prestage_split 
 bool rabbits_known (struct dws_engine *e);
 /* Changes whenever a rabbit goes up or down (dws_health_updown_gen). */
 unsigned long rabbits_updown_gen (struct dws_engine *e);
-/* Whether the rabbit is known to be down (dws_health_rabbit_down). */
-bool rabbits_down (struct dws_engine *e, const char *rabbit);
+/* The first of the rabbits ({rabbit: ...}) known to be down, or NULL
+ * (dws_health_first_down). */
+const char *rabbits_first_down (struct dws_engine *e, json_t *rabbits);
 /* How many rabbits could ever hold it (dws_health_chassis_fit). */
 int64_t rabbits_chassis_fit (struct dws_engine *e, const struct prestage_split *split);
 /* The computes of this instance each rabbit serves (dws_health_chassis_sizes). */

@@ -224,6 +224,10 @@ unsigned long dws_health_updown_gen (struct dws_health *h);
  * so (false while nothing is known of it, as after a restart). */
 bool dws_health_rabbit_down (struct dws_health *h, const char *rabbit);
 
+/* The first of the rabbits (the keys of an object: {rabbit: ...}) known
+ * to be down, or NULL. */
+const char *dws_health_first_down (struct dws_health *h, json_t *rabbits);
+
 /* How many rabbits could hold node-local storage for `per` nodes of
  * `node_gib` each, all their vertices free: those with `per` computes in
  * this instance and `per` vertices of that size (one per node).

@@ -275,6 +275,16 @@ bool dws_health_rabbit_down (struct dws_health *h, const char *rabbit)
     return ri >= 0 && h->rabbits[ri].sv.obj && !h->rabbits[ri].up;
 }
 
+const char *dws_health_first_down (struct dws_health *h, json_t *rabbits)
+{
+    const char *rabbit;
+    json_t *v;
+    json_object_foreach (rabbits, rabbit, v)
+        if (dws_health_rabbit_down (h, rabbit))
+            return rabbit;
+    return NULL;
+}
+
 int64_t dws_health_chassis_fit (struct dws_health *h, int64_t per, int64_t node_gib)
 {
     int64_t fit = 0;

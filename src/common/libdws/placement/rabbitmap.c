@@ -209,6 +209,14 @@ json_t *dws_rabbitmap_counts (struct dws_rabbitmap *map, const char *hosts, dws_
     return out;
 }
 
+bool dws_rabbitmap_counts_equal (struct dws_rabbitmap *map, const char *hosts, json_t *want)
+{
+    json_t *counts = dws_rabbitmap_counts (map, hosts, NULL);
+    bool same = counts && json_equal (counts, want);
+    json_decref (counts);
+    return same;
+}
+
 int dws_rabbitmap_tally (struct dws_rabbitmap *map,
                          const char *hosts,
                          struct dws_rabbit_count **counts,

@@ -16,6 +16,8 @@
 #ifndef DWS_RABBITMAP_H
 #define DWS_RABBITMAP_H
 
+#include <stdbool.h>
+
 #include <jansson.h>
 
 #include "util/error.h"
@@ -37,6 +39,10 @@ void dws_rabbitmap_destroy (struct dws_rabbitmap *map);
 
 /* {rabbit: count} for the hosts of an RFC 29 hostlist. */
 json_t *dws_rabbitmap_counts (struct dws_rabbitmap *map, const char *hosts, dws_error_t *err);
+
+/* Do the hosts of an RFC 29 hostlist count, per rabbit, as `want`
+ * ({rabbit: count}) does?  False when they cannot be counted. */
+bool dws_rabbitmap_counts_equal (struct dws_rabbitmap *map, const char *hosts, json_t *want);
 
 /* The same counts as a malloc'd array (*n entries, first-use order) for
  * the hosts of an RFC 29 hostlist; free() it.  Returns 0, or -1 with a

@@ -299,8 +299,14 @@ static void test_fluxion_rabbit_transitions (void)
 
     feed_storage (h, storage ("r1", "Ready", "Enabled", "Ready", "Ready"));
     none (h, "the same Storage again: nothing sent");
+    json_t *used = J ("{'r2':1,'r1':2,'r9':1}");
+    ok (dws_health_first_down (h, used) == NULL, "first down: none while all are up"
+        " (a rabbit never seen is not down)");
 
     feed_storage (h, storage ("r1", "Offline", "Enabled", "Ready", "Ready"));
+    ok (dws_health_first_down (h, used) && !strcmp (dws_health_first_down (h, used), "r1"),
+        "first down: r1, once its Storage says Offline");
+    json_decref (used);
     flush (h);
     ok (count ("sched-fluxion-resource.set_status") == 2, "r1 down: its 2 ssds down");
     payload_is ("sched-fluxion-resource.set_status", 1,

@@ -46,6 +46,12 @@ int main (void)
              "compute node 'x' is not attached to any rabbit", &err, "unknown host in list");
     result_is (dws_rabbitmap_counts_list_json (map, "[", &err),
              "job hosts: invalid JSON: ']' expected near end of file (line 1, column 1)", &err, "bad JSON list");
+    json_t *want = json_pack ("{s:i s:i}", "r1", 2, "r2", 1);
+    ok (dws_rabbitmap_counts_equal (map, "c[1-3]", want), "counts equal: c[1-3] is r1 x2, r2 x1");
+    ok (!dws_rabbitmap_counts_equal (map, "c[1,3]", want), "... c[1,3] is not");
+    ok (!dws_rabbitmap_counts_equal (map, "c9", want), "... nor an unknown compute");
+    ok (!dws_rabbitmap_counts_equal (NULL, "c[1-3]", want), "... nor anything without a map");
+    json_decref (want);
     dws_rabbitmap_destroy (map);
 
     result_is (dws_rabbit_counts_json ("[\"a1\",\"a2\",\"a3\",\"ra\"]",
