@@ -62,6 +62,7 @@ struct job *job_create (struct dws_engine *e, json_int_t id)
     j->forced = WF_NONE;
     j->gib = -1;
     j->limit_held.use[LIMITS_USER].jobs = -1;
+    j->limit_recounted = -1; /* no admit pass counted it yet */
     j->prestage_asked = -1;
     j->tc_since = -1;
     j->breakdowns = json_object ();

@@ -674,7 +674,6 @@ json_t *prestage_view (const struct dws_engine *e, const struct job *job)
     return v;
 }
 
-/* The first rabbit of the job's node-local storage that is down, or NULL. */
 void prestage_lost (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
@@ -693,7 +692,8 @@ void prestage_rabbits (struct dws_engine *e)
     e->updown_seen = gen;
     for (size_t b = 0; b < e->nbuckets; b++)
         for (struct job *j = e->table[b]; j; j = j->next)
-            if (j->prestage_counts && !j->hosts && !j->excepted && rabbits_first_down (e, j->prestage_counts))
+            if (j->prestage_counts && !j->hosts && !j->excepted
+                && rabbits_first_down (e, j->prestage_counts))
                 advance_mark (e, j, NEWS_LOOK);
 }
 

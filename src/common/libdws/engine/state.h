@@ -449,7 +449,8 @@ struct job {
                             * waiting jobs let go before it; the user's jobs
                             * -1: not counted (no limits, or its create sent) */
     int64_t limit_recounted; /* the event (e->events) whose admit pass found its
-                            * count changed: decided on that count in it */
+                            * count changed: decided on that count in it; -1:
+                            * none yet */
     int64_t limit_behind;  /* older waiting jobs that stay and hold it back (no
                             * job overtakes an older one of the same user, bank
                             * or user within a bank); -1: its user's persistent
