@@ -210,8 +210,8 @@ def step_kind_violations(files: dict[str, str]) -> list[str]:
 def test_the_guard_finds_a_planted_outside_choice() -> None:
     planted = {
         "progress.c": "void f (struct job *job)\n{\n"
-        "    /* decide (e, job, ...) == STEP_LOOK in a comment */\n"
-        "    if (decide (e, job, NEWS_SEEN, 0).kind == STEP_LOOK)\n"
+        "    /* decide (e, job, ...) == STEP_WORKFLOW_SEEN in a comment */\n"
+        "    if (decide (e, job, NEWS_SEEN, 0).kind == STEP_WORKFLOW_SEEN)\n"
         "        progress_workflow (e, job);\n}\n",
         "engine.c": "void g (struct job *j)\n{\n"
         "    struct step st = decide_next (e, j, NEWS_MAP, 0);\n}\n",
@@ -224,7 +224,7 @@ def test_the_guard_finds_a_planted_outside_choice() -> None:
         "engine.c:3: calls decide_next",
         "progress.c:4: calls decide",
     ]
-    assert step_kind_violations(planted) == ["progress.c:4: names STEP_LOOK"]
+    assert step_kind_violations(planted) == ["progress.c:4: names STEP_WORKFLOW_SEEN"]
 
 
 # Inputs mark, the loop runs once: the marked jobs are run (advance_due)
@@ -268,7 +268,7 @@ def test_the_loop_runs_in_one_place() -> None:
 
 def test_the_guard_finds_a_verb_that_runs_the_loop() -> None:
     planted = {
-        "progress.c": "void progress_look (struct dws_engine *e)\n{\n"
+        "progress.c": "void progress_workflow_seen (struct dws_engine *e)\n{\n"
         "    /* advance_due (e, ADVANCE_AS_MARKED) in a comment */\n"
         "    advance_mark (e, job, NEWS_LOOK);\n"
         "    advance_due (e, ADVANCE_AS_MARKED);\n}\n",

@@ -792,7 +792,7 @@ static struct step next_workflow (const struct dws_engine *e, const struct job *
         case NEWS_CREATED:
             if (job->toredown)
                 return teardown (job);
-            return make (job->wf ? STEP_LOOK : STEP_NOTHING);
+            return make (job->wf ? STEP_WORKFLOW_SEEN : STEP_NOTHING);
         case NEWS_SEEN:
             if (job->phase == PHASE_NONE)
                 return adopt (job);
@@ -800,7 +800,7 @@ static struct step next_workflow (const struct dws_engine *e, const struct job *
                 return make (asked (job, TOK_FINALIZER) ? STEP_NOTHING : STEP_FINALIZER);
             if (job->view.deleting && !job->toredown)
                 return make (STEP_FAIL_OUTSIDE);
-            return make (STEP_LOOK);
+            return make (STEP_WORKFLOW_SEEN);
         case NEWS_GONE:
             return gone (job);
         default:

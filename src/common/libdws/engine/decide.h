@@ -187,8 +187,9 @@ _Static_assert (NEWS_COUNT <= 64, "job->news has a bit per news");
     /* the Workflow is being deleted by us: remove our finalizer */                            \
     X (FINALIZER, workflow_finalizer)                                                          \
     /* --- progress.c --- */                                                                   \
-    /* look at the Workflow last seen (its status), then the job (NEWS_LOOK) */                \
-    X (LOOK, progress_look)                                                                    \
+    /* the Workflow seen: its status read (an Error, a TransientCondition), then the job      \
+     * looked at (NEWS_LOOK) */                                                                \
+    X (WORKFLOW_SEEN, progress_workflow_seen)                                                  \
     /* take up a Workflow of ours in `state` (a restart): its facts read from it, `timers`     \
      * started whole */                                                                        \
     X (ADOPT, progress_adopt)                                                                  \

@@ -550,8 +550,9 @@ void progress_completed (struct dws_engine *e, struct job *job, enum wf_state s)
     }
 }
 
-/* STEP_LOOK: look at the Workflow last seen. */
-void progress_look (struct dws_engine *e, struct job *job, const struct step *st)
+/* STEP_WORKFLOW_SEEN: the Workflow seen: its status read, then the job
+ * looked at. */
+void progress_workflow_seen (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
     progress_workflow (e, job);

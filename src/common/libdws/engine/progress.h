@@ -49,7 +49,7 @@ void progress_on_prestage (struct dws_engine *e, enum token_kind kind, struct jo
 void progress_on_prestage_find (struct dws_engine *e, struct job *job, json_t *event);
 
 /* The verbs of the steps of a Workflow's progress (verbs.c's table). */
-void progress_look (struct dws_engine *e, struct job *job, const struct step *st);
+void progress_workflow_seen (struct dws_engine *e, struct job *job, const struct step *st);
 void progress_breakdowns (struct dws_engine *e, struct job *job, const struct step *st);
 void progress_prestage_unpin (struct dws_engine *e, struct job *job, const struct step *st);
 void progress_send_resources (struct dws_engine *e, struct job *job, const struct step *st);
