@@ -40,7 +40,7 @@ DECISION_FACTS = (
     "info_for",  # what the job-info read is for (R, R's graph, the jobspec)
     "asking",  # a single request out (forceReady patch, token read): not again
     "written",  # a write answered that a step waits for (the Servers, the Computes)
-    "setup_pending",  # dws.setup came; Setup not yet asked
+    "setup",  # dws.setup came (waiting for the map, said once); Setup not yet asked
     "toredown",  # to Teardown without PostRun or DataOut
     "listed_at_start",  # in the first Workflow list: may have ended while away
     "news",  # what happened that no other fact says: the decider takes it
@@ -131,9 +131,9 @@ def test_the_guard_finds_a_planted_transition() -> None:
 
 def test_the_guard_finds_a_planted_decision() -> None:
     planted = {
-        "progress.c": "void f (struct job *job)\n{\n    job->setup_pending = true;\n"
+        "progress.c": "void f (struct job *job)\n{\n    job->resources_sent = true;\n"
         "    /* if (job->toredown) in a comment */\n"
-        "    if (job->toredown || job->setup_pending == false)\n        return;\n}\n",
+        "    if (job->toredown || job->resources_sent == false)\n        return;\n}\n",
         "engine.c": "void g (struct job *j)\n{\n    j->servers_pending--;\n"
         "    if (j->excepted && !j->toredown)\n        return;\n}\n",
         "decide.c": "bool h (const struct job *job)\n{\n    return job->toredown;\n}\n",
@@ -141,7 +141,7 @@ def test_the_guard_finds_a_planted_decision() -> None:
     assert fact_violations(planted) == [
         "engine.c:4: reads toredown",
         "progress.c:5: reads toredown",
-        "progress.c:5: reads setup_pending",
+        "progress.c:5: reads resources_sent",
     ]
 
 
@@ -486,7 +486,7 @@ JOB_FIELDS = {
 }
 # booleans in struct job now, the goal of 8 (what is left is in
 # doc/guide/service.rst, "A job's phase"): the count may only fall
-JOB_BOOLEANS_MAX = 8
+JOB_BOOLEANS_MAX = 7
 
 
 def struct_job_fields() -> dict[str, str]:
@@ -562,7 +562,7 @@ def test_the_guard_finds_a_planted_policy() -> None:
 
 # The machines beside the phase (engine/sidestate.c): their fields change
 # only through its setters, which refuse a transition their table lacks.
-SIDE_FIELDS = ("prestage_stage", "ssd", "restage", "prolog", "epilog")
+SIDE_FIELDS = ("prestage_stage", "ssd", "restage", "setup", "prolog", "epilog")
 SIDE_SET = re.compile(r"->\s*(" + "|".join(SIDE_FIELDS) + r")\s*(=(?!=)|\+\+|--|\+=|-=)")
 
 

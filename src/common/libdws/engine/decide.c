@@ -15,7 +15,7 @@
  * JOB_PHASES and phase.c's table, its case here, and for a new kind of
  * step its verb in the file that acts and its line in decide.h's
  * DWS_ENGINE_STEPS (which makes verbs.c's table).
- * The facts that only choose a transition (setup_pending, toredown,
+ * The facts that only choose a transition (setup, toredown,
  * the news, ...) are read here alone:
  * t/python/libdws/test_one_decider.py lists them (DECISION_FACTS).
  *
@@ -259,7 +259,8 @@ static struct step setup_start (const struct dws_engine *e, const struct job *jo
     if (breakdowns_missing (job))
         return make (STEP_BREAKDOWNS);
     if (!e->map)
-        return make (STEP_WAIT_MAP); /* until the SystemConfiguration comes */
+        return make (job->setup == SETUP_WAITS_MAP ? STEP_NOTHING /* said */
+                                                   : STEP_WAIT_MAP); /* until it comes */
     if (!job->reserved && lustre_spreads (e, job))
         return make (job->info_for == INFO_SCHED ? STEP_NOTHING : STEP_READ_SCHED_R);
     /* its hosts' patch out: its answer goes on (the Workflow may show
@@ -480,7 +481,8 @@ static struct step on_timer (const struct job *job, enum timer_kind kind)
  */
 static bool setup_may_start (const struct job *job)
 {
-    return job->setup_pending && job->servers_pending == 0 && !job->excepted && !job->toredown
+    return job->setup != SETUP_NONE && job->servers_pending == 0 && !job->excepted
+           && !job->toredown
            && phase_exists (job)
            && phase_handled (job) >= WF_PROPOSAL
            && (job->restage == RESTAGE_NONE || job->restage == RESTAGE_AGAIN);
@@ -704,10 +706,6 @@ static struct step next_request (const struct dws_engine *e, const struct job *j
                 && !job->hosts && !job->excepted && !job->toredown && desired < WF_TEARDOWN)
                 return make (STEP_RESOURCES_AGAIN);
             return make (STEP_NOTHING);
-        case NEWS_SETUP:
-            if (nodes_decide (e, job))
-                return nodes_came (e, job);
-            return setup_may_start (job) ? setup_start (e, job) : make (STEP_NOTHING);
         case NEWS_ABORT:
             if (job->phase == PHASE_LIMITED)
                 return make (STEP_END_WAITING); /* no Workflow to read or tear down */
@@ -902,7 +900,7 @@ static struct step settle (const struct dws_engine *e, const struct job *job)
      * while the Setup waits for them (set up and filled before its nodes,
      * the Computes: after_done) */
     if (written (job, TOK_HOSTS) && !job->excepted && !job->toredown && !job->prestage
-        && job->setup_pending && desired <= WF_PROPOSAL && handled >= WF_PROPOSAL)
+        && job->setup != SETUP_NONE && desired <= WF_PROPOSAL && handled >= WF_PROPOSAL)
         return make (STEP_SERVERS);
     /* every Servers filled: Setup */
     if (written (job, TOK_SERVERS) && !job->excepted && !job->toredown
@@ -976,10 +974,9 @@ static struct step settle (const struct dws_engine *e, const struct job *job)
     /* its nodes came as it was let go of its chassis, and can be weighed */
     if (nodes_decide (e, job))
         return nodes_came (e, job);
-    /* it reached dws.setup before the map was known, or before its
-     * give-up was written or refused */
-    if (e->map && setup_may_start (job)
-        && taken (st = setup_start (e, job)))
+    /* dws.setup came (or its hosts are known): the Setup starts (it waits
+     * for the map, its breakdowns, its give-up written or refused) */
+    if (setup_may_start (job) && taken (st = setup_start (e, job)))
         return st;
     /* dws-limit shown held and its Workflow exists: the old service went
      * away before the create's answer removed it, or the removal reached

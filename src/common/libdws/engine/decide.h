@@ -48,8 +48,6 @@
     X (TIMER, failure)                                                                         \
     /* the job manager lost the resource-update (a repeated dws.create) */                     \
     X (RESEND, request)                                                                        \
-    /* dws.setup arrived, or what its start waited for came */                                 \
-    X (SETUP, request)                                                                         \
     /* a write for its Setup failed, not for a Workflow gone */                                \
     X (WRITE_FAILED, failure)                                                                  \
     /* a watch event of the job's Workflow (recorded on it) */                                 \

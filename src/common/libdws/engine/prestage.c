@@ -879,7 +879,7 @@ void prestage_again (struct dws_engine *e, struct job *job, const struct step *s
     json_decref (job->breakdowns);
     job->breakdowns = json_object ();
     job->breakdowns_wanted = 0;
-    job->setup_pending = job->hosts != NULL;
+    sidestate_setup (e, job, job->hosts ? SETUP_PENDING : SETUP_NONE);
     job->servers_pending = 0;
     job->written = 0; /* nothing written to the new one yet */
     job->asking = 0; /* nor asked (its Teardown patch, ...) */

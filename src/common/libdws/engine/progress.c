@@ -349,7 +349,7 @@ void progress_servers (struct dws_engine *e, struct job *job, const struct step 
  */
 void progress_setup_start (struct dws_engine *e, struct job *job)
 {
-    advance_mark (e, job, NEWS_SETUP);
+    advance_mark (e, job, NEWS_LOOK); /* decide.c's setup_start */
 }
 
 /* STEP_WAIT_MAP: the SystemConfiguration list has not come yet: the
@@ -358,6 +358,7 @@ void progress_setup_start (struct dws_engine *e, struct job *job)
 void progress_wait_map (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
+    sidestate_setup (e, job, SETUP_WAITS_MAP);
     act_log (e, "warning", "%s: waiting for SystemConfiguration 'default' to place"
              " the job's rabbit storage", job->name);
 }
@@ -645,7 +646,7 @@ void progress_adopt (struct dws_engine *e, struct job *job, const struct step *s
         job->resources_sent = true;
     else /* the old service may have gone before its create's answer wrote it */
         act_memo (e, job, json_pack ("{s:s}", DWS_JOBKVS_MEMO_WORKFLOW, job->name));
-    job->setup_pending = job->hosts && desired == WF_PROPOSAL;
+    sidestate_setup (e, job, job->hosts && desired == WF_PROPOSAL ? SETUP_PENDING : SETUP_NONE);
     if (desired == WF_TEARDOWN)
         job->toredown = true;
     workflow_start_timers (e, job, st->timers);
@@ -670,7 +671,7 @@ void progress_recreate (struct dws_engine *e, struct job *job, const struct step
     job->breakdowns = json_object ();
     job->breakdowns_wanted = 0;
     if (job->hosts) {
-        job->setup_pending = true;
+        sidestate_setup (e, job, SETUP_PENDING);
         job->servers_pending = 0;
     }
     job->written = 0; /* nothing written to the new one yet */

@@ -326,7 +326,7 @@ static void setup_request (struct dws_engine *e, json_t *msgid, json_t *p, json_
         job->hosts = hosts;
         job_set_reserved (job, R);
         rabbits_job (e, job);
-        job->setup_pending = true;
+        sidestate_setup (e, job, SETUP_PENDING);
         act (e, json_pack ("{s:s s:I s:s}", "action", DWS_WIRE_ACTION (JOB_INFO), "id", id, "token",
                            token_for (token, sizeof (token), TOK_JOB_INFO, job)));
         act_log (e, "warning", "%s: no Workflow for job %" JSON_INTEGER_FORMAT
@@ -363,7 +363,7 @@ void request_record_hosts (struct dws_engine *e, struct job *job, const struct s
     if (!job->prestage) /* a pre-staged job's ssd is the one held for it, not in R */
         job_set_reserved (job, job->said->event);
     rabbits_job (e, job);
-    job->setup_pending = true;
+    sidestate_setup (e, job, SETUP_PENDING);
     if (job->said->msgid)
         act_respond_ok (e, job->said->msgid);
     progress_setup_start (e, job);

@@ -62,6 +62,18 @@ static const unsigned restage_to[] = {
     [RESTAGE_AGAIN] = 0,
 };
 
+static const char *const setup_names[] = {"none", "pending", "waits-map"};
+static const unsigned setup_to[] = {
+    /* dws.setup came (or its hosts are known: a lost one's R, a Workflow
+     * taken up or created again with them) */
+    [SETUP_NONE] = B (SETUP_PENDING),
+    /* Setup asked; or the map is not known yet (said once); or given up
+     * before its nodes (created again the usual way) */
+    [SETUP_PENDING] = B (SETUP_NONE) | B (SETUP_WAITS_MAP),
+    /* Setup asked once the map came; or its Workflow created again */
+    [SETUP_WAITS_MAP] = B (SETUP_NONE) | B (SETUP_PENDING),
+};
+
 static const char *const prolog_names[] = {"held", "ended"};
 static const unsigned prolog_to[] = {
     /* PreRun done: the prolog-remove (again for a repeated dws.setup) */
@@ -86,6 +98,7 @@ static const struct machine prestage_stage_machine = MACHINE ("pre-staging", sta
 static const struct machine ssd_machine = MACHINE ("ssd hold", ssd_names, ssd_to);
 static const struct machine restage_machine = MACHINE ("re-staging", restage_names,
                                                        restage_to);
+static const struct machine setup_machine = MACHINE ("setup start", setup_names, setup_to);
 static const struct machine prolog_machine = MACHINE ("prolog", prolog_names, prolog_to);
 static const struct machine epilog_machine = MACHINE ("epilog", epilog_names, epilog_to);
 
@@ -119,6 +132,12 @@ void sidestate_restage (struct dws_engine *e, struct job *job, enum prestage_res
 {
     if (allowed (e, job, &restage_machine, (int)job->restage, (int)to))
         job->restage = to;
+}
+
+void sidestate_setup (struct dws_engine *e, struct job *job, enum setup_start to)
+{
+    if (allowed (e, job, &setup_machine, (int)job->setup, (int)to))
+        job->setup = to;
 }
 
 void sidestate_prolog (struct dws_engine *e, struct job *job, enum prolog to)

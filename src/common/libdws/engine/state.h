@@ -259,6 +259,15 @@ enum epilog {
     EPILOG_REMOVED,   /* ended: epilog-remove sent, or dws.abort ended it */
 };
 
+/* Where the Setup's start is (dws.setup came, or its hosts were known
+ * otherwise, until Setup is asked).
+ */
+enum setup_start {
+    SETUP_NONE = 0,  /* nothing waits to start (not come, or Setup asked) */
+    SETUP_PENDING,   /* its hosts known: the Setup starts once it may */
+    SETUP_WAITS_MAP, /* and it waits for the SystemConfiguration (logged) */
+};
+
 /* A job's prolog, as the engine holds it (the jobtap plugin's
  * dws-prolog): held from its start until PreRun is done, then ended. */
 enum prolog {
@@ -371,7 +380,8 @@ struct job {
                             * forceReady asked), or WF_NONE: its timer has
                             * fired, once, as flux-coral2's does (fault.c) */
     int servers_pending;   /* Servers patches outstanding */
-    bool setup_pending;    /* dws.setup arrived; Setup not yet asked */
+    enum setup_start setup; /* dws.setup arrived (or its hosts known); Setup not yet
+                            * asked (sidestate.c) */
 
     enum prolog prolog;    /* the job's prolog: held, or ended (sidestate.c) */
     enum epilog epilog;    /* the job's epilog: not begun, active, ended

@@ -250,7 +250,7 @@ static void patch_state (struct dws_engine *e, struct job *job, enum wf_state s,
 {
     char token[96];
     if (s == WF_SETUP) {
-        job->setup_pending = false;
+        sidestate_setup (e, job, SETUP_NONE);
         job->written &= ~((uint64_t)1 << TOK_SERVERS); /* a later fill is another */
     }
     json_t *body = json_pack ("{s:{s:s}}", "spec", "desiredState", wfstate_name (s));

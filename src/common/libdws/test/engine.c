@@ -1913,6 +1913,8 @@ static void test_more (void)
          "fluxjob-1000: waiting for SystemConfiguration 'default' to place the job's rabbit "
          "storage");
     ok (!find ("token", "hosts:1000"), "... nothing written yet");
+    watch (e, "MODIFIED", wf (1000));
+    ok (A && json_array_size (A) == 0, "... looked at again while it waits: said once");
     sysconf (e);
     has ("the SystemConfiguration arrives: Setup goes on", "token", "hosts:1000");
     /* the Workflow seen with its hosts before that patch's answer, and the
