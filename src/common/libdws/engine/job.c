@@ -127,7 +127,6 @@ void job_told_free (struct told *t)
     free ((void *)t->type); /* copies (job_tell) */
     free ((void *)t->why);
     free ((void *)t->log);
-    json_decref (t->obj);
     json_decref (t->event);
     json_decref (t->items);
     json_decref (t->nodes);
@@ -152,7 +151,6 @@ int job_tell (struct job *job, enum news news, struct told *what)
     t->type = dws_strdup_null (what->type);
     t->why = dws_strdup_null (what->why);
     t->log = dws_strdup_null (what->log);
-    t->obj = json_incref (what->obj);
     t->event = json_incref (what->event);
     t->items = json_incref (what->items);
     t->nodes = json_incref (what->nodes);

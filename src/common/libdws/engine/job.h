@@ -20,7 +20,6 @@ struct told {
     enum news news;          /* the news it goes with */
     const char *type;        /* a failure's exception type ("exception" if NULL) */
     const char *why;         /* a failure's note, or a log line of the step */
-    json_t *obj;             /* the Workflow an answer carries */
     json_t *event;           /* the answer itself (job-info: the R) */
     json_t *items;           /* what a read listed (ClientMounts) */
     json_t *nodes;           /* the culprits a timeout's read found */
