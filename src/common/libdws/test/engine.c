@@ -21,6 +21,7 @@
 #include "engine/datain.h"
 #include "engine/advance.h"
 #include "engine/job.h"
+#include "engine/sidestate.h"
 #include "engine/state.h"
 #include "util/error.h"
 #include "util/f58.h"
@@ -3622,6 +3623,52 @@ static void test_prestage_release (void)
     dws_engine_destroy (e);
 }
 
+/* The machines beside the phase refuse a move their table lacks: logged,
+ * naming the job, the machine and both values, the value kept. */
+static void test_side_machines (void)
+{
+    struct dws_engine *e = engine (NULL);
+    struct job *job = job_create (e, 4242);
+    e->actions = json_array ();
+    sidestate_setup (e, job, SETUP_PENDING);
+    sidestate_setup (e, job, SETUP_WAITS_MAP);
+    sidestate_prolog (e, job, PROLOG_ENDED);
+    sidestate_epilog (e, job, EPILOG_ACTIVE);
+    sidestate_epilog (e, job, EPILOG_REMOVED);
+    sidestate_ssd (e, job, SSD_VERIFIED);
+    sidestate_restage (e, job, RESTAGE_AGAIN);
+    sidestate_prestage_stage (e, job, PRESTAGE_RECORDED);
+    sidestate_prestage_stage (e, job, PRESTAGE_READY);
+    ok (json_array_size (e->actions) == 0, "side machines: the moves their tables list, silent");
+    sidestate_setup (e, job, SETUP_NONE);
+    sidestate_setup (e, job, SETUP_WAITS_MAP);
+    sidestate_prolog (e, job, PROLOG_HELD);
+    sidestate_epilog (e, job, EPILOG_ACTIVE);
+    sidestate_ssd (e, job, SSD_FINDING);
+    sidestate_restage (e, job, RESTAGE_NONE);
+    sidestate_prestage_stage (e, job, PRESTAGE_RECORDED);
+    sidestate_prolog (e, job, PROLOG_ENDED);
+    json_decref (A);
+    A = e->actions;
+    e->actions = NULL;
+    const char *refused[] = {
+        "fluxjob-4242: setup start none -> waits-map refused (not in its table)",
+        "fluxjob-4242: prolog ended -> held refused (not in its table)",
+        "fluxjob-4242: epilog removed -> active refused (not in its table)",
+        "fluxjob-4242: ssd hold verified -> finding refused (not in its table)",
+        "fluxjob-4242: re-staging again -> none refused (not in its table)",
+        "fluxjob-4242: pre-staging ready -> recorded refused (not in its table)",
+    };
+    for (size_t i = 0; i < sizeof (refused) / sizeof (refused[0]); i++)
+        has (refused[i], "action", "log", "level", "err", "message", refused[i]);
+    ok (json_array_size (A) == 6, "... one line each; the same value again is no move");
+    ok (job->setup == SETUP_NONE && job->prolog == PROLOG_ENDED && job->epilog == EPILOG_REMOVED
+            && job->ssd == SSD_VERIFIED && job->restage == RESTAGE_AGAIN
+            && job->prestage_stage == PRESTAGE_READY,
+        "... and each keeps its value");
+    dws_engine_destroy (e);
+}
+
 int main (void)
 {
     K8S = json_object ();
@@ -3654,6 +3701,7 @@ int main (void)
     test_persistent ();
     test_persistent_destroy ();
     test_prestage_release ();
+    test_side_machines ();
     ok (acted_again == 0 && looked_again > 0,
         "every job looked at again after each event takes no step (%d looks, %d acted)",
         looked_again, acted_again);
