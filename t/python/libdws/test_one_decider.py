@@ -49,6 +49,8 @@ DECISION_FACTS = (
     "limit_recounted",  # the event whose admit pass changed its count: decided in it
     "room_tried",  # the room's generation when it last found none: not again till it moves
     "prolog",  # held or ended (a side machine: its setter in sidestate.c reads it too)
+    "wf_read",  # its Workflow's sightings read (wf_seen when last read): not again
+    "wf_gone",  # the sighting that found its Workflow deleted: what follows, once
 )
 # a read of job->F (or j->F): not an assignment to it
 FACT_READ = re.compile(
@@ -466,7 +468,7 @@ JOB_FIELDS = {
                  "resources", "username", "bank", "project", "prestage_asked", "release",
                  "gib", "gib_types"),
     # its Workflow as last seen, and its phase (phase.c)
-    "workflow": ("wf", "view", "phase", "state_since", "asked_at", "done_at"),
+    "workflow": ("wf", "view", "wf_seen", "phase", "state_since", "asked_at", "done_at"),
     # what it was given or read: hosts, ssd, breakdowns, held vertices
     "read": ("breakdowns", "hosts", "reserved", "failed", "held", "dms_kept",
              "prestage_avoid", "prestage_gib", "prestage_since", "limit_held",

@@ -594,7 +594,7 @@ static struct step gone (const struct job *job)
         return make (STEP_RECREATE); /* no storage exists yet */
     if (job->epilog)
         return make (STEP_END_EPILOG);
-    return make (job->excepted ? STEP_FORGET : STEP_RAISE);
+    return make (job->excepted ? STEP_FORGET : STEP_RAISE_GONE);
 }
 
 /* Hosts were given up in the state the job still waits for. */
@@ -778,35 +778,6 @@ static struct step next_request (const struct dws_engine *e, const struct job *j
     return make (STEP_NOTHING);
 }
 
-/* The step for news `on` of the Workflow seen: its create answered, a
- * watch event, its deletion (its states' completions are looks:
- * after_done). */
-static struct step next_workflow (const struct dws_engine *e, const struct job *job,
-                                  enum news on, int arg)
-{
-    (void)e;
-    (void)arg;
-    switch (on) {
-        case NEWS_CREATED:
-            if (job->toredown)
-                return teardown (job);
-            return make (job->wf ? STEP_WORKFLOW_SEEN : STEP_NOTHING);
-        case NEWS_SEEN:
-            if (job->phase == PHASE_NONE)
-                return adopt (job);
-            if (job->phase == PHASE_DELETING) /* if it still has ours, not asked yet */
-                return make (asked (job, TOK_FINALIZER) ? STEP_NOTHING : STEP_FINALIZER);
-            if (job->view.deleting && !job->toredown)
-                return make (STEP_FAIL_OUTSIDE);
-            return make (STEP_WORKFLOW_SEEN);
-        case NEWS_GONE:
-            return gone (job);
-        default:
-            break;
-    }
-    return make (STEP_NOTHING);
-}
-
 /* The step for news `on` of failures, timeouts and teardown. */
 static struct step next_failure (const struct dws_engine *e, const struct job *job,
                                  enum news on, int arg)
@@ -855,6 +826,44 @@ static struct step next_failure (const struct dws_engine *e, const struct job *j
     return make (STEP_NOTHING);
 }
 
+/* The Workflow was seen since it was last read: a watch event, its
+ * create's answer or its deletion (each counted in wf_seen); the step
+ * that reads it catches wf_read up (STEP_WORKFLOW_SEEN, STEP_FINALIZER;
+ * a deletion: take ()).
+ */
+static bool seen_unread (const struct job *job)
+{
+    return job->wf_seen != job->wf_read;
+}
+
+/* The last sighting found it deleted. */
+static bool seen_gone (const struct job *job)
+{
+    return job->wf_gone != 0 && job->wf_gone == job->wf_seen;
+}
+
+/* What a Workflow seen anew asks: its deletion what gone () says, one of
+ * ours taken up (the job has no phase: a restart), our finalizer removed
+ * while we delete it, the job failed when it is deleted outside Flux,
+ * else its status read (an Error, a TransientCondition).  While its
+ * create is out it waits: the create's answer moves the job to Proposal
+ * (take ()), where it is read.
+ */
+static struct step seen (const struct job *job)
+{
+    if (seen_gone (job))
+        return gone (job);
+    if (job->phase == PHASE_CREATING)
+        return make (STEP_NOTHING);
+    if (job->phase == PHASE_NONE)
+        return adopt (job);
+    if (job->phase == PHASE_DELETING) /* if it still has ours, not asked yet */
+        return make (asked (job, TOK_FINALIZER) ? STEP_NOTHING : STEP_FINALIZER);
+    if (job->view.deleting && !job->toredown)
+        return make (STEP_FAIL_OUTSIDE);
+    return make (STEP_WORKFLOW_SEEN);
+}
+
 /* Does Fluxion hold every ssd the job holds down (rabbit health)? */
 static bool holds_applied (const struct dws_engine *e, const struct job *job)
 {
@@ -876,6 +885,9 @@ static struct step settle (const struct dws_engine *e, const struct job *job)
     enum wf_state desired = phase_desired (job);
     enum wf_state handled = phase_handled (job);
     struct step st;
+    /* the Workflow seen anew: what it shows is read first */
+    if (seen_unread (job) && taken (st = seen (job)))
+        return st;
     /* a state complete: what follows it (after_done; Proposal's, but for
      * its breakdowns, are the rules below: they hold again for a
      * pre-staged job) */
@@ -1092,25 +1104,28 @@ bool decide_pending (const struct job *job)
 static struct step take (struct dws_engine *e, struct job *job, enum news on)
 {
     enum wf_state done = WF_NONE;
-    if (on == NEWS_CREATED)
-        phase_event (e, job, PHASE_EV_SEEN, WF_NONE);
-    if (on == NEWS_SEEN) {
-        if (job->phase == PHASE_CREATING)
-            return make (STEP_NOTHING); /* its create's answer carries on */
-        if (job->phase != PHASE_NONE) /* else taken up (STEP_ADOPT) */
-            phase_event (e, job, PHASE_EV_SEEN, WF_NONE);
-    }
-    if (on == NEWS_GONE) {
-        struct step st = decide_next (e, job); /* from the phase it had */
-        if (st.kind != STEP_NOTHING && (job->phase != PHASE_DELETING || st.kind == STEP_PRESTAGE_AGAIN))
-            phase_event (e, job, PHASE_EV_VANISH, WF_NONE);
-        return st;
+    /* its create answered: the Workflow exists (Proposal); torn down
+     * meanwhile, what it was made with is not read (Teardown follows) */
+    if (on == NEWS_LOOK && job->phase == PHASE_CREATING && written (job, TOK_CREATE)
+        && phase_event (e, job, PHASE_EV_SEEN, WF_NONE) == 0 && job->toredown)
+        job->wf_read = job->wf_seen;
+    /* its deletion seen: what follows is chosen from the phase it had,
+     * and it is read once, whatever that was (a later phase must not take
+     * it for its own) */
+    if (on == NEWS_LOOK && seen_unread (job) && seen_gone (job)) {
+        struct step st = gone (job);
+        job->wf_read = job->wf_seen;
+        if (taken (st)) {
+            if (job->phase != PHASE_DELETING || st.kind == STEP_PRESTAGE_AGAIN)
+                phase_event (e, job, PHASE_EV_VANISH, WF_NONE);
+            return st;
+        }
     }
     if (on == NEWS_ABORT || on == NEWS_TEARDOWN_REQUEST || on == NEWS_FAILED)
         job->toredown = true; /* without PostRun or DataOut */
     /* a look records the completion the Workflow shows (settle () acts on
-     * it first: phase_completed) */
-    if (on == NEWS_LOOK && completes (job)
+     * it first: phase_completed), once what it was seen with is read */
+    if (on == NEWS_LOOK && !(seen_unread (job) && taken (seen (job))) && completes (job)
         && phase_event (e, job, PHASE_EV_DONE, job->view.state) == 0)
         done = job->view.state;
     struct step st = decide_next (e, job);

@@ -3,7 +3,8 @@
  * An input records what happened (a fact on the job) and marks it;
  * advance_due () (advance.h) runs the marked jobs, the one caller of
  * decide (); decide.c applies
- * the phase change the fact is (a state done, the Workflow seen), chooses
+ * the phase change the fact is (a state done, the Workflow created or
+ * gone), chooses
  * the next step from the job's phase and facts (decide_next, the one
  * function that chooses), applies that step's own phase change (a state
  * asked for, the Workflow deleted) and returns the step, which the one
@@ -22,18 +23,18 @@
  * is advanced: what happened that the job's phase and facts do not say
  * by themselves (a request to answer, a read's outcome, a timer fired).
  * The decider takes them in this order, one per step, until none is
- * left; NEWS_LOOK, which the passes mark on many jobs at once (the map,
- * room, the ssd holds confirmed, the limits' counts), comes last, so an
- * input's own news meets its input first.
+ * left; NEWS_LOOK, which the Workflow's sightings mark on its job (a
+ * watch event, the create's answer, its deletion: job->wf_seen), and the
+ * passes on many jobs at once (the map, room, the ssd holds confirmed,
+ * the limits' counts), comes last, so an input's own news meets its input
+ * first.
  * X (NAME, family): the family of the decider that answers it (decide.c's
- * next_<family> (): the requests, the Workflow's progress, failures and
- * timeouts; NEWS_LOOK's is settle (), the job's facts alone).
+ * next_<family> (): the requests, failures and timeouts; NEWS_LOOK's is
+ * settle (), the job's facts alone).
  */
 #define DWS_ENGINE_NEWS(X)                                                                     \
     /* a Workflow is wanted (dws.create, a vanished one, job-info) */                          \
     X (CREATE, request)                                                                        \
-    /* the create answered: the Workflow exists */                                             \
-    X (CREATED, workflow)                                                                      \
     /* the Workflow is in status Error */                                                      \
     X (ERROR, failure)                                                                         \
     /* the job failed (workflow_fail_job; its note in the input) */                            \
@@ -50,10 +51,6 @@
     X (RESEND, request)                                                                        \
     /* a write for its Setup failed, not for a Workflow gone */                                \
     X (WRITE_FAILED, failure)                                                                  \
-    /* a watch event of the job's Workflow (recorded on it) */                                 \
-    X (SEEN, workflow)                                                                         \
-    /* the Workflow is gone (DELETED, or missing from the list) */                             \
-    X (GONE, workflow)                                                                         \
     /* the create failed */                                                                    \
     X (CREATE_FAILED, failure)                                                                 \
     /* Kubernetes refused the forceReady patch */                                              \
@@ -223,6 +220,8 @@ _Static_assert (NEWS_COUNT <= 64, "job->news has a bit per news");
     X (END_EPILOG, progress_end_epilog)                                                        \
     /* raise on the job, then forget it */                                                     \
     X (RAISE, progress_raise)                                                                  \
+    /* deleted outside Flux while in use: raise on the job, forget it */                       \
+    X (RAISE_GONE, progress_raise_gone)                                                        \
     /* forget the job (end_epilog: release its epilog first) */                                \
     X (FORGET, progress_forget)                                                                \
     /* pre-staging wanted: read what decides it (prestage.c) */                                \

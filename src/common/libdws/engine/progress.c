@@ -568,6 +568,7 @@ void progress_breakdowns (struct dws_engine *e, struct job *job, const struct st
 
 void progress_workflow (struct dws_engine *e, struct job *job)
 {
+    job->wf_read = job->wf_seen;
     enum wf_state state = job->view.state;
     const char *status = job->view.status;
     if (state == WF_NONE)
@@ -654,7 +655,7 @@ void progress_adopt (struct dws_engine *e, struct job *job, const struct step *s
     if (wfview_annotation (v, ANN_HELD))
         release_adopt (e, job, wfview_annotation (v, ANN_HELD));
     act_log (e, "info", "%s: picked up in %s", job->name, wfstate_name (desired));
-    advance_mark (e, job, NEWS_SEEN);
+    /* the look goes on: the Workflow seen, not yet read, in its phase */
 }
 
 /* STEP_RECREATE: the job still waits for its resources, or dws.setup
@@ -701,6 +702,17 @@ void progress_raise (struct dws_engine *e, struct job *job, const struct step *s
     job_forget (e, job);
 }
 
+/* STEP_RAISE_GONE: deleted outside Flux while in use: its exception,
+ * then it is forgotten. */
+void progress_raise_gone (struct dws_engine *e, struct job *job, const struct step *st)
+{
+    (void)st;
+    job->excepted = true;
+    act_raise (e, job, "exception", 0, NOTE_PREFIX "workflow %s was deleted outside of Flux",
+               job->name);
+    job_forget (e, job);
+}
+
 /* STEP_FORGET: forget the job (its epilog released first when the step
  * says).
  */
@@ -711,14 +723,12 @@ void progress_forget (struct dws_engine *e, struct job *job, const struct step *
     job_forget (e, job);
 }
 
-/* The Workflow is gone. */
+/* The Workflow is gone: a sighting of its own, read once (decide.c,
+ * take ()). */
 static void vanished (struct dws_engine *e, struct job *job)
 {
-    char why[DWS_ERROR_TEXT_MAX];
-    snprintf (why, sizeof (why), NOTE_PREFIX "workflow %s was deleted outside of Flux",
-              job->name);
-    struct told in = {.why = why};
-    advance_tell (e, job, NEWS_GONE, &in);
+    job->wf_gone = ++job->wf_seen;
+    advance_mark (e, job, NEWS_LOOK);
 }
 
 /* STEP_FAIL_OUTSIDE: deleted outside Flux while in use: fail the job, then
@@ -756,7 +766,8 @@ void progress_event (struct dws_engine *e, const char *type, json_t *wf)
     if (!json_equal (job->wf, wf)) /* changed: a finalizer removal may be asked again */
         job->asking &= ~((uint64_t)1 << TOK_FINALIZER);
     job_set_wf (job, wf);
-    advance_mark (e, job, NEWS_SEEN);
+    job->wf_seen++; /* to be read (decide.c, seen ()) */
+    advance_mark (e, job, NEWS_LOOK);
 }
 
 void progress_sync (struct dws_engine *e, json_t *objects)
@@ -838,9 +849,12 @@ void progress_on_create (struct dws_engine *e, enum token_kind kind, struct job 
         json_array_clear (job->create_msgids);
         act_memo (e, job, json_pack ("{s:s}", DWS_JOBKVS_MEMO_WORKFLOW, job->name));
         admit_created (e, job); /* dws-limit, once the Workflow exists */
-        if (a.ok && json_is_object (json_object_get (event, "object")) && !job->wf)
+        if (a.ok && json_is_object (json_object_get (event, "object")) && !job->wf) {
             job_set_wf (job, json_object_get (event, "object"));
-        advance_mark (e, job, NEWS_CREATED);
+            job->wf_seen++; /* seen as it was made (decide.c, seen ()) */
+        }
+        job->written |= (uint64_t)1 << TOK_CREATE; /* it exists: Proposal */
+        advance_mark (e, job, NEWS_LOOK);
         return;
     }
     json_array_foreach (job->create_msgids, i, msgid)

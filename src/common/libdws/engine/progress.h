@@ -70,6 +70,7 @@ void progress_prolog_remove (struct dws_engine *e, struct job *job, const struct
 void progress_recreate (struct dws_engine *e, struct job *job, const struct step *st);
 void progress_end_epilog (struct dws_engine *e, struct job *job, const struct step *st);
 void progress_raise (struct dws_engine *e, struct job *job, const struct step *st);
+void progress_raise_gone (struct dws_engine *e, struct job *job, const struct step *st);
 void progress_forget (struct dws_engine *e, struct job *job, const struct step *st);
 void progress_fail_outside (struct dws_engine *e, struct job *job, const struct step *st);
 /* What a state's completion records, before the step that follows it. */

@@ -357,6 +357,12 @@ struct job {
     json_t *resources;  /* original jobspec resources */
     json_t *wf;         /* latest Workflow object seen, or NULL (job_set_wf) */
     struct wfview view; /* wf, read (wfview.c) */
+    unsigned long wf_seen; /* its sightings, one more each: a watch event, the
+                            * create's answer with the object, its deletion */
+    unsigned long wf_read; /* wf_seen when it was last read: a sighting not
+                            * yet read is the decider's (decide.c, seen ()) */
+    unsigned long wf_gone; /* wf_seen of the sighting that found it deleted
+                            * (DELETED, or missing from a list), or 0 */
 
     enum job_phase phase;  /* phase.c: only phase_event () changes it */
 

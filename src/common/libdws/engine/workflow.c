@@ -540,10 +540,14 @@ void workflow_ask_held (struct dws_engine *e, struct job *job, const struct step
     patch_state (e, job, st->state, annotations, st->timers, TOK_DATAOUT_HELD);
 }
 
-/* STEP_FINALIZER: the Workflow we delete still has our finalizer. */
+/* STEP_FINALIZER: the Workflow we delete, seen, still has our finalizer;
+ * the sighting is read (a failed removal is asked again once the
+ * Workflow is seen after it: decide.c, seen ()).
+ */
 void workflow_finalizer (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
+    job->wf_read = job->wf_seen;
     workflow_remove_finalizer (e, job);
 }
 
@@ -552,8 +556,9 @@ void workflow_on_write (struct dws_engine *e, enum token_kind kind, struct job *
 {
     struct k8s_answer a = answer_of (event);
     /* a finalizer patch that failed on its way is asked again by the next
-     * look; one whose test failed (409, 422: our finalizer is not where the
-     * Workflow seen said) waits for the Workflow to change (progress.c) */
+     * look once the Workflow is seen after it; one whose test failed (409,
+     * 422: our finalizer is not where the Workflow seen said) waits for the
+     * Workflow to change (progress.c) */
     if (kind == TOK_FINALIZER && !a.ok && a.code != 409 && a.code != 422)
         job->asking &= ~((uint64_t)1 << TOK_FINALIZER);
     /* the epilog's mark failed (or a Computes patch of fault.c's): asked

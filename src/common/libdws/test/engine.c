@@ -1302,9 +1302,27 @@ static void test_lifecycle (void)
          "fluxjob-12345: delete failed: boom");
     json_object_set_new (jp (wf (id), "metadata", NULL), "deletionTimestamp",
                          json_string ("2023-11-14T22:13:21Z"));
+    /* a removal that fails on its way is asked again once the Workflow
+     * is seen with our finalizer after it was asked (the looks that feed
+     * the Workflow again are paused: each would be such a sighting) */
+    looks_paused = true;
     watch (e, "MODIFIED", wf (id));
     has ("a Workflow being deleted with our finalizer on: remove it again", "op", "json-patch",
          "token", "finalizer:12345");
+    k8s_result (e, "finalizer", id, false, 500, "boom", NULL);
+    acts_are ("[{'action':'log','level':'err','message':'fluxjob-12345: finalizer failed: boom'}]",
+              "the removal fails on its way: logged");
+    sysconf (e);
+    none ("... not seen since it was asked: a look does not ask again");
+    watch (e, "MODIFIED", wf (id));
+    has ("... seen again: asked again", "op", "json-patch", "token", "finalizer:12345");
+    watch (e, "MODIFIED", wf (id));
+    none ("seen while the removal is out: nothing");
+    k8s_result (e, "finalizer", id, false, 500, "boom", NULL);
+    sysconf (e);
+    has ("... it fails: the next look asks again (seen with our finalizer since)", "op",
+         "json-patch", "token", "finalizer:12345");
+    looks_paused = false;
     watch (e, "DELETED", wf (id));
     ok (A && njobs (e) == 0, "DELETED after our delete: the job is forgotten");
     feed (e, "{'type':'request','userid':0,'topic':'dws.status','msgid':1}");
@@ -2452,6 +2470,32 @@ static void test_vanish (void)
     watch (e, "MODIFIED", wf (703));
     has ("deletionTimestamp while running: exception", "action", "raise", "note",
          PREFIX "workflow fluxjob-703 is being deleted outside of Flux");
+
+    /* a sighting is read once, in the phase it was seen in: the deletion
+     * of an older object while the create is out is nothing, and stays
+     * nothing once a create that finds its Workflow made (409, no object)
+     * moves the job on */
+    create_req (e, 705, 1, 0, 1, DW_XFS);
+    old = json_deep_copy (wf (705));
+    watch (e, "DELETED", old);
+    json_decref (old);
+    none ("an older object deleted while the create is out: nothing");
+    k8s_result (e, "create", 705, false, 409, "already exists", NULL);
+    ok (!find ("op", "create"), "... the create answers 409: not created again");
+    ok (!find ("action", "raise"), "... nor failed");
+    ok (job_status (e, 705) != NULL, "... the job waits for its Workflow");
+
+    /* its epilog began while the create was out (Teardown follows the
+     * create): an Error the Workflow was seen with meanwhile is not read */
+    create_req (e, 706, 1, 0, 1, DW_XFS);
+    post_run_req (e, 706, 2, false);
+    wf_status (e, 706, "Proposal", false, "Error", "{'message':'boom'}");
+    none ("in Error while the create is out: nothing yet");
+    k8s_result (e, "create", 706, true, 201, "", wf (706));
+    has ("created, its epilog begun: Teardown", "op", "patch", "token", "state:706", "body",
+         "{\"metadata\":{\"annotations\":{\"" ANN_EPILOG "\":\"active\"}},\"spec\":"
+         "{\"desiredState\":\"Teardown\"}}");
+    ok (!find ("action", "raise"), "... and no exception for the Error seen before");
 
     /* dws.setup of a job whose Workflow vanished (unknown after the sync) */
     k8s_reset ();
