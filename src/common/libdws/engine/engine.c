@@ -397,6 +397,7 @@ static const struct {
     [TOK_HOSTS] = {K8S, progress_on_hosts, NULL},
     [TOK_SERVERS] = {K8S, progress_on_servers, NULL},
     [TOK_COMPUTES] = {K8S, progress_on_computes, NULL},
+    [TOK_COMPUTES_DROP] = {K8S, workflow_on_write, NULL},
     [TOK_SECRET] = {K8S, progress_on_secret, NULL},
     [TOK_DM] = {K8S, workflow_on_datamovements, NULL},
     [TOK_PODS] = {K8S, workflow_on_pods, NULL},

@@ -263,7 +263,7 @@ void fault_node_failure (struct dws_engine *e, struct job *job, const struct ste
         const char *cname = job->view.computes_name;
         act_k8s (e, "patch", "Computes", e->cfg.namespace, cname ? cname : job->name,
                  json_pack ("{s:o}", "data", data), token_for (token, sizeof (token),
-                                                                TOK_ANNOTATE, job));
+                                                                TOK_COMPUTES_DROP, job));
     }
 }
 

@@ -428,7 +428,8 @@ struct job {
                             * recorded, until the Servers or Computes are asked),
                             * TOK_SERVERS (every
                             * Servers filled, until Setup is asked), TOK_COMPUTES,
-                            * TOK_DATAOUT_HELD (DataOut with the held ssds) */
+                            * TOK_DATAOUT_HELD (DataOut with the held ssds),
+                            * TOK_CREATE (the create answered: Proposal) */
     uint64_t asking;       /* bit per token kind (TOK_*) of a single request out:
                             * the forceReady patch, the workflow token read,
                             * the finalizer's removal, the hosts' patch, the
@@ -619,6 +620,7 @@ enum token_shape {
     X (HOSTS, "hosts", TOKEN_JOB)                                                              \
     X (SERVERS, "servers", TOKEN_JOB)                                                          \
     X (COMPUTES, "computes", TOKEN_JOB)                                                        \
+    X (COMPUTES_DROP, "computes-drop", TOKEN_JOB) /* hosts given up in PreRun (fault.c) */     \
     X (SECRET, "secret", TOKEN_JOB)                                                            \
     X (DM, "dm", TOKEN_JOB)                                                                    \
     X (PODS, "pods", TOKEN_JOB)                                                                \

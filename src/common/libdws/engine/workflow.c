@@ -561,8 +561,8 @@ void workflow_on_write (struct dws_engine *e, enum token_kind kind, struct job *
      * Workflow to change (progress.c) */
     if (kind == TOK_FINALIZER && !a.ok && a.code != 409 && a.code != 422)
         job->asking &= ~((uint64_t)1 << TOK_FINALIZER);
-    /* the epilog's mark failed (or a Computes patch of fault.c's): asked
-     * again while the Workflow does not show it */
+    /* the epilog's mark failed: asked again while the Workflow does not
+     * show it */
     if (kind == TOK_ANNOTATE && !a.ok && a.code != 404)
         job->asking &= ~((uint64_t)1 << TOK_ANNOTATE);
     if (!a.ok && a.code != 404 && a.code != 409 && a.code != 422)

@@ -1621,10 +1621,14 @@ static void test_timers (void)
     json_at (jp (a, "body", "metadata", NULL), "{'annotations':{'" ANN_FAILED "':'c[3-4]'}}",
              "failed hosts annotation");
     a = has ("in PreRun the Computes drop the failed hosts", "kind", "Computes", "token",
-             "annotate:402");
+             "computes-drop:402");
     json_at (jp (a, "body", NULL), "{'data':[{'name':'c1'},{'name':'c2'}]}",
              "Computes data: c1, c2");
     ok (!find ("action", "timer-start"), "giving c[3-4] up starts no timer");
+    k8s_result (e, "computes-drop", 402, false, 500, "boom", NULL);
+    acts_are ("[{'action':'log','level':'err','message':'fluxjob-402: computes-drop failed:"
+              " boom'}]",
+              "the Computes' patch fails: logged under its own word");
     k8s_result (e, "force-ready", 402, false, 422, "Unprocessable Entity", NULL);
     has ("forceReady refused in PreRun: fatal dws-timeout", "action", "raise", "id", "402",
          "type", "dws-timeout", "severity", "0", "note",
