@@ -240,6 +240,7 @@ void workflow_send_create (struct dws_engine *e, struct job *job, const struct s
     free (res);
     act_k8s (e, "create", "Workflow", e->cfg.namespace, job->name, body,
              token_for (token, sizeof (token), TOK_CREATE, job));
+    job->written &= ~((uint64_t)1 << TOK_CREATE); /* until this one answers */
 }
 
 /* The patch of desiredState s (asked for by the decider), and the timers
