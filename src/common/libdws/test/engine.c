@@ -2487,7 +2487,9 @@ static void test_vanish (void)
     k8s_result (e, "create", 705, false, 409, "already exists", NULL);
     ok (!find ("op", "create"), "... the create answers 409: not created again");
     ok (!find ("action", "raise"), "... nor failed");
-    ok (job_status (e, 705) != NULL, "... the job waits for its Workflow");
+    json_t *js = job_status (e, 705);
+    json_at (jp (js, "phase", NULL), "'proposal'", "... the job waits in Proposal");
+    json_decref (js);
 
     /* its epilog began while the create was out (Teardown follows the
      * create): an Error the Workflow was seen with meanwhile is not read */
