@@ -842,7 +842,7 @@ static bool seen_gone (const struct job *job)
     return job->wf_gone != 0 && job->wf_gone == job->wf_seen;
 }
 
-/* What a Workflow seen anew asks: its deletion what gone () says, one of
+/* What a Workflow seen anew asks: its deletion, what gone () says; one of
  * ours taken up (the job has no phase: a restart), our finalizer removed
  * while we delete it, the job failed when it is deleted outside Flux,
  * else its status read (an Error, a TransientCondition).  While its
