@@ -1109,23 +1109,25 @@ static struct step take (struct dws_engine *e, struct job *job, enum news on)
     if (on == NEWS_LOOK && job->phase == PHASE_CREATING && written (job, TOK_CREATE)
         && phase_event (e, job, PHASE_EV_SEEN, WF_NONE) == 0 && job->toredown)
         job->wf_read = job->wf_seen;
+    /* what a sighting not yet read asks comes first (settle ()'s first
+     * rule) */
+    struct step sighting = on == NEWS_LOOK && seen_unread (job) ? seen (job) : make (STEP_NOTHING);
     /* its deletion seen: what follows is chosen from the phase it had,
      * and it is read once, whatever that was (a later phase must not take
      * it for its own) */
     if (on == NEWS_LOOK && seen_unread (job) && seen_gone (job)) {
-        struct step st = gone (job);
         job->wf_read = job->wf_seen;
-        if (taken (st)) {
-            if (job->phase != PHASE_DELETING || st.kind == STEP_PRESTAGE_AGAIN)
+        if (taken (sighting)) {
+            if (job->phase != PHASE_DELETING || sighting.kind == STEP_PRESTAGE_AGAIN)
                 phase_event (e, job, PHASE_EV_VANISH, WF_NONE);
-            return st;
+            return sighting;
         }
     }
     if (on == NEWS_ABORT || on == NEWS_TEARDOWN_REQUEST || on == NEWS_FAILED)
         job->toredown = true; /* without PostRun or DataOut */
     /* a look records the completion the Workflow shows (settle () acts on
      * it first: phase_completed), once what it was seen with is read */
-    if (on == NEWS_LOOK && !(seen_unread (job) && taken (seen (job))) && completes (job)
+    if (on == NEWS_LOOK && !taken (sighting) && completes (job)
         && phase_event (e, job, PHASE_EV_DONE, job->view.state) == 0)
         done = job->view.state;
     struct step st = decide_next (e, job);
