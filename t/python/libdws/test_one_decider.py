@@ -478,8 +478,8 @@ JOB_FIELDS = {
     "pending": ("create_msgids", "view_msgids", "breakdowns_wanted", "servers_pending",
                 "abort_reads", "teardown_reads", "timers", "record"),
     # what inputs told beside their news, kept for the step that answers it
-    # (advance.c), and that of the step being carried out
-    "told": ("told", "said"),
+    # (advance.c hands it to that step's verb in the step: struct step's said)
+    "told": ("told",),
     # facts the verbs also act on (a note raised once, an annotation, a
     # late answer dropped, what `flux dws job` shows)
     "acted": ("forced", "epilog", "excepted", "released", "dataout_ended", "postrun_why",
@@ -511,6 +511,14 @@ def test_every_field_of_struct_job_is_classified() -> None:
     assert not twice, f"fields classified twice: {twice}"
     assert not set(fields) - set(said), f"fields not classified: {set(fields) - set(said)}"
     assert not set(said) - set(fields), f"classified, not in struct job: {set(said) - set(fields)}"
+
+
+def test_a_verbs_input_travels_in_its_step() -> None:
+    """What an input told reaches its verb in the step (struct step's
+    `said`, set by advance.c), not through a field of the job."""
+    users = sorted(f.name for f in ENGINE.glob("*.[ch]")
+                   if re.search(r"job\s*->\s*said\b", f.read_text()))
+    assert not users, f"job->said read in {users}"
 
 
 def test_struct_job_has_no_more_booleans() -> None:

@@ -82,15 +82,13 @@ static void run (struct dws_engine *e, struct job *job)
         struct step st = decide (e, job);
         struct told none = {0};
         struct told *said = take_told (job, st.news);
-        job->said = said ? said : &none;
+        st.said = said ? said : &none;
         if (st.done != WF_NONE)
             e->verbs->done (e, job, st.done);
         if (e->verbs->step[st.kind])
             e->verbs->step[st.kind](e, job, &st);
         job_told_free (said);
         job = job_lookup (e, id); /* a verb may have forgotten it */
-        if (job)
-            job->said = NULL;
     }
     e->running = -1;
 }

@@ -48,7 +48,7 @@ static bool asked (const struct job *job, enum token_kind kind)
 
 static struct step make (enum step_kind kind)
 {
-    struct step st = {kind, WF_NONE, WF_NONE, T_NKINDS, 0, WF_NONE, false, NEWS_COUNT};
+    struct step st = {kind, WF_NONE, WF_NONE, T_NKINDS, 0, WF_NONE, false, NEWS_COUNT, NULL};
     return st;
 }
 

@@ -19,6 +19,8 @@
 
 #include "state.h"
 
+struct told; /* job.h */
+
 /* The news an input records on a job (job->news, a bit each) before it
  * is advanced: what happened that the job's phase and facts do not say
  * by themselves (a request to answer, a read's outcome, a timer fired).
@@ -321,6 +323,8 @@ struct step {
     enum wf_state done;     /* the state whose completion decide () recorded, or WF_NONE */
     bool end_epilog;        /* STEP_RAISE, STEP_FORGET: release the job's epilog first */
     enum news news;         /* the news it answers, NEWS_COUNT: none was left */
+    struct told *said;      /* what the input of that news told beside it (job.h),
+                             * set by advance.c for the verb: never NULL there */
 };
 
 /* The job's next step, from its phase, the facts recorded on it and the

@@ -235,18 +235,17 @@ static char *failed_with (struct job *job, json_t *nodes, int *count)
     return failed;
 }
 
-/* STEP_NODE_FAILURE: give job->said->nodes up (the decider found them within
- * the tolerance); job->said->failed is every host given up so far with them
+/* STEP_NODE_FAILURE: give st->said->nodes up (the decider found them within
+ * the tolerance); st->said->failed is every host given up so far with them
  * (failed_with).
  */
 void fault_node_failure (struct dws_engine *e, struct job *job, const struct step *st)
 {
     char token[96];
-    json_t *nodes = job->said->nodes;
-    (void)st;
+    json_t *nodes = st->said->nodes;
     free (job->failed);
-    job->failed = job->said->failed;
-    job->said->failed = NULL;
+    job->failed = st->said->failed;
+    st->said->failed = NULL;
     if (phase_desired (job) == WF_PRERUN)
         rabbits_mount_failed (e, nodes); /* keep other jobs off them: badrabbit */
     act_raise_verbatim (e, job, "dws-node-failure", 1, job->failed); /* a host list, for rc1 */
@@ -561,15 +560,14 @@ void fault_on_postrun_reads (struct dws_engine *e, enum token_kind kind, struct 
     advance_tell (e, job, NEWS_POSTRUN_CULPRITS, &in);
 }
 
-/* STEP_DRAIN_FAIL: drain the computes job->said->items shows still mounted, then
- * fail the job (job->said->type, job->said->why).
+/* STEP_DRAIN_FAIL: drain the computes st->said->items shows still mounted, then
+ * fail the job (st->said->type, st->said->why).
  */
 void fault_drain_fail (struct dws_engine *e, struct job *job, const struct step *st)
 {
-    (void)st;
-    drain_still_mounted (e, job, job->said->items);
-    workflow_fail_job (e, job, job->said->type ? job->said->type : "exception", "%s",
-                       job->said->why ? job->said->why : "");
+    drain_still_mounted (e, job, st->said->items);
+    workflow_fail_job (e, job, st->said->type ? st->said->type : "exception", "%s",
+                       st->said->why ? st->said->why : "");
 }
 
 /* PostRun failed (DWS' Error, or TransientCondition too long): which
@@ -578,8 +576,7 @@ void fault_drain_fail (struct dws_engine *e, struct job *job, const struct step 
  */
 void fault_postrun_failed (struct dws_engine *e, struct job *job, const struct step *st)
 {
-    const char *why = job->said->why ? job->said->why : "";
-    (void)st;
+    const char *why = st->said->why ? st->said->why : "";
     if (job->postrun_why)
         return; /* the ClientMounts are being read */
     job->postrun_why = strdup (why);

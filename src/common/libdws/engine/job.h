@@ -12,8 +12,9 @@
 /* What an input told beside its news that the verb of the step answering
  * it needs: an answer's text, what a read found.  An input gives it to
  * advance_tell (), which keeps a copy on the job (job_tell: job->told)
- * until the step that answers its news is carried out: its verb reads it
- * as job->said, and a verb that takes an owned field sets it to NULL.
+ * until the step that answers its news is carried out: it travels in that
+ * step (struct step's `said`, decide.h), and a verb that takes an owned
+ * field sets it to NULL.
  */
 struct told {
     struct told *next;       /* the job's next, in the order told */

@@ -690,13 +690,13 @@ void progress_end_epilog (struct dws_engine *e, struct job *job, const struct st
     job_forget (e, job);
 }
 
-/* STEP_RAISE: raise job->said->why on the job (its epilog released first when
+/* STEP_RAISE: raise st->said->why on the job (its epilog released first when
  * the step says), then forget it.
  */
 void progress_raise (struct dws_engine *e, struct job *job, const struct step *st)
 {
     job->excepted = true;
-    act_raise (e, job, "exception", 0, "%s", job->said->why ? job->said->why : "");
+    act_raise (e, job, "exception", 0, "%s", st->said->why ? st->said->why : "");
     if (st->end_epilog)
         workflow_epilog_remove (e, job);
     job_forget (e, job);

@@ -159,13 +159,12 @@ void release_on_held_written (struct dws_engine *e, enum token_kind kind, struct
 }
 
 /* STEP_HOLD: hold the ssds the job's R (job-info's answer,
- * job->said->event) names. */
+ * st->said->event) names. */
 void release_hold (struct dws_engine *e, struct job *job, const struct step *st)
 {
     dws_error_t err;
-    json_t *event = job->said->event;
+    json_t *event = st->said->event;
     json_t *R = json_object_get (event, "R");
-    (void)st;
     job->info_for = INFO_JOBSPEC;
     if (!json_is_true (json_object_get (event, "ok")) || !json_is_object (R)) {
         const char *errstr = json_string_value (json_object_get (event, "errstr"));

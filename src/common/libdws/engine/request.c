@@ -173,8 +173,7 @@ static void refused_create (struct dws_engine *e, json_int_t id)
 void request_join_create (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)e;
-    (void)st;
-    json_array_append (job->create_msgids, job->said->msgid);
+    json_array_append (job->create_msgids, st->said->msgid);
 }
 
 /* STEP_CREATE_ANSWER: a repeated dws.create (the Workflow exists, or the
@@ -183,8 +182,7 @@ void request_join_create (struct dws_engine *e, struct job *job, const struct st
  */
 void request_create_answer (struct dws_engine *e, struct job *job, const struct step *st)
 {
-    (void)st;
-    act_respond_ok (e, job->said->msgid);
+    act_respond_ok (e, st->said->msgid);
     progress_resources_resend (e, job);
     if (job->limit_shown == LIMIT_SHOWN_NOT)
         job->limit_shown = LIMIT_SHOWN_ASKED;
@@ -343,29 +341,27 @@ static void setup_request (struct dws_engine *e, json_t *msgid, json_t *p, json_
  */
 void request_setup_answer (struct dws_engine *e, struct job *job, const struct step *st)
 {
-    (void)st;
-    act_respond_ok (e, job->said->msgid);
+    act_respond_ok (e, st->said->msgid);
     progress_prolog_remove_again (e, job);
 }
 
-/* STEP_RECORD_HOSTS: the job's hosts (job->said->hosts) and its R (job->said->event),
+/* STEP_RECORD_HOSTS: the job's hosts (st->said->hosts) and its R (st->said->event),
  * from dws.setup (answered here) or a lost one's R: the Setup starts.
  */
 void request_record_hosts (struct dws_engine *e, struct job *job, const struct step *st)
 {
-    (void)st;
     free (job->hosts);
-    job->hosts = job->said->hosts;
-    job->said->hosts = NULL;
+    job->hosts = st->said->hosts;
+    st->said->hosts = NULL;
     act_timer_stop (e, job, T_NODE_WAIT); /* its nodes came */
     if (job->ssd_asks) /* the room a pick left for it is taken: picks may go */
         e->room_changed = true;
     if (!job->prestage) /* a pre-staged job's ssd is the one held for it, not in R */
-        job_set_reserved (job, job->said->event);
+        job_set_reserved (job, st->said->event);
     rabbits_job (e, job);
     sidestate_setup (e, job, SETUP_PENDING);
-    if (job->said->msgid)
-        act_respond_ok (e, job->said->msgid);
+    if (st->said->msgid)
+        act_respond_ok (e, st->said->msgid);
     progress_setup_start (e, job);
 }
 
@@ -387,12 +383,11 @@ void request_end_waiting (struct dws_engine *e, struct job *job, const struct st
  */
 void request_begin_epilog (struct dws_engine *e, struct job *job, const struct step *st)
 {
-    (void)st;
-    if (job->said->log)
-        act_log (e, "warning", "%s: %s", job->name, job->said->log);
+    if (st->said->log)
+        act_log (e, "warning", "%s: %s", job->name, st->said->log);
     sidestate_epilog_begin (e, job);
     /* PostRun, or Teardown (now, or once the create has answered) */
-    advance_mark (e, job, job->said->run_started ? NEWS_POST_RUN : NEWS_EPILOG_UNRUN);
+    advance_mark (e, job, st->said->run_started ? NEWS_POST_RUN : NEWS_EPILOG_UNRUN);
 }
 
 static void post_run_request (struct dws_engine *e, json_t *msgid, json_t *p,
@@ -815,15 +810,14 @@ void request_job_info_result (struct dws_engine *e, struct job *job, json_t *eve
 }
 
 /* STEP_PLACE_LUSTRE: the R of the job-manager (dws.setup) has no
- * scheduling graph: the KVS copy (job->said->event) says where Fluxion put the
+ * scheduling graph: the KVS copy (st->said->event) says where Fluxion put the
  * job's Lustre ssd.
  */
 void request_place_lustre (struct dws_engine *e, struct job *job, const struct step *st)
 {
-    json_t *R = json_object_get (job->said->event, "R");
-    (void)st;
+    json_t *R = json_object_get (st->said->event, "R");
     job->info_for = INFO_JOBSPEC;
-    bool ok = json_is_true (json_object_get (job->said->event, "ok"));
+    bool ok = json_is_true (json_object_get (st->said->event, "ok"));
     if (ok && json_is_object (R)) {
         job_set_reserved (job, R);
         rabbits_job (e, job);
@@ -838,15 +832,14 @@ void request_place_lustre (struct dws_engine *e, struct job *job, const struct s
 }
 
 /* STEP_SETUP_FROM_R: a known job whose dws.setup was lost: its R
- * (job->said->event) is all we need.  Its Workflow exists: on failure it is torn
+ * (st->said->event) is all we need.  Its Workflow exists: on failure it is torn
  * down, not forgotten.
  */
 void request_setup_from_R (struct dws_engine *e, struct job *job, const struct step *st)
 {
     dws_error_t err;
-    json_t *event = job->said->event;
+    json_t *event = st->said->event;
     json_t *R = json_object_get (event, "R");
-    (void)st;
     job->info_for = INFO_JOBSPEC;
     bool ok = json_is_true (json_object_get (event, "ok"));
     const char *errstr = json_string_value (json_object_get (event, "errstr"));
@@ -861,20 +854,19 @@ void request_setup_from_R (struct dws_engine *e, struct job *job, const struct s
     advance_tell (e, job, NEWS_R_READ, &rin); /* nothing if dws.setup came meanwhile */
 }
 
-/* STEP_FROM_JOBSPEC: the job's jobspec and owner (job->said->event), read to
+/* STEP_FROM_JOBSPEC: the job's jobspec and owner (st->said->event), read to
  * create a vanished Workflow again.
  */
 void request_from_jobspec (struct dws_engine *e, struct job *job, const struct step *st)
 {
     dws_error_t err;
-    json_t *event = job->said->event;
+    json_t *event = st->said->event;
     json_t *jobspec = json_object_get (event, "jobspec");
     json_t *uid = json_object_get (event, "userid");
     json_t *system = json_object_get (json_object_get (jobspec, "attributes"), "system");
     json_t *dw = json_object_get (system, "dw");
     json_t *tol = json_object_get (system, "dw_failure_tolerance");
     json_t *directives = NULL;
-    (void)st;
     if (!json_is_true (json_object_get (event, "ok")) || !json_is_integer (uid)) {
         workflow_unmade (e, job, "exception",
                          NOTE_PREFIX "cannot read the job to create its Workflow again: %s",
@@ -912,7 +904,7 @@ void request_create_later (struct dws_engine *e, struct job *job, const struct s
     job_forget (e, job);
 }
 
-/* STEP_CREATE_FROM_JOBSPEC: the job as its jobspec (job->said->event) and its
+/* STEP_CREATE_FROM_JOBSPEC: the job as its jobspec (st->said->event) and its
  * checked directives (recorded on it) say: its Workflow is created (once
  * its user's limits allow).
  */
@@ -920,12 +912,11 @@ void request_create_from_jobspec (struct dws_engine *e, struct job *job,
                                   const struct step *st)
 {
     dws_error_t err;
-    json_t *event = job->said->event;
+    json_t *event = st->said->event;
     json_t *jobspec = json_object_get (event, "jobspec");
     json_t *uid = json_object_get (event, "userid");
     json_t *system = json_object_get (json_object_get (jobspec, "attributes"), "system");
     json_t *tol = json_object_get (system, "dw_failure_tolerance");
-    (void)st;
     job->userid = json_integer_value (uid);
     json_t *gid = json_object_get (event, "groupid");
     job->groupid = json_is_integer (gid) ? json_integer_value (gid) : job->userid;

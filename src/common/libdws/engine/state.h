@@ -420,8 +420,6 @@ struct job {
     unsigned fired;        /* bit per timer kind fired, not yet decided */
     struct told *told;     /* what inputs told beside their news, in order, each
                             * kept until the step answering its news (advance.h) */
-    struct told *said;     /* that of the step being carried out: what its verb
-                            * reads (never NULL while a verb runs) */
     int culprits;          /* hosts a timeout's read would give up, in all */
     uint64_t written;      /* bit per token kind (TOK_*) of a write to this Workflow
                             * answered, that a step waits for: TOK_HOSTS (the hosts

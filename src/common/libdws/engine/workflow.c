@@ -62,8 +62,7 @@ void workflow_unmade (struct dws_engine *e, struct job *job, const char *type, c
  */
 void workflow_fail_record (struct dws_engine *e, struct job *job, const struct step *st)
 {
-    (void)st;
-    const char *why = job->said->why ? job->said->why : "";
+    const char *why = st->said->why ? st->said->why : "";
     act_log (e, "err", "%s (owner uid %lld, computes released): %s", job->name,
              (long long)job->userid, why);
     free (job->note);
@@ -77,11 +76,10 @@ void workflow_fail_record (struct dws_engine *e, struct job *job, const struct s
 /* STEP_FAIL_RAISE: the job's exception (its first), then Teardown. */
 void workflow_fail_raise (struct dws_engine *e, struct job *job, const struct step *st)
 {
-    (void)st;
-    const char *why = job->said->why ? job->said->why : "";
+    const char *why = st->said->why ? st->said->why : "";
     act_log (e, "err", "%s: %s", job->name, why);
     job->excepted = true;
-    act_raise (e, job, job->said->type ? job->said->type : "exception", 0, "%s", why);
+    act_raise (e, job, st->said->type ? st->said->type : "exception", 0, "%s", why);
     advance_mark (e, job, NEWS_LOOK); /* Teardown follows */
 }
 
@@ -100,16 +98,14 @@ void workflow_fail_forget (struct dws_engine *e, struct job *job, const struct s
  */
 void workflow_fail_again (struct dws_engine *e, struct job *job, const struct step *st)
 {
-    (void)st;
-    act_log (e, "err", "%s: %s", job->name, job->said->why ? job->said->why : "");
+    act_log (e, "err", "%s: %s", job->name, st->said->why ? st->said->why : "");
     advance_mark (e, job, NEWS_LOOK); /* Teardown follows, or has begun */
 }
 
 void workflow_fail (struct dws_engine *e, struct job *job, const struct step *st)
 {
-    (void)st;
-    workflow_fail_job (e, job, job->said->type ? job->said->type : "exception", "%s",
-                       job->said->why ? job->said->why : "");
+    workflow_fail_job (e, job, st->said->type ? st->said->type : "exception", "%s",
+                       st->said->why ? st->said->why : "");
 }
 
 /* --- writes ---------------------------------------------------------------- */

@@ -38,8 +38,8 @@ void workflow_mark_epilog (struct dws_engine *e, struct job *job, const struct s
 void workflow_delete (struct dws_engine *e, struct job *job, const struct step *st);
 void workflow_delete_given_up (struct dws_engine *e, struct job *job, const struct step *st);
 void workflow_finalizer (struct dws_engine *e, struct job *job, const struct step *st);
-/* STEP_FAIL: fail the job with job->said->type (default "exception": a timeout's
- * input says "dws-timeout") and job->said->why. */
+/* STEP_FAIL: fail the job with st->said->type (default "exception": a timeout's
+ * input says "dws-timeout") and st->said->why. */
 void workflow_fail (struct dws_engine *e, struct job *job, const struct step *st);
 /* STEP_FAIL_RECORD (its computes released: the KVS record says it),
  * STEP_FAIL_RAISE (its exception), STEP_FAIL_AGAIN (excepted already:
