@@ -17,6 +17,7 @@ from flux_dws import textfmt
 from flux_dws.jobrecord import INACTIVE, KVS_TIMELINE, KVS_TIMING, RECORD_KEYS
 from flux_dws.jobrecord import as_dict as _dict
 from flux_dws.jobrecord import number as _num
+from flux_dws.libdws.engine import RULE_WHY
 from flux_dws.libdws.explain import explain
 from flux_dws.libdws.wfstates import (
     POST_RUN,
@@ -340,8 +341,64 @@ def _usage_lines(j: dict[str, Any]) -> list[str]:
     return [f"  usage: {held} for {duration(until - since)}: {hours:.2f} GiB-hours"]
 
 
-def job_text(j: dict[str, Any], user: str | None = None) -> str:
-    """``flux dws job``: one job in full."""
+# --- why: the rules that moved it ---------------------------------------------
+
+def rule_words(rule: Any, state: Any = None) -> str:
+    """A rule's words for people ("torn down: ... (in DataIn)"), from the
+    engine's list; a rule this build does not know (an older record) is
+    shown by its name."""
+    words = RULE_WHY.get(str(rule), str(rule))
+    return f"{words} (in {state})" if isinstance(state, str) and state else words
+
+
+def why_lines(j: dict[str, Any]) -> list[str]:
+    """What moved the job: the rule that asked for each state, made it
+    fail, made it wait (the engine's record, ``why``)."""
+    why = _dict(j.get("why"))
+    if not why:
+        return []
+    steps = [s for s in why.get("steps") or [] if isinstance(s, dict)]
+    asked_in = {}
+    for s in steps:  # the state the job was in when the rule chose
+        asked_in[str(s.get("rule"))] = s.get("in")
+    lines = ["why:"]
+    states = _dict(why.get("states"))
+    for s in STATES:
+        if s in states:
+            lines.append(f"  {s}: {rule_words(states[s], asked_in.get(str(states[s])))}"
+                         f" [{states[s]}]")
+    for key, title in (("exception", "failed"), ("waiting", "waits")):
+        rule = why.get(key)
+        if isinstance(rule, str):
+            lines.append(f"  {title}: {rule_words(rule, asked_in.get(rule))} [{rule}]")
+    return lines
+
+
+def why_steps_lines(j: dict[str, Any]) -> list[str]:
+    """``flux dws job --why``: every step the job took, with its rule, the
+    state it was in and the facts that made the rule hold."""
+    why = _dict(j.get("why"))
+    steps = [s for s in why.get("steps") or [] if isinstance(s, dict)]
+    lines = ["steps (each with the rule that chose it):"]
+    if not steps:
+        return [*lines, "  (none recorded)"]
+    if _num(why.get("dropped")):
+        lines.append(f"  ({int(_num(why.get('dropped')) or 0)} older steps not kept)")
+    base = _num(j.get("t_submit")) or _num(steps[0].get("t"))
+    for s in steps:
+        t = _num(s.get("t"))
+        at = f"+{duration(t - base)}" if t is not None and base is not None else "-"
+        lines.append(f"  {at:>8}  {s.get('rule')}: {s.get('step')}"
+                     + (f" in {s['in']}" if s.get("in") else ""))
+        lines.append(f"            {rule_words(s.get('rule'))}")
+        if s.get("facts"):
+            lines.append(f"            facts: {s['facts']}")
+    return lines
+
+
+def job_text(j: dict[str, Any], user: str | None = None, why_all: bool = False) -> str:
+    """``flux dws job``: one job in full (``why_all``: every step with its
+    rule, ``--why``)."""
     jid = shown_id(j)
     uid = j.get("userid")
     owner = f"{user} (uid {uid})" if user else f"uid {uid}"
@@ -381,6 +438,9 @@ def job_text(j: dict[str, Any], user: str | None = None) -> str:
             lines.append(f"  {r[0]:<{w[0]}}  {r[1]:<{w[1]}}  {r[2]:<{w[2]}}  {r[3]}")
     else:
         lines.append("  (nothing recorded yet)")
+    lines += why_lines(j)
+    if why_all:
+        lines += why_steps_lines(j)
     lines.append("data movement:")
     lines += _dm_lines(j)
     for k in ("dataout", "teardown"):

@@ -18,6 +18,7 @@ GUIDE = TOP / "doc" / "guide" / "service.rst"
 # bottom first
 LAYERS = [
     "limits",
+    "rules",
     "state",
     "answer",
     "hosts",
@@ -30,6 +31,7 @@ LAYERS = [
     "sidestate",
     "phase",
     "decide",
+    "why",
     "rabbits",
     "rabbitdrain",
     "rabbitdf",
@@ -81,8 +83,8 @@ def test_each_file_includes_only_layers_below_it() -> None:
 
 def test_each_layer_has_its_own_header_included_by_its_file() -> None:
     for stem in LAYERS[:-1]:
-        if stem == "state":
-            continue  # types only, no .c
+        if stem in ("state", "rules"):
+            continue  # types and lists only, no .c
         c = ENGINE / f"{stem}.c"
         assert (ENGINE / f"{stem}.h").exists(), f"{stem}.c has no header of its own"
         assert f'#include "{stem}.h"' in c.read_text(), f"{stem}.c does not include {stem}.h"

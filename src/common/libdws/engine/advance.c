@@ -8,6 +8,8 @@
 #include "act.h"
 #include "advance.h"
 #include "job.h"
+#include "phase.h"
+#include "why.h"
 
 /* Steps one job may take in a run before it is left where it is: far
  * more than any chain of the decider's (a news is taken per step and a
@@ -79,7 +81,10 @@ static void run (struct dws_engine *e, struct job *job)
                      job->name, ADVANCE_MAX_STEPS);
             break;
         }
+        enum job_phase was = job->phase;
+        enum wf_state in = phase_desired (job);
         struct step st = decide (e, job);
+        why_step (e, job, &st, was, in);
         struct told none = {0};
         struct told *said = take_told (job, st.news);
         st.said = said ? said : &none;

@@ -21,6 +21,8 @@
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
+#include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +34,8 @@
 #include "parse/labels.h"
 #include "placement/lustre.h"
 #include "placement/rabbitmap.h"
+#include "rules.h"
+#include "wfstate.h"
 #include "wfview.h"
 
 /* Has the job's write of token kind `kind` been answered (job->written)? */
@@ -48,7 +52,25 @@ static bool asked (const struct job *job, enum token_kind kind)
 
 static struct step make (enum step_kind kind)
 {
-    struct step st = {kind, WF_NONE, WF_NONE, T_NKINDS, 0, WF_NONE, false, NEWS_COUNT, NULL};
+    struct step st = {kind, WF_NONE, WF_NONE, T_NKINDS, 0, WF_NONE, false, NEWS_COUNT, NULL,
+                      RULE_NONE, RULE_NONE};
+    return st;
+}
+
+/* Rule r chose a step of this kind. */
+static struct step chose (enum rule r, enum step_kind kind)
+{
+    struct step st = make (kind);
+    if (kind != STEP_NOTHING)
+        st.rule = r;
+    return st;
+}
+
+/* Rule r chose st, unless a rule of the family it went through named it. */
+static struct step by (enum rule r, struct step st)
+{
+    if (st.kind != STEP_NOTHING && st.rule == RULE_NONE)
+        st.rule = r;
     return st;
 }
 
@@ -112,7 +134,7 @@ static struct step adopt (const struct job *job)
     const struct wfview *v = &job->view;
     if (v->deleting && v->finalizer_index < 0)
         return make (STEP_NOTHING);
-    struct step st = make (STEP_ADOPT);
+    struct step st = chose (RULE_TAKEN_UP, STEP_ADOPT);
     st.state = v->desired;
     st.timers = state_timers (v->force_ready_state, v->desired, true);
     return st;
@@ -129,7 +151,8 @@ static struct step delete_when_ready (const struct job *job)
     if ((!job->epilog && job->restage != RESTAGE_UNPINNED) || job->phase == PHASE_DELETING
         || job->abort_reads > 0)
         return make (STEP_NOTHING);
-    return make (job->epilog ? STEP_DELETE : STEP_DELETE_GIVEN_UP);
+    return job->epilog ? chose (RULE_TORN_DOWN_DELETE, STEP_DELETE)
+                       : chose (RULE_TORN_DOWN_GIVEN_UP, STEP_DELETE_GIVEN_UP);
 }
 
 /* Teardown is wanted: after dws.abort's reads; once asked, the epilog
@@ -145,7 +168,7 @@ static struct step teardown (const struct job *job)
         if (job->teardown_reads == 0 && job->epilog
             && !wfview_annotation (&job->view, ANN_EPILOG)
             && !asked (job, TOK_ANNOTATE))
-            return make (STEP_MARK_EPILOG);
+            return chose (RULE_EPILOG_MARK, STEP_MARK_EPILOG);
         return make (STEP_NOTHING);
     }
     struct step st = make (STEP_TEARDOWN_BEGIN);
@@ -215,7 +238,8 @@ static struct step proposal (const struct dws_engine *e, const struct job *job)
 {
     if (job->breakdowns_wanted > 0)
         return make (STEP_NOTHING);
-    return breakdowns_missing (job) ? make (STEP_BREAKDOWNS) : proposal_ready (e, job);
+    return breakdowns_missing (job) ? chose (RULE_BREAKDOWNS_UNREAD, STEP_BREAKDOWNS)
+                                    : proposal_ready (e, job);
 }
 
 /* Does the job's Lustre go where Fluxion found room (lustre.h)? */
@@ -257,21 +281,23 @@ static struct step setup_start (const struct dws_engine *e, const struct job *jo
     if (job->breakdowns_wanted > 0)
         return make (STEP_NOTHING); /* the last read's answer decides again */
     if (breakdowns_missing (job))
-        return make (STEP_BREAKDOWNS);
-    if (!e->map)
-        return make (job->setup == SETUP_WAITS_MAP ? STEP_NOTHING /* said */
-                                                   : STEP_WAIT_MAP); /* until it comes */
+        return chose (RULE_BREAKDOWNS_UNREAD, STEP_BREAKDOWNS);
+    if (!e->map) /* said once, until it comes */
+        return chose (RULE_MAP_UNKNOWN,
+                      job->setup == SETUP_WAITS_MAP ? STEP_NOTHING : STEP_WAIT_MAP);
     if (!job->reserved && lustre_spreads (e, job))
-        return make (job->info_for == INFO_SCHED ? STEP_NOTHING : STEP_READ_SCHED_R);
+        return chose (RULE_LUSTRE_SPREAD,
+                      job->info_for == INFO_SCHED ? STEP_NOTHING : STEP_READ_SCHED_R);
     /* its hosts' patch out: its answer goes on (the Workflow may show
      * them before it comes) */
     if (asked (job, TOK_HOSTS))
         return make (STEP_NOTHING);
     if (!hosts_recorded (job))
-        return make (STEP_HOSTS_PATCH);
+        return chose (RULE_HOSTS_UNRECORDED, STEP_HOSTS_PATCH);
     /* a pre-staged job was set up before its nodes: the hosts' answer
      * took it on to its Computes */
-    return make (phase_desired (job) > WF_PROPOSAL ? STEP_NOTHING : STEP_SERVERS);
+    return chose (RULE_HOSTS_RECORDED,
+                  phase_desired (job) > WF_PROPOSAL ? STEP_NOTHING : STEP_SERVERS);
 }
 
 /* PreRun is done: the prolog ends, with the workflow token if DWS made
@@ -309,32 +335,38 @@ static struct step after_done (const struct dws_engine *e, const struct job *job
         case WF_PROPOSAL:
             /* a breakdown it lists not read (a Workflow created again):
              * read first; the rest is the rules of settle () */
-            return make (job->breakdowns_wanted == 0 && breakdowns_missing (job) ? STEP_BREAKDOWNS
-                                                                                : STEP_NOTHING);
+            return chose (RULE_BREAKDOWNS_UNREAD,
+                          job->breakdowns_wanted == 0 && breakdowns_missing (job)
+                              ? STEP_BREAKDOWNS
+                              : STEP_NOTHING);
         case WF_SETUP:
             if (job->prestage)
-                return ask (job, WF_DATAIN);
-            return make (computes_due (job) ? STEP_COMPUTES : STEP_NOTHING);
+                return by (RULE_SETUP_DONE_PRESTAGED, ask (job, WF_DATAIN));
+            return chose (RULE_SETUP_DONE, computes_due (job) ? STEP_COMPUTES : STEP_NOTHING);
         case WF_DATAIN:
             if (job->prestage && !job->hosts && job->restage == RESTAGE_UNPINNING)
-                return make (asked (job, TOK_UNPIN) ? STEP_NOTHING /* given up before a restart */
-                                                    : STEP_PRESTAGE_UNPIN);
+                return chose (RULE_DATAIN_DONE_UNPIN,
+                              asked (job, TOK_UNPIN) ? STEP_NOTHING /* given up before a restart */
+                                                     : STEP_PRESTAGE_UNPIN);
             if (job->prestage && job->hosts) /* its hosts on the Workflow first */
-                return make (computes_due (job) && hosts_written (job) ? STEP_COMPUTES
-                                                                       : STEP_NOTHING);
+                return chose (RULE_DATAIN_DONE_NODES_CAME,
+                              computes_due (job) && hosts_written (job) ? STEP_COMPUTES
+                                                                        : STEP_NOTHING);
             if (job->prestage) /* let go to the scheduler, once (not given up) */
-                return make (job->prestage_stage < PRESTAGE_READY && job->restage == RESTAGE_NONE
-                                 ? STEP_PRESTAGE_READY
-                                 : STEP_NOTHING);
-            return ask (job, WF_PRERUN);
+                return chose (RULE_DATAIN_DONE_PRESTAGED,
+                              job->prestage_stage < PRESTAGE_READY && job->restage == RESTAGE_NONE
+                                  ? STEP_PRESTAGE_READY
+                                  : STEP_NOTHING);
+            return by (RULE_DATAIN_DONE, ask (job, WF_PRERUN));
         case WF_PRERUN:
             if (job->prolog == PROLOG_ENDED || asked (job, TOK_SECRET) || job->wf_token)
                 return make (STEP_NOTHING); /* ended, or its token read first */
-            return prolog (job);
+            return by (RULE_PRERUN_DONE, prolog (job));
         case WF_POSTRUN:
-            return decide_release_early (e, job) ? make (STEP_RELEASE_START) : ask (job, WF_DATAOUT);
+            return decide_release_early (e, job) ? chose (RULE_POSTRUN_DONE_RELEASE, STEP_RELEASE_START)
+                                                 : by (RULE_POSTRUN_DONE, ask (job, WF_DATAOUT));
         case WF_DATAOUT:
-            return teardown (job);
+            return by (RULE_DATAOUT_DONE, teardown (job));
         case WF_TEARDOWN:
             return delete_when_ready (job);
         default:
@@ -388,8 +420,8 @@ static struct step datain_read_answer (const struct dws_engine *e, const struct 
         || (job->timers & (1u << T_DATAIN)))
         return make (STEP_NOTHING);
     if (e->now - job->datain.moved_at >= e->cfg.datain_stall_timeout)
-        return make (STEP_DATAIN_STALLED);
-    return make (STEP_DATAIN_WATCH);
+        return chose (RULE_DATAIN_STALLED, STEP_DATAIN_STALLED);
+    return chose (RULE_DATAIN_MOVED, STEP_DATAIN_WATCH);
 }
 
 /* A pre-staged job's next step toward Setup: its ssd picked and held
@@ -401,12 +433,13 @@ static struct step datain_read_answer (const struct dws_engine *e, const struct 
 static struct step prestage_next (const struct job *job)
 {
     if (job->prestage_gib > 0 && job->ssd == SSD_UNPICKED)
-        return make ((job->timers & (1u << T_PRESTAGE)) || asked (job, TOK_PRESTAGE)
-                         ? STEP_NOTHING
-                         : STEP_PRESTAGE_PICK);
+        return chose (RULE_PRESTAGE_PICK, (job->timers & (1u << T_PRESTAGE))
+                                                   || asked (job, TOK_PRESTAGE)
+                                               ? STEP_NOTHING
+                                               : STEP_PRESTAGE_PICK);
     if (job->prestage_gib > 0 && job->ssd != SSD_VERIFIED)
         return make (STEP_NOTHING); /* the hold applies, or the find is out */
-    return make (STEP_SERVERS);
+    return chose (RULE_PRESTAGE_SERVERS, STEP_SERVERS);
 }
 
 /* Does a pre-staged job let go wait for the nodes of its chassis, with
@@ -431,44 +464,45 @@ static struct step on_timer (const struct job *job, enum timer_kind kind)
     switch (kind) {
         case T_SETUP:
             if (desired == WF_SETUP && handled < WF_SETUP && job->forced != WF_SETUP)
-                return read_culprits (kind);
+                return by (RULE_TIMEOUT, read_culprits (kind));
             break;
         case T_PRERUN:
             if (desired == WF_PRERUN && handled < WF_PRERUN && job->forced != WF_PRERUN)
-                return read_culprits (kind);
+                return by (RULE_TIMEOUT, read_culprits (kind));
             break;
         case T_POSTRUN:
             if (desired == WF_POSTRUN && handled < WF_POSTRUN)
-                return read_culprits (kind);
+                return by (RULE_TIMEOUT, read_culprits (kind));
             break;
         case T_TEARDOWN_AFTER:
             if (desired == WF_POSTRUN || desired == WF_DATAOUT)
-                return make (STEP_SKIP_DATAOUT);
+                return chose (RULE_TEARDOWN_AFTER, STEP_SKIP_DATAOUT);
             break;
         case T_RELEASE:
             if (job->phase == PHASE_RELEASING)
-                return make (STEP_KEEP_COMPUTES);
+                return chose (RULE_RELEASE_UNCONFIRMED, STEP_KEEP_COMPUTES);
             break;
         case T_PRESTAGE:
             if (weighed_unknown (job))
-                return make (STEP_PRESTAGE_WEIGH);
+                return chose (RULE_PRESTAGE_TIMER_WEIGH, STEP_PRESTAGE_WEIGH);
             if (prestage_may_start (job) && job->ssd == SSD_UNPICKED)
-                return make (STEP_PRESTAGE_PICK);
+                return chose (RULE_PRESTAGE_TIMER_PICK, STEP_PRESTAGE_PICK);
             break;
         case T_DATAIN:
             if (datain_watched (job))
-                return make (STEP_DATAIN_READ);
+                return chose (RULE_DATAIN_TIMER, STEP_DATAIN_READ);
             break;
         case T_NODE_WAIT:
             if (waits_for_chassis (job))
-                return make (STEP_PRESTAGE_GIVE_UP);
+                return chose (RULE_NODE_WAIT_EXPIRED, STEP_PRESTAGE_GIVE_UP);
             break;
         case T_TC:
             if (job->tc_since < 0 || desired == WF_TEARDOWN)
                 break;
             if (desired == WF_PRERUN)
-                return read_culprits (kind);
-            return make (desired == WF_POSTRUN ? STEP_POSTRUN_FAILED : STEP_FAIL);
+                return by (RULE_TRANSIENT_PRERUN, read_culprits (kind));
+            return desired == WF_POSTRUN ? chose (RULE_TRANSIENT_POSTRUN, STEP_POSTRUN_FAILED)
+                                         : chose (RULE_TRANSIENT_FAIL, STEP_FAIL);
         default:
             break;
     }
@@ -503,9 +537,9 @@ static bool nodes_decide (const struct dws_engine *e, const struct job *job)
  */
 static struct step nodes_came (const struct dws_engine *e, const struct job *job)
 {
-    return make (dws_rabbitmap_counts_equal (e->map, job->hosts, job->prestage_counts)
-                     ? STEP_PRESTAGE_KEEP
-                     : STEP_PRESTAGE_REDO);
+    return dws_rabbitmap_counts_equal (e->map, job->hosts, job->prestage_counts)
+               ? chose (RULE_NODES_ON_CHASSIS, STEP_PRESTAGE_KEEP)
+               : chose (RULE_NODES_ELSEWHERE, STEP_PRESTAGE_REDO);
 }
 
 /* Is the job to be pre-staged if it can be: what it asked (dw_prestage),
@@ -533,13 +567,14 @@ static struct step prestage_choice (const struct dws_engine *e, const struct job
     if (w->unknown_since > 0)
         return make (STEP_NOTHING); /* weighed again when the rabbits are known */
     if (w->unfit)
-        return make (job->prestage_asked == 1 ? STEP_PRESTAGE_REFUSE : STEP_PRESTAGE_UNFIT);
+        return job->prestage_asked == 1 ? chose (RULE_PRESTAGE_REFUSED, STEP_PRESTAGE_REFUSE)
+                                        : chose (RULE_PRESTAGE_UNFIT, STEP_PRESTAGE_UNFIT);
     if (w->instance_nodes > 0 && w->nodes > w->instance_nodes)
-        return make (STEP_PRESTAGE_TOO_BIG);
+        return chose (RULE_PRESTAGE_TOO_BIG, STEP_PRESTAGE_TOO_BIG);
     if ((e->cfg.prestage_max_jobs > 0 && w->ahead_jobs + 1 > e->cfg.prestage_max_jobs)
         || (e->cfg.prestage_max_gib > 0 && w->ahead_gib + w->gib > e->cfg.prestage_max_gib))
-        return make (STEP_PRESTAGE_FULL);
-    return make (STEP_PRESTAGE_YES);
+        return chose (RULE_PRESTAGE_FULL, STEP_PRESTAGE_FULL);
+    return chose (RULE_PRESTAGE_CHOSEN, STEP_PRESTAGE_YES);
 }
 
 /* It asked to be pre-staged (dw_prestage=yes), and its storage cannot
@@ -560,18 +595,21 @@ static bool prestage_refused (const struct job *job)
 static struct step proposal_ready (const struct dws_engine *e, const struct job *job)
 {
     if (!job->resources_sent && job->prestage_stage == PRESTAGE_UNCHOSEN)
-        return make (prestage_wanted (e, job) ? STEP_PRESTAGE_WEIGH : STEP_PRESTAGE_NO);
+        return prestage_wanted (e, job) ? chose (RULE_PRESTAGE_WANTED, STEP_PRESTAGE_WEIGH)
+                                        : chose (RULE_PRESTAGE_NOT_WANTED, STEP_PRESTAGE_NO);
     if (!job->resources_sent && job->prestage_stage == PRESTAGE_WEIGHED)
         return prestage_choice (e, job);
     if (!job->resources_sent && job->prestage && job->prestage_stage < PRESTAGE_RECORDED)
-        return make (asked (job, TOK_PRESTAGE) ? STEP_NOTHING : STEP_PRESTAGE_RECORD);
+        return chose (RULE_PRESTAGE_RECORD,
+                      asked (job, TOK_PRESTAGE) ? STEP_NOTHING : STEP_PRESTAGE_RECORD);
     if (!job->resources_sent)
-        return make (prestage_refused (job) ? STEP_SEND_REFUSAL : STEP_SEND_RESOURCES);
+        return prestage_refused (job) ? chose (RULE_RESOURCES_REFUSAL, STEP_SEND_REFUSAL)
+                                      : chose (RULE_RESOURCES, STEP_SEND_RESOURCES);
     if (setup_may_start (job))
         return setup_start (e, job);
     if (prestaging (job) && job->prestage_stage == PRESTAGE_READY
         && (job->deps & JOB_DEP_PRESTAGE))
-        return make (STEP_PRESTAGE_READY);
+        return chose (RULE_RESENT_LET_GO, STEP_PRESTAGE_READY);
     return prestage_may_start (job) ? prestage_next (job) : make (STEP_NOTHING);
 }
 
@@ -583,18 +621,19 @@ static struct step gone (const struct job *job)
 {
     if (job->phase == PHASE_DELETING) {
         if (job->restage == RESTAGE_UNPINNED && !job->epilog && !job->excepted)
-            return make (STEP_PRESTAGE_AGAIN);
-        struct step st = make (STEP_FORGET);
+            return chose (RULE_GIVEN_UP_DELETED, STEP_PRESTAGE_AGAIN);
+        struct step st = chose (RULE_DELETED_FORGET, STEP_FORGET);
         st.end_epilog = job->epilog == EPILOG_ACTIVE || job->epilog == EPILOG_RELEASING;
         return st;
     }
     if (!phase_exists (job))
         return make (STEP_NOTHING); /* an older object of the same name */
     if (phase_desired (job) <= WF_PROPOSAL && !job->epilog && !job->toredown && job->directives)
-        return make (STEP_RECREATE); /* no storage exists yet */
+        return chose (RULE_VANISHED_EARLY, STEP_RECREATE); /* no storage exists yet */
     if (job->epilog)
-        return make (STEP_END_EPILOG);
-    return make (job->excepted ? STEP_FORGET : STEP_RAISE_GONE);
+        return chose (RULE_VANISHED_IN_EPILOG, STEP_END_EPILOG);
+    return job->excepted ? chose (RULE_VANISHED_FAILED, STEP_FORGET)
+                         : chose (RULE_DELETED_OUTSIDE, STEP_RAISE_GONE);
 }
 
 /* Hosts were given up in the state the job still waits for. */
@@ -614,7 +653,7 @@ static struct step force_check (const struct job *job)
         || v->state != job->forced
         || v->desired != job->forced || v->force_ready_state == job->forced || v->ready)
         return make (STEP_NOTHING);
-    return make (STEP_FORCE_READY_AGAIN);
+    return chose (RULE_FORCE_READY_RESET, STEP_FORCE_READY_AGAIN);
 }
 
 /* A timeout's culprits were read while state s still waits: give up
@@ -627,10 +666,10 @@ static struct step culprits (const struct job *job, enum wf_state s, int total)
         return make (STEP_NOTHING);
     /* fail: the input's type is "dws-timeout" */
     if (s == WF_SETUP && asks_lustre (job))
-        return make (STEP_FAIL);
+        return chose (RULE_LUSTRE_TIMEOUT, STEP_FAIL);
     if (total <= 0 || job->tolerance <= 0 || total > job->tolerance)
-        return make (STEP_FAIL);
-    return make (STEP_NODE_FAILURE);
+        return chose (RULE_OVER_TOLERANCE, STEP_FAIL);
+    return chose (RULE_WITHIN_TOLERANCE, STEP_NODE_FAILURE);
 }
 
 /* Do [rabbit.limits] hold it, with what admit.c counted (what its user,
@@ -659,9 +698,9 @@ static struct step limited (const struct dws_engine *e, const struct job *job)
                                                 job->limit_behind >= 0,
                                                 job->gib < 0 ? 0 : job->gib, why, sizeof (why));
     if (v == LIMITS_GO && job->limit_behind <= 0)
-        return make (STEP_ADMIT_GO);
+        return chose (RULE_LIMIT_ROOM, STEP_ADMIT_GO);
     if (v == LIMITS_WAIT && (!job->limit_why || strcmp (job->limit_why, why) != 0))
-        return make (STEP_STILL_WAITING);
+        return chose (RULE_LIMIT_STILL, STEP_STILL_WAITING);
     return make (STEP_NOTHING);
 }
 
@@ -676,20 +715,22 @@ static struct step next_request (const struct dws_engine *e, const struct job *j
             /* a waiting job goes when its turn comes (admit.c's count) */
             if (job->phase != PHASE_NONE)
                 return make (STEP_NOTHING);
-            return make (!job->epilog && over_limit (e, job) ? STEP_WAIT_LIMIT : STEP_SEND_CREATE);
+            return !job->epilog && over_limit (e, job) ? chose (RULE_OVER_LIMIT, STEP_WAIT_LIMIT)
+                                                       : chose (RULE_CREATE, STEP_SEND_CREATE);
         case NEWS_TEARDOWN_REQUEST:
             if (job->phase == PHASE_LIMITED)
-                return make (STEP_END_WAITING);
-            return phase_exists (job) ? teardown (job) : make (STEP_NOTHING);
+                return chose (RULE_ENDED_WAITING, STEP_END_WAITING);
+            return phase_exists (job) ? by (RULE_TEARDOWN_ASKED, teardown (job))
+                                      : make (STEP_NOTHING);
         case NEWS_POST_RUN:
         case NEWS_EPILOG_UNRUN:
-            if (job->phase == PHASE_LIMITED)
-                return make (STEP_END_WAITING); /* no Workflow comes: nothing to tear down */
-            if (!phase_exists (job))
-                return make (STEP_TEARDOWN_LATER); /* the create has not answered */
+            if (job->phase == PHASE_LIMITED) /* no Workflow comes: nothing to tear down */
+                return chose (RULE_ENDED_WAITING, STEP_END_WAITING);
+            if (!phase_exists (job)) /* the create has not answered */
+                return chose (RULE_EPILOG_BEFORE_CREATED, STEP_TEARDOWN_LATER);
             if (on == NEWS_EPILOG_UNRUN || desired < WF_PRERUN || job->toredown)
-                return teardown (job);
-            return ask (job, WF_POSTRUN);
+                return by (RULE_EPILOG_BEFORE_RUN, teardown (job));
+            return by (RULE_EPILOG_BEGAN, ask (job, WF_POSTRUN));
         case NEWS_SETUP_AGAIN:
             /* its prolog-remove may have been lost with a reloaded plugin */
             if (!job->hosts && (desired <= WF_PROPOSAL || job->prestage))
@@ -697,45 +738,47 @@ static struct step next_request (const struct dws_engine *e, const struct job *j
             if (handled >= WF_PRERUN && desired == WF_PRERUN
                 && !asked (job, TOK_SECRET)
                 && !job->epilog)
-                return prolog (job);
+                return by (RULE_SETUP_REPEATED, prolog (job));
             return make (STEP_NOTHING);
         case NEWS_RESEND:
             /* a pre-staged job waits in DEPEND past Proposal */
             if (job->resources_sent
                 && ((handled == WF_PROPOSAL && desired == WF_PROPOSAL) || job->prestage)
                 && !job->hosts && !job->excepted && !job->toredown && desired < WF_TEARDOWN)
-                return make (STEP_RESOURCES_AGAIN);
+                return chose (RULE_RESOURCES_LOST, STEP_RESOURCES_AGAIN);
             return make (STEP_NOTHING);
         case NEWS_ABORT:
-            if (job->phase == PHASE_LIMITED)
-                return make (STEP_END_WAITING); /* no Workflow to read or tear down */
-            return make (phase_exists (job) ? STEP_ABORT_READS : STEP_ABORT_NOTED);
+            if (job->phase == PHASE_LIMITED) /* no Workflow to read or tear down */
+                return chose (RULE_ENDED_WAITING, STEP_END_WAITING);
+            return phase_exists (job) ? chose (RULE_ABORTED, STEP_ABORT_READS)
+                                      : chose (RULE_ABORTED_EARLY, STEP_ABORT_NOTED);
         case NEWS_CREATE_REFUSED:
             /* no Workflow, nothing else waits (no directives of an
              * earlier create, no dws.setup's hosts for a Workflow to
              * create again): it fails by this answer */
             if (job->phase == PHASE_NONE && !job->hosts && !job->directives
                 && json_array_size (job->create_msgids) == 0)
-                return make (STEP_FORGET);
+                return chose (RULE_CREATE_REFUSED, STEP_FORGET);
             return make (STEP_NOTHING);
         case NEWS_CREATE_AGAIN:
             /* a LIMITED job waits, created later: answered, as a repeated one */
             if (!phase_exists (job) && job->phase != PHASE_LIMITED)
-                return make (STEP_JOIN_CREATE);
-            return make (STEP_CREATE_ANSWER);
+                return chose (RULE_CREATE_JOINED, STEP_JOIN_CREATE);
+            return chose (RULE_CREATE_ANSWERED, STEP_CREATE_ANSWER);
         case NEWS_SETUP_REQUEST:
             if (!job->hosts && (desired <= WF_PROPOSAL || job->prestage))
-                return make (STEP_RECORD_HOSTS); /* the first: record the hosts */
-            return make (STEP_SETUP_ANSWER);
+                return chose (RULE_SETUP_CAME, STEP_RECORD_HOSTS); /* the first: record them */
+            return chose (RULE_SETUP_ANSWERED, STEP_SETUP_ANSWER);
         case NEWS_POST_RUN_REQUEST:
             if (!job->epilog)
-                return make (STEP_BEGIN_EPILOG);
-            return make (job->epilog == EPILOG_REMOVED ? STEP_EPILOG_AGAIN : STEP_NOTHING);
+                return chose (RULE_POST_RUN_CAME, STEP_BEGIN_EPILOG);
+            return chose (RULE_POST_RUN_REPEATED,
+                          job->epilog == EPILOG_REMOVED ? STEP_EPILOG_AGAIN : STEP_NOTHING);
         case NEWS_INACTIVE:
             /* its computes released after PostRun on purpose: not ended */
             if (job->listed_at_start && phase_exists (job) && job->phase != PHASE_DELETING
                 && !job->released)
-                return make (STEP_END_AWAY);
+                return chose (RULE_ENDED_AWAY, STEP_END_AWAY);
             return make (STEP_NOTHING);
         case NEWS_ORPHAN_RUN:
             /* a given-up job's nodes may have come before the restart:
@@ -743,35 +786,38 @@ static struct step next_request (const struct dws_engine *e, const struct job *j
             if (phase_exists (job) && !job->hosts && !job->excepted
                 && (desired == WF_PROPOSAL || (job->prestage && handled == WF_DATAIN)
                     || (job->prestage && job->restage == RESTAGE_UNPINNED)))
-                return make (STEP_READ_R);
+                return chose (RULE_RUNNING_UNREAD, STEP_READ_R);
             return make (STEP_NOTHING);
         case NEWS_ORPHAN_CLEANUP:
-            if (!job->epilog && phase_exists (job))
-                return make (STEP_BEGIN_EPILOG); /* its dws.post_run was lost */
+            if (!job->epilog && phase_exists (job)) /* its dws.post_run was lost */
+                return chose (RULE_EPILOG_FOUND, STEP_BEGIN_EPILOG);
             if (job->released && job->epilog == EPILOG_REMOVED && phase_exists (job))
-                return make (STEP_RELEASE_EPILOG_AGAIN); /* stopped before its epilog ended */
+                return chose (RULE_RELEASED_FOUND, STEP_RELEASE_EPILOG_AGAIN); /* stopped before
+                                                                             * its epilog ended */
             return make (STEP_NOTHING);
         case NEWS_JOB_INFO:
             if (job->info_for == INFO_HOLD) /* nothing if given up meanwhile */
-                return make (job->phase == PHASE_RELEASING ? STEP_HOLD : STEP_NOTHING);
+                return chose (RULE_R_FOR_HOLD,
+                              job->phase == PHASE_RELEASING ? STEP_HOLD : STEP_NOTHING);
             if (job->info_for == INFO_SCHED && job->phase != PHASE_NONE)
-                return make (STEP_PLACE_LUSTRE);
+                return chose (RULE_R_FOR_LUSTRE, STEP_PLACE_LUSTRE);
             if (job->phase != PHASE_NONE)
-                return make (job->info_for == INFO_R ? STEP_SETUP_FROM_R : STEP_NOTHING);
-            return make (STEP_FROM_JOBSPEC);
+                return chose (RULE_R_FOR_SETUP,
+                              job->info_for == INFO_R ? STEP_SETUP_FROM_R : STEP_NOTHING);
+            return chose (RULE_JOBSPEC_READ, STEP_FROM_JOBSPEC);
         case NEWS_R_READ:
             if (job->hosts || (desired != WF_PROPOSAL && !job->prestage))
                 return make (STEP_NOTHING); /* dws.setup came meanwhile */
-            return make (STEP_RECORD_HOSTS);
+            return chose (RULE_R_HOSTS, STEP_RECORD_HOSTS);
         case NEWS_JOBSPEC:
             /* the jobtap plugin keeps the dws.create of a job that uses
              * persistent storage until its other dependencies are gone:
              * not lost, still to come */
             if ((job->deps & JOB_DEP_OTHER) && json_array_size (job->create_msgids) == 0 && arg)
-                return make (STEP_CREATE_LATER);
-            return make (STEP_CREATE_FROM_JOBSPEC);
+                return chose (RULE_CREATE_TO_COME, STEP_CREATE_LATER);
+            return chose (RULE_CREATE_FROM_JOBSPEC, STEP_CREATE_FROM_JOBSPEC);
         case NEWS_UNMADE:
-            return make (STEP_FAIL_FORGET);
+            return chose (RULE_UNMADE, STEP_FAIL_FORGET);
         default:
             break;
     }
@@ -787,39 +833,41 @@ static struct step next_failure (const struct dws_engine *e, const struct job *j
     enum wf_state handled = phase_handled (job);
     switch (on) {
         case NEWS_ERROR:
-            if (desired == WF_POSTRUN && handled < WF_POSTRUN)
-                return make (STEP_POSTRUN_FAILED); /* drain exactly who did not unmount */
-            return make (desired != WF_TEARDOWN ? STEP_FAIL : STEP_NOTHING);
+            if (desired == WF_POSTRUN && handled < WF_POSTRUN) /* drain who did not unmount */
+                return chose (RULE_POSTRUN_ERROR, STEP_POSTRUN_FAILED);
+            return chose (RULE_WORKFLOW_ERROR, desired != WF_TEARDOWN ? STEP_FAIL : STEP_NOTHING);
         case NEWS_FAILED:
             /* how its owner learns it; Teardown follows (a look: excepted) */
             if (job->released)
-                return make (STEP_FAIL_RECORD);
-            return make (job->excepted ? STEP_FAIL_AGAIN : STEP_FAIL_RAISE);
+                return chose (RULE_FAILED_RELEASED, STEP_FAIL_RECORD);
+            return job->excepted ? chose (RULE_FAILED_AGAIN, STEP_FAIL_AGAIN)
+                                 : chose (RULE_FAILED, STEP_FAIL_RAISE);
         case NEWS_TIMER:
             return on_timer (job, (enum timer_kind)arg);
         case NEWS_WRITE_FAILED:
-            return make (STEP_FAIL); /* "cannot WHAT: ..." */
+            return chose (RULE_WRITE_FAILED, STEP_FAIL); /* "cannot WHAT: ..." */
         case NEWS_CREATE_FAILED: {
-            struct step st = make (json_array_size (job->create_msgids) == 0 && !job->excepted
-                                       ? STEP_RAISE
-                                       : STEP_FORGET);
+            struct step st = json_array_size (job->create_msgids) == 0 && !job->excepted
+                                 ? chose (RULE_CREATE_FAILED, STEP_RAISE)
+                                 : chose (RULE_CREATE_FAILED_FORGET, STEP_FORGET);
             st.end_epilog = job->epilog != EPILOG_NONE;
             return st;
         }
         case NEWS_FORCE_REFUSED:
-            return make (forcing (job) ? STEP_FAIL : STEP_NOTHING); /* a dws-timeout */
+            return chose (RULE_FORCE_REFUSED, /* a dws-timeout */
+                          forcing (job) ? STEP_FAIL : STEP_NOTHING);
         case NEWS_SETUP_CULPRITS:
             return culprits (job, WF_SETUP, arg);
         case NEWS_MOUNT_CULPRITS:
             return culprits (job, WF_PRERUN, arg);
         case NEWS_POSTRUN_CULPRITS:
             if (desired == WF_POSTRUN && handled < WF_POSTRUN)
-                return make (STEP_DRAIN_FAIL);
+                return chose (RULE_POSTRUN_TIMEOUT_DRAIN, STEP_DRAIN_FAIL);
             return make (STEP_NOTHING);
         case NEWS_POSTRUN_FAILED_READ:
             if (desired == WF_POSTRUN && handled < WF_POSTRUN)
-                return make (STEP_DRAIN_FAIL);
-            return make (STEP_FAIL);
+                return chose (RULE_POSTRUN_ERROR_DRAIN, STEP_DRAIN_FAIL);
+            return chose (RULE_POSTRUN_ERROR_LATE, STEP_FAIL);
         default:
             break;
     }
@@ -858,10 +906,11 @@ static struct step seen (const struct job *job)
     if (job->phase == PHASE_NONE)
         return adopt (job);
     if (job->phase == PHASE_DELETING) /* if it still has ours, not asked yet */
-        return make (asked (job, TOK_FINALIZER) ? STEP_NOTHING : STEP_FINALIZER);
+        return chose (RULE_FINALIZER_REMOVE,
+                      asked (job, TOK_FINALIZER) ? STEP_NOTHING : STEP_FINALIZER);
     if (job->view.deleting && !job->toredown)
-        return make (STEP_FAIL_OUTSIDE);
-    return make (STEP_WORKFLOW_SEEN);
+        return chose (RULE_DELETING_OUTSIDE, STEP_FAIL_OUTSIDE);
+    return chose (RULE_SEEN_READ, STEP_WORKFLOW_SEEN);
 }
 
 /* Does Fluxion hold every ssd the job holds down (rabbit health)? */
@@ -876,138 +925,298 @@ static bool taken (struct step st)
     return st.kind != STEP_NOTHING;
 }
 
-/* The job is looked at: its next step chosen from its phase and facts
- * alone, so a job looked at again with nothing new takes none (each rule
- * holds no more once its step is taken).
+/* --- the look rules (rules.h's DWS_ENGINE_LOOK_RULES, in that order) ---
+ * Each guard reads the job's phase and facts alone and returns the step
+ * it takes, or STEP_NOTHING when it does not hold; each is one that holds
+ * no more once its step is taken, so a job looked at again with nothing
+ * new takes none.
+ */
+
+/* the Workflow seen anew: what it shows is read first */
+static struct step look_seen (const struct dws_engine *e, const struct job *job)
+{
+    (void)e;
+    return seen_unread (job) ? seen (job) : make (STEP_NOTHING);
+}
+
+/* a state complete: what follows it (after_done; Proposal's, but for its
+ * breakdowns, are the rules below: they hold again for a pre-staged job) */
+static struct step look_state_done (const struct dws_engine *e, const struct job *job)
+{
+    enum wf_state done = phase_completed (job);
+    return done != WF_NONE ? after_done (e, job, done) : make (STEP_NOTHING);
+}
+
+/* the workflow token read while PreRun is done: the prolog ends with it */
+static struct step look_token_read (const struct dws_engine *e, const struct job *job)
+{
+    (void)e;
+    return make (job->wf_token && phase_desired (job) == WF_PRERUN && !job->excepted
+                     ? STEP_PROLOG_REMOVE
+                     : STEP_NOTHING);
+}
+
+/* the reads before Teardown answered: its patch, once (the Workflow taken
+ * up in Teardown says it already) */
+static struct step look_teardown_reads_done (const struct dws_engine *e, const struct job *job)
+{
+    (void)e;
+    return make (job->teardown_reads == 0 && phase_desired (job) == WF_TEARDOWN
+                         && phase_exists (job) && job->view.desired != WF_TEARDOWN
+                         && !asked (job, TOK_STATE)
+                     ? STEP_TEARDOWN_PATCH
+                     : STEP_NOTHING);
+}
+
+/* to Teardown without PostRun or DataOut (a failure, dws.teardown,
+ * dws.abort once its reads answer, DataOut skipped), or on its way there
+ * (its epilog marked, its deletion) */
+static struct step look_teardown_wanted (const struct dws_engine *e, const struct job *job)
+{
+    (void)e;
+    return phase_exists (job)
+                   && (job->toredown || job->excepted || phase_desired (job) == WF_TEARDOWN)
+               ? teardown (job)
+               : make (STEP_NOTHING);
+}
+
+/* its hosts recorded on the Workflow (the patch answered): the Servers
+ * while the Setup waits for them (set up and filled before its nodes, the
+ * Computes: after_done) */
+static struct step look_hosts_written (const struct dws_engine *e, const struct job *job)
+{
+    (void)e;
+    return make (written (job, TOK_HOSTS) && !job->excepted && !job->toredown && !job->prestage
+                         && job->setup != SETUP_NONE && phase_desired (job) <= WF_PROPOSAL
+                         && phase_handled (job) >= WF_PROPOSAL
+                     ? STEP_SERVERS
+                     : STEP_NOTHING);
+}
+
+/* every Servers filled: Setup */
+static struct step look_servers_written (const struct dws_engine *e, const struct job *job)
+{
+    (void)e;
+    return written (job, TOK_SERVERS) && !job->excepted && !job->toredown ? ask (job, WF_SETUP)
+                                                                         : make (STEP_NOTHING);
+}
+
+/* the Computes filled: DataIn */
+static struct step look_computes_written (const struct dws_engine *e, const struct job *job)
+{
+    (void)e;
+    return written (job, TOK_COMPUTES) && !job->excepted && phase_desired (job) == WF_SETUP
+               ? ask (job, WF_DATAIN)
+               : make (STEP_NOTHING);
+}
+
+/* pre-staged, the Computes filled: its data is in already: PreRun */
+static struct step look_prestaged_computes_written (const struct dws_engine *e,
+                                                    const struct job *job)
+{
+    (void)e;
+    return written (job, TOK_COMPUTES) && !job->excepted && job->prestage
+                   && phase_desired (job) == WF_DATAIN && phase_handled (job) == WF_DATAIN
+               ? ask (job, WF_PRERUN)
+               : make (STEP_NOTHING);
+}
+
+/* DataOut with the held ssds is on the Workflow: a restart now takes it
+ * up released (release.c); one torn down meanwhile ends its epilog with
+ * the deletion */
+static struct step look_dataout_held_written (const struct dws_engine *e, const struct job *job)
+{
+    (void)e;
+    return make (written (job, TOK_DATAOUT_HELD) && job->epilog == EPILOG_RELEASING
+                         && phase_desired (job) == WF_DATAOUT
+                     ? STEP_RELEASE_EPILOG
+                     : STEP_NOTHING);
+}
+
+/* given up (ANN_GIVEN_UP written): the jobtap plugin lets it go of its
+ * chassis (its answer: prestage_on_unpin) */
+static struct step look_given_up_unpin (const struct dws_engine *e, const struct job *job)
+{
+    (void)e;
+    return make (job->restage == RESTAGE_UNPINNING && !job->excepted && !job->toredown
+                         && phase_desired (job) == WF_DATAIN && phase_handled (job) == WF_DATAIN
+                         && !asked (job, TOK_UNPIN)
+                     ? STEP_PRESTAGE_UNPIN
+                     : STEP_NOTHING);
+}
+
+/* let go: torn down, then created again (STEP_PRESTAGE_AGAIN) */
+static struct step look_unpinned_teardown (const struct dws_engine *e, const struct job *job)
+{
+    (void)e;
+    return job->restage == RESTAGE_UNPINNED && phase_exists (job)
+                   && phase_desired (job) < WF_TEARDOWN
+               ? teardown (job)
+               : make (STEP_NOTHING);
+}
+
+/* Proposal done: its breakdowns read, then pre-staging weighed and
+ * chosen, its resources sent (again: a pre-staged job's resend) */
+static struct step look_proposal_done (const struct dws_engine *e, const struct job *job)
+{
+    return !job->excepted && !job->resources_sent && phase_exists (job)
+                   && ((phase_handled (job) == WF_PROPOSAL && phase_desired (job) == WF_PROPOSAL)
+                       || job->prestage)
+               ? proposal (e, job)
+               : make (STEP_NOTHING);
+}
+
+/* a pre-staged job's resources sent again: let go again */
+static struct step look_resent_let_go (const struct dws_engine *e, const struct job *job)
+{
+    (void)e;
+    return make (job->resources_sent && prestaging (job)
+                         && job->prestage_stage == PRESTAGE_READY
+                         && (job->deps & JOB_DEP_PRESTAGE)
+                     ? STEP_PRESTAGE_READY
+                     : STEP_NOTHING);
+}
+
+/* a pre-staged job's storage placed before its nodes: its ssd picked (and
+ * recorded), held down in Fluxion, which is asked then whether it is
+ * free, then the Servers */
+static struct step look_prestage_hold_due (const struct dws_engine *e, const struct job *job)
+{
+    return make (prestage_may_start (job) && (job->ssd == SSD_PICKED || job->ssd == SSD_FINDING)
+                         && !dws_health_holding (e->health, job->id)
+                     ? STEP_PRESTAGE_HOLD
+                     : STEP_NOTHING);
+}
+
+static struct step look_prestage_verify_due (const struct dws_engine *e, const struct job *job)
+{
+    return make (prestage_may_start (job) && job->ssd == SSD_PICKED && holds_applied (e, job)
+                     ? STEP_PRESTAGE_VERIFY
+                     : STEP_NOTHING);
+}
+
+static struct step look_prestage_start (const struct dws_engine *e, const struct job *job)
+{
+    (void)e;
+    return prestage_may_start (job) ? prestage_next (job) : make (STEP_NOTHING);
+}
+
+/* a rabbit its node-local storage waits on went down: that storage serves
+ * its own chassis alone, and with no node yet nothing can be given up
+ * within a tolerance */
+static struct step look_prestage_lost (const struct dws_engine *e, const struct job *job)
+{
+    return make (job->prestage_counts && !job->hosts && !job->excepted && !job->toredown
+                         && phase_desired (job) < WF_TEARDOWN
+                         && dws_health_first_down (e->health, job->prestage_counts)
+                     ? STEP_PRESTAGE_LOST
+                     : STEP_NOTHING);
+}
+
+/* its computes to go back, its R read, and Fluxion holds its ssds down
+ * (rabbit health says so; the release timer runs: undecided) */
+static struct step look_release_held (const struct dws_engine *e, const struct job *job)
+{
+    return make (job->phase == PHASE_RELEASING && job->info_for != INFO_HOLD
+                         && (job->timers & (1u << T_RELEASE)) && holds_applied (e, job)
+                     ? STEP_RELEASED
+                     : STEP_NOTHING);
+}
+
+/* its computes' release decided (the release timer stopped): the ssds
+ * held, DataOut with them on the Workflow; or the computes kept */
+static struct step look_release_decided (const struct dws_engine *e, const struct job *job)
+{
+    (void)e;
+    if (job->phase != PHASE_RELEASING || (job->timers & (1u << T_RELEASE)))
+        return make (STEP_NOTHING);
+    return job->epilog == EPILOG_RELEASING ? dataout_held (job) : ask (job, WF_DATAOUT);
+}
+
+/* its DataIn's progress read: stalled, or read again later */
+static struct step look_datain_progress (const struct dws_engine *e, const struct job *job)
+{
+    return datain_read_answer (e, job);
+}
+
+/* hosts given up, and DWS reset forceReady at the transition it raced */
+static struct step look_force_ready_reset (const struct dws_engine *e, const struct job *job)
+{
+    (void)e;
+    return force_check (job);
+}
+
+/* its nodes came as it was let go of its chassis, and can be weighed */
+static struct step look_nodes_came (const struct dws_engine *e, const struct job *job)
+{
+    return nodes_decide (e, job) ? nodes_came (e, job) : make (STEP_NOTHING);
+}
+
+/* dws.setup came (or its hosts are known): the Setup starts (it waits
+ * for the map, its breakdowns, its give-up written or refused) */
+static struct step look_setup_may_start (const struct dws_engine *e, const struct job *job)
+{
+    return setup_may_start (job) ? setup_start (e, job) : make (STEP_NOTHING);
+}
+
+/* dws-limit shown held and its Workflow exists: the old service went away
+ * before the create's answer removed it, or the removal reached no plugin
+ * (a reload); without one, the create's answer removes it (or admit.c's
+ * pass lets the job go first) */
+static struct step look_limit_shown (const struct dws_engine *e, const struct job *job)
+{
+    (void)e;
+    return make (job->limit_shown && (job->deps & JOB_DEP_LIMIT) && phase_exists (job)
+                     ? STEP_LIMIT_REMOVE
+                     : STEP_NOTHING);
+}
+
+/* a waiting job's use counted anew in this event (admit.c): it goes, or
+ * its reason is written again when what they hold changed; the count
+ * holds only in the event that made it */
+static struct step look_limit_recounted (const struct dws_engine *e, const struct job *job)
+{
+    return job->phase == PHASE_LIMITED && job->limit_recounted == e->events ? limited (e, job)
+                                                                            : make (STEP_NOTHING);
+}
+
+/* room may have come since it found none: the rabbits may be known now,
+ * or it picks before its timer */
+static struct step look_room_came (const struct dws_engine *e, const struct job *job)
+{
+    if (!job->prestage_wait[0] || job->room_tried == e->room_gen)
+        return make (STEP_NOTHING);
+    if (weighed_unknown (job))
+        return chose (RULE_ROOM_REWEIGH, STEP_PRESTAGE_WEIGH);
+    if (prestage_may_start (job) && job->ssd == SSD_UNPICKED)
+        return chose (RULE_ROOM_PICK, STEP_PRESTAGE_PICK);
+    return make (STEP_NOTHING);
+}
+
+typedef struct step (*look_f) (const struct dws_engine *e, const struct job *job);
+
+/* The look rules in the order they are tried. */
+static const struct look_rule {
+    enum rule rule;
+    look_f guard;
+} look_rules[] = {
+#define LOOK_RULE_ROW(name, guard, why) {RULE_##name, guard},
+    DWS_ENGINE_LOOK_RULES (LOOK_RULE_ROW)
+#undef LOOK_RULE_ROW
+};
+
+/* The job is looked at: the first look rule that holds chooses its step,
+ * named by it unless a rule of the family it went through named it.
  */
 static struct step settle (const struct dws_engine *e, const struct job *job)
 {
-    enum wf_state desired = phase_desired (job);
-    enum wf_state handled = phase_handled (job);
-    struct step st;
-    /* the Workflow seen anew: what it shows is read first */
-    if (seen_unread (job) && taken (st = seen (job)))
-        return st;
-    /* a state complete: what follows it (after_done; Proposal's, but for
-     * its breakdowns, are the rules below: they hold again for a
-     * pre-staged job) */
-    if (phase_completed (job) != WF_NONE
-        && taken (st = after_done (e, job, phase_completed (job))))
-        return st;
-    /* the workflow token read while PreRun is done: the prolog ends with it */
-    if (job->wf_token && desired == WF_PRERUN && !job->excepted)
-        return make (STEP_PROLOG_REMOVE);
-    /* the reads before Teardown answered: its patch, once (the Workflow
-     * taken up in Teardown says it already) */
-    if (job->teardown_reads == 0 && desired == WF_TEARDOWN && phase_exists (job)
-        && job->view.desired != WF_TEARDOWN && !asked (job, TOK_STATE))
-        return make (STEP_TEARDOWN_PATCH);
-    /* to Teardown without PostRun or DataOut (a failure, dws.teardown,
-     * dws.abort once its reads answer, DataOut skipped), or on its way
-     * there (its epilog marked, its deletion) */
-    if (phase_exists (job) && (job->toredown || job->excepted || desired == WF_TEARDOWN)
-        && taken (st = teardown (job)))
-        return st;
-    /* its hosts recorded on the Workflow (the patch answered): the Servers
-     * while the Setup waits for them (set up and filled before its nodes,
-     * the Computes: after_done) */
-    if (written (job, TOK_HOSTS) && !job->excepted && !job->toredown && !job->prestage
-        && job->setup != SETUP_NONE && desired <= WF_PROPOSAL && handled >= WF_PROPOSAL)
-        return make (STEP_SERVERS);
-    /* every Servers filled: Setup */
-    if (written (job, TOK_SERVERS) && !job->excepted && !job->toredown
-        && taken (st = ask (job, WF_SETUP)))
-        return st;
-    /* the Computes filled: DataIn; pre-staged, its data is in already: PreRun */
-    if (written (job, TOK_COMPUTES) && !job->excepted && desired == WF_SETUP
-        && taken (st = ask (job, WF_DATAIN)))
-        return st;
-    if (written (job, TOK_COMPUTES) && !job->excepted && job->prestage
-        && desired == WF_DATAIN && handled == WF_DATAIN && taken (st = ask (job, WF_PRERUN)))
-        return st;
-    /* DataOut with the held ssds is on the Workflow: a restart now takes
-     * it up released (release.c); one torn down meanwhile ends its epilog
-     * with the deletion */
-    if (written (job, TOK_DATAOUT_HELD) && job->epilog == EPILOG_RELEASING
-        && desired == WF_DATAOUT)
-        return make (STEP_RELEASE_EPILOG);
-    /* given up (ANN_GIVEN_UP written): the jobtap plugin lets it go of
-     * its chassis (its answer: prestage_on_unpin) */
-    if (job->restage == RESTAGE_UNPINNING && !job->excepted && !job->toredown
-        && desired == WF_DATAIN && handled == WF_DATAIN && !asked (job, TOK_UNPIN))
-        return make (STEP_PRESTAGE_UNPIN);
-    /* let go: torn down, then created again (STEP_PRESTAGE_AGAIN) */
-    if (job->restage == RESTAGE_UNPINNED && phase_exists (job) && desired < WF_TEARDOWN
-        && taken (st = teardown (job)))
-        return st;
-    /* Proposal done: its breakdowns read, then pre-staging weighed and
-     * chosen, its resources sent (again: a pre-staged job's resend) */
-    if (!job->excepted && !job->resources_sent && phase_exists (job)
-        && ((handled == WF_PROPOSAL && desired == WF_PROPOSAL) || job->prestage)
-        && taken (st = proposal (e, job)))
-        return st;
-    /* a pre-staged job's resources sent again: let go again */
-    if (job->resources_sent && prestaging (job) && job->prestage_stage == PRESTAGE_READY
-        && (job->deps & JOB_DEP_PRESTAGE))
-        return make (STEP_PRESTAGE_READY);
-    /* a pre-staged job's storage placed before its nodes: its ssd picked
-     * (and recorded), held down in Fluxion, which is asked then whether it
-     * is free, then the Servers */
-    if (prestage_may_start (job) && (job->ssd == SSD_PICKED || job->ssd == SSD_FINDING)
-        && !dws_health_holding (e->health, job->id))
-        return make (STEP_PRESTAGE_HOLD);
-    if (prestage_may_start (job) && job->ssd == SSD_PICKED && holds_applied (e, job))
-        return make (STEP_PRESTAGE_VERIFY);
-    if (prestage_may_start (job) && taken (st = prestage_next (job)))
-        return st;
-    /* a rabbit its node-local storage waits on went down: that storage
-     * serves its own chassis alone, and with no node yet nothing can be
-     * given up within a tolerance */
-    if (job->prestage_counts && !job->hosts && !job->excepted && !job->toredown
-        && desired < WF_TEARDOWN && dws_health_first_down (e->health, job->prestage_counts))
-        return make (STEP_PRESTAGE_LOST);
-    /* its computes to go back, its R read, and Fluxion holds its ssds
-     * down (rabbit health says so; the release timer runs: undecided) */
-    if (job->phase == PHASE_RELEASING && job->info_for != INFO_HOLD
-        && (job->timers & (1u << T_RELEASE)) && holds_applied (e, job))
-        return make (STEP_RELEASED);
-    /* its computes' release decided (the release timer stopped): the ssds
-     * held, DataOut with them on the Workflow; or the computes kept */
-    if (job->phase == PHASE_RELEASING && !(job->timers & (1u << T_RELEASE))
-        && taken (st = job->epilog == EPILOG_RELEASING ? dataout_held (job)
-                                                       : ask (job, WF_DATAOUT)))
-        return st;
-    /* its DataIn's progress read: stalled, or read again later */
-    if (taken (st = datain_read_answer (e, job)))
-        return st;
-    /* hosts given up, and DWS reset forceReady at the transition it raced */
-    if (taken (st = force_check (job)))
-        return st;
-    /* its nodes came as it was let go of its chassis, and can be weighed */
-    if (nodes_decide (e, job))
-        return nodes_came (e, job);
-    /* dws.setup came (or its hosts are known): the Setup starts (it waits
-     * for the map, its breakdowns, its give-up written or refused) */
-    if (setup_may_start (job) && taken (st = setup_start (e, job)))
-        return st;
-    /* dws-limit shown held and its Workflow exists: the old service went
-     * away before the create's answer removed it, or the removal reached
-     * no plugin (a reload); without one, the create's answer removes it
-     * (or admit.c's pass lets the job go first) */
-    if (job->limit_shown && (job->deps & JOB_DEP_LIMIT) && phase_exists (job))
-        return make (STEP_LIMIT_REMOVE);
-    /* a waiting job's use counted anew in this event (admit.c): it goes,
-     * or its reason is written again when what they hold changed; the
-     * count holds only in the event that made it */
-    if (job->phase == PHASE_LIMITED && job->limit_recounted == e->events)
-        return limited (e, job);
-    /* room may have come since it found none: the rabbits may be known
-     * now, or it picks before its timer */
-    if (job->prestage_wait[0] && job->room_tried != e->room_gen) {
-        if (weighed_unknown (job))
-            return make (STEP_PRESTAGE_WEIGH);
-        if (prestage_may_start (job) && job->ssd == SSD_UNPICKED)
-            return make (STEP_PRESTAGE_PICK);
+    for (size_t i = 0; i < sizeof (look_rules) / sizeof (look_rules[0]); i++) {
+        struct step st = look_rules[i].guard (e, job);
+        if (taken (st)) {
+            st = by (look_rules[i].rule, st);
+            st.look = look_rules[i].rule;
+            return st;
+        }
     }
     return make (STEP_NOTHING);
 }
@@ -1186,4 +1395,129 @@ struct step decide (struct dws_engine *e, struct job *job)
         job->news &= ~((uint64_t)1 << on);
     st.news = on;
     return st;
+}
+
+/* --- what a step is, for the record of why (why.c) -------------------------- */
+
+#define DECIDE_WORD_MAX 40
+
+static const char *const step_names[STEP_COUNT] = {
+    [STEP_NOTHING] = "NOTHING",
+#define STEP_NAME_ROW(name, verb) [STEP_##name] = #name,
+    DWS_ENGINE_STEPS (STEP_NAME_ROW)
+#undef STEP_NAME_ROW
+    [STEP_TEARDOWN_LATER] = "TEARDOWN_LATER",
+};
+
+static const char *const news_names[NEWS_COUNT] = {
+#define NEWS_NAME_ROW(name, family) [NEWS_##name] = #name,
+    DWS_ENGINE_NEWS (NEWS_NAME_ROW)
+#undef NEWS_NAME_ROW
+};
+
+/* NAME as a word: lower case, '-' for '_'. */
+static const char *word_of (const char *name, char out[DECIDE_WORD_MAX])
+{
+    size_t i = 0;
+    for (; name[i] && i + 1 < DECIDE_WORD_MAX; i++)
+        out[i] = name[i] == '_' ? '-' : (char)tolower ((unsigned char)name[i]);
+    out[i] = '\0';
+    return out;
+}
+
+const char *decide_step_name (const struct step *st)
+{
+    static char words[STEP_COUNT][DECIDE_WORD_MAX];
+    if (st->kind <= STEP_NOTHING || st->kind >= STEP_COUNT)
+        return NULL;
+    return words[st->kind][0] ? words[st->kind] : word_of (step_names[st->kind], words[st->kind]);
+}
+
+enum wf_state decide_asks (const struct step *st)
+{
+    switch (st->kind) {
+        case STEP_ASK:
+        case STEP_DATAOUT_HELD:
+        case STEP_ADOPT:
+            return st->state;
+        case STEP_TEARDOWN_BEGIN: /* (its patch follows the reads: the same ask) */
+            return WF_TEARDOWN;
+        default:
+            return WF_NONE;
+    }
+}
+
+bool decide_fails (const struct step *st)
+{
+    switch (st->kind) {
+        case STEP_FAIL:
+        case STEP_FAIL_OUTSIDE:
+        case STEP_FAIL_FORGET:
+        case STEP_RAISE:
+        case STEP_RAISE_GONE:
+        case STEP_DRAIN_FAIL:
+        case STEP_POSTRUN_FAILED:
+        case STEP_PRESTAGE_LOST:
+        case STEP_PRESTAGE_REFUSE:
+        case STEP_DATAIN_STALLED:
+        case STEP_FAIL_RAISE:
+        case STEP_FAIL_RECORD:
+            return true;
+        default:
+            return false;
+    }
+}
+
+bool decide_waits (const struct step *st)
+{
+    return st->kind == STEP_WAIT_LIMIT || st->kind == STEP_STILL_WAITING
+           || st->kind == STEP_WAIT_MAP;
+}
+
+bool decide_waiting (const struct job *job)
+{
+    return job->phase == PHASE_LIMITED || job->setup == SETUP_WAITS_MAP;
+}
+
+void decide_facts (const struct job *job, const struct step *st, enum job_phase was, char *out,
+                   size_t size)
+{
+    static const char *const epilogs[] = {"none", "active", "releasing", "removed"};
+    static const char *const restages[] = {"none",     "noting",   "unpinning",
+                                           "nodes-came", "unpinned", "again"};
+    static char news_words[NEWS_COUNT][DECIDE_WORD_MAX];
+    size_t n = 0;
+    if (size == 0)
+        return;
+    out[0] = '\0';
+#define FACT(...)                                                                              \
+    do {                                                                                       \
+        if (n < size)                                                                          \
+            n += (size_t)snprintf (out + n, size - n, __VA_ARGS__);                            \
+    } while (0)
+    FACT ("phase=%s", phase_name (was));
+    if (st->news < NEWS_COUNT && st->news != NEWS_LOOK)
+        FACT (" news=%s", news_words[st->news][0] ? news_words[st->news]
+                                                   : word_of (news_names[st->news],
+                                                              news_words[st->news]));
+    if (job->toredown)
+        FACT (" toredown");
+    if (job->excepted)
+        FACT (" excepted");
+    if (job->epilog != EPILOG_NONE && (size_t)job->epilog < sizeof (epilogs) / sizeof (*epilogs))
+        FACT (" epilog=%s", epilogs[job->epilog]);
+    if (job->prestage)
+        FACT (" prestage");
+    if (job->restage != RESTAGE_NONE
+        && (size_t)job->restage < sizeof (restages) / sizeof (*restages))
+        FACT (" restage=%s", restages[job->restage]);
+    if (job->released)
+        FACT (" released");
+    if (job->hosts)
+        FACT (" hosts");
+    if (job->forced != WF_NONE)
+        FACT (" forced=%s", wfstate_name (job->forced));
+    if (job->view.status && strcmp (job->view.status, "Completed") != 0)
+        FACT (" status=%s", job->view.status);
+#undef FACT
 }

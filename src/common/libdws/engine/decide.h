@@ -17,6 +17,7 @@
 #ifndef DWS_ENGINE_DECIDE_H
 #define DWS_ENGINE_DECIDE_H
 
+#include "rules.h"
 #include "state.h"
 
 struct told; /* job.h */
@@ -325,6 +326,9 @@ struct step {
     enum news news;         /* the news it answers, NEWS_COUNT: none was left */
     struct told *said;      /* what the input of that news told beside it (job.h),
                              * set by advance.c for the verb: never NULL there */
+    enum rule rule;         /* the rule that chose it (rules.h), RULE_NONE for none */
+    enum rule look;         /* a look: the look rule that held (`rule` may be one of
+                             * the family it went through), else RULE_NONE */
 };
 
 /* The job's next step, from its phase, the facts recorded on it and the
@@ -346,5 +350,26 @@ bool decide_pending (const struct job *job);
  * the decider's answer to PostRun's completion, asked alone.
  */
 bool decide_release_early (const struct dws_engine *e, const struct job *job);
+
+/* What a step is, for the record of why it was taken (why.c): its word
+ * ("teardown-begin"; NULL: no step), the state it asks for (WF_NONE:
+ * none), whether it decides that the job fails, or makes it wait for
+ * something other than DWS ([rabbit.limits], the rabbit map).
+ */
+const char *decide_step_name (const struct step *st);
+enum wf_state decide_asks (const struct step *st);
+bool decide_fails (const struct step *st);
+bool decide_waits (const struct step *st);
+
+/* Does the job wait now for what decide_waits () steps wait for? */
+bool decide_waiting (const struct job *job);
+
+/* The decision facts not at rest, as a line into out ("phase=datain
+ * news=post-run toredown epilog=active"): what the rule that chose st
+ * read, as they stood when it chose (`was`: its phase then, before the
+ * step's own phase change).
+ */
+void decide_facts (const struct job *job, const struct step *st, enum job_phase was, char *out,
+                   size_t size);
 
 #endif /* !DWS_ENGINE_DECIDE_H */

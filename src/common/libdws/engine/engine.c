@@ -263,6 +263,7 @@ void dws_engine_destroy (struct dws_engine *e)
     json_decref (e->pending);
     json_decref (e->refused);
     json_decref (e->record_due);
+    json_decref (e->trace);
     free (e->due);
     json_decref (e->records);
     json_decref (e->psis);

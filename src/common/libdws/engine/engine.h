@@ -90,6 +90,22 @@ int dws_engine_method_guest (int i);
  */
 int dws_wfstate_count (void);
 const char *dws_wfstate_name (int i);
+/* The decider's rules (engine/rules.h), i = 0 .. count - 1: the word a
+ * step's rule is recorded by ("teardown-wanted") and its words for people.
+ */
+int dws_engine_rule_count (void);
+const char *dws_engine_rule_name (int i);
+const char *dws_engine_rule_why (int i);
+/* How many steps rule i chose in this engine (-1: no such rule). */
+long long dws_engine_rule_fired (struct dws_engine *e, int i);
+/* With trace on, each step taken is kept until taken: [{"id", "rule",
+ * "step", "facts"}] in the order taken (the service's debug log names each
+ * step's rule); off (the default) keeps none.
+ */
+void dws_engine_trace (struct dws_engine *e, int on);
+json_t *dws_engine_take_trace (struct dws_engine *e);
+char *dws_engine_take_trace_json (struct dws_engine *e, dws_error_t *err);
+
 /* A job's record: the engine's view of the job (the dws.job answer but
  * what only an answer has: success, phase_seconds, the data movements
  * listed for it, datamovements_error), written into the job's KVS

@@ -104,6 +104,7 @@ static void job_free (struct job *j)
     json_decref (j->view_msgids);
     json_decref (j->dms_kept);
     json_decref (j->record);
+    json_decref (j->why);
     json_decref (j->breakdowns);
     free (j->note);
     free (j->hosts);

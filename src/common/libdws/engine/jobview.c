@@ -34,6 +34,7 @@
 #include "prestage.h"
 #include "token.h"
 #include "wfstate.h"
+#include "why.h"
 
 #define LABEL_DIRECTIVE_INDEX "nnf.cray.hpe.com/directive_index"
 #define LABEL_INITIATOR "dm.cray.hpe.com/initiator"
@@ -335,6 +336,9 @@ static json_t *job_view (struct dws_engine *e, struct job *job, json_t *datamove
         json_object_set_new (o, "held_ssds", json_integer ((json_int_t)json_array_size (job->held)));
     json_object_set_new (o, "env", env_of (job));
     json_object_set_new (o, "timeline", timeline_of (job));
+    json_t *why = why_view (e, job);
+    if (why) /* what moved it: each step with its rule (why.c) */
+        json_object_set_new (o, "why", why);
     json_t *usage = usage_of (job);
     if (usage)
         json_object_set_new (o, "usage", usage);

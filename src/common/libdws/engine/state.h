@@ -62,6 +62,7 @@
 #include "health/health.h"
 #include "limits.h"
 #include "placement/lustre.h"
+#include "rules.h"
 #include "wire/wire.h" /* NOTE_PREFIX */
 
 /* Workflow states in order; -1 = none. */
@@ -418,6 +419,12 @@ struct job {
     uint64_t news;         /* bit per news (decide.h) recorded, not yet taken
                             * by the decider */
     unsigned fired;        /* bit per timer kind fired, not yet decided */
+    json_t *why;           /* the steps it took, each with its rule, the latest
+                            * WHY_MAX_STEPS (why.c alone writes these five) */
+    int64_t why_dropped;   /* older steps no longer in `why` */
+    enum rule asked_by[WF_NSTATES]; /* the rule that asked for each state */
+    enum rule failed_by;   /* the rule that decided it fails (the first) */
+    enum rule waits_by;    /* the rule that made it wait last */
     struct told *told;     /* what inputs told beside their news, in order, each
                             * kept until the step answering its news (advance.h) */
     int culprits;          /* hosts a timeout's read would give up, in all */
@@ -554,6 +561,8 @@ struct dws_engine {
     json_t *record_due;   /* {"<jobid>": true}: jobs whose view may have changed
                            * in this event (act_record); engine.c builds
                            * their records after it */
+    long long rule_fired[RULE_COUNT]; /* steps each rule chose (why.c) */
+    json_t *trace;        /* the steps taken, kept while tracing (why.c), or NULL */
     json_int_t running;   /* the job advance.c runs now (-1: none): news marked on
                            * it is taken in its run, not marked due again */
     json_int_t *due;      /* ids of the jobs news was marked on without an

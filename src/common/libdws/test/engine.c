@@ -29,6 +29,41 @@
 #include "jsontap.h"
 #include "util/jsonio.h"
 
+/* How often each of the decider's rules chose a step over every engine
+ * of this run, written where FLUX_DWS_RULE_COUNTS names (a JSON line,
+ * appended): t/scripts/rule_coverage.py fails when a rule is fired by no
+ * test.  Each engine's counts are taken as it is destroyed.
+ */
+#define RULES_MAX 1024
+static long long rules_fired[RULES_MAX];
+
+static void rules_tally_destroy (struct dws_engine *e)
+{
+    for (int i = 0; e && i < dws_engine_rule_count () && i < RULES_MAX; i++)
+        rules_fired[i] += dws_engine_rule_fired (e, i);
+    dws_engine_destroy (e);
+}
+#define dws_engine_destroy rules_tally_destroy
+
+static void rules_write (void)
+{
+    const char *path = getenv ("FLUX_DWS_RULE_COUNTS");
+    if (!path || !*path)
+        return;
+    json_t *counts = json_object ();
+    for (int i = 0; i < dws_engine_rule_count () && i < RULES_MAX; i++)
+        json_object_set_new (counts, dws_engine_rule_name (i), json_integer (rules_fired[i]));
+    json_t *line = json_pack ("{s:s s:o}", "source", "C test-engine", "counts", counts);
+    char *text = line ? json_dumps (line, JSON_COMPACT) : NULL;
+    FILE *f = text ? fopen (path, "a") : NULL;
+    if (f) {
+        fprintf (f, "%s\n", text);
+        fclose (f);
+    }
+    free (text);
+    json_decref (line);
+}
+
 #define FIN "flux-framework.readthedocs.io/workflow"
 #define LABEL "dataworkflowservices.github.io/workflow.name"
 #define PREFIX "DWS/Rabbit interactions failed: "
@@ -3758,5 +3793,6 @@ int main (void)
     json_decref (last_sysconf);
     json_decref (A);
     json_decref (K8S);
+    rules_write ();
     return done_testing ();
 }

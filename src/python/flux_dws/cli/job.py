@@ -43,6 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("jobid", type=argtypes.text,
                    help="the job (any form flux accepts: f58, decimal, ...)")
     p.add_argument("--json", action="store_true", help="print the job as JSON")
+    p.add_argument("--why", action="store_true",
+                   help="list every step the job took, with the rule that chose it")
     p.set_defaults(func=run)
 
 
@@ -128,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         uid = view.get("userid")
         user = user_names({uid}).get(uid) if isinstance(uid, int) else None
-        print(job_text(view, user))
+        print(job_text(view, user, why_all=args.why))
     if warn:  # what the KVS holds is shown, but not the job as it is now
         print(f"{PROG}: job {shown}: {warn}", file=sys.stderr)
         return 1

@@ -11,6 +11,7 @@ are read from there.  A malformed event raises EngineError and changes nothing.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from flux_dws.errors import DwsError
@@ -18,7 +19,8 @@ from flux_dws.jsondata import DecodedObject
 from flux_dws.libdws import _ffi
 
 __all__ = ["ACTIONS", "EVENTS", "GUEST_METHODS", "HEALTH_FLUSH_TIMER", "METHODS", "NOTE_PREFIX",
-           "PHASES", "PHASE_IDS", "RECORD_KEY", "Engine", "EngineError", "f58"]
+           "PHASES", "PHASE_IDS", "RECORD_KEY", "RULES", "RULE_WHY", "Engine", "EngineError",
+           "f58"]
 
 
 def _names(name: Any, count: Any) -> tuple[str, ...]:
@@ -57,6 +59,24 @@ PHASE_IDS: dict[str, str] = dict(zip(
 #: answers, written by the engine each time it changes (engine.h).
 RECORD_KEY: str = _ffi.ffi.string(_ffi.lib.dws_engine_record_key()).decode()
 
+#: The decider's rules (engine/rules.h), in its order: the word each step's
+#: rule is recorded by in a job's record ("why") and the service's debug log,
+#: and RULE_WHY, its words for people (``flux dws job``).
+RULES: tuple[str, ...] = _names(_ffi.lib.dws_engine_rule_name, _ffi.lib.dws_engine_rule_count)
+RULE_WHY: dict[str, str] = dict(zip(
+    RULES, _names(_ffi.lib.dws_engine_rule_why, _ffi.lib.dws_engine_rule_count), strict=True))
+#: Each rule's steps over every Engine destroyed, while a test run counts
+#: them (t/python/conftest.py, where FLUX_DWS_RULE_COUNTS names a file:
+#: t/scripts/rule_coverage.py); None, the default: not counted.
+RULES_FIRED: Counter[str] | None = None
+
+
+def _destroy(h: Any) -> None:
+    if RULES_FIRED is not None:
+        for i, name in enumerate(RULES):
+            RULES_FIRED[name] += int(_ffi.lib.dws_engine_rule_fired(h, i))
+    _ffi.lib.dws_engine_destroy(h)
+
 
 class EngineError(DwsError):
     """An event or a configuration the engine cannot take."""
@@ -71,7 +91,7 @@ class Engine:
         h = _ffi.lib.dws_engine_create_json(text, err)
         if h == _ffi.ffi.NULL:
             _ffi.raise_error(err, EngineError)
-        self._h = _ffi.ffi.gc(h, _ffi.lib.dws_engine_destroy)
+        self._h = _ffi.ffi.gc(h, _destroy)
 
     def reconfig(self, config: dict[str, Any]) -> None:
         """Take a new configuration (the old one stays on error)."""
@@ -99,6 +119,23 @@ class Engine:
         out: dict[str, Any] = _ffi.take_json(
             _ffi.lib.dws_engine_take_records_json(self._h, err), err)
         return {int(k): v for k, v in out.items()}
+
+    def rules_fired(self) -> dict[str, int]:
+        """How many steps each rule (RULES) chose in this engine."""
+        return {name: int(_ffi.lib.dws_engine_rule_fired(self._h, i))
+                for i, name in enumerate(RULES)}
+
+    def trace(self, on: bool) -> None:
+        """Keep each step taken (take_trace) or not (the default)."""
+        _ffi.lib.dws_engine_trace(self._h, 1 if on else 0)
+
+    def take_trace(self) -> list[dict[str, Any]]:
+        """The steps taken since the last call while tracing, in order:
+        ``{"id", "rule", "step", "facts"}`` each."""
+        err = _ffi.new_error()
+        out: list[dict[str, Any]] = _ffi.take_json(
+            _ffi.lib.dws_engine_take_trace_json(self._h, err), err)
+        return out
 
     def status(self) -> dict[str, Any]:
         """The engine's view of its jobs (what ``dws.status`` answers)."""

@@ -1,0 +1,186 @@
+/* why.c - what moved a job (why.h).
+ *
+ * SPDX-License-Identifier: LGPL-3.0-or-later
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "act.h"
+#include "engine.h"
+#include "why.h"
+#include "wfstate.h"
+
+/* --- the words -------------------------------------------------------------- */
+
+/* NAME as its word: lower case, '-' for '_' ("TEARDOWN_WANTED" ->
+ * "teardown-wanted"), made once into `out`. */
+static void word_of (const char *name, char *out, size_t size)
+{
+    size_t i = 0;
+    for (; name[i] && i + 1 < size; i++)
+        out[i] = name[i] == '_' ? '-' : (char)tolower ((unsigned char)name[i]);
+    out[i] = '\0';
+}
+
+#define WORD_MAX 40
+
+static const struct {
+    const char *name;
+    const char *why;
+} rules[RULE_COUNT] = {
+    [RULE_NONE] = {NULL, NULL},
+#define RULE_LOOK_ROW(name, guard, why) [RULE_##name] = {#name, why},
+    DWS_ENGINE_LOOK_RULES (RULE_LOOK_ROW)
+#undef RULE_LOOK_ROW
+#define RULE_ROW(name, why) [RULE_##name] = {#name, why},
+    DWS_ENGINE_RULES (RULE_ROW)
+#undef RULE_ROW
+};
+
+static char rule_words[RULE_COUNT][WORD_MAX];
+
+/* The tables' words, made on first use (the engine runs on one thread;
+ * the words are the same whoever makes them). */
+static void words_make (void)
+{
+    static bool made;
+    if (made)
+        return;
+    for (int r = 1; r < RULE_COUNT; r++)
+        word_of (rules[r].name, rule_words[r], WORD_MAX);
+    made = true;
+}
+
+const char *why_rule_name (enum rule r)
+{
+    if (r <= RULE_NONE || r >= RULE_COUNT)
+        return NULL;
+    words_make ();
+    return rule_words[r];
+}
+
+const char *why_rule_text (enum rule r)
+{
+    return r > RULE_NONE && r < RULE_COUNT ? rules[r].why : NULL;
+}
+
+int dws_engine_rule_count (void)
+{
+    return RULE_COUNT - 1;
+}
+
+const char *dws_engine_rule_name (int i)
+{
+    return i >= 0 && i < RULE_COUNT - 1 ? why_rule_name ((enum rule)(i + 1)) : NULL;
+}
+
+const char *dws_engine_rule_why (int i)
+{
+    return i >= 0 && i < RULE_COUNT - 1 ? why_rule_text ((enum rule)(i + 1)) : NULL;
+}
+
+long long dws_engine_rule_fired (struct dws_engine *e, int i)
+{
+    return e && i >= 0 && i < RULE_COUNT - 1 ? e->rule_fired[i + 1] : -1;
+}
+
+void dws_engine_trace (struct dws_engine *e, int on)
+{
+    if (!e)
+        return;
+    if (on && !e->trace)
+        e->trace = json_array ();
+    else if (!on) {
+        json_decref (e->trace);
+        e->trace = NULL;
+    }
+}
+
+json_t *dws_engine_take_trace (struct dws_engine *e)
+{
+    json_t *out = e && e->trace ? e->trace : json_array ();
+    if (e && e->trace)
+        e->trace = json_array ();
+    return out;
+}
+
+char *dws_engine_take_trace_json (struct dws_engine *e, dws_error_t *err)
+{
+    json_t *t = dws_engine_take_trace (e);
+    char *s = t ? json_dumps (t, JSON_COMPACT) : NULL;
+    json_decref (t);
+    if (!s)
+        dws_errorf (err, "out of memory");
+    return s;
+}
+
+/* --- a step recorded ----------------------------------------------------------- */
+
+void why_step (struct dws_engine *e, struct job *job, const struct step *st, enum job_phase was,
+               enum wf_state in)
+{
+    if (!decide_step_name (st))
+        return; /* no step */
+    words_make ();
+    e->rule_fired[st->rule]++;
+    if (st->look != RULE_NONE && st->look != st->rule)
+        e->rule_fired[st->look]++; /* the look rule held: its family named the step */
+    enum wf_state asks = decide_asks (st);
+    if (asks != WF_NONE && st->rule != RULE_NONE)
+        job->asked_by[asks] = st->rule;
+    if (decide_fails (st) && job->failed_by == RULE_NONE)
+        job->failed_by = st->rule; /* the first: what the exception says */
+    if (decide_waits (st))
+        job->waits_by = st->rule;
+    char facts[160];
+    decide_facts (job, st, was, facts, sizeof (facts));
+    const char *step = decide_step_name (st);
+    const char *rule = st->rule != RULE_NONE ? rule_words[st->rule] : "none";
+    json_t *entry = json_pack ("{s:f s:s s:s s:s s:s}", "t", e->now, "rule", rule, "step", step,
+                               "in",
+                               in != WF_NONE ? wfstate_name (in) : "", "facts", facts);
+    if (e->trace && entry)
+        json_array_append_new (e->trace,
+                               json_pack ("{s:I s:s s:s s:s}", "id", job->id, "rule", rule, "step",
+                                          step, "facts", facts));
+    /* a Workflow seen anew is read at each watch event: counted and
+     * traced, not kept (it moves nothing by itself; what it shows moves
+     * the job by the rule that reads it next) */
+    if (st->rule == RULE_SEEN_READ) {
+        json_decref (entry);
+        return;
+    }
+    if (!entry || (!job->why && !(job->why = json_array ()))) {
+        json_decref (entry);
+        return; /* out of memory: the step goes unrecorded, not undone */
+    }
+    if (json_array_size (job->why) >= WHY_MAX_STEPS) {
+        json_array_remove (job->why, 0);
+        job->why_dropped++;
+    }
+    json_array_append_new (job->why, entry);
+    act_record (e, job);
+}
+
+json_t *why_view (const struct dws_engine *e, const struct job *job)
+{
+    (void)e;
+    if (!job->why)
+        return NULL;
+    words_make ();
+    json_t *states = json_object ();
+    for (int s = WF_PROPOSAL; s < WF_NSTATES; s++)
+        if (job->asked_by[s] != RULE_NONE)
+            json_object_set_new (states, wfstate_name ((enum wf_state)s),
+                                 json_string (rule_words[job->asked_by[s]]));
+    /* a copy: the record is kept to compare with the next (jobview.c),
+     * and job->why grows; its entries do not change */
+    json_t *o = json_pack ("{s:o s:I s:o}", "steps", json_copy (job->why), "dropped",
+                           (json_int_t)job->why_dropped, "states", states);
+    if (o && job->failed_by != RULE_NONE)
+        json_object_set_new (o, "exception", json_string (rule_words[job->failed_by]));
+    if (o && job->waits_by != RULE_NONE && decide_waiting (job))
+        json_object_set_new (o, "waiting", json_string (rule_words[job->waits_by]));
+    return o;
+}
