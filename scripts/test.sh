@@ -128,6 +128,9 @@ if [ -d src/pbs ] && ls src/pbs/*.PY >/dev/null 2>&1; then
         vermin --no-tips --violations --target=3.6- --backport typing src/pbs/*.PY
 fi
 
+# every engine of the C tests and pytest appends how often each of the
+# decider's rules fired here; "rule coverage" reads them after pytest
+export FLUX_DWS_RULE_COUNTS="$results/rule-counts.jsonl"
 step "C unit tests" meson test -C build --print-errorlogs
 
 # The real control plane (kube-apiserver and etcd built from Go modules,
@@ -235,6 +238,15 @@ ignore=()
 for f in $realstack; do ignore+=("--ignore=$f"); done
 step "pytest" python -m pytest -q -p no:cacheprovider --durations=25 \
     --junitxml="$results/pytest.xml" "${ignore[@]}" t/python
+# every rule of the engine's decider fired by some test (but those
+# t/scripts/rules-unfired.txt lists), and how often each fired
+rule_coverage() {
+    local allowed
+    allowed=$(grep -v '^#' t/scripts/rules-unfired.txt)
+    # shellcheck disable=SC2086  # one rule name a line, no blanks
+    python t/scripts/rule_coverage.py "$FLUX_DWS_RULE_COUNTS" --allow-unfired $allowed
+}
+step "rule coverage" rule_coverage
 bg_wait "ASan+UBSan cffi tests" "fuzz (${FUZZ_SECONDS:-30}s)"
 
 # Then three steps at once, each printed whole as it ends: the release

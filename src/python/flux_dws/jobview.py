@@ -357,20 +357,20 @@ def why_lines(j: dict[str, Any]) -> list[str]:
     why = _dict(j.get("why"))
     if not why:
         return []
-    steps = [s for s in why.get("steps") or [] if isinstance(s, dict)]
-    asked_in = {}
-    for s in steps:  # the state the job was in when the rule chose
-        asked_in[str(s.get("rule"))] = s.get("in")
+    asked_in: dict[str, Any] = {}
+    for step in why.get("steps") or []:  # the state the job was in when the rule chose
+        if isinstance(step, dict):
+            asked_in[str(step.get("rule"))] = step.get("in")
     lines = ["why:"]
     states = _dict(why.get("states"))
-    for s in STATES:
-        if s in states:
-            lines.append(f"  {s}: {rule_words(states[s], asked_in.get(str(states[s])))}"
-                         f" [{states[s]}]")
+    for state in STATES:
+        if state in states:
+            rule = str(states[state])
+            lines.append(f"  {state}: {rule_words(rule, asked_in.get(rule))} [{rule}]")
     for key, title in (("exception", "failed"), ("waiting", "waits")):
-        rule = why.get(key)
-        if isinstance(rule, str):
-            lines.append(f"  {title}: {rule_words(rule, asked_in.get(rule))} [{rule}]")
+        named = why.get(key)
+        if isinstance(named, str):
+            lines.append(f"  {title}: {rule_words(named, asked_in.get(named))} [{named}]")
     return lines
 
 

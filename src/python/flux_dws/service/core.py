@@ -127,6 +127,8 @@ class Service:
                  namespace: str = "default") -> None:
         self.link = link
         self.engine = Engine({**config, "namespace": namespace})
+        # each step the engine takes goes to the debug log with its rule
+        self.engine.trace(True)
         self.namespace = namespace
         self._owner = config.get("owner", 0)
         self.stats = Stats()
@@ -255,6 +257,8 @@ class Service:
             self.link.log("err", f"dropped a malformed {event.get('type')} event: {exc}")
             return
         self.stats.count(event, time.monotonic() - t0, len(actions))
+        for t in self.engine.take_trace():  # which rule moved which job
+            self.link.log("debug", f"job {t['id']}: {t['rule']}: {t['step']} ({t['facts']})")
         self._reaction_from = t_in if event.get("type") == "watch" else None
         if self._reaction_from is not None:
             self.stats.reactor_waits.append(t0 - self._reaction_from)
