@@ -351,6 +351,18 @@ def rule_words(rule: Any, state: Any = None) -> str:
     return f"{words} (in {state})" if isinstance(state, str) and state else words
 
 
+def why_step(line: Any) -> dict[str, Any] | None:
+    """One step of a record's why ("MS RULE STEP IN FACTS": ms since its
+    first step, the rule, the step, the state it asked for then or "-",
+    the facts), as a dict; None for what is not one."""
+    parts = str(line).split(" ", 4) if isinstance(line, str) else []
+    if len(parts) < 4 or not parts[0].isdigit():
+        return None
+    return {"ms": int(parts[0]), "rule": parts[1], "step": parts[2],
+            "in": "" if parts[3] == "-" else parts[3],
+            "facts": parts[4] if len(parts) > 4 else ""}
+
+
 def why_lines(j: dict[str, Any]) -> list[str]:
     """What moved the job: the rule that asked for each state, made it
     fail, made it wait (the engine's record, ``why``)."""
@@ -358,9 +370,10 @@ def why_lines(j: dict[str, Any]) -> list[str]:
     if not why:
         return []
     asked_in: dict[str, Any] = {}
-    for step in why.get("steps") or []:  # the state the job was in when the rule chose
-        if isinstance(step, dict):
-            asked_in[str(step.get("rule"))] = step.get("in")
+    for line in why.get("steps") or []:  # the state the job was in when the rule chose
+        step = why_step(line)
+        if step:
+            asked_in[step["rule"]] = step["in"]
     lines = ["why:"]
     states = _dict(why.get("states"))
     for state in STATES:
@@ -378,15 +391,16 @@ def why_steps_lines(j: dict[str, Any]) -> list[str]:
     """``flux dws job --why``: every step the job took, with its rule, the
     state it was in and the facts that made the rule hold."""
     why = _dict(j.get("why"))
-    steps = [s for s in why.get("steps") or [] if isinstance(s, dict)]
+    steps = [s for s in (why_step(line) for line in why.get("steps") or []) if s]
     lines = ["steps (each with the rule that chose it):"]
     if not steps:
         return [*lines, "  (none recorded)"]
     if _num(why.get("dropped")):
         lines.append(f"  ({int(_num(why.get('dropped')) or 0)} older steps not kept)")
-    base = _num(j.get("t_submit")) or _num(steps[0].get("t"))
+    t0 = _num(why.get("t0"))
+    base = _num(j.get("t_submit")) or t0
     for s in steps:
-        t = _num(s.get("t"))
+        t = t0 + s["ms"] / 1000.0 if t0 is not None else None
         at = f"+{duration(t - base)}" if t is not None and base is not None else "-"
         lines.append(f"  {at:>8}  {s.get('rule')}: {s.get('step')}"
                      + (f" in {s['in']}" if s.get("in") else ""))

@@ -476,9 +476,10 @@ JOB_FIELDS = {
              "prestage_hosts", "wf_token"),
     # requests and reads outstanding, counted or kept to answer
     "pending": ("create_msgids", "view_msgids", "breakdowns_wanted", "servers_pending",
-                "abort_reads", "teardown_reads", "timers", "record"),
+                "abort_reads", "teardown_reads", "timers", "record", "record_steps", "refused",
+                "dw_parsed", "dw_parsed_of"),
     # what moved it: each step with its rule, written by why.c alone
-    "why": ("why", "why_dropped", "asked_by", "failed_by", "waits_by"),
+    "why": ("why", "why_dropped", "why_t0", "asked_by", "failed_by", "waits_by"),
     # what inputs told beside their news, kept for the step that answers it
     # (advance.c hands it to that step's verb in the step: struct step's said)
     "told": ("told",),

@@ -1033,28 +1033,6 @@ static struct step look_dataout_held_written (const struct dws_engine *e, const 
                      : STEP_NOTHING);
 }
 
-/* given up (ANN_GIVEN_UP written): the jobtap plugin lets it go of its
- * chassis (its answer: prestage_on_unpin) */
-static struct step look_given_up_unpin (const struct dws_engine *e, const struct job *job)
-{
-    (void)e;
-    return make (job->restage == RESTAGE_UNPINNING && !job->excepted && !job->toredown
-                         && phase_desired (job) == WF_DATAIN && phase_handled (job) == WF_DATAIN
-                         && !asked (job, TOK_UNPIN)
-                     ? STEP_PRESTAGE_UNPIN
-                     : STEP_NOTHING);
-}
-
-/* let go: torn down, then created again (STEP_PRESTAGE_AGAIN) */
-static struct step look_unpinned_teardown (const struct dws_engine *e, const struct job *job)
-{
-    (void)e;
-    return job->restage == RESTAGE_UNPINNED && phase_exists (job)
-                   && phase_desired (job) < WF_TEARDOWN
-               ? teardown (job)
-               : make (STEP_NOTHING);
-}
-
 /* Proposal done: its breakdowns read, then pre-staging weighed and
  * chosen, its resources sent (again: a pre-staged job's resend) */
 static struct step look_proposal_done (const struct dws_engine *e, const struct job *job)

@@ -104,6 +104,8 @@ static void job_free (struct job *j)
     json_decref (j->view_msgids);
     json_decref (j->dms_kept);
     json_decref (j->record);
+    json_decref (j->dw_parsed);
+    json_decref (j->dw_parsed_of);
     json_decref (j->why);
     json_decref (j->breakdowns);
     free (j->note);

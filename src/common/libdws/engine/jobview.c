@@ -104,13 +104,37 @@ static json_t *breakdown_for (struct job *job, size_t index)
     return NULL;
 }
 
-static json_t *directives_of (struct job *job, bool full)
+/* The job's directives parsed (dws_dw_parse; null where one does not
+ * parse), kept while its directives stay the same: a record is built at
+ * each of the job's events.
+ */
+static json_t *directives_parsed (struct job *job)
 {
-    json_t *out = json_array ();
+    if (job->dw_parsed && json_equal (job->dw_parsed_of, job->directives))
+        return job->dw_parsed;
+    json_decref (job->dw_parsed);
+    json_decref (job->dw_parsed_of);
+    job->dw_parsed = json_array ();
+    job->dw_parsed_of = json_deep_copy (job->directives);
     size_t i;
     json_t *d;
     json_array_foreach (job->directives, i, d) {
         json_t *parsed = dws_dw_parse (json_string_value (d), NULL);
+        json_array_append_new (job->dw_parsed, parsed ? parsed : json_null ());
+    }
+    return job->dw_parsed;
+}
+
+static json_t *directives_of (struct job *job, bool full)
+{
+    json_t *out = json_array ();
+    json_t *all = directives_parsed (job);
+    size_t i;
+    json_t *d;
+    json_array_foreach (job->directives, i, d) {
+        json_t *parsed = json_array_get (all, i);
+        if (json_is_null (parsed))
+            parsed = NULL;
         json_t *o = json_object ();
         if (!o)
             break;
@@ -147,7 +171,6 @@ static json_t *directives_of (struct job *job, bool full)
                 json_object_set_new (o, "allocation_sets", mine);
             }
         }
-        json_decref (parsed);
         json_array_append_new (out, o);
     }
     return out;
@@ -336,9 +359,6 @@ static json_t *job_view (struct dws_engine *e, struct job *job, json_t *datamove
         json_object_set_new (o, "held_ssds", json_integer ((json_int_t)json_array_size (job->held)));
     json_object_set_new (o, "env", env_of (job));
     json_object_set_new (o, "timeline", timeline_of (job));
-    json_t *why = why_view (e, job);
-    if (why) /* what moved it: each step with its rule (why.c) */
-        json_object_set_new (o, "why", why);
     json_t *usage = usage_of (job);
     if (usage)
         json_object_set_new (o, "usage", usage);
@@ -352,13 +372,22 @@ static json_t *job_view (struct dws_engine *e, struct job *job, json_t *datamove
     return o;
 }
 
+/* What moved it, each step with its rule (why.c), added to a view. */
+static json_t *with_why (struct dws_engine *e, struct job *job, json_t *o)
+{
+    json_t *why = o ? why_view (e, job) : NULL;
+    if (why)
+        json_object_set_new (o, "why", why);
+    return o;
+}
+
 /* The whole dws.job answer; datamovements: the listed NnfDataMovements
  * (NULL: none listed, with `dm_error` saying why if a list failed).
  */
 static json_t *job_full (struct dws_engine *e, struct job *job, json_t *datamovements,
                          const char *dm_error)
 {
-    json_t *o = job_view (e, job, datamovements);
+    json_t *o = with_why (e, job, job_view (e, job, datamovements));
     if (!o)
         return NULL;
     json_object_set_new (o, "success", json_true ());
@@ -464,14 +493,19 @@ void jobview_records (struct dws_engine *e)
         struct job *job = job_lookup (e, id);
         if (!job || job->phase == PHASE_NONE)
             continue; /* gone, or no Workflow (dws.job answers ENOENT) */
+        /* written when its view changed or it took a step: the view is
+         * compared without its why, which only grows (why_count) */
         json_t *rec = job_view (e, job, job->dms_kept);
-        if (!rec || (job->record && json_equal (rec, job->record))) {
+        if (!rec
+            || (job->record && job->record_steps == why_count (job)
+                && json_equal (rec, job->record))) {
             json_decref (rec);
             continue;
         }
         json_decref (job->record);
         job->record = rec;
-        json_object_set (e->records, key, rec);
+        job->record_steps = why_count (job);
+        json_object_set_new (e->records, key, with_why (e, job, json_copy (rec)));
     }
     json_object_clear (e->record_due);
 }

@@ -763,8 +763,14 @@ void progress_event (struct dws_engine *e, const char *type, json_t *wf)
         if (!(job = job_create (e, id)))
             return;
     }
-    if (!json_equal (job->wf, wf)) /* changed: a finalizer removal may be asked again */
+    /* a finalizer removal refused (our finalizer was not where the
+     * Workflow seen said): asked again once the Workflow changed; one on
+     * its way, or done, is not (an event older than its answer still shows
+     * our finalizer: asking again would be refused) */
+    if ((job->refused & ((uint64_t)1 << TOK_FINALIZER)) && !json_equal (job->wf, wf)) {
         job->asking &= ~((uint64_t)1 << TOK_FINALIZER);
+        job->refused &= ~((uint64_t)1 << TOK_FINALIZER);
+    }
     job_set_wf (job, wf);
     job->wf_seen++; /* to be read (decide.c, seen ()) */
     advance_mark (e, job, NEWS_LOOK);

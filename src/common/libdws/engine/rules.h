@@ -46,10 +46,6 @@
        "pre-staged, its data in and the Computes filled: PreRun is asked")                     \
     X (DATAOUT_HELD_WRITTEN, look_dataout_held_written,                                        \
        "DataOut with the held ssds is on the Workflow: the epilog ends, the nodes go back")    \
-    X (GIVEN_UP_UNPIN, look_given_up_unpin,                                                    \
-       "its nodes did not come in time: it is let go of its chassis")                          \
-    X (UNPINNED_TEARDOWN, look_unpinned_teardown,                                              \
-       "let go of its chassis: torn down, to be set up again where its nodes are")             \
     X (PROPOSAL_DONE, look_proposal_done, "Proposal is done: what follows it")                \
     X (RESENT_LET_GO, look_resent_let_go,                                                      \
        "its resources were asked for again: the pre-staged job is let go again")               \

@@ -422,12 +422,17 @@ struct job {
     json_t *why;           /* the steps it took, each with its rule, the latest
                             * WHY_MAX_STEPS (why.c alone writes these five) */
     int64_t why_dropped;   /* older steps no longer in `why` */
+    double why_t0;         /* when it took its first step: `why`'s times count
+                            * from it, in ms */
     enum rule asked_by[WF_NSTATES]; /* the rule that asked for each state */
     enum rule failed_by;   /* the rule that decided it fails (the first) */
     enum rule waits_by;    /* the rule that made it wait last */
     struct told *told;     /* what inputs told beside their news, in order, each
                             * kept until the step answering its news (advance.h) */
     int culprits;          /* hosts a timeout's read would give up, in all */
+    uint64_t refused;      /* bit per token kind of a single write refused (409,
+                            * 422): asked again once its Workflow changed
+                            * (TOK_FINALIZER: progress.c) */
     uint64_t written;      /* bit per token kind (TOK_*) of a write to this Workflow
                             * answered, that a step waits for: TOK_HOSTS (the hosts
                             * recorded, until the Servers or Computes are asked),
@@ -453,8 +458,11 @@ struct job {
                             * NnfDataMovement list (jobview.c) */
     json_t *dms_kept;      /* the NnfDataMovements saved before Teardown
                             * (data.dws.datamovements), for the job's record */
+    json_t *dw_parsed;     /* its directives parsed, for its view (jobview.c) */
+    json_t *dw_parsed_of;  /* the directives they were parsed from */
     json_t *record;        /* the job's view last handed out for its KVS
-                            * record (DWS_ENGINE_RECORD_KEY), or NULL */
+                            * record (DWS_ENGINE_RECORD_KEY), but its why, or NULL */
+    int64_t record_steps;  /* and the steps it had taken then (why_count) */
     int64_t gib;           /* rabbit GiB its directives ask for (limits.h); -1: not read */
     json_t *gib_types;     /* the same by storage type (its usage record), or NULL:
                             * not read */

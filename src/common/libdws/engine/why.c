@@ -137,9 +137,22 @@ void why_step (struct dws_engine *e, struct job *job, const struct step *st, enu
     decide_facts (job, st, was, facts, sizeof (facts));
     const char *step = decide_step_name (st);
     const char *rule = st->rule != RULE_NONE ? rule_words[st->rule] : "none";
-    json_t *entry = json_pack ("{s:f s:s s:s s:s s:s}", "t", e->now, "rule", rule, "step", step,
-                               "in",
-                               in != WF_NONE ? wfstate_name (in) : "", "facts", facts);
+    /* [t, rule, step, in, facts]: an array, not an object, as the record
+     * is built, compared and written at each of the job's events */
+    /* one line a step, "MS RULE STEP IN FACTS" (MS: since its first
+     * step; IN: the state it asked for then, "-" for none): the record is
+     * built and written at each of the job's events, and a line costs
+     * the least to build, compare and write */
+    if (!job->why)
+        job->why_t0 = e->now; /* its steps' times count from its first */
+    char line[320];
+    int n = snprintf (line, sizeof (line), "%lld %s %s %s %s",
+                      (long long)((e->now - job->why_t0) * 1000.0 + 0.5), rule, step,
+                      in != WF_NONE ? wfstate_name (in) : "-", facts);
+    /* ASCII of our own words: not checked again */
+    json_t *entry = json_stringn_nocheck (line, n < 0 ? 0
+                                                : (size_t)n < sizeof (line) ? (size_t)n
+                                                                            : sizeof (line) - 1);
     if (e->trace && entry)
         json_array_append_new (e->trace,
                                json_pack ("{s:I s:s s:s s:s}", "id", job->id, "rule", rule, "step",
@@ -160,7 +173,13 @@ void why_step (struct dws_engine *e, struct job *job, const struct step *st, enu
         job->why_dropped++;
     }
     json_array_append_new (job->why, entry);
-    act_record (e, job);
+    /* not act_record (): the input that brought the step marks its job's
+     * record (a pass's step is written with its job's next event) */
+}
+
+int64_t why_count (const struct job *job)
+{
+    return job->why_dropped + (int64_t)json_array_size (job->why);
 }
 
 json_t *why_view (const struct dws_engine *e, const struct job *job)
@@ -174,9 +193,9 @@ json_t *why_view (const struct dws_engine *e, const struct job *job)
         if (job->asked_by[s] != RULE_NONE)
             json_object_set_new (states, wfstate_name ((enum wf_state)s),
                                  json_string (rule_words[job->asked_by[s]]));
-    /* a copy: the record is kept to compare with the next (jobview.c),
-     * and job->why grows; its entries do not change */
-    json_t *o = json_pack ("{s:o s:I s:o}", "steps", json_copy (job->why), "dropped",
+    /* the steps themselves, not a copy: what is handed out is written
+     * before the job's next step (a record compares why_count, not this) */
+    json_t *o = json_pack ("{s:f s:O s:I s:o}", "t0", job->why_t0, "steps", job->why, "dropped",
                            (json_int_t)job->why_dropped, "states", states);
     if (o && job->failed_by != RULE_NONE)
         json_object_set_new (o, "exception", json_string (rule_words[job->failed_by]));

@@ -32,9 +32,16 @@ const char *why_rule_text (enum rule r);
 void why_step (struct dws_engine *e, struct job *job, const struct step *st, enum job_phase was,
                enum wf_state in);
 
-/* The job's why, as its record shows it: {"steps": [{t, rule, step, in,
- * facts}], "dropped": n, "states": {state: rule}, "exception": rule,
- * "waiting": rule}, or NULL when it took no step.
+/* The steps recorded on the job so far, dropped ones too: a record is
+ * written again when it grew (jobview.c).
+ */
+int64_t why_count (const struct job *job);
+
+/* The job's why, as its record shows it: {"t0": its first step's time,
+ * "steps": ["MS RULE STEP IN FACTS" a step], "dropped": n, "states":
+ * {state: rule}, "exception": rule,
+ * "waiting": rule}, or NULL when it took no step.  Its steps are the
+ * job's own array: hand it out, do not keep it.
  */
 json_t *why_view (const struct dws_engine *e, const struct job *job);
 

@@ -490,6 +490,7 @@ void workflow_remove_finalizer (struct dws_engine *e, struct job *job)
     act_k8s (e, "json-patch", "Workflow", e->cfg.namespace, job->name, ops,
              token_for (token, sizeof (token), TOK_FINALIZER, job));
     job->asking |= (uint64_t)1 << TOK_FINALIZER; /* once, until it is answered */
+    job->refused &= ~((uint64_t)1 << TOK_FINALIZER);
 }
 
 static void delete (struct dws_engine *e, struct job *job)
@@ -554,10 +555,13 @@ void workflow_on_write (struct dws_engine *e, enum token_kind kind, struct job *
     struct k8s_answer a = answer_of (event);
     /* a finalizer patch that failed on its way is asked again by the next
      * look once the Workflow is seen after it; one whose test failed (409,
-     * 422: our finalizer is not where the Workflow seen said) waits for the
-     * Workflow to change (progress.c) */
+     * 422: our finalizer is not where the Workflow seen said) is marked
+     * refused and waits for the Workflow to change (progress.c); one done
+     * is never asked again */
     if (kind == TOK_FINALIZER && !a.ok && a.code != 409 && a.code != 422)
         job->asking &= ~((uint64_t)1 << TOK_FINALIZER);
+    if (kind == TOK_FINALIZER && !a.ok && (a.code == 409 || a.code == 422))
+        job->refused |= (uint64_t)1 << TOK_FINALIZER;
     /* the epilog's mark failed: asked again while the Workflow does not
      * show it */
     if (kind == TOK_ANNOTATE && !a.ok && a.code != 404)
