@@ -47,14 +47,15 @@ DECISION_FACTS = (
     "fired",  # the timers fired, not yet decided (NEWS_TIMER)
     "culprits",  # the hosts a timeout's read would give up (NEWS_*_CULPRITS)
     "limit_recounted",  # the event whose admit pass changed its count: decided in it
-    "room_tried",  # the room's generation when it last found none: not again till it moves
+    "ps.room_tried",  # the room's generation when it last found none: not again till it moves
     "prolog",  # held or ended (a side machine: its setter in sidestate.c reads it too)
     "wf_read",  # its Workflow's sightings read (wf_seen when last read): not again
     "wf_gone",  # the sighting that found its Workflow deleted: what follows, once
 )
 # a read of job->F (or j->F): not an assignment to it
 FACT_READ = re.compile(
-    r"\b(?:job|j)->(" + "|".join(DECISION_FACTS) + r")\b(?!\s*(?:=(?!=)|\+\+|--|[-+|&]=))"
+    r"\b(?:job|j)->(" + "|".join(map(re.escape, DECISION_FACTS))
+    + r")\b(?!\s*(?:=(?!=)|\+\+|--|[-+|&]=))"
 )
 
 
@@ -147,11 +148,20 @@ def test_the_guard_finds_a_planted_decision() -> None:
     ]
 
 
-def test_the_decision_facts_are_fields_of_struct_job() -> None:
+def struct_body(name: str) -> str:
+    """The members of state.h's struct `name`, comments blanked."""
     code = "\n".join(line for _, line in code_lines((ENGINE / "state.h").read_text()))
-    body = code[code.index("struct job {") :]
-    body = body[: body.index("};")]
-    missing = [f for f in DECISION_FACTS if not re.search(r"\b" + f + r"\s*;", body)]
+    body = code[code.index(f"struct {name} {{") :]
+    return body[: body.index("};")]
+
+
+def test_the_decision_facts_are_fields_of_struct_job() -> None:
+    def declared(fact: str) -> bool:  # ps.F: a field of pre-staging's struct
+        where, _, field = fact.rpartition(".")
+        body = struct_body("prestage_state" if where == "ps" else "job")
+        return bool(re.search(r"\b" + field + r"\s*;", body))
+
+    missing = [f for f in DECISION_FACTS if not declared(f)]
     assert not missing, "not in struct job: " + ", ".join(missing)
 
 
@@ -467,13 +477,13 @@ JOB_FIELDS = {
     "identity": ("id", "name", "next", "userid", "groupid", "tolerance", "directives",
                  "resources", "username", "bank", "project", "prestage_asked", "release",
                  "gib", "gib_types"),
+    # its pre-staging, a wing of its own (struct prestage_state, prestage.c)
+    "prestage": ("ps",),
     # its Workflow as last seen, and its phase (phase.c)
     "workflow": ("wf", "view", "wf_seen", "phase", "state_since", "asked_at", "done_at"),
     # what it was given or read: hosts, ssd, breakdowns, held vertices
     "read": ("breakdowns", "hosts", "reserved", "failed", "held", "dms_kept",
-             "prestage_avoid", "prestage_gib", "prestage_since", "limit_held",
-             "limit_behind", "weighed", "ssd_asks", "datain", "split", "prestage_counts",
-             "prestage_hosts", "wf_token"),
+             "limit_held", "limit_behind", "ssd_asks", "datain", "wf_token"),
     # requests and reads outstanding, counted or kept to answer
     "pending": ("create_msgids", "view_msgids", "breakdowns_wanted", "servers_pending",
                 "abort_reads", "teardown_reads", "timers", "record", "record_steps", "refused",
@@ -486,8 +496,7 @@ JOB_FIELDS = {
     # facts the verbs also act on (a note raised once, an annotation, a
     # late answer dropped, what `flux dws job` shows)
     "acted": ("forced", "epilog", "excepted", "released", "dataout_ended", "postrun_why",
-              "tc_since", "note", "limit_why", "deps", "prestage_stage", "prestage", "ssd",
-              "prestage_wait", "prestage_not", "restage", "restage_why", "limit_shown"),
+              "tc_since", "note", "limit_why", "deps", "limit_shown"),
 }
 # booleans in struct job now, the issue's goal of 8 (what is left is in
 # doc/guide/service.rst, "A job's phase"): the count may only fall
@@ -509,7 +518,8 @@ def struct_job_fields() -> dict[str, str]:
 
 def test_every_field_of_struct_job_is_classified() -> None:
     fields = struct_job_fields()
-    said = [f for group in JOB_FIELDS.values() for f in group] + list(DECISION_FACTS)
+    said = [f for group in JOB_FIELDS.values() for f in group] + [
+        f for f in DECISION_FACTS if "." not in f]  # ps.F: in the pre-staging wing
     twice = sorted({f for f in said if said.count(f) > 1})
     assert not twice, f"fields classified twice: {twice}"
     assert not set(fields) - set(said), f"fields not classified: {set(fields) - set(said)}"
@@ -575,8 +585,9 @@ def test_the_guard_finds_a_planted_policy() -> None:
 
 # The machines beside the phase (engine/sidestate.c): their fields change
 # only through its setters, which refuse a transition their table lacks.
-SIDE_FIELDS = ("prestage_stage", "ssd", "restage", "setup", "prolog", "epilog")
-SIDE_SET = re.compile(r"->\s*(" + "|".join(SIDE_FIELDS) + r")\s*(=(?!=)|\+\+|--|\+=|-=)")
+SIDE_FIELDS = ("ps.stage", "ps.ssd", "ps.restage", "setup", "prolog", "epilog")
+SIDE_SET = re.compile(r"->\s*(" + "|".join(map(re.escape, SIDE_FIELDS))
+                      + r")\s*(=(?!=)|\+\+|--|\+=|-=)")
 
 
 def side_state_violations(files: dict[str, str]) -> list[str]:
@@ -594,13 +605,13 @@ def test_side_states_change_only_through_their_tables() -> None:
     bad = side_state_violations(read(sorted(ENGINE.glob("*.c"))))
     assert not bad, "set outside engine/sidestate.c: " + ", ".join(bad)
     planted = {"prestage.c": "void f (struct job *job)\n{\n"
-               "    /* job->ssd = SSD_PICKED in a comment */\n"
-               "    if (job->ssd == SSD_PICKED)\n"
-               "        job->ssd = SSD_VERIFIED;\n"
-               "    job->restage=RESTAGE_AGAIN;\n}\n",
+               "    /* job->ps.ssd = SSD_PICKED in a comment */\n"
+               "    if (job->ps.ssd == SSD_PICKED)\n"
+               "        job->ps.ssd = SSD_VERIFIED;\n"
+               "    job->ps.restage=RESTAGE_AGAIN;\n}\n",
                "sidestate.c": "    job->epilog = to;\n"}
-    assert side_state_violations(planted) == ["prestage.c:5: sets ssd",
-                                              "prestage.c:6: sets restage"]
+    assert side_state_violations(planted) == ["prestage.c:5: sets ps.ssd",
+                                              "prestage.c:6: sets ps.restage"]
 
 
 # ... and only the decider reads them to choose a step (issue 64).  A read
@@ -611,7 +622,8 @@ def test_side_states_change_only_through_their_tables() -> None:
 # count of the rabbits a job uses.  sidestate.c moves the machines (its
 # reach/begin/end setters read where a machine is, so verbs need not).
 SIDE_READ = re.compile(
-    r"\b(?:job|j)->(" + "|".join(SIDE_FIELDS) + r")\b(?!\s*(?:=(?!=)|\+\+|--|[-+|&]=))"
+    r"\b(?:job|j)->(" + "|".join(map(re.escape, SIDE_FIELDS))
+    + r")\b(?!\s*(?:=(?!=)|\+\+|--|[-+|&]=))"
 )
 SIDE_READERS = {
     ("prestage.c", "prestage_view"): "view: `flux dws job`'s pre-staging",
@@ -663,13 +675,65 @@ def test_the_guard_finds_a_verb_choosing_by_a_side_state() -> None:
     planted = {
         "workflow.c": "void workflow_delete (struct dws_engine *e, struct job *job)\n{\n"
         "    /* job->epilog in a comment */\n"
-        "    if (job->epilog || job->restage != RESTAGE_UNPINNED)\n"
-        "        workflow_epilog_remove (e, job);\n    job->ssd = SSD_PICKED;\n}\n",
+        "    if (job->epilog || job->ps.restage != RESTAGE_UNPINNED)\n"
+        "        workflow_epilog_remove (e, job);\n    job->ps.ssd = SSD_PICKED;\n}\n",
         "status.c": "json_t *dws_engine_status (struct job *j)\n{\n"
         "    return json_boolean (j->epilog);\n}\n",
         "decide.c": "static bool f (const struct job *job)\n{\n    return job->epilog;\n}\n",
     }
     assert side_read_violations(planted) == [
         "workflow.c:4: workflow_delete reads epilog",
-        "workflow.c:4: workflow_delete reads restage",
+        "workflow.c:4: workflow_delete reads ps.restage",
     ]
+
+
+# Pre-staging is a wing (issue 76, item 4): its facts, struct
+# prestage_state (job->ps), are written by prestage.c alone, its stage,
+# ssd and restage moved through sidestate.c's setters; the job's other
+# files read them at most.  An assignment, an increment, a string or
+# memory write (snprintf, memset, strcpy, free) of job->ps anywhere else
+# fails.
+PS_WRITERS = ("prestage.c", "sidestate.c")
+PS_WRITE = re.compile(
+    r"\b(?:job|j)->ps\.(\w+)(?:\.\w+|\[[^]]*\])*\s*(?:=(?!=)|\+\+|--|[-+|&]=)"
+    r"|\b(?:snprintf|memset|strcpy|strncpy|free|json_decref)\s*\(\s*&?(?:job|j)->ps\.(\w+)"
+)
+
+
+# the job's destructor frees every field it holds: no fact written
+PS_FREERS = {("job.c", "job_free")}
+
+
+def ps_write_violations(files: dict[str, str]) -> list[str]:
+    """A write of job->ps outside prestage.c and sidestate.c."""
+    bad = []
+    for name, text in sorted(files.items()):
+        if name in PS_WRITERS:
+            continue
+        owner = None
+        for n, line in code_lines(text):
+            m = FUNCTION.match(line)
+            if m:
+                owner = m.group(1)
+            if (name, owner) in PS_FREERS:
+                continue
+            bad += [f"{name}:{n}: writes ps.{m.group(1) or m.group(2)}"
+                    for m in PS_WRITE.finditer(line)]
+    return bad
+
+
+def test_only_prestage_c_writes_the_prestage_wing() -> None:
+    bad = ps_write_violations(read(sorted(ENGINE.glob("*.[ch]"))))
+    assert not bad, "pre-staging's facts written outside prestage.c: " + ", ".join(bad)
+
+
+def test_the_guard_finds_a_planted_prestage_write() -> None:
+    planted = {
+        "progress.c": "void f (struct job *job)\n{\n    job->ps.gib = 0;\n"
+                      "    snprintf (job->ps.wait, 4, \"x\");\n    if (job->ps.gib == 0)\n"
+                      "        job->ps.not[0] = '\\0';\n}\n",
+        "prestage.c": "void g (struct job *job)\n{\n    job->ps.gib = 1;\n}\n",
+    }
+    assert ps_write_violations(planted) == ["progress.c:3: writes ps.gib",
+                                            "progress.c:4: writes ps.wait",
+                                            "progress.c:6: writes ps.not"]

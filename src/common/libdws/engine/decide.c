@@ -148,7 +148,7 @@ static struct step adopt (const struct job *job)
  */
 static struct step delete_when_ready (const struct job *job)
 {
-    if ((!job->epilog && job->restage != RESTAGE_UNPINNED) || job->phase == PHASE_DELETING
+    if ((!job->epilog && job->ps.restage != RESTAGE_UNPINNED) || job->phase == PHASE_DELETING
         || job->abort_reads > 0)
         return make (STEP_NOTHING);
     return job->epilog ? chose (RULE_TORN_DOWN_DELETE, STEP_DELETE)
@@ -196,7 +196,7 @@ bool decide_release_early (const struct dws_engine *e, const struct job *job)
  */
 static bool prestaging (const struct job *job)
 {
-    return job->prestage && !job->hosts;
+    return job->ps.staged && !job->hosts;
 }
 
 /* Does the Workflow list a breakdown the job has not read? */
@@ -340,21 +340,21 @@ static struct step after_done (const struct dws_engine *e, const struct job *job
                               ? STEP_BREAKDOWNS
                               : STEP_NOTHING);
         case WF_SETUP:
-            if (job->prestage)
+            if (job->ps.staged)
                 return by (RULE_SETUP_DONE_PRESTAGED, ask (job, WF_DATAIN));
             return chose (RULE_SETUP_DONE, computes_due (job) ? STEP_COMPUTES : STEP_NOTHING);
         case WF_DATAIN:
-            if (job->prestage && !job->hosts && job->restage == RESTAGE_UNPINNING)
+            if (job->ps.staged && !job->hosts && job->ps.restage == RESTAGE_UNPINNING)
                 return chose (RULE_DATAIN_DONE_UNPIN,
                               asked (job, TOK_UNPIN) ? STEP_NOTHING /* given up before a restart */
                                                      : STEP_PRESTAGE_UNPIN);
-            if (job->prestage && job->hosts) /* its hosts on the Workflow first */
+            if (job->ps.staged && job->hosts) /* its hosts on the Workflow first */
                 return chose (RULE_DATAIN_DONE_NODES_CAME,
                               computes_due (job) && hosts_written (job) ? STEP_COMPUTES
                                                                         : STEP_NOTHING);
-            if (job->prestage) /* let go to the scheduler, once (not given up) */
+            if (job->ps.staged) /* let go to the scheduler, once (not given up) */
                 return chose (RULE_DATAIN_DONE_PRESTAGED,
-                              job->prestage_stage < PRESTAGE_READY && job->restage == RESTAGE_NONE
+                              job->ps.stage < PRESTAGE_READY && job->ps.restage == RESTAGE_NONE
                                   ? STEP_PRESTAGE_READY
                                   : STEP_NOTHING);
             return by (RULE_DATAIN_DONE, ask (job, WF_PRERUN));
@@ -387,7 +387,7 @@ static struct step read_culprits (enum timer_kind kind)
  */
 static bool prestage_may_start (const struct job *job)
 {
-    return prestaging (job) && job->prestage_stage >= PRESTAGE_RECORDED && job->resources_sent && !job->excepted
+    return prestaging (job) && job->ps.stage >= PRESTAGE_RECORDED && job->resources_sent && !job->excepted
            && !job->toredown && phase_exists (job) && phase_handled (job) == WF_PROPOSAL
            && phase_desired (job) == WF_PROPOSAL && job->servers_pending == 0;
 }
@@ -397,7 +397,7 @@ static bool prestage_may_start (const struct job *job)
  */
 static bool weighed_unknown (const struct job *job)
 {
-    return job->prestage_stage == PRESTAGE_WEIGHED && job->weighed.unknown_since > 0
+    return job->ps.stage == PRESTAGE_WEIGHED && job->ps.weighed.unknown_since > 0
            && !job->resources_sent && !job->excepted;
 }
 
@@ -432,12 +432,12 @@ static struct step datain_read_answer (const struct dws_engine *e, const struct 
  */
 static struct step prestage_next (const struct job *job)
 {
-    if (job->prestage_gib > 0 && job->ssd == SSD_UNPICKED)
+    if (job->ps.gib > 0 && job->ps.ssd == SSD_UNPICKED)
         return chose (RULE_PRESTAGE_PICK, (job->timers & (1u << T_PRESTAGE))
                                                    || asked (job, TOK_PRESTAGE)
                                                ? STEP_NOTHING
                                                : STEP_PRESTAGE_PICK);
-    if (job->prestage_gib > 0 && job->ssd != SSD_VERIFIED)
+    if (job->ps.gib > 0 && job->ps.ssd != SSD_VERIFIED)
         return make (STEP_NOTHING); /* the hold applies, or the find is out */
     return chose (RULE_PRESTAGE_SERVERS, STEP_SERVERS);
 }
@@ -447,8 +447,8 @@ static struct step prestage_next (const struct job *job)
  */
 static bool waits_for_chassis (const struct job *job)
 {
-    return prestaging (job) && job->prestage_counts && job->prestage_stage == PRESTAGE_READY
-           && job->restage == RESTAGE_NONE && !job->excepted && !job->toredown
+    return prestaging (job) && job->ps.counts && job->ps.stage == PRESTAGE_READY
+           && job->ps.restage == RESTAGE_NONE && !job->excepted && !job->toredown
            && phase_desired (job) == WF_DATAIN && phase_handled (job) == WF_DATAIN;
 }
 
@@ -485,7 +485,7 @@ static struct step on_timer (const struct job *job, enum timer_kind kind)
         case T_PRESTAGE:
             if (weighed_unknown (job))
                 return chose (RULE_PRESTAGE_TIMER_WEIGH, STEP_PRESTAGE_WEIGH);
-            if (prestage_may_start (job) && job->ssd == SSD_UNPICKED)
+            if (prestage_may_start (job) && job->ps.ssd == SSD_UNPICKED)
                 return chose (RULE_PRESTAGE_TIMER_PICK, STEP_PRESTAGE_PICK);
             break;
         case T_DATAIN:
@@ -519,7 +519,7 @@ static bool setup_may_start (const struct job *job)
            && !job->toredown
            && phase_exists (job)
            && phase_handled (job) >= WF_PROPOSAL
-           && (job->restage == RESTAGE_NONE || job->restage == RESTAGE_AGAIN);
+           && (job->ps.restage == RESTAGE_NONE || job->ps.restage == RESTAGE_AGAIN);
 }
 
 /* Its nodes came before it was let go of its chassis (RESTAGE_NODES_CAME):
@@ -528,7 +528,7 @@ static bool setup_may_start (const struct job *job)
  */
 static bool nodes_decide (const struct dws_engine *e, const struct job *job)
 {
-    return job->restage == RESTAGE_NODES_CAME && job->hosts && e->map && !job->excepted
+    return job->ps.restage == RESTAGE_NODES_CAME && job->hosts && e->map && !job->excepted
            && !job->toredown;
 }
 
@@ -537,7 +537,7 @@ static bool nodes_decide (const struct dws_engine *e, const struct job *job)
  */
 static struct step nodes_came (const struct dws_engine *e, const struct job *job)
 {
-    return dws_rabbitmap_counts_equal (e->map, job->hosts, job->prestage_counts)
+    return dws_rabbitmap_counts_equal (e->map, job->hosts, job->ps.counts)
                ? chose (RULE_NODES_ON_CHASSIS, STEP_PRESTAGE_KEEP)
                : chose (RULE_NODES_ELSEWHERE, STEP_PRESTAGE_REDO);
 }
@@ -555,7 +555,7 @@ static bool prestage_wanted (const struct dws_engine *e, const struct job *job)
     return e->cfg.prestage == 2;
 }
 
-/* Pre-staging is wanted and weighed (job->weighed): a job whose storage
+/* Pre-staging is wanted and weighed (job->ps.weighed): a job whose storage
  * cannot be placed before its nodes goes the usual way, or is refused if
  * it asked; one that asks for more nodes than the instance has could
  * hold its storage forever; the site bounds what is held ahead of nodes
@@ -563,7 +563,7 @@ static bool prestage_wanted (const struct dws_engine *e, const struct job *job)
  */
 static struct step prestage_choice (const struct dws_engine *e, const struct job *job)
 {
-    const struct prestage_facts *w = &job->weighed;
+    const struct prestage_facts *w = &job->ps.weighed;
     if (w->unknown_since > 0)
         return make (STEP_NOTHING); /* weighed again when the rabbits are known */
     if (w->unfit)
@@ -583,8 +583,8 @@ static struct step prestage_choice (const struct dws_engine *e, const struct job
  */
 static bool prestage_refused (const struct job *job)
 {
-    return job->prestage_asked == 1 && !job->prestage && job->weighed.unfit
-           && job->prestage_stage >= PRESTAGE_CHOSEN;
+    return job->prestage_asked == 1 && !job->ps.staged && job->ps.weighed.unfit
+           && job->ps.stage >= PRESTAGE_CHOSEN;
 }
 
 /* Proposal done and its breakdowns read: the resources once, then the
@@ -594,12 +594,12 @@ static bool prestage_refused (const struct job *job)
  */
 static struct step proposal_ready (const struct dws_engine *e, const struct job *job)
 {
-    if (!job->resources_sent && job->prestage_stage == PRESTAGE_UNCHOSEN)
+    if (!job->resources_sent && job->ps.stage == PRESTAGE_UNCHOSEN)
         return prestage_wanted (e, job) ? chose (RULE_PRESTAGE_WANTED, STEP_PRESTAGE_WEIGH)
                                         : chose (RULE_PRESTAGE_NOT_WANTED, STEP_PRESTAGE_NO);
-    if (!job->resources_sent && job->prestage_stage == PRESTAGE_WEIGHED)
+    if (!job->resources_sent && job->ps.stage == PRESTAGE_WEIGHED)
         return prestage_choice (e, job);
-    if (!job->resources_sent && job->prestage && job->prestage_stage < PRESTAGE_RECORDED)
+    if (!job->resources_sent && job->ps.staged && job->ps.stage < PRESTAGE_RECORDED)
         return chose (RULE_PRESTAGE_RECORD,
                       asked (job, TOK_PRESTAGE) ? STEP_NOTHING : STEP_PRESTAGE_RECORD);
     if (!job->resources_sent)
@@ -607,7 +607,7 @@ static struct step proposal_ready (const struct dws_engine *e, const struct job 
                                       : chose (RULE_RESOURCES, STEP_SEND_RESOURCES);
     if (setup_may_start (job))
         return setup_start (e, job);
-    if (prestaging (job) && job->prestage_stage == PRESTAGE_READY
+    if (prestaging (job) && job->ps.stage == PRESTAGE_READY
         && (job->deps & JOB_DEP_PRESTAGE))
         return chose (RULE_RESENT_LET_GO, STEP_PRESTAGE_READY);
     return prestage_may_start (job) ? prestage_next (job) : make (STEP_NOTHING);
@@ -620,7 +620,7 @@ static struct step proposal_ready (const struct dws_engine *e, const struct job 
 static struct step gone (const struct job *job)
 {
     if (job->phase == PHASE_DELETING) {
-        if (job->restage == RESTAGE_UNPINNED && !job->epilog && !job->excepted)
+        if (job->ps.restage == RESTAGE_UNPINNED && !job->epilog && !job->excepted)
             return chose (RULE_GIVEN_UP_DELETED, STEP_PRESTAGE_AGAIN);
         struct step st = chose (RULE_DELETED_FORGET, STEP_FORGET);
         st.end_epilog = job->epilog == EPILOG_ACTIVE || job->epilog == EPILOG_RELEASING;
@@ -733,7 +733,7 @@ static struct step next_request (const struct dws_engine *e, const struct job *j
             return by (RULE_EPILOG_BEGAN, ask (job, WF_POSTRUN));
         case NEWS_SETUP_AGAIN:
             /* its prolog-remove may have been lost with a reloaded plugin */
-            if (!job->hosts && (desired <= WF_PROPOSAL || job->prestage))
+            if (!job->hosts && (desired <= WF_PROPOSAL || job->ps.staged))
                 return make (STEP_NOTHING); /* the first: not a repeated one */
             if (handled >= WF_PRERUN && desired == WF_PRERUN
                 && !asked (job, TOK_SECRET)
@@ -743,7 +743,7 @@ static struct step next_request (const struct dws_engine *e, const struct job *j
         case NEWS_RESEND:
             /* a pre-staged job waits in DEPEND past Proposal */
             if (job->resources_sent
-                && ((handled == WF_PROPOSAL && desired == WF_PROPOSAL) || job->prestage)
+                && ((handled == WF_PROPOSAL && desired == WF_PROPOSAL) || job->ps.staged)
                 && !job->hosts && !job->excepted && !job->toredown && desired < WF_TEARDOWN)
                 return chose (RULE_RESOURCES_LOST, STEP_RESOURCES_AGAIN);
             return make (STEP_NOTHING);
@@ -766,7 +766,7 @@ static struct step next_request (const struct dws_engine *e, const struct job *j
                 return chose (RULE_CREATE_JOINED, STEP_JOIN_CREATE);
             return chose (RULE_CREATE_ANSWERED, STEP_CREATE_ANSWER);
         case NEWS_SETUP_REQUEST:
-            if (!job->hosts && (desired <= WF_PROPOSAL || job->prestage))
+            if (!job->hosts && (desired <= WF_PROPOSAL || job->ps.staged))
                 return chose (RULE_SETUP_CAME, STEP_RECORD_HOSTS); /* the first: record them */
             return chose (RULE_SETUP_ANSWERED, STEP_SETUP_ANSWER);
         case NEWS_POST_RUN_REQUEST:
@@ -784,8 +784,8 @@ static struct step next_request (const struct dws_engine *e, const struct job *j
             /* a given-up job's nodes may have come before the restart:
              * its Workflow is created again with them */
             if (phase_exists (job) && !job->hosts && !job->excepted
-                && (desired == WF_PROPOSAL || (job->prestage && handled == WF_DATAIN)
-                    || (job->prestage && job->restage == RESTAGE_UNPINNED)))
+                && (desired == WF_PROPOSAL || (job->ps.staged && handled == WF_DATAIN)
+                    || (job->ps.staged && job->ps.restage == RESTAGE_UNPINNED)))
                 return chose (RULE_RUNNING_UNREAD, STEP_READ_R);
             return make (STEP_NOTHING);
         case NEWS_ORPHAN_CLEANUP:
@@ -806,7 +806,7 @@ static struct step next_request (const struct dws_engine *e, const struct job *j
                               job->info_for == INFO_R ? STEP_SETUP_FROM_R : STEP_NOTHING);
             return chose (RULE_JOBSPEC_READ, STEP_FROM_JOBSPEC);
         case NEWS_R_READ:
-            if (job->hosts || (desired != WF_PROPOSAL && !job->prestage))
+            if (job->hosts || (desired != WF_PROPOSAL && !job->ps.staged))
                 return make (STEP_NOTHING); /* dws.setup came meanwhile */
             return chose (RULE_R_HOSTS, STEP_RECORD_HOSTS);
         case NEWS_JOBSPEC:
@@ -986,7 +986,7 @@ static struct step look_teardown_wanted (const struct dws_engine *e, const struc
 static struct step look_hosts_written (const struct dws_engine *e, const struct job *job)
 {
     (void)e;
-    return make (written (job, TOK_HOSTS) && !job->excepted && !job->toredown && !job->prestage
+    return make (written (job, TOK_HOSTS) && !job->excepted && !job->toredown && !job->ps.staged
                          && job->setup != SETUP_NONE && phase_desired (job) <= WF_PROPOSAL
                          && phase_handled (job) >= WF_PROPOSAL
                      ? STEP_SERVERS
@@ -1015,7 +1015,7 @@ static struct step look_prestaged_computes_written (const struct dws_engine *e,
                                                     const struct job *job)
 {
     (void)e;
-    return written (job, TOK_COMPUTES) && !job->excepted && job->prestage
+    return written (job, TOK_COMPUTES) && !job->excepted && job->ps.staged
                    && phase_desired (job) == WF_DATAIN && phase_handled (job) == WF_DATAIN
                ? ask (job, WF_PRERUN)
                : make (STEP_NOTHING);
@@ -1039,7 +1039,7 @@ static struct step look_proposal_done (const struct dws_engine *e, const struct 
 {
     return !job->excepted && !job->resources_sent && phase_exists (job)
                    && ((phase_handled (job) == WF_PROPOSAL && phase_desired (job) == WF_PROPOSAL)
-                       || job->prestage)
+                       || job->ps.staged)
                ? proposal (e, job)
                : make (STEP_NOTHING);
 }
@@ -1049,7 +1049,7 @@ static struct step look_resent_let_go (const struct dws_engine *e, const struct 
 {
     (void)e;
     return make (job->resources_sent && prestaging (job)
-                         && job->prestage_stage == PRESTAGE_READY
+                         && job->ps.stage == PRESTAGE_READY
                          && (job->deps & JOB_DEP_PRESTAGE)
                      ? STEP_PRESTAGE_READY
                      : STEP_NOTHING);
@@ -1060,7 +1060,7 @@ static struct step look_resent_let_go (const struct dws_engine *e, const struct 
  * free, then the Servers */
 static struct step look_prestage_hold_due (const struct dws_engine *e, const struct job *job)
 {
-    return make (prestage_may_start (job) && (job->ssd == SSD_PICKED || job->ssd == SSD_FINDING)
+    return make (prestage_may_start (job) && (job->ps.ssd == SSD_PICKED || job->ps.ssd == SSD_FINDING)
                          && !dws_health_holding (e->health, job->id)
                      ? STEP_PRESTAGE_HOLD
                      : STEP_NOTHING);
@@ -1068,7 +1068,7 @@ static struct step look_prestage_hold_due (const struct dws_engine *e, const str
 
 static struct step look_prestage_verify_due (const struct dws_engine *e, const struct job *job)
 {
-    return make (prestage_may_start (job) && job->ssd == SSD_PICKED && holds_applied (e, job)
+    return make (prestage_may_start (job) && job->ps.ssd == SSD_PICKED && holds_applied (e, job)
                      ? STEP_PRESTAGE_VERIFY
                      : STEP_NOTHING);
 }
@@ -1084,9 +1084,9 @@ static struct step look_prestage_start (const struct dws_engine *e, const struct
  * within a tolerance */
 static struct step look_prestage_lost (const struct dws_engine *e, const struct job *job)
 {
-    return make (job->prestage_counts && !job->hosts && !job->excepted && !job->toredown
+    return make (job->ps.counts && !job->hosts && !job->excepted && !job->toredown
                          && phase_desired (job) < WF_TEARDOWN
-                         && dws_health_first_down (e->health, job->prestage_counts)
+                         && dws_health_first_down (e->health, job->ps.counts)
                      ? STEP_PRESTAGE_LOST
                      : STEP_NOTHING);
 }
@@ -1162,11 +1162,11 @@ static struct step look_limit_recounted (const struct dws_engine *e, const struc
  * or it picks before its timer */
 static struct step look_room_came (const struct dws_engine *e, const struct job *job)
 {
-    if (!job->prestage_wait[0] || job->room_tried == e->room_gen)
+    if (!job->ps.wait[0] || job->ps.room_tried == e->room_gen)
         return make (STEP_NOTHING);
     if (weighed_unknown (job))
         return chose (RULE_ROOM_REWEIGH, STEP_PRESTAGE_WEIGH);
-    if (prestage_may_start (job) && job->ssd == SSD_UNPICKED)
+    if (prestage_may_start (job) && job->ps.ssd == SSD_UNPICKED)
         return chose (RULE_ROOM_PICK, STEP_PRESTAGE_PICK);
     return make (STEP_NOTHING);
 }
@@ -1484,11 +1484,11 @@ void decide_facts (const struct job *job, const struct step *st, enum job_phase 
         FACT (" excepted");
     if (job->epilog != EPILOG_NONE && (size_t)job->epilog < sizeof (epilogs) / sizeof (*epilogs))
         FACT (" epilog=%s", epilogs[job->epilog]);
-    if (job->prestage)
+    if (job->ps.staged)
         FACT (" prestage");
-    if (job->restage != RESTAGE_NONE
-        && (size_t)job->restage < sizeof (restages) / sizeof (*restages))
-        FACT (" restage=%s", restages[job->restage]);
+    if (job->ps.restage != RESTAGE_NONE
+        && (size_t)job->ps.restage < sizeof (restages) / sizeof (*restages))
+        FACT (" restage=%s", restages[job->ps.restage]);
     if (job->released)
         FACT (" released");
     if (job->hosts)

@@ -113,10 +113,10 @@ static void job_free (struct job *j)
     json_decref (j->reserved);
     json_decref (j->ssd_asks);
     json_decref (j->held);
-    json_decref (j->prestage_avoid);
-    json_decref (j->prestage_counts);
-    free (j->prestage_hosts);
-    free (j->weighed.unfit);
+    json_decref (j->ps.avoid);
+    json_decref (j->ps.counts);
+    free (j->ps.hosts);
+    free (j->ps.weighed.unfit);
     free (j->failed);
     free (j->wf_token);
     free (j->postrun_why);
@@ -193,7 +193,7 @@ void job_forget (struct dws_engine *e, struct job *job)
         rabbits_job_gone (e, job);
     if (job->ssd_asks && !job->hosts) /* the room a pick left for it is free */
         e->room_changed = true;
-    if (job->prestage_counts)
+    if (job->ps.counts)
         e->pinned--;
     size_t i;
     json_t *msgid;

@@ -208,14 +208,14 @@ static json_t *job_summary (struct dws_engine *e, struct job *job, bool full)
     json_t *prestage = prestage_view (e, job);
     if (prestage)
         json_object_set_new (o, "prestage", prestage);
-    json_t *datain = !job->prestage && phase_desired (job) == WF_DATAIN
+    json_t *datain = !job->ps.staged && phase_desired (job) == WF_DATAIN
                              && phase_handled (job) < WF_DATAIN
                          ? datain_view (e, job)
                          : NULL;
     if (datain) /* in its prolog: how far its DataIn is (a pre-staged job's is above) */
         json_object_set_new (o, "datain", datain);
-    if (job->prestage_not[0]) /* the site's default wanted it: why not */
-        json_object_set_new (o, "prestage_not", json_string (job->prestage_not));
+    if (job->ps.not[0]) /* the site's default wanted it: why not */
+        json_object_set_new (o, "prestage_not", json_string (job->ps.not));
     return o;
 }
 

@@ -164,7 +164,7 @@ static int placeable (struct dws_engine *e, struct job *job, json_t *breakdowns,
 static int64_t held_gib (const struct job *j)
 {
     if (!j->reserved || !j->held)
-        return j->prestage_gib;
+        return j->ps.gib;
     int64_t gib = 0;
     const char *rabbit;
     json_t *v;
@@ -179,7 +179,7 @@ static void held_ahead (struct dws_engine *e, int64_t *jobs, int64_t *gib)
     *jobs = *gib = 0;
     for (size_t b = 0; b < e->nbuckets; b++)
         for (struct job *j = e->table[b]; j; j = j->next)
-            if (j->prestage && !j->hosts && !j->excepted && phase_desired (j) < WF_TEARDOWN) {
+            if (j->ps.staged && !j->hosts && !j->excepted && phase_desired (j) < WF_TEARDOWN) {
                 (*jobs)++;
                 *gib += held_gib (j);
             }
@@ -187,7 +187,7 @@ static void held_ahead (struct dws_engine *e, int64_t *jobs, int64_t *gib)
 
 void prestage_weigh (struct dws_engine *e, struct job *job, json_t *breakdowns)
 {
-    struct prestage_facts *w = &job->weighed;
+    struct prestage_facts *w = &job->ps.weighed;
     dws_error_t why;
     free (w->unfit);
     w->unfit = NULL;
@@ -199,16 +199,16 @@ void prestage_weigh (struct dws_engine *e, struct job *job, json_t *breakdowns)
     if (rc < 0 && (w->unknown_since == 0 || e->now - w->unknown_since < PRESTAGE_KNOWN_WAIT)) {
         if (w->unknown_since == 0)
             w->unknown_since = e->now;
-        snprintf (job->prestage_wait, sizeof (job->prestage_wait),
+        snprintf (job->ps.wait, sizeof (job->ps.wait),
                   "the Fluxion graph and the instance's nodes are not known yet");
-        job->room_tried = e->room_gen;
+        job->ps.room_tried = e->room_gen;
         e->room_wanted = true;
         act_timer_start (e, job, T_PRESTAGE, PRESTAGE_RETRY);
         return;
     }
     if (w->unknown_since > 0) {
         act_timer_stop (e, job, T_PRESTAGE);
-        job->prestage_wait[0] = '\0';
+        job->ps.wait[0] = '\0';
     }
     w->unknown_since = 0;
     if (rc < 0)
@@ -226,11 +226,11 @@ void prestage_weigh (struct dws_engine *e, struct job *job, json_t *breakdowns)
 static void chosen (struct dws_engine *e, struct job *job, bool prestage)
 {
     sidestate_prestage_stage (e, job, PRESTAGE_CHOSEN);
-    job->prestage = prestage;
+    job->ps.staged = prestage;
     if (prestage) {
-        job->prestage_gib = job->weighed.gib;
-        job->split = job->weighed.split;
-        job->prestage_since = e->now;
+        job->ps.gib = job->ps.weighed.gib;
+        job->ps.split = job->ps.weighed.split;
+        job->ps.since = e->now;
     }
     advance_mark (e, job, NEWS_LOOK);
 }
@@ -244,29 +244,29 @@ void prestage_no (struct dws_engine *e, struct job *job, const struct step *st)
 void prestage_unfit (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    snprintf (job->prestage_not, sizeof (job->prestage_not), "%s", job->weighed.unfit);
+    snprintf (job->ps.not, sizeof (job->ps.not), "%s", job->ps.weighed.unfit);
     chosen (e, job, false);
 }
 
 void prestage_too_big (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    snprintf (job->prestage_not, sizeof (job->prestage_not),
-              "it asks for %lld nodes, the instance has %lld", (long long)job->weighed.nodes,
-              (long long)job->weighed.instance_nodes);
-    act_log (e, "info", "%s: not pre-staged: %s", job->name, job->prestage_not);
+    snprintf (job->ps.not, sizeof (job->ps.not),
+              "it asks for %lld nodes, the instance has %lld", (long long)job->ps.weighed.nodes,
+              (long long)job->ps.weighed.instance_nodes);
+    act_log (e, "info", "%s: not pre-staged: %s", job->name, job->ps.not);
     chosen (e, job, false);
 }
 
 void prestage_full (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    snprintf (job->prestage_not, sizeof (job->prestage_not),
+    snprintf (job->ps.not, sizeof (job->ps.not),
               "%lld jobs hold %lld GiB ahead of their nodes (rabbit.prestage_max_jobs %lld,"
-              " prestage_max_gib %lld)", (long long)job->weighed.ahead_jobs,
-              (long long)job->weighed.ahead_gib, (long long)e->cfg.prestage_max_jobs,
+              " prestage_max_gib %lld)", (long long)job->ps.weighed.ahead_jobs,
+              (long long)job->ps.weighed.ahead_gib, (long long)e->cfg.prestage_max_jobs,
               (long long)e->cfg.prestage_max_gib);
-    act_log (e, "info", "%s: not pre-staged: %s", job->name, job->prestage_not);
+    act_log (e, "info", "%s: not pre-staged: %s", job->name, job->ps.not);
     chosen (e, job, false);
 }
 
@@ -287,20 +287,20 @@ void prestage_yes (struct dws_engine *e, struct job *job, const struct step *st)
 /* ANN_PRESTAGE as it now stands: the choice, and the ssd once picked. */
 static json_t *note (struct job *job)
 {
-    json_t *o = json_pack ("{s:f s:I}", "since", job->prestage_since, "gib",
-                           (json_int_t)job->prestage_gib);
+    json_t *o = json_pack ("{s:f s:I}", "since", job->ps.since, "gib",
+                           (json_int_t)job->ps.gib);
     if (o && job->held)
         json_object_set (o, "held", job->held);
     if (o && job->reserved)
         json_object_set (o, "reserved", job->reserved);
-    if (o && job->split.chassis > 0)
+    if (o && job->ps.split.chassis > 0)
         json_object_set_new (o, "split", json_pack ("{s:I s:I s:I}", "chassis",
-                                                    (json_int_t)job->split.chassis, "per",
-                                                    (json_int_t)job->split.per, "node_gib",
-                                                    (json_int_t)job->split.node_gib));
-    if (o && job->prestage_counts && job->prestage_hosts) {
-        json_object_set (o, "counts", job->prestage_counts);
-        json_object_set_new (o, "hosts", json_string (job->prestage_hosts));
+                                                    (json_int_t)job->ps.split.chassis, "per",
+                                                    (json_int_t)job->ps.split.per, "node_gib",
+                                                    (json_int_t)job->ps.split.node_gib));
+    if (o && job->ps.counts && job->ps.hosts) {
+        json_object_set (o, "counts", job->ps.counts);
+        json_object_set_new (o, "hosts", json_string (job->ps.hosts));
     }
     char *s = o ? json_dumps (o, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     json_decref (o);
@@ -322,21 +322,21 @@ void prestage_record (struct dws_engine *e, struct job *job, const struct step *
 {
     (void)st;
     act_log (e, "info", "%s: pre-staged: Setup and DataIn before its nodes%s", job->name,
-             job->split.chassis > 0 ? " (its node-local storage held in Fluxion)"
-             : job->prestage_gib > 0 ? " (its Lustre held in Fluxion)"
+             job->ps.split.chassis > 0 ? " (its node-local storage held in Fluxion)"
+             : job->ps.gib > 0 ? " (its Lustre held in Fluxion)"
                                      : "");
     write_note (e, job);
 }
 
 /* The vertices a pick must leave out, as a set {path: true}: those a job
- * had when they were held for this one (job->prestage_avoid), and those
+ * had when they were held for this one (job->ps.avoid), and those
  * picked for another job whose hold is not applied yet -- rabbit health
  * counts a vertex as held only from the hold, which follows the record
  * on the Workflow, and two jobs picked in between must not share one.
  */
 static json_t *pick_avoid (struct dws_engine *e, struct job *job)
 {
-    json_t *avoid = job->prestage_avoid ? json_copy (job->prestage_avoid) : json_object ();
+    json_t *avoid = job->ps.avoid ? json_copy (job->ps.avoid) : json_object ();
     size_t i;
     json_t *p;
     for (size_t b = 0; avoid && b < e->nbuckets; b++)
@@ -360,7 +360,7 @@ static json_t *pick_leave (struct dws_engine *e, struct job *job)
     json_t *leave = json_array ();
     for (size_t b = 0; leave && b < e->nbuckets; b++)
         for (struct job *j = e->table[b]; j; j = j->next)
-            if (j->id < job->id && j->ssd_asks && !j->prestage && !j->hosts && !j->excepted
+            if (j->id < job->id && j->ssd_asks && !j->ps.staged && !j->hosts && !j->excepted
                 && phase_desired (j) < WF_TEARDOWN)
                 json_array_extend (leave, j->ssd_asks);
     return leave;
@@ -377,7 +377,7 @@ static bool pinned_to (struct dws_engine *e, struct job *job, json_t *hosts)
     json_t *v;
     size_t i;
     json_object_foreach (job->reserved, rabbit, v)
-        json_object_set_new (counts, rabbit, json_integer (job->split.per));
+        json_object_set_new (counts, rabbit, json_integer (job->ps.split.per));
     json_array_foreach (hosts, i, v)
         dws_hostlist_append_host (hl, json_string_value (v), NULL);
     char *s = hl ? dws_hostlist_encode (hl) : NULL;
@@ -387,12 +387,12 @@ static bool pinned_to (struct dws_engine *e, struct job *job, json_t *hosts)
         free (s);
         return false;
     }
-    if (!job->prestage_counts)
+    if (!job->ps.counts)
         e->pinned++;
-    json_decref (job->prestage_counts);
-    job->prestage_counts = counts;
-    free (job->prestage_hosts);
-    job->prestage_hosts = s;
+    json_decref (job->ps.counts);
+    job->ps.counts = counts;
+    free (job->ps.hosts);
+    job->ps.hosts = s;
     return true;
 }
 
@@ -407,25 +407,25 @@ void prestage_pick (struct dws_engine *e, struct job *job, const struct step *st
     json_t *leave = pick_leave (e, job);
     json_t *hosts = NULL;
     json_t *paths = NULL;
-    if (avoid && leave && job->split.chassis > 0)
-        paths = rabbits_pick_chassis (e, &job->split, avoid, leave, &reserved, &hosts, &err);
+    if (avoid && leave && job->ps.split.chassis > 0)
+        paths = rabbits_pick_chassis (e, &job->ps.split, avoid, leave, &reserved, &hosts, &err);
     else if (avoid && leave)
-        paths = rabbits_pick (e, job->prestage_gib, avoid, leave, &reserved, &err);
+        paths = rabbits_pick (e, job->ps.gib, avoid, leave, &reserved, &err);
     if (!avoid || !leave)
         snprintf (err.text, sizeof (err.text), "out of memory");
     json_decref (avoid);
     json_decref (leave);
     if (!paths) {
-        if (!job->prestage_wait[0])
+        if (!job->ps.wait[0])
             act_log (e, "info", "%s: waits for its rabbit storage: %s", job->name, err.text);
-        snprintf (job->prestage_wait, sizeof (job->prestage_wait), "%.150s", err.text);
-        job->room_tried = e->room_gen;
+        snprintf (job->ps.wait, sizeof (job->ps.wait), "%.150s", err.text);
+        job->ps.room_tried = e->room_gen;
         e->room_wanted = true;
         act_timer_start (e, job, T_PRESTAGE, PRESTAGE_RETRY);
         act_record (e, job);
         return;
     }
-    job->prestage_wait[0] = '\0';
+    job->ps.wait[0] = '\0';
     act_timer_stop (e, job, T_PRESTAGE);
     json_decref (job->reserved);
     job->reserved = reserved;
@@ -443,7 +443,7 @@ void prestage_pick (struct dws_engine *e, struct job *job, const struct step *st
 void prestage_noted (struct dws_engine *e, struct job *job)
 {
     sidestate_prestage_reach (e, job, PRESTAGE_RECORDED);
-    if (job->held && job->ssd == SSD_UNPICKED) {
+    if (job->held && job->ps.ssd == SSD_UNPICKED) {
         sidestate_ssd (e, job, SSD_PICKED);
         act_record (e, job);
     }
@@ -488,7 +488,7 @@ static json_t *found_ssds (json_t *payload, dws_error_t *err)
 
 int prestage_found (struct dws_engine *e, struct job *job, json_t *event)
 {
-    if (job->ssd != SSD_FINDING)
+    if (job->ps.ssd != SSD_FINDING)
         return 0;
     sidestate_ssd (e, job, SSD_PICKED);
     if (!job->held)
@@ -514,9 +514,9 @@ int prestage_found (struct dws_engine *e, struct job *job, json_t *event)
     json_array_foreach (job->held, i, p) {
         if (!json_object_get (taken, json_string_value (p)))
             continue;
-        if (!job->prestage_avoid)
-            job->prestage_avoid = json_object ();
-        json_object_set_new (job->prestage_avoid, json_string_value (p), json_true ());
+        if (!job->ps.avoid)
+            job->ps.avoid = json_object ();
+        json_object_set_new (job->ps.avoid, json_string_value (p), json_true ());
         conflicts++;
     }
     json_decref (taken);
@@ -527,14 +527,14 @@ int prestage_found (struct dws_engine *e, struct job *job, json_t *event)
     }
     else {
         sidestate_ssd (e, job, SSD_VERIFIED);
-        if (job->split.chassis > 0)
+        if (job->ps.split.chassis > 0)
             act_log (e, "info", "%s: holds %lld GiB of rabbit ssd for %lld nodes on each of"
                      " %lld rabbits; its nodes will be those rabbits' computes (%s)", job->name,
-                     (long long)job->prestage_gib, (long long)job->split.per,
-                     (long long)job->split.chassis, job->prestage_hosts ? job->prestage_hosts : "?");
+                     (long long)job->ps.gib, (long long)job->ps.split.per,
+                     (long long)job->ps.split.chassis, job->ps.hosts ? job->ps.hosts : "?");
         else
             act_log (e, "info", "%s: holds %lld GiB of rabbit ssd for its Lustre", job->name,
-                     (long long)job->prestage_gib);
+                     (long long)job->ps.gib);
     }
     return conflicts;
 }
@@ -548,15 +548,15 @@ int prestage_found (struct dws_engine *e, struct job *job, json_t *event)
 static json_t *pin (struct dws_engine *e, struct job *job)
 {
     dws_error_t err;
-    if (job->split.chassis <= 0 || !job->prestage_hosts)
+    if (job->ps.split.chassis <= 0 || !job->ps.hosts)
         return NULL;
-    json_t *res = dws_nodelocal_pin (job->resources, job->split.chassis, job->split.per, &err);
+    json_t *res = dws_nodelocal_pin (job->resources, job->ps.split.chassis, job->ps.split.per, &err);
     if (!res) {
         act_log (e, "err", "%s: cannot hold it to its chassis: %s", job->name, err.text);
         return NULL;
     }
     return json_pack ("{s:o s:o}", "resources", res, "constraint",
-                      dws_nodelocal_constraint (job->prestage_hosts));
+                      dws_nodelocal_constraint (job->ps.hosts));
 }
 
 void prestage_ready (struct dws_engine *e, struct job *job, const struct step *st)
@@ -566,7 +566,7 @@ void prestage_ready (struct dws_engine *e, struct job *job, const struct step *s
         act_log (e, "info", "%s: set up and filled: let go to the scheduler", job->name);
     act_dependency (e, job, DWS_JOBWIRE_PRESTAGE_DEPENDENCY, false, pin (e, job));
     job->deps &= ~JOB_DEP_PRESTAGE;
-    if (job->prestage_counts && e->cfg.prestage_node_wait > 0) /* held to its chassis */
+    if (job->ps.counts && e->cfg.prestage_node_wait > 0) /* held to its chassis */
         act_timer_start (e, job, T_NODE_WAIT, e->cfg.prestage_node_wait);
     act_record (e, job);
 }
@@ -579,10 +579,10 @@ static void again (struct dws_engine *e, struct job *job, const char *why)
     sidestate_restage (e, job, RESTAGE_AGAIN);
     job->resources_sent = true;
     sidestate_prestage_stage (e, job, PRESTAGE_CHOSEN);
-    if (why != job->restage_why)
-        snprintf (job->restage_why, sizeof (job->restage_why), "%s", why);
-    snprintf (job->prestage_not, sizeof (job->prestage_not), "given up: %.180s",
-              job->restage_why);
+    if (why != job->ps.restage_why)
+        snprintf (job->ps.restage_why, sizeof (job->ps.restage_why), "%s", why);
+    snprintf (job->ps.not, sizeof (job->ps.not), "given up: %.180s",
+              job->ps.restage_why);
 }
 
 void prestage_adopt (struct dws_engine *e, struct job *job)
@@ -602,28 +602,28 @@ void prestage_adopt (struct dws_engine *e, struct job *job)
             again (e, job, given_up);
         return;
     }
-    job->prestage = true;
+    job->ps.staged = true;
     sidestate_prestage_stage (e, job, PRESTAGE_RECORDED);
-    job->prestage_since = json_number_value (json_object_get (o, "since"));
-    job->prestage_gib = json_integer_value (json_object_get (o, "gib"));
+    job->ps.since = json_number_value (json_object_get (o, "since"));
+    job->ps.gib = json_integer_value (json_object_get (o, "gib"));
     json_t *split = json_object_get (o, "split");
-    job->split.chassis = json_integer_value (json_object_get (split, "chassis"));
-    job->split.per = json_integer_value (json_object_get (split, "per"));
-    job->split.node_gib = json_integer_value (json_object_get (split, "node_gib"));
+    job->ps.split.chassis = json_integer_value (json_object_get (split, "chassis"));
+    job->ps.split.per = json_integer_value (json_object_get (split, "per"));
+    job->ps.split.node_gib = json_integer_value (json_object_get (split, "node_gib"));
     json_t *counts = json_object_get (o, "counts");
     const char *hosts = json_string_value (json_object_get (o, "hosts"));
     if (json_is_object (counts) && hosts) {
-        if (!job->prestage_counts)
+        if (!job->ps.counts)
             e->pinned++;
-        json_decref (job->prestage_counts);
-        job->prestage_counts = json_incref (counts);
-        free (job->prestage_hosts);
-        job->prestage_hosts = strdup (hosts);
+        json_decref (job->ps.counts);
+        job->ps.counts = json_incref (counts);
+        free (job->ps.hosts);
+        job->ps.hosts = strdup (hosts);
     }
     /* to be torn down, then set up again the usual way; not when its
      * nodes came first (its hosts recorded): it kept its storage */
     if (given_up && !job->hosts) {
-        snprintf (job->restage_why, sizeof (job->restage_why), "%s", given_up);
+        snprintf (job->ps.restage_why, sizeof (job->ps.restage_why), "%s", given_up);
         sidestate_restage (e, job, job->view.desired == WF_TEARDOWN ? RESTAGE_UNPINNED
                                                                     : RESTAGE_UNPINNING);
     }
@@ -650,26 +650,26 @@ void prestage_adopt (struct dws_engine *e, struct job *job)
 
 json_t *prestage_view (const struct dws_engine *e, const struct job *job)
 {
-    if (!job->prestage)
+    if (!job->ps.staged)
         return NULL;
-    json_t *v = json_pack ("{s:f s:I s:b s:b}", "since", job->prestage_since, "gib",
-                           (json_int_t)job->prestage_gib, "ready", job->prestage_stage == PRESTAGE_READY,
+    json_t *v = json_pack ("{s:f s:I s:b s:b}", "since", job->ps.since, "gib",
+                           (json_int_t)job->ps.gib, "ready", job->ps.stage == PRESTAGE_READY,
                            "nodes", job->hosts != NULL);
-    if (v && job->prestage_wait[0])
-        json_object_set_new (v, "waiting", json_string (job->prestage_wait));
-    json_t *datain = v && !job->hosts && job->prestage_stage < PRESTAGE_READY
+    if (v && job->ps.wait[0])
+        json_object_set_new (v, "waiting", json_string (job->ps.wait));
+    json_t *datain = v && !job->hosts && job->ps.stage < PRESTAGE_READY
                          ? datain_view (e, job)
                          : NULL;
     if (datain)
         json_object_set_new (v, "datain", datain);
-    if (v && job->prestage_counts && job->prestage_hosts) /* node-local: its chassis */
+    if (v && job->ps.counts && job->ps.hosts) /* node-local: its chassis */
         json_object_set_new (v, "chassis", json_pack ("{s:O s:s}", "counts",
-                                                      job->prestage_counts, "hosts",
-                                                      job->prestage_hosts));
-    if (v && job->restage != RESTAGE_NONE)
-        json_object_set_new (v, "given_up", json_string (job->restage_why));
-    if (v && !job->hosts && job->prestage_stage == PRESTAGE_READY
-        && job->restage == RESTAGE_NONE && job->prestage_counts && e->cfg.prestage_node_wait > 0)
+                                                      job->ps.counts, "hosts",
+                                                      job->ps.hosts));
+    if (v && job->ps.restage != RESTAGE_NONE)
+        json_object_set_new (v, "given_up", json_string (job->ps.restage_why));
+    if (v && !job->hosts && job->ps.stage == PRESTAGE_READY
+        && job->ps.restage == RESTAGE_NONE && job->ps.counts && e->cfg.prestage_node_wait > 0)
         json_object_set_new (v, "node_wait", json_real (e->cfg.prestage_node_wait));
     return v;
 }
@@ -677,7 +677,7 @@ json_t *prestage_view (const struct dws_engine *e, const struct job *job)
 void prestage_lost (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    const char *rabbit = rabbits_first_down (e, job->prestage_counts);
+    const char *rabbit = rabbits_first_down (e, job->ps.counts);
     workflow_fail_job (e, job, "exception",
                        NOTE_PREFIX "rabbit %s went down while the job's node-local storage,"
                        " set up on it before the job's nodes, waited for them",
@@ -692,8 +692,8 @@ void prestage_rabbits (struct dws_engine *e)
     e->updown_seen = gen;
     for (size_t b = 0; b < e->nbuckets; b++)
         for (struct job *j = e->table[b]; j; j = j->next)
-            if (j->prestage_counts && !j->hosts && !j->excepted
-                && rabbits_first_down (e, j->prestage_counts))
+            if (j->ps.counts && !j->hosts && !j->excepted
+                && rabbits_first_down (e, j->ps.counts))
                 advance_mark (e, j, NEWS_LOOK);
 }
 
@@ -711,7 +711,7 @@ void prestage_room (struct dws_engine *e)
     bool wanted = false;
     for (size_t b = 0; b < e->nbuckets; b++)
         for (struct job *j = e->table[b]; j; j = j->next)
-            if (j->prestage_wait[0]) {
+            if (j->ps.wait[0]) {
                 advance_mark (e, j, NEWS_LOOK);
                 wanted = true;
             }
@@ -728,13 +728,13 @@ void prestage_room (struct dws_engine *e)
  */
 bool prestage_on_chassis (struct dws_engine *e, struct job *job, dws_error_t *err)
 {
-    if (dws_rabbitmap_counts_equal (e->map, job->hosts, job->prestage_counts))
+    if (dws_rabbitmap_counts_equal (e->map, job->hosts, job->ps.counts))
         return true;
     json_t *counts = dws_rabbitmap_counts (e->map, job->hosts, err);
     if (!counts)
         return false;
     char *got = json_dumps (counts, JSON_COMPACT | JSON_SORT_KEYS);
-    char *want = json_dumps (job->prestage_counts, JSON_COMPACT | JSON_SORT_KEYS);
+    char *want = json_dumps (job->ps.counts, JSON_COMPACT | JSON_SORT_KEYS);
     dws_errorf (err, "its nodes %s are not those its storage was set up for before them"
                 " (nodes per rabbit: %s, not %s); is the dws jobtap plugin older than the"
                 " dws service?", job->hosts, got ? got : "?", want ? want : "?");
@@ -749,16 +749,16 @@ void prestage_give_up (struct dws_engine *e, struct job *job, const struct step 
 {
     char token[96];
     (void)st;
-    snprintf (job->restage_why, sizeof (job->restage_why),
+    snprintf (job->ps.restage_why, sizeof (job->ps.restage_why),
               "its nodes did not come within %g s of its data being in on %s"
               " (rabbit.prestage_node_wait)", e->cfg.prestage_node_wait,
-              job->prestage_hosts ? job->prestage_hosts : "its chassis");
+              job->ps.hosts ? job->ps.hosts : "its chassis");
     act_log (e, "info", "%s: %s: letting it go of its chassis; its storage is set up again"
-             " the usual way when its nodes come", job->name, job->restage_why);
+             " the usual way when its nodes come", job->name, job->ps.restage_why);
     sidestate_restage (e, job, RESTAGE_NOTING);
     act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name,
              json_pack ("{s:{s:{s:s}}}", "metadata", "annotations", ANN_GIVEN_UP,
-                        job->restage_why),
+                        job->ps.restage_why),
              token_for (token, sizeof (token), TOK_GIVE_UP, job));
     act_record (e, job);
 }
@@ -767,14 +767,14 @@ void prestage_on_given_up (struct dws_engine *e, enum token_kind kind, struct jo
                            json_t *event)
 {
     (void)kind;
-    if (job->restage != RESTAGE_NOTING)
+    if (job->ps.restage != RESTAGE_NOTING)
         return; /* a late answer */
     struct k8s_answer a = answer_of (event);
     if (!a.ok) {
         act_log (e, "warning", "%s: cannot record that its pre-staging is given up (%s):"
                  " it waits for its chassis", job->name, answer_message (event));
         sidestate_restage (e, job, RESTAGE_NONE);
-        job->restage_why[0] = '\0';
+        job->ps.restage_why[0] = '\0';
         act_record (e, job);
     }
     else
@@ -782,11 +782,17 @@ void prestage_on_given_up (struct dws_engine *e, enum token_kind kind, struct jo
     advance_mark (e, job, NEWS_LOOK);
 }
 
+void prestage_kept (struct dws_engine *e, struct job *job)
+{
+    sidestate_restage (e, job, RESTAGE_NONE);
+    job->ps.restage_why[0] = '\0';
+}
+
 void prestage_on_unpin (struct dws_engine *e, enum token_kind kind, struct job *job,
                         json_t *event)
 {
     (void)kind;
-    if (job->restage != RESTAGE_UNPINNING)
+    if (job->ps.restage != RESTAGE_UNPINNING)
         return; /* a late answer */
     const char *errstr = dws_json_str_or (json_object_get (event, "errstr"), "no answer");
     job->asking &= ~((uint64_t)1 << TOK_UNPIN);
@@ -811,7 +817,7 @@ void prestage_on_unpin (struct dws_engine *e, enum token_kind kind, struct job *
         act_log (e, "warning", "%s: cannot let it go of its chassis (%s): its pre-staged"
                  " storage is kept", job->name, errstr);
         sidestate_restage (e, job, RESTAGE_NONE);
-        job->restage_why[0] = '\0';
+        job->ps.restage_why[0] = '\0';
     }
     act_record (e, job);
     advance_mark (e, job, NEWS_LOOK);
@@ -834,7 +840,7 @@ static void nodes_weighed (struct dws_engine *e, struct job *job, enum prestage_
 void prestage_keep (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    job->restage_why[0] = '\0';
+    job->ps.restage_why[0] = '\0';
     nodes_weighed (e, job, RESTAGE_NONE,
                    "those of its chassis: its pre-staged storage is kept");
 }
@@ -855,24 +861,24 @@ void prestage_again (struct dws_engine *e, struct job *job, const struct step *s
     (void)st;
     act_log (e, "info", "%s: its pre-staged storage is gone: creating its Workflow again,%s",
              job->name, job->hosts ? " for its nodes" : " to wait for its nodes");
-    job->prestage = false;
-    job->prestage_gib = 0;
-    memset (&job->split, 0, sizeof (job->split));
-    if (job->prestage_counts)
+    job->ps.staged = false;
+    job->ps.gib = 0;
+    memset (&job->ps.split, 0, sizeof (job->ps.split));
+    if (job->ps.counts)
         e->pinned--;
-    json_decref (job->prestage_counts);
-    job->prestage_counts = NULL;
-    free (job->prestage_hosts);
-    job->prestage_hosts = NULL;
+    json_decref (job->ps.counts);
+    job->ps.counts = NULL;
+    free (job->ps.hosts);
+    job->ps.hosts = NULL;
     sidestate_ssd (e, job, SSD_UNPICKED);
     rabbits_unhold (e, job); /* at Teardown already */
     json_decref (job->reserved);
     job->reserved = NULL;
-    json_decref (job->prestage_avoid);
-    job->prestage_avoid = NULL;
-    job->prestage_wait[0] = '\0';
+    json_decref (job->ps.avoid);
+    job->ps.avoid = NULL;
+    job->ps.wait[0] = '\0';
     memset (&job->datain, 0, sizeof (job->datain));
-    again (e, job, job->restage_why);
+    again (e, job, job->ps.restage_why);
     job->toredown = false;
     job->teardown_reads = 0;
     job->forced = WF_NONE;

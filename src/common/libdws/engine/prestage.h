@@ -17,7 +17,7 @@
  * nodes to be known (after a start), before it is made without them. */
 #define PRESTAGE_KNOWN_WAIT 60.0
 
-/* Record what decides whether the job is pre-staged (job->weighed, from
+/* Record what decides whether the job is pre-staged (job->ps.weighed, from
  * its breakdowns, the rabbits and the jobs pre-staged now): the decider
  * chooses from it with what the job asked (dw_prestage) and
  * rabbit.prestage*.  While rabbit health does not know the graph and
@@ -96,6 +96,9 @@ void prestage_on_given_up (struct dws_engine *e, enum token_kind kind, struct jo
 bool prestage_on_chassis (struct dws_engine *e, struct job *job, dws_error_t *err);
 
 /* The jobtap plugin's answer to prestage-unpin (progress_prestage_unpin asks). */
+/* It cannot be let go of its chassis (its unpin not sent): not given up. */
+void prestage_kept (struct dws_engine *e, struct job *job);
+
 void prestage_on_unpin (struct dws_engine *e, enum token_kind kind, struct job *job,
                         json_t *event);
 

@@ -118,7 +118,7 @@ static bool send_resources (struct dws_engine *e, struct job *job, json_t *list,
     json_t *res = NULL;
     if (refused)
         err = *refused;
-    else if (job->prestage)
+    else if (job->ps.staged)
         res = json_deep_copy (job->resources); /* its storage is not the scheduler's */
     else
         res = proposal_resources (e, job, list, &spread, &err);
@@ -145,10 +145,10 @@ static bool send_resources (struct dws_engine *e, struct job *job, json_t *list,
     else {
         json_t *exclude = rabbits_job_constraint (e);
         json_decref (job->ssd_asks);
-        job->ssd_asks = job->prestage ? NULL : dws_jobspec_ssd_asks (res);
+        job->ssd_asks = job->ps.staged ? NULL : dws_jobspec_ssd_asks (res);
         payload = json_pack ("{s:I s:o s:o}", "id", job->id, "resources", res, "exclude",
                              exclude);
-        if (payload && job->prestage) /* flux-dws' own key: dws-prestage is held */
+        if (payload && job->ps.staged) /* flux-dws' own key: dws-prestage is held */
             json_object_set_new (payload, "prestage", json_true ());
     }
     act_rpc (e, DWS_JOBWIRE_TOPIC (DWS_JOBWIRE_RESOURCE_UPDATE_METHOD), payload, NULL);
@@ -169,18 +169,17 @@ void progress_prestage_unpin (struct dws_engine *e, struct job *job, const struc
     json_t *list = breakdown_list (job);
     json_t *res = proposal_resources (e, job, list, &spread, &err);
     json_decref (list);
-    if (!res || !job->prestage_hosts) {
+    if (!res || !job->ps.hosts) {
         act_log (e, "warning", "%s: cannot let it go of its chassis: %s", job->name,
                  res ? "its chassis are not known" : err.text);
         json_decref (res);
-        sidestate_restage (e, job, RESTAGE_NONE);
-        job->restage_why[0] = '\0';
+        prestage_kept (e, job);
         advance_mark (e, job, NEWS_LOOK); /* not let go: as a refusal */
         return;
     }
     json_decref (job->ssd_asks);
     job->ssd_asks = dws_jobspec_ssd_asks (res);
-    act_unpin (e, job, res, dws_nodelocal_constraint (job->prestage_hosts),
+    act_unpin (e, job, res, dws_nodelocal_constraint (job->ps.hosts),
                token_for (token, sizeof (token), TOK_UNPIN, job));
     job->asking |= (uint64_t)1 << TOK_UNPIN; /* once, until it is answered */
 }
@@ -218,7 +217,7 @@ static void resources (struct dws_engine *e, struct job *job, const dws_error_t 
         job->excepted = true; /* the job manager raises the exception */
         job->toredown = true; /* without PostRun or DataOut */
     }
-    else if (job->prestage)
+    else if (job->ps.staged)
         job->deps |= JOB_DEP_PRESTAGE; /* the plugin adds dws-prestage */
     advance_mark (e, job, NEWS_LOOK);
 }
@@ -230,13 +229,13 @@ void progress_send_resources (struct dws_engine *e, struct job *job, const struc
 }
 
 /* STEP_SEND_REFUSAL: it asked to be pre-staged (dw_prestage=yes) and its
- * storage cannot be placed before its nodes (job->weighed). */
+ * storage cannot be placed before its nodes (job->ps.weighed). */
 void progress_send_refusal (struct dws_engine *e, struct job *job, const struct step *st)
 {
     dws_error_t err;
     (void)st;
     dws_errorf (&err, DWS_PRESTAGE_ATTR "=yes: %s",
-                job->weighed.unfit ? job->weighed.unfit : "its storage cannot be placed");
+                job->ps.weighed.unfit ? job->ps.weighed.unfit : "its storage cannot be placed");
     resources (e, job, &err);
 }
 
@@ -292,8 +291,8 @@ static void setup_servers (struct dws_engine *e, struct job *job)
     /* the same decision as the rewrite at Proposal: the job's Lustre went
      * where Fluxion found room, and R says where (a pre-staged job's: the
      * ssd held for it) */
-    bool spread = job->reserved && !job->prestage_counts
-                  && (job->prestage || dws_lustre_spreads (job->resources, list, &e->cfg.lustre));
+    bool spread = job->reserved && !job->ps.counts
+                  && (job->ps.staged || dws_lustre_spreads (job->resources, list, &e->cfg.lustre));
     json_array_foreach (list, i, bd) {
         json_t *storage = json_object_get (json_object_get (bd, "status"), "storage");
         if (!json_is_object (storage))
@@ -307,10 +306,10 @@ static void setup_servers (struct dws_engine *e, struct job *job)
             sets = dws_lustre_allocation_sets (storage, job->reserved, &e->cfg.lustre,
                                                min_bytes, &err);
         }
-        else if (job->prestage_counts) {
+        else if (job->ps.counts) {
             /* node-local, before the nodes: the rabbits picked, the job's
              * nodes each will serve (its jobspec is held to them) */
-            sets = dws_servers_allocation_sets (storage, job->prestage_counts, min_bytes, &err);
+            sets = dws_servers_allocation_sets (storage, job->ps.counts, min_bytes, &err);
         }
         else {
             json_t *counts = dws_rabbitmap_counts (e->map, job->hosts, &err);
@@ -403,9 +402,9 @@ void progress_computes (struct dws_engine *e, struct job *job, const struct step
     char token[96];
     (void)st;
     job->written &= ~((uint64_t)1 << TOK_HOSTS);
-    if (job->prestage)
+    if (job->ps.staged)
         memo_rabbits (e, job); /* its computes are known only now */
-    if (job->prestage_counts && !prestage_on_chassis (e, job, &err)) {
+    if (job->ps.counts && !prestage_on_chassis (e, job, &err)) {
         workflow_fail_job (e, job, "exception", NOTE_PREFIX "%s", err.text);
         return;
     }

@@ -132,7 +132,7 @@ static void keep_computes (struct dws_engine *e, struct job *job, const char *wh
 {
     act_timer_stop (e, job, T_RELEASE);
     act_log (e, "warning", "%s: computes kept until Teardown: %s", job->name, why);
-    if (!job->prestage)
+    if (!job->ps.staged)
         rabbits_unhold (e, job); /* a pre-staged job's ssd stays held until Teardown */
     advance_mark (e, job, NEWS_LOOK); /* DataOut */
 }

@@ -356,7 +356,7 @@ void request_record_hosts (struct dws_engine *e, struct job *job, const struct s
     act_timer_stop (e, job, T_NODE_WAIT); /* its nodes came */
     if (job->ssd_asks) /* the room a pick left for it is taken: picks may go */
         e->room_changed = true;
-    if (!job->prestage) /* a pre-staged job's ssd is the one held for it, not in R */
+    if (!job->ps.staged) /* a pre-staged job's ssd is the one held for it, not in R */
         job_set_reserved (job, st->said->event);
     rabbits_job (e, job);
     sidestate_setup (e, job, SETUP_PENDING);

@@ -118,20 +118,20 @@ static bool allowed (struct dws_engine *e, struct job *job, const struct machine
 
 void sidestate_prestage_stage (struct dws_engine *e, struct job *job, enum prestage_stage to)
 {
-    if (allowed (e, job, &prestage_stage_machine, (int)job->prestage_stage, (int)to))
-        job->prestage_stage = to;
+    if (allowed (e, job, &prestage_stage_machine, (int)job->ps.stage, (int)to))
+        job->ps.stage = to;
 }
 
 void sidestate_ssd (struct dws_engine *e, struct job *job, enum prestage_ssd to)
 {
-    if (allowed (e, job, &ssd_machine, (int)job->ssd, (int)to))
-        job->ssd = to;
+    if (allowed (e, job, &ssd_machine, (int)job->ps.ssd, (int)to))
+        job->ps.ssd = to;
 }
 
 void sidestate_restage (struct dws_engine *e, struct job *job, enum prestage_restage to)
 {
-    if (allowed (e, job, &restage_machine, (int)job->restage, (int)to))
-        job->restage = to;
+    if (allowed (e, job, &restage_machine, (int)job->ps.restage, (int)to))
+        job->ps.restage = to;
 }
 
 void sidestate_setup (struct dws_engine *e, struct job *job, enum setup_start to)
@@ -154,7 +154,7 @@ void sidestate_epilog (struct dws_engine *e, struct job *job, enum epilog to)
 
 bool sidestate_prestage_reach (struct dws_engine *e, struct job *job, enum prestage_stage to)
 {
-    if (job->prestage_stage >= to)
+    if (job->ps.stage >= to)
         return false;
     sidestate_prestage_stage (e, job, to);
     return true;

@@ -281,7 +281,7 @@ enum prolog {
  */
 enum prestage_stage {
     PRESTAGE_UNCHOSEN = 0, /* not weighed, not chosen */
-    PRESTAGE_WEIGHED,      /* what decides it is recorded (job->weighed) */
+    PRESTAGE_WEIGHED,      /* what decides it is recorded (job->ps.weighed) */
     PRESTAGE_CHOSEN,       /* the decider chose (pre-staged or not) */
     PRESTAGE_RECORDED,     /* pre-staged, ANN_PRESTAGE is on the Workflow */
     PRESTAGE_READY,        /* its data is in: dws-prestage removed */
@@ -342,6 +342,34 @@ struct prestage_facts {
     double unknown_since;   /* rabbit health did not know the graph and the
                              * instance's nodes yet when it was first weighed
                              * (0: it did): weighed again when it does */
+};
+
+/* A job's pre-staging: its storage set up and filled before its nodes.
+ * Its own wing: written by prestage.c alone (its stage, ssd and restage
+ * moved through sidestate.c's setters), read by decide.c's pre-staging
+ * rules (t/python/libdws/test_one_decider.py holds both).
+ */
+struct prestage_state {
+    enum prestage_stage stage; /* how far its pre-staging went */
+    struct prestage_facts weighed; /* what decides it (PRESTAGE_WEIGHED on) */
+    bool staged;           /* pre-staged: Setup and DataIn before dws.setup */
+    int64_t gib;           /* the ssd it holds in Fluxion; 0: none */
+    struct prestage_split split; /* node-local storage: its even split */
+    json_t *counts;        /* node-local, once picked: {rabbit: nodes} its
+                            * storage is set up for */
+    char *hosts;           /* and those chassis' computes (RFC 29): its nodes
+                            * come from them alone */
+    enum prestage_ssd ssd; /* where its ssd hold is (Lustre) */
+    json_t *avoid;         /* {path: true}: vertices a job had when held */
+    double since;          /* when it was pre-staged */
+    char wait[160];        /* why it waits for its storage, "" if it does not */
+    unsigned long room_tried; /* e->room_gen when its weigh or pick last found no
+                            * room (or the rabbits unknown): it tries again once
+                            * room may have come since, or at its timer */
+    char not[200];         /* why it is not pre-staged though the site's default
+                            * wanted it (flux dws job), "" otherwise */
+    enum prestage_restage restage; /* its pre-staging given up */
+    char restage_why[200]; /* why, "" when it was not */
 };
 
 struct told; /* advance.h */
@@ -486,29 +514,9 @@ struct job {
                             * or user within a bank); -1: its user's persistent
                             * storage not listed yet */
 
-    /* pre-staging (prestage.c): storage set up and filled before the nodes */
     int prestage_asked;    /* dw_prestage: -1 not given, 0 "no", 1 "yes" */
-    enum prestage_stage prestage_stage; /* how far its pre-staging went */
-    struct prestage_facts weighed; /* what decides it (PRESTAGE_WEIGHED on) */
-    bool prestage;         /* pre-staged: Setup and DataIn before dws.setup */
-    int64_t prestage_gib;  /* the ssd it holds in Fluxion; 0: none */
-    struct prestage_split split; /* node-local storage: its even split */
-    json_t *prestage_counts; /* node-local, once picked: {rabbit: nodes} its
-                              * storage is set up for */
-    char *prestage_hosts;  /* and those chassis' computes (RFC 29): its nodes
-                            * come from them alone */
-    enum prestage_ssd ssd; /* where its ssd hold is (Lustre) */
-    json_t *prestage_avoid; /* {path: true}: vertices a job had when held */
-    double prestage_since; /* when it was pre-staged */
-    char prestage_wait[160]; /* why it waits for its storage, "" if it does not */
-    unsigned long room_tried; /* e->room_gen when its weigh or pick last found no
-                            * room (or the rabbits unknown): it tries again once
-                            * room may have come since, or at its timer */
-    char prestage_not[200]; /* why it is not pre-staged though the site's default
-                             * wanted it (flux dws job), "" otherwise */
+    struct prestage_state ps; /* its pre-staging (prestage.c's wing) */
     struct datain_facts datain; /* its DataIn's progress while pre-staged (datain.c) */
-    enum prestage_restage restage; /* its pre-staging given up (prestage.c) */
-    char restage_why[200]; /* why, "" when it was not */
 };
 
 /* A job's timers, X (ID, word): T_ID, and its key "<word>:<jobid>", written
@@ -591,7 +599,7 @@ struct dws_engine {
     bool room_wanted;     /* a pre-staged job found no room (prestage.c): only
                            * then does room_changed send anyone to pick */
     unsigned long room_gen; /* rabbit health's inputs that may have made room,
-                           * counted by prestage_room (job->room_tried) */
+                           * counted by prestage_room (job->ps.room_tried) */
     int64_t pinned;       /* jobs whose node-local storage waits on its rabbits
                            * for their nodes (prestage_counts set): only then,
                            * and when a rabbit went up or down since

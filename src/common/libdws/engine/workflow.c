@@ -211,8 +211,8 @@ void workflow_send_create (struct dws_engine *e, struct job *job, const struct s
         json_object_set_new (ann, ANN_RELEASE,
                              json_string (job->release == RELEASE_EARLY ? DWS_RELEASE_AFTER_UNMOUNT
                                                                         : DWS_RELEASE_AFTER_TEARDOWN));
-    if (job->restage == RESTAGE_AGAIN) /* a restarted service takes it up so */
-        json_object_set_new (ann, ANN_GIVEN_UP, json_string (job->restage_why));
+    if (job->ps.restage == RESTAGE_AGAIN) /* a restarted service takes it up so */
+        json_object_set_new (ann, ANN_GIVEN_UP, json_string (job->ps.restage_why));
     if (job->bank)
         json_object_set_new (ann, ANN_BANK, json_string (job->bank));
     if (job->project)

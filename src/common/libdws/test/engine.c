@@ -3748,8 +3748,8 @@ static void test_side_machines (void)
         has (refused[i], "action", "log", "level", "err", "message", refused[i]);
     ok (json_array_size (A) == 6, "... one line each; the same value again is no move");
     ok (job->setup == SETUP_NONE && job->prolog == PROLOG_ENDED && job->epilog == EPILOG_REMOVED
-            && job->ssd == SSD_VERIFIED && job->restage == RESTAGE_AGAIN
-            && job->prestage_stage == PRESTAGE_READY,
+            && job->ps.ssd == SSD_VERIFIED && job->ps.restage == RESTAGE_AGAIN
+            && job->ps.stage == PRESTAGE_READY,
         "... and each keeps its value");
     dws_engine_destroy (e);
 }
