@@ -40,14 +40,24 @@ def test_each_rule_is_named_once_with_words_for_people() -> None:
 
 
 def test_the_look_rules_come_first_in_the_order_settle_tries_them() -> None:
+    """The look rules, then pre-staging's wing, each in the order tried,
+    each guard named for its rule."""
     text = RULES_H.read_text()
     start = text.index("#define DWS_ENGINE_LOOK_RULES")
-    look = text[start:text.index("#define DWS_ENGINE_RULES(X)")]
+    look = text[start:text.index("#define DWS_ENGINE_PRESTAGE_RULES")]
     rows = re.findall(r"X \((\w+), (look_\w+),", look)
     order = [name.lower().replace("_", "-") for name, _ in rows]
-    assert len(order) > 20 and order == list(RULES[:len(order)])
+    assert len(order) > 15 and order == list(RULES[:len(order)])
+    # pre-staging's wing comes next, consulted by the one look rule PRESTAGE
+    start = text.index("#define DWS_ENGINE_PRESTAGE_RULES")
+    wing = re.findall(r"X \((\w+), (look_\w+),",
+                      text[start:text.index("#define DWS_ENGINE_RULES(X)")])
+    assert "prestage" in order and len(wing) >= 6
+    assert [n.lower().replace("_", "-") for n, _ in wing] == list(
+        RULES[len(order):len(order) + len(wing)])
+    rows += wing
     # each guard is named for its rule
-    for name, guard in re.findall(r"X \((\w+), (look_\w+),", look):
+    for name, guard in rows:
         assert guard == "look_" + name.lower()
 
 

@@ -53,7 +53,7 @@ static bool asked (const struct job *job, enum token_kind kind)
 static struct step make (enum step_kind kind)
 {
     struct step st = {kind, WF_NONE, WF_NONE, T_NKINDS, 0, WF_NONE, false, NEWS_COUNT, NULL,
-                      RULE_NONE, RULE_NONE};
+                      RULE_NONE, RULE_NONE, RULE_NONE};
     return st;
 }
 
@@ -328,9 +328,34 @@ static bool hosts_written (const struct job *job)
  * follows, each rule one its step ends (a phase moved on, the Computes
  * asked, the prolog ended, ...).
  */
+/* A pre-staged job's Setup or DataIn is complete (pre-staging's wing):
+ * Setup done, DataIn before its nodes; DataIn done, the job let go to the
+ * scheduler, or given up and let go of its chassis, or, its nodes come,
+ * its Computes filled.
+ */
+static struct step prestage_after_done (const struct job *job, enum wf_state s)
+{
+    if (s == WF_SETUP)
+        return by (RULE_SETUP_DONE_PRESTAGED, ask (job, WF_DATAIN));
+    if (!job->hosts && job->ps.restage == RESTAGE_UNPINNING)
+        return chose (RULE_DATAIN_DONE_UNPIN,
+                      asked (job, TOK_UNPIN) ? STEP_NOTHING /* given up before a restart */
+                                             : STEP_PRESTAGE_UNPIN);
+    if (job->hosts) /* its hosts on the Workflow first */
+        return chose (RULE_DATAIN_DONE_NODES_CAME,
+                      computes_due (job) && hosts_written (job) ? STEP_COMPUTES : STEP_NOTHING);
+    /* let go to the scheduler, once (not given up) */
+    return chose (RULE_DATAIN_DONE_PRESTAGED,
+                  job->ps.stage < PRESTAGE_READY && job->ps.restage == RESTAGE_NONE
+                      ? STEP_PRESTAGE_READY
+                      : STEP_NOTHING);
+}
+
 static struct step after_done (const struct dws_engine *e, const struct job *job,
                                enum wf_state s)
 {
+    if (job->ps.staged && (s == WF_SETUP || s == WF_DATAIN))
+        return prestage_after_done (job, s);
     switch (s) {
         case WF_PROPOSAL:
             /* a breakdown it lists not read (a Workflow created again):
@@ -340,23 +365,8 @@ static struct step after_done (const struct dws_engine *e, const struct job *job
                               ? STEP_BREAKDOWNS
                               : STEP_NOTHING);
         case WF_SETUP:
-            if (job->ps.staged)
-                return by (RULE_SETUP_DONE_PRESTAGED, ask (job, WF_DATAIN));
             return chose (RULE_SETUP_DONE, computes_due (job) ? STEP_COMPUTES : STEP_NOTHING);
         case WF_DATAIN:
-            if (job->ps.staged && !job->hosts && job->ps.restage == RESTAGE_UNPINNING)
-                return chose (RULE_DATAIN_DONE_UNPIN,
-                              asked (job, TOK_UNPIN) ? STEP_NOTHING /* given up before a restart */
-                                                     : STEP_PRESTAGE_UNPIN);
-            if (job->ps.staged && job->hosts) /* its hosts on the Workflow first */
-                return chose (RULE_DATAIN_DONE_NODES_CAME,
-                              computes_due (job) && hosts_written (job) ? STEP_COMPUTES
-                                                                        : STEP_NOTHING);
-            if (job->ps.staged) /* let go to the scheduler, once (not given up) */
-                return chose (RULE_DATAIN_DONE_PRESTAGED,
-                              job->ps.stage < PRESTAGE_READY && job->ps.restage == RESTAGE_NONE
-                                  ? STEP_PRESTAGE_READY
-                                  : STEP_NOTHING);
             return by (RULE_DATAIN_DONE, ask (job, WF_PRERUN));
         case WF_PRERUN:
             if (job->prolog == PROLOG_ENDED || asked (job, TOK_SECRET) || job->wf_token)
@@ -587,30 +597,40 @@ static bool prestage_refused (const struct job *job)
            && job->ps.stage >= PRESTAGE_CHOSEN;
 }
 
-/* Proposal done and its breakdowns read: the resources once, then the
- * Setup if dws.setup came meanwhile.  A pre-staged job whose data is in
- * and whose resources went again (the jobtap plugin asked again: it holds
- * dws-prestage anew) is let go again.
+/* Is pre-staging still to be chosen at Proposal's end: weighed, chosen,
+ * recorded on the Workflow when chosen (pre-staging's wing)?
+ */
+static bool prestage_unchosen (const struct job *job)
+{
+    return job->ps.stage == PRESTAGE_UNCHOSEN || job->ps.stage == PRESTAGE_WEIGHED
+           || (job->ps.staged && job->ps.stage < PRESTAGE_RECORDED);
+}
+
+/* Its next step toward that choice: what decides it read, the choice,
+ * then, pre-staged, its record on the Workflow.
+ */
+static struct step prestage_choose (const struct dws_engine *e, const struct job *job)
+{
+    if (job->ps.stage == PRESTAGE_UNCHOSEN)
+        return prestage_wanted (e, job) ? chose (RULE_PRESTAGE_WANTED, STEP_PRESTAGE_WEIGH)
+                                        : chose (RULE_PRESTAGE_NOT_WANTED, STEP_PRESTAGE_NO);
+    if (job->ps.stage == PRESTAGE_WEIGHED)
+        return prestage_choice (e, job);
+    return chose (RULE_PRESTAGE_RECORD,
+                  asked (job, TOK_PRESTAGE) ? STEP_NOTHING : STEP_PRESTAGE_RECORD);
+}
+
+/* Proposal done, its breakdowns read and its resources not sent (the
+ * one caller, PROPOSAL_DONE, holds only then): pre-staging chosen first,
+ * then the resources, once (the Setup and a pre-staged job's let-go are
+ * other look rules').
  */
 static struct step proposal_ready (const struct dws_engine *e, const struct job *job)
 {
-    if (!job->resources_sent && job->ps.stage == PRESTAGE_UNCHOSEN)
-        return prestage_wanted (e, job) ? chose (RULE_PRESTAGE_WANTED, STEP_PRESTAGE_WEIGH)
-                                        : chose (RULE_PRESTAGE_NOT_WANTED, STEP_PRESTAGE_NO);
-    if (!job->resources_sent && job->ps.stage == PRESTAGE_WEIGHED)
-        return prestage_choice (e, job);
-    if (!job->resources_sent && job->ps.staged && job->ps.stage < PRESTAGE_RECORDED)
-        return chose (RULE_PRESTAGE_RECORD,
-                      asked (job, TOK_PRESTAGE) ? STEP_NOTHING : STEP_PRESTAGE_RECORD);
-    if (!job->resources_sent)
-        return prestage_refused (job) ? chose (RULE_RESOURCES_REFUSAL, STEP_SEND_REFUSAL)
-                                      : chose (RULE_RESOURCES, STEP_SEND_RESOURCES);
-    if (setup_may_start (job))
-        return setup_start (e, job);
-    if (prestaging (job) && job->ps.stage == PRESTAGE_READY
-        && (job->deps & JOB_DEP_PRESTAGE))
-        return chose (RULE_RESENT_LET_GO, STEP_PRESTAGE_READY);
-    return prestage_may_start (job) ? prestage_next (job) : make (STEP_NOTHING);
+    if (prestage_unchosen (job))
+        return prestage_choose (e, job);
+    return prestage_refused (job) ? chose (RULE_RESOURCES_REFUSAL, STEP_SEND_REFUSAL)
+                                  : chose (RULE_RESOURCES, STEP_SEND_RESOURCES);
 }
 
 /* The Workflow is gone and we did not delete it (or we did: DELETING; a
@@ -1173,18 +1193,52 @@ static struct step look_room_came (const struct dws_engine *e, const struct job 
 
 typedef struct step (*look_f) (const struct dws_engine *e, const struct job *job);
 
-/* The look rules in the order they are tried. */
-static const struct look_rule {
+struct look_rule {
     enum rule rule;
     look_f guard;
-} look_rules[] = {
-#define LOOK_RULE_ROW(name, guard, why) {RULE_##name, guard},
-    DWS_ENGINE_LOOK_RULES (LOOK_RULE_ROW)
-#undef LOOK_RULE_ROW
 };
 
-/* The job is looked at: the first look rule that holds chooses its step,
- * named by it unless a rule of the family it went through named it.
+#define LOOK_RULE_ROW(name, guard, why) {RULE_##name, guard},
+
+/* Pre-staging's wing, in the order its rules are tried. */
+static const struct look_rule prestage_rules[] = {DWS_ENGINE_PRESTAGE_RULES (LOOK_RULE_ROW)};
+
+/* Is the job in pre-staging: pre-staged, holding a pre-staged chassis'
+ * storage, given up, or waiting for room?  Each of the wing's rules holds
+ * only then.
+ */
+static bool in_prestaging (const struct job *job)
+{
+    return job->ps.staged || job->ps.counts || job->ps.restage != RESTAGE_NONE
+           || job->ps.wait[0];
+}
+
+/* pre-staging: its wing's rules, for a job in pre-staging alone; the
+ * first that holds chooses (struct step's wing), named by it unless a
+ * rule of the family it went through named it */
+static struct step look_prestage (const struct dws_engine *e, const struct job *job)
+{
+    if (!in_prestaging (job))
+        return make (STEP_NOTHING);
+    for (size_t i = 0; i < sizeof (prestage_rules) / sizeof (prestage_rules[0]); i++) {
+        struct step st = prestage_rules[i].guard (e, job);
+        if (taken (st)) {
+            st = by (prestage_rules[i].rule, st);
+            st.wing = prestage_rules[i].rule;
+            return st;
+        }
+    }
+    return make (STEP_NOTHING);
+}
+
+/* The look rules in the order they are tried. */
+static const struct look_rule look_rules[] = {DWS_ENGINE_LOOK_RULES (LOOK_RULE_ROW)};
+
+#undef LOOK_RULE_ROW
+
+/* The job is looked at: the first look rule that holds chooses its step
+ * (struct step's look), named by it unless a rule of the family or wing
+ * it went through named it.
  */
 static struct step settle (const struct dws_engine *e, const struct job *job)
 {

@@ -329,6 +329,8 @@ struct step {
     enum rule rule;         /* the rule that chose it (rules.h), RULE_NONE for none */
     enum rule look;         /* a look: the look rule that held (`rule` may be one of
                              * the family it went through), else RULE_NONE */
+    enum rule wing;         /* and the pre-staging rule that held under it (look:
+                             * RULE_PRESTAGE), else RULE_NONE */
 };
 
 /* The job's next step, from its phase, the facts recorded on it and the

@@ -42,11 +42,28 @@
        "its compute nodes are on the Workflow: the Servers are filled")                        \
     X (SERVERS_WRITTEN, look_servers_written, "every Servers is filled: Setup is asked")      \
     X (COMPUTES_WRITTEN, look_computes_written, "the Computes are filled: DataIn is asked")   \
-    X (PRESTAGED_COMPUTES_WRITTEN, look_prestaged_computes_written,                            \
-       "pre-staged, its data in and the Computes filled: PreRun is asked")                     \
     X (DATAOUT_HELD_WRITTEN, look_dataout_held_written,                                        \
        "DataOut with the held ssds is on the Workflow: the epilog ends, the nodes go back")    \
     X (PROPOSAL_DONE, look_proposal_done, "Proposal is done: what follows it")                \
+    X (PRESTAGE, look_prestage, "pre-staging's rules (its wing) chose")                      \
+    X (RELEASE_HELD, look_release_held,                                                        \
+       "Fluxion holds its ssds down: its compute nodes go back")                               \
+    X (RELEASE_DECIDED, look_release_decided, "its compute nodes' release is decided: DataOut")\
+    X (DATAIN_PROGRESS, look_datain_progress, "its DataIn's progress was read")               \
+    X (FORCE_READY_RESET, look_force_ready_reset, "DWS reset forceReady: it is asked again")   \
+    X (SETUP_MAY_START, look_setup_may_start, "its nodes are known: the Setup starts")        \
+    X (LIMIT_SHOWN, look_limit_shown, "its Workflow exists: dws-limit is removed")            \
+    X (LIMIT_RECOUNTED, look_limit_recounted, "its user's storage use was counted again")
+
+/* Pre-staging's wing: what a job in pre-staging does next (its storage
+ * set up and filled before its nodes), consulted by the look rule
+ * PRESTAGE in one place, in the order they are tried.  X (NAME, guard,
+ * why), as DWS_ENGINE_LOOK_RULES.  A job that is not pre-staged never
+ * reaches them.
+ */
+#define DWS_ENGINE_PRESTAGE_RULES(X)                                                           \
+    X (PRESTAGED_COMPUTES_WRITTEN, look_prestaged_computes_written,                            \
+       "pre-staged, its data in and the Computes filled: PreRun is asked")                     \
     X (RESENT_LET_GO, look_resent_let_go,                                                      \
        "its resources were asked for again: the pre-staged job is let go again")               \
     X (PRESTAGE_HOLD_DUE, look_prestage_hold_due,                                              \
@@ -56,15 +73,7 @@
     X (PRESTAGE_START, look_prestage_start, "pre-staged: its storage is placed")              \
     X (PRESTAGE_LOST, look_prestage_lost,                                                      \
        "a rabbit its pre-staged storage waits on went down: the job fails")                    \
-    X (RELEASE_HELD, look_release_held,                                                        \
-       "Fluxion holds its ssds down: its compute nodes go back")                               \
-    X (RELEASE_DECIDED, look_release_decided, "its compute nodes' release is decided: DataOut")\
-    X (DATAIN_PROGRESS, look_datain_progress, "its DataIn's progress was read")               \
-    X (FORCE_READY_RESET, look_force_ready_reset, "DWS reset forceReady: it is asked again")   \
     X (NODES_CAME, look_nodes_came, "its nodes came as it was let go of its chassis")         \
-    X (SETUP_MAY_START, look_setup_may_start, "its nodes are known: the Setup starts")        \
-    X (LIMIT_SHOWN, look_limit_shown, "its Workflow exists: dws-limit is removed")            \
-    X (LIMIT_RECOUNTED, look_limit_recounted, "its user's storage use was counted again")     \
     X (ROOM_CAME, look_room_came, "room may have come for its pre-staged storage")
 
 #define DWS_ENGINE_RULES(X)                                                                    \
@@ -184,6 +193,7 @@ enum rule {
     RULE_NONE,
 #define RULE_LOOK_ENUM(name, guard, why) RULE_##name,
     DWS_ENGINE_LOOK_RULES (RULE_LOOK_ENUM)
+    DWS_ENGINE_PRESTAGE_RULES (RULE_LOOK_ENUM)
 #undef RULE_LOOK_ENUM
 #define RULE_ENUM(name, why) RULE_##name,
     DWS_ENGINE_RULES (RULE_ENUM)

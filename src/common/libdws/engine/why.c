@@ -32,6 +32,7 @@ static const struct {
     [RULE_NONE] = {NULL, NULL},
 #define RULE_LOOK_ROW(name, guard, why) [RULE_##name] = {#name, why},
     DWS_ENGINE_LOOK_RULES (RULE_LOOK_ROW)
+    DWS_ENGINE_PRESTAGE_RULES (RULE_LOOK_ROW)
 #undef RULE_LOOK_ROW
 #define RULE_ROW(name, why) [RULE_##name] = {#name, why},
     DWS_ENGINE_RULES (RULE_ROW)
@@ -126,6 +127,8 @@ void why_step (struct dws_engine *e, struct job *job, const struct step *st, enu
     e->rule_fired[st->rule]++;
     if (st->look != RULE_NONE && st->look != st->rule)
         e->rule_fired[st->look]++; /* the look rule held: its family named the step */
+    if (st->wing != RULE_NONE && st->wing != st->rule)
+        e->rule_fired[st->wing]++; /* and pre-staging's rule under it */
     enum wf_state asks = decide_asks (st);
     if (asks != WF_NONE && st->rule != RULE_NONE)
         job->asked_by[asks] = st->rule;
