@@ -380,7 +380,8 @@ def why_lines(j: dict[str, Any]) -> list[str]:
         if state in states:
             rule = str(states[state])
             lines.append(f"  {state}: {rule_words(rule, asked_in.get(rule))} [{rule}]")
-    for key, title in (("exception", "failed"), ("waiting", "waits")):
+    for key, title in (("prestage", "pre-staging"), ("release", "computes released"),
+                       ("exception", "failed"), ("waiting", "waits")):
         named = why.get(key)
         if isinstance(named, str):
             lines.append(f"  {title}: {rule_words(named, asked_in.get(named))} [{named}]")

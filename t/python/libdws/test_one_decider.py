@@ -489,7 +489,8 @@ JOB_FIELDS = {
                 "abort_reads", "teardown_reads", "timers", "record", "record_steps", "refused",
                 "dw_parsed", "dw_parsed_of"),
     # what moved it: each step with its rule, written by why.c alone
-    "why": ("why", "why_dropped", "why_t0", "asked_by", "failed_by", "waits_by"),
+    "why": ("why", "why_dropped", "why_t0", "asked_by", "failed_by", "waits_by", "prestaged_by",
+            "released_by"),
     # what inputs told beside their news, kept for the step that answers it
     # (advance.c hands it to that step's verb in the step: struct step's said)
     "told": ("told",),

@@ -1500,6 +1500,28 @@ bool decide_fails (const struct step *st)
     }
 }
 
+enum decide_side decide_side (const struct step *st)
+{
+    switch (st->kind) {
+        case STEP_PRESTAGE_YES:
+        case STEP_PRESTAGE_UNFIT:
+        case STEP_PRESTAGE_TOO_BIG:
+        case STEP_PRESTAGE_FULL:
+        case STEP_PRESTAGE_REFUSE:
+        case STEP_PRESTAGE_GIVE_UP:
+        case STEP_PRESTAGE_KEEP:
+        case STEP_PRESTAGE_REDO:
+        case STEP_PRESTAGE_AGAIN:
+            return DECIDE_SIDE_PRESTAGE;
+        case STEP_RELEASE_START:
+        case STEP_RELEASED:
+        case STEP_KEEP_COMPUTES:
+            return DECIDE_SIDE_RELEASE;
+        default:
+            return DECIDE_SIDE_NONE;
+    }
+}
+
 bool decide_waits (const struct step *st)
 {
     return st->kind == STEP_WAIT_LIMIT || st->kind == STEP_STILL_WAITING

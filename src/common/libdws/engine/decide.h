@@ -359,6 +359,17 @@ bool decide_release_early (const struct dws_engine *e, const struct job *job);
  * something other than DWS ([rabbit.limits], the rabbit map).
  */
 const char *decide_step_name (const struct step *st);
+
+/* What else a step decides about the job, beside its Workflow's states:
+ * its pre-staging (chosen or not, given up, kept, set up again), or its
+ * computes' early release (begun, done, or the computes kept).
+ */
+enum decide_side {
+    DECIDE_SIDE_NONE,
+    DECIDE_SIDE_PRESTAGE,
+    DECIDE_SIDE_RELEASE,
+};
+enum decide_side decide_side (const struct step *st);
 enum wf_state decide_asks (const struct step *st);
 bool decide_fails (const struct step *st);
 bool decide_waits (const struct step *st);

@@ -448,13 +448,15 @@ struct job {
                             * by the decider */
     unsigned fired;        /* bit per timer kind fired, not yet decided */
     json_t *why;           /* the steps it took, each with its rule, the latest
-                            * WHY_MAX_STEPS (why.c alone writes these five) */
+                            * WHY_MAX_STEPS (why.c alone writes these) */
     int64_t why_dropped;   /* older steps no longer in `why` */
     double why_t0;         /* when it took its first step: `why`'s times count
                             * from it, in ms */
     enum rule asked_by[WF_NSTATES]; /* the rule that asked for each state */
     enum rule failed_by;   /* the rule that decided it fails (the first) */
     enum rule waits_by;    /* the rule that made it wait last */
+    enum rule prestaged_by; /* the last that chose its pre-staging's course */
+    enum rule released_by; /* the last that moved its computes' early release */
     struct told *told;     /* what inputs told beside their news, in order, each
                             * kept until the step answering its news (advance.h) */
     int culprits;          /* hosts a timeout's read would give up, in all */

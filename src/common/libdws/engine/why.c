@@ -136,6 +136,10 @@ void why_step (struct dws_engine *e, struct job *job, const struct step *st, enu
         job->failed_by = st->rule; /* the first: what the exception says */
     if (decide_waits (st))
         job->waits_by = st->rule;
+    if (decide_side (st) == DECIDE_SIDE_PRESTAGE)
+        job->prestaged_by = st->rule;
+    else if (decide_side (st) == DECIDE_SIDE_RELEASE)
+        job->released_by = st->rule;
     char facts[160];
     decide_facts (job, st, was, facts, sizeof (facts));
     const char *step = decide_step_name (st);
@@ -200,6 +204,10 @@ json_t *why_view (const struct dws_engine *e, const struct job *job)
      * before the job's next step (a record compares why_count, not this) */
     json_t *o = json_pack ("{s:f s:O s:I s:o}", "t0", job->why_t0, "steps", job->why, "dropped",
                            (json_int_t)job->why_dropped, "states", states);
+    if (o && job->prestaged_by != RULE_NONE)
+        json_object_set_new (o, "prestage", json_string (rule_words[job->prestaged_by]));
+    if (o && job->released_by != RULE_NONE)
+        json_object_set_new (o, "release", json_string (rule_words[job->released_by]));
     if (o && job->failed_by != RULE_NONE)
         json_object_set_new (o, "exception", json_string (rule_words[job->failed_by]));
     if (o && job->waits_by != RULE_NONE && decide_waiting (job))

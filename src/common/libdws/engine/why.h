@@ -39,7 +39,7 @@ int64_t why_count (const struct job *job);
 
 /* The job's why, as its record shows it: {"t0": its first step's time,
  * "steps": ["MS RULE STEP IN FACTS" a step], "dropped": n, "states":
- * {state: rule}, "exception": rule,
+ * {state: rule}, "prestage": rule, "release": rule, "exception": rule,
  * "waiting": rule}, or NULL when it took no step.  Its steps are the
  * job's own array: hand it out, do not keep it.
  */
