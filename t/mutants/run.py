@@ -35,7 +35,10 @@ the ``mutated`` text put in its place; a record no source matches is
 "unmapped".  The records need only those keys (a hand-written line of
 ``file``, ``line``, ``original``, ``mutated`` will do).  Flux-core's
 Python (``PYTHONPATH`` entries outside the checkout) stays on the path of
-the pytest runs.  Nothing in the checkout is changed.
+the pytest runs; an editable install of flux-dws in the venv (which would
+answer ``import flux_dws`` from its own checkout, not the mutant's build)
+is stepped around, and the run stops if pytest would still not import the
+tree's build.  Nothing in the checkout is changed.
 """
 
 from __future__ import annotations
@@ -70,6 +73,32 @@ def run(argv: list[str], cwd: Path, timeout: float, env: dict[str, str] | None =
     except subprocess.TimeoutExpired:
         return False, f"timed out after {timeout:.0f} s"
     return p.returncode == 0, (p.stdout + p.stderr)[-400:]
+
+
+def pytest_env(tree: Path, build: Path) -> dict[str, str]:
+    """The environment of the pytest runs: the tree's Python and its build
+    first, flux-core's bindings (PYTHONPATH entries outside the checkout)
+    kept.  An editable install of flux-dws in the venv (meson-python's
+    loader, a .pth) answers ``import flux_dws`` before PYTHONPATH, from
+    its own checkout (and rebuilds that on import): its finders are told
+    to step aside (MESONPY_EDITABLE_SKIP names their build directories)."""
+    kept = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+            if p and not Path(p).resolve().is_relative_to(TOP)]
+    skip = [os.environ.get("MESONPY_EDITABLE_SKIP", "")]
+    skip += [str(f._build_path) for f in sys.meta_path if hasattr(f, "_build_path")]
+    return {**os.environ,
+            "PYTHONPATH": os.pathsep.join([str(tree / "src/python"), str(build / "src/python"),
+                                           *kept]),
+            "MESONPY_EDITABLE_SKIP": os.pathsep.join(dict.fromkeys(p for p in skip if p))}
+
+
+def imported_from(env: dict[str, str], cwd: Path) -> Path:
+    """Where flux_dws' extension (libdws through cffi) is imported from
+    under env: the pytest runs test the mutant only if it is the tree's."""
+    p = subprocess.run([sys.executable, "-c", "import flux_dws._libdws as m; print(m.__file__)"],
+                       cwd=cwd, env=env, capture_output=True, text=True, timeout=BUILD_TIMEOUT,
+                       check=False)
+    return Path(p.stdout.strip() or "/nonexistent").resolve()
 
 
 def generate(tree: Path, files: list[str], into: Path) -> list[tuple[str, Path]]:
@@ -214,11 +243,12 @@ def trial(args: argparse.Namespace, work: Path, tree: Path) -> int:
     if not ok:
         print(f"mutants: the unmutated tree does not build: {out}")
         return 1
-    # the tree's Python first; flux-core's bindings (outside the checkout) kept
-    kept = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
-            if p and not Path(p).resolve().is_relative_to(TOP)]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(tree / "src/python"), str(build / "src/python"), *kept])}
+    env = pytest_env(tree, build)
+    where = imported_from(env, tree)
+    if not where.is_relative_to(build.resolve()):
+        print(f"mutants: pytest would import flux_dws' extension from {where}, not the"
+              f" tree's build ({build}): its mutants would go untested")
+        return 1
     counts = {"stillborn": 0, "killed by C tests": 0, "killed by pytest": 0, "survived": 0,
               "unmapped": len(unmapped)}
     survivors: list[str] = []
