@@ -189,20 +189,23 @@ def dataout_answer_held(h: Harness, nodes: int) -> tuple[int, Any]:
     return jobid, held_answer
 
 
-def test_copy_out_failed_before_the_computes_went_back_is_raised() -> None:
+def test_copy_out_failed_before_its_patch_answered_is_the_released_jobs() -> None:
     """DataOut fails before its patch is answered (the answer held here):
-    the job is still in its epilog, so the exception reaches it, and its
-    epilog ends at Teardown, its computes not released early."""
+    the Workflow seen in DataOut with the held ssds shows the patch landed
+    (a restart would take the job up released), so the computes go back
+    first and the failure is the released job's, whichever of the answer
+    and the watch event comes first: no exception, the failure recorded
+    for flux dws wait, the epilog ended once."""
     with Harness(config=EARLY) as h:
         fault(h, state="DataOut", severity="Fatal")
         jobid, held_answer = dataout_answer_held(h, nodes=1)
-        h.wait_for(lambda: bool(h.job(jobid).exceptions), what="DataOut's failure raised")
+        h.wait_for(lambda: "data.dws.dataout" in h.jm.jobs[jobid].kvs,
+                   what="DataOut's failure recorded")
         held_answer.release()
         job = h.wait(jobid)
-        assert [e["note"] for e in job.exceptions] == [
-            "DWS/Rabbit interactions failed: workflow hit an error:"
-            " DW Directive 1: Internal error: injected fault"], job.exceptions
-        assert not any("computes released" in m for _, m in h.link.logs)
+        assert job.exceptions == [], job.exceptions
+        assert h.jm.jobs[jobid].kvs["data.dws.dataout"]["state"] == "failed"
+        assert any("computes released" in m for _, m in h.link.logs)
         assert sum("epilog-finish" in e for e in job.events()) == 1
         assert cleared(h) == {}
 

@@ -853,6 +853,13 @@ static struct step next_failure (const struct dws_engine *e, const struct job *j
     enum wf_state handled = phase_handled (job);
     switch (on) {
         case NEWS_ERROR:
+            /* DataOut failed before its held ssds' patch answered, which
+             * the Workflow in DataOut with them shows written: the
+             * computes go back first (the news stays: decide ()), then
+             * the failure is the released job's */
+            if (desired == WF_DATAOUT && job->epilog == EPILOG_RELEASING
+                && (written (job, TOK_DATAOUT_HELD) || wfview_annotation (&job->view, ANN_HELD)))
+                return chose (RULE_ERROR_RELEASED_FIRST, STEP_RELEASE_EPILOG);
             if (desired == WF_POSTRUN && handled < WF_POSTRUN) /* drain who did not unmount */
                 return chose (RULE_POSTRUN_ERROR, STEP_POSTRUN_FAILED);
             return chose (RULE_WORKFLOW_ERROR, desired != WF_TEARDOWN ? STEP_FAIL : STEP_NOTHING);
@@ -1423,7 +1430,10 @@ struct step decide (struct dws_engine *e, struct job *job)
      * point (a rule's step may let another rule hold) */
     if (fired != T_NKINDS)
         job->fired &= ~(1u << fired);
-    if ((on != NEWS_TIMER || job->fired == 0) && (on != NEWS_LOOK || st.kind == STEP_NOTHING))
+    /* and an Error's only once what must come before it has (its
+     * computes released: ERROR_RELEASED_FIRST) */
+    if ((on != NEWS_TIMER || job->fired == 0) && (on != NEWS_LOOK || st.kind == STEP_NOTHING)
+        && (on != NEWS_ERROR || st.kind != STEP_RELEASE_EPILOG))
         job->news &= ~((uint64_t)1 << on);
     st.news = on;
     return st;

@@ -163,6 +163,7 @@
     X (CREATE_FROM_JOBSPEC, "its Workflow is created from its jobspec")                        \
     X (UNMADE, "its Workflow cannot be made again: the job fails")                             \
     /* --- a failure, a timeout (next_failure, on_timer, culprits) --- */                      \
+    X (ERROR_RELEASED_FIRST, "DataOut failed, its held ssds seen on the Workflow: released first")\
     X (POSTRUN_ERROR, "PostRun failed: who still mounts is read, then the job fails")         \
     X (WORKFLOW_ERROR, "its Workflow went to Error: the job fails")                            \
     X (FAILED_RELEASED, "the job failed after its nodes went back: recorded, torn down")      \

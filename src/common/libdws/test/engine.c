@@ -3367,6 +3367,32 @@ static void test_release (void)
     watch (e, "DELETED", wf (909));
     ok (topic_at ("job-manager.dws.epilog-remove") < 0, "... and not again when it is gone");
 
+    /* DataOut fails before the held ssds' patch answers, the Workflow
+     * seen in DataOut with them (the patch landed): the computes go back
+     * first, then the failure is recorded, the released job's (no
+     * exception reaches it) */
+    ok (postrun_done (e, 910), "job 910 through PostRun");
+    feed (e, "{'type':'job-info','token':'job-info:910','ok':true,'R':{'version':1,"
+             "'execution':{'R_lite':[],'nodelist':['c1']},'scheduling':{'graph':{'nodes':"
+             "[{'id':'0','metadata':{'type':'node','paths':{'containment':'/c/c1'}}}],"
+             "'edges':[]}}}}");
+    has ("job 910: DataOut asked with the held ssds", "kind", "Workflow", "op", "patch", "token",
+         "dataout-held:910");
+    ok (wf_status (e, 910, "DataOut", false, "Error",
+                   "{'message':'DW Directive 1: Internal error: copy_out failed'}"),
+        "... its DataOut in Error before that patch answered");
+    {
+        long begin = topic_at ("job-manager.dws.dataout-begin");
+        long epilog = topic_at ("job-manager.dws.epilog-remove");
+        ok (begin >= 0 && epilog > begin, "... released first: dataout-begin, the epilog-remove");
+        ok (!find ("action", "raise", NULL, NULL, NULL, NULL),
+            "... and no exception reaches the released job");
+        ok (find ("action", "log", "level", "err", NULL, NULL) != NULL,
+            "... its failure logged, the released job's");
+    }
+    feed (e, "{'type':'k8s-result','token':'dataout-held:910','ok':true,'code':200}");
+    ok (topic_at ("job-manager.dws.epilog-remove") < 0, "... the patch's answer ends nothing again");
+
     /* no R: the job-info failed, or answered without one */
     ok (postrun_done (e, 902), "job 902 through PostRun");
     feed (e, "{'type':'job-info','token':'job-info:902','ok':false,'errstr':'no such job'}");
