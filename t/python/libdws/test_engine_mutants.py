@@ -22,6 +22,8 @@ import json
 from collections import deque
 from typing import Any
 
+from t.python.libdws.test_rules_rare import merge  # the API server's merge patch
+
 from flux_dws.libdws.engine import HEALTH_FLUSH_TIMER, Engine
 
 Event = dict[str, Any]
@@ -58,19 +60,6 @@ def nodes(count: int) -> list[dict[str, Any]]:
     """A jobspec's resources: `count` nodes alone (-N), one task each."""
     task = {"type": "slot", "count": 1, "label": "task", "with": [{"type": "core", "count": 1}]}
     return [{"type": "node", "count": count, "with": [task]}]
-
-
-def merge(dst: dict[str, Any], patch: dict[str, Any]) -> None:
-    """An RFC 7386 merge patch, as the API server applies one."""
-    for k, v in patch.items():
-        if v is None:
-            dst.pop(k, None)
-        elif isinstance(v, dict):
-            if not isinstance(dst.get(k), dict):
-                dst[k] = {}
-            merge(dst[k], v)
-        else:
-            dst[k] = copy.deepcopy(v)
 
 
 def logs(actions: list[Action]) -> list[str]:
