@@ -144,8 +144,6 @@ void why_step (struct dws_engine *e, struct job *job, const struct step *st, enu
     decide_facts (job, st, was, facts, sizeof (facts));
     const char *step = decide_step_name (st);
     const char *rule = st->rule != RULE_NONE ? rule_words[st->rule] : "none";
-    /* [t, rule, step, in, facts]: an array, not an object, as the record
-     * is built, compared and written at each of the job's events */
     /* one line a step, "MS RULE STEP IN FACTS" (MS: since its first
      * step; IN: the state it asked for then, "-" for none): the record is
      * built and written at each of the job's events, and a line costs
