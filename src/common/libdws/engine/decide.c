@@ -35,6 +35,7 @@
 #include "placement/lustre.h"
 #include "placement/rabbitmap.h"
 #include "rules.h"
+#include "sidestate.h"
 #include "wfstate.h"
 #include "wfview.h"
 
@@ -53,7 +54,7 @@ static bool asked (const struct job *job, enum token_kind kind)
 static struct step make (enum step_kind kind)
 {
     struct step st = {kind, WF_NONE, WF_NONE, T_NKINDS, 0, WF_NONE, false, NEWS_COUNT, NULL,
-                      RULE_NONE, RULE_NONE, RULE_NONE};
+                      RULE_NONE, RULE_NONE, RULE_NONE, false};
     return st;
 }
 
@@ -855,11 +856,14 @@ static struct step next_failure (const struct dws_engine *e, const struct job *j
         case NEWS_ERROR:
             /* DataOut failed before its held ssds' patch answered, which
              * the Workflow in DataOut with them shows written: the
-             * computes go back first (the news stays: decide ()), then
-             * the failure is the released job's */
+             * computes go back first (a step that comes first: the news
+             * stays), then the failure is the released job's */
             if (desired == WF_DATAOUT && job->epilog == EPILOG_RELEASING
-                && (written (job, TOK_DATAOUT_HELD) || wfview_annotation (&job->view, ANN_HELD)))
-                return chose (RULE_ERROR_RELEASED_FIRST, STEP_RELEASE_EPILOG);
+                && (written (job, TOK_DATAOUT_HELD) || wfview_annotation (&job->view, ANN_HELD))) {
+                struct step st = chose (RULE_ERROR_RELEASED_FIRST, STEP_RELEASE_EPILOG);
+                st.first = true;
+                return st;
+            }
             if (desired == WF_POSTRUN && handled < WF_POSTRUN) /* drain who did not unmount */
                 return chose (RULE_POSTRUN_ERROR, STEP_POSTRUN_FAILED);
             return chose (RULE_WORKFLOW_ERROR, desired != WF_TEARDOWN ? STEP_FAIL : STEP_NOTHING);
@@ -1210,6 +1214,23 @@ struct look_rule {
 /* Pre-staging's wing, in the order its rules are tried. */
 static const struct look_rule prestage_rules[] = {DWS_ENGINE_PRESTAGE_RULES (LOOK_RULE_ROW)};
 
+/* The first of `n` rules that holds chooses the step, named by it unless
+ * a rule of the family it went through named it; *held: that rule.
+ */
+static struct step first_holding (const struct look_rule *rules, size_t n,
+                                  const struct dws_engine *e, const struct job *job,
+                                  enum rule *held)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct step st = rules[i].guard (e, job);
+        if (taken (st)) {
+            *held = rules[i].rule;
+            return by (rules[i].rule, st);
+        }
+    }
+    return make (STEP_NOTHING);
+}
+
 /* Is the job in pre-staging: pre-staged, holding a pre-staged chassis'
  * storage, given up, or waiting for room?  Each of the wing's rules holds
  * only then.
@@ -1227,15 +1248,12 @@ static struct step look_prestage (const struct dws_engine *e, const struct job *
 {
     if (!in_prestaging (job))
         return make (STEP_NOTHING);
-    for (size_t i = 0; i < sizeof (prestage_rules) / sizeof (prestage_rules[0]); i++) {
-        struct step st = prestage_rules[i].guard (e, job);
-        if (taken (st)) {
-            st = by (prestage_rules[i].rule, st);
-            st.wing = prestage_rules[i].rule;
-            return st;
-        }
-    }
-    return make (STEP_NOTHING);
+    enum rule held = RULE_NONE;
+    struct step st = first_holding (prestage_rules,
+                                    sizeof (prestage_rules) / sizeof (prestage_rules[0]), e, job,
+                                    &held);
+    st.wing = held;
+    return st;
 }
 
 /* The look rules in the order they are tried. */
@@ -1249,15 +1267,11 @@ static const struct look_rule look_rules[] = {DWS_ENGINE_LOOK_RULES (LOOK_RULE_R
  */
 static struct step settle (const struct dws_engine *e, const struct job *job)
 {
-    for (size_t i = 0; i < sizeof (look_rules) / sizeof (look_rules[0]); i++) {
-        struct step st = look_rules[i].guard (e, job);
-        if (taken (st)) {
-            st = by (look_rules[i].rule, st);
-            st.look = look_rules[i].rule;
-            return st;
-        }
-    }
-    return make (STEP_NOTHING);
+    enum rule held = RULE_NONE;
+    struct step st = first_holding (look_rules, sizeof (look_rules) / sizeof (look_rules[0]), e,
+                                    job, &held);
+    st.look = held;
+    return st;
 }
 
 /* The step for NEWS_LOOK: what the job's facts say. */
@@ -1425,23 +1439,20 @@ struct step decide (struct dws_engine *e, struct job *job)
         return make (STEP_NOTHING);
     enum timer_kind fired = on == NEWS_TIMER ? first_fired (job) : T_NKINDS;
     struct step st = take (e, job, on);
-    /* the news is taken; a timer's only with the last of those fired, and
-     * a look only once it chooses nothing: the job settles to its fixed
-     * point (a rule's step may let another rule hold) */
+    /* the news is taken; a timer's only with the last of those fired, a
+     * look only once it chooses nothing (the job settles to its fixed
+     * point: a rule's step may let another rule hold), and none by a step
+     * that comes before its answer (st.first) */
     if (fired != T_NKINDS)
         job->fired &= ~(1u << fired);
-    /* and an Error's only once what must come before it has (its
-     * computes released: ERROR_RELEASED_FIRST) */
     if ((on != NEWS_TIMER || job->fired == 0) && (on != NEWS_LOOK || st.kind == STEP_NOTHING)
-        && (on != NEWS_ERROR || st.kind != STEP_RELEASE_EPILOG))
+        && !st.first)
         job->news &= ~((uint64_t)1 << on);
     st.news = on;
     return st;
 }
 
 /* --- what a step is, for the record of why (why.c) -------------------------- */
-
-#define DECIDE_WORD_MAX 40
 
 static const char *const step_names[STEP_COUNT] = {
     [STEP_NOTHING] = "NOTHING",
@@ -1457,8 +1468,7 @@ static const char *const news_names[NEWS_COUNT] = {
 #undef NEWS_NAME_ROW
 };
 
-/* NAME as a word: lower case, '-' for '_'. */
-static const char *word_of (const char *name, char out[DECIDE_WORD_MAX])
+const char *decide_word (const char *name, char out[DECIDE_WORD_MAX])
 {
     size_t i = 0;
     for (; name[i] && i + 1 < DECIDE_WORD_MAX; i++)
@@ -1472,7 +1482,7 @@ const char *decide_step_name (const struct step *st)
     static char words[STEP_COUNT][DECIDE_WORD_MAX];
     if (st->kind <= STEP_NOTHING || st->kind >= STEP_COUNT)
         return NULL;
-    return words[st->kind][0] ? words[st->kind] : word_of (step_names[st->kind], words[st->kind]);
+    return words[st->kind][0] ? words[st->kind] : decide_word (step_names[st->kind], words[st->kind]);
 }
 
 enum wf_state decide_asks (const struct step *st)
@@ -1546,9 +1556,6 @@ bool decide_waiting (const struct job *job)
 void decide_facts (const struct job *job, const struct step *st, enum job_phase was, char *out,
                    size_t size)
 {
-    static const char *const epilogs[] = {"none", "active", "releasing", "removed"};
-    static const char *const restages[] = {"none",     "noting",   "unpinning",
-                                           "nodes-came", "unpinned", "again"};
     static char news_words[NEWS_COUNT][DECIDE_WORD_MAX];
     size_t n = 0;
     if (size == 0)
@@ -1562,19 +1569,18 @@ void decide_facts (const struct job *job, const struct step *st, enum job_phase 
     FACT ("phase=%s", phase_name (was));
     if (st->news < NEWS_COUNT && st->news != NEWS_LOOK)
         FACT (" news=%s", news_words[st->news][0] ? news_words[st->news]
-                                                   : word_of (news_names[st->news],
+                                                   : decide_word (news_names[st->news],
                                                               news_words[st->news]));
     if (job->toredown)
         FACT (" toredown");
     if (job->excepted)
         FACT (" excepted");
-    if (job->epilog != EPILOG_NONE && (size_t)job->epilog < sizeof (epilogs) / sizeof (*epilogs))
-        FACT (" epilog=%s", epilogs[job->epilog]);
+    if (job->epilog != EPILOG_NONE)
+        FACT (" epilog=%s", sidestate_epilog_name (job->epilog));
     if (job->ps.staged)
         FACT (" prestage");
-    if (job->ps.restage != RESTAGE_NONE
-        && (size_t)job->ps.restage < sizeof (restages) / sizeof (*restages))
-        FACT (" restage=%s", restages[job->ps.restage]);
+    if (job->ps.restage != RESTAGE_NONE)
+        FACT (" restage=%s", sidestate_restage_name (job->ps.restage));
     if (job->released)
         FACT (" released");
     if (job->hosts)

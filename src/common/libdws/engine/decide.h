@@ -331,6 +331,8 @@ struct step {
                              * the family it went through), else RULE_NONE */
     enum rule wing;         /* and the pre-staging rule that held under it (look:
                              * RULE_PRESTAGE), else RULE_NONE */
+    bool first;             /* it comes before its news' answer: the news stays for
+                             * the next step */
 };
 
 /* The job's next step, from its phase, the facts recorded on it and the
@@ -359,6 +361,12 @@ bool decide_release_early (const struct dws_engine *e, const struct job *job);
  * something other than DWS ([rabbit.limits], the rabbit map).
  */
 const char *decide_step_name (const struct step *st);
+
+/* A list's NAME as the word the record and the log say: lower case, '-'
+ * for '_' ("TEARDOWN_BEGIN" -> "teardown-begin"), written into out.
+ */
+#define DECIDE_WORD_MAX 40
+const char *decide_word (const char *name, char out[DECIDE_WORD_MAX]);
 
 /* What else a step decides about the job, beside its Workflow's states:
  * its pre-staging (chosen or not, given up, kept, set up again), or its

@@ -173,3 +173,13 @@ bool sidestate_epilog_end (struct dws_engine *e, struct job *job)
     sidestate_epilog (e, job, EPILOG_REMOVED);
     return true;
 }
+
+const char *sidestate_restage_name (enum prestage_restage r)
+{
+    return (size_t)r < sizeof (restage_names) / sizeof (restage_names[0]) ? restage_names[r] : "?";
+}
+
+const char *sidestate_epilog_name (enum epilog p)
+{
+    return (size_t)p < sizeof (epilog_names) / sizeof (epilog_names[0]) ? epilog_names[p] : "?";
+}

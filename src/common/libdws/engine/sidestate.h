@@ -30,6 +30,10 @@ void sidestate_setup (struct dws_engine *e, struct job *job, enum setup_start to
  * removed); the epilog removed unless it was (true when it was not). */
 bool sidestate_prestage_reach (struct dws_engine *e, struct job *job, enum prestage_stage to);
 void sidestate_epilog_begin (struct dws_engine *e, struct job *job);
+
+/* The words of a job's re-staging and epilog, as the log says them. */
+const char *sidestate_restage_name (enum prestage_restage r);
+const char *sidestate_epilog_name (enum epilog p);
 bool sidestate_epilog_end (struct dws_engine *e, struct job *job);
 
 #endif /* !DWS_ENGINE_SIDESTATE_H */

@@ -2,7 +2,6 @@
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
-#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,17 +12,6 @@
 
 /* --- the words -------------------------------------------------------------- */
 
-/* NAME as its word: lower case, '-' for '_' ("TEARDOWN_WANTED" ->
- * "teardown-wanted"), made once into `out`. */
-static void word_of (const char *name, char *out, size_t size)
-{
-    size_t i = 0;
-    for (; name[i] && i + 1 < size; i++)
-        out[i] = name[i] == '_' ? '-' : (char)tolower ((unsigned char)name[i]);
-    out[i] = '\0';
-}
-
-#define WORD_MAX 40
 
 static const struct {
     const char *name;
@@ -39,7 +27,7 @@ static const struct {
 #undef RULE_ROW
 };
 
-static char rule_words[RULE_COUNT][WORD_MAX];
+static char rule_words[RULE_COUNT][DECIDE_WORD_MAX];
 
 /* The tables' words, made on first use (the engine runs on one thread;
  * the words are the same whoever makes them). */
@@ -49,7 +37,7 @@ static void words_make (void)
     if (made)
         return;
     for (int r = 1; r < RULE_COUNT; r++)
-        word_of (rules[r].name, rule_words[r], WORD_MAX);
+        decide_word (rules[r].name, rule_words[r]);
     made = true;
 }
 
