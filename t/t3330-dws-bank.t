@@ -211,22 +211,28 @@ creates_carry_banks() {
 # again (when it sets Q1's jobspec to its user's default bank)
 queue_behind_big() {
 	big=$(flux submit -N4 sleep inf) &&
-	flux job wait-event -t 30 $big start &&
+	flux job wait-event -t 60 $big start &&
 	Q1=$(submit_as $OTHER -N1 --setattr=system.bank=chemistry --setattr=system.dw="$XFS" true) &&
 	Q2=$(flux submit -N1 --setattr=system.bank=physics --setattr=system.dw="$XFS" true) &&
-	flux job wait-event -t 30 $Q1 priority &&
-	flux job wait-event -t 30 $Q2 priority
+	flux job wait-event -t 60 $Q1 priority &&
+	flux job wait-event -t 60 $Q2 priority
+}
+# said STEP: a step of a long case has passed (the log shows where one
+# that failed stopped)
+said() {
+	echo "-- $*"
 }
 restart_without_service() {
 	stop_accounting &&
-	term_rabbit_instance &&
+	term_rabbit_instance && said "the instance stopped" &&
 	printf "[modules]\ndws.disabled = true\n" >conf/nodws.toml &&
-	RABBIT_WAIT=none start_rabbit_instance "$(pwd)" &&
+	RABBIT_WAIT=none start_rabbit_instance "$(pwd)" && said "started without the service" &&
 	rm conf/nodws.toml &&
-	flux job wait-event -t 30 $Q1 flux-restart &&
-	flux job wait-event -t 30 $Q2 flux-restart &&
-	dmesg_has "dws: holding rabbit jobs in PRIORITY: waiting for the dws service" &&
-	start_accounting "$DB"
+	flux job wait-event -t 60 $Q1 flux-restart &&
+	flux job wait-event -t 60 $Q2 flux-restart &&
+	{ dmesg_has "dws: holding rabbit jobs in PRIORITY: waiting for the dws service" ||
+		{ flux dmesg | grep -E "dws|sched" | tail -30; false; }; } &&
+	start_accounting "$DB" && said "flux-accounting started"
 }
 # reprioritized ID: mf_priority.so has judged the job again since the
 # restart (its bank, posted anew after flux-restart)

@@ -52,7 +52,7 @@ skip_all_unless_accounting() {
 # start_accounting DB: the flux-accounting database DB (made if missing)
 # served by `flux account-service` in the background (ACCOUNTING_PID, its
 # log accounting.log) on the instance of FLUX_URI; returns once it has
-# registered its service (30 s at most)
+# registered its service (60 s at most: the bound of a loaded machine)
 start_accounting() {
     if ! test -f "$1"; then
         flux account -p "$1" create-db >accounting-create.log 2>&1 ||
@@ -60,7 +60,7 @@ start_accounting() {
     fi
     flux account-service -p "$1" >accounting.log 2>&1 &
     ACCOUNTING_PID=$!
-    until_true 30 accounting_up || { cat accounting.log; return 1; }
+    until_true 60 accounting_up || { cat accounting.log; return 1; }
 }
 
 # accounting_up: the service has registered, or has died (then false for
