@@ -59,7 +59,7 @@ from pathlib import Path
 from typing import Any
 
 TOP = Path(__file__).resolve().parents[2]
-DEFAULT_FILES = ["src/common/libdws/engine/*.c", "src/common/libdws/health/*.c"]
+DEFAULT_FILES = ["src/common/libdws/engine/**/*.c", "src/common/libdws/health/*.c"]
 BUILD_TIMEOUT = 600
 TEST_TIMEOUT = 600
 
@@ -221,7 +221,7 @@ def main() -> int:
 
 def trial(args: argparse.Namespace, work: Path, tree: Path) -> int:
     files = sorted({os.path.relpath(f, TOP) for g in args.files
-                    for f in glob.glob(str(TOP / g))})
+                    for f in glob.glob(str(TOP / g), recursive=True)})
     unmapped: list[dict[str, Any]] = []
     if args.replay is not None:
         mutants, unmapped = replay(tree, args.replay, files, work / "mutants")

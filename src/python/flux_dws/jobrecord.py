@@ -4,7 +4,7 @@ no service loaded), and what the record adds to any view.  No I/O: the
 commands read the keys (through job-info, so that a user reads only
 their own), this reads them.
 
-The view's shape has one author, the engine (libdws engine/jobview.c):
+The view's shape has one author, the engine (libdws engine/views/jobview.c):
 it answers ``dws.job`` with it and writes the same into the job's KVS
 directory (``RECORD_KEY``, ``data.dws.job``) each time it changes, the
 last time before the job's epilog ends.  Read back, it is the job as its

@@ -2,7 +2,7 @@
 ``flux dws job``.  No I/O: the commands (flux_dws.cli.jobs,
 flux_dws.cli.job) fetch, this words.
 
-The data has one shape, the engine's (libdws engine/jobview.c): an
+The data has one shape, the engine's (libdws engine/views/jobview.c): an
 active job as the dws service answers ``dws.jobs`` and ``dws.job``, an
 inactive one as the engine last wrote it into its KVS record
 (flux_dws.jobrecord reads it back), so one formatter prints either.

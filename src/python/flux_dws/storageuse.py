@@ -3,7 +3,7 @@ records, summed into GiB-hours by user, bank, project or storage type over
 a time range.  No I/O: ``flux dws usage`` (cli/usage.py) reads the records,
 this reads them and adds them up.
 
-The engine (libdws engine/jobview.c) writes into each job's record
+The engine (libdws engine/views/jobview.c) writes into each job's record
 (``RECORD_KEY``) its ``bank`` and ``project`` (absent when the job has
 none) and::
 

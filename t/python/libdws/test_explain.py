@@ -44,7 +44,7 @@ def test_each_row_explains_its_own_example(row: ex.Row) -> None:
         assert sentence == row.sentence
 
 
-# The texts as the code that raises them words them (engine/fault.c,
+# The texts as the code that raises them words them (engine/verbs/fault.c,
 # progress.c, request.c; jobsm.c; DWS through the emulator), and the row
 # each must land on.
 REAL = [

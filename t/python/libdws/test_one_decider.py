@@ -166,12 +166,12 @@ def test_the_decision_facts_are_fields_of_struct_job() -> None:
 
 
 def test_only_the_decider_reads_a_decision_fact() -> None:
-    bad = fact_violations(read(sorted(ENGINE.glob("*.c"))))
+    bad = fact_violations(read(sorted(ENGINE.rglob("*.c"))))
     assert not bad, "decision-only facts read outside decide.c: " + ", ".join(bad)
 
 
 def test_only_the_decider_moves_an_engine_job() -> None:
-    bad = engine_violations(read(sorted(ENGINE.glob("*.[ch]"))))
+    bad = engine_violations(read(sorted(ENGINE.rglob("*.[ch]"))))
     assert not bad, "transitions outside decide.c: " + ", ".join(bad)
 
 
@@ -181,15 +181,15 @@ def test_only_phase_moves_a_jobsm_job() -> None:
 
 
 # The one call site of the decider and the one table of verbs
-# (engine/advance.c, engine/verbs.c): an input records its facts and
+# (engine/advance.c, engine/verbtable.c): an input records its facts and
 # marks the job (advance_mark, advance_tell); only advance.c's run ()
 # asks decide (), only decide.c
 # asks decide_next (), and a step's kind is named only where it is chosen
-# (decide.c, decide.h) and where it is carried out (verbs.c's table).
+# (decide.c, decide.h) and where it is carried out (verbtable.c's table).
 DECIDE_CALL = re.compile(r"\b(decide|decide_next)\s*\(")
 STEP_NAME = re.compile(r"\bSTEP_[A-Z_]+\b")
 DECIDER_FILES = {"decide.c": ("decide", "decide_next"), "advance.c": ("decide",)}
-STEP_FILES = ("decide.c", "decide.h", "verbs.c")
+STEP_FILES = ("decide.c", "decide.h", "verbtable.c")
 
 
 def decide_call_violations(files: dict[str, str]) -> list[str]:
@@ -274,7 +274,7 @@ def loop_call_violations(files: dict[str, str]) -> list[str]:
 
 
 def test_the_loop_runs_in_one_place() -> None:
-    bad = loop_call_violations(read(sorted(ENGINE.glob("*.[ch]"))))
+    bad = loop_call_violations(read(sorted(ENGINE.rglob("*.[ch]"))))
     assert not bad, "the loop run outside its place: " + ", ".join(bad)
 
 
@@ -312,7 +312,7 @@ def decider_arguments(header: str) -> list[str]:
 
 
 def test_the_decider_reads_the_job_alone() -> None:
-    args = decider_arguments((ENGINE / "decide.h").read_text())
+    args = decider_arguments((ENGINE / "decider" / "decide.h").read_text())
     assert args == ["const struct dws_engine *e", "const struct job *job"], args
 
 
@@ -330,7 +330,7 @@ def inner_choices(decide_c: str) -> list[str]:
 
 
 def test_decide_takes_its_step_from_decide_next() -> None:
-    bad = inner_choices((ENGINE / "decide.c").read_text())
+    bad = inner_choices((ENGINE / "decider" / "decide.c").read_text())
     assert not bad, "a step chosen beside decide_next: " + ", ".join(bad)
 
 
@@ -351,13 +351,13 @@ def test_the_guard_finds_a_what_happened_argument() -> None:
 
 
 def test_only_advance_asks_the_decider() -> None:
-    bad = decide_call_violations(read(sorted(ENGINE.glob("*.[ch]"))))
+    bad = decide_call_violations(read(sorted(ENGINE.rglob("*.[ch]"))))
     assert not bad, "decide () asked outside advance.c: " + ", ".join(bad)
 
 
 def test_only_the_decider_and_the_table_name_a_step() -> None:
-    bad = step_kind_violations(read(sorted(ENGINE.glob("*.[ch]"))))
-    assert not bad, "a step's kind tested outside decide.c and verbs.c: " + ", ".join(bad)
+    bad = step_kind_violations(read(sorted(ENGINE.rglob("*.[ch]"))))
+    assert not bad, "a step's kind tested outside decide.c and verbtable.c: " + ", ".join(bad)
 
 
 STEP_ROW = re.compile(r"^\s*X \((\w+), (\w+)\)", re.M)
@@ -393,18 +393,19 @@ def step_list_violations(rows: list[tuple[str, str]], files: dict[str, str]) -> 
 
 
 def test_every_step_is_listed_once_with_its_verb() -> None:
-    rows = step_list((ENGINE / "decide.h").read_text())
+    rows = step_list((ENGINE / "decider" / "decide.h").read_text())
     assert len(rows) >= 80  # a parse that finds the list
-    bad = step_list_violations(rows, read(sorted(ENGINE.glob("*.c"))))
+    bad = step_list_violations(rows, read(sorted(ENGINE.rglob("*.c"))))
     assert not bad, "; ".join(bad)
     # the enum and the table are made from the list, and name no step again
-    header = "\n".join(line for _, line in code_lines((ENGINE / "decide.h").read_text()))
+    decide_h = (ENGINE / "decider" / "decide.h").read_text()
+    header = "\n".join(line for _, line in code_lines(decide_h))
     enum = header[header.index("enum step_kind {") :]
     enum = enum[: enum.index("};")]
     assert set(STEP_NAME.findall(enum)) == {"STEP_NOTHING", "STEP_TEARDOWN_LATER", "STEP_COUNT",
                                             "STEP_KIND"}  # the list's X
     assert "DWS_ENGINE_STEPS (STEP_KIND)" in enum
-    table = "\n".join(line for _, line in code_lines((ENGINE / "verbs.c").read_text()))
+    table = "\n".join(line for _, line in code_lines((ENGINE / "verbtable.c").read_text()))
     assert set(STEP_NAME.findall(table)) == {"STEP_ROW"}  # the list's X
     assert "DWS_ENGINE_STEPS (STEP_ROW)" in table
 
@@ -435,8 +436,8 @@ def news_family_violations(header: str, decider: str) -> list[str]:
 
 
 def test_each_news_is_answered_by_its_family() -> None:
-    bad = news_family_violations((ENGINE / "decide.h").read_text(),
-                                 (ENGINE / "decide.c").read_text())
+    bad = news_family_violations((ENGINE / "decider" / "decide.h").read_text(),
+                                 (ENGINE / "decider" / "decide.c").read_text())
     assert not bad, "; ".join(bad)
     planted_h = ("#define DWS_ENGINE_NEWS(X) \\\n    X (SEEN, workflow) \\\n"
                  "    X (ROOM, limits)\nenum news")
@@ -530,7 +531,7 @@ def test_every_field_of_struct_job_is_classified() -> None:
 def test_a_verbs_input_travels_in_its_step() -> None:
     """What an input told reaches its verb in the step (struct step's
     `said`, set by advance.c), not through a field of the job."""
-    users = sorted(f.name for f in ENGINE.glob("*.[ch]")
+    users = sorted(f.name for f in ENGINE.rglob("*.[ch]")
                    if re.search(r"job\s*->\s*said\b", f.read_text()))
     assert not users, f"job->said read in {users}"
 
@@ -565,7 +566,7 @@ def policy_violations(files: dict[str, str]) -> list[str]:
 
 
 def test_only_the_decider_applies_a_policy() -> None:
-    bad = policy_violations(read(sorted(ENGINE.glob("*.[ch]"))))
+    bad = policy_violations(read(sorted(ENGINE.rglob("*.[ch]"))))
     assert not bad, "a policy applied beside the decider: " + ", ".join(bad)
 
 
@@ -584,7 +585,7 @@ def test_the_guard_finds_a_planted_policy() -> None:
     ]
 
 
-# The machines beside the phase (engine/sidestate.c): their fields change
+# The machines beside the phase (engine/decider/sidestate.c): their fields change
 # only through its setters, which refuse a transition their table lacks.
 SIDE_FIELDS = ("ps.stage", "ps.ssd", "ps.restage", "setup", "prolog", "epilog")
 SIDE_SET = re.compile(r"->\s*(" + "|".join(map(re.escape, SIDE_FIELDS))
@@ -603,8 +604,8 @@ def side_state_violations(files: dict[str, str]) -> list[str]:
 
 
 def test_side_states_change_only_through_their_tables() -> None:
-    bad = side_state_violations(read(sorted(ENGINE.glob("*.c"))))
-    assert not bad, "set outside engine/sidestate.c: " + ", ".join(bad)
+    bad = side_state_violations(read(sorted(ENGINE.rglob("*.c"))))
+    assert not bad, "set outside engine/decider/sidestate.c: " + ", ".join(bad)
     planted = {"prestage.c": "void f (struct job *job)\n{\n"
                "    /* job->ps.ssd = SSD_PICKED in a comment */\n"
                "    if (job->ps.ssd == SSD_PICKED)\n"
@@ -659,7 +660,7 @@ def side_read_violations(files: dict[str, str]) -> list[str]:
 
 
 def test_only_the_decider_reads_a_side_state_to_choose() -> None:
-    files = read(sorted(ENGINE.glob("*.c")))
+    files = read(sorted(ENGINE.rglob("*.c")))
     bad = side_read_violations(files)
     assert not bad, "a side state read beside the decider: " + ", ".join(bad)
     # every listed reader still reads one: the list says what is, not was
@@ -724,7 +725,7 @@ def ps_write_violations(files: dict[str, str]) -> list[str]:
 
 
 def test_only_prestage_c_writes_the_prestage_wing() -> None:
-    bad = ps_write_violations(read(sorted(ENGINE.glob("*.[ch]"))))
+    bad = ps_write_violations(read(sorted(ENGINE.rglob("*.[ch]"))))
     assert not bad, "pre-staging's facts written outside prestage.c: " + ", ".join(bad)
 
 

@@ -34,7 +34,7 @@ def _code(path: Path) -> str:
 
 def _uses(pattern: str) -> dict[str, int]:
     found: dict[str, int] = {}
-    for path in sorted(ENGINE.glob("*.c")):
+    for path in sorted(ENGINE.rglob("*.c")):
         n = len(re.findall(pattern, _code(path)))
         if n:
             found[path.name] = n

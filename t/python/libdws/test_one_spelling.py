@@ -1,7 +1,7 @@
 """Each word flux-dws shares between C and Python is spelled once, in C,
 and read by Python through the cffi extension (doc/guide/development.rst,
 "Where to make a change": "a word C and Python share"; doc/guide/libdws.rst,
-"Rooms", wire/): the Workflow states (engine/wfstate.c), the
+"Rooms", wire/): the Workflow states (engine/shapes/wfstate.c), the
 exception-note prefixes (wire.h for the service, jobwire.h for the jobtap
 plugin), the plugin's names, actions and job-manager.dws.<method> topics
 (jobwire.h), the job's KVS keys (jobkvs.h), the [rabbit] keys with their
@@ -103,7 +103,7 @@ def test_c_spells_each_once() -> None:
     once = {
         f'"{SERVICE_NOTE}"': LIBDWS / "wire" / "wire.h",
         f'"{PLUGIN_NOTE}"': LIBDWS / "wire" / "jobwire.h",
-        '"Proposal", "Setup", "DataIn"': LIBDWS / "engine" / "wfstate.c",
+        '"Proposal", "Setup", "DataIn"': LIBDWS / "engine" / "shapes" / "wfstate.c",
     }
     for path in _c_sources():
         text = _code(path)
@@ -134,7 +134,7 @@ C_HOMES = {
     "a job-manager.dws.<method>": "wire/jobwire.h",
     "a data.dws. KVS key": "wire/jobkvs.h",
     "the reference's memo or link name": "wire/jobkvs.h",
-    "a Workflow state": "engine/wfstate.c",
+    "a Workflow state": "engine/shapes/wfstate.c",
     "a release_computes value": "config/rabbitconf.h",
     "the f58 alphabet": "util/f58.c",
 }
@@ -251,9 +251,10 @@ def test_python_reads_every_shared_word() -> None:
 def test_the_guard_finds_a_planted_c_alias() -> None:
     tree = c_tree()
     planted = {
-        "engine/progress.c": tree["engine/progress.c"] + '\nstatic const char *t ='
+        "engine/verbs/progress.c": tree["engine/verbs/progress.c"] + '\nstatic const char *t ='
         ' "job-manager.dws.resource-update";\nstatic const char *m = "rabbit_workflow";\n',
-        "engine/workflow.c": tree["engine/workflow.c"] + '\n/* "data.dws.x" in a comment */\n'
+        "engine/verbs/workflow.c": tree["engine/verbs/workflow.c"]
+        + '\n/* "data.dws.x" in a comment */\n'
         'static const char *k = "data.dws.teardown";\nstatic const char *s = "Setup";\n',
         "engine/engine.c": tree["engine/engine.c"].replace(
             "DWS_RABBIT_TC_TIMEOUT, &c->tc_timeout", '"tc_timeout", &c->tc_timeout'),
@@ -270,13 +271,13 @@ def test_the_guard_finds_a_planted_c_alias() -> None:
         " (spelled in wire/jobwire.h)",
         "engine/engine.c:N: the [rabbit] key 'tc_timeout' (rabbitconf.h's table: read it by"
         " its id)",
-        "engine/progress.c:N: a job-manager.dws. topic 'job-manager.dws.resource-update'"
+        "engine/verbs/progress.c:N: a job-manager.dws. topic 'job-manager.dws.resource-update'"
         " (spelled in wire/jobwire.h)",
-        "engine/progress.c:N: the reference's memo or link name 'rabbit_workflow' (spelled in"
+        "engine/verbs/progress.c:N: the reference's memo or link name 'rabbit_workflow' (spelled in"
         " wire/jobkvs.h)",
-        "engine/workflow.c:N: a data.dws. KVS key 'data.dws.teardown' (spelled in"
+        "engine/verbs/workflow.c:N: a data.dws. KVS key 'data.dws.teardown' (spelled in"
         " wire/jobkvs.h)",
-        "engine/workflow.c:N: a Workflow state 'Setup' (spelled in engine/wfstate.c)",
+        "engine/verbs/workflow.c:N: a Workflow state 'Setup' (spelled in engine/shapes/wfstate.c)",
         "jobtap/dataout.c: defines dws_f58_plain (util/f58.c's)",
     ]
 

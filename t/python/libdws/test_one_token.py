@@ -1,5 +1,5 @@
 """One token namespace and one pending table (engine/state.h TOKEN_KINDS,
-engine/token.c, engine/pending.c): every token the engine puts on an
+engine/shapes/token.c, engine/shapes/pending.c): every token the engine puts on an
 action is written by token.c (rabbit health's, a kind it owns, by
 health/batch.c from health.h's word), so no other file spells a kind's
 word as a token's beginning; no file tests a token's prefix itself
@@ -55,7 +55,7 @@ def token_violations(files: dict[str, str], words: list[str]) -> list[str]:
 
 
 def sources() -> dict[str, str]:
-    paths = [*ENGINE.glob("*.[ch]"), *(LIBDWS / "health").glob("*.[ch]")]
+    paths = [*ENGINE.rglob("*.[ch]"), *(LIBDWS / "health").glob("*.[ch]")]
     return {p.name: p.read_text() for p in paths}
 
 

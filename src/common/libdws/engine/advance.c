@@ -5,11 +5,11 @@
  */
 #include <stdlib.h>
 
-#include "act.h"
 #include "advance.h"
+#include "engine/decider/phase.h"
+#include "engine/decider/why.h"
+#include "engine/shapes/act.h"
 #include "job.h"
-#include "phase.h"
-#include "why.h"
 
 /* Steps one job may take in a run before it is left where it is: far
  * more than any chain of the decider's (a news is taken per step and a

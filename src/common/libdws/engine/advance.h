@@ -1,5 +1,5 @@
 /* advance.h - a job moved on by an input: the decider asked (decide.h),
- * its steps carried out by the one table of verbs (verbs.c).
+ * its steps carried out by the one table of verbs (verbtable.c).
  *
  * An input (a request, a watch event, a timer, an answer) records its
  * facts on the job and its news, and marks it (advance_mark, advance_tell);
@@ -14,13 +14,13 @@
 #ifndef DWS_ENGINE_ADVANCE_H
 #define DWS_ENGINE_ADVANCE_H
 
-#include "decide.h"
+#include "engine/decider/decide.h"
 #include "job.h"
 
 typedef void (*advance_verb_f) (struct dws_engine *e, struct job *job, const struct step *st);
 typedef void (*advance_done_f) (struct dws_engine *e, struct job *job, enum wf_state s);
 
-/* The one table (verbs.c): what each step does, and what a state's
+/* The one table (verbtable.c): what each step does, and what a state's
  * completion records before the step that follows it.
  */
 struct verbs {

@@ -9,30 +9,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "act.h"
-#include "admit.h"
 #include "config/rabbitconf.h"
-#include "datain.h"
-#include "fault.h"
+#include "engine/shapes/act.h"
+#include "engine/shapes/pending.h"
+#include "engine/shapes/psi.h"
+#include "engine/shapes/token.h"
+#include "engine/verbs/admit.h"
+#include "engine/verbs/datain.h"
+#include "engine/verbs/fault.h"
+#include "engine/verbs/prestage.h"
+#include "engine/verbs/progress.h"
+#include "engine/verbs/release.h"
+#include "engine/verbs/workflow.h"
+#include "engine/views/jobview.h"
+#include "engine/views/persistent.h"
+#include "engine/views/rabbitdf.h"
+#include "engine/views/rabbitdrain.h"
+#include "engine/views/status.h"
 #include "job.h"
-#include "jobview.h"
-#include "pending.h"
-#include "persistent.h"
-#include "util/jsonio.h"
-#include "prestage.h"
-#include "progress.h"
-#include "psi.h"
 #include "placement/rabbitmap.h"
-#include "rabbitdf.h"
-#include "rabbitdrain.h"
 #include "rabbits.h"
-#include "release.h"
 #include "request.h"
-#include "status.h"
-#include "token.h"
-#include "verbs.h"
+#include "util/jsonio.h"
+#include "verbtable.h"
 #include "wire/wire.h"
-#include "workflow.h"
 
 /* --- configuration: each key read through rabbitconf.h's table ------- */
 #define KEY(id) dws_rabbitconf_key (DWS_RABBIT_##id)
@@ -222,7 +222,7 @@ struct dws_engine *dws_engine_create (json_t *config, dws_error_t *err)
         dws_errorf (err, "out of memory");
         return NULL;
     }
-    e->verbs = verbs_table ();
+    e->verbs = verbtable_get ();
     e->running = -1;
     if (job_table_init (e) < 0) {
         free (e);

@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "act.h"
+#include "engine/decider/phase.h"
+#include "engine/shapes/act.h"
+#include "engine/shapes/wfview.h"
 #include "job.h"
-#include "phase.h"
 #include "rabbits.h"
-#include "wfview.h"
 #include "wire/action.h"
 #include "wire/jobwire.h"
 

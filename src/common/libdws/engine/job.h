@@ -5,7 +5,7 @@
 #ifndef DWS_ENGINE_JOB_H
 #define DWS_ENGINE_JOB_H
 
-#include "decide.h"
+#include "engine/decider/decide.h"
 #include "state.h"
 #include "util/error.h"
 

@@ -9,10 +9,10 @@
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */
 
-#include "act.h"
-#include "rabbits.h"
+#include "engine/shapes/act.h"
 #include "health/health.h"
 #include "placement/rabbitmap.h"
+#include "rabbits.h"
 
 static struct dws_health_config health_config (struct dws_engine *e)
 {

@@ -13,7 +13,7 @@ void request_event (struct dws_engine *e, json_t *event);
 void request_orphans_event (struct dws_engine *e, json_t *jobs, bool complete);
 void request_job_info_result (struct dws_engine *e, struct job *job, json_t *event);
 
-/* The verbs of the requests' steps (verbs.c's table). */
+/* The verbs of the requests' steps (verbtable.c's table). */
 void request_join_create (struct dws_engine *e, struct job *job, const struct step *st);
 void request_create_answer (struct dws_engine *e, struct job *job, const struct step *st);
 void request_limit_remove (struct dws_engine *e, struct job *job, const struct step *st);

@@ -1,47 +1,41 @@
 /* state.h - the dws engine's state: types only, no functions.
  *
  * The engine is built in one-way layers; a file includes only the headers
- * of the layers below it (t/python/libdws/test_engine_layers.py checks):
+ * of the layers below it (t/python/libdws/test_engine_layers.py checks).
+ * The files stand in rooms by role, each room a band of the layers, so a
+ * room includes only the rooms below it (from another room a header is
+ * named by its path, "engine/shapes/act.h"):
  *
  *   engine.c    configuration, create/destroy, event dispatch    (top)
- *   verbs.c     the one table: each step's verb, in the file that owns it
+ *   verbtable.c the one table: each step's verb, in the file that owns it
  *   request.c   the dws.* requests, orphan recovery, job-info
- *   persistent.c the dws.persistent-* answers: list, share, unshare
- *   jobview.c   the dws.jobs and dws.job answers: a job as its owner sees it
- *   status.c    the dws.status answer
- *   progress.c  Workflow watch events: adopt, vanish, each state's
- *               completion, Proposal to PreRun
- *   fault.c     timers, TransientCondition, tolerance, abort
- *   prestage.c  storage set up and filled before the nodes: what the
- *               choice weighs (the decider's), the ssd held, the dependency let go
- *   release.c   computes back after PostRun: ssd holds, then the epilog
- *   admit.c     [rabbit.limits] on the job table: what each user holds (the
- *               decider's verdict, limits.c), hold, let go
- *   workflow.c  Workflow verbs: create, patch state, fail a job,
- *               teardown, finalizer, KVS timing
- *   datain.c    a pre-staged DataIn bounded by its progress (the stall)
- *   job.c       the job table
- *   rabbitdf.c  dws.rabbits {df}: each rabbit's space
- *   rabbitdrain.c dws.drain, dws.undrain: one chain of steps per rabbit
- *   rabbits.c   routing to rabbit health (../health/)
+ *   views/      what is answered: persistent.c (dws.persistent-*),
+ *               jobview.c (dws.jobs, dws.job: a job as its owner sees it),
+ *               status.c (dws.status), rabbitdrain.c (dws.drain,
+ *               dws.undrain), rabbitdf.c (dws.rabbits {df})
+ *   verbs/      what a step does, by concern: progress.c (Workflow watch
+ *               events, each state's completion), fault.c (timers,
+ *               TransientCondition, tolerance, abort), release.c (computes
+ *               back after PostRun), prestage.c (storage set up and filled
+ *               before the nodes), admit.c ([rabbit.limits] on the job
+ *               table), workflow.c (create, patch state, fail, teardown,
+ *               finalizer), datain.c (a pre-staged DataIn and its stall)
  *   advance.c   an input's one way to move a job: decide, then the verb
- *               of the step from the one table (verbs.c, set at create)
- *   decide.c    the one decider: a job's next step from its phase and facts,
- *               and every change of its phase (through phase.c's table)
- *   phase.c     each job's phase: its names and transitions (one table)
- *   sidestate.c the machines beside it (pre-staging's stage, ssd hold and
- *               re-staging, the epilog): their transitions (a table each)
- *   act.c       action builders
- *   pending.c   the requests that wait: for an answer (the pending table,
- *               by their tokens' sequence), for a list (deferred)
- *   psi.c       the PersistentStorageInstances known (their watch)
- *   wfview.c    a Workflow read once where it enters (struct wfview)
- *   wfstate.c   the names of the Workflow's states
- *   token.c     every token the engine writes, "<kind>:...", and timer key,
- *               and their parse
- *   hosts.c     host lists: a job's hosts from R, one list minus another
- *   answer.c    reading a Kubernetes answer
+ *               of the step from the one table (verbtable.c, set at create)
+ *   job.c       the job table
+ *   rabbits.c   routing to rabbit health (../health/)
+ *   decider/    the one decider and its tables: why.c (what moved a job),
+ *               decide.c (a job's next step from its phase and facts, and
+ *               every change of its phase), phase.c (each job's phase: one
+ *               table), sidestate.c (the machines beside it: a table each)
+ *   shapes/     what goes out and comes back: act.c (action builders),
+ *               pending.c (the requests that wait), psi.c (the
+ *               PersistentStorageInstances known), wfview.c (a Workflow
+ *               read once), wfstate.c (the Workflow states' names),
+ *               token.c (every token and timer key), hosts.c (host lists),
+ *               answer.c (reading a Kubernetes answer)
  *   state.h     these types
+ *   rules.h     the decider's rules, each named once, in the order tried
  *   limits.c    [rabbit.limits]: the verdict on a job, who goes next (pure)
  *                                                                (bottom)
  *
@@ -556,7 +550,7 @@ struct verbs; /* advance.h */
 
 struct dws_engine {
     struct config cfg;
-    const struct verbs *verbs; /* the one table of step verbs (verbs.c) */
+    const struct verbs *verbs; /* the one table of step verbs (verbtable.c) */
     struct job **table;
     size_t nbuckets;
     size_t njobs;

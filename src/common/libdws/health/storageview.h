@@ -1,6 +1,6 @@
 /* storageview.h - a Storage object read once, where it enters rabbit
  * health: the fields health decides on, so no other file of health/ walks
- * the object (as engine/wfview.h does for Workflows).
+ * the object (as engine/shapes/wfview.h does for Workflows).
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later
  */

@@ -5,8 +5,8 @@
 
 #include <jansson.h>
 
-#include "parse/breakdown.h"
 #include "jsontap.h"
+#include "parse/breakdown.h"
 
 static void rewrite_min (const char *res, const char *bds, int64_t min, const char *expect,
                          const char *what)

@@ -7,8 +7,8 @@
 #include <jansson.h>
 
 #include "jobtap/dataout.h"
-#include "util/f58.h"
 #include "jsontap.h"
+#include "util/f58.h"
 
 /* Feed one event (JSON text); the actions must be `expect` (JSON text) or,
  * for a refused event, the error text.

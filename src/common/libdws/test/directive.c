@@ -4,8 +4,8 @@
 
 #include <jansson.h>
 
-#include "parse/directive.h"
 #include "jsontap.h"
+#include "parse/directive.h"
 
 
 static void split_is (const char *dw, const char *presets, const char *expect)

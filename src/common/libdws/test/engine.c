@@ -17,17 +17,17 @@
 
 #include <jansson.h>
 
-#include "engine/engine.h"
-#include "engine/datain.h"
 #include "engine/advance.h"
+#include "engine/decider/sidestate.h"
+#include "engine/engine.h"
 #include "engine/job.h"
-#include "engine/sidestate.h"
 #include "engine/state.h"
+#include "engine/verbs/datain.h"
+#include "jsontap.h"
 #include "util/error.h"
 #include "util/f58.h"
-#include "wire/explain.h"
-#include "jsontap.h"
 #include "util/jsonio.h"
+#include "wire/explain.h"
 
 /* How often each of the decider's rules chose a step over every engine
  * of this run, written where FLUX_DWS_RULE_COUNTS names (a JSON line,

@@ -1,4 +1,4 @@
-/* engine_phase.c - the engine job's phase (engine/phase.c): a job's whole
+/* engine_phase.c - the engine job's phase (engine/decider/phase.c): a job's whole
  * life through the table, what each phase says of the Workflow, and
  * refused transitions naming their event and phase.
  *
@@ -9,10 +9,10 @@
 
 #include <jansson.h>
 
-#include "engine/decide.h"
-#include "engine/phase.h"
-#include "engine/release.h"
-#include "engine/wfstate.h"
+#include "engine/decider/decide.h"
+#include "engine/decider/phase.h"
+#include "engine/shapes/wfstate.h"
+#include "engine/verbs/release.h"
 #include "tap.h"
 
 static struct dws_engine e;

@@ -2,9 +2,9 @@
 #include <errno.h>
 #include <string.h>
 
+#include "tap.h"
 #include "util/error.h"
 #include "util/memory.h"
-#include "tap.h"
 
 static void test_errorf (void)
 {

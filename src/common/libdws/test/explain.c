@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wire/explain.h"
 #include "tap.h"
+#include "wire/explain.h"
 
 /* Room for any note and its sentence. */
 #define NOTE_MAX 4096

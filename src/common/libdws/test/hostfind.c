@@ -2,8 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/hostfind.h"
 #include "tap.h"
+#include "util/hostfind.h"
 
 #define NUM(p, lo, hi, w, pos) {p, sizeof (p) - 1, true, lo, hi, w, pos}
 #define NAME(p, pos) {p, sizeof (p) - 1, false, 0, 0, 0, pos}

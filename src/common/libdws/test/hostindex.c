@@ -2,8 +2,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "util/hostindex.h"
 #include "tap.h"
+#include "util/hostindex.h"
 
 int main (void)
 {

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/hostlist.h"
 #include "tap.h"
+#include "util/hostlist.h"
 
 /* decode then encode */
 static void roundtrip (const char *in, const char *out)

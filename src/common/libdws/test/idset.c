@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/idset.h"
 #include "tap.h"
+#include "util/idset.h"
 
 static void roundtrip (const char *in, int flags, const char *out)
 {

@@ -6,8 +6,8 @@
 
 #include <jansson.h>
 
-#include "placement/jgf.h"
 #include "config/rconfig.h"
+#include "placement/jgf.h"
 #include "tap.h"
 
 static const char *R =

@@ -5,9 +5,9 @@
 
 #include <jansson.h>
 
+#include "jsontap.h"
 #include "parse/breakdown.h"
 #include "placement/lustre.h"
-#include "jsontap.h"
 
 
 static void sets_is (const char *storage, const char *reserved, const char *conf,

@@ -5,8 +5,8 @@
 
 #include <jansson.h>
 
-#include "placement/nodelocal.h"
 #include "jsontap.h"
+#include "placement/nodelocal.h"
 
 #define TASK "{\"type\":\"slot\",\"count\":1,\"label\":\"task\",\"with\":[{\"type\":\"core\",\"count\":1}]}"
 #define NODE(n) "[{\"type\":\"node\",\"count\":" #n ",\"with\":[" TASK "]}]"

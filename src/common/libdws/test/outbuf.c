@@ -6,8 +6,8 @@
 
 #include <jansson.h>
 
-#include "util/outbuf.h"
 #include "tap.h"
+#include "util/outbuf.h"
 
 static char *slurp (FILE *f)
 {

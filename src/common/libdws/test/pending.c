@@ -1,4 +1,4 @@
-/* pending.c - the engine's requests that wait (engine/pending.h), seen
+/* pending.c - the engine's requests that wait (engine/shapes/pending.h), seen
  * through the engine's API: each answered once by its token, a stale
  * answer dropped, an answer of the wrong kind of event logged, a token
  * that is none refused with its text and nothing changed; requests

@@ -7,8 +7,8 @@
 
 #include <jansson.h>
 
-#include "jsontap.h"
 #include "config/rabbitconf.h"
+#include "jsontap.h"
 
 #define DEFAULTS                                                                    \
     "{\"datain_stall_timeout\": 0.0, \"drain_compute_nodes\": true, \"drain_queues\": null,"                       \

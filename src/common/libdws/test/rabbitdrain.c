@@ -1,4 +1,4 @@
-/* rabbitdrain.c - dws.drain and dws.undrain (engine/rabbitdrain.h): the
+/* rabbitdrain.c - dws.drain and dws.undrain (engine/views/rabbitdrain.h): the
  * writes a request makes, the answers that finish it, its refusals.
  *
  * SPDX-License-Identifier: LGPL-3.0-or-later

@@ -4,8 +4,8 @@
 
 #include <jansson.h>
 
-#include "placement/rabbitmap.h"
 #include "jsontap.h"
+#include "placement/rabbitmap.h"
 
 /* key order matters here (rabbits in order of first use) */
 static void result_is (char *got, const char *expect, dws_error_t *err, const char *what)

@@ -5,8 +5,8 @@
 
 #include <jansson.h>
 
-#include "placement/rssd.h"
 #include "jsontap.h"
+#include "placement/rssd.h"
 
 /* A fixture of t/data/rssd: the R Fluxion 0.54 (match-format rv1) wrote
  * for a job of the kind system, from flux job info JOBID R. */

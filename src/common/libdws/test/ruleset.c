@@ -2,8 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "parse/ruleset.h"
 #include "jsontap.h"
+#include "parse/ruleset.h"
 
 
 static const char *RULES =

@@ -5,9 +5,9 @@
 
 #include <jansson.h>
 
+#include "jsontap.h"
 #include "placement/rabbitmap.h"
 #include "placement/servers.h"
-#include "jsontap.h"
 
 /* got must equal expect exactly, list order included */
 static void result_is (char *got, const char *expect, dws_error_t *err, const char *what)

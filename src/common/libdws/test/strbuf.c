@@ -5,8 +5,8 @@
 
 #include <jansson.h>
 
-#include "util/strbuf.h"
 #include "tap.h"
+#include "util/strbuf.h"
 
 int main (void)
 {

@@ -1,4 +1,4 @@
-/* token.c - the engine's one token namespace (engine/token.h): every kind
+/* token.c - the engine's one token namespace (engine/shapes/token.h): every kind
  * written then parsed back, the wire texts each writes, and the tokens
  * that are none of them refused with their text.
  *
@@ -9,7 +9,7 @@
 
 #include <jansson.h>
 
-#include "engine/token.h"
+#include "engine/shapes/token.h"
 #include "health/health.h"
 #include "tap.h"
 

@@ -3,7 +3,7 @@
  *
  * The texts come from DWS and nnf-sos (spec/dws-nnf-behaviour.md 1.14,
  * 2.2, 2.4, 3.5, 4.7, 5; the emulator says them word for word), from the
- * engine (engine/fault.c, progress.c, request.c) and from the jobtap
+ * engine (engine/verbs/fault.c, progress.c, request.c) and from the jobtap
  * plugin's machine (jobsm.c).  Each row's example is such a text as a
  * job's note carries it; the tests check that the first row matching it
  * is the row itself, so a new row in the wrong place fails them.

@@ -22,7 +22,7 @@ from flux_dws.cli import argtypes
 from flux_dws.fluxutil import FluxUnavailable, open_flux
 from flux_dws.libdws.hostlist import Hostlist, HostlistError
 
-#: the longest reason the service takes (engine/rabbitdrain.h)
+#: the longest reason the service takes (engine/views/rabbitdrain.h)
 REASON_MAX = 200
 
 

@@ -6,7 +6,7 @@
 while the bank and the user within it hold ``bank_use`` and
 ``bank_user_use``), and how many of ``want`` (jobs of the same user and
 bank waiting, in submission order) may go now.  The dws
-engine applies it to its job table (engine/admit.c); this wrapper lets
+engine applies it to its job table (engine/verbs/admit.c); this wrapper lets
 tests and tools ask the same question.
 """
 

@@ -3,7 +3,7 @@
     >>> STATES[0], STATES[-1]
     ('Proposal', 'Teardown')
 
-The one list is libdws' (src/common/libdws/engine/wfstate.c), read here
+The one list is libdws' (src/common/libdws/engine/shapes/wfstate.c), read here
 through the cffi extension; the engine, the emulator, the demo and
 ``flux dws job`` all take it from there, so no state is spelled twice.
 """
