@@ -12,6 +12,10 @@ a temporary directory, built there with meson, flux-core's plugins off):
 the mutant replaces its file, ninja rebuilds, and it is
 
 - stillborn when it does not compile (not counted),
+- equivalent when it compiles to the original's object code (its
+  object, debug information stripped, is the original's byte for byte:
+  "trivial compiler equivalence"; it cannot change behaviour, so it is
+  neither tested nor counted),
 - killed when ``meson test`` (the C unit tests) fails or, those passing,
   when pytest over one of the ``--pytest`` paths (default t/python/libdws:
   the engine and health through cffi; each in turn, the first to fail is
@@ -21,8 +25,8 @@ the mutant replaces its file, ninja rebuilds, and it is
 Every test run is bounded (a mutant that loops is killed by its timeout).
 One JSON line per mutant goes to ``--out`` and a summary is printed last:
 
-    mutants: G generated in F files, S tried: B stillborn, K killed (C
-    tests KC, pytest KP), V survived
+    mutants: G generated in F files, S tried: B stillborn, E equivalent,
+    K killed (C tests KC, pytest KP), V survived: K of C compiled (P %)
 
 with each survivor as ``file:line: original -> mutant``.  ``--only`` tries
 again the mutants an earlier run's results name (its survivors), to show
@@ -99,6 +103,22 @@ def imported_from(env: dict[str, str], cwd: Path) -> Path:
                        cwd=cwd, env=env, capture_output=True, text=True, timeout=BUILD_TIMEOUT,
                        check=False)
     return Path(p.stdout.strip() or "/nonexistent").resolve()
+
+
+def object_of(build: Path, rel: str) -> Path:
+    """Where meson puts the object of libdws' source rel (relative to the
+    top): libdws.a.p/<its path under libdws, "/" as "_">.o."""
+    under = Path(rel).relative_to("src/common/libdws").as_posix().replace("/", "_")
+    return build / "src/common/libdws/libdws.a.p" / f"{under}.o"
+
+
+def code_of(obj: Path, into: Path) -> bytes:
+    """An object's code and data: the object with its debug information
+    stripped (a mutant's columns and lines move only that)."""
+    out = into / f"{obj.name}.stripped"
+    subprocess.run(["objcopy", "--strip-debug", str(obj), str(out)], check=True,
+                   capture_output=True)
+    return out.read_bytes()
 
 
 def generate(tree: Path, files: list[str], into: Path) -> list[tuple[str, Path]]:
@@ -249,8 +269,11 @@ def trial(args: argparse.Namespace, work: Path, tree: Path) -> int:
         print(f"mutants: pytest would import flux_dws' extension from {where}, not the"
               f" tree's build ({build}): its mutants would go untested")
         return 1
-    counts = {"stillborn": 0, "killed by C tests": 0, "killed by pytest": 0, "survived": 0,
-              "unmapped": len(unmapped)}
+    stripped = work / "objects"
+    stripped.mkdir()
+    original = {rel: code_of(object_of(build, rel), stripped) for rel in files}
+    counts = {"stillborn": 0, "equivalent": 0, "killed by C tests": 0, "killed by pytest": 0,
+              "survived": 0, "unmapped": len(unmapped)}
     survivors: list[str] = []
     t0 = time.monotonic()
     with args.out.open("w") as out_f:
@@ -268,6 +291,8 @@ def trial(args: argparse.Namespace, work: Path, tree: Path) -> int:
                 by = None
                 if not run(["ninja", "-C", str(build)], tree, BUILD_TIMEOUT)[0]:
                     result = "stillborn"
+                elif code_of(object_of(build, rel), stripped) == original[rel]:
+                    result = "equivalent"
                 elif not run(["meson", "test", "-C", str(build), "--no-rebuild", "-q"],
                              tree, TEST_TIMEOUT)[0]:
                     result = "killed by C tests"
@@ -295,12 +320,16 @@ def trial(args: argparse.Namespace, work: Path, tree: Path) -> int:
     run(["ninja", "-C", str(build)], tree, BUILD_TIMEOUT)
     print("survivors:\n" + "\n".join(f"  {s}" for s in survivors) if survivors else
           "survivors: none")
+    killed = counts["killed by C tests"] + counts["killed by pytest"]
+    compiled = killed + counts["survived"]
     print(f"mutants: {len(mutants)} generated in {len(files)} files, {len(tried)} tried: "
-          f"{counts['stillborn']} stillborn, "
-          f"{counts['killed by C tests'] + counts['killed by pytest']} killed (C tests "
+          f"{counts['stillborn']} stillborn, {counts['equivalent']} equivalent, "
+          f"{killed} killed (C tests "
           f"{counts['killed by C tests']}, pytest {counts['killed by pytest']}), "
           f"{counts['survived']} survived"
-          + (f", {counts['unmapped']} unmapped" if args.replay is not None else ""),
+          + (f", {counts['unmapped']} unmapped" if args.replay is not None else "")
+          + (f": {killed} of {compiled} compiled ({100 * killed / compiled:.1f} %)"
+             if compiled else ""),
           flush=True)
     return 0
 

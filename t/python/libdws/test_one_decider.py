@@ -46,7 +46,7 @@ DECISION_FACTS = (
     "news",  # what happened that no other fact says: the decider takes it
     "fired",  # the timers fired, not yet decided (NEWS_TIMER)
     "culprits",  # the hosts a timeout's read would give up (NEWS_*_CULPRITS)
-    "limit_recounted",  # the event whose admit pass changed its count: decided in it
+    "lim.recounted",  # the event whose admit pass changed its count: decided in it
     "ps.room_tried",  # the room's generation when it last found none: not again till it moves
     "prolog",  # held or ended (a side machine: its setter in sidestate.c reads it too)
     "wf_read",  # its Workflow's sightings read (wf_seen when last read): not again
@@ -156,9 +156,9 @@ def struct_body(name: str) -> str:
 
 
 def test_the_decision_facts_are_fields_of_struct_job() -> None:
-    def declared(fact: str) -> bool:  # ps.F: a field of pre-staging's struct
+    def declared(fact: str) -> bool:  # ps.F, lim.F: a field of a wing's struct
         where, _, field = fact.rpartition(".")
-        body = struct_body("prestage_state" if where == "ps" else "job")
+        body = struct_body({"ps": "prestage_state", "lim": "limit_state"}.get(where, "job"))
         return bool(re.search(r"\b" + field + r"\s*;", body))
 
     missing = [f for f in DECISION_FACTS if not declared(f)]
@@ -480,11 +480,14 @@ JOB_FIELDS = {
                  "gib", "gib_types"),
     # its pre-staging, a wing of its own (struct prestage_state, prestage.c)
     "prestage": ("ps",),
+    # its standing under [rabbit.limits], a wing of its own (struct
+    # limit_state, admit.c)
+    "limits": ("lim",),
     # its Workflow as last seen, and its phase (phase.c)
     "workflow": ("wf", "view", "wf_seen", "phase", "state_since", "asked_at", "done_at"),
     # what it was given or read: hosts, ssd, breakdowns, held vertices
     "read": ("breakdowns", "hosts", "reserved", "failed", "held", "dms_kept",
-             "limit_held", "limit_behind", "ssd_asks", "datain", "wf_token"),
+             "ssd_asks", "datain", "wf_token"),
     # requests and reads outstanding, counted or kept to answer
     "pending": ("create_msgids", "view_msgids", "breakdowns_wanted", "servers_pending",
                 "abort_reads", "teardown_reads", "timers", "record", "record_steps", "refused",
@@ -498,7 +501,7 @@ JOB_FIELDS = {
     # facts the verbs also act on (a note raised once, an annotation, a
     # late answer dropped, what `flux dws job` shows)
     "acted": ("forced", "epilog", "excepted", "released", "dataout_ended", "postrun_why",
-              "tc_since", "note", "limit_why", "deps", "limit_shown"),
+              "tc_since", "note", "deps"),
 }
 # booleans in struct job now, the issue's goal of 8 (what is left is in
 # doc/guide/service.rst, "A job's phase"): the count may only fall
@@ -521,7 +524,7 @@ def struct_job_fields() -> dict[str, str]:
 def test_every_field_of_struct_job_is_classified() -> None:
     fields = struct_job_fields()
     said = [f for group in JOB_FIELDS.values() for f in group] + [
-        f for f in DECISION_FACTS if "." not in f]  # ps.F: in the pre-staging wing
+        f for f in DECISION_FACTS if "." not in f]  # ps.F, lim.F: in their wings
     twice = sorted({f for f in said if said.count(f) > 1})
     assert not twice, f"fields classified twice: {twice}"
     assert not set(fields) - set(said), f"fields not classified: {set(fields) - set(said)}"
@@ -696,32 +699,55 @@ def test_the_guard_finds_a_verb_choosing_by_a_side_state() -> None:
 # memory write (snprintf, memset, strcpy, free) of job->ps anywhere else
 # fails.
 PS_WRITERS = ("prestage.c", "sidestate.c")
-PS_WRITE = re.compile(
-    r"\b(?:job|j)->ps\.(\w+)(?:\.\w+|\[[^]]*\])*\s*(?:=(?!=)|\+\+|--|[-+|&]=)"
-    r"|\b(?:snprintf|memset|strcpy|strncpy|free|json_decref)\s*\(\s*&?(?:job|j)->ps\.(\w+)"
-)
+
+
+def wing_write(field: str) -> re.Pattern[str]:
+    """A write of job->FIELD: an assignment, an increment, a string or
+    memory write (snprintf, memset, strcpy, free, json_decref)."""
+    return re.compile(
+        rf"\b(?:job|j)->{field}\.(\w+)(?:\.\w+|\[[^]]*\])*\s*(?:=(?!=)|\+\+|--|[-+|&]=)"
+        rf"|\b(?:snprintf|memset|strcpy|strncpy|free|json_decref)\s*\(\s*&?(?:job|j)->{field}\.(\w+)"
+    )
+
+
+PS_WRITE = wing_write("ps")
 
 
 # the job's destructor frees every field it holds: no fact written
 PS_FREERS = {("job.c", "job_free")}
 
 
-def ps_write_violations(files: dict[str, str]) -> list[str]:
-    """A write of job->ps outside prestage.c and sidestate.c."""
+def wing_write_violations(files: dict[str, str], field: str, writers: tuple[str, ...],
+                          lifecycle: set[tuple[str, str]],
+                          pointer_ok: str | None = None) -> list[str]:
+    """A write of job->FIELD outside its writers (and the job table's
+    functions of `lifecycle`, (file, function)); with pointer_ok, also its
+    address passed to a function whose name does not start so (a setter
+    of another file's)."""
+    write = wing_write(field)
+    passed = re.compile(rf"\b(\w+)\s*\([^;]*&(?:job|j)->{field}\.(\w+)")
     bad = []
     for name, text in sorted(files.items()):
-        if name in PS_WRITERS:
+        if name in writers:
             continue
         owner = None
         for n, line in code_lines(text):
             m = FUNCTION.match(line)
             if m:
                 owner = m.group(1)
-            if (name, owner) in PS_FREERS:
+            if (name, owner) in lifecycle:
                 continue
-            bad += [f"{name}:{n}: writes ps.{m.group(1) or m.group(2)}"
-                    for m in PS_WRITE.finditer(line)]
+            bad += [f"{name}:{n}: writes {field}.{m.group(1) or m.group(2)}"
+                    for m in write.finditer(line)]
+            if pointer_ok is not None:
+                bad += [f"{name}:{n}: {m.group(1)} () is given {field}.{m.group(2)}"
+                        for m in passed.finditer(line) if not m.group(1).startswith(pointer_ok)]
     return bad
+
+
+def ps_write_violations(files: dict[str, str]) -> list[str]:
+    """A write of job->ps outside prestage.c and sidestate.c."""
+    return wing_write_violations(files, "ps", PS_WRITERS, PS_FREERS)
 
 
 def test_only_prestage_c_writes_the_prestage_wing() -> None:
@@ -739,3 +765,40 @@ def test_the_guard_finds_a_planted_prestage_write() -> None:
     assert ps_write_violations(planted) == ["progress.c:3: writes ps.gib",
                                             "progress.c:4: writes ps.wait",
                                             "progress.c:6: writes ps.not"]
+
+
+# The limits' facts are a wing too (issue 76, item 4): struct limit_state
+# (job->lim) is admit.c's, written there alone; the job table gives its
+# first values and frees it (job_create, job_free); request.c tells what
+# dws-limit was seen to show through admit_shown (); its address goes
+# only to limits.c's functions (limits_job_verdict reads it, and
+# limits_held_uncount marks it uncounted when a create is sent).
+LIM_WRITERS = ("admit.c",)
+LIM_LIFECYCLE = {("job.c", "job_create"), ("job.c", "job_free")}
+
+
+def lim_write_violations(files: dict[str, str]) -> list[str]:
+    """A write of job->lim outside admit.c."""
+    return wing_write_violations(files, "lim", LIM_WRITERS, LIM_LIFECYCLE, pointer_ok="limits_")
+
+
+def test_only_admit_c_writes_the_limits_wing() -> None:
+    bad = lim_write_violations(read(sorted(ENGINE.rglob("*.[ch]"))))
+    assert not bad, "the limits' facts written outside admit.c: " + ", ".join(bad)
+
+
+def test_the_guard_finds_a_planted_limits_write() -> None:
+    planted = {
+        "request.c": "void f (struct job *job)\n{\n    job->lim.shown = LIMIT_SHOWN_ASKED;\n"
+                     "    free (job->lim.why);\n    if (job->lim.behind > 0)\n"
+                     "        tally (&job->lim.held);\n"
+                     "    limits_held_uncount (&job->lim.held);\n}\n",
+        "job.c": "struct job *job_create (struct dws_engine *e, json_int_t id)\n{\n"
+                 "    j->lim.recounted = -1;\n}\n"
+                 "void job_forget (struct job *j)\n{\n    j->lim.behind = 0;\n}\n",
+        "admit.c": "void g (struct job *job)\n{\n    job->lim.behind = 1;\n}\n",
+    }
+    assert lim_write_violations(planted) == ["job.c:7: writes lim.behind",
+                                             "request.c:3: writes lim.shown",
+                                             "request.c:4: writes lim.why",
+                                             "request.c:6: tally () is given lim.held"]

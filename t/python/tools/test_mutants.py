@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -101,3 +102,34 @@ def test_replay_makes_each_survivor_once(tmp_path: Path) -> None:
     assert [rel for rel, _ in made] == ["f.c"]
     assert "if (a >= 1)" in made[0][1].read_text()
     assert [r["original"] for r in lost] == ["gone"]
+
+
+def test_object_of_names_mesons_object_of_a_libdws_source(tmp_path: Path) -> None:
+    assert mutants.object_of(tmp_path, "src/common/libdws/engine/decider/decide.c") == (
+        tmp_path / "src/common/libdws/libdws.a.p/engine_decider_decide.c.o")
+
+
+def compiled(tmp_path: Path, name: str, text: str) -> Path:
+    """text compiled as the build does (optimised, with debug information)
+    into tmp_path/name/f.o: one source name, as a mutant keeps its file's."""
+    d = tmp_path / name
+    d.mkdir()
+    (d / "f.c").write_text(text)
+    subprocess.run(["cc", "-O2", "-g", "-c", "f.c", "-o", "f.o"], cwd=d, check=True)
+    return d / "f.o"
+
+
+@pytest.mark.skipif(shutil.which("cc") is None or shutil.which("objcopy") is None,
+                    reason="no C compiler or objcopy")
+def test_code_of_is_the_same_for_a_mutant_that_moves_only_columns(tmp_path: Path) -> None:
+    """A mutant the compiler makes the same code of (spaces added, a
+    second return after the first) is equivalent; one that changes
+    a comparison is not, though its line and length are kept."""
+    (tmp_path / "out").mkdir()
+    original = mutants.code_of(compiled(tmp_path, "a", SOURCE), tmp_path / "out")
+    spaced = SOURCE.replace("return 2;", "return  2 ;")
+    assert mutants.code_of(compiled(tmp_path, "b", spaced), tmp_path / "out") == original
+    dead = SOURCE.replace("    return 0;\n", "    return 0;\n    return 0;\n")
+    assert mutants.code_of(compiled(tmp_path, "c", dead), tmp_path / "out") == original
+    changed = SOURCE.replace("if (a > 1)", "if (a < 1)")
+    assert mutants.code_of(compiled(tmp_path, "d", changed), tmp_path / "out") != original

@@ -61,8 +61,8 @@ struct job *job_create (struct dws_engine *e, json_int_t id)
     /* j->phase: PHASE_NONE (0, calloc) until decide.c moves it */
     j->forced = WF_NONE;
     j->gib = -1;
-    j->limit_held.use[LIMITS_USER].jobs = -1;
-    j->limit_recounted = -1; /* no admit pass counted it yet */
+    limits_held_uncount (&j->lim.held);
+    j->lim.recounted = -1; /* no admit pass counted it yet */
     j->prestage_asked = -1;
     j->tc_since = -1;
     j->breakdowns = json_object ();
@@ -98,7 +98,7 @@ static void job_free (struct job *j)
     free (j->bank);
     json_decref (j->gib_types);
     free (j->project);
-    free (j->limit_why);
+    free (j->lim.why);
     json_decref (j->wf);
     json_decref (j->create_msgids);
     json_decref (j->view_msgids);

@@ -89,6 +89,11 @@ static bool has_scope (const struct limits_who *who, enum limits_scope scope)
     return scope == LIMITS_USER || who->bank != NULL;
 }
 
+void limits_held_uncount (struct limits_held *held)
+{
+    held->use[LIMITS_USER].jobs = -1;
+}
+
 enum limits_verdict limits_check (const struct limits_rules *r, const struct limits_held *held,
                                   int64_t want, const struct limits_who *who,
                                   enum limits_scope *scope, char *why, size_t size)

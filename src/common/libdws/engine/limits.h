@@ -71,6 +71,11 @@ struct limits_held {
     struct limits_use use[LIMITS_NSCOPES];
 };
 
+/* A job's held use marked not counted (the user's jobs -1): it has no
+ * limits to weigh, or its create was sent (a Workflow created again is
+ * not held). */
+void limits_held_uncount (struct limits_held *held);
+
 /* A job's limits in each of its scopes. */
 struct limits_rules {
     struct limits_rule rule[LIMITS_NSCOPES];

@@ -184,8 +184,7 @@ void request_create_answer (struct dws_engine *e, struct job *job, const struct 
 {
     act_respond_ok (e, st->said->msgid);
     progress_resources_resend (e, job);
-    if (job->limit_shown == LIMIT_SHOWN_NOT)
-        job->limit_shown = LIMIT_SHOWN_ASKED;
+    admit_shown (job, LIMIT_SHOWN_ASKED);
     advance_mark (e, job, NEWS_LOOK);
 }
 
@@ -193,7 +192,7 @@ void request_create_answer (struct dws_engine *e, struct job *job, const struct 
 void request_limit_remove (struct dws_engine *e, struct job *job, const struct step *st)
 {
     (void)st;
-    if (job->limit_shown == LIMIT_SHOWN_LISTED)
+    if (job->lim.shown == LIMIT_SHOWN_LISTED)
         act_log (e, "info", "%s: its Workflow exists; removing " DWS_JOBWIRE_LIMIT_DEPENDENCY,
                  job->name);
     admit_created (e, job);
@@ -760,7 +759,7 @@ void request_orphans_event (struct dws_engine *e, json_t *jobs, bool complete)
             snprintf (key, sizeof (key), "%" JSON_INTEGER_FORMAT, json_integer_value (idv));
             if (job && held_by_limit (v)) {
                 job->deps |= JOB_DEP_LIMIT;
-                job->limit_shown = LIMIT_SHOWN_LISTED;
+                admit_shown (job, LIMIT_SHOWN_LISTED);
                 advance_mark (e, job, NEWS_LOOK);
             }
             if (job || !held_by_create (v) || json_object_get (e->refused, key)

@@ -235,7 +235,7 @@ enum job_dep {
 };
 
 /* Whether the job manager showed dws-limit still held since the engine
- * last removed it (job->limit_shown): a removal may have been lost with
+ * last removed it (job->lim.shown): a removal may have been lost with
  * a plugin reloaded, or with the service restarted before its create's
  * answer.
  */
@@ -368,6 +368,29 @@ struct prestage_state {
 
 struct told; /* advance.h */
 
+/* A job's standing under [rabbit.limits]: admit.c's facts, written there
+ * alone (the job table's create and free aside: its first values, its
+ * memory); the decider and the job's view read them
+ * (t/python/libdws/test_one_decider.py holds it).
+ */
+struct limit_state {
+    char *why;               /* why it waits in PHASE_LIMITED, or NULL */
+    enum limit_shown shown;  /* dws-limit shown held since its last removal:
+                              * removed again once its Workflow exists */
+    struct limits_held held; /* what its scopes (user, bank, user within
+                              * the bank) hold as admit.c counted them at its
+                              * dws.create, or, while it waits, with the older
+                              * waiting jobs let go before it; the user's jobs
+                              * -1: not counted (no limits, or its create sent) */
+    int64_t recounted;       /* the event (e->events) whose admit pass found its
+                              * count changed: decided on that count in it; -1:
+                              * none yet */
+    int64_t behind;          /* older waiting jobs that stay and hold it back (no
+                              * job overtakes an older one of the same user, bank
+                              * or user within a bank); -1: its user's persistent
+                              * storage not listed yet */
+};
+
 struct job {
     json_int_t id;
     char name[64]; /* fluxjob-<id> */
@@ -494,21 +517,7 @@ struct job {
     char *bank;            /* its flux-accounting bank (attributes.system.bank, as
                             * its dws.create or its Workflow carries it), or NULL */
     char *project;         /* and its project, or NULL */
-    char *limit_why;       /* why it waits in PHASE_LIMITED (admit.c), or NULL */
-    enum limit_shown limit_shown; /* dws-limit shown held since its last removal:
-                            * removed again once its Workflow exists */
-    struct limits_held limit_held; /* what its scopes (user, bank, user within
-                            * the bank) hold as admit.c counted them at its
-                            * dws.create, or, while it waits, with the older
-                            * waiting jobs let go before it; the user's jobs
-                            * -1: not counted (no limits, or its create sent) */
-    int64_t limit_recounted; /* the event (e->events) whose admit pass found its
-                            * count changed: decided on that count in it; -1:
-                            * none yet */
-    int64_t limit_behind;  /* older waiting jobs that stay and hold it back (no
-                            * job overtakes an older one of the same user, bank
-                            * or user within a bank); -1: its user's persistent
-                            * storage not listed yet */
+    struct limit_state lim; /* its standing under [rabbit.limits] (admit.c's) */
 
     int prestage_asked;    /* dw_prestage: -1 not given, 0 "no", 1 "yes" */
     struct prestage_state ps; /* its pre-staging (prestage.c's wing) */

@@ -699,11 +699,11 @@ static struct step culprits (const struct job *job, enum wf_state s, int total)
 static bool over_limit (const struct dws_engine *e, const struct job *job)
 {
     char why[8];
-    if (!e->cfg.limits || job->limit_held.use[LIMITS_USER].jobs < 0)
+    if (!e->cfg.limits || job->lim.held.use[LIMITS_USER].jobs < 0)
         return false;
     struct limits_who who = {job->userid, job->username, job->bank};
-    return job->limit_behind > 0
-           || limits_job_verdict (e->cfg.limits, &who, &job->limit_held, job->limit_behind >= 0,
+    return job->lim.behind > 0
+           || limits_job_verdict (e->cfg.limits, &who, &job->lim.held, job->lim.behind >= 0,
                                   job->gib < 0 ? 0 : job->gib, why, sizeof (why))
                   != LIMITS_GO;
 }
@@ -715,12 +715,12 @@ static struct step limited (const struct dws_engine *e, const struct job *job)
 {
     char why[DWS_ERROR_TEXT_MAX];
     struct limits_who who = {job->userid, job->username, job->bank};
-    enum limits_verdict v = limits_job_verdict (e->cfg.limits, &who, &job->limit_held,
-                                                job->limit_behind >= 0,
+    enum limits_verdict v = limits_job_verdict (e->cfg.limits, &who, &job->lim.held,
+                                                job->lim.behind >= 0,
                                                 job->gib < 0 ? 0 : job->gib, why, sizeof (why));
-    if (v == LIMITS_GO && job->limit_behind <= 0)
+    if (v == LIMITS_GO && job->lim.behind <= 0)
         return chose (RULE_LIMIT_ROOM, STEP_ADMIT_GO);
-    if (v == LIMITS_WAIT && (!job->limit_why || strcmp (job->limit_why, why) != 0))
+    if (v == LIMITS_WAIT && (!job->lim.why || strcmp (job->lim.why, why) != 0))
         return chose (RULE_LIMIT_STILL, STEP_STILL_WAITING);
     return make (STEP_NOTHING);
 }
@@ -1175,7 +1175,7 @@ static struct step look_setup_may_start (const struct dws_engine *e, const struc
 static struct step look_limit_shown (const struct dws_engine *e, const struct job *job)
 {
     (void)e;
-    return make (job->limit_shown && (job->deps & JOB_DEP_LIMIT) && phase_exists (job)
+    return make (job->lim.shown && (job->deps & JOB_DEP_LIMIT) && phase_exists (job)
                      ? STEP_LIMIT_REMOVE
                      : STEP_NOTHING);
 }
@@ -1185,7 +1185,7 @@ static struct step look_limit_shown (const struct dws_engine *e, const struct jo
  * holds only in the event that made it */
 static struct step look_limit_recounted (const struct dws_engine *e, const struct job *job)
 {
-    return job->phase == PHASE_LIMITED && job->limit_recounted == e->events ? limited (e, job)
+    return job->phase == PHASE_LIMITED && job->lim.recounted == e->events ? limited (e, job)
                                                                             : make (STEP_NOTHING);
 }
 

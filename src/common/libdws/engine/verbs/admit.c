@@ -112,8 +112,8 @@ int admit_create (struct dws_engine *e, struct job *job, dws_error_t *err)
     if (limits_job_verdict (e->cfg.limits, &who, &held, listed, job_gib (job), why, sizeof (why))
         == LIMITS_NEVER)
         return dws_errorf (err, "%s", why);
-    job->limit_held = held; /* the decider says whether it goes (NEWS_CREATE) */
-    job->limit_behind = listed ? 0 : -1;
+    job->lim.held = held; /* the decider says whether it goes (NEWS_CREATE) */
+    job->lim.behind = listed ? 0 : -1;
     return 0;
 }
 
@@ -124,7 +124,7 @@ int admit_create (struct dws_engine *e, struct job *job, dws_error_t *err)
 static bool waits_why (struct dws_engine *e, struct job *job, char *why, size_t size)
 {
     struct limits_who who = {job->userid, job->username, job->bank};
-    return limits_job_verdict (e->cfg.limits, &who, &job->limit_held, job->limit_behind >= 0,
+    return limits_job_verdict (e->cfg.limits, &who, &job->lim.held, job->lim.behind >= 0,
                                job_gib (job), why, size)
            == LIMITS_WAIT;
 }
@@ -141,8 +141,8 @@ void admit_wait_limit (struct dws_engine *e, struct job *job, const struct step 
     (void)st;
     if (!waits_why (e, job, why, sizeof (why)))
         snprintf (why, sizeof (why), "its user's limits");
-    free (job->limit_why);
-    job->limit_why = strdup (why);
+    free (job->lim.why);
+    job->lim.why = strdup (why);
     act_log (e, "info", "%s: waits for its user's rabbit storage: %s", job->name, why);
     if (!(job->deps & JOB_DEP_LIMIT)) /* not held already (found so after a restart) */
         dependency (e, job, true);
@@ -161,8 +161,8 @@ void admit_still_waiting (struct dws_engine *e, struct job *job, const struct st
     (void)st;
     if (!waits_why (e, job, why, sizeof (why)))
         return;
-    free (job->limit_why);
-    job->limit_why = strdup (why);
+    free (job->lim.why);
+    job->lim.why = strdup (why);
     act_record (e, job);
 }
 
@@ -171,8 +171,8 @@ void admit_go (struct dws_engine *e, struct job *job, const struct step *st)
 {
     act_log (e, "info", "%s: its user's rabbit storage allows it now; creating its"
              " Workflow", job->name);
-    free (job->limit_why);
-    job->limit_why = NULL;
+    free (job->lim.why);
+    job->lim.why = NULL;
     workflow_send_create (e, job, st);
 }
 
@@ -223,12 +223,12 @@ void admit_pass (struct dws_engine *e)
     for (size_t i = 0; i < n; i++) {
         struct job *job = waiting[i];
         /* the same count and the same limits: the same answer */
-        bool same = !e->limits_changed && same_held (&job->limit_held, &turns[i].held)
-                    && job->limit_behind == turns[i].behind;
-        job->limit_held = turns[i].held;
-        job->limit_behind = turns[i].behind;
+        bool same = !e->limits_changed && same_held (&job->lim.held, &turns[i].held)
+                    && job->lim.behind == turns[i].behind;
+        job->lim.held = turns[i].held;
+        job->lim.behind = turns[i].behind;
         if (!same) {
-            job->limit_recounted = e->events;
+            job->lim.recounted = e->events;
             advance_mark (e, job, NEWS_LOOK);
         }
     }
@@ -237,10 +237,16 @@ void admit_pass (struct dws_engine *e)
     free (waiting);
 }
 
+void admit_shown (struct job *job, enum limit_shown how)
+{
+    if (how == LIMIT_SHOWN_LISTED || job->lim.shown == LIMIT_SHOWN_NOT)
+        job->lim.shown = how;
+}
+
 void admit_created (struct dws_engine *e, struct job *job)
 {
     /* JOB_DEP_LIMIT stays: a reloaded plugin may have missed the removal */
-    job->limit_shown = LIMIT_SHOWN_NOT;
+    job->lim.shown = LIMIT_SHOWN_NOT;
     if (job->deps & JOB_DEP_LIMIT)
         dependency (e, job, false);
 }

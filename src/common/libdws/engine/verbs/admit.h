@@ -50,7 +50,7 @@ int admit_create (struct dws_engine *e, struct job *job, dws_error_t *err);
 
 /* After an event: record on each waiting job what its user holds when its
  * turn comes, and, when that changed, look at it (NEWS_LOOK: the decider
- * goes by that count in this event alone, job->limit_recounted).
+ * goes by that count in this event alone, job->lim.recounted).
  */
 void admit_pass (struct dws_engine *e);
 
@@ -59,6 +59,12 @@ void admit_pass (struct dws_engine *e);
  * dws-limit dependency if the job held it (a repeat is harmless: the
  * plugin answers a removal of what the job no longer holds). */
 void admit_created (struct dws_engine *e, struct job *job);
+/* What the job's dws-limit dependency was seen to show (request.c): held
+ * in the job manager's list after a restart (LIMIT_SHOWN_LISTED), or
+ * asked by a reloaded plugin's repeated dws.create (LIMIT_SHOWN_ASKED,
+ * unless shown already): its removal, once its Workflow exists, is
+ * logged or sent again. */
+void admit_shown (struct job *job, enum limit_shown how);
 
 /* STEP_WAIT_LIMIT, STEP_STILL_WAITING, STEP_ADMIT_GO (verbtable.c's table). */
 void admit_wait_limit (struct dws_engine *e, struct job *job, const struct step *st);

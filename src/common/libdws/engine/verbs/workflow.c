@@ -198,7 +198,7 @@ void workflow_send_create (struct dws_engine *e, struct job *job, const struct s
     char token[96];
     (void)st;
     char tol[32];
-    job->limit_held.use[LIMITS_USER].jobs = -1; /* counted: a Workflow created again is not held */
+    limits_held_uncount (&job->lim.held); /* counted: a Workflow created again is not held */
     char *jobid = dws_f58_plain ((unsigned long long)job->id);
     char *res = job->resources ? json_dumps (job->resources, JSON_COMPACT) : NULL;
     snprintf (tol, sizeof (tol), "%lld", (long long)job->tolerance);

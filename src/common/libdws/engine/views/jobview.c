@@ -203,8 +203,8 @@ static json_t *job_summary (struct dws_engine *e, struct job *job, bool full)
         json_object_set_new (o, "bank", json_string (job->bank));
     if (job->project)
         json_object_set_new (o, "project", json_string (job->project));
-    if (job->limit_why) /* held by [rabbit.limits] (admit.c) */
-        json_object_set_new (o, "waiting", json_string (job->limit_why));
+    if (job->lim.why) /* held by [rabbit.limits] (admit.c) */
+        json_object_set_new (o, "waiting", json_string (job->lim.why));
     json_t *prestage = prestage_view (e, job);
     if (prestage)
         json_object_set_new (o, "prestage", prestage);
