@@ -20,13 +20,18 @@ the mutant replaces its file, ninja rebuilds, and it is
   when pytest over one of the ``--pytest`` paths (default t/python/libdws:
   the engine and health through cffi; each in turn, the first to fail is
   the record's ``by``) fails,
-- survived when both pass.
+- killed by the sanitizer C tests when, with ``--sanitizers``, the C unit
+  tests of a second build with ASan and UBSan (``-Dsanitizers=true``, as
+  CI's "ASan+UBSan C unit tests") fail on a mutant that both the above
+  passed: a leak or an overflow no assertion sees,
+- survived when all pass.
 
 Every test run is bounded (a mutant that loops is killed by its timeout).
 One JSON line per mutant goes to ``--out`` and a summary is printed last:
 
     mutants: G generated in F files, S tried: B stillborn, E equivalent,
-    K killed (C tests KC, pytest KP), V survived: K of C compiled (P %)
+    K killed (C tests KC, pytest KP[, sanitizers KS]), V survived: K of C
+    compiled (P %)
 
 with each survivor as ``file:line: original -> mutant``.  ``--only`` tries
 again the mutants an earlier run's results name (its survivors), to show
@@ -219,6 +224,8 @@ def main() -> int:
                     help="try only the mutants this earlier --out names as survivors")
     ap.add_argument("--replay", type=Path,
                     help="make this earlier --out's survivors again from their text")
+    ap.add_argument("--sanitizers", action="store_true",
+                    help="try each survivor's C tests again under ASan and UBSan")
     ap.add_argument("--out", type=Path, default=Path("mutants.jsonl"))
     args = ap.parse_args()
     if args.replay is None and shutil.which("mutate") is None:
@@ -263,6 +270,18 @@ def trial(args: argparse.Namespace, work: Path, tree: Path) -> int:
     if not ok:
         print(f"mutants: the unmutated tree does not build: {out}")
         return 1
+    sanitized = tree / "build-sanitizers"
+    if args.sanitizers:
+        ok, out = run(["meson", "setup", str(sanitized), "-Dflux=disabled", "-Ddocs=disabled",
+                       "-Dflux-commands=disabled", "-Dsanitizers=true"], tree, BUILD_TIMEOUT)
+        if ok:
+            ok, out = run(["ninja", "-C", str(sanitized)], tree, BUILD_TIMEOUT)
+        if ok:
+            ok, out = run(["meson", "test", "-C", str(sanitized), "--no-rebuild", "-q"],
+                          tree, TEST_TIMEOUT)
+        if not ok:
+            print(f"mutants: the unmutated tree fails its sanitizer C tests: {out}")
+            return 1
     env = pytest_env(tree, build)
     where = imported_from(env, tree)
     if not where.is_relative_to(build.resolve()):
@@ -273,7 +292,7 @@ def trial(args: argparse.Namespace, work: Path, tree: Path) -> int:
     stripped.mkdir()
     original = {rel: code_of(object_of(build, rel), stripped) for rel in files}
     counts = {"stillborn": 0, "equivalent": 0, "killed by C tests": 0, "killed by pytest": 0,
-              "survived": 0, "unmapped": len(unmapped)}
+              "killed by sanitizers": 0, "survived": 0, "unmapped": len(unmapped)}
     survivors: list[str] = []
     t0 = time.monotonic()
     with args.out.open("w") as out_f:
@@ -300,6 +319,11 @@ def trial(args: argparse.Namespace, work: Path, tree: Path) -> int:
                         [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", p],
                         tree, TEST_TIMEOUT, env)[0]), None)) is not None:
                     result = "killed by pytest"
+                elif args.sanitizers and not (
+                        run(["ninja", "-C", str(sanitized)], tree, BUILD_TIMEOUT)[0]
+                        and run(["meson", "test", "-C", str(sanitized), "--no-rebuild", "-q"],
+                                tree, TEST_TIMEOUT)[0]):
+                    result = "killed by sanitizers"
                 else:
                     result = "survived"
                     survivors.append(f"{rel}:{line}: {was} -> {now}")
@@ -318,14 +342,19 @@ def trial(args: argparse.Namespace, work: Path, tree: Path) -> int:
                   + (f" ({by})" if by else ""),
                   flush=True)
     run(["ninja", "-C", str(build)], tree, BUILD_TIMEOUT)
+    if args.sanitizers:
+        run(["ninja", "-C", str(sanitized)], tree, BUILD_TIMEOUT)
     print("survivors:\n" + "\n".join(f"  {s}" for s in survivors) if survivors else
           "survivors: none")
-    killed = counts["killed by C tests"] + counts["killed by pytest"]
+    killed = (counts["killed by C tests"] + counts["killed by pytest"]
+              + counts["killed by sanitizers"])
     compiled = killed + counts["survived"]
     print(f"mutants: {len(mutants)} generated in {len(files)} files, {len(tried)} tried: "
           f"{counts['stillborn']} stillborn, {counts['equivalent']} equivalent, "
           f"{killed} killed (C tests "
-          f"{counts['killed by C tests']}, pytest {counts['killed by pytest']}), "
+          f"{counts['killed by C tests']}, pytest {counts['killed by pytest']}"
+          + (f", sanitizers {counts['killed by sanitizers']}" if args.sanitizers else "")
+          + "), "
           f"{counts['survived']} survived"
           + (f", {counts['unmapped']} unmapped" if args.replay is not None else "")
           + (f": {killed} of {compiled} compiled ({100 * killed / compiled:.1f} %)"

@@ -870,3 +870,164 @@ def test_a_finalizer_removal_whose_test_fails_is_not_an_error() -> None:
          "message": "the test operation failed", "object": None}
     )  # fmt: skip
     assert [a for a in acts if a.get("level") == "err"] == []
+
+
+# --- seed 78 -------------------------------------------------------------------
+# a third sample (t/mutants/seed78-survivors.jsonl), of engine/decider/,
+# engine/verbs/ and engine/request.c once they stood in rooms
+
+
+def test_a_job_in_the_first_bucket_counts_against_prestage_max_jobs() -> None:
+    """Every job of the job table is counted, the first of its buckets as
+    well (job 62 hashes to bucket 0 of 64): with it holding storage ahead
+    of its nodes and prestage_max_jobs 1, the next is not pre-staged."""
+    sim = Sim(prestage="always", prestage_max_jobs=1)
+    sim.lists()
+    sim.through_proposal(62, [PERSISTENT], None)
+    sim.result("prestage:62", sim.wf(62))
+    acts = sim.through_proposal(951, [PERSISTENT], None)
+    assert (
+        "fluxjob-951: not pre-staged: 1 jobs hold 0 GiB ahead of their nodes"
+        " (rabbit.prestage_max_jobs 1, prestage_max_gib 0)"
+    ) in logs(acts)
+
+
+def test_a_waiting_job_that_fits_stays_behind_an_older_one_that_waits() -> None:
+    """Waiting jobs go in submission order.  max_user_gib 25; a 10 GiB
+    persistent storage and a 10 GiB job held: an older job of 20 GiB and a
+    younger one of 10 GiB wait.  Once the persistent storage is gone the
+    younger one would fit, the older one still not: the younger stays."""
+    proj = {
+        "metadata": {"name": "proj"},
+        "spec": {
+            "userID": USER,
+            "fsType": "lustre",
+            "dwDirective": "#DW create_persistent type=lustre capacity=10GiB name=proj",
+        },
+    }
+    sim = Sim(limits={"max_user_gib": 25, "users": {}})
+    sim.lists()
+    sim.feed({"type": "orphans", "complete": True, "jobs": []})
+    sim.feed({"type": "sync", "kind": "PersistentStorageInstance", "objects": [proj]})
+    assert workflow_creates(sim.create(201, [XFS])) == ["fluxjob-201"]
+    sim.result("create:201", sim.wf(201), 201)
+    assert workflow_creates(sim.create(202, ["#DW jobdw type=xfs capacity=20GiB name=s"])) == []
+    assert workflow_creates(sim.create(203, [XFS])) == []
+    acts = sim.feed({"type": "sync", "kind": "PersistentStorageInstance", "objects": []})
+    assert workflow_creates(acts) == []
+    phases = {j["id"]: j["phase"] for j in sim.engine.status()["jobs"]}
+    assert (phases[202], phases[203]) == ("waiting-limit", "waiting-limit")
+
+
+def test_datain_progress_written_as_a_real_number_is_read() -> None:
+    """A data movement's progress written as a real number (62.5) is read
+    as its whole percent, not as nothing done."""
+    sim = Sim(prestage="always", datain_stall_timeout=60)
+    sim.now = 1000.0
+    sim.lists()
+    sim.through_proposal(963, [PERSISTENT], None)
+    sim.result("prestage:963", sim.wf(963))
+    sim.complete(963)  # Setup: DataIn asked, its progress read from now on
+    sim.now = 1010.0
+    sim.feed({"type": "timer", "key": "datain:963"})
+    moving = {"status": {"state": "Running", "commandStatus": {"progress": 62.5}}}
+    sim.result("datain:963", {"items": [moving]})
+    sim.request("dws.job", 7, jobid=963)
+    (answer,) = sim.result("jobview:963", {"items": []})
+    assert answer["payload"]["prestage"]["datain"]["percent"] == 62.0
+
+
+def test_a_workflow_found_with_its_prestaging_given_up_says_why() -> None:
+    """After a restart, a job's Workflow made again once its pre-staging
+    was given up (its annotation says why, no pre-staging record) is
+    taken up as a job of the usual way, and its view says why."""
+    sim = Sim(prestage="always")
+    sim.lists()
+    sim.create(964, [XFS])
+    wf = copy.deepcopy(sim.wf(964))
+    wf["metadata"].setdefault("annotations", {})["flux-dws.io/prestage-given-up"] = (
+        "its rabbit went down")
+    again = Sim(prestage="always")
+    again.feed({"type": "sync", "kind": "Workflow", "objects": [wf]})
+    again.feed({"type": "sync", "kind": "SystemConfiguration", "objects": [SYSCONF]})
+    again.request("dws.job", 8, jobid=964)
+    (answer,) = again.result("jobview:964", {"items": []})
+    assert answer["payload"]["prestage_not"] == "given up: its rabbit went down"
+
+
+def test_dws_ready_is_answered_to_its_request() -> None:
+    """dws.ready (the jobtap plugin's poll after a restart) is answered to
+    the request that asked, with whether rabbit health is applied."""
+    sim = Sim()
+    acts = sim.request("dws.ready", 31)
+    (answer,) = [a for a in acts if a.get("action") == "respond"]
+    assert answer["msgid"] == 31
+    assert answer["payload"]["success"] is True and "ready" in answer["payload"]
+
+
+def test_dws_released_lists_no_job_whose_computes_were_not_released() -> None:
+    """dws.released names the jobs whose computes went back before their
+    DataOut ended: a job still in Proposal is not one."""
+    sim = Sim()
+    sim.lists()
+    sim.create(970, [XFS])
+    acts = sim.request("dws.released", 32)
+    (answer,) = [a for a in acts if a.get("action") == "respond"]
+    assert answer["msgid"] == 32 and answer["payload"]["jobs"] == [], answer
+
+
+def test_ssd_vertices_found_taken_are_picked_again_not_kept() -> None:
+    """Fluxion's find says one of the ssd vertices held for a pre-staged
+    job is a running job's: the job picks others, and does not take the
+    vertices it held as its own."""
+    sim = Sim(fluxion=True, prestage="always")
+    sim.lists()
+    sim.rabbits()
+    sim.through_proposal(971, [XFS], xfs_storage(971), count=2)
+    find: Action | None = None
+    todo = deque(sim.answers(sim.result("prestage:971", sim.wf(971))))
+    for _ in range(100):  # answered as asked, but the find (held back)
+        if not todo:
+            if find is not None:
+                break
+            todo.extend(sim.answers(sim.feed({"type": "timer", "key": HEALTH_FLUSH_TIMER})))
+            continue
+        acts = sim.feed(todo.popleft())
+        find = next((a for a in acts if a.get("token") == "prestage-find:971"), find)
+        todo.extend(sim.answers([a for a in acts if a.get("token") != "prestage-find:971"]))
+    assert find is not None, "no find for the held ssd vertices"
+    held = json.loads(sim.wf(971)["metadata"]["annotations"]["flux-dws.io/prestage"])["held"]
+    vertex = {"id": "0", "metadata": {"type": "ssd", "paths": {"containment": held[0]}}}
+    acts = sim.feed({"type": "rpc-result", "token": "prestage-find:971", "ok": True,
+                     "errnum": 0, "errstr": "", "payload": {"R": {"graph": {"nodes": [vertex]}}}})
+    assert "fluxjob-971: 1 of the ssd vertices held for it were a job's: picking others" in (
+        logs(acts))
+    assert not [m for m in logs(acts) if "rabbit ssd for" in m], logs(acts)
+
+
+def test_the_record_names_the_rule_that_asked_each_state() -> None:
+    """The job's record says which rule asked for each state it reached:
+    Setup by every Servers filled, DataIn by the Computes filled; and a
+    step taken once its nodes are known reads them (" hosts")."""
+    sim = Sim()
+    sim.lists()
+    sim.through_proposal(972, [XFS], xfs_storage(972))
+    sim.answer_all()
+    sim.setup(972, ["c1"])
+    sim.settle(972, "DataIn")
+    why = sim.engine.take_records()[972]["why"]
+    assert why["states"]["Setup"] == "servers-written", why["states"]
+    assert why["states"]["DataIn"] == "computes-written", why["states"]
+    assert "Teardown" not in why["states"]
+    after_setup = [s for s in why["steps"] if s.split()[1] == "computes-written"]
+    assert after_setup and " hosts" in after_setup[0], why["steps"]
+
+
+def test_a_job_asking_for_more_nodes_than_the_instance_has_is_not_prestaged() -> None:
+    """A job of 6 nodes on an instance of 4 cannot hold storage for its
+    nodes ahead of them: it is not pre-staged, and the log says why."""
+    sim = Sim(fluxion=True, prestage="always")
+    sim.lists()
+    sim.rabbits()
+    acts = sim.through_proposal(973, [PERSISTENT], None, count=6)
+    assert "fluxjob-973: not pre-staged: it asks for 6 nodes, the instance has 4" in logs(acts)

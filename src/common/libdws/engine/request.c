@@ -318,7 +318,7 @@ static void setup_request (struct dws_engine *e, json_t *msgid, json_t *p, json_
             act_respond_fail (e, msgid, "dws.setup: out of memory");
             return;
         }
-        char token[96];
+        char token[TOKEN_SIZE];
         job->resources_sent = true;
         job->hosts = hosts;
         job_set_reserved (job, R);
@@ -659,7 +659,7 @@ static bool held_by_limit (json_t *v)
 
 static void job_info_for (struct dws_engine *e, struct job *job, bool want_R)
 {
-    char token[96];
+    char token[TOKEN_SIZE];
     job->info_for = want_R ? INFO_R : INFO_JOBSPEC;
     act (e, json_pack ("{s:s s:I s:s s:b}", "action", DWS_WIRE_ACTION (JOB_INFO), "id", job->id, "token",
                        token_for (token, sizeof (token), TOK_JOB_INFO, job), "R", want_R));

@@ -217,7 +217,7 @@ void act_record (struct dws_engine *e, struct job *job)
 
 void act_timer_start (struct dws_engine *e, struct job *job, enum timer_kind kind, double after)
 {
-    char key[96];
+    char key[TOKEN_SIZE];
     if (after <= 0)
         return;
     token_for_timer (key, sizeof (key), kind, job->id);
@@ -227,7 +227,7 @@ void act_timer_start (struct dws_engine *e, struct job *job, enum timer_kind kin
 
 void act_timer_stop (struct dws_engine *e, struct job *job, enum timer_kind kind)
 {
-    char key[96];
+    char key[TOKEN_SIZE];
     if (!(job->timers & (1u << kind)))
         return;
     token_for_timer (key, sizeof (key), kind, job->id);

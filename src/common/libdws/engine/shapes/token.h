@@ -28,6 +28,10 @@ enum token_shape token_kind_shape (enum token_kind kind);
 int token_kind_parse (const char *s, size_t len);
 const char *token_step_name (enum drain_step step);
 
+/* The room a token's text takes, its NUL with it: "<kind>:<seq>:<step>:<rabbit>"
+ * at its longest (a rabbit's name, a Kubernetes name, is at most 63). */
+#define TOKEN_SIZE 96
+
 /* "<kind>:<jobid>" (a TOKEN_JOB kind) */
 const char *token_for (char *buf, size_t len, enum token_kind kind, struct job *job);
 /* "<kind>:<seq>" (a TOKEN_REQUEST kind) */

@@ -46,7 +46,7 @@ void datain_begin (struct dws_engine *e, struct job *job)
 
 void datain_read (struct dws_engine *e, struct job *job, const struct step *st)
 {
-    char sel[160], token[96];
+    char sel[160], token[TOKEN_SIZE];
     (void)st;
     snprintf (sel, sizeof (sel), WORKFLOW_LABEL "=%s," LABEL_STATE "=DataIn", job->name);
     act_k8s_list (e, "NnfDataMovement", sel, token_for (token, sizeof (token), TOK_DATAIN, job));

@@ -76,7 +76,7 @@ void fault_transient_condition (struct dws_engine *e, struct job *job)
 static void list_for (struct dws_engine *e, struct job *job, const char *kind,
                       enum token_kind what)
 {
-    char sel[128], token[96];
+    char sel[128], token[TOKEN_SIZE];
     snprintf (sel, sizeof (sel), WORKFLOW_LABEL "=%s", job->name);
     act_k8s_list (e, kind, sel, token_for (token, sizeof (token), what, job));
 }
@@ -170,7 +170,7 @@ static char *encode_names (json_t *names)
  */
 static void force_ready (struct dws_engine *e, struct job *job)
 {
-    char token[96];
+    char token[TOKEN_SIZE];
     job->forced = phase_desired (job);
     job->asking |= (uint64_t)1 << TOK_FORCE_READY;
     act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name,
@@ -241,7 +241,7 @@ static char *failed_with (struct job *job, json_t *nodes, int *count)
  */
 void fault_node_failure (struct dws_engine *e, struct job *job, const struct step *st)
 {
-    char token[96];
+    char token[TOKEN_SIZE];
     json_t *nodes = st->said->nodes;
     free (job->failed);
     job->failed = st->said->failed;

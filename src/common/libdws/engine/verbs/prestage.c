@@ -311,7 +311,7 @@ static json_t *note (struct job *job)
 
 static void write_note (struct dws_engine *e, struct job *job)
 {
-    char token[96];
+    char token[TOKEN_SIZE];
     act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name,
              json_pack ("{s:{s:o}}", "metadata", "annotations", note (job)),
              token_for (token, sizeof (token), TOK_PRESTAGE, job));
@@ -459,7 +459,7 @@ void prestage_hold (struct dws_engine *e, struct job *job, const struct step *st
 
 void prestage_verify (struct dws_engine *e, struct job *job, const struct step *st)
 {
-    char token[96];
+    char token[TOKEN_SIZE];
     (void)st;
     sidestate_ssd (e, job, SSD_FINDING);
     act_rpc (e, "sched-fluxion-resource.find",
@@ -747,7 +747,7 @@ bool prestage_on_chassis (struct dws_engine *e, struct job *job, dws_error_t *er
 
 void prestage_give_up (struct dws_engine *e, struct job *job, const struct step *st)
 {
-    char token[96];
+    char token[TOKEN_SIZE];
     (void)st;
     snprintf (job->ps.restage_why, sizeof (job->ps.restage_why),
               "its nodes did not come within %g s of its data being in on %s"

@@ -49,7 +49,7 @@
  */
 static bool breakdowns_ready (struct dws_engine *e, struct job *job)
 {
-    char token[96];
+    char token[TOKEN_SIZE];
     json_t *refs = job->view.breakdowns;
     size_t i;
     json_t *ref;
@@ -162,7 +162,7 @@ static bool send_resources (struct dws_engine *e, struct job *job, json_t *list,
  */
 void progress_prestage_unpin (struct dws_engine *e, struct job *job, const struct step *st)
 {
-    char token[96];
+    char token[TOKEN_SIZE];
     dws_error_t err;
     bool spread = false;
     (void)st;
@@ -280,7 +280,7 @@ static void memo_rabbits (struct dws_engine *e, struct job *job)
 static void setup_servers (struct dws_engine *e, struct job *job)
 {
     dws_error_t err;
-    char token[96];
+    char token[TOKEN_SIZE];
     int64_t min_bytes = e->cfg.min_allocation_size * 1024LL * 1024 * 1024;
     json_t *list = breakdown_list (job);
     size_t i;
@@ -368,7 +368,7 @@ void progress_wait_map (struct dws_engine *e, struct job *job, const struct step
  */
 void progress_read_sched_R (struct dws_engine *e, struct job *job, const struct step *st)
 {
-    char token[96];
+    char token[TOKEN_SIZE];
     (void)st;
     job->info_for = INFO_SCHED;
     act (e, json_pack ("{s:s s:I s:s s:b}", "action", DWS_WIRE_ACTION (JOB_INFO), "id", job->id,
@@ -381,7 +381,7 @@ void progress_read_sched_R (struct dws_engine *e, struct job *job, const struct 
  */
 void progress_hosts_patch (struct dws_engine *e, struct job *job, const struct step *st)
 {
-    char token[96];
+    char token[TOKEN_SIZE];
     (void)st;
     char *rsv = job->reserved ? json_dumps (job->reserved, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     json_t *ann = json_pack ("{s:s}", ANN_HOSTS, job->hosts);
@@ -399,7 +399,7 @@ void progress_hosts_patch (struct dws_engine *e, struct job *job, const struct s
 void progress_computes (struct dws_engine *e, struct job *job, const struct step *st)
 {
     dws_error_t err;
-    char token[96];
+    char token[TOKEN_SIZE];
     (void)st;
     job->written &= ~((uint64_t)1 << TOK_HOSTS);
     if (job->ps.staged)
@@ -503,7 +503,7 @@ void progress_prolog (struct dws_engine *e, struct job *job, const struct step *
  */
 void progress_read_token (struct dws_engine *e, struct job *job, const struct step *st)
 {
-    char token[96];
+    char token[TOKEN_SIZE];
     const char *ns = job->view.token_ns;
     (void)st;
     act_timer_stop (e, job, T_PRERUN);

@@ -139,7 +139,7 @@ static void keep_computes (struct dws_engine *e, struct job *job, const char *wh
 
 void release_start (struct dws_engine *e, struct job *job, const struct step *st)
 {
-    char token[96];
+    char token[TOKEN_SIZE];
     (void)st;
     job->info_for = INFO_HOLD;
     act (e, json_pack ("{s:s s:I s:s s:b}", "action", DWS_WIRE_ACTION (JOB_INFO), "id", job->id,

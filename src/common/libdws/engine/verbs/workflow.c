@@ -195,7 +195,7 @@ void workflow_create (struct dws_engine *e, struct job *job)
 
 void workflow_send_create (struct dws_engine *e, struct job *job, const struct step *st)
 {
-    char token[96];
+    char token[TOKEN_SIZE];
     (void)st;
     char tol[32];
     limits_held_uncount (&job->lim.held); /* counted: a Workflow created again is not held */
@@ -245,7 +245,7 @@ void workflow_send_create (struct dws_engine *e, struct job *job, const struct s
 static void patch_state (struct dws_engine *e, struct job *job, enum wf_state s,
                          json_t *annotations, unsigned timers, enum token_kind kind)
 {
-    char token[96];
+    char token[TOKEN_SIZE];
     if (s == WF_SETUP) {
         sidestate_setup (e, job, SETUP_NONE);
         job->written &= ~((uint64_t)1 << TOK_SERVERS); /* a later fill is another */
@@ -318,7 +318,7 @@ void workflow_teardown_patch (struct dws_engine *e, struct job *job, const struc
  */
 void workflow_mark_epilog (struct dws_engine *e, struct job *job, const struct step *st)
 {
-    char token[96];
+    char token[TOKEN_SIZE];
     (void)st;
     act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name,
              json_pack ("{s:{s:{s:s}}}", "metadata", "annotations", ANN_EPILOG, "active"),
@@ -331,7 +331,7 @@ void workflow_mark_epilog (struct dws_engine *e, struct job *job, const struct s
  */
 void workflow_teardown_begin (struct dws_engine *e, struct job *job, const struct step *st)
 {
-    char token[96];
+    char token[TOKEN_SIZE];
     for (int k = 0; k < T_NKINDS; k++)
         act_timer_stop (e, job, (enum timer_kind)k);
     if (job->wf) {
@@ -481,7 +481,7 @@ void workflow_epilog_remove (struct dws_engine *e, struct job *job)
 
 void workflow_remove_finalizer (struct dws_engine *e, struct job *job)
 {
-    char token[96], path[64];
+    char token[TOKEN_SIZE], path[64];
     if (job->view.finalizer_index < 0)
         return;
     snprintf (path, sizeof (path), "/metadata/finalizers/%d", job->view.finalizer_index);
@@ -495,7 +495,7 @@ void workflow_remove_finalizer (struct dws_engine *e, struct job *job)
 
 static void delete (struct dws_engine *e, struct job *job)
 {
-    char token[96];
+    char token[TOKEN_SIZE];
     act_k8s (e, "delete", "Workflow", e->cfg.namespace, job->name, NULL,
              token_for (token, sizeof (token), TOK_DELETE, job));
     workflow_remove_finalizer (e, job);
@@ -616,7 +616,7 @@ void workflow_on_pods (struct dws_engine *e, enum token_kind kind, struct job *j
     json_t *c0 = json_array_get (json_object_get (json_object_get (pod, "spec"),
                                                   "containers"), 0);
     const char *ns = json_string_value (json_object_get (md, "namespace"));
-    char token[96];
+    char token[TOKEN_SIZE];
     act (e, json_pack ("{s:s s:s s:s s:s s:O s:O s:I s:s}", "action", DWS_WIRE_ACTION (K8S), "op", "log",
                        "kind", "Pod", "namespace", ns ? ns : e->cfg.namespace, "name",
                        json_object_get (md, "name"), "container",

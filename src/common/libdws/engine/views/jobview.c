@@ -463,7 +463,7 @@ void jobview_job_request (struct dws_engine *e, json_t *msgid, json_t *p, json_i
     }
     json_array_append (job->view_msgids, msgid);
     if (json_array_size (job->view_msgids) == 1) { /* else a list is on its way */
-        char sel[128], token[96];
+        char sel[128], token[TOKEN_SIZE];
         snprintf (sel, sizeof (sel), WORKFLOW_LABEL "=%s", job->name);
         act_k8s_list (e, "NnfDataMovement", sel,
                       token_for (token, sizeof (token), TOK_JOBVIEW, job));

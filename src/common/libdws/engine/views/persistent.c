@@ -147,7 +147,7 @@ void persistent_share_request (struct dws_engine *e, json_t *msgid, json_t *p, j
                                           "shared", share, "changed", 0));
         return;
     }
-    char token[64];
+    char token[TOKEN_SIZE];
     json_int_t seq = pending_add (e, TOK_PERSISTENT,
                                   json_pack ("{s:O s:s s:b}", "msgid", msgid, "name", name,
                                              "share", share));
