@@ -1031,3 +1031,54 @@ def test_a_job_asking_for_more_nodes_than_the_instance_has_is_not_prestaged() ->
     sim.rabbits()
     acts = sim.through_proposal(973, [PERSISTENT], None, count=6)
     assert "fluxjob-973: not pre-staged: it asks for 6 nodes, the instance has 4" in logs(acts)
+
+
+def test_a_prestaged_job_released_early_reads_its_R_before_it_is_released() -> None:
+    """release_computes after-unmount, a pre-staged job: once PostRun is
+    done its R is read for the ssds to hold.  Its pre-staging's ssds are
+    held already, but until R answers nothing is released: a sighting of
+    its Workflow meanwhile moves nothing."""
+    sim = Sim(fluxion=True, prestage="always", release_computes="after-unmount")
+    sim.lists()
+    sim.rabbits()
+    sim.through_proposal(974, [XFS], xfs_storage(974), count=2)
+    sim.settle(974, until="DataIn")
+    sim.setup(974, ["c1", "c2"])
+    sim.settle(974, until="PreRun")
+    sim.request("dws.post_run", 4, jobid=974, run_started=True)
+    sim.take_seen()
+    sim.settle(974, until="PostRun")
+    assert {"action": "job-info", "id": 974, "token": "job-info:974", "R": True} in (
+        sim.take_seen())
+    acts = sim.feed({"type": "watch", "kind": "Workflow", "event": "MODIFIED",
+                     "object": copy.deepcopy(sim.wf(974))})
+    assert acts == [], acts
+    (job,) = sim.engine.status()["jobs"]
+    assert job["phase"] == "releasing" and job["epilog"] is True
+
+
+def test_nodes_that_came_before_the_unpin_keep_the_storage_of_their_chassis() -> None:
+    """A pre-staged job held to its chassis whose nodes do not come within
+    prestage_node_wait is let go of its chassis; the jobtap plugin answers
+    EBUSY (its nodes came first): once they are known, those of its
+    chassis, its storage is kept, and the log names them."""
+    sim = Sim(fluxion=True, prestage="always", prestage_node_wait=30)
+    sim.lists()
+    sim.rabbits()
+    sim.through_proposal(975, [XFS], xfs_storage(975), count=2)
+    sim.settle(975, until="DataIn")
+    todo = deque(sim.feed({"type": "timer", "key": "node_wait:975"}))
+    unpin: Action | None = None
+    while todo:  # the given-up note written; the unpin held back
+        a = todo.popleft()
+        if a.get("token") == "prestage-unpin:975":
+            unpin = a
+            continue
+        for event in sim.answers([a]):
+            todo.extend(sim.feed(event))
+    assert unpin is not None and unpin["topic"] == "job-manager.dws.prestage-unpin"
+    sim.feed({"type": "rpc-result", "token": "prestage-unpin:975", "ok": False, "errnum": 16,
+              "errstr": "the job has its nodes", "payload": None})
+    acts = sim.setup(975, ["c1", "c2"])
+    assert ("fluxjob-975: its nodes c[1-2] are those of its chassis: its pre-staged storage"
+            " is kept") in logs(acts), logs(acts)
