@@ -37,8 +37,8 @@ ends_with_node_failure() {
 }
 
 # refuse_force_ready_after N: of the next job's Workflow PATCHes, the
-# N first pass (its hosts' annotation, then each state asked after
-# Proposal) and the next, the forceReady the service sends when the
+# N first pass (each state asked after Proposal, the hosts riding on
+# Setup's) and the next, the forceReady the service sends when the
 # state's timer fires, is refused with 422.  Set before the job is
 # submitted: a refusal set once the Workflow is seen in the state raced
 # the state's timer, and a loaded machine lost the race (issue 62).
@@ -102,7 +102,7 @@ test_expect_success 'a late rabbit: only its compute is given up, the others mou
 
 test_expect_success 'forceReady refused in Setup: fatal dws-timeout at once' '
 	flux-dws fault stall --state Setup &&
-	refuse_force_ready_after 2 &&
+	refuse_force_ready_after 1 &&
 	id=$(flux submit -N1 --setattr=system.dw="$XFS" \
 		--setattr=system.dw_failure_tolerance=1 hostname) &&
 	host=$(flux jobs -no {nodelist} $id) &&
@@ -124,7 +124,7 @@ test_expect_success 'forceReady refused in PreRun: fatal dws-timeout at once' '
 	flux-dws fault stall --kind clientmount --compute compute-02 &&
 	flux-dws fault api --status 422 --method PATCH --count 1 --skip 1 \
 		--path "/computes/fluxjob-[0-9]+(\\?|\$)" --message "Computes refused" >/dev/null &&
-	refuse_force_ready_after 4 &&
+	refuse_force_ready_after 3 &&
 	id=$(flux submit -N2 --requires=host:compute-[01-02] --setattr=system.dw="$XFS" \
 		--setattr=system.dw_failure_tolerance=1 hostname) &&
 	fails_after_node_failure $id compute-02 \

@@ -19,7 +19,7 @@ def test_every_table_row_is_short() -> None:
 
 def expand(path: str) -> list[str]:
     """`a/{b,c}.c` and `a/b.[ch]` as the paths they stand for."""
-    m = re.search(r"\{([\w,]+)\}|\[(\w+)\]", path)
+    m = re.search(r"\{([\w,/]+)\}|\[(\w+)\]", path)
     if not m:
         return [path]
     parts = m.group(1).split(",") if m.group(1) else list(m.group(2))

@@ -179,12 +179,16 @@ def test_create_persistent_spreads(spread: Harness) -> None:
 
 
 def test_service_restart_keeps_the_placement(spread: Harness) -> None:
-    """Fluxion's reservation is recorded on the Workflow with the hosts: a
-    service restarted before the Servers were written places the file
-    system from it (dws.setup is not sent again)."""
+    """A service restarted before the Servers were written (dws.setup is
+    not sent again) reads the job's R for its hosts and Fluxion's
+    reservation, places the file system on it, and records both on the
+    Workflow with its Setup ask."""
     h = spread
     h.emulator.api_fault(method="PATCH", path="/servers/", count=100000, drop=True)
     jobid = h.submit("#DW jobdw type=lustre capacity=10TiB name=big", nodes=2, runtime=1.0)
+
+    def hosts_known() -> bool:
+        return any(j["id"] == jobid and j.get("hosts") for j in h.status_now().get("jobs", []))
 
     def recorded() -> dict[str, int] | None:
         for w in h.workflows():
@@ -195,10 +199,11 @@ def test_service_restart_keeps_the_placement(spread: Harness) -> None:
                     return out
         return None
 
-    h.wait_for(lambda: recorded() is not None)
+    h.wait_for(hosts_known, what="dws.setup taken, its Servers' patch dropped")
     h.stop_service()
     h.emulator.clear_api_faults()
     h.start_service()
+    h.wait_for(lambda: recorded() is not None, what="the reservation on the Workflow")
     reserved = recorded()
     assert reserved and len(reserved) >= 3
     sets = servers_while_running(h, jobid)

@@ -121,6 +121,7 @@
     X (MAP_UNKNOWN, "the Setup waits for the rabbit map (SystemConfiguration)")                \
     X (LUSTRE_SPREAD, "its Lustre goes where Fluxion found room: its R is read")              \
     X (HOSTS_UNRECORDED, "its nodes are known: recorded on the Workflow")                     \
+    X (HOSTS_WITH_SETUP, "its nodes are known: the Servers are filled, they go with Setup")   \
     X (HOSTS_RECORDED, "its nodes are on the Workflow: the Servers are filled")               \
     /* --- the look rules' own families --- */                                                 \
     X (DATAIN_STALLED, "its DataIn did not move for datain_stall_timeout: the job fails")     \

@@ -684,9 +684,7 @@ static bool job_to (struct dws_engine *e, long long id, int tol, const char *nod
         goto done;
     snprintf (extra, sizeof (extra), "{'computes':{'name':'fluxjob-%lld','namespace':'default'}}",
               id);
-    if (!setup_req (e, id, 1, nodelist) || !find ("token", TOK ("hosts", id))
-        || !k8s_result (e, "hosts", id, true, 200, "", wf (id))
-        || !find ("kind", "Servers", "op", "patch")
+    if (!setup_req (e, id, 1, nodelist) || !find ("kind", "Servers", "op", "patch")
         || !k8s_result (e, "servers", id, true, 200, "", NULL)
         || !find ("kind", "Workflow", "op", "patch", "token", TOK ("state", id)))
         goto out;
@@ -1197,16 +1195,10 @@ static void test_lifecycle (void)
         " resource-update sent again");
 
     setup_req (e, id, 2, "'c1','c3'");
-    acts_are ("[{'action':'respond','msgid':2,'payload':{'success':true}},"
-              "{'action':'k8s','op':'patch','kind':'Workflow','namespace':'default',"
-              "'name':'fluxjob-12345','token':'hosts:12345',"
-              "'body':{'metadata':{'annotations':{'" ANN_HOSTS "':'c[1,3]'}}}}]",
-              "dws.setup: answered, hosts recorded on the Workflow first");
-    setup_req (e, id, 3, "'c1','c3'");
-    acts_are ("[{'action':'respond','msgid':3,'payload':{'success':true}}]",
-              "a repeated dws.setup is answered and ignored");
-    k8s_result (e, "hosts", id, true, 200, "", wf (id));
-    a = has ("hosts recorded: Servers filled", "action", "k8s", "op", "patch", "kind",
+    has ("dws.setup: answered", "action", "respond", "msgid", "2");
+    ok (!find ("token", "hosts:12345"), "... its hosts are not patched alone (they go with"
+        " Setup)");
+    a = has ("dws.setup: Servers filled", "action", "k8s", "op", "patch", "kind",
              "Servers", "name", "fluxjob-12345", "namespace", "default", "token",
              "servers:12345");
     json_at (jp (a, "body", NULL),
@@ -1214,16 +1206,21 @@ static void test_lifecycle (void)
              "'storage':[{'name':'rabbit1','allocationCount':1},"
              "{'name':'rabbit2','allocationCount':1}]}]}}",
              "Servers allocation sets: one xfs allocation on each rabbit");
-    a = has ("hosts recorded: memo rabbits", "action", "memo", "id", "12345");
+    a = has ("dws.setup: memo rabbits", "action", "memo", "id", "12345");
     json_at (jp (a, "memo", NULL), "{'rabbits':'rabbit[1-2]'}", "memo: the job's rabbits");
     ok (!find ("token", "state:12345"), "Setup is not asked before Servers are filled");
+    setup_req (e, id, 3, "'c1','c3'");
+    acts_are ("[{'action':'respond','msgid':3,'payload':{'success':true}}]",
+              "a repeated dws.setup is answered and ignored");
 
     k8s_result (e, "servers", id, true, 200, "", NULL);
     acts_are ("[{'action':'k8s','op':'patch','kind':'Workflow','namespace':'default',"
               "'name':'fluxjob-12345','token':'state:12345',"
-              "'body':{'spec':{'desiredState':'Setup'}}},"
+              "'body':{'spec':{'desiredState':'Setup'},"
+              "'metadata':{'annotations':{'" ANN_HOSTS "':'c[1,3]'}}}},"
               "{'action':'timer-start','key':'setup:12345','after':60.0}]",
-              "Servers filled: desiredState Setup and the setup timer");
+              "Servers filled: desiredState Setup, the hosts recorded with it, and the setup"
+              " timer");
     watch (e, "MODIFIED", again);
     none ("a stale Proposal-ready event after Setup was asked: nothing");
     json_decref (again);
@@ -1974,15 +1971,16 @@ static void test_more (void)
     watch (e, "MODIFIED", wf (1000));
     ok (A && json_array_size (A) == 0, "... looked at again while it waits: said once");
     sysconf (e);
-    has ("the SystemConfiguration arrives: Setup goes on", "token", "hosts:1000");
-    /* the Workflow seen with its hosts before that patch's answer, and the
-     * map listed again (a re-list): the answer goes on, no Servers before */
+    has ("the SystemConfiguration arrives: Setup goes on (the Servers)", "kind", "Servers",
+         "op", "patch", "token", "servers:1000");
+    /* the Workflow seen again and the map listed again (a re-list) before
+     * the Servers' answer: they are not filled twice */
     watch (e, "MODIFIED", wf (1000));
     sysconf (e);
     ok (A && !find ("kind", "Servers"),
-        "the hosts seen before their patch's answer, the map listed again: no Servers yet");
-    k8s_result (e, "hosts", 1000, true, 200, "", wf (1000));
-    ok (count ("kind", "Servers", "op", "patch") == 1, "... its answer: the Servers, once");
+        "the Workflow seen, the map listed again before the Servers' answer: no second fill");
+    k8s_result (e, "servers", 1000, true, 200, "", NULL);
+    has ("... their answer: Setup asked, with the hosts", "op", "patch", "token", "state:1000");
 
     /* the workflow token Secret cannot be used */
     job_to (e, 1001, 0, "'c1'", 1, "PreRun");
@@ -2022,7 +2020,6 @@ static void test_more (void)
     /* a failed Servers or Computes patch fails the job */
     job_to (e, 1004, 0, "'c1'", 1, "Proposal");
     setup_req (e, 1004, 1, "'c1'");
-    k8s_result (e, "hosts", 1004, true, 200, "", wf (1004));
     k8s_result (e, "servers", 1004, false, 422, "allocationSets are bad", NULL);
     has ("a refused Servers patch: exception", "action", "raise", "note",
          PREFIX "cannot fill the Servers: allocationSets are bad");
@@ -2036,40 +2033,40 @@ static void test_more (void)
          PREFIX "cannot fill the Computes: etcd is down");
     job_to (e, 1006, 0, "'c1'", 1, "Proposal");
     setup_req (e, 1006, 1, "'c1'");
-    k8s_result (e, "hosts", 1006, false, 409, "conflict", NULL);
-    has ("a failed hosts annotation: exception", "action", "raise", "note",
-         PREFIX "cannot record the job's hosts: conflict");
-    /* the epilog begins (the job never ran) while the hosts' patch is
-     * out: Teardown follows, and the answer fills no Servers */
+    k8s_result (e, "servers", 1006, true, 200, "", NULL);
+    k8s_result (e, "state", 1006, false, 409, "conflict", NULL);
+    has ("a refused Setup ask (the hosts with it): exception", "action", "raise", "note",
+         PREFIX "cannot move workflow fluxjob-1006 to Setup: conflict");
+    /* the epilog begins (the job never ran) while the Servers' patch is
+     * out: Teardown follows, and their answer asks no Setup */
     job_to (e, 1007, 0, "'c1'", 1, "Proposal");
     setup_req (e, 1007, 1, "'c1'");
     post_run_req (e, 1007, 2, false);
-    has ("epilog begun with the hosts' patch out: its data movements read for Teardown",
+    has ("epilog begun with the Servers' patch out: its data movements read for Teardown",
          "token", "dm:1007");
-    k8s_result (e, "hosts", 1007, true, 200, "", wf (1007));
-    ok (!find ("kind", "Servers"), "... the hosts' answer fills no Servers for a Workflow"
-        " torn down");
-    /* deleted outside Flux while the hosts' patch is out: created again,
-     * and the old one's answer, late, records nothing on the new one */
+    k8s_result (e, "servers", 1007, true, 200, "", NULL);
+    ok (!find ("body", "{\"spec\":{\"desiredState\":\"Setup\"}}") && !find ("token",
+        "hosts:1007"), "... the Servers' answer asks no Setup for a Workflow torn down");
+    /* deleted outside Flux while the Servers' patch is out: created again
+     * (its hosts with the create), and the old one's answer, late, moves
+     * nothing on the new one */
     job_to (e, 1008, 0, "'c1'", 1, "Proposal");
     json_object_set_new (json_object_get (wf (1008), "metadata"), "uid", json_string ("one"));
     watch (e, "MODIFIED", wf (1008));
     setup_req (e, 1008, 1, "'c1'");
-    has ("dws.setup: the hosts' patch", "token", "hosts:1008");
-    json_t *old = json_deep_copy (wf (1008));
-    json_object_set_new (json_object_get (old, "metadata"), "annotations",
-                         json_pack ("{s:s}", ANN_HOSTS, "c1"));
+    has ("dws.setup: the Servers' patch", "token", "servers:1008");
     watch (e, "DELETED", wf (1008));
-    has ("deleted before its Setup: created again", "op", "create", "kind", "Workflow",
-         "token", "create:1008");
+    a = has ("deleted before its Setup: created again", "op", "create", "kind", "Workflow",
+             "token", "create:1008");
+    json_at (jp (a, "body", "metadata", "annotations", ANN_HOSTS, NULL), "'c1'",
+             "... with its hosts");
     json_object_set_new (json_object_get (wf (1008), "metadata"), "uid", json_string ("two"));
     k8s_result (e, "create", 1008, true, 201, "", wf (1008));
-    k8s_result (e, "hosts", 1008, true, 200, "", old);
-    ok (!find ("kind", "Servers"), "... the old one's hosts' answer fills no Servers");
+    k8s_result (e, "servers", 1008, true, 200, "", NULL);
+    ok (!find ("token", "state:1008"), "... the old one's Servers' answer asks no Setup");
     struct job *j1008 = job_lookup (e, 1008);
     ok (j1008 && j1008->view.uid && !strcmp (j1008->view.uid, "two"),
-        "... nor is its Workflow taken for the new one's");
-    json_decref (old);
+        "... and its Workflow is the new one");
     /* a verb that never ends the rule that chose it (a bug, planted): the
      * job's run stops at its bound, logged, and the event ends without
      * marking it due again (each mark once ran it again: the due list
@@ -2432,11 +2429,11 @@ static void test_vanish (void)
     /* dws.setup came, Setup not asked yet: created again with the hosts */
     job_to (e, 710, 0, "'c1','c3'", 2, "Proposal");
     setup_req (e, 710, 1, "'c1','c3'");
-    has ("dws.setup: the hosts patch", "token", "hosts:710");
+    has ("dws.setup: the Servers patch", "token", "servers:710");
     old = json_deep_copy (wf (710));
     json_object_del (K8S, "fluxjob-710");
-    k8s_result (e, "hosts", 710, false, 404, "workflows \"fluxjob-710\" not found", NULL);
-    none ("the hosts patch finds no Workflow (404): left to the watch");
+    k8s_result (e, "servers", 710, false, 404, "servers \"fluxjob-710\" not found", NULL);
+    none ("the Servers patch finds no Servers (404): left to the watch");
     watch (e, "DELETED", old);
     json_decref (old);
     ok (!find ("action", "raise"), "deleted after dws.setup, before Setup: no exception");
@@ -2454,13 +2451,13 @@ static void test_vanish (void)
          "token", "servers:710");
     k8s_result (e, "servers", 710, true, 200, "", NULL);
     has ("... and Setup is asked", "op", "patch", "token", "state:710", "body",
-         "{\"spec\":{\"desiredState\":\"Setup\"}}");
+         "{\"metadata\":{\"annotations\":{\"" ANN_HOSTS "\":\"c[1,3]\"}},"
+         "\"spec\":{\"desiredState\":\"Setup\"}}");
 
     /* the same with the DELETED first, and Servers patches outstanding */
     job_to (e, 711, 0, "'c1','c3'", 2, "Proposal");
     setup_req (e, 711, 1, "'c1','c3'");
-    k8s_result (e, "hosts", 711, true, 200, "", wf (711));
-    has ("hosts recorded: Servers patch outstanding", "token", "servers:711");
+    has ("dws.setup: Servers patch outstanding", "token", "servers:711");
     old = json_deep_copy (wf (711));
     json_object_del (K8S, "fluxjob-711");
     watch (e, "DELETED", old);
@@ -2469,8 +2466,6 @@ static void test_vanish (void)
          "create:711");
     k8s_result (e, "servers", 711, false, 404, "servers \"fluxjob-711\" not found", NULL);
     none ("the old Servers patch's 404 afterwards: nothing");
-    k8s_result (e, "hosts", 711, false, 404, "gone", NULL);
-    none ("a late hosts 404 afterwards: nothing");
     k8s_result (e, "create", 711, true, 201, "", wf (711));
     complete (e, 711, "{'directiveBreakdowns':[{'name':'fluxjob-711-0'}]}");
     bd = breakdown (711, 10);
@@ -2480,7 +2475,8 @@ static void test_vanish (void)
          "servers:711");
     k8s_result (e, "servers", 711, true, 200, "", NULL);
     has ("... and Setup is asked", "op", "patch", "token", "state:711", "body",
-         "{\"spec\":{\"desiredState\":\"Setup\"}}");
+         "{\"metadata\":{\"annotations\":{\"" ANN_HOSTS "\":\"c[1,3]\"}},"
+         "\"spec\":{\"desiredState\":\"Setup\"}}");
     k8s_result (e, "servers", 711, true, 200, "", NULL);
     none ("a repeated Servers answer: nothing");
 
@@ -2644,8 +2640,7 @@ static void test_orphans (void)
          "job-info", "id", "804", "R", "true");
     feed (e, "{'type':'job-info','token':'job-info:804','ok':true,'userid':1000,'R':"
              "{'execution':{'nodelist':['c3']}}}");
-    has ("R read: the hosts are recorded (Setup goes on)", "token", "hosts:804", "body",
-         "{\"metadata\":{\"annotations\":{\"" ANN_HOSTS "\":\"c3\"}}}");
+    has ("R read: Setup goes on (the Servers)", "token", "servers:804");
     feed (e, "{'type':'orphans','jobs':[{'id':804,'state':'RUN'}]}");
     none ("RUN again once the hosts are known: nothing");
 

@@ -293,12 +293,19 @@ static struct step setup_start (const struct dws_engine *e, const struct job *jo
      * them before it comes) */
     if (asked (job, TOK_HOSTS))
         return make (STEP_NOTHING);
-    if (!hosts_recorded (job))
-        return chose (RULE_HOSTS_UNRECORDED, STEP_HOSTS_PATCH);
-    /* a pre-staged job was set up before its nodes: the hosts' answer
-     * took it on to its Computes */
-    return chose (RULE_HOSTS_RECORDED,
-                  phase_desired (job) > WF_PROPOSAL ? STEP_NOTHING : STEP_SERVERS);
+    /* a pre-staged job was set up before its nodes: they are recorded
+     * alone, and the hosts' answer takes it on to its Computes; another
+     * past Proposal is on its way out (torn down before its Setup) */
+    if (phase_desired (job) > WF_PROPOSAL) {
+        if (hosts_recorded (job))
+            return chose (RULE_HOSTS_RECORDED, STEP_NOTHING);
+        return job->ps.staged ? chose (RULE_HOSTS_UNRECORDED, STEP_HOSTS_PATCH)
+                              : make (STEP_NOTHING);
+    }
+    /* on its way to Setup: the hosts go with its ask (workflow_ask), one
+     * Workflow patch fewer */
+    return chose (hosts_recorded (job) ? RULE_HOSTS_RECORDED : RULE_HOSTS_WITH_SETUP,
+                  STEP_SERVERS);
 }
 
 /* PreRun is done: the prolog ends, with the workflow token if DWS made

@@ -375,21 +375,18 @@ void progress_read_sched_R (struct dws_engine *e, struct job *job, const struct 
                        "token", token_for (token, sizeof (token), TOK_JOB_INFO, job), "R", 1));
 }
 
-/* STEP_HOSTS_PATCH: the job's hosts (and the ssd reserved for it) on the
- * Workflow before its Servers are filled (its answer: job->written's
- * TOK_HOSTS, the Workflow it carries kept when it is the one seen).
+/* STEP_HOSTS_PATCH: the hosts of a job whose Setup was asked before its
+ * nodes came (pre-staged), and the ssd reserved for it, on the Workflow
+ * (its answer: job->written's TOK_HOSTS, the Workflow it carries kept
+ * when it is the one seen); a job on its way to Setup records them with
+ * its ask (workflow_ask).
  */
 void progress_hosts_patch (struct dws_engine *e, struct job *job, const struct step *st)
 {
     char token[TOKEN_SIZE];
     (void)st;
-    char *rsv = job->reserved ? json_dumps (job->reserved, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-    json_t *ann = json_pack ("{s:s}", ANN_HOSTS, job->hosts);
-    if (rsv)
-        json_object_set_new (ann, ANN_RESERVED, json_string (rsv));
-    free (rsv);
     act_k8s (e, "patch", "Workflow", e->cfg.namespace, job->name,
-             json_pack ("{s:{s:o}}", "metadata", "annotations", ann),
+             json_pack ("{s:{s:o}}", "metadata", "annotations", workflow_hosts_annotations (job)),
              token_for (token, sizeof (token), TOK_HOSTS, job));
     job->asking |= (uint64_t)1 << TOK_HOSTS; /* once, until it is answered */
 }

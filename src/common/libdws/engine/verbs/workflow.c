@@ -522,13 +522,27 @@ void workflow_delete_given_up (struct dws_engine *e, struct job *job, const stru
     delete (e, job);
 }
 
-/* STEP_ASK: desiredState st->state (the decider asked for it); PostRun
- * says the epilog is active.
+json_t *workflow_hosts_annotations (const struct job *job)
+{
+    json_t *ann = json_pack ("{s:s}", ANN_HOSTS, job->hosts);
+    char *rsv = job->reserved ? json_dumps (job->reserved, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    if (ann && rsv)
+        json_object_set_new (ann, ANN_RESERVED, json_string (rsv));
+    free (rsv);
+    return ann;
+}
+
+/* STEP_ASK: desiredState st->state (the decider asked for it); Setup
+ * records the job's hosts (they ride on it: decide.c's setup_start),
+ * PostRun says the epilog is active.
  */
 void workflow_ask (struct dws_engine *e, struct job *job, const struct step *st)
 {
-    json_t *annotations = st->state == WF_POSTRUN ? json_pack ("{s:s}", ANN_EPILOG, "active")
-                                                  : NULL;
+    json_t *annotations = NULL;
+    if (st->state == WF_SETUP && job->hosts)
+        annotations = workflow_hosts_annotations (job);
+    else if (st->state == WF_POSTRUN)
+        annotations = json_pack ("{s:s}", ANN_EPILOG, "active");
     patch_state (e, job, st->state, annotations, st->timers, TOK_STATE);
 }
 

@@ -26,6 +26,9 @@ void workflow_start_timers (struct dws_engine *e, struct job *job, unsigned time
 void workflow_create (struct dws_engine *e, struct job *job);
 /* The verbs of the Workflow's steps (verbtable.c's table). */
 void workflow_send_create (struct dws_engine *e, struct job *job, const struct step *st);
+/* The annotations that record the job's hosts (and the ssd reserved for
+ * it, a Lustre's) on its Workflow: a new object. */
+json_t *workflow_hosts_annotations (const struct job *job);
 void workflow_ask (struct dws_engine *e, struct job *job, const struct step *st);
 /* desiredState st->state with the held ssds' annotation (stolen), for
  * release.c: on a token of its own (TOK_DATAOUT_HELD), whose answer ends
