@@ -976,6 +976,41 @@ def test_dws_released_lists_no_job_whose_computes_were_not_released() -> None:
     assert answer["msgid"] == 32 and answer["payload"]["jobs"] == [], answer
 
 
+def held_until_found(sim: Sim, jobid: int) -> None:
+    """A pre-staged job's record answered, and every write and RPC after it
+    as asked, until its ssd vertices are held and Fluxion's find for them
+    is out (held back, unanswered)."""
+    token = f"prestage-find:{jobid}"
+    find: Action | None = None
+    todo = deque(sim.answers(sim.result(f"prestage:{jobid}", sim.wf(jobid))))
+    for _ in range(100):
+        if not todo:
+            if find is not None:
+                break
+            todo.extend(sim.answers(sim.feed({"type": "timer", "key": HEALTH_FLUSH_TIMER})))
+            continue
+        acts = sim.feed(todo.popleft())
+        find = next((a for a in acts if a.get("token") == token), find)
+        todo.extend(sim.answers([a for a in acts if a.get("token") != token]))
+    assert find is not None, "no find for the held ssd vertices"
+
+
+def test_ssd_vertices_found_free_are_the_jobs_on_its_chassis() -> None:
+    """Fluxion's find says the ssd vertices held for a node-local pre-staged
+    job are free: it holds them, on its chassis (the log says so), not
+    for a Lustre."""
+    sim = Sim(fluxion=True, prestage="always")
+    sim.lists()
+    sim.rabbits()
+    sim.through_proposal(976, [XFS], xfs_storage(976), count=2)
+    held_until_found(sim, 976)
+    acts = sim.feed({"type": "rpc-result", "token": "prestage-find:976", "ok": True,
+                     "errnum": 0, "errstr": "", "payload": {"R": None}})
+    said = [m for m in logs(acts) if "rabbit ssd for" in m]
+    assert said == ["fluxjob-976: holds 20 GiB of rabbit ssd for 2 nodes on each of 1 rabbits;"
+                    " its nodes will be those rabbits' computes (c[1-2])"], logs(acts)
+
+
 def test_ssd_vertices_found_taken_are_picked_again_not_kept() -> None:
     """Fluxion's find says one of the ssd vertices held for a pre-staged
     job is a running job's: the job picks others, and does not take the
@@ -984,18 +1019,7 @@ def test_ssd_vertices_found_taken_are_picked_again_not_kept() -> None:
     sim.lists()
     sim.rabbits()
     sim.through_proposal(971, [XFS], xfs_storage(971), count=2)
-    find: Action | None = None
-    todo = deque(sim.answers(sim.result("prestage:971", sim.wf(971))))
-    for _ in range(100):  # answered as asked, but the find (held back)
-        if not todo:
-            if find is not None:
-                break
-            todo.extend(sim.answers(sim.feed({"type": "timer", "key": HEALTH_FLUSH_TIMER})))
-            continue
-        acts = sim.feed(todo.popleft())
-        find = next((a for a in acts if a.get("token") == "prestage-find:971"), find)
-        todo.extend(sim.answers([a for a in acts if a.get("token") != "prestage-find:971"]))
-    assert find is not None, "no find for the held ssd vertices"
+    held_until_found(sim, 971)
     held = json.loads(sim.wf(971)["metadata"]["annotations"]["flux-dws.io/prestage"])["held"]
     vertex = {"id": "0", "metadata": {"type": "ssd", "paths": {"containment": held[0]}}}
     acts = sim.feed({"type": "rpc-result", "token": "prestage-find:971", "ok": True,

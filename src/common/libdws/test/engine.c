@@ -2692,6 +2692,24 @@ static void test_orphans (void)
     "{'type':'job-info','token':'job-info:" #id "','ok':true,'userid':1000,'jobspec':"         \
     "{'resources':[{'type':'node','count':1}],'attributes':{'system':{'dw':'" DW_XFS "'}}}}"
 
+/* A Workflow taken up after a restart: the job's bank and project are
+ * read from its annotations (what the job is charged to) */
+static void test_adopt_account (void)
+{
+    k8s_reset ();
+    struct dws_engine *e = engine (NULL);
+    sysconf (e);
+    json_t *w833 = found (833, "Proposal", "Proposal", false,
+                          "'" ANN_BANK "':'physics','" ANN_PROJECT "':'quantum'", NULL);
+    watch (e, "ADDED", w833);
+    json_decref (w833);
+    struct job *j833 = job_lookup (e, 833);
+    ok (j833 && j833->bank && !strcmp (j833->bank, "physics") && j833->project
+            && !strcmp (j833->project, "quantum"),
+        "a Workflow taken up: its bank and project from its annotations");
+    dws_engine_destroy (e);
+}
+
 static void test_orphans_limit (void)
 {
     k8s_reset ();
@@ -3796,6 +3814,7 @@ int main (void)
     test_vanish ();
     test_orphans ();
     test_orphans_limit ();
+    test_adopt_account ();
     test_orphans_ended ();
     test_orphans_persistent ();
     test_orphans_refused ();
