@@ -16,7 +16,8 @@
 #   the real-stack tests, t/python/test_controlplane*.py, fail rather than
 #   skip; 0 lets them skip), FLUX_DWS_K8S_CACHE (where it is built);
 #   FLUX_DWS_NNF_CACHE: where t/nnf/build.sh builds the real DWS and NNF
-#   controllers from ../shared/nnf (NNF_SRC) for t3602.
+#   controllers from ../shared/nnf (NNF_SRC) for t3602, and the May 2026
+#   release from its 2026-05/ for t3603.
 #   FLUX_DWS_REQUIRE_ACCOUNTING=1 (set by .ci/run, which installs
 #   flux-accounting): t3330 fails rather than skips without it.
 #   SHARNESS_JOBS: sharness scripts run at once (default 2).
@@ -161,6 +162,13 @@ if command -v go >/dev/null 2>&1; then
         t0=$SECONDS
         timeout 3600 bash t/nnf/build.sh >"$builds/nnf.out" 2>"$results/nnf-build.log"
         echo "$? $(( SECONDS - t0 ))" >"$builds/nnf.rc"
+        # then the May 2026 release (t3603), where its source is: most of
+        # it is in Go's build cache by now
+        t0=$SECONDS
+        nnf_may=${NNF_SRC:-$(cd .. && pwd)/shared/nnf}/2026-05
+        NNF_SRC=$nnf_may timeout 3600 bash t/nnf/build.sh >"$builds/nnf-2026-05.out" \
+            2>"$results/nnf-2026-05-build.log"
+        echo "$? $(( SECONDS - t0 ))" >"$builds/nnf-2026-05.rc"
     ) &
     # build_wait NAME: the background build's "STATUS SECONDS", once done
     # (bounded: the builds themselves are, by timeout)
@@ -192,6 +200,15 @@ if command -v go >/dev/null 2>&1; then
         FLUX_DWS_NNF_DIR=$(cat "$builds/nnf.out")
         export FLUX_DWS_NNF_DIR
         echo "real controllers: $FLUX_DWS_NNF_DIR (built in $took s, in the background)"
+        read -r rc took < <(build_wait nnf-2026-05)
+        if [ "$rc" = 77 ]; then
+            echo "the May 2026 release not built: $(tail -1 "$results/nnf-2026-05-build.log")"
+            return 0
+        fi
+        [ "$rc" = 0 ] || { tail -40 "$results/nnf-2026-05-build.log"; return 1; }
+        FLUX_DWS_NNF_DIR_2026_05=$(cat "$builds/nnf-2026-05.out")
+        export FLUX_DWS_NNF_DIR_2026_05
+        echo "real controllers, May 2026: $FLUX_DWS_NNF_DIR_2026_05 (built in $took s)"
     }
 else
     echo "no go on PATH: the real-stack tests (t/python/test_controlplane*.py) skip"

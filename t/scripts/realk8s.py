@@ -46,8 +46,15 @@ def main() -> int:
         print(f"realk8s: {exc}", file=sys.stderr)
         return 77
     done = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: done.set())
-    signal.signal(signal.SIGINT, lambda *_: done.set())
+
+    def stop_starting(*_: Any) -> None:
+        # stopped while starting (its script gave up on it: another run
+        # holds the real controllers' port, say): what started is stopped
+        # on the way out, the ExitStack's
+        raise SystemExit(143)
+
+    signal.signal(signal.SIGTERM, stop_starting)
+    signal.signal(signal.SIGINT, stop_starting)
     with contextlib.ExitStack() as stack:
         plane = stack.enter_context(cp.ControlPlane(workdir / "cp", bins))
         if nnf_build is None:
@@ -63,6 +70,8 @@ def main() -> int:
             src = getattr(plane, f"{name}_kubeconfig")
             (workdir / f"{name}.kubeconfig").write_bytes(Path(src).read_bytes())
         (workdir / "ready").write_text(f"{plane.started_in:.1f}\n")
+        signal.signal(signal.SIGTERM, lambda *_: done.set())
+        signal.signal(signal.SIGINT, lambda *_: done.set())
         done.wait()
     return 0
 

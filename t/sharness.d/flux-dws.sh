@@ -638,14 +638,22 @@ start_realk8s() {
     # shellcheck disable=SC2086
     python3 "$top_srcdir/t/scripts/realk8s.py" "$(pwd)" ${REALK8S_ARGS:-} >realk8s.log 2>&1 &
     REALK8S_PID=$!
-    i=0
+    # bounded by realk8s.py's own waits (the real controllers' webhook
+    # port, which another script or the referee may hold: at most 30 min,
+    # flux_dws.realstack.nnf.LOCK_TIMEOUT), then by REALK8S_WAIT seconds;
+    # given up, the half-started stack is stopped: left running, it would
+    # hold the test's output open (prove waits for it) for ever
+    realk8s_deadline=$(($(date +%s) + ${REALK8S_WAIT:-2100}))
     while ! test -s ready; do
         if ! kill -0 $REALK8S_PID 2>/dev/null; then
             wait $REALK8S_PID
             return $?
         fi
-        i=$((i + 1))
-        test $i -gt 2400 && { cat realk8s.log; return 1; }
+        if test "$(date +%s)" -ge $realk8s_deadline; then
+            cat realk8s.log
+            stop_realk8s
+            return 1
+        fi
         sleep 0.05
     done
 }
