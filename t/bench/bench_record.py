@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,11 @@ def state_now(h: Harness, jobid: int) -> str | None:
     return None
 
 
+def at(h: Harness, jobid: int, state: str) -> Callable[[], bool]:
+    """Whether the job's Workflow state is `state` now."""
+    return lambda: state_now(h, jobid) == state
+
+
 def sizes(rec: dict[str, Any]) -> tuple[int, int, int]:
     """(the record's bytes, its why's bytes, the why's steps)"""
     why = rec.get("why") or {}
@@ -57,16 +63,25 @@ def sizes(rec: dict[str, Any]) -> tuple[int, int, int]:
             len(json.dumps(why, separators=(",", ":"))), len(why.get("steps", [])))
 
 
+HOLDS = ("DataIn", "PostRun", "Teardown")
+
+
+def held_job(h: Harness) -> tuple[Any, int]:
+    """The emulator's controllers, the job submitted to be held in each of
+    HOLDS (a stall fault each, cleared by the caller in turn)."""
+    controllers = h.emulator.controllers
+    assert controllers is not None
+    for state in HOLDS:
+        controllers.faults.add(Fault(state=state, severity="stall"))
+    return controllers, h.submit(STAGED_IN, nodes=1, runtime=0.0)
+
+
 def without_restarts() -> tuple[str, int, int, int] | None:
     """The same job through the same holds, the service never restarted."""
     with Harness() as h:
-        controllers = h.emulator.controllers
-        assert controllers is not None
-        for state in ("DataIn", "PostRun", "Teardown"):
-            controllers.faults.add(Fault(state=state, severity="stall"))
-        jobid = h.submit(STAGED_IN, nodes=1, runtime=0.0)
-        for state in ("DataIn", "PostRun", "Teardown"):
-            h.wait_for(lambda s=state: state_now(h, jobid) == s, what=f"{state} asked",
+        controllers, jobid = held_job(h)
+        for state in HOLDS:
+            h.wait_for(at(h, jobid, state), what=f"{state} asked",
                        timeout=60)
             controllers.clear_faults(state=state)
         h.wait(jobid)
@@ -80,16 +95,12 @@ def main() -> int:
     if (plain := without_restarts()) is not None:
         seen.append(plain)
     with Harness() as h:
-        controllers = h.emulator.controllers
-        assert controllers is not None
-        for state in ("DataIn", "PostRun", "Teardown"):
-            controllers.faults.add(Fault(state=state, severity="stall"))
-        jobid = h.submit(STAGED_IN, nodes=1, runtime=0.0)
-        for restart, state in enumerate(("DataIn", "PostRun", "Teardown"), 1):
-            h.wait_for(lambda s=state: state_now(h, jobid) == s, what=f"{state} asked",
+        controllers, jobid = held_job(h)
+        for restart, state in enumerate(HOLDS, 1):
+            h.wait_for(at(h, jobid, state), what=f"{state} asked",
                        timeout=60)
             h.restart_service()
-            h.wait_for(lambda s=state: state_now(h, jobid) == s, what=f"{state} taken up",
+            h.wait_for(at(h, jobid, state), what=f"{state} taken up",
                        timeout=60)
             deadline = time.monotonic() + 10
             while (rec := record(h, jobid)) is None and time.monotonic() < deadline:
