@@ -52,6 +52,12 @@ from flux_dws.emulator.webhook import WebhookServer, api_server_admission
 
 STATES = ("Proposal", "Setup", "DataIn", "PreRun", "PostRun", "DataOut")
 
+# a bound for a loaded machine: on the real API server a test's teardown
+# deletes what it left, each DELETE up to the remote store's 30 s, while
+# the real-controller sharness scripts run beside (CI: one teardown took
+# over the 120 s default)
+pytestmark = pytest.mark.timeout(300)
+
 
 def real_control_plane(workdir: Path) -> Any:
     """A started ControlPlane with the CRDs and WLM roles, or a skip."""
