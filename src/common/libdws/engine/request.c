@@ -659,10 +659,8 @@ static bool held_by_limit (json_t *v)
 
 static void job_info_for (struct dws_engine *e, struct job *job, bool want_R)
 {
-    char token[TOKEN_SIZE];
     job->info_for = want_R ? INFO_R : INFO_JOBSPEC;
-    act (e, json_pack ("{s:s s:I s:s s:b}", "action", DWS_WIRE_ACTION (JOB_INFO), "id", job->id, "token",
-                       token_for (token, sizeof (token), TOK_JOB_INFO, job), "R", want_R));
+    act_job_info (e, job, want_R);
 }
 
 /* A Workflow from the first list whose job is not active (and whose

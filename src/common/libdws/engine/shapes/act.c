@@ -147,6 +147,13 @@ void act_k8s_list (struct dws_engine *e, const char *kind, const char *selector,
     act (e, a);
 }
 
+void act_job_info (struct dws_engine *e, struct job *job, bool want_R)
+{
+    char token[TOKEN_SIZE];
+    act (e, json_pack ("{s:s s:I s:s s:b}", "action", DWS_WIRE_ACTION (JOB_INFO), "id", job->id,
+                       "token", token_for (token, sizeof (token), TOK_JOB_INFO, job), "R", want_R));
+}
+
 void act_rpc (struct dws_engine *e, const char *topic, json_t *payload, const char *token)
 {
     json_t *a = json_pack ("{s:s s:s s:o s:i}", "action", DWS_WIRE_ACTION (RPC), "topic", topic, "payload",

@@ -35,6 +35,9 @@ void act_k8s (struct dws_engine *e, const char *op, const char *kind, const char
 void act_k8s_list (struct dws_engine *e, const char *kind, const char *selector,
                    const char *token);
 void act_rpc (struct dws_engine *e, const char *topic, json_t *payload, const char *token);
+/* The job's job-info read (its jobspec, and its R if want_R), on its
+ * TOK_JOB_INFO token: what it is for is the caller's job->info_for. */
+void act_job_info (struct dws_engine *e, struct job *job, bool want_R);
 /* The jobtap plugin's job-manager.dws.* methods (jobsm.h, dataout.h), each
  * sent from here alone.  dependency {id, name, add}: one of the waits the
  * service owns (jobwire.h DWS_JOBWIRE_SERVICE_DEPENDENCIES: dws-limit

@@ -368,11 +368,9 @@ void progress_wait_map (struct dws_engine *e, struct job *job, const struct step
  */
 void progress_read_sched_R (struct dws_engine *e, struct job *job, const struct step *st)
 {
-    char token[TOKEN_SIZE];
     (void)st;
     job->info_for = INFO_SCHED;
-    act (e, json_pack ("{s:s s:I s:s s:b}", "action", DWS_WIRE_ACTION (JOB_INFO), "id", job->id,
-                       "token", token_for (token, sizeof (token), TOK_JOB_INFO, job), "R", 1));
+    act_job_info (e, job, true);
 }
 
 /* STEP_HOSTS_PATCH: the hosts of a job whose Setup was asked before its

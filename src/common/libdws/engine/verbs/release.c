@@ -139,11 +139,9 @@ static void keep_computes (struct dws_engine *e, struct job *job, const char *wh
 
 void release_start (struct dws_engine *e, struct job *job, const struct step *st)
 {
-    char token[TOKEN_SIZE];
     (void)st;
     job->info_for = INFO_HOLD;
-    act (e, json_pack ("{s:s s:I s:s s:b}", "action", DWS_WIRE_ACTION (JOB_INFO), "id", job->id,
-                       "token", token_for (token, sizeof (token), TOK_JOB_INFO, job), "R", 1));
+    act_job_info (e, job, true);
     act_timer_start (e, job, T_RELEASE, RELEASE_HOLD_TIMEOUT);
 }
 
