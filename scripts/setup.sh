@@ -19,9 +19,11 @@ log() { printf 'setup: %s\n' "$*" >&2; }
 # groff-base, man-db: the man page test renders every page (groff -ww) and
 # t3400 reads them with man; rpm: rpmbuild for flux-dws.spec (t3402); git,
 # xz-utils: meson dist; python3-pip: t3400 installs flux-dws' dependencies
-# for flux-core's Python as doc/guide/admin.rst tells a site to.
+# for flux-core's Python as doc/guide/admin.rst tells a site to; haproxy:
+# the balancer in front of two API servers (test_controlplane_balancer.py
+# runs it; never started as the system's service).
 debs=(gcc pkg-config libjansson-dev sharness perl curl jq groff-base man-db rpm git xz-utils
-      python3-pip)
+      python3-pip haproxy)
 missing=()
 for p in "${debs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' \

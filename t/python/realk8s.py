@@ -20,6 +20,7 @@ from flux_dws.realstack.controlplane import (
     Binaries,
     ControlPlane,
     ControlPlaneUnavailable,
+    balancer_binary,
     binaries,
 )
 
@@ -35,6 +36,16 @@ def require_binaries() -> Binaries:
         if os.environ.get("FLUX_DWS_REQUIRE_REALK8S") == "1":
             pytest.fail(f"{why} (FLUX_DWS_REQUIRE_REALK8S=1)")
         pytest.skip(why)
+
+
+def require_balancer() -> Path:
+    """Debian's haproxy, or a skip (a failure under FLUX_DWS_REQUIRE_REALK8S=1)."""
+    try:
+        return balancer_binary()
+    except ControlPlaneUnavailable as exc:
+        if os.environ.get("FLUX_DWS_REQUIRE_REALK8S") == "1":
+            pytest.fail(f"{exc} (FLUX_DWS_REQUIRE_REALK8S=1)")
+        pytest.skip(str(exc))
 
 
 @contextmanager

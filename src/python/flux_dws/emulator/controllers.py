@@ -396,8 +396,11 @@ class Controllers:
             return nnf_walk.Outcome("wait", reason=w.reason, after=w.after)
         except rerr.ResourceError as err:
             return nnf_walk.Outcome("error", error=err)
-        except ApiError:
-            raise  # a conflict or a vanished object: the worker looks again
+        except (ApiError, OSError):
+            # a conflict, a vanished object, or the API server out of reach
+            # mid-request (a transport error: controller-runtime requeues
+            # the key): the worker looks again
+            raise
         except Exception as exc:
             # nnf-sos turns a plain error into an Internal ResourceError; so do
             # we, so the workflow shows it instead of staying Running silently
@@ -545,6 +548,13 @@ class Controllers:
             except ApiError as exc:
                 if exc.code not in (404, 409):
                     log.exception("timer")
+                if exc.code == 429 or exc.code >= 500:  # the server's trouble: again
+                    self._timers.call_later(RETRY_AFTER, run)
+            except OSError:
+                # the API server out of reach mid-request: again, as a
+                # failed reconcile is
+                log.exception("timer")
+                self._timers.call_later(RETRY_AFTER, run)
             except Exception:
                 log.exception("timer")
         self._timers.call_later(seconds, run)

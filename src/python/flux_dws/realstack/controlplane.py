@@ -14,6 +14,18 @@ what RBAC grants it) and authorizes with RBAC alone.  Everything either
 writes (data, certificates, kubeconfigs, logs) stays in ``workdir``; the
 logs are there to read when a start fails (the error quotes their tail).
 
+A site's control plane (issue 77): ``apiservers=2`` starts a second
+kube-apiserver on the same etcd (named ``kube-apiserver-2``; the first
+keeps its name), ``balancer=True`` puts Debian's haproxy in front of them
+(TCP, the TLS passed through; a server is taken out when its /readyz, asked
+over TLS with a token of its own, fails twice, and the connections it held
+are cut so the clients' watches reconnect to the other), and the
+kubeconfigs and ``request`` go through the balancer.  ``audit=True`` makes
+each API server write its audit log (``audit-<name>.log``: a line per
+request, at the Metadata level); ``audit_events`` reads them all back.
+``kill(name)`` stops a server for good (SIGKILL), ``start_again(name)``
+starts it as it was; ``restart`` works for each, the balancer too.
+
 ``binaries()`` finds the built servers: ``FLUX_DWS_K8S_BIN`` (a directory
 holding ``kube-apiserver`` and ``etcd``), else the build cache
 ``${FLUX_DWS_K8S_CACHE:-~/.cache/flux-dws/k8s}/<hash>/bin`` that build.sh
@@ -49,11 +61,20 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from flux_dws.apiserver import api_resources, tls
 from flux_dws.apiserver.kubeconfig import kubeconfig, write
 
-__all__ = ["FLUX_USER", "Binaries", "ControlPlane", "ControlPlaneError",
-           "ControlPlaneUnavailable", "binaries", "build_hash", "k8s_dir", "rbac_files",
-           "stop_process"]
+__all__ = ["APISERVER", "BALANCER", "FLUX_USER", "Binaries", "ControlPlane", "ControlPlaneError",
+           "ControlPlaneUnavailable", "balancer_binary", "binaries", "build_hash", "k8s_dir",
+           "rbac_files", "stop_process"]
 
 FLUX_USER = "flux"
+APISERVER = "kube-apiserver"   # the first API server's name; the n-th is APISERVER-n
+BALANCER = "haproxy"
+#: the balancer's health check of each API server: its /readyz every
+#: CHECK_INTERVAL, out after two failures, back after one success
+CHECK_INTERVAL = "1s"
+#: the audit policy: every request at the Metadata level (who, what, the
+#: answer's code; no bodies), once it is answered
+AUDIT_POLICY = {"apiVersion": "audit.k8s.io/v1", "kind": "Policy",
+                "omitStages": ["RequestReceived"], "rules": [{"level": "Metadata"}]}
 # etcd, then the API server's /readyz (about 5-10 s here, quiet): a bound
 # against a hang, wide enough for a machine a busy CI run loads
 START_TIMEOUT = 600.0
@@ -66,6 +87,15 @@ class ControlPlaneUnavailable(Exception):
 
 class ControlPlaneError(Exception):
     """A server did not start, or did not answer as it should."""
+
+
+def balancer_binary() -> Path:
+    """Debian's haproxy, or ControlPlaneUnavailable saying it is not installed."""
+    found = shutil.which("haproxy") or shutil.which("haproxy", path="/usr/sbin:/sbin")
+    if not found:
+        raise ControlPlaneUnavailable("no haproxy, the balancer of two API servers "
+                                      "(Debian's haproxy: scripts/setup.sh installs it)")
+    return Path(found)
 
 
 @dataclass(frozen=True)
@@ -154,10 +184,20 @@ class ControlPlane:
     """etcd and kube-apiserver in ``workdir`` (see the module's docstring)."""
 
     def __init__(self, workdir: str | os.PathLike[str],
-                 bins: Binaries | None = None) -> None:
+                 bins: Binaries | None = None, *, apiservers: int = 1,
+                 balancer: bool = False, audit: bool = False) -> None:
+        if apiservers < 1:
+            raise ValueError(f"apiservers must be 1 or more, not {apiservers}")
+        if apiservers > 1 and not balancer:
+            raise ValueError("two API servers need the balancer in front of them")
         self.workdir = Path(workdir)
         self.bins = bins
-        self.url = ""
+        self.apiservers = [APISERVER] + [f"{APISERVER}-{i}" for i in range(2, apiservers + 1)]
+        self.balancer = balancer
+        self.audit = audit
+        self.url = ""     # what clients talk to: the balancer, or the one API server
+        self.server_urls: dict[str, str] = {}
+        self.health_token = secrets.token_hex(16)
         self.admin_kubeconfig = self.workdir / "admin.kubeconfig"
         self.flux_kubeconfig = self.workdir / "flux.kubeconfig"
         self.admin_token = secrets.token_hex(16)
@@ -203,8 +243,11 @@ class ControlPlane:
         for f in pki.iterdir():
             f.chmod(0o600)
         tokens = self.workdir / "tokens.csv"
+        # the balancer's health check is a user of its own: /readyz is
+        # open to every authenticated user (system:public-info-viewer)
         tokens.write_text(f'{self.admin_token},admin,admin,"system:masters"\n'
-                          f"{self.flux_token},{FLUX_USER},{FLUX_USER}\n")
+                          f"{self.flux_token},{FLUX_USER},{FLUX_USER}\n"
+                          f"{self.health_token},balancer,balancer\n")
         tokens.chmod(0o600)
 
         client_port, peer_port = _free_port(), _free_port()
@@ -219,9 +262,29 @@ class ControlPlane:
             "--unsafe-no-fsync"])
         self._wait("etcd", self._etcd_healthy, t0)
 
-        port = _free_port()
-        self.url = f"https://127.0.0.1:{port}"
-        self._spawn("kube-apiserver", [
+        if self.audit:
+            (self.workdir / "audit-policy.yaml").write_text(yaml.safe_dump(AUDIT_POLICY))
+        for name in self.apiservers:
+            port = _free_port()
+            self.server_urls[name] = f"https://127.0.0.1:{port}"
+            self._spawn(name, self._apiserver_argv(bins, name, port, pki, tokens))
+        if self.balancer:
+            self._spawn(BALANCER, self._balancer_argv())
+            self.url = f"https://127.0.0.1:{self._balancer_port}"
+        else:
+            self.url = self.server_urls[APISERVER]
+        self._write_kubeconfigs()
+        for name in self.apiservers:
+            self._wait(name, self._answers(name), t0)
+        if self.balancer:
+            self._wait(BALANCER, self._ready, t0)
+        self._default_service_account()
+        self.started_in = time.monotonic() - t0
+        return self
+
+    def _apiserver_argv(self, bins: Binaries, name: str, port: int, pki: Path,
+                        tokens: Path) -> list[str]:
+        argv = [
             str(bins.kube_apiserver), f"--etcd-servers={self.etcd_url}",
             "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
             f"--secure-port={port}", f"--cert-dir={pki}",
@@ -234,12 +297,50 @@ class ControlPlane:
             f"--service-account-signing-key-file={pki / 'sa-key.pem'}",
             "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
             "--service-cluster-ip-range=10.96.0.0/16", "--allow-privileged=true",
-            "--profiling=false", "--v=1"])
-        self._write_kubeconfigs()
-        self._wait("kube-apiserver", self._ready, t0)
-        self._default_service_account()
-        self.started_in = time.monotonic() - t0
-        return self
+            "--profiling=false", "--v=1"]
+        if self.audit:
+            argv += [f"--audit-policy-file={self.workdir / 'audit-policy.yaml'}",
+                     f"--audit-log-path={self.audit_log(name)}", "--audit-log-format=json",
+                     "--audit-log-maxsize=0"]
+        return argv
+
+    def _balancer_argv(self) -> list[str]:
+        """haproxy in the foreground (-db) with its configuration in workdir."""
+        self._balancer_port = getattr(self, "_balancer_port", 0) or _free_port()
+        ca = self.workdir / "pki" / "ca.pem"
+        servers = "\n".join(
+            f"    server {name} {url.removeprefix('https://')}"
+            for name, url in self.server_urls.items())
+        cfg = self.workdir / "haproxy.cfg"
+        check = (f"check check-ssl ca-file {ca} verify required inter {CHECK_INTERVAL} "
+                 "fall 2 rise 1 on-marked-down shutdown-sessions")
+        cfg.write_text(f"""# in front of the API servers (flux_dws.realstack.controlplane)
+global
+    log stdout format raw local0 info
+    maxconn 4096
+defaults
+    mode tcp
+    log global
+    option tcplog
+    timeout connect 2s
+    # a watch stream is quiet for up to its timeoutSeconds (60 s)
+    timeout client 10m
+    timeout server 10m
+    retries 3
+    option redispatch
+frontend apiserver
+    bind 127.0.0.1:{self._balancer_port}
+    default_backend apiservers
+backend apiservers
+    balance roundrobin
+    option httpchk
+    http-check send meth GET uri /readyz hdr Authorization "Bearer {self.health_token}"
+    http-check expect status 200
+    default-server {check}
+{servers}
+""")
+        cfg.chmod(0o600)
+        return [str(balancer_binary()), "-db", "-f", str(cfg)]
 
     def _default_service_account(self, namespace: str = "default") -> None:
         """The ServiceAccount every namespace has in a cluster (made there by
@@ -264,15 +365,70 @@ class ControlPlane:
     # --- faults: a server stopped, held, or its history compacted --------------
 
     def restart(self, name: str) -> None:
-        """Stop ``etcd`` or ``kube-apiserver`` (SIGTERM, then SIGKILL after
-        STOP_TIMEOUT) and start it again as it was (same port, same data):
-        returns once it answers again."""
+        """Stop ``etcd``, an API server or the balancer (SIGTERM, then
+        SIGKILL after STOP_TIMEOUT) and start it again as it was (same
+        port, same data): returns once it answers again."""
         i = next(i for i, (n, _) in enumerate(self._procs) if n == name)
         _, p = self._procs.pop(i)
         stop_process(p)
+        self.start_again(name)
+
+    def kill(self, name: str) -> None:
+        """Kill ``name`` for good (SIGKILL: no goodbye to its clients)
+        until ``start_again``."""
+        i = next(i for i, (n, _) in enumerate(self._procs) if n == name)
+        _, p = self._procs.pop(i)
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        p.wait()
+
+    def start_again(self, name: str) -> None:
+        """Start a stopped ``name`` as it was; returns once it answers."""
+        if any(n == name for n, _ in self._procs):
+            raise ControlPlaneError(f"{name} is running")
         t0 = time.monotonic()
         self._spawn(name, self._argv[name])
-        self._wait(name, self._etcd_healthy if name == "etcd" else self._ready, t0)
+        self._wait(name, self._answers(name), t0)
+
+    def running(self, name: str) -> bool:
+        return any(n == name and p.poll() is None for n, p in self._procs)
+
+    def _answers(self, name: str) -> Callable[[], bool]:
+        if name == "etcd":
+            return self._etcd_healthy
+        if name in self.server_urls:
+            return lambda: self._ready_at(self.server_urls[name])
+        return self._ready
+
+    def audit_log(self, name: str) -> Path:
+        return self.workdir / f"audit-{name}.log"
+
+    def audit_events(self, user: str | None = None) -> list[dict[str, Any]]:
+        """Every request the API servers answered (audit=True), from their
+        audit logs, oldest first; only ``user``'s when given.  A request
+        is one event (a long one, such as a watch, its ResponseComplete)."""
+        if not self.audit:
+            raise ControlPlaneError("the control plane was started without audit=True")
+        events: dict[str, dict[str, Any]] = {}
+        for name in self.apiservers:
+            try:
+                lines = self.audit_log(name).read_text().splitlines()
+            except FileNotFoundError:
+                continue
+            for line in lines:
+                try:
+                    ev = json.loads(line)
+                except ValueError:
+                    continue  # a line being written
+                if user is not None and ev.get("user", {}).get("username") != user:
+                    continue
+                ev["apiserver"] = name
+                # ResponseComplete replaces a watch's ResponseStarted
+                if ev["auditID"] not in events or ev.get("stage") == "ResponseComplete":
+                    events[ev["auditID"]] = ev
+        return sorted(events.values(), key=lambda e: e.get("requestReceivedTimestamp", ""))
 
     def pause(self, name: str) -> None:
         """Hold ``etcd`` or ``kube-apiserver`` (SIGSTOP): it accepts
@@ -304,23 +460,26 @@ class ControlPlane:
     def pids(self) -> list[int]:
         return [p.pid for _, p in self._procs]
 
+    def pid(self, name: str) -> int:
+        return self._proc(name).pid
+
     def log(self, name: str) -> Path:
-        """The log of ``etcd`` or ``kube-apiserver``."""
+        """The log of ``etcd``, an API server or the balancer."""
         return self.workdir / f"{name}.log"
 
     # --- clients ------------------------------------------------------------
 
     def request(self, method: str, path: str, body: Any = None, *, user: str = "admin",
                 content_type: str = "application/json", timeout: float = 30.0,
-                token: str | None = None) -> tuple[int, Any]:
-        """One API call as ``admin`` or ``flux`` (or with ``token``):
-        (status, decoded body)."""
+                token: str | None = None, url: str | None = None) -> tuple[int, Any]:
+        """One API call as ``admin`` or ``flux`` (or with ``token``), to
+        ``url`` (default: what clients talk to): (status, decoded body)."""
         if token is None:
             if user not in ("admin", FLUX_USER):
                 raise ValueError(f"no token for user {user!r}")
             token = self.admin_token if user == "admin" else self.flux_token
         data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.url + path, data=data, method=method,
+        req = urllib.request.Request((url or self.url) + path, data=data, method=method,
                                      headers={"Authorization": f"Bearer {token}",
                                               "Content-Type": content_type,
                                               "Accept": "application/json"})
@@ -524,8 +683,11 @@ class ControlPlane:
             return False
 
     def _ready(self) -> bool:
+        return self._ready_at(self.url)
+
+    def _ready_at(self, url: str) -> bool:
         try:
-            status, _ = self.request("GET", "/readyz", timeout=5)
+            status, _ = self.request("GET", "/readyz", timeout=5, url=url)
         except OSError:
             return False
         return status == 200
