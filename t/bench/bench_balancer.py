@@ -70,7 +70,8 @@ def run(fault: str, jobs: int, workdir: Path) -> dict[str, Any]:
         cp.apply_rbac()
         with Attached(cp.admin_kubeconfig, system="kind"), \
                 Harness(system="kind",
-                        emulator=RemoteEmulator(cp.flux_kubeconfig)) as h:  # type: ignore[arg-type]
+                        emulator=RemoteEmulator(cp.flux_kubeconfig,  # type: ignore[arg-type]
+                                                cp.admin_kubeconfig)) as h:
             h.wait_for(lambda: all(h.fluxion.rabbit_up(r.name) for r in h.system.rabbits),
                        what="rabbits up", timeout=300.0)
             svc = h.service

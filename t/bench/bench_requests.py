@@ -1,9 +1,9 @@
-"""What the dws service costs the API server, on the emulator (issue 77,
-item 4): the requests it sends per job, by verb and resource, and those
-refused.
+"""What the dws service costs the API server, on the emulator and on the
+real stack (issue 77, item 4): the requests it sends per job, by verb and
+resource, and those refused.
 
     PYTHONPATH=src/python:build/src/python python t/bench/bench_requests.py \\
-        [--jobs N] [--at-once K]
+        [--jobs N] [--at-once K] [--stack emulator|real|both]
 
 N plain xfs jobs (default 20) run through the harness (the real dws
 service and libdws job machines on the emulated kind system), K at a time
@@ -16,14 +16,27 @@ per (verb, resource), per job, then the total per job and the refused
 in a clean run, at most 7 Workflow patches and 12 requests per job.
 Requests the emulator's controllers make go to the store directly, not
 through the server: only the workload manager's are counted.
+
+``--stack real``: the same jobs on a real kube-apiserver (t/k8s/build.sh)
+with the real DWS, nnf-sos and nnf-dm managers (t/nnf/build.sh; the
+release set of FLUX_DWS_NNF_DIR, else March's), the service connected as
+user flux.  The requests are read from kube-apiserver's audit log (every
+request at the Metadata level: the verb, the resource, the answer's code;
+a patch's type is not in it, so patches are "patch"), the service's and
+the controllers' apart; it prints also the watches the service holds and
+kube-apiserver's CPU seconds per job (the controllers' requests too, ~120
+a job: most of the server's work).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
 import threading
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 XFS = "#DW jobdw type=xfs capacity=10GiB name=scratch"
@@ -106,6 +119,69 @@ def run(jobs: int, at_once: int) -> dict[str, Any]:
     return {"jobs": jobs, "counts": snapshot}
 
 
+def _cpu_seconds(pid: int) -> float:
+    """utime + stime of a process, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _audit_key(ev: dict[str, Any]) -> tuple[str, str, int]:
+    ref = ev.get("objectRef") or {}
+    resource = ref.get("resource", ev.get("requestURI", "?"))
+    if ref.get("subresource"):
+        resource += f"/{ref['subresource']}"
+    return ev["verb"], resource, int((ev.get("responseStatus") or {}).get("code", 0))
+
+
+def run_real(jobs: int, at_once: int, workdir: Path) -> dict[str, Any]:
+    """``run`` on a real kube-apiserver with the real controllers, counted
+    from its audit log."""
+    from flux_dws.harness import Harness, RemoteEmulator
+    from flux_dws.realstack import controlplane as cpl
+    from flux_dws.realstack import nnf
+
+    wd = workdir / f"real-{at_once}"
+    with cpl.ControlPlane(wd / "cp", audit=True) as plane, \
+            nnf.RealControllers(plane, wd / "nnf", system="kind"):
+        plane.apply_files([cpl.k8s_dir() / "rbac" / "flux-bindings.yaml"])
+        with Harness(system="kind",
+                     emulator=RemoteEmulator(plane.flux_kubeconfig,  # type: ignore[arg-type]
+                                             plane.admin_kubeconfig)) as h:
+            h.wait_for(lambda: all(h.fluxion.rabbit_up(r.name) for r in h.system.rabbits),
+                       what="rabbits up", timeout=300.0)
+            warm = h.submit([XFS])
+            h.wait(warm, timeout=600.0)
+            h.wait_for(lambda: not h.workflows(), what="the first Workflow deleted",
+                       timeout=300.0)
+            since = plane.audit_events()[-1]["requestReceivedTimestamp"]
+            cpu0 = _cpu_seconds(plane.pid(cpl.APISERVER))
+            live: list[int] = []
+            submitted = done = 0
+            failed = 0
+            while done < jobs:
+                while submitted < jobs and len(live) < at_once:
+                    live.append(h.submit([XFS]))
+                    submitted += 1
+                failed += bool(h.wait(live.pop(0), timeout=600.0).fatal)
+                done += 1
+            h.wait_for(lambda: not h.workflows(), what="every Workflow deleted",
+                       timeout=300.0)
+            cpu = _cpu_seconds(plane.pid(cpl.APISERVER)) - cpu0
+            assert h.service is not None
+            held = sorted(w["kind"] for w in h.service.kube.watch_states())
+        events = [e for e in plane.audit_events()
+                  if e.get("requestReceivedTimestamp", "") > since]
+    ours: Counter[tuple[str, str, int]] = Counter()
+    theirs = 0
+    for ev in events:
+        if ev.get("user", {}).get("username") == cpl.FLUX_USER:
+            ours[_audit_key(ev)] += 1
+        elif not ev.get("user", {}).get("username", "").startswith("system:apiserver"):
+            theirs += 1
+    return {"jobs": jobs, "counts": ours, "controllers": theirs, "cpu": cpu,
+            "watches": held, "failed": failed}
+
+
 def report(fig: dict[str, Any], label: str) -> tuple[float, float, float]:
     jobs = fig["jobs"]
     by: Counter[tuple[str, str]] = Counter()
@@ -121,9 +197,22 @@ def report(fig: dict[str, Any], label: str) -> tuple[float, float, float]:
     for (verb, kind, code), n in sorted(refused.items()):
         print(f"requests {label}: refused {verb} {kind} {code}: {n / jobs:.2f} per job")
     total = sum(by.values()) / jobs
-    wf_patches = sum(n for (v, k), n in by.items() if k == "Workflow" and "patch" in v) / jobs
+    wf_patches = sum(n for (v, k), n in by.items()
+                     if k in ("Workflow", "workflows") and "patch" in v) / jobs
     bad = sum(refused.values()) / jobs
     print(f"requests {label} per job: {total:.2f}")
+    if "cpu" in fig:
+        lists: Counter[str] = Counter()
+        for (v, r, _), n in fig["counts"].items():
+            if v == "list":
+                lists[r] += n
+        print(f"requests {label}: watches held {len(fig['watches'])} "
+              f"({', '.join(fig['watches'])}), lists during the run "
+              f"{sum(lists.values())} ({', '.join(f'{r} {n}' for r, n in sorted(lists.items()))})")
+        print(f"requests {label}: the controllers' requests per job "
+              f"{fig['controllers'] / jobs:.1f}")
+        print(f"requests {label}: kube-apiserver CPU per job {fig['cpu'] / jobs * 1000:.0f} ms")
+        print(f"requests {label}: failed jobs {fig['failed']}")
     print(f"requests {label} Workflow patches per job: {wf_patches:.2f}")
     print(f"requests {label} refused per job: {bad:.2f}")
     return total, wf_patches, bad
@@ -134,17 +223,26 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=20)
     ap.add_argument("--at-once", type=int, default=0,
                     help="jobs in flight (default: 1, then all at once)")
+    ap.add_argument("--stack", choices=("emulator", "real", "both"), default="emulator",
+                    help="the emulator's API server, the real one with the real "
+                         "controllers, or both side by side")
     args = ap.parse_args(sys.argv[1:] if argv is None else argv)
     sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
     from goals import Goals
 
     goals = Goals("requests")
     shapes = [args.at_once] if args.at_once else [1, args.jobs]
-    for k in shapes:
-        total, patches, bad = report(run(args.jobs, k), f"({k} at once)")
-        goals.at_most(f"requests per job ({k} at once)", total, 12)
-        goals.at_most(f"Workflow patches per job ({k} at once)", patches, 7)
-        goals.at_most(f"refused requests per job ({k} at once)", bad, 0)
+    stacks = ["emulator", "real"] if args.stack == "both" else [args.stack]
+    with tempfile.TemporaryDirectory(prefix="bench-requests.") as tmp:
+        for stack in stacks:
+            for k in shapes:
+                label = f"{stack} ({k} at once)"
+                fig = run(args.jobs, k) if stack == "emulator" \
+                    else run_real(args.jobs, k, Path(tmp))
+                total, patches, bad = report(fig, label)
+                goals.at_most(f"requests per job, {label}", total, 12)
+                goals.at_most(f"Workflow patches per job, {label}", patches, 7)
+                goals.at_most(f"refused requests per job, {label}", bad, 0)
     return goals.status()
 
 

@@ -55,7 +55,8 @@ def cp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
 def h(cp: ControlPlane) -> Iterator[Harness]:
     with attached.Attached(cp.admin_kubeconfig, system="kind"), \
             Harness(system="kind",
-                    emulator=RemoteEmulator(cp.flux_kubeconfig)) as harness:  # type: ignore[arg-type]
+                    emulator=RemoteEmulator(cp.flux_kubeconfig,  # type: ignore[arg-type]
+                                            cp.admin_kubeconfig)) as harness:
         harness.wait_for(lambda: harness.fluxion.rabbit_up(R2)
                          and harness.fluxion.rabbit_up(R3), what="rabbits up",
                          timeout=JOB_TIMEOUT)

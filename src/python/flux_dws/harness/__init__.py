@@ -49,18 +49,21 @@ class RemoteEmulator:
     Capitan's system for a benchmark): what the harness needs of it, its
     kubeconfig; it has no controllers to reach into and is not stopped."""
 
-    def __init__(self, kubeconfig: Path) -> None:
+    def __init__(self, kubeconfig: Path, reader: Path | None = None) -> None:
         self.kubeconfig = kubeconfig
+        self.reader = reader or kubeconfig
         self.controllers = None
         self.server = object()
 
     def custom_objects_api(self) -> Any:
-        """A client of its API server, from its kubeconfig (what the
-        harness lists Workflows with: ``left_behind``)."""
+        """A client of its API server, from ``reader`` (default: the
+        service's kubeconfig; what the harness lists Workflows with:
+        ``left_behind``.  A benchmark that counts the service's requests
+        by user reads as another)."""
         from kubernetes import client, config
 
         return client.CustomObjectsApi(
-            config.new_client_from_config(str(self.kubeconfig)))  # type: ignore[no-untyped-call]
+            config.new_client_from_config(str(self.reader)))  # type: ignore[no-untyped-call]
 
 
 def jobspec(dw: Any, nodes: int = 1, tolerance: Any = None,
