@@ -19,6 +19,23 @@ from t.python.realk8s import require_binaries
 from flux_dws.realstack import nnf
 from flux_dws.referee import ctlreferee
 
+#: the release sets the referee runs: March's (../shared/nnf, or
+#: FLUX_DWS_NNF_DIR) and May's (its 2026-05/, or FLUX_DWS_NNF_DIR_2026_05,
+#: which scripts/test.sh sets once t/nnf/build.sh has built it)
+RELEASES = ["2026-03", "2026-05"]
+
+
+def use_release(release: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Point nnf.build() at ``release``'s build."""
+    if release == "2026-03":
+        return
+    built = os.environ.get("FLUX_DWS_NNF_DIR_2026_05")
+    if built:
+        monkeypatch.setenv("FLUX_DWS_NNF_DIR", built)
+    else:
+        monkeypatch.delenv("FLUX_DWS_NNF_DIR", raising=False)
+        monkeypatch.setenv("FLUX_DWS_NNF_SRC", str(nnf.source_dir() / release))
+
 
 def require_nnf() -> nnf.NnfBuild:
     if not (nnf.source_dir() / "SHA256SUMS").is_file() \
@@ -47,8 +64,10 @@ def test_compare_names_each_difference_and_accepted_covers_it():
 
 @pytest.mark.slow
 @pytest.mark.timeout(900)  # two control planes; the real managers: about 3 min
-def test_the_emulator_does_what_the_real_controllers_do(tmp_path):
+@pytest.mark.parametrize("release", RELEASES)
+def test_the_emulator_does_what_the_real_controllers_do(tmp_path, monkeypatch, release):
     require_binaries()
+    use_release(release, monkeypatch)
     require_nnf()
     emu, real = ctlreferee.both(tmp_path)
     assert set(emu) == set(real) == {s.name for s in ctlreferee.SCENARIOS}
