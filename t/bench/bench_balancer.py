@@ -45,8 +45,8 @@ def _stamp(ev: dict[str, Any]) -> float:
         .timestamp()
 
 
-def act(cp: Any, fault: str, took: list[float]) -> None:
-    """The fault itself; how long it took goes in ``took``."""
+def act(cp: Any, fault: str, took: list[tuple[float, float]]) -> None:
+    """The fault itself; when it began and how long it took go in ``took``."""
     from flux_dws.realstack import controlplane as cpl
 
     t0 = time.time()
@@ -57,10 +57,12 @@ def act(cp: Any, fault: str, took: list[float]) -> None:
         cp.restart(f"{cpl.APISERVER}-2")
     elif fault == "balancer":
         cp.restart(cpl.BALANCER)
-    took.append(time.time() - t0)
+    took.append((t0, time.time() - t0))
 
 
 def run(fault: str, jobs: int, workdir: Path) -> dict[str, Any]:
+    from bench_requests import run_jobs
+
     from flux_dws.emulator.attached import Attached
     from flux_dws.harness import Harness, RemoteEmulator
     from flux_dws.realstack import controlplane as cpl
@@ -80,24 +82,18 @@ def run(fault: str, jobs: int, workdir: Path) -> dict[str, Any]:
             w0 = {w["kind"]: w for w in svc.kube.watch_states()}
             retries0 = svc.kube.pool.retries
             t0 = time.monotonic()
-            live: list[int] = []
-            failed = submitted = done = 0
-            fault_at = 0.0
-            took: list[float] = []
-            faulting: threading.Thread | None = None
-            while done < jobs:
-                while submitted < jobs and len(live) < AT_ONCE:
-                    live.append(h.submit([XFS]))
-                    submitted += 1
-                failed += bool(h.wait(live.pop(0), timeout=600.0).fatal)
-                done += 1
-                if done == jobs // 4 and not fault_at:
+            took: list[tuple[float, float]] = []
+            faulting: list[threading.Thread] = []
+
+            def at(done: int) -> None:
+                if done == jobs // 4:
                     # the fault on a thread of its own: the jobs go on meanwhile
-                    fault_at = time.time()
-                    faulting = threading.Thread(target=act, args=(cp, fault, took))
-                    faulting.start()
-            if faulting is not None:
-                faulting.join()
+                    faulting.append(threading.Thread(target=act, args=(cp, fault, took)))
+                    faulting[0].start()
+            failed = run_jobs(h, jobs, AT_ONCE, at)
+            for t in faulting:
+                t.join()
+            fault_at, fault_took = took[0]
             h.wait_for(lambda: not h.workflows(), what="every Workflow deleted",
                        timeout=300.0)
             seconds = time.monotonic() - t0
@@ -115,7 +111,6 @@ def run(fault: str, jobs: int, workdir: Path) -> dict[str, Any]:
                 res = (e.get("objectRef") or {}).get("resource", "")
                 rewatch.setdefault(res, _stamp(e))
         first_write = _stamp(writes[0]) if writes else fault_at
-        fault_took = took[0] if took else 0.0
         recover = max(0.0, max([first_write, *rewatch.values()]) - fault_at - fault_took) \
             if fault != "none" else 0.0
     return {"fault": fault, "jobs": jobs, "seconds": seconds, "failed": failed,
@@ -130,6 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=20)
     ap.add_argument("--faults", default=",".join(FAULTS))
     args = ap.parse_args(sys.argv[1:] if argv is None else argv)
+    if args.jobs < 4:
+        ap.error("--jobs must be 4 or more (the fault comes when a quarter have ended)")
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from goals import Goals
 

@@ -36,6 +36,7 @@ import sys
 import tempfile
 import threading
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +94,23 @@ def count_requests() -> tuple[Counter[tuple[str, str, int]], Any]:
     return counts, undo
 
 
+def run_jobs(h: Any, jobs: int, at_once: int,
+             after_each: Callable[[int], None] | None = None) -> int:
+    """Run ``jobs`` xfs jobs through harness ``h``, ``at_once`` in flight;
+    ``after_each(done)`` after each ends.  Returns how many failed."""
+    live: list[int] = []
+    failed = submitted = done = 0
+    while done < jobs:
+        while submitted < jobs and len(live) < at_once:
+            live.append(h.submit([XFS]))
+            submitted += 1
+        failed += bool(h.wait(live.pop(0), timeout=600.0).fatal)
+        done += 1
+        if after_each is not None:
+            after_each(done)
+    return failed
+
+
 def run(jobs: int, at_once: int) -> dict[str, Any]:
     from flux_dws.harness import Harness
 
@@ -104,14 +122,7 @@ def run(jobs: int, at_once: int) -> dict[str, Any]:
             h.wait_for(lambda: not h.workflows(), what="the first Workflow deleted",
                        timeout=60.0)
             counts.clear()
-            live: list[int] = []
-            submitted = done = 0
-            while done < jobs:
-                while submitted < jobs and len(live) < at_once:
-                    live.append(h.submit([XFS]))
-                    submitted += 1
-                h.wait(live.pop(0), timeout=120.0)
-                done += 1
+            run_jobs(h, jobs, at_once)
             h.wait_for(lambda: not h.workflows(), what="every Workflow deleted", timeout=60.0)
             snapshot = Counter(counts)
     finally:
@@ -155,15 +166,7 @@ def run_real(jobs: int, at_once: int, workdir: Path) -> dict[str, Any]:
                        timeout=300.0)
             since = plane.audit_events()[-1]["requestReceivedTimestamp"]
             cpu0 = _cpu_seconds(plane.pid(cpl.APISERVER))
-            live: list[int] = []
-            submitted = done = 0
-            failed = 0
-            while done < jobs:
-                while submitted < jobs and len(live) < at_once:
-                    live.append(h.submit([XFS]))
-                    submitted += 1
-                failed += bool(h.wait(live.pop(0), timeout=600.0).fatal)
-                done += 1
+            failed = run_jobs(h, jobs, at_once)
             h.wait_for(lambda: not h.workflows(), what="every Workflow deleted",
                        timeout=300.0)
             cpu = _cpu_seconds(plane.pid(cpl.APISERVER)) - cpu0
