@@ -108,6 +108,18 @@ test_expect_success 'gfs2, raw and lustre' '
 	gfs2_raw_and_lustre
 '
 
+# each rabbit's node managers in a mount namespace of their own, as a
+# rabbit is a host of its own (flux_dws.realstack.nnf): four nodes are
+# both rabbits' computes, so the Lustre's servers mount on both, at one
+# path; without the namespaces the second mount failed ("file exists")
+test_expect_success 'lustre over both rabbits, each its own host' '
+	flux run -N4 --setattr=system.dw="#DW jobdw type=lustre capacity=200GiB name=wide" \
+		printenv DW_JOB_wide >wide.out &&
+	test $(sort -u wide.out | wc -l) = 1 &&
+	grep "^/mnt/nnf/" wide.out &&
+	workflow_gone $(flux job last)
+'
+
 test_expect_success 'persistent storage: create, use, destroy' '
 	persistent_create_use_destroy
 '

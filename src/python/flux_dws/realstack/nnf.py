@@ -31,6 +31,16 @@ are in a directory of ``/tmp`` made for the run (``files``; removed by
 ``stop``): nnf-dm runs its profile's commands through ``bash -c`` with
 the paths unquoted, so they must have no blank (a test's workdir may).
 
+A rabbit is a host of its own: each rabbit's node managers (nnf-sos'
+and nnf-dm's) run in a mount namespace of their own (``nsenter`` into
+one made by ``unshare --mount``, kept by a bind mount in ``files/ns``)
+where ``files/mnt``, the rabbits' one SERVER_MOUNT_PREFIX, is that
+rabbit's own directory (``files/<rabbit>/mnt``).  Without it the rabbits
+of one Lustre file system make the same mount path, and the second
+fails ("file exists").  Where namespaces cannot be made (not root, no
+``unshare``) the managers share the host's, and say so in their log
+directory (``namespaces``): every shape but Lustre across rabbits works.
+
 DWS' webhook serves on port 9443 of every address (controller-runtime's
 default; no flag moves it), so one ``RealControllers`` runs at a time on
 a machine: ``start`` takes ``PORT_LOCK`` (waiting ``LOCK_TIMEOUT`` at
@@ -180,6 +190,8 @@ class RealControllers:
         self.started_in = 0.0
         self._procs: dict[str, _Proc] = {}
         self._lock: IO[bytes] | None = None
+        self._namespaces: dict[str, Path] = {}  # rabbit: the file keeping its namespace
+        self._ns_mounted = False                # files/ns, bound on itself
 
     # --- lifecycle ----------------------------------------------------------
 
@@ -209,6 +221,7 @@ class RealControllers:
         self._take_port()
         atexit.register(self.stop)
         self.files = Path(tempfile.mkdtemp(prefix="flux-dws-rabbits."))
+        self._make_namespaces()
         self.install()
         self._start_webhook()
         self._define_managers()
@@ -225,6 +238,7 @@ class RealControllers:
         atexit.unregister(self.stop)
         for proc in reversed(list(self._procs.values())):
             self._end(proc)
+        self._remove_namespaces()
         if self.files != Path():
             shutil.rmtree(self.files, ignore_errors=True)
             self.files = Path()
@@ -469,7 +483,8 @@ class RealControllers:
                 (home / sub).mkdir(parents=True, exist_ok=True)
             fs.mkdir(parents=True, exist_ok=True)
             self._procs[f"nnf-sos-node-{r}"] = _Proc(
-                f"nnf-sos-node-{r}", [sos, "--controller=node", "--mock", *off],
+                f"nnf-sos-node-{r}",
+                [*self._enter(r, home / "ec"), sos, "--controller=node", "--mock", *off],
                 self._env(RABBIT_NODE="0", NNF_NODE_NAME=r, NNF_POD_NAMESPACE=POD_NAMESPACE,
                           NNF_POD_NAME=f"nnf-node-manager-{r}",
                           MOCK_FILE_SYSTEM_PATH=str(fs),
@@ -477,8 +492,64 @@ class RealControllers:
                           NNF_FENCE_RESPONSE_DIR=str(home / "fence/responses")),
                 home / "ec")
             self._procs[f"nnf-dm-{r}"] = _Proc(
-                f"nnf-dm-{r}", [dm, "--controller=node", *off],
+                f"nnf-dm-{r}", [*self._enter(r, home), dm, "--controller=node", *off],
                 self._env(NNF_NODE_NAME=r), home)
+
+    # --- a mount namespace per rabbit ----------------------------------------
+
+    def _make_namespaces(self) -> None:
+        """One mount namespace per rabbit in which files/mnt is the
+        rabbit's own directory (see the module); none where they cannot
+        be made."""
+        self._namespaces = {}
+        why = ""
+        if os.geteuid() != 0:
+            why = "not root"
+        elif not (shutil.which("unshare") and shutil.which("nsenter")):
+            why = "no unshare or nsenter (util-linux)"
+        ns_dir = self.files / "ns"
+        if not why:
+            (self.files / "mnt").mkdir()
+            ns_dir.mkdir()
+            # a namespace is kept by a bind mount of its file, which must
+            # be on a mount that does not propagate
+            why = _run(["mount", "--bind", str(ns_dir), str(ns_dir)])
+            self._ns_mounted = not why
+            why = why or _run(["mount", "--make-private", str(ns_dir)])
+        for r in self.rabbits if not why else []:
+            own = self.files / r / "mnt"
+            own.mkdir(parents=True)
+            keep = ns_dir / r
+            keep.touch()
+            why = _run(["unshare", f"--mount={keep}", "--propagation", "private",
+                        "mount", "--bind", str(own), str(self.files / "mnt")])
+            if why:
+                break
+            self._namespaces[r] = keep
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        (self.workdir / "namespaces").write_text(
+            f"one mount namespace per rabbit: {', '.join(self._namespaces)}\n" if not why
+            else f"the rabbits share the host's mount namespace: {why}\n")
+        if why:
+            self._remove_namespaces()
+
+    def _enter(self, rabbit: str, cwd: Path) -> list[str]:
+        """What runs a rabbit's manager in its namespace, in ``cwd``
+        (nsenter would start it in /, where the rabbits' managers would
+        share one mock.db), by exec: the manager keeps the pid it is
+        paused and stopped by."""
+        keep = self._namespaces.get(rabbit)
+        # env --chdir, not nsenter --wd: a directory opened before the
+        # namespace is entered is not reachable in it (getwd fails)
+        return ["nsenter", f"--mount={keep}", "--", "env", f"--chdir={cwd}"] if keep else []
+
+    def _remove_namespaces(self) -> None:
+        for keep in self._namespaces.values():
+            _run(["umount", str(keep)])
+        self._namespaces = {}
+        if self._ns_mounted:  # (os.path.ismount misses a bind on its own file system)
+            _run(["umount", str(self.files / "ns")])
+            self._ns_mounted = False
 
     def _storages_ready(self) -> bool:
         status, body = self.plane.request(
@@ -546,6 +617,17 @@ class RealControllers:
                                   for n in (dead or list(self._procs)))
                 raise ControlPlaneError(f"{what}: {why}\n{tails}")
             time.sleep(0.2)
+
+
+def _run(argv: list[str]) -> str:
+    """Run a short command (bounded); "" when it worked, else why not."""
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{argv[0]}: {exc}"
+    if done.returncode != 0:
+        return f"{' '.join(argv)}: {done.stderr.strip() or done.returncode}"
+    return ""
 
 
 def _tail(path: Path, lines: int = 15) -> str:
