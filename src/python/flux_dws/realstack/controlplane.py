@@ -197,6 +197,7 @@ class ControlPlane:
         self.audit = audit
         self.url = ""     # what clients talk to: the balancer, or the one API server
         self.server_urls: dict[str, str] = {}
+        self._balancer_port = 0   # chosen once: a restarted haproxy keeps it
         self.health_token = secrets.token_hex(16)
         self.admin_kubeconfig = self.workdir / "admin.kubeconfig"
         self.flux_kubeconfig = self.workdir / "flux.kubeconfig"
@@ -306,7 +307,7 @@ class ControlPlane:
 
     def _balancer_argv(self) -> list[str]:
         """haproxy in the foreground (-db) with its configuration in workdir."""
-        self._balancer_port = getattr(self, "_balancer_port", 0) or _free_port()
+        self._balancer_port = self._balancer_port or _free_port()
         ca = self.workdir / "pki" / "ca.pem"
         servers = "\n".join(
             f"    server {name} {url.removeprefix('https://')}"
