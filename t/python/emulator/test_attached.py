@@ -149,29 +149,44 @@ def _cleanup(api: Any) -> None:
         what="every PersistentStorageInstance destroyed")
 
 
-def collect_garbage(store: RemoteStore) -> int:
+def collect_garbage(store: RemoteStore, timeout: float = 60.0) -> int:
     """kube-controller-manager's garbage collector, which the test control
     plane does not run: delete every object whose owners are all gone
-    (the emulator's API server does this itself).  How many went."""
+    (the emulator's API server does this itself).  How many went.
+
+    Each orphan is deleted once, then awaited in the store's cache (its
+    watch brings the deletion, a finalizer may hold it a while): asking
+    again before the cache caught up hammered the server in a loop that
+    had no end when a finalizer stayed (CI: a teardown spun 300 s)."""
     from flux_dws.apiserver.api_resources import BY_GROUP_PLURAL
     from flux_dws.apiserver.store import ApiError
 
-    gone = 0
-    while True:
+    def orphans() -> dict[str, tuple[str, str, str, str]]:
         entries = list(store.objects.items())
         uids = {e.obj["metadata"].get("uid") for _, e in entries}
-        orphans = [k for k, e in entries if e.obj["metadata"].get("ownerReferences")
-                   and not any(o.get("uid") in uids
-                               for o in e.obj["metadata"]["ownerReferences"])]
-        if not orphans:
-            return gone
-        for g, plural, ns, name in orphans:
+        return {e.obj["metadata"].get("uid"): k for k, e in entries
+                if e.obj["metadata"].get("ownerReferences")
+                and not any(o.get("uid") in uids for o in e.obj["metadata"]["ownerReferences"])}
+
+    asked: dict[str, tuple[str, str, str, str]] = {}
+    deadline = time.monotonic() + timeout
+    while True:
+        found = orphans()
+        if not found:
+            return len(asked)
+        fresh = {uid: k for uid, k in found.items() if uid not in asked}
+        for uid, (g, plural, ns, name) in fresh.items():
             try:
                 store.delete(BY_GROUP_PLURAL[(g, plural)], ns, name)
-                gone += 1
             except ApiError as exc:
                 if exc.code != 404:
                     raise
+            asked[uid] = (g, plural, ns, name)
+        # until one asked for is gone from the cache, or a new orphan shows
+        if not store.wait_for(lambda before=set(found): orphans().keys() != before,
+                              timeout=max(0.0, deadline - time.monotonic())):
+            left = sorted(f"{k[1]}/{k[3]}" for k in orphans().values())
+            raise AssertionError(f"orphans still there after {timeout:g} s: {left}")
 
 
 @pytest.fixture
