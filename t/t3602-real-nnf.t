@@ -80,6 +80,14 @@ after_proposal() {
 	echo $hp
 }
 
+# node_ready RABBIT STATUS: what a kubelet posts, its Node's Ready
+# condition (True or False); nnf-sos reads it into the rabbit's Storage
+node_ready() {
+	KUBECONFIG="$(pwd)/admin.kubeconfig" kubectl patch node $1 \
+		--subresource=status --type=merge \
+		-p "{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"$2\",\"reason\":\"Test\",\"message\":\"test\"}]}}"
+}
+
 REALK8S_ARGS="--controllers nnf --lustre-root $LUS"
 realk8s_or_skip
 
@@ -118,6 +126,31 @@ test_expect_success 'lustre over both rabbits, each its own host' '
 	test $(sort -u wide.out | wc -l) = 1 &&
 	grep "^/mnt/nnf/" wide.out &&
 	workflow_gone $(flux job last)
+'
+
+# a rabbit going Offline (its Node not Ready) under a running Lustre job:
+# nnf-sos reports it in the rabbit's Storage and acts on nothing else (a
+# WLM's to keep new jobs off it), so Fluxion takes the rabbit down, the
+# job goes on and tears its file system down on both rabbits
+test_expect_success 'a rabbit of a running Lustre job goes Offline: the job ends cleanly' '
+	rm -f go-offline &&
+	id=$(flux submit -N4 --setattr=system.dw="#DW jobdw type=lustre capacity=200GiB name=wide" \
+		sh -c "while ! test -e \"\$0\"; do sleep 0.1; done" "$PWD/go-offline") &&
+	test_when_finished "flux cancel $id 2>/dev/null || :" &&
+	flux job wait-event -t 60 $id start &&
+	node_ready kind-worker3 False &&
+	test_when_finished "node_ready kind-worker3 True" &&
+	KUBECONFIG="$(pwd)/admin.kubeconfig" kubectl wait storage/kind-worker3 \
+		--for=jsonpath="{.status.status}"=Offline --timeout=60s &&
+	wait_rabbits ".rabbits[1].fluxion == \"down\"" 60 &&
+	touch go-offline &&
+	flux job wait-event -t 60 $id clean &&
+	flux job eventlog $id >offline.events &&
+	grep "epilog-finish description=\"dws-epilog\" status=0" offline.events &&
+	test_must_fail grep exception offline.events &&
+	workflow_gone $id &&
+	node_ready kind-worker3 True &&
+	wait_rabbits "[.rabbits[].fluxion] | all(. == \"up\")" 60
 '
 
 test_expect_success 'persistent storage: create, use, destroy' '
@@ -221,16 +254,11 @@ test_expect_success 'Teardown held (the rabbits'"'"' nnf-sos held): the epilog e
 '
 
 test_expect_success 'a rabbit whose Node is not Ready goes down in Fluxion, and comes back' '
-	node_ready() {
-		KUBECONFIG="$(pwd)/admin.kubeconfig" kubectl patch node kind-worker3 \
-			--subresource=status --type=merge \
-			-p "{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"$1\",\"reason\":\"Test\",\"message\":\"test\"}]}}"
-	} &&
-	node_ready False &&
+	node_ready kind-worker3 False &&
 	KUBECONFIG="$(pwd)/admin.kubeconfig" kubectl wait storage/kind-worker3 \
 		--for=jsonpath="{.status.status}"=Offline --timeout=60s &&
 	wait_rabbits ".rabbits[1].fluxion == \"down\"" 60 &&
-	node_ready True &&
+	node_ready kind-worker3 True &&
 	wait_rabbits "[.rabbits[].fluxion] | all(. == \"up\")" 60
 '
 
