@@ -21,9 +21,13 @@ log() { printf 'setup: %s\n' "$*" >&2; }
 # xz-utils: meson dist; python3-pip: t3400 installs flux-dws' dependencies
 # for flux-core's Python as doc/guide/admin.rst tells a site to; haproxy:
 # the balancer in front of two API servers (test_controlplane_balancer.py
-# runs it; never started as the system's service).
+# runs it; never started as the system's service); containerd, runc,
+# containernetworking-plugins, iptables, busybox-static: the real-stack
+# nodes that run Pods (flux_dws.realstack.nodes starts a containerd per
+# node with its own root and socket; busybox-static goes into the images
+# it makes; containerd's own service is never started).
 debs=(gcc pkg-config libjansson-dev sharness perl curl jq groff-base man-db rpm git xz-utils
-      python3-pip haproxy)
+      python3-pip haproxy containerd runc containernetworking-plugins iptables busybox-static)
 missing=()
 for p in "${debs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' \

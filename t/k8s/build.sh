@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Build the real control plane of the real-stack tests (kube-apiserver and
-# etcd) from this Go module, once per version set, into
+# etcd) and what runs Pods (kubelet, kube-controller-manager and
+# kube-scheduler: flux_dws.realstack.nodes) from this Go module, once per
+# version set, into
 #   ${FLUX_DWS_K8S_CACHE:-$HOME/.cache/flux-dws/k8s}/<hash of go.mod+go.sum>/bin
 # and print that directory.  A directory already built is reused as it is
 # (a new go.mod or go.sum is a new hash, so a new directory).  Nothing is
@@ -15,7 +17,11 @@ cache=${FLUX_DWS_K8S_CACHE:-$HOME/.cache/flux-dws/k8s}
 hash=$(cat "$here/go.mod" "$here/go.sum" | sha256sum | cut -c1-16)
 dest=$cache/$hash
 bin=$dest/bin
-if [ -x "$bin/kube-apiserver" ] && [ -x "$bin/etcd" ]; then
+commands="kube-apiserver kubelet kube-controller-manager kube-scheduler"
+built() {
+    for c in $commands etcd; do [ -x "$bin/$c" ] || return 1; done
+}
+if built; then
     echo "$bin"
     exit 0
 fi
@@ -23,7 +29,7 @@ mkdir -p "$dest"
 # one build at a time per version set (CI and a developer on one machine)
 exec 9>"$dest/.lock"
 flock 9
-if [ -x "$bin/kube-apiserver" ] && [ -x "$bin/etcd" ]; then
+if built; then
     echo "$bin"
     exit 0
 fi
@@ -36,8 +42,10 @@ export GOTOOLCHAIN=local GOFLAGS="-mod=readonly -buildvcs=false -trimpath" CGO_E
 tmp=$(mktemp -d "$dest/bin.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 t0=$(date +%s)
-echo "build.sh: building kube-apiserver $kver and etcd into $bin" >&2
-(cd "$here" && go build -ldflags "$ldflags" -o "$tmp/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver)
+echo "build.sh: building $commands $kver and etcd into $bin" >&2
+for c in $commands; do
+    (cd "$here" && go build -ldflags "$ldflags" -o "$tmp/$c" "k8s.io/kubernetes/cmd/$c")
+done
 (cd "$here" && go build -ldflags "-s -w" -o "$tmp/etcd" ./cmd/etcd)
 cp "$here/go.mod" "$here/go.sum" "$dest/"
 rm -rf "$bin"

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -23,29 +23,39 @@ from flux_dws.realstack.controlplane import (
     balancer_binary,
     binaries,
 )
+from flux_dws.realstack.nodes import NodeBinaries, node_binaries
 
 EXTRA_ROLE = Path(__file__).resolve().parents[2] / "etc" / "k8s" / "flux-dws-extra-role.yaml"
 
 
-def require_binaries() -> Binaries:
-    """The built servers, or a skip (a failure under FLUX_DWS_REQUIRE_REALK8S=1)."""
+T = TypeVar("T")
+
+
+def _required(find: Callable[[], T], what: str) -> T:
+    """find(), or a skip saying what is missing (a failure under
+    FLUX_DWS_REQUIRE_REALK8S=1, as CI runs)."""
     try:
-        return binaries()
+        return find()
     except ControlPlaneUnavailable as exc:
-        why = f"no real control plane: {exc}"
+        why = f"{what}{exc}"
         if os.environ.get("FLUX_DWS_REQUIRE_REALK8S") == "1":
             pytest.fail(f"{why} (FLUX_DWS_REQUIRE_REALK8S=1)")
         pytest.skip(why)
 
 
+def require_binaries() -> Binaries:
+    """The built servers, or a skip."""
+    return _required(binaries, "no real control plane: ")
+
+
 def require_balancer() -> Path:
-    """Debian's haproxy, or a skip (a failure under FLUX_DWS_REQUIRE_REALK8S=1)."""
-    try:
-        return balancer_binary()
-    except ControlPlaneUnavailable as exc:
-        if os.environ.get("FLUX_DWS_REQUIRE_REALK8S") == "1":
-            pytest.fail(f"{exc} (FLUX_DWS_REQUIRE_REALK8S=1)")
-        pytest.skip(str(exc))
+    """Debian's haproxy, or a skip."""
+    return _required(balancer_binary, "")
+
+
+def require_nodes() -> NodeBinaries:
+    """What nodes that run Pods need (flux_dws.realstack.nodes), or a skip."""
+    return _required(node_binaries, "no nodes that run Pods: ")
 
 
 @contextmanager

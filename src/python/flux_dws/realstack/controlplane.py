@@ -10,7 +10,8 @@ Both servers listen on 127.0.0.1, on free ports.  etcd speaks plain HTTP
 on loopback (only the API server talks to it); the API server serves TLS
 with a certificate made here (flux_dws.apiserver.tls), authenticates with
 a static token file (``admin``: system:masters; ``flux``: no group, only
-what RBAC grants it) and authorizes with RBAC alone.  Everything either
+what RBAC grants it; ``kubelet``: system:nodes, for the kubelets of
+flux_dws.realstack.nodes) and authorizes with RBAC alone.  Everything either
 writes (data, certificates, kubeconfigs, logs) stays in ``workdir``; the
 logs are there to read when a start fails (the error quotes their tail).
 
@@ -36,6 +37,7 @@ set is a new directory, and a stale build is never used).
 from __future__ import annotations
 
 import atexit
+import fcntl
 import hashlib
 import json
 import os
@@ -52,7 +54,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import IO, Any
 
 import yaml
 from cryptography.hazmat.primitives import serialization
@@ -62,7 +64,8 @@ from flux_dws.apiserver import api_resources, tls
 from flux_dws.apiserver.kubeconfig import kubeconfig, write
 
 __all__ = ["APISERVER", "BALANCER", "FLUX_USER", "Binaries", "ControlPlane", "ControlPlaneError",
-           "ControlPlaneUnavailable", "balancer_binary", "binaries", "build_hash", "k8s_dir",
+           "ControlPlaneUnavailable", "balancer_binary", "binaries", "build_hash", "hold_lock",
+           "k8s_dir",
            "rbac_files", "stop_process"]
 
 FLUX_USER = "flux"
@@ -144,6 +147,24 @@ def binaries() -> Binaries:
     return b
 
 
+def hold_lock(path: Path, timeout: float, held_by: str) -> IO[bytes]:
+    """``path`` locked (flock, exclusive) for the caller, who closes the
+    file to give it back; ControlPlaneError naming ``held_by`` when another
+    process held it for more than ``timeout`` seconds."""
+    lock = path.open("ab")
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return lock
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                lock.close()
+                raise ControlPlaneError(f"{held_by} ({path}) for more than {timeout:.0f} s") \
+                    from None
+            time.sleep(0.5)
+
+
 def rbac_files() -> list[Path]:
     """The WLM roles (t/k8s/rbac), bound to user flux."""
     return sorted((k8s_dir() / "rbac").glob("*.yaml"))
@@ -203,6 +224,8 @@ class ControlPlane:
         self.flux_kubeconfig = self.workdir / "flux.kubeconfig"
         self.admin_token = secrets.token_hex(16)
         self.flux_token = secrets.token_hex(16)
+        # the kubelets' (flux_dws.realstack.nodes): group system:nodes
+        self.node_token = secrets.token_hex(16)
         self.ca_pem = b""
         self.etcd_url = ""
         self.started_in = 0.0  # seconds from start() to a ready API server
@@ -248,7 +271,8 @@ class ControlPlane:
         # open to every authenticated user (system:public-info-viewer)
         tokens.write_text(f'{self.admin_token},admin,admin,"system:masters"\n'
                           f"{self.flux_token},{FLUX_USER},{FLUX_USER}\n"
-                          f"{self.health_token},balancer,balancer\n")
+                          f"{self.health_token},balancer,balancer\n"
+                          f'{self.node_token},kubelet,kubelet,"system:nodes"\n')
         tokens.chmod(0o600)
 
         client_port, peer_port = _free_port(), _free_port()

@@ -16,7 +16,8 @@ they start, each from their own trees where they ship it: their CRDs
 workload manager roles (``config/rbac``, named as their kustomizations
 name them), the storage profile (nnf-sos ``config/examples``, made the
 default), and, where no kubelet writes them, a Ready Node and a manager
-Pod per rabbit.  What upstream does not ship is written here and said so:
+Pod per rabbit (``real_nodes=True``: the Nodes are the kubelets' of
+flux_dws.realstack.nodes, started first).  What upstream does not ship is written here and said so:
 the SystemConfiguration (from the emulator's system description), a
 LustreFileSystem whose mount root is a directory of ``workdir``, a data
 movement profile that copies with ``cp`` (upstream's runs ``mpirun dcp``,
@@ -56,7 +57,6 @@ from __future__ import annotations
 import atexit
 import base64
 import copy
-import fcntl
 import hashlib
 import json
 import os
@@ -76,7 +76,12 @@ import yaml
 
 from flux_dws.apiserver import tls
 from flux_dws.libdws.wfstates import PROPOSAL
-from flux_dws.realstack.controlplane import ControlPlane, ControlPlaneError, stop_process
+from flux_dws.realstack.controlplane import (
+    ControlPlane,
+    ControlPlaneError,
+    hold_lock,
+    stop_process,
+)
 
 __all__ = ["LOCK_TIMEOUT", "NnfBuild", "NnfUnavailable", "RealControllers", "build",
            "source_dir", "storage_profile"]
@@ -178,7 +183,8 @@ class RealControllers:
 
     def __init__(self, plane: ControlPlane, workdir: str | os.PathLike[str],
                  system: str = "kind", nnf: NnfBuild | None = None,
-                 lustre_root: str | os.PathLike[str] | None = None) -> None:
+                 lustre_root: str | os.PathLike[str] | None = None,
+                 real_nodes: bool = False) -> None:
         from flux_dws.dwsim.systems import load_system
 
         self.plane = plane
@@ -186,6 +192,9 @@ class RealControllers:
         self.nnf = nnf
         self.system = load_system(system)
         self.lustre_root = Path(lustre_root) if lustre_root else self.workdir / "lus"
+        # the rabbits' Nodes are a kubelet's (flux_dws.realstack.nodes,
+        # started before): none is made here, none readied by hand
+        self.real_nodes = real_nodes
         self.files = Path()       # the rabbits' file trees (start makes it)
         self.started_in = 0.0
         self._procs: dict[str, _Proc] = {}
@@ -358,7 +367,8 @@ class RealControllers:
                         "ports": self.system.ports,
                         "portsCooldownInSeconds": self.system.ports_cooldown}})
         for r in self.rabbits:
-            out.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": r}})
+            if not self.real_nodes:
+                out.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": r}})
             out.append({"apiVersion": "v1", "kind": "Pod",
                         "metadata": {"name": f"nnf-node-manager-{r}",
                                      "namespace": POD_NAMESPACE},
@@ -391,7 +401,7 @@ class RealControllers:
         self.lustre_root.mkdir(parents=True, exist_ok=True)
         for obj in self.objects():
             self.plane.apply(obj)
-        for r in self.rabbits:
+        for r in self.rabbits if not self.real_nodes else []:
             self._node_ready(r)
 
     def _node_ready(self, rabbit: str) -> None:
@@ -564,19 +574,8 @@ class RealControllers:
         lockdir = Path(os.environ.get("FLUX_DWS_NNF_CACHE")
                        or Path.home() / ".cache" / "flux-dws" / "nnf")
         lockdir.mkdir(parents=True, exist_ok=True)
-        lock = (lockdir / f"port-{WEBHOOK_PORT}.lock").open("wb")
-        deadline = time.monotonic() + LOCK_TIMEOUT
-        while True:
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    lock.close()
-                    raise ControlPlaneError(
-                        f"port {WEBHOOK_PORT} is held by other real controllers "
-                        f"({lockdir}) for more than {LOCK_TIMEOUT:.0f} s") from None
-                time.sleep(0.5)
+        lock = hold_lock(lockdir / f"port-{WEBHOOK_PORT}.lock", LOCK_TIMEOUT,
+                         f"port {WEBHOOK_PORT} is held by other real controllers")
         self._lock = lock
         # the lock says no other harness has it; a manager a killed run
         # left behind may still listen there
