@@ -322,6 +322,9 @@ class ControlPlane:
             f"--service-account-signing-key-file={pki / 'sa-key.pem'}",
             "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
             "--service-cluster-ip-range=10.96.0.0/16", "--allow-privileged=true",
+            # a kubelet (flux_dws.realstack.nodes) by the address it
+            # reports, never by its host name: no name is looked up
+            "--kubelet-preferred-address-types=InternalIP",
             "--profiling=false", "--v=1"]
         if self.audit:
             argv += [f"--audit-policy-file={self.workdir / 'audit-policy.yaml'}",

@@ -82,6 +82,7 @@ from flux_dws.realstack.controlplane import (
     hold_lock,
     stop_process,
 )
+from flux_dws.realstack.nodes import PodNodes
 
 __all__ = ["LOCK_TIMEOUT", "NnfBuild", "NnfUnavailable", "RealControllers", "build",
            "source_dir", "storage_profile"]
@@ -99,6 +100,9 @@ DRIVER = "nnf"               # the DWDirectiveRule's name, nnf-sos' DWS_DRIVER_I
 POD_NAMESPACE = "nnf-system"
 DWS_NAMESPACE = "dws-system"
 DM_NAMESPACE = "nnf-dm-system"
+#: nnf-sos' kind mode's file systems (its default MOCK_FILE_SYSTEM_PATH),
+#: in a rabbit's namespace where kubelets run the rabbits' Pods
+KIND_FILE_SYSTEMS = "/mnt/nnf"
 MANAGERS = ("dws-manager", "nnf-sos-manager", "nnf-dm-manager", "clientmountd")
 
 
@@ -184,7 +188,7 @@ class RealControllers:
     def __init__(self, plane: ControlPlane, workdir: str | os.PathLike[str],
                  system: str = "kind", nnf: NnfBuild | None = None,
                  lustre_root: str | os.PathLike[str] | None = None,
-                 real_nodes: bool = False) -> None:
+                 real_nodes: bool = False, nodes: PodNodes | None = None) -> None:
         from flux_dws.dwsim.systems import load_system
 
         self.plane = plane
@@ -194,7 +198,11 @@ class RealControllers:
         self.lustre_root = Path(lustre_root) if lustre_root else self.workdir / "lus"
         # the rabbits' Nodes are a kubelet's (flux_dws.realstack.nodes,
         # started before): none is made here, none readied by hand
-        self.real_nodes = real_nodes
+        # ``nodes``, not started: started here once the rabbits' mount
+        # namespaces are made, each rabbit's kubelet and containerd in its
+        # rabbit's (a Pod's hostPath is what that rabbit sees)
+        self.nodes = nodes
+        self.real_nodes = real_nodes or nodes is not None
         self.files = Path()       # the rabbits' file trees (start makes it)
         self.started_in = 0.0
         self._procs: dict[str, _Proc] = {}
@@ -216,6 +224,11 @@ class RealControllers:
         self.stop()
 
     @property
+    def kind_file_systems(self) -> Path:
+        """What each rabbit sees at /mnt/nnf where kubelets run its Pods."""
+        return self.files / "kind-fs"
+
+    @property
     def rabbits(self) -> list[str]:
         return [r.name for r in self.system.rabbits]
 
@@ -227,10 +240,14 @@ class RealControllers:
         self.nnf = nnf
         t0 = time.monotonic()
         self.workdir.mkdir(parents=True, exist_ok=True)
-        self._take_port()
         atexit.register(self.stop)
+        if self.nodes is not None:
+            self.nodes.take_lock()   # the nodes' lock first, always (nodes.py)
+        self._take_port()
         self.files = Path(tempfile.mkdtemp(prefix="flux-dws-rabbits."))
         self._make_namespaces()
+        if self.nodes is not None:
+            self.nodes.start(enter=self._enter)
         self.install()
         self._start_webhook()
         self._define_managers()
@@ -247,7 +264,11 @@ class RealControllers:
         atexit.unregister(self.stop)
         for proc in reversed(list(self._procs.values())):
             self._end(proc)
-        self._remove_namespaces()
+        try:
+            if self.nodes is not None:
+                self.nodes.stop()
+        finally:
+            self._remove_namespaces()
         if self.files != Path():
             shutil.rmtree(self.files, ignore_errors=True)
             self.files = Path()
@@ -497,7 +518,8 @@ class RealControllers:
                 [*self._enter(r, home / "ec"), sos, "--controller=node", "--mock", *off],
                 self._env(RABBIT_NODE="0", NNF_NODE_NAME=r, NNF_POD_NAMESPACE=POD_NAMESPACE,
                           NNF_POD_NAME=f"nnf-node-manager-{r}",
-                          MOCK_FILE_SYSTEM_PATH=str(fs),
+                          MOCK_FILE_SYSTEM_PATH=(KIND_FILE_SYSTEMS if self.nodes is not None
+                                                 and r in self._namespaces else str(fs)),
                           NNF_FENCE_REQUEST_DIR=str(home / "fence/requests"),
                           NNF_FENCE_RESPONSE_DIR=str(home / "fence/responses")),
                 home / "ec")
@@ -531,8 +553,20 @@ class RealControllers:
             own.mkdir(parents=True)
             keep = ns_dir / r
             keep.touch()
+            # where kubelets run the rabbits' Pods, the rabbits' file
+            # systems are at /mnt/nnf, where nnf-sos' kind mode makes them
+            # and mounts them into a user container: every one of the
+            # workflow's, on every rabbit (a kind cluster mounts one host
+            # directory there on each of its nodes: so does this, on a
+            # tmpfs over /mnt of the rabbit's own, the host's left as is)
+            fs = self.kind_file_systems
+            fs.mkdir(exist_ok=True)
+            kind = (f' && mount -t tmpfs -o mode=755 flux-dws-rabbit /mnt'
+                    f' && mkdir {KIND_FILE_SYSTEMS} && mount --bind "$3" {KIND_FILE_SYSTEMS}'
+                    if self.nodes is not None else "")
             why = _run(["unshare", f"--mount={keep}", "--propagation", "private",
-                        "mount", "--bind", str(own), str(self.files / "mnt")])
+                        "sh", "-c", f'mount --bind "$1" "$2"{kind}', "sh",
+                        str(own), str(self.files / "mnt"), str(fs)])
             if why:
                 break
             self._namespaces[r] = keep

@@ -58,6 +58,7 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -233,6 +234,7 @@ class PodNodes:
         self.nodes: dict[str, _Node] = {}
         self._procs: list[tuple[str, subprocess.Popen[bytes]]] = []
         self._lock: IO[bytes] | None = None
+        self.enter: Callable[[str, Path], list[str]] | None = None
 
     def __enter__(self) -> PodNodes:
         return self.start()
@@ -243,14 +245,23 @@ class PodNodes:
 
     # --- lifecycle ---------------------------------------------------------
 
-    def start(self, timeout: float = START_TIMEOUT) -> PodNodes:
+    def take_lock(self) -> None:
+        """NODES_LOCK, for this run (start takes it when it is not yet)."""
+        if self._lock is None:
+            self._lock = hold_lock(NODES_LOCK, LOCK_TIMEOUT, "another run's nodes held the lock")
+
+    def start(self, timeout: float = START_TIMEOUT,
+              enter: Callable[[str, Path], list[str]] | None = None) -> PodNodes:
         """The controllers, then the nodes; return when every Node is Ready
-        (ControlPlaneError with the log's tail when one is not)."""
+        (ControlPlaneError with the log's tail when one is not).  ``enter``:
+        what runs a node's containerd and kubelet where its rabbit runs
+        (RealControllers' mount namespace per rabbit): (name, cwd) -> argv."""
+        self.enter = enter
         bins = self.bins or node_binaries()
         made = images.build(images_cache())
         self.workdir.mkdir(parents=True, exist_ok=True)
         atexit.register(self.stop)
-        self._lock = hold_lock(NODES_LOCK, LOCK_TIMEOUT, "another run's nodes held the lock")
+        self.take_lock()
         self.root = Path(tempfile.mkdtemp(prefix="flux-dws-nodes.", dir="/tmp"))
         (self.workdir / "nodes-dir").write_text(f"{self.root}\n")
         self.guard = HostGuard.start(self.root)
@@ -310,6 +321,9 @@ class PodNodes:
     # --- the inside --------------------------------------------------------
 
     def _spawn(self, name: str, argv: list[str], cwd: Path) -> subprocess.Popen[bytes]:
+        node = name.split("/")[0] if "/" in name else None
+        if node is not None and self.enter is not None:
+            argv = [*self.enter(node, cwd), *argv]
         logf = self.log(name).open("ab")
         try:
             p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=logf,
