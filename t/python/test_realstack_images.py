@@ -96,3 +96,34 @@ def test_differences_name_each_change() -> None:
         "/var/lib/cni/b made",
         "network link fdws0 made"]
     assert before.differences(before) == []
+
+
+def test_nodes_say_why_they_cannot_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    from flux_dws.realstack import nodes
+
+    monkeypatch.setattr(nodes.os, "geteuid", lambda: 1000)
+    with pytest.raises(nodes.NodesUnavailable, match="a kubelet needs root"):
+        nodes.node_binaries()
+
+
+def test_nodes_refuse_no_names_and_an_unknown_node() -> None:
+    from flux_dws.realstack import nodes
+
+    with pytest.raises(ValueError, match="at least one node name"):
+        nodes.PodNodes(None, [])  # type: ignore[arg-type]
+    pn = nodes.PodNodes(None, ["kind-worker2"], Path("/nonexistent"))  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="no node 'rabbit-9'; the nodes: kind-worker2"):
+        pn.pause("rabbit-9")
+
+
+def test_a_lock_held_elsewhere_is_named(tmp_path: Path) -> None:
+    import fcntl
+
+    from flux_dws.realstack.controlplane import ControlPlaneError, hold_lock
+
+    path = tmp_path / "held.lock"
+    with path.open("ab") as other:
+        fcntl.flock(other, fcntl.LOCK_EX)
+        with pytest.raises(ControlPlaneError, match=r"someone else \(.*held.lock\) for more"):
+            hold_lock(path, 0.0, "someone else")
+    hold_lock(path, 0.0, "nobody").close()

@@ -64,9 +64,8 @@ from flux_dws.apiserver import api_resources, tls
 from flux_dws.apiserver.kubeconfig import kubeconfig, write
 
 __all__ = ["APISERVER", "BALANCER", "FLUX_USER", "Binaries", "ControlPlane", "ControlPlaneError",
-           "ControlPlaneUnavailable", "balancer_binary", "binaries", "build_hash", "hold_lock",
-           "k8s_dir",
-           "rbac_files", "stop_process"]
+           "ControlPlaneUnavailable", "balancer_binary", "binaries", "build_hash", "free_port",
+           "hold_lock", "k8s_dir", "log_tail", "rbac_files", "stop_process"]
 
 FLUX_USER = "flux"
 APISERVER = "kube-apiserver"   # the first API server's name; the n-th is APISERVER-n
@@ -170,14 +169,14 @@ def rbac_files() -> list[Path]:
     return sorted((k8s_dir() / "rbac").glob("*.yaml"))
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port: int = s.getsockname()[1]
         return port
 
 
-def _tail(path: Path, lines: int = 30) -> str:
+def log_tail(path: Path, lines: int = 30) -> str:
     try:
         text = path.read_text(errors="replace").splitlines()
     except OSError:
@@ -275,7 +274,7 @@ class ControlPlane:
                           f'{self.node_token},kubelet,kubelet,"system:nodes"\n')
         tokens.chmod(0o600)
 
-        client_port, peer_port = _free_port(), _free_port()
+        client_port, peer_port = free_port(), free_port()
         self.etcd_url = f"http://127.0.0.1:{client_port}"
         peer = f"http://127.0.0.1:{peer_port}"
         self._spawn("etcd", [
@@ -290,7 +289,7 @@ class ControlPlane:
         if self.audit:
             (self.workdir / "audit-policy.yaml").write_text(yaml.safe_dump(AUDIT_POLICY))
         for name in self.apiservers:
-            port = _free_port()
+            port = free_port()
             self.server_urls[name] = f"https://127.0.0.1:{port}"
             self._spawn(name, self._apiserver_argv(bins, name, port, pki, tokens))
         if self.balancer:
@@ -334,7 +333,7 @@ class ControlPlane:
 
     def _balancer_argv(self) -> list[str]:
         """haproxy in the foreground (-db) with its configuration in workdir."""
-        self._balancer_port = self._balancer_port or _free_port()
+        self._balancer_port = self._balancer_port or free_port()
         ca = self.workdir / "pki" / "ca.pem"
         servers = "\n".join(
             f"    server {name} {url.removeprefix('https://')}"
@@ -695,12 +694,12 @@ backend apiservers
         while True:
             if proc.poll() is not None:
                 raise ControlPlaneError(f"{name} exited with {proc.returncode}; "
-                                        f"{self.log(name)} ends:\n{_tail(self.log(name))}")
+                                        f"{self.log(name)} ends:\n{log_tail(self.log(name))}")
             if ready():
                 return
             if time.monotonic() - t0 > START_TIMEOUT:
                 raise ControlPlaneError(f"{name} not ready after {START_TIMEOUT:.0f} s; "
-                                        f"{self.log(name)} ends:\n{_tail(self.log(name))}")
+                                        f"{self.log(name)} ends:\n{log_tail(self.log(name))}")
             time.sleep(0.1)
 
     def _etcd_healthy(self) -> bool:

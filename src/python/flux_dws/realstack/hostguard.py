@@ -33,6 +33,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
+import shlex
 import shutil
 import signal
 import subprocess
@@ -252,7 +254,7 @@ def _restore_iptables(before: HostState, now: HostState, left: list[str]) -> Non
         new_rules = set(now.ipt_rules.get(tool, [])) - set(before.ipt_rules.get(tool, []))
         for rule in sorted(new_rules):
             table, spec = rule.split(" ", 1)
-            argv = [tool, "-w", "5", "-t", table, "-D", *_split_rule(spec[3:])]
+            argv = [tool, "-w", "5", "-t", table, "-D", *shlex.split(spec[3:])]
             if subprocess.run(argv, capture_output=True, timeout=30, check=False).returncode:
                 left.append(f"{tool} rule not deleted: {rule}")
         for tc in sorted(made):
@@ -269,11 +271,6 @@ def _restore_iptables(before: HostState, now: HostState, left: list[str]) -> Non
             if not re.search(r"^\s+(?!chain |type |policy |\}).+$", listing, re.M):
                 subprocess.run(["nft", "delete", "table", *family_name],
                                capture_output=True, timeout=30, check=False)
-
-
-def _split_rule(spec: str) -> list[str]:
-    import shlex
-    return shlex.split(spec)
 
 
 def restore(workdir: Path) -> list[str]:
@@ -359,7 +356,6 @@ class HostGuard:
                                     stdout=subprocess.PIPE, stderr=log,
                                     start_new_session=True, env=env)
         assert proc.stdout is not None
-        import select
         ready, _, _ = select.select([proc.stdout], [], [], timeout)
         line = proc.stdout.readline() if ready else b""
         if line.strip() != b"ready":

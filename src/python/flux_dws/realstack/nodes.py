@@ -71,7 +71,9 @@ from flux_dws.realstack.controlplane import (
     ControlPlaneError,
     ControlPlaneUnavailable,
     binaries,
+    free_port,
     hold_lock,
+    log_tail,
     stop_process,
 )
 from flux_dws.realstack.hostguard import CGROUP_ROOT, HostGuard
@@ -79,7 +81,7 @@ from flux_dws.realstack.hostguard import CGROUP_ROOT, HostGuard
 __all__ = ["NODE_ROLE_BINDING", "NodeBinaries", "NodesUnavailable", "PodNodes",
            "node_binaries"]
 
-#: what a node's Pods are given, from the node's kubelet
+#: every Node Ready after its kubelet starts: a bound against a hang
 START_TIMEOUT = 300.0
 #: the kubelet posts its status this often; the node lifecycle controller
 #: takes a node whose kubelet went quiet for the grace period as Unknown
@@ -207,14 +209,6 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
             "imageGCLowThresholdPercent": 99,
             "serializeImagePulls": False,
         }
-
-
-def _free_port() -> int:
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 class PodNodes:
@@ -383,7 +377,7 @@ class PodNodes:
                 raise ControlPlaneError(f"{node.name}: importing {image.ref} failed: "
                                         f"{r.stderr.strip()}")
         kcfg = node.root / "kubelet.yaml"
-        kcfg.write_text(json.dumps(node.kubelet_config(_free_port(), _free_port())))
+        kcfg.write_text(json.dumps(node.kubelet_config(free_port(), free_port())))
         kubecfg = node.root / "kubelet.kubeconfig"
         write(kubecfg, kubeconfig(self.plane.url, self.plane.ca_pem, self.plane.node_token,
                                   name="flux-dws-node"))
@@ -399,7 +393,7 @@ class PodNodes:
             if node.containerd.poll() is not None or time.monotonic() > deadline:
                 raise ControlPlaneError(f"{node.name}: containerd did not start; "
                                         f"{self.log(node.name + '/containerd')} ends:\n"
-                                        f"{_tail(self.log(node.name + '/containerd'))}")
+                                        f"{log_tail(self.log(node.name + '/containerd'))}")
             time.sleep(0.05)
 
     def ready(self, name: str) -> bool:
@@ -418,12 +412,6 @@ class PodNodes:
                 log = self.log(f"{name}/kubelet")
                 how = "exited" if node.kubelet.poll() is not None else "running"
                 raise ControlPlaneError(f"node {name} not Ready (its kubelet {how}); "
-                                        f"{log} ends:\n{_tail(log)}")
+                                        f"{log} ends:\n{log_tail(log)}")
             time.sleep(0.2)
 
-
-def _tail(path: Path, lines: int = 20) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no log)"
