@@ -40,10 +40,15 @@ test_expect_success 'start the emulator and a rabbit instance' '
 	start_rabbit_instance "$(pwd)"
 '
 
+# A loaded machine can keep a rank's KVS a few seconds behind rank 0's:
+# the no-warning cases give the shells 30 s, not the default 5 s, so what
+# they check is which broker is read, not how fast it is.
 test_expect_success 'with current ranks every shell reads its own broker: no warning' '
-	run_4node plain &&
+	run_4node plain -o dws-env-fallback=30 &&
 	test $(grep -c "^/mnt/nnf/" plain.out) = 4 &&
-	test_must_fail grep "reading it from rank 0" plain.err
+	test_must_fail grep "reading it from rank 0" plain.err || {
+		cat plain.out plain.err >&2; return 1
+	}
 '
 
 test_expect_success 'ranks 1-3: job eventlog watches stall before dws_environment' '
@@ -89,7 +94,7 @@ test_expect_success 'a bad -o dws-env-fallback fails the job, naming the option'
 test_expect_success 'ranks 1-3 get their job-info back' '
 	flux exec -r 1-3 flux module remove job-info &&
 	flux exec -r 1-3 flux module load job-info &&
-	run_4node after &&
+	run_4node after -o dws-env-fallback=30 &&
 	test $(grep -c "^/mnt/nnf/" after.out) = 4 &&
 	test_must_fail grep "reading it from rank 0" after.err
 '
