@@ -156,6 +156,19 @@ def test_retry_deadline(emulator, make_layer, events):
     assert emulator.api_faults.failed == 2  # waits 0.2 then 0.4: past the deadline
 
 
+def test_a_pod_log_read_gives_up_at_its_own_deadline(emulator, make_layer, events):
+    """A log read (a kubelet the API server cannot reach: 500 each time)
+    is given up at log_retry_deadline, not at retry_deadline: Teardown
+    waits for it."""
+    layer = make_layer({"retry_initial": 0.2, "retry_deadline": 60.0,
+                        "log_retry_deadline": 0.5, "retry_attempts": 100})
+    emulator.api_fault(500, method="GET", path="/pods/p/log", count=100)
+    layer.submit(k8s("log", "Pod", name="p", container="a", token="t"))
+    r = events.result("t")
+    assert (r["ok"], r["code"]) == (False, 500)
+    assert emulator.api_faults.failed == 2  # waits 0.2 then 0.4: past 0.5
+
+
 # --- load, stop and the writes barrier ----------------------------------------
 
 

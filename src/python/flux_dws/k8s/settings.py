@@ -2,7 +2,7 @@
 
 Config keys (``KubeSettings.from_config``; others are ignored): ``writers``,
 ``retry_initial``, ``retry_max``, ``retry_attempts``, ``retry_deadline``,
-``request_timeout``, ``connect_timeout``, ``watch_timeout``,
+``log_retry_deadline``, ``request_timeout``, ``connect_timeout``, ``watch_timeout``,
 ``watch_backoff_initial``, ``watch_backoff_max``, ``watch_silence``, ``list_limit``,
 ``dws_api_version``, ``nnf_api_version``.  The service passes its whole
 ``[rabbit]`` table.
@@ -31,6 +31,11 @@ class KubeSettings:
     #: a minute costs no job (8 attempts gave up after 6.4 s)
     retry_attempts: int = 40
     retry_deadline: float = 60.0
+    #: a user container's log read (for the job's KVS, before Teardown,
+    #: which waits for it) is given up sooner: it informs, and a rabbit
+    #: whose kubelet cannot be reached answers 500 every time (a real
+    #: kubelet out of the API server's reach held each job 57 s)
+    log_retry_deadline: float = 5.0
     request_timeout: float = 30.0
     connect_timeout: float = 10.0
     watch_timeout: int = 60

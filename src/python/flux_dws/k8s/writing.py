@@ -322,7 +322,8 @@ class WriterPool:
             if not transient:
                 return False, code, message, None
             wait = delay if wait is None else wait
-            if attempt >= s.retry_attempts or time.monotonic() - start + wait > s.retry_deadline:
+            deadline = s.log_retry_deadline if a.get("op") == "log" else s.retry_deadline
+            if attempt >= s.retry_attempts or time.monotonic() - start + wait > deadline:
                 self._log.warning("k8s %s %s %s/%s: giving up after %d attempt(s): %s %s",
                                   a.get("op"), a.get("kind"), a.get("namespace"),
                                   a.get("name"), attempt, code, message)
