@@ -1,6 +1,6 @@
 """Run a real control plane for a sharness script until SIGTERM.
 
-    python realk8s.py DIR [--controllers nnf] [--lustre-root PATH]
+    python realk8s.py DIR [--controllers nnf [--nodes]] [--lustre-root PATH]
 
 kube-apiserver and etcd (flux_dws.realstack.controlplane, built by
 t/k8s/build.sh) with, by default, the emulator's kinds as CRDs and the WLM
@@ -10,7 +10,11 @@ DWS, nnf-sos and nnf-dm managers instead (flux_dws.realstack.nnf, built by
 t/nnf/build.sh), their CRDs and their WLM roles, bound to ``flux`` by
 t/k8s/rbac/flux-bindings.yaml; copy_in sources and copy_out destinations
 live under ``--lustre-root`` (the LustreFileSystem's mount root; DIR/lus
-by default).
+by default).  With ``--nodes`` as well: the rabbits are Nodes that run
+Pods (flux_dws.realstack.nodes: a kubelet and containerd each, in the
+rabbit's mount namespace; root and t/k8s/build.sh's kubelet needed), as
+a user container needs; DIR/kind-file-systems names the directory that
+is every rabbit's /mnt/nnf (nnf-sos' kind-mode file systems).
 Writes DIR/admin.kubeconfig, DIR/flux.kubeconfig, then DIR/ready (the
 seconds it took).  Exit status 77 and the reason on stderr when the
 binaries are not built (the script skips, or fails under
@@ -31,17 +35,23 @@ from typing import Any
 
 
 def main() -> int:
+    from flux_dws.dwsim.systems import load_system
     from flux_dws.realstack import controlplane as cp
     from flux_dws.realstack import nnf
+    from flux_dws.realstack import nodes as pod_nodes
     ap = argparse.ArgumentParser()
     ap.add_argument("dir")
     ap.add_argument("--controllers", choices=("emulator", "nnf"), default="emulator")
     ap.add_argument("--lustre-root")
+    ap.add_argument("--nodes", action="store_true")
     args = ap.parse_args()
+    if args.nodes and args.controllers != "nnf":
+        ap.error("--nodes runs the rabbits of --controllers nnf")
     workdir = Path(args.dir).resolve()
     try:
         bins = cp.binaries()
         nnf_build = nnf.build() if args.controllers == "nnf" else None
+        node_bins = pod_nodes.node_binaries() if args.nodes else None
     except (cp.ControlPlaneUnavailable, nnf.NnfUnavailable) as exc:
         print(f"realk8s: {exc}", file=sys.stderr)
         return 77
@@ -61,11 +71,17 @@ def main() -> int:
             plane.install_crds()
             plane.apply_rbac()
         else:
+            rabbits = [r.name for r in load_system("kind").rabbits]
+            nodes = (pod_nodes.PodNodes(plane, rabbits, workdir / "nodes", node_bins)
+                     if node_bins is not None else None)
             rc = stack.enter_context(nnf.RealControllers(
                 plane, workdir / "nnf", nnf=nnf_build,
-                lustre_root=args.lustre_root or workdir / "lus"))
+                lustre_root=args.lustre_root or workdir / "lus", nodes=nodes))
             plane.apply_files([cp.k8s_dir() / "rbac" / "flux-bindings.yaml"])
             _signals(plane, rc, workdir / "signal")
+            if nodes is not None:
+                # where a test reads what the user containers wrote
+                (workdir / "kind-file-systems").write_text(f"{rc.kind_file_systems}\n")
         for name in ("admin", "flux"):
             src = getattr(plane, f"{name}_kubeconfig")
             (workdir / f"{name}.kubeconfig").write_bytes(Path(src).read_bytes())

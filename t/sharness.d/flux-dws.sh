@@ -638,6 +638,10 @@ start_realk8s() {
     # shellcheck disable=SC2086
     python3 "$top_srcdir/t/scripts/realk8s.py" "$(pwd)" ${REALK8S_ARGS:-} >realk8s.log 2>&1 &
     REALK8S_PID=$!
+    # stopped when the script exits, whatever failed before its own stop
+    # (left running, it holds prove's output and the nodes' lock); then
+    # sharness' own EXIT trap, with the script's exit status
+    trap 'realk8s_status=$?; stop_realk8s; (exit $realk8s_status); die' EXIT
     # bounded by realk8s.py's own waits (the real controllers' webhook
     # port, which another script or the referee may hold: at most 30 min,
     # flux_dws.realstack.nnf.LOCK_TIMEOUT), then by REALK8S_WAIT seconds;

@@ -312,6 +312,18 @@ class PodNodes:
         <node>/kubelet, <node>/containerd."""
         return self.workdir / f"{name.replace('/', '-')}.log"
 
+    def pod_logs(self) -> dict[str, str]:
+        """Every container's output the kubelets wrote, by its path under
+        podLogsDir (<namespace>_<pod>_<uid>/<container>/<n>.log): what
+        ``kubectl logs`` would show, which reaches no kubelet here (the
+        module's text)."""
+        out: dict[str, str] = {}
+        for node in self.nodes.values():
+            logs = node.root / "pod-logs"
+            for f in sorted(logs.glob("*/*/*.log")) if logs.is_dir() else []:
+                out[str(f.relative_to(logs))] = f.read_text(errors="replace")
+        return out
+
     # --- the inside --------------------------------------------------------
 
     def _spawn(self, name: str, argv: list[str], cwd: Path) -> subprocess.Popen[bytes]:

@@ -1,0 +1,102 @@
+"""NnfContainerProfiles for the real nnf-sos in kind mode (issue 78): what
+the tests' user containers run, with the project's busybox image, as a
+site's profile would be written but for one thing of kind mode.
+
+Kind mode's file systems are directories nnf-sos makes 0755 for root,
+and it runs none of the storage profile's user commands, so the
+profile's ``postSetup: chown $USERID:$GROUPID $MOUNT_PATH`` that gives a
+user its storage on a rabbit does not run.  Each profile here begins
+with an init container that does that chown (a profile's own init
+containers run as the image's user, root: nnf-sos sets the job's user
+on its containers only).  The job's storage on a rabbit is a directory
+per allocation, each a symlink into kind mode's /mnt/nnf, which nnf-sos
+mounts into a profile's containers (for one rabbit's allocations only,
+when two rabbits' share names: COMMANDS) and not its init containers:
+every container here mounts it itself.
+
+    python -m flux_dws.realstack.containers USERID GROUPID
+
+prints the profiles (a List) for ``kubectl apply -f -``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from flux_dws.realstack import images
+from flux_dws.realstack.nnf import KIND_FILE_SYSTEMS, NNF_API, POD_NAMESPACE
+
+#: the storage every profile here mounts: ``#DW jobdw ... name=scratch``
+STORAGE = "DW_JOB_scratch"
+
+#: the user containers' commands, by profile name.  Each loops over the
+#: allocations of the rabbit it runs on (gfs2: one per compute; each a
+#: directory named <rabbit>-<index>).
+COMMANDS = {
+    # who it is, as whom, with which port, into each allocation, in a file
+    # named for the allocation (from-<rabbit>-<index>): kind mode names a
+    # rabbit's file systems by their NnfNodeStorage, whose name every
+    # rabbit's has, so two rabbits' allocations of one index are one
+    # directory of the /mnt/nnf they share (a kind cluster's, as here)
+    "flux-dws-write": ('for d in "$DW_JOB_scratch"/*/; do '
+                       'echo "$NNF_NODE_NAME $(id -u) ports=$NNF_CONTAINER_PORTS" '
+                       '> "$d/from-$(basename "$d")"; done; sleep 1'),
+    # until ``release`` is in each allocation (300 s at most, then it
+    # fails); a container's first process has no default for SIGTERM:
+    # without the trap a Pod deleted under it takes its whole grace period
+    "flux-dws-hold": ('trap "exit 143" TERM; for d in "$DW_JOB_scratch"/*/; do n=0; '
+                      'until [ -e "$d/release" ]; do n=$((n+1)); '
+                      '[ $n -le 1500 ] || exit 2; sleep 0.2; done; done'),
+    "flux-dws-fail": "echo failing; exit 3",
+}
+
+
+def _volume_name(storage: str) -> str:
+    # nnf-sos' name for a storage's volume: the name after DW_JOB_, "_"
+    # made "-" (Kubernetes names take no "_")
+    return storage.split("_", 2)[2].replace("_", "-")
+
+
+def profile(name: str, command: str, userid: int, groupid: int) -> dict[str, Any]:
+    """A non-MPI NnfContainerProfile ``name`` running ``command`` (sh -c)
+    on each rabbit, its storage STORAGE given to ``userid``:``groupid``
+    first (the module's text)."""
+    kind_fs = {"name": "kind-file-systems", "mountPath": KIND_FILE_SYSTEMS}
+    own = {"name": "own-storage", "image": images.BUSYBOX, "imagePullPolicy": "Never",
+           "command": ["sh", "-c", f"chown {userid}:{groupid} /storage/*/"],
+           "volumeMounts": [{"name": _volume_name(STORAGE), "mountPath": "/storage"},
+                            kind_fs]}
+    return {"apiVersion": NNF_API, "kind": "NnfContainerProfile",
+            "metadata": {"name": name, "namespace": POD_NAMESPACE},
+            "data": {"createContainer": True, "retryLimit": 0, "numPorts": 1,
+                     "postRunTimeoutSeconds": 300,
+                     "storages": [{"name": STORAGE, "optional": False}],
+                     "spec": {
+                         "initContainers": [own],
+                         "volumes": [{"name": "kind-file-systems",
+                                      "hostPath": {"path": KIND_FILE_SYSTEMS,
+                                                   "type": "Directory"}}],
+                         "containers": [{"name": "app", "image": images.BUSYBOX,
+                                         "imagePullPolicy": "Never",
+                                         "command": ["sh", "-c", command],
+                                         "volumeMounts": [kind_fs]}]}}}
+
+
+def profiles(userid: int, groupid: int) -> list[dict[str, Any]]:
+    """Every profile of COMMANDS."""
+    return [profile(name, command, userid, groupid) for name, command in COMMANDS.items()]
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2 or not all(a.isdigit() for a in argv):
+        print("usage: python -m flux_dws.realstack.containers USERID GROUPID", file=sys.stderr)
+        return 2
+    print(json.dumps({"apiVersion": "v1", "kind": "List",
+                      "items": profiles(int(argv[0]), int(argv[1]))}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

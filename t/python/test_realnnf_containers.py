@@ -1,0 +1,238 @@
+"""User containers on the real nnf-sos and real kubelets (issue 78, item
+2): the rabbits are Nodes of flux_dws.realstack.nodes, each rabbit's
+kubelet and containerd in that rabbit's mount namespace (a Pod's
+hostPath is what its rabbit sees), the container profile a site would
+write with the project's busybox image.  A job with a container
+directive, submitted as a user who is not root (nnf-sos runs the
+container as the job's user, and never as root), runs its container on
+each rabbit of its computes from PreRun; the container writes to the
+job's storage; PostRun waits for it; a failing container fails the job
+in nnf-sos' words.  March release set (the container code of May's is
+the same but for raw storage).
+
+The profiles are flux_dws.realstack.containers' (what kind mode makes
+them add is said there); the job's storage is gfs2, a file system per
+compute, all of them mounted on the compute's rabbit (kind mode's Lustre
+is a symlink to nowhere on a rabbit, with no Lustre client, which the
+kubelet's hostPath check refuses: "is not a directory").
+"""
+
+from __future__ import annotations
+
+import pwd
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from t.python.realk8s import require_binaries, require_nodes
+from t.python.test_realnnf_persistent import JOB_TIMEOUT, release_build
+from t.python.test_realstack_nodes import until
+
+from flux_dws.harness import Harness, RemoteEmulator
+from flux_dws.realstack import containers, nnf
+from flux_dws.realstack import controlplane as cpl
+from flux_dws.realstack.nodes import PodNodes
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
+
+USER = 1000
+try:
+    GROUP = pwd.getpwuid(USER).pw_gid
+except KeyError:
+    GROUP = USER
+GFS2 = "#DW jobdw type=gfs2 capacity=10GiB name=scratch"
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory
+          ) -> Iterator[tuple[nnf.RealControllers, Harness]]:
+    bins, nbins = require_binaries(), require_nodes()
+    build = release_build("2026-03")
+    workdir: Path = tmp_path_factory.mktemp("realnnf-containers")
+    with cpl.ControlPlane(workdir / "cp", bins) as cp:
+        nodes = PodNodes(cp, ["kind-worker2", "kind-worker3"], workdir / "nodes", nbins)
+        with nnf.RealControllers(cp, workdir / "nnf", system="kind", nnf=build,
+                                 nodes=nodes) as rc:
+            cp.apply_files([cpl.k8s_dir() / "rbac" / "flux-bindings.yaml"])
+            for profile in containers.profiles(USER, GROUP):
+                cp.apply(profile)
+            with Harness(system="kind",
+                         emulator=RemoteEmulator(cp.flux_kubeconfig,  # type: ignore[arg-type]
+                                                 cp.admin_kubeconfig)) as h:
+                h.wait_for(lambda: all(h.fluxion.rabbit_up(r.name) for r in h.system.rabbits),
+                           what="rabbits up", timeout=JOB_TIMEOUT)
+                yield rc, h
+                assert kube_jobs(rc) == [], pods(rc)
+
+
+def notes(h: Harness, jobid: int) -> list[str]:
+    job = h.wait(jobid, timeout=JOB_TIMEOUT)
+    return [e["note"] for e in job.exceptions if e["severity"] == 0]
+
+
+def pods(rc: nnf.RealControllers) -> str:
+    """The pods of the workflows' namespace and what their containers
+    wrote: a failed assertion's explanation."""
+    items = rc.plane.request("GET", "/api/v1/namespaces/default/pods")[1]["items"]
+    lines = []
+    for p in items:
+        status = p["status"]
+        states = [(c["name"], c.get("state"))
+                  for c in status.get("initContainerStatuses", []) + status.get(
+                      "containerStatuses", [])]
+        lines.append(f"{p['metadata']['name']} on {p['spec'].get('nodeName')}: "
+                     f"{status.get('phase')} {states}")
+    assert rc.nodes is not None
+    lines += [f"{path}: {text[-500:]}" for path, text in rc.nodes.pod_logs().items()]
+    return "\n".join(lines) or "no pods"
+
+
+def kube_jobs(rc: nnf.RealControllers) -> list[str]:
+    """The Kubernetes Jobs of the workflows' namespace: nnf-sos makes one
+    per rabbit for a non-MPI container and deletes them at Teardown."""
+    items = rc.plane.request("GET", "/apis/batch/v1/namespaces/default/jobs")[1]["items"]
+    return sorted(j["metadata"]["name"] for j in items)
+
+
+def running(rc: nnf.RealControllers, job: int) -> bool:
+    """Whether every user container of ``job`` runs: one per rabbit of
+    its computes (a Kubernetes Job each), none ended."""
+    selector = f"labelSelector=nnf.cray.hpe.com/container=fluxjob-{job}"
+    jobs = rc.plane.request("GET", f"/apis/batch/v1/namespaces/default/jobs?{selector}")[1]
+    items = rc.plane.request("GET", f"/api/v1/namespaces/default/pods?{selector}")[1]["items"]
+    states = [c.get("state") or {} for p in items
+              for c in p["status"].get("containerStatuses", []) if c["name"] == "app"]
+    return 0 < len(jobs["items"]) == len(states) and all("running" in st for st in states)
+
+
+def until_running(rc: nnf.RealControllers, job: int) -> None:
+    try:
+        until(lambda: running(rc, job), "every container of the job running",
+              timeout=JOB_TIMEOUT)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; {pods(rc)}") from None
+
+
+def none_running(rc: nnf.RealControllers, job: int) -> bool:
+    selector = f"labelSelector=nnf.cray.hpe.com/container=fluxjob-{job}"
+    return not rc.plane.request("GET", f"/api/v1/namespaces/default/pods?{selector}")[1]["items"]
+
+
+def written(rc: nnf.RealControllers) -> dict[str, str]:
+    """What the write containers wrote: {from-<allocation>: its text}."""
+    return {p.name: p.read_text() for p in rc.kind_file_systems.glob("*/from-*")}
+
+
+def allocations(rc: nnf.RealControllers) -> dict[str, list[str]]:
+    """Each rabbit's allocations of the job now: the directories of its
+    mount path (<rabbit>-<index>, gfs2's one per compute)."""
+    return {r: sorted(p.name for p in (rc.files / r / "mnt").glob("*/*")) for r in rc.rabbits}
+
+
+def file_systems(rc: nnf.RealControllers) -> list[Path]:
+    """The job's file systems in kind mode: a directory each."""
+    return [d for d in rc.kind_file_systems.iterdir() if d.is_dir()]
+
+
+def release(rc: nnf.RealControllers) -> None:
+    """Let every HOLD container end."""
+    for d in file_systems(rc):
+        (d / "release").touch()
+
+
+def workflow_state(h: Harness, job: int) -> tuple[str, bool]:
+    [wf] = [w for w in h.workflows() if w["metadata"]["name"] == f"fluxjob-{job}"] or [None]
+    assert wf is not None, f"no Workflow for job {job}"
+    return wf["status"].get("state", ""), bool(wf["status"].get("ready"))
+
+
+def submit(h: Harness, profile_name: str, nodes: int) -> int:
+    return h.submit(f"{GFS2}\n#DW container name=app profile={profile_name} "
+                    "DW_JOB_scratch=scratch", nodes=nodes, runtime=3600.0, userid=USER)
+
+
+def test_a_container_writes_to_the_jobs_storage(stack: tuple[nnf.RealControllers, Harness]
+                                                ) -> None:
+    rc, h = stack
+    job = submit(h, "flux-dws-write", 4)
+    h.wait_event(job, "start", timeout=JOB_TIMEOUT)
+    env = h.job(job).env or {}
+    ports = env.get("NNF_CONTAINER_PORTS", "")
+    assert ports.isdigit(), env
+    mine = allocations(rc)
+    # four computes, each its own gfs2 file system on its rabbit
+    assert sum(len(a) for a in mine.values()) == 4, mine
+    want = {f"from-{a}": f"{r} {USER} ports={ports}\n" for r, allocs in mine.items()
+            for a in allocs}
+    until(lambda: written(rc) == want, f"the containers' writes; {pods(rc)}",
+          timeout=JOB_TIMEOUT)
+    h.finish(job)
+    assert notes(h, job) == []
+    assert h.left_behind(timeout=JOB_TIMEOUT) == ([], [], 0)
+    assert kube_jobs(rc) == []
+    assert file_systems(rc) == []
+
+
+def test_postrun_waits_for_the_container(stack: tuple[nnf.RealControllers, Harness]) -> None:
+    rc, h = stack
+    job = submit(h, "flux-dws-hold", 2)
+    h.wait_event(job, "start", timeout=JOB_TIMEOUT)
+    until_running(rc, job)
+    h.finish(job)
+    until(lambda: workflow_state(h, job)[0] == "PostRun", "the Workflow in PostRun",
+          timeout=JOB_TIMEOUT)
+    # the containers hold: PostRun is not done while they run
+    assert running(rc, job), pods(rc)
+    assert workflow_state(h, job) == ("PostRun", False)
+    assert h.job(job).state != "INACTIVE"
+    release(rc)
+    assert notes(h, job) == []
+    assert h.left_behind(timeout=JOB_TIMEOUT) == ([], [], 0)
+    assert kube_jobs(rc) == []
+
+
+def test_a_failing_container_fails_the_job(stack: tuple[nnf.RealControllers, Harness]) -> None:
+    rc, h = stack
+    job = submit(h, "flux-dws-fail", 2)
+    h.wait_event(job, "start", timeout=JOB_TIMEOUT)
+    h.finish(job)
+    [note] = notes(h, job)
+    # nnf-sos' words, as the service passes DWS' errors on
+    assert "DW Directive 1" in note, note
+    assert h.left_behind(timeout=JOB_TIMEOUT) == ([], [], 0)
+    assert kube_jobs(rc) == []
+
+
+def test_a_cancel_while_the_container_runs(stack: tuple[nnf.RealControllers, Harness]) -> None:
+    rc, h = stack
+    job = submit(h, "flux-dws-hold", 2)
+    h.wait_event(job, "start", timeout=JOB_TIMEOUT)
+    until_running(rc, job)
+    # the first cancel ends the tasks: PostRun, which nnf-sos holds while
+    # the containers run; the second, in the epilog, jumps to Teardown
+    h.cancel(job)
+    until(lambda: workflow_state(h, job)[0] == "PostRun", "the Workflow in PostRun",
+          timeout=JOB_TIMEOUT)
+    assert running(rc, job), pods(rc)
+    h.cancel(job)
+    h.wait(job, timeout=JOB_TIMEOUT)
+    # the containers are stopped with their Jobs: nothing runs on
+    assert h.left_behind(timeout=JOB_TIMEOUT) == ([], [], 0)
+    until(lambda: kube_jobs(rc) == [] and none_running(rc, job), f"no container left; {pods(rc)}",
+          timeout=JOB_TIMEOUT)
+
+
+def test_a_service_restart_while_the_container_runs(
+        stack: tuple[nnf.RealControllers, Harness]) -> None:
+    rc, h = stack
+    job = submit(h, "flux-dws-hold", 2)
+    h.wait_event(job, "start", timeout=JOB_TIMEOUT)
+    until_running(rc, job)
+    h.restart_service()
+    h.finish(job)
+    until(lambda: workflow_state(h, job)[0] == "PostRun", "the Workflow in PostRun",
+          timeout=JOB_TIMEOUT)
+    release(rc)
+    assert notes(h, job) == []
+    assert h.left_behind(timeout=JOB_TIMEOUT) == ([], [], 0)
+    assert kube_jobs(rc) == []
