@@ -11,7 +11,9 @@ container runs as the job'"'"'s user, never root.  A job with a container
 directive gets its port in NNF_CONTAINER_PORTS, its containers write to
 its gfs2 storage as its user, PostRun waits for them, a failing container
 fails the job in nnf-sos'"'"' words, a cancel or a dws service reload while
-they run ends the job cleanly with nothing left.  Skipped with the reason
+they run ends the job cleanly with nothing left; with
+requires=user-container-auth the job has DW_WORKFLOW_TOKEN and the
+containers the certificate and key files nnf-sos mounts.  Skipped with the reason
 when the stack or the nodes cannot run here (root, t/k8s/build.sh,
 scripts/setup.sh'"'"'s packages); a failure under FLUX_DWS_REQUIRE_REALK8S=1.'
 
@@ -40,16 +42,18 @@ OTHER_GID=$(python3 -c "import pwd; print(pwd.getpwuid($OTHER).pw_gid)")
 HOLD=$(mktemp -d "${TMPDIR:-/tmp}/flux-dws-hold.XXXXXX") && chmod 755 "$HOLD"
 GFS2="#DW jobdw type=gfs2 capacity=10GiB name=scratch"
 
-# container PROFILE: the directives of a job whose container runs PROFILE
+# container PROFILE [JOBDW-ARGS]: the directives of a job whose container
+# runs PROFILE, JOBDW-ARGS added to its jobdw
 container() {
-	printf "%s\n#DW container name=app profile=%s DW_JOB_scratch=scratch" "$GFS2" "$1"
+	printf "%s%s\n#DW container name=app profile=%s DW_JOB_scratch=scratch" \
+		"$GFS2" "${2:+ $2}" "$1"
 }
 
-# held_job NAME NODES PROFILE: a job of OTHER on NODES nodes with a
-# container of PROFILE, its tasks printing NNF_CONTAINER_PORTS, then
+# held_job NAME NODES PROFILE [JOBDW-ARGS]: a job of OTHER on NODES nodes
+# with a container of PROFILE, its tasks printing NNF_CONTAINER_PORTS, then
 # waiting for $HOLD/NAME (release_held NAME)
 held_job() {
-	submit_as $OTHER -N$2 --setattr=system.dw="$(container $3)" \
+	submit_as $OTHER -N$2 --setattr=system.dw="$(container $3 "$4")" \
 		sh -c 'printenv NNF_CONTAINER_PORTS; while ! test -e "$0"; do sleep 0.1; done' \
 		"$HOLD/$1"
 }
@@ -208,6 +212,30 @@ test_expect_success 'the dws service reloaded while the containers run: the job 
 		--timeout=60s &&
 	for d in $(allocations); do touch $d/release; done &&
 	ends_cleanly $id reload.events &&
+	no_containers $id
+'
+
+# requires=user-container-auth: nnf-sos makes the workflow's token, which
+# the job gets as DW_WORKFLOW_TOKEN, and mounts the site's certificate
+# (realstack: nnf-dm-usercontainer-server-tls) and the token's key into
+# the containers, which say so in each allocation
+test_expect_success 'user-container-auth: the job has DW_WORKFLOW_TOKEN, the containers its files' '
+	id=$(held_job auth 4 flux-dws-auth requires=user-container-auth) &&
+	test_when_finished "flux cancel $id 2>/dev/null || :" &&
+	flux job wait-event -t 120 $id start &&
+	job_env $id DW_WORKFLOW_TOKEN >token &&
+	test $(tr -cd . <token | wc -c) = 2 &&
+	i=0 &&
+	while test $(find "$KIND_FS" -name "auth-*" | wc -l) -lt 4; do
+		i=$((i + 1)) && test $i -le 600 || { admin get pods -o wide; return 1; }
+		sleep 0.2
+	done &&
+	find "$KIND_FS" -name "auth-*" -exec cat {} + | sort | uniq -c >auth.out &&
+	printf "%7d %s\n" 4 /etc/usercontainer-tls/tls.crt:1 4 /etc/usercontainer-token/token.key:1 \
+		>auth.expected &&
+	test_cmp auth.expected auth.out &&
+	release_held auth &&
+	ends_cleanly $id auth.events &&
 	no_containers $id
 '
 

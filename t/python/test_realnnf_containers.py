@@ -236,3 +236,30 @@ def test_a_service_restart_while_the_container_runs(
     assert notes(h, job) == []
     assert h.left_behind(timeout=JOB_TIMEOUT) == ([], [], 0)
     assert kube_jobs(rc) == []
+
+
+def test_user_container_auth(stack: tuple[nnf.RealControllers, Harness]) -> None:
+    """requires=user-container-auth: nnf-sos makes the workflow's token
+    (the job gets DW_WORKFLOW_TOKEN) and mounts the site's certificate
+    and the token's key into the containers."""
+    rc, h = stack
+    job = h.submit(f"{GFS2} requires=user-container-auth\n"
+                   "#DW container name=app profile=flux-dws-auth DW_JOB_scratch=scratch",
+                   nodes=2, runtime=3600.0, userid=USER)
+    h.wait_event(job, "start", timeout=JOB_TIMEOUT)
+    env = h.job(job).env or {}
+    assert env.get("DW_WORKFLOW_TOKEN", "").count(".") == 2, env   # a JWT
+    until(lambda: len(auth_files(rc)) == sum(len(a) for a in allocations(rc).values()),
+          "the containers' auth files", timeout=JOB_TIMEOUT)
+    # each mounted file is PEM: the certificate, the token's key
+    assert {t for t in auth_files(rc).values()} == {
+        "/etc/usercontainer-tls/tls.crt:1\n/etc/usercontainer-token/token.key:1\n"}, \
+        auth_files(rc)
+    h.finish(job)
+    assert notes(h, job) == []
+    assert h.left_behind(timeout=JOB_TIMEOUT) == ([], [], 0)
+    assert kube_jobs(rc) == []
+
+
+def auth_files(rc: nnf.RealControllers) -> dict[str, str]:
+    return {p.name: p.read_text() for p in rc.kind_file_systems.glob("*/auth-*")}

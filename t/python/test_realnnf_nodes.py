@@ -11,6 +11,7 @@ rabbits, their Storages are Ready; nothing of the namespaces is left.
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -86,3 +87,21 @@ def test_a_pods_host_paths_are_what_its_rabbit_sees(rc: nnf.RealControllers) -> 
         assert cp.request("DELETE", f"/api/v1/namespaces/default/pods/where-{r}")[0] == 200
         (rc.files / r / "mnt" / f"mounts-{r}").unlink()
         (rc.kind_file_systems / f"from-{r}").unlink()
+
+
+def test_the_storage_controller_knows_the_rabbits_as_loopback(rc: nnf.RealControllers
+                                                              ) -> None:
+    """With nodes, nnf-sos' storage controller POSTs a shutdown to user
+    containers by their rabbit's name: in its mount namespace each name
+    is 127.0.0.1 (never the host's resolver), the host's /etc/hosts left
+    as is; and the site's TLS Secret for authenticating containers is
+    there."""
+    keep = rc.files / "ns" / "nnf-sos-storage"
+    for r in rc.rabbits:
+        seen = subprocess.run(["nsenter", f"--mount={keep}", "getent", "hosts", r],
+                              capture_output=True, text=True, timeout=30, check=False)
+        assert seen.stdout.split()[0] == "127.0.0.1", seen
+        assert r not in Path("/etc/hosts").read_text()
+    status, secret = rc.plane.request(
+        "GET", "/api/v1/namespaces/default/secrets/nnf-dm-usercontainer-server-tls")
+    assert status == 200 and sorted(secret["data"]) == ["ca.crt", "tls.crt", "tls.key"]

@@ -50,6 +50,14 @@ COMMANDS = {
                       'until [ -e "$d/release" ]; do n=$((n+1)); '
                       '[ $n -le 1500 ] || exit 2; sleep 0.2; done; done'),
     "flux-dws-fail": "echo failing; exit 3",
+    # with requires=user-container-auth: the files nnf-sos mounts for it
+    # (the site's TLS certificate and key, the workflow's token key), as
+    # the variables name them, into each allocation (auth-<allocation>)
+    "flux-dws-auth": ('for f in "$TLS_CERT_PATH" "$TLS_KEY_PATH" "$TOKEN_KEY_PATH"; do '
+                      'test -s "$f" || { echo "no $f"; exit 4; }; done; '
+                      'for d in "$DW_JOB_scratch"/*/; do '
+                      'grep -c "BEGIN" "$TLS_CERT_PATH" "$TOKEN_KEY_PATH" '
+                      '> "$d/auth-$(basename "$d")"; done; sleep 1'),
 }
 
 

@@ -209,6 +209,9 @@ class RealControllers:
         self._lock: IO[bytes] | None = None
         self._namespaces: dict[str, Path] = {}  # rabbit: the file keeping its namespace
         self._ns_mounted = False                # files/ns, bound on itself
+        # the storage controller's, where /etc/hosts names the rabbits
+        # loopback (with nodes only: _make_storage_namespace)
+        self._storage_ns: Path | None = None
 
     # --- lifecycle ----------------------------------------------------------
 
@@ -422,8 +425,27 @@ class RealControllers:
         self.lustre_root.mkdir(parents=True, exist_ok=True)
         for obj in self.objects():
             self.plane.apply(obj)
+        if self._storage_ns is not None:
+            self.plane.apply(self.user_container_tls())
         for r in self.rabbits if not self.real_nodes else []:
             self._node_ready(r)
+
+    def user_container_tls(self) -> dict[str, Any]:
+        """What a site's administrator makes for user containers that
+        authenticate (``requires=user-container-auth``, copy-offload;
+        nnf-dm's docs): the Secret ``nnf-dm-usercontainer-server-tls`` in
+        ``default``, a certificate for the rabbits' names.  nnf-sos mounts
+        it into such containers and checks its certificate's chain when
+        it sends them shutdown (hence only with the storage controller's
+        hosts file: _make_storage_namespace)."""
+        certs = tls.generate(["127.0.0.1", *self.rabbits])
+
+        def b64(pem: bytes) -> str:
+            return base64.b64encode(pem).decode()
+        return {"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
+                "metadata": {"name": "nnf-dm-usercontainer-server-tls", "namespace": "default"},
+                "data": {"tls.crt": b64(certs.cert_pem), "tls.key": b64(certs.key_pem),
+                         "ca.crt": b64(certs.ca_pem)}}
 
     def _node_ready(self, rabbit: str) -> None:
         """What a kubelet would post: the Node's Ready condition."""
@@ -497,8 +519,10 @@ class RealControllers:
         rabbit_mnt = self.files / "mnt"
         self._procs["dws-controller"] = _Proc(
             "dws-controller", [dws, "--mode=controller", *off], self._env(), self.workdir)
+        storage_ns = (["nsenter", f"--mount={self._storage_ns}", "--", "env",
+                       f"--chdir={self.workdir}"] if self._storage_ns else [])
         self._procs["nnf-sos-storage"] = _Proc(
-            "nnf-sos-storage", [sos, "--controller=storage", *off],
+            "nnf-sos-storage", [*storage_ns, sos, "--controller=storage", *off],
             self._env(DWS_DRIVER_ID=DRIVER, ENABLE_WEBHOOKS="false",
                       NNF_STORAGE_PROFILE_NAMESPACE=POD_NAMESPACE,
                       NNF_DM_PROFILE_NAMESPACE=POD_NAMESPACE,
@@ -570,12 +594,33 @@ class RealControllers:
             if why:
                 break
             self._namespaces[r] = keep
+        if not why and self.nodes is not None:
+            why = self._make_storage_namespace(ns_dir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         (self.workdir / "namespaces").write_text(
             f"one mount namespace per rabbit: {', '.join(self._namespaces)}\n" if not why
             else f"the rabbits share the host's mount namespace: {why}\n")
         if why:
             self._remove_namespaces()
+
+    def _make_storage_namespace(self, ns_dir: Path) -> str:
+        """With user containers (nodes), nnf-sos' storage controller POSTs
+        ``https://<rabbit>:<port>/shutdown`` to them at PostRun, by the
+        rabbit's name, which the host's resolver would look up off this
+        machine: it runs in a mount namespace of its own whose /etc/hosts
+        names every rabbit 127.0.0.1 (no Pod's port is published there:
+        the POST is refused, which nnf-sos takes as a container already
+        gone).  "" when made, else why not."""
+        hosts = self.files / "hosts"
+        hosts.write_text("127.0.0.1\tlocalhost " + " ".join(self.rabbits) + "\n"
+                         "::1\tlocalhost\n")
+        keep = ns_dir / "nnf-sos-storage"
+        keep.touch()
+        why = _run(["unshare", f"--mount={keep}", "--propagation", "private",
+                    "mount", "--bind", str(hosts), "/etc/hosts"])
+        if not why:
+            self._storage_ns = keep
+        return why
 
     def _enter(self, rabbit: str, cwd: Path) -> list[str]:
         """What runs a rabbit's manager in its namespace, in ``cwd``
@@ -588,9 +633,10 @@ class RealControllers:
         return ["nsenter", f"--mount={keep}", "--", "env", f"--chdir={cwd}"] if keep else []
 
     def _remove_namespaces(self) -> None:
-        for keep in self._namespaces.values():
+        for keep in [*self._namespaces.values(), *filter(None, [self._storage_ns])]:
             _run(["umount", str(keep)])
         self._namespaces = {}
+        self._storage_ns = None
         if self._ns_mounted:  # (os.path.ismount misses a bind on its own file system)
             _run(["umount", str(self.files / "ns")])
             self._ns_mounted = False
