@@ -88,6 +88,17 @@ no_containers() {
 	admin wait --for=delete pods -l nnf.cray.hpe.com/container=$(wfname $1) --timeout=60s
 }
 
+# until_found PATTERN COUNT: until COUNT files named PATTERN are in the
+# rabbits' file systems (120 s)
+until_found() {
+	i=0
+	while test $(find "$KIND_FS" -name "$1" | wc -l) -lt $2; do
+		i=$((i + 1))
+		test $i -le 600 || { admin get pods -o wide >&2; return 1; }
+		sleep 0.2
+	done
+}
+
 # allocations: the file systems of the jobs running now (kind mode: a
 # directory each in the /mnt/nnf the rabbits share)
 allocations() {
@@ -134,11 +145,7 @@ test_expect_success 'the containers write to the job storage as its user, with i
 	flux job wait-event -t 120 $id start &&
 	ports=$(job_env $id NNF_CONTAINER_PORTS) &&
 	test -n "$ports" &&
-	i=0 &&
-	while test $(find "$KIND_FS" -name "from-*" | wc -l) -lt 4; do
-		i=$((i + 1)) && test $i -le 600 || { admin get pods -o wide; return 1; }
-		sleep 0.2
-	done &&
+	until_found "from-*" 4 &&
 	find "$KIND_FS" -name "from-*" -exec cat {} + | sort >written &&
 	sed "s/^kind-worker[23] $OTHER ports=$ports\$/ok/" written | sort -u >written.ok &&
 	echo ok >ok.expected &&
@@ -225,11 +232,7 @@ test_expect_success 'user-container-auth: the job has DW_WORKFLOW_TOKEN, the con
 	flux job wait-event -t 120 $id start &&
 	job_env $id DW_WORKFLOW_TOKEN >token &&
 	test $(tr -cd . <token | wc -c) = 2 &&
-	i=0 &&
-	while test $(find "$KIND_FS" -name "auth-*" | wc -l) -lt 4; do
-		i=$((i + 1)) && test $i -le 600 || { admin get pods -o wide; return 1; }
-		sleep 0.2
-	done &&
+	until_found "auth-*" 4 &&
 	find "$KIND_FS" -name "auth-*" -exec cat {} + | sort | uniq -c >auth.out &&
 	printf "%7d %s\n" 4 /etc/usercontainer-tls/tls.crt:1 4 /etc/usercontainer-token/token.key:1 \
 		>auth.expected &&

@@ -20,7 +20,7 @@ kubelet's hostPath check refuses: "is not a directory").
 from __future__ import annotations
 
 import pwd
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -105,12 +105,36 @@ def running(rc: nnf.RealControllers, job: int) -> bool:
     return 0 < len(jobs["items"]) == len(states) and all("running" in st for st in states)
 
 
-def until_running(rc: nnf.RealControllers, job: int) -> None:
+def until_seen(rc: nnf.RealControllers, cond: Callable[[], bool], what: str) -> None:
+    """until(cond), a timeout saying what the pods were then."""
     try:
-        until(lambda: running(rc, job), "every container of the job running",
-              timeout=JOB_TIMEOUT)
+        until(cond, what, timeout=JOB_TIMEOUT)
     except AssertionError as exc:
         raise AssertionError(f"{exc}; {pods(rc)}") from None
+
+
+def until_running(rc: nnf.RealControllers, job: int) -> None:
+    until_seen(rc, lambda: running(rc, job), "every container of the job running")
+
+
+def held(rc: nnf.RealControllers, h: Harness) -> int:
+    """A started 2-node job whose hold containers all run (release)."""
+    job = submit(h, "flux-dws-hold", 2)
+    h.wait_event(job, "start", timeout=JOB_TIMEOUT)
+    until_running(rc, job)
+    return job
+
+
+def until_postrun(h: Harness, job: int) -> None:
+    until(lambda: workflow_state(h, job)[0] == "PostRun", "the Workflow in PostRun",
+          timeout=JOB_TIMEOUT)
+
+
+def ended_cleanly(rc: nnf.RealControllers, h: Harness, job: int) -> None:
+    """The job ended with no exception, nothing left in DWS or Kubernetes."""
+    assert notes(h, job) == []
+    assert h.left_behind(timeout=JOB_TIMEOUT) == ([], [], 0)
+    assert kube_jobs(rc) == []
 
 
 def none_running(rc: nnf.RealControllers, job: int) -> bool:
@@ -164,31 +188,23 @@ def test_a_container_writes_to_the_jobs_storage(stack: tuple[nnf.RealControllers
     assert sum(len(a) for a in mine.values()) == 4, mine
     want = {f"from-{a}": f"{r} {USER} ports={ports}\n" for r, allocs in mine.items()
             for a in allocs}
-    until(lambda: written(rc) == want, f"the containers' writes; {pods(rc)}",
-          timeout=JOB_TIMEOUT)
+    until_seen(rc, lambda: written(rc) == want, "the containers' writes")
     h.finish(job)
-    assert notes(h, job) == []
-    assert h.left_behind(timeout=JOB_TIMEOUT) == ([], [], 0)
-    assert kube_jobs(rc) == []
+    ended_cleanly(rc, h, job)
     assert file_systems(rc) == []
 
 
 def test_postrun_waits_for_the_container(stack: tuple[nnf.RealControllers, Harness]) -> None:
     rc, h = stack
-    job = submit(h, "flux-dws-hold", 2)
-    h.wait_event(job, "start", timeout=JOB_TIMEOUT)
-    until_running(rc, job)
+    job = held(rc, h)
     h.finish(job)
-    until(lambda: workflow_state(h, job)[0] == "PostRun", "the Workflow in PostRun",
-          timeout=JOB_TIMEOUT)
+    until_postrun(h, job)
     # the containers hold: PostRun is not done while they run
     assert running(rc, job), pods(rc)
     assert workflow_state(h, job) == ("PostRun", False)
     assert h.job(job).state != "INACTIVE"
     release(rc)
-    assert notes(h, job) == []
-    assert h.left_behind(timeout=JOB_TIMEOUT) == ([], [], 0)
-    assert kube_jobs(rc) == []
+    ended_cleanly(rc, h, job)
 
 
 def test_a_failing_container_fails_the_job(stack: tuple[nnf.RealControllers, Harness]) -> None:
@@ -205,37 +221,28 @@ def test_a_failing_container_fails_the_job(stack: tuple[nnf.RealControllers, Har
 
 def test_a_cancel_while_the_container_runs(stack: tuple[nnf.RealControllers, Harness]) -> None:
     rc, h = stack
-    job = submit(h, "flux-dws-hold", 2)
-    h.wait_event(job, "start", timeout=JOB_TIMEOUT)
-    until_running(rc, job)
+    job = held(rc, h)
     # the first cancel ends the tasks: PostRun, which nnf-sos holds while
     # the containers run; the second, in the epilog, jumps to Teardown
     h.cancel(job)
-    until(lambda: workflow_state(h, job)[0] == "PostRun", "the Workflow in PostRun",
-          timeout=JOB_TIMEOUT)
+    until_postrun(h, job)
     assert running(rc, job), pods(rc)
     h.cancel(job)
     h.wait(job, timeout=JOB_TIMEOUT)
     # the containers are stopped with their Jobs: nothing runs on
     assert h.left_behind(timeout=JOB_TIMEOUT) == ([], [], 0)
-    until(lambda: kube_jobs(rc) == [] and none_running(rc, job), f"no container left; {pods(rc)}",
-          timeout=JOB_TIMEOUT)
+    until_seen(rc, lambda: kube_jobs(rc) == [] and none_running(rc, job), "no container left")
 
 
 def test_a_service_restart_while_the_container_runs(
         stack: tuple[nnf.RealControllers, Harness]) -> None:
     rc, h = stack
-    job = submit(h, "flux-dws-hold", 2)
-    h.wait_event(job, "start", timeout=JOB_TIMEOUT)
-    until_running(rc, job)
+    job = held(rc, h)
     h.restart_service()
     h.finish(job)
-    until(lambda: workflow_state(h, job)[0] == "PostRun", "the Workflow in PostRun",
-          timeout=JOB_TIMEOUT)
+    until_postrun(h, job)
     release(rc)
-    assert notes(h, job) == []
-    assert h.left_behind(timeout=JOB_TIMEOUT) == ([], [], 0)
-    assert kube_jobs(rc) == []
+    ended_cleanly(rc, h, job)
 
 
 def test_user_container_auth(stack: tuple[nnf.RealControllers, Harness]) -> None:
@@ -249,16 +256,14 @@ def test_user_container_auth(stack: tuple[nnf.RealControllers, Harness]) -> None
     h.wait_event(job, "start", timeout=JOB_TIMEOUT)
     env = h.job(job).env or {}
     assert env.get("DW_WORKFLOW_TOKEN", "").count(".") == 2, env   # a JWT
-    until(lambda: len(auth_files(rc)) == sum(len(a) for a in allocations(rc).values()),
-          "the containers' auth files", timeout=JOB_TIMEOUT)
+    until_seen(rc, lambda: len(auth_files(rc)) == sum(len(a) for a in allocations(rc).values()),
+               "the containers' auth files")
     # each mounted file is PEM: the certificate, the token's key
     assert {t for t in auth_files(rc).values()} == {
         "/etc/usercontainer-tls/tls.crt:1\n/etc/usercontainer-token/token.key:1\n"}, \
         auth_files(rc)
     h.finish(job)
-    assert notes(h, job) == []
-    assert h.left_behind(timeout=JOB_TIMEOUT) == ([], [], 0)
-    assert kube_jobs(rc) == []
+    ended_cleanly(rc, h, job)
 
 
 def auth_files(rc: nnf.RealControllers) -> dict[str, str]:
