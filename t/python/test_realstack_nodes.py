@@ -113,21 +113,50 @@ def test_a_daemonset_and_a_job_run_on_the_rabbits(nodes: PodNodes) -> None:
           "every Pod gone")
 
 
-def test_a_pod_off_the_host_network_reaches_nothing_off_its_node(nodes: PodNodes) -> None:
+def test_pods_reach_each_other_by_name_across_nodes_and_nothing_off_the_machine(
+        nodes: PodNodes, before: HostState) -> None:
     cp = nodes.plane
     assert nodes.root is not None
     out = nodes.root / "out-2"
-    status, body = cp.request("POST", "/api/v1/namespaces/default/pods", {
-        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "net"},
-        "spec": {**busybox("ip -4 addr show eth0 > /out/addr; ip route > /out/route",
-                           out), "nodeName": RABBITS[0]}})
-    assert status == 201, body
-    until(lambda: cp.request("GET", "/api/v1/namespaces/default/pods/net")[1]
-          .get("status", {}).get("phase") == "Succeeded", "the Pod's end")
+
+    def pod(name: str, node: str, command: str, **spec: Any) -> None:
+        status, body = cp.request("POST", "/api/v1/namespaces/default/pods", {
+            "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {**busybox(command, out), "nodeName": node, **spec}})
+        assert status == 201, body
+
+    def phase(name: str) -> str:
+        return str(cp.request("GET", f"/api/v1/namespaces/default/pods/{name}")[1]
+                   .get("status", {}).get("phase"))
+
+    # a server on the second node, named as mpi-operator names its workers
+    # (hostname.subdomain), answering one connection
+    pod("srv", RABBITS[1], "echo hello from $(hostname) | nc -l -p 7000",
+        hostname="srv", subdomain="net")
+    until(lambda: phase("srv") == "Running", "the server running")
+    # the client on the first: its address and routes, the server by name
+    # (its listen may follow its start: tries, 100 at most)
+    pod("cli", RABBITS[0],
+        "ip -4 addr show eth0 > /out/addr; ip route > /out/route; "
+        "ip route get 198.51.100.1 > /out/off 2>&1; "
+        "for i in $(seq 100); do nc srv.net.default.svc.cluster.local 7000 > /out/got "
+        "&& [ -s /out/got ] && break; sleep 0.2; done")
+    until(lambda: phase("cli") in ("Succeeded", "Failed"), "the client's end")
+    assert phase("cli") == "Succeeded"
     assert "inet 10.244.0." in (out / "addr").read_text()
-    routes = (out / "route").read_text()
-    assert "default" not in routes and routes.startswith("10.244.0.0/24 "), routes
-    assert cp.request("DELETE", "/api/v1/namespaces/default/pods/net")[0] == 200
+    assert (out / "got").read_text() == "hello from srv\n"
+    # a route to the pods of every node through the bridge, none other
+    routes = sorted((out / "route").read_text().splitlines())
+    assert [r.split()[:3] for r in routes] == [["10.244.0.0/16", "via", "10.244.0.1"],
+                                               ["10.244.0.0/24", "dev", "eth0"]], routes
+    assert "unreachable" in (out / "off").read_text()
+    # the host forwards on the bridges only
+    assert HostState.read().sysctls["net.ipv4.ip_forward"] == \
+        before.sysctls["net.ipv4.ip_forward"]
+    until(lambda: phase("srv") == "Succeeded", "the server's end")
+    for name in ("srv", "cli"):
+        assert cp.request("DELETE", f"/api/v1/namespaces/default/pods/{name}")[0] == 200
+    assert nodes.network is not None and nodes.network.dns.questions > 0
 
 
 def test_a_stopped_kubelet_takes_its_node_not_ready(nodes: PodNodes) -> None:

@@ -45,8 +45,11 @@ from pathlib import Path
 
 __all__ = ["DIRECTORIES", "SYSCTLS", "HostGuard", "HostLeftChanged", "HostState", "restore"]
 
-#: the sysctls a kubelet sets when protectKernelDefaults is off
-SYSCTLS = ("vm.overcommit_memory", "kernel.panic", "kernel.panic_on_oops")
+#: the sysctls a kubelet sets when protectKernelDefaults is off, and the
+#: host's forwarding, which the pod network leaves as it is (it forwards
+#: on its own bridges only: flux_dws.realstack.podnet)
+SYSCTLS = ("vm.overcommit_memory", "kernel.panic", "kernel.panic_on_oops",
+           "net.ipv4.ip_forward")
 #: the host directories a kubelet, containerd or CNI write whatever their
 #: configuration says (their own roots are in the workdir)
 DIRECTORIES = ("/var/lib/kubelet", "/run/containerd", "/run/netns", "/var/lib/cni",

@@ -27,9 +27,9 @@ CAP_SYS_RESOURCE, no registry, a host shared with other tests):
 - the kubelet serves on 127.0.0.1 and reports the host's address (it
   refuses a loopback node IP): ``kubectl logs`` through the API server
   does not reach it; a Pod's output is read through a hostPath;
-- a CNI bridge per node with no address and no route off it (so the
-  Node is Ready and a Pod off the host network gets an address that
-  reaches nothing outside the node's bridge);
+- a bridge per node, and the DNS names of a cluster's pods
+  (flux_dws.realstack.podnet): a Pod off the host network reaches the
+  pods of every node and nothing off the machine;
 - everything else a kubelet changes on the host is put back by the host
   guard (flux_dws.realstack.hostguard), even when the test is killed.
 
@@ -65,7 +65,7 @@ from types import TracebackType
 from typing import IO, Any
 
 from flux_dws.apiserver.kubeconfig import kubeconfig, write
-from flux_dws.realstack import images
+from flux_dws.realstack import images, podnet
 from flux_dws.realstack.controlplane import (
     ControlPlane,
     ControlPlaneError,
@@ -147,8 +147,7 @@ class _Node:
         self.name = name
         self.root = root / name
         self.cgroup = f"flux-dws-{run_id}-{index}"
-        self.bridge = f"fdws{run_id[:6]}{index}"[:15]
-        self.subnet = f"10.244.{index}.0/24"
+        self.index = index
         self.sock = self.root / "containerd" / "containerd.sock"
         self.containerd: subprocess.Popen[bytes] | None = None
         self.kubelet: subprocess.Popen[bytes] | None = None
@@ -183,16 +182,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
     conf_dir = "{self.root / 'cni'}"
 """
 
-    def cni_config(self) -> dict[str, Any]:
-        # no gateway, no masquerade: the bridge has no address, so no
-        # route leads off it; the pods of the node reach each other only
-        return {"cniVersion": "1.0.0", "name": f"flux-dws-{self.name}",
-                "plugins": [{"type": "bridge", "bridge": self.bridge, "isGateway": False,
-                             "ipMasq": False,
-                             "ipam": {"type": "host-local", "ranges": [[{"subnet": self.subnet}]],
-                                      "dataDir": str(self.root / "cni-ipam")}}]}
-
-    def kubelet_config(self, port: int, healthz: int) -> dict[str, Any]:
+    def kubelet_config(self, port: int, healthz: int, dns: str) -> dict[str, Any]:
         return {
             "apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration",
             "authentication": {"anonymous": {"enabled": False}, "webhook": {"enabled": False}},
@@ -203,7 +193,10 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
             "failCgroupV1": False, "failSwapOn": False, "oomScoreAdj": 0,
             "containerRuntimeEndpoint": f"unix://{self.sock}",
             "podLogsDir": str(self.root / "pod-logs"),
-            "resolvConf": "", "nodeStatusUpdateFrequency": STATUS_EVERY,
+            # the pods' names: the pod network's DNS on the node's bridge
+            # (the host's resolver is not theirs: nothing is asked off it)
+            "resolvConf": "", "clusterDNS": [dns], "clusterDomain": podnet.CLUSTER_DOMAIN,
+            "nodeStatusUpdateFrequency": STATUS_EVERY,
             # a test machine's disk and memory are the host's: never evict
             "evictionHard": {}, "imageGCHighThresholdPercent": 100,
             "imageGCLowThresholdPercent": 99,
@@ -216,19 +209,21 @@ class PodNodes:
     kubelet) per name, on ``plane`` (see the module's text)."""
 
     def __init__(self, plane: ControlPlane, names: list[str], workdir: Path | None = None,
-                 bins: NodeBinaries | None = None) -> None:
+                 bins: NodeBinaries | None = None, mpi: bool = False) -> None:
         if not names:
             raise ValueError("PodNodes needs at least one node name")
         self.plane = plane
         self.names = list(names)
         self.workdir = Path(workdir or plane.workdir / "nodes")
         self.bins = bins
+        self.mpi = mpi
         self.root: Path | None = None
         self.guard: HostGuard | None = None
         self.nodes: dict[str, _Node] = {}
         self._procs: list[tuple[str, subprocess.Popen[bytes]]] = []
         self._lock: IO[bytes] | None = None
         self.enter: Callable[[str, Path], list[str]] | None = None
+        self.network: podnet.PodNetwork | None = None
 
     def __enter__(self) -> PodNodes:
         return self.start()
@@ -252,7 +247,13 @@ class PodNodes:
         (RealControllers' mount namespace per rabbit): (name, cwd) -> argv."""
         self.enter = enter
         bins = self.bins or node_binaries()
-        made = images.build(images_cache())
+        try:
+            made = images.build(images_cache())
+            if self.mpi:
+                mpi = images.build_mpi(images_cache())
+                made[mpi.ref] = mpi
+        except images.ImagesUnavailable as exc:
+            raise NodesUnavailable(str(exc)) from exc
         self.workdir.mkdir(parents=True, exist_ok=True)
         atexit.register(self.stop)
         self.take_lock()
@@ -262,6 +263,8 @@ class PodNodes:
         run_id = self.root.name.split(".")[-1].lower()
         self._bind_node_role()
         self._start_controllers(bins)
+        self.network = podnet.PodNetwork(self.names, run_id, self._pods)
+        self.network.start()
         for i, name in enumerate(self.names):
             node = self.nodes[name] = _Node(name, i, self.root, run_id)
             self._start_node(bins, node, made)
@@ -280,6 +283,9 @@ class PodNodes:
                     stop_process(p)
         while self._procs:
             stop_process(self._procs.pop()[1])
+        network, self.network = self.network, None
+        if network is not None:
+            network.stop()
         guard, self.guard = self.guard, None
         try:
             if guard is not None:
@@ -340,6 +346,12 @@ class PodNodes:
         self.guard.note_pid(p.pid)
         return p
 
+    def _pods(self, namespace: str) -> list[dict[str, Any]]:
+        """A namespace's Pods (the pod network's DNS asks)."""
+        status, body = self.plane.request("GET", f"/api/v1/namespaces/{namespace}/pods",
+                                          timeout=5.0)
+        return list(body.get("items") or []) if status == 200 else []
+
     def _bind_node_role(self) -> None:
         """The kubelets' user (group system:nodes, the control plane's token
         file) gets what a kubelet may do: the system:node role."""
@@ -372,7 +384,9 @@ class PodNodes:
             (node.root / d).mkdir(parents=True, exist_ok=True)
         cfg = node.root / "containerd.toml"
         cfg.write_text(node.containerd_config())
-        (node.root / "cni" / "10-flux-dws.conflist").write_text(json.dumps(node.cni_config()))
+        assert self.network is not None
+        (node.root / "cni" / "10-flux-dws.conflist").write_text(
+            json.dumps(self.network.cni_config(node.index, node.root / "cni-ipam")))
         # the cgroup root, in each hierarchy, before the kubelet checks it
         self.guard.note_cgroup(node.cgroup)
         for h in CGROUP_ROOT.iterdir():
@@ -384,12 +398,13 @@ class PodNodes:
         for image in made.values():
             r = subprocess.run([str(bins.ctr), "-a", str(node.sock), "-n", "k8s.io", "images",
                                 "import", str(image.archive)],
-                               capture_output=True, text=True, timeout=120, check=False)
+                               capture_output=True, text=True, timeout=600, check=False)
             if r.returncode:
                 raise ControlPlaneError(f"{node.name}: importing {image.ref} failed: "
                                         f"{r.stderr.strip()}")
         kcfg = node.root / "kubelet.yaml"
-        kcfg.write_text(json.dumps(node.kubelet_config(free_port(), free_port())))
+        kcfg.write_text(json.dumps(node.kubelet_config(
+            free_port(), free_port(), self.network.dns_address(node.index))))
         kubecfg = node.root / "kubelet.kubeconfig"
         write(kubecfg, kubeconfig(self.plane.url, self.plane.ca_pem, self.plane.node_token,
                                   name="flux-dws-node"))
