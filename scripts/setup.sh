@@ -25,9 +25,11 @@ log() { printf 'setup: %s\n' "$*" >&2; }
 # containernetworking-plugins, iptables, busybox-static: the real-stack
 # nodes that run Pods (flux_dws.realstack.nodes starts a containerd per
 # node with its own root and socket; busybox-static goes into the images
-# it makes; containerd's own service is never started).
+# it makes; containerd's own service is never started); mmdebstrap: the
+# MPI image (Open MPI and OpenSSH from Debian's archive, made into a cache).
 debs=(gcc pkg-config libjansson-dev sharness perl curl jq groff-base man-db rpm git xz-utils
-      python3-pip haproxy containerd runc containernetworking-plugins iptables busybox-static)
+      python3-pip haproxy containerd runc containernetworking-plugins iptables busybox-static
+      mmdebstrap)
 missing=()
 for p in "${debs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' \

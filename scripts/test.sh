@@ -136,7 +136,7 @@ step "C unit tests" meson test -C build --print-errorlogs
 
 # The real control plane (kube-apiserver and etcd built from Go modules,
 # t/k8s/build.sh: about 9 min cold on a quiet machine, a few seconds once
-# built) for the real-stack tests (t/python/test_controlplane*.py, t360x),
+# built; then mpi-operator, t/mpi/build.sh) for the real-stack tests (t/python/test_controlplane*.py, t360x),
 # and the real DWS, nnf-sos and nnf-dm managers (t/nnf/build.sh, from
 # ../shared/nnf: about 2 min) for t3602 and the referee.  Both are built in
 # the background from here, so that the sanitizer build, its tests, the
@@ -157,6 +157,11 @@ if command -v go >/dev/null 2>&1; then
         t0=$SECONDS
         timeout 3600 bash t/k8s/build.sh >"$builds/k8s.out" 2>"$results/k8s-build.log"
         echo "$? $(( SECONDS - t0 ))" >"$builds/k8s.rc"
+        # then mpi-operator (t/mpi/build.sh: about 2.5 min cold), for the
+        # MPI user containers of the nodes (t3604, test_realnnf_containers)
+        t0=$SECONDS
+        timeout 3600 bash t/mpi/build.sh >"$builds/mpi.out" 2>"$results/mpi-build.log"
+        echo "$? $(( SECONDS - t0 ))" >"$builds/mpi.rc"
     ) &
     (
         t0=$SECONDS
@@ -188,6 +193,9 @@ if command -v go >/dev/null 2>&1; then
         FLUX_DWS_K8S_BIN=$(cat "$builds/k8s.out")
         export FLUX_DWS_K8S_BIN
         echo "real control plane: $FLUX_DWS_K8S_BIN (built in $took s, in the background)"
+        read -r rc took < <(build_wait mpi)
+        [ "$rc" = 0 ] || { tail -40 "$results/mpi-build.log"; return 1; }
+        echo "mpi-operator: $(cat "$builds/mpi.out") (built in $took s, in the background)"
     }
     nnf_build() {
         local rc took

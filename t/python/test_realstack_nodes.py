@@ -17,6 +17,7 @@ and per rabbit a containerd and a kubelet; the images are made here.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -113,7 +114,7 @@ def test_a_daemonset_and_a_job_run_on_the_rabbits(nodes: PodNodes) -> None:
           "every Pod gone")
 
 
-def test_pods_reach_each_other_by_name_across_nodes_and_nothing_off_the_machine(
+def test_pods_reach_each_other_by_name_across_nodes_the_api_and_nothing_else(
         nodes: PodNodes, before: HostState) -> None:
     cp = nodes.plane
     assert nodes.root is not None
@@ -139,6 +140,10 @@ def test_pods_reach_each_other_by_name_across_nodes_and_nothing_off_the_machine(
     pod("cli", RABBITS[0],
         "ip -4 addr show eth0 > /out/addr; ip route > /out/route; "
         "ip route get 198.51.100.1 > /out/off 2>&1; "
+        # the API server as in a cluster: its Service, the Pod's token
+        "wget -q -O /out/api --no-check-certificate --header \"Authorization: Bearer "
+        "$(cat /var/run/secrets/kubernetes.io/serviceaccount/token)\" "
+        "https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT/api; "
         "for i in $(seq 100); do nc srv.net.default.svc.cluster.local 7000 > /out/got "
         "&& [ -s /out/got ] && break; sleep 0.2; done")
     until(lambda: phase("cli") in ("Succeeded", "Failed"), "the client's end")
@@ -148,7 +153,9 @@ def test_pods_reach_each_other_by_name_across_nodes_and_nothing_off_the_machine(
     # a route to the pods of every node through the bridge, none other
     routes = sorted((out / "route").read_text().splitlines())
     assert [r.split()[:3] for r in routes] == [["10.244.0.0/16", "via", "10.244.0.1"],
-                                               ["10.244.0.0/24", "dev", "eth0"]], routes
+                                               ["10.244.0.0/24", "dev", "eth0"],
+                                               ["10.96.0.0/16", "via", "10.244.0.1"]], routes
+    assert json.loads((out / "api").read_text())["kind"] == "APIVersions"
     assert "unreachable" in (out / "off").read_text()
     # the host forwards on the bridges only
     assert HostState.read().sysctls["net.ipv4.ip_forward"] == \

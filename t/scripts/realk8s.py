@@ -1,6 +1,6 @@
 """Run a real control plane for a sharness script until SIGTERM.
 
-    python realk8s.py DIR [--controllers nnf [--nodes]] [--lustre-root PATH]
+    python realk8s.py DIR [--controllers nnf [--nodes [--mpi]]] [--lustre-root PATH]
 
 kube-apiserver and etcd (flux_dws.realstack.controlplane, built by
 t/k8s/build.sh) with, by default, the emulator's kinds as CRDs and the WLM
@@ -14,7 +14,9 @@ by default).  With ``--nodes`` as well: the rabbits are Nodes that run
 Pods (flux_dws.realstack.nodes: a kubelet and containerd each, in the
 rabbit's mount namespace; root and t/k8s/build.sh's kubelet needed), as
 a user container needs; DIR/kind-file-systems names the directory that
-is every rabbit's /mnt/nnf (nnf-sos' kind-mode file systems).
+is every rabbit's /mnt/nnf (nnf-sos' kind-mode file systems).  With
+``--mpi`` too: the nodes run MPIJobs (mpi-operator, built by t/mpi/build.sh,
+and the MPI image: flux_dws.realstack.mpioperator, images).
 Writes DIR/admin.kubeconfig, DIR/flux.kubeconfig, then DIR/ready (the
 seconds it took).  Exit status 77 and the reason on stderr when the
 binaries are not built (the script skips, or fails under
@@ -39,19 +41,25 @@ def main() -> int:
     from flux_dws.realstack import controlplane as cp
     from flux_dws.realstack import nnf
     from flux_dws.realstack import nodes as pod_nodes
+    from flux_dws.realstack.mpioperator import mpi_operator_build
     ap = argparse.ArgumentParser()
     ap.add_argument("dir")
     ap.add_argument("--controllers", choices=("emulator", "nnf"), default="emulator")
     ap.add_argument("--lustre-root")
     ap.add_argument("--nodes", action="store_true")
+    ap.add_argument("--mpi", action="store_true")
     args = ap.parse_args()
     if args.nodes and args.controllers != "nnf":
         ap.error("--nodes runs the rabbits of --controllers nnf")
+    if args.mpi and not args.nodes:
+        ap.error("--mpi runs MPIJobs on the --nodes")
     workdir = Path(args.dir).resolve()
     try:
         bins = cp.binaries()
         nnf_build = nnf.build() if args.controllers == "nnf" else None
         node_bins = pod_nodes.node_binaries() if args.nodes else None
+        if args.mpi:
+            mpi_operator_build()
     except (cp.ControlPlaneUnavailable, nnf.NnfUnavailable) as exc:
         print(f"realk8s: {exc}", file=sys.stderr)
         return 77
@@ -72,7 +80,8 @@ def main() -> int:
             plane.apply_rbac()
         else:
             rabbits = [r.name for r in load_system("kind").rabbits]
-            nodes = (pod_nodes.PodNodes(plane, rabbits, workdir / "nodes", node_bins)
+            nodes = (pod_nodes.PodNodes(plane, rabbits, workdir / "nodes", node_bins,
+                                        mpi=args.mpi)
                      if node_bins is not None else None)
             rc = stack.enter_context(nnf.RealControllers(
                 plane, workdir / "nnf", nnf=nnf_build,

@@ -14,6 +14,13 @@ mounts into a profile's containers (for one rabbit's allocations only,
 when two rabbits' share names: COMMANDS) and not its init containers:
 every container here mounts it itself.
 
+``flux-dws-mpi`` is an MPI profile (an MPIJob through mpi-operator: a
+launcher on the first rabbit, a worker on each, the project's MPI image
+of flux_dws.realstack.images): the launcher's ``mpirun`` runs a rank on
+each worker over ssh (port 2222), and each rank writes, as the job's
+user, who it is into each allocation (``mpi-<worker's hostname>``), then
+waits, as flux-dws-hold, for ``release``.
+
     python -m flux_dws.realstack.containers USERID GROUPID
 
 prints the profiles (a List) for ``kubectl apply -f -``.
@@ -67,34 +74,76 @@ def _volume_name(storage: str) -> str:
     return storage.split("_", 2)[2].replace("_", "-")
 
 
-def profile(name: str, command: str, userid: int, groupid: int) -> dict[str, Any]:
-    """A non-MPI NnfContainerProfile ``name`` running ``command`` (sh -c)
-    on each rabbit, its storage STORAGE given to ``userid``:``groupid``
-    first (the module's text)."""
-    kind_fs = {"name": "kind-file-systems", "mountPath": KIND_FILE_SYSTEMS}
-    own = {"name": "own-storage", "image": images.BUSYBOX, "imagePullPolicy": "Never",
-           "command": ["sh", "-c", f"chown {userid}:{groupid} /storage/*/"],
-           "volumeMounts": [{"name": _volume_name(STORAGE), "mountPath": "/storage"},
-                            kind_fs]}
+#: kind mode's /mnt/nnf, where a rabbit's allocations' links lead, as
+#: every container here mounts it (the module's text)
+KIND_FS_VOLUME = {"name": "kind-file-systems",
+                  "hostPath": {"path": KIND_FILE_SYSTEMS, "type": "Directory"}}
+KIND_FS_MOUNT = {"name": "kind-file-systems", "mountPath": KIND_FILE_SYSTEMS}
+
+
+def _container(name: str, image: str, command: list[str] | None = None) -> dict[str, Any]:
+    c: dict[str, Any] = {"name": name, "image": image, "imagePullPolicy": "Never",
+                         "volumeMounts": [KIND_FS_MOUNT]}
+    if command is not None:
+        c["command"] = command
+    return c
+
+
+def _own_storage(image: str, userid: int, groupid: int) -> dict[str, Any]:
+    """The init container that gives the storage to the job's user."""
+    c = _container("own-storage", image,
+                   ["sh", "-c", f"chown {userid}:{groupid} /storage/*/"])
+    c["volumeMounts"] = [{"name": _volume_name(STORAGE), "mountPath": "/storage"},
+                         KIND_FS_MOUNT]
+    return c
+
+
+def _profile(name: str, **spec: Any) -> dict[str, Any]:
     return {"apiVersion": NNF_API, "kind": "NnfContainerProfile",
             "metadata": {"name": name, "namespace": POD_NAMESPACE},
             "data": {"createContainer": True, "retryLimit": 0, "numPorts": 1,
                      "postRunTimeoutSeconds": 300,
-                     "storages": [{"name": STORAGE, "optional": False}],
-                     "spec": {
-                         "initContainers": [own],
-                         "volumes": [{"name": "kind-file-systems",
-                                      "hostPath": {"path": KIND_FILE_SYSTEMS,
-                                                   "type": "Directory"}}],
-                         "containers": [{"name": "app", "image": images.BUSYBOX,
-                                         "imagePullPolicy": "Never",
-                                         "command": ["sh", "-c", command],
-                                         "volumeMounts": [kind_fs]}]}}}
+                     "storages": [{"name": STORAGE, "optional": False}], **spec}}
+
+
+def profile(name: str, command: str, userid: int, groupid: int) -> dict[str, Any]:
+    """A non-MPI NnfContainerProfile ``name`` running ``command`` (sh -c)
+    on each rabbit, its storage STORAGE given to ``userid``:``groupid``
+    first (the module's text)."""
+    return _profile(name, spec={
+        "initContainers": [_own_storage(images.BUSYBOX, userid, groupid)],
+        "volumes": [KIND_FS_VOLUME],
+        "containers": [_container("app", images.BUSYBOX, ["sh", "-c", command])]})
+
+
+#: what each rank of flux-dws-mpi runs (sh -c), on its worker, over ssh:
+#: the ssh session has none of the Pod's variables, so the storage's path
+#: is the launcher's, put into the command by Kubernetes ($(VAR)); every
+#: rabbit's is the same in kind mode
+MPI_RANK = ('for d in $(DW_JOB_scratch)/*/; do '
+            'echo "$(hostname) $(id -u) rank=$OMPI_COMM_WORLD_RANK/$OMPI_COMM_WORLD_SIZE" '
+            '> "$d/mpi-$(hostname)"; done; '
+            # then, as flux-dws-hold, until ``release`` is in each (300 s)
+            'for d in $(DW_JOB_scratch)/*/; do n=0; until [ -e "$d/release" ]; do '
+            'n=$((n+1)); [ $n -le 1500 ] || exit 2; sleep 0.2; done; done')
+
+
+def mpi_profile(name: str, userid: int, groupid: int) -> dict[str, Any]:
+    """The MPI NnfContainerProfile ``name`` (the module's text): the
+    storage given to the user by the launcher's init container, as in
+    ``profile``."""
+    return _profile(name, mpiSpec={
+        "launcher": {"initContainers": [_own_storage(images.MPI, userid, groupid)],
+                     "volumes": [KIND_FS_VOLUME],
+                     "containers": [_container("mpi", images.MPI,
+                                               ["mpirun", "sh", "-c", MPI_RANK])]},
+        "worker": {"volumes": [KIND_FS_VOLUME], "containers": [_container("mpi", images.MPI)]}})
 
 
 def profiles(userid: int, groupid: int) -> list[dict[str, Any]]:
-    """Every profile of COMMANDS."""
-    return [profile(name, command, userid, groupid) for name, command in COMMANDS.items()]
+    """Every profile of COMMANDS, and flux-dws-mpi."""
+    return [*(profile(name, command, userid, groupid) for name, command in COMMANDS.items()),
+            mpi_profile("flux-dws-mpi", userid, groupid)]
 
 
 def main(argv: list[str]) -> int:

@@ -91,6 +91,14 @@ class ControlPlaneError(Exception):
     """A server did not start, or did not answer as it should."""
 
 
+#: the Services' addresses; the first is the API server's own Service,
+#: ``kubernetes`` in ``default``, which a Pod's KUBERNETES_SERVICE_HOST names
+SERVICE_CIDR = "10.96.0.0/16"
+KUBERNETES_SERVICE_IP = "10.96.0.1"
+KUBERNETES_SERVICE_NAMES = ("kubernetes", "kubernetes.default", "kubernetes.default.svc",
+                            "kubernetes.default.svc.cluster.local")
+
+
 def balancer_binary() -> Path:
     """Debian's haproxy, or ControlPlaneUnavailable saying it is not installed."""
     found = shutil.which("haproxy") or shutil.which("haproxy", path="/usr/sbin:/sbin")
@@ -255,7 +263,9 @@ class ControlPlane:
         self.workdir.mkdir(parents=True, exist_ok=True)
         pki = self.workdir / "pki"
         pki.mkdir(exist_ok=True)
-        certs = tls.generate(["127.0.0.1"])
+        # the host's loopback, and the address and names a Pod knows it by
+        # (flux_dws.realstack.podnet relays KUBERNETES_SERVICE to it)
+        certs = tls.generate(["127.0.0.1", KUBERNETES_SERVICE_IP, *KUBERNETES_SERVICE_NAMES])
         self.ca_pem = certs.ca_pem
         (pki / "ca.pem").write_bytes(certs.ca_pem)
         (pki / "apiserver.pem").write_bytes(certs.cert_pem)
@@ -320,7 +330,7 @@ class ControlPlane:
             f"--service-account-key-file={pki / 'sa.pem'}",
             f"--service-account-signing-key-file={pki / 'sa-key.pem'}",
             "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-            "--service-cluster-ip-range=10.96.0.0/16", "--allow-privileged=true",
+            f"--service-cluster-ip-range={SERVICE_CIDR}", "--allow-privileged=true",
             # a kubelet (flux_dws.realstack.nodes) by the address it
             # reports, never by its host name: no name is looked up
             "--kubelet-preferred-address-types=InternalIP",
@@ -568,8 +578,9 @@ backend apiservers
             while True:
                 status, body = self.request(
                     "GET", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
+                # a CRD just made may say "conditions": null (mpi-operator's)
                 conds = {c["type"]: c["status"]
-                         for c in (body or {}).get("status", {}).get("conditions", [])} \
+                         for c in ((body or {}).get("status") or {}).get("conditions") or []} \
                     if status == 200 else {}
                 if conds.get("Established") == "True":
                     break

@@ -10,7 +10,8 @@ builds from ``../shared/nnf`` as a site runs them, but as plain processes
 the API server by URL with a certificate made here) and controller (kind
 mode: it readies the computes' ClientMounts), the nnf-sos storage
 controller, and per rabbit one nnf-sos node controller (``--mock``, kind
-mode) and one nnf-dm node manager.  It installs what they need before
+mode) and one nnf-dm node manager (with MPI nodes: nnf-dm as upstream
+deploys it, in Pods, flux_dws.realstack.nnfdm).  It installs what they need before
 they start, each from their own trees where they ship it: their CRDs
 (``config/crd/bases``), the DWDirectiveRule (nnf-sos ``config/dws``), the
 workload manager roles (``config/rbac``, named as their kustomizations
@@ -21,9 +22,11 @@ flux_dws.realstack.nodes, started first).  What upstream does not ship is writte
 the SystemConfiguration (from the emulator's system description), a
 LustreFileSystem whose mount root is a directory of ``workdir``, a data
 movement profile that copies with ``cp`` (upstream's runs ``mpirun dcp``,
-which needs worker pods), a stub MPIJob CRD (nnf-sos lists MPIJobs when
-it deletes a Workflow) and the NnfDataMovementManager object nnf-sos
-looks for (nnf-dm's own manager waits on a DaemonSet).  Why each is
+which needs worker pods: with MPI nodes it is upstream's), a stub MPIJob
+CRD (nnf-sos lists MPIJobs when it deletes a Workflow; with MPI nodes
+mpi-operator installs the real one) and the NnfDataMovementManager object
+nnf-sos looks for (nnf-dm's own manager waits on a DaemonSet; with MPI
+nodes it is nnf-dm's own, flux_dws.realstack.nnfdm).  Why each is
 needed: doc/guide/development.rst, "The real controllers".
 
 The rabbits' file systems (``MOCK_FILE_SYSTEM_PATH``: a directory per
@@ -76,6 +79,7 @@ import yaml
 
 from flux_dws.apiserver import tls
 from flux_dws.libdws.wfstates import PROPOSAL
+from flux_dws.realstack import images, nnfdm
 from flux_dws.realstack.controlplane import (
     ControlPlane,
     ControlPlaneError,
@@ -212,6 +216,10 @@ class RealControllers:
         # the storage controller's, where /etc/hosts names the rabbits
         # loopback (with nodes only: _make_storage_namespace)
         self._storage_ns: Path | None = None
+        # nnf-dm as upstream deploys it, in Pods, where the nodes run the
+        # MPI image (flux_dws.realstack.nnfdm); its image, once made
+        self.dm_pods = nodes is not None and nodes.mpi
+        self.dm_image: images.Image | None = None
 
     # --- lifecycle ----------------------------------------------------------
 
@@ -250,7 +258,15 @@ class RealControllers:
         self.files = Path(tempfile.mkdtemp(prefix="flux-dws-rabbits."))
         self._make_namespaces()
         if self.nodes is not None:
-            self.nodes.start(enter=self._enter)
+            extra = []
+            if self.dm_pods:
+                from flux_dws.realstack.nodes import images_cache
+                try:
+                    self.dm_image = images.build_nnf_dm(images_cache(), nnf.bin("nnf-dm-manager"))
+                except images.ImagesUnavailable as exc:
+                    raise NnfUnavailable(str(exc)) from exc
+                extra.append(self.dm_image)
+            self.nodes.start(enter=self._enter, extra_images=extra)
         self.install()
         self._start_webhook()
         self._define_managers()
@@ -258,6 +274,9 @@ class RealControllers:
             if name != "dws-webhook":
                 self._spawn(name)
         self._wait(self._storages_ready, "every rabbit's Storage Ready", t0)
+        if self.dm_pods:
+            self._wait(lambda: nnfdm.ready(self.plane),
+                       "nnf-dm's worker DaemonSet ready (its NnfDataMovementManager)", t0)
         self.started_in = time.monotonic() - t0
         return self
 
@@ -307,16 +326,23 @@ class RealControllers:
     def log(self, name: str) -> Path:
         return self.workdir / f"{name}.log"
 
+    def managers(self) -> list[str]:
+        """The names of the managers run here as processes."""
+        return list(self._procs)
+
     # --- what the managers need -----------------------------------------------
 
     def crds(self) -> list[dict[str, Any]]:
-        """Their CRDs as their trees ship them, and the stub MPIJob."""
+        """Their CRDs as their trees ship them, and the stub MPIJob (where
+        the nodes run no mpi-operator, which installs the real one)."""
         assert self.nnf is not None
         out: list[dict[str, Any]] = []
         for project in ("dws", "nnf-sos", "lustre-fs-operator"):
             for path in sorted((self.nnf.tree(project) / "config" / "crd" / "bases")
                                .glob("*.yaml")):
                 out.extend(_docs(path))
+        if self.nodes is not None and self.nodes.mpi:
+            return out
         out.append({
             "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
             "metadata": {"name": "mpijobs.kubeflow.org"},
@@ -366,20 +392,14 @@ class RealControllers:
             doc["metadata"].update(name="nnf-" + doc["metadata"]["name"],
                                    namespace=POD_NAMESPACE)
             out.append(doc)
-        out.append({"apiVersion": NNF_API, "kind": "NnfDataMovementManager",
-                    "metadata": {"name": "nnf-dm-manager-controller-manager",
-                                 "namespace": DM_NAMESPACE},
-                    "spec": {"selector": {"matchLabels": {"cray.nnf.node": "true"}},
-                             "hostPath": "/mnt/nnf", "mountPath": "/mnt/nnf",
-                             "updateStrategy": {"type": "RollingUpdate"},
-                             "podSpec": {"containers": [{"name": "worker",
-                                                         "image": "none"}]}}})
         for fs in self.system.lustre:
             out.append({"apiVersion": LUS_API, "kind": "LustreFileSystem",
                         "metadata": {"name": fs["name"], "namespace": "default"},
                         "spec": {"name": fs["name"][:8],
                                  "mgsNids": fs.get("mgsNids") or "1.2.3.4@tcp",
                                  "mountRoot": str(self.lustre_root)}})
+        # after the LustreFileSystems, which nnf-dm's workers mount
+        out.extend(self._datamovement_manager())
         out.append({"apiVersion": DWS_API, "kind": "SystemConfiguration",
                     "metadata": {"name": "default", "namespace": "default"},
                     "spec": {"storageNodes": [
@@ -401,6 +421,22 @@ class RealControllers:
                                  "containers": [{"name": "manager", "image": "none"}]}})
         return out
 
+    def _datamovement_manager(self) -> list[dict[str, Any]]:
+        """nnf-dm's deployment (flux_dws.realstack.nnfdm) where it runs
+        in Pods, else the NnfDataMovementManager nnf-sos looks for."""
+        assert self.nnf is not None
+        if self.dm_pods:
+            assert self.dm_image is not None
+            return nnfdm.deployment(self.nnf.tree("nnf-dm"), self.dm_image.ref,
+                                    self.files / "mnt",
+                                    {fs["name"]: self.lustre_root for fs in self.system.lustre})
+        return [{"apiVersion": NNF_API, "kind": "NnfDataMovementManager",
+                 "metadata": {"name": nnfdm.MANAGER, "namespace": DM_NAMESPACE},
+                 "spec": {"selector": {"matchLabels": {"cray.nnf.node": "true"}},
+                          "hostPath": "/mnt/nnf", "mountPath": "/mnt/nnf",
+                          "updateStrategy": {"type": "RollingUpdate"},
+                          "podSpec": {"containers": [{"name": "worker", "image": "none"}]}}}]
+
     def datamovement_profile(self) -> dict[str, Any]:
         """Upstream's example profile, its commands run without MPI: the
         copy on the rabbit's own host as root, then the files given to
@@ -409,6 +445,10 @@ class RealControllers:
         path = self.nnf.tree("nnf-sos") / "config/examples/nnf_nnfdatamovementprofile.yaml"
         doc = copy.deepcopy(next(_docs(path)))
         doc["metadata"].update(name="default", namespace=POD_NAMESPACE)
+        if self.dm_pods:
+            # its commands as they are: mpirun and dcp in nnf-dm's Pods
+            doc["data"]["default"] = True
+            return doc
         doc["data"].update({
             "default": True, "slots": 0, "maxSlots": 0, "progressIntervalSeconds": 0,
             "setprivCommand": "",
@@ -547,6 +587,8 @@ class RealControllers:
                           NNF_FENCE_REQUEST_DIR=str(home / "fence/requests"),
                           NNF_FENCE_RESPONSE_DIR=str(home / "fence/responses")),
                 home / "ec")
+            if self.dm_pods:
+                continue
             self._procs[f"nnf-dm-{r}"] = _Proc(
                 f"nnf-dm-{r}", [*self._enter(r, home), dm, "--controller=node", *off],
                 self._env(NNF_NODE_NAME=r), home)
@@ -585,7 +627,11 @@ class RealControllers:
             # tmpfs over /mnt of the rabbit's own, the host's left as is)
             fs = self.kind_file_systems
             fs.mkdir(exist_ok=True)
-            kind = (f' && mount -t tmpfs -o mode=755 flux-dws-rabbit /mnt'
+            # (and files/mnt shared in it: nnf-dm's worker Pods mount it
+            # with HostToContainer propagation, which the kubelet allows
+            # only from a shared or slave mount)
+            kind = (f' && mount --make-shared "$2"'
+                    f' && mount -t tmpfs -o mode=755 flux-dws-rabbit /mnt'
                     f' && mkdir {KIND_FILE_SYSTEMS} && mount --bind "$3" {KIND_FILE_SYSTEMS}'
                     if self.nodes is not None else "")
             why = _run(["unshare", f"--mount={keep}", "--propagation", "private",

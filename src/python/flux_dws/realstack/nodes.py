@@ -77,6 +77,7 @@ from flux_dws.realstack.controlplane import (
     stop_process,
 )
 from flux_dws.realstack.hostguard import CGROUP_ROOT, HostGuard
+from flux_dws.realstack.mpioperator import MPIOperator, mpi_operator_build
 
 __all__ = ["NODE_ROLE_BINDING", "NodeBinaries", "NodesUnavailable", "PodNodes",
            "node_binaries"]
@@ -224,6 +225,7 @@ class PodNodes:
         self._lock: IO[bytes] | None = None
         self.enter: Callable[[str, Path], list[str]] | None = None
         self.network: podnet.PodNetwork | None = None
+        self.mpi_operator: MPIOperator | None = None
 
     def __enter__(self) -> PodNodes:
         return self.start()
@@ -240,13 +242,15 @@ class PodNodes:
             self._lock = hold_lock(NODES_LOCK, LOCK_TIMEOUT, "another run's nodes held the lock")
 
     def start(self, timeout: float = START_TIMEOUT,
-              enter: Callable[[str, Path], list[str]] | None = None) -> PodNodes:
+              enter: Callable[[str, Path], list[str]] | None = None,
+              extra_images: list[images.Image] | None = None) -> PodNodes:
         """The controllers, then the nodes; return when every Node is Ready
         (ControlPlaneError with the log's tail when one is not).  ``enter``:
         what runs a node's containerd and kubelet where its rabbit runs
         (RealControllers' mount namespace per rabbit): (name, cwd) -> argv."""
         self.enter = enter
         bins = self.bins or node_binaries()
+        mpi_build = mpi_operator_build() if self.mpi else None
         try:
             made = images.build(images_cache())
             if self.mpi:
@@ -254,6 +258,7 @@ class PodNodes:
                 made[mpi.ref] = mpi
         except images.ImagesUnavailable as exc:
             raise NodesUnavailable(str(exc)) from exc
+        made.update((i.ref, i) for i in extra_images or [])
         self.workdir.mkdir(parents=True, exist_ok=True)
         atexit.register(self.stop)
         self.take_lock()
@@ -263,8 +268,13 @@ class PodNodes:
         run_id = self.root.name.split(".")[-1].lower()
         self._bind_node_role()
         self._start_controllers(bins)
-        self.network = podnet.PodNetwork(self.names, run_id, self._pods)
+        host, port = self.plane.url.removeprefix("https://").rsplit(":", 1)
+        self.network = podnet.PodNetwork(self.names, run_id, self._pods, (host, int(port)))
         self.network.start()
+        if self.mpi:
+            self.mpi_operator = MPIOperator(self.plane, self.root, self._spawn_operator,
+                                            self.log, mpi_build)
+            self.mpi_operator.start()
         for i, name in enumerate(self.names):
             node = self.nodes[name] = _Node(name, i, self.root, run_id)
             self._start_node(bins, node, made)
@@ -283,6 +293,9 @@ class PodNodes:
                     stop_process(p)
         while self._procs:
             stop_process(self._procs.pop()[1])
+        operator, self.mpi_operator = self.mpi_operator, None
+        if operator is not None:
+            operator.stop()
         network, self.network = self.network, None
         if network is not None:
             network.stop()
@@ -332,18 +345,26 @@ class PodNodes:
 
     # --- the inside --------------------------------------------------------
 
-    def _spawn(self, name: str, argv: list[str], cwd: Path) -> subprocess.Popen[bytes]:
+    def _spawn(self, name: str, argv: list[str], cwd: Path,
+               env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
         node = name.split("/")[0] if "/" in name else None
         if node is not None and self.enter is not None:
             argv = [*self.enter(node, cwd), *argv]
         logf = self.log(name).open("ab")
         try:
             p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=logf,
-                                 stderr=subprocess.STDOUT, cwd=cwd, start_new_session=True)
+                                 stderr=subprocess.STDOUT, cwd=cwd, env=env,
+                                 start_new_session=True)
         finally:
             logf.close()
         assert self.guard is not None
         self.guard.note_pid(p.pid)
+        return p
+
+    def _spawn_operator(self, name: str, argv: list[str],
+                        env: dict[str, str]) -> subprocess.Popen[bytes]:
+        p = self._spawn(name, argv, self.workdir, env)
+        self._procs.append((name, p))
         return p
 
     def _pods(self, namespace: str) -> list[dict[str, Any]]:

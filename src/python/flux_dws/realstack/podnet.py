@@ -13,10 +13,20 @@ bridge alone (``net.ipv4.conf.<bridge>.forwarding``: a packet a pod sends
 to another node's subnet comes in on its bridge and leaves on the other's;
 the host's ``ip_forward`` is left as it is).  The CNI bridge plugin puts
 the pods on it (``isGateway: false``: it then touches neither the bridge's
-address nor the host's ``ip_forward``) with one route, to the pods'
-``10.244.0.0/16`` through their bridge's address, and no default route:
-a pod reaches the pods of every node and this host's bridge addresses, and
-nothing off the machine.  The bridges go with the host guard's links.
+address nor the host's ``ip_forward``) with two routes through their
+bridge's address, to the pods' ``10.244.0.0/16`` and to the Services'
+``10.96.0.0/16``, and no default route: a pod reaches the pods of every
+node and this host's addresses on those bridges, and nothing off the
+machine.  The bridges go with the host guard's links.
+
+The API server listens on the host's loopback.  A Pod reaches it as in a
+cluster, at its Service's address (``kubernetes`` in ``default``,
+10.96.0.1:443, which the kubelet gives every container as
+KUBERNETES_SERVICE_HOST and _PORT, and which its certificate names): the
+first bridge has that address too, and a relay (flux_dws.realstack.relay)
+takes its port 443 to the API server.  A controller run in a Pod with a
+ServiceAccount (nnf-dm's, issue 78) then finds the API server as it does
+on a site; no kube-proxy is needed for this one Service.
 
 MPI needs both: mpi-operator's launcher ssh's to its workers by name and
 their daemons call back to it (issue 78).  The names are answered by
@@ -50,9 +60,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from flux_dws.realstack.controlplane import KUBERNETES_SERVICE_IP, SERVICE_CIDR
+from flux_dws.realstack.relay import Relay
+
 __all__ = ["CLUSTER_DOMAIN", "POD_CIDR", "ClusterDNS", "PodNetwork", "dns_answer"]
 
 POD_CIDR = "10.244.0.0/16"
+KUBERNETES_SERVICE_PORT = 443
 CLUSTER_DOMAIN = "cluster.local"
 DNS_PORT = 53
 TTL = 5
@@ -222,10 +236,13 @@ class PodNetwork:
     """The bridges of ``names`` (a node each, in order) and their DNS."""
 
     def __init__(self, names: list[str], run_id: str,
-                 pods: Callable[[str], list[dict[str, Any]]]) -> None:
+                 pods: Callable[[str], list[dict[str, Any]]],
+                 api: tuple[str, int] | None = None) -> None:
         self.names = list(names)
         self.run_id = run_id
+        self.api = api
         self.dns = ClusterDNS([self.dns_address(i) for i in range(len(names))], pods)
+        self.api_relay: Relay | None = None
         self.made: list[str] = []
 
     def bridge(self, index: int) -> str:
@@ -248,8 +265,16 @@ class PodNetwork:
             _ip("link", "set", br, "up")
             Path(f"/proc/sys/net/ipv4/conf/{br}/forwarding").write_text("1\n")
         self.dns.start()
+        if self.api is not None:
+            _ip("addr", "add", f"{KUBERNETES_SERVICE_IP}/32", "dev", self.bridge(0))
+            listener = socket.create_server((KUBERNETES_SERVICE_IP, KUBERNETES_SERVICE_PORT))
+            self.api_relay = Relay([listener], self.api)
+            self.api_relay.start()
 
     def stop(self) -> None:
+        if self.api_relay is not None:
+            self.api_relay.stop()
+            self.api_relay = None
         self.dns.stop()
         while self.made:
             subprocess.run(["ip", "link", "delete", self.made.pop()], capture_output=True,
@@ -263,5 +288,6 @@ class PodNetwork:
                              "ipam": {"type": "host-local",
                                       "ranges": [[{"subnet": self.subnet(index),
                                                    "gateway": gw}]],
-                                      "routes": [{"dst": POD_CIDR, "gw": gw}],
+                                      "routes": [{"dst": POD_CIDR, "gw": gw},
+                                                 {"dst": SERVICE_CIDR, "gw": gw}],
                                       "dataDir": str(ipam_dir)}}]}
