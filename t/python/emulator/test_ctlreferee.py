@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from t.python.realk8s import require_binaries
+from t.python.realk8s import require_binaries, require_nodes
 
 from flux_dws.realstack import nnf
 from flux_dws.referee import ctlreferee
@@ -78,6 +78,27 @@ def test_the_emulator_does_what_the_real_controllers_do(tmp_path, monkeypatch, r
     assert real["too-few-allocations"]["PreRun"]["message"] == "DW Directive 0: pending mount"
     assert real["persistent-create"]["psi"]["exists"] is True
     assert real["persistent-destroy"]["psi"]["exists"] is False
+    new = [line for line in ctlreferee.compare(emu, real) if ctlreferee.accepted(line) is None]
+    assert new == []
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)  # two control planes, nodes that run Pods
+def test_the_emulator_runs_user_containers_as_the_real_controllers(tmp_path):
+    """The container scenarios (issue 78): the real side on rabbits that
+    run Pods, with mpi-operator; the emulator follows it or the
+    difference is ACCEPTED with its reason."""
+    require_binaries()
+    require_nodes()
+    require_nnf()
+    emu, real = ctlreferee.containers(tmp_path)
+    names = {s.name for s in ctlreferee.CONTAINER_SCENARIOS}
+    assert set(emu) == set(real) == names
+    # the containers ran where they should on the real controllers
+    assert real["container"]["PreRun"]["env"]["NNF_CONTAINER_PORTS"]
+    assert real["container"]["Teardown"]["ready"]
+    assert real["container-mpi"]["PostRun"]["ready"], real["container-mpi"]
+    assert real["container-fail"]["PostRun"]["status"] == "Error"
     new = [line for line in ctlreferee.compare(emu, real) if ctlreferee.accepted(line) is None]
     assert new == []
 

@@ -19,7 +19,8 @@ launcher on the first rabbit, a worker on each, the project's MPI image
 of flux_dws.realstack.images): the launcher's ``mpirun`` runs a rank on
 each worker over ssh (port 2222), and each rank writes, as the job's
 user, who it is into each allocation (``mpi-<worker's hostname>``), then
-waits, as flux-dws-hold, for ``release``.
+waits, as flux-dws-hold, for ``release``; ``flux-dws-mpi-once``'s ranks
+write and end (the controllers' referee plays it).
 
     python -m flux_dws.realstack.containers USERID GROUPID
 
@@ -128,22 +129,28 @@ MPI_RANK = ('for d in $(DW_JOB_scratch)/*/; do '
             'n=$((n+1)); [ $n -le 1500 ] || exit 2; sleep 0.2; done; done')
 
 
-def mpi_profile(name: str, userid: int, groupid: int) -> dict[str, Any]:
-    """The MPI NnfContainerProfile ``name`` (the module's text): the
-    storage given to the user by the launcher's init container, as in
-    ``profile``."""
+#: MPI_RANK's first part alone: a rank that writes and ends
+MPI_RANK_ONCE = MPI_RANK.split("; for d in")[0]
+
+
+def mpi_profile(name: str, userid: int, groupid: int, rank: str = MPI_RANK
+                ) -> dict[str, Any]:
+    """The MPI NnfContainerProfile ``name`` (the module's text), each rank
+    running ``rank``: the storage given to the user by the launcher's
+    init container, as in ``profile``."""
     return _profile(name, mpiSpec={
         "launcher": {"initContainers": [_own_storage(images.MPI, userid, groupid)],
                      "volumes": [KIND_FS_VOLUME],
                      "containers": [_container("mpi", images.MPI,
-                                               ["mpirun", "sh", "-c", MPI_RANK])]},
+                                               ["mpirun", "sh", "-c", rank])]},
         "worker": {"volumes": [KIND_FS_VOLUME], "containers": [_container("mpi", images.MPI)]}})
 
 
 def profiles(userid: int, groupid: int) -> list[dict[str, Any]]:
-    """Every profile of COMMANDS, and flux-dws-mpi."""
+    """Every profile of COMMANDS, flux-dws-mpi and flux-dws-mpi-once."""
     return [*(profile(name, command, userid, groupid) for name, command in COMMANDS.items()),
-            mpi_profile("flux-dws-mpi", userid, groupid)]
+            mpi_profile("flux-dws-mpi", userid, groupid),
+            mpi_profile("flux-dws-mpi-once", userid, groupid, MPI_RANK_ONCE)]
 
 
 def main(argv: list[str]) -> int:

@@ -71,6 +71,7 @@ class Scenario:
     last: str = TEARDOWN              # the last state asked for
     computes: bool = True
     allocations: Callable[[dict[str, int]], dict[str, int]] | None = None
+    user: int = 0                     # the Workflow's userID and groupID
 
 
 def _kind_map() -> dict[str, str]:
@@ -111,6 +112,28 @@ SCENARIOS: list[Scenario] = [
     Scenario("too-few-allocations", ["#DW jobdw type=xfs capacity=1GiB name=aa"],
              # Servers with fewer allocations than computes on a rabbit
              "compute-[01-03]", allocations=_fewer, last=PRE_RUN),
+]
+
+#: the user of the container scenarios: nnf-sos runs a container as the
+#: Workflow's user, and never as root
+CONTAINER_USER = 1000
+GFS2 = "#DW jobdw type=gfs2 capacity=10GiB name=scratch"
+
+
+def _container(profile: str) -> list[str]:
+    return [GFS2, f"#DW container name=app profile={profile} DW_JOB_scratch=scratch"]
+
+
+#: user containers (flux_dws.realstack.containers' profiles): the real
+#: side needs rabbits that run Pods (PodNodes, with mpi-operator); both()
+#: plays them apart (containers())
+CONTAINER_SCENARIOS: list[Scenario] = [
+    Scenario("container", _container("flux-dws-write"), "compute-[01-04]",
+             user=CONTAINER_USER),
+    Scenario("container-mpi", _container("flux-dws-mpi-once"), "compute-[01-04]",
+             user=CONTAINER_USER),
+    Scenario("container-fail", _container("flux-dws-fail"), "compute-[01-02]",
+             user=CONTAINER_USER),
 ]
 
 # The differences that stay (fnmatch patterns on compare()'s lines), each
@@ -166,14 +189,14 @@ class _Wlm:
     def patch(self, plural: str, name: str, body: dict[str, Any]) -> None:
         self.api.patch_namespaced_custom_object(G, V, NS, plural, name, body)
 
-    def create(self, name: str, directives: list[str]) -> str | None:
+    def create(self, name: str, directives: list[str], user: int = 0) -> str | None:
         """None, or the refusal's message."""
         try:
             self.api.create_namespaced_custom_object(G, V, NS, "workflows", {
                 "apiVersion": f"{G}/{V}", "kind": "Workflow",
                 "metadata": {"name": name, "finalizers": [FINALIZER]},
                 "spec": {"desiredState": PROPOSAL, "dwDirectives": directives,
-                         "wlmID": "flux", "jobID": "1", "userID": 0, "groupID": 0}})
+                         "wlmID": "flux", "jobID": "1", "userID": user, "groupID": user}})
         except self.exc as exc:
             return _message(exc)
         return None
@@ -280,7 +303,7 @@ def _clientmounts(w: _Wlm, name: str) -> list[str]:
 
 def _play_one(w: _Wlm, sc: Scenario, name: str) -> Iterator[tuple[str, dict[str, Any]]]:
     directives = [d.replace("<lus>", w.side.lustre_root.rstrip("/")) for d in sc.directives]
-    refused = w.create(name, directives)
+    refused = w.create(name, directives, sc.user)
     if refused is not None:
         yield "create", {"refused": refused.replace(name, "<name>")}
         return
@@ -401,6 +424,36 @@ def both(work: Path) -> tuple[Transcript, Transcript]:
     with ControlPlane(work / "real") as cp, \
             nnf.RealControllers(cp, work / "real" / "nnf", nnf=build) as rc:
         real = play(Side("real", cp.admin_kubeconfig, lustre_root=str(rc.lustre_root)))
+    return emu, real
+
+
+def containers(work: Path) -> tuple[Transcript, Transcript]:
+    """The transcripts of CONTAINER_SCENARIOS: the emulator's controllers
+    (as in both()) and the real ones on rabbits that run Pods (PodNodes,
+    with the MPI image and mpi-operator), the same profiles on each."""
+    from flux_dws.emulator.attached import Attached
+    from flux_dws.realstack import containers as profiles
+    from flux_dws.realstack import nnf
+    from flux_dws.realstack.controlplane import ControlPlane
+    from flux_dws.realstack.nodes import PodNodes
+
+    build = nnf.build()
+    mine = profiles.profiles(CONTAINER_USER, CONTAINER_USER)
+    with ControlPlane(work / "emulator") as cp:
+        cp.install_crds()
+        with Attached(cp.admin_kubeconfig, system="kind"):
+            cp.apply(nnf.storage_profile(build))
+            for obj in mine:
+                cp.apply(obj)
+            emu = play(Side("emulator", cp.admin_kubeconfig), CONTAINER_SCENARIOS, "ctr")
+    with ControlPlane(work / "real") as cp:
+        rabbits = sorted({r for r in _kind_map().values()})
+        nodes = PodNodes(cp, rabbits, work / "real" / "nodes", mpi=True)
+        with nnf.RealControllers(cp, work / "real" / "nnf", nnf=build, nodes=nodes) as rc:
+            for obj in mine:
+                cp.apply(obj)
+            real = play(Side("real", cp.admin_kubeconfig, lustre_root=str(rc.lustre_root)),
+                        CONTAINER_SCENARIOS, "ctr")
     return emu, real
 
 
