@@ -372,6 +372,7 @@ class ContainerDriver(Driver):
             return
         uid, gid = wf["spec"].get("userID", 0), wf["spec"].get("groupID", 0)
         retry = int(data.get("retryLimit", 6))
+        mounts = self._nnf_volumes(wf, d)
         if mpi:
             spec = data["mpiSpec"]
             self.create_quiet(MPIJOB, ns, {
@@ -381,10 +382,10 @@ class ContainerDriver(Driver):
                          "runPolicy": {"backoffLimit": retry},
                          "mpiReplicaSpecs": {
                              "Launcher": {"replicas": 1, "template": {"spec": {
-                                 **copy_json(spec.get("launcher") or {}),
+                                 **_with_volumes(spec.get("launcher") or {}, mounts),
                                  "nodeSelector": {"kubernetes.io/hostname": rabbits[0]}}}},
                              "Worker": {"replicas": len(rabbits), "template": {"spec":
-                                        copy_json(spec.get("worker") or {})}}}}})
+                                        _with_volumes(spec.get("worker") or {}, mounts)}}}}})
             self.ctl.cluster.started(MPIJOB, ns, name, rabbits)
             return
         self.create_quiet(SERVICE, ns, {
@@ -392,7 +393,7 @@ class ContainerDriver(Driver):
             "metadata": {"name": name, "ownerReferences": owner_refs(wf)},
             "spec": {"selector": {CONTAINER_LABEL: name}, "clusterIP": "None"}})
         for rabbit in rabbits:
-            pod = copy_json(data.get("spec") or {})
+            pod = _with_volumes(data.get("spec") or {}, mounts)
             pod.update(restartPolicy="Never", subdomain=name, hostname=rabbit,
                        nodeSelector={"kubernetes.io/hostname": rabbit},
                        securityContext={"runAsUser": uid, "runAsGroup": gid, "fsGroup": gid},
@@ -405,6 +406,27 @@ class ContainerDriver(Driver):
                 "spec": {"backoffLimit": retry,
                          "template": {"metadata": {"labels": labels}, "spec": pod}}})
             self.ctl.cluster.started(JOB, ns, f"{name}-{rabbit}", [rabbit])
+
+    def _nnf_volumes(self, wf: dict[str, Any], d: Directive) -> list[tuple[str, str, str]]:
+        """(volume, variable, path) of each DW_JOB_/DW_PERSISTENT_ argument
+        of ``d``, as nnf-sos mounts them into a container: the volume named
+        after the argument ("_" made "-"), the rabbit's mount path of the
+        storage (its servers' NnfAccess), the argument as a variable."""
+        out = []
+        for key, value in d.args.items():
+            for prefix, command in (("DW_JOB_", "jobdw"), ("DW_PERSISTENT_", "persistentdw")):
+                if not key.startswith(prefix):
+                    continue
+                target = next((x for x in self.ctl.directives(wf)
+                               if x.command == command and x.args.get("name") == value), None)
+                if target is None:
+                    continue
+                access = self._get(RESOURCE["access"], wf,
+                                   f"{wf['metadata']['name']}-{target.index}-servers")
+                path = ((access or {}).get("spec") or {}).get("mountPath") or (
+                    wf["status"].get("env") or {}).get(prefix + value.replace("-", "_"), "")
+                out.append((key[len(prefix):].replace("_", "-"), key.replace("-", "_"), path))
+        return out
 
     def _jobs(self, wf: dict[str, Any], index: int) -> list[dict[str, Any]]:
         md = wf["metadata"]
@@ -504,3 +526,17 @@ class ContainerDriver(Driver):
                 "metadata": {"resourceVersion": pm["metadata"]["resourceVersion"]},
                 "spec": {"allocations": keep}})
             self.ctl.ports.reconcile()
+
+
+def _with_volumes(spec: dict[str, Any], volumes: list[tuple[str, str, str]]) -> dict[str, Any]:
+    """A copy of the pod ``spec`` with nnf-sos' volumes of the storage:
+    each a hostPath, mounted into every container (not the init ones) at
+    its path, which the container's variable names (addNnfVolumes)."""
+    pod = copy_json(spec)
+    for name, variable, path in volumes:
+        pod.setdefault("volumes", []).append(
+            {"name": name, "hostPath": {"path": path, "type": "Directory"}})
+        for c in pod.get("containers") or []:
+            c.setdefault("volumeMounts", []).append({"name": name, "mountPath": path})
+            c.setdefault("env", []).append({"name": variable, "value": path})
+    return pod

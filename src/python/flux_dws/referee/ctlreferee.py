@@ -72,6 +72,10 @@ class Scenario:
     computes: bool = True
     allocations: Callable[[dict[str, int]], dict[str, int]] | None = None
     user: int = 0                     # the Workflow's userID and groupID
+    #: the state in which its user container fails: on the real side by
+    #: its command, on the emulator's by a ``container`` fault given for it
+    #: (the emulator runs no command)
+    fails_at: str = ""
 
 
 def _kind_map() -> dict[str, str]:
@@ -133,7 +137,7 @@ CONTAINER_SCENARIOS: list[Scenario] = [
     Scenario("container-mpi", _container("flux-dws-mpi-once"), "compute-[01-04]",
              user=CONTAINER_USER),
     Scenario("container-fail", _container("flux-dws-fail"), "compute-[01-02]",
-             user=CONTAINER_USER),
+             user=CONTAINER_USER, fails_at="PostRun"),
 ]
 
 # The differences that stay (fnmatch patterns on compare()'s lines), each
@@ -149,6 +153,11 @@ ACCEPTED: list[tuple[str, str]] = [
      "(controller-runtime requeues, nnf-sos' batching of Servers updates); the emulator's "
      "latency model "
      "answers at once unless asked for site latencies (--latency)"),
+    ("container-mpi/PreRun: seconds: emulator=\"<1 s\" real=\">=10 s\"",
+     "an MPIJob starts in 10-20 s on the real side: mpi-operator's Pods, the launcher's "
+     "init container that tries mpirun to every worker (ssh, a try a second) before the "
+     "launcher runs, nnf-sos waiting for the MPIJob to run; the emulator's latency model "
+     "starts a workload at once unless asked for site latencies (--latency)"),
     ("*: seconds: emulator=\"1-10 s\" real=\"<1 s\"",
      "a loaded machine, not the model: the emulator's controllers run in the test's own "
      "Python, which shares the CPU with whatever else runs (CI's sharness beside it), so a "
@@ -391,7 +400,9 @@ def compare(a: Transcript, b: Transcript, names: tuple[str, str] = ("emulator", 
             ) -> list[str]:
     """Every difference between two transcripts, one line each."""
     out = []
-    for sc in [s.name for s in SCENARIOS if s.name in a or s.name in b]:
+    known = [s.name for s in [*SCENARIOS, *CONTAINER_SCENARIOS]]
+    for sc in [*(n for n in known if n in a or n in b),
+               *sorted(n for n in {*a, *b} if n not in known)]:
         sa, sb = a.get(sc, {}), b.get(sc, {})
         for step in list(dict.fromkeys([*sa, *sb])):
             fa, fb = dict(_flat("", sa.get(step, {}))), dict(_flat("", sb.get(step, {})))
@@ -432,6 +443,7 @@ def containers(work: Path) -> tuple[Transcript, Transcript]:
     (as in both()) and the real ones on rabbits that run Pods (PodNodes,
     with the MPI image and mpi-operator), the same profiles on each."""
     from flux_dws.emulator.attached import Attached
+    from flux_dws.emulator.faults import Fault
     from flux_dws.realstack import containers as profiles
     from flux_dws.realstack import nnf
     from flux_dws.realstack.controlplane import ControlPlane
@@ -441,10 +453,16 @@ def containers(work: Path) -> tuple[Transcript, Transcript]:
     mine = profiles.profiles(CONTAINER_USER, CONTAINER_USER)
     with ControlPlane(work / "emulator") as cp:
         cp.install_crds()
-        with Attached(cp.admin_kubeconfig, system="kind"):
+        with Attached(cp.admin_kubeconfig, system="kind") as att:
             cp.apply(nnf.storage_profile(build))
             for obj in mine:
                 cp.apply(obj)
+            assert att.controllers is not None
+            for i, sc in enumerate(CONTAINER_SCENARIOS):
+                if sc.fails_at:
+                    att.controllers.faults.add(Fault(
+                        kind="container", state=sc.fails_at, workflow=f"fluxjob-ctr-{i}",
+                        message="Job has reached the specified backoff limit"))
             emu = play(Side("emulator", cp.admin_kubeconfig), CONTAINER_SCENARIOS, "ctr")
     with ControlPlane(work / "real") as cp:
         rabbits = sorted({r for r in _kind_map().values()})
