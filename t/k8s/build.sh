@@ -12,27 +12,13 @@
 # Figures (cold build: time, memory, download): doc/guide/development.rst.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-command -v go >/dev/null 2>&1 || { echo "build.sh: no go on PATH" >&2; exit 2; }
-cache=${FLUX_DWS_K8S_CACHE:-$HOME/.cache/flux-dws/k8s}
-hash=$(cat "$here/go.mod" "$here/go.sum" | sha256sum | cut -c1-16)
-dest=$cache/$hash
-bin=$dest/bin
+. "$here/build-once.sh"
+build_once_dest "$here" ""
 commands="kube-apiserver kubelet kube-controller-manager kube-scheduler"
 built() {
     for c in $commands etcd; do [ -x "$bin/$c" ] || return 1; done
 }
-if built; then
-    echo "$bin"
-    exit 0
-fi
-mkdir -p "$dest"
-# one build at a time per version set (CI and a developer on one machine)
-exec 9>"$dest/.lock"
-flock 9
-if built; then
-    echo "$bin"
-    exit 0
-fi
+build_once_reuse
 kver=$(awk '$1 == "k8s.io/kubernetes" { print $2; exit }' "$here/go.mod")
 minor=${kver#v1.}; minor=${minor%%.*}
 cv=k8s.io/component-base/version
@@ -47,9 +33,4 @@ for c in $commands; do
     (cd "$here" && go build -ldflags "$ldflags" -o "$tmp/$c" "k8s.io/kubernetes/cmd/$c")
 done
 (cd "$here" && go build -ldflags "-s -w" -o "$tmp/etcd" ./cmd/etcd)
-cp "$here/go.mod" "$here/go.sum" "$dest/"
-rm -rf "$bin"
-mv "$tmp" "$bin"
-trap - EXIT
-echo "build.sh: built in $(( $(date +%s) - t0 )) s" >&2
-echo "$bin"
+build_once_done "$here" "$tmp" "$t0"

@@ -13,27 +13,13 @@
 # shares (the mpi- prefix keeps the two apart).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-command -v go >/dev/null 2>&1 || { echo "build.sh: no go on PATH" >&2; exit 2; }
-cache=${FLUX_DWS_K8S_CACHE:-$HOME/.cache/flux-dws/k8s}
-hash=$(cat "$here/go.mod" "$here/go.sum" | sha256sum | cut -c1-16)
-dest=$cache/mpi-$hash
-bin=$dest/bin
+. "$here/../k8s/build-once.sh"
+build_once_dest "$here" mpi-
 mod=github.com/kubeflow/mpi-operator
 built() {
     [ -x "$bin/mpi-operator" ] && [ -s "$dest/mpijobs-crd.yaml" ]
 }
-if built; then
-    echo "$bin"
-    exit 0
-fi
-mkdir -p "$dest"
-# one build at a time per version (CI and a developer on one machine)
-exec 9>"$dest/.lock"
-flock 9
-if built; then
-    echo "$bin"
-    exit 0
-fi
+build_once_reuse
 export GOTOOLCHAIN=local GOFLAGS="-mod=readonly -buildvcs=false -trimpath" CGO_ENABLED=0
 ver=$(cd "$here" && go list -m -f '{{.Version}}' "$mod")
 # what upstream's Makefile stamps in with -X (its `--version` prints them);
@@ -54,9 +40,4 @@ crd=$dir/manifests/base/kubeflow.org_mpijobs.yaml
 # files in the module cache are read-only; the copy need not be
 install -m 644 "$crd" "$dest/mpijobs-crd.yaml.tmp"
 mv "$dest/mpijobs-crd.yaml.tmp" "$dest/mpijobs-crd.yaml"
-cp "$here/go.mod" "$here/go.sum" "$dest/"
-rm -rf "$bin"
-mv "$tmp" "$bin"
-trap - EXIT
-echo "build.sh: built in $(( $(date +%s) - t0 )) s" >&2
-echo "$bin"
+build_once_done "$here" "$tmp" "$t0"
