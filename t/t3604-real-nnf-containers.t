@@ -278,6 +278,39 @@ test_expect_success 'a cancel while the containers run, a second in PostRun: not
 	test $(allocations | wc -l) = 0
 '
 
+# mpi_running ID: the job's MPI launcher runs its mpirun (120 s)
+mpi_running() {
+	i=0
+	until admin get pods -o json \
+		-l training.kubeflow.org/job-name=$(wfname $1),training.kubeflow.org/job-role=launcher |
+		jq -e '[.items[].status.containerStatuses[]? | select(.name == "mpi") |
+			.state.running] | any' >/dev/null; do
+		i=$((i + 1))
+		test $i -le 600 || { admin get pods -o wide >&2; return 1; }
+		sleep 0.2
+	done
+}
+
+# the same two cancels with an MPI container: PostRun holds while its
+# ranks run; Teardown deletes the MPIJob, and with it its Pods
+test_expect_success LOGIN_USER 'MPI: a cancel while the ranks run, a second in PostRun' '
+	id=$(started_job mpicancel 2 flux-dws-mpi) &&
+	wf=$(wfname $id) &&
+	mpi_running $id &&
+	flux cancel $id &&
+	kubectl wait --for=jsonpath="{.spec.desiredState}"=PostRun "workflow/$wf" --timeout=60s &&
+	mpi_running $id &&
+	flux cancel $id &&
+	kubectl wait --for=jsonpath="{.spec.desiredState}"=Teardown "workflow/$wf" --timeout=60s &&
+	flux job wait-event -t 120 $id clean &&
+	flux job eventlog $id >mpicancel.events &&
+	grep "epilog-finish description=\"dws-epilog\" status=0" mpicancel.events &&
+	workflow_gone $id &&
+	admin wait --for=delete mpijobs -l nnf.cray.hpe.com/container=$wf --timeout=60s &&
+	admin wait --for=delete pods -l training.kubeflow.org/job-name=$wf --timeout=60s &&
+	test $(allocations | wc -l) = 0
+'
+
 test_expect_success 'the dws service reloaded while the containers run: the job ends cleanly' '
 	id=$(started_job reload 2 flux-dws-hold) &&
 	test_when_finished "flux cancel $id 2>/dev/null || :" &&
