@@ -20,7 +20,7 @@ import threading
 __all__ = ["Relay"]
 
 CHUNK = 65536
-#: a connection to the target, made or given up
+#: a connection to the target made, or a send to either end done, or given up
 CONNECT_TIMEOUT = 10.0
 
 
@@ -62,6 +62,9 @@ class Relay:
                         inside, _ = s.accept()
                     except OSError:
                         continue
+                    # a peer that stops reading for that long loses its
+                    # connection, not the relay (one thread serves them all)
+                    inside.settimeout(CONNECT_TIMEOUT)
                     try:
                         outside = socket.create_connection(self.target, timeout=CONNECT_TIMEOUT)
                     except OSError:
