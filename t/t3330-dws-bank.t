@@ -229,9 +229,10 @@ restart_without_service() {
 	RABBIT_WAIT=none start_rabbit_instance "$(pwd)" && said "started without the service" &&
 	rm conf/nodws.toml &&
 	flux job wait-event -t 60 $Q1 flux-restart &&
-	flux job wait-event -t 60 $Q2 flux-restart &&
+	flux job wait-event -t 60 $Q2 flux-restart && said "both queued jobs restarted" &&
 	{ dmesg_has "dws: holding rabbit jobs in PRIORITY: waiting for the dws service" ||
-		{ flux dmesg | grep -E "dws|sched" | tail -30; false; }; } &&
+		{ echo "no hold said; the log:"; flux dmesg | grep -E "dws|sched" | tail -30;
+		  false; }; } &&
 	start_accounting "$DB" && said "flux-accounting started"
 }
 # reprioritized ID: mf_priority.so has judged the job again since the

@@ -60,7 +60,10 @@ start_accounting() {
     fi
     flux account-service -p "$1" >accounting.log 2>&1 &
     ACCOUNTING_PID=$!
-    until_true 60 accounting_up || { cat accounting.log; return 1; }
+    # a bound against a hang: a loaded CI machine (image imports of the
+    # real-stack tests beside) has taken flux account-service over 60 s
+    until_true 180 accounting_up ||
+        { echo "flux account-service did not register in 180 s:"; cat accounting.log; return 1; }
 }
 
 # accounting_up: the service has registered, or has died (then false for
