@@ -103,7 +103,7 @@ READY_TIMEOUT = 600.0
 DRIVER = "nnf"               # the DWDirectiveRule's name, nnf-sos' DWS_DRIVER_ID
 POD_NAMESPACE = "nnf-system"
 DWS_NAMESPACE = "dws-system"
-DM_NAMESPACE = "nnf-dm-system"
+DM_NAMESPACE = nnfdm.NAMESPACE
 #: nnf-sos' kind mode's file systems (its default MOCK_FILE_SYSTEM_PATH),
 #: in a rabbit's namespace where kubelets run the rabbits' Pods
 KIND_FILE_SYSTEMS = "/mnt/nnf"
@@ -275,7 +275,7 @@ class RealControllers:
                 self._spawn(name)
         self._wait(self._storages_ready, "every rabbit's Storage Ready", t0)
         if self.dm_pods:
-            self._wait(lambda: nnfdm.ready(self.plane),
+            self._wait(lambda: nnfdm.ready(self.plane, NNF_API),
                        "nnf-dm's worker DaemonSet ready (its NnfDataMovementManager)", t0)
         self.started_in = time.monotonic() - t0
         return self
@@ -428,7 +428,7 @@ class RealControllers:
         if self.dm_pods:
             assert self.dm_image is not None
             return nnfdm.deployment(self.nnf.tree("nnf-dm"), self.dm_image.ref,
-                                    self.files / "mnt",
+                                    self.files / "mnt", KIND_FILE_SYSTEMS,
                                     {fs["name"]: self.lustre_root for fs in self.system.lustre})
         return [{"apiVersion": NNF_API, "kind": "NnfDataMovementManager",
                  "metadata": {"name": nnfdm.MANAGER, "namespace": DM_NAMESPACE},

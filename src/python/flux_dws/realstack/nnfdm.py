@@ -54,8 +54,6 @@ __all__ = ["MANAGER", "NAMESPACE", "PREFIX", "deployment", "ready"]
 PREFIX = "nnf-dm-"
 NAMESPACE = "nnf-dm-system"
 MANAGER = "nnf-dm-manager-controller-manager"   # nnf-sos' DataMovementManagerName
-NNF_API = "nnf.cray.hpe.com/v1alpha11"
-KIND_FILE_SYSTEMS = "/mnt/nnf"
 #: nnf-dm's config/rbac, as far as its managers need it
 RBAC = ("service_account.yaml", "role.yaml", "role_binding.yaml",
         "leader_election_role.yaml", "leader_election_role_binding.yaml")
@@ -113,12 +111,13 @@ def lustre_volume(fs: str, mount_root: Path) -> list[dict[str, Any]]:
                   "volumeName": pv, "resources": {"requests": size}}}]
 
 
-def deployment(tree: Path, image: str, rabbit_mnt: Path,
+def deployment(tree: Path, image: str, rabbit_mnt: Path, kind_file_systems: str,
                lustre: dict[str, Path]) -> list[dict[str, Any]]:
     """What nnf-dm's ``config/`` deploys, from its ``tree``, with
-    ``image``, for rabbits whose SERVER_MOUNT_PREFIX is ``rabbit_mnt``
-    and the global Lustre file systems ``lustre`` (name: mount root; the
-    module's text), in the order to apply it."""
+    ``image``, for rabbits whose SERVER_MOUNT_PREFIX is ``rabbit_mnt``,
+    whose kind mode file systems are at ``kind_file_systems``, and the
+    global Lustre file systems ``lustre`` (name: mount root; the module's
+    text), in the order to apply it."""
     out: list[dict[str, Any]] = [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}]
     for fs, root in lustre.items():
@@ -144,18 +143,18 @@ def deployment(tree: Path, image: str, rabbit_mnt: Path,
             pod = spec["podSpec"]
             pod.setdefault("volumes", []).append(
                 {"name": "kind-file-systems",
-                 "hostPath": {"path": KIND_FILE_SYSTEMS, "type": "Directory"}})
+                 "hostPath": {"path": kind_file_systems, "type": "Directory"}})
             for c in pod["containers"]:
                 _container_image(c, image)
                 c.setdefault("volumeMounts", []).append(
-                    {"name": "kind-file-systems", "mountPath": KIND_FILE_SYSTEMS})
+                    {"name": "kind-file-systems", "mountPath": kind_file_systems})
         out.append(doc)
     return out
 
 
-def ready(plane: ControlPlane) -> bool:
-    """The NnfDataMovementManager says its worker DaemonSet is ready."""
+def ready(plane: ControlPlane, nnf_api: str) -> bool:
+    """The NnfDataMovementManager (of ``nnf_api``, group/version) says its
+    worker DaemonSet is ready."""
     status, body = plane.request(
-        "GET", f"/apis/nnf.cray.hpe.com/v1alpha11/namespaces/{NAMESPACE}/"
-               f"nnfdatamovementmanagers/{MANAGER}")
+        "GET", f"/apis/{nnf_api}/namespaces/{NAMESPACE}/nnfdatamovementmanagers/{MANAGER}")
     return status == 200 and bool((body.get("status") or {}).get("ready"))

@@ -43,7 +43,7 @@ from typing import Any
 
 from flux_dws.libdws.breakdown import RabbitMap, allocation_sets
 from flux_dws.libdws.hostlist import Hostlist
-from flux_dws.libdws.wfstates import DATA_IN, PRE_RUN, PROPOSAL, STATES, TEARDOWN
+from flux_dws.libdws.wfstates import DATA_IN, POST_RUN, PRE_RUN, PROPOSAL, STATES, TEARDOWN
 
 __all__ = ["ACCEPTED", "SCENARIOS", "Side", "accepted", "compare", "play"]
 
@@ -137,7 +137,7 @@ CONTAINER_SCENARIOS: list[Scenario] = [
     Scenario("container-mpi", _container("flux-dws-mpi-once"), "compute-[01-04]",
              user=CONTAINER_USER),
     Scenario("container-fail", _container("flux-dws-fail"), "compute-[01-02]",
-             user=CONTAINER_USER, fails_at="PostRun"),
+             user=CONTAINER_USER, fails_at=POST_RUN),
 ]
 
 # The differences that stay (fnmatch patterns on compare()'s lines), each
