@@ -323,9 +323,13 @@ def test_an_mpi_container_runs_a_rank_on_each_rabbit(
     items = rc.plane.request("GET", f"/api/v1/namespaces/default/pods?{selector}")[1]["items"]
     roles = sorted((p["metadata"]["labels"]["training.kubeflow.org/job-role"],
                     p["spec"]["nodeName"]) for p in items)
-    assert roles == [("launcher", "kind-worker2"), ("worker", "kind-worker2"),
-                     ("worker", "kind-worker3")], roles
     release(rc)
+    # a worker on each rabbit; the launcher on the first of the job's
+    # (nnf-sos' order of them, either here)
+    assert [r for r in roles if r[0] == "worker"] == [("worker", "kind-worker2"),
+                                                      ("worker", "kind-worker3")], roles
+    assert [r[1] for r in roles if r[0] == "launcher"] in (["kind-worker2"],
+                                                           ["kind-worker3"]), roles
     h.finish(job)
     assert notes(h, job) == []
     assert h.left_behind(timeout=JOB_TIMEOUT) == ([], [], 0)
