@@ -127,3 +127,34 @@ def test_a_lock_held_elsewhere_is_named(tmp_path: Path) -> None:
         with pytest.raises(ControlPlaneError, match=r"someone else \(.*held.lock\) for more"):
             hold_lock(path, 0.0, "someone else")
     hold_lock(path, 0.0, "nobody").close()
+
+
+def test_the_mpi_image_and_operator_say_what_is_missing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from flux_dws.realstack import controlplane, mpioperator
+
+    monkeypatch.setattr(images.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(images.shutil, "which", lambda _: None)
+    with pytest.raises(images.ImagesUnavailable, match=r"no mmdebstrap \(Debian's mmdebstrap"):
+        images.build_mpi(tmp_path)
+    monkeypatch.setattr(images.os, "geteuid", lambda: 1000)
+    with pytest.raises(images.ImagesUnavailable, match="needs root"):
+        images.build_mpi(tmp_path)
+    monkeypatch.setenv("FLUX_DWS_K8S_CACHE", str(tmp_path))
+    with pytest.raises(controlplane.ControlPlaneUnavailable,
+                       match=r"mpi-operator is not built \(no .*/mpi-[0-9a-f]{16}/bin/"
+                             r"mpi-operator .*run t/mpi/build.sh\)"):
+        mpioperator.mpi_operator_build()
+
+
+def test_an_archive_of_two_layers_lists_both_lowest_first(tmp_path: Path) -> None:
+    low, top = tmp_path / "low.tar", tmp_path / "top.tar"
+    low.write_bytes(images._layer([images.Entry("bin"), images.Entry("bin/a", b"a")]))
+    top.write_bytes(images._layer([images.Entry("bin/b", b"b")]))
+    out = images.archive_from_layers(tmp_path / "x.tar", "example.local/x:2", [low, top], ["/b"])
+    got = members(out)
+    [manifest] = json.loads(got["manifest.json"])
+    ids = [hashlib.sha256(p.read_bytes()).hexdigest() for p in (low, top)]
+    assert manifest["Layers"] == [f"{i}/layer.tar" for i in ids]
+    config = json.loads(got[manifest["Config"]])
+    assert config["rootfs"]["diff_ids"] == [f"sha256:{i}" for i in ids]
